@@ -1,0 +1,108 @@
+"""The exception tree of speceval, drawn in one place.
+
+    SpecevalError
+    ├── UsageError                 the user can fix it; the CLI prints it without a traceback, exit 2
+    │   ├── InputError             a file we read is wrong: names the file, line and field
+    │   ├── ConfigError            a flag, YAML key or environment variable is wrong or missing
+    │   │   └── MissingCredentialsError   no API key: names the variable and the --offline alternative
+    │   └── RunStateError          a run directory cannot be resumed as asked (changed inputs, wrong run)
+    ├── ProviderError              a provider call failed: status, provider message, retry-after
+    │   └── TransientProviderError 429, 5xx, timeouts, connection errors: worth retrying later
+    └── BudgetExceeded             the next job would cross --budget-usd (not an error of the user's)
+
+Nothing here ever carries an API key: messages that come from a provider pass through
+`speceval.redaction.redact` before they reach an exception.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SpecevalError(Exception):
+    """Base class of every error speceval raises on purpose."""
+
+
+class UsageError(SpecevalError):
+    """Bad input or usage: nothing was submitted; the user can fix it and run again (exit code 2)."""
+
+
+class InputError(UsageError):
+    """A file we read is malformed. The message names the file, the line (when known) and the field.
+
+    Attributes:
+        path: the file that is wrong.
+        line: 1-based line number, or None when the problem is with the whole file.
+        field: the JSON field (dotted path) that is wrong, or None when the whole line is.
+        reason: what is wrong, in words a user can act on.
+    """
+
+    def __init__(self, path: str | Path, reason: str, *, line: int | None = None, field: str | None = None):
+        self.path = Path(path)
+        self.line = line
+        self.field = field
+        self.reason = reason
+        where = str(self.path)
+        if line is not None:
+            where += f", line {line}"
+        if field is not None:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {reason}")
+
+
+class ConfigError(UsageError):
+    """A command-line flag, YAML key or environment variable is wrong or missing."""
+
+
+class MissingCredentialsError(ConfigError):
+    """The API key a provider needs is not set."""
+
+    def __init__(self, provider: str, variables: tuple[str, ...]):
+        self.provider = provider
+        self.variables = variables
+        names = " or ".join(variables)
+        super().__init__(
+            f"No API key for {provider}: set {names} in the environment, "
+            "or pass --offline to run against the built-in emulator (synthetic answers, no cost)."
+        )
+
+
+class RunStateError(UsageError):
+    """A run directory cannot be used as asked (for example its spec or inputs changed since it started)."""
+
+
+class ProviderError(SpecevalError):
+    """A call to a provider failed in a way that retrying right away will not fix.
+
+    Attributes:
+        provider: 'openai', 'anthropic', 'gemini', ...
+        operation: what we were doing ('create batch', 'download results', ...).
+        status_code: the HTTP status, when there was a response.
+        provider_message: the provider's own message (redacted of any credential).
+        retry_after: seconds the provider asked us to wait, when it said.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        operation: str,
+        provider_message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ):
+        self.provider = provider
+        self.operation = operation
+        self.status_code = status_code
+        self.provider_message = provider_message
+        self.retry_after = retry_after
+        status = f" (HTTP {status_code})" if status_code is not None else ""
+        super().__init__(f"{provider}: {operation} failed{status}: {provider_message}")
+
+
+class TransientProviderError(ProviderError):
+    """A provider failure worth retrying later: rate limits, server errors, timeouts, lost connections."""
+
+
+class BudgetExceeded(SpecevalError):
+    """Submitting the next job would exceed the run's budget; running jobs are left to finish."""
