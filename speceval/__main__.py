@@ -1,0 +1,5 @@
+"""`python -m speceval`."""
+
+from speceval.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The batch engine: one mechanism for chunking, submitting, polling, collecting and retrying, for every provider."""

@@ -1,0 +1,80 @@
+"""Split pending requests into provider jobs that respect `--batch-size` and the provider's count and byte limits.
+
+Custom ids are `<first 12 hex digits of the chunk's idempotency key>-<position in the chunk>`: unique by
+construction (no hash can collide), valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`), whatever the statement id
+looks like, and they carry the chunk's key, which is how an Anthropic job found after a crash is confirmed to be
+ours. The map from custom id to (statement id, original index) is kept in the intent and then the batch record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+
+from speceval.batch.model import BatchedModel
+from speceval.batch.records import ItemRef, SubmissionIntent
+from speceval.batch.store import RunStore
+from speceval.errors import InputError
+
+CUSTOM_ID_KEY_CHARS = 12
+
+
+def new_idempotency_key() -> str:
+    """A fresh, unique key for one chunk (32 lowercase hex digits)."""
+    return uuid.uuid4().hex
+
+
+def custom_id_for(key: str, position: int) -> str:
+    """The custom id of the request at `position` in the chunk with idempotency key `key`."""
+    return f"{key[:CUSTOM_ID_KEY_CHARS]}-{position}"
+
+
+def build_chunk(
+    model: BatchedModel,
+    store: RunStore,
+    pending: Sequence[ItemRef],
+    prompt_of: Callable[[ItemRef], str],
+    *,
+    batch_size: int,
+    attempt_of: Callable[[ItemRef], int],
+) -> tuple[SubmissionIntent, int]:
+    """Write the request file and the intent of the next chunk, taken from the head of `pending`.
+
+    Returns the intent and how many requests of `pending` it took. Nothing is sent to the provider here.
+    """
+    key = new_idempotency_key()
+    max_requests = min(batch_size, model.limits.max_requests)
+    requests: dict[str, ItemRef] = {}
+
+    def lines() -> Iterator[bytes]:
+        size = 0
+        for ref in pending:
+            if len(requests) >= max_requests:
+                return
+            custom_id = custom_id_for(key, len(requests))
+            line = model.format_request(custom_id, prompt_of(ref))
+            if len(line) > model.limits.max_bytes:
+                raise InputError(
+                    f"<input of statement {ref.statement_id!r}>",
+                    f"input {ref.original_index} is {len(line)} bytes as a {model.provider} request, over the "
+                    f"provider's limit of {model.limits.max_bytes} bytes per job",
+                    field=f"inputs[{ref.original_index}]",
+                )
+            if size + len(line) > model.limits.max_bytes:
+                return
+            size += len(line)
+            requests[custom_id] = ref
+            yield line
+
+    path, size = store.write_request_file(key, lines())
+    intent = SubmissionIntent(
+        idempotency_key=key,
+        provider=model.provider,
+        model=model.model_name,
+        request_file=store.relative(path),
+        request_bytes=size,
+        requests=requests,
+        attempt=max((attempt_of(ref) for ref in requests.values()), default=1),
+    )
+    store.save_intent(intent)
+    return intent, len(requests)

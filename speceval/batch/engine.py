@@ -1,0 +1,433 @@
+"""The batch engine: submit, poll, collect and retry, written once for every provider.
+
+One run = a list of prompt items and a run directory. The engine derives everything it needs from the run
+directory, so calling `run` again on the same directory resumes: requests with a final outcome are not sent
+again, jobs already created are polled instead of recreated, and an intent left by a crash is reconciled with
+the provider before anything new is created.
+
+Submission protocol (crash safety): write the request file and an intent → upload (handle saved in the intent)
+→ create the job with SDK retries off → write `metadata/<batch_id>.json` → retire the intent. A crash anywhere
+leaves either an intent (reconciled on resume through the job's idempotency tag) or a record.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from speceval.batch.chunking import build_chunk
+from speceval.batch.model import BatchedModel
+from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
+from speceval.batch.records import (
+    BatchRecord,
+    ItemRef,
+    JobState,
+    Outcome,
+    RemoteJob,
+    RequestError,
+    RequestOutcome,
+    ResultRecord,
+    SubmissionIntent,
+    Usage,
+    utcnow,
+)
+from speceval.batch.store import RunStore
+from speceval.errors import ProviderError, TransientProviderError
+from speceval.inputs import PromptItem
+
+logger = logging.getLogger(__name__)
+
+# A result download that keeps failing (truncated, 5xx) is retried this many times; then the requests it
+# should have answered are recorded as missing and resubmitted rather than waited for forever.
+MAX_COLLECT_FAILURES = 5
+# Back-off for a job or a submission whose provider calls fail: doubles per failure, capped.
+MAX_BACKOFF_SECONDS = 900.0
+
+# When a result appears twice for one custom id, keep the most informative one.
+_OUTCOME_RANK = {
+    Outcome.SUCCEEDED: 4,
+    Outcome.ERRORED: 3,
+    Outcome.EXPIRED: 2,
+    Outcome.CANCELLED: 1,
+    Outcome.MISSING: 0,
+}
+
+
+@dataclass
+class EngineOptions:
+    """How the engine runs. Defaults are those of the command line.
+
+    Attributes:
+        batch_size: most requests per provider job (the provider's own limit applies as well).
+        poll_interval: seconds between polling rounds.
+        timeout_hours: stop (leaving jobs running, state saved) after this long.
+        max_attempts: how many jobs one request may be sent in before its last outcome is final.
+    """
+
+    batch_size: int = 500
+    poll_interval: float = 60.0
+    timeout_hours: float = 24.0
+    max_attempts: int = 3
+
+
+@dataclass
+class _Backoff:
+    failures: int = 0
+    not_before: float = 0.0
+
+
+@dataclass
+class _State:
+    items: dict[ItemRef, PromptItem]
+    order: list[ItemRef]
+    results: dict[ItemRef, ResultRecord] = field(default_factory=dict)
+    in_flight: set[ItemRef] = field(default_factory=set)
+    active: list[BatchRecord] = field(default_factory=list)
+    intents: list[SubmissionIntent] = field(default_factory=list)
+    jobs: int = 0
+
+
+def is_final(record: ResultRecord, max_attempts: int) -> bool:
+    """Whether an input's outcome is final: succeeded, not worth retrying, or out of attempts."""
+    if record.outcome is Outcome.SUCCEEDED or record.outcome is Outcome.CANCELLED:
+        return True
+    if record.attempts >= max_attempts:
+        return True
+    if record.outcome is Outcome.ERRORED:
+        return not (record.error is not None and record.error.retryable)
+    return False  # expired or missing: the request never ran, so sending it again is the fix
+
+
+class BatchEngine:
+    """Runs prompt items through one `BatchedModel`, with all state in one run directory."""
+
+    def __init__(
+        self,
+        model: BatchedModel,
+        store: RunStore,
+        options: EngineOptions | None = None,
+        observer: EngineObserver | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.model = model
+        self.store = store
+        self.options = options or EngineOptions()
+        self.observer = observer or NullObserver()
+        self._clock = clock
+        self._sleep = sleep
+        self._backoff: dict[str, _Backoff] = {}
+        self._create_uncertain: set[str] = set()
+
+    # -- public -------------------------------------------------------------------------------------------
+
+    def run(self, items: Sequence[PromptItem]) -> EngineSummary:
+        """Run (or resume) until every item has a final outcome or the timeout is reached."""
+        state = self._load_state(items)
+        deadline = self._clock() + self.options.timeout_hours * 3600
+        self.observer.started(self._summary(state, StopReason.RUNNING))
+        while True:
+            self._submit_ready(state)
+            self._poll_active(state)
+            pending = self._pending(state)
+            if not state.active and not state.intents and not pending:
+                return self._finish(state, StopReason.FINISHED)
+            if self._clock() >= deadline:
+                return self._finish(state, StopReason.TIMED_OUT)
+            wait = self._next_wait(state, pending)
+            if wait > 0:
+                self.observer.waiting(wait, self._summary(state, StopReason.RUNNING))
+                self._sleep(min(wait, max(0.0, deadline - self._clock())))
+
+    # -- state --------------------------------------------------------------------------------------------
+
+    def _load_state(self, items: Sequence[PromptItem]) -> _State:
+        order = [ItemRef(statement_id=i.statement_id, original_index=i.original_index) for i in items]
+        state = _State(items=dict(zip(order, items, strict=True)), order=order)
+        for statement_id in dict.fromkeys(ref.statement_id for ref in order):
+            for record in self.store.load_results(statement_id):
+                ref = ItemRef(statement_id=statement_id, original_index=record.original_index)
+                if ref in state.items:
+                    state.results[ref] = record
+        recorded_keys = set()
+        for record in self.store.load_records():
+            state.jobs += 1
+            recorded_keys.add(record.idempotency_key)
+            if not record.collected:
+                state.active.append(record)
+                state.in_flight.update(record.requests.values())
+        for intent in self.store.load_intents():
+            if intent.idempotency_key in recorded_keys:
+                # Crashed after writing the record but before retiring the intent: nothing to reconcile.
+                self.store.retire_intent(intent.idempotency_key)
+                continue
+            # On resume we cannot know whether a create call reached the provider: ask before creating.
+            self._create_uncertain.add(intent.idempotency_key)
+            state.intents.append(intent)
+            state.in_flight.update(intent.requests.values())
+        if state.active or state.intents:
+            logger.info(
+                "resuming: %d job(s) in flight, %d submission(s) to reconcile, %d result(s) on disk",
+                len(state.active),
+                len(state.intents),
+                len(state.results),
+            )
+        return state
+
+    def _pending(self, state: _State) -> list[ItemRef]:
+        max_attempts = self.options.max_attempts
+        return [
+            ref
+            for ref in state.order
+            if ref not in state.in_flight
+            and (ref not in state.results or not is_final(state.results[ref], max_attempts))
+        ]
+
+    # -- submission ---------------------------------------------------------------------------------------
+
+    def _submit_ready(self, state: _State) -> None:
+        # First the intents already on disk (left by a crash or a failed create), then new chunks.
+        for intent in list(state.intents):
+            if not self._ready(intent.idempotency_key) or not self._submit(state, intent):
+                return  # the provider refuses for now: do not hammer it with the remaining chunks
+        pending = self._pending(state)
+        while pending:
+            intent, taken = build_chunk(
+                self.model,
+                self.store,
+                pending,
+                lambda ref: state.items[ref].input_text,
+                batch_size=self.options.batch_size,
+                attempt_of=lambda ref: state.results[ref].attempts + 1 if ref in state.results else 1,
+            )
+            state.intents.append(intent)
+            state.in_flight.update(intent.requests.values())
+            pending = pending[taken:]
+            if not self._submit(state, intent):
+                return
+
+    def _submit(self, state: _State, intent: SubmissionIntent) -> bool:
+        """Create the job of one intent. False if the provider failed transiently (retried later)."""
+        key = intent.idempotency_key
+        request_file = self.store.run_dir / intent.request_file
+        try:
+            job = self.model.find_submitted(intent) if key in self._create_uncertain else None
+            if job is None:
+                if intent.handle is None:
+                    handle = self.model.prepare(intent, request_file)
+                    if handle is not None:
+                        intent.handle = handle
+                        self.store.save_intent(intent)
+                self._create_uncertain.add(key)
+                job = self.model.generate_batch(intent, request_file)
+        except TransientProviderError as exc:
+            self._failed(key, exc)
+            logger.warning("could not create job %s yet (will retry): %s", key[:12], exc)
+            return False
+        self._create_uncertain.discard(key)
+        self._backoff.pop(key, None)
+        record = self._adopt(intent, job)
+        state.intents.remove(intent)
+        state.active.append(record)
+        state.jobs += 1
+        self.observer.job_submitted(record)
+        return True
+
+    def _adopt(self, intent: SubmissionIntent, job: RemoteJob) -> BatchRecord:
+        record = BatchRecord(
+            batch_id=job.batch_id,
+            provider=intent.provider,
+            model=intent.model,
+            idempotency_key=intent.idempotency_key,
+            attempt=intent.attempt,
+            state=job.state,
+            raw_state=job.raw_state,
+            handle=job.handle,
+            request_file=intent.request_file,
+            request_count=intent.request_count,
+            requests=intent.requests,
+            submitted_at=job.created_at or utcnow(),
+            error=job.error,
+        )
+        self.store.save_record(record)
+        self.store.retire_intent(intent.idempotency_key)
+        logger.info("job %s holds %d request(s) (%s)", record.batch_id, record.request_count, job.raw_state)
+        return record
+
+    # -- polling and collection ---------------------------------------------------------------------------
+
+    def _poll_active(self, state: _State) -> None:
+        for record in list(state.active):
+            if not self._ready(record.batch_id):
+                continue
+            try:
+                if not record.state.is_terminal:
+                    self._refresh(record)
+                if record.state.is_terminal and self._collect(state, record):
+                    state.active.remove(record)
+                    state.in_flight.difference_update(record.requests.values())
+            except TransientProviderError as exc:
+                self._failed(record.batch_id, exc)
+                logger.warning("job %s: %s (will retry)", record.batch_id, exc)
+            else:
+                self._backoff.pop(record.batch_id, None)
+
+    def _refresh(self, record: BatchRecord) -> None:
+        job = self.model.check_batch_progress(record)
+        if (job.state, job.raw_state, job.handle, job.error) == (
+            record.state,
+            record.raw_state,
+            record.handle,
+            record.error,
+        ):
+            return  # unchanged: do not rewrite a record holding up to 100,000 custom ids every round
+        record.state, record.raw_state, record.handle, record.error = job.state, job.raw_state, job.handle, job.error
+        record.updated_at = utcnow()
+        if job.state.is_terminal:
+            record.ended_at = record.updated_at
+        self.store.save_record(record)
+        self.observer.job_updated(record)
+
+    def _collect(self, state: _State, record: BatchRecord) -> bool:
+        """Write every request's outcome of a terminal job. False if the download must be retried."""
+        outcomes: dict[str, RequestOutcome] = {}
+        unavailable: str | None = None
+        try:
+            for outcome in self.model.get_batch_results(record):
+                if outcome.custom_id not in record.requests:
+                    logger.warning("job %s returned a result for unknown id %r", record.batch_id, outcome.custom_id)
+                    continue
+                previous = outcomes.get(outcome.custom_id)
+                if previous is None or _OUTCOME_RANK[outcome.outcome] > _OUTCOME_RANK[previous.outcome]:
+                    outcomes[outcome.custom_id] = outcome
+        except TransientProviderError as exc:
+            record.collect_failures += 1
+            self.store.save_record(record)
+            if record.collect_failures < MAX_COLLECT_FAILURES:
+                raise
+            unavailable = f"results could not be downloaded after {record.collect_failures} tries: {exc}"
+            outcomes = {}  # a stream cut short is not trustworthy as a whole
+        except ProviderError as exc:
+            unavailable = f"results are not available from the provider: {exc}"
+            outcomes = {}
+        if unavailable:
+            logger.error("job %s: %s; its requests will be resubmitted", record.batch_id, unavailable)
+
+        by_statement: dict[str, list[ResultRecord]] = {}
+        counts: Counter[Outcome] = Counter()
+        usage = Usage()
+        for custom_id, ref in record.requests.items():
+            outcome = outcomes.get(custom_id) or self._absent(record, custom_id, unavailable)
+            previous = state.results.get(ref)
+            attempts = 1
+            if previous is not None:
+                # A collection interrupted by a crash may already have written this job's outcome.
+                attempts = previous.attempts if previous.batch_id == record.batch_id else previous.attempts + 1
+            result = ResultRecord(
+                original_index=ref.original_index,
+                input_text=state.items[ref].input_text,
+                output_text=outcome.output_text if outcome.outcome is Outcome.SUCCEEDED else None,
+                batch_id=record.batch_id,
+                outcome=outcome.outcome,
+                error=outcome.error,
+                usage=outcome.usage,
+                attempts=attempts,
+                custom_id=custom_id,
+            )
+            if previous is not None and previous.outcome is Outcome.SUCCEEDED:
+                continue
+            state.results[ref] = result
+            by_statement.setdefault(ref.statement_id, []).append(result)
+            counts[result.outcome] += 1
+            if outcome.usage:
+                usage.input_tokens += outcome.usage.input_tokens
+                usage.output_tokens += outcome.usage.output_tokens
+        for statement_id, updates in by_statement.items():
+            self.store.merge_results(statement_id, updates)
+        record.collected = True
+        record.outcome_counts = dict(counts)
+        record.usage = usage
+        record.updated_at = utcnow()
+        self.store.save_record(record)
+        self.observer.job_collected(record)
+        logger.info(
+            "job %s collected: %s",
+            record.batch_id,
+            ", ".join(f"{n} {o.value}" for o, n in sorted(counts.items())) or "nothing new",
+        )
+        return True
+
+    @staticmethod
+    def _absent(record: BatchRecord, custom_id: str, unavailable: str | None) -> RequestOutcome:
+        """The outcome of a request the provider reported nothing for, by the state of its job."""
+        if unavailable:
+            error = RequestError(code="results_unavailable", message=unavailable, retryable=True)
+            return RequestOutcome(custom_id=custom_id, outcome=Outcome.MISSING, error=error)
+        if record.state is JobState.FAILED:
+            message = record.error or "the provider marked the whole job as failed"
+            error = RequestError(code="batch_failed", message=message, retryable=True)
+            return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error)
+        if record.state is JobState.EXPIRED:
+            error = RequestError(code="batch_expired", message="the job expired before this request ran")
+            return RequestOutcome(custom_id=custom_id, outcome=Outcome.EXPIRED, error=error)
+        if record.state is JobState.CANCELLED:
+            error = RequestError(code="batch_cancelled", message="the job was cancelled before this request ran")
+            return RequestOutcome(custom_id=custom_id, outcome=Outcome.CANCELLED, error=error)
+        error = RequestError(
+            code="result_missing", message="the provider returned no result for this request", retryable=True
+        )
+        return RequestOutcome(custom_id=custom_id, outcome=Outcome.MISSING, error=error)
+
+    # -- timing -------------------------------------------------------------------------------------------
+
+    def _ready(self, key: str) -> bool:
+        backoff = self._backoff.get(key)
+        return backoff is None or self._clock() >= backoff.not_before
+
+    def _failed(self, key: str, exc: ProviderError) -> None:
+        backoff = self._backoff.setdefault(key, _Backoff())
+        backoff.failures += 1
+        delay = min(self.options.poll_interval * 2 ** (backoff.failures - 1), MAX_BACKOFF_SECONDS)
+        if exc.retry_after is not None:
+            delay = max(delay, exc.retry_after)
+        backoff.not_before = self._clock() + delay
+
+    def _next_wait(self, state: _State, pending: list[ItemRef]) -> float:
+        if pending and not any(b.not_before > self._clock() for b in self._backoff.values()):
+            return 0.0  # retries were just queued: submit them without waiting a whole round
+        return self.options.poll_interval
+
+    # -- summary ------------------------------------------------------------------------------------------
+
+    def _summary(self, state: _State, reason: StopReason) -> EngineSummary:
+        counts: Counter[Outcome] = Counter()
+        usage = Usage()
+        final = 0
+        for ref in state.order:
+            result = state.results.get(ref)
+            if result is None:
+                continue
+            if result.usage:
+                usage.input_tokens += result.usage.input_tokens
+                usage.output_tokens += result.usage.output_tokens
+            if is_final(result, self.options.max_attempts):
+                counts[result.outcome] += 1
+                final += 1
+        return EngineSummary(
+            reason=reason,
+            total_requests=len(state.order),
+            outcome_counts=dict(counts),
+            outstanding=len(state.order) - final,
+            active_jobs=len(state.active),
+            jobs=state.jobs,
+            usage=usage,
+        )
+
+    def _finish(self, state: _State, reason: StopReason) -> EngineSummary:
+        summary = self._summary(state, reason)
+        self.observer.finished(summary)
+        return summary

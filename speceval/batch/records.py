@@ -1,0 +1,238 @@
+"""Typed records of the batch engine: what a job is, what a request's outcome is, and what we write to disk.
+
+Every record that is a file of ours carries `schema_version`, so that later versions can migrate old runs.
+Provider-specific identifiers (uploaded file ids, result locations) are typed fields of that provider's handle,
+never free-form keys.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC (all our timestamps are UTC)."""
+    return datetime.now(UTC)
+
+
+class Outcome(StrEnum):
+    """The closed set of outcomes a request can have. Never encoded as text inside an output."""
+
+    SUCCEEDED = "succeeded"
+    ERRORED = "errored"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    MISSING = "missing"
+
+
+class JobState(StrEnum):
+    """Provider job states, normalised across providers (the provider's raw state is kept beside it)."""
+
+    VALIDATING = "validating"
+    IN_PROGRESS = "in_progress"
+    FINALIZING = "finalizing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    EXPIRED = "expired"
+    CANCELLING = "cancelling"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        """True when the provider will not change this job any more."""
+        return self in (JobState.COMPLETED, JobState.FAILED, JobState.EXPIRED, JobState.CANCELLED)
+
+
+class Usage(BaseModel):
+    """Tokens a request consumed, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class RequestError(BaseModel):
+    """Why a request did not succeed, in the provider's own words.
+
+    Attributes:
+        code: the provider's error code or type (e.g. 'invalid_request_error', 'batch_expired'), if any.
+        message: the provider's message (credentials redacted).
+        status_code: the HTTP status the provider attached to this request, if any.
+        retryable: whether resubmitting the same request may succeed (server errors, rate limits, expiry).
+    """
+
+    code: str | None = None
+    message: str
+    status_code: int | None = None
+    retryable: bool = False
+
+
+class RequestOutcome(BaseModel):
+    """The outcome of one request inside a provider job, keyed by the custom id we gave it."""
+
+    custom_id: str
+    outcome: Outcome
+    output_text: str | None = None
+    error: RequestError | None = None
+    usage: Usage | None = None
+
+
+class ItemRef(BaseModel):
+    """Which input a custom id stands for: a statement and the input's position in that statement's file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statement_id: str
+    original_index: int
+
+
+# --- Provider handles: the provider-specific ids of one job, typed per provider. -------------------------
+
+
+class OpenAIHandle(BaseModel):
+    """OpenAI Batch API: the uploaded input file and, once known, the output and error files."""
+
+    provider: Literal["openai"] = "openai"
+    input_file_id: str | None = None
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+
+
+class AnthropicHandle(BaseModel):
+    """Anthropic Message Batches: requests are sent inline; results are streamed from `results_url`."""
+
+    provider: Literal["anthropic"] = "anthropic"
+    results_url: str | None = None
+
+
+class GeminiHandle(BaseModel):
+    """Gemini Batch API: an uploaded JSONL (file mode) or inline requests, and where results landed."""
+
+    provider: Literal["gemini"] = "gemini"
+    input_file_name: str | None = None
+    inline: bool = False
+    responses_file_name: str | None = None
+
+
+class VertexHandle(BaseModel):
+    """Vertex AI batch prediction: GCS input object and the output directory the job itself reported."""
+
+    provider: Literal["vertex"] = "vertex"
+    input_uri: str | None = None
+    output_dir: str | None = None
+
+
+class RealtimeHandle(BaseModel):
+    """Realtime (non-batch) endpoints: the 'job' is a local concurrent run; nothing remote to track."""
+
+    provider: Literal["realtime"] = "realtime"
+
+
+ProviderHandle = Annotated[
+    OpenAIHandle | AnthropicHandle | GeminiHandle | VertexHandle | RealtimeHandle,
+    Field(discriminator="provider"),
+]
+
+
+class RemoteJob(BaseModel):
+    """What an adapter reports about a job on the provider: its id, state and handle."""
+
+    batch_id: str
+    state: JobState
+    raw_state: str
+    handle: ProviderHandle
+    created_at: datetime | None = None
+    request_count: int | None = None
+    error: str | None = None
+
+
+class SubmissionIntent(BaseModel):
+    """Written before a job is created remotely, retired once `metadata/<batch_id>.json` exists.
+
+    A crash between the two leaves this file behind; on resume the engine asks the provider whether a job
+    tagged with `idempotency_key` exists and adopts it instead of paying for a second one.
+
+    Attributes:
+        idempotency_key: unique per chunk; sent with the job (OpenAI metadata, Gemini display name) and used
+            as the prefix of every custom id (Anthropic, which has no tag, is confirmed through those).
+        request_file: path of the exact request file, relative to the run directory.
+        requests: custom id → the input it stands for.
+        handle: provider ids obtained before creation (e.g. the uploaded input file), so a resume does not
+            upload again.
+        attempt: 1 for a first submission; n when its requests were already tried n-1 times.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    idempotency_key: str
+    provider: str
+    model: str
+    created_at: datetime = Field(default_factory=utcnow)
+    request_file: str
+    request_bytes: int
+    requests: dict[str, ItemRef]
+    handle: ProviderHandle | None = None
+    attempt: int = 1
+
+    @property
+    def request_count(self) -> int:
+        """How many requests this chunk holds."""
+        return len(self.requests)
+
+
+class BatchRecord(BaseModel):
+    """`metadata/<batch_id>.json`: everything needed to poll, collect and resume one provider job.
+
+    Attributes:
+        batch_id: the provider's job id (also the file name, made safe).
+        state / raw_state: normalised and provider state at the last poll.
+        requests: custom id → input; the only way results are matched back to inputs.
+        collected: true once every request's outcome was written to `results/`.
+        outcome_counts: outcomes per kind, once collected.
+        collect_failures: downloads that failed (truncated, 5xx); after a few the missing ones are resubmitted.
+        cancel_requested: set when a user cancelled this job through speceval.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    batch_id: str
+    provider: str
+    model: str
+    idempotency_key: str
+    attempt: int = 1
+    state: JobState
+    raw_state: str
+    handle: ProviderHandle
+    request_file: str
+    request_count: int
+    requests: dict[str, ItemRef]
+    submitted_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    ended_at: datetime | None = None
+    error: str | None = None
+    collected: bool = False
+    outcome_counts: dict[Outcome, int] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    collect_failures: int = 0
+    cancel_requested: bool = False
+
+
+class ResultRecord(BaseModel):
+    """One entry of `results/<statement_id>.json` (a list ordered by `original_index`).
+
+    `output_text` is null unless `outcome` is succeeded; `error` carries the provider's code and message.
+    `attempts` counts the jobs this input was sent in, so a resume knows what may still be retried.
+    """
+
+    original_index: int
+    input_text: str
+    output_text: str | None
+    batch_id: str | None
+    outcome: Outcome
+    error: RequestError | None = None
+    usage: Usage | None = None
+    attempts: int = 1
+    custom_id: str | None = None

@@ -1,0 +1,147 @@
+"""The on-disk state of one run: batch records, submission intents, request files and results.
+
+Layout under the run directory (DESIGN §3):
+
+    metadata/<batch_id>.json     one BatchRecord per provider job
+    intents/<key>.json           a SubmissionIntent while its job is being created (normally gone at once)
+    preprocessed/<key>.jsonl     the exact request file of each job
+    results/<statement_id>.json  ResultRecords ordered by original_index
+
+Everything is written atomically, so the directory is consistent after a crash at any instant.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from speceval.atomic import atomic_write_bytes, atomic_write_json, atomic_write_lines
+from speceval.batch.records import BatchRecord, Outcome, ResultRecord, SubmissionIntent
+from speceval.errors import InputError
+from speceval.paths import safe_path
+
+logger = logging.getLogger(__name__)
+
+_RESULTS_ADAPTER = TypeAdapter(list[ResultRecord])
+_Record = TypeVar("_Record", BatchRecord, SubmissionIntent)
+
+
+class RunStore:
+    """Reads and writes the state of one run directory."""
+
+    def __init__(self, run_dir: Path):
+        self.run_dir = Path(run_dir)
+        self.metadata_dir = self.run_dir / "metadata"
+        self.intents_dir = self.run_dir / "intents"
+        self.preprocessed_dir = self.run_dir / "preprocessed"
+        self.results_dir = self.run_dir / "results"
+
+    # -- batch records ------------------------------------------------------------------------------------
+
+    def record_path(self, batch_id: str) -> Path:
+        """Where the record of `batch_id` lives (provider ids may contain '/', so the name is made safe)."""
+        return safe_path(self.metadata_dir, batch_id, ".json")
+
+    def save_record(self, record: BatchRecord) -> None:
+        """Write a batch record atomically."""
+        atomic_write_json(self.record_path(record.batch_id), record)
+
+    def load_records(self) -> list[BatchRecord]:
+        """Every batch record of the run, oldest submission first."""
+        records = [self._load(path, BatchRecord) for path in self._json_files(self.metadata_dir)]
+        return sorted(records, key=lambda r: (r.submitted_at, r.batch_id))
+
+    # -- intents ------------------------------------------------------------------------------------------
+
+    def intent_path(self, key: str) -> Path:
+        """Where the intent with idempotency key `key` lives."""
+        return safe_path(self.intents_dir, key, ".json")
+
+    def save_intent(self, intent: SubmissionIntent) -> None:
+        """Write (or update) an intent atomically."""
+        atomic_write_json(self.intent_path(intent.idempotency_key), intent)
+
+    def retire_intent(self, key: str) -> None:
+        """Remove an intent once its batch record is on disk."""
+        self.intent_path(key).unlink(missing_ok=True)
+
+    def load_intents(self) -> list[SubmissionIntent]:
+        """Intents left behind by a crash or a failed creation, oldest first."""
+        intents = [self._load(path, SubmissionIntent) for path in self._json_files(self.intents_dir)]
+        return sorted(intents, key=lambda i: (i.created_at, i.idempotency_key))
+
+    # -- request files ------------------------------------------------------------------------------------
+
+    def request_file(self, key: str) -> Path:
+        """The request file of the chunk with idempotency key `key`."""
+        return safe_path(self.preprocessed_dir, f"batch_input_{key}", ".jsonl")
+
+    def write_request_file(self, key: str, lines: Iterable[bytes]) -> tuple[Path, int]:
+        """Write a chunk's request lines atomically; returns (path, size in bytes)."""
+        path = self.request_file(key)
+        size = atomic_write_lines(path, lines)
+        return path, size
+
+    def relative(self, path: Path) -> str:
+        """`path` relative to the run directory (what records store, so a run directory can be moved)."""
+        return path.relative_to(self.run_dir).as_posix()
+
+    # -- results ------------------------------------------------------------------------------------------
+
+    def results_path(self, statement_id: str) -> Path:
+        """`results/<statement_id>.json`, with the id made safe as a file name."""
+        return safe_path(self.results_dir, statement_id, ".json")
+
+    def load_results(self, statement_id: str) -> list[ResultRecord]:
+        """The results written so far for one statement (empty if none)."""
+        path = self.results_path(statement_id)
+        if not path.exists():
+            return []
+        try:
+            return _RESULTS_ADAPTER.validate_json(path.read_bytes())
+        except ValidationError as exc:
+            raise InputError(path, f"not a results file of this version: {exc.errors()[0]['msg']}") from exc
+
+    def merge_results(self, statement_id: str, updates: Iterable[ResultRecord]) -> None:
+        """Merge `updates` into a statement's results file by `original_index`, atomically.
+
+        A record that already succeeded is never replaced: what was paid for and received stays.
+        """
+        merged = {record.original_index: record for record in self.load_results(statement_id)}
+        for update in updates:
+            current = merged.get(update.original_index)
+            if current is not None and current.outcome is Outcome.SUCCEEDED:
+                continue
+            merged[update.original_index] = update
+        ordered = [merged[index] for index in sorted(merged)]
+        payload = json.dumps([r.model_dump(mode="json") for r in ordered], indent=2, ensure_ascii=False)
+        atomic_write_bytes(self.results_path(statement_id), (payload + "\n").encode("utf-8"))
+
+    def iter_results(self, statement_ids: Iterable[str]) -> Iterator[tuple[str, ResultRecord]]:
+        """Every result written so far for the given statements."""
+        for statement_id in statement_ids:
+            for record in self.load_results(statement_id):
+                yield statement_id, record
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _json_files(directory: Path) -> list[Path]:
+        if not directory.is_dir():
+            return []
+        # Temp files of interrupted atomic writes start with a dot; they are never state.
+        return sorted(p for p in directory.glob("*.json") if not p.name.startswith("."))
+
+    @staticmethod
+    def _load(path: Path, model: type[_Record]) -> _Record:
+        try:
+            return model.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or None
+            raise InputError(path, f"corrupt or foreign state file: {first['msg']}", field=field) from exc

@@ -1,0 +1,115 @@
+"""Everything the command line shows a person: logging setup, live progress, the final summary table.
+
+The library never prints; it logs to the `speceval` logger and reports progress to an `EngineObserver`. This
+module is the one place that turns both into terminal output.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from speceval.batch.progress import EngineObserver, EngineSummary
+from speceval.batch.records import BatchRecord, Outcome
+from speceval.redaction import RedactingFilter
+
+console = Console(stderr=True, highlight=False)
+stdout = Console(highlight=False)
+
+
+def setup_logging(verbose: bool, log_file: Path | None = None) -> None:
+    """Console logging (warnings, or debug with --verbose) and, when given, a full log file in the run."""
+    logger = logging.getLogger("speceval")
+    logger.setLevel(logging.DEBUG)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    screen = RichHandler(console=console, show_path=False, show_time=verbose)
+    screen.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    screen.addFilter(RedactingFilter())
+    logger.addHandler(screen)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler.setLevel(logging.DEBUG if verbose else logging.INFO)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.addFilter(RedactingFilter())
+        logger.addHandler(handler)
+    logger.propagate = False
+
+
+class ProgressObserver(EngineObserver):
+    """Draws one progress bar: requests with a final outcome, out of all, plus the active job count."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[jobs]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self._task = self._progress.add_task("requests", total=None, jobs="")
+
+    def __enter__(self) -> ProgressObserver:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def _show(self, summary: EngineSummary) -> None:
+        done = summary.total_requests - summary.outstanding
+        self._progress.update(
+            self._task, total=summary.total_requests, completed=done, jobs=f"{summary.active_jobs} job(s) active"
+        )
+
+    def started(self, summary: EngineSummary) -> None:
+        self._show(summary)
+
+    def job_submitted(self, record: BatchRecord) -> None:
+        self._progress.console.log(f"submitted {record.batch_id} ({record.request_count} requests)")
+
+    def job_collected(self, record: BatchRecord) -> None:
+        counts = ", ".join(f"{n} {o.value}" for o, n in sorted(record.outcome_counts.items()))
+        self._progress.console.log(f"collected {record.batch_id}: {counts or 'nothing new'}")
+
+    def waiting(self, seconds: float, summary: EngineSummary) -> None:
+        self._show(summary)
+
+    def finished(self, summary: EngineSummary) -> None:
+        self._show(summary)
+
+
+def summary_table(summary: EngineSummary, title: str) -> Table:
+    """The final table: requests per outcome, jobs, tokens."""
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("outcome")
+    table.add_column("requests", justify="right")
+    for outcome in Outcome:
+        table.add_row(outcome.value, str(summary.outcome_counts.get(outcome, 0)))
+    table.add_row("not final yet", str(summary.outstanding), style="yellow" if summary.outstanding else None)
+    table.add_section()
+    table.add_row("total requests", str(summary.total_requests))
+    table.add_row("provider jobs", str(summary.jobs))
+    table.add_row("input tokens", f"{summary.usage.input_tokens:,}")
+    table.add_row("output tokens", f"{summary.usage.output_tokens:,}")
+    return table
+
+
+def synthetic_banner() -> Panel:
+    """The loud notice that an offline run's answers are not real model output."""
+    return Panel(
+        "OFFLINE RUN: every answer below comes from the built-in speceval emulator.\n"
+        "They are SYNTHETIC placeholders, not model output. Do not use them as results.",
+        style="bold yellow",
+        title="synthetic answers",
+    )

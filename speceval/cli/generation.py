@@ -1,0 +1,172 @@
+"""`python -m batched_examples.run_batched_generation`: the original flags plus the engine's options.
+
+Flags default to None so that "not given" is distinct from "given the default": on `--resume`, only the flags a
+user actually passed change the run, and flags that would change what was already submitted are refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+
+from speceval.batch.engine import EngineOptions
+from speceval.batch.model import GenerationParams
+from speceval.cli.console import ProgressObserver, console, setup_logging, stdout, summary_table, synthetic_banner
+from speceval.cli.exits import ExitCode, run_command
+from speceval.cli.offline import OFFLINE_POLL_INTERVAL, offline_provider
+from speceval.errors import ConfigError
+from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+from speceval.providers.registry import create_batched_model
+
+DEFAULT_BATCH_SIZE = 500
+DEFAULT_POLL_INTERVAL = 60.0
+DEFAULT_TIMEOUT_HOURS = 24.0
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_MAX_TOKENS = 4096
+# Flags that define what is sent: changing them on resume would mix two different runs in one directory.
+_FIXED_ON_RESUME = ("spec_path", "pregenerated_inputs_dir", "model_name", "org", "temperature", "max_tokens")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (kept separate so tests and docs can inspect it)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m batched_examples.run_batched_generation",
+        description="Generate a candidate model's answers to pre-generated inputs through a provider batch API.",
+    )
+    parser.add_argument("--spec-path", type=Path, help="spec JSONL (one statement per line)")
+    parser.add_argument("--pregenerated-inputs-dir", type=Path, help="folder of <statement_id>.json input files")
+    parser.add_argument("--model-name", help="candidate model, e.g. gpt-4.1-mini-2025-04-14")
+    parser.add_argument("--org", help="provider: openai, anthropic, google or vertex (default: from the model name)")
+    parser.add_argument("--spec-name", help="label of the spec in the output path (default: the spec file's stem)")
+    parser.add_argument("--output-base-dir", type=Path, help="default: data/batched_generations")
+    parser.add_argument("--batch-size", type=int, help=f"most requests per provider job (default {DEFAULT_BATCH_SIZE})")
+    parser.add_argument("--temperature", type=float, help="sampling temperature (default 0.0)")
+    parser.add_argument("--max-tokens", type=int, help=f"most output tokens per answer (default {DEFAULT_MAX_TOKENS})")
+    parser.add_argument(
+        "--poll-interval",
+        type=float,
+        help=f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
+    )
+    parser.add_argument("--timeout-hours", type=float, help=f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})")
+    parser.add_argument(
+        "--max-attempts", type=int, help=f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})"
+    )
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run; submits nothing twice")
+    parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic answers)")
+    parser.add_argument(
+        "--allow-unknown-statements", action="store_true", help="skip inputs files that name no spec statement"
+    )
+    parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    return run_command(lambda: _generate(args))
+
+
+def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offline: bool) -> EngineOptions:
+    base = base or EngineOptions(
+        batch_size=DEFAULT_BATCH_SIZE,
+        poll_interval=DEFAULT_POLL_INTERVAL,
+        timeout_hours=DEFAULT_TIMEOUT_HOURS,
+        max_attempts=DEFAULT_MAX_ATTEMPTS,
+    )
+    poll = args.poll_interval
+    if poll is None and os.environ.get("SPECEVAL_POLL_INTERVAL"):
+        try:
+            poll = float(os.environ["SPECEVAL_POLL_INTERVAL"])
+        except ValueError:
+            raise ConfigError("SPECEVAL_POLL_INTERVAL must be a number of seconds") from None
+    if poll is None and offline:
+        poll = OFFLINE_POLL_INTERVAL
+    options = EngineOptions(
+        batch_size=args.batch_size if args.batch_size is not None else base.batch_size,
+        poll_interval=poll if poll is not None else base.poll_interval,
+        timeout_hours=args.timeout_hours if args.timeout_hours is not None else base.timeout_hours,
+        max_attempts=args.max_attempts if args.max_attempts is not None else base.max_attempts,
+    )
+    for name, value in vars(options).items():
+        if value <= 0:
+            raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    return options
+
+
+def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
+    if args.resume is not None:
+        given = [f"--{name.replace('_', '-')}" for name in _FIXED_ON_RESUME if getattr(args, name) is not None]
+        if given:
+            raise ConfigError(
+                f"{', '.join(given)} cannot change when resuming: the run keeps the settings it started with"
+            )
+        pipeline = BatchedGenerationPipeline.resume(args.resume)
+        if args.offline and not pipeline.config.offline:
+            raise ConfigError(f"{args.resume} ran against a real provider; it cannot be resumed --offline")
+        pipeline.config.engine = _engine_options(args, pipeline.config.engine, pipeline.config.offline)
+        return pipeline
+    missing = [flag for flag, value in (
+        ("--spec-path", args.spec_path),
+        ("--pregenerated-inputs-dir", args.pregenerated_inputs_dir),
+        ("--model-name", args.model_name),
+    ) if value is None]
+    if missing:
+        raise ConfigError(f"missing {', '.join(missing)} (or pass --resume RUN_DIR to continue a run)")
+    config = GenerationConfig(
+        spec_path=args.spec_path,
+        inputs_dir=args.pregenerated_inputs_dir,
+        model_name=args.model_name,
+        spec_name=args.spec_name,
+        org=args.org,
+        output_base_dir=args.output_base_dir or Path("data/batched_generations"),
+        params=GenerationParams(
+            temperature=args.temperature if args.temperature is not None else 0.0,
+            max_tokens=args.max_tokens if args.max_tokens is not None else DEFAULT_MAX_TOKENS,
+        ),
+        engine=_engine_options(args, None, args.offline),
+        allow_unknown_statements=args.allow_unknown_statements,
+        offline=args.offline,
+    )
+    return BatchedGenerationPipeline(config)
+
+
+def _generate(args: argparse.Namespace) -> int:
+    pipeline = _pipeline(args)  # validates every input file before anything else happens
+    config = pipeline.config
+    offline = config.offline or args.offline
+    pipeline.write_manifest()
+    setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
+    resume_command = shlex.join([Path(sys.executable).name, "-m", "batched_examples.run_batched_generation",
+                                 "--resume", str(pipeline.run_dir)])
+    if offline:
+        console.print(synthetic_banner())
+    console.print(
+        f"{'Resuming' if pipeline.resuming else 'Starting'} generation: {pipeline.request_count} request(s), "
+        f"model {config.model_name} ({pipeline.provider}), run directory {pipeline.run_dir}"
+    )
+    with ExitStack() as stack:
+        provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
+        model = create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
+        observer = stack.enter_context(ProgressObserver())
+        try:
+            summary = pipeline.run(model, observer)
+        except KeyboardInterrupt:
+            stack.close()
+            console.print(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {resume_command}")
+            return ExitCode.STOPPED
+    stdout.print(summary_table(summary, f"{config.model_name} on {pipeline.spec_name}"))
+    if offline:
+        console.print("[bold yellow]Answers are SYNTHETIC (offline emulator), not real model output.[/]")
+    stdout.print(f"Results: {pipeline.run_dir / 'results'}")
+    if summary.finished:
+        return ExitCode.FINISHED
+    console.print(
+        f"[yellow]Stopped with {summary.outstanding} request(s) outstanding ({summary.reason.value}).[/] "
+        f"Resume with: {resume_command}"
+    )
+    return ExitCode.STOPPED

@@ -1,0 +1,23 @@
+"""`speceval` (also `python -m speceval`): the operations command. Each subcommand lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from speceval.cli import emulator_cmd
+from speceval.cli.exits import run_command
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `speceval` parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(prog="speceval", description="Batch-API evaluation of model specs.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    emulator_cmd.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    return run_command(lambda: int(args.handler(args)))

@@ -1,0 +1,1 @@
+"""Pipelines that compose batched models against spec files: generation, compliance judging, ranking."""

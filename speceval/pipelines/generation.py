@@ -1,0 +1,176 @@
+"""`BatchedGenerationPipeline`: a candidate model answers the pre-generated inputs of a spec, through a batch API.
+
+Everything is validated before anything is submitted: the spec, every inputs file, and (on resume) that neither
+changed since the run started. The run directory then holds all state (DESIGN §3), so `resume` continues it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import EngineObserver, EngineSummary
+from speceval.batch.store import RunStore
+from speceval.errors import RunStateError
+from speceval.inputs import InputSet, load_inputs
+from speceval.manifest import RunManifest, current_command, git_commit, software_versions
+from speceval.providers.registry import resolve_org
+from speceval.spec import Specification, load_spec
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GenerationConfig:
+    """What to generate and how.
+
+    Attributes:
+        spec_path: the spec JSONL.
+        inputs_dir: folder of `<statement_id>.json` files with pre-generated inputs.
+        model_name: the candidate model.
+        spec_name: a label for the spec, used in the output path (default: the spec file's stem).
+        org: the provider, when the model name does not tell (see `speceval.providers.registry`).
+        output_base_dir: runs go to `{output_base_dir}/{spec_name}/{model}/{timestamp}/`.
+        params: sampling parameters sent with every request.
+        engine: batch size, polling, timeout and retry settings.
+        allow_unknown_statements: skip (with a warning) inputs files that name no statement of the spec.
+        offline: the run uses the built-in emulator (recorded so a resume does too).
+    """
+
+    spec_path: Path
+    inputs_dir: Path
+    model_name: str
+    spec_name: str | None = None
+    org: str | None = None
+    output_base_dir: Path = Path("data/batched_generations")
+    params: GenerationParams = field(default_factory=GenerationParams)
+    engine: EngineOptions = field(default_factory=EngineOptions)
+    allow_unknown_statements: bool = False
+    offline: bool = False
+
+
+class BatchedGenerationPipeline:
+    """Generate answers for every input of a spec with one batched model.
+
+    Construct with a config (new run) or with `resume(run_dir)`; both validate all input files at once, so a
+    bad file is reported before any provider is called. Then `run(model)` submits, polls and writes results.
+    """
+
+    def __init__(self, config: GenerationConfig, *, run_dir: Path | None = None):
+        self.config = config
+        self.spec: Specification = load_spec(config.spec_path)
+        self.inputs: InputSet = load_inputs(
+            config.inputs_dir, self.spec, allow_unknown_statements=config.allow_unknown_statements
+        )
+        self.provider = resolve_org(config.model_name, config.org).org
+        self.spec_name = config.spec_name or self.spec.name
+        self.resuming = run_dir is not None
+        self.run_dir = Path(run_dir) if run_dir is not None else self._new_run_dir()
+        if self.resuming:
+            self._check_unchanged(RunManifest.load(self.run_dir))
+        self._manifest_written: RunManifest | None = None
+
+    @classmethod
+    def resume(cls, run_dir: Path, *, engine: EngineOptions | None = None) -> BatchedGenerationPipeline:
+        """Continue the run in `run_dir` with the settings it was started with (engine options may change)."""
+        manifest = RunManifest.load(run_dir)
+        if manifest.kind != "generation":
+            raise RunStateError(f"{run_dir} is a {manifest.kind} run, not a generation run")
+        p = manifest.parameters
+        config = GenerationConfig(
+            spec_path=Path(manifest.spec_path),
+            inputs_dir=Path(manifest.inputs_path),
+            model_name=manifest.model_name,
+            spec_name=manifest.spec_name,
+            org=manifest.provider,
+            params=GenerationParams(**p["params"]),
+            engine=engine or EngineOptions(**p["engine"]),
+            allow_unknown_statements=bool(p.get("allow_unknown_statements", False)),
+            offline=manifest.offline,
+        )
+        return cls(config, run_dir=run_dir)
+
+    @property
+    def request_count(self) -> int:
+        """How many requests the run holds."""
+        return len(self.inputs.items)
+
+    def run(self, model: BatchedModel, observer: EngineObserver | None = None) -> EngineSummary:
+        """Submit (or resume), poll until done or timed out, and write `results/`. Returns the summary."""
+        if model.model_name != self.config.model_name:
+            raise RunStateError(f"model {model.model_name!r} does not match the run's {self.config.model_name!r}")
+        manifest = self.write_manifest()
+        engine = BatchEngine(model, RunStore(self.run_dir), self.config.engine, observer)
+        try:
+            summary = engine.run(self.inputs.items)
+        except BaseException:
+            manifest.status = "stopped"
+            manifest.save(self.run_dir)
+            raise
+        manifest.status = "finished" if summary.finished else "stopped"
+        manifest.totals = summary
+        manifest.save(self.run_dir)
+        return summary
+
+    def write_manifest(self) -> RunManifest:
+        """Create the run directory with its `run.json` (first thing on disk, so any later crash is resumable)."""
+        if self._manifest_written is None:
+            self._manifest_written = self._manifest()
+            self._manifest_written.save(self.run_dir)
+        return self._manifest_written
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _new_run_dir(self) -> Path:
+        base = Path(self.config.output_base_dir) / self.spec_name / self.config.model_name.replace("/", "-")
+        stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
+        candidate = base / stamp
+        suffix = 1
+        while candidate.exists():
+            candidate = base / f"{stamp}_{suffix}"
+            suffix += 1
+        return candidate
+
+    def _manifest(self) -> RunManifest:
+        if self.resuming:
+            manifest = RunManifest.load(self.run_dir)
+            manifest.command = current_command()
+            manifest.parameters["engine"] = asdict(self.config.engine)
+            manifest.status = "running"
+            return manifest
+        return RunManifest(
+            kind="generation",
+            command=current_command(),
+            spec_name=self.spec_name,
+            spec_path=str(Path(self.config.spec_path).resolve()),
+            spec_sha256=self.spec.sha256,
+            inputs_path=str(Path(self.config.inputs_dir).resolve()),
+            inputs_sha256=self.inputs.sha256,
+            model_name=self.config.model_name,
+            provider=self.provider,
+            offline=self.config.offline,
+            parameters={
+                "params": asdict(self.config.params),
+                "engine": asdict(self.config.engine),
+                "allow_unknown_statements": self.config.allow_unknown_statements,
+                "requests": self.request_count,
+            },
+            versions=software_versions(),
+            git_commit=git_commit(),
+        )
+
+    def _check_unchanged(self, manifest: RunManifest) -> None:
+        changed = []
+        if manifest.spec_sha256 != self.spec.sha256:
+            changed.append(f"the spec {self.config.spec_path}")
+        if manifest.inputs_sha256 != self.inputs.sha256:
+            changed.append(f"the inputs in {self.config.inputs_dir}")
+        if changed:
+            raise RunStateError(
+                f"cannot resume {self.run_dir}: {' and '.join(changed)} changed since the run started; "
+                "start a new run instead (results already collected stay in the old run directory)"
+            )

@@ -1,0 +1,261 @@
+"""OpenAI Batch API adapter: JSONL request file → upload → batch → output and error files.
+
+Wire format (reference/provider-apis.md §1): request lines `{custom_id, method, url, body}`; result lines
+`{custom_id, response: {status_code, body}, error}` in two files (successes in the output file, failures in the
+error file), in any order. The error file's HTTP failures carry the real message in `response.body.error`;
+requests that never ran (expiry, cancellation) have `response: null` and a top-level `error`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, ClassVar
+
+from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+from speceval.batch.records import (
+    BatchRecord,
+    JobState,
+    OpenAIHandle,
+    Outcome,
+    RemoteJob,
+    RequestError,
+    RequestOutcome,
+    SubmissionIntent,
+    Usage,
+)
+from speceval.errors import MissingCredentialsError, TransientProviderError
+from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
+from speceval.redaction import redact, register_secret
+
+logger = logging.getLogger(__name__)
+
+ENDPOINT = "/v1/chat/completions"
+TAG_KEY = "speceval_key"
+# Batches created more than this long before our intent cannot be ours (allows for clock skew).
+_RECONCILE_SLACK = timedelta(hours=1)
+
+_STATES = {
+    "validating": JobState.VALIDATING,
+    "in_progress": JobState.IN_PROGRESS,
+    "finalizing": JobState.FINALIZING,
+    "completed": JobState.COMPLETED,
+    "failed": JobState.FAILED,
+    "expired": JobState.EXPIRED,
+    "cancelling": JobState.CANCELLING,
+    "cancelled": JobState.CANCELLED,
+}
+_NOT_RUN = {"batch_expired": Outcome.EXPIRED, "batch_cancelled": Outcome.CANCELLED}
+
+
+def encode_line(value: dict[str, Any]) -> bytes:
+    """One compact JSON line, UTF-8, newline-terminated."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+class OpenAIBatchedModel(BatchedModel):
+    """A chat model reached through the OpenAI Batch API (or any server speaking it at `OPENAI_BASE_URL`)."""
+
+    provider: ClassVar[str] = "openai"
+    limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+
+    def __init__(
+        self,
+        model_name: str,
+        params: GenerationParams | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+    ):
+        super().__init__(model_name, params)
+        import openai  # lazy: `import speceval` must work without every vendor SDK
+
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise MissingCredentialsError("OpenAI", ("OPENAI_API_KEY",))
+        register_secret(key)
+        self._openai = openai
+        # base_url None lets the SDK honour OPENAI_BASE_URL exactly as it documents.
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=2)
+
+    # -- request file -------------------------------------------------------------------------------------
+
+    def format_request(self, custom_id: str, prompt: str) -> bytes:
+        messages = []
+        if self.params.system_prompt:
+            messages.append({"role": "system", "content": self.params.system_prompt})
+        messages.append({"role": "user", "content": prompt})
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": messages,
+            "max_completion_tokens": self.params.max_tokens,
+        }
+        if self.params.temperature is not None:
+            body["temperature"] = self.params.temperature
+        return encode_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
+
+    # -- submission ---------------------------------------------------------------------------------------
+
+    def prepare(self, intent: SubmissionIntent, request_file: Path) -> OpenAIHandle:
+        with request_file.open("rb") as handle:
+            uploaded = self._call(
+                "upload request file",
+                lambda: self._client.files.create(
+                    file=(f"speceval-{intent.idempotency_key}.jsonl", handle), purpose="batch"
+                ),
+            )
+        return OpenAIHandle(input_file_id=uploaded.id)
+
+    def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
+        handle = intent.handle if isinstance(intent.handle, OpenAIHandle) else self.prepare(intent, request_file)
+        # No SDK retries here: a retried create after a lost response would create (and bill) a second batch.
+        client = self._client.with_options(max_retries=0)
+        batch = self._call(
+            "create batch",
+            lambda: client.batches.create(
+                input_file_id=handle.input_file_id or "",
+                endpoint=ENDPOINT,
+                completion_window="24h",
+                metadata={TAG_KEY: intent.idempotency_key, "speceval_requests": str(intent.request_count)},
+            ),
+        )
+        return self._job(batch)
+
+    def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
+        oldest = intent.created_at - _RECONCILE_SLACK
+        for batch in self._call("list batches", lambda: self._client.batches.list(limit=100)):
+            if (batch.metadata or {}).get(TAG_KEY) == intent.idempotency_key:
+                logger.info("found batch %s created for %s before an interruption", batch.id, intent.idempotency_key)
+                return self._job(batch)
+            # Newest first: once past the intent's time, no older batch can be ours.
+            if batch.created_at and datetime.fromtimestamp(batch.created_at, UTC) < oldest:
+                break
+        return None
+
+    # -- tracking -----------------------------------------------------------------------------------------
+
+    def check_batch_progress(self, record: BatchRecord) -> RemoteJob:
+        return self._job(self._call("retrieve batch", lambda: self._client.batches.retrieve(record.batch_id)))
+
+    def cancel_batch(self, record: BatchRecord) -> RemoteJob:
+        return self._job(self._call("cancel batch", lambda: self._client.batches.cancel(record.batch_id)))
+
+    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+        handle = record.handle
+        if not isinstance(handle, OpenAIHandle):
+            raise TypeError(f"batch {record.batch_id} has no OpenAI handle")
+        for file_id in (handle.output_file_id, handle.error_file_id):
+            if file_id:
+                for line in self._lines(file_id):
+                    yield parse_result_line(line, file_id)
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _lines(self, file_id: str) -> Iterator[str]:
+        """Stream a result file line by line, so a 200 MB output file is never held in memory whole."""
+        try:
+            with self._client.files.with_streaming_response.content(file_id) as response:
+                for line in response.iter_lines():
+                    if line.strip():
+                        yield line
+        except self._openai.APIStatusError as exc:
+            raise http_error(self.provider, f"download {file_id}", exc.status_code, exc.message,
+                             exc.response.headers) from None
+        except (self._openai.APIConnectionError, *transport_errors()) as exc:
+            raise http_error(self.provider, f"download {file_id}", None, f"{type(exc).__name__}: {exc}") from None
+
+    def _call(self, operation: str, fn: Any) -> Any:
+        try:
+            return fn()
+        except self._openai.APIStatusError as exc:
+            raise http_error(self.provider, operation, exc.status_code, exc.message, exc.response.headers) from None
+        except self._openai.APIConnectionError as exc:
+            # Includes timeouts: the request may or may not have reached the provider.
+            raise http_error(self.provider, operation, None, f"{type(exc).__name__}: {exc}") from None
+
+    def _job(self, batch: Any) -> RemoteJob:
+        raw = str(batch.status)
+        error = None
+        if batch.errors and batch.errors.data:
+            first = batch.errors.data[0]
+            line = f" (request file line {first.line})" if getattr(first, "line", None) else ""
+            error = redact(f"{first.code}: {first.message}{line}")
+        return RemoteJob(
+            batch_id=batch.id,
+            state=_STATES.get(raw, JobState.IN_PROGRESS),
+            raw_state=raw,
+            handle=OpenAIHandle(
+                input_file_id=batch.input_file_id,
+                output_file_id=batch.output_file_id,
+                error_file_id=batch.error_file_id,
+            ),
+            created_at=datetime.fromtimestamp(batch.created_at, UTC) if batch.created_at else None,
+            request_count=batch.request_counts.total if batch.request_counts else None,
+            error=error,
+        )
+
+
+def parse_result_line(line: str, file_id: str) -> RequestOutcome:
+    """Turn one line of an output or error file into a typed outcome.
+
+    Raises TransientProviderError for a line that is not JSON: a download cut short must be fetched again,
+    not read as 'fewer results'.
+    """
+    try:
+        data = json.loads(line)
+        custom_id = data["custom_id"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise TransientProviderError(
+            "openai", f"read {file_id}", f"result line is not valid JSON (truncated download?): {line[:80]!r}"
+        ) from None
+    response = data.get("response")
+    if response is None:
+        # Never executed: expiry, cancellation, or a request the batch rejected.
+        error = data.get("error") or {}
+        code = error.get("code")
+        outcome = _NOT_RUN.get(code, Outcome.ERRORED)
+        message = redact(str(error.get("message") or "the request was not executed"))
+        retryable = outcome is not Outcome.ERRORED
+        return RequestOutcome(
+            custom_id=custom_id, outcome=outcome, error=RequestError(code=code, message=message, retryable=retryable)
+        )
+    status = int(response.get("status_code") or 0)
+    body = response.get("body") or {}
+    if status == 200:
+        return _succeeded(custom_id, body)
+    error = (body.get("error") if isinstance(body, dict) else None) or data.get("error") or {}
+    return RequestOutcome(
+        custom_id=custom_id,
+        outcome=Outcome.ERRORED,
+        error=RequestError(
+            code=error.get("code") or error.get("type"),
+            message=redact(str(error.get("message") or f"HTTP {status} with no message")),
+            status_code=status,
+            retryable=is_transient_status(status),
+        ),
+    )
+
+
+def _succeeded(custom_id: str, body: dict[str, Any]) -> RequestOutcome:
+    usage_data = body.get("usage") or {}
+    usage = Usage(
+        input_tokens=int(usage_data.get("prompt_tokens") or 0),
+        output_tokens=int(usage_data.get("completion_tokens") or 0),
+    )
+    try:
+        message = body["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError):
+        error = RequestError(code="malformed_response", message="HTTP 200 response has no choices[0].message")
+        return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error, usage=usage)
+    text = message.get("content")
+    if text is None:
+        text = message.get("refusal")
+    if text is None:
+        error = RequestError(code="empty_response", message="the model returned no text content")
+        return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error, usage=usage)
+    return RequestOutcome(custom_id=custom_id, outcome=Outcome.SUCCEEDED, output_text=text, usage=usage)

@@ -1,0 +1,101 @@
+"""Shared fixtures: a clean provider environment, sample data in a temp folder, and the emulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
+SAMPLE_INPUTS = REPO / "data" / "inputs" / "openai"
+TEST_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+
+_PROVIDER_ENV = (
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+    "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN",
+    "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE", "SPECEVAL_POLL_INTERVAL",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test ever sees a real key or base URL from the developer's shell, and loopback skips proxies."""
+    for name in _PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def emulator() -> Iterator[object]:
+    """A fresh emulator on a free loopback port, with fast turnaround."""
+    from speceval.emulator import Emulator, FaultConfig
+
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.2)) as emu:
+        yield emu
+
+
+@pytest.fixture
+def sample_data(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the shipped sample spec and inputs that a test may modify."""
+    spec = tmp_path / "spec" / "openai.jsonl"
+    spec.parent.mkdir()
+    shutil.copy(SAMPLE_SPEC, spec)
+    inputs = tmp_path / "inputs"
+    shutil.copytree(SAMPLE_INPUTS, inputs)
+    return spec, inputs
+
+
+def write_inputs(directory: Path, statements: dict[str, list[str]]) -> Path:
+    """Write one `<statement_id>.json` per statement."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for statement_id, inputs in statements.items():
+        (directory / f"{statement_id}.json").write_text(json.dumps({"inputs": inputs}), encoding="utf-8")
+    return directory
+
+
+def write_spec(path: Path, statement_ids: list[str]) -> Path:
+    """A minimal valid spec with the given statement ids."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"id": sid, "text": f"Statement {sid}."}) for sid in statement_ids]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """Environment for a CLI subprocess: this process's (already cleaned) environment plus `extra`."""
+    env = dict(os.environ)
+    env.update(extra)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_generation(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `python -m batched_examples.run_batched_generation ARGS` to completion."""
+    return subprocess.run(
+        [sys.executable, "-m", "batched_examples.run_batched_generation", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+
+
+def start_generation(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start the generation CLI in the background (for kill tests)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "batched_examples.run_batched_generation", *args],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+    )
+
+
+def only_run_dir(output_base: Path) -> Path:
+    """The single run directory under an output base (`{base}/{spec}/{model}/{stamp}`)."""
+    runs = [p.parent for p in output_base.glob("*/*/*/run.json")]
+    assert len(runs) == 1, runs
+    return runs[0]

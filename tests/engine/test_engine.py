@@ -1,0 +1,171 @@
+"""The engine's own logic (chunking, retries, resume, reconciliation) against an in-memory provider."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.records import Outcome, RemoteJob, SubmissionIntent
+from speceval.batch.store import RunStore
+from speceval.inputs import PromptItem
+from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
+
+
+def make_items(statements: dict[str, list[str]]) -> list[PromptItem]:
+    return [
+        PromptItem(statement_id=sid, original_index=i, input_text=text)
+        for sid, texts in statements.items()
+        for i, text in enumerate(texts)
+    ]
+
+
+def run(tmp_path: Path, remote: FakeProvider, items: list[PromptItem], **options: float) -> tuple:
+    opts = EngineOptions(batch_size=int(options.get("batch_size", 4)), poll_interval=0.01,
+                         max_attempts=int(options.get("max_attempts", 3)))
+    store = RunStore(tmp_path / "run")
+    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    return summary, store
+
+
+def results_of(store: RunStore, statement_id: str) -> list[dict]:
+    return json.loads(store.results_path(statement_id).read_text())
+
+
+ITEMS = {"be_honest": [f"honest question {i}" for i in range(5)], "no.dots here": [f"dots {i}" for i in range(4)]}
+
+
+def test_every_result_lands_on_its_own_input_in_order(tmp_path):
+    summary, store = run(tmp_path, FakeProvider(), make_items(ITEMS))
+    assert summary.finished
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 9}
+    for sid, texts in ITEMS.items():
+        records = results_of(store, sid)
+        assert [r["original_index"] for r in records] == list(range(len(texts)))
+        assert [r["output_text"] for r in records] == [f"answer to: {t}" for t in texts]
+        assert all(r["input_text"] == t for r, t in zip(records, texts, strict=True))
+    assert summary.usage.input_tokens == 27 and summary.usage.output_tokens == 45
+
+
+def test_no_job_exceeds_batch_size_and_each_has_a_record(tmp_path):
+    remote = FakeProvider()
+    summary, store = run(tmp_path, remote, make_items(ITEMS), batch_size=4)
+    records = store.load_records()
+    assert [r.request_count for r in records] == [4, 4, 1]
+    assert remote.creates == 3 == summary.jobs
+    assert {r.batch_id for r in records} == set(remote.jobs)
+    assert not list((store.run_dir / "intents").glob("*.json"))
+
+
+def test_permanent_errors_are_reported_not_retried(tmp_path):
+    remote = FakeProvider()
+    items = make_items({"s": ["fine", "please [fail]", "also fine"]})
+    summary, store = run(tmp_path, remote, items)
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 2, Outcome.ERRORED: 1}
+    failed = results_of(store, "s")[1]
+    assert failed["outcome"] == "errored" and failed["output_text"] is None
+    assert failed["error"]["message"] == "prompt rejected" and failed["error"]["status_code"] == 400
+    assert remote.creates == 1
+
+
+def test_transient_errors_are_resubmitted_alone(tmp_path):
+    remote = FakeProvider()
+    items = make_items({"s": ["a", "b [flaky]", "c"]})
+    summary, store = run(tmp_path, remote, items)
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 3}
+    assert remote.creates == 2
+    assert [len(job.lines) for job in remote.jobs.values()] == [3, 1]
+    retried = results_of(store, "s")[1]
+    assert retried["attempts"] == 2 and retried["output_text"] == "answer to: b [flaky]"
+
+
+def test_expired_job_keeps_finished_results_and_resubmits_only_the_rest(tmp_path):
+    remote = FakeProvider(expire_next=1)
+    items = make_items({"s": [f"q{i}" for i in range(4)]})
+    summary, store = run(tmp_path, remote, items)
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 4}
+    first, second = remote.jobs.values()
+    assert len(first.lines) == 4 and len(second.lines) == 2
+    resubmitted = {line["prompt"] for line in second.lines}
+    for record in results_of(store, "s"):
+        assert record["attempts"] == (2 if record["input_text"] in resubmitted else 1)
+
+
+def test_missing_results_are_resubmitted(tmp_path):
+    remote = FakeProvider(drop_results={"q1"})
+    summary, store = run(tmp_path, remote, make_items({"s": ["q0", "q1", "q2"]}))
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 3}
+    assert [len(job.lines) for job in remote.jobs.values()] == [3, 1]
+
+
+def test_attempts_are_bounded_and_the_last_outcome_is_final(tmp_path):
+    remote = FakeProvider(expire_next=10)
+    summary, store = run(tmp_path, remote, make_items({"s": ["q0", "q1"]}), max_attempts=2)
+    assert summary.finished
+    assert remote.creates == 2
+    outcomes = [r["outcome"] for r in results_of(store, "s")]
+    assert sorted(outcomes) == ["expired", "succeeded"]
+
+
+def test_lost_create_response_is_reconciled_without_a_duplicate(tmp_path):
+    remote = FakeProvider(lose_create_responses=1)
+    summary, store = run(tmp_path, remote, make_items({"s": ["q0", "q1"]}))
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 2}
+    assert remote.creates == 1 and len(store.load_records()) == 1
+
+
+def test_truncated_download_is_fetched_again(tmp_path):
+    remote = FakeProvider(truncate_downloads=2)
+    summary, store = run(tmp_path, remote, make_items({"s": ["q0", "q1"]}))
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 2}
+    assert remote.creates == 1
+    assert store.load_records()[0].collect_failures == 2
+
+
+class CrashAfterCreate(FakeBatchedModel):
+    """Dies (as a SIGKILL would) right after the provider created the job, before we record its id."""
+
+    def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
+        super().generate_batch(intent, request_file)
+        raise SystemExit("killed in the window")
+
+
+def test_crash_between_create_and_record_is_adopted_on_resume(tmp_path):
+    remote = FakeProvider()
+    items = make_items({"s": ["q0", "q1", "q2"]})
+    store = RunStore(tmp_path / "run")
+    opts = EngineOptions(batch_size=10, poll_interval=0.01)
+    with pytest.raises(SystemExit):
+        BatchEngine(CrashAfterCreate(remote), store, opts, sleep=lambda s: None).run(items)
+    assert remote.creates == 1 and not store.load_records() and len(store.load_intents()) == 1
+    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 3}
+    assert remote.creates == 1  # adopted, not paid for twice
+    assert [r.batch_id for r in store.load_records()] == ["batch_0001"]
+    assert not store.load_intents()
+
+
+def test_resume_of_a_finished_run_submits_nothing(tmp_path):
+    remote = FakeProvider()
+    items = make_items(ITEMS)
+    run(tmp_path, remote, items)
+    before = (remote.creates, {p.name: p.read_bytes() for p in (tmp_path / "run" / "results").iterdir()})
+    summary, store = run(tmp_path, remote, items)
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 9}
+    after = (remote.creates, {p.name: p.read_bytes() for p in (tmp_path / "run" / "results").iterdir()})
+    assert before == after
+
+
+def test_resume_with_jobs_in_flight_polls_instead_of_resubmitting(tmp_path):
+    remote = FakeProvider(polls_to_complete=1000)
+    items = make_items({"s": ["q0", "q1"]})
+    store = RunStore(tmp_path / "run")
+    opts = EngineOptions(batch_size=10, poll_interval=0.01, timeout_hours=1e-9)
+    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    assert not summary.finished and summary.outstanding == 2 and remote.creates == 1
+    remote.jobs["batch_0001"].polls_left = 0
+    opts.timeout_hours = 1
+    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    assert summary.finished and remote.creates == 1

@@ -1,0 +1,161 @@
+"""The OpenAI adapter through the real `openai` SDK against the emulator over loopback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from speceval.batch.engine import EngineOptions
+from speceval.batch.model import GenerationParams
+from speceval.batch.records import Outcome
+from speceval.emulator import Emulator, FaultConfig, HttpFault
+from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+from speceval.providers.openai_batch import OpenAIBatchedModel
+from tests.conftest import TEST_KEY, write_inputs, write_spec
+
+MODEL = "gpt-4.1-mini-2025-04-14"
+
+
+def generate(tmp_path: Path, emu: Emulator, statements: dict[str, list[str]], **engine: float):
+    spec = write_spec(tmp_path / "spec.jsonl", list(statements))
+    inputs = write_inputs(tmp_path / "inputs", statements)
+    config = GenerationConfig(
+        spec_path=spec,
+        inputs_dir=inputs,
+        model_name=MODEL,
+        output_base_dir=tmp_path / "out",
+        params=GenerationParams(temperature=0.0, max_tokens=64),
+        engine=EngineOptions(
+            batch_size=int(engine.get("batch_size", 50)),
+            poll_interval=0.05,
+            timeout_hours=0.05,
+            max_attempts=int(engine.get("max_attempts", 3)),
+        ),
+    )
+    pipeline = BatchedGenerationPipeline(config)
+    model = OpenAIBatchedModel(MODEL, config.params, api_key=TEST_KEY, base_url=emu.openai_base_url)
+    return pipeline.run(model), pipeline.run_dir
+
+
+def load(run_dir: Path, statement_id: str) -> list[dict]:
+    return json.loads((run_dir / "results" / f"{statement_id}.json").read_text())
+
+
+def test_shuffled_results_map_back_to_their_inputs(tmp_path):
+    statements = {"be_honest": [f"question {i}" for i in range(12)], "avoid.harm now": ["x", "y", "z"]}
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, shuffle_results=True)) as emu:
+        summary, run_dir = generate(tmp_path, emu, statements)
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 15}
+    for statement_id, texts in statements.items():
+        records = load(run_dir, statement_id)
+        assert [r["input_text"] for r in records] == texts
+        assert [r["original_index"] for r in records] == list(range(len(texts)))
+        for record in records:
+            assert record["outcome"] == "succeeded" and record["error"] is None
+            assert record["output_text"].startswith("[synthetic")
+            assert record["usage"]["input_tokens"] > 0
+    # Each answer is a deterministic function of its own prompt: distinct prompts, distinct answers.
+    answers = [r["output_text"] for r in load(run_dir, "be_honest")]
+    assert len(set(answers)) == len(answers)
+
+
+def test_errored_request_carries_the_provider_message_and_is_never_output_text(tmp_path):
+    statements = {"s": ["fine", "bad one [[emulator:error]]", "also fine"]}
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu:
+        summary, run_dir = generate(tmp_path, emu, statements)
+        created = emu.stats.batches_created["openai"]
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 2, Outcome.ERRORED: 1}
+    bad = load(run_dir, "s")[1]
+    assert bad["outcome"] == "errored" and bad["output_text"] is None
+    assert bad["error"]["message"] and bad["error"]["status_code"] == 400
+    assert created == 1  # a 400 is the request's fault: not resubmitted
+
+
+def test_batch_size_and_one_metadata_file_per_job(tmp_path):
+    statements = {"s": [f"q{i}" for i in range(10)]}
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu:
+        summary, run_dir = generate(tmp_path, emu, statements, batch_size=3)
+        jobs = emu.list_jobs("openai")
+    assert summary.finished and summary.jobs == 4
+    metadata = sorted((run_dir / "metadata").glob("*.json"))
+    assert len(metadata) == 4 == len(jobs)
+    counts = sorted(json.loads(p.read_text())["request_count"] for p in metadata)
+    assert counts == [1, 3, 3, 3]
+    for path in metadata:
+        record = json.loads(path.read_text())
+        assert path.stem == record["batch_id"] and record["handle"]["input_file_id"]
+    preprocessed = list((run_dir / "preprocessed").glob("*.jsonl"))
+    assert len(preprocessed) == 4
+    line = json.loads(preprocessed[0].read_text().splitlines()[0])
+    assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+    assert line["body"]["model"] == MODEL and line["body"]["max_completion_tokens"] == 64
+
+
+def test_expired_job_keeps_partial_output_and_resubmits_the_rest(tmp_path):
+    statements = {"s": [f"q{i}" for i in range(8)]}
+    faults = FaultConfig(turnaround_seconds=0.1, expire_jobs=True, complete_fraction_on_expiry=0.5)
+    with Emulator(faults=faults) as emu:
+        summary, run_dir = _generate_with_switch(tmp_path, emu, statements)
+        jobs = emu.list_jobs("openai")
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 8}
+    assert len(jobs) == 2
+    records = load(run_dir, "s")
+    assert sorted(r["attempts"] for r in records) == [1, 1, 1, 1, 2, 2, 2, 2]
+
+
+def _generate_with_switch(tmp_path: Path, emu: Emulator, statements: dict[str, list[str]]):
+    """Run with expiry on for the first job only (the emulator's faults are replaced after it is created)."""
+    import threading
+    import time
+
+    def switch() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and emu.stats.batches_created.get("openai", 0) < 1:
+            time.sleep(0.01)
+        emu.faults = FaultConfig(turnaround_seconds=0.1)
+
+    thread = threading.Thread(target=switch)
+    thread.start()
+    try:
+        return generate(tmp_path, emu, statements)
+    finally:
+        thread.join()
+
+
+def test_server_errors_on_create_and_poll_are_retried_without_duplicates(tmp_path):
+    statements = {"s": [f"q{i}" for i in range(5)]}
+    faults = FaultConfig(
+        turnaround_seconds=0.1,
+        http_faults=[
+            HttpFault(provider="openai", method="POST", path_regex=r"/batches$", status=500, count=2),
+            HttpFault(provider="openai", method="GET", path_regex=r"/batches/[^/]+$", status=503, count=2),
+            HttpFault(provider="openai", method="POST", path_regex=r"/batches$", status=429, count=1,
+                      retry_after_ms=10),
+        ],
+    )
+    with Emulator(faults=faults) as emu:
+        summary, run_dir = generate(tmp_path, emu, statements)
+        created = emu.stats.batches_created["openai"]
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 5}
+    assert created == 1
+
+
+def test_truncated_download_is_fetched_again(tmp_path):
+    statements = {"s": [f"q{i}" for i in range(6)]}
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, truncate_downloads=True)) as emu:
+        summary, run_dir = generate(tmp_path, emu, statements)
+        created = emu.stats.batches_created["openai"]
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 6} and created == 1
+    assert [r["original_index"] for r in load(run_dir, "s")] == list(range(6))
+
+
+def test_failed_validation_is_reported_per_request(tmp_path):
+    statements = {"s": ["q0", "q1"]}
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, fail_validation=True)) as emu:
+        summary, run_dir = generate(tmp_path, emu, statements, max_attempts=2)
+        created = emu.stats.batches_created["openai"]
+    assert summary.finished and summary.outcome_counts == {Outcome.ERRORED: 2}
+    assert created == 2  # retried once (max_attempts=2), then final
+    record = load(run_dir, "s")[0]
+    assert record["error"]["code"] == "batch_failed" and record["error"]["message"]
+    assert record["attempts"] == 2
