@@ -1,0 +1,120 @@
+"""Helpers every provider app uses: lazy finalisation of jobs, generated files, downloads, time formats."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from speceval.emulator.context import EmulatorContext
+from speceval.emulator.jobs import TERMINAL, Job, Outcome, Phase, final_outcomes, phase, summarize
+from speceval.emulator.routing import ApiError
+from speceval.emulator.state import StoredFile
+
+#: Writes a terminal job's outputs (files) and records their ids in `job.outputs`.
+Finalizer = Callable[[Job, Phase, list[Outcome]], None]
+
+
+def refresh(ctx: EmulatorContext, job: Job, now: float, finalize: Finalizer) -> Phase:
+    """The job's phase at `now`; the first time it is terminal, its outputs are generated and persisted.
+
+    Done lazily on read (not by a timer) so that a job persisted by one emulator is finished by the next one.
+    """
+    current = phase(job, now)
+    if current in TERMINAL and not job.finalized:
+        with ctx.store.lock:
+            if not job.finalized:
+                outcomes = final_outcomes(job, current, ctx.responder)
+                finalize(job, current, outcomes)
+                job.summary = summarize(outcomes)
+                job.finalized = True
+                ctx.store.put_job(job)
+    return current
+
+
+def jsonl(values: Iterable[Any]) -> bytes:
+    """JSON Lines: one compact object per line, newline-terminated, no blank lines."""
+    return b"".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" for v in values)
+
+
+def new_generated_file(
+    ctx: EmulatorContext,
+    provider: str,
+    file_id: str,
+    content: bytes,
+    *,
+    filename: str,
+    purpose: str = "",
+    mime_type: str = "application/jsonl",
+    retention_seconds: float | None = None,
+) -> StoredFile:
+    """Store a file written by the emulator itself (result and error files)."""
+    now = ctx.now()
+    meta = StoredFile(
+        provider=provider,
+        id=file_id,
+        seq=ctx.store.next_seq(),
+        filename=filename,
+        purpose=purpose,
+        mime_type=mime_type,
+        created_at=now,
+        expires_at=None if retention_seconds is None else now + retention_seconds,
+        size=len(content),
+        sha256=hashlib.sha256(content).hexdigest(),
+        generated=True,
+    )
+    return ctx.store.put_file(meta, content)
+
+
+def download_bytes(ctx: EmulatorContext, meta: StoredFile, not_found: ApiError) -> bytes:
+    """The content served for a download, with the `archive_results` and `truncate_downloads` faults applied."""
+    content = ctx.store.file_content(meta.provider, meta.id)
+    if content is None:
+        raise not_found
+    faults = ctx.faults
+    if meta.generated and faults.archive_results:
+        raise not_found
+    if meta.generated and faults.truncate_downloads and ctx.first_download(meta.provider, meta.id):
+        return content[: len(content) // 2]
+    return content
+
+
+def sha256_base64(hex_digest: str) -> str:
+    """Base64 of a sha256 digest given in hex (Gemini's `sha256Hash`)."""
+    return base64.b64encode(bytes.fromhex(hex_digest)).decode("ascii") if hex_digest else ""
+
+
+def rfc3339(timestamp: float) -> str:
+    """RFC 3339 UTC with microseconds, e.g. `2026-11-22T10:54:03.123456Z`."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def int_arg(value: str | None, default: int, low: int, high: int, name: str) -> int:
+    """A bounded integer query parameter; 400 when it is not an integer in range."""
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ApiError(400, f"Invalid value for '{name}': expected an integer.", param=name) from None
+    if not low <= number <= high:
+        raise ApiError(400, f"Invalid value for '{name}': must be between {low} and {high}.", param=name)
+    return number
+
+
+def text_of(value: Any) -> str:
+    """All text inside a message `content`-like value (a string, a list of parts, or nested dicts)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (text_of(v) for v in value) if t)
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            return str(value["text"])
+        for key in ("content", "parts"):
+            if key in value:
+                return text_of(value[key])
+    return ""
