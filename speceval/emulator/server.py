@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, Field
 
+from speceval.emulator.anthropic_batch import AnthropicApp
 from speceval.emulator.context import EmulatorContext, EmulatorStats
 from speceval.emulator.faults import FaultConfig, HttpFault, canonical_provider
 from speceval.emulator.openai_batch import OpenAIApp
@@ -177,7 +178,7 @@ def _build(faults: FaultConfig, state_dir: Path | None, responder: Responder | N
 
 
 def _apps(ctx: EmulatorContext) -> list[ProviderApp]:
-    return [OpenAIApp(ctx)]
+    return [OpenAIApp(ctx), AnthropicApp(ctx)]
 
 
 class Emulator:
