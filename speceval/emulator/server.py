@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from speceval.emulator.anthropic_batch import AnthropicApp
 from speceval.emulator.context import EmulatorContext, EmulatorStats
+from speceval.emulator.gemini_batch import GeminiApp
 from speceval.emulator.faults import FaultConfig, HttpFault, canonical_provider
 from speceval.emulator.openai_batch import OpenAIApp
 from speceval.emulator.responder import Responder
@@ -178,7 +179,7 @@ def _build(faults: FaultConfig, state_dir: Path | None, responder: Responder | N
 
 
 def _apps(ctx: EmulatorContext) -> list[ProviderApp]:
-    return [OpenAIApp(ctx), AnthropicApp(ctx)]
+    return [OpenAIApp(ctx), AnthropicApp(ctx), GeminiApp(ctx)]
 
 
 class Emulator:

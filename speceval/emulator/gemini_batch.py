@@ -1,0 +1,300 @@
+"""The Gemini provider of the emulator: Batch API (a long-running Operation) plus the Files API it needs.
+
+Mounted under `/gemini` for both `v1` and `v1beta`, so the SDK's base URL is `http://127.0.0.1:P/gemini`.
+The SDK reads only `name` and `metadata.{displayName, state, createTime, updateTime, endTime, model, output}`;
+the rest (`done`, `response`, `batchStats`, `error`) is filled as the REST API does, for raw readers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from speceval.emulator.common import int_arg, jsonl, new_generated_file, refresh, rfc3339, text_of
+from speceval.emulator.faults import JobPlan
+from speceval.emulator.gemini_files import (
+    FILE_RETENTION_SECONDS,
+    PROVIDER,
+    VERSIONS,
+    GeminiFiles,
+    api_key_present,
+)
+from speceval.emulator.jobs import (
+    TERMINAL,
+    Job,
+    JobFailure,
+    Kind,
+    Outcome,
+    Phase,
+    RequestItem,
+    emitted,
+    progress_counts,
+    random_id,
+    random_lower_id,
+    timeline,
+)
+from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+
+_STATE = {
+    Phase.QUEUED: "BATCH_STATE_PENDING", Phase.RUNNING: "BATCH_STATE_RUNNING",
+    Phase.FINALIZING: "BATCH_STATE_RUNNING", Phase.CANCELLING: "BATCH_STATE_RUNNING",
+    Phase.COMPLETED: "BATCH_STATE_SUCCEEDED", Phase.FAILED: "BATCH_STATE_FAILED",
+    Phase.EXPIRED: "BATCH_STATE_EXPIRED", Phase.CANCELLED: "BATCH_STATE_CANCELLED",
+}
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+    409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL", 501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+}
+INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
+SERVER_MESSAGE = "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+
+
+def _prompt_of(request: dict[str, Any]) -> str:
+    system = request.get("systemInstruction", request.get("system_instruction"))
+    return "\n".join(t for t in (text_of(system), text_of(request.get("contents"))) if t)
+
+
+def _status(code: int, message: str) -> dict[str, Any]:
+    return {"code": code, "message": message, "status": _STATUS_NAMES.get(code, "UNKNOWN")}
+
+
+def _response_or_error(outcome: Outcome) -> dict[str, Any]:
+    """`{"response": GenerateContentResponse}` or `{"error": Status}` for one request."""
+    if outcome.kind is Kind.SUCCEEDED:
+        return {"response": {
+            "candidates": [{"content": {"parts": [{"text": outcome.text or ""}], "role": "model"},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": outcome.input_tokens,
+                              "candidatesTokenCount": outcome.output_tokens,
+                              "totalTokenCount": outcome.input_tokens + outcome.output_tokens},
+            "modelVersion": outcome.item.model, "responseId": random_id("", 22)}}
+    if outcome.kind is Kind.INVALID:
+        return {"error": _status(400, INVALID_MESSAGE)}
+    return {"error": _status(500, SERVER_MESSAGE)}
+
+
+def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[JobFailure]]:
+    """Requests of a JSONL input file (`{"key", "request"}` per line)."""
+    items: list[RequestItem] = []
+    for number, line in enumerate(content.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return [], [JobFailure(code="INVALID_ARGUMENT", line=number,
+                                   message=f"Line {number} of the input file is not valid JSON.")]
+        if not isinstance(row, dict) or not isinstance(row.get("request"), dict):
+            return [], [JobFailure(code="INVALID_ARGUMENT", line=number,
+                                   message=f"Line {number} of the input file has no 'request' object.")]
+        key = row.get("key")
+        items.append(RequestItem(custom_id=str(key) if key is not None else str(number), model=model,
+                                 prompt=_prompt_of(row["request"])))
+    if not items:
+        return [], [JobFailure(code="INVALID_ARGUMENT", message="The input file contains no requests.")]
+    return items, []
+
+
+class GeminiApp(ProviderApp):
+    """Gemini Batch and Files APIs (Gemini Developer API mode, not Vertex)."""
+
+    name = PROVIDER
+    prefix = "/gemini"
+
+    def build_routes(self) -> list[Route]:
+        """Files, upload and batch routes for v1 and v1beta."""
+        ver = "{ver:" + VERSIONS + "}"
+        return [
+            *GeminiFiles(self.ctx).routes(),
+            Route("POST", f"/{ver}/models/{{model}}:batchGenerateContent", self.create),
+            Route("GET", f"/{ver}/batches", self.list),
+            Route("GET", f"/{ver}/batches/{{batch_id}}", self.retrieve),
+            Route("DELETE", f"/{ver}/batches/{{batch_id}}", self.delete),
+            Route("POST", f"/{ver}/batches/{{batch_id}}:cancel", self.cancel),
+        ]
+
+    def render_error(self, error: ApiError) -> Response:
+        """`{"error": {code, message, status}}`."""
+        status = error.kind or _STATUS_NAMES.get(error.status) or ("INTERNAL" if error.status >= 500 else "UNKNOWN")
+        body = {"error": {"code": error.status, "message": error.message, "status": status}}
+        return json_response(body, error.status, error.headers)
+
+    def authenticated(self, request: Request) -> bool:
+        """`x-goog-api-key` header or `?key=`."""
+        return api_key_present(request)
+
+    def auth_error(self, request: Request) -> ApiError:
+        """Google's answer to a call without a key."""
+        return ApiError(403, "Method doesn't allow unregistered callers (callers without established identity). "
+                        "Please use API Key or other form of API consumer identity to call this API.")
+
+    def unknown_route(self, request: Request) -> ApiError:
+        """Google's 404 for an unknown path."""
+        return ApiError(404, f"The requested URL {request.full_path} was not found on this server.")
+
+    def state_name(self, job: Job) -> str:
+        """The `BATCH_STATE_*` now."""
+        return _STATE[refresh(self.ctx, job, self.ctx.now(), self.finalize)]
+
+    def _job(self, batch_id: str) -> Job:
+        job = self.ctx.store.get_job(PROVIDER, batch_id)
+        if job is None or job.deleted:
+            raise ApiError(404, f"Batch batches/{batch_id} not found.")
+        return job
+
+    def create(self, request: Request) -> Response:
+        """`POST /{ver}/models/{model}:batchGenerateContent` with a file or inline source."""
+        body = request.json()
+        batch = body.get("batch") if isinstance(body, dict) else None
+        if not isinstance(batch, dict):
+            raise ApiError(400, "Invalid JSON payload: field 'batch' is required.")
+        source = batch.get("inputConfig", batch.get("input_config"))
+        if not isinstance(source, dict):
+            raise ApiError(400, "batch.input_config is required.")
+        model = request.params["model"].removeprefix("models/")
+        faults = self.ctx.faults
+        failures: list[JobFailure] = []
+        inline = "requests" in source
+        if inline:
+            wrapped = source["requests"]
+            entries = wrapped.get("requests") if isinstance(wrapped, dict) else None
+            if not isinstance(entries, list) or not entries:
+                raise ApiError(400, "batch.input_config.requests.requests must be a non-empty list.")
+            items = []
+            for index, entry in enumerate(entries):
+                if not isinstance(entry, dict) or not isinstance(entry.get("request"), dict):
+                    raise ApiError(400, f"batch.input_config.requests.requests[{index}].request is required.")
+                metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else None
+                key = (metadata or {}).get("key", str(index))
+                items.append(RequestItem(custom_id=str(key), model=model, prompt=_prompt_of(entry["request"]),
+                                         metadata=metadata))
+        else:
+            file_name = source.get("fileName", source.get("file_name"))
+            if not isinstance(file_name, str) or not file_name.startswith("files/"):
+                raise ApiError(400, "batch.input_config must name a file (files/…) or inline requests.")
+            content = self.ctx.store.file_content(PROVIDER, file_name.removeprefix("files/"))
+            if content is None:
+                raise ApiError(404, f"File {file_name} not found.")
+            items, failures = _parse_file(content, model)
+        if faults.max_requests_per_batch is not None and len(items) > faults.max_requests_per_batch:
+            raise ApiError(400, f"The batch contains {len(items)} requests; at most "
+                           f"{faults.max_requests_per_batch} are allowed.")
+        if self.ctx.take_create_limit():
+            raise ApiError(429, f"Enqueued token quota exceeded for model {model}; try again once running batch "
+                           "jobs have finished.")
+        if faults.fail_validation and not failures:
+            failures.append(JobFailure(code="INVALID_ARGUMENT",
+                                       message="The batch failed validation (injected by the speceval emulator)."))
+        job_id = random_lower_id(length=20)
+        job = Job(provider=PROVIDER, id=job_id, seq=self.ctx.store.next_seq(), created_at=self.ctx.now(),
+                  requests=items, plan=JobPlan.capture(faults, job_id), failures=failures,
+                  params={"model": model, "display_name": batch.get("displayName", batch.get("display_name")),
+                          "inline": inline, "input_file": None if inline else source.get("fileName",
+                                                                                         source.get("file_name"))})
+        self.ctx.store.put_job(job)
+        self.ctx.count_batch(PROVIDER)
+        # Stored before answering: the create is not idempotent, a client dying now leaves an orphan.
+        self.ctx.sleep(faults.create_delay_seconds)
+        return json_response(self.operation_json(job, request))
+
+    def retrieve(self, request: Request) -> Response:
+        """`GET /{ver}/batches/{id}`."""
+        return json_response(self.operation_json(self._job(request.params["batch_id"]), request))
+
+    def cancel(self, request: Request) -> Response:
+        """`POST /{ver}/batches/{id}:cancel` → `{}`; the job ends CANCELLED shortly after."""
+        job = self._job(request.params["batch_id"])
+        with self.ctx.store.lock:
+            current = refresh(self.ctx, job, self.ctx.now(), self.finalize)
+            if current in TERMINAL:
+                raise ApiError(400, f"Batch batches/{job.id} is already in a terminal state ({_STATE[current]}).",
+                               kind="FAILED_PRECONDITION")
+            if job.cancel_requested_at is None:
+                job.cancel_requested_at = self.ctx.now()
+                self.ctx.store.put_job(job)
+        return json_response({})
+
+    def delete(self, request: Request) -> Response:
+        """`DELETE /{ver}/batches/{id}` → `{}`."""
+        job = self._job(request.params["batch_id"])
+        with self.ctx.store.lock:
+            job.deleted = True
+            self.ctx.store.put_job(job)
+        return json_response({})
+
+    def list(self, request: Request) -> Response:
+        """`GET /{ver}/batches?pageSize=&pageToken=` → `{operations, nextPageToken}`, newest first."""
+        size = int_arg(request.arg("pageSize"), 50, 1, 1000, "pageSize")
+        jobs = [j for j in self.ctx.store.list_jobs(PROVIDER) if not j.deleted]
+        start = int_arg(request.arg("pageToken"), 0, 0, 2**31, "pageToken")
+        page = jobs[start : start + size]
+        body: dict[str, Any] = {"operations": [self.operation_json(j, request) for j in page]}
+        if start + size < len(jobs):
+            body["nextPageToken"] = str(start + size)
+        return json_response(body)
+
+    def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
+        """Succeeded jobs get their output (Gemini gives failed, expired or cancelled jobs none)."""
+        if final is not Phase.COMPLETED:
+            return
+        if job.params.get("inline"):
+            # Inline responses keep the input order (positional), with drops and duplicates applied.
+            inlined = []
+            for outcome in outcomes:
+                if outcome.dropped:
+                    continue
+                entry = _response_or_error(outcome)
+                if outcome.item.metadata is not None:
+                    entry["metadata"] = outcome.item.metadata
+                inlined.extend([entry, entry] if outcome.duplicated else [entry])
+            job.params["inlined_responses"] = inlined
+            return
+        written: dict[int, dict[str, Any]] = {}
+        lines = [written.setdefault(o.index, {"key": o.item.custom_id, **_response_or_error(o)})
+                 for o in emitted(job, outcomes)]
+        meta = new_generated_file(self.ctx, PROVIDER, f"batch-{job.id}", jsonl(lines),
+                                  filename=f"batch-{job.id}", retention_seconds=FILE_RETENTION_SECONDS)
+        job.outputs["responses_file"] = f"files/{meta.id}"
+
+    def operation_json(self, job: Job, request: Request) -> dict[str, Any]:
+        """The batch as an Operation, now (finalising it first if it just ended)."""
+        now = self.ctx.now()
+        current = refresh(self.ctx, job, now, self.finalize)
+        times = timeline(job)
+        version = request.params.get("ver", "v1")
+        n = len(job.requests)
+        if current in TERMINAL:
+            succeeded = job.summary.get(Kind.SUCCEEDED.value, 0)
+            failed = job.summary.get(Kind.INVALID.value, 0) + job.summary.get(Kind.SERVER_ERROR.value, 0)
+        else:
+            _, succeeded, failed = progress_counts(job, now)
+        end = {Phase.COMPLETED: times.end, Phase.EXPIRED: times.end, Phase.FAILED: times.start,
+               Phase.CANCELLED: times.cancelled}.get(current)
+        metadata: dict[str, Any] = {
+            "@type": f"type.googleapis.com/google.ai.generativelanguage.{version}.GenerateContentBatch",
+            "model": f"models/{job.params['model']}", "name": f"batches/{job.id}",
+            "state": _STATE[current], "createTime": rfc3339(times.created),
+            "updateTime": rfc3339(end if end is not None else max(times.created, min(now, times.end))),
+            "batchStats": {"requestCount": str(n), "successfulRequestCount": str(succeeded),
+                           "failedRequestCount": str(failed), "pendingRequestCount": str(n - succeeded - failed)},
+        }
+        if job.params.get("display_name") is not None:
+            metadata["displayName"] = job.params["display_name"]
+        if end is not None:
+            metadata["endTime"] = rfc3339(end)
+        output: dict[str, Any] | None = None
+        if "responses_file" in job.outputs:
+            output = {"responsesFile": job.outputs["responses_file"]}
+        elif "inlined_responses" in job.params:
+            output = {"inlinedResponses": {"inlinedResponses": job.params["inlined_responses"]}}
+        operation: dict[str, Any] = {"name": f"batches/{job.id}", "metadata": metadata,
+                                     "done": current in TERMINAL}
+        if output is not None:
+            metadata["output"] = output
+            operation["response"] = {
+                "@type": f"type.googleapis.com/google.ai.generativelanguage.{version}.GenerateContentBatchOutput",
+                **output}
+        if current is Phase.FAILED and job.failures:
+            operation["error"] = _status(400, job.failures[0].message)
+        return operation
