@@ -19,8 +19,13 @@ _CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MAX_REQUESTS = 100_000
 _EXPIRY_SECONDS = 24 * 3600
 _ERROR_TYPES = {
-    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
-    413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error",
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
 }
 INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
 SERVER_MESSAGE = "Internal server error"
@@ -29,17 +34,35 @@ SERVER_MESSAGE = "Internal server error"
 def _result(outcome: Outcome) -> dict[str, Any]:
     """The `result` object of one results line."""
     if outcome.kind is Kind.SUCCEEDED:
-        return {"type": "succeeded", "message": {
-            "id": random_id("msg_"), "type": "message", "role": "assistant", "model": outcome.item.model,
-            "content": [{"type": "text", "text": outcome.text or ""}],
-            "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": outcome.input_tokens, "output_tokens": outcome.output_tokens,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "service_tier": "batch"}}}
+        return {
+            "type": "succeeded",
+            "message": {
+                "id": random_id("msg_"),
+                "type": "message",
+                "role": "assistant",
+                "model": outcome.item.model,
+                "content": [{"type": "text", "text": outcome.text or ""}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": outcome.input_tokens,
+                    "output_tokens": outcome.output_tokens,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "service_tier": "batch",
+                },
+            },
+        }
     if outcome.kind in (Kind.INVALID, Kind.SERVER_ERROR):
-        kind, message = (("invalid_request_error", INVALID_MESSAGE) if outcome.kind is Kind.INVALID
-                         else ("api_error", SERVER_MESSAGE))
-        return {"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message},
-                                             "request_id": random_id("req_")}}
+        kind, message = (
+            ("invalid_request_error", INVALID_MESSAGE)
+            if outcome.kind is Kind.INVALID
+            else ("api_error", SERVER_MESSAGE)
+        )
+        return {
+            "type": "errored",
+            "error": {"type": "error", "error": {"type": kind, "message": message}, "request_id": random_id("req_")},
+        }
     return {"type": "canceled" if outcome.kind is Kind.CANCELLED else "expired"}
 
 
@@ -58,8 +81,11 @@ def _validate_requests(body: Any, limit: int) -> list[RequestItem]:
         if not isinstance(custom_id, str) or not _CUSTOM_ID.match(custom_id):
             raise ApiError(400, f"requests.{index}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
         if custom_id in seen:
-            raise ApiError(400, f"requests.{index}.custom_id: Duplicate custom_id '{custom_id}'; custom_id values "
-                           "must be unique within a batch.")
+            raise ApiError(
+                400,
+                f"requests.{index}.custom_id: Duplicate custom_id '{custom_id}'; custom_id values "
+                "must be unique within a batch.",
+            )
         seen.add(custom_id)
         if not isinstance(params, dict):
             raise ApiError(400, f"requests.{index}.params: Field required")
@@ -87,7 +113,7 @@ class AnthropicApp(ProviderApp):
         """Message Batches routes."""
         return [
             Route("POST", "/v1/messages/batches", self.create),
-            Route("GET", "/v1/messages/batches", self.list),
+            Route("GET", "/v1/messages/batches", self.list_batches),
             Route("GET", "/v1/messages/batches/{batch_id}", self.retrieve),
             Route("DELETE", "/v1/messages/batches/{batch_id}", self.delete),
             Route("GET", "/v1/messages/batches/{batch_id}/results", self.results),
@@ -96,8 +122,11 @@ class AnthropicApp(ProviderApp):
 
     def render_error(self, error: ApiError) -> Response:
         """`{"type": "error", "error": {type, message}, "request_id"}` with a `request-id` header."""
-        kind = error.kind or _ERROR_TYPES.get(error.status) or ("api_error" if error.status >= 500
-                                                                 else "invalid_request_error")
+        kind = (
+            error.kind
+            or _ERROR_TYPES.get(error.status)
+            or ("api_error" if error.status >= 500 else "invalid_request_error")
+        )
         request_id = random_id("req_")
         body = {"type": "error", "error": {"type": kind, "message": error.message}, "request_id": request_id}
         return json_response(body, error.status, {"request-id": request_id, **error.headers})
@@ -106,7 +135,8 @@ class AnthropicApp(ProviderApp):
         """`x-api-key` (docs, older SDKs) or `Authorization: Bearer` (what anthropic 2.12 sends)."""
         bearer = request.header("authorization", "") or ""
         return bool((request.header("x-api-key") or "").strip()) or (
-            bearer.startswith("Bearer ") and bool(bearer[7:].strip()))
+            bearer.startswith("Bearer ") and bool(bearer[7:].strip())
+        )
 
     def auth_error(self, request: Request) -> ApiError:
         """Anthropic's 401."""
@@ -137,11 +167,20 @@ class AnthropicApp(ProviderApp):
         faults = self.ctx.faults
         items = _validate_requests(request.json(), faults.max_requests_per_batch or _MAX_REQUESTS)
         if self.ctx.take_create_limit():
-            raise ApiError(429, "Your organization has reached its limit of requests waiting in the Message "
-                           "Batches queue. Please try again once some batches have ended.")
+            raise ApiError(
+                429,
+                "Your organization has reached its limit of requests waiting in the Message "
+                "Batches queue. Please try again once some batches have ended.",
+            )
         job_id = random_id("msgbatch_", 24)
-        job = Job(provider=PROVIDER, id=job_id, seq=self.ctx.store.next_seq(), created_at=self.ctx.now(),
-                  requests=items, plan=JobPlan.capture(faults, job_id))
+        job = Job(
+            provider=PROVIDER,
+            id=job_id,
+            seq=self.ctx.store.next_seq(),
+            created_at=self.ctx.now(),
+            requests=items,
+            plan=JobPlan.capture(faults, job_id),
+        )
         self.ctx.store.put_job(job)
         self.ctx.count_batch(PROVIDER)
         # Stored before answering: a client that dies during the delay leaves a paid orphan behind.
@@ -169,8 +208,10 @@ class AnthropicApp(ProviderApp):
         job = self._job(request.params["batch_id"])
         with self.ctx.store.lock:
             if refresh(self.ctx, job, self.ctx.now(), self.finalize) not in TERMINAL:
-                raise ApiError(400, f"Message batch {job.id} is still processing; cancel it and wait for it to "
-                               "end before deleting it.")
+                raise ApiError(
+                    400,
+                    f"Message batch {job.id} is still processing; cancel it and wait for it to end before deleting it.",
+                )
             job.deleted = True
             self.ctx.store.put_job(job)
         return json_response({"id": job.id, "type": "message_batch_deleted"})
@@ -179,15 +220,17 @@ class AnthropicApp(ProviderApp):
         """`GET …/results`: JSONL, one line per request, only when ended."""
         job = self._job(request.params["batch_id"])
         if refresh(self.ctx, job, self.ctx.now(), self.finalize) not in TERMINAL:
-            raise ApiError(400, f"Message batch {job.id} has not ended yet; results are available once "
-                           "processing_status is 'ended'.")
+            raise ApiError(
+                400,
+                f"Message batch {job.id} has not ended yet; results are available once processing_status is 'ended'.",
+            )
         not_found = ApiError(404, f"The results of message batch {job.id} are no longer available.")
         meta = self.ctx.store.get_file(PROVIDER, job.outputs.get("results", ""))
         if meta is None:
             raise not_found
         return bytes_response(download_bytes(self.ctx, meta, not_found), "application/binary")
 
-    def list(self, request: Request) -> Response:
+    def list_batches(self, request: Request) -> Response:
         """`GET /v1/messages/batches?limit=&after_id=&before_id=`, newest first."""
         limit = int_arg(request.arg("limit"), 20, 1, 1000, "limit")
         jobs = [j for j in self.ctx.store.list_jobs(PROVIDER) if not j.deleted]
@@ -200,16 +243,30 @@ class AnthropicApp(ProviderApp):
         else:
             begin = (ids.index(after) + 1 if after in ids else len(ids)) if after else 0
             page, has_more = jobs[begin : begin + limit], begin + limit < len(jobs)
-        return json_response({"data": [self.batch_json(j, request) for j in page], "has_more": has_more,
-                              "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None})
+        return json_response(
+            {
+                "data": [self.batch_json(j, request) for j in page],
+                "has_more": has_more,
+                "first_id": page[0].id if page else None,
+                "last_id": page[-1].id if page else None,
+            }
+        )
 
     def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
         """Write the results JSONL (kept as an internal generated file)."""
         written: dict[int, dict[str, Any]] = {}
-        lines = [written.setdefault(o.index, {"custom_id": o.item.custom_id, "result": _result(o)})
-                 for o in emitted(job, outcomes)]
-        meta = new_generated_file(self.ctx, PROVIDER, f"results-{job.id}", jsonl(lines),
-                                  filename=f"{job.id}_results.jsonl", mime_type="application/binary")
+        lines = [
+            written.setdefault(o.index, {"custom_id": o.item.custom_id, "result": _result(o)})
+            for o in emitted(job, outcomes)
+        ]
+        meta = new_generated_file(
+            self.ctx,
+            PROVIDER,
+            f"results-{job.id}",
+            jsonl(lines),
+            filename=f"{job.id}_results.jsonl",
+            mime_type="application/binary",
+        )
         job.outputs["results"] = meta.id
 
     def batch_json(self, job: Job, request: Request) -> dict[str, Any]:
@@ -222,16 +279,22 @@ class AnthropicApp(ProviderApp):
         ended_at = None
         if ended:
             summary = job.summary
-            counts = {"processing": 0, "succeeded": summary.get(Kind.SUCCEEDED.value, 0),
-                      "errored": summary.get(Kind.INVALID.value, 0) + summary.get(Kind.SERVER_ERROR.value, 0),
-                      "canceled": summary.get(Kind.CANCELLED.value, 0),
-                      "expired": summary.get(Kind.EXPIRED.value, 0)}
+            counts = {
+                "processing": 0,
+                "succeeded": summary.get(Kind.SUCCEEDED.value, 0),
+                "errored": summary.get(Kind.INVALID.value, 0) + summary.get(Kind.SERVER_ERROR.value, 0),
+                "canceled": summary.get(Kind.CANCELLED.value, 0),
+                "expired": summary.get(Kind.EXPIRED.value, 0),
+            }
             ended_at = times.cancelled if current is Phase.CANCELLED else times.end
         return {
-            "id": job.id, "type": "message_batch", "processing_status": self._status(current),
+            "id": job.id,
+            "type": "message_batch",
+            "processing_status": self._status(current),
             "request_counts": counts,
             "ended_at": rfc3339(ended_at) if ended_at is not None else None,
-            "created_at": rfc3339(times.created), "expires_at": rfc3339(times.created + _EXPIRY_SECONDS),
+            "created_at": rfc3339(times.created),
+            "expires_at": rfc3339(times.created + _EXPIRY_SECONDS),
             "archived_at": rfc3339(ended_at) if ended_at is not None and self.ctx.faults.archive_results else None,
             "cancel_initiated_at": rfc3339(times.cancel_requested) if times.cancel_requested else None,
             "results_url": f"{request.base_url}{self.prefix}/v1/messages/batches/{job.id}/results" if ended else None,

@@ -36,15 +36,27 @@ from speceval.emulator.jobs import (
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
 
 _STATE = {
-    Phase.QUEUED: "BATCH_STATE_PENDING", Phase.RUNNING: "BATCH_STATE_RUNNING",
-    Phase.FINALIZING: "BATCH_STATE_RUNNING", Phase.CANCELLING: "BATCH_STATE_RUNNING",
-    Phase.COMPLETED: "BATCH_STATE_SUCCEEDED", Phase.FAILED: "BATCH_STATE_FAILED",
-    Phase.EXPIRED: "BATCH_STATE_EXPIRED", Phase.CANCELLED: "BATCH_STATE_CANCELLED",
+    Phase.QUEUED: "BATCH_STATE_PENDING",
+    Phase.RUNNING: "BATCH_STATE_RUNNING",
+    Phase.FINALIZING: "BATCH_STATE_RUNNING",
+    Phase.CANCELLING: "BATCH_STATE_RUNNING",
+    Phase.COMPLETED: "BATCH_STATE_SUCCEEDED",
+    Phase.FAILED: "BATCH_STATE_FAILED",
+    Phase.EXPIRED: "BATCH_STATE_EXPIRED",
+    Phase.CANCELLED: "BATCH_STATE_CANCELLED",
 }
 _STATUS_NAMES = {
-    400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-    409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL", 501: "UNIMPLEMENTED",
-    503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
 }
 INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
 SERVER_MESSAGE = "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
@@ -62,13 +74,24 @@ def _status(code: int, message: str) -> dict[str, Any]:
 def _response_or_error(outcome: Outcome) -> dict[str, Any]:
     """`{"response": GenerateContentResponse}` or `{"error": Status}` for one request."""
     if outcome.kind is Kind.SUCCEEDED:
-        return {"response": {
-            "candidates": [{"content": {"parts": [{"text": outcome.text or ""}], "role": "model"},
-                            "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": outcome.input_tokens,
-                              "candidatesTokenCount": outcome.output_tokens,
-                              "totalTokenCount": outcome.input_tokens + outcome.output_tokens},
-            "modelVersion": outcome.item.model, "responseId": random_id("", 22)}}
+        return {
+            "response": {
+                "candidates": [
+                    {
+                        "content": {"parts": [{"text": outcome.text or ""}], "role": "model"},
+                        "finishReason": "STOP",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": {
+                    "promptTokenCount": outcome.input_tokens,
+                    "candidatesTokenCount": outcome.output_tokens,
+                    "totalTokenCount": outcome.input_tokens + outcome.output_tokens,
+                },
+                "modelVersion": outcome.item.model,
+                "responseId": random_id("", 22),
+            }
+        }
     if outcome.kind is Kind.INVALID:
         return {"error": _status(400, INVALID_MESSAGE)}
     return {"error": _status(500, SERVER_MESSAGE)}
@@ -83,14 +106,25 @@ def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[Job
         try:
             row = json.loads(line)
         except ValueError:
-            return [], [JobFailure(code="INVALID_ARGUMENT", line=number,
-                                   message=f"Line {number} of the input file is not valid JSON.")]
+            return [], [
+                JobFailure(
+                    code="INVALID_ARGUMENT", line=number, message=f"Line {number} of the input file is not valid JSON."
+                )
+            ]
         if not isinstance(row, dict) or not isinstance(row.get("request"), dict):
-            return [], [JobFailure(code="INVALID_ARGUMENT", line=number,
-                                   message=f"Line {number} of the input file has no 'request' object.")]
+            return [], [
+                JobFailure(
+                    code="INVALID_ARGUMENT",
+                    line=number,
+                    message=f"Line {number} of the input file has no 'request' object.",
+                )
+            ]
         key = row.get("key")
-        items.append(RequestItem(custom_id=str(key) if key is not None else str(number), model=model,
-                                 prompt=_prompt_of(row["request"])))
+        items.append(
+            RequestItem(
+                custom_id=str(key) if key is not None else str(number), model=model, prompt=_prompt_of(row["request"])
+            )
+        )
     if not items:
         return [], [JobFailure(code="INVALID_ARGUMENT", message="The input file contains no requests.")]
     return items, []
@@ -108,7 +142,7 @@ class GeminiApp(ProviderApp):
         return [
             *GeminiFiles(self.ctx).routes(),
             Route("POST", f"/{ver}/models/{{model}}:batchGenerateContent", self.create),
-            Route("GET", f"/{ver}/batches", self.list),
+            Route("GET", f"/{ver}/batches", self.list_batches),
             Route("GET", f"/{ver}/batches/{{batch_id}}", self.retrieve),
             Route("DELETE", f"/{ver}/batches/{{batch_id}}", self.delete),
             Route("POST", f"/{ver}/batches/{{batch_id}}:cancel", self.cancel),
@@ -126,8 +160,11 @@ class GeminiApp(ProviderApp):
 
     def auth_error(self, request: Request) -> ApiError:
         """Google's answer to a call without a key."""
-        return ApiError(403, "Method doesn't allow unregistered callers (callers without established identity). "
-                        "Please use API Key or other form of API consumer identity to call this API.")
+        return ApiError(
+            403,
+            "Method doesn't allow unregistered callers (callers without established identity). "
+            "Please use API Key or other form of API consumer identity to call this API.",
+        )
 
     def unknown_route(self, request: Request) -> ApiError:
         """Google's 404 for an unknown path."""
@@ -167,8 +204,9 @@ class GeminiApp(ProviderApp):
                     raise ApiError(400, f"batch.input_config.requests.requests[{index}].request is required.")
                 metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else None
                 key = (metadata or {}).get("key", str(index))
-                items.append(RequestItem(custom_id=str(key), model=model, prompt=_prompt_of(entry["request"]),
-                                         metadata=metadata))
+                items.append(
+                    RequestItem(custom_id=str(key), model=model, prompt=_prompt_of(entry["request"]), metadata=metadata)
+                )
         else:
             file_name = source.get("fileName", source.get("file_name"))
             if not isinstance(file_name, str) or not file_name.startswith("files/"):
@@ -178,20 +216,36 @@ class GeminiApp(ProviderApp):
                 raise ApiError(404, f"File {file_name} not found.")
             items, failures = _parse_file(content, model)
         if faults.max_requests_per_batch is not None and len(items) > faults.max_requests_per_batch:
-            raise ApiError(400, f"The batch contains {len(items)} requests; at most "
-                           f"{faults.max_requests_per_batch} are allowed.")
+            raise ApiError(
+                400, f"The batch contains {len(items)} requests; at most {faults.max_requests_per_batch} are allowed."
+            )
         if self.ctx.take_create_limit():
-            raise ApiError(429, f"Enqueued token quota exceeded for model {model}; try again once running batch "
-                           "jobs have finished.")
+            raise ApiError(
+                429,
+                f"Enqueued token quota exceeded for model {model}; try again once running batch jobs have finished.",
+            )
         if faults.fail_validation and not failures:
-            failures.append(JobFailure(code="INVALID_ARGUMENT",
-                                       message="The batch failed validation (injected by the speceval emulator)."))
+            failures.append(
+                JobFailure(
+                    code="INVALID_ARGUMENT", message="The batch failed validation (injected by the speceval emulator)."
+                )
+            )
         job_id = random_lower_id(length=20)
-        job = Job(provider=PROVIDER, id=job_id, seq=self.ctx.store.next_seq(), created_at=self.ctx.now(),
-                  requests=items, plan=JobPlan.capture(faults, job_id), failures=failures,
-                  params={"model": model, "display_name": batch.get("displayName", batch.get("display_name")),
-                          "inline": inline, "input_file": None if inline else source.get("fileName",
-                                                                                         source.get("file_name"))})
+        job = Job(
+            provider=PROVIDER,
+            id=job_id,
+            seq=self.ctx.store.next_seq(),
+            created_at=self.ctx.now(),
+            requests=items,
+            plan=JobPlan.capture(faults, job_id),
+            failures=failures,
+            params={
+                "model": model,
+                "display_name": batch.get("displayName", batch.get("display_name")),
+                "inline": inline,
+                "input_file": None if inline else source.get("fileName", source.get("file_name")),
+            },
+        )
         self.ctx.store.put_job(job)
         self.ctx.count_batch(PROVIDER)
         # Stored before answering: the create is not idempotent, a client dying now leaves an orphan.
@@ -208,8 +262,11 @@ class GeminiApp(ProviderApp):
         with self.ctx.store.lock:
             current = refresh(self.ctx, job, self.ctx.now(), self.finalize)
             if current in TERMINAL:
-                raise ApiError(400, f"Batch batches/{job.id} is already in a terminal state ({_STATE[current]}).",
-                               kind="FAILED_PRECONDITION")
+                raise ApiError(
+                    400,
+                    f"Batch batches/{job.id} is already in a terminal state ({_STATE[current]}).",
+                    kind="FAILED_PRECONDITION",
+                )
             if job.cancel_requested_at is None:
                 job.cancel_requested_at = self.ctx.now()
                 self.ctx.store.put_job(job)
@@ -223,7 +280,7 @@ class GeminiApp(ProviderApp):
             self.ctx.store.put_job(job)
         return json_response({})
 
-    def list(self, request: Request) -> Response:
+    def list_batches(self, request: Request) -> Response:
         """`GET /{ver}/batches?pageSize=&pageToken=` → `{operations, nextPageToken}`, newest first."""
         size = int_arg(request.arg("pageSize"), 50, 1, 1000, "pageSize")
         jobs = [j for j in self.ctx.store.list_jobs(PROVIDER) if not j.deleted]
@@ -251,10 +308,18 @@ class GeminiApp(ProviderApp):
             job.params["inlined_responses"] = inlined
             return
         written: dict[int, dict[str, Any]] = {}
-        lines = [written.setdefault(o.index, {"key": o.item.custom_id, **_response_or_error(o)})
-                 for o in emitted(job, outcomes)]
-        meta = new_generated_file(self.ctx, PROVIDER, f"batch-{job.id}", jsonl(lines),
-                                  filename=f"batch-{job.id}", retention_seconds=FILE_RETENTION_SECONDS)
+        lines = [
+            written.setdefault(o.index, {"key": o.item.custom_id, **_response_or_error(o)})
+            for o in emitted(job, outcomes)
+        ]
+        meta = new_generated_file(
+            self.ctx,
+            PROVIDER,
+            f"batch-{job.id}",
+            jsonl(lines),
+            filename=f"batch-{job.id}",
+            retention_seconds=FILE_RETENTION_SECONDS,
+        )
         job.outputs["responses_file"] = f"files/{meta.id}"
 
     def operation_json(self, job: Job, request: Request) -> dict[str, Any]:
@@ -269,15 +334,25 @@ class GeminiApp(ProviderApp):
             failed = job.summary.get(Kind.INVALID.value, 0) + job.summary.get(Kind.SERVER_ERROR.value, 0)
         else:
             _, succeeded, failed = progress_counts(job, now)
-        end = {Phase.COMPLETED: times.end, Phase.EXPIRED: times.end, Phase.FAILED: times.start,
-               Phase.CANCELLED: times.cancelled}.get(current)
+        end = {
+            Phase.COMPLETED: times.end,
+            Phase.EXPIRED: times.end,
+            Phase.FAILED: times.start,
+            Phase.CANCELLED: times.cancelled,
+        }.get(current)
         metadata: dict[str, Any] = {
             "@type": f"type.googleapis.com/google.ai.generativelanguage.{version}.GenerateContentBatch",
-            "model": f"models/{job.params['model']}", "name": f"batches/{job.id}",
-            "state": _STATE[current], "createTime": rfc3339(times.created),
+            "model": f"models/{job.params['model']}",
+            "name": f"batches/{job.id}",
+            "state": _STATE[current],
+            "createTime": rfc3339(times.created),
             "updateTime": rfc3339(end if end is not None else max(times.created, min(now, times.end))),
-            "batchStats": {"requestCount": str(n), "successfulRequestCount": str(succeeded),
-                           "failedRequestCount": str(failed), "pendingRequestCount": str(n - succeeded - failed)},
+            "batchStats": {
+                "requestCount": str(n),
+                "successfulRequestCount": str(succeeded),
+                "failedRequestCount": str(failed),
+                "pendingRequestCount": str(n - succeeded - failed),
+            },
         }
         if job.params.get("display_name") is not None:
             metadata["displayName"] = job.params["display_name"]
@@ -288,13 +363,13 @@ class GeminiApp(ProviderApp):
             output = {"responsesFile": job.outputs["responses_file"]}
         elif "inlined_responses" in job.params:
             output = {"inlinedResponses": {"inlinedResponses": job.params["inlined_responses"]}}
-        operation: dict[str, Any] = {"name": f"batches/{job.id}", "metadata": metadata,
-                                     "done": current in TERMINAL}
+        operation: dict[str, Any] = {"name": f"batches/{job.id}", "metadata": metadata, "done": current in TERMINAL}
         if output is not None:
             metadata["output"] = output
             operation["response"] = {
                 "@type": f"type.googleapis.com/google.ai.generativelanguage.{version}.GenerateContentBatchOutput",
-                **output}
+                **output,
+            }
         if current is Phase.FAILED and job.failures:
             operation["error"] = _status(400, job.failures[0].message)
         return operation

@@ -80,7 +80,7 @@ class GeminiFiles:
         return [
             # Chunk posts carry no API key, so this route checks the key itself (only for `start`).
             Route("POST", f"/upload/{ver}/files", self.upload, auth=False),
-            Route("GET", f"/{ver}/files", self.list),
+            Route("GET", f"/{ver}/files", self.list_files),
             Route("GET", f"/{ver}/files/{{file_id}}", self.retrieve),
             Route("DELETE", f"/{ver}/files/{{file_id}}", self.delete),
             Route("GET", f"/{ver}/files/{{file_id}}:download", self.download),
@@ -98,9 +98,12 @@ class GeminiFiles:
         upload_id = request.arg("upload_id")
         if upload_id is None:
             if not api_key_present(request):
-                raise ApiError(403, "Method doesn't allow unregistered callers (callers without established "
-                               "identity). Please use API Key or other form of API consumer identity to call "
-                               "this API.")
+                raise ApiError(
+                    403,
+                    "Method doesn't allow unregistered callers (callers without established "
+                    "identity). Please use API Key or other form of API consumer identity to call "
+                    "this API.",
+                )
             return self._start(request)
         return self._chunk(request, upload_id)
 
@@ -111,14 +114,19 @@ class GeminiFiles:
         body = request.json()
         spec = body.get("file", {}) if isinstance(body, dict) else {}
         spec = spec if isinstance(spec, dict) else {}
-        mime_type = (spec.get("mime_type") or spec.get("mimeType")
-                     or request.header("x-goog-upload-header-content-type") or "application/octet-stream")
+        mime_type = (
+            spec.get("mime_type")
+            or spec.get("mimeType")
+            or request.header("x-goog-upload-header-content-type")
+            or "application/octet-stream"
+        )
         name = spec.get("name")
         if name:
             file_id = str(name).removeprefix("files/")
             if not _FILE_ID.match(file_id):
-                raise ApiError(400, f"Invalid file name '{name}': use files/ plus up to 40 lowercase letters, "
-                               "digits or dashes.")
+                raise ApiError(
+                    400, f"Invalid file name '{name}': use files/ plus up to 40 lowercase letters, digits or dashes."
+                )
             if self.ctx.store.get_file(PROVIDER, file_id) is not None:
                 raise ApiError(409, f"File files/{file_id} already exists.", kind="ALREADY_EXISTS")
         else:
@@ -126,13 +134,20 @@ class GeminiFiles:
         upload_id = random_lower_id("up", 24)
         with self._lock:
             self._sessions[upload_id] = _Session(
-                version=request.params["ver"], file_id=file_id, mime_type=str(mime_type),
+                version=request.params["ver"],
+                file_id=file_id,
+                mime_type=str(mime_type),
                 display_name=spec.get("display_name") or spec.get("displayName"),
             )
-        url = f"{request.base_url}/gemini/upload/{request.params['ver']}/files?upload_id={upload_id}" \
-              "&upload_protocol=resumable"
-        return Response(200, b"", {"x-goog-upload-url": url, "x-goog-upload-status": "active",
-                                   "content-type": "text/plain; charset=utf-8"})
+        url = (
+            f"{request.base_url}/gemini/upload/{request.params['ver']}/files?upload_id={upload_id}"
+            "&upload_protocol=resumable"
+        )
+        return Response(
+            200,
+            b"",
+            {"x-goog-upload-url": url, "x-goog-upload-status": "active", "content-type": "text/plain; charset=utf-8"},
+        )
 
     def _chunk(self, request: Request, upload_id: str) -> Response:
         with self._lock:
@@ -152,10 +167,16 @@ class GeminiFiles:
         data = bytes(session.data)
         now = self.ctx.now()
         meta = StoredFile(
-            provider=PROVIDER, id=session.file_id, seq=self.ctx.store.next_seq(),
-            filename=session.display_name or session.file_id, display_name=session.display_name,
-            mime_type=session.mime_type, created_at=now, expires_at=now + FILE_RETENTION_SECONDS,
-            size=len(data), sha256=hashlib.sha256(data).hexdigest(),
+            provider=PROVIDER,
+            id=session.file_id,
+            seq=self.ctx.store.next_seq(),
+            filename=session.display_name or session.file_id,
+            display_name=session.display_name,
+            mime_type=session.mime_type,
+            created_at=now,
+            expires_at=now + FILE_RETENTION_SECONDS,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
         )
         self.ctx.store.put_file(meta, data)
         self.ctx.count_upload()
@@ -180,7 +201,7 @@ class GeminiFiles:
         data = download_bytes(self.ctx, meta, file_not_found(f"files/{meta.id}"))
         return bytes_response(data, meta.mime_type if "/" in meta.mime_type else "application/octet-stream")
 
-    def list(self, request: Request) -> Response:
+    def list_files(self, request: Request) -> Response:
         """`GET /{ver}/files?pageSize=&pageToken=` → `{files, nextPageToken}`."""
         size = int_arg(request.arg("pageSize"), 10, 1, 100, "pageSize")
         files = self.ctx.store.list_files(PROVIDER)

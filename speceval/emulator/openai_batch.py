@@ -5,10 +5,9 @@ Mounted under `/openai`, so the SDK's base URL is `http://127.0.0.1:P/openai/v1`
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from speceval.emulator.common import int_arg, jsonl, new_generated_file, refresh, text_of
+from speceval.emulator.common import int_arg, jsonl, new_generated_file, refresh
 from speceval.emulator.faults import JobPlan
 from speceval.emulator.jobs import (
     TERMINAL,
@@ -17,7 +16,6 @@ from speceval.emulator.jobs import (
     Kind,
     Outcome,
     Phase,
-    RequestItem,
     emitted,
     phase,
     progress_counts,
@@ -25,137 +23,34 @@ from speceval.emulator.jobs import (
     timeline,
 )
 from speceval.emulator.openai_files import PROVIDER, OpenAIFiles
+from speceval.emulator.openai_wire import parse_input_file, result_line
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
 
 _ENDPOINTS = {
-    "/v1/responses", "/v1/chat/completions", "/v1/embeddings", "/v1/completions", "/v1/moderations",
-    "/v1/images/generations", "/v1/images/edits", "/v1/videos",
+    "/v1/responses",
+    "/v1/chat/completions",
+    "/v1/embeddings",
+    "/v1/completions",
+    "/v1/moderations",
+    "/v1/images/generations",
+    "/v1/images/edits",
+    "/v1/videos",
 }
 # Endpoints whose answers the emulator can synthesise; the others are refused at create (honestly, not faked).
 _ANSWERED = {"/v1/chat/completions", "/v1/responses", "/v1/completions"}
 _MAX_REQUESTS = 50_000
 _COMPLETION_WINDOW_SECONDS = 24 * 3600
 _STATUS = {
-    Phase.QUEUED: "validating", Phase.RUNNING: "in_progress", Phase.FINALIZING: "finalizing",
-    Phase.COMPLETED: "completed", Phase.FAILED: "failed", Phase.EXPIRED: "expired",
-    Phase.CANCELLING: "cancelling", Phase.CANCELLED: "cancelled",
+    Phase.QUEUED: "validating",
+    Phase.RUNNING: "in_progress",
+    Phase.FINALIZING: "finalizing",
+    Phase.COMPLETED: "completed",
+    Phase.FAILED: "failed",
+    Phase.EXPIRED: "expired",
+    Phase.CANCELLING: "cancelling",
+    Phase.CANCELLED: "cancelled",
 }
 _ERROR_TYPES = {401: "invalid_request_error", 403: "permission_error", 429: "requests"}
-INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
-SERVER_MESSAGE = "The server had an error while processing your request. Sorry about that!"
-_UNEXECUTED = {
-    Kind.EXPIRED: ("batch_expired", "This request could not be executed before the completion window expired."),
-    Kind.CANCELLED: ("batch_cancelled", "This request was not executed because the batch was cancelled."),
-}
-
-
-def _prompt_of(body: dict[str, Any]) -> str:
-    """All prompt text of a request body, for any of the answered endpoints."""
-    texts = [text_of(body.get("instructions")), text_of(body.get("messages")), text_of(body.get("input"))]
-    if isinstance(body.get("prompt"), str | list):
-        texts.append(text_of(body["prompt"]))
-    return "\n".join(t for t in texts if t)
-
-
-def parse_input_file(content: bytes, endpoint: str) -> tuple[list[RequestItem], list[JobFailure]]:
-    """Validate a batch input file the way the Batch API does; the failures make the batch `failed`."""
-    items: list[RequestItem] = []
-    failures: list[JobFailure] = []
-    seen: set[str] = set()
-    models: set[str] = set()
-    lines = content.decode("utf-8", errors="replace").splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            failures.append(JobFailure(code="invalid_json_line", message="This line is not parseable as valid JSON.",
-                                       line=number))
-            continue
-        if not isinstance(row, dict):
-            failures.append(JobFailure(code="invalid_request", message="Each line must be a JSON object.", line=number))
-            continue
-        custom_id = row.get("custom_id")
-        body = row.get("body")
-        if not isinstance(custom_id, str) or not custom_id:
-            failures.append(JobFailure(code="missing_required_parameter", param="custom_id", line=number,
-                                       message="Missing required parameter: 'custom_id'."))
-        elif custom_id in seen:
-            failures.append(JobFailure(
-                code="duplicate_custom_id", param="custom_id", line=number,
-                message="The custom_id for this request is a duplicate of another request. "
-                "The custom_id parameter must be unique for each request in a batch."))
-        if row.get("method") != "POST":
-            failures.append(JobFailure(code="invalid_method", param="method", line=number,
-                                       message="The only supported method is 'POST'."))
-        if row.get("url") != endpoint:
-            failures.append(JobFailure(
-                code="mismatched_endpoint", param="url", line=number,
-                message=f"The provided URL '{row.get('url')}' does not match the batch endpoint '{endpoint}'."))
-        if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-            failures.append(JobFailure(code="missing_required_parameter", param="body.model", line=number,
-                                       message="Missing required parameter: 'model'."))
-            continue
-        models.add(body["model"])
-        if isinstance(custom_id, str) and custom_id and custom_id not in seen:
-            seen.add(custom_id)
-            items.append(RequestItem(custom_id=custom_id, model=body["model"], prompt=_prompt_of(body)))
-    if not lines or not any(line.strip() for line in lines):
-        failures.append(JobFailure(code="empty_file", message="The batch input file is empty."))
-    if len(models) > 1:
-        failures.append(JobFailure(code="mismatched_model", param="body.model",
-                                   message="All requests in a batch must use the same model."))
-    return items, failures
-
-
-def _answer_body(endpoint: str, outcome: Outcome, created: int) -> dict[str, Any]:
-    """The endpoint's normal response body for a succeeded request."""
-    text, model = outcome.text or "", outcome.item.model
-    prompt_tokens, completion_tokens = outcome.input_tokens, outcome.output_tokens
-    if endpoint == "/v1/responses":
-        return {
-            "id": random_id("resp_"), "object": "response", "created_at": created, "status": "completed",
-            "model": model, "output": [{
-                "type": "message", "id": random_id("msg_"), "status": "completed", "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}]}],
-            "usage": {"input_tokens": prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": completion_tokens, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": prompt_tokens + completion_tokens},
-        }
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-             "total_tokens": prompt_tokens + completion_tokens,
-             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                           "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
-    if endpoint == "/v1/completions":
-        return {"id": random_id("cmpl-"), "object": "text_completion", "created": created, "model": model,
-                "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": "stop"}], "usage": usage}
-    return {
-        "id": random_id("chatcmpl-"), "object": "chat.completion", "created": created, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None,
-                                              "annotations": []},
-                     "logprobs": None, "finish_reason": "stop"}],
-        "usage": usage, "service_tier": "default", "system_fingerprint": None,
-    }
-
-
-def _result_line(endpoint: str, outcome: Outcome, created: int) -> dict[str, Any]:
-    """One output/error file line."""
-    line: dict[str, Any] = {"id": random_id("batch_req_"), "custom_id": outcome.item.custom_id}
-    if outcome.kind in _UNEXECUTED:
-        code, message = _UNEXECUTED[outcome.kind]
-        return {**line, "response": None, "error": {"code": code, "message": message}}
-    if outcome.kind is Kind.SUCCEEDED:
-        status, body = 200, _answer_body(endpoint, outcome, created)
-    elif outcome.kind is Kind.INVALID:
-        status, body = 400, {"error": {"message": INVALID_MESSAGE, "type": "invalid_request_error",
-                                       "param": None, "code": None}}
-    else:
-        status, body = 500, {"error": {"message": SERVER_MESSAGE, "type": "server_error",
-                                       "param": None, "code": "server_error"}}
-    return {**line, "response": {"status_code": status, "request_id": random_id("req_", 32), "body": body},
-            "error": None}
 
 
 class OpenAIApp(ProviderApp):
@@ -169,15 +64,18 @@ class OpenAIApp(ProviderApp):
         return [
             *OpenAIFiles(self.ctx).routes(),
             Route("POST", "/v1/batches", self.create),
-            Route("GET", "/v1/batches", self.list),
+            Route("GET", "/v1/batches", self.list_batches),
             Route("GET", "/v1/batches/{batch_id}", self.retrieve),
             Route("POST", "/v1/batches/{batch_id}/cancel", self.cancel),
         ]
 
     def render_error(self, error: ApiError) -> Response:
         """`{"error": {message, type, param, code}}` with an `x-request-id` header."""
-        kind = error.kind or _ERROR_TYPES.get(error.status) or (
-            "server_error" if error.status >= 500 else "invalid_request_error")
+        kind = (
+            error.kind
+            or _ERROR_TYPES.get(error.status)
+            or ("server_error" if error.status >= 500 else "invalid_request_error")
+        )
         code = error.code
         if code is None and error.status == 429:
             code = "rate_limit_exceeded"
@@ -191,8 +89,11 @@ class OpenAIApp(ProviderApp):
 
     def auth_error(self, request: Request) -> ApiError:
         """OpenAI's 401 for a missing key."""
-        return ApiError(401, "You didn't provide an API key. You need to provide your API key in an Authorization "
-                        "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).")
+        return ApiError(
+            401,
+            "You didn't provide an API key. You need to provide your API key in an Authorization "
+            "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        )
 
     def state_name(self, job: Job) -> str:
         """The Batch `status` now."""
@@ -213,24 +114,35 @@ class OpenAIApp(ProviderApp):
             raise ApiError(400, "The request body must be a JSON object.")
         for field in ("input_file_id", "endpoint", "completion_window"):
             if not isinstance(body.get(field), str):
-                raise ApiError(400, f"Missing required parameter: '{field}'.", param=field,
-                               code="missing_required_parameter")
+                raise ApiError(
+                    400, f"Missing required parameter: '{field}'.", param=field, code="missing_required_parameter"
+                )
         endpoint = body["endpoint"]
         if endpoint not in _ENDPOINTS:
-            raise ApiError(400, f"Invalid value for 'endpoint': '{endpoint}'.", param="endpoint",
-                           code="invalid_value")
+            raise ApiError(400, f"Invalid value for 'endpoint': '{endpoint}'.", param="endpoint", code="invalid_value")
         if endpoint not in _ANSWERED:
             raise ApiError(400, f"The speceval emulator does not answer '{endpoint}' batches.", param="endpoint")
         if body["completion_window"] != "24h":
-            raise ApiError(400, "Invalid value for 'completion_window': only '24h' is supported.",
-                           param="completion_window", code="invalid_value")
+            raise ApiError(
+                400,
+                "Invalid value for 'completion_window': only '24h' is supported.",
+                param="completion_window",
+                code="invalid_value",
+            )
         metadata = body.get("metadata")
         if metadata is not None and (
-            not isinstance(metadata, dict) or len(metadata) > 16
-            or any(not isinstance(k, str) or len(k) > 64 or not isinstance(v, str) or len(v) > 512
-                   for k, v in metadata.items())):
-            raise ApiError(400, "Invalid 'metadata': at most 16 pairs, keys up to 64 and values up to 512 "
-                           "characters, all strings.", param="metadata")
+            not isinstance(metadata, dict)
+            or len(metadata) > 16
+            or any(
+                not isinstance(k, str) or len(k) > 64 or not isinstance(v, str) or len(v) > 512
+                for k, v in metadata.items()
+            )
+        ):
+            raise ApiError(
+                400,
+                "Invalid 'metadata': at most 16 pairs, keys up to 64 and values up to 512 characters, all strings.",
+                param="metadata",
+            )
         meta = self.ctx.store.get_file(PROVIDER, body["input_file_id"])
         content = self.ctx.store.file_content(PROVIDER, body["input_file_id"])
         if meta is None or content is None:
@@ -241,24 +153,47 @@ class OpenAIApp(ProviderApp):
         items, failures = parse_input_file(content, endpoint)
         limit = faults.max_requests_per_batch or _MAX_REQUESTS
         if len(items) > limit:
-            failures.append(JobFailure(code="too_many_requests",
-                                       message=f"The batch has {len(items)} requests; the limit is {limit}."))
+            failures.append(
+                JobFailure(
+                    code="too_many_requests", message=f"The batch has {len(items)} requests; the limit is {limit}."
+                )
+            )
         if self.ctx.take_create_limit():
             model = items[0].model if items else "the model"
-            failures.append(JobFailure(code="token_limit_exceeded", message=(
-                f"Enqueued token limit reached for {model} in organization org-emulator. Limit: 90,000 enqueued "
-                "tokens. Please try submitting fewer tasks or try again once your in_progress batches have "
-                "completed.")))
+            failures.append(
+                JobFailure(
+                    code="token_limit_exceeded",
+                    message=(
+                        f"Enqueued token limit reached for {model} in organization org-emulator. "
+                        "Limit: 90,000 enqueued tokens. Please try submitting fewer tasks or try again "
+                        "once your in_progress batches have completed."
+                    ),
+                )
+            )
         if faults.fail_validation and not failures:
-            failures.append(JobFailure(code="invalid_request", message=(
-                "The batch input file failed validation (injected by the speceval emulator).")))
+            failures.append(
+                JobFailure(
+                    code="invalid_request",
+                    message=("The batch input file failed validation (injected by the speceval emulator)."),
+                )
+            )
         job_id = random_id("batch_", 32)
         job = Job(
-            provider=PROVIDER, id=job_id, seq=self.ctx.store.next_seq(), created_at=self.ctx.now(),
-            requests=items, plan=JobPlan.capture(faults, job_id), failures=failures,
-            params={"endpoint": endpoint, "input_file_id": meta.id, "completion_window": "24h",
-                    "metadata": metadata, "model": items[0].model if items else None,
-                    "output_expires_after": body.get("output_expires_after")},
+            provider=PROVIDER,
+            id=job_id,
+            seq=self.ctx.store.next_seq(),
+            created_at=self.ctx.now(),
+            requests=items,
+            plan=JobPlan.capture(faults, job_id),
+            failures=failures,
+            params={
+                "endpoint": endpoint,
+                "input_file_id": meta.id,
+                "completion_window": "24h",
+                "metadata": metadata,
+                "model": items[0].model if items else None,
+                "output_expires_after": body.get("output_expires_after"),
+            },
         )
         self.ctx.store.put_job(job)
         self.ctx.count_batch(PROVIDER)
@@ -282,7 +217,7 @@ class OpenAIApp(ProviderApp):
                 self.ctx.store.put_job(job)
         return json_response(self.batch_json(job))
 
-    def list(self, request: Request) -> Response:
+    def list_batches(self, request: Request) -> Response:
         """`GET /v1/batches?limit=&after=`, newest first."""
         limit = int_arg(request.arg("limit"), 20, 1, 100, "limit")
         jobs = self.ctx.store.list_jobs(PROVIDER)
@@ -292,8 +227,15 @@ class OpenAIApp(ProviderApp):
             jobs = jobs[ids.index(after) + 1 :] if after in ids else []
         page = jobs[:limit]
         data = [self.batch_json(j) for j in page]
-        return json_response({"object": "list", "data": data, "first_id": page[0].id if page else None,
-                              "last_id": page[-1].id if page else None, "has_more": len(jobs) > limit})
+        return json_response(
+            {
+                "object": "list",
+                "data": data,
+                "first_id": page[0].id if page else None,
+                "last_id": page[-1].id if page else None,
+                "has_more": len(jobs) > limit,
+            }
+        )
 
     def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
         """Write the output file (succeeded lines) and the error file (everything else)."""
@@ -305,15 +247,21 @@ class OpenAIApp(ProviderApp):
         written: dict[int, dict[str, Any]] = {}
         for outcome in emitted(job, outcomes):
             # A duplicated result is the very same line twice (same line id), as a replayed write would be.
-            line = written.setdefault(outcome.index, _result_line(endpoint, outcome, created))
+            line = written.setdefault(outcome.index, result_line(endpoint, outcome, created))
             (ok if outcome.kind is Kind.SUCCEEDED else bad).append(line)
         expires = job.params.get("output_expires_after") or {}
         retention = float(expires.get("seconds", 30 * 24 * 3600))
         for key, lines, suffix in (("output_file_id", ok, "output"), ("error_file_id", bad, "error")):
             if lines:
-                meta = new_generated_file(self.ctx, PROVIDER, random_id("file-", 22), jsonl(lines),
-                                          filename=f"{job.id}_{suffix}.jsonl", purpose="batch_output",
-                                          retention_seconds=retention)
+                meta = new_generated_file(
+                    self.ctx,
+                    PROVIDER,
+                    random_id("file-", 22),
+                    jsonl(lines),
+                    filename=f"{job.id}_{suffix}.jsonl",
+                    purpose="batch_output",
+                    retention_seconds=retention,
+                )
                 job.outputs[key] = meta.id
 
     def batch_json(self, job: Job) -> dict[str, Any]:
@@ -321,8 +269,11 @@ class OpenAIApp(ProviderApp):
         now = self.ctx.now()
         current = refresh(self.ctx, job, now, self.finalize)
         times = timeline(job)
-        started = not job.failures and now >= times.start and (
-            times.cancel_requested is None or times.cancel_requested >= times.start)
+        started = (
+            not job.failures
+            and now >= times.start
+            and (times.cancel_requested is None or times.cancel_requested >= times.start)
+        )
         total = 0 if current is Phase.FAILED else len(job.requests)
         if current in TERMINAL:
             completed = job.summary.get(Kind.SUCCEEDED.value, 0)
@@ -336,13 +287,19 @@ class OpenAIApp(ProviderApp):
             return int(instant) if condition and instant is not None else None
 
         return {
-            "id": job.id, "object": "batch", "endpoint": job.params["endpoint"],
+            "id": job.id,
+            "object": "batch",
+            "endpoint": job.params["endpoint"],
             "errors": {"object": "list", "data": [f.model_dump() for f in job.failures]}
-            if current is Phase.FAILED else None,
-            "input_file_id": job.params["input_file_id"], "completion_window": "24h",
+            if current is Phase.FAILED
+            else None,
+            "input_file_id": job.params["input_file_id"],
+            "completion_window": "24h",
             "status": _STATUS[current],
-            "output_file_id": job.outputs.get("output_file_id"), "error_file_id": job.outputs.get("error_file_id"),
-            "created_at": int(times.created), "in_progress_at": at(started, times.start),
+            "output_file_id": job.outputs.get("output_file_id"),
+            "error_file_id": job.outputs.get("error_file_id"),
+            "created_at": int(times.created),
+            "in_progress_at": at(started, times.start),
             "expires_at": int(times.created + _COMPLETION_WINDOW_SECONDS),
             "finalizing_at": at(current in (Phase.FINALIZING, Phase.COMPLETED), times.finalize),
             "completed_at": at(current is Phase.COMPLETED, times.end),
@@ -351,8 +308,13 @@ class OpenAIApp(ProviderApp):
             "cancelling_at": at(True, times.cancel_requested),
             "cancelled_at": at(current is Phase.CANCELLED, times.cancelled),
             "request_counts": {"total": total, "completed": completed, "failed": failed},
-            "metadata": job.params.get("metadata"), "model": job.params.get("model"),
-            "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": input_tokens + output_tokens},
+            "metadata": job.params.get("metadata"),
+            "model": job.params.get("model"),
+            "usage": {
+                "input_tokens": input_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": input_tokens + output_tokens,
+            },
         }

@@ -48,7 +48,7 @@ class OpenAIFiles:
         """Routes relative to the `/openai` prefix."""
         return [
             Route("POST", "/v1/files", self.upload),
-            Route("GET", "/v1/files", self.list),
+            Route("GET", "/v1/files", self.list_files),
             Route("GET", "/v1/files/{file_id}", self.retrieve),
             Route("DELETE", "/v1/files/{file_id}", self.delete),
             Route("GET", "/v1/files/{file_id}/content", self.content),
@@ -123,7 +123,7 @@ class OpenAIFiles:
         data = download_bytes(self.ctx, meta, file_not_found(meta.id))
         return bytes_response(data, "application/octet-stream")
 
-    def list(self, request: Request) -> Response:
+    def list_files(self, request: Request) -> Response:
         """`GET /v1/files?purpose=&order=&limit=&after=`."""
         limit = int_arg(request.arg("limit"), 10000, 1, 10000, "limit")
         order = request.arg("order", "desc")

@@ -6,6 +6,7 @@ in the foreground for `speceval emulator --port N`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -19,8 +20,8 @@ from pydantic import BaseModel, Field
 
 from speceval.emulator.anthropic_batch import AnthropicApp
 from speceval.emulator.context import EmulatorContext, EmulatorStats
-from speceval.emulator.gemini_batch import GeminiApp
 from speceval.emulator.faults import FaultConfig, HttpFault, canonical_provider
+from speceval.emulator.gemini_batch import GeminiApp
 from speceval.emulator.openai_batch import OpenAIApp
 from speceval.emulator.responder import Responder
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, json_response
@@ -69,10 +70,8 @@ class _Server(ThreadingHTTPServer):
         with self._connections_lock:
             connections = list(self._connections)
         for connection in connections:
-            try:
+            with contextlib.suppress(OSError):  # already closed by the peer
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed by the peer
 
     def dispatch(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Response:
         """Route one request to its provider app and handler."""
@@ -85,8 +84,12 @@ class _Server(ThreadingHTTPServer):
             return json_response({"error": {"message": message, "type": "not_found"}}, 404)
         host = headers.get("host")
         request = Request(
-            method=method, path=path[len(app.prefix) :] or "/", full_path=path,
-            query=parse_qs(split.query, keep_blank_values=True), headers=headers, body=body,
+            method=method,
+            path=path[len(app.prefix) :] or "/",
+            full_path=path,
+            query=parse_qs(split.query, keep_blank_values=True),
+            headers=headers,
+            body=body,
             base_url=f"http://{host}" if host else self.ctx.base_url,
         )
         route = None
@@ -142,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:

@@ -52,8 +52,12 @@ def wait_until(fetch: Callable[[], T], done: Callable[[T], bool], timeout: float
 def openai_lines(prompts: list[str], model: str = "gpt-test", endpoint: str = "/v1/chat/completions") -> bytes:
     """A Batch API input file with custom ids `r0`, `r1`, …"""
     rows = [
-        {"custom_id": f"r{i}", "method": "POST", "url": endpoint,
-         "body": {"model": model, "messages": [{"role": "user", "content": prompt}], "max_completion_tokens": 32}}
+        {
+            "custom_id": f"r{i}",
+            "method": "POST",
+            "url": endpoint,
+            "body": {"model": model, "messages": [{"role": "user", "content": prompt}], "max_completion_tokens": 32},
+        }
         for i, prompt in enumerate(prompts)
     ]
     return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
@@ -62,16 +66,20 @@ def openai_lines(prompts: list[str], model: str = "gpt-test", endpoint: str = "/
 def anthropic_requests(prompts: list[str], model: str = "claude-test") -> list[dict[str, Any]]:
     """Message Batches requests with custom ids `r0`, `r1`, …"""
     return [
-        {"custom_id": f"r{i}", "params": {"model": model, "max_tokens": 32,
-                                          "messages": [{"role": "user", "content": prompt}]}}
+        {
+            "custom_id": f"r{i}",
+            "params": {"model": model, "max_tokens": 32, "messages": [{"role": "user", "content": prompt}]},
+        }
         for i, prompt in enumerate(prompts)
     ]
 
 
 def gemini_lines(prompts: list[str]) -> bytes:
     """A Gemini batch input file with keys `r0`, `r1`, …"""
-    rows = [{"key": f"r{i}", "request": {"contents": [{"role": "user", "parts": [{"text": p}]}]}}
-            for i, p in enumerate(prompts)]
+    rows = [
+        {"key": f"r{i}", "request": {"contents": [{"role": "user", "parts": [{"text": p}]}]}}
+        for i, p in enumerate(prompts)
+    ]
     return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
 
 
@@ -83,8 +91,9 @@ def parse_jsonl(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines[:-1]]
 
 
-def raw(method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
-        ) -> tuple[int, dict[str, str], bytes]:
+def raw(
+    method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
     """A plain HTTP request (no SDK): status, lower-cased headers, body."""
     request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))

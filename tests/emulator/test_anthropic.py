@@ -26,11 +26,17 @@ def test_full_workflow_maps_ids_back_and_shuffles(emu: Emulator) -> None:
         assert created.request_counts.processing == 11 and created.request_counts.succeeded == 0
         with pytest.raises(anthropic.AnthropicError):
             list(client.messages.batches.results(created.id))  # no results_url before the end
-        final = wait_until(lambda: client.messages.batches.retrieve(created.id),
-                           lambda b: b.processing_status == "ended")
+        final = wait_until(
+            lambda: client.messages.batches.retrieve(created.id), lambda b: b.processing_status == "ended"
+        )
         counts = final.request_counts
         assert (counts.processing, counts.succeeded, counts.errored, counts.canceled, counts.expired) == (
-            0, 10, 1, 0, 0)
+            0,
+            10,
+            1,
+            0,
+            0,
+        )
         assert final.ended_at is not None and final.created_at < final.ended_at
         assert final.results_url == f"{emu.anthropic_base_url}/v1/messages/batches/{final.id}/results"
         results = list(client.messages.batches.results(final.id))
@@ -86,12 +92,14 @@ def test_cancel_then_delete_and_delete_refused_while_running() -> None:
             client.messages.batches.delete(batch.id)
         canceling = client.messages.batches.cancel(batch.id)
         assert canceling.processing_status == "canceling" and canceling.cancel_initiated_at is not None
-        final = wait_until(lambda: client.messages.batches.retrieve(batch.id),
-                           lambda b: b.processing_status == "ended")
+        final = wait_until(lambda: client.messages.batches.retrieve(batch.id), lambda b: b.processing_status == "ended")
         assert final.request_counts.canceled == 3
         results = list(client.messages.batches.results(batch.id))
         assert sorted((r.custom_id, r.result.type) for r in results) == [
-            ("r0", "canceled"), ("r1", "canceled"), ("r2", "canceled")]
+            ("r0", "canceled"),
+            ("r1", "canceled"),
+            ("r2", "canceled"),
+        ]
         deleted = client.messages.batches.delete(batch.id)
         assert deleted.id == batch.id and deleted.type == "message_batch_deleted"
         with pytest.raises(anthropic.NotFoundError):
@@ -110,8 +118,10 @@ def test_expiry_gives_expired_results() -> None:
 
 def test_list_pages_newest_first_with_after_and_before(emu: Emulator) -> None:
     with anthropic_client(emu) as client:
-        ids = [client.messages.batches.create(requests=anthropic_requests([f"p{i}"])).id  # type: ignore[arg-type]
-               for i in range(5)]
+        ids = [
+            client.messages.batches.create(requests=anthropic_requests([f"p{i}"])).id  # type: ignore[arg-type]
+            for i in range(5)
+        ]
         newest_first = ids[::-1]
         page = client.messages.batches.list(limit=2)
         assert [b.id for b in page.data] == newest_first[:2] and page.has_more
@@ -123,8 +133,12 @@ def test_list_pages_newest_first_with_after_and_before(emu: Emulator) -> None:
 
 
 def test_faults_error_rate_rate_limit_http_fault_and_archive() -> None:
-    faults = FaultConfig(turnaround_seconds=0.05, error_rate=0.5, create_limit_error_count=1, http_faults=[
-        HttpFault(provider="anthropic", method="GET", path_regex=r"/results$", status=529, count=1)])
+    faults = FaultConfig(
+        turnaround_seconds=0.05,
+        error_rate=0.5,
+        create_limit_error_count=1,
+        http_faults=[HttpFault(provider="anthropic", method="GET", path_regex=r"/results$", status=529, count=1)],
+    )
     with Emulator(faults=faults) as emu, anthropic_client(emu, max_retries=0) as client:
         with pytest.raises(anthropic.RateLimitError) as limited:
             client.messages.batches.create(requests=anthropic_requests(["a"]))  # type: ignore[arg-type]
@@ -145,8 +159,10 @@ def test_faults_error_rate_rate_limit_http_fault_and_archive() -> None:
 
 
 def test_results_stream_has_no_blank_lines_and_truncation_fault() -> None:
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, truncate_downloads=True)) as emu, \
-            anthropic_client(emu) as client:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.05, truncate_downloads=True)) as emu,
+        anthropic_client(emu) as client,
+    ):
         final = run_batch(client, [f"q{i}" for i in range(6)])
         assert final.results_url is not None
         headers = {"x-api-key": KEY}

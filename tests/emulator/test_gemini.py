@@ -49,7 +49,8 @@ def test_file_workflow_maps_keys_back_and_shuffles(emu: Emulator) -> None:
         if "response" in line:
             response = types.GenerateContentResponse.model_validate(line["response"])
             assert response.text and response.text.startswith(
-                "[synthetic answer from the speceval emulator; model=gemini-test]")
+                "[synthetic answer from the speceval emulator; model=gemini-test]"
+            )
             assert response.usage_metadata and response.usage_metadata.total_token_count
 
 
@@ -62,8 +63,12 @@ def test_raw_operation_shape_and_rest_download_path(emu: Emulator) -> None:
     assert status == 200 and operation["done"] is True
     metadata = operation["metadata"]
     assert metadata["@type"].endswith("v1.GenerateContentBatch") and metadata["state"] == "BATCH_STATE_SUCCEEDED"
-    assert metadata["batchStats"] == {"requestCount": "2", "successfulRequestCount": "2",
-                                      "failedRequestCount": "0", "pendingRequestCount": "0"}
+    assert metadata["batchStats"] == {
+        "requestCount": "2",
+        "successfulRequestCount": "2",
+        "failedRequestCount": "0",
+        "pendingRequestCount": "0",
+    }
     assert operation["response"]["responsesFile"] == final.dest.file_name
     file_id = final.dest.file_name.removeprefix("files/")
     status, _, content = raw("GET", f"{emu.gemini_base_url}/download/v1/files/{file_id}:download?alt=media&key={KEY}")
@@ -89,13 +94,16 @@ def test_inline_batch_echoes_metadata_in_input_order_on_v1beta(emu: Emulator) ->
 def test_two_chunk_upload_and_client_chosen_name(emu: Emulator) -> None:
     data = bytes(range(256)) * (9 * 4096)  # 9 MiB: the SDK sends an 8 MiB chunk, then the rest
     with gemini_client(emu) as client:
-        uploaded = client.files.upload(file=io.BytesIO(data), config=types.UploadFileConfig(
-            mime_type="application/octet-stream", name="files/my-input-1"))
+        uploaded = client.files.upload(
+            file=io.BytesIO(data),
+            config=types.UploadFileConfig(mime_type="application/octet-stream", name="files/my-input-1"),
+        )
         assert uploaded.name == "files/my-input-1" and uploaded.size_bytes == len(data)
         assert client.files.download(file="files/my-input-1") == data
         with pytest.raises(errors.ClientError) as caught:
-            client.files.upload(file=io.BytesIO(b"x"), config=types.UploadFileConfig(
-                mime_type="text/plain", name="files/my-input-1"))
+            client.files.upload(
+                file=io.BytesIO(b"x"), config=types.UploadFileConfig(mime_type="text/plain", name="files/my-input-1")
+            )
         assert caught.value.code == 409
         client.files.delete(name="files/my-input-1")
         with pytest.raises(errors.ClientError) as missing:
@@ -122,22 +130,26 @@ def test_cancel_list_and_delete() -> None:
 
 
 def test_expired_and_failed_states() -> None:
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, expire_jobs=True)) as emu, \
-            gemini_client(emu) as client:
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, expire_jobs=True)) as emu, gemini_client(emu) as client:
         expired = run_file_batch(client, ["a", "b"])
         emu.faults = FaultConfig(turnaround_seconds=0.05, fail_validation=True)
         failed = run_file_batch(client, ["a"])
         assert failed.name
-        operation = json.loads(raw("GET", f"{emu.gemini_base_url}/v1/{failed.name}",
-                                   headers={"x-goog-api-key": KEY})[2])
+        operation = json.loads(
+            raw("GET", f"{emu.gemini_base_url}/v1/{failed.name}", headers={"x-goog-api-key": KEY})[2]
+        )
     assert expired.state == types.JobState.JOB_STATE_EXPIRED and expired.dest is None
     assert failed.state == types.JobState.JOB_STATE_FAILED and failed.dest is None
     assert operation["error"]["status"] == "INVALID_ARGUMENT" and operation["error"]["message"]
 
 
 def test_error_rate_create_limit_http_fault_and_auth() -> None:
-    faults = FaultConfig(turnaround_seconds=0.05, error_rate=0.5, create_limit_error_count=1, http_faults=[
-        HttpFault(provider="google", method="GET", path_regex=r"/batches/", status=503, count=1)])
+    faults = FaultConfig(
+        turnaround_seconds=0.05,
+        error_rate=0.5,
+        create_limit_error_count=1,
+        http_faults=[HttpFault(provider="google", method="GET", path_regex=r"/batches/", status=503, count=1)],
+    )
     with Emulator(faults=faults) as emu, gemini_client(emu) as client:
         uploaded = client.files.upload(file=io.BytesIO(gemini_lines([f"q{i}" for i in range(20)])), config=UPLOAD)
         assert uploaded.name

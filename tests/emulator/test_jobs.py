@@ -30,7 +30,12 @@ def make_job(n: int, **faults: object) -> Job:
 def test_lifecycle_is_a_function_of_wall_clock_time() -> None:
     job = make_job(10)
     assert [phase(job, t) for t in (1000.0, 1001.0, 1005.0, 1009.5, 1010.0)] == [
-        Phase.QUEUED, Phase.RUNNING, Phase.RUNNING, Phase.FINALIZING, Phase.COMPLETED]
+        Phase.QUEUED,
+        Phase.RUNNING,
+        Phase.RUNNING,
+        Phase.FINALIZING,
+        Phase.COMPLETED,
+    ]
     assert [executed_count(job, t) for t in (1000.5, 1001.0, 1005.0, 1009.0, 2000.0)] == [0, 0, 5, 10, 10]
     job.cancel_requested_at = 1005.0
     assert phase(job, 1005.5) is Phase.CANCELLING and phase(job, 1006.0) is Phase.CANCELLED
@@ -73,8 +78,8 @@ def test_responder_is_deterministic_tagged_and_prompt_specific() -> None:
 def test_multipart_parser_keeps_bytes_exactly() -> None:
     payload = b"line one\r\nline two\n\x00\xff"
     body = (
-        b"--XyZ\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n"
-        b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"in.jsonl\"\r\n"
+        b'--XyZ\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n'
+        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="in.jsonl"\r\n'
         b"Content-Type: application/octet-stream\r\n\r\n" + payload + b"\r\n--XyZ--\r\n"
     )
     parts = parse_multipart(body, 'multipart/form-data; boundary="XyZ"')
@@ -94,5 +99,9 @@ def test_fault_config_validates() -> None:
     fault = HttpFault(provider="google", method="get", path_regex=r"/batches/", status=503)
     assert fault.provider == "gemini" and fault.matches("gemini", "GET", "/gemini/v1/batches/x")
     assert not fault.matches("openai", "GET", "/openai/v1/batches/x")
-    assert FaultConfig.model_validate_json('{"turnaround_seconds": 2, "http_faults": [{"status": 429}]}'
-                                           ).http_faults[0].count == 1
+    assert (
+        FaultConfig.model_validate_json('{"turnaround_seconds": 2, "http_faults": [{"status": 429}]}')
+        .http_faults[0]
+        .count
+        == 1
+    )

@@ -19,7 +19,10 @@ def run_batch(client: openai.OpenAI, prompts: list[str], **create: object) -> op
     """Upload, create and poll one batch until it is terminal."""
     uploaded = client.files.create(file=("in.jsonl", openai_lines(prompts)), purpose="batch")
     batch = client.batches.create(
-        input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h", **create  # type: ignore[arg-type]
+        input_file_id=uploaded.id,
+        endpoint="/v1/chat/completions",
+        completion_window="24h",
+        **create,  # type: ignore[arg-type]
     )
     return wait_until(lambda: client.batches.retrieve(batch.id), lambda b: b.status in TERMINAL)
 
@@ -30,13 +33,15 @@ def test_full_workflow_maps_ids_back_and_shuffles(emu: Emulator) -> None:
         uploaded = client.files.create(file=("in.jsonl", openai_lines(prompts)), purpose="batch")
         assert uploaded.id.startswith("file-") and uploaded.purpose == "batch" and uploaded.filename == "in.jsonl"
         assert uploaded.bytes == len(openai_lines(prompts))
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h", metadata={"job": "k1"})
+        batch = client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h", metadata={"job": "k1"}
+        )
         assert batch.status == "validating" and batch.metadata == {"job": "k1"}
         assert batch.request_counts is not None and batch.request_counts.total == 13
         seen = {batch.status}
-        final = wait_until(lambda: client.batches.retrieve(batch.id),
-                           lambda b: seen.add(b.status) or b.status in TERMINAL)
+        final = wait_until(
+            lambda: client.batches.retrieve(batch.id), lambda b: seen.add(b.status) or b.status in TERMINAL
+        )
         assert "in_progress" in seen
         assert final.status == "completed" and final.model == "gpt-test"
         assert final.request_counts is not None
@@ -69,8 +74,12 @@ def test_full_workflow_maps_ids_back_and_shuffles(emu: Emulator) -> None:
 def test_answers_are_deterministic_across_batches(emu: Emulator) -> None:
     with openai_client(emu) as client:
         first, second = run_batch(client, ["same prompt"]), run_batch(client, ["same prompt"])
-        texts = [parse_jsonl(client.files.content(b.output_file_id).text)[0]["response"]["body"]["choices"][0]
-                 ["message"]["content"] for b in (first, second)]
+        texts = [
+            parse_jsonl(client.files.content(b.output_file_id).text)[0]["response"]["body"]["choices"][0]["message"][
+                "content"
+            ]
+            for b in (first, second)
+        ]
     assert texts[0] == texts[1]
 
 
@@ -103,29 +112,38 @@ def test_bad_input_file_fails_validation_with_line_numbers(emu: Emulator) -> Non
     ]
     with openai_client(emu) as client:
         uploaded = client.files.create(file=("bad.jsonl", "\n".join(lines).encode()), purpose="batch")
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h")
+        batch = client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
         final = wait_until(lambda: client.batches.retrieve(batch.id), lambda b: b.status in TERMINAL)
     assert final.status == "failed" and final.failed_at and final.output_file_id is None
     assert final.errors is not None
     codes = {(e.code, e.line) for e in final.errors.data}
-    assert codes == {("duplicate_custom_id", 2), ("invalid_json_line", 3), ("mismatched_endpoint", 4),
-                     ("missing_required_parameter", 5)}
+    assert codes == {
+        ("duplicate_custom_id", 2),
+        ("invalid_json_line", 3),
+        ("mismatched_endpoint", 4),
+        ("missing_required_parameter", 5),
+    }
 
 
 def test_create_parameter_errors_and_auth(emu: Emulator) -> None:
     with openai_client(emu, max_retries=0) as client:
         uploaded = client.files.create(file=("in.jsonl", openai_lines(["x"])), purpose="batch")
         with pytest.raises(openai.BadRequestError) as caught:
-            client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                  completion_window="24h", metadata={f"k{i}": "v" for i in range(17)})
+            client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata={f"k{i}": "v" for i in range(17)},
+            )
         assert caught.value.body["param"] == "metadata"  # type: ignore[index]
         with pytest.raises(openai.BadRequestError):
-            client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                  completion_window="48h")  # type: ignore[arg-type]
+            client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="48h")  # type: ignore[arg-type]
         with pytest.raises(openai.NotFoundError):
-            client.batches.create(input_file_id="file-missing", endpoint="/v1/chat/completions",
-                                  completion_window="24h")
+            client.batches.create(
+                input_file_id="file-missing", endpoint="/v1/chat/completions", completion_window="24h"
+            )
         with pytest.raises(openai.NotFoundError) as missing:
             client.batches.retrieve("batch_nope")
         assert missing.value.body["message"] == "No batch found with id 'batch_nope'."  # type: ignore[index]
@@ -133,15 +151,22 @@ def test_create_parameter_errors_and_auth(emu: Emulator) -> None:
     assert status == 401 and json.loads(body)["error"]["type"] == "invalid_request_error"
     status, _, body = raw("GET", f"{emu.openai_base_url}/nothing/here", headers={"Authorization": f"Bearer {KEY}"})
     assert status == 404
-    assert json.loads(body) == {"error": {"message": "Invalid URL (GET /v1/nothing/here)",
-                                          "type": "invalid_request_error", "param": None, "code": None}}
+    assert json.loads(body) == {
+        "error": {
+            "message": "Invalid URL (GET /v1/nothing/here)",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    }
 
 
 def test_cancel_goes_through_cancelling_to_cancelled_with_cancelled_lines() -> None:
     with Emulator(faults=FaultConfig(turnaround_seconds=2.0)) as emu, openai_client(emu) as client:
         uploaded = client.files.create(file=("in.jsonl", openai_lines([f"q{i}" for i in range(6)])), purpose="batch")
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h")
+        batch = client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
         cancelling = client.batches.cancel(batch.id)
         assert cancelling.status == "cancelling" and cancelling.cancelling_at is not None
         final = wait_until(lambda: client.batches.retrieve(batch.id), lambda b: b.status in TERMINAL)
@@ -162,14 +187,17 @@ def test_expiry_keeps_partial_output_and_reports_the_rest() -> None:
     assert final.status == "expired" and final.expired_at is not None and final.completed_at is None
     assert len(output) == 4 and len(errors) == 4
     assert {line["custom_id"] for line in output} | {line["custom_id"] for line in errors} == {
-        f"r{i}" for i in range(8)}
+        f"r{i}" for i in range(8)
+    }
     assert all(line["response"] is None and line["error"]["code"] == "batch_expired" for line in errors)
     assert "completion window expired" in errors[0]["error"]["message"]
 
 
 def test_fail_validation_fault() -> None:
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, fail_validation=True)) as emu, \
-            openai_client(emu) as client:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.05, fail_validation=True)) as emu,
+        openai_client(emu) as client,
+    ):
         final = run_batch(client, ["fine"])
     assert final.status == "failed" and final.errors is not None and final.errors.data[0].message
     assert final.output_file_id is None and final.error_file_id is None
@@ -177,17 +205,19 @@ def test_fail_validation_fault() -> None:
 
 def test_error_rate_drop_and_duplicate_faults() -> None:
     prompts = [f"q{i}" for i in range(40)]
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, error_rate=0.25)) as emu, \
-            openai_client(emu) as client:
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, error_rate=0.25)) as emu, openai_client(emu) as client:
         final = run_batch(client, prompts)
         errors = parse_jsonl(client.files.content(final.error_file_id).text)
     assert 0 < len(errors) < 40 and final.request_counts is not None
     assert final.request_counts.failed == len(errors)
-    assert all(e["response"]["status_code"] == 500 and e["response"]["body"]["error"]["type"] == "server_error"
-               for e in errors)
+    assert all(
+        e["response"]["status_code"] == 500 and e["response"]["body"]["error"]["type"] == "server_error" for e in errors
+    )
 
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, drop_rate=0.25, duplicate_rate=0.25)) as emu, \
-            openai_client(emu) as client:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.05, drop_rate=0.25, duplicate_rate=0.25)) as emu,
+        openai_client(emu) as client,
+    ):
         final = run_batch(client, prompts)
         output = parse_jsonl(client.files.content(final.output_file_id).text)
     ids = [line["custom_id"] for line in output]
@@ -201,14 +231,25 @@ def test_error_rate_drop_and_duplicate_faults() -> None:
 
 
 def test_http_faults_are_counted_down_and_carry_retry_headers(emu: Emulator) -> None:
-    emu.faults = FaultConfig(turnaround_seconds=0.05, http_faults=[
-        HttpFault(provider="openai", method="GET", path_regex=r"/batches/[^/]+$", status=429, count=2,
-                  retry_after_ms=5, retry_after=0.005),
-    ])
+    emu.faults = FaultConfig(
+        turnaround_seconds=0.05,
+        http_faults=[
+            HttpFault(
+                provider="openai",
+                method="GET",
+                path_regex=r"/batches/[^/]+$",
+                status=429,
+                count=2,
+                retry_after_ms=5,
+                retry_after=0.005,
+            ),
+        ],
+    )
     with openai_client(emu, max_retries=0) as client:
         uploaded = client.files.create(file=("in.jsonl", openai_lines(["x"])), purpose="batch")
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h")
+        batch = client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
         with pytest.raises(openai.RateLimitError) as caught:
             client.batches.retrieve(batch.id)
         assert caught.value.response.headers["retry-after-ms"] == "5"
@@ -220,20 +261,28 @@ def test_http_faults_are_counted_down_and_carry_retry_headers(emu: Emulator) -> 
 
 
 def test_create_delay_stores_the_job_before_answering() -> None:
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, create_delay_seconds=0.5)) as emu, \
-            openai_client(emu, max_retries=0, timeout=0.2) as client:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.05, create_delay_seconds=0.5)) as emu,
+        openai_client(emu, max_retries=0, timeout=0.2) as client,
+    ):
         uploaded = client.files.create(file=("in.jsonl", openai_lines(["x"])), purpose="batch")
         with pytest.raises(openai.APITimeoutError):
-            client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                  completion_window="24h", metadata={"speceval_key": "k"})
+            client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata={"speceval_key": "k"},
+            )
         jobs = emu.list_jobs("openai")
         assert emu.stats.batches_created["openai"] == 1
     assert len(jobs) == 1 and jobs[0].metadata == {"speceval_key": "k"} and jobs[0].request_count == 1
 
 
 def test_truncated_first_download_and_archived_results() -> None:
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, truncate_downloads=True)) as emu, \
-            openai_client(emu) as client:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.05, truncate_downloads=True)) as emu,
+        openai_client(emu) as client,
+    ):
         final = run_batch(client, [f"q{i}" for i in range(4)])
         first = client.files.content(final.output_file_id).content
         second = client.files.content(final.output_file_id).content
@@ -259,8 +308,10 @@ def test_request_limit_and_enqueued_token_limit() -> None:
 
 
 def test_unshuffled_results_keep_input_order() -> None:
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, shuffle_results=False)) as emu, \
-            openai_client(emu) as client:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.05, shuffle_results=False)) as emu,
+        openai_client(emu) as client,
+    ):
         final = run_batch(client, [f"q{i}" for i in range(6)])
         output = parse_jsonl(client.files.content(final.output_file_id).text)
     assert [line["custom_id"] for line in output] == [f"r{i}" for i in range(6)]
@@ -268,8 +319,11 @@ def test_unshuffled_results_keep_input_order() -> None:
 
 def test_responses_endpoint_and_expires_after(emu: Emulator) -> None:
     with openai_client(emu) as client:
-        uploaded = client.files.create(file=("in.jsonl", openai_lines(["hi"], endpoint="/v1/responses")),
-                                       purpose="batch", expires_after={"anchor": "created_at", "seconds": 3600})
+        uploaded = client.files.create(
+            file=("in.jsonl", openai_lines(["hi"], endpoint="/v1/responses")),
+            purpose="batch",
+            expires_after={"anchor": "created_at", "seconds": 3600},
+        )
         assert uploaded.expires_at == uploaded.created_at + 3600
         batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/responses", completion_window="24h")
         final = wait_until(lambda: client.batches.retrieve(batch.id), lambda b: b.status in TERMINAL)
@@ -281,10 +335,10 @@ def test_responses_endpoint_and_expires_after(emu: Emulator) -> None:
 
 def test_progress_is_visible_while_running() -> None:
     with Emulator(faults=FaultConfig(turnaround_seconds=1.0)) as emu, openai_client(emu) as client:
-        uploaded = client.files.create(file=("in.jsonl", openai_lines([f"q{i}" for i in range(50)])),
-                                       purpose="batch")
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h")
+        uploaded = client.files.create(file=("in.jsonl", openai_lines([f"q{i}" for i in range(50)])), purpose="batch")
+        batch = client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
         time.sleep(0.5)
         middle = client.batches.retrieve(batch.id)
     assert middle.status == "in_progress" and middle.request_counts is not None

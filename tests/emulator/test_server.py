@@ -16,8 +16,16 @@ from pathlib import Path
 
 from speceval.emulator import Emulator, FaultConfig
 
-from .helpers import KEY, anthropic_client, anthropic_requests, openai_client, openai_lines, parse_jsonl, raw, \
-    wait_until
+from .helpers import (
+    KEY,
+    anthropic_client,
+    anthropic_requests,
+    openai_client,
+    openai_lines,
+    parse_jsonl,
+    raw,
+    wait_until,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,23 +33,34 @@ REPO = Path(__file__).resolve().parents[2]
 def test_state_dir_lets_a_new_emulator_finish_the_old_jobs(tmp_path: Path) -> None:
     state = tmp_path / "state"
     faults = FaultConfig(turnaround_seconds=0.6)
-    with Emulator(faults=faults, state_dir=state) as first, openai_client(first) as client, \
-            anthropic_client(first) as claude:
+    with (
+        Emulator(faults=faults, state_dir=state) as first,
+        openai_client(first) as client,
+        anthropic_client(first) as claude,
+    ):
         uploaded = client.files.create(file=("in.jsonl", openai_lines(["a", "b", "c"])), purpose="batch")
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h", metadata={"speceval_key": "k"})
+        batch = client.batches.create(
+            input_file_id=uploaded.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"speceval_key": "k"},
+        )
         message_batch = claude.messages.batches.create(requests=anthropic_requests(["x"]))  # type: ignore[arg-type]
         assert client.batches.retrieve(batch.id).status in ("validating", "in_progress")
     assert not list(state.rglob("*.tmp")), "atomic writes leave no temp files"
-    with Emulator(faults=FaultConfig(turnaround_seconds=5.0), state_dir=state) as second, \
-            openai_client(second) as client, anthropic_client(second) as claude:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=5.0), state_dir=state) as second,
+        openai_client(second) as client,
+        anthropic_client(second) as claude,
+    ):
         # The job keeps the turnaround it was created with, measured on the wall clock.
         final = wait_until(lambda: client.batches.retrieve(batch.id), lambda b: b.status == "completed")
         assert final.metadata == {"speceval_key": "k"} and client.files.retrieve(uploaded.id).bytes > 0
         lines = parse_jsonl(client.files.content(final.output_file_id).text)
         assert sorted(line["custom_id"] for line in lines) == ["r0", "r1", "r2"]
-        ended = wait_until(lambda: claude.messages.batches.retrieve(message_batch.id),
-                           lambda b: b.processing_status == "ended")
+        ended = wait_until(
+            lambda: claude.messages.batches.retrieve(message_batch.id), lambda b: b.processing_status == "ended"
+        )
         assert ended.results_url and ended.results_url.startswith(second.anthropic_base_url)
         assert [r.result.type for r in claude.messages.batches.results(message_batch.id)] == ["succeeded"]
         jobs = second.list_jobs("openai")
@@ -56,7 +75,9 @@ def test_sdk_in_another_process_uses_the_emulator(emu: Emulator, tmp_path: Path)
     script = textwrap.dedent("""
         import json, time, openai
         client = openai.OpenAI()
-        f = client.files.create(file=("in.jsonl", b'{"custom_id":"only","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[{"role":"user","content":"hi"}]}}\\n'), purpose="batch")
+        line = {"custom_id": "only", "method": "POST", "url": "/v1/chat/completions",
+                "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}
+        f = client.files.create(file=("in.jsonl", json.dumps(line).encode()), purpose="batch")
         b = client.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions", completion_window="24h")
         while b.status != "completed":
             time.sleep(0.02)
@@ -64,8 +85,9 @@ def test_sdk_in_another_process_uses_the_emulator(emu: Emulator, tmp_path: Path)
         print(json.dumps({"id": b.id, "text": client.files.content(b.output_file_id).text}))
     """)
     env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": emu.openai_base_url}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
     result = json.loads(done.stdout)
     assert [job.id for job in emu.list_jobs("openai")] == [result["id"]]
     assert json.loads(result["text"])["custom_id"] == "only"
@@ -90,8 +112,9 @@ def test_concurrent_clients_and_request_stats(emu: Emulator) -> None:
         uploaded = client.files.create(file=("in.jsonl", openai_lines(["a"])), purpose="batch")
 
         def create(_: int) -> str:
-            return client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                         completion_window="24h").id
+            return client.batches.create(
+                input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+            ).id
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             ids = list(pool.map(create, range(24)))
@@ -114,13 +137,14 @@ def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     script = f"from speceval.emulator import serve\nserve(port={port}, state_dir={str(tmp_path)!r})\n"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, str(REPO)])}
-    process = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
+
         def answer() -> int:
             try:
-                return raw("GET", f"http://127.0.0.1:{port}/anthropic/v1/messages/batches",
-                           headers={"x-api-key": KEY})[0]
+                return raw("GET", f"http://127.0.0.1:{port}/anthropic/v1/messages/batches", headers={"x-api-key": KEY})[
+                    0
+                ]
             except OSError:
                 return 0
 
