@@ -19,8 +19,8 @@ from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import BatchRecord, Outcome
 from speceval.redaction import RedactingFilter
 
-console = Console(stderr=True, highlight=False)
-stdout = Console(highlight=False)
+console = Console(stderr=True, highlight=False, soft_wrap=True)
+stdout = Console(highlight=False, soft_wrap=True)
 
 
 def setup_logging(verbose: bool, log_file: Path | None = None) -> None:

@@ -16,7 +16,14 @@ from pathlib import Path
 
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
-from speceval.cli.console import ProgressObserver, console, setup_logging, stdout, summary_table, synthetic_banner
+from speceval.cli.console import (
+    ProgressObserver,
+    console,
+    setup_logging,
+    stdout,
+    summary_table,
+    synthetic_banner,
+)
 from speceval.cli.exits import ExitCode, run_command
 from speceval.cli.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.errors import ConfigError
@@ -52,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         help=f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
     )
-    parser.add_argument("--timeout-hours", type=float, help=f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})")
+    parser.add_argument(
+        "--timeout-hours", type=float, help=f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})"
+    )
     parser.add_argument(
         "--max-attempts", type=int, help=f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})"
     )
@@ -89,7 +98,8 @@ def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offlin
     options = EngineOptions(
         batch_size=args.batch_size if args.batch_size is not None else base.batch_size,
         poll_interval=poll if poll is not None else base.poll_interval,
-        timeout_hours=args.timeout_hours if args.timeout_hours is not None else base.timeout_hours,
+        # The timeout bounds one invocation, not the run: a resume waits the default again unless told otherwise.
+        timeout_hours=args.timeout_hours if args.timeout_hours is not None else DEFAULT_TIMEOUT_HOURS,
         max_attempts=args.max_attempts if args.max_attempts is not None else base.max_attempts,
     )
     for name, value in vars(options).items():
@@ -157,7 +167,9 @@ def _generate(args: argparse.Namespace) -> int:
             summary = pipeline.run(model, observer)
         except KeyboardInterrupt:
             stack.close()
-            console.print(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {resume_command}")
+            console.print(
+                f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {resume_command}"
+            )
             return ExitCode.STOPPED
     stdout.print(summary_table(summary, f"{config.model_name} on {pipeline.spec_name}"))
     if offline:

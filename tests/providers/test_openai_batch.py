@@ -9,6 +9,7 @@ from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import Outcome
 from speceval.emulator import Emulator, FaultConfig, HttpFault
+from speceval.paths import safe_filename
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.openai_batch import OpenAIBatchedModel
 from tests.conftest import TEST_KEY, write_inputs, write_spec
@@ -83,7 +84,7 @@ def test_batch_size_and_one_metadata_file_per_job(tmp_path):
     assert counts == [1, 3, 3, 3]
     for path in metadata:
         record = json.loads(path.read_text())
-        assert path.stem == record["batch_id"] and record["handle"]["input_file_id"]
+        assert path.name == safe_filename(record["batch_id"]) + ".json" and record["handle"]["input_file_id"]
     preprocessed = list((run_dir / "preprocessed").glob("*.jsonl"))
     assert len(preprocessed) == 4
     line = json.loads(preprocessed[0].read_text().splitlines()[0])
