@@ -1,0 +1,116 @@
+"""Turning identifiers we do not control (statement ids, provider batch ids) into file names.
+
+Statement ids come from spec files and provider ids from remote APIs; either may contain '/', '..', control
+characters or names Windows reserves. `safe_filename` maps any such string to a name that:
+
+* stays inside its directory: no separators, never '.', '..' or a leading dot, no control characters;
+* is portable: only ASCII letters, digits, '_', '-', '.', ' ', '%' and '~'; no Windows reserved device name
+  (CON, NUL, COM1, ...); no trailing dot or space; at most `MAX_NAME_LENGTH` characters;
+* is collision-free, also on case-insensitive file systems (macOS, Windows), up to a sha256 prefix collision;
+* stays readable for ordinary ids: `avoid_errors` and `no.dots here` map to themselves.
+
+How: every character outside `[A-Za-z0-9_ .-]`, and a dot or space where it would be unsafe, is percent-encoded
+(UTF-8 bytes, upper-case hex). A literal '%' is always encoded, so the encoding can be decoded unambiguously and
+is therefore injective. Names that contain an upper-case letter, or that would be too long, get a '~' and 12
+hex digits of the sha256 of the original name appended ('~' is always encoded elsewhere, so the suffix cannot be
+mistaken for content): `Avoid` and `avoid` are the same file on a case-insensitive disk, the suffix keeps them
+apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+MAX_NAME_LENGTH = 150
+"""Longest name `safe_filename` returns; leaves room for suffixes within the usual 255-byte limit."""
+
+_HASH_CHARS = 12
+_KEEP = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-. ")
+_WINDOWS_RESERVED = frozenset(
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {f"COM{i}" for i in range(10)} | {f"LPT{i}" for i in range(10)}
+)
+_SUFFIX = re.compile(r"^(\.[A-Za-z0-9_-]+)*$")
+
+
+def _encode_char(char: str) -> str:
+    # surrogatepass: JSON may carry a lone surrogate ("\ud800"); it still needs a distinct, stable name.
+    return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+
+
+def _is_reserved(name: str) -> bool:
+    # Windows treats "CON.txt" and "con .json" as the device too: compare the part before the first dot.
+    return name.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_RESERVED
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+
+
+def safe_filename(name: str) -> str:
+    """Map an arbitrary identifier to a safe, deterministic, collision-free file name (without suffix).
+
+    See the module docstring for the exact guarantees.
+
+    Args:
+        name: any non-empty string, e.g. a statement id or a provider's batch id.
+
+    Returns:
+        A file name made of `[A-Za-z0-9_ .%~-]`, at most `MAX_NAME_LENGTH` characters long.
+
+    Raises:
+        ValueError: if `name` is empty (no file can stand for nothing).
+    """
+    if not name:
+        raise ValueError("cannot make a file name from an empty string")
+    encoded: list[str] = []
+    last = len(name) - 1
+    for position, char in enumerate(name):
+        unsafe = (
+            char not in _KEEP
+            # A leading dot would hide the file or, as '.' or '..', name a directory.
+            or (position == 0 and char in ". ")
+            # Windows silently strips trailing dots and spaces, which would merge 'a' and 'a.'.
+            or (position == last and char in ". ")
+        )
+        encoded.append(_encode_char(char) if unsafe else char)
+    if _is_reserved(name) and encoded[0] == name[0]:
+        encoded[0] = _encode_char(name[0])
+    result = "".join(encoded)
+
+    needs_digest = any("A" <= char <= "Z" for char in name)
+    cut = MAX_NAME_LENGTH - _HASH_CHARS - 1
+    if len(result) > (cut if needs_digest else MAX_NAME_LENGTH):
+        needs_digest = True
+        # Do not cut an escape in half: '%4' would read as garbage (harmless, but ugly).
+        percent = result.rfind("%", cut - 2, cut)
+        result = result[: percent if percent != -1 else cut]
+    if needs_digest:
+        result = f"{result}~{_digest(name)}"
+    return result
+
+
+def safe_path(directory: Path, name: str, suffix: str) -> Path:
+    """`directory / (safe_filename(name) + suffix)`, checked to be a direct child of `directory`.
+
+    Args:
+        directory: the folder the file must live in (need not exist yet).
+        name: the untrusted identifier (statement id, batch id, idempotency key, ...).
+        suffix: a file extension such as '.json' or '.jsonl' (or ''); it must be a constant of ours, not data.
+
+    Returns:
+        The path of the file.
+
+    Raises:
+        ValueError: if `name` is empty or `suffix` is not a plain extension. The final containment check raises
+            too, although `safe_filename` makes that unreachable; it is a plain check rather than an `assert`
+            so that `python -O` keeps it.
+    """
+    if not _SUFFIX.match(suffix):
+        raise ValueError(f"not a plain file extension: {suffix!r}")
+    file_name = safe_filename(name) + suffix
+    path = Path(directory) / file_name
+    if path.parent != Path(directory) or path.name != file_name or file_name in (".", ".."):
+        raise ValueError(f"{name!r} does not map to a file inside {directory}")
+    return path
