@@ -1,0 +1,205 @@
+"""A pre-generated inputs directory, read into prompt items (DESIGN §3).
+
+The directory holds one `<statement_id>.json` per statement: a JSON object whose `inputs` is a list of strings
+(other keys, such as the autobencher's `metadata`, are ignored). An input's `original_index` is its position in
+that list. Only top-level `*.json` files are read, sorted by name, so the order of items never depends on the
+file system. Every problem is an `InputError` naming the file (and the field, and the line for JSON syntax).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from speceval.errors import InputError
+from speceval.paths import safe_filename
+from speceval.spec import Specification, json_type_name
+
+logger = logging.getLogger(__name__)
+
+
+class PromptItem(BaseModel):
+    """One user prompt to send to a candidate model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statement_id: str
+    """The statement the prompt tests."""
+    original_index: int = Field(ge=0)
+    """Its position in the statement's `inputs` list (results are ordered and merged by it)."""
+    input_text: str
+    """The prompt itself."""
+
+
+class InputSet(BaseModel):
+    """Everything read from an inputs directory.
+
+    `len(input_set)` is the number of items.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    directory: Path
+    """The inputs directory."""
+    items: list[PromptItem]
+    """All prompts: files in name order, then each file's inputs in list order."""
+    files: list[Path]
+    """The files the items came from, sorted by name (one per statement that has inputs)."""
+    skipped_files: list[Path] = Field(default_factory=list)
+    """Files naming no statement of the spec, skipped because `allow_unknown_statements` was set."""
+    sha256: str
+    """Hex sha256 over the names and bytes of `files`, so a resumed run can tell that the inputs changed.
+
+    Skipped files are not part of it: they contribute nothing to the run.
+    """
+
+    def __len__(self) -> int:
+        """The number of prompt items."""
+        return len(self.items)
+
+    @property
+    def statement_ids(self) -> list[str]:
+        """Ids of the statements that have an inputs file, in file order."""
+        return list(dict.fromkeys(item.statement_id for item in self.items))
+
+
+def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_statements: bool = False) -> InputSet:
+    """Read every `<statement_id>.json` of an inputs directory.
+
+    A file's stem must be a statement id of `spec`; for ids that cannot be file names (say `a/b`) the stem may
+    also be `speceval.paths.safe_filename(id)`. An exact id match wins over a safe-name match.
+
+    Args:
+        inputs_dir: the directory (only its top-level `*.json` files are read).
+        spec: the specification the inputs belong to.
+        allow_unknown_statements: skip, with a warning, files whose stem names no statement, instead of failing.
+
+    Returns:
+        The items, the files they came from, the skipped files and a hash of the inputs.
+
+    Raises:
+        InputError: the directory is missing, is not a directory or holds no `*.json` file; a file is not UTF-8,
+            not valid JSON, not an object, has no `inputs` list or a non-string input; a file names no statement
+            (unless allowed); or two files name the same statement.
+    """
+    directory = Path(inputs_dir)
+    by_stem = _stems_to_ids(spec)
+    items: list[PromptItem] = []
+    files: list[Path] = []
+    skipped: list[Path] = []
+    seen: dict[str, Path] = {}
+    digest = hashlib.sha256()
+    for path in _json_files(directory):
+        statement_id = by_stem.get(path.stem)
+        if statement_id is None:
+            if not allow_unknown_statements:
+                raise InputError(path, _unknown_reason(path.stem, spec))
+            logger.warning("%s: no statement %r in %s; skipping the file", path, path.stem, spec.source_path)
+            skipped.append(path)
+            continue
+        if statement_id in seen:
+            raise InputError(path, f"statement {statement_id!r} already has inputs in {seen[statement_id].name}")
+        seen[statement_id] = path
+        data = _read_bytes(path)
+        texts = _parse_inputs(path, data)
+        if not texts:
+            logger.warning("%s: the 'inputs' list is empty; statement %r gets no prompts", path, statement_id)
+        items.extend(
+            PromptItem(statement_id=statement_id, original_index=index, input_text=text)
+            for index, text in enumerate(texts)
+        )
+        files.append(path)
+        for chunk in _hash_chunks(path.name, data):
+            digest.update(chunk)
+    missing = len(spec) - len(seen)
+    if missing:
+        logger.info("%d of %d statements of %s have no inputs file", missing, len(spec), spec.name)
+    return InputSet(directory=directory, items=items, files=files, skipped_files=skipped, sha256=digest.hexdigest())
+
+
+# -- helpers ------------------------------------------------------------------------------------------------
+
+
+def _stems_to_ids(spec: Specification) -> dict[str, str]:
+    by_stem = {safe_filename(statement_id): statement_id for statement_id in spec.ids}
+    # Exact ids last, so they win when one id's safe name happens to equal another id.
+    by_stem.update({statement_id: statement_id for statement_id in spec.ids})
+    return by_stem
+
+
+def _json_files(directory: Path) -> list[Path]:
+    if not directory.exists():
+        raise InputError(directory, "inputs directory not found")
+    if not directory.is_dir():
+        raise InputError(directory, "not a directory (expected a folder of <statement_id>.json files)")
+    try:
+        files = sorted(
+            (path for path in directory.iterdir() if path.suffix == ".json" and path.is_file()),
+            key=lambda path: path.name,
+        )
+    except OSError as exc:
+        raise InputError(directory, f"cannot list the inputs directory: {exc.strerror or exc}") from None
+    if not files:
+        raise InputError(directory, "no *.json files in the inputs directory (expected <statement_id>.json)")
+    return files
+
+
+def _unknown_reason(stem: str, spec: Specification) -> str:
+    close = difflib.get_close_matches(stem, spec.ids, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (
+        f"no statement with id {stem!r} in the spec {spec.source_path}{hint}; rename or remove the file, "
+        "or pass --allow-unknown-statements (allow_unknown_statements=True) to skip it"
+    )
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def _parse_inputs(path: Path, data: bytes) -> list[str]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a byte-order mark from a Windows editor carries no content
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(path, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", line=line) from None
+    try:
+        obj: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, f"expected a JSON object with an 'inputs' list, got {json_type_name(obj)}")
+    if "inputs" not in obj:
+        raise InputError(path, "required field is missing (expected a list of strings)", field="inputs")
+    inputs = obj["inputs"]
+    if not isinstance(inputs, list):
+        raise InputError(path, f"expected a list of strings, got {json_type_name(inputs)}", field="inputs")
+    for index, item in enumerate(inputs):
+        if not isinstance(item, str):
+            raise InputError(path, f"expected a string, got {json_type_name(item)}", field=f"inputs[{index}]")
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                path, "contains an unpaired surrogate escape (\\ud800-\\udfff), not text", field=f"inputs[{index}]"
+            ) from None
+    return inputs
+
+
+def _hash_chunks(name: str, data: bytes) -> tuple[bytes, ...]:
+    # Length-prefix both parts so that no two different (name, bytes) sequences feed the hash the same stream.
+    encoded = name.encode("utf-8", "surrogatepass")
+    return len(encoded).to_bytes(8, "big"), encoded, len(data).to_bytes(8, "big"), data
