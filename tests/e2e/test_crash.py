@@ -12,7 +12,15 @@ import time
 from pathlib import Path
 
 from speceval.emulator import Emulator, FaultConfig
-from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, start_generation, write_inputs, write_spec
+from tests.conftest import (
+    TEST_KEY,
+    cli_env,
+    only_run_dir,
+    run_generation,
+    start_generation,
+    write_inputs,
+    write_spec,
+)
 
 MODEL = "gpt-4.1-mini-2025-04-14"
 STATEMENTS = {"be_honest": [f"honest {i}" for i in range(5)], "no.dots here": [f"dots {i}" for i in range(4)]}
