@@ -149,10 +149,10 @@ class BatchEngine:
         order = [ItemRef(statement_id=i.statement_id, original_index=i.original_index) for i in items]
         state = _State(items=dict(zip(order, items, strict=True)), order=order)
         for statement_id in dict.fromkeys(ref.statement_id for ref in order):
-            for record in self.store.load_results(statement_id):
-                ref = ItemRef(statement_id=statement_id, original_index=record.original_index)
+            for result in self.store.load_results(statement_id):
+                ref = ItemRef(statement_id=statement_id, original_index=result.original_index)
                 if ref in state.items:
-                    state.results[ref] = record
+                    state.results[ref] = result
         recorded_keys = set()
         for record in self.store.load_records():
             state.jobs += 1
@@ -322,11 +322,11 @@ class BatchEngine:
         usage = Usage()
         for custom_id, ref in record.requests.items():
             outcome = outcomes.get(custom_id) or self._absent(record, custom_id, unavailable)
-            previous = state.results.get(ref)
+            earlier = state.results.get(ref)
             attempts = 1
-            if previous is not None:
+            if earlier is not None:
                 # A collection interrupted by a crash may already have written this job's outcome.
-                attempts = previous.attempts if previous.batch_id == record.batch_id else previous.attempts + 1
+                attempts = earlier.attempts if earlier.batch_id == record.batch_id else earlier.attempts + 1
             result = ResultRecord(
                 original_index=ref.original_index,
                 input_text=state.items[ref].input_text,
@@ -338,7 +338,7 @@ class BatchEngine:
                 attempts=attempts,
                 custom_id=custom_id,
             )
-            if previous is not None and previous.outcome is Outcome.SUCCEEDED:
+            if earlier is not None and earlier.outcome is Outcome.SUCCEEDED:
                 continue
             state.results[ref] = result
             by_statement.setdefault(ref.statement_id, []).append(result)

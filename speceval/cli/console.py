@@ -7,6 +7,7 @@ module is the one place that turns both into terminal output.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -75,12 +76,15 @@ class ProgressObserver(EngineObserver):
     def started(self, summary: EngineSummary) -> None:
         self._show(summary)
 
+    def _say(self, text: str) -> None:
+        self._progress.console.print(f"[dim]{datetime.now():%H:%M:%S}[/] {text}")
+
     def job_submitted(self, record: BatchRecord) -> None:
-        self._progress.console.log(f"submitted {record.batch_id} ({record.request_count} requests)")
+        self._say(f"submitted {record.batch_id} ({record.request_count} requests)")
 
     def job_collected(self, record: BatchRecord) -> None:
         counts = ", ".join(f"{n} {o.value}" for o, n in sorted(record.outcome_counts.items()))
-        self._progress.console.log(f"collected {record.batch_id}: {counts or 'nothing new'}")
+        self._say(f"collected {record.batch_id}: {counts or 'nothing new'}")
 
     def waiting(self, seconds: float, summary: EngineSummary) -> None:
         self._show(summary)
@@ -108,8 +112,9 @@ def summary_table(summary: EngineSummary, title: str) -> Table:
 def synthetic_banner() -> Panel:
     """The loud notice that an offline run's answers are not real model output."""
     return Panel(
-        "OFFLINE RUN: every answer below comes from the built-in speceval emulator.\n"
-        "They are SYNTHETIC placeholders, not model output. Do not use them as results.",
+        "OFFLINE RUN: answers come from the built-in speceval emulator.\n"
+        "They are SYNTHETIC placeholders, not model output.\n"
+        "Do not use them as results.",
         style="bold yellow",
         title="synthetic answers",
     )

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
 from speceval.batch.records import (
@@ -34,7 +34,7 @@ from speceval.redaction import redact, register_secret
 
 logger = logging.getLogger(__name__)
 
-ENDPOINT = "/v1/chat/completions"
+ENDPOINT: Final = "/v1/chat/completions"
 TAG_KEY = "speceval_key"
 # Batches created more than this long before our intent cannot be ours (allows for clock skew).
 _RECONCILE_SLACK = timedelta(hours=1)
@@ -80,6 +80,8 @@ class OpenAIBatchedModel(BatchedModel):
             raise MissingCredentialsError("OpenAI", ("OPENAI_API_KEY",))
         register_secret(key)
         self._openai = openai
+        # A connection lost while iterating a streamed download surfaces as the HTTP library's own error.
+        self._stream_errors: tuple[type[BaseException], ...] = (openai.APIConnectionError, *transport_errors())
         # base_url None lets the SDK honour OPENAI_BASE_URL exactly as it documents.
         self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=2)
 
@@ -164,9 +166,10 @@ class OpenAIBatchedModel(BatchedModel):
                     if line.strip():
                         yield line
         except self._openai.APIStatusError as exc:
-            raise http_error(self.provider, f"download {file_id}", exc.status_code, exc.message,
-                             exc.response.headers) from None
-        except (self._openai.APIConnectionError, *transport_errors()) as exc:
+            raise http_error(
+                self.provider, f"download {file_id}", exc.status_code, exc.message, exc.response.headers
+            ) from None
+        except self._stream_errors as exc:
             raise http_error(self.provider, f"download {file_id}", None, f"{type(exc).__name__}: {exc}") from None
 
     def _call(self, operation: str, fn: Any) -> Any:
@@ -217,8 +220,8 @@ def parse_result_line(line: str, file_id: str) -> RequestOutcome:
     if response is None:
         # Never executed: expiry, cancellation, or a request the batch rejected.
         error = data.get("error") or {}
-        code = error.get("code")
-        outcome = _NOT_RUN.get(code, Outcome.ERRORED)
+        code = str(error["code"]) if error.get("code") else None
+        outcome = _NOT_RUN.get(code or "", Outcome.ERRORED)
         message = redact(str(error.get("message") or "the request was not executed"))
         retryable = outcome is not Outcome.ERRORED
         return RequestOutcome(
