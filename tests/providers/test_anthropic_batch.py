@@ -259,23 +259,20 @@ def test_crash_between_create_and_record_adopts_the_job_without_paying_twice(tmp
         }
 
 
-def test_lost_create_response_is_found_instead_of_created_again(tmp_path):
-    # The first chunk goes through; the second's create is stored but its response never arrives in time.
+def test_lost_create_responses_are_found_instead_of_created_again(tmp_path):
+    # Every create is stored but its response never arrives in time. The second chunk has the same size as the
+    # first, whose batch was adopted moments before: it must find its own batch, not adopt the first again.
     statements = {"s": [f"q{i}" for i in range(4)]}
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu:
-        thread = switch_faults_after_first_create(
-            emu, "anthropic", FaultConfig(turnaround_seconds=0.1, create_delay_seconds=1.5)
-        )
-        try:
-            model = AnthropicBatchedModel(MODEL, PARAMS, api_key=TEST_KEY, base_url=emu.anthropic_base_url, timeout=0.5)
-            summary, run_dir = generate_with(tmp_path, model, statements, batch_size=2)
-        finally:
-            thread.join()
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, create_delay_seconds=1.0)) as emu:
+        model = AnthropicBatchedModel(MODEL, PARAMS, api_key=TEST_KEY, base_url=emu.anthropic_base_url, timeout=0.3)
+        summary, run_dir = generate_with(tmp_path, model, statements, batch_size=2)
         created = emu.stats.batches_created["anthropic"]
         listed = emu.stats.requests.get("GET /anthropic/v1/messages/batches", 0)
+        jobs = {job.id for job in emu.list_jobs("anthropic")}
     assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 4}
-    assert created == 2 and listed >= 1  # the lost batch was looked up, then adopted
-    assert len(list((run_dir / "metadata").glob("*.json"))) == 2
+    assert created == 2 and listed >= 2  # each lost batch was looked up, then adopted
+    records = [json.loads(p.read_text()) for p in (run_dir / "metadata").glob("*.json")]
+    assert {r["batch_id"] for r in records} == jobs and len(records) == 2
 
 
 def test_find_submitted_ignores_batches_of_another_size_or_time(tmp_path):

@@ -1,0 +1,351 @@
+"""Gemini Batch API adapter (Gemini Developer API, API key): JSONL upload → batch job → responses file.
+
+Wire format (reference/provider-apis.md §3): request lines `{key, request: GenerateContentRequest}` uploaded
+through the Files API; the job is a long-running operation tagged with our idempotency key as its
+`display_name`; a succeeded job names a generated responses file whose lines are `{key, response}` or
+`{key, error}`. Failed, cancelled and expired jobs have no results: every request of such a job is recorded by
+the job's state (and resubmitted where that makes sense) by the engine.
+
+Batch creation is not idempotent and google-genai does not retry unless told to; this adapter never enables
+SDK retries, so a create is sent once and a lost response is reconciled through `display_name`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+from speceval.batch.records import (
+    BatchRecord,
+    GeminiHandle,
+    JobState,
+    Outcome,
+    RemoteJob,
+    RequestError,
+    RequestOutcome,
+    SubmissionIntent,
+    Usage,
+)
+from speceval.errors import MissingCredentialsError, ProviderError, TransientProviderError
+from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
+from speceval.providers.openai_batch import encode_line
+from speceval.redaction import redact, register_secret
+
+logger = logging.getLogger(__name__)
+
+MIME_TYPE = "application/jsonl"
+
+# The SDK reports `JOB_STATE_*` (it translates the wire's `BATCH_STATE_*`); both are accepted.
+_STATES = {
+    "PENDING": JobState.IN_PROGRESS,
+    "QUEUED": JobState.IN_PROGRESS,
+    "RUNNING": JobState.IN_PROGRESS,
+    "UPDATING": JobState.IN_PROGRESS,
+    "PAUSED": JobState.IN_PROGRESS,
+    "SUCCEEDED": JobState.COMPLETED,
+    "PARTIALLY_SUCCEEDED": JobState.COMPLETED,
+    "FAILED": JobState.FAILED,
+    "CANCELLING": JobState.CANCELLING,
+    "CANCELLED": JobState.CANCELLED,
+    "EXPIRED": JobState.EXPIRED,
+}
+_RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+class GeminiBatchedModel(BatchedModel):
+    """A Gemini model reached through the Gemini Batch API (or a server at `GOOGLE_GEMINI_BASE_URL`).
+
+    Limits: a file-mode job may be 2 GB, but one job is capped at 50,000 requests so that a job (and its
+    responses file, downloaded and read in one go) stays of a size that completes within the 24-hour target
+    and can be retried without redoing a huge amount of work.
+    """
+
+    provider: ClassVar[str] = "gemini"
+    limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=50_000, max_bytes=2_000_000_000)
+
+    def __init__(
+        self,
+        model_name: str,
+        params: GenerationParams | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+    ):
+        super().__init__(model_name, params)
+        from google import genai  # lazy: `import speceval` must work without every vendor SDK
+        from google.genai import errors, types
+
+        # The SDK's own order: GOOGLE_API_KEY wins over GEMINI_API_KEY.
+        key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+        if not key:
+            raise MissingCredentialsError("Google Gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+        register_secret(key)
+        self._errors = errors
+        # One client, kept for the adapter's lifetime (a temporary client can be finalised mid-call). No
+        # retry_options: the SDK then sends every call once, which is what a non-idempotent create needs.
+        # A timeout is essential: the SDK has none by default. base_url None lets the SDK read
+        # GOOGLE_GEMINI_BASE_URL; vertexai=False keeps GOOGLE_GENAI_USE_VERTEXAI from switching APIs.
+        self._client = genai.Client(
+            vertexai=False,
+            api_key=key,
+            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url),
+        )
+
+    # -- request file -------------------------------------------------------------------------------------
+
+    def format_request(self, custom_id: str, prompt: str) -> bytes:
+        generation_config: dict[str, Any] = {"max_output_tokens": self.params.max_tokens}
+        if self.params.temperature is not None:
+            generation_config["temperature"] = self.params.temperature
+        request: dict[str, Any] = {
+            "contents": [{"role": "user", "parts": [{"text": prompt}]}],
+            "generation_config": generation_config,
+        }
+        if self.params.system_prompt:
+            request["system_instruction"] = {"parts": [{"text": self.params.system_prompt}]}
+        return encode_line({"key": custom_id, "request": request})
+
+    # -- submission ---------------------------------------------------------------------------------------
+
+    def prepare(self, intent: SubmissionIntent, request_file: Path) -> GeminiHandle:
+        uploaded = self._call(
+            "upload request file",
+            lambda: self._client.files.upload(
+                file=str(request_file), config={"mime_type": MIME_TYPE, "display_name": intent.idempotency_key}
+            ),
+        )
+        return GeminiHandle(input_file_name=uploaded.name)
+
+    def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
+        handle = intent.handle if isinstance(intent.handle, GeminiHandle) else None
+        if handle is None or not handle.input_file_name:
+            handle = self.prepare(intent, request_file)
+        try:
+            job = self._create(intent, handle)
+        except ProviderError as exc:
+            if exc.status_code != 404:
+                raise
+            # Uploaded files live 48 hours: a resume after that finds the input gone. Nothing was created (the
+            # call was refused), so uploading again and creating once more cannot pay twice.
+            logger.info("input file %s is gone (%s); uploading the request file again", handle.input_file_name, exc)
+            handle = self.prepare(intent, request_file)
+            job = self._create(intent, handle)
+        return self._job(job, handle.input_file_name)
+
+    def _create(self, intent: SubmissionIntent, handle: GeminiHandle) -> Any:
+        return self._call(
+            "create batch",
+            lambda: self._client.batches.create(
+                model=self.model_name,
+                src=handle.input_file_name or "",
+                config={"display_name": intent.idempotency_key},
+            ),
+        )
+
+    def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
+        def tagged() -> Any:
+            # Iterated inside `_call`: the pager fetches later pages while being iterated. The list has no
+            # server-side filter and no documented order, so every page is read.
+            for job in self._client.batches.list(config={"page_size": 100}):
+                if job.display_name == intent.idempotency_key:
+                    return job
+            return None
+
+        job = self._call("list batches", tagged)
+        if job is None:
+            return None
+        logger.info("found batch %s created for %s before an interruption", job.name, intent.idempotency_key)
+        handle = intent.handle if isinstance(intent.handle, GeminiHandle) else None
+        return self._job(job, handle.input_file_name if handle else None)
+
+    # -- tracking -----------------------------------------------------------------------------------------
+
+    def check_batch_progress(self, record: BatchRecord) -> RemoteJob:
+        job = self._call("get batch", lambda: self._client.batches.get(name=record.batch_id))
+        return self._job(job, _input_file(record))
+
+    def cancel_batch(self, record: BatchRecord) -> RemoteJob:
+        self._call("cancel batch", lambda: self._client.batches.cancel(name=record.batch_id))
+        return self.check_batch_progress(record)
+
+    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+        handle = record.handle
+        if not isinstance(handle, GeminiHandle):
+            raise TypeError(f"batch {record.batch_id} has no Gemini handle")
+        name = handle.responses_file_name
+        if not name:
+            if record.state is JobState.COMPLETED:
+                raise ProviderError(
+                    self.provider, f"read results of {record.batch_id}", "the job succeeded but named no responses file"
+                )
+            return  # failed, cancelled or expired jobs have no results: the engine records them by state
+        with tempfile.TemporaryDirectory(prefix="speceval-gemini-") as tmp:
+            # Streamed to disk by the SDK, then read line by line: a responses file can be gigabytes.
+            path = Path(tmp) / "responses.jsonl"
+            self._call(f"download {name}", lambda: self._client.files.download(file=name, destination=str(path)))
+            with path.open("r", encoding="utf-8", errors="replace") as lines:
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    outcome = parse_result_line(line, name)
+                    if outcome is None:
+                        logger.warning("responses file %s has a line without a key: %r", name, line[:80])
+                        continue
+                    yield outcome
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _call(self, operation: str, fn: Any) -> Any:
+        lost: tuple[type[BaseException], ...] = transport_errors()
+        try:
+            return fn()
+        except self._errors.APIError as exc:
+            headers = error_headers(exc)
+            message = f"{exc.status}: {exc.message}" if exc.status else str(exc.message or exc)
+            raise http_error(self.provider, operation, exc.code or None, message, headers) from None
+        except lost as exc:
+            # Connection failures and timeouts surface as the HTTP library's own errors (the SDK does not wrap
+            # them): the request may or may not have reached the provider.
+            raise http_error(self.provider, operation, None, f"{type(exc).__name__}: {exc}") from None
+
+    def _job(self, job: Any, input_file_name: str | None) -> RemoteJob:
+        state = getattr(job.state, "value", job.state)
+        raw = str(state) if state is not None else "JOB_STATE_UNSPECIFIED"
+        error = None
+        if getattr(job, "error", None) is not None and (job.error.message or job.error.code):
+            error = redact(f"{job.error.code}: {job.error.message}")
+        dest = getattr(job, "dest", None)
+        return RemoteJob(
+            batch_id=job.name,
+            state=job_state(raw),
+            raw_state=raw,
+            handle=GeminiHandle(
+                input_file_name=input_file_name,
+                responses_file_name=getattr(dest, "file_name", None) if dest is not None else None,
+            ),
+            created_at=_aware(job.create_time),
+            error=error,
+        )
+
+
+def job_state(raw: str) -> JobState:
+    """Normalise a Gemini job state (`JOB_STATE_*` or `BATCH_STATE_*`); unknown states keep the job polled."""
+    name = raw.removeprefix("JOB_STATE_").removeprefix("BATCH_STATE_")
+    return _STATES.get(name, JobState.IN_PROGRESS)
+
+
+def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
+    """Turn one line of a responses file into a typed outcome (None for a line that names no request).
+
+    The key is read at the top level (file mode) or from `metadata.key` (inline mode); camelCase and snake_case
+    field names are both accepted. Raises TransientProviderError for a line that is not JSON: a download cut
+    short must be fetched again, not read as 'fewer results'.
+    """
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        raise TransientProviderError(
+            "gemini", f"read {file_name}", f"result line is not valid JSON (truncated download?): {line[:80]!r}"
+        )
+    metadata = data.get("metadata")
+    key = data.get("key") or (metadata.get("key") if isinstance(metadata, dict) else None)
+    if not isinstance(key, str) or not key:
+        return None
+    error = data.get("error")
+    if isinstance(error, dict):
+        return _errored(key, error)
+    response = data.get("response")
+    if not isinstance(response, dict):
+        error = {"status": "malformed_response", "message": "the result line has neither a response nor an error"}
+        return _errored(key, error)
+    return _response(key, response)
+
+
+def _errored(key: str, error: Mapping[str, Any]) -> RequestOutcome:
+    code = error.get("code")
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    return RequestOutcome(
+        custom_id=key,
+        outcome=Outcome.ERRORED,
+        error=RequestError(
+            code=str(error.get("status") or "") or (str(code) if code is not None else None),
+            message=redact(str(error.get("message") or "the request failed with no message")),
+            status_code=status,
+            retryable=status is not None and is_transient_status(status),
+        ),
+    )
+
+
+def _response(key: str, response: Mapping[str, Any]) -> RequestOutcome:
+    usage_data = _field(response, "usageMetadata", "usage_metadata") or {}
+    usage = Usage(
+        input_tokens=int(_field(usage_data, "promptTokenCount", "prompt_token_count") or 0),
+        # Thinking tokens are billed as output, as OpenAI's completion_tokens include reasoning tokens.
+        output_tokens=int(_field(usage_data, "candidatesTokenCount", "candidates_token_count") or 0)
+        + int(_field(usage_data, "thoughtsTokenCount", "thoughts_token_count") or 0),
+    )
+    candidates = response.get("candidates") or []
+    if not candidates:
+        feedback = _field(response, "promptFeedback", "prompt_feedback") or {}
+        reason = _field(feedback, "blockReason", "block_reason")
+        detail = _field(feedback, "blockReasonMessage", "block_reason_message")
+        message = f"the prompt was blocked ({reason})" if reason else "the response has no candidates"
+        error = RequestError(
+            code="prompt_blocked" if reason else "empty_response",
+            message=redact(f"{message}: {detail}" if detail else message),
+        )
+        return RequestOutcome(custom_id=key, outcome=Outcome.ERRORED, error=error, usage=usage)
+    candidate = candidates[0] if isinstance(candidates[0], dict) else {}
+    parts = (candidate.get("content") or {}).get("parts") or []
+    # Thought summaries (parts flagged `thought`) are not the answer.
+    texts = [
+        p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+    ]
+    if not texts:
+        finish = _field(candidate, "finishReason", "finish_reason")
+        error = RequestError(code="empty_response", message=f"the model returned no text (finish reason {finish})")
+        return RequestOutcome(custom_id=key, outcome=Outcome.ERRORED, error=error, usage=usage)
+    return RequestOutcome(custom_id=key, outcome=Outcome.SUCCEEDED, output_text="".join(texts), usage=usage)
+
+
+def _field(data: Any, camel: str, snake: str) -> Any:
+    if not isinstance(data, Mapping):
+        return None
+    value = data.get(camel)
+    return value if value is not None else data.get(snake)
+
+
+def error_headers(exc: Any) -> dict[str, str]:
+    """Response headers of an API error, plus Google's `RetryInfo.retryDelay` (body only) as `retry-after`."""
+    headers: dict[str, str] = {}
+    response = getattr(exc, "response", None)
+    if response is not None and getattr(response, "headers", None) is not None:
+        headers.update({str(k): str(v) for k, v in response.headers.items()})
+    details = exc.details.get("error", exc.details) if isinstance(exc.details, dict) else {}
+    for detail in details.get("details") or [] if isinstance(details, dict) else []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            match = _RETRY_DELAY.match(str(detail.get("retryDelay", "")))
+            if match and not any(k.lower() in ("retry-after", "retry-after-ms") for k in headers):
+                headers["retry-after"] = match.group(1)
+    return headers
+
+
+def _input_file(record: BatchRecord) -> str | None:
+    return record.handle.input_file_name if isinstance(record.handle, GeminiHandle) else None
+
+
+def _aware(value: Any) -> datetime | None:
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
