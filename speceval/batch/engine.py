@@ -17,7 +17,9 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from speceval.batch.budget import Budget
 from speceval.batch.chunking import build_chunk
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
@@ -65,12 +67,15 @@ class EngineOptions:
         poll_interval: seconds between polling rounds.
         timeout_hours: stop (leaving jobs running, state saved) after this long.
         max_attempts: how many jobs one request may be sent in before its last outcome is final.
+        budget: when set, each job's estimated cost is reserved before it is submitted, and submitting stops
+            when the next job would exceed the limit (shared by every engine of one `run_engines` call).
     """
 
     batch_size: int = 500
     poll_interval: float = 60.0
     timeout_hours: float = 24.0
     max_attempts: int = 3
+    budget: Budget | None = None
 
 
 @dataclass
@@ -88,6 +93,7 @@ class _State:
     active: list[BatchRecord] = field(default_factory=list)
     intents: list[SubmissionIntent] = field(default_factory=list)
     jobs: int = 0
+    budget_blocked: bool = False
 
 
 def is_final(record: ResultRecord, max_attempts: int) -> bool:
@@ -121,27 +127,48 @@ class BatchEngine:
         self._clock = clock
         self._sleep = sleep
         self._backoff: dict[str, _Backoff] = {}
-        self._create_uncertain: set[str] = set()
+        self._state: _State
+        self._deadline = 0.0
+        self.next_wait = 0.0
 
     # -- public -------------------------------------------------------------------------------------------
 
     def run(self, items: Sequence[PromptItem]) -> EngineSummary:
-        """Run (or resume) until every item has a final outcome or the timeout is reached."""
+        """Run (or resume) until every item has a final outcome, the timeout, or the budget stops it."""
+        return run_engines([(self, items)], sleep=self._sleep)[0]
+
+    def plan(self, items: Sequence[PromptItem]) -> list[SubmissionIntent]:
+        """Write the request file and intent of every job the run still needs, and submit nothing (dry run).
+
+        A later `run` over the same directory submits exactly these files.
+        """
         state = self._load_state(items)
-        deadline = self._clock() + self.options.timeout_hours * 3600
-        self.observer.started(self._summary(state, StopReason.RUNNING))
-        while True:
-            self._submit_ready(state)
-            self._poll_active(state)
-            pending = self._pending(state)
-            if not state.active and not state.intents and not pending:
-                return self._finish(state, StopReason.FINISHED)
-            if self._clock() >= deadline:
-                return self._finish(state, StopReason.TIMED_OUT)
-            wait = self._next_wait(state, pending)
-            if wait > 0:
-                self.observer.waiting(wait, self._summary(state, StopReason.RUNNING))
-                self._sleep(min(wait, max(0.0, deadline - self._clock())))
+        self._chunk_all(state)
+        return list(state.intents)
+
+    def start(self, items: Sequence[PromptItem]) -> None:
+        """Load the run's state; `tick` then does the work. (`run` does both; pipelines that drive several
+        engines in one polling loop call `run_engines`.)"""
+        self._state = self._load_state(items)
+        self._deadline = self._clock() + self.options.timeout_hours * 3600
+        self.observer.started(self._summary(self._state, StopReason.RUNNING))
+
+    def tick(self) -> EngineSummary | None:
+        """One round: submit what is ready, poll what is active. Returns the summary once the run stops."""
+        state = self._state
+        self._submit_ready(state)
+        self._poll_active(state)
+        pending = self._pending(state)
+        if not state.active and not state.intents and not pending:
+            return self._finish(state, StopReason.FINISHED)
+        if not state.active and state.budget_blocked:
+            return self._finish(state, StopReason.BUDGET)
+        if self._clock() >= self._deadline:
+            return self._finish(state, StopReason.TIMED_OUT)
+        self.next_wait = self._next_wait(state, pending)
+        if self.next_wait > 0:
+            self.observer.waiting(self.next_wait, self._summary(state, StopReason.RUNNING))
+        return None
 
     # -- state --------------------------------------------------------------------------------------------
 
@@ -165,8 +192,6 @@ class BatchEngine:
                 # Crashed after writing the record but before retiring the intent: nothing to reconcile.
                 self.store.retire_intent(intent.idempotency_key)
                 continue
-            # On resume we cannot know whether a create call reached the provider: ask before creating.
-            self._create_uncertain.add(intent.idempotency_key)
             state.intents.append(intent)
             state.in_flight.update(intent.requests.values())
         if state.active or state.intents:
@@ -190,45 +215,80 @@ class BatchEngine:
     # -- submission ---------------------------------------------------------------------------------------
 
     def _submit_ready(self, state: _State) -> None:
-        # First the intents already on disk (left by a crash or a failed create), then new chunks.
+        if state.budget_blocked:
+            return  # nothing new is paid for once the budget said no; running jobs are left to finish
+        # First the intents already on disk (left by a crash, a failed create or a dry run), then new chunks.
         for intent in list(state.intents):
             if not self._ready(intent.idempotency_key) or not self._submit(state, intent):
-                return  # the provider refuses for now: do not hammer it with the remaining chunks
-        pending = self._pending(state)
-        while pending:
-            intent, taken = build_chunk(
-                self.model,
-                self.store,
-                pending,
-                lambda ref: state.items[ref].input_text,
-                batch_size=self.options.batch_size,
-                attempt_of=lambda ref: state.results[ref].attempts + 1 if ref in state.results else 1,
-            )
-            state.intents.append(intent)
-            state.in_flight.update(intent.requests.values())
-            pending = pending[taken:]
-            if not self._submit(state, intent):
+                return  # the provider (or the budget) refuses for now: leave the remaining chunks alone
+        while self._pending(state):
+            if not self._submit(state, self._chunk_one(state)):
                 return
 
+    def _chunk_one(self, state: _State) -> SubmissionIntent:
+        intent, _ = build_chunk(
+            self.model,
+            self.store,
+            self._pending(state),
+            lambda ref: state.items[ref].input_text,
+            batch_size=self.options.batch_size,
+            attempt_of=lambda ref: state.results[ref].attempts + 1 if ref in state.results else 1,
+        )
+        state.intents.append(intent)
+        state.in_flight.update(intent.requests.values())
+        return intent
+
+    def _chunk_all(self, state: _State) -> None:
+        while self._pending(state):
+            self._chunk_one(state)
+
+    def _within_budget(self, state: _State, intent: SubmissionIntent, request_file: Path) -> bool:
+        """Reserve the job's estimated cost; False (and no more submissions) if it would exceed the budget."""
+        budget = self.options.budget
+        if budget is None:
+            return True
+        if intent.estimated_cost_usd is None:
+            intent.estimated_cost_usd = budget.estimate(self.model, intent, request_file)
+            self.store.save_intent(intent)
+        if budget.reserve(intent.estimated_cost_usd):
+            return True
+        state.budget_blocked = True
+        logger.warning(
+            "budget: the next job (%d requests, about $%.2f) would exceed $%.2f (committed: $%.2f); "
+            "not submitting it or any later job",
+            intent.request_count,
+            intent.estimated_cost_usd,
+            budget.limit_usd,
+            budget.committed_usd,
+        )
+        return False
+
     def _submit(self, state: _State, intent: SubmissionIntent) -> bool:
-        """Create the job of one intent. False if the provider failed transiently (retried later)."""
+        """Create the job of one intent. False if the provider failed transiently (retried later) or the budget
+        does not allow it."""
         key = intent.idempotency_key
         request_file = self.store.run_dir / intent.request_file
         try:
-            job = self.model.find_submitted(intent) if key in self._create_uncertain else None
+            # A create call that was sent may have reached the provider even if we never saw the answer.
+            job = self.model.find_submitted(intent) if intent.create_attempted else None
             if job is None:
+                if not self._within_budget(state, intent, request_file):
+                    return False
                 if intent.handle is None:
                     handle = self.model.prepare(intent, request_file)
                     if handle is not None:
                         intent.handle = handle
                         self.store.save_intent(intent)
-                self._create_uncertain.add(key)
+                if not intent.create_attempted:
+                    intent.create_attempted = True
+                    self.store.save_intent(intent)
                 job = self.model.generate_batch(intent, request_file)
         except TransientProviderError as exc:
+            if self.options.budget is not None and intent.estimated_cost_usd is not None:
+                self.options.budget.release(intent.estimated_cost_usd)
             self._failed(key, exc)
             logger.warning("could not create job %s yet (will retry): %s", key[:12], exc)
             return False
-        self._create_uncertain.discard(key)
         self._backoff.pop(key, None)
         record = self._adopt(intent, job)
         state.intents.remove(intent)
@@ -252,6 +312,7 @@ class BatchEngine:
             requests=intent.requests,
             submitted_at=job.created_at or utcnow(),
             error=job.error,
+            estimated_cost_usd=intent.estimated_cost_usd,
         )
         self.store.save_record(record)
         self.store.retire_intent(intent.idempotency_key)
@@ -431,3 +492,33 @@ class BatchEngine:
         summary = self._summary(state, reason)
         self.observer.finished(summary)
         return summary
+
+
+def run_engines(
+    runs: Sequence[tuple[BatchEngine, Sequence[PromptItem]]],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[EngineSummary]:
+    """Drive several engines (e.g. one per candidate model) in one polling loop; returns their summaries.
+
+    Each round every unfinished engine submits and polls once; then the loop sleeps for the shortest wait any
+    of them asked for. A budget shared through their options is reserved across all of them.
+    """
+    for engine, items in runs:
+        if engine.options.budget is not None:
+            engine.options.budget.add_committed(engine.store.load_records())
+        engine.start(items)
+    summaries: dict[int, EngineSummary] = {}
+    while len(summaries) < len(runs):
+        waits = []
+        for index, (engine, _) in enumerate(runs):
+            if index in summaries:
+                continue
+            summary = engine.tick()
+            if summary is None:
+                waits.append(engine.next_wait)
+            else:
+                summaries[index] = summary
+        if waits and min(waits) > 0:
+            sleep(min(waits))
+    return [summaries[index] for index in range(len(runs))]

@@ -15,6 +15,7 @@ class StopReason(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     TIMED_OUT = "timed_out"
+    BUDGET = "budget"
     INTERRUPTED = "interrupted"
 
 

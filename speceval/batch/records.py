@@ -165,6 +165,9 @@ class SubmissionIntent(BaseModel):
         handle: provider ids obtained before creation (e.g. the uploaded input file), so a resume does not
             upload again.
         attempt: 1 for a first submission; n when its requests were already tried n-1 times.
+        create_attempted: set (on disk) just before the create call; only then can a job exist remotely, so
+            only then does a resume ask the provider before creating.
+        estimated_cost_usd: the cost reserved against the budget for this job, once estimated.
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -177,6 +180,8 @@ class SubmissionIntent(BaseModel):
     requests: dict[str, ItemRef]
     handle: ProviderHandle | None = None
     attempt: int = 1
+    create_attempted: bool = False
+    estimated_cost_usd: float | None = None
 
     @property
     def request_count(self) -> int:
@@ -195,6 +200,8 @@ class BatchRecord(BaseModel):
         outcome_counts: outcomes per kind, once collected.
         collect_failures: downloads that failed (truncated, 5xx); after a few the missing ones are resubmitted.
         cancel_requested: set when a user cancelled this job through speceval.
+        estimated_cost_usd: the cost reserved for this job before submission (when a budget was set).
+        cost_usd: the cost computed from the usage the provider reported, once collected.
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -218,6 +225,8 @@ class BatchRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     collect_failures: int = 0
     cancel_requested: bool = False
+    estimated_cost_usd: float | None = None
+    cost_usd: float | None = None
 
 
 class ResultRecord(BaseModel):

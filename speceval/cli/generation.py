@@ -102,7 +102,8 @@ def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offlin
         timeout_hours=args.timeout_hours if args.timeout_hours is not None else DEFAULT_TIMEOUT_HOURS,
         max_attempts=args.max_attempts if args.max_attempts is not None else base.max_attempts,
     )
-    for name, value in vars(options).items():
+    for name in ("batch_size", "poll_interval", "timeout_hours", "max_attempts"):
+        value = getattr(options, name)
         if value <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {value}")
     return options

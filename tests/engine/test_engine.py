@@ -169,3 +169,59 @@ def test_resume_with_jobs_in_flight_polls_instead_of_resubmitting(tmp_path):
     opts.timeout_hours = 1
     summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
     assert summary.finished and remote.creates == 1
+
+
+class PerRequestCost:
+    """One dollar per request: easy to reason about in budget tests."""
+
+    def estimate(self, model, intent, request_file) -> float:
+        return float(intent.request_count)
+
+
+def test_budget_stops_submitting_and_a_resume_with_more_budget_finishes(tmp_path):
+    from speceval.batch.budget import Budget
+    from speceval.batch.progress import StopReason
+
+    remote = FakeProvider()
+    items = make_items(ITEMS)  # 9 requests → jobs of 2, 2, 2, 2, 1
+    store = RunStore(tmp_path / "run")
+    opts = EngineOptions(batch_size=2, poll_interval=0.01, budget=Budget(5.0, PerRequestCost()))
+    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    assert summary.reason is StopReason.BUDGET and not summary.finished
+    assert remote.creates == 2 and summary.outcome_counts == {Outcome.SUCCEEDED: 4} and summary.outstanding == 5
+    assert [r.estimated_cost_usd for r in store.load_records()] == [2.0, 2.0]
+
+    opts = EngineOptions(batch_size=2, poll_interval=0.01, budget=Budget(9.0, PerRequestCost()))
+    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 9}
+    assert remote.creates == 5  # the two paid jobs were not sent again
+
+
+def test_plan_writes_request_files_and_submits_nothing_then_run_submits_them(tmp_path):
+    remote = FakeProvider()
+    items = make_items(ITEMS)
+    store = RunStore(tmp_path / "run")
+    opts = EngineOptions(batch_size=4, poll_interval=0.01)
+    intents = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).plan(items)
+    assert [i.request_count for i in intents] == [4, 4, 1] and remote.creates == 0
+    files = sorted(p.name for p in store.preprocessed_dir.iterdir())
+    assert len(files) == 3 and not any(i.create_attempted for i in store.load_intents())
+    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    assert summary.finished and remote.creates == 3
+    assert sorted(p.name for p in store.preprocessed_dir.iterdir()) == files
+
+
+def test_run_engines_drives_several_runs_in_one_loop(tmp_path):
+    from speceval.batch.engine import run_engines
+
+    remote = FakeProvider(polls_to_complete=3)
+    sleeps: list[float] = []
+    engines = []
+    for name in ("cand_a", "cand_b"):
+        store = RunStore(tmp_path / name)
+        engine = BatchEngine(FakeBatchedModel(remote), store, EngineOptions(poll_interval=0.5), sleep=sleeps.append)
+        engines.append((engine, make_items({"s": [f"{name} q{i}" for i in range(3)]})))
+    summaries = run_engines(engines, sleep=sleeps.append)
+    assert [s.outcome_counts for s in summaries] == [{Outcome.SUCCEEDED: 3}] * 2
+    assert remote.creates == 2
+    assert sleeps == [0.5, 0.5]  # three rounds polled both jobs together: one sleep between rounds, not per job
