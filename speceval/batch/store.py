@@ -34,12 +34,14 @@ _Record = TypeVar("_Record", BatchRecord, SubmissionIntent)
 class RunStore:
     """Reads and writes the state of one run directory."""
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, *, results_subdir: str = "results"):
+        """Open the state of `run_dir`. Judge pipelines keep the engine's per-request records apart from their
+        own verdict files by passing another `results_subdir` (e.g. 'judge_responses')."""
         self.run_dir = Path(run_dir)
         self.metadata_dir = self.run_dir / "metadata"
         self.intents_dir = self.run_dir / "intents"
         self.preprocessed_dir = self.run_dir / "preprocessed"
-        self.results_dir = self.run_dir / "results"
+        self.results_dir = self.run_dir / results_subdir
 
     # -- batch records ------------------------------------------------------------------------------------
 
