@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 # A result download that keeps failing (truncated, 5xx) is retried this many times; then the requests it
 # should have answered are recorded as missing and resubmitted rather than waited for forever.
 MAX_COLLECT_FAILURES = 5
+# A completed job whose results lack some requests is downloaded this many extra times before they are resubmitted.
+MISSING_REDOWNLOADS = 1
 # Back-off for a job or a submission whose provider calls fail: doubles per failure, capped.
 MAX_BACKOFF_SECONDS = 900.0
 
@@ -94,6 +96,7 @@ class _State:
     intents: list[SubmissionIntent] = field(default_factory=list)
     jobs: int = 0
     budget_blocked: bool = False
+    recorded_ids: set[str] = field(default_factory=set)
 
 
 def is_final(record: ResultRecord, max_attempts: int) -> bool:
@@ -184,6 +187,7 @@ class BatchEngine:
         for record in self.store.load_records():
             state.jobs += 1
             recorded_keys.add(record.idempotency_key)
+            state.recorded_ids.add(record.batch_id)
             if not record.collected:
                 state.active.append(record)
                 state.in_flight.update(record.requests.values())
@@ -271,6 +275,10 @@ class BatchEngine:
         try:
             # A create call that was sent may have reached the provider even if we never saw the answer.
             job = self.model.find_submitted(intent) if intent.create_attempted else None
+            if job is not None and job.batch_id in state.recorded_ids:
+                # Only possible for providers matched by shape (Anthropic): that job is another chunk's.
+                logger.warning("job %s matched %s but is already recorded; not adopting it", job.batch_id, key[:12])
+                job = None
             if job is None:
                 if not self._within_budget(state, intent, request_file):
                     return False
@@ -291,6 +299,7 @@ class BatchEngine:
             return False
         self._backoff.pop(key, None)
         record = self._adopt(intent, job)
+        state.recorded_ids.add(record.batch_id)
         state.intents.remove(intent)
         state.active.append(record)
         state.jobs += 1
@@ -357,10 +366,12 @@ class BatchEngine:
         """Write every request's outcome of a terminal job. False if the download must be retried."""
         outcomes: dict[str, RequestOutcome] = {}
         unavailable: str | None = None
+        foreign = 0
         try:
             for outcome in self.model.get_batch_results(record):
                 if outcome.custom_id not in record.requests:
-                    logger.warning("job %s returned a result for unknown id %r", record.batch_id, outcome.custom_id)
+                    foreign += 1
+                    logger.debug("job %s returned a result for unknown id %r", record.batch_id, outcome.custom_id)
                     continue
                 previous = outcomes.get(outcome.custom_id)
                 if previous is None or _OUTCOME_RANK[outcome.outcome] > _OUTCOME_RANK[previous.outcome]:
@@ -377,6 +388,30 @@ class BatchEngine:
             outcomes = {}
         if unavailable:
             logger.error("job %s: %s; its requests will be resubmitted", record.batch_id, unavailable)
+        missing = len(record.requests) - len(outcomes)
+        if (
+            missing
+            and not unavailable
+            and record.state is JobState.COMPLETED
+            and record.collect_failures < MISSING_REDOWNLOADS
+        ):
+            # A completed job should answer every request. A download cut at a line boundary looks exactly like
+            # missing lines, so fetch once more before paying to resubmit them.
+            record.collect_failures += 1
+            self.store.save_record(record)
+            raise TransientProviderError(
+                record.provider, "download results", f"{missing} result(s) missing; downloading again to be sure"
+            )
+        if foreign:
+            # Results under ids this job never sent: a provider bug, or a job adopted after a crash that was
+            # not ours (Anthropic jobs carry no tag). Either way its requests are retried, loudly.
+            logger.error(
+                "job %s returned %d result(s) with custom ids it was never sent (%d of its own matched); "
+                "unmatched requests are recorded as missing and resubmitted",
+                record.batch_id,
+                foreign,
+                len(outcomes),
+            )
 
         by_statement: dict[str, list[ResultRecord]] = {}
         counts: Counter[Outcome] = Counter()

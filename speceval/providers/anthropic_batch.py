@@ -43,7 +43,7 @@ from speceval.batch.records import (
 )
 from speceval.errors import MissingCredentialsError, ProviderError, TransientProviderError
 from speceval.providers.http_errors import http_error, transport_errors
-from speceval.providers.openai_batch import encode_line
+from speceval.providers.wire import encode_line
 from speceval.redaction import redact, register_secret
 
 logger = logging.getLogger(__name__)

@@ -30,6 +30,7 @@ from speceval.batch.records import (
 )
 from speceval.errors import MissingCredentialsError, TransientProviderError
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
+from speceval.providers.wire import encode_line
 from speceval.redaction import redact, register_secret
 
 logger = logging.getLogger(__name__)
@@ -50,11 +51,6 @@ _STATES = {
     "cancelled": JobState.CANCELLED,
 }
 _NOT_RUN = {"batch_expired": Outcome.EXPIRED, "batch_cancelled": Outcome.CANCELLED}
-
-
-def encode_line(value: dict[str, Any]) -> bytes:
-    """One compact JSON line, UTF-8, newline-terminated."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 class OpenAIBatchedModel(BatchedModel):
@@ -130,14 +126,22 @@ class OpenAIBatchedModel(BatchedModel):
 
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
         oldest = intent.created_at - _RECONCILE_SLACK
-        for batch in self._call("list batches", lambda: self._client.batches.list(limit=100)):
-            if (batch.metadata or {}).get(TAG_KEY) == intent.idempotency_key:
-                logger.info("found batch %s created for %s before an interruption", batch.id, intent.idempotency_key)
-                return self._job(batch)
-            # Newest first: once past the intent's time, no older batch can be ours.
-            if batch.created_at and datetime.fromtimestamp(batch.created_at, UTC) < oldest:
-                break
-        return None
+
+        def search() -> Any:
+            # Paging happens while iterating, so the whole walk runs inside `_call` to translate its errors.
+            for batch in self._client.batches.list(limit=100):
+                if (batch.metadata or {}).get(TAG_KEY) == intent.idempotency_key:
+                    return batch
+                # Newest first: once past the intent's time, no older batch can be ours.
+                if batch.created_at and datetime.fromtimestamp(batch.created_at, UTC) < oldest:
+                    return None
+            return None
+
+        found = self._call("list batches", search)
+        if found is None:
+            return None
+        logger.info("found batch %s created for %s before an interruption", found.id, intent.idempotency_key)
+        return self._job(found)
 
     # -- tracking -----------------------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ class FakeProvider:
     expire_next: int = 0  # the next N jobs expire with only half their requests done
     lose_create_responses: int = 0  # the next N creates succeed remotely but raise as if the response was lost
     truncate_downloads: int = 0  # the next N result downloads are cut short
-    drop_results: set[str] = field(default_factory=set)  # prompts whose results go missing once
+    drop_results: dict[str, int] = field(default_factory=dict)  # prompt → how many downloads omit its result
     jobs: dict[str, FakeJob] = field(default_factory=dict)
     creates: int = 0
     seen_flaky: set[str] = field(default_factory=set)
@@ -111,8 +111,8 @@ class FakeBatchedModel(BatchedModel):
             lines = lines[: len(lines) // 2]
         for line in lines:
             prompt, custom_id = line["prompt"], line["custom_id"]
-            if prompt in remote.drop_results:
-                remote.drop_results.discard(prompt)
+            if remote.drop_results.get(prompt, 0) > 0:
+                remote.drop_results[prompt] -= 1
                 continue
             if remote.fail_marker in prompt:
                 yield RequestOutcome(

@@ -93,11 +93,20 @@ def test_expired_job_keeps_finished_results_and_resubmits_only_the_rest(tmp_path
         assert record["attempts"] == (2 if record["input_text"] in resubmitted else 1)
 
 
-def test_missing_results_are_resubmitted(tmp_path):
-    remote = FakeProvider(drop_results={"q1"})
+def test_a_result_missing_from_one_download_is_fetched_again_not_paid_again(tmp_path):
+    remote = FakeProvider(drop_results={"q1": 1})
+    summary, store = run(tmp_path, remote, make_items({"s": ["q0", "q1", "q2"]}))
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 3}
+    assert remote.creates == 1 and store.load_records()[0].collect_failures == 1
+
+
+def test_results_missing_from_every_download_are_resubmitted(tmp_path):
+    remote = FakeProvider(drop_results={"q1": 2})
     summary, store = run(tmp_path, remote, make_items({"s": ["q0", "q1", "q2"]}))
     assert summary.outcome_counts == {Outcome.SUCCEEDED: 3}
     assert [len(job.lines) for job in remote.jobs.values()] == [3, 1]
+    first = store.load_records()[0]
+    assert first.outcome_counts == {Outcome.SUCCEEDED: 2, Outcome.MISSING: 1}
 
 
 def test_attempts_are_bounded_and_the_last_outcome_is_final(tmp_path):

@@ -1,0 +1,15 @@
+"""Encoding shared by every adapter's request files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def encode_line(value: dict[str, Any]) -> bytes:
+    """One compact JSON line, UTF-8, newline-terminated: the exact bytes of a request file line.
+
+    Compact separators matter: the byte limits of a job are checked against these lines, and Anthropic's
+    inline request body is encoded the same way.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
