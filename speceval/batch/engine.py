@@ -415,7 +415,7 @@ class BatchEngine:
 
         by_statement: dict[str, list[ResultRecord]] = {}
         counts: Counter[Outcome] = Counter()
-        usage = Usage()
+        input_tokens = output_tokens = 0
         for custom_id, ref in record.requests.items():
             outcome = outcomes.get(custom_id) or self._absent(record, custom_id, unavailable)
             earlier = state.results.get(ref)
@@ -440,13 +440,13 @@ class BatchEngine:
             by_statement.setdefault(ref.statement_id, []).append(result)
             counts[result.outcome] += 1
             if outcome.usage:
-                usage.input_tokens += outcome.usage.input_tokens
-                usage.output_tokens += outcome.usage.output_tokens
+                input_tokens += outcome.usage.input_tokens
+                output_tokens += outcome.usage.output_tokens
         for statement_id, updates in by_statement.items():
             self.store.merge_results(statement_id, updates)
         record.collected = True
         record.outcome_counts = dict(counts)
-        record.usage = usage
+        record.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
         record.updated_at = utcnow()
         self.store.save_record(record)
         self.observer.job_collected(record)
@@ -501,15 +501,14 @@ class BatchEngine:
 
     def _summary(self, state: _State, reason: StopReason) -> EngineSummary:
         counts: Counter[Outcome] = Counter()
-        usage = Usage()
-        final = 0
+        input_tokens = output_tokens = final = 0
         for ref in state.order:
             result = state.results.get(ref)
             if result is None:
                 continue
             if result.usage:
-                usage.input_tokens += result.usage.input_tokens
-                usage.output_tokens += result.usage.output_tokens
+                input_tokens += result.usage.input_tokens
+                output_tokens += result.usage.output_tokens
             if is_final(result, self.options.max_attempts):
                 counts[result.outcome] += 1
                 final += 1
@@ -520,7 +519,7 @@ class BatchEngine:
             outstanding=len(state.order) - final,
             active_jobs=len(state.active),
             jobs=state.jobs,
-            usage=usage,
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
         )
 
     def _finish(self, state: _State, reason: StopReason) -> EngineSummary:

@@ -265,4 +265,7 @@ def _succeeded(custom_id: str, body: dict[str, Any]) -> RequestOutcome:
     if text is None:
         error = RequestError(code="empty_response", message="the model returned no text content")
         return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error, usage=usage)
+    if not isinstance(text, str) or not isinstance(custom_id, str):
+        error = RequestError(code="malformed_response", message="message content or custom_id is not a string")
+        return RequestOutcome(custom_id=str(custom_id), outcome=Outcome.ERRORED, error=error, usage=usage)
     return RequestOutcome(custom_id=custom_id, outcome=Outcome.SUCCEEDED, output_text=text, usage=usage)

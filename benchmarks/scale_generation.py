@@ -1,0 +1,84 @@
+"""Benchmark (a): N requests through generation against the emulator (instant turnaround), against a floor.
+
+The floor (`floor_openai_batch.py`) does the same work with the openai SDK in a minimal script. Both run as
+separate processes against one emulator in this process, with the same chunk size and poll interval; the
+ratios printed are ours / floor, measured in this run. Targets (issue 8): wall time ≤ 1.3×, peak memory ≤ 1.5×.
+
+    python benchmarks/scale_generation.py [--requests 100000] [--statements 100] [--chunk 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from speceval.emulator import Emulator, FaultConfig  # noqa: E402
+
+
+def make_data(root: Path, requests: int, statements: int) -> tuple[Path, Path]:
+    """A spec with `statements` statements and `requests` inputs spread evenly over them."""
+    spec = root / "spec.jsonl"
+    inputs = root / "inputs"
+    inputs.mkdir()
+    per = requests // statements
+    lines = []
+    for s in range(statements):
+        sid = f"statement_{s:04d}"
+        lines.append(json.dumps({"id": sid, "text": f"Statement number {s}."}))
+        prompts = [f"Question {i} about statement {s}: what should an assistant do here?" for i in range(per)]
+        (inputs / f"{sid}.json").write_text(json.dumps({"inputs": prompts}))
+    spec.write_text("\n".join(lines) + "\n")
+    return spec, inputs
+
+
+def measure(label: str, argv: list[str], env: dict[str, str], scratch: Path) -> dict[str, float]:
+    out = scratch / f"{label}.json"
+    cmd = [sys.executable, str(REPO / "benchmarks" / "_measure.py"), str(out), *argv]
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        sys.exit(f"{label} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(out.read_text())
+    print(f"{label:>8}: {result['seconds']:8.2f} s   peak {result['peak_mib']:8.1f} MiB")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=100_000)
+    parser.add_argument("--statements", type=int, default=100)
+    parser.add_argument("--chunk", type=int, default=50_000)
+    parser.add_argument("--poll", type=float, default=0.5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="speceval-bench-") as tmp:
+        root = Path(tmp)
+        spec, inputs = make_data(root, args.requests, args.statements)
+        with Emulator(faults=FaultConfig(turnaround_seconds=0.0)) as emu:
+            env = dict(os.environ, OPENAI_API_KEY="sk-bench-key-0000", OPENAI_BASE_URL=emu.openai_base_url,
+                       NO_PROXY="127.0.0.1,localhost", PYTHONPATH=str(REPO))
+            floor = measure("floor", [str(REPO / "benchmarks" / "floor_openai_batch.py"), str(inputs),
+                                      str(root / "floor_out"), str(args.chunk), str(args.poll)], env, root)
+            ours = measure("speceval", ["-m", "batched_examples.run_batched_generation", "--spec-path", str(spec),
+                                        "--pregenerated-inputs-dir", str(inputs), "--model-name", "gpt-4.1-mini",
+                                        "--output-base-dir", str(root / "ours"), "--batch-size", str(args.chunk),
+                                        "--poll-interval", str(args.poll)], env, root)
+        produced = sum(len(json.loads(p.read_text())) for p in (root / "ours").rglob("results/*.json"))
+        expected = (args.requests // args.statements) * args.statements
+        if produced != expected:
+            sys.exit(f"speceval wrote {produced} results, expected {expected}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"requests: {expected}, chunk {args.chunk}, poll {args.poll} s")
+    print(f"wall time ratio (speceval / floor): {ours['seconds'] / floor['seconds']:.2f}  (target ≤ 1.30)")
+    print(f"peak memory ratio (speceval / floor): {ours['peak_mib'] / floor['peak_mib']:.2f}  (target ≤ 1.50)")
+
+
+if __name__ == "__main__":
+    main()
