@@ -126,6 +126,9 @@ def _fault_error(fault: HttpFault) -> ApiError:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    # Headers and body go out in separate writes; with Nagle's algorithm on, a keep-alive client's delayed ACK
+    # then stalls every response by ~40 ms (measured: 44 ms per GET with 200 jobs polled).
+    disable_nagle_algorithm = True
     server: _Server
 
     def do_GET(self) -> None:  # noqa: N802 (stdlib naming)
