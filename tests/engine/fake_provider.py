@@ -50,6 +50,7 @@ class FakeProvider:
     truncate_downloads: int = 0  # the next N result downloads are cut short
     drop_results: dict[str, int] = field(default_factory=dict)  # prompt → how many downloads omit its result
     jobs: dict[str, FakeJob] = field(default_factory=dict)
+    shuffle_seed: int = 0  # varies the (always shuffled) order results come back in
     creates: int = 0
     seen_flaky: set[str] = field(default_factory=set)
 
@@ -106,7 +107,7 @@ class FakeBatchedModel(BatchedModel):
             remote.truncate_downloads -= 1
             raise TransientProviderError("fake", "download results", "result line is not valid JSON (truncated)")
         lines = list(job.lines)
-        random.Random(record.batch_id).shuffle(lines)  # providers return results in any order
+        random.Random(f"{remote.shuffle_seed}:{record.batch_id}").shuffle(lines)  # providers return results in any order
         if job.final_state in (JobState.EXPIRED, JobState.CANCELLED):
             lines = lines[: len(lines) // 2]
         for line in lines:
