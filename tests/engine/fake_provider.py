@@ -107,7 +107,8 @@ class FakeBatchedModel(BatchedModel):
             remote.truncate_downloads -= 1
             raise TransientProviderError("fake", "download results", "result line is not valid JSON (truncated)")
         lines = list(job.lines)
-        random.Random(f"{remote.shuffle_seed}:{record.batch_id}").shuffle(lines)  # providers return results in any order
+        # Providers return results in any order.
+        random.Random(f"{remote.shuffle_seed}:{record.batch_id}").shuffle(lines)
         if job.final_state in (JobState.EXPIRED, JobState.CANCELLED):
             lines = lines[: len(lines) // 2]
         for line in lines:
