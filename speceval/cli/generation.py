@@ -28,7 +28,7 @@ from speceval.cli.exits import ExitCode, run_command
 from speceval.cli.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.errors import ConfigError
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-from speceval.providers.registry import create_batched_model
+from speceval.realtime.settings import add_realtime_arguments, build_model
 
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_POLL_INTERVAL = 60.0
@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-unknown-statements", action="store_true", help="skip inputs files that name no spec statement"
     )
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
+    add_realtime_arguments(parser)
     return parser
 
 
@@ -162,7 +163,7 @@ def _generate(args: argparse.Namespace) -> int:
     )
     with ExitStack() as stack:
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
-        model = create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
+        model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
         observer = stack.enter_context(ProgressObserver())
         try:
             summary = pipeline.run(model, observer)

@@ -28,6 +28,9 @@ def offline_provider(run_dir: Path, org: str) -> Iterator[dict[str, Any]]:
             "openai": emulator.openai_base_url,
             "anthropic": emulator.anthropic_base_url,
             "google": emulator.gemini_base_url,
+            # realtime-only OpenAI-shaped orgs: the emulator's /openai/v1/chat/completions
+            "openai-compatible": emulator.openai_base_url,
+            "together": emulator.openai_base_url,
         }
         if org not in base_urls:
             from speceval.errors import ConfigError

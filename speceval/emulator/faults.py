@@ -89,6 +89,19 @@ class FaultConfig(BaseModel):
     create_limit_error_count: int = Field(
         default=0, ge=0, description="the next N batch creates hit the provider's enqueued-token limit"
     )
+    realtime_rpm: int | None = Field(
+        default=None, ge=1, description="realtime chat endpoints: requests per window (None = unlimited)"
+    )
+    realtime_tpm: int | None = Field(
+        default=None, ge=1, description="realtime chat endpoints: input+output tokens per window (None = unlimited)"
+    )
+    realtime_window_seconds: float = Field(
+        default=60.0, gt=0, description="length of the sliding rate-limit window (60 = real per-minute limits)"
+    )
+    realtime_latency_seconds: float = Field(default=0.0, ge=0, description="delay of every realtime answer")
+    realtime_rate_headers: bool = Field(
+        default=True, description="send rate-limit headers (False: like servers that only answer 429)"
+    )
 
 
 class JobPlan(BaseModel):

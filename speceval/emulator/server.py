@@ -23,6 +23,8 @@ from speceval.emulator.context import EmulatorContext, EmulatorStats
 from speceval.emulator.faults import FaultConfig, HttpFault, canonical_provider
 from speceval.emulator.gemini_batch import GeminiApp
 from speceval.emulator.openai_batch import OpenAIApp
+from speceval.emulator.realtime_chat import add_realtime_endpoints
+from speceval.emulator.realtime_limits import RealtimeLog
 from speceval.emulator.responder import Responder
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, json_response
 from speceval.emulator.state import Store
@@ -209,6 +211,7 @@ class Emulator:
     ) -> None:
         self._ctx = _build(faults or FaultConfig(), Path(state_dir) if state_dir else None, responder)
         self._apps = _apps(self._ctx)
+        self._realtime = add_realtime_endpoints(self._ctx, self._apps)
         self._host, self._requested_port = host, port
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -283,6 +286,11 @@ class Emulator:
         self._ctx.set_faults(value)
 
     @property
+    def realtime(self) -> RealtimeLog:
+        """What the realtime chat endpoints saw: per-prompt counts, 429s, admission times."""
+        return self._realtime.log
+
+    @property
     def stats(self) -> EmulatorStats:
         """Counters since start: batches created per provider, requests per route, files uploaded."""
         return self._ctx.stats()
@@ -317,7 +325,9 @@ def serve(
 ) -> None:
     """Serve in the foreground until interrupted (Ctrl+C raises KeyboardInterrupt after a clean shutdown)."""
     ctx = _build(faults or FaultConfig(), Path(state_dir) if state_dir else None, None)
-    server = _Server((host, port), ctx, _apps(ctx))
+    apps = _apps(ctx)
+    add_realtime_endpoints(ctx, apps)
+    server = _Server((host, port), ctx, apps)
     ctx.base_url = f"http://{host}:{server.server_address[1]}"
     logger.info("emulator serving on %s", ctx.base_url)
     try:

@@ -11,14 +11,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.engine import EngineOptions
+from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.store import RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.manifest import RunManifest, current_command, git_commit, software_versions
 from speceval.providers.registry import resolve_org
+from speceval.realtime import AnyModel, make_engine
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
@@ -99,12 +100,12 @@ class BatchedGenerationPipeline:
         """How many requests the run holds."""
         return len(self.inputs.items)
 
-    def run(self, model: BatchedModel, observer: EngineObserver | None = None) -> EngineSummary:
+    def run(self, model: AnyModel, observer: EngineObserver | None = None) -> EngineSummary:
         """Submit (or resume), poll until done or timed out, and write `results/`. Returns the summary."""
         if model.model_name != self.config.model_name:
             raise RunStateError(f"model {model.model_name!r} does not match the run's {self.config.model_name!r}")
         manifest = self.write_manifest()
-        engine = BatchEngine(model, RunStore(self.run_dir), self.config.engine, observer)
+        engine = make_engine(model, RunStore(self.run_dir), self.config.engine, observer)  # batch or realtime
         try:
             summary = engine.run(self.inputs.items)
         except BaseException:

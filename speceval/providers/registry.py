@@ -26,6 +26,9 @@ class ProviderEntry:
         model_prefixes: model-name prefixes that select this provider when `--org` is not given.
         key_env: environment variables holding the API key, in the order the SDK reads them.
         base_url_env: environment variable the SDK reads for its base URL.
+        realtime_adapter: 'module:Class' of the RealtimeModel for `--realtime` runs (None: no realtime path).
+        batch: whether the provider has a batch API (False: every run is realtime).
+        default_base_url: the base URL of a realtime-only host (None: the SDK's own default).
     """
 
     org: str
@@ -35,6 +38,9 @@ class ProviderEntry:
     model_prefixes: tuple[str, ...]
     key_env: tuple[str, ...]
     base_url_env: str | None
+    realtime_adapter: str | None = None
+    batch: bool = True
+    default_base_url: str | None = None
 
 
 PROVIDERS: dict[str, ProviderEntry] = {
@@ -48,6 +54,7 @@ PROVIDERS: dict[str, ProviderEntry] = {
             model_prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
             key_env=("OPENAI_API_KEY",),
             base_url_env="OPENAI_BASE_URL",
+            realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
         ),
         ProviderEntry(
             org="anthropic",
@@ -57,6 +64,7 @@ PROVIDERS: dict[str, ProviderEntry] = {
             model_prefixes=("claude-",),
             key_env=("ANTHROPIC_API_KEY",),
             base_url_env="ANTHROPIC_BASE_URL",
+            realtime_adapter="speceval.realtime.clients:AnthropicMessagesModel",
         ),
         ProviderEntry(
             org="google",
@@ -66,6 +74,7 @@ PROVIDERS: dict[str, ProviderEntry] = {
             model_prefixes=("gemini-",),
             key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
             base_url_env="GOOGLE_GEMINI_BASE_URL",
+            realtime_adapter="speceval.realtime.clients:GeminiGenerateModel",
         ),
         ProviderEntry(
             org="vertex",
@@ -75,6 +84,30 @@ PROVIDERS: dict[str, ProviderEntry] = {
             model_prefixes=(),
             key_env=(),
             base_url_env=None,
+        ),
+        # OpenAI-shaped chat servers without a batch API (vLLM, SGLang, Ollama, ...): realtime only, --base-url.
+        ProviderEntry(
+            org="openai-compatible",
+            adapter="speceval.realtime.clients:OpenAIChatModel",
+            sdk="openai",
+            sdk_module="openai",
+            model_prefixes=(),
+            key_env=("OPENAI_API_KEY",),
+            base_url_env="OPENAI_BASE_URL",
+            realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
+            batch=False,
+        ),
+        ProviderEntry(
+            org="together",
+            adapter="speceval.realtime.clients:OpenAIChatModel",
+            sdk="openai",
+            sdk_module="openai",
+            model_prefixes=(),
+            key_env=("TOGETHER_API_KEY",),
+            base_url_env=None,
+            realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
+            batch=False,
+            default_base_url="https://api.together.xyz/v1",
         ),
     )
 }
@@ -119,4 +152,6 @@ def create_batched_model(
 ) -> BatchedModel:
     """Build the batched model for `model_name` (provider options: api_key, base_url, ...)."""
     entry = resolve_org(model_name, org)
+    if not entry.batch:
+        raise ConfigError(f"{entry.org} has no batch API; its runs are realtime (see speceval.realtime)")
     return adapter_class(entry)(model_name, params, **provider_options)

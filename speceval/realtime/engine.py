@@ -1,0 +1,331 @@
+"""`RealtimeEngine`: the batch engine's contract (same run directory, `results/` records and outcomes) served by
+concurrent, rate-limited realtime calls, for servers without a batch API and for small or urgent runs.
+
+Workers are threads (the SDK clients are synchronous and thread-safe; the work is waiting on the network). Each
+takes the next input, waits for the shared `RateLimiter`, makes one call through the model's adapter and retries
+with jittered exponential back-off on 5xx, timeouts and lost connections (429s go through the shared cool-down
+instead and do not use up attempts). A finished request is appended to the journal (`realtime/outcomes.jsonl`,
+fsynced) at once, and merged into `results/<statement_id>.json` every few seconds and at the end.
+
+Resuming is calling `run` again on the same directory: `results/` plus the journal say which inputs have a final
+outcome (`is_final`, exactly as for batch runs); only the others are sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from speceval.batch.engine import EngineOptions, is_final
+from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
+from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
+from speceval.batch.store import RunStore
+from speceval.inputs import PromptItem
+from speceval.realtime.journal import Journal, JournalEntry
+from speceval.realtime.limiter import RateLimiter
+from speceval.realtime.model import CallFailed, Completion, RealtimeModel
+
+logger = logging.getLogger(__name__)
+
+# Seconds between merges of finished outcomes into results/ (the journal already holds them durably).
+MERGE_INTERVAL_SECONDS = 2.0
+# Seconds between two looks of the driving loop at the workers.
+TICK_SECONDS = 0.1
+# Until outputs have been seen, a request is expected to produce this many tokens (capped by max_tokens).
+DEFAULT_OUTPUT_TOKENS = 256
+
+
+def estimate_prompt_tokens(text: str) -> int:
+    """About four characters per token: no tokenizer dependency, and usage reconciles the difference."""
+    return max(1, (len(text) + 3) // 4)
+
+
+class RealtimeEngine:
+    """Runs prompt items through one `RealtimeModel`, with all state in one run directory.
+
+    Same surface as `BatchEngine`: `run(items)`, or `start(items)` then `tick()` until it returns a summary.
+    """
+
+    def __init__(
+        self,
+        model: RealtimeModel,
+        store: RunStore,
+        options: EngineOptions | None = None,
+        observer: EngineObserver | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        merge_interval: float = MERGE_INTERVAL_SECONDS,
+    ):
+        self.model = model
+        self.store = store
+        self.options = options or EngineOptions()
+        self.observer = observer or NullObserver()
+        self.limiter = RateLimiter(model.options.limits)
+        self.journal = Journal(store.run_dir)
+        self.session_id = f"realtime-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        self.next_wait = TICK_SECONDS
+        self._clock = clock
+        self._sleep = sleep
+        self._merge_interval = merge_interval
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._queue: deque[ItemRef] = deque()
+        self._finished: list[tuple[ItemRef, ResultRecord]] = []
+        self._unmerged: dict[str, list[ResultRecord]] = {}
+        self._workers: list[threading.Thread] = []
+        self._items: dict[ItemRef, PromptItem] = {}
+        self._order: list[ItemRef] = []
+        self._results: dict[ItemRef, ResultRecord] = {}
+        self._output_tokens = [0, 0]  # sum, count of observed outputs
+        self._last_merge = 0.0
+        self._deadline = 0.0
+        self._rng = random.Random()
+        self.calls = 0
+
+    # -- public -------------------------------------------------------------------------------------------
+
+    def run(self, items: Sequence[PromptItem]) -> EngineSummary:
+        """Run (or resume) until every item has a final outcome or the timeout; Ctrl+C keeps what finished."""
+        self.start(items)
+        try:
+            while True:
+                summary = self.tick()
+                if summary is not None:
+                    return summary
+                self._sleep(self.next_wait)
+        except BaseException:
+            self.stop()
+            raise
+
+    def start(self, items: Sequence[PromptItem]) -> None:
+        """Load what the run directory already holds, queue the rest, and start the workers."""
+        if self.options.budget is not None:
+            logger.warning("--budget-usd is not enforced for realtime runs yet; watch the provider's dashboard")
+        self._order = [ItemRef(i.statement_id, i.original_index) for i in items]
+        self._items = dict(zip(self._order, items, strict=True))
+        for statement_id in dict.fromkeys(ref.statement_id for ref in self._order):
+            for result in self.store.load_results(statement_id):
+                ref = ItemRef(statement_id, result.original_index)
+                if ref in self._items:
+                    self._results[ref] = result
+        replayed = 0
+        for entry in self.journal.read():
+            ref = ItemRef(entry.statement_id, entry.record.original_index)
+            if ref in self._items and self._keep(ref, entry.record):
+                replayed += 1
+        self._flush()  # a run killed between two merges: results/ catches up with the journal now
+        max_attempts = self.options.max_attempts
+        self._queue.extend(
+            r for r in self._order if r not in self._results or not is_final(self._results[r], max_attempts)
+        )
+        if replayed or len(self._queue) < len(self._order):
+            logger.info(
+                "resuming: %d of %d request(s) already have a final outcome; sending %d",
+                len(self._order) - len(self._queue),
+                len(self._order),
+                len(self._queue),
+            )
+        self.journal.open()
+        self._deadline = self._clock() + self.options.timeout_hours * 3600
+        self._last_merge = self._clock()
+        self.observer.started(self._summary(StopReason.RUNNING))
+        self._top_up_workers()
+
+    def tick(self) -> EngineSummary | None:
+        """Collect what workers finished, merge into results/ when due; the summary once the run stops."""
+        self._collect()
+        now = self._clock()
+        if now - self._last_merge >= self._merge_interval:
+            self._flush()
+        with self._lock:
+            idle = not self._queue and not self._finished
+        if idle and not any(w.is_alive() for w in self._workers):
+            self._collect()
+            return self._end(StopReason.FINISHED)
+        if now >= self._deadline:
+            self.stop()
+            return self._end(StopReason.TIMED_OUT)
+        self.observer.waiting(self.next_wait, self._summary(StopReason.RUNNING))
+        return None
+
+    def stop(self) -> None:
+        """Stop starting requests; write what finished to results/. Requests in flight are abandoned."""
+        self._stop.set()
+        self.limiter.wake()
+        self._collect()
+        self._flush()
+
+    # -- workers ------------------------------------------------------------------------------------------
+
+    def _top_up_workers(self) -> None:
+        self._workers = [w for w in self._workers if w.is_alive()]
+        with self._lock:
+            wanted = min(self.model.options.limits.max_concurrency, len(self._queue)) - len(self._workers)
+        for _ in range(max(0, wanted)):
+            # Daemon threads: Ctrl+C or a timeout must not wait for calls in flight (they are simply not recorded).
+            worker = threading.Thread(target=self._work, name="speceval-realtime", daemon=True)
+            worker.start()
+            self._workers.append(worker)
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                if not self._queue:
+                    return
+                ref = self._queue.popleft()
+            record = self._process(ref)
+            if record is None:
+                with self._lock:
+                    self._queue.appendleft(ref)  # stopped before it was sent (or while backing off)
+                return
+            self.journal.append(JournalEntry(statement_id=ref.statement_id, record=record))
+            with self._lock:
+                self._finished.append((ref, record))
+
+    def _estimate(self, prompt: str) -> int:
+        total, count = self._output_tokens
+        expected = total / count if count else DEFAULT_OUTPUT_TOKENS
+        return estimate_prompt_tokens(prompt) + int(min(self.model.params.max_tokens, expected))
+
+    def _process(self, ref: ItemRef) -> ResultRecord | None:
+        """Send one input until it has an outcome worth recording; None if the run stopped first."""
+        prompt = self._items[ref].input_text
+        earlier = self._results.get(ref)
+        attempts = earlier.attempts if earlier is not None else 0
+        options = self.model.options
+        rate_limited = 0
+        while True:
+            estimate = self._estimate(prompt)
+            permit = self.limiter.acquire(estimate, self._stop)
+            if permit is None:
+                return None
+            self.calls += 1
+            try:
+                completion = self.model.complete(prompt)
+            except CallFailed as failure:
+                self.limiter.release(permit, 0 if failure.rate_limited else None, failure.headers)
+                if failure.rate_limited:
+                    self.limiter.rate_limited(failure.retry_after)
+                    rate_limited += 1
+                    if rate_limited <= options.max_rate_limit_retries:
+                        continue
+                attempts += 1
+                if failure.error.retryable and attempts < self.options.max_attempts and not failure.rate_limited:
+                    if self._stop.wait(self._backoff(attempts, failure.retry_after)):
+                        return None
+                    continue
+                return self._record(ref, attempts, error=failure.error)
+            except Exception as exc:  # a bug or an SDK surprise must not kill the worker silently
+                self.limiter.release(permit)
+                logger.exception("realtime call for %s[%d] failed unexpectedly", ref.statement_id, ref.original_index)
+                error = RequestError(code="client_error", message=f"{type(exc).__name__}: {exc}")
+                return self._record(ref, attempts + 1, error=error)
+            usage = completion.usage
+            self.limiter.release(
+                permit, usage.input_tokens + usage.output_tokens if usage else None, completion.headers
+            )
+            self.limiter.succeeded()
+            if usage is not None:
+                with self._lock:
+                    self._output_tokens[0] += usage.output_tokens
+                    self._output_tokens[1] += 1
+            return self._record(ref, attempts + 1, completion=completion)
+
+    def _backoff(self, attempts: int, retry_after: float | None) -> float:
+        options = self.model.options
+        delay = min(
+            options.retry_max_delay, options.retry_initial_delay * options.retry_backoff_factor ** (attempts - 1)
+        )
+        delay *= 0.5 + self._rng.random()  # jitter, so failed workers do not return in lockstep
+        return max(delay, retry_after or 0.0)
+
+    def _record(
+        self, ref: ItemRef, attempts: int, *, completion: Completion | None = None, error: RequestError | None = None
+    ) -> ResultRecord:
+        succeeded = completion is not None and completion.error is None and completion.text is not None
+        if completion is not None and not succeeded:
+            error = completion.error
+        return ResultRecord(
+            original_index=ref.original_index,
+            input_text=self._items[ref].input_text,
+            output_text=completion.text if succeeded and completion is not None else None,
+            batch_id=self.session_id,
+            outcome=Outcome.SUCCEEDED if succeeded else Outcome.ERRORED,
+            error=error,
+            usage=completion.usage if completion is not None else None,
+            attempts=attempts,
+        )
+
+    # -- results ------------------------------------------------------------------------------------------
+
+    def _keep(self, ref: ItemRef, record: ResultRecord) -> bool:
+        """Adopt `record` as the input's current outcome (never replacing a success); False if ignored."""
+        current = self._results.get(ref)
+        if current is not None and current.outcome is Outcome.SUCCEEDED:
+            return False
+        self._results[ref] = record
+        self._unmerged.setdefault(ref.statement_id, []).append(record)
+        return True
+
+    def _collect(self) -> None:
+        with self._lock:
+            finished, self._finished = self._finished, []
+        requeued = False
+        for ref, record in finished:
+            self._keep(ref, record)
+            if not is_final(self._results[ref], self.options.max_attempts) and not self._stop.is_set():
+                with self._lock:
+                    self._queue.append(ref)
+                requeued = True
+        if requeued:
+            self._top_up_workers()
+
+    def _flush(self) -> None:
+        unmerged, self._unmerged = self._unmerged, {}
+        for statement_id, records in unmerged.items():
+            self.store.merge_results(statement_id, records)
+        self._last_merge = self._clock()
+
+    def _end(self, reason: StopReason) -> EngineSummary:
+        self._flush()
+        if not any(w.is_alive() for w in self._workers):
+            self.journal.close()
+        summary = self._summary(reason)
+        self.observer.finished(summary)
+        stats = self.limiter.stats
+        logger.info(
+            "realtime run %s: %d call(s), %d answered 429 (%d cool-down(s))",
+            self.session_id,
+            self.calls,
+            stats.rate_limited,
+            stats.cooldowns,
+        )
+        return summary
+
+    def _summary(self, reason: StopReason) -> EngineSummary:
+        counts: Counter[Outcome] = Counter()
+        input_tokens = output_tokens = final = 0
+        for ref in self._order:
+            result = self._results.get(ref)
+            if result is None:
+                continue
+            if result.usage:
+                input_tokens += result.usage.input_tokens
+                output_tokens += result.usage.output_tokens
+            if is_final(result, self.options.max_attempts):
+                counts[result.outcome] += 1
+                final += 1
+        return EngineSummary(
+            reason=reason,
+            total_requests=len(self._order),
+            outcome_counts=dict(counts),
+            outstanding=len(self._order) - final,
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+        )

@@ -1,0 +1,132 @@
+"""`RealtimeModel`: one chat call to a provider's realtime endpoint, and nothing else.
+
+The realtime engine (`speceval.realtime.engine`) owns concurrency, rate limiting, retries, checkpoints and
+results; an adapter only turns a prompt into one HTTP call through the vendor SDK (with SDK retries off, so the
+limiter sees every 429) and the answer — or the failure — into our types.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from speceval.batch.model import GenerationParams
+from speceval.batch.records import RequestError, Usage
+from speceval.errors import MissingCredentialsError
+from speceval.providers.http_errors import is_transient_status, retry_after_seconds
+from speceval.realtime.headers import LimitHeaders, parse_limit_headers
+from speceval.realtime.limiter import RateLimits
+from speceval.redaction import redact, register_secret
+
+
+@dataclass(frozen=True)
+class RealtimeOptions:
+    """How a realtime run paces and retries its calls.
+
+    Attributes:
+        limits: requests and tokens per period, concurrency.
+        retry_initial_delay: seconds before the first retry of a failed call (5xx, timeout, lost connection).
+        retry_backoff_factor: each further retry waits this many times longer (with ±50% jitter).
+        retry_max_delay: longest wait between two tries.
+        request_timeout: seconds before one call is abandoned (then retried).
+        max_rate_limit_retries: 429s one request may receive before it is recorded as errored (429s do not
+            count against `--max-attempts`: they say "later", not "broken").
+    """
+
+    limits: RateLimits = field(default_factory=RateLimits)
+    retry_initial_delay: float = 1.0
+    retry_backoff_factor: float = 2.0
+    retry_max_delay: float = 60.0
+    request_timeout: float = 600.0
+    max_rate_limit_retries: int = 100
+
+
+@dataclass
+class Completion:
+    """A call that got an HTTP 200: the text (None when the answer holds none), usage, and rate-limit headers."""
+
+    text: str | None
+    usage: Usage | None = None
+    headers: LimitHeaders = field(default_factory=LimitHeaders)
+    error: RequestError | None = None
+
+
+class CallFailed(Exception):
+    """A call that did not get an answer: HTTP error status, timeout or lost connection.
+
+    Attributes:
+        error: what to record if this is the last try.
+        rate_limited: a 429 that says "slow down" (not an exhausted quota).
+        retry_after: seconds the provider asked us to wait, if it said.
+        headers: rate-limit headers of the failed response.
+    """
+
+    def __init__(
+        self,
+        error: RequestError,
+        *,
+        rate_limited: bool = False,
+        retry_after: float | None = None,
+        headers: LimitHeaders | None = None,
+    ) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.rate_limited = rate_limited
+        self.retry_after = retry_after
+        self.headers = headers or LimitHeaders()
+
+
+def http_failure(
+    status: int | None, message: str, code: str | None = None, headers: Mapping[str, str] | None = None
+) -> CallFailed:
+    """Classify a failed call the same way for every SDK (status None: timeout or connection lost)."""
+    # An exhausted quota (billing) answers 429 too, but waiting will not fix it.
+    quota = code == "insufficient_quota"
+    retryable = (status is None or is_transient_status(status)) and not quota
+    error = RequestError(code=code, message=redact(message), status_code=status, retryable=retryable)
+    return CallFailed(
+        error,
+        rate_limited=status == 429 and not quota,
+        retry_after=retry_after_seconds(headers),
+        headers=parse_limit_headers(headers),
+    )
+
+
+def resolve_api_key(provider: str, api_key: str | None, key_env: tuple[str, ...], *, required: bool = True) -> str:
+    """The key passed in, else the first variable of `key_env` that is set; registered for redaction."""
+    key = api_key or next((os.environ[name] for name in key_env if os.environ.get(name)), None)
+    if not key:
+        if required:
+            raise MissingCredentialsError(provider, key_env)
+        # Local OpenAI-compatible servers (vLLM, Ollama) need no key, but the SDK insists on a non-empty one.
+        return "EMPTY"
+    register_secret(key)
+    return key
+
+
+class RealtimeModel(ABC):
+    """A chat model reached through a realtime (one request per call) endpoint.
+
+    Subclasses set `provider` (overridable per instance: Together and vLLM are OpenAI-shaped) and implement
+    `complete`. Model names and sampling parameters are those of `BatchedModel`, so pipelines use either.
+    """
+
+    provider: ClassVar[str]
+
+    def __init__(self, model_name: str, params: GenerationParams | None = None, options: RealtimeOptions | None = None):
+        """Remember the model, its sampling parameters and how to pace and retry calls."""
+        self.model_name = model_name
+        self.params = params or GenerationParams()
+        self.options = options or RealtimeOptions()
+        self.org = self.provider
+
+    @abstractmethod
+    def complete(self, prompt: str) -> Completion:
+        """Send one prompt; return the answer or raise `CallFailed`. Never retry inside (SDK retries off)."""
+
+    def describe(self) -> dict[str, str]:
+        """Provider and model name, for manifests and summaries."""
+        return {"provider": self.org, "model_name": self.model_name, "mode": "realtime"}

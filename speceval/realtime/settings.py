@@ -1,0 +1,176 @@
+"""Command-line options of realtime runs, how a run directory remembers them, and building the model.
+
+A realtime run is chosen by `--realtime` (OpenAI, Anthropic or Gemini's own chat endpoints, at full price) or by
+an org without a batch API (`--org openai-compatible --base-url URL`, `--org together`). Its settings are kept
+in `run.json` under `parameters.realtime`, so `--resume RUN_DIR` continues with the same endpoint and pace;
+pace flags given on resume replace the stored ones. API keys are never stored, only the variable's name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from speceval.batch.model import GenerationParams
+from speceval.errors import ConfigError, MissingCredentialsError
+from speceval.manifest import RunManifest
+from speceval.providers.registry import ProviderEntry, create_batched_model, resolve_org
+from speceval.realtime.limiter import RateLimits
+from speceval.realtime.model import RealtimeModel, RealtimeOptions
+
+if TYPE_CHECKING:
+    from speceval.pipelines.generation import BatchedGenerationPipeline
+    from speceval.realtime import AnyModel
+
+MANIFEST_KEY = "realtime"
+DEFAULT_MAX_CONCURRENCY = 32
+_OPENAI_SHAPED = "speceval.realtime.clients:OpenAIChatModel"
+
+
+class RealtimeSettings(BaseModel):
+    """What a realtime run was started with (stored in `run.json` → `parameters.realtime`)."""
+
+    base_url: str | None = Field(default=None, description="endpoint base URL (None: the SDK's default or env)")
+    api_key_env: str | None = Field(default=None, description="variable holding the key (None: the org's own)")
+    rpm: float | None = Field(default=None, description="requests per period (None: from the provider's headers)")
+    tpm: float | None = Field(default=None, description="tokens per period (None: from the provider's headers)")
+    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, description="requests in flight at once")
+    period_seconds: float = Field(default=60.0, description="period of rpm and tpm")
+    retry_initial_delay: float = Field(default=1.0, description="seconds before the first retry")
+    retry_backoff_factor: float = Field(default=2.0, description="growth of the retry delay")
+    request_timeout: float = Field(default=600.0, description="seconds before a call is abandoned and retried")
+
+    def options(self) -> RealtimeOptions:
+        """The engine's view of these settings."""
+        return RealtimeOptions(
+            limits=RateLimits(self.rpm, self.tpm, self.max_concurrency, self.period_seconds),
+            retry_initial_delay=self.retry_initial_delay,
+            retry_backoff_factor=self.retry_backoff_factor,
+            request_timeout=self.request_timeout,
+        )
+
+
+# flag name → settings field, for flags that may be given on a new run or changed on resume
+_FLAGS = {
+    "base_url": "base_url",
+    "api_key_env": "api_key_env",
+    "rpm": "rpm",
+    "tpm": "tpm",
+    "max_concurrency": "max_concurrency",
+    "rate_period_seconds": "period_seconds",
+    "retry_initial_delay": "retry_initial_delay",
+    "retry_backoff_factor": "retry_backoff_factor",
+    "request_timeout": "request_timeout",
+}
+
+
+def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
+    """The realtime flags (all default to None: 'not given' is distinct from 'given the default')."""
+    group = parser.add_argument_group(
+        "realtime",
+        "rate-limited concurrent calls instead of a batch API (--org openai-compatible|together, or "
+        "--realtime for openai/anthropic/google)",
+    )
+    group.add_argument("--realtime", action="store_true", help="use the provider's realtime chat endpoint")
+    group.add_argument("--base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 for vLLM")
+    group.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    group.add_argument("--rpm", type=float, help="requests per minute (per --rate-period-seconds)")
+    group.add_argument("--tpm", type=float, help="tokens (input + output) per minute (per --rate-period-seconds)")
+    group.add_argument(
+        "--max-concurrency", type=int, help=f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})"
+    )
+    group.add_argument(
+        "--rate-period-seconds",
+        type=float,
+        help="the period --rpm and --tpm count over (default 60; shorter only for tests)",
+    )
+    group.add_argument("--retry-initial-delay", type=float, help="seconds before the first retry (default 1)")
+    group.add_argument("--retry-backoff-factor", type=float, help="growth of the retry delay (default 2)")
+    group.add_argument("--request-timeout", type=float, help="seconds before a call is abandoned (default 600)")
+
+
+def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: ProviderEntry) -> RealtimeSettings | None:
+    """The settings of this invocation (None for a batch run), stored into `manifest` (the caller saves it)."""
+    stored = manifest.parameters.get(MANIFEST_KEY)
+    given = {field: getattr(args, flag) for flag, field in _FLAGS.items() if getattr(args, flag, None) is not None}
+    resuming = getattr(args, "resume", None) is not None
+    if resuming and stored is None:
+        if args.realtime or given:
+            raise ConfigError(f"{args.resume} is a batch run; it cannot be resumed as a realtime run")
+        return None
+    if stored is None and not (args.realtime or not entry.batch):
+        if given:
+            flags = ", ".join(f"--{flag.replace('_', '-')}" for flag, f in _FLAGS.items() if f in given)
+            raise ConfigError(f"{flags} apply to realtime runs: add --realtime (or use an org without a batch API)")
+        return None
+    if entry.realtime_adapter is None:
+        raise ConfigError(f"{entry.org} has no realtime endpoint in speceval")
+    settings = RealtimeSettings.model_validate({**(stored or {}), **given})
+    if settings.base_url is None and stored is None:
+        settings.base_url = entry.default_base_url
+    if entry.org == "openai-compatible" and settings.base_url is None and not manifest.offline:
+        raise ConfigError("--org openai-compatible needs --base-url (e.g. http://localhost:8000/v1 for vLLM)")
+    for name in ("rpm", "tpm", "period_seconds", "retry_initial_delay", "request_timeout"):
+        value = getattr(settings, name)
+        if value is not None and value <= 0:
+            raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
+    if settings.max_concurrency < 1:
+        raise ConfigError(f"--max-concurrency must be at least 1, got {settings.max_concurrency}")
+    if settings.retry_backoff_factor < 1:
+        raise ConfigError(f"--retry-backoff-factor must be at least 1, got {settings.retry_backoff_factor:g}")
+    manifest.parameters[MANIFEST_KEY] = settings.model_dump()
+    return settings
+
+
+def create_realtime_model(
+    model_name: str,
+    org: str,
+    params: GenerationParams,
+    settings: RealtimeSettings,
+    **provider_options: Any,
+) -> RealtimeModel:
+    """The realtime adapter of `org` (provider options, e.g. from `--offline`, override the settings)."""
+    entry = resolve_org(model_name, org)
+    if entry.realtime_adapter is None:
+        raise ConfigError(f"{entry.org} has no realtime endpoint in speceval")
+    cls = _adapter(entry, entry.realtime_adapter)
+    kwargs: dict[str, Any] = {"base_url": settings.base_url, **provider_options}
+    if entry.realtime_adapter == _OPENAI_SHAPED:
+        key_env = (settings.api_key_env,) if settings.api_key_env else entry.key_env
+        # vLLM and Ollama serve without keys; a hosted service (OpenAI, Together) needs one.
+        kwargs.update(org=entry.org, key_env=key_env, key_required=entry.org != "openai-compatible")
+    elif settings.api_key_env and "api_key" not in provider_options:
+        key = os.environ.get(settings.api_key_env)
+        if not key:
+            raise MissingCredentialsError(entry.org, (settings.api_key_env,))
+        kwargs["api_key"] = key
+    return cls(model_name, params, settings.options(), **kwargs)
+
+
+def _adapter(entry: ProviderEntry, target: str) -> type[RealtimeModel]:
+    """Import a realtime adapter, with an install hint if its SDK is missing."""
+    try:
+        importlib.import_module(entry.sdk_module)
+    except ImportError:
+        raise ConfigError(f"the {entry.org} provider needs its SDK: pip install {entry.sdk}") from None
+    module_name, _, class_name = target.partition(":")
+    cls: type[RealtimeModel] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
+def build_model(
+    args: argparse.Namespace, pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any]
+) -> AnyModel:
+    """The model of a generation run: the batch adapter, or the realtime one (settings saved in `run.json`)."""
+    config = pipeline.config
+    manifest = pipeline.write_manifest()
+    entry = resolve_org(config.model_name, pipeline.provider)
+    settings = realtime_settings(args, manifest, entry)
+    if settings is None:
+        return create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
+    manifest.save(pipeline.run_dir)
+    return create_realtime_model(config.model_name, entry.org, config.params, settings, **provider_options)

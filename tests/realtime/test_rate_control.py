@@ -1,0 +1,75 @@
+"""The realtime engine against a rate-limited emulator, through the real openai SDK over loopback.
+
+The emulator enforces N requests per sliding window and answers 429 beyond it. The window (and the limiter's
+period, `RateLimits.period_seconds`) is shortened from 60 s to a few seconds so the tests stay fast; the ratios
+are the same as for per-minute limits.
+"""
+
+from __future__ import annotations
+
+import json
+
+from speceval.emulator import Emulator, FaultConfig, respond
+from speceval.realtime import RateLimits
+from tests.realtime.helpers import items, model, run
+
+WINDOW = 4.0
+LIMIT = 160  # requests per WINDOW: 40 per second
+
+
+def results(run_dir):
+    return {p.stem: json.loads(p.read_text()) for p in (run_dir / "results").glob("*.json")}
+
+
+def check_every_result_on_its_own_input(run_dir, prompts, model_name):
+    by_ref = {(r.statement_id, r.original_index): r.input_text for r in prompts}
+    seen = 0
+    for statement_id, records in results(run_dir).items():
+        for record in records:
+            text = by_ref[(statement_id, record["original_index"])]
+            assert record["input_text"] == text
+            assert record["outcome"] == "succeeded"
+            assert record["output_text"] == respond(model_name, text)
+            seen += 1
+    assert seen == len(prompts)
+
+
+def test_rpm_just_under_the_limit_sustains_90_percent_with_under_2_percent_429s(tmp_path):
+    faults = FaultConfig(realtime_rpm=LIMIT, realtime_window_seconds=WINDOW, realtime_latency_seconds=0.02)
+    prompts = items(300)
+    with Emulator(faults=faults) as emu:
+        rt = model(emu, limits=RateLimits(rpm=LIMIT * 0.95, max_concurrency=16, period_seconds=WINDOW))
+        summary = run(rt, tmp_path, prompts)
+        stats = emu.realtime.stats()
+    assert summary.finished and summary.outcome_counts == {"succeeded": 300}
+    check_every_result_on_its_own_input(tmp_path, prompts, rt.model_name)
+    assert stats.admitted == 300
+    assert stats.rate_limited / stats.arrived < 0.02
+    assert stats.first_admitted_at is not None and stats.last_admitted_at is not None
+    achieved = (stats.admitted - 1) / (stats.last_admitted_at - stats.first_admitted_at)
+    assert achieved / (LIMIT / WINDOW) >= 0.90
+
+
+def test_rpm_above_the_limit_still_finishes_correctly_by_backing_off(tmp_path):
+    # No rate-limit headers: only the 429s (and their retry-after) tell the client to slow down.
+    faults = FaultConfig(realtime_rpm=40, realtime_window_seconds=1.0, realtime_rate_headers=False)
+    prompts = items(120)
+    with Emulator(faults=faults) as emu:
+        rt = model(emu, limits=RateLimits(rpm=100, max_concurrency=16, period_seconds=1.0))
+        summary = run(rt, tmp_path, prompts)
+        stats = emu.realtime.stats()
+        counts = emu.realtime.prompt_counts()
+    assert summary.finished and summary.outcome_counts == {"succeeded": 120}
+    check_every_result_on_its_own_input(tmp_path, prompts, rt.model_name)
+    assert stats.rate_limited > 0  # it really was over the limit
+    assert all(counts[p.input_text] == 1 for p in prompts)  # a 429 is retried; an answer is never re-asked
+
+
+def test_header_limits_alone_pace_a_run_without_rpm(tmp_path):
+    faults = FaultConfig(realtime_rpm=30, realtime_window_seconds=1.0)
+    with Emulator(faults=faults) as emu:
+        rt = model(emu, limits=RateLimits(max_concurrency=4, period_seconds=1.0))
+        summary = run(rt, tmp_path, items(60))
+        stats = emu.realtime.stats()
+    assert summary.finished and summary.outcome_counts == {"succeeded": 60}
+    assert stats.rate_limited <= 10  # learned from x-ratelimit-limit-requests after the first answers
