@@ -1,12 +1,18 @@
 """Deterministic synthetic answers: the same (model, prompt) always gets the same text.
 
 A `Responder` is any callable `(model, prompt) -> answer text`. The default one tags every answer as synthetic,
-so an offline run can never be mistaken for real model output. Judge-style responders can be added beside it.
+so an offline run can never be mistaken for real model output. Prompts rendered from speceval's judge templates
+(their first line starts with `speceval judge prompt: <template id>`) get a synthetic verdict in the strict
+format instead, so `--offline` runs generation → compliance → ranking end to end. The verdict varies with the
+prompt's hash, and so does its wrapping (a ```json fence, JSON after reasoning, prose with braces before the
+JSON); about one answer in twenty has no verdict at all, so the "unparsed" path is exercised too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from typing import Protocol
 
 _SUBJECTS = ("The request", "This question", "The prompt", "Your message", "The input", "This case")
@@ -31,14 +37,56 @@ class Responder(Protocol):
         ...
 
 
+JUDGE_MARKER = "speceval judge prompt: "
+"""The start of the first line of every speceval judge prompt (see `speceval.judging.prompts`)."""
+_NO_VERDICT_PERCENT = 5
+_RESPONSE_BLOCK = re.compile(r"^<<<BEGIN (response_[ab]) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | re.M)
+
+
 def respond(model: str, prompt: str) -> str:
-    """The default synthetic answer: a tagged sentence derived from a sha256 of the prompt."""
-    digest = hashlib.sha256(prompt.encode("utf-8")).digest()
+    """The default synthetic answer: a verdict for judge prompts, else a tagged sentence from the prompt's sha256."""
+    digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).digest()
+    if prompt.startswith(JUDGE_MARKER):
+        return judge_verdict(prompt.split("\n", 1)[0][len(JUDGE_MARKER):].strip(), prompt, digest)
     sentence = (
         f"{_SUBJECTS[digest[0] % len(_SUBJECTS)]} {_VERBS[digest[1] % len(_VERBS)]} "
         f"{_OBJECTS[digest[2] % len(_OBJECTS)]} (ref {digest[3:7].hex()})."
     )
     return f"[synthetic answer from the speceval emulator; model={model}] {sentence}"
+
+
+def judge_verdict(template_id: str, prompt: str, digest: bytes) -> str:
+    """A synthetic judge answer to a prompt of template `template_id`, deterministic in the prompt's hash."""
+    note = "synthetic verdict from the speceval emulator"
+    verdict: dict[str, object]
+    if template_id.startswith("compliance_likert"):
+        verdict = {"rating": 1 + digest[1] % 5, "explanation": note}
+    elif template_id.startswith("ranking"):
+        verdict = {"winner": _synthetic_winner(prompt, digest), "explanation": note}
+    else:
+        verdict = {"compliant": digest[1] % 4 != 0, "confidence": 0.5 + digest[2] % 50 / 100, "explanation": note}
+    payload = json.dumps(verdict)
+    style = digest[0] % 100
+    if style < _NO_VERDICT_PERCENT:
+        return "[synthetic] I cannot decide on this one without more context."
+    if style < 45:
+        return f"[synthetic] Reasoning about the statement and the response.\n\n```json\n{payload}\n```"
+    if style < 75:
+        return f"[synthetic] Weighing the response against the statement, my verdict: {payload}"
+    return f"[synthetic] Placeholders such as {{name}} or {{}} are not a verdict. Final answer:\n{payload}"
+
+
+def _synthetic_winner(prompt: str, digest: bytes) -> str:
+    """The same pair of responses gets the same winner in either order, except for a little 'position bias'."""
+    blocks = {name: text for name, _, text in _RESPONSE_BLOCK.findall(prompt)}
+    a, b = blocks.get("response_a", ""), blocks.get("response_b", "")
+    if a == b or digest[1] % 10 == 0:
+        return "tie"
+    if digest[2] % 8 == 0:
+        return "A"
+    return "A" if hashlib.sha256(a.encode("utf-8", "surrogatepass")).digest() > hashlib.sha256(
+        b.encode("utf-8", "surrogatepass")
+    ).digest() else "B"
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,0 +1,25 @@
+"""Judging: versioned prompt templates (`prompts`) and parsers returning typed verdicts (`verdicts`)."""
+
+from speceval.judging.prompts import TemplateId, render_compliance, render_ranking
+from speceval.judging.verdicts import (
+    ComplianceVerdict,
+    LikertVerdict,
+    RankingVerdict,
+    Unparsed,
+    parse_compliance,
+    parse_likert,
+    parse_ranking,
+)
+
+__all__ = [
+    "ComplianceVerdict",
+    "LikertVerdict",
+    "RankingVerdict",
+    "TemplateId",
+    "Unparsed",
+    "parse_compliance",
+    "parse_likert",
+    "parse_ranking",
+    "render_compliance",
+    "render_ranking",
+]

@@ -1,0 +1,279 @@
+"""`BatchedComplianceJudge`: a judge model decides whether each candidate answer complies with its statement.
+
+Output (DESIGN §3), one directory per candidate:
+
+    {output_dir_base}/spec_{spec}/judge_{judge}/{candidate}/
+        run.json, metadata/, preprocessed/     the judge run (as for generation)
+        judge_responses/<statement_id>.json    the engine's record of each judge request (raw answer, outcome)
+        results/<statement_id>.json            {metadata, results: [{input, output, compliant, confidence,
+                                                explanation, outcome, raw_judge_response, ...}]}
+        summary.json                           counts per outcome, the compliance rate over judged answers only
+
+A judge request's `original_index` is the judged answer's `original_index` in the candidate's results file, so
+verdicts line up with answers whatever order the provider returns them in. Only candidate answers that
+succeeded are judged; the others are skipped and counted (by generation outcome) in `summary.json`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from speceval.atomic import atomic_write_json
+from speceval.batch.model import BatchedModel
+from speceval.batch.progress import EngineObserver, EngineSummary
+from speceval.batch.records import SCHEMA_VERSION, RequestError
+from speceval.errors import ConfigError
+from speceval.inputs import PromptItem
+from speceval.judging.prompts import TemplateId, render_compliance
+from speceval.judging.verdicts import ComplianceVerdict, LikertVerdict, Unparsed, parse_compliance, parse_likert
+from speceval.paths import safe_filename, safe_path
+from speceval.pipelines.candidates import Candidate, CandidateAnswers, load_answers
+from speceval.pipelines.judge_run import (
+    JudgeOutcome,
+    JudgeSettings,
+    JudgeTarget,
+    check_resumable,
+    judge_dir,
+    judge_response,
+    run_targets,
+    write_manifest,
+)
+from speceval.providers.registry import resolve_org
+from speceval.spec import Specification, load_spec
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["binary", "likert"]
+
+
+class ComplianceMetadata(BaseModel):
+    """The `metadata` of a compliance results file."""
+
+    model: str = Field(description="the candidate model judged")
+    judge: str = Field(description="the judge model")
+    spec: str = Field(description="the spec's name")
+    statement_id: str
+    prompt_version: str = Field(description="the judge template id, e.g. compliance_binary_v1")
+    mode: Mode
+    batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
+    candidate_dir: str = Field(description="the generation run the answers come from")
+
+
+class ComplianceEntry(BaseModel):
+    """One judged answer. `compliant`/`confidence`/`rating` are null unless `outcome` is judged."""
+
+    input: str
+    output: str
+    compliant: bool | None = None
+    confidence: float | None = None
+    rating: int | None = Field(default=None, description="Likert mode only: 1 (violates) to 5 (fully complies)")
+    explanation: str | None = None
+    outcome: JudgeOutcome
+    raw_judge_response: str | None = None
+    parse_error: str | None = Field(default=None, description="why an unparsed answer has no verdict")
+    error: RequestError | None = Field(default=None, description="the provider's error for a failed judge request")
+    original_index: int = Field(description="the answer's original_index in the candidate's results file")
+    batch_id: str | None = None
+
+
+class ComplianceFile(BaseModel):
+    """`results/<statement_id>.json` of a candidate."""
+
+    schema_version: int = SCHEMA_VERSION
+    metadata: ComplianceMetadata
+    results: list[ComplianceEntry]
+
+
+class CandidateSummary(BaseModel):
+    """`summary.json` of a candidate: what was judged, and rates over judged answers only.
+
+    Attributes:
+        outcomes: judgements per `JudgeOutcome`.
+        skipped_answers: candidate answers not judged, per generation outcome (errored, expired, ...).
+        compliant / non_compliant: binary verdicts (judged only).
+        compliance_rate: compliant / (compliant + non_compliant), None when nothing was judged.
+        ratings: Likert ratings 1..5 and their count; mean_rating over judged answers only.
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    model: str
+    judge: str
+    spec: str
+    prompt_version: str
+    mode: Mode
+    outcomes: dict[JudgeOutcome, int]
+    skipped_answers: dict[str, int]
+    compliant: int = 0
+    non_compliant: int = 0
+    compliance_rate: float | None = None
+    ratings: dict[int, int] = Field(default_factory=dict)
+    mean_rating: float | None = None
+
+
+class BatchedComplianceJudge:
+    """Judge every succeeded answer of each candidate against its statement, one engine per candidate.
+
+    Construction validates everything (spec, candidates' results files, resumability) before anything is sent.
+    """
+
+    def __init__(self, settings: JudgeSettings, candidates: list[Candidate], mode: Mode = "binary"):
+        self.settings = settings
+        self.mode: Mode = mode
+        self.spec: Specification = load_spec(settings.spec_path)
+        self.spec_name = settings.spec_name or self.spec.name
+        self.provider = resolve_org(settings.judge_model, settings.judge_org).org
+        self.template = TemplateId.COMPLIANCE_LIKERT_V1 if mode == "likert" else TemplateId.COMPLIANCE_BINARY_V1
+        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
+        self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
+        self.targets = [self._target(answers) for answers in self.answers]
+        seen: dict[Path, str] = {}
+        for answers, target in zip(self.answers, self.targets, strict=True):
+            if target.run_dir in seen:
+                raise ConfigError(
+                    f"candidates {seen[target.run_dir]!r} and {answers.candidate.name!r} map to the same output "
+                    f"directory {target.run_dir}; rename one in the `candidates` mapping"
+                )
+            seen[target.run_dir] = answers.candidate.name
+        for target in self.targets:
+            check_resumable(target)
+
+    @property
+    def request_count(self) -> int:
+        """Judge requests over all candidates."""
+        return sum(len(target.items) for target in self.targets)
+
+    def candidate_dir(self, candidate: Candidate) -> Path:
+        """`{output}/spec_{spec}/judge_{judge}/{candidate}`."""
+        return self.output_dir / safe_filename(candidate.path_name)
+
+    def run(
+        self, model: BatchedModel, observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None
+    ) -> tuple[list[EngineSummary], list[CandidateSummary]]:
+        """Submit (or resume), poll all candidates' jobs in one loop, then write verdict files and summaries."""
+        manifests = [
+            write_manifest(t, "compliance", self.settings, self.spec_name, self.spec.sha256, self.provider)
+            for t in self.targets
+        ]
+        engine_summaries = run_targets(model, self.targets, manifests, self.settings.engine, observer_for)
+        return engine_summaries, self.write_verdicts()
+
+    def write_verdicts(self) -> list[CandidateSummary]:
+        """(Re)build every `results/<statement_id>.json` and `summary.json` from the judge's answers on disk."""
+        return [self._write_candidate(answers, target) for answers, target in zip(self.answers, self.targets,
+                                                                                    strict=True)]
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _target(self, answers: CandidateAnswers) -> JudgeTarget:
+        items = [
+            PromptItem(
+                statement_id=statement_id,
+                original_index=answer.original_index,
+                input_text=render_compliance(
+                    self.spec[statement_id], answer.input_text, answer.output_text, likert=self.mode == "likert"
+                ),
+            )
+            for statement_id, statement_answers in answers.by_statement.items()
+            for answer in statement_answers
+        ]
+        candidate = answers.candidate
+        return JudgeTarget(
+            run_dir=self.candidate_dir(candidate),
+            items=items,
+            inputs_path=str(candidate.directory.resolve()),
+            identity=self._identity(candidate),
+        )
+
+    def _identity(self, candidate: Candidate) -> dict[str, Any]:
+        return {
+            "pipeline": "compliance",
+            "prompt_version": self.template.value,
+            "mode": self.mode,
+            "judge": self.settings.judge_model,
+            "provider": self.provider,
+            "candidate": candidate.name,
+            "temperature": self.settings.params.temperature,
+            "max_tokens": self.settings.params.max_tokens,
+        }
+
+    def _write_candidate(self, answers: CandidateAnswers, target: JudgeTarget) -> CandidateSummary:
+        candidate = answers.candidate
+        store = target.store
+        summary = CandidateSummary(
+            model=candidate.name,
+            judge=self.settings.judge_model,
+            spec=self.spec_name,
+            prompt_version=self.template.value,
+            mode=self.mode,
+            outcomes={outcome: 0 for outcome in JudgeOutcome},
+            skipped_answers=dict(answers.skipped),
+        )
+        ratings: Counter[int] = Counter()
+        for statement_id, statement_answers in answers.by_statement.items():
+            responses = {record.original_index: record for record in store.load_results(statement_id)}
+            entries = []
+            for answer in statement_answers:
+                entry = self._entry(answer.input_text, answer.output_text, answer.original_index,
+                                    responses.get(answer.original_index))
+                summary.outcomes[entry.outcome] += 1
+                if entry.compliant is not None:
+                    summary.compliant += entry.compliant
+                    summary.non_compliant += not entry.compliant
+                if entry.rating is not None:
+                    ratings[entry.rating] += 1
+                entries.append(entry)
+            metadata = ComplianceMetadata(
+                model=candidate.name,
+                judge=self.settings.judge_model,
+                spec=self.spec_name,
+                statement_id=statement_id,
+                prompt_version=self.template.value,
+                mode=self.mode,
+                batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
+                candidate_dir=str(candidate.directory),
+            )
+            # Likert files keep `compliant` (null: the judge was not asked) so readers of the binary shape still work.
+            exclude: dict[str, Any] = {"results": {"__all__": {"rating"}}} if self.mode == "binary" else {}
+            payload = ComplianceFile(metadata=metadata, results=entries).model_dump(mode="json", exclude=exclude)
+            atomic_write_json(safe_path(target.run_dir / "results", statement_id, ".json"), payload)
+        judged_binary = summary.compliant + summary.non_compliant
+        summary.compliance_rate = summary.compliant / judged_binary if judged_binary else None
+        summary.ratings = dict(sorted(ratings.items()))
+        total = sum(ratings.values())
+        summary.mean_rating = sum(r * n for r, n in ratings.items()) / total if total else None
+        atomic_write_json(target.run_dir / "summary.json", summary)
+        return summary
+
+    def _entry(self, input_text: str, output_text: str, index: int, record: Any) -> ComplianceEntry:
+        response = judge_response(record, self.settings.engine.max_attempts)
+        entry = ComplianceEntry(
+            input=input_text,
+            output=output_text,
+            outcome=response.outcome or JudgeOutcome.JUDGED,
+            raw_judge_response=response.raw,
+            error=response.error,
+            original_index=index,
+            batch_id=response.batch_id,
+        )
+        if response.outcome is not None:
+            return entry
+        verdict: ComplianceVerdict | LikertVerdict | Unparsed = (
+            parse_likert(response.raw) if self.mode == "likert" else parse_compliance(response.raw)
+        )
+        if isinstance(verdict, Unparsed):
+            return entry.model_copy(update={"outcome": JudgeOutcome.UNPARSED, "parse_error": verdict.reason})
+        if isinstance(verdict, LikertVerdict):
+            return entry.model_copy(update={"rating": verdict.rating, "explanation": verdict.explanation})
+        return entry.model_copy(
+            update={
+                "compliant": verdict.compliant,
+                "confidence": verdict.confidence,
+                "explanation": verdict.explanation,
+            }
+        )

@@ -1,0 +1,243 @@
+"""What the compliance and ranking pipelines share: settings, judge run directories, outcomes, the polling loop.
+
+A judge pipeline has one run directory per candidate (compliance) or per ordered pair (ranking). Each holds the
+engine's state (`metadata/`, `preprocessed/`, `judge_responses/` with the judge's raw answers) beside the
+pipeline's verdict files (`results/`), plus a `run.json`. All of them are driven by one `run_engines` loop, so
+every job is in flight at once. Running the same configuration again resumes: nothing already judged is sent
+again. Resuming is refused when what would be sent changed (another template, mode, judge or sampling
+parameters, or a prompt that differs from the one already judged), because old and new verdicts would mix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import EngineObserver, EngineSummary
+from speceval.batch.records import Outcome, RequestError, ResultRecord
+from speceval.batch.store import RunStore
+from speceval.errors import RunStateError
+from speceval.inputs import PromptItem
+from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
+from speceval.paths import safe_filename
+
+logger = logging.getLogger(__name__)
+
+JUDGE_RESPONSES = "judge_responses"
+"""Subfolder of a judge run directory holding the engine's per-request records (the judge's raw answers)."""
+
+
+class JudgeOutcome(StrEnum):
+    """What happened to one judgement (the closed set of `outcome` values in verdict files).
+
+    Only `judged` records carry a verdict and enter rates, win counts and tie counts; every other outcome is
+    counted separately.
+    """
+
+    JUDGED = "judged"
+    """The judge answered and its verdict was parsed and valid."""
+    UNPARSED = "unparsed"
+    """The judge answered, but without a valid verdict (`parse_error` says why)."""
+    JUDGE_ERRORED = "judge_errored"
+    """The provider returned an error for the judge request (`error` has its code and message)."""
+    JUDGE_EXPIRED = "judge_expired"
+    """The judge's batch job expired before the request ran, and no attempts are left."""
+    JUDGE_CANCELLED = "judge_cancelled"
+    """The judge's batch job was cancelled before the request ran."""
+    JUDGE_MISSING = "judge_missing"
+    """The provider returned no result for the request, and no attempts are left."""
+    PENDING = "pending"
+    """No final outcome yet (the run stopped early: timeout, budget, Ctrl+C); rerun the command to continue."""
+
+
+_FAILED = {
+    Outcome.ERRORED: JudgeOutcome.JUDGE_ERRORED,
+    Outcome.EXPIRED: JudgeOutcome.JUDGE_EXPIRED,
+    Outcome.CANCELLED: JudgeOutcome.JUDGE_CANCELLED,
+    Outcome.MISSING: JudgeOutcome.JUDGE_MISSING,
+}
+
+
+@dataclass(frozen=True)
+class JudgeResponse:
+    """The engine's record of one judge request, reduced to what a verdict file needs.
+
+    `outcome` is None when the judge answered (the caller parses `raw`); otherwise it says why there is no answer.
+    """
+
+    outcome: JudgeOutcome | None
+    raw: str | None = None
+    error: RequestError | None = None
+    batch_id: str | None = None
+
+
+def judge_response(record: ResultRecord | None, max_attempts: int) -> JudgeResponse:
+    """Classify the engine's record of one judge request (None: never collected)."""
+    if record is None or not is_final(record, max_attempts):
+        return JudgeResponse(JudgeOutcome.PENDING, error=record.error if record else None)
+    if record.outcome is Outcome.SUCCEEDED:
+        return JudgeResponse(None, raw=record.output_text, batch_id=record.batch_id)
+    return JudgeResponse(_FAILED[record.outcome], error=record.error, batch_id=record.batch_id)
+
+
+@dataclass
+class JudgeSettings:
+    """What every judge pipeline needs besides its candidates.
+
+    Attributes:
+        spec_path: the spec JSONL the candidates answered.
+        judge_model: the judge model's name.
+        judge_org: the judge's provider, when the model name does not tell.
+        spec_name: the spec's label in output paths (default: the spec file's stem).
+        output_dir_base: where `spec_{spec}/judge_{judge}/...` goes.
+        params: the judge's sampling parameters.
+        engine: batch size, polling, timeout and retries.
+        offline: the run uses the built-in emulator (recorded in every `run.json`).
+    """
+
+    spec_path: Path
+    judge_model: str
+    output_dir_base: Path
+    judge_org: str | None = None
+    spec_name: str | None = None
+    params: GenerationParams = field(default_factory=GenerationParams)
+    engine: EngineOptions = field(default_factory=EngineOptions)
+    offline: bool = False
+
+
+def judge_dir(output_dir_base: Path, spec_name: str, judge_model: str) -> Path:
+    """`{output_dir_base}/spec_{spec}/judge_{judge}` with both names made safe as path components."""
+    return (
+        Path(output_dir_base)
+        / f"spec_{safe_filename(spec_name)}"
+        / f"judge_{safe_filename(judge_model.replace('/', '-'))}"
+    )
+
+
+@dataclass
+class JudgeTarget:
+    """One judge run directory and the requests it holds.
+
+    Attributes:
+        run_dir: the candidate's (compliance) or ordered pair's (ranking) directory.
+        items: the judge requests; `original_index` identifies the judged answer (see each pipeline).
+        inputs_path: what was judged (the candidate run directory, or both joined by ' | ').
+        identity: settings that must not change when the directory is resumed (template, mode, judge, ...).
+    """
+
+    run_dir: Path
+    items: list[PromptItem]
+    inputs_path: str
+    identity: dict[str, Any]
+
+    @property
+    def store(self) -> RunStore:
+        """The engine's state of this directory (judge answers in `judge_responses/`)."""
+        return RunStore(self.run_dir, results_subdir=JUDGE_RESPONSES)
+
+    def inputs_sha256(self) -> str:
+        """A hash of every request, so a manifest says exactly what was asked."""
+        digest = hashlib.sha256()
+        for item in self.items:
+            digest.update(f"{item.statement_id}\x00{item.original_index}\x00".encode("utf-8", "surrogatepass"))
+            digest.update(hashlib.sha256(item.input_text.encode("utf-8", "surrogatepass")).digest())
+        return digest.hexdigest()
+
+
+def check_resumable(target: JudgeTarget) -> None:
+    """Refuse to continue a directory whose settings or already-sent prompts differ from what would be sent now."""
+    if not (target.run_dir / MANIFEST_NAME).is_file():
+        return
+    manifest = RunManifest.load(target.run_dir)
+    before = manifest.parameters.get("identity", {})
+    changed = sorted(key for key in set(before) | set(target.identity) if before.get(key) != target.identity.get(key))
+    if changed:
+        raise RunStateError(
+            f"{target.run_dir} was judged with other settings ({', '.join(changed)} differ: "
+            f"{', '.join(f'{k}={before.get(k)!r}' for k in changed)}); use another output_dir_base to judge again"
+        )
+    by_statement: dict[str, dict[int, str]] = {}
+    for item in target.items:
+        by_statement.setdefault(item.statement_id, {})[item.original_index] = item.input_text
+    store = target.store
+    for statement_id, prompts in by_statement.items():
+        for record in store.load_results(statement_id):
+            prompt = prompts.get(record.original_index)
+            if prompt is not None and prompt != record.input_text:
+                raise RunStateError(
+                    f"{target.run_dir}: the judge prompt for statement {statement_id!r}, answer "
+                    f"{record.original_index} differs from the one already judged (the spec or the candidate's "
+                    "answers changed since); use another output_dir_base to judge again"
+                )
+
+
+def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec_name: str, spec_sha256: str,
+                   provider: str) -> RunManifest:
+    """Create or update the target's `run.json` (before anything is submitted)."""
+    if (target.run_dir / MANIFEST_NAME).is_file():
+        manifest = RunManifest.load(target.run_dir)
+        manifest.command = current_command()
+        manifest.parameters["engine"] = _engine_dict(settings.engine)
+        manifest.status = "running"
+    else:
+        manifest = RunManifest(
+            kind=kind,
+            command=current_command(),
+            spec_name=spec_name,
+            spec_path=str(Path(settings.spec_path).resolve()),
+            spec_sha256=spec_sha256,
+            inputs_path=target.inputs_path,
+            inputs_sha256=target.inputs_sha256(),
+            model_name=settings.judge_model,
+            provider=provider,
+            offline=settings.offline,
+            parameters={
+                "identity": target.identity,
+                "params": asdict(settings.params),
+                "engine": _engine_dict(settings.engine),
+                "requests": len(target.items),
+            },
+            versions=software_versions(),
+            git_commit=git_commit(),
+        )
+    manifest.inputs_sha256 = target.inputs_sha256()
+    manifest.parameters["requests"] = len(target.items)
+    manifest.save(target.run_dir)
+    return manifest
+
+
+def _engine_dict(options: EngineOptions) -> dict[str, Any]:
+    return {key: value for key, value in asdict(options).items() if key != "budget"}
+
+
+def run_targets(
+    model: BatchedModel,
+    targets: Sequence[JudgeTarget],
+    manifests: Sequence[RunManifest],
+    options: EngineOptions,
+    observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
+) -> list[EngineSummary]:
+    """Drive one engine per target in a single polling loop; updates each manifest's status and totals."""
+    engines = [
+        (BatchEngine(model, target.store, options, observer_for(target) if observer_for else None), target.items)
+        for target in targets
+    ]
+    try:
+        summaries = run_engines(engines)
+    except BaseException:
+        for target, manifest in zip(targets, manifests, strict=True):
+            manifest.status = "stopped"
+            manifest.save(target.run_dir)
+        raise
+    for target, manifest, summary in zip(targets, manifests, summaries, strict=True):
+        manifest.status = "finished" if summary.finished else "stopped"
+        manifest.totals = summary
+        manifest.save(target.run_dir)
+    return summaries

@@ -1,0 +1,319 @@
+"""`BatchedRankingPipeline`: a judge compares candidates two at a time, in both orders, on every shared input.
+
+Output (DESIGN §3), one directory per ORDERED pair (A is shown first):
+
+    {output_dir_base}/spec_{spec}/judge_{judge}/{A}x{B}/
+        run.json, metadata/, preprocessed/, judge_responses/    the judge run
+        results/<statement_id>.json    {metadata: {model_a, model_b, ...}, rankings: [{input, output_a, output_b,
+                                        rank, winner, outcome, raw_judge_response, ...}]}
+        summary.json                   outcomes and A wins / B wins / ties (judged only)
+    {output_dir_base}/spec_{spec}/judge_{judge}/position_consistency.json
+
+Labels: each candidate's name travels with its own directory (`Candidate`), and output_a is always read from
+model_a's directory, so the order of directories in a config cannot mislabel anything. The pair directory name
+is only a label: `model_a` and `model_b` in every results file are authoritative (never split `AxB` on 'x').
+
+Inputs are paired per pair of candidates and per statement: an input is judged for (A, B) when both answered it
+successfully (matched by input text; repeated texts pair in order). Each pair's task index is the input's
+`original_index` in the results file of the pair member whose name sorts first, so the task list is
+deterministic, the same in both orders (AxB index i and BxA index i are the same input), and stable when a
+resumed generation adds answers. It is the judge requests' `original_index`.
+
+`rank` is 1 (A better), -1 (B better), 0 (a real tie), or null whenever there is no verdict (`outcome` says why).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from speceval.atomic import atomic_write_json
+from speceval.batch.model import BatchedModel
+from speceval.batch.progress import EngineObserver, EngineSummary
+from speceval.batch.records import SCHEMA_VERSION, RequestError
+from speceval.errors import ConfigError
+from speceval.inputs import PromptItem
+from speceval.judging.prompts import TemplateId, render_ranking
+from speceval.judging.verdicts import Unparsed, parse_ranking
+from speceval.paths import safe_filename, safe_path
+from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
+from speceval.pipelines.judge_run import (
+    JudgeOutcome,
+    JudgeSettings,
+    JudgeTarget,
+    check_resumable,
+    judge_dir,
+    judge_response,
+    run_targets,
+    write_manifest,
+)
+from speceval.pipelines.position import PositionReport, position_consistency
+from speceval.providers.registry import resolve_org
+from speceval.spec import Specification, load_spec
+
+logger = logging.getLogger(__name__)
+
+
+class RankingMetadata(BaseModel):
+    """The `metadata` of a ranking results file."""
+
+    model_a: str = Field(description="the candidate whose answers are output_a (shown first to the judge)")
+    model_b: str = Field(description="the candidate whose answers are output_b")
+    judge: str
+    spec: str
+    statement_id: str
+    prompt_version: str
+    batch_ids: list[str]
+    candidate_dir_a: str
+    candidate_dir_b: str
+
+
+class RankingEntry(BaseModel):
+    """One comparison. `rank`/`winner` are null unless `outcome` is judged."""
+
+    index: int = Field(description="the task index (see the module docstring); the same input in AxB and BxA")
+    input: str
+    output_a: str
+    output_b: str
+    rank: Literal[1, 0, -1] | None = None
+    winner: Literal["A", "B", "tie"] | None = None
+    explanation: str | None = None
+    outcome: JudgeOutcome
+    raw_judge_response: str | None = None
+    parse_error: str | None = None
+    error: RequestError | None = None
+    original_index_a: int
+    original_index_b: int
+    batch_id: str | None = None
+
+
+class RankingFile(BaseModel):
+    """`results/<statement_id>.json` of an ordered pair."""
+
+    schema_version: int = SCHEMA_VERSION
+    metadata: RankingMetadata
+    rankings: list[RankingEntry]
+
+
+class PairSummary(BaseModel):
+    """`summary.json` of an ordered pair: outcomes, and wins and ties among judged comparisons only."""
+
+    schema_version: int = SCHEMA_VERSION
+    model_a: str
+    model_b: str
+    judge: str
+    spec: str
+    prompt_version: str
+    outcomes: dict[JudgeOutcome, int]
+    a_wins: int = 0
+    b_wins: int = 0
+    ties: int = 0
+
+
+@dataclass(frozen=True)
+class Task:
+    """One input both candidates of a pair answered."""
+
+    statement_id: str
+    index: int
+    input_text: str
+    answer_a: Answer
+    answer_b: Answer
+
+
+@dataclass
+class OrderedPair:
+    """Candidate A (shown first) and B, their tasks and their run directory."""
+
+    a: Candidate
+    b: Candidate
+    tasks: list[Task]
+    target: JudgeTarget
+
+
+def pair_tasks(first: CandidateAnswers, second: CandidateAnswers) -> list[Task]:
+    """The shared inputs of two candidates, per statement, as tasks with A = `first`, B = `second`."""
+    canonical = first if first.candidate.name <= second.candidate.name else second
+    tasks: list[Task] = []
+    for statement_id in sorted(set(first.by_statement) & set(second.by_statement)):
+        mine, theirs = _keyed(first.by_statement[statement_id]), _keyed(second.by_statement[statement_id])
+        for key in mine.keys() & theirs.keys():
+            a, b = mine[key], theirs[key]
+            index = a.original_index if canonical is first else b.original_index
+            tasks.append(Task(statement_id, index, a.input_text, a, b))
+    return sorted(tasks, key=lambda t: (t.statement_id, t.index))
+
+
+def _keyed(answers: list[Answer]) -> dict[tuple[str, int], Answer]:
+    """Answers keyed by (input text, occurrence) so repeated inputs pair in order."""
+    seen: Counter[str] = Counter()
+    keyed = {}
+    for answer in answers:
+        keyed[(answer.input_text, seen[answer.input_text])] = answer
+        seen[answer.input_text] += 1
+    return keyed
+
+
+class BatchedRankingPipeline:
+    """Judge every ordered pair of candidates on their shared inputs, one engine per ordered pair."""
+
+    def __init__(self, settings: JudgeSettings, candidates: list[Candidate]):
+        if len(candidates) < 2:
+            raise ConfigError(f"ranking needs at least two candidates, got {len(candidates)}")
+        self.settings = settings
+        self.spec: Specification = load_spec(settings.spec_path)
+        self.spec_name = settings.spec_name or self.spec.name
+        self.provider = resolve_org(settings.judge_model, settings.judge_org).org
+        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
+        answers = [load_answers(candidate, self.spec) for candidate in candidates]
+        self.pairs = [self._pair(first, second) for first, second in itertools.permutations(answers, 2)]
+        seen: dict[Path, tuple[str, str]] = {}
+        for pair in self.pairs:
+            if pair.target.run_dir in seen:
+                raise ConfigError(
+                    f"the pairs {seen[pair.target.run_dir]} and {(pair.a.name, pair.b.name)} map to the same "
+                    f"directory {pair.target.run_dir}; rename a candidate in the `candidates` mapping"
+                )
+            seen[pair.target.run_dir] = (pair.a.name, pair.b.name)
+        self.skipped = {a.candidate.name: dict(a.skipped) for a in answers}
+        for pair in self.pairs:
+            check_resumable(pair.target)
+
+    @property
+    def targets(self) -> list[JudgeTarget]:
+        """The run directories, one per ordered pair."""
+        return [pair.target for pair in self.pairs]
+
+    @property
+    def request_count(self) -> int:
+        """Judge requests over all ordered pairs."""
+        return sum(len(pair.tasks) for pair in self.pairs)
+
+    def pair_dir(self, a: Candidate, b: Candidate) -> Path:
+        """`{output}/spec_{spec}/judge_{judge}/{A}x{B}` (a label only: results files name the models)."""
+        return self.output_dir / safe_filename(f"{a.path_name}x{b.path_name}")
+
+    def run(
+        self, model: BatchedModel, observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None
+    ) -> tuple[list[EngineSummary], list[PairSummary], PositionReport]:
+        """Submit (or resume) every ordered pair's jobs, poll them in one loop, then write all verdict files."""
+        manifests = [
+            write_manifest(t, "ranking", self.settings, self.spec_name, self.spec.sha256, self.provider)
+            for t in self.targets
+        ]
+        summaries = run_targets(model, self.targets, manifests, self.settings.engine, observer_for)
+        pair_summaries, report = self.write_verdicts()
+        return summaries, pair_summaries, report
+
+    def write_verdicts(self) -> tuple[list[PairSummary], PositionReport]:
+        """(Re)build every pair's results and summary from the judge's answers, and `position_consistency.json`."""
+        pair_summaries = []
+        entries: dict[tuple[str, str], dict[tuple[str, int], RankingEntry]] = {}
+        for pair in self.pairs:
+            summary, pair_entries = self._write_pair(pair)
+            pair_summaries.append(summary)
+            entries[(pair.a.name, pair.b.name)] = pair_entries
+        report = position_consistency(
+            entries, judge=self.settings.judge_model, spec=self.spec_name, prompt_version=TemplateId.RANKING_V1.value
+        )
+        atomic_write_json(self.output_dir / "position_consistency.json", report)
+        return pair_summaries, report
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _pair(self, first: CandidateAnswers, second: CandidateAnswers) -> OrderedPair:
+        a, b = first.candidate, second.candidate
+        tasks = pair_tasks(first, second)
+        items = [
+            PromptItem(
+                statement_id=task.statement_id,
+                original_index=task.index,
+                input_text=render_ranking(
+                    self.spec[task.statement_id], task.input_text, task.answer_a.output_text, task.answer_b.output_text
+                ),
+            )
+            for task in tasks
+        ]
+        identity: dict[str, Any] = {
+            "pipeline": "ranking",
+            "prompt_version": TemplateId.RANKING_V1.value,
+            "judge": self.settings.judge_model,
+            "provider": self.provider,
+            "model_a": a.name,
+            "model_b": b.name,
+            "temperature": self.settings.params.temperature,
+            "max_tokens": self.settings.params.max_tokens,
+        }
+        target = JudgeTarget(
+            run_dir=self.pair_dir(a, b),
+            items=items,
+            inputs_path=f"{a.directory.resolve()} | {b.directory.resolve()}",
+            identity=identity,
+        )
+        return OrderedPair(a, b, tasks, target)
+
+    def _write_pair(self, pair: OrderedPair) -> tuple[PairSummary, dict[tuple[str, int], RankingEntry]]:
+        store = pair.target.store
+        summary = PairSummary(
+            model_a=pair.a.name,
+            model_b=pair.b.name,
+            judge=self.settings.judge_model,
+            spec=self.spec_name,
+            prompt_version=TemplateId.RANKING_V1.value,
+            outcomes={outcome: 0 for outcome in JudgeOutcome},
+        )
+        all_entries: dict[tuple[str, int], RankingEntry] = {}
+        for statement_id, group in itertools.groupby(pair.tasks, key=lambda t: t.statement_id):
+            responses = {record.original_index: record for record in store.load_results(statement_id)}
+            entries = [self._entry(task, responses.get(task.index)) for task in group]
+            for entry in entries:
+                summary.outcomes[entry.outcome] += 1
+                summary.a_wins += entry.rank == 1
+                summary.b_wins += entry.rank == -1
+                summary.ties += entry.rank == 0
+                all_entries[(statement_id, entry.index)] = entry
+            metadata = RankingMetadata(
+                model_a=pair.a.name,
+                model_b=pair.b.name,
+                judge=self.settings.judge_model,
+                spec=self.spec_name,
+                statement_id=statement_id,
+                prompt_version=TemplateId.RANKING_V1.value,
+                batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
+                candidate_dir_a=str(pair.a.directory),
+                candidate_dir_b=str(pair.b.directory),
+            )
+            path = safe_path(pair.target.run_dir / "results", statement_id, ".json")
+            atomic_write_json(path, RankingFile(metadata=metadata, rankings=entries))
+        atomic_write_json(pair.target.run_dir / "summary.json", summary)
+        return summary, all_entries
+
+    def _entry(self, task: Task, record: Any) -> RankingEntry:
+        response = judge_response(record, self.settings.engine.max_attempts)
+        entry = RankingEntry(
+            index=task.index,
+            input=task.input_text,
+            output_a=task.answer_a.output_text,
+            output_b=task.answer_b.output_text,
+            outcome=response.outcome or JudgeOutcome.JUDGED,
+            raw_judge_response=response.raw,
+            error=response.error,
+            original_index_a=task.answer_a.original_index,
+            original_index_b=task.answer_b.original_index,
+            batch_id=response.batch_id,
+        )
+        if response.outcome is not None:
+            return entry
+        verdict = parse_ranking(response.raw)
+        if isinstance(verdict, Unparsed):
+            return entry.model_copy(update={"outcome": JudgeOutcome.UNPARSED, "parse_error": verdict.reason})
+        return entry.model_copy(
+            update={"rank": verdict.rank, "winner": verdict.winner, "explanation": verdict.explanation}
+        )
