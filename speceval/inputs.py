@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from speceval.errors import InputError
+from speceval.errors import InputError, RunStateError
 from speceval.paths import safe_filename
 from speceval.spec import Specification, json_type_name
 
@@ -37,9 +37,22 @@ class PromptItem(BaseModel):
     """The prompt itself."""
 
 
-class InputSet(BaseModel):
-    """Everything read from an inputs directory.
+class StatementInputs(BaseModel):
+    """One validated inputs file: which statement it feeds, how many inputs it holds, and its hash."""
 
+    model_config = ConfigDict(frozen=True)
+
+    statement_id: str
+    path: Path
+    count: int
+    sha256: str
+
+
+class InputSet(BaseModel):
+    """Everything read from an inputs directory, validated, without holding the prompts in memory.
+
+    Every file is parsed and checked once by `load_inputs`; afterwards a statement's prompts are read again on
+    demand (`texts`), so a run of a million inputs never holds them all. It is an `ItemSource` for the engine.
     `len(input_set)` is the number of items.
     """
 
@@ -47,8 +60,8 @@ class InputSet(BaseModel):
 
     directory: Path
     """The inputs directory."""
-    items: list[PromptItem]
-    """All prompts: files in name order, then each file's inputs in list order."""
+    statements: list[StatementInputs]
+    """One entry per inputs file that feeds a statement, in file-name order."""
     files: list[Path]
     """The files the items came from, sorted by name (one per statement that has inputs)."""
     skipped_files: list[Path] = Field(default_factory=list)
@@ -61,12 +74,37 @@ class InputSet(BaseModel):
 
     def __len__(self) -> int:
         """The number of prompt items."""
-        return len(self.items)
+        return sum(entry.count for entry in self.statements)
 
     @property
     def statement_ids(self) -> list[str]:
         """Ids of the statements that have an inputs file, in file order."""
-        return list(dict.fromkeys(item.statement_id for item in self.items))
+        return [entry.statement_id for entry in self.statements]
+
+    @property
+    def items(self) -> list[PromptItem]:
+        """All prompts as items (reads every file again; for small sets and tests: runs use `texts`)."""
+        return [
+            PromptItem(statement_id=entry.statement_id, original_index=index, input_text=text)
+            for entry in self.statements
+            for index, text in self.texts(entry.statement_id).items()
+        ]
+
+    def statement_counts(self) -> list[tuple[str, range]]:
+        """(statement id, original indices) per statement, in run order (the `ItemSource` protocol)."""
+        return [(entry.statement_id, range(entry.count)) for entry in self.statements]
+
+    def texts(self, statement_id: str) -> dict[int, str]:
+        """original index → prompt for one statement, read from its file (which must not have changed)."""
+        entry = next((e for e in self.statements if e.statement_id == statement_id), None)
+        if entry is None:
+            raise KeyError(statement_id)
+        data = _read_bytes(entry.path)
+        if hashlib.sha256(data).hexdigest() != entry.sha256:
+            raise RunStateError(
+                f"{entry.path} changed while the run was using it; restore it or start a new run"
+            )
+        return dict(enumerate(_parse_inputs(entry.path, data)))
 
 
 def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_statements: bool = False) -> InputSet:
@@ -90,7 +128,7 @@ def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_st
     """
     directory = Path(inputs_dir)
     by_stem = _stems_to_ids(spec)
-    items: list[PromptItem] = []
+    statements: list[StatementInputs] = []
     files: list[Path] = []
     skipped: list[Path] = []
     seen: dict[str, Path] = {}
@@ -110,9 +148,10 @@ def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_st
         texts = _parse_inputs(path, data)
         if not texts:
             logger.warning("%s: the 'inputs' list is empty; statement %r gets no prompts", path, statement_id)
-        items.extend(
-            PromptItem(statement_id=statement_id, original_index=index, input_text=text)
-            for index, text in enumerate(texts)
+        statements.append(
+            StatementInputs(
+                statement_id=statement_id, path=path, count=len(texts), sha256=hashlib.sha256(data).hexdigest()
+            )
         )
         files.append(path)
         for chunk in _hash_chunks(path.name, data):
@@ -120,7 +159,9 @@ def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_st
     missing = len(spec) - len(seen)
     if missing:
         logger.info("%d of %d statements of %s have no inputs file", missing, len(spec), spec.name)
-    return InputSet(directory=directory, items=items, files=files, skipped_files=skipped, sha256=digest.hexdigest())
+    return InputSet(
+        directory=directory, statements=statements, files=files, skipped_files=skipped, sha256=digest.hexdigest()
+    )
 
 
 # -- helpers ------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ ours. The map from custom id to (statement id, original index) is kept in the in
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 
 from speceval.batch.model import BatchedModel
 from speceval.batch.records import ItemRef, SubmissionIntent
@@ -29,10 +29,36 @@ def custom_id_for(key: str, position: int) -> str:
     return f"{key[:CUSTOM_ID_KEY_CHARS]}-{position}"
 
 
+class Lookahead:
+    """An iterator of refs that can show its next item without consuming it.
+
+    Chunks are cut from a stream of pending inputs (never a list of all of them); the input that would overflow
+    a chunk must stay in the stream for the next one.
+    """
+
+    def __init__(self, refs: Iterable[ItemRef]):
+        self._refs = iter(refs)
+        self._head: ItemRef | None = None
+
+    def peek(self) -> ItemRef | None:
+        """The next ref, or None when the stream is exhausted."""
+        if self._head is None:
+            self._head = next(self._refs, None)
+        return self._head
+
+    def pop(self) -> ItemRef:
+        """Consume and return the next ref (call `peek` first)."""
+        head = self.peek()
+        if head is None:
+            raise StopIteration
+        self._head = None
+        return head
+
+
 def build_chunk(
     model: BatchedModel,
     store: RunStore,
-    pending: Sequence[ItemRef],
+    pending: Lookahead,
     prompt_of: Callable[[ItemRef], str],
     *,
     batch_size: int,
@@ -40,7 +66,7 @@ def build_chunk(
 ) -> tuple[SubmissionIntent, int]:
     """Write the request file and the intent of the next chunk, taken from the head of `pending`.
 
-    Returns the intent and how many requests of `pending` it took. Nothing is sent to the provider here.
+    Returns the intent and how many requests it took from `pending`. Nothing is sent to the provider here.
     """
     key = new_idempotency_key()
     max_requests = min(batch_size, model.limits.max_requests)
@@ -48,7 +74,7 @@ def build_chunk(
 
     def lines() -> Iterator[bytes]:
         size = 0
-        for ref in pending:
+        while (ref := pending.peek()) is not None:
             if len(requests) >= max_requests:
                 return
             custom_id = custom_id_for(key, len(requests))
@@ -62,6 +88,7 @@ def build_chunk(
                 )
             if size + len(line) > model.limits.max_bytes:
                 return
+            pending.pop()
             size += len(line)
             requests[custom_id] = ref
             yield line

@@ -1,9 +1,10 @@
 """The batch engine: submit, poll, collect and retry, written once for every provider.
 
-One run = a list of prompt items and a run directory. The engine derives everything it needs from the run
-directory, so calling `run` again on the same directory resumes: requests with a final outcome are not sent
-again, jobs already created are polled instead of recreated, and an intent left by a crash is reconciled with
-the provider before anything new is created.
+One run = an item source (inputs read one statement at a time) and a run directory. The engine derives
+everything it needs from the run directory, so calling `run` again on the same directory resumes: requests with
+a final outcome are not sent again, jobs already created are polled instead of recreated, and an intent left by
+a crash is reconciled with the provider before anything new is created. Per-request progress lives in a
+`Ledger` of a few bytes per request, so a run of a million requests does not hold a million objects.
 
 Submission protocol (crash safety): write the request file and an intent → upload (handle saved in the intent)
 → create the job with SDK retries off → write `metadata/<batch_id>.json` → retire the intent. A crash anywhere
@@ -20,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from speceval.batch.budget import Budget
-from speceval.batch.chunking import build_chunk
+from speceval.batch.chunking import Lookahead, build_chunk
+from speceval.batch.ledger import ItemSource, Ledger, ListSource, final_outcome
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import (
     BatchRecord,
-    ItemRef,
     JobState,
     Outcome,
     RemoteJob,
@@ -88,10 +89,8 @@ class _Backoff:
 
 @dataclass
 class _State:
-    items: dict[ItemRef, PromptItem]
-    order: list[ItemRef]
-    results: dict[ItemRef, ResultRecord] = field(default_factory=dict)
-    in_flight: set[ItemRef] = field(default_factory=set)
+    source: ItemSource
+    ledger: Ledger
     active: list[BatchRecord] = field(default_factory=list)
     intents: list[SubmissionIntent] = field(default_factory=list)
     jobs: int = 0
@@ -101,13 +100,15 @@ class _State:
 
 def is_final(record: ResultRecord, max_attempts: int) -> bool:
     """Whether an input's outcome is final: succeeded, not worth retrying, or out of attempts."""
-    if record.outcome is Outcome.SUCCEEDED or record.outcome is Outcome.CANCELLED:
-        return True
-    if record.attempts >= max_attempts:
-        return True
-    if record.outcome is Outcome.ERRORED:
-        return not (record.error is not None and record.error.retryable)
-    return False  # expired or missing: the request never ran, so sending it again is the fix
+    retryable = record.error is not None and record.error.retryable
+    return final_outcome(record.outcome, retryable, record.attempts, max_attempts)
+
+
+def as_source(items: Sequence[PromptItem] | ItemSource) -> ItemSource:
+    """An item source for `items` (sources pass through; lists of prompt items are wrapped)."""
+    if isinstance(items, ItemSource):
+        return items
+    return ListSource((i.statement_id, i.original_index, i.input_text) for i in items)
 
 
 class BatchEngine:
@@ -130,29 +131,30 @@ class BatchEngine:
         self._clock = clock
         self._sleep = sleep
         self._backoff: dict[str, _Backoff] = {}
+        self._text_cache: tuple[ItemSource, str, dict[int, str]] | None = None
         self._state: _State
         self._deadline = 0.0
         self.next_wait = 0.0
 
     # -- public -------------------------------------------------------------------------------------------
 
-    def run(self, items: Sequence[PromptItem]) -> EngineSummary:
+    def run(self, items: Sequence[PromptItem] | ItemSource) -> EngineSummary:
         """Run (or resume) until every item has a final outcome, the timeout, or the budget stops it."""
         return run_engines([(self, items)], sleep=self._sleep)[0]
 
-    def plan(self, items: Sequence[PromptItem]) -> list[SubmissionIntent]:
+    def plan(self, items: Sequence[PromptItem] | ItemSource) -> list[SubmissionIntent]:
         """Write the request file and intent of every job the run still needs, and submit nothing (dry run).
 
         A later `run` over the same directory submits exactly these files.
         """
-        state = self._load_state(items)
+        state = self._load_state(as_source(items))
         self._chunk_all(state)
         return list(state.intents)
 
-    def start(self, items: Sequence[PromptItem]) -> None:
+    def start(self, items: Sequence[PromptItem] | ItemSource) -> None:
         """Load the run's state; `tick` then does the work. (`run` does both; pipelines that drive several
         engines in one polling loop call `run_engines`.)"""
-        self._state = self._load_state(items)
+        self._state = self._load_state(as_source(items))
         self._deadline = self._clock() + self.options.timeout_hours * 3600
         self.observer.started(self._summary(self._state, StopReason.RUNNING))
 
@@ -161,7 +163,7 @@ class BatchEngine:
         state = self._state
         self._submit_ready(state)
         self._poll_active(state)
-        pending = self._pending(state)
+        pending = state.ledger.has_pending()
         if not state.active and not state.intents and not pending:
             return self._finish(state, StopReason.FINISHED)
         if not state.active and state.budget_blocked:
@@ -175,14 +177,13 @@ class BatchEngine:
 
     # -- state --------------------------------------------------------------------------------------------
 
-    def _load_state(self, items: Sequence[PromptItem]) -> _State:
-        order = [ItemRef(statement_id=i.statement_id, original_index=i.original_index) for i in items]
-        state = _State(items=dict(zip(order, items, strict=True)), order=order)
-        for statement_id in dict.fromkeys(ref.statement_id for ref in order):
+    def _load_state(self, source: ItemSource) -> _State:
+        state = _State(source=source, ledger=Ledger(source, self.options.max_attempts))
+        on_disk = 0
+        for statement_id in state.ledger.statement_ids:
             for result in self.store.load_results(statement_id):
-                ref = ItemRef(statement_id=statement_id, original_index=result.original_index)
-                if ref in state.items:
-                    state.results[ref] = result
+                state.ledger.record(statement_id, result)
+                on_disk += 1
         recorded_keys = set()
         for record in self.store.load_records():
             state.jobs += 1
@@ -190,31 +191,30 @@ class BatchEngine:
             state.recorded_ids.add(record.batch_id)
             if not record.collected:
                 state.active.append(record)
-                state.in_flight.update(record.requests.values())
+                state.ledger.set_flight(record.requests.values(), True)
         for intent in self.store.load_intents():
             if intent.idempotency_key in recorded_keys:
                 # Crashed after writing the record but before retiring the intent: nothing to reconcile.
                 self.store.retire_intent(intent.idempotency_key)
                 continue
             state.intents.append(intent)
-            state.in_flight.update(intent.requests.values())
+            state.ledger.set_flight(intent.requests.values(), True)
         if state.active or state.intents:
             logger.info(
                 "resuming: %d job(s) in flight, %d submission(s) to reconcile, %d result(s) on disk",
                 len(state.active),
                 len(state.intents),
-                len(state.results),
+                on_disk,
             )
         return state
 
-    def _pending(self, state: _State) -> list[ItemRef]:
-        max_attempts = self.options.max_attempts
-        return [
-            ref
-            for ref in state.order
-            if ref not in state.in_flight
-            and (ref not in state.results or not is_final(state.results[ref], max_attempts))
-        ]
+    def _texts(self, state: _State, statement_id: str) -> dict[int, str]:
+        """The inputs of one statement; the last statement read is kept, since chunks are cut in run order."""
+        cached = self._text_cache
+        if cached is None or cached[0] is not state.source or cached[1] != statement_id:
+            cached = (state.source, statement_id, state.source.texts(statement_id))
+            self._text_cache = cached
+        return cached[2]
 
     # -- submission ---------------------------------------------------------------------------------------
 
@@ -225,26 +225,28 @@ class BatchEngine:
         for intent in list(state.intents):
             if not self._ready(intent.idempotency_key) or not self._submit(state, intent):
                 return  # the provider (or the budget) refuses for now: leave the remaining chunks alone
-        while self._pending(state):
-            if not self._submit(state, self._chunk_one(state)):
+        pending = Lookahead(state.ledger.pending())
+        while pending.peek() is not None:
+            if not self._submit(state, self._chunk_one(state, pending)):
                 return
 
-    def _chunk_one(self, state: _State) -> SubmissionIntent:
+    def _chunk_one(self, state: _State, pending: Lookahead) -> SubmissionIntent:
         intent, _ = build_chunk(
             self.model,
             self.store,
-            self._pending(state),
-            lambda ref: state.items[ref].input_text,
+            pending,
+            lambda ref: self._texts(state, ref.statement_id)[ref.original_index],
             batch_size=self.options.batch_size,
-            attempt_of=lambda ref: state.results[ref].attempts + 1 if ref in state.results else 1,
+            attempt_of=lambda ref: state.ledger.attempts(ref) + 1,
         )
         state.intents.append(intent)
-        state.in_flight.update(intent.requests.values())
+        state.ledger.set_flight(intent.requests.values(), True)
         return intent
 
     def _chunk_all(self, state: _State) -> None:
-        while self._pending(state):
-            self._chunk_one(state)
+        pending = Lookahead(state.ledger.pending())
+        while pending.peek() is not None:
+            self._chunk_one(state, pending)
 
     def _within_budget(self, state: _State, intent: SubmissionIntent, request_file: Path) -> bool:
         """Reserve the job's estimated cost; False (and no more submissions) if it would exceed the budget."""
@@ -339,7 +341,7 @@ class BatchEngine:
                     self._refresh(record)
                 if record.state.is_terminal and self._collect(state, record):
                     state.active.remove(record)
-                    state.in_flight.difference_update(record.requests.values())
+                    state.ledger.set_flight(record.requests.values(), False)
             except TransientProviderError as exc:
                 self._failed(record.batch_id, exc)
                 logger.warning("job %s: %s (will retry)", record.batch_id, exc)
@@ -413,37 +415,42 @@ class BatchEngine:
                 len(outcomes),
             )
 
-        by_statement: dict[str, list[ResultRecord]] = {}
+        by_statement: dict[str, list[tuple[str, int]]] = {}
+        for custom_id, ref in record.requests.items():
+            by_statement.setdefault(ref.statement_id, []).append((custom_id, ref.original_index))
         counts: Counter[Outcome] = Counter()
         input_tokens = output_tokens = 0
-        for custom_id, ref in record.requests.items():
-            outcome = outcomes.get(custom_id) or self._absent(record, custom_id, unavailable)
-            earlier = state.results.get(ref)
-            attempts = 1
-            if earlier is not None:
+        # One statement at a time: its inputs file and results file are read, updated and written once, so
+        # memory follows the job's size, not the run's.
+        for statement_id, members in by_statement.items():
+            texts = self._texts(state, statement_id)
+            existing = {r.original_index: r for r in self.store.load_results(statement_id)}
+            for custom_id, index in members:
+                outcome = outcomes.get(custom_id) or self._absent(record, custom_id, unavailable)
+                earlier = existing.get(index)
+                if earlier is not None and earlier.outcome is Outcome.SUCCEEDED:
+                    continue  # what was paid for and received stays
                 # A collection interrupted by a crash may already have written this job's outcome.
-                attempts = earlier.attempts if earlier.batch_id == record.batch_id else earlier.attempts + 1
-            result = ResultRecord(
-                original_index=ref.original_index,
-                input_text=state.items[ref].input_text,
-                output_text=outcome.output_text if outcome.outcome is Outcome.SUCCEEDED else None,
-                batch_id=record.batch_id,
-                outcome=outcome.outcome,
-                error=outcome.error,
-                usage=outcome.usage,
-                attempts=attempts,
-                custom_id=custom_id,
-            )
-            if earlier is not None and earlier.outcome is Outcome.SUCCEEDED:
-                continue
-            state.results[ref] = result
-            by_statement.setdefault(ref.statement_id, []).append(result)
-            counts[result.outcome] += 1
-            if outcome.usage:
-                input_tokens += outcome.usage.input_tokens
-                output_tokens += outcome.usage.output_tokens
-        for statement_id, updates in by_statement.items():
-            self.store.merge_results(statement_id, updates)
+                again = earlier is not None and earlier.batch_id == record.batch_id
+                attempts = 1 if earlier is None else earlier.attempts if again else earlier.attempts + 1
+                result = ResultRecord(
+                    original_index=index,
+                    input_text=texts[index],
+                    output_text=outcome.output_text if outcome.outcome is Outcome.SUCCEEDED else None,
+                    batch_id=record.batch_id,
+                    outcome=outcome.outcome,
+                    error=outcome.error,
+                    usage=outcome.usage,
+                    attempts=attempts,
+                    custom_id=custom_id,
+                )
+                existing[index] = result
+                state.ledger.record(statement_id, result, count_usage=not again)
+                counts[result.outcome] += 1
+                if outcome.usage:
+                    input_tokens += outcome.usage.input_tokens
+                    output_tokens += outcome.usage.output_tokens
+            self.store.write_results(statement_id, existing)
         record.collected = True
         record.outcome_counts = dict(counts)
         record.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
@@ -492,7 +499,7 @@ class BatchEngine:
             delay = max(delay, exc.retry_after)
         backoff.not_before = self._clock() + delay
 
-    def _next_wait(self, state: _State, pending: list[ItemRef]) -> float:
+    def _next_wait(self, state: _State, pending: bool) -> float:
         if pending and not any(b.not_before > self._clock() for b in self._backoff.values()):
             return 0.0  # retries were just queued: submit them without waiting a whole round
         return self.options.poll_interval
@@ -500,26 +507,15 @@ class BatchEngine:
     # -- summary ------------------------------------------------------------------------------------------
 
     def _summary(self, state: _State, reason: StopReason) -> EngineSummary:
-        counts: Counter[Outcome] = Counter()
-        input_tokens = output_tokens = final = 0
-        for ref in state.order:
-            result = state.results.get(ref)
-            if result is None:
-                continue
-            if result.usage:
-                input_tokens += result.usage.input_tokens
-                output_tokens += result.usage.output_tokens
-            if is_final(result, self.options.max_attempts):
-                counts[result.outcome] += 1
-                final += 1
+        counts, outstanding = state.ledger.counts()
         return EngineSummary(
             reason=reason,
-            total_requests=len(state.order),
+            total_requests=len(state.ledger),
             outcome_counts=dict(counts),
-            outstanding=len(state.order) - final,
+            outstanding=outstanding,
             active_jobs=len(state.active),
             jobs=state.jobs,
-            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+            usage=Usage(input_tokens=state.ledger.input_tokens, output_tokens=state.ledger.output_tokens),
         )
 
     def _finish(self, state: _State, reason: StopReason) -> EngineSummary:
@@ -529,7 +525,7 @@ class BatchEngine:
 
 
 def run_engines(
-    runs: Sequence[tuple[BatchEngine, Sequence[PromptItem]]],
+    runs: Sequence[tuple[BatchEngine, Sequence[PromptItem] | ItemSource]],
     *,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[EngineSummary]:

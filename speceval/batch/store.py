@@ -119,8 +119,12 @@ class RunStore:
             if current is not None and current.outcome is Outcome.SUCCEEDED:
                 continue
             merged[update.original_index] = update
-        ordered = [merged[index] for index in sorted(merged)]
+        self.write_results(statement_id, merged)
+
+    def write_results(self, statement_id: str, records: dict[int, ResultRecord]) -> None:
+        """Replace a statement's results file with `records` (original index → record), atomically."""
         # pydantic's serializer indents in Rust; json.dumps(indent=...) falls back to pure Python (10x slower).
+        ordered = [records[index] for index in sorted(records)]
         payload = _RESULTS_ADAPTER.dump_json(ordered, indent=2)
         atomic_write_bytes(self.results_path(statement_id), payload + b"\n")
 

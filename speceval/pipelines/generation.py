@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from speceval.batch.engine import EngineOptions
+from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.store import RunStore
@@ -98,7 +98,7 @@ class BatchedGenerationPipeline:
     @property
     def request_count(self) -> int:
         """How many requests the run holds."""
-        return len(self.inputs.items)
+        return len(self.inputs)
 
     def run(self, model: AnyModel, observer: EngineObserver | None = None) -> EngineSummary:
         """Submit (or resume), poll until done or timed out, and write `results/`. Returns the summary."""
@@ -107,7 +107,11 @@ class BatchedGenerationPipeline:
         manifest = self.write_manifest()
         engine = make_engine(model, RunStore(self.run_dir), self.config.engine, observer)  # batch or realtime
         try:
-            summary = engine.run(self.inputs.items)
+            if isinstance(engine, BatchEngine):
+                # The input set is an item source: the batch engine reads one statement's prompts at a time.
+                summary = engine.run(self.inputs)
+            else:
+                summary = engine.run(self.inputs.items)
         except BaseException:
             manifest.status = "stopped"
             manifest.save(self.run_dir)

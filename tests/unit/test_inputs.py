@@ -294,3 +294,22 @@ def test_shipped_sample_inputs_match_the_sample_spec(caplog: pytest.LogCaptureFi
 def test_absurdly_deep_nesting_is_an_input_error_not_a_crash(tmp_path: Path, spec: Specification) -> None:
     path = write_file(tmp_path / "inputs", "alpha.json", '{"inputs": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert_error(load_error(path.parent, spec), path, None, None, "nested too deeply")
+
+
+def test_input_set_reads_prompts_on_demand_and_refuses_a_changed_file(tmp_path):
+    from speceval.errors import RunStateError
+    from speceval.spec import load_spec
+
+    spec_path = tmp_path / "spec.jsonl"
+    spec_path.write_text('{"id": "alpha", "text": "t"}\n{"id": "beta", "text": "t"}\n')
+    directory = tmp_path / "inputs"
+    directory.mkdir()
+    (directory / "alpha.json").write_text('{"inputs": ["a0", "a1"]}')
+    (directory / "beta.json").write_text('{"inputs": ["b0"]}')
+    input_set = load_inputs(directory, load_spec(spec_path))
+    assert len(input_set) == 3
+    assert [(sid, list(indices)) for sid, indices in input_set.statement_counts()] == [("alpha", [0, 1]), ("beta", [0])]
+    assert input_set.texts("alpha") == {0: "a0", 1: "a1"}
+    (directory / "alpha.json").write_text('{"inputs": ["a0", "changed"]}')
+    with pytest.raises(RunStateError, match="alpha.json changed"):
+        input_set.texts("alpha")

@@ -1,0 +1,184 @@
+"""Where every request of a run stands, in a few bytes per request.
+
+The engine must know, for each input, whether it has a final outcome, is in flight, or still needs sending. A
+run of a million requests cannot afford a Python object per request for that, so the ledger keeps per statement
+a handful of `bytearray`s indexed by the input's position: outcome code, whether the last outcome may be
+retried, attempts, in-flight flag. Input texts are not kept at all: they are read from the `ItemSource` one
+statement at a time when a job is built or collected.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from speceval.batch.records import ItemRef, Outcome, ResultRecord
+
+_CODES: tuple[Outcome | None, ...] = (None, *Outcome)  # code 0 = no outcome yet
+_CODE_OF = {outcome: code for code, outcome in enumerate(_CODES) if outcome is not None}
+
+
+@runtime_checkable
+class ItemSource(Protocol):
+    """The inputs of a run, readable one statement at a time."""
+
+    def statement_counts(self) -> Sequence[tuple[str, Sequence[int]]]:
+        """(statement id, original indices of its inputs in order) for every statement, in run order."""
+        ...
+
+    def texts(self, statement_id: str) -> dict[int, str]:
+        """original index → input text for one statement."""
+        ...
+
+
+class ListSource:
+    """An `ItemSource` over items already in memory (judge prompts, tests)."""
+
+    def __init__(self, items: Iterable[tuple[str, int, str]]):
+        self._texts: dict[str, dict[int, str]] = {}
+        for statement_id, index, text in items:
+            self._texts.setdefault(statement_id, {})[index] = text
+
+    def statement_counts(self) -> Sequence[tuple[str, Sequence[int]]]:
+        return [(sid, list(texts)) for sid, texts in self._texts.items()]
+
+    def texts(self, statement_id: str) -> dict[int, str]:
+        return self._texts[statement_id]
+
+
+@dataclass
+class _Statement:
+    indices: array[int]  # original indices, in input order
+    position: dict[int, int] | None  # original index → position; None when indices are 0..n-1
+    outcome: bytearray
+    retryable: bytearray
+    attempts: bytearray
+    flight: bytearray
+
+    def pos(self, index: int) -> int:
+        return index if self.position is None else self.position[index]
+
+
+class Ledger:
+    """Progress of every request of one run."""
+
+    def __init__(self, source: ItemSource, max_attempts: int):
+        self.max_attempts = max_attempts
+        self._statements: dict[str, _Statement] = {}
+        for statement_id, indices in source.statement_counts():
+            n = len(indices)
+            contiguous = all(index == pos for pos, index in enumerate(indices))
+            self._statements[statement_id] = _Statement(
+                indices=array("q", indices),
+                position=None if contiguous else {index: pos for pos, index in enumerate(indices)},
+                outcome=bytearray(n),
+                retryable=bytearray(n),
+                attempts=bytearray(n),
+                flight=bytearray(n),
+            )
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    # -- queries ------------------------------------------------------------------------------------------
+
+    def __contains__(self, ref: object) -> bool:
+        if not isinstance(ref, tuple) or len(ref) != 2:
+            return False
+        statement = self._statements.get(ref[0])
+        if statement is None:
+            return False
+        return statement.position is None and 0 <= ref[1] < len(statement.indices) or (
+            statement.position is not None and ref[1] in statement.position
+        )
+
+    @property
+    def statement_ids(self) -> list[str]:
+        """Statements in run order."""
+        return list(self._statements)
+
+    def __len__(self) -> int:
+        return sum(len(s.indices) for s in self._statements.values())
+
+    def attempts(self, ref: ItemRef) -> int:
+        """How many jobs this input was sent in so far (from collected outcomes)."""
+        statement = self._statements[ref.statement_id]
+        return statement.attempts[statement.pos(ref.original_index)]
+
+    def is_final(self, ref: ItemRef) -> bool:
+        """Whether the input's outcome is final (see `final_outcome`)."""
+        statement = self._statements[ref.statement_id]
+        pos = statement.pos(ref.original_index)
+        return self._final(statement, pos)
+
+    def _final(self, statement: _Statement, pos: int) -> bool:
+        code = statement.outcome[pos]
+        if code == 0:
+            return False
+        return final_outcome(_CODES[code], bool(statement.retryable[pos]), statement.attempts[pos], self.max_attempts)
+
+    def pending(self) -> Iterator[ItemRef]:
+        """Inputs with no final outcome that are not in flight, in run order."""
+        for statement_id, statement in self._statements.items():
+            for pos, index in enumerate(statement.indices):
+                if not statement.flight[pos] and not self._final(statement, pos):
+                    yield ItemRef(statement_id, index)
+
+    def has_pending(self) -> bool:
+        """Whether `pending` would yield anything."""
+        return next(self.pending(), None) is not None
+
+    def counts(self) -> tuple[Counter[Outcome], int]:
+        """Final outcomes per kind, and how many inputs have no final outcome yet."""
+        counts: Counter[Outcome] = Counter()
+        outstanding = 0
+        for statement in self._statements.values():
+            for pos in range(len(statement.indices)):
+                if self._final(statement, pos):
+                    counts[_CODES[statement.outcome[pos]]] += 1  # type: ignore[index]
+                else:
+                    outstanding += 1
+        return counts, outstanding
+
+    # -- updates ------------------------------------------------------------------------------------------
+
+    def set_flight(self, refs: Iterable[ItemRef], flying: bool) -> None:
+        """Mark inputs as sent in a job not yet collected (or no longer)."""
+        value = 1 if flying else 0
+        for statement_id, index in refs:
+            statement = self._statements.get(statement_id)
+            if statement is not None:
+                statement.flight[statement.pos(index)] = value
+
+    def record(self, statement_id: str, result: ResultRecord, *, count_usage: bool = True) -> None:
+        """Take note of an input's (latest) outcome as written to its results file."""
+        statement = self._statements.get(statement_id)
+        if statement is None:
+            return
+        if statement.position is None:
+            if not 0 <= result.original_index < len(statement.indices):
+                return
+        elif result.original_index not in statement.position:
+            return
+        pos = statement.pos(result.original_index)
+        statement.outcome[pos] = _CODE_OF[result.outcome]
+        statement.retryable[pos] = 1 if (result.error is not None and result.error.retryable) else 0
+        statement.attempts[pos] = min(result.attempts, 255)
+        if count_usage and result.usage is not None:
+            self.input_tokens += result.usage.input_tokens
+            self.output_tokens += result.usage.output_tokens
+
+
+def final_outcome(outcome: Outcome | None, retryable: bool, attempts: int, max_attempts: int) -> bool:
+    """Whether an outcome is final: succeeded or cancelled, not worth retrying, or out of attempts."""
+    if outcome is None:
+        return False
+    if outcome is Outcome.SUCCEEDED or outcome is Outcome.CANCELLED:
+        return True
+    if attempts >= max_attempts:
+        return True
+    if outcome is Outcome.ERRORED:
+        return not retryable
+    return False  # expired or missing: the request never ran, so sending it again is the fix
