@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from speceval.cli import emulator_cmd
+from speceval.cli import convert_cmd, emulator_cmd
 from speceval.cli.exits import run_command
 
 
@@ -14,6 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="speceval", description="Batch-API evaluation of model specs.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     emulator_cmd.register(commands)
+    convert_cmd.register(commands)
     return parser
 
 

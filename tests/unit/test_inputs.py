@@ -283,10 +283,12 @@ def test_shipped_sample_inputs_match_the_sample_spec(caplog: pytest.LogCaptureFi
     spec = load_spec(SAMPLE_SPEC)
     with caplog.at_level(logging.INFO):
         result = load_inputs(SAMPLE_INPUTS, spec)
-    assert not [r for r in caplog.records if r.name.startswith("speceval")]
-    assert sorted(p.stem for p in SAMPLE_INPUTS.glob("*.json")) == sorted(spec.ids)
-    assert result.skipped_files == [] and sorted(result.statement_ids) == sorted(spec.ids)
-    for statement_id in spec.ids:
+    # Only the INFO note that most statements of the full spec have no inputs file; nothing worse.
+    assert not [r for r in caplog.records if r.name.startswith("speceval") and r.levelno > logging.INFO]
+    stems = sorted(p.stem for p in SAMPLE_INPUTS.glob("*.json"))  # inputs for some statements of the full spec
+    assert len(stems) >= 6 and set(stems) <= set(spec.ids)
+    assert result.skipped_files == [] and sorted(result.statement_ids) == stems
+    for statement_id in stems:
         texts = [i.input_text for i in result.items if i.statement_id == statement_id]
         assert len(texts) == 5 and len(set(texts)) == 5 and all(t.strip() for t in texts)
 
