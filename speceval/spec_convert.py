@@ -309,7 +309,7 @@ def _turn_text(turn: dict[str, Any]) -> str:
     return f"[{turn['role']}{' ' + attrs if attrs else ''}]\n{turn['content']}"
 
 
-def _clean(text: str, titles: dict[str | None, str]) -> str:
+def _clean(text: str, titles: dict[str, str]) -> str:
     text = _FOOTNOTE.sub("", text)
     text = _LINK.sub(lambda m: titles.get(m.group(2), m.group(2)) if m.group(1) == "?" else m.group(1), text)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
