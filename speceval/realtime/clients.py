@@ -135,7 +135,8 @@ class AnthropicMessagesModel(RealtimeModel):
         if self.params.system_prompt:
             body["system"] = self.params.system_prompt
         if self.params.temperature is not None:
-            body["temperature"] = self.params.temperature
+            # anthropic 2.x no longer lists `temperature` among create()'s arguments; the API still takes it.
+            body["extra_body"] = {"temperature": self.params.temperature}
         try:
             raw = self._client.messages.with_raw_response.create(**body)
             message = raw.parse()
