@@ -31,7 +31,10 @@ from speceval.errors import (
 )
 from speceval.inputs import InputSet, PromptItem, load_inputs
 from speceval.manifest import RunManifest
+from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings
+from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.spec import Specification, Statement, load_spec
 
@@ -40,8 +43,10 @@ __version__ = "0.1.0"
 __all__ = [
     "BatchEngine",
     "BatchRecord",
+    "BatchedComplianceJudge",
     "BatchedGenerationPipeline",
     "BatchedModel",
+    "BatchedRankingPipeline",
     "BudgetExceeded",
     "ConfigError",
     "EngineObserver",
@@ -52,6 +57,8 @@ __all__ = [
     "InputError",
     "InputSet",
     "JobState",
+    "JudgeOutcome",
+    "JudgeSettings",
     "MissingCredentialsError",
     "Outcome",
     "PromptItem",
