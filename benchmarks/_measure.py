@@ -3,8 +3,10 @@
     python benchmarks/_measure.py OUT.json -m batched_examples.run_batched_generation ARGS...
     python benchmarks/_measure.py OUT.json path/to/script.py ARGS...
 
-Used by the benchmarks so that every measured program is timed and sized the same way (peak RSS from
-`getrusage(RUSAGE_SELF)`, which covers the whole life of the process).
+Used by the benchmarks so that every measured program is timed and sized the same way. Peak memory is the
+high-water mark of this process's own address space (`VmHWM` in /proc/self/status). Not `ru_maxrss`: on Linux
+that survives execve, so a child forked from a big parent (the benchmark holds the emulator and its files)
+would report the parent's size.
 """
 
 from __future__ import annotations
@@ -33,10 +35,21 @@ def main() -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     elapsed = time.perf_counter() - start
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_kib = _vm_hwm_kib()
     with open(out, "w", encoding="utf-8") as handle:
         json.dump({"seconds": elapsed, "peak_mib": peak_kib / 1024, "exit_code": code}, handle)
     sys.exit(code)
+
+
+def _vm_hwm_kib() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # not Linux: the best there is
 
 
 if __name__ == "__main__":
