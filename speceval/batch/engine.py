@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from speceval.batch.budget import Budget
 from speceval.batch.chunking import Lookahead, build_chunk
@@ -524,8 +525,21 @@ class BatchEngine:
         return summary
 
 
+class Engine(Protocol):
+    """What `run_engines` drives: the batch engine, or the realtime engine, which has the same surface."""
+
+    options: EngineOptions
+    store: RunStore
+    next_wait: float
+
+    # The item type differs (the batch engine also takes an ItemSource); each run pairs an engine with its own.
+    def start(self, items: Any) -> None: ...
+
+    def tick(self) -> EngineSummary | None: ...
+
+
 def run_engines(
-    runs: Sequence[tuple[BatchEngine, Sequence[PromptItem] | ItemSource]],
+    runs: Sequence[tuple[Engine, Any]],
     *,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[EngineSummary]:

@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
+from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.cli.console import (
     ProgressObserver,
     console,
@@ -169,9 +169,11 @@ def _generate(args: argparse.Namespace) -> int:
             summary = pipeline.run(model, observer)
         except KeyboardInterrupt:
             stack.close()
-            console.print(
-                f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {resume_command}"
+            remote = (
+                "Jobs keep running at the provider" if isinstance(model, BatchedModel)
+                else "Requests in flight were abandoned (finished ones are saved)"
             )
+            console.print(f"\nInterrupted. {remote}; state is saved.\nResume with: {resume_command}")
             return ExitCode.STOPPED
     stdout.print(summary_table(summary, f"{config.model_name} on {pipeline.spec_name}"))
     if offline:

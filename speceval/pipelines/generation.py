@@ -107,11 +107,8 @@ class BatchedGenerationPipeline:
         manifest = self.write_manifest()
         engine = make_engine(model, RunStore(self.run_dir), self.config.engine, observer)  # batch or realtime
         try:
-            if isinstance(engine, BatchEngine):
-                # The input set is an item source: the batch engine reads one statement's prompts at a time.
-                summary = engine.run(self.inputs)
-            else:
-                summary = engine.run(self.inputs.items)
+            # The input set is an item source: the batch engine reads one statement's prompts at a time.
+            summary = engine.run(self.inputs) if isinstance(engine, BatchEngine) else engine.run(self.inputs.items)
         except BaseException:
             manifest.status = "stopped"
             manifest.save(self.run_dir)
