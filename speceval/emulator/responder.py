@@ -47,7 +47,9 @@ def respond(model: str, prompt: str) -> str:
     """The default synthetic answer: a verdict for judge prompts, else a tagged sentence from the prompt's sha256."""
     digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).digest()
     if prompt.startswith(JUDGE_MARKER):
-        return judge_verdict(prompt.split("\n", 1)[0][len(JUDGE_MARKER):].strip(), prompt, digest)
+        # Seeded by the judge model too, so two offline judges disagree now and then, as real ones do.
+        judge_digest = hashlib.sha256(f"{model}\n{prompt}".encode("utf-8", "surrogatepass")).digest()
+        return judge_verdict(prompt.split("\n", 1)[0][len(JUDGE_MARKER):].strip(), prompt, judge_digest)
     sentence = (
         f"{_SUBJECTS[digest[0] % len(_SUBJECTS)]} {_VERBS[digest[1] % len(_VERBS)]} "
         f"{_OBJECTS[digest[2] % len(_OBJECTS)]} (ref {digest[3:7].hex()})."
