@@ -28,6 +28,7 @@ from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import (
     BatchRecord,
+    ItemRef,
     JobState,
     Outcome,
     RemoteJob,
@@ -191,8 +192,8 @@ class BatchEngine:
             recorded_keys.add(record.idempotency_key)
             state.recorded_ids.add(record.batch_id)
             if not record.collected:
-                state.active.append(record)
                 state.ledger.set_flight(record.requests.values(), True)
+                state.active.append(_header(record))
         for intent in self.store.load_intents():
             if intent.idempotency_key in recorded_keys:
                 # Crashed after writing the record but before retiring the intent: nothing to reconcile.
@@ -304,7 +305,7 @@ class BatchEngine:
         record = self._adopt(intent, job)
         state.recorded_ids.add(record.batch_id)
         state.intents.remove(intent)
-        state.active.append(record)
+        state.active.append(_header(record))
         state.jobs += 1
         self.observer.job_submitted(record)
         return True
@@ -341,8 +342,7 @@ class BatchEngine:
                 if not record.state.is_terminal:
                     self._refresh(record)
                 if record.state.is_terminal and self._collect(state, record):
-                    state.active.remove(record)
-                    state.ledger.set_flight(record.requests.values(), False)
+                    state.active.remove(record)  # _collect released its requests in the ledger
             except TransientProviderError as exc:
                 self._failed(record.batch_id, exc)
                 logger.warning("job %s: %s (will retry)", record.batch_id, exc)
@@ -362,17 +362,18 @@ class BatchEngine:
         record.updated_at = utcnow()
         if job.state.is_terminal:
             record.ended_at = record.updated_at
-        self.store.save_record(record)
+        self._save(record)
         self.observer.job_updated(record)
 
     def _collect(self, state: _State, record: BatchRecord) -> bool:
         """Write every request's outcome of a terminal job. False if the download must be retried."""
+        requests = self._requests_of(record)
         outcomes: dict[str, RequestOutcome] = {}
         unavailable: str | None = None
         foreign = 0
         try:
             for outcome in self.model.get_batch_results(record):
-                if outcome.custom_id not in record.requests:
+                if outcome.custom_id not in requests:
                     foreign += 1
                     logger.debug("job %s returned a result for unknown id %r", record.batch_id, outcome.custom_id)
                     continue
@@ -381,7 +382,7 @@ class BatchEngine:
                     outcomes[outcome.custom_id] = outcome
         except TransientProviderError as exc:
             record.collect_failures += 1
-            self.store.save_record(record)
+            self._save(record)
             if record.collect_failures < MAX_COLLECT_FAILURES:
                 raise
             unavailable = f"results could not be downloaded after {record.collect_failures} tries: {exc}"
@@ -391,7 +392,7 @@ class BatchEngine:
             outcomes = {}
         if unavailable:
             logger.error("job %s: %s; its requests will be resubmitted", record.batch_id, unavailable)
-        missing = len(record.requests) - len(outcomes)
+        missing = len(requests) - len(outcomes)
         if (
             missing
             and not unavailable
@@ -401,7 +402,7 @@ class BatchEngine:
             # A completed job should answer every request. A download cut at a line boundary looks exactly like
             # missing lines, so fetch once more before paying to resubmit them.
             record.collect_failures += 1
-            self.store.save_record(record)
+            self._save(record)
             raise TransientProviderError(
                 record.provider, "download results", f"{missing} result(s) missing; downloading again to be sure"
             )
@@ -417,7 +418,7 @@ class BatchEngine:
             )
 
         by_statement: dict[str, list[tuple[str, int]]] = {}
-        for custom_id, ref in record.requests.items():
+        for custom_id, ref in requests.items():
             by_statement.setdefault(ref.statement_id, []).append((custom_id, ref.original_index))
         counts: Counter[Outcome] = Counter()
         input_tokens = output_tokens = 0
@@ -456,7 +457,8 @@ class BatchEngine:
         record.outcome_counts = dict(counts)
         record.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
         record.updated_at = utcnow()
-        self.store.save_record(record)
+        self._save(record, requests)
+        state.ledger.set_flight(requests.values(), False)
         self.observer.job_collected(record)
         logger.info(
             "job %s collected: %s",
@@ -464,6 +466,15 @@ class BatchEngine:
             ", ".join(f"{n} {o.value}" for o, n in sorted(counts.items())) or "nothing new",
         )
         return True
+
+    def _requests_of(self, record: BatchRecord) -> dict[str, ItemRef]:
+        """A job's custom-id map, read from its record on disk (active jobs are held in memory without it)."""
+        return record.requests or self.store.load_record(record.batch_id).requests
+
+    def _save(self, record: BatchRecord, requests: dict[str, ItemRef] | None = None) -> None:
+        """Write a job's record, putting back the custom-id map its in-memory header leaves out."""
+        full = record.model_copy(update={"requests": requests if requests is not None else self._requests_of(record)})
+        self.store.save_record(full)
 
     @staticmethod
     def _absent(record: BatchRecord, custom_id: str, unavailable: str | None) -> RequestOutcome:
@@ -536,6 +547,15 @@ class Engine(Protocol):
     def start(self, items: Any) -> None: ...
 
     def tick(self) -> EngineSummary | None: ...
+
+
+def _header(record: BatchRecord) -> BatchRecord:
+    """The record without its custom-id map: what the engine keeps in memory for a job in flight.
+
+    A job's map holds up to 100,000 entries and is only needed when the job is collected, so it stays on disk
+    until then; with every job of a million-request run in flight at once, this is most of the memory saved.
+    """
+    return record.model_copy(update={"requests": {}})
 
 
 def run_engines(

@@ -52,6 +52,10 @@ class RunStore:
         """Write a batch record atomically."""
         atomic_write_json(self.record_path(record.batch_id), record)
 
+    def load_record(self, batch_id: str) -> BatchRecord:
+        """The record of one job."""
+        return self._load(self.record_path(batch_id), BatchRecord)
+
     def load_records(self) -> list[BatchRecord]:
         """Every batch record of the run, oldest submission first."""
         records = [self._load(path, BatchRecord) for path in self._json_files(self.metadata_dir)]
