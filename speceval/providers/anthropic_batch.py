@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,10 +40,11 @@ from speceval.batch.records import (
     SubmissionIntent,
     Usage,
 )
-from speceval.errors import MissingCredentialsError, ProviderError, TransientProviderError
+from speceval.errors import ProviderError, TransientProviderError
+from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, transport_errors
 from speceval.providers.wire import encode_line
-from speceval.redaction import redact, register_secret
+from speceval.redaction import redact
 
 logger = logging.getLogger(__name__)
 
@@ -75,10 +75,7 @@ class AnthropicBatchedModel(BatchedModel):
         super().__init__(model_name, params)
         import anthropic  # lazy: `import speceval` must work without every vendor SDK
 
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise MissingCredentialsError("Anthropic", ("ANTHROPIC_API_KEY",))
-        register_secret(key)
+        key = resolve_api_key("Anthropic", api_key, ("ANTHROPIC_API_KEY",))
         self._anthropic = anthropic
         # The key is always passed explicitly: without one the SDK would fall back to profile files and
         # workload-identity variables. base_url None lets the SDK honour ANTHROPIC_BASE_URL itself.

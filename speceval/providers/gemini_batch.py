@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -34,10 +33,11 @@ from speceval.batch.records import (
     SubmissionIntent,
     Usage,
 )
-from speceval.errors import MissingCredentialsError, ProviderError, TransientProviderError
+from speceval.errors import ProviderError, TransientProviderError
+from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
 from speceval.providers.wire import encode_line
-from speceval.redaction import redact, register_secret
+from speceval.redaction import redact
 
 logger = logging.getLogger(__name__)
 
@@ -85,10 +85,8 @@ class GeminiBatchedModel(BatchedModel):
         from google.genai import errors, types
 
         # The SDK's own order: GOOGLE_API_KEY wins over GEMINI_API_KEY.
-        key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-        if not key:
-            raise MissingCredentialsError("Google Gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
-        register_secret(key)
+        # GOOGLE_API_KEY wins over GEMINI_API_KEY, as in the SDK.
+        key = resolve_api_key("Google Gemini", api_key, ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
         self._errors = errors
         # One client, kept for the adapter's lifetime (a temporary client can be finalised mid-call). No
         # retry_options: the SDK then sends every call once, which is what a non-idempotent create needs.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,10 +27,11 @@ from speceval.batch.records import (
     SubmissionIntent,
     Usage,
 )
-from speceval.errors import MissingCredentialsError, TransientProviderError
+from speceval.errors import TransientProviderError
+from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
 from speceval.providers.wire import encode_line
-from speceval.redaction import redact, register_secret
+from speceval.redaction import redact
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +71,7 @@ class OpenAIBatchedModel(BatchedModel):
         super().__init__(model_name, params)
         import openai  # lazy: `import speceval` must work without every vendor SDK
 
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise MissingCredentialsError("OpenAI", ("OPENAI_API_KEY",))
-        register_secret(key)
+        key = resolve_api_key("OpenAI", api_key, ("OPENAI_API_KEY",))
         self._openai = openai
         # A connection lost while iterating a streamed download surfaces as the HTTP library's own error.
         self._stream_errors: tuple[type[BaseException], ...] = (openai.APIConnectionError, *transport_errors())

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import RequestError, Usage
+from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import transport_errors
 from speceval.realtime.headers import parse_limit_headers
 from speceval.realtime.model import (
@@ -20,7 +21,6 @@ from speceval.realtime.model import (
     RealtimeModel,
     RealtimeOptions,
     http_failure,
-    resolve_api_key,
 )
 from speceval.redaction import redact
 

@@ -7,7 +7,6 @@ limiter sees every 429) and the answer — or the failure — into our types.
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,11 +14,10 @@ from typing import ClassVar
 
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import RequestError, Usage
-from speceval.errors import MissingCredentialsError
 from speceval.providers.http_errors import is_transient_status, retry_after_seconds
 from speceval.realtime.headers import LimitHeaders, parse_limit_headers
 from speceval.realtime.limiter import RateLimits
-from speceval.redaction import redact, register_secret
+from speceval.redaction import redact
 
 
 @dataclass(frozen=True)
@@ -93,18 +91,6 @@ def http_failure(
         retry_after=retry_after_seconds(headers),
         headers=parse_limit_headers(headers),
     )
-
-
-def resolve_api_key(provider: str, api_key: str | None, key_env: tuple[str, ...], *, required: bool = True) -> str:
-    """The key passed in, else the first variable of `key_env` that is set; registered for redaction."""
-    key = api_key or next((os.environ[name] for name in key_env if os.environ.get(name)), None)
-    if not key:
-        if required:
-            raise MissingCredentialsError(provider, key_env)
-        # Local OpenAI-compatible servers (vLLM, Ollama) need no key, but the SDK insists on a non-empty one.
-        return "EMPTY"
-    register_secret(key)
-    return key
 
 
 class RealtimeModel(ABC):

@@ -284,7 +284,7 @@ def test_cancel_ends_the_job_without_results(tmp_path):
 
 
 def test_keys_and_base_url_come_from_the_environment(tmp_path, monkeypatch):
-    with pytest.raises(MissingCredentialsError, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
+    with pytest.raises(MissingCredentialsError, match="GOOGLE_API_KEY or GEMINI_API_KEY"):
         GeminiBatchedModel(MODEL)
     monkeypatch.setenv("GEMINI_API_KEY", TEST_KEY)
     monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")  # must not switch this adapter to Vertex
