@@ -162,6 +162,8 @@ def test_expiry_keeps_finished_results_and_resubmits_the_rest(tmp_path, provider
     second = min(job.request_count for job in result.jobs)
     # Gemini's expired jobs return nothing (documented); the others keep the half that finished.
     assert second == (TOTAL if provider == "gemini" else TOTAL - TOTAL // 2)
+    attempts = sorted(r["attempts"] for r in result.records())
+    assert attempts == ([2] * TOTAL if provider == "gemini" else [1] * (TOTAL // 2) + [2] * (TOTAL - TOTAL // 2))
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

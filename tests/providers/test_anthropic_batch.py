@@ -153,56 +153,6 @@ def test_batch_size_and_one_metadata_file_per_job(tmp_path):
         assert record["state"] == "completed" and record["handle"]["results_url"]
 
 
-def test_expired_job_keeps_partial_results_and_resubmits_the_rest(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(8)]}
-    faults = FaultConfig(turnaround_seconds=0.1, expire_jobs=True, complete_fraction_on_expiry=0.5)
-    with Emulator(faults=faults) as emu:
-        thread = switch_faults_after_first_create(emu, "anthropic", FaultConfig(turnaround_seconds=0.1))
-        try:
-            summary, run_dir = generate(tmp_path, emu, statements)
-        finally:
-            thread.join()
-        jobs = emu.list_jobs("anthropic")
-    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 8}
-    assert len(jobs) == 2
-    records = load(run_dir, "s")
-    assert sorted(r["attempts"] for r in records) == [1, 1, 1, 1, 2, 2, 2, 2]
-    first = [
-        json.loads(p.read_text())
-        for p in (run_dir / "metadata").glob("*.json")
-        if json.loads(p.read_text())["attempt"] == 1
-    ]
-    assert [r["state"] for r in first] == ["expired"]
-
-
-def test_server_errors_on_create_and_poll_are_retried_without_duplicates(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(5)]}
-    faults = FaultConfig(
-        turnaround_seconds=0.1,
-        http_faults=[
-            HttpFault(provider="anthropic", method="POST", path_regex=r"/batches$", status=500, count=2),
-            HttpFault(provider="anthropic", method="GET", path_regex=r"/batches/[^/]+$", status=529, count=2),
-            HttpFault(
-                provider="anthropic", method="POST", path_regex=r"/batches$", status=429, count=1, retry_after_ms=10
-            ),
-        ],
-    )
-    with Emulator(faults=faults) as emu:
-        summary, _ = generate(tmp_path, emu, statements)
-        created = emu.stats.batches_created["anthropic"]
-    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 5}
-    assert created == 1
-
-
-def test_truncated_results_stream_is_fetched_again(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(6)]}
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, truncate_downloads=True)) as emu:
-        summary, run_dir = generate(tmp_path, emu, statements)
-        created = emu.stats.batches_created["anthropic"]
-    assert summary.outcome_counts == {Outcome.SUCCEEDED: 6} and created == 1
-    assert [r["original_index"] for r in load(run_dir, "s")] == list(range(6))
-
-
 # -- crash safety and reconciliation -------------------------------------------------------------------------
 
 

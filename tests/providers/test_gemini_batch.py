@@ -26,7 +26,6 @@ from tests.providers.test_anthropic_batch import (
     generate_with,
     load,
     resume,
-    switch_faults_after_first_create,
 )
 
 MODEL = "gemini-2.5-flash"
@@ -123,64 +122,6 @@ def test_batch_size_and_one_metadata_file_per_job(tmp_path):
         assert record["state"] == "completed"
         assert record["handle"]["input_file_name"].startswith("files/")
         assert record["handle"]["responses_file_name"].startswith("files/")
-
-
-def test_expired_job_is_resubmitted_whole(tmp_path):
-    # Gemini's expired jobs return no results at all: every request is sent again.
-    statements = {"s": [f"q{i}" for i in range(6)]}
-    faults = FaultConfig(turnaround_seconds=0.1, expire_jobs=True, complete_fraction_on_expiry=0.5)
-    with Emulator(faults=faults) as emu:
-        thread = switch_faults_after_first_create(emu, "gemini", FaultConfig(turnaround_seconds=0.1))
-        try:
-            summary, run_dir = generate(tmp_path, emu, statements)
-        finally:
-            thread.join()
-        jobs = emu.list_jobs("gemini")
-    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 6}
-    assert len(jobs) == 2
-    assert [r["attempts"] for r in load(run_dir, "s")] == [2] * 6
-    first = [r for r in metadata(run_dir) if r["attempt"] == 1]
-    assert [(r["state"], r["outcome_counts"]) for r in first] == [("expired", {"expired": 6})]
-
-
-def test_server_errors_on_upload_create_and_poll_are_retried_without_duplicates(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(5)]}
-    faults = FaultConfig(
-        turnaround_seconds=0.1,
-        http_faults=[
-            HttpFault(provider="gemini", method="POST", path_regex=r"/upload/", status=503, count=1),
-            HttpFault(provider="gemini", method="POST", path_regex=r":batchGenerateContent$", status=500, count=2),
-            HttpFault(provider="gemini", method="GET", path_regex=r"/batches/[^/]+$", status=503, count=2),
-            HttpFault(
-                provider="gemini", method="POST", path_regex=r":batchGenerateContent$", status=429, retry_after_ms=10
-            ),
-        ],
-    )
-    with Emulator(faults=faults) as emu:
-        summary, _ = generate(tmp_path, emu, statements)
-        created = emu.stats.batches_created["gemini"]
-        uploaded = emu.stats.files_uploaded
-    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 5}
-    assert created == 1 and uploaded == 1  # the upload is reused by every create attempt
-
-
-def test_truncated_download_is_fetched_again(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(6)]}
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, truncate_downloads=True)) as emu:
-        summary, run_dir = generate(tmp_path, emu, statements)
-        created = emu.stats.batches_created["gemini"]
-    assert summary.outcome_counts == {Outcome.SUCCEEDED: 6} and created == 1
-    assert [r["original_index"] for r in load(run_dir, "s")] == list(range(6))
-
-
-def test_failed_job_is_reported_per_request(tmp_path):
-    statements = {"s": ["q0", "q1"]}
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, fail_validation=True)) as emu:
-        summary, run_dir = generate(tmp_path, emu, statements, max_attempts=2)
-        created = emu.stats.batches_created["gemini"]
-    assert summary.finished and summary.outcome_counts == {Outcome.ERRORED: 2} and created == 2
-    record = load(run_dir, "s")[0]
-    assert record["error"]["code"] == "batch_failed" and record["attempts"] == 2
 
 
 # -- crash safety and reconciliation -------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import Outcome
-from speceval.emulator import Emulator, FaultConfig, HttpFault
+from speceval.emulator import Emulator, FaultConfig
 from speceval.paths import safe_filename
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.openai_batch import OpenAIBatchedModel
@@ -91,72 +91,3 @@ def test_batch_size_and_one_metadata_file_per_job(tmp_path):
     assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
     assert line["body"]["model"] == MODEL and line["body"]["max_completion_tokens"] == 64
 
-
-def test_expired_job_keeps_partial_output_and_resubmits_the_rest(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(8)]}
-    faults = FaultConfig(turnaround_seconds=0.1, expire_jobs=True, complete_fraction_on_expiry=0.5)
-    with Emulator(faults=faults) as emu:
-        summary, run_dir = _generate_with_switch(tmp_path, emu, statements)
-        jobs = emu.list_jobs("openai")
-    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 8}
-    assert len(jobs) == 2
-    records = load(run_dir, "s")
-    assert sorted(r["attempts"] for r in records) == [1, 1, 1, 1, 2, 2, 2, 2]
-
-
-def _generate_with_switch(tmp_path: Path, emu: Emulator, statements: dict[str, list[str]]):
-    """Run with expiry on for the first job only (the emulator's faults are replaced after it is created)."""
-    import threading
-    import time
-
-    def switch() -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and emu.stats.batches_created.get("openai", 0) < 1:
-            time.sleep(0.01)
-        emu.faults = FaultConfig(turnaround_seconds=0.1)
-
-    thread = threading.Thread(target=switch)
-    thread.start()
-    try:
-        return generate(tmp_path, emu, statements)
-    finally:
-        thread.join()
-
-
-def test_server_errors_on_create_and_poll_are_retried_without_duplicates(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(5)]}
-    faults = FaultConfig(
-        turnaround_seconds=0.1,
-        http_faults=[
-            HttpFault(provider="openai", method="POST", path_regex=r"/batches$", status=500, count=2),
-            HttpFault(provider="openai", method="GET", path_regex=r"/batches/[^/]+$", status=503, count=2),
-            HttpFault(provider="openai", method="POST", path_regex=r"/batches$", status=429, count=1,
-                      retry_after_ms=10),
-        ],
-    )
-    with Emulator(faults=faults) as emu:
-        summary, run_dir = generate(tmp_path, emu, statements)
-        created = emu.stats.batches_created["openai"]
-    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 5}
-    assert created == 1
-
-
-def test_truncated_download_is_fetched_again(tmp_path):
-    statements = {"s": [f"q{i}" for i in range(6)]}
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, truncate_downloads=True)) as emu:
-        summary, run_dir = generate(tmp_path, emu, statements)
-        created = emu.stats.batches_created["openai"]
-    assert summary.outcome_counts == {Outcome.SUCCEEDED: 6} and created == 1
-    assert [r["original_index"] for r in load(run_dir, "s")] == list(range(6))
-
-
-def test_failed_validation_is_reported_per_request(tmp_path):
-    statements = {"s": ["q0", "q1"]}
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1, fail_validation=True)) as emu:
-        summary, run_dir = generate(tmp_path, emu, statements, max_attempts=2)
-        created = emu.stats.batches_created["openai"]
-    assert summary.finished and summary.outcome_counts == {Outcome.ERRORED: 2}
-    assert created == 2  # retried once (max_attempts=2), then final
-    record = load(run_dir, "s")[0]
-    assert record["error"]["code"] == "batch_failed" and record["error"]["message"]
-    assert record["attempts"] == 2
