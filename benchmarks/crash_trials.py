@@ -74,11 +74,13 @@ def trial(root: Path, delay: float, env_base: dict[str, str]) -> dict[str, int]:
     for path in run_dir.rglob("*"):
         if path.is_file() and ".emulator" not in path.parts:
             if path.name.endswith(".tmp"):
+                print(f"    leftover temp file: {path.relative_to(run_dir)}")
                 counts["corrupt_files"] += 1
             elif path.suffix == ".json":
                 try:
                     data = json.loads(path.read_text())
                 except ValueError:
+                    print(f"    unreadable JSON: {path.relative_to(run_dir)}")
                     counts["corrupt_files"] += 1
                     continue
                 if path.parent.name == "metadata":

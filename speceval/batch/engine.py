@@ -180,6 +180,7 @@ class BatchEngine:
     # -- state --------------------------------------------------------------------------------------------
 
     def _load_state(self, source: ItemSource) -> _State:
+        self.store.remove_stale_temp_files()
         state = _State(source=source, ledger=Ledger(source, self.options.max_attempts))
         on_disk = 0
         for statement_id in state.ledger.statement_ids:

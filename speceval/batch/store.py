@@ -42,6 +42,21 @@ class RunStore:
         self.preprocessed_dir = self.run_dir / "preprocessed"
         self.results_dir = self.run_dir / results_subdir
 
+    def remove_stale_temp_files(self) -> int:
+        """Delete temp files left by atomic writes that a SIGKILL interrupted (the real files are intact).
+
+        Returns how many were removed. Only names our atomic writes create (`.<name>.<random>.tmp`) are touched.
+        """
+        removed = 0
+        for directory in (self.run_dir, self.metadata_dir, self.intents_dir, self.preprocessed_dir, self.results_dir):
+            if directory.is_dir():
+                for path in directory.glob(".*.tmp"):
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        if removed:
+            logger.info("removed %d temp file(s) left by an interrupted write", removed)
+        return removed
+
     # -- batch records ------------------------------------------------------------------------------------
 
     def record_path(self, batch_id: str) -> Path:

@@ -234,3 +234,13 @@ def test_run_engines_drives_several_runs_in_one_loop(tmp_path):
     assert [s.outcome_counts for s in summaries] == [{Outcome.SUCCEEDED: 3}] * 2
     assert remote.creates == 2
     assert sleeps == [0.5, 0.5]  # three rounds polled both jobs together: one sleep between rounds, not per job
+
+
+def test_temp_files_left_by_a_killed_write_are_cleaned_on_resume(tmp_path):
+    remote = FakeProvider()
+    items = make_items({"s": ["q0"]})
+    run(tmp_path, remote, items)
+    leftover = tmp_path / "run" / "results" / ".s.json.k2j3h4.tmp"
+    leftover.write_text('[{"original_ind')
+    summary, store = run(tmp_path, remote, items)
+    assert summary.finished and not leftover.exists() and remote.creates == 1
