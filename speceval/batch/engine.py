@@ -17,7 +17,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -81,6 +81,13 @@ class EngineOptions:
     timeout_hours: float = 24.0
     max_attempts: int = 3
     budget: Budget | None = None
+
+    def recorded(self) -> dict[str, Any]:
+        """The options a run manifest records: all but the budget, which is given per invocation.
+
+        Not `dataclasses.asdict`: that would deep-copy the budget and its lock.
+        """
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "budget"}
 
 
 @dataclass
@@ -152,6 +159,31 @@ class BatchEngine:
         state = self._load_state(as_source(items))
         self._chunk_all(state)
         return list(state.intents)
+
+    def fetch(self, items: Sequence[PromptItem] | ItemSource) -> EngineSummary:
+        """Poll every job once and collect those that ended; submit nothing (`speceval fetch`)."""
+        state = self._load_state(as_source(items))
+        self._poll_active(state)
+        return self._finish(state, StopReason.FETCHED)
+
+    def cancel(self, batch_id: str | None = None) -> list[BatchRecord]:
+        """Ask the provider to cancel every job still running (or only `batch_id`), and record that a user did.
+
+        Requests a cancelled job never ran end as `cancelled`, which is final: a later resume does not send them
+        again (it does send inputs that were never in any job).
+        """
+        cancelled = []
+        for record in self.store.load_records():
+            if record.collected or record.state.is_terminal or (batch_id and record.batch_id != batch_id):
+                continue
+            job = self.model.cancel_batch(record)
+            record.state, record.raw_state, record.handle = job.state, job.raw_state, job.handle
+            record.cancel_requested = True
+            record.updated_at = utcnow()
+            self.store.save_record(record)
+            cancelled.append(record)
+            logger.info("asked %s to cancel job %s (%s)", record.provider, record.batch_id, job.raw_state)
+        return cancelled
 
     def start(self, items: Sequence[PromptItem] | ItemSource) -> None:
         """Load the run's state; `tick` then does the work. (`run` does both; pipelines that drive several

@@ -16,6 +16,7 @@ class StopReason(StrEnum):
     FINISHED = "finished"
     TIMED_OUT = "timed_out"
     BUDGET = "budget"
+    FETCHED = "fetched"  # one collection round without submitting (`speceval fetch`)
     INTERRUPTED = "interrupted"
 
 

@@ -14,8 +14,12 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from rich.table import Table
+
+from speceval.batch.budget import Budget
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import StopReason
 from speceval.cli.console import (
     ProgressObserver,
     console,
@@ -26,6 +30,7 @@ from speceval.cli.console import (
 )
 from speceval.cli.exits import ExitCode, run_command
 from speceval.cli.offline import OFFLINE_POLL_INTERVAL, offline_provider
+from speceval.costs import PRICES_ENV, CostEstimator, PriceTable
 from speceval.errors import ConfigError
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.realtime.settings import add_realtime_arguments, build_model
@@ -71,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-unknown-statements", action="store_true", help="skip inputs files that name no spec statement"
     )
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="write the request files and print the estimated cost; submit nothing"
+    )
+    parser.add_argument(
+        "--budget-usd", type=float, help="stop submitting when the next job's estimated cost would exceed this"
+    )
+    parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
     add_realtime_arguments(parser)
     return parser
 
@@ -107,6 +119,11 @@ def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offlin
         value = getattr(options, name)
         if value <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    if args.budget_usd is not None:
+        if args.budget_usd <= 0:
+            raise ConfigError(f"--budget-usd must be positive, got {args.budget_usd}")
+        # The budget is per invocation: a resume may raise it (what was already paid for still counts).
+        options.budget = Budget(args.budget_usd, CostEstimator(PriceTable.load(args.prices)))
     return options
 
 
@@ -164,6 +181,8 @@ def _generate(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
+        if args.dry_run:
+            return _dry_run(pipeline, model, args.prices, resume_command)
         observer = stack.enter_context(ProgressObserver())
         try:
             summary = pipeline.run(model, observer)
@@ -181,8 +200,38 @@ def _generate(args: argparse.Namespace) -> int:
     stdout.print(f"Results: {pipeline.run_dir / 'results'}")
     if summary.finished:
         return ExitCode.FINISHED
+    if summary.reason is StopReason.BUDGET:
+        resume_command += " --budget-usd <a higher limit>"
     console.print(
         f"[yellow]Stopped with {summary.outstanding} request(s) outstanding ({summary.reason.value}).[/] "
         f"Resume with: {resume_command}"
     )
     return ExitCode.STOPPED
+
+
+def _dry_run(pipeline: BatchedGenerationPipeline, model: object, prices: Path | None, resume_command: str) -> int:
+    if not isinstance(model, BatchedModel):
+        raise ConfigError("--dry-run applies to batch runs; a realtime run has no request files to write")
+    intents = pipeline.plan(model)
+    estimator = CostEstimator(PriceTable.load(prices))
+    table = Table(title=f"dry run: {len(intents)} job(s), nothing submitted", header_style="bold")
+    for column in ("request file", "requests", "bytes", "est. cost (max)"):
+        table.add_column(column, justify="left" if column == "request file" else "right")
+    total: float | None = 0.0
+    for intent in intents:
+        try:
+            cost: float | None = estimator.estimate(model, intent, pipeline.run_dir / intent.request_file)
+        except ConfigError:
+            cost = None  # no price for this model: say so rather than print $0
+        total = None if cost is None or total is None else total + cost
+        shown = f"${cost:,.4f}" if cost is not None else "unknown (no price)"
+        table.add_row(intent.request_file, f"{intent.request_count:,}", f"{intent.request_bytes:,}", shown)
+    table.add_section()
+    table.add_row("total", f"{sum(i.request_count for i in intents):,}", "",
+                  f"${total:,.4f}" if total is not None else "unknown")
+    stdout.print(table)
+    console.print(
+        "Estimate: input tokens = request bytes / 4, output tokens = --max-tokens per request, batch prices.\n"
+        f"Nothing was submitted. To submit exactly these files: {resume_command}"
+    )
+    return ExitCode.FINISHED

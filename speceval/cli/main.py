@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from speceval.cli import convert_cmd, emulator_cmd
+from speceval.cli import convert_cmd, cost_cmd, emulator_cmd, jobs_cmd, status_cmd, validate_cmd
 from speceval.cli.exits import run_command
 
 
@@ -15,6 +15,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     emulator_cmd.register(commands)
     convert_cmd.register(commands)
+    status_cmd.register(commands)
+    jobs_cmd.register(commands)
+    cost_cmd.register(commands)
+    validate_cmd.register(commands)
     return parser
 
 

@@ -12,8 +12,9 @@ from datetime import datetime
 from pathlib import Path
 
 from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import GenerationParams
+from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
+from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import InputSet, load_inputs
@@ -118,6 +119,17 @@ class BatchedGenerationPipeline:
         manifest.save(self.run_dir)
         return summary
 
+    def plan(self, model: BatchedModel) -> list[SubmissionIntent]:
+        """Dry run: write every request file the run needs (and their intents), submit nothing.
+
+        `resume(run_dir).run(model)` later submits exactly these files.
+        """
+        manifest = self.write_manifest()
+        intents = BatchEngine(model, RunStore(self.run_dir), self.config.engine).plan(self.inputs)
+        manifest.status = "planned"
+        manifest.save(self.run_dir)
+        return intents
+
     def write_manifest(self) -> RunManifest:
         """Create the run directory with its `run.json` (first thing on disk, so any later crash is resumable)."""
         if self._manifest_written is None:
@@ -141,7 +153,7 @@ class BatchedGenerationPipeline:
         if self.resuming:
             manifest = RunManifest.load(self.run_dir)
             manifest.command = current_command()
-            manifest.parameters["engine"] = asdict(self.config.engine)
+            manifest.parameters["engine"] = self.config.engine.recorded()
             manifest.status = "running"
             return manifest
         return RunManifest(
@@ -157,7 +169,7 @@ class BatchedGenerationPipeline:
             offline=self.config.offline,
             parameters={
                 "params": asdict(self.config.params),
-                "engine": asdict(self.config.engine),
+                "engine": self.config.engine.recorded(),
                 "allow_unknown_statements": self.config.allow_unknown_statements,
                 "requests": self.request_count,
             },

@@ -184,7 +184,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
     if (target.run_dir / MANIFEST_NAME).is_file():
         manifest = RunManifest.load(target.run_dir)
         manifest.command = current_command()
-        manifest.parameters["engine"] = _engine_dict(settings.engine)
+        manifest.parameters["engine"] = settings.engine.recorded()
         manifest.status = "running"
     else:
         manifest = RunManifest(
@@ -201,7 +201,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
             parameters={
                 "identity": target.identity,
                 "params": asdict(settings.params),
-                "engine": _engine_dict(settings.engine),
+                "engine": settings.engine.recorded(),
                 "requests": len(target.items),
             },
             versions=software_versions(),
@@ -211,10 +211,6 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
     manifest.parameters["requests"] = len(target.items)
     manifest.save(target.run_dir)
     return manifest
-
-
-def _engine_dict(options: EngineOptions) -> dict[str, Any]:
-    return {key: value for key, value in asdict(options).items() if key != "budget"}
 
 
 def run_targets(

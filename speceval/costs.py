@@ -1,0 +1,121 @@
+"""Prices, what a run cost, and what a job will cost before it is paid for.
+
+The price table (`speceval/data/prices.json`) gives USD per million input and output tokens at standard prices
+and each provider's batch discount; users override entries with `--prices FILE` or `SPECEVAL_PRICES`. A model
+the table does not know has an *unknown* cost (None), never a cost of 0.
+
+Estimates count input tokens as UTF-8 bytes / 4 of each request line's prompt text. No tokenizer is used:
+`tiktoken` downloads its encodings on first use, which fails offline and in CI, and the other providers publish
+none; bytes / 4 overestimates English slightly, which is the safe side for a budget. Output tokens are estimated
+at `max_tokens` per request, the most a job can cost, so a budget is never exceeded by a long answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from speceval.batch.model import BatchedModel
+from speceval.batch.records import BatchRecord, SubmissionIntent, Usage
+from speceval.errors import ConfigError, InputError
+
+PRICES_ENV = "SPECEVAL_PRICES"
+# A request line also carries JSON structure around the prompt; count it, it is billed by no one but it keeps
+# the estimate on the safe side.
+_BYTES_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens at standard (realtime) prices."""
+
+    input: float
+    output: float
+
+
+class PriceTable:
+    """Prices per model (longest matching name prefix) and batch discounts per provider."""
+
+    def __init__(self, models: dict[str, Price], batch_discount: dict[str, float], as_of: str = ""):
+        self.models = models
+        self.batch_discount = batch_discount
+        self.as_of = as_of
+
+    @classmethod
+    def load(cls, override: Path | None = None) -> PriceTable:
+        """The shipped table, with entries from `override` (or `$SPECEVAL_PRICES`) taking precedence."""
+        shipped = json.loads(resources.files("speceval.data").joinpath("prices.json").read_text(encoding="utf-8"))
+        table = cls._parse(shipped, Path("speceval/data/prices.json"))
+        path = override or (Path(os.environ[PRICES_ENV]) if os.environ.get(PRICES_ENV) else None)
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise InputError(path, f"not a readable price table: {exc}") from None
+            extra = cls._parse(data, path)
+            table.models.update(extra.models)
+            table.batch_discount.update(extra.batch_discount)
+        return table
+
+    @staticmethod
+    def _parse(data: object, path: Path) -> PriceTable:
+        if not isinstance(data, dict) or not isinstance(data.get("models", {}), dict):
+            raise InputError(path, "expected an object with a 'models' object", field="models")
+        models = {}
+        for name, entry in data.get("models", {}).items():
+            try:
+                models[name] = Price(input=float(entry["input"]), output=float(entry["output"]))
+            except (KeyError, TypeError, ValueError):
+                raise InputError(path, "expected {'input': USD, 'output': USD}", field=f"models.{name}") from None
+        discounts = {str(k): float(v) for k, v in dict(data.get("batch_discount", {})).items()}
+        return PriceTable(models, discounts, str(data.get("as_of", "")))
+
+    def price(self, model_name: str) -> Price | None:
+        """The price of `model_name` (longest prefix match), or None if the table does not know it."""
+        best = max((name for name in self.models if model_name.startswith(name)), key=len, default=None)
+        return self.models[best] if best is not None else None
+
+    def cost(self, model_name: str, provider: str, usage: Usage, *, batch: bool = True) -> float | None:
+        """USD for `usage` of `model_name`; None when the price is unknown."""
+        price = self.price(model_name)
+        if price is None:
+            return None
+        factor = self.batch_discount.get(provider, 1.0) if batch else 1.0
+        return (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6 * factor
+
+
+def estimate_prompt_tokens(text: str) -> int:
+    """Input tokens of one prompt, estimated as UTF-8 bytes / 4 (at least 1)."""
+    return max(1, len(text.encode("utf-8")) // _BYTES_PER_TOKEN)
+
+
+class CostEstimator:
+    """Prices a job before it is created (the `speceval.batch.budget.CostEstimator` protocol)."""
+
+    def __init__(self, prices: PriceTable, *, batch: bool = True):
+        self.prices = prices
+        self.batch = batch
+
+    def estimate(self, model: BatchedModel, intent: SubmissionIntent, request_file: Path) -> float:
+        """Upper-bound USD of every request of `intent`: input from the request file, output at max_tokens."""
+        price = self.prices.price(model.model_name)
+        if price is None:
+            raise ConfigError(
+                f"no price for model {model.model_name!r}, so --budget-usd cannot be enforced; add it to a price "
+                f"table (--prices FILE or ${PRICES_ENV}) or run without a budget"
+            )
+        input_tokens = request_file.stat().st_size // _BYTES_PER_TOKEN
+        output_tokens = intent.request_count * model.params.max_tokens
+        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+        cost = self.prices.cost(model.model_name, model.provider, usage, batch=self.batch)
+        return cost if cost is not None else 0.0
+
+
+def record_cost(prices: PriceTable, record: BatchRecord) -> float | None:
+    """What a collected job cost, from the usage its results reported; None if unknown or not collected."""
+    if not record.collected:
+        return None
+    return prices.cost(record.model, record.provider, record.usage, batch=record.provider != "realtime")

@@ -1,0 +1,158 @@
+"""Operations commands against the emulator through the real openai SDK: status, cancel, fetch, dry run, budget,
+cost, validate."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from speceval.cli.generation import main as generation_main
+from speceval.cli.main import main as speceval_main
+from speceval.emulator import Emulator, FaultConfig
+from tests.conftest import TEST_KEY, only_run_dir, write_inputs, write_spec
+
+MODEL = "gpt-test-model"
+STATEMENTS = {"be_honest": [f"q{i}" for i in range(5)], "avoid_errors": ["a", "b", "c"]}
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> tuple[Path, Path, Path]:
+    spec = write_spec(tmp_path / "spec.jsonl", list(STATEMENTS))
+    inputs = write_inputs(tmp_path / "inputs", STATEMENTS)
+    # $0.50 per request at batch prices: output $1 per token, max_tokens 1, input free.
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {MODEL: {"input": 0, "output": 1_000_000}}}))
+    return spec, inputs, prices
+
+
+def generate(spec: Path, inputs: Path, out: Path, *extra: str) -> int:
+    return generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
+                            "--output-base-dir", str(out), "--batch-size", "2", "--max-tokens", "1",
+                            "--poll-interval", "0.05", *extra])
+
+
+def env(monkeypatch: pytest.MonkeyPatch, emu: Emulator) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+
+
+def results(run_dir: Path) -> dict[str, list[dict]]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted((run_dir / "results").glob("*.json"))}
+
+
+def test_status_lists_exactly_the_jobs_the_server_knows(tmp_path, data, monkeypatch, capsys):
+    spec, inputs, _ = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=30)) as emu:
+        env(monkeypatch, emu)
+        assert generate(spec, inputs, tmp_path / "out", "--timeout-hours", "0.00003") == 3
+        run_dir = only_run_dir(tmp_path / "out")
+        capsys.readouterr()
+        assert speceval_main(["status", str(tmp_path / "out"), "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        server = {job.id: job for job in emu.list_jobs("openai")}
+    assert {row["batch_id"] for row in rows} == set(server) and len(rows) == 4
+    for row in rows:
+        job = server[row["batch_id"]]
+        assert row["raw_state"] == job.state and row["requests"] == job.request_count
+        assert row["run_dir"] == str(run_dir) and row["collected"] is False
+
+
+def test_cancel_reaches_the_server_and_cancelled_requests_are_final(tmp_path, data, monkeypatch, capsys):
+    spec, inputs, _ = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=30)) as emu:
+        env(monkeypatch, emu)
+        assert generate(spec, inputs, tmp_path / "out", "--timeout-hours", "0.00003") == 3
+        run_dir = only_run_dir(tmp_path / "out")
+        assert speceval_main(["cancel", str(run_dir)]) == 0
+        deadline = time.monotonic() + 30
+        while any(job.state != "cancelled" for job in emu.list_jobs("openai")):
+            assert time.monotonic() < deadline, [job.state for job in emu.list_jobs("openai")]
+            time.sleep(0.05)
+        code = generation_main(["--resume", str(run_dir), "--poll-interval", "0.05"])
+        jobs = emu.list_jobs("openai")
+    assert code == 0 and len(jobs) == 4  # nothing resubmitted after a user's cancel
+    outcomes = {r["outcome"] for records in results(run_dir).values() for r in records}
+    assert outcomes == {"cancelled"}
+    records = [json.loads(p.read_text()) for p in (run_dir / "metadata").glob("*.json")]
+    assert all(r["cancel_requested"] for r in records)
+
+
+def test_fetch_after_completion_writes_what_a_monitored_run_writes(tmp_path, data, monkeypatch, capsys):
+    spec, inputs, _ = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.3, shuffle_results=True)) as emu:
+        env(monkeypatch, emu)
+        assert generate(spec, inputs, tmp_path / "monitored") == 0
+        assert generate(spec, inputs, tmp_path / "fetched", "--timeout-hours", "0.00001") == 3
+        fetched_dir = only_run_dir(tmp_path / "fetched")
+        time.sleep(0.5)
+        assert speceval_main(["fetch", str(fetched_dir)]) == 0
+        created = len(emu.list_jobs("openai"))
+    monitored = results(only_run_dir(tmp_path / "monitored"))
+
+    def comparable(runs: dict[str, list[dict]]) -> dict[str, list[tuple]]:
+        return {sid: [(r["original_index"], r["input_text"], r["output_text"], r["outcome"]) for r in records]
+                for sid, records in runs.items()}
+
+    assert comparable(results(fetched_dir)) == comparable(monitored)
+    assert created == 8  # 4 jobs per run, fetch submitted nothing
+
+
+def test_dry_run_creates_no_job_and_resume_submits_exactly_its_files(tmp_path, data, monkeypatch, capsys):
+    spec, inputs, prices = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu:
+        env(monkeypatch, emu)
+        assert generate(spec, inputs, tmp_path / "out", "--dry-run", "--prices", str(prices)) == 0
+        out = capsys.readouterr().out
+        assert sum(emu.stats.batches_created.values()) == 0 and emu.stats.files_uploaded == 0
+        assert "$4.0000" in out  # 8 requests x $0.50
+        run_dir = only_run_dir(tmp_path / "out")
+        planned = sorted(p.read_bytes() for p in (run_dir / "preprocessed").glob("*.jsonl"))
+        assert generation_main(["--resume", str(run_dir), "--poll-interval", "0.05"]) == 0
+        assert emu.stats.batches_created["openai"] == 4
+    assert sorted(p.read_bytes() for p in (run_dir / "preprocessed").glob("*.jsonl")) == planned
+
+
+def test_budget_submits_only_what_fits_then_a_higher_budget_finishes(tmp_path, data, monkeypatch, capsys):
+    spec, inputs, prices = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu:
+        env(monkeypatch, emu)
+        # Jobs of 2 requests cost $1.00 each: $2.50 allows two of the four.
+        code = generate(spec, inputs, tmp_path / "out", "--budget-usd", "2.5", "--prices", str(prices))
+        err = capsys.readouterr().err
+        assert code == 3 and "--budget-usd" in err
+        assert emu.stats.batches_created["openai"] == 2
+        run_dir = only_run_dir(tmp_path / "out")
+        code = generation_main(["--resume", str(run_dir), "--budget-usd", "10", "--prices", str(prices),
+                                "--poll-interval", "0.05"])
+        assert code == 0 and emu.stats.batches_created["openai"] == 4
+        keys = [job.metadata["speceval_key"] for job in emu.list_jobs("openai")]
+    assert len(set(keys)) == 4
+    assert all(r["outcome"] == "succeeded" for records in results(run_dir).values() for r in records)
+
+
+def test_cost_reports_spend_and_unknown_prices_are_not_zero(tmp_path, data, monkeypatch, capsys):
+    spec, inputs, prices = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu:
+        env(monkeypatch, emu)
+        assert generate(spec, inputs, tmp_path / "out") == 0
+    capsys.readouterr()
+    assert speceval_main(["cost", str(tmp_path / "out"), "--json", "--prices", str(prices)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    [run] = report["runs"]
+    assert run["requests"] == 8 and run["output_tokens"] > 0
+    assert run["cost_usd"] == pytest.approx(run["output_tokens"] * 0.5)
+    assert speceval_main(["cost", str(tmp_path / "out"), "--json"]) == 0  # shipped table: no price for the model
+    assert json.loads(capsys.readouterr().out)["runs"][0]["cost_usd"] is None
+
+
+def test_validate_reports_located_errors_and_submits_nothing(tmp_path, data, capsys):
+    spec, inputs, _ = data
+    assert speceval_main(["validate", str(spec), str(inputs)]) == 0
+    assert "8 input(s) for 2 statement(s), valid" in capsys.readouterr().out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "text": "t"}\n{"id": "x", "text": "again"}\n')
+    assert speceval_main(["validate", str(bad)]) == 2
+    assert "line 2" in capsys.readouterr().err
