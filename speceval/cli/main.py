@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from speceval.cli import convert_cmd, cost_cmd, emulator_cmd, jobs_cmd, status_cmd, validate_cmd
+from speceval.cli import convert_cmd, cost_cmd, emulator_cmd, jobs_cmd, report_cmd, status_cmd, validate_cmd
 from speceval.cli.exits import run_command
 
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     jobs_cmd.register(commands)
     cost_cmd.register(commands)
     validate_cmd.register(commands)
+    report_cmd.register(commands)
     return parser
 
 

@@ -1,0 +1,97 @@
+"""The report's figures as PNG bytes (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from speceval.analysis.tables import ComplianceRate, WinRate  # noqa: E402
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def compliance_bars(rates: list[ComplianceRate]) -> bytes:
+    """Compliance rate per candidate, one bar per judge, with 95% intervals."""
+    models = sorted({r.model for r in rates})
+    judges = sorted({r.judge for r in rates})
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.4 * len(models) * max(1, len(judges))), 4.5))
+    width = 0.8 / max(1, len(judges))
+    for j, judge in enumerate(judges):
+        xs: list[float] = []
+        ys: list[float] = []
+        errors: list[list[float]] = [[], []]
+        for m, model in enumerate(models):
+            rate = next((r for r in rates if r.model == model and r.judge == judge and r.rate is not None), None)
+            if rate is None or rate.ci_low is None or rate.ci_high is None or rate.rate is None:
+                continue
+            xs.append(m + j * width)
+            ys.append(rate.rate)
+            errors[0].append(rate.rate - rate.ci_low)
+            errors[1].append(rate.ci_high - rate.rate)
+        axes.bar(xs, ys, width, yerr=errors, capsize=3, label=f"judge {judge}")
+    axes.set_xticks([m + width * (len(judges) - 1) / 2 for m in range(len(models))], models, rotation=20, ha="right")
+    axes.set_ylim(0, 1)
+    axes.set_ylabel("compliance rate (judged answers only)")
+    axes.set_title("Compliance per candidate, 95% Wilson intervals")
+    axes.legend(fontsize=8)
+    return _png(figure)
+
+
+def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str, *, diverging: bool = False) -> bytes:
+    """A labelled heatmap with values written in the cells (NaN cells left blank)."""
+    figure, axes = plt.subplots(figsize=(max(5.0, 1.2 * len(columns) + 2), max(3.0, 0.5 * len(rows) + 1.5)))
+    if diverging:
+        bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
+        image = axes.imshow(matrix, cmap="RdBu", vmin=-bound or -1, vmax=bound or 1)
+    else:
+        image = axes.imshow(matrix, cmap="viridis", vmin=0, vmax=1)
+    axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
+    axes.set_yticks(range(len(rows)), rows)
+    for (i, j), value in np.ndenumerate(matrix):
+        if np.isfinite(value):
+            axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white")
+    figure.colorbar(image, ax=axes)
+    axes.set_title(title)
+    return _png(figure)
+
+
+def win_matrix(rates: list[WinRate], judge: str) -> tuple[np.ndarray, list[str]]:
+    """Row model's win rate against column model under `judge` (NaN on the diagonal and for unplayed pairs)."""
+    models = sorted({r.model for r in rates if r.judge == judge})
+    matrix = np.full((len(models), len(models)), np.nan)
+    for r in rates:
+        if r.judge == judge and r.rate is not None:
+            matrix[models.index(r.model), models.index(r.opponent)] = r.rate
+    return matrix, models
+
+
+def length_scatter(rates: list[ComplianceRate]) -> bytes:
+    """Mean answer length against compliance rate, one point per candidate and judge."""
+    figure, axes = plt.subplots(figsize=(6, 4.5))
+    for judge in sorted({r.judge for r in rates}):
+        points = [
+            (r.mean_output_chars, r.rate)
+            for r in rates
+            if r.judge == judge and r.rate is not None and r.mean_output_chars is not None
+        ]
+        if points:
+            axes.scatter([float(p[0] or 0) for p in points], [float(p[1] or 0) for p in points],
+                         label=f"judge {judge}")
+    axes.set_xlabel("mean answer length (characters)")
+    axes.set_ylabel("compliance rate")
+    axes.set_ylim(0, 1)
+    axes.set_title("Answer length vs compliance")
+    axes.legend(fontsize=8)
+    return _png(figure)

@@ -1,0 +1,77 @@
+"""Statistics for the report: confidence intervals, agreement, pairwise strength. Pure functions, numpy only."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """95% Wilson score interval of a proportion; None when there are no observations.
+
+    Wilson rather than the normal approximation: it stays inside [0, 1] and behaves at rates near 0 or 1 and
+    small n, which is where per-statement compliance often is.
+    """
+    if n <= 0:
+        return None
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def cohen_kappa(a: Sequence[object], b: Sequence[object]) -> float | None:
+    """Cohen's kappa of two raters over the same items; None if undefined (no items, or chance agreement 1)."""
+    if len(a) != len(b) or not a:
+        return None
+    labels = sorted({*a, *b}, key=str)
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    expected = sum((list(a).count(label) / n) * (list(b).count(label) / n) for label in labels)
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def fleiss_kappa(counts: np.ndarray) -> float | None:
+    """Fleiss' kappa from an items × categories matrix of rating counts (same number of raters per item)."""
+    if counts.size == 0:
+        return None
+    raters = counts.sum(axis=1)
+    if np.any(raters != raters[0]) or raters[0] < 2:
+        return None
+    n, total = raters[0], counts.sum()
+    p_j = counts.sum(axis=0) / total
+    p_i = (np.square(counts).sum(axis=1) - n) / (n * (n - 1))
+    p_bar, p_e = p_i.mean(), np.square(p_j).sum()
+    if p_e >= 1.0:
+        return None
+    return float((p_bar - p_e) / (1 - p_e))
+
+
+def bradley_terry(wins: np.ndarray, iterations: int = 1000, tolerance: float = 1e-10) -> np.ndarray:
+    """Bradley–Terry strengths (normalised to sum to 1) from a wins matrix, wins[i, j] = times i beat j.
+
+    Zermelo's / Hunter's MM iteration: p_i ← W_i / Σ_j n_ij / (p_i + p_j). Ties should be given as half a win to
+    each side. A model that never wins gets strength 0; the iteration needs every model to have played.
+    """
+    k = wins.shape[0]
+    games = wins + wins.T
+    total_wins = wins.sum(axis=1)
+    strengths = np.full(k, 1.0 / k)
+    for _ in range(iterations):
+        denominator = np.array([
+            sum(games[i, j] / (strengths[i] + strengths[j]) for j in range(k) if j != i and games[i, j] > 0)
+            for i in range(k)
+        ])
+        updated = np.where(denominator > 0, total_wins / np.where(denominator > 0, denominator, 1), 0.0)
+        updated = updated / updated.sum() if updated.sum() > 0 else strengths
+        if np.max(np.abs(updated - strengths)) < tolerance:
+            return updated
+        strengths = updated
+    return strengths

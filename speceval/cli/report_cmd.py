@@ -1,0 +1,62 @@
+"""`speceval report PATH... [--out DIR]` and `speceval export PATH... --format jsonl|parquet [--out FILE]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from speceval.cli.console import stdout
+from speceval.errors import ConfigError
+
+
+def register(commands: Any) -> None:
+    """Add the `report` and `export` subcommands."""
+    report = commands.add_parser("report", help="HTML report with plots, and CSVs, from judged runs")
+    report.add_argument("paths", nargs="+", type=Path, help="folders holding compliance and ranking runs")
+    report.add_argument("--out", type=Path, default=Path("report"), help="output folder (default ./report)")
+    report.add_argument("--prices", type=Path, help="price table overriding the shipped one")
+    report.set_defaults(handler=_report)
+    export = commands.add_parser("export", help="a flat table of every judged answer")
+    export.add_argument("paths", nargs="+", type=Path)
+    export.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
+    export.add_argument("--out", type=Path, help="output file (default verdicts.jsonl / verdicts.parquet)")
+    export.set_defaults(handler=_export)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from speceval.analysis.report import build_report
+    from speceval.costs import PriceTable
+
+    summary = build_report(args.paths, args.out, PriceTable.load(args.prices))
+    table = Table(title="compliance (judged answers only; 95% Wilson CI)", header_style="bold")
+    for column in ("judge", "candidate", "judged", "rate", "95% CI", "not judged"):
+        table.add_column(column)
+    for r in summary.compliance:
+        table.add_row(r.judge, r.model, str(r.judged), f"{r.rate:.3f}" if r.rate is not None else "–",
+                      f"{r.ci_low:.3f}–{r.ci_high:.3f}" if r.ci_low is not None and r.ci_high is not None else "–",
+                      ", ".join(f"{n} {o}" for o, n in sorted(r.not_judged.items())) or "0")
+    stdout.print(table)
+    for judge, strengths in summary.bradley_terry.items():
+        order = ", ".join(f"{m} ({s:.2f})" for m, s in sorted(strengths.items(), key=lambda kv: -kv[1]))
+        stdout.print(f"Bradley–Terry, judge {judge}: {order}")
+    stdout.print(f"Report: {summary.html_path}  (CSVs beside it)")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from speceval.analysis.export import export_verdicts
+
+    out = args.out or Path(f"verdicts.{args.format}")
+    if args.format == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                "parquet export needs pyarrow: pip install 'speceval[parquet]' (or use --format jsonl)"
+            ) from None
+    count = export_verdicts(args.paths, out, args.format)
+    stdout.print(f"{count} row(s) written to {out}")
+    return 0

@@ -1,0 +1,96 @@
+"""Report statistics against hand-computed values, and a report whose numbers are recomputed from its inputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speceval.analysis.export import export_verdicts
+from speceval.analysis.report import build_report
+from speceval.analysis.stats import bradley_terry, cohen_kappa, fleiss_kappa, wilson_interval
+
+
+def test_wilson_interval_matches_the_textbook_value():
+    low, high = wilson_interval(8, 10)  # type: ignore[misc]
+    assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
+    assert wilson_interval(0, 0) is None
+    assert wilson_interval(0, 5)[0] == 0.0  # type: ignore[index]
+
+
+def test_kappas_on_small_known_cases():
+    assert cohen_kappa([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx(0.5)
+    assert cohen_kappa([1, 1], [1, 1]) is None  # chance agreement is 1: undefined, not 1.0
+    assert fleiss_kappa(np.array([[2, 0], [0, 2]])) == pytest.approx(1.0)
+    assert fleiss_kappa(np.array([[1, 1], [1, 1]])) == pytest.approx(-1.0)
+
+
+def test_bradley_terry_recovers_a_known_ratio():
+    strengths = bradley_terry(np.array([[0.0, 3.0], [1.0, 0.0]]))
+    assert strengths == pytest.approx([0.75, 0.25], abs=1e-6)
+
+
+def compliance_file(path: Path, model: str, judge: str, verdicts: list[object]) -> None:
+    results = []
+    for i, verdict in enumerate(verdicts):
+        judged = isinstance(verdict, bool)
+        results.append({"input": f"q{i}", "output": "<script>alert(1)</script>" if i == 0 else "a" * (10 + i),
+                        "compliant": verdict if judged else None, "confidence": 0.9 if judged else None,
+                        "explanation": "x", "outcome": "judged" if judged else verdict,
+                        "raw_judge_response": "…", "original_index": i})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"metadata": {"model": model, "judge": judge, "spec": "openai", "statement_id": "s1",
+                                             "prompt_version": "compliance_binary_v1", "mode": "binary",
+                                             "batch_ids": ["b"], "candidate_dir": "x"}, "results": results}))
+
+
+def ranking_file(path: Path, a: str, b: str, ranks: list[int | None]) -> None:
+    rankings = [{"index": i, "input": f"q{i}", "output_a": "A", "output_b": "B", "rank": r,
+                 "outcome": "judged" if r is not None else "unparsed", "original_index_a": i, "original_index_b": i}
+                for i, r in enumerate(ranks)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"metadata": {"model_a": a, "model_b": b, "judge": "j", "spec": "openai",
+                                             "statement_id": "s1", "prompt_version": "ranking_v1",
+                                             "batch_ids": ["b"], "candidate_dir_a": "x", "candidate_dir_b": "y"},
+                                "rankings": rankings}))
+
+
+def test_report_numbers_match_a_recomputation_and_failures_stay_out_of_rates(tmp_path):
+    root = tmp_path / "runs"
+    # m1: 3 compliant of 4 judged, plus 2 not judged; m2: 1 of 2 judged.
+    compliance_file(root / "c/m1/results/s1.json", "m1", "j", [True, True, "unparsed", False, True, "judge_errored"])
+    compliance_file(root / "c/m2/results/s1.json", "m2", "j", [True, False])
+    # m1 vs m2 in both orders: AxB ranks [1, 1, 0, None] and BxA ranks [-1, 1, 0, -1] (A is m2 there).
+    ranking_file(root / "r/m1xm2/results/s1.json", "m1", "m2", [1, 1, 0, None])
+    ranking_file(root / "r/m2xm1/results/s1.json", "m2", "m1", [-1, 1, 0, -1])
+    summary = build_report([root], tmp_path / "report")
+    rates = {r.model: r for r in summary.compliance}
+    assert (rates["m1"].judged, rates["m1"].compliant) == (4, 3) and rates["m1"].rate == pytest.approx(0.75)
+    assert rates["m1"].not_judged == {"unparsed": 1, "judge_errored": 1}
+    assert (rates["m2"].judged, rates["m2"].rate) == (2, 0.5)
+    with (tmp_path / "report" / "compliance.csv").open() as handle:
+        rows = {row["model"]: row for row in csv.DictReader(handle)}
+    assert rows["m1"]["rate"] == "0.75" and rows["m1"]["not_judged_unparsed"] == "1"
+    # m1 wins: AxB i0, i1; BxA i0 (rank -1 → m1), i3; m2 wins: BxA i1; ties: i2 twice. Unparsed excluded.
+    wins = {w.model: w for w in summary.win_rates}
+    assert (wins["m1"].wins, wins["m1"].losses, wins["m1"].ties, wins["m1"].games) == (4, 1, 2, 7)
+    assert wins["m1"].rate == pytest.approx(5 / 7)
+    # Position: i0 both m1 (consistent), i1 m1 vs m2 (not), i2 tie/tie (consistent); i3 has one order only.
+    assert summary.position_consistency == {"j": (2, 3)}
+    assert summary.bradley_terry["j"]["m1"] > summary.bradley_terry["j"]["m2"]
+    page = summary.html_path.read_text()
+    assert "<script>alert(1)</script>" not in page and page.count("<img") >= 3
+
+
+def test_export_writes_one_row_per_verdict(tmp_path):
+    root = tmp_path / "runs"
+    compliance_file(root / "c/m1/results/s1.json", "m1", "j", [True, "unparsed"])
+    ranking_file(root / "r/m1xm2/results/s1.json", "m1", "m2", [1])
+    count = export_verdicts([root], tmp_path / "v.jsonl", "jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "v.jsonl").read_text().splitlines()]
+    assert count == 3 == len(rows)
+    assert [r["kind"] for r in rows] == ["compliance", "compliance", "ranking"]
+    assert rows[1]["compliant"] is None and rows[1]["outcome"] == "unparsed"
