@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from speceval.cli import convert_cmd, cost_cmd, emulator_cmd, jobs_cmd, report_cmd, status_cmd, validate_cmd
+from speceval.cli import (
+    convert_cmd,
+    cost_cmd,
+    emulator_cmd,
+    jobs_cmd,
+    report_cmd,
+    run_cmd,
+    status_cmd,
+    validate_cmd,
+)
 from speceval.cli.exits import run_command
 
 
@@ -20,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost_cmd.register(commands)
     validate_cmd.register(commands)
     report_cmd.register(commands)
+    run_cmd.register(commands)
     return parser
 
 

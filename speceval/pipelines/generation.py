@@ -18,7 +18,7 @@ from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import InputSet, load_inputs
-from speceval.manifest import RunManifest, current_command, git_commit, software_versions
+from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.providers.registry import resolve_org
 from speceval.realtime import AnyModel, make_engine
 from speceval.spec import Specification, load_spec
@@ -70,7 +70,8 @@ class BatchedGenerationPipeline:
         )
         self.provider = resolve_org(config.model_name, config.org).org
         self.spec_name = config.spec_name or self.spec.name
-        self.resuming = run_dir is not None
+        # An explicit run directory without a manifest starts a new run there (experiments name their runs).
+        self.resuming = run_dir is not None and (Path(run_dir) / MANIFEST_NAME).is_file()
         self.run_dir = Path(run_dir) if run_dir is not None else self._new_run_dir()
         if self.resuming:
             self._check_unchanged(RunManifest.load(self.run_dir))
@@ -114,6 +115,11 @@ class BatchedGenerationPipeline:
             manifest.status = "stopped"
             manifest.save(self.run_dir)
             raise
+        return self.record(summary)
+
+    def record(self, summary: EngineSummary) -> EngineSummary:
+        """Write the engine's final summary into `run.json` (used when an experiment drives the engine)."""
+        manifest = self.write_manifest()
         manifest.status = "finished" if summary.finished else "stopped"
         manifest.totals = summary
         manifest.save(self.run_dir)

@@ -1,0 +1,45 @@
+"""`speceval run EXPERIMENT.yaml [--offline]`: run (or resume) a whole experiment grid."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from speceval.cli.console import console, setup_logging, stdout, synthetic_banner
+from speceval.cli.exits import ExitCode
+
+
+def register(commands: Any) -> None:
+    """Add the `run` subcommand."""
+    parser = commands.add_parser("run", help="run or resume an experiment grid from a YAML file")
+    parser.add_argument("experiment", type=Path)
+    parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic answers)")
+    parser.add_argument("--resume", action="store_true", help="accepted for clarity: running again always resumes")
+    parser.add_argument("--verbose", action="store_true")
+    parser.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from speceval.experiments.runner import load_experiment, run_experiment
+
+    config = load_experiment(args.experiment)  # exit 2 with file, line and key before anything is submitted
+    setup_logging(args.verbose)
+    if args.offline or config.offline:
+        console.print(synthetic_banner())
+    resume = shlex.join([Path(sys.executable).name, "-m", "speceval", "run", str(args.experiment)]
+                        + (["--offline"] if args.offline else []))
+    try:
+        outcome = run_experiment(args.experiment, offline=args.offline, observer=lambda m: console.print(m))
+    except KeyboardInterrupt:
+        console.print(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
+        return ExitCode.STOPPED
+    if not outcome.finished:
+        console.print(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}")
+        return ExitCode.STOPPED
+    stdout.print(f"Experiment finished: {outcome.output_dir}")
+    if outcome.report is not None:
+        stdout.print(f"Report: {outcome.report}")
+    return ExitCode.FINISHED

@@ -1,0 +1,1 @@
+"""Experiment grids: a YAML file expands into generation, judging and report runs, executed and resumed as one."""
