@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +141,9 @@ def adapter_class(entry: ProviderEntry) -> type[BatchedModel]:
     except ImportError:
         raise ConfigError(f"the {entry.org} provider needs its SDK: pip install {entry.sdk}") from None
     module_name, _, class_name = entry.adapter.partition(":")
+    if importlib.util.find_spec(module_name) is None:
+        # Vertex AI batch prediction is planned but not built yet; say so instead of failing on an import.
+        raise ConfigError(f"the {entry.org} provider is not available in this version of speceval")
     cls: type[BatchedModel] = getattr(importlib.import_module(module_name), class_name)
     return cls
 
