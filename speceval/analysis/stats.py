@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -75,3 +76,34 @@ def bradley_terry(wins: np.ndarray, iterations: int = 1000, tolerance: float = 1
             return updated
         strengths = updated
     return strengths
+
+
+def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:
+    """Krippendorff's alpha with the ordinal metric; each unit lists the ratings it got (missing ones left out).
+
+    Units with fewer than two ratings carry no pairable information and are ignored. None when undefined (fewer
+    than two pairable values, or no disagreement is possible).
+    """
+    pairable = [list(u) for u in units if len(u) >= 2]
+    values = sorted({v for u in pairable for v in u})
+    if len(values) < 2:
+        return None
+    index = {v: i for i, v in enumerate(values)}
+    k = len(values)
+    coincidence = np.zeros((k, k))
+    for unit in pairable:
+        m = len(unit)
+        for a, b in itertools.permutations(range(m), 2):
+            coincidence[index[unit[a]], index[unit[b]]] += 1 / (m - 1)
+    totals = coincidence.sum(axis=1)
+    n = totals.sum()
+    delta = np.zeros((k, k))
+    for c in range(k):
+        for d in range(c, k):
+            distance = (totals[c:d + 1].sum() - (totals[c] + totals[d]) / 2) ** 2
+            delta[c, d] = delta[d, c] = distance
+    observed = float((coincidence * delta).sum())
+    expected = float((np.outer(totals, totals) * delta).sum() / (n - 1))
+    if expected == 0:
+        return None
+    return 1 - observed / expected

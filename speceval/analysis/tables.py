@@ -11,7 +11,13 @@ import numpy as np
 from pydantic import BaseModel
 
 from speceval.analysis.load import ComplianceRow, RankingRow
-from speceval.analysis.stats import bradley_terry, cohen_kappa, fleiss_kappa, wilson_interval
+from speceval.analysis.stats import (
+    bradley_terry,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha_ordinal,
+    wilson_interval,
+)
 
 JUDGED = "judged"
 
@@ -110,6 +116,14 @@ def judge_agreement(rows: list[ComplianceRow]) -> list[Agreement]:
         counts = np.array([[sum(verdicts[j][k] for j in judges), sum(not verdicts[j][k] for j in judges)]
                            for k in shared])
         results.append(Agreement(judges="all", items=len(shared), kappa=fleiss_kappa(counts), kind="Fleiss"))
+    ratings: dict[tuple[str, str, str, str, str], list[int]] = defaultdict(list)
+    for row in rows:
+        if row.outcome == JUDGED and row.rating is not None:
+            ratings[(row.spec, row.model, row.statement_id, row.input, row.output)].append(row.rating)
+    if ratings:
+        units = list(ratings.values())
+        results.append(Agreement(judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
+                                 kappa=krippendorff_alpha_ordinal(units), kind="Krippendorff alpha (ordinal)"))
     return results
 
 

@@ -11,7 +11,13 @@ import pytest
 
 from speceval.analysis.export import export_verdicts
 from speceval.analysis.report import build_report
-from speceval.analysis.stats import bradley_terry, cohen_kappa, fleiss_kappa, wilson_interval
+from speceval.analysis.stats import (
+    bradley_terry,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha_ordinal,
+    wilson_interval,
+)
 
 
 def test_wilson_interval_matches_the_textbook_value():
@@ -26,6 +32,13 @@ def test_kappas_on_small_known_cases():
     assert cohen_kappa([1, 1], [1, 1]) is None  # chance agreement is 1: undefined, not 1.0
     assert fleiss_kappa(np.array([[2, 0], [0, 2]])) == pytest.approx(1.0)
     assert fleiss_kappa(np.array([[1, 1], [1, 1]])) == pytest.approx(-1.0)
+
+
+def test_krippendorff_alpha_on_a_hand_computed_case():
+    # Coincidences o11=2, o22=2, o12=o21=1; n1=n2=3; ordinal delta^2 = 9: alpha = 1 - 18 / (162 / 5) = 4/9.
+    assert krippendorff_alpha_ordinal([[1, 1], [2, 2], [1, 2]]) == pytest.approx(4 / 9)
+    assert krippendorff_alpha_ordinal([[1, 1], [3, 3], [5, 5]]) == pytest.approx(1.0)
+    assert krippendorff_alpha_ordinal([[4], [4]]) is None
 
 
 def test_bradley_terry_recovers_a_known_ratio():
