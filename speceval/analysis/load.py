@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -79,13 +80,20 @@ def _read(file: Path) -> object:
         raise InputError(file, f"not a readable JSON results file: {exc}") from None
 
 
-def _compliance_rows(file: Path, data: dict[str, object]) -> list[ComplianceRow]:
+_File = TypeVar("_File", ComplianceFile, RankingFile)
+
+
+def _parse(file: Path, data: dict[str, object], model: type[_File], what: str) -> _File:
     try:
-        parsed = ComplianceFile.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise InputError(file, f"not a compliance results file: {first['msg']}",
+        raise InputError(file, f"not a {what} results file: {first['msg']}",
                          field=".".join(str(p) for p in first["loc"])) from None
+
+
+def _compliance_rows(file: Path, data: dict[str, object]) -> list[ComplianceRow]:
+    parsed = _parse(file, data, ComplianceFile, "compliance")
     m = parsed.metadata
     return [
         ComplianceRow(spec=m.spec, judge=m.judge, model=m.model, statement_id=m.statement_id, mode=str(m.mode),
@@ -96,12 +104,7 @@ def _compliance_rows(file: Path, data: dict[str, object]) -> list[ComplianceRow]
 
 
 def _ranking_rows(file: Path, data: dict[str, object]) -> list[RankingRow]:
-    try:
-        parsed = RankingFile.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(file, f"not a ranking results file: {first['msg']}",
-                         field=".".join(str(p) for p in first["loc"])) from None
+    parsed = _parse(file, data, RankingFile, "ranking")
     m = parsed.metadata
     return [
         RankingRow(spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
