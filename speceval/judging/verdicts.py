@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -157,34 +158,30 @@ def _ranking(obj: dict[str, Any]) -> RankingVerdict:
     return RankingVerdict(winner=normalised, explanation=_explanation(obj))  # type: ignore[arg-type]
 
 
-def parse_compliance(text: str | None) -> ComplianceVerdict | Unparsed:
-    """Read a binary verdict `{"compliant": bool, "confidence": 0..1, "explanation": str}` from a judge's answer."""
-    obj = _final_object(text, "compliant")
+_V = TypeVar("_V", bound=BaseModel)
+
+
+def _parse(text: str | None, key: str, validate: Callable[[dict[str, Any]], _V]) -> _V | Unparsed:
+    """The final JSON object carrying `key`, validated; or why there is no valid verdict."""
+    obj = _final_object(text, key)
     if isinstance(obj, Unparsed):
         return obj
     try:
-        return _compliance(obj)
+        return validate(obj)
     except _Invalid as exc:
         return Unparsed(reason=str(exc))
+
+
+def parse_compliance(text: str | None) -> ComplianceVerdict | Unparsed:
+    """Read a binary verdict `{"compliant": bool, "confidence": 0..1, "explanation": str}` from a judge's answer."""
+    return _parse(text, "compliant", _compliance)
 
 
 def parse_likert(text: str | None) -> LikertVerdict | Unparsed:
     """Read a Likert verdict `{"rating": 1..5, "explanation": str}` from a judge's answer."""
-    obj = _final_object(text, "rating")
-    if isinstance(obj, Unparsed):
-        return obj
-    try:
-        return _likert(obj)
-    except _Invalid as exc:
-        return Unparsed(reason=str(exc))
+    return _parse(text, "rating", _likert)
 
 
 def parse_ranking(text: str | None) -> RankingVerdict | Unparsed:
     """Read a pairwise verdict `{"winner": "A"|"B"|"tie", "explanation": str}` from a judge's answer."""
-    obj = _final_object(text, "winner")
-    if isinstance(obj, Unparsed):
-        return obj
-    try:
-        return _ranking(obj)
-    except _Invalid as exc:
-        return Unparsed(reason=str(exc))
+    return _parse(text, "winner", _ranking)

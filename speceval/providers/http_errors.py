@@ -7,11 +7,14 @@ lost connections); everything else (400, 401, 403, 404, 422) will fail again and
 from __future__ import annotations
 
 import email.utils
+import logging
 import time
 from collections.abc import Mapping
 
 from speceval.errors import ProviderError, TransientProviderError
 from speceval.redaction import redact
+
+logger = logging.getLogger(__name__)
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 
@@ -30,7 +33,7 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         try:
             return max(0.0, float(lowered["retry-after-ms"]) / 1000)
         except ValueError:
-            pass
+            logger.debug("ignoring a malformed retry-after-ms header: %r", lowered["retry-after-ms"])
     value = lowered.get("retry-after")
     if value is None:
         return None
