@@ -156,3 +156,15 @@ def test_validate_reports_located_errors_and_submits_nothing(tmp_path, data, cap
     bad.write_text('{"id": "x", "text": "t"}\n{"id": "x", "text": "again"}\n')
     assert speceval_main(["validate", str(bad)]) == 2
     assert "line 2" in capsys.readouterr().err
+
+
+def test_offline_runs_find_the_emulator_state_of_the_judge_or_experiment_above_them(tmp_path):
+    from speceval.cli.offline import emulator_state_dir
+
+    run = tmp_path / "experiment" / "generations" / "openai" / "v0" / "run1" / "gpt-4.1-mini"
+    run.mkdir(parents=True)
+    assert emulator_state_dir(run) == run / ".emulator"  # nothing above: its own
+    (tmp_path / "experiment" / ".emulator").mkdir()
+    assert emulator_state_dir(run) == tmp_path / "experiment" / ".emulator"
+    (run / ".emulator").mkdir()
+    assert emulator_state_dir(run) == run / ".emulator"  # its own wins
