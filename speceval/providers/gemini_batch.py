@@ -82,12 +82,11 @@ class GeminiBatchedModel(BatchedModel):
     ):
         super().__init__(model_name, params)
         from google import genai  # lazy: `import speceval` must work without every vendor SDK
-        from google.genai import errors, types
+        from google.genai import types
 
         # The SDK's own order: GOOGLE_API_KEY wins over GEMINI_API_KEY.
         # GOOGLE_API_KEY wins over GEMINI_API_KEY, as in the SDK.
         key = resolve_api_key("Google Gemini", api_key, ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
-        self._errors = errors
         # One client, kept for the adapter's lifetime (a temporary client can be finalised mid-call). No
         # retry_options: the SDK then sends every call once, which is what a non-idempotent create needs.
         # A timeout is essential: the SDK has none by default. base_url None lets the SDK read
@@ -101,16 +100,7 @@ class GeminiBatchedModel(BatchedModel):
     # -- request file -------------------------------------------------------------------------------------
 
     def format_request(self, custom_id: str, prompt: str) -> bytes:
-        generation_config: dict[str, Any] = {"max_output_tokens": self.params.max_tokens}
-        if self.params.temperature is not None:
-            generation_config["temperature"] = self.params.temperature
-        request: dict[str, Any] = {
-            "contents": [{"role": "user", "parts": [{"text": prompt}]}],
-            "generation_config": generation_config,
-        }
-        if self.params.system_prompt:
-            request["system_instruction"] = {"parts": [{"text": self.params.system_prompt}]}
-        return encode_line({"key": custom_id, "request": request})
+        return encode_line({"key": custom_id, "request": generate_content_request(self.params, prompt)})
 
     # -- submission ---------------------------------------------------------------------------------------
 
@@ -203,17 +193,7 @@ class GeminiBatchedModel(BatchedModel):
     # -- helpers ------------------------------------------------------------------------------------------
 
     def _call(self, operation: str, fn: Any) -> Any:
-        lost: tuple[type[BaseException], ...] = transport_errors()
-        try:
-            return fn()
-        except self._errors.APIError as exc:
-            headers = error_headers(exc)
-            message = f"{exc.status}: {exc.message}" if exc.status else str(exc.message or exc)
-            raise http_error(self.provider, operation, exc.code or None, message, headers) from None
-        except lost as exc:
-            # Connection failures and timeouts surface as the HTTP library's own errors (the SDK does not wrap
-            # them): the request may or may not have reached the provider.
-            raise http_error(self.provider, operation, None, f"{type(exc).__name__}: {exc}") from None
+        return call_google(self.provider, operation, fn)
 
     def _job(self, job: Any, input_file_name: str | None) -> RemoteJob:
         state = getattr(job.state, "value", job.state)
@@ -233,6 +213,37 @@ class GeminiBatchedModel(BatchedModel):
             created_at=_aware(job.create_time),
             error=error,
         )
+
+
+def call_google(provider: str, operation: str, fn: Any) -> Any:
+    """Run one google-genai call, turning its failures into our `ProviderError` / `TransientProviderError`."""
+    from google.genai import errors
+
+    lost: tuple[type[BaseException], ...] = transport_errors()
+    try:
+        return fn()
+    except errors.APIError as exc:
+        headers = error_headers(exc)
+        message = f"{exc.status}: {exc.message}" if exc.status else str(exc.message or exc)
+        raise http_error(provider, operation, exc.code or None, message, headers) from None
+    except lost as exc:
+        # Connection failures and timeouts surface as the HTTP library's own errors (the SDK does not wrap
+        # them): the request may or may not have reached the provider.
+        raise http_error(provider, operation, None, f"{type(exc).__name__}: {exc}") from None
+
+
+def generate_content_request(params: GenerationParams, prompt: str) -> dict[str, Any]:
+    """The GenerateContentRequest of one prompt (Gemini batch lines and Vertex batch lines alike)."""
+    generation_config: dict[str, Any] = {"max_output_tokens": params.max_tokens}
+    if params.temperature is not None:
+        generation_config["temperature"] = params.temperature
+    request: dict[str, Any] = {
+        "contents": [{"role": "user", "parts": [{"text": prompt}]}],
+        "generation_config": generation_config,
+    }
+    if params.system_prompt:
+        request["system_instruction"] = {"parts": [{"text": params.system_prompt}]}
+    return request
 
 
 def job_state(raw: str) -> JobState:
@@ -262,15 +273,16 @@ def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
         return None
     error = data.get("error")
     if isinstance(error, dict):
-        return _errored(key, error)
+        return error_outcome(key, error)
     response = data.get("response")
     if not isinstance(response, dict):
         error = {"status": "malformed_response", "message": "the result line has neither a response nor an error"}
-        return _errored(key, error)
-    return _response(key, response)
+        return error_outcome(key, error)
+    return response_outcome(key, response)
 
 
-def _errored(key: str, error: Mapping[str, Any]) -> RequestOutcome:
+def error_outcome(key: str, error: Mapping[str, Any]) -> RequestOutcome:
+    """An errored outcome from a Google `Status` object (`{code, message, status}`)."""
     code = error.get("code")
     status = code if isinstance(code, int) and not isinstance(code, bool) else None
     return RequestOutcome(
@@ -285,7 +297,8 @@ def _errored(key: str, error: Mapping[str, Any]) -> RequestOutcome:
     )
 
 
-def _response(key: str, response: Mapping[str, Any]) -> RequestOutcome:
+def response_outcome(key: str, response: Mapping[str, Any]) -> RequestOutcome:
+    """The outcome of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
     usage_data = _field(response, "usageMetadata", "usage_metadata") or {}
     usage = Usage(
         input_tokens=int(_field(usage_data, "promptTokenCount", "prompt_token_count") or 0),
