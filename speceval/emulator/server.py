@@ -28,6 +28,7 @@ from speceval.emulator.realtime_limits import RealtimeLog
 from speceval.emulator.responder import Responder
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, json_response
 from speceval.emulator.state import Store
+from speceval.emulator.vertex_batch import GcsObjects, VertexApp
 
 logger = logging.getLogger("speceval.emulator")
 
@@ -82,7 +83,7 @@ class _Server(ThreadingHTTPServer):
         app = next((a for a in self.apps if path == a.prefix or path.startswith(a.prefix + "/")), None)
         if app is None:
             self.ctx.count_request(f"{method} <unknown>")
-            message = f"No provider at {path}; use the /openai/v1, /anthropic or /gemini prefixes."
+            message = f"No provider at {path}; use the /openai/v1, /anthropic, /gemini or /vertex prefixes."
             return json_response({"error": {"message": message, "type": "not_found"}}, 404)
         host = headers.get("host")
         request = Request(
@@ -187,7 +188,7 @@ def _build(faults: FaultConfig, state_dir: Path | None, responder: Responder | N
 
 
 def _apps(ctx: EmulatorContext) -> list[ProviderApp]:
-    return [OpenAIApp(ctx), AnthropicApp(ctx), GeminiApp(ctx)]
+    return [OpenAIApp(ctx), AnthropicApp(ctx), GeminiApp(ctx), VertexApp(ctx)]
 
 
 class Emulator:
@@ -275,6 +276,16 @@ class Emulator:
     def gemini_base_url(self) -> str:
         """Base URL for `genai.Client(http_options=HttpOptions(base_url=…))`."""
         return f"{self.base_url}/gemini"
+
+    @property
+    def vertex_base_url(self) -> str:
+        """Base URL for `genai.Client(vertexai=True, project=…, location=…, http_options=HttpOptions(base_url=…))`."""
+        return f"{self.base_url}/vertex"
+
+    @property
+    def vertex_objects(self) -> GcsObjects:
+        """The Cloud Storage objects Vertex jobs read their input from and write their predictions to."""
+        return next(a for a in self._apps if isinstance(a, VertexApp)).objects
 
     @property
     def faults(self) -> FaultConfig:

@@ -1,0 +1,372 @@
+"""The Vertex AI provider of the emulator: `batchPredictionJobs` for Gemini models, reading and writing GCS objects.
+
+Mounted under `/vertex` for `v1` and `v1beta1` (google-genai's Vertex default), so the SDK's base URL is
+`http://127.0.0.1:P/vertex` with `project` and `location` given to the client. Paths, field names and states are
+the REST API's: `projects/{p}/locations/{l}/batchPredictionJobs[/{id}[:cancel]]`, `BatchPredictionJob` with
+`inputConfig.gcsSource.uris`, `outputConfig.gcsDestination.outputUriPrefix`, `state` (`JOB_STATE_*`),
+`completionStats`, `error`, and `outputInfo.gcsOutputDirectory` (a new folder under the prefix, per job).
+
+Cloud Storage is not served over HTTP here: the jobs read their input from, and write `predictions.jsonl` into,
+`VertexApp.objects`, an in-memory bucket map. Tests serve the same map to google-cloud-storage through
+`responses` (the storage client speaks `requests`), so both sides see one bucket.
+
+Output lines echo the input line (its `request`, and any other top-level field such as `key`) and add
+`status` (empty on success, the error otherwise), `processed_time` and, on success, `response`. Like Vertex, a
+job that is cancelled or expires still exports the rows it completed.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+from speceval.emulator.common import int_arg, jsonl, refresh, rfc3339
+from speceval.emulator.context import EmulatorContext
+from speceval.emulator.faults import JobPlan
+from speceval.emulator.gemini_batch import _STATUS_NAMES, _prompt_of, _response_or_error
+from speceval.emulator.jobs import (
+    TERMINAL,
+    Job,
+    JobFailure,
+    Kind,
+    Outcome,
+    Phase,
+    RequestItem,
+    emitted,
+    progress_counts,
+    random_id,
+    timeline,
+)
+from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+
+PROVIDER = "vertex"
+VERSIONS = "v1|v1beta1"
+_STATE = {
+    Phase.QUEUED: "JOB_STATE_PENDING",
+    Phase.RUNNING: "JOB_STATE_RUNNING",
+    Phase.FINALIZING: "JOB_STATE_RUNNING",
+    Phase.CANCELLING: "JOB_STATE_CANCELLING",
+    Phase.COMPLETED: "JOB_STATE_SUCCEEDED",
+    Phase.FAILED: "JOB_STATE_FAILED",
+    Phase.EXPIRED: "JOB_STATE_EXPIRED",
+    Phase.CANCELLED: "JOB_STATE_CANCELLED",
+}
+# google.rpc.Code numbers, as a BatchPredictionJob's `error.code` carries them.
+_RPC_INVALID_ARGUMENT = 3
+
+
+class GcsObjects:
+    """Buckets of the emulated Cloud Storage: `(bucket, object name) → bytes`, safe across handler threads."""
+
+    def __init__(self) -> None:
+        self._objects: dict[tuple[str, str], bytes] = {}
+        self._lock = threading.Lock()
+
+    def put(self, bucket: str, name: str, content: bytes) -> None:
+        """Create or replace one object."""
+        with self._lock:
+            self._objects[(bucket, name)] = content
+
+    def get(self, bucket: str, name: str) -> bytes | None:
+        """An object's content, or None."""
+        with self._lock:
+            return self._objects.get((bucket, name))
+
+    def list(self, bucket: str, prefix: str = "") -> list[str]:
+        """Object names in `bucket` starting with `prefix`, sorted (GCS lists lexicographically)."""
+        with self._lock:
+            return sorted(n for (b, n) in self._objects if b == bucket and n.startswith(prefix))
+
+    def put_uri(self, uri: str, content: bytes) -> None:
+        """Create or replace the object at `gs://bucket/name`."""
+        bucket, name = split_gs_uri(uri)
+        self.put(bucket, name, content)
+
+    def get_uri(self, uri: str) -> bytes | None:
+        """The object at `gs://bucket/name`, or None."""
+        bucket, name = split_gs_uri(uri)
+        return self.get(bucket, name)
+
+
+def split_gs_uri(uri: str) -> tuple[str, str]:
+    """`gs://bucket/a/b` → `("bucket", "a/b")`; ValueError for anything else."""
+    if not uri.startswith("gs://") or "/" not in uri[5:]:
+        raise ValueError(f"not a gs:// object URI: {uri!r}")
+    bucket, _, name = uri[5:].partition("/")
+    return bucket, name
+
+
+def _status_string(code: int, message: str) -> str:
+    """A failed row's `status`: the HTTP reason and the Google error body, as Vertex writes it."""
+    body = {"error": {"code": code, "message": message, "status": _STATUS_NAMES.get(code, "UNKNOWN")}}
+    reason = "Bad Request" if code == 400 else "Internal Server Error"
+    return f"{reason}: {json.dumps(body)}"
+
+
+def _parse_input(content: bytes, model: str) -> tuple[list[RequestItem], list[JobFailure]]:
+    """Requests of a JSONL input object (`{"request": GenerateContentRequest, ...}` per line)."""
+    items: list[RequestItem] = []
+    for number, line in enumerate(content.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("request"), dict):
+            message = f"Line {number} of the input is not a JSON object with a 'request' object."
+            return [], [JobFailure(code="INVALID_ARGUMENT", line=number, message=message)]
+        # The whole line is kept: Vertex echoes it in the output row (which is how callers find their key).
+        items.append(
+            RequestItem(custom_id=str(number), model=model, prompt=_prompt_of(row["request"]), metadata={"line": row})
+        )
+    if not items:
+        return [], [JobFailure(code="INVALID_ARGUMENT", message="The input file contains no requests.")]
+    return items, []
+
+
+class VertexApp(ProviderApp):
+    """Vertex AI batch prediction (Gemini models) with an in-memory Cloud Storage behind it."""
+
+    name = PROVIDER
+    prefix = "/vertex"
+
+    def __init__(self, ctx: EmulatorContext) -> None:
+        """Bind to the emulator context; `objects` is the Cloud Storage the jobs read and write."""
+        self.objects = GcsObjects()
+        super().__init__(ctx)
+
+    def build_routes(self) -> list[Route]:
+        """Create, list, get, cancel and delete of `batchPredictionJobs` for v1 and v1beta1."""
+        base = "/{ver:" + VERSIONS + "}/projects/{project}/locations/{location}/batchPredictionJobs"
+        return [
+            Route("POST", base, self.create),
+            Route("GET", base, self.list_jobs),
+            Route("GET", base + "/{job_id}", self.retrieve),
+            Route("DELETE", base + "/{job_id}", self.delete),
+            Route("POST", base + "/{job_id}:cancel", self.cancel),
+        ]
+
+    def render_error(self, error: ApiError) -> Response:
+        """`{"error": {code, message, status}}`."""
+        status = error.kind or _STATUS_NAMES.get(error.status) or ("INTERNAL" if error.status >= 500 else "UNKNOWN")
+        body = {"error": {"code": error.status, "message": error.message, "status": status}}
+        return json_response(body, error.status, error.headers)
+
+    def authenticated(self, request: Request) -> bool:
+        """An OAuth bearer token (ADC) or an express-mode API key."""
+        auth = request.header("authorization") or ""
+        return auth.lower().startswith("bearer ") and len(auth) > 7 or bool(request.header("x-goog-api-key"))
+
+    def auth_error(self, request: Request) -> ApiError:
+        """Google's answer to a call without credentials."""
+        return ApiError(
+            401,
+            "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie "
+            "or other valid authentication credential.",
+        )
+
+    def unknown_route(self, request: Request) -> ApiError:
+        """Google's 404 for an unknown path."""
+        return ApiError(404, f"The requested URL {request.full_path} was not found on this server.")
+
+    def state_name(self, job: Job) -> str:
+        """The `JOB_STATE_*` now."""
+        return _STATE[refresh(self.ctx, job, self.ctx.now(), self.finalize)]
+
+    def _job(self, request: Request) -> Job:
+        job = self.ctx.store.get_job(PROVIDER, request.params["job_id"])
+        where = (request.params["project"], request.params["location"])
+        if job is None or job.deleted or (job.params["project"], job.params["location"]) != where:
+            raise ApiError(404, f"The BatchPredictionJob does not exist: {request.params['job_id']}.")
+        return job
+
+    def create(self, request: Request) -> Response:
+        """`POST …/batchPredictionJobs` with a BatchPredictionJob body (GCS JSONL in, GCS JSONL out)."""
+        body = request.json()
+        if not isinstance(body, dict):
+            raise ApiError(400, "Invalid JSON payload: expected a BatchPredictionJob object.")
+        display_name, model = body.get("displayName"), body.get("model")
+        if not isinstance(display_name, str) or not display_name:
+            raise ApiError(400, "BatchPredictionJob.display_name is required.")
+        if not isinstance(model, str) or not model:
+            raise ApiError(400, "BatchPredictionJob.model is required.")
+        source = (body.get("inputConfig") or {}).get("gcsSource") or {}
+        uris = source.get("uris")
+        if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
+            raise ApiError(400, "inputConfig.gcsSource.uris must list the gs:// input files.")
+        prefix = ((body.get("outputConfig") or {}).get("gcsDestination") or {}).get("outputUriPrefix")
+        if not isinstance(prefix, str) or not prefix.startswith("gs://"):
+            raise ApiError(400, "outputConfig.gcsDestination.outputUriPrefix must be a gs:// prefix.")
+        model_id = model.rsplit("/", 1)[-1]
+        items: list[RequestItem] = []
+        failures: list[JobFailure] = []
+        for uri in uris:
+            try:
+                content = self.objects.get_uri(uri)
+            except ValueError:
+                content = None
+            if content is None:
+                failures = [JobFailure(code="INVALID_ARGUMENT", message=f"Failed to read the input file {uri}.")]
+                break
+            found, failures = _parse_input(content, model_id)
+            if failures:
+                break
+            items.extend(found)
+        faults = self.ctx.faults
+        if self.ctx.take_create_limit():
+            raise ApiError(429, f"Quota exceeded for batch prediction jobs with base model {model_id}.")
+        job_id = random_id("1", 18, string.digits)  # Vertex job ids are decimal numbers
+        project, location = request.params["project"], request.params["location"]
+        job = Job(
+            provider=PROVIDER,
+            id=job_id,
+            seq=self.ctx.store.next_seq(),
+            created_at=self.ctx.now(),
+            requests=items,
+            plan=JobPlan.capture(faults, job_id),
+            failures=failures,
+            params={
+                "project": project,
+                "location": location,
+                "display_name": display_name,
+                "model": model,
+                "input_uris": uris,
+                "output_prefix": prefix,
+            },
+        )
+        self.ctx.store.put_job(job)
+        self.ctx.count_batch(PROVIDER)
+        # Stored before answering: the create is not idempotent, a client dying now leaves an orphan.
+        self.ctx.sleep(faults.create_delay_seconds)
+        return json_response(self.job_json(job))
+
+    def retrieve(self, request: Request) -> Response:
+        """`GET …/batchPredictionJobs/{id}`."""
+        return json_response(self.job_json(self._job(request)))
+
+    def cancel(self, request: Request) -> Response:
+        """`POST …/batchPredictionJobs/{id}:cancel` → `{}`; the job is CANCELLING, then CANCELLED."""
+        job = self._job(request)
+        with self.ctx.store.lock:
+            current = refresh(self.ctx, job, self.ctx.now(), self.finalize)
+            if current in TERMINAL:
+                raise ApiError(
+                    400,
+                    f"Cannot cancel BatchPredictionJob {job.id} in state {_STATE[current]}.",
+                    kind="FAILED_PRECONDITION",
+                )
+            if job.cancel_requested_at is None:
+                job.cancel_requested_at = self.ctx.now()
+                self.ctx.store.put_job(job)
+        return json_response({})
+
+    def delete(self, request: Request) -> Response:
+        """`DELETE …/batchPredictionJobs/{id}` → a done delete Operation."""
+        job = self._job(request)
+        with self.ctx.store.lock:
+            job.deleted = True
+            self.ctx.store.put_job(job)
+        p = request.params
+        name = f"projects/{p['project']}/locations/{p['location']}/operations/{job.id}"
+        return json_response({"name": name, "done": True, "response": {}})
+
+    def list_jobs(self, request: Request) -> Response:
+        """`GET …/batchPredictionJobs?pageSize=&pageToken=&filter=` → `{batchPredictionJobs, nextPageToken}`.
+
+        Of the filter language only `display_name="…"` is understood (what speceval sends); another filter is
+        refused rather than silently ignored.
+        """
+        size = int_arg(request.arg("pageSize"), 100, 1, 1000, "pageSize")
+        start = int_arg(request.arg("pageToken"), 0, 0, 2**31, "pageToken")
+        wanted = _display_name_filter(request.arg("filter"))
+        p = request.params
+        jobs = [
+            j
+            for j in self.ctx.store.list_jobs(PROVIDER)
+            if not j.deleted
+            and (j.params["project"], j.params["location"]) == (p["project"], p["location"])
+            and (wanted is None or j.params["display_name"] == wanted)
+        ]
+        page = jobs[start : start + size]
+        body: dict[str, Any] = {"batchPredictionJobs": [self.job_json(j) for j in page]}
+        if start + size < len(jobs):
+            body["nextPageToken"] = str(start + size)
+        return json_response(body)
+
+    def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
+        """Write `predictions.jsonl` into a new folder under the job's prefix (completed rows, any end state)."""
+        if final is Phase.FAILED:
+            return
+        rows = [o for o in emitted(job, outcomes) if o.kind in (Kind.SUCCEEDED, Kind.INVALID, Kind.SERVER_ERROR)]
+        stamp = datetime.fromtimestamp(timeline(job).end, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        directory = f"{job.params['output_prefix'].rstrip('/')}/prediction-model-{stamp}"
+        processed = rfc3339(self.ctx.now())
+        lines = []
+        for outcome in rows:
+            line = dict((outcome.item.metadata or {}).get("line") or {})
+            answer = _response_or_error(outcome)
+            if "response" in answer:
+                line.update(status="", processed_time=processed, response=answer["response"])
+            else:
+                error = answer["error"]
+                line.update(status=_status_string(error["code"], error["message"]), processed_time=processed)
+            lines.append(line)
+        self.objects.put_uri(f"{directory}/predictions.jsonl", jsonl(lines))
+        job.outputs["output_dir"] = directory
+
+    def job_json(self, job: Job) -> dict[str, Any]:
+        """The BatchPredictionJob now (finalising it first if it just ended)."""
+        now = self.ctx.now()
+        current = refresh(self.ctx, job, now, self.finalize)
+        times = timeline(job)
+        n = len(job.requests)
+        if current in TERMINAL:
+            succeeded = job.summary.get(Kind.SUCCEEDED.value, 0)
+            failed = job.summary.get(Kind.INVALID.value, 0) + job.summary.get(Kind.SERVER_ERROR.value, 0)
+        else:
+            _, succeeded, failed = progress_counts(job, now)
+        end = {
+            Phase.COMPLETED: times.end,
+            Phase.EXPIRED: times.end,
+            Phase.FAILED: times.start,
+            Phase.CANCELLED: times.cancelled,
+        }.get(current)
+        p = job.params
+        body: dict[str, Any] = {
+            "name": f"projects/{p['project']}/locations/{p['location']}/batchPredictionJobs/{job.id}",
+            "displayName": p["display_name"],
+            "model": p["model"],
+            "inputConfig": {"instancesFormat": "jsonl", "gcsSource": {"uris": p["input_uris"]}},
+            "outputConfig": {"predictionsFormat": "jsonl", "gcsDestination": {"outputUriPrefix": p["output_prefix"]}},
+            "state": _STATE[current],
+            "createTime": rfc3339(times.created),
+            "updateTime": rfc3339(end if end is not None else max(times.created, min(now, times.end))),
+            "completionStats": {
+                "successfulCount": str(succeeded),
+                "failedCount": str(failed),
+                "incompleteCount": str(n - succeeded - failed),
+            },
+        }
+        if current not in (Phase.QUEUED, Phase.FAILED):
+            body["startTime"] = rfc3339(times.start)
+        if end is not None:
+            body["endTime"] = rfc3339(end)
+        if "output_dir" in job.outputs:
+            body["outputInfo"] = {"gcsOutputDirectory": job.outputs["output_dir"]}
+        if current is Phase.FAILED and job.failures:
+            body["error"] = {"code": _RPC_INVALID_ARGUMENT, "message": job.failures[0].message}
+        return body
+
+
+def _display_name_filter(value: str | None) -> str | None:
+    if not value:
+        return None
+    field, sep, quoted = value.partition("=")
+    quoted = quoted.strip()
+    if field.strip() != "display_name" or not sep or len(quoted) < 2 or quoted[0] != '"' or quoted[-1] != '"':
+        raise ApiError(400, f"Unsupported filter {value!r}: the emulator understands display_name=\"…\" only.")
+    return quoted[1:-1]
