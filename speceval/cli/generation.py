@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget-usd", type=float, help="stop submitting when the next job's estimated cost would exceed this"
     )
     parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
+    vertex = parser.add_argument_group("vertex", "Vertex AI batch prediction (--org vertex); remembered for --resume")
+    vertex.add_argument("--project", help="Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
+    vertex.add_argument("--location", help="Vertex AI region, e.g. us-central1 (default $GOOGLE_CLOUD_LOCATION)")
+    vertex.add_argument("--input-bucket", help="GCS bucket the request files are uploaded to")
+    vertex.add_argument("--output-bucket", help="GCS bucket the jobs write their predictions to")
     add_realtime_arguments(parser)
     return parser
 
@@ -180,6 +185,7 @@ def _generate(args: argparse.Namespace) -> int:
     )
     with ExitStack() as stack:
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
+        provider_options.update(_vertex_options(args, pipeline))
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
         if args.dry_run:
             return _dry_run(pipeline, model, args.prices, resume_command)
@@ -207,6 +213,25 @@ def _generate(args: argparse.Namespace) -> int:
         f"Resume with: {resume_command}"
     )
     return ExitCode.STOPPED
+
+
+_VERTEX_FLAGS = ("project", "location", "input_bucket", "output_bucket")
+
+
+def _vertex_options(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> dict[str, str]:
+    """The Vertex flags as provider options (remembered in run.json, so a resume needs none of them again)."""
+    given = {name: getattr(args, name) for name in _VERTEX_FLAGS if getattr(args, name, None) is not None}
+    if pipeline.provider != "vertex":
+        if given:
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+            raise ConfigError(f"{flags} apply to --org vertex only")
+        return {}
+    manifest = pipeline.write_manifest()
+    options = {**manifest.parameters.get("vertex", {}), **given}
+    if given:
+        manifest.parameters["vertex"] = options
+        manifest.save(pipeline.run_dir)
+    return options
 
 
 def _dry_run(pipeline: BatchedGenerationPipeline, model: object, prices: Path | None, resume_command: str) -> int:

@@ -142,7 +142,7 @@ def adapter_class(entry: ProviderEntry) -> type[BatchedModel]:
         raise ConfigError(f"the {entry.org} provider needs its SDK: pip install {entry.sdk}") from None
     module_name, _, class_name = entry.adapter.partition(":")
     if importlib.util.find_spec(module_name) is None:
-        # Vertex AI batch prediction is planned but not built yet; say so instead of failing on an import.
+        # An adapter this version does not ship: say so instead of failing on an import.
         raise ConfigError(f"the {entry.org} provider is not available in this version of speceval")
     cls: type[BatchedModel] = getattr(importlib.import_module(module_name), class_name)
     return cls

@@ -1,0 +1,364 @@
+"""Vertex AI batch prediction adapter (Gemini models on Google Cloud): GCS JSONL in → job → GCS JSONL out.
+
+Wire format (Vertex `projects.locations.batchPredictionJobs`, driven through google-genai in Vertex mode):
+- Input: one JSONL object in `gs://<input bucket>/speceval/<idempotency key>.jsonl`, a line per request:
+  `{"key": <custom id>, "request": GenerateContentRequest}`. The request is the Gemini adapter's, plus
+  `labels: {"speceval_custom_id": <custom id>}`: Vertex writes each output row with the request it answered, so
+  the label always comes back with its answer; the top-level `key` is echoed too and serves as a fallback.
+  Results are matched by that id and nothing else (never by prompt text).
+- Job: `display_name` = the idempotency key (found again after a crash by listing with a display-name filter);
+  output prefix `gs://<output bucket>/speceval/<idempotency key>/`, unique to the job.
+- Output: Vertex creates a new folder under the prefix and reports it as `outputInfo.gcsOutputDirectory`; only
+  the `.jsonl` objects under that folder are read. Each row has `status` (empty on success, the error otherwise)
+  and, on success, `response` (a GenerateContentResponse, parsed by the Gemini adapter's functions). Vertex
+  exports the rows it completed also when a job is cancelled, expires or fails part-way, so those are read too.
+
+Credentials are Application Default Credentials (or `credentials=`); project and location come from the
+arguments or `GOOGLE_CLOUD_PROJECT` / `GOOGLE_CLOUD_LOCATION`, never from a default of ours.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+from speceval.batch.records import (
+    BatchRecord,
+    JobState,
+    Outcome,
+    RemoteJob,
+    RequestError,
+    RequestOutcome,
+    SubmissionIntent,
+    VertexHandle,
+)
+from speceval.errors import ConfigError, ProviderError, TransientProviderError
+from speceval.providers.gemini_batch import (
+    call_google,
+    error_outcome,
+    generate_content_request,
+    job_state,
+    response_outcome,
+)
+from speceval.providers.http_errors import http_error
+from speceval.providers.wire import encode_line
+from speceval.redaction import redact
+
+logger = logging.getLogger(__name__)
+
+MIME_TYPE = "application/jsonl"
+OBJECT_PREFIX = "speceval"
+LABEL = "speceval_custom_id"
+PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
+LOCATION_ENV = "GOOGLE_CLOUD_LOCATION"
+_SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
+_EMBEDDED_ERROR = re.compile(r"\{.*\}", re.DOTALL)
+T = TypeVar("T")
+
+
+class VertexBatchedModel(BatchedModel):
+    """A Gemini model reached through Vertex AI batch prediction, with Cloud Storage for input and output.
+
+    Limits (Vertex documentation for Gemini batch jobs): 200,000 requests and a 1 GB input file per job.
+    """
+
+    provider: ClassVar[str] = "vertex"
+    limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=200_000, max_bytes=1_000_000_000)
+
+    def __init__(
+        self,
+        model_name: str,
+        params: GenerationParams | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        project: str | None = None,
+        location: str | None = None,
+        input_bucket: str | None = None,
+        output_bucket: str | None = None,
+        credentials: Any = None,
+        storage_endpoint: str | None = None,
+    ):
+        """Check the configuration and connect (no network call is made here).
+
+        Args:
+            api_key: not used: batch prediction needs a project, reached with ADC (accepted so the generic
+                provider options can be passed).
+            base_url: a Vertex endpoint other than Google's (e.g. the emulator's `/vertex`).
+            project / location: the Google Cloud project and region (else `GOOGLE_CLOUD_PROJECT` /
+                `GOOGLE_CLOUD_LOCATION`).
+            input_bucket / output_bucket: bucket names (a `gs://` prefix is tolerated).
+            credentials: google-auth credentials; None = Application Default Credentials.
+            storage_endpoint: a Cloud Storage endpoint other than Google's.
+        """
+        super().__init__(model_name, params)
+        del api_key  # batch prediction is not available to API keys (express mode)
+        self.project = project or os.environ.get(PROJECT_ENV) or None
+        self.location = location or os.environ.get(LOCATION_ENV) or None
+        required = (
+            ("--project", f" (or ${PROJECT_ENV})", self.project),
+            ("--location", f" (or ${LOCATION_ENV})", self.location),
+            ("--input-bucket", "", input_bucket),
+            ("--output-bucket", "", output_bucket),
+        )
+        missing = [flag + alternative for flag, alternative, value in required if not value]
+        if missing:
+            raise ConfigError(f"Vertex AI batch prediction needs {', '.join(missing)}")
+        self.input_bucket = _bucket_name(input_bucket or "", "--input-bucket")
+        self.output_bucket = _bucket_name(output_bucket or "", "--output-bucket")
+
+        from google import genai  # lazy: `import speceval` must work without every vendor SDK
+        from google.cloud import storage
+        from google.genai import types
+
+        credentials = credentials if credentials is not None else _default_credentials()
+        # One client per API, kept for the adapter's lifetime. No retry_options: the SDK then sends every call
+        # once, which a non-idempotent create needs; a timeout is essential (the SDK has none by default).
+        self._client = genai.Client(
+            vertexai=True,
+            project=self.project,
+            location=self.location,
+            credentials=credentials,
+            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url),
+        )
+        client_options = {"api_endpoint": storage_endpoint} if storage_endpoint else None
+        self._storage = storage.Client(project=self.project, credentials=credentials, client_options=client_options)
+        self._timeout = timeout
+
+    # -- request file -------------------------------------------------------------------------------------
+
+    def format_request(self, custom_id: str, prompt: str) -> bytes:
+        request = {**generate_content_request(self.params, prompt), "labels": {LABEL: custom_id}}
+        return encode_line({"key": custom_id, "request": request})
+
+    # -- submission ---------------------------------------------------------------------------------------
+
+    def prepare(self, intent: SubmissionIntent, request_file: Path) -> VertexHandle:
+        name = f"{OBJECT_PREFIX}/{intent.idempotency_key}.jsonl"
+        blob = self._storage.bucket(self.input_bucket).blob(name)
+        # Same name for the same chunk: uploading again after a crash replaces the object, it adds nothing.
+        self._gcs(
+            f"upload gs://{self.input_bucket}/{name}",
+            lambda: blob.upload_from_filename(str(request_file), content_type=MIME_TYPE, timeout=self._timeout),
+        )
+        return VertexHandle(input_uri=f"gs://{self.input_bucket}/{name}")
+
+    def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
+        handle = intent.handle if isinstance(intent.handle, VertexHandle) else None
+        if handle is None or not handle.input_uri:
+            handle = self.prepare(intent, request_file)
+        input_uri = handle.input_uri or ""
+        job = call_google(
+            self.provider,
+            "create batch prediction job",
+            lambda: self._client.batches.create(
+                model=self.model_name,
+                src=input_uri,
+                config={"display_name": intent.idempotency_key, "dest": self._dest(intent.idempotency_key)},
+            ),
+        )
+        return self._job(job, input_uri)
+
+    def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
+        key = intent.idempotency_key
+
+        def tagged() -> Any:
+            # Iterated inside the call: the pager fetches later pages while being iterated. The filter narrows
+            # the listing on the server; the comparison keeps us right whatever the server makes of it.
+            listing = self._client.batches.list(config={"page_size": 100, "filter": f'display_name="{key}"'})
+            return next((job for job in listing if job.display_name == key), None)
+
+        job = call_google(self.provider, "list batch prediction jobs", tagged)
+        if job is None:
+            return None
+        logger.info("found batch prediction job %s created for %s before an interruption", job.name, key)
+        handle = intent.handle if isinstance(intent.handle, VertexHandle) else None
+        return self._job(job, handle.input_uri if handle else None)
+
+    # -- tracking -----------------------------------------------------------------------------------------
+
+    def check_batch_progress(self, record: BatchRecord) -> RemoteJob:
+        job = call_google(
+            self.provider, "get batch prediction job", lambda: self._client.batches.get(name=record.batch_id)
+        )
+        return self._job(job, _handle(record).input_uri)
+
+    def cancel_batch(self, record: BatchRecord) -> RemoteJob:
+        call_google(
+            self.provider, "cancel batch prediction job", lambda: self._client.batches.cancel(name=record.batch_id)
+        )
+        return self.check_batch_progress(record)
+
+    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+        output_dir = _handle(record).output_dir
+        if not output_dir:
+            if record.state is JobState.COMPLETED:
+                raise ProviderError(
+                    self.provider, f"read results of {record.batch_id}", "the job succeeded but reported no output"
+                )
+            return  # ended before writing anything: the engine records every request by the job's state
+        bucket, prefix = _split_gs_uri(output_dir)
+        prefix = prefix.rstrip("/") + "/" if prefix else ""  # a folder: never a sibling that shares its name
+        names = self._gcs(
+            f"list {output_dir}",
+            lambda: [b.name for b in self._storage.list_blobs(bucket, prefix=prefix, timeout=self._timeout)],
+        )
+        for name in sorted(n for n in names if n.endswith(".jsonl")):
+            yield from self._read_predictions(bucket, name)
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _dest(self, key: str) -> str:
+        return f"gs://{self.output_bucket}/{OBJECT_PREFIX}/{key}/"
+
+    def _read_predictions(self, bucket: str, name: str) -> Iterator[RequestOutcome]:
+        uri = f"gs://{bucket}/{name}"
+        with tempfile.TemporaryDirectory(prefix="speceval-vertex-") as tmp:
+            # Streamed to disk, then read line by line: a predictions file can be gigabytes.
+            path = Path(tmp) / "predictions.jsonl"
+            blob = self._storage.bucket(bucket).blob(name)
+            self._gcs(f"download {uri}", lambda: blob.download_to_filename(str(path), timeout=self._timeout))
+            with path.open("r", encoding="utf-8", errors="replace") as lines:
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    outcome = parse_prediction_line(line, uri)
+                    if outcome is None:
+                        logger.warning("%s has a row without a speceval id: %r", uri, line[:80])
+                        continue
+                    yield outcome
+
+    def _gcs(self, operation: str, fn: Callable[[], T]) -> T:
+        """Run one Cloud Storage call, turning its failures into our provider errors."""
+        from google.api_core import exceptions as api_exceptions
+        from requests import exceptions as requests_exceptions
+
+        try:
+            return fn()
+        except api_exceptions.GoogleAPICallError as exc:
+            raise http_error(self.provider, operation, exc.code, str(exc.message or exc)) from None
+        except (requests_exceptions.RequestException, ConnectionError, TimeoutError) as exc:
+            raise http_error(self.provider, operation, None, f"{type(exc).__name__}: {exc}") from None
+
+    def _job(self, job: Any, input_uri: str | None) -> RemoteJob:
+        state = getattr(job.state, "value", job.state)
+        raw = str(state) if state is not None else "JOB_STATE_UNSPECIFIED"
+        error = None
+        if job.error is not None and (job.error.message or job.error.code):
+            error = redact(f"{job.error.code}: {job.error.message}")
+        # The folder the job itself reports; the destination prefix (ours, unique to this job) only until then.
+        output_info = getattr(job, "output_info", None)
+        output_dir = getattr(output_info, "gcs_output_directory", None) if output_info is not None else None
+        if not output_dir and job.dest is not None and job_state(raw).is_terminal:
+            output_dir = job.dest.gcs_uri
+        stats = job.completion_stats
+        count = None
+        if stats is not None:
+            count = sum(int(c or 0) for c in (stats.successful_count, stats.failed_count, stats.incomplete_count))
+        return RemoteJob(
+            batch_id=job.name,
+            state=job_state(raw),
+            raw_state=raw,
+            handle=VertexHandle(input_uri=input_uri, output_dir=output_dir),
+            created_at=_aware(job.create_time),
+            request_count=count or None,
+            error=error,
+        )
+
+
+def parse_prediction_line(line: str, uri: str) -> RequestOutcome | None:
+    """Turn one row of a Vertex predictions file into a typed outcome (None for a row with no speceval id).
+
+    The id is read from the echoed request's `labels` (then from a top-level `key`). A non-empty `status` is
+    the row's error: a message, possibly with Google's error body (`{"error": {code, message, status}}`) in it.
+    Raises TransientProviderError for a row that is not JSON: a download cut short must be fetched again.
+    """
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        raise TransientProviderError(
+            "vertex", f"read {uri}", f"prediction row is not valid JSON (truncated download?): {line[:80]!r}"
+        )
+    request = data.get("request")
+    labels = request.get("labels") if isinstance(request, dict) else None
+    key = labels.get(LABEL) if isinstance(labels, dict) else None
+    key = key or data.get("key")
+    if not isinstance(key, str) or not key:
+        return None
+    status = data.get("status")
+    if isinstance(status, dict) and status:
+        return error_outcome(key, status)
+    if isinstance(status, str) and status.strip():
+        return _status_outcome(key, status)
+    response = data.get("response")
+    if not isinstance(response, dict):
+        error = {"status": "malformed_response", "message": "the prediction row has neither a response nor a status"}
+        return error_outcome(key, error)
+    return response_outcome(key, response)
+
+
+def _status_outcome(key: str, status: str) -> RequestOutcome:
+    """An errored outcome from a row's `status` text, with the code of an embedded Google error body if any."""
+    found = _EMBEDDED_ERROR.search(status)
+    if found:
+        try:
+            body = json.loads(found.group(0))
+        except json.JSONDecodeError:
+            body = None
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            return error_outcome(key, error)
+    return RequestOutcome(
+        custom_id=key, outcome=Outcome.ERRORED, error=RequestError(code="request_failed", message=redact(status))
+    )
+
+
+def _default_credentials() -> Any:
+    """Application Default Credentials, or a ConfigError saying how to set them up."""
+    import google.auth
+    from google.auth import exceptions
+
+    try:
+        credentials, _ = google.auth.default(scopes=list(_SCOPES))
+    except exceptions.DefaultCredentialsError as exc:
+        raise ConfigError(
+            "Vertex AI needs Google Cloud credentials (Application Default Credentials): run "
+            "`gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS to a service account "
+            f"key file ({exc})"
+        ) from None
+    return credentials
+
+
+def _bucket_name(value: str, flag: str) -> str:
+    name = value.removeprefix("gs://").strip("/")
+    if not name or "/" in name:
+        raise ConfigError(f"{flag} must be a bucket name (e.g. my-bucket), got {value!r}")
+    return name
+
+
+def _split_gs_uri(uri: str) -> tuple[str, str]:
+    bucket, _, prefix = uri.removeprefix("gs://").partition("/")
+    return bucket, prefix
+
+
+def _handle(record: BatchRecord) -> VertexHandle:
+    if not isinstance(record.handle, VertexHandle):
+        raise TypeError(f"batch {record.batch_id} has no Vertex handle")
+    return record.handle
+
+
+def _aware(value: Any) -> datetime | None:
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
