@@ -66,5 +66,7 @@ def open_run(run_dir: Path) -> Iterator[OpenRun]:
             model = create_batched_model(manifest.model_name, manifest.provider, params, **options)
             yield OpenRun(run_dir, manifest, store_for(run_dir, manifest), model)
         return
-    model = create_batched_model(manifest.model_name, manifest.provider, params)
+    # Provider settings a run remembered (Vertex project, location and buckets) reconnect it as it was created.
+    remembered = manifest.parameters.get("vertex", {})
+    model = create_batched_model(manifest.model_name, manifest.provider, params, **remembered)
     yield OpenRun(run_dir, manifest, store_for(run_dir, manifest), model)
