@@ -84,7 +84,6 @@ class GeminiBatchedModel(BatchedModel):
         from google import genai  # lazy: `import speceval` must work without every vendor SDK
         from google.genai import types
 
-        # The SDK's own order: GOOGLE_API_KEY wins over GEMINI_API_KEY.
         # GOOGLE_API_KEY wins over GEMINI_API_KEY, as in the SDK.
         key = resolve_api_key("Google Gemini", api_key, ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
         # One client, kept for the adapter's lifetime (a temporary client can be finalised mid-call). No
