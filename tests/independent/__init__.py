@@ -1,0 +1,1 @@
+"""Test servers written from the providers' public specifications only (they import nothing from speceval)."""
