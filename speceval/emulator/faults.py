@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, field_validator
 
 #: A request whose prompt text contains this marker is answered with a provider "invalid request" error.
 ERROR_MARKER = "[[emulator:error]]"
@@ -66,6 +66,10 @@ class FaultConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     turnaround_seconds: float = Field(default=0.5, ge=0, description="create → completed/ended/succeeded")
+    turnaround_by_model: dict[str, NonNegativeFloat] = Field(
+        default_factory=dict,
+        description="turnaround of jobs for these models (model name as in the request), instead of the default",
+    )
     shuffle_results: bool = Field(default=True, description="result lines in a (seeded) order unlike the input")
     seed: int = Field(default=0, description="seed of every hashed decision and of the shuffling")
     error_rate: float = Field(default=0.0, ge=0, le=1, description="share of requests answered with a 5xx-type error")
@@ -108,6 +112,7 @@ class JobPlan(BaseModel):
     """The fault settings a job was created under; frozen into the job so later changes do not affect it."""
 
     turnaround_seconds: float
+    turnaround_by_model: dict[str, float] = Field(default_factory=dict)
     shuffle_results: bool
     seed: int
     error_rate: float
@@ -122,6 +127,7 @@ class JobPlan(BaseModel):
         expire = faults.expire_jobs or unit_hash(faults.seed, job_id, "expire") < faults.expire_fraction
         return cls(
             turnaround_seconds=faults.turnaround_seconds,
+            turnaround_by_model=dict(faults.turnaround_by_model),
             shuffle_results=faults.shuffle_results,
             seed=faults.seed,
             error_rate=faults.error_rate,
@@ -130,6 +136,12 @@ class JobPlan(BaseModel):
             expire=expire,
             complete_fraction_on_expiry=faults.complete_fraction_on_expiry,
         )
+
+    def turnaround_for(self, model: str | None) -> float:
+        """The turnaround of a job whose requests name `model` (one slow model among fast ones, for benchmarks)."""
+        if model is not None and model in self.turnaround_by_model:
+            return self.turnaround_by_model[model]
+        return self.turnaround_seconds
 
 
 def unit_hash(*parts: object) -> float:

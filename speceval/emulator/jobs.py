@@ -121,7 +121,7 @@ class Timeline:
 
 def timeline(job: Job) -> Timeline:
     """The lifecycle instants of `job`."""
-    turnaround = job.plan.turnaround_seconds
+    turnaround = job.plan.turnaround_for(job.requests[0].model if job.requests else None)
     created = job.created_at
     cancelled = None
     if job.cancel_requested_at is not None:
