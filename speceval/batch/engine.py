@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from speceval.batch.budget import Budget
 from speceval.batch.chunking import Lookahead, build_chunk
 from speceval.batch.ledger import ItemSource, Ledger, ListSource, final_outcome
+from speceval.batch.loop import EngineLoop
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import (
@@ -599,23 +600,10 @@ def run_engines(
     """Drive several engines (e.g. one per candidate model) in one polling loop; returns their summaries.
 
     Each round every unfinished engine submits and polls once; then the loop sleeps for the shortest wait any
-    of them asked for. A budget shared through their options is reserved across all of them.
+    of them asked for. A budget shared through their options is reserved across all of them. (`EngineLoop` is
+    this loop; pipelined experiments add engines to it while it runs.)
     """
+    loop = EngineLoop(sleep=sleep)
     for engine, items in runs:
-        if engine.options.budget is not None:
-            engine.options.budget.add_committed(engine.store.load_records())
-        engine.start(items)
-    summaries: dict[int, EngineSummary] = {}
-    while len(summaries) < len(runs):
-        waits = []
-        for index, (engine, _) in enumerate(runs):
-            if index in summaries:
-                continue
-            summary = engine.tick()
-            if summary is None:
-                waits.append(engine.next_wait)
-            else:
-                summaries[index] = summary
-        if waits and min(waits) > 0:
-            sleep(min(waits))
-    return [summaries[index] for index in range(len(runs))]
+        loop.add(engine, items)
+    return loop.run()
