@@ -221,19 +221,40 @@ def run_targets(
     observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
 ) -> list[EngineSummary]:
     """Drive one engine per target in a single polling loop; updates each manifest's status and totals."""
-    engines = [
+    try:
+        summaries = run_engines(target_engines(model, targets, options, observer_for))
+    except BaseException:
+        mark_stopped(targets, manifests)
+        raise
+    record_targets(targets, manifests, summaries)
+    return summaries
+
+
+def target_engines(
+    model: BatchedModel,
+    targets: Sequence[JudgeTarget],
+    options: EngineOptions,
+    observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
+) -> list[tuple[BatchEngine, list[PromptItem]]]:
+    """One engine per target, paired with its requests (for `run_engines`, or an experiment's `EngineLoop`)."""
+    return [
         (BatchEngine(model, target.store, options, observer_for(target) if observer_for else None), target.items)
         for target in targets
     ]
-    try:
-        summaries = run_engines(engines)
-    except BaseException:
-        for target, manifest in zip(targets, manifests, strict=True):
-            manifest.status = "stopped"
-            manifest.save(target.run_dir)
-        raise
+
+
+def record_targets(
+    targets: Sequence[JudgeTarget], manifests: Sequence[RunManifest], summaries: Sequence[EngineSummary]
+) -> None:
+    """Write each target's final engine summary and status into its `run.json`."""
     for target, manifest, summary in zip(targets, manifests, summaries, strict=True):
         manifest.status = "finished" if summary.finished else "stopped"
         manifest.totals = summary
         manifest.save(target.run_dir)
-    return summaries
+
+
+def mark_stopped(targets: Sequence[JudgeTarget], manifests: Sequence[RunManifest]) -> None:
+    """Mark every target's `run.json` as stopped (the loop was interrupted; its state on disk is resumable)."""
+    for target, manifest in zip(targets, manifests, strict=True):
+        manifest.status = "stopped"
+        manifest.save(target.run_dir)
