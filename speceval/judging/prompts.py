@@ -2,19 +2,32 @@
 
 Templates live in `speceval/judging/templates/<template_id>.txt`; a template id ends in its version (`_v1`) and a
 template file never changes once released (a new wording is a new id), so the `prompt_version` recorded in every
-result names the exact wording the judge saw.
+result names the exact wording the judge saw. Every released template stays loadable, so a run judged with an
+old one can be resumed with it.
 
 Untrusted text (the user input, the candidate responses, and the spec's own examples) is placed between
 `<<<BEGIN name NONCE>>>` and `<<<END name NONCE>>>` lines, and the template tells the judge that nothing inside
-such a block is an instruction. The nonce is derived from a hash of everything placed in the prompt, so a
-response cannot contain its own closing line (it would have to contain a hash of itself), and the same inputs
-always render the same prompt (a rerun resumes instead of judging again). Placeholders use `string.Template`,
-which substitutes once and never re-reads substituted text, so a `$name` or a brace in a response is inert.
+such a block is an instruction. No text placed in a prompt ever contains that prompt's nonce, so a response
+cannot write a closing line of its own. Placeholders use `string.Template`, which substitutes once and never
+re-reads substituted text, so a `$name` or a brace in a response is inert.
+
+Two generations of templates:
+
+- v1 derives the nonce from a hash of everything placed in the prompt, so no two prompts share more than their
+  first few lines.
+- v2 is cache-shaped: everything a statement's requests share (instructions, answer format, statement,
+  examples) comes first and is byte-identical across them; the judged conversation and a short answer reminder
+  follow. Its nonce is drawn per (judge run, statement) from the run's random salt (`new_salt`, recorded in the
+  run's manifest so a resume renders the same prompts), and re-drawn for one request only when that request's
+  untrusted text happens to contain it. `split_shared_prefix` tells provider adapters where the shared part
+  ends, so they can mark it for the provider's prompt cache (Anthropic `cache_control`, OpenAI
+  `prompt_cache_key`); Gemini caches common prefixes implicitly.
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
 from enum import StrEnum
 from functools import cache
 from importlib import resources
@@ -25,6 +38,13 @@ from speceval.spec import Example, Statement
 NONCE_CHARS = 16
 MARKER_PREFIX = "speceval judge prompt: "
 """The first line of every judge prompt starts with this (the emulator recognises judge prompts by it)."""
+SHARED_PREFIX_END = "<<<BEGIN user_input "
+"""In a cache-shaped prompt, the first occurrence of this text ends the part a statement's requests share.
+
+Every v2 template's per-request part starts with the user input's BEGIN line. Text before it is the same for
+all requests of a statement, so its first occurrence is at the same place in all of them (even if a statement
+itself contained this text, the split would only move earlier, still inside the shared part).
+"""
 
 
 class TemplateId(StrEnum):
@@ -33,6 +53,28 @@ class TemplateId(StrEnum):
     COMPLIANCE_BINARY_V1 = "compliance_binary_v1"
     COMPLIANCE_LIKERT_V1 = "compliance_likert_v1"
     RANKING_V1 = "ranking_v1"
+    COMPLIANCE_BINARY_V2 = "compliance_binary_v2"
+    COMPLIANCE_LIKERT_V2 = "compliance_likert_v2"
+    RANKING_V2 = "ranking_v2"
+
+    @property
+    def cache_shaped(self) -> bool:
+        """Whether the template puts everything a statement's requests share first (v2 and later)."""
+        return not self.value.endswith("_v1")
+
+    @property
+    def kind(self) -> str:
+        """`compliance_binary`, `compliance_likert` or `ranking` (the template id without its version)."""
+        return self.value.rsplit("_", 1)[0]
+
+
+CURRENT = {
+    "compliance_binary": TemplateId.COMPLIANCE_BINARY_V2,
+    "compliance_likert": TemplateId.COMPLIANCE_LIKERT_V2,
+    "ranking": TemplateId.RANKING_V2,
+}
+"""The template each kind of judgement uses for new runs."""
+_CACHE_SHAPED_MARKERS = tuple(f"{MARKER_PREFIX}{t.value}\n" for t in TemplateId if t.cache_shaped)
 
 
 @cache
@@ -42,15 +84,44 @@ def load_template(template_id: TemplateId) -> Template:
     return Template(text)
 
 
-def make_nonce(parts: list[str]) -> str:
-    """A fence code that none of `parts` contains: a hash of all of them, re-hashed in the unlikely event of a clash."""
-    seed = hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+def new_salt() -> str:
+    """A fresh random salt for one judge run (its statements' nonces are drawn from it)."""
+    return secrets.token_hex(16)
+
+
+def _first_absent(seed: str, texts: list[str]) -> str:
+    """The first of `sha256(seed:0)`, `sha256(seed:1)`, ... (cut to NONCE_CHARS) that none of `texts` contains."""
     counter = 0
     while True:
-        nonce = hashlib.sha256(f"{seed}:{counter}".encode()).hexdigest()[:NONCE_CHARS]
-        if not any(nonce in part for part in parts):
+        nonce = hashlib.sha256(f"{seed}:{counter}".encode("utf-8", "surrogatepass")).hexdigest()[:NONCE_CHARS]
+        if not any(nonce in text for text in texts):
             return nonce
         counter += 1
+
+
+def _digest(parts: list[str]) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def make_nonce(parts: list[str]) -> str:
+    """v1: a fence code that none of `parts` contains, derived from a hash of all of them."""
+    return _first_absent(_digest(parts), parts)
+
+
+def statement_nonce(salt: str, statement_id: str, shared: list[str]) -> str:
+    """v2: the fence code of every request of one statement in one judge run (none of `shared` contains it)."""
+    return _first_absent(_digest(["statement", salt, statement_id]), shared)
+
+
+def request_nonce(salt: str, statement_id: str, shared: list[str], untrusted: list[str]) -> str:
+    """v2: the statement's nonce, unless this request's untrusted text contains it; then one drawn for it alone.
+
+    The re-drawn nonce is still a pure function of the salt and the texts, so a resume renders the same prompt.
+    """
+    nonce = statement_nonce(salt, statement_id, shared)
+    if not any(nonce in text for text in untrusted):
+        return nonce
+    return _first_absent(_digest(["request", salt, statement_id, *untrusted]), shared + untrusted)
 
 
 def fence(name: str, text: str, nonce: str) -> str:
@@ -106,10 +177,17 @@ def _statement_fields(statement: Statement) -> dict[str, str]:
     }
 
 
-def _render(template_id: TemplateId, statement: Statement, untrusted: dict[str, str]) -> str:
+def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, str], *, salt: str = "") -> str:
+    """The prompt of `template_id` for `statement` and the untrusted texts named by the template's placeholders.
+
+    `salt` is the judge run's (see `new_salt`); v1 templates ignore it.
+    """
     examples = list(statement.metadata.examples)
-    parts = [statement.text, *untrusted.values(), *_example_texts(examples), *_statement_fields(statement).values()]
-    nonce = make_nonce(parts)
+    shared = [template_id.value, statement.text, *_example_texts(examples), *_statement_fields(statement).values()]
+    if template_id.cache_shaped:
+        nonce = request_nonce(salt, statement.id, shared, list(untrusted.values()))
+    else:
+        nonce = make_nonce([statement.text, *untrusted.values(), *shared[2:]])
     return load_template(template_id).substitute(
         template_id=template_id.value,
         nonce=nonce,
@@ -120,16 +198,57 @@ def _render(template_id: TemplateId, statement: Statement, untrusted: dict[str, 
     )
 
 
-def render_compliance(statement: Statement, user_input: str, response: str, *, likert: bool = False) -> str:
-    """The prompt asking whether `response` (to `user_input`) complies with `statement`."""
-    template_id = TemplateId.COMPLIANCE_LIKERT_V1 if likert else TemplateId.COMPLIANCE_BINARY_V1
-    return _render(template_id, statement, {"user_input": user_input, "response": response})
+def _template(default: TemplateId, template: TemplateId | None) -> TemplateId:
+    chosen = template or default
+    family = default.kind.split("_")[0]
+    if chosen.kind.split("_")[0] != family:
+        raise ValueError(f"template {chosen.value} is not a {family} template")
+    return chosen
 
 
-def render_ranking(statement: Statement, user_input: str, response_a: str, response_b: str) -> str:
+def render_compliance(
+    statement: Statement,
+    user_input: str,
+    response: str,
+    *,
+    likert: bool = False,
+    template: TemplateId | None = None,
+    salt: str = "",
+) -> str:
+    """The prompt asking whether `response` (to `user_input`) complies with `statement`.
+
+    The current template of the mode (`likert` or binary), unless `template` names a released compliance
+    template, which then decides the mode.
+    """
+    chosen = _template(CURRENT["compliance_likert" if likert else "compliance_binary"], template)
+    return render(chosen, statement, {"user_input": user_input, "response": response}, salt=salt)
+
+
+def render_ranking(
+    statement: Statement,
+    user_input: str,
+    response_a: str,
+    response_b: str,
+    *,
+    template: TemplateId | None = None,
+    salt: str = "",
+) -> str:
     """The prompt asking which of two responses follows `statement` better (Response A is shown first)."""
-    return _render(
-        TemplateId.RANKING_V1,
-        statement,
-        {"user_input": user_input, "response_a": response_a, "response_b": response_b},
+    chosen = _template(CURRENT["ranking"], template)
+    return render(
+        chosen, statement, {"user_input": user_input, "response_a": response_a, "response_b": response_b}, salt=salt
     )
+
+
+def split_shared_prefix(prompt: str) -> tuple[str, str] | None:
+    """A cache-shaped judge prompt cut into (the part its statement's requests share, the rest); else None.
+
+    Provider adapters mark the first part for the provider's prompt cache. None for every other prompt
+    (generation prompts, v1 judge prompts), which are sent as they are.
+    """
+    if not prompt.startswith(_CACHE_SHAPED_MARKERS):
+        return None
+    end = prompt.find(SHARED_PREFIX_END)
+    if end <= 0:
+        return None
+    return prompt[:end], prompt[end:]
