@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
 Stage = Literal["generation", "compliance", "ranking", "report"]
 ALL_STAGES: tuple[Stage, ...] = ("generation", "compliance", "ranking", "report")
+T = TypeVar("T")
 
 
 class _Strict(BaseModel):
@@ -38,17 +39,71 @@ class JudgeEntry(ModelEntry):
     mode: Literal["binary", "likert"] = "binary"
 
 
-class Variations(_Strict):
-    """Generation settings to vary; every combination of the lists given is one variation."""
+VARIATION_NAME = r"^[A-Za-z0-9_.=-]+$"
+"""A variation name: readable in a directory name, and without '+', which joins the names of several axes."""
 
-    temperature: list[float] | None = None
-    max_tokens: list[int] | None = None
-    system_prompt: list[str | None] | None = None
+
+def _axis_kind(value: object) -> str:
+    return "mapping" if isinstance(value, dict) else "list"
+
+
+# Tagged, so that a bad value gets the error of the form it was written in, not of both.
+Axis = Annotated[
+    Annotated[list[T], Tag("list")] | Annotated[dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], T],
+                                                 Tag("mapping")],
+    Discriminator(_axis_kind),
+] | None
+
+
+class Variations(_Strict):
+    """Generation settings to vary; every combination of the axes given is one variation.
+
+    Each axis is a list (each value's name is derived from it: `temperature_0.7`, `system_prompt_none`, and for
+    texts their position, `system_prompt_2`) or a mapping name → value, e.g. `{baseline: null, rushed: "..."}`.
+    A variation's name joins its axes' names with '+' in the order of this class's fields.
+    """
+
+    temperature: Axis[float] = None
+    max_tokens: Axis[int] = None
+    system_prompt: Axis[str | None] = None
+
+    @model_validator(mode="after")
+    def _names_unique(self) -> Variations:
+        for axis in type(self).model_fields:
+            names = [name for name, _ in self._axis(axis)]
+            duplicated = sorted({n for n in names if names.count(n) > 1})
+            if duplicated:
+                raise ValueError(f"{axis}: the value name(s) {', '.join(duplicated)} occur more than once")
+        return self
+
+    def _axis(self, axis: str) -> list[tuple[str, object]]:
+        values = getattr(self, axis)
+        if isinstance(values, dict):
+            return list(values.items())
+        return [(_derived_name(axis, value, i), value) for i, value in enumerate(values or [], 1)]
+
+    def named_combinations(self) -> dict[str, dict[str, object]]:
+        """Every variation: its name → its settings (setting → value); `{"default": {}}` when nothing varies."""
+        axes = [axis for axis in type(self).model_fields if getattr(self, axis)]
+        if not axes:
+            return {"default": {}}
+        result: dict[str, dict[str, object]] = {}
+        for combination in itertools.product(*(self._axis(axis) for axis in axes)):
+            name = "+".join(name for name, _ in combination)
+            result[name] = {axis: value for axis, (_, value) in zip(axes, combination, strict=True)}
+        return result
 
     def combinations(self) -> list[dict[str, object]]:
-        """Every variation as a mapping of setting → value (one empty mapping when nothing varies)."""
-        axes = {k: v for k, v in self.model_dump().items() if v}
-        return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())] or [{}]
+        """Every variation's settings, in the order of `named_combinations`."""
+        return list(self.named_combinations().values())
+
+
+def _derived_name(axis: str, value: object, position: int) -> str:
+    if value is None:
+        return f"{axis}_none"
+    if isinstance(value, str):
+        return f"{axis}_{position}"  # a prompt is too long for a name; name it explicitly with a mapping
+    return f"{axis}_{value}"
 
 
 class EngineSettings(_Strict):

@@ -75,7 +75,7 @@ class ExperimentState(BaseModel):
     schema_version: int = SCHEMA_VERSION
     experiment_name: str
     config_sha256: str
-    variations: dict[str, dict[str, Any]] = Field(description="variation label → its settings")
+    variations: dict[str, dict[str, Any]] = Field(description="variation name → its settings")
     generation_runs: list[str]
     stages_done: list[str] = Field(default_factory=list)
     status: str = "running"
@@ -114,14 +114,15 @@ def load_experiment(path: Path) -> ExperimentConfig:
 
 def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str, Any]], list[Group]]:
     """Every generation run of the grid, grouped for judging, with deterministic directories."""
-    variations = {f"v{i}": settings for i, settings in enumerate(config.variations.combinations())}
+    variations = config.variations.named_combinations()
     groups = []
     for spec in config.specs:
         for label, settings in variations.items():
             for repeat in range(1, config.runs_per_variation + 1):
                 runs = tuple(
                     GenerationRun(spec, label, settings, repeat, candidate,
-                                  output_dir / "generations" / safe_filename(spec.name) / label / f"run{repeat}"
+                                  output_dir / "generations" / safe_filename(spec.name) / safe_filename(label)
+                                  / f"run{repeat}"
                                   / safe_filename(candidate.model))
                     for candidate in config.candidates
                 )
@@ -207,7 +208,8 @@ def _judge(stage: str, group: Group, judge: JudgeEntry, config: ExperimentConfig
     settings = JudgeSettings(
         spec_path=_resolve(base, group.spec.spec_path), judge_model=judge.model, judge_org=judge.org,
         spec_name=group.spec.name,
-        output_dir_base=output_dir / stage / safe_filename(group.spec.name) / group.variation / f"run{group.repeat}",
+        output_dir_base=output_dir / stage / safe_filename(group.spec.name) / safe_filename(group.variation)
+        / f"run{group.repeat}",
         params=GenerationParams(temperature=0.0, max_tokens=config.engine.max_tokens), engine=engine,
         offline=offline,
     )
@@ -259,6 +261,10 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
             raise ConfigError(
                 f"{path} changed since {output_dir} was started; use another output_dir for a different experiment"
             )
+        if state.variations != variations:
+            # Started by a version that named variations differently: its runs live in other directories.
+            raise ConfigError(f"{output_dir} names its variations {', '.join(state.variations)}, not "
+                              f"{', '.join(variations)}; finish it with the speceval that started it")
         return state
     state = ExperimentState(
         experiment_name=config.experiment_name, config_sha256=digest, variations=variations,

@@ -52,7 +52,9 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
     out = tmp_path / "out"
     state = json.loads((out / "experiment.json").read_text())
     assert state["stages_done"] == ["generation", "compliance", "ranking", "report"]
-    assert state["variations"] == {"v0": {"temperature": 0.0}, "v1": {"temperature": 0.7}}
+    assert state["variations"] == {"temperature_0.0": {"temperature": 0.0}, "temperature_0.7": {"temperature": 0.7}}
+    assert {Path(d).relative_to(out).parts[2] for d in state["generation_runs"]} == {"temperature_0.0",
+                                                                                    "temperature_0.7"}
     assert len(state["generation_runs"]) == 8
     for run_dir in state["generation_runs"]:
         manifest = json.loads((Path(run_dir) / "run.json").read_text())
