@@ -16,6 +16,7 @@ from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.store import RunStore
 from speceval.errors import ConfigError, InputError
 from speceval.manifest import MANIFEST_NAME, RunManifest
+from speceval.offline import offline_provider
 from speceval.providers.registry import create_batched_model
 
 # Where each kind of run keeps the engine's per-request records (judge runs keep verdicts in results/).
@@ -60,8 +61,6 @@ def open_run(run_dir: Path) -> Iterator[OpenRun]:
     if "realtime" in manifest.parameters:
         raise ConfigError(f"{run_dir} is a realtime run: it has no provider jobs to track")
     if manifest.offline:
-        from speceval.cli.offline import offline_provider
-
         with offline_provider(run_dir, manifest.provider) as options:
             model = create_batched_model(manifest.model_name, manifest.provider, params, **options)
             yield OpenRun(run_dir, manifest, store_for(run_dir, manifest), model)

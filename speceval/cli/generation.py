@@ -29,9 +29,9 @@ from speceval.cli.console import (
     synthetic_banner,
 )
 from speceval.cli.exits import ExitCode, run_command
-from speceval.cli.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.costs import PRICES_ENV, CostEstimator, PriceTable
 from speceval.errors import ConfigError
+from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.realtime.settings import add_realtime_arguments, build_model
 

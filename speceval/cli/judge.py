@@ -24,8 +24,8 @@ from speceval.batch.records import BatchRecord
 from speceval.cli.console import ProgressObserver, console, setup_logging, stdout, synthetic_banner
 from speceval.cli.exits import ExitCode, run_command
 from speceval.cli.judge_config import ComplianceFileConfig, JudgeFileConfig, RankingFileConfig, load_config
-from speceval.cli.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.errors import ConfigError
+from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.pipelines.candidates import Candidate, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
 from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings, JudgeTarget

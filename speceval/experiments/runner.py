@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError, InputError
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.inputs import load_inputs
+from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
@@ -141,8 +142,6 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     variations, groups = plan(config, output_dir)
     state = _state(output_dir, config, path, variations, groups)
     budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd else None
-    from speceval.cli.offline import OFFLINE_POLL_INTERVAL
-
     poll = config.engine.poll_interval or (OFFLINE_POLL_INTERVAL if offline else 60.0)
     engine = EngineOptions(batch_size=config.engine.batch_size, poll_interval=poll,
                            timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
@@ -232,23 +231,8 @@ def _providers(output_dir: Path, offline: bool) -> Iterator[Callable[[str], dict
     if not offline:
         yield lambda org: {}
         return
-    from speceval.cli.offline import OFFLINE_API_KEY, OFFLINE_TURNAROUND_SECONDS
-    from speceval.emulator import Emulator, FaultConfig
-
-    with ExitStack() as stack:
-        emulator = stack.enter_context(
-            Emulator(faults=FaultConfig(turnaround_seconds=OFFLINE_TURNAROUND_SECONDS),
-                     state_dir=output_dir / ".emulator")
-        )
-        urls = {"openai": emulator.openai_base_url, "anthropic": emulator.anthropic_base_url,
-                "google": emulator.gemini_base_url}
-
-        def options(org: str) -> dict[str, Any]:
-            if org not in urls:
-                raise ConfigError(f"offline experiments support {', '.join(urls)}, not {org!r}")
-            return {"base_url": urls[org], "api_key": OFFLINE_API_KEY}
-
-        yield options
+    with offline_emulator(output_dir / STATE_DIR_NAME) as emulator:
+        yield lambda org: emulator_options(emulator, org)
 
 
 def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: dict[str, dict[str, Any]],

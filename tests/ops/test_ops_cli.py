@@ -159,7 +159,7 @@ def test_validate_reports_located_errors_and_submits_nothing(tmp_path, data, cap
 
 
 def test_offline_runs_find_the_emulator_state_of_the_judge_or_experiment_above_them(tmp_path):
-    from speceval.cli.offline import emulator_state_dir
+    from speceval.offline import emulator_state_dir
 
     run = tmp_path / "experiment" / "generations" / "openai" / "v0" / "run1" / "gpt-4.1-mini"
     run.mkdir(parents=True)

@@ -1,0 +1,81 @@
+"""Offline runs: the built-in emulator (`speceval.emulator`) started in-process in place of a provider.
+
+Used by `--offline` on the command line and by `offline=True` in `GenerationConfig` and `JudgeSettings`. The
+emulator's state lives in the run directory (`.emulator/`), or in the folder of the judge run or experiment that
+created it, so resuming an offline run finds the jobs it created, exactly as a resume against a real provider does.
+Answers and verdicts are synthetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from speceval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from speceval.emulator import Emulator
+
+OFFLINE_API_KEY = "speceval-offline-emulator"
+"""The key adapters send to the emulator (it accepts any key; the SDKs insist on one)."""
+# Fast enough for a demo to finish in seconds, slow enough to show jobs moving through their states.
+OFFLINE_TURNAROUND_SECONDS = 1.0
+OFFLINE_POLL_INTERVAL = 0.5
+"""Seconds between polls of an offline run that sets no interval (the 60 s default would sit silent)."""
+
+STATE_DIR_NAME = ".emulator"
+# A judge target sits two levels below the judge folder that holds its emulator; an experiment's runs sit five
+# levels below the experiment folder.
+_SEARCH_DEPTH = 6
+# Realtime-only OpenAI-shaped orgs use the emulator's /openai/v1/chat/completions.
+_OPENAI_SHAPED = ("openai", "openai-compatible", "together")
+OFFLINE_ORGS = (*_OPENAI_SHAPED, "anthropic", "google")
+"""The providers an offline run can stand in for."""
+
+
+def emulator_state_dir(run_dir: Path) -> Path:
+    """Where an offline run's emulator state lives: the nearest `.emulator` at or above `run_dir`.
+
+    Judge pipelines and experiments keep one emulator for many runs in a parent folder; resuming or inspecting
+    one of those runs must find that state, not start an empty emulator (which would resubmit everything).
+    A run with no state anywhere above it gets its own, in `run_dir/.emulator`.
+    """
+    for folder in [run_dir, *run_dir.parents][:_SEARCH_DEPTH]:
+        if (folder / STATE_DIR_NAME).is_dir():
+            return folder / STATE_DIR_NAME
+    return run_dir / STATE_DIR_NAME
+
+
+def check_offline_org(org: str) -> None:
+    """A ConfigError, before anything starts, for a provider the emulator does not serve."""
+    if org not in OFFLINE_ORGS:
+        raise ConfigError(f"offline runs support the providers {', '.join(OFFLINE_ORGS)}, not {org!r}")
+
+
+def emulator_options(emulator: Emulator, org: str) -> dict[str, Any]:
+    """Provider options (`base_url`, `api_key`) pointing an adapter of `org` at a running `Emulator`."""
+    check_offline_org(org)
+    if org in _OPENAI_SHAPED:
+        base_url = emulator.openai_base_url
+    else:
+        base_url = emulator.anthropic_base_url if org == "anthropic" else emulator.gemini_base_url
+    return {"base_url": base_url, "api_key": OFFLINE_API_KEY}
+
+
+@contextmanager
+def offline_emulator(state_dir: Path) -> Iterator[Emulator]:
+    """An in-process emulator with the offline turnaround, keeping its state in `state_dir`."""
+    from speceval.emulator import Emulator, FaultConfig  # the emulator's web stack loads only when used
+
+    with Emulator(faults=FaultConfig(turnaround_seconds=OFFLINE_TURNAROUND_SECONDS), state_dir=state_dir) as emulator:
+        yield emulator
+
+
+@contextmanager
+def offline_provider(run_dir: Path, org: str) -> Iterator[dict[str, Any]]:
+    """Start an in-process emulator for `run_dir`; yields the provider options pointing an adapter at it."""
+    check_offline_org(org)
+    with offline_emulator(emulator_state_dir(Path(run_dir))) as emulator:
+        yield emulator_options(emulator, org)
