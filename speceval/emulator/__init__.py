@@ -7,7 +7,7 @@ Answers are deterministic synthetic text (see `responder`); faults are configure
 """
 
 from speceval.emulator.context import EmulatorStats
-from speceval.emulator.faults import ERROR_MARKER, FaultConfig, HttpFault
+from speceval.emulator.faults import ERROR_MARKER, TIMEOUT_ONCE_MARKER, FaultConfig, HttpFault
 from speceval.emulator.responder import Responder, respond
 from speceval.emulator.server import Emulator, JobInfo, serve
 
@@ -19,6 +19,7 @@ __all__ = [
     "HttpFault",
     "JobInfo",
     "Responder",
+    "TIMEOUT_ONCE_MARKER",
     "respond",
     "serve",
 ]

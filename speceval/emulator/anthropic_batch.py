@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from speceval.emulator.common import download_bytes, int_arg, jsonl, new_generated_file, refresh, rfc3339, text_of
-from speceval.emulator.faults import JobPlan
+from speceval.emulator.faults import TIMEOUT_ONCE_MARKER, JobPlan
 from speceval.emulator.jobs import TERMINAL, Job, Kind, Outcome, Phase, RequestItem, emitted, random_id, timeline
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, bytes_response, json_response
 
@@ -29,6 +29,7 @@ _ERROR_TYPES = {
 }
 INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
 SERVER_MESSAGE = "Internal server error"
+_SERVER_MESSAGES = {"timeout_error": "Request timed out while processing"}
 
 
 def _result(outcome: Outcome) -> dict[str, Any]:
@@ -54,11 +55,11 @@ def _result(outcome: Outcome) -> dict[str, Any]:
             },
         }
     if outcome.kind in (Kind.INVALID, Kind.SERVER_ERROR):
-        kind, message = (
-            ("invalid_request_error", INVALID_MESSAGE)
-            if outcome.kind is Kind.INVALID
-            else ("api_error", SERVER_MESSAGE)
-        )
+        if outcome.kind is Kind.INVALID:
+            kind, message = "invalid_request_error", INVALID_MESSAGE
+        else:
+            kind = outcome.item.error_type or "api_error"
+            message = _SERVER_MESSAGES.get(kind, SERVER_MESSAGE)
         return {
             "type": "errored",
             "error": {"type": "error", "error": {"type": kind, "message": message}, "request_id": random_id("req_")},
@@ -166,6 +167,9 @@ class AnthropicApp(ProviderApp):
         """`POST /v1/messages/batches`."""
         faults = self.ctx.faults
         items = _validate_requests(request.json(), faults.max_requests_per_batch or _MAX_REQUESTS)
+        for item in items:
+            if TIMEOUT_ONCE_MARKER in item.prompt and self.ctx.first_sight(f"{PROVIDER}:timeout:{item.prompt}"):
+                item.error_type = "timeout_error"
         if self.ctx.take_create_limit():
             raise ApiError(
                 429,
@@ -226,7 +230,7 @@ class AnthropicApp(ProviderApp):
             )
         not_found = ApiError(404, f"The results of message batch {job.id} are no longer available.")
         meta = self.ctx.store.get_file(PROVIDER, job.outputs.get("results", ""))
-        if meta is None:
+        if meta is None or job.archived_at is not None:
             raise not_found
         return bytes_response(download_bytes(self.ctx, meta, not_found), "application/binary")
 
@@ -269,6 +273,13 @@ class AnthropicApp(ProviderApp):
         )
         job.outputs["results"] = meta.id
 
+    def _archived_at(self, job: Job, ended_at: float | None) -> str | None:
+        if ended_at is None:
+            return None
+        if job.archived_at is not None:
+            return rfc3339(max(job.archived_at, ended_at))
+        return rfc3339(ended_at) if self.ctx.faults.archive_results else None
+
     def batch_json(self, job: Job, request: Request) -> dict[str, Any]:
         """The MessageBatch object now (finalising the job first if it just ended)."""
         now = self.ctx.now()
@@ -295,7 +306,7 @@ class AnthropicApp(ProviderApp):
             "ended_at": rfc3339(ended_at) if ended_at is not None else None,
             "created_at": rfc3339(times.created),
             "expires_at": rfc3339(times.created + _EXPIRY_SECONDS),
-            "archived_at": rfc3339(ended_at) if ended_at is not None and self.ctx.faults.archive_results else None,
+            "archived_at": self._archived_at(job, ended_at),
             "cancel_initiated_at": rfc3339(times.cancel_requested) if times.cancel_requested else None,
             "results_url": f"{request.base_url}{self.prefix}/v1/messages/batches/{job.id}/results" if ended else None,
         }

@@ -38,6 +38,7 @@ class EmulatorContext:
         self._batches_created: Counter[str] = Counter({p: 0 for p in PROVIDERS})
         self._requests: Counter[str] = Counter()
         self._files_uploaded = 0
+        self._seen: set[str] = set()
         self.set_faults(faults)
 
     # Faults ------------------------------------------------------------------------------------------------
@@ -88,6 +89,14 @@ class EmulatorContext:
         """Count one HTTP request under `key`."""
         with self._lock:
             self._requests[key] += 1
+
+    def first_sight(self, key: str) -> bool:
+        """True the first time `key` is passed (e.g. a prompt that fails only on its first run), then False."""
+        with self._lock:
+            if key in self._seen:
+                return False
+            self._seen.add(key)
+            return True
 
     def count_batch(self, provider: str) -> None:
         """Count one created job."""

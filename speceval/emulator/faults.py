@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, field_valid
 
 #: A request whose prompt text contains this marker is answered with a provider "invalid request" error.
 ERROR_MARKER = "[[emulator:error]]"
+#: A request whose prompt contains this marker times out server-side the first time the emulator runs that prompt
+#: (Anthropic `timeout_error`), and succeeds when it is sent again: a transient per-request failure.
+TIMEOUT_ONCE_MARKER = "[[emulator:timeout-once]]"
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 _ALIASES = {"google": "gemini"}

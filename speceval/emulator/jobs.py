@@ -50,6 +50,9 @@ class RequestItem(BaseModel):
     model: str = Field(description="model name the answer claims to come from")
     prompt: str = Field(description="all text of the request, concatenated")
     metadata: dict[str, Any] | None = Field(default=None, description="Gemini inline metadata, echoed back")
+    error_type: str | None = Field(
+        default=None, description="the provider's error type this request fails with server-side (a transient fault)"
+    )
 
 
 class JobFailure(BaseModel):
@@ -73,6 +76,7 @@ class Job(BaseModel):
     failures: list[JobFailure] = Field(default_factory=list, description="non-empty: the job fails validation")
     cancel_requested_at: float | None = None
     deleted: bool = False
+    archived_at: float | None = Field(default=None, description="when the results' retention ran out (None: kept)")
     finalized: bool = Field(default=False, description="terminal outputs (files) have been generated")
     params: dict[str, Any] = Field(default_factory=dict, description="provider-specific create parameters")
     outputs: dict[str, str] = Field(default_factory=dict, description="provider-specific generated file ids")
@@ -202,6 +206,8 @@ def executed_kind(job: Job, index: int) -> Kind:
     item = job.requests[index]
     if ERROR_MARKER in item.prompt:
         return Kind.INVALID
+    if item.error_type:
+        return Kind.SERVER_ERROR
     if unit_hash(job.plan.seed, job.id, item.custom_id, "error") < job.plan.error_rate:
         return Kind.SERVER_ERROR
     return Kind.SUCCEEDED

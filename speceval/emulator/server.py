@@ -327,6 +327,16 @@ class Emulator:
             )
         return infos
 
+    def archive_job(self, provider: str, job_id: str) -> None:
+        """Let one job's retention run out: its results are gone and (Anthropic) its `archived_at` is set."""
+        name = canonical_provider(provider)
+        job = self._ctx.store.get_job(name, job_id.removeprefix("batches/"))
+        if job is None:
+            raise KeyError(f"no {name} job {job_id!r}")
+        with self._ctx.store.lock:
+            job.archived_at = self._ctx.now()
+            self._ctx.store.put_job(job)
+
 
 def serve(
     host: str = "127.0.0.1",

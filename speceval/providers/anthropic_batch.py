@@ -51,7 +51,10 @@ logger = logging.getLogger(__name__)
 # How long before its intent a batch may have been created and still be ours (server vs local clock skew).
 _RECONCILE_SLACK = timedelta(minutes=10)
 # Error types Anthropic documents as "try again": server-side trouble, not the request's fault.
-RETRYABLE_ERROR_TYPES = frozenset({"api_error", "overloaded_error", "rate_limit_error"})
+# `timeout_error` (HTTP 504) is the server giving up on a slow request: nothing is wrong with the request itself.
+RETRYABLE_ERROR_TYPES = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
+# Results can be downloaded for 29 days after a batch is created; then `archived_at` is set and they are gone.
+RESULTS_RETENTION = timedelta(days=29)
 # 256 MB is the documented ceiling of one create request; keep room for the `{"requests":[…]}` wrapper and for
 # "MB" meaning 10^6 bytes. Request lines are encoded exactly as the SDK encodes the body (compact, UTF-8).
 _MAX_BYTES = 256_000_000 - 1_000_000
@@ -169,8 +172,34 @@ class AnthropicBatchedModel(BatchedModel):
         return self._job(self._call("cancel batch", lambda: self._client.messages.batches.cancel(record.batch_id)))
 
     def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
-        for line in self._lines(record.batch_id):
-            yield parse_result_line(line, record.batch_id)
+        submitted = _aware(record.submitted_at) or datetime.now(UTC)
+        if datetime.now(UTC) - submitted > RESULTS_RETENTION:
+            logger.warning(
+                "message batch %s was created on %s, more than 29 days ago: Anthropic may have archived its results; "
+                "if so, its %d request(s) will be resubmitted",
+                record.batch_id,
+                record.submitted_at.date(),
+                record.request_count,
+            )
+        try:
+            for line in self._lines(record.batch_id):
+                yield parse_result_line(line, record.batch_id)
+        except ProviderError as exc:
+            archived = self._archived_at(record.batch_id)
+            if archived is None:
+                raise
+            message = (
+                f"message batch {record.batch_id}: its results were archived at {archived.isoformat()} (Anthropic "
+                f"keeps batch results 29 days after creation); its {record.request_count} request(s) will be "
+                "resubmitted, and paid for again"
+            )
+            logger.warning("%s", message)
+            raise ProviderError(self.provider, f"download results of {record.batch_id}", message) from exc
+
+    def _archived_at(self, batch_id: str) -> datetime | None:
+        """When the batch's results were archived, or None while they are kept."""
+        batch = self._call("retrieve batch", lambda: self._client.messages.batches.retrieve(batch_id))
+        return _aware(getattr(batch, "archived_at", None))
 
     # -- helpers ------------------------------------------------------------------------------------------
 
