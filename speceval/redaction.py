@@ -1,7 +1,12 @@
-"""Keep API keys out of every file, log line and exception message we produce.
+"""Keep API keys out of every file, log line, traceback and terminal line we produce.
 
-Keys are learned from the environment variables the SDKs read, plus any key handed to a provider explicitly
-(`register_secret`). `redact` replaces each with a fixed marker; `RedactingFilter` applies it to log records.
+One registry of secrets: the values of the variables the SDKs read (`SECRET_ENV_VARS`), of any variable named
+later (`register_secret_env`, e.g. `--api-key-env`), every key handed over explicitly (`register_secret`: YAML,
+arguments) and the credentials carried by HTTP auth headers (`register_auth_headers`). `redact` replaces each with a
+fixed marker. Two nets apply it to output:
+
+- `RedactingFilter`, on every log handler: the message, the formatted traceback (`exc_info`) and `stack_info`;
+- `RedactingWriter`, around the streams the CLI console writes to: whatever is printed, logged or drawn.
 """
 
 from __future__ import annotations
@@ -9,6 +14,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Mapping
+from typing import IO
 
 SECRET_ENV_VARS = (
     "OPENAI_API_KEY",
@@ -21,9 +28,12 @@ SECRET_ENV_VARS = (
 MARKER = "[REDACTED]"
 # Short strings would redact ordinary words; real keys are far longer than this.
 _MIN_SECRET_LENGTH = 8
+# Request headers whose value is (or ends with) a credential; the scheme word ("Bearer") is not secret.
+_AUTH_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"})
 
 _lock = threading.Lock()
 _registered: set[str] = set()
+_env_names: set[str] = set(SECRET_ENV_VARS)
 
 
 def register_secret(value: str | None) -> None:
@@ -33,10 +43,23 @@ def register_secret(value: str | None) -> None:
             _registered.add(value)
 
 
-def _secrets() -> list[str]:
-    found = {os.environ.get(name, "") for name in SECRET_ENV_VARS}
+def register_secret_env(name: str) -> None:
+    """Treat the value of environment variable `name` as a secret (now and whenever it changes)."""
     with _lock:
-        found |= _registered
+        _env_names.add(name)
+
+
+def register_auth_headers(headers: Mapping[str, str]) -> None:
+    """Register the credentials in HTTP auth headers (`Authorization: Bearer …`, `x-api-key`, `x-goog-api-key`)."""
+    for name, value in headers.items():
+        if name.lower() in _AUTH_HEADERS and isinstance(value, str):
+            register_secret(value)
+            register_secret(value.split(" ", 1)[1] if " " in value else None)
+
+
+def _secrets() -> list[str]:
+    with _lock:
+        found = {os.environ.get(name, "") for name in _env_names} | _registered
     # Longest first, so that a key containing another key is removed whole.
     return sorted((s for s in found if len(s) >= _MIN_SECRET_LENGTH), key=len, reverse=True)
 
@@ -50,7 +73,13 @@ def redact(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that redacts credentials from the formatted message of every record."""
+    """A handler filter that redacts credentials from a record's message, traceback and stack.
+
+    The traceback is formatted here, redacted, and kept as `exc_text` with `exc_info` cleared: every standard
+    formatter then prints the redacted text instead of formatting the exception (and its message) again.
+    """
+
+    _formatter = logging.Formatter()
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -58,4 +87,41 @@ class RedactingFilter(logging.Filter):
         if cleaned != message:
             record.msg = cleaned
             record.args = None
+        if record.exc_info:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+            record.exc_info = None
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True
+
+
+class RedactingWriter:
+    """A text stream that redacts what is written before passing it on (for the terminal)."""
+
+    def __init__(self, target: IO[str]):
+        self._target = target
+
+    def write(self, text: str) -> int:
+        """Write `text` with credentials replaced; returns the length of what was asked (as streams do)."""
+        self._target.write(redact(text))
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the underlying stream."""
+        self._target.flush()
+
+    def isatty(self) -> bool:
+        """Whether the underlying stream is a terminal (rich decides colours and live display on this)."""
+        isatty = getattr(self._target, "isatty", None)
+        return bool(isatty()) if isatty is not None else False
+
+    def fileno(self) -> int:
+        """The underlying descriptor (raises like the stream does when there is none)."""
+        return self._target.fileno()
+
+    @property
+    def encoding(self) -> str:
+        """The underlying stream's encoding."""
+        return getattr(self._target, "encoding", None) or "utf-8"

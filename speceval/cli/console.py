@@ -9,31 +9,65 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from pathlib import Path
+from typing import IO, cast
 
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import BatchRecord, Outcome
-from speceval.redaction import RedactingFilter
+from speceval.redaction import RedactingFilter, RedactingWriter
 
-console = Console(stderr=True, highlight=False, soft_wrap=True)
-stdout = Console(highlight=False, soft_wrap=True)
+# Marks a record for the log file only (`logger.error(..., extra=FILE_ONLY)`): the terminal already shows a
+# one-line message for it, and a traceback there helps nobody unless --verbose asked for it.
+FILE_ONLY = {"speceval_file_only": True}
+
+
+class _RedactingConsole(Console):
+    """A rich console whose every write passes through `redact` (prints, log lines, progress, tracebacks)."""
+
+    @property
+    def file(self) -> IO[str]:
+        """The stream rich resolved (stderr or stdout at the time of writing), behind a redacting writer."""
+        return cast(IO[str], RedactingWriter(super().file))
+
+    @file.setter
+    def file(self, new_file: IO[str]) -> None:
+        self._file = new_file
+
+
+console: Console = _RedactingConsole(stderr=True, highlight=False, soft_wrap=True)
+stdout: Console = _RedactingConsole(highlight=False, soft_wrap=True)
+
+
+class _ScreenFilter(logging.Filter):
+    """Keeps file-only records off the terminal unless --verbose."""
+
+    def __init__(self, verbose: bool):
+        super().__init__()
+        self.verbose = verbose
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.verbose or not getattr(record, "speceval_file_only", False)
 
 
 def setup_logging(verbose: bool, log_file: Path | None = None) -> None:
-    """Console logging (warnings, or debug with --verbose) and, when given, a full log file in the run."""
+    """Console logging (warnings, or debug with --verbose) and, when given, a full log file in the run.
+
+    The file always gets INFO and above, including file-only errors with their (redacted) tracebacks; with
+    --verbose it gets DEBUG too. Every handler redacts credentials.
+    """
     logger = logging.getLogger("speceval")
     logger.setLevel(logging.DEBUG)
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
-        handler.close()
+    close_logging()
     screen = RichHandler(console=console, show_path=False, show_time=verbose)
     screen.setLevel(logging.DEBUG if verbose else logging.WARNING)
     screen.addFilter(RedactingFilter())
+    screen.addFilter(_ScreenFilter(verbose))
     logger.addHandler(screen)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -43,6 +77,29 @@ def setup_logging(verbose: bool, log_file: Path | None = None) -> None:
         handler.addFilter(RedactingFilter())
         logger.addHandler(handler)
     logger.propagate = False
+
+
+def log_file() -> Path | None:
+    """The file the current command logs to, if any (so a failure message can point to it)."""
+    for handler in logging.getLogger("speceval").handlers:
+        if isinstance(handler, logging.FileHandler):
+            return Path(handler.baseFilename)
+    return None
+
+
+def report_stop(text: str) -> None:
+    """Print why a command stopped with work outstanding (rich markup allowed) and keep it in the log file."""
+    logging.getLogger("speceval.cli").warning("%s", Text.from_markup(text).plain.strip(), extra=FILE_ONLY)
+    where = log_file()
+    console.print(text + (f"\nLog: {where}" if where else ""))
+
+
+def close_logging() -> None:
+    """Remove and close this command's handlers (a next command in the same process starts clean)."""
+    logger = logging.getLogger("speceval")
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
 
 
 class ProgressObserver(EngineObserver):

@@ -22,21 +22,40 @@ class ExitCode(IntEnum):
 
 
 def run_command(body: Callable[[], int]) -> int:
-    """Run a command body, turning our exceptions into a message and an exit code (no traceback for users)."""
-    from speceval.cli.console import console
+    """Run a command body, turning our exceptions into a message and an exit code (no traceback for users).
+
+    Whatever stops the command also goes to the run's log file (when the command opened one) at ERROR or
+    WARNING, with the traceback for provider and unexpected failures, so the cause survives the terminal; the
+    message on the terminal says where that file is. The command's log handlers are closed on the way out.
+    """
+    from speceval.cli.console import close_logging
+
+    try:
+        return _run(body)
+    finally:
+        close_logging()
+
+
+def _run(body: Callable[[], int]) -> int:
+    from speceval.cli.console import FILE_ONLY, console, log_file
+
+    def report(level: int, label: str, text: str, *, traceback: bool) -> None:
+        logger.log(level, "%s %s", label, text, exc_info=traceback, extra=FILE_ONLY)
+        where = log_file()
+        style = "bold yellow" if level < logging.ERROR else "bold red"
+        console.print(f"[{style}]{label}[/] {text}" + (f"\nDetails: {where}" if where else ""))
 
     try:
         return body()
     except UsageError as exc:
-        console.print(f"[bold red]error:[/] {redact(str(exc))}")
+        report(logging.ERROR, "error:", redact(str(exc)), traceback=False)
         return ExitCode.USAGE
     except BudgetExceeded as exc:
-        console.print(f"[bold yellow]stopped:[/] {redact(str(exc))}")
+        report(logging.WARNING, "stopped:", redact(str(exc)), traceback=False)
         return ExitCode.STOPPED
     except ProviderError as exc:
-        console.print(f"[bold red]provider error:[/] {redact(str(exc))}")
+        report(logging.ERROR, "provider error:", redact(str(exc)), traceback=True)
         return ExitCode.FAILED
-    except Exception as exc:  # the last line of defence: log the traceback to the run's log, show one line
-        logger.debug("unexpected failure", exc_info=True)
-        console.print(f"[bold red]unexpected failure:[/] {type(exc).__name__}: {redact(str(exc))}")
+    except Exception as exc:  # the last line of defence: the traceback goes to the run's log, one line on screen
+        report(logging.ERROR, "unexpected failure:", f"{type(exc).__name__}: {redact(str(exc))}", traceback=True)
         return ExitCode.FAILED

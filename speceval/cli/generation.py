@@ -27,6 +27,7 @@ from speceval.cli.console import (
     stdout,
     summary_table,
     synthetic_banner,
+    report_stop,
 )
 from speceval.cli.exits import ExitCode, run_command
 from speceval.costs import PRICES_ENV, CostEstimator, PriceTable
@@ -198,7 +199,7 @@ def _generate(args: argparse.Namespace) -> int:
                 "Jobs keep running at the provider" if isinstance(model, BatchedModel)
                 else "Requests in flight were abandoned (finished ones are saved)"
             )
-            console.print(f"\nInterrupted. {remote}; state is saved.\nResume with: {resume_command}")
+            report_stop(f"\nInterrupted. {remote}; state is saved.\nResume with: {resume_command}")
             return ExitCode.STOPPED
     stdout.print(summary_table(summary, f"{config.model_name} on {pipeline.spec_name}"))
     if offline:
@@ -255,7 +256,7 @@ def _dry_run(pipeline: BatchedGenerationPipeline, model: object, prices: Path | 
     table.add_row("total", f"{sum(i.request_count for i in intents):,}", "",
                   f"${total:,.4f}" if total is not None else "unknown")
     stdout.print(table)
-    console.print(
+    report_stop(
         "Estimate: input tokens = request bytes / 4, output tokens = --max-tokens per request, batch prices.\n"
         f"Nothing was submitted. To submit exactly these files: {resume_command}"
     )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from speceval.cli.console import console, setup_logging, stdout, synthetic_banner
+from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
 from speceval.cli.exits import ExitCode
 
 
@@ -34,10 +34,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         outcome = run_experiment(args.experiment, offline=args.offline, observer=lambda m: console.print(m))
     except KeyboardInterrupt:
-        console.print(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
+        report_stop(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
         return ExitCode.STOPPED
     if not outcome.finished:
-        console.print(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}")
+        report_stop(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}")
         return ExitCode.STOPPED
     stdout.print(f"Experiment finished: {outcome.output_dir}")
     if outcome.report is not None:

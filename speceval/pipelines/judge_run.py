@@ -25,6 +25,7 @@ from speceval.batch.records import Outcome, RequestError, ResultRecord
 from speceval.batch.store import RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import PromptItem
+from speceval.judging.prompts import TemplateId, new_salt
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.paths import safe_filename
 
@@ -130,12 +131,15 @@ class JudgeTarget:
         items: the judge requests; `original_index` identifies the judged answer (see each pipeline).
         inputs_path: what was judged (the candidate run directory, or both joined by ' | ').
         identity: settings that must not change when the directory is resumed (template, mode, judge, ...).
+        salt: the run's prompt salt (cache-shaped templates draw each statement's fence nonce from it); recorded
+            in `run.json` as `parameters.prompt_salt` so a resume renders the same prompts.
     """
 
     run_dir: Path
     items: list[PromptItem]
     inputs_path: str
     identity: dict[str, Any]
+    salt: str = ""
 
     @property
     def store(self) -> RunStore:
@@ -149,6 +153,28 @@ class JudgeTarget:
             digest.update(f"{item.statement_id}\x00{item.original_index}\x00".encode("utf-8", "surrogatepass"))
             digest.update(hashlib.sha256(item.input_text.encode("utf-8", "surrogatepass")).digest())
         return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class PromptSetup:
+    """The template and salt a judge run directory renders its prompts with."""
+
+    template: TemplateId
+    salt: str
+
+
+def prompt_setup(run_dir: Path, current: TemplateId) -> PromptSetup:
+    """What `run_dir` renders with: for a new directory the `current` template and a fresh salt; for one judged
+    before, the template of the same kind and the salt its `run.json` recorded, so a resume sends exactly the
+    prompts it sent before (a run started with a v1 template finishes with it)."""
+    if not (run_dir / MANIFEST_NAME).is_file():
+        return PromptSetup(current, new_salt())
+    parameters = RunManifest.load(run_dir).parameters
+    recorded = parameters.get("identity", {}).get("prompt_version")
+    template = current
+    if recorded in {t.value for t in TemplateId} and TemplateId(recorded).kind == current.kind:
+        template = TemplateId(recorded)
+    return PromptSetup(template, str(parameters.get("prompt_salt") or ""))
 
 
 def check_resumable(target: JudgeTarget) -> None:
@@ -203,6 +229,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
                 "params": asdict(settings.params),
                 "engine": settings.engine.recorded(),
                 "requests": len(target.items),
+                "prompt_salt": target.salt,
             },
             versions=software_versions(),
             git_commit=git_commit(),

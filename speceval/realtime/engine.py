@@ -30,6 +30,7 @@ from speceval.inputs import PromptItem
 from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel
+from speceval.redaction import redact
 
 logger = logging.getLogger(__name__)
 
@@ -224,8 +225,9 @@ class RealtimeEngine:
                 return self._record(ref, attempts, error=failure.error)
             except Exception as exc:  # a bug or an SDK surprise must not kill the worker silently
                 self.limiter.release(permit)
+                # The traceback goes to the log (handlers redact it); the record keeps a redacted one-liner.
                 logger.exception("realtime call for %s[%d] failed unexpectedly", ref.statement_id, ref.original_index)
-                error = RequestError(code="client_error", message=f"{type(exc).__name__}: {exc}")
+                error = RequestError(code="client_error", message=redact(f"{type(exc).__name__}: {exc}"))
                 return self._record(ref, attempts + 1, error=error)
             usage = completion.usage
             self.limiter.release(

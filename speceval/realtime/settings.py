@@ -21,6 +21,7 @@ from speceval.manifest import RunManifest
 from speceval.providers.registry import ProviderEntry, create_batched_model, resolve_org
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
+from speceval.redaction import register_secret_env
 
 if TYPE_CHECKING:
     from speceval.pipelines.generation import BatchedGenerationPipeline
@@ -140,6 +141,8 @@ def create_realtime_model(
     cls = _adapter(entry, entry.realtime_adapter)
     kwargs: dict[str, Any] = {"base_url": settings.base_url, **provider_options}
     if entry.realtime_adapter == _OPENAI_SHAPED:
+    if settings.api_key_env:
+        register_secret_env(settings.api_key_env)  # not one of the SDKs' variables: redaction must learn it
         key_env = (settings.api_key_env,) if settings.api_key_env else entry.key_env
         # vLLM and Ollama serve without keys; a hosted service (OpenAI, Together) needs one.
         kwargs.update(org=entry.org, key_env=key_env, key_required=entry.org != "openai-compatible")
