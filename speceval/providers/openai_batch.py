@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -37,8 +37,9 @@ logger = logging.getLogger(__name__)
 
 ENDPOINT: Final = "/v1/chat/completions"
 TAG_KEY = "speceval_key"
-# Batches created more than this long before our intent cannot be ours (allows for clock skew).
-_RECONCILE_SLACK = timedelta(hours=1)
+# "The Batch API only supports `.jsonl` files up to 200 MB in size" (OpenAPI spec, POST /files). Whether that MB
+# is 10^6 or 2^20 bytes is not said; the smaller reading is accepted under both.
+MAX_FILE_BYTES = 200_000_000
 
 _STATES = {
     "validating": JobState.VALIDATING,
@@ -50,14 +51,17 @@ _STATES = {
     "cancelling": JobState.CANCELLING,
     "cancelled": JobState.CANCELLED,
 }
+# A line with no HTTP response is a request the batch never ran; the spec lists no codes for those, so the batch's
+# own terminal state says why (these two codes are the ones observed).
 _NOT_RUN = {"batch_expired": Outcome.EXPIRED, "batch_cancelled": Outcome.CANCELLED}
+_NOT_RUN_BY_STATE = {JobState.EXPIRED: Outcome.EXPIRED, JobState.CANCELLED: Outcome.CANCELLED}
 
 
 class OpenAIBatchedModel(BatchedModel):
     """A chat model reached through the OpenAI Batch API (or any server speaking it at `OPENAI_BASE_URL`)."""
 
     provider: ClassVar[str] = "openai"
-    limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+    limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=50_000, max_bytes=MAX_FILE_BYTES)
 
     def __init__(
         self,
@@ -122,16 +126,12 @@ class OpenAIBatchedModel(BatchedModel):
         return self._job(batch)
 
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
-        oldest = intent.created_at - _RECONCILE_SLACK
-
         def search() -> Any:
-            # Paging happens while iterating, so the whole walk runs inside `_call` to translate its errors.
+            # Paging happens while iterating, so the whole walk runs inside `_call` to translate its errors. The
+            # spec promises no order for the listing, so no page can be skipped: every batch is looked at.
             for batch in self._client.batches.list(limit=100):
                 if (batch.metadata or {}).get(TAG_KEY) == intent.idempotency_key:
                     return batch
-                # Newest first: once past the intent's time, no older batch can be ours.
-                if batch.created_at and datetime.fromtimestamp(batch.created_at, UTC) < oldest:
-                    return None
             return None
 
         found = self._call("list batches", search)
@@ -155,7 +155,7 @@ class OpenAIBatchedModel(BatchedModel):
         for file_id in (handle.output_file_id, handle.error_file_id):
             if file_id:
                 for line in self._lines(file_id):
-                    yield parse_result_line(line, file_id)
+                    yield parse_result_line(line, file_id, record.state)
 
     # -- helpers ------------------------------------------------------------------------------------------
 
@@ -204,8 +204,11 @@ class OpenAIBatchedModel(BatchedModel):
         )
 
 
-def parse_result_line(line: str, file_id: str) -> RequestOutcome:
+def parse_result_line(line: str, file_id: str, job_state: JobState = JobState.COMPLETED) -> RequestOutcome:
     """Turn one line of an output or error file into a typed outcome.
+
+    A line without an HTTP response is a request the batch never ran: cancelled or expired when the batch was
+    (`job_state`, its terminal state), whatever code the line carries; errored otherwise.
 
     Raises TransientProviderError for a line that is not JSON: a download cut short must be fetched again,
     not read as 'fewer results'.
@@ -222,7 +225,7 @@ def parse_result_line(line: str, file_id: str) -> RequestOutcome:
         # Never executed: expiry, cancellation, or a request the batch rejected.
         error = data.get("error") or {}
         code = str(error["code"]) if error.get("code") else None
-        outcome = _NOT_RUN.get(code or "", Outcome.ERRORED)
+        outcome = _NOT_RUN_BY_STATE.get(job_state) or _NOT_RUN.get(code or "", Outcome.ERRORED)
         message = redact(str(error.get("message") or "the request was not executed"))
         retryable = outcome is not Outcome.ERRORED
         return RequestOutcome(
