@@ -3,9 +3,12 @@
 A `Responder` is any callable `(model, prompt) -> answer text`. The default one tags every answer as synthetic,
 so an offline run can never be mistaken for real model output. Prompts rendered from speceval's judge templates
 (their first line starts with `speceval judge prompt: <template id>`) get a synthetic verdict in the strict
-format instead, so `--offline` runs generation → compliance → ranking end to end. The verdict varies with the
-prompt's hash, and so does its wrapping (a ```json fence, JSON after reasoning, prose with braces before the
-JSON); about one answer in twenty has no verdict at all, so the "unparsed" path is exercised too.
+format instead, so `--offline` runs generation → compliance → ranking end to end. The verdict varies with a hash
+of the judge model, the kind of template (its id without the version) and the texts inside the prompt's fenced
+blocks (statement, examples, input, responses), never with the fence nonce or the template's wording: the same
+judgement asked with another template version or in another run gets the same verdict, as a consistent judge's
+would. Its wrapping varies too (a ```json fence, JSON after reasoning, prose with braces before the JSON);
+about one answer in twenty has no verdict at all, so the "unparsed" path is exercised too.
 """
 
 from __future__ import annotations
@@ -41,20 +44,28 @@ JUDGE_MARKER = "speceval judge prompt: "
 """The start of the first line of every speceval judge prompt (see `speceval.judging.prompts`)."""
 _NO_VERDICT_PERCENT = 5
 _RESPONSE_BLOCK = re.compile(r"^<<<BEGIN (response_[ab]) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | re.M)
+_FENCED_BLOCK = re.compile(r"^<<<BEGIN (\S+) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | re.M)
 
 
 def respond(model: str, prompt: str) -> str:
     """The default synthetic answer: a verdict for judge prompts, else a tagged sentence from the prompt's sha256."""
     digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).digest()
     if prompt.startswith(JUDGE_MARKER):
-        # Seeded by the judge model too, so two offline judges disagree now and then, as real ones do.
-        judge_digest = hashlib.sha256(f"{model}\n{prompt}".encode("utf-8", "surrogatepass")).digest()
-        return judge_verdict(prompt.split("\n", 1)[0][len(JUDGE_MARKER):].strip(), prompt, judge_digest)
+        template_id = prompt.split("\n", 1)[0][len(JUDGE_MARKER):].strip()
+        return judge_verdict(template_id, prompt, judgement_digest(model, template_id, prompt))
     sentence = (
         f"{_SUBJECTS[digest[0] % len(_SUBJECTS)]} {_VERBS[digest[1] % len(_VERBS)]} "
         f"{_OBJECTS[digest[2] % len(_OBJECTS)]} (ref {digest[3:7].hex()})."
     )
     return f"[synthetic answer from the speceval emulator; model={model}] {sentence}"
+
+
+def judgement_digest(model: str, template_id: str, prompt: str) -> bytes:
+    """A hash of what a judge prompt asks (see the module docstring); the judge model seeds it too, so two
+    offline judges disagree now and then, as real ones do."""
+    kind = re.sub(r"_v\d+$", "", template_id)
+    blocks = "\x00".join(f"{name}\x00{text}" for name, _, text in _FENCED_BLOCK.findall(prompt))
+    return hashlib.sha256(f"{model}\n{kind}\n{blocks}".encode("utf-8", "surrogatepass")).digest()
 
 
 def judge_verdict(template_id: str, prompt: str, digest: bytes) -> str:

@@ -30,7 +30,7 @@ from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
 from speceval.inputs import PromptItem
-from speceval.judging.prompts import TemplateId, render_compliance
+from speceval.judging.prompts import CURRENT, TemplateId, render_compliance
 from speceval.judging.verdicts import ComplianceVerdict, LikertVerdict, Unparsed, parse_compliance, parse_likert
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.candidates import Candidate, CandidateAnswers, load_answers
@@ -41,6 +41,7 @@ from speceval.pipelines.judge_run import (
     check_resumable,
     judge_dir,
     judge_response,
+    prompt_setup,
     run_targets,
     write_manifest,
 )
@@ -59,7 +60,7 @@ class ComplianceMetadata(BaseModel):
     judge: str = Field(description="the judge model")
     spec: str = Field(description="the spec's name")
     statement_id: str
-    prompt_version: str = Field(description="the judge template id, e.g. compliance_binary_v1")
+    prompt_version: str = Field(description="the judge template id, e.g. compliance_binary_v2")
     mode: Mode
     batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
     candidate_dir: str = Field(description="the generation run the answers come from")
@@ -128,7 +129,8 @@ class BatchedComplianceJudge:
         self.spec: Specification = load_spec(settings.spec_path)
         self.spec_name = settings.spec_name or self.spec.name
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
-        self.template = TemplateId.COMPLIANCE_LIKERT_V1 if mode == "likert" else TemplateId.COMPLIANCE_BINARY_V1
+        # New directories use the current template; a directory judged before keeps its own (`prompt_setup`).
+        self.template = CURRENT["compliance_likert" if mode == "likert" else "compliance_binary"]
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         self.targets = [self._target(answers) for answers in self.answers]
@@ -171,29 +173,34 @@ class BatchedComplianceJudge:
     # -- helpers ------------------------------------------------------------------------------------------
 
     def _target(self, answers: CandidateAnswers) -> JudgeTarget:
+        candidate = answers.candidate
+        run_dir = self.candidate_dir(candidate)
+        setup = prompt_setup(run_dir, self.template)
+        # Statement by statement: requests sharing a prompt prefix sit next to each other in a job.
         items = [
             PromptItem(
                 statement_id=statement_id,
                 original_index=answer.original_index,
                 input_text=render_compliance(
-                    self.spec[statement_id], answer.input_text, answer.output_text, likert=self.mode == "likert"
+                    self.spec[statement_id], answer.input_text, answer.output_text, template=setup.template,
+                    salt=setup.salt,
                 ),
             )
             for statement_id, statement_answers in answers.by_statement.items()
             for answer in statement_answers
         ]
-        candidate = answers.candidate
         return JudgeTarget(
-            run_dir=self.candidate_dir(candidate),
+            run_dir=run_dir,
             items=items,
             inputs_path=str(candidate.directory.resolve()),
-            identity=self._identity(candidate),
+            identity=self._identity(candidate, setup.template),
+            salt=setup.salt,
         )
 
-    def _identity(self, candidate: Candidate) -> dict[str, Any]:
+    def _identity(self, candidate: Candidate, template: TemplateId) -> dict[str, Any]:
         return {
             "pipeline": "compliance",
-            "prompt_version": self.template.value,
+            "prompt_version": template.value,
             "mode": self.mode,
             "judge": self.settings.judge_model,
             "provider": self.provider,
@@ -209,7 +216,7 @@ class BatchedComplianceJudge:
             model=candidate.name,
             judge=self.settings.judge_model,
             spec=self.spec_name,
-            prompt_version=self.template.value,
+            prompt_version=target.identity["prompt_version"],
             mode=self.mode,
             outcomes={outcome: 0 for outcome in JudgeOutcome},
             skipped_answers=dict(answers.skipped),
@@ -233,7 +240,7 @@ class BatchedComplianceJudge:
                 judge=self.settings.judge_model,
                 spec=self.spec_name,
                 statement_id=statement_id,
-                prompt_version=self.template.value,
+                prompt_version=target.identity["prompt_version"],
                 mode=self.mode,
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),

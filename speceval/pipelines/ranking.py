@@ -40,7 +40,7 @@ from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
 from speceval.inputs import PromptItem
-from speceval.judging.prompts import TemplateId, render_ranking
+from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
@@ -51,6 +51,7 @@ from speceval.pipelines.judge_run import (
     check_resumable,
     judge_dir,
     judge_response,
+    prompt_setup,
     run_targets,
     write_manifest,
 )
@@ -220,8 +221,9 @@ class BatchedRankingPipeline:
             summary, pair_entries = self._write_pair(pair)
             pair_summaries.append(summary)
             entries[(pair.a.name, pair.b.name)] = pair_entries
+        versions = sorted({pair.target.identity["prompt_version"] for pair in self.pairs})
         report = position_consistency(
-            entries, judge=self.settings.judge_model, spec=self.spec_name, prompt_version=TemplateId.RANKING_V1.value
+            entries, judge=self.settings.judge_model, spec=self.spec_name, prompt_version=" + ".join(versions)
         )
         atomic_write_json(self.output_dir / "position_consistency.json", report)
         return pair_summaries, report
@@ -230,20 +232,23 @@ class BatchedRankingPipeline:
 
     def _pair(self, first: CandidateAnswers, second: CandidateAnswers) -> OrderedPair:
         a, b = first.candidate, second.candidate
-        tasks = pair_tasks(first, second)
+        tasks = pair_tasks(first, second)  # sorted by statement: requests sharing a prompt prefix sit together
+        run_dir = self.pair_dir(a, b)
+        setup = prompt_setup(run_dir, CURRENT["ranking"])
         items = [
             PromptItem(
                 statement_id=task.statement_id,
                 original_index=task.index,
                 input_text=render_ranking(
-                    self.spec[task.statement_id], task.input_text, task.answer_a.output_text, task.answer_b.output_text
+                    self.spec[task.statement_id], task.input_text, task.answer_a.output_text, task.answer_b.output_text,
+                    template=setup.template, salt=setup.salt,
                 ),
             )
             for task in tasks
         ]
         identity: dict[str, Any] = {
             "pipeline": "ranking",
-            "prompt_version": TemplateId.RANKING_V1.value,
+            "prompt_version": setup.template.value,
             "judge": self.settings.judge_model,
             "provider": self.provider,
             "model_a": a.name,
@@ -252,10 +257,11 @@ class BatchedRankingPipeline:
             "max_tokens": self.settings.params.max_tokens,
         }
         target = JudgeTarget(
-            run_dir=self.pair_dir(a, b),
+            run_dir=run_dir,
             items=items,
             inputs_path=f"{a.directory.resolve()} | {b.directory.resolve()}",
             identity=identity,
+            salt=setup.salt,
         )
         return OrderedPair(a, b, tasks, target)
 
@@ -266,7 +272,7 @@ class BatchedRankingPipeline:
             model_b=pair.b.name,
             judge=self.settings.judge_model,
             spec=self.spec_name,
-            prompt_version=TemplateId.RANKING_V1.value,
+            prompt_version=pair.target.identity["prompt_version"],
             outcomes={outcome: 0 for outcome in JudgeOutcome},
         )
         all_entries: dict[tuple[str, int], RankingEntry] = {}
@@ -285,7 +291,7 @@ class BatchedRankingPipeline:
                 judge=self.settings.judge_model,
                 spec=self.spec_name,
                 statement_id=statement_id,
-                prompt_version=TemplateId.RANKING_V1.value,
+                prompt_version=pair.target.identity["prompt_version"],
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir_a=str(pair.a.directory),
                 candidate_dir_b=str(pair.b.directory),

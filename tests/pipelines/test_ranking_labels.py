@@ -75,7 +75,7 @@ def test_six_ordered_pairs_labelled_right_and_directory_order_does_not_matter(tm
         for statement_id, content in files.items():
             meta = content["metadata"]
             assert (meta["model_a"], meta["model_b"], meta["statement_id"]) == (model_a, model_b, statement_id)
-            assert meta["prompt_version"] == "ranking_v1" and meta["judge"] == JUDGE
+            assert meta["prompt_version"] == "ranking_v2" and meta["judge"] == JUDGE
             for entry in content["rankings"]:
                 assert entry["output_a"].startswith(f"answer of {model_a} to {statement_id} #")
                 assert entry["output_b"].startswith(f"answer of {model_b} to {statement_id} #")

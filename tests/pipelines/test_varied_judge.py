@@ -29,7 +29,7 @@ class VaryingJudge:
 
     def __call__(self, model: str, prompt: str) -> str:
         h = hashlib.sha256(prompt.encode()).digest()
-        if "ranking_v1" in prompt.splitlines()[0]:
+        if "ranking" in prompt.splitlines()[0]:
             verdict: dict[str, object] = {"winner": ("A", "B", "tie")[h[1] % 3], "explanation": "because"}
         else:
             verdict = {"compliant": h[1] % 2 == 0, "confidence": round(h[2] / 255, 3), "explanation": "because"}
@@ -88,7 +88,7 @@ def test_compliance_verdicts_equal_what_the_judge_said(tmp_path: Path) -> None:
         compliant = judged = 0
         for path in sorted((target.run_dir / "results").glob("*.json")):
             content = json.loads(path.read_text())
-            assert content["metadata"]["prompt_version"] == "compliance_binary_v1"
+            assert content["metadata"]["prompt_version"] == "compliance_binary_v2"
             assert content["metadata"]["model"] == summary.model and content["metadata"]["batch_ids"]
             for entry in content["results"]:
                 assert "rating" not in entry
