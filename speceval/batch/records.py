@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Discriminator, Field, Tag, field_validator
 
 SCHEMA_VERSION = 1
 
@@ -50,10 +50,26 @@ class JobState(StrEnum):
 
 
 class Usage(BaseModel):
-    """Tokens a request consumed, as the provider reported them."""
+    """Tokens a request consumed, as the provider reported them.
+
+    `input_tokens` counts every input token, cached or not, for every provider (Anthropic reports cache reads and
+    writes apart from its `input_tokens`; its adapter adds them back), so the two cache counts are parts of it.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Of `input_tokens`, those read from the provider's prompt cache (billed at the cached-input price)."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the prompt cache (Anthropic; billed at the cache-write price)."""
+
+    def add(self, other: Usage | None) -> None:
+        """Add `other`'s counts to these (in place; None adds nothing)."""
+        if other is not None:
+            self.input_tokens += other.input_tokens
+            self.output_tokens += other.output_tokens
+            self.cached_input_tokens += other.cached_input_tokens
+            self.cache_write_tokens += other.cache_write_tokens
 
 
 class RequestError(BaseModel):
@@ -135,10 +151,47 @@ class RealtimeHandle(BaseModel):
     provider: Literal["realtime"] = "realtime"
 
 
+BUILT_IN_HANDLES = frozenset({"openai", "anthropic", "gemini", "vertex", "realtime"})
+"""The `provider` tags of the typed handles above; every other tag is a `GenericHandle`."""
+
+
+class GenericHandle(BaseModel):
+    """The job ids of a provider added with `register_provider` (built-in providers have the typed handles above).
+
+    Attributes:
+        provider: the registered org (never one of the built-in handles' tags).
+        ids: the provider's identifiers for this job (uploaded files, result locations, ...), by name.
+    """
+
+    provider: str
+    ids: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("provider")
+    @classmethod
+    def _not_built_in(cls, value: str) -> str:
+        if value in BUILT_IN_HANDLES:
+            raise ValueError(f"{value!r} has its own typed handle; a GenericHandle is for registered providers")
+        return value
+
+
+def _handle_tag(value: Any) -> str:
+    """Which handle type a stored or given handle is: its built-in tag, else generic."""
+    if isinstance(value, GenericHandle):
+        return "generic"
+    provider = value.get("provider") if isinstance(value, dict) else getattr(value, "provider", None)
+    return provider if provider in BUILT_IN_HANDLES else "generic"
+
+
 ProviderHandle = Annotated[
-    OpenAIHandle | AnthropicHandle | GeminiHandle | VertexHandle | RealtimeHandle,
-    Field(discriminator="provider"),
+    Annotated[OpenAIHandle, Tag("openai")]
+    | Annotated[AnthropicHandle, Tag("anthropic")]
+    | Annotated[GeminiHandle, Tag("gemini")]
+    | Annotated[VertexHandle, Tag("vertex")]
+    | Annotated[RealtimeHandle, Tag("realtime")]
+    | Annotated[GenericHandle, Tag("generic")],
+    Discriminator(_handle_tag),
 ]
+"""A job's provider ids: a typed handle per built-in provider, a `GenericHandle` for registered ones."""
 
 
 class RemoteJob(BaseModel):

@@ -9,7 +9,6 @@ pace flags given on resume replace the stored ones. API keys are never stored, o
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,7 @@ from pydantic import BaseModel, Field
 from speceval.batch.model import GenerationParams
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.manifest import RunManifest
-from speceval.providers.registry import ProviderEntry, create_batched_model, resolve_org
+from speceval.providers.registry import ProviderEntry, create_batched_model, load_class, resolve_org
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
@@ -156,12 +155,7 @@ def create_realtime_model(
 
 def _adapter(entry: ProviderEntry, target: str) -> type[RealtimeModel]:
     """Import a realtime adapter, with an install hint if its SDK is missing."""
-    try:
-        importlib.import_module(entry.sdk_module)
-    except ImportError:
-        raise ConfigError(f"the {entry.org} provider needs its SDK: pip install {entry.sdk}") from None
-    module_name, _, class_name = target.partition(":")
-    cls: type[RealtimeModel] = getattr(importlib.import_module(module_name), class_name)
+    cls: type[RealtimeModel] = load_class(entry, target)
     return cls
 
 
