@@ -1,10 +1,11 @@
-"""Plan an experiment grid and run it: generation for every (spec × variation × repeat × candidate), then judging
-per (spec, variation, repeat) group, then the report.
+"""Plan an experiment grid and run it: generation for every (spec × variation × repeat × candidate), judging per
+(spec, variation, repeat) group, and the report, pipelined.
 
 Every run lives in a directory named by the plan (not by the clock), so running the same experiment again resumes
-each of them through its own crash-safe state: nothing already submitted is submitted again. All generation runs
-are driven by one polling loop, so their jobs are in flight together; each group's judges then judge all of the
-group's candidates at once. A budget is shared by every run of the experiment.
+each of them through its own crash-safe state: nothing already submitted is submitted again. Every stage of every
+group is a task of one `StageScheduler` over one polling loop: a candidate's compliance jobs are submitted as soon
+as its generation run is final, a ranking pair's as soon as both candidates' are, the report when all are. A
+budget is shared by every run of the experiment; `experiment.json` records each task's state.
 """
 
 from __future__ import annotations
@@ -21,23 +22,18 @@ from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_json
 from speceval.batch.budget import Budget
-from speceval.batch.engine import BatchEngine, EngineOptions, run_engines
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.engine import EngineOptions
 from speceval.batch.records import SCHEMA_VERSION, utcnow
-from speceval.batch.store import RunStore
 from speceval.cli.judge_config import load_config
 from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError, InputError
-from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
+from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry, SpecEntry
+from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
+from speceval.experiments.stages import StageContext, build_tasks, resolve_path, stage_overview
 from speceval.inputs import load_inputs
 from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
 from speceval.paths import safe_filename
-from speceval.pipelines.candidates import resolve_candidates
-from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-from speceval.pipelines.judge_run import JudgeSettings
-from speceval.pipelines.ranking import BatchedRankingPipeline
-from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.providers.registry import resolve_org
 from speceval.spec import load_spec
 
 logger = logging.getLogger(__name__)
@@ -78,7 +74,8 @@ class ExperimentState(BaseModel):
     config_sha256: str
     variations: dict[str, dict[str, Any]] = Field(description="variation name → its settings")
     generation_runs: list[str]
-    stages_done: list[str] = Field(default_factory=list)
+    stages_done: list[str] = Field(default_factory=list, description="stages whose every task has finished")
+    tasks: dict[str, TaskState] = Field(default_factory=dict, description="task → its state (see stages.py)")
     status: str = "running"
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
@@ -147,79 +144,35 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
                            timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
                            budget=budget)
     with _providers(output_dir, offline) as options_for:
-        if "generation" in config.stages and "generation" not in state.stages_done:
-            say(f"generation: {sum(len(g.runs) for g in groups)} run(s)")
-            if not _generate(groups, base, engine, options_for, offline):
-                return _stopped(output_dir, state, "generation has work outstanding")
-            _done(output_dir, state, "generation")
-        for stage in ("compliance", "ranking"):
-            if stage in config.stages and config.judges and stage not in state.stages_done:
-                for group in groups:
-                    for judge in config.judges:
-                        say(f"{stage}: {group.label}, judge {judge.model}")
-                        if not _judge(stage, group, judge, config, base, output_dir, engine, options_for, offline):
-                            return _stopped(output_dir, state, f"{stage} of {group.label} has work outstanding")
-                _done(output_dir, state, stage)
-    report = None
-    if "report" in config.stages:
-        from speceval.analysis.report import build_report
+        ctx = StageContext(config, base, output_dir, engine, options_for, offline)
+        done = {key for key, task_state in state.tasks.items() if task_state is TaskState.FINISHED}
+        tasks = build_tasks(ctx, groups, done)
+        say(f"{len(tasks)} task(s): {stage_overview(tasks)}")
 
-        report = build_report([output_dir], output_dir / "report").html_path
-        _done(output_dir, state, "report")
+        def changed(task: StageTask) -> None:
+            state.tasks[task.key] = task.state
+            state.stages_done = _stages_done(config, tasks)
+            _save(output_dir, state)
+            detail = f" ({task.outstanding} request(s) outstanding)" if task.state is TaskState.STOPPED else ""
+            if task.state is not TaskState.WAITING:
+                say(f"{task.key}: {task.state.value}{detail} | {stage_overview(tasks)}")
+
+        finished = StageScheduler(tasks, on_change=changed, deadline=ctx.deadline).run()
+    if not finished:
+        unfinished = [task.key for task in tasks if task.state is not TaskState.FINISHED]
+        more = " ..." if len(unfinished) > 3 else ""
+        return _stopped(output_dir, state, f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): "
+                                           f"{', '.join(unfinished[:3])}{more}")
     state.status = "finished"
     _save(output_dir, state)
-    return ExperimentOutcome(True, "finished", output_dir, report)
+    return ExperimentOutcome(True, "finished", output_dir, ctx.report)
 
 
-# -- stages -------------------------------------------------------------------------------------------------
-
-
-def _generate(groups: list[Group], base: Path, engine: EngineOptions,
-              options_for: Callable[[str], dict[str, Any]], offline: bool) -> bool:
-    runs: list[tuple[BatchEngine, Any]] = []
-    pipelines = []
-    for group in groups:
-        for run in group.runs:
-            params = GenerationParams(
-                temperature=float(run.settings.get("temperature", 0.0)),
-                max_tokens=int(run.settings.get("max_tokens", 4096)),
-                system_prompt=run.settings.get("system_prompt"),
-            )
-            config = GenerationConfig(
-                spec_path=_resolve(base, run.spec.spec_path), inputs_dir=_resolve(base, run.spec.inputs_dir),
-                model_name=run.candidate.model, spec_name=run.spec.name, org=run.candidate.org, params=params,
-                engine=engine, offline=offline,
-            )
-            pipeline = BatchedGenerationPipeline(config, run_dir=run.run_dir)
-            pipeline.write_manifest()
-            options = options_for(pipeline.provider)
-            model = create_batched_model(run.candidate.model, pipeline.provider, params, **options)
-            pipelines.append(pipeline)
-            runs.append((BatchEngine(model, RunStore(run.run_dir), engine), pipeline.inputs))
-    summaries = run_engines(runs)
-    for pipeline, summary in zip(pipelines, summaries, strict=True):
-        pipeline.record(summary)
-    return all(s.finished for s in summaries)
-
-
-def _judge(stage: str, group: Group, judge: JudgeEntry, config: ExperimentConfig, base: Path, output_dir: Path,
-           engine: EngineOptions, options_for: Callable[[str], dict[str, Any]], offline: bool) -> bool:
-    settings = JudgeSettings(
-        spec_path=_resolve(base, group.spec.spec_path), judge_model=judge.model, judge_org=judge.org,
-        spec_name=group.spec.name,
-        output_dir_base=output_dir / stage / safe_filename(group.spec.name) / safe_filename(group.variation)
-        / f"run{group.repeat}",
-        params=GenerationParams(temperature=0.0, max_tokens=config.engine.max_tokens), engine=engine,
-        offline=offline,
-    )
-    candidates = resolve_candidates([run.run_dir for run in group.runs])
-    provider = resolve_org(judge.model, judge.org).org
-    model: BatchedModel = create_batched_model(judge.model, provider, settings.params, **options_for(provider))
-    if stage == "compliance":
-        summaries, _ = BatchedComplianceJudge(settings, candidates, judge.mode).run(model)
-    else:
-        summaries, _, _ = BatchedRankingPipeline(settings, candidates).run(model)
-    return all(s.finished for s in summaries)
+def _stages_done(config: ExperimentConfig, tasks: list[StageTask]) -> list[str]:
+    """The stages (in their canonical order) that have tasks, all finished."""
+    return [stage for stage in ALL_STAGES if stage in config.stages
+            and any(t.stage == stage for t in tasks)
+            and all(t.state is TaskState.FINISHED for t in tasks if t.stage == stage)]
 
 
 # -- helpers ------------------------------------------------------------------------------------------------
@@ -263,20 +216,13 @@ def _save(output_dir: Path, state: ExperimentState) -> None:
     atomic_write_json(output_dir / STATE_NAME, state)
 
 
-def _done(output_dir: Path, state: ExperimentState, stage: str) -> None:
-    state.stages_done.append(stage)
-    _save(output_dir, state)
-
-
 def _stopped(output_dir: Path, state: ExperimentState, reason: str) -> ExperimentOutcome:
     state.status = "stopped"
     _save(output_dir, state)
     return ExperimentOutcome(False, reason, output_dir)
 
 
-def _resolve(base: Path, path: Path) -> Path:
-    """Paths in an experiment file are relative to the file."""
-    return path if path.is_absolute() else base / path
+_resolve = resolve_path
 
 
 def _line_of(text: str, value: str) -> int | None:

@@ -1,0 +1,160 @@
+"""A scheduler of stage tasks with dependencies, over one `EngineLoop`.
+
+A task is one unit of an experiment's work (a candidate's generation run, its compliance judging, a pair's
+ranking, the report). It starts the moment every task it needs has finished: its engines join the running loop
+and submit in the same polling round. So a fast candidate's answers are being judged while a slow candidate is
+still generating, and the experiment takes about its critical path rather than the sum of its stages.
+
+A task that stops early (timeout, budget) leaves its dependents unstarted (`blocked`); every engine's state is on
+disk, so running the experiment again resumes each task where it stopped, and starts what it blocked.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from speceval.batch.engine import Engine
+from speceval.batch.loop import EngineLoop
+from speceval.batch.progress import EngineSummary
+from speceval.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+EngineRuns = list[tuple[Engine, Any]]
+
+
+class TaskState(StrEnum):
+    """Where a task is."""
+
+    WAITING = "waiting"
+    """Some task it needs has not finished yet."""
+    RUNNING = "running"
+    """Its engines are in the loop (jobs submitted or being polled)."""
+    FINISHED = "finished"
+    """Every request has a final outcome and its outputs are written."""
+    STOPPED = "stopped"
+    """Its engines stopped with work outstanding (timeout or budget); run the experiment again to continue."""
+    BLOCKED = "blocked"
+    """A task it needs stopped, or the experiment ran out of time before it could start."""
+
+
+@dataclass
+class StageTask:
+    """One task: how to start its engines, and what to do once they have all stopped.
+
+    Attributes:
+        key: unique name, e.g. `compliance openai/v0/run1 judge=gpt-4.1 gpt-4.1-mini`.
+        stage: the experiment stage it belongs to (generation, compliance, ranking, report).
+        needs: keys of the tasks that must finish first.
+        start: builds the task's engines and their items (none: the task is done once `finish` returns).
+        finish: called with the engines' summaries (in `start` order) once all have stopped; writes outputs.
+        abort: called instead of `finish` when the loop is interrupted while the task runs.
+    """
+
+    key: str
+    stage: str
+    needs: tuple[str, ...]
+    start: Callable[[], EngineRuns]
+    finish: Callable[[list[EngineSummary]], None]
+    abort: Callable[[], None] = lambda: None
+    state: TaskState = TaskState.WAITING
+    summaries: dict[int, EngineSummary] = field(default_factory=dict)
+    engine_count: int = 0
+
+    @property
+    def outstanding(self) -> int:
+        """Requests of its stopped engines without a final outcome."""
+        return sum(s.outstanding for s in self.summaries.values())
+
+
+class StageScheduler:
+    """Runs tasks in dependency order, each as soon as it can, all engines in one polling loop."""
+
+    def __init__(
+        self,
+        tasks: Sequence[StageTask],
+        *,
+        on_change: Callable[[StageTask], None] | None = None,
+        deadline: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.tasks = {task.key: task for task in tasks}
+        if len(self.tasks) != len(tasks):
+            raise ConfigError("two experiment tasks have the same key; every run must have its own directory")
+        for task in tasks:
+            unknown = [need for need in task.needs if need not in self.tasks]
+            if unknown:
+                raise ConfigError(f"task {task.key!r} needs unknown task(s): {', '.join(unknown)}")
+        self._on_change = on_change or (lambda task: None)
+        self._deadline = deadline
+        self._clock = clock
+        self._loop = EngineLoop(sleep=sleep)
+        self._owner: dict[int, StageTask] = {}
+
+    def run(self) -> bool:
+        """Run every task that can run; True when all finished."""
+        try:
+            self._start_ready()
+            self._loop.run(self._engine_stopped)
+        except BaseException:
+            for task in self.tasks.values():
+                if task.state is TaskState.RUNNING:
+                    task.abort()
+                    self._set(task, TaskState.STOPPED)
+            raise
+        for task in self.tasks.values():
+            if task.state is TaskState.WAITING:
+                self._set(task, TaskState.BLOCKED)
+        return all(task.state is TaskState.FINISHED for task in self.tasks.values())
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _start_ready(self) -> None:
+        """Start every waiting task whose needs have finished (repeatedly: a task without engines finishes at once
+        and may make others ready)."""
+        progressed = True
+        while progressed:
+            progressed = False
+            for task in self.tasks.values():
+                if task.state is not TaskState.WAITING or not self._needs_met(task):
+                    continue
+                if self._deadline is not None and self._clock() >= self._deadline:
+                    return  # out of time: nothing new is started (or paid for); the rerun starts it
+                self._set(task, TaskState.RUNNING)
+                runs = task.start()
+                task.engine_count = len(runs)
+                if not runs:
+                    self._complete(task)
+                    progressed = True
+                    continue
+                for engine, items in runs:
+                    index = self._loop.add(engine, items)
+                    self._owner[index] = task
+
+    def _needs_met(self, task: StageTask) -> bool:
+        return all(self.tasks[need].state is TaskState.FINISHED for need in task.needs)
+
+    def _engine_stopped(self, index: int, summary: EngineSummary) -> None:
+        task = self._owner[index]
+        task.summaries[index] = summary
+        if len(task.summaries) == task.engine_count:
+            self._complete(task)
+            if task.state is TaskState.FINISHED:
+                self._start_ready()
+
+    def _complete(self, task: StageTask) -> None:
+        summaries = [task.summaries[index] for index in sorted(task.summaries)]
+        task.finish(summaries)
+        finished = all(summary.finished for summary in summaries)
+        self._set(task, TaskState.FINISHED if finished else TaskState.STOPPED)
+
+    def _set(self, task: StageTask, state: TaskState) -> None:
+        task.state = state
+        logger.info("%s: %s", task.key, state.value)
+        self._on_change(task)

@@ -1,0 +1,267 @@
+"""The tasks of an experiment and what each needs: the grid as a graph for `StageScheduler`.
+
+Per group (spec × variation × repeat): one generation task per candidate; per judge, one compliance task per
+candidate (needs that candidate's generation) and one ranking task per pair of candidates, both orders (needs
+both generations); with three or more candidates, a last ranking task rewrites the judge's position-consistency
+file over all pairs. The report needs everything. Every task writes where the unpipelined runner wrote, so an
+experiment started by either resumes under the other.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import EngineSummary
+from speceval.batch.store import RunStore
+from speceval.experiments.config import ExperimentConfig, JudgeEntry
+from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
+from speceval.manifest import RunManifest
+from speceval.paths import safe_filename
+from speceval.pipelines.candidates import resolve_candidates
+from speceval.pipelines.compliance import BatchedComplianceJudge
+from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+from speceval.pipelines.judge_run import (
+    JudgeSettings,
+    JudgeTarget,
+    mark_stopped,
+    record_targets,
+    target_engines,
+    write_manifest,
+)
+from speceval.pipelines.ranking import BatchedRankingPipeline
+from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.spec import Specification
+
+if TYPE_CHECKING:
+    from speceval.experiments.runner import GenerationRun, Group
+
+
+class JudgePipeline(Protocol):
+    """What the compliance and ranking pipelines share, as far as a task needs."""
+
+    @property
+    def targets(self) -> list[JudgeTarget]: ...
+
+    spec: Specification
+    spec_name: str
+    provider: str
+
+    def write_verdicts(self) -> Any: ...
+
+
+@dataclass
+class StageContext:
+    """What every task of one experiment run shares.
+
+    Attributes:
+        config: the experiment file.
+        base: the experiment file's folder (paths in it are relative to it).
+        output_dir: the experiment's output folder.
+        engine: engine options of every run (the budget in it is shared by all).
+        options_for: provider options (base URL, key) per provider.
+        offline: answers come from the emulator (recorded in every run's manifest).
+        report: set by the report task to the report it wrote.
+    """
+
+    config: ExperimentConfig
+    base: Path
+    output_dir: Path
+    engine: EngineOptions
+    options_for: Callable[[str], dict[str, Any]]
+    offline: bool
+    report: Path | None = None
+    started: float = field(default_factory=time.monotonic)
+    _judges: dict[tuple[str, str | None], BatchedModel] = field(default_factory=dict)
+
+    @property
+    def deadline(self) -> float:
+        """When the experiment's timeout ends (monotonic clock): no task starts after it."""
+        return self.started + self.engine.timeout_hours * 3600
+
+    def engine_options(self) -> EngineOptions:
+        """The engine options for a task starting now: its timeout is what is left of the experiment's."""
+        left = max(self.deadline - time.monotonic(), 0.0)
+        return replace(self.engine, timeout_hours=left / 3600)
+
+    def judge_model(self, judge: JudgeEntry) -> BatchedModel:
+        """One client per judge, shared by all its tasks."""
+        key = (judge.model, judge.org)
+        if key not in self._judges:
+            provider = resolve_org(judge.model, judge.org).org
+            params = GenerationParams(temperature=0.0, max_tokens=self.config.engine.max_tokens)
+            self._judges[key] = create_batched_model(judge.model, provider, params, **self.options_for(provider))
+        return self._judges[key]
+
+    def resolve(self, path: Path) -> Path:
+        """A path of the experiment file, resolved against its folder."""
+        return resolve_path(self.base, path)
+
+
+def resolve_path(base: Path, path: Path) -> Path:
+    """Paths in an experiment file are relative to the file."""
+    return path if path.is_absolute() else base / path
+
+
+def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[StageTask]:
+    """Every task of the experiment; tasks in `done` (finished by an earlier run) finish at once without work.
+
+    The report task is never in `done`: it is rebuilt on every run, as before.
+    """
+    stages = ctx.config.stages
+    tasks: list[StageTask] = []
+    for group in groups:
+        generation = {run.candidate.model: _key("generation", group, run.candidate.model) for run in group.runs}
+        if "generation" in stages:
+            tasks += [_generation(ctx, run, generation[run.candidate.model]) for run in group.runs]
+        needs = generation if "generation" in stages else {}
+        for judge in ctx.config.judges:
+            if "compliance" in stages:
+                for run in group.runs:
+                    key = _key("compliance", group, f"judge={judge.model}", run.candidate.model)
+                    tasks.append(_judging(ctx, "compliance", key, group, judge, [run],
+                                          _needed(needs, [run])))
+            if "ranking" in stages:
+                pairs = list(itertools.combinations(group.runs, 2))
+                pair_keys = []
+                for pair in pairs:
+                    key = _key("ranking", group, f"judge={judge.model}", " vs ".join(r.candidate.model for r in pair))
+                    pair_keys.append(key)
+                    tasks.append(_judging(ctx, "ranking", key, group, judge, list(pair), _needed(needs, pair)))
+                if len(pairs) > 1:
+                    key = _key("ranking", group, f"judge={judge.model}", "position consistency")
+                    tasks.append(_consistency(ctx, key, group, judge, tuple(pair_keys)))
+    if "report" in stages:
+        tasks.append(_report(ctx, tuple(task.key for task in tasks)))
+    for task in tasks:
+        if task.key in done and task.stage != "report":
+            task.start, task.finish = (lambda: []), (lambda summaries: None)
+    return tasks
+
+
+def stage_overview(tasks: list[StageTask]) -> str:
+    """One line per stage kind: e.g. `generation 3/4 finished, 1 running · compliance 1/4 finished, 3 waiting`."""
+    parts = []
+    for stage in dict.fromkeys(task.stage for task in tasks):
+        of_stage = [task for task in tasks if task.stage == stage]
+        counts = {state: sum(task.state is state for task in of_stage) for state in TaskState}
+        finished = counts.pop(TaskState.FINISHED)
+        rest = ", ".join(f"{n} {state.value}" for state, n in counts.items() if n)
+        parts.append(f"{stage} {finished}/{len(of_stage)} finished" + (f", {rest}" if rest else ""))
+    return " · ".join(parts)
+
+
+# -- tasks --------------------------------------------------------------------------------------------------
+
+
+def _key(stage: str, group: Group, *parts: str) -> str:
+    return " ".join((stage, group.label, *parts))
+
+
+def _needed(generation: dict[str, str], runs: tuple[GenerationRun, ...] | list[GenerationRun]) -> tuple[str, ...]:
+    return tuple(generation[run.candidate.model] for run in runs if run.candidate.model in generation)
+
+
+def _generation(ctx: StageContext, run: GenerationRun, key: str) -> StageTask:
+    holder: dict[str, BatchedGenerationPipeline] = {}
+
+    def start() -> EngineRuns:
+        settings = run.settings
+        params = GenerationParams(
+            temperature=float(settings.get("temperature", 0.0)),
+            max_tokens=int(settings.get("max_tokens", ctx.config.engine.max_tokens)),
+            system_prompt=settings.get("system_prompt"),
+        )
+        options = ctx.engine_options()
+        config = GenerationConfig(
+            spec_path=ctx.resolve(run.spec.spec_path), inputs_dir=ctx.resolve(run.spec.inputs_dir),
+            model_name=run.candidate.model, spec_name=run.spec.name, org=run.candidate.org, params=params,
+            engine=options, offline=ctx.offline,
+        )
+        pipeline = holder["pipeline"] = BatchedGenerationPipeline(config, run_dir=run.run_dir)
+        pipeline.write_manifest()
+        model = create_batched_model(run.candidate.model, pipeline.provider, params,
+                                     **ctx.options_for(pipeline.provider))
+        return [(BatchEngine(model, RunStore(run.run_dir), options), pipeline.inputs)]
+
+    def finish(summaries: list[EngineSummary]) -> None:
+        holder["pipeline"].record(summaries[0])
+
+    def abort() -> None:
+        if "pipeline" in holder:
+            _stopped(holder["pipeline"].write_manifest(), run.run_dir)
+
+    return StageTask(key, "generation", (), start, finish, abort)
+
+
+def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEntry) -> JudgeSettings:
+    return JudgeSettings(
+        spec_path=ctx.resolve(group.spec.spec_path), judge_model=judge.model, judge_org=judge.org,
+        spec_name=group.spec.name,
+        output_dir_base=ctx.output_dir / stage / safe_filename(group.spec.name) / safe_filename(group.variation)
+        / f"run{group.repeat}",
+        params=GenerationParams(temperature=0.0, max_tokens=ctx.config.engine.max_tokens),
+        engine=ctx.engine_options(), offline=ctx.offline,
+    )
+
+
+def _pipeline(settings: JudgeSettings, stage: str, judge: JudgeEntry,
+              runs: list[GenerationRun] | tuple[GenerationRun, ...]) -> JudgePipeline:
+    candidates = resolve_candidates([run.run_dir for run in runs])
+    if stage == "compliance":
+        return BatchedComplianceJudge(settings, candidates, judge.mode)
+    return BatchedRankingPipeline(settings, candidates)
+
+
+def _judging(ctx: StageContext, stage: str, key: str, group: Group, judge: JudgeEntry, runs: list[GenerationRun],
+             needs: tuple[str, ...]) -> StageTask:
+    """A compliance task (one candidate) or a ranking task (one pair, both orders)."""
+    held: dict[str, Any] = {}
+
+    def start() -> EngineRuns:
+        settings = _judge_settings(ctx, stage, group, judge)
+        pipeline = held["pipeline"] = _pipeline(settings, stage, judge, runs)
+        held["manifests"] = [
+            write_manifest(target, stage, settings, pipeline.spec_name, pipeline.spec.sha256, pipeline.provider)
+            for target in pipeline.targets
+        ]
+        return list(target_engines(ctx.judge_model(judge), pipeline.targets, settings.engine))
+
+    def finish(summaries: list[EngineSummary]) -> None:
+        record_targets(held["pipeline"].targets, held["manifests"], summaries)
+        held["pipeline"].write_verdicts()
+
+    def abort() -> None:
+        if "manifests" in held:
+            mark_stopped(held["pipeline"].targets, held["manifests"])
+
+    return StageTask(key, stage, needs, start, finish, abort)
+
+
+def _consistency(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, needs: tuple[str, ...]) -> StageTask:
+    """Each pair's task writes the position-consistency file of its own pair; this one writes it over all pairs."""
+
+    def finish(summaries: list[EngineSummary]) -> None:
+        _pipeline(_judge_settings(ctx, "ranking", group, judge), "ranking", judge, group.runs).write_verdicts()
+
+    return StageTask(key, "ranking", needs, lambda: [], finish)
+
+
+def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
+    def finish(summaries: list[EngineSummary]) -> None:
+        from speceval.analysis.report import build_report  # plotting libraries load only when a report is due
+
+        ctx.report = build_report([ctx.output_dir], ctx.output_dir / "report").html_path
+
+    return StageTask("report", "report", needs, lambda: [], finish)
+
+
+def _stopped(manifest: RunManifest, run_dir: Path) -> None:
+    manifest.status = "stopped"
+    manifest.save(run_dir)

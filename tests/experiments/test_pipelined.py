@@ -1,0 +1,99 @@
+"""Pipelined experiments: a candidate's judging starts as soon as its own generation is final, not when the slowest
+candidate's is; ranking waits for both candidates of its pair; progress names every task's state."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from speceval.emulator import Emulator, FaultConfig
+from speceval.experiments.runner import run_experiment
+from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY, cli_env
+from tests.independent.openai_server import IndependentOpenAIServer
+
+SLOW = "gpt-4.1-mini-2025-04-14"
+FAST = "gpt-4.1-nano-2025-04-14"
+JUDGE = "gpt-4.1-2025-04-14"
+SLOW_SECONDS = 3.0
+
+
+def experiment_file(tmp_path: Path, stages: str = "[generation, compliance, ranking, report]") -> Path:
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"""experiment_name: pipelined
+output_dir: out
+specs:
+  - name: openai
+    spec_path: {SAMPLE_SPEC}
+    inputs_dir: {SAMPLE_INPUTS}
+candidates:
+  - model: {SLOW}
+  - model: {FAST}
+judges:
+  - model: {JUDGE}
+stages: {stages}
+engine:
+  poll_interval: 0.2
+""")
+    return path
+
+
+def batch_ids(folder: Path) -> set[str]:
+    """The provider jobs recorded under `folder` (every run's metadata/<batch_id>.json)."""
+    return {json.loads(p.read_text())["batch_id"] for p in folder.rglob("metadata/*.json")}
+
+
+def test_a_fast_candidate_is_judged_while_the_slow_one_still_generates(tmp_path, monkeypatch):
+    faults = FaultConfig(turnaround_seconds=0.1, turnaround_by_model={SLOW: SLOW_SECONDS})
+    messages: list[str] = []
+    with Emulator(faults=faults) as emulator:
+        monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        outcome = run_experiment(experiment_file(tmp_path), observer=messages.append)
+        jobs = {job.id: job for job in emulator.list_jobs("openai")}
+    assert outcome.finished and outcome.report is not None
+    out = tmp_path / "out"
+    created = {job_id: job.created_at for job_id, job in jobs.items()}
+    slow_generation = batch_ids(out / "generations" / "openai" / "default" / "run1" / SLOW)
+    slow_ends = max(created[i] + SLOW_SECONDS for i in slow_generation)
+    fast_judged = batch_ids(out / "compliance" / "openai" / "default" / "run1" / "spec_openai"
+                            / f"judge_{JUDGE}" / FAST)
+    slow_judged = batch_ids(out / "compliance") - fast_judged
+    ranked = batch_ids(out / "ranking")
+    assert slow_generation and fast_judged and slow_judged and ranked
+    assert min(created[i] for i in fast_judged | slow_judged | ranked) < slow_ends  # the point of pipelining
+    assert max(created[i] for i in fast_judged) < slow_ends
+    # ...and nothing that needs the slow candidate's answers was sent before they existed.
+    assert min(created[i] for i in slow_judged | ranked) >= slow_ends
+    # Progress names each task's state as it changes, with an overview of every stage.
+    assert any(f"compliance openai/default/run1 judge={JUDGE} {FAST}: finished" in m for m in messages)
+    assert any("generation 1/2 finished, 1 running" in m for m in messages)
+    state = json.loads((out / "experiment.json").read_text())
+    assert set(state["tasks"].values()) == {"finished"} and len(state["tasks"]) == 2 + 2 + 1 + 1
+
+
+def test_against_an_independent_server_the_first_judge_job_precedes_the_slow_generation_end(tmp_path):
+    """The issue's scenario: one candidate's jobs take 25 s, the other's finish at once (OpenAI wire per spec)."""
+    with IndependentOpenAIServer(turnaround={SLOW: 25.0}) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        command = [sys.executable, "-m", "speceval", "run", str(experiment_file(tmp_path))]
+        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20  # well inside the slow candidate's 25 s
+        while not any(batch["model"] == JUDGE for batch in server.batches):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        batches = server.batches
+        proc.kill()
+        _, stderr = proc.communicate()
+    if not any(batch["model"] == JUDGE for batch in batches):
+        pytest.fail(f"no judge job within 20 s; speceval said: {stderr.decode()[-2000:]}")
+    slow = [batch for batch in batches if batch["model"] == SLOW]
+    first_judge = next(i for i, batch in enumerate(batches) if batch["model"] == JUDGE)
+    assert slow and all(batch["status"] == "in_progress" for batch in slow)
+    assert all(batches.index(batch) < first_judge for batch in slow)  # created before, and still running
