@@ -455,7 +455,7 @@ class BatchEngine:
         for custom_id, ref in requests.items():
             by_statement.setdefault(ref.statement_id, []).append((custom_id, ref.original_index))
         counts: Counter[Outcome] = Counter()
-        input_tokens = output_tokens = 0
+        usage = Usage()
         # One statement at a time: its inputs file and results file are read, updated and written once, so
         # memory follows the job's size, not the run's.
         for statement_id, members in by_statement.items():
@@ -483,13 +483,11 @@ class BatchEngine:
                 existing[index] = result
                 state.ledger.record(statement_id, result, count_usage=not again)
                 counts[result.outcome] += 1
-                if outcome.usage:
-                    input_tokens += outcome.usage.input_tokens
-                    output_tokens += outcome.usage.output_tokens
+                usage.add(outcome.usage)
             self.store.write_results(statement_id, existing)
         record.collected = True
         record.outcome_counts = dict(counts)
-        record.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+        record.usage = usage
         record.updated_at = utcnow()
         self._save(record, requests)
         state.ledger.set_flight(requests.values(), False)
@@ -561,7 +559,7 @@ class BatchEngine:
             outstanding=outstanding,
             active_jobs=len(state.active),
             jobs=state.jobs,
-            usage=Usage(input_tokens=state.ledger.input_tokens, output_tokens=state.ledger.output_tokens),
+            usage=state.ledger.usage.model_copy(),
         )
 
     def _finish(self, state: _State, reason: StopReason) -> EngineSummary:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from speceval.batch.records import ItemRef, Outcome, ResultRecord
+from speceval.batch.records import ItemRef, Outcome, ResultRecord, Usage
 
 _CODES: tuple[Outcome | None, ...] = (None, *Outcome)  # code 0 = no outcome yet
 _CODE_OF = {outcome: code for code, outcome in enumerate(_CODES) if outcome is not None}
@@ -79,8 +79,7 @@ class Ledger:
                 attempts=bytearray(n),
                 flight=bytearray(n),
             )
-        self.input_tokens = 0
-        self.output_tokens = 0
+        self.usage = Usage()
 
     # -- queries ------------------------------------------------------------------------------------------
 
@@ -166,9 +165,8 @@ class Ledger:
         statement.outcome[pos] = _CODE_OF[result.outcome]
         statement.retryable[pos] = 1 if (result.error is not None and result.error.retryable) else 0
         statement.attempts[pos] = min(result.attempts, 255)
-        if count_usage and result.usage is not None:
-            self.input_tokens += result.usage.input_tokens
-            self.output_tokens += result.usage.output_tokens
+        if count_usage:
+            self.usage.add(result.usage)
 
 
 def final_outcome(outcome: Outcome | None, retryable: bool, attempts: int, max_attempts: int) -> bool:

@@ -24,7 +24,6 @@ from speceval.atomic import atomic_write_json
 from speceval.batch.budget import Budget
 from speceval.batch.engine import EngineOptions
 from speceval.batch.records import SCHEMA_VERSION, utcnow
-from speceval.cli.judge_config import load_config
 from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError, InputError
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry, SpecEntry
@@ -33,6 +32,7 @@ from speceval.experiments.stages import StageContext, build_tasks, resolve_path,
 from speceval.inputs import load_inputs
 from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
 from speceval.paths import safe_filename
+from speceval.pipelines.judge_config import load_config
 from speceval.providers.registry import resolve_org
 from speceval.spec import load_spec
 

@@ -240,6 +240,11 @@ def render_ranking(
     )
 
 
+def shared_prefix_key(prefix: str) -> str:
+    """A short stable name for a shared prefix (OpenAI's `prompt_cache_key`: at most 64 characters)."""
+    return "speceval-" + hashlib.sha256(prefix.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def split_shared_prefix(prompt: str) -> tuple[str, str] | None:
     """A cache-shaped judge prompt cut into (the part its statement's requests share, the rest); else None.
 

@@ -28,6 +28,7 @@ from speceval.batch.records import (
     Usage,
 )
 from speceval.errors import TransientProviderError
+from speceval.judging.prompts import shared_prefix_key, split_shared_prefix
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
 from speceval.providers.wire import encode_line
@@ -96,6 +97,11 @@ class OpenAIBatchedModel(BatchedModel):
         }
         if self.params.temperature is not None:
             body["temperature"] = self.params.temperature
+        shared = split_shared_prefix(prompt)
+        if shared is not None:
+            # Prefixes of 1,024+ tokens are cached automatically; a key per shared prefix (one per statement and
+            # judge run) routes a statement's requests to the same cache.
+            body["prompt_cache_key"] = shared_prefix_key(shared[0])
         return encode_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
 
     # -- submission ---------------------------------------------------------------------------------------
@@ -250,9 +256,11 @@ def parse_result_line(line: str, file_id: str, job_state: JobState = JobState.CO
 
 def _succeeded(custom_id: str, body: dict[str, Any]) -> RequestOutcome:
     usage_data = body.get("usage") or {}
+    details = usage_data.get("prompt_tokens_details") or {}
     usage = Usage(
-        input_tokens=int(usage_data.get("prompt_tokens") or 0),
+        input_tokens=int(usage_data.get("prompt_tokens") or 0),  # cached tokens included
         output_tokens=int(usage_data.get("completion_tokens") or 0),
+        cached_input_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
     )
     try:
         message = body["choices"][0]["message"]
