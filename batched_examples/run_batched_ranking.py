@@ -2,7 +2,7 @@
 
     python -m batched_examples.run_batched_ranking --config-file CONFIG.yaml [--offline]
 
-Keys and flags: `--help` and `speceval.cli.judge_config`; the work is done by `speceval.pipelines.ranking`.
+Keys and flags: `--help` and `speceval.pipelines.judge_config`; the work is done by `speceval.pipelines.ranking`.
 Run the same command again to resume.
 """
 

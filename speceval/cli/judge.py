@@ -1,7 +1,8 @@
 """`run_batched_binary_compliance` and `run_batched_ranking`: flags, YAML, offline mode, progress and summaries.
 
 Both commands are resumable by running them again with the same configuration: the output directories hold
-all state, so nothing already judged is sent again.
+all state, so nothing already judged is sent again. The original SpecEval's YAML files are read as they are
+(`speceval.pipelines.judge_config`), including their Vertex AI buckets and API keys.
 """
 
 from __future__ import annotations
@@ -15,22 +16,29 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Literal
 
-from rich.table import Table
-
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
-from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
-from speceval.batch.records import BatchRecord
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import StopReason
 from speceval.cli.console import ProgressObserver, console, setup_logging, stdout, synthetic_banner
+from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode, run_command
-from speceval.cli.judge_config import ComplianceFileConfig, JudgeFileConfig, RankingFileConfig, load_config
+from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.costs import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.pipelines.candidates import Candidate, resolve_candidates
-from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
-from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings, JudgeTarget
-from speceval.pipelines.position import PositionReport
-from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
+from speceval.pipelines.compliance import BatchedComplianceJudge
+from speceval.pipelines.judge_config import (
+    VERTEX_KEYS,
+    ComplianceFileConfig,
+    JudgeFileConfig,
+    RankingFileConfig,
+    judge_provider,
+    load_config,
+    yaml_api_key,
+)
+from speceval.pipelines.judge_run import JudgeSettings, plan_targets, write_manifest
+from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import PROVIDERS, create_batched_model
 
 Kind = Literal["compliance", "ranking"]
@@ -40,30 +48,32 @@ DEFAULT_TIMEOUT_HOURS = 24.0
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
-_FAILURES = (JudgeOutcome.JUDGE_ERRORED, JudgeOutcome.JUDGE_EXPIRED, JudgeOutcome.JUDGE_CANCELLED,
-             JudgeOutcome.JUDGE_MISSING)
+# The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
+_KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
+              "google_api_key": "GOOGLE_API_KEY"}
 
 
 def build_parser(kind: Kind) -> argparse.ArgumentParser:
     """The parser of one judge command. Every flag defaults to None: 'not given' never overrides the YAML."""
-    script = "run_batched_binary_compliance" if kind == "compliance" else "run_batched_ranking"
     parser = argparse.ArgumentParser(
-        prog=f"python -m batched_examples.{script}",
+        prog=f"python -m batched_examples.{_script(kind)}",
         description=(
             "Judge candidates' answers for compliance with their statements." if kind == "compliance" else
             "Compare candidates two at a time (every ordered pair, both orders) on their shared inputs."
         ),
         epilog="Run the same command again to resume: nothing already judged is sent twice.",
+        allow_abbrev=False,
     )
     parser.add_argument("--config-file", type=Path, help="YAML file with the keys below (flags override it)")
     parser.add_argument("--spec-path", type=Path, help="the spec JSONL the candidates answered")
     parser.add_argument("--spec-name", help="label of the spec in output paths (default: the spec file's stem)")
     parser.add_argument("--candidate-generation-dirs", type=Path, nargs="+", metavar="DIR",
-                        help="generation run directories (replaces the YAML list); names come from each run.json")
+                        help="generation run directories or their results/ folders (replaces the YAML list)")
     prefix = "compliance" if kind == "compliance" else "ranking"
     parser.add_argument(f"--{prefix}-judge-model-name", dest="judge_model", help="the judge model")
     parser.add_argument(f"--{prefix}-judge-org", dest="judge_org",
-                        help=f"the judge's provider: {', '.join(PROVIDERS)} (default: from the model name)")
+                        help=f"the judge's provider: {', '.join(PROVIDERS)} (default: from the model name); "
+                        "google with --input-bucket/--output-bucket is Vertex AI")
     if kind == "compliance":
         parser.add_argument("--mode", choices=("binary", "likert"), help="binary verdicts (default) or 1-5 ratings")
     parser.add_argument("--output-dir-base", type=Path, help=f"default: {DEFAULT_OUTPUT[kind]}")
@@ -74,8 +84,20 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
                         help=f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})")
     parser.add_argument("--timeout-hours", type=float, help=f"stop waiting after this long ({DEFAULT_TIMEOUT_HOURS:g})")
     parser.add_argument("--max-attempts", type=int, help=f"jobs one request may be sent in ({DEFAULT_MAX_ATTEMPTS})")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="write the request files and print the estimated cost; submit nothing")
+    parser.add_argument("--budget-usd", type=float,
+                        help="stop submitting when the next job's estimated cost would exceed this")
+    parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic verdicts)")
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
+    vertex = parser.add_argument_group("vertex", "Vertex AI batch prediction (judge org google with buckets)")
+    vertex.add_argument("--project", help="Google Cloud project (default: YAML project, $GOOGLE_CLOUD_PROJECT)")
+    vertex.add_argument("--location", help="Vertex AI region (default: YAML location, $GOOGLE_CLOUD_LOCATION)")
+    vertex.add_argument("--input-bucket", help="Cloud Storage bucket the request files are uploaded to")
+    vertex.add_argument("--output-bucket", help="Cloud Storage bucket the jobs write their predictions to")
+    for name in _KEY_FLAGS:  # accepted only to say what to do instead
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=argparse.SUPPRESS)
     return parser
 
 
@@ -108,11 +130,24 @@ def _positive(name: str, value: float | int) -> None:
         raise ConfigError(f"--{name} must be positive, got {value}")
 
 
+def _vertex_settings(args: argparse.Namespace, file: JudgeFileConfig) -> dict[str, str]:
+    """Project, location and buckets given as flags or YAML keys (the adapter reads the environment itself)."""
+    return {key: value for key in VERTEX_KEYS if (value := _pick(getattr(args, key), getattr(file, key), None))}
+
+
 def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSettings, list[Candidate], JudgeFileConfig]:
     """Merge YAML, environment and flags into the pipeline's settings and candidates."""
+    given_keys = [f"--{name.replace('_', '-')}" for name in _KEY_FLAGS if getattr(args, name) is not None]
+    if given_keys:
+        variables = ", ".join(_KEY_FLAGS[flag[2:].replace("-", "_")] for flag in given_keys)
+        raise ConfigError(
+            f"{', '.join(given_keys)}: a key on the command line stays in shell history and process lists; "
+            f"set {variables} in the environment instead (or the key in the YAML, used for that run only)"
+        )
     file = _file_config(args, kind)
     judge_model = _pick(args.judge_model, getattr(file, f"{kind}_judge_model_name"), None)
-    judge_org = _pick(args.judge_org, getattr(file, f"{kind}_judge_org"), None)
+    vertex = _vertex_settings(args, file)
+    judge_org = judge_provider(_pick(args.judge_org, getattr(file, f"{kind}_judge_org"), None), vertex)
     spec_path = _pick(args.spec_path, file.spec_path, None)
     missing = [name for name, value in (("spec_path", spec_path), (f"{kind}_judge_model_name", judge_model))
                if value is None]
@@ -137,6 +172,7 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         poll_interval=poll,
         timeout_hours=_pick(args.timeout_hours, file.timeout_hours, DEFAULT_TIMEOUT_HOURS),
         max_attempts=_pick(args.max_attempts, file.max_attempts, DEFAULT_MAX_ATTEMPTS),
+        budget=budget_option(args.budget_usd, args.prices),
     )
     for name in ("batch_size", "poll_interval", "timeout_hours", "max_attempts"):
         _positive(name.replace("_", "-"), getattr(engine, name))
@@ -154,63 +190,12 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         params=params,
         engine=engine,
         offline=args.offline,
+        vertex=vertex if judge_org == "vertex" else {},
     )
     return settings, candidates, file
 
 
-def _api_key(file: JudgeFileConfig, provider: str) -> dict[str, str]:
-    """An API key from the YAML, only when the provider's environment variable is not set (env wins)."""
-    key = {"openai": file.openai_api_key, "anthropic": file.anthropic_api_key, "google": file.google_api_key}.get(
-        provider
-    )
-    if key and not any(os.environ.get(name) for name in PROVIDERS[provider].key_env):
-        return {"api_key": key}
-    return {}
-
-
 # -- running --------------------------------------------------------------------------------------------------
-
-
-class _MultiProgress:
-    """One progress bar over many engines: each engine's view reports its latest summary here."""
-
-    def __init__(self, progress: ProgressObserver):
-        self.progress = progress
-        self.latest: dict[Path, EngineSummary] = {}
-
-    def view(self, target: JudgeTarget) -> EngineObserver:
-        return _EngineView(self, target.run_dir)
-
-    def update(self, key: Path, summary: EngineSummary) -> None:
-        self.latest[key] = summary
-        values = list(self.latest.values())
-        self.progress.started(EngineSummary(
-            reason=StopReason.RUNNING,
-            total_requests=sum(s.total_requests for s in values),
-            outstanding=sum(s.outstanding for s in values),
-            active_jobs=sum(s.active_jobs for s in values),
-        ))
-
-
-class _EngineView(EngineObserver):
-    def __init__(self, parent: _MultiProgress, key: Path):
-        self.parent = parent
-        self.key = key
-
-    def started(self, summary: EngineSummary) -> None:
-        self.parent.update(self.key, summary)
-
-    def waiting(self, seconds: float, summary: EngineSummary) -> None:
-        self.parent.update(self.key, summary)
-
-    def finished(self, summary: EngineSummary) -> None:
-        self.parent.update(self.key, summary)
-
-    def job_submitted(self, record: BatchRecord) -> None:
-        self.parent.progress.job_submitted(record)
-
-    def job_collected(self, record: BatchRecord) -> None:
-        self.parent.progress.job_collected(record)
 
 
 def _run(args: argparse.Namespace, kind: Kind) -> int:
@@ -227,19 +212,25 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
     synthetic = [c.name for c in candidates if c.offline]
     if synthetic:
         console.print(f"[bold yellow]Candidate answers of {', '.join(synthetic)} are SYNTHETIC (offline runs).[/]")
+    legacy = [f"{c.name} ← {c.results_dir}" for c in candidates if c.legacy]
+    if legacy:
+        console.print("Original SpecEval folders (no run.json), named from their paths:\n  " + "\n  ".join(legacy))
     console.print(
         f"Starting {kind} judging: {pipeline.request_count} request(s) over {len(pipeline.targets)} run "
         f"director{'y' if len(pipeline.targets) == 1 else 'ies'}, judge {settings.judge_model} "
         f"({pipeline.provider}), output {pipeline.output_dir}"
     )
-    rerun = shlex.join([Path(sys.executable).name, "-m", f"batched_examples.{_script(kind)}", *sys.argv[1:]])
+    argv = [arg for arg in sys.argv[1:] if arg != "--dry-run"]
+    rerun = shlex.join([Path(sys.executable).name, "-m", f"batched_examples.{_script(kind)}", *argv])
     with ExitStack() as stack:
         options = (
             stack.enter_context(offline_provider(pipeline.output_dir, pipeline.provider)) if settings.offline
-            else _api_key(file, pipeline.provider)
+            else {**yaml_api_key(file, pipeline.provider), **settings.vertex}
         )
         model = create_batched_model(settings.judge_model, pipeline.provider, settings.params, **options)
-        progress = _MultiProgress(stack.enter_context(ProgressObserver()))
+        if args.dry_run:
+            return _dry_run(pipeline, kind, model, args.prices, rerun)
+        progress = MultiProgress(stack.enter_context(ProgressObserver()))
         try:
             if isinstance(pipeline, BatchedComplianceJudge):
                 summaries, candidate_summaries = pipeline.run(model, progress.view)
@@ -251,60 +242,34 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
             console.print(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {rerun}")
             return ExitCode.STOPPED
     if isinstance(pipeline, BatchedComplianceJudge):
-        stdout.print(_compliance_table(candidate_summaries, settings.judge_model))
+        stdout.print(compliance_table(candidate_summaries, settings.judge_model))
     else:
-        stdout.print(_ranking_table(pair_summaries, report, settings.judge_model))
+        stdout.print(ranking_table(pair_summaries, report, settings.judge_model))
         stdout.print(f"Position consistency: {pipeline.output_dir / 'position_consistency.json'}")
     if settings.offline:
         console.print("[bold yellow]Verdicts are SYNTHETIC (offline emulator), not real judge output.[/]")
     stdout.print(f"Results: {pipeline.output_dir}")
-    outstanding = sum(s.outstanding for s in summaries)
     if all(s.finished for s in summaries):
         return ExitCode.FINISHED
+    outstanding = sum(s.outstanding for s in summaries)
+    if settings.engine.budget is not None and any(s.reason is StopReason.BUDGET for s in summaries):
+        rerun += " --budget-usd <a higher limit>"
     console.print(f"[yellow]Stopped with {outstanding} judge request(s) outstanding.[/] Resume with: {rerun}")
     return ExitCode.STOPPED
 
 
+def _dry_run(pipeline: BatchedComplianceJudge | BatchedRankingPipeline, kind: Kind, model: BatchedModel,
+             prices: Path | None, rerun: str) -> int:
+    manifests = [
+        write_manifest(target, kind, pipeline.settings, pipeline.spec_name, pipeline.spec.sha256, pipeline.provider)
+        for target in pipeline.targets
+    ]
+    planned = plan_targets(model, pipeline.targets, manifests, pipeline.settings.engine)
+    jobs = [(target.run_dir, intent) for target, intents in zip(pipeline.targets, planned, strict=True)
+            for intent in intents]
+    show_dry_run(model, jobs, prices, rerun)
+    return ExitCode.FINISHED
+
+
 def _script(kind: Kind) -> str:
     return "run_batched_binary_compliance" if kind == "compliance" else "run_batched_ranking"
-
-
-def _rate(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _compliance_table(summaries: list[CandidateSummary], judge: str) -> Table:
-    likert = bool(summaries) and summaries[0].mode == "likert"
-    table = Table(title=f"Compliance judged by {judge} (rates over judged answers only)", header_style="bold")
-    columns = ["candidate", "judged", "mean rating" if likert else "compliant", "unparsed", "judge failed",
-               "pending", "answers skipped"]
-    for column in columns:
-        table.add_column(column, justify="left" if column == "candidate" else "right")
-    for s in summaries:
-        outcome = s.outcomes
-        score = "n/a" if s.mean_rating is None else f"{s.mean_rating:.2f}"
-        table.add_row(
-            s.model,
-            str(outcome[JudgeOutcome.JUDGED]),
-            score if likert else f"{s.compliant} ({_rate(s.compliance_rate)})",
-            str(outcome[JudgeOutcome.UNPARSED]),
-            str(sum(outcome[o] for o in _FAILURES)),
-            str(outcome[JudgeOutcome.PENDING]),
-            ", ".join(f"{n} {k}" for k, n in sorted(s.skipped_answers.items())) or "0",
-        )
-    return table
-
-
-def _ranking_table(summaries: list[PairSummary], report: PositionReport, judge: str) -> Table:
-    table = Table(
-        title=f"Rankings by {judge} (A shown first); position consistency {_rate(report.consistency_rate)} "
-        f"over {report.consistent + report.inconsistent} comparison(s)",
-        header_style="bold",
-    )
-    for column in ("model A", "model B", "A wins", "B wins", "ties", "unparsed", "judge failed", "pending"):
-        table.add_column(column, justify="left" if column.startswith("model") else "right")
-    for s in summaries:
-        table.add_row(s.model_a, s.model_b, str(s.a_wins), str(s.b_wins), str(s.ties),
-                      str(s.outcomes[JudgeOutcome.UNPARSED]), str(sum(s.outcomes[o] for o in _FAILURES)),
-                      str(s.outcomes[JudgeOutcome.PENDING]))
-    return table

@@ -1,12 +1,13 @@
-"""Candidates for judging: generation run directories, their model names, and the answers they hold.
+"""Candidates for judging: generation folders, their model names, and the answers they hold.
 
-A candidate's name comes from its generation run's `run.json` (`model_name`), or from an explicit name →
-directory mapping given by the user; a directory's path is never parsed for a name (the original's substring
-matching mislabelled every model of its shipped configs). Answers are read from `results/<statement_id>.json`:
-only records whose outcome is `succeeded` are judged; the others are skipped and counted by outcome.
+A candidate is given as a generation run directory, its `results/` folder, or a folder written by the original
+SpecEval (no `run.json`; see `speceval.pipelines.legacy`). Its name comes from its run's `run.json`
+(`model_name`), from an explicit name → directory mapping, or, for an original folder only, from the path as the
+original laid it out (`…/<model>/<stamp>/results` → `<model>`).
 
-Result files written by the original SpecEval (no `outcome` field, errors as text in `output_text`) are read too:
-an `output_text` that is one of the original's error strings is skipped as `legacy_error_text`.
+Answers are read from the `<statement_id>.json` files of the results folder: only records whose outcome is
+`succeeded` are judged; the others are skipped and counted by outcome. Records of the original (no `outcome`
+field, failures written as text in `output_text`) get the outcome their text stood for (`legacy_outcome`).
 """
 
 from __future__ import annotations
@@ -19,38 +20,49 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from speceval.batch.records import Outcome
 from speceval.errors import ConfigError, InputError
 from speceval.manifest import MANIFEST_NAME, RunManifest
 from speceval.paths import safe_path
+from speceval.pipelines.legacy import RESULTS, legacy_name, legacy_outcome
 from speceval.spec import Specification
 
 logger = logging.getLogger(__name__)
 
-LEGACY_ERROR = "legacy_error_text"
-_LEGACY_ERROR_PREFIXES = ("ERROR:", "UNKNOWN_STATUS:", "Error during generation", "Response blocked.")
-_LEGACY_ERROR_TEXTS = frozenset({"EXPIRED", "CANCELLED"})
+_OUTCOMES = ", ".join(outcome.value for outcome in Outcome)
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One candidate model and the generation run that holds its answers.
+    """One candidate model and the generation folder that holds its answers.
 
     Attributes:
         name: the model name used in output paths and result metadata.
-        directory: the generation run directory (with `results/`).
+        directory: the generation run directory (for an original folder: the folder above `results/`).
+        results_dir: the folder of `<statement_id>.json` answer files.
         offline: the generation run used the emulator (its answers are synthetic).
         spec_sha256: the hash of the spec the run was generated with, when its manifest says.
+        legacy: the folder was written by the original SpecEval (no `run.json`): its files are named by the raw
+            statement id and its failures are text in `output_text`.
     """
 
     name: str
     directory: Path
+    results_dir: Path
     offline: bool = False
     spec_sha256: str | None = None
+    legacy: bool = False
 
     @property
     def path_name(self) -> str:
         """The name as one path component ('/' → '-', as generation runs do; made fully safe by the caller)."""
         return self.name.replace("/", "-")
+
+    def results_file(self, statement_id: str) -> Path:
+        """Where the answers to `statement_id` are (the original named files by the raw id; we make it safe)."""
+        if self.legacy and _plain_file_name(statement_id):
+            return self.results_dir / f"{statement_id}.json"
+        return safe_path(self.results_dir, statement_id, ".json")
 
 
 @dataclass(frozen=True)
@@ -79,11 +91,13 @@ class CandidateAnswers:
 def resolve_candidates(
     directories: Iterable[Path] | None = None, named: dict[str, Path] | None = None
 ) -> list[Candidate]:
-    """The candidates of a judging run, from run directories (names read from `run.json`) or an explicit mapping.
+    """The candidates of a judging run, from generation folders or an explicit name → folder mapping.
+
+    Each folder may be a run directory, its `results/` folder, or a folder written by the original SpecEval.
 
     Raises:
-        ConfigError: no candidates, a directory without results, a run without a manifest (and no explicit
-            name), or two candidates with the same name.
+        ConfigError: no such folder, a run without results, an original folder whose path names no model, or two
+            candidates with the same name.
     """
     candidates: list[Candidate] = []
     for name, directory in (named or {}).items():
@@ -101,25 +115,35 @@ def resolve_candidates(
     return candidates
 
 
-def _candidate(directory: Path, name: str | None) -> Candidate:
-    if not (directory / "results").is_dir():
-        raise ConfigError(f"{directory} is not a generation run directory (it has no results/ folder)")
-    manifest: RunManifest | None = None
-    if (directory / MANIFEST_NAME).is_file():
-        manifest = RunManifest.load(directory)
-    elif name is None:
-        raise ConfigError(
-            f"{directory} has no {MANIFEST_NAME}, so its model name is unknown; name it explicitly with the "
-            "`candidates: {name: directory}` YAML key (speceval never guesses a model from a path)"
-        )
+def _candidate(path: Path, name: str | None) -> Candidate:
     if name is not None and not name.strip():
-        raise ConfigError(f"the candidate name for {directory} is empty")
-    return Candidate(
-        name=name if name is not None else manifest.model_name,  # type: ignore[union-attr]
-        directory=directory,
-        offline=bool(manifest and manifest.offline),
-        spec_sha256=manifest.spec_sha256 if manifest else None,
-    )
+        raise ConfigError(f"the candidate name for {path} is empty")
+    if not path.is_dir():
+        raise ConfigError(f"candidate folder {path} does not exist (relative paths are read from the current folder)")
+    if path.name == RESULTS and (path.parent / MANIFEST_NAME).is_file():
+        path = path.parent  # the results/ folder of one of our runs: the run directory has its manifest
+    if (path / MANIFEST_NAME).is_file():
+        manifest = RunManifest.load(path)
+        if manifest.kind != "generation":
+            raise ConfigError(f"{path} is a {manifest.kind} run, not a generation run; give a generation run")
+        if not (path / RESULTS).is_dir():
+            raise ConfigError(f"{path} has no results/ folder yet: resume its generation first")
+        return Candidate(
+            name=name if name is not None else manifest.model_name,
+            directory=path,
+            results_dir=path / RESULTS,
+            offline=manifest.offline,
+            spec_sha256=manifest.spec_sha256,
+        )
+    results_dir = path / RESULTS if (path / RESULTS).is_dir() else path
+    if not any(results_dir.glob("*.json")):
+        raise ConfigError(
+            f"{path} is neither a generation run (no {MANIFEST_NAME}) nor a folder of <statement_id>.json results"
+        )
+    derived = name if name is not None else legacy_name(results_dir)
+    logger.info("%s has no %s: read as an original SpecEval folder of model %r", path, MANIFEST_NAME, derived)
+    directory = results_dir.parent if results_dir.name == RESULTS else results_dir
+    return Candidate(name=derived, directory=directory, results_dir=results_dir, legacy=True)
 
 
 def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
@@ -131,10 +155,10 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
             candidate.name,
             spec.source_path,
         )
-    results_dir = candidate.directory / "results"
+    results_dir = candidate.results_dir
     known = set()
     for statement in spec.statements:
-        path = safe_path(results_dir, statement.id, ".json")
+        path = candidate.results_file(statement.id)
         known.add(path.name)
         if path.is_file():
             answers.by_statement[statement.id] = _read_results(path, answers.skipped)
@@ -142,7 +166,7 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
     if foreign:
         logger.warning(
             "%s: %d results file(s) name no statement of the spec and are ignored: %s",
-            candidate.directory,
+            results_dir,
             len(foreign),
             ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
         )
@@ -178,13 +202,23 @@ def _answer(path: Path, position: int, record: Any) -> tuple[Answer | None, str 
         raise InputError(path, "must be a non-negative integer", field=f"{position}.original_index")
     if not isinstance(text, str):
         raise InputError(path, "must be a string", field=f"{position}.input_text")
-    outcome = record.get("outcome")
-    if outcome is None:  # a result file of the original SpecEval: errors were text inside output_text
-        if not isinstance(output, str) or output in _LEGACY_ERROR_TEXTS or output.startswith(_LEGACY_ERROR_PREFIXES):
-            return None, LEGACY_ERROR
-        return Answer(index, text, output), None
-    if outcome != "succeeded":
-        return None, str(outcome)
+    outcome = _outcome(path, position, record)
+    if outcome is not Outcome.SUCCEEDED:
+        return None, outcome.value
     if not isinstance(output, str):
         raise InputError(path, "a succeeded record must have a string output_text", field=f"{position}.output_text")
     return Answer(index, text, output), None
+
+
+def _outcome(path: Path, position: int, record: dict[str, Any]) -> Outcome:
+    if "outcome" not in record:  # written by the original SpecEval: failures are text inside output_text
+        return legacy_outcome(record.get("output_text"))
+    try:
+        return Outcome(record["outcome"])
+    except ValueError:
+        raise InputError(path, f"unknown outcome {record['outcome']!r}; one of: {_OUTCOMES}",
+                         field=f"{position}.outcome") from None
+
+
+def _plain_file_name(statement_id: str) -> bool:
+    return bool(statement_id) and statement_id not in {".", ".."} and not any(c in statement_id for c in "/\\\0")

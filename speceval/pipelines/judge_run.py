@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -21,12 +21,13 @@ from typing import Any
 from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
-from speceval.batch.records import Outcome, RequestError, ResultRecord
+from speceval.batch.records import Outcome, RequestError, ResultRecord, SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import PromptItem
 from speceval.judging.prompts import TemplateId, new_salt
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
+from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.paths import safe_filename
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,10 @@ class JudgeSettings:
         output_dir_base: where `spec_{spec}/judge_{judge}/...` goes.
         params: the judge's sampling parameters.
         engine: batch size, polling, timeout and retries.
-        offline: the run uses the built-in emulator (recorded in every `run.json`).
+        offline: the run uses the built-in emulator, started in-process by the pipeline's `run()` (recorded in
+            every `run.json`). Engine options left at their defaults then poll every `OFFLINE_POLL_INTERVAL` s.
+        vertex: Vertex AI project, location and buckets (judge provider `vertex`); recorded in `run.json` as
+            `parameters.vertex` so `speceval status/fetch/cancel` reconnect to the jobs.
     """
 
     spec_path: Path
@@ -111,6 +115,12 @@ class JudgeSettings:
     params: GenerationParams = field(default_factory=GenerationParams)
     engine: EngineOptions = field(default_factory=EngineOptions)
     offline: bool = False
+    vertex: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
+        if self.offline and self.engine == EngineOptions():
+            self.engine = replace(self.engine, poll_interval=OFFLINE_POLL_INTERVAL)
 
 
 def judge_dir(output_dir_base: Path, spec_name: str, judge_model: str) -> Path:
@@ -211,6 +221,8 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
         manifest = RunManifest.load(target.run_dir)
         manifest.command = current_command()
         manifest.parameters["engine"] = settings.engine.recorded()
+        if settings.vertex:
+            manifest.parameters["vertex"] = dict(settings.vertex)
         manifest.status = "running"
     else:
         manifest = RunManifest(
@@ -228,6 +240,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
                 "identity": target.identity,
                 "params": asdict(settings.params),
                 "engine": settings.engine.recorded(),
+                **({"vertex": dict(settings.vertex)} if settings.vertex else {}),
                 "requests": len(target.items),
                 "prompt_salt": target.salt,
             },
@@ -285,3 +298,15 @@ def mark_stopped(targets: Sequence[JudgeTarget], manifests: Sequence[RunManifest
     for target, manifest in zip(targets, manifests, strict=True):
         manifest.status = "stopped"
         manifest.save(target.run_dir)
+
+
+def plan_targets(
+    model: BatchedModel, targets: Sequence[JudgeTarget], manifests: Sequence[RunManifest], options: EngineOptions
+) -> list[list[SubmissionIntent]]:
+    """Dry run: write every target's request files and intents, submit nothing (a later run submits exactly these)."""
+    planned = []
+    for target, manifest in zip(targets, manifests, strict=True):
+        planned.append(BatchEngine(model, target.store, options).plan(target.items))
+        manifest.status = "planned"
+        manifest.save(target.run_dir)
+    return planned

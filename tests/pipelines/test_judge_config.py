@@ -59,13 +59,13 @@ def test_bad_values_exit_2(tmp_path: Path, text: str, message: str, capsys: pyte
     assert message in capsys.readouterr().err.replace("\n", "")
 
 
-def test_candidates_without_run_json_need_explicit_names(tmp_path: Path, capsys) -> None:
+def test_candidates_without_run_json_are_named_from_their_path_unless_named_explicitly(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["s1"])
-    run = make_run(tmp_path / "gpt-4.1-mini", "x", spec, {"s1": ["a"]})
+    run = make_run(tmp_path / "gpt-4.1-mini" / "20250509_012247", "x", spec, {"s1": ["a"]})
     (run / "run.json").unlink()
-    argv = ["--spec-path", str(spec), "--compliance-judge-model-name", JUDGE, "--candidate-generation-dirs", str(run)]
-    assert compliance_main(argv) == 2
-    assert "never guesses a model from a path" in capsys.readouterr().err.replace("\n", "")
+    _, candidates, _ = settings(["--spec-path", str(spec), "--compliance-judge-model-name", JUDGE,
+                                 "--candidate-generation-dirs", str(run / "results")])
+    assert [(c.name, c.results_dir, c.legacy) for c in candidates] == [("gpt-4.1-mini", run / "results", True)]
     path = tmp_path / "named.yaml"
     path.write_text(f"spec_path: {spec}\ncompliance_judge_model_name: {JUDGE}\ncandidates:\n  my-model: {run}\n")
     _, candidates, _ = settings(["--config-file", str(path)])
@@ -81,7 +81,7 @@ def test_duplicate_candidate_names_exit_2(tmp_path: Path, capsys) -> None:
 
 
 def test_shipped_example_configs_validate() -> None:
-    from speceval.cli.judge_config import ComplianceFileConfig, RankingFileConfig, load_config
+    from speceval.pipelines.judge_config import ComplianceFileConfig, RankingFileConfig, load_config
     from tests.conftest import REPO
 
     configs = REPO / "batched_examples" / "configs"
