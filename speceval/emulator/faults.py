@@ -90,6 +90,11 @@ class FaultConfig(BaseModel):
     )
     truncate_downloads: bool = Field(default=False, description="first download of each result file is cut in half")
     archive_results: bool = Field(default=False, description="results of ended jobs answer 404 (retention over)")
+    gemini_refused_mime_types: list[str] = Field(
+        default_factory=list,
+        description="Gemini uploads declaring one of these MIME types get 400 'Unsupported MIME type' (seen live "
+        "for both 'jsonl' and 'application/jsonl': python-genai #1547, gemini cookbook #1008)",
+    )
     max_requests_per_batch: int | None = Field(
         default=None, ge=1, description="override of every provider's per-batch request limit"
     )

@@ -120,6 +120,8 @@ class GeminiFiles:
             or request.header("x-goog-upload-header-content-type")
             or "application/octet-stream"
         )
+        if mime_type in self.ctx.faults.gemini_refused_mime_types:
+            raise ApiError(400, f"Unsupported MIME type: {mime_type}")
         name = spec.get("name")
         if name:
             file_id = str(name).removeprefix("files/")

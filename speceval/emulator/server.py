@@ -27,7 +27,7 @@ from speceval.emulator.realtime_chat import add_realtime_endpoints
 from speceval.emulator.realtime_limits import RealtimeLog
 from speceval.emulator.responder import Responder
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, json_response
-from speceval.emulator.state import Store
+from speceval.emulator.state import Store, StoredFile
 from speceval.emulator.vertex_batch import GcsObjects, VertexApp
 
 logger = logging.getLogger("speceval.emulator")
@@ -326,6 +326,11 @@ class Emulator:
                 )
             )
         return infos
+
+    def uploaded_files(self, provider: str) -> list[StoredFile]:
+        """The files a client uploaded to `provider` (not those the emulator generated), oldest first."""
+        name = canonical_provider(provider)
+        return [f for f in reversed(self._ctx.store.list_files(name)) if not f.generated]
 
     def archive_job(self, provider: str, job_id: str) -> None:
         """Let one job's retention run out: its results are gone and (Anthropic) its `archived_at` is set."""

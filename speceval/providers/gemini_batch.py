@@ -41,7 +41,10 @@ from speceval.redaction import redact
 
 logger = logging.getLogger(__name__)
 
-MIME_TYPE = "application/jsonl"
+# The Gemini batch docs upload request files as "jsonl". The service has at times refused it (and at times
+# "application/jsonl") with 400 "Unsupported MIME type" (python-genai #1547, gemini cookbook #1008). A refused
+# upload creates nothing, so the other spelling is tried once before giving up.
+MIME_TYPES = ("jsonl", "application/jsonl")
 
 # The SDK reports `JOB_STATE_*` (it translates the wire's `BATCH_STATE_*`); both are accepted.
 _STATES = {
@@ -104,13 +107,24 @@ class GeminiBatchedModel(BatchedModel):
     # -- submission ---------------------------------------------------------------------------------------
 
     def prepare(self, intent: SubmissionIntent, request_file: Path) -> GeminiHandle:
+        first, other = MIME_TYPES
+        try:
+            name = self._upload(request_file, first, intent.idempotency_key)
+        except ProviderError as exc:
+            if exc.status_code != 400 or "mime type" not in exc.provider_message.lower():
+                raise
+            logger.warning("Gemini refused the upload as %r (%s); trying %r", first, exc, other)
+            name = self._upload(request_file, other, intent.idempotency_key)
+        return GeminiHandle(input_file_name=name)
+
+    def _upload(self, request_file: Path, mime_type: str, display_name: str) -> str:
         uploaded = self._call(
             "upload request file",
             lambda: self._client.files.upload(
-                file=str(request_file), config={"mime_type": MIME_TYPE, "display_name": intent.idempotency_key}
+                file=str(request_file), config={"mime_type": mime_type, "display_name": display_name}
             ),
         )
-        return GeminiHandle(input_file_name=uploaded.name)
+        return str(uploaded.name)
 
     def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
         handle = intent.handle if isinstance(intent.handle, GeminiHandle) else None
@@ -157,8 +171,15 @@ class GeminiBatchedModel(BatchedModel):
     # -- tracking -----------------------------------------------------------------------------------------
 
     def check_batch_progress(self, record: BatchRecord) -> RemoteJob:
-        job = self._call("get batch", lambda: self._client.batches.get(name=record.batch_id))
-        return self._job(job, _input_file(record))
+        job = self._job(
+            self._call("get batch", lambda: self._client.batches.get(name=record.batch_id)), _input_file(record)
+        )
+        if job.state is JobState.FAILED and job.error is None:
+            # The SDK's Gemini path never copies the operation's `error` onto the job: read it off the wire.
+            operation = raw_get(self._client, self.provider, "get batch", record.batch_id)
+            metadata = operation.get("metadata")
+            job.error = status_text(operation.get("error") or (metadata or {}).get("error"))
+        return job
 
     def cancel_batch(self, record: BatchRecord) -> RemoteJob:
         self._call("cancel batch", lambda: self._client.batches.cancel(name=record.batch_id))
@@ -229,6 +250,28 @@ def call_google(provider: str, operation: str, fn: Any) -> Any:
         # Connection failures and timeouts surface as the HTTP library's own errors (the SDK does not wrap
         # them): the request may or may not have reached the provider.
         raise http_error(provider, operation, None, f"{type(exc).__name__}: {exc}") from None
+
+
+def raw_get(client: Any, provider: str, operation: str, path: str) -> dict[str, Any]:
+    """A resource as the service sent it (JSON), past the SDK's typed parsing, which drops or rejects fields.
+
+    google-genai has no public untyped call; its API client (`_api_client.request`) is the one seam it offers, and it
+    keeps the SDK's authentication, base URL and timeout. `path` is relative to the API version (`batches/…`) or,
+    for Vertex, a full `projects/…` resource name.
+    """
+    response = call_google(provider, operation, lambda: client._api_client.request("get", path, {}, None))
+    try:
+        body = json.loads(response.body) if response.body else {}
+    except json.JSONDecodeError:
+        raise TransientProviderError(provider, operation, "the response is not JSON") from None
+    return body if isinstance(body, dict) else {}
+
+
+def status_text(error: Any) -> str | None:
+    """`code: message` of a `google.rpc.Status` (a job's or operation's `error`), or None when there is none."""
+    if not isinstance(error, Mapping) or not (error.get("message") or error.get("code")):
+        return None
+    return redact(f"{error.get('code')}: {error.get('message')}")
 
 
 def generate_content_request(params: GenerationParams, prompt: str) -> dict[str, Any]:
