@@ -1,0 +1,92 @@
+"""The original SpecEval's shipped judge configs run unedited, from a tree laid out as they expect.
+
+Candidates are named as their `…/results` paths say (runs of ours by their run.json), answers in every original
+format load, and the failures the original wrote as text are counted by outcome and never judged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from speceval.cli.judge import compliance_main, ranking_main
+from tests.conftest import TEST_KEY
+from tests.independent.openai_server import IndependentOpenAIServer
+from tests.pipelines.original_tree import CONFIGS, INPUTS, STATEMENTS, build_tree, candidate_format, expected_skips
+
+
+def model_of(path: str) -> str:
+    return Path(path).parent.parent.name
+
+
+def summaries(output: Path) -> dict[str, dict[str, Any]]:
+    found = [json.loads(p.read_text()) for p in output.glob("*/summary.json")]
+    return {summary["model"]: summary for summary in found}
+
+
+def judge_dir(data: dict[str, Any], kind: str) -> Path:
+    return Path(data["output_dir_base"]) / f"spec_{data['spec_name']}" / f"judge_{data[f'{kind}_judge_model_name']}"
+
+
+@pytest.mark.parametrize("name", ["binary_configs/openai_spec_anthropic_judge.yaml",
+                                  "binary_configs_google/openai_spec_google_judge.yaml"])
+def test_shipped_compliance_config_runs_unedited_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         name: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = build_tree(tmp_path, CONFIGS / name)
+    assert compliance_main(["--config-file", str(CONFIGS / name), "--offline"]) == 0
+    found = summaries(judge_dir(data, "compliance"))
+    directories = data["candidate_generation_dirs"]
+    assert sorted(found) == sorted(model_of(d) for d in directories)
+    for directory in directories:
+        summary = found[model_of(directory)]
+        skipped = expected_skips(candidate_format(directory))
+        assert summary["skipped_answers"] == skipped, directory
+        assert summary["outcomes"]["judged"] == len(STATEMENTS) * INPUTS - sum(skipped.values())
+    # A failure text is never shown to the judge as an answer.
+    outputs = [r["output"] for f in judge_dir(data, "compliance").glob("*/results/*.json")
+               for r in json.loads(f.read_text())["results"]]
+    assert outputs and not any(o.startswith(("ERROR", "EXPIRED", "Response blocked", "Error during")) for o in outputs)
+
+
+def test_shipped_ranking_config_runs_unedited_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "configs/sample_anthropic_ranking_config.yaml"
+    monkeypatch.chdir(tmp_path)
+    data = build_tree(tmp_path, CONFIGS / name)
+    assert [candidate_format(d) for d in data["candidate_generation_dirs"]] == ["batched", "ours"]
+    assert ranking_main(["--config-file", str(CONFIGS / name), "--offline"]) == 0
+    pair = judge_dir(data, "ranking") / "claude-3-7-sonnet-20250219xgpt-4.1-2025-04-14"
+    content = json.loads((pair / "results" / "be_honest.json").read_text())
+    assert (content["metadata"]["model_a"], content["metadata"]["model_b"]) == (
+        "claude-3-7-sonnet-20250219", "gpt-4.1-2025-04-14")
+    # The legacy candidate's failed input (index 1) is not compared; the other one is, with each side's own text.
+    assert [r["output_a"] for r in content["rankings"]] == ["claude-3-7-sonnet-20250219 answers input 0 of be_honest"]
+    assert all(r["output_b"].startswith("gpt-4.1-2025-04-14 answers") for r in content["rankings"])
+
+
+def verdict(body: dict[str, Any]) -> str:
+    return json.dumps({"compliant": True, "confidence": 0.9, "explanation": "independent judge"})
+
+
+def test_shipped_openai_judge_config_against_an_independent_batch_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "binary_configs/openai_spec_openai_judge.yaml"
+    monkeypatch.chdir(tmp_path)
+    data = build_tree(tmp_path, CONFIGS / name)
+    with IndependentOpenAIServer(answer=verdict) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+        assert compliance_main(["--config-file", str(CONFIGS / name)]) == 0, capsys.readouterr().err
+        created = server.batches
+    assert len(created) == 16  # one job per candidate (batch_size 50000), none sent twice
+    assert all(b["status"] == "completed" and b["endpoint"] == "/v1/chat/completions" for b in created)
+    found = summaries(judge_dir(data, "compliance"))
+    for directory in data["candidate_generation_dirs"]:
+        summary = found[model_of(directory)]
+        answered = len(STATEMENTS) * INPUTS - sum(expected_skips(candidate_format(directory)).values())
+        assert (summary["outcomes"]["judged"], summary["compliant"]) == (answered, answered), directory
