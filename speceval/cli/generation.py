@@ -23,11 +23,11 @@ from speceval.batch.progress import StopReason
 from speceval.cli.console import (
     ProgressObserver,
     console,
+    report_stop,
     setup_logging,
     stdout,
     summary_table,
     synthetic_banner,
-    report_stop,
 )
 from speceval.cli.exits import ExitCode, run_command
 from speceval.costs import PRICES_ENV, CostEstimator, PriceTable
@@ -209,7 +209,7 @@ def _generate(args: argparse.Namespace) -> int:
         return ExitCode.FINISHED
     if summary.reason is StopReason.BUDGET:
         resume_command += " --budget-usd <a higher limit>"
-    console.print(
+    report_stop(
         f"[yellow]Stopped with {summary.outstanding} request(s) outstanding ({summary.reason.value}).[/] "
         f"Resume with: {resume_command}"
     )
@@ -256,7 +256,7 @@ def _dry_run(pipeline: BatchedGenerationPipeline, model: object, prices: Path | 
     table.add_row("total", f"{sum(i.request_count for i in intents):,}", "",
                   f"${total:,.4f}" if total is not None else "unknown")
     stdout.print(table)
-    report_stop(
+    console.print(
         "Estimate: input tokens = request bytes / 4, output tokens = --max-tokens per request, batch prices.\n"
         f"Nothing was submitted. To submit exactly these files: {resume_command}"
     )

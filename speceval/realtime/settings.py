@@ -139,9 +139,9 @@ def create_realtime_model(
         raise ConfigError(f"{entry.org} has no realtime endpoint in speceval")
     cls = _adapter(entry, entry.realtime_adapter)
     kwargs: dict[str, Any] = {"base_url": settings.base_url, **provider_options}
-    if entry.realtime_adapter == _OPENAI_SHAPED:
     if settings.api_key_env:
         register_secret_env(settings.api_key_env)  # not one of the SDKs' variables: redaction must learn it
+    if entry.realtime_adapter == _OPENAI_SHAPED:
         key_env = (settings.api_key_env,) if settings.api_key_env else entry.key_env
         # vLLM and Ollama serve without keys; a hosted service (OpenAI, Together) needs one.
         kwargs.update(org=entry.org, key_env=key_env, key_required=entry.org != "openai-compatible")
