@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from speceval.emulator import Emulator, FaultConfig
+from speceval.redaction import MARKER
 from tests.conftest import (
     SAMPLE_INPUTS,
     SAMPLE_SPEC,
@@ -16,6 +17,7 @@ from tests.conftest import (
     write_inputs,
     write_spec,
 )
+from tests.independent.openai_server import IndependentOpenAIServer
 
 MODEL = "gpt-4.1-mini-2025-04-14"
 
@@ -91,11 +93,20 @@ def test_missing_key_is_a_usage_error_that_names_the_variable(tmp_path):
 
 
 def test_api_key_never_lands_in_files_logs_or_messages(tmp_path):
+    # The server quotes the key in a failed request's error (as real providers have done): it must reach us
+    # (the marker proves it) and be redacted everywhere. More cases: tests/e2e/test_secrets.py.
     spec = write_spec(tmp_path / "spec.jsonl", ["a"])
-    inputs = write_inputs(tmp_path / "inputs", {"a": ["ok", "fails [[emulator:error]]"]})
+    inputs = write_inputs(tmp_path / "inputs", {"a": ["ok", "poison"]})
     out = tmp_path / "out"
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu:
-        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=emu.openai_base_url)
+
+    def fail(custom_id: str | None, body: dict) -> tuple[int, dict] | None:
+        if body["messages"][-1]["content"] != "poison":
+            return None
+        return 400, {"message": f"request rejected for key {TEST_KEY}", "type": "invalid_request_error",
+                     "param": None, "code": "invalid_request"}
+
+    with IndependentOpenAIServer(fail=fail) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
         done = run_generation([*base_args(spec, inputs, out), "--poll-interval", "0.1", "--verbose"], env)
     assert done.returncode == 0, done.stderr
     assert TEST_KEY not in done.stdout + done.stderr
@@ -103,6 +114,9 @@ def test_api_key_never_lands_in_files_logs_or_messages(tmp_path):
     assert any(p.name == "run.log" for p in files)
     for path in files:
         assert TEST_KEY.encode() not in path.read_bytes(), path
+    records = all_results(only_run_dir(out))["a"]
+    assert [r["outcome"] for r in records] == ["succeeded", "errored"]
+    assert records[1]["error"]["message"] == f"request rejected for key {MARKER}"
 
 
 def test_timeout_exits_3_with_the_resume_command_and_resume_finishes(tmp_path):

@@ -12,12 +12,14 @@ import pytest
 
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
-from speceval.batch.records import JobState, Outcome, RemoteJob, SubmissionIntent
-from speceval.emulator import Emulator, FaultConfig, HttpFault
-from speceval.errors import MissingCredentialsError, TransientProviderError
+from speceval.batch.records import AnthropicHandle, BatchRecord, JobState, Outcome, RemoteJob, SubmissionIntent
+from speceval.emulator import Emulator, FaultConfig
+from speceval.errors import MissingCredentialsError, ProviderError, TransientProviderError
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.anthropic_batch import AnthropicBatchedModel, job_state, parse_result_line
+from speceval.redaction import MARKER
 from tests.conftest import TEST_KEY, write_inputs, write_spec
+from tests.key_echo_server import KeyEchoServer
 
 MODEL = "claude-sonnet-4-5-20250929"
 PARAMS = GenerationParams(temperature=0.0, max_tokens=64)
@@ -267,13 +269,19 @@ def test_base_url_from_the_environment_is_honoured(tmp_path, monkeypatch):
 
 
 def test_provider_errors_never_leak_the_key(tmp_path):
-    faults = FaultConfig(http_faults=[HttpFault(provider="anthropic", method="GET", status=401, count=1)])
-    with Emulator(faults=faults) as emu:
-        model = adapter(emu)
-        record = SimpleNamespace(batch_id="msgbatch_nope")
-        with pytest.raises(Exception) as info:
-            model.check_batch_progress(record)  # type: ignore[arg-type]
+    def refuse(method: str, path: str) -> tuple[int, dict]:  # a server that quotes the key it was sent
+        return 401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key {key}"}}
+
+    with KeyEchoServer(refuse) as server:
+        model = AnthropicBatchedModel(MODEL, PARAMS, api_key=TEST_KEY, base_url=server.base_url)
+        record = BatchRecord(batch_id="msgbatch_nope", provider="anthropic", model=MODEL, idempotency_key="k",
+                             state=JobState.IN_PROGRESS, raw_state="in_progress", handle=AnthropicHandle(),
+                             request_file="r", request_count=0, requests={})
+        with pytest.raises(ProviderError) as info:
+            model.check_batch_progress(record)
+        assert server.requests == [("GET", "/v1/messages/batches/msgbatch_nope")]
     assert info.value.status_code == 401 and not isinstance(info.value, TransientProviderError)
+    assert f"invalid x-api-key {MARKER}" in str(info.value)  # the key reached us, and was redacted
     assert TEST_KEY not in str(info.value)
 
 

@@ -18,7 +18,9 @@ from speceval.pipelines.generation import BatchedGenerationPipeline
 from speceval.providers.anthropic_batch import AnthropicBatchedModel
 from speceval.providers.gemini_batch import GeminiBatchedModel, error_headers, job_state, parse_result_line
 from speceval.providers.openai_batch import OpenAIBatchedModel
+from speceval.redaction import MARKER
 from tests.conftest import TEST_KEY
+from tests.key_echo_server import KeyEchoServer
 from tests.providers.test_anthropic_batch import (
     LONG_ID,
     PARAMS,
@@ -258,10 +260,19 @@ def test_provider_errors_are_translated_and_never_leak_the_key(tmp_path):
         with pytest.raises(ProviderError) as info:
             model.check_batch_progress(record)  # the emulator's own 404 for an unknown batch
         assert info.value.status_code == 404 and "NOT_FOUND" in str(info.value)
-    assert TEST_KEY not in str(info.value)
     with pytest.raises(TransientProviderError) as lost:  # nothing listens there any more
         model.check_batch_progress(record)
     assert lost.value.status_code is None
+
+    def refuse(method: str, path: str) -> tuple[int, dict]:  # a server that quotes the key it was sent
+        return 400, {"error": {"code": 400, "message": "API key not valid: {key}", "status": "INVALID_ARGUMENT"}}
+
+    with KeyEchoServer(refuse) as server:
+        with pytest.raises(ProviderError) as info:
+            GeminiBatchedModel(MODEL, PARAMS, api_key=TEST_KEY, base_url=server.base_url).check_batch_progress(record)
+        assert server.requests and server.requests[0][1].endswith("/batches/nope")
+    assert info.value.status_code == 400 and f"API key not valid: {MARKER}" in str(info.value)
+    assert TEST_KEY not in str(info.value)
 
 
 # -- the same run through every provider ----------------------------------------------------------------------
