@@ -19,7 +19,7 @@ from typing import Any, Literal
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import StopReason
-from speceval.cli.console import ProgressObserver, console, setup_logging, stdout, synthetic_banner
+from speceval.cli.console import ProgressObserver, console, report_stop, setup_logging, stdout, synthetic_banner
 from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode, run_command
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
@@ -239,7 +239,7 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
         except KeyboardInterrupt:
             stack.close()
             pipeline.write_verdicts()
-            console.print(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {rerun}")
+            report_stop(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {rerun}")
             return ExitCode.STOPPED
     if isinstance(pipeline, BatchedComplianceJudge):
         stdout.print(compliance_table(candidate_summaries, settings.judge_model))
@@ -254,7 +254,7 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
     outstanding = sum(s.outstanding for s in summaries)
     if settings.engine.budget is not None and any(s.reason is StopReason.BUDGET for s in summaries):
         rerun += " --budget-usd <a higher limit>"
-    console.print(f"[yellow]Stopped with {outstanding} judge request(s) outstanding.[/] Resume with: {rerun}")
+    report_stop(f"[yellow]Stopped with {outstanding} judge request(s) outstanding.[/] Resume with: {rerun}")
     return ExitCode.STOPPED
 
 
