@@ -28,7 +28,7 @@ from speceval.emulator.vertex_batch import GcsObjects
 from speceval.errors import ConfigError, TransientProviderError
 from speceval.pipelines.generation import BatchedGenerationPipeline
 from speceval.providers.vertex_batch import VertexBatchedModel, parse_prediction_line
-from tests.conftest import write_inputs, write_spec
+from tests.conftest import TEST_KEY, write_inputs, write_spec
 from tests.providers.test_anthropic_batch import LONG_ID, PARAMS, config_for, generate_with, load, resume
 
 MODEL = "gemini-2.5-flash"
@@ -313,8 +313,13 @@ def test_project_and_location_come_from_the_environment(monkeypatch):
     assert (model.project, model.location, model.input_bucket) == ("env-project", "europe-west4", "i")
 
 
-@pytest.mark.parametrize("flags", [["--input-bucket", "i", "--output-bucket", "o"], ["--project", "p"]])
-def test_cli_without_project_or_buckets_exits_2_before_submitting(tmp_path, monkeypatch, capsys, flags):
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(["--input-bucket", "i", "--output-bucket", "o"], "--project (or $GOOGLE_CLOUD_PROJECT)"),
+     (["--project", "p", "--output-bucket", "o"], "--input-bucket"),
+     (["--project", "p", "--input-bucket", "i"], "--output-bucket")],
+)
+def test_cli_without_project_or_buckets_exits_2_before_submitting(tmp_path, monkeypatch, capsys, flags, named):
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
     spec = write_spec(tmp_path / "spec.jsonl", ["s"])
@@ -323,15 +328,20 @@ def test_cli_without_project_or_buckets_exits_2_before_submitting(tmp_path, monk
         "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
         "--org", "vertex", "--output-base-dir", str(tmp_path / "out"), *flags,
     ])
-    assert code == 2
-    assert "--project" in capsys.readouterr().err or flags[0] == "--project"
+    err = capsys.readouterr().err
+    assert code == 2, err
+    # The exit must come from the missing setting itself (not, say, a missing API key of another provider).
+    assert named in err.replace("\n", " ") and "API key" not in err
 
 
-def test_vertex_flags_on_another_provider_are_a_usage_error(tmp_path):
+def test_vertex_flags_on_another_provider_are_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)  # so that the exit cannot come from a missing key
     spec = write_spec(tmp_path / "spec.jsonl", ["s"])
     inputs = write_inputs(tmp_path / "inputs", {"s": ["q"]})
     code = generation.main([
         "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", "gpt-4.1-mini",
         "--output-base-dir", str(tmp_path / "out"), "--input-bucket", "b",
     ])
-    assert code == 2
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "--input-bucket apply to --org vertex only" in err.replace("\n", " ")
