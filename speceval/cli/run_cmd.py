@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from rich.markup import escape
 
 from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
 from speceval.cli.exits import ExitCode
@@ -32,7 +35,7 @@ def _run(args: argparse.Namespace) -> int:
     resume = shlex.join([Path(sys.executable).name, "-m", "speceval", "run", str(args.experiment)]
                         + (["--offline"] if args.offline else []))
     try:
-        outcome = run_experiment(args.experiment, offline=args.offline, observer=lambda m: console.print(m))
+        outcome = run_experiment(args.experiment, offline=args.offline, observer=_progress)
     except KeyboardInterrupt:
         report_stop(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
         return ExitCode.STOPPED
@@ -43,3 +46,9 @@ def _run(args: argparse.Namespace) -> int:
     if outcome.report is not None:
         stdout.print(f"Report: {outcome.report}")
     return ExitCode.FINISHED
+
+
+def _progress(message: str) -> None:
+    """A task changed state: print the time, the task and the overview of every stage (model names are text, not
+    markup)."""
+    console.print(f"[dim]{datetime.now():%H:%M:%S}[/] {escape(message)}")
