@@ -1,23 +1,50 @@
-"""Every verdict under some folders, as flat typed rows. Model names come from the files' metadata only."""
+"""Every verdict under some folders, as flat typed rows. Model names come from the files' metadata only.
+
+A verdict inside an experiment (a folder with `experiment.json` above it) is labelled with its variation and run
+from the experiment's planned layout `<stage>/<spec>/<variation>/run<k>/...`; elsewhere it is variation `default`,
+run 1. Statement type and authority level come from the spec the judge run recorded in its `run.json`.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from speceval.errors import InputError
+from speceval.errors import InputError, UsageError
+from speceval.paths import safe_filename
 from speceval.pipelines.compliance import ComplianceFile
 from speceval.pipelines.ranking import RankingFile
+from speceval.spec import load_spec
+
+logger = logging.getLogger(__name__)
+
+
+DEFAULT_VARIATION = "default"
+UNKNOWN = "unknown"
+
+
+class Location(BaseModel):
+    """Where a results file sits in an experiment: its variation (name and settings) and run."""
+
+    variation: str = DEFAULT_VARIATION
+    settings: dict[str, Any] = Field(default_factory=dict)
+    run: int = 1
 
 
 class ComplianceRow(BaseModel):
     """One judged (or failed) compliance verdict."""
 
     spec: str
+    variation: str = DEFAULT_VARIATION
+    run: int = 1
+    statement_type: str = UNKNOWN
+    authority_level: str = UNKNOWN
+    explanation: str | None = None
     judge: str
     model: str
     statement_id: str
@@ -28,7 +55,7 @@ class ComplianceRow(BaseModel):
     outcome: str
     compliant: bool | None
     confidence: float | None
-    rating: int | None
+    rating: float | None
     source: str
 
 
@@ -45,19 +72,24 @@ class RankingRow(BaseModel):
     outcome: str
     rank: int | None
     source: str
+    variation: str = DEFAULT_VARIATION
+    run: int = 1
 
 
 class Verdicts(BaseModel):
-    """Everything found: compliance rows and ranking rows."""
+    """Everything found: compliance rows and ranking rows, and each variation's settings."""
 
     compliance: list[ComplianceRow]
     rankings: list[RankingRow]
+    settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="variation → its settings")
 
 
 def load_verdicts(paths: Iterable[Path]) -> Verdicts:
     """Read every compliance and ranking results file at or below `paths`."""
     compliance: list[ComplianceRow] = []
     rankings: list[RankingRow] = []
+    settings: dict[str, dict[str, Any]] = {}
+    statements = _StatementClasses()
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -66,11 +98,67 @@ def load_verdicts(paths: Iterable[Path]) -> Verdicts:
             data = _read(file)
             if not isinstance(data, dict):
                 continue  # a generation run's results (a list): not a verdict file
+            where = locate(file)
+            settings.setdefault(where.variation, where.settings)
+            source = _relative(file, path)
             if "rankings" in data:
-                rankings.extend(_ranking_rows(file, data))
+                rankings.extend(_ranking_rows(file, data, where, source))
             elif "results" in data and "metadata" in data:
-                compliance.extend(_compliance_rows(file, data))
-    return Verdicts(compliance=compliance, rankings=rankings)
+                compliance.extend(_compliance_rows(file, data, where, source, statements))
+    return Verdicts(compliance=compliance, rankings=rankings, settings=settings)
+
+
+def locate(file: Path) -> Location:
+    """The variation and run of a results file, from the experiment folder above it (if any)."""
+    for folder in file.resolve().parents:
+        state_file = folder / "experiment.json"
+        if state_file.is_file():
+            variations = _experiment_variations(state_file)
+            parts = file.resolve().relative_to(folder).parts
+            if len(parts) < 4 or not parts[3].startswith("run") or not parts[3][3:].isdigit():
+                return Location()
+            by_directory = {safe_filename(name): name for name in variations}
+            name = by_directory.get(parts[2], parts[2])
+            return Location(variation=name, settings=variations.get(name, {}), run=int(parts[3][3:]))
+    return Location()
+
+
+def _experiment_variations(state_file: Path) -> dict[str, dict[str, Any]]:
+    data = _read(state_file)
+    variations = data.get("variations") if isinstance(data, dict) else None
+    if not isinstance(variations, dict):
+        raise InputError(state_file, "not an experiment state file", field="variations")
+    return {str(k): dict(v) for k, v in variations.items()}
+
+
+def _relative(file: Path, root: Path) -> str:
+    """The file's path relative to the folder the report was asked about (no machine-specific prefix)."""
+    base = root if root.is_dir() else root.parent
+    return file.relative_to(base).as_posix()
+
+
+class _StatementClasses:
+    """statement id → (type, authority level) for the spec a judge run recorded; specs are read once."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def lookup(self, run_dir: Path, statement_id: str) -> tuple[str, str]:
+        manifest = run_dir / "run.json"
+        try:
+            spec_path = str(json.loads(manifest.read_text(encoding="utf-8"))["spec_path"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return UNKNOWN, UNKNOWN
+        if spec_path not in self._specs:
+            try:
+                spec = load_spec(spec_path)
+            except (OSError, UsageError):
+                logger.warning("cannot read the spec %s of %s: statement types are unknown", spec_path, run_dir)
+                self._specs[spec_path] = {}
+            else:
+                self._specs[spec_path] = {s.id: (str(s.type.value), str(s.authority_level.value))
+                                          for s in spec.statements}
+        return self._specs[spec_path].get(statement_id, (UNKNOWN, UNKNOWN))
 
 
 def _read(file: Path) -> object:
@@ -92,22 +180,27 @@ def _parse(file: Path, data: dict[str, object], model: type[_File], what: str) -
                          field=".".join(str(p) for p in first["loc"])) from None
 
 
-def _compliance_rows(file: Path, data: dict[str, object]) -> list[ComplianceRow]:
+def _compliance_rows(file: Path, data: dict[str, object], where: Location, source: str,
+                     statements: _StatementClasses) -> list[ComplianceRow]:
     parsed = _parse(file, data, ComplianceFile, "compliance")
     m = parsed.metadata
+    kind, authority = statements.lookup(file.parent.parent, m.statement_id)
     return [
-        ComplianceRow(spec=m.spec, judge=m.judge, model=m.model, statement_id=m.statement_id, mode=str(m.mode),
-                      prompt_version=m.prompt_version, input=e.input, output=e.output, outcome=str(e.outcome),
-                      compliant=e.compliant, confidence=e.confidence, rating=e.rating, source=str(file))
+        ComplianceRow(spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
+                      authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
+                      statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
+                      output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
+                      rating=e.rating, source=source)
         for e in parsed.results
     ]
 
 
-def _ranking_rows(file: Path, data: dict[str, object]) -> list[RankingRow]:
+def _ranking_rows(file: Path, data: dict[str, object], where: Location, source: str) -> list[RankingRow]:
     parsed = _parse(file, data, RankingFile, "ranking")
     m = parsed.metadata
     return [
         RankingRow(spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
-                   index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=str(file))
+                   index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
+                   variation=where.variation, run=where.run)
         for e in parsed.rankings
     ]

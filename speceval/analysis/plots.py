@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from speceval.analysis.tables import ComplianceRate, WinRate  # noqa: E402
+from speceval.analysis.variations import VariationStatistics  # noqa: E402
 
 
 def _png(figure: Figure) -> bytes:
@@ -22,30 +23,36 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def compliance_bars(rates: list[ComplianceRate]) -> bytes:
-    """Compliance rate per candidate, one bar per judge, with 95% intervals."""
-    models = sorted({r.model for r in rates})
-    judges = sorted({r.judge for r in rates})
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.4 * len(models) * max(1, len(judges))), 4.5))
-    width = 0.8 / max(1, len(judges))
-    for j, judge in enumerate(judges):
+def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
+    """Compliance per candidate under `judge`, one bar per variation with its clustered 95% interval, and each
+    run's own rate as a dot (the run-to-run spread)."""
+    rows = [s for s in stats if s.judge == judge]
+    candidates = sorted({s.candidate for s in rows})
+    variations = sorted({s.variation for s in rows})
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(candidates) * max(1, len(variations)) + 2), 4.5))
+    width = 0.8 / max(1, len(variations))
+    for v, variation in enumerate(variations):
         xs: list[float] = []
         ys: list[float] = []
         errors: list[list[float]] = [[], []]
-        for m, model in enumerate(models):
-            rate = next((r for r in rates if r.model == model and r.judge == judge and r.rate is not None), None)
-            if rate is None or rate.ci_low is None or rate.ci_high is None or rate.rate is None:
+        for c, candidate in enumerate(candidates):
+            record = next((s for s in rows if s.candidate == candidate and s.variation == variation), None)
+            if record is None or record.rate is None or record.ci_low is None or record.ci_high is None:
                 continue
-            xs.append(m + j * width)
-            ys.append(rate.rate)
-            errors[0].append(rate.rate - rate.ci_low)
-            errors[1].append(rate.ci_high - rate.rate)
-        axes.bar(xs, ys, width, yerr=errors, capsize=3, label=f"judge {judge}")
-    axes.set_xticks([m + width * (len(judges) - 1) / 2 for m in range(len(models))], models, rotation=20, ha="right")
+            x = c + v * width
+            xs.append(x)
+            ys.append(record.rate)
+            errors[0].append(record.rate - record.ci_low)
+            errors[1].append(record.ci_high - record.rate)
+            runs = [r.rate for r in record.runs if r.rate is not None]
+            axes.scatter([x] * len(runs), runs, color="black", s=12, zorder=3)
+        axes.bar(xs, ys, width, yerr=errors, capsize=3, label=variation)
+    axes.set_xticks([c + width * (len(variations) - 1) / 2 for c in range(len(candidates))], candidates,
+                    rotation=15, ha="right")
     axes.set_ylim(0, 1)
     axes.set_ylabel("compliance rate (judged answers only)")
-    axes.set_title("Compliance per candidate, 95% Wilson intervals")
-    axes.legend(fontsize=8)
+    axes.set_title(f"Compliance by variation, judge {judge}: 95% clustered intervals; dots are single runs")
+    axes.legend(fontsize=8, title="variation")
     return _png(figure)
 
 
@@ -67,12 +74,13 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
     return _png(figure)
 
 
-def win_matrix(rates: list[WinRate], judge: str) -> tuple[np.ndarray, list[str]]:
-    """Row model's win rate against column model under `judge` (NaN on the diagonal and for unplayed pairs)."""
-    models = sorted({r.model for r in rates if r.judge == judge})
+def win_matrix(rates: list[WinRate], judge: str, variation: str) -> tuple[np.ndarray, list[str]]:
+    """Row model's win rate against column model (NaN on the diagonal and for unplayed pairs)."""
+    rates = [r for r in rates if r.judge == judge and r.variation == variation]
+    models = sorted({r.model for r in rates})
     matrix = np.full((len(models), len(models)), np.nan)
     for r in rates:
-        if r.judge == judge and r.rate is not None:
+        if r.rate is not None:
             matrix[models.index(r.model), models.index(r.opponent)] = r.rate
     return matrix, models
 

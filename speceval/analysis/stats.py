@@ -11,7 +11,7 @@ import numpy as np
 Z95 = 1.959963984540054
 
 
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float] | None:
     """95% Wilson score interval of a proportion; None when there are no observations.
 
     Wilson rather than the normal approximation: it stays inside [0, 1] and behaves at rates near 0 or 1 and

@@ -10,7 +10,8 @@ from statistics import mean
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.load import ComplianceRow, RankingRow
+from speceval.analysis.clustered import bootstrap_percentiles, mean_interval
+from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.stats import (
     bradley_terry,
     cohen_kappa,
@@ -18,30 +19,35 @@ from speceval.analysis.stats import (
     krippendorff_alpha_ordinal,
     wilson_interval,
 )
+from speceval.analysis.variations import summarize
 
 JUDGED = "judged"
 
 
 class ComplianceRate(BaseModel):
-    """Compliance of one candidate under one judge (optionally for one statement)."""
+    """Compliance of one candidate and variation under one judge (optionally for one statement)."""
 
     spec: str
     judge: str
     model: str
+    variation: str = DEFAULT_VARIATION
     statement_id: str | None = None
     judged: int
     compliant: int
     rate: float | None
     ci_low: float | None
     ci_high: float | None
+    ci_method: str | None = None
     not_judged: dict[str, int]
     mean_output_chars: float | None = None
 
 
 class WinRate(BaseModel):
-    """How often `model` beat `opponent` under `judge` (ties count half), over both presentation orders."""
+    """How often `model` beat `opponent` under `judge` in one variation (ties count half), both orders and all
+    runs pooled; the interval is clustered by input (both orders and every run of an input are one cluster)."""
 
     judge: str
+    variation: str = DEFAULT_VARIATION
     model: str
     opponent: str
     games: int
@@ -63,48 +69,44 @@ class Agreement(BaseModel):
 
 
 def compliance_rates(rows: list[ComplianceRow], *, per_statement: bool = False) -> list[ComplianceRate]:
-    """Rates per (spec, judge, model[, statement]) with 95% Wilson intervals."""
+    """Rates per (spec, judge, model, variation[, statement]) with 95% intervals clustered by input."""
     groups: dict[tuple[str, ...], list[ComplianceRow]] = defaultdict(list)
     for row in rows:
-        key = (row.spec, row.judge, row.model) + ((row.statement_id,) if per_statement else ())
+        key = (row.spec, row.judge, row.model, row.variation) + ((row.statement_id,) if per_statement else ())
         groups[key].append(row)
     rates = []
     for key, group in sorted(groups.items()):
-        judged = [r for r in group if r.outcome == JUDGED and r.compliant is not None]
-        compliant = sum(1 for r in judged if r.compliant)
-        interval = wilson_interval(compliant, len(judged))
+        summary = summarize(group)
         rates.append(
             ComplianceRate(
-                spec=key[0], judge=key[1], model=key[2], statement_id=key[3] if per_statement else None,
-                judged=len(judged), compliant=compliant,
-                rate=compliant / len(judged) if judged else None,
-                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                not_judged=dict(Counter(r.outcome for r in group if r.outcome != JUDGED or r.compliant is None)),
-                mean_output_chars=mean(len(r.output) for r in group) if group else None,
+                spec=key[0], judge=key[1], model=key[2], variation=key[3],
+                statement_id=key[4] if per_statement else None, judged=summary.judged, compliant=summary.compliant,
+                rate=summary.rate, ci_low=summary.ci_low, ci_high=summary.ci_high, ci_method=summary.ci_method,
+                not_judged=summary.not_judged, mean_output_chars=mean(len(r.output) for r in group) if group else None,
             )
         )
     return rates
 
 
 def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str], float]:
-    """(judge, model) → the judge's rate minus the mean over judges of that model's rate."""
+    """(judge, model) → the judge's rate minus the mean over judges of that model's rate (first variation)."""
     by_model: dict[str, list[float]] = defaultdict(list)
-    for r in rates:
-        if r.rate is not None:
-            by_model[r.model].append(r.rate)
+    pooled = {(r.judge, r.model): r.rate for r in rates if r.rate is not None and r.variation == rates[0].variation}
+    for (_, model), rate in pooled.items():
+        by_model[model].append(rate)
     return {
-        (r.judge, r.model): r.rate - mean(by_model[r.model])
-        for r in rates
-        if r.rate is not None and len(by_model[r.model]) > 1
+        (judge, model): rate - mean(by_model[model])
+        for (judge, model), rate in pooled.items()
+        if len(by_model[model]) > 1
     }
 
 
 def judge_agreement(rows: list[ComplianceRow]) -> list[Agreement]:
     """Cohen's kappa per pair of judges and Fleiss' kappa over all, on answers every compared judge judged."""
-    verdicts: dict[str, dict[tuple[str, str, str, str, str], bool]] = defaultdict(dict)
+    verdicts: dict[str, dict[tuple[object, ...], bool]] = defaultdict(dict)
     for row in rows:
         if row.outcome == JUDGED and row.compliant is not None:
-            verdicts[row.judge][(row.spec, row.model, row.statement_id, row.input, row.output)] = row.compliant
+            verdicts[row.judge][_answer(row)] = row.compliant
     judges = sorted(verdicts)
     results = []
     for a, b in itertools.combinations(judges, 2):
@@ -116,15 +118,20 @@ def judge_agreement(rows: list[ComplianceRow]) -> list[Agreement]:
         counts = np.array([[sum(verdicts[j][k] for j in judges), sum(not verdicts[j][k] for j in judges)]
                            for k in shared])
         results.append(Agreement(judges="all", items=len(shared), kappa=fleiss_kappa(counts), kind="Fleiss"))
-    ratings: dict[tuple[str, str, str, str, str], list[int]] = defaultdict(list)
+    ratings: dict[tuple[object, ...], list[int]] = defaultdict(list)
     for row in rows:
         if row.outcome == JUDGED and row.rating is not None:
-            ratings[(row.spec, row.model, row.statement_id, row.input, row.output)].append(row.rating)
+            ratings[_answer(row)].append(int(row.rating))
     if ratings:
         units = list(ratings.values())
         results.append(Agreement(judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
                                  kappa=krippendorff_alpha_ordinal(units), kind="Krippendorff alpha (ordinal)"))
     return results
+
+
+def _answer(row: ComplianceRow) -> tuple[object, ...]:
+    """One answer of one candidate: the unit judges agree or disagree on."""
+    return row.spec, row.model, row.variation, row.run, row.statement_id, row.input, row.output
 
 
 def _winner(row: RankingRow) -> str | None:
@@ -135,62 +142,106 @@ def _winner(row: RankingRow) -> str | None:
 
 
 def win_rates(rows: list[RankingRow]) -> list[WinRate]:
-    """Pairwise win rates per judge, both orders pooled."""
-    tally: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    """Pairwise win rates per judge and variation, both orders and all runs pooled, clustered by input."""
+    tally: dict[tuple[str, str, str, str], list[tuple[tuple[str, str, str], str]]] = defaultdict(list)
     for row in rows:
         winner = _winner(row)
         if winner is None:
             continue
         for model, opponent in ((row.model_a, row.model_b), (row.model_b, row.model_a)):
             result = "tie" if winner == "tie" else "win" if winner == model else "loss"
-            tally[(row.judge, model, opponent)][result] += 1
+            tally[(row.judge, row.variation, model, opponent)].append(((row.spec, row.statement_id, row.input), result))
     rates = []
-    for (judge, model, opponent), counts in sorted(tally.items()):
-        games = sum(counts.values())
-        score = counts["win"] + counts["tie"] / 2
-        interval = wilson_interval(int(round(score)), games)
-        rates.append(WinRate(judge=judge, model=model, opponent=opponent, games=games, wins=counts["win"],
-                             ties=counts["tie"], losses=counts["loss"], rate=score / games if games else None,
-                             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None))
+    for (judge, variation, model, opponent), games in sorted(tally.items()):
+        counts = Counter(result for _, result in games)
+        scores = [_SCORE[result] for _, result in games]
+        interval = mean_interval(scores, [cluster for cluster, _ in games],
+                                 {cluster: cluster[:2] for cluster, _ in games})
+        if interval is None or len({c for c, _ in games}) == len(games):
+            interval = wilson_interval(counts["win"] + counts["tie"] / 2, len(games))
+        rates.append(WinRate(judge=judge, variation=variation, model=model, opponent=opponent, games=len(games),
+                             wins=counts["win"], ties=counts["tie"], losses=counts["loss"],
+                             rate=sum(scores) / len(scores),
+                             ci_low=max(0.0, interval[0]) if interval else None,
+                             ci_high=min(1.0, interval[1]) if interval else None))
     return rates
 
 
-def strengths(rows: list[RankingRow]) -> dict[str, dict[str, float]]:
-    """Bradley–Terry strength per judge and model (ties as half a win each)."""
-    result: dict[str, dict[str, float]] = {}
-    for judge in sorted({r.judge for r in rows}):
-        judged = [r for r in rows if r.judge == judge and _winner(r) is not None]
+_SCORE = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+
+
+class Strength(BaseModel):
+    """A Bradley–Terry strength (strengths of one judge and variation sum to 1) with a bootstrap interval."""
+
+    judge: str
+    variation: str
+    model: str
+    strength: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+def strengths(rows: list[RankingRow], draws: int = 200) -> list[Strength]:
+    """Bradley–Terry strength per judge, variation and model (ties as half a win each); the intervals resample
+    inputs (with every run and order of a drawn input), so repeated runs do not narrow them."""
+    result: list[Strength] = []
+    for judge, variation in sorted({(r.judge, r.variation) for r in rows}):
+        judged = [r for r in rows if r.judge == judge and r.variation == variation and _winner(r) is not None]
         models = sorted({m for r in judged for m in (r.model_a, r.model_b)})
         if len(models) < 2:
             continue
         index = {m: i for i, m in enumerate(models)}
-        wins = np.zeros((len(models), len(models)))
-        for row in judged:
-            a, b = index[row.model_a], index[row.model_b]
-            winner = _winner(row)
-            if winner == "tie":
-                wins[a, b] += 0.5
-                wins[b, a] += 0.5
-            elif winner == row.model_a:
-                wins[a, b] += 1
-            else:
-                wins[b, a] += 1
-        result[judge] = dict(zip(models, (float(x) for x in bradley_terry(wins)), strict=True))
+
+        def fit(picked: list[int], judged: list[RankingRow] = judged, index: dict[str, int] = index) -> np.ndarray:
+            wins = np.zeros((len(index), len(index)))
+            for i in picked:
+                row = judged[i]
+                a, b = index[row.model_a], index[row.model_b]
+                winner = _winner(row)
+                if winner == "tie":
+                    wins[a, b] += 0.5
+                    wins[b, a] += 0.5
+                elif winner == row.model_a:
+                    wins[a, b] += 1
+                else:
+                    wins[b, a] += 1
+            return bradley_terry(wins)
+
+        point = fit(list(range(len(judged))))
+        bounds = bootstrap_percentiles([(r.spec, r.statement_id, r.input) for r in judged], fit, draws=draws)
+        for i, model in enumerate(models):
+            result.append(Strength(judge=judge, variation=variation, model=model, strength=float(point[i]),
+                                   ci_low=float(bounds[0][i]) if bounds else None,
+                                   ci_high=float(bounds[1][i]) if bounds else None))
     return result
 
 
-def position_consistency(rows: list[RankingRow]) -> dict[str, tuple[int, int]]:
-    """judge → (consistent, compared): both orders of the same input gave the same winner (or both a tie)."""
-    seen: dict[tuple[str, str, str, int, frozenset[str]], list[str]] = defaultdict(list)
+class Consistency(BaseModel):
+    """Position consistency of one judge in one run of one variation: both orders of an input gave the same
+    winner (or both a tie). `compared` counts inputs judged in both orders."""
+
+    judge: str
+    variation: str
+    run: int
+    consistent: int
+    compared: int
+    rate: float | None
+
+
+def position_consistency(rows: list[RankingRow]) -> list[Consistency]:
+    """Per (judge, variation, run); the two orders of one comparison are matched within their own run."""
+    seen: dict[tuple[object, ...], list[str]] = defaultdict(list)
     for row in rows:
         winner = _winner(row)
         if winner is not None:
-            seen[(row.judge, row.spec, row.statement_id, row.index, frozenset((row.model_a, row.model_b)))].append(
-                winner
-            )
-    result: dict[str, tuple[int, int]] = {}
-    for (judge, *_), winners in seen.items():
+            key = (row.judge, row.variation, row.run, row.spec, row.statement_id, row.index,
+                   frozenset((row.model_a, row.model_b)))
+            seen[key].append(winner)
+    tally: dict[tuple[str, str, int], list[int]] = defaultdict(lambda: [0, 0])
+    for (judge, variation, run, *_), winners in seen.items():
         if len(winners) == 2:
-            consistent, compared = result.get(judge, (0, 0))
-            result[judge] = (consistent + (winners[0] == winners[1]), compared + 1)
-    return result
+            counts = tally[(str(judge), str(variation), int(str(run)))]
+            counts[0] += winners[0] == winners[1]
+            counts[1] += 1
+    return [Consistency(judge=j, variation=v, run=r, consistent=c, compared=n, rate=c / n if n else None)
+            for (j, v, r), (c, n) in sorted(tally.items())]

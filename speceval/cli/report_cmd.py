@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +32,25 @@ def _report(args: argparse.Namespace) -> int:
     from speceval.costs import PriceTable
 
     summary = build_report(args.paths, args.out, PriceTable.load(args.prices))
-    table = Table(title="compliance (judged answers only; 95% Wilson CI)", header_style="bold")
-    for column in ("judge", "candidate", "judged", "rate", "95% CI", "not judged"):
+    table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
+                  header_style="bold")
+    for column in ("judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
         table.add_column(column)
-    for r in summary.compliance:
-        table.add_row(r.judge, r.model, str(r.judged), f"{r.rate:.3f}" if r.rate is not None else "–",
+    for r in summary.data.variations:
+        table.add_row(r.judge, r.candidate, r.variation, str(r.judged), _fmt(r.rate),
                       f"{r.ci_low:.3f}–{r.ci_high:.3f}" if r.ci_low is not None and r.ci_high is not None else "–",
+                      " ".join(_fmt(run.rate) for run in r.runs),
                       ", ".join(f"{n} {o}" for o, n in sorted(r.not_judged.items())) or "0")
     stdout.print(table)
-    for judge, strengths in summary.bradley_terry.items():
-        order = ", ".join(f"{m} ({s:.2f})" for m, s in sorted(strengths.items(), key=lambda kv: -kv[1]))
-        stdout.print(f"Bradley–Terry, judge {judge}: {order}")
-    stdout.print(f"Report: {summary.html_path}  (CSVs beside it)")
+    for (judge, variation), group in itertools.groupby(summary.data.bradley_terry, lambda s: (s.judge, s.variation)):
+        order = ", ".join(f"{s.model} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
+        stdout.print(f"Bradley–Terry, judge {judge}, {variation}: {order}")
+    stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it)")
     return 0
+
+
+def _fmt(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "–"
 
 
 def _export(args: argparse.Namespace) -> int:

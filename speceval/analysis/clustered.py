@@ -1,0 +1,201 @@
+"""Intervals that respect how eval data is clustered (E. Miller, "Adding Error Bars to Evals", arXiv 2411.00640).
+
+A verdict is not an independent draw: the same input is answered again in every run, and inputs written for one
+statement resemble each other. Treating 2 runs × 40 inputs as 80 independent samples narrows an interval by √2
+although nothing new was learned about the inputs. Here every estimate is a mean over observations grouped in
+clusters (an input, across runs and presentation orders; or a statement), and its standard error is the
+cluster-robust (CR1) one: the spread of the clusters' summed residuals, scaled by G/(G-1). Repeating identical
+runs multiplies every cluster's residual sum and the count by the same factor, so the interval does not move.
+
+Intervals:
+* a single run's rate over independent inputs (every cluster holds one observation): Wilson score interval;
+* a rate pooled over runs: Wilson score interval at the effective sample size p(1-p)/SE² (the design effect of
+  the clusters), with Student's t quantile on G-H degrees of freedom (G clusters in H strata); at p = 0 or 1,
+  where the SE is 0, the effective size is the number of clusters;
+* a difference (paired, on the clusters both sides share) or a mean rating: estimate ± t(G-H) · SE;
+
+Inputs are clustered within statements, but a spec's statements are fixed, not sampled: the SE by input is
+stratified by statement (the survey estimator for clusters drawn within fixed strata). Clustering by statement
+instead (no strata) answers another question, how a rate would vary over other statements like these, and is
+reported beside it; with few statements it is wide.
+* Bradley–Terry strengths: percentile interval over a bootstrap that resamples inputs.
+Pure functions, numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from speceval.analysis.stats import Z95, wilson_interval
+
+WILSON = "Wilson score interval (independent inputs, one run)"
+CLUSTERED = "Wilson at the cluster-robust effective sample size, t(G-H), clusters = {unit}s"
+PAIRED = "paired difference on shared inputs, cluster-robust SE stratified by statement, t(G-H)"
+BOOTSTRAP = "percentile bootstrap over inputs ({draws} draws, seed {seed})"
+
+# Student's t 0.975 quantiles for 1..30 degrees of freedom (beyond: a Cornish-Fisher expansion around z).
+_T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
+         2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
+         2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272)
+
+
+def t975(df: int) -> float:
+    """The 0.975 quantile of Student's t with `df` degrees of freedom (z for df ≤ 0 is never asked: see callers)."""
+    if df < 1:
+        raise ValueError("t quantile needs at least one degree of freedom")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = Z95
+    return (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
+
+
+class ClusteredMean(BaseModel):
+    """A mean over clustered observations and its cluster-robust standard error."""
+
+    n: int
+    clusters: int
+    df: int = Field(description="degrees of freedom of the SE: clusters minus strata")
+    mean: float
+    se: float | None = Field(description="None with a single cluster: its spread cannot be estimated")
+
+
+def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable],
+                   strata: Mapping[Any, Hashable] | None = None) -> ClusteredMean | None:
+    """Mean of `values` with the CR1 standard error for the given cluster of each value; None when empty.
+
+    `strata` (cluster → stratum, e.g. input → statement) are fixed groups the clusters were drawn within: the
+    spread is then measured around each stratum's own mean, so fixed differences between statements (which
+    are part of the spec, not sampling noise) do not widen the interval.
+    """
+    if not values:
+        return None
+    y = np.asarray(values, dtype=float)
+    mean = float(y.mean())
+    influence: dict[Hashable, float] = defaultdict(float)
+    for cluster, value in zip(clusters, y, strict=True):
+        influence[cluster] += (value - mean) / len(y)
+    variance, df = _variance(influence, strata)
+    return ClusteredMean(n=len(y), clusters=len(influence), df=df, mean=mean,
+                         se=math.sqrt(variance) if variance is not None else None)
+
+
+def _variance(influence: Mapping[Hashable, float], strata: Mapping[Any, Hashable] | None
+              ) -> tuple[float | None, int]:
+    """Σ over strata of G_h/(G_h-1) Σ (z_g - mean_h z)²; a stratum with one cluster keeps z_g² (conservative)."""
+    groups: dict[Hashable, list[float]] = defaultdict(list)
+    for cluster, z in influence.items():
+        groups[strata[cluster] if strata is not None else None].append(z)
+    if len(influence) < 2:
+        return None, 0
+    total = 0.0
+    for zs in groups.values():
+        if len(zs) == 1:
+            total += zs[0] ** 2
+            continue
+        centre = sum(zs) / len(zs)
+        total += len(zs) / (len(zs) - 1) * sum((z - centre) ** 2 for z in zs)
+    df = len(influence) - len(groups)
+    return total, df if df >= 1 else len(influence) - 1
+
+
+def rate_interval(values: Sequence[bool], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable] | None
+                  = None, unit: str = "input") -> tuple[float, float, str] | None:
+    """95% interval of a proportion: Wilson when every cluster holds one observation, else the clustered one."""
+    estimate = clustered_mean([float(v) for v in values], clusters, strata)
+    if estimate is None:
+        return None
+    if estimate.clusters == estimate.n:
+        low, high = wilson_interval(sum(bool(v) for v in values), estimate.n)  # type: ignore[misc]  # n > 0
+        return low, high, WILSON
+    method = CLUSTERED.format(unit=unit) + (", stratified by statement" if strata is not None else "")
+    if estimate.se is None:
+        return 0.0, 1.0, method  # one cluster: nothing is known about the spread between clusters
+    p = estimate.mean
+    variance = estimate.se**2
+    effective = p * (1 - p) / variance if variance > 0 else float(estimate.clusters)
+    effective = min(effective, float(estimate.n))
+    low, high = wilson_interval(p * effective, effective, z=t975(estimate.df))  # type: ignore[misc]
+    return low, high, method
+
+
+def mean_interval(values: Sequence[float], clusters: Sequence[Hashable],
+                  strata: Mapping[Any, Hashable] | None = None) -> tuple[float, float] | None:
+    """95% interval of a mean (e.g. Likert ratings): mean ± t(df) · cluster-robust SE."""
+    estimate = clustered_mean(values, clusters, strata)
+    if estimate is None or estimate.se is None:
+        return None
+    half = t975(estimate.df) * estimate.se
+    return estimate.mean - half, estimate.mean + half
+
+
+class PairedDifference(BaseModel):
+    """mean(A) - mean(B) over the clusters both sides were observed on."""
+
+    difference: float
+    ci_low: float | None
+    ci_high: float | None
+    clusters: int
+    n_a: int
+    n_b: int
+
+
+def paired_difference(a: Sequence[tuple[Hashable, float]], b: Sequence[tuple[Hashable, float]],
+                      strata: Mapping[Any, Hashable] | None = None) -> PairedDifference | None:
+    """Difference of two means on shared clusters, with the cluster-robust SE of the difference.
+
+    Each side lists (cluster, value); clusters seen on only one side are left out, so both means are over the
+    same inputs and their correlation (an easy input is easy for both) cancels from the difference.
+    """
+    shared = {c for c, _ in a} & {c for c, _ in b}
+    ya = [(c, v) for c, v in a if c in shared]
+    yb = [(c, v) for c, v in b if c in shared]
+    if not ya or not yb:
+        return None
+    mean_a = sum(v for _, v in ya) / len(ya)
+    mean_b = sum(v for _, v in yb) / len(yb)
+    influence: dict[Hashable, float] = dict.fromkeys(shared, 0.0)
+    for c, v in ya:
+        influence[c] += (v - mean_a) / len(ya)
+    for c, v in yb:
+        influence[c] -= (v - mean_b) / len(yb)
+    difference = mean_a - mean_b
+    variance, df = _variance(influence, strata)
+    if variance is None:
+        return PairedDifference(difference=difference, ci_low=None, ci_high=None, clusters=len(shared),
+                                n_a=len(ya), n_b=len(yb))
+    half = t975(df) * math.sqrt(variance)
+    return PairedDifference(difference=difference, ci_low=max(-1.0, difference - half),
+                            ci_high=min(1.0, difference + half), clusters=len(shared), n_a=len(ya), n_b=len(yb))
+
+
+def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[list[int]], np.ndarray | None],
+                          draws: int = 200, seed: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """2.5% and 97.5% percentiles of `statistic` over resamples of whole clusters.
+
+    `statistic` gets the indices of the observations in one resample (every observation of a drawn cluster, as
+    often as the cluster was drawn) and returns a vector, or None when that resample is degenerate (skipped).
+    """
+    grouped: dict[Hashable, list[int]] = defaultdict(list)
+    for i, cluster in enumerate(clusters):
+        grouped[cluster].append(i)
+    members = list(grouped.values())
+    if len(members) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    results = []
+    for _ in range(draws):
+        picked = rng.integers(0, len(members), len(members))
+        value = statistic([i for g in picked for i in members[g]])
+        if value is not None:
+            results.append(value)
+    if len(results) < draws // 2:
+        return None
+    stacked = np.vstack(results)
+    return np.percentile(stacked, 2.5, axis=0), np.percentile(stacked, 97.5, axis=0)

@@ -1,0 +1,215 @@
+"""The report as one self-contained HTML page: a summary first, then per-variation tables and plots, paired
+comparisons, breakdowns, judges, rankings, costs, and the samples behind every rate. Plots are embedded PNGs;
+every text from the data is escaped; paths are relative to the folder the report was made from."""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from speceval.analysis import plots
+from speceval.analysis.report import ReportData
+from speceval.analysis.samples import sample_link, sample_section
+from speceval.analysis.summary import interval_methods
+from speceval.analysis.variations import Breakdown
+
+_STYLE = (
+    "body{font-family:sans-serif;margin:2em;max-width:1400px;color:#222}"
+    "table{border-collapse:collapse;margin:0.6em 0 1.2em}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;vertical-align:top}th{background:#f3f3f3}"
+    "img{max-width:100%;display:block;margin:0.5em 0}.note{color:#555;font-size:13px}"
+    "td.text{white-space:pre-wrap;max-width:380px;font-family:monospace;font-size:12px}"
+    "td.ok{color:#1a7f37}td.bad{color:#b42318}td.other{color:#8a6d00}.filters label{margin-right:1em}"
+    "section.variation{border-left:4px solid #8ab;padding-left:1em;margin:1.5em 0}"
+)
+
+
+def render_page(data: ReportData) -> str:
+    """The whole page."""
+    parts = ["<h1>speceval report</h1>", _summary(data)]
+    parts += [_img(plots.variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
+              for judge in sorted({v.judge for v in data.variations})]
+    parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
+    parts += [_paired(data), _breakdowns(data), _judges(data), _rankings(data), _costs(data)]
+    parts.append(sample_section(data.compliance_rows))
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
+            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>")
+
+
+def _summary(data: ReportData) -> str:
+    candidates = sorted({v.candidate for v in data.variations})
+    judges = sorted({v.judge for v in data.variations})
+    total = None if any(s.cost_usd is None for s in data.stages) else sum(s.cost_usd or 0.0 for s in data.stages)
+    runs = max((len(v.runs) for v in data.variations), default=0)
+    facts = [
+        ("candidates", ", ".join(candidates) or "–"), ("judges", ", ".join(judges) or "–"),
+        ("judge prompts", "; ".join(f"{j}: {', '.join(v)}" for j, v in data.prompt_versions.items()) or "–"),
+        ("variations", str(len(data.settings)) + f" (runs per variation: up to {runs})"),
+        ("verdicts", f"{sum(v.judged for v in data.variations if v.judge != 'panel')} judged, "
+                     f"{sum(sum(v.not_judged.values()) for v in data.variations if v.judge != 'panel')} not judged"),
+        ("total cost USD", _fmt(total) if data.stages else "–"),
+    ]
+    parts = ['<h2 id="summary">Summary</h2>', _table(["", ""], facts)]
+    if data.stages:
+        parts.append(_table(["stage", "runs", "requests", "final outcomes", "cost USD"],
+                            ([s.stage, s.runs, s.requests, _counts(s.outcomes), s.cost_usd] for s in data.stages)))
+    parts.append('<p class="note">Rates count judged answers only; unparsed, failed and missing judgements are '
+                 "counted in their own column and never as compliant or non-compliant. Intervals: "
+                 f"{html.escape(interval_methods())}</p>")
+    if data.variations:
+        parts.append(_table(["variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"],
+                            ([v.variation, _settings(v.settings), v.judge, v.candidate, v.judged,
+                              _rate_link(v.rate, v.judge, v.candidate, v.variation), _ci(v.ci_low, v.ci_high)]
+                             for v in data.variations), raw={5}))
+    return "".join(parts)
+
+
+def _variation(data: ReportData, name: str) -> str:
+    rows = [v for v in data.variations if v.variation == name]
+    parts = [f'<section class="variation"><h2>Variation {html.escape(name)}</h2>',
+             f"<p>settings: {html.escape(_settings(rows[0].settings))}</p>"]
+    parts.append(_table(
+        ["judge", "candidate", "judged", "compliant", "rate", "95% CI (inputs)", "95% CI (statements)", "runs",
+         "run SD", "run min–max", "not judged", "mean rating"],
+        ([v.judge, v.candidate, v.judged, v.compliant, _rate_link(v.rate, v.judge, v.candidate, name),
+          _ci(v.ci_low, v.ci_high), _ci(v.ci_low_by_statement, v.ci_high_by_statement),
+          " ".join(sample_link(f"run{r.run}: {_fmt(r.rate)}", judge=v.judge, candidate=v.candidate, variation=name,
+                               run=r.run) for r in v.runs),
+          v.run_sd, _ci(v.run_min, v.run_max), _counts(v.not_judged), v.mean_rating] for v in rows),
+        raw={4, 7}))
+    per_statement = [r for r in data.per_statement if r.variation == name]
+    statements = sorted({r.statement_id or "" for r in per_statement})
+    columns = sorted({f"{r.model} / {r.judge}" for r in per_statement})
+    matrix = np.full((len(statements), len(columns)), np.nan)
+    for r in per_statement:
+        if r.rate is not None:
+            matrix[statements.index(r.statement_id or ""), columns.index(f"{r.model} / {r.judge}")] = r.rate
+    if statements:
+        parts.append(_img(plots.heatmap(matrix, statements, columns, "compliance per statement"),
+                          f"per statement {name}"))
+    return "".join(parts) + "</section>"
+
+
+def _paired(data: ReportData) -> str:
+    if not data.paired:
+        return ""
+    return ("<h2>Paired comparisons (same inputs)</h2><p class='note'>rate of a minus rate of b on the inputs both "
+            "were judged on; the interval is clustered by input, so correlated inputs and repeated runs are "
+            "accounted for.</p>"
+            + _table(["judge", "compare", "within", "a", "b", "inputs", "rate a", "rate b", "difference", "95% CI"],
+                     ([p.judge, p.kind, p.within, p.a, p.b, p.inputs, p.rate_a, p.rate_b, p.difference,
+                       _ci(p.ci_low, p.ci_high)] for p in data.paired)))
+
+
+def _breakdowns(data: ReportData) -> str:
+    parts = []
+    for title, rows in (("statement type", data.by_type), ("authority level", data.by_authority)):
+        if rows:
+            parts.append(f"<h2>Compliance by {title}</h2>")
+            parts.append(_breakdown_table(rows))
+    return "".join(parts)
+
+
+def _breakdown_table(rows: Sequence[Breakdown]) -> str:
+    return _table(["group", "judge", "candidate", "variation", "judged", "rate", "95% CI", "not judged"],
+                  ([b.group, b.judge, b.candidate, b.variation, b.judged,
+                    _rate_link(b.rate, b.judge, b.candidate, b.variation), _ci(b.ci_low, b.ci_high),
+                    _counts(b.not_judged)] for b in rows), raw={5})
+
+
+def _judges(data: ReportData) -> str:
+    parts = []
+    if data.agreement:
+        parts.append("<h2>Inter-judge agreement</h2>")
+        parts.append(_table(["judges", "kind", "items", "kappa / alpha"],
+                            ([a.judges, a.kind, a.items, a.kappa] for a in data.agreement)))
+    if data.panel:
+        parts.append("<h2>Panel verdicts</h2><p class='note'>majority of the binary verdicts (mean of Likert "
+                     "ratings) per answer; the panel's rates are the rows of judge <b>panel</b> above. A tie or an "
+                     "answer without any verdict is not counted as either.</p>")
+        parts.append(_table(["candidate", "variation", "answers", "majority", "ties", "no verdict",
+                             "some judge without verdict"],
+                            ([p.candidate, p.variation, p.answers, p.majority, p.ties, p.no_verdict, p.incomplete]
+                             for p in data.panel)))
+    return "".join(parts)
+
+
+def _rankings(data: ReportData) -> str:
+    parts = []
+    if data.win_rates:
+        parts.append("<h2>Pairwise win rates (both orders and runs; ties count half; clustered by input)</h2>")
+        parts.append(_table(["judge", "variation", "model", "opponent", "games", "wins", "ties", "losses",
+                             "win rate", "95% CI"],
+                            ([w.judge, w.variation, w.model, w.opponent, w.games, w.wins, w.ties, w.losses, w.rate,
+                              _ci(w.ci_low, w.ci_high)] for w in data.win_rates)))
+        for judge, variation in sorted({(w.judge, w.variation) for w in data.win_rates}):
+            matrix, models = plots.win_matrix(data.win_rates, judge, variation)
+            parts.append(_img(plots.heatmap(matrix, models, models, f"win rate (row vs column), {judge}, {variation}"),
+                              f"win rates {judge} {variation}"))
+    if data.bradley_terry:
+        parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")
+        parts.append(_table(["judge", "variation", "model", "strength", "95% CI"],
+                            ([s.judge, s.variation, s.model, s.strength, _ci(s.ci_low, s.ci_high)]
+                             for s in data.bradley_terry)))
+    if data.position_consistency:
+        parts.append("<h2>Position consistency (same winner in both orders)</h2>")
+        parts.append(_table(["judge", "variation", "run", "consistent", "compared", "rate"],
+                            ([c.judge, c.variation, c.run, c.consistent, c.compared, c.rate]
+                             for c in data.position_consistency)))
+    return "".join(parts)
+
+
+def _costs(data: ReportData) -> str:
+    if not data.costs:
+        return ""
+    total = None if any(c.cost_usd is None for c in data.costs) else sum(c.cost_usd or 0.0 for c in data.costs)
+    rows: list[list[object]] = [[c.run_dir, c.kind, c.model, c.requests, c.input_tokens, c.output_tokens, c.cost_usd]
+                                for c in data.costs]
+    rows += [[f"subtotal {s.stage}", s.stage, "", s.requests, "", "", s.cost_usd] for s in data.stages]
+    rows.append(["total", "", "", sum(c.requests for c in data.costs), sum(c.input_tokens for c in data.costs),
+                 sum(c.output_tokens for c in data.costs), total])
+    return ("<h2>Cost</h2><p class='note'>run folders relative to the report's input folder; a price that is not "
+            "known leaves the cost empty (never 0).</p>"
+            + _table(["run", "stage", "model", "requests", "input tokens", "output tokens", "cost USD"], rows))
+
+
+def _rate_link(rate: float | None, judge: str, candidate: str, variation: str) -> str:
+    return sample_link(_fmt(rate), judge=judge, candidate=candidate, variation=variation)
+
+
+def _settings(settings: dict[str, object]) -> str:
+    return "; ".join(f"{k} = {v!r}" for k, v in settings.items()) or "(none varied)"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "0"
+
+
+def _ci(low: float | None, high: float | None) -> str | None:
+    return f"{low:.3f}–{high:.3f}" if low is not None and high is not None else None
+
+
+def _img(png: bytes, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+
+
+def _table(headers: list[str], rows: Iterable[Sequence[object]], raw: frozenset[int] | set[int] = frozenset()
+           ) -> str:
+    """A table; cells are escaped except the columns in `raw`, which hold HTML built here (sample links)."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell if i in raw else html.escape(_fmt(cell))}</td>" for i, cell in enumerate(row))
+        + "</tr>" for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

@@ -1,0 +1,112 @@
+"""The browsable sample view of the report: every verdict's input, answer, verdict and explanation, embedded in the
+page as JSON data and shown only through `textContent`, so an answer containing `</script>` or HTML is text.
+
+A rate in the report links here with the filters of the cell it came from (`#samples?candidate=…&variation=…`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from urllib.parse import urlencode
+
+from speceval.analysis.load import ComplianceRow
+
+FILTERS = ("judge", "candidate", "variation", "run", "statement", "verdict")
+
+
+def verdict_label(row: ComplianceRow) -> str:
+    """What the judge said, in one word or two (an outcome other than `judged` is shown as itself)."""
+    if row.outcome != "judged":
+        return row.outcome
+    if row.compliant is not None:
+        return "compliant" if row.compliant else "not compliant"
+    return f"rating {row.rating:g}" if row.rating is not None else "judged"
+
+
+def sample_link(text: str, **filters: object) -> str:
+    """An HTML link to the sample view, filtered to the given fields (values are escaped)."""
+    query = urlencode({k: str(v) for k, v in filters.items() if v is not None})
+    return f'<a class="samples" href="#samples?{html.escape(query, quote=True)}">{html.escape(text)}</a>'
+
+
+def embedded_json(data: object) -> str:
+    """JSON that cannot end the <script> element it sits in, nor open a comment or CDATA section."""
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def sample_section(rows: list[ComplianceRow]) -> str:
+    """The samples section: filters, a table filled by the script from the embedded data."""
+    data = [{"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
+             "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
+             "verdict": verdict_label(r), "input": r.input, "output": r.output, "explanation": r.explanation or "",
+             "source": r.source} for r in rows]
+    selects = "".join(
+        f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '
+        for name in FILTERS
+    )
+    return (
+        '<h2 id="samples">Samples</h2>'
+        "<p>Every verdict behind the rates above: the input, the candidate's answer, the verdict and the judge's "
+        "explanation. Links on rates open this view filtered to their cell.</p>"
+        f'<div class="filters">{selects}</div><p id="sample-count"></p>'
+        '<table id="sample-table"><thead><tr><th>judge</th><th>candidate</th><th>variation</th><th>run</th>'
+        "<th>statement</th><th>verdict</th><th>input</th><th>answer</th><th>explanation</th></tr></thead>"
+        "<tbody></tbody></table>"
+        f'<script type="application/json" id="sample-data">{embedded_json(data)}</script>'
+        f"<script>{_SCRIPT}</script>"
+    )
+
+
+# Cells are filled with textContent only: sample text is never parsed as HTML.
+_SCRIPT = """
+(function () {
+  var rows = JSON.parse(document.getElementById('sample-data').textContent);
+  var fields = FIELDS;
+  var limit = 300;
+  fields.forEach(function (field) {
+    var select = document.getElementById('filter-' + field);
+    var values = Array.from(new Set(rows.map(function (r) { return r[field]; }))).sort();
+    values.forEach(function (v) { var o = document.createElement('option'); o.value = v; o.textContent = v;
+                                  select.appendChild(o); });
+    select.addEventListener('change', render);
+  });
+  function cell(tr, text, cls) { var td = document.createElement('td'); td.textContent = text;
+                                 if (cls) { td.className = cls; } tr.appendChild(td); }
+  function render() {
+    var chosen = {};
+    fields.forEach(function (f) { chosen[f] = document.getElementById('filter-' + f).value; });
+    var shown = rows.filter(function (r) {
+      return fields.every(function (f) { return !chosen[f] || r[f] === chosen[f]; });
+    });
+    var body = document.querySelector('#sample-table tbody');
+    body.replaceChildren();
+    shown.slice(0, limit).forEach(function (r) {
+      var tr = document.createElement('tr');
+      cell(tr, r.judge); cell(tr, r.candidate); cell(tr, r.variation); cell(tr, r.run);
+      cell(tr, r.statement + ' (' + r.type + ', ' + r.authority + ')');
+      cell(tr, r.verdict, r.verdict === 'compliant' ? 'ok' : (r.verdict === 'not compliant' ? 'bad' : 'other'));
+      cell(tr, r.input, 'text'); cell(tr, r.output, 'text'); cell(tr, r.explanation, 'text');
+      body.appendChild(tr);
+    });
+    document.getElementById('sample-count').textContent = shown.length + ' of ' + rows.length +
+      ' verdicts match' + (shown.length > limit ? ' (first ' + limit + ' shown)' : '');
+  }
+  function fromHash() {
+    var hash = window.location.hash;
+    if (hash.indexOf('#samples') !== 0) { return; }
+    var params = new URLSearchParams(hash.split('?')[1] || '');
+    fields.forEach(function (f) {
+      var select = document.getElementById('filter-' + f);
+      var wanted = params.get(f) || '';
+      select.value = Array.from(select.options).some(function (o) { return o.value === wanted; }) ? wanted : '';
+    });
+    render();
+    document.getElementById('samples').scrollIntoView();
+  }
+  window.addEventListener('hashchange', fromHash);
+  render();
+  fromHash();
+})();
+""".replace("FIELDS", json.dumps(list(FILTERS)))

@@ -1,0 +1,69 @@
+"""`report/summary.md`: a methods-ready summary (models, settings, counts, rates with intervals, the interval method,
+judge prompt versions), rendered from the same data as the HTML page."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from speceval.analysis.clustered import BOOTSTRAP, CLUSTERED, PAIRED, WILSON
+
+if TYPE_CHECKING:
+    from speceval.analysis.report import ReportData
+
+
+def interval_methods() -> str:
+    """The interval methods, in words, as the report names them."""
+    return (f"a single run's rate over independent inputs: {WILSON}; a rate pooled over runs: "
+            f"{CLUSTERED.format(unit='input')}, stratified by statement (repeating identical runs adds no "
+            "clusters, so it does not narrow the interval); beside it the same clustered by statement; paired "
+            f"differences: {PAIRED}; win rates: mean score ± t(G-H) × cluster-robust SE by input; Bradley–Terry: "
+            f"{BOOTSTRAP.format(draws=200, seed=0)}. Reference: E. Miller, Adding Error Bars to Evals, "
+            "arXiv 2411.00640.")
+
+
+def render_summary(data: ReportData) -> str:
+    """The markdown text."""
+    lines = ["# speceval results", ""]
+    candidates = sorted({v.candidate for v in data.variations})
+    judges = sorted({v.judge for v in data.variations if v.judge != "panel"})
+    lines += [f"- Candidates: {', '.join(candidates) or '–'}",
+              f"- Judges: {', '.join(judges) or '–'}" + (" (plus a majority panel)" if data.panel else ""),
+              "- Judge prompt versions: " + ("; ".join(f"{j}: {', '.join(v)}" for j, v in
+                                                       data.prompt_versions.items()) or "–")]
+    for name, settings in sorted(data.settings.items()):
+        described = ", ".join(f"{k} = {v!r}" for k, v in settings.items()) or "nothing varied"
+        lines.append(f"- Variation `{name}`: {described}")
+    for stage in data.stages:
+        outcomes = ", ".join(f"{n} {o}" for o, n in stage.outcomes.items()) or "none yet"
+        cost = f"{stage.cost_usd:.4f}" if stage.cost_usd is not None else "unknown"
+        lines.append(f"- {stage.stage}: {stage.runs} run(s), {stage.requests} request(s) ({outcomes}); cost USD {cost}")
+    if data.stages:
+        known = [s.cost_usd for s in data.stages]
+        total = "unknown" if any(c is None for c in known) else f"{sum(c or 0.0 for c in known):.4f}"
+        lines.append(f"- Total cost USD: {total}")
+    lines += ["", "## Compliance by variation", "",
+              "| judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | not judged |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for v in data.variations:
+        runs = ", ".join(f"run{r.run} {_fmt(r.rate)}" for r in v.runs)
+        missing = ", ".join(f"{n} {o}" for o, n in sorted(v.not_judged.items())) or "0"
+        lines.append(f"| {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant} | {_fmt(v.rate)} | "
+                     f"{_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |")
+    if data.paired:
+        lines += ["", "## Paired differences (same inputs)", "",
+                  "| judge | compare | within | a − b | inputs | difference | 95% CI |",
+                  "|---|---|---|---|---|---|---|"]
+        for p in data.paired:
+            lines.append(f"| {p.judge} | {p.kind} | {p.within} | {p.a} − {p.b} | {p.inputs} | {_fmt(p.difference)} | "
+                         f"{_ci(p.ci_low, p.ci_high)} |")
+    lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
+              "counted separately. Intervals are 95%: " + interval_methods(), ""]
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "–" if low is None or high is None else f"{low:.3f}–{high:.3f}"
