@@ -29,7 +29,10 @@ logger = logging.getLogger("speceval")
 
 def translate(argv: Sequence[str]) -> list[str]:
     """The `run_batched_generation` arguments equivalent to the original script's `argv`."""
-    parser = argparse.ArgumentParser(prog="python -m batched_examples.together_batch_inference", add_help=True)
+    # No abbreviations: an unknown prefix passes through to run_batched_generation, which refuses it.
+    parser = argparse.ArgumentParser(
+        prog="python -m batched_examples.together_batch_inference", add_help=True, allow_abbrev=False
+    )
     parser.add_argument("--model-name")
     parser.add_argument("--pregenerated-inputs-dir")
     parser.add_argument("--output-base-dir", default="data/together_batch_generations")

@@ -2,6 +2,10 @@
 
 Flags default to None so that "not given" is distinct from "given the default": on `--resume`, only the flags a
 user actually passed change the run, and flags that would change what was already submitted are refused.
+
+Every check (flags and their ranges, files, provider, credentials) happens before the run directory is created, so
+a refused command leaves nothing behind. A command repeated after its run finished reuses that run (`--new-run`
+forces a fresh one); repeated while its run is unfinished, it resumes it.
 """
 
 from __future__ import annotations
@@ -30,24 +34,38 @@ from speceval.cli.console import (
     synthetic_banner,
 )
 from speceval.cli.exits import ExitCode, run_command
+from speceval.cli.parsing import StrictArgumentParser
+from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.costs import PRICES_ENV, CostEstimator, PriceTable
 from speceval.errors import ConfigError
-from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
+from speceval.manifest import RunManifest
+from speceval.offline import OFFLINE_POLL_INTERVAL, check_offline_org, offline_provider
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-from speceval.realtime.settings import add_realtime_arguments, build_model
+from speceval.providers.registry import resolve_org
+from speceval.realtime.settings import add_realtime_arguments, build_model, realtime_settings
+from speceval.runs import find_identical_runs
+from speceval.settings_checks import (
+    BATCH_SIZE,
+    BUDGET_USD,
+    MAX_ATTEMPTS,
+    MAX_TOKENS,
+    POLL_INTERVAL,
+    TEMPERATURE,
+    TIMEOUT_HOURS,
+    check,
+    flag_type,
+)
 
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_POLL_INTERVAL = 60.0
 DEFAULT_TIMEOUT_HOURS = 24.0
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_MAX_TOKENS = 4096
-# Flags that define what is sent: changing them on resume would mix two different runs in one directory.
-_FIXED_ON_RESUME = ("spec_path", "pregenerated_inputs_dir", "model_name", "org", "temperature", "max_tokens")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (kept separate so tests and docs can inspect it)."""
-    parser = argparse.ArgumentParser(
+    parser = StrictArgumentParser(
         prog="python -m batched_examples.run_batched_generation",
         description="Generate a candidate model's answers to pre-generated inputs through a provider batch API.",
     )
@@ -57,21 +75,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--org", help="provider: openai, anthropic, google or vertex (default: from the model name)")
     parser.add_argument("--spec-name", help="label of the spec in the output path (default: the spec file's stem)")
     parser.add_argument("--output-base-dir", type=Path, help="default: data/batched_generations")
-    parser.add_argument("--batch-size", type=int, help=f"most requests per provider job (default {DEFAULT_BATCH_SIZE})")
-    parser.add_argument("--temperature", type=float, help="sampling temperature (default 0.0)")
-    parser.add_argument("--max-tokens", type=int, help=f"most output tokens per answer (default {DEFAULT_MAX_TOKENS})")
+    parser.add_argument(
+        "--batch-size",
+        type=flag_type(BATCH_SIZE),
+        help=f"most requests per provider job (default {DEFAULT_BATCH_SIZE})",
+    )
+    parser.add_argument("--temperature", type=flag_type(TEMPERATURE), help="sampling temperature, 0-2 (default 0.0)")
+    parser.add_argument(
+        "--max-tokens", type=flag_type(MAX_TOKENS), help=f"most output tokens per answer (default {DEFAULT_MAX_TOKENS})"
+    )
     parser.add_argument(
         "--poll-interval",
-        type=float,
+        type=flag_type(POLL_INTERVAL),
         help=f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
     )
     parser.add_argument(
-        "--timeout-hours", type=float, help=f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})"
+        "--timeout-hours",
+        type=flag_type(TIMEOUT_HOURS),
+        help=f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})",
     )
     parser.add_argument(
-        "--max-attempts", type=int, help=f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})"
+        "--max-attempts",
+        type=flag_type(MAX_ATTEMPTS),
+        help=f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})",
     )
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run; submits nothing twice")
+    parser.add_argument(
+        "--new-run",
+        action="store_true",
+        help="start a fresh run even if an identical one already finished (by default it is reused, not paid again)",
+    )
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic answers)")
     parser.add_argument(
         "--allow-unknown-statements", action="store_true", help="skip inputs files that name no spec statement"
@@ -81,7 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="write the request files and print the estimated cost; submit nothing"
     )
     parser.add_argument(
-        "--budget-usd", type=float, help="stop submitting when the next job's estimated cost would exceed this"
+        "--budget-usd",
+        type=flag_type(BUDGET_USD),
+        help="stop submitting when the next job's estimated cost would exceed this",
     )
     parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
     vertex = parser.add_argument_group("vertex", "Vertex AI batch prediction (--org vertex); remembered for --resume")
@@ -112,6 +147,7 @@ def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offlin
             poll = float(os.environ["SPECEVAL_POLL_INTERVAL"])
         except ValueError:
             raise ConfigError("SPECEVAL_POLL_INTERVAL must be a number of seconds") from None
+        check(POLL_INTERVAL, poll, source="SPECEVAL_POLL_INTERVAL")
     if poll is None and offline:
         poll = OFFLINE_POLL_INTERVAL
     options = EngineOptions(
@@ -121,30 +157,17 @@ def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offlin
         timeout_hours=args.timeout_hours if args.timeout_hours is not None else DEFAULT_TIMEOUT_HOURS,
         max_attempts=args.max_attempts if args.max_attempts is not None else base.max_attempts,
     )
-    for name in ("batch_size", "poll_interval", "timeout_hours", "max_attempts"):
-        value = getattr(options, name)
-        if value <= 0:
-            raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {value}")
     if args.budget_usd is not None:
-        if args.budget_usd <= 0:
-            raise ConfigError(f"--budget-usd must be positive, got {args.budget_usd}")
         # The budget is per invocation: a resume may raise it (what was already paid for still counts).
         options.budget = Budget(args.budget_usd, CostEstimator(PriceTable.load(args.prices)))
     return options
 
 
 def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
+    """The run this command asks for: `--resume`'s, an identical earlier run's, or a new one (nothing on disk yet)."""
     if args.resume is not None:
-        given = [f"--{name.replace('_', '-')}" for name in _FIXED_ON_RESUME if getattr(args, name) is not None]
-        if given:
-            raise ConfigError(
-                f"{', '.join(given)} cannot change when resuming: the run keeps the settings it started with"
-            )
-        pipeline = BatchedGenerationPipeline.resume(args.resume)
-        if args.offline and not pipeline.config.offline:
-            raise ConfigError(f"{args.resume} ran against a real provider; it cannot be resumed --offline")
-        pipeline.config.engine = _engine_options(args, pipeline.config.engine, pipeline.config.offline)
-        return pipeline
+        check_resume_flags(args, RunManifest.load(args.resume), args.resume)
+        return _resumed(args, args.resume)
     missing = [flag for flag, value in (
         ("--spec-path", args.spec_path),
         ("--pregenerated-inputs-dir", args.pregenerated_inputs_dir),
@@ -170,25 +193,52 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
     return BatchedGenerationPipeline(config)
 
 
+def _resumed(args: argparse.Namespace, run_dir: Path) -> BatchedGenerationPipeline:
+    pipeline = BatchedGenerationPipeline.resume(run_dir)
+    pipeline.config.engine = _engine_options(args, pipeline.config.engine, pipeline.config.offline)
+    return pipeline
+
+
+def _identity_draft(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> RunManifest:
+    """The new run's manifest with its realtime settings, as an earlier identical run would have recorded it."""
+    draft = pipeline.draft_manifest().model_copy(deep=True)
+    realtime_settings(args, draft, resolve_org(pipeline.config.model_name, pipeline.provider))
+    return draft
+
+
 def _generate(args: argparse.Namespace) -> int:
     pipeline = _pipeline(args)  # validates every input file before anything else happens
+    if not pipeline.resuming and not args.new_run:
+        earlier = find_identical_runs(pipeline.run_dir.parent, _identity_draft(args, pipeline))
+        if earlier.finished:
+            report_reused(earlier.finished[0], RunManifest.load(earlier.finished[0]))
+            return ExitCode.FINISHED
+        if earlier.unfinished:
+            console.print(f"An identical run did not finish; continuing it (nothing is submitted twice): "
+                          f"{earlier.unfinished[0]}. To start a fresh one instead, add --new-run.")
+            pipeline = _resumed(args, earlier.unfinished[0])
     config = pipeline.config
     offline = config.offline or args.offline
-    pipeline.write_manifest()
-    setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
     resume_command = shlex.join([Path(sys.executable).name, "-m", "batched_examples.run_batched_generation",
                                  "--resume", str(pipeline.run_dir)])
-    if offline:
-        console.print(synthetic_banner())
-    console.print(
-        f"{'Resuming' if pipeline.resuming else 'Starting'} generation: {pipeline.request_count} request(s), "
-        f"model {config.model_name} ({pipeline.provider}), run directory {pipeline.run_dir}"
-    )
     with ExitStack() as stack:
+        # Everything that can refuse the command runs before `write_manifest` creates the run directory.
+        if offline:
+            check_offline_org(pipeline.provider)
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
-        if args.dry_run:
+        if args.dry_run and not isinstance(model, BatchedModel):
+            raise ConfigError("--dry-run applies to batch runs; a realtime run has no request files to write")
+        pipeline.write_manifest()
+        setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
+        if offline:
+            console.print(synthetic_banner())
+        console.print(
+            f"{'Resuming' if pipeline.resuming else 'Starting'} generation: {pipeline.request_count} request(s), "
+            f"model {config.model_name} ({pipeline.provider}), run directory {pipeline.run_dir}"
+        )
+        if isinstance(model, BatchedModel) and args.dry_run:
             return _dry_run(pipeline, model, args.prices, resume_command)
         observer = stack.enter_context(ProgressObserver())
         try:
@@ -220,29 +270,26 @@ _VERTEX_FLAGS = ("project", "location", "input_bucket", "output_bucket")
 
 
 def _vertex_options(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> dict[str, str]:
-    """The Vertex flags as provider options (remembered in run.json, so a resume needs none of them again)."""
+    """The Vertex flags as provider options (kept in the draft run.json, so a resume needs none of them again)."""
     given = {name: getattr(args, name) for name in _VERTEX_FLAGS if getattr(args, name, None) is not None}
     if pipeline.provider != "vertex":
         if given:
             flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
             raise ConfigError(f"{flags} apply to --org vertex only")
         return {}
-    manifest = pipeline.write_manifest()
+    manifest = pipeline.draft_manifest()
     options = {**manifest.parameters.get("vertex", {}), **given}
     if given:
         manifest.parameters["vertex"] = options
-        manifest.save(pipeline.run_dir)
     return options
 
 
-def _dry_run(pipeline: BatchedGenerationPipeline, model: object, prices: Path | None, resume_command: str) -> int:
-    if not isinstance(model, BatchedModel):
-        raise ConfigError("--dry-run applies to batch runs; a realtime run has no request files to write")
+def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: Path | None, resume_command: str) -> int:
     intents = pipeline.plan(model)
     estimator = CostEstimator(PriceTable.load(prices))
     table = Table(title=f"dry run: {len(intents)} job(s), nothing submitted", header_style="bold")
     for column in ("request file", "requests", "bytes", "est. cost (max)"):
-        table.add_column(column, justify="left" if column == "request file" else "right")
+        table.add_column(column, justify="left" if column == "request file" else "right", overflow="fold")
     total: float | None = 0.0
     for intent in intents:
         try:

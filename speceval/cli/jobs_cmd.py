@@ -13,6 +13,7 @@ from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
 from speceval.pipelines.generation import BatchedGenerationPipeline
 from speceval.runs import open_run
+from speceval.settings_checks import BUDGET_USD, POLL_INTERVAL, TIMEOUT_HOURS, flag_type
 
 
 def register(commands: Any) -> None:
@@ -27,9 +28,9 @@ def register(commands: Any) -> None:
     for name in ("monitor", "resume"):
         monitor = commands.add_parser(name, help="poll a generation run until done (same as --resume)")
         monitor.add_argument("run_dir", type=Path)
-        monitor.add_argument("--poll-interval", type=float)
-        monitor.add_argument("--timeout-hours", type=float)
-        monitor.add_argument("--budget-usd", type=float)
+        monitor.add_argument("--poll-interval", type=flag_type(POLL_INTERVAL))
+        monitor.add_argument("--timeout-hours", type=flag_type(TIMEOUT_HOURS))
+        monitor.add_argument("--budget-usd", type=flag_type(BUDGET_USD))
         monitor.set_defaults(handler=_monitor)
 
 

@@ -16,11 +16,13 @@ from speceval.cli import (
     validate_cmd,
 )
 from speceval.cli.exits import run_command
+from speceval.cli.parsing import StrictArgumentParser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The `speceval` parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(prog="speceval", description="Batch-API evaluation of model specs.")
+    # Strict: no abbreviated flags, and every subcommand parser is built with the same class.
+    parser = StrictArgumentParser(prog="speceval", description="Batch-API evaluation of model specs.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     emulator_cmd.register(commands)
     convert_cmd.register(commands)

@@ -76,6 +76,7 @@ class BatchedGenerationPipeline:
         if self.resuming:
             self._check_unchanged(RunManifest.load(self.run_dir))
         self._manifest_written: RunManifest | None = None
+        self._manifest_saved = False
 
     @classmethod
     def resume(cls, run_dir: Path, *, engine: EngineOptions | None = None) -> BatchedGenerationPipeline:
@@ -136,12 +137,23 @@ class BatchedGenerationPipeline:
         manifest.save(self.run_dir)
         return intents
 
-    def write_manifest(self) -> RunManifest:
-        """Create the run directory with its `run.json` (first thing on disk, so any later crash is resumable)."""
+    def draft_manifest(self) -> RunManifest:
+        """The manifest `write_manifest` will write, before anything is on disk.
+
+        Settings checked before the run starts (realtime endpoint, Vertex buckets) are added to it, so that a
+        command refused by those checks leaves no run directory behind.
+        """
         if self._manifest_written is None:
             self._manifest_written = self._manifest()
-            self._manifest_written.save(self.run_dir)
         return self._manifest_written
+
+    def write_manifest(self) -> RunManifest:
+        """Create the run directory with its `run.json` (first thing on disk, so any later crash is resumable)."""
+        manifest = self.draft_manifest()
+        if not self._manifest_saved:
+            manifest.save(self.run_dir)
+            self._manifest_saved = True
+        return manifest
 
     # -- helpers ------------------------------------------------------------------------------------------
 

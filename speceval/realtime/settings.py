@@ -162,12 +162,15 @@ def _adapter(entry: ProviderEntry, target: str) -> type[RealtimeModel]:
 def build_model(
     args: argparse.Namespace, pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any]
 ) -> AnyModel:
-    """The model of a generation run: the batch adapter, or the realtime one (settings saved in `run.json`)."""
+    """The model of a generation run: the batch adapter, or the realtime one.
+
+    Touches no file: the realtime settings go into the pipeline's draft manifest, which `write_manifest` saves
+    once every check has passed (a refused command leaves no run directory).
+    """
     config = pipeline.config
-    manifest = pipeline.write_manifest()
+    manifest = pipeline.draft_manifest()
     entry = resolve_org(config.model_name, pipeline.provider)
     settings = realtime_settings(args, manifest, entry)
     if settings is None:
         return create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
-    manifest.save(pipeline.run_dir)
     return create_realtime_model(config.model_name, entry.org, config.params, settings, **provider_options)
