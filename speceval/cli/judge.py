@@ -49,6 +49,7 @@ DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
 # The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
+_VERTEX_ENV = {"project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION"}
 _KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
               "google_api_key": "GOOGLE_API_KEY"}
 
@@ -131,8 +132,15 @@ def _positive(name: str, value: float | int) -> None:
 
 
 def _vertex_settings(args: argparse.Namespace, file: JudgeFileConfig) -> dict[str, str]:
-    """Project, location and buckets given as flags or YAML keys (the adapter reads the environment itself)."""
+    """Project, location and buckets given as flags or YAML keys."""
     return {key: value for key in VERTEX_KEYS if (value := _pick(getattr(args, key), getattr(file, key), None))}
+
+
+def _with_environment(vertex: dict[str, str]) -> dict[str, str]:
+    """Project and location from the environment where no flag or key gave them (recorded, so a later
+    `speceval status` or `fetch` reaches the same project whatever its environment says)."""
+    found = {key: os.environ[name] for key, name in _VERTEX_ENV.items() if os.environ.get(name)}
+    return {**found, **vertex}
 
 
 def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSettings, list[Candidate], JudgeFileConfig]:
@@ -190,7 +198,7 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         params=params,
         engine=engine,
         offline=args.offline,
-        vertex=vertex if judge_org == "vertex" else {},
+        vertex=_with_environment(vertex) if judge_org == "vertex" else {},
     )
     return settings, candidates, file
 

@@ -131,7 +131,7 @@ def yaml_api_key(config: JudgeFileConfig, provider: str) -> dict[str, str]:
     key = getattr(config, field) if field else None
     for other in _KEY_FIELDS.values():
         if other != field and getattr(config, other):
-            logger.warning("%s holds %s, which a %s judge does not use", config.where(other), other, provider)
+            logger.warning("%s holds %s, which the %s judge does not use", config.where(other), other, provider)
     if not key or field is None:
         return {}
     logger.warning(

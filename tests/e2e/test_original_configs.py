@@ -90,3 +90,71 @@ def test_shipped_openai_judge_config_against_an_independent_batch_server(
         summary = found[model_of(directory)]
         answered = len(STATEMENTS) * INPUTS - sum(expected_skips(candidate_format(directory)).values())
         assert (summary["outcomes"]["judged"], summary["compliant"]) == (answered, answered), directory
+
+
+SMALL = CONFIGS / "binary_configs" / "openai_compliance_anthropic_spec.yaml"  # two original folders, GPT-4.1 judge
+
+
+def request_files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.glob("data/batched_compliance/**/*.jsonl"))}
+
+
+def test_dry_run_submits_nothing_and_the_real_run_sends_exactly_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    build_tree(tmp_path, SMALL)
+    with IndependentOpenAIServer(answer=verdict) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+        assert compliance_main(["--config-file", str(SMALL), "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        assert server.batch_create_attempts == 0 and server.files == {}
+        planned = request_files(tmp_path)
+        assert len(planned) == 2 and "dry run: 2 job(s), nothing submitted" in out and "$" in out
+        assert compliance_main(["--config-file", str(SMALL)]) == 0
+        assert len(server.batches) == 2
+        uploaded = [f.data for f in server.files.values() if f.purpose == "batch"]
+        assert sorted(uploaded) == sorted(planned.values())
+
+
+def test_budget_stops_before_the_first_job_and_a_higher_budget_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    build_tree(tmp_path, SMALL)
+    with IndependentOpenAIServer(answer=verdict) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+        assert compliance_main(["--config-file", str(SMALL), "--budget-usd", "0.000001"]) == 3
+        assert server.batch_create_attempts == 0
+        assert "--budget-usd <a higher limit>" in capsys.readouterr().err.replace("\n", "")
+        assert compliance_main(["--config-file", str(SMALL), "--budget-usd", "5"]) == 0
+        assert len(server.batches) == 2
+
+
+def test_api_key_written_in_the_yaml_is_used_and_written_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    build_tree(tmp_path, SMALL)
+    config = tmp_path / "with_key.yaml"
+    original = SMALL.read_text()
+    config.write_text(original.replace("# openai_api_key: YOUR_OPENAI_API_KEY_HERE", f"openai_api_key: {TEST_KEY}"))
+    line = original.splitlines().index("# openai_api_key: YOUR_OPENAI_API_KEY_HERE") + 1
+    with IndependentOpenAIServer(answer=verdict) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+        assert compliance_main(["--config-file", str(SMALL)]) == 2  # no key anywhere: refused
+        assert "OPENAI_API_KEY" in capsys.readouterr().err
+        assert compliance_main(["--config-file", str(config), "--verbose"]) == 0
+        assert len(server.batches) == 2
+    out, err = capsys.readouterr()
+    assert "holds an API key (openai_api_key)" in " ".join(err.split())
+    log = (tmp_path / "data/batched_compliance/spec_anthropic/judge_gpt-4.1-2025-04-14/logs/compliance.log").read_text()
+    assert f"{config}, line {line} holds an API key (openai_api_key)" in log
+    assert TEST_KEY not in out + err
+    leaks = [p for p in tmp_path.rglob("*") if p.is_file() and p != config and TEST_KEY.encode() in p.read_bytes()]
+    assert leaks == []
