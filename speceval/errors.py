@@ -8,6 +8,7 @@
     │   └── RunStateError          a run directory cannot be resumed as asked (changed inputs, wrong run)
     ├── ProviderError              a provider call failed: status, provider message, retry-after
     │   └── TransientProviderError 429, 5xx, timeouts, connection errors: worth retrying later
+    ├── UnmatchedResultsError      a finished job's results cannot be matched to its requests: the run stops
     └── BudgetExceeded             the next job would cross --budget-usd (not an error of the user's)
 
 Nothing here ever carries an API key: messages that come from a provider pass through
@@ -102,6 +103,27 @@ class ProviderError(SpecevalError):
 
 class TransientProviderError(ProviderError):
     """A provider failure worth retrying later: rate limits, server errors, timeouts, lost connections."""
+
+
+class UnmatchedResultsError(SpecevalError):
+    """A job ended with results, but none of them can be matched to a request it was sent.
+
+    Not a `ProviderError`: the engine would record every request as missing and pay for them again, and the
+    provider would answer the same way again. The run stops instead, naming the job and where its output is.
+
+    Attributes:
+        provider: 'vertex', ...
+        batch_id: the job whose results could not be matched.
+        rows: how many result rows it returned.
+    """
+
+    def __init__(self, provider: str, batch_id: str, rows: int, detail: str):
+        self.provider = provider
+        self.batch_id = batch_id
+        self.rows = rows
+        super().__init__(
+            f"{provider}: none of the {rows} row(s) of job {batch_id} can be matched to a request: {detail}"
+        )
 
 
 class BudgetExceeded(SpecevalError):

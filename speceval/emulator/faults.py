@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, field_validator
 
@@ -90,6 +91,11 @@ class FaultConfig(BaseModel):
     )
     truncate_downloads: bool = Field(default=False, description="first download of each result file is cut in half")
     archive_results: bool = Field(default=False, description="results of ended jobs answer 404 (retention over)")
+    vertex_echo: Literal["request_and_key", "request", "nothing"] = Field(
+        default="request_and_key",
+        description="what a Vertex output row repeats of its input line: all of it (the request with its labels, "
+        "and the top-level key), only the request (as protobuf JSON: camelCase, no labels), or nothing",
+    )
     gemini_refused_mime_types: list[str] = Field(
         default_factory=list,
         description="Gemini uploads declaring one of these MIME types get 400 'Unsupported MIME type' (seen live "

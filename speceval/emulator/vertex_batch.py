@@ -217,6 +217,9 @@ class VertexApp(ProviderApp):
                 break
             items.extend(found)
         faults = self.ctx.faults
+        if faults.fail_validation and not failures:
+            message = "The batch prediction job failed validation (injected by the speceval emulator)."
+            failures = [JobFailure(code="INVALID_ARGUMENT", message=message)]
         if self.ctx.take_create_limit():
             raise ApiError(429, f"Quota exceeded for batch prediction jobs with base model {model_id}.")
         job_id = random_id("1", 18, string.digits)  # Vertex job ids are decimal numbers
@@ -305,9 +308,10 @@ class VertexApp(ProviderApp):
         stamp = datetime.fromtimestamp(timeline(job).end, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         directory = f"{job.params['output_prefix'].rstrip('/')}/prediction-model-{stamp}"
         processed = rfc3339(self.ctx.now())
+        echo = self.ctx.faults.vertex_echo
         lines = []
         for outcome in rows:
-            line = dict((outcome.item.metadata or {}).get("line") or {})
+            line = _echoed(dict((outcome.item.metadata or {}).get("line") or {}), echo)
             answer = _response_or_error(outcome)
             if "response" in answer:
                 line.update(status="", processed_time=processed, response=answer["response"])
@@ -357,9 +361,46 @@ class VertexApp(ProviderApp):
             body["endTime"] = rfc3339(end)
         if "output_dir" in job.outputs:
             body["outputInfo"] = {"gcsOutputDirectory": job.outputs["output_dir"]}
+        if current is Phase.FAILED:
+            # Failed before every request was counted: Vertex reports the unknown remainder as -1.
+            body["completionStats"]["incompleteCount"] = "-1"
         if current is Phase.FAILED and job.failures:
-            body["error"] = {"code": _RPC_INVALID_ARGUMENT, "message": job.failures[0].message}
+            # A google.rpc.Status: `details` holds typed objects (`@type` plus fields), as Google's errors do.
+            failure = job.failures[0]
+            violation = {
+                "field": f"line {failure.line}" if failure.line else "inputConfig",
+                "description": failure.message,
+            }
+            body["error"] = {
+                "code": _RPC_INVALID_ARGUMENT,
+                "message": failure.message,
+                "details": [{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [violation]}],
+            }
         return body
+
+
+def _echoed(line: dict[str, Any], echo: str) -> dict[str, Any]:
+    """What an output row repeats of its input line, under the `vertex_echo` fault setting."""
+    if echo == "nothing":
+        return {}
+    if echo == "request":
+        request = {k: v for k, v in (line.get("request") or {}).items() if k != "labels"}
+        return {"request": _camel_keys(request)}
+    return line
+
+
+def _camel_keys(value: Any) -> Any:
+    """`generation_config` → `generationConfig`, recursively (how protobuf JSON prints field names)."""
+    if isinstance(value, dict):
+        return {_camel(k): _camel_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel_keys(v) for v in value]
+    return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _display_name_filter(value: str | None) -> str | None:
@@ -368,5 +409,5 @@ def _display_name_filter(value: str | None) -> str | None:
     field, sep, quoted = value.partition("=")
     quoted = quoted.strip()
     if field.strip() != "display_name" or not sep or len(quoted) < 2 or quoted[0] != '"' or quoted[-1] != '"':
-        raise ApiError(400, f"Unsupported filter {value!r}: the emulator understands display_name=\"…\" only.")
+        raise ApiError(400, f'Unsupported filter {value!r}: the emulator understands display_name="…" only.')
     return quoted[1:-1]

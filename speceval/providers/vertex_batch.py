@@ -3,15 +3,18 @@
 Wire format (Vertex `projects.locations.batchPredictionJobs`, driven through google-genai in Vertex mode):
 - Input: one JSONL object in `gs://<input bucket>/speceval/<idempotency key>.jsonl`, a line per request:
   `{"key": <custom id>, "request": GenerateContentRequest}`. The request is the Gemini adapter's, plus
-  `labels: {"speceval_custom_id": <custom id>}`: Vertex writes each output row with the request it answered, so
-  the label always comes back with its answer; the top-level `key` is echoed too and serves as a fallback.
-  Results are matched by that id and nothing else (never by prompt text).
+  `labels: {"speceval_custom_id": <custom id>}`. Vertex writes each output row with the request it answered;
+  that the label or the `key` come back is not documented, so rows are matched by that id where echoed, else by
+  the echoed request (`vertex_rows`). A job none of whose rows can be matched stops the run
+  (`UnmatchedResultsError`) rather than being paid for again.
 - Job: `display_name` = the idempotency key (found again after a crash by listing with a display-name filter);
   output prefix `gs://<output bucket>/speceval/<idempotency key>/`, unique to the job.
 - Output: Vertex creates a new folder under the prefix and reports it as `outputInfo.gcsOutputDirectory`; only
   the `.jsonl` objects under that folder are read. Each row has `status` (empty on success, the error otherwise)
   and, on success, `response` (a GenerateContentResponse, parsed by the Gemini adapter's functions). Vertex
   exports the rows it completed also when a job is cancelled, expires or fails part-way, so those are read too.
+- A failed job's `error` is a `google.rpc.Status` whose `details` are objects; google-genai types them as
+  strings and refuses such a job, so jobs it cannot parse are read from the raw JSON instead.
 
 Credentials are Application Default Credentials (or `credentials=`); project and location come from the
 arguments or `GOOGLE_CLOUD_PROJECT` / `GOOGLE_CLOUD_LOCATION`, never from a default of ours.
@@ -19,48 +22,41 @@ arguments or `GOOGLE_CLOUD_PROJECT` / `GOOGLE_CLOUD_LOCATION`, never from a defa
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
+from urllib.parse import urlencode
+
+from pydantic import ValidationError
 
 from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     JobState,
-    Outcome,
     RemoteJob,
-    RequestError,
     RequestOutcome,
     SubmissionIntent,
     VertexHandle,
 )
-from speceval.errors import ConfigError, ProviderError, TransientProviderError
-from speceval.providers.gemini_batch import (
-    call_google,
-    error_outcome,
-    generate_content_request,
-    job_state,
-    response_outcome,
-)
+from speceval.errors import ConfigError, ProviderError, UnmatchedResultsError
+from speceval.providers.gemini_batch import call_google, generate_content_request, job_state, raw_get, status_text
 from speceval.providers.http_errors import http_error
+from speceval.providers.vertex_rows import LABEL, RequestIndex, echoed_id, parse_prediction_line, read_row, row_outcome
 from speceval.providers.wire import encode_line
-from speceval.redaction import redact
+
+__all__ = ["VertexBatchedModel", "parse_prediction_line"]
 
 logger = logging.getLogger(__name__)
 
 MIME_TYPE = "application/jsonl"
 OBJECT_PREFIX = "speceval"
-LABEL = "speceval_custom_id"
 PROJECT_ENV = "GOOGLE_CLOUD_PROJECT"
 LOCATION_ENV = "GOOGLE_CLOUD_LOCATION"
 _SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
-_EMBEDDED_ERROR = re.compile(r"\{.*\}", re.DOTALL)
 T = TypeVar("T")
 
 
@@ -171,25 +167,53 @@ class VertexBatchedModel(BatchedModel):
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
         key = intent.idempotency_key
 
+        handle = intent.handle if isinstance(intent.handle, VertexHandle) else None
+        input_uri = handle.input_uri if handle else None
+        wanted = f'display_name="{key}"'
+
         def tagged() -> Any:
             # Iterated inside the call: the pager fetches later pages while being iterated. The filter narrows
             # the listing on the server; the comparison keeps us right whatever the server makes of it.
-            listing = self._client.batches.list(config={"page_size": 100, "filter": f'display_name="{key}"'})
+            listing = self._client.batches.list(config={"page_size": 100, "filter": wanted})
             return next((job for job in listing if job.display_name == key), None)
 
-        job = call_google(self.provider, "list batch prediction jobs", tagged)
-        if job is None:
-            return None
-        logger.info("found batch prediction job %s created for %s before an interruption", job.name, key)
-        handle = intent.handle if isinstance(intent.handle, VertexHandle) else None
-        return self._job(job, handle.input_uri if handle else None)
+        try:
+            sdk_job = call_google(self.provider, "list batch prediction jobs", tagged)
+            found = None if sdk_job is None else self._job(sdk_job, input_uri)
+        except ValidationError:
+            # A job in the listing the SDK cannot parse (a failed job's error details): read the pages raw.
+            found = self._find_raw(wanted, key, input_uri)
+        if found is not None:
+            logger.info("found batch prediction job %s created for %s before an interruption", found.batch_id, key)
+        return found
+
+    def _find_raw(self, wanted: str, key: str, input_uri: str | None) -> RemoteJob | None:
+        token = None
+        while True:
+            page = raw_get(
+                self._client,
+                self.provider,
+                "list batch prediction jobs",
+                "batchPredictionJobs?"
+                + urlencode({"pageSize": 100, "filter": wanted, **({"pageToken": token} if token else {})}),
+            )
+            for body in page.get("batchPredictionJobs") or []:
+                if isinstance(body, dict) and body.get("displayName") == key:
+                    return _job_from_wire(body, input_uri)
+            token = page.get("nextPageToken")
+            if not token:
+                return None
 
     # -- tracking -----------------------------------------------------------------------------------------
 
     def check_batch_progress(self, record: BatchRecord) -> RemoteJob:
-        job = call_google(
-            self.provider, "get batch prediction job", lambda: self._client.batches.get(name=record.batch_id)
-        )
+        operation = "get batch prediction job"
+        try:
+            job = call_google(self.provider, operation, lambda: self._client.batches.get(name=record.batch_id))
+        except ValidationError:
+            # google-genai types a failed job's `error.details` as strings; Google sends objects. Read it raw.
+            body = raw_get(self._client, self.provider, operation, record.batch_id)
+            return _job_from_wire(body, _handle(record).input_uri)
         return self._job(job, _handle(record).input_uri)
 
     def cancel_batch(self, record: BatchRecord) -> RemoteJob:
@@ -212,30 +236,55 @@ class VertexBatchedModel(BatchedModel):
             f"list {output_dir}",
             lambda: [b.name for b in self._storage.list_blobs(bucket, prefix=prefix, timeout=self._timeout)],
         )
+        index: RequestIndex | None = None
+        matched = unmatched = 0
         for name in sorted(n for n in names if n.endswith(".jsonl")):
-            yield from self._read_predictions(bucket, name)
+            uri = f"gs://{bucket}/{name}"
+            for line in self._download_lines(uri):
+                row = read_row(line, uri)
+                key = echoed_id(row)
+                if key is None:
+                    # No id came back with this answer: find the request it repeats among those we sent.
+                    index = index or RequestIndex(self._download_lines(_handle(record).input_uri or ""))
+                    key = index.claim(row.get("request"))
+                if key is None:
+                    unmatched += 1
+                    continue
+                matched += 1
+                yield row_outcome(key, row)
+        if unmatched and not matched:
+            raise UnmatchedResultsError(
+                self.provider,
+                record.batch_id,
+                unmatched,
+                f"no row repeats the {LABEL} label, the line's key or a request this job was sent (output in "
+                f"{output_dir}). speceval stops here rather than pay for these requests again; please report this "
+                "with one row of that output",
+            )
+        if unmatched:
+            logger.warning(
+                "job %s: %d of %d result row(s) match no request it was sent and are ignored (output in %s); the "
+                "requests left without an answer are resubmitted",
+                record.batch_id,
+                unmatched,
+                matched + unmatched,
+                output_dir,
+            )
 
     # -- helpers ------------------------------------------------------------------------------------------
 
     def _dest(self, key: str) -> str:
         return f"gs://{self.output_bucket}/{OBJECT_PREFIX}/{key}/"
 
-    def _read_predictions(self, bucket: str, name: str) -> Iterator[RequestOutcome]:
-        uri = f"gs://{bucket}/{name}"
+    def _download_lines(self, uri: str) -> Iterator[str]:
+        """The non-blank lines of a Cloud Storage object, streamed to disk first (it can be gigabytes)."""
+        bucket, name = _split_gs_uri(uri)
         with tempfile.TemporaryDirectory(prefix="speceval-vertex-") as tmp:
-            # Streamed to disk, then read line by line: a predictions file can be gigabytes.
-            path = Path(tmp) / "predictions.jsonl"
+            path = Path(tmp) / "object.jsonl"
             blob = self._storage.bucket(bucket).blob(name)
             self._gcs(f"download {uri}", lambda: blob.download_to_filename(str(path), timeout=self._timeout))
             with path.open("r", encoding="utf-8", errors="replace") as lines:
-                for line in lines:
-                    if not line.strip():
-                        continue
-                    outcome = parse_prediction_line(line, uri)
-                    if outcome is None:
-                        logger.warning("%s has a row without a speceval id: %r", uri, line[:80])
-                        continue
-                    yield outcome
+                yield from (line for line in lines if line.strip())
 
     def _gcs(self, operation: str, fn: Callable[[], T]) -> T:
         """Run one Cloud Storage call, turning its failures into our provider errors."""
@@ -250,77 +299,68 @@ class VertexBatchedModel(BatchedModel):
             raise http_error(self.provider, operation, None, f"{type(exc).__name__}: {exc}") from None
 
     def _job(self, job: Any, input_uri: str | None) -> RemoteJob:
+        """A RemoteJob from the SDK's BatchJob."""
         state = getattr(job.state, "value", job.state)
-        raw = str(state) if state is not None else "JOB_STATE_UNSPECIFIED"
-        error = None
-        if job.error is not None and (job.error.message or job.error.code):
-            error = redact(f"{job.error.code}: {job.error.message}")
-        # The folder the job itself reports; the destination prefix (ours, unique to this job) only until then.
+        error = job.error.model_dump() if job.error is not None else None
         output_info = getattr(job, "output_info", None)
-        output_dir = getattr(output_info, "gcs_output_directory", None) if output_info is not None else None
-        if not output_dir and job.dest is not None and job_state(raw).is_terminal:
-            output_dir = job.dest.gcs_uri
         stats = job.completion_stats
-        count = None
-        if stats is not None:
-            count = sum(int(c or 0) for c in (stats.successful_count, stats.failed_count, stats.incomplete_count))
-        return RemoteJob(
-            batch_id=job.name,
-            state=job_state(raw),
-            raw_state=raw,
-            handle=VertexHandle(input_uri=input_uri, output_dir=output_dir),
-            created_at=_aware(job.create_time),
-            request_count=count or None,
+        return _remote_job(
+            name=job.name,
+            raw=str(state) if state is not None else "JOB_STATE_UNSPECIFIED",
             error=error,
+            reported_dir=getattr(output_info, "gcs_output_directory", None) if output_info is not None else None,
+            dest_prefix=job.dest.gcs_uri if job.dest is not None else None,
+            created_at=_aware(job.create_time),
+            counts=(stats.successful_count, stats.failed_count, stats.incomplete_count) if stats is not None else None,
+            input_uri=input_uri,
         )
 
 
-def parse_prediction_line(line: str, uri: str) -> RequestOutcome | None:
-    """Turn one row of a Vertex predictions file into a typed outcome (None for a row with no speceval id).
-
-    The id is read from the echoed request's `labels` (then from a top-level `key`). A non-empty `status` is
-    the row's error: a message, possibly with Google's error body (`{"error": {code, message, status}}`) in it.
-    Raises TransientProviderError for a row that is not JSON: a download cut short must be fetched again.
-    """
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError:
-        data = None
-    if not isinstance(data, dict):
-        raise TransientProviderError(
-            "vertex", f"read {uri}", f"prediction row is not valid JSON (truncated download?): {line[:80]!r}"
-        )
-    request = data.get("request")
-    labels = request.get("labels") if isinstance(request, dict) else None
-    key = labels.get(LABEL) if isinstance(labels, dict) else None
-    key = key or data.get("key")
-    if not isinstance(key, str) or not key:
-        return None
-    status = data.get("status")
-    if isinstance(status, dict) and status:
-        return error_outcome(key, status)
-    if isinstance(status, str) and status.strip():
-        return _status_outcome(key, status)
-    response = data.get("response")
-    if not isinstance(response, dict):
-        error = {"status": "malformed_response", "message": "the prediction row has neither a response nor a status"}
-        return error_outcome(key, error)
-    return response_outcome(key, response)
+def _job_from_wire(body: dict[str, Any], input_uri: str | None) -> RemoteJob:
+    """A RemoteJob from a BatchPredictionJob as the REST API sends it (camelCase JSON)."""
+    stats = body.get("completionStats")
+    destination = (body.get("outputConfig") or {}).get("gcsDestination") or {}
+    created = body.get("createTime")
+    return _remote_job(
+        name=str(body.get("name") or ""),
+        raw=str(body.get("state") or "JOB_STATE_UNSPECIFIED"),
+        error=body.get("error"),
+        reported_dir=(body.get("outputInfo") or {}).get("gcsOutputDirectory"),
+        dest_prefix=destination.get("outputUriPrefix"),
+        created_at=_aware(datetime.fromisoformat(created.replace("Z", "+00:00"))) if isinstance(created, str) else None,
+        counts=tuple(stats.get(k) for k in ("successfulCount", "failedCount", "incompleteCount"))
+        if isinstance(stats, dict)
+        else None,
+        input_uri=input_uri,
+    )
 
 
-def _status_outcome(key: str, status: str) -> RequestOutcome:
-    """An errored outcome from a row's `status` text, with the code of an embedded Google error body if any."""
-    found = _EMBEDDED_ERROR.search(status)
-    if found:
-        try:
-            body = json.loads(found.group(0))
-        except json.JSONDecodeError:
-            body = None
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict) and error.get("message"):
-            return error_outcome(key, error)
-    return RequestOutcome(
-        custom_id=key, outcome=Outcome.ERRORED, error=RequestError(code="request_failed", message=redact(status))
+def _remote_job(
+    *,
+    name: str,
+    raw: str,
+    error: Any,
+    reported_dir: str | None,
+    dest_prefix: str | None,
+    created_at: datetime | None,
+    counts: tuple[Any, ...] | None,
+    input_uri: str | None,
+) -> RemoteJob:
+    state = job_state(raw)
+    # The folder the job itself reports; the destination prefix (ours, unique to this job) only until then.
+    output_dir = reported_dir or (dest_prefix if state.is_terminal else None)
+    total = None
+    # `incompleteCount` is -1 when Vertex does not know it (a job that failed before counting): total unknown.
+    if counts is not None and all(c is not None and int(c) >= 0 for c in counts):
+        total = sum(int(c) for c in counts) or None
+    return RemoteJob(
+        batch_id=name,
+        state=state,
+        raw_state=raw,
+        handle=VertexHandle(input_uri=input_uri, output_dir=output_dir),
+        created_at=created_at,
+        request_count=total,
+        error=status_text(error),
     )
 
 
