@@ -12,8 +12,8 @@ from speceval.errors import ConfigError, InputError
 from speceval.pipelines.candidates import load_answers, resolve_candidates
 from speceval.pipelines.legacy import legacy_name, legacy_outcome
 from speceval.spec import load_spec
-from tests.pipelines.original_tree import FAILURES, STATEMENTS, write_candidate
 from tests.pipelines.helpers import make_run, write_spec
+from tests.pipelines.original_tree import FAILURES, STATEMENTS, write_candidate
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,8 @@ def test_explicit_names_win_over_the_path(tmp_path: Path, spec: Path) -> None:
 
 
 def test_two_folders_of_one_model_must_be_named(tmp_path: Path, spec: Path) -> None:
-    folders = [tmp_path / "a" / "m" / "20250509_011554" / "results", tmp_path / "b" / "m" / "20250509_011555" / "results"]
+    folders = [tmp_path / top / "m" / stamp / "results" for top, stamp in (("a", "20250509_011554"),
+                                                                          ("b", "20250509_011555"))]
     for folder in folders:
         write_candidate(folder, "batched", spec)
     with pytest.raises(ConfigError, match="both named 'm'"):

@@ -110,7 +110,8 @@ def test_api_key_in_yaml_is_used_for_the_run_redacted_and_warned_about_with_its_
 ) -> None:
     key = "sk-test-from-yaml-0123456789abcdef"
     path = tmp_path / "keys.yaml"
-    path.write_text(f"ranking_judge_model_name: gpt-4.1\nopenai_api_key: {key}\nanthropic_api_key: sk-ant-x-123456789\n")
+    path.write_text(f"ranking_judge_model_name: gpt-4.1\nopenai_api_key: {key}\n"
+                    "anthropic_api_key: sk-ant-x-123456789\n")
     file = load_config(path, RankingFileConfig)
     assert redact(f"a message quoting {key}") == "a message quoting [REDACTED]"
     with caplog.at_level("WARNING"):
