@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 
 import openai
 import pytest
 
-from speceval.emulator import Emulator, FaultConfig, HttpFault
+from speceval.emulator import Emulator, FaultConfig, HttpFault, respond
 
 from .helpers import KEY, MARKER, openai_client, openai_lines, parse_jsonl, raw, wait_until
 
@@ -63,7 +62,7 @@ def test_full_workflow_maps_ids_back_and_shuffles(emu: Emulator) -> None:
         text = body["choices"][0]["message"]["content"]
         assert text.startswith("[synthetic answer from the speceval emulator; model=gpt-test]")
         assert body["usage"]["total_tokens"] == body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
-        assert prompts[index]  # the custom id maps back to an input line
+        assert text == respond("gpt-test", prompts[index])  # the answer to the input its custom id names
     assert len({line["response"]["body"]["choices"][0]["message"]["content"] for line in output}) == 12
     [error] = errors
     assert error["custom_id"] == "r12" and error["response"]["status_code"] == 400
@@ -334,12 +333,16 @@ def test_responses_endpoint_and_expires_after(emu: Emulator) -> None:
 
 
 def test_progress_is_visible_while_running() -> None:
-    with Emulator(faults=FaultConfig(turnaround_seconds=1.0)) as emu, openai_client(emu) as client:
+    # A turnaround far longer than the wait: the first partial count must show up long before the batch ends.
+    with Emulator(faults=FaultConfig(turnaround_seconds=20.0)) as emu, openai_client(emu) as client:
         uploaded = client.files.create(file=("in.jsonl", openai_lines([f"q{i}" for i in range(50)])), purpose="batch")
         batch = client.batches.create(
             input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
         )
-        time.sleep(0.5)
-        middle = client.batches.retrieve(batch.id)
+        middle = wait_until(
+            lambda: client.batches.retrieve(batch.id),
+            lambda b: b.request_counts is not None and b.request_counts.completed > 0,
+            timeout=20.0,
+        )
     assert middle.status == "in_progress" and middle.request_counts is not None
     assert 0 < middle.request_counts.completed < 50 and middle.output_file_id is None
