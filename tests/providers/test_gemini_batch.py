@@ -279,24 +279,23 @@ def test_provider_errors_are_translated_and_never_leak_the_key(tmp_path):
 
 
 def shape(value: Any) -> Any:
-    """The structure of a JSON value: keys in order and value types (None matches anything)."""
+    """The structure of a JSON value: keys in order and value types, null included."""
     if isinstance(value, dict):
-        return [(key, shape(item)) for key, item in value.items()]
+        return {key: shape(item) for key, item in value.items()}
     if isinstance(value, list):
         return [shape(item) for item in value]
-    return None if value is None else type(value).__name__
+    return type(value).__name__
 
 
-def same_shape(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return True
-    if isinstance(a, list) and isinstance(b, list):
-        if a and isinstance(a[0], tuple):
-            return [k for k, _ in a] == [k for k, _ in b] and all(
-                same_shape(x, y) for (_, x), (_, y) in zip(a, b, strict=True)
-            )
-        return len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+def record_shape(record: dict[str, Any]) -> Any:
+    """`shape` of a results record, where the one field that may differ in type across providers is widened."""
+    found = shape(record)
+    if isinstance(found["error"], dict):
+        # An error line carries an HTTP status for OpenAI (per-line `status_code`) but none for Anthropic's errored
+        # results: int or null, nothing else.
+        assert found["error"]["status_code"] in ("int", "NoneType"), record
+        found["error"]["status_code"] = "int or null"
+    return found
 
 
 def test_results_files_have_the_same_structure_for_every_provider(tmp_path):
@@ -324,10 +323,9 @@ def test_results_files_have_the_same_structure_for_every_provider(tmp_path):
             assert [r["outcome"] for r in records] == [r["outcome"] for r in expected], name
             for record, other in zip(records, expected, strict=True):
                 assert list(record) == list(other), name
-                assert [k for k, v in record.items() if v is None] == [k for k, v in other.items() if v is None]
-                assert same_shape(shape(record), shape(other)), (name, record, other)
                 if record["error"] is not None:
                     assert list(record["error"]) == list(other["error"]) and record["error"]["message"]
+                assert record_shape(record) == record_shape(other), (name, record, other)
 
 
 # -- pure parsing ---------------------------------------------------------------------------------------------
