@@ -139,6 +139,7 @@ class PairedDifference(BaseModel):
     """mean(A) - mean(B) over the clusters both sides were observed on."""
 
     difference: float
+    se: float | None
     ci_low: float | None
     ci_high: float | None
     clusters: int
@@ -168,10 +169,10 @@ def paired_difference(a: Sequence[tuple[Hashable, float]], b: Sequence[tuple[Has
     difference = mean_a - mean_b
     variance, df = _variance(influence, strata)
     if variance is None:
-        return PairedDifference(difference=difference, ci_low=None, ci_high=None, clusters=len(shared),
+        return PairedDifference(difference=difference, se=None, ci_low=None, ci_high=None, clusters=len(shared),
                                 n_a=len(ya), n_b=len(yb))
     half = t975(df) * math.sqrt(variance)
-    return PairedDifference(difference=difference, ci_low=max(-1.0, difference - half),
+    return PairedDifference(difference=difference, se=math.sqrt(variance), ci_low=max(-1.0, difference - half),
                             ci_high=min(1.0, difference + half), clusters=len(shared), n_a=len(ya), n_b=len(yb))
 
 

@@ -1,0 +1,157 @@
+"""Every interval formula against a case computed by hand, the panel verdict's rules, and the repeated-run
+invariances the clustered statistics promise."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from speceval.analysis.clustered import (
+    WILSON,
+    bootstrap_percentiles,
+    clustered_mean,
+    mean_interval,
+    paired_difference,
+    rate_interval,
+    t975,
+)
+from speceval.analysis.load import ComplianceRow, RankingRow
+from speceval.analysis.panel import PANEL, panel_rows
+from speceval.analysis.stats import wilson_interval
+from speceval.analysis.tables import position_consistency, strengths, win_rates
+from speceval.analysis.variations import paired_comparisons, variation_statistics
+
+
+def test_t_quantiles_match_the_tables():
+    assert t975(1) == pytest.approx(12.7062, abs=1e-4) and t975(30) == pytest.approx(2.0423, abs=1e-4)
+    # Beyond the table, the Cornish-Fisher expansion: t(40) = 2.02108, t(100) = 1.98397.
+    assert t975(40) == pytest.approx(2.02108, abs=1e-4) and t975(100) == pytest.approx(1.98397, abs=1e-4)
+
+
+def test_cluster_robust_se_by_hand():
+    # y = 1,0 | 1,1 in clusters a | b: mean 3/4; residual sums -1/2 and 1/2; SE² = 2/1 · (1/4 + 1/4) / 4² = 1/16.
+    estimate = clustered_mean([1, 0, 1, 1], ["a", "a", "b", "b"])
+    assert estimate is not None and estimate.mean == 0.75 and estimate.se == pytest.approx(0.25)
+    assert (estimate.clusters, estimate.df) == (2, 1)
+    # Stratified: clusters a, b in s1 and c, d in s2, one value each. Influences (y - 3/4)/4 are 1/16, -3/16 |
+    # 1/16, 1/16; around the stratum means: ±1/8 | 0; SE² = 2/1 · (1/64 + 1/64) = 1/16; df = 4 clusters - 2 strata.
+    stratified = clustered_mean([1, 0, 1, 1], list("abcd"), {"a": "s1", "b": "s1", "c": "s2", "d": "s2"})
+    assert stratified is not None and stratified.se == pytest.approx(0.25) and stratified.df == 2
+
+
+def test_rate_interval_is_wilson_for_independent_inputs_and_wilson_at_the_effective_size_when_clustered():
+    low, high, method = rate_interval([True] * 8 + [False] * 2, list(range(10)))  # type: ignore[misc]
+    assert (low, high) == wilson_interval(8, 10) and method == WILSON
+    # Clustered case above: p = 3/4, SE² = 1/16, effective n = (3/16) / (1/16) = 3, z = t(1).
+    low, high, method = rate_interval([True, False, True, True], ["a", "a", "b", "b"])  # type: ignore[misc]
+    assert (low, high) == pytest.approx(wilson_interval(2.25, 3, z=t975(1)))
+    assert "clusters = inputs" in method
+    # All compliant: SE 0, the effective size is the number of clusters.
+    low, high, _ = rate_interval([True] * 6, ["a", "a", "b", "b", "c", "c"])  # type: ignore[misc]
+    assert (low, high) == pytest.approx(wilson_interval(3, 3, z=t975(2)))
+
+
+def test_repeating_identical_runs_leaves_the_clustered_interval_unchanged():
+    values = [True, False, True, True, False, True, True, True, False, True]
+    inputs = list(range(10))
+    strata = {i: i % 3 for i in inputs}
+    twice = rate_interval(values * 2, inputs * 2, strata)
+    assert twice is not None
+    for copies in (3, 5):
+        assert rate_interval(values * copies, inputs * copies, strata) == pytest.approx(twice)
+    once = rate_interval(values, inputs, strata)
+    assert once is not None and twice[1] - twice[0] >= once[1] - once[0]
+
+
+def test_mean_interval_by_hand():
+    # Ratings 4, 2 | 5, 5: mean 4; residual sums -2 and 2; SE² = 2 · 8 / 16 = 1; ± t(1) · 1.
+    assert mean_interval([4, 2, 5, 5], ["a", "a", "b", "b"]) == pytest.approx((4 - t975(1), 4 + t975(1)))
+
+
+def test_paired_difference_by_hand():
+    # a = 1,1,0 and b = 0,1,0 on inputs x,y,z: difference 1/3. Influences (a side minus b side, each over 3):
+    # x 1/9 + 1/9, y 1/9 - 2/9, z -2/9 + 1/9; SE² = 3/2 · (4 + 1 + 1)/81 = 1/9.
+    paired = paired_difference([("x", 1), ("y", 1), ("z", 0)], [("x", 0), ("y", 1), ("z", 0)])
+    assert paired is not None and paired.difference == pytest.approx(1 / 3) and paired.se == pytest.approx(1 / 3)
+    # An input seen by one side only is not compared.
+    assert paired_difference([("x", 1), ("w", 1)], [("x", 0)]).clusters == 1  # type: ignore[union-attr]
+
+
+def test_bootstrap_resamples_whole_clusters():
+    # Two clusters of identical values: every resample's mean is 0, 1 or 1/2, never anything else.
+    values = [0.0, 0.0, 1.0, 1.0]
+    bounds = bootstrap_percentiles(["a", "a", "b", "b"], lambda picked: _mean(values, picked), draws=400)
+    assert bounds is not None and bounds[0][0] == 0.0 and bounds[1][0] == 1.0
+
+
+def _mean(values: list[float], picked: list[int]):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    return np.array([sum(values[i] for i in picked) / len(picked)])
+
+
+def row(judge: str, model: str, statement: str, text: str, verdict: bool | str, run: int = 1,
+        variation: str = "v") -> ComplianceRow:
+    judged = isinstance(verdict, bool)
+    return ComplianceRow(spec="s", judge=judge, model=model, statement_id=statement, mode="binary",
+                         prompt_version="p1", input=text, output=f"{model}:{text}", outcome="judged" if judged
+                         else str(verdict), compliant=verdict if judged else None, confidence=None, rating=None,
+                         source="x", run=run, variation=variation)
+
+
+def test_panel_is_the_majority_and_ties_and_missing_verdicts_are_not_verdicts():
+    rows = [row("j1", "m", "st", "q1", True), row("j2", "m", "st", "q1", True), row("j3", "m", "st", "q1", False),
+            row("j1", "m", "st", "q2", True), row("j2", "m", "st", "q2", False), row("j3", "m", "st", "q2", "unparsed"),
+            row("j1", "m", "st", "q3", "unparsed"), row("j2", "m", "st", "q3", "judge_errored"),
+            row("j3", "m", "st", "q3", "unparsed")]
+    panel, counts = panel_rows(rows)
+    verdicts = {r.input: (r.outcome, r.compliant) for r in panel}
+    assert verdicts == {"q1": ("judged", True), "q2": ("panel_tie", None), "q3": ("panel_no_verdict", None)}
+    assert all(r.judge == PANEL for r in panel)
+    assert [(c.answers, c.majority, c.ties, c.no_verdict, c.incomplete) for c in counts] == [(3, 1, 1, 1, 2)]
+    stats = {s.judge: s for s in variation_statistics(rows + panel, {})}
+    assert (stats[PANEL].judged, stats[PANEL].compliant) == (1, 1)
+    assert stats[PANEL].not_judged == {"panel_tie": 1, "panel_no_verdict": 1}
+    assert panel_rows([r for r in rows if r.judge == "j1"]) == ([], [])
+
+
+def test_variation_runs_and_spread_by_hand():
+    rows = [row("j", "m", "st", f"q{i}", i < 3, run=1) for i in range(4)]  # run 1: 3 of 4
+    rows += [row("j", "m", "st", f"q{i}", i < 1, run=2) for i in range(4)]  # run 2: 1 of 4
+    (stat,) = variation_statistics(rows, {"v": {"temperature": 0.7}})
+    assert [(r.run, r.judged, r.compliant, r.rate) for r in stat.runs] == [(1, 4, 3, 0.75), (2, 4, 1, 0.25)]
+    assert (stat.judged, stat.compliant, stat.rate) == (8, 4, 0.5)
+    assert (stat.run_sd, stat.run_min, stat.run_max) == (0.25, 0.25, 0.75) and stat.settings == {"temperature": 0.7}
+    assert stat.runs[0].ci_low == wilson_interval(3, 4)[0]  # type: ignore[index]
+
+
+def test_paired_comparisons_pair_candidates_within_a_variation_and_variations_within_a_candidate():
+    rows = [row("j", "a", "st", f"q{i}", True) for i in range(4)] + [row("j", "b", "st", f"q{i}", i < 2)
+                                                                     for i in range(4)]
+    rows += [row("j", "a", "st", f"q{i}", i < 1, variation="w") for i in range(4)]
+    found = {(p.kind, p.within, p.a, p.b): p for p in paired_comparisons(rows)}
+    assert found[("candidates", "v", "a", "b")].difference == pytest.approx(0.5)
+    assert found[("variations", "a", "v", "w")].difference == pytest.approx(0.75)
+    assert ("candidates", "w", "a", "b") not in found  # b has no answers in w
+
+
+def ranking(model_a: str, model_b: str, index: int, rank: int, run: int) -> RankingRow:
+    return RankingRow(spec="s", judge="j", model_a=model_a, model_b=model_b, statement_id="st", index=index,
+                      input=f"q{index}", outcome="judged", rank=rank, source="x", run=run, variation="v")
+
+
+def test_position_consistency_counts_each_run_and_a_never_flipping_judge_scores_one():
+    rows = []
+    for run in (1, 2, 3):
+        for i in range(5):  # the judge prefers m1 on q0-q3 and m2 on q4, whichever side it is shown on
+            rows += [ranking("m1", "m2", i, 1 if i < 4 else -1, run), ranking("m2", "m1", i, -1 if i < 4 else 1, run)]
+    consistency = position_consistency(rows)
+    assert [(c.run, c.consistent, c.compared, c.rate) for c in consistency] == [(r, 5, 5, 1.0) for r in (1, 2, 3)]
+    wins = {w.model: w for w in win_rates(rows)}
+    assert wins["m1"].rate == 0.8 and wins["m1"].games == 30
+    once = {s.model: (s.ci_low, s.ci_high) for s in strengths([r for r in rows if r.run == 1])}
+    thrice = {s.model: (s.ci_low, s.ci_high) for s in strengths(rows)}
+    assert once["m1"][0] < 0.8 < once["m1"][1]  # type: ignore[operator]
+    assert once == thrice  # resampling inputs: identical repeated runs do not narrow the bootstrap interval
+    assert math.isclose(sum(s.strength for s in strengths(rows)), 1.0)
