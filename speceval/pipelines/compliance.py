@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +46,7 @@ from speceval.pipelines.judge_run import (
     run_targets,
     write_manifest,
 )
+from speceval.pipelines.models import judge_model
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec
 
@@ -155,15 +157,28 @@ class BatchedComplianceJudge:
         return self.output_dir / safe_filename(candidate.path_name)
 
     def run(
-        self, model: BatchedModel, observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None
+        self,
+        model: BatchedModel | None = None,
+        observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
     ) -> tuple[list[EngineSummary], list[CandidateSummary]]:
-        """Submit (or resume), poll all candidates' jobs in one loop, then write verdict files and summaries."""
-        manifests = [
-            write_manifest(t, "compliance", self.settings, self.spec_name, self.spec.sha256, self.provider)
-            for t in self.targets
-        ]
-        engine_summaries = run_targets(model, self.targets, manifests, self.settings.engine, observer_for)
+        """Submit (or resume), poll all candidates' jobs in one loop, then write verdict files and summaries.
+
+        Without `model`, the judge the settings describe is built (against the in-process emulator when
+        `offline`); a model given must be that judge (name, provider and `params`), or `ModelMismatchError`.
+        """
+        with self.connect(model) as judge:
+            manifests = [
+                write_manifest(t, "compliance", self.settings, self.spec_name, self.spec.sha256, self.provider)
+                for t in self.targets
+            ]
+            engine_summaries = run_targets(judge, self.targets, manifests, self.settings.engine, observer_for)
         return engine_summaries, self.write_verdicts()
+
+    @contextmanager
+    def connect(self, model: BatchedModel | None = None, **provider_options: Any) -> Iterator[BatchedModel]:
+        """The judge: `model` once checked against the settings, else built from them (with `provider_options`)."""
+        with judge_model(self.settings, self.provider, self.output_dir, model, provider_options) as judge:
+            yield judge
 
     def write_verdicts(self) -> list[CandidateSummary]:
         """(Re)build every `results/<statement_id>.json` and `summary.json` from the judge's answers on disk."""

@@ -7,9 +7,12 @@ changed since the run started. The run directory then holds all state (DESIGN §
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
@@ -19,6 +22,8 @@ from speceval.batch.store import RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
+from speceval.offline import OFFLINE_POLL_INTERVAL
+from speceval.pipelines.models import check_model, use_model
 from speceval.providers.registry import resolve_org
 from speceval.realtime import AnyModel, make_engine
 from speceval.spec import Specification, load_spec
@@ -40,7 +45,8 @@ class GenerationConfig:
         params: sampling parameters sent with every request.
         engine: batch size, polling, timeout and retry settings.
         allow_unknown_statements: skip (with a warning) inputs files that name no statement of the spec.
-        offline: the run uses the built-in emulator (recorded so a resume does too).
+        offline: the run uses the built-in emulator, started in-process by `run()` (recorded so a resume does
+            too). Engine options left at their defaults then poll every `OFFLINE_POLL_INTERVAL` seconds.
     """
 
     spec_path: Path
@@ -53,6 +59,11 @@ class GenerationConfig:
     engine: EngineOptions = field(default_factory=EngineOptions)
     allow_unknown_statements: bool = False
     offline: bool = False
+
+    def __post_init__(self) -> None:
+        # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
+        if self.offline and self.engine == EngineOptions():
+            self.engine = replace(self.engine, poll_interval=OFFLINE_POLL_INTERVAL)
 
 
 class BatchedGenerationPipeline:
@@ -103,10 +114,28 @@ class BatchedGenerationPipeline:
         """How many requests the run holds."""
         return len(self.inputs)
 
-    def run(self, model: AnyModel, observer: EngineObserver | None = None) -> EngineSummary:
-        """Submit (or resume), poll until done or timed out, and write `results/`. Returns the summary."""
-        if model.model_name != self.config.model_name:
-            raise RunStateError(f"model {model.model_name!r} does not match the run's {self.config.model_name!r}")
+    def run(self, model: AnyModel | None = None, observer: EngineObserver | None = None) -> EngineSummary:
+        """Submit (or resume), poll until done or timed out, and write `results/`. Returns the summary.
+
+        Without `model`, the pipeline builds the one its config describes (against the in-process emulator when
+        `offline`). A model given must be that model (name, provider and `params`), or `ModelMismatchError`.
+        """
+        with self.connect(model) as connected:
+            return self._run(connected, observer)
+
+    @contextmanager
+    def connect(self, model: AnyModel | None = None, **provider_options: Any) -> Iterator[AnyModel]:
+        """The model this run sends to: `model` once checked against the config, else built from the config.
+
+        `provider_options` (api_key, base_url, ...) go to the adapter the pipeline builds.
+        """
+        with use_model(
+            model, role="candidate", model_name=self.config.model_name, org=self.provider, params=self.config.params,
+            offline_dir=self.run_dir if self.config.offline else None, provider_options=provider_options,
+        ) as connected:
+            yield connected
+
+    def _run(self, model: AnyModel, observer: EngineObserver | None) -> EngineSummary:
         manifest = self.write_manifest()
         engine = make_engine(model, RunStore(self.run_dir), self.config.engine, observer)  # batch or realtime
         try:
@@ -131,6 +160,8 @@ class BatchedGenerationPipeline:
 
         `resume(run_dir).run(model)` later submits exactly these files.
         """
+        check_model(model, role="candidate", model_name=self.config.model_name, org=self.provider,
+                    params=self.config.params)
         manifest = self.write_manifest()
         intents = BatchEngine(model, RunStore(self.run_dir), self.config.engine).plan(self.inputs)
         manifest.status = "planned"

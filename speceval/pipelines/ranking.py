@@ -27,7 +27,8 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +56,7 @@ from speceval.pipelines.judge_run import (
     run_targets,
     write_manifest,
 )
+from speceval.pipelines.models import judge_model
 from speceval.pipelines.position import PositionReport, position_consistency
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec
@@ -202,16 +204,29 @@ class BatchedRankingPipeline:
         return self.output_dir / safe_filename(f"{a.path_name}x{b.path_name}")
 
     def run(
-        self, model: BatchedModel, observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None
+        self,
+        model: BatchedModel | None = None,
+        observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
     ) -> tuple[list[EngineSummary], list[PairSummary], PositionReport]:
-        """Submit (or resume) every ordered pair's jobs, poll them in one loop, then write all verdict files."""
-        manifests = [
-            write_manifest(t, "ranking", self.settings, self.spec_name, self.spec.sha256, self.provider)
-            for t in self.targets
-        ]
-        summaries = run_targets(model, self.targets, manifests, self.settings.engine, observer_for)
+        """Submit (or resume) every ordered pair's jobs, poll them in one loop, then write all verdict files.
+
+        Without `model`, the judge the settings describe is built (against the in-process emulator when
+        `offline`); a model given must be that judge (name, provider and `params`), or `ModelMismatchError`.
+        """
+        with self.connect(model) as judge:
+            manifests = [
+                write_manifest(t, "ranking", self.settings, self.spec_name, self.spec.sha256, self.provider)
+                for t in self.targets
+            ]
+            summaries = run_targets(judge, self.targets, manifests, self.settings.engine, observer_for)
         pair_summaries, report = self.write_verdicts()
         return summaries, pair_summaries, report
+
+    @contextmanager
+    def connect(self, model: BatchedModel | None = None, **provider_options: Any) -> Iterator[BatchedModel]:
+        """The judge: `model` once checked against the settings, else built from them (with `provider_options`)."""
+        with judge_model(self.settings, self.provider, self.output_dir, model, provider_options) as judge:
+            yield judge
 
     def write_verdicts(self) -> tuple[list[PairSummary], PositionReport]:
         """(Re)build every pair's results and summary from the judge's answers, and `position_consistency.json`."""

@@ -39,6 +39,17 @@ def env(monkeypatch: pytest.MonkeyPatch, emu: Emulator) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
 
 
+def wait_for_jobs(emu: Emulator, state: str, count: int = 4, timeout: float = 30.0) -> None:
+    """Poll the emulator until `count` OpenAI jobs are all in `state`; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = [job.state for job in emu.list_jobs("openai")]
+        if len(states) == count and all(s == state for s in states):
+            return
+        assert time.monotonic() < deadline, states
+        time.sleep(0.05)
+
+
 def results(run_dir: Path) -> dict[str, list[dict]]:
     return {p.stem: json.loads(p.read_text()) for p in sorted((run_dir / "results").glob("*.json"))}
 
@@ -67,10 +78,7 @@ def test_cancel_reaches_the_server_and_cancelled_requests_are_final(tmp_path, da
         assert generate(spec, inputs, tmp_path / "out", "--timeout-hours", "0.00003") == 3
         run_dir = only_run_dir(tmp_path / "out")
         assert speceval_main(["cancel", str(run_dir)]) == 0
-        deadline = time.monotonic() + 30
-        while any(job.state != "cancelled" for job in emu.list_jobs("openai")):
-            assert time.monotonic() < deadline, [job.state for job in emu.list_jobs("openai")]
-            time.sleep(0.05)
+        wait_for_jobs(emu, "cancelled")
         code = generation_main(["--resume", str(run_dir), "--poll-interval", "0.05"])
         jobs = emu.list_jobs("openai")
     assert code == 0 and len(jobs) == 4  # nothing resubmitted after a user's cancel
@@ -87,7 +95,7 @@ def test_fetch_after_completion_writes_what_a_monitored_run_writes(tmp_path, dat
         assert generate(spec, inputs, tmp_path / "monitored") == 0
         assert generate(spec, inputs, tmp_path / "fetched", "--timeout-hours", "0.00001") == 3
         fetched_dir = only_run_dir(tmp_path / "fetched")
-        time.sleep(0.5)
+        wait_for_jobs(emu, "completed", count=8)  # the monitored run's 4 and the stopped run's 4
         assert speceval_main(["fetch", str(fetched_dir)]) == 0
         created = len(emu.list_jobs("openai"))
     monitored = results(only_run_dir(tmp_path / "monitored"))
