@@ -4,7 +4,8 @@
     ├── UsageError                 the user can fix it; the CLI prints it without a traceback, exit 2
     │   ├── InputError             a file we read is wrong: names the file, line and field
     │   ├── ConfigError            a flag, YAML key or environment variable is wrong or missing
-    │   │   └── MissingCredentialsError   no API key: names the variable and the --offline alternative
+    │   │   ├── MissingCredentialsError   no API key: names the variable and the --offline alternative
+    │   │   └── ModelMismatchError        a model given to a pipeline is not the one its config describes
     │   └── RunStateError          a run directory cannot be resumed as asked (changed inputs, wrong run)
     ├── ProviderError              a provider call failed: status, provider message, retry-after
     │   └── TransientProviderError 429, 5xx, timeouts, connection errors: worth retrying later
@@ -65,6 +66,27 @@ class MissingCredentialsError(ConfigError):
         super().__init__(
             f"No API key for {provider}: set {names} in the environment, "
             "or pass --offline to run against the built-in emulator (synthetic answers, no cost)."
+        )
+
+
+class ModelMismatchError(ConfigError):
+    """A model given to a pipeline differs from its config in name, provider or sampling parameters.
+
+    Refused because the run's `run.json` and output paths are written from the config: running the other model
+    would file its answers under the wrong name, provider or temperature.
+
+    Attributes:
+        role: whose model it is ('candidate', 'judge').
+        differences: (what, the model's value, the config's value) for each difference.
+    """
+
+    def __init__(self, role: str, differences: list[tuple[str, object, object]]):
+        self.role = role
+        self.differences = differences
+        listed = "; ".join(f"{what}: the model has {got!r}, the config {want!r}" for what, got, want in differences)
+        super().__init__(
+            f"the {role} model given is not the one the config describes ({listed}); let the pipeline build it "
+            "(run() without a model, or connect()), or change the config"
         )
 
 

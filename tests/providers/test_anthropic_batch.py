@@ -26,13 +26,16 @@ PARAMS = GenerationParams(temperature=0.0, max_tokens=64)
 LONG_ID = "a" * 40 + ".b c." + "d" * 35  # 80 characters, with dots and spaces
 
 
-def config_for(tmp_path: Path, model_name: str, statements: dict[str, list[str]], **engine: float) -> GenerationConfig:
+def config_for(
+    tmp_path: Path, model_name: str, statements: dict[str, list[str]], *, org: str | None = None, **engine: float
+) -> GenerationConfig:
     spec = write_spec(tmp_path / "spec.jsonl", list(statements))
     inputs = write_inputs(tmp_path / "inputs", statements)
     return GenerationConfig(
         spec_path=spec,
         inputs_dir=inputs,
         model_name=model_name,
+        org=org,
         output_base_dir=tmp_path / "out",
         params=PARAMS,
         engine=EngineOptions(
@@ -48,7 +51,10 @@ def generate_with(
     tmp_path: Path, model: BatchedModel, statements: dict[str, list[str]], **engine: float
 ) -> tuple[object, Path]:
     """Run the generation pipeline end to end with `model`; returns (summary, run directory)."""
-    pipeline = BatchedGenerationPipeline(config_for(tmp_path, model.model_name, statements, **engine))
+    # The config names the provider the adapter is (Gemini's adapter calls itself 'gemini'; its org is 'google'),
+    # as a pipeline refuses a model of another provider than its config's.
+    org = {"gemini": "google"}.get(model.provider, model.provider)
+    pipeline = BatchedGenerationPipeline(config_for(tmp_path, model.model_name, statements, org=org, **engine))
     return pipeline.run(model), pipeline.run_dir
 
 

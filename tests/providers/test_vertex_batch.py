@@ -203,7 +203,7 @@ class CrashAfterCreate(VertexBatchedModel):
 
 def test_crash_after_create_adopts_the_job_by_display_name(tmp_path, emu, gcs):
     statements = {"s": [f"q{i}" for i in range(4)]}
-    pipeline = BatchedGenerationPipeline(config_for(tmp_path, MODEL, statements, batch_size=2))
+    pipeline = BatchedGenerationPipeline(config_for(tmp_path, MODEL, statements, org="vertex", batch_size=2))
     with pytest.raises(SystemExit):
         pipeline.run(adapter(emu, CrashAfterCreate))
     assert emu.stats.batches_created["vertex"] == 1

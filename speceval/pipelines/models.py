@@ -1,0 +1,108 @@
+"""The model a pipeline runs: built from the pipeline's own config, or checked against it.
+
+A pipeline's config (`GenerationConfig`, `JudgeSettings`) is the one source of truth for the model name, the
+provider and the sampling parameters: `run.json`, output paths and verdict files are written from it. So a
+pipeline builds its model from the config (pointed at the in-process emulator when the config says offline), and
+a model passed in is accepted only if it is the model the config describes; otherwise `ModelMismatchError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.errors import ConfigError, ModelMismatchError
+from speceval.offline import offline_provider
+from speceval.providers.registry import adapter_class, create_batched_model, resolve_org
+from speceval.realtime import AnyModel, RealtimeModel
+
+if TYPE_CHECKING:
+    from speceval.pipelines.judge_run import JudgeSettings
+
+
+def check_model(model: AnyModel, *, role: str, model_name: str, org: str, params: GenerationParams) -> None:
+    """Raise `ModelMismatchError` unless `model` is `model_name` served by `org` with exactly `params`."""
+    differences: list[tuple[str, object, object]] = []
+    if model.model_name != model_name:
+        differences.append(("model name", model.model_name, model_name))
+    if not _serves(org, model):
+        served_by = model.org if isinstance(model, RealtimeModel) else getattr(model, "provider", None)
+        differences.append(("provider", f"{type(model).__name__} ({served_by})", org))
+    given, wanted = asdict(model.params), asdict(params)
+    differences.extend((f"params.{key}", given[key], wanted[key]) for key in wanted if given[key] != wanted[key])
+    if differences:
+        raise ModelMismatchError(role, differences)
+
+
+def _serves(org: str, model: AnyModel) -> bool:
+    """Whether `model` is an adapter of the provider `org` (realtime adapters say their org themselves)."""
+    if isinstance(model, RealtimeModel):
+        return model.org == org
+    entry = resolve_org(model.model_name, org)
+    try:
+        return isinstance(model, adapter_class(entry))
+    except ConfigError:  # that provider's adapter cannot even be imported here, so this model is not it
+        return False
+
+
+@contextmanager
+def use_model(
+    given: AnyModel | None,
+    *,
+    role: str,
+    model_name: str,
+    org: str,
+    params: GenerationParams,
+    offline_dir: Path | None,
+    provider_options: dict[str, Any] | None = None,
+) -> Iterator[AnyModel]:
+    """The model to run: `given` once checked against the config, else one built from it.
+
+    Args:
+        given: a model the caller built, or None.
+        role / model_name / org / params: what the config describes.
+        offline_dir: for an offline config, the folder whose emulator state the run uses (None: a real provider).
+        provider_options: passed to the adapter when building (api_key, base_url, ...); offline ones win.
+    """
+    if given is not None:
+        if provider_options:
+            raise ConfigError("provider options apply when the pipeline builds its model, not to a model given")
+        check_model(given, role=role, model_name=model_name, org=org, params=params)
+        yield given
+        return
+    options = dict(provider_options or {})
+    if offline_dir is None:
+        yield create_batched_model(model_name, org, params, **options)
+        return
+    with offline_provider(offline_dir, org) as emulator:
+        yield create_batched_model(model_name, org, params, **{**options, **emulator})
+
+
+def batch_only(model: AnyModel) -> BatchedModel:
+    """`model` as a batch model (judge pipelines have no realtime path)."""
+    if not isinstance(model, BatchedModel):
+        raise ConfigError(f"judge pipelines run through batch APIs; {type(model).__name__} is a realtime model")
+    return model
+
+
+@contextmanager
+def judge_model(
+    settings: JudgeSettings,
+    provider: str,
+    output_dir: Path,
+    given: BatchedModel | None,
+    provider_options: dict[str, Any],
+) -> Iterator[BatchedModel]:
+    """The judge of a judge pipeline: `given` once checked against `settings`, else built from them.
+
+    Offline, the emulator keeps its state in `output_dir` (the judge folder), shared by all its run directories.
+    """
+    with use_model(
+        given, role="judge", model_name=settings.judge_model, org=provider, params=settings.params,
+        offline_dir=output_dir if settings.offline else None, provider_options=provider_options,
+    ) as model:
+        yield batch_only(model)
