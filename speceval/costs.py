@@ -1,8 +1,14 @@
 """Prices, what a run cost, and what a job will cost before it is paid for.
 
-The price table (`speceval/data/prices.json`) gives USD per million input and output tokens at standard prices
-and each provider's batch discount; users override entries with `--prices FILE` or `SPECEVAL_PRICES`. A model
-the table does not know has an *unknown* cost (None), never a cost of 0.
+The price table (`speceval/data/prices.json`) gives USD per million input and output tokens at standard prices,
+the prices of input tokens read from and written to a provider's prompt cache, and each provider's batch
+discount; users override entries with `--prices FILE` or `SPECEVAL_PRICES`. A model the table does not know has
+an *unknown* cost (None), never a cost of 0.
+
+What a collected job cost comes from the usage the provider reported, cached tokens at their own price. A cost
+estimated before a job exists is an upper bound for the budget: nothing is assumed to come from the cache, and
+every input token is priced at the higher of the input and cache-write prices (an Anthropic request that marks a
+cache breakpoint may write its prefix at 1.25x the input price).
 
 Estimates count input tokens as UTF-8 bytes / 4 of each request line's prompt text. No tokenizer is used:
 `tiktoken` downloads its encodings on first use, which fails offline and in CI, and the other providers publish
@@ -30,10 +36,28 @@ _BYTES_PER_TOKEN = 4
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens at standard (realtime) prices."""
+    """USD per million tokens at standard (realtime) prices.
+
+    Attributes:
+        input / output: uncached input tokens, output tokens.
+        cached_input: input tokens read from the prompt cache (None: billed as uncached input).
+        cache_write: input tokens written to the prompt cache (None: billed as uncached input).
+    """
 
     input: float
     output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+    @property
+    def cached_rate(self) -> float:
+        """What a cached input token costs."""
+        return self.input if self.cached_input is None else self.cached_input
+
+    @property
+    def write_rate(self) -> float:
+        """What an input token written to the cache costs."""
+        return self.input if self.cache_write is None else self.cache_write
 
 
 class PriceTable:
@@ -67,9 +91,15 @@ class PriceTable:
         models = {}
         for name, entry in data.get("models", {}).items():
             try:
-                models[name] = Price(input=float(entry["input"]), output=float(entry["output"]))
-            except (KeyError, TypeError, ValueError):
-                raise InputError(path, "expected {'input': USD, 'output': USD}", field=f"models.{name}") from None
+                cache_keys = ("cached_input", "cache_write")
+                optional = {key: float(entry[key]) for key in cache_keys if entry.get(key) is not None}
+                models[name] = Price(input=float(entry["input"]), output=float(entry["output"]), **optional)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise InputError(
+                    path,
+                    "expected {'input': USD, 'output': USD} and optionally 'cached_input' and 'cache_write' (USD)",
+                    field=f"models.{name}",
+                ) from None
         discounts = {str(k): float(v) for k, v in dict(data.get("batch_discount", {})).items()}
         return PriceTable(models, discounts, str(data.get("as_of", "")))
 
@@ -84,7 +114,14 @@ class PriceTable:
         if price is None:
             return None
         factor = self.batch_discount.get(provider, 1.0) if batch else 1.0
-        return (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6 * factor
+        uncached = max(0, usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens)
+        dollars = (
+            uncached * price.input
+            + usage.cached_input_tokens * price.cached_rate
+            + usage.cache_write_tokens * price.write_rate
+            + usage.output_tokens * price.output
+        )
+        return dollars / 1e6 * factor
 
 
 def estimate_prompt_tokens(text: str) -> int:
@@ -109,7 +146,9 @@ class CostEstimator:
             )
         input_tokens = request_file.stat().st_size // _BYTES_PER_TOKEN
         output_tokens = intent.request_count * model.params.max_tokens
-        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+        # Upper bound: if a cache write costs more than plain input, count every input token as one.
+        writes = input_tokens if price.write_rate > price.input else 0
+        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, cache_write_tokens=writes)
         cost = self.prices.cost(model.model_name, model.provider, usage, batch=self.batch)
         return cost if cost is not None else 0.0
 

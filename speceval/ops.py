@@ -54,6 +54,8 @@ class RunCost(BaseModel):
     output_tokens: int
     cost_usd: float | None
     pending_estimate_usd: float | None
+    cached_input_tokens: int = 0
+    """Of `input_tokens`, those the provider read from its prompt cache (billed at the cached-input price)."""
 
 
 def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True) -> list[JobRow]:
@@ -131,6 +133,7 @@ def run_costs(paths: Iterable[Path], prices: PriceTable) -> list[RunCost]:
                 jobs=len(records), requests=sum(r.request_count for r in records),
                 input_tokens=sum(r.usage.input_tokens for r in collected),
                 output_tokens=sum(r.usage.output_tokens for r in collected),
+                cached_input_tokens=sum(r.usage.cached_input_tokens for r in collected),
                 cost_usd=known,
                 pending_estimate_usd=None if any(p is None for p in pending) else sum(p or 0.0 for p in pending),
             )

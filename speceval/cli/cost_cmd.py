@@ -51,17 +51,18 @@ def _run(args: argparse.Namespace) -> int:
         stdout.print_json(json.dumps(payload))
         return 0
     table = Table(title=f"spend (batch prices, table as of {prices.as_of})", header_style="bold")
-    for column in ("run", "stage", "model", "jobs", "requests", "input tok", "output tok", "cost", "in flight (max)"):
+    for column in ("run", "stage", "model", "jobs", "requests", "input tok", "of which cached", "output tok", "cost",
+                   "in flight (max)"):
         table.add_column(column, justify="left" if column in ("run", "stage", "model") else "right")
     for c in costs:
         table.add_row(str(Path(*Path(c.run_dir).parts[-3:])), c.kind, c.model, str(c.jobs), f"{c.requests:,}",
-                      f"{c.input_tokens:,}", f"{c.output_tokens:,}", _money(c.cost_usd),
+                      f"{c.input_tokens:,}", f"{c.cached_input_tokens:,}", f"{c.output_tokens:,}", _money(c.cost_usd),
                       _money(c.pending_estimate_usd) if c.pending_estimate_usd else "-")
     table.add_section()
     for model, group in sorted(by_model.items()):
-        table.add_row("", "per model", model, "", "", "", "", _money(_total([c.cost_usd for c in group])), "")
+        table.add_row("", "per model", model, "", "", "", "", "", _money(_total([c.cost_usd for c in group])), "")
     for stage, group in sorted(by_stage.items()):
-        table.add_row("", "per stage", stage, "", "", "", "", _money(_total([c.cost_usd for c in group])), "")
-    table.add_row("total", "", "", "", "", "", "", _money(_total([c.cost_usd for c in costs])), "")
+        table.add_row("", "per stage", stage, "", "", "", "", "", _money(_total([c.cost_usd for c in group])), "")
+    table.add_row("total", "", "", "", "", "", "", "", _money(_total([c.cost_usd for c in costs])), "")
     stdout.print(table)
     return 0

@@ -18,6 +18,7 @@ PROVIDER = "anthropic"
 _CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MAX_REQUESTS = 100_000
 _EXPIRY_SECONDS = 24 * 3600
+_MAX_CACHE_BREAKPOINTS = 4
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -46,10 +47,11 @@ def _result(outcome: Outcome) -> dict[str, Any]:
                 "stop_reason": "end_turn",
                 "stop_sequence": None,
                 "usage": {
-                    "input_tokens": outcome.input_tokens,
+                    # Anthropic counts cache reads and writes apart from input_tokens.
+                    "input_tokens": outcome.input_tokens - outcome.cache.read - outcome.cache.written,
                     "output_tokens": outcome.output_tokens,
-                    "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": outcome.cache.written,
+                    "cache_read_input_tokens": outcome.cache.read,
                     "service_tier": "batch",
                 },
             },
@@ -100,8 +102,52 @@ def _validate_requests(body: Any, limit: int) -> list[RequestItem]:
         if params.get("stream"):
             raise ApiError(400, f"requests.{index}.params.stream: streaming is not supported in batches")
         prompt = "\n".join(t for t in (text_of(params.get("system")), text_of(params["messages"])) if t)
-        items.append(RequestItem(custom_id=custom_id, model=params["model"], prompt=prompt))
+        breakpoint = _cache_breakpoint(params, f"requests.{index}.params")
+        items.append(
+            RequestItem(custom_id=custom_id, model=params["model"], prompt=prompt, cache_breakpoint=breakpoint)
+        )
     return items
+
+
+def _content_blocks(params: dict[str, Any]) -> list[Any]:
+    """The system prompt's blocks, then every message's content blocks (a string counts as one block)."""
+    def blocks(value: Any) -> list[Any]:
+        return value if isinstance(value, list) else [value]
+
+    found = blocks(params.get("system"))
+    for message in params["messages"]:
+        found.extend(blocks(message.get("content")) if isinstance(message, dict) else [])
+    return found
+
+
+def _cache_breakpoint(params: dict[str, Any], where: str) -> int | None:
+    """Characters of the request's prompt text up to the end of its last `cache_control` block, or None.
+
+    The prompt text is every non-empty text block (system first, then messages) joined with newlines, as
+    `_validate_requests` builds it. A misshapen `cache_control` or more than four of them is a 400, as on the API.
+    """
+    texts: list[str] = []
+    marked = 0
+    end: int | None = None
+    for block in _content_blocks(params):
+        text = text_of(block)
+        if text:
+            texts.append(text)
+        control = block.get("cache_control") if isinstance(block, dict) else None
+        if control is None:
+            continue
+        if not (isinstance(control, dict) and control.get("type") == "ephemeral"
+                and control.get("ttl", "5m") in ("5m", "1h")):
+            raise ApiError(400, f"{where}: cache_control: Input should be {{'type': 'ephemeral'}} (ttl '5m' or '1h')")
+        marked += 1
+        end = len("\n".join(texts))
+    if marked > _MAX_CACHE_BREAKPOINTS:
+        raise ApiError(
+            400, f"A maximum of {_MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found {marked}."
+        )
+    if params.get("cache_control") is not None:  # automatic caching: up to the last cacheable block
+        end = len("\n".join(texts))
+    return end
 
 
 class AnthropicApp(ProviderApp):

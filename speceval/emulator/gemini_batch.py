@@ -87,6 +87,8 @@ def _response_or_error(outcome: Outcome) -> dict[str, Any]:
                     "promptTokenCount": outcome.input_tokens,
                     "candidatesTokenCount": outcome.output_tokens,
                     "totalTokenCount": outcome.input_tokens + outcome.output_tokens,
+                    # Implicit cache hits; the API leaves the field out when there are none.
+                    **({"cachedContentTokenCount": outcome.cache.read} if outcome.cache.read else {}),
                 },
                 "modelVersion": outcome.item.model,
                 "responseId": random_id("", 22),

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from speceval.emulator.faults import ERROR_MARKER, JobPlan, unit_hash
+from speceval.emulator.prompt_cache import NO_CACHE, CacheUse, PrefixCache
 from speceval.emulator.responder import Responder, estimate_tokens
 
 _ALNUM = string.ascii_letters + string.digits
@@ -52,6 +53,9 @@ class RequestItem(BaseModel):
     metadata: dict[str, Any] | None = Field(default=None, description="Gemini inline metadata, echoed back")
     error_type: str | None = Field(
         default=None, description="the provider's error type this request fails with server-side (a transient fault)"
+    )
+    cache_breakpoint: int | None = Field(
+        default=None, description="Anthropic: characters of `prompt` up to the end of the last cache_control block"
     )
 
 
@@ -225,6 +229,8 @@ class Outcome:
     output_tokens: int
     dropped: bool
     duplicated: bool
+    cache: CacheUse = NO_CACHE
+    """Of `input_tokens`, those read from and written to the prompt cache (`speceval.emulator.prompt_cache`)."""
 
 
 def final_outcomes(job: Job, final_phase: Phase, responder: Responder) -> list[Outcome]:
@@ -237,6 +243,13 @@ def final_outcomes(job: Job, final_phase: Phase, responder: Responder) -> list[O
     else:
         done = set(order[: _target_count(job)])
     unexecuted = Kind.CANCELLED if final_phase is Phase.CANCELLED else Kind.EXPIRED
+    # Requests fill the prompt cache in the order they are executed; only answered ones are billed.
+    prefixes = PrefixCache()
+    cache: dict[int, CacheUse] = {}
+    for index in order:
+        if index in done and executed_kind(job, index) is Kind.SUCCEEDED:
+            item = job.requests[index]
+            cache[index] = prefixes.use(job.provider, item.model, item.prompt, item.cache_breakpoint)
     outcomes = []
     for index, item in enumerate(job.requests):
         kind = executed_kind(job, index) if index in done else unexecuted
@@ -253,6 +266,7 @@ def final_outcomes(job: Job, final_phase: Phase, responder: Responder) -> list[O
                 dropped=executed and unit_hash(job.plan.seed, job.id, item.custom_id, "drop") < job.plan.drop_rate,
                 duplicated=executed
                 and unit_hash(job.plan.seed, job.id, item.custom_id, "duplicate") < job.plan.duplicate_rate,
+                cache=cache.get(index, NO_CACHE),
             )
         )
     return outcomes

@@ -130,7 +130,7 @@ def _answer_body(endpoint: str, outcome: Outcome, created: int) -> dict[str, Any
             ],
             "usage": {
                 "input_tokens": prompt_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": outcome.cache.read},
                 "output_tokens": completion_tokens,
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": prompt_tokens + completion_tokens,
@@ -140,7 +140,7 @@ def _answer_body(endpoint: str, outcome: Outcome, created: int) -> dict[str, Any
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": outcome.cache.read, "audio_tokens": 0},
         "completion_tokens_details": {
             "reasoning_tokens": 0,
             "audio_tokens": 0,
