@@ -1,4 +1,8 @@
-"""State shared by every provider app of one emulator: the store, live faults, counters and the clock."""
+"""State shared by every provider app of one emulator: the store, live faults, counters and the clock.
+
+`EmulatorContext` is internal (the provider apps share it); `EmulatorStats` is public, returned by
+`Emulator.stats`.
+"""
 
 from __future__ import annotations
 
