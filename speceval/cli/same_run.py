@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from speceval.batch.records import Outcome
 from speceval.cli.console import console, stdout, summary_table, synthetic_banner
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
@@ -81,7 +82,12 @@ def report_reused(run_dir: Path, manifest: RunManifest) -> None:
         f"An identical run already finished on {manifest.created_at:%Y-%m-%d %H:%M} UTC (same spec and inputs, "
         f"model {manifest.model_name} ({manifest.provider}), same settings). Nothing was submitted."
     )
-    if manifest.totals is not None:
-        stdout.print(summary_table(manifest.totals, f"{manifest.model_name} on {manifest.spec_name} (earlier run)"))
+    totals = manifest.totals
+    if totals is not None:
+        stdout.print(summary_table(totals, f"{manifest.model_name} on {manifest.spec_name} (earlier run)"))
     stdout.print(f"Results: {run_dir / 'results'}")
+    failed = {o.value: n for o, n in (totals.outcome_counts.items() if totals else []) if o is not Outcome.SUCCEEDED}
+    if any(failed.values()):
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(failed.items()) if n)
+        console.print(f"[yellow]That run has requests without an answer ({counts}).[/]")
     console.print("To send the same requests again and pay for them again, add --new-run.")

@@ -149,3 +149,15 @@ def test_an_offline_run_is_never_reused_for_a_real_one(tmp_path, data, emu):
     assert generation_main(command(spec, inputs, out, "--offline")) == 0
     assert generation_main(command(spec, inputs, out)) == 0  # real provider: synthetic answers are no substitute
     assert jobs(emu) == 2 and len(run_dirs(out)) == 2
+
+
+def test_reusing_a_run_with_failed_requests_says_how_many_failed(tmp_path, emu, capsys):
+    spec = write_spec(tmp_path / "spec.jsonl", ["a"])
+    inputs = write_inputs(tmp_path / "inputs", {"a": ["fine", "fails [[emulator:error]]"]})
+    out = tmp_path / "out"
+    assert generation_main(command(spec, inputs, out, "--max-attempts", "1")) == 0
+    capsys.readouterr()
+    assert generation_main(command(spec, inputs, out, "--max-attempts", "1")) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "requests without an answer (1 errored)" in err and "--new-run" in err
+    assert jobs(emu) == 1
