@@ -149,7 +149,10 @@ def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:
                 return 0
 
         assert wait_until(answer, lambda status: status == 200, timeout=30) == 200
-    finally:
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        _, stderr = process.communicate(timeout=30)  # raises if SIGINT did not end it
+    finally:
+        if process.poll() is None:  # the test failed, or the server ignored SIGINT: never leave it running
+            process.kill()
+            process.communicate()
     assert process.returncode != 0 and b"KeyboardInterrupt" in stderr
