@@ -23,6 +23,7 @@ from speceval.cli.console import ProgressObserver, console, report_stop, setup_l
 from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode, run_command
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.cli.parsing import StrictArgumentParser
 from speceval.costs import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
@@ -40,6 +41,17 @@ from speceval.pipelines.judge_config import (
 from speceval.pipelines.judge_run import JudgeSettings, plan_targets, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import PROVIDERS, create_batched_model
+from speceval.settings_checks import (
+    BATCH_SIZE,
+    BUDGET_USD,
+    MAX_ATTEMPTS,
+    MAX_TOKENS,
+    POLL_INTERVAL,
+    TEMPERATURE,
+    TIMEOUT_HOURS,
+    check,
+    flag_type,
+)
 
 Kind = Literal["compliance", "ranking"]
 DEFAULT_BATCH_SIZE = 100
@@ -56,14 +68,13 @@ _KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPI
 
 def build_parser(kind: Kind) -> argparse.ArgumentParser:
     """The parser of one judge command. Every flag defaults to None: 'not given' never overrides the YAML."""
-    parser = argparse.ArgumentParser(
+    parser = StrictArgumentParser(
         prog=f"python -m batched_examples.{_script(kind)}",
         description=(
             "Judge candidates' answers for compliance with their statements." if kind == "compliance" else
             "Compare candidates two at a time (every ordered pair, both orders) on their shared inputs."
         ),
         epilog="Run the same command again to resume: nothing already judged is sent twice.",
-        allow_abbrev=False,
     )
     parser.add_argument("--config-file", type=Path, help="YAML file with the keys below (flags override it)")
     parser.add_argument("--spec-path", type=Path, help="the spec JSONL the candidates answered")
@@ -78,16 +89,20 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     if kind == "compliance":
         parser.add_argument("--mode", choices=("binary", "likert"), help="binary verdicts (default) or 1-5 ratings")
     parser.add_argument("--output-dir-base", type=Path, help=f"default: {DEFAULT_OUTPUT[kind]}")
-    parser.add_argument("--batch-size", type=int, help=f"most requests per job (default {DEFAULT_BATCH_SIZE})")
-    parser.add_argument("--temperature", type=float, help="the judge's temperature (default 0.0)")
-    parser.add_argument("--max-tokens", type=int, help=f"most tokens per judge answer (default {DEFAULT_MAX_TOKENS})")
-    parser.add_argument("--poll-interval", type=float,
-                        help=f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})")
-    parser.add_argument("--timeout-hours", type=float, help=f"stop waiting after this long ({DEFAULT_TIMEOUT_HOURS:g})")
-    parser.add_argument("--max-attempts", type=int, help=f"jobs one request may be sent in ({DEFAULT_MAX_ATTEMPTS})")
+    engine = (
+        ("--batch-size", BATCH_SIZE, f"most requests per job (default {DEFAULT_BATCH_SIZE})"),
+        ("--temperature", TEMPERATURE, "the judge's temperature, 0-2 (default 0.0)"),
+        ("--max-tokens", MAX_TOKENS, f"most tokens per judge answer (default {DEFAULT_MAX_TOKENS})"),
+        ("--poll-interval", POLL_INTERVAL,
+         f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})"),
+        ("--timeout-hours", TIMEOUT_HOURS, f"stop waiting after this long ({DEFAULT_TIMEOUT_HOURS:g})"),
+        ("--max-attempts", MAX_ATTEMPTS, f"jobs one request may be sent in ({DEFAULT_MAX_ATTEMPTS})"),
+    )
+    for flag, setting, text in engine:
+        parser.add_argument(flag, type=flag_type(setting), help=text)
     parser.add_argument("--dry-run", action="store_true",
                         help="write the request files and print the estimated cost; submit nothing")
-    parser.add_argument("--budget-usd", type=float,
+    parser.add_argument("--budget-usd", type=flag_type(BUDGET_USD),
                         help="stop submitting when the next job's estimated cost would exceed this")
     parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic verdicts)")
@@ -124,11 +139,6 @@ def _pick(flag: Any, yaml_value: Any, default: Any) -> Any:
 def _file_config(args: argparse.Namespace, kind: Kind) -> JudgeFileConfig:
     schema: type[JudgeFileConfig] = ComplianceFileConfig if kind == "compliance" else RankingFileConfig
     return load_config(args.config_file, schema) if args.config_file is not None else schema()
-
-
-def _positive(name: str, value: float | int) -> None:
-    if value <= 0:
-        raise ConfigError(f"--{name} must be positive, got {value}")
 
 
 def _vertex_settings(args: argparse.Namespace, file: JudgeFileConfig) -> dict[str, str]:
@@ -174,6 +184,7 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
             poll = float(os.environ["SPECEVAL_POLL_INTERVAL"])
         except ValueError:
             raise ConfigError("SPECEVAL_POLL_INTERVAL must be a number of seconds") from None
+        check(POLL_INTERVAL, poll, source="SPECEVAL_POLL_INTERVAL")
     poll = _pick(poll, file.poll_interval, OFFLINE_POLL_INTERVAL if args.offline else DEFAULT_POLL_INTERVAL)
     engine = EngineOptions(
         batch_size=_pick(args.batch_size, file.batch_size, DEFAULT_BATCH_SIZE),
@@ -182,13 +193,10 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         max_attempts=_pick(args.max_attempts, file.max_attempts, DEFAULT_MAX_ATTEMPTS),
         budget=budget_option(args.budget_usd, args.prices),
     )
-    for name in ("batch_size", "poll_interval", "timeout_hours", "max_attempts"):
-        _positive(name.replace("_", "-"), getattr(engine, name))
     params = GenerationParams(
         temperature=_pick(args.temperature, file.temperature, 0.0),
         max_tokens=_pick(args.max_tokens, file.max_tokens, DEFAULT_MAX_TOKENS),
     )
-    _positive("max-tokens", params.max_tokens)
     settings = JudgeSettings(
         spec_path=spec_path,
         judge_model=judge_model,

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from speceval.errors import ConfigError, InputError
 from speceval.redaction import redact, register_secret
+from speceval.settings_checks import BatchSize, MaxAttempts, MaxTokens, PollInterval, Temperature, TimeoutHours
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +50,12 @@ class JudgeFileConfig(BaseModel):
         default=None, description="explicit candidate name → generation folder (overrides a name from the path)"
     )
     output_dir_base: Path | None = Field(default=None, description="where spec_{spec}/judge_{judge}/... goes")
-    batch_size: int | None = Field(default=None, gt=0, description="most requests per provider job")
-    temperature: float | None = Field(default=None, ge=0, le=2, description="the judge's sampling temperature")
-    max_tokens: int | None = Field(default=None, gt=0, description="most output tokens per judge answer")
-    poll_interval: float | None = Field(default=None, gt=0, description="seconds between polls")
-    timeout_hours: float | None = Field(default=None, gt=0, description="stop waiting (resumably) after this long")
-    max_attempts: int | None = Field(default=None, gt=0, description="jobs one request may be sent in")
+    batch_size: BatchSize | None = Field(default=None, description="most requests per provider job")
+    temperature: Temperature | None = Field(default=None, description="the judge's sampling temperature")
+    max_tokens: MaxTokens | None = Field(default=None, description="most output tokens per judge answer")
+    poll_interval: PollInterval | None = Field(default=None, description="seconds between polls")
+    timeout_hours: TimeoutHours | None = Field(default=None, description="stop waiting (resumably) after this long")
+    max_attempts: MaxAttempts | None = Field(default=None, description="jobs one request may be sent in")
     verbose: bool = Field(default=False, description="debug logging on the console")
     openai_api_key: str | None = Field(default=None, description="used for this run only; prefer OPENAI_API_KEY")
     anthropic_api_key: str | None = Field(

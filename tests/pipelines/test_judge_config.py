@@ -89,3 +89,18 @@ def test_shipped_example_configs_validate() -> None:
                          ("compliance_offline.yaml", ComplianceFileConfig),
                          ("ranking_offline.yaml", RankingFileConfig)):
         load_config(configs / name, schema)  # type: ignore[type-var]
+
+
+@pytest.mark.parametrize("argv", [["--temperature", "-1"], ["--temp", "0.5"], ["--batch-size", "0"]])
+def test_out_of_range_or_abbreviated_flags_exit_2_before_anything(tmp_path: Path, argv: list[str],
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        compliance_main(["--output-dir-base", str(tmp_path / "out"), *argv])
+    assert exit_info.value.code == 2 and not (tmp_path / "out").exists()
+
+
+def test_yaml_range_errors_use_the_flag_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("spec_path: s.jsonl\ntemperature: 3\n")
+    assert compliance_main(["--config-file", str(path)]) == 2
+    assert "line 2, field 'temperature': must be between 0 and 2 (got 3" in capsys.readouterr().err.replace("\n", "")
