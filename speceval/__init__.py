@@ -8,6 +8,7 @@ from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
 from speceval.batch.records import (
     BatchRecord,
+    GenericHandle,
     JobState,
     Outcome,
     RemoteJob,
@@ -23,6 +24,7 @@ from speceval.errors import (
     ConfigError,
     InputError,
     MissingCredentialsError,
+    ModelMismatchError,
     ProviderError,
     RunStateError,
     SpecevalError,
@@ -31,11 +33,19 @@ from speceval.errors import (
 )
 from speceval.inputs import InputSet, PromptItem, load_inputs
 from speceval.manifest import RunManifest
-from speceval.pipelines.compliance import BatchedComplianceJudge
+from speceval.pipelines.candidates import Candidate, resolve_candidates
+from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings
-from speceval.pipelines.ranking import BatchedRankingPipeline
-from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
+from speceval.providers.registry import (
+    ENTRY_POINT_GROUP,
+    ProviderEntry,
+    create_batched_model,
+    register_provider,
+    resolve_org,
+    unregister_provider,
+)
 from speceval.spec import Specification, Statement, load_spec
 
 __version__ = "0.1.0"
@@ -48,20 +58,27 @@ __all__ = [
     "BatchedModel",
     "BatchedRankingPipeline",
     "BudgetExceeded",
+    "Candidate",
+    "CandidateSummary",
     "ConfigError",
+    "ENTRY_POINT_GROUP",
     "EngineObserver",
     "EngineOptions",
     "EngineSummary",
     "GenerationConfig",
     "GenerationParams",
+    "GenericHandle",
     "InputError",
     "InputSet",
     "JobState",
     "JudgeOutcome",
     "JudgeSettings",
     "MissingCredentialsError",
+    "ModelMismatchError",
     "Outcome",
+    "PairSummary",
     "PromptItem",
+    "ProviderEntry",
     "ProviderError",
     "ProviderLimits",
     "RemoteJob",
@@ -83,5 +100,8 @@ __all__ = [
     "create_batched_model",
     "load_inputs",
     "load_spec",
+    "register_provider",
+    "resolve_candidates",
     "resolve_org",
+    "unregister_provider",
 ]

@@ -1,0 +1,50 @@
+"""The README's "Using the library" chain, run verbatim in a fresh interpreter: two candidates, compliance, ranking."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO, cli_env
+
+MARKER = "<!-- readme-library-chain:"
+
+
+def readme_block() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text.split(MARKER, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "data", tmp_path / "data")
+    code = readme_block()
+    assert "offline=True" in code and "import speceval." not in code  # everything it uses comes from `speceval`
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "position consistency" in done.stdout
+
+    runs = sorted((tmp_path / "demo/generations/openai").glob("*/*/run.json"))
+    assert [json.loads(p.read_text())["model_name"] for p in runs] == [
+        "claude-3-5-haiku-20241022", "gpt-4.1-mini-2025-04-14"]
+    for path in runs:
+        manifest = json.loads(path.read_text())
+        assert manifest["offline"] and manifest["status"] == "finished"
+        assert manifest["parameters"]["params"]["temperature"] == 0.7
+        assert manifest["parameters"]["engine"]["poll_interval"] == 0.5  # offline: not silent for a minute
+        assert manifest["totals"]["outcome_counts"] == {"succeeded": manifest["parameters"]["requests"]}
+
+    compliance = tmp_path / "demo/compliance/spec_openai/judge_gpt-4.1-2025-04-14"
+    for candidate in ("claude-3-5-haiku-20241022", "gpt-4.1-mini-2025-04-14"):
+        summary = json.loads((compliance / candidate / "summary.json").read_text())
+        assert summary["model"] == candidate and summary["outcomes"]["judged"] > 30
+        assert summary["outcomes"]["pending"] == 0
+        assert json.loads((compliance / candidate / "run.json").read_text())["offline"] is True
+    rankings = tmp_path / "demo/rankings/spec_openai/judge_gpt-4.1-2025-04-14"
+    pairs = sorted(p.name for p in rankings.iterdir() if (p / "summary.json").is_file())
+    assert pairs == ["claude-3-5-haiku-20241022xgpt-4.1-mini-2025-04-14",
+                     "gpt-4.1-mini-2025-04-14xclaude-3-5-haiku-20241022"]
+    assert (rankings / "position_consistency.json").is_file()
