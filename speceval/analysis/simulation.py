@@ -65,7 +65,7 @@ def draw(design: Design, rng: np.random.Generator) -> Experiment:
     candidates, statements = logits.shape
     shape = (statements, design.inputs_per_statement)
     if design.statement_sd > 0:
-        logits = logits + rng.normal(0, design.statement_sd, statements)[None, :]
+        logits = logits + np.asarray(rng.normal(0, design.statement_sd, statements))[None, :]
     shared = rng.normal(0, design.input_sd, shape)
     own = rng.normal(0, design.candidate_sd, (candidates, *shape))
     p = 1 / (1 + np.exp(-(logits[:, :, None] + shared[None] + own)))
