@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from speceval.emulator import Emulator, FaultConfig
 from speceval.experiments.runner import run_experiment
 from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY, cli_env
+from tests.experiments.test_experiments import GRID, assert_each_chunk_paid_once, server_jobs
 from tests.independent.openai_server import IndependentOpenAIServer
 
 SLOW = "gpt-4.1-mini-2025-04-14"
@@ -45,6 +47,11 @@ engine:
 def batch_ids(folder: Path) -> set[str]:
     """The provider jobs recorded under `folder` (every run's metadata/<batch_id>.json)."""
     return {json.loads(p.read_text())["batch_id"] for p in folder.rglob("metadata/*.json")}
+
+
+def verdicts(folder: Path, key: str) -> list[dict]:
+    """Every entry of every verdict file under `folder` (`results` of compliance files, `rankings` of ranking's)."""
+    return [entry for path in folder.glob("**/results/*.json") for entry in json.loads(path.read_text())[key]]
 
 
 def test_a_fast_candidate_is_judged_while_the_slow_one_still_generates(tmp_path, monkeypatch):
@@ -97,3 +104,33 @@ def test_against_an_independent_server_the_first_judge_job_precedes_the_slow_gen
     first_judge = next(i for i, batch in enumerate(batches) if batch["model"] == JUDGE)
     assert slow and all(batch["status"] == "in_progress" for batch in slow)
     assert all(batches.index(batch) < first_judge for batch in slow)  # created before, and still running
+
+
+def test_sigkill_while_judging_overlaps_generation_then_rerun_pays_for_nothing_twice(tmp_path):
+    """Killed right after the first judge job is recorded (other runs still generating or judging)."""
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID)
+    command = [sys.executable, "-m", "speceval", "run", str(experiment), "--offline"]
+    proc = subprocess.Popen(command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL)
+    out = tmp_path / "out"
+    deadline = time.monotonic() + 120
+    while not list(out.glob("compliance/**/metadata/*.json")):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    state = json.loads((out / "experiment.json").read_text())
+    assert state["status"] == "running" and "finished" not in {state["tasks"].get("report")}
+    done = subprocess.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert_each_chunk_paid_once(server_jobs(out))
+    assert json.loads((out / "experiment.json").read_text())["status"] == "finished"
+    # Nothing lost: every run finished, and every judgement that was in flight at the kill has its verdict.
+    manifests = list(out.glob("**/run.json"))
+    assert len(manifests) == 8 + 8 + 8 and {json.loads(p.read_text())["status"] for p in manifests} == {"finished"}
+    outcomes = Counter(entry["outcome"] for entry in verdicts(out / "compliance", "results")
+                       + verdicts(out / "ranking", "rankings"))
+    # (the emulator's judge answers some prompts without a verdict, on purpose: those are unparsed, not pending)
+    assert set(outcomes) <= {"judged", "unparsed"} and sum(outcomes.values()) == 8 * 40 + 8 * 40
