@@ -40,7 +40,8 @@ def _run(body: Callable[[], int]) -> int:
     from speceval.cli.console import FILE_ONLY, console, log_file
 
     def report(level: int, label: str, text: str, *, traceback: bool) -> None:
-        logger.log(level, "%s %s", label, text, exc_info=traceback, extra=FILE_ONLY)
+        if logging.getLogger("speceval").handlers:  # else the command failed before its logging was set up
+            logger.log(level, "%s %s", label, text, exc_info=traceback, extra=FILE_ONLY)
         where = log_file()
         style = "bold yellow" if level < logging.ERROR else "bold red"
         console.print(f"[{style}]{label}[/] {text}" + (f"\nDetails: {where}" if where else ""))

@@ -29,7 +29,9 @@ def _run(args: argparse.Namespace) -> int:
     from speceval.experiments.runner import load_experiment, run_experiment
 
     config = load_experiment(args.experiment)  # exit 2 with file, line and key before anything is submitted
-    setup_logging(args.verbose)
+    # The experiment's log (paths in an experiment file are relative to it): every stage's failures and stops.
+    output_dir = config.output_dir if config.output_dir.is_absolute() else args.experiment.parent / config.output_dir
+    setup_logging(args.verbose, output_dir / "logs" / "experiment.log")
     if args.offline or config.offline:
         console.print(synthetic_banner())
     resume = shlex.join([Path(sys.executable).name, "-m", "speceval", "run", str(args.experiment)]
