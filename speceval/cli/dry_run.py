@@ -37,7 +37,7 @@ def show_dry_run(model: BatchedModel, jobs: Sequence[PlannedJob], prices: Path |
     estimator = CostEstimator(PriceTable.load(prices))
     table = Table(title=f"dry run: {len(jobs)} job(s), nothing submitted", header_style="bold")
     for column in ("request file", "requests", "bytes", "est. cost (max)"):
-        table.add_column(column, justify="left" if column == "request file" else "right")
+        table.add_column(column, justify="left" if column == "request file" else "right", overflow="fold")
     labels = _labels(jobs)
     total: float | None = 0.0
     for (run_dir, intent), label in zip(jobs, labels, strict=True):

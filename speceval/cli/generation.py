@@ -18,9 +18,6 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
-from rich.table import Table
-
-from speceval.batch.budget import Budget
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import StopReason
@@ -33,10 +30,11 @@ from speceval.cli.console import (
     summary_table,
     synthetic_banner,
 )
+from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode, run_command
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.cli.same_run import check_resume_flags, report_reused
-from speceval.costs import PRICES_ENV, CostEstimator, PriceTable
+from speceval.costs import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
 from speceval.offline import OFFLINE_POLL_INTERVAL, check_offline_org, offline_provider
@@ -157,9 +155,7 @@ def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offlin
         timeout_hours=args.timeout_hours if args.timeout_hours is not None else DEFAULT_TIMEOUT_HOURS,
         max_attempts=args.max_attempts if args.max_attempts is not None else base.max_attempts,
     )
-    if args.budget_usd is not None:
-        # The budget is per invocation: a resume may raise it (what was already paid for still counts).
-        options.budget = Budget(args.budget_usd, CostEstimator(PriceTable.load(args.prices)))
+    options.budget = budget_option(args.budget_usd, args.prices)
     return options
 
 
@@ -286,25 +282,5 @@ def _vertex_options(args: argparse.Namespace, pipeline: BatchedGenerationPipelin
 
 def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: Path | None, resume_command: str) -> int:
     intents = pipeline.plan(model)
-    estimator = CostEstimator(PriceTable.load(prices))
-    table = Table(title=f"dry run: {len(intents)} job(s), nothing submitted", header_style="bold")
-    for column in ("request file", "requests", "bytes", "est. cost (max)"):
-        table.add_column(column, justify="left" if column == "request file" else "right", overflow="fold")
-    total: float | None = 0.0
-    for intent in intents:
-        try:
-            cost: float | None = estimator.estimate(model, intent, pipeline.run_dir / intent.request_file)
-        except ConfigError:
-            cost = None  # no price for this model: say so rather than print $0
-        total = None if cost is None or total is None else total + cost
-        shown = f"${cost:,.4f}" if cost is not None else "unknown (no price)"
-        table.add_row(intent.request_file, f"{intent.request_count:,}", f"{intent.request_bytes:,}", shown)
-    table.add_section()
-    table.add_row("total", f"{sum(i.request_count for i in intents):,}", "",
-                  f"${total:,.4f}" if total is not None else "unknown")
-    stdout.print(table)
-    console.print(
-        "Estimate: input tokens = request bytes / 4, output tokens = --max-tokens per request, batch prices.\n"
-        f"Nothing was submitted. To submit exactly these files: {resume_command}"
-    )
+    show_dry_run(model, [(pipeline.run_dir, intent) for intent in intents], prices, resume_command)
     return ExitCode.FINISHED
