@@ -81,16 +81,3 @@ def test_an_unexpected_error_quoting_the_key_in_the_realtime_engine_is_redacted(
     assert "failed unexpectedly" in done.stderr and MARKER in done.stderr  # --verbose: the traceback, redacted
     record = json.loads((run_dir / "results" / "a.json").read_text())[0]
     assert record["outcome"] == "errored" and MARKER in record["error"]["message"]
-
-
-def test_a_run_stopped_with_work_outstanding_says_why_in_its_log(tmp_path):
-    with IndependentOpenAIServer(turnaround=3600.0) as server:
-        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.1")
-        args = [*generation_args(tmp_path, {"a": ["x"]}, "--model-name", MODEL), "--timeout-hours", "0.00001"]
-        args.remove("--verbose")
-        done = run_generation(args, env)
-    assert done.returncode == 3, done.stderr
-    run_dir = only_run_dir(tmp_path / "out")
-    log = run_log(run_dir)
-    assert "Stopped with 1 request(s) outstanding (timed_out)" in log and f"--resume {run_dir}" in log
-    assert str(run_dir / "logs" / "run.log") in done.stderr.replace("\n", "")
