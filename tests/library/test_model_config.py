@@ -25,8 +25,9 @@ from speceval import (
     create_batched_model,
     resolve_candidates,
 )
-from tests.conftest import TEST_KEY, write_inputs, write_spec
+from tests.conftest import TEST_KEY
 from tests.independent.openai_server import IndependentOpenAIServer
+from tests.library.helpers import generation_config as config_for
 
 CANDIDATE = "gpt-4.1-mini-2025-04-14"
 JUDGE = "gpt-4.1-2025-04-14"
@@ -35,15 +36,9 @@ STATEMENTS = {"s1": ["first question", "second question"], "s2": ["third questio
 
 
 def generation_config(tmp_path: Path, **overrides: Any) -> GenerationConfig:
-    values: dict[str, Any] = {
-        "spec_path": write_spec(tmp_path / "spec.jsonl", list(STATEMENTS)),
-        "inputs_dir": write_inputs(tmp_path / "inputs", STATEMENTS),
-        "model_name": CANDIDATE,
-        "output_base_dir": tmp_path / "generations",
-        "params": GenerationParams(temperature=0.0, max_tokens=64),
-        "engine": FAST,
-    }
-    return GenerationConfig(**{**values, **overrides})
+    return config_for(tmp_path, STATEMENTS, **{"model_name": CANDIDATE, "output_base_dir": tmp_path / "generations",
+                                               "params": GenerationParams(temperature=0.0, max_tokens=64),
+                                               "engine": FAST, **overrides})
 
 
 def openai_model(name: str, params: GenerationParams) -> Any:
