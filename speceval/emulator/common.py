@@ -27,7 +27,7 @@ def refresh(ctx: EmulatorContext, job: Job, now: float, finalize: Finalizer) -> 
     if current in TERMINAL and not job.finalized:
         with ctx.store.lock:
             if not job.finalized:
-                outcomes = final_outcomes(job, current, ctx.responder)
+                outcomes = final_outcomes(job, current, ctx.responder, ctx.prompt_cache)
                 finalize(job, current, outcomes)
                 job.summary = summarize(outcomes)
                 job.finalized = True

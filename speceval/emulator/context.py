@@ -13,6 +13,7 @@ from collections import Counter
 from pydantic import BaseModel, Field
 
 from speceval.emulator.faults import PROVIDERS, FaultConfig, HttpFault
+from speceval.emulator.prompt_cache import PrefixCache
 from speceval.emulator.responder import Responder, respond
 from speceval.emulator.state import Store
 
@@ -32,6 +33,7 @@ class EmulatorContext:
         """Create the context; `base_url` is filled in once the server is bound."""
         self.store = store
         self.responder: Responder = responder or respond
+        self.prompt_cache = PrefixCache()  # shared by every job, as a provider's cache is (used under store.lock)
         self.base_url = ""
         self.stopping = threading.Event()
         self._lock = threading.Lock()

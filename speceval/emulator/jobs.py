@@ -233,8 +233,13 @@ class Outcome:
     """Of `input_tokens`, those read from and written to the prompt cache (`speceval.emulator.prompt_cache`)."""
 
 
-def final_outcomes(job: Job, final_phase: Phase, responder: Responder) -> list[Outcome]:
-    """The outcome of every request of a terminal job, in input order."""
+def final_outcomes(
+    job: Job, final_phase: Phase, responder: Responder, prompt_cache: PrefixCache | None = None
+) -> list[Outcome]:
+    """The outcome of every request of a terminal job, in input order.
+
+    `prompt_cache` is the emulator's (shared by its jobs); without one the job sees a cold cache of its own.
+    """
     order = processing_order(job)
     if final_phase is Phase.FAILED:
         done: set[int] = set()
@@ -244,12 +249,13 @@ def final_outcomes(job: Job, final_phase: Phase, responder: Responder) -> list[O
         done = set(order[: _target_count(job)])
     unexecuted = Kind.CANCELLED if final_phase is Phase.CANCELLED else Kind.EXPIRED
     # Requests fill the prompt cache in the order they are executed; only answered ones are billed.
-    prefixes = PrefixCache()
+    prefixes = prompt_cache if prompt_cache is not None else PrefixCache()
+    now = timeline(job).end
     cache: dict[int, CacheUse] = {}
     for index in order:
         if index in done and executed_kind(job, index) is Kind.SUCCEEDED:
             item = job.requests[index]
-            cache[index] = prefixes.use(job.provider, item.model, item.prompt, item.cache_breakpoint)
+            cache[index] = prefixes.use(job.provider, item.model, item.prompt, item.cache_breakpoint, now)
     outcomes = []
     for index, item in enumerate(job.requests):
         kind = executed_kind(job, index) if index in done else unexecuted

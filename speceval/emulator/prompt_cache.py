@@ -1,9 +1,10 @@
 """Prompt caching as the emulated providers report it: which input tokens of a request came from a cache.
 
-Real providers cache a prompt's prefix when a later request repeats it; the emulator models that within one
-batch job, over its requests in the order they are executed, so the numbers are deterministic (also after a
-restart) and follow the providers' documented rules (reference/provider-apis.md, and each provider's prompt
-caching guide):
+Real providers cache a prompt's prefix when a later request for the same model repeats it within a few minutes,
+across requests and batches of the same organisation. The emulator models that with one cache per emulator
+(not persisted: a restarted emulator starts cold, as an expired cache would), filled by each job's requests in
+the order they are executed, at the job's end time; an entry lives `TTL_SECONDS` after its last use. The rules
+follow the providers' documentation (reference/provider-apis.md, and each provider's prompt caching guide):
 
 - OpenAI caches automatically: prompts of 1,024 tokens or more, the cached part being the longest previously
   seen prefix in 128-token steps (1,024, 1,152, ...). Reported as `prompt_tokens_details.cached_tokens`
@@ -26,6 +27,8 @@ import re
 from dataclasses import dataclass
 
 TOKEN_CHARS = 4
+TTL_SECONDS = 300.0
+"""Anthropic's default (`ephemeral`, 5 minutes, refreshed on use); OpenAI and Gemini evict after minutes too."""
 BLOCK_TOKENS = 128
 AUTOMATIC_MINIMUM = 1024
 
@@ -52,10 +55,19 @@ def anthropic_minimum(model: str) -> int:
 
 
 class PrefixCache:
-    """The prefixes one job's executed requests have put in the cache so far."""
+    """The prefixes requests have put in the cache, with the time each was last used."""
 
     def __init__(self) -> None:
-        self._seen: set[bytes] = set()
+        self._last_used: dict[bytes, float] = {}
+        self._now = 0.0
+        self._scope = b""
+
+    def _hit(self, key: bytes) -> bool:
+        """Whether `key` is cached (and not expired); either way it is cached from now on."""
+        key = self._scope + key
+        last = self._last_used.get(key)
+        self._last_used[key] = self._now
+        return last is not None and self._now - last <= TTL_SECONDS
 
     def automatic(self, prompt: str, minimum: int = AUTOMATIC_MINIMUM) -> CacheUse:
         """OpenAI / Gemini: the longest already-cached prefix in 128-token steps, of at least `minimum` tokens."""
@@ -64,10 +76,8 @@ class PrefixCache:
         cached = 0
         for blocks, start in enumerate(range(0, len(prompt) - block + 1, block), start=1):
             digest.update(prompt[start:start + block].encode("utf-8", "surrogatepass"))
-            key = b"auto:" + digest.copy().digest()
-            if blocks * BLOCK_TOKENS >= minimum and key in self._seen:
+            if self._hit(b"auto:" + digest.copy().digest()) and blocks * BLOCK_TOKENS >= minimum:
                 cached = blocks * BLOCK_TOKENS
-            self._seen.add(key)
         return CacheUse(read=cached)
 
     def explicit(self, prompt: str, breakpoint: int | None, minimum: int) -> CacheUse:
@@ -75,14 +85,16 @@ class PrefixCache:
         if breakpoint is None or breakpoint // TOKEN_CHARS < minimum:
             return NO_CACHE
         tokens = breakpoint // TOKEN_CHARS
-        key = b"mark:" + hashlib.sha256(prompt[:breakpoint].encode("utf-8", "surrogatepass")).digest()
-        if key in self._seen:
+        if self._hit(b"mark:" + hashlib.sha256(prompt[:breakpoint].encode("utf-8", "surrogatepass")).digest()):
             return CacheUse(read=tokens)
-        self._seen.add(key)
         return CacheUse(written=tokens)
 
-    def use(self, provider: str, model: str, prompt: str, breakpoint: int | None) -> CacheUse:
-        """What `provider` would report for this request, given what was cached before it."""
+    def use(self, provider: str, model: str, prompt: str, breakpoint: int | None, now: float = 0.0) -> CacheUse:
+        """What `provider` would report for this request at time `now`, given what was cached before it.
+
+        Caches are per provider and model, as the providers' are.
+        """
+        self._now, self._scope = now, f"{provider}\x00{model}\x00".encode("utf-8", "surrogatepass")
         if provider == "anthropic":
             return self.explicit(prompt, breakpoint, anthropic_minimum(model))
         if provider in ("openai", "gemini", "vertex"):

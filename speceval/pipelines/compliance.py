@@ -42,6 +42,7 @@ from speceval.pipelines.judge_run import (
     check_resumable,
     judge_dir,
     judge_response,
+    judge_salt,
     prompt_setup,
     run_targets,
     write_manifest,
@@ -135,6 +136,7 @@ class BatchedComplianceJudge:
         self.template = CURRENT["compliance_likert" if mode == "likert" else "compliance_binary"]
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
+        self.salt = judge_salt(self.output_dir) if self.answers else ""
         self.targets = [self._target(answers) for answers in self.answers]
         seen: dict[Path, str] = {}
         for answers, target in zip(self.answers, self.targets, strict=True):
@@ -190,7 +192,7 @@ class BatchedComplianceJudge:
     def _target(self, answers: CandidateAnswers) -> JudgeTarget:
         candidate = answers.candidate
         run_dir = self.candidate_dir(candidate)
-        setup = prompt_setup(run_dir, self.template)
+        setup = prompt_setup(run_dir, self.template, self.salt)
         # Statement by statement: requests sharing a prompt prefix sit next to each other in a job.
         items = [
             PromptItem(

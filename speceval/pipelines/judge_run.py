@@ -11,6 +11,7 @@ parameters, or a prompt that differs from the one already judged), because old a
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -18,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from speceval.atomic import atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
@@ -173,12 +175,37 @@ class PromptSetup:
     salt: str
 
 
-def prompt_setup(run_dir: Path, current: TemplateId) -> PromptSetup:
-    """What `run_dir` renders with: for a new directory the `current` template and a fresh salt; for one judged
-    before, the template of the same kind and the salt its `run.json` recorded, so a resume sends exactly the
-    prompts it sent before (a run started with a v1 template finishes with it)."""
+SALT_FILE = "prompt_salt.json"
+"""In a judge directory (`spec_*/judge_*`): the salt its new runs draw fence nonces from."""
+
+
+def judge_salt(directory: Path) -> str:
+    """The prompt salt of a judge directory, drawn and saved on first use.
+
+    Shared by every run under it (each candidate, each pair), so a statement's requests have the same prefix
+    across candidates and pairs too and one cached copy serves them all. Each run also records the salt it used
+    in its own `run.json`, which is what a resume reads.
+    """
+    path = directory / SALT_FILE
+    if path.is_file():
+        try:
+            salt = json.loads(path.read_text(encoding="utf-8")).get("salt")
+        except (OSError, ValueError, AttributeError):
+            salt = None
+        if isinstance(salt, str) and salt:
+            return salt
+        logger.warning("%s is unreadable; drawing a new prompt salt (only prompt-cache sharing is affected)", path)
+    salt = new_salt()
+    atomic_write_json(path, {"schema_version": 1, "salt": salt})
+    return salt
+
+
+def prompt_setup(run_dir: Path, current: TemplateId, salt: str) -> PromptSetup:
+    """What `run_dir` renders with: for a new directory the `current` template and `salt` (see `judge_salt`);
+    for one judged before, the template of the same kind and the salt its `run.json` recorded, so a resume sends
+    exactly the prompts it sent before (a run started with a v1 template finishes with it)."""
     if not (run_dir / MANIFEST_NAME).is_file():
-        return PromptSetup(current, new_salt())
+        return PromptSetup(current, salt)
     parameters = RunManifest.load(run_dir).parameters
     recorded = parameters.get("identity", {}).get("prompt_version")
     template = current

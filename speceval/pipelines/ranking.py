@@ -52,6 +52,7 @@ from speceval.pipelines.judge_run import (
     check_resumable,
     judge_dir,
     judge_response,
+    judge_salt,
     prompt_setup,
     run_targets,
     write_manifest,
@@ -176,6 +177,7 @@ class BatchedRankingPipeline:
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
         answers = [load_answers(candidate, self.spec) for candidate in candidates]
+        self.salt = judge_salt(self.output_dir)
         self.pairs = [self._pair(first, second) for first, second in itertools.permutations(answers, 2)]
         seen: dict[Path, tuple[str, str]] = {}
         for pair in self.pairs:
@@ -249,7 +251,7 @@ class BatchedRankingPipeline:
         a, b = first.candidate, second.candidate
         tasks = pair_tasks(first, second)  # sorted by statement: requests sharing a prompt prefix sit together
         run_dir = self.pair_dir(a, b)
-        setup = prompt_setup(run_dir, CURRENT["ranking"])
+        setup = prompt_setup(run_dir, CURRENT["ranking"], self.salt)
         items = [
             PromptItem(
                 statement_id=task.statement_id,

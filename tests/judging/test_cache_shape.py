@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from speceval.judging.prompts import (
 from speceval.manifest import RunManifest
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.judge_run import JudgeSettings, JudgeTarget
+from speceval.pipelines.judge_run import SALT_FILE, JudgeSettings, JudgeTarget, write_manifest
 from speceval.providers.registry import create_batched_model
 from speceval.spec import load_spec
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY
@@ -215,3 +216,24 @@ def test_costs_price_cached_reads_and_cache_writes(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="models.m"):
         PriceTable.load(bad)
     assert os.environ.get("SPECEVAL_PRICES") is None
+
+
+def test_a_judge_directory_shares_each_statement_prefix_across_candidates_and_a_resume_renders_the_same(
+    tmp_path: Path,
+) -> None:
+    candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
+    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["anthropic"], judge_org="anthropic",
+                             output_dir_base=tmp_path / "out")
+    first = BatchedComplianceJudge(settings, candidates)
+    by_statement: dict[str, set[str]] = defaultdict(set)
+    for target in first.targets:
+        for item in target.items:
+            by_statement[item.statement_id].add(item.input_text[:_conversation_start(item.input_text)])
+    assert len(first.targets) == 2 and all(len(prefixes) == 1 for prefixes in by_statement.values())
+    for target in first.targets:  # what run() does before submitting anything
+        write_manifest(target, "compliance", settings, first.spec_name, first.spec.sha256, first.provider)
+    (first.output_dir / SALT_FILE).unlink()  # the run.json files alone say how to render again
+    again = BatchedComplianceJudge(settings, candidates)
+    assert [t.items for t in again.targets] == [t.items for t in first.targets]
+    other = BatchedComplianceJudge(replace(settings, output_dir_base=tmp_path / "elsewhere"), candidates)
+    assert other.targets[0].items[0].input_text != first.targets[0].items[0].input_text  # another run, another salt
