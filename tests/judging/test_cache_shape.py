@@ -18,6 +18,7 @@ from speceval.batch.model import GenerationParams
 from speceval.batch.records import BatchRecord, Usage
 from speceval.costs import PriceTable, record_cost
 from speceval.emulator import Emulator, FaultConfig
+from speceval.emulator.prompt_cache import CacheUse, PrefixCache
 from speceval.emulator.responder import respond
 from speceval.judging.prompts import (
     SHARED_PREFIX_END,
@@ -237,3 +238,19 @@ def test_a_judge_directory_shares_each_statement_prefix_across_candidates_and_a_
     assert [t.items for t in again.targets] == [t.items for t in first.targets]
     other = BatchedComplianceJudge(replace(settings, output_dir_base=tmp_path / "elsewhere"), candidates)
     assert other.targets[0].items[0].input_text != first.targets[0].items[0].input_text  # another run, another salt
+
+
+def test_emulated_prompt_cache_follows_each_providers_rules() -> None:
+    cache = PrefixCache()
+    long, short = "x" * 4 * 1100, "y" * 4 * 900  # 1,100 and 900 tokens at four characters each
+    assert cache.use("openai", "m", long + "a", None, 0).read == 0  # first sight: nothing cached
+    assert cache.use("openai", "m", long + "b", None, 1).read == 1024  # 128-token steps, from 1,024
+    assert cache.use("openai", "other-model", long + "b", None, 1).read == 0  # caches are per model
+    cache.use("openai", "m", short, None, 0)
+    assert cache.use("openai", "m", short, None, 1).read == 0  # below 1,024 tokens nothing is cached
+    sonnet, mark = "claude-sonnet-4-20250514", 4 * 1050
+    assert cache.use("anthropic", sonnet, long, None, 0) == CacheUse()  # Anthropic caches only marked prefixes
+    assert cache.use("anthropic", sonnet, long, mark, 0) == CacheUse(written=1050)
+    assert cache.use("anthropic", sonnet, long + "z", mark, 200) == CacheUse(read=1050)
+    assert cache.use("anthropic", "claude-3-5-haiku-20241022", long, mark, 0) == CacheUse()  # its minimum: 2,048
+    assert cache.use("anthropic", sonnet, long, mark, 200 + 301) == CacheUse(written=1050)  # expired after 5 min
