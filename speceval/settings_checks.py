@@ -15,9 +15,9 @@ import argparse
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from speceval.errors import ConfigError
@@ -65,6 +65,15 @@ class Range:
             expected = f"at least {_show(low)}"
         return f"must be {expected} (got {_show(value)})"
 
+    def json_schema(self) -> dict[str, Any]:
+        """The range in JSON Schema terms (for editors that check a YAML file against the shipped schema)."""
+        schema: dict[str, Any] = {"type": "integer" if self.integer else "number"}
+        if self.minimum is not None:
+            schema["exclusiveMinimum" if self.exclusive_minimum else "minimum"] = self.minimum
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        return schema
+
 
 def _show(number: float | None) -> str:
     return f"{number:g}" if isinstance(number, float) else str(number)
@@ -105,21 +114,23 @@ def flag_type(setting: Range) -> Callable[[str], float]:
     return parse
 
 
-def _validator(setting: Range) -> Callable[[float], float]:
+def _checked(setting: Range) -> tuple[AfterValidator, WithJsonSchema]:
+    """Pydantic metadata: the range check with the flags' message, and the range in the JSON Schema."""
+
     def validate(value: float) -> float:
         problem = setting.problem(value)
         if problem is not None:
             raise PydanticCustomError("out_of_range", problem)
         return value
 
-    return validate
+    return AfterValidator(validate), WithJsonSchema(setting.json_schema())
 
 
 # Types for pydantic schemas of YAML files: the same ranges and messages as the flags.
-Temperature = Annotated[float, AfterValidator(_validator(TEMPERATURE))]
-MaxTokens = Annotated[int, AfterValidator(_validator(MAX_TOKENS))]
-BatchSize = Annotated[int, AfterValidator(_validator(BATCH_SIZE))]
-PollInterval = Annotated[float, AfterValidator(_validator(POLL_INTERVAL))]
-TimeoutHours = Annotated[float, AfterValidator(_validator(TIMEOUT_HOURS))]
-MaxAttempts = Annotated[int, AfterValidator(_validator(MAX_ATTEMPTS))]
-BudgetUsd = Annotated[float, AfterValidator(_validator(BUDGET_USD))]
+Temperature = Annotated[float, *_checked(TEMPERATURE)]
+MaxTokens = Annotated[int, *_checked(MAX_TOKENS)]
+BatchSize = Annotated[int, *_checked(BATCH_SIZE)]
+PollInterval = Annotated[float, *_checked(POLL_INTERVAL)]
+TimeoutHours = Annotated[float, *_checked(TIMEOUT_HOURS)]
+MaxAttempts = Annotated[int, *_checked(MAX_ATTEMPTS)]
+BudgetUsd = Annotated[float, *_checked(BUDGET_USD)]

@@ -9,6 +9,16 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
+from speceval.settings_checks import (
+    BatchSize,
+    BudgetUsd,
+    MaxAttempts,
+    MaxTokens,
+    PollInterval,
+    Temperature,
+    TimeoutHours,
+)
+
 Stage = Literal["generation", "compliance", "ranking", "report"]
 ALL_STAGES: tuple[Stage, ...] = ("generation", "compliance", "ranking", "report")
 T = TypeVar("T")
@@ -63,8 +73,8 @@ class Variations(_Strict):
     A variation's name joins its axes' names with '+' in the order of this class's fields.
     """
 
-    temperature: Axis[float] = None
-    max_tokens: Axis[int] = None
+    temperature: Axis[Temperature] = None
+    max_tokens: Axis[MaxTokens] = None
     system_prompt: Axis[str | None] = None
 
     @model_validator(mode="after")
@@ -109,11 +119,12 @@ def _derived_name(axis: str, value: object, position: int) -> str:
 class EngineSettings(_Strict):
     """Batch engine settings shared by every run of the experiment."""
 
-    batch_size: int = Field(default=500, gt=0)
-    poll_interval: float | None = Field(default=None, gt=0, description="default 60 s; 0.5 s when offline")
-    timeout_hours: float = Field(default=24.0, gt=0)
-    max_attempts: int = Field(default=3, gt=0)
-    max_tokens: int = Field(default=4096, gt=0, description="generation default when not varied; judges use it too")
+    # Ranges and messages shared with the command-line flags (speceval.settings_checks).
+    batch_size: BatchSize = 500
+    poll_interval: PollInterval | None = Field(default=None, description="default 60 s; 0.5 s when offline")
+    timeout_hours: TimeoutHours = 24.0
+    max_attempts: MaxAttempts = 3
+    max_tokens: MaxTokens = Field(default=4096, description="generation default when not varied; judges use it too")
 
 
 class ExperimentConfig(_Strict):
@@ -127,7 +138,7 @@ class ExperimentConfig(_Strict):
     variations: Variations = Field(default_factory=Variations)
     runs_per_variation: int = Field(default=1, gt=0)
     stages: list[Stage] = Field(default_factory=lambda: list(ALL_STAGES))
-    budget_usd: float | None = Field(default=None, gt=0)
+    budget_usd: BudgetUsd | None = None
     offline: bool = False
     engine: EngineSettings = Field(default_factory=EngineSettings)
 

@@ -14,6 +14,7 @@ from speceval.cli import judge
 from speceval.cli.generation import build_parser
 from speceval.cli.generation import main as generation_main
 from speceval.cli.main import build_parser as speceval_parser
+from speceval.experiments.config import ExperimentConfig
 from speceval.settings_checks import TEMPERATURE, BudgetUsd, MaxAttempts, Temperature, flag_type
 from tests.conftest import TEST_KEY, cli_env, run_generation, write_inputs, write_spec
 
@@ -136,3 +137,23 @@ def test_yaml_keys_and_flags_are_refused_with_the_same_words():
         flag_type(TEMPERATURE)("-1")
     assert yaml_error.value.errors()[0]["msg"] == str(flag_error.value) == "must be between 0 and 2 (got -1)"
     assert Settings.model_validate({"temperature": 2, "max_attempts": 1, "budget_usd": 0}).budget_usd == 0
+
+
+def test_experiment_and_judge_yaml_files_use_the_flags_words_and_name_file_line_and_key(tmp_path):
+    from speceval.errors import InputError
+    from speceval.pipelines.judge_config import ComplianceFileConfig, load_config
+
+    experiment = tmp_path / "experiment.yaml"
+    experiment.write_text("experiment_name: x\noutput_dir: out\nspecs: [{name: s, spec_path: s, inputs_dir: i}]\n"
+                          "candidates: [{model: gpt-4.1-mini}]\nvariations:\n  temperature: [0.2, -1]\n")
+    with pytest.raises(InputError) as bad_experiment:
+        load_config(experiment, ExperimentConfig)
+    assert "must be between 0 and 2 (got -1)" in str(bad_experiment.value)
+    assert str(experiment) in str(bad_experiment.value)
+
+    judge_yaml = tmp_path / "compliance.yaml"
+    judge_yaml.write_text("spec_name: s\nmax_attempts: 0\n")
+    with pytest.raises(InputError) as bad_judge:
+        load_config(judge_yaml, ComplianceFileConfig)
+    assert bad_judge.value.line == 2 and bad_judge.value.field == "max_attempts"
+    assert "must be at least 1 (got 0)" in str(bad_judge.value)
