@@ -67,6 +67,9 @@ def _prompt_of(request: dict[str, Any]) -> str:
     return "\n".join(t for t in (text_of(system), text_of(request.get("contents"))) if t)
 
 
+_RPC_INVALID_ARGUMENT = 3
+
+
 def _status(code: int, message: str) -> dict[str, Any]:
     return {"code": code, "message": message, "status": _STATUS_NAMES.get(code, "UNKNOWN")}
 
@@ -373,5 +376,6 @@ class GeminiApp(ProviderApp):
                 **output,
             }
         if current is Phase.FAILED and job.failures:
-            operation["error"] = _status(400, job.failures[0].message)
+            # A google.rpc.Status: the numeric RPC code (3 = INVALID_ARGUMENT), not the HTTP error body's shape.
+            operation["error"] = {"code": _RPC_INVALID_ARGUMENT, "message": job.failures[0].message}
         return operation

@@ -127,3 +127,16 @@ def schema_problems(schema: Mapping[str, Any], value: Any, where: str, schemas: 
         for index, item in enumerate(value):
             problems += schema_problems(schema["items"], item, f"{where}[{index}]", schemas)
     return problems
+
+
+# -- documented field names (facts about Google objects the SDK converts instead of modelling) --------------------
+
+
+def facts_problems(fact: Mapping[str, Any], name: str, value: Any, where: str) -> list[str]:
+    """Problems of `value` against the documented field names of object `name` (keys and required keys)."""
+    if not isinstance(value, Mapping):
+        return [f"{where}: expected an object ({name}), got {type(value).__name__}"]
+    allowed = set(fact["keys"])
+    problems = [f"{where}.{key}: not a documented field of {name}" for key in value if key not in allowed]
+    problems += [f"{where}.{key}: required by {name}, missing" for key in fact["required"] if key not in value]
+    return problems

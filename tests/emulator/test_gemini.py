@@ -140,7 +140,8 @@ def test_expired_and_failed_states() -> None:
         )
     assert expired.state == types.JobState.JOB_STATE_EXPIRED and expired.dest is None
     assert failed.state == types.JobState.JOB_STATE_FAILED and failed.dest is None
-    assert operation["error"]["status"] == "INVALID_ARGUMENT" and operation["error"]["message"]
+    # An Operation's error is a google.rpc.Status: numeric RPC code (3 = INVALID_ARGUMENT) and message.
+    assert operation["error"]["code"] == 3 and operation["error"]["message"]
 
 
 def test_error_rate_create_limit_http_fault_and_auth() -> None:
