@@ -134,3 +134,29 @@ def test_sigkill_while_judging_overlaps_generation_then_rerun_pays_for_nothing_t
                        + verdicts(out / "ranking", "rankings"))
     # (the emulator's judge answers some prompts without a verdict, on purpose: those are unparsed, not pending)
     assert set(outcomes) <= {"judged", "unparsed"} and sum(outcomes.values()) == 8 * 40 + 8 * 40
+
+
+def test_a_budget_stop_blocks_what_needs_the_stopped_run_and_pays_for_nothing_after_it(tmp_path, monkeypatch):
+    """$0.10: the fast candidate's generation (about $0.03) fits, the slow one's (about $0.13) does not, nor does
+    judging the fast one (about $0.74). Whatever needs the stopped generation never starts."""
+    experiment = experiment_file(tmp_path)
+    experiment.write_text(experiment.read_text().replace(f"  - model: {SLOW}\n  - model: {FAST}\n",
+                                                         f"  - model: {FAST}\n  - model: {SLOW}\n")
+                          + "budget_usd: 0.10\n")
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator:
+        monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        outcome = run_experiment(experiment)
+        again = run_experiment(experiment)  # the same limit: still nothing more to pay for
+        jobs = emulator.list_jobs("openai")
+    assert not outcome.finished and not again.finished
+    tasks = json.loads((tmp_path / "out" / "experiment.json").read_text())["tasks"]
+    assert tasks == {
+        f"generation openai/default/run1 {FAST}": "finished",
+        f"generation openai/default/run1 {SLOW}": "stopped",
+        f"compliance openai/default/run1 judge={JUDGE} {FAST}": "stopped",
+        f"compliance openai/default/run1 judge={JUDGE} {SLOW}": "blocked",
+        f"ranking openai/default/run1 judge={JUDGE} {FAST} vs {SLOW}": "blocked",
+        "report": "blocked",
+    }
+    assert len(jobs) == 1 and batch_ids(tmp_path / "out") == {jobs[0].id}
