@@ -1,8 +1,11 @@
-"""Finding a provider's API key, the same way for every adapter (batch and realtime)."""
+"""Finding a provider's API key, the same way for every adapter (batch and realtime), and registering every
+credential an adapter holds (keys, OAuth access tokens) for redaction."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Any
 
 from speceval.errors import MissingCredentialsError
 from speceval.redaction import register_secret
@@ -22,3 +25,24 @@ def resolve_api_key(provider: str, api_key: str | None, key_env: tuple[str, ...]
         return "EMPTY"
     register_secret(key)
     return key
+
+
+def register_refreshing_token(credentials: Any) -> Any:
+    """Keep a google-auth credential's access token registered for redaction, now and after every refresh.
+
+    Application Default Credentials never show us a key: the SDKs put a short-lived OAuth token in
+    `Authorization: Bearer …` headers, refreshed about hourly. Both google-genai and the storage client refresh
+    through `credentials.refresh`, so wrapping it on this instance catches each new token. Returns `credentials`.
+    """
+    register_secret(getattr(credentials, "token", None))
+    refresh = getattr(credentials, "refresh", None)
+    if refresh is None:
+        return credentials
+
+    def refresh_and_register(request: Any) -> None:
+        refresh(request)
+        register_secret(getattr(credentials, "token", None))
+
+    with contextlib.suppress(AttributeError):  # a credential class that forbids new attributes keeps its token only
+        credentials.refresh = refresh_and_register
+    return credentials

@@ -43,6 +43,7 @@ from speceval.batch.records import (
     VertexHandle,
 )
 from speceval.errors import ConfigError, ProviderError, UnmatchedResultsError
+from speceval.providers.credentials import register_refreshing_token
 from speceval.providers.gemini_batch import call_google, generate_content_request, job_state, raw_get, status_text
 from speceval.providers.http_errors import http_error
 from speceval.providers.vertex_rows import LABEL, RequestIndex, echoed_id, parse_prediction_line, read_row, row_outcome
@@ -116,7 +117,7 @@ class VertexBatchedModel(BatchedModel):
         from google.cloud import storage
         from google.genai import types
 
-        credentials = credentials if credentials is not None else _default_credentials()
+        credentials = register_refreshing_token(credentials if credentials is not None else _default_credentials())
         # One client per API, kept for the adapter's lifetime. No retry_options: the SDK then sends every call
         # once, which a non-idempotent create needs; a timeout is essential (the SDK has none by default).
         self._client = genai.Client(

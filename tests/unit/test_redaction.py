@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,20 @@ def test_file_only_errors_reach_the_log_file_with_traceback_but_not_the_quiet_te
     assert "ERROR speceval.cli: crashed" in written and f"KeyError: '{MARKER}'" in written and KEY not in written
     err = capsys.readouterr().err
     assert "a warning for the screen" in err and "crashed" not in err
+
+
+def test_vertex_oauth_tokens_are_secrets_now_and_after_each_refresh(monkeypatch):
+    from google.oauth2.credentials import Credentials
+
+    from speceval.providers.vertex_batch import VertexBatchedModel
+
+    tokens = iter(["ya29.second-token-0123456789"])
+    in_an_hour = datetime.now(UTC).replace(tzinfo=None) + timedelta(hours=1)  # google-auth wants naive UTC
+    credentials = Credentials(token="ya29.first-token-0123456789",
+                              refresh_handler=lambda request, scopes: (next(tokens), in_an_hour))
+    VertexBatchedModel("gemini-2.0-flash-001", project="p", location="us-central1", input_bucket="i",
+                       output_bucket="o", credentials=credentials)
+    assert redact("Bearer ya29.first-token-0123456789") == f"Bearer {MARKER}"
+    credentials.refresh(None)  # what the SDKs do when the token expires
+    assert credentials.token == "ya29.second-token-0123456789"
+    assert redact("Bearer ya29.second-token-0123456789") == f"Bearer {MARKER}"
