@@ -29,8 +29,8 @@ STATE_DIR_NAME = ".emulator"
 # A judge target sits two levels below the judge folder that holds its emulator; an experiment's runs sit five
 # levels below the experiment folder.
 _SEARCH_DEPTH = 6
-# Realtime-only OpenAI-shaped orgs use the emulator's /openai/v1/chat/completions.
-_OPENAI_SHAPED = ("openai", "openai-compatible", "together")
+# Realtime-only OpenAI-shaped orgs (and Ray's HTTP processor) use the emulator's /openai/v1/chat/completions.
+_OPENAI_SHAPED = ("openai", "openai-compatible", "together", "ray")
 OFFLINE_ORGS = (*_OPENAI_SHAPED, "anthropic", "google")
 """The providers an offline run can stand in for."""
 

@@ -8,6 +8,7 @@ ours. The map from custom id to (statement id, original index) is kept in the in
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 
@@ -27,6 +28,13 @@ def new_idempotency_key() -> str:
 def custom_id_for(key: str, position: int) -> str:
     """The custom id of the request at `position` in the chunk with idempotency key `key`."""
     return f"{key[:CUSTOM_ID_KEY_CHARS]}-{position}"
+
+
+def item_custom_id(statement_id: str, original_index: int) -> str:
+    """A custom id that names one input by itself (a hash of its statement and its position), for runs whose
+    requests are not cut into jobs of ours: Ray rounds and request files handed to another batch runner."""
+    digest = hashlib.sha256(statement_id.encode("utf-8")).hexdigest()[:CUSTOM_ID_KEY_CHARS]
+    return f"{digest}-{original_index}"
 
 
 class Lookahead:

@@ -9,6 +9,7 @@ from speceval.cli import (
     convert_cmd,
     cost_cmd,
     emulator_cmd,
+    exchange_cmd,
     jobs_cmd,
     report_cmd,
     run_cmd,
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate_cmd.register(commands)
     report_cmd.register(commands)
     run_cmd.register(commands)
+    exchange_cmd.register(commands)
     return parser
 
 

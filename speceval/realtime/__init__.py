@@ -6,6 +6,8 @@ a `BatchedModel` the `BatchEngine`. Pipelines call it instead of constructing an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Union
+
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver
@@ -14,7 +16,10 @@ from speceval.realtime.engine import RealtimeEngine
 from speceval.realtime.limiter import RateLimiter, RateLimits
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel, RealtimeOptions
 
-AnyModel = BatchedModel | RealtimeModel
+if TYPE_CHECKING:
+    from speceval.raydata.model import RayModel
+
+AnyModel = Union[BatchedModel, RealtimeModel, "RayModel"]
 
 
 def make_engine(
@@ -22,8 +27,13 @@ def make_engine(
     store: RunStore,
     options: EngineOptions | None = None,
     observer: EngineObserver | None = None,
-) -> BatchEngine | RealtimeEngine:
-    """The engine that drives `model`: realtime for a `RealtimeModel`, batch otherwise."""
+) -> BatchEngine | RealtimeEngine:  # RayEngine is a RealtimeEngine
+    """The engine that drives `model`: realtime for a `RealtimeModel`, Ray for a `RayModel`, batch otherwise."""
+    from speceval.raydata.engine import RayEngine  # imports nothing of Ray itself until a run starts
+    from speceval.raydata.model import RayModel
+
+    if isinstance(model, RayModel):
+        return RayEngine(model, store, options, observer)
     if isinstance(model, RealtimeModel):
         return RealtimeEngine(model, store, options, observer)
     return BatchEngine(model, store, options, observer)

@@ -81,7 +81,11 @@ class Journal:
 
     def append(self, entry: JournalEntry) -> None:
         """Write one entry durably (flushed and fsynced before returning)."""
-        data = entry.model_dump_json().encode("utf-8") + b"\n"
+        self.append_many([entry])
+
+    def append_many(self, entries: list[JournalEntry]) -> None:
+        """Write a block of entries durably with one write and one fsync (a torn write loses only its tail)."""
+        data = b"".join(entry.model_dump_json().encode("utf-8") + b"\n" for entry in entries)
         with self._lock:
             if self._file is None:
                 raise RuntimeError("journal is not open")

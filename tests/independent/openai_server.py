@@ -92,7 +92,9 @@ class IndependentOpenAIServer:
         create_error: tuple[int, dict[str, Any]] | None = None,
         list_order: str = "desc",
         shuffle_seed: int | None = 0,
+        require_key: bool = True,
     ) -> None:
+        self.require_key = require_key
         self.shuffle_seed = shuffle_seed
         self.answer = answer
         self.turnaround = turnaround
@@ -299,7 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def _authorised(self) -> bool:
-        if not self.headers.get("Authorization", "").startswith("Bearer "):
+        if self.owner.require_key and not self.headers.get("Authorization", "").startswith("Bearer "):
             self._send(401, _error("You didn't provide an API key.", "invalid_request_error"))
             return False
         return True
@@ -341,12 +343,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, _error(f"Unknown path {url.path}", "invalid_request_error"))
 
     def do_POST(self) -> None:
+        raw = self._body()  # read before any answer, or the connection's next request starts mid-body
         if not self._authorised():
             return
         path = urlparse(self.path).path.rstrip("/")
         parts = path.strip("/").split("/")
         owner = self.owner
-        raw = self._body()
         if path == "/v1/files":
             message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
                 b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + raw

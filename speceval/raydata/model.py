@@ -1,0 +1,189 @@
+"""`RayModel`: one model served through Ray Data LLM, and how one block of its answers becomes our outcomes.
+
+The model turns `(custom_id, prompt)` rows into a Ray dataset, runs it through the processor its settings
+describe, and yields the answers block by block as Ray streams them, each row already a typed
+`RequestOutcome` keyed by the custom id it was sent with (Ray keeps a row's other columns beside the answer,
+so nothing depends on the order rows come back in). HTTP answers are read with the OpenAI adapter's own
+result-line rules, so a status, an error body or an empty answer means the same here as in a batch run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from speceval.batch.model import GenerationParams
+from speceval.batch.records import Outcome, RequestError, RequestOutcome, Usage
+from speceval.errors import ConfigError, MissingCredentialsError
+from speceval.providers.openai_batch import parse_result_line
+from speceval.raydata.settings import INSTALL_HINT, RaySettings, chat_payload, processor_config
+from speceval.realtime.limiter import RateLimits
+from speceval.realtime.model import RealtimeOptions
+from speceval.redaction import redact
+
+logger = logging.getLogger(__name__)
+
+_init_lock = threading.Lock()
+
+
+def ensure_ray(address: str | None) -> Any:
+    """Join the cluster at `address`, or start a local Ray sized to this machine (once per process)."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"--org ray needs Ray: {INSTALL_HINT}") from None
+    with _init_lock:
+        if not ray.is_initialized():
+            # Ray's own progress bars and worker logs would drown speceval's progress; its logs stay in /tmp/ray.
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            ray.data.DataContext.get_current().enable_progress_bars = False
+    return ray
+
+
+def http_status(body: Any) -> int:
+    """The HTTP status an answer stood for: Ray's HTTP stage keeps the body of a non-retried failure, not its
+    status. vLLM puts the status in `code`; OpenAI-shaped errors name a type; anything else is a 400."""
+    if isinstance(body, dict) and "choices" in body:
+        return 200
+    error = body.get("error") if isinstance(body, dict) else None
+    source = error if isinstance(error, dict) else body if isinstance(body, dict) else {}
+    code = source.get("code")
+    if isinstance(code, int) and 400 <= code <= 599:
+        return code
+    if str(source.get("type", "")).lower() in ("server_error", "internalservererror", "internal_server_error"):
+        return 500
+    return 400
+
+
+def outcome_of(custom_id: str, response_json: str) -> RequestOutcome:
+    """One HTTP answer (Ray's `http_response`, as JSON) as a typed outcome, by the OpenAI result-line rules."""
+    body = json.loads(response_json)
+    if isinstance(body, dict):
+        # Ray stores a column's rows with one schema: a success row gains `error: null`, an error row
+        # `choices: null`. Fields that are null were not in the answer.
+        body = {key: value for key, value in body.items() if value is not None}
+    if isinstance(body, dict) and "error" not in body and "choices" not in body and "object" in body:
+        body = {"error": body}  # vLLM's flat ErrorResponse
+    line = {"custom_id": custom_id, "response": {"status_code": http_status(body), "body": body}}
+    return parse_result_line(json.dumps(line), "ray")
+
+
+def _plain(value: Any) -> Any:
+    """Arrays and scalars of Ray's columnar formats as JSON values."""
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def _engine_outcome(row: dict[str, Any]) -> RequestOutcome:
+    """One row of the vLLM-engine processor as a typed outcome."""
+    custom_id = str(row["custom_id"])
+    error = str(row.get("__inference_error__") or "")
+    if error:
+        return RequestOutcome(
+            custom_id=custom_id,
+            outcome=Outcome.ERRORED,
+            error=RequestError(code="engine_error", message=redact(error[:2000]), retryable=False),
+        )
+    usage = Usage(input_tokens=int(row.get("num_input_tokens") or 0),
+                  output_tokens=int(row.get("num_generated_tokens") or 0))
+    return RequestOutcome(custom_id=custom_id, outcome=Outcome.SUCCEEDED, output_text=str(row["text"]), usage=usage)
+
+
+class RayModel:
+    """A model whose requests run through Ray Data LLM (`--org ray`).
+
+    It has the realtime models' surface (`model_name`, `params`, `options`, `org`, `describe`), so pipelines and
+    the CLI treat it like one; `speceval.realtime.make_engine` gives it the `RayEngine`.
+    """
+
+    provider: ClassVar[str] = "ray"
+
+    def __init__(
+        self,
+        model_name: str,
+        params: GenerationParams | None = None,
+        settings: RaySettings | None = None,
+        *,
+        api_key: str | None = None,
+    ):
+        """Remember the model and settings; the key comes from `api_key` or the settings' variable."""
+        self.model_name = model_name
+        self.params = params or GenerationParams()
+        self.settings = settings or RaySettings()
+        self.org = self.provider
+        self.options = RealtimeOptions(limits=RateLimits(max_concurrency=self.settings.max_concurrency))
+        if api_key is None and self.settings.api_key_env:
+            api_key = os.environ.get(self.settings.api_key_env)
+            if not api_key:
+                raise MissingCredentialsError("ray", (self.settings.api_key_env,))
+        self._api_key = api_key
+
+    def describe(self) -> dict[str, str]:
+        """Provider and model name, for manifests and summaries."""
+        return {"provider": self.org, "model_name": self.model_name, "mode": "ray"}
+
+    def run(self, rows: Sequence[tuple[str, str]]) -> Iterator[list[RequestOutcome]]:
+        """Send `(custom_id, prompt)` rows through Ray; yield their outcomes one block at a time."""
+        ray = ensure_ray(self.settings.ray_address)
+        from ray.data.llm import build_processor
+
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        config = processor_config(self.settings, self.model_name, headers)
+        model_name, params = self.model_name, self.params
+        if self.settings.vllm:
+            sampling = {"temperature": params.temperature or 0.0, "max_tokens": params.max_tokens}
+            processor = build_processor(
+                config,
+                preprocess=lambda row: {
+                    "custom_id": row["custom_id"],
+                    "messages": chat_payload(model_name, params, row["prompt"])["messages"],
+                    "sampling_params": sampling,
+                },
+                postprocess=lambda row: {
+                    "custom_id": row["custom_id"],
+                    "text": row.get("generated_text") or "",
+                    "num_input_tokens": row.get("num_input_tokens") or 0,
+                    "num_generated_tokens": row.get("num_generated_tokens") or 0,
+                },
+            )
+        else:
+            processor = build_processor(
+                config,
+                preprocess=lambda row: {
+                    "custom_id": row["custom_id"],
+                    "payload": chat_payload(model_name, params, row["prompt"]),
+                },
+                # Success and error bodies have different shapes; one JSON column keeps the schema fixed.
+                postprocess=lambda row: {
+                    "custom_id": row["custom_id"],
+                    "response": json.dumps(row["http_response"], default=_plain),
+                },
+            )
+        dataset = processor(ray.data.from_items([{"custom_id": cid, "prompt": prompt} for cid, prompt in rows]))
+        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+            columns = dict(batch)
+            records = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+            if self.settings.vllm:
+                yield [_engine_outcome(row) for row in records]
+            else:
+                yield [outcome_of(str(row["custom_id"]), str(row["response"])) for row in records]
+
+
+def create_ray_model(
+    args: Any, manifest: Any, model_name: str, params: GenerationParams, provider_options: dict[str, Any]
+) -> RayModel:
+    """The `--org ray` model of a generation run; its settings go into the draft manifest (`parameters.ray`).
+
+    Offline, the emulator's OpenAI-shaped chat endpoint stands in for the cluster's endpoint.
+    """
+    from speceval.raydata.settings import MANIFEST_KEY, ray_settings
+
+    offline_url = provider_options.get("base_url")
+    settings = ray_settings(args, manifest.parameters.get(MANIFEST_KEY), offline=offline_url is not None)
+    if settings.base_url is None and offline_url is not None and not settings.vllm:
+        settings.base_url = offline_url
+    manifest.parameters[MANIFEST_KEY] = settings.model_dump()
+    return RayModel(model_name, params, settings, api_key=provider_options.get("api_key"))

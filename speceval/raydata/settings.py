@@ -1,0 +1,162 @@
+"""What a Ray run is started with, how `run.json` remembers it, and the Ray Data processor it becomes.
+
+`processor_config` is a pure function of the settings (no cluster needed), so the vLLM-engine configuration is
+tested on machines without a GPU and runs unchanged on machines with one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from speceval.batch.model import GenerationParams
+from speceval.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+MANIFEST_KEY = "ray"
+INSTALL_HINT = "pip install 'speceval[ray]'"
+# Rows per Ray batch: small enough that a kill loses little, large enough to keep a worker busy.
+DEFAULT_BATCH_SIZE = 16
+DEFAULT_CONCURRENCY = 4
+
+
+class RaySettings(BaseModel):
+    """How a `--org ray` run reaches its model (stored in `run.json` → `parameters.ray`; never a key)."""
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (HTTP processor)")
+    vllm: bool = Field(default=False, description="run vLLM engines on the cluster's GPUs instead")
+    tensor_parallel_size: int = Field(default=1, ge=1, description="GPUs per vLLM engine")
+    replicas: int = Field(default=1, ge=1, description="vLLM engines (data parallel)")
+    engine_args: dict[str, Any] = Field(default_factory=dict, description="extra vLLM engine arguments")
+    ray_address: str | None = Field(default=None, description="cluster to join (None: a local Ray)")
+    api_key_env: str | None = Field(default=None, description="variable holding the endpoint's key, if any")
+    rpm: float | None = Field(default=None, gt=0, description="requests per minute across all workers")
+    max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="HTTP workers (requests in flight)")
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="rows per Ray batch")
+
+    def check(self, offline: bool = False) -> None:
+        """Refuse settings that cannot run (before anything is written or sent)."""
+        if self.vllm and self.base_url:
+            raise ConfigError("--org ray takes either --base-url (an endpoint) or --vllm (engines on the cluster)")
+        if not self.vllm and not self.base_url and not offline:
+            raise ConfigError(
+                "--org ray needs --base-url URL (an OpenAI-compatible endpoint such as vLLM) or --vllm "
+                "(vLLM engines on the cluster's GPUs)"
+            )
+
+    def pacing(self) -> tuple[int, int | None]:
+        """(workers, requests per second per worker) for the HTTP processor from `--max-concurrency`/`--rpm`.
+
+        Ray's HTTP stage paces each worker in whole requests per second, so a total rate is split over the
+        workers and never rounded above what was asked, except that one worker at 1 request per second is the
+        slowest pace it can express.
+        """
+        if self.rpm is None:
+            return self.max_concurrency, None
+        per_second = self.rpm / 60.0
+        workers = max(1, min(self.max_concurrency, math.floor(per_second)))
+        qps = max(1, math.floor(per_second / workers))
+        if workers * qps > per_second:
+            logger.warning(
+                "--rpm %g is below what Ray's HTTP processor can pace (1 request per second per worker); "
+                "sending at 60 per minute", self.rpm,
+            )
+        return workers, qps
+
+
+def chat_payload(model_name: str, params: GenerationParams, prompt: str) -> dict[str, Any]:
+    """The chat-completions body of one prompt, as OpenAI-compatible servers read it."""
+    messages = [{"role": "system", "content": params.system_prompt}] if params.system_prompt else []
+    messages.append({"role": "user", "content": prompt})
+    body: dict[str, Any] = {"model": model_name, "messages": messages, "max_tokens": params.max_tokens}
+    if params.temperature is not None:
+        body["temperature"] = params.temperature
+    return body
+
+
+def processor_config(settings: RaySettings, model_name: str, headers: dict[str, str]) -> Any:
+    """The Ray Data LLM processor configuration these settings describe (imports ray.data.llm)."""
+    try:
+        from ray.data import llm
+    except ImportError:
+        raise ConfigError(f"--org ray needs Ray Data: {INSTALL_HINT}") from None
+    if settings.vllm:
+        return llm.vLLMEngineProcessorConfig(
+            model_source=model_name,
+            engine_kwargs={"tensor_parallel_size": settings.tensor_parallel_size, **settings.engine_args},
+            concurrency=settings.replicas,
+            batch_size=settings.batch_size,
+            # A row the engine cannot answer becomes a typed outcome, not the end of the run.
+            should_continue_on_error=True,
+        )
+    workers, qps = settings.pacing()
+    assert settings.base_url is not None  # check() guarantees it
+    return llm.HttpRequestProcessorConfig(
+        url=settings.base_url.rstrip("/") + "/chat/completions",
+        headers=headers,
+        concurrency=workers,
+        qps=qps,
+        batch_size=settings.batch_size,
+        # Ray retries 429/408/502/503/504 and lost connections itself, with exponential back-off.
+        max_retries=3,
+    )
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `--org ray` flags (all default to None: 'not given' is distinct from 'given the default')."""
+    group = parser.add_argument_group(
+        "ray", "open-weights models through Ray Data LLM (--org ray): --base-url for an endpoint, or --vllm"
+    )
+    group.add_argument("--vllm", action="store_true", default=None, help="run vLLM engines on the cluster's GPUs")
+    group.add_argument("--tensor-parallel-size", type=int, help="GPUs per vLLM engine (default 1)")
+    group.add_argument("--replicas", type=int, help="vLLM engines, one per group of GPUs (default 1)")
+    group.add_argument("--engine-arg", action="append", metavar="K=V", help="extra vLLM engine argument (repeatable)")
+    group.add_argument("--ray-address", help="Ray cluster to join, e.g. ray://head:10001 (default: a local Ray)")
+
+
+def _engine_args(pairs: list[str]) -> dict[str, Any]:
+    import yaml  # values read as YAML scalars: 0.9 → float, true → bool, text stays text
+
+    parsed: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--engine-arg takes KEY=VALUE, got {pair!r}")
+        parsed[key.strip()] = yaml.safe_load(value)
+    return parsed
+
+
+def ray_settings(
+    args: argparse.Namespace, stored: dict[str, Any] | None, *, offline: bool = False
+) -> RaySettings:
+    """This invocation's settings: the stored ones (on resume) with the flags given now on top."""
+    given: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in ("base_url", "tensor_parallel_size", "replicas", "ray_address", "api_key_env", "rpm",
+                     "max_concurrency", "vllm")
+        if getattr(args, name, None) is not None
+    }
+    if getattr(args, "engine_arg", None):
+        given["engine_args"] = _engine_args(args.engine_arg)
+    try:
+        settings = RaySettings.model_validate({**(stored or {}), **given})
+    except ValueError as exc:  # pydantic's message names the field; say which flag it is
+        raise ConfigError(f"--org ray: {exc}") from None
+    settings.check(offline)
+    return settings
+
+
+def refuse_ray_flags(args: argparse.Namespace) -> None:
+    """The Ray-only flags on another org are a usage error, not something to ignore."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in ("vllm", "tensor_parallel_size", "replicas", "engine_arg", "ray_address")
+        if getattr(args, name, None)
+    ]
+    if given:
+        raise ConfigError(f"{', '.join(given)} apply to --org ray only")

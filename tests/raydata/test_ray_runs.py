@@ -1,0 +1,130 @@
+"""`--org ray`: Ray Data LLM's HTTP processor on a local CPU Ray, against a server written from the OpenAPI spec.
+
+Ray takes seconds to start, so these tests are few and each runs a whole command: answers on their own inputs,
+failures typed, retryable ones retried, and a SIGKILL followed by `--resume`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli_env, only_run_dir, run_generation, start_generation, write_inputs, write_spec
+from tests.independent.openai_server import IndependentOpenAIServer
+
+pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
+
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+ENDPOINT_KEY = "sk-endpoint-DO-NOT-LEAK-5f0c1e2d3b4a"
+
+
+def ray_env(server: IndependentOpenAIServer) -> dict[str, str]:
+    # RAY_ADDRESS unset: each command starts its own local Ray, as a user's first run does.
+    env = cli_env(RAY_DISABLE_USAGE_STATS="1", ENDPOINT_KEY=ENDPOINT_KEY)
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def args_for(spec: Path, inputs: Path, out: Path, server: IndependentOpenAIServer) -> list[str]:
+    return ["--org", "ray", "--base-url", server.base_url, "--model-name", MODEL, "--spec-path", str(spec),
+            "--pregenerated-inputs-dir", str(inputs), "--output-base-dir", str(out), "--max-attempts", "2",
+            "--api-key-env", "ENDPOINT_KEY"]
+
+
+def results_of(run_dir: Path) -> dict[str, list[dict]]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted((run_dir / "results").glob("*.json"))}
+
+
+def answer(body: dict) -> str:
+    return "answer to " + body["messages"][-1]["content"]
+
+
+def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    inputs = write_inputs(tmp_path / "inputs", {
+        "alpha": [f"alpha {i}" for i in range(30)], "beta": ["beta 0", "REFUSE ME", "BROKEN SERVER", "beta 3"],
+    })
+
+    def fail(custom_id: str | None, body: dict) -> tuple[int, dict] | None:
+        prompt = body["messages"][-1]["content"]
+        if prompt == "REFUSE ME":
+            return 400, {"message": "prompt rejected", "type": "invalid_request_error", "param": None,
+                         "code": "content_filter"}
+        if prompt == "BROKEN SERVER":
+            return 500, {"message": "internal error", "type": "server_error", "param": None, "code": None}
+        return None
+
+    with IndependentOpenAIServer(answer=answer, fail=fail) as server:
+        done = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(server), timeout=240)
+        sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
+        base_url = server.base_url
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = only_run_dir(tmp_path / "out")
+    records = results_of(run_dir)
+    assert [r["input_text"] for r in records["alpha"]] == [f"alpha {i}" for i in range(30)]
+    assert [r["input_text"] for r in records["beta"]] == ["beta 0", "REFUSE ME", "BROKEN SERVER", "beta 3"]
+    by_input = {r["input_text"]: r for rs in records.values() for r in rs}
+    for text, record in by_input.items():
+        if text == "REFUSE ME":
+            assert record["outcome"] == "errored" and record["output_text"] is None
+            assert record["error"]["code"] == "content_filter" and record["error"]["retryable"] is False
+        elif text == "BROKEN SERVER":
+            assert record["outcome"] == "errored" and record["error"]["retryable"] is True
+            assert record["attempts"] == 2
+        else:
+            assert record["outcome"] == "succeeded" and record["output_text"] == f"answer to {text}"
+    assert sent["REFUSE ME"] == 1 and sent["BROKEN SERVER"] == 2  # the 400 is final; the 500 is retried once
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["provider"] == "ray" and manifest["parameters"]["ray"]["base_url"] == base_url
+    written = [p for p in run_dir.rglob("*") if p.is_file()]
+    assert not [p for p in written if ENDPOINT_KEY.encode() in p.read_bytes()]
+    assert ENDPOINT_KEY not in done.stdout + done.stderr
+
+
+def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["s0", "s1", "s2"])
+    inputs = write_inputs(tmp_path / "inputs", {f"s{k}": [f"s{k} q{i}" for i in range(200)] for k in range(3)})
+
+    def slow_answer(body: dict) -> str:
+        time.sleep(0.02)  # the server's own pace, so the kill lands while requests are in flight
+        return answer(body)
+
+    with IndependentOpenAIServer(answer=slow_answer) as server:
+        env = ray_env(server)
+        out = tmp_path / "out"
+        process = start_generation(args_for(spec, inputs, out, server), env)
+        try:
+            deadline = time.monotonic() + 240
+            journal = None
+            while time.monotonic() < deadline and process.poll() is None:
+                runs = list(out.glob("*/*/*/realtime/outcomes.jsonl"))
+                if runs and sum(1 for _ in runs[0].open("rb")) >= 300:
+                    journal = runs[0]
+                    break
+                time.sleep(0.05)
+            assert journal is not None, "the run never got halfway"
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        run_dir = only_run_dir(out)
+        resumed = run_generation(["--resume", str(run_dir)], env, timeout=240)
+        sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    records = results_of(run_dir)
+    assert sum(len(rs) for rs in records.values()) == 600
+    for statement_id, rs in records.items():
+        assert [r["input_text"] for r in rs] == [f"{statement_id} q{i}" for i in range(200)]
+        assert all(r["outcome"] == "succeeded" and r["output_text"] == "answer to " + r["input_text"] for r in rs)
+    assert set(sent) == {r["input_text"] for rs in records.values() for r in rs}
+    resent = sum(n - 1 for n in sent.values())
+    assert resent <= 0.3 * 600, f"{resent} of 600 requests were sent twice"
