@@ -1,9 +1,9 @@
 """Keep API keys out of every file, log line, traceback and terminal line we produce.
 
 One registry of secrets: the values of the variables the SDKs read (`SECRET_ENV_VARS`), of any variable named
-later (`register_secret_env`, e.g. `--api-key-env`), every key handed over explicitly (`register_secret`: YAML,
-arguments) and the credentials carried by HTTP auth headers (`register_auth_headers`). `redact` replaces each with a
-fixed marker. Two nets apply it to output:
+later (`register_secret_env`, e.g. `--api-key-env`) and every credential handed over explicitly (`register_secret`:
+keys from YAML or arguments, the OAuth tokens Google credentials put in `Authorization` headers, see
+`speceval.providers.credentials`). `redact` replaces each with a fixed marker. Two nets apply it to output:
 
 - `RedactingFilter`, on every log handler: the message, the formatted traceback (`exc_info`) and `stack_info`;
 - `RedactingWriter`, around the streams the CLI console writes to: whatever is printed, logged or drawn.
@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping
 from typing import IO
 
 SECRET_ENV_VARS = (
@@ -28,8 +27,6 @@ SECRET_ENV_VARS = (
 MARKER = "[REDACTED]"
 # Short strings would redact ordinary words; real keys are far longer than this.
 _MIN_SECRET_LENGTH = 8
-# Request headers whose value is (or ends with) a credential; the scheme word ("Bearer") is not secret.
-_AUTH_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"})
 
 _lock = threading.Lock()
 _registered: set[str] = set()
@@ -47,14 +44,6 @@ def register_secret_env(name: str) -> None:
     """Treat the value of environment variable `name` as a secret (now and whenever it changes)."""
     with _lock:
         _env_names.add(name)
-
-
-def register_auth_headers(headers: Mapping[str, str]) -> None:
-    """Register the credentials in HTTP auth headers (`Authorization: Bearer …`, `x-api-key`, `x-goog-api-key`)."""
-    for name, value in headers.items():
-        if name.lower() in _AUTH_HEADERS and isinstance(value, str):
-            register_secret(value)
-            register_secret(value.split(" ", 1)[1] if " " in value else None)
 
 
 def _secrets() -> list[str]:
