@@ -68,7 +68,11 @@ def outcome_of(custom_id: str, response_json: str) -> RequestOutcome:
         body = {key: value for key, value in body.items() if value is not None}
     if isinstance(body, dict) and "error" not in body and "choices" not in body and "object" in body:
         body = {"error": body}  # vLLM's flat ErrorResponse
-    line = {"custom_id": custom_id, "response": {"status_code": http_status(body), "body": body}}
+    status = http_status(body)
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        body = {**body, "error": {**error, "code": error.get("type")}}  # the status is kept as status_code
+    line = {"custom_id": custom_id, "response": {"status_code": status, "body": body}}
     return parse_result_line(json.dumps(line), "ray")
 
 
