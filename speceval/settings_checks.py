@@ -86,6 +86,16 @@ POLL_INTERVAL = Range("poll_interval", integer=False, minimum=0, exclusive_minim
 TIMEOUT_HOURS = Range("timeout_hours", integer=False, minimum=0, exclusive_minimum=True)
 MAX_ATTEMPTS = Range("max_attempts", integer=True, minimum=1)
 BUDGET_USD = Range("budget_usd", integer=False, minimum=0)
+# Realtime runs' pace and retries.
+RPM = Range("rpm", integer=False, minimum=0, exclusive_minimum=True)
+TPM = Range("tpm", integer=False, minimum=0, exclusive_minimum=True)
+MAX_CONCURRENCY = Range("max_concurrency", integer=True, minimum=1)
+RATE_PERIOD_SECONDS = Range("rate_period_seconds", integer=False, minimum=0, exclusive_minimum=True)
+RETRY_INITIAL_DELAY = Range("retry_initial_delay", integer=False, minimum=0, exclusive_minimum=True)
+RETRY_BACKOFF_FACTOR = Range("retry_backoff_factor", integer=False, minimum=1)
+REQUEST_TIMEOUT = Range("request_timeout", integer=False, minimum=0, exclusive_minimum=True)
+REALTIME_RANGES = (RPM, TPM, MAX_CONCURRENCY, RATE_PERIOD_SECONDS, RETRY_INITIAL_DELAY, RETRY_BACKOFF_FACTOR,
+                   REQUEST_TIMEOUT)
 
 
 def check(setting: Range, value: float, *, source: str | None = None) -> float:

@@ -21,6 +21,18 @@ from speceval.providers.registry import ProviderEntry, create_batched_model, loa
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
+from speceval.settings_checks import (
+    MAX_CONCURRENCY,
+    RATE_PERIOD_SECONDS,
+    REALTIME_RANGES,
+    REQUEST_TIMEOUT,
+    RETRY_BACKOFF_FACTOR,
+    RETRY_INITIAL_DELAY,
+    RPM,
+    TPM,
+    check,
+    flag_type,
+)
 
 if TYPE_CHECKING:
     from speceval.pipelines.generation import BatchedGenerationPipeline
@@ -78,19 +90,29 @@ def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--realtime", action="store_true", help="use the provider's realtime chat endpoint")
     group.add_argument("--base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 for vLLM")
     group.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
-    group.add_argument("--rpm", type=float, help="requests per minute (per --rate-period-seconds)")
-    group.add_argument("--tpm", type=float, help="tokens (input + output) per minute (per --rate-period-seconds)")
+    group.add_argument("--rpm", type=flag_type(RPM), help="requests per minute (per --rate-period-seconds)")
     group.add_argument(
-        "--max-concurrency", type=int, help=f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})"
+        "--tpm", type=flag_type(TPM), help="tokens (input + output) per minute (per --rate-period-seconds)"
+    )
+    group.add_argument(
+        "--max-concurrency",
+        type=flag_type(MAX_CONCURRENCY),
+        help=f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
     )
     group.add_argument(
         "--rate-period-seconds",
-        type=float,
+        type=flag_type(RATE_PERIOD_SECONDS),
         help="the period --rpm and --tpm count over (default 60; shorter only for tests)",
     )
-    group.add_argument("--retry-initial-delay", type=float, help="seconds before the first retry (default 1)")
-    group.add_argument("--retry-backoff-factor", type=float, help="growth of the retry delay (default 2)")
-    group.add_argument("--request-timeout", type=float, help="seconds before a call is abandoned (default 600)")
+    group.add_argument(
+        "--retry-initial-delay", type=flag_type(RETRY_INITIAL_DELAY), help="seconds before the first retry (default 1)"
+    )
+    group.add_argument(
+        "--retry-backoff-factor", type=flag_type(RETRY_BACKOFF_FACTOR), help="growth of the retry delay (default 2)"
+    )
+    group.add_argument(
+        "--request-timeout", type=flag_type(REQUEST_TIMEOUT), help="seconds before a call is abandoned (default 600)"
+    )
 
 
 def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: ProviderEntry) -> RealtimeSettings | None:
@@ -114,14 +136,10 @@ def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: Pr
         settings.base_url = entry.default_base_url
     if entry.org == "openai-compatible" and settings.base_url is None and not manifest.offline:
         raise ConfigError("--org openai-compatible needs --base-url (e.g. http://localhost:8000/v1 for vLLM)")
-    for name in ("rpm", "tpm", "period_seconds", "retry_initial_delay", "request_timeout"):
-        value = getattr(settings, name)
-        if value is not None and value <= 0:
-            raise ConfigError(f"--{name.replace('_', '-')} must be positive, got {value:g}")
-    if settings.max_concurrency < 1:
-        raise ConfigError(f"--max-concurrency must be at least 1, got {settings.max_concurrency}")
-    if settings.retry_backoff_factor < 1:
-        raise ConfigError(f"--retry-backoff-factor must be at least 1, got {settings.retry_backoff_factor:g}")
+    for setting in REALTIME_RANGES:  # flags are checked as they are parsed; this covers values from run.json
+        value = getattr(settings, _FLAGS[setting.name])
+        if value is not None:
+            check(setting, value)
     manifest.parameters[MANIFEST_KEY] = settings.model_dump()
     return settings
 

@@ -52,6 +52,10 @@ def test_negative_temperature_and_an_abbreviated_flag_exit_2_and_leave_no_run_fo
     ("--timeout-hours", "-1", "must be greater than 0 (got -1)"),
     ("--max-attempts", "0", "must be at least 1 (got 0)"),
     ("--budget-usd", "-0.01", "must be at least 0 (got -0.01)"),
+    ("--rpm", "0", "must be greater than 0 (got 0)"),
+    ("--max-concurrency", "0", "must be at least 1 (got 0)"),
+    ("--retry-backoff-factor", "0.5", "must be at least 1 (got 0.5)"),
+    ("--request-timeout", "-1", "must be greater than 0 (got -1)"),
 ])
 def test_each_range_is_checked_before_anything_exists(tmp_path, data, capsys, flag, value, message):
     spec, inputs = data
