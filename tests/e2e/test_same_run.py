@@ -161,3 +161,15 @@ def test_reusing_a_run_with_failed_requests_says_how_many_failed(tmp_path, emu, 
     err = " ".join(capsys.readouterr().err.split())
     assert "requests without an answer (1 errored)" in err and "--new-run" in err
     assert jobs(emu) == 1
+
+
+def test_a_realtime_run_and_a_batch_run_are_different_work_and_each_is_reused(tmp_path, data, emu):
+    spec, inputs = data
+    out = tmp_path / "out"
+    assert generation_main(command(spec, inputs, out)) == 0
+    assert generation_main(command(spec, inputs, out, "--realtime")) == 0  # another endpoint: a run of its own
+    answered = sum(emu.realtime.prompt_counts().values())
+    assert answered == 4 and len(run_dirs(out)) == 2
+    assert generation_main(command(spec, inputs, out, "--realtime", "--max-concurrency", "2")) == 0  # pace only
+    assert generation_main(command(spec, inputs, out)) == 0
+    assert sum(emu.realtime.prompt_counts().values()) == answered and jobs(emu) == 2 and len(run_dirs(out)) == 2
