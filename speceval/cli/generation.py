@@ -224,8 +224,6 @@ def _generate(args: argparse.Namespace) -> int:
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
-        if args.dry_run and not isinstance(model, BatchedModel):
-            raise ConfigError("--dry-run applies to batch runs; a realtime run has no request files to write")
         pipeline.write_manifest()
         setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
         if offline:
@@ -234,8 +232,10 @@ def _generate(args: argparse.Namespace) -> int:
             f"{'Resuming' if pipeline.resuming else 'Starting'} generation: {pipeline.request_count} request(s), "
             f"model {config.model_name} ({pipeline.provider}), run directory {pipeline.run_dir}"
         )
-        if isinstance(model, BatchedModel) and args.dry_run:
-            return _dry_run(pipeline, model, args.prices, resume_command)
+        if args.dry_run:
+            if isinstance(model, BatchedModel):
+                return _dry_run(pipeline, model, args.prices, resume_command)
+            return _plan_only(pipeline, resume_command)
         observer = stack.enter_context(ProgressObserver())
         try:
             summary = pipeline.run(model, observer)
@@ -278,6 +278,18 @@ def _vertex_options(args: argparse.Namespace, pipeline: BatchedGenerationPipelin
     if given:
         manifest.parameters["vertex"] = options
     return options
+
+
+def _plan_only(pipeline: BatchedGenerationPipeline, resume_command: str) -> int:
+    """A realtime or Ray run has no provider jobs to plan: the run directory alone, for `export-requests`."""
+    manifest = pipeline.write_manifest()
+    manifest.status = "planned"
+    manifest.save(pipeline.run_dir)
+    console.print(
+        f"Nothing was sent. To run the requests here: {resume_command}\n"
+        f"To run them elsewhere (vllm run-batch): speceval export-requests {pipeline.run_dir} requests.jsonl"
+    )
+    return ExitCode.FINISHED
 
 
 def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: Path | None, resume_command: str) -> int:

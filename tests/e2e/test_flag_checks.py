@@ -84,7 +84,8 @@ def test_the_poll_interval_variable_is_checked_like_the_flag(tmp_path, data, mon
     (["--org", "google", "--input-bucket", "b"], {"GOOGLE_API_KEY": TEST_KEY}, "apply to --org vertex only"),
     ([], {}, "OPENAI_API_KEY"),  # no credentials
     (["--rpm", "10"], {"OPENAI_API_KEY": TEST_KEY}, "apply to realtime runs"),
-    (["--realtime", "--dry-run"], {"OPENAI_API_KEY": TEST_KEY}, "--dry-run applies to batch runs"),
+    (["--vllm", "--replicas", "2"], {"OPENAI_API_KEY": TEST_KEY}, "--vllm, --replicas apply to --org ray only"),
+    (["--org", "ray"], {}, "--org ray needs --base-url"),
     (["--org", "vertex", "--offline"], {}, "offline runs support the providers"),
     (["--org", "nosuch"], {"OPENAI_API_KEY": TEST_KEY}, "unknown --org"),
 ])

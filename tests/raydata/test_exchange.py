@@ -35,11 +35,14 @@ def vllm_line(request: dict, index: int) -> dict:
 def test_round_trip_through_a_vllm_output_file(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
     inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1", "TOO LONG"], "beta": ["b0", "b1", "b2"]})
-    planned = run_generation(["--offline", "--dry-run", "--model-name", MODEL, "--spec-path", str(spec),
-                              "--pregenerated-inputs-dir", str(inputs), "--output-base-dir", str(tmp_path / "out")],
-                             cli_env())
+    # As a vLLM user plans a run: the endpoint is never called (--dry-run), only the run directory is written.
+    planned = run_generation(["--org", "openai-compatible", "--base-url", "http://127.0.0.1:9/v1", "--dry-run",
+                              "--model-name", MODEL, "--spec-path", str(spec), "--pregenerated-inputs-dir",
+                              str(inputs), "--output-base-dir", str(tmp_path / "out")], cli_env())
     assert planned.returncode == 0, planned.stderr
+    assert "speceval export-requests" in planned.stdout + planned.stderr
     run_dir = only_run_dir(tmp_path / "out")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "planned"
 
     exported = speceval("export-requests", str(run_dir), str(tmp_path / "requests.jsonl"))
     assert exported.returncode == 0, exported.stderr
