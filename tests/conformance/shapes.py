@@ -140,3 +140,13 @@ def facts_problems(fact: Mapping[str, Any], name: str, value: Any, where: str) -
     problems = [f"{where}.{key}: not a documented field of {name}" for key in value if key not in allowed]
     problems += [f"{where}.{key}: required by {name}, missing" for key in fact["required"] if key not in value]
     return problems
+
+
+def camel_keys(value: Mapping[str, Any]) -> dict[str, Any]:
+    """The top-level keys in camelCase (Google services read `generation_config` and `generationConfig` alike)."""
+    return {_camel(k): v for k, v in value.items()}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)

@@ -25,7 +25,7 @@ from tests.conformance.common import (
     run_scenarios,
 )
 from tests.conformance.recorder import Exchange, RecordingProxy
-from tests.conformance.shapes import facts_problems, model_problems
+from tests.conformance.shapes import camel_keys, facts_problems, model_problems
 from tests.conftest import TEST_KEY
 
 MODEL = "gemini-2.5-flash"
@@ -137,20 +137,15 @@ def test_request_lines_the_adapter_writes(recorded):
     for index, line in enumerate(lines):
         where = f"request line {index}"
         problems += [f"{where}.{key}: a line is {{key, request}}" for key in line if key not in ("key", "request")]
-        request = {_camel(k): v for k, v in line["request"].items()}  # the service reads either spelling
+        request = camel_keys(line["request"])  # the service reads either spelling
         problems += fact("GenerateContentRequest", request, f"{where}.request")
         for number, content in enumerate(request["contents"]):
             problems += model_problems(types.Content, content, f"{where}.request.contents[{number}]")
         if "generationConfig" in request:
-            config = {_camel(k): v for k, v in request["generationConfig"].items()}
+            config = camel_keys(request["generationConfig"])
             problems += model_problems(types.GenerationConfig, config, f"{where}.request.generationConfig")
         if "systemInstruction" in request:
             problems += model_problems(
                 types.Content, request["systemInstruction"], f"{where}.request.systemInstruction"
             )
     assert not problems, "\n".join(problems)
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
