@@ -65,7 +65,8 @@ class MissingCredentialsError(ConfigError):
         names = " or ".join(variables)
         super().__init__(
             f"No API key for {provider}: set {names} in the environment, "
-            "or pass --offline to run against the built-in emulator (synthetic answers, no cost)."
+            "or pass --offline (offline=True in GenerationConfig or JudgeSettings) to run against the built-in "
+            "emulator (synthetic answers, no cost)."
         )
 
 

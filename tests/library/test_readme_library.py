@@ -42,7 +42,8 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
         summary = json.loads((compliance / candidate / "summary.json").read_text())
         assert summary["model"] == candidate and summary["outcomes"]["judged"] > 30
         assert summary["outcomes"]["pending"] == 0
-        assert json.loads((compliance / candidate / "run.json").read_text())["offline"] is True
+        judge_run = json.loads((compliance / candidate / "run.json").read_text())
+        assert judge_run["offline"] is True and judge_run["parameters"]["engine"]["poll_interval"] == 0.5
     rankings = tmp_path / "demo/rankings/spec_openai/judge_gpt-4.1-2025-04-14"
     pairs = sorted(p.name for p in rankings.iterdir() if (p / "summary.json").is_file())
     assert pairs == ["claude-3-5-haiku-20241022xgpt-4.1-mini-2025-04-14",
