@@ -172,3 +172,25 @@ def test_a_plugin_provider_survives_sigkill_resume_and_status(tmp_path):
     fetched = cli(["-m", "speceval", "fetch", str(run_dir)], env)
     assert fetched.returncode == 0, fetched.stderr[-3000:]
     assert len(store.jobs()) == 3
+
+
+def test_a_plugin_providers_jobs_are_cancelled_and_fetched_from_run_json(tmp_path):
+    env = plugin_env(tmp_path)
+    store = FileJobStore(tmp_path / "jobs")
+    (store.root / HOLD).touch()
+    spec = write_spec(tmp_path / "spec.jsonl", list(STATEMENTS))
+    inputs = write_inputs(tmp_path / "inputs", STATEMENTS)
+    stopped = cli(["-m", "batched_examples.run_batched_generation", "--org", ORG, "--model-name", MODEL,
+                   "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--output-base-dir",
+                   str(tmp_path / "out"), "--poll-interval", "0.1", "--timeout-hours", "0.0003"], env)
+    assert stopped.returncode == 3, stopped.stderr[-3000:]  # timed out with its job still running
+    (run_dir,) = {path.parent for path in tmp_path.glob("out/*/*/*/run.json")}
+
+    cancelled = cli(["-m", "speceval", "cancel", str(run_dir)], env)
+    assert cancelled.returncode == 0, cancelled.stderr[-3000:]
+    assert [job["state"] for job in store.jobs()] == ["cancelled"]
+    fetched = cli(["-m", "speceval", "fetch", str(run_dir)], env)
+    assert fetched.returncode == 0, fetched.stderr[-3000:]
+    outcomes = [r["outcome"] for p in (run_dir / "results").glob("*.json") for r in json.loads(p.read_text())]
+    assert outcomes == ["cancelled"] * len(PROMPTS)
+    assert len(store.jobs()) == 1
