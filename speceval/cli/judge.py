@@ -260,6 +260,11 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
     else:
         stdout.print(ranking_table(pair_summaries, report, settings.judge_model))
         stdout.print(f"Position consistency: {pipeline.output_dir / 'position_consistency.json'}")
+        skipped = {name: counts for name, counts in pipeline.skipped.items() if counts}
+        if skipped:  # failed generations are not compared; say how many, as the compliance table does
+            stdout.print("Answers not compared (their generation did not succeed): " + "; ".join(
+                f"{name}: {', '.join(f'{n} {outcome}' for outcome, n in sorted(counts.items()))}"
+                for name, counts in skipped.items()))
     if settings.offline:
         console.print("[bold yellow]Verdicts are SYNTHETIC (offline emulator), not real judge output.[/]")
     stdout.print(f"Results: {pipeline.output_dir}")

@@ -52,12 +52,15 @@ def test_shipped_compliance_config_runs_unedited_offline(tmp_path: Path, monkeyp
     assert outputs and not any(o.startswith(("ERROR", "EXPIRED", "Response blocked", "Error during")) for o in outputs)
 
 
-def test_shipped_ranking_config_runs_unedited_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_shipped_ranking_config_runs_unedited_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     name = "configs/sample_anthropic_ranking_config.yaml"
     monkeypatch.chdir(tmp_path)
     data = build_tree(tmp_path, CONFIGS / name)
     assert [candidate_format(d) for d in data["candidate_generation_dirs"]] == ["batched", "ours"]
     assert ranking_main(["--config-file", str(CONFIGS / name), "--offline"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "not compared (their generation did not succeed): claude-3-7-sonnet-20250219: 1 expired, 1 missing" in out
     pair = judge_dir(data, "ranking") / "claude-3-7-sonnet-20250219xgpt-4.1-2025-04-14"
     content = json.loads((pair / "results" / "be_honest.json").read_text())
     assert (content["metadata"]["model_a"], content["metadata"]["model_b"]) == (
