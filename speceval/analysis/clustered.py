@@ -105,14 +105,15 @@ def _variance(influence: Mapping[Hashable, float], strata: Mapping[Any, Hashable
     return total, df if df >= 1 else len(influence) - 1
 
 
-def rate_interval(values: Sequence[bool], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable] | None
+def rate_interval(values: Sequence[float], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable] | None
                   = None, unit: str = "input") -> tuple[float, float, str] | None:
-    """95% interval of a proportion: Wilson when every cluster holds one observation, else the clustered one."""
+    """95% interval of a proportion (values in [0, 1]: verdicts, or win scores with ties as 1/2): Wilson when every
+    cluster holds one observation, else the clustered one."""
     estimate = clustered_mean([float(v) for v in values], clusters, strata)
     if estimate is None:
         return None
     if estimate.clusters == estimate.n:
-        low, high = wilson_interval(sum(bool(v) for v in values), estimate.n)  # type: ignore[misc]  # n > 0
+        low, high = wilson_interval(sum(float(v) for v in values), estimate.n)  # type: ignore[misc]  # n > 0
         return low, high, WILSON
     method = CLUSTERED.format(unit=unit) + (", stratified by statement" if strata is not None else "")
     if estimate.se is None:

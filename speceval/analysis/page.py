@@ -14,6 +14,7 @@ from speceval.analysis import plots
 from speceval.analysis.report import ReportData
 from speceval.analysis.samples import sample_link, sample_section
 from speceval.analysis.summary import interval_methods
+from speceval.analysis.tables import ComplianceRate
 from speceval.analysis.variations import Breakdown
 
 _STYLE = (
@@ -82,11 +83,16 @@ def _variation(data: ReportData, name: str) -> str:
         raw={4, 7}))
     per_statement = [r for r in data.per_statement if r.variation == name]
     statements = sorted({r.statement_id or "" for r in per_statement})
-    columns = sorted({f"{r.model} / {r.judge}" for r in per_statement})
+    several = len({r.judge for r in per_statement}) > 1
+
+    def column(r: ComplianceRate) -> str:
+        return f"{r.model} / {r.judge}" if several else r.model
+
+    columns = sorted({column(r) for r in per_statement})
     matrix = np.full((len(statements), len(columns)), np.nan)
     for r in per_statement:
         if r.rate is not None:
-            matrix[statements.index(r.statement_id or ""), columns.index(f"{r.model} / {r.judge}")] = r.rate
+            matrix[statements.index(r.statement_id or ""), columns.index(column(r))] = r.rate
     if statements:
         parts.append(_img(plots.heatmap(matrix, statements, columns, "compliance per statement"),
                           f"per statement {name}"))
@@ -147,7 +153,7 @@ def _rankings(data: ReportData) -> str:
                               _ci(w.ci_low, w.ci_high)] for w in data.win_rates)))
         for judge, variation in sorted({(w.judge, w.variation) for w in data.win_rates}):
             matrix, models = plots.win_matrix(data.win_rates, judge, variation)
-            parts.append(_img(plots.heatmap(matrix, models, models, f"win rate (row vs column), {judge}, {variation}"),
+            parts.append(_img(plots.heatmap(matrix, models, models, f"win rate, row vs column\n{judge}, {variation}"),
                               f"win rates {judge} {variation}"))
     if data.bradley_terry:
         parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")

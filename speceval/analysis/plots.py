@@ -58,7 +58,7 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
 
 def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str, *, diverging: bool = False) -> bytes:
     """A labelled heatmap with values written in the cells (NaN cells left blank)."""
-    figure, axes = plt.subplots(figsize=(max(5.0, 1.2 * len(columns) + 2), max(3.0, 0.5 * len(rows) + 1.5)))
+    figure, axes = plt.subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), max(3.5, 0.5 * len(rows) + 2.5)))
     if diverging:
         bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
         image = axes.imshow(matrix, cmap="RdBu", vmin=-bound or -1, vmax=bound or 1)

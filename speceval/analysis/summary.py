@@ -16,7 +16,8 @@ def interval_methods() -> str:
     return (f"a single run's rate over independent inputs: {WILSON}; a rate pooled over runs: "
             f"{CLUSTERED.format(unit='input')}, stratified by statement (repeating identical runs adds no "
             "clusters, so it does not narrow the interval); beside it the same clustered by statement; paired "
-            f"differences: {PAIRED}; win rates: mean score ± t(G-H) × cluster-robust SE by input; Bradley–Terry: "
+            f"differences: {PAIRED}; win rates: the clustered Wilson interval on win scores (a tie counts 1/2), "
+            "clusters = inputs; Bradley–Terry: "
             f"{BOOTSTRAP.format(draws=200, seed=0)}. Reference: E. Miller, Adding Error Bars to Evals, "
             "arXiv 2411.00640.")
 

@@ -10,14 +10,13 @@ from statistics import mean
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.clustered import bootstrap_percentiles, mean_interval
+from speceval.analysis.clustered import bootstrap_percentiles, rate_interval
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.stats import (
     bradley_terry,
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha_ordinal,
-    wilson_interval,
 )
 from speceval.analysis.variations import summarize
 
@@ -155,15 +154,12 @@ def win_rates(rows: list[RankingRow]) -> list[WinRate]:
     for (judge, variation, model, opponent), games in sorted(tally.items()):
         counts = Counter(result for _, result in games)
         scores = [_SCORE[result] for _, result in games]
-        interval = mean_interval(scores, [cluster for cluster, _ in games],
+        interval = rate_interval(scores, [cluster for cluster, _ in games],
                                  {cluster: cluster[:2] for cluster, _ in games})
-        if interval is None or len({c for c, _ in games}) == len(games):
-            interval = wilson_interval(counts["win"] + counts["tie"] / 2, len(games))
         rates.append(WinRate(judge=judge, variation=variation, model=model, opponent=opponent, games=len(games),
                              wins=counts["win"], ties=counts["tie"], losses=counts["loss"],
                              rate=sum(scores) / len(scores),
-                             ci_low=max(0.0, interval[0]) if interval else None,
-                             ci_high=min(1.0, interval[1]) if interval else None))
+                             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None))
     return rates
 
 
