@@ -7,6 +7,7 @@ module is the one place that turns both into terminal output.
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import IO, cast
@@ -25,6 +26,8 @@ from speceval.redaction import RedactingFilter, RedactingWriter
 # Marks a record for the log file only (`logger.error(..., extra=FILE_ONLY)`): the terminal already shows a
 # one-line message for it, and a traceback there helps nobody unless --verbose asked for it.
 FILE_ONLY = {"speceval_file_only": True}
+# The loggers a command's handlers serve: ours, and the one `logging.captureWarnings` sends warnings to.
+_OUR_LOGGERS = ("speceval", "py.warnings")
 
 
 class _RedactingConsole(Console):
@@ -59,24 +62,39 @@ def setup_logging(verbose: bool, log_file: Path | None = None) -> None:
     """Console logging (warnings, or debug with --verbose) and, when given, a full log file in the run.
 
     The file always gets INFO and above, including file-only errors with their (redacted) tracebacks; with
-    --verbose it gets DEBUG too. Every handler redacts credentials.
+    --verbose it gets DEBUG too. Every handler redacts credentials. Python warnings (an SDK's or pydantic's, which
+    may quote a value such as a key) and exceptions escaping a thread go through the same handlers instead of
+    straight to stderr.
     """
-    logger = logging.getLogger("speceval")
-    logger.setLevel(logging.DEBUG)
     close_logging()
     screen = RichHandler(console=console, show_path=False, show_time=verbose)
     screen.setLevel(logging.DEBUG if verbose else logging.WARNING)
     screen.addFilter(RedactingFilter())
     screen.addFilter(_ScreenFilter(verbose))
-    logger.addHandler(screen)
+    handlers: list[logging.Handler] = [screen]
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file, encoding="utf-8")
-        handler.setLevel(logging.DEBUG if verbose else logging.INFO)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        handler.addFilter(RedactingFilter())
-        logger.addHandler(handler)
-    logger.propagate = False
+        to_file = logging.FileHandler(log_file, encoding="utf-8")
+        to_file.setLevel(logging.DEBUG if verbose else logging.INFO)
+        to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        to_file.addFilter(RedactingFilter())
+        handlers.append(to_file)
+    for name in _OUR_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+        for handler in handlers:
+            logger.addHandler(handler)
+    logging.captureWarnings(True)
+    threading.excepthook = _log_thread_exception
+
+
+def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    logging.getLogger("speceval").error(
+        "uncaught exception in thread %s",
+        args.thread.name if args.thread else "?",
+        exc_info=args.exc_value or True,
+    )
 
 
 def log_file() -> Path | None:
@@ -96,10 +114,14 @@ def report_stop(text: str) -> None:
 
 def close_logging() -> None:
     """Remove and close this command's handlers (a next command in the same process starts clean)."""
-    logger = logging.getLogger("speceval")
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
-        handler.close()
+    for name in _OUR_LOGGERS:
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+            handler.close()
+        logger.propagate = True
+    logging.captureWarnings(False)
+    threading.excepthook = threading.__excepthook__
 
 
 class ProgressObserver(EngineObserver):

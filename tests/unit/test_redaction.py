@@ -106,3 +106,31 @@ def test_vertex_oauth_tokens_are_secrets_now_and_after_each_refresh(monkeypatch)
     credentials.refresh(None)  # what the SDKs do when the token expires
     assert credentials.token == "ya29.second-token-0123456789"
     assert redact("Bearer ya29.second-token-0123456789") == f"Bearer {MARKER}"
+
+
+def test_warnings_and_thread_crashes_quoting_a_key_go_through_the_redacting_handlers(tmp_path: Path, key_in_env,
+                                                                                      capsys):
+    import threading
+    import warnings
+
+    path = tmp_path / "run.log"
+    setup_logging(verbose=False, log_file=path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            # What pydantic prints when a response field holds a string it did not expect (here: the key).
+            warnings.warn(f"Expected `int` but got `str` with value `{key_in_env}`", UserWarning, stacklevel=1)
+
+        def crash() -> None:
+            raise RuntimeError(f"worker saw {key_in_env}")
+
+        worker = threading.Thread(target=crash, name="worker-1")
+        worker.start()
+        worker.join()
+    finally:
+        close_logging()
+    written = path.read_text()
+    err = capsys.readouterr().err
+    assert KEY not in written and KEY not in err
+    assert f"got `str` with value `{MARKER}`" in written and f"got `str` with value `{MARKER}`" in err
+    assert "uncaught exception in thread worker-1" in written and f"RuntimeError: worker saw {MARKER}" in written
