@@ -112,18 +112,20 @@ def _paired(data: ReportData) -> str:
 
 def _breakdowns(data: ReportData) -> str:
     parts = []
-    for title, rows in (("statement type", data.by_type), ("authority level", data.by_authority)):
+    for title, field, rows in (("statement type", "type", data.by_type),
+                               ("authority level", "authority", data.by_authority)):
         if rows:
             parts.append(f"<h2>Compliance by {title}</h2>")
-            parts.append(_breakdown_table(rows))
+            parts.append(_breakdown_table(rows, field))
     return "".join(parts)
 
 
-def _breakdown_table(rows: Sequence[Breakdown]) -> str:
+def _breakdown_table(rows: Sequence[Breakdown], field: str) -> str:
     return _table(["group", "judge", "candidate", "variation", "judged", "rate", "95% CI", "not judged"],
                   ([b.group, b.judge, b.candidate, b.variation, b.judged,
-                    _rate_link(b.rate, b.judge, b.candidate, b.variation), _ci(b.ci_low, b.ci_high),
-                    _counts(b.not_judged)] for b in rows), raw={5})
+                    sample_link(_fmt(b.rate), judge=b.judge, candidate=b.candidate, variation=b.variation,
+                                **{field: b.group}),
+                    _ci(b.ci_low, b.ci_high), _counts(b.not_judged)] for b in rows), raw={5})
 
 
 def _judges(data: ReportData) -> str:

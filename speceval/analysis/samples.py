@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from speceval.analysis.load import ComplianceRow
 
-FILTERS = ("judge", "candidate", "variation", "run", "statement", "verdict")
+FILTERS = ("judge", "candidate", "variation", "run", "statement", "type", "authority", "verdict")
 
 
 def verdict_label(row: ComplianceRow) -> str:

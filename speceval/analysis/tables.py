@@ -188,19 +188,15 @@ def strengths(rows: list[RankingRow], draws: int = 200) -> list[Strength]:
             continue
         index = {m: i for i, m in enumerate(models)}
 
-        def fit(picked: list[int], judged: list[RankingRow] = judged, index: dict[str, int] = index) -> np.ndarray:
-            wins = np.zeros((len(index), len(index)))
-            for i in picked:
-                row = judged[i]
-                a, b = index[row.model_a], index[row.model_b]
-                winner = _winner(row)
-                if winner == "tie":
-                    wins[a, b] += 0.5
-                    wins[b, a] += 0.5
-                elif winner == row.model_a:
-                    wins[a, b] += 1
-                else:
-                    wins[b, a] += 1
+        first = np.array([index[r.model_a] for r in judged])
+        second = np.array([index[r.model_b] for r in judged])
+        score = np.array([{r.model_a: 1.0, "tie": 0.5}.get(_winner(r) or "", 0.0) for r in judged])
+
+        def fit(picked: list[int], size: int = len(models), first: np.ndarray = first, second: np.ndarray = second,
+                score: np.ndarray = score) -> np.ndarray:
+            wins = np.zeros((size, size))
+            np.add.at(wins, (first[picked], second[picked]), score[picked])  # ties: half a win each way
+            np.add.at(wins, (second[picked], first[picked]), 1.0 - score[picked])
             return bradley_terry(wins)
 
         point = fit(list(range(len(judged))))

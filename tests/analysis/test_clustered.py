@@ -155,3 +155,22 @@ def test_position_consistency_counts_each_run_and_a_never_flipping_judge_scores_
     assert once["m1"][0] < 0.8 < once["m1"][1]  # type: ignore[operator]
     assert once == thrice  # resampling inputs: identical repeated runs do not narrow the bootstrap interval
     assert math.isclose(sum(s.strength for s in strengths(rows)), 1.0)
+
+
+def test_likert_ratings_get_a_clustered_mean_and_stay_out_of_the_binary_rate():
+    rows = [row("j", "m", "st", text, "judged", run=run).model_copy(update={"rating": rating})
+            for text, run, rating in (("q1", 1, 4), ("q1", 2, 2), ("q2", 1, 5), ("q2", 2, 5))]
+    (stat,) = variation_statistics(rows, {})
+    assert stat.mean_rating == 4 and (stat.judged, stat.rate, stat.not_judged) == (0, None, {})
+    assert (stat.rating_ci_low, stat.rating_ci_high) == pytest.approx((4 - t975(1), 4 + t975(1)))
+
+
+def test_breakdowns_group_by_statement_type():
+    from speceval.analysis.variations import breakdown
+
+    rows = [row("j", "m", "a", "q1", True).model_copy(update={"statement_type": "prohibition"}),
+            row("j", "m", "b", "q2", False).model_copy(update={"statement_type": "prohibition"}),
+            row("j", "m", "c", "q3", True).model_copy(update={"statement_type": "guideline"})]
+    found = {b.group: (b.judged, b.compliant, b.ci_low) for b in breakdown(rows, "statement_type")}
+    assert found == {"guideline": (1, 1, wilson_interval(1, 1)[0]),  # type: ignore[index]
+                     "prohibition": (2, 1, wilson_interval(1, 2)[0])}  # type: ignore[index]
