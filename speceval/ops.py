@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from speceval.batch.records import BatchRecord, utcnow
+from speceval.batch.store import RunStore
 from speceval.costs import PriceTable, record_cost
 from speceval.errors import ProviderError
 from speceval.manifest import RunManifest
@@ -72,6 +73,8 @@ def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True)
         now = utcnow()
         for record in records:
             rows.append(_row(run_dir, manifest, record, prices, now, notes.get(record.batch_id)))
+        if not records and _sent_without_jobs(manifest):
+            rows.append(_session_row(run_dir, manifest, store, now))
         for intent in store.load_intents():
             rows.append(
                 JobRow(
@@ -84,6 +87,28 @@ def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True)
                 )
             )
     return rows
+
+
+def _sent_without_jobs(manifest: RunManifest) -> bool:
+    """Realtime and Ray runs send requests themselves: there is no provider job to show, only progress."""
+    return any(key in manifest.parameters for key in ("realtime", "ray"))
+
+
+def _session_row(run_dir: Path, manifest: RunManifest, store: RunStore, now: datetime) -> JobRow:
+    """The progress of a run sent without provider jobs: its requests, their outcomes so far, and the rest."""
+    from speceval.realtime.journal import outcome_counts
+
+    counts = dict(outcome_counts(run_dir, store.results_dir))
+    total = int(manifest.parameters.get("requests") or sum(counts.values()))
+    if total > sum(counts.values()):
+        counts["not sent yet"] = total - sum(counts.values())
+    mode = "ray" if "ray" in manifest.parameters else "realtime"
+    return JobRow(
+        run_dir=str(run_dir), kind=manifest.kind, provider=manifest.provider, model=manifest.model_name,
+        batch_id=f"({mode}: no provider jobs)", state=manifest.status, raw_state="", requests=total,
+        outcome_counts=counts, collected=manifest.status == "finished", age_hours=_hours(now, manifest.created_at),
+        cost_usd=None, estimated_cost_usd=None,
+    )
 
 
 def _refresh(run_dir: Path, running: list[BatchRecord]) -> dict[str, str]:

@@ -12,17 +12,20 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from speceval.batch.records import SCHEMA_VERSION, ResultRecord
+from speceval.paths import safe_filename
 
 logger = logging.getLogger(__name__)
 
 JOURNAL_NAME = "realtime/outcomes.jsonl"
+_RESULTS = TypeAdapter(list[ResultRecord])
 
 
 class JournalEntry(BaseModel):
@@ -99,3 +102,18 @@ class Journal:
             if self._file is not None:
                 self._file.close()
                 self._file = None
+
+
+def outcome_counts(run_dir: Path, results_dir: Path) -> Counter[str]:
+    """Outcomes of a run sent without provider jobs (realtime or Ray): `results/` plus journal lines not yet
+    merged into it (a run killed between merges), one per input, a success never replaced."""
+    outcomes: dict[tuple[str, int], str] = {}
+    for path in sorted(results_dir.glob("*.json")) if results_dir.is_dir() else []:
+        for record in _RESULTS.validate_json(path.read_bytes()):
+            outcomes[(path.stem, record.original_index)] = record.outcome.value
+    for entry in Journal(run_dir).read():
+        # results/ names files by a safe form of the statement id; the journal has the id itself
+        key = (safe_filename(entry.statement_id), entry.record.original_index)
+        if outcomes.get(key) != "succeeded":
+            outcomes[key] = entry.record.outcome.value
+    return Counter(outcomes.values())

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env, only_run_dir, run_generation, start_generation, write_inputs, write_spec
+from tests.conftest import REPO, cli_env, only_run_dir, run_generation, start_generation, write_inputs, write_spec
 from tests.independent.openai_server import IndependentOpenAIServer
 
 pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
@@ -117,6 +119,11 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
             if process.poll() is None:
                 process.kill()
         run_dir = only_run_dir(out)
+        status = subprocess.run([sys.executable, "-m", "speceval", "status", "--json", str(run_dir)], cwd=REPO,
+                                env=env, capture_output=True, text=True, timeout=60)
+        (row,) = json.loads(status.stdout)
+        assert row["provider"] == "ray" and row["requests"] == 600
+        assert row["outcome_counts"]["succeeded"] >= 300 and row["outcome_counts"]["not sent yet"] > 0
         resumed = run_generation(["--resume", str(run_dir)], env, timeout=240)
         sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
