@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import BatchEngine
-from speceval.cli.console import console, stdout, summary_table
+from speceval.cli.console import console, setup_logging, stdout, summary_table
 from speceval.cli.exits import ExitCode
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
@@ -36,6 +36,7 @@ def register(commands: Any) -> None:
 
 def _cancel(args: argparse.Namespace) -> int:
     with open_run(args.run_dir) as run:
+        setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
         cancelled = BatchEngine(run.model, run.store).cancel(args.batch)
     if args.batch and not cancelled:
         raise ConfigError(f"no running job {args.batch!r} in {args.run_dir} (see `speceval status {args.run_dir}`)")
@@ -57,6 +58,7 @@ def _generation(run_dir: Path) -> BatchedGenerationPipeline:
 
 def _fetch(args: argparse.Namespace) -> int:
     pipeline = _generation(args.run_dir)
+    setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
     with open_run(args.run_dir) as run:
         summary = BatchEngine(run.model, run.store, pipeline.config.engine).fetch(pipeline.inputs)
     stdout.print(summary_table(summary, f"fetched {args.run_dir}"))

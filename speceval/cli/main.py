@@ -16,6 +16,7 @@ from speceval.cli import (
     status_cmd,
     validate_cmd,
 )
+from speceval.cli.console import setup_logging
 from speceval.cli.exits import run_command
 from speceval.cli.parsing import StrictArgumentParser
 
@@ -40,4 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     args = build_parser().parse_args(argv)
-    return run_command(lambda: int(args.handler(args)))
+
+    def handle() -> int:
+        setup_logging(verbose=False)  # warnings on screen, redacted; a command with a log file sets up its own
+        return int(args.handler(args))
+
+    return run_command(handle)
