@@ -37,7 +37,7 @@ from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.costs import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
-from speceval.offline import OFFLINE_POLL_INTERVAL, check_offline_org, offline_provider
+from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.registry import resolve_org
 from speceval.realtime.settings import add_realtime_arguments, build_model, realtime_settings
@@ -219,8 +219,6 @@ def _generate(args: argparse.Namespace) -> int:
                                  "--resume", str(pipeline.run_dir)])
     with ExitStack() as stack:
         # Everything that can refuse the command runs before `write_manifest` creates the run directory.
-        if offline:
-            check_offline_org(pipeline.provider)
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)

@@ -81,6 +81,8 @@ def test_resume_with_a_changed_model_or_temperature_names_each_flag_with_both_va
     assert f"--model-name was {MODEL}, now gpt-other" in err
     assert "--temperature was 0, now 0.7" in err
     assert "--spec-path" not in err and "--batch-size" not in err  # unchanged or allowed to change
+    assert generation_main(["--resume", str(run_dir), "--new-run"]) == 2
+    assert "cannot be combined with --resume" in capsys.readouterr().err
     assert jobs(emu) == 2
     assert (run_dir / "run.json").read_bytes() == manifest_before
 
