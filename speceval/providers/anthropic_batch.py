@@ -91,18 +91,10 @@ class AnthropicBatchedModel(BatchedModel):
     # -- request file -------------------------------------------------------------------------------------
 
     def format_request(self, custom_id: str, prompt: str) -> bytes:
-        shared = split_shared_prefix(prompt)
-        # A judge prompt's shared part (one per statement) becomes a cache breakpoint: later requests of the
-        # statement read it at a tenth of the input price, in Message Batches too. Below the model's minimum
-        # cacheable length (1,024-4,096 tokens) the provider ignores the mark; it is never an error.
-        content: str | list[dict[str, Any]] = prompt if shared is None else [
-            {"type": "text", "text": shared[0], "cache_control": {"type": "ephemeral"}},
-            {"type": "text", "text": shared[1]},
-        ]
         params: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": self.params.max_tokens,
-            "messages": [{"role": "user", "content": content}],
+            "messages": [{"role": "user", "content": user_content(prompt)}],
         }
         if self.params.temperature is not None:
             params["temperature"] = self.params.temperature
@@ -317,18 +309,41 @@ def parse_result_line(line: str, batch_id: str) -> RequestOutcome:
     return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error)
 
 
-def _succeeded(custom_id: str, message: dict[str, Any]) -> RequestOutcome:
-    usage_data = message.get("usage") or {}
-    # Anthropic's input_tokens are only those after the last cache breakpoint; cache reads and writes are
-    # reported apart. Usage.input_tokens counts all of them, as the other providers' counts do.
+def user_content(prompt: str) -> str | list[dict[str, Any]]:
+    """The user message's content for `prompt`.
+
+    A judge prompt's shared part (one per statement) becomes a cache breakpoint: later requests of the statement
+    read it at a tenth of the input price, in Message Batches too. Below the model's minimum cacheable length
+    (1,024-4,096 tokens) the provider ignores the mark; it is never an error.
+    """
+    shared = split_shared_prefix(prompt)
+    if shared is None:
+        return prompt
+    return [
+        {"type": "text", "text": shared[0], "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": shared[1]},
+    ]
+
+
+def message_usage(usage_data: Any) -> Usage:
+    """A message's `usage` object (dict).
+
+    Anthropic's `input_tokens` are only those after the last cache breakpoint; cache reads and writes are
+    reported apart. `Usage.input_tokens` counts all of them, as the other providers' counts do.
+    """
+    usage_data = usage_data if isinstance(usage_data, dict) else {}
     cache_read = int(usage_data.get("cache_read_input_tokens") or 0)
     cache_write = int(usage_data.get("cache_creation_input_tokens") or 0)
-    usage = Usage(
+    return Usage(
         input_tokens=int(usage_data.get("input_tokens") or 0) + cache_read + cache_write,
         output_tokens=int(usage_data.get("output_tokens") or 0),
         cached_input_tokens=cache_read,
         cache_write_tokens=cache_write,
     )
+
+
+def _succeeded(custom_id: str, message: dict[str, Any]) -> RequestOutcome:
+    usage = message_usage(message.get("usage"))
     blocks = [b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
     if not blocks:
         stop = message.get("stop_reason")

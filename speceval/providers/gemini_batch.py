@@ -339,16 +339,20 @@ def error_outcome(key: str, error: Mapping[str, Any]) -> RequestOutcome:
     )
 
 
-def response_outcome(key: str, response: Mapping[str, Any]) -> RequestOutcome:
-    """The outcome of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
-    usage_data = _field(response, "usageMetadata", "usage_metadata") or {}
-    usage = Usage(
+def content_usage(usage_data: Any) -> Usage:
+    """A GenerateContentResponse's `usageMetadata` (camelCase or snake_case keys)."""
+    return Usage(
         input_tokens=int(_field(usage_data, "promptTokenCount", "prompt_token_count") or 0),  # cached included
         cached_input_tokens=int(_field(usage_data, "cachedContentTokenCount", "cached_content_token_count") or 0),
         # Thinking tokens are billed as output, as OpenAI's completion_tokens include reasoning tokens.
         output_tokens=int(_field(usage_data, "candidatesTokenCount", "candidates_token_count") or 0)
         + int(_field(usage_data, "thoughtsTokenCount", "thoughts_token_count") or 0),
     )
+
+
+def response_outcome(key: str, response: Mapping[str, Any]) -> RequestOutcome:
+    """The outcome of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
+    usage = content_usage(_field(response, "usageMetadata", "usage_metadata"))
     candidates = response.get("candidates") or []
     if not candidates:
         feedback = _field(response, "promptFeedback", "prompt_feedback") or {}

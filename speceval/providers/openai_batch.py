@@ -254,14 +254,19 @@ def parse_result_line(line: str, file_id: str, job_state: JobState = JobState.CO
     )
 
 
-def _succeeded(custom_id: str, body: dict[str, Any]) -> RequestOutcome:
-    usage_data = body.get("usage") or {}
-    details = usage_data.get("prompt_tokens_details") or {}
-    usage = Usage(
-        input_tokens=int(usage_data.get("prompt_tokens") or 0),  # cached tokens included
+def chat_usage(usage_data: Any) -> Usage:
+    """A chat completion's `usage` object (dict); `prompt_tokens` include the cached ones."""
+    usage_data = usage_data if isinstance(usage_data, dict) else {}
+    details = usage_data.get("prompt_tokens_details")
+    return Usage(
+        input_tokens=int(usage_data.get("prompt_tokens") or 0),
         output_tokens=int(usage_data.get("completion_tokens") or 0),
         cached_input_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
     )
+
+
+def _succeeded(custom_id: str, body: dict[str, Any]) -> RequestOutcome:
+    usage = chat_usage(body.get("usage"))
     try:
         message = body["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):

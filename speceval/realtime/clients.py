@@ -11,9 +11,12 @@ import contextlib
 from typing import Any, ClassVar
 
 from speceval.batch.model import GenerationParams
-from speceval.batch.records import RequestError, Usage
+from speceval.batch.records import RequestError
+from speceval.providers.anthropic_batch import message_usage, user_content
 from speceval.providers.credentials import resolve_api_key
+from speceval.providers.gemini_batch import content_usage
 from speceval.providers.http_errors import transport_errors
+from speceval.providers.openai_batch import chat_usage
 from speceval.realtime.headers import parse_limit_headers
 from speceval.realtime.model import (
     CallFailed,
@@ -79,11 +82,7 @@ class OpenAIChatModel(RealtimeModel):
         except self._openai.APIConnectionError as exc:  # includes timeouts
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
         headers = parse_limit_headers(raw.headers)
-        usage = None
-        if completion.usage is not None:
-            usage = Usage(
-                input_tokens=completion.usage.prompt_tokens or 0, output_tokens=completion.usage.completion_tokens or 0
-            )
+        usage = chat_usage(completion.usage.model_dump()) if completion.usage is not None else None
         if not completion.choices:
             error = RequestError(code="malformed_response", message="HTTP 200 response has no choices")
             return Completion(None, usage, headers, error)
@@ -130,7 +129,7 @@ class AnthropicMessagesModel(RealtimeModel):
         body: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": self.params.max_tokens,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": [{"role": "user", "content": user_content(prompt)}],
         }
         if self.params.system_prompt:
             body["system"] = self.params.system_prompt
@@ -146,7 +145,7 @@ class AnthropicMessagesModel(RealtimeModel):
             raise http_failure(exc.status_code, exc.message, code, exc.response.headers) from None
         except self._anthropic.APIConnectionError as exc:
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
-        usage = Usage(input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens)
+        usage = message_usage(message.usage.model_dump())
         texts = [block.text for block in message.content if getattr(block, "type", None) == "text"]
         text = "".join(texts) if texts else None
         return Completion(text, usage, parse_limit_headers(raw.headers), None if text is not None else _NO_TEXT)
@@ -193,9 +192,7 @@ class GeminiGenerateModel(RealtimeModel):
         except self._transport_errors as exc:
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
         meta = response.usage_metadata
-        usage = None
-        if meta is not None:
-            usage = Usage(input_tokens=meta.prompt_token_count or 0, output_tokens=meta.candidates_token_count or 0)
+        usage = content_usage(meta.model_dump()) if meta is not None else None
         candidates = response.candidates or []
         if not candidates:
             feedback = response.prompt_feedback

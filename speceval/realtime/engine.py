@@ -313,14 +313,13 @@ class RealtimeEngine:
 
     def _summary(self, reason: StopReason) -> EngineSummary:
         counts: Counter[Outcome] = Counter()
-        input_tokens = output_tokens = final = 0
+        usage = Usage()
+        final = 0
         for ref in self._order:
             result = self._results.get(ref)
             if result is None:
                 continue
-            if result.usage:
-                input_tokens += result.usage.input_tokens
-                output_tokens += result.usage.output_tokens
+            usage.add(result.usage)
             if is_final(result, self.options.max_attempts):
                 counts[result.outcome] += 1
                 final += 1
@@ -329,5 +328,5 @@ class RealtimeEngine:
             total_requests=len(self._order),
             outcome_counts=dict(counts),
             outstanding=len(self._order) - final,
-            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+            usage=usage,
         )

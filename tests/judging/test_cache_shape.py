@@ -32,6 +32,9 @@ from speceval.manifest import RunManifest
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import SALT_FILE, JudgeSettings, JudgeTarget, write_manifest
+from speceval.providers.anthropic_batch import message_usage
+from speceval.providers.gemini_batch import content_usage
+from speceval.providers.openai_batch import chat_usage
 from speceval.providers.registry import create_batched_model
 from speceval.spec import load_spec
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY
@@ -254,3 +257,16 @@ def test_emulated_prompt_cache_follows_each_providers_rules() -> None:
     assert cache.use("anthropic", sonnet, long + "z", mark, 200) == CacheUse(read=1050)
     assert cache.use("anthropic", "claude-3-5-haiku-20241022", long, mark, 0) == CacheUse()  # its minimum: 2,048
     assert cache.use("anthropic", sonnet, long, mark, 200 + 301) == CacheUse(written=1050)  # expired after 5 min
+
+
+def test_each_providers_usage_counts_cached_tokens_inside_input_tokens() -> None:
+    openai = chat_usage({"prompt_tokens": 2000, "completion_tokens": 10,
+                         "prompt_tokens_details": {"cached_tokens": 1536}})
+    anthropic = message_usage({"input_tokens": 300, "output_tokens": 10, "cache_read_input_tokens": 1500,
+                               "cache_creation_input_tokens": 200})
+    gemini = content_usage({"promptTokenCount": 2000, "candidatesTokenCount": 10, "cachedContentTokenCount": 1024})
+    assert openai == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1536)
+    assert anthropic == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1500, cache_write_tokens=200)
+    assert gemini == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1024)
+    assert content_usage({"prompt_token_count": 5, "cached_content_token_count": 4}).cached_input_tokens == 4
+    assert chat_usage(None) == message_usage(None) == content_usage(None) == Usage()
