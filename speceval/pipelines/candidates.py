@@ -24,7 +24,7 @@ from speceval.batch.records import Outcome
 from speceval.errors import ConfigError, InputError
 from speceval.manifest import MANIFEST_NAME, RunManifest
 from speceval.paths import safe_path
-from speceval.pipelines.legacy import RESULTS, legacy_name, legacy_outcome
+from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, legacy_outcome, read_together_file
 from speceval.spec import Specification
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,8 @@ class Candidate:
         spec_sha256: the hash of the spec the run was generated with, when its manifest says.
         legacy: the folder was written by the original SpecEval (no `run.json`): its files are named by the raw
             statement id and its failures are text in `output_text`.
+        combined_file: the original Together script's single `results.json` holding every statement's records
+            (instead of one file per statement).
     """
 
     name: str
@@ -52,6 +54,7 @@ class Candidate:
     offline: bool = False
     spec_sha256: str | None = None
     legacy: bool = False
+    combined_file: Path | None = None
 
     @property
     def path_name(self) -> str:
@@ -118,6 +121,8 @@ def resolve_candidates(
 def _candidate(path: Path, name: str | None) -> Candidate:
     if name is not None and not name.strip():
         raise ConfigError(f"the candidate name for {path} is empty")
+    if path.name == TOGETHER_FILE and path.is_file():
+        path = path.parent
     if not path.is_dir():
         raise ConfigError(f"candidate folder {path} does not exist (relative paths are read from the current folder)")
     if path.name == RESULTS and (path.parent / MANIFEST_NAME).is_file():
@@ -135,6 +140,11 @@ def _candidate(path: Path, name: str | None) -> Candidate:
             offline=manifest.offline,
             spec_sha256=manifest.spec_sha256,
         )
+    if (path / TOGETHER_FILE).is_file() and not (path / RESULTS).is_dir():
+        derived = name if name is not None else legacy_name(path)
+        logger.info("%s: read as an original Together results.json of model %r", path, derived)
+        return Candidate(name=derived, directory=path, results_dir=path, legacy=True,
+                         combined_file=path / TOGETHER_FILE)
     results_dir = path / RESULTS if (path / RESULTS).is_dir() else path
     if not any(results_dir.glob("*.json")):
         raise ConfigError(
@@ -155,6 +165,8 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
             candidate.name,
             spec.source_path,
         )
+    if candidate.combined_file is not None:
+        return _load_combined(answers, candidate.combined_file, spec)
     results_dir = candidate.results_dir
     known = set()
     for statement in spec.statements:
@@ -173,6 +185,18 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
     return answers
 
 
+def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -> CandidateAnswers:
+    by_statement = read_together_file(path)
+    for statement_id, records in by_statement.items():
+        if statement_id in spec:
+            answers.by_statement[statement_id] = _answers(path, records, answers.skipped)
+    foreign = sorted(set(by_statement) - set(spec.ids))
+    if foreign:
+        logger.warning("%s: records of %d statement(s) not in the spec are ignored: %s", path, len(foreign),
+                       ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""))
+    return answers
+
+
 def _read_results(path: Path, skipped: Counter[str]) -> list[Answer]:
     try:
         records = json.loads(path.read_bytes())
@@ -180,9 +204,14 @@ def _read_results(path: Path, skipped: Counter[str]) -> list[Answer]:
         raise InputError(path, f"not a readable results file: {exc}") from None
     if not isinstance(records, list):
         raise InputError(path, "a results file must hold a JSON list of records")
+    return _answers(path, [(str(position), record) for position, record in enumerate(records)], skipped)
+
+
+def _answers(path: Path, records: list[tuple[str, Any]], skipped: Counter[str]) -> list[Answer]:
+    """The succeeded answers among `records` (each with its field path in `path`), failures counted by outcome."""
     answers: list[Answer] = []
     seen: set[int] = set()
-    for position, record in enumerate(records):
+    for position, record in records:
         answer, skip = _answer(path, position, record)
         if answer is not None and answer.original_index in seen:
             raise InputError(path, f"original_index {answer.original_index} appears twice", field=f"{position}")
@@ -194,9 +223,9 @@ def _read_results(path: Path, skipped: Counter[str]) -> list[Answer]:
     return sorted(answers, key=lambda a: a.original_index)
 
 
-def _answer(path: Path, position: int, record: Any) -> tuple[Answer | None, str | None]:
+def _answer(path: Path, position: str, record: Any) -> tuple[Answer | None, str | None]:
     if not isinstance(record, dict):
-        raise InputError(path, "each record must be an object", field=str(position))
+        raise InputError(path, "each record must be an object", field=position)
     index, text, output = record.get("original_index"), record.get("input_text"), record.get("output_text")
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise InputError(path, "must be a non-negative integer", field=f"{position}.original_index")
@@ -210,7 +239,7 @@ def _answer(path: Path, position: int, record: Any) -> tuple[Answer | None, str 
     return Answer(index, text, output), None
 
 
-def _outcome(path: Path, position: int, record: dict[str, Any]) -> Outcome:
+def _outcome(path: Path, position: str, record: dict[str, Any]) -> Outcome:
     if "outcome" not in record:  # written by the original SpecEval: failures are text inside output_text
         return legacy_outcome(record.get("output_text"))
     try:

@@ -8,6 +8,10 @@ list of `{original_index, input_text, output_text[, batch_id]}` records, without
   `data/converted_together_generations/{spec}/{model}/{stamp}/results/` (beside a `metadata/metadata.json`);
 * the Google synchronous workaround (`examples/generate_google_models.py`): the same layout, no `batch_id`.
 
+Unconverted Together runs (`batched_examples/together_batch_inference.py`) hold one `{stamp}/results.json` =
+`{metadata: {model_name, ...}, results: [{statement_id, original_index, input_text, output_text}]}` instead;
+`read_together_file` groups its records by statement.
+
 Failures were written as text inside `output_text`; `legacy_outcome` maps each of those strings to the typed
 outcome it stood for, so a failure is counted as one and never judged as if it were the model's answer.
 
@@ -18,14 +22,17 @@ the original used for its judge output folders).
 
 from __future__ import annotations
 
+import json
 import os.path
 import re
 from pathlib import Path
+from typing import Any
 
 from speceval.batch.records import Outcome
-from speceval.errors import ConfigError
+from speceval.errors import ConfigError, InputError
 
 RESULTS = "results"
+TOGETHER_FILE = "results.json"
 # `%Y%m%d_%H%M%S`, as every original writer named its run folders (ours add `_N` when two start in one second).
 _STAMP = re.compile(r"^\d{8}_\d{6}(_\d+)?$")
 
@@ -76,3 +83,24 @@ def legacy_name(results_dir: Path) -> str:
         )
     return name
 
+
+def read_together_file(path: Path) -> dict[str, list[tuple[str, Any]]]:
+    """The records of an original Together `results.json`, by statement id, each with its field path in the file.
+
+    Raises:
+        InputError: the file is unreadable, not of that shape, or a record names no statement.
+    """
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"not a readable results file: {exc}") from None
+    records = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(records, list):
+        raise InputError(path, "a Together results file must be an object whose `results` is a list", field="results")
+    grouped: dict[str, list[tuple[str, Any]]] = {}
+    for position, record in enumerate(records):
+        statement_id = record.get("statement_id") if isinstance(record, dict) else None
+        if not isinstance(statement_id, str) or not statement_id:
+            raise InputError(path, "must be a non-empty string", field=f"results.{position}.statement_id")
+        grouped.setdefault(statement_id, []).append((f"results.{position}", record))
+    return grouped

@@ -130,3 +130,39 @@ def test_unknown_outcome_names_file_and_field(tmp_path: Path, spec: Path) -> Non
     [candidate] = resolve_candidates([run])
     with pytest.raises(InputError, match=r"be_honest.json, field '0.outcome': unknown outcome 'done'"):
         load_answers(candidate, load_spec(spec))
+
+
+def write_together(stamp_dir: Path) -> Path:
+    """An unconverted `together_batch_inference.py` run: one results.json for every statement."""
+    stamp_dir.mkdir(parents=True)
+    results = [
+        {"statement_id": "be_honest", "original_index": 0, "input_text": "q0", "output_text": "answer 0"},
+        {"statement_id": "be_honest", "original_index": 1, "input_text": "q1", "output_text": "ERROR: Result missing"},
+        {"statement_id": "Avoid_Harm", "original_index": 0, "input_text": "q2",
+         "output_text": "ERROR: APIError: 503 Service Unavailable"},
+        {"statement_id": "Avoid_Harm", "original_index": 1, "input_text": "q3", "output_text": "answer 3"},
+        {"statement_id": "not_in_spec", "original_index": 0, "input_text": "q4", "output_text": "ignored"},
+    ]
+    metadata = {"model_name": "deepseek-ai/DeepSeek-V3", "run_timestamp": stamp_dir.name}
+    (stamp_dir / "results.json").write_text(json.dumps({"metadata": metadata, "results": results}))
+    return stamp_dir
+
+
+def test_an_unconverted_together_results_file_is_a_candidate(tmp_path: Path, spec: Path) -> None:
+    stamp = write_together(tmp_path / "together_generations" / "openai" / "deepseek-ai-DeepSeek-V3" / "20250509_003136")
+    assert resolve_candidates([stamp]) == resolve_candidates([stamp / "results.json"])
+    [candidate] = resolve_candidates([stamp])
+    assert (candidate.name, candidate.combined_file) == ("deepseek-ai-DeepSeek-V3", stamp / "results.json")
+    answers = load_answers(candidate, load_spec(spec))
+    assert dict(answers.skipped) == {"missing": 1, "errored": 1}
+    assert {sid: [(a.original_index, a.output_text) for a in found] for sid, found in answers.by_statement.items()} == {
+        "be_honest": [(0, "answer 0")], "Avoid_Harm": [(1, "answer 3")]}
+
+
+def test_a_together_record_without_statement_names_its_field(tmp_path: Path, spec: Path) -> None:
+    stamp = tmp_path / "m" / "20250509_003136"
+    stamp.mkdir(parents=True)
+    (stamp / "results.json").write_text(json.dumps({"results": [{"original_index": 0}]}))
+    [candidate] = resolve_candidates([stamp])
+    with pytest.raises(InputError, match=r"results.json, field 'results.0.statement_id'"):
+        load_answers(candidate, load_spec(spec))
