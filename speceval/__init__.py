@@ -3,50 +3,128 @@
 The public API. Vendor SDKs are imported only when a provider is used, so `import speceval` needs none of them.
 """
 
-from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
-from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
-from speceval.batch.records import (
-    BatchRecord,
-    GenericHandle,
-    JobState,
-    Outcome,
-    RemoteJob,
-    RequestError,
-    RequestOutcome,
-    ResultRecord,
-    SubmissionIntent,
-    Usage,
-)
-from speceval.batch.store import RunStore
-from speceval.errors import (
-    BudgetExceeded,
-    ConfigError,
-    InputError,
-    MissingCredentialsError,
-    ModelMismatchError,
-    ProviderError,
-    RunStateError,
-    SpecevalError,
-    TransientProviderError,
-    UsageError,
-)
-from speceval.inputs import InputSet, PromptItem, load_inputs
-from speceval.manifest import RunManifest
-from speceval.pipelines.candidates import Candidate, resolve_candidates
-from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
-from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings
-from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
-from speceval.providers.registry import (
-    ENTRY_POINT_GROUP,
-    ProviderEntry,
-    create_batched_model,
-    register_provider,
-    resolve_org,
-    unregister_provider,
-)
-from speceval.spec import Specification, Statement, load_spec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is imported on first use
+    from speceval.batch.engine import BatchEngine, EngineOptions
+    from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+    from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
+    from speceval.batch.records import (
+        BatchRecord,
+        GenericHandle,
+        JobState,
+        Outcome,
+        RemoteJob,
+        RequestError,
+        RequestOutcome,
+        ResultRecord,
+        SubmissionIntent,
+        Usage,
+    )
+    from speceval.batch.store import RunStore
+    from speceval.errors import (
+        BudgetExceeded,
+        ConfigError,
+        InputError,
+        MissingCredentialsError,
+        ModelMismatchError,
+        ProviderError,
+        RunStateError,
+        SpecevalError,
+        TransientProviderError,
+        UsageError,
+    )
+    from speceval.inputs import InputSet, PromptItem, load_inputs
+    from speceval.manifest import RunManifest
+    from speceval.pipelines.candidates import Candidate, resolve_candidates
+    from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
+    from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+    from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings
+    from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
+    from speceval.providers.registry import (
+        ENTRY_POINT_GROUP,
+        ProviderEntry,
+        create_batched_model,
+        register_provider,
+        resolve_org,
+        unregister_provider,
+    )
+    from speceval.spec import Specification, Statement, load_spec
+
+# name → module: `import speceval` imports none of them (pydantic models, the engine and the pipelines take
+# a second to build), so a command's --help and a script that needs one class stay fast.
+_EXPORTS: dict[str, str] = {
+    "BatchEngine": "speceval.batch.engine",
+    "BatchRecord": "speceval.batch.records",
+    "BatchedComplianceJudge": "speceval.pipelines.compliance",
+    "BatchedGenerationPipeline": "speceval.pipelines.generation",
+    "BatchedModel": "speceval.batch.model",
+    "BatchedRankingPipeline": "speceval.pipelines.ranking",
+    "BudgetExceeded": "speceval.errors",
+    "Candidate": "speceval.pipelines.candidates",
+    "CandidateSummary": "speceval.pipelines.compliance",
+    "ConfigError": "speceval.errors",
+    "ENTRY_POINT_GROUP": "speceval.providers.registry",
+    "EngineObserver": "speceval.batch.progress",
+    "EngineOptions": "speceval.batch.engine",
+    "EngineSummary": "speceval.batch.progress",
+    "GenerationConfig": "speceval.pipelines.generation",
+    "GenerationParams": "speceval.batch.model",
+    "GenericHandle": "speceval.batch.records",
+    "InputError": "speceval.errors",
+    "InputSet": "speceval.inputs",
+    "JobState": "speceval.batch.records",
+    "JudgeOutcome": "speceval.pipelines.judge_run",
+    "JudgeSettings": "speceval.pipelines.judge_run",
+    "MissingCredentialsError": "speceval.errors",
+    "ModelMismatchError": "speceval.errors",
+    "Outcome": "speceval.batch.records",
+    "PairSummary": "speceval.pipelines.ranking",
+    "PromptItem": "speceval.inputs",
+    "ProviderEntry": "speceval.providers.registry",
+    "ProviderError": "speceval.errors",
+    "ProviderLimits": "speceval.batch.model",
+    "RemoteJob": "speceval.batch.records",
+    "RequestError": "speceval.batch.records",
+    "RequestOutcome": "speceval.batch.records",
+    "ResultRecord": "speceval.batch.records",
+    "RunManifest": "speceval.manifest",
+    "RunStateError": "speceval.errors",
+    "RunStore": "speceval.batch.store",
+    "SpecevalError": "speceval.errors",
+    "Specification": "speceval.spec",
+    "Statement": "speceval.spec",
+    "StopReason": "speceval.batch.progress",
+    "SubmissionIntent": "speceval.batch.records",
+    "TransientProviderError": "speceval.errors",
+    "Usage": "speceval.batch.records",
+    "UsageError": "speceval.errors",
+    "create_batched_model": "speceval.providers.registry",
+    "load_inputs": "speceval.inputs",
+    "load_spec": "speceval.spec",
+    "register_provider": "speceval.providers.registry",
+    "resolve_candidates": "speceval.pipelines.candidates",
+    "resolve_org": "speceval.providers.registry",
+    "unregister_provider": "speceval.providers.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'speceval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __version__ = "0.1.0"
 
