@@ -14,7 +14,7 @@ from speceval.analysis import plots
 from speceval.analysis.report import ReportData
 from speceval.analysis.samples import sample_link, sample_section
 from speceval.analysis.summary import interval_methods
-from speceval.analysis.tables import ComplianceRate
+from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.variations import Breakdown
 
 _STYLE = (
@@ -33,6 +33,8 @@ def render_page(data: ReportData) -> str:
     parts = ["<h1>speceval report</h1>", _summary(data)]
     parts += [_img(plots.variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
               for judge in sorted({v.judge for v in data.variations})]
+    if data.compliance:
+        parts.append(_img(plots.length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
     parts += [_paired(data), _breakdowns(data), _judges(data), _rankings(data), _costs(data)]
     parts.append(sample_section(data.compliance_rows))
@@ -134,6 +136,11 @@ def _judges(data: ReportData) -> str:
         parts.append("<h2>Inter-judge agreement</h2>")
         parts.append(_table(["judges", "kind", "items", "kappa / alpha"],
                             ([a.judges, a.kind, a.items, a.kappa] for a in data.agreement)))
+    bias = judge_bias(data.compliance)
+    if bias:
+        parts.append("<h2>Judge bias (a judge's rate minus the mean over judges)</h2>")
+        parts.append(_table(["judge", "candidate", "variation", "bias"],
+                            ([j, m, v, b] for (j, m, v), b in sorted(bias.items()))))
     if data.panel:
         parts.append("<h2>Panel verdicts</h2><p class='note'>majority of the binary verdicts (mean of Likert "
                      "ratings) per answer; the panel's rates are the rows of judge <b>panel</b> above. A tie or an "

@@ -86,7 +86,7 @@ def win_matrix(rates: list[WinRate], judge: str, variation: str) -> tuple[np.nda
 
 
 def length_scatter(rates: list[ComplianceRate]) -> bytes:
-    """Mean answer length against compliance rate, one point per candidate and judge."""
+    """Mean answer length against compliance rate, one point per candidate, variation and judge."""
     figure, axes = plt.subplots(figsize=(6, 4.5))
     for judge in sorted({r.judge for r in rates}):
         points = [

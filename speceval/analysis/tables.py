@@ -87,16 +87,18 @@ def compliance_rates(rows: list[ComplianceRow], *, per_statement: bool = False) 
     return rates
 
 
-def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str], float]:
-    """(judge, model) → the judge's rate minus the mean over judges of that model's rate (first variation)."""
-    by_model: dict[str, list[float]] = defaultdict(list)
-    pooled = {(r.judge, r.model): r.rate for r in rates if r.rate is not None and r.variation == rates[0].variation}
-    for (_, model), rate in pooled.items():
-        by_model[model].append(rate)
+def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str, str], float]:
+    """(judge, model, variation) → the judge's rate minus the mean over judges of that model's rate there.
+
+    The panel is not a judge of its own here: it is made of the judges' verdicts."""
+    by_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
+    judged = [r for r in rates if r.rate is not None and r.judge != "panel"]
+    for r in judged:
+        by_cell[(r.model, r.variation)].append(r.rate)  # type: ignore[arg-type]
     return {
-        (judge, model): rate - mean(by_model[model])
-        for (judge, model), rate in pooled.items()
-        if len(by_model[model]) > 1
+        (r.judge, r.model, r.variation): r.rate - mean(by_cell[(r.model, r.variation)])  # type: ignore[operator]
+        for r in judged
+        if len(by_cell[(r.model, r.variation)]) > 1
     }
 
 

@@ -174,3 +174,13 @@ def test_breakdowns_group_by_statement_type():
     found = {b.group: (b.judged, b.compliant, b.ci_low) for b in breakdown(rows, "statement_type")}
     assert found == {"guideline": (1, 1, wilson_interval(1, 1)[0]),  # type: ignore[index]
                      "prohibition": (2, 1, wilson_interval(1, 2)[0])}  # type: ignore[index]
+
+
+def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
+    from speceval.analysis.tables import compliance_rates, judge_bias
+
+    rows = [row("j1", "m", "st", f"q{i}", i < 3) for i in range(4)] + [row("j2", "m", "st", f"q{i}", i < 1)
+                                                                       for i in range(4)]
+    panel, _ = panel_rows(rows)
+    assert judge_bias(compliance_rates(rows + panel)) == {("j1", "m", "v"): pytest.approx(0.25),
+                                                          ("j2", "m", "v"): pytest.approx(-0.25)}
