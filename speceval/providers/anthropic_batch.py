@@ -195,7 +195,8 @@ class AnthropicBatchedModel(BatchedModel):
                 "resubmitted, and paid for again"
             )
             logger.warning("%s", message)
-            raise ProviderError(self.provider, f"download results of {record.batch_id}", message) from exc
+            operation = f"download results of {record.batch_id}"
+            raise ProviderError(self.provider, operation, message, status_code=exc.status_code) from exc
 
     def _archived_at(self, batch_id: str) -> datetime | None:
         """When the batch's results were archived, or None while they are kept."""

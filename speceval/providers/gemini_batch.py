@@ -294,12 +294,11 @@ def job_state(raw: str) -> JobState:
     return _STATES.get(name, JobState.IN_PROGRESS)
 
 
-def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
-    """Turn one line of a responses file into a typed outcome (None for a line that names no request).
+def json_line(provider: str, where: str, line: str) -> dict[str, Any]:
+    """One line of a downloaded JSONL file as a JSON object.
 
-    The key is read at the top level (file mode) or from `metadata.key` (inline mode); camelCase and snake_case
-    field names are both accepted. Raises TransientProviderError for a line that is not JSON: a download cut
-    short must be fetched again, not read as 'fewer results'.
+    Raises TransientProviderError for a line that is not one: a download cut short must be fetched again, not read
+    as 'fewer results'.
     """
     try:
         data = json.loads(line)
@@ -307,8 +306,19 @@ def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
         data = None
     if not isinstance(data, dict):
         raise TransientProviderError(
-            "gemini", f"read {file_name}", f"result line is not valid JSON (truncated download?): {line[:80]!r}"
+            provider, f"read {where}", f"result line is not valid JSON (truncated download?): {line[:80]!r}"
         )
+    return data
+
+
+def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
+    """Turn one line of a responses file into a typed outcome (None for a line that names no request).
+
+    The key is read at the top level (file mode) or from `metadata.key` (inline mode); camelCase and snake_case
+    field names are both accepted. Raises TransientProviderError for a line that is not JSON: a download cut
+    short must be fetched again, not read as 'fewer results'.
+    """
+    data = json_line("gemini", file_name, line)
     metadata = data.get("metadata")
     key = data.get("key") or (metadata.get("key") if isinstance(metadata, dict) else None)
     if not isinstance(key, str) or not key:

@@ -19,8 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from speceval.batch.records import Outcome, RequestError, RequestOutcome
-from speceval.errors import TransientProviderError
-from speceval.providers.gemini_batch import error_outcome, response_outcome
+from speceval.providers.gemini_batch import error_outcome, json_line, response_outcome
 from speceval.redaction import redact
 
 LABEL = "speceval_custom_id"
@@ -29,15 +28,7 @@ _EMBEDDED_ERROR = re.compile(r"\{.*\}", re.DOTALL)
 
 def read_row(line: str, uri: str) -> dict[str, Any]:
     """One row of a predictions file as JSON. A row that is not JSON means a download cut short: transient."""
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError:
-        data = None
-    if not isinstance(data, dict):
-        raise TransientProviderError(
-            "vertex", f"read {uri}", f"prediction row is not valid JSON (truncated download?): {line[:80]!r}"
-        )
-    return data
+    return json_line("vertex", uri, line)
 
 
 def echoed_id(row: Mapping[str, Any]) -> str | None:

@@ -139,3 +139,12 @@ def is_json(exchange: Exchange) -> bool:
     """Whether the emulator answered with a JSON document."""
     kind = {k.lower(): v for k, v in exchange.response_headers.items()}.get("content-type", "")
     return "json" in kind and "jsonl" not in kind
+
+
+def refused(proxy: RecordingProxy) -> list[Exchange]:
+    """The exchanges the emulator refused (status >= 400); there must be some, and each must be JSON."""
+    found = [e for e in proxy.exchanges if e.status >= 400]
+    assert found, "no error response was recorded"
+    for exchange in found:
+        assert is_json(exchange), exchange
+    return found

@@ -18,6 +18,7 @@ from tests.conformance.common import (
     look_up_a_lost_job,
     poll_unknown_job,
     proxied_emulator,
+    refused,
     run_cancelled,
     run_scenarios,
 )
@@ -94,10 +95,8 @@ def test_result_lines(recorded):
 
 
 def test_error_bodies(recorded):
-    refused = [e for e in recorded.exchanges if e.status >= 400]
-    assert refused
     problems = []
-    for e in refused:
+    for e in refused(recorded):
         problems += model_problems(ErrorResponse, e.response_json(), f"{e.status} {e.method} {e.route}")
     assert not problems, "\n".join(problems)
 

@@ -4,7 +4,6 @@ aliases) and against the documented field names where the SDK converts instead (
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,28 +12,23 @@ from google.genai import types
 
 from speceval.providers.gemini_batch import GeminiBatchedModel
 from tests.conformance.common import (
-    FIXTURES,
     PARAMS,
     cancelling,
-    is_json,
     jsonl,
     look_up_a_lost_job,
     poll_unknown_job,
     proxied_emulator,
+    refused,
     run_cancelled,
     run_scenarios,
 )
+from tests.conformance.google_facts import fact, request_line_problems
 from tests.conformance.recorder import Exchange, RecordingProxy
-from tests.conformance.shapes import camel_keys, facts_problems, model_problems
+from tests.conformance.shapes import model_problems
 from tests.conftest import TEST_KEY
 
 MODEL = "gemini-2.5-flash"
 API = "/gemini/v1"
-FACTS = json.loads((FIXTURES / "google_facts.json").read_text())["objects"]
-
-
-def fact(name: str, value: Any, where: str) -> list[str]:
-    return facts_problems(FACTS[name], name, value, where)
 
 
 @pytest.fixture(scope="module")
@@ -118,11 +112,8 @@ def test_responses_file_lines(recorded):
 
 
 def test_error_bodies(recorded):
-    refused = [e for e in recorded.exchanges if e.status >= 400]
-    assert refused
     problems = []
-    for e in refused:
-        assert is_json(e), e
+    for e in refused(recorded):
         body = e.response_json()
         problems += fact("ErrorBody", body, f"{e.status} {e.method} {e.route}")
         problems += fact("HttpError", body.get("error") or {}, f"{e.status} {e.method} {e.route}.error")
@@ -135,17 +126,5 @@ def test_request_lines_the_adapter_writes(recorded):
     assert lines
     problems = []
     for index, line in enumerate(lines):
-        where = f"request line {index}"
-        problems += [f"{where}.{key}: a line is {{key, request}}" for key in line if key not in ("key", "request")]
-        request = camel_keys(line["request"])  # the service reads either spelling
-        problems += fact("GenerateContentRequest", request, f"{where}.request")
-        for number, content in enumerate(request["contents"]):
-            problems += model_problems(types.Content, content, f"{where}.request.contents[{number}]")
-        if "generationConfig" in request:
-            config = camel_keys(request["generationConfig"])
-            problems += model_problems(types.GenerationConfig, config, f"{where}.request.generationConfig")
-        if "systemInstruction" in request:
-            problems += model_problems(
-                types.Content, request["systemInstruction"], f"{where}.request.systemInstruction"
-            )
+        problems += request_line_problems(line, f"request line {index}")
     assert not problems, "\n".join(problems)

@@ -16,12 +16,12 @@ from tests.conformance.common import (
     FIXTURES,
     PARAMS,
     cancelling,
-    is_json,
     jsonl,
     look_up_a_lost_job,
     multipart_fields,
     poll_unknown_job,
     proxied_emulator,
+    refused,
     run_cancelled,
     run_scenarios,
 )
@@ -117,11 +117,8 @@ def test_result_lines(recorded):
 
 
 def test_error_bodies(recorded):
-    refused = [e for e in recorded.exchanges if e.status >= 400]
-    assert refused
     problems = []
-    for e in refused:
-        assert is_json(e), e
+    for e in refused(recorded):
         problems += spec_problems("ErrorResponse", e.response_json(), f"{e.status} {e.method} {e.route}")
     assert not problems, "\n".join(problems)
 

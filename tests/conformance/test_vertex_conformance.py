@@ -4,7 +4,6 @@ BatchPredictionJob into its own BatchJob rather than modelling the wire) and goo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,27 +15,22 @@ from google.oauth2.credentials import Credentials
 
 from speceval.providers.vertex_batch import VertexBatchedModel
 from tests.conformance.common import (
-    FIXTURES,
     PARAMS,
     cancelling,
-    is_json,
     jsonl,
     look_up_a_lost_job,
     poll_unknown_job,
     proxied_emulator,
+    refused,
     run_cancelled,
     run_scenarios,
 )
+from tests.conformance.google_facts import fact, request_line_problems
 from tests.conformance.recorder import Exchange, RecordingProxy
-from tests.conformance.shapes import camel_keys, facts_problems, model_problems
+from tests.conformance.shapes import model_problems
 from tests.providers.test_vertex_batch import IN_BUCKET, LOCATION, MODEL, OUT_BUCKET, PROJECT, FakeGcs
 
-FACTS = json.loads((FIXTURES / "google_facts.json").read_text())["objects"]
 JOBS = f"/vertex/v1beta1/projects/{PROJECT}/locations/{LOCATION}/batchPredictionJobs"
-
-
-def fact(name: str, value: Any, where: str) -> list[str]:
-    return facts_problems(FACTS[name], name, value, where)
 
 
 class Recorded:
@@ -112,11 +106,8 @@ def test_job_listing(recorded):
 
 
 def test_error_bodies(recorded):
-    refused = [e for e in recorded.proxy.exchanges if e.status >= 400]
-    assert refused
     problems = []
-    for e in refused:
-        assert is_json(e), e
+    for e in refused(recorded.proxy):
         problems += fact("ErrorBody", e.response_json(), f"{e.status} {e.method} {e.route}")
         problems += fact("HttpError", e.response_json()["error"], f"{e.status} {e.method} {e.route}.error")
     assert not problems, "\n".join(problems)
@@ -149,10 +140,5 @@ def test_request_lines_the_adapter_writes(recorded):
     assert lines
     problems = []
     for index, line in enumerate(lines):
-        where = f"request line {index}"
-        problems += [f"{where}.{key}: a line is {{key, request}}" for key in line if key not in ("key", "request")]
-        request = camel_keys(line["request"])
-        problems += fact("GenerateContentRequest", request, f"{where}.request")
-        for number, content in enumerate(request["contents"]):
-            problems += model_problems(types.Content, content, f"{where}.request.contents[{number}]")
+        problems += request_line_problems(line, f"request line {index}")
     assert not problems, "\n".join(problems)
