@@ -16,7 +16,7 @@ import pytest
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import BatchRecord, Usage
-from speceval.costs import PriceTable, record_cost
+from speceval.costs import CostEstimator, PriceTable, record_cost
 from speceval.emulator import Emulator, FaultConfig
 from speceval.emulator.prompt_cache import CacheUse, PrefixCache
 from speceval.emulator.responder import respond
@@ -32,6 +32,7 @@ from speceval.manifest import RunManifest
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import SALT_FILE, JudgeSettings, JudgeTarget, write_manifest
+from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.anthropic_batch import message_usage
 from speceval.providers.gemini_batch import content_usage
 from speceval.providers.openai_batch import chat_usage
@@ -202,6 +203,13 @@ def test_anthropic_breakpoint_reaches_the_emulator_and_cached_tokens_reach_recor
     uncached = prices.cost(record.model, "anthropic", Usage(input_tokens=record.usage.input_tokens,
                                                           output_tokens=record.usage.output_tokens))
     assert cost is not None and uncached is not None and cost < 0.5 * uncached
+    # A budget's estimate stays an upper bound even if every request had to write the cache (1.25x input).
+    model = create_batched_model(record.model, "anthropic", GenerationParams(max_tokens=64), api_key=TEST_KEY)
+    estimate = CostEstimator(prices).estimate(model, record, target.run_dir / record.request_file)  # type: ignore[arg-type]
+    worst = prices.cost(record.model, "anthropic", Usage(input_tokens=record.usage.input_tokens,
+                                                         cache_write_tokens=record.usage.input_tokens,
+                                                         output_tokens=64 * record.request_count))
+    assert worst is not None and estimate >= worst
 
 
 def test_costs_price_cached_reads_and_cache_writes(tmp_path: Path) -> None:
@@ -270,3 +278,24 @@ def test_each_providers_usage_counts_cached_tokens_inside_input_tokens() -> None
     assert gemini == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1024)
     assert content_usage({"prompt_token_count": 5, "cached_content_token_count": 4}).cached_input_tokens == 4
     assert chat_usage(None) == message_usage(None) == content_usage(None) == Usage()
+
+
+def test_ranking_requests_of_both_orders_share_each_statement_prefix_and_carry_the_breakpoint(tmp_path: Path) -> None:
+    candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
+    params = GenerationParams(max_tokens=64)
+    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["anthropic"], judge_org="anthropic",
+                             output_dir_base=tmp_path / "out", params=params,
+                             engine=EngineOptions(batch_size=1000, poll_interval=0.05, max_attempts=1))
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator:
+        pipeline = BatchedRankingPipeline(settings, candidates)
+        model = create_batched_model(JUDGES["anthropic"], "anthropic", params, base_url=emulator.anthropic_base_url,
+                                     api_key=TEST_KEY)
+        summaries, _, _ = pipeline.run(model)
+    assert all(s.finished for s in summaries) and len(pipeline.targets) == 2
+    shared: dict[str, set[str | None]] = defaultdict(set)
+    for target in pipeline.targets:
+        for statement_id, request in _request_lines(target):
+            prompt, marker = _prompt_of("anthropic", request)
+            assert marker == prompt[:_conversation_start(prompt)]
+            shared[statement_id].add(marker)
+    assert len(shared) == 8 and all(len(markers) == 1 for markers in shared.values())
