@@ -108,3 +108,19 @@ def test_export_writes_one_row_per_verdict(tmp_path):
     assert count == 3 == len(rows)
     assert [r["kind"] for r in rows] == ["compliance", "compliance", "ranking"]
     assert rows[1]["compliant"] is None and rows[1]["outcome"] == "unparsed"
+
+
+def test_verdicts_in_an_experiment_carry_their_variation_name_settings_and_run(tmp_path):
+    from speceval.analysis.load import load_verdicts
+    from speceval.paths import safe_filename
+
+    name = "temperature_0.7+time_pressure"
+    (tmp_path / "experiment.json").write_text(json.dumps(
+        {"variations": {name: {"temperature": 0.7, "system_prompt": "Hurry."}}}))
+    folder = tmp_path / "compliance" / "openai" / safe_filename(name) / "run2" / "spec_openai" / "judge_j" / "m1"
+    compliance_file(folder / "results" / "s1.json", "m1", "j", [True, False])
+    verdicts = load_verdicts([tmp_path])
+    assert {(r.variation, r.run) for r in verdicts.compliance} == {(name, 2)}
+    assert verdicts.settings == {name: {"temperature": 0.7, "system_prompt": "Hurry."}}
+    assert {r.source for r in verdicts.compliance} == {
+        f"compliance/openai/{safe_filename(name)}/run2/spec_openai/judge_j/m1/results/s1.json"}
