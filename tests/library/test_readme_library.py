@@ -49,3 +49,26 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
     assert pairs == ["claude-3-5-haiku-20241022xgpt-4.1-mini-2025-04-14",
                      "gpt-4.1-mini-2025-04-14xclaude-3-5-haiku-20241022"]
     assert (rankings / "position_consistency.json").is_file()
+
+
+def readme_emulator_block() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text.split("**The emulator as a library.**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_emulator_snippet_points_a_pipeline_at_an_in_process_emulator(tmp_path: Path) -> None:
+    from speceval import BatchedGenerationPipeline, EngineOptions, GenerationConfig
+    from tests.conftest import write_inputs, write_spec
+
+    statements = {"s1": ["one", "two"], "s2": ["three"]}
+    pipeline = BatchedGenerationPipeline(GenerationConfig(
+        spec_path=write_spec(tmp_path / "spec.jsonl", list(statements)),
+        inputs_dir=write_inputs(tmp_path / "inputs", statements),
+        model_name="gpt-4.1-mini-2025-04-14", output_base_dir=tmp_path / "out",
+        engine=EngineOptions(poll_interval=0.1, timeout_hours=0.05, max_attempts=10),
+    ))
+    namespace: dict[str, object] = {"pipeline": pipeline}
+    exec(readme_emulator_block(), namespace)  # noqa: S102 - the README's own text, run as a reader would
+    summary = namespace["summary"]
+    assert summary.finished and summary.outcome_counts == {"succeeded": 3}  # type: ignore[attr-defined]
+    assert json.loads((pipeline.run_dir / "run.json").read_text())["offline"] is False
