@@ -36,8 +36,28 @@ def embedded_json(data: object) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def sample_section(rows: list[ComplianceRow]) -> str:
+SAMPLE_LIMIT = 20_000
+"""Most verdicts embedded in the page: beyond that a page gets too large for a browser (answers are long)."""
+
+
+def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> list[ComplianceRow]:
+    """All rows when they fit; else the same number from every (judge, candidate, variation, run) cell, in file
+    order, so every rate still links to samples of its own."""
+    if len(rows) <= limit:
+        return rows
+    cells: dict[tuple[str, str, str, int], list[ComplianceRow]] = {}
+    for row in rows:
+        cells.setdefault((row.judge, row.model, row.variation, row.run), []).append(row)
+    per_cell = max(1, limit // len(cells))
+    return [row for cell in cells.values() for row in cell[:per_cell]]
+
+
+def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> str:
     """The samples section: filters, a table filled by the script from the embedded data."""
+    total = len(rows)
+    rows = select_samples(rows, limit)
+    note = (f"<p><b>{len(rows)} of {total} verdicts are embedded</b> (the same number from every judge, candidate, "
+            "variation and run); <code>speceval export</code> writes all of them.</p>" if len(rows) < total else "")
     data = [{"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
              "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
              "verdict": verdict_label(r), "input": r.input, "output": r.output, "explanation": r.explanation or "",
@@ -50,7 +70,7 @@ def sample_section(rows: list[ComplianceRow]) -> str:
         '<h2 id="samples">Samples</h2>'
         "<p>Every verdict behind the rates above: the input, the candidate's answer, the verdict and the judge's "
         "explanation. Links on rates open this view filtered to their cell.</p>"
-        f'<div class="filters">{selects}</div><p id="sample-count"></p>'
+        f'{note}<div class="filters">{selects}</div><p id="sample-count"></p>'
         '<table id="sample-table"><thead><tr><th>judge</th><th>candidate</th><th>variation</th><th>run</th>'
         "<th>statement</th><th>verdict</th><th>input</th><th>answer</th><th>explanation</th></tr></thead>"
         "<tbody></tbody></table>"

@@ -184,3 +184,14 @@ def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
     panel, _ = panel_rows(rows)
     assert judge_bias(compliance_rates(rows + panel)) == {("j1", "m", "v"): pytest.approx(0.25),
                                                           ("j2", "m", "v"): pytest.approx(-0.25)}
+
+
+def test_a_large_experiment_embeds_the_same_number_of_samples_from_every_cell():
+    from speceval.analysis.samples import sample_section, select_samples
+
+    rows = [row("j", model, "st", f"q{i}", True, run=run) for model in ("a", "b") for run in (1, 2, 3)
+            for i in range(10)]
+    picked = select_samples(rows, limit=12)
+    assert len(picked) == 12 and {(r.model, r.run) for r in picked} == {(m, k) for m in "ab" for k in (1, 2, 3)}
+    assert select_samples(rows, limit=60) == rows
+    assert "12 of 60 verdicts are embedded" in sample_section(rows, limit=12)
