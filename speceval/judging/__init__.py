@@ -1,6 +1,12 @@
 """Judging: versioned prompt templates (`prompts`) and parsers returning typed verdicts (`verdicts`)."""
 
-from speceval.judging.prompts import TemplateId, render_compliance, render_ranking
+from speceval.judging.prompts import (
+    TemplateId,
+    new_salt,
+    render_compliance,
+    render_ranking,
+    split_shared_prefix,
+)
 from speceval.judging.verdicts import (
     ComplianceVerdict,
     LikertVerdict,
@@ -17,9 +23,11 @@ __all__ = [
     "RankingVerdict",
     "TemplateId",
     "Unparsed",
+    "new_salt",
     "parse_compliance",
     "parse_likert",
     "parse_ranking",
     "render_compliance",
     "render_ranking",
+    "split_shared_prefix",
 ]
