@@ -299,3 +299,21 @@ def test_ranking_requests_of_both_orders_share_each_statement_prefix_and_carry_t
             assert marker == prompt[:_conversation_start(prompt)]
             shared[statement_id].add(marker)
     assert len(shared) == 8 and all(len(markers) == 1 for markers in shared.values())
+
+
+def test_a_directory_judged_with_a_v1_template_resumes_with_it(tmp_path: Path) -> None:
+    candidates = resolve_candidates([_candidate(tmp_path / "cand", "cand-model")])
+    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai",
+                             output_dir_base=tmp_path / "out")
+    (target,) = BatchedComplianceJudge(settings, candidates).targets
+    write_manifest(target, "compliance", settings, SPEC.name, SPEC.sha256, "openai")
+    manifest = RunManifest.load(target.run_dir)  # as a run started before the v2 templates left it
+    manifest.parameters["identity"]["prompt_version"] = "compliance_binary_v1"
+    del manifest.parameters["prompt_salt"]
+    manifest.save(target.run_dir)
+    (resumed,) = BatchedComplianceJudge(settings, candidates).targets  # check_resumable passes: same identity
+    assert resumed.identity["prompt_version"] == "compliance_binary_v1"
+    item = resumed.items[0]
+    answer = json.loads((tmp_path / "cand" / "results" / f"{item.statement_id}.json").read_text())[item.original_index]
+    assert item.input_text == render_compliance(SPEC[item.statement_id], answer["input_text"], answer["output_text"],
+                                                template=TemplateId.COMPLIANCE_BINARY_V1)
