@@ -7,8 +7,8 @@ an *unknown* cost (None), never a cost of 0.
 
 What a collected job cost comes from the usage the provider reported, cached tokens at their own price. A cost
 estimated before a job exists is an upper bound for the budget: nothing is assumed to come from the cache, and
-every input token is priced at the higher of the input and cache-write prices (an Anthropic request that marks a
-cache breakpoint may write its prefix at 1.25x the input price).
+when the requests mark a cache breakpoint every input token is priced at the higher of the input and cache-write
+prices (an Anthropic request that marks one may write its prefix at 1.25x the input price).
 
 Estimates count input tokens as UTF-8 bytes / 4 of each request line's prompt text. No tokenizer is used:
 `tiktoken` downloads its encodings on first use, which fails offline and in CI, and the other providers publish
@@ -146,11 +146,27 @@ class CostEstimator:
             )
         input_tokens = request_file.stat().st_size // _BYTES_PER_TOKEN
         output_tokens = intent.request_count * model.params.max_tokens
-        # Upper bound: if a cache write costs more than plain input, count every input token as one.
-        writes = input_tokens if price.write_rate > price.input else 0
+        # Upper bound: where a cache write costs more than plain input and the requests mark a cache breakpoint,
+        # count every input token as written.
+        writes = input_tokens if price.write_rate > price.input and marks_cache(request_file) else 0
         usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, cache_write_tokens=writes)
         cost = self.prices.cost(model.model_name, model.provider, usage, batch=self.batch)
         return cost if cost is not None else 0.0
+
+
+_CACHE_MARK = b'"cache_control"'
+
+
+def marks_cache(request_file: Path) -> bool:
+    """Whether any request in `request_file` marks a prompt-cache breakpoint (read in 1 MiB pieces)."""
+    overlap = len(_CACHE_MARK) - 1
+    tail = b""
+    with request_file.open("rb") as lines:
+        while piece := lines.read(1 << 20):
+            if _CACHE_MARK in tail + piece:
+                return True
+            tail = piece[-overlap:]
+    return False
 
 
 def record_cost(prices: PriceTable, record: BatchRecord) -> float | None:

@@ -16,7 +16,7 @@ import pytest
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import BatchRecord, Usage
-from speceval.costs import CostEstimator, PriceTable, record_cost
+from speceval.costs import CostEstimator, PriceTable, marks_cache, record_cost
 from speceval.emulator import Emulator, FaultConfig
 from speceval.emulator.prompt_cache import CacheUse, PrefixCache
 from speceval.emulator.responder import respond
@@ -317,3 +317,10 @@ def test_a_directory_judged_with_a_v1_template_resumes_with_it(tmp_path: Path) -
     answer = json.loads((tmp_path / "cand" / "results" / f"{item.statement_id}.json").read_text())[item.original_index]
     assert item.input_text == render_compliance(SPEC[item.statement_id], answer["input_text"], answer["output_text"],
                                                 template=TemplateId.COMPLIANCE_BINARY_V1)
+
+
+def test_cache_write_prices_enter_an_estimate_only_for_requests_that_mark_a_breakpoint(tmp_path: Path) -> None:
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    plain.write_bytes(b'{"custom_id":"a","params":{"messages":[{"role":"user","content":"hi"}]}}\n' * 50_000)
+    marked.write_bytes(plain.read_bytes() + b'{"custom_id":"b","params":{"cache_control":{"type":"ephemeral"}}}\n')
+    assert not marks_cache(plain) and marks_cache(marked)  # the mark is found past the first MiB
