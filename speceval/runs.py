@@ -22,6 +22,7 @@ from speceval.errors import ConfigError, InputError
 from speceval.manifest import MANIFEST_NAME, RunManifest
 from speceval.offline import offline_provider
 from speceval.providers.registry import create_batched_model
+from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,8 @@ class RunIdentity(BaseModel):
         allow_unknown_statements: whether inputs files naming no statement were skipped.
         offline: synthetic answers from the emulator are never the same work as a provider's.
         realtime_base_url: None for a batch run; for a realtime run, its endpoint ("" for the SDK's default).
+        ray_endpoint: for an `--org ray` run, what serves it (endpoint, or vLLM on the cluster and its engine
+            arguments); None otherwise.
     """
 
     spec_sha256: str
@@ -104,11 +107,13 @@ class RunIdentity(BaseModel):
     allow_unknown_statements: bool
     offline: bool
     realtime_base_url: str | None
+    ray_endpoint: dict[str, Any] | None
 
     @classmethod
     def of(cls, manifest: RunManifest) -> RunIdentity:
         """The identity of the generation run a manifest describes (a draft one, before a run starts, too)."""
         realtime = manifest.parameters.get(REALTIME_KEY)
+        ray = manifest.parameters.get(RAY_KEY)
         return cls(
             spec_sha256=manifest.spec_sha256,
             inputs_sha256=manifest.inputs_sha256,
@@ -119,6 +124,7 @@ class RunIdentity(BaseModel):
             allow_unknown_statements=bool(manifest.parameters.get("allow_unknown_statements", False)),
             offline=manifest.offline,
             realtime_base_url=None if realtime is None else (realtime.get("base_url") or ""),
+            ray_endpoint=None if ray is None else {key: ray.get(key) for key in ("base_url", "vllm", "engine_args")},
         )
 
 

@@ -40,6 +40,8 @@ from speceval.manifest import RunManifest
 from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.registry import resolve_org
+from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
+from speceval.raydata.settings import ray_settings
 from speceval.realtime.settings import add_realtime_arguments, build_model, realtime_settings
 from speceval.runs import find_identical_runs
 from speceval.settings_checks import (
@@ -196,9 +198,12 @@ def _resumed(args: argparse.Namespace, run_dir: Path) -> BatchedGenerationPipeli
 
 
 def _identity_draft(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> RunManifest:
-    """The new run's manifest with its realtime settings, as an earlier identical run would have recorded it."""
+    """The new run's manifest with its endpoint settings, as an earlier identical run would have recorded them."""
     draft = pipeline.draft_manifest().model_copy(deep=True)
-    realtime_settings(args, draft, resolve_org(pipeline.config.model_name, pipeline.provider))
+    if pipeline.provider == "ray":
+        draft.parameters[RAY_KEY] = ray_settings(args, None, offline=pipeline.config.offline).model_dump()
+    else:
+        realtime_settings(args, draft, resolve_org(pipeline.config.model_name, pipeline.provider))
     return draft
 
 
