@@ -12,9 +12,7 @@ SDK retries, so a create is sent once and a lost response is reconciled through 
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -33,13 +31,17 @@ from speceval.batch.records import (
     SubmissionIntent,
     Usage,
 )
-from speceval.errors import ProviderError, TransientProviderError
+from speceval.errors import ProviderError
 from speceval.providers.credentials import resolve_api_key
-from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
+from speceval.providers.google_calls import call_google, error_headers, json_line, raw_get, status_text
+from speceval.providers.http_errors import is_transient_status
 from speceval.providers.wire import encode_line
 from speceval.redaction import redact
 
 logger = logging.getLogger(__name__)
+
+# Shared with the Vertex adapter and kept importable from here.
+__all__ = ["GeminiBatchedModel", "call_google", "error_headers", "json_line", "raw_get", "status_text"]
 
 # The Gemini batch docs upload request files as "jsonl". The service has at times refused it (and at times
 # "application/jsonl") with 400 "Unsupported MIME type" (python-genai #1547, gemini cookbook #1008). A refused
@@ -60,7 +62,6 @@ _STATES = {
     "CANCELLED": JobState.CANCELLED,
     "EXPIRED": JobState.EXPIRED,
 }
-_RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
 class GeminiBatchedModel(BatchedModel):
@@ -235,45 +236,6 @@ class GeminiBatchedModel(BatchedModel):
         )
 
 
-def call_google(provider: str, operation: str, fn: Any) -> Any:
-    """Run one google-genai call, turning its failures into our `ProviderError` / `TransientProviderError`."""
-    from google.genai import errors
-
-    lost: tuple[type[BaseException], ...] = transport_errors()
-    try:
-        return fn()
-    except errors.APIError as exc:
-        headers = error_headers(exc)
-        message = f"{exc.status}: {exc.message}" if exc.status else str(exc.message or exc)
-        raise http_error(provider, operation, exc.code or None, message, headers) from None
-    except lost as exc:
-        # Connection failures and timeouts surface as the HTTP library's own errors (the SDK does not wrap
-        # them): the request may or may not have reached the provider.
-        raise http_error(provider, operation, None, f"{type(exc).__name__}: {exc}") from None
-
-
-def raw_get(client: Any, provider: str, operation: str, path: str) -> dict[str, Any]:
-    """A resource as the service sent it (JSON), past the SDK's typed parsing, which drops or rejects fields.
-
-    google-genai has no public untyped call; its API client (`_api_client.request`) is the one seam it offers, and it
-    keeps the SDK's authentication, base URL and timeout. `path` is relative to the API version (`batches/…`) or,
-    for Vertex, a full `projects/…` resource name.
-    """
-    response = call_google(provider, operation, lambda: client._api_client.request("get", path, {}, None))
-    try:
-        body = json.loads(response.body) if response.body else {}
-    except json.JSONDecodeError:
-        raise TransientProviderError(provider, operation, "the response is not JSON") from None
-    return body if isinstance(body, dict) else {}
-
-
-def status_text(error: Any) -> str | None:
-    """`code: message` of a `google.rpc.Status` (a job's or operation's `error`), or None when there is none."""
-    if not isinstance(error, Mapping) or not (error.get("message") or error.get("code")):
-        return None
-    return redact(f"{error.get('code')}: {error.get('message')}")
-
-
 def generate_content_request(params: GenerationParams, prompt: str) -> dict[str, Any]:
     """The GenerateContentRequest of one prompt (Gemini batch lines and Vertex batch lines alike)."""
     generation_config: dict[str, Any] = {"max_output_tokens": params.max_tokens}
@@ -292,23 +254,6 @@ def job_state(raw: str) -> JobState:
     """Normalise a Gemini job state (`JOB_STATE_*` or `BATCH_STATE_*`); unknown states keep the job polled."""
     name = raw.removeprefix("JOB_STATE_").removeprefix("BATCH_STATE_")
     return _STATES.get(name, JobState.IN_PROGRESS)
-
-
-def json_line(provider: str, where: str, line: str) -> dict[str, Any]:
-    """One line of a downloaded JSONL file as a JSON object.
-
-    Raises TransientProviderError for a line that is not one: a download cut short must be fetched again, not read
-    as 'fewer results'.
-    """
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError:
-        data = None
-    if not isinstance(data, dict):
-        raise TransientProviderError(
-            provider, f"read {where}", f"result line is not valid JSON (truncated download?): {line[:80]!r}"
-        )
-    return data
 
 
 def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
@@ -392,21 +337,6 @@ def _field(data: Any, camel: str, snake: str) -> Any:
         return None
     value = data.get(camel)
     return value if value is not None else data.get(snake)
-
-
-def error_headers(exc: Any) -> dict[str, str]:
-    """Response headers of an API error, plus Google's `RetryInfo.retryDelay` (body only) as `retry-after`."""
-    headers: dict[str, str] = {}
-    response = getattr(exc, "response", None)
-    if response is not None and getattr(response, "headers", None) is not None:
-        headers.update({str(k): str(v) for k, v in response.headers.items()})
-    details = exc.details.get("error", exc.details) if isinstance(exc.details, dict) else {}
-    for detail in details.get("details") or [] if isinstance(details, dict) else []:
-        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
-            match = _RETRY_DELAY.match(str(detail.get("retryDelay", "")))
-            if match and not any(k.lower() in ("retry-after", "retry-after-ms") for k in headers):
-                headers["retry-after"] = match.group(1)
-    return headers
 
 
 def _input_file(record: BatchRecord) -> str | None:

@@ -26,7 +26,6 @@ import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlencode
@@ -44,8 +43,10 @@ from speceval.batch.records import (
 )
 from speceval.errors import ConfigError, ProviderError, UnmatchedResultsError
 from speceval.providers.credentials import register_refreshing_token
-from speceval.providers.gemini_batch import call_google, generate_content_request, job_state, raw_get, status_text
+from speceval.providers.gemini_batch import generate_content_request
+from speceval.providers.google_calls import call_google, raw_get
 from speceval.providers.http_errors import http_error
+from speceval.providers.vertex_jobs import job_from_sdk, job_from_wire
 from speceval.providers.vertex_rows import LABEL, RequestIndex, echoed_id, parse_prediction_line, read_row, row_outcome
 from speceval.providers.wire import encode_line
 
@@ -163,7 +164,7 @@ class VertexBatchedModel(BatchedModel):
                 config={"display_name": intent.idempotency_key, "dest": self._dest(intent.idempotency_key)},
             ),
         )
-        return self._job(job, input_uri)
+        return job_from_sdk(job, input_uri)
 
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
         key = intent.idempotency_key
@@ -180,7 +181,7 @@ class VertexBatchedModel(BatchedModel):
 
         try:
             sdk_job = call_google(self.provider, "list batch prediction jobs", tagged)
-            found = None if sdk_job is None else self._job(sdk_job, input_uri)
+            found = None if sdk_job is None else job_from_sdk(sdk_job, input_uri)
         except ValidationError:
             # A job in the listing the SDK cannot parse (a failed job's error details): read the pages raw.
             found = self._find_raw(wanted, key, input_uri)
@@ -200,7 +201,7 @@ class VertexBatchedModel(BatchedModel):
             )
             for body in page.get("batchPredictionJobs") or []:
                 if isinstance(body, dict) and body.get("displayName") == key:
-                    return _job_from_wire(body, input_uri)
+                    return job_from_wire(body, input_uri)
             token = page.get("nextPageToken")
             if not token:
                 return None
@@ -214,8 +215,8 @@ class VertexBatchedModel(BatchedModel):
         except ValidationError:
             # google-genai types a failed job's `error.details` as strings; Google sends objects. Read it raw.
             body = raw_get(self._client, self.provider, operation, record.batch_id)
-            return _job_from_wire(body, _handle(record).input_uri)
-        return self._job(job, _handle(record).input_uri)
+            return job_from_wire(body, _handle(record).input_uri)
+        return job_from_sdk(job, _handle(record).input_uri)
 
     def cancel_batch(self, record: BatchRecord) -> RemoteJob:
         call_google(
@@ -299,71 +300,6 @@ class VertexBatchedModel(BatchedModel):
         except (requests_exceptions.RequestException, ConnectionError, TimeoutError) as exc:
             raise http_error(self.provider, operation, None, f"{type(exc).__name__}: {exc}") from None
 
-    def _job(self, job: Any, input_uri: str | None) -> RemoteJob:
-        """A RemoteJob from the SDK's BatchJob."""
-        state = getattr(job.state, "value", job.state)
-        error = job.error.model_dump() if job.error is not None else None
-        output_info = getattr(job, "output_info", None)
-        stats = job.completion_stats
-        return _remote_job(
-            name=job.name,
-            raw=str(state) if state is not None else "JOB_STATE_UNSPECIFIED",
-            error=error,
-            reported_dir=getattr(output_info, "gcs_output_directory", None) if output_info is not None else None,
-            dest_prefix=job.dest.gcs_uri if job.dest is not None else None,
-            created_at=_aware(job.create_time),
-            counts=(stats.successful_count, stats.failed_count, stats.incomplete_count) if stats is not None else None,
-            input_uri=input_uri,
-        )
-
-
-def _job_from_wire(body: dict[str, Any], input_uri: str | None) -> RemoteJob:
-    """A RemoteJob from a BatchPredictionJob as the REST API sends it (camelCase JSON)."""
-    stats = body.get("completionStats")
-    destination = (body.get("outputConfig") or {}).get("gcsDestination") or {}
-    created = body.get("createTime")
-    return _remote_job(
-        name=str(body.get("name") or ""),
-        raw=str(body.get("state") or "JOB_STATE_UNSPECIFIED"),
-        error=body.get("error"),
-        reported_dir=(body.get("outputInfo") or {}).get("gcsOutputDirectory"),
-        dest_prefix=destination.get("outputUriPrefix"),
-        created_at=_aware(datetime.fromisoformat(created.replace("Z", "+00:00"))) if isinstance(created, str) else None,
-        counts=tuple(stats.get(k) for k in ("successfulCount", "failedCount", "incompleteCount"))
-        if isinstance(stats, dict)
-        else None,
-        input_uri=input_uri,
-    )
-
-
-def _remote_job(
-    *,
-    name: str,
-    raw: str,
-    error: Any,
-    reported_dir: str | None,
-    dest_prefix: str | None,
-    created_at: datetime | None,
-    counts: tuple[Any, ...] | None,
-    input_uri: str | None,
-) -> RemoteJob:
-    state = job_state(raw)
-    # The folder the job itself reports; the destination prefix (ours, unique to this job) only until then.
-    output_dir = reported_dir or (dest_prefix if state.is_terminal else None)
-    total = None
-    # `incompleteCount` is -1 when Vertex does not know it (a job that failed before counting): total unknown.
-    if counts is not None and all(c is not None and int(c) >= 0 for c in counts):
-        total = sum(int(c) for c in counts) or None
-    return RemoteJob(
-        batch_id=name,
-        state=state,
-        raw_state=raw,
-        handle=VertexHandle(input_uri=input_uri, output_dir=output_dir),
-        created_at=created_at,
-        request_count=total,
-        error=status_text(error),
-    )
-
 
 def _default_credentials() -> Any:
     """Application Default Credentials, or a ConfigError saying how to set them up."""
@@ -397,9 +333,3 @@ def _handle(record: BatchRecord) -> VertexHandle:
     if not isinstance(record.handle, VertexHandle):
         raise TypeError(f"batch {record.batch_id} has no Vertex handle")
     return record.handle
-
-
-def _aware(value: Any) -> datetime | None:
-    if not isinstance(value, datetime):
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from speceval.batch.records import Outcome, RequestError, RequestOutcome
-from speceval.providers.gemini_batch import error_outcome, json_line, response_outcome
+from speceval.providers.gemini_batch import error_outcome, response_outcome
+from speceval.providers.google_calls import json_line
 from speceval.redaction import redact
 
 LABEL = "speceval_custom_id"
