@@ -123,6 +123,9 @@ class RayModel:
             api_key = os.environ.get(self.settings.api_key_env)
             if not api_key:
                 raise MissingCredentialsError("ray", (self.settings.api_key_env,))
+        elif api_key is None:
+            # As for --org openai-compatible: vLLM serves without a key; a gateway may read OPENAI_API_KEY.
+            api_key = os.environ.get("OPENAI_API_KEY") or None
         self._api_key = api_key
 
     def describe(self) -> dict[str, str]:

@@ -23,6 +23,7 @@ INSTALL_HINT = "pip install 'speceval[ray]'"
 # Rows per Ray batch: small enough that a kill loses little, large enough to keep a worker busy.
 DEFAULT_BATCH_SIZE = 16
 DEFAULT_CONCURRENCY = 4
+HTTP_WORKER_CPUS = 0.1
 
 
 class RaySettings(BaseModel):
@@ -104,6 +105,8 @@ def processor_config(settings: RaySettings, model_name: str, headers: dict[str, 
         batch_size=settings.batch_size,
         # Ray retries 429/408/502/503/504 and lost connections itself, with exponential back-off.
         max_retries=3,
+        # An HTTP worker waits on the network: a whole CPU each would cap the workers at the cluster's cores.
+        http_request_stage={"num_cpus": HTTP_WORKER_CPUS},
     )
 
 
