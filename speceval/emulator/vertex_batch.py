@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import string
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
 from speceval.emulator.common import int_arg, jsonl, refresh, rfc3339
 from speceval.emulator.context import EmulatorContext
 from speceval.emulator.faults import JobPlan
+from speceval.emulator.gcs import GcsObjects, split_gs_uri
 from speceval.emulator.gemini_batch import _STATUS_NAMES, _prompt_of, _response_or_error
 from speceval.emulator.jobs import (
     TERMINAL,
@@ -42,6 +42,8 @@ from speceval.emulator.jobs import (
 )
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
 
+__all__ = ["GcsObjects", "VertexApp", "split_gs_uri"]
+
 PROVIDER = "vertex"
 VERSIONS = "v1|v1beta1"
 _STATE = {
@@ -56,47 +58,6 @@ _STATE = {
 }
 # google.rpc.Code numbers, as a BatchPredictionJob's `error.code` carries them.
 _RPC_INVALID_ARGUMENT = 3
-
-
-class GcsObjects:
-    """Buckets of the emulated Cloud Storage: `(bucket, object name) → bytes`, safe across handler threads."""
-
-    def __init__(self) -> None:
-        self._objects: dict[tuple[str, str], bytes] = {}
-        self._lock = threading.Lock()
-
-    def put(self, bucket: str, name: str, content: bytes) -> None:
-        """Create or replace one object."""
-        with self._lock:
-            self._objects[(bucket, name)] = content
-
-    def get(self, bucket: str, name: str) -> bytes | None:
-        """An object's content, or None."""
-        with self._lock:
-            return self._objects.get((bucket, name))
-
-    def list(self, bucket: str, prefix: str = "") -> list[str]:
-        """Object names in `bucket` starting with `prefix`, sorted (GCS lists lexicographically)."""
-        with self._lock:
-            return sorted(n for (b, n) in self._objects if b == bucket and n.startswith(prefix))
-
-    def put_uri(self, uri: str, content: bytes) -> None:
-        """Create or replace the object at `gs://bucket/name`."""
-        bucket, name = split_gs_uri(uri)
-        self.put(bucket, name, content)
-
-    def get_uri(self, uri: str) -> bytes | None:
-        """The object at `gs://bucket/name`, or None."""
-        bucket, name = split_gs_uri(uri)
-        return self.get(bucket, name)
-
-
-def split_gs_uri(uri: str) -> tuple[str, str]:
-    """`gs://bucket/a/b` → `("bucket", "a/b")`; ValueError for anything else."""
-    if not uri.startswith("gs://") or "/" not in uri[5:]:
-        raise ValueError(f"not a gs:// object URI: {uri!r}")
-    bucket, _, name = uri[5:].partition("/")
-    return bucket, name
 
 
 def _status_string(code: int, message: str) -> str:
