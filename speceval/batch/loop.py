@@ -22,42 +22,49 @@ FinishedCallback = Callable[[int, EngineSummary], None]
 class EngineLoop:
     """Engines ticked round by round; between rounds the loop sleeps for the shortest wait any of them asked for.
 
-    Engines added while a round is under way (by `on_finished`, say) are ticked in that same round, so a job
-    that became possible is submitted at once rather than one polling interval later.
+    Args:
+        sleep: how to wait between rounds.
+        on_finished: called with (index, summary) as each engine stops; it may add (and tick) more engines.
     """
 
-    def __init__(self, *, sleep: Callable[[float], None] = time.sleep):
+    def __init__(self, *, sleep: Callable[[float], None] = time.sleep, on_finished: FinishedCallback | None = None):
         self._sleep = sleep
+        self._on_finished = on_finished
         self._engines: list[Engine] = []
         self._summaries: dict[int, EngineSummary] = {}
+        self._waits: list[float] = []
 
     def add(self, engine: Engine, items: Any) -> int:
-        """Load `engine`'s state (counting its recorded jobs against a shared budget) and return its index."""
+        """Load `engine`'s state (counting its recorded jobs against a shared budget) and return its index.
+
+        It is first ticked in the next round, unless the caller ticks it now (`tick`).
+        """
         if engine.options.budget is not None:
             engine.options.budget.add_committed(engine.store.load_records())
         engine.start(items)
         self._engines.append(engine)
         return len(self._engines) - 1
 
-    def run(self, on_finished: FinishedCallback | None = None) -> list[EngineSummary]:
-        """Tick until every engine (including those added meanwhile) has stopped; their summaries, by index.
+    def tick(self, index: int) -> None:
+        """Tick one engine now: a caller preparing many runs one after another (each importing an SDK, reading its
+        inputs) gets each one's jobs submitted before preparing the next, not after the last."""
+        summary = self._engines[index].tick()
+        if summary is None:
+            self._waits.append(self._engines[index].next_wait)
+            return
+        self._summaries[index] = summary
+        if self._on_finished is not None:
+            self._on_finished(index, summary)
 
-        `on_finished(index, summary)` is called as each engine stops, and may `add` more engines.
-        """
+    def run(self) -> list[EngineSummary]:
+        """Tick until every engine (including those added meanwhile) has stopped; their summaries, by index."""
         while len(self._summaries) < len(self._engines):
-            waits = []
-            index = 0
-            while index < len(self._engines):  # not a for loop: the list may grow during the round
-                engine = self._engines[index]
+            self._waits = []
+            # The engines there are when the round starts; one added during the round was ticked by whoever
+            # added it, or waits for the next round.
+            for index in range(len(self._engines)):
                 if index not in self._summaries:
-                    summary = engine.tick()
-                    if summary is None:
-                        waits.append(engine.next_wait)
-                    else:
-                        self._summaries[index] = summary
-                        if on_finished is not None:
-                            on_finished(index, summary)
-                index += 1
-            if waits and min(waits) > 0:
-                self._sleep(min(waits))
+                    self.tick(index)
+            if self._waits and min(self._waits) > 0:
+                self._sleep(min(self._waits))
         return [self._summaries[index] for index in range(len(self._engines))]

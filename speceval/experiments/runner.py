@@ -92,7 +92,7 @@ class ExperimentOutcome:
 
 def load_experiment(path: Path) -> ExperimentConfig:
     """Read and validate an experiment file, and check every model and input before anything is submitted."""
-    config = load_config(path, ExperimentConfig)  # type: ignore[type-var]  # same YAML rules as judge configs
+    config = load_config(path, ExperimentConfig)  # same YAML rules as judge configs
     text = path.read_text(encoding="utf-8")
     models: list[tuple[str, ModelEntry]] = [(f"candidates[{i}]", c) for i, c in enumerate(config.candidates)]
     models += [(f"judges[{i}]", j) for i, j in enumerate(config.judges)]

@@ -94,14 +94,16 @@ class StageScheduler:
         self._on_change = on_change or (lambda task: None)
         self._deadline = deadline
         self._clock = clock
-        self._loop = EngineLoop(sleep=sleep)
+        self._loop = EngineLoop(sleep=sleep, on_finished=self._engine_stopped)
         self._owner: dict[int, StageTask] = {}
+        self._starting = False
+        self._start_again = False
 
     def run(self) -> bool:
         """Run every task that can run; True when all finished."""
         try:
             self._start_ready()
-            self._loop.run(self._engine_stopped)
+            self._loop.run()
         except BaseException:
             for task in self.tasks.values():
                 if task.state is TaskState.RUNNING:
@@ -116,26 +118,40 @@ class StageScheduler:
     # -- helpers ------------------------------------------------------------------------------------------
 
     def _start_ready(self) -> None:
-        """Start every waiting task whose needs have finished (repeatedly: a task without engines finishes at once
-        and may make others ready)."""
-        progressed = True
-        while progressed:
-            progressed = False
-            for task in self.tasks.values():
-                if task.state is not TaskState.WAITING or not self._needs_met(task):
-                    continue
-                if self._deadline is not None and self._clock() >= self._deadline:
-                    return  # out of time: nothing new is started (or paid for); the rerun starts it
-                self._set(task, TaskState.RUNNING)
-                runs = task.start()
-                task.engine_count = len(runs)
-                if not runs:
-                    self._complete(task)
-                    progressed = True
-                    continue
-                for engine, items in runs:
-                    index = self._loop.add(engine, items)
-                    self._owner[index] = task
+        """Start every waiting task whose needs have finished, and submit its first jobs at once.
+
+        Repeated until nothing more is ready: a task may finish as soon as it starts (no engines, or nothing left
+        to do on a rerun) and make others ready. Not re-entered: a task finishing while this runs sets a flag.
+        """
+        if self._starting:
+            self._start_again = True
+            return
+        self._starting, self._start_again = True, True
+        try:
+            while self._start_again:
+                self._start_again = False
+                for task in self.tasks.values():
+                    if task.state is TaskState.WAITING and self._needs_met(task):
+                        if self._deadline is not None and self._clock() >= self._deadline:
+                            return  # out of time: nothing new is started (or paid for); the rerun starts it
+                        self._start(task)
+        finally:
+            self._starting = False
+
+    def _start(self, task: StageTask) -> None:
+        self._set(task, TaskState.RUNNING)
+        runs = task.start()
+        task.engine_count = len(runs)
+        if not runs:
+            self._complete(task)
+            return
+        indices = []
+        for engine, items in runs:
+            index = self._loop.add(engine, items)
+            self._owner[index] = task
+            indices.append(index)
+        for index in indices:
+            self._loop.tick(index)
 
     def _needs_met(self, task: StageTask) -> bool:
         return all(self.tasks[need].state is TaskState.FINISHED for need in task.needs)
@@ -153,6 +169,8 @@ class StageScheduler:
         task.finish(summaries)
         finished = all(summary.finished for summary in summaries)
         self._set(task, TaskState.FINISHED if finished else TaskState.STOPPED)
+        if finished:
+            self._start_again = True  # for a _start_ready under way
 
     def _set(self, task: StageTask, state: TaskState) -> None:
         task.state = state
