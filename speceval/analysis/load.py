@@ -90,6 +90,8 @@ def load_verdicts(paths: Iterable[Path]) -> Verdicts:
     rankings: list[RankingRow] = []
     settings: dict[str, dict[str, Any]] = {}
     statements = _StatementClasses()
+    experiments: dict[Path, dict[str, dict[str, Any]]] = {}
+    locations: dict[Path, Location] = {}
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -98,7 +100,9 @@ def load_verdicts(paths: Iterable[Path]) -> Verdicts:
             data = _read(file)
             if not isinstance(data, dict):
                 continue  # a generation run's results (a list): not a verdict file
-            where = locate(file)
+            if file.parent not in locations:  # every file of one results folder sits in the same place
+                locations[file.parent] = locate(file, experiments)
+            where = locations[file.parent]
             settings.setdefault(where.variation, where.settings)
             source = _relative(file, path)
             if "rankings" in data:
@@ -108,12 +112,18 @@ def load_verdicts(paths: Iterable[Path]) -> Verdicts:
     return Verdicts(compliance=compliance, rankings=rankings, settings=settings)
 
 
-def locate(file: Path) -> Location:
-    """The variation and run of a results file, from the experiment folder above it (if any)."""
+def locate(file: Path, experiments: dict[Path, dict[str, dict[str, Any]]] | None = None) -> Location:
+    """The variation and run of a results file, from the experiment folder above it (if any).
+
+    `experiments` caches each experiment.json read (state file → variations) across the files of one report.
+    """
+    experiments = {} if experiments is None else experiments
     for folder in file.resolve().parents:
         state_file = folder / "experiment.json"
         if state_file.is_file():
-            variations = _experiment_variations(state_file)
+            if state_file not in experiments:
+                experiments[state_file] = _experiment_variations(state_file)
+            variations = experiments[state_file]
             parts = file.resolve().relative_to(folder).parts
             if len(parts) < 4 or not parts[3].startswith("run") or not parts[3][3:].isdigit():
                 return Location()
