@@ -75,3 +75,21 @@ def test_bad_variation_name_unknown_axis_and_duplicate_values_exit_2_with_line_a
     twice = HEAD + "variations:\n  temperature: [0.7, 0.7]\n"
     err = run_bad(tmp_path, capsys, twice)
     assert "temperature_0.7 occur more than once" in err and f"line {line_of(twice, 'variations:')}" in err
+
+
+def test_an_experiment_started_with_other_variation_names_is_not_resumed_into_new_directories(tmp_path, capsys):
+    import hashlib
+    import json
+
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(HEAD + "variations:\n  temperature: [0.0]\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    # As written by the version that labelled variations v0, v1, ...: resuming under new names would pay again.
+    (out / "experiment.json").write_text(json.dumps({
+        "experiment_name": "named", "config_sha256": hashlib.sha256(experiment.read_bytes()).hexdigest(),
+        "variations": {"v0": {"temperature": 0.0}}, "generation_runs": []}))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "names its variations v0, not temperature_0.0" in err
+    assert not (out / "generations").exists()
