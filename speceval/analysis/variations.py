@@ -11,7 +11,7 @@ import itertools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable
-from statistics import mean, pstdev
+from statistics import mean, stdev
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -98,7 +98,7 @@ class VariationStatistics(RateSummary):
     variation: str
     settings: dict[str, Any]
     runs: list[RunStatistics]
-    run_sd: float | None = Field(description="population SD of the runs' rates (0 with one run)")
+    run_sd: float | None = Field(description="sample SD (n - 1) of the runs' rates; None with one run")
     run_min: float | None
     run_max: float | None
 
@@ -129,7 +129,7 @@ def variation_statistics(rows: list[ComplianceRow], settings: dict[str, dict[str
         rates = [r.rate for r in runs if r.rate is not None]
         records.append(VariationStatistics(
             spec=spec, judge=judge, candidate=candidate, variation=variation, settings=settings.get(variation, {}),
-            runs=runs, run_sd=pstdev(rates) if rates else None, run_min=min(rates) if rates else None,
+            runs=runs, run_sd=stdev(rates) if len(rates) > 1 else None, run_min=min(rates) if rates else None,
             run_max=max(rates) if rates else None, **summarize(group).model_dump()))
     return records
 
