@@ -168,7 +168,6 @@ class VertexBatchedModel(BatchedModel):
 
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
         key = intent.idempotency_key
-
         handle = intent.handle if isinstance(intent.handle, VertexHandle) else None
         input_uri = handle.input_uri if handle else None
         wanted = f'display_name="{key}"'
