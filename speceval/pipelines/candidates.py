@@ -175,6 +175,11 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
         if path.is_file():
             answers.by_statement[statement.id] = _read_results(path, answers.skipped)
     foreign = sorted(p.name for p in results_dir.glob("*.json") if p.name not in known and not p.name.startswith("."))
+    if foreign and not answers.by_statement:
+        raise ConfigError(
+            f"none of the {len(foreign)} results file(s) in {results_dir} names a statement of {spec.source_path} "
+            f"(e.g. {foreign[0]}): is this the spec these answers were generated for?"
+        )
     if foreign:
         logger.warning(
             "%s: %d results file(s) name no statement of the spec and are ignored: %s",

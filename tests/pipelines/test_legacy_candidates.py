@@ -166,3 +166,12 @@ def test_a_together_record_without_statement_names_its_field(tmp_path: Path, spe
     [candidate] = resolve_candidates([stamp])
     with pytest.raises(InputError, match=r"results.json, field 'results.0.statement_id'"):
         load_answers(candidate, load_spec(spec))
+
+
+def test_a_folder_answering_another_spec_is_refused(tmp_path: Path, spec: Path) -> None:
+    results = tmp_path / "m" / "20250509_011554" / "results"
+    write_candidate(results, "batched", spec)
+    other = write_spec(tmp_path / "other.jsonl", ["unrelated"])
+    [candidate] = resolve_candidates([results])
+    with pytest.raises(ConfigError, match="names a statement of .*other.jsonl"):
+        load_answers(candidate, load_spec(other))
