@@ -124,3 +124,17 @@ def test_verdicts_in_an_experiment_carry_their_variation_name_settings_and_run(t
     assert verdicts.settings == {name: {"temperature": 0.7, "system_prompt": "Hurry."}}
     assert {r.source for r in verdicts.compliance} == {
         f"compliance/openai/{safe_filename(name)}/run2/spec_openai/judge_j/m1/results/s1.json"}
+
+
+def test_report_command_writes_every_file_and_prints_rates_by_variation(tmp_path, capsys):
+    from speceval.cli.main import main as speceval_main
+
+    root = tmp_path / "runs"
+    compliance_file(root / "c/m1/results/s1.json", "m1", "j", [True, True, False])
+    assert speceval_main(["report", str(root), "--out", str(tmp_path / "report")]) == 0
+    printed = capsys.readouterr().out
+    assert "m1" in printed and "0.667" in printed and "default" in printed
+    names = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"report.html", "summary.md", "variation_statistics.json", "variation_statistics.csv",
+            "compliance_by_type.csv", "compliance_by_authority.csv", "paired_comparisons.csv",
+            "position_consistency.csv"} <= names
