@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -20,13 +21,13 @@ import pytest
 import responses
 
 from speceval.batch.progress import EngineSummary
-from speceval.batch.records import JobState, Outcome, SubmissionIntent
+from speceval.batch.records import BatchRecord, JobState, Outcome, SubmissionIntent
 from speceval.emulator import Emulator, FaultConfig, respond
 from speceval.errors import UnmatchedResultsError
 from speceval.pipelines.generation import BatchedGenerationPipeline
 from speceval.providers.vertex_batch import VertexBatchedModel
 from tests.providers.test_anthropic_batch import config_for, load
-from tests.providers.test_vertex_batch import MODEL, FakeGcs, adapter, metadata
+from tests.providers.test_vertex_batch import MODEL, OUT_BUCKET, FakeGcs, adapter, metadata
 
 STATEMENTS = {"s": ["q0", "q1", "q1", "q3"]}  # a repeated prompt: two identical requests in one job
 
@@ -104,3 +105,50 @@ def test_a_completed_job_whose_rows_match_nothing_stops_the_run_naming_the_job(t
     assert job["batch_id"] in str(raised.value) and "4 row(s)" in str(raised.value)
     assert emu.stats.batches_created["vertex"] == 1  # never paid again for output that cannot be matched
     assert not (pipeline.run_dir / "results" / "s.json").exists()
+
+
+def test_rows_that_match_nothing_are_counted_and_shown(tmp_path, emu, gcs, caplog):
+    emu.faults = FaultConfig(turnaround_seconds=0.05, vertex_echo="request")
+    model = adapter(emu)
+    key = "c0ffee" * 5 + "00"
+    request_file = tmp_path / "r.jsonl"
+    request_file.write_bytes(b"".join(model.format_request(f"{key[:12]}-{i}", f"q{i}") for i in range(3)))
+    intent = SubmissionIntent(
+        idempotency_key=key,
+        provider="vertex",
+        model=MODEL,
+        request_file="r.jsonl",
+        request_bytes=request_file.stat().st_size,
+        requests={f"{key[:12]}-{i}": ("s", i) for i in range(3)},
+    )
+    intent.handle = model.prepare(intent, request_file)
+    job = model.generate_batch(intent, request_file)
+    deadline = time.monotonic() + 30
+    while not job.state.is_terminal and time.monotonic() < deadline:
+        job = model.check_batch_progress(_record(intent, job))
+    assert job.state is JobState.COMPLETED
+    # A row answering a request this job never sent (another job's, or one Vertex altered).
+    folder = job.handle.output_dir.removeprefix(f"gs://{OUT_BUCKET}/")
+    rows = emu.vertex_objects.get(OUT_BUCKET, f"{folder}/predictions.jsonl")
+    stranger = {"status": "", "request": {"contents": [{"role": "user", "parts": [{"text": "never sent"}]}]}}
+    emu.vertex_objects.put(OUT_BUCKET, f"{folder}/predictions.jsonl", rows + json.dumps(stranger).encode() + b"\n")
+    with caplog.at_level(logging.WARNING, logger="speceval"):
+        outcomes = list(model.get_batch_results(_record(intent, job)))
+    assert sorted(o.custom_id for o in outcomes) == sorted(intent.requests)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(job.batch_id in w and "1 of 4 result row(s) match no request" in w for w in warnings), warnings
+
+
+def _record(intent: SubmissionIntent, job) -> BatchRecord:
+    return BatchRecord(
+        batch_id=job.batch_id,
+        provider="vertex",
+        model=MODEL,
+        idempotency_key=intent.idempotency_key,
+        state=job.state,
+        raw_state=job.raw_state,
+        handle=job.handle,
+        request_file=intent.request_file,
+        request_count=intent.request_count,
+        requests=intent.requests,
+    )
