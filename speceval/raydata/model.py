@@ -20,7 +20,7 @@ from speceval.batch.model import GenerationParams
 from speceval.batch.records import Outcome, RequestError, RequestOutcome, Usage
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.providers.openai_batch import parse_result_line
-from speceval.raydata.settings import INSTALL_HINT, RaySettings, chat_payload, processor_config
+from speceval.raydata.settings import HTTP_WORKER_CPUS, INSTALL_HINT, RaySettings, chat_payload, processor_config
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeOptions
 from speceval.redaction import redact
@@ -155,6 +155,7 @@ class RayModel:
                     "num_input_tokens": row.get("num_input_tokens") or 0,
                     "num_generated_tokens": row.get("num_generated_tokens") or 0,
                 },
+                postprocess_map_kwargs={"num_cpus": HTTP_WORKER_CPUS},  # see the HTTP processor below
             )
         else:
             processor = build_processor(
@@ -168,6 +169,9 @@ class RayModel:
                     "custom_id": row["custom_id"],
                     "response": json.dumps(row["http_response"], default=_plain),
                 },
+                # A whole CPU per postprocess task would queue answers behind the HTTP workers until they are
+                # all done: nothing would reach the journal before the last request was answered.
+                postprocess_map_kwargs={"num_cpus": HTTP_WORKER_CPUS},
             )
         dataset = processor(ray.data.from_items([{"custom_id": cid, "prompt": prompt} for cid, prompt in rows]))
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):

@@ -99,26 +99,33 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
         time.sleep(0.02)  # the server's own pace, so the kill lands while requests are in flight
         return answer(body)
 
-    with IndependentOpenAIServer(answer=slow_answer) as server:
-        env = ray_env(server)
-        out = tmp_path / "out"
-        process = start_generation(args_for(spec, inputs, out, server), env)
+    def run_until(command: list[str], env: dict[str, str], journaled: int, sig: signal.Signals) -> int:
+        """Start the command, send `sig` once `journaled` outcomes are in the journal; its exit code."""
+        process = start_generation(command, env)
         try:
             deadline = time.monotonic() + 240
-            journal = None
             while time.monotonic() < deadline and process.poll() is None:
                 runs = list(out.glob("*/*/*/realtime/outcomes.jsonl"))
-                if runs and sum(1 for _ in runs[0].open("rb")) >= 300:
-                    journal = runs[0]
+                if runs and sum(1 for _ in runs[0].open("rb")) >= journaled:
                     break
                 time.sleep(0.05)
-            assert journal is not None, "the run never got halfway"
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+            assert process.poll() is None, "the run ended before it got that far"
+            os.kill(process.pid, sig)
+            process.communicate(timeout=120)
+            return process.returncode
         finally:
             if process.poll() is None:
                 process.kill()
+                process.communicate()
+
+    out = tmp_path / "out"
+    with IndependentOpenAIServer(answer=slow_answer) as server:
+        env = ray_env(server)
+        # Ctrl+C: stops cleanly, exit 3, what finished is kept.
+        assert run_until(args_for(spec, inputs, out, server), env, 100, signal.SIGINT) == 3
         run_dir = only_run_dir(out)
+        # SIGKILL while resuming, past halfway.
+        assert run_until(["--resume", str(run_dir)], env, 300, signal.SIGKILL) == -signal.SIGKILL
         status = subprocess.run([sys.executable, "-m", "speceval", "status", "--json", str(run_dir)], cwd=REPO,
                                 env=env, capture_output=True, text=True, timeout=60)
         (row,) = json.loads(status.stdout)
