@@ -7,6 +7,8 @@ format load, and the failures the original wrote as text are counted by outcome 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +76,24 @@ def verdict(body: dict[str, Any]) -> str:
     return json.dumps({"compliant": True, "confidence": 0.9, "explanation": "independent judge"})
 
 
+@contextmanager
+def independent_judge(monkeypatch: pytest.MonkeyPatch, *, key: bool = True) -> Iterator[IndependentOpenAIServer]:
+    """The independent OpenAI-wire server as the judge's provider (with OPENAI_API_KEY set unless `key` is False)."""
+    with IndependentOpenAIServer(answer=verdict) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+        if key:
+            monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        yield server
+
+
 def test_shipped_openai_judge_config_against_an_independent_batch_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     name = "binary_configs/openai_spec_openai_judge.yaml"
     monkeypatch.chdir(tmp_path)
     data = build_tree(tmp_path, CONFIGS / name)
-    with IndependentOpenAIServer(answer=verdict) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+    with independent_judge(monkeypatch) as server:
         assert compliance_main(["--config-file", str(CONFIGS / name)]) == 0, capsys.readouterr().err
         created = server.batches
     assert len(created) == 16  # one job per candidate (batch_size 50000), none sent twice
@@ -107,10 +117,7 @@ def test_dry_run_submits_nothing_and_the_real_run_sends_exactly_its_files(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     build_tree(tmp_path, SMALL)
-    with IndependentOpenAIServer(answer=verdict) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+    with independent_judge(monkeypatch) as server:
         assert compliance_main(["--config-file", str(SMALL), "--dry-run"]) == 0
         out = capsys.readouterr().out
         assert server.batch_create_attempts == 0 and server.files == {}
@@ -127,10 +134,7 @@ def test_budget_stops_before_the_first_job_and_a_higher_budget_resumes(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     build_tree(tmp_path, SMALL)
-    with IndependentOpenAIServer(answer=verdict) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+    with independent_judge(monkeypatch) as server:
         assert compliance_main(["--config-file", str(SMALL), "--budget-usd", "0.000001"]) == 3
         assert server.batch_create_attempts == 0
         assert "--budget-usd <a higher limit>" in capsys.readouterr().err.replace("\n", "")
@@ -147,9 +151,7 @@ def test_api_key_written_in_the_yaml_is_used_and_written_nowhere(
     original = SMALL.read_text()
     config.write_text(original.replace("# openai_api_key: YOUR_OPENAI_API_KEY_HERE", f"openai_api_key: {TEST_KEY}"))
     line = original.splitlines().index("# openai_api_key: YOUR_OPENAI_API_KEY_HERE") + 1
-    with IndependentOpenAIServer(answer=verdict) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+    with independent_judge(monkeypatch, key=False) as server:
         assert compliance_main(["--config-file", str(SMALL)]) == 2  # no key anywhere: refused
         assert "OPENAI_API_KEY" in capsys.readouterr().err
         assert compliance_main(["--config-file", str(config), "--verbose"]) == 0
