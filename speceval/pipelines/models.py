@@ -29,7 +29,7 @@ def check_model(model: AnyModel, *, role: str, model_name: str, org: str, params
     differences: list[tuple[str, object, object]] = []
     if model.model_name != model_name:
         differences.append(("model name", model.model_name, model_name))
-    if False:
+    if not _serves(org, model):
         served_by = model.org if isinstance(model, RealtimeModel) else getattr(model, "provider", None)
         differences.append(("provider", f"{type(model).__name__} ({served_by})", org))
     given, wanted = asdict(model.params), asdict(params)
