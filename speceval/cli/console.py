@@ -188,6 +188,16 @@ def summary_table(summary: EngineSummary, title: str) -> Table:
     return table
 
 
+def run_heading(run_dir: str, kind: str, provider: str, model: str) -> Text:
+    """The line naming a run in the operations tables: its last three folders, kind, provider and model in full.
+
+    Printed with `soft_wrap=False` it wraps at the terminal's width (long names fold), so no name is ever cut.
+    """
+    parts = Path(run_dir).parts
+    short = str(Path(*parts[-3:])) if len(parts) > 3 else run_dir
+    return Text.assemble((short, "bold"), f"  {kind} · {provider} · ", (model, "bold"))
+
+
 def synthetic_banner() -> Panel:
     """The loud notice that an offline run's answers are not real model output."""
     return Panel(

@@ -8,9 +8,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from rich import box
+from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
-from speceval.cli.console import stdout
+from speceval.cli.console import run_heading, stdout
 from speceval.costs import PriceTable
 from speceval.ops import RunCost, run_costs
 
@@ -50,19 +53,40 @@ def _run(args: argparse.Namespace) -> int:
         }
         stdout.print_json(json.dumps(payload))
         return 0
-    table = Table(title=f"spend (batch prices, table as of {prices.as_of})", header_style="bold")
-    for column in ("run", "stage", "model", "jobs", "requests", "input tok", "of which cached", "output tok", "cost",
-                   "in flight (max)"):
-        table.add_column(column, justify="left" if column in ("run", "stage", "model") else "right")
-    for c in costs:
-        table.add_row(str(Path(*Path(c.run_dir).parts[-3:])), c.kind, c.model, str(c.jobs), f"{c.requests:,}",
-                      f"{c.input_tokens:,}", f"{c.cached_input_tokens:,}", f"{c.output_tokens:,}", _money(c.cost_usd),
-                      _money(c.pending_estimate_usd) if c.pending_estimate_usd else "-")
-    table.add_section()
-    for model, group in sorted(by_model.items()):
-        table.add_row("", "per model", model, "", "", "", "", "", _money(_total([c.cost_usd for c in group])), "")
-    for stage, group in sorted(by_stage.items()):
-        table.add_row("", "per stage", stage, "", "", "", "", "", _money(_total([c.cost_usd for c in group])), "")
-    table.add_row("total", "", "", "", "", "", "", "", _money(_total([c.cost_usd for c in costs])), "")
-    stdout.print(table)
+    stdout.print(cost_view(costs, prices.as_of), soft_wrap=False)  # wrap long names, never cut them
     return 0
+
+
+def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
+    """Spend per run (a heading naming run and model in full, then its numbers), then per model, stage and total.
+
+    "cached" is the part of the input tokens read from a prompt cache; "in flight" the most that jobs not yet
+    collected can cost (an estimate).
+
+    Readable at 80 columns: names sit on their own wrapping line, so the number columns keep their width.
+    """
+    parts: list[RenderableType] = [Text(f"spend (batch prices, table as of {prices_as_of})", style="bold")]
+    by_model: dict[str, list[RunCost]] = defaultdict(list)
+    by_stage: dict[str, list[RunCost]] = defaultdict(list)
+    for c in costs:
+        by_model[c.model].append(c)
+        by_stage[c.kind].append(c)
+        numbers = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        # Short headers leave the numbers room; a number that still does not fit folds, it is never cut.
+        for column in ("requests", "input tok", "cached", "output tok", "cost", "in flight"):
+            numbers.add_column(column, justify="right", overflow="fold")
+        numbers.add_row(f"{c.requests:,}", f"{c.input_tokens:,}", f"{c.cached_input_tokens:,}",
+                        f"{c.output_tokens:,}", _money(c.cost_usd),
+                        _money(c.pending_estimate_usd) if c.pending_estimate_usd else "-")
+        heading = run_heading(c.run_dir, c.kind, c.provider, c.model).append(f" · {c.jobs} job(s)")
+        parts += [Text(""), heading, numbers]
+    totals = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    totals.add_column("total of")
+    totals.add_column("", overflow="fold")
+    totals.add_column("cost", justify="right", overflow="fold")
+    for model, group in sorted(by_model.items()):
+        totals.add_row("model", model, _money(_total([c.cost_usd for c in group])))
+    for stage, group in sorted(by_stage.items()):
+        totals.add_row("stage", stage, _money(_total([c.cost_usd for c in group])))
+    totals.add_row("all runs", "", _money(_total([c.cost_usd for c in costs])), style="bold")
+    return Group(*parts, Text(""), totals)

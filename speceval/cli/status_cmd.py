@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from speceval.cli.console import stdout
+from speceval.cli.console import run_heading, stdout
 from speceval.costs import PriceTable
 from speceval.ops import JobRow, job_rows
 
@@ -47,8 +47,7 @@ def status_view(rows: list[JobRow]) -> Group:
         runs.setdefault((row.run_dir, row.kind, row.provider, row.model), []).append(row)
     parts: list[RenderableType] = [Text(f"{len(rows)} job(s) in {len(runs)} run(s)", style="bold")]
     for (run_dir, kind, provider, model), jobs in runs.items():
-        heading = Text.assemble((_short(run_dir), "bold"), f"  {kind} · {provider} · ", (model, "bold"))
-        parts += [Text(""), heading, _jobs_table(jobs)]
+        parts += [Text(""), run_heading(run_dir, kind, provider, model), _jobs_table(jobs)]
     return Group(*parts)
 
 
@@ -73,8 +72,3 @@ def _jobs_table(jobs: list[JobRow]) -> Table:
             state += f" ({row.note})"
         table.add_row(row.batch_id, state, f"{row.requests:,}", outcomes, f"{row.age_hours:.1f} h", cost)
     return table
-
-
-def _short(run_dir: str) -> str:
-    parts = Path(run_dir).parts
-    return str(Path(*parts[-3:])) if len(parts) > 3 else run_dir

@@ -7,8 +7,9 @@ import sys
 
 from rich.console import Console
 
+from speceval.cli.cost_cmd import cost_view
 from speceval.cli.status_cmd import status_view
-from speceval.ops import JobRow
+from speceval.ops import JobRow, RunCost
 from tests.conftest import REPO, cli_env, run_generation, write_inputs, write_spec
 
 LONG_MODEL = "ft:gpt-4.1-mini-2025-04-14:acme-research:spec-compliance-v2:BXq9Z3"
@@ -71,3 +72,24 @@ def test_status_command_at_columns_80_shows_the_whole_model_name(tmp_path):
     assert max(len(line) for line in status.stdout.splitlines()) <= 80
     assert LONG_MODEL in unfolded(status.stdout)
     assert "1 job(s) in 1 run(s)" in status.stdout
+
+
+def test_cost_at_80_columns_keeps_every_model_name_and_number_whole():
+    def cost(model: str, provider: str, spent: float) -> RunCost:
+        return RunCost(
+            run_dir=f"/data/batched_generations/openai/{model.replace(':', '-')}/20261123_190800", kind="generation",
+            provider=provider, model=model, jobs=120, requests=1_234_567, input_tokens=987_654_321,
+            cached_input_tokens=123_456_789, output_tokens=456_789_012, cost_usd=spent,
+            pending_estimate_usd=12_345.6789,
+        )
+
+    console = Console(width=80, record=True, soft_wrap=True)
+    console.print(cost_view([cost(LONG_MODEL, "openai", 12_345.6789), cost(CLAUDE, "anthropic", 0.5)], "2026-11-01"),
+                  soft_wrap=False)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in text
+    whole = unfolded(text)
+    assert LONG_MODEL in whole and CLAUDE in whole
+    for number in ("1,234,567", "987,654,321", "123,456,789", "456,789,012", "$12,345.6789", "$12,346.1789"):
+        assert number in text, number
