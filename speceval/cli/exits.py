@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from enum import IntEnum
 
-from speceval.errors import BudgetExceeded, ProviderError, UsageError
+from speceval.errors import BudgetExceeded, ProviderError, UnmatchedResultsError, UsageError
 from speceval.redaction import redact
 
 logger = logging.getLogger("speceval.cli")
@@ -56,6 +56,10 @@ def _run(body: Callable[[], int]) -> int:
         return ExitCode.STOPPED
     except ProviderError as exc:
         report(logging.ERROR, "provider error:", redact(str(exc)), traceback=True)
+        return ExitCode.FAILED
+    except UnmatchedResultsError as exc:
+        # Not unexpected: a job whose answers name none of its requests. Resuming would not help; nothing is resent.
+        report(logging.ERROR, "results not matched:", redact(str(exc)), traceback=False)
         return ExitCode.FAILED
     except Exception as exc:  # the last line of defence: the traceback goes to the run's log, one line on screen
         report(logging.ERROR, "unexpected failure:", f"{type(exc).__name__}: {redact(str(exc))}", traceback=True)
