@@ -38,15 +38,18 @@ from speceval.pipelines.judge_config import (
     load_config,
     yaml_api_key,
 )
-from speceval.pipelines.judge_run import JudgeSettings, plan_targets, write_manifest
+from speceval.pipelines.judge_run import JudgeSettings, plan_targets, recorded_ray, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import PROVIDERS
+from speceval.raydata.settings import add_ray_arguments, ray_settings
 from speceval.settings_checks import (
     BATCH_SIZE,
     BUDGET_USD,
     MAX_ATTEMPTS,
+    MAX_CONCURRENCY,
     MAX_TOKENS,
     POLL_INTERVAL,
+    RPM,
     TEMPERATURE,
     TIMEOUT_HOURS,
     check,
@@ -62,6 +65,8 @@ DEFAULT_MAX_TOKENS = 4096
 DEFAULT_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
 # The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
 _VERTEX_ENV = {"project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION"}
+_RAY_FLAGS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "tensor_parallel_size", "replicas",
+              "engine_arg", "ray_address")
 _KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
               "google_api_key": "GOOGLE_API_KEY"}
 
@@ -112,6 +117,13 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     vertex.add_argument("--location", help="Vertex AI region (default: YAML location, $GOOGLE_CLOUD_LOCATION)")
     vertex.add_argument("--input-bucket", help="Cloud Storage bucket the request files are uploaded to")
     vertex.add_argument("--output-bucket", help="Cloud Storage bucket the jobs write their predictions to")
+    ray = parser.add_argument_group("ray judge",
+                                    f"an open-weights judge through Ray Data LLM (--{prefix}-judge-org ray)")
+    ray.add_argument("--base-url", help="the judge's OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    ray.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the endpoint's key")
+    ray.add_argument("--rpm", type=flag_type(RPM), help="judge requests per minute across all workers")
+    ray.add_argument("--max-concurrency", type=flag_type(MAX_CONCURRENCY), help="judge requests in flight at once")
+    add_ray_arguments(parser)
     for name in _KEY_FLAGS:  # accepted only to say what to do instead
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=argparse.SUPPRESS)
     return parser
@@ -222,6 +234,7 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
         pipeline = BatchedComplianceJudge(settings, candidates, mode=mode)
     else:
         pipeline = BatchedRankingPipeline(settings, candidates)
+    _ray_judge_settings(args, kind, pipeline)
     setup_logging(args.verbose or file.verbose, pipeline.output_dir / "logs" / f"{kind}.log")
     if settings.offline:
         console.print(synthetic_banner())
@@ -243,6 +256,8 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
         key = {} if settings.offline else yaml_api_key(file, pipeline.provider)
         model = stack.enter_context(pipeline.connect(None, **key))
         if args.dry_run:
+            if not isinstance(model, BatchedModel):
+                raise ConfigError(f"--dry-run plans batch jobs and their cost; a {pipeline.provider} judge has none")
             return _dry_run(pipeline, kind, model, args.prices, rerun)
         progress = MultiProgress(stack.enter_context(ProgressObserver()))
         try:
@@ -275,6 +290,17 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
         rerun += " --budget-usd <a higher limit>"
     report_stop(f"[yellow]Stopped with {outstanding} judge request(s) outstanding.[/] Resume with: {rerun}")
     return ExitCode.STOPPED
+
+
+def _ray_judge_settings(args: argparse.Namespace, kind: Kind,
+                        pipeline: BatchedComplianceJudge | BatchedRankingPipeline) -> None:
+    """A `ray` judge's settings: those its run directories recorded, with the flags given now on top."""
+    given = [f"--{name.replace('_', '-')}" for name in _RAY_FLAGS if getattr(args, name, None) is not None]
+    if pipeline.provider != "ray":
+        if given:
+            raise ConfigError(f"{', '.join(given)} apply to a ray judge only (--{kind}-judge-org ray)")
+        return
+    pipeline.settings.ray = ray_settings(args, recorded_ray(pipeline.targets), offline=pipeline.settings.offline)
 
 
 def _dry_run(pipeline: BatchedComplianceJudge | BatchedRankingPipeline, kind: Kind, model: BatchedModel,

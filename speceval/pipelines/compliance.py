@@ -26,7 +26,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_json
-from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
@@ -49,6 +48,7 @@ from speceval.pipelines.judge_run import (
 )
 from speceval.pipelines.models import judge_model
 from speceval.providers.registry import resolve_org
+from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ class BatchedComplianceJudge:
 
     def run(
         self,
-        model: BatchedModel | None = None,
+        model: AnyModel | None = None,
         observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
     ) -> tuple[list[EngineSummary], list[CandidateSummary]]:
         """Submit (or resume), poll all candidates' jobs in one loop, then write verdict files and summaries.
@@ -177,7 +177,7 @@ class BatchedComplianceJudge:
         return engine_summaries, self.write_verdicts()
 
     @contextmanager
-    def connect(self, model: BatchedModel | None = None, **provider_options: Any) -> Iterator[BatchedModel]:
+    def connect(self, model: AnyModel | None = None, **provider_options: Any) -> Iterator[AnyModel]:
         """The judge: `model` once checked against the settings, else built from them (with `provider_options`)."""
         with judge_model(self.settings, self.provider, self.output_dir, model, provider_options) as judge:
             yield judge

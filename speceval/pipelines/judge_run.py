@@ -31,6 +31,9 @@ from speceval.judging.prompts import TemplateId, new_salt
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.paths import safe_filename
+from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
+from speceval.raydata.settings import RaySettings
+from speceval.realtime import AnyModel, RealtimeEngine, make_engine
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +110,8 @@ class JudgeSettings:
             every `run.json`). Engine options left at their defaults then poll every `OFFLINE_POLL_INTERVAL` s.
         vertex: Vertex AI project, location and buckets (judge provider `vertex`); recorded in `run.json` as
             `parameters.vertex` so `speceval status/fetch/cancel` reconnect to the jobs.
+        ray: how a `ray` judge is reached (endpoint or vLLM engines, pace); recorded in `run.json` as
+            `parameters.ray` (never a key) so a rerun without the flags reaches the same judge.
     """
 
     spec_path: Path
@@ -118,6 +123,7 @@ class JudgeSettings:
     engine: EngineOptions = field(default_factory=EngineOptions)
     offline: bool = False
     vertex: dict[str, str] = field(default_factory=dict)
+    ray: RaySettings | None = None
 
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
@@ -214,6 +220,16 @@ def prompt_setup(run_dir: Path, current: TemplateId, salt: str) -> PromptSetup:
     return PromptSetup(template, str(parameters.get("prompt_salt") or ""))
 
 
+def recorded_ray(targets: Sequence[JudgeTarget]) -> dict[str, Any] | None:
+    """The Ray settings a judge run directory recorded (`parameters.ray`), for a rerun that gives no flags."""
+    for target in targets:
+        if (target.run_dir / MANIFEST_NAME).is_file():
+            stored = RunManifest.load(target.run_dir).parameters.get(RAY_KEY)
+            if isinstance(stored, dict):
+                return stored
+    return None
+
+
 def check_resumable(target: JudgeTarget) -> None:
     """Refuse to continue a directory whose settings or already-sent prompts differ from what would be sent now."""
     if not (target.run_dir / MANIFEST_NAME).is_file():
@@ -251,6 +267,8 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
         if settings.vertex:
             manifest.parameters["vertex"] = dict(settings.vertex)
         manifest.status = "running"
+        if settings.ray is not None:
+            manifest.parameters[RAY_KEY] = settings.ray.model_dump()
     else:
         manifest = RunManifest(
             kind=kind,
@@ -268,6 +286,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
                 "params": asdict(settings.params),
                 "engine": settings.engine.recorded(),
                 **({"vertex": dict(settings.vertex)} if settings.vertex else {}),
+                **({RAY_KEY: settings.ray.model_dump()} if settings.ray is not None else {}),
                 "requests": len(target.items),
                 "prompt_salt": target.salt,
             },
@@ -281,7 +300,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
 
 
 def run_targets(
-    model: BatchedModel,
+    model: AnyModel,
     targets: Sequence[JudgeTarget],
     manifests: Sequence[RunManifest],
     options: EngineOptions,
@@ -298,14 +317,18 @@ def run_targets(
 
 
 def target_engines(
-    model: BatchedModel,
+    model: AnyModel,
     targets: Sequence[JudgeTarget],
     options: EngineOptions,
     observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
-) -> list[tuple[BatchEngine, list[PromptItem]]]:
-    """One engine per target, paired with its requests (for `run_engines`, or an experiment's `EngineLoop`)."""
+) -> list[tuple[BatchEngine | RealtimeEngine, list[PromptItem]]]:
+    """One engine per target, paired with its requests (for `run_engines`, or an experiment's `EngineLoop`).
+
+    The engine follows the judge: batch jobs for a batch API, calls (or Ray datasets) for a realtime or `ray`
+    judge; every engine takes the target's request list and keeps its state in the target's directory.
+    """
     return [
-        (BatchEngine(model, target.store, options, observer_for(target) if observer_for else None), target.items)
+        (make_engine(model, target.store, options, observer_for(target) if observer_for else None), target.items)
         for target in targets
     ]
 

@@ -9,12 +9,12 @@ a model passed in is accepted only if it is the model the config describes; othe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import GenerationParams
 from speceval.errors import ConfigError, ModelMismatchError
 from speceval.offline import offline_provider
 from speceval.providers.registry import adapter_class, create_batched_model, resolve_org
@@ -82,29 +82,43 @@ def use_model(
         yield create_batched_model(model_name, org, params, **{**options, **emulator})
 
 
-def batch_only(model: AnyModel) -> BatchedModel:
-    """`model` as a batch model (judge pipelines have no realtime path)."""
-    if not isinstance(model, BatchedModel):
-        raise ConfigError(f"judge pipelines run through batch APIs; {type(model).__name__} is a realtime model")
-    return model
-
-
 @contextmanager
 def judge_model(
     settings: JudgeSettings,
     provider: str,
     output_dir: Path,
-    given: BatchedModel | None,
+    given: AnyModel | None,
     provider_options: dict[str, Any],
-) -> Iterator[BatchedModel]:
+) -> Iterator[AnyModel]:
     """The judge of a judge pipeline: `given` once checked against `settings`, else built from them.
 
     Offline, the emulator keeps its state in `output_dir` (the judge folder), shared by all its run directories.
+    A `ray` judge is built from `settings.ray` (offline: the emulator's chat endpoint stands in for the cluster's).
     """
+    if provider == "ray" and given is None:
+        with _ray_judge(settings, output_dir, provider_options) as model:
+            yield model
+        return
     with use_model(
         given, role="judge", model_name=settings.judge_model, org=provider, params=settings.params,
         offline_dir=output_dir if settings.offline else None,
         # A judge built here reaches Vertex AI with the settings' project, location and buckets.
         provider_options=provider_options if given is not None else {**settings.vertex, **provider_options},
     ) as model:
-        yield batch_only(model)
+        yield model
+
+
+@contextmanager
+def _ray_judge(settings: JudgeSettings, output_dir: Path, provider_options: dict[str, Any]) -> Iterator[AnyModel]:
+    from speceval.raydata.model import RayModel
+    from speceval.raydata.settings import RaySettings
+
+    ray = settings.ray or RaySettings()
+    with ExitStack() as stack:
+        options = dict(provider_options)
+        if settings.offline:
+            options.update(stack.enter_context(offline_provider(output_dir, "ray")))
+            # Always this run's emulator: the address recorded by an earlier offline run is gone.
+            settings.ray = ray = ray.model_copy(update={"base_url": options.get("base_url"), "vllm": False})
+        ray.check(settings.offline)
+        yield RayModel(settings.judge_model, settings.params, ray, api_key=options.get("api_key"))

@@ -36,7 +36,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_json
-from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
@@ -60,6 +59,7 @@ from speceval.pipelines.judge_run import (
 from speceval.pipelines.models import judge_model
 from speceval.pipelines.position import PositionReport, position_consistency
 from speceval.providers.registry import resolve_org
+from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ class BatchedRankingPipeline:
 
     def run(
         self,
-        model: BatchedModel | None = None,
+        model: AnyModel | None = None,
         observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
     ) -> tuple[list[EngineSummary], list[PairSummary], PositionReport]:
         """Submit (or resume) every ordered pair's jobs, poll them in one loop, then write all verdict files.
@@ -225,7 +225,7 @@ class BatchedRankingPipeline:
         return summaries, pair_summaries, report
 
     @contextmanager
-    def connect(self, model: BatchedModel | None = None, **provider_options: Any) -> Iterator[BatchedModel]:
+    def connect(self, model: AnyModel | None = None, **provider_options: Any) -> Iterator[AnyModel]:
         """The judge: `model` once checked against the settings, else built from them (with `provider_options`)."""
         with judge_model(self.settings, self.provider, self.output_dir, model, provider_options) as judge:
             yield judge
