@@ -40,6 +40,7 @@ from speceval.batch.records import (
     Usage,
     utcnow,
 )
+from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
 from speceval.inputs import PromptItem
@@ -145,12 +146,16 @@ class BatchEngine:
         self._state: _State
         self._deadline = 0.0
         self.next_wait = 0.0
+        self._lock = RunLock(store.run_dir)
 
     # -- public -------------------------------------------------------------------------------------------
 
     def run(self, items: Sequence[PromptItem] | ItemSource) -> EngineSummary:
         """Run (or resume) until every item has a final outcome, the timeout, or the budget stops it."""
-        return run_engines([(self, items)], sleep=self._sleep)[0]
+        try:
+            return run_engines([(self, items)], sleep=self._sleep)[0]
+        finally:
+            self._lock.release()  # also when interrupted: a resume in this process must not find it taken
 
     def plan(self, items: Sequence[PromptItem] | ItemSource) -> list[SubmissionIntent]:
         """Write the request file and intent of every job the run still needs, and submit nothing (dry run).
@@ -189,6 +194,7 @@ class BatchEngine:
     def start(self, items: Sequence[PromptItem] | ItemSource) -> None:
         """Load the run's state; `tick` then does the work. (`run` does both; pipelines that drive several
         engines in one polling loop call `run_engines`.)"""
+        self._lock.acquire()  # before anything is read or submitted: a second process must not pay again
         self._state = self._load_state(as_source(items))
         self._deadline = self._clock() + self.options.timeout_hours * 3600
         self.observer.started(self._summary(self._state, StopReason.RUNNING))
@@ -563,6 +569,7 @@ class BatchEngine:
         )
 
     def _finish(self, state: _State, reason: StopReason) -> EngineSummary:
+        self._lock.release()
         summary = self._summary(state, reason)
         self.observer.finished(summary)
         return summary

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from speceval.batch.engine import EngineOptions, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
+from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.inputs import PromptItem
 from speceval.realtime.journal import Journal, JournalEntry
@@ -88,6 +89,7 @@ class RealtimeEngine:
         self._last_merge = 0.0
         self._deadline = 0.0
         self._rng = random.Random()
+        self._run_lock = RunLock(store.run_dir)
         self.calls = 0
 
     # -- public -------------------------------------------------------------------------------------------
@@ -103,10 +105,12 @@ class RealtimeEngine:
                 self._sleep(self.next_wait)
         except BaseException:
             self.stop()
+            self._run_lock.release()
             raise
 
     def start(self, items: Sequence[PromptItem]) -> None:
         """Load what the run directory already holds, queue the rest, and start the workers."""
+        self._run_lock.acquire()  # one process per run directory, or two would send the same requests
         if self.options.budget is not None:
             logger.warning("--budget-usd is not enforced for realtime runs yet; watch the provider's dashboard")
         self._order = [ItemRef(i.statement_id, i.original_index) for i in items]
@@ -297,6 +301,7 @@ class RealtimeEngine:
 
     def _end(self, reason: StopReason) -> EngineSummary:
         self._flush()
+        self._run_lock.release()
         if not any(w.is_alive() for w in self._workers):
             self.journal.close()
         summary = self._summary(reason)
