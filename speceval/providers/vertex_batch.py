@@ -94,7 +94,8 @@ class VertexBatchedModel(BatchedModel):
             base_url: a Vertex endpoint other than Google's (e.g. the emulator's `/vertex`).
             project / location: the Google Cloud project and region (else `GOOGLE_CLOUD_PROJECT` /
                 `GOOGLE_CLOUD_LOCATION`).
-            input_bucket / output_bucket: bucket names (a `gs://` prefix is tolerated).
+            input_bucket / output_bucket: buckets, as `name`, `gs://name` or `gs://name/folder/` (objects of
+                ours then go under that folder).
             credentials: google-auth credentials; None = Application Default Credentials.
             storage_endpoint: a Cloud Storage endpoint other than Google's.
         """
@@ -111,8 +112,9 @@ class VertexBatchedModel(BatchedModel):
         missing = [flag + alternative for flag, alternative, value in required if not value]
         if missing:
             raise ConfigError(f"Vertex AI batch prediction needs {', '.join(missing)}")
-        self.input_bucket = _bucket_name(input_bucket or "", "--input-bucket")
-        self.output_bucket = _bucket_name(output_bucket or "", "--output-bucket")
+        # The original SpecEval's configs give `gs://bucket/folder/`: the folder is kept as a prefix of ours.
+        self.input_bucket, self.input_folder = _bucket_and_folder(input_bucket or "", "--input-bucket")
+        self.output_bucket, self.output_folder = _bucket_and_folder(output_bucket or "", "--output-bucket")
 
         from google import genai  # lazy: `import speceval` must work without every vendor SDK
         from google.cloud import storage
@@ -141,7 +143,7 @@ class VertexBatchedModel(BatchedModel):
     # -- submission ---------------------------------------------------------------------------------------
 
     def prepare(self, intent: SubmissionIntent, request_file: Path) -> VertexHandle:
-        name = f"{OBJECT_PREFIX}/{intent.idempotency_key}.jsonl"
+        name = f"{self.input_folder}{OBJECT_PREFIX}/{intent.idempotency_key}.jsonl"
         blob = self._storage.bucket(self.input_bucket).blob(name)
         # Same name for the same chunk: uploading again after a crash replaces the object, it adds nothing.
         self._gcs(
@@ -275,7 +277,7 @@ class VertexBatchedModel(BatchedModel):
     # -- helpers ------------------------------------------------------------------------------------------
 
     def _dest(self, key: str) -> str:
-        return f"gs://{self.output_bucket}/{OBJECT_PREFIX}/{key}/"
+        return f"gs://{self.output_bucket}/{self.output_folder}{OBJECT_PREFIX}/{key}/"
 
     def _download_lines(self, uri: str) -> Iterator[str]:
         """The non-blank lines of a Cloud Storage object, streamed to disk first (it can be gigabytes)."""
@@ -316,11 +318,12 @@ def _default_credentials() -> Any:
     return credentials
 
 
-def _bucket_name(value: str, flag: str) -> str:
-    name = value.removeprefix("gs://").strip("/")
-    if not name or "/" in name:
-        raise ConfigError(f"{flag} must be a bucket name (e.g. my-bucket), got {value!r}")
-    return name
+def _bucket_and_folder(value: str, flag: str) -> tuple[str, str]:
+    """`my-bucket`, `gs://my-bucket` or `gs://my-bucket/some/folder/` → ('my-bucket', '' or 'some/folder/')."""
+    bucket, _, folder = value.removeprefix("gs://").strip("/").partition("/")
+    if not bucket or "//" in folder:
+        raise ConfigError(f"{flag} must be a bucket (e.g. my-bucket or gs://my-bucket/folder/), got {value!r}")
+    return bucket, folder.strip("/") + "/" if folder.strip("/") else ""
 
 
 def _split_gs_uri(uri: str) -> tuple[str, str]:

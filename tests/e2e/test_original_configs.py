@@ -168,7 +168,8 @@ def test_api_key_written_in_the_yaml_is_used_and_written_nowhere(
 def test_google_sample_ranking_config_judges_on_vertex_ai(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`ranking_judge_org: google` with buckets is Vertex AI batch prediction (emulated, with a Cloud Storage fake).
 
-    The buckets are the only edit: the sample's are another project's (`gs://levanter-data/...`).
+    Nothing in it is edited: its buckets (`gs://levanter-data/model_spec/`, a bucket and a folder) are used as
+    written, against the emulator's Cloud Storage stand-in.
     """
     import responses
     from google.oauth2.credentials import Credentials
@@ -182,8 +183,7 @@ def test_google_sample_ranking_config_judges_on_vertex_ai(tmp_path: Path, monkey
     sample = CONFIGS / "configs" / "sample_google_ranking_config.yaml"
     data = build_tree(tmp_path, sample)
     config = tmp_path / "sample_google_ranking_config.yaml"
-    config.write_text(sample.read_text().replace(data["output_bucket"], "gs://speceval-out")
-                      .replace(data["input_bucket"], "gs://speceval-in/"))
+    config.write_text(sample.read_text())
     args = build_parser("ranking").parse_args(["--config-file", str(config), "--project", "p",
                                               "--location", "us-central1", "--poll-interval", "0.05"])
     settings, candidates, _ = resolve_settings(args, "ranking")
@@ -195,12 +195,15 @@ def test_google_sample_ranking_config_judges_on_vertex_ai(tmp_path: Path, monkey
         with pipeline.connect(None, base_url=emu.vertex_base_url, credentials=Credentials(token="t")) as model:
             summaries, pairs, _ = pipeline.run(model)
         assert emu.stats.batches_created["vertex"] == 2  # one job per ordered pair
+        inputs = emu.vertex_objects.list("levanter-data", "model_spec/speceval/")
+        outputs = emu.vertex_objects.list("levanter-data", "model_spec/ranking_outputs/speceval/")
+        assert len([name for name in inputs if name.endswith(".jsonl")]) == 2 and outputs
     assert all(s.finished for s in summaries)
     assert sorted((p.model_a, p.model_b) for p in pairs) == [
         ("claude-3-5-sonnet-20240620", "gpt-4.1-2025-04-14"), ("gpt-4.1-2025-04-14", "claude-3-5-sonnet-20240620")]
     assert all(p.outcomes["judged"] == 2 for p in pairs)  # the legacy folder's failed input is not compared
     manifests = [json.loads(p.read_text()) for p in judge_dir(data, "ranking").glob("*/run.json")]
     assert [m["parameters"]["vertex"] for m in manifests] == [
-        {"project": "p", "location": "us-central1", "input_bucket": "gs://speceval-in/",
-         "output_bucket": "gs://speceval-out"}] * 2
+        {"project": "p", "location": "us-central1", "input_bucket": "gs://levanter-data/model_spec/",
+         "output_bucket": "gs://levanter-data/model_spec/ranking_outputs"}] * 2
     assert all(m["provider"] == "vertex" for m in manifests)
