@@ -38,10 +38,13 @@ from speceval.pipelines.judge_config import (
     load_config,
     yaml_api_key,
 )
-from speceval.pipelines.judge_run import JudgeSettings, plan_targets, recorded_ray, write_manifest
+from speceval.pipelines.judge_run import JudgeSettings, plan_targets, recorded_endpoint, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
-from speceval.providers.registry import PROVIDERS
+from speceval.providers.registry import PROVIDERS, resolve_org
+from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import add_ray_arguments, ray_settings
+from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
+from speceval.realtime.settings import RealtimeSettings
 from speceval.settings_checks import (
     BATCH_SIZE,
     BUDGET_USD,
@@ -65,8 +68,8 @@ DEFAULT_MAX_TOKENS = 4096
 DEFAULT_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
 # The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
 _VERTEX_ENV = {"project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION"}
-_RAY_FLAGS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "tensor_parallel_size", "replicas",
-              "engine_arg", "ray_address")
+_ENDPOINT_FLAGS = ("base_url", "api_key_env", "rpm", "max_concurrency")
+_RAY_FLAGS = ("vllm", "tensor_parallel_size", "replicas", "engine_arg", "ray_address")
 _KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
               "google_api_key": "GOOGLE_API_KEY"}
 
@@ -117,8 +120,11 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     vertex.add_argument("--location", help="Vertex AI region (default: YAML location, $GOOGLE_CLOUD_LOCATION)")
     vertex.add_argument("--input-bucket", help="Cloud Storage bucket the request files are uploaded to")
     vertex.add_argument("--output-bucket", help="Cloud Storage bucket the jobs write their predictions to")
-    ray = parser.add_argument_group("ray judge",
-                                    f"an open-weights judge through Ray Data LLM (--{prefix}-judge-org ray)")
+    ray = parser.add_argument_group(
+        "ray or realtime judge",
+        f"a judge without a batch API: Ray Data LLM (--{prefix}-judge-org ray) or concurrent calls "
+        f"(--{prefix}-judge-org openai-compatible|together)",
+    )
     ray.add_argument("--base-url", help="the judge's OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     ray.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the endpoint's key")
     ray.add_argument("--rpm", type=flag_type(RPM), help="judge requests per minute across all workers")
@@ -234,7 +240,7 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
         pipeline = BatchedComplianceJudge(settings, candidates, mode=mode)
     else:
         pipeline = BatchedRankingPipeline(settings, candidates)
-    _ray_judge_settings(args, kind, pipeline)
+    _endpoint_settings(args, kind, pipeline)
     setup_logging(args.verbose or file.verbose, pipeline.output_dir / "logs" / f"{kind}.log")
     if settings.offline:
         console.print(synthetic_banner())
@@ -292,15 +298,30 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
     return ExitCode.STOPPED
 
 
-def _ray_judge_settings(args: argparse.Namespace, kind: Kind,
-                        pipeline: BatchedComplianceJudge | BatchedRankingPipeline) -> None:
-    """A `ray` judge's settings: those its run directories recorded, with the flags given now on top."""
-    given = [f"--{name.replace('_', '-')}" for name in _RAY_FLAGS if getattr(args, name, None) is not None]
-    if pipeline.provider != "ray":
-        if given:
-            raise ConfigError(f"{', '.join(given)} apply to a ray judge only (--{kind}-judge-org ray)")
+def _endpoint_settings(args: argparse.Namespace, kind: Kind,
+                       pipeline: BatchedComplianceJudge | BatchedRankingPipeline) -> None:
+    """A Ray or realtime judge's settings: those its run directories recorded, with the flags given now on top."""
+    settings = pipeline.settings
+    entry = resolve_org(settings.judge_model, pipeline.provider)
+    if entry.org == "ray":
+        settings.ray = ray_settings(args, recorded_endpoint(pipeline.targets, RAY_KEY), offline=settings.offline)
         return
-    pipeline.settings.ray = ray_settings(args, recorded_ray(pipeline.targets), offline=pipeline.settings.offline)
+    ray_only = [f"--{name.replace('_', '-')}" for name in _RAY_FLAGS if getattr(args, name, None) is not None]
+    if ray_only:
+        raise ConfigError(f"{', '.join(ray_only)} apply to a ray judge only (--{kind}-judge-org ray)")
+    given = {name: getattr(args, name) for name in _ENDPOINT_FLAGS if getattr(args, name, None) is not None}
+    if entry.batch:
+        if given:
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+            raise ConfigError(f"{flags} apply to judges without a batch API (ray, openai-compatible, together)")
+        return
+    stored = recorded_endpoint(pipeline.targets, REALTIME_KEY)
+    realtime = RealtimeSettings.model_validate({**(stored or {}), **given})
+    if realtime.base_url is None:
+        realtime.base_url = entry.default_base_url
+    if realtime.base_url is None and not settings.offline:
+        raise ConfigError(f"the {entry.org} judge needs --base-url (e.g. http://localhost:8000/v1 for vLLM)")
+    settings.realtime = realtime
 
 
 def _dry_run(pipeline: BatchedComplianceJudge | BatchedRankingPipeline, kind: Kind, model: BatchedModel,

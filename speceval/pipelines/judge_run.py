@@ -34,6 +34,8 @@ from speceval.paths import safe_filename
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
 from speceval.realtime import AnyModel, RealtimeEngine, make_engine
+from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
+from speceval.realtime.settings import RealtimeSettings
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +114,8 @@ class JudgeSettings:
             `parameters.vertex` so `speceval status/fetch/cancel` reconnect to the jobs.
         ray: how a `ray` judge is reached (endpoint or vLLM engines, pace); recorded in `run.json` as
             `parameters.ray` (never a key) so a rerun without the flags reaches the same judge.
+        realtime: endpoint and pace of a judge served without a batch API (`openai-compatible`, `together`),
+            called through the realtime engine; recorded as `parameters.realtime`, as for generation.
     """
 
     spec_path: Path
@@ -124,6 +128,7 @@ class JudgeSettings:
     offline: bool = False
     vertex: dict[str, str] = field(default_factory=dict)
     ray: RaySettings | None = None
+    realtime: RealtimeSettings | None = None
 
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
@@ -220,11 +225,22 @@ def prompt_setup(run_dir: Path, current: TemplateId, salt: str) -> PromptSetup:
     return PromptSetup(template, str(parameters.get("prompt_salt") or ""))
 
 
-def recorded_ray(targets: Sequence[JudgeTarget]) -> dict[str, Any] | None:
-    """The Ray settings a judge run directory recorded (`parameters.ray`), for a rerun that gives no flags."""
+def _endpoint(settings: JudgeSettings) -> dict[str, Any]:
+    """What `run.json` records of a Ray or realtime judge's endpoint (never a key, only its variable's name)."""
+    recorded: dict[str, Any] = {}
+    if settings.ray is not None:
+        recorded[RAY_KEY] = settings.ray.model_dump()
+    if settings.realtime is not None:
+        recorded[REALTIME_KEY] = settings.realtime.model_dump()
+    return recorded
+
+
+def recorded_endpoint(targets: Sequence[JudgeTarget], key: str) -> dict[str, Any] | None:
+    """The settings a judge run directory recorded under `parameters.<key>` (`ray`, `realtime`), for a rerun
+    that gives no flags."""
     for target in targets:
         if (target.run_dir / MANIFEST_NAME).is_file():
-            stored = RunManifest.load(target.run_dir).parameters.get(RAY_KEY)
+            stored = RunManifest.load(target.run_dir).parameters.get(key)
             if isinstance(stored, dict):
                 return stored
     return None
@@ -267,8 +283,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
         if settings.vertex:
             manifest.parameters["vertex"] = dict(settings.vertex)
         manifest.status = "running"
-        if settings.ray is not None:
-            manifest.parameters[RAY_KEY] = settings.ray.model_dump()
+        manifest.parameters.update(_endpoint(settings))
     else:
         manifest = RunManifest(
             kind=kind,
@@ -286,7 +301,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
                 "params": asdict(settings.params),
                 "engine": settings.engine.recorded(),
                 **({"vertex": dict(settings.vertex)} if settings.vertex else {}),
-                **({RAY_KEY: settings.ray.model_dump()} if settings.ray is not None else {}),
+                **_endpoint(settings),
                 "requests": len(target.items),
                 "prompt_salt": target.salt,
             },

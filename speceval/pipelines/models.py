@@ -99,6 +99,15 @@ def judge_model(
         with _ray_judge(settings, output_dir, provider_options) as model:
             yield model
         return
+    if settings.realtime is not None and given is None:
+        from speceval.realtime.settings import create_realtime_model
+
+        with ExitStack() as stack:
+            options = dict(provider_options)
+            if settings.offline:
+                options.update(stack.enter_context(offline_provider(output_dir, provider)))
+            yield create_realtime_model(settings.judge_model, provider, settings.params, settings.realtime, **options)
+        return
     with use_model(
         given, role="judge", model_name=settings.judge_model, org=provider, params=settings.params,
         offline_dir=output_dir if settings.offline else None,
