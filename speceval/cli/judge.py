@@ -263,7 +263,7 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
         model = stack.enter_context(pipeline.connect(None, **key))
         if args.dry_run:
             if not isinstance(model, BatchedModel):
-                raise ConfigError(f"--dry-run plans batch jobs and their cost; a {pipeline.provider} judge has none")
+                raise ConfigError(f"--dry-run plans batch jobs and their cost; the {pipeline.provider} judge has none")
             return _dry_run(pipeline, kind, model, args.prices, rerun)
         progress = MultiProgress(stack.enter_context(ProgressObserver()))
         try:
@@ -308,12 +308,12 @@ def _endpoint_settings(args: argparse.Namespace, kind: Kind,
         return
     ray_only = [f"--{name.replace('_', '-')}" for name in _RAY_FLAGS if getattr(args, name, None) is not None]
     if ray_only:
-        raise ConfigError(f"{', '.join(ray_only)} apply to a ray judge only (--{kind}-judge-org ray)")
+        raise ConfigError(f"{', '.join(ray_only)}: only for a ray judge (--{kind}-judge-org ray)")
     given = {name: getattr(args, name) for name in _ENDPOINT_FLAGS if getattr(args, name, None) is not None}
     if entry.batch:
         if given:
             flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
-            raise ConfigError(f"{flags} apply to judges without a batch API (ray, openai-compatible, together)")
+            raise ConfigError(f"{flags}: only for judges without a batch API (ray, openai-compatible, together)")
         return
     stored = recorded_endpoint(pipeline.targets, REALTIME_KEY)
     realtime = RealtimeSettings.model_validate({**(stored or {}), **given})

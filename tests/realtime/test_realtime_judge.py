@@ -33,3 +33,26 @@ def test_openai_compatible_judge_verdicts_on_their_answers_and_rerun_sends_nothi
         assert manifest["provider"] == "openai-compatible"
         assert manifest["parameters"]["realtime"]["base_url"] == base_url
         assert manifest["parameters"]["realtime"]["max_concurrency"] == 3
+
+
+def test_endpoint_flags_on_the_wrong_judge_are_refused_before_anything_is_sent(tmp_path: Path) -> None:
+    spec, candidates, outputs = two_candidates(tmp_path)
+    with IndependentOpenAIServer(answer=fake_judge(outputs)) as server:
+        cases = {
+            "--base-url: only for judges without a batch API": [
+                "--compliance-judge-model-name", "gpt-4o", "--compliance-judge-org", "openai",
+                "--base-url", server.base_url],
+            "--vllm: only for a ray judge": [
+                "--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "openai-compatible",
+                "--base-url", server.base_url, "--vllm"],
+            "--dry-run plans batch jobs": [
+                "--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "openai-compatible",
+                "--base-url", server.base_url, "--dry-run"],
+            "the openai-compatible judge needs --base-url": [
+                "--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "openai-compatible"],
+        }
+        for message, args in cases.items():
+            done = judge(spec, candidates, args, tmp_path / "judged", cli_env())
+            assert done.returncode == 2 and message in done.stderr, (args, done.stderr[-2000:])
+        assert server.chat_requests == [] and server.batches == []
+    assert not list((tmp_path / "judged").glob("**/run.json"))
