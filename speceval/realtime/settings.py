@@ -18,6 +18,7 @@ from speceval.batch.model import GenerationParams
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.manifest import RunManifest
 from speceval.providers.registry import ProviderEntry, create_batched_model, load_class, resolve_org
+from speceval.raydata.settings import add_ray_arguments, refuse_ray_flags
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
@@ -113,6 +114,7 @@ def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--request-timeout", type=flag_type(REQUEST_TIMEOUT), help="seconds before a call is abandoned (default 600)"
     )
+    add_ray_arguments(parser)
 
 
 def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: ProviderEntry) -> RealtimeSettings | None:
@@ -188,6 +190,11 @@ def build_model(
     config = pipeline.config
     manifest = pipeline.draft_manifest()
     entry = resolve_org(config.model_name, pipeline.provider)
+    if entry.org == "ray":
+        from speceval.raydata.model import create_ray_model
+
+        return create_ray_model(args, manifest, config.model_name, config.params, provider_options)
+    refuse_ray_flags(args)
     settings = realtime_settings(args, manifest, entry)
     if settings is None:
         return create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
