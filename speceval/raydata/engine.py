@@ -42,12 +42,6 @@ class RayEngine(RealtimeEngine):
         self._driver: threading.Thread | None = None
         self.rounds = 0
 
-    def start(self, items):  # type: ignore[no-untyped-def]
-        # Ray is started (or joined) from the main thread: its signal handlers and its local cluster's
-        # processes belong to the driver process, not to the thread that later streams the answers.
-        ensure_ray(self.model.settings.ray_address)
-        super().start(items)
-
     def tick(self):  # type: ignore[no-untyped-def]
         # Requests requeued after a retryable failure start a new round once the current one is over.
         self._top_up_workers()
@@ -62,6 +56,10 @@ class RayEngine(RealtimeEngine):
             with self._lock:
                 self._queue.extend(refs)
             return
+        # Ray is started (or joined) here, in the thread that drives the engine, and only once there is something
+        # to send: its signal handlers and local cluster belong to the driver process, not to the streaming thread,
+        # and a rerun with nothing pending must not wait for a cluster.
+        ensure_ray(self.model.settings.ray_address)
         self.rounds += 1
         self._driver = threading.Thread(target=self._drive, args=(refs,), name="speceval-ray", daemon=True)
         self._workers = [self._driver]

@@ -194,7 +194,8 @@ def create_ray_model(
 
     offline_url = provider_options.get("base_url")
     settings = ray_settings(args, manifest.parameters.get(MANIFEST_KEY), offline=offline_url is not None)
-    if settings.base_url is None and offline_url is not None and not settings.vllm:
-        settings.base_url = offline_url
     manifest.parameters[MANIFEST_KEY] = settings.model_dump()
+    if offline_url is not None and not settings.vllm:
+        # The emulator listens on a new port each time: it is never recorded, and a resume uses today's.
+        settings = settings.model_copy(update={"base_url": offline_url})
     return RayModel(model_name, params, settings, api_key=provider_options.get("api_key"))
