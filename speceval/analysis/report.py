@@ -141,12 +141,11 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
 
 def _relative(path: Path, roots: Sequence[Path]) -> str:
     """`path` relative to the folder the report was asked about that holds it (no machine-specific prefix)."""
+    resolved = Path(path).resolve()
     for root in roots:
         base = Path(root).resolve()
-        try:
-            return Path(path).resolve().relative_to(base).as_posix() or "."
-        except ValueError:
-            continue
+        if resolved.is_relative_to(base):
+            return resolved.relative_to(base).as_posix() or "."
     return Path(os.path.relpath(path)).as_posix()
 
 
