@@ -212,9 +212,19 @@ def executed_kind(job: Job, index: int) -> Kind:
         return Kind.INVALID
     if item.error_type:
         return Kind.SERVER_ERROR
-    if unit_hash(job.plan.seed, job.id, item.custom_id, "error") < job.plan.error_rate:
+    if request_draw(job, index, "error") < job.plan.error_rate:
         return Kind.SERVER_ERROR
     return Kind.SUCCEEDED
+
+
+def request_draw(job: Job, index: int, what: str) -> float:
+    """A number in [0, 1) deciding fault `what` for request `index` of `job`.
+
+    Drawn from the job's creation number, not its (random) id, so a scenario with a given seed misbehaves the same
+    way on every run: a test of "some lines are dropped" cannot pass or fail by luck. A resubmission is a new job
+    with a new number, so it gets fresh draws.
+    """
+    return unit_hash(job.plan.seed, job.seq, index, what)
 
 
 @dataclass(frozen=True)
@@ -269,9 +279,8 @@ def final_outcomes(
                 text=text,
                 input_tokens=estimate_tokens(item.prompt) if executed else 0,
                 output_tokens=estimate_tokens(text) if text is not None else 0,
-                dropped=executed and unit_hash(job.plan.seed, job.id, item.custom_id, "drop") < job.plan.drop_rate,
-                duplicated=executed
-                and unit_hash(job.plan.seed, job.id, item.custom_id, "duplicate") < job.plan.duplicate_rate,
+                dropped=executed and request_draw(job, index, "drop") < job.plan.drop_rate,
+                duplicated=executed and request_draw(job, index, "duplicate") < job.plan.duplicate_rate,
                 cache=cache.get(index, NO_CACHE),
             )
         )
