@@ -169,6 +169,8 @@ def _rankings(data: ReportData) -> str:
         parts.append(_table(["judge", "variation", "model", "strength", "95% CI"],
                             ([s.judge, s.variation, s.model, s.strength, _ci(s.ci_low, s.ci_high)]
                              for s in data.bradley_terry)))
+        for note in sorted({f"{s.judge}, {s.variation}: {s.note}" for s in data.bradley_terry if s.note}):
+            parts.append(f"<p>{html.escape(note)}</p>")
     if data.position_consistency:
         parts.append("<h2>Position consistency (same winner in both orders)</h2>")
         parts.append(_table(["judge", "variation", "run", "consistent", "compared", "rate"],

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from statistics import mean
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from speceval.analysis.clustered import bootstrap_percentiles, rate_interval
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
@@ -177,6 +177,28 @@ class Strength(BaseModel):
     strength: float
     ci_low: float | None
     ci_high: float | None
+    note: str | None = Field(default=None, description="why there is no interval, when there is none")
+
+
+SEPARATED = ("no finite estimate: some models won every comparison against the others (Ford's condition fails), "
+             "so the strengths sit at 0 or 1 and a bootstrap would only repeat them; intervals omitted")
+
+
+def beats_graph_connected(wins: np.ndarray) -> bool:
+    """Ford's condition for a finite Bradley–Terry fit: in the graph with an edge i → j whenever i took some
+    score from j (a tie gives both directions), every model reaches every other."""
+    size = wins.shape[0]
+    for start in range(size):
+        reached, frontier = {start}, [start]
+        while frontier:
+            i = frontier.pop()
+            for j in range(size):
+                if j not in reached and wins[i, j] > 0:
+                    reached.add(j)
+                    frontier.append(j)
+        if len(reached) < size:
+            return False
+    return True
 
 
 def strengths(rows: list[RankingRow], draws: int = 200) -> list[Strength]:
@@ -194,19 +216,24 @@ def strengths(rows: list[RankingRow], draws: int = 200) -> list[Strength]:
         second = np.array([index[r.model_b] for r in judged])
         score = np.array([{r.model_a: 1.0, "tie": 0.5}.get(_winner(r) or "", 0.0) for r in judged])
 
-        def fit(picked: list[int], size: int = len(models), first: np.ndarray = first, second: np.ndarray = second,
-                score: np.ndarray = score) -> np.ndarray:
+        def tally(picked: list[int], size: int = len(models), first: np.ndarray = first,
+                  second: np.ndarray = second, score: np.ndarray = score) -> np.ndarray:
             wins = np.zeros((size, size))
             np.add.at(wins, (first[picked], second[picked]), score[picked])  # ties: half a win each way
             np.add.at(wins, (second[picked], first[picked]), 1.0 - score[picked])
-            return bradley_terry(wins)
+            return wins
 
-        point = fit(list(range(len(judged))))
-        bounds = bootstrap_percentiles([(r.spec, r.statement_id, r.input) for r in judged], fit, draws=draws)
+        everything = tally(list(range(len(judged))))
+        point = bradley_terry(everything)
+        separated = not beats_graph_connected(everything)
+        bounds = None if separated else bootstrap_percentiles(
+            [(r.spec, r.statement_id, r.input) for r in judged], lambda picked: bradley_terry(tally(picked)),
+            draws=draws)
         for i, model in enumerate(models):
             result.append(Strength(judge=judge, variation=variation, model=model, strength=float(point[i]),
                                    ci_low=float(bounds[0][i]) if bounds else None,
-                                   ci_high=float(bounds[1][i]) if bounds else None))
+                                   ci_high=float(bounds[1][i]) if bounds else None,
+                                   note=SEPARATED if separated else None))
     return result
 
 

@@ -196,3 +196,17 @@ def test_a_large_experiment_embeds_the_same_number_of_samples_from_every_cell():
     assert len(picked) == 12 and {(r.model, r.run) for r in picked} == {(m, k) for m in "ab" for k in (1, 2, 3)}
     assert select_samples(rows, limit=60) == rows
     assert "12 of 60 verdicts are embedded" in sample_section(rows, limit=12)
+
+
+def test_a_model_that_wins_every_comparison_gets_no_point_interval_but_a_reason():
+    # m1 beats m2 on every input in both orders: the Bradley–Terry MLE is at the boundary (Ford's condition
+    # fails), and every bootstrap resample repeats it, so an interval would claim certainty that is not there.
+    rows = [row for i in range(6) for row in (ranking("m1", "m2", i, 1, 1), ranking("m2", "m1", i, -1, 1))]
+    separated = {s.model: s for s in strengths(rows)}
+    assert separated["m1"].strength == pytest.approx(1.0) and separated["m2"].strength == pytest.approx(0.0)
+    assert all(s.ci_low is None and s.ci_high is None and s.note and "Ford" in s.note for s in separated.values())
+    # One loss (a 3-cycle of wins is not needed for two models: any score both ways) makes it estimable again.
+    rows.append(ranking("m1", "m2", 6, -1, 1))
+    mixed = {s.model: s for s in strengths(rows)}
+    assert all(s.note is None and s.ci_low is not None for s in mixed.values())
+    assert mixed["m1"].ci_low < mixed["m1"].strength < 1.0  # type: ignore[operator]
