@@ -212,6 +212,7 @@ class BatchedComplianceJudge:
             inputs_path=str(candidate.directory.resolve()),
             identity=self._identity(candidate, setup.template),
             salt=setup.salt,
+            salt_home=self.output_dir,
         )
 
     def _identity(self, candidate: Candidate, template: TemplateId) -> dict[str, Any]:

@@ -156,6 +156,8 @@ class JudgeTarget:
         identity: settings that must not change when the directory is resumed (template, mode, judge, ...).
         salt: the run's prompt salt (cache-shaped templates draw each statement's fence nonce from it); recorded
             in `run.json` as `parameters.prompt_salt` so a resume renders the same prompts.
+        salt_home: the judge directory whose `prompt_salt.json` a new run saves its salt to, when it writes its
+            first `run.json` (not before: a command refused after its pipeline was built leaves no folder).
     """
 
     run_dir: Path
@@ -163,6 +165,7 @@ class JudgeTarget:
     inputs_path: str
     identity: dict[str, Any]
     salt: str = ""
+    salt_home: Path | None = None
 
     @property
     def store(self) -> RunStore:
@@ -191,7 +194,8 @@ SALT_FILE = "prompt_salt.json"
 
 
 def judge_salt(directory: Path) -> str:
-    """The prompt salt of a judge directory, drawn and saved on first use.
+    """The prompt salt of a judge directory: the saved one, or a new one that `save_judge_salt` keeps once a run
+    under it writes its `run.json`.
 
     Shared by every run under it (each candidate, each pair), so a statement's requests have the same prefix
     across candidates and pairs too and one cached copy serves them all. Each run also records the salt it used
@@ -206,9 +210,14 @@ def judge_salt(directory: Path) -> str:
         if isinstance(salt, str) and salt:
             return salt
         logger.warning("%s is unreadable; drawing a new prompt salt (only prompt-cache sharing is affected)", path)
-    salt = new_salt()
-    atomic_write_json(path, {"schema_version": 1, "salt": salt})
-    return salt
+    return new_salt()
+
+
+def save_judge_salt(directory: Path, salt: str) -> None:
+    """Keep `salt` as the judge directory's prompt salt, unless one is saved already."""
+    path = directory / SALT_FILE
+    if salt and not path.is_file():
+        atomic_write_json(path, {"schema_version": 1, "salt": salt})
 
 
 def prompt_setup(run_dir: Path, current: TemplateId, salt: str) -> PromptSetup:
@@ -285,6 +294,8 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
         manifest.status = "running"
         manifest.parameters.update(_endpoint(settings))
     else:
+        if target.salt_home is not None:
+            save_judge_salt(target.salt_home, target.salt)
         manifest = RunManifest(
             kind=kind,
             command=current_command(),

@@ -279,6 +279,7 @@ class BatchedRankingPipeline:
             inputs_path=f"{a.directory.resolve()} | {b.directory.resolve()}",
             identity=identity,
             salt=setup.salt,
+            salt_home=self.output_dir,
         )
         return OrderedPair(a, b, tasks, target)
 

@@ -251,6 +251,26 @@ def test_a_judge_directory_shares_each_statement_prefix_across_candidates_and_a_
     assert other.targets[0].items[0].input_text != first.targets[0].items[0].input_text  # another run, another salt
 
 
+def test_building_a_judge_writes_nothing_and_the_first_run_json_keeps_the_salt(tmp_path: Path) -> None:
+    # A command refused after its pipeline is built (budget, dry run, a missing key) must leave no folder behind.
+    candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
+    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai",
+                             output_dir_base=tmp_path / "out")
+    compliance = BatchedComplianceJudge(settings, candidates)
+    ranking = BatchedRankingPipeline(settings, candidates)
+    assert not (tmp_path / "out").exists()
+    write_manifest(compliance.targets[0], "compliance", settings, compliance.spec_name, compliance.spec.sha256,
+                   compliance.provider)
+    saved = json.loads((compliance.output_dir / SALT_FILE).read_text())["salt"]
+    assert saved == compliance.salt == RunManifest.load(compliance.targets[0].run_dir).parameters["prompt_salt"]
+    # Pipelines built later over the same judge directory draw no salt of their own: prefixes stay shared.
+    assert BatchedComplianceJudge(settings, candidates).salt == saved
+    assert BatchedRankingPipeline(settings, candidates).salt == saved
+    # One built before anything was saved keeps the salt it drew (its run.json files record it for resumes).
+    write_manifest(ranking.targets[0], "ranking", settings, ranking.spec_name, ranking.spec.sha256, ranking.provider)
+    assert RunManifest.load(ranking.targets[0].run_dir).parameters["prompt_salt"] == ranking.salt != saved
+
+
 def test_emulated_prompt_cache_follows_each_providers_rules() -> None:
     cache = PrefixCache()
     long, short = "x" * 4 * 1100, "y" * 4 * 900  # 1,100 and 900 tokens at four characters each
