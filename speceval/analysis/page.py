@@ -15,7 +15,7 @@ from speceval.analysis.report import ReportData
 from speceval.analysis.samples import sample_link, sample_section
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
-from speceval.analysis.variations import Breakdown
+from speceval.analysis.variations import Breakdown, PairedComparison
 
 _STYLE = (
     "body{font-family:sans-serif;margin:2em;max-width:1400px;color:#222}"
@@ -108,8 +108,16 @@ def _paired(data: ReportData) -> str:
             "were judged on; the interval is clustered by input, so correlated inputs and repeated runs are "
             "accounted for.</p>"
             + _table(["judge", "compare", "within", "a", "b", "inputs", "rate a", "rate b", "difference", "95% CI"],
-                     ([p.judge, p.kind, p.within, p.a, p.b, p.inputs, p.rate_a, p.rate_b, p.difference,
-                       _ci(p.ci_low, p.ci_high)] for p in data.paired)))
+                     ([p.judge, p.kind, p.within, p.a, p.b, p.inputs, _side_link(p, p.a, p.rate_a),
+                       _side_link(p, p.b, p.rate_b), p.difference, _ci(p.ci_low, p.ci_high)] for p in data.paired),
+                     raw={6, 7}))
+
+
+def _side_link(pair: PairedComparison, side: str, rate: float) -> str:
+    """A side of a paired comparison, linked to its samples: a candidate within a variation, or the reverse."""
+    if pair.kind == "candidates":
+        return sample_link(_fmt(rate), judge=pair.judge, candidate=side, variation=pair.within)
+    return sample_link(_fmt(rate), judge=pair.judge, candidate=pair.within, variation=side)
 
 
 def _breakdowns(data: ReportData) -> str:

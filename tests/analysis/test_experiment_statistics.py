@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import html
 import json
 import re
 import shutil
@@ -19,6 +20,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -210,6 +212,21 @@ def test_the_page_shows_hostile_text_as_text_and_names_no_absolute_path(grid: tu
         assert {row["group"] for row in csv.DictReader(handle)} == {"platform", "user", "guideline"}
     summary = (out / "report" / "summary.md").read_text()
     assert "time_pressure" in summary and "Adding Error Bars to Evals" in summary
+
+
+def test_every_rate_link_opens_samples_of_its_own_cell_paired_comparisons_too(
+        grid: tuple[Path, PlantedJudge]) -> None:
+    out, _ = grid
+    page = (out / "report" / "report.html").read_text()
+    data = re.search(r'<script type="application/json" id="sample-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    samples = json.loads(data.group(1))
+    links = [dict(parse_qsl(html.unescape(query))) for query in re.findall(r'href="#samples\?([^"]*)"', page)]
+    assert links and all(any(all(s[k] == v for k, v in link.items()) for s in samples) for link in links)
+    paired = page[page.index("Paired comparisons"):]
+    paired = paired[:paired.index("</table>")]
+    rows = paired.count("<tr>") - 1
+    assert rows > 0 and paired.count('href="#samples?') == 2 * rows  # both sides of every comparison
 
 
 def test_the_shipped_example_reports_each_variation_and_run(tmp_path: Path) -> None:
