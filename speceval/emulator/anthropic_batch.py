@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from speceval.emulator.common import download_bytes, int_arg, jsonl, new_generated_file, refresh, rfc3339, text_of
+from speceval.emulator.common import (
+    download_bytes,
+    int_arg,
+    jsonl,
+    new_generated_file,
+    refresh,
+    refused_sampling_field,
+    rfc3339,
+    text_of,
+)
 from speceval.emulator.faults import TIMEOUT_ONCE_MARKER, JobPlan
 from speceval.emulator.jobs import TERMINAL, Job, Kind, Outcome, Phase, RequestItem, emitted, random_id, timeline
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, bytes_response, json_response
@@ -69,7 +78,7 @@ def _result(outcome: Outcome) -> dict[str, Any]:
     return {"type": "canceled" if outcome.kind is Kind.CANCELLED else "expired"}
 
 
-def _validate_requests(body: Any, limit: int) -> list[RequestItem]:
+def _validate_requests(body: Any, limit: int, version: str | None) -> list[RequestItem]:
     """The create body's requests, or a 400 `invalid_request_error` naming the first problem."""
     requests = body.get("requests") if isinstance(body, dict) else None
     if not isinstance(requests, list) or not requests:
@@ -101,6 +110,9 @@ def _validate_requests(body: Any, limit: int) -> list[RequestItem]:
             raise ApiError(400, f"requests.{index}.params.messages: Field required")
         if params.get("stream"):
             raise ApiError(400, f"requests.{index}.params.stream: streaming is not supported in batches")
+        refused = refused_sampling_field(params, version)
+        if refused:
+            raise ApiError(400, f"requests.{index}.params.{refused}: Extra inputs are not permitted")
         prompt = "\n".join(t for t in (text_of(params.get("system")), text_of(params["messages"])) if t)
         breakpoint = _cache_breakpoint(params, f"requests.{index}.params")
         items.append(
@@ -212,7 +224,8 @@ class AnthropicApp(ProviderApp):
     def create(self, request: Request) -> Response:
         """`POST /v1/messages/batches`."""
         faults = self.ctx.faults
-        items = _validate_requests(request.json(), faults.max_requests_per_batch or _MAX_REQUESTS)
+        items = _validate_requests(request.json(), faults.max_requests_per_batch or _MAX_REQUESTS,
+                                   request.header("anthropic-version"))
         for item in items:
             if TIMEOUT_ONCE_MARKER in item.prompt and self.ctx.first_sight(f"{PROVIDER}:timeout:{item.prompt}"):
                 item.error_type = "timeout_error"

@@ -118,3 +118,17 @@ def text_of(value: Any) -> str:
             if key in value:
                 return text_of(value[key])
     return ""
+
+
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
+
+
+def refused_sampling_field(params: dict[str, Any], anthropic_version: str | None) -> str | None:
+    """The first sampling field of an Anthropic Messages request that its API version refuses, if any.
+
+    From `anthropic-version: 2026-10-21` (what anthropic SDK 2.x sends) the Messages API refuses `temperature`,
+    `top_p` and `top_k` at any value ("Extra inputs are not permitted"); `2023-06-01` still takes them.
+    """
+    if (anthropic_version or "2023-06-01") < "2026-10-21":
+        return None
+    return next((name for name in SAMPLING_FIELDS if name in params), None)

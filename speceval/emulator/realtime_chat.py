@@ -18,7 +18,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from speceval.emulator.common import text_of
+from speceval.emulator.common import refused_sampling_field, text_of
 from speceval.emulator.context import EmulatorContext
 from speceval.emulator.faults import ERROR_MARKER
 from speceval.emulator.gemini_files import VERSIONS
@@ -188,6 +188,9 @@ class RealtimeEndpoints:
             raise ApiError(400, "max_tokens: Field required (an integer >= 1)")
         if not isinstance(messages, list) or not messages:
             raise ApiError(400, "messages: Field required")
+        refused = refused_sampling_field(body, request.header("anthropic-version"))
+        if refused:
+            raise ApiError(400, f"{refused}: Extra inputs are not permitted")
         prompt = "\n".join(t for t in (text_of(body.get("system")), text_of(messages)) if t)
         admission, answer, input_tokens, output_tokens = self._serve("anthropic", model, prompt)
         headers = _anthropic_headers(admission) if self.ctx.faults.realtime_rate_headers else {}

@@ -42,6 +42,7 @@ from speceval.batch.records import (
 )
 from speceval.errors import ProviderError, TransientProviderError
 from speceval.judging.prompts import split_shared_prefix
+from speceval.providers.anthropic_sampling import sampling_fields
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, transport_errors
 from speceval.providers.wire import encode_line
@@ -84,6 +85,7 @@ class AnthropicBatchedModel(BatchedModel):
         # The key is always passed explicitly: without one the SDK would fall back to profile files and
         # workload-identity variables. base_url None lets the SDK honour ANTHROPIC_BASE_URL itself.
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=2)
+        self._sampling = sampling_fields(self.params, self.model_name)
         # Batches this instance created: never adopted again for another intent (same-size chunks of one run
         # would otherwise look alike to `find_submitted`).
         self._created: set[str] = set()
@@ -96,8 +98,7 @@ class AnthropicBatchedModel(BatchedModel):
             "max_tokens": self.params.max_tokens,
             "messages": [{"role": "user", "content": user_content(prompt)}],
         }
-        if self.params.temperature is not None:
-            params["temperature"] = self.params.temperature
+        params.update(self._sampling)
         if self.params.system_prompt:
             params["system"] = self.params.system_prompt
         return encode_line({"custom_id": custom_id, "params": params})

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import RequestError
 from speceval.providers.anthropic_batch import message_usage, user_content
+from speceval.providers.anthropic_sampling import sampling_fields
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.gemini_batch import content_usage
 from speceval.providers.http_errors import transport_errors
@@ -123,6 +124,7 @@ class AnthropicMessagesModel(RealtimeModel):
         self._client = anthropic.Anthropic(
             api_key=key, base_url=base_url, timeout=self.options.request_timeout, max_retries=0
         )
+        self._sampling = sampling_fields(self.params, self.model_name)
 
     def complete(self, prompt: str) -> Completion:
         """One message."""
@@ -133,9 +135,8 @@ class AnthropicMessagesModel(RealtimeModel):
         }
         if self.params.system_prompt:
             body["system"] = self.params.system_prompt
-        if self.params.temperature is not None:
-            # anthropic 2.x no longer lists `temperature` among create()'s arguments; the API still takes it.
-            body["extra_body"] = {"temperature": self.params.temperature}
+        if self._sampling:  # only with an SDK older than 2.x, whose API version takes it
+            body["extra_body"] = dict(self._sampling)
         try:
             raw = self._client.messages.with_raw_response.create(**body)
             message = raw.parse()
