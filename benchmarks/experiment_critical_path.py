@@ -70,15 +70,20 @@ def run_once(slow_seconds: float, args: argparse.Namespace) -> tuple[float, str]
 
 def breakdown(out: Path, began: float, wall: float) -> str:
     """Where the time went, from the job records (provider creation time; when the engine saw each job end)."""
-    jobs: dict[str, list[tuple[float, float]]] = {"generations": [], "judge": []}
+    jobs: dict[str, list[tuple[float, float]]] = {"generations": [], "judge": [], "judge of slow": []}
     for path in out.glob("**/metadata/*.json"):
         record = json.loads(path.read_text(encoding="utf-8"))
         created = datetime.fromisoformat(record["submitted_at"]).timestamp() - began
         ended = datetime.fromisoformat(record["ended_at"]).timestamp() - began
-        jobs["generations" if path.relative_to(out).parts[0] == "generations" else "judge"].append((created, ended))
+        stage = "generations" if path.relative_to(out).parts[0] == "generations" else "judge"
+        jobs[stage].append((created, ended))
+        if stage == "judge" and SLOW in str(path):
+            jobs["judge of slow"].append((created, ended))
     first_job = min(created for created, _ in jobs["generations"])
     generated = max(ended for _, ended in jobs["generations"])
-    handed_off = min((created for created, _ in jobs["judge"] if created >= generated), default=float("nan"))
+    # Judge jobs that judge the slow candidate's answers. OpenAI's `created_at` is whole seconds, so this can
+    # read up to 1 s below zero although the job was created after the answers were collected.
+    handed_off = min((created for created, _ in jobs["judge of slow"]), default=float("nan"))
     judged = max(ended for _, ended in jobs["judge"])
     return (f"first job at {first_job:.1f} s, last generation seen ended at {generated:.1f} s, first judge job "
             f"needing it {handed_off - generated:.1f} s later, last judge job seen ended at {judged:.1f} s, "
