@@ -85,7 +85,13 @@ def report_reused(run_dir: Path, manifest: RunManifest) -> None:
     totals = manifest.totals
     if totals is not None:
         stdout.print(summary_table(totals, f"{manifest.model_name} on {manifest.spec_name} (earlier run)"))
-    stdout.print(f"Results: {run_dir / 'results'}")
+    results = run_dir / "results"
+    if not any(results.glob("*.json")):
+        # Paid-for answers live there and nowhere else: say so rather than point at an empty folder.
+        console.print(f"[yellow]Its results folder {results} is missing or empty (deleted or moved?). Restore it, "
+                      "or add --new-run to send the requests again and pay for them again.[/]")
+        return
+    stdout.print(f"Results: {results}")
     failed = {o.value: n for o, n in (totals.outcome_counts.items() if totals else []) if o is not Outcome.SUCCEEDED}
     if any(failed.values()):
         counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(failed.items()) if n)

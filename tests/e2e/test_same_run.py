@@ -197,3 +197,18 @@ def test_an_org_ray_run_repeated_is_reused_without_starting_ray(tmp_path, data):
         assert len(server.chat_requests) == sent == 4
     assert "An identical run already finished" in " ".join(again.stderr.split())
     assert len(run_dirs(out)) == 1
+
+
+def test_a_finished_run_whose_results_were_deleted_is_not_pointed_at_as_if_they_were_there(
+        tmp_path, data, emu, capsys):
+    spec, inputs = data
+    out = tmp_path / "out"
+    assert generation_main(command(spec, inputs, out)) == 0
+    (run_dir,) = run_dirs(out)
+    for path in (run_dir / "results").glob("*.json"):
+        path.unlink()
+    capsys.readouterr()
+    assert generation_main(command(spec, inputs, out)) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert jobs(emu) == 2 and run_dirs(out) == [run_dir]  # still nothing paid twice without --new-run
+    assert "is missing or empty" in err and "--new-run" in err
