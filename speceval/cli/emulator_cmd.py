@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from speceval.cli.console import console
-
 
 def register(commands: Any) -> None:
     """Add the `emulator` subcommand."""
@@ -21,6 +19,7 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from speceval.cli.console import console
     from speceval.emulator import FaultConfig, serve
     from speceval.errors import InputError
 
