@@ -52,7 +52,7 @@ def _interleaved_candidate(directory: Path, answer: str) -> Path:
 
 
 def _statement(request_text: str) -> str:
-    (statement_id,) = set(TAG.findall(request_text))  # exactly one judged question per request
+    (statement_id,) = {str(found) for found in TAG.findall(request_text)}  # one judged question per request
     return statement_id
 
 
