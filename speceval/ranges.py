@@ -9,14 +9,12 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from speceval.errors import ConfigError
 
 
-@dataclass(frozen=True)
-class Range:
+class Range(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect`, slow for --help
     """The values one setting accepts.
 
     Attributes:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,8 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import json
+
     from speceval.cli.console import console
     from speceval.emulator import FaultConfig, serve
     from speceval.errors import InputError
