@@ -7,6 +7,9 @@ the annotated types below (the config loaders name the file, line and key), an e
 
     temperature: Temperature | None = None        # in a pydantic schema of a YAML file
     parser.add_argument("--temperature", type=flag_type(TEMPERATURE))
+
+The ranges, `check` and `flag_type` are defined in `speceval.ranges` (no pydantic, so parsers stay light) and
+re-exported here beside the pydantic types.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from speceval.ranges import (
     flag_type,
 )
 
-# The ranges live in a module without pydantic (parsers and --help use it); re-exported with the types below.
+# Everything importers of this module use: the ranges (re-exported) and the pydantic types below.
 __all__ = [
     "BATCH_SIZE",
     "BUDGET_USD",

@@ -38,7 +38,7 @@ DEFAULT_MAX_TOKENS = 4096
 DEFAULT_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
 # The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
 KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
-              "google_api_key": "GOOGLE_API_KEY"}
+             "google_api_key": "GOOGLE_API_KEY"}
 
 
 def build_parser(kind: Kind) -> argparse.ArgumentParser:
@@ -119,4 +119,5 @@ def ranking_main(argv: Sequence[str] | None = None) -> int:
 
 
 def script(kind: Kind) -> str:
+    """The `batched_examples` module that runs a judge command (in its usage line and its rerun hint)."""
     return "run_batched_binary_compliance" if kind == "compliance" else "run_batched_ranking"
