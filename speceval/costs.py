@@ -26,9 +26,9 @@ from pathlib import Path
 
 from speceval.batch.model import BatchedModel
 from speceval.batch.records import BatchRecord, SubmissionIntent, Usage
+from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError, InputError
 
-PRICES_ENV = "SPECEVAL_PRICES"
 # A request line also carries JSON structure around the prompt; count it, it is billed by no one but it keeps
 # the estimate on the safe side.
 _BYTES_PER_TOKEN = 4

@@ -7,8 +7,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from speceval.cli.console import stdout
-
 
 def register(commands: Any) -> None:
     """Add the `convert-model-spec` subcommand."""
@@ -22,6 +20,7 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from speceval.cli.console import stdout
     from speceval.spec_convert import convert_model_spec, write_spec_jsonl
 
     spec = write_spec_jsonl(convert_model_spec(args.input), args.output)

@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
-
-from rich import box
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
-from speceval.cli.console import run_heading, stdout
-from speceval.costs import PriceTable
-from speceval.ops import RunCost, run_costs
 
 
 def register(commands: Any) -> None:
@@ -27,66 +16,7 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=_run)
 
 
-def _money(value: float | None) -> str:
-    return f"${value:,.4f}" if value is not None else "unknown"
-
-
-def _total(values: list[float | None]) -> float | None:
-    return None if any(v is None for v in values) else sum(v or 0.0 for v in values)
-
-
 def _run(args: argparse.Namespace) -> int:
-    prices = PriceTable.load(args.prices)
-    costs = run_costs(args.paths, prices)
-    by_model: dict[str, list[RunCost]] = defaultdict(list)
-    by_stage: dict[str, list[RunCost]] = defaultdict(list)
-    for cost in costs:
-        by_model[cost.model].append(cost)
-        by_stage[cost.kind].append(cost)
-    if args.json:
-        payload = {
-            "prices_as_of": prices.as_of,
-            "runs": [c.model_dump(mode="json") for c in costs],
-            "per_model": {m: _total([c.cost_usd for c in cs]) for m, cs in by_model.items()},
-            "per_stage": {k: _total([c.cost_usd for c in cs]) for k, cs in by_stage.items()},
-            "total_usd": _total([c.cost_usd for c in costs]),
-        }
-        stdout.print_json(json.dumps(payload))
-        return 0
-    stdout.print(cost_view(costs, prices.as_of), soft_wrap=False)  # wrap long names, never cut them
-    return 0
+    from speceval.cli.cost_view import show_cost  # rich and the price table load when it runs, not for --help
 
-
-def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
-    """Spend per run (a heading naming run and model in full, then its numbers), then per model, stage and total.
-
-    "cached" is the part of the input tokens read from a prompt cache; "in flight" the most that jobs not yet
-    collected can cost (an estimate).
-
-    Readable at 80 columns: names sit on their own wrapping line, so the number columns keep their width.
-    """
-    parts: list[RenderableType] = [Text(f"spend (batch prices, table as of {prices_as_of})", style="bold")]
-    by_model: dict[str, list[RunCost]] = defaultdict(list)
-    by_stage: dict[str, list[RunCost]] = defaultdict(list)
-    for c in costs:
-        by_model[c.model].append(c)
-        by_stage[c.kind].append(c)
-        numbers = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-        # Short headers leave the numbers room; a number that still does not fit folds, it is never cut.
-        for column in ("requests", "input tok", "cached", "output tok", "cost", "in flight"):
-            numbers.add_column(column, justify="right", overflow="fold")
-        numbers.add_row(f"{c.requests:,}", f"{c.input_tokens:,}", f"{c.cached_input_tokens:,}",
-                        f"{c.output_tokens:,}", _money(c.cost_usd),
-                        _money(c.pending_estimate_usd) if c.pending_estimate_usd else "-")
-        heading = run_heading(c.run_dir, c.kind, c.provider, c.model).append(f" · {c.jobs} job(s)")
-        parts += [Text(""), heading, numbers]
-    totals = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
-    totals.add_column("total of")
-    totals.add_column("", overflow="fold")
-    totals.add_column("cost", justify="right", overflow="fold")
-    for model, group in sorted(by_model.items()):
-        totals.add_row("model", model, _money(_total([c.cost_usd for c in group])))
-    for stage, group in sorted(by_stage.items()):
-        totals.add_row("stage", stage, _money(_total([c.cost_usd for c in group])))
-    totals.add_row("all runs", "", _money(_total([c.cost_usd for c in costs])), style="bold")
-    return Group(*parts, Text(""), totals)
+    return show_cost(args)

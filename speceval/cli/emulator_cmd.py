@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
-
-from speceval.cli.console import console
 
 
 def register(commands: Any) -> None:
@@ -21,6 +18,9 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import json
+
+    from speceval.cli.console import console
     from speceval.emulator import FaultConfig, serve
     from speceval.errors import InputError
 

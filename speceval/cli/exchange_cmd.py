@@ -7,7 +7,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from speceval.cli.console import console, stdout
 from speceval.cli.exits import ExitCode
 
 
@@ -32,6 +31,7 @@ def register(commands: Any) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from speceval.cli.console import stdout
     from speceval.exchange import export_requests
 
     summary = export_requests(args.run_dir, args.out)
@@ -45,6 +45,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from speceval.cli.console import console, stdout
     from speceval.exchange import import_results
 
     summary = import_results(args.run_dir, args.results)

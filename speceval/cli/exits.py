@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from enum import IntEnum
 
 from speceval.errors import BudgetExceeded, ProviderError, UnmatchedResultsError, UsageError
-from speceval.redaction import redact
-
-logger = logging.getLogger("speceval.cli")
 
 
 class ExitCode(IntEnum):
@@ -37,7 +33,13 @@ def run_command(body: Callable[[], int]) -> int:
 
 
 def _run(body: Callable[[], int]) -> int:
+    # Imported here, not at the top: every parser imports this module, and --help needs none of them.
+    import logging
+
     from speceval.cli.console import FILE_ONLY, console, log_file
+    from speceval.redaction import redact
+
+    logger = logging.getLogger("speceval.cli")
 
     def report(level: int, label: str, text: str, *, traceback: bool) -> None:
         if logging.getLogger("speceval").handlers:  # else the command failed before its logging was set up

@@ -6,14 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from speceval.batch.engine import BatchEngine
-from speceval.cli.console import console, setup_logging, stdout, summary_table
-from speceval.cli.exits import ExitCode
-from speceval.errors import ConfigError
-from speceval.manifest import RunManifest
-from speceval.pipelines.generation import BatchedGenerationPipeline
-from speceval.runs import open_run
-from speceval.settings_checks import BUDGET_USD, POLL_INTERVAL, TIMEOUT_HOURS, flag_type
+from speceval.ranges import BUDGET_USD, POLL_INTERVAL, TIMEOUT_HOURS, flag_type
 
 
 def register(commands: Any) -> None:
@@ -34,46 +27,20 @@ def register(commands: Any) -> None:
         monitor.set_defaults(handler=_monitor)
 
 
+# The bodies import the engine, pipelines and SDKs: only when the command runs, never for --help.
 def _cancel(args: argparse.Namespace) -> int:
-    with open_run(args.run_dir) as run:
-        setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
-        cancelled = BatchEngine(run.model, run.store).cancel(args.batch)
-    if args.batch and not cancelled:
-        raise ConfigError(f"no running job {args.batch!r} in {args.run_dir} (see `speceval status {args.run_dir}`)")
-    for record in cancelled:
-        stdout.print(f"cancel requested: {record.batch_id} ({record.raw_state})")
-    stdout.print(f"{len(cancelled)} job(s) cancelled. Their unfinished requests end as 'cancelled' when collected.")
-    return ExitCode.FINISHED
+    from speceval.cli.jobs_actions import cancel
 
-
-def _generation(run_dir: Path) -> BatchedGenerationPipeline:
-    manifest = RunManifest.load(run_dir)
-    if manifest.kind != "generation":
-        raise ConfigError(
-            f"{run_dir} is a {manifest.kind} run: run its judge command again to fetch or resume it "
-            "(it resumes without resubmitting)"
-        )
-    return BatchedGenerationPipeline.resume(run_dir)
+    return cancel(args)
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    pipeline = _generation(args.run_dir)
-    setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
-    with open_run(args.run_dir) as run:
-        summary = BatchEngine(run.model, run.store, pipeline.config.engine).fetch(pipeline.inputs)
-    stdout.print(summary_table(summary, f"fetched {args.run_dir}"))
-    if summary.outstanding:
-        console.print(f"{summary.outstanding} request(s) not final yet; `speceval monitor {args.run_dir}` waits.")
-    return ExitCode.FINISHED if not summary.outstanding else ExitCode.STOPPED
+    from speceval.cli.jobs_actions import fetch
+
+    return fetch(args)
 
 
 def _monitor(args: argparse.Namespace) -> int:
-    from speceval.cli.generation import main as generation_main
+    from speceval.cli.jobs_actions import monitor
 
-    _generation(args.run_dir)  # a clear error for judge runs
-    argv = ["--resume", str(args.run_dir)]
-    for flag in ("poll_interval", "timeout_hours", "budget_usd"):
-        value = getattr(args, flag)
-        if value is not None:
-            argv += [f"--{flag.replace('_', '-')}", str(value)]
-    return generation_main(argv)
+    return monitor(args)

@@ -16,7 +16,6 @@ from speceval.cli import (
     status_cmd,
     validate_cmd,
 )
-from speceval.cli.console import setup_logging
 from speceval.cli.exits import run_command
 from speceval.cli.parsing import StrictArgumentParser
 
@@ -43,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def handle() -> int:
+        from speceval.cli.console import setup_logging  # rich loads when a command runs, not for --help
+
         setup_logging(verbose=False)  # warnings on screen, redacted; a command with a log file sets up its own
         return int(args.handler(args))
 

@@ -7,9 +7,6 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-
-from speceval.cli.console import stdout
 from speceval.errors import ConfigError
 
 
@@ -28,7 +25,10 @@ def register(commands: Any) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
     from speceval.analysis.report import build_report
+    from speceval.cli.console import stdout
     from speceval.costs import PriceTable
 
     summary = build_report(args.paths, args.out, PriceTable.load(args.prices))
@@ -55,6 +55,7 @@ def _fmt(value: float | None) -> str:
 
 def _export(args: argparse.Namespace) -> int:
     from speceval.analysis.export import export_verdicts
+    from speceval.cli.console import stdout
 
     out = args.out or Path(f"verdicts.{args.format}")
     if args.format == "parquet":

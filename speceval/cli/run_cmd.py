@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
-from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
 from speceval.cli.exits import ExitCode
 
 
@@ -26,6 +20,10 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import shlex
+    import sys
+
+    from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
     from speceval.experiments.runner import load_experiment, run_experiment
 
     config = load_experiment(args.experiment)  # exit 2 with file, line and key before anything is submitted
@@ -53,4 +51,10 @@ def _run(args: argparse.Namespace) -> int:
 def _progress(message: str) -> None:
     """A task changed state: print the time, the task and the overview of every stage (model names are text, not
     markup)."""
+    from datetime import datetime
+
+    from rich.markup import escape
+
+    from speceval.cli.console import console
+
     console.print(f"[dim]{datetime.now():%H:%M:%S}[/] {escape(message)}")

@@ -6,10 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from speceval.cli.console import stdout
-from speceval.inputs import load_inputs
-from speceval.spec import load_spec
-
 
 def register(commands: Any) -> None:
     """Add the `validate` subcommand."""
@@ -21,6 +17,10 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from speceval.cli.console import stdout
+    from speceval.inputs import load_inputs
+    from speceval.spec import load_spec
+
     spec = load_spec(args.spec)  # InputError (exit 2, file/line/field) on the first problem
     stdout.print(f"{args.spec}: {len(spec)} statement(s), valid")
     if args.inputs_dir is not None:

@@ -110,18 +110,6 @@ def processor_config(settings: RaySettings, model_name: str, headers: dict[str, 
     )
 
 
-def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `--org ray` flags (all default to None: 'not given' is distinct from 'given the default')."""
-    group = parser.add_argument_group(
-        "ray", "open-weights models through Ray Data LLM (--org ray): --base-url for an endpoint, or --vllm"
-    )
-    group.add_argument("--vllm", action="store_true", default=None, help="run vLLM engines on the cluster's GPUs")
-    group.add_argument("--tensor-parallel-size", type=int, help="GPUs per vLLM engine (default 1)")
-    group.add_argument("--replicas", type=int, help="vLLM engines, one per group of GPUs (default 1)")
-    group.add_argument("--engine-arg", action="append", metavar="K=V", help="extra vLLM engine argument (repeatable)")
-    group.add_argument("--ray-address", help="Ray cluster to join, e.g. ray://head:10001 (default: a local Ray)")
-
-
 def _engine_args(pairs: list[str]) -> dict[str, Any]:
     import yaml  # values read as YAML scalars: 0.9 → float, true → bool, text stays text
 

@@ -15,32 +15,21 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from speceval.batch.model import GenerationParams
+from speceval.defaults import DEFAULT_MAX_CONCURRENCY
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.manifest import RunManifest
 from speceval.providers.registry import ProviderEntry, create_batched_model, load_class, resolve_org
-from speceval.raydata.settings import add_ray_arguments, refuse_ray_flags
+from speceval.raydata.settings import refuse_ray_flags
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
-from speceval.settings_checks import (
-    MAX_CONCURRENCY,
-    RATE_PERIOD_SECONDS,
-    REALTIME_RANGES,
-    REQUEST_TIMEOUT,
-    RETRY_BACKOFF_FACTOR,
-    RETRY_INITIAL_DELAY,
-    RPM,
-    TPM,
-    check,
-    flag_type,
-)
+from speceval.settings_checks import REALTIME_RANGES, check
 
 if TYPE_CHECKING:
     from speceval.pipelines.generation import BatchedGenerationPipeline
     from speceval.realtime import AnyModel
 
 MANIFEST_KEY = "realtime"
-DEFAULT_MAX_CONCURRENCY = 32
 _OPENAI_SHAPED = "speceval.realtime.clients:OpenAIChatModel"
 
 
@@ -79,42 +68,6 @@ _FLAGS = {
     "retry_backoff_factor": "retry_backoff_factor",
     "request_timeout": "request_timeout",
 }
-
-
-def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
-    """The realtime flags (all default to None: 'not given' is distinct from 'given the default')."""
-    group = parser.add_argument_group(
-        "realtime",
-        "rate-limited concurrent calls instead of a batch API (--org openai-compatible|together, or "
-        "--realtime for openai/anthropic/google)",
-    )
-    group.add_argument("--realtime", action="store_true", help="use the provider's realtime chat endpoint")
-    group.add_argument("--base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 for vLLM")
-    group.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
-    group.add_argument("--rpm", type=flag_type(RPM), help="requests per minute (per --rate-period-seconds)")
-    group.add_argument(
-        "--tpm", type=flag_type(TPM), help="tokens (input + output) per minute (per --rate-period-seconds)"
-    )
-    group.add_argument(
-        "--max-concurrency",
-        type=flag_type(MAX_CONCURRENCY),
-        help=f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
-    )
-    group.add_argument(
-        "--rate-period-seconds",
-        type=flag_type(RATE_PERIOD_SECONDS),
-        help="the period --rpm and --tpm count over (default 60; shorter only for tests)",
-    )
-    group.add_argument(
-        "--retry-initial-delay", type=flag_type(RETRY_INITIAL_DELAY), help="seconds before the first retry (default 1)"
-    )
-    group.add_argument(
-        "--retry-backoff-factor", type=flag_type(RETRY_BACKOFF_FACTOR), help="growth of the retry delay (default 2)"
-    )
-    group.add_argument(
-        "--request-timeout", type=flag_type(REQUEST_TIMEOUT), help="seconds before a call is abandoned (default 600)"
-    )
-    add_ray_arguments(parser)
 
 
 def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: ProviderEntry) -> RealtimeSettings | None:

@@ -174,7 +174,8 @@ def test_google_sample_ranking_config_judges_on_vertex_ai(tmp_path: Path, monkey
     import responses
     from google.oauth2.credentials import Credentials
 
-    from speceval.cli.judge import build_parser, resolve_settings
+    from speceval.cli.judge import build_parser
+    from speceval.cli.judge_command import resolve_settings
     from speceval.emulator import Emulator, FaultConfig
     from speceval.pipelines.ranking import BatchedRankingPipeline
     from tests.providers.test_vertex_batch import FakeGcs

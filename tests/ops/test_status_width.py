@@ -7,8 +7,8 @@ import sys
 
 from rich.console import Console
 
-from speceval.cli.cost_cmd import cost_view
-from speceval.cli.status_cmd import status_view
+from speceval.cli.cost_view import cost_view
+from speceval.cli.status_view import status_view
 from speceval.ops import JobRow, RunCost
 from tests.conftest import REPO, cli_env, run_generation, write_inputs, write_spec
 

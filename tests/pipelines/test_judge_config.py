@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from speceval.cli.judge import build_parser, compliance_main, ranking_main, resolve_settings
+from speceval.cli.judge import build_parser, compliance_main, ranking_main
+from speceval.cli.judge_command import resolve_settings
 from tests.pipelines.helpers import JUDGE, make_run, write_spec
 
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from speceval.cli.judge import build_parser, compliance_main, resolve_settings
+from speceval.cli.judge import build_parser, compliance_main
+from speceval.cli.judge_command import resolve_settings
 from speceval.pipelines.judge_config import RankingFileConfig, load_config, yaml_api_key
 from speceval.redaction import redact
 from tests.pipelines.original_tree import CONFIGS, build_tree, config_paths

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from speceval.batch.model import GenerationParams
-from speceval.cli.judge import build_parser, resolve_settings
+from speceval.cli.judge import build_parser
+from speceval.cli.judge_command import resolve_settings
 from speceval.emulator import Emulator, FaultConfig
 from speceval.pipelines.position import Consistency, combine
 from speceval.pipelines.ranking import BatchedRankingPipeline

@@ -1,0 +1,204 @@
+"""The body of the generation command (`speceval.cli.generation` parses its flags and calls `generate`)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+from speceval.batch.engine import EngineOptions
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import StopReason
+from speceval.cli.console import (
+    ProgressObserver,
+    console,
+    report_stop,
+    setup_logging,
+    stdout,
+    summary_table,
+    synthetic_banner,
+)
+from speceval.cli.dry_run import budget_option, show_dry_run
+from speceval.cli.exits import ExitCode
+from speceval.cli.flags import given_poll_interval
+from speceval.cli.generation import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+)
+from speceval.cli.same_run import check_resume_flags, report_reused
+from speceval.errors import ConfigError
+from speceval.manifest import RunManifest
+from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
+from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+from speceval.providers.registry import resolve_org
+from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
+from speceval.raydata.settings import ray_settings
+from speceval.realtime.settings import build_model, realtime_settings
+from speceval.runs import find_identical_runs
+
+
+def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offline: bool) -> EngineOptions:
+    base = base or EngineOptions(
+        batch_size=DEFAULT_BATCH_SIZE,
+        poll_interval=DEFAULT_POLL_INTERVAL,
+        timeout_hours=DEFAULT_TIMEOUT_HOURS,
+        max_attempts=DEFAULT_MAX_ATTEMPTS,
+    )
+    poll = given_poll_interval(args.poll_interval)
+    if poll is None and offline:
+        poll = OFFLINE_POLL_INTERVAL
+    options = EngineOptions(
+        batch_size=args.batch_size if args.batch_size is not None else base.batch_size,
+        poll_interval=poll if poll is not None else base.poll_interval,
+        # The timeout bounds one invocation, not the run: a resume waits the default again unless told otherwise.
+        timeout_hours=args.timeout_hours if args.timeout_hours is not None else DEFAULT_TIMEOUT_HOURS,
+        max_attempts=args.max_attempts if args.max_attempts is not None else base.max_attempts,
+    )
+    options.budget = budget_option(args.budget_usd, args.prices)
+    return options
+
+
+def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
+    """The run this command asks for: `--resume`'s, an identical earlier run's, or a new one (nothing on disk yet)."""
+    if args.resume is not None:
+        check_resume_flags(args, RunManifest.load(args.resume), args.resume)
+        return _resumed(args, args.resume)
+    missing = [flag for flag, value in (
+        ("--spec-path", args.spec_path),
+        ("--pregenerated-inputs-dir", args.pregenerated_inputs_dir),
+        ("--model-name", args.model_name),
+    ) if value is None]
+    if missing:
+        raise ConfigError(f"missing {', '.join(missing)} (or pass --resume RUN_DIR to continue a run)")
+    config = GenerationConfig(
+        spec_path=args.spec_path,
+        inputs_dir=args.pregenerated_inputs_dir,
+        model_name=args.model_name,
+        spec_name=args.spec_name,
+        org=args.org,
+        output_base_dir=args.output_base_dir or Path("data/batched_generations"),
+        params=GenerationParams(
+            temperature=args.temperature if args.temperature is not None else 0.0,
+            max_tokens=args.max_tokens if args.max_tokens is not None else DEFAULT_MAX_TOKENS,
+        ),
+        engine=_engine_options(args, None, args.offline),
+        allow_unknown_statements=args.allow_unknown_statements,
+        offline=args.offline,
+    )
+    return BatchedGenerationPipeline(config)
+
+
+def _resumed(args: argparse.Namespace, run_dir: Path) -> BatchedGenerationPipeline:
+    pipeline = BatchedGenerationPipeline.resume(run_dir)
+    pipeline.config.engine = _engine_options(args, pipeline.config.engine, pipeline.config.offline)
+    return pipeline
+
+
+def _identity_draft(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> RunManifest:
+    """The new run's manifest with its endpoint settings, as an earlier identical run would have recorded them."""
+    draft = pipeline.draft_manifest().model_copy(deep=True)
+    if pipeline.provider == "ray":
+        draft.parameters[RAY_KEY] = ray_settings(args, None, offline=pipeline.config.offline).model_dump()
+    else:
+        realtime_settings(args, draft, resolve_org(pipeline.config.model_name, pipeline.provider))
+    return draft
+
+
+def generate(args: argparse.Namespace) -> int:
+    """Run the generation command `args` asks for; returns the exit code."""
+    pipeline = _pipeline(args)  # validates every input file before anything else happens
+    if not pipeline.resuming and not args.new_run:
+        earlier = find_identical_runs(pipeline.run_dir.parent, _identity_draft(args, pipeline))
+        if earlier.finished:
+            report_reused(earlier.finished[0], RunManifest.load(earlier.finished[0]))
+            return ExitCode.FINISHED
+        if earlier.unfinished:
+            console.print(f"An identical run did not finish; continuing it (nothing is submitted twice): "
+                          f"{earlier.unfinished[0]}. To start a fresh one instead, add --new-run.")
+            pipeline = _resumed(args, earlier.unfinished[0])
+    config = pipeline.config
+    offline = config.offline or args.offline
+    resume_command = shlex.join([Path(sys.executable).name, "-m", "batched_examples.run_batched_generation",
+                                 "--resume", str(pipeline.run_dir)])
+    with ExitStack() as stack:
+        # Everything that can refuse the command runs before `write_manifest` creates the run directory.
+        provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
+        provider_options.update(_vertex_options(args, pipeline))
+        model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
+        pipeline.write_manifest()
+        setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
+        if offline:
+            console.print(synthetic_banner())
+        console.print(
+            f"{'Resuming' if pipeline.resuming else 'Starting'} generation: {pipeline.request_count} request(s), "
+            f"model {config.model_name} ({pipeline.provider}), run directory {pipeline.run_dir}"
+        )
+        if args.dry_run:
+            if isinstance(model, BatchedModel):
+                return _dry_run(pipeline, model, args.prices, resume_command)
+            return _plan_only(pipeline, resume_command)
+        observer = stack.enter_context(ProgressObserver())
+        try:
+            summary = pipeline.run(model, observer)
+        except KeyboardInterrupt:
+            stack.close()
+            remote = (
+                "Jobs keep running at the provider" if isinstance(model, BatchedModel)
+                else "Requests in flight were abandoned (finished ones are saved)"
+            )
+            report_stop(f"\nInterrupted. {remote}; state is saved.\nResume with: {resume_command}")
+            return ExitCode.STOPPED
+    stdout.print(summary_table(summary, f"{config.model_name} on {pipeline.spec_name}"))
+    if offline:
+        console.print("[bold yellow]Answers are SYNTHETIC (offline emulator), not real model output.[/]")
+    stdout.print(f"Results: {pipeline.run_dir / 'results'}")
+    if summary.finished:
+        return ExitCode.FINISHED
+    if summary.reason is StopReason.BUDGET:
+        resume_command += " --budget-usd <a higher limit>"
+    report_stop(
+        f"[yellow]Stopped with {summary.outstanding} request(s) outstanding ({summary.reason.value}).[/] "
+        f"Resume with: {resume_command}"
+    )
+    return ExitCode.STOPPED
+
+
+_VERTEX_FLAGS = ("project", "location", "input_bucket", "output_bucket")
+
+
+def _vertex_options(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> dict[str, str]:
+    """The Vertex flags as provider options (kept in the draft run.json, so a resume needs none of them again)."""
+    given = {name: getattr(args, name) for name in _VERTEX_FLAGS if getattr(args, name, None) is not None}
+    if pipeline.provider != "vertex":
+        if given:
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
+            raise ConfigError(f"{flags} apply to --org vertex only")
+        return {}
+    manifest = pipeline.draft_manifest()
+    options = {**manifest.parameters.get("vertex", {}), **given}
+    if given:
+        manifest.parameters["vertex"] = options
+    return options
+
+
+def _plan_only(pipeline: BatchedGenerationPipeline, resume_command: str) -> int:
+    """A realtime or Ray run has no provider jobs to plan: the run directory alone, for `export-requests`."""
+    manifest = pipeline.write_manifest()
+    manifest.status = "planned"
+    manifest.save(pipeline.run_dir)
+    console.print(
+        f"Nothing was sent. To run the requests here: {resume_command}\n"
+        f"To run them elsewhere (vllm run-batch): speceval export-requests {pipeline.run_dir} requests.jsonl"
+    )
+    return ExitCode.FINISHED
+
+
+def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: Path | None, resume_command: str) -> int:
+    intents = pipeline.plan(model)
+    show_dry_run(model, [(pipeline.run_dir, intent) for intent in intents], prices, resume_command)
+    return ExitCode.FINISHED

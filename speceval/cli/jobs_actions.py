@@ -1,0 +1,61 @@
+"""The bodies of `speceval cancel`, `fetch`, `monitor` and `resume` (`speceval.cli.jobs_cmd` parses their flags)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from speceval.batch.engine import BatchEngine
+from speceval.cli.console import console, setup_logging, stdout, summary_table
+from speceval.cli.exits import ExitCode
+from speceval.cli.generation import main as generation_main
+from speceval.errors import ConfigError
+from speceval.manifest import RunManifest
+from speceval.pipelines.generation import BatchedGenerationPipeline
+from speceval.runs import open_run
+
+
+def cancel(args: argparse.Namespace) -> int:
+    """`speceval cancel`: ask the provider to cancel the run's running jobs (or one of them)."""
+    with open_run(args.run_dir) as run:
+        setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
+        cancelled = BatchEngine(run.model, run.store).cancel(args.batch)
+    if args.batch and not cancelled:
+        raise ConfigError(f"no running job {args.batch!r} in {args.run_dir} (see `speceval status {args.run_dir}`)")
+    for record in cancelled:
+        stdout.print(f"cancel requested: {record.batch_id} ({record.raw_state})")
+    stdout.print(f"{len(cancelled)} job(s) cancelled. Their unfinished requests end as 'cancelled' when collected.")
+    return ExitCode.FINISHED
+
+
+def _generation(run_dir: Path) -> BatchedGenerationPipeline:
+    manifest = RunManifest.load(run_dir)
+    if manifest.kind != "generation":
+        raise ConfigError(
+            f"{run_dir} is a {manifest.kind} run: run its judge command again to fetch or resume it "
+            "(it resumes without resubmitting)"
+        )
+    return BatchedGenerationPipeline.resume(run_dir)
+
+
+def fetch(args: argparse.Namespace) -> int:
+    """`speceval fetch`: collect what has finished and write results; submit nothing."""
+    pipeline = _generation(args.run_dir)
+    setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
+    with open_run(args.run_dir) as run:
+        summary = BatchEngine(run.model, run.store, pipeline.config.engine).fetch(pipeline.inputs)
+    stdout.print(summary_table(summary, f"fetched {args.run_dir}"))
+    if summary.outstanding:
+        console.print(f"{summary.outstanding} request(s) not final yet; `speceval monitor {args.run_dir}` waits.")
+    return ExitCode.FINISHED if not summary.outstanding else ExitCode.STOPPED
+
+
+def monitor(args: argparse.Namespace) -> int:
+    """`speceval monitor|resume`: the generation command's `--resume`, with the flags given here."""
+    _generation(args.run_dir)  # a clear error for judge runs
+    argv = ["--resume", str(args.run_dir)]
+    for flag in ("poll_interval", "timeout_hours", "budget_usd"):
+        value = getattr(args, flag)
+        if value is not None:
+            argv += [f"--{flag.replace('_', '-')}", str(value)]
+    return generation_main(argv)
