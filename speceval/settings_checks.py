@@ -94,6 +94,9 @@ RATE_PERIOD_SECONDS = Range("rate_period_seconds", integer=False, minimum=0, exc
 RETRY_INITIAL_DELAY = Range("retry_initial_delay", integer=False, minimum=0, exclusive_minimum=True)
 RETRY_BACKOFF_FACTOR = Range("retry_backoff_factor", integer=False, minimum=1)
 REQUEST_TIMEOUT = Range("request_timeout", integer=False, minimum=0, exclusive_minimum=True)
+# Ray runs' vLLM engines.
+TENSOR_PARALLEL_SIZE = Range("tensor_parallel_size", integer=True, minimum=1)
+REPLICAS = Range("replicas", integer=True, minimum=1)
 REALTIME_RANGES = (RPM, TPM, MAX_CONCURRENCY, RATE_PERIOD_SECONDS, RETRY_INITIAL_DELAY, RETRY_BACKOFF_FACTOR,
                    REQUEST_TIMEOUT)
 
@@ -144,3 +147,13 @@ PollInterval = Annotated[float, *_checked(POLL_INTERVAL)]
 TimeoutHours = Annotated[float, *_checked(TIMEOUT_HOURS)]
 MaxAttempts = Annotated[int, *_checked(MAX_ATTEMPTS)]
 BudgetUsd = Annotated[float, *_checked(BUDGET_USD)]
+# Endpoints of models without a batch API (realtime and Ray runs).
+Rpm = Annotated[float, *_checked(RPM)]
+Tpm = Annotated[float, *_checked(TPM)]
+MaxConcurrency = Annotated[int, *_checked(MAX_CONCURRENCY)]
+RatePeriodSeconds = Annotated[float, *_checked(RATE_PERIOD_SECONDS)]
+RetryInitialDelay = Annotated[float, *_checked(RETRY_INITIAL_DELAY)]
+RetryBackoffFactor = Annotated[float, *_checked(RETRY_BACKOFF_FACTOR)]
+RequestTimeout = Annotated[float, *_checked(REQUEST_TIMEOUT)]
+TensorParallelSize = Annotated[int, *_checked(TENSOR_PARALLEL_SIZE)]
+Replicas = Annotated[int, *_checked(REPLICAS)]
