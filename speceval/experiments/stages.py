@@ -107,7 +107,7 @@ class StageContext:
     def endpoint(self, entry: ModelEntry) -> EndpointSettings | None:
         """How a model without a batch API is reached (None for a batch org), from its entry's keys."""
         provider = resolve_org(entry.model, entry.org)
-        where = f"{self.config_path}, {self.entry_name(entry)}"
+        where = f"{self.config_path}, {self.entry_name(entry)} (org {provider.org})"
         return endpoint_settings(provider, entry.endpoint_keys(), None, offline=self.offline, where=where)
 
     def entry_name(self, entry: ModelEntry) -> str:

@@ -49,11 +49,18 @@ def refused_keys(entry: ProviderEntry, given: Iterable[str]) -> tuple[list[str],
     return refused, f"only for models without a batch API ({NO_BATCH_ORGS}); org {entry.org} has one"
 
 def endpoint_settings(
-    entry: ProviderEntry, given: dict[str, Any], stored: dict[str, Any] | None, *, offline: bool, where: str
+    entry: ProviderEntry,
+    given: dict[str, Any],
+    stored: dict[str, Any] | None,
+    *,
+    offline: bool,
+    where: str,
+    base_url_name: str = "base_url",
 ) -> EndpointSettings | None:
     """The settings of a `ray` or realtime model (None for a batch org); `given` holds only keys it accepts.
 
-    `where` names the model in messages (e.g. `exp.yaml, candidates[1]`).
+    `where` names the model in messages (e.g. `exp.yaml, candidates[1]`), `base_url_name` the key or flag that
+    sets the endpoint.
     """
     try:
         if entry.org == "ray":
@@ -69,7 +76,7 @@ def endpoint_settings(
     if realtime.base_url is None:
         realtime.base_url = entry.default_base_url
     if realtime.base_url is None and not offline:
-        raise ConfigError(f"{where}: the {entry.org} model needs base_url (e.g. http://localhost:8000/v1 for vLLM)")
+        raise ConfigError(f"{where} needs {base_url_name} (e.g. http://localhost:8000/v1 for vLLM)")
     return realtime
 
 
