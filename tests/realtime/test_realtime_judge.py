@@ -85,6 +85,11 @@ def test_endpoint_keys_in_the_yaml_of_a_judge_that_ignores_them_are_refused_with
         "base_url: http://127.0.0.1:9/v1\nvllm: true\n": f"{config}, line 4: vllm: only for org ray",
         f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: openai-compatible\nrpm: 0\n":
             f"{config}, line 3, field 'rpm': must be greater than 0",
+        f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: ray\ntpm: 5\n":
+            f"{config}, line 3: tpm: not taken by org ray",
+        # Both ways of reaching a Ray judge at once: the keys reach the Ray settings' own check (no Ray starts).
+        f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: ray\nbase_url: http://127.0.0.1:9/v1\n"
+        "vllm: true\n": "takes either --base-url (an endpoint) or --vllm",
     }
     for text, message in cases.items():
         config.write_text(text)
