@@ -97,8 +97,6 @@ REQUEST_TIMEOUT = Range("request_timeout", integer=False, minimum=0, exclusive_m
 # Ray runs' vLLM engines.
 TENSOR_PARALLEL_SIZE = Range("tensor_parallel_size", integer=True, minimum=1)
 REPLICAS = Range("replicas", integer=True, minimum=1)
-REALTIME_RANGES = (RPM, TPM, MAX_CONCURRENCY, RATE_PERIOD_SECONDS, RETRY_INITIAL_DELAY, RETRY_BACKOFF_FACTOR,
-                   REQUEST_TIMEOUT)
 
 
 def check(setting: Range, value: float, *, source: str | None = None) -> float:

@@ -12,7 +12,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from speceval.batch.model import GenerationParams
 from speceval.errors import ConfigError, MissingCredentialsError
@@ -25,7 +25,6 @@ from speceval.redaction import register_secret_env
 from speceval.settings_checks import (
     MAX_CONCURRENCY,
     RATE_PERIOD_SECONDS,
-    REALTIME_RANGES,
     REQUEST_TIMEOUT,
     RETRY_BACKOFF_FACTOR,
     RETRY_INITIAL_DELAY,
@@ -38,7 +37,6 @@ from speceval.settings_checks import (
     RetryInitialDelay,
     Rpm,
     Tpm,
-    check,
     flag_type,
 )
 
@@ -143,15 +141,16 @@ def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: Pr
         return None
     if entry.realtime_adapter is None:
         raise ConfigError(f"{entry.org} has no realtime endpoint in speceval")
-    settings = RealtimeSettings.model_validate({**(stored or {}), **given})
+    try:  # flags are checked as they are parsed; this covers values from run.json
+        settings = RealtimeSettings.model_validate({**(stored or {}), **given})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(f"run.json parameters.{MANIFEST_KEY}.{field}: {error['msg']}") from None
     if settings.base_url is None and stored is None:
         settings.base_url = entry.default_base_url
     if entry.org == "openai-compatible" and settings.base_url is None and not manifest.offline:
         raise ConfigError("--org openai-compatible needs --base-url (e.g. http://localhost:8000/v1 for vLLM)")
-    for setting in REALTIME_RANGES:  # flags are checked as they are parsed; this covers values from run.json
-        value = getattr(settings, FLAG_FIELDS[setting.name])
-        if value is not None:
-            check(setting, value)
     manifest.parameters[MANIFEST_KEY] = settings.model_dump()
     return settings
 
