@@ -7,6 +7,7 @@ emulator. Both candidates go through the same pipelined loop, and the endpoint j
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,29 @@ def test_an_endpoint_candidate_without_base_url_is_refused_before_anything_is_se
     with pytest.raises(ConfigError, match=r"candidates\[2\] \(org openai-compatible\) needs base_url"):
         run_experiment(path)
     assert not list((tmp_path / "out").glob("generations/**/run.json"))
+
+
+def test_a_blocked_endpoint_candidate_does_not_hold_up_the_batch_candidate_and_its_judging(tmp_path, monkeypatch):
+    """The endpoint answers nothing until the batch candidate has been generated *and judged*: only a loop in
+    which the realtime run waits on its own threads gets there (otherwise the endpoint gives up waiting)."""
+    monkeypatch.setenv("ENDPOINT_KEY", ENDPOINT_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    judged = threading.Event()
+    gave_up: list[str] = []
+
+    def held_answer(body: dict) -> str:
+        if body["model"] == LOCAL and not judged.wait(60):
+            gave_up.append(body["messages"][-1]["content"])
+        return answer(body)
+
+    def observe(message: str) -> None:
+        if f"compliance small/default/run1 judge={JUDGE} {BATCH}: finished" in message:
+            judged.set()
+
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator, \
+            IndependentOpenAIServer(answer=held_answer) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
+        outcome = run_experiment(experiment(tmp_path, server.base_url), observer=observe)
+    assert outcome.finished, outcome.reason
+    assert judged.is_set() and gave_up == []
+    check_replies(tmp_path / "out" / "generations" / "small" / "default" / "run1" / LOCAL)
