@@ -143,3 +143,36 @@ def test_a_blocked_endpoint_candidate_does_not_hold_up_the_batch_candidate_and_i
     assert outcome.finished, outcome.reason
     assert judged.is_set() and gave_up == []
     check_replies(tmp_path / "out" / "generations" / "small" / "default" / "run1" / LOCAL)
+
+
+def test_an_endpoint_judges_max_concurrency_holds_across_all_its_tasks(tmp_path, monkeypatch):
+    """`max_concurrency: 1` on the judge: its two compliance tasks (one engine each) never have two requests at the
+    server at once. The first judge request is held until a second one arrives, or for 5 s if none can."""
+    monkeypatch.setenv("ENDPOINT_KEY", ENDPOINT_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    lock, second = threading.Lock(), threading.Event()
+    in_flight, peak, held = [0], [0], []
+
+    def counted_answer(body: dict) -> str:
+        if body["model"] != JUDGE:
+            return answer(body)
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            first = not held
+            held.append(True)
+            if in_flight[0] > 1:
+                second.set()
+        if first:
+            second.wait(5)
+        with lock:
+            in_flight[0] -= 1
+        return answer(body)
+
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator, \
+            IndependentOpenAIServer(answer=counted_answer) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
+        path = experiment(tmp_path, server.base_url, judge_keys="    max_concurrency: 1\n")
+        outcome = run_experiment(path)
+    assert outcome.finished, outcome.reason
+    assert len(held) == 2 * 5 and peak[0] == 1
