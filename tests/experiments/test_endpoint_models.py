@@ -25,7 +25,8 @@ JUDGE = "judge-70b-local"
 ENDPOINT_KEY = "sk-endpoint-DO-NOT-LEAK-5e6f7a8b9c"
 
 
-def experiment(tmp_path: Path, base_url: str, *, judge_keys: str = "", extra: str = "") -> Path:
+def experiment(tmp_path: Path, base_url: str, *, judge_keys: str = "", extra: str = "",
+               stages: str = "generation, compliance, report") -> Path:
     path = tmp_path / "exp.yaml"
     path.write_text(experiment_head(tmp_path, "endpoints") + f"""candidates:
   - model: {BATCH}
@@ -40,7 +41,7 @@ def experiment(tmp_path: Path, base_url: str, *, judge_keys: str = "", extra: st
     base_url: {base_url}
     api_key_env: ENDPOINT_KEY
     rpm: 6000
-{judge_keys}stages: [generation, compliance, report]
+{judge_keys}stages: [{stages}]
 engine:
   poll_interval: 0.2
 """)
@@ -139,7 +140,8 @@ def test_a_blocked_endpoint_candidate_does_not_hold_up_the_batch_candidate_and_i
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator, \
             IndependentOpenAIServer(answer=held_answer) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
-        outcome = run_experiment(experiment(tmp_path, server.base_url), observer=observe)
+        outcome = run_experiment(experiment(tmp_path, server.base_url, stages="generation, compliance"),
+                                 observer=observe)
     assert outcome.finished, outcome.reason
     assert judged.is_set() and gave_up == []
     check_replies(tmp_path / "out" / "generations" / "small" / "default" / "run1" / LOCAL)
@@ -172,7 +174,8 @@ def test_an_endpoint_judges_max_concurrency_holds_across_all_its_tasks(tmp_path,
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator, \
             IndependentOpenAIServer(answer=counted_answer) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
-        path = experiment(tmp_path, server.base_url, judge_keys="    max_concurrency: 1\n")
+        path = experiment(tmp_path, server.base_url, judge_keys="    max_concurrency: 1\n",
+                          stages="generation, compliance")
         outcome = run_experiment(path)
     assert outcome.finished, outcome.reason
     assert len(held) == 2 * 5 and peak[0] == 1
