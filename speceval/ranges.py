@@ -84,8 +84,9 @@ RATE_PERIOD_SECONDS = Range("rate_period_seconds", integer=False, minimum=0, exc
 RETRY_INITIAL_DELAY = Range("retry_initial_delay", integer=False, minimum=0, exclusive_minimum=True)
 RETRY_BACKOFF_FACTOR = Range("retry_backoff_factor", integer=False, minimum=1)
 REQUEST_TIMEOUT = Range("request_timeout", integer=False, minimum=0, exclusive_minimum=True)
-REALTIME_RANGES = (RPM, TPM, MAX_CONCURRENCY, RATE_PERIOD_SECONDS, RETRY_INITIAL_DELAY, RETRY_BACKOFF_FACTOR,
-                   REQUEST_TIMEOUT)
+# Ray runs' vLLM engines.
+TENSOR_PARALLEL_SIZE = Range("tensor_parallel_size", integer=True, minimum=1)
+REPLICAS = Range("replicas", integer=True, minimum=1)
 
 
 def check(setting: Range, value: float, *, source: str | None = None) -> float:

@@ -27,12 +27,13 @@ from speceval.ranges import (
     MAX_TOKENS,
     POLL_INTERVAL,
     RATE_PERIOD_SECONDS,
-    REALTIME_RANGES,
+    REPLICAS,
     REQUEST_TIMEOUT,
     RETRY_BACKOFF_FACTOR,
     RETRY_INITIAL_DELAY,
     RPM,
     TEMPERATURE,
+    TENSOR_PARALLEL_SIZE,
     TIMEOUT_HOURS,
     TPM,
     Range,
@@ -49,12 +50,13 @@ __all__ = [
     "MAX_TOKENS",
     "POLL_INTERVAL",
     "RATE_PERIOD_SECONDS",
-    "REALTIME_RANGES",
+    "REPLICAS",
     "REQUEST_TIMEOUT",
     "RETRY_BACKOFF_FACTOR",
     "RETRY_INITIAL_DELAY",
     "RPM",
     "TEMPERATURE",
+    "TENSOR_PARALLEL_SIZE",
     "TIMEOUT_HOURS",
     "TPM",
     "Range",
@@ -67,6 +69,15 @@ __all__ = [
     "PollInterval",
     "Temperature",
     "TimeoutHours",
+    "Rpm",
+    "Tpm",
+    "MaxConcurrency",
+    "RatePeriodSeconds",
+    "RetryInitialDelay",
+    "RetryBackoffFactor",
+    "RequestTimeout",
+    "TensorParallelSize",
+    "Replicas",
 ]
 
 
@@ -90,3 +101,13 @@ PollInterval = Annotated[float, *_checked(POLL_INTERVAL)]
 TimeoutHours = Annotated[float, *_checked(TIMEOUT_HOURS)]
 MaxAttempts = Annotated[int, *_checked(MAX_ATTEMPTS)]
 BudgetUsd = Annotated[float, *_checked(BUDGET_USD)]
+# Endpoints of models without a batch API (realtime and Ray runs).
+Rpm = Annotated[float, *_checked(RPM)]
+Tpm = Annotated[float, *_checked(TPM)]
+MaxConcurrency = Annotated[int, *_checked(MAX_CONCURRENCY)]
+RatePeriodSeconds = Annotated[float, *_checked(RATE_PERIOD_SECONDS)]
+RetryInitialDelay = Annotated[float, *_checked(RETRY_INITIAL_DELAY)]
+RetryBackoffFactor = Annotated[float, *_checked(RETRY_BACKOFF_FACTOR)]
+RequestTimeout = Annotated[float, *_checked(REQUEST_TIMEOUT)]
+TensorParallelSize = Annotated[int, *_checked(TENSOR_PARALLEL_SIZE)]
+Replicas = Annotated[int, *_checked(REPLICAS)]

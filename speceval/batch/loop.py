@@ -17,10 +17,15 @@ if TYPE_CHECKING:
     from speceval.batch.engine import Engine
 
 FinishedCallback = Callable[[int, EngineSummary], None]
+_DUE = 1e-9  # seconds: a wait this close to over is over (sums of float waits do not cancel exactly)
 
 
 class EngineLoop:
     """Engines ticked round by round; between rounds the loop sleeps for the shortest wait any of them asked for.
+
+    Each engine is ticked only once its own wait is over: a realtime or Ray engine looks at its worker threads
+    every 0.1 s, and a batch engine ticked that often would poll its provider's jobs ten times a second instead of
+    once per poll interval. (The waits count the time slept, not the time spent ticking.)
 
     Args:
         sleep: how to wait between rounds.
@@ -32,7 +37,7 @@ class EngineLoop:
         self._on_finished = on_finished
         self._engines: list[Engine] = []
         self._summaries: dict[int, EngineSummary] = {}
-        self._waits: list[float] = []
+        self._due: dict[int, float] = {}  # index → seconds left of the wait it asked for at its last tick
 
     def add(self, engine: Engine, items: Any) -> int:
         """Load `engine`'s state (counting its recorded jobs against a shared budget) and return its index.
@@ -50,8 +55,9 @@ class EngineLoop:
         inputs) gets each one's jobs submitted before preparing the next, not after the last."""
         summary = self._engines[index].tick()
         if summary is None:
-            self._waits.append(self._engines[index].next_wait)
+            self._due[index] = self._engines[index].next_wait
             return
+        self._due.pop(index, None)
         self._summaries[index] = summary
         if self._on_finished is not None:
             self._on_finished(index, summary)
@@ -59,12 +65,14 @@ class EngineLoop:
     def run(self) -> list[EngineSummary]:
         """Tick until every engine (including those added meanwhile) has stopped; their summaries, by index."""
         while len(self._summaries) < len(self._engines):
-            self._waits = []
             # The engines there are when the round starts; one added during the round was ticked by whoever
-            # added it, or waits for the next round.
+            # added it, or is due in the next round (an engine never ticked is due at once).
             for index in range(len(self._engines)):
-                if index not in self._summaries:
+                if index not in self._summaries and self._due.get(index, 0.0) <= _DUE:
                     self.tick(index)
-            if self._waits and min(self._waits) > 0:
-                self._sleep(min(self._waits))
+            running = [index for index in range(len(self._engines)) if index not in self._summaries]
+            wait = min((self._due.get(index, 0.0) for index in running), default=0.0)
+            if wait > _DUE:
+                self._sleep(wait)
+                self._due = {index: left - wait for index, left in self._due.items()}
         return [self._summaries[index] for index in range(len(self._engines))]

@@ -16,10 +16,12 @@ from speceval.ranges import (
     MAX_CONCURRENCY,
     POLL_INTERVAL,
     RATE_PERIOD_SECONDS,
+    REPLICAS,
     REQUEST_TIMEOUT,
     RETRY_BACKOFF_FACTOR,
     RETRY_INITIAL_DELAY,
     RPM,
+    TENSOR_PARALLEL_SIZE,
     TPM,
     check,
     flag_type,
@@ -68,8 +70,10 @@ def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
         "ray", "open-weights models through Ray Data LLM (--org ray): --base-url for an endpoint, or --vllm"
     )
     group.add_argument("--vllm", action="store_true", default=None, help="run vLLM engines on the cluster's GPUs")
-    group.add_argument("--tensor-parallel-size", type=int, help="GPUs per vLLM engine (default 1)")
-    group.add_argument("--replicas", type=int, help="vLLM engines, one per group of GPUs (default 1)")
+    group.add_argument(
+        "--tensor-parallel-size", type=flag_type(TENSOR_PARALLEL_SIZE), help="GPUs per vLLM engine (default 1)"
+    )
+    group.add_argument("--replicas", type=flag_type(REPLICAS), help="vLLM engines, one per group of GPUs (default 1)")
     group.add_argument("--engine-arg", action="append", metavar="K=V", help="extra vLLM engine argument (repeatable)")
     group.add_argument("--ray-address", help="Ray cluster to join, e.g. ray://head:10001 (default: a local Ray)")
 

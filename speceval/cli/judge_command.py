@@ -36,6 +36,7 @@ from speceval.errors import ConfigError
 from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.pipelines.candidates import Candidate, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
+from speceval.pipelines.endpoints import endpoint_settings, refused_keys
 from speceval.pipelines.judge_config import (
     VERTEX_KEYS,
     ComplianceFileConfig,
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
         pipeline = BatchedComplianceJudge(settings, candidates, mode=mode)
     else:
         pipeline = BatchedRankingPipeline(settings, candidates)
-    _endpoint_settings(args, kind, pipeline)
+    _endpoint_settings(args, kind, file, pipeline)
     setup_logging(args.verbose or file.verbose, pipeline.output_dir / "logs" / f"{kind}.log")
     if settings.offline:
         console.print(synthetic_banner())
@@ -204,13 +205,19 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     return ExitCode.STOPPED
 
 
-def _endpoint_settings(args: argparse.Namespace, kind: Kind,
+def _endpoint_settings(args: argparse.Namespace, kind: Kind, file: JudgeFileConfig,
                        pipeline: BatchedComplianceJudge | BatchedRankingPipeline) -> None:
-    """A Ray or realtime judge's settings: those its run directories recorded, with the flags given now on top."""
+    """A Ray or realtime judge's settings: those its run directories recorded, then the YAML keys, then the flags
+    given now."""
     settings = pipeline.settings
     entry = resolve_org(settings.judge_model, pipeline.provider)
+    from_file = file.endpoint_keys()
+    refused, why = refused_keys(entry, from_file)
+    if refused:  # a key the judge would ignore must not look as if it applied
+        raise ConfigError(f"{file.where(refused[0])}: {', '.join(refused)}: {why}")
     if entry.org == "ray":
-        settings.ray = ray_settings(args, recorded_endpoint(pipeline.targets, RAY_KEY), offline=settings.offline)
+        stored = recorded_endpoint(pipeline.targets, RAY_KEY)
+        settings.ray = ray_settings(args, stored, offline=settings.offline, file_keys=from_file)
         return
     ray_only = [f"--{name.replace('_', '-')}" for name in _RAY_FLAGS if getattr(args, name, None) is not None]
     if ray_only:
@@ -221,12 +228,10 @@ def _endpoint_settings(args: argparse.Namespace, kind: Kind,
             flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
             raise ConfigError(f"{flags}: only for judges without a batch API (ray, openai-compatible, together)")
         return
-    stored = recorded_endpoint(pipeline.targets, REALTIME_KEY)
-    realtime = RealtimeSettings.model_validate({**(stored or {}), **given})
-    if realtime.base_url is None:
-        realtime.base_url = entry.default_base_url
-    if realtime.base_url is None and not settings.offline:
-        raise ConfigError(f"the {entry.org} judge needs --base-url (e.g. http://localhost:8000/v1 for vLLM)")
+    realtime = endpoint_settings(entry, {**from_file, **given}, recorded_endpoint(pipeline.targets, REALTIME_KEY),
+                                 offline=settings.offline, where=f"the {entry.org} judge",
+                                 base_url_name="--base-url or the YAML key base_url")
+    assert isinstance(realtime, RealtimeSettings)  # an org without a batch API and not ray
     settings.realtime = realtime
 
 

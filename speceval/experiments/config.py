@@ -9,6 +9,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
+from speceval.endpoint_keys import EndpointKeys
 from speceval.settings_checks import (
     BatchSize,
     BudgetUsd,
@@ -36,8 +37,9 @@ class SpecEntry(_Strict):
     inputs_dir: Path
 
 
-class ModelEntry(_Strict):
-    """A model, and its provider when the name does not tell."""
+class ModelEntry(EndpointKeys):
+    """A model, its provider when the name does not tell, and for a model without a batch API (`org: ray`,
+    `openai-compatible`, `together`) how to reach it: the keys of `EndpointKeys`, named as the flags."""
 
     model: str
     org: str | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_json
@@ -32,6 +33,7 @@ from speceval.experiments.stages import StageContext, build_tasks, resolve_path,
 from speceval.inputs import load_inputs
 from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
 from speceval.paths import safe_filename
+from speceval.pipelines.endpoints import refused_keys
 from speceval.pipelines.judge_config import load_config
 from speceval.providers.registry import resolve_org
 from speceval.spec import load_spec
@@ -94,13 +96,18 @@ def load_experiment(path: Path) -> ExperimentConfig:
     """Read and validate an experiment file, and check every model and input before anything is submitted."""
     config = load_config(path, ExperimentConfig)  # same YAML rules as judge configs
     text = path.read_text(encoding="utf-8")
-    models: list[tuple[str, ModelEntry]] = [(f"candidates[{i}]", c) for i, c in enumerate(config.candidates)]
-    models += [(f"judges[{i}]", j) for i, j in enumerate(config.judges)]
-    for where, entry in models:
+    models: list[tuple[str, int, ModelEntry]] = [("candidates", i, c) for i, c in enumerate(config.candidates)]
+    models += [("judges", i, j) for i, j in enumerate(config.judges)]
+    for section, index, entry in models:
+        where = f"{section}[{index}]"
         try:
-            resolve_org(entry.model, entry.org)
+            provider = resolve_org(entry.model, entry.org)
         except ConfigError as exc:
             raise InputError(path, str(exc), line=_line_of(text, entry.model), field=f"{where}.model") from None
+        refused, why = refused_keys(provider, entry.endpoint_keys())
+        if refused:  # a key the org ignores would silently not do what the file says
+            line = _entry_key_line(text, section, index, refused[0])
+            raise InputError(path, f"{', '.join(refused)}: {why}", line=line, field=f"{where}.{refused[0]}")
     base = path.parent
     for spec in config.specs:
         loaded = load_spec(_resolve(base, spec.spec_path))
@@ -144,7 +151,9 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
                            timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
                            budget=budget)
     with _providers(output_dir, offline) as options_for:
-        ctx = StageContext(config, base, output_dir, engine, options_for, offline)
+        ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
+        for entry in [*config.candidates, *config.judges]:
+            ctx.endpoint(entry)  # an endpoint that cannot run is refused before anything is sent
         done = {key for key, task_state in state.tasks.items() if task_state is TaskState.FINISHED}
         tasks = build_tasks(ctx, groups, done)
         say(f"{len(tasks)} task(s): {stage_overview(tasks)}")
@@ -227,3 +236,15 @@ _resolve = resolve_path
 
 def _line_of(text: str, value: str) -> int | None:
     return next((number for number, line in enumerate(text.splitlines(), 1) if value in line), None)
+
+
+def _entry_key_line(text: str, section: str, index: int, key: str) -> int | None:
+    """The line of `key` in the `index`-th entry of the list `section` (e.g. candidates[1].base_url)."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    entries = next((value for name, value in getattr(root, "value", []) if name.value == section), None)
+    if not isinstance(entries, yaml.SequenceNode) or index >= len(entries.value):
+        return None
+    entry = entries.value[index]
+    if not isinstance(entry, yaml.MappingNode):
+        return None
+    return next((name.start_mark.line + 1 for name, _ in entry.value if name.value == key), None)

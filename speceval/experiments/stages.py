@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
-from speceval.experiments.config import ExperimentConfig, JudgeEntry
+from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
 from speceval.manifest import RunManifest
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
+from speceval.pipelines.endpoints import EndpointSettings, endpoint_model, endpoint_settings, record_endpoint
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.judge_run import (
     JudgeSettings,
@@ -37,6 +38,9 @@ from speceval.pipelines.judge_run import (
 )
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.raydata.settings import RaySettings
+from speceval.realtime import AnyModel, make_engine
+from speceval.realtime.settings import RealtimeSettings
 from speceval.spec import Specification
 
 if TYPE_CHECKING:
@@ -62,6 +66,7 @@ class StageContext:
 
     Attributes:
         config: the experiment file.
+        config_path: where it was read from (named in messages).
         base: the experiment file's folder (paths in it are relative to it).
         output_dir: the experiment's output folder.
         engine: engine options of every run (the budget in it is shared by all).
@@ -71,6 +76,7 @@ class StageContext:
     """
 
     config: ExperimentConfig
+    config_path: Path
     base: Path
     output_dir: Path
     engine: EngineOptions
@@ -78,7 +84,7 @@ class StageContext:
     offline: bool
     report: Path | None = None
     started: float = field(default_factory=time.monotonic)
-    _judges: dict[tuple[str, str | None], BatchedModel] = field(default_factory=dict)
+    _judges: dict[str, AnyModel] = field(default_factory=dict)
 
     @property
     def deadline(self) -> float:
@@ -90,14 +96,36 @@ class StageContext:
         left = max(self.deadline - time.monotonic(), 0.0)
         return replace(self.engine, timeout_hours=left / 3600)
 
-    def judge_model(self, judge: JudgeEntry) -> BatchedModel:
+    def judge_model(self, judge: JudgeEntry) -> AnyModel:
         """One client per judge, shared by all its tasks."""
-        key = (judge.model, judge.org)
+        key = judge.model_dump_json()
         if key not in self._judges:
-            provider = resolve_org(judge.model, judge.org).org
             params = GenerationParams(temperature=0.0, max_tokens=self.config.engine.max_tokens)
-            self._judges[key] = create_batched_model(judge.model, provider, params, **self.options_for(provider))
+            self._judges[key] = self.model(judge, params)
         return self._judges[key]
+
+    def endpoint(self, entry: ModelEntry) -> EndpointSettings | None:
+        """How a model without a batch API is reached (None for a batch org), from its entry's keys."""
+        provider = resolve_org(entry.model, entry.org)
+        where = f"{self.config_path}, {self.entry_name(entry)} (org {provider.org})"
+        return endpoint_settings(provider, entry.endpoint_keys(), None, offline=self.offline, where=where)
+
+    def entry_name(self, entry: ModelEntry) -> str:
+        """`candidates[i]` or `judges[i]`, as the experiment file lists it."""
+        for section, entries in (("candidates", self.config.candidates), ("judges", self.config.judges)):
+            for index, listed in enumerate(entries):
+                if listed is entry:
+                    return f"{section}[{index}]"
+        return entry.model
+
+    def model(self, entry: ModelEntry, params: GenerationParams) -> AnyModel:
+        """The client of a candidate or judge: its batch adapter, or the endpoint or Ray model its keys describe."""
+        provider = resolve_org(entry.model, entry.org).org
+        options = self.options_for(provider)
+        settings = self.endpoint(entry)
+        if settings is None:
+            return create_batched_model(entry.model, provider, params, **options)
+        return endpoint_model(entry.model, provider, params, settings, options)
 
     def resolve(self, path: Path) -> Path:
         """A path of the experiment file, resolved against its folder."""
@@ -185,10 +213,11 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str) -> StageTask:
             engine=options, offline=ctx.offline,
         )
         pipeline = holder["pipeline"] = BatchedGenerationPipeline(config, run_dir=run.run_dir)
+        record_endpoint(pipeline.draft_manifest().parameters, ctx.endpoint(run.candidate))
         pipeline.write_manifest()
-        model = create_batched_model(run.candidate.model, pipeline.provider, params,
-                                     **ctx.options_for(pipeline.provider))
-        return [(BatchEngine(model, RunStore(run.run_dir), options), pipeline.inputs)]
+        engine = make_engine(ctx.model(run.candidate, params), RunStore(run.run_dir), options)
+        # The batch engine reads one statement's prompts at a time from the input set; the others take the list.
+        return [(engine, pipeline.inputs if isinstance(engine, BatchEngine) else pipeline.inputs.items)]
 
     def finish(summaries: list[EngineSummary]) -> None:
         holder["pipeline"].record(summaries[0])
@@ -201,6 +230,7 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str) -> StageTask:
 
 
 def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEntry) -> JudgeSettings:
+    endpoint = ctx.endpoint(judge)  # recorded in every judge run.json, as the judge commands do
     return JudgeSettings(
         spec_path=ctx.resolve(group.spec.spec_path), judge_model=judge.model, judge_org=judge.org,
         spec_name=group.spec.name,
@@ -208,6 +238,8 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
         / f"run{group.repeat}",
         params=GenerationParams(temperature=0.0, max_tokens=ctx.config.engine.max_tokens),
         engine=ctx.engine_options(), offline=ctx.offline,
+        ray=endpoint if isinstance(endpoint, RaySettings) else None,
+        realtime=endpoint if isinstance(endpoint, RealtimeSettings) else None,
     )
 
 

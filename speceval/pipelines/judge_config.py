@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from speceval.endpoint_keys import EndpointKeys
 from speceval.errors import ConfigError, InputError
 from speceval.redaction import redact, register_secret
 from speceval.settings_checks import BatchSize, MaxAttempts, MaxTokens, PollInterval, Temperature, TimeoutHours
@@ -34,8 +35,12 @@ VERTEX_KEYS = ("project", "location", "input_bucket", "output_bucket")
 _KEY_FIELDS = {"openai": "openai_api_key", "anthropic": "anthropic_api_key", "google": "google_api_key"}
 
 
-class JudgeFileConfig(BaseModel):
-    """Keys both judge commands accept (`extra='forbid'`: a typo is an error naming the file, line and key)."""
+class JudgeFileConfig(EndpointKeys):
+    """Keys both judge commands accept (`extra='forbid'`: a typo is an error naming the file, line and key).
+
+    A judge without a batch API (org `ray`, `openai-compatible`, `together`) is reached with the keys of
+    `EndpointKeys`, named as the flags (`base_url` is `--base-url`); a flag given overrides its key.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from speceval.batch.model import GenerationParams
 from speceval.errors import ConfigError
+from speceval.settings_checks import MaxConcurrency, Replicas, Rpm, TensorParallelSize
 
 logger = logging.getLogger(__name__)
 
@@ -31,13 +32,15 @@ class RaySettings(BaseModel):
 
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (HTTP processor)")
     vllm: bool = Field(default=False, description="run vLLM engines on the cluster's GPUs instead")
-    tensor_parallel_size: int = Field(default=1, ge=1, description="GPUs per vLLM engine")
-    replicas: int = Field(default=1, ge=1, description="vLLM engines (data parallel)")
+    tensor_parallel_size: TensorParallelSize = Field(default=1, description="GPUs per vLLM engine")
+    replicas: Replicas = Field(default=1, description="vLLM engines (data parallel)")
     engine_args: dict[str, Any] = Field(default_factory=dict, description="extra vLLM engine arguments")
     ray_address: str | None = Field(default=None, description="cluster to join (None: a local Ray)")
     api_key_env: str | None = Field(default=None, description="variable holding the endpoint's key, if any")
-    rpm: float | None = Field(default=None, gt=0, description="requests per minute across all workers")
-    max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="HTTP workers (requests in flight)")
+    rpm: Rpm | None = Field(default=None, description="requests per minute across all workers")
+    max_concurrency: MaxConcurrency = Field(
+        default=DEFAULT_CONCURRENCY, description="HTTP workers (requests in flight)"
+    )
     batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="rows per Ray batch")
 
     def check(self, offline: bool = False) -> None:
@@ -68,6 +71,11 @@ class RaySettings(BaseModel):
                 "sending at 60 per minute", self.rpm,
             )
         return workers, qps
+
+
+FLAG_FIELDS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "tensor_parallel_size", "replicas",
+               "engine_args", "ray_address")
+"""The settings a run gives as flags (`--engine-arg` repeated gives `engine_args`) or YAML keys."""
 
 
 def chat_payload(model_name: str, params: GenerationParams, prompt: str) -> dict[str, Any]:
@@ -123,19 +131,22 @@ def _engine_args(pairs: list[str]) -> dict[str, Any]:
 
 
 def ray_settings(
-    args: argparse.Namespace, stored: dict[str, Any] | None, *, offline: bool = False
+    args: argparse.Namespace,
+    stored: dict[str, Any] | None,
+    *,
+    offline: bool = False,
+    file_keys: dict[str, Any] | None = None,
 ) -> RaySettings:
-    """This invocation's settings: the stored ones (on resume) with the flags given now on top."""
+    """This invocation's settings: the stored ones (on resume), then keys of a YAML file, then the flags given now."""
     given: dict[str, Any] = {
         name: getattr(args, name)
-        for name in ("base_url", "tensor_parallel_size", "replicas", "ray_address", "api_key_env", "rpm",
-                     "max_concurrency", "vllm")
-        if getattr(args, name, None) is not None
+        for name in FLAG_FIELDS
+        if name != "engine_args" and getattr(args, name, None) is not None
     }
     if getattr(args, "engine_arg", None):
         given["engine_args"] = _engine_args(args.engine_arg)
     try:
-        settings = RaySettings.model_validate({**(stored or {}), **given})
+        settings = RaySettings.model_validate({**(stored or {}), **(file_keys or {}), **given})
     except ValueError as exc:  # pydantic's message names the field; say which flag it is
         raise ConfigError(f"--org ray: {exc}") from None
     settings.check(offline)

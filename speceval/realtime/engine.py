@@ -18,6 +18,7 @@ import random
 import threading
 import time
 import uuid
+import weakref
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -41,6 +42,24 @@ MERGE_INTERVAL_SECONDS = 2.0
 TICK_SECONDS = 0.1
 # Until outputs have been seen, a request is expected to produce this many tokens (capped by max_tokens).
 DEFAULT_OUTPUT_TOKENS = 256
+
+
+_limiters: weakref.WeakKeyDictionary[RealtimeModel, RateLimiter] = weakref.WeakKeyDictionary()
+_limiters_lock = threading.Lock()
+
+
+def limiter_of(model: RealtimeModel) -> RateLimiter:
+    """The one limiter of a model object, shared by every engine that calls it.
+
+    A judge drives one engine per run directory (each candidate, each pair), and an experiment several judge tasks
+    at once, all with the same model: `--rpm`, `--tpm` and `--max-concurrency` are the endpoint's limits, so they
+    hold across all of them, and one 429 pauses them all.
+    """
+    with _limiters_lock:
+        limiter = _limiters.get(model)
+        if limiter is None:
+            limiter = _limiters[model] = RateLimiter(model.options.limits)
+        return limiter
 
 
 def estimate_prompt_tokens(text: str) -> int:
@@ -69,7 +88,7 @@ class RealtimeEngine:
         self.store = store
         self.options = options or EngineOptions()
         self.observer = observer or NullObserver()
-        self.limiter = RateLimiter(model.options.limits)
+        self.limiter = limiter_of(model)
         self.journal = Journal(store.run_dir)
         self.session_id = f"realtime-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
         self.next_wait = TICK_SECONDS

@@ -12,7 +12,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from speceval.batch.model import GenerationParams
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
@@ -23,7 +23,15 @@ from speceval.raydata.settings import refuse_ray_flags
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
-from speceval.settings_checks import REALTIME_RANGES, check
+from speceval.settings_checks import (
+    MaxConcurrency,
+    RatePeriodSeconds,
+    RequestTimeout,
+    RetryBackoffFactor,
+    RetryInitialDelay,
+    Rpm,
+    Tpm,
+)
 
 if TYPE_CHECKING:
     from speceval.pipelines.generation import BatchedGenerationPipeline
@@ -38,13 +46,16 @@ class RealtimeSettings(BaseModel):
 
     base_url: str | None = Field(default=None, description="endpoint base URL (None: the SDK's default or env)")
     api_key_env: str | None = Field(default=None, description="variable holding the key (None: the org's own)")
-    rpm: float | None = Field(default=None, description="requests per period (None: from the provider's headers)")
-    tpm: float | None = Field(default=None, description="tokens per period (None: from the provider's headers)")
-    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, description="requests in flight at once")
-    period_seconds: float = Field(default=60.0, description="period of rpm and tpm")
-    retry_initial_delay: float = Field(default=1.0, description="seconds before the first retry")
-    retry_backoff_factor: float = Field(default=2.0, description="growth of the retry delay")
-    request_timeout: float = Field(default=600.0, description="seconds before a call is abandoned and retried")
+    # The ranges of the flags (speceval.settings_checks): a value from run.json or a YAML key is checked alike.
+    rpm: Rpm | None = Field(default=None, description="requests per period (None: from the provider's headers)")
+    tpm: Tpm | None = Field(default=None, description="tokens per period (None: from the provider's headers)")
+    max_concurrency: MaxConcurrency = Field(default=DEFAULT_MAX_CONCURRENCY, description="requests in flight at once")
+    period_seconds: RatePeriodSeconds = Field(default=60.0, description="period of rpm and tpm")
+    retry_initial_delay: RetryInitialDelay = Field(default=1.0, description="seconds before the first retry")
+    retry_backoff_factor: RetryBackoffFactor = Field(default=2.0, description="growth of the retry delay")
+    request_timeout: RequestTimeout = Field(
+        default=600.0, description="seconds before a call is abandoned and retried"
+    )
 
     def options(self) -> RealtimeOptions:
         """The engine's view of these settings."""
@@ -56,8 +67,8 @@ class RealtimeSettings(BaseModel):
         )
 
 
-# flag name → settings field, for flags that may be given on a new run or changed on resume
-_FLAGS = {
+# flag (and YAML key) name → settings field, for flags that may be given on a new run or changed on resume
+FLAG_FIELDS = {
     "base_url": "base_url",
     "api_key_env": "api_key_env",
     "rpm": "rpm",
@@ -73,7 +84,7 @@ _FLAGS = {
 def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: ProviderEntry) -> RealtimeSettings | None:
     """The settings of this invocation (None for a batch run), stored into `manifest` (the caller saves it)."""
     stored = manifest.parameters.get(MANIFEST_KEY)
-    given = {field: getattr(args, flag) for flag, field in _FLAGS.items() if getattr(args, flag, None) is not None}
+    given = {field: getattr(args, flag) for flag, field in FLAG_FIELDS.items() if getattr(args, flag, None) is not None}
     resuming = getattr(args, "resume", None) is not None
     if resuming and stored is None:
         if args.realtime or given:
@@ -81,20 +92,21 @@ def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: Pr
         return None
     if stored is None and not (args.realtime or not entry.batch):
         if given:
-            flags = ", ".join(f"--{flag.replace('_', '-')}" for flag, f in _FLAGS.items() if f in given)
+            flags = ", ".join(f"--{flag.replace('_', '-')}" for flag, f in FLAG_FIELDS.items() if f in given)
             raise ConfigError(f"{flags} apply to realtime runs: add --realtime (or use an org without a batch API)")
         return None
     if entry.realtime_adapter is None:
         raise ConfigError(f"{entry.org} has no realtime endpoint in speceval")
-    settings = RealtimeSettings.model_validate({**(stored or {}), **given})
+    try:  # flags are checked as they are parsed; this covers values from run.json
+        settings = RealtimeSettings.model_validate({**(stored or {}), **given})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(f"run.json parameters.{MANIFEST_KEY}.{field}: {error['msg']}") from None
     if settings.base_url is None and stored is None:
         settings.base_url = entry.default_base_url
     if entry.org == "openai-compatible" and settings.base_url is None and not manifest.offline:
         raise ConfigError("--org openai-compatible needs --base-url (e.g. http://localhost:8000/v1 for vLLM)")
-    for setting in REALTIME_RANGES:  # flags are checked as they are parsed; this covers values from run.json
-        value = getattr(settings, _FLAGS[setting.name])
-        if value is not None:
-            check(setting, value)
     manifest.parameters[MANIFEST_KEY] = settings.model_dump()
     return settings
 

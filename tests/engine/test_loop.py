@@ -1,0 +1,43 @@
+"""`EngineLoop` ticks each engine at its own pace: an engine that asks to be looked at every 0.1 s (as realtime
+and Ray engines do) must not make a batch engine poll its provider ten times a second."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.loop import EngineLoop
+from speceval.batch.records import BatchRecord, RemoteJob
+from speceval.batch.store import RunStore
+from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
+from tests.engine.test_engine import make_items
+
+
+class TimedModel(FakeBatchedModel):
+    """The fake provider's model, noting the loop's (virtual) time of every poll."""
+
+    def __init__(self, remote: FakeProvider, now: list[float]):
+        super().__init__(remote)
+        self.now = now
+        self.polled_at: list[float] = []
+
+    def check_batch_progress(self, record: BatchRecord) -> RemoteJob:
+        self.polled_at.append(sum(self.now))
+        return super().check_batch_progress(record)
+
+
+def test_a_slow_pollers_jobs_are_polled_at_its_interval_beside_a_fast_engine(tmp_path: Path) -> None:
+    slept: list[float] = []  # the loop's sleeps: their sum is the virtual time
+    slow = TimedModel(FakeProvider(polls_to_complete=3), slept)
+    fast = TimedModel(FakeProvider(polls_to_complete=30), slept)
+    loop = EngineLoop(sleep=slept.append)
+    for name, model, interval in (("slow", slow, 2.0), ("fast", fast, 0.1)):
+        engine = BatchEngine(model, RunStore(tmp_path / name), EngineOptions(poll_interval=interval))
+        loop.add(engine, make_items({"s": [f"{name} q{i}" for i in range(2)]}))
+    summaries = loop.run()
+    assert all(summary.finished for summary in summaries)
+    assert len(fast.polled_at) >= 30 and len(slow.polled_at) >= 3
+    gaps = [later - earlier for earlier, later in zip(slow.polled_at, slow.polled_at[1:], strict=False)]
+    assert min(gaps) >= 2.0 - 1e-6, slow.polled_at  # not every 0.1 s, although the loop wakes that often
+    fast_gaps = [later - earlier for earlier, later in zip(fast.polled_at, fast.polled_at[1:], strict=False)]
+    assert max(fast_gaps) <= 0.1 + 1e-6  # and the fast engine is not held to the slow one's pace
