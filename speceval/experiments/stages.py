@@ -214,6 +214,11 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str) -> StageTask:
         )
         pipeline = holder["pipeline"] = BatchedGenerationPipeline(config, run_dir=run.run_dir)
         record_endpoint(pipeline.draft_manifest().parameters, ctx.endpoint(run.candidate))
+        # Where the run sits in the grid, so the run directory alone says what it is (not part of its identity).
+        pipeline.draft_manifest().parameters["experiment"] = {
+            "name": ctx.config.experiment_name, "variation": run.variation, "settings": run.settings,
+            "run": run.repeat,
+        }
         pipeline.write_manifest()
         engine = make_engine(ctx.model(run.candidate, params), RunStore(run.run_dir), options)
         # The batch engine reads one statement's prompts at a time from the input set; the others take the list.

@@ -59,6 +59,10 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
     for run_dir in state["generation_runs"]:
         manifest = json.loads((Path(run_dir) / "run.json").read_text())
         assert manifest["status"] == "finished"
+        _, _, variation, repeat, _ = Path(run_dir).relative_to(out).parts  # generations/spec/variation/runK/model
+        assert manifest["parameters"]["experiment"] == {"name": "grid", "variation": variation,
+                                                        "settings": state["variations"][variation],
+                                                        "run": int(repeat.removeprefix("run"))}
     assert (out / "report" / "report.html").is_file()
     rankings = list((out / "ranking").rglob("results/*.json"))
     assert {json.loads(p.read_text())["metadata"]["model_a"] for p in rankings} == {
