@@ -119,7 +119,7 @@ def load_experiment(path: Path) -> ExperimentConfig:
 
 def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str, Any]], list[Group]]:
     """Every generation run of the grid, grouped for judging, with deterministic directories."""
-    variations = config.variations.named_combinations()
+    variations = _started_names(output_dir, config.variations.named_combinations())
     groups = []
     for spec in config.specs:
         for label, settings in variations.items():
@@ -218,6 +218,26 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
     )
     _save(output_dir, state)
     return state
+
+
+def _started_names(output_dir: Path, variations: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The variations under the names the experiment folder already uses, when only their names differ.
+
+    Folders started before variations were named (`v0`, `v1`, ... in the order of the combinations) keep those
+    names: their runs, judgements and tables live under them, and renaming paid-for directories is not ours to do.
+    """
+    existing = output_dir / STATE_NAME
+    if not existing.is_file():
+        return variations
+    try:
+        started = ExperimentState.model_validate_json(existing.read_bytes()).variations
+    except ValueError:
+        return variations  # `_state` reports the unreadable file
+    if list(started) != list(variations) and list(started.values()) == list(variations.values()):
+        logger.warning("%s was started with the variation names %s; continuing with them (a new experiment "
+                       "folder would use %s)", output_dir, ", ".join(started), ", ".join(variations))
+        return dict(started)
+    return variations
 
 
 def _save(output_dir: Path, state: ExperimentState) -> None:

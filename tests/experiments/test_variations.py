@@ -77,19 +77,34 @@ def test_bad_variation_name_unknown_axis_and_duplicate_values_exit_2_with_line_a
     assert "temperature_0.7 occur more than once" in err and f"line {line_of(twice, 'variations:')}" in err
 
 
-def test_an_experiment_started_with_other_variation_names_is_not_resumed_into_new_directories(tmp_path, capsys):
+def _started_by_the_unnamed_version(tmp_path: Path, settings: list[dict[str, float]]) -> tuple[Path, Path]:
+    """An experiment folder as the version that labelled variations v0, v1, ... left it (nothing run yet)."""
     import hashlib
     import json
 
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(HEAD + "variations:\n  temperature: [0.0]\n")
+    experiment.write_text(HEAD + "variations:\n  temperature: [0.0, 0.7]\n")
     out = tmp_path / "out"
     out.mkdir()
-    # As written by the version that labelled variations v0, v1, ...: resuming under new names would pay again.
     (out / "experiment.json").write_text(json.dumps({
         "experiment_name": "named", "config_sha256": hashlib.sha256(experiment.read_bytes()).hexdigest(),
-        "variations": {"v0": {"temperature": 0.0}}, "generation_runs": []}))
+        "variations": {f"v{i}": s for i, s in enumerate(settings)}, "generation_runs": []}))
+    return experiment, out
+
+
+def test_an_experiment_started_with_v0_v1_labels_continues_under_them(tmp_path, capsys):
+    experiment, out = _started_by_the_unnamed_version(tmp_path, [{"temperature": 0.0}, {"temperature": 0.7}])
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    assert sorted(p.name for p in (out / "generations" / "openai").iterdir()) == ["v0", "v1"]
+    assert "continuing with them" in " ".join(capsys.readouterr().err.split())
+    runs = sorted((out / "generations").rglob("run.json"))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0  # the same runs, finished: nothing more
+    assert sorted((out / "generations").rglob("run.json")) == runs and len(runs) == 2
+
+
+def test_an_experiment_started_with_other_settings_is_not_resumed_into_new_directories(tmp_path, capsys):
+    # v0/v1 whose settings are not the file's: not the same variations, so not continued under any name.
+    experiment, out = _started_by_the_unnamed_version(tmp_path, [{"temperature": 0.0}, {"temperature": 1.0}])
     assert speceval_main(["run", str(experiment), "--offline"]) == 2
-    err = capsys.readouterr().err
-    assert "names its variations v0, not temperature_0.0" in err
+    assert "names its variations v0, v1, not temperature_0.0, temperature_0.7" in capsys.readouterr().err
     assert not (out / "generations").exists()
