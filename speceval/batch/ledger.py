@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from speceval.batch.records import ItemRef, Outcome, ResultRecord, Usage
+from speceval.batch.records import ItemRef, Outcome, ResultRecord, ResultRow, Tokens, Usage
 
 _CODES: tuple[Outcome | None, ...] = (None, *Outcome)  # code 0 = no outcome yet
 _CODE_OF = {outcome: code for code, outcome in enumerate(_CODES) if outcome is not None}
@@ -153,20 +153,40 @@ class Ledger:
 
     def record(self, statement_id: str, result: ResultRecord, *, count_usage: bool = True) -> None:
         """Take note of an input's (latest) outcome as written to its results file."""
+        retryable = result.error is not None and result.error.retryable
+        usage = result.usage if count_usage else None
+        self.note(statement_id, result.original_index, result.outcome, retryable, result.attempts, usage)
+
+    def note_row(self, statement_id: str, row: ResultRow, *, count_usage: bool = True) -> None:
+        """`record` for a results-file row as the engine reads and writes them (a dict, not a model)."""
+        error = row.get("error")
+        retryable = error is not None and error.get("retryable", False)
+        usage = row.get("usage") if count_usage else None
+        self.note(statement_id, row["original_index"], row["outcome"], retryable, row.get("attempts", 1), usage)
+
+    def note(
+        self,
+        statement_id: str,
+        index: int,
+        outcome: Outcome,
+        retryable: bool,
+        attempts: int,
+        usage: Usage | Tokens | Mapping[str, object] | None,
+    ) -> None:
+        """Take note of the (latest) outcome of input `index` of a statement; `usage` is added to the totals."""
         statement = self._statements.get(statement_id)
         if statement is None:
             return
         if statement.position is None:
-            if not 0 <= result.original_index < len(statement.indices):
+            if not 0 <= index < len(statement.indices):
                 return
-        elif result.original_index not in statement.position:
+        elif index not in statement.position:
             return
-        pos = statement.pos(result.original_index)
-        statement.outcome[pos] = _CODE_OF[result.outcome]
-        statement.retryable[pos] = 1 if (result.error is not None and result.error.retryable) else 0
-        statement.attempts[pos] = min(result.attempts, 255)
-        if count_usage:
-            self.usage.add(result.usage)
+        pos = statement.pos(index)
+        statement.outcome[pos] = _CODE_OF[outcome]
+        statement.retryable[pos] = 1 if retryable else 0
+        statement.attempts[pos] = min(attempts, 255)
+        self.usage.add(usage)
 
 
 def final_outcome(outcome: Outcome | None, retryable: bool, attempts: int, max_attempts: int) -> bool:
