@@ -14,7 +14,7 @@ from collections.abc import Callable
 from speceval.batch.answers import Answer, failed
 from speceval.batch.ledger import Ledger
 from speceval.batch.model import BatchedModel
-from speceval.batch.records import BatchRecord, JobState, Outcome, ResultRow, Usage, utcnow
+from speceval.batch.records import BatchRecord, JobState, Outcome, ResultRow, Tokens, utcnow
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
 
@@ -73,7 +73,9 @@ def collect_job(
         spans_of.setdefault(statement_id, []).append((position, first, count))
         position += count
     counts: Counter[Outcome] = Counter()
-    usage = Usage()
+    # Usage is summed once per job (in C) from these, not once per request into two models.
+    job_tokens: list[Tokens] = []
+    new_tokens: list[Tokens] = []  # what the ledger has not counted yet (not written by an interrupted collect)
     batch_id = record.batch_id
     for statement_id, spans in spans_of.items():
         texts = texts_of(statement_id)
@@ -103,13 +105,17 @@ def collect_job(
                     "custom_id": answer.custom_id,
                 }
                 retryable = error is not None and error.retryable
-                ledger.note(statement_id, index, answer.outcome, retryable, attempts, None if again else tokens)
+                ledger.note(statement_id, index, answer.outcome, retryable, attempts, None)
                 counts[answer.outcome] += 1
-                usage.add(tokens)
+                if tokens is not None:
+                    job_tokens.append(tokens)
+                    if not again:
+                        new_tokens.append(tokens)
         store.write_rows(statement_id, existing)
+    ledger.usage.add(_total(new_tokens))
     record.collected = True
     record.outcome_counts = dict(counts)
-    record.usage = usage
+    record.usage = _total(job_tokens).typed()
     record.updated_at = utcnow()
     store.save_record(record)
     ledger.set_flight(record.item_refs(), False)
@@ -156,6 +162,10 @@ def _download(model: BatchedModel, store: RunStore, record: BatchRecord) -> tupl
             len(answers) - answers.count(None),
         )
     return answers, None
+
+
+def _total(tokens: list[Tokens]) -> Tokens:
+    return Tokens(*(sum(column) for column in zip(*tokens, strict=True))) if tokens else Tokens()
 
 
 def _unavailable(record: BatchRecord, reason: str) -> tuple[list[Answer | None], str]:

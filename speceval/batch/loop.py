@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from speceval.batch.progress import EngineSummary
 
 if TYPE_CHECKING:
-    from speceval.batch.engine import EngineOptions
+    from speceval.batch.options import EngineOptions
     from speceval.batch.store import RunStore
 
 FinishedCallback = Callable[[int, EngineSummary], None]
