@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable
+from operator import itemgetter
 
 from speceval.batch.answers import Answer, failed
 from speceval.batch.ledger import Ledger
 from speceval.batch.model import BatchedModel
-from speceval.batch.records import BatchRecord, JobState, Outcome, ResultRow, Tokens, utcnow
+from speceval.batch.records import BatchRecord, JobState, Outcome, ResultRow, Tokens, UsageRow, utcnow
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
 
@@ -100,7 +101,7 @@ def collect_job(
                     "batch_id": batch_id,
                     "outcome": answer.outcome,
                     "error": error.model_dump() if error is not None else None,  # type: ignore[typeddict-item]
-                    "usage": tokens._asdict() if tokens is not None else None,  # type: ignore[typeddict-item]
+                    "usage": _usage_row(tokens) if tokens is not None else None,
                     "attempts": attempts,
                     "custom_id": answer.custom_id,
                 }
@@ -165,7 +166,17 @@ def _download(model: BatchedModel, store: RunStore, record: BatchRecord) -> tupl
 
 
 def _total(tokens: list[Tokens]) -> Tokens:
-    return Tokens(*(sum(column) for column in zip(*tokens, strict=True))) if tokens else Tokens()
+    return Tokens(*(sum(map(itemgetter(column), tokens)) for column in range(len(Tokens._fields))))
+
+
+def _usage_row(tokens: Tokens) -> UsageRow:
+    # A literal, not `Tokens._asdict()`: this runs once per request and _asdict is three times slower.
+    return {
+        "input_tokens": tokens[0],
+        "output_tokens": tokens[1],
+        "cached_input_tokens": tokens[2],
+        "cache_write_tokens": tokens[3],
+    }
 
 
 def _unavailable(record: BatchRecord, reason: str) -> tuple[list[Answer | None], str]:

@@ -19,6 +19,9 @@ from speceval.batch.records import ItemRef, Outcome, ResultRecord, ResultRow, To
 
 _CODES: tuple[Outcome | None, ...] = (None, *Outcome)  # code 0 = no outcome yet
 _CODE_OF = {outcome: code for code, outcome in enumerate(_CODES) if outcome is not None}
+_SUCCEEDED = _CODE_OF[Outcome.SUCCEEDED]
+_CANCELLED = _CODE_OF[Outcome.CANCELLED]
+_QUICK = (0, _SUCCEEDED, _CANCELLED)  # codes whose finality does not depend on attempts
 
 
 @runtime_checkable
@@ -121,8 +124,12 @@ class Ledger:
     def pending(self) -> Iterator[ItemRef]:
         """Inputs with no final outcome that are not in flight, in run order."""
         for statement_id, statement in self._statements.items():
+            flight = statement.flight
+            # Whole statements are skipped in C: with a run in flight this is asked every polling round.
+            if flight.find(0) < 0 or statement.outcome.count(_SUCCEEDED) == len(flight):
+                continue
             for pos, index in enumerate(statement.indices):
-                if not statement.flight[pos] and not self._final(statement, pos):
+                if not flight[pos] and not self._final(statement, pos):
                     yield ItemRef(statement_id, index)
 
     def has_pending(self) -> bool:
@@ -134,12 +141,23 @@ class Ledger:
         counts: Counter[Outcome] = Counter()
         outstanding = 0
         for statement in self._statements.values():
-            for pos in range(len(statement.indices)):
+            # Counted in C (every polling round asks): no outcome yet, succeeded and cancelled need no look at
+            # attempts; only the other outcomes are checked one by one.
+            outcome = statement.outcome
+            quick = {code: outcome.count(code) for code in _QUICK}
+            outstanding += quick[0]
+            counts[Outcome.SUCCEEDED] += quick[_SUCCEEDED]
+            counts[Outcome.CANCELLED] += quick[_CANCELLED]
+            if sum(quick.values()) == len(outcome):
+                continue
+            for pos, code in enumerate(outcome):
+                if code in _QUICK:
+                    continue
                 if self._final(statement, pos):
-                    counts[_CODES[statement.outcome[pos]]] += 1  # type: ignore[index]
+                    counts[_CODES[code]] += 1  # type: ignore[index]
                 else:
                     outstanding += 1
-        return counts, outstanding
+        return +counts, outstanding
 
     # -- updates ------------------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from speceval.batch.answers import Answer, count, failed, succeeded
+from speceval.batch.answers import Answer, failed, succeeded
 from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
@@ -259,10 +259,11 @@ def chat_tokens(usage_data: Any) -> Tokens:
     """`chat_usage` as lean `Tokens`."""
     usage_data = usage_data if isinstance(usage_data, dict) else {}
     details = usage_data.get("prompt_tokens_details")
+    # Plain gets, not `count`: this runs once per result line.
     return Tokens(
-        count(usage_data, "prompt_tokens"),
-        count(usage_data, "completion_tokens"),
-        count(details, "cached_tokens") if isinstance(details, dict) else 0,
+        int(usage_data.get("prompt_tokens") or 0),
+        int(usage_data.get("completion_tokens") or 0),
+        int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
     )
 
 
