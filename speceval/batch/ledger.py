@@ -54,7 +54,7 @@ class ListSource:
 
 @dataclass
 class _Statement:
-    indices: array[int]  # original indices, in input order
+    indices: array[int] | range  # original indices, in input order (a range when they are 0..n-1)
     position: dict[int, int] | None  # original index → position; None when indices are 0..n-1
     outcome: bytearray
     retryable: bytearray
@@ -75,7 +75,8 @@ class Ledger:
             n = len(indices)
             contiguous = all(index == pos for pos, index in enumerate(indices))
             self._statements[statement_id] = _Statement(
-                indices=array("q", indices),
+                # 0..n-1 (every input file) needs no array: 8 bytes a request less at a million requests.
+                indices=range(n) if contiguous else array("q", indices),
                 position=None if contiguous else {index: pos for pos, index in enumerate(indices)},
                 outcome=bytearray(n),
                 retryable=bytearray(n),
