@@ -3,7 +3,8 @@
 Custom ids are `<first 12 hex digits of the chunk's idempotency key>-<position in the chunk>`: unique by
 construction (no hash can collide), valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`), whatever the statement id
 looks like, and they carry the chunk's key, which is how an Anthropic job found after a crash is confirmed to be
-ours. The map from custom id to (statement id, original index) is kept in the intent and then the batch record.
+ours. Since the ids follow from the key and the position, the intent and then the batch record keep only the
+ordered inputs (`speceval.batch.refmap`).
 """
 
 from __future__ import annotations
@@ -13,21 +14,17 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 
 from speceval.batch.model import BatchedModel
-from speceval.batch.records import ItemRef, SubmissionIntent
+from speceval.batch.records import SubmissionIntent
+from speceval.batch.refmap import CUSTOM_ID_KEY_CHARS, ItemRef, SpanBuilder, custom_id_for
 from speceval.batch.store import RunStore
 from speceval.errors import InputError
 
-CUSTOM_ID_KEY_CHARS = 12
+__all__ = ["CUSTOM_ID_KEY_CHARS", "Lookahead", "build_chunk", "custom_id_for", "item_custom_id", "new_idempotency_key"]
 
 
 def new_idempotency_key() -> str:
     """A fresh, unique key for one chunk (32 lowercase hex digits)."""
     return uuid.uuid4().hex
-
-
-def custom_id_for(key: str, position: int) -> str:
-    """The custom id of the request at `position` in the chunk with idempotency key `key`."""
-    return f"{key[:CUSTOM_ID_KEY_CHARS]}-{position}"
 
 
 def item_custom_id(statement_id: str, original_index: int) -> str:
@@ -78,27 +75,31 @@ def build_chunk(
     """
     key = new_idempotency_key()
     max_requests = min(batch_size, model.limits.max_requests)
-    requests: dict[str, ItemRef] = {}
+    refs = SpanBuilder()
+    attempt = 1
+    limit = model.limits.max_bytes
+    format_request = model.format_request
 
     def lines() -> Iterator[bytes]:
+        nonlocal attempt
         size = 0
         while (ref := pending.peek()) is not None:
-            if len(requests) >= max_requests:
+            if refs.count >= max_requests:
                 return
-            custom_id = custom_id_for(key, len(requests))
-            line = model.format_request(custom_id, prompt_of(ref))
-            if len(line) > model.limits.max_bytes:
+            line = format_request(custom_id_for(key, refs.count), prompt_of(ref))
+            if len(line) > limit:
                 raise InputError(
                     f"<input of statement {ref.statement_id!r}>",
                     f"input {ref.original_index} is {len(line)} bytes as a {model.provider} request, over the "
                     f"provider's limit of {model.limits.max_bytes} bytes per job",
                     field=f"inputs[{ref.original_index}]",
                 )
-            if size + len(line) > model.limits.max_bytes:
+            if size + len(line) > limit:
                 return
             pending.pop()
             size += len(line)
-            requests[custom_id] = ref
+            refs.add(ref)
+            attempt = max(attempt, attempt_of(ref))
             yield line
 
     path, size = store.write_request_file(key, lines())
@@ -108,8 +109,8 @@ def build_chunk(
         model=model.model_name,
         request_file=store.relative(path),
         request_bytes=size,
-        requests=requests,
-        attempt=max((attempt_of(ref) for ref in requests.values()), default=1),
+        refs=refs.spans,
+        attempt=attempt,
     )
     store.save_intent(intent)
-    return intent, len(requests)
+    return intent, refs.count

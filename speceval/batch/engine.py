@@ -15,81 +15,29 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
-from speceval.batch.budget import Budget
 from speceval.batch.chunking import Lookahead, build_chunk
-from speceval.batch.ledger import ItemSource, Ledger, ListSource, final_outcome
-from speceval.batch.loop import EngineLoop
+from speceval.batch.collect import collect_job
+from speceval.batch.ledger import ItemSource, Ledger
+from speceval.batch.loop import Engine, run_engines
 from speceval.batch.model import BatchedModel
+from speceval.batch.options import EngineOptions, as_source, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
-from speceval.batch.records import (
-    BatchRecord,
-    ItemRef,
-    JobState,
-    Outcome,
-    RemoteJob,
-    RequestError,
-    RequestOutcome,
-    ResultRecord,
-    SubmissionIntent,
-    Usage,
-    utcnow,
-)
+from speceval.batch.records import BatchRecord, RemoteJob, SubmissionIntent, utcnow
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
 from speceval.inputs import PromptItem
 
+__all__ = ["BatchEngine", "Engine", "EngineOptions", "as_source", "is_final", "run_engines"]
+
 logger = logging.getLogger(__name__)
 
-# A result download that keeps failing (truncated, 5xx) is retried this many times; then the requests it
-# should have answered are recorded as missing and resubmitted rather than waited for forever.
-MAX_COLLECT_FAILURES = 5
-# A completed job whose results lack some requests is downloaded this many extra times before they are resubmitted.
-MISSING_REDOWNLOADS = 1
 # Back-off for a job or a submission whose provider calls fail: doubles per failure, capped.
 MAX_BACKOFF_SECONDS = 900.0
-
-# When a result appears twice for one custom id, keep the most informative one.
-_OUTCOME_RANK = {
-    Outcome.SUCCEEDED: 4,
-    Outcome.ERRORED: 3,
-    Outcome.EXPIRED: 2,
-    Outcome.CANCELLED: 1,
-    Outcome.MISSING: 0,
-}
-
-
-@dataclass
-class EngineOptions:
-    """How the engine runs. Defaults are those of the command line.
-
-    Attributes:
-        batch_size: most requests per provider job (the provider's own limit applies as well).
-        poll_interval: seconds between polling rounds.
-        timeout_hours: stop (leaving jobs running, state saved) after this long.
-        max_attempts: how many jobs one request may be sent in before its last outcome is final.
-        budget: when set, each job's estimated cost is reserved before it is submitted, and submitting stops
-            when the next job would exceed the limit (shared by every engine of one `run_engines` call).
-    """
-
-    batch_size: int = 500
-    poll_interval: float = 60.0
-    timeout_hours: float = 24.0
-    max_attempts: int = 3
-    budget: Budget | None = None
-
-    def recorded(self) -> dict[str, Any]:
-        """The options a run manifest records: all but the budget, which is given per invocation.
-
-        Not `dataclasses.asdict`: that would deep-copy the budget and its lock.
-        """
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "budget"}
 
 
 @dataclass
@@ -107,19 +55,6 @@ class _State:
     jobs: int = 0
     budget_blocked: bool = False
     recorded_ids: set[str] = field(default_factory=set)
-
-
-def is_final(record: ResultRecord, max_attempts: int) -> bool:
-    """Whether an input's outcome is final: succeeded, not worth retrying, or out of attempts."""
-    retryable = record.error is not None and record.error.retryable
-    return final_outcome(record.outcome, retryable, record.attempts, max_attempts)
-
-
-def as_source(items: Sequence[PromptItem] | ItemSource) -> ItemSource:
-    """An item source for `items` (sources pass through; lists of prompt items are wrapped)."""
-    if isinstance(items, ItemSource):
-        return items
-    return ListSource((i.statement_id, i.original_index, i.input_text) for i in items)
 
 
 class BatchEngine:
@@ -223,8 +158,8 @@ class BatchEngine:
         state = _State(source=source, ledger=Ledger(source, self.options.max_attempts))
         on_disk = 0
         for statement_id in state.ledger.statement_ids:
-            for result in self.store.load_results(statement_id):
-                state.ledger.record(statement_id, result)
+            for row in self.store.load_rows(statement_id):
+                state.ledger.note_row(statement_id, row)
                 on_disk += 1
         recorded_keys = set()
         for record in self.store.load_records():
@@ -232,15 +167,15 @@ class BatchEngine:
             recorded_keys.add(record.idempotency_key)
             state.recorded_ids.add(record.batch_id)
             if not record.collected:
-                state.ledger.set_flight(record.requests.values(), True)
-                state.active.append(_header(record))
+                state.ledger.set_flight(record.item_refs(), True)
+                state.active.append(record)
         for intent in self.store.load_intents():
             if intent.idempotency_key in recorded_keys:
                 # Crashed after writing the record but before retiring the intent: nothing to reconcile.
                 self.store.retire_intent(intent.idempotency_key)
                 continue
             state.intents.append(intent)
-            state.ledger.set_flight(intent.requests.values(), True)
+            state.ledger.set_flight(intent.item_refs(), True)
         if state.active or state.intents:
             logger.info(
                 "resuming: %d job(s) in flight, %d submission(s) to reconcile, %d result(s) on disk",
@@ -282,7 +217,7 @@ class BatchEngine:
             attempt_of=lambda ref: state.ledger.attempts(ref) + 1,
         )
         state.intents.append(intent)
-        state.ledger.set_flight(intent.requests.values(), True)
+        state.ledger.set_flight(intent.item_refs(), True)
         return intent
 
     def _chunk_all(self, state: _State) -> None:
@@ -345,7 +280,7 @@ class BatchEngine:
         record = self._adopt(intent, job)
         state.recorded_ids.add(record.batch_id)
         state.intents.remove(intent)
-        state.active.append(_header(record))
+        state.active.append(record)
         state.jobs += 1
         self.observer.job_submitted(record)
         return True
@@ -362,7 +297,8 @@ class BatchEngine:
             handle=job.handle,
             request_file=intent.request_file,
             request_count=intent.request_count,
-            requests=intent.requests,
+            refs=intent.refs,
+            custom_ids=intent.custom_ids,
             submitted_at=job.created_at or utcnow(),
             error=job.error,
             estimated_cost_usd=intent.estimated_cost_usd,
@@ -382,7 +318,7 @@ class BatchEngine:
                 if not record.state.is_terminal:
                     self._refresh(record)
                 if record.state.is_terminal and self._collect(state, record):
-                    state.active.remove(record)  # _collect released its requests in the ledger
+                    state.active.remove(record)  # collect_job released its requests in the ledger
             except TransientProviderError as exc:
                 self._failed(record.batch_id, exc)
                 logger.warning("job %s: %s (will retry)", record.batch_id, exc)
@@ -397,143 +333,19 @@ class BatchEngine:
             record.handle,
             record.error,
         ):
-            return  # unchanged: do not rewrite a record holding up to 100,000 custom ids every round
+            return  # unchanged: nothing to write
         record.state, record.raw_state, record.handle, record.error = job.state, job.raw_state, job.handle, job.error
         record.updated_at = utcnow()
         if job.state.is_terminal:
             record.ended_at = record.updated_at
-        self._save(record)
+        self.store.save_record(record)
         self.observer.job_updated(record)
 
     def _collect(self, state: _State, record: BatchRecord) -> bool:
-        """Write every request's outcome of a terminal job. False if the download must be retried."""
-        requests = self._requests_of(record)
-        outcomes: dict[str, RequestOutcome] = {}
-        unavailable: str | None = None
-        foreign = 0
-        try:
-            for outcome in self.model.get_batch_results(record):
-                if outcome.custom_id not in requests:
-                    foreign += 1
-                    logger.debug("job %s returned a result for unknown id %r", record.batch_id, outcome.custom_id)
-                    continue
-                previous = outcomes.get(outcome.custom_id)
-                if previous is None or _OUTCOME_RANK[outcome.outcome] > _OUTCOME_RANK[previous.outcome]:
-                    outcomes[outcome.custom_id] = outcome
-        except TransientProviderError as exc:
-            record.collect_failures += 1
-            self._save(record)
-            if record.collect_failures < MAX_COLLECT_FAILURES:
-                raise
-            unavailable = f"results could not be downloaded after {record.collect_failures} tries: {exc}"
-            outcomes = {}  # a stream cut short is not trustworthy as a whole
-        except ProviderError as exc:
-            unavailable = f"results are not available from the provider: {exc}"
-            outcomes = {}
-        if unavailable:
-            logger.error("job %s: %s; its requests will be resubmitted", record.batch_id, unavailable)
-        missing = len(requests) - len(outcomes)
-        if (
-            missing
-            and not unavailable
-            and record.state is JobState.COMPLETED
-            and record.collect_failures < MISSING_REDOWNLOADS
-        ):
-            # A completed job should answer every request. A download cut at a line boundary looks exactly like
-            # missing lines, so fetch once more before paying to resubmit them.
-            record.collect_failures += 1
-            self._save(record)
-            raise TransientProviderError(
-                record.provider, "download results", f"{missing} result(s) missing; downloading again to be sure"
-            )
-        if foreign:
-            # Results under ids this job never sent: a provider bug, or a job adopted after a crash that was
-            # not ours (Anthropic jobs carry no tag). Either way its requests are retried, loudly.
-            logger.error(
-                "job %s returned %d result(s) with custom ids it was never sent (%d of its own matched); "
-                "unmatched requests are recorded as missing and resubmitted",
-                record.batch_id,
-                foreign,
-                len(outcomes),
-            )
-
-        by_statement: dict[str, list[tuple[str, int]]] = {}
-        for custom_id, ref in requests.items():
-            by_statement.setdefault(ref.statement_id, []).append((custom_id, ref.original_index))
-        counts: Counter[Outcome] = Counter()
-        usage = Usage()
-        # One statement at a time: its inputs file and results file are read, updated and written once, so
-        # memory follows the job's size, not the run's.
-        for statement_id, members in by_statement.items():
-            texts = self._texts(state, statement_id)
-            existing = {r.original_index: r for r in self.store.load_results(statement_id)}
-            for custom_id, index in members:
-                outcome = outcomes.get(custom_id) or self._absent(record, custom_id, unavailable)
-                earlier = existing.get(index)
-                if earlier is not None and earlier.outcome is Outcome.SUCCEEDED:
-                    continue  # what was paid for and received stays
-                # A collection interrupted by a crash may already have written this job's outcome.
-                again = earlier is not None and earlier.batch_id == record.batch_id
-                attempts = 1 if earlier is None else earlier.attempts if again else earlier.attempts + 1
-                result = ResultRecord(
-                    original_index=index,
-                    input_text=texts[index],
-                    output_text=outcome.output_text if outcome.outcome is Outcome.SUCCEEDED else None,
-                    batch_id=record.batch_id,
-                    outcome=outcome.outcome,
-                    error=outcome.error,
-                    usage=outcome.usage,
-                    attempts=attempts,
-                    custom_id=custom_id,
-                )
-                existing[index] = result
-                state.ledger.record(statement_id, result, count_usage=not again)
-                counts[result.outcome] += 1
-                usage.add(outcome.usage)
-            self.store.write_results(statement_id, existing)
-        record.collected = True
-        record.outcome_counts = dict(counts)
-        record.usage = usage
-        record.updated_at = utcnow()
-        self._save(record, requests)
-        state.ledger.set_flight(requests.values(), False)
+        """Write every request's outcome of a terminal job (raises TransientProviderError to retry)."""
+        collect_job(self.model, self.store, state.ledger, lambda sid: self._texts(state, sid), record)
         self.observer.job_collected(record)
-        logger.info(
-            "job %s collected: %s",
-            record.batch_id,
-            ", ".join(f"{n} {o.value}" for o, n in sorted(counts.items())) or "nothing new",
-        )
         return True
-
-    def _requests_of(self, record: BatchRecord) -> dict[str, ItemRef]:
-        """A job's custom-id map, read from its record on disk (active jobs are held in memory without it)."""
-        return record.requests or self.store.load_record(record.batch_id).requests
-
-    def _save(self, record: BatchRecord, requests: dict[str, ItemRef] | None = None) -> None:
-        """Write a job's record, putting back the custom-id map its in-memory header leaves out."""
-        full = record.model_copy(update={"requests": requests if requests is not None else self._requests_of(record)})
-        self.store.save_record(full)
-
-    @staticmethod
-    def _absent(record: BatchRecord, custom_id: str, unavailable: str | None) -> RequestOutcome:
-        """The outcome of a request the provider reported nothing for, by the state of its job."""
-        if unavailable:
-            error = RequestError(code="results_unavailable", message=unavailable, retryable=True)
-            return RequestOutcome(custom_id=custom_id, outcome=Outcome.MISSING, error=error)
-        if record.state is JobState.FAILED:
-            message = record.error or "the provider marked the whole job as failed"
-            error = RequestError(code="batch_failed", message=message, retryable=True)
-            return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error)
-        if record.state is JobState.EXPIRED:
-            error = RequestError(code="batch_expired", message="the job expired before this request ran")
-            return RequestOutcome(custom_id=custom_id, outcome=Outcome.EXPIRED, error=error)
-        if record.state is JobState.CANCELLED:
-            error = RequestError(code="batch_cancelled", message="the job was cancelled before this request ran")
-            return RequestOutcome(custom_id=custom_id, outcome=Outcome.CANCELLED, error=error)
-        error = RequestError(
-            code="result_missing", message="the provider returned no result for this request", retryable=True
-        )
-        return RequestOutcome(custom_id=custom_id, outcome=Outcome.MISSING, error=error)
 
     # -- timing -------------------------------------------------------------------------------------------
 
@@ -573,42 +385,3 @@ class BatchEngine:
         summary = self._summary(state, reason)
         self.observer.finished(summary)
         return summary
-
-
-class Engine(Protocol):
-    """What `run_engines` drives: the batch engine, or the realtime engine, which has the same surface."""
-
-    options: EngineOptions
-    store: RunStore
-    next_wait: float
-
-    # The item type differs (the batch engine also takes an ItemSource); each run pairs an engine with its own.
-    def start(self, items: Any) -> None: ...
-
-    def tick(self) -> EngineSummary | None: ...
-
-
-def _header(record: BatchRecord) -> BatchRecord:
-    """The record without its custom-id map: what the engine keeps in memory for a job in flight.
-
-    A job's map holds up to 100,000 entries and is only needed when the job is collected, so it stays on disk
-    until then; with every job of a million-request run in flight at once, this is most of the memory saved.
-    """
-    return record.model_copy(update={"requests": {}})
-
-
-def run_engines(
-    runs: Sequence[tuple[Engine, Any]],
-    *,
-    sleep: Callable[[float], None] = time.sleep,
-) -> list[EngineSummary]:
-    """Drive several engines (e.g. one per candidate model) in one polling loop; returns their summaries.
-
-    Each round every unfinished engine submits and polls once; then the loop sleeps for the shortest wait any
-    of them asked for. A budget shared through their options is reserved across all of them. (`EngineLoop` is
-    this loop; pipelined experiments add engines to it while it runs.)
-    """
-    loop = EngineLoop(sleep=sleep)
-    for engine, items in runs:
-        loop.add(engine, items)
-    return loop.run()

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from speceval.batch.records import ItemRef, Outcome, ResultRecord, Usage
+from speceval.batch.records import ItemRef, Outcome, ResultRecord, ResultRow, Tokens, Usage
 
 _CODES: tuple[Outcome | None, ...] = (None, *Outcome)  # code 0 = no outcome yet
 _CODE_OF = {outcome: code for code, outcome in enumerate(_CODES) if outcome is not None}
+_SUCCEEDED = _CODE_OF[Outcome.SUCCEEDED]
+_CANCELLED = _CODE_OF[Outcome.CANCELLED]
+_QUICK = (0, _SUCCEEDED, _CANCELLED)  # codes whose finality does not depend on attempts
 
 
 @runtime_checkable
@@ -51,7 +54,7 @@ class ListSource:
 
 @dataclass
 class _Statement:
-    indices: array[int]  # original indices, in input order
+    indices: array[int] | range  # original indices, in input order (a range when they are 0..n-1)
     position: dict[int, int] | None  # original index → position; None when indices are 0..n-1
     outcome: bytearray
     retryable: bytearray
@@ -72,7 +75,8 @@ class Ledger:
             n = len(indices)
             contiguous = all(index == pos for pos, index in enumerate(indices))
             self._statements[statement_id] = _Statement(
-                indices=array("q", indices),
+                # 0..n-1 (every input file) needs no array: 8 bytes a request less at a million requests.
+                indices=range(n) if contiguous else array("q", indices),
                 position=None if contiguous else {index: pos for pos, index in enumerate(indices)},
                 outcome=bytearray(n),
                 retryable=bytearray(n),
@@ -121,8 +125,12 @@ class Ledger:
     def pending(self) -> Iterator[ItemRef]:
         """Inputs with no final outcome that are not in flight, in run order."""
         for statement_id, statement in self._statements.items():
+            flight = statement.flight
+            # Whole statements are skipped in C: with a run in flight this is asked every polling round.
+            if flight.find(0) < 0 or statement.outcome.count(_SUCCEEDED) == len(flight):
+                continue
             for pos, index in enumerate(statement.indices):
-                if not statement.flight[pos] and not self._final(statement, pos):
+                if not flight[pos] and not self._final(statement, pos):
                     yield ItemRef(statement_id, index)
 
     def has_pending(self) -> bool:
@@ -134,12 +142,23 @@ class Ledger:
         counts: Counter[Outcome] = Counter()
         outstanding = 0
         for statement in self._statements.values():
-            for pos in range(len(statement.indices)):
+            # Counted in C (every polling round asks): no outcome yet, succeeded and cancelled need no look at
+            # attempts; only the other outcomes are checked one by one.
+            outcome = statement.outcome
+            quick = {code: outcome.count(code) for code in _QUICK}
+            outstanding += quick[0]
+            counts[Outcome.SUCCEEDED] += quick[_SUCCEEDED]
+            counts[Outcome.CANCELLED] += quick[_CANCELLED]
+            if sum(quick.values()) == len(outcome):
+                continue
+            for pos, code in enumerate(outcome):
+                if code in _QUICK:
+                    continue
                 if self._final(statement, pos):
-                    counts[_CODES[statement.outcome[pos]]] += 1  # type: ignore[index]
+                    counts[_CODES[code]] += 1  # type: ignore[index]
                 else:
                     outstanding += 1
-        return counts, outstanding
+        return +counts, outstanding
 
     # -- updates ------------------------------------------------------------------------------------------
 
@@ -153,20 +172,40 @@ class Ledger:
 
     def record(self, statement_id: str, result: ResultRecord, *, count_usage: bool = True) -> None:
         """Take note of an input's (latest) outcome as written to its results file."""
+        retryable = result.error is not None and result.error.retryable
+        usage = result.usage if count_usage else None
+        self.note(statement_id, result.original_index, result.outcome, retryable, result.attempts, usage)
+
+    def note_row(self, statement_id: str, row: ResultRow, *, count_usage: bool = True) -> None:
+        """`record` for a results-file row as the engine reads and writes them (a dict, not a model)."""
+        error = row.get("error")
+        retryable = error is not None and error.get("retryable", False)
+        usage = row.get("usage") if count_usage else None
+        self.note(statement_id, row["original_index"], row["outcome"], retryable, row.get("attempts", 1), usage)
+
+    def note(
+        self,
+        statement_id: str,
+        index: int,
+        outcome: Outcome,
+        retryable: bool,
+        attempts: int,
+        usage: Usage | Tokens | Mapping[str, object] | None,
+    ) -> None:
+        """Take note of the (latest) outcome of input `index` of a statement; `usage` is added to the totals."""
         statement = self._statements.get(statement_id)
         if statement is None:
             return
         if statement.position is None:
-            if not 0 <= result.original_index < len(statement.indices):
+            if not 0 <= index < len(statement.indices):
                 return
-        elif result.original_index not in statement.position:
+        elif index not in statement.position:
             return
-        pos = statement.pos(result.original_index)
-        statement.outcome[pos] = _CODE_OF[result.outcome]
-        statement.retryable[pos] = 1 if (result.error is not None and result.error.retryable) else 0
-        statement.attempts[pos] = min(result.attempts, 255)
-        if count_usage:
-            self.usage.add(result.usage)
+        pos = statement.pos(index)
+        statement.outcome[pos] = _CODE_OF[outcome]
+        statement.retryable[pos] = 1 if retryable else 0
+        statement.attempts[pos] = min(attempts, 255)
+        self.usage.add(usage)
 
 
 def final_outcome(outcome: Outcome | None, retryable: bool, attempts: int, max_attempts: int) -> bool:

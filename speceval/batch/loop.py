@@ -8,16 +8,30 @@ run is final, while the other candidates are still generating. Both are this one
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from speceval.batch.progress import EngineSummary
 
 if TYPE_CHECKING:
-    from speceval.batch.engine import Engine
+    from speceval.batch.options import EngineOptions
+    from speceval.batch.store import RunStore
 
 FinishedCallback = Callable[[int, EngineSummary], None]
 _DUE = 1e-9  # seconds: a wait this close to over is over (sums of float waits do not cancel exactly)
+
+
+class Engine(Protocol):
+    """What `run_engines` drives: the batch engine, or the realtime engine, which has the same surface."""
+
+    options: EngineOptions
+    store: RunStore
+    next_wait: float
+
+    # The item type differs (the batch engine also takes an ItemSource); each run pairs an engine with its own.
+    def start(self, items: Any) -> None: ...
+
+    def tick(self) -> EngineSummary | None: ...
 
 
 class EngineLoop:
@@ -76,3 +90,20 @@ class EngineLoop:
                 self._sleep(wait)
                 self._due = {index: left - wait for index, left in self._due.items()}
         return [self._summaries[index] for index in range(len(self._engines))]
+
+
+def run_engines(
+    runs: Sequence[tuple[Engine, Any]],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[EngineSummary]:
+    """Drive several engines (e.g. one per candidate model) in one polling loop; returns their summaries.
+
+    Each round every unfinished engine submits and polls once; then the loop sleeps for the shortest wait any
+    of them asked for. A budget shared through their options is reserved across all of them. (`EngineLoop` is
+    this loop; pipelined experiments add engines to it while it runs.)
+    """
+    loop = EngineLoop(sleep=sleep)
+    for engine, items in runs:
+        loop.add(engine, items)
+    return loop.run()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from speceval.batch.answers import Answer
 from speceval.batch.records import BatchRecord, ProviderHandle, RemoteJob, RequestOutcome, SubmissionIntent
 
 
@@ -88,6 +89,15 @@ class BatchedModel(ABC):
         A download that is cut short must raise `TransientProviderError`, not yield fewer outcomes.
         """
 
+    def iter_answers(self, record: BatchRecord) -> Iterator[Answer]:
+        """`get_batch_results` as lean `Answer`s: what the engine reads when it collects a job.
+
+        Built-in adapters parse straight into answers (`LeanBatchedModel`); this default converts the typed
+        outcomes, so a registered provider only has to implement `get_batch_results`.
+        """
+        for outcome in self.get_batch_results(record):
+            yield Answer.of(outcome)
+
     @abstractmethod
     def cancel_batch(self, record: BatchRecord) -> RemoteJob:
         """Ask the provider to cancel the job; returns its state afterwards."""
@@ -95,3 +105,19 @@ class BatchedModel(ABC):
     def describe(self) -> dict[str, str]:
         """Provider and model name, for manifests and summaries (`get_info` in the original)."""
         return {"provider": self.provider, "model_name": self.model_name}
+
+
+class LeanBatchedModel(BatchedModel):
+    """A `BatchedModel` whose results are parsed into `Answer`s (every built-in adapter).
+
+    Subclasses implement `iter_answers`; `get_batch_results` builds the typed outcomes from it for callers that
+    want them. The engine reads the answers directly, so no per-request model is built while collecting.
+    """
+
+    @abstractmethod
+    def iter_answers(self, record: BatchRecord) -> Iterator[Answer]:
+        """Yield one answer per result the provider reports for a terminal job (see `get_batch_results`)."""
+
+    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+        for answer in self.iter_answers(record):
+            yield answer.typed()

@@ -7,13 +7,27 @@ never free-form keys.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NamedTuple,
+    NotRequired,  # pydantic reads TypedDicts from here before Python 3.12
+)
 
 from pydantic import BaseModel, Discriminator, Field, Tag, field_validator
+from typing_extensions import TypedDict
+
+from speceval.batch.refmap import ItemRef, RefSpan, RequestMap
+
+__all__ = ["ItemRef", "RefSpan"]  # re-exported: they were defined here
 
 SCHEMA_VERSION = 1
+# Intents and batch records store their custom-id map as spans since version 2 (version 1 files still load).
+MAP_SCHEMA_VERSION = 2
 
 
 def utcnow() -> datetime:
@@ -63,14 +77,45 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
     """Of `input_tokens`, those written to the prompt cache (Anthropic; billed at the cache-write price)."""
 
-    def add(self, other: Usage | None) -> None:
-        """Add `other`'s counts to these (in place; None adds nothing)."""
-        if other is not None:
-            # Straight into the fields: BaseModel.__setattr__ costs ~4 µs a field, and totals are summed once per
-            # request (a 100,000-request run spent 1.5 s here). Nothing is validated on assignment anyway.
-            mine, theirs = self.__dict__, other.__dict__
-            for name in ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"):
-                mine[name] += theirs[name]
+    def add(self, other: Usage | Tokens | Mapping[str, object] | None) -> None:
+        """Add `other`'s counts to these (in place; None adds nothing). `other` may also be the lean `Tokens` of
+        an answer or the `usage` object of a results-file row."""
+        if other is None:
+            return
+        # Straight into the fields: BaseModel.__setattr__ costs ~4 µs a field, and totals are summed once per
+        # request (a 100,000-request run spent 1.5 s here). Nothing is validated on assignment anyway.
+        mine = self.__dict__
+        if isinstance(other, tuple):
+            for name, value in zip(_USAGE_FIELDS, other, strict=True):
+                mine[name] += value
+            return
+        theirs = other.__dict__ if isinstance(other, Usage) else other
+        for name in _USAGE_FIELDS:
+            mine[name] += theirs.get(name, 0)
+
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+
+
+class Tokens(NamedTuple):
+    """`Usage` as a plain tuple, for the per-request hot paths (parsing results, collecting a job): a named tuple
+    costs a tenth of a model to build. Same fields, same meaning."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def typed(self) -> Usage:
+        """The same counts as a `Usage`."""
+        return Usage(**self._asdict())
+
+    @classmethod
+    def of(cls, usage: Usage | None) -> Tokens | None:
+        """The counts of a `Usage` (None stays None)."""
+        if usage is None:
+            return None
+        return cls(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.cache_write_tokens)
 
 
 class RequestError(BaseModel):
@@ -97,17 +142,6 @@ class RequestOutcome(BaseModel):
     output_text: str | None = None
     error: RequestError | None = None
     usage: Usage | None = None
-
-
-class ItemRef(NamedTuple):
-    """Which input a custom id stands for: a statement and the input's position in that statement's file.
-
-    A named tuple rather than a model: a job's map holds up to 100,000 of them, they are dict keys in the
-    engine's hot loops, and on disk `[statement_id, original_index]` is a third of the size of an object.
-    """
-
-    statement_id: str
-    original_index: int
 
 
 # --- Provider handles: the provider-specific ids of one job, typed per provider. -------------------------
@@ -207,7 +241,7 @@ class RemoteJob(BaseModel):
     error: str | None = None
 
 
-class SubmissionIntent(BaseModel):
+class SubmissionIntent(RequestMap):
     """Written before a job is created remotely, retired once `metadata/<batch_id>.json` exists.
 
     A crash between the two leaves this file behind; on resume the engine asks the provider whether a job
@@ -217,7 +251,7 @@ class SubmissionIntent(BaseModel):
         idempotency_key: unique per chunk; sent with the job (OpenAI metadata, Gemini display name) and used
             as the prefix of every custom id (Anthropic, which has no tag, is confirmed through those).
         request_file: path of the exact request file, relative to the run directory.
-        requests: custom id → the input it stands for.
+        refs: the inputs of the chunk in position order (custom ids follow from the key: see `RequestMap`).
         handle: provider ids obtained before creation (e.g. the uploaded input file), so a resume does not
             upload again.
         attempt: 1 for a first submission; n when its requests were already tried n-1 times.
@@ -226,14 +260,13 @@ class SubmissionIntent(BaseModel):
         estimated_cost_usd: the cost reserved against the budget for this job, once estimated.
     """
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = MAP_SCHEMA_VERSION
     idempotency_key: str
     provider: str
     model: str
     created_at: datetime = Field(default_factory=utcnow)
     request_file: str
     request_bytes: int
-    requests: dict[str, ItemRef]
     handle: ProviderHandle | None = None
     attempt: int = 1
     create_attempted: bool = False
@@ -242,16 +275,17 @@ class SubmissionIntent(BaseModel):
     @property
     def request_count(self) -> int:
         """How many requests this chunk holds."""
-        return len(self.requests)
+        return self.size
 
 
-class BatchRecord(BaseModel):
+class BatchRecord(RequestMap):
     """`metadata/<batch_id>.json`: everything needed to poll, collect and resume one provider job.
 
     Attributes:
         batch_id: the provider's job id (also the file name, made safe).
         state / raw_state: normalised and provider state at the last poll.
-        requests: custom id → input; the only way results are matched back to inputs.
+        refs: the inputs of the job in position order; with the key, the only way results are matched back to
+            inputs (see `RequestMap`).
         collected: true once every request's outcome was written to `results/`.
         outcome_counts: outcomes per kind, once collected.
         collect_failures: downloads that failed (truncated, 5xx); after a few the missing ones are resubmitted.
@@ -260,7 +294,7 @@ class BatchRecord(BaseModel):
         cost_usd: the cost computed from the usage the provider reported, once collected.
     """
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = MAP_SCHEMA_VERSION
     batch_id: str
     provider: str
     model: str
@@ -271,7 +305,6 @@ class BatchRecord(BaseModel):
     handle: ProviderHandle
     request_file: str
     request_count: int
-    requests: dict[str, ItemRef]
     submitted_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     ended_at: datetime | None = None
@@ -301,3 +334,40 @@ class ResultRecord(BaseModel):
     usage: Usage | None = None
     attempts: int = 1
     custom_id: str | None = None
+
+
+class ErrorRow(TypedDict):
+    """`RequestError` as a plain dict (see `ResultRow`)."""
+
+    code: NotRequired[str | None]
+    message: str
+    status_code: NotRequired[int | None]
+    retryable: NotRequired[bool]
+
+
+class UsageRow(TypedDict, total=False):
+    """`Usage` as a plain dict (see `ResultRow`)."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+
+
+class ResultRow(TypedDict):
+    """A `ResultRecord` as a plain dict: how the engine reads and writes results files.
+
+    A statement's results file holds up to every input of the statement; reading it as one model per entry cost
+    more than the rest of collecting. Validated against this shape once per file (`RunStore.load_rows`), entries
+    stay dicts; the file format is exactly `ResultRecord`'s.
+    """
+
+    original_index: int
+    input_text: str
+    output_text: str | None
+    batch_id: str | None
+    outcome: Outcome
+    error: NotRequired[ErrorRow | None]
+    usage: NotRequired[UsageRow | None]
+    attempts: NotRequired[int]
+    custom_id: NotRequired[str | None]

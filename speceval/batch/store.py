@@ -18,16 +18,19 @@ from pathlib import Path
 from typing import TypeVar
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import to_json
 
 from speceval.atomic import atomic_write_bytes, atomic_write_json, atomic_write_lines
-from speceval.batch.records import BatchRecord, Outcome, ResultRecord, SubmissionIntent
+from speceval.batch.records import BatchRecord, Outcome, ResultRecord, ResultRow, SubmissionIntent
 from speceval.errors import InputError
 from speceval.paths import safe_path
 
 logger = logging.getLogger(__name__)
 
 _RESULTS_ADAPTER = TypeAdapter(list[ResultRecord])
+_ROWS_ADAPTER = TypeAdapter(list[ResultRow])
 _Record = TypeVar("_Record", BatchRecord, SubmissionIntent)
+_Row = TypeVar("_Row", ResultRecord, ResultRow)
 
 
 class RunStore:
@@ -122,10 +125,28 @@ class RunStore:
         path = self.results_path(statement_id)
         if not path.exists():
             return []
+        return self._validated(path, _RESULTS_ADAPTER)
+
+    def load_rows(self, statement_id: str) -> list[ResultRow]:
+        """`load_results` as plain dicts (the engine's hot path: the file is validated once, as a whole)."""
+        path = self.results_path(statement_id)
+        if not path.exists():
+            return []
+        return self._validated(path, _ROWS_ADAPTER)
+
+    def write_rows(self, statement_id: str, rows: dict[int, ResultRow]) -> None:
+        """`write_results` for plain rows (original index → row); the file is the same."""
+        ordered = [rows[index] for index in sorted(rows)]
+        atomic_write_bytes(self.results_path(statement_id), to_json(ordered, indent=2) + b"\n")
+
+    @staticmethod
+    def _validated(path: Path, adapter: TypeAdapter[list[_Row]]) -> list[_Row]:
         try:
-            return _RESULTS_ADAPTER.validate_json(path.read_bytes())
+            return adapter.validate_json(path.read_bytes())
         except ValidationError as exc:
-            raise InputError(path, f"not a results file of this version: {exc.errors()[0]['msg']}") from exc
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or None
+            raise InputError(path, f"not a results file of this version: {first['msg']}", field=field) from exc
 
     def merge_results(self, statement_id: str, updates: Iterable[ResultRecord]) -> None:
         """Merge `updates` into a statement's results file by `original_index`, atomically.

@@ -27,17 +27,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
+from speceval.batch.answers import Answer, count, failed, succeeded
 from speceval.batch.chunking import CUSTOM_ID_KEY_CHARS
-from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     AnthropicHandle,
     BatchRecord,
     JobState,
     Outcome,
     RemoteJob,
-    RequestError,
     RequestOutcome,
     SubmissionIntent,
+    Tokens,
     Usage,
 )
 from speceval.errors import ProviderError, TransientProviderError
@@ -62,7 +63,7 @@ RESULTS_RETENTION = timedelta(days=29)
 _MAX_BYTES = 256_000_000 - 1_000_000
 
 
-class AnthropicBatchedModel(BatchedModel):
+class AnthropicBatchedModel(LeanBatchedModel):
     """A Claude model reached through the Anthropic Message Batches API (or a server at `ANTHROPIC_BASE_URL`)."""
 
     provider: ClassVar[str] = "anthropic"
@@ -173,7 +174,7 @@ class AnthropicBatchedModel(BatchedModel):
     def cancel_batch(self, record: BatchRecord) -> RemoteJob:
         return self._job(self._call("cancel batch", lambda: self._client.messages.batches.cancel(record.batch_id)))
 
-    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+    def iter_answers(self, record: BatchRecord) -> Iterator[Answer]:
         submitted = _aware(record.submitted_at) or datetime.now(UTC)
         if datetime.now(UTC) - submitted > RESULTS_RETENTION:
             logger.warning(
@@ -185,7 +186,7 @@ class AnthropicBatchedModel(BatchedModel):
             )
         try:
             for line in self._lines(record.batch_id):
-                yield parse_result_line(line, record.batch_id)
+                yield parse_answer(line, record.batch_id)
         except ProviderError as exc:
             archived = self._archived_at(record.batch_id)
             if archived is None:
@@ -267,7 +268,12 @@ def job_state(processing_status: str, counts: Any, *, cancel_initiated: bool) ->
 
 
 def parse_result_line(line: str, batch_id: str) -> RequestOutcome:
-    """Turn one line of a batch's results stream into a typed outcome.
+    """Turn one line of a batch's results stream into a typed outcome (see `parse_answer`)."""
+    return parse_answer(line, batch_id).typed()
+
+
+def parse_answer(line: str | bytes, batch_id: str) -> Answer:
+    """Turn one line of a batch's results stream into an answer.
 
     Branches on the `type` string (the SDK coerces unknown types into the first union member, so isinstance
     would misread them). Raises TransientProviderError for a line that is not JSON: a stream cut short must be
@@ -289,26 +295,15 @@ def parse_result_line(line: str, batch_id: str) -> RequestOutcome:
         inner = envelope.get("error")
         details: dict[str, Any] = inner if isinstance(inner, dict) else envelope
         code = details.get("type")
-        return RequestOutcome(
-            custom_id=custom_id,
-            outcome=Outcome.ERRORED,
-            error=RequestError(
-                code=code,
-                message=redact(str(details.get("message") or "the request errored with no message")),
-                retryable=code in RETRYABLE_ERROR_TYPES,
-            ),
-        )
+        message = str(details.get("message") or "the request errored with no message")
+        return failed(custom_id, Outcome.ERRORED, code, message, retryable=code in RETRYABLE_ERROR_TYPES)
     if kind == "expired":
-        error = RequestError(code="expired", message="the batch expired before this request ran", retryable=True)
-        return RequestOutcome(custom_id=custom_id, outcome=Outcome.EXPIRED, error=error)
+        message = "the batch expired before this request ran"
+        return failed(custom_id, Outcome.EXPIRED, "expired", message, retryable=True)
     if kind == "canceled":
-        error = RequestError(code="canceled", message="the batch was cancelled before this request ran")
-        return RequestOutcome(custom_id=custom_id, outcome=Outcome.CANCELLED, error=error)
-    error = RequestError(
-        code="unknown_result_type",
-        message=f"the provider returned a result of unknown type {str(kind)!r}; this speceval version cannot read it",
-    )
-    return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error)
+        return failed(custom_id, Outcome.CANCELLED, "canceled", "the batch was cancelled before this request ran")
+    message = f"the provider returned a result of unknown type {str(kind)!r}; this speceval version cannot read it"
+    return failed(custom_id, Outcome.ERRORED, "unknown_result_type", message)
 
 
 def user_content(prompt: str) -> str | list[dict[str, Any]]:
@@ -333,26 +328,30 @@ def message_usage(usage_data: Any) -> Usage:
     Anthropic's `input_tokens` are only those after the last cache breakpoint; cache reads and writes are
     reported apart. `Usage.input_tokens` counts all of them, as the other providers' counts do.
     """
+    return message_tokens(usage_data).typed()
+
+
+def message_tokens(usage_data: Any) -> Tokens:
+    """`message_usage` as lean `Tokens`."""
     usage_data = usage_data if isinstance(usage_data, dict) else {}
-    cache_read = int(usage_data.get("cache_read_input_tokens") or 0)
-    cache_write = int(usage_data.get("cache_creation_input_tokens") or 0)
-    return Usage(
-        input_tokens=int(usage_data.get("input_tokens") or 0) + cache_read + cache_write,
-        output_tokens=int(usage_data.get("output_tokens") or 0),
-        cached_input_tokens=cache_read,
-        cache_write_tokens=cache_write,
+    cache_read = count(usage_data, "cache_read_input_tokens")
+    cache_write = count(usage_data, "cache_creation_input_tokens")
+    return Tokens(
+        count(usage_data, "input_tokens") + cache_read + cache_write,
+        count(usage_data, "output_tokens"),
+        cache_read,
+        cache_write,
     )
 
 
-def _succeeded(custom_id: str, message: dict[str, Any]) -> RequestOutcome:
-    usage = message_usage(message.get("usage"))
+def _succeeded(custom_id: str, message: dict[str, Any]) -> Answer:
+    usage = message_tokens(message.get("usage"))
     blocks = [b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
     if not blocks:
         stop = message.get("stop_reason")
-        error = RequestError(code="empty_response", message=f"the model returned no text content (stop_reason {stop})")
-        return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error, usage=usage)
-    text = "".join(str(b.get("text") or "") for b in blocks)
-    return RequestOutcome(custom_id=custom_id, outcome=Outcome.SUCCEEDED, output_text=text, usage=usage)
+        message_text = f"the model returned no text content (stop_reason {stop})"
+        return failed(custom_id, Outcome.ERRORED, "empty_response", message_text, usage=usage)
+    return succeeded(custom_id, "".join(str(b.get("text") or "") for b in blocks), usage)
 
 
 def _message(exc: Any) -> str:

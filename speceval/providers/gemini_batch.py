@@ -19,16 +19,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+from speceval.batch.answers import Answer, count, failed, succeeded
+from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     GeminiHandle,
     JobState,
     Outcome,
     RemoteJob,
-    RequestError,
     RequestOutcome,
     SubmissionIntent,
+    Tokens,
     Usage,
 )
 from speceval.errors import ProviderError
@@ -64,7 +65,7 @@ _STATES = {
 }
 
 
-class GeminiBatchedModel(BatchedModel):
+class GeminiBatchedModel(LeanBatchedModel):
     """A Gemini model reached through the Gemini Batch API (or a server at `GOOGLE_GEMINI_BASE_URL`).
 
     Limits: a file-mode job may be 2 GB, but one job is capped at 50,000 requests so that a job (and its
@@ -186,7 +187,7 @@ class GeminiBatchedModel(BatchedModel):
         self._call("cancel batch", lambda: self._client.batches.cancel(name=record.batch_id))
         return self.check_batch_progress(record)
 
-    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+    def iter_answers(self, record: BatchRecord) -> Iterator[Answer]:
         handle = record.handle
         if not isinstance(handle, GeminiHandle):
             raise TypeError(f"batch {record.batch_id} has no Gemini handle")
@@ -205,7 +206,7 @@ class GeminiBatchedModel(BatchedModel):
                 for line in lines:
                     if not line.strip():
                         continue
-                    outcome = parse_result_line(line, name)
+                    outcome = parse_answer(line, name)
                     if outcome is None:
                         logger.warning("responses file %s has a line without a key: %r", name, line[:80])
                         continue
@@ -257,7 +258,13 @@ def job_state(raw: str) -> JobState:
 
 
 def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
-    """Turn one line of a responses file into a typed outcome (None for a line that names no request).
+    """Turn one line of a responses file into a typed outcome (see `parse_answer`)."""
+    answer = parse_answer(line, file_name)
+    return answer.typed() if answer is not None else None
+
+
+def parse_answer(line: str, file_name: str) -> Answer | None:
+    """Turn one line of a responses file into an answer (None for a line that names no request).
 
     The key is read at the top level (file mode) or from `metadata.key` (inline mode); camelCase and snake_case
     field names are both accepted. Raises TransientProviderError for a line that is not JSON: a download cut
@@ -270,55 +277,56 @@ def parse_result_line(line: str, file_name: str) -> RequestOutcome | None:
         return None
     error = data.get("error")
     if isinstance(error, dict):
-        return error_outcome(key, error)
+        return error_answer(key, error)
     response = data.get("response")
     if not isinstance(response, dict):
         error = {"status": "malformed_response", "message": "the result line has neither a response nor an error"}
-        return error_outcome(key, error)
-    return response_outcome(key, response)
+        return error_answer(key, error)
+    return response_answer(key, response)
 
 
-def error_outcome(key: str, error: Mapping[str, Any]) -> RequestOutcome:
-    """An errored outcome from a Google `Status` object (`{code, message, status}`)."""
+def error_answer(key: str, error: Mapping[str, Any]) -> Answer:
+    """An errored answer from a Google `Status` object (`{code, message, status}`)."""
     code = error.get("code")
     status = code if isinstance(code, int) and not isinstance(code, bool) else None
-    return RequestOutcome(
-        custom_id=key,
-        outcome=Outcome.ERRORED,
-        error=RequestError(
-            code=str(error.get("status") or "") or (str(code) if code is not None else None),
-            message=redact(str(error.get("message") or "the request failed with no message")),
-            status_code=status,
-            retryable=status is not None and is_transient_status(status),
-        ),
+    return failed(
+        key,
+        Outcome.ERRORED,
+        str(error.get("status") or "") or (str(code) if code is not None else None),
+        str(error.get("message") or "the request failed with no message"),
+        status_code=status,
+        retryable=status is not None and is_transient_status(status),
     )
 
 
 def content_usage(usage_data: Any) -> Usage:
     """A GenerateContentResponse's `usageMetadata` (camelCase or snake_case keys)."""
-    return Usage(
-        input_tokens=int(_field(usage_data, "promptTokenCount", "prompt_token_count") or 0),  # cached included
-        cached_input_tokens=int(_field(usage_data, "cachedContentTokenCount", "cached_content_token_count") or 0),
+    return content_tokens(usage_data).typed()
+
+
+def content_tokens(usage_data: Any) -> Tokens:
+    """`content_usage` as lean `Tokens`."""
+    data = usage_data if isinstance(usage_data, Mapping) else {}
+    return Tokens(
+        count(data, "promptTokenCount", "prompt_token_count"),  # cached included
         # Thinking tokens are billed as output, as OpenAI's completion_tokens include reasoning tokens.
-        output_tokens=int(_field(usage_data, "candidatesTokenCount", "candidates_token_count") or 0)
-        + int(_field(usage_data, "thoughtsTokenCount", "thoughts_token_count") or 0),
+        count(data, "candidatesTokenCount", "candidates_token_count")
+        + count(data, "thoughtsTokenCount", "thoughts_token_count"),
+        count(data, "cachedContentTokenCount", "cached_content_token_count"),
     )
 
 
-def response_outcome(key: str, response: Mapping[str, Any]) -> RequestOutcome:
-    """The outcome of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
-    usage = content_usage(_field(response, "usageMetadata", "usage_metadata"))
+def response_answer(key: str, response: Mapping[str, Any]) -> Answer:
+    """The answer of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
+    usage = content_tokens(_field(response, "usageMetadata", "usage_metadata"))
     candidates = response.get("candidates") or []
     if not candidates:
         feedback = _field(response, "promptFeedback", "prompt_feedback") or {}
         reason = _field(feedback, "blockReason", "block_reason")
         detail = _field(feedback, "blockReasonMessage", "block_reason_message")
         message = f"the prompt was blocked ({reason})" if reason else "the response has no candidates"
-        error = RequestError(
-            code="prompt_blocked" if reason else "empty_response",
-            message=redact(f"{message}: {detail}" if detail else message),
-        )
-        return RequestOutcome(custom_id=key, outcome=Outcome.ERRORED, error=error, usage=usage)
+        code = "prompt_blocked" if reason else "empty_response"
+        return failed(key, Outcome.ERRORED, code, f"{message}: {detail}" if detail else message, usage=usage)
     candidate = candidates[0] if isinstance(candidates[0], dict) else {}
     parts = (candidate.get("content") or {}).get("parts") or []
     # Thought summaries (parts flagged `thought`) are not the answer.
@@ -327,9 +335,9 @@ def response_outcome(key: str, response: Mapping[str, Any]) -> RequestOutcome:
     ]
     if not texts:
         finish = _field(candidate, "finishReason", "finish_reason")
-        error = RequestError(code="empty_response", message=f"the model returned no text (finish reason {finish})")
-        return RequestOutcome(custom_id=key, outcome=Outcome.ERRORED, error=error, usage=usage)
-    return RequestOutcome(custom_id=key, outcome=Outcome.SUCCEEDED, output_text="".join(texts), usage=usage)
+        message = f"the model returned no text (finish reason {finish})"
+        return failed(key, Outcome.ERRORED, "empty_response", message, usage=usage)
+    return succeeded(key, "".join(texts), usage)
 
 
 def _field(data: Any, camel: str, snake: str) -> Any:

@@ -15,16 +15,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+from speceval.batch.answers import Answer, failed, succeeded
+from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     JobState,
     OpenAIHandle,
     Outcome,
     RemoteJob,
-    RequestError,
     RequestOutcome,
     SubmissionIntent,
+    Tokens,
     Usage,
 )
 from speceval.errors import TransientProviderError
@@ -58,7 +59,7 @@ _NOT_RUN = {"batch_expired": Outcome.EXPIRED, "batch_cancelled": Outcome.CANCELL
 _NOT_RUN_BY_STATE = {JobState.EXPIRED: Outcome.EXPIRED, JobState.CANCELLED: Outcome.CANCELLED}
 
 
-class OpenAIBatchedModel(BatchedModel):
+class OpenAIBatchedModel(LeanBatchedModel):
     """A chat model reached through the OpenAI Batch API (or any server speaking it at `OPENAI_BASE_URL`)."""
 
     provider: ClassVar[str] = "openai"
@@ -154,14 +155,14 @@ class OpenAIBatchedModel(BatchedModel):
     def cancel_batch(self, record: BatchRecord) -> RemoteJob:
         return self._job(self._call("cancel batch", lambda: self._client.batches.cancel(record.batch_id)))
 
-    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+    def iter_answers(self, record: BatchRecord) -> Iterator[Answer]:
         handle = record.handle
         if not isinstance(handle, OpenAIHandle):
             raise TypeError(f"batch {record.batch_id} has no OpenAI handle")
         for file_id in (handle.output_file_id, handle.error_file_id):
             if file_id:
                 for line in self._lines(file_id):
-                    yield parse_result_line(line, file_id, record.state)
+                    yield parse_answer(line, file_id, record.state)
 
     # -- helpers ------------------------------------------------------------------------------------------
 
@@ -211,7 +212,12 @@ class OpenAIBatchedModel(BatchedModel):
 
 
 def parse_result_line(line: str, file_id: str, job_state: JobState = JobState.COMPLETED) -> RequestOutcome:
-    """Turn one line of an output or error file into a typed outcome.
+    """Turn one line of an output or error file into a typed outcome (see `parse_answer`)."""
+    return parse_answer(line, file_id, job_state).typed()
+
+
+def parse_answer(line: str | bytes, file_id: str, job_state: JobState = JobState.COMPLETED) -> Answer:
+    """Turn one line of an output or error file into an answer.
 
     A line without an HTTP response is a request the batch never ran: cancelled or expired when the batch was
     (`job_state`, its terminal state), whatever code the line carries; errored otherwise.
@@ -232,53 +238,48 @@ def parse_result_line(line: str, file_id: str, job_state: JobState = JobState.CO
         error = data.get("error") or {}
         code = str(error["code"]) if error.get("code") else None
         outcome = _NOT_RUN_BY_STATE.get(job_state) or _NOT_RUN.get(code or "", Outcome.ERRORED)
-        message = redact(str(error.get("message") or "the request was not executed"))
-        retryable = outcome is not Outcome.ERRORED
-        return RequestOutcome(
-            custom_id=custom_id, outcome=outcome, error=RequestError(code=code, message=message, retryable=retryable)
-        )
+        message = str(error.get("message") or "the request was not executed")
+        return failed(custom_id, outcome, code, message, retryable=outcome is not Outcome.ERRORED)
     status = int(response.get("status_code") or 0)
     body = response.get("body") or {}
     if status == 200:
         return _succeeded(custom_id, body)
     error = (body.get("error") if isinstance(body, dict) else None) or data.get("error") or {}
-    return RequestOutcome(
-        custom_id=custom_id,
-        outcome=Outcome.ERRORED,
-        error=RequestError(
-            code=error.get("code") or error.get("type"),
-            message=redact(str(error.get("message") or f"HTTP {status} with no message")),
-            status_code=status,
-            retryable=is_transient_status(status),
-        ),
-    )
+    message = str(error.get("message") or f"HTTP {status} with no message")
+    code = error.get("code") or error.get("type")
+    return failed(custom_id, Outcome.ERRORED, code, message, status_code=status, retryable=is_transient_status(status))
 
 
 def chat_usage(usage_data: Any) -> Usage:
     """A chat completion's `usage` object (dict); `prompt_tokens` include the cached ones."""
+    return chat_tokens(usage_data).typed()
+
+
+def chat_tokens(usage_data: Any) -> Tokens:
+    """`chat_usage` as lean `Tokens`."""
     usage_data = usage_data if isinstance(usage_data, dict) else {}
     details = usage_data.get("prompt_tokens_details")
-    return Usage(
-        input_tokens=int(usage_data.get("prompt_tokens") or 0),
-        output_tokens=int(usage_data.get("completion_tokens") or 0),
-        cached_input_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+    # Plain gets, not `count`: this runs once per result line.
+    return Tokens(
+        int(usage_data.get("prompt_tokens") or 0),
+        int(usage_data.get("completion_tokens") or 0),
+        int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
     )
 
 
-def _succeeded(custom_id: str, body: dict[str, Any]) -> RequestOutcome:
-    usage = chat_usage(body.get("usage"))
+def _succeeded(custom_id: str, body: dict[str, Any]) -> Answer:
+    usage = chat_tokens(body.get("usage"))
     try:
         message = body["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
-        error = RequestError(code="malformed_response", message="HTTP 200 response has no choices[0].message")
-        return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error, usage=usage)
+        return failed(custom_id, Outcome.ERRORED, "malformed_response", "HTTP 200 response has no choices[0].message",
+                      usage=usage)
     text = message.get("content")
     if text is None:
         text = message.get("refusal")
     if text is None:
-        error = RequestError(code="empty_response", message="the model returned no text content")
-        return RequestOutcome(custom_id=custom_id, outcome=Outcome.ERRORED, error=error, usage=usage)
+        return failed(custom_id, Outcome.ERRORED, "empty_response", "the model returned no text content", usage=usage)
     if not isinstance(text, str) or not isinstance(custom_id, str):
-        error = RequestError(code="malformed_response", message="message content or custom_id is not a string")
-        return RequestOutcome(custom_id=str(custom_id), outcome=Outcome.ERRORED, error=error, usage=usage)
-    return RequestOutcome(custom_id=custom_id, outcome=Outcome.SUCCEEDED, output_text=text, usage=usage)
+        message = "message content or custom_id is not a string"
+        return failed(str(custom_id), Outcome.ERRORED, "malformed_response", message, usage=usage)
+    return succeeded(custom_id, text, usage)

@@ -32,12 +32,12 @@ from urllib.parse import urlencode
 
 from pydantic import ValidationError
 
-from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+from speceval.batch.answers import Answer
+from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     JobState,
     RemoteJob,
-    RequestOutcome,
     SubmissionIntent,
     VertexHandle,
 )
@@ -47,7 +47,7 @@ from speceval.providers.gemini_batch import generate_content_request
 from speceval.providers.google_calls import call_google, raw_get
 from speceval.providers.http_errors import http_error
 from speceval.providers.vertex_jobs import job_from_sdk, job_from_wire
-from speceval.providers.vertex_rows import LABEL, RequestIndex, echoed_id, parse_prediction_line, read_row, row_outcome
+from speceval.providers.vertex_rows import LABEL, RequestIndex, echoed_id, parse_prediction_line, read_row, row_answer
 from speceval.providers.wire import encode_line
 
 __all__ = ["VertexBatchedModel", "parse_prediction_line"]
@@ -62,7 +62,7 @@ _SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 T = TypeVar("T")
 
 
-class VertexBatchedModel(BatchedModel):
+class VertexBatchedModel(LeanBatchedModel):
     """A Gemini model reached through Vertex AI batch prediction, with Cloud Storage for input and output.
 
     Limits (Vertex documentation for Gemini batch jobs): 200,000 requests and a 1 GB input file per job.
@@ -225,7 +225,7 @@ class VertexBatchedModel(BatchedModel):
         )
         return self.check_batch_progress(record)
 
-    def get_batch_results(self, record: BatchRecord) -> Iterator[RequestOutcome]:
+    def iter_answers(self, record: BatchRecord) -> Iterator[Answer]:
         output_dir = _handle(record).output_dir
         if not output_dir:
             if record.state is JobState.COMPLETED:
@@ -254,7 +254,7 @@ class VertexBatchedModel(BatchedModel):
                     unmatched += 1
                     continue
                 matched += 1
-                yield row_outcome(key, row)
+                yield row_answer(key, row)
         if unmatched and not matched:
             raise UnmatchedResultsError(
                 self.provider,

@@ -18,10 +18,10 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from speceval.batch.records import Outcome, RequestError, RequestOutcome
-from speceval.providers.gemini_batch import error_outcome, response_outcome
+from speceval.batch.answers import Answer, failed
+from speceval.batch.records import Outcome, RequestOutcome
+from speceval.providers.gemini_batch import error_answer, response_answer
 from speceval.providers.google_calls import json_line
-from speceval.redaction import redact
 
 LABEL = "speceval_custom_id"
 _EMBEDDED_ERROR = re.compile(r"\{.*\}", re.DOTALL)
@@ -79,29 +79,29 @@ class RequestIndex:
         return waiting.popleft() if waiting else None
 
 
-def row_outcome(key: str, row: Mapping[str, Any]) -> RequestOutcome:
-    """The outcome of a row answering request `key`: a non-empty `status` is its error, else its `response`."""
+def row_answer(key: str, row: Mapping[str, Any]) -> Answer:
+    """The answer of a row answering request `key`: a non-empty `status` is its error, else its `response`."""
     status = row.get("status")
     if isinstance(status, dict) and status:
-        return error_outcome(key, status)
+        return error_answer(key, status)
     if isinstance(status, str) and status.strip():
-        return _status_outcome(key, status)
+        return _status_answer(key, status)
     response = row.get("response")
     if not isinstance(response, dict):
         error = {"status": "malformed_response", "message": "the prediction row has neither a response nor a status"}
-        return error_outcome(key, error)
-    return response_outcome(key, response)
+        return error_answer(key, error)
+    return response_answer(key, response)
 
 
 def parse_prediction_line(line: str, uri: str) -> RequestOutcome | None:
     """The outcome of a row that carries its custom id (None for a row that echoes none)."""
     row = read_row(line, uri)
     key = echoed_id(row)
-    return row_outcome(key, row) if key is not None else None
+    return row_answer(key, row).typed() if key is not None else None
 
 
-def _status_outcome(key: str, status: str) -> RequestOutcome:
-    """An errored outcome from a row's `status` text, with the code of an embedded Google error body if any."""
+def _status_answer(key: str, status: str) -> Answer:
+    """An errored answer from a row's `status` text, with the code of an embedded Google error body if any."""
     found = _EMBEDDED_ERROR.search(status)
     if found:
         try:
@@ -110,7 +110,5 @@ def _status_outcome(key: str, status: str) -> RequestOutcome:
             body = None
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict) and error.get("message"):
-            return error_outcome(key, error)
-    return RequestOutcome(
-        custom_id=key, outcome=Outcome.ERRORED, error=RequestError(code="request_failed", message=redact(status))
-    )
+            return error_answer(key, error)
+    return failed(key, Outcome.ERRORED, "request_failed", status)

@@ -263,7 +263,7 @@ def test_find_submitted_ignores_batches_of_another_size_or_time(tmp_path):
         assert adapter(emu).find_submitted(intent).batch_id == job.batch_id
         other = intent.model_copy(update={"idempotency_key": "0123456789ab" + "0" * 20})
         assert adapter(emu).find_submitted(other) is None  # same size and time, but not our custom ids
-        smaller = intent.model_copy(update={"requests": dict(list(intent.requests.items())[:2])})
+        smaller = intent.model_copy(update={"refs": [("s", 0, 2)]})
         assert adapter(emu).find_submitted(smaller) is None
 
 

@@ -76,7 +76,7 @@ def test_a_failed_job_in_the_listing_does_not_break_reconciliation(tmp_path, emu
         model=MODEL,
         request_file="r.jsonl",
         request_bytes=1,
-        requests=record["requests"],
+        refs=record["refs"],
     )
     found = model.find_submitted(intent)
     assert found is not None and found.batch_id == record["batch_id"] and found.state is JobState.FAILED
