@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -86,11 +87,18 @@ def run_generation(args: list[str], env: dict[str, str], timeout: float = 120) -
     )
 
 
+def interruptible() -> None:
+    """`preexec_fn` of a child a test interrupts with SIGINT: a test run started in the background by a
+    non-interactive shell inherits SIGINT *ignored*, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_generation(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    """Start the generation CLI in the background (for kill tests)."""
+    """Start the generation CLI in the background (for kill and interrupt tests)."""
     return subprocess.Popen(
         [sys.executable, "-m", "batched_examples.run_batched_generation", *args],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        preexec_fn=interruptible,
     )
 
 
