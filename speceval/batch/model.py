@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from speceval.batch.answers import Answer
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import BatchRecord, ProviderHandle, RemoteJob, RequestOutcome, SubmissionIntent
 
 
@@ -54,8 +55,8 @@ class BatchedModel(ABC):
     # -- request file -------------------------------------------------------------------------------------
 
     @abstractmethod
-    def format_request(self, custom_id: str, prompt: str) -> bytes:
-        """One line (JSON + newline) of the provider's request file for this prompt."""
+    def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
+        """One line (JSON + newline) of the provider's request file for this prompt (a `str` or a `Prompt`)."""
 
     # -- submission ---------------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from speceval.emulator.common import (
 from speceval.emulator.faults import TIMEOUT_ONCE_MARKER, JobPlan
 from speceval.emulator.jobs import TERMINAL, Job, Kind, Outcome, Phase, RequestItem, emitted, random_id, timeline
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, bytes_response, json_response
+from speceval.emulator.structured import schema_of_anthropic
 
 PROVIDER = "anthropic"
 _CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -116,7 +117,13 @@ def _validate_requests(body: Any, limit: int, version: str | None) -> list[Reque
         prompt = "\n".join(t for t in (text_of(params.get("system")), text_of(params["messages"])) if t)
         breakpoint = _cache_breakpoint(params, f"requests.{index}.params")
         items.append(
-            RequestItem(custom_id=custom_id, model=params["model"], prompt=prompt, cache_breakpoint=breakpoint)
+            RequestItem(
+                custom_id=custom_id,
+                model=params["model"],
+                prompt=prompt,
+                cache_breakpoint=breakpoint,
+                response_schema=schema_of_anthropic(params),
+            )
         )
     return items
 

@@ -34,6 +34,7 @@ from speceval.emulator.jobs import (
     timeline,
 )
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+from speceval.emulator.structured import schema_of_gemini
 
 _STATE = {
     Phase.QUEUED: "BATCH_STATE_PENDING",
@@ -127,7 +128,10 @@ def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[Job
         key = row.get("key")
         items.append(
             RequestItem(
-                custom_id=str(key) if key is not None else str(number), model=model, prompt=_prompt_of(row["request"])
+                custom_id=str(key) if key is not None else str(number),
+                model=model,
+                prompt=_prompt_of(row["request"]),
+                response_schema=schema_of_gemini(row["request"]),
             )
         )
     if not items:
@@ -210,7 +214,13 @@ class GeminiApp(ProviderApp):
                 metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else None
                 key = (metadata or {}).get("key", str(index))
                 items.append(
-                    RequestItem(custom_id=str(key), model=model, prompt=_prompt_of(entry["request"]), metadata=metadata)
+                    RequestItem(
+                        custom_id=str(key),
+                        model=model,
+                        prompt=_prompt_of(entry["request"]),
+                        metadata=metadata,
+                        response_schema=schema_of_gemini(entry["request"]),
+                    )
                 )
         else:
             file_name = source.get("fileName", source.get("file_name"))

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from speceval.emulator.faults import ERROR_MARKER, JobPlan, unit_hash
 from speceval.emulator.prompt_cache import NO_CACHE, CacheUse, PrefixCache
 from speceval.emulator.responder import Responder, estimate_tokens
+from speceval.emulator.structured import answer_text
 
 _ALNUM = string.ascii_letters + string.digits
 _LOWER_ALNUM = string.ascii_lowercase + string.digits
@@ -56,6 +57,9 @@ class RequestItem(BaseModel):
     )
     cache_breakpoint: int | None = Field(
         default=None, description="Anthropic: characters of `prompt` up to the end of the last cache_control block"
+    )
+    response_schema: dict[str, Any] | None = Field(
+        default=None, description="the JSON schema a structured-output request asks its answer to conform to"
     )
 
 
@@ -269,7 +273,7 @@ def final_outcomes(
     outcomes = []
     for index, item in enumerate(job.requests):
         kind = executed_kind(job, index) if index in done else unexecuted
-        text = responder(item.model, item.prompt) if kind is Kind.SUCCEEDED else None
+        text = answer_text(responder, item.model, item.prompt, item.response_schema) if kind is Kind.SUCCEEDED else None
         executed = index in done
         outcomes.append(
             Outcome(

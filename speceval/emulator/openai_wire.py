@@ -10,6 +10,7 @@ from typing import Any
 
 from speceval.emulator.common import text_of
 from speceval.emulator.jobs import JobFailure, Kind, Outcome, RequestItem, random_id
+from speceval.emulator.structured import schema_of_openai
 
 INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
 SERVER_MESSAGE = "The server had an error while processing your request. Sorry about that!"
@@ -96,7 +97,14 @@ def parse_input_file(content: bytes, endpoint: str) -> tuple[list[RequestItem], 
         models.add(body["model"])
         if isinstance(custom_id, str) and custom_id and custom_id not in seen:
             seen.add(custom_id)
-            items.append(RequestItem(custom_id=custom_id, model=body["model"], prompt=_prompt_of(body)))
+            items.append(
+                RequestItem(
+                    custom_id=custom_id,
+                    model=body["model"],
+                    prompt=_prompt_of(body),
+                    response_schema=schema_of_openai(body),
+                )
+            )
     if not lines or not any(line.strip() for line in lines):
         failures.append(JobFailure(code="empty_file", message="The batch input file is empty."))
     if len(models) > 1:

@@ -26,6 +26,7 @@ from speceval.emulator.jobs import random_id
 from speceval.emulator.realtime_limits import Admission, RealtimeLog
 from speceval.emulator.responder import estimate_tokens
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+from speceval.emulator.structured import answer_text, schema_of_anthropic, schema_of_gemini, schema_of_openai
 
 INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
 
@@ -97,10 +98,12 @@ class RealtimeEndpoints:
 
     # -- shared -------------------------------------------------------------------------------------------
 
-    def _serve(self, provider: str, model: str, prompt: str) -> tuple[Admission, str | None, int, int]:
+    def _serve(
+        self, provider: str, model: str, prompt: str, schema: dict[str, Any] | None = None
+    ) -> tuple[Admission, str | None, int, int]:
         """Admit (or not) one request; returns the decision, the answer (None for the error marker) and tokens."""
         faults = self.ctx.faults
-        answer = None if ERROR_MARKER in prompt else self.ctx.responder(model, prompt)
+        answer = None if ERROR_MARKER in prompt else answer_text(self.ctx.responder, model, prompt, schema)
         input_tokens = estimate_tokens(prompt)
         output_tokens = estimate_tokens(answer) if answer is not None else 0
         admission = self.log.window(provider).admit(
@@ -136,7 +139,9 @@ class RealtimeEndpoints:
             raise ApiError(
                 400, "Missing required parameter: 'messages'.", param="messages", code="missing_required_parameter"
             )
-        admission, answer, input_tokens, output_tokens = self._serve("openai", model, text_of(messages))
+        admission, answer, input_tokens, output_tokens = self._serve(
+            "openai", model, text_of(messages), schema_of_openai(body)
+        )
         headers = _openai_headers(admission) if self.ctx.faults.realtime_rate_headers else {}
         if not admission.admitted:
             message = (
@@ -192,7 +197,9 @@ class RealtimeEndpoints:
         if refused:
             raise ApiError(400, f"{refused}: Extra inputs are not permitted")
         prompt = "\n".join(t for t in (text_of(body.get("system")), text_of(messages)) if t)
-        admission, answer, input_tokens, output_tokens = self._serve("anthropic", model, prompt)
+        admission, answer, input_tokens, output_tokens = self._serve(
+            "anthropic", model, prompt, schema_of_anthropic(body)
+        )
         headers = _anthropic_headers(admission) if self.ctx.faults.realtime_rate_headers else {}
         if not admission.admitted:
             message = "This request would exceed your organization's rate limit. Please try again later."
@@ -228,7 +235,9 @@ class RealtimeEndpoints:
             raise ApiError(400, "* GenerateContentRequest.contents: contents is not specified")
         system = body.get("systemInstruction", body.get("system_instruction"))
         prompt = "\n".join(t for t in (text_of(system), text_of(contents)) if t)
-        admission, answer, input_tokens, output_tokens = self._serve("gemini", model, prompt)
+        admission, answer, input_tokens, output_tokens = self._serve(
+            "gemini", model, prompt, schema_of_gemini(body)
+        )
         if not admission.admitted:
             return _gemini_rate_limited(model, admission)
         if answer is None:

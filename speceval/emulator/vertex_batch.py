@@ -41,6 +41,7 @@ from speceval.emulator.jobs import (
     timeline,
 )
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+from speceval.emulator.structured import schema_of_gemini
 
 __all__ = ["GcsObjects", "VertexApp", "split_gs_uri"]
 
@@ -82,7 +83,13 @@ def _parse_input(content: bytes, model: str) -> tuple[list[RequestItem], list[Jo
             return [], [JobFailure(code="INVALID_ARGUMENT", line=number, message=message)]
         # The whole line is kept: Vertex echoes it in the output row (which is how callers find their key).
         items.append(
-            RequestItem(custom_id=str(number), model=model, prompt=_prompt_of(row["request"]), metadata={"line": row})
+            RequestItem(
+                custom_id=str(number),
+                model=model,
+                prompt=_prompt_of(row["request"]),
+                metadata={"line": row},
+                response_schema=schema_of_gemini(row["request"]),
+            )
         )
     if not items:
         return [], [JobFailure(code="INVALID_ARGUMENT", message="The input file contains no requests.")]

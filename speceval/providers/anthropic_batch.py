@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from speceval.batch.answers import Answer, count, failed, succeeded
 from speceval.batch.chunking import CUSTOM_ID_KEY_CHARS
 from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import (
     AnthropicHandle,
     BatchRecord,
@@ -46,6 +47,7 @@ from speceval.judging.prompts import split_shared_prefix
 from speceval.providers.anthropic_sampling import sampling_fields
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, transport_errors
+from speceval.providers.messages import anthropic_messages, anthropic_output_config
 from speceval.providers.wire import encode_line
 from speceval.redaction import redact
 
@@ -93,12 +95,15 @@ class AnthropicBatchedModel(LeanBatchedModel):
 
     # -- request file -------------------------------------------------------------------------------------
 
-    def format_request(self, custom_id: str, prompt: str) -> bytes:
+    def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
         params: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": self.params.max_tokens,
-            "messages": [{"role": "user", "content": user_content(prompt)}],
+            "messages": anthropic_messages(prompt, user_content),
         }
+        output_config = anthropic_output_config(prompt)
+        if output_config is not None:
+            params["output_config"] = output_config
         params.update(self._sampling)
         if self.params.system_prompt:
             params["system"] = self.params.system_prompt

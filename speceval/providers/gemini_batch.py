@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from speceval.batch.answers import Answer, count, failed, succeeded
 from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import (
     BatchRecord,
     GeminiHandle,
@@ -36,6 +37,7 @@ from speceval.errors import ProviderError
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.google_calls import call_google, error_headers, json_line, raw_get, status_text
 from speceval.providers.http_errors import is_transient_status
+from speceval.providers.messages import gemini_contents, gemini_schema_config
 from speceval.providers.wire import encode_line
 from speceval.redaction import redact
 
@@ -103,7 +105,7 @@ class GeminiBatchedModel(LeanBatchedModel):
 
     # -- request file -------------------------------------------------------------------------------------
 
-    def format_request(self, custom_id: str, prompt: str) -> bytes:
+    def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
         return encode_line({"key": custom_id, "request": generate_content_request(self.params, prompt)})
 
     # -- submission ---------------------------------------------------------------------------------------
@@ -237,15 +239,14 @@ class GeminiBatchedModel(LeanBatchedModel):
         )
 
 
-def generate_content_request(params: GenerationParams, prompt: str) -> dict[str, Any]:
+def generate_content_request(params: GenerationParams, prompt: PromptLike) -> dict[str, Any]:
     """The GenerateContentRequest of one prompt (Gemini batch lines and Vertex batch lines alike)."""
     generation_config: dict[str, Any] = {"max_output_tokens": params.max_tokens}
     if params.temperature is not None:
         generation_config["temperature"] = params.temperature
-    request: dict[str, Any] = {
-        "contents": [{"role": "user", "parts": [{"text": prompt}]}],
-        "generation_config": generation_config,
-    }
+    generation_config.update(gemini_schema_config(prompt))
+    contents = [{"role": "user", "parts": [{"text": prompt}]}] if isinstance(prompt, str) else gemini_contents(prompt)
+    request: dict[str, Any] = {"contents": contents, "generation_config": generation_config}
     if params.system_prompt:
         request["system_instruction"] = {"parts": [{"text": params.system_prompt}]}
     return request

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Final
 
 from speceval.batch.answers import Answer, failed, succeeded
 from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import (
     BatchRecord,
     JobState,
@@ -32,6 +33,7 @@ from speceval.errors import TransientProviderError
 from speceval.judging.prompts import shared_prefix_key, split_shared_prefix
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
+from speceval.providers.messages import chat_messages, chat_response_format, first_user_text
 from speceval.providers.wire import encode_line
 from speceval.redaction import redact
 
@@ -86,19 +88,18 @@ class OpenAIBatchedModel(LeanBatchedModel):
 
     # -- request file -------------------------------------------------------------------------------------
 
-    def format_request(self, custom_id: str, prompt: str) -> bytes:
-        messages = []
-        if self.params.system_prompt:
-            messages.append({"role": "system", "content": self.params.system_prompt})
-        messages.append({"role": "user", "content": prompt})
+    def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": messages,
+            "messages": chat_messages(self.params.system_prompt, prompt),
             "max_completion_tokens": self.params.max_tokens,
         }
         if self.params.temperature is not None:
             body["temperature"] = self.params.temperature
-        shared = split_shared_prefix(prompt)
+        response_format = chat_response_format(prompt)
+        if response_format is not None:
+            body["response_format"] = response_format
+        shared = split_shared_prefix(first_user_text(prompt))
         if shared is not None:
             # Prefixes of 1,024+ tokens are cached automatically; a key per shared prefix (one per statement and
             # judge run) routes a statement's requests to the same cache.

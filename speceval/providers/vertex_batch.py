@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from speceval.batch.answers import Answer
 from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import (
     BatchRecord,
     JobState,
@@ -136,7 +137,7 @@ class VertexBatchedModel(LeanBatchedModel):
 
     # -- request file -------------------------------------------------------------------------------------
 
-    def format_request(self, custom_id: str, prompt: str) -> bytes:
+    def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
         request = {**generate_content_request(self.params, prompt), "labels": {LABEL: custom_id}}
         return encode_line({"key": custom_id, "request": request})
 

@@ -14,7 +14,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from speceval.batch.model import GenerationParams
+from speceval.batch.prompt import PromptLike
 from speceval.errors import ConfigError
+from speceval.providers.messages import chat_messages, chat_response_format
 from speceval.settings_checks import MaxConcurrency, Replicas, Rpm, TensorParallelSize
 
 logger = logging.getLogger(__name__)
@@ -78,13 +80,15 @@ FLAG_FIELDS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "ten
 """The settings a run gives as flags (`--engine-arg` repeated gives `engine_args`) or YAML keys."""
 
 
-def chat_payload(model_name: str, params: GenerationParams, prompt: str) -> dict[str, Any]:
+def chat_payload(model_name: str, params: GenerationParams, prompt: PromptLike) -> dict[str, Any]:
     """The chat-completions body of one prompt, as OpenAI-compatible servers read it."""
-    messages = [{"role": "system", "content": params.system_prompt}] if params.system_prompt else []
-    messages.append({"role": "user", "content": prompt})
+    messages = chat_messages(params.system_prompt, prompt)
     body: dict[str, Any] = {"model": model_name, "messages": messages, "max_tokens": params.max_tokens}
     if params.temperature is not None:
         body["temperature"] = params.temperature
+    response_format = chat_response_format(prompt)
+    if response_format is not None:
+        body["response_format"] = response_format
     return body
 
 

@@ -11,12 +11,21 @@ import contextlib
 from typing import Any, ClassVar
 
 from speceval.batch.model import GenerationParams
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import RequestError
 from speceval.providers.anthropic_batch import message_usage, user_content
 from speceval.providers.anthropic_sampling import sampling_fields
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.gemini_batch import content_usage
 from speceval.providers.http_errors import transport_errors
+from speceval.providers.messages import (
+    anthropic_messages,
+    anthropic_output_config,
+    chat_messages,
+    chat_response_format,
+    gemini_contents,
+    gemini_schema_config,
+)
 from speceval.providers.openai_batch import chat_usage
 from speceval.realtime.headers import parse_limit_headers
 from speceval.realtime.model import (
@@ -61,19 +70,18 @@ class OpenAIChatModel(RealtimeModel):
         # OpenAI renamed max_tokens for its own models; compatible servers (vLLM, Together, Ollama) know max_tokens.
         self._max_tokens_field = "max_completion_tokens" if org == "openai" else "max_tokens"
 
-    def complete(self, prompt: str) -> Completion:
+    def complete(self, prompt: PromptLike) -> Completion:
         """One chat completion."""
-        messages = []
-        if self.params.system_prompt:
-            messages.append({"role": "system", "content": self.params.system_prompt})
-        messages.append({"role": "user", "content": prompt})
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": messages,
+            "messages": chat_messages(self.params.system_prompt, prompt),
             self._max_tokens_field: self.params.max_tokens,
         }
         if self.params.temperature is not None:
             body["temperature"] = self.params.temperature
+        response_format = chat_response_format(prompt)
+        if response_format is not None:
+            body["response_format"] = response_format
         try:
             raw = self._client.chat.completions.with_raw_response.create(**body)
             completion = raw.parse()
@@ -126,13 +134,16 @@ class AnthropicMessagesModel(RealtimeModel):
         )
         self._sampling = sampling_fields(self.params, self.model_name)
 
-    def complete(self, prompt: str) -> Completion:
+    def complete(self, prompt: PromptLike) -> Completion:
         """One message."""
         body: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": self.params.max_tokens,
-            "messages": [{"role": "user", "content": user_content(prompt)}],
+            "messages": anthropic_messages(prompt, user_content),
         }
+        output_config = anthropic_output_config(prompt)
+        if output_config is not None:
+            body["output_config"] = output_config
         if self.params.system_prompt:
             body["system"] = self.params.system_prompt
         if self._sampling:  # only with an SDK older than 2.x, whose API version takes it
@@ -179,15 +190,17 @@ class GeminiGenerateModel(RealtimeModel):
         self._client = genai.Client(api_key=key, http_options=http_options)
         self._transport_errors = transport_errors()
 
-    def complete(self, prompt: str) -> Completion:
+    def complete(self, prompt: PromptLike) -> Completion:
         """One generateContent call."""
         config = self._types.GenerateContentConfig(
             max_output_tokens=self.params.max_tokens,
             temperature=self.params.temperature,
             system_instruction=self.params.system_prompt,
+            **gemini_schema_config(prompt),
         )
+        contents: Any = prompt if isinstance(prompt, str) else gemini_contents(prompt)
         try:
-            response = self._client.models.generate_content(model=self.model_name, contents=prompt, config=config)
+            response = self._client.models.generate_content(model=self.model_name, contents=contents, config=config)
         except self._errors.APIError as exc:
             raise _gemini_failure(exc) from None
         except self._transport_errors as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from speceval.batch.model import GenerationParams
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import RequestError, Usage
 from speceval.providers.http_errors import is_transient_status, retry_after_seconds
 from speceval.realtime.headers import LimitHeaders, parse_limit_headers
@@ -110,7 +111,7 @@ class RealtimeModel(ABC):
         self.org = self.provider
 
     @abstractmethod
-    def complete(self, prompt: str) -> Completion:
+    def complete(self, prompt: PromptLike) -> Completion:
         """Send one prompt; return the answer or raise `CallFailed`. Never retry inside (SDK retries off)."""
 
     def describe(self) -> dict[str, str]:
