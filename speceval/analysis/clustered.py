@@ -8,10 +8,13 @@ cluster-robust (CR1) one: the spread of the clusters' summed residuals, scaled b
 runs multiplies every cluster's residual sum and the count by the same factor, so the interval does not move.
 
 Intervals:
-* a single run's rate over independent inputs (every cluster holds one observation): Wilson score interval;
-* a rate pooled over runs: Wilson score interval at the effective sample size p(1-p)/SE² (the design effect of
+* a single run's rate over independent inputs (every cluster holds one observation): Wilson score interval with
+  continuity correction (exact coverage >= 95% for n >= 10, p in [0.01, 0.99]);
+* a rate pooled over runs: the same interval at the effective sample size p(1-p)/SE² (the design effect of
   the clusters), with Student's t quantile on G-H degrees of freedom (G clusters in H strata); at p = 0 or 1,
-  where the SE is 0, the effective size is the number of clusters;
+  where the SE is 0, the effective size is the number of clusters. The correction matters most where few
+  clusters and skewed rates make the design effect look like 1 (a sample that missed the rare failing inputs):
+  30 inputs x 5 runs at Beta(1.9, 0.1) rates covers 95% with it, 90% without;
 * a difference (paired, on the clusters both sides share) or a mean rating: estimate ± t(G-H) · SE;
 
 Inputs are clustered within statements, but a spec's statements are fixed, not sampled: the SE by input is
@@ -34,10 +37,14 @@ from pydantic import BaseModel, Field
 
 from speceval.analysis.stats import Z95, wilson_interval
 
-WILSON = "Wilson score interval (independent inputs, one run)"
-CLUSTERED = "Wilson at the cluster-robust effective sample size, t(G-H), clusters = {unit}s"
+WILSON = "Wilson score interval with continuity correction (independent inputs, one run)"
+CLUSTERED = "continuity-corrected Wilson at the cluster-robust effective sample size, t(G-H), clusters = {unit}s"
 PAIRED = "paired difference on shared inputs, cluster-robust SE stratified by statement, t(G-H)"
 BOOTSTRAP = "percentile bootstrap over inputs ({draws} draws, seed {seed})"
+BOOTSTRAP_DRAWS = 1000
+"""Bootstrap draws of the Bradley–Terry intervals: at 200 the percentile interval covered 93.7%, at 1,000 94.5%."""
+BOOTSTRAP_SEED = 0
+"""The seed of every report bootstrap, named in the methods text so a reader can reproduce the interval."""
 
 # Student's t 0.975 quantiles for 1..30 degrees of freedom (beyond: a Cornish-Fisher expansion around z).
 _T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
@@ -178,7 +185,8 @@ def paired_difference(a: Sequence[tuple[Hashable, float]], b: Sequence[tuple[Has
 
 
 def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[list[int]], np.ndarray | None],
-                          draws: int = 200, seed: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+                          draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
+                          ) -> tuple[np.ndarray, np.ndarray] | None:
     """2.5% and 97.5% percentiles of `statistic` over resamples of whole clusters.
 
     `statistic` gets the indices of the observations in one resample (every observation of a drawn cluster, as

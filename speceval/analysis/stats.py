@@ -11,19 +11,34 @@ import numpy as np
 Z95 = 1.959963984540054
 
 
-def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float] | None:
-    """95% Wilson score interval of a proportion; None when there are no observations.
+def wilson_interval(successes: float, n: float, z: float = Z95, continuity: bool = True) -> tuple[float, float] | None:
+    """95% Wilson score interval of a proportion, with continuity correction by default; None for n = 0.
 
     Wilson rather than the normal approximation: it stays inside [0, 1] and behaves at rates near 0 or 1 and
-    small n, which is where per-statement compliance often is.
+    small n, which is where per-statement compliance often is. The continuity correction (Newcombe 1998, method 4)
+    keeps the exact coverage at or above 95% for n >= 10 and every p in [0.01, 0.99] (plain Wilson dips to 83% just
+    inside its bounds at n = 10); it costs width, about 1/n on each side. The ends are exact: a rate of 0 has lower
+    bound 0.0 and a rate of 1 upper bound 1.0, and the interval always contains its estimate. `successes` may be
+    fractional (an effective count, see `speceval.analysis.clustered`).
     """
     if n <= 0:
         return None
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    p = min(1.0, max(0.0, successes / n))
+    zz = z * z
+    if continuity:
+        spread_low = math.sqrt(max(0.0, zz - 2 - 1 / n + 4 * p * (n * (1 - p) + 1)))
+        spread_high = math.sqrt(max(0.0, zz + 2 - 1 / n + 4 * p * (n * (1 - p) - 1)))
+        low = (2 * n * p + zz - 1 - z * spread_low) / (2 * (n + zz))
+        high = (2 * n * p + zz + 1 + z * spread_high) / (2 * (n + zz))
+    else:
+        denominator = 1 + zz / n
+        centre = (p + zz / (2 * n)) / denominator
+        half = z * math.sqrt(p * (1 - p) / n + zz / (4 * n * n)) / denominator
+        low, high = centre - half, centre + half
+    # Rounding must never move a bound past the estimate or off [0, 1] (a plot's error bar would turn negative).
+    low = 0.0 if p == 0.0 else min(p, max(0.0, low))
+    high = 1.0 if p == 1.0 else max(p, min(1.0, high))
+    return low, high
 
 
 def cohen_kappa(a: Sequence[object], b: Sequence[object]) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from speceval.analysis.clustered import BOOTSTRAP, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
 
 if TYPE_CHECKING:
     from speceval.analysis.report import ReportData
@@ -18,8 +18,9 @@ def interval_methods() -> str:
             "clusters, so it does not narrow the interval); beside it the same clustered by statement; paired "
             f"differences: {PAIRED}; win rates: the clustered Wilson interval on win scores (a tie counts 1/2), "
             "clusters = inputs; Bradley–Terry: "
-            f"{BOOTSTRAP.format(draws=200, seed=0)}. Reference: E. Miller, Adding Error Bars to Evals, "
-            "arXiv 2411.00640.")
+            f"{BOOTSTRAP.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}. Reference: E. Miller, Adding Error Bars "
+            "to Evals, arXiv 2411.00640; R. G. Newcombe, Two-sided confidence intervals for the single proportion, "
+            "Statistics in Medicine 1998 (method 4).")
 
 
 def render_summary(data: ReportData) -> str:

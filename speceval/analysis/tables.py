@@ -10,7 +10,7 @@ from statistics import mean
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.clustered import bootstrap_percentiles, rate_interval
+from speceval.analysis.clustered import BOOTSTRAP_DRAWS, bootstrap_percentiles, rate_interval
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.stats import (
     bradley_terry,
@@ -201,7 +201,7 @@ def beats_graph_connected(wins: np.ndarray) -> bool:
     return True
 
 
-def strengths(rows: list[RankingRow], draws: int = 200) -> list[Strength]:
+def strengths(rows: list[RankingRow], draws: int = BOOTSTRAP_DRAWS) -> list[Strength]:
     """Bradley–Terry strength per judge, variation and model (ties as half a win each); the intervals resample
     inputs (with every run and order of a drawn input), so repeated runs do not narrow them."""
     result: list[Strength] = []

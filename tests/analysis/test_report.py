@@ -21,8 +21,12 @@ from speceval.analysis.stats import (
 
 
 def test_wilson_interval_matches_the_textbook_value():
-    low, high = wilson_interval(8, 10)  # type: ignore[misc]
+    low, high = wilson_interval(8, 10, continuity=False)  # type: ignore[misc]
     assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
+    # With continuity correction: Newcombe (1998), Table I, method 4.
+    for (k, n), expected in {(81, 263): (0.2535, 0.3682), (15, 148): (0.0598, 0.1644), (0, 20): (0.0, 0.2005),
+                             (1, 29): (0.0018, 0.1963)}.items():
+        assert wilson_interval(k, n) == pytest.approx(expected, abs=1e-4)
     assert wilson_interval(0, 0) is None
     assert wilson_interval(0, 5)[0] == 0.0  # type: ignore[index]
 
