@@ -57,6 +57,9 @@ class ComplianceRow(BaseModel):
     confidence: float | None
     rating: float | None
     source: str
+    score: float | None = None
+    """A panel's verdict as a number: the share of its judges that found the answer compliant (a split of two
+    judges counts 1/2). None for a single judge's verdict, whose number is its `compliant` (1 or 0)."""
 
 
 class RankingRow(BaseModel):

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from speceval.analysis import plots
+from speceval.analysis.panel import TIES_RULE
 from speceval.analysis.report import ReportData
 from speceval.analysis.samples import sample_link, sample_section
 from speceval.analysis.summary import interval_methods
@@ -150,12 +151,13 @@ def _judges(data: ReportData) -> str:
         parts.append(_table(["judge", "candidate", "variation", "bias"],
                             ([j, m, v, b] for (j, m, v), b in sorted(bias.items()))))
     if data.panel:
-        parts.append("<h2>Panel verdicts</h2><p class='note'>majority of the binary verdicts (mean of Likert "
-                     "ratings) per answer; the panel's rates are the rows of judge <b>panel</b> above. A tie or an "
-                     "answer without any verdict is not counted as either.</p>")
-        parts.append(_table(["candidate", "variation", "answers", "majority", "ties", "no verdict",
-                             "some judge without verdict"],
-                            ([p.candidate, p.variation, p.answers, p.majority, p.ties, p.no_verdict, p.incomplete]
+        parts.append(f"<h2>Panel verdicts</h2><p class='note'>{html.escape(TIES_RULE)} (mean of Likert ratings); "
+                     "the panel's rates are the rows of judge <b>panel</b> above. Beside it, each judge's rate on "
+                     "the same answers: the panel's rate lies between them.</p>")
+        parts.append(_table(["spec", "candidate", "variation", "answers", "unanimous", "split",
+                             "some judge without verdict", "panel rate", "judges' rates on the same answers"],
+                            ([p.spec, p.candidate, p.variation, p.answers, p.unanimous, p.split, p.incomplete,
+                              p.panel_rate, ", ".join(f"{j} {r:.3f}" for j, r in sorted(p.judge_rates.items()))]
                              for p in data.panel)))
     return "".join(parts)
 

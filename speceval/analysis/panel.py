@@ -1,5 +1,9 @@
-"""A panel verdict per answer when several judges judged it: the majority of binary verdicts, the mean of Likert
-ratings. A tie, or an answer no judge gave a verdict on, is an outcome of its own, never a verdict.
+"""A panel verdict per answer when several judges judged it: the share of its judges that found it compliant (so
+a split of two judges counts 1/2), the mean of Likert ratings.
+
+Only answers every judge gave a verdict on enter the panel, so the panel's rate is the mean of its judges' rates on
+exactly those answers and can never lie outside them (a majority rule that drops splits could: it keeps only the
+answers the judges agree on). An answer some judge has no verdict on is counted apart (`panel_incomplete`).
 
 Panel verdicts are rows like any judge's (judge `panel`), so every table and interval treats them the same way.
 """
@@ -9,29 +13,35 @@ from __future__ import annotations
 from collections import defaultdict
 from statistics import mean
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from speceval.analysis.load import ComplianceRow
 
 PANEL = "panel"
-PANEL_TIE = "panel_tie"
-PANEL_NO_VERDICT = "panel_no_verdict"
+PANEL_INCOMPLETE = "panel_incomplete"
+TIES_RULE = ("a panel's verdict on an answer is the share of its judges that found it compliant: with two judges "
+             "a split counts 1/2, never dropped; only answers every judge gave a verdict on are in the panel")
 
 
 class PanelCounts(BaseModel):
-    """How the panel's verdicts came about, per candidate and variation."""
+    """How the panel's verdicts came about, per spec, candidate and variation, with its judges' rates on the same
+    answers (the panel's rate lies between them)."""
 
     spec: str
     candidate: str
     variation: str
-    answers: int
-    majority: int
-    ties: int
-    no_verdict: int
-    incomplete: int  # answers where at least one judge gave no verdict (failed or unparsed)
+    answers: int = Field(description="answers in the panel: every judge gave a verdict")
+    unanimous: int
+    split: int = Field(description="answers the judges disagreed on (each counts as its share of compliant)")
+    incomplete: int = Field(description="answers at least one judge gave no verdict on (failed or unparsed)")
+    panel_rate: float | None = None
+    judge_rates: dict[str, float] = Field(default_factory=dict, description="each judge's rate on the same answers")
 
 
-def _answer(row: ComplianceRow) -> tuple[str, str, str, int, str, str, str]:
+AnswerKey = tuple[str, str, str, int, str, str, str]
+
+
+def _answer(row: ComplianceRow) -> AnswerKey:
     return row.spec, row.model, row.variation, row.run, row.statement_id, row.input, row.output
 
 
@@ -40,37 +50,47 @@ def panel_rows(rows: list[ComplianceRow]) -> tuple[list[ComplianceRow], list[Pan
     judges = sorted({r.judge for r in rows if r.judge != PANEL})
     if len(judges) < 2:
         return [], []
-    answers: dict[tuple[str, str, str, int, str, str, str], list[ComplianceRow]] = defaultdict(list)
+    answers: dict[AnswerKey, list[ComplianceRow]] = defaultdict(list)
     for row in rows:
         if row.judge != PANEL:
             answers[_answer(row)].append(row)
     panel: list[ComplianceRow] = []
     counts: dict[tuple[str, str, str], PanelCounts] = {}
+    sums: dict[tuple[str, str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for key, verdicts in sorted(answers.items()):
-        binary = [bool(r.compliant) for r in verdicts if r.outcome == "judged" and r.compliant is not None]
-        ratings = [r.rating for r in verdicts if r.outcome == "judged" and r.rating is not None]
-        yes, no = sum(binary), len(binary) - sum(binary)
-        if ratings:
-            outcome, compliant = "judged", None
-        elif yes != no:
-            outcome, compliant = "judged", yes > no
-        else:
-            outcome, compliant = (PANEL_TIE if binary else PANEL_NO_VERDICT), None
+        judged = {r.judge: r for r in verdicts if r.outcome == "judged" and (r.compliant is not None
+                                                                              or r.rating is not None)}
+        complete = len(judged) == len(judges)
+        ratings = [r.rating for r in judged.values() if r.rating is not None]
+        binary = [bool(r.compliant) for r in judged.values() if r.compliant is not None]
+        score = sum(binary) / len(binary) if complete and binary and not ratings else None
         first = verdicts[0]
         panel.append(first.model_copy(update={
-            "judge": PANEL, "outcome": outcome, "compliant": compliant, "confidence": None,
-            "rating": mean(ratings) if ratings else None,
+            "judge": PANEL, "outcome": "judged" if complete else PANEL_INCOMPLETE,
+            "compliant": (score == 1.0) if score in (0.0, 1.0) else None, "score": score, "confidence": None,
+            "rating": mean(ratings) if complete and ratings else None,
             "prompt_version": "+".join(sorted({r.prompt_version for r in verdicts})),
             "explanation": "; ".join(f"{r.judge}: {_verdict(r)}" for r in sorted(verdicts, key=lambda r: r.judge)),
             "source": ", ".join(sorted({r.source for r in verdicts})),
         }))
-        tally = counts.setdefault(key[:3], PanelCounts(spec=key[0], candidate=key[1], variation=key[2], answers=0,
-                                                       majority=0, ties=0, no_verdict=0, incomplete=0))
+        group = key[:3]
+        tally = counts.setdefault(group, PanelCounts(spec=key[0], candidate=key[1], variation=key[2], answers=0,
+                                                     unanimous=0, split=0, incomplete=0))
+        if not complete:
+            tally.incomplete += 1
+            continue
         tally.answers += 1
-        tally.majority += outcome == "judged"
-        tally.ties += outcome == PANEL_TIE
-        tally.no_verdict += outcome == PANEL_NO_VERDICT
-        tally.incomplete += len(binary) + len(ratings) < len(judges)
+        if score is not None:
+            tally.unanimous += score in (0.0, 1.0)
+            tally.split += score not in (0.0, 1.0)
+            sums[group][PANEL] += score
+            for judge, row in judged.items():
+                sums[group][judge] += float(bool(row.compliant))
+    for group, tally in counts.items():
+        binary_answers = tally.unanimous + tally.split
+        if binary_answers:
+            tally.panel_rate = sums[group][PANEL] / binary_answers
+            tally.judge_rates = {j: sums[group][j] / binary_answers for j in judges}
     return panel, list(counts.values())
 
 

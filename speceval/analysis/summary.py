@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.panel import TIES_RULE
 
 if TYPE_CHECKING:
     from speceval.analysis.report import ReportData
@@ -29,7 +30,7 @@ def render_summary(data: ReportData) -> str:
     candidates = sorted({v.candidate for v in data.variations})
     judges = sorted({v.judge for v in data.variations if v.judge != "panel"})
     lines += [f"- Candidates: {', '.join(candidates) or '–'}",
-              f"- Judges: {', '.join(judges) or '–'}" + (" (plus a majority panel)" if data.panel else ""),
+              f"- Judges: {', '.join(judges) or '–'}" + (f" (plus a panel: {TIES_RULE})" if data.panel else ""),
               "- Judge prompt versions: " + ("; ".join(f"{j}: {', '.join(v)}" for j, v in
                                                        data.prompt_versions.items()) or "–")]
     for name, settings in sorted(data.settings.items()):

@@ -32,7 +32,7 @@ class ComplianceRate(BaseModel):
     variation: str = DEFAULT_VARIATION
     statement_id: str | None = None
     judged: int
-    compliant: int
+    compliant: float
     rate: float | None
     ci_low: float | None
     ci_high: float | None

@@ -29,15 +29,20 @@ def input_key(row: ComplianceRow) -> tuple[str, str, str]:
 
 
 def is_judged(row: ComplianceRow) -> bool:
-    """A verdict that enters rates: judged, with a binary verdict."""
-    return row.outcome == JUDGED and row.compliant is not None
+    """A verdict that enters rates: judged, with a binary verdict (or a panel's share of compliant verdicts)."""
+    return row.outcome == JUDGED and (row.compliant is not None or row.score is not None)
+
+
+def verdict_value(row: ComplianceRow) -> float:
+    """A judged verdict as the number rates average: 1 or 0, or a panel's share of its judges' compliant verdicts."""
+    return row.score if row.score is not None else float(bool(row.compliant))
 
 
 class RateSummary(BaseModel):
     """Counts, rate and 95% intervals of one group of verdicts."""
 
     judged: int
-    compliant: int
+    compliant: float = Field(description="compliant verdicts (a panel's: the sum of its per-answer shares)")
     not_judged: dict[str, int] = Field(description="outcome → count of verdicts that are not in the rate")
     rate: float | None
     ci_low: float | None
@@ -55,7 +60,7 @@ class RateSummary(BaseModel):
 def summarize(rows: list[ComplianceRow]) -> RateSummary:
     """The rate of judged verdicts among `rows` with its clustered intervals; other outcomes only counted."""
     judged = [r for r in rows if is_judged(r)]
-    values = [bool(r.compliant) for r in judged]
+    values = [verdict_value(r) for r in judged]
     clusters = [input_key(r) for r in judged]
     strata = {input_key(r): (r.spec, r.statement_id) for r in judged}
     by_input = rate_interval(values, clusters, strata)
@@ -83,7 +88,7 @@ class RunStatistics(BaseModel):
 
     run: int
     judged: int
-    compliant: int
+    compliant: float
     rate: float | None
     ci_low: float | None
     ci_high: float | None
@@ -120,7 +125,7 @@ def variation_statistics(rows: list[ComplianceRow], settings: dict[str, dict[str
         runs = []
         for (run,), members in _grouped(group, lambda r: (r.run,)):
             judged = [r for r in members if is_judged(r)]
-            compliant = sum(bool(r.compliant) for r in judged)
+            compliant = sum(verdict_value(r) for r in judged)
             interval = wilson_interval(compliant, len(judged))
             runs.append(RunStatistics(run=run, judged=len(judged), compliant=compliant,
                                       rate=compliant / len(judged) if judged else None,
@@ -181,7 +186,7 @@ def paired_comparisons(rows: list[ComplianceRow]) -> list[PairedComparison]:
                 judged, lambda r, field=within_field: (r.spec, r.judge, getattr(r, field))):  # type: ignore[misc]
             sides: dict[str, list[tuple[Hashable, float]]] = defaultdict(list)
             for r in group:
-                sides[getattr(r, side_field)].append((input_key(r), float(bool(r.compliant))))
+                sides[getattr(r, side_field)].append((input_key(r), verdict_value(r)))
             strata = {input_key(r): (r.spec, r.statement_id) for r in group}
             for a, b in itertools.combinations(sorted(sides), 2):
                 paired = paired_difference(sides[a], sides[b], strata)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from speceval.analysis.clustered import (
@@ -100,20 +101,40 @@ def row(judge: str, model: str, statement: str, text: str, verdict: bool | str, 
                          source="x", run=run, variation=variation)
 
 
-def test_panel_is_the_majority_and_ties_and_missing_verdicts_are_not_verdicts():
+def test_panel_is_the_judges_share_and_answers_without_every_verdict_stay_out():
     rows = [row("j1", "m", "st", "q1", True), row("j2", "m", "st", "q1", True), row("j3", "m", "st", "q1", False),
             row("j1", "m", "st", "q2", True), row("j2", "m", "st", "q2", False), row("j3", "m", "st", "q2", "unparsed"),
             row("j1", "m", "st", "q3", "unparsed"), row("j2", "m", "st", "q3", "judge_errored"),
-            row("j3", "m", "st", "q3", "unparsed")]
+            row("j3", "m", "st", "q3", "unparsed"), row("j1", "m", "st", "q4", False),
+            row("j2", "m", "st", "q4", False), row("j3", "m", "st", "q4", False)]
     panel, counts = panel_rows(rows)
-    verdicts = {r.input: (r.outcome, r.compliant) for r in panel}
-    assert verdicts == {"q1": ("judged", True), "q2": ("panel_tie", None), "q3": ("panel_no_verdict", None)}
+    verdicts = {r.input: (r.outcome, r.compliant, r.score) for r in panel}
+    assert verdicts == {"q1": ("judged", None, pytest.approx(2 / 3)), "q2": ("panel_incomplete", None, None),
+                        "q3": ("panel_incomplete", None, None), "q4": ("judged", False, 0.0)}
     assert all(r.judge == PANEL for r in panel)
-    assert [(c.answers, c.majority, c.ties, c.no_verdict, c.incomplete) for c in counts] == [(3, 1, 1, 1, 2)]
+    [count] = counts
+    assert (count.answers, count.unanimous, count.split, count.incomplete) == (2, 1, 1, 2)
+    assert count.judge_rates == {"j1": 0.5, "j2": 0.5, "j3": 0.0} and count.panel_rate == pytest.approx(1 / 3)
     stats = {s.judge: s for s in variation_statistics(rows + panel, {})}
-    assert (stats[PANEL].judged, stats[PANEL].compliant) == (1, 1)
-    assert stats[PANEL].not_judged == {"panel_tie": 1, "panel_no_verdict": 1}
+    assert stats[PANEL].judged == 2 and stats[PANEL].rate == pytest.approx(1 / 3)
+    assert stats[PANEL].not_judged == {"panel_incomplete": 2}
     assert panel_rows([r for r in rows if r.judge == "j1"]) == ([], [])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_two_judge_panel_rate_lies_between_its_judges_rates(seed):
+    rng = np.random.default_rng(seed)
+    lenient, strict = rng.uniform(0.6, 0.95), rng.uniform(0.2, 0.8)
+    rows = []
+    for i in range(80):
+        rows.append(row("lenient", "m", f"st{i % 4}", f"q{i}", bool(rng.random() < lenient)))
+        rows.append(row("strict", "m", f"st{i % 4}", f"q{i}", bool(rng.random() < strict)))
+    panel, counts = panel_rows(rows)
+    stats = {s.judge: s for s in variation_statistics(rows + panel, {})}
+    judge_rates = [stats["lenient"].rate, stats["strict"].rate]
+    assert min(judge_rates) <= stats[PANEL].rate <= max(judge_rates)
+    assert stats[PANEL].rate == pytest.approx(sum(judge_rates) / 2)  # every answer judged by both: the mean
+    assert counts[0].split > 0 and stats[PANEL].judged == 80  # disagreements stay in, as halves
 
 
 def test_variation_runs_and_spread_by_hand():
