@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from speceval.analysis import original
 from speceval.errors import InputError, UsageError
 from speceval.paths import safe_filename
 from speceval.pipelines.compliance import ComplianceFile
@@ -34,6 +35,7 @@ class Location(BaseModel):
     variation: str = DEFAULT_VARIATION
     settings: dict[str, Any] = Field(default_factory=dict)
     run: int = 1
+    synthetic: bool = Field(default=False, description="the run that wrote the folder was offline (emulator)")
 
 
 class ComplianceRow(BaseModel):
@@ -57,6 +59,8 @@ class ComplianceRow(BaseModel):
     confidence: float | None
     rating: float | None
     source: str
+    synthetic: bool = False
+    """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
     score: float | None = None
     """A panel's verdict as a number: the share of its judges that found the answer compliant (a split of two
     judges counts 1/2). None for a single judge's verdict, whose number is its `compliant` (1 or 0)."""
@@ -77,6 +81,8 @@ class RankingRow(BaseModel):
     source: str
     variation: str = DEFAULT_VARIATION
     run: int = 1
+    synthetic: bool = False
+    """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
 
 
 class Verdicts(BaseModel):
@@ -85,6 +91,18 @@ class Verdicts(BaseModel):
     compliance: list[ComplianceRow]
     rankings: list[RankingRow]
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="variation → its settings")
+    synthetic_folders: int = Field(default=0, description="results folders of offline runs (emulator answers)")
+    provider_folders: int = Field(default=0, description="results folders of runs against a provider")
+    unrecorded_folders: int = Field(default=0, description="results folders without a run.json (e.g. the original's)")
+    skipped: list[str] = Field(default_factory=list, description="files under results/ that hold no verdicts, "
+                                                                 "each with the reason")
+
+    @property
+    def data_kind(self) -> str:
+        """'synthetic', 'provider' or 'mixed': what the verdicts are, for every file a reader might quote."""
+        if self.synthetic_folders and (self.provider_folders or self.unrecorded_folders):
+            return "mixed"
+        return "synthetic" if self.synthetic_folders else "provider"
 
 
 def load_verdicts(paths: Iterable[Path]) -> Verdicts:
@@ -95,24 +113,51 @@ def load_verdicts(paths: Iterable[Path]) -> Verdicts:
     statements = _StatementClasses()
     experiments: dict[Path, dict[str, dict[str, Any]]] = {}
     locations: dict[Path, Location] = {}
+    offline: dict[Path, bool | None] = {}
+    skipped: list[str] = []
     for path in paths:
         path = Path(path)
         if not path.exists():
             raise InputError(path, "no such file or directory")
         for file in sorted(path.rglob("results/*.json")):
             data = _read(file)
-            if not isinstance(data, dict):
-                continue  # a generation run's results (a list): not a verdict file
+            source = _relative(file, path)
+            if isinstance(data, list) and _is_generation_results(data):
+                continue  # a generation run's answers (a list of records): not verdicts, documented as such
+            if not isinstance(data, dict) or not ("rankings" in data or ("results" in data and "metadata" in data)):
+                reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
+                          else "no 'rankings', or no 'results' and 'metadata'")
+                logger.warning("skipped %s: not a results file (%s)", source, reason)
+                skipped.append(f"{source}: {reason}")
+                continue
             if file.parent not in locations:  # every file of one results folder sits in the same place
-                locations[file.parent] = locate(file, experiments)
+                offline[file.parent] = _offline(file.parent.parent)
+                locations[file.parent] = locate(file, experiments).model_copy(
+                    update={"synthetic": offline[file.parent] is True})
             where = locations[file.parent]
             settings.setdefault(where.variation, where.settings)
-            source = _relative(file, path)
             if "rankings" in data:
                 rankings.extend(_ranking_rows(file, data, where, source))
-            elif "results" in data and "metadata" in data:
+            else:
                 compliance.extend(_compliance_rows(file, data, where, source, statements))
-    return Verdicts(compliance=compliance, rankings=rankings, settings=settings)
+    flags = list(offline.values())
+    return Verdicts(compliance=compliance, rankings=rankings, settings=settings, skipped=skipped,
+                    synthetic_folders=flags.count(True), provider_folders=flags.count(False),
+                    unrecorded_folders=flags.count(None))
+
+
+def _is_generation_results(data: list[Any]) -> bool:
+    """A generation run's `results/<statement>.json`: records with `output_text` (or an empty list)."""
+    return all(isinstance(r, dict) and "output_text" in r for r in data)
+
+
+def _offline(run_dir: Path) -> bool | None:
+    """Whether the run that wrote `run_dir` ran offline (None: no readable run.json, e.g. the original's layout)."""
+    try:
+        manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return bool(manifest.get("offline", False)) if isinstance(manifest, dict) else None
 
 
 def locate(file: Path, experiments: dict[Path, dict[str, dict[str, Any]]] | None = None) -> Location:
@@ -184,17 +229,23 @@ def _read(file: Path) -> object:
 _File = TypeVar("_File", ComplianceFile, RankingFile)
 
 
-def _parse(file: Path, data: dict[str, object], model: type[_File], what: str) -> _File:
+def _parse(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _File:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(file, f"not a {what} results file: {first['msg']}",
-                         field=".".join(str(p) for p in first["loc"])) from None
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
+                             for e in exc.errors())
+        raise InputError(file, f"neither a speceval {what} results file nor one of the original SpecEval's "
+                               f"(see MIGRATING.md): {problems}") from None
 
 
-def _compliance_rows(file: Path, data: dict[str, object], where: Location, source: str,
+def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: str,
                      statements: _StatementClasses) -> list[ComplianceRow]:
+    if original.is_original_compliance(data):
+        names, records = original.compliance_records(file, data)
+        common = {**names, "variation": where.variation, "run": where.run, "mode": "binary",
+                  "prompt_version": "speceval-original", "source": source, "synthetic": where.synthetic}
+        return [ComplianceRow.model_validate({**common, **record}) for record in records]
     parsed = _parse(file, data, ComplianceFile, "compliance")
     m = parsed.metadata
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
@@ -203,17 +254,22 @@ def _compliance_rows(file: Path, data: dict[str, object], where: Location, sourc
                       authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
                       statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
                       output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
-                      rating=e.rating, source=source)
+                      rating=e.rating, source=source, synthetic=where.synthetic)
         for e in parsed.results
     ]
 
 
-def _ranking_rows(file: Path, data: dict[str, object], where: Location, source: str) -> list[RankingRow]:
+def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str) -> list[RankingRow]:
+    if original.is_original_ranking(data):
+        names, records = original.ranking_records(file, data)
+        common = {**names, "source": source, "variation": where.variation, "run": where.run,
+                  "synthetic": where.synthetic}
+        return [RankingRow.model_validate({**common, **record}) for record in records]
     parsed = _parse(file, data, RankingFile, "ranking")
     m = parsed.metadata
     return [
         RankingRow(spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
                    index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
-                   variation=where.variation, run=where.run)
+                   variation=where.variation, run=where.run, synthetic=where.synthetic)
         for e in parsed.rankings
     ]

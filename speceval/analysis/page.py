@@ -20,6 +20,8 @@ from speceval.analysis.variations import Breakdown, PairedComparison
 
 _STYLE = (
     "body{font-family:sans-serif;margin:2em;max-width:1400px;color:#222}"
+    ".banner{position:sticky;top:0;z-index:9;background:#b00020;color:#fff;font-weight:bold;padding:8px 12px;"
+    "margin:0 0 1em}"
     "table{border-collapse:collapse;margin:0.6em 0 1.2em}"
     "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;vertical-align:top}th{background:#f3f3f3}"
     "img{max-width:100%;display:block;margin:0.5em 0}.note{color:#555;font-size:13px}"
@@ -31,7 +33,8 @@ _STYLE = (
 
 def render_page(data: ReportData) -> str:
     """The whole page."""
-    parts = ["<h1>speceval report</h1>", _summary(data)]
+    banner = (f'<p class="banner" id="data-kind">{html.escape(data.data_banner)}</p>' if data.data_banner else "")
+    parts = [banner, "<h1>speceval report</h1>", _summary(data)]
     parts += [_img(plots.variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
               for judge in sorted({v.judge for v in data.variations})]
     if data.compliance:
@@ -64,10 +67,10 @@ def _summary(data: ReportData) -> str:
                  "counted in their own column and never as compliant or non-compliant. Intervals: "
                  f"{html.escape(interval_methods())}</p>")
     if data.variations:
-        parts.append(_table(["variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"],
-                            ([v.variation, _settings(v.settings), v.judge, v.candidate, v.judged,
+        parts.append(_table(["spec", "variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"],
+                            ([v.spec, v.variation, _settings(v.settings), v.judge, v.candidate, v.judged,
                               _rate_link(v.rate, v.judge, v.candidate, v.variation), _ci(v.ci_low, v.ci_high)]
-                             for v in data.variations), raw={5}))
+                             for v in data.variations), raw={6}))
     return "".join(parts)
 
 
@@ -143,13 +146,13 @@ def _judges(data: ReportData) -> str:
     parts = []
     if data.agreement:
         parts.append("<h2>Inter-judge agreement</h2>")
-        parts.append(_table(["judges", "kind", "items", "kappa / alpha"],
-                            ([a.judges, a.kind, a.items, a.kappa] for a in data.agreement)))
+        parts.append(_table(["spec", "judges", "kind", "items", "kappa / alpha"],
+                            ([a.spec, a.judges, a.kind, a.items, a.kappa] for a in data.agreement)))
     bias = judge_bias(data.compliance)
     if bias:
         parts.append("<h2>Judge bias (a judge's rate minus the mean over judges)</h2>")
-        parts.append(_table(["judge", "candidate", "variation", "bias"],
-                            ([j, m, v, b] for (j, m, v), b in sorted(bias.items()))))
+        parts.append(_table(["spec", "judge", "candidate", "variation", "bias"],
+                            ([s, j, m, v, b] for (s, j, m, v), b in sorted(bias.items()))))
     if data.panel:
         parts.append(f"<h2>Panel verdicts</h2><p class='note'>{html.escape(TIES_RULE)} (mean of Likert ratings); "
                      "the panel's rates are the rows of judge <b>panel</b> above. Beside it, each judge's rate on "
@@ -166,25 +169,25 @@ def _rankings(data: ReportData) -> str:
     parts = []
     if data.win_rates:
         parts.append("<h2>Pairwise win rates (both orders and runs; ties count half; clustered by input)</h2>")
-        parts.append(_table(["judge", "variation", "model", "opponent", "games", "wins", "ties", "losses",
+        parts.append(_table(["spec", "judge", "variation", "model", "opponent", "games", "wins", "ties", "losses",
                              "win rate", "95% CI"],
-                            ([w.judge, w.variation, w.model, w.opponent, w.games, w.wins, w.ties, w.losses, w.rate,
-                              _ci(w.ci_low, w.ci_high)] for w in data.win_rates)))
-        for judge, variation in sorted({(w.judge, w.variation) for w in data.win_rates}):
-            matrix, models = plots.win_matrix(data.win_rates, judge, variation)
-            parts.append(_img(plots.heatmap(matrix, models, models, f"win rate, row vs column\n{judge}, {variation}"),
-                              f"win rates {judge} {variation}"))
+                            ([w.spec, w.judge, w.variation, w.model, w.opponent, w.games, w.wins, w.ties, w.losses,
+                              w.rate, _ci(w.ci_low, w.ci_high)] for w in data.win_rates)))
+        for spec, judge, variation in sorted({(w.spec, w.judge, w.variation) for w in data.win_rates}):
+            matrix, models = plots.win_matrix(data.win_rates, spec, judge, variation)
+            title = f"win rate, row vs column\nspec {spec}, {judge}, {variation}"
+            parts.append(_img(plots.heatmap(matrix, models, models, title), f"win rates {spec} {judge} {variation}"))
     if data.bradley_terry:
         parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")
-        parts.append(_table(["judge", "variation", "model", "strength", "95% CI"],
-                            ([s.judge, s.variation, s.model, s.strength, _ci(s.ci_low, s.ci_high)]
+        parts.append(_table(["spec", "judge", "variation", "model", "strength", "95% CI"],
+                            ([s.spec, s.judge, s.variation, s.model, s.strength, _ci(s.ci_low, s.ci_high)]
                              for s in data.bradley_terry)))
-        for note in sorted({f"{s.judge}, {s.variation}: {s.note}" for s in data.bradley_terry if s.note}):
+        for note in sorted({f"{s.spec}, {s.judge}, {s.variation}: {s.note}" for s in data.bradley_terry if s.note}):
             parts.append(f"<p>{html.escape(note)}</p>")
     if data.position_consistency:
         parts.append("<h2>Position consistency (same winner in both orders)</h2>")
-        parts.append(_table(["judge", "variation", "run", "consistent", "compared", "rate"],
-                            ([c.judge, c.variation, c.run, c.consistent, c.compared, c.rate]
+        parts.append(_table(["spec", "judge", "variation", "run", "consistent", "compared", "rate"],
+                            ([c.spec, c.judge, c.variation, c.run, c.consistent, c.compared, c.rate]
                              for c in data.position_consistency)))
     return "".join(parts)
 

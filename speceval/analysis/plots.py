@@ -74,9 +74,9 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
     return _png(figure)
 
 
-def win_matrix(rates: list[WinRate], judge: str, variation: str) -> tuple[np.ndarray, list[str]]:
-    """Row model's win rate against column model (NaN on the diagonal and for unplayed pairs)."""
-    rates = [r for r in rates if r.judge == judge and r.variation == variation]
+def win_matrix(rates: list[WinRate], spec: str, judge: str, variation: str) -> tuple[np.ndarray, list[str]]:
+    """Row model's win rate against column model in one spec (NaN on the diagonal and for unplayed pairs)."""
+    rates = [r for r in rates if r.spec == spec and r.judge == judge and r.variation == variation]
     models = sorted({r.model for r in rates})
     matrix = np.full((len(models), len(models)), np.nan)
     for r in rates:

@@ -71,6 +71,22 @@ class ReportData(BaseModel):
     stages: list[StageCounts]
     settings: dict[str, dict[str, object]]
     prompt_versions: dict[str, list[str]] = Field(description="judge → prompt template ids it used")
+    data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
+    synthetic_folders: int = 0
+    real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
+    skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
+
+    @property
+    def data_banner(self) -> str | None:
+        """The sentence every quotable output starts with when any verdict is synthetic; None otherwise."""
+        if self.data_kind == "synthetic":
+            return ("SYNTHETIC DATA: every answer and verdict here was made up by the speceval emulator (offline "
+                    "runs), not by a model; no rate, interval or cost here says anything about a model.")
+        if self.data_kind == "mixed":
+            return (f"MIXED DATA: {self.synthetic_folders} results folder(s) come from offline runs (synthetic "
+                    f"answers and verdicts by the speceval emulator) and {self.real_folders} from providers or "
+                    "unrecorded runs; rows carry a `synthetic` flag in the export.")
+        return None
 
 
 class ReportSummary(BaseModel):
@@ -103,6 +119,8 @@ def compute(paths: Sequence[Path], prices: PriceTable) -> ReportData:
         bradley_terry=strengths(verdicts.rankings), position_consistency=position_consistency(verdicts.rankings),
         agreement=judge_agreement(verdicts.compliance), costs=costs, stages=_stage_counts(paths, costs),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
+        data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
+        real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,
     )
 
 
@@ -115,6 +133,10 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
+    def _csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = ()) -> Path:
+        # Every table says what its numbers are made of: a quoted CSV row must not pass synthetic data for real.
+        return _write_csv(path, ({**row, "data": data.data_kind} for row in rows), first)
+
     csv_paths = [
         _csv(out_dir / "variation_statistics.csv", [_flat_record(v) for v in data.variations]),
         _csv(out_dir / "compliance.csv", [_flat_record(r) for r in data.compliance]),
@@ -126,8 +148,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         _csv(out_dir / "win_rates.csv", [w.model_dump() for w in data.win_rates]),
         _csv(out_dir / "bradley_terry.csv", [s.model_dump() for s in data.bradley_terry]),
         _csv(out_dir / "position_consistency.csv",
-             [c.model_dump(include={"judge", "consistent", "compared", "rate", "variation", "run"})
-              for c in data.position_consistency], first=["judge", "consistent", "compared", "rate"]),
+             [c.model_dump(include={"spec", "judge", "consistent", "compared", "rate", "variation", "run"})
+              for c in data.position_consistency], first=["judge", "consistent", "compared", "rate", "spec"]),
         _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement]),
         _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs]),
     ]
@@ -185,7 +207,7 @@ def _flat_record(record: BaseModel) -> dict[str, object]:
     return row
 
 
-def _csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = ()) -> Path:
+def _write_csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = ()) -> Path:
     rows = list(rows)
     columns = list(first)
     for row in rows:

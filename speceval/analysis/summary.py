@@ -26,7 +26,8 @@ def interval_methods() -> str:
 
 def render_summary(data: ReportData) -> str:
     """The markdown text."""
-    lines = ["# speceval results", ""]
+    lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
+    lines += ["# speceval results", ""]
     candidates = sorted({v.candidate for v in data.variations})
     judges = sorted({v.judge for v in data.variations if v.judge != "panel"})
     lines += [f"- Candidates: {', '.join(candidates) or '–'}",
@@ -44,21 +45,25 @@ def render_summary(data: ReportData) -> str:
         known = [s.cost_usd for s in data.stages]
         total = "unknown" if any(c is None for c in known) else f"{sum(c or 0.0 for c in known):.4f}"
         lines.append(f"- Total cost USD: {total}")
+    if data.skipped:
+        lines.append(f"- Skipped {len(data.skipped)} file(s) under results/ that hold no verdicts: "
+                     + "; ".join(data.skipped))
     lines += ["", "## Compliance by variation", "",
-              "| judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | not judged |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | "
+              "not judged |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for v in data.variations:
         runs = ", ".join(f"run{r.run} {_fmt(r.rate)}" for r in v.runs)
         missing = ", ".join(f"{n} {o}" for o, n in sorted(v.not_judged.items())) or "0"
-        lines.append(f"| {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant} | {_fmt(v.rate)} | "
-                     f"{_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |")
+        lines.append(f"| {v.spec} | {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant:g} | "
+                     f"{_fmt(v.rate)} | {_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |")
     if data.paired:
         lines += ["", "## Paired differences (same inputs)", "",
-                  "| judge | compare | within | a − b | inputs | difference | 95% CI |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| spec | judge | compare | within | a − b | inputs | rate a | rate b | difference | 95% CI |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for p in data.paired:
-            lines.append(f"| {p.judge} | {p.kind} | {p.within} | {p.a} − {p.b} | {p.inputs} | {_fmt(p.difference)} | "
-                         f"{_ci(p.ci_low, p.ci_high)} |")
+            lines.append(f"| {p.spec} | {p.judge} | {p.kind} | {p.within} | {p.a} − {p.b} | {p.inputs} | "
+                         f"{_fmt(p.rate_a)} | {_fmt(p.rate_b)} | {_fmt(p.difference)} | {_ci(p.ci_low, p.ci_high)} |")
     lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
               "counted separately. Intervals are 95%: " + interval_methods(), ""]
     return "\n".join(lines)

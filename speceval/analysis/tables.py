@@ -43,8 +43,10 @@ class ComplianceRate(BaseModel):
 
 class WinRate(BaseModel):
     """How often `model` beat `opponent` under `judge` in one variation (ties count half), both orders and all
-    runs pooled; the interval is clustered by input (both orders and every run of an input are one cluster)."""
+    runs pooled; the interval is clustered by input (both orders and every run of an input are one cluster).
+    Never pooled across specs: the same judges under two specs are two tables."""
 
+    spec: str
     judge: str
     variation: str = DEFAULT_VARIATION
     model: str
@@ -59,8 +61,9 @@ class WinRate(BaseModel):
 
 
 class Agreement(BaseModel):
-    """Agreement between judges on the same answers."""
+    """Agreement between judges on the same answers (of one spec)."""
 
+    spec: str
     judges: str
     items: int
     kappa: float | None
@@ -87,45 +90,57 @@ def compliance_rates(rows: list[ComplianceRow], *, per_statement: bool = False) 
     return rates
 
 
-def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str, str], float]:
-    """(judge, model, variation) → the judge's rate minus the mean over judges of that model's rate there.
+def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str, str, str], float]:
+    """(spec, judge, model, variation) → the judge's rate minus the mean over judges of that model's rate there.
 
     The panel is not a judge of its own here: it is made of the judges' verdicts."""
-    by_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
+    by_cell: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     judged = [r for r in rates if r.rate is not None and r.judge != "panel"]
     for r in judged:
-        by_cell[(r.model, r.variation)].append(r.rate)  # type: ignore[arg-type]
+        by_cell[(r.spec, r.model, r.variation)].append(r.rate)  # type: ignore[arg-type]
     return {
-        (r.judge, r.model, r.variation): r.rate - mean(by_cell[(r.model, r.variation)])  # type: ignore[operator]
+        (r.spec, r.judge, r.model, r.variation): r.rate - mean(by_cell[(r.spec, r.model, r.variation)])  # type: ignore[operator]
         for r in judged
-        if len(by_cell[(r.model, r.variation)]) > 1
+        if len(by_cell[(r.spec, r.model, r.variation)]) > 1
     }
 
 
 def judge_agreement(rows: list[ComplianceRow]) -> list[Agreement]:
-    """Cohen's kappa per pair of judges and Fleiss' kappa over all, on answers every compared judge judged."""
+    """Per spec: Cohen's kappa per pair of judges and Fleiss' kappa over all, on answers every compared judge
+    judged; Krippendorff's alpha over Likert ratings."""
+    results = []
+    by_spec: dict[str, list[ComplianceRow]] = defaultdict(list)
+    for row in rows:
+        by_spec[row.spec].append(row)
+    for spec, group in sorted(by_spec.items()):
+        results += _agreement(spec, group)
+    return results
+
+
+def _agreement(spec: str, rows: list[ComplianceRow]) -> list[Agreement]:
     verdicts: dict[str, dict[tuple[object, ...], bool]] = defaultdict(dict)
     for row in rows:
         if row.outcome == JUDGED and row.compliant is not None:
             verdicts[row.judge][_answer(row)] = row.compliant
     judges = sorted(verdicts)
-    results = []
+    results: list[Agreement] = []
     for a, b in itertools.combinations(judges, 2):
         common = sorted(set(verdicts[a]) & set(verdicts[b]))
         kappa = cohen_kappa([verdicts[a][k] for k in common], [verdicts[b][k] for k in common])
-        results.append(Agreement(judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen"))
+        results.append(Agreement(spec=spec, judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen"))
     if len(judges) > 2:
         shared = sorted(set.intersection(*(set(verdicts[j]) for j in judges)))
         counts = np.array([[sum(verdicts[j][k] for j in judges), sum(not verdicts[j][k] for j in judges)]
                            for k in shared])
-        results.append(Agreement(judges="all", items=len(shared), kappa=fleiss_kappa(counts), kind="Fleiss"))
+        results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=fleiss_kappa(counts),
+                                 kind="Fleiss"))
     ratings: dict[tuple[object, ...], list[int]] = defaultdict(list)
     for row in rows:
         if row.outcome == JUDGED and row.rating is not None:
             ratings[_answer(row)].append(int(row.rating))
     if ratings:
         units = list(ratings.values())
-        results.append(Agreement(judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
+        results.append(Agreement(spec=spec, judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
                                  kappa=krippendorff_alpha_ordinal(units), kind="Krippendorff alpha (ordinal)"))
     return results
 
@@ -144,21 +159,23 @@ def _winner(row: RankingRow) -> str | None:
 
 def win_rates(rows: list[RankingRow]) -> list[WinRate]:
     """Pairwise win rates per judge and variation, both orders and all runs pooled, clustered by input."""
-    tally: dict[tuple[str, str, str, str], list[tuple[tuple[str, str, str], str]]] = defaultdict(list)
+    tally: dict[tuple[str, str, str, str, str], list[tuple[tuple[str, str, str], str]]] = defaultdict(list)
     for row in rows:
         winner = _winner(row)
         if winner is None:
             continue
         for model, opponent in ((row.model_a, row.model_b), (row.model_b, row.model_a)):
             result = "tie" if winner == "tie" else "win" if winner == model else "loss"
-            tally[(row.judge, row.variation, model, opponent)].append(((row.spec, row.statement_id, row.input), result))
+            tally[(row.spec, row.judge, row.variation, model, opponent)].append(
+                ((row.spec, row.statement_id, row.input), result))
     rates = []
-    for (judge, variation, model, opponent), games in sorted(tally.items()):
+    for (spec, judge, variation, model, opponent), games in sorted(tally.items()):
         counts = Counter(result for _, result in games)
         scores = [_SCORE[result] for _, result in games]
         interval = rate_interval(scores, [cluster for cluster, _ in games],
                                  {cluster: cluster[:2] for cluster, _ in games})
-        rates.append(WinRate(judge=judge, variation=variation, model=model, opponent=opponent, games=len(games),
+        rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=model, opponent=opponent,
+                             games=len(games),
                              wins=counts["win"], ties=counts["tie"], losses=counts["loss"],
                              rate=sum(scores) / len(scores),
                              ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None))
@@ -169,8 +186,9 @@ _SCORE = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
 
 class Strength(BaseModel):
-    """A Bradley–Terry strength (strengths of one judge and variation sum to 1) with a bootstrap interval."""
+    """A Bradley–Terry strength (strengths of one spec, judge and variation sum to 1) with a bootstrap interval."""
 
+    spec: str
     judge: str
     variation: str
     model: str
@@ -205,8 +223,9 @@ def strengths(rows: list[RankingRow], draws: int = BOOTSTRAP_DRAWS) -> list[Stre
     """Bradley–Terry strength per judge, variation and model (ties as half a win each); the intervals resample
     inputs (with every run and order of a drawn input), so repeated runs do not narrow them."""
     result: list[Strength] = []
-    for judge, variation in sorted({(r.judge, r.variation) for r in rows}):
-        judged = [r for r in rows if r.judge == judge and r.variation == variation and _winner(r) is not None]
+    for spec, judge, variation in sorted({(r.spec, r.judge, r.variation) for r in rows}):
+        judged = [r for r in rows
+                  if r.spec == spec and r.judge == judge and r.variation == variation and _winner(r) is not None]
         models = sorted({m for r in judged for m in (r.model_a, r.model_b)})
         if len(models) < 2:
             continue
@@ -230,7 +249,7 @@ def strengths(rows: list[RankingRow], draws: int = BOOTSTRAP_DRAWS) -> list[Stre
             [(r.spec, r.statement_id, r.input) for r in judged], lambda picked: bradley_terry(tally(picked)),
             draws=draws)
         for i, model in enumerate(models):
-            result.append(Strength(judge=judge, variation=variation, model=model, strength=float(point[i]),
+            result.append(Strength(spec=spec, judge=judge, variation=variation, model=model, strength=float(point[i]),
                                    ci_low=float(bounds[0][i]) if bounds else None,
                                    ci_high=float(bounds[1][i]) if bounds else None,
                                    note=SEPARATED if separated else None))
@@ -241,6 +260,7 @@ class Consistency(BaseModel):
     """Position consistency of one judge in one run of one variation: both orders of an input gave the same
     winner (or both a tie). `compared` counts inputs judged in both orders."""
 
+    spec: str
     judge: str
     variation: str
     run: int
@@ -250,19 +270,19 @@ class Consistency(BaseModel):
 
 
 def position_consistency(rows: list[RankingRow]) -> list[Consistency]:
-    """Per (judge, variation, run); the two orders of one comparison are matched within their own run."""
+    """Per (spec, judge, variation, run); the two orders of one comparison are matched within their own run."""
     seen: dict[tuple[object, ...], list[str]] = defaultdict(list)
     for row in rows:
         winner = _winner(row)
         if winner is not None:
-            key = (row.judge, row.variation, row.run, row.spec, row.statement_id, row.index,
+            key = (row.spec, row.judge, row.variation, row.run, row.statement_id, row.index,
                    frozenset((row.model_a, row.model_b)))
             seen[key].append(winner)
-    tally: dict[tuple[str, str, int], list[int]] = defaultdict(lambda: [0, 0])
-    for (judge, variation, run, *_), winners in seen.items():
+    tally: dict[tuple[str, str, str, int], list[int]] = defaultdict(lambda: [0, 0])
+    for (spec, judge, variation, run, *_), winners in seen.items():
         if len(winners) == 2:
-            counts = tally[(str(judge), str(variation), int(str(run)))]
+            counts = tally[(str(spec), str(judge), str(variation), int(str(run)))]
             counts[0] += winners[0] == winners[1]
             counts[1] += 1
-    return [Consistency(judge=j, variation=v, run=r, consistent=c, compared=n, rate=c / n if n else None)
-            for (j, v, r), (c, n) in sorted(tally.items())]
+    return [Consistency(spec=s, judge=j, variation=v, run=r, consistent=c, compared=n, rate=c / n if n else None)
+            for (s, j, v, r), (c, n) in sorted(tally.items())]

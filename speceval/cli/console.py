@@ -7,12 +7,13 @@ module is the one place that turns both into terminal output.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from datetime import datetime
 from pathlib import Path
 from typing import IO, cast
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.logging import RichHandler
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -41,6 +42,22 @@ class _RedactingConsole(Console):
     @file.setter
     def file(self, new_file: IO[str]) -> None:
         self._file = new_file
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """The terminal's size; when the output is a file or a pipe, wide enough that no table is cut at 80
+        columns (a log or a CI transcript keeps every column; COLUMNS still wins when set)."""
+        found = super().size
+        if self._width is None and not self.is_terminal and "COLUMNS" not in os.environ:
+            return ConsoleDimensions(max(found.width, _PIPE_WIDTH), found.height)
+        return found
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+_PIPE_WIDTH = 200
 
 
 console: Console = _RedactingConsole(stderr=True, highlight=False, soft_wrap=True)

@@ -32,19 +32,22 @@ def _report(args: argparse.Namespace) -> int:
     from speceval.costs import PriceTable
 
     summary = build_report(args.paths, args.out, PriceTable.load(args.prices))
+    if summary.data.data_banner:
+        stdout.print(f"[bold red]{summary.data.data_banner}[/]")
     table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
                   header_style="bold")
-    for column in ("judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
+    for column in ("spec", "judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
         table.add_column(column)
     for r in summary.data.variations:
-        table.add_row(r.judge, r.candidate, r.variation, str(r.judged), _fmt(r.rate),
+        table.add_row(r.spec, r.judge, r.candidate, r.variation, str(r.judged), _fmt(r.rate),
                       f"{r.ci_low:.3f}–{r.ci_high:.3f}" if r.ci_low is not None and r.ci_high is not None else "–",
                       " ".join(_fmt(run.rate) for run in r.runs),
                       ", ".join(f"{n} {o}" for o, n in sorted(r.not_judged.items())) or "0")
     stdout.print(table)
-    for (judge, variation), group in itertools.groupby(summary.data.bradley_terry, lambda s: (s.judge, s.variation)):
+    strengths = summary.data.bradley_terry
+    for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
         order = ", ".join(f"{s.model} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
-        stdout.print(f"Bradley–Terry, judge {judge}, {variation}: {order}")
+        stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
     stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it)")
     return 0
 

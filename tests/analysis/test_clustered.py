@@ -204,8 +204,8 @@ def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
     rows = [row("j1", "m", "st", f"q{i}", i < 3) for i in range(4)] + [row("j2", "m", "st", f"q{i}", i < 1)
                                                                        for i in range(4)]
     panel, _ = panel_rows(rows)
-    assert judge_bias(compliance_rates(rows + panel)) == {("j1", "m", "v"): pytest.approx(0.25),
-                                                          ("j2", "m", "v"): pytest.approx(-0.25)}
+    assert judge_bias(compliance_rates(rows + panel)) == {("s", "j1", "m", "v"): pytest.approx(0.25),
+                                                          ("s", "j2", "m", "v"): pytest.approx(-0.25)}
 
 
 def test_a_large_experiment_embeds_the_same_number_of_samples_from_every_cell():

@@ -1,0 +1,116 @@
+"""The original SpecEval's result files, read as they are (so a paper's worth of judged data needs no re-judging).
+
+Compliance (`run_batched_binary_compliance.py`): `spec_<spec>/judge_<judge>/<candidate>/results/<statement>.json` =
+`{metadata: {model, statement_id, batch_ids | judge_model}, results: [{input, output, compliant, confidence,
+explanation}]}`. `compliant: null` meant unparsed, missing or failed alike; it is counted as `not_judged`, never as
+non-compliant. The original's own tables divided by every record (compliant ÷ all records); ours divide by judged
+records and put the `not_judged` count beside every rate, so both can be recomputed.
+
+Rankings (`batched_ranking_pipeline.py`): `spec_<spec>/judge_<judge>/<A>x<B>/results/<statement>.json` =
+`{metadata: {ranking_judge_model_info: {model_name}, model_a, model_b, org_spec_name, statement_id},
+rankings: [{input, output_a, output_b, rank, raw_judge_response}]}` (sorted by input). `rank` 0 was written both for
+a real tie and for a missing or unparseable answer (`raw_judge_response` "ERROR: …"): the latter is `missing` here,
+the former a tie.
+
+The original wrote no judge or spec name into compliance files, so those two come from the folder names
+`spec_<spec>` and `judge_<judge>` above the file; model names come from the files' metadata (a pair folder's
+`<A>x<B>` name only when a corrected file has no metadata at all).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from speceval.errors import InputError
+
+ORIGINAL_NOT_JUDGED = "not_judged"
+"""The outcome of an original compliance record with `compliant: null` (unparsed, missing or failed: the original
+files cannot tell which)."""
+ORIGINAL_MISSING = "missing"
+ERROR_PREFIX = "ERROR:"
+
+
+def is_original_compliance(data: dict[str, Any]) -> bool:
+    """An original binary-compliance file: `results` records with `compliant` but no `outcome`, no judge in metadata."""
+    results = data.get("results")
+    metadata = data.get("metadata")
+    return (isinstance(results, list) and isinstance(metadata, dict) and "judge" not in metadata
+            and all(isinstance(r, dict) and "compliant" in r and "outcome" not in r for r in results))
+
+
+def is_original_ranking(data: dict[str, Any]) -> bool:
+    """An original ranking file: `rankings` records without our `outcome` field."""
+    rankings = data.get("rankings")
+    return isinstance(rankings, list) and all(isinstance(r, dict) and "outcome" not in r for r in rankings)
+
+
+def folder_value(file: Path, prefix: str, field: str) -> str:
+    """The name after `prefix` of the nearest folder above `file` that starts with it (`spec_`, `judge_`)."""
+    for folder in file.parents:
+        if folder.name.startswith(prefix) and len(folder.name) > len(prefix):
+            return folder.name[len(prefix):]
+    raise InputError(file, f"an original SpecEval results file must sit below a '{prefix}<name>' folder "
+                           f"(its {field} is not written in the file)", field=field)
+
+
+def compliance_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """(names, records) of an original compliance file: names = spec, judge, model, statement_id; each record with
+    our field names (outcome judged or not_judged)."""
+    metadata = data["metadata"]
+    model = metadata.get("model") or metadata.get("candidate_model")
+    if not isinstance(model, str) or not model:
+        raise InputError(file, "an original compliance file names its candidate in metadata.model",
+                         field="metadata.model")
+    statement_id = metadata.get("statement_id") or file.stem
+    judge = metadata.get("judge_model") if isinstance(metadata.get("judge_model"), str) else None
+    names = {"spec": folder_value(file, "spec_", "spec"), "judge": judge or folder_value(file, "judge_", "judge"),
+             "model": model, "statement_id": str(statement_id)}
+    records = []
+    for number, entry in enumerate(data["results"]):
+        compliant = entry.get("compliant")
+        if compliant is not None and not isinstance(compliant, bool):
+            raise InputError(file, f"results[{number}].compliant must be true, false or null, not {compliant!r}",
+                             field=f"results.{number}.compliant")
+        records.append({"input": str(entry.get("input", "")), "output": str(entry.get("output", "")),
+                        "compliant": compliant, "confidence": _number(entry.get("confidence")),
+                        "explanation": entry.get("explanation") if isinstance(entry.get("explanation"), str) else None,
+                        "rating": entry.get("rating") if isinstance(entry.get("rating"), int | float) else None,
+                        "outcome": "judged" if compliant is not None else ORIGINAL_NOT_JUDGED})
+    return names, records
+
+
+def ranking_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """(names, records) of an original ranking file: names = spec, judge, model_a, model_b, statement_id; records
+    with index (position among the file's inputs, sorted, so both orders of a pair line up), outcome and rank."""
+    metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+    info = metadata.get("ranking_judge_model_info")
+    judge = info.get("model_name") if isinstance(info, dict) else None
+    judge = judge or metadata.get("ranking_model") or metadata.get("evaluator_model")
+    model_a, model_b = metadata.get("model_a"), metadata.get("model_b")
+    if not (isinstance(model_a, str) and isinstance(model_b, str)):
+        pair = file.parent.parent.name
+        if pair.count("x") != 1:
+            raise InputError(file, f"this original ranking file names no models in metadata and its folder {pair!r} "
+                                   "cannot be split at one 'x' into <A>x<B>", field="metadata.model_a")
+        model_a, model_b = pair.split("x")
+    names = {"spec": str(metadata.get("org_spec_name") or folder_value(file, "spec_", "spec")),
+             "judge": str(judge) if judge else folder_value(file, "judge_", "judge"),
+             "model_a": model_a, "model_b": model_b,
+             "statement_id": str(metadata.get("statement_id") or file.stem)}
+    order = {text: i for i, text in enumerate(sorted({str(r.get("input", "")) for r in data["rankings"]}))}
+    records = []
+    for number, entry in enumerate(data["rankings"]):
+        rank = entry.get("rank")
+        raw = entry.get("raw_judge_response")
+        if rank not in (1, -1, 0, None) or isinstance(rank, bool):
+            raise InputError(file, f"rankings[{number}].rank must be 1, -1, 0 or null, not {rank!r}",
+                             field=f"rankings.{number}.rank")
+        failed = rank is None or (rank == 0 and isinstance(raw, str) and raw.startswith(ERROR_PREFIX))
+        records.append({"index": order[str(entry.get("input", ""))], "input": str(entry.get("input", "")),
+                        "outcome": ORIGINAL_MISSING if failed else "judged", "rank": None if failed else rank})
+    return names, records
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
