@@ -123,7 +123,7 @@ def generate(args: argparse.Namespace) -> int:
             pipeline = _resumed(args, earlier.unfinished[0])
     config = pipeline.config
     offline = config.offline or args.offline
-    resume_command = shlex.join([Path(sys.executable).name, "-m", "batched_examples.run_batched_generation",
+    resume_command = shlex.join([sys.executable, "-m", "batched_examples.run_batched_generation",
                                  "--resume", str(pipeline.run_dir)])
     with ExitStack() as stack:
         # Everything that can refuse the command runs before `write_manifest` creates the run directory.

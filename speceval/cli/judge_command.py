@@ -163,7 +163,7 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
         f"({pipeline.provider}), output {pipeline.output_dir}"
     )
     argv = [arg for arg in sys.argv[1:] if arg != "--dry-run"]
-    rerun = shlex.join([Path(sys.executable).name, "-m", f"batched_examples.{script(kind)}", *argv])
+    rerun = shlex.join([sys.executable, "-m", f"batched_examples.{script(kind)}", *argv])
     with ExitStack() as stack:
         # The pipeline builds its judge from the settings (offline: against the emulator in its output folder).
         key = {} if settings.offline else yaml_api_key(file, pipeline.provider)

@@ -24,15 +24,15 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
-    from speceval.experiments.runner import load_experiment, run_experiment
+    from speceval.experiments.runner import preflight, run_experiment
 
-    config = load_experiment(args.experiment)  # exit 2 with file, line and key before anything is submitted
+    # Exit 2 with file, line and key before anything is written (the log included) or submitted.
+    _, output_dir, offline = preflight(args.experiment, offline=args.offline)
     # The experiment's log (paths in an experiment file are relative to it): every stage's failures and stops.
-    output_dir = config.output_dir if config.output_dir.is_absolute() else args.experiment.parent / config.output_dir
     setup_logging(args.verbose, output_dir / "logs" / "experiment.log")
-    if args.offline or config.offline:
+    if offline:
         console.print(synthetic_banner())
-    resume = shlex.join([Path(sys.executable).name, "-m", "speceval", "run", str(args.experiment)]
+    resume = shlex.join([sys.executable, "-m", "speceval", "run", str(args.experiment)]
                         + (["--offline"] if args.offline else []))
     try:
         outcome = run_experiment(args.experiment, offline=args.offline, observer=_progress)

@@ -59,12 +59,18 @@ def _axis_kind(value: object) -> str:
     return "mapping" if isinstance(value, dict) else "list"
 
 
-# Tagged, so that a bad value gets the error of the form it was written in, not of both.
+# Tagged, so that a bad value gets the error of the form it was written in, not of both. An axis given is never
+# empty: `temperature: []` would otherwise silently become the one `default` variation.
 Axis = Annotated[
-    Annotated[list[T], Tag("list")] | Annotated[dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], T],
-                                                 Tag("mapping")],
+    Annotated[list[T], Tag("list"), Field(min_length=1)]
+    | Annotated[dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], T], Tag("mapping"),
+                Field(min_length=1)],
     Discriminator(_axis_kind),
 ] | None
+
+MAX_RUNS_PER_VARIATION = 10_000
+"""More runs per variation than any study needs: a larger number is almost surely a typo, and planning it would
+take forever (the grid is planned before anything is sent)."""
 
 
 class Variations(_Strict):
@@ -132,17 +138,26 @@ class EngineSettings(_Strict):
 class ExperimentConfig(_Strict):
     """`speceval run EXPERIMENT.yaml`."""
 
-    experiment_name: str
-    output_dir: Path
+    experiment_name: str = Field(min_length=1)
+    output_dir: Annotated[Path, Field(description="where every run of the grid goes (relative to the file)")]
     specs: list[SpecEntry] = Field(min_length=1)
     candidates: list[ModelEntry] = Field(min_length=1)
     judges: list[JudgeEntry] = Field(default_factory=list)
     variations: Variations = Field(default_factory=Variations)
-    runs_per_variation: int = Field(default=1, gt=0)
+    runs_per_variation: int = Field(default=1, gt=0, le=MAX_RUNS_PER_VARIATION, strict=True)
     stages: list[Stage] = Field(default_factory=lambda: list(ALL_STAGES))
     budget_usd: BudgetUsd | None = None
     offline: bool = False
     engine: EngineSettings = Field(default_factory=EngineSettings)
+
+
+    @model_validator(mode="before")
+    @classmethod
+    def _output_dir_given(cls, data: object) -> object:
+        # '' would be read as '.', writing the whole grid into the YAML's own folder.
+        if isinstance(data, dict) and isinstance(data.get("output_dir"), str) and not data["output_dir"].strip():
+            raise ValueError("output_dir is empty; name the folder the experiment's runs go to")
+        return data
 
 
 def json_schema() -> str:

@@ -11,7 +11,9 @@ budget is shared by every run of the experiment; `experiment.json` records each 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from speceval.batch.budget import Budget
 from speceval.batch.engine import EngineOptions
 from speceval.batch.records import SCHEMA_VERSION, utcnow
 from speceval.costs import CostEstimator, PriceTable
-from speceval.errors import ConfigError, InputError
+from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry, SpecEntry
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, resolve_path, stage_overview
@@ -78,6 +80,8 @@ class ExperimentState(BaseModel):
     generation_runs: list[str]
     stages_done: list[str] = Field(default_factory=list, description="stages whose every task has finished")
     tasks: dict[str, TaskState] = Field(default_factory=dict, description="task → its state (see stages.py)")
+    offline: bool | None = Field(default=None, description="run against the emulator (synthetic answers); None in "
+                                                           "folders started before this was recorded")
     status: str = "running"
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
@@ -114,7 +118,28 @@ def load_experiment(path: Path) -> ExperimentConfig:
         load_inputs(_resolve(base, spec.inputs_dir), loaded)
     if "ranking" in config.stages and config.judges and len(config.candidates) < 2:
         raise InputError(path, "ranking needs at least two candidates", field="candidates")
+    judging = [s for s in config.stages if s in ("compliance", "ranking")]
+    if judging and not config.judges:
+        # Found out after paying for every generation otherwise.
+        raise InputError(path, f"stages {', '.join(judging)} need judges, and the file lists none: add a `judges:` "
+                               "list or drop those stages", line=_line_of(text, "stages"), field="judges")
+    _refuse_duplicates(path, text, config)
     return config
+
+
+def _refuse_duplicates(path: Path, text: str, config: ExperimentConfig) -> None:
+    """The same candidate, judge or spec listed twice (their runs would share one folder and one task key)."""
+    sections: list[tuple[str, str, list[str]]] = [
+        ("candidates", "model", [f"{c.model} ({c.org or 'by name'})" for c in config.candidates]),
+        ("judges", "model", [f"{j.model} ({j.org or 'by name'})" for j in config.judges]),
+        ("specs", "name", [s.name for s in config.specs]),
+    ]
+    for section, key, names in sections:
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                first = names.index(name)
+                raise InputError(path, f"{section}[{index}] repeats {section}[{first}] ({name}); list each once",
+                                 line=_entry_key_line(text, section, index, key), field=f"{section}[{index}].{key}")
 
 
 def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str, Any]], list[Group]]:
@@ -138,13 +163,11 @@ def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str
 def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str], None] | None = None
                    ) -> ExperimentOutcome:
     """Run (or resume) every stage of the experiment in `path`."""
-    config = load_experiment(path)
+    config, output_dir, offline = preflight(path, offline=offline)
     say = observer or (lambda message: logger.info("%s", message))
     base = path.parent
-    output_dir = _resolve(base, config.output_dir)
-    offline = offline or config.offline
     variations, groups = plan(config, output_dir)
-    state = _state(output_dir, config, path, variations, groups)
+    state = _state(output_dir, config, path, variations, groups, offline)
     budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd else None
     poll = config.engine.poll_interval or (OFFLINE_POLL_INTERVAL if offline else 60.0)
     engine = EngineOptions(batch_size=config.engine.batch_size, poll_interval=poll,
@@ -197,16 +220,76 @@ def _providers(output_dir: Path, offline: bool) -> Iterator[Callable[[str], dict
         yield lambda org: emulator_options(emulator, org)
 
 
+def preflight(path: Path, *, offline: bool = False) -> tuple[ExperimentConfig, Path, bool]:
+    """Every check that needs no provider, before anything is written: the file, its models and inputs, the keys,
+    and that an existing experiment folder was started with the same file and the same `--offline`.
+
+    Returns the config, the output folder and whether the run is offline."""
+    config = load_experiment(path)
+    output_dir = _resolve(path.parent, config.output_dir)
+    offline = offline or config.offline
+    if not offline:
+        _check_keys(config, path)  # a missing key leaves no folder behind
+    existing = output_dir / STATE_NAME
+    if existing.is_file():
+        try:
+            state = ExperimentState.model_validate_json(existing.read_bytes())
+        except ValueError as exc:
+            raise InputError(existing, f"not an experiment state file of this version: {exc}") from None
+        _check_started(output_dir, path, state, offline)
+    return config, output_dir, offline
+
+
+def _check_started(output_dir: Path, path: Path, state: ExperimentState, offline: bool) -> None:
+    started_offline = _started_offline(output_dir, state)
+    if started_offline is not None and started_offline != offline:
+        raise ConfigError(
+            f"{output_dir} was run {'with' if started_offline else 'without'} --offline (its answers are "
+            f"{'synthetic' if started_offline else 'from the providers'}); a folder never mixes synthetic and "
+            f"real answers: {'add' if started_offline else 'drop'} --offline to continue it, or use another "
+            "output_dir")
+    if state.config_sha256 != hashlib.sha256(path.read_bytes()).hexdigest():
+        raise ConfigError(
+            f"{path} changed since {output_dir} was started; use another output_dir for a different experiment"
+        )
+
+
+def _started_offline(output_dir: Path, state: ExperimentState) -> bool | None:
+    """Whether the folder's answers are synthetic; for folders started before that was recorded, what its emulator
+    state or its generation runs say (None: nothing ran yet, either way is fine)."""
+    if state.offline is not None:
+        return state.offline
+    if (output_dir / STATE_DIR_NAME).is_dir():
+        return True
+    for run_dir in state.generation_runs:
+        manifest = Path(run_dir) / "run.json"
+        if manifest.is_file():
+            try:
+                return bool(json.loads(manifest.read_text(encoding="utf-8")).get("offline", False))
+            except (OSError, ValueError, AttributeError):
+                continue
+    return None
+
+
+def _check_keys(config: ExperimentConfig, path: Path) -> None:
+    """Every batch provider's key is set (a MissingCredentialsError naming the variable otherwise)."""
+    for entry in [*config.candidates, *config.judges]:
+        provider = resolve_org(entry.model, entry.org)
+        if provider.org in _KEYED_BATCH_ORGS and not any(os.environ.get(name) for name in provider.key_env):
+            raise MissingCredentialsError(f"{provider.org} (model {entry.model} in {path})", provider.key_env)
+
+
+_KEYED_BATCH_ORGS = ("openai", "anthropic", "google")
+"""Batch providers whose key comes from the environment (endpoint orgs are checked by their own settings)."""
+
+
 def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: dict[str, dict[str, Any]],
-           groups: list[Group]) -> ExperimentState:
+           groups: list[Group], offline: bool) -> ExperimentState:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     existing = output_dir / STATE_NAME
     if existing.is_file():
         state = ExperimentState.model_validate_json(existing.read_bytes())
-        if state.config_sha256 != digest:
-            raise ConfigError(
-                f"{path} changed since {output_dir} was started; use another output_dir for a different experiment"
-            )
+        _check_started(output_dir, path, state, offline)
         if state.variations != variations:
             # Started by a version that named variations differently: its runs live in other directories.
             raise ConfigError(f"{output_dir} names its variations {', '.join(state.variations)}, not "
@@ -214,7 +297,7 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
         return state
     state = ExperimentState(
         experiment_name=config.experiment_name, config_sha256=digest, variations=variations,
-        generation_runs=[str(run.run_dir) for group in groups for run in group.runs],
+        generation_runs=[str(run.run_dir) for group in groups for run in group.runs], offline=offline,
     )
     _save(output_dir, state)
     return state

@@ -167,7 +167,8 @@ def load_config(path: Path, schema: type[C]) -> C:
         data = {}
     if not isinstance(data, dict):
         raise InputError(path, "a config file must be a mapping of keys to values")
-    lines = _key_lines(node)
+    lines: dict[str, int] = {}
+    _walk_keys(path, node, "", lines)  # every key's line, and no key twice (PyYAML would keep the last silently)
     try:
         config = schema.model_validate(data)
     except ValidationError as exc:
@@ -179,23 +180,51 @@ def load_config(path: Path, schema: type[C]) -> C:
     return config
 
 
-def _key_lines(node: Any) -> dict[str, int]:
-    if not isinstance(node, yaml.MappingNode):
-        return {}
-    return {str(key.value): key.start_mark.line + 1 for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
+def _walk_keys(path: Path, node: Any, prefix: str, lines: dict[str, int]) -> None:
+    """Fill `lines` (dotted key path, list items by index → line); a key given twice in one mapping is an error."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            name, line = str(key.value), key.start_mark.line + 1
+            dotted = f"{prefix}{name}"
+            if name in seen:
+                raise InputError(path, f"the key {name!r} is given twice (first on line {seen[name]}); YAML would "
+                                       "silently keep only the last one", line=line, field=dotted)
+            seen[name] = line
+            lines[dotted] = line
+            _walk_keys(path, value, f"{dotted}.", lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[f"{prefix}{index}"] = item.start_mark.line + 1
+            _walk_keys(path, item, f"{prefix}{index}.", lines)
+
+
+def _line_of_loc(lines: dict[str, int], loc: list[str]) -> int | None:
+    """The line of the deepest key of `loc` the file holds (pydantic adds tags and model names: skip those)."""
+    found = None
+    known = ""
+    for part in loc:
+        candidate = f"{known}.{part}" if known else part
+        if candidate in lines:
+            known, found = candidate, lines[candidate]
+    return found
 
 
 def _translate(path: Path, exc: ValidationError, lines: dict[str, int], schema: type[BaseModel]) -> InputError:
-    first = exc.errors()[0]
-    loc = [str(part) for part in first["loc"]]
-    key = loc[0] if loc else None
-    if first["type"] == "extra_forbidden":
-        allowed = ", ".join(sorted(schema.model_fields))
-        reason = f"unknown key; the keys this command reads are: {allowed}"
-    else:
-        reason = first["msg"]
-    more = len(exc.errors()) - 1
-    if more:
-        reason += f" (and {more} more problem(s))"
+    problems = []
+    for error in exc.errors():
+        loc = [str(part) for part in error["loc"]]
+        if error["type"] == "extra_forbidden" and len(loc) == 1:
+            reason = f"unknown key; the keys this command reads are: {', '.join(sorted(schema.model_fields))}"
+        elif error["type"] == "extra_forbidden":
+            reason = "unknown key"
+        else:
+            reason = error["msg"]
+        problems.append((_line_of_loc(lines, loc), ".".join(loc) or None, reason))
+    line, field, reason = problems[0]
+    for other_line, other_field, other_reason in problems[1:]:  # every problem, each with its own line
+        reason += f"; also line {other_line}, field {other_field!r}: {other_reason}"
     # A message never quotes a value, but a key in the file must not leak through one that does.
-    return InputError(path, redact(reason), line=lines.get(key) if key else None, field=".".join(loc) or None)
+    return InputError(path, redact(reason), line=line, field=field)

@@ -113,7 +113,8 @@ def test_an_out_of_range_or_unknown_endpoint_key_is_refused(tmp_path):
         load_experiment(path)
 
 
-def test_an_endpoint_candidate_without_base_url_is_refused_before_anything_is_sent(tmp_path):
+def test_an_endpoint_candidate_without_base_url_is_refused_before_anything_is_sent(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-batch-candidates-key")  # so the endpoint is what is refused
     path = experiment(tmp_path, "http://127.0.0.1:9/v1", extra="  - model: other\n    org: openai-compatible\n")
     with pytest.raises(ConfigError, match=r"candidates\[2\] \(org openai-compatible\) needs base_url"):
         run_experiment(path)

@@ -68,10 +68,11 @@ def run_bad(tmp_path: Path, capsys, text: str) -> str:  # type: ignore[no-untype
 def test_bad_variation_name_unknown_axis_and_duplicate_values_exit_2_with_line_and_field(tmp_path, capsys):
     plus = HEAD + "variations:\n  system_prompt:\n    a+b: null\n"
     err = run_bad(tmp_path, capsys, plus)
-    assert f"line {line_of(plus, 'variations:')}" in err and "variations.system_prompt" in err and "a+b" in err
+    # Each problem at its own line (the nested key), not at the section's.
+    assert f"line {line_of(plus, 'a+b')}" in err and "variations.system_prompt" in err and "a+b" in err
     unknown = HEAD + "variations:\n  temprature: [0.1]\n"
     err = run_bad(tmp_path, capsys, unknown)
-    assert f"line {line_of(unknown, 'variations:')}" in err and "variations.temprature" in err
+    assert f"line {line_of(unknown, 'temprature')}" in err and "variations.temprature" in err
     twice = HEAD + "variations:\n  temperature: [0.7, 0.7]\n"
     err = run_bad(tmp_path, capsys, twice)
     assert "temperature_0.7 occur more than once" in err and f"line {line_of(twice, 'variations:')}" in err

@@ -1,0 +1,95 @@
+"""An experiment file with a mistake exits 2 naming file, line and field, before anything is written (no log, no
+experiment.json, no run.json) or submitted; an offline folder is never continued against a provider, or the
+reverse."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from speceval.cli.main import main as speceval_main
+from tests.experiments.test_experiments import GRID
+
+
+def line_of(text: str, needle: str, occurrence: int = 1) -> int:
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    return lines[occurrence - 1]
+
+
+NO_JUDGES = GRID.replace("judges:\n  - model: gpt-4.1-2025-04-14\n", "")
+CASES = {
+    "runs_per_variation twice": (GRID + "runs_per_variation: 3\n", "runs_per_variation", 2, "given twice"),
+    "variation name twice": (GRID.replace("  temperature: [0.0, 0.7]\n",
+                                          "  system_prompt:\n    plain: A\n    plain: B\n"),
+                             "plain: B", 1, "given twice"),
+    "runs as a boolean": (GRID.replace("runs_per_variation: 2", "runs_per_variation: true"),
+                          "runs_per_variation", 1, "valid integer"),
+    "runs beyond any study": (GRID.replace("runs_per_variation: 2", "runs_per_variation: 100000000000"),
+                              "runs_per_variation", 1, "less than or equal to 10000"),
+    "empty output_dir": (GRID.replace("output_dir: out", "output_dir: ''"), None, None, "output_dir is empty"),
+    "empty axis": (GRID.replace("temperature: [0.0, 0.7]", "temperature: []"), "temperature", 1, "at least 1"),
+    "judging without judges": (NO_JUDGES.replace("runs_per_variation: 2", "runs_per_variation: 2\n"
+                                                 "stages: [generation, compliance]"), "stages", 1, "need judges"),
+    "candidate twice": (GRID.replace("  - model: claude-3-5-haiku-20241022\n",
+                                     "  - model: gpt-4.1-mini-2025-04-14\n"),
+                        "gpt-4.1-mini-2025-04-14", 2, "repeats candidates[0]"),
+    "nested typo": (GRID.replace("inputs_dir:", "inputs_dri:"), "inputs_dri", 1, "unknown key"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_mistake_exits_2_with_its_line_and_leaves_nothing(tmp_path, capsys, case):
+    text, needle, occurrence, message = CASES[case]
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(text)
+    started = time.monotonic()
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    assert time.monotonic() - started < 60  # a huge count is refused, not planned
+    err = capsys.readouterr().err
+    assert message in err and str(experiment) in err
+    if needle is not None:
+        assert f"line {line_of(text, needle, occurrence)}" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.yaml"]
+
+
+def test_no_api_keys_exits_2_naming_the_variable_and_leaves_no_file(tmp_path, capsys, monkeypatch):
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID)
+    assert speceval_main(["run", str(experiment)]) == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err and "--offline" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.yaml"]
+
+
+def test_an_offline_folder_is_not_continued_without_offline(tmp_path, capsys, monkeypatch):
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1")
+                          .replace("  temperature: [0.0, 0.7]\n", "  temperature: [0.0]\n"))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    capsys.readouterr()
+    before = sorted(str(p) for p in (tmp_path / "out").rglob("metadata/*.json"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    assert speceval_main(["run", str(experiment)]) == 2
+    err = capsys.readouterr().err
+    assert "--offline" in err and "synthetic" in err
+    assert sorted(str(p) for p in (tmp_path / "out").rglob("metadata/*.json")) == before  # no job created
+
+
+def test_an_experiment_folder_started_against_providers_is_not_continued_offline(tmp_path, capsys):
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID)
+    out = tmp_path / "out"
+    out.mkdir()
+    import hashlib
+
+    from speceval.experiments.runner import ExperimentState, _save
+    digest = hashlib.sha256(experiment.read_bytes()).hexdigest()
+    _save(out, ExperimentState(experiment_name="grid", config_sha256=digest, variations={}, generation_runs=[],
+                               offline=False))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    assert "drop --offline" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["experiment.json"]
