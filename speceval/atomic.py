@@ -20,6 +20,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically, creating parent folders as needed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, file_mode())  # mkstemp makes 0600; the result should read like any file the user writes
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -37,6 +38,7 @@ def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> int:
     """Stream `lines` (each already ending in a newline) into `path` atomically; returns the bytes written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, file_mode())  # mkstemp makes 0600; the result should read like any file the user writes
     written = 0
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -51,6 +53,19 @@ def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> int:
         raise
     _fsync_dir(path.parent)
     return written
+
+
+def file_mode() -> int:
+    """0666 less the process's umask: the mode `open()` would give a new file (mkstemp always gives 0600)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # no /proc (not Linux): read the umask by setting it, and put it back at once
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_write_json(path: Path, value: BaseModel | Any) -> None:

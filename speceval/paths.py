@@ -20,8 +20,11 @@ apart.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
+
+from speceval.errors import InputError
 
 MAX_NAME_LENGTH = 150
 """Longest name `safe_filename` returns; leaves room for suffixes within the usual 255-byte limit."""
@@ -114,3 +117,29 @@ def safe_path(directory: Path, name: str, suffix: str) -> Path:
     if path.parent != Path(directory) or path.name != file_name or file_name in (".", ".."):
         raise ValueError(f"{name!r} does not map to a file inside {directory}")
     return path
+
+
+def check_output_dir(path: Path, field: str) -> None:
+    """Refuse, before anything is written, a folder that cannot be created or written: one that is a file, or sits
+    below a regular file, or whose nearest existing folder is not writable (`field` names the flag or YAML key)."""
+    path = Path(path)
+    existing = path
+    while not existing.exists():
+        if existing.is_symlink():  # a dangling link: mkdir would fail on it
+            raise InputError(path, f"{existing} is a broken symbolic link", field=field)
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        where = "is a file" if existing == path else f"is below {existing}, which is a file"
+        raise InputError(path, f"cannot write here: {where}; choose a folder", field=field)
+    if existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(path, f"cannot write here: {existing} is not writable by this user", field=field)
+
+
+def check_output_file(path: Path, field: str) -> None:
+    """Refuse an output file path that is a folder, or whose folder cannot be created or written."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(path, "this is a folder; name a file to write", field=field)
+    check_output_dir(path.parent, field)

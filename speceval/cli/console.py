@@ -46,9 +46,9 @@ class _RedactingConsole(Console):
     @property
     def size(self) -> ConsoleDimensions:
         """The terminal's size; when the output is a file or a pipe, wide enough that no table is cut at 80
-        columns (a log or a CI transcript keeps every column; COLUMNS still wins when set)."""
+        columns (a log or a CI transcript keeps every column; an explicit COLUMNS still wins, and then cells wrap)."""
         found = super().size
-        if self._width is None and not self.is_terminal and "COLUMNS" not in os.environ:
+        if not self.is_terminal and "COLUMNS" not in os.environ:
             return ConsoleDimensions(max(found.width, _PIPE_WIDTH), found.height)
         return found
 

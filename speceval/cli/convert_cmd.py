@@ -21,8 +21,10 @@ def register(commands: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from speceval.cli.console import stdout
+    from speceval.paths import check_output_file
     from speceval.spec_convert import convert_model_spec, write_spec_jsonl
 
+    check_output_file(args.output, "OUTPUT.jsonl")
     spec = write_spec_jsonl(convert_model_spec(args.input), args.output)
     levels = Counter(statement.authority_level.value for statement in spec.statements)
     examples = sum(len(statement.metadata.examples) for statement in spec.statements)

@@ -34,6 +34,7 @@ from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
 from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
+from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
@@ -75,6 +76,7 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
     ) if value is None]
     if missing:
         raise ConfigError(f"missing {', '.join(missing)} (or pass --resume RUN_DIR to continue a run)")
+    check_output_dir(args.output_base_dir or Path("data/batched_generations"), "--output-base-dir")
     config = GenerationConfig(
         spec_path=args.spec_path,
         inputs_dir=args.pregenerated_inputs_dir,

@@ -34,6 +34,7 @@ from speceval.cli.judge import (
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
 from speceval.errors import ConfigError
 from speceval.offline import OFFLINE_POLL_INTERVAL
+from speceval.paths import check_output_dir
 from speceval.pipelines.candidates import Candidate, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.endpoints import endpoint_settings, refused_keys
@@ -121,12 +122,14 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         temperature=_pick(args.temperature, file.temperature, 0.0),
         max_tokens=_pick(args.max_tokens, file.max_tokens, DEFAULT_MAX_TOKENS),
     )
+    output_dir_base = _pick(args.output_dir_base, file.output_dir_base, DEFAULT_OUTPUT[kind])
+    check_output_dir(output_dir_base, "--output-dir-base" if args.output_dir_base is not None else "output_dir_base")
     settings = JudgeSettings(
         spec_path=spec_path,
         judge_model=judge_model,
         judge_org=judge_org,
         spec_name=_pick(args.spec_name, file.spec_name, None),
-        output_dir_base=_pick(args.output_dir_base, file.output_dir_base, DEFAULT_OUTPUT[kind]),
+        output_dir_base=output_dir_base,
         params=params,
         engine=engine,
         offline=args.offline,

@@ -30,14 +30,16 @@ def _report(args: argparse.Namespace) -> int:
     from speceval.analysis.report import build_report
     from speceval.cli.console import stdout
     from speceval.costs import PriceTable
+    from speceval.paths import check_output_dir
 
+    check_output_dir(args.out, "--out")
     summary = build_report(args.paths, args.out, PriceTable.load(args.prices))
     if summary.data.data_banner:
         stdout.print(f"[bold red]{summary.data.data_banner}[/]")
     table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
                   header_style="bold")
     for column in ("spec", "judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrap, never cut: a model name must stay whole
     for r in summary.data.variations:
         table.add_row(r.spec, r.judge, r.candidate, r.variation, str(r.judged), _fmt(r.rate),
                       f"{r.ci_low:.3f}–{r.ci_high:.3f}" if r.ci_low is not None and r.ci_high is not None else "–",
@@ -59,8 +61,10 @@ def _fmt(value: float | None) -> str:
 def _export(args: argparse.Namespace) -> int:
     from speceval.analysis.export import export_verdicts
     from speceval.cli.console import stdout
+    from speceval.paths import check_output_file
 
     out = args.out or Path(f"verdicts.{args.format}")
+    check_output_file(out, "--out")
     if args.format == "parquet":
         try:
             import pyarrow  # noqa: F401

@@ -34,7 +34,7 @@ from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, resolve_path, stage_overview
 from speceval.inputs import load_inputs
 from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
-from speceval.paths import safe_filename
+from speceval.paths import check_output_dir, safe_filename
 from speceval.pipelines.endpoints import refused_keys
 from speceval.pipelines.judge_config import load_config
 from speceval.providers.registry import resolve_org
@@ -227,6 +227,7 @@ def preflight(path: Path, *, offline: bool = False) -> tuple[ExperimentConfig, P
     Returns the config, the output folder and whether the run is offline."""
     config = load_experiment(path)
     output_dir = _resolve(path.parent, config.output_dir)
+    check_output_dir(output_dir, "output_dir")
     offline = offline or config.offline
     if not offline:
         _check_keys(config, path)  # a missing key leaves no folder behind

@@ -130,8 +130,10 @@ def test_verdicts_in_an_experiment_carry_their_variation_name_settings_and_run(t
         f"compliance/openai/{safe_filename(name)}/run2/spec_openai/judge_j/m1/results/s1.json"}
 
 
-def test_report_command_writes_every_file_and_prints_rates_by_variation(tmp_path, capsys):
+def test_report_command_writes_every_file_and_prints_rates_by_variation(tmp_path, capsys, monkeypatch):
     from speceval.cli.main import main as speceval_main
+
+    monkeypatch.delenv("COLUMNS", raising=False)  # a pipe: no table is cut or folded at 80 columns
 
     root = tmp_path / "runs"
     compliance_file(root / "c/m1/results/s1.json", "m1", "j", [True, True, False])

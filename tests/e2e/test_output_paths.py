@@ -1,0 +1,80 @@
+"""An output path that cannot be a folder (it is a file, or below one) exits 2 in every command that writes, before
+anything is written; files written follow the user's umask."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from speceval.cli.generation import main as generation_main
+from speceval.cli.judge import compliance_main
+from speceval.cli.main import main as speceval_main
+from tests.analysis.test_report import compliance_file
+from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC
+from tests.experiments.test_experiments import GRID
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def commands(tmp: Path) -> dict[str, tuple[object, list[str]]]:
+    blocker = tmp / "f"
+    experiment = tmp / "exp.yaml"
+    experiment.write_text(GRID.replace("output_dir: out", f"output_dir: {blocker}/sub"))
+    results = tmp / "results"
+    compliance_file(results / "c/m1/results/s1.json", "m1", "j", [True, False])
+    spec_md = tmp / "spec.md"
+    spec_md.write_text("# A spec\n")
+    return {
+        "generation": (generation_main, ["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
+                                         str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14",
+                                         "--output-base-dir", str(blocker / "sub")]),
+        "experiment": (speceval_main, ["run", str(experiment), "--offline"]),
+        "compliance judge": (compliance_main, ["--config-file",
+                                               str(REPO / "batched_examples/configs/compliance_offline.yaml"),
+                                               "--offline", "--candidate-generation-dirs", "CANDIDATE",
+                                               "--output-dir-base", str(blocker / "sub")]),
+        "report": (speceval_main, ["report", str(results), "--out", str(blocker)]),
+        "report below a file": (speceval_main, ["report", str(results), "--out", str(blocker / "sub")]),
+        "export to a folder": (speceval_main, ["export", str(results), "--out", str(tmp / "results")]),
+        "export below a file": (speceval_main, ["export", str(results), "--out", str(blocker / "v.jsonl")]),
+        "convert-model-spec": (speceval_main, ["convert-model-spec", str(spec_md), str(blocker / "out.jsonl")]),
+    }
+
+
+@pytest.mark.parametrize("command", ["generation", "experiment", "compliance judge", "report", "report below a file",
+                                     "export to a folder", "export below a file", "convert-model-spec"])
+def test_an_output_path_under_a_file_exits_2_and_writes_nothing(tmp_path, capsys, command, monkeypatch):
+    monkeypatch.chdir(REPO)  # the shipped judge config names its spec relative to the repository
+    work = tmp_path / "work"
+    work.mkdir()
+    main, argv = commands(work)[command]
+    if "CANDIDATE" in argv:  # a real (offline) generation run for the judge to read
+        assert generation_main(["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
+                                str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14",
+                                "--output-base-dir", str(tmp_path / "gen")]) == 0
+        [run_dir] = [p.parent for p in (tmp_path / "gen").rglob("run.json")]
+        argv = [str(run_dir) if a == "CANDIDATE" else a for a in argv]
+    (work / "f").write_text("a regular file\n")
+    before = files_under(work)
+    assert main(argv) == 2  # type: ignore[operator]
+    err = capsys.readouterr().err
+    assert "unexpected failure" not in err and "cannot write here" in err or "is a folder" in err
+    assert files_under(work) == before
+
+
+def test_report_and_results_files_follow_the_umask(tmp_path, capsys):
+    compliance_file(tmp_path / "runs/c/m1/results/s1.json", "m1", "j", [True, False])
+    old = os.umask(0o022)
+    try:
+        assert speceval_main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "report")]) == 0
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    for name in ("report.html", "summary.md", "variation_statistics.csv"):
+        mode = stat.S_IMODE((tmp_path / "report" / name).stat().st_mode)
+        assert mode == 0o644, (name, oct(mode))
