@@ -156,6 +156,8 @@ def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_st
         files.append(path)
         for chunk in _hash_chunks(path.name, data):
             digest.update(chunk)
+    if statements and not any(s.count for s in statements):
+        raise InputError(directory, "every 'inputs' list here is empty: there is nothing to send")
     missing = len(spec) - len(seen)
     if missing:
         logger.info("%d of %d statements of %s have no inputs file", missing, len(spec), spec.name)
@@ -180,12 +182,18 @@ def _json_files(directory: Path) -> list[Path]:
     if not directory.is_dir():
         raise InputError(directory, "not a directory (expected a folder of <statement_id>.json files)")
     try:
-        files = sorted(
-            (path for path in directory.iterdir() if path.suffix == ".json" and path.is_file()),
-            key=lambda path: path.name,
-        )
+        entries = sorted((path for path in directory.iterdir() if path.suffix == ".json"), key=lambda path: path.name)
     except OSError as exc:
         raise InputError(directory, f"cannot list the inputs directory: {exc.strerror or exc}") from None
+    files = []
+    for path in entries:
+        if path.is_file():
+            files.append(path)
+            continue
+        # Never skipped in silence: a statement's inputs that cannot be read would just not be evaluated.
+        kind = ("a broken symbolic link" if path.is_symlink() and not path.exists()
+                else "a folder" if path.is_dir() else "not a regular file (a FIFO, socket or device)")
+        raise InputError(path, f"cannot read inputs from it: it is {kind}; remove it or put a file there")
     if not files:
         raise InputError(directory, "no *.json files in the inputs directory (expected <statement_id>.json)")
     return files
@@ -216,7 +224,10 @@ def _parse_inputs(path: Path, data: bytes) -> list[str]:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(path, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", line=line) from None
     try:
-        obj: Any = json.loads(text)
+        obj: Any = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except _DuplicateKeyError as exc:
+        raise InputError(path, f"the key {exc.key!r} is given twice in one object; JSON readers would silently "
+                               "keep only the last one", field=exc.key) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
     except RecursionError:
@@ -238,6 +249,21 @@ def _parse_inputs(path: Path, data: bytes) -> list[str]:
                 path, "contains an unpaired surrogate escape (\\ud800-\\udfff), not text", field=f"inputs[{index}]"
             ) from None
     return inputs
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKeyError(key)
+        obj[key] = value
+    return obj
 
 
 def _hash_chunks(name: str, data: bytes) -> tuple[bytes, ...]:

@@ -315,3 +315,34 @@ def test_input_set_reads_prompts_on_demand_and_refuses_a_changed_file(tmp_path):
     (directory / "alpha.json").write_text('{"inputs": ["a0", "changed"]}')
     with pytest.raises(RunStateError, match="alpha.json changed"):
         input_set.texts("alpha")
+
+
+# -- nothing skipped or taken in silence ----------------------------------------------------------------------
+
+
+def test_a_key_given_twice_is_refused_naming_it(tmp_path: Path, spec: Specification) -> None:
+    directory = tmp_path / "inputs"
+    path = write_file(directory, "alpha.json", '{"inputs": ["a"], "inputs": ["b"]}')
+    assert_error(load_error(directory, spec), path, None, "inputs", "given twice")
+
+
+@pytest.mark.parametrize("kind", ["dangling symlink", "directory", "fifo"])
+def test_an_inputs_entry_that_is_not_a_readable_file_is_an_error(tmp_path: Path, spec: Specification,
+                                                                 kind: str) -> None:
+    import os
+
+    directory = write_inputs(tmp_path / "inputs", {"alpha": ["a"]})
+    odd = directory / "beta.json"
+    if kind == "dangling symlink":
+        odd.symlink_to(tmp_path / "nowhere.json")
+    elif kind == "directory":
+        odd.mkdir()
+    else:
+        os.mkfifo(odd)
+    error = load_error(directory, spec)
+    assert error.path == odd and "cannot read inputs from it" in str(error)
+
+
+def test_every_inputs_list_empty_is_refused(tmp_path: Path, spec: Specification) -> None:
+    directory = write_inputs(tmp_path / "inputs", {"alpha": [], "beta": []})
+    assert "nothing to send" in str(load_error(directory, spec))
