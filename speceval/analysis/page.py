@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from speceval.analysis import plots
+from speceval.analysis.data import ReportData
 from speceval.analysis.panel import TIES_RULE
-from speceval.analysis.report import ReportData
 from speceval.analysis.samples import sample_link, sample_section
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias

@@ -5,88 +5,17 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from speceval.analysis.load import ComplianceRow, load_verdicts
-from speceval.analysis.panel import PanelCounts, panel_rows
-from speceval.analysis.tables import (
-    Agreement,
-    ComplianceRate,
-    Consistency,
-    Strength,
-    WinRate,
-    compliance_rates,
-    judge_agreement,
-    position_consistency,
-    strengths,
-    win_rates,
-)
-from speceval.analysis.variations import (
-    Breakdown,
-    PairedComparison,
-    VariationStatistics,
-    breakdown,
-    paired_comparisons,
-    variation_statistics,
-)
+from speceval.analysis.data import ReportData, StageCounts, compute
+from speceval.analysis.page import render_page
+from speceval.analysis.summary import render_summary
+from speceval.analysis.variations import VariationStatistics
 from speceval.atomic import atomic_write_bytes
 from speceval.costs import PriceTable
-from speceval.errors import InputError
-from speceval.manifest import RunManifest
-from speceval.ops import RunCost, run_costs
-from speceval.runs import find_run_dirs
-
-
-class StageCounts(BaseModel):
-    """Requests of one stage (generation, compliance, ranking) and their final outcomes, from the run manifests."""
-
-    stage: str
-    runs: int
-    requests: int
-    outcomes: dict[str, int]
-    cost_usd: float | None = Field(description="None when a price is unknown for any run of the stage")
-
-
-class ReportData(BaseModel):
-    """Everything the report shows; the HTML page and summary.md are both rendered from it."""
-
-    compliance_rows: list[ComplianceRow]
-    variations: list[VariationStatistics]
-    compliance: list[ComplianceRate]
-    per_statement: list[ComplianceRate]
-    by_type: list[Breakdown]
-    by_authority: list[Breakdown]
-    paired: list[PairedComparison]
-    panel: list[PanelCounts]
-    win_rates: list[WinRate]
-    bradley_terry: list[Strength]
-    position_consistency: list[Consistency]
-    agreement: list[Agreement]
-    costs: list[RunCost]
-    stages: list[StageCounts]
-    settings: dict[str, dict[str, object]]
-    prompt_versions: dict[str, list[str]] = Field(description="judge → prompt template ids it used")
-    data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
-    synthetic_folders: int = 0
-    real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
-    skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
-
-    @property
-    def data_banner(self) -> str | None:
-        """The sentence every quotable output starts with when any verdict is synthetic; None otherwise."""
-        if self.data_kind == "synthetic":
-            return ("SYNTHETIC DATA: every answer and verdict here was made up by the speceval emulator (offline "
-                    "runs), not by a model; no rate, interval or cost here says anything about a model.")
-        if self.data_kind == "mixed":
-            return (f"MIXED DATA: {self.synthetic_folders} results folder(s) come from offline runs (synthetic "
-                    f"answers and verdicts by the speceval emulator) and {self.real_folders} from providers or "
-                    "unrecorded runs; rows carry a `synthetic` flag in the export.")
-        return None
 
 
 class ReportSummary(BaseModel):
@@ -99,36 +28,8 @@ class ReportSummary(BaseModel):
     data: ReportData
 
 
-def compute(paths: Sequence[Path], prices: PriceTable) -> ReportData:
-    """Every table of the report, from the verdicts and run manifests under `paths`."""
-    verdicts = load_verdicts(paths)
-    if not verdicts.compliance and not verdicts.rankings:
-        raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
-    panel, panel_counts = panel_rows(verdicts.compliance)
-    rows = verdicts.compliance + panel
-    costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
-             for c in run_costs(paths, prices)]
-    versions: dict[str, set[str]] = {}
-    for row in verdicts.compliance:
-        versions.setdefault(row.judge, set()).add(row.prompt_version)
-    return ReportData(
-        compliance_rows=rows, variations=variation_statistics(rows, verdicts.settings),
-        compliance=compliance_rates(rows), per_statement=compliance_rates(rows, per_statement=True),
-        by_type=breakdown(rows, "statement_type"), by_authority=breakdown(rows, "authority_level"),
-        paired=paired_comparisons(rows), panel=panel_counts, win_rates=win_rates(verdicts.rankings),
-        bradley_terry=strengths(verdicts.rankings), position_consistency=position_consistency(verdicts.rankings),
-        agreement=judge_agreement(verdicts.compliance), costs=costs, stages=_stage_counts(paths, costs),
-        settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
-        data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
-        real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,
-    )
-
-
 def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None) -> ReportSummary:
     """Read every verdict under `paths` and write the report's files into `out_dir`."""
-    from speceval.analysis.page import render_page
-    from speceval.analysis.summary import render_summary
-
     data = compute(paths, prices or PriceTable.load())
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
@@ -161,37 +62,6 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
                          csv_paths=csv_paths, data=data)
 
 
-def _relative(path: Path, roots: Sequence[Path]) -> str:
-    """`path` relative to the folder the report was asked about that holds it (no machine-specific prefix)."""
-    resolved = Path(path).resolve()
-    for root in roots:
-        base = Path(root).resolve()
-        if resolved.is_relative_to(base):
-            return resolved.relative_to(base).as_posix() or "."
-    return Path(os.path.relpath(path)).as_posix()
-
-
-def _stage_counts(paths: Sequence[Path], costs: list[RunCost]) -> list[StageCounts]:
-    stages: dict[str, StageCounts] = {}
-    for run_dir in find_run_dirs(paths):
-        manifest = RunManifest.load(run_dir)
-        counts = stages.setdefault(manifest.kind, StageCounts(stage=manifest.kind, runs=0, requests=0, outcomes={},
-                                                              cost_usd=0.0))
-        counts.runs += 1
-        if manifest.totals is not None:
-            counts.requests += manifest.totals.total_requests
-            outcomes = Counter(counts.outcomes)
-            outcomes.update({str(k): n for k, n in manifest.totals.outcome_counts.items()})
-            counts.outcomes = dict(sorted(outcomes.items()))
-    for cost in costs:
-        stage = stages.get(cost.kind)
-        if stage is not None:
-            known = stage.cost_usd is not None and cost.cost_usd is not None
-            stage.cost_usd = (stage.cost_usd or 0.0) + (cost.cost_usd or 0.0) if known else None
-    order = {"generation": 0, "compliance": 1, "ranking": 2}
-    return sorted(stages.values(), key=lambda s: (order.get(s.stage, 9), s.stage))
-
-
 def _json_list(records: Sequence[BaseModel]) -> str:
     return "[\n" + ",\n".join(r.model_dump_json(indent=2) for r in records) + "\n]\n"
 
@@ -218,3 +88,6 @@ def _write_csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[st
     writer.writerows(rows)
     atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
     return path
+
+
+__all__ = ["ReportData", "ReportSummary", "StageCounts", "build_report", "compute"]

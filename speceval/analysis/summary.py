@@ -9,7 +9,7 @@ from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SE
 from speceval.analysis.panel import TIES_RULE
 
 if TYPE_CHECKING:
-    from speceval.analysis.report import ReportData
+    from speceval.analysis.data import ReportData
 
 
 def interval_methods() -> str:

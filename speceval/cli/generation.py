@@ -14,6 +14,13 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from speceval.cli.command_defaults import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+    GENERATION_BATCH_SIZE,
+)
 from speceval.cli.exits import run_command
 from speceval.cli.flags import add_realtime_arguments
 from speceval.cli.parsing import StrictArgumentParser
@@ -29,11 +36,7 @@ from speceval.ranges import (
     flag_type,
 )
 
-DEFAULT_BATCH_SIZE = 500
-DEFAULT_POLL_INTERVAL = 60.0
-DEFAULT_TIMEOUT_HOURS = 24.0
-DEFAULT_MAX_ATTEMPTS = 3
-DEFAULT_MAX_TOKENS = 4096
+DEFAULT_BATCH_SIZE = GENERATION_BATCH_SIZE
 
 
 def build_parser() -> argparse.ArgumentParser:

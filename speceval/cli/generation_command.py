@@ -7,10 +7,18 @@ import shlex
 import sys
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import StopReason
+from speceval.cli.command_defaults import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+)
+from speceval.cli.command_defaults import GENERATION_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from speceval.cli.console import (
     ProgressObserver,
     console,
@@ -23,23 +31,17 @@ from speceval.cli.console import (
 from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
-from speceval.cli.generation import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-)
 from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
 from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-from speceval.providers.registry import resolve_org
+from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
-from speceval.raydata.settings import ray_settings
-from speceval.realtime.settings import build_model, realtime_settings
+from speceval.raydata.settings import ray_settings, refuse_ray_flags
+from speceval.realtime import AnyModel
+from speceval.realtime.settings import create_realtime_model, realtime_settings
 from speceval.runs import find_identical_runs
 
 
@@ -204,3 +206,25 @@ def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: P
     intents = pipeline.plan(model)
     show_dry_run(model, [(pipeline.run_dir, intent) for intent in intents], prices, resume_command)
     return ExitCode.FINISHED
+
+
+def build_model(
+    args: argparse.Namespace, pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any]
+) -> AnyModel:
+    """The model of a generation run: the batch adapter, or the realtime one.
+
+    Touches no file: the realtime settings go into the pipeline's draft manifest, which `write_manifest` saves
+    once every check has passed (a refused command leaves no run directory).
+    """
+    config = pipeline.config
+    manifest = pipeline.draft_manifest()
+    entry = resolve_org(config.model_name, pipeline.provider)
+    if entry.org == "ray":
+        from speceval.raydata.model import create_ray_model
+
+        return create_ray_model(args, manifest, config.model_name, config.params, provider_options)
+    refuse_ray_flags(args)
+    settings = realtime_settings(args, manifest, entry)
+    if settings is None:
+        return create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
+    return create_realtime_model(config.model_name, entry.org, config.params, settings, **provider_options)

@@ -10,8 +10,18 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
+from speceval.cli.command_defaults import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_OUTPUT,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+    JUDGE_BATCH_SIZE,
+    KEY_FLAGS,
+    Kind,
+    script,
+)
 from speceval.cli.exits import run_command
 from speceval.cli.flags import add_ray_arguments
 from speceval.cli.parsing import StrictArgumentParser
@@ -29,16 +39,7 @@ from speceval.ranges import (
     flag_type,
 )
 
-Kind = Literal["compliance", "ranking"]
-DEFAULT_BATCH_SIZE = 100
-DEFAULT_POLL_INTERVAL = 60.0
-DEFAULT_TIMEOUT_HOURS = 24.0
-DEFAULT_MAX_ATTEMPTS = 3
-DEFAULT_MAX_TOKENS = 4096
-DEFAULT_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
-# The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
-KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
-             "google_api_key": "GOOGLE_API_KEY"}
+DEFAULT_BATCH_SIZE = JUDGE_BATCH_SIZE
 
 
 def build_parser(kind: Kind) -> argparse.ArgumentParser:
@@ -118,6 +119,3 @@ def ranking_main(argv: Sequence[str] | None = None) -> int:
     return run_command(lambda: run(args, "ranking"))
 
 
-def script(kind: Kind) -> str:
-    """The `batched_examples` module that runs a judge command (in its usage line and its rerun hint)."""
-    return "run_batched_binary_compliance" if kind == "compliance" else "run_batched_ranking"

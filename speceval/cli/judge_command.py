@@ -16,12 +16,7 @@ from typing import Any
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import StopReason
-from speceval.cli.console import ProgressObserver, console, report_stop, setup_logging, stdout, synthetic_banner
-from speceval.cli.dry_run import budget_option, show_dry_run
-from speceval.cli.exits import ExitCode
-from speceval.cli.flags import given_poll_interval
-from speceval.cli.judge import (
-    DEFAULT_BATCH_SIZE,
+from speceval.cli.command_defaults import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_OUTPUT,
@@ -31,6 +26,11 @@ from speceval.cli.judge import (
     Kind,
     script,
 )
+from speceval.cli.command_defaults import JUDGE_BATCH_SIZE as DEFAULT_BATCH_SIZE
+from speceval.cli.console import ProgressObserver, console, report_stop, setup_logging, stdout, synthetic_banner
+from speceval.cli.dry_run import budget_option, show_dry_run
+from speceval.cli.exits import ExitCode
+from speceval.cli.flags import given_poll_interval
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
 from speceval.errors import ConfigError
 from speceval.offline import OFFLINE_POLL_INTERVAL

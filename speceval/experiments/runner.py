@@ -29,7 +29,8 @@ from speceval.batch.engine import EngineOptions
 from speceval.batch.records import SCHEMA_VERSION, utcnow
 from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
-from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry, SpecEntry
+from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
+from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, resolve_path, stage_overview
 from speceval.inputs import load_inputs
@@ -42,32 +43,6 @@ from speceval.spec import load_spec
 
 logger = logging.getLogger(__name__)
 STATE_NAME = "experiment.json"
-
-
-@dataclass(frozen=True)
-class GenerationRun:
-    """One planned generation run."""
-
-    spec: SpecEntry
-    variation: str
-    settings: dict[str, Any]
-    repeat: int
-    candidate: ModelEntry
-    run_dir: Path
-
-
-@dataclass(frozen=True)
-class Group:
-    """The candidates' runs that are judged together: same spec, variation and repeat."""
-
-    spec: SpecEntry
-    variation: str
-    repeat: int
-    runs: tuple[GenerationRun, ...]
-
-    @property
-    def label(self) -> str:
-        return f"{self.spec.name}/{self.variation}/run{self.repeat}"
 
 
 class ExperimentState(BaseModel):

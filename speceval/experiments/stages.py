@@ -14,13 +14,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry
+from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
 from speceval.manifest import RunManifest
 from speceval.paths import safe_filename
@@ -42,9 +43,6 @@ from speceval.raydata.settings import RaySettings
 from speceval.realtime import AnyModel, make_engine
 from speceval.realtime.settings import RealtimeSettings
 from speceval.spec import Specification
-
-if TYPE_CHECKING:
-    from speceval.experiments.runner import GenerationRun, Group
 
 
 class JudgePipeline(Protocol):

@@ -18,8 +18,7 @@ from speceval.batch.model import GenerationParams
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.manifest import RunManifest
-from speceval.providers.registry import ProviderEntry, create_batched_model, load_class, resolve_org
-from speceval.raydata.settings import refuse_ray_flags
+from speceval.providers.registry import ProviderEntry, load_class, resolve_org
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
@@ -34,8 +33,7 @@ from speceval.settings_checks import (
 )
 
 if TYPE_CHECKING:
-    from speceval.pipelines.generation import BatchedGenerationPipeline
-    from speceval.realtime import AnyModel
+    pass
 
 MANIFEST_KEY = "realtime"
 _OPENAI_SHAPED = "speceval.realtime.clients:OpenAIChatModel"
@@ -142,25 +140,3 @@ def _adapter(entry: ProviderEntry, target: str) -> type[RealtimeModel]:
     """Import a realtime adapter, with an install hint if its SDK is missing."""
     cls: type[RealtimeModel] = load_class(entry, target)
     return cls
-
-
-def build_model(
-    args: argparse.Namespace, pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any]
-) -> AnyModel:
-    """The model of a generation run: the batch adapter, or the realtime one.
-
-    Touches no file: the realtime settings go into the pipeline's draft manifest, which `write_manifest` saves
-    once every check has passed (a refused command leaves no run directory).
-    """
-    config = pipeline.config
-    manifest = pipeline.draft_manifest()
-    entry = resolve_org(config.model_name, pipeline.provider)
-    if entry.org == "ray":
-        from speceval.raydata.model import create_ray_model
-
-        return create_ray_model(args, manifest, config.model_name, config.params, provider_options)
-    refuse_ray_flags(args)
-    settings = realtime_settings(args, manifest, entry)
-    if settings is None:
-        return create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
-    return create_realtime_model(config.model_name, entry.org, config.params, settings, **provider_options)
