@@ -42,6 +42,15 @@ from speceval.ops import RunCost, run_costs
 from speceval.runs import find_run_dirs
 
 
+class SentSettings(BaseModel):
+    """The sampling settings one stage's requests to one model actually carried (from each run's `run.json`)."""
+
+    stage: str
+    model: str
+    variation: str
+    sent: str = Field(description="setting = value, or 'not sent: why' for one asked for but left out")
+
+
 class StageCounts(BaseModel):
     """Requests of one stage (generation, compliance, ranking) and their final outcomes, from the run manifests."""
 
@@ -71,6 +80,7 @@ class ReportData(BaseModel):
     stages: list[StageCounts]
     settings: dict[str, dict[str, object]]
     prompt_versions: dict[str, list[str]] = Field(description="judge → prompt template ids it used")
+    sent: list[SentSettings] = Field(default_factory=list, description="settings as the requests carried them")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
     synthetic_folders: int = 0
     real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
@@ -96,6 +106,7 @@ def compute(paths: Sequence[Path], prices: PriceTable) -> ReportData:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
     panel, panel_counts = panel_rows(verdicts.compliance)
     rows = verdicts.compliance + panel
+    manifests = [RunManifest.load(run_dir) for run_dir in find_run_dirs(paths)]
     costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
              for c in run_costs(paths, prices)]
     versions: dict[str, set[str]] = {}
@@ -107,7 +118,8 @@ def compute(paths: Sequence[Path], prices: PriceTable) -> ReportData:
         by_type=breakdown(rows, "statement_type"), by_authority=breakdown(rows, "authority_level"),
         paired=paired_comparisons(rows), panel=panel_counts, win_rates=win_rates(verdicts.rankings),
         bradley_terry=strengths(verdicts.rankings), position_consistency=position_consistency(verdicts.rankings),
-        agreement=judge_agreement(verdicts.compliance), costs=costs, stages=_stage_counts(paths, costs),
+        agreement=judge_agreement(verdicts.compliance), costs=costs, stages=_stage_counts(manifests, costs),
+        sent=_sent_settings(manifests),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,
@@ -124,10 +136,25 @@ def _relative(path: Path, roots: Sequence[Path]) -> str:
     return Path(os.path.relpath(path)).as_posix()
 
 
-def _stage_counts(paths: Sequence[Path], costs: list[RunCost]) -> list[StageCounts]:
+def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:
+    found = set()
+    for manifest in manifests:
+        sent = manifest.parameters.get("sent")
+        if not isinstance(sent, dict):  # a run from before this was recorded: say what was asked, and that
+            asked = manifest.parameters.get("params")
+            sent = {k: f"{v!r} asked (what was sent is not recorded)"
+                    for k, v in (asked.items() if isinstance(asked, dict) else []) if v is not None}
+        place = manifest.parameters.get("experiment")
+        variation = str(place.get("variation", "default")) if isinstance(place, dict) else "default"
+        described = "; ".join(f"{k} = {v if isinstance(v, str) else repr(v)}"
+                              for k, v in sorted(sent.items()) if k != "system_prompt")
+        found.add((manifest.kind, manifest.model_name, variation, described))
+    return [SentSettings(stage=s, model=m, variation=v, sent=d) for s, m, v, d in sorted(found)]
+
+
+def _stage_counts(manifests: list[RunManifest], costs: list[RunCost]) -> list[StageCounts]:
     stages: dict[str, StageCounts] = {}
-    for run_dir in find_run_dirs(paths):
-        manifest = RunManifest.load(run_dir)
+    for manifest in manifests:
         counts = stages.setdefault(manifest.kind, StageCounts(stage=manifest.kind, runs=0, requests=0, outcomes={},
                                                               cost_usd=0.0))
         counts.runs += 1

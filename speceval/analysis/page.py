@@ -40,7 +40,7 @@ def render_page(data: ReportData) -> str:
     if data.compliance:
         parts.append(_img(plots.length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _rankings(data), _costs(data)]
+    parts += [_paired(data), _breakdowns(data), _judges(data), _rankings(data), _sent(data), _costs(data)]
     parts.append(sample_section(data.compliance_rows))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
             f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>")
@@ -190,6 +190,15 @@ def _rankings(data: ReportData) -> str:
                             ([c.spec, c.judge, c.variation, c.run, c.consistent, c.compared, c.rate]
                              for c in data.position_consistency)))
     return "".join(parts)
+
+
+def _sent(data: ReportData) -> str:
+    if not data.sent:
+        return ""
+    return ('<h2 id="settings-as-sent">Settings as sent</h2><p class="note">What each stage\'s requests carried; a '
+            "setting asked for but not sent (e.g. a temperature Anthropic's API refuses) says so and why.</p>"
+            + _table(["stage", "model", "variation", "settings as sent"],
+                     ([s.stage, s.model, s.variation, s.sent] for s in data.sent)))
 
 
 def _costs(data: ReportData) -> str:

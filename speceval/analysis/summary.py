@@ -45,6 +45,12 @@ def render_summary(data: ReportData) -> str:
         known = [s.cost_usd for s in data.stages]
         total = "unknown" if any(c is None for c in known) else f"{sum(c or 0.0 for c in known):.4f}"
         lines.append(f"- Total cost USD: {total}")
+    if data.sent:
+        lines += ["", "## Settings as sent", "",
+                  "What the requests carried (a setting asked for but not sent says why; variation names above say "
+                  "what was asked).", "", "| stage | model | variation | settings as sent |", "|---|---|---|---|"]
+        lines += [f"| {s.stage} | {s.model} | {s.variation} | {s.sent} |" for s in data.sent]
+        lines.append("")
     if data.skipped:
         lines.append(f"- Skipped {len(data.skipped)} file(s) under results/ that hold no verdicts: "
                      + "; ".join(data.skipped))

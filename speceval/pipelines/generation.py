@@ -25,6 +25,7 @@ from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_c
 from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.pipelines.models import check_model, use_model
 from speceval.providers.registry import resolve_org
+from speceval.providers.sent import settings_as_sent
 from speceval.realtime import AnyModel, make_engine
 from speceval.spec import Specification, load_spec
 
@@ -218,6 +219,7 @@ class BatchedGenerationPipeline:
             offline=self.config.offline,
             parameters={
                 "params": asdict(self.config.params),
+                "sent": settings_as_sent(self.provider, self.config.params),
                 "engine": self.config.engine.recorded(),
                 "allow_unknown_statements": self.config.allow_unknown_statements,
                 "requests": self.request_count,

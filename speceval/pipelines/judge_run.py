@@ -31,6 +31,7 @@ from speceval.judging.prompts import TemplateId, new_salt
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.paths import safe_filename
+from speceval.providers.sent import settings_as_sent
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
 from speceval.realtime import AnyModel, RealtimeEngine, make_engine
@@ -310,6 +311,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
             parameters={
                 "identity": target.identity,
                 "params": asdict(settings.params),
+                "sent": settings_as_sent(provider, settings.params),
                 "engine": settings.engine.recorded(),
                 **({"vertex": dict(settings.vertex)} if settings.vertex else {}),
                 **_endpoint(settings),

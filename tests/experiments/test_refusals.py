@@ -93,3 +93,30 @@ def test_an_experiment_folder_started_against_providers_is_not_continued_offline
     assert speceval_main(["run", str(experiment), "--offline"]) == 2
     assert "drop --offline" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == ["experiment.json"]
+
+
+def test_a_temperature_claude_never_received_is_reported_as_not_sent(tmp_path, capsys):
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1")
+                          .replace("  temperature: [0.0, 0.7]\n", "  temperature: [0.7]\n"))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    capsys.readouterr()
+    import json
+
+    manifests = {json.loads(p.read_text())["model_name"]: json.loads(p.read_text())
+                 for p in (tmp_path / "out" / "generations").rglob("run.json")}
+    claude = manifests["claude-3-5-haiku-20241022"]["parameters"]
+    assert claude["params"]["temperature"] == 0.7  # asked for
+    assert str(claude["sent"]["temperature"]).startswith("not sent")  # never on the wire (API version refuses it)
+    assert manifests["gpt-4.1-mini-2025-04-14"]["parameters"]["sent"]["temperature"] == 0.7
+    lines = [json.loads(line) for p in (tmp_path / "out").rglob("preprocessed/*.jsonl")
+             for line in p.read_text().splitlines()]
+    claude_requests = [line["params"] for line in lines if "params" in line]
+    assert claude_requests and not any("temperature" in params for params in claude_requests)
+    [summary] = (tmp_path / "out").rglob("summary.md")
+    text = summary.read_text(encoding="utf-8")
+    assert "SYNTHETIC" in text.splitlines()[0]
+    sent_rows = [line for line in text.splitlines() if "claude-3-5-haiku" in line and "not sent" in line]
+    assert sent_rows and "generation" in sent_rows[0]
+    [page] = (tmp_path / "out").rglob("report.html")
+    assert "not sent" in page.read_text(encoding="utf-8")
