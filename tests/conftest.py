@@ -107,3 +107,29 @@ def only_run_dir(output_base: Path) -> Path:
     runs = [p.parent for p in output_base.glob("*/*/*/run.json")]
     assert len(runs) == 1, runs
     return runs[0]
+
+
+SLOW = (
+    "tests/raydata/",
+    "tests/conformance/",
+    "tests/e2e/test_crash.py",
+    "tests/e2e/test_realtime_cli.py",
+    "tests/e2e/test_judging_cli.py",
+    "tests/e2e/test_same_run.py",
+    "tests/e2e/test_original_configs.py",
+    "tests/experiments/",
+    "tests/realtime/test_rate_control.py",
+    "tests/realtime/test_realtime_judge.py",
+    "tests/library/test_readme_library.py",
+    "tests/analysis/test_experiment_statistics.py",
+    "tests/faults/",
+)
+"""Test files that start Ray, kill and resume processes, drive whole experiments or time rate limits: the
+`slow` marker, so `pytest -m "not slow"` is an inner loop of about a minute."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of the files in `SLOW`."""
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
