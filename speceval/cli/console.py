@@ -206,13 +206,28 @@ def summary_table(summary: EngineSummary, title: str) -> Table:
 
 
 def run_heading(run_dir: str, kind: str, provider: str, model: str) -> Text:
-    """The line naming a run in the operations tables: its last three folders, kind, provider and model in full.
+    """The line naming a run in the operations tables: its last three folders, kind, provider and model in full,
+    and inside an experiment its spec, variation and run (two runs of one model differ by those alone).
 
     Printed with `soft_wrap=False` it wraps at the terminal's width (long names fold), so no name is ever cut.
     """
     parts = Path(run_dir).parts
     short = str(Path(*parts[-3:])) if len(parts) > 3 else run_dir
-    return Text.assemble((short, "bold"), f"  {kind} · {provider} · ", (model, "bold"))
+    place = experiment_place(Path(run_dir))
+    return Text.assemble((short, "bold"), f"  {kind} · {provider} · ", (model, "bold"),
+                         f"  [{place}]" if place else "")
+
+
+def experiment_place(run_dir: Path) -> str | None:
+    """'spec S · variation V · run K' for a run inside an experiment folder (`<stage>/<spec>/<variation>/run<k>/`
+    below `experiment.json`); None elsewhere."""
+    for folder in run_dir.parents:
+        if (folder / "experiment.json").is_file():
+            parts = run_dir.relative_to(folder).parts
+            if len(parts) >= 4 and parts[3].startswith("run") and parts[3][3:].isdigit():
+                return f"spec {parts[1]} · variation {parts[2]} · run {parts[3][3:]}"
+            return None
+    return None
 
 
 def synthetic_banner() -> Panel:

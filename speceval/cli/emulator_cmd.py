@@ -30,14 +30,15 @@ def _run(args: argparse.Namespace) -> int:
             faults = FaultConfig.model_validate(json.loads(args.faults.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
             raise InputError(args.faults, f"not a valid fault configuration: {exc}") from None
-    base = f"http://{args.host}:{args.port}"
-    console.print(
-        f"speceval emulator on {base}\n"
-        f"  OPENAI_BASE_URL={base}/openai/v1\n  ANTHROPIC_BASE_URL={base}/anthropic\n"
-        f"  GOOGLE_GEMINI_BASE_URL={base}/gemini\nAnswers are synthetic. Ctrl+C stops it."
-    )
+    def announce(base: str) -> None:  # the bound address: with --port 0 the port is known only once bound
+        console.print(
+            f"speceval emulator on {base}\n"
+            f"  OPENAI_BASE_URL={base}/openai/v1\n  ANTHROPIC_BASE_URL={base}/anthropic\n"
+            f"  GOOGLE_GEMINI_BASE_URL={base}/gemini\nAnswers are synthetic. Ctrl+C stops it."
+        )
+
     try:
-        serve(host=args.host, port=args.port, faults=faults, state_dir=args.state_dir)
+        serve(host=args.host, port=args.port, faults=faults, state_dir=args.state_dir, on_ready=announce)
     except KeyboardInterrupt:
         console.print("emulator stopped")
     return 0

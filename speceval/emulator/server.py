@@ -10,6 +10,7 @@ import contextlib
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -348,14 +349,19 @@ def serve(
     port: int = 8765,
     faults: FaultConfig | None = None,
     state_dir: Path | str | None = None,
+    on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve in the foreground until interrupted (Ctrl+C raises KeyboardInterrupt after a clean shutdown)."""
+    """Serve in the foreground until interrupted (Ctrl+C raises KeyboardInterrupt after a clean shutdown).
+
+    `on_ready` gets the base URL once the socket is bound: with port 0 the port is known only then."""
     ctx = _build(faults or FaultConfig(), Path(state_dir) if state_dir else None, None)
     apps = _apps(ctx)
     add_realtime_endpoints(ctx, apps)
     server = _Server((host, port), ctx, apps)
     ctx.base_url = f"http://{host}:{server.server_address[1]}"
     logger.info("emulator serving on %s", ctx.base_url)
+    if on_ready is not None:
+        on_ready(ctx.base_url)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

@@ -49,6 +49,26 @@ def test_emulator_command_serves_the_openai_batch_api(tmp_path):
     assert list(tmp_path.iterdir()), "state was persisted"
 
 
+def test_emulator_on_port_0_announces_the_port_it_bound_and_that_url_answers(tmp_path):
+    import re
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "speceval", "emulator", "--port", "0"],
+        cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # printed once the socket is bound
+        found = re.search(r"speceval emulator on (http://127\.0\.0\.1:(\d+))", line)
+        assert found and found.group(2) != "0", line
+        client = openai.OpenAI(api_key="sk-test-cli", base_url=f"{found.group(1)}/openai/v1", max_retries=0)
+        assert client.batches.list(limit=1).data == []
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
 def test_help_lists_the_commands():
     done = subprocess.run([sys.executable, "-m", "speceval", "--help"], cwd=REPO, env=cli_env(),
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)

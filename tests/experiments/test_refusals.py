@@ -120,3 +120,18 @@ def test_a_temperature_claude_never_received_is_reported_as_not_sent(tmp_path, c
     assert sent_rows and "generation" in sent_rows[0]
     [page] = (tmp_path / "out").rglob("report.html")
     assert "not sent" in page.read_text(encoding="utf-8")
+
+
+def test_status_labels_an_experiments_runs_with_their_variation_and_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 2\nstages: [generation]"))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    capsys.readouterr()
+    assert speceval_main(["status", "--no-refresh", str(tmp_path / "out")]) == 0
+    shown = capsys.readouterr().out
+    headings = [line for line in shown.splitlines() if "generation ·" in line]
+    assert len(headings) == 8 and len(set(headings)) == 8  # 2 candidates × 2 variations × 2 runs, all told apart
+    for variation in ("temperature_0.0", "temperature_0.7"):
+        for run in (1, 2):
+            assert sum(f"variation {variation} · run {run}]" in h for h in headings) == 2
