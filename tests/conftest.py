@@ -109,6 +109,12 @@ def only_run_dir(output_base: Path) -> Path:
     return runs[0]
 
 
+def doc_text() -> str:
+    """The README and every page under docs/, as one text (walk-throughs are found by their markers)."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
 SLOW = (
     "tests/raydata/",
     "tests/conformance/",

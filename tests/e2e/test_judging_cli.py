@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO, cli_env
+from tests.conftest import REPO, cli_env, doc_text
 
 
 def readme_commands() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = doc_text()
     block = text.split("<!-- readme-offline-chain:", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     return [c.strip() for c in block.replace("\\\n", " ").splitlines() if c.strip()]
 

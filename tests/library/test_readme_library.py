@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO, cli_env
+from tests.conftest import REPO, cli_env, doc_text
 
 MARKER = "<!-- readme-library-chain:"
 
 
 def readme_block() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = doc_text()
     return text.split(MARKER, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
 
 
@@ -52,7 +52,7 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
 
 
 def readme_emulator_block() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = doc_text()
     return text.split("**The emulator as a library.**", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
 
 

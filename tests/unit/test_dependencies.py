@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import re
 import tomllib
-from pathlib import Path
 
 from tests.conftest import REPO
 
