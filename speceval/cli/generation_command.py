@@ -93,6 +93,7 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
         engine=_engine_options(args, None, args.offline),
         allow_unknown_statements=args.allow_unknown_statements,
         offline=args.offline,
+        new_run=True,  # the command looks for an identical run itself (with its endpoint settings) in `generate`
     )
     return BatchedGenerationPipeline(config)
 

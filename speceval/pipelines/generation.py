@@ -27,6 +27,7 @@ from speceval.pipelines.models import check_model, use_model
 from speceval.providers.registry import resolve_org
 from speceval.providers.sent import settings_as_sent
 from speceval.realtime import AnyModel, make_engine
+from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,9 @@ class GenerationConfig:
         allow_unknown_statements: skip (with a warning) inputs files that name no statement of the spec.
         offline: the run uses the built-in emulator, started in-process by `run()` (recorded so a resume does
             too). Engine options left at their defaults then poll every `OFFLINE_POLL_INTERVAL` seconds.
+        new_run: start a fresh run (and pay again) even when an identical run exists under the same folder. By
+            default an identical finished run is reused (nothing is sent) and an identical unfinished one is
+            continued, as the command line does: running the same script twice never pays twice.
     """
 
     spec_path: Path
@@ -60,6 +64,7 @@ class GenerationConfig:
     engine: EngineOptions = field(default_factory=EngineOptions)
     allow_unknown_statements: bool = False
     offline: bool = False
+    new_run: bool = False
 
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
@@ -85,10 +90,24 @@ class BatchedGenerationPipeline:
         # An explicit run directory without a manifest starts a new run there (experiments name their runs).
         self.resuming = run_dir is not None and (Path(run_dir) / MANIFEST_NAME).is_file()
         self.run_dir = Path(run_dir) if run_dir is not None else self._new_run_dir()
-        if self.resuming:
-            self._check_unchanged(RunManifest.load(self.run_dir))
         self._manifest_written: RunManifest | None = None
         self._manifest_saved = False
+        self.reused = False
+        """True when an identical finished run was found: `run()` returns its totals and sends nothing."""
+        if run_dir is None and not config.new_run:
+            self._adopt_identical_run()
+        if self.resuming:
+            self._check_unchanged(RunManifest.load(self.run_dir))
+
+    def _adopt_identical_run(self) -> None:
+        earlier = find_identical_runs(self.run_dir.parent, self.draft_manifest())
+        found = earlier.finished or earlier.unfinished
+        if not found:
+            return
+        self.run_dir, self.resuming, self.reused = found[0], True, bool(earlier.finished)
+        self._manifest_written = None
+        logger.info("%s identical run %s (new_run=True pays again)",
+                    "reusing the finished" if self.reused else "continuing the unfinished", self.run_dir)
 
     @classmethod
     def resume(cls, run_dir: Path, *, engine: EngineOptions | None = None) -> BatchedGenerationPipeline:
@@ -137,6 +156,10 @@ class BatchedGenerationPipeline:
             yield connected
 
     def _run(self, model: AnyModel, observer: EngineObserver | None) -> EngineSummary:
+        if self.reused:
+            totals = RunManifest.load(self.run_dir).totals
+            if totals is not None:
+                return totals
         manifest = self.write_manifest()
         engine = make_engine(model, RunStore(self.run_dir), self.config.engine, observer)  # batch or realtime
         try:
