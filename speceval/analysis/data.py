@@ -10,9 +10,19 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from speceval.analysis.judge_quality import (
+    HumanAgreement,
+    Leniency,
+    PpiRate,
+    human_agreement,
+    leniency,
+    ppi_rates,
+    read_labels,
+)
 from speceval.analysis.load import ComplianceRow, load_verdicts
 from speceval.analysis.panel import PanelCounts, panel_rows
 from speceval.analysis.tables import (
@@ -81,6 +91,9 @@ class ReportData(BaseModel):
     settings: dict[str, dict[str, object]]
     prompt_versions: dict[str, list[str]] = Field(description="judge → prompt template ids it used")
     sent: list[SentSettings] = Field(default_factory=list, description="settings as the requests carried them")
+    leniency: list[Leniency] = Field(default_factory=list, description="each judge against the judges' mean")
+    human_agreement: list[HumanAgreement] = Field(default_factory=list, description="judges against human labels")
+    ppi: list[PpiRate] = Field(default_factory=list, description="rates corrected by human labels (PPI)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
     synthetic_folders: int = 0
     real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
@@ -99,8 +112,8 @@ class ReportData(BaseModel):
         return None
 
 
-def compute(paths: Sequence[Path], prices: PriceTable) -> ReportData:
-    """Every table of the report, from the verdicts and run manifests under `paths`."""
+def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None) -> ReportData:
+    """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given)."""
     verdicts = load_verdicts(paths)
     if not verdicts.compliance and not verdicts.rankings:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
@@ -119,7 +132,8 @@ def compute(paths: Sequence[Path], prices: PriceTable) -> ReportData:
         paired=paired_comparisons(rows), panel=panel_counts, win_rates=win_rates(verdicts.rankings),
         bradley_terry=strengths(verdicts.rankings), position_consistency=position_consistency(verdicts.rankings),
         agreement=judge_agreement(verdicts.compliance), costs=costs, stages=_stage_counts(manifests, costs),
-        sent=_sent_settings(manifests),
+        sent=_sent_settings(manifests), leniency=leniency(verdicts.compliance),
+        **_labelled(verdicts.compliance, labels_path),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,
@@ -134,6 +148,13 @@ def _relative(path: Path, roots: Sequence[Path]) -> str:
         if resolved.is_relative_to(base):
             return resolved.relative_to(base).as_posix() or "."
     return Path(os.path.relpath(path)).as_posix()
+
+
+def _labelled(rows: list[ComplianceRow], labels_path: Path | None) -> dict[str, Any]:
+    if labels_path is None:
+        return {}
+    labels = read_labels(labels_path, rows)
+    return {"human_agreement": human_agreement(rows, labels), "ppi": ppi_rates(rows, labels)}
 
 
 def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:

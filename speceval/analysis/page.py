@@ -40,7 +40,8 @@ def render_page(data: ReportData) -> str:
     if data.compliance:
         parts.append(_img(plots.length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _rankings(data), _sent(data), _costs(data)]
+    parts += [_paired(data), _breakdowns(data), _judges(data), _judge_checks(data), _rankings(data), _sent(data),
+              _costs(data)]
     parts.append(sample_section(data.compliance_rows))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
             f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>")
@@ -189,6 +190,32 @@ def _rankings(data: ReportData) -> str:
         parts.append(_table(["spec", "judge", "variation", "run", "consistent", "compared", "rate"],
                             ([c.spec, c.judge, c.variation, c.run, c.consistent, c.compared, c.rate]
                              for c in data.position_consistency)))
+    return "".join(parts)
+
+
+def _judge_checks(data: ReportData) -> str:
+    parts = []
+    if data.leniency:
+        parts.append('<h2 id="judge-leniency">Judge leniency</h2><p class="note">On the answers every judge judged: '
+                     "a judge's rate minus the judges' mean rate, with a paired 95% interval clustered by input; "
+                     "same provider = judge and candidate from one provider (self-preference).</p>")
+        parts.append(_table(["spec", "judge", "candidate", "variation", "items", "rate", "mean rate", "delta",
+                             "95% CI", "same provider"],
+                            ([r.spec, r.judge, r.candidate, r.variation, r.items, r.rate, r.mean_rate, r.delta,
+                              _ci(r.ci_low, r.ci_high), r.same_provider] for r in data.leniency)))
+    if data.human_agreement:
+        parts.append('<h2 id="human-labels">Judges against human labels</h2>')
+        parts.append(_table(["spec", "judge", "candidate", "labelled", "agree", "accuracy", "kappa"],
+                            ([a.spec, a.judge, a.candidate, a.labelled, a.agree, a.accuracy, a.kappa]
+                             for a in data.human_agreement)))
+    if data.ppi:
+        parts.append('<h2 id="ppi">Prediction-powered rates</h2><p class="note">The judge\'s rate corrected by the '
+                     "human labels (classic PPI, Angelopoulos et al. 2023): a valid 95% interval for the rate a "
+                     "human would give, however biased the judge.</p>")
+        parts.append(_table(["spec", "judge", "candidate", "labelled", "unlabelled", "judge rate", "PPI rate",
+                             "95% CI"],
+                            ([r.spec, r.judge, r.candidate, r.labelled, r.unlabelled, r.judge_rate, r.ppi_rate,
+                              _ci(r.ci_low, r.ci_high)] for r in data.ppi)))
     return "".join(parts)
 
 

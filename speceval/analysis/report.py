@@ -28,9 +28,10 @@ class ReportSummary(BaseModel):
     data: ReportData
 
 
-def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None) -> ReportSummary:
-    """Read every verdict under `paths` and write the report's files into `out_dir`."""
-    data = compute(paths, prices or PriceTable.load())
+def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None,
+                 labels: Path | None = None) -> ReportSummary:
+    """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files."""
+    data = compute(paths, prices or PriceTable.load(), labels)
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
@@ -54,6 +55,11 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement]),
         _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs]),
     ]
+    if data.leniency:
+        csv_paths.append(_csv(out_dir / "judge_leniency.csv", [r.model_dump() for r in data.leniency]))
+    if data.human_agreement or data.ppi:
+        csv_paths.append(_csv(out_dir / "human_agreement.csv", [r.model_dump() for r in data.human_agreement]))
+        csv_paths.append(_csv(out_dir / "ppi.csv", [r.model_dump() for r in data.ppi]))
     html_path = out_dir / "report.html"
     atomic_write_bytes(html_path, render_page(data).encode("utf-8"))
     summary_path = out_dir / "summary.md"

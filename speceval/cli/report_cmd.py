@@ -16,7 +16,15 @@ def register(commands: Any) -> None:
     report.add_argument("paths", nargs="+", type=Path, help="folders holding compliance and ranking runs")
     report.add_argument("--out", type=Path, default=Path("report"), help="output folder (default ./report)")
     report.add_argument("--prices", type=Path, help="price table overriding the shipped one")
+    report.add_argument("--labels", type=Path, help="a filled label sheet (speceval label-sheet): adds human "
+                                                    "agreement and prediction-powered rates")
     report.set_defaults(handler=_report)
+    sheet = commands.add_parser("label-sheet", help="a CSV of sampled answers for a person to label")
+    sheet.add_argument("paths", nargs="+", type=Path, help="folders holding compliance runs")
+    sheet.add_argument("--n", type=int, required=True, help="how many distinct answers to sample")
+    sheet.add_argument("--seed", type=int, default=0, help="seed of the stratified sample (default 0)")
+    sheet.add_argument("--out", type=Path, default=Path("labels.csv"), help="the CSV to write (default labels.csv)")
+    sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
     export.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
@@ -33,7 +41,7 @@ def _report(args: argparse.Namespace) -> int:
     from speceval.paths import check_output_dir
 
     check_output_dir(args.out, "--out")
-    summary = build_report(args.paths, args.out, PriceTable.load(args.prices))
+    summary = build_report(args.paths, args.out, PriceTable.load(args.prices), labels=args.labels)
     if summary.data.data_banner:
         stdout.print(f"[bold red]{summary.data.data_banner}[/]")
     table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
@@ -51,6 +59,23 @@ def _report(args: argparse.Namespace) -> int:
         order = ", ".join(f"{s.model} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
     stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it)")
+    return 0
+
+
+def _label_sheet(args: argparse.Namespace) -> int:
+    from speceval.analysis.judge_quality import label_sheet, write_label_sheet
+    from speceval.analysis.load import load_verdicts
+    from speceval.cli.console import stdout
+    from speceval.paths import check_output_file
+
+    check_output_file(args.out, "--out")
+    verdicts = load_verdicts(args.paths)
+    if not verdicts.compliance:
+        raise ConfigError("no compliance results found under the given folders: nothing to label")
+    sheet = label_sheet(verdicts.compliance, args.n, args.seed)
+    write_label_sheet(args.out, sheet)
+    stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
+                 "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))
     return 0
 
 

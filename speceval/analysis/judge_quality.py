@@ -1,0 +1,251 @@
+"""A judge that is itself measured: leniency against the other judges, agreement with human labels, and
+prediction-powered rates (PPI) that correct a judge's rate with a few human labels.
+
+* Leniency (per spec, judge, candidate and variation): on the answers every judge judged, the judge's rate minus
+  the mean of all judges' rates, with a paired interval clustered by input (stratified by statement), and whether
+  judge and candidate come from the same provider (self-preference, arXiv 2404.13076).
+* Human agreement: accuracy and Cohen's kappa of a judge against human labels, on labelled answers it judged.
+* PPI (Angelopoulos et al., Science 2023, arXiv 2301.09709), the classic estimator of a mean:
+  theta = mean over unlabelled judged answers of the judge's verdict f + mean over labelled judged answers of
+  (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample variances (ddof 1),
+  clipped to [0, 1]. A native estimator of a few lines instead of `ppi_py`, whose install pulls numba, scikit-learn
+  and gdown into every user's environment for this one formula (and defaults to alpha = 0.1).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+
+from speceval.analysis.clustered import mean_interval
+from speceval.analysis.load import ComplianceRow
+from speceval.analysis.stats import Z95, cohen_kappa
+from speceval.errors import ConfigError, InputError
+
+PANEL = "panel"
+LABEL_COLUMNS = ["item", "spec", "candidate", "statement_id", "statement_text", "input", "output", "human_compliant",
+                 "notes"]
+_YES = {"yes", "true", "1", "compliant", "y"}
+_NO = {"no", "false", "0", "non-compliant", "noncompliant", "not compliant", "n"}
+
+
+def item_id(row: ComplianceRow) -> str:
+    """A stable id of one answer (spec, candidate, variation, run, statement, input, output): what a label names."""
+    key = "\x00".join([row.spec, row.model, row.variation, str(row.run), row.statement_id, row.input, row.output])
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _judged(row: ComplianceRow) -> bool:
+    return row.judge != PANEL and row.outcome == "judged" and row.compliant is not None
+
+
+class Leniency(BaseModel):
+    """One judge's rate minus the judges' mean rate on the answers every judge judged."""
+
+    spec: str
+    judge: str
+    candidate: str
+    variation: str
+    items: int
+    rate: float
+    mean_rate: float
+    delta: float
+    ci_low: float | None
+    ci_high: float | None
+    same_provider: bool | None
+
+
+def leniency(rows: list[ComplianceRow]) -> list[Leniency]:
+    """Per (spec, candidate, variation) with two or more judges: each judge's delta with a paired interval."""
+    groups: dict[tuple[str, str, str], dict[str, dict[str, ComplianceRow]]] = defaultdict(lambda: defaultdict(dict))
+    for row in rows:
+        if _judged(row):
+            groups[(row.spec, row.model, row.variation)][row.judge][item_id(row)] = row
+    results = []
+    for (spec, candidate, variation), by_judge in sorted(groups.items()):
+        judges = sorted(by_judge)
+        if len(judges) < 2:
+            continue
+        shared = sorted(set.intersection(*(set(by_judge[j]) for j in judges)))
+        if not shared:
+            continue
+        verdicts = np.array([[float(bool(by_judge[j][i].compliant)) for i in shared] for j in judges])
+        means = verdicts.mean(axis=0)
+        first = by_judge[judges[0]]
+        clusters = [(first[i].spec, first[i].statement_id, first[i].input) for i in shared]
+        strata = {c: c[:2] for c in clusters}
+        for index, judge in enumerate(judges):
+            differences = (verdicts[index] - means).tolist()
+            interval = mean_interval(differences, clusters, strata)
+            results.append(Leniency(
+                spec=spec, judge=judge, candidate=candidate, variation=variation, items=len(shared),
+                rate=float(verdicts[index].mean()), mean_rate=float(means.mean()),
+                delta=float(verdicts[index].mean() - means.mean()),
+                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
+                same_provider=_same_provider(judge, candidate)))
+    return results
+
+
+def _same_provider(judge: str, candidate: str) -> bool | None:
+    from speceval.providers.registry import resolve_org
+
+    try:
+        return resolve_org(judge).org == resolve_org(candidate).org
+    except ConfigError:
+        return None  # a model name no provider claims: unknown, not "different"
+
+
+# -- human labels --------------------------------------------------------------------------------------------
+
+
+def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: dict[str, str] | None = None
+                ) -> list[dict[str, str]]:
+    """`n` distinct answers (each once, however many judges judged it), stratified by statement: statements take
+    turns in a seeded order, each giving its next answer in a seeded order. No judge verdict is shown."""
+    if n < 1:
+        raise ConfigError("--n must be at least 1")
+    answers: dict[str, ComplianceRow] = {}
+    for row in rows:
+        if row.judge != PANEL:
+            answers.setdefault(item_id(row), row)
+    by_statement: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for item, row in sorted(answers.items()):
+        by_statement[(row.spec, row.statement_id)].append(item)
+    rng = np.random.default_rng(seed)
+    queues = []
+    for key in sorted(by_statement):
+        items = by_statement[key]
+        queues.append([items[i] for i in rng.permutation(len(items))])
+    order = [queues[i] for i in rng.permutation(len(queues))]
+    picked: list[str] = []
+    while len(picked) < n and any(order):
+        for queue in order:
+            if queue and len(picked) < n:
+                picked.append(queue.pop(0))
+    texts = statement_texts or {}
+    return [{"item": item, "spec": answers[item].spec, "candidate": answers[item].model,
+             "statement_id": answers[item].statement_id, "statement_text": texts.get(answers[item].statement_id, ""),
+             "input": answers[item].input, "output": answers[item].output, "human_compliant": "", "notes": ""}
+            for item in picked]
+
+
+def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
+    """The sheet as CSV (written atomically)."""
+    import io
+
+    from speceval.atomic import atomic_write_bytes
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=LABEL_COLUMNS)
+    writer.writeheader()
+    writer.writerows(sheet)
+    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
+
+
+def read_labels(path: Path, rows: list[ComplianceRow]) -> dict[str, bool]:
+    """item → the human's verdict, from a filled sheet; blank is unlabelled. A malformed value or an item that
+    matches no answer under the report's folders is an InputError naming the line."""
+    known = {item_id(r) for r in rows if r.judge != PANEL}
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise InputError(path, f"cannot read the labels: {exc.strerror or exc}") from None
+    labels: dict[str, bool] = {}
+    with handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
+            raise InputError(path, "a label sheet needs the columns item and human_compliant "
+                                   "(make one with speceval label-sheet)", line=1)
+        for record in reader:
+            line = reader.line_num
+            value = (record.get("human_compliant") or "").strip().lower()
+            if not value:
+                continue
+            if value not in _YES | _NO:
+                raise InputError(path, f"human_compliant {value!r} is not one of yes/no, true/false, 1/0, "
+                                       "compliant/non-compliant (or blank)", line=line, field="human_compliant")
+            item = (record.get("item") or "").strip()
+            if item not in known:
+                raise InputError(path, f"item {item!r} matches no answer in the folders reported on", line=line,
+                                 field="item")
+            labels[item] = value in _YES
+    return labels
+
+
+class HumanAgreement(BaseModel):
+    """A judge against human labels, on the labelled answers it judged (`candidate` 'all' pools candidates)."""
+
+    spec: str
+    judge: str
+    candidate: str
+    labelled: int
+    agree: int
+    accuracy: float | None
+    kappa: float | None
+
+
+class PpiRate(BaseModel):
+    """A judge's compliance rate corrected by human labels (classic PPI, 95%)."""
+
+    spec: str
+    judge: str
+    candidate: str
+    labelled: int
+    unlabelled: int
+    judge_rate: float | None
+    ppi_rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def human_agreement(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[HumanAgreement]:
+    """Per spec and judge, pooled over candidates and per candidate."""
+    pairs: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for row in rows:
+        item = item_id(row)
+        if _judged(row) and item in labels:
+            for candidate in ("all", row.model):
+                pairs[(row.spec, row.judge, candidate)].append((bool(row.compliant), labels[item]))
+    return [HumanAgreement(spec=s, judge=j, candidate=c, labelled=len(p), agree=sum(a == b for a, b in p),
+                           accuracy=sum(a == b for a, b in p) / len(p),
+                           kappa=cohen_kappa([a for a, _ in p], [b for _, b in p]))
+            for (s, j, c), p in sorted(pairs.items())]
+
+
+def ppi_mean(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]
+             ) -> tuple[float, float, float] | None:
+    """(theta, low, high) of the classic PPI mean: f on N unlabelled items, (y, f) on n labelled ones."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    if len(f_u) < 2 or len(pairs) < 2:
+        return None
+    rectifier = pairs[:, 0] - pairs[:, 1]
+    theta = float(f_u.mean() + rectifier.mean())
+    half = Z95 * math.sqrt(f_u.var(ddof=1) / len(f_u) + rectifier.var(ddof=1) / len(pairs))
+    return theta, max(0.0, theta - half), min(1.0, theta + half)
+
+
+def ppi_rates(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[PpiRate]:
+    """Per spec, judge and candidate (the judge's verdicts as f, the labels as y)."""
+    groups: dict[tuple[str, str, str], list[ComplianceRow]] = defaultdict(list)
+    for row in rows:
+        if _judged(row):
+            groups[(row.spec, row.judge, row.model)].append(row)
+    results = []
+    for (spec, judge, candidate), group in sorted(groups.items()):
+        unlabelled = [float(bool(r.compliant)) for r in group if item_id(r) not in labels]
+        labelled = [(float(labels[item_id(r)]), float(bool(r.compliant))) for r in group if item_id(r) in labels]
+        found = ppi_mean(unlabelled, labelled)
+        results.append(PpiRate(spec=spec, judge=judge, candidate=candidate, labelled=len(labelled),
+                               unlabelled=len(unlabelled),
+                               judge_rate=sum(float(bool(r.compliant)) for r in group) / len(group),
+                               ppi_rate=found[0] if found else None, ci_low=found[1] if found else None,
+                               ci_high=found[2] if found else None))
+    return results
