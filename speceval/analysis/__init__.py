@@ -1,1 +1,48 @@
-"""Analysis of judged runs: loading verdict files into typed rows, statistics, plots, an HTML report, export."""
+"""Statistics and reports over judged runs.
+
+The statistics are pure functions you can call on your own data (every interval names its method):
+
+>>> from speceval.analysis import rate_interval, paired_difference, wilson_interval
+>>> low, high, method = rate_interval([1, 1, 0, 1, 1, 0], clusters=["q1", "q1", "q2", "q2", "q3", "q3"])
+>>> wilson_interval(10, 10)[1]
+1.0
+
+* rates: `wilson_interval` (one run, independent inputs), `rate_interval` (clustered by input, the report's),
+  `mean_interval` (ratings), `paired_difference` (two candidates on the same inputs);
+* rankings: `win_rates`, `strengths` (Bradley–Terry with bootstrap intervals), `position_consistency`;
+* agreement: `cohen_kappa`, `fleiss_kappa`, `krippendorff_alpha_ordinal`, `judge_agreement`;
+* the judge measured: `leniency`, `ppi_mean`, `ppi_rates`, `human_agreement`, `label_sheet`;
+* data: `load_verdicts` (every verdict under some folders, ours or the original SpecEval's), `build_report`.
+
+Methods and references: docs/judging-and-statistics.md.
+"""
+
+from __future__ import annotations
+
+from speceval.analysis.clustered import mean_interval, paired_difference, rate_interval
+from speceval.analysis.judge_quality import human_agreement, label_sheet, leniency, ppi_mean, ppi_rates
+from speceval.analysis.load import load_verdicts
+from speceval.analysis.report import build_report
+from speceval.analysis.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha_ordinal, wilson_interval
+from speceval.analysis.tables import judge_agreement, position_consistency, strengths, win_rates
+
+__all__ = [
+    "build_report",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "human_agreement",
+    "judge_agreement",
+    "krippendorff_alpha_ordinal",
+    "label_sheet",
+    "leniency",
+    "load_verdicts",
+    "mean_interval",
+    "paired_difference",
+    "position_consistency",
+    "ppi_mean",
+    "ppi_rates",
+    "rate_interval",
+    "strengths",
+    "wilson_interval",
+    "win_rates",
+]

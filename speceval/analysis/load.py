@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from speceval.analysis import original
+from speceval.analysis.original import compliance_records, is_original_compliance, is_original_ranking, ranking_records
 from speceval.errors import InputError, UsageError
 from speceval.paths import safe_filename
 from speceval.pipelines.compliance import ComplianceFile
@@ -241,8 +241,8 @@ def _parse(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _
 
 def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: str,
                      statements: _StatementClasses) -> list[ComplianceRow]:
-    if original.is_original_compliance(data):
-        names, records = original.compliance_records(file, data)
+    if is_original_compliance(data):
+        names, records = compliance_records(file, data)
         common = {**names, "variation": where.variation, "run": where.run, "mode": "binary",
                   "prompt_version": "speceval-original", "source": source, "synthetic": where.synthetic}
         return [ComplianceRow.model_validate({**common, **record}) for record in records]
@@ -260,8 +260,8 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
 
 
 def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str) -> list[RankingRow]:
-    if original.is_original_ranking(data):
-        names, records = original.ranking_records(file, data)
+    if is_original_ranking(data):
+        names, records = ranking_records(file, data)
         common = {**names, "source": source, "variation": where.variation, "run": where.run,
                   "synthetic": where.synthetic}
         return [RankingRow.model_validate({**common, **record}) for record in records]

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from speceval.analysis import plots
 from speceval.analysis.data import ReportData
 from speceval.analysis.panel import TIES_RULE
+from speceval.analysis.plots import heatmap, length_scatter, variation_bars, win_matrix
 from speceval.analysis.samples import sample_link, sample_section
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
@@ -35,10 +35,10 @@ def render_page(data: ReportData) -> str:
     """The whole page."""
     banner = (f'<p class="banner" id="data-kind">{html.escape(data.data_banner)}</p>' if data.data_banner else "")
     parts = [banner, "<h1>speceval report</h1>", _summary(data)]
-    parts += [_img(plots.variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
+    parts += [_img(variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
               for judge in sorted({v.judge for v in data.variations})]
     if data.compliance:
-        parts.append(_img(plots.length_scatter(data.compliance), "answer length against compliance"))
+        parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
     parts += [_paired(data), _breakdowns(data), _judges(data), _judge_checks(data), _rankings(data), _sent(data),
               _costs(data)]
@@ -101,7 +101,7 @@ def _variation(data: ReportData, name: str) -> str:
         if r.rate is not None:
             matrix[statements.index(r.statement_id or ""), columns.index(column(r))] = r.rate
     if statements:
-        parts.append(_img(plots.heatmap(matrix, statements, columns, "compliance per statement"),
+        parts.append(_img(heatmap(matrix, statements, columns, "compliance per statement"),
                           f"per statement {name}"))
     return "".join(parts) + "</section>"
 
@@ -175,9 +175,9 @@ def _rankings(data: ReportData) -> str:
                             ([w.spec, w.judge, w.variation, w.model, w.opponent, w.games, w.wins, w.ties, w.losses,
                               w.rate, _ci(w.ci_low, w.ci_high)] for w in data.win_rates)))
         for spec, judge, variation in sorted({(w.spec, w.judge, w.variation) for w in data.win_rates}):
-            matrix, models = plots.win_matrix(data.win_rates, spec, judge, variation)
+            matrix, models = win_matrix(data.win_rates, spec, judge, variation)
             title = f"win rate, row vs column\nspec {spec}, {judge}, {variation}"
-            parts.append(_img(plots.heatmap(matrix, models, models, title), f"win rates {spec} {judge} {variation}"))
+            parts.append(_img(heatmap(matrix, models, models, title), f"win rates {spec} {judge} {variation}"))
     if data.bradley_terry:
         parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")
         parts.append(_table(["spec", "judge", "variation", "model", "strength", "95% CI"],

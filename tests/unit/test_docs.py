@@ -70,3 +70,12 @@ def test_the_readme_starts_with_the_two_setup_commands_and_stays_short():
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert ".venv/bin/python -m pytest -q" in ci
     assert len(text.splitlines()) <= 150
+
+
+def test_the_statistics_api_examples_run():
+    import doctest
+
+    import speceval.analysis
+
+    failures, tried = doctest.testmod(speceval.analysis)
+    assert tried >= 3 and failures == 0
