@@ -38,6 +38,16 @@ def embedded_json(data: object) -> str:
 
 SAMPLE_LIMIT = 20_000
 """Most verdicts embedded in the page: beyond that a page gets too large for a browser (answers are long)."""
+TEXT_LIMIT = 1_500
+"""Characters of one input, answer or explanation shown in the page; the rest is cut with a note (the export has
+every character). 20,000 verdicts x 3 texts x 1,500 characters bound the page at about 12 MB of text at any size,
+however long the answers (a report at the size of the SpecEval paper was 60 MB before)."""
+
+
+def _shown(text: str) -> str:
+    if len(text) <= TEXT_LIMIT:
+        return text
+    return f"{text[:TEXT_LIMIT]} [… {len(text) - TEXT_LIMIT:,} more characters: speceval export has them all]"
 
 
 def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> list[ComplianceRow]:
@@ -60,7 +70,8 @@ def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> str:
             "variation and run); <code>speceval export</code> writes all of them.</p>" if len(rows) < total else "")
     data = [{"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
              "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
-             "verdict": verdict_label(r), "input": r.input, "output": r.output, "explanation": r.explanation or "",
+             "verdict": verdict_label(r), "input": _shown(r.input), "output": _shown(r.output),
+             "explanation": _shown(r.explanation or ""),
              "source": r.source} for r in rows]
     selects = "".join(
         f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '

@@ -173,3 +173,22 @@ def test_a_report_over_offline_and_provider_folders_says_mixed_at_the_top(tmp_pa
         (results.parent / "run.json").write_text(manifest(True))
     build_report([tmp_path / "c"], tmp_path / "report")
     assert "MIXED DATA" in (tmp_path / "report" / "summary.md").read_text(encoding="utf-8").splitlines()[0]
+
+
+def test_the_page_stays_small_however_long_the_answers(tmp_path):
+    from speceval.analysis.samples import TEXT_LIMIT
+
+    root = tmp_path / "runs"
+    results = [{"input": f"q{i}", "output": f"{i} " + "x" * 50_000, "compliant": i % 2 == 0, "confidence": 0.9,
+                "explanation": "e" * 10_000, "outcome": "judged", "original_index": i} for i in range(60)]
+    path = root / "c/m/results/st.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"metadata": {"model": "m", "judge": "j", "spec": "s", "statement_id": "st",
+                                             "prompt_version": "p", "mode": "binary", "batch_ids": ["b"],
+                                             "candidate_dir": "x"}, "results": results}))
+    build_report([root], tmp_path / "report")
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert len(page) < 60 * 3 * (TEXT_LIMIT + 200) + 2_000_000  # not 60 x 60,000 characters
+    assert "more characters: speceval export has them all" in page
+    export_verdicts([root], tmp_path / "v.jsonl", "jsonl")
+    assert all(len(json.loads(line)["output"]) > 50_000 for line in (tmp_path / "v.jsonl").read_text().splitlines())
