@@ -51,6 +51,11 @@ class Budget:
             self.committed_usd += amount
             return True
 
+    def settle(self, reserved: float, actual: float) -> None:
+        """Replace a reservation by what the request actually cost (a realtime call, once answered)."""
+        with self._lock:
+            self.committed_usd = max(0.0, self.committed_usd - reserved + actual)
+
     def release(self, amount: float) -> None:
         """Give back a reservation whose job was not created after all."""
         with self._lock:

@@ -28,6 +28,8 @@ from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver,
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
+from speceval.costs import PriceTable
+from speceval.errors import ConfigError
 from speceval.inputs import PromptItem
 from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
@@ -109,6 +111,8 @@ class RealtimeEngine:
         self._deadline = 0.0
         self._rng = random.Random()
         self._run_lock = RunLock(store.run_dir)
+        self._prices: PriceTable | None = None
+        self._budget_reached = threading.Event()
         self.calls = 0
 
     # -- public -------------------------------------------------------------------------------------------
@@ -129,9 +133,8 @@ class RealtimeEngine:
 
     def start(self, items: Sequence[PromptItem]) -> None:
         """Load what the run directory already holds, queue the rest, and start the workers."""
+        self._prices = self._live_prices()  # before the lock: a refused budget leaves nothing held
         self._run_lock.acquire()  # one process per run directory, or two would send the same requests
-        if self.options.budget is not None:
-            logger.warning("--budget-usd is not enforced for realtime runs yet; watch the provider's dashboard")
         self._order = [ItemRef(i.statement_id, i.original_index) for i in items]
         self._items = dict(zip(self._order, items, strict=True))
         for statement_id in dict.fromkeys(ref.statement_id for ref in self._order):
@@ -145,6 +148,10 @@ class RealtimeEngine:
             if ref in self._items and self._keep(ref, entry.record):
                 replayed += 1
         self._flush()  # a run killed between two merges: results/ catches up with the journal now
+        if self._prices is not None and self.options.budget is not None:
+            # What this run already spent counts against the limit (a resume with a higher budget goes on from it).
+            spent = sum(self._cost(r.usage) for r in self._results.values() if r.usage is not None)
+            self.options.budget.settle(0.0, spent)
         max_attempts = self.options.max_attempts
         self._queue.extend(
             r for r in self._order if r not in self._results or not is_final(self._results[r], max_attempts)
@@ -173,6 +180,9 @@ class RealtimeEngine:
         if idle and not any(w.is_alive() for w in self._workers):
             self._collect()
             return self._end(StopReason.FINISHED)
+        if self._budget_reached.is_set() and not any(w.is_alive() for w in self._workers):
+            self.stop()
+            return self._end(StopReason.BUDGET)
         if now >= self._deadline:
             self.stop()
             return self._end(StopReason.TIMED_OUT)
@@ -227,13 +237,18 @@ class RealtimeEngine:
         rate_limited = 0
         while True:
             estimate = self._estimate(prompt)
+            reserved = self._reserve(prompt)
+            if reserved is None:
+                return None  # the budget would be exceeded: the input stays unsent, for a resume
             permit = self.limiter.acquire(estimate, self._stop)
             if permit is None:
+                self._settle(reserved, None)
                 return None
             self.calls += 1
             try:
                 completion = self.model.complete(prompt)
             except CallFailed as failure:
+                self._settle(reserved, None)
                 self.limiter.release(permit, 0 if failure.rate_limited else None, failure.headers)
                 if failure.rate_limited:
                     self.limiter.rate_limited(failure.retry_after)
@@ -247,12 +262,14 @@ class RealtimeEngine:
                     continue
                 return self._record(ref, attempts, error=failure.error)
             except Exception as exc:  # a bug or an SDK surprise must not kill the worker silently
+                self._settle(reserved, None)
                 self.limiter.release(permit)
                 # The traceback goes to the log (handlers redact it); the record keeps a redacted one-liner.
                 logger.exception("realtime call for %s[%d] failed unexpectedly", ref.statement_id, ref.original_index)
                 error = RequestError(code="client_error", message=redact(f"{type(exc).__name__}: {exc}"))
                 return self._record(ref, attempts + 1, error=error)
             usage = completion.usage
+            self._settle(reserved, usage)
             self.limiter.release(
                 permit, usage.input_tokens + usage.output_tokens if usage else None, completion.headers
             )
@@ -262,6 +279,43 @@ class RealtimeEngine:
                     self._output_tokens[0] += usage.output_tokens
                     self._output_tokens[1] += 1
             return self._record(ref, attempts + 1, completion=completion)
+
+    # -- budget (live prices: a realtime call is not discounted like a batch job) ---------------------------
+
+    def _live_prices(self) -> PriceTable | None:
+        budget = self.options.budget
+        if budget is None:
+            return None
+        prices = getattr(budget.estimator, "prices", None)
+        if not isinstance(prices, PriceTable) or prices.price(self.model.model_name) is None:
+            raise ConfigError(
+                f"no price for model {self.model.model_name!r}, so --budget-usd cannot be enforced for its realtime "
+                "calls; give its live price in a price table (--prices FILE) or run without a budget (an endpoint "
+                "of your own has no price unless you give one)")
+        return prices
+
+    def _cost(self, usage: Usage | None) -> float:
+        if self._prices is None or usage is None:
+            return 0.0
+        return self._prices.cost(self.model.model_name, "realtime", usage, batch=False) or 0.0
+
+    def _reserve(self, prompt: str) -> float | None:
+        """Reserve the request's upper-bound cost (its prompt, and max_tokens of output) before it is sent; None
+        when that would pass the budget (the run then stops with exit 3, resumable with a higher limit)."""
+        budget = self.options.budget
+        if budget is None or self._prices is None:
+            return 0.0
+        bound = self._cost(Usage(input_tokens=estimate_prompt_tokens(prompt),
+                                 output_tokens=self.model.params.max_tokens))
+        if not budget.reserve(bound):
+            self._budget_reached.set()
+            return None
+        return bound
+
+    def _settle(self, reserved: float, usage: Usage | None) -> None:
+        """Replace the reservation by the call's actual cost (nothing for a call that was refused or failed)."""
+        if self.options.budget is not None and self._prices is not None:
+            self.options.budget.settle(reserved, self._cost(usage))
 
     def _backoff(self, attempts: int, retry_after: float | None) -> float:
         options = self.model.options

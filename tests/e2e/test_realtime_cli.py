@@ -134,3 +134,25 @@ def test_usage_errors_exit_2_before_anything_is_sent(tmp_path):
     assert rpm_on_batch.returncode == 2 and "--realtime" in rpm_on_batch.stderr
     no_key = run_generation([*base, "--model-name", MODEL, "--org", "together"], cli_env())
     assert no_key.returncode == 2 and "TOGETHER_API_KEY" in no_key.stderr
+
+
+def test_a_realtime_budget_stops_before_paying_more_and_a_resume_with_more_finishes_sending_nothing_twice(tmp_path):
+    out = tmp_path / "out"
+    # 40 requests of claude-sonnet-4-5 at live prices: each reserves its upper bound (prompt plus 4,096 output
+    # tokens at $15/M, about $0.06) before it is sent and settles at its actual cost (about $0.0005) once answered;
+    # with $0.07 the reservations stop fitting after roughly 16 answers.
+    args = ["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS), "--model-name",
+            "claude-sonnet-4-5", "--realtime", "--offline", "--output-base-dir", str(out), "--budget-usd", "0.07"]
+    stopped = run_generation(args, cli_env())
+    assert stopped.returncode == 3, stopped.stderr[-2000:]
+    assert "budget" in stopped.stdout + stopped.stderr
+    run_dir = only_run_dir(out)
+    journal = run_dir / "realtime" / "outcomes.jsonl"
+    sent_first = sum(1 for _ in journal.open("rb"))
+    assert 0 < sent_first < 40
+    done = run_generation(["--resume", str(run_dir), "--budget-usd", "100"], cli_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = all_results(run_dir)
+    assert sum(len(r) for r in results.values()) == 40
+    assert all(r["outcome"] == "succeeded" and r["attempts"] == 1 for rs in results.values() for r in rs)
+    assert sum(1 for _ in journal.open("rb")) == 40  # each input sent once in all: none of the first 8 again
