@@ -7,28 +7,41 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from speceval.analysis.load import load_verdicts
+from speceval.analysis.load import VerdictDetail, load_verdicts
 from speceval.atomic import atomic_write_lines
 from speceval.errors import InputError
 
 
 def verdict_rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
-    """Rows with a `kind` column: 'compliance' (candidate, output, verdict) or 'ranking' (model_a/b, rank), and a
-    `synthetic` column (true: an offline run's emulator answer and verdict, never a model's)."""
-    verdicts = load_verdicts(paths)
+    """One row per verdict with everything a reviewer needs to rebuild any table of the report: `kind`
+    ('compliance' or 'ranking'), spec, statement, variation and its settings, run, candidate (or both models and both
+    answers), original index, input, output, judge, verdict (compliant/rating, or rank), explanation, the judge's raw
+    answer and parse error, outcome, source file, and `synthetic` (an offline run's emulator answer, never a
+    model's)."""
+    verdicts = load_verdicts(paths, detail=True)
     if not verdicts.compliance and not verdicts.rankings:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files "
                                    "of a judge run); nothing to export")
+    settings = {name: json.dumps(values, sort_keys=True) for name, values in verdicts.settings.items()}
     for row in verdicts.compliance:
-        yield {"kind": "compliance", "spec": row.spec, "statement_id": row.statement_id, "input": row.input,
-               "candidate": row.model, "output": row.output, "judge": row.judge, "mode": row.mode,
-               "variation": row.variation, "run": row.run, "outcome": row.outcome, "compliant": row.compliant,
-               "confidence": row.confidence, "rating": row.rating, "explanation": row.explanation,
-               "prompt_version": row.prompt_version, "source": row.source, "synthetic": row.synthetic}
+        detail = row.detail or VerdictDetail()
+        yield {"kind": "compliance", "spec": row.spec, "statement_id": row.statement_id,
+               "statement_type": row.statement_type, "authority_level": row.authority_level,
+               "variation": row.variation, "settings": settings.get(row.variation, "{}"), "run": row.run,
+               "candidate": row.model, "original_index": detail.original_index, "input": row.input,
+               "output": row.output, "judge": row.judge, "mode": row.mode, "prompt_version": row.prompt_version,
+               "outcome": row.outcome, "compliant": row.compliant, "confidence": row.confidence,
+               "rating": row.rating, "explanation": row.explanation, "raw_judge_response": detail.raw_judge_response,
+               "parse_error": detail.parse_error, "source": row.source, "synthetic": row.synthetic}
     for r in verdicts.rankings:
-        yield {"kind": "ranking", "spec": r.spec, "statement_id": r.statement_id, "input": r.input,
-               "model_a": r.model_a, "model_b": r.model_b, "judge": r.judge, "variation": r.variation, "run": r.run,
-               "index": r.index, "outcome": r.outcome, "rank": r.rank, "source": r.source, "synthetic": r.synthetic}
+        detail = r.detail or VerdictDetail()
+        yield {"kind": "ranking", "spec": r.spec, "statement_id": r.statement_id, "variation": r.variation,
+               "settings": settings.get(r.variation, "{}"), "run": r.run, "index": r.index,
+               "original_index_a": detail.original_index, "original_index_b": detail.original_index_b,
+               "input": r.input, "model_a": r.model_a, "model_b": r.model_b, "output_a": detail.output_a,
+               "output_b": detail.output_b, "judge": r.judge, "outcome": r.outcome, "rank": r.rank,
+               "explanation": detail.explanation, "raw_judge_response": detail.raw_judge_response,
+               "parse_error": detail.parse_error, "source": r.source, "synthetic": r.synthetic}
 
 
 def export_verdicts(paths: Sequence[Path], out: Path, fmt: str) -> int:

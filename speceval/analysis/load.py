@@ -61,9 +61,23 @@ class ComplianceRow(BaseModel):
     source: str
     synthetic: bool = False
     """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
+    detail: VerdictDetail | None = None
+    """What only an export needs (`load_verdicts(..., detail=True)`); None in a report, to keep it small."""
     score: float | None = None
     """A panel's verdict as a number: the share of its judges that found the answer compliant (a split of two
     judges counts 1/2). None for a single judge's verdict, whose number is its `compliant` (1 or 0)."""
+
+
+class VerdictDetail(BaseModel):
+    """The rest of a verdict, for an export a reviewer can rebuild any table from."""
+
+    original_index: int | None = None
+    original_index_b: int | None = None
+    output_a: str | None = None
+    output_b: str | None = None
+    explanation: str | None = None
+    raw_judge_response: str | None = None
+    parse_error: str | None = None
 
 
 class RankingRow(BaseModel):
@@ -83,6 +97,8 @@ class RankingRow(BaseModel):
     run: int = 1
     synthetic: bool = False
     """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
+    detail: VerdictDetail | None = None
+    """What only an export needs (`load_verdicts(..., detail=True)`)."""
 
 
 class Verdicts(BaseModel):
@@ -105,8 +121,9 @@ class Verdicts(BaseModel):
         return "synthetic" if self.synthetic_folders else "provider"
 
 
-def load_verdicts(paths: Iterable[Path]) -> Verdicts:
-    """Read every compliance and ranking results file at or below `paths`."""
+def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
+    """Read every compliance and ranking results file at or below `paths` (with `detail`, each row's
+    `VerdictDetail` too: raw judge answers, both answers of a ranking, original indices)."""
     compliance: list[ComplianceRow] = []
     rankings: list[RankingRow] = []
     settings: dict[str, dict[str, Any]] = {}
@@ -137,9 +154,9 @@ def load_verdicts(paths: Iterable[Path]) -> Verdicts:
             where = locations[file.parent]
             settings.setdefault(where.variation, where.settings)
             if "rankings" in data:
-                rankings.extend(_ranking_rows(file, data, where, source))
+                rankings.extend(_ranking_rows(file, data, where, source, detail))
             else:
-                compliance.extend(_compliance_rows(file, data, where, source, statements))
+                compliance.extend(_compliance_rows(file, data, where, source, statements, detail))
     flags = list(offline.values())
     return Verdicts(compliance=compliance, rankings=rankings, settings=settings, skipped=skipped,
                     synthetic_folders=flags.count(True), provider_folders=flags.count(False),
@@ -240,12 +257,13 @@ def _parse(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _
 
 
 def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: str,
-                     statements: _StatementClasses) -> list[ComplianceRow]:
+                     statements: _StatementClasses, detail: bool = False) -> list[ComplianceRow]:
     if is_original_compliance(data):
         names, records = compliance_records(file, data)
         common = {**names, "variation": where.variation, "run": where.run, "mode": "binary",
                   "prompt_version": "speceval-original", "source": source, "synthetic": where.synthetic}
-        return [ComplianceRow.model_validate({**common, **record}) for record in records]
+        return [ComplianceRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
+                for record in records]
     parsed = _parse(file, data, ComplianceFile, "compliance")
     m = parsed.metadata
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
@@ -254,22 +272,30 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
                       authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
                       statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
                       output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
-                      rating=e.rating, source=source, synthetic=where.synthetic)
+                      rating=e.rating, source=source, synthetic=where.synthetic,
+                      detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
+                                           parse_error=e.parse_error) if detail else None)
         for e in parsed.results
     ]
 
 
-def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str) -> list[RankingRow]:
+def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str,
+                  detail: bool = False) -> list[RankingRow]:
     if is_original_ranking(data):
         names, records = ranking_records(file, data)
         common = {**names, "source": source, "variation": where.variation, "run": where.run,
                   "synthetic": where.synthetic}
-        return [RankingRow.model_validate({**common, **record}) for record in records]
+        return [RankingRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
+                for record in records]
     parsed = _parse(file, data, RankingFile, "ranking")
     m = parsed.metadata
     return [
         RankingRow(spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
                    index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
-                   variation=where.variation, run=where.run, synthetic=where.synthetic)
+                   variation=where.variation, run=where.run, synthetic=where.synthetic,
+                   detail=VerdictDetail(original_index=e.original_index_a, original_index_b=e.original_index_b,
+                                        output_a=e.output_a, output_b=e.output_b, explanation=e.explanation,
+                                        raw_judge_response=e.raw_judge_response, parse_error=e.parse_error)
+                   if detail else None)
         for e in parsed.rankings
     ]

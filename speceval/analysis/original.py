@@ -76,7 +76,8 @@ def compliance_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str]
                         "compliant": compliant, "confidence": _number(entry.get("confidence")),
                         "explanation": entry.get("explanation") if isinstance(entry.get("explanation"), str) else None,
                         "rating": entry.get("rating") if isinstance(entry.get("rating"), int | float) else None,
-                        "outcome": "judged" if compliant is not None else ORIGINAL_NOT_JUDGED})
+                        "outcome": "judged" if compliant is not None else ORIGINAL_NOT_JUDGED,
+                        "detail": {"original_index": number}})
     return names, records
 
 
@@ -108,7 +109,9 @@ def ranking_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], l
                              field=f"rankings.{number}.rank")
         failed = rank is None or (rank == 0 and isinstance(raw, str) and raw.startswith(ERROR_PREFIX))
         records.append({"index": order[str(entry.get("input", ""))], "input": str(entry.get("input", "")),
-                        "outcome": ORIGINAL_MISSING if failed else "judged", "rank": None if failed else rank})
+                        "outcome": ORIGINAL_MISSING if failed else "judged", "rank": None if failed else rank,
+                        "detail": {"output_a": entry.get("output_a"), "output_b": entry.get("output_b"),
+                                   "raw_judge_response": raw if isinstance(raw, str) else None}})
     return names, records
 
 

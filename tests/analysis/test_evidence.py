@@ -192,3 +192,24 @@ def test_the_page_stays_small_however_long_the_answers(tmp_path):
     assert "more characters: speceval export has them all" in page
     export_verdicts([root], tmp_path / "v.jsonl", "jsonl")
     assert all(len(json.loads(line)["output"]) > 50_000 for line in (tmp_path / "v.jsonl").read_text().splitlines())
+
+
+def test_the_export_has_what_a_reviewer_needs_to_rebuild_a_table(tmp_path):
+    root = tmp_path / "runs"
+    results = [{"input": "q0", "output": "a0", "compliant": None, "confidence": None, "explanation": None,
+                "outcome": "unparsed", "raw_judge_response": "I think it is fine", "parse_error": "no JSON object",
+                "original_index": 7}]
+    path = root / "c/m/results/st.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"metadata": {"model": "m", "judge": "j", "spec": "s", "statement_id": "st",
+                                             "prompt_version": "p", "mode": "binary", "batch_ids": ["b"],
+                                             "candidate_dir": "x"}, "results": results}))
+    write_original_ranking(root / "r", "s", "j", "m1", "m2", [1, 0])
+    export_verdicts([root], tmp_path / "v.jsonl", "jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "v.jsonl").read_text(encoding="utf-8").splitlines()]
+    compliance = next(r for r in rows if r["kind"] == "compliance")
+    assert compliance["original_index"] == 7 and compliance["raw_judge_response"] == "I think it is fine"
+    assert compliance["parse_error"] == "no JSON object" and compliance["variation"] == "default"
+    assert compliance["run"] == 1 and compliance["settings"] == "{}"
+    ranking = next(r for r in rows if r["kind"] == "ranking")
+    assert ranking["output_a"] == "m1 0" and ranking["output_b"] == "m2 0" and ranking["rank"] == 1
