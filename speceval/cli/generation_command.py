@@ -37,6 +37,7 @@ from speceval.manifest import RunManifest
 from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+from speceval.providers.model_list import check_models
 from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import ray_settings, refuse_ray_flags
@@ -135,6 +136,8 @@ def generate(args: argparse.Namespace) -> int:
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
+        if not pipeline.resuming:  # a misspelt model name is refused before the run folder exists
+            check_models([(pipeline.provider, config.model_name, "--model-name")], lambda org: provider_options)
         pipeline.write_manifest()
         setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
         if offline:

@@ -23,6 +23,7 @@ from speceval.emulator.anthropic_batch import AnthropicApp
 from speceval.emulator.context import EmulatorContext, EmulatorStats
 from speceval.emulator.faults import FaultConfig, HttpFault, canonical_provider
 from speceval.emulator.gemini_batch import GeminiApp
+from speceval.emulator.models import add_model_lists
 from speceval.emulator.openai_batch import OpenAIApp
 from speceval.emulator.realtime_chat import add_realtime_endpoints
 from speceval.emulator.realtime_limits import RealtimeLog
@@ -214,6 +215,7 @@ class Emulator:
         self._ctx = _build(faults or FaultConfig(), Path(state_dir) if state_dir else None, responder)
         self._apps = _apps(self._ctx)
         self._realtime = add_realtime_endpoints(self._ctx, self._apps)
+        add_model_lists(self._apps)
         self._host, self._requested_port = host, port
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -357,6 +359,7 @@ def serve(
     ctx = _build(faults or FaultConfig(), Path(state_dir) if state_dir else None, None)
     apps = _apps(ctx)
     add_realtime_endpoints(ctx, apps)
+    add_model_lists(apps)
     server = _Server((host, port), ctx, apps)
     ctx.base_url = f"http://{host}:{server.server_address[1]}"
     logger.info("emulator serving on %s", ctx.base_url)

@@ -206,6 +206,7 @@ def preflight(path: Path, *, offline: bool = False) -> tuple[ExperimentConfig, P
     offline = offline or config.offline
     if not offline:
         _check_keys(config, path)  # a missing key leaves no folder behind
+    _check_model_names(config, path, offline)
     existing = output_dir / STATE_NAME
     if existing.is_file():
         try:
@@ -245,6 +246,28 @@ def _started_offline(output_dir: Path, state: ExperimentState) -> bool | None:
             except (OSError, ValueError, AttributeError):
                 continue
     return None
+
+
+def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> None:
+    """A misspelt model name is refused with its line before anything is paid (see speceval.providers.model_list).
+    Offline the emulator's own list is the provider's (it is not started yet)."""
+    from speceval.emulator.models import SERVED
+    from speceval.providers.model_list import check_model_name, served_models
+
+    text = path.read_text(encoding="utf-8")
+    lists: dict[str, list[str] | None] = {}
+    entries = [("candidates", i, c) for i, c in enumerate(config.candidates)]
+    entries += [("judges", i, j) for i, j in enumerate(config.judges)]
+    for section, index, entry in entries:
+        org = resolve_org(entry.model, entry.org).org
+        if org not in lists:
+            offline_list = SERVED.get("gemini" if org == "google" else org)
+            lists[org] = (list(offline_list) if offline_list else None) if offline else served_models(org)
+        try:
+            check_model_name(org, entry.model, lists[org])
+        except ConfigError as exc:
+            raise InputError(path, str(exc), line=_entry_key_line(text, section, index, "model"),
+                             field=f"{section}[{index}].model") from None
 
 
 def _check_keys(config: ExperimentConfig, path: Path) -> None:

@@ -135,3 +135,32 @@ def test_status_labels_an_experiments_runs_with_their_variation_and_run(tmp_path
     for variation in ("temperature_0.0", "temperature_0.7"):
         for run in (1, 2):
             assert sum(f"variation {variation} · run {run}]" in h for h in headings) == 2
+
+
+def test_a_misspelt_judge_exits_2_naming_the_closest_served_name_before_any_job(tmp_path, capsys):
+    experiment = tmp_path / "exp.yaml"
+    text = GRID.replace("  - model: gpt-4.1-2025-04-14\n", "  - model: gpt-4.1-2025-04-41\n")
+    experiment.write_text(text)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "gpt-4.1-2025-04-41" in err and "gpt-4.1-2025-04-14" in err
+    assert f"line {line_of(text, 'gpt-4.1-2025-04-41')}" in err and "judges[0].model" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.yaml"]
+
+
+def test_a_misspelt_candidate_is_refused_against_the_providers_own_list(tmp_path, capsys, monkeypatch):
+    from speceval.cli.generation import main as generation_main
+    from speceval.emulator import Emulator
+    from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
+
+    with Emulator() as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.anthropic_base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-list")
+        code = generation_main(["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS),
+                                "--model-name", "claude-sonet-4-20250514", "--output-base-dir", str(tmp_path / "out")])
+        created = emu.stats.batches_created.get("anthropic", 0)
+        listed = emu.stats.requests.get("GET /anthropic/v1/models", 0)
+    err = capsys.readouterr().err
+    assert code == 2 and created == 0 and listed == 1
+    assert "claude-sonet-4-20250514" in err and "claude-sonnet-4-20250514" in err
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,60 @@
+"""The emulator's model lists, in each provider's shape, so a misspelt model name is caught before anything is paid.
+
+`GET /v1/models` (OpenAI: `{object: list, data: [{id, object: model, created, owned_by}]}`), `GET /v1/models`
+(Anthropic: `{data: [{type: model, id, display_name, created_at}], has_more, first_id, last_id}`) and
+`GET /{ver}/models` (Gemini: `{models: [{name: models/<id>, displayName, supportedGenerationMethods}]}`), each
+listing `SERVED` (real model ids of the day, dated and undated).
+"""
+
+from __future__ import annotations
+
+from speceval.emulator.gemini_files import VERSIONS
+from speceval.emulator.routing import ProviderApp, Request, Response, Route, json_response
+
+SERVED: dict[str, tuple[str, ...]] = {
+    "openai": (
+        "gpt-4.1", "gpt-4.1-2025-04-14", "gpt-4.1-mini", "gpt-4.1-mini-2025-04-14", "gpt-4.1-nano",
+        "gpt-4.1-nano-2025-04-14", "gpt-4o", "gpt-4o-2024-05-13", "gpt-4o-2024-08-06", "gpt-4o-2024-11-20",
+        "gpt-4o-mini", "gpt-4o-mini-2024-07-18", "o3", "o3-2025-04-16", "o3-mini", "o3-mini-2025-01-31", "o4-mini",
+        "o4-mini-2025-04-16", "o1", "o1-2024-12-17", "gpt-5", "gpt-5-mini", "gpt-5-nano",
+    ),
+    "anthropic": (
+        "claude-3-haiku-20240307", "claude-3-5-haiku-20241022", "claude-3-5-sonnet-20241022",
+        "claude-3-7-sonnet-20250219", "claude-sonnet-4-20250514", "claude-opus-4-20250514", "claude-opus-4-1-20250805",
+        "claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "claude-haiku-4-5-20251001", "claude-haiku-4-5",
+        "claude-opus-4-5", "claude-opus-4-6",
+    ),
+    "gemini": (
+        "gemini-1.5-flash", "gemini-1.5-pro", "gemini-2.0-flash", "gemini-2.0-flash-001", "gemini-2.0-flash-lite",
+        "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.5-pro", "gemini-3-pro-preview",
+    ),
+}
+
+
+def add_model_lists(apps: list[ProviderApp]) -> None:
+    """Register each provider's model-list route on its app."""
+    routes = {
+        "openai": [Route("GET", "/v1/models", _openai)],
+        "anthropic": [Route("GET", "/v1/models", _anthropic)],
+        "gemini": [Route("GET", "/{ver:" + VERSIONS + "}/models", _gemini)],
+    }
+    for app in apps:
+        app.add_routes(routes.get(app.name, []))
+
+
+def _openai(request: Request) -> Response:
+    data = [{"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for m in SERVED["openai"]]
+    return json_response({"object": "list", "data": data})
+
+
+def _anthropic(request: Request) -> Response:
+    data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+            for m in SERVED["anthropic"]]
+    return json_response({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+
+
+def _gemini(request: Request) -> Response:
+    models = [{"name": f"models/{m}", "displayName": m, "supportedGenerationMethods": ["generateContent",
+                                                                                       "batchGenerateContent"]}
+              for m in SERVED["gemini"]]
+    return json_response({"models": models})
