@@ -232,12 +232,26 @@ def load_spec(path: str | Path) -> Specification:
         statements.append(statement)
     if not statements:
         raise InputError(path, "the spec has no statements (the file is empty or has only blank lines)")
+    _refuse_file_name_collisions(path, first_line)
     return Specification(
         name=path.stem, source_path=path, sha256=hashlib.sha256(data).hexdigest(), statements=statements
     )
 
 
 # -- helpers ------------------------------------------------------------------------------------------------
+
+
+def _refuse_file_name_collisions(path: Path, first_line: dict[str, int]) -> None:
+    """An id whose file-name form is another id (`a/b` is written `a%2Fb`): an inputs file `a%2Fb.json` would
+    belong to either, so the spec is refused instead of guessing which."""
+    from speceval.paths import safe_filename
+
+    for statement_id, line in first_line.items():
+        encoded = safe_filename(statement_id)
+        if encoded != statement_id and encoded in first_line:
+            raise InputError(path, f"id {statement_id!r} is written {encoded!r} in file names, which is the id on "
+                                   f"line {first_line[encoded]}: their inputs and results files would collide; "
+                                   "rename one", line=line, field="id")
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -23,8 +23,13 @@ PlannedJob = tuple[Path, SubmissionIntent]
 
 
 def budget_option(budget_usd: float | None, prices: Path | None) -> Budget | None:
-    """The `--budget-usd` limit with the price table that enforces it (None when no budget was given)."""
+    """The `--budget-usd` limit with the price table that enforces it (None when no budget was given).
+
+    A `--prices` file is read (and refused if missing or malformed, naming file and field) whenever it is given,
+    budget or not: a table given and silently ignored would let a wrong estimate pass unnoticed."""
     if budget_usd is None:
+        if prices is not None:
+            PriceTable.load(prices)
         return None
     if budget_usd <= 0:
         raise ConfigError(f"--budget-usd must be positive, got {budget_usd}")

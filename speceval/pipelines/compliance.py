@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from speceval.atomic import atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
@@ -74,7 +74,7 @@ class ComplianceEntry(BaseModel):
 
     input: str
     output: str
-    compliant: bool | None = None
+    compliant: StrictBool | None = None
     confidence: float | None = None
     rating: int | None = Field(default=None, description="Likert mode only: 1 (violates) to 5 (fully complies)")
     explanation: str | None = None

@@ -78,3 +78,30 @@ def test_report_and_results_files_follow_the_umask(tmp_path, capsys):
     for name in ("report.html", "summary.md", "variation_statistics.csv"):
         mode = stat.S_IMODE((tmp_path / "report" / name).stat().st_mode)
         assert mode == 0o644, (name, oct(mode))
+
+
+@pytest.mark.parametrize("content", [None, "{not json"])
+def test_a_prices_file_missing_or_malformed_is_refused_even_without_a_budget(tmp_path, capsys, content):
+    prices = tmp_path / "prices.json"
+    if content is not None:
+        prices.write_text(content)
+    code = generation_main(["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
+                            str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir",
+                            str(tmp_path / "out"), "--prices", str(prices)])
+    assert code == 2 and str(prices) in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_verdict_that_is_not_a_boolean_is_refused_not_read_as_true(tmp_path):
+    import json
+
+    from speceval.analysis.load import load_verdicts
+    from speceval.errors import InputError
+
+    compliance_file(tmp_path / "runs/c/m1/results/s1.json", "m1", "j", [True])
+    path = tmp_path / "runs/c/m1/results/s1.json"
+    data = json.loads(path.read_text())
+    data["results"][0]["compliant"] = "yes"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="compliant"):
+        load_verdicts([tmp_path / "runs"])

@@ -365,3 +365,16 @@ def test_surrogate_in_a_key_is_named_readably(tmp_path: Path) -> None:
     error = load_error(path)
     assert error.line == 1 and error.field == "metadata.é\\udc80"
     str(error).encode("utf-8")  # the message itself must be printable
+
+
+def test_ids_that_collide_once_written_as_file_names_are_refused(tmp_path):
+    import json as _json
+
+    from speceval.errors import InputError as _InputError
+    from speceval.spec import load_spec as _load_spec
+
+    path = tmp_path / "spec.jsonl"
+    path.write_text("\n".join(_json.dumps({"id": i, "text": "t"}) for i in ("a%2Fb", "a/b")) + "\n")
+    with pytest.raises(_InputError, match="collide") as caught:
+        _load_spec(path)
+    assert caught.value.line == 2 and caught.value.field == "id"
