@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from speceval.errors import InputError, RunStateError
+from speceval.json_keys import DuplicateKeyError, refuse_duplicate_keys
 from speceval.paths import safe_filename
 from speceval.spec import Specification, json_type_name
 
@@ -224,8 +225,8 @@ def _parse_inputs(path: Path, data: bytes) -> list[str]:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(path, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", line=line) from None
     try:
-        obj: Any = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
-    except _DuplicateKeyError as exc:
+        obj: Any = json.loads(text, object_pairs_hook=refuse_duplicate_keys)
+    except DuplicateKeyError as exc:
         raise InputError(path, f"the key {exc.key!r} is given twice in one object; JSON readers would silently "
                                "keep only the last one", field=exc.key) from None
     except json.JSONDecodeError as exc:
@@ -249,21 +250,6 @@ def _parse_inputs(path: Path, data: bytes) -> list[str]:
                 path, "contains an unpaired surrogate escape (\\ud800-\\udfff), not text", field=f"inputs[{index}]"
             ) from None
     return inputs
-
-
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _DuplicateKeyError(key)
-        obj[key] = value
-    return obj
 
 
 def _hash_chunks(name: str, data: bytes) -> tuple[bytes, ...]:

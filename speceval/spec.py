@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from speceval.errors import InputError
+from speceval.json_keys import DuplicateKeyError, refuse_duplicate_keys
 
 logger = logging.getLogger(__name__)
 
@@ -279,28 +280,12 @@ def _decode_line(path: Path, raw: bytes, number: int) -> str:
         ) from None
 
 
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            # json.loads would silently keep the last one, hiding a copy-paste mistake.
-            raise _DuplicateKey(key)
-        obj[key] = value
-    return obj
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
 def _parse_object(path: Path, line: str, number: int) -> dict[str, Any]:
     try:
-        obj = json.loads(line, object_pairs_hook=_reject_duplicate_keys)
+        obj = json.loads(line, object_pairs_hook=refuse_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not valid JSON: {exc.msg} (column {exc.colno})", line=number) from None
-    except _DuplicateKey as exc:
+    except DuplicateKeyError as exc:
         raise InputError(path, "the key appears twice in one object", line=number, field=exc.key) from None
     except RecursionError:
         raise InputError(path, "JSON nested too deeply", line=number) from None

@@ -244,7 +244,7 @@ def _started_offline(output_dir: Path, state: ExperimentState) -> bool | None:
             try:
                 return bool(json.loads(manifest.read_text(encoding="utf-8")).get("offline", False))
             except (OSError, ValueError, AttributeError):
-                continue
+                continue  # unreadable: the next run of the folder may tell; none telling means nothing ran yet
     return None
 
 
