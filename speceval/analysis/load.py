@@ -7,8 +7,10 @@ run 1. Statement type and authority level come from the spec the judge run recor
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -63,6 +65,8 @@ class ComplianceRow(BaseModel):
     """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
     detail: VerdictDetail | None = None
     """What only an export needs (`load_verdicts(..., detail=True)`); None in a report, to keep it small."""
+    candidate_settings: str | None = None
+    """The candidate run's sampling settings as recorded in its run.json (None when it has none)."""
     score: float | None = None
     """A panel's verdict as a number: the share of its judges that found the answer compliant (a split of two
     judges counts 1/2). None for a single judge's verdict, whose number is its `compliant` (1 or 0)."""
@@ -157,10 +161,55 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
                 rankings.extend(_ranking_rows(file, data, where, source, detail))
             else:
                 compliance.extend(_compliance_rows(file, data, where, source, statements, detail))
+    _separate_settings(compliance)
     flags = list(offline.values())
     return Verdicts(compliance=compliance, rankings=rankings, settings=settings, skipped=skipped,
                     synthetic_folders=flags.count(True), provider_folders=flags.count(False),
                     unrecorded_folders=flags.count(None))
+
+
+def _separate_settings(rows: list[ComplianceRow]) -> None:
+    """Runs outside an experiment carry no variation; when one candidate's runs under one judge were made with
+    different settings (two system prompts from a Python script, two temperatures), pooling them would report one
+    rate for two treatments. Each such run's settings become its variation instead, with a warning."""
+    kinds: dict[tuple[str, str, str], set[str | None]] = defaultdict(set)
+    for row in rows:
+        if row.variation == DEFAULT_VARIATION:
+            kinds[(row.spec, row.judge, row.model)].add(row.candidate_settings)
+    mixed = {key for key, settings in kinds.items() if len(settings) > 1}
+    if not mixed:
+        return
+    for key in sorted(mixed):
+        logger.warning("%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
+                       "variations named by their settings, not pooled", key[2], key[1], key[0])
+    for index, row in enumerate(rows):
+        if row.variation == DEFAULT_VARIATION and (row.spec, row.judge, row.model) in mixed:
+            rows[index] = row.model_copy(update={"variation": row.candidate_settings or "settings unrecorded"})
+
+
+class _CandidateSettings:
+    """candidate run directory → its recorded sampling settings as a label (read once per directory)."""
+
+    def __init__(self) -> None:
+        self._labels: dict[str, str | None] = {}
+
+    def label(self, candidate_dir: str) -> str | None:
+        if candidate_dir not in self._labels:
+            self._labels[candidate_dir] = self._read(Path(candidate_dir))
+        return self._labels[candidate_dir]
+
+    @staticmethod
+    def _read(directory: Path) -> str | None:
+        run_dir = directory if (directory / "run.json").is_file() else directory.parent
+        try:
+            params = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["parameters"]["params"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        parts = [f"temperature={params.get('temperature')}", f"max_tokens={params.get('max_tokens')}"]
+        prompt = params.get("system_prompt")
+        if prompt:
+            parts.append(f"system_prompt={hashlib.sha256(str(prompt).encode()).hexdigest()[:8]}")
+        return ",".join(parts)
 
 
 def _is_generation_results(data: list[Any]) -> bool:
@@ -217,6 +266,7 @@ class _StatementClasses:
 
     def __init__(self) -> None:
         self._specs: dict[str, dict[str, tuple[str, str]]] = {}
+        self.candidates = _CandidateSettings()
 
     def lookup(self, run_dir: Path, statement_id: str) -> tuple[str, str]:
         manifest = run_dir / "run.json"
@@ -273,6 +323,7 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
                       statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
                       output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
                       rating=e.rating, source=source, synthetic=where.synthetic,
+                      candidate_settings=statements.candidates.label(m.candidate_dir),
                       detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
                                            parse_error=e.parse_error) if detail else None)
         for e in parsed.results
