@@ -28,8 +28,8 @@ def render_summary(data: ReportData) -> str:
     """The markdown text."""
     lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
     lines += ["# speceval results", ""]
-    candidates = sorted({v.candidate for v in data.variations})
-    judges = sorted({v.judge for v in data.variations if v.judge != "panel"})
+    candidates = sorted({v.candidate for v in data.variations} | {w.model for w in data.win_rates})
+    judges = sorted({v.judge for v in data.variations if v.judge != "panel"} | {w.judge for w in data.win_rates})
     lines += [f"- Candidates: {', '.join(candidates) or '–'}",
               f"- Judges: {', '.join(judges) or '–'}" + (f" (plus a panel: {TIES_RULE})" if data.panel else ""),
               "- Judge prompt versions: " + ("; ".join(f"{j}: {', '.join(v)}" for j, v in
@@ -54,15 +54,25 @@ def render_summary(data: ReportData) -> str:
     if data.skipped:
         lines.append(f"- Skipped {len(data.skipped)} file(s) under results/ that hold no verdicts: "
                      + "; ".join(data.skipped))
-    lines += ["", "## Compliance by variation", "",
-              "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | "
-              "not judged |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+    if data.variations:
+        lines += ["", "## Compliance by variation", "",
+                  "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | "
+                  "not judged |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+    if any(v.statement_type == "unknown" for v in data.compliance_rows[:1000]):
+        lines += ["", "Statement types and authority levels show as `unknown` where a judge run has no run.json "
+                  "naming its spec (the original SpecEval's folders, or a copied results folder)."]
     for v in data.variations:
         runs = ", ".join(f"run{r.run} {_fmt(r.rate)}" for r in v.runs)
         missing = ", ".join(f"{n} {o}" for o, n in sorted(v.not_judged.items())) or "0"
         lines.append(f"| {v.spec} | {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant:g} | "
                      f"{_fmt(v.rate)} | {_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |")
+    if data.win_rates:
+        lines += ["", "## Win rates (both orders and runs; ties count ½; 95% CI clustered by input)", "",
+                  "| spec | judge | variation | model | opponent | games | win rate | 95% CI |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {w.spec} | {w.judge} | {w.variation} | {w.model} | {w.opponent} | {w.games} | {_fmt(w.rate)} | "
+                  f"{_ci(w.ci_low, w.ci_high)} |" for w in data.win_rates]
     if data.paired:
         lines += ["", "## Paired differences (same inputs)", "",
                   "| spec | judge | compare | within | a − b | inputs | rate a | rate b | difference | 95% CI |",

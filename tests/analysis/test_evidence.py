@@ -213,3 +213,13 @@ def test_the_export_has_what_a_reviewer_needs_to_rebuild_a_table(tmp_path):
     assert compliance["run"] == 1 and compliance["settings"] == "{}"
     ranking = next(r for r in rows if r["kind"] == "ranking")
     assert ranking["output_a"] == "m1 0" and ranking["output_b"] == "m2 0" and ranking["rank"] == 1
+
+
+def test_a_ranking_only_summary_names_its_models_and_shows_no_empty_compliance_table(tmp_path):
+    root = tmp_path / "batched_rankings"
+    write_original_ranking(root, "openai", "gpt-4.1", "m1", "m2", [1, 1, -1])
+    write_original_ranking(root, "openai", "gpt-4.1", "m2", "m1", [-1, -1, 1])
+    build_report([root], tmp_path / "report")
+    text = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "- Candidates: m1, m2" in text and "- Judges: gpt-4.1" in text
+    assert "## Compliance by variation" not in text and "## Win rates" in text
