@@ -32,6 +32,7 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.emulator.models import offline_served
 from speceval.errors import ConfigError
 from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.paths import check_output_dir
@@ -46,9 +47,11 @@ from speceval.pipelines.judge_config import (
     judge_provider,
     load_config,
     yaml_api_key,
+    yaml_key_value,
 )
 from speceval.pipelines.judge_run import JudgeSettings, plan_targets, recorded_endpoint, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
+from speceval.providers.model_list import CHECKED_ORGS, check_model_name, served_models
 from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import ray_settings
@@ -151,6 +154,10 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     else:
         pipeline = BatchedRankingPipeline(settings, candidates)
     _endpoint_settings(args, kind, file, pipeline)
+    if pipeline.provider in CHECKED_ORGS:  # a misspelt judge is refused before anything is written or paid
+        served = (offline_served(pipeline.provider) if settings.offline
+                  else served_models(pipeline.provider, yaml_key_value(file, pipeline.provider)))
+        check_model_name(pipeline.provider, settings.judge_model, served, "the judge")
     setup_logging(args.verbose or file.verbose, pipeline.output_dir / "logs" / f"{kind}.log")
     if settings.offline:
         console.print(synthetic_banner())

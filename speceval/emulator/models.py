@@ -31,6 +31,13 @@ SERVED: dict[str, tuple[str, ...]] = {
 }
 
 
+def offline_served(org: str) -> list[str] | None:
+    """What the emulator lists for `org` (speceval's org names: `google` is Gemini), for checks made before it
+    is started; None for an org it does not list."""
+    found = SERVED.get("gemini" if org == "google" else org)
+    return list(found) if found is not None else None
+
+
 def add_model_lists(apps: list[ProviderApp]) -> None:
     """Register each provider's model-list route on its app."""
     routes = {

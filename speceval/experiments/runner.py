@@ -251,7 +251,7 @@ def _started_offline(output_dir: Path, state: ExperimentState) -> bool | None:
 def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> None:
     """A misspelt model name is refused with its line before anything is paid (see speceval.providers.model_list).
     Offline the emulator's own list is the provider's (it is not started yet)."""
-    from speceval.emulator.models import SERVED
+    from speceval.emulator.models import offline_served
     from speceval.providers.model_list import check_model_name, served_models
 
     text = path.read_text(encoding="utf-8")
@@ -261,8 +261,7 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
     for section, index, entry in entries:
         org = resolve_org(entry.model, entry.org).org
         if org not in lists:
-            offline_list = SERVED.get("gemini" if org == "google" else org)
-            lists[org] = (list(offline_list) if offline_list else None) if offline else served_models(org)
+            lists[org] = offline_served(org) if offline else served_models(org)
         try:
             check_model_name(org, entry.model, lists[org])
         except ConfigError as exc:

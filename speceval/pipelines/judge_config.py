@@ -125,6 +125,14 @@ def judge_provider(org: str | None, vertex: dict[str, str]) -> str | None:
     return org
 
 
+def yaml_key_value(config: JudgeFileConfig, provider: str) -> str | None:
+    """The key the YAML holds for `provider`, if any (registered for redaction; nothing logged)."""
+    field = _KEY_FIELDS.get(provider)
+    key = getattr(config, field) if field else None
+    register_secret(key)
+    return key or None
+
+
 def yaml_api_key(config: JudgeFileConfig, provider: str) -> dict[str, str]:
     """The provider option `api_key` from a key written in the YAML, used for this run only.
 

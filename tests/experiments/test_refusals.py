@@ -164,3 +164,22 @@ def test_a_misspelt_candidate_is_refused_against_the_providers_own_list(tmp_path
     assert code == 2 and created == 0 and listed == 1
     assert "claude-sonet-4-20250514" in err and "claude-sonnet-4-20250514" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_misspelt_judge_command_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    from speceval.cli.generation import main as generation_main
+    from speceval.cli.judge import compliance_main
+    from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC
+
+    assert generation_main(["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
+                            str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir",
+                            str(tmp_path / "gen")]) == 0
+    [run_dir] = [p.parent for p in (tmp_path / "gen").rglob("run.json")]
+    capsys.readouterr()
+    monkeypatch.chdir(REPO)
+    code = compliance_main(["--config-file", str(REPO / "batched_examples/configs/compliance_offline.yaml"),
+                            "--offline", "--candidate-generation-dirs", str(run_dir), "--compliance-judge-model-name",
+                            "gpt-4.1-2025-04-41", "--output-dir-base", str(tmp_path / "judged")])
+    err = capsys.readouterr().err
+    assert code == 2 and "gpt-4.1-2025-04-14" in err
+    assert not (tmp_path / "judged").exists()
