@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -43,8 +44,24 @@ def render_page(data: ReportData) -> str:
     parts += [_paired(data), _breakdowns(data), _judges(data), _judge_checks(data), _rankings(data), _sent(data),
               _costs(data)]
     parts.append(sample_section(data.compliance_rows))
+    body = _anchored("".join(parts))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
-            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>")
+            f"<style>{_STYLE}</style></head><body>{body}</body></html>")
+
+
+def _anchored(body: str) -> str:
+    """Give every section heading without one an id (from its text), so any section can be linked to."""
+    taken: set[str] = set(re.findall(r'<h2 id="([^"]+)"', body))
+
+    def anchor(match: re.Match[str]) -> str:
+        base = re.sub(r"[^a-z0-9]+", "-", html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).lower()).strip("-")
+        slug, n = base or "section", 2
+        while slug in taken:
+            slug, n = f"{base}-{n}", n + 1
+        taken.add(slug)
+        return f'<h2 id="{slug}">{match.group(1)}</h2>'
+
+    return re.sub(r"<h2>(.*?)</h2>", anchor, body)
 
 
 def _summary(data: ReportData) -> str:

@@ -223,3 +223,16 @@ def test_a_ranking_only_summary_names_its_models_and_shows_no_empty_compliance_t
     text = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
     assert "- Candidates: m1, m2" in text and "- Judges: gpt-4.1" in text
     assert "## Compliance by variation" not in text and "## Win rates" in text
+
+
+def test_every_section_of_the_page_has_an_anchor(tmp_path):
+    import re
+
+    write_original_compliance(tmp_path / "c", statements=1, inputs=3)
+    write_original_ranking(tmp_path / "r", "openai", "j", "m1", "m2", [1, -1, 0])
+    build_report([tmp_path], tmp_path / "report")
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    headings = re.findall(r"<h2[^>]*>", page)
+    assert len(headings) > 5 and all('id="' in h for h in headings)
+    ids = re.findall(r'<h2 id="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
