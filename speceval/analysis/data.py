@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from speceval.analysis.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.judge_quality import (
     HumanAgreement,
     Leniency,
@@ -94,6 +95,9 @@ class ReportData(BaseModel):
     leniency: list[Leniency] = Field(default_factory=list, description="each judge against the judges' mean")
     human_agreement: list[HumanAgreement] = Field(default_factory=list, description="judges against human labels")
     ppi: list[PpiRate] = Field(default_factory=list, description="rates corrected by human labels (PPI)")
+    judge_checks: list[JudgeCheck] = Field(default_factory=list, description="judges on the spec's own examples")
+    judge_accuracy: list[JudgeAccuracy] = Field(default_factory=list, description="per judge, both kinds together")
+    min_canary_accuracy: float | None = Field(default=None, description="judges below it are flagged")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
     synthetic_folders: int = 0
     real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
@@ -112,8 +116,10 @@ class ReportData(BaseModel):
         return None
 
 
-def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None) -> ReportData:
-    """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given)."""
+def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
+            min_canary_accuracy: float | None = None) -> ReportData:
+    """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
+    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged."""
     verdicts = load_verdicts(paths)
     if not verdicts.compliance and not verdicts.rankings:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
@@ -122,6 +128,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     manifests = [RunManifest.load(run_dir) for run_dir in find_run_dirs(paths)]
     costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
              for c in run_costs(paths, prices)]
+    checks = judge_checks(verdicts.canaries)
     versions: dict[str, set[str]] = {}
     for row in verdicts.compliance:
         versions.setdefault(row.judge, set()).add(row.prompt_version)
@@ -134,6 +141,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         agreement=judge_agreement(verdicts.compliance), costs=costs, stages=_stage_counts(manifests, costs),
         sent=_sent_settings(manifests), leniency=leniency(verdicts.compliance),
         **_labelled(verdicts.compliance, labels_path),
+        judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
+        min_canary_accuracy=min_canary_accuracy,
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from speceval.analysis.original import compliance_records, is_original_compliance, is_original_ranking, ranking_records
 from speceval.errors import InputError, UsageError
 from speceval.paths import safe_filename
-from speceval.pipelines.compliance import ComplianceFile
+from speceval.pipelines.compliance import CanaryFile, ComplianceFile
 from speceval.pipelines.ranking import RankingFile
 from speceval.spec import load_spec
 
@@ -105,11 +105,29 @@ class RankingRow(BaseModel):
     """What only an export needs (`load_verdicts(..., detail=True)`)."""
 
 
+class CanaryRow(BaseModel):
+    """One of the spec's example responses as a judge judged it (a check of the judge, not a candidate's rate)."""
+
+    spec: str
+    judge: str
+    statement_id: str
+    example: int
+    kind: str = Field(description="good (expected compliant) or bad (expected non-compliant)")
+    mode: str
+    outcome: str
+    compliant: bool | None
+    rating: int | None
+    correct: bool | None
+    source: str
+    synthetic: bool = False
+
+
 class Verdicts(BaseModel):
     """Everything found: compliance rows and ranking rows, and each variation's settings."""
 
     compliance: list[ComplianceRow]
     rankings: list[RankingRow]
+    canaries: list[CanaryRow] = Field(default_factory=list, description="the spec's examples, judged")
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="variation → its settings")
     synthetic_folders: int = Field(default=0, description="results folders of offline runs (emulator answers)")
     provider_folders: int = Field(default=0, description="results folders of runs against a provider")
@@ -130,6 +148,7 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     `VerdictDetail` too: raw judge answers, both answers of a ranking, original indices)."""
     compliance: list[ComplianceRow] = []
     rankings: list[RankingRow] = []
+    canaries: list[CanaryRow] = []
     settings: dict[str, dict[str, Any]] = {}
     statements = _StatementClasses()
     experiments: dict[Path, dict[str, dict[str, Any]]] = {}
@@ -145,6 +164,9 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
             source = _relative(file, path)
             if isinstance(data, list) and _is_generation_results(data):
                 continue  # a generation run's answers (a list of records): not verdicts, documented as such
+            if isinstance(data, dict) and "canaries" in data and "metadata" in data:
+                canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
+                continue
             if not isinstance(data, dict) or not ("rankings" in data or ("results" in data and "metadata" in data)):
                 reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
                           else "no 'rankings', or no 'results' and 'metadata'")
@@ -163,7 +185,7 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
                 compliance.extend(_compliance_rows(file, data, where, source, statements, detail))
     _separate_settings(compliance)
     flags = list(offline.values())
-    return Verdicts(compliance=compliance, rankings=rankings, settings=settings, skipped=skipped,
+    return Verdicts(compliance=compliance, rankings=rankings, canaries=canaries, settings=settings, skipped=skipped,
                     synthetic_folders=flags.count(True), provider_folders=flags.count(False),
                     unrecorded_folders=flags.count(None))
 
@@ -293,7 +315,7 @@ def _read(file: Path) -> object:
         raise InputError(file, f"not a readable JSON results file: {exc}") from None
 
 
-_File = TypeVar("_File", ComplianceFile, RankingFile)
+_File = TypeVar("_File", ComplianceFile, RankingFile, CanaryFile)
 
 
 def _parse(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _File:
@@ -328,6 +350,15 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
                                            parse_error=e.parse_error) if detail else None)
         for e in parsed.results
     ]
+
+
+def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool) -> list[CanaryRow]:
+    parsed = _parse(file, data, CanaryFile, "canaries")
+    m = parsed.metadata
+    return [CanaryRow(spec=m.spec, judge=m.judge, statement_id=m.statement_id, example=e.example, kind=e.kind,
+                      mode=str(m.mode), outcome=str(e.outcome), compliant=e.compliant, rating=e.rating,
+                      correct=e.correct, source=source, synthetic=synthetic)
+            for e in parsed.canaries]
 
 
 def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str,

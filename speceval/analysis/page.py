@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from speceval.analysis.data import ReportData
+from speceval.analysis.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.panel import TIES_RULE
 from speceval.analysis.plots import heatmap, length_scatter, variation_bars, win_matrix
 from speceval.analysis.samples import sample_link, sample_section
@@ -29,6 +30,7 @@ _STYLE = (
     "td.text{white-space:pre-wrap;max-width:380px;font-family:monospace;font-size:12px}"
     "td.ok{color:#1a7f37}td.bad{color:#b42318}td.other{color:#8a6d00}.filters label{margin-right:1em}"
     "section.variation{border-left:4px solid #8ab;padding-left:1em;margin:1.5em 0}"
+    ".warning{background:#fff4e5;border-left:4px solid #b54708;padding:6px 10px}"
 )
 
 
@@ -212,6 +214,21 @@ def _rankings(data: ReportData) -> str:
 
 def _judge_checks(data: ReportData) -> str:
     parts = []
+    if data.judge_checks:
+        parts.append(f'<h2 id="judge-checks">Judge checks</h2><p class="note">Each judge on the spec\'s own '
+                     "example responses (good: expected compliant; bad: expected non-compliant), each judged "
+                     f"with that example left out of the prompt. {html.escape(UPPER_BOUND_NOTE)}</p>")
+        flagged = [a for a in data.judge_accuracy if a.below_minimum]
+        if flagged:
+            parts.append('<p class="warning">Below the minimum accuracy on the spec\'s examples '
+                         f"({data.min_canary_accuracy:.2f}): "
+                         + "; ".join(html.escape(f"{a.judge} on spec {a.spec} ({_fmt(a.accuracy)})") for a in flagged)
+                         + ". Rates from these judges are suspect.</p>")
+        likert = any(c.mean_rating is not None for c in data.judge_checks)
+        parts.append(_table(["spec", "judge", "kind", "items", "judged", "correct", "rate", "95% CI (Wilson)",
+                             "not judged", *(["mean rating"] if likert else [])],
+                            ([c.spec, c.judge, c.kind, c.items, c.judged, c.correct, c.rate, _ci(c.ci_low, c.ci_high),
+                              c.not_judged, *([c.mean_rating] if likert else [])] for c in data.judge_checks)))
     if data.leniency:
         parts.append('<h2 id="judge-leniency">Judge leniency</h2><p class="note">On the answers every judge judged: '
                      "a judge's rate minus the judges' mean rate, with a paired 95% interval clustered by input; "

@@ -29,9 +29,10 @@ class ReportSummary(BaseModel):
 
 
 def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None,
-                 labels: Path | None = None) -> ReportSummary:
-    """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files."""
-    data = compute(paths, prices or PriceTable.load(), labels)
+                 labels: Path | None = None, min_canary_accuracy: float | None = None) -> ReportSummary:
+    """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files; a judge
+    whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged."""
+    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy)
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
@@ -55,6 +56,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement]),
         _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs]),
     ]
+    if data.judge_checks:
+        csv_paths.append(_csv(out_dir / "judge_checks.csv", [c.model_dump() for c in data.judge_checks]))
     if data.leniency:
         csv_paths.append(_csv(out_dir / "judge_leniency.csv", [r.model_dump() for r in data.leniency]))
     if data.human_agreement or data.ppi:

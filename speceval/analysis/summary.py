@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.panel import TIES_RULE
 
 if TYPE_CHECKING:
@@ -80,6 +81,16 @@ def render_summary(data: ReportData) -> str:
         for p in data.paired:
             lines.append(f"| {p.spec} | {p.judge} | {p.kind} | {p.within} | {p.a} − {p.b} | {p.inputs} | "
                          f"{_fmt(p.rate_a)} | {_fmt(p.rate_b)} | {_fmt(p.difference)} | {_ci(p.ci_low, p.ci_high)} |")
+    if data.judge_checks:
+        lines += ["", "## Judge checks (the spec's own example responses)", "", UPPER_BOUND_NOTE, "",
+                  "| spec | judge | kind | items | judged | correct | rate | 95% CI (Wilson) | not judged |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {c.spec} | {c.judge} | {c.kind} | {c.items} | {c.judged} | {c.correct} | {_fmt(c.rate)} | "
+                  f"{_ci(c.ci_low, c.ci_high)} | {c.not_judged} |" for c in data.judge_checks]
+        for flagged in (a for a in data.judge_accuracy if a.below_minimum):
+            lines.append(f"\n**Flagged:** judge {flagged.judge} on spec {flagged.spec} got "
+                         f"{_fmt(flagged.accuracy)} of the spec's examples right, below the minimum "
+                         f"{data.min_canary_accuracy:.2f}; its rates are suspect.")
     lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
               "counted separately. Intervals are 95%: " + interval_methods(), ""]
     return "\n".join(lines)

@@ -18,6 +18,9 @@ def register(commands: Any) -> None:
     report.add_argument("--prices", type=Path, help="price table overriding the shipped one")
     report.add_argument("--labels", type=Path, help="a filled label sheet (speceval label-sheet): adds human "
                                                     "agreement and prediction-powered rates")
+    report.add_argument("--min-canary-accuracy", type=_share, metavar="SHARE",
+                        help="flag judges that get less than this share (0–1) of the spec's own example responses "
+                             "right")
     report.set_defaults(handler=_report)
     sheet = commands.add_parser("label-sheet", help="a CSV of sampled answers for a person to label")
     sheet.add_argument("paths", nargs="+", type=Path, help="folders holding compliance runs")
@@ -32,6 +35,16 @@ def register(commands: Any) -> None:
     export.set_defaults(handler=_export)
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is outside 0–1 (a share of the examples, e.g. 0.8)")
+    return value
+
+
 def _report(args: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -41,7 +54,8 @@ def _report(args: argparse.Namespace) -> int:
     from speceval.paths import check_output_dir
 
     check_output_dir(args.out, "--out")
-    summary = build_report(args.paths, args.out, PriceTable.load(args.prices), labels=args.labels)
+    summary = build_report(args.paths, args.out, PriceTable.load(args.prices), labels=args.labels,
+                           min_canary_accuracy=args.min_canary_accuracy)
     if summary.data.data_banner:
         stdout.print(f"[bold red]{summary.data.data_banner}[/]")
     table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
@@ -58,6 +72,11 @@ def _report(args: argparse.Namespace) -> int:
     for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
         order = ", ".join(f"{s.model} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
+    for accuracy in summary.data.judge_accuracy:
+        if accuracy.below_minimum:
+            stdout.print(f"[bold red]Judge {accuracy.judge} (spec {accuracy.spec}) got {_fmt(accuracy.accuracy)} of "
+                         f"the spec's example responses right, below --min-canary-accuracy "
+                         f"{args.min_canary_accuracy}[/]")
     stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it)")
     return 0
 

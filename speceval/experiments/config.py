@@ -147,6 +147,10 @@ class ExperimentConfig(_Strict):
     runs_per_variation: int = Field(default=1, gt=0, le=MAX_RUNS_PER_VARIATION, strict=True)
     stages: list[Stage] = Field(default_factory=lambda: list(ALL_STAGES))
     budget_usd: BudgetUsd | None = None
+    min_canary_accuracy: float | None = Field(default=None, ge=0, le=1, description="flag judges that get less "
+                                              "than this share of the spec's own example responses right")
+    labels: Path | None = Field(default=None, description="a filled label sheet (speceval label-sheet) for the "
+                                "report's human agreement and PPI rates (relative to the file)")
     offline: bool = False
     engine: EngineSettings = Field(default_factory=EngineSettings)
 

@@ -57,6 +57,9 @@ class ExperimentState(BaseModel):
     tasks: dict[str, TaskState] = Field(default_factory=dict, description="task → its state (see stages.py)")
     offline: bool | None = Field(default=None, description="run against the emulator (synthetic answers); None in "
                                                            "folders started before this was recorded")
+    grid_sha256: str | None = Field(default=None, description="hash of the file's settings other than the report's "
+                                    "(labels, min_canary_accuracy), which may change between runs; None in folders "
+                                    "started before this was recorded")
     status: str = "running"
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
@@ -203,6 +206,9 @@ def preflight(path: Path, *, offline: bool = False) -> tuple[ExperimentConfig, P
     config = load_experiment(path)
     output_dir = _resolve(path.parent, config.output_dir)
     check_output_dir(output_dir, "output_dir")
+    if config.labels is not None and not _resolve(path.parent, config.labels).is_file():
+        raise InputError(path, f"labels: {_resolve(path.parent, config.labels)} is not a file (a label sheet "
+                               "filled in after `speceval label-sheet`)", field="labels")
     offline = offline or config.offline
     if not offline:
         _check_keys(config, path)  # a missing key leaves no folder behind
@@ -225,7 +231,8 @@ def _check_started(output_dir: Path, path: Path, state: ExperimentState, offline
             f"{'synthetic' if started_offline else 'from the providers'}); a folder never mixes synthetic and "
             f"real answers: {'add' if started_offline else 'drop'} --offline to continue it, or use another "
             "output_dir")
-    if state.config_sha256 != hashlib.sha256(path.read_bytes()).hexdigest():
+    if state.config_sha256 != hashlib.sha256(path.read_bytes()).hexdigest() and (
+            state.grid_sha256 is None or state.grid_sha256 != grid_digest(load_experiment(path))):
         raise ConfigError(
             f"{path} changed since {output_dir} was started; use another output_dir for a different experiment"
         )
@@ -269,6 +276,16 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
                              field=f"{section}[{index}].model") from None
 
 
+REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy"})
+"""Experiment keys that change only what the report shows: adding human labels after a run is the normal order."""
+
+
+def grid_digest(config: ExperimentConfig) -> str:
+    """A hash of everything in the experiment file but the report-only keys."""
+    settings = config.model_dump(mode="json", exclude=set(REPORT_ONLY_KEYS))
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
+
+
 def _check_keys(config: ExperimentConfig, path: Path) -> None:
     """Every batch provider's key is set (a MissingCredentialsError naming the variable otherwise)."""
     for entry in [*config.candidates, *config.judges]:
@@ -294,8 +311,9 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
                               f"{', '.join(variations)}; finish it with the speceval that started it")
         return state
     state = ExperimentState(
-        experiment_name=config.experiment_name, config_sha256=digest, variations=variations,
-        generation_runs=[str(run.run_dir) for group in groups for run in group.runs], offline=offline,
+        experiment_name=config.experiment_name, config_sha256=digest, grid_sha256=grid_digest(config),
+        variations=variations, generation_runs=[str(run.run_dir) for group in groups for run in group.runs],
+        offline=offline,
     )
     _save(output_dir, state)
     return state

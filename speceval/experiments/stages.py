@@ -23,6 +23,7 @@ from speceval.batch.store import RunStore
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
+from speceval.inputs import load_inputs
 from speceval.manifest import RunManifest
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
@@ -42,7 +43,7 @@ from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.raydata.settings import RaySettings
 from speceval.realtime import AnyModel, make_engine
 from speceval.realtime.settings import RealtimeSettings
-from speceval.spec import Specification
+from speceval.spec import Specification, load_spec
 
 
 class JudgePipeline(Protocol):
@@ -142,6 +143,13 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
     """
     stages = ctx.config.stages
     tasks: list[StageTask] = []
+    if "compliance" in stages:
+        # The spec's example responses, once per spec and judge: the judge's settings are the same in every
+        # variation and run, so one judgement of them checks the judge for all.
+        first_of_spec = {group.spec.name: group for group in reversed(groups)}
+        for spec_name, group in first_of_spec.items():
+            for judge in ctx.config.judges:
+                tasks.append(_canaries(ctx, f"compliance {spec_name} judge={judge.model} canaries", group, judge))
     for group in groups:
         generation = {run.candidate.model: _key("generation", group, run.candidate.model) for run in group.runs}
         if "generation" in stages:
@@ -250,8 +258,39 @@ def _pipeline(settings: JudgeSettings, stage: str, judge: JudgeEntry,
               runs: list[GenerationRun] | tuple[GenerationRun, ...]) -> JudgePipeline:
     candidates = resolve_candidates([run.run_dir for run in runs])
     if stage == "compliance":
-        return BatchedComplianceJudge(settings, candidates, judge.mode)
+        return BatchedComplianceJudge(settings, candidates, judge.mode, canaries=False)  # judged once: `_canaries`
     return BatchedRankingPipeline(settings, candidates)
+
+
+def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry) -> StageTask:
+    """The spec's example responses judged by `judge`, under `compliance/<spec>/canaries/<mode>/spec_*/judge_*/`,
+    for the statements the spec's inputs feed."""
+    held: dict[str, Any] = {}
+
+    def start() -> EngineRuns:
+        settings = replace(_judge_settings(ctx, "compliance", group, judge),
+                           output_dir_base=ctx.output_dir / "compliance" / safe_filename(group.spec.name) / "canaries"
+                           / judge.mode)
+        spec = load_spec(ctx.resolve(group.spec.spec_path))
+        statements = [s.statement_id for s in load_inputs(ctx.resolve(group.spec.inputs_dir), spec).statements]
+        pipeline = held["pipeline"] = BatchedComplianceJudge(settings, [], judge.mode, canary_statements=statements)
+        held["manifests"] = [
+            write_manifest(target, "compliance", settings, pipeline.spec_name, pipeline.spec.sha256,
+                           pipeline.provider)
+            for target in pipeline.targets
+        ]
+        return list(target_engines(ctx.judge_model(judge), pipeline.targets, settings.engine))
+
+    def finish(summaries: list[EngineSummary]) -> None:
+        if "pipeline" in held:
+            record_targets(held["pipeline"].targets, held["manifests"], summaries)
+            held["pipeline"].write_verdicts()
+
+    def abort() -> None:
+        if "manifests" in held:
+            mark_stopped(held["pipeline"].targets, held["manifests"])
+
+    return StageTask(key, "compliance", (), start, finish, abort)
 
 
 def _judging(ctx: StageContext, stage: str, key: str, group: Group, judge: JudgeEntry, runs: list[GenerationRun],
@@ -292,7 +331,9 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
     def finish(summaries: list[EngineSummary]) -> None:
         from speceval.analysis.report import build_report  # plotting libraries load only when a report is due
 
-        ctx.report = build_report([ctx.output_dir], ctx.output_dir / "report").html_path
+        labels = ctx.resolve(ctx.config.labels) if ctx.config.labels is not None else None
+        ctx.report = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,
+                                  min_canary_accuracy=ctx.config.min_canary_accuracy).html_path
 
     return StageTask("report", "report", needs, lambda: [], finish)
 

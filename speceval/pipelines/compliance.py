@@ -30,6 +30,7 @@ from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
 from speceval.inputs import PromptItem
+from speceval.judging.canaries import CANARY_DIR, Canary, CanaryKind, likert_correct, spec_canaries, without_example
 from speceval.judging.prompts import CURRENT, TemplateId, render_compliance
 from speceval.judging.verdicts import ComplianceVerdict, LikertVerdict, Unparsed, parse_compliance, parse_likert
 from speceval.paths import safe_filename, safe_path
@@ -94,6 +95,34 @@ class ComplianceFile(BaseModel):
     results: list[ComplianceEntry]
 
 
+class CanaryMetadata(BaseModel):
+    """The `metadata` of a canaries file: the spec's example responses judged by one judge (no candidate)."""
+
+    judge: str
+    spec: str
+    statement_id: str
+    prompt_version: str
+    mode: Mode
+    batch_ids: list[str]
+
+
+class CanaryEntry(ComplianceEntry):
+    """One example response of the spec, judged. `original_index` numbers it within its statement (see
+    `speceval.judging.canaries`); `correct` is null unless judged."""
+
+    kind: CanaryKind = Field(description="good: expected compliant; bad: expected non-compliant")
+    example: int = Field(description="1-based number of the example among its statement's examples")
+    correct: bool | None = None
+
+
+class CanaryFile(BaseModel):
+    """`_canaries/results/<statement_id>.json` of a judge directory."""
+
+    schema_version: int = SCHEMA_VERSION
+    metadata: CanaryMetadata
+    canaries: list[CanaryEntry]
+
+
 class CandidateSummary(BaseModel):
     """`summary.json` of a candidate: what was judged, and rates over judged answers only.
 
@@ -126,7 +155,10 @@ class BatchedComplianceJudge:
     Construction validates everything (spec, candidates' results files, resumability) before anything is sent.
     """
 
-    def __init__(self, settings: JudgeSettings, candidates: list[Candidate], mode: Mode = "binary"):
+    def __init__(self, settings: JudgeSettings, candidates: list[Candidate], mode: Mode = "binary", *,
+                 canaries: bool = True, canary_statements: list[str] | None = None):
+        """`canaries`: also judge the spec's example responses of `canary_statements` (default: every statement
+        the candidates answered) once in this judge directory (`_canaries/`), to check the judge."""
         self.settings = settings
         self.mode: Mode = mode
         self.spec: Specification = load_spec(settings.spec_path)
@@ -136,9 +168,15 @@ class BatchedComplianceJudge:
         self.template = CURRENT["compliance_likert" if mode == "likert" else "compliance_binary"]
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
-        self.salt = judge_salt(self.output_dir) if self.answers else ""
+        if canary_statements is None:
+            canary_statements = sorted({s for answers in self.answers for s in answers.by_statement})
+        self.canaries: list[Canary] = spec_canaries(self.spec, canary_statements) if canaries else []
+        self.salt = judge_salt(self.output_dir) if self.answers or self.canaries else ""
         self.targets = [self._target(answers) for answers in self.answers]
+        self.canary_target: JudgeTarget | None = self._canary_target() if self.canaries else None
         seen: dict[Path, str] = {}
+        if self.canary_target is not None:
+            seen[self.canary_target.run_dir] = "(the spec's example responses)"
         for answers, target in zip(self.answers, self.targets, strict=True):
             if target.run_dir in seen:
                 raise ConfigError(
@@ -146,6 +184,8 @@ class BatchedComplianceJudge:
                     f"directory {target.run_dir}; rename one in the `candidates` mapping"
                 )
             seen[target.run_dir] = answers.candidate.name
+        if self.canary_target is not None:
+            self.targets.append(self.canary_target)
         for target in self.targets:
             check_resumable(target)
 
@@ -183,9 +223,12 @@ class BatchedComplianceJudge:
             yield judge
 
     def write_verdicts(self) -> list[CandidateSummary]:
-        """(Re)build every `results/<statement_id>.json` and `summary.json` from the judge's answers on disk."""
+        """(Re)build every `results/<statement_id>.json` and `summary.json` from the judge's answers on disk (and
+        the canaries' files); returns the candidates' summaries."""
+        if self.canary_target is not None:
+            self._write_canaries(self.canary_target)
         return [self._write_candidate(answers, target) for answers, target in zip(self.answers, self.targets,
-                                                                                    strict=True)]
+                                                                                    strict=False)]
 
     # -- helpers ------------------------------------------------------------------------------------------
 
@@ -214,6 +257,55 @@ class BatchedComplianceJudge:
             salt=setup.salt,
             salt_home=self.output_dir,
         )
+
+    def _canary_target(self) -> JudgeTarget:
+        run_dir = self.output_dir / CANARY_DIR
+        setup = prompt_setup(run_dir, self.template, self.salt)
+        items = [
+            PromptItem(
+                statement_id=canary.statement_id,
+                original_index=canary.original_index,
+                input_text=render_compliance(
+                    without_example(self.spec[canary.statement_id], canary.example), canary.user_query,
+                    canary.response, template=setup.template, salt=setup.salt,
+                ),
+            )
+            for canary in self.canaries
+        ]
+        identity = {
+            "pipeline": "compliance_canaries",
+            "prompt_version": setup.template.value,
+            "mode": self.mode,
+            "judge": self.settings.judge_model,
+            "provider": self.provider,
+            "temperature": self.settings.params.temperature,
+            "max_tokens": self.settings.params.max_tokens,
+        }
+        return JudgeTarget(run_dir=run_dir, items=items, inputs_path=f"{self.settings.spec_path} (examples)",
+                           identity=identity, salt=setup.salt, salt_home=self.output_dir)
+
+    def _write_canaries(self, target: JudgeTarget) -> None:
+        by_statement: dict[str, list[Canary]] = {}
+        for canary in self.canaries:
+            by_statement.setdefault(canary.statement_id, []).append(canary)
+        for statement_id, canaries in by_statement.items():
+            responses = {record.original_index: record for record in target.store.load_results(statement_id)}
+            entries = []
+            for canary in canaries:
+                entry = self._entry(canary.user_query, canary.response, canary.original_index,
+                                    responses.get(canary.original_index))
+                correct = None
+                if entry.compliant is not None:
+                    correct = entry.compliant == canary.expected_compliant
+                elif entry.rating is not None:
+                    correct = likert_correct(canary.kind, entry.rating)
+                entries.append(CanaryEntry(**entry.model_dump(), kind=canary.kind, example=canary.example,
+                                           correct=correct))
+            metadata = CanaryMetadata(judge=self.settings.judge_model, spec=self.spec_name, statement_id=statement_id,
+                                      prompt_version=target.identity["prompt_version"], mode=self.mode,
+                                      batch_ids=sorted({e.batch_id for e in entries if e.batch_id}))
+            atomic_write_json(safe_path(target.run_dir / "results", statement_id, ".json"),
+                              CanaryFile(metadata=metadata, canaries=entries))
 
     def _identity(self, candidate: Candidate, template: TemplateId) -> dict[str, Any]:
         return {

@@ -34,10 +34,7 @@ def write_cell(root: Path, spec: str, judge: str, model: str, rate: float) -> No
     for statement in range(STATEMENTS[spec]):
         results = []
         for i in range(INPUTS):
-            if position < compliant:
-                value = True
-            else:
-                value = None if (position - compliant) % 9 == 0 else False
+            value = True if position < compliant else (None if (position - compliant) % 9 == 0 else False)
             results.append({"input": f"{spec} q{statement}-{i}", "output": f"{model} answer {i}",
                             "compliant": value, "confidence": None if value is None else 0.8,
                             "explanation": "Failed to parse" if value is None else "because"})

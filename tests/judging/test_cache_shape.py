@@ -123,7 +123,8 @@ def _judge(tmp_path: Path, provider: str, emulator: Emulator) -> BatchedComplian
     settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES[provider], output_dir_base=tmp_path / provider,
                              judge_org=provider, params=params,
                              engine=EngineOptions(batch_size=1000, poll_interval=0.05, max_attempts=1))
-    pipeline = BatchedComplianceJudge(settings, resolve_candidates([_candidate(tmp_path / "cand", "cand-model")]))
+    pipeline = BatchedComplianceJudge(settings, resolve_candidates([_candidate(tmp_path / "cand", "cand-model")]),
+                                      canaries=False)
     model = create_batched_model(JUDGES[provider], provider, params, base_url=base_url, api_key=TEST_KEY)
     summaries, _ = pipeline.run(model)
     assert all(s.finished for s in summaries)
@@ -236,7 +237,7 @@ def test_a_judge_directory_shares_each_statement_prefix_across_candidates_and_a_
     candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
     settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["anthropic"], judge_org="anthropic",
                              output_dir_base=tmp_path / "out")
-    first = BatchedComplianceJudge(settings, candidates)
+    first = BatchedComplianceJudge(settings, candidates, canaries=False)
     by_statement: dict[str, set[str]] = defaultdict(set)
     for target in first.targets:
         for item in target.items:
@@ -245,9 +246,10 @@ def test_a_judge_directory_shares_each_statement_prefix_across_candidates_and_a_
     for target in first.targets:  # what run() does before submitting anything
         write_manifest(target, "compliance", settings, first.spec_name, first.spec.sha256, first.provider)
     (first.output_dir / SALT_FILE).unlink()  # the run.json files alone say how to render again
-    again = BatchedComplianceJudge(settings, candidates)
+    again = BatchedComplianceJudge(settings, candidates, canaries=False)
     assert [t.items for t in again.targets] == [t.items for t in first.targets]
-    other = BatchedComplianceJudge(replace(settings, output_dir_base=tmp_path / "elsewhere"), candidates)
+    other = BatchedComplianceJudge(replace(settings, output_dir_base=tmp_path / "elsewhere"), candidates,
+                                   canaries=False)
     assert other.targets[0].items[0].input_text != first.targets[0].items[0].input_text  # another run, another salt
 
 
@@ -256,7 +258,7 @@ def test_building_a_judge_writes_nothing_and_the_first_run_json_keeps_the_salt(t
     candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
     settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai",
                              output_dir_base=tmp_path / "out")
-    compliance = BatchedComplianceJudge(settings, candidates)
+    compliance = BatchedComplianceJudge(settings, candidates, canaries=False)
     ranking = BatchedRankingPipeline(settings, candidates)
     assert not (tmp_path / "out").exists()
     write_manifest(compliance.targets[0], "compliance", settings, compliance.spec_name, compliance.spec.sha256,
@@ -264,7 +266,7 @@ def test_building_a_judge_writes_nothing_and_the_first_run_json_keeps_the_salt(t
     saved = json.loads((compliance.output_dir / SALT_FILE).read_text())["salt"]
     assert saved == compliance.salt == RunManifest.load(compliance.targets[0].run_dir).parameters["prompt_salt"]
     # Pipelines built later over the same judge directory draw no salt of their own: prefixes stay shared.
-    assert BatchedComplianceJudge(settings, candidates).salt == saved
+    assert BatchedComplianceJudge(settings, candidates, canaries=False).salt == saved
     assert BatchedRankingPipeline(settings, candidates).salt == saved
     # One built before anything was saved keeps the salt it drew (its run.json files record it for resumes).
     write_manifest(ranking.targets[0], "ranking", settings, ranking.spec_name, ranking.spec.sha256, ranking.provider)
@@ -325,13 +327,14 @@ def test_a_directory_judged_with_a_v1_template_resumes_with_it(tmp_path: Path) -
     candidates = resolve_candidates([_candidate(tmp_path / "cand", "cand-model")])
     settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai",
                              output_dir_base=tmp_path / "out")
-    (target,) = BatchedComplianceJudge(settings, candidates).targets
+    (target,) = BatchedComplianceJudge(settings, candidates, canaries=False).targets
     write_manifest(target, "compliance", settings, SPEC.name, SPEC.sha256, "openai")
     manifest = RunManifest.load(target.run_dir)  # as a run started before the v2 templates left it
     manifest.parameters["identity"]["prompt_version"] = "compliance_binary_v1"
     del manifest.parameters["prompt_salt"]
     manifest.save(target.run_dir)
-    (resumed,) = BatchedComplianceJudge(settings, candidates).targets  # check_resumable passes: same identity
+    # check_resumable passes: same identity
+    (resumed,) = BatchedComplianceJudge(settings, candidates, canaries=False).targets
     assert resumed.identity["prompt_version"] == "compliance_binary_v1"
     item = resumed.items[0]
     answer = json.loads((tmp_path / "cand" / "results" / f"{item.statement_id}.json").read_text())[item.original_index]

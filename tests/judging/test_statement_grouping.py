@@ -103,7 +103,7 @@ def test_compliance_requests_uploaded_to_openai_are_grouped_by_statement(tmp_pat
     with IndependentOpenAIServer() as server:
         model = create_batched_model(JUDGES["openai"], "openai", settings.params, base_url=server.base_url,
                                      api_key=TEST_KEY)
-        summaries, _ = BatchedComplianceJudge(settings, candidates).run(model)
+        summaries, _ = BatchedComplianceJudge(settings, candidates, canaries=False).run(model)
         jobs = list(_openai_jobs(server))
     assert all(summary.finished for summary in summaries)
     _check(jobs, len(STATEMENTS) * PER_STATEMENT)
@@ -116,7 +116,7 @@ def test_compliance_message_batches_sent_to_anthropic_are_grouped_by_statement(t
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05), state_dir=state_dir) as emulator:
         model = create_batched_model(JUDGES["anthropic"], "anthropic", settings.params,
                                      base_url=emulator.anthropic_base_url, api_key=TEST_KEY)
-        summaries, _ = BatchedComplianceJudge(settings, candidates).run(model)
+        summaries, _ = BatchedComplianceJudge(settings, candidates, canaries=False).run(model)
     assert all(summary.finished for summary in summaries)
     _check(list(_emulated_anthropic_jobs(state_dir)), len(STATEMENTS) * PER_STATEMENT)
 

@@ -77,7 +77,7 @@ def test_compliance_verdicts_equal_what_the_judge_said(tmp_path: Path) -> None:
     spec, dirs = _setup(tmp_path)
     judge = VaryingJudge()
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1), responder=judge) as emulator:
-        pipeline = BatchedComplianceJudge(_settings(tmp_path, spec, "out"), resolve_candidates(dirs))
+        pipeline = BatchedComplianceJudge(_settings(tmp_path, spec, "out"), resolve_candidates(dirs), canaries=False)
         model = create_batched_model(JUDGE, "openai", GenerationParams(), base_url=emulator.openai_base_url,
                                      api_key=TEST_KEY)
         engine_summaries, summaries = pipeline.run(model)
