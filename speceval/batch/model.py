@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from speceval.batch.answers import Answer
 from speceval.batch.prompt import PromptLike
@@ -35,6 +35,10 @@ class GenerationParams:
     temperature: float | None = 0.0
     max_tokens: int = 4096
     system_prompt: str | None = None
+    response_schema: dict[str, Any] | None = field(default=None, hash=False)
+    """A JSON schema every answer must conform to (structured output), for runs whose every request asks for the
+    same shape (the inputs generator's proposals and ratings); a `Prompt` carrying its own schema keeps it."""
+    schema_name: str = "answer"
 
 
 class BatchedModel(ABC):

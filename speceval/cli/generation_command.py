@@ -46,7 +46,9 @@ from speceval.realtime.settings import create_realtime_model, realtime_settings
 from speceval.runs import find_identical_runs
 
 
-def _engine_options(args: argparse.Namespace, base: EngineOptions | None, offline: bool) -> EngineOptions:
+def engine_options(args: argparse.Namespace, base: EngineOptions | None, offline: bool) -> EngineOptions:
+    """The engine options the flags ask for (`--batch-size`, `--poll-interval`, `--timeout-hours`,
+    `--max-attempts`, `--budget-usd` with `--prices`) over `base` or the defaults."""
     base = base or EngineOptions(
         batch_size=DEFAULT_BATCH_SIZE,
         poll_interval=DEFAULT_POLL_INTERVAL,
@@ -91,7 +93,7 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
             temperature=args.temperature if args.temperature is not None else 0.0,
             max_tokens=args.max_tokens if args.max_tokens is not None else DEFAULT_MAX_TOKENS,
         ),
-        engine=_engine_options(args, None, args.offline),
+        engine=engine_options(args, None, args.offline),
         allow_unknown_statements=args.allow_unknown_statements,
         offline=args.offline,
         new_run=True,  # the command looks for an identical run itself (with its endpoint settings) in `generate`
@@ -101,7 +103,7 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
 
 def _resumed(args: argparse.Namespace, run_dir: Path) -> BatchedGenerationPipeline:
     pipeline = BatchedGenerationPipeline.resume(run_dir)
-    pipeline.config.engine = _engine_options(args, pipeline.config.engine, pipeline.config.offline)
+    pipeline.config.engine = engine_options(args, pipeline.config.engine, pipeline.config.offline)
     return pipeline
 
 

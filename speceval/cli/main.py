@@ -10,6 +10,7 @@ from speceval.cli import (
     cost_cmd,
     emulator_cmd,
     exchange_cmd,
+    inputs_cmd,
     jobs_cmd,
     report_cmd,
     run_cmd,
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost_cmd.register(commands)
     validate_cmd.register(commands)
     report_cmd.register(commands)
+    inputs_cmd.register(commands)
     run_cmd.register(commands)
     exchange_cmd.register(commands)
     return parser

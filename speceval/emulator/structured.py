@@ -8,12 +8,17 @@ near-duplicate filter sees distinct proposals), integers and numbers respect `mi
 `minItems`/`maxItems`, enums pick one of their values, `$ref`s to `$defs` are followed (pydantic writes those).
 
 A responder may answer schema requests itself: give it an attribute `structured(model, prompt, schema) -> str`.
+
+speceval's own input generator and rater prompts (first line `speceval prompt: input_generator_*` / `input_rater_*`)
+get answers shaped like a useful model's: as many proposals as the prompt asks for, and ratings from 3 to 10, so
+an offline inputs run behaves like a real one (some duplicates, some below the threshold, most statements done).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from speceval.emulator.responder import Responder
@@ -67,7 +72,21 @@ def answer_text(responder: Responder, model: str, prompt: str, schema: dict[str,
     if callable(structured):
         return str(structured(model, prompt, schema))
     seed = hashlib.sha256(f"{model}\n{prompt}".encode("utf-8", "surrogatepass")).digest()
-    return json.dumps(instance(schema, seed), ensure_ascii=False)
+    value = instance(schema, seed)
+    if prompt.startswith(_GENERATOR) and isinstance(value, dict) and isinstance(value.get("inputs"), list):
+        asked = re.search(r"Write (\d+) new", prompt)
+        count = int(asked.group(1)) if asked else len(value["inputs"])
+        item = schema["properties"]["inputs"].get("items", {})
+        value["inputs"] = [_Builder(schema).build(item, seed, f".inputs[{i}]", 1) for i in range(count)]
+        if count > 2:  # a model repeats itself now and then: the duplicate filter has work to do
+            value["inputs"][-1] = dict(value["inputs"][0])
+    elif prompt.startswith(_RATER) and isinstance(value, dict) and "rating" in value:
+        value["rating"] = 3 + seed[0] % 8
+    return json.dumps(value, ensure_ascii=False)
+
+
+_GENERATOR = "speceval prompt: input_generator_"
+_RATER = "speceval prompt: input_rater_"
 
 
 def instance(schema: dict[str, Any], seed: bytes) -> Any:

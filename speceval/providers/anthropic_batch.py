@@ -47,7 +47,7 @@ from speceval.judging.prompts import split_shared_prefix
 from speceval.providers.anthropic_sampling import sampling_fields
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, transport_errors
-from speceval.providers.messages import anthropic_messages, anthropic_output_config
+from speceval.providers.messages import anthropic_messages, anthropic_output_config, with_run_schema
 from speceval.providers.wire import encode_line
 from speceval.redaction import redact
 
@@ -96,6 +96,7 @@ class AnthropicBatchedModel(LeanBatchedModel):
     # -- request file -------------------------------------------------------------------------------------
 
     def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
+        prompt = with_run_schema(prompt, self.params)
         params: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": self.params.max_tokens,

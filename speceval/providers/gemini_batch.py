@@ -37,7 +37,7 @@ from speceval.errors import ProviderError
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.google_calls import call_google, error_headers, json_line, raw_get, status_text
 from speceval.providers.http_errors import is_transient_status
-from speceval.providers.messages import gemini_contents, gemini_schema_config
+from speceval.providers.messages import gemini_contents, gemini_schema_config, with_run_schema
 from speceval.providers.wire import encode_line
 from speceval.redaction import redact
 
@@ -241,6 +241,7 @@ class GeminiBatchedModel(LeanBatchedModel):
 
 def generate_content_request(params: GenerationParams, prompt: PromptLike) -> dict[str, Any]:
     """The GenerateContentRequest of one prompt (Gemini batch lines and Vertex batch lines alike)."""
+    prompt = with_run_schema(prompt, params)
     generation_config: dict[str, Any] = {"max_output_tokens": params.max_tokens}
     if params.temperature is not None:
         generation_config["temperature"] = params.temperature

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from speceval.batch.model import GenerationParams
 from speceval.batch.prompt import Prompt, PromptLike, as_prompt
+
+
+def with_run_schema(prompt: PromptLike, params: GenerationParams) -> PromptLike:
+    """`prompt` asking for the run's answer schema (`params.response_schema`) when it does not ask for its own."""
+    if params.response_schema is None or (isinstance(prompt, Prompt) and prompt.response_schema is not None):
+        return prompt
+    base = as_prompt(prompt)
+    return Prompt(base.messages, params.response_schema, params.schema_name)
 
 
 def first_user_text(prompt: PromptLike) -> str:

@@ -33,7 +33,7 @@ from speceval.errors import TransientProviderError
 from speceval.judging.prompts import shared_prefix_key, split_shared_prefix
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
-from speceval.providers.messages import chat_messages, chat_response_format, first_user_text
+from speceval.providers.messages import chat_messages, chat_response_format, first_user_text, with_run_schema
 from speceval.providers.wire import encode_line
 from speceval.redaction import redact
 
@@ -89,6 +89,7 @@ class OpenAIBatchedModel(LeanBatchedModel):
     # -- request file -------------------------------------------------------------------------------------
 
     def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
+        prompt = with_run_schema(prompt, self.params)
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": chat_messages(self.params.system_prompt, prompt),

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from speceval.batch.model import GenerationParams
 from speceval.batch.prompt import PromptLike
 from speceval.errors import ConfigError
-from speceval.providers.messages import chat_messages, chat_response_format
+from speceval.providers.messages import chat_messages, chat_response_format, with_run_schema
 from speceval.settings_checks import MaxConcurrency, Replicas, Rpm, TensorParallelSize
 
 logger = logging.getLogger(__name__)
@@ -82,6 +82,7 @@ FLAG_FIELDS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "ten
 
 def chat_payload(model_name: str, params: GenerationParams, prompt: PromptLike) -> dict[str, Any]:
     """The chat-completions body of one prompt, as OpenAI-compatible servers read it."""
+    prompt = with_run_schema(prompt, params)
     messages = chat_messages(params.system_prompt, prompt)
     body: dict[str, Any] = {"model": model_name, "messages": messages, "max_tokens": params.max_tokens}
     if params.temperature is not None:

@@ -25,6 +25,7 @@ from speceval.providers.messages import (
     chat_response_format,
     gemini_contents,
     gemini_schema_config,
+    with_run_schema,
 )
 from speceval.providers.openai_batch import chat_usage
 from speceval.realtime.headers import parse_limit_headers
@@ -72,6 +73,7 @@ class OpenAIChatModel(RealtimeModel):
 
     def complete(self, prompt: PromptLike) -> Completion:
         """One chat completion."""
+        prompt = with_run_schema(prompt, self.params)
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": chat_messages(self.params.system_prompt, prompt),
@@ -136,6 +138,7 @@ class AnthropicMessagesModel(RealtimeModel):
 
     def complete(self, prompt: PromptLike) -> Completion:
         """One message."""
+        prompt = with_run_schema(prompt, self.params)
         body: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": self.params.max_tokens,
@@ -192,6 +195,7 @@ class GeminiGenerateModel(RealtimeModel):
 
     def complete(self, prompt: PromptLike) -> Completion:
         """One generateContent call."""
+        prompt = with_run_schema(prompt, self.params)
         config = self._types.GenerateContentConfig(
             max_output_tokens=self.params.max_tokens,
             temperature=self.params.temperature,

@@ -67,7 +67,8 @@ def test_a_registered_provider_runs_is_recorded_and_is_rebuilt_from_run_json(tmp
     jobs = FileJobStore(tmp_path / "jobs").jobs()
     sent = [line for job in jobs for line in job["requests"]]
     assert {(line["model"], line["temperature"], line["max_tokens"]) for line in sent} == {(MODEL, 0.4, 99)}
-    assert manifest["parameters"]["params"] == {"temperature": 0.4, "max_tokens": 99, "system_prompt": None}
+    assert manifest["parameters"]["params"] == {"temperature": 0.4, "max_tokens": 99, "system_prompt": None,
+                                                "response_schema": None, "schema_name": "answer"}
     for path in (pipeline.run_dir / "metadata").glob("*.json"):
         record = json.loads(path.read_text())
         assert record["provider"] == ORG and record["handle"] == {

@@ -1,0 +1,133 @@
+"""`speceval inputs`: generate, deduplicate and rate test inputs for a spec's statements (see `speceval.inputgen`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_RATERS = {
+    "openai": "gpt-4.1-2025-04-14",
+    "anthropic": "claude-sonnet-4-20250514",
+    "google": "gemini-2.5-flash",
+}
+"""The rater when none is named: a model of another provider than the generator's (one whose key is set)."""
+_KEYS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
+         "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+
+
+def register(commands: Any) -> None:
+    """Add the `inputs` subcommand."""
+    parser = commands.add_parser("inputs", help="generate rated, deduplicated test inputs for a spec's statements")
+    parser.add_argument("--spec-path", type=Path, help="the spec JSONL (not needed with --resume)")
+    parser.add_argument("--spec-name", help="the spec's label in the output path (default: the file's stem)")
+    parser.add_argument("--generator-model", help="the model that proposes inputs")
+    parser.add_argument("--generator-org", help="its provider, when the name does not tell")
+    parser.add_argument("--rater-model", help="the model that rates them (default: another provider's, whose key "
+                                              "is set; the generator itself when there is none)")
+    parser.add_argument("--rater-org", help="its provider, when the name does not tell")
+    parser.add_argument("--per-statement", type=int, default=10, metavar="N", help="inputs to keep per statement "
+                                                                                  "(default 10)")
+    parser.add_argument("--rating-threshold", type=int, default=7, metavar="T", help="lowest rating kept, 1-10 "
+                                                                                    "(default 7)")
+    parser.add_argument("--max-rounds", type=int, default=3, help="rounds at most (default 3)")
+    parser.add_argument("--statements", nargs="+", metavar="ID", help="only these statements")
+    parser.add_argument("--output-dir", type=Path, default=Path("data/generated_inputs"),
+                        help="runs go to OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<timestamp>/")
+    parser.add_argument("--batch-size", type=int, help="requests per job at most")
+    parser.add_argument("--poll-interval", type=float, help="seconds between polls")
+    parser.add_argument("--timeout-hours", type=float, help="stop waiting after this long (resume later)")
+    parser.add_argument("--max-attempts", type=int, help="attempts per request")
+    parser.add_argument("--budget-usd", type=float, help="stop submitting before the estimated spend passes this")
+    parser.add_argument("--prices", type=Path, help="price table overriding the shipped one")
+    parser.add_argument("--dry-run", action="store_true", help="write the first round's request files and show "
+                                                               "their cost; submit nothing")
+    parser.add_argument("--offline", action="store_true", help="run against the built-in emulator (synthetic)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an inputs run")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.set_defaults(handler=_run)
+
+
+def default_rater(generator_org: str, offline: bool) -> str:
+    """Another provider's model, preferring one whose key is set (offline: every provider is at hand)."""
+    for org, model in DEFAULT_RATERS.items():
+        if org != generator_org and (offline or any(os.environ.get(name) for name in _KEYS[org])):
+            return model
+    return ""
+
+
+def _run(args: argparse.Namespace) -> int:
+    from speceval.batch.model import BatchedModel
+    from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
+    from speceval.cli.dry_run import show_dry_run
+    from speceval.cli.exits import ExitCode
+    from speceval.cli.generation_command import engine_options
+    from speceval.errors import ConfigError
+    from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig
+    from speceval.paths import check_output_dir
+    from speceval.providers.model_list import check_models
+    from speceval.providers.registry import resolve_org
+
+    if args.resume is not None:
+        pipeline = BatchedInputGenerationPipeline.resume(args.resume)
+        pipeline.config.engine = engine_options(args, None, pipeline.config.offline)
+    else:
+        missing = [flag for flag, value in (("--spec-path", args.spec_path), ("--generator-model",
+                                                                              args.generator_model)) if not value]
+        if missing:
+            raise ConfigError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required (or "
+                              "--resume RUN_DIR)")
+        check_output_dir(args.output_dir, "--output-dir")
+        generator_org = resolve_org(args.generator_model, args.generator_org).org
+        rater = args.rater_model or default_rater(generator_org, args.offline) or args.generator_model
+        config = InputGenerationConfig(
+            spec_path=args.spec_path, spec_name=args.spec_name, generator_model=args.generator_model,
+            generator_org=args.generator_org, rater_model=rater, rater_org=args.rater_org if args.rater_model else None,
+            per_statement=args.per_statement, rating_threshold=args.rating_threshold, max_rounds=args.max_rounds,
+            statements=args.statements, output_dir=args.output_dir, offline=args.offline,
+            engine=engine_options(args, None, args.offline))
+        pipeline = BatchedInputGenerationPipeline(config)  # every check, before anything is written
+    config = pipeline.config
+    if not pipeline.resuming and not config.offline:  # a misspelt name is refused before the run folder exists
+        check_models([(pipeline.generator_org, config.generator_model, "--generator-model"),
+                      (pipeline.rater_org, config.rater_model, "--rater-model")], lambda org: {})
+    resume_command = shlex.join([sys.executable, "-m", "speceval", "inputs", "--resume", str(pipeline.run_dir)])
+    pipeline.write_manifest()
+    setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
+    if config.offline:
+        console.print(synthetic_banner())
+    same = " (the same model rates its own proposals)" if pipeline.same_model else ""
+    console.print(f"{'Resuming' if pipeline.resuming else 'Starting'} input generation for "
+                  f"{len(pipeline.statements)} statement(s), {config.per_statement} each: generator "
+                  f"{config.generator_model}, rater {config.rater_model}{same}; run directory {pipeline.run_dir}")
+    if args.dry_run:
+        with pipeline.connect() as (generator, _):
+            if not isinstance(generator, BatchedModel):
+                raise ConfigError("--dry-run needs a batch provider for the generator")
+            jobs = pipeline.plan_first_round(generator)
+            show_dry_run(generator, jobs, args.prices, resume_command)
+        console.print(f"Ratings follow each round: up to {pipeline.max_ratings_per_round} rating request(s) in the "
+                      "first round, not estimated here.")
+        return ExitCode.FINISHED
+    try:
+        summary = pipeline.run()
+    except KeyboardInterrupt:
+        report_stop(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: "
+                    f"{resume_command}")
+        return ExitCode.STOPPED
+    stdout.print(f"Kept {sum(summary.kept.values())} input(s); {summary.reached} of {len(summary.kept)} statement(s) "
+                 f"reached {summary.target}; {summary.proposals} proposal(s), {summary.duplicates} duplicate(s) "
+                 f"dropped, {summary.rated} rated, {summary.rounds} round(s).")
+    for statement_id, kept in summary.kept.items():
+        if kept < summary.target:
+            stdout.print(f"  {statement_id}: {kept} of {summary.target} (see candidates.jsonl for why)")
+    if config.offline:
+        console.print("[bold yellow]Inputs, ratings and reasons are SYNTHETIC (offline emulator).[/]")
+    stdout.print(f"Inputs: {pipeline.run_dir / 'inputs'}  (use as --pregenerated-inputs-dir)")
+    if summary.finished:
+        return ExitCode.FINISHED
+    report_stop(f"[yellow]Stopped before every round finished.[/] Resume with: {resume_command}")
+    return ExitCode.STOPPED

@@ -1,0 +1,468 @@
+"""`BatchedInputGenerationPipeline`: test inputs for every statement of a spec, generated, deduplicated and rated
+through the batch APIs.
+
+A round: one generator request per statement still short of its target, quoting the statement, its calibration
+examples and the inputs kept so far, answered as JSON proposals (structured output); then duplicates are dropped
+before anything is paid to rate them (exact, case/space and near duplicates, against each other and against every
+input kept anywhere in the spec), and so are near copies of the spec's own example queries; then one rating
+request per remaining proposal (1–10, structured output); proposals rated at or above the threshold are kept, best
+first, up to the target. Statements still short go to the next round, until the target or `max_rounds`.
+
+Every request goes through the engine, one job per model per round, and everything decided is derived again from
+the answers on disk: a killed run resumed with the same directory sends nothing twice, and a finished run resumed
+pays nothing. No candidate model's answers enter the loop, so inputs are never chosen for being hard (or easy) on
+a model that will be compared on them.
+
+Layout of a run directory `OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<YYYYMMDD_HHMMSS>/`:
+
+    run.json                      the settings (written before any job)
+    .emulator/                    offline runs: the emulator's state
+    round_<k>/generate/, rate/    each an engine run directory (run.json, metadata/, responses/)
+    candidates.jsonl              every proposal and its fate
+    inputs/<statement_id>.json    kept inputs in the original format: a ready --pregenerated-inputs-dir
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from speceval.atomic import atomic_write_bytes, atomic_write_json
+from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import EngineSummary
+from speceval.batch.records import SubmissionIntent
+from speceval.batch.store import RunStore
+from speceval.errors import ConfigError, RunStateError
+from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
+from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
+from speceval.inputgen.records import CandidateRecord, Fate, InputsFile, InputsMetadata
+from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
+from speceval.inputs import PromptItem
+from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
+from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
+from speceval.paths import safe_filename, safe_path
+from speceval.pipelines.models import use_model
+from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.providers.sent import settings_as_sent
+from speceval.realtime import AnyModel, make_engine
+from speceval.spec import Specification, Statement, load_spec
+
+logger = logging.getLogger(__name__)
+
+KIND = "input_generation"
+STAGE_KIND = "inputs"
+"""The `kind` of each round's engine directories (`speceval status` finds their jobs)."""
+RESPONSES = "responses"
+GENERATOR_TEMPERATURE = 1.0
+"""Proposals should differ from round to round and from each other."""
+OVERASK = 2
+"""Proposals asked per input still needed: duplicates and low ratings take their share."""
+
+
+@dataclass
+class InputGenerationConfig:
+    """What to generate.
+
+    Attributes:
+        spec_path: the spec JSONL; spec_name: its label in the output path (default: the file's stem).
+        generator_model / rater_model: who proposes inputs and who rates them (orgs from the names, or given).
+        per_statement: inputs to keep per statement (N); rating_threshold: the lowest rating kept (1–10).
+        max_rounds: rounds at most; statements: a subset of statement ids (default: all).
+        output_dir: runs go to `{output_dir}/{spec}/input_judge/{generator}x{rater}/{timestamp}/`.
+        max_tokens: per answer; engine: batch size, polling, timeout, retries and the budget; offline: emulator.
+    """
+
+    spec_path: Path
+    generator_model: str
+    rater_model: str
+    output_dir: Path = Path("data/generated_inputs")
+    spec_name: str | None = None
+    generator_org: str | None = None
+    rater_org: str | None = None
+    per_statement: int = 10
+    rating_threshold: int = 7
+    max_rounds: int = 3
+    statements: list[str] | None = None
+    max_tokens: int = 4096
+    engine: EngineOptions = field(default_factory=EngineOptions)
+    offline: bool = False
+
+    def __post_init__(self) -> None:
+        if self.offline and self.engine == EngineOptions():
+            self.engine = replace(self.engine, poll_interval=OFFLINE_POLL_INTERVAL)
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings a resume must reuse (run.json `parameters.config`)."""
+        keep = ("generator_model", "rater_model", "generator_org", "rater_org", "per_statement", "rating_threshold",
+                "max_rounds", "statements", "max_tokens", "offline")
+        return {key: getattr(self, key) for key in keep} | {"spec_path": str(Path(self.spec_path).resolve()),
+                                                          "spec_name": self.spec_name}
+
+
+class InputGenerationSummary(BaseModel):
+    """What a run did: per statement how many were kept, and whether every statement is done."""
+
+    run_dir: Path
+    finished: bool
+    rounds: int
+    kept: dict[str, int]
+    target: int
+    proposals: int
+    duplicates: int
+    rated: int
+    engine: list[EngineSummary]
+
+    @property
+    def reached(self) -> int:
+        return sum(n >= self.target for n in self.kept.values())
+
+
+def check_config(config: InputGenerationConfig, spec: Specification) -> list[Statement]:
+    """The statements to generate for; a ConfigError naming the flag for anything out of range."""
+    if config.per_statement < 1:
+        raise ConfigError(f"--per-statement must be at least 1, not {config.per_statement}")
+    if not 1 <= config.rating_threshold <= 10:
+        raise ConfigError(f"--rating-threshold must be between 1 and 10, not {config.rating_threshold}")
+    if config.max_rounds < 1:
+        raise ConfigError(f"--max-rounds must be at least 1, not {config.max_rounds}")
+    if not spec.statements:
+        raise ConfigError(f"the spec {config.spec_path} has no statements: nothing to generate inputs for")
+    if config.statements is None:
+        return list(spec.statements)
+    unknown = [s for s in config.statements if s not in spec.ids]
+    if unknown:
+        raise ConfigError(f"--statements: {', '.join(repr(s) for s in unknown)} not in the spec {config.spec_path}")
+    return [spec[s] for s in dict.fromkeys(config.statements)]
+
+
+class BatchedInputGenerationPipeline:
+    """Generate, deduplicate and rate test inputs for a spec's statements (see the module docstring)."""
+
+    def __init__(self, config: InputGenerationConfig, *, run_dir: Path | None = None):
+        self.config = config
+        self.spec = load_spec(config.spec_path)
+        self.spec_name = config.spec_name or self.spec.name
+        self.statements = check_config(config, self.spec)
+        self.generator_org = resolve_org(config.generator_model, config.generator_org).org
+        self.rater_org = resolve_org(config.rater_model, config.rater_org).org
+        for org, flag in ((self.generator_org, "--generator-org"), (self.rater_org, "--rater-org")):
+            if org in ("ray", "openai-compatible", "together"):
+                raise ConfigError(f"{flag} {org}: generating inputs through an endpoint org is not supported yet; "
+                                  "use a batch provider (openai, anthropic, google, vertex)")
+        self.same_model = (config.generator_model, self.generator_org) == (config.rater_model, self.rater_org)
+        self.generator_params = GenerationParams(temperature=GENERATOR_TEMPERATURE, max_tokens=config.max_tokens,
+                                                 response_schema=PROPOSALS_SCHEMA, schema_name="proposals")
+        self.rater_params = GenerationParams(temperature=0.0, max_tokens=config.max_tokens,
+                                             response_schema=RATING_SCHEMA, schema_name="rating")
+        self.resuming = run_dir is not None and (Path(run_dir) / MANIFEST_NAME).is_file()
+        self.run_dir = Path(run_dir) if run_dir is not None else self._new_run_dir()
+        if self.resuming:
+            self._check_resumable()
+
+    @classmethod
+    def resume(cls, run_dir: Path, *, engine: EngineOptions | None = None) -> BatchedInputGenerationPipeline:
+        """The pipeline of an existing run directory, with the settings it recorded."""
+        manifest = RunManifest.load(run_dir)
+        if manifest.kind != KIND:
+            raise RunStateError(f"{run_dir} is a {manifest.kind} run, not an inputs run")
+        recorded = dict(manifest.parameters["config"])
+        recorded["spec_path"] = Path(recorded["spec_path"])
+        config = InputGenerationConfig(**recorded, output_dir=Path(run_dir).parent,
+                                       engine=engine or EngineOptions())
+        return cls(config, run_dir=Path(run_dir))
+
+    # -- running --------------------------------------------------------------------------------------------
+
+    def run(self, generator: AnyModel | None = None, rater: AnyModel | None = None) -> InputGenerationSummary:
+        """Run (or resume) every round, then write `candidates.jsonl` and `inputs/`."""
+        manifest = self.write_manifest()
+        engine_summaries: list[EngineSummary] = []
+        try:
+            with self.connect(generator, rater) as (generator_model, rater_model):
+                state = _State(self)
+                for number in range(1, self.config.max_rounds + 1):
+                    short = [s for s in self.statements if state.needed(s.id) > 0]
+                    if not short:
+                        break
+                    state.rounds = number
+                    generated = self._stage(number, "generate", generator_model, self._generator_items(state, short))
+                    engine_summaries.append(generated)
+                    to_rate = state.propose(number, short, self._stage_store(number, "generate"))
+                    rated = self._stage(number, "rate", rater_model, to_rate)
+                    engine_summaries.append(rated)
+                    state.rate(number, self._stage_store(number, "rate"))
+                    if not (generated.finished and rated.finished):
+                        break  # stopped (budget, timeout): resume later; nothing decided from missing answers
+        except BaseException:
+            manifest.status = "stopped"
+            manifest.save(self.run_dir)
+            raise
+        finished = all(s.finished for s in engine_summaries)
+        self._write_outputs(state)
+        manifest.status = "finished" if finished else "stopped"
+        manifest.parameters["rounds"] = state.rounds
+        manifest.save(self.run_dir)
+        records = state.records
+        return InputGenerationSummary(
+            run_dir=self.run_dir, finished=finished, rounds=state.rounds,
+            kept={s.id: len(state.kept[s.id]) for s in self.statements}, target=self.config.per_statement,
+            proposals=sum(r.text is not None for r in records),
+            duplicates=sum(r.fate in (Fate.DUPLICATE, Fate.COPIES_SPEC_EXAMPLE) for r in records),
+            rated=sum(r.rating is not None for r in records), engine=engine_summaries,
+        )
+
+    @contextmanager
+    def connect(self, generator: AnyModel | None = None,
+                rater: AnyModel | None = None) -> Iterator[tuple[AnyModel, AnyModel]]:
+        """The generator and the rater: given ones once checked, else built (offline: on one shared emulator)."""
+        with ExitStack() as stack:
+            if self.config.offline and generator is None and rater is None:
+                emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
+                yield (create_batched_model(self.config.generator_model, self.generator_org, self.generator_params,
+                                            **emulator_options(emulator, self.generator_org)),
+                       create_batched_model(self.config.rater_model, self.rater_org, self.rater_params,
+                                            **emulator_options(emulator, self.rater_org)))
+                return
+            offline_dir = self.run_dir if self.config.offline else None
+            yield (stack.enter_context(use_model(generator, role="generator", model_name=self.config.generator_model,
+                                                 org=self.generator_org, params=self.generator_params,
+                                                 offline_dir=offline_dir)),
+                   stack.enter_context(use_model(rater, role="rater", model_name=self.config.rater_model,
+                                                 org=self.rater_org, params=self.rater_params,
+                                                 offline_dir=offline_dir)))
+
+    def plan_first_round(self, generator: BatchedModel) -> list[tuple[Path, SubmissionIntent]]:
+        """Dry run: write the first round's generator request files and intents; a later run submits exactly
+        these."""
+        self.write_manifest()
+        state = _State(self)
+        items = self._generator_items(state, [s for s in self.statements if state.needed(s.id) > 0])
+        directory = self._stage_dir(1, "generate")
+        intents = BatchEngine(generator, self._stage_store(1, "generate"), self.config.engine).plan(items)
+        return [(directory, intent) for intent in intents]
+
+    @property
+    def max_ratings_per_round(self) -> int:
+        """Rating requests of a first round at most (every proposal asked for, none a duplicate)."""
+        return len(self.statements) * min(MAX_ASK, OVERASK * self.config.per_statement)
+
+    def _generator_items(self, state: _State, statements: list[Statement]) -> list[PromptItem]:
+        return [PromptItem(statement_id=s.id, original_index=0,
+                           input_text=generator_prompt(s, state.kept[s.id], min(MAX_ASK, OVERASK * state.needed(s.id))))
+                for s in statements]
+
+    def _stage_dir(self, number: int, stage: str) -> Path:
+        return self.run_dir / f"round_{number}" / stage
+
+    def _stage_store(self, number: int, stage: str) -> RunStore:
+        return RunStore(self._stage_dir(number, stage), results_subdir=RESPONSES)
+
+    def _stage(self, number: int, stage: str, model: AnyModel, items: list[PromptItem]) -> EngineSummary:
+        """Run one round's generator or rater requests to the end (or until the engine stops)."""
+        directory = self._stage_dir(number, stage)
+        is_generator = stage == "generate"
+        params = self.generator_params if is_generator else self.rater_params
+        name = self.config.generator_model if is_generator else self.config.rater_model
+        org = self.generator_org if is_generator else self.rater_org
+        if (directory / MANIFEST_NAME).is_file():
+            manifest = RunManifest.load(directory)
+            manifest.status = "running"
+        else:
+            manifest = RunManifest(
+                kind=STAGE_KIND, command=current_command(), spec_name=self.spec_name,
+                spec_path=str(Path(self.config.spec_path).resolve()), spec_sha256=self.spec.sha256,
+                inputs_path=str(self.run_dir), inputs_sha256="-", model_name=name, provider=org,
+                offline=self.config.offline,
+                parameters={"params": asdict(params), "sent": settings_as_sent(org, params), "stage": stage,
+                            "round": number, "template": GENERATOR_TEMPLATE if is_generator else RATER_TEMPLATE,
+                            "requests": len(items), "engine": self.config.engine.recorded()},
+                versions=software_versions(), git_commit=git_commit())
+        manifest.save(directory)
+        engine = make_engine(model, self._stage_store(number, stage), self.config.engine)
+        try:
+            summary = engine.run(items)
+        except BaseException:
+            manifest.status = "stopped"
+            manifest.save(directory)
+            raise
+        manifest.status = "finished" if summary.finished else "stopped"
+        manifest.totals = summary
+        manifest.save(directory)
+        return summary
+
+    # -- run directory ------------------------------------------------------------------------------------
+
+    def write_manifest(self) -> RunManifest:
+        """`run.json`: the first thing on disk, so any later crash is resumable."""
+        if self.resuming:
+            manifest = RunManifest.load(self.run_dir)
+            manifest.command = current_command()
+            manifest.parameters["engine"] = self.config.engine.recorded()
+            manifest.status = "running"
+        else:
+            manifest = RunManifest(
+                kind=KIND, command=current_command(), spec_name=self.spec_name,
+                spec_path=str(Path(self.config.spec_path).resolve()), spec_sha256=self.spec.sha256,
+                inputs_path=str(Path(self.config.spec_path).resolve()), inputs_sha256=self.spec.sha256,
+                model_name=self.config.generator_model, provider=self.generator_org, offline=self.config.offline,
+                parameters={"config": self.config.recorded(), "rater_provider": self.rater_org,
+                            "same_model": self.same_model, "engine": self.config.engine.recorded(),
+                            "templates": [GENERATOR_TEMPLATE, RATER_TEMPLATE],
+                            "statements": [s.id for s in self.statements]},
+                versions=software_versions(), git_commit=git_commit())
+        manifest.save(self.run_dir)
+        return manifest
+
+    def _new_run_dir(self) -> Path:
+        pair = f"{self.config.generator_model}x{self.config.rater_model}".replace("/", "-")
+        base = Path(self.config.output_dir) / safe_filename(self.spec_name) / "input_judge" / safe_filename(pair)
+        stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
+        candidate, suffix = base / stamp, 1
+        while candidate.exists():
+            candidate, suffix = base / f"{stamp}_{suffix}", suffix + 1
+        return candidate
+
+    def _check_resumable(self) -> None:
+        manifest = RunManifest.load(self.run_dir)
+        if manifest.kind != KIND:
+            raise RunStateError(f"{self.run_dir} is a {manifest.kind} run, not an inputs run")
+        if manifest.spec_sha256 != self.spec.sha256:
+            raise RunStateError(f"cannot resume {self.run_dir}: the spec {self.config.spec_path} changed since the "
+                                "run started; start a new run")
+        before = manifest.parameters.get("config", {})
+        now = self.config.recorded()
+        changed = sorted(k for k in now if k not in ("spec_path", "spec_name") and before.get(k) != now[k])
+        if changed:
+            raise RunStateError(f"cannot resume {self.run_dir} with other settings ({', '.join(changed)} differ); "
+                                "start a new run")
+
+    def _write_outputs(self, state: _State) -> None:
+        lines = "".join(record.model_dump_json() + "\n" for record in state.records)
+        atomic_write_bytes(self.run_dir / "candidates.jsonl", lines.encode("utf-8"))
+        stamp = datetime.now().isoformat(timespec="seconds")
+        for statement in self.statements:
+            kept = state.kept_records[statement.id]
+            composition: dict[str, int] = {}
+            for record in sorted(kept, key=lambda r: -(r.rating or 0)):
+                composition[str(record.rating)] = composition.get(str(record.rating), 0) + 1
+            short = len(kept) < self.config.per_statement
+            metadata = InputsMetadata(
+                timestamp=stamp, evaluator_model=self.config.rater_model, rating_threshold=self.config.rating_threshold,
+                num_questions_target=self.config.per_statement, final_question_count=len(kept),
+                final_rating_composition=composition, source_file=str(Path(self.config.spec_path).resolve()),
+                generator_model=self.config.generator_model, rounds=state.rounds_of[statement.id],
+                prompt_versions=[GENERATOR_TEMPLATE, RATER_TEMPLATE], same_model=self.same_model,
+                shortfall_reason=state.shortfall(statement.id) if short else None)
+            atomic_write_json(safe_path(self.run_dir / "inputs", statement.id, ".json"),
+                              InputsFile(inputs=[r.text or "" for r in kept], metadata=metadata))
+
+
+class _State:
+    """Everything decided so far, rebuilt from the answers on disk round by round."""
+
+    def __init__(self, pipeline: BatchedInputGenerationPipeline) -> None:
+        self.pipeline = pipeline
+        self.config = pipeline.config
+        self.rounds = 0
+        self.records: list[CandidateRecord] = []
+        self.kept: dict[str, list[str]] = {s.id: [] for s in pipeline.statements}
+        self.kept_records: dict[str, list[CandidateRecord]] = {s.id: [] for s in pipeline.statements}
+        self.rounds_of: dict[str, int] = {s.id: 0 for s in pipeline.statements}
+        self.seen = DuplicateIndex()  # kept inputs of the whole spec, and this round's proposals sent for rating
+        self.examples = [(words(e.user_query), f"spec example {s.id}#{n}") for s in pipeline.spec.statements
+                         for n, e in enumerate(s.metadata.examples, start=1) if e.user_query]
+        self._pending: dict[str, list[CandidateRecord]] = {}
+
+    def needed(self, statement_id: str) -> int:
+        return self.config.per_statement - len(self.kept[statement_id])
+
+    def propose(self, number: int, statements: list[Statement], store: RunStore) -> list[PromptItem]:
+        """Read the round's proposals, drop duplicates, and return the rating requests of the rest."""
+        round_seen = DuplicateIndex()
+        items: list[PromptItem] = []
+        self._pending = {}
+        for statement in statements:
+            self.rounds_of[statement.id] += 1
+            answers = {r.original_index: r for r in store.load_results(statement.id)}
+            answer = answers.get(0)
+            pending = self._pending.setdefault(statement.id, [])
+            if answer is None or answer.output_text is None:
+                self.records.append(CandidateRecord(statement_id=statement.id, round=number, proposal=0, text=None,
+                                                    fate=Fate.GENERATION_FAILED,
+                                                    parse_error=str(answer.outcome) if answer else "no answer"))
+                continue
+            parsed = parse_proposals(answer.output_text)
+            if not isinstance(parsed, Proposals):
+                self.records.append(CandidateRecord(statement_id=statement.id, round=number, proposal=0, text=None,
+                                                    fate=Fate.UNPARSED, parse_error=parsed))
+                continue
+            for index, proposal in enumerate(parsed.inputs):
+                record = CandidateRecord(statement_id=statement.id, round=number, proposal=index, text=proposal.text,
+                                         kind=proposal.kind.value, fate=Fate.NOT_RATED)
+                found = self.seen.duplicate_of(proposal.text) or round_seen.duplicate_of(proposal.text)
+                copied = self._copied_example(proposal.text)
+                if found is not None:
+                    record.fate, record.measure, record.duplicate_of = Fate.DUPLICATE, found[0], found[1]
+                elif copied is not None:
+                    record.fate, record.measure, record.duplicate_of = Fate.COPIES_SPEC_EXAMPLE, "near", copied
+                else:
+                    round_seen.add(proposal.text, f"round {number} {statement.id}#{index}")
+                    pending.append(record)
+                    items.append(PromptItem(statement_id=statement.id, original_index=index,
+                                            input_text=rater_prompt(statement, proposal.text)))
+                self.records.append(record)
+        return items
+
+    def rate(self, number: int, store: RunStore) -> None:
+        """Read the round's ratings and keep the best at or above the threshold, up to each statement's need."""
+        for statement_id, pending in self._pending.items():
+            answers = {r.original_index: r for r in store.load_results(statement_id)}
+            eligible = []
+            for record in pending:
+                answer = answers.get(record.proposal)
+                if answer is None or answer.output_text is None:
+                    continue  # stays not_rated
+                rating = parse_rating(answer.output_text)
+                if isinstance(rating, str):
+                    record.fate, record.parse_error = Fate.UNPARSED, rating
+                    continue
+                record.rating, record.reason = rating.rating, rating.reason
+                if rating.rating < self.config.rating_threshold:
+                    record.fate = Fate.BELOW_THRESHOLD
+                else:
+                    eligible.append(record)
+            eligible.sort(key=lambda r: (-(r.rating or 0), r.proposal))
+            room = self.needed(statement_id)
+            for record in eligible:
+                if room > 0:
+                    record.fate = Fate.KEPT
+                    self.kept[statement_id].append(record.text or "")
+                    self.kept_records[statement_id].append(record)
+                    self.seen.add(record.text or "", f"kept {statement_id}#{len(self.kept[statement_id])}")
+                    room -= 1
+                else:
+                    record.fate = Fate.OVER_TARGET
+
+    def _copied_example(self, text: str) -> str | None:
+        mine = words(text)
+        for theirs, label in self.examples:
+            if mine and jaccard(mine, theirs) >= NEAR:
+                return label
+        return None
+
+    def shortfall(self, statement_id: str) -> str:
+        mine = [r for r in self.records if r.statement_id == statement_id]
+        counts: dict[str, int] = {}
+        for record in mine:
+            counts[record.fate.value] = counts.get(record.fate.value, 0) + 1
+        described = ", ".join(f"{n} {fate}" for fate, n in sorted(counts.items()))
+        return (f"{len(self.kept[statement_id])} of {self.config.per_statement} kept after "
+                f"{self.rounds_of[statement_id]} round(s) of at most {self.config.max_rounds}: {described}")
