@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from speceval.analysis.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.judge_quality import (
     HumanAgreement,
@@ -98,6 +99,8 @@ class ReportData(BaseModel):
     judge_checks: list[JudgeCheck] = Field(default_factory=list, description="judges on the spec's own examples")
     judge_accuracy: list[JudgeAccuracy] = Field(default_factory=list, description="per judge, both kinds together")
     min_canary_accuracy: float | None = Field(default=None, description="judges below it are flagged")
+    inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
+    kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
     synthetic_folders: int = 0
     real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
@@ -129,6 +132,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
              for c in run_costs(paths, prices)]
     checks = judge_checks(verdicts.canaries)
+    inputs, kept_inputs = inputs_tables(paths)
     versions: dict[str, set[str]] = {}
     for row in verdicts.compliance:
         versions.setdefault(row.judge, set()).add(row.prompt_version)
@@ -142,7 +146,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         sent=_sent_settings(manifests), leniency=leniency(verdicts.compliance),
         **_labelled(verdicts.compliance, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
-        min_canary_accuracy=min_canary_accuracy,
+        min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,

@@ -15,7 +15,7 @@ from speceval.analysis.data import ReportData
 from speceval.analysis.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.panel import TIES_RULE
 from speceval.analysis.plots import heatmap, length_scatter, variation_bars, win_matrix
-from speceval.analysis.samples import sample_link, sample_section
+from speceval.analysis.samples import sample_link, sample_section, shown_text
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.variations import Breakdown, PairedComparison
@@ -43,8 +43,8 @@ def render_page(data: ReportData) -> str:
     if data.compliance:
         parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _judge_checks(data), _rankings(data), _sent(data),
-              _costs(data)]
+    parts += [_paired(data), _breakdowns(data), _judges(data), _judge_checks(data), _inputs(data), _rankings(data),
+              _sent(data), _costs(data)]
     parts.append(sample_section(data.compliance_rows))
     body = _anchored("".join(parts))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
@@ -250,6 +250,26 @@ def _judge_checks(data: ReportData) -> str:
                              "95% CI"],
                             ([r.spec, r.judge, r.candidate, r.labelled, r.unlabelled, r.judge_rate, r.ppi_rate,
                               _ci(r.ci_low, r.ci_high)] for r in data.ppi)))
+    return "".join(parts)
+
+
+def _inputs(data: ReportData) -> str:
+    if not data.inputs:
+        return ""
+    parts = ['<h2 id="inputs">Inputs</h2><p class="note">Test inputs generated from the spec: per statement, what '
+             "the generator proposed, what was dropped before rating (duplicates, copies of the spec's examples), "
+             "what the rater scored below the threshold, and what was kept. Ratings: rating × proposals.</p>"]
+    parts.append(_table(["spec", "statement", "generator", "rater", "proposed", "duplicates", "below threshold",
+                         "unparsed / failed", "over target", "kept", "target", "ratings"],
+                        ([r.spec, r.statement_id, r.generator, r.rater, r.proposed, r.duplicates, r.below_threshold,
+                          r.unparsed, r.over_target, r.kept, r.target,
+                          ", ".join(f"{k}×{n}" for k, n in r.ratings.items())] for r in data.inputs)))
+    if data.kept_inputs:
+        parts.append("<details><summary>Kept inputs with their ratings and the rater's reasons</summary>")
+        parts.append(_table(["spec", "statement", "rating", "input", "reason"],
+                            ([k.spec, k.statement_id, k.rating, shown_text(k.text), shown_text(k.reason or "")]
+                             for k in data.kept_inputs)))
+        parts.append("</details>")
     return "".join(parts)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -56,6 +57,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement]),
         _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs]),
     ]
+    if data.inputs:
+        csv_paths.append(_csv(out_dir / "inputs.csv", [r.model_dump() for r in data.inputs]))
     if data.judge_checks:
         csv_paths.append(_csv(out_dir / "judge_checks.csv", [c.model_dump() for c in data.judge_checks]))
     if data.leniency:
@@ -94,7 +97,9 @@ def _write_csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[st
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns)
     writer.writeheader()
-    writer.writerows(rows)
+    # A mapping or list in a cell is written as JSON (a Python repr would not parse anywhere else).
+    writer.writerows({k: json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v for k, v in row.items()}
+                     for row in rows)
     atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
     return path
 

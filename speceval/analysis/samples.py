@@ -44,7 +44,8 @@ every character). 20,000 verdicts x 3 texts x 1,500 characters bound the page at
 however long the answers (a report at the size of the SpecEval paper was 60 MB before)."""
 
 
-def _shown(text: str) -> str:
+def shown_text(text: str) -> str:
+    """`text`, cut at `TEXT_LIMIT` characters with a note saying how much more the export has."""
     if len(text) <= TEXT_LIMIT:
         return text
     return f"{text[:TEXT_LIMIT]} [… {len(text) - TEXT_LIMIT:,} more characters: speceval export has them all]"
@@ -70,8 +71,8 @@ def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> str:
             "variation and run); <code>speceval export</code> writes all of them.</p>" if len(rows) < total else "")
     data = [{"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
              "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
-             "verdict": verdict_label(r), "input": _shown(r.input), "output": _shown(r.output),
-             "explanation": _shown(r.explanation or ""),
+             "verdict": verdict_label(r), "input": shown_text(r.input), "output": shown_text(r.output),
+             "explanation": shown_text(r.explanation or ""),
              "source": r.source} for r in rows]
     selects = "".join(
         f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '

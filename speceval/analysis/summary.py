@@ -81,6 +81,14 @@ def render_summary(data: ReportData) -> str:
         for p in data.paired:
             lines.append(f"| {p.spec} | {p.judge} | {p.kind} | {p.within} | {p.a} − {p.b} | {p.inputs} | "
                          f"{_fmt(p.rate_a)} | {_fmt(p.rate_b)} | {_fmt(p.difference)} | {_ci(p.ci_low, p.ci_high)} |")
+    if data.inputs:
+        proposed = sum(r.proposed for r in data.inputs)
+        kept = sum(r.kept for r in data.inputs)
+        reached = sum(r.kept >= r.target for r in data.inputs)
+        lines += ["", "## Inputs (generated from the spec)", "",
+                  f"{proposed} proposals, {sum(r.duplicates for r in data.inputs)} dropped as duplicates before "
+                  f"rating, {sum(r.below_threshold for r in data.inputs)} rated below the threshold, {kept} kept; "
+                  f"{reached} of {len(data.inputs)} statement(s) reached their target (`report/inputs.csv`)."]
     if data.judge_checks:
         lines += ["", "## Judge checks (the spec's own example responses)", "", UPPER_BOUND_NOTE, "",
                   "| spec | judge | kind | items | judged | correct | rate | 95% CI (Wilson) | not judged |",

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
-
-DEFAULT_RATERS = {
-    "openai": "gpt-4.1-2025-04-14",
-    "anthropic": "claude-sonnet-4-20250514",
-    "google": "gemini-2.5-flash",
-}
-"""The rater when none is named: a model of another provider than the generator's (one whose key is set)."""
-_KEYS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
-         "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
 
 
 def register(commands: Any) -> None:
@@ -51,14 +41,6 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=_run)
 
 
-def default_rater(generator_org: str, offline: bool) -> str:
-    """Another provider's model, preferring one whose key is set (offline: every provider is at hand)."""
-    for org, model in DEFAULT_RATERS.items():
-        if org != generator_org and (offline or any(os.environ.get(name) for name in _KEYS[org])):
-            return model
-    return ""
-
-
 def _run(args: argparse.Namespace) -> int:
     from speceval.batch.model import BatchedModel
     from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
@@ -66,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
     from speceval.cli.exits import ExitCode
     from speceval.cli.generation_command import engine_options
     from speceval.errors import ConfigError
-    from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig
+    from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig, default_rater
     from speceval.paths import check_output_dir
     from speceval.providers.model_list import check_models
     from speceval.providers.registry import resolve_org

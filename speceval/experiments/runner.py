@@ -32,7 +32,8 @@ from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
-from speceval.experiments.stages import StageContext, build_tasks, resolve_path, stage_overview
+from speceval.experiments.stages import StageContext, build_tasks, inputs_config, resolve_path, stage_overview
+from speceval.inputgen.pipeline import check_config
 from speceval.inputs import load_inputs
 from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
 from speceval.paths import check_output_dir, safe_filename
@@ -91,9 +92,16 @@ def load_experiment(path: Path) -> ExperimentConfig:
             line = _entry_key_line(text, section, index, refused[0])
             raise InputError(path, f"{', '.join(refused)}: {why}", line=line, field=f"{where}.{refused[0]}")
     base = path.parent
-    for spec in config.specs:
+    for index, spec in enumerate(config.specs):
         loaded = load_spec(_resolve(base, spec.spec_path))
-        load_inputs(_resolve(base, spec.inputs_dir), loaded)
+        if spec.inputs_dir is not None:
+            load_inputs(_resolve(base, spec.inputs_dir), loaded)
+            continue
+        if config.inputs is None or "inputs" not in config.stages:
+            raise InputError(path, f"spec {spec.name!r} has no inputs_dir: give one, or an `inputs:` block (generator, "
+                                   "per_statement, ...) with the `inputs` stage to generate them",
+                             line=_line_of(text, spec.name), field=f"specs[{index}].inputs_dir")
+        check_config(inputs_config(config.inputs, _resolve(base, spec.spec_path), base), loaded)
     if "ranking" in config.stages and config.judges and len(config.candidates) < 2:
         raise InputError(path, "ranking needs at least two candidates", field="candidates")
     judging = [s for s in config.stages if s in ("compliance", "ranking")]
@@ -265,6 +273,8 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
     lists: dict[str, list[str] | None] = {}
     entries = [("candidates", i, c) for i, c in enumerate(config.candidates)]
     entries += [("judges", i, j) for i, j in enumerate(config.judges)]
+    if config.inputs is not None and "inputs" in config.stages:
+        entries += [(f"inputs.{key}", -1, entry) for key, entry in config.inputs.models()]
     for section, index, entry in entries:
         org = resolve_org(entry.model, entry.org).org
         if org not in lists:
@@ -272,6 +282,8 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
         try:
             check_model_name(org, entry.model, lists[org])
         except ConfigError as exc:
+            if index < 0:  # the inputs block's generator or rater
+                raise InputError(path, str(exc), line=_line_of(text, entry.model), field=section) from None
             raise InputError(path, str(exc), line=_entry_key_line(text, section, index, "model"),
                              field=f"{section}[{index}].model") from None
 
@@ -288,7 +300,8 @@ def grid_digest(config: ExperimentConfig) -> str:
 
 def _check_keys(config: ExperimentConfig, path: Path) -> None:
     """Every batch provider's key is set (a MissingCredentialsError naming the variable otherwise)."""
-    for entry in [*config.candidates, *config.judges]:
+    generating = [entry for _, entry in config.inputs.models()] if config.inputs and "inputs" in config.stages else []
+    for entry in [*config.candidates, *config.judges, *generating]:
         provider = resolve_org(entry.model, entry.org)
         if provider.org in _KEYED_BATCH_ORGS and not any(os.environ.get(name) for name in provider.key_env):
             raise MissingCredentialsError(f"{provider.org} (model {entry.model} in {path})", provider.key_env)

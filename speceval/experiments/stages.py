@@ -20,9 +20,10 @@ from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
-from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry
+from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
+from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig, default_rater
 from speceval.inputs import load_inputs
 from speceval.manifest import RunManifest
 from speceval.paths import safe_filename
@@ -130,6 +131,27 @@ class StageContext:
         """A path of the experiment file, resolved against its folder."""
         return resolve_path(self.base, path)
 
+    def inputs_run_dir(self, spec: SpecEntry) -> Path:
+        """Where the `inputs` stage generates a spec's inputs (one run per spec, shared by every candidate)."""
+        return self.output_dir / "inputs" / safe_filename(spec.name)
+
+    def inputs_dir(self, spec: SpecEntry) -> Path:
+        """The spec's inputs: its `inputs_dir`, or what the `inputs` stage generated."""
+        if spec.inputs_dir is not None:
+            return self.resolve(spec.inputs_dir)
+        return self.inputs_run_dir(spec) / "inputs"
+
+
+def inputs_config(block: InputsBlock, spec_path: Path, base: Path, *, offline: bool = False,
+                  engine: EngineOptions | None = None, spec_name: str | None = None) -> InputGenerationConfig:
+    """The inputs generator's settings from an experiment's `inputs:` block."""
+    return InputGenerationConfig(
+        spec_path=spec_path, spec_name=spec_name, generator_model=block.generator, generator_org=block.generator_org,
+        rater_model=block.rater or default_rater(resolve_org(block.generator, block.generator_org).org, offline)
+        or block.generator, rater_org=block.rater_org if block.rater else None,
+        per_statement=block.per_statement, rating_threshold=block.rating_threshold, max_rounds=block.max_rounds,
+        output_dir=base, offline=offline, engine=engine or EngineOptions())
+
 
 def resolve_path(base: Path, path: Path) -> Path:
     """Paths in an experiment file are relative to the file."""
@@ -143,17 +165,25 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
     """
     stages = ctx.config.stages
     tasks: list[StageTask] = []
+    generated = {}  # spec name → the key of the task generating its inputs
+    if "inputs" in stages:
+        for spec in {group.spec.name: group.spec for group in groups}.values():
+            if spec.inputs_dir is None:
+                generated[spec.name] = f"inputs {spec.name}"
+                tasks.append(_inputs(ctx, generated[spec.name], spec))
     if "compliance" in stages:
         # The spec's example responses, once per spec and judge: the judge's settings are the same in every
         # variation and run, so one judgement of them checks the judge for all.
         first_of_spec = {group.spec.name: group for group in reversed(groups)}
         for spec_name, group in first_of_spec.items():
             for judge in ctx.config.judges:
-                tasks.append(_canaries(ctx, f"compliance {spec_name} judge={judge.model} canaries", group, judge))
+                tasks.append(_canaries(ctx, f"compliance {spec_name} judge={judge.model} canaries", group, judge,
+                                       tuple(key for name, key in generated.items() if name == spec_name)))
     for group in groups:
         generation = {run.candidate.model: _key("generation", group, run.candidate.model) for run in group.runs}
         if "generation" in stages:
-            tasks += [_generation(ctx, run, generation[run.candidate.model]) for run in group.runs]
+            inputs_task = tuple(key for name, key in generated.items() if name == group.spec.name)
+            tasks += [_generation(ctx, run, generation[run.candidate.model], inputs_task) for run in group.runs]
         needs = generation if "generation" in stages else {}
         for judge in ctx.config.judges:
             if "compliance" in stages:
@@ -202,7 +232,7 @@ def _needed(generation: dict[str, str], runs: tuple[GenerationRun, ...] | list[G
     return tuple(generation[run.candidate.model] for run in runs if run.candidate.model in generation)
 
 
-def _generation(ctx: StageContext, run: GenerationRun, key: str) -> StageTask:
+def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[str, ...] = ()) -> StageTask:
     holder: dict[str, BatchedGenerationPipeline] = {}
 
     def start() -> EngineRuns:
@@ -214,7 +244,7 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str) -> StageTask:
         )
         options = ctx.engine_options()
         config = GenerationConfig(
-            spec_path=ctx.resolve(run.spec.spec_path), inputs_dir=ctx.resolve(run.spec.inputs_dir),
+            spec_path=ctx.resolve(run.spec.spec_path), inputs_dir=ctx.inputs_dir(run.spec),
             model_name=run.candidate.model, spec_name=run.spec.name, org=run.candidate.org, params=params,
             engine=options, offline=ctx.offline,
         )
@@ -237,7 +267,7 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str) -> StageTask:
         if "pipeline" in holder:
             _stopped(holder["pipeline"].write_manifest(), run.run_dir)
 
-    return StageTask(key, "generation", (), start, finish, abort)
+    return StageTask(key, "generation", needs, start, finish, abort)
 
 
 def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEntry) -> JudgeSettings:
@@ -262,7 +292,7 @@ def _pipeline(settings: JudgeSettings, stage: str, judge: JudgeEntry,
     return BatchedRankingPipeline(settings, candidates)
 
 
-def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry) -> StageTask:
+def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, needs: tuple[str, ...]) -> StageTask:
     """The spec's example responses judged by `judge`, under `compliance/<spec>/canaries/<mode>/spec_*/judge_*/`,
     for the statements the spec's inputs feed."""
     held: dict[str, Any] = {}
@@ -272,7 +302,7 @@ def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry) -> S
                            output_dir_base=ctx.output_dir / "compliance" / safe_filename(group.spec.name) / "canaries"
                            / judge.mode)
         spec = load_spec(ctx.resolve(group.spec.spec_path))
-        statements = [s.statement_id for s in load_inputs(ctx.resolve(group.spec.inputs_dir), spec).statements]
+        statements = [s.statement_id for s in load_inputs(ctx.inputs_dir(group.spec), spec).statements]
         pipeline = held["pipeline"] = BatchedComplianceJudge(settings, [], judge.mode, canary_statements=statements)
         held["manifests"] = [
             write_manifest(target, "compliance", settings, pipeline.spec_name, pipeline.spec.sha256,
@@ -290,7 +320,31 @@ def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry) -> S
         if "manifests" in held:
             mark_stopped(held["pipeline"].targets, held["manifests"])
 
-    return StageTask(key, "compliance", (), start, finish, abort)
+    return StageTask(key, "compliance", needs, start, finish, abort)
+
+
+def _inputs(ctx: StageContext, key: str, spec: SpecEntry) -> StageTask:
+    """Generate a spec's inputs, once for every candidate, variation and run. The generator's rounds run one after
+    another inside this task (each round needs the last), so it holds the loop while it runs; only specs without
+    `inputs_dir` have one, and their generations wait for it anyway."""
+    task: StageTask
+
+    def start() -> EngineRuns:
+        assert ctx.config.inputs is not None  # load_experiment refuses a spec without inputs and without the block
+        config = inputs_config(ctx.config.inputs, ctx.resolve(spec.spec_path), ctx.output_dir, offline=ctx.offline,
+                               engine=ctx.engine_options(), spec_name=spec.name)
+        pipeline = BatchedInputGenerationPipeline(config, run_dir=ctx.inputs_run_dir(spec))
+        # The experiment's clients (offline: its emulator), checked by the pipeline against its settings.
+        generator = ctx.model(ModelEntry(model=config.generator_model, org=config.generator_org),
+                              pipeline.generator_params)
+        rater = ctx.model(ModelEntry(model=config.rater_model, org=config.rater_org), pipeline.rater_params)
+        summary = pipeline.run(generator, rater)
+        # No engines for the loop: the task's outcome is the pipeline's (stopped when a round did not finish).
+        task.summaries = dict(enumerate(summary.engine))
+        return []
+
+    task = StageTask(key, "inputs", (), start, lambda summaries: None)
+    return task
 
 
 def _judging(ctx: StageContext, stage: str, key: str, group: Group, judge: JudgeEntry, runs: list[GenerationRun],

@@ -25,6 +25,7 @@ Layout of a run directory `OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<YY
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -43,7 +44,7 @@ from speceval.batch.store import RunStore
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
 from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
-from speceval.inputgen.records import CandidateRecord, Fate, InputsFile, InputsMetadata
+from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate, InputsFile, InputsMetadata
 from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
 from speceval.inputs import PromptItem
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
@@ -57,7 +58,7 @@ from speceval.spec import Specification, Statement, load_spec
 
 logger = logging.getLogger(__name__)
 
-KIND = "input_generation"
+KIND = RUN_KIND
 STAGE_KIND = "inputs"
 """The `kind` of each round's engine directories (`speceval status` finds their jobs)."""
 RESPONSES = "responses"
@@ -65,6 +66,24 @@ GENERATOR_TEMPERATURE = 1.0
 """Proposals should differ from round to round and from each other."""
 OVERASK = 2
 """Proposals asked per input still needed: duplicates and low ratings take their share."""
+
+
+DEFAULT_RATERS = {
+    "openai": "gpt-4.1-2025-04-14",
+    "anthropic": "claude-sonnet-4-20250514",
+    "google": "gemini-2.5-flash",
+}
+"""The rater when none is named: a model of another provider than the generator's (one whose key is set)."""
+_KEYS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
+         "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+
+
+def default_rater(generator_org: str, offline: bool) -> str:
+    """Another provider's model, preferring one whose key is set (offline: every provider is at hand)."""
+    for org, model in DEFAULT_RATERS.items():
+        if org != generator_org and (offline or any(os.environ.get(name) for name in _KEYS[org])):
+            return model
+    return ""
 
 
 @dataclass

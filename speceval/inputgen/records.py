@@ -7,6 +7,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
+RUN_KIND = "input_generation"
+"""The `kind` in an inputs run's `run.json`."""
+
 
 class Fate(StrEnum):
     """What became of a proposal."""
