@@ -73,3 +73,25 @@ def test_a_spec_without_inputs_and_without_an_inputs_block_exits_2(tmp_path, cap
     error = capsys.readouterr().err
     assert "specs[0].inputs_dir" in error and "exp.yaml" in error
     assert not (tmp_path / "out").exists()
+
+
+def test_the_docs_offline_inputs_command_runs_as_shown(tmp_path):
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, cli_env
+
+    page = (REPO / "docs" / "inputs-from-a-spec.md").read_text(encoding="utf-8")
+    command = next(line for block in re.findall(r"```bash\n(.*?)```", page, flags=re.S)
+                   for line in block.splitlines() if "--offline" in line)
+    words = shlex.split(command)
+    words[words.index("--output-dir") + 1] = str(tmp_path / "generated")
+    assert words[:2] == ["speceval", "inputs"]
+    done = subprocess.run([sys.executable, "-m", "speceval", *words[1:]], cwd=REPO, env=cli_env(),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    [inputs] = list((tmp_path / "generated").glob("*/input_judge/*/*/inputs"))
+    kept = {p.stem: json.loads(p.read_text())["inputs"] for p in inputs.iterdir()}
+    assert set(kept) == {"avoid_errors", "do_not_lie"} and all(kept.values())
