@@ -203,6 +203,12 @@ class PpiRate(BaseModel):
     ppi_rate: float | None
     ci_low: float | None
     ci_high: float | None
+    ppi_pp_rate: float | None = None
+    """PPI++ (power-tuned, arXiv 2311.01453): never wider than classic PPI or the labels alone, asymptotically."""
+    ppi_pp_low: float | None = None
+    ppi_pp_high: float | None = None
+    ppi_pp_lambda: float | None = None
+    """The tuned weight of the judge's verdicts (0: the labels alone; 1: classic PPI)."""
 
 
 def human_agreement(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[HumanAgreement]:
@@ -219,17 +225,47 @@ def human_agreement(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[
             for (s, j, c), p in sorted(pairs.items())]
 
 
-def ppi_mean(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]
-             ) -> tuple[float, float, float] | None:
-    """(theta, low, high) of the classic PPI mean: f on N unlabelled items, (y, f) on n labelled ones."""
+def ppi_mean(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, lam: float = 1.0,
+             ddof: int = 1, clip: bool = True) -> tuple[float, float, float] | None:
+    """(theta, low, high) of the PPI mean with weight `lam` on the judge: f on N unlabelled items, (y, f) on n
+    labelled ones. theta = lam·mean_U(f) + mean_L(y − lam·f); 95% interval theta ± 1.96·√(var_U(lam·f)/N +
+    var_L(y − lam·f)/n). `lam` 1 is classic PPI. Sample variances use `ddof` (1 by default; `ppi_py` uses 0, which
+    `ddof=0, clip=False` reproduces to rounding: tests/analysis/test_ppi_reference.py)."""
     f_u = np.asarray(list(unlabelled), dtype=float)
     pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
     if len(f_u) < 2 or len(pairs) < 2:
         return None
-    rectifier = pairs[:, 0] - pairs[:, 1]
-    theta = float(f_u.mean() + rectifier.mean())
-    half = Z95 * math.sqrt(f_u.var(ddof=1) / len(f_u) + rectifier.var(ddof=1) / len(pairs))
+    rectifier = pairs[:, 0] - lam * pairs[:, 1]
+    theta = float(lam * f_u.mean() + rectifier.mean())
+    half = Z95 * math.sqrt((lam * f_u).var(ddof=ddof) / len(f_u) + rectifier.var(ddof=ddof) / len(pairs))
+    if not clip:
+        return theta, theta - half, theta + half
     return theta, max(0.0, theta - half), min(1.0, theta + half)
+
+
+def ppi_lambda(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]) -> float | None:
+    """PPI++'s power-tuned weight for a mean (Angelopoulos, Duchi, Zrnic 2023, as `ppi_py` computes it):
+    cov_L(y, f) / ((1 + n/N)·var(f over all items)), clipped to [0, 1]."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    n, big_n = len(pairs), len(f_u)
+    if n < 2 or big_n < 2:
+        return None
+    y, f = pairs[:, 0], pairs[:, 1]
+    covariance = float(((y - y.mean()) * (f - f.mean())).sum() / n)
+    variance = float(np.concatenate([f, f_u]).var(ddof=1))
+    if variance == 0.0:
+        return 0.0  # a judge that always says the same tells nothing: the labels alone
+    return min(1.0, max(0.0, covariance / ((1 + n / big_n) * variance)))
+
+
+def ppi_plus_plus(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1,
+                  clip: bool = True) -> tuple[float, float, float, float] | None:
+    """(theta, low, high, lambda) of the power-tuned PPI mean (see `ppi_lambda`)."""
+    f_u, pairs = list(unlabelled), list(labelled_pairs)
+    lam = ppi_lambda(f_u, pairs)
+    found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
+    return None if found is None or lam is None else (*found, lam)
 
 
 def ppi_rates(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[PpiRate]:
@@ -243,9 +279,12 @@ def ppi_rates(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[PpiRat
         unlabelled = [float(bool(r.compliant)) for r in group if item_id(r) not in labels]
         labelled = [(float(labels[item_id(r)]), float(bool(r.compliant))) for r in group if item_id(r) in labels]
         found = ppi_mean(unlabelled, labelled)
+        tuned = ppi_plus_plus(unlabelled, labelled)
         results.append(PpiRate(spec=spec, judge=judge, candidate=candidate, labelled=len(labelled),
                                unlabelled=len(unlabelled),
                                judge_rate=sum(float(bool(r.compliant)) for r in group) / len(group),
                                ppi_rate=found[0] if found else None, ci_low=found[1] if found else None,
-                               ci_high=found[2] if found else None))
+                               ci_high=found[2] if found else None,
+                               ppi_pp_rate=tuned[0] if tuned else None, ppi_pp_low=tuned[1] if tuned else None,
+                               ppi_pp_high=tuned[2] if tuned else None, ppi_pp_lambda=tuned[3] if tuned else None))
     return results

@@ -247,9 +247,10 @@ def _judge_checks(data: ReportData) -> str:
                      "human labels (classic PPI, Angelopoulos et al. 2023): a valid 95% interval for the rate a "
                      "human would give, however biased the judge.</p>")
         parts.append(_table(["spec", "judge", "candidate", "labelled", "unlabelled", "judge rate", "PPI rate",
-                             "95% CI"],
+                             "95% CI", "PPI++ rate", "PPI++ 95% CI", "λ"],
                             ([r.spec, r.judge, r.candidate, r.labelled, r.unlabelled, r.judge_rate, r.ppi_rate,
-                              _ci(r.ci_low, r.ci_high)] for r in data.ppi)))
+                              _ci(r.ci_low, r.ci_high), r.ppi_pp_rate, _ci(r.ppi_pp_low, r.ppi_pp_high),
+                              r.ppi_pp_lambda] for r in data.ppi)))
     return "".join(parts)
 
 
