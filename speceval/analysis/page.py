@@ -14,7 +14,7 @@ import numpy as np
 from speceval.analysis.data import ReportData
 from speceval.analysis.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.panel import TIES_RULE
-from speceval.analysis.plots import heatmap, length_scatter, variation_bars, win_matrix
+from speceval.analysis.plots import heatmap, length_scatter, leniency_heatmap, variation_bars, win_matrix
 from speceval.analysis.samples import sample_link, sample_section, shown_text
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
@@ -237,6 +237,10 @@ def _judge_checks(data: ReportData) -> str:
                              "95% CI", "same provider"],
                             ([r.spec, r.judge, r.candidate, r.variation, r.items, r.rate, r.mean_rate, r.delta,
                               _ci(r.ci_low, r.ci_high), r.same_provider] for r in data.leniency)))
+        for spec, variation in sorted({(r.spec, r.variation) for r in data.leniency}):
+            parts.append(_img(leniency_heatmap(data.leniency, spec, variation),
+                              f"judge leniency, spec {spec}, {variation}"))
+        parts.append(_home_provider(data))
     if data.human_agreement:
         parts.append('<h2 id="human-labels">Judges against human labels</h2>')
         parts.append(_table(["spec", "judge", "candidate", "labelled", "agree", "accuracy", "kappa"],
@@ -252,6 +256,25 @@ def _judge_checks(data: ReportData) -> str:
                               _ci(r.ci_low, r.ci_high), r.ppi_pp_rate, _ci(r.ppi_pp_low, r.ppi_pp_high),
                               r.ppi_pp_lambda] for r in data.ppi)))
     return "".join(parts)
+
+
+def _home_provider(data: ReportData) -> str:
+    """Per spec and judge: the mean leniency on its own provider's candidates against the others' (descriptive; each
+    cell's own interval is in the table above)."""
+    rows = []
+    for spec, judge in sorted({(r.spec, r.judge) for r in data.leniency}):
+        mine = [r for r in data.leniency if r.spec == spec and r.judge == judge]
+        home = [r.delta for r in mine if r.same_provider]
+        away = [r.delta for r in mine if r.same_provider is False]
+        if home and away:
+            rows.append([spec, judge, len(home), sum(home) / len(home), len(away), sum(away) / len(away),
+                         sum(home) / len(home) - sum(away) / len(away)])
+    if not rows:
+        return ""
+    return ('<h3>Home-provider leniency</h3><p class="note">Mean delta on candidates from the judge\'s own provider '
+            "against the others' (descriptive: a mean of the cells above, each with its own interval).</p>"
+            + _table(["spec", "judge", "own-provider cells", "mean delta", "other cells", "mean delta",
+                      "own − other"], rows))
 
 
 def _inputs(data: ReportData) -> str:

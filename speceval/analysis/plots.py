@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from speceval.analysis.judge_quality import Leniency  # noqa: E402
 from speceval.analysis.tables import ComplianceRate, WinRate  # noqa: E402
 from speceval.analysis.variations import VariationStatistics  # noqa: E402
 
@@ -71,6 +72,31 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
             axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white")
     figure.colorbar(image, ax=axes)
     axes.set_title(title)
+    return _png(figure)
+
+
+def leniency_heatmap(rows: list[Leniency], spec: str, variation: str) -> bytes:
+    """Judge (rows) × candidate (columns): each judge's rate minus the judges' mean, with its 95% interval in the
+    cell; `*` marks an interval that excludes 0."""
+    rows = [r for r in rows if r.spec == spec and r.variation == variation]
+    judges, candidates = sorted({r.judge for r in rows}), sorted({r.candidate for r in rows})
+    matrix = np.full((len(judges), len(candidates)), np.nan)
+    labels: dict[tuple[int, int], str] = {}
+    for r in rows:
+        i, j = judges.index(r.judge), candidates.index(r.candidate)
+        matrix[i, j] = r.delta
+        interval = "" if r.ci_low is None or r.ci_high is None else f"\n[{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
+        excludes = r.ci_low is not None and r.ci_high is not None and (r.ci_low > 0 or r.ci_high < 0)
+        labels[(i, j)] = f"{r.delta:+.3f}{'*' if excludes else ''}{interval}"
+    figure, axes = plt.subplots(figsize=(max(6.5, 1.8 * len(candidates) + 3), max(3.5, 0.8 * len(judges) + 2.5)))
+    bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
+    image = axes.imshow(matrix, cmap="RdBu", vmin=-(bound or 1), vmax=bound or 1)
+    axes.set_xticks(range(len(candidates)), candidates, rotation=30, ha="right")
+    axes.set_yticks(range(len(judges)), judges)
+    for (i, j), text in labels.items():
+        axes.text(j, i, text, ha="center", va="center", fontsize=7)
+    figure.colorbar(image, ax=axes)
+    axes.set_title(f"judge leniency (rate − judges' mean), spec {spec}, {variation}")
     return _png(figure)
 
 

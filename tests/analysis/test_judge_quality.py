@@ -113,6 +113,9 @@ def test_label_sheet_then_report_with_labels(tmp_path, capsys):
     assert (tmp_path / "report" / "judge_leniency.csv").is_file()
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "Prediction-powered rates" in page and "Judge leniency" in page
+    assert "PPI++ rate" in page and 'alt="judge leniency, spec s, default"' in page
+    for found in ppi:
+        assert 0.0 <= float(found["ppi_pp_lambda"]) <= 1.0 and float(found["ppi_pp_low"]) <= float(found["ppi_pp_high"])
 
 
 @pytest.mark.parametrize("bad,message", [("maybe", "is not one of"), ("UNKNOWN-ITEM", "matches no answer")])
