@@ -65,6 +65,9 @@ class ComplianceRow(BaseModel):
     """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
     detail: VerdictDetail | None = None
     """What only an export needs (`load_verdicts(..., detail=True)`); None in a report, to keep it small."""
+    problem: str | None = None
+    """Why a verdict that is not `judged` has none (the parse error or the provider's error) and the judge's raw
+    answer, for the sample view; None for judged verdicts (kept small: most rows are judged)."""
     candidate_settings: str | None = None
     """The candidate run's sampling settings as recorded in its run.json (None when it has none)."""
     score: float | None = None
@@ -345,7 +348,7 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
                       statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
                       output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
                       rating=e.rating, source=source, synthetic=where.synthetic,
-                      candidate_settings=statements.candidates.label(m.candidate_dir),
+                      candidate_settings=statements.candidates.label(m.candidate_dir), problem=_problem(e),
                       detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
                                            parse_error=e.parse_error) if detail else None)
         for e in parsed.results
@@ -359,6 +362,15 @@ def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool)
                       mode=str(m.mode), outcome=str(e.outcome), compliant=e.compliant, rating=e.rating,
                       correct=e.correct, source=source, synthetic=synthetic)
             for e in parsed.canaries]
+
+
+def _problem(entry: Any) -> str | None:
+    """`reason; raw answer: …` of a verdict that was not judged (None for a judged one)."""
+    if str(entry.outcome) == "judged":
+        return None
+    reason = entry.parse_error or (entry.error.message if entry.error is not None else None) or str(entry.outcome)
+    raw = entry.raw_judge_response
+    return f"{reason}; the judge's raw answer: {raw}" if raw else f"{reason} (no answer from the judge)"
 
 
 def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str,

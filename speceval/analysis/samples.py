@@ -72,7 +72,7 @@ def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> str:
     data = [{"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
              "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
              "verdict": verdict_label(r), "input": shown_text(r.input), "output": shown_text(r.output),
-             "explanation": shown_text(r.explanation or ""),
+             "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
              "source": r.source} for r in rows]
     selects = "".join(
         f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '

@@ -144,3 +144,21 @@ def test_report_command_writes_every_file_and_prints_rates_by_variation(tmp_path
     assert {"report.html", "summary.md", "variation_statistics.json", "variation_statistics.csv",
             "compliance_by_type.csv", "compliance_by_authority.csv", "paired_comparisons.csv",
             "position_consistency.csv"} <= names
+
+
+def test_an_unparsed_verdict_shows_the_judges_raw_answer_and_why_in_the_sample_view(tmp_path):
+    from speceval.analysis.report import build_report
+
+    root = tmp_path / "runs"
+    path = root / "c/m1/results/s1.json"
+    compliance_file(path, "m1", "j", [True, "unparsed"])
+    data = json.loads(path.read_text())
+    data["results"][1]["raw_judge_response"] = "I refuse to give a verdict on this one."
+    data["results"][1]["parse_error"] = "no JSON object with 'compliant' found"
+    data["results"][1]["explanation"] = None
+    path.write_text(json.dumps(data))
+    page = build_report([root], tmp_path / "report").html_path.read_text(encoding="utf-8")
+    samples = json.loads(page.split('id="sample-data">')[1].split("</script>")[0])
+    [unparsed] = [s for s in samples if s["verdict"] == "unparsed"]
+    assert "no JSON object with 'compliant' found" in unparsed["explanation"]
+    assert "I refuse to give a verdict on this one." in unparsed["explanation"]
