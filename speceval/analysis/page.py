@@ -165,9 +165,11 @@ def _breakdown_table(rows: Sequence[Breakdown], field: str) -> str:
 def _judges(data: ReportData) -> str:
     parts = []
     if data.agreement:
-        parts.append("<h2>Inter-judge agreement</h2>")
-        parts.append(_table(["spec", "judges", "kind", "items", "kappa / alpha"],
-                            ([a.spec, a.judges, a.kind, a.items, a.kappa] for a in data.agreement)))
+        parts.append("<h2>Inter-judge agreement</h2><p class='note'>Kappa intervals: 95% cluster bootstrap over "
+                     "inputs (answers to one input are resampled together).</p>")
+        parts.append(_table(["spec", "judges", "kind", "items", "kappa / alpha", "95% CI"],
+                            ([a.spec, a.judges, a.kind, a.items, a.kappa, _ci(a.ci_low, a.ci_high)]
+                             for a in data.agreement)))
     bias = judge_bias(data.compliance)
     if bias:
         parts.append("<h2>Judge bias (a judge's rate minus the mean over judges)</h2>")

@@ -89,6 +89,11 @@ def render_summary(data: ReportData) -> str:
                   f"{proposed} proposals, {sum(r.duplicates for r in data.inputs)} dropped as duplicates before "
                   f"rating, {sum(r.below_threshold for r in data.inputs)} rated below the threshold, {kept} kept; "
                   f"{reached} of {len(data.inputs)} statement(s) reached their target (`report/inputs.csv`)."]
+    if data.agreement:
+        lines += ["", "## Agreement between judges (same answers; 95% CI: cluster bootstrap over inputs)", "",
+                  "| spec | judges | kind | items | kappa / alpha | 95% CI |", "|---|---|---|---|---|---|"]
+        lines += [f"| {a.spec} | {a.judges} | {a.kind} | {a.items} | {_fmt(a.kappa)} | {_ci(a.ci_low, a.ci_high)} |"
+                  for a in data.agreement]
     if data.judge_checks:
         lines += ["", "## Judge checks (the spec's own example responses)", "", UPPER_BOUND_NOTE, "",
                   "| spec | judge | kind | items | judged | correct | rate | 95% CI (Wilson) | not judged |",

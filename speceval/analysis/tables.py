@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from statistics import mean
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.clustered import BOOTSTRAP_DRAWS, bootstrap_percentiles, rate_interval
+from speceval.analysis.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_percentiles, rate_interval
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.stats import (
     bradley_terry,
@@ -68,6 +70,10 @@ class Agreement(BaseModel):
     items: int
     kappa: float | None
     kind: str
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = Field(default=None, description="cluster bootstrap over inputs (Cohen, Fleiss); none for "
+                                                            "Krippendorff's alpha")
 
 
 def compliance_rates(rows: list[ComplianceRow], *, per_statement: bool = False) -> list[ComplianceRate]:
@@ -126,14 +132,25 @@ def _agreement(spec: str, rows: list[ComplianceRow]) -> list[Agreement]:
     results: list[Agreement] = []
     for a, b in itertools.combinations(judges, 2):
         common = sorted(set(verdicts[a]) & set(verdicts[b]))
-        kappa = cohen_kappa([verdicts[a][k] for k in common], [verdicts[b][k] for k in common])
-        results.append(Agreement(spec=spec, judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen"))
+        first = np.array([verdicts[a][k] for k in common], dtype=bool)
+        second = np.array([verdicts[b][k] for k in common], dtype=bool)
+        kappa = cohen_kappa(list(first), list(second))
+        cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
+        interval = _kappa_interval([_input_of(k) for k in common], cells.astype(float), _cohen_from_counts)
+        results.append(Agreement(spec=spec, judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen",
+                                 **interval))
     if len(judges) > 2:
         shared = sorted(set.intersection(*(set(verdicts[j]) for j in judges)))
         counts = np.array([[sum(verdicts[j][k] for j in judges), sum(not verdicts[j][k] for j in judges)]
                            for k in shared])
+        raters = len(judges)
+        agreeing = (counts[:, 0] * (counts[:, 0] - 1) + counts[:, 1] * (counts[:, 1] - 1)) / (raters * (raters - 1)) \
+            if len(shared) else np.zeros(0)
+        features = np.stack([np.ones(len(shared)), agreeing, counts[:, 0] if len(shared) else np.zeros(0)], axis=1)
+        interval = _kappa_interval([_input_of(k) for k in shared], features,
+                                   lambda t: _fleiss_from_sums(t, raters))
         results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=fleiss_kappa(counts),
-                                 kind="Fleiss"))
+                                 kind="Fleiss", **interval))
     ratings: dict[tuple[object, ...], list[int]] = defaultdict(list)
     for row in rows:
         if row.outcome == JUDGED and row.rating is not None:
@@ -143,6 +160,59 @@ def _agreement(spec: str, rows: list[ComplianceRow]) -> list[Agreement]:
         results.append(Agreement(spec=spec, judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
                                  kappa=krippendorff_alpha_ordinal(units), kind="Krippendorff alpha (ordinal)"))
     return results
+
+
+def _input_of(answer: tuple[object, ...]) -> tuple[object, ...]:
+    """The input an answer answers (statement and input text): the cluster of the agreement bootstrap, as of every
+    other interval in the report (answers to one input are not independent)."""
+    return answer[4], answer[5]
+
+
+def _cohen_from_counts(totals: np.ndarray) -> float | None:
+    both, only_a, only_b, neither = totals
+    n = totals.sum()
+    if n == 0:
+        return None
+    expected = ((both + only_a) * (both + only_b) + (neither + only_b) * (neither + only_a)) / n ** 2
+    return None if expected >= 1.0 else float(((both + neither) / n - expected) / (1 - expected))
+
+
+def _fleiss_from_sums(totals: np.ndarray, raters: int) -> float | None:
+    items, agreeing, compliant = totals
+    if items == 0:
+        return None
+    p = compliant / (items * raters)
+    expected = p ** 2 + (1 - p) ** 2
+    return None if expected >= 1.0 else float((agreeing / items - expected) / (1 - expected))
+
+
+def _kappa_interval(clusters: list[tuple[object, ...]], features: np.ndarray,
+                    statistic: Callable[[np.ndarray], float | None]) -> dict[str, Any]:
+    """95% percentile interval of a kappa over resamples of whole inputs (`BOOTSTRAP_DRAWS`, seeded).
+
+    A kappa is a function of a few sums over items, so each resample only reweights the per-input sums: fast at
+    any number of answers."""
+    if len(features) == 0:
+        return {}
+    index: dict[tuple[object, ...], int] = {}
+    ids = np.array([index.setdefault(c, len(index)) for c in clusters])
+    if len(index) < 2:
+        return {}
+    per_cluster = np.zeros((len(index), features.shape[1]))
+    np.add.at(per_cluster, ids, features)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    values = []
+    for _ in range(BOOTSTRAP_DRAWS):
+        weights = np.bincount(rng.integers(0, len(index), len(index)), minlength=len(index))
+        value = statistic(weights @ per_cluster)
+        if value is not None:
+            values.append(value)
+    if len(values) < BOOTSTRAP_DRAWS // 2:
+        return {}
+    low, high = np.percentile(values, [2.5, 97.5])
+    return {"ci_low": float(low), "ci_high": float(high), "ci_method": f"cluster bootstrap over inputs "
+                                                                       f"({BOOTSTRAP_DRAWS} draws, seed "
+                                                                       f"{BOOTSTRAP_SEED}, percentile)"}
 
 
 def _answer(row: ComplianceRow) -> tuple[object, ...]:

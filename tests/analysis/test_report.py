@@ -162,3 +162,28 @@ def test_an_unparsed_verdict_shows_the_judges_raw_answer_and_why_in_the_sample_v
     [unparsed] = [s for s in samples if s["verdict"] == "unparsed"]
     assert "no JSON object with 'compliant' found" in unparsed["explanation"]
     assert "I refuse to give a verdict on this one." in unparsed["explanation"]
+
+
+def test_agreement_kappas_carry_a_bootstrap_interval_that_brackets_them(tmp_path):
+    from speceval.analysis.load import ComplianceRow
+    from speceval.analysis.tables import judge_agreement
+
+    rows = []
+    for judge, offset in (("a", 0), ("b", 1), ("c", 2)):
+        for i in range(60):
+            # Judges agree mostly; answers of one input (two candidates) share a cluster.
+            for model in ("m1", "m2"):
+                verdict = (i * 7 + len(model)) % 5 != 0 if (i + offset) % 6 else (i % 2 == 0)
+                rows.append(ComplianceRow(spec="s", judge=judge, model=model, statement_id="st", mode="binary",
+                                          prompt_version="p", input=f"q{i}", output=f"{model}{i}", outcome="judged",
+                                          compliant=verdict, confidence=None, rating=None, source="x"))
+    found = judge_agreement(rows)
+    assert {a.kind for a in found} == {"Cohen", "Fleiss"}
+    for agreement in found:
+        assert agreement.ci_low is not None and agreement.ci_low <= agreement.kappa <= agreement.ci_high
+        assert "bootstrap" in agreement.ci_method
+    # The same figure the plain formulas give: the interval's statistic is the kappa itself.
+    from speceval.analysis.tables import _cohen_from_counts
+
+    assert _cohen_from_counts(np.array([40.0, 5.0, 5.0, 50.0])) == pytest.approx(
+        ((90 / 100) - (45 * 45 + 55 * 55) / 100 ** 2) / (1 - (45 * 45 + 55 * 55) / 100 ** 2))
