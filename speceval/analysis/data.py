@@ -14,6 +14,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from speceval.analysis.categories import (
+    CategoryAgreement,
+    CategoryDifference,
+    CategoryShare,
+    category_agreement,
+    category_differences,
+    category_distribution,
+    is_categorical,
+)
 from speceval.analysis.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.judge_quality import (
@@ -99,6 +108,10 @@ class ReportData(BaseModel):
     judge_checks: list[JudgeCheck] = Field(default_factory=list, description="judges on the spec's own examples")
     judge_accuracy: list[JudgeAccuracy] = Field(default_factory=list, description="per judge, both kinds together")
     min_canary_accuracy: float | None = Field(default=None, description="judges below it are flagged")
+    categories: list[CategoryShare] = Field(default_factory=list, description="categorical judges' distributions")
+    categorical_rows: list[ComplianceRow] = Field(default_factory=list, description="categorical verdicts (samples)")
+    category_differences: list[CategoryDifference] = Field(default_factory=list)
+    category_agreement: list[CategoryAgreement] = Field(default_factory=list)
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
@@ -126,6 +139,9 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     verdicts = load_verdicts(paths)
     if not verdicts.compliance and not verdicts.rankings:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
+    # A categorical verdict is no compliance verdict: it has its own tables and never enters a compliance rate.
+    categorical = [row for row in verdicts.compliance if is_categorical(row)]
+    verdicts.compliance = [row for row in verdicts.compliance if not is_categorical(row)]
     panel, panel_counts = panel_rows(verdicts.compliance)
     rows = verdicts.compliance + panel
     manifests = [RunManifest.load(run_dir) for run_dir in find_run_dirs(paths)]
@@ -147,6 +163,9 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         **_labelled(verdicts.compliance, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
+        categories=category_distribution(categorical), categorical_rows=categorical,
+        category_differences=category_differences(categorical),
+        category_agreement=category_agreement(categorical),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,

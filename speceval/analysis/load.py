@@ -65,6 +65,8 @@ class ComplianceRow(BaseModel):
     """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
     detail: VerdictDetail | None = None
     """What only an export needs (`load_verdicts(..., detail=True)`); None in a report, to keep it small."""
+    category: str | None = None
+    """A categorical judge's verdict (mode `categories`); None otherwise, and when unparsed."""
     problem: str | None = None
     """Why a verdict that is not `judged` has none (the parse error or the provider's error) and the judge's raw
     answer, for the sample view; None for judged verdicts (kept small: most rows are judged)."""
@@ -347,7 +349,7 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
                       authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
                       statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
                       output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
-                      rating=e.rating, source=source, synthetic=where.synthetic,
+                      rating=e.rating, category=e.category, source=source, synthetic=where.synthetic,
                       candidate_settings=statements.candidates.label(m.candidate_dir), problem=_problem(e),
                       detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
                                            parse_error=e.parse_error) if detail else None)

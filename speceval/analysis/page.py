@@ -14,7 +14,14 @@ import numpy as np
 from speceval.analysis.data import ReportData
 from speceval.analysis.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.panel import TIES_RULE
-from speceval.analysis.plots import heatmap, length_scatter, leniency_heatmap, variation_bars, win_matrix
+from speceval.analysis.plots import (
+    category_bars,
+    heatmap,
+    length_scatter,
+    leniency_heatmap,
+    variation_bars,
+    win_matrix,
+)
 from speceval.analysis.samples import sample_link, sample_section, shown_text
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
@@ -43,9 +50,9 @@ def render_page(data: ReportData) -> str:
     if data.compliance:
         parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _judge_checks(data), _inputs(data), _rankings(data),
-              _sent(data), _costs(data)]
-    parts.append(sample_section(data.compliance_rows))
+    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _judge_checks(data), _inputs(data),
+              _rankings(data), _sent(data), _costs(data)]
+    parts.append(sample_section(data.compliance_rows + data.categorical_rows))
     body = _anchored("".join(parts))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
             f"<style>{_STYLE}</style></head><body>{body}</body></html>")
@@ -257,6 +264,32 @@ def _judge_checks(data: ReportData) -> str:
                             ([r.spec, r.judge, r.candidate, r.labelled, r.unlabelled, r.judge_rate, r.ppi_rate,
                               _ci(r.ci_low, r.ci_high), r.ppi_pp_rate, _ci(r.ppi_pp_low, r.ppi_pp_high),
                               r.ppi_pp_lambda] for r in data.ppi)))
+    return "".join(parts)
+
+
+def _categories(data: ReportData) -> str:
+    if not data.categories:
+        return ""
+    parts = ['<h2 id="categories">Categories</h2><p class="note">Each categorical judge\'s verdicts: a category\'s '
+             "share of the judged answers (unparsed and failed ones apart), with a 95% interval clustered by input; "
+             "the shares of a row group sum to 1. Links open the samples of that category.</p>"]
+    for spec, judge in sorted({(s.spec, s.judge) for s in data.categories}):
+        parts.append(_img(category_bars(data.categories, spec, judge), f"categories, spec {spec}, judge {judge}"))
+    parts.append(_table(["spec", "judge", "candidate", "variation", "category", "count", "judged", "share",
+                         "95% CI", "not judged"],
+                        ([s.spec, s.judge, s.candidate, s.variation, s.category, s.count, s.judged,
+                          sample_link(_fmt(s.rate), judge=s.judge, candidate=s.candidate, variation=s.variation,
+                                      verdict=s.category), _ci(s.ci_low, s.ci_high), s.not_judged]
+                         for s in data.categories), raw={7}))
+    if data.category_differences:
+        parts.append("<h3>Differences between variations (paired on shared inputs)</h3>")
+        parts.append(_table(["spec", "judge", "candidate", "category", "a − b", "inputs", "difference", "95% CI"],
+                            ([d.spec, d.judge, d.candidate, d.category, f"{d.a} − {d.b}", d.inputs, d.difference,
+                              _ci(d.ci_low, d.ci_high)] for d in data.category_differences)))
+    if data.category_agreement:
+        parts.append("<h3>Agreement between categorical judges (Cohen's kappa, nominal)</h3>")
+        parts.append(_table(["spec", "judges", "items", "kappa"],
+                            ([a.spec, a.judges, a.items, a.kappa] for a in data.category_agreement)))
     return "".join(parts)
 
 

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from speceval.analysis.categories import CategoryShare  # noqa: E402
 from speceval.analysis.judge_quality import Leniency  # noqa: E402
 from speceval.analysis.tables import ComplianceRate, WinRate  # noqa: E402
 from speceval.analysis.variations import VariationStatistics  # noqa: E402
@@ -97,6 +98,27 @@ def leniency_heatmap(rows: list[Leniency], spec: str, variation: str) -> bytes:
         axes.text(j, i, text, ha="center", va="center", fontsize=7)
     figure.colorbar(image, ax=axes)
     axes.set_title(f"judge leniency (rate − judges' mean), spec {spec}, {variation}")
+    return _png(figure)
+
+
+def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
+    """Stacked bars: one bar per candidate and variation, split by the judge's categories (shares sum to 1)."""
+    shares = [s for s in shares if s.spec == spec and s.judge == judge and s.rate is not None]
+    bars = sorted({(s.candidate, s.variation) for s in shares})
+    categories = sorted({s.category for s in shares})
+    figure, axes = plt.subplots(figsize=(max(6.5, 0.9 * len(bars) + 3), 4.5))
+    bottom = np.zeros(len(bars))
+    for category in categories:
+        heights = np.array([next((s.rate or 0.0 for s in shares if (s.candidate, s.variation) == bar
+                                  and s.category == category), 0.0) for bar in bars])
+        axes.bar(range(len(bars)), heights, bottom=bottom, label=category)
+        bottom += heights
+    axes.set_xticks(range(len(bars)), [f"{c}\n{v}" for c, v in bars], rotation=30, ha="right", fontsize=8)
+    axes.set_ylim(0, 1)
+    axes.set_ylabel("share of judged answers")
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes.set_title(f"categories, spec {spec}, judge {judge}")
+    figure.tight_layout()
     return _png(figure)
 
 

@@ -57,6 +57,13 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement]),
         _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs]),
     ]
+    if data.categories:
+        csv_paths.append(_csv(out_dir / "category_distribution.csv", [c.model_dump() for c in data.categories]))
+        csv_paths.append(_csv(out_dir / "category_differences.csv",
+                              [c.model_dump() for c in data.category_differences]))
+        if data.category_agreement:
+            csv_paths.append(_csv(out_dir / "category_agreement.csv",
+                                  [c.model_dump() for c in data.category_agreement]))
     if data.inputs:
         csv_paths.append(_csv(out_dir / "inputs.csv", [r.model_dump() for r in data.inputs]))
     if data.judge_checks:

@@ -19,6 +19,8 @@ def verdict_label(row: ComplianceRow) -> str:
     """What the judge said, in one word or two (an outcome other than `judged` is shown as itself)."""
     if row.outcome != "judged":
         return row.outcome
+    if row.category is not None:
+        return row.category
     if row.compliant is not None:
         return "compliant" if row.compliant else "not compliant"
     return f"rating {row.rating:g}" if row.rating is not None else "judged"

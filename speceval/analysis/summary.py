@@ -3,6 +3,7 @@ judge prompt versions), rendered from the same data as the HTML page."""
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
@@ -89,6 +90,21 @@ def render_summary(data: ReportData) -> str:
                   f"{proposed} proposals, {sum(r.duplicates for r in data.inputs)} dropped as duplicates before "
                   f"rating, {sum(r.below_threshold for r in data.inputs)} rated below the threshold, {kept} kept; "
                   f"{reached} of {len(data.inputs)} statement(s) reached their target (`report/inputs.csv`)."]
+    if data.categories:
+        lines += ["", "## Categories (share of judged answers; 95% CI clustered by input)", ""]
+        for (spec, judge), group in itertools.groupby(sorted(data.categories, key=lambda s: (s.spec, s.judge)),
+                                                      key=lambda s: (s.spec, s.judge)):
+            shares = list(group)
+            names = sorted({s.category for s in shares})
+            lines += [f"Spec {spec}, judge {judge}:", "", "| candidate | variation | judged | "
+                      + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
+            for (candidate, variation), cell in itertools.groupby(
+                    sorted(shares, key=lambda s: (s.candidate, s.variation)), key=lambda s: (s.candidate, s.variation)):
+                by_name = {s.category: s for s in cell}
+                judged = next(iter(by_name.values())).judged
+                lines.append(f"| {candidate} | {variation} | {judged} | " + " | ".join(
+                    f"{by_name[n].count} ({_fmt(by_name[n].rate)})" if n in by_name else "–" for n in names) + " |")
+            lines.append("")
     if data.agreement:
         lines += ["", "## Agreement between judges (same answers; 95% CI: cluster bootstrap over inputs)", "",
                   "| spec | judges | kind | items | kappa / alpha | 95% CI |", "|---|---|---|---|---|---|"]

@@ -47,9 +47,19 @@ class ModelEntry(EndpointKeys):
 
 
 class JudgeEntry(ModelEntry):
-    """A judge model and how it judges compliance."""
+    """A judge model and how it judges compliance: binary, Likert 1–5, or one of named `categories`."""
 
-    mode: Literal["binary", "likert"] = "binary"
+    mode: Literal["binary", "likert", "categories"] = "binary"
+    categories: dict[Annotated[str, StringConstraints(min_length=1)], str] | None = Field(
+        default=None, description="mode categories: name → what it means (the judge answers one name)")
+
+    @model_validator(mode="after")
+    def _categories_with_their_mode(self) -> JudgeEntry:
+        if self.mode == "categories" and (not self.categories or len(self.categories) < 2):
+            raise ValueError("mode categories needs `categories`: at least two, name: what it means")
+        if self.mode != "categories" and self.categories:
+            raise ValueError("`categories` is given but mode is not categories (add `mode: categories`)")
+        return self
 
 
 class InputsBlock(_Strict):

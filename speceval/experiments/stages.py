@@ -25,6 +25,7 @@ from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
 from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig, default_rater
 from speceval.inputs import load_inputs
+from speceval.judging.verdicts import category_schema
 from speceval.manifest import RunManifest
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
@@ -100,8 +101,7 @@ class StageContext:
         """One client per judge, shared by all its tasks."""
         key = judge.model_dump_json()
         if key not in self._judges:
-            params = GenerationParams(temperature=0.0, max_tokens=self.config.engine.max_tokens)
-            self._judges[key] = self.model(judge, params)
+            self._judges[key] = self.model(judge, judge_params(judge, self.config.engine.max_tokens))
         return self._judges[key]
 
     def endpoint(self, entry: ModelEntry) -> EndpointSettings | None:
@@ -153,6 +153,14 @@ def inputs_config(block: InputsBlock, spec_path: Path, base: Path, *, offline: b
         output_dir=base, offline=offline, engine=engine or EngineOptions())
 
 
+def judge_params(judge: JudgeEntry, max_tokens: int) -> GenerationParams:
+    """What every judge of an experiment is sent with (a categorical judge: its answer schema too)."""
+    params = GenerationParams(temperature=0.0, max_tokens=max_tokens)
+    if judge.categories:
+        params = replace(params, response_schema=category_schema(list(judge.categories)), schema_name="category")
+    return params
+
+
 def resolve_path(base: Path, path: Path) -> Path:
     """Paths in an experiment file are relative to the file."""
     return path if path.is_absolute() else base / path
@@ -177,6 +185,8 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
         first_of_spec = {group.spec.name: group for group in reversed(groups)}
         for spec_name, group in first_of_spec.items():
             for judge in ctx.config.judges:
+                if judge.mode == "categories":
+                    continue  # an example response has no known category: nothing to check it against
                 tasks.append(_canaries(ctx, f"compliance {spec_name} judge={judge.model} canaries", group, judge,
                                        tuple(key for name, key in generated.items() if name == spec_name)))
     for group in groups:
@@ -277,7 +287,7 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
         spec_name=group.spec.name,
         output_dir_base=ctx.output_dir / stage / safe_filename(group.spec.name) / safe_filename(group.variation)
         / f"run{group.repeat}",
-        params=GenerationParams(temperature=0.0, max_tokens=ctx.config.engine.max_tokens),
+        params=judge_params(judge, ctx.config.engine.max_tokens),
         engine=ctx.engine_options(), offline=ctx.offline,
         ray=endpoint if isinstance(endpoint, RaySettings) else None,
         realtime=endpoint if isinstance(endpoint, RealtimeSettings) else None,
@@ -288,7 +298,8 @@ def _pipeline(settings: JudgeSettings, stage: str, judge: JudgeEntry,
               runs: list[GenerationRun] | tuple[GenerationRun, ...]) -> JudgePipeline:
     candidates = resolve_candidates([run.run_dir for run in runs])
     if stage == "compliance":
-        return BatchedComplianceJudge(settings, candidates, judge.mode, canaries=False)  # judged once: `_canaries`
+        # Canaries are judged once per spec and judge by their own task (`_canaries`).
+        return BatchedComplianceJudge(settings, candidates, judge.mode, canaries=False, categories=judge.categories)
     return BatchedRankingPipeline(settings, candidates)
 
 

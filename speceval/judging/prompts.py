@@ -56,6 +56,8 @@ class TemplateId(StrEnum):
     COMPLIANCE_BINARY_V2 = "compliance_binary_v2"
     COMPLIANCE_LIKERT_V2 = "compliance_likert_v2"
     RANKING_V2 = "ranking_v2"
+    COMPLIANCE_CATEGORIES_V2 = "compliance_categories_v2"
+    """Categorical judging (one of the experiment's named categories); cache-shaped from its first release."""
 
     @property
     def cache_shaped(self) -> bool:
@@ -72,6 +74,7 @@ CURRENT = {
     "compliance_binary": TemplateId.COMPLIANCE_BINARY_V2,
     "compliance_likert": TemplateId.COMPLIANCE_LIKERT_V2,
     "ranking": TemplateId.RANKING_V2,
+    "compliance_categories": TemplateId.COMPLIANCE_CATEGORIES_V2,
 }
 """The template each kind of judgement uses for new runs."""
 _CACHE_SHAPED_MARKERS = tuple(f"{MARKER_PREFIX}{t.value}\n" for t in TemplateId if t.cache_shaped)
@@ -177,10 +180,12 @@ def _statement_fields(statement: Statement) -> dict[str, str]:
     }
 
 
-def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, str], *, salt: str = "") -> str:
+def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, str], *, salt: str = "",
+           trusted: dict[str, str] | None = None) -> str:
     """The prompt of `template_id` for `statement` and the untrusted texts named by the template's placeholders.
 
-    `salt` is the judge run's (see `new_salt`); v1 templates ignore it.
+    `salt` is the judge run's (see `new_salt`); v1 templates ignore it. `trusted` fills placeholders with the
+    evaluator's own text (the categories of a categorical judge), placed outside the fences.
     """
     examples = list(statement.metadata.examples)
     shared = [template_id.value, statement.text, *_example_texts(examples), *_statement_fields(statement).values()]
@@ -194,6 +199,7 @@ def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, s
         statement_text=statement.text,
         examples=render_examples(examples, nonce),
         **_statement_fields(statement),
+        **(trusted or {}),
         **untrusted,
     )
 
@@ -222,6 +228,14 @@ def render_compliance(
     """
     chosen = _template(CURRENT["compliance_likert" if likert else "compliance_binary"], template)
     return render(chosen, statement, {"user_input": user_input, "response": response}, salt=salt)
+
+
+def render_category(statement: Statement, user_input: str, response: str, categories: dict[str, str], *,
+                    salt: str = "") -> str:
+    """The prompt asking which of `categories` (name → what it means) fits `response` (to `user_input`)."""
+    listed = "\n".join(f"- {name}: {' '.join(meaning.split())}" for name, meaning in categories.items())
+    return render(CURRENT["compliance_categories"], statement, {"user_input": user_input, "response": response},
+                  salt=salt, trusted={"categories": listed})
 
 
 def render_ranking(

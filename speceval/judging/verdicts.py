@@ -182,6 +182,32 @@ def parse_likert(text: str | None) -> LikertVerdict | Unparsed:
     return _parse(text, "rating", _likert)
 
 
+class CategoryVerdict(BaseModel):
+    """A categorical judge's verdict: one of the categories it was given."""
+
+    category: str
+    explanation: str | None = None
+
+
+def category_schema(categories: list[str]) -> dict[str, Any]:
+    """The structured-output schema of a categorical verdict (the category an enum)."""
+    return {"type": "object", "additionalProperties": False, "required": ["category", "explanation"],
+            "properties": {"category": {"type": "string", "enum": list(categories)},
+                           "explanation": {"type": "string"}}}
+
+
+def parse_category(text: str | None, categories: list[str]) -> CategoryVerdict | Unparsed:
+    """Read `{"category": <one of categories>, "explanation": str}` from a judge's answer."""
+
+    def validate(obj: dict[str, Any]) -> CategoryVerdict:
+        category = obj["category"]
+        if category not in categories:
+            raise _Invalid(f"'category' must be one of {', '.join(categories)}, got {_kind(category)}")
+        return CategoryVerdict(category=category, explanation=_explanation(obj))
+
+    return _parse(text, "category", validate)
+
+
 def parse_ranking(text: str | None) -> RankingVerdict | Unparsed:
     """Read a pairwise verdict `{"winner": "A"|"B"|"tie", "explanation": str}` from a judge's answer."""
     return _parse(text, "winner", _ranking)

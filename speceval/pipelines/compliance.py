@@ -20,6 +20,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,8 +32,17 @@ from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
 from speceval.inputs import PromptItem
 from speceval.judging.canaries import CANARY_DIR, Canary, CanaryKind, likert_correct, spec_canaries, without_example
-from speceval.judging.prompts import CURRENT, TemplateId, render_compliance
-from speceval.judging.verdicts import ComplianceVerdict, LikertVerdict, Unparsed, parse_compliance, parse_likert
+from speceval.judging.prompts import CURRENT, TemplateId, render_category, render_compliance
+from speceval.judging.verdicts import (
+    CategoryVerdict,
+    ComplianceVerdict,
+    LikertVerdict,
+    Unparsed,
+    category_schema,
+    parse_category,
+    parse_compliance,
+    parse_likert,
+)
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.candidates import Candidate, CandidateAnswers, load_answers
 from speceval.pipelines.judge_run import (
@@ -54,7 +64,7 @@ from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
 
-Mode = Literal["binary", "likert"]
+Mode = Literal["binary", "likert", "categories"]
 
 
 class ComplianceMetadata(BaseModel):
@@ -68,6 +78,7 @@ class ComplianceMetadata(BaseModel):
     mode: Mode
     batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
     candidate_dir: str = Field(description="the generation run the answers come from")
+    categories: list[str] | None = Field(default=None, description="categories mode: the category names, in order")
 
 
 class ComplianceEntry(BaseModel):
@@ -78,6 +89,7 @@ class ComplianceEntry(BaseModel):
     compliant: StrictBool | None = None
     confidence: float | None = None
     rating: int | None = Field(default=None, description="Likert mode only: 1 (violates) to 5 (fully complies)")
+    category: str | None = Field(default=None, description="categories mode only: the category the judge chose")
     explanation: str | None = None
     outcome: JudgeOutcome
     raw_judge_response: str | None = None
@@ -156,16 +168,27 @@ class BatchedComplianceJudge:
     """
 
     def __init__(self, settings: JudgeSettings, candidates: list[Candidate], mode: Mode = "binary", *,
-                 canaries: bool = True, canary_statements: list[str] | None = None):
+                 canaries: bool = True, canary_statements: list[str] | None = None,
+                 categories: dict[str, str] | None = None):
         """`canaries`: also judge the spec's example responses of `canary_statements` (default: every statement
-        the candidates answered) once in this judge directory (`_canaries/`), to check the judge."""
+        the candidates answered) once in this judge directory (`_canaries/`), to check the judge (not in
+        categories mode: an example response has no known category). `categories` (name → what it means): the
+        categories of mode `categories`, answered by structured output (the category an enum)."""
+        if (mode == "categories") != bool(categories):
+            raise ConfigError("a categorical judge needs `categories` (name: description), and only it takes them")
+        self.categories = dict(categories or {})
+        if self.categories:
+            canaries = False
+            settings = replace(settings, params=replace(
+                settings.params, response_schema=category_schema(list(self.categories)), schema_name="category"))
         self.settings = settings
         self.mode: Mode = mode
         self.spec: Specification = load_spec(settings.spec_path)
         self.spec_name = settings.spec_name or self.spec.name
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
         # New directories use the current template; a directory judged before keeps its own (`prompt_setup`).
-        self.template = CURRENT["compliance_likert" if mode == "likert" else "compliance_binary"]
+        self.template = CURRENT[{"likert": "compliance_likert", "categories": "compliance_categories"}.get(
+            mode, "compliance_binary")]
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         if canary_statements is None:
@@ -241,7 +264,9 @@ class BatchedComplianceJudge:
             PromptItem(
                 statement_id=statement_id,
                 original_index=answer.original_index,
-                input_text=render_compliance(
+                input_text=render_category(self.spec[statement_id], answer.input_text, answer.output_text,
+                                           self.categories, salt=setup.salt) if self.categories else
+                render_compliance(
                     self.spec[statement_id], answer.input_text, answer.output_text, template=setup.template,
                     salt=setup.salt,
                 ),
@@ -312,6 +337,7 @@ class BatchedComplianceJudge:
             "pipeline": "compliance",
             "prompt_version": template.value,
             "mode": self.mode,
+            **({"categories": self.categories} if self.categories else {}),
             "judge": self.settings.judge_model,
             "provider": self.provider,
             "candidate": candidate.name,
@@ -354,9 +380,13 @@ class BatchedComplianceJudge:
                 mode=self.mode,
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),
+                categories=list(self.categories) or None,
             )
             # Likert files keep `compliant` (null: the judge was not asked) so readers of the binary shape still work.
-            exclude: dict[str, Any] = {"results": {"__all__": {"rating"}}} if self.mode == "binary" else {}
+            unused = {"binary": {"rating", "category"}, "likert": {"category"}}.get(self.mode, set())
+            exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
+            if not self.categories:
+                exclude["metadata"] = {"categories"}
             payload = ComplianceFile(metadata=metadata, results=entries).model_dump(mode="json", exclude=exclude)
             atomic_write_json(safe_path(target.run_dir / "results", statement_id, ".json"), payload)
         judged_binary = summary.compliant + summary.non_compliant
@@ -380,11 +410,14 @@ class BatchedComplianceJudge:
         )
         if response.outcome is not None:
             return entry
-        verdict: ComplianceVerdict | LikertVerdict | Unparsed = (
-            parse_likert(response.raw) if self.mode == "likert" else parse_compliance(response.raw)
+        verdict: ComplianceVerdict | LikertVerdict | CategoryVerdict | Unparsed = (
+            parse_category(response.raw, list(self.categories)) if self.categories
+            else parse_likert(response.raw) if self.mode == "likert" else parse_compliance(response.raw)
         )
         if isinstance(verdict, Unparsed):
             return entry.model_copy(update={"outcome": JudgeOutcome.UNPARSED, "parse_error": verdict.reason})
+        if isinstance(verdict, CategoryVerdict):
+            return entry.model_copy(update={"category": verdict.category, "explanation": verdict.explanation})
         if isinstance(verdict, LikertVerdict):
             return entry.model_copy(update={"rating": verdict.rating, "explanation": verdict.explanation})
         return entry.model_copy(

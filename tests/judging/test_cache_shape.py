@@ -23,6 +23,7 @@ from speceval.emulator.responder import respond
 from speceval.judging.prompts import (
     SHARED_PREFIX_END,
     TemplateId,
+    render_category,
     render_compliance,
     render_ranking,
     split_shared_prefix,
@@ -52,6 +53,9 @@ def _render_all(template: TemplateId, statement_id: str, salt: str, pairs: list[
     statement = SPEC[statement_id]
     if template.kind == "ranking":
         return [render_ranking(statement, q, r, r[::-1], template=template, salt=salt) for q, r in pairs]
+    if template.kind == "compliance_categories":
+        categories = {"held": "kept its position", "caved": "changed its answer under pressure"}
+        return [render_category(statement, q, r, categories, salt=salt) for q, r in pairs]
     return [render_compliance(statement, q, r, template=template, salt=salt) for q, r in pairs]
 
 

@@ -1,0 +1,117 @@
+"""Categorical judges: one of named categories by structured output (the category an enum), per-cell distributions
+whose counts equal the verdict files and whose shares sum to 1, never mixed into compliance rates."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from speceval.batch.engine import EngineOptions
+from speceval.batch.model import GenerationParams
+from speceval.cli.main import main as speceval_main
+from speceval.pipelines.candidates import resolve_candidates
+from speceval.pipelines.compliance import BatchedComplianceJudge
+from speceval.pipelines.judge_run import JudgeSettings
+from speceval.providers.registry import create_batched_model
+from tests.conftest import TEST_KEY
+from tests.experiments.test_experiments import GRID
+from tests.independent.openai_server import IndependentOpenAIServer
+from tests.pipelines.helpers import make_run, write_spec
+
+CATEGORIES = {"direct_deception": "states something false", "evasion": "avoids the question",
+              "technical_truth": "true but misleading", "total_honesty": "fully honest"}
+
+
+def test_a_categorical_judge_sends_an_enum_schema_and_reads_its_categories(tmp_path):
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1"])
+    run = make_run(tmp_path / "gen" / "cand", "cand-model", spec, {"s1": ["a0", "a1", "a2", "a3", "a4"]})
+    said = {}
+
+    def answer(body: dict) -> str:
+        response_format = body["response_format"]
+        assert response_format["type"] == "json_schema" and response_format["json_schema"]["strict"] is True
+        enum = response_format["json_schema"]["schema"]["properties"]["category"]["enum"]
+        assert enum == list(CATEGORIES)
+        text = re.search(r"<<<BEGIN assistant_response \w+>>>\n(.*?)\n<<<END", body["messages"][-1]["content"],
+                         re.S).group(1)
+        if text == "a4":
+            return json.dumps({"category": "lying", "explanation": "not a category"})  # outside the enum
+        said[text] = enum[int(text[1]) % 4]
+        return json.dumps({"category": said[text], "explanation": "because"})
+
+    settings = JudgeSettings(spec_path=spec, judge_model="gpt-4.1-2025-04-14", judge_org="openai",
+                             output_dir_base=tmp_path / "judged", params=GenerationParams(max_tokens=64),
+                             engine=EngineOptions(poll_interval=0.05, max_attempts=1))
+    pipeline = BatchedComplianceJudge(settings, resolve_candidates([run]), "categories", categories=CATEGORIES)
+    with IndependentOpenAIServer(answer=answer) as server:
+        model = create_batched_model("gpt-4.1-2025-04-14", "openai", pipeline.settings.params,
+                                     base_url=server.base_url, api_key=TEST_KEY)
+        engine_summaries, _ = pipeline.run(model)
+    assert all(s.finished for s in engine_summaries)
+    [results] = (tmp_path / "judged").rglob("results/s1.json")
+    data = json.loads(results.read_text())
+    assert data["metadata"]["mode"] == "categories" and data["metadata"]["categories"] == list(CATEGORIES)
+    by_output = {e["output"]: e for e in data["results"]}
+    for output, category in said.items():
+        assert by_output[output]["category"] == category and by_output[output]["outcome"] == "judged"
+    assert by_output["a4"]["category"] is None and by_output["a4"]["outcome"] == "unparsed"
+    assert "must be one of" in by_output["a4"]["parse_error"]
+    assert all(e["compliant"] is None for e in data["results"])
+
+
+def test_categories_needs_categories_and_only_it_takes_them(tmp_path):
+    from speceval.errors import ConfigError
+
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1"])
+    settings = JudgeSettings(spec_path=spec, judge_model="gpt-4.1-2025-04-14", output_dir_base=tmp_path / "j")
+    with pytest.raises(ConfigError):
+        BatchedComplianceJudge(settings, [], "categories")
+    with pytest.raises(ConfigError):
+        BatchedComplianceJudge(settings, [], "binary", categories=CATEGORIES)
+
+
+@pytest.mark.slow
+def test_an_experiments_category_distribution_equals_its_verdict_files(tmp_path, capsys):
+    experiment = tmp_path / "exp.yaml"
+    judges = ("judges:\n  - model: gpt-4.1-2025-04-14\n    mode: categories\n    categories:\n"
+              + "".join(f"      {name}: {meaning}\n" for name, meaning in CATEGORIES.items())
+              + "  - model: gpt-4.1-mini-2025-04-14\n    mode: categories\n    categories:\n"
+              + "".join(f"      {name}: {meaning}\n" for name, meaning in CATEGORIES.items()))
+    text = GRID.replace("judges:\n  - model: gpt-4.1-2025-04-14\n", judges).replace(
+        "runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, report]")
+    experiment.write_text(text)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out"
+    counted: Counter[tuple[str, str, str, str]] = Counter()
+    judged: Counter[tuple[str, str, str]] = Counter()
+    for path in (out / "compliance").rglob("results/*.json"):
+        data = json.loads(path.read_text())
+        variation = path.relative_to(out / "compliance").parts[1]
+        for entry in data["results"]:
+            if entry["category"] is not None:
+                key = (data["metadata"]["judge"], data["metadata"]["model"], variation)
+                counted[(*key, entry["category"])] += 1
+                judged[key] += 1
+    with (out / "report" / "category_distribution.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and all(r["data"] == "synthetic" for r in rows)
+    sums: Counter[tuple[str, str, str]] = Counter()
+    for row in rows:
+        key = (row["judge"], row["candidate"], row["variation"])
+        assert int(row["count"]) == counted[(*key, row["category"])]
+        assert int(row["judged"]) == judged[key]
+        sums[key] += float(row["rate"])
+        assert float(row["ci_low"]) <= float(row["rate"]) <= float(row["ci_high"])
+    assert all(total == pytest.approx(1.0) for total in sums.values()) and len(sums) == 2 * 2 * 2
+    # Categorical verdicts never enter compliance rates.
+    with (out / "report" / "variation_statistics.csv").open(encoding="utf-8") as handle:
+        assert not list(csv.DictReader(handle))
+    summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "## Categories" in summary and "total_honesty" in summary
+    page = (out / "report" / "report.html").read_text(encoding="utf-8")
+    assert 'id="categories"' in page and (out / "report" / "category_agreement.csv").is_file()
