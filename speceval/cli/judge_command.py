@@ -150,7 +150,7 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     pipeline: BatchedComplianceJudge | BatchedRankingPipeline
     if kind == "compliance":
         mode = _pick(args.mode, getattr(file, "mode", None), "binary")
-        pipeline = BatchedComplianceJudge(settings, candidates, mode=mode)
+        pipeline = BatchedComplianceJudge(settings, candidates, mode=mode, canaries=not args.no_canaries)
     else:
         pipeline = BatchedRankingPipeline(settings, candidates)
     _endpoint_settings(args, kind, file, pipeline)

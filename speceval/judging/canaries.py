@@ -23,7 +23,9 @@ from speceval.spec import Specification, Statement
 
 CanaryKind = Literal["good", "bad"]
 CANARY_DIR = "_canaries"
-"""The canaries' run directory inside a judge directory (`spec_*/judge_*/_canaries`)."""
+"""The canaries' folder beside the judge folders of a spec: `spec_<spec>/_canaries/judge_<judge>/` is the run
+directory. Not inside `judge_<judge>/`, where every folder is a candidate: the original SpecEval's analysis scripts
+list that folder and would report the canaries as a model."""
 NO_QUERY = "(the example gives no user input)"
 """The user input shown to the judge for an example that has none (some statements only show responses)."""
 

@@ -128,7 +128,7 @@ class CanaryEntry(ComplianceEntry):
 
 
 class CanaryFile(BaseModel):
-    """`_canaries/results/<statement_id>.json` of a judge directory."""
+    """`spec_<spec>/_canaries/judge_<judge>/results/<statement_id>.json`."""
 
     schema_version: int = SCHEMA_VERSION
     metadata: CanaryMetadata
@@ -171,7 +171,7 @@ class BatchedComplianceJudge:
                  canaries: bool = True, canary_statements: list[str] | None = None,
                  categories: dict[str, str] | None = None):
         """`canaries`: also judge the spec's example responses of `canary_statements` (default: every statement
-        the candidates answered) once in this judge directory (`_canaries/`), to check the judge (not in
+        the candidates answered) once per judge (`spec_<spec>/_canaries/judge_<judge>/`), to check it (not in
         categories mode: an example response has no known category). `categories` (name → what it means): the
         categories of mode `categories`, answered by structured output (the category an enum)."""
         if (mode == "categories") != bool(categories):
@@ -284,7 +284,7 @@ class BatchedComplianceJudge:
         )
 
     def _canary_target(self) -> JudgeTarget:
-        run_dir = self.output_dir / CANARY_DIR
+        run_dir = self.output_dir.parent / CANARY_DIR / self.output_dir.name
         setup = prompt_setup(run_dir, self.template, self.salt)
         items = [
             PromptItem(

@@ -96,7 +96,7 @@ def test_shipped_openai_judge_config_against_an_independent_batch_server(
     with independent_judge(monkeypatch) as server:
         assert compliance_main(["--config-file", str(CONFIGS / name)]) == 0, capsys.readouterr().err
         created = server.batches
-    assert len(created) == 16  # one job per candidate (batch_size 50000), none sent twice
+    assert len(created) == 16 + 1  # one job per candidate (batch_size 50000) + the canaries', none sent twice
     assert all(b["status"] == "completed" and b["endpoint"] == "/v1/chat/completions" for b in created)
     found = summaries(judge_dir(data, "compliance"))
     for directory in data["candidate_generation_dirs"]:
@@ -122,9 +122,10 @@ def test_dry_run_submits_nothing_and_the_real_run_sends_exactly_its_files(
         out = capsys.readouterr().out
         assert server.batch_create_attempts == 0 and server.files == {}
         planned = request_files(tmp_path)
-        assert len(planned) == 2 and "dry run: 2 job(s), nothing submitted" in out and "$" in out
+        # A job per candidate and one for the spec's example responses (the canaries).
+        assert len(planned) == 3 and "dry run: 3 job(s), nothing submitted" in out and "$" in out
         assert compliance_main(["--config-file", str(SMALL)]) == 0
-        assert len(server.batches) == 2
+        assert len(server.batches) == 3
         uploaded = [f.data for f in server.files.values() if f.purpose == "batch"]
         assert sorted(uploaded) == sorted(planned.values())
 
@@ -139,7 +140,7 @@ def test_budget_stops_before_the_first_job_and_a_higher_budget_resumes(
         assert server.batch_create_attempts == 0
         assert "--budget-usd <a higher limit>" in capsys.readouterr().err.replace("\n", "")
         assert compliance_main(["--config-file", str(SMALL), "--budget-usd", "5"]) == 0
-        assert len(server.batches) == 2
+        assert len(server.batches) == 2 + 1  # two candidates and the canaries
 
 
 def test_api_key_written_in_the_yaml_is_used_and_written_nowhere(
@@ -155,7 +156,7 @@ def test_api_key_written_in_the_yaml_is_used_and_written_nowhere(
         assert compliance_main(["--config-file", str(SMALL)]) == 2  # no key anywhere: refused
         assert "OPENAI_API_KEY" in capsys.readouterr().err
         assert compliance_main(["--config-file", str(config), "--verbose"]) == 0
-        assert len(server.batches) == 2
+        assert len(server.batches) == 2 + 1  # two candidates and the canaries
     out, err = capsys.readouterr()
     assert "holds an API key (openai_api_key)" in " ".join(err.split())
     log = (tmp_path / "data/batched_compliance/spec_anthropic/judge_gpt-4.1-2025-04-14/logs/compliance.log").read_text()

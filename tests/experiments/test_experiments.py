@@ -30,8 +30,9 @@ variations:
   temperature: [0.0, 0.7]
 runs_per_variation: 2
 """
-# Per group (4): 2 generation jobs (one per candidate), 2 compliance jobs, 2 ranking jobs (both orders).
-EXPECTED_JOBS = {"openai": 4 + 8 + 8, "anthropic": 4}
+# Per group (4): 2 generation jobs (one per candidate), 2 compliance jobs, 2 ranking jobs (both orders); once: the
+# judge's canary job (the spec's example responses).
+EXPECTED_JOBS = {"openai": 4 + 8 + 8 + 1, "anthropic": 4}
 
 
 def server_jobs(out: Path) -> dict[str, list]:

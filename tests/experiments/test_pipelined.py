@@ -25,12 +25,17 @@ SLOW_SECONDS = 5.0  # margin for a loaded CI machine: the fast candidate is judg
 
 
 def experiment_file(tmp_path: Path, stages: str = "[generation, compliance, ranking, report]") -> Path:
+    # The spec without its examples: no canary job (the judge's check on the spec's examples, which starts at
+    # once), so every judge job here is one that needs a candidate's answers.
+    spec = tmp_path / "spec.jsonl"
+    lines = [json.loads(line) for line in Path(SAMPLE_SPEC).read_text(encoding="utf-8").splitlines() if line.strip()]
+    spec.write_text("".join(json.dumps({**line, "metadata": {}}) + "\n" for line in lines), encoding="utf-8")
     path = tmp_path / "exp.yaml"
     path.write_text(f"""experiment_name: pipelined
 output_dir: out
 specs:
   - name: openai
-    spec_path: {SAMPLE_SPEC}
+    spec_path: {spec}
     inputs_dir: {SAMPLE_INPUTS}
 candidates:
   - model: {SLOW}
@@ -51,7 +56,8 @@ def batch_ids(folder: Path) -> set[str]:
 
 def verdicts(folder: Path, key: str) -> list[dict]:
     """Every entry of every verdict file under `folder` (`results` of compliance files, `rankings` of ranking's)."""
-    return [entry for path in folder.glob("**/results/*.json") for entry in json.loads(path.read_text())[key]]
+    # Canary files (the spec's examples, `canaries` not `results`) are no candidate's verdicts.
+    return [entry for path in folder.glob("**/results/*.json") for entry in json.loads(path.read_text()).get(key, [])]
 
 
 def test_a_fast_candidate_is_judged_while_the_slow_one_still_generates(tmp_path, monkeypatch):
@@ -80,7 +86,7 @@ def test_a_fast_candidate_is_judged_while_the_slow_one_still_generates(tmp_path,
     assert any(f"compliance openai/default/run1 judge={JUDGE} {FAST}: finished" in m for m in messages)
     assert any("generation 1/2 finished, 1 running" in m for m in messages)
     state = json.loads((out / "experiment.json").read_text())
-    assert set(state["tasks"].values()) == {"finished"} and len(state["tasks"]) == 2 + 2 + 1 + 1
+    assert set(state["tasks"].values()) == {"finished"} and len(state["tasks"]) == 2 + 2 + 1 + 1 + 1  # + the canaries
 
 
 def test_against_an_independent_server_the_first_judge_job_precedes_the_slow_generation_end(tmp_path):
@@ -129,7 +135,7 @@ def test_sigkill_while_judging_overlaps_generation_then_rerun_pays_for_nothing_t
     assert json.loads((out / "experiment.json").read_text())["status"] == "finished"
     # Nothing lost: every run finished, and every judgement that was in flight at the kill has its verdict.
     manifests = list(out.glob("**/run.json"))
-    assert len(manifests) == 8 + 8 + 8 and {json.loads(p.read_text())["status"] for p in manifests} == {"finished"}
+    assert len(manifests) == 8 + 8 + 8 + 1 and {json.loads(p.read_text())["status"] for p in manifests} == {"finished"}
     outcomes = Counter(entry["outcome"] for entry in verdicts(out / "compliance", "results")
                        + verdicts(out / "ranking", "rankings"))
     # (the emulator's judge answers some prompts without a verdict, on purpose: those are unparsed, not pending)
@@ -158,5 +164,6 @@ def test_a_budget_stop_blocks_what_needs_the_stopped_run_and_pays_for_nothing_af
         f"compliance openai/default/run1 judge={JUDGE} {SLOW}": "blocked",
         f"ranking openai/default/run1 judge={JUDGE} {FAST} vs {SLOW}": "blocked",
         "report": "blocked",
+        f"compliance openai judge={JUDGE} canaries": "finished",  # the spec here has no examples: nothing to pay
     }
     assert len(jobs) == 1 and batch_ids(tmp_path / "out") == {jobs[0].id}

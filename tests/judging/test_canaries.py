@@ -124,7 +124,7 @@ def test_an_experiment_judges_the_examples_once_per_judge_across_variations_and_
     experiment.write_text(GRID + "min_canary_accuracy: 0.5\n")
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     capsys.readouterr()
-    canary_runs = sorted((tmp_path / "out").rglob("_canaries/run.json"))
+    canary_runs = sorted((tmp_path / "out").rglob("_canaries/*/run.json"))
     assert len(canary_runs) == 1  # one judge, one spec: not one per candidate, variation or run
     rows = list(csv.DictReader((tmp_path / "out" / "report" / "judge_checks.csv").open(encoding="utf-8")))
     assert {r["kind"] for r in rows} <= {"good", "bad"} and rows
