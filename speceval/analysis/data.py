@@ -35,6 +35,7 @@ from speceval.analysis.judge_quality import (
     read_labels,
 )
 from speceval.analysis.load import ComplianceRow, load_verdicts
+from speceval.analysis.metrics import MetricRow, metric_table
 from speceval.analysis.panel import PanelCounts, panel_rows
 from speceval.analysis.tables import (
     Agreement,
@@ -59,6 +60,7 @@ from speceval.analysis.variations import (
 from speceval.costs import PriceTable
 from speceval.errors import InputError
 from speceval.manifest import RunManifest
+from speceval.metric_spec import MetricSpec
 from speceval.ops import RunCost, run_costs
 from speceval.runs import find_run_dirs
 
@@ -112,6 +114,7 @@ class ReportData(BaseModel):
     categorical_rows: list[ComplianceRow] = Field(default_factory=list, description="categorical verdicts (samples)")
     category_differences: list[CategoryDifference] = Field(default_factory=list)
     category_agreement: list[CategoryAgreement] = Field(default_factory=list)
+    metrics: list[MetricRow] = Field(default_factory=list, description="custom metrics per candidate and variation")
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
@@ -133,11 +136,13 @@ class ReportData(BaseModel):
 
 
 def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
-            min_canary_accuracy: float | None = None) -> ReportData:
+            min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
     judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged."""
     verdicts = load_verdicts(paths)
-    if not verdicts.compliance and not verdicts.rankings:
+    metric_rows = metric_table(paths, metrics) if metrics else []
+    inputs, kept_inputs = inputs_tables(paths)
+    if not verdicts.compliance and not verdicts.rankings and not metric_rows and not inputs:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
     # A categorical verdict is no compliance verdict: it has its own tables and never enters a compliance rate.
     categorical = [row for row in verdicts.compliance if is_categorical(row)]
@@ -148,7 +153,6 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
              for c in run_costs(paths, prices)]
     checks = judge_checks(verdicts.canaries)
-    inputs, kept_inputs = inputs_tables(paths)
     versions: dict[str, set[str]] = {}
     for row in verdicts.compliance:
         versions.setdefault(row.judge, set()).add(row.prompt_version)
@@ -163,6 +167,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         **_labelled(verdicts.compliance, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
+        metrics=metric_rows,
         categories=category_distribution(categorical), categorical_rows=categorical,
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),

@@ -50,8 +50,8 @@ def render_page(data: ReportData) -> str:
     if data.compliance:
         parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _judge_checks(data), _inputs(data),
-              _rankings(data), _sent(data), _costs(data)]
+    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _metrics(data), _judge_checks(data),
+              _inputs(data), _rankings(data), _sent(data), _costs(data)]
     parts.append(sample_section(data.compliance_rows + data.categorical_rows))
     body = _anchored("".join(parts))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
@@ -291,6 +291,17 @@ def _categories(data: ReportData) -> str:
         parts.append(_table(["spec", "judges", "items", "kappa"],
                             ([a.spec, a.judges, a.items, a.kappa] for a in data.category_agreement)))
     return "".join(parts)
+
+
+def _metrics(data: ReportData) -> str:
+    if not data.metrics:
+        return ""
+    return ('<h2 id="metrics">Metrics</h2><p class="note">Custom metrics of the experiment file, per candidate and '
+            "variation; an answer without a value (no match, not of the type) is counted as missing, never 0. 95% "
+            "intervals clustered by input.</p>"
+            + _table(["metric", "candidate", "variation", "category", "n", "missing", "mean / share", "sd", "95% CI"],
+                     ([m.metric, m.candidate, m.variation, m.category or "", m.n, m.missing, m.mean, m.sd,
+                       _ci(m.ci_low, m.ci_high)] for m in data.metrics)))
 
 
 def _home_provider(data: ReportData) -> str:

@@ -17,6 +17,7 @@ from speceval.analysis.summary import render_summary
 from speceval.analysis.variations import VariationStatistics
 from speceval.atomic import atomic_write_bytes
 from speceval.costs import PriceTable
+from speceval.metric_spec import MetricSpec
 
 
 class ReportSummary(BaseModel):
@@ -30,10 +31,11 @@ class ReportSummary(BaseModel):
 
 
 def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None,
-                 labels: Path | None = None, min_canary_accuracy: float | None = None) -> ReportSummary:
+                 labels: Path | None = None, min_canary_accuracy: float | None = None,
+                 metrics: dict[str, MetricSpec] | None = None) -> ReportSummary:
     """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files; a judge
     whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged."""
-    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy)
+    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics)
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
@@ -64,6 +66,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         if data.category_agreement:
             csv_paths.append(_csv(out_dir / "category_agreement.csv",
                                   [c.model_dump() for c in data.category_agreement]))
+    if data.metrics:
+        csv_paths.append(_csv(out_dir / "metrics.csv", [m.model_dump() for m in data.metrics]))
     if data.inputs:
         csv_paths.append(_csv(out_dir / "inputs.csv", [r.model_dump() for r in data.inputs]))
     if data.judge_checks:

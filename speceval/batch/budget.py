@@ -60,3 +60,37 @@ class Budget:
         """Give back a reservation whose job was not created after all."""
         with self._lock:
             self.committed_usd = max(0.0, self.committed_usd - amount)
+
+
+class RunBudget(Budget):
+    """A limit of its own (one run's, e.g. an experiment's `cost_per_run_limit`) inside a shared one: a job is
+    reserved only when it fits under both, and everything committed counts against both."""
+
+    def __init__(self, limit_usd: float, estimator: CostEstimator, parent: Budget | None):
+        super().__init__(limit_usd, estimator)
+        self.parent = parent
+
+    def add_committed(self, records: Iterable[BatchRecord]) -> None:
+        records = list(records)
+        super().add_committed(records)
+        if self.parent is not None:
+            self.parent.add_committed(records)
+
+    def reserve(self, amount: float) -> bool:
+        if self.parent is not None and not self.parent.reserve(amount):
+            return False
+        if super().reserve(amount):
+            return True
+        if self.parent is not None:
+            self.parent.release(amount)
+        return False
+
+    def settle(self, reserved: float, actual: float) -> None:
+        super().settle(reserved, actual)
+        if self.parent is not None:
+            self.parent.settle(reserved, actual)
+
+    def release(self, amount: float) -> None:
+        super().release(amount)
+        if self.parent is not None:
+            self.parent.release(amount)

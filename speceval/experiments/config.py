@@ -10,6 +10,7 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
 from speceval.endpoint_keys import EndpointKeys
+from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
     BatchSize,
     BudgetUsd,
@@ -175,6 +176,11 @@ class ExperimentConfig(_Strict):
     candidates: list[ModelEntry] = Field(min_length=1)
     judges: list[JudgeEntry] = Field(default_factory=list)
     inputs: InputsBlock | None = None
+    metrics: dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], MetricSpec] = Field(
+        default_factory=dict, description="custom metrics: name → source, regex or json_path, type")
+    cost_per_run_limit: BudgetUsd | None = Field(
+        default=None, description="USD a variation's run may spend on generating (its conversations stop submitting "
+                                  "there), beside the experiment's budget_usd")
     variations: Variations = Field(default_factory=Variations)
     runs_per_variation: int = Field(default=1, gt=0, le=MAX_RUNS_PER_VARIATION, strict=True)
     stages: list[Stage] = Field(default_factory=lambda: list(ALL_STAGES))

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from speceval.batch.budget import RunBudget
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
+from speceval.costs import CostEstimator, PriceTable
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
@@ -258,6 +260,9 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
             model_name=run.candidate.model, spec_name=run.spec.name, org=run.candidate.org, params=params,
             engine=options, offline=ctx.offline,
         )
+        if ctx.config.cost_per_run_limit is not None:  # this run's own limit, inside the experiment's budget
+            options.budget = RunBudget(ctx.config.cost_per_run_limit, CostEstimator(PriceTable.load()),
+                                       parent=options.budget)
         pipeline = holder["pipeline"] = BatchedGenerationPipeline(config, run_dir=run.run_dir)
         record_endpoint(pipeline.draft_manifest().parameters, ctx.endpoint(run.candidate))
         # Where the run sits in the grid, so the run directory alone says what it is (not part of its identity).
@@ -398,7 +403,8 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
 
         labels = ctx.resolve(ctx.config.labels) if ctx.config.labels is not None else None
         ctx.report = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,
-                                  min_canary_accuracy=ctx.config.min_canary_accuracy).html_path
+                                  min_canary_accuracy=ctx.config.min_canary_accuracy,
+                                  metrics=ctx.config.metrics).html_path
 
     return StageTask("report", "report", needs, lambda: [], finish)
 
