@@ -115,3 +115,19 @@ def test_an_experiments_category_distribution_equals_its_verdict_files(tmp_path,
     assert "## Categories" in summary and "total_honesty" in summary
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="categories"' in page and (out / "report" / "category_agreement.csv").is_file()
+
+
+@pytest.mark.slow
+def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
+    from pathlib import Path
+
+    from tests.conftest import REPO
+
+    source = REPO / "batched_examples" / "configs" / "honesty_strategies.yaml"
+    text = source.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
+        f"output_dir: {REPO}/demo/honesty_strategies", f"output_dir: {tmp_path / 'out'}")
+    (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
+    assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 0
+    capsys.readouterr()
+    report = Path(tmp_path / "out" / "report")
+    assert (report / "category_distribution.csv").is_file() and (report / "metrics.csv").is_file()
