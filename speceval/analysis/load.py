@@ -330,7 +330,7 @@ def _parse(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
                              for e in exc.errors())
         raise InputError(file, f"neither a speceval {what} results file nor one of the original SpecEval's "
-                               f"(see MIGRATING.md): {problems}") from None
+                               f"(see docs/migrating.md): {problems}") from None
 
 
 def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: str,

@@ -30,8 +30,11 @@ def register(commands: Any) -> None:
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
-    export.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
-    export.add_argument("--out", type=Path, help="output file (default verdicts.jsonl / verdicts.parquet)")
+    export.add_argument("--format", choices=("jsonl", "parquet", "original"), default="jsonl",
+                        help="jsonl or parquet: one row per verdict; original: the original SpecEval's folders and "
+                             "file shapes, for its analysis scripts")
+    export.add_argument("--out", type=Path, help="output file (default verdicts.jsonl / verdicts.parquet), or for "
+                                                 "--format original a new folder (default original_layout)")
     export.set_defaults(handler=_export)
 
 
@@ -107,6 +110,19 @@ def _export(args: argparse.Namespace) -> int:
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
+    if args.format == "original":
+        from speceval.analysis.original_export import export_original
+        from speceval.paths import check_output_dir
+
+        out = args.out or Path("original_layout")
+        check_output_dir(out, "--out")
+        if out.exists() and any(out.iterdir()):
+            raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other "
+                              "files)")
+        written, left_out = export_original(args.paths, out)
+        stdout.print(f"{written} file(s) in the original layout written under {out}"
+                     + (f"; {left_out} categorical verdict(s) left out (no original shape)" if left_out else ""))
+        return 0
     out = args.out or Path(f"verdicts.{args.format}")
     check_output_file(out, "--out")
     if args.format == "parquet":

@@ -236,3 +236,34 @@ def test_every_section_of_the_page_has_an_anchor(tmp_path):
     assert len(headings) > 5 and all('id="' in h for h in headings)
     ids = re.findall(r'<h2 id="([^"]+)"', page)
     assert len(ids) == len(set(ids))
+
+
+def test_the_original_layout_export_is_read_back_to_the_same_rates_and_the_originals_scripts_rules(tmp_path):
+    """speceval export --format original: compliance and ranking folders in the original's shapes; not-judged
+    compliance as `compliant: null`, not-judged rankings as `rank: 0` with an ERROR: answer; read back, every
+    rate equals the source's."""
+    from speceval.cli.main import main as speceval_main
+
+    source = tmp_path / "source"
+    write_original_compliance(source / "batched_compliance")
+    write_original_ranking(source / "batched_rankings", "openai", "gpt-4.1", "m1", "m2", [1, -1, 0, 0],
+                           raw=["A", "B", "tie", "ERROR: Result missing in batch output."])
+    write_original_ranking(source / "batched_rankings", "openai", "gpt-4.1", "m2", "m1", [1, 1, -1, -1])
+    assert speceval_main(["export", str(source), "--format", "original", "--out", str(tmp_path / "out")]) == 0
+    ranking_files = list((tmp_path / "out").rglob("m1xm2/results/*.json"))
+    assert len(ranking_files) == 1
+    ranks = [r["rank"] for r in json.loads(ranking_files[0].read_text())["rankings"]]
+    assert None not in ranks and ranks == [1, -1, 0, 0]  # not judged: 0, as the original wrote (null stops it)
+    before = build_report([source], tmp_path / "r1")
+    after = build_report([tmp_path / "out"], tmp_path / "r2")
+    rates = lambda s: {(v.spec, v.judge, v.candidate): (v.judged, v.compliant, dict(v.not_judged))  # noqa: E731
+                       for v in s.data.variations}
+    assert rates(after) == rates(before)
+    wins = lambda s: {(w.spec, w.model, w.opponent): (w.games, w.rate) for w in s.data.win_rates}  # noqa: E731
+    assert wins(after) == wins(before)
+    # The original's own rule, compliant ÷ every record, from the exported files alone:
+    for path in (tmp_path / "out").rglob("results/*.json"):
+        data = json.loads(path.read_text())
+        if "results" in data:
+            assert all(set(r) >= {"input", "output", "compliant", "confidence", "explanation"}
+                       for r in data["results"])

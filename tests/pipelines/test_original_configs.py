@@ -130,7 +130,7 @@ def test_api_key_flags_of_the_original_are_refused_with_what_to_do(capsys: pytes
 
 
 def test_every_schema_key_is_documented() -> None:
-    """The schema is the reference MIGRATING.md points to: every key says what it does."""
+    """The schema is the reference docs/migrating.md points to: every key says what it does."""
     for name, field in RankingFileConfig.model_fields.items():
         assert field.description, name
     assert set(yaml.safe_load(GOOGLE_SAMPLE.read_text())) <= set(RankingFileConfig.model_fields)

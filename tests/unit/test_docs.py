@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO, cli_env
 
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "MIGRATING.md"]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def shown_commands() -> list[tuple[str, str, str]]:
