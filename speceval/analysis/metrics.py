@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from speceval.analysis.clustered import clustered_mean, mean_interval, rate_interval
 from speceval.analysis.load import locate
+from speceval.errors import InputError
 from speceval.metric_spec import MetricSpec
 
 
@@ -93,41 +94,43 @@ def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:
     if source.startswith("judge:"):
         yield from _judge_observations(paths, source.removeprefix("judge:"))
         return
-    for path in paths:
-        for file in sorted(Path(path).rglob("results/*.json")):
-            try:
-                records = json.loads(file.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if not isinstance(records, list) or not all(isinstance(r, dict) and "output_text" in r for r in records):
-                continue  # not a generation run's results
-            manifest = _manifest(file.parent.parent)
-            candidate = str(manifest.get("model_name", file.parent.parent.name))
-            variation = locate(file).variation
-            for record in records:
-                if record.get("outcome") not in (None, "succeeded"):
-                    continue  # an answer that never came is no observation of the metric
-                yield _Observation(candidate=candidate, variation=variation,
-                                   cluster=(str(record.get("statement_id", file.stem)), str(record.get("input_text"))),
-                                   stratum=str(record.get("statement_id", file.stem)),
-                                   text=_transcript(record) if source == "transcript" else record.get("output_text"))
+    for file, records in _results_files(paths):
+        if not isinstance(records, list) or not all(isinstance(r, dict) and "output_text" in r for r in records):
+            continue  # not a generation run's results
+        manifest = _manifest(file.parent.parent)
+        candidate = str(manifest.get("model_name", file.parent.parent.name))
+        variation = locate(file).variation
+        for record in records:
+            if record.get("outcome") not in (None, "succeeded"):
+                continue  # an answer that never came is no observation of the metric
+            yield _Observation(candidate=candidate, variation=variation,
+                               cluster=(str(record.get("statement_id", file.stem)), str(record.get("input_text"))),
+                               stratum=str(record.get("statement_id", file.stem)),
+                               text=_transcript(record) if source == "transcript" else record.get("output_text"))
 
 
 def _judge_observations(paths: Sequence[Path], judge: str) -> Iterator[_Observation]:
+    for file, data in _results_files(paths):
+        metadata = data.get("metadata") if isinstance(data, dict) else None
+        if not isinstance(metadata, dict) or metadata.get("judge") != judge or "results" not in data:
+            continue
+        variation = locate(file).variation
+        for entry in data["results"]:
+            yield _Observation(candidate=str(metadata.get("model")), variation=variation,
+                               cluster=(str(metadata.get("statement_id")), str(entry.get("input"))),
+                               stratum=str(metadata.get("statement_id")), text=entry.get("raw_judge_response"))
+
+
+def _results_files(paths: Sequence[Path]) -> Iterator[tuple[Path, object]]:
+    """Every `results/*.json` under `paths` with its parsed content; an unreadable one is an error naming it (a
+    metric silently computed without some answers would describe other data than it says)."""
     for path in paths:
         for file in sorted(Path(path).rglob("results/*.json")):
             try:
                 data = json.loads(file.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            metadata = data.get("metadata") if isinstance(data, dict) else None
-            if not isinstance(metadata, dict) or metadata.get("judge") != judge or "results" not in data:
-                continue
-            variation = locate(file).variation
-            for entry in data["results"]:
-                yield _Observation(candidate=str(metadata.get("model")), variation=variation,
-                                   cluster=(str(metadata.get("statement_id")), str(entry.get("input"))),
-                                   stratum=str(metadata.get("statement_id")), text=entry.get("raw_judge_response"))
+            except (OSError, ValueError) as exc:
+                raise InputError(file, f"not a readable JSON results file: {exc}") from None
+            yield file, data
 
 
 def _transcript(record: dict[str, Any]) -> str | None:
