@@ -37,6 +37,7 @@ from speceval.analysis.judge_quality import (
 from speceval.analysis.load import ComplianceRow, load_verdicts
 from speceval.analysis.metrics import MetricRow, metric_table
 from speceval.analysis.panel import PanelCounts, panel_rows
+from speceval.analysis.samples import ranking_samples
 from speceval.analysis.tables import (
     Agreement,
     ComplianceRate,
@@ -121,6 +122,8 @@ class ReportData(BaseModel):
     synthetic_folders: int = 0
     real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
     skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
+    ranking_samples: list[dict[str, str]] = Field(default_factory=list, description="comparisons shown in the page")
+    ranking_total: int = 0
 
     @property
     def data_banner(self) -> str | None:
@@ -167,7 +170,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         **_labelled(verdicts.compliance, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
-        metrics=metric_rows,
+        metrics=metric_rows, ranking_samples=ranking_samples(verdicts.rankings, paths),
+        ranking_total=len(verdicts.rankings),
         categories=category_distribution(categorical), categorical_rows=categorical,
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),

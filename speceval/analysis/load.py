@@ -375,6 +375,16 @@ def _problem(entry: Any) -> str | None:
     return f"{reason}; the judge's raw answer: {raw}" if raw else f"{reason} (no answer from the judge)"
 
 
+def ranking_details(file: Path) -> dict[int, VerdictDetail]:
+    """index → both answers, explanation and raw answer of every comparison in one ranking results file (for the
+    report's ranking samples, which read back only the files of the comparisons they show)."""
+    data = _read(file)
+    if not isinstance(data, dict) or "rankings" not in data:
+        return {}
+    rows = _ranking_rows(file, data, Location(), file.name, detail=True)
+    return {row.index: row.detail for row in rows if row.detail is not None}
+
+
 def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str,
                   detail: bool = False) -> list[RankingRow]:
     if is_original_ranking(data):

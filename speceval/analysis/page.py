@@ -8,6 +8,7 @@ import base64
 import html
 import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import urlencode
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from speceval.analysis.plots import (
     variation_bars,
     win_matrix,
 )
-from speceval.analysis.samples import sample_link, sample_section, shown_text
+from speceval.analysis.samples import pair_label, ranking_sample_section, sample_link, sample_section, shown_text
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.variations import Breakdown, PairedComparison
@@ -53,6 +54,7 @@ def render_page(data: ReportData) -> str:
     parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _metrics(data), _judge_checks(data),
               _inputs(data), _rankings(data), _sent(data), _costs(data)]
     parts.append(sample_section(data.compliance_rows + data.categorical_rows))
+    parts.append(ranking_sample_section(data.ranking_samples, data.ranking_total))
     body = _anchored("".join(parts))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
             f"<style>{_STYLE}</style></head><body>{body}</body></html>")
@@ -201,7 +203,8 @@ def _rankings(data: ReportData) -> str:
         parts.append(_table(["spec", "judge", "variation", "model", "opponent", "games", "wins", "ties", "losses",
                              "win rate", "95% CI"],
                             ([w.spec, w.judge, w.variation, w.model, w.opponent, w.games, w.wins, w.ties, w.losses,
-                              w.rate, _ci(w.ci_low, w.ci_high)] for w in data.win_rates)))
+                              _ranking_link(_fmt(w.rate), w.judge, pair_label(w.model, w.opponent), w.variation),
+                              _ci(w.ci_low, w.ci_high)] for w in data.win_rates), raw={9}))
         for spec, judge, variation in sorted({(w.spec, w.judge, w.variation) for w in data.win_rates}):
             matrix, models = win_matrix(data.win_rates, spec, judge, variation)
             title = f"win rate, row vs column\nspec {spec}, {judge}, {variation}"
@@ -209,8 +212,9 @@ def _rankings(data: ReportData) -> str:
     if data.bradley_terry:
         parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")
         parts.append(_table(["spec", "judge", "variation", "model", "strength", "95% CI"],
-                            ([s.spec, s.judge, s.variation, s.model, s.strength, _ci(s.ci_low, s.ci_high)]
-                             for s in data.bradley_terry)))
+                            ([s.spec, s.judge, s.variation, s.model,
+                              _ranking_link(_fmt(s.strength), s.judge, "", s.variation), _ci(s.ci_low, s.ci_high)]
+                             for s in data.bradley_terry), raw={4}))
         for note in sorted({f"{s.spec}, {s.judge}, {s.variation}: {s.note}" for s in data.bradley_terry if s.note}):
             parts.append(f"<p>{html.escape(note)}</p>")
     if data.position_consistency:
@@ -364,6 +368,12 @@ def _costs(data: ReportData) -> str:
     return ("<h2>Cost</h2><p class='note'>run folders relative to the report's input folder; a price that is not "
             "known leaves the cost empty (never 0).</p>"
             + _table(["run", "stage", "model", "requests", "input tokens", "output tokens", "cost USD"], rows))
+
+
+def _ranking_link(text: str, judge: str, pair: str, variation: str) -> str:
+    """A link to the ranking samples of one judge, pair and variation."""
+    query = urlencode({k: v for k, v in {"judge": judge, "pair": pair, "variation": variation}.items() if v})
+    return f'<a class="samples" href="#ranking-samples?{html.escape(query, quote=True)}">{html.escape(text)}</a>'
 
 
 def _rate_link(rate: float | None, judge: str, candidate: str, variation: str) -> str:

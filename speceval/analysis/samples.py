@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import urlencode
 
-from speceval.analysis.load import ComplianceRow
+from speceval.analysis.load import ComplianceRow, RankingRow, VerdictDetail, ranking_details
 
 FILTERS = ("judge", "candidate", "variation", "run", "statement", "type", "authority", "verdict")
 
@@ -89,18 +91,114 @@ def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> str:
         "<th>statement</th><th>verdict</th><th>input</th><th>answer</th><th>explanation</th></tr></thead>"
         "<tbody></tbody></table>"
         f'<script type="application/json" id="sample-data">{embedded_json(data)}</script>'
-        f"<script>{_SCRIPT}</script>"
+        f"<script>{_script('samples', 'sample', FILTERS, _COMPLIANCE_CELLS)}</script>"
     )
+
+
+RANKING_FILTERS = ("judge", "pair", "variation", "run", "statement", "winner")
+RANKING_SAMPLE_LIMIT = 5_000
+"""Most comparisons embedded in the page (each carries two answers)."""
+
+
+def pair_label(model: str, opponent: str) -> str:
+    """The pair filter's value: both names, sorted (a comparison in either order belongs to it)."""
+    return " vs ".join(sorted((model, opponent)))
+
+
+def select_rankings(rows: list[RankingRow], limit: int = RANKING_SAMPLE_LIMIT) -> list[RankingRow]:
+    """All rows when they fit; else the same number from every (judge, pair, variation, run) cell, in file order."""
+    if len(rows) <= limit:
+        return rows
+    cells: dict[tuple[str, str, str, int], list[RankingRow]] = {}
+    for row in rows:
+        cells.setdefault((row.judge, pair_label(row.model_a, row.model_b), row.variation, row.run), []).append(row)
+    per_cell = max(1, limit // len(cells))
+    return [row for cell in cells.values() for row in cell[:per_cell]]
+
+
+def ranking_samples(rows: list[RankingRow], roots: Sequence[Path]) -> list[dict[str, str]]:
+    """The embedded comparisons: a bounded selection of `rows` with both answers and the explanation, read back
+    from their files (the report keeps no answer text of rankings in memory otherwise)."""
+    chosen = select_rankings(rows)
+    details: dict[str, dict[int, VerdictDetail]] = {}
+    samples = []
+    for row in chosen:
+        if row.source not in details:
+            details[row.source] = _details_of(row.source, roots)
+        detail = details[row.source].get(row.index, VerdictDetail())
+        winner = {1: "A", -1: "B", 0: "tie"}.get(row.rank, row.outcome) if row.outcome == "judged" else row.outcome
+        samples.append({"judge": row.judge, "pair": pair_label(row.model_a, row.model_b), "model_a": row.model_a,
+                        "model_b": row.model_b, "variation": row.variation, "run": str(row.run),
+                        "statement": row.statement_id, "winner": str(winner), "input": shown_text(row.input),
+                        "output_a": shown_text(detail.output_a or ""), "output_b": shown_text(detail.output_b or ""),
+                        "explanation": shown_text(detail.explanation or detail.parse_error or
+                                                  (detail.raw_judge_response or ""))})
+    return samples
+
+
+def _details_of(source: str, roots: Sequence[Path]) -> dict[int, VerdictDetail]:
+    for root in roots:
+        base = Path(root) if Path(root).is_dir() else Path(root).parent
+        if (base / source).is_file():
+            return ranking_details(base / source)
+    return {}
+
+
+def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:
+    """The ranking samples: each comparison with both answers (in the order the judge saw them), its verdict and
+    the judge's explanation. `samples` are already chosen (bounded, every cell represented)."""
+    if not samples:
+        return ""
+    note = (f"<p><b>{len(samples)} of {total} comparisons are embedded</b> (the same number from every judge, pair, "
+            "variation and run); <code>speceval export</code> writes all of them.</p>" if len(samples) < total else "")
+    selects = "".join(
+        f'<label>{name} <select id="filter-ranking-{name}" data-field="{name}"><option value="">all</option></select>'
+        "</label> " for name in RANKING_FILTERS
+    )
+    return (
+        '<h2 id="ranking-samples">Ranking samples</h2>'
+        "<p>Every comparison behind the win rates: the input, answer A and answer B as the judge saw them, the "
+        "winner and the judge's explanation. Each pair is judged in both orders; <i>model</i> is the row's "
+        "candidate, shown as A or B.</p>"
+        f'{note}<div class="filters">{selects}</div><p id="ranking-sample-count"></p>'
+        '<table id="ranking-sample-table"><thead><tr><th>judge</th><th>A</th><th>B</th><th>variation</th>'
+        "<th>run</th><th>statement</th><th>winner</th><th>input</th><th>answer A</th><th>answer B</th>"
+        "<th>explanation</th></tr></thead><tbody></tbody></table>"
+        f'<script type="application/json" id="ranking-sample-data">{embedded_json(samples)}</script>'
+        f"<script>{_script('ranking-samples', 'ranking-sample', RANKING_FILTERS, _RANKING_CELLS, 'ranking-')}"
+        "</script>"
+    )
+
+
+_COMPLIANCE_CELLS = """
+      cell(tr, r.judge); cell(tr, r.candidate); cell(tr, r.variation); cell(tr, r.run);
+      cell(tr, r.statement + ' (' + r.type + ', ' + r.authority + ')');
+      cell(tr, r.verdict, r.verdict === 'compliant' ? 'ok' : (r.verdict === 'not compliant' ? 'bad' : 'other'));
+      cell(tr, r.input, 'text'); cell(tr, r.output, 'text'); cell(tr, r.explanation, 'text');
+"""
+_RANKING_CELLS = """
+      cell(tr, r.judge); cell(tr, r.model_a); cell(tr, r.model_b); cell(tr, r.variation); cell(tr, r.run);
+      cell(tr, r.statement); cell(tr, r.winner, 'other');
+      cell(tr, r.input, 'text'); cell(tr, r.output_a, 'text'); cell(tr, r.output_b, 'text');
+      cell(tr, r.explanation, 'text');
+"""
+
+
+def _script(section: str, prefix: str, fields: tuple[str, ...], cells: str, filter_prefix: str = "") -> str:
+    """The view's script: filters from the embedded rows, the table filled with textContent only (sample text is
+    never parsed as HTML), and the filters a link's `#<section>?field=value` asks for."""
+    return (_SCRIPT.replace("FILTERPREFIX", filter_prefix).replace("SECTION", section).replace("PREFIX", prefix)
+            .replace("FIELDS", json.dumps(list(fields))).replace("CELLS", cells))
 
 
 # Cells are filled with textContent only: sample text is never parsed as HTML.
 _SCRIPT = """
 (function () {
-  var rows = JSON.parse(document.getElementById('sample-data').textContent);
+  var rows = JSON.parse(document.getElementById('PREFIX-data').textContent);
   var fields = FIELDS;
   var limit = 300;
   fields.forEach(function (field) {
-    var select = document.getElementById('filter-' + field);
+    var select = document.getElementById('filter-FILTERPREFIX' + field);
     var values = Array.from(new Set(rows.map(function (r) { return r[field]; }))).sort();
     values.forEach(function (v) { var o = document.createElement('option'); o.value = v; o.textContent = v;
                                   select.appendChild(o); });
@@ -110,37 +208,33 @@ _SCRIPT = """
                                  if (cls) { td.className = cls; } tr.appendChild(td); }
   function render() {
     var chosen = {};
-    fields.forEach(function (f) { chosen[f] = document.getElementById('filter-' + f).value; });
+    fields.forEach(function (f) { chosen[f] = document.getElementById('filter-FILTERPREFIX' + f).value; });
     var shown = rows.filter(function (r) {
       return fields.every(function (f) { return !chosen[f] || r[f] === chosen[f]; });
     });
-    var body = document.querySelector('#sample-table tbody');
+    var body = document.querySelector('#PREFIX-table tbody');
     body.replaceChildren();
     shown.slice(0, limit).forEach(function (r) {
       var tr = document.createElement('tr');
-      cell(tr, r.judge); cell(tr, r.candidate); cell(tr, r.variation); cell(tr, r.run);
-      cell(tr, r.statement + ' (' + r.type + ', ' + r.authority + ')');
-      cell(tr, r.verdict, r.verdict === 'compliant' ? 'ok' : (r.verdict === 'not compliant' ? 'bad' : 'other'));
-      cell(tr, r.input, 'text'); cell(tr, r.output, 'text'); cell(tr, r.explanation, 'text');
-      body.appendChild(tr);
+CELLS      body.appendChild(tr);
     });
-    document.getElementById('sample-count').textContent = shown.length + ' of ' + rows.length +
-      ' verdicts match' + (shown.length > limit ? ' (first ' + limit + ' shown)' : '');
+    document.getElementById('PREFIX-count').textContent = shown.length + ' of ' + rows.length +
+      ' match' + (shown.length > limit ? ' (first ' + limit + ' shown)' : '');
   }
   function fromHash() {
     var hash = window.location.hash;
-    if (hash.indexOf('#samples') !== 0) { return; }
+    if (hash.indexOf('#SECTION?') !== 0 && hash !== '#SECTION') { return; }
     var params = new URLSearchParams(hash.split('?')[1] || '');
     fields.forEach(function (f) {
-      var select = document.getElementById('filter-' + f);
+      var select = document.getElementById('filter-FILTERPREFIX' + f);
       var wanted = params.get(f) || '';
       select.value = Array.from(select.options).some(function (o) { return o.value === wanted; }) ? wanted : '';
     });
     render();
-    document.getElementById('samples').scrollIntoView();
+    document.getElementById('SECTION').scrollIntoView();
   }
   window.addEventListener('hashchange', fromHash);
   render();
   fromHash();
 })();
-""".replace("FIELDS", json.dumps(list(FILTERS)))
+"""

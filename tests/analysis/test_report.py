@@ -187,3 +187,15 @@ def test_agreement_kappas_carry_a_bootstrap_interval_that_brackets_them(tmp_path
 
     assert _cohen_from_counts(np.array([40.0, 5.0, 5.0, 50.0])) == pytest.approx(
         ((90 / 100) - (45 * 45 + 55 * 55) / 100 ** 2) / (1 - (45 * 45 + 55 * 55) / 100 ** 2))
+
+
+def test_ranking_verdicts_are_browsable_with_both_answers_and_win_rates_link_to_them(tmp_path):
+    from speceval.analysis.report import build_report
+
+    root = tmp_path / "runs"
+    ranking_file(root / "r/m1xm2/results/s1.json", "m1", "m2", [1, -1, 0])
+    page = build_report([root], tmp_path / "report").html_path.read_text(encoding="utf-8")
+    data = json.loads(page.split('id="ranking-sample-data">')[1].split("</script>")[0])
+    assert len(data) == 3 and {d["winner"] for d in data} == {"A", "B", "tie"}
+    assert all(d["output_a"] and d["output_b"] and d["pair"] == "m1 vs m2" for d in data)
+    assert 'href="#ranking-samples?judge=' in page and "pair=m1+vs+m2" in page
