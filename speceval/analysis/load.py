@@ -72,6 +72,10 @@ class ComplianceRow(BaseModel):
     judges counts 1/2). None for a single judge's verdict, whose number is its `compliant` (1 or 0)."""
 
 
+_ROW_FIELDS = set(ComplianceRow.model_fields)
+"""Every field of a `ComplianceRow`: the fields-set the rows of a results file share (see `_compliance_rows`)."""
+
+
 class VerdictDetail(BaseModel):
     """The rest of a verdict, for an export a reviewer can rebuild any table from."""
 
@@ -339,15 +343,19 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
     parsed = _parse(file, data, ComplianceFile, "compliance")
     m = parsed.metadata
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
+    settings = statements.candidates.label(m.candidate_dir)
+    # The file was validated just now: rows are built without validating each field again, and all of them share
+    # one fields-set (a per-row set was a fifth of a row's memory). The values are what validation would give.
     return [
-        ComplianceRow(spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
-                      authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
-                      statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
-                      output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
-                      rating=e.rating, source=source, synthetic=where.synthetic,
-                      candidate_settings=statements.candidates.label(m.candidate_dir),
-                      detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
-                                           parse_error=e.parse_error) if detail else None)
+        ComplianceRow.model_construct(
+            _ROW_FIELDS, spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
+            authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
+            statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
+            output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
+            rating=None if e.rating is None else float(e.rating), source=source, synthetic=where.synthetic,
+            detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
+                                 parse_error=e.parse_error) if detail else None,
+            candidate_settings=settings, score=None)
         for e in parsed.results
     ]
 
