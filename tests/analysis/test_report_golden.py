@@ -1,13 +1,19 @@
 """A report's numbers do not move when loading or sampling is restructured (issue 25).
 
 A fixed, fabricated set of verdicts (two judges, two candidates, four statements of different types, failures,
-canaries, both orders of a ranking) is reported, and every CSV and `variation_statistics.json` is compared byte
-for byte with the files the report wrote before the restructuring (`golden_report/`, made by `_regenerate`).
+canaries, both orders of a ranking) is reported, and every CSV and `variation_statistics.json` is compared with
+the files the report wrote before the restructuring (`golden_report/`, made by `_regenerate`): every text cell
+exactly, every number to 1e-12 relative. (Not byte for byte: the report's float sums already differ in the last
+digit from one process to the next, with the string hash seed; e.g. paired_comparisons.csv under
+PYTHONHASHSEED=4 and 6 at the commit that wrote the golden files.)
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -99,7 +105,35 @@ def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path)
     expected = {p.name: p.read_text(encoding="utf-8") for p in sorted(GOLDEN.iterdir())}
     assert sorted(written) == sorted(expected)
     for name, text in expected.items():
-        assert written[name] == text, name
+        if name.endswith(".json"):
+            _same(json.loads(written[name]), json.loads(text), name)
+        else:
+            _same(list(csv.reader(io.StringIO(written[name]))), list(csv.reader(io.StringIO(text))), name)
+
+
+def _same(found: object, wanted: object, where: str) -> None:
+    """Equal, numbers to 1e-12 relative (numbers in CSV cells are strings)."""
+    if isinstance(found, (list, tuple)) and isinstance(wanted, (list, tuple)):
+        assert len(found) == len(wanted), where
+        for i, (a, b) in enumerate(zip(found, wanted, strict=True)):
+            _same(a, b, f"{where}[{i}]")
+    elif isinstance(found, dict) and isinstance(wanted, dict):
+        assert sorted(found) == sorted(wanted), where
+        for key in wanted:
+            _same(found[key], wanted[key], f"{where}.{key}")
+    elif _number(found) is not None and _number(wanted) is not None and not isinstance(found, bool):
+        assert math.isclose(_number(found), _number(wanted), rel_tol=1e-12, abs_tol=1e-15), (where, found, wanted)
+    else:
+        assert found == wanted, (where, found, wanted)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def _regenerate(directory: Path = GOLDEN) -> None:  # pragma: no cover - run by hand with the code to compare to
