@@ -293,6 +293,12 @@ class _StatementClasses:
     def __init__(self) -> None:
         self._specs: dict[str, dict[str, tuple[str, str]]] = {}
         self.candidates = _CandidateSettings()
+        self._texts: dict[str, str] = {}
+
+    def shared(self, text: str) -> str:
+        """One str object per distinct input or answer: every judge's verdict on an answer, and every candidate's
+        on an input, then holds the same text instead of a copy per results file."""
+        return self._texts.setdefault(text, text)
 
     def lookup(self, run_dir: Path, statement_id: str) -> tuple[str, str]:
         manifest = run_dir / "run.json"
@@ -350,9 +356,10 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
         ComplianceRow.model_construct(
             _ROW_FIELDS, spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
             authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
-            statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
-            output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
-            rating=None if e.rating is None else float(e.rating), source=source, synthetic=where.synthetic,
+            statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version,
+            input=statements.shared(e.input), output=statements.shared(e.output), outcome=str(e.outcome),
+            compliant=e.compliant, confidence=e.confidence, rating=None if e.rating is None else float(e.rating),
+            source=source, synthetic=where.synthetic,
             detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
                                  parse_error=e.parse_error) if detail else None,
             candidate_settings=settings, score=None)
