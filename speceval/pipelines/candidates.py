@@ -124,7 +124,7 @@ class CandidateAnswers:
 
     @property
     def by_statement(self) -> dict[str, list[Answer]]:
-        """Every statement's answers (reads every file again; for small sets, tests and ranking)."""
+        """Every statement's answers (reads every file again, at each access: for small sets and tests)."""
         return {statement_id: self.read(statement_id) for statement_id in self._indices}
 
     @property

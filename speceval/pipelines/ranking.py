@@ -146,8 +146,8 @@ def pair_tasks(first: CandidateAnswers, second: CandidateAnswers) -> list[Task]:
     """The shared inputs of two candidates, per statement, as tasks with A = `first`, B = `second`."""
     canonical = first if first.candidate.name <= second.candidate.name else second
     tasks: list[Task] = []
-    for statement_id in sorted(set(first.by_statement) & set(second.by_statement)):
-        mine, theirs = _keyed(first.by_statement[statement_id]), _keyed(second.by_statement[statement_id])
+    for statement_id in sorted(set(first.statement_ids) & set(second.statement_ids)):
+        mine, theirs = _keyed(first.read(statement_id)), _keyed(second.read(statement_id))
         for key in mine.keys() & theirs.keys():
             a, b = mine[key], theirs[key]
             index = a.original_index if canonical is first else b.original_index
