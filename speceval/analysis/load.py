@@ -77,6 +77,10 @@ class ComplianceRow(BaseModel):
     judges counts 1/2). None for a single judge's verdict, whose number is its `compliant` (1 or 0)."""
 
 
+_ROW_FIELDS = set(ComplianceRow.model_fields)
+"""Every field of a `ComplianceRow`: the fields-set the rows of a results file share (see `_compliance_rows`)."""
+
+
 class VerdictDetail(BaseModel):
     """The rest of a verdict, for an export a reviewer can rebuild any table from."""
 
@@ -294,6 +298,12 @@ class _StatementClasses:
     def __init__(self) -> None:
         self._specs: dict[str, dict[str, tuple[str, str]]] = {}
         self.candidates = _CandidateSettings()
+        self._texts: dict[str, str] = {}
+
+    def shared(self, text: str) -> str:
+        """One str object per distinct input or answer: every judge's verdict on an answer, and every candidate's
+        on an input, then holds the same text instead of a copy per results file."""
+        return self._texts.setdefault(text, text)
 
     def lookup(self, run_dir: Path, statement_id: str) -> tuple[str, str]:
         manifest = run_dir / "run.json"
@@ -344,15 +354,20 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
     parsed = _parse(file, data, ComplianceFile, "compliance")
     m = parsed.metadata
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
+    settings = statements.candidates.label(m.candidate_dir)
+    # The file was validated just now: rows are built without validating each field again, and all of them share
+    # one fields-set (a per-row set was a fifth of a row's memory). The values are what validation would give.
     return [
-        ComplianceRow(spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
-                      authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
-                      statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version, input=e.input,
-                      output=e.output, outcome=str(e.outcome), compliant=e.compliant, confidence=e.confidence,
-                      rating=e.rating, category=e.category, source=source, synthetic=where.synthetic,
-                      candidate_settings=statements.candidates.label(m.candidate_dir), problem=_problem(e),
-                      detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
-                                           parse_error=e.parse_error) if detail else None)
+        ComplianceRow.model_construct(
+            _ROW_FIELDS, spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
+            authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
+            statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version,
+            input=statements.shared(e.input), output=statements.shared(e.output), outcome=str(e.outcome),
+            compliant=e.compliant, confidence=e.confidence, rating=None if e.rating is None else float(e.rating),
+            category=e.category, problem=_problem(e), source=source, synthetic=where.synthetic,
+            detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
+                                 parse_error=e.parse_error) if detail else None,
+            candidate_settings=settings, score=None)
         for e in parsed.results
     ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlencode
@@ -41,11 +42,15 @@ def embedded_json(data: object) -> str:
 
 
 SAMPLE_LIMIT = 20_000
-"""Most verdicts embedded in the page: beyond that a page gets too large for a browser (answers are long)."""
+"""Most verdicts embedded in the page."""
+SAMPLE_BYTES = 12_000_000
+"""Most bytes of embedded sample data: with the tables and plots (a few MB however many verdicts there are) the
+page stays under 20 MB at any size, however long the answers."""
+SAMPLE_SEED = 0
+"""Seed of the sample: the same verdicts give the same page."""
 TEXT_LIMIT = 1_500
 """Characters of one input, answer or explanation shown in the page; the rest is cut with a note (the export has
-every character). 20,000 verdicts x 3 texts x 1,500 characters bound the page at about 12 MB of text at any size,
-however long the answers (a report at the size of the SpecEval paper was 60 MB before)."""
+every character)."""
 
 
 def shown_text(text: str) -> str:
@@ -55,29 +60,58 @@ def shown_text(text: str) -> str:
     return f"{text[:TEXT_LIMIT]} [… {len(text) - TEXT_LIMIT:,} more characters: speceval export has them all]"
 
 
-def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> list[ComplianceRow]:
-    """All rows when they fit; else the same number from every (judge, candidate, variation, run) cell, in file
-    order, so every rate still links to samples of its own."""
+def _sample_record(r: ComplianceRow) -> dict[str, str]:
+    return {"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
+            "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
+            "verdict": verdict_label(r), "input": shown_text(r.input), "output": shown_text(r.output),
+            "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
+            "source": r.source}
+
+
+def _size(record: dict[str, str]) -> int:
+    """Bytes the record takes in the page (as `embedded_json` writes it, plus a separator)."""
+    return len(embedded_json(record).encode("utf-8")) + 2
+
+
+def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES,
+                   seed: int = SAMPLE_SEED) -> list[ComplianceRow]:
+    """All rows when they fit in `limit` rows and `budget` bytes; else a seeded sample stratified by (judge,
+    candidate, variation, run, statement): each stratum's rows in a seeded random order, taken one from every
+    stratum in turn until either bound is reached, so every cell and every statement of it has samples of its own
+    before any has two. The picked rows keep their order in the files."""
     if len(rows) <= limit:
-        return rows
-    cells: dict[tuple[str, str, str, int], list[ComplianceRow]] = {}
-    for row in rows:
-        cells.setdefault((row.judge, row.model, row.variation, row.run), []).append(row)
-    per_cell = max(1, limit // len(cells))
-    return [row for cell in cells.values() for row in cell[:per_cell]]
+        sizes = [_size(_sample_record(r)) for r in rows]
+        if sum(sizes) <= budget:
+            return rows
+    strata: dict[tuple[str, str, str, int, str], list[int]] = {}
+    for position, row in enumerate(rows):
+        strata.setdefault((row.judge, row.model, row.variation, row.run, row.statement_id), []).append(position)
+    rng = random.Random(seed)
+    queues = list(strata.values())
+    for queue in queues:
+        rng.shuffle(queue)
+    picked: list[int] = []
+    used = 0
+    for turn in range(max(len(queue) for queue in queues)):
+        for queue in queues:
+            if turn >= len(queue):
+                continue
+            size = _size(_sample_record(rows[queue[turn]]))
+            if len(picked) >= limit or used + size > budget:
+                return [rows[p] for p in sorted(picked)]
+            picked.append(queue[turn])
+            used += size
+    return [rows[p] for p in sorted(picked)]
 
 
-def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT) -> str:
+def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES) -> str:
     """The samples section: filters, a table filled by the script from the embedded data."""
     total = len(rows)
-    rows = select_samples(rows, limit)
-    note = (f"<p><b>{len(rows)} of {total} verdicts are embedded</b> (the same number from every judge, candidate, "
-            "variation and run); <code>speceval export</code> writes all of them.</p>" if len(rows) < total else "")
-    data = [{"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
-             "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
-             "verdict": verdict_label(r), "input": shown_text(r.input), "output": shown_text(r.output),
-             "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
-             "source": r.source} for r in rows]
+    rows = select_samples(rows, limit, budget)
+    note = (f"<p><b>{len(rows)} of {total} verdicts are embedded</b>: a seeded sample with the same number from "
+            "every judge, candidate, variation, run and statement (as far as the page's size allows); "
+            "<code>speceval export</code> writes all of them.</p>" if len(rows) < total else "")
+    data = [_sample_record(r) for r in rows]
     selects = "".join(
         f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '
         for name in FILTERS

@@ -12,16 +12,18 @@ field, failures written as text in `output_text`) get the outcome their text sto
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+from array import array
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from speceval.batch.records import Outcome
-from speceval.errors import ConfigError, InputError
+from speceval.errors import ConfigError, InputError, RunStateError
 from speceval.manifest import MANIFEST_NAME, RunManifest
 from speceval.paths import safe_path
 from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, legacy_outcome, read_together_file
@@ -77,18 +79,58 @@ class Answer:
     output_text: str
 
 
-@dataclass
 class CandidateAnswers:
-    """A candidate's succeeded answers per statement, and what was skipped (by generation outcome)."""
+    """A candidate's succeeded answers per statement, and what was skipped (by generation outcome).
 
-    candidate: Candidate
-    by_statement: dict[str, list[Answer]] = field(default_factory=dict)
-    skipped: Counter[str] = field(default_factory=Counter)
+    Every results file is read and validated once by `load_answers`, which keeps only the original indices of the
+    succeeded answers and each file's hash; a statement's answers are read again on demand (`read`), so judging a
+    million answers never holds them all. (The original Together layout, one file for every statement, is held.)
+    """
+
+    def __init__(self, candidate: Candidate):
+        self.candidate = candidate
+        self.skipped: Counter[str] = Counter()
+        self._indices: dict[str, array[int]] = {}
+        self._files: dict[str, tuple[Path, str]] = {}
+        self._held: dict[str, list[Answer]] = {}
+
+    def add(self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None) -> None:
+        """Note a statement's answers: only their indices when `source` (file, sha256) can give them again."""
+        self._indices[statement_id] = array("q", (a.original_index for a in answers))
+        if source is None:
+            self._held[statement_id] = answers
+        else:
+            self._files[statement_id] = source
+
+    @property
+    def statement_ids(self) -> list[str]:
+        """Statements with a results file, in spec order."""
+        return list(self._indices)
+
+    def indices(self, statement_id: str) -> array[int]:
+        """Original indices of a statement's succeeded answers, ascending."""
+        return self._indices[statement_id]
+
+    def read(self, statement_id: str) -> list[Answer]:
+        """A statement's succeeded answers, ordered by original index (read from its file, which must not have
+        changed since `load_answers` checked it)."""
+        if statement_id in self._held:
+            return self._held[statement_id]
+        path, sha256 = self._files[statement_id]
+        data = _read_bytes(path)
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise RunStateError(f"{path} changed while it was being judged; restore it or judge it again")
+        return _parse_results(path, data, Counter())
+
+    @property
+    def by_statement(self) -> dict[str, list[Answer]]:
+        """Every statement's answers (reads every file again, at each access: for small sets and tests)."""
+        return {statement_id: self.read(statement_id) for statement_id in self._indices}
 
     @property
     def answer_count(self) -> int:
         """How many answers can be judged."""
-        return sum(len(answers) for answers in self.by_statement.values())
+        return sum(len(indices) for indices in self._indices.values())
 
 
 def resolve_candidates(
@@ -173,9 +215,11 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
         path = candidate.results_file(statement.id)
         known.add(path.name)
         if path.is_file():
-            answers.by_statement[statement.id] = _read_results(path, answers.skipped)
+            data = _read_bytes(path)
+            answers.add(statement.id, _parse_results(path, data, answers.skipped),
+                        (path, hashlib.sha256(data).hexdigest()))
     foreign = sorted(p.name for p in results_dir.glob("*.json") if p.name not in known and not p.name.startswith("."))
-    if foreign and not answers.by_statement:
+    if foreign and not answers.statement_ids:
         raise ConfigError(
             f"none of the {len(foreign)} results file(s) in {results_dir} names a statement of {spec.source_path} "
             f"(e.g. {foreign[0]}): is this the spec these answers were generated for?"
@@ -194,7 +238,7 @@ def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -
     by_statement = read_together_file(path)
     for statement_id, records in by_statement.items():
         if statement_id in spec:
-            answers.by_statement[statement_id] = _answers(path, records, answers.skipped)
+            answers.add(statement_id, _answers(path, records, answers.skipped))
     foreign = sorted(set(by_statement) - set(spec.ids))
     if foreign:
         logger.warning("%s: records of %d statement(s) not in the spec are ignored: %s", path, len(foreign),
@@ -202,10 +246,17 @@ def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -
     return answers
 
 
-def _read_results(path: Path, skipped: Counter[str]) -> list[Answer]:
+def _read_bytes(path: Path) -> bytes:
     try:
-        records = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"not a readable results file: {exc}") from None
+
+
+def _parse_results(path: Path, data: bytes, skipped: Counter[str]) -> list[Answer]:
+    try:
+        records = json.loads(data)
+    except ValueError as exc:
         raise InputError(path, f"not a readable results file: {exc}") from None
     if not isinstance(records, list):
         raise InputError(path, "a results file must hold a JSON list of records")

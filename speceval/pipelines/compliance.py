@@ -27,10 +27,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, StrictBool
 
 from speceval.atomic import atomic_write_json
+from speceval.batch.ledger import ListSource
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
-from speceval.inputs import PromptItem
 from speceval.judging.canaries import CANARY_DIR, Canary, CanaryKind, likert_correct, spec_canaries, without_example
 from speceval.judging.prompts import CURRENT, TemplateId, render_category, render_compliance
 from speceval.judging.verdicts import (
@@ -44,7 +44,8 @@ from speceval.judging.verdicts import (
     parse_likert,
 )
 from speceval.paths import safe_filename, safe_path
-from speceval.pipelines.candidates import Candidate, CandidateAnswers, load_answers
+from speceval.pipelines.answer_prompts import AnswerPrompts
+from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
 from speceval.pipelines.judge_run import (
     JudgeOutcome,
     JudgeSettings,
@@ -192,7 +193,7 @@ class BatchedComplianceJudge:
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         if canary_statements is None:
-            canary_statements = sorted({s for answers in self.answers for s in answers.by_statement})
+            canary_statements = sorted({s for answers in self.answers for s in answers.statement_ids})
         self.canaries: list[Canary] = spec_canaries(self.spec, canary_statements) if canaries else []
         self.salt = judge_salt(self.output_dir) if self.answers or self.canaries else ""
         self.targets = [self._target(answers) for answers in self.answers]
@@ -215,7 +216,7 @@ class BatchedComplianceJudge:
     @property
     def request_count(self) -> int:
         """Judge requests over all candidates."""
-        return sum(len(target.items) for target in self.targets)
+        return sum(target.request_count for target in self.targets)
 
     def candidate_dir(self, candidate: Candidate) -> Path:
         """`{output}/spec_{spec}/judge_{judge}/{candidate}`."""
@@ -259,24 +260,19 @@ class BatchedComplianceJudge:
         candidate = answers.candidate
         run_dir = self.candidate_dir(candidate)
         setup = prompt_setup(run_dir, self.template, self.salt)
-        # Statement by statement: requests sharing a prompt prefix sit next to each other in a job.
-        items = [
-            PromptItem(
-                statement_id=statement_id,
-                original_index=answer.original_index,
-                input_text=render_category(self.spec[statement_id], answer.input_text, answer.output_text,
-                                           self.categories, salt=setup.salt) if self.categories else
-                render_compliance(
-                    self.spec[statement_id], answer.input_text, answer.output_text, template=setup.template,
-                    salt=setup.salt,
-                ),
-            )
-            for statement_id, statement_answers in answers.by_statement.items()
-            for answer in statement_answers
-        ]
+
+        def render(statement_id: str, answer: Answer) -> str:
+            if self.categories:
+                return render_category(self.spec[statement_id], answer.input_text, answer.output_text,
+                                       self.categories, salt=setup.salt)
+            return render_compliance(self.spec[statement_id], answer.input_text, answer.output_text,
+                                     template=setup.template, salt=setup.salt)
+
+        # Statement by statement, rendered when the engine asks: requests sharing a prompt prefix sit next to
+        # each other in a job, and no more than one statement's prompts are held at a time.
         return JudgeTarget(
             run_dir=run_dir,
-            items=items,
+            source=AnswerPrompts(answers, render),
             inputs_path=str(candidate.directory.resolve()),
             identity=self._identity(candidate, setup.template),
             salt=setup.salt,
@@ -286,17 +282,12 @@ class BatchedComplianceJudge:
     def _canary_target(self) -> JudgeTarget:
         run_dir = self.output_dir.parent / CANARY_DIR / self.output_dir.name
         setup = prompt_setup(run_dir, self.template, self.salt)
-        items = [
-            PromptItem(
-                statement_id=canary.statement_id,
-                original_index=canary.original_index,
-                input_text=render_compliance(
-                    without_example(self.spec[canary.statement_id], canary.example), canary.user_query,
-                    canary.response, template=setup.template, salt=setup.salt,
-                ),
-            )
+        prompts = ListSource(
+            (canary.statement_id, canary.original_index,
+             render_compliance(without_example(self.spec[canary.statement_id], canary.example), canary.user_query,
+                               canary.response, template=setup.template, salt=setup.salt))
             for canary in self.canaries
-        ]
+        )
         identity = {
             "pipeline": "compliance_canaries",
             "prompt_version": setup.template.value,
@@ -306,7 +297,7 @@ class BatchedComplianceJudge:
             "temperature": self.settings.params.temperature,
             "max_tokens": self.settings.params.max_tokens,
         }
-        return JudgeTarget(run_dir=run_dir, items=items, inputs_path=f"{self.settings.spec_path} (examples)",
+        return JudgeTarget(run_dir=run_dir, source=prompts, inputs_path=f"{self.settings.spec_path} (examples)",
                            identity=identity, salt=setup.salt, salt_home=self.output_dir)
 
     def _write_canaries(self, target: JudgeTarget) -> None:
@@ -358,7 +349,8 @@ class BatchedComplianceJudge:
             skipped_answers=dict(answers.skipped),
         )
         ratings: Counter[int] = Counter()
-        for statement_id, statement_answers in answers.by_statement.items():
+        for statement_id in answers.statement_ids:
+            statement_answers = answers.read(statement_id)
             responses = {record.original_index: record for record in store.load_results(statement_id)}
             entries = []
             for answer in statement_answers:

@@ -21,6 +21,7 @@ from typing import Any
 
 from speceval.atomic import atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
+from speceval.batch.ledger import ItemSource
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import Outcome, RequestError, ResultRecord, SubmissionIntent
@@ -152,7 +153,8 @@ class JudgeTarget:
 
     Attributes:
         run_dir: the candidate's (compliance) or ordered pair's (ranking) directory.
-        items: the judge requests; `original_index` identifies the judged answer (see each pipeline).
+        source: the judge requests, rendered one statement at a time when the engine asks (so a run never holds
+            every prompt); `original_index` identifies the judged answer (see each pipeline).
         inputs_path: what was judged (the candidate run directory, or both joined by ' | ').
         identity: settings that must not change when the directory is resumed (template, mode, judge, ...).
         salt: the run's prompt salt (cache-shaped templates draw each statement's fence nonce from it); recorded
@@ -162,7 +164,7 @@ class JudgeTarget:
     """
 
     run_dir: Path
-    items: list[PromptItem]
+    source: ItemSource
     inputs_path: str
     identity: dict[str, Any]
     salt: str = ""
@@ -173,12 +175,25 @@ class JudgeTarget:
         """The engine's state of this directory (judge answers in `judge_responses/`)."""
         return RunStore(self.run_dir, results_subdir=JUDGE_RESPONSES)
 
+    @property
+    def items(self) -> list[PromptItem]:
+        """Every request as an item (renders them all: for small runs, tests and engines that take a list)."""
+        return [PromptItem(statement_id=statement_id, original_index=index, input_text=text)
+                for statement_id, _ in self.source.statement_counts()
+                for index, text in self.source.texts(statement_id).items()]
+
+    @property
+    def request_count(self) -> int:
+        """How many judge requests the directory holds."""
+        return sum(len(indices) for _, indices in self.source.statement_counts())
+
     def inputs_sha256(self) -> str:
         """A hash of every request, so a manifest says exactly what was asked."""
         digest = hashlib.sha256()
-        for item in self.items:
-            digest.update(f"{item.statement_id}\x00{item.original_index}\x00".encode("utf-8", "surrogatepass"))
-            digest.update(hashlib.sha256(item.input_text.encode("utf-8", "surrogatepass")).digest())
+        for statement_id, _ in self.source.statement_counts():
+            for index, text in self.source.texts(statement_id).items():
+                digest.update(f"{statement_id}\x00{index}\x00".encode("utf-8", "surrogatepass"))
+                digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
         return digest.hexdigest()
 
 
@@ -268,12 +283,13 @@ def check_resumable(target: JudgeTarget) -> None:
             f"{target.run_dir} was judged with other settings ({', '.join(changed)} differ: "
             f"{', '.join(f'{k}={before.get(k)!r}' for k in changed)}); use another output_dir_base to judge again"
         )
-    by_statement: dict[str, dict[int, str]] = {}
-    for item in target.items:
-        by_statement.setdefault(item.statement_id, {})[item.original_index] = item.input_text
     store = target.store
-    for statement_id, prompts in by_statement.items():
-        for record in store.load_results(statement_id):
+    for statement_id, _ in target.source.statement_counts():
+        records = store.load_results(statement_id)
+        if not records:
+            continue
+        prompts = target.source.texts(statement_id)  # one statement at a time: never every prompt of the run
+        for record in records:
             prompt = prompts.get(record.original_index)
             if prompt is not None and prompt != record.input_text:
                 raise RunStateError(
@@ -304,7 +320,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
             spec_path=str(Path(settings.spec_path).resolve()),
             spec_sha256=spec_sha256,
             inputs_path=target.inputs_path,
-            inputs_sha256=target.inputs_sha256(),
+            inputs_sha256="",  # set below, once for both branches
             model_name=settings.judge_model,
             provider=provider,
             offline=settings.offline,
@@ -315,14 +331,14 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
                 "engine": settings.engine.recorded(),
                 **({"vertex": dict(settings.vertex)} if settings.vertex else {}),
                 **_endpoint(settings),
-                "requests": len(target.items),
+                "requests": target.request_count,
                 "prompt_salt": target.salt,
             },
             versions=software_versions(),
             git_commit=git_commit(),
         )
     manifest.inputs_sha256 = target.inputs_sha256()
-    manifest.parameters["requests"] = len(target.items)
+    manifest.parameters["requests"] = target.request_count
     manifest.save(target.run_dir)
     return manifest
 
@@ -349,16 +365,18 @@ def target_engines(
     targets: Sequence[JudgeTarget],
     options: EngineOptions,
     observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
-) -> list[tuple[BatchEngine | RealtimeEngine, list[PromptItem]]]:
+) -> list[tuple[BatchEngine | RealtimeEngine, ItemSource | list[PromptItem]]]:
     """One engine per target, paired with its requests (for `run_engines`, or an experiment's `EngineLoop`).
 
     The engine follows the judge: batch jobs for a batch API, calls (or Ray datasets) for a realtime or `ray`
-    judge; every engine takes the target's request list and keeps its state in the target's directory.
+    judge; the batch engine reads the target's requests one statement at a time, the others take its request list;
+    every engine keeps its state in the target's directory.
     """
-    return [
-        (make_engine(model, target.store, options, observer_for(target) if observer_for else None), target.items)
-        for target in targets
-    ]
+    engines: list[tuple[BatchEngine | RealtimeEngine, ItemSource | list[PromptItem]]] = []
+    for target in targets:
+        engine = make_engine(model, target.store, options, observer_for(target) if observer_for else None)
+        engines.append((engine, target.source if isinstance(engine, BatchEngine) else target.items))
+    return engines
 
 
 def record_targets(
@@ -384,7 +402,7 @@ def plan_targets(
     """Dry run: write every target's request files and intents, submit nothing (a later run submits exactly these)."""
     planned = []
     for target, manifest in zip(targets, manifests, strict=True):
-        planned.append(BatchEngine(model, target.store, options).plan(target.items))
+        planned.append(BatchEngine(model, target.store, options).plan(target.source))
         manifest.status = "planned"
         manifest.save(target.run_dir)
     return planned

@@ -36,10 +36,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_json
+from speceval.batch.ledger import ListSource
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
-from speceval.inputs import PromptItem
 from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
@@ -146,8 +146,8 @@ def pair_tasks(first: CandidateAnswers, second: CandidateAnswers) -> list[Task]:
     """The shared inputs of two candidates, per statement, as tasks with A = `first`, B = `second`."""
     canonical = first if first.candidate.name <= second.candidate.name else second
     tasks: list[Task] = []
-    for statement_id in sorted(set(first.by_statement) & set(second.by_statement)):
-        mine, theirs = _keyed(first.by_statement[statement_id]), _keyed(second.by_statement[statement_id])
+    for statement_id in sorted(set(first.statement_ids) & set(second.statement_ids)):
+        mine, theirs = _keyed(first.read(statement_id)), _keyed(second.read(statement_id))
         for key in mine.keys() & theirs.keys():
             a, b = mine[key], theirs[key]
             index = a.original_index if canonical is first else b.original_index
@@ -252,17 +252,12 @@ class BatchedRankingPipeline:
         tasks = pair_tasks(first, second)  # sorted by statement: requests sharing a prompt prefix sit together
         run_dir = self.pair_dir(a, b)
         setup = prompt_setup(run_dir, CURRENT["ranking"], self.salt)
-        items = [
-            PromptItem(
-                statement_id=task.statement_id,
-                original_index=task.index,
-                input_text=render_ranking(
-                    self.spec[task.statement_id], task.input_text, task.answer_a.output_text, task.answer_b.output_text,
-                    template=setup.template, salt=setup.salt,
-                ),
-            )
+        prompts = ListSource(
+            (task.statement_id, task.index,
+             render_ranking(self.spec[task.statement_id], task.input_text, task.answer_a.output_text,
+                            task.answer_b.output_text, template=setup.template, salt=setup.salt))
             for task in tasks
-        ]
+        )
         identity: dict[str, Any] = {
             "pipeline": "ranking",
             "prompt_version": setup.template.value,
@@ -275,7 +270,7 @@ class BatchedRankingPipeline:
         }
         target = JudgeTarget(
             run_dir=run_dir,
-            items=items,
+            source=prompts,
             inputs_path=f"{a.directory.resolve()} | {b.directory.resolve()}",
             identity=identity,
             salt=setup.salt,
