@@ -17,8 +17,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
+from speceval.batch.prompt import Prompt
 from speceval.conversations.script import Conversation, parse_item
 from speceval.errors import ConfigError, InputError, RunStateError
 from speceval.json_keys import DuplicateKeyError, refuse_duplicate_keys
@@ -38,7 +39,15 @@ class PromptItem(BaseModel):
     original_index: int = Field(ge=0)
     """Its position in the statement's `inputs` list (results are ordered and merged by it)."""
     input_text: str
-    """The prompt itself."""
+    """The prompt itself (for a conversation's round: that round's user turn)."""
+    prompt: InstanceOf[Prompt] | None = None
+    """What to send when it is more than `input_text` alone: a conversation's transcript so far (realtime rounds).
+    None for a single prompt, which is sent as `input_text`."""
+
+    @property
+    def request(self) -> str | Prompt:
+        """What an engine sends for this item."""
+        return self.input_text if self.prompt is None else self.prompt
 
 
 class StatementInputs(BaseModel):

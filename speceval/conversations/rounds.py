@@ -21,7 +21,7 @@ from speceval.batch.records import Outcome, ResultRow
 from speceval.batch.store import RunStore
 from speceval.conversations.script import Conversation
 from speceval.errors import InputError
-from speceval.inputs import InputSet
+from speceval.inputs import InputSet, PromptItem
 
 ROUNDS_DIR = "rounds"
 ROUND_RECORD = "round.json"
@@ -129,6 +129,18 @@ class RoundSource:
         """original index → this round's user turn (the `input_text` of the round's results)."""
         return {index: prompt if isinstance(prompt, str) else prompt.last_user_text
                 for index, prompt in self.prompts(statement_id).items()}
+
+    def items(self) -> list[PromptItem]:
+        """The round's requests as prompt items, for the realtime engine (which takes a list)."""
+        items = []
+        for statement_id, indices in self.statement_counts():
+            prompts = self.prompts(statement_id)
+            for index in indices:
+                prompt = prompts[index]
+                text = prompt if isinstance(prompt, str) else prompt.last_user_text
+                items.append(PromptItem(statement_id=statement_id, original_index=index, input_text=text,
+                                        prompt=None if isinstance(prompt, str) else prompt))
+        return items
 
     def prompts(self, statement_id: str) -> Mapping[int, PromptLike]:
         """original index → the request of this round: the transcript so far, ending with this round's turn."""

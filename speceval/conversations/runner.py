@@ -29,6 +29,8 @@ from speceval.conversations.rounds import (
 )
 from speceval.inputs import InputSet
 from speceval.manifest import MANIFEST_NAME, RunManifest
+from speceval.realtime.engine import RealtimeEngine
+from speceval.realtime.model import RealtimeModel
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +54,7 @@ class ConversationRun:
         self.options = options
         self.observer = observer
 
-    def run(self, model: BatchedModel) -> EngineSummary:
+    def run(self, model: BatchedModel | RealtimeModel) -> EngineSummary:
         """Run (or resume) round after round until every conversation ended, or a round stops (budget, timeout)."""
         closed: list[RoundRecord] = []
         jobs, usage = 0, Usage()
@@ -117,13 +119,18 @@ class ConversationRun:
         return self.manifest.model_copy(
             update={"kind": ROUND_KIND, "parameters": parameters, "status": "running", "totals": None}, deep=True)
 
-    def _run_round(self, model: BatchedModel, record: RoundRecord) -> EngineSummary:
+    def _run_round(self, model: BatchedModel | RealtimeModel, record: RoundRecord) -> EngineSummary:
         directory = round_dir(self.run_dir, record.round)
         manifest = self._round_manifest(record)
         manifest.save(directory)
-        engine = BatchEngine(model, round_store(self.run_dir, record.round), self.options, self.observer)
+        source = RoundSource(self.inputs, self.run_dir, record)
+        store = round_store(self.run_dir, record.round)
         try:
-            summary = engine.run(RoundSource(self.inputs, self.run_dir, record))
+            if isinstance(model, BatchedModel):
+                summary = BatchEngine(model, store, self.options, self.observer).run(source)
+            else:
+                # Realtime: a round's conversations are called concurrently, each conversation's turns in order.
+                summary = RealtimeEngine(model, store, self.options, self.observer).run(source.items())
         except BaseException:
             manifest.status = "stopped"
             manifest.save(directory)
@@ -134,10 +141,12 @@ class ConversationRun:
         return summary
 
     def _closed_summary(self, number: int) -> EngineSummary:
-        store = round_store(self.run_dir, number)
-        records = store.load_records()
+        records = round_store(self.run_dir, number).load_records()
         if self.options.budget is not None:
             self.options.budget.add_committed(records)  # paid before this invocation: it still counts
+        totals = RunManifest.load(round_dir(self.run_dir, number)).totals  # saved when the round finished
+        if totals is not None:
+            return EngineSummary(reason=StopReason.FINISHED, total_requests=0, jobs=totals.jobs, usage=totals.usage)
         usage = Usage()
         for record in records:
             usage.add(record.usage)

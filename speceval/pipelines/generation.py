@@ -27,7 +27,7 @@ from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.pipelines.models import check_model, use_model
 from speceval.providers.registry import resolve_org
 from speceval.providers.sent import settings_as_sent
-from speceval.realtime import AnyModel, make_engine
+from speceval.realtime import AnyModel, RealtimeModel, make_engine
 from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
 
@@ -159,14 +159,14 @@ class BatchedGenerationPipeline:
     def check_engine(self, model: AnyModel) -> None:
         """Refuse, before anything is written, a model whose engine cannot send this run's conversations.
 
-        Conversations go in rounds through the batch engine; the realtime and Ray engines take single prompts
+        Conversations go in rounds through the batch or the realtime engine; the Ray engine takes single prompts
         only, so far.
         """
-        if self.inputs.has_conversations and not isinstance(model, BatchedModel):
+        if self.inputs.has_conversations and not isinstance(model, BatchedModel | RealtimeModel):
             raise ConfigError(
-                f"the inputs in {self.config.inputs_dir} hold conversations, which are sent through a batch API only "
-                "so far (one round of jobs per turn); realtime and Ray runs (--realtime, --org "
-                f"{self.provider}) take single-prompt inputs: use a batch provider, or plain string inputs"
+                f"the inputs in {self.config.inputs_dir} hold conversations, which are sent through a batch API or "
+                f"realtime calls only so far; --org {self.provider} (Ray Data) takes single-prompt inputs: use "
+                "another provider, or plain string inputs"
             )
 
     def _run(self, model: AnyModel, observer: EngineObserver | None) -> EngineSummary:
@@ -177,7 +177,7 @@ class BatchedGenerationPipeline:
         self.check_engine(model)
         manifest = self.write_manifest()
         if self.inputs.has_conversations:
-            assert isinstance(model, BatchedModel)  # check_engine
+            assert isinstance(model, BatchedModel | RealtimeModel)  # check_engine
             try:
                 summary = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine, observer).run(model)
             except BaseException:

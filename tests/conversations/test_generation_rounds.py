@@ -233,3 +233,31 @@ def test_earlier_answers_go_in_each_providers_assistant_role(tmp_path: Path, mod
     record = results(run_dir)["alpha"][1]
     assert [m["role"] for m in record["conversation"]] == ["user", "assistant", "user", "assistant"]
     assert record["conversation"][1]["content"] == record["turns"][0]["output_text"]
+
+
+def test_realtime_sends_each_conversations_turns_in_order_with_its_transcript(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    inputs = write_items(tmp_path / "in", SCRIPTS)
+    with IndependentOpenAIServer(answer=answer) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        done = run_generation([*args(spec, inputs, tmp_path / "out"), "--realtime"], env)
+        live = [body["messages"] for body in server.chat_requests]
+        assert not server.batches
+    assert done.returncode == 0, done.stderr
+    expected = [request for items in SCRIPTS.values() for item in items for request in expected_requests(item)]
+    assert sorted(map(json.dumps, live)) == sorted(map(json.dumps, expected))
+    run_dir = only_run_dir(tmp_path / "out")
+    for statement_id, items in SCRIPTS.items():
+        for record, item in zip(results(run_dir)[statement_id], items, strict=True):
+            last = expected_requests(item)[-1]
+            assert record["outcome"] == "succeeded" and record["output_text"] == answer({"messages": last})
+            if not isinstance(item, str):
+                assert record["conversation"] == [*last, {"role": "assistant", "content": record["output_text"]}]
+
+
+def test_ray_refuses_conversations_before_writing_anything(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_items(tmp_path / "in", {"alpha": [{"turns": ["t1", "t2"]}]})
+    done = run_generation([*args(spec, inputs, tmp_path / "out"), "--org", "ray", "--offline"], cli_env())
+    assert done.returncode == 2 and "hold conversations" in done.stderr and "Ray" in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
