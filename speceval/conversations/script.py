@@ -73,7 +73,7 @@ class Conversation(BaseModel):
         if not messages:
             messages.append(ChatMessage(role="user", content=next(turns)))
         for answer in answers:
-            # Why the model's own answer, verbatim: the next turn is a reply to what it actually said.
+            # Verbatim (never trimmed or re-encoded): the next turn is a reply to what the model actually said.
             messages.append(ChatMessage(role="assistant", content=answer))
             turn = next(turns, None)
             if turn is not None:

@@ -261,3 +261,32 @@ def test_ray_refuses_conversations_before_writing_anything(tmp_path: Path) -> No
     done = run_generation([*args(spec, inputs, tmp_path / "out"), "--org", "ray", "--offline"], cli_env())
     assert done.returncode == 2 and "hold conversations" in done.stderr and "Ray" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_anthropic_server_written_from_the_docs_gets_assistant_turns_with_the_earlier_answers(tmp_path: Path) -> None:
+    from tests.independent.anthropic_server import IndependentAnthropicServer
+
+    def anthropic_answer(params: dict[str, Any]) -> str:
+        return answer({"messages": params["messages"]})
+
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_items(tmp_path / "in", {"alpha": ["plain", {"turns": ["t1", "t2", "t3"]}]})
+    with IndependentAnthropicServer(answer=anthropic_answer) as server:  # strict_turns: alternation is checked
+        env = cli_env(ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
+        done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
+                               "claude-3-5-haiku-20241022", "--output-base-dir", str(tmp_path / "out")], env)
+        sent = [params["messages"] for _, _, params in server.requests]
+    assert done.returncode == 0, done.stderr
+
+    def text(message: dict[str, Any]) -> str:
+        content = message["content"]
+        return content if isinstance(content, str) else "".join(block["text"] for block in content)
+
+    conversation_requests = [[(m["role"], text(m)) for m in messages] for messages in sent
+                             if text(messages[0]) == "t1"]
+    a1 = anthropic_answer({"messages": sent[[text(m[0]) for m in sent].index("t1")]})
+    assert conversation_requests[1] == [("user", "t1"), ("assistant", a1), ("user", "t2")]
+    assert [len(r) for r in conversation_requests] == [1, 3, 5]
+    record = results(only_run_dir(tmp_path / "out"))["alpha"][1]
+    assert [m["role"] for m in record["conversation"]] == ["user", "assistant"] * 3
+    assert record["conversation"][1]["content"] == a1
