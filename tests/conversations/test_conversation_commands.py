@@ -44,3 +44,16 @@ def test_dry_run_plans_round_one_and_the_resume_sends_exactly_it(tmp_path: Path)
     assert record["request_file"] == f"preprocessed/{request_file.name}"
     records = json.loads((run_dir / "results" / "alpha.json").read_text())
     assert [len(r.get("turns", [None])) for r in records] == [1, 2]
+
+
+def test_validate_counts_conversations_and_names_a_bad_one(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "alpha.json").write_text(json.dumps({"inputs": ["plain", {"turns": ["t1", "t2", "t3"]}]}))
+    valid = _speceval("validate", str(spec), str(inputs))
+    assert valid.returncode == 0 and "2 input(s) (1 conversation(s), up to 3 turns) for 1 statement(s)" in valid.stdout
+    (inputs / "alpha.json").write_text(json.dumps({"inputs": [{"messages": [{"role": "user", "content": "x"},
+                                                                            {"role": "assistant", "content": "y"}]}]}))
+    invalid = _speceval("validate", str(spec), str(inputs))
+    assert invalid.returncode == 2 and "field 'inputs[0].messages[1].role'" in invalid.stderr, invalid.stderr

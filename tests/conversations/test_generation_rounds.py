@@ -173,7 +173,8 @@ def _jobs(server: IndependentOpenAIServer) -> int:
     return len(server.batches)
 
 
-def test_sigkill_after_the_second_rounds_job_exists_then_resume_completes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("round_in_flight", [2, 1, 3])
+def test_sigkill_after_a_rounds_job_exists_then_resume_completes(tmp_path: Path, round_in_flight: int) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
     inputs = write_items(tmp_path / "in", SCRIPTS)
     with IndependentOpenAIServer(answer=answer, turnaround=0.6) as server:
@@ -183,14 +184,14 @@ def test_sigkill_after_the_second_rounds_job_exists_then_resume_completes(tmp_pa
         uninterrupted = _jobs(server)
         child = start_generation(args(spec, inputs, tmp_path / "killed"), env)
         deadline = time.monotonic() + 60
-        while _jobs(server) < uninterrupted + 2 and time.monotonic() < deadline:
+        while _jobs(server) < uninterrupted + round_in_flight and time.monotonic() < deadline:
             time.sleep(0.01)
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
-        assert _jobs(server) == uninterrupted + 2  # killed while the second round's job runs
+        assert _jobs(server) == uninterrupted + round_in_flight  # killed while that round's job runs
         run_dir = only_run_dir(tmp_path / "killed")
-        assert (run_dir / "rounds" / "2" / "round.json").is_file()
-        assert not (run_dir / "rounds" / "3").exists()
+        assert (run_dir / "rounds" / str(round_in_flight) / "round.json").is_file()
+        assert not (run_dir / "rounds" / str(round_in_flight + 1)).exists()
         resumed = run_generation(["--resume", str(run_dir)], env)
         assert resumed.returncode == 0, resumed.stderr
         jobs = _jobs(server) - uninterrupted
