@@ -57,3 +57,28 @@ def test_validate_counts_conversations_and_names_a_bad_one(tmp_path: Path) -> No
                                                                             {"role": "assistant", "content": "y"}]}]}))
     invalid = _speceval("validate", str(spec), str(inputs))
     assert invalid.returncode == 2 and "field 'inputs[0].messages[1].role'" in invalid.stderr, invalid.stderr
+
+
+def test_a_budget_stop_between_rounds_resumes_without_resending_the_first(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    # The second turn is ~50,000 tokens (about $0.01 at batch prices): round 1 fits $0.002, round 2 does not.
+    long_turn = "Please also consider this. " * 8000
+    (inputs / "alpha.json").write_text(json.dumps({"inputs": [{"turns": ["short", long_turn]}]}), encoding="utf-8")
+    base = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
+            "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "out"), "--offline", "--max-tokens", "16"]
+    stopped = run_generation([*base, "--budget-usd", "0.002"], cli_env())
+    assert stopped.returncode == 3, stopped.stderr
+    run_dir = only_run_dir(tmp_path / "out")
+    assert len(list((run_dir / "rounds" / "1" / "metadata").glob("*.json"))) == 1
+    assert not list((run_dir / "rounds" / "2").glob("metadata/*.json"))  # round 2 decided, nothing paid
+    assert not (run_dir / "results" / "alpha.json").exists()  # the conversation has not ended
+    first = (run_dir / "rounds" / "1" / "results" / "alpha.json").read_bytes()
+
+    resumed = run_generation(["--resume", str(run_dir), "--budget-usd", "1"], cli_env())
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(list((run_dir / "rounds" / "1" / "metadata").glob("*.json"))) == 1  # round 1 was not sent again
+    assert (run_dir / "rounds" / "1" / "results" / "alpha.json").read_bytes() == first
+    (record,) = json.loads((run_dir / "results" / "alpha.json").read_text())
+    assert record["outcome"] == "succeeded" and [t["round"] for t in record["turns"]] == [1, 2]
