@@ -1,7 +1,9 @@
 """A pre-generated inputs directory, read into prompt items (DESIGN §3).
 
 The directory holds one `<statement_id>.json` per statement: a JSON object whose `inputs` is a list of strings
-(other keys, such as the autobencher's `metadata`, are ignored). An input's `original_index` is its position in
+(other keys, such as the autobencher's `metadata`, are ignored). An input may also be a conversation object
+(`turns`, `messages`: see `speceval.conversations.script`); a set holding any is sent in rounds by the generation
+pipeline, never straight through an engine. An input's `original_index` is its position in
 that list. Only top-level `*.json` files are read, sorted by name, so the order of items never depends on the
 file system. Every problem is an `InputError` naming the file (and the field, and the line for JSON syntax).
 """
@@ -15,9 +17,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from speceval.errors import InputError, RunStateError
+from speceval.batch.prompt import Prompt
+from speceval.conversations.script import Conversation, parse_item
+from speceval.errors import ConfigError, InputError, RunStateError
 from speceval.json_keys import DuplicateKeyError, refuse_duplicate_keys
 from speceval.paths import safe_filename
 from speceval.spec import Specification, json_type_name
@@ -35,7 +39,15 @@ class PromptItem(BaseModel):
     original_index: int = Field(ge=0)
     """Its position in the statement's `inputs` list (results are ordered and merged by it)."""
     input_text: str
-    """The prompt itself."""
+    """The prompt itself (for a conversation's round: that round's user turn)."""
+    prompt: InstanceOf[Prompt] | None = None
+    """What to send when it is more than `input_text` alone: a conversation's transcript so far (realtime rounds).
+    None for a single prompt, which is sent as `input_text`."""
+
+    @property
+    def request(self) -> str | Prompt:
+        """What an engine sends for this item."""
+        return self.input_text if self.prompt is None else self.prompt
 
 
 class StatementInputs(BaseModel):
@@ -47,6 +59,10 @@ class StatementInputs(BaseModel):
     path: Path
     count: int
     sha256: str
+    conversations: int = 0
+    """How many of its inputs are conversation objects (the others are strings)."""
+    max_rounds: int = 1
+    """The most requests one of its inputs makes (1 for a file of strings)."""
 
 
 class InputSet(BaseModel):
@@ -78,6 +94,16 @@ class InputSet(BaseModel):
         return sum(entry.count for entry in self.statements)
 
     @property
+    def has_conversations(self) -> bool:
+        """Whether any input is a conversation (then the set is sent in rounds: `speceval.conversations`)."""
+        return any(entry.conversations for entry in self.statements)
+
+    @property
+    def max_rounds(self) -> int:
+        """The most rounds any input needs (1 when every input is a string)."""
+        return max((entry.max_rounds for entry in self.statements), default=1)
+
+    @property
     def statement_ids(self) -> list[str]:
         """Ids of the statements that have an inputs file, in file order."""
         return [entry.statement_id for entry in self.statements]
@@ -85,6 +111,7 @@ class InputSet(BaseModel):
     @property
     def items(self) -> list[PromptItem]:
         """All prompts as items (reads every file again; for small sets and tests: runs use `texts`)."""
+        self._refuse_conversations()
         return [
             PromptItem(statement_id=entry.statement_id, original_index=index, input_text=text)
             for entry in self.statements
@@ -93,10 +120,26 @@ class InputSet(BaseModel):
 
     def statement_counts(self) -> list[tuple[str, range]]:
         """(statement id, original indices) per statement, in run order (the `ItemSource` protocol)."""
+        # The engine asks this first, before it builds or sends anything: a conversation set given to an engine
+        # directly would send only first turns, so it is refused here, once, before any cost.
+        self._refuse_conversations()
         return [(entry.statement_id, range(entry.count)) for entry in self.statements]
 
     def texts(self, statement_id: str) -> dict[int, str]:
-        """original index → prompt for one statement, read from its file (which must not have changed)."""
+        """original index → prompt for one statement, read from its file (which must not have changed).
+
+        A conversation's entry is its first user message (see `entries` for the whole input).
+        """
+        entry, items = self._read(statement_id)
+        if not entry.conversations:
+            return dict(enumerate(items))  # type: ignore[arg-type]  # all strings: the engine's fast path
+        return {index: item if isinstance(item, str) else item.first_user_text for index, item in enumerate(items)}
+
+    def entries(self, statement_id: str) -> dict[int, str | Conversation]:
+        """original index → input (a string or a `Conversation`) for one statement, read from its file."""
+        return dict(enumerate(self._read(statement_id)[1]))
+
+    def _read(self, statement_id: str) -> tuple[StatementInputs, list[str | Conversation]]:
         entry = next((e for e in self.statements if e.statement_id == statement_id), None)
         if entry is None:
             raise KeyError(statement_id)
@@ -105,7 +148,15 @@ class InputSet(BaseModel):
             raise RunStateError(
                 f"{entry.path} changed while the run was using it; restore it or start a new run"
             )
-        return dict(enumerate(_parse_inputs(entry.path, data)))
+        return entry, _parse_inputs(entry.path, data)
+
+    def _refuse_conversations(self) -> None:
+        if self.has_conversations:
+            raise ConfigError(
+                f"the inputs in {self.directory} hold conversations, which are sent one round per turn by the "
+                "generation pipeline (BatchedGenerationPipeline.run, the generation command); they cannot be "
+                "given to an engine (or an experiment) as single prompts"
+            )
 
 
 def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_statements: bool = False) -> InputSet:
@@ -124,7 +175,8 @@ def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_st
 
     Raises:
         InputError: the directory is missing, is not a directory or holds no `*.json` file; a file is not UTF-8,
-            not valid JSON, not an object, has no `inputs` list or a non-string input; a file names no statement
+            not valid JSON, not an object, has no `inputs` list, or an input that is neither a string nor a
+            well-formed conversation (named by item and field, e.g. `inputs[3].turns[1]`); a file names no statement
             (unless allowed); or two files name the same statement.
     """
     directory = Path(inputs_dir)
@@ -149,9 +201,11 @@ def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_st
         texts = _parse_inputs(path, data)
         if not texts:
             logger.warning("%s: the 'inputs' list is empty; statement %r gets no prompts", path, statement_id)
+        conversations = [item for item in texts if not isinstance(item, str)]
         statements.append(
             StatementInputs(
-                statement_id=statement_id, path=path, count=len(texts), sha256=hashlib.sha256(data).hexdigest()
+                statement_id=statement_id, path=path, count=len(texts), sha256=hashlib.sha256(data).hexdigest(),
+                conversations=len(conversations), max_rounds=max((c.rounds for c in conversations), default=1),
             )
         )
         files.append(path)
@@ -216,7 +270,7 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(path, f"cannot read the file: {exc.strerror or exc}") from None
 
 
-def _parse_inputs(path: Path, data: bytes) -> list[str]:
+def _parse_inputs(path: Path, data: bytes) -> list[str | Conversation]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]  # a byte-order mark from a Windows editor carries no content
     try:
@@ -240,9 +294,14 @@ def _parse_inputs(path: Path, data: bytes) -> list[str]:
     inputs = obj["inputs"]
     if not isinstance(inputs, list):
         raise InputError(path, f"expected a list of strings, got {json_type_name(inputs)}", field="inputs")
+    seen_ids: dict[str, int] = {}
     for index, item in enumerate(inputs):
         if not isinstance(item, str):
-            raise InputError(path, f"expected a string, got {json_type_name(item)}", field=f"inputs[{index}]")
+            if isinstance(item, dict):
+                inputs[index] = parse_item(path, index, item, seen_ids)  # a conversation (strings stay as read)
+                continue
+            raise InputError(path, f"expected a string or a conversation object, got {json_type_name(item)}",
+                             field=f"inputs[{index}]")
         try:
             item.encode("utf-8")
         except UnicodeEncodeError:

@@ -28,7 +28,8 @@ from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 logger = logging.getLogger(__name__)
 
 # Where each kind of run keeps the engine's per-request records (judge runs keep verdicts in results/).
-_RESULTS_SUBDIR = {"generation": "results", "inputs": "responses"}  # inputs: speceval.inputgen
+# inputs: speceval.inputgen's rounds; generation_round: a conversation run's rounds.
+_RESULTS_SUBDIR = {"generation": "results", "inputs": "responses", "generation_round": "results"}
 _JUDGE_RESULTS_SUBDIR = "judge_responses"
 
 

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 
 from speceval.batch.model import BatchedModel
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.refmap import CUSTOM_ID_KEY_CHARS, ItemRef, SpanBuilder, custom_id_for
 from speceval.batch.store import RunStore
@@ -64,7 +65,7 @@ def build_chunk(
     model: BatchedModel,
     store: RunStore,
     pending: Lookahead,
-    prompt_of: Callable[[ItemRef], str],
+    prompt_of: Callable[[ItemRef], PromptLike],
     *,
     batch_size: int,
     attempt_of: Callable[[ItemRef], int],

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from speceval.batch.chunking import Lookahead, build_chunk
 from speceval.batch.collect import collect_job
-from speceval.batch.ledger import ItemSource, Ledger
+from speceval.batch.ledger import ItemSource, Ledger, PromptSource
 from speceval.batch.loop import Engine, run_engines
 from speceval.batch.model import BatchedModel
 from speceval.batch.options import EngineOptions, as_source, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
-from speceval.batch.records import BatchRecord, RemoteJob, SubmissionIntent, utcnow
+from speceval.batch.prompt import PromptLike
+from speceval.batch.records import BatchRecord, ItemRef, RemoteJob, SubmissionIntent, utcnow
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
@@ -78,6 +79,7 @@ class BatchEngine:
         self._sleep = sleep
         self._backoff: dict[str, _Backoff] = {}
         self._text_cache: tuple[ItemSource, str, dict[int, str]] | None = None
+        self._prompt_cache: tuple[ItemSource, str, Mapping[int, PromptLike]] | None = None
         self._state: _State
         self._deadline = 0.0
         self.next_wait = 0.0
@@ -193,6 +195,16 @@ class BatchEngine:
             self._text_cache = cached
         return cached[2]
 
+    def _prompts(self, state: _State, statement_id: str) -> Mapping[int, PromptLike]:
+        """`_texts` for a `PromptSource` (a conversation round): each input's request, transcript and all."""
+        source = state.source
+        assert isinstance(source, PromptSource)
+        cached = self._prompt_cache
+        if cached is None or cached[0] is not source or cached[1] != statement_id:
+            cached = (source, statement_id, source.prompts(statement_id))
+            self._prompt_cache = cached
+        return cached[2]
+
     # -- submission ---------------------------------------------------------------------------------------
 
     def _submit_ready(self, state: _State) -> None:
@@ -208,11 +220,17 @@ class BatchEngine:
                 return
 
     def _chunk_one(self, state: _State, pending: Lookahead) -> SubmissionIntent:
+        # Decided once per chunk, not per request: sources of plain strings keep the string path untouched.
+        prompt_of: Callable[[ItemRef], PromptLike]
+        if isinstance(state.source, PromptSource):
+            prompt_of = lambda ref: self._prompts(state, ref.statement_id)[ref.original_index]  # noqa: E731
+        else:
+            prompt_of = lambda ref: self._texts(state, ref.statement_id)[ref.original_index]  # noqa: E731
         intent, _ = build_chunk(
             self.model,
             self.store,
             pending,
-            lambda ref: self._texts(state, ref.statement_id)[ref.original_index],
+            prompt_of,
             batch_size=self.options.batch_size,
             attempt_of=lambda ref: state.ledger.attempts(ref) + 1,
         )

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from speceval.batch.prompt import PromptLike
 from speceval.batch.records import ItemRef, Outcome, ResultRecord, ResultRow, Tokens, Usage
 
 _CODES: tuple[Outcome | None, ...] = (None, *Outcome)  # code 0 = no outcome yet
@@ -34,6 +35,19 @@ class ItemSource(Protocol):
 
     def texts(self, statement_id: str) -> dict[int, str]:
         """original index → input text for one statement."""
+        ...
+
+
+@runtime_checkable
+class PromptSource(ItemSource, Protocol):
+    """An item source whose requests are not all one user message (a conversation's round carries its transcript).
+
+    The engine builds requests from `prompts` and still writes `texts` as each result's `input_text`. Sources of
+    plain strings do not implement it, and their requests are built from `texts` alone (the fast path).
+    """
+
+    def prompts(self, statement_id: str) -> Mapping[int, PromptLike]:
+        """original index → what to send (a string, or a `Prompt` with earlier messages) for one statement."""
         ...
 
 

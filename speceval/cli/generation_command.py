@@ -138,6 +138,7 @@ def generate(args: argparse.Namespace) -> int:
         provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
+        pipeline.check_engine(model)  # conversations need a batch provider (so far)
         if not pipeline.resuming:  # a misspelt model name is refused before the run folder exists
             check_models([(pipeline.provider, config.model_name, "--model-name")], lambda org: provider_options)
         pipeline.write_manifest()
@@ -209,8 +210,7 @@ def _plan_only(pipeline: BatchedGenerationPipeline, resume_command: str) -> int:
 
 
 def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: Path | None, resume_command: str) -> int:
-    intents = pipeline.plan(model)
-    show_dry_run(model, [(pipeline.run_dir, intent) for intent in intents], prices, resume_command)
+    show_dry_run(model, pipeline.plan_jobs(model), prices, resume_command)
     return ExitCode.FINISHED
 
 

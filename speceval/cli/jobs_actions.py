@@ -9,6 +9,7 @@ from speceval.batch.engine import BatchEngine
 from speceval.cli.console import console, setup_logging, stdout, summary_table
 from speceval.cli.exits import ExitCode
 from speceval.cli.generation import main as generation_main
+from speceval.conversations.rounds import ROUNDS_DIR
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
 from speceval.pipelines.generation import BatchedGenerationPipeline
@@ -17,6 +18,7 @@ from speceval.runs import open_run
 
 def cancel(args: argparse.Namespace) -> int:
     """`speceval cancel`: ask the provider to cancel the run's running jobs (or one of them)."""
+    _refuse_rounds(args.run_dir, "cancel")
     with open_run(args.run_dir) as run:
         setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
         cancelled = BatchEngine(run.model, run.store).cancel(args.batch)
@@ -38,9 +40,24 @@ def _generation(run_dir: Path) -> BatchedGenerationPipeline:
     return BatchedGenerationPipeline.resume(run_dir)
 
 
+def _refuse_rounds(run_dir: Path, action: str) -> None:
+    """A conversation run keeps its jobs in one engine directory per round (`rounds/<k>/`), not in its own."""
+    rounds = run_dir / ROUNDS_DIR
+    if not rounds.is_dir():
+        return
+    numbers = sorted(int(p.name) for p in rounds.iterdir() if p.name.isdigit())
+    where = f"{rounds / str(numbers[-1])}" if numbers else f"{rounds}/<k>"
+    if action == "cancel":
+        raise ConfigError(f"{run_dir} sends conversations in rounds, each with its own jobs: cancel the round in "
+                          f"flight with `speceval cancel {where}` (`speceval status {run_dir}` lists every round)")
+    raise ConfigError(f"{run_dir} sends conversations in rounds (the next built from the answers of the last): "
+                      f"`speceval resume {run_dir}` collects and continues them without sending anything twice")
+
+
 def fetch(args: argparse.Namespace) -> int:
     """`speceval fetch`: collect what has finished and write results; submit nothing."""
     pipeline = _generation(args.run_dir)
+    _refuse_rounds(args.run_dir, "fetch")
     setup_logging(False, args.run_dir / "logs" / "run.log")  # what happened to the run stays in its log
     with open_run(args.run_dir) as run:
         summary = BatchEngine(run.model, run.store, pipeline.config.engine).fetch(pipeline.inputs)

@@ -26,7 +26,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.inputs_dir is not None:
         inputs = load_inputs(args.inputs_dir, spec, allow_unknown_statements=args.allow_unknown_statements)
         skipped = f", {len(inputs.skipped_files)} file(s) skipped" if inputs.skipped_files else ""
+        conversations = sum(entry.conversations for entry in inputs.statements)
+        rounds = f" ({conversations} conversation(s), up to {inputs.max_rounds} turns)" if conversations else ""
         stdout.print(
-            f"{args.inputs_dir}: {len(inputs)} input(s) for {len(inputs.statement_ids)} statement(s), valid{skipped}"
+            f"{args.inputs_dir}: {len(inputs)} input(s){rounds} for {len(inputs.statement_ids)} statement(s), "
+            f"valid{skipped}"
         )
     return 0

@@ -19,14 +19,15 @@ from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
-from speceval.errors import RunStateError
+from speceval.conversations.runner import ConversationRun
+from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import OFFLINE_POLL_INTERVAL
 from speceval.pipelines.models import check_model, use_model
 from speceval.providers.registry import resolve_org
 from speceval.providers.sent import settings_as_sent
-from speceval.realtime import AnyModel, make_engine
+from speceval.realtime import AnyModel, RealtimeModel, make_engine
 from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
 
@@ -155,12 +156,35 @@ class BatchedGenerationPipeline:
         ) as connected:
             yield connected
 
+    def check_engine(self, model: AnyModel) -> None:
+        """Refuse, before anything is written, a model whose engine cannot send this run's conversations.
+
+        Conversations go in rounds through the batch or the realtime engine; the Ray engine takes single prompts
+        only, so far.
+        """
+        if self.inputs.has_conversations and not isinstance(model, BatchedModel | RealtimeModel):
+            raise ConfigError(
+                f"the inputs in {self.config.inputs_dir} hold conversations, which are sent through a batch API or "
+                f"realtime calls only so far; --org {self.provider} (Ray Data) takes single-prompt inputs: use "
+                "another provider, or plain string inputs"
+            )
+
     def _run(self, model: AnyModel, observer: EngineObserver | None) -> EngineSummary:
         if self.reused:
             totals = RunManifest.load(self.run_dir).totals
             if totals is not None:
                 return totals
+        self.check_engine(model)
         manifest = self.write_manifest()
+        if self.inputs.has_conversations:
+            assert isinstance(model, BatchedModel | RealtimeModel)  # check_engine
+            try:
+                summary = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine, observer).run(model)
+            except BaseException:
+                manifest.status = "stopped"
+                manifest.save(self.run_dir)
+                raise
+            return self.record(summary)
         engine = make_engine(model, RunStore(self.run_dir), self.config.engine, observer)  # batch or realtime
         try:
             # The input set is an item source: the batch engine reads one statement's prompts at a time.
@@ -182,15 +206,24 @@ class BatchedGenerationPipeline:
     def plan(self, model: BatchedModel) -> list[SubmissionIntent]:
         """Dry run: write every request file the run needs (and their intents), submit nothing.
 
-        `resume(run_dir).run(model)` later submits exactly these files.
+        `resume(run_dir).run(model)` later submits exactly these files. A run with conversations plans its first
+        round only (each later round is built from the answers to the one before).
         """
+        return [intent for _, intent in self.plan_jobs(model)]
+
+    def plan_jobs(self, model: BatchedModel) -> list[tuple[Path, SubmissionIntent]]:
+        """`plan`, each intent with the engine directory its request file is relative to."""
         check_model(model, role="candidate", model_name=self.config.model_name, org=self.provider,
                     params=self.config.params)
         manifest = self.write_manifest()
-        intents = BatchEngine(model, RunStore(self.run_dir), self.config.engine).plan(self.inputs)
+        if self.inputs.has_conversations:
+            jobs = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine).plan(model)
+        else:
+            jobs = [(self.run_dir, intent)
+                    for intent in BatchEngine(model, RunStore(self.run_dir), self.config.engine).plan(self.inputs)]
         manifest.status = "planned"
         manifest.save(self.run_dir)
-        return intents
+        return jobs
 
     def draft_manifest(self) -> RunManifest:
         """The manifest `write_manifest` will write, before anything is on disk.
@@ -229,6 +262,19 @@ class BatchedGenerationPipeline:
             manifest.parameters["engine"] = self.config.engine.recorded()
             manifest.status = "running"
             return manifest
+        parameters: dict[str, Any] = {
+            "params": asdict(self.config.params),
+            "sent": settings_as_sent(self.provider, self.config.params),
+            "engine": self.config.engine.recorded(),
+            "allow_unknown_statements": self.config.allow_unknown_statements,
+            "requests": self.request_count,
+        }
+        if self.inputs.has_conversations:
+            # Only then: a run of strings records exactly what it always did.
+            parameters["conversations"] = {
+                "count": sum(entry.conversations for entry in self.inputs.statements),
+                "max_rounds": self.inputs.max_rounds,
+            }
         return RunManifest(
             kind="generation",
             command=current_command(),
@@ -240,13 +286,7 @@ class BatchedGenerationPipeline:
             model_name=self.config.model_name,
             provider=self.provider,
             offline=self.config.offline,
-            parameters={
-                "params": asdict(self.config.params),
-                "sent": settings_as_sent(self.provider, self.config.params),
-                "engine": self.config.engine.recorded(),
-                "allow_unknown_statements": self.config.allow_unknown_statements,
-                "requests": self.request_count,
-            },
+            parameters=parameters,
             versions=software_versions(),
             git_commit=git_commit(),
         )

@@ -230,7 +230,9 @@ class RealtimeEngine:
 
     def _process(self, ref: ItemRef) -> ResultRecord | None:
         """Send one input until it has an outcome worth recording; None if the run stopped first."""
-        prompt = self._items[ref].input_text
+        request = self._items[ref].request  # a conversation's round sends its transcript so far
+        # Token estimates (rate limits, budget) count every message a request carries.
+        prompt = request if isinstance(request, str) else "\n".join(m.content for m in request.messages)
         earlier = self._results.get(ref)
         attempts = earlier.attempts if earlier is not None else 0
         options = self.model.options
@@ -246,7 +248,7 @@ class RealtimeEngine:
                 return None
             self.calls += 1
             try:
-                completion = self.model.complete(prompt)
+                completion = self.model.complete(request)
             except CallFailed as failure:
                 self._settle(reserved, None)
                 self.limiter.release(permit, 0 if failure.rate_limited else None, failure.headers)

@@ -257,8 +257,8 @@ def test_inputs_not_a_list(tmp_path: Path, spec: Specification, value: Any, kind
 
 @pytest.mark.parametrize(
     ("value", "kind"),
-    [(3, "a number"), (None, "null"), (["x"], "an array"), ({"text": "x"}, "an object"), (False, "a boolean")],
-)
+    [(3, "a number"), (None, "null"), (["x"], "an array"), (False, "a boolean")],
+)  # an object is a conversation now: tests/conversations/test_conversation_inputs.py
 def test_input_that_is_not_a_string_names_its_index(tmp_path: Path, spec: Specification, value: Any, kind: str) -> None:
     path = write_file(tmp_path / "inputs", "alpha.json", {"inputs": ["a", "b", "c", value]})
     assert_error(load_error(path.parent, spec), path, None, "inputs[3]", "expected a string", kind)
