@@ -30,3 +30,19 @@ class AnswerPrompts:
         """original index → judge prompt for one statement's answers."""
         return {answer.original_index: self._render(statement_id, answer)
                 for answer in self.answers.read(statement_id)}
+
+
+class StatementPrompts:
+    """Requests whose prompts a function renders for one statement at a time (the spec's example responses)."""
+
+    def __init__(self, counts: Sequence[tuple[str, Sequence[int]]], render: Callable[[str], dict[int, str]]):
+        self._counts = list(counts)
+        self._render = render
+
+    def statement_counts(self) -> Sequence[tuple[str, Sequence[int]]]:
+        """(statement id, original indices) per statement, in run order."""
+        return self._counts
+
+    def texts(self, statement_id: str) -> dict[int, str]:
+        """original index → prompt for one statement."""
+        return self._render(statement_id)

@@ -27,7 +27,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, StrictBool
 
 from speceval.atomic import atomic_write_json
-from speceval.batch.ledger import ListSource
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.errors import ConfigError
@@ -44,7 +43,7 @@ from speceval.judging.verdicts import (
     parse_likert,
 )
 from speceval.paths import safe_filename, safe_path
-from speceval.pipelines.answer_prompts import AnswerPrompts
+from speceval.pipelines.answer_prompts import AnswerPrompts, StatementPrompts
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
 from speceval.pipelines.judge_run import (
     JudgeOutcome,
@@ -282,12 +281,20 @@ class BatchedComplianceJudge:
     def _canary_target(self) -> JudgeTarget:
         run_dir = self.output_dir.parent / CANARY_DIR / self.output_dir.name
         setup = prompt_setup(run_dir, self.template, self.salt)
-        prompts = ListSource(
-            (canary.statement_id, canary.original_index,
-             render_compliance(without_example(self.spec[canary.statement_id], canary.example), canary.user_query,
-                               canary.response, template=setup.template, salt=setup.salt))
-            for canary in self.canaries
-        )
+        by_statement: dict[str, list[Canary]] = {}
+        for canary in self.canaries:
+            by_statement.setdefault(canary.statement_id, []).append(canary)
+
+        def render(statement_id: str) -> dict[int, str]:
+            return {canary.original_index: render_compliance(
+                        without_example(self.spec[statement_id], canary.example), canary.user_query,
+                        canary.response, template=setup.template, salt=setup.salt)
+                    for canary in by_statement[statement_id]}
+
+        # Rendered per statement when asked, like the answers' prompts: a spec of thousands of statements has
+        # thousands of examples.
+        prompts = StatementPrompts([(sid, [c.original_index for c in found]) for sid, found in by_statement.items()],
+                                   render)
         identity = {
             "pipeline": "compliance_canaries",
             "prompt_version": setup.template.value,
