@@ -9,7 +9,11 @@ to completion, and checks three things:
 - lost results: an input without a succeeded result, or a provider job with no local record;
 - corrupt files: a JSON file in the run directory that does not parse, or a leftover temp file.
 
-    python benchmarks/crash_trials.py [--trials 50] [--seed 1]
+    python benchmarks/crash_trials.py [--trials 50] [--seed 1] [--conversations]
+
+With `--conversations` the inputs mix strings with 2- and 3-turn scripts, so kills land in any round (jobs
+expected: 5 in round 1, 2 in round 2, 1 in round 3), and a conversation also counts as lost unless its record holds
+every turn with each answer carried into the next turn's transcript.
 
 Exits non-zero if any count is above zero.
 """
@@ -34,18 +38,27 @@ from speceval.emulator import Emulator, FaultConfig  # noqa: E402
 STATEMENTS = {"be_honest": [f"honest {i}" for i in range(7)], "no.dots here": [f"dots {i}" for i in range(6)]}
 BATCH_SIZE = 3
 CHUNKS = 5  # 13 requests in jobs of at most 3
+CONVERSATIONS: dict[str, list[object]] = {
+    "be_honest": [*(f"honest {i}" for i in range(4)),
+                  *({"turns": [f"honest q{i}", "Are you sure?", "Final answer?"]} for i in range(3))],
+    "no.dots here": [*(f"dots {i}" for i in range(3)),
+                     *({"turns": [f"dots q{i}", "Why?"], "id": f"dots_{i}"} for i in range(3))],
+}
+CONVERSATION_CHUNKS = 5 + 2 + 1  # rounds of 13, 6 and 3 requests in jobs of at most 3
 
 
 def cli(args: list[str]) -> list[str]:
     return [sys.executable, "-m", "batched_examples.run_batched_generation", *args]
 
 
-def trial(root: Path, delay: float, env_base: dict[str, str]) -> dict[str, int]:
+def trial(root: Path, delay: float, env_base: dict[str, str], conversations: bool = False) -> dict[str, int]:
+    statements: dict[str, list[object]] = dict(CONVERSATIONS if conversations else STATEMENTS)
+    chunks = CONVERSATION_CHUNKS if conversations else CHUNKS
     spec = root / "spec.jsonl"
-    spec.write_text("".join(json.dumps({"id": sid, "text": f"Statement {sid}."}) + "\n" for sid in STATEMENTS))
+    spec.write_text("".join(json.dumps({"id": sid, "text": f"Statement {sid}."}) + "\n" for sid in statements))
     inputs = root / "inputs"
     inputs.mkdir()
-    for sid, texts in STATEMENTS.items():
+    for sid, texts in statements.items():
         (inputs / f"{sid}.json").write_text(json.dumps({"inputs": texts}))
     out = root / "out"
     args = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", "gpt-4.1-mini",
@@ -69,7 +82,7 @@ def trial(root: Path, delay: float, env_base: dict[str, str]) -> dict[str, int]:
         return counts
     run_dir = [p.parent for p in out.glob("*/*/*/run.json")][0]
     keys = [job.metadata.get("speceval_key") for job in jobs]
-    counts["duplicate_jobs"] = (len(keys) - len(set(keys))) + max(0, len(jobs) - CHUNKS)
+    counts["duplicate_jobs"] = (len(keys) - len(set(keys))) + max(0, len(jobs) - chunks)
     recorded = set()
     for path in run_dir.rglob("*"):
         if path.is_file() and ".emulator" not in path.parts:
@@ -86,12 +99,26 @@ def trial(root: Path, delay: float, env_base: dict[str, str]) -> dict[str, int]:
                 if path.parent.name == "metadata":
                     recorded.add(data["batch_id"])
     counts["lost_results"] += len({job.id for job in jobs} - recorded)  # a paid job with no local record
-    for sid, texts in STATEMENTS.items():
+    for sid, texts in statements.items():
         path = run_dir / "results" / f"{sid}.json"
         records = json.loads(path.read_text()) if path.exists() else []
-        ok = {r["original_index"] for r in records if r["outcome"] == "succeeded"}
+        ok = {r["original_index"] for r in records if r["outcome"] == "succeeded" and _whole(r, texts)}
         counts["lost_results"] += len(set(range(len(texts))) - ok)
     return counts
+
+
+def _whole(record: dict[str, object], items: list[object]) -> bool:
+    """A string's record is whole when it succeeded; a conversation's when every turn is there, each answer in the
+    transcript right after the user turn it answered."""
+    item = items[record["original_index"]]  # type: ignore[index]
+    if not isinstance(item, dict):
+        return True
+    turns = record.get("turns") or []
+    conversation = record.get("conversation") or []
+    expected = [message for turn, answer in zip(item["turns"], turns, strict=False)  # type: ignore[arg-type]
+                for message in ({"role": "user", "content": turn},
+                                {"role": "assistant", "content": answer["output_text"]})]
+    return len(turns) == len(item["turns"]) and conversation == expected  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -100,6 +127,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--min-delay", type=float, default=0.3, help="earliest kill, seconds after start")
     parser.add_argument("--max-delay", type=float, default=4.0, help="latest kill, seconds after start")
+    parser.add_argument("--conversations", action="store_true", help="inputs mixing strings and 2-3 turn scripts")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     env = dict(os.environ, OPENAI_API_KEY="sk-crash-trial-key", NO_PROXY="127.0.0.1,localhost",
@@ -109,7 +137,7 @@ def main() -> None:
     for number in range(1, args.trials + 1):
         delay = rng.uniform(args.min_delay, args.max_delay)
         with tempfile.TemporaryDirectory(prefix="speceval-crash-") as tmp:
-            counts = trial(Path(tmp), delay, env)
+            counts = trial(Path(tmp), delay, env, args.conversations)
         for key, value in counts.items():
             totals[key] += value
         flag = "" if not any(counts.values()) else f"  <-- {counts}"

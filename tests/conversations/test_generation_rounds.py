@@ -293,3 +293,37 @@ def test_anthropic_server_written_from_the_docs_gets_assistant_turns_with_the_ea
     record = results(only_run_dir(tmp_path / "out"))["alpha"][1]
     assert [m["role"] for m in record["conversation"]] == ["user", "assistant"] * 3
     assert record["conversation"][1]["content"] == a1
+
+
+@pytest.mark.slow
+def test_realtime_sigkill_in_round_two_then_resume_resends_no_finished_turn(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    inputs = write_items(tmp_path / "in", SCRIPTS)
+    round_one = sum(1 for items in SCRIPTS.values() for _ in items)
+
+    def slow(body: dict[str, Any]) -> str:
+        time.sleep(0.3)
+        return answer(body)
+
+    with IndependentOpenAIServer(answer=slow) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        child = start_generation([*args(spec, inputs, tmp_path / "out"), "--realtime", "--max-concurrency", "1"], env)
+        deadline = time.monotonic() + 60
+        while len(server.chat_requests) < round_one + 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        run_dir = only_run_dir(tmp_path / "out")
+        assert (run_dir / "rounds" / "2" / "round.json").is_file()
+        resumed = run_generation(["--resume", str(run_dir)], env)
+        assert resumed.returncode == 0, resumed.stderr
+        sent = [json.dumps(body["messages"]) for body in server.chat_requests]
+    expected = [json.dumps(request) for items in SCRIPTS.values() for item in items
+                for request in expected_requests(item)]
+    assert sorted(set(sent)) == sorted(expected)  # every turn sent, each with the right transcript
+    repeated = [request for request in expected if sent.count(request) > 1]
+    assert all(json.loads(request)[-1]["role"] == "user" and len(json.loads(request)) > 1 for request in repeated)
+    assert len(repeated) <= 1  # at most the one call in flight at the kill (a realtime call is not adopted)
+    got = results(run_dir)
+    assert all(len(got[s]) == len(items) and all(r["outcome"] == "succeeded" for r in got[s])
+               for s, items in SCRIPTS.items())
