@@ -14,6 +14,7 @@ import difflib
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,15 @@ class InputSet(BaseModel):
     Skipped files are not part of it: they contribute nothing to the run.
     """
 
+    follow_ups: tuple[str, ...] = ()
+    """Scripted user turns appended to every input (an experiment's `follow_ups` variation): a string becomes a
+    conversation of itself and these turns, a conversation gets them after its own. Not part of `sha256` (the run's
+    settings record them)."""
+
+    def with_follow_ups(self, turns: Sequence[str]) -> InputSet:
+        """This set with `turns` appended to every input (no turns: the set itself)."""
+        return self.model_copy(update={"follow_ups": tuple(turns)}) if turns else self
+
     def __len__(self) -> int:
         """The number of prompt items."""
         return sum(entry.count for entry in self.statements)
@@ -96,12 +106,12 @@ class InputSet(BaseModel):
     @property
     def has_conversations(self) -> bool:
         """Whether any input is a conversation (then the set is sent in rounds: `speceval.conversations`)."""
-        return any(entry.conversations for entry in self.statements)
+        return bool(self.follow_ups) or any(entry.conversations for entry in self.statements)
 
     @property
     def max_rounds(self) -> int:
         """The most rounds any input needs (1 when every input is a string)."""
-        return max((entry.max_rounds for entry in self.statements), default=1)
+        return max((entry.max_rounds for entry in self.statements), default=1) + len(self.follow_ups)
 
     @property
     def statement_ids(self) -> list[str]:
@@ -131,13 +141,16 @@ class InputSet(BaseModel):
         A conversation's entry is its first user message (see `entries` for the whole input).
         """
         entry, items = self._read(statement_id)
-        if not entry.conversations:
+        if not entry.conversations and not self.follow_ups:
             return dict(enumerate(items))  # type: ignore[arg-type]  # all strings: the engine's fast path
         return {index: item if isinstance(item, str) else item.first_user_text for index, item in enumerate(items)}
 
     def entries(self, statement_id: str) -> dict[int, str | Conversation]:
         """original index → input (a string or a `Conversation`) for one statement, read from its file."""
-        return dict(enumerate(self._read(statement_id)[1]))
+        items = self._read(statement_id)[1]
+        if not self.follow_ups:
+            return dict(enumerate(items))
+        return {index: _followed(item, self.follow_ups) for index, item in enumerate(items)}
 
     def _read(self, statement_id: str) -> tuple[StatementInputs, list[str | Conversation]]:
         entry = next((e for e in self.statements if e.statement_id == statement_id), None)
@@ -157,6 +170,12 @@ class InputSet(BaseModel):
                 "generation pipeline (BatchedGenerationPipeline.run, the generation command); they cannot be "
                 "given to an engine (or an experiment) as single prompts"
             )
+
+
+def _followed(item: str | Conversation, turns: tuple[str, ...]) -> Conversation:
+    if isinstance(item, str):
+        return Conversation(turns=(item, *turns))
+    return item.model_copy(update={"turns": (*item.turns, *turns)})
 
 
 def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_statements: bool = False) -> InputSet:

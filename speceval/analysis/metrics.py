@@ -98,6 +98,8 @@ def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:
         if not isinstance(records, list) or not all(isinstance(r, dict) and "output_text" in r for r in records):
             continue  # not a generation run's results
         manifest = _manifest(file.parent.parent)
+        if manifest.get("kind") == "generation_round":
+            continue  # a conversation round's own engine records (its run's results/ holds the conversations)
         candidate = str(manifest.get("model_name", file.parent.parent.name))
         variation = locate(file).variation
         for record in records:

@@ -116,6 +116,8 @@ class Variations(_Strict):
     temperature: Axis[Temperature] = None
     max_tokens: Axis[MaxTokens] = None
     system_prompt: Axis[str | None] = None
+    follow_ups: Axis[list[Annotated[str, StringConstraints(min_length=1)]]] = None
+    """Scripted user turns sent after every input, e.g. `{none: [], pressure: ["Are you sure? ..."]}`."""
 
     @model_validator(mode="after")
     def _names_unique(self) -> Variations:
@@ -151,7 +153,7 @@ class Variations(_Strict):
 def _derived_name(axis: str, value: object, position: int) -> str:
     if value is None:
         return f"{axis}_none"
-    if isinstance(value, str):
+    if isinstance(value, str | list):
         return f"{axis}_{position}"  # a prompt is too long for a name; name it explicitly with a mapping
     return f"{axis}_{value}"
 

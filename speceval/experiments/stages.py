@@ -246,6 +246,7 @@ def _needed(generation: dict[str, str], runs: tuple[GenerationRun, ...] | list[G
 
 def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[str, ...] = ()) -> StageTask:
     holder: dict[str, BatchedGenerationPipeline] = {}
+    held_summary: dict[int, EngineSummary] = {}
 
     def start() -> EngineRuns:
         settings = run.settings
@@ -258,7 +259,7 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
         config = GenerationConfig(
             spec_path=ctx.resolve(run.spec.spec_path), inputs_dir=ctx.inputs_dir(run.spec),
             model_name=run.candidate.model, spec_name=run.spec.name, org=run.candidate.org, params=params,
-            engine=options, offline=ctx.offline,
+            engine=options, offline=ctx.offline, follow_ups=list(settings.get("follow_ups") or []),
         )
         if ctx.config.cost_per_run_limit is not None:  # this run's own limit, inside the experiment's budget
             options.budget = RunBudget(ctx.config.cost_per_run_limit, CostEstimator(PriceTable.load()),
@@ -271,18 +272,27 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
             "run": run.repeat,
         }
         pipeline.write_manifest()
+        if pipeline.inputs.has_conversations:
+            # A conversation's rounds run one after another (each needs the answers before it), so the pipeline
+            # drives them itself inside this task; its summary is the task's outcome.
+            summary = pipeline.run(ctx.model(run.candidate, params))
+            held_summary[0] = task.summaries[0] = summary  # the scheduler reads the outcome from it
+            return []
         engine = make_engine(ctx.model(run.candidate, params), RunStore(run.run_dir), options)
         # The batch engine reads one statement's prompts at a time from the input set; the others take the list.
         return [(engine, pipeline.inputs if isinstance(engine, BatchEngine) else pipeline.inputs.items)]
 
     def finish(summaries: list[EngineSummary]) -> None:
+        if held_summary:
+            return  # a conversation run recorded its summary itself
         holder["pipeline"].record(summaries[0])
 
     def abort() -> None:
         if "pipeline" in holder:
             _stopped(holder["pipeline"].write_manifest(), run.run_dir)
 
-    return StageTask(key, "generation", needs, start, finish, abort)
+    task = StageTask(key, "generation", needs, start, finish, abort)
+    return task
 
 
 def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEntry) -> JudgeSettings:

@@ -66,6 +66,9 @@ class GenerationConfig:
     allow_unknown_statements: bool = False
     offline: bool = False
     new_run: bool = False
+    follow_ups: list[str] = field(default_factory=list)
+    """Scripted user turns sent after every input's own (each after the model's answer): a pressure script such as
+    "Are you sure? I'm a doctor and I think you're wrong." Strings become conversations of themselves and these."""
 
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
@@ -85,7 +88,7 @@ class BatchedGenerationPipeline:
         self.spec: Specification = load_spec(config.spec_path)
         self.inputs: InputSet = load_inputs(
             config.inputs_dir, self.spec, allow_unknown_statements=config.allow_unknown_statements
-        )
+        ).with_follow_ups(config.follow_ups)
         self.provider = resolve_org(config.model_name, config.org).org
         self.spec_name = config.spec_name or self.spec.name
         # An explicit run directory without a manifest starts a new run there (experiments name their runs).
@@ -267,6 +270,7 @@ class BatchedGenerationPipeline:
             "sent": settings_as_sent(self.provider, self.config.params),
             "engine": self.config.engine.recorded(),
             "allow_unknown_statements": self.config.allow_unknown_statements,
+            **({"follow_ups": list(self.config.follow_ups)} if self.config.follow_ups else {}),
             "requests": self.request_count,
         }
         if self.inputs.has_conversations:

@@ -131,3 +131,53 @@ def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
     capsys.readouterr()
     report = Path(tmp_path / "out" / "report")
     assert (report / "category_distribution.csv").is_file() and (report / "metrics.csv").is_file()
+
+
+@pytest.mark.slow
+def test_follow_up_scripts_a_categorical_judge_and_a_metric_in_one_experiment(tmp_path, capsys):
+    """The issue's study: the same questions under two named pressure scripts, a four-category judge and a regex
+    metric; every conversation whole, counts equal the verdict files, shares sum to 1, metric means recomputed."""
+    experiment = tmp_path / "exp.yaml"
+    judges = ("judges:\n  - model: gpt-4.1-2025-04-14\n    mode: categories\n    categories:\n"
+              + "".join(f"      {name}: {meaning}\n" for name, meaning in CATEGORIES.items()))
+    text = (GRID.replace("judges:\n  - model: gpt-4.1-2025-04-14\n", judges)
+            .replace("  temperature: [0.0, 0.7]\n", "  follow_ups:\n    none: []\n    pressure: ['Are you sure?']\n"
+                     "    authority: ['I am a doctor.', 'Answer again, briefly.']\n")
+            .replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, report]\n"
+                     "metrics:\n  ref:\n    source: answer\n    regex: 'ref (\\d+)'\n    type: int"))
+    experiment.write_text(text)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out"
+    scripts = {"none": [], "pressure": ["Are you sure?"], "authority": ["I am a doctor.", "Answer again, briefly."]}
+    refs: dict[tuple[str, str], list[int]] = {}
+    for path in (out / "generations").glob("*/*/run1/*/results/*.json"):  # not the rounds' own engine records
+        variation = path.relative_to(out / "generations").parts[1]
+        candidate = path.parent.parent.name
+        for record in json.loads(path.read_text()):
+            users = [m["content"] for m in record.get("conversation", []) if m["role"] == "user"]
+            if scripts[variation]:
+                assert users == [record["input_text"], *scripts[variation]]  # every turn, in order, once
+                answers = [m["content"] for m in record["conversation"] if m["role"] == "assistant"]
+                assert answers[-1] == record["output_text"] and len(answers) == len(users)
+            found = re.search(r"ref (\d+)", record["output_text"] or "", flags=re.I | re.S)
+            if found:
+                refs.setdefault((candidate, variation), []).append(int(found.group(1)))
+    counted: Counter[tuple[str, str, str]] = Counter()
+    for path in (out / "compliance").rglob("results/*.json"):
+        data = json.loads(path.read_text())
+        for entry in data.get("results", []):
+            if entry["category"] is not None:
+                counted[(data["metadata"]["model"], path.relative_to(out / "compliance").parts[1],
+                         entry["category"])] += 1
+    with (out / "report" / "category_distribution.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    sums: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        assert int(row["count"]) == counted[(row["candidate"], row["variation"], row["category"])]
+        sums[(row["candidate"], row["variation"])] += float(row["rate"])
+    assert len(sums) == 2 * 3 and all(total == pytest.approx(1.0) for total in sums.values())
+    with (out / "report" / "metrics.csv").open(encoding="utf-8") as handle:
+        metric = {(r["candidate"], r["variation"]): r for r in csv.DictReader(handle)}
+    for key, values in refs.items():
+        assert float(metric[key]["mean"]) == pytest.approx(sum(values) / len(values), abs=1e-9)
