@@ -75,49 +75,6 @@ def test_categories_needs_categories_and_only_it_takes_them(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_experiments_category_distribution_equals_its_verdict_files(tmp_path, capsys):
-    experiment = tmp_path / "exp.yaml"
-    judges = ("judges:\n  - model: gpt-4.1-2025-04-14\n    mode: categories\n    categories:\n"
-              + "".join(f"      {name}: {meaning}\n" for name, meaning in CATEGORIES.items())
-              + "  - model: gpt-4.1-mini-2025-04-14\n    mode: categories\n    categories:\n"
-              + "".join(f"      {name}: {meaning}\n" for name, meaning in CATEGORIES.items()))
-    text = GRID.replace("judges:\n  - model: gpt-4.1-2025-04-14\n", judges).replace(
-        "runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, report]")
-    experiment.write_text(text)
-    assert speceval_main(["run", str(experiment), "--offline"]) == 0
-    capsys.readouterr()
-    out = tmp_path / "out"
-    counted: Counter[tuple[str, str, str, str]] = Counter()
-    judged: Counter[tuple[str, str, str]] = Counter()
-    for path in (out / "compliance").rglob("results/*.json"):
-        data = json.loads(path.read_text())
-        variation = path.relative_to(out / "compliance").parts[1]
-        for entry in data["results"]:
-            if entry["category"] is not None:
-                key = (data["metadata"]["judge"], data["metadata"]["model"], variation)
-                counted[(*key, entry["category"])] += 1
-                judged[key] += 1
-    with (out / "report" / "category_distribution.csv").open(encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    assert rows and all(r["data"] == "synthetic" for r in rows)
-    sums: Counter[tuple[str, str, str]] = Counter()
-    for row in rows:
-        key = (row["judge"], row["candidate"], row["variation"])
-        assert int(row["count"]) == counted[(*key, row["category"])]
-        assert int(row["judged"]) == judged[key]
-        sums[key] += float(row["rate"])
-        assert float(row["ci_low"]) <= float(row["rate"]) <= float(row["ci_high"])
-    assert all(total == pytest.approx(1.0) for total in sums.values()) and len(sums) == 2 * 2 * 2
-    # Categorical verdicts never enter compliance rates.
-    with (out / "report" / "variation_statistics.csv").open(encoding="utf-8") as handle:
-        assert not list(csv.DictReader(handle))
-    summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
-    assert "## Categories" in summary and "total_honesty" in summary
-    page = (out / "report" / "report.html").read_text(encoding="utf-8")
-    assert 'id="categories"' in page and (out / "report" / "category_agreement.csv").is_file()
-
-
-@pytest.mark.slow
 def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
     from pathlib import Path
 
@@ -139,6 +96,8 @@ def test_follow_up_scripts_a_categorical_judge_and_a_metric_in_one_experiment(tm
     metric; every conversation whole, counts equal the verdict files, shares sum to 1, metric means recomputed."""
     experiment = tmp_path / "exp.yaml"
     judges = ("judges:\n  - model: gpt-4.1-2025-04-14\n    mode: categories\n    categories:\n"
+              + "".join(f"      {name}: {meaning}\n" for name, meaning in CATEGORIES.items())
+              + "  - model: gpt-4.1-mini-2025-04-14\n    mode: categories\n    categories:\n"
               + "".join(f"      {name}: {meaning}\n" for name, meaning in CATEGORIES.items()))
     text = (GRID.replace("judges:\n  - model: gpt-4.1-2025-04-14\n", judges)
             .replace("  temperature: [0.0, 0.7]\n", "  follow_ups:\n    none: []\n    pressure: ['Are you sure?']\n"
@@ -163,20 +122,29 @@ def test_follow_up_scripts_a_categorical_judge_and_a_metric_in_one_experiment(tm
             found = re.search(r"ref (\d+)", record["output_text"] or "", flags=re.I | re.S)
             if found:
                 refs.setdefault((candidate, variation), []).append(int(found.group(1)))
-    counted: Counter[tuple[str, str, str]] = Counter()
+    counted: Counter[tuple[str, str, str, str]] = Counter()
     for path in (out / "compliance").rglob("results/*.json"):
         data = json.loads(path.read_text())
         for entry in data.get("results", []):
             if entry["category"] is not None:
-                counted[(data["metadata"]["model"], path.relative_to(out / "compliance").parts[1],
-                         entry["category"])] += 1
+                counted[(data["metadata"]["judge"], data["metadata"]["model"],
+                         path.relative_to(out / "compliance").parts[1], entry["category"])] += 1
     with (out / "report" / "category_distribution.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    sums: Counter[tuple[str, str]] = Counter()
+    assert rows and all(r["data"] == "synthetic" for r in rows)
+    sums: Counter[tuple[str, str, str]] = Counter()
     for row in rows:
-        assert int(row["count"]) == counted[(row["candidate"], row["variation"], row["category"])]
-        sums[(row["candidate"], row["variation"])] += float(row["rate"])
-    assert len(sums) == 2 * 3 and all(total == pytest.approx(1.0) for total in sums.values())
+        assert int(row["count"]) == counted[(row["judge"], row["candidate"], row["variation"], row["category"])]
+        assert float(row["ci_low"]) <= float(row["rate"]) <= float(row["ci_high"])
+        sums[(row["judge"], row["candidate"], row["variation"])] += float(row["rate"])
+    assert len(sums) == 2 * 2 * 3 and all(total == pytest.approx(1.0) for total in sums.values())
+    # Categorical verdicts never enter compliance rates; two categorical judges are compared (nominal kappa).
+    with (out / "report" / "variation_statistics.csv").open(encoding="utf-8") as handle:
+        assert not list(csv.DictReader(handle))
+    assert (out / "report" / "category_agreement.csv").is_file()
+    summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "## Categories" in summary and "total_honesty" in summary
+    assert 'id="categories"' in (out / "report" / "report.html").read_text(encoding="utf-8")
     with (out / "report" / "metrics.csv").open(encoding="utf-8") as handle:
         metric = {(r["candidate"], r["variation"]): r for r in csv.DictReader(handle)}
     for key, values in refs.items():

@@ -174,8 +174,9 @@ def _jobs(server: IndependentOpenAIServer) -> int:
 
 
 # Round 2 (the case issue #24 names) in the inner loop; rounds 1 and 3 with the slow tests.
-@pytest.mark.parametrize("round_in_flight", [2, pytest.param(1, marks=pytest.mark.slow),
-                                             pytest.param(3, marks=pytest.mark.slow)])
+# Round 2 in flight is the issue's case; kills in rounds 1 and 3 (and at random moments) are what
+# `benchmarks/crash_trials.py --conversations` runs, outside the suite's five minutes.
+@pytest.mark.parametrize("round_in_flight", [2])
 def test_sigkill_after_a_rounds_job_exists_then_resume_completes(tmp_path: Path, round_in_flight: int) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
     inputs = write_items(tmp_path / "in", SCRIPTS)
