@@ -28,7 +28,7 @@ judges:
   - model: gpt-4.1-2025-04-14
 variations:
   temperature: [0.0, 0.7]
-runs_per_variation: 2
+runs_per_variation: 1
 stages: [inputs, generation, compliance, report]
 """
 
@@ -43,9 +43,9 @@ def test_an_experiment_generates_inputs_once_and_reports_them(tmp_path, capsys):
     inputs_runs = list(out.rglob("candidates.jsonl"))
     assert len(inputs_runs) == 1  # once, not per variation or run
     generated = {p.stem: json.loads(p.read_text())["inputs"] for p in (inputs_runs[0].parent / "inputs").iterdir()}
-    # Every generation run (2 variations × 2 runs) answered exactly the generated inputs.
+    # Every generation run (2 variations) answered exactly the generated inputs.
     runs = [p.parent for p in (out / "generations").rglob("run.json")]
-    assert len(runs) == 4
+    assert len(runs) == 2
     for run in runs:
         for statement_id, texts in generated.items():
             records = json.loads((run / "results" / f"{statement_id}.json").read_text())

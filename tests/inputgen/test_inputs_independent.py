@@ -97,8 +97,8 @@ def _rating_of(text: str) -> int:
 @pytest.fixture
 def servers():
     generator, rater = Generator(), Rater()
-    with IndependentOpenAIServer(answer=generator, turnaround=0.3) as openai_server, \
-            IndependentAnthropicServer(answer=rater, turnaround=0.3) as anthropic_server:
+    with IndependentOpenAIServer(answer=generator, turnaround=0.1) as openai_server, \
+            IndependentAnthropicServer(answer=rater, turnaround=0.1) as anthropic_server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=openai_server.base_url, ANTHROPIC_API_KEY=TEST_KEY,
                       ANTHROPIC_BASE_URL=anthropic_server.base_url)
         yield env, openai_server, anthropic_server, generator, rater
