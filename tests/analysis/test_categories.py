@@ -82,7 +82,8 @@ def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
 
     source = REPO / "batched_examples" / "configs" / "honesty_strategies.yaml"
     text = source.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
-        f"output_dir: {REPO}/demo/honesty_strategies", f"output_dir: {tmp_path / 'out'}")
+        f"output_dir: {REPO}/demo/honesty_strategies", f"output_dir: {tmp_path / 'out'}").replace(
+        "runs_per_variation: 2", "runs_per_variation: 1")  # the file as shipped, one run per variation
     (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
     assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 0
     capsys.readouterr()

@@ -121,7 +121,8 @@ def test_an_experiment_judges_the_examples_once_per_judge_across_variations_and_
     from tests.experiments.test_experiments import GRID
 
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(GRID + "min_canary_accuracy: 0.5\n")
+    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1\n"
+                                       "stages: [generation, compliance, report]") + "min_canary_accuracy: 0.5\n")
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     capsys.readouterr()
     canary_runs = sorted((tmp_path / "out").rglob("_canaries/*/run.json"))
