@@ -9,6 +9,7 @@ import importlib.metadata
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,23 @@ class RunManifest(BaseModel):
         """Write `run.json` atomically."""
         self.updated_at = utcnow()
         atomic_write_json(Path(run_dir) / MANIFEST_NAME, self)
+
+
+def run_recorded(directory: Path, manifest: RunManifest, run: Callable[[], EngineSummary]) -> EngineSummary:
+    """Run one engine directory's work with its `run.json` saying so: `running` before, `stopped` if `run` raises
+    (the state on disk is resumable), else `finished` or `stopped` with the engine's totals."""
+    manifest.status = "running"
+    manifest.save(directory)
+    try:
+        summary = run()
+    except BaseException:
+        manifest.status = "stopped"
+        manifest.save(directory)
+        raise
+    manifest.status = "finished" if summary.finished else "stopped"
+    manifest.totals = summary
+    manifest.save(directory)
+    return summary
 
 
 def current_command() -> list[str]:

@@ -144,8 +144,12 @@ def _transcript(record: dict[str, Any]) -> str | None:
 
 
 def _manifest(run_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The run's `run.json` ({} for a results folder without one, e.g. copied); an unreadable one is an error."""
+    path = run_dir / "run.json"
+    if not path.is_file():
         return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"not a readable run manifest: {exc}") from None
     return data if isinstance(data, dict) else {}

@@ -28,7 +28,7 @@ from speceval.conversations.rounds import (
     round_store,
 )
 from speceval.inputs import InputSet
-from speceval.manifest import MANIFEST_NAME, RunManifest
+from speceval.manifest import MANIFEST_NAME, RunManifest, run_recorded
 from speceval.realtime.engine import RealtimeEngine
 from speceval.realtime.model import RealtimeModel
 
@@ -121,24 +121,16 @@ class ConversationRun:
 
     def _run_round(self, model: BatchedModel | RealtimeModel, record: RoundRecord) -> EngineSummary:
         directory = round_dir(self.run_dir, record.round)
-        manifest = self._round_manifest(record)
-        manifest.save(directory)
         source = RoundSource(self.inputs, self.run_dir, record)
         store = round_store(self.run_dir, record.round)
-        try:
+
+        def run() -> EngineSummary:
             if isinstance(model, BatchedModel):
-                summary = BatchEngine(model, store, self.options, self.observer).run(source)
-            else:
-                # Realtime: a round's conversations are called concurrently, each conversation's turns in order.
-                summary = RealtimeEngine(model, store, self.options, self.observer).run(source.items())
-        except BaseException:
-            manifest.status = "stopped"
-            manifest.save(directory)
-            raise
-        manifest.status = "finished" if summary.finished else "stopped"
-        manifest.totals = summary
-        manifest.save(directory)
-        return summary
+                return BatchEngine(model, store, self.options, self.observer).run(source)
+            # Realtime: a round's conversations are called concurrently, each conversation's turns in order.
+            return RealtimeEngine(model, store, self.options, self.observer).run(source.items())
+
+        return run_recorded(directory, self._round_manifest(record), run)
 
     def _closed_summary(self, number: int) -> EngineSummary:
         records = round_store(self.run_dir, number).load_records()

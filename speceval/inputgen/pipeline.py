@@ -47,7 +47,14 @@ from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLAT
 from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate, InputsFile, InputsMetadata
 from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
 from speceval.inputs import PromptItem
-from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
+from speceval.manifest import (
+    MANIFEST_NAME,
+    RunManifest,
+    current_command,
+    git_commit,
+    run_recorded,
+    software_versions,
+)
 from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.models import use_model
@@ -293,7 +300,6 @@ class BatchedInputGenerationPipeline:
         org = self.generator_org if is_generator else self.rater_org
         if (directory / MANIFEST_NAME).is_file():
             manifest = RunManifest.load(directory)
-            manifest.status = "running"
         else:
             manifest = RunManifest(
                 kind=STAGE_KIND, command=current_command(), spec_name=self.spec_name,
@@ -304,18 +310,8 @@ class BatchedInputGenerationPipeline:
                             "round": number, "template": GENERATOR_TEMPLATE if is_generator else RATER_TEMPLATE,
                             "requests": len(items), "engine": self.config.engine.recorded()},
                 versions=software_versions(), git_commit=git_commit())
-        manifest.save(directory)
         engine = make_engine(model, self._stage_store(number, stage), self.config.engine)
-        try:
-            summary = engine.run(items)
-        except BaseException:
-            manifest.status = "stopped"
-            manifest.save(directory)
-            raise
-        manifest.status = "finished" if summary.finished else "stopped"
-        manifest.totals = summary
-        manifest.save(directory)
-        return summary
+        return run_recorded(directory, manifest, lambda: engine.run(items))
 
     # -- run directory ------------------------------------------------------------------------------------
 
