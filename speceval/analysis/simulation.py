@@ -11,12 +11,16 @@ experiment, and the truth is the mean over statements too.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from speceval.analysis.categories import MODE as CATEGORIES_MODE
+from speceval.analysis.categories import category_differences, category_distribution
 from speceval.analysis.clustered import paired_difference, rate_interval
+from speceval.analysis.load import ComplianceRow
 from speceval.analysis.stats import wilson_interval
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(80)
@@ -123,3 +127,91 @@ def coverage(design: Design, interval: Interval, truth: float, draws: int, seed:
         found = interval(draw(design, rng))
         hits += found is not None and found[0] <= truth <= found[1]
     return hits / draws
+
+
+# Categorical judges: the same design with K categories instead of compliant / not. Variation v answers input i of
+# statement s with category k with probability softmax_k(b[v, s, k] + u_ik + w_vik): u shared by the variations (the
+# same input under two follow-up scripts), w the variation's own; every run redraws the category. The report's
+# shares and their differences (speceval/analysis/categories.py) are computed from rows built from each draw, so the
+# coverage measured is that of the code path the report runs.
+
+_CATEGORY_TRUTH_DRAWS = 200_000
+
+
+@dataclass(frozen=True)
+class CategoryDesign:
+    logits: tuple[tuple[tuple[float, ...], ...], ...]  # [variation][statement][category]
+    inputs_per_statement: int
+    runs: int
+    input_sd: float = 1.0
+    variation_sd: float = 0.5
+
+    @property
+    def categories(self) -> list[str]:
+        return [f"c{k}" for k in range(len(self.logits[0][0]))]
+
+    @functools.cache  # noqa: B019 - a frozen design and two ints; 1.2 M normal draws per call
+    def truth(self, variation: int, category: int) -> float:
+        """The variation's expected share of the category over inputs (mean over the fixed statements), by Monte
+        Carlo with a fixed seed (standard error < 0.0012 per statement)."""
+        rng = np.random.default_rng(0)
+        shares = []
+        for logits in self.logits[variation]:
+            spread = np.sqrt(self.input_sd**2 + self.variation_sd**2)
+            z = np.asarray(logits)[None, :] + rng.normal(0, spread, (_CATEGORY_TRUTH_DRAWS, len(logits)))
+            p = np.exp(z - z.max(axis=1, keepdims=True))
+            shares.append(float((p[:, category] / p.sum(axis=1)).mean()))
+        return float(np.mean(shares))
+
+
+@dataclass
+class CategoryExperiment:
+    """One draw: categories[v, s, i, r] (category index)."""
+
+    categories: np.ndarray
+
+    def rows(self) -> list[ComplianceRow]:
+        """The draw as the report reads it: one categorical verdict row per (variation, statement, input, run)."""
+        variations, statements, inputs, runs = self.categories.shape
+        return [ComplianceRow.model_construct(
+            spec="sim", variation=f"v{v}", run=r + 1, judge="judge", model="candidate", statement_id=f"s{s}",
+            mode=CATEGORIES_MODE, input=f"input {s}.{i}", output="", outcome="judged", compliant=None,
+            category=f"c{self.categories[v, s, i, r]}")
+            for v in range(variations) for s in range(statements) for i in range(inputs) for r in range(runs)]
+
+
+def draw_categories(design: CategoryDesign, rng: np.random.Generator) -> CategoryExperiment:
+    logits = np.asarray(design.logits, dtype=float)  # [v, s, k]
+    variations, statements, k = logits.shape
+    shared = rng.normal(0, design.input_sd, (statements, design.inputs_per_statement, k))
+    own = rng.normal(0, design.variation_sd, (variations, statements, design.inputs_per_statement, k))
+    z = logits[:, :, None, :] + shared[None] + own
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    cumulative = p.cumsum(axis=-1)[..., None, :]  # [v, s, i, 1, k]
+    u = rng.random((variations, statements, design.inputs_per_statement, design.runs, 1))
+    return CategoryExperiment(np.minimum((u > cumulative).sum(axis=-1), k - 1))
+
+
+def category_coverage(design: CategoryDesign, draws: int, seed: int) -> dict[str, float]:
+    """Share of `draws` synthetic categorical experiments in which the report's interval contains the truth, for
+    every category's share of every variation (`share v<v> c<k>`, category_distribution.csv) and for the paired
+    difference of every category between the first two variations (`difference v0-v1 c<k>`,
+    category_differences.csv). Each draw is read by the report's own functions once."""
+    truths = {(v, k): design.truth(v, k) for v in range(len(design.logits)) for k in range(len(design.categories))}
+    rng = np.random.default_rng(seed)
+    hits: dict[str, int] = {}
+    for _ in range(draws):
+        rows = draw_categories(design, rng).rows()
+        for share in category_distribution(rows):
+            v, k = int(share.variation[1:]), int(share.category[1:])
+            _hit(hits, f"share v{v} c{k}", share.ci_low, share.ci_high, truths[(v, k)])
+        for found in category_differences(rows):
+            a, b, k = int(found.a[1:]), int(found.b[1:]), int(found.category[1:])
+            if (a, b) == (0, 1):
+                _hit(hits, f"difference v0-v1 c{k}", found.ci_low, found.ci_high, truths[(0, k)] - truths[(1, k)])
+    return {name: count / draws for name, count in sorted(hits.items())}
+
+
+def _hit(hits: dict[str, int], name: str, low: float | None, high: float | None, truth: float) -> None:
+    hits[name] = hits.get(name, 0) + (low is not None and high is not None and low <= truth <= high)

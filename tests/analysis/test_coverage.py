@@ -7,7 +7,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speceval.analysis.simulation import Design, by_statement, coverage, expected_rate, naive, paired, pooled
+from speceval.analysis.simulation import (
+    CategoryDesign,
+    Design,
+    by_statement,
+    category_coverage,
+    coverage,
+    draw_categories,
+    expected_rate,
+    naive,
+    paired,
+    pooled,
+)
 
 DRAWS = 500
 _rng = np.random.default_rng(7)
@@ -40,3 +51,32 @@ def test_report_intervals_cover_the_truth_95_percent_of_the_time(name, design, i
 
 def test_treating_repeated_runs_as_independent_undercovers():
     assert coverage(REPEATED, naive(0), REPEATED.truth(0), DRAWS, seed=11) < 0.9
+
+
+def _category_design() -> CategoryDesign:
+    """Four categories over 6 fixed statements × 8 inputs × 3 runs, two variations (the second shifted towards
+    category 1, as a pressure script would shift answers), category 3 rare (≈ 1.4% of answers)."""
+    rng = np.random.default_rng(5)
+    base = [(*(float(x) for x in rng.uniform(-1, 1, 3)), -3.5) for _ in range(6)]
+    shifted = [(b[0], b[1] + 0.8, b[2], b[3]) for b in base]
+    return CategoryDesign(logits=(tuple(base), tuple(shifted)), inputs_per_statement=8, runs=3)
+
+
+@pytest.mark.slow
+def test_category_shares_and_their_differences_cover_the_truth():
+    design = _category_design()
+    assert design.truth(0, 3) < 0.02  # an extreme rate is among those checked
+    found = category_coverage(design, draws=300, seed=11)
+    assert len(found) == 12  # 2 variations × 4 shares, 4 differences
+    # Each share is a binomial estimate over 300 draws (SE ≈ 1.3 points): each within 3 SE of 95%, and their mean
+    # within 1 point (benchmarks/interval_coverage.py --categories runs 4,000 draws).
+    assert all(0.91 <= share <= 0.99 for share in found.values()), found
+    assert 0.94 <= float(np.mean(list(found.values()))) <= 0.96, found
+
+
+def test_category_truth_is_the_share_of_many_draws():
+    design = _category_design()
+    assert sum(design.truth(0, k) for k in range(4)) == pytest.approx(1.0, abs=1e-9)
+    draws = [draw_categories(design, np.random.default_rng(seed)).categories for seed in range(60)]
+    shares = np.mean([(d[1] == 1).mean() for d in draws])
+    assert shares == pytest.approx(design.truth(1, 1), abs=0.01)
