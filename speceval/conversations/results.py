@@ -125,7 +125,8 @@ def assemble(inputs: InputSet, run_dir: Path, rounds: list[RoundRecord],
             rows: list[ResultRow] = []
             user = UserTurns() if simulated is not None else None
             for number, rows_of_round in enumerate(by_round, start=1):
-                if user is not None and index in asking[number - 1] and index in users[number - 1]:
+                if simulated is not None and user is not None and index in asking[number - 1] \
+                        and index in users[number - 1]:
                     user_row = users[number - 1][index]
                     user.rows.append((number, user_row))
                     if index not in members[number - 1]:  # the user turn ended it (or the run was changed)

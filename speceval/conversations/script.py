@@ -42,7 +42,7 @@ class ChatMessage(BaseModel):
     @model_serializer(mode="wrap")
     def _without_author_unless_simulated(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Scripted conversations' records stay exactly as they were; only simulated turns say who wrote them.
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if data.get("author") is None:
             data.pop("author", None)
         return data

@@ -1,0 +1,65 @@
+"""The shipped Scenario Lab example (batched_examples/configs/scenario_lab.yaml) runs offline: a regulator as the
+simulated user, varied over two user models, questions the candidate companies; the regex metric is recomputed."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from speceval.cli.main import main as speceval_main
+from tests.conftest import REPO
+from tests.conversations.test_simulated_user import user_outputs_on_disk
+
+SOURCE = REPO / "batched_examples" / "configs" / "scenario_lab.yaml"
+
+
+@pytest.mark.slow
+def test_the_shipped_scenario_lab_runs_offline_with_two_user_models(tmp_path: Path, capsys) -> None:
+    text = SOURCE.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
+        f"output_dir: {REPO}/demo/scenario_lab", f"output_dir: {tmp_path / 'out'}").replace(
+        "max_turns: 4", "max_turns: 3")  # the file as shipped, one answer fewer per conversation
+    (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
+    assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 0
+    capsys.readouterr()
+    config = yaml.safe_load(text)
+    users = {f"company+{name}": value["model"] for name, value in config["variations"]["simulated_user"].items()}
+    assert len(set(users.values())) == 2  # the regulator's model is varied
+
+    pattern = re.compile(config["metrics"]["cooperation"]["regex"], re.I | re.S)
+    found: dict[tuple[str, str], int] = {}
+    answered: dict[tuple[str, str], int] = {}
+    ended = set()
+    runs = sorted((tmp_path / "out" / "generations").glob("*/*/run1/*/run.json"))
+    assert len(runs) == len(users) * len(config["candidates"])
+    for manifest_path in runs:
+        run_dir = manifest_path.parent
+        variation = run_dir.parent.parent.name.replace("%2B", "+")
+        manifest = json.loads(manifest_path.read_text())
+        assert manifest["parameters"]["simulated_user"]["model"] == users[variation]
+        for user_half in run_dir.glob("rounds/*/user/run.json"):  # the user model's own jobs, priced as its
+            assert json.loads(user_half.read_text())["model_name"] == users[variation]
+        on_disk = user_outputs_on_disk(run_dir, "do_not_lie")
+        for record in json.loads((run_dir / "results" / "do_not_lie.json").read_text()):
+            asked = [turn["output_text"] for turn in record["simulated_user_turns"]]
+            assert asked == on_disk.get(record["original_index"], [])
+            sent = [m["content"] for m in record["conversation"] if m.get("author") == "simulated_user"]
+            assert sent == (asked[:-1] if record["ended_by"] == "stop_word" else asked)
+            assert 1 <= len(record["turns"]) <= 3
+            ended.add(record["ended_by"])
+            key = (manifest["model_name"], variation)
+            answered[key] = answered.get(key, 0) + 1
+            transcript = "\n\n".join(m["content"] for m in record["conversation"] if m["role"] == "assistant")
+            found[key] = found.get(key, 0) + bool(pattern.search(transcript))
+    assert ended == {"stop_word", "max_turns"}
+    with (tmp_path / "out" / "report" / "metrics.csv").open(encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["metric"] == "cooperation"]
+    assert len(rows) == len(answered)
+    for row in rows:  # offline answers state no cooperation score: every one missing, never 0
+        key = (row["candidate"], row["variation"])
+        assert int(row["n"]) == found[key] and int(row["n"]) + int(row["missing"]) == answered[key]
+        assert row["data"] == "synthetic"
