@@ -34,7 +34,10 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.same_run import check_resume_flags, report_reused
+from speceval.batch.records import Usage
+from speceval.conversations.estimate import later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
+from speceval.costs import PriceTable
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
 from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
@@ -250,7 +253,26 @@ def _plan_only(pipeline: BatchedGenerationPipeline, resume_command: str) -> int:
 
 def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: Path | None, resume_command: str) -> int:
     show_dry_run(model, pipeline.plan_jobs(model), prices, resume_command)
+    if pipeline.inputs.has_conversations and pipeline.inputs.max_rounds > 1:
+        _show_later_rounds(pipeline, prices)
     return ExitCode.FINISHED
+
+
+def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None) -> None:
+    """Rounds 2.. are built from answers, so the dry run cannot write them: their cost at most, per model."""
+    config = pipeline.config
+    table = PriceTable.load(prices)
+    bounds = later_rounds(pipeline.inputs, config.model_name, config.params.max_tokens, config.simulated_user)
+    providers = {"candidate": pipeline.provider, "simulated user": pipeline.user_org if config.simulated_user else ""}
+    lines = []
+    for bound in bounds:
+        cost = table.cost(bound.model, providers[bound.role], Usage(input_tokens=bound.input_tokens,
+                                                                     output_tokens=bound.output_tokens))
+        shown = f"${cost:,.4f}" if cost is not None else "unknown (no price)"
+        lines.append(f"  {bound.role} {bound.model}: at most {bound.requests:,} request(s), {shown}")
+    console.print(f"Rounds 2-{pipeline.inputs.max_rounds} (not planned: each is built from the answers before it), "
+                  "upper bound: every conversation to its last round, every answer at max_tokens, every earlier "
+                  "answer in each later request:\n" + "\n".join(lines))
 
 
 def build_model(

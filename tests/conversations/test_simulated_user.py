@@ -224,3 +224,66 @@ def test_bad_simulated_user_flags_exit_2_before_anything_is_written(tmp_path: Pa
     assert done.returncode == 2, done.stderr
     assert message in " ".join(done.stderr.split())
     assert not (tmp_path / "out").exists()
+
+
+def _records(run_dir: Path) -> dict[str, list[Any]]:
+    """The batch records of each half: `user` (every round's user-model jobs) and `candidate`."""
+    from speceval.batch.store import RunStore
+
+    halves: dict[str, list[Any]] = {"user": [], "candidate": []}
+    for directory in sorted((run_dir / "rounds").iterdir()):
+        halves["candidate"] += RunStore(directory).load_records()
+        if (directory / "user").is_dir():
+            halves["user"] += RunStore(directory / "user").load_records()
+    return halves
+
+
+@pytest.mark.slow
+def test_the_budget_counts_the_user_models_jobs_and_stops_before_one_it_cannot_pay(tmp_path: Path) -> None:
+    from speceval.batch.budget import Budget, RunBudget
+    from speceval.batch.engine import EngineOptions
+    from speceval.batch.progress import StopReason
+    from speceval.conversations.simulated_user import SimulatedUser
+    from speceval.costs import CostEstimator, PriceTable
+    from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_items(tmp_path / "in", {"alpha": INPUTS["alpha"][:3]})
+    user = SimulatedUser(model="claude-3-5-haiku-20241022", instructions="A regulator.", max_turns=2)
+
+    def run(limit: float, name: str) -> tuple[Budget, Any, Path]:
+        estimator = CostEstimator(PriceTable.load())
+        budget = RunBudget(limit, estimator, parent=Budget(1000.0, estimator))  # cost_per_run_limit in budget_usd
+        config = GenerationConfig(spec_path=spec, inputs_dir=inputs, model_name=CANDIDATE, offline=True,
+                                  output_base_dir=tmp_path / name, simulated_user=user,
+                                  engine=EngineOptions(poll_interval=0.2, budget=budget))
+        pipeline = BatchedGenerationPipeline(config)
+        return budget, pipeline.run(), pipeline.run_dir
+
+    budget, summary, run_dir = run(100.0, "whole")
+    assert summary.finished
+    halves = _records(run_dir)
+    assert len(halves["user"]) == 1 and halves["user"][0].model == user.model
+    paid = {half: sum(r.cost_usd if r.cost_usd is not None else r.estimated_cost_usd for r in records)
+            for half, records in halves.items()}
+    assert paid["user"] > 0
+    assert budget.committed_usd == pytest.approx(paid["user"] + paid["candidate"])
+    assert budget.parent is not None and budget.parent.committed_usd == pytest.approx(budget.committed_usd)
+
+    # A limit that pays for round 1 but not for the user model's job of round 2: nothing more is submitted.
+    first = halves["candidate"][0].estimated_cost_usd
+    budget, summary, run_dir = run(first + halves["user"][0].estimated_cost_usd / 2, "short")
+    assert summary.reason is StopReason.BUDGET and not summary.finished
+    assert not _records(run_dir)["user"] and len(_records(run_dir)["candidate"]) == 1
+
+
+def test_the_dry_run_bounds_the_later_rounds_of_both_models(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    inputs = write_items(tmp_path / "in", INPUTS)
+    done = run_generation([*args(spec, inputs, tmp_path / "out"), "--offline", "--dry-run"], cli_env())
+    assert done.returncode == 0, done.stderr
+    shown = " ".join((done.stdout + done.stderr).split())
+    # 7 strings: the user model and the candidate in rounds 2 and 3; the 2-turn script: its round 2 is scripted.
+    assert f"simulated user {USER}: at most 15 request(s), $" in shown
+    assert f"candidate {CANDIDATE}: at most 16 request(s), $" in shown
+    assert "upper bound" in shown
