@@ -8,6 +8,8 @@ Bound per request: input tokens are the scripted text so far plus every earlier 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
 
 from speceval.conversations.script import Conversation
@@ -19,8 +21,7 @@ from speceval.inputs import InputSet
 class LaterRounds(BaseModel):
     """The requests one model gets in rounds 2 and later, at most, and their tokens at most."""
 
-    role: str
-    """`candidate` or `simulated user`."""
+    role: Literal["candidate", "simulated user"]
     model: str
     requests: int = 0
     input_tokens: int = 0
