@@ -63,3 +63,21 @@ def test_the_shipped_scenario_lab_runs_offline_with_two_user_models(tmp_path: Pa
         key = (row["candidate"], row["variation"])
         assert int(row["n"]) == found[key] and int(row["n"]) + int(row["missing"]) == answered[key]
         assert row["data"] == "synthetic"
+
+
+def test_each_simulated_user_variation_takes_the_shared_keys_and_a_bad_one_is_named(tmp_path: Path, capsys) -> None:
+    from speceval.experiments.config import ExperimentConfig
+
+    config = ExperimentConfig.model_validate(yaml.safe_load(SOURCE.read_text(encoding="utf-8")))
+    users = {name: config.simulated_user_of(settings) for name, settings in config.variations.named_combinations()
+             .items()}
+    assert {name: (user.model, user.max_turns, user.stop_word) for name, user in users.items() if user} == {
+        "company+strict_regulator": ("claude-3-5-haiku-20241022", 4, "[[CASE CLOSED]]"),
+        "company+lenient_regulator": ("gemini-2.5-flash", 4, "[[CASE CLOSED]]")}
+    bad = SOURCE.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
+        "      model: gemini-2.5-flash\n      instructions:", "      model: gemini-2.5-flash\n      instruction:")
+    (tmp_path / "bad.yaml").write_text(bad, encoding="utf-8")
+    assert speceval_main(["run", str(tmp_path / "bad.yaml"), "--offline"]) == 2
+    error = " ".join(capsys.readouterr().err.split())
+    assert "bad.yaml" in error and "variations.simulated_user.mapping.lenient_regulator.instructions" in error
+    assert "Field required" in error and "line " in error

@@ -150,6 +150,12 @@ def test_realtime_runs_the_simulated_user_turn_by_turn(tmp_path: Path) -> None:
     assert len(recorder.candidate) == sum(len(r["turns"]) for rs in results(run_dir).values() for r in rs)
 
 
+def _job_models(server: IndependentOpenAIServer) -> list[str]:
+    """The model of each batch the server received, oldest first."""
+    batches = sorted(server._batches.values(), key=lambda batch: batch.created_monotonic)
+    return [batch.lines[0]["body"]["model"] for batch in batches]
+
+
 @pytest.mark.slow
 def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job_more(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
@@ -173,7 +179,10 @@ def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job
         resumed = run_generation(["--resume", str(run_dir)], env)
         assert resumed.returncode == 0, resumed.stderr
         jobs = len(server.batches) - uninterrupted
+        models = _job_models(server)
     assert jobs <= uninterrupted + 1
+    # Each user-model job once: the resume adopted round 2's instead of asking the user model again.
+    assert models[uninterrupted:].count(USER) == models[:uninterrupted].count(USER)
     volatile = ("batch_id", "custom_id", "usage")
 
     def stable(record: dict[str, Any]) -> dict[str, Any]:
