@@ -273,6 +273,8 @@ def test_the_budget_counts_the_user_models_jobs_and_stops_before_one_it_cannot_p
     assert summary.finished
     halves = _records(run_dir)
     assert len(halves["user"]) == 1 and halves["user"][0].model == user.model
+    # Reserved against the budget before it was created, like every candidate job.
+    assert all(r.estimated_cost_usd is not None for records in halves.values() for r in records)
     paid = {half: sum(r.cost_usd if r.cost_usd is not None else r.estimated_cost_usd for r in records)
             for half, records in halves.items()}
     assert paid["user"] > 0
