@@ -203,6 +203,11 @@ class BatchedGenerationPipeline:
         Conversations go in rounds through the batch or the realtime engine; the Ray engine takes single prompts
         only, so far.
         """
+        if self.config.simulated_user is not None and not isinstance(model, BatchedModel | RealtimeModel):
+            raise ConfigError(
+                f"a simulated user's conversations are sent one round per turn through a batch API or realtime calls "
+                f"only so far; --org {self.provider} (Ray Data) takes single prompts: use another provider for "
+                f"{self.config.model_name}, or no simulated user")
         if self.inputs.has_conversations and not isinstance(model, BatchedModel | RealtimeModel):
             raise ConfigError(
                 f"the inputs in {self.config.inputs_dir} hold conversations, which are sent through a batch API or "

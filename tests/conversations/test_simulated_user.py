@@ -298,3 +298,31 @@ def test_the_dry_run_bounds_the_later_rounds_of_both_models(tmp_path: Path) -> N
     assert f"simulated user {USER}: at most 15 request(s), $" in shown
     assert f"candidate {CANDIDATE}: at most 16 request(s), $" in shown
     assert "upper bound" in shown
+
+
+def test_when_every_user_turn_says_the_stop_word_every_conversation_ends_after_one_answer(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_items(tmp_path / "in", {"alpha": INPUTS["alpha"][:2]})
+    with IndependentOpenAIServer(answer=lambda body: f"Goodbye {STOP}" if is_user_request(body) else "Answer.") \
+            as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
+        done = run_generation(args(spec, inputs, tmp_path / "out"), env)
+        assert done.returncode == 0, done.stderr
+        assert _job_models(server) == [CANDIDATE, USER]  # round 2's candidate half had nobody left to ask
+    run_dir = only_run_dir(tmp_path / "out")
+    for record in results(run_dir)["alpha"]:
+        assert record["ended_by"] == "stop_word" and record["outcome"] == "succeeded"
+        assert record["output_text"] == "Answer." and len(record["turns"]) == 1
+        assert [m["role"] for m in record["conversation"]] == ["user", "assistant"]
+    assert not (run_dir / "rounds" / "3").exists()
+
+
+def test_ray_refuses_a_simulated_user_before_writing_anything(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_items(tmp_path / "in", {"alpha": ["One?"]})
+    done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
+                           CANDIDATE, "--output-base-dir", str(tmp_path / "out"), "--org", "ray", "--offline",
+                           "--simulated-user-model", USER, "--simulated-user-instructions", "A user."], cli_env())
+    assert done.returncode == 2, done.stderr
+    assert "simulated user" in done.stderr and "Ray" in done.stderr
+    assert not (tmp_path / "out").exists()
