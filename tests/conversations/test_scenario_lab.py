@@ -81,3 +81,18 @@ def test_each_simulated_user_variation_takes_the_shared_keys_and_a_bad_one_is_na
     error = " ".join(capsys.readouterr().err.split())
     assert "bad.yaml" in error and "variations.simulated_user.mapping.lenient_regulator.instructions" in error
     assert "Field required" in error and "line " in error
+
+
+def test_follow_ups_longer_than_a_simulated_users_max_turns_are_refused_naming_the_variation() -> None:
+    from pydantic import ValidationError
+
+    from speceval.experiments.config import ExperimentConfig
+
+    data = yaml.safe_load(SOURCE.read_text(encoding="utf-8"))
+    data["variations"]["follow_ups"] = {"none": [], "long": ["a", "b", "c", "d"]}
+    with pytest.raises(ValidationError, match=r"variation company\+long\+strict_regulator: the input and its 4 "
+                                              r"follow-up\(s\) make 5 rounds, more than its simulated user's "
+                                              r"max_turns 4"):
+        ExperimentConfig.model_validate(data)
+    data["variations"]["follow_ups"] = {"none": [], "short": ["a", "b", "c"]}
+    assert len(ExperimentConfig.model_validate(data).variations.named_combinations()) == 4

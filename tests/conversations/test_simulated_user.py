@@ -326,3 +326,27 @@ def test_ray_refuses_a_simulated_user_before_writing_anything(tmp_path: Path) ->
     assert done.returncode == 2, done.stderr
     assert "simulated user" in done.stderr and "Ray" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_emulator_answers_a_simulated_users_prompt_deterministically_sometimes_with_the_stop_word() -> None:
+    from speceval.conversations.script import ChatMessage
+    from speceval.conversations.simulated_user import SimulatedUser, UserEnd
+    from speceval.emulator import respond
+
+    user = SimulatedUser(model="claude-3-5-haiku-20241022", instructions="A regulator.", stop_word=STOP)
+    answers = []
+    for number in range(40):
+        transcript = [ChatMessage(role="user", content=f"Opening {number}"),
+                      ChatMessage(role="assistant", content=f"Answer {number}")]
+        text = user.prompt(transcript).last_user_text
+        assert text.startswith(MARKER + "\n") and f"{STOP}" in text.splitlines()[-1]
+        answer = respond(user.model, text)
+        assert answer == respond(user.model, text) and answer.strip()  # deterministic, never blank
+        answers.append(user.ends(answer))
+    assert 5 <= answers.count(UserEnd.STOP_WORD) <= 25 and answers.count(None) >= 15
+    # Before the candidate has answered there is nothing to end, and without a stop word it never ends.
+    opening = [ChatMessage(role="user", content="Opening")]
+    assert all(STOP not in respond(user.model, user.prompt(opening).last_user_text + str(n)) for n in range(3))
+    plain = user.model_copy(update={"stop_word": None})
+    assert all(plain.ends(respond(plain.model, plain.prompt([*opening, ChatMessage(role="assistant", content=str(n))])
+                                  .last_user_text)) is None for n in range(20))
