@@ -40,10 +40,15 @@ from speceval.conversations.simulated_user import SimulatedUser
 from speceval.inputs import InputSet
 from speceval.manifest import MANIFEST_NAME, RunManifest, run_recorded
 from speceval.providers.registry import resolve_org
+from speceval.providers.sent import settings_as_sent
 from speceval.realtime.engine import RealtimeEngine
 from speceval.realtime.model import RealtimeModel
+from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 
 logger = logging.getLogger(__name__)
+
+_CANDIDATE_ENDPOINT_KEYS = ("realtime", "ray", "vertex")
+"""`run.json` parameters saying how the candidate is reached: not how the simulated user is."""
 
 
 class ConversationRun:
@@ -95,7 +100,7 @@ class ConversationRun:
                     summaries.append(self._run_half(user_model, user_dir(self.run_dir, number),
                                                     UserRoundSource(self.inputs, self.run_dir, record,
                                                                     self.simulated_user.prompt),
-                                                    self._user_manifest(record)))
+                                                    self._user_manifest(record, user_model)))
                     if summaries[-1].finished:
                         record = with_user_turns(self.run_dir, record, self.simulated_user.ends)
                         record.save(self.run_dir)  # the candidate half's members, fixed before it starts
@@ -153,15 +158,22 @@ class ConversationRun:
         directory = round_dir(self.run_dir, record.round)
         return self._half_manifest(directory, {"round": record.round, "requests": record.size}, {})
 
-    def _user_manifest(self, record: RoundRecord) -> RunManifest:
-        """The user half's run.json: the user model's name, provider and settings, so its jobs are priced as its."""
+    def _user_manifest(self, record: RoundRecord, user_model: BatchedModel | RealtimeModel) -> RunManifest:
+        """The user half's run.json: the user model's name, provider, settings as sent and how it is reached (not
+        the candidate's), so its jobs are priced, listed and reopened as its own."""
         user = self.simulated_user
         assert user is not None
-        parameters = {"round": record.round, "requests": record.asked, "half": "simulated_user",
-                      "params": asdict(user.params)}
         provider = resolve_org(user.model, user.org).org
-        return self._half_manifest(user_dir(self.run_dir, record.round), parameters,
-                                   {"model_name": user.model, "provider": provider})
+        parameters: dict[str, object] = {
+            "round": record.round, "requests": record.asked, "half": "simulated_user", "params": asdict(user.params),
+            "sent": settings_as_sent(provider, user.params)}
+        manifest = self._half_manifest(user_dir(self.run_dir, record.round), parameters,
+                                       {"model_name": user.model, "provider": provider})
+        for key in _CANDIDATE_ENDPOINT_KEYS:
+            manifest.parameters.pop(key, None)
+        if isinstance(user_model, RealtimeModel):
+            manifest.parameters[REALTIME_KEY] = {"base_url": resolve_org(user.model, user.org).default_base_url}
+        return manifest
 
     def _half_manifest(self, directory: Path, parameters: dict[str, object], update: dict[str, object]) -> RunManifest:
         if (directory / MANIFEST_NAME).is_file():

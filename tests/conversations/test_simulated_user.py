@@ -128,7 +128,8 @@ def test_simulated_turns_are_the_user_models_answers_and_the_candidate_gets_them
     # Two jobs per round after the first: the user model's, then the candidate's.
     rounds = sorted(int(p.name) for p in (run_dir / "rounds").iterdir())
     assert jobs == 1 + 2 * (len(rounds) - 1)
-    assert json.loads((run_dir / "rounds" / "2" / "user" / "run.json").read_text())["model_name"] == USER
+    user_half = json.loads((run_dir / "rounds" / "2" / "user" / "run.json").read_text())
+    assert user_half["model_name"] == USER and user_half["parameters"]["sent"]["max_tokens"] == 1024
 
 
 def test_realtime_runs_the_simulated_user_turn_by_turn(tmp_path: Path) -> None:
@@ -148,6 +149,8 @@ def test_realtime_runs_the_simulated_user_turn_by_turn(tmp_path: Path) -> None:
                                                                                            [])
             assert record["ended_by"] in ("stop_word", "max_turns")
     assert len(recorder.candidate) == sum(len(r["turns"]) for rs in results(run_dir).values() for r in rs)
+    user_half = json.loads((run_dir / "rounds" / "2" / "user" / "run.json").read_text())
+    assert user_half["model_name"] == USER and "realtime" in user_half["parameters"]  # called live, as its own
 
 
 def _job_models(server: IndependentOpenAIServer) -> list[str]:
