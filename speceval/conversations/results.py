@@ -160,6 +160,7 @@ def assemble(inputs: InputSet, run_dir: Path, rounds: list[RoundRecord],
 
 def _user_end(row: ResultRow, simulated: SimulatedUser) -> UserEnd:
     """Why a user turn that was not sent on ended its conversation."""
-    if row["outcome"] is not Outcome.SUCCEEDED or row["output_text"] is None:
+    if row["outcome"] is not Outcome.SUCCEEDED:
         return UserEnd.USER_ERROR
-    return simulated.ends(row["output_text"]) or UserEnd.USER_ERROR
+    # A success with no text (a refusal carrying none) is a blank turn: nothing could be sent.
+    return simulated.ends(row["output_text"] or "") or UserEnd.USER_ERROR
