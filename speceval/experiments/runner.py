@@ -275,6 +275,9 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
     entries += [("judges", i, j) for i, j in enumerate(config.judges)]
     if config.inputs is not None and "inputs" in config.stages:
         entries += [(f"inputs.{key}", -1, entry) for key, entry in config.inputs.models()]
+    field = "variations.simulated_user" if config.variations.simulated_user else "simulated_user"
+    for user in {user for user in map(config.simulated_user_of, config.variations.combinations()) if user}:
+        entries.append((f"{field} (model)", -1, ModelEntry(model=user.model, org=user.org)))
     for section, index, entry in entries:
         org = resolve_org(entry.model, entry.org).org
         if org not in lists:

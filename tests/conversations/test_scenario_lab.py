@@ -96,3 +96,15 @@ def test_follow_ups_longer_than_a_simulated_users_max_turns_are_refused_naming_t
         ExperimentConfig.model_validate(data)
     data["variations"]["follow_ups"] = {"none": [], "short": ["a", "b", "c"]}
     assert len(ExperimentConfig.model_validate(data).variations.named_combinations()) == 4
+
+
+def test_a_misspelt_simulated_user_model_is_refused_with_its_line(tmp_path: Path, capsys) -> None:
+    bad = SOURCE.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
+        f"output_dir: {REPO}/demo/scenario_lab", f"output_dir: {tmp_path / 'out'}").replace(
+        "model: gemini-2.5-flash", "model: gemini-2.5-flahs")
+    (tmp_path / "bad.yaml").write_text(bad, encoding="utf-8")
+    assert speceval_main(["run", str(tmp_path / "bad.yaml"), "--offline"]) == 2
+    error = " ".join(capsys.readouterr().err.split())
+    line = next(n for n, text in enumerate(bad.splitlines(), 1) if "gemini-2.5-flahs" in text)
+    assert f"line {line}, field 'variations.simulated_user (model)'" in error and "gemini-2.5-flash" in error
+    assert "Nothing was submitted" in error and not (tmp_path / "out").exists()
