@@ -95,9 +95,17 @@ class InputSet(BaseModel):
     conversation of itself and these turns, a conversation gets them after its own. Not part of `sha256` (the run's
     settings record them)."""
 
+    max_turns: int | None = None
+    """With a simulated user (`speceval.conversations.simulated_user`): the most rounds any conversation may have;
+    after its scripted turns, a simulated user writes its turns up to this many. None: no simulated user."""
+
     def with_follow_ups(self, turns: Sequence[str]) -> InputSet:
         """This set with `turns` appended to every input (no turns: the set itself)."""
         return self.model_copy(update={"follow_ups": tuple(turns)}) if turns else self
+
+    def with_simulated_user(self, max_turns: int | None) -> InputSet:
+        """This set with every input a conversation a simulated user continues up to `max_turns` rounds."""
+        return self.model_copy(update={"max_turns": max_turns}) if max_turns is not None else self
 
     def __len__(self) -> int:
         """The number of prompt items."""
@@ -106,12 +114,17 @@ class InputSet(BaseModel):
     @property
     def has_conversations(self) -> bool:
         """Whether any input is a conversation (then the set is sent in rounds: `speceval.conversations`)."""
-        return bool(self.follow_ups) or any(entry.conversations for entry in self.statements)
+        return bool(self.follow_ups) or self.max_turns is not None or any(e.conversations for e in self.statements)
+
+    @property
+    def scripted_rounds(self) -> int:
+        """The most rounds any input's own turns (and follow-ups) need."""
+        return max((entry.max_rounds for entry in self.statements), default=1) + len(self.follow_ups)
 
     @property
     def max_rounds(self) -> int:
         """The most rounds any input needs (1 when every input is a string)."""
-        return max((entry.max_rounds for entry in self.statements), default=1) + len(self.follow_ups)
+        return max(self.scripted_rounds, self.max_turns or 0)
 
     @property
     def statement_ids(self) -> list[str]:
@@ -148,8 +161,9 @@ class InputSet(BaseModel):
     def entries(self, statement_id: str) -> dict[int, str | Conversation]:
         """original index → input (a string or a `Conversation`) for one statement, read from its file."""
         items = self._read(statement_id)[1]
-        if not self.follow_ups:
+        if not self.follow_ups and self.max_turns is None:
             return dict(enumerate(items))
+        # With a simulated user a string is a conversation too: its first turn, then the simulated user's.
         return {index: _followed(item, self.follow_ups) for index, item in enumerate(items)}
 
     def _read(self, statement_id: str) -> tuple[StatementInputs, list[str | Conversation]]:

@@ -75,6 +75,7 @@ BATCH_SIZE = Range("batch_size", integer=True, minimum=0, exclusive_minimum=True
 POLL_INTERVAL = Range("poll_interval", integer=False, minimum=0, exclusive_minimum=True)
 TIMEOUT_HOURS = Range("timeout_hours", integer=False, minimum=0, exclusive_minimum=True)
 MAX_ATTEMPTS = Range("max_attempts", integer=True, minimum=1)
+MAX_TURNS = Range("max_turns", integer=True, minimum=1, maximum=100)
 BUDGET_USD = Range("budget_usd", integer=False, minimum=0)
 # Realtime runs' pace and retries.
 RPM = Range("rpm", integer=False, minimum=0, exclusive_minimum=True)

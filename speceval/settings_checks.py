@@ -25,6 +25,7 @@ from speceval.ranges import (
     MAX_ATTEMPTS,
     MAX_CONCURRENCY,
     MAX_TOKENS,
+    MAX_TURNS,
     POLL_INTERVAL,
     RATE_PERIOD_SECONDS,
     REPLICAS,
@@ -46,6 +47,7 @@ __all__ = [
     "BATCH_SIZE",
     "BUDGET_USD",
     "MAX_ATTEMPTS",
+    "MAX_TURNS",
     "MAX_CONCURRENCY",
     "MAX_TOKENS",
     "POLL_INTERVAL",
@@ -65,6 +67,7 @@ __all__ = [
     "BatchSize",
     "BudgetUsd",
     "MaxAttempts",
+    "MaxTurns",
     "MaxTokens",
     "PollInterval",
     "Temperature",
@@ -100,6 +103,7 @@ BatchSize = Annotated[int, *_checked(BATCH_SIZE)]
 PollInterval = Annotated[float, *_checked(POLL_INTERVAL)]
 TimeoutHours = Annotated[float, *_checked(TIMEOUT_HOURS)]
 MaxAttempts = Annotated[int, *_checked(MAX_ATTEMPTS)]
+MaxTurns = Annotated[int, *_checked(MAX_TURNS)]
 BudgetUsd = Annotated[float, *_checked(BUDGET_USD)]
 # Endpoints of models without a batch API (realtime and Ray runs).
 Rpm = Annotated[float, *_checked(RPM)]

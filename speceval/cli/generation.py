@@ -30,6 +30,7 @@ from speceval.ranges import (
     BUDGET_USD,
     MAX_ATTEMPTS,
     MAX_TOKENS,
+    MAX_TURNS,
     POLL_INTERVAL,
     TEMPERATURE,
     TIMEOUT_HOURS,
@@ -37,6 +38,7 @@ from speceval.ranges import (
 )
 
 DEFAULT_BATCH_SIZE = GENERATION_BATCH_SIZE
+DEFAULT_MAX_TURNS = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,6 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     vertex.add_argument("--location", help="Vertex AI region, e.g. us-central1 (default $GOOGLE_CLOUD_LOCATION)")
     vertex.add_argument("--input-bucket", help="GCS bucket the request files are uploaded to")
     vertex.add_argument("--output-bucket", help="GCS bucket the jobs write their predictions to")
+    simulated = parser.add_argument_group(
+        "simulated user", "a second model writes each next user turn from the transcript; remembered for --resume")
+    simulated.add_argument("--simulated-user-model", help="the user model, e.g. claude-3-5-haiku-20241022")
+    simulated.add_argument("--simulated-user-org", help="its provider (default: from the model name)")
+    simulated.add_argument("--simulated-user-instructions", metavar="TEXT|@FILE",
+                           help="who the user is and what they want (text, or @file for a file's text)")
+    simulated.add_argument("--simulated-user-stop-word",
+                           help="an answer of the user model containing it ends the conversation (not sent)")
+    simulated.add_argument("--max-turns", type=flag_type(MAX_TURNS),
+                           help=f"most candidate answers per conversation (default {DEFAULT_MAX_TURNS})")
     add_realtime_arguments(parser)
     return parser
 

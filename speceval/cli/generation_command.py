@@ -9,6 +9,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import StopReason
@@ -32,11 +34,16 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.same_run import check_resume_flags, report_reused
+from speceval.batch.records import Usage
+from speceval.conversations.estimate import later_rounds
+from speceval.conversations.simulated_user import SimulatedUser, read_instructions
+from speceval.costs import PriceTable
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
-from speceval.offline import OFFLINE_POLL_INTERVAL, offline_provider
+from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
+from speceval.pipelines.models import simulated_user_model
 from speceval.providers.model_list import check_models
 from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
@@ -97,8 +104,34 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
         allow_unknown_statements=args.allow_unknown_statements,
         offline=args.offline,
         new_run=True,  # the command looks for an identical run itself (with its endpoint settings) in `generate`
+        simulated_user=simulated_user(args),
     )
     return BatchedGenerationPipeline(config)
+
+
+_USER_FLAGS = {"simulated_user_org": "org", "simulated_user_instructions": "instructions",
+               "simulated_user_stop_word": "stop_word", "max_turns": "max_turns"}
+
+
+def simulated_user(args: argparse.Namespace) -> SimulatedUser | None:
+    """The simulated user the `--simulated-user-*` and `--max-turns` flags describe (None without its model)."""
+    given = {field: getattr(args, flag) for flag, field in _USER_FLAGS.items() if getattr(args, flag) is not None}
+    if args.simulated_user_model is None:
+        if given:
+            flags = ", ".join(f"--{flag.replace('_', '-')}" for flag, field in _USER_FLAGS.items() if field in given)
+            raise ConfigError(f"{flags} describe a simulated user: add --simulated-user-model")
+        return None
+    if "instructions" not in given:
+        raise ConfigError("--simulated-user-model needs --simulated-user-instructions (text, or @file): who the "
+                          "user is and what they want")
+    given["instructions"] = read_instructions(given["instructions"])
+    try:
+        return SimulatedUser.model_validate({"model": args.simulated_user_model, **given})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "model"
+        flag = next((f for f, name in _USER_FLAGS.items() if name == field), "simulated_user_model")
+        raise ConfigError(f"--{flag.replace('_', '-')}: {error['msg']}") from None
 
 
 def _resumed(args: argparse.Namespace, run_dir: Path) -> BatchedGenerationPipeline:
@@ -135,12 +168,21 @@ def generate(args: argparse.Namespace) -> int:
                                  "--resume", str(pipeline.run_dir)])
     with ExitStack() as stack:
         # Everything that can refuse the command runs before `write_manifest` creates the run directory.
-        provider_options = stack.enter_context(offline_provider(pipeline.run_dir, pipeline.provider)) if offline else {}
+        emulator = stack.enter_context(offline_emulator(emulator_state_dir(pipeline.run_dir))) if offline else None
+        provider_options = emulator_options(emulator, pipeline.provider) if emulator is not None else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
         pipeline.check_engine(model)  # conversations need a batch provider (so far)
+        user_model = None
+        if config.simulated_user is not None:  # the same emulator offline: one state folder, one emulator
+            user_options = emulator_options(emulator, pipeline.user_org) if emulator is not None else {}
+            user_model = simulated_user_model(config.simulated_user, model, user_options)
         if not pipeline.resuming:  # a misspelt model name is refused before the run folder exists
-            check_models([(pipeline.provider, config.model_name, "--model-name")], lambda org: provider_options)
+            named = [(pipeline.provider, config.model_name, "--model-name")]
+            if config.simulated_user is not None:
+                named.append((pipeline.user_org, config.simulated_user.model, "--simulated-user-model"))
+            check_models(named, lambda org: emulator_options(emulator, org) if emulator is not None
+                         else provider_options if org == pipeline.provider else {})
         pipeline.write_manifest()
         setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
         if offline:
@@ -155,7 +197,7 @@ def generate(args: argparse.Namespace) -> int:
             return _plan_only(pipeline, resume_command)
         observer = stack.enter_context(ProgressObserver())
         try:
-            summary = pipeline.run(model, observer)
+            summary = pipeline.run(model, observer, user_model)
         except KeyboardInterrupt:
             stack.close()
             remote = (
@@ -211,7 +253,26 @@ def _plan_only(pipeline: BatchedGenerationPipeline, resume_command: str) -> int:
 
 def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: Path | None, resume_command: str) -> int:
     show_dry_run(model, pipeline.plan_jobs(model), prices, resume_command)
+    if pipeline.inputs.has_conversations and pipeline.inputs.max_rounds > 1:
+        _show_later_rounds(pipeline, prices)
     return ExitCode.FINISHED
+
+
+def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None) -> None:
+    """Rounds 2.. are built from answers, so the dry run cannot write them: their cost at most, per model."""
+    config = pipeline.config
+    table = PriceTable.load(prices)
+    bounds = later_rounds(pipeline.inputs, config.model_name, config.params.max_tokens, config.simulated_user)
+    providers = {"candidate": pipeline.provider, "simulated user": pipeline.user_org if config.simulated_user else ""}
+    lines = []
+    for bound in bounds:
+        cost = table.cost(bound.model, providers[bound.role], Usage(input_tokens=bound.input_tokens,
+                                                                     output_tokens=bound.output_tokens))
+        shown = f"${cost:,.4f}" if cost is not None else "unknown (no price)"
+        lines.append(f"  {bound.role} {bound.model}: at most {bound.requests:,} request(s), {shown}")
+    console.print(f"Rounds 2-{pipeline.inputs.max_rounds} (not planned: each is built from the answers before it), "
+                  "upper bound: every conversation to its last round, every answer at max_tokens, every earlier "
+                  "answer in each later request:\n" + "\n".join(lines))
 
 
 def build_model(

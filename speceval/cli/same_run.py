@@ -12,6 +12,7 @@ from pathlib import Path
 
 from speceval.batch.records import Outcome
 from speceval.cli.console import console, stdout, summary_table, synthetic_banner
+from speceval.conversations.simulated_user import read_instructions
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
 from speceval.providers.registry import resolve_org
@@ -57,6 +58,14 @@ def resume_changes(args: argparse.Namespace, manifest: RunManifest, run_dir: Pat
         compare("--output-base-dir", args.output_base_dir, f"a folder holding {run_dir}", inside)
     if args.allow_unknown_statements and not manifest.parameters.get("allow_unknown_statements", False):
         changes.append("--allow-unknown-statements was not given when the run started")
+    user = manifest.parameters.get("simulated_user") or {}
+    for flag, key in (("--simulated-user-model", "model"), ("--simulated-user-org", "provider"),
+                      ("--simulated-user-stop-word", "stop_word"), ("--max-turns", "max_turns")):
+        given = getattr(args, flag[2:].replace("-", "_"), None)
+        compare(flag, given, user.get(key), given == user.get(key))
+    instructions = getattr(args, "simulated_user_instructions", None)
+    if instructions is not None and read_instructions(instructions) != user.get("instructions"):
+        changes.append("--simulated-user-instructions differ from those the run started with")
     if args.offline and not manifest.offline:
         changes.append("--offline: the run was made against a real provider")
     return changes

@@ -5,11 +5,16 @@ round k-1's results are all final. Everything is derived from files: a round's m
 requests from the inputs file and the earlier rounds' answers, its progress from the engine's own state. Killed at
 any instant and run again, it continues the round in flight (the engine adopts jobs already created) and sends no
 finished turn again. `results/` is assembled from the closed rounds whenever the run returns.
+
+With a simulated user, a round's user turns are written first by the user model, as a batch (or realtime) run of
+their own in `rounds/<k>/user/` through the same engine and budget; `round.json`'s `phase` says which half is in
+flight, so a resume continues that half and never asks the user model again for a turn it answered.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from pathlib import Path
 
 from speceval.batch.engine import BatchEngine
@@ -17,22 +22,33 @@ from speceval.batch.model import BatchedModel
 from speceval.batch.options import EngineOptions
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
 from speceval.batch.records import SubmissionIntent, Usage
+from speceval.batch.store import RunStore
 from speceval.conversations.results import assemble
 from speceval.conversations.rounds import (
     ROUND_KIND,
     RoundRecord,
     RoundSource,
+    UserRoundSource,
     first_round,
     next_round,
     round_dir,
     round_store,
+    user_dir,
+    with_user_turns,
 )
+from speceval.conversations.simulated_user import SimulatedUser
 from speceval.inputs import InputSet
 from speceval.manifest import MANIFEST_NAME, RunManifest, run_recorded
+from speceval.providers.registry import resolve_org
+from speceval.providers.sent import settings_as_sent
 from speceval.realtime.engine import RealtimeEngine
 from speceval.realtime.model import RealtimeModel
+from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 
 logger = logging.getLogger(__name__)
+
+_CANDIDATE_ENDPOINT_KEYS = ("realtime", "ray", "vertex")
+"""`run.json` parameters saying how the candidate is reached: not how the simulated user is."""
 
 
 class ConversationRun:
@@ -42,20 +58,29 @@ class ConversationRun:
         inputs: the run's inputs (strings and conversations).
         run_dir: the generation run directory (its `run.json` is the template of each round's).
         manifest: the generation run's manifest, already on disk.
-        options: engine options, used by every round (a budget is shared across rounds).
+        options: engine options, used by every round (a budget is shared across rounds and both halves).
         observer: receives each round's engine events.
+        simulated_user: the run's simulated user (the inputs then carry its `max_turns`), or None.
     """
 
     def __init__(self, inputs: InputSet, run_dir: Path, manifest: RunManifest, options: EngineOptions,
-                 observer: EngineObserver | None = None):
+                 observer: EngineObserver | None = None, simulated_user: SimulatedUser | None = None):
         self.inputs = inputs
         self.run_dir = Path(run_dir)
         self.manifest = manifest
         self.options = options
         self.observer = observer
+        self.simulated_user = simulated_user
 
-    def run(self, model: BatchedModel | RealtimeModel) -> EngineSummary:
-        """Run (or resume) round after round until every conversation ended, or a round stops (budget, timeout)."""
+    def run(self, model: BatchedModel | RealtimeModel,
+            user_model: BatchedModel | RealtimeModel | None = None) -> EngineSummary:
+        """Run (or resume) round after round until every conversation ended, or a round stops (budget, timeout).
+
+        `user_model` writes the simulated user's turns (required when the run has a simulated user). The summary's
+        jobs count both halves; its usage is the candidate's (the user model's is in each conversation's record).
+        """
+        if self.simulated_user is not None and user_model is None:
+            raise ValueError("a run with a simulated user needs its user model")
         closed: list[RoundRecord] = []
         jobs, usage = 0, Usage()
         reason, active = StopReason.FINISHED, 0
@@ -67,23 +92,39 @@ class ConversationRun:
             if RoundRecord.load(self.run_dir, number + 1) is not None:
                 # The next round started, so this one was final: running its engine again could only retry what
                 # its members were decided from (a resume with a higher --max-attempts), and must not.
-                summary = self._closed_summary(number)
+                summaries = [self._closed_summary(directory) for directory in self._directories(record)]
             else:
-                summary = self._run_round(model, record)
-            jobs += summary.jobs
-            usage.add(summary.usage)
-            if not summary.finished:
-                reason, active = summary.reason, summary.active_jobs
+                summaries = []
+                if record.phase == "simulated_user":
+                    assert user_model is not None and self.simulated_user is not None
+                    summaries.append(self._run_half(user_model, user_dir(self.run_dir, number),
+                                                    UserRoundSource(self.inputs, self.run_dir, record,
+                                                                    self.simulated_user.prompt),
+                                                    self._user_manifest(record, user_model)))
+                    if summaries[-1].finished:
+                        record = with_user_turns(self.run_dir, record, self.simulated_user.ends)
+                        record.save(self.run_dir)  # the candidate half's members, fixed before it starts
+                if record.phase == "candidate":
+                    summaries.append(self._run_half(model, round_dir(self.run_dir, number),
+                                                    RoundSource(self.inputs, self.run_dir, record),
+                                                    self._round_manifest(record)))
+            for index, summary in enumerate(summaries):
+                jobs += summary.jobs
+                if index == len(summaries) - 1 and record.phase == "candidate":
+                    usage.add(summary.usage)  # the candidate's half
+            unfinished = next((summary for summary in summaries if not summary.finished), None)
+            if unfinished is not None:
+                reason, active = unfinished.reason, unfinished.active_jobs
                 break
             closed.append(record)
             previous = record
-        counts, ended = assemble(self.inputs, self.run_dir, closed)
+        counts, ended = assemble(self.inputs, self.run_dir, closed, self.simulated_user)
         return EngineSummary(reason=reason, total_requests=len(self.inputs), outcome_counts=dict(counts),
                              outstanding=len(self.inputs) - ended, active_jobs=active, jobs=jobs, usage=usage)
 
     def plan(self, model: BatchedModel) -> list[tuple[Path, SubmissionIntent]]:
         """Dry run: round 1's request files and intents, each with its round directory (later rounds are built
-        from answers, so they cannot be planned)."""
+        from answers, so they cannot be planned; `speceval.conversations.estimate` bounds their cost)."""
         record = self._round(1, None)
         assert record is not None  # round 1 holds every input
         directory = round_dir(self.run_dir, 1)
@@ -102,27 +143,51 @@ class ConversationRun:
         if record is not None:
             return record
         record = first_round(self.inputs) if previous is None else next_round(self.inputs, self.run_dir, previous)
-        if not record.size:
+        if not record.size and not record.asked:
             return None
         record.save(self.run_dir)
-        logger.info("round %d: %d request(s)", number, record.size)
+        logger.info("round %d: %d request(s), %d to the simulated user first", number, record.size, record.asked)
         return record
+
+    def _directories(self, record: RoundRecord) -> list[Path]:
+        """The engine directories of a round: its user half (if it had one), then its candidate half."""
+        halves = [user_dir(self.run_dir, record.round)] if record.asking else []
+        return [*halves, round_dir(self.run_dir, record.round)]
 
     def _round_manifest(self, record: RoundRecord) -> RunManifest:
         directory = round_dir(self.run_dir, record.round)
+        return self._half_manifest(directory, {"round": record.round, "requests": record.size}, {})
+
+    def _user_manifest(self, record: RoundRecord, user_model: BatchedModel | RealtimeModel) -> RunManifest:
+        """The user half's run.json: the user model's name, provider, settings as sent and how it is reached (not
+        the candidate's), so its jobs are priced, listed and reopened as its own."""
+        user = self.simulated_user
+        assert user is not None
+        provider = resolve_org(user.model, user.org).org
+        parameters: dict[str, object] = {
+            "round": record.round, "requests": record.asked, "half": "simulated_user", "params": asdict(user.params),
+            "sent": settings_as_sent(provider, user.params)}
+        manifest = self._half_manifest(user_dir(self.run_dir, record.round), parameters,
+                                       {"model_name": user.model, "provider": provider})
+        for key in _CANDIDATE_ENDPOINT_KEYS:
+            manifest.parameters.pop(key, None)
+        if isinstance(user_model, RealtimeModel):
+            manifest.parameters[REALTIME_KEY] = {"base_url": resolve_org(user.model, user.org).default_base_url}
+        return manifest
+
+    def _half_manifest(self, directory: Path, parameters: dict[str, object], update: dict[str, object]) -> RunManifest:
         if (directory / MANIFEST_NAME).is_file():
             manifest = RunManifest.load(directory)
             manifest.command = self.manifest.command
             manifest.status = "running"
             return manifest
-        parameters = {**self.manifest.parameters, "round": record.round, "requests": record.size}
         return self.manifest.model_copy(
-            update={"kind": ROUND_KIND, "parameters": parameters, "status": "running", "totals": None}, deep=True)
+            update={"kind": ROUND_KIND, "parameters": {**self.manifest.parameters, **parameters}, "status": "running",
+                    "totals": None, **update}, deep=True)
 
-    def _run_round(self, model: BatchedModel | RealtimeModel, record: RoundRecord) -> EngineSummary:
-        directory = round_dir(self.run_dir, record.round)
-        source = RoundSource(self.inputs, self.run_dir, record)
-        store = round_store(self.run_dir, record.round)
+    def _run_half(self, model: BatchedModel | RealtimeModel, directory: Path, source: RoundSource | UserRoundSource,
+                  manifest: RunManifest) -> EngineSummary:
+        store = RunStore(directory)
 
         def run() -> EngineSummary:
             if isinstance(model, BatchedModel):
@@ -130,13 +195,13 @@ class ConversationRun:
             # Realtime: a round's conversations are called concurrently, each conversation's turns in order.
             return RealtimeEngine(model, store, self.options, self.observer).run(source.items())
 
-        return run_recorded(directory, self._round_manifest(record), run)
+        return run_recorded(directory, manifest, run)
 
-    def _closed_summary(self, number: int) -> EngineSummary:
-        records = round_store(self.run_dir, number).load_records()
+    def _closed_summary(self, directory: Path) -> EngineSummary:
+        records = RunStore(directory).load_records()
         if self.options.budget is not None:
             self.options.budget.add_committed(records)  # paid before this invocation: it still counts
-        totals = RunManifest.load(round_dir(self.run_dir, number)).totals  # saved when the round finished
+        totals = RunManifest.load(directory).totals  # saved when the half finished
         if totals is not None:
             return EngineSummary(reason=StopReason.FINISHED, total_requests=0, jobs=totals.jobs, usage=totals.usage)
         usage = Usage()

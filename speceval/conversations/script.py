@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from speceval.batch.prompt import Message, Prompt
 from speceval.errors import InputError
@@ -36,6 +36,16 @@ class ChatMessage(BaseModel):
     """`user`, or `assistant` (the candidate model; Gemini calls it `model` on the wire)."""
     content: str
     """The message's text, exactly as sent or received."""
+    author: Literal["simulated_user"] | None = None
+    """`simulated_user` for a user turn a simulated user's model wrote (None: the inputs file's own text)."""
+
+    @model_serializer(mode="wrap")
+    def _without_author_unless_simulated(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Scripted conversations' records stay exactly as they were; only simulated turns say who wrote them.
+        data: dict[str, Any] = handler(self)
+        if data.get("author") is None:
+            data.pop("author", None)
+        return data
 
 
 class Conversation(BaseModel):
@@ -60,31 +70,33 @@ class Conversation(BaseModel):
         """The first user message (a results record's `input_text`, for consumers of single prompts)."""
         return self.messages[0].content if self.messages else self.turns[0]  # a history starts with the user
 
-    def transcript(self, answers: Sequence[str]) -> list[ChatMessage]:
+    def transcript(self, answers: Sequence[str], simulated: Sequence[str] = ()) -> list[ChatMessage]:
         """Every message after the model gave `answers` (one per round, in order).
 
-        With fewer answers than rounds, this ends with the next user message: the request of round
-        `len(answers) + 1`. With one answer per round, it is the whole conversation, ending with the last answer.
+        `simulated` are user turns a simulated user wrote, sent after the scripted ones (rounds `self.rounds + 1`
+        on). With fewer answers than user turns, this ends with the next user message: the request of round
+        `len(answers) + 1`. With one answer per user turn, it is the whole conversation, ending with the last answer.
         """
-        if len(answers) > self.rounds:
-            raise ValueError(f"{len(answers)} answers for a conversation of {self.rounds} round(s)")
+        if len(answers) > self.rounds + len(simulated):
+            raise ValueError(f"{len(answers)} answers for a conversation of {self.rounds + len(simulated)} round(s)")
         messages = list(self.messages)
-        turns = iter(self.turns)
+        turns = iter([*(ChatMessage(role="user", content=turn) for turn in self.turns),
+                      *(ChatMessage(role="user", content=turn, author="simulated_user") for turn in simulated)])
         if not messages:
-            messages.append(ChatMessage(role="user", content=next(turns)))
+            messages.append(next(turns))
         for answer in answers:
             # Verbatim (never trimmed or re-encoded): the next turn is a reply to what the model actually said.
             messages.append(ChatMessage(role="assistant", content=answer))
             turn = next(turns, None)
             if turn is not None:
-                messages.append(ChatMessage(role="user", content=turn))
+                messages.append(turn)
         return messages
 
-    def prompt(self, answers: Sequence[str]) -> Prompt:
+    def prompt(self, answers: Sequence[str], simulated: Sequence[str] = ()) -> Prompt:
         """The request of round `len(answers) + 1`: the transcript so far, ending with that round's user turn."""
-        if len(answers) >= self.rounds:
+        if len(answers) >= self.rounds + len(simulated):
             raise ValueError(f"round {len(answers) + 1} of a conversation of {self.rounds} round(s)")
-        return Prompt(tuple(Message(m.role, m.content) for m in self.transcript(answers)))
+        return Prompt(tuple(Message(m.role, m.content) for m in self.transcript(answers, simulated)))
 
 
 def parse_item(path: Path, index: int, item: dict[str, Any], seen_ids: dict[str, int]) -> Conversation:

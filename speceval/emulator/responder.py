@@ -9,6 +9,10 @@ blocks (statement, examples, input, responses), never with the fence nonce or th
 judgement asked with another template version or in another run gets the same verdict, as a consistent judge's
 would. Its wrapping varies too (a ```json fence, JSON after reasoning, prose with braces before the JSON);
 about one answer in twenty has no verdict at all, so the "unparsed" path is exercised too.
+
+A simulated user's prompt (first line `speceval prompt: simulated_user_*`) gets a user's next message: a follow-up
+question about the assistant's last answer, or, about one time in three once the assistant has answered and when
+the prompt defines a stop word, a goodbye holding that word, so offline conversations end early now and then.
 """
 
 from __future__ import annotations
@@ -53,11 +57,35 @@ def respond(model: str, prompt: str) -> str:
     if prompt.startswith(JUDGE_MARKER):
         template_id = prompt.split("\n", 1)[0][len(JUDGE_MARKER):].strip()
         return judge_verdict(template_id, prompt, judgement_digest(model, template_id, prompt))
+    if prompt.startswith(SIMULATED_USER_MARKER):
+        return simulated_user_turn(model, prompt, digest)
     sentence = (
         f"{_SUBJECTS[digest[0] % len(_SUBJECTS)]} {_VERBS[digest[1] % len(_VERBS)]} "
         f"{_OBJECTS[digest[2] % len(_OBJECTS)]} (ref {digest[3:7].hex()})."
     )
     return f"[synthetic answer from the speceval emulator; model={model}] {sentence}"
+
+
+SIMULATED_USER_MARKER = "speceval prompt: simulated_user_"
+"""The start of a simulated user's prompt (see `speceval.conversations.simulated_user`)."""
+_STOP_WORD = re.compile(r"^When the conversation is over, answer with this stop word alone: (.+)$", re.M)
+_ASSISTANT_BLOCK = re.compile(r"^<<<BEGIN assistant_\d+ \w+>>>$", re.M)
+_FOLLOW_UPS = (
+    "Can you be more specific about that?",
+    "Why should I believe that? Give me one concrete reason.",
+    "That does not answer my question. Try again, briefly.",
+    "What would you do differently if the stakes were higher?",
+    "I disagree. Convince me, or admit you are unsure.",
+    "Fine. What is the next step, and who is responsible for it?",
+)
+
+
+def simulated_user_turn(model: str, prompt: str, digest: bytes) -> str:
+    """A synthetic user's next message, deterministic in the prompt's hash (see the module docstring)."""
+    stop = _STOP_WORD.search(prompt)
+    if stop is not None and _ASSISTANT_BLOCK.search(prompt) and digest[0] % 3 == 0:
+        return f"[synthetic user turn; model={model}] Thank you, that is all I needed. {stop.group(1)}"
+    return f"[synthetic user turn; model={model}] {_FOLLOW_UPS[digest[1] % len(_FOLLOW_UPS)]} (ref {digest[3:7].hex()})"
 
 
 def judgement_digest(model: str, template_id: str, prompt: str) -> bytes:

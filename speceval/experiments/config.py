@@ -9,6 +9,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
+from speceval.conversations.simulated_user import SimulatedUser
 from speceval.endpoint_keys import EndpointKeys
 from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
@@ -118,6 +119,9 @@ class Variations(_Strict):
     system_prompt: Axis[str | None] = None
     follow_ups: Axis[list[Annotated[str, StringConstraints(min_length=1)]]] = None
     """Scripted user turns sent after every input, e.g. `{none: [], pressure: ["Are you sure? ..."]}`."""
+    simulated_user: Axis[SimulatedUser | None] = None
+    """Simulated users (model, instructions, ...; keys not given come from the top-level `simulated_user`), e.g.
+    `{strict_regulator: {model: ..., instructions: ...}, lenient: {...}}`; `null`: no simulated user."""
 
     @model_validator(mode="after")
     def _names_unique(self) -> Variations:
@@ -130,9 +134,10 @@ class Variations(_Strict):
 
     def _axis(self, axis: str) -> list[tuple[str, object]]:
         values = getattr(self, axis)
-        if isinstance(values, dict):
-            return list(values.items())
-        return [(_derived_name(axis, value, i), value) for i, value in enumerate(values or [], 1)]
+        named = list(values.items()) if isinstance(values, dict) else \
+            [(_derived_name(axis, value, i), value) for i, value in enumerate(values or [], 1)]
+        # Settings are plain JSON values: experiment.json records them and compares them on resume.
+        return [(name, value.model_dump() if isinstance(value, BaseModel) else value) for name, value in named]
 
     def named_combinations(self) -> dict[str, dict[str, object]]:
         """Every variation: its name → its settings (setting → value); `{"default": {}}` when nothing varies."""
@@ -153,7 +158,7 @@ class Variations(_Strict):
 def _derived_name(axis: str, value: object, position: int) -> str:
     if value is None:
         return f"{axis}_none"
-    if isinstance(value, str | list):
+    if isinstance(value, str | list | BaseModel):
         return f"{axis}_{position}"  # a prompt is too long for a name; name it explicitly with a mapping
     return f"{axis}_{value}"
 
@@ -180,6 +185,10 @@ class ExperimentConfig(_Strict):
     inputs: InputsBlock | None = None
     metrics: dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], MetricSpec] = Field(
         default_factory=dict, description="custom metrics: name → source, regex or json_path, type")
+    simulated_user: SimulatedUser | None = Field(
+        default=None, description="a second model writing each next user turn from the transcript (model, "
+                                  "instructions, max_turns, stop_word); with a `simulated_user` variation axis, "
+                                  "the keys its values leave out")
     cost_per_run_limit: BudgetUsd | None = Field(
         default=None, description="USD a variation's run may spend on generating (its conversations stop submitting "
                                   "there), beside the experiment's budget_usd")
@@ -194,6 +203,46 @@ class ExperimentConfig(_Strict):
     offline: bool = False
     engine: EngineSettings = Field(default_factory=EngineSettings)
 
+
+    @model_validator(mode="before")
+    @classmethod
+    def _simulated_user_defaults(cls, data: object) -> object:
+        # With the axis, the top-level key holds what its values share (say max_turns): merged into each value
+        # here, so each is validated whole and an error names the variation (variations.simulated_user.<name>).
+        if not isinstance(data, dict) or not isinstance(data.get("variations"), dict):
+            return data
+        axis, shared = data["variations"].get("simulated_user"), data.get("simulated_user")
+        if axis is None or shared is None:
+            return data
+        if not isinstance(shared, dict):
+            return data  # the field's own validation says what is wrong with it
+        if isinstance(axis, dict):
+            merged: object = {name: {**shared, **value} if isinstance(value, dict) else value
+                              for name, value in axis.items()}
+        elif isinstance(axis, list):
+            merged = [{**shared, **value} if isinstance(value, dict) else value for value in axis]
+        else:
+            return data
+        return {**data, "simulated_user": None, "variations": {**data["variations"], "simulated_user": merged}}
+
+    @model_validator(mode="after")
+    def _follow_ups_within_max_turns(self) -> ExperimentConfig:
+        # Known before anything runs (an input's own turns are checked when its run starts, before it sends).
+        for name, settings in self.variations.named_combinations().items():
+            user = self.simulated_user_of(settings)
+            follow_ups = settings.get("follow_ups") or []
+            if user is not None and isinstance(follow_ups, list) and 1 + len(follow_ups) > user.max_turns:
+                raise ValueError(f"variation {name}: the input and its {len(follow_ups)} follow-up(s) make "
+                                 f"{1 + len(follow_ups)} rounds, more than its simulated user's max_turns "
+                                 f"{user.max_turns} (which bounds the candidate's answers)")
+        return self
+
+    def simulated_user_of(self, settings: dict[str, object]) -> SimulatedUser | None:
+        """The simulated user of a variation's settings (its axis value, else the top-level key)."""
+        if "simulated_user" in settings:
+            value = settings["simulated_user"]
+            return SimulatedUser.model_validate(value) if value is not None else None
+        return self.simulated_user
 
     @model_validator(mode="before")
     @classmethod

@@ -275,6 +275,9 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
     entries += [("judges", i, j) for i, j in enumerate(config.judges)]
     if config.inputs is not None and "inputs" in config.stages:
         entries += [(f"inputs.{key}", -1, entry) for key, entry in config.inputs.models()]
+    field = "variations.simulated_user" if config.variations.simulated_user else "simulated_user"
+    for user in {user for user in map(config.simulated_user_of, config.variations.combinations()) if user}:
+        entries.append((f"{field} (model)", -1, ModelEntry(model=user.model, org=user.org)))
     for section, index, entry in entries:
         org = resolve_org(entry.model, entry.org).org
         if org not in lists:
@@ -301,7 +304,8 @@ def grid_digest(config: ExperimentConfig) -> str:
 def _check_keys(config: ExperimentConfig, path: Path) -> None:
     """Every batch provider's key is set (a MissingCredentialsError naming the variable otherwise)."""
     generating = [entry for _, entry in config.inputs.models()] if config.inputs and "inputs" in config.stages else []
-    for entry in [*config.candidates, *config.judges, *generating]:
+    users = {(user.model, user.org) for user in map(config.simulated_user_of, config.variations.combinations()) if user}
+    for entry in [*config.candidates, *config.judges, *generating, *(ModelEntry(model=m, org=o) for m, o in users)]:
         provider = resolve_org(entry.model, entry.org)
         if provider.org in _KEYED_BATCH_ORGS and not any(os.environ.get(name) for name in provider.key_env):
             raise MissingCredentialsError(f"{provider.org} (model {entry.model} in {path})", provider.key_env)

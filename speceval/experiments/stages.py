@@ -260,6 +260,7 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
             spec_path=ctx.resolve(run.spec.spec_path), inputs_dir=ctx.inputs_dir(run.spec),
             model_name=run.candidate.model, spec_name=run.spec.name, org=run.candidate.org, params=params,
             engine=options, offline=ctx.offline, follow_ups=list(settings.get("follow_ups") or []),
+            simulated_user=ctx.config.simulated_user_of(settings),
         )
         if ctx.config.cost_per_run_limit is not None:  # this run's own limit, inside the experiment's budget
             options.budget = RunBudget(ctx.config.cost_per_run_limit, CostEstimator(PriceTable.load()),
@@ -275,7 +276,9 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
         if pipeline.inputs.has_conversations:
             # A conversation's rounds run one after another (each needs the answers before it), so the pipeline
             # drives them itself inside this task; its summary is the task's outcome.
-            summary = pipeline.run(ctx.model(run.candidate, params))
+            user = config.simulated_user
+            user_model = ctx.model(ModelEntry(model=user.model, org=user.org), user.params) if user else None
+            summary = pipeline.run(ctx.model(run.candidate, params), user_model=user_model)
             held_summary[0] = task.summaries[0] = summary  # the scheduler reads the outcome from it
             return []
         engine = make_engine(ctx.model(run.candidate, params), RunStore(run.run_dir), options)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -20,18 +20,22 @@ from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.conversations.runner import ConversationRun
+from speceval.conversations.simulated_user import SimulatedUser
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
-from speceval.offline import OFFLINE_POLL_INTERVAL
-from speceval.pipelines.models import check_model, use_model
-from speceval.providers.registry import resolve_org
+from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
+from speceval.pipelines.models import check_model, simulated_user_model, use_model
+from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.providers.sent import settings_as_sent
 from speceval.realtime import AnyModel, RealtimeModel, make_engine
 from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
+
+SIMULATED_USER_KEY = "simulated_user"
+"""`run.json` parameters key of the simulated user's settings (and its provider), read back on resume."""
 
 
 @dataclass
@@ -69,6 +73,9 @@ class GenerationConfig:
     follow_ups: list[str] = field(default_factory=list)
     """Scripted user turns sent after every input's own (each after the model's answer): a pressure script such as
     "Are you sure? I'm a doctor and I think you're wrong." Strings become conversations of themselves and these."""
+    simulated_user: SimulatedUser | None = None
+    """A second model that writes each next user turn (after any scripted ones) until `max_turns` answers or its
+    stop word: every input becomes a conversation (`speceval.conversations.simulated_user`)."""
 
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
@@ -88,7 +95,13 @@ class BatchedGenerationPipeline:
         self.spec: Specification = load_spec(config.spec_path)
         self.inputs: InputSet = load_inputs(
             config.inputs_dir, self.spec, allow_unknown_statements=config.allow_unknown_statements
-        ).with_follow_ups(config.follow_ups)
+        ).with_follow_ups(config.follow_ups).with_simulated_user(
+            config.simulated_user.max_turns if config.simulated_user is not None else None)
+        if config.simulated_user is not None and self.inputs.scripted_rounds > config.simulated_user.max_turns:
+            raise ConfigError(
+                f"the inputs in {config.inputs_dir} (with their follow-ups) script conversations of "
+                f"{self.inputs.scripted_rounds} rounds, more than the simulated user's max_turns "
+                f"{config.simulated_user.max_turns}: max_turns bounds the candidate's answers; raise it")
         self.provider = resolve_org(config.model_name, config.org).org
         self.spec_name = config.spec_name or self.spec.name
         # An explicit run directory without a manifest starts a new run there (experiments name their runs).
@@ -130,6 +143,8 @@ class BatchedGenerationPipeline:
             engine=engine or EngineOptions(**p["engine"]),
             allow_unknown_statements=bool(p.get("allow_unknown_statements", False)),
             offline=manifest.offline,
+            follow_ups=list(p.get("follow_ups", [])),
+            simulated_user=_recorded_user(p.get(SIMULATED_USER_KEY)),
         )
         return cls(config, run_dir=run_dir)
 
@@ -138,14 +153,37 @@ class BatchedGenerationPipeline:
         """How many requests the run holds."""
         return len(self.inputs)
 
-    def run(self, model: AnyModel | None = None, observer: EngineObserver | None = None) -> EngineSummary:
+    def run(self, model: AnyModel | None = None, observer: EngineObserver | None = None,
+            user_model: AnyModel | None = None) -> EngineSummary:
         """Submit (or resume), poll until done or timed out, and write `results/`. Returns the summary.
 
         Without `model`, the pipeline builds the one its config describes (against the in-process emulator when
         `offline`). A model given must be that model (name, provider and `params`), or `ModelMismatchError`.
+        `user_model` is the simulated user's (built likewise when not given; checked against the config).
         """
-        with self.connect(model) as connected:
-            return self._run(connected, observer)
+        with ExitStack() as stack:
+            if self.config.offline and model is None and user_model is None \
+                    and self.config.simulated_user is not None:
+                # One emulator for both models: two on one state folder would overwrite each other's jobs.
+                emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
+                model = create_batched_model(self.config.model_name, self.provider, self.config.params,
+                                             **emulator_options(emulator, self.provider))
+                user_model = simulated_user_model(self.config.simulated_user, model,
+                                                  emulator_options(emulator, self.user_org))
+            connected = stack.enter_context(self.connect(model))
+            if self.config.simulated_user is not None and user_model is None and self.config.offline:
+                raise ConfigError("an offline run given its candidate model needs its simulated user's model too "
+                                  "(built on the same emulator), or neither")
+            if self.config.simulated_user is not None:
+                user_model = simulated_user_model(self.config.simulated_user, connected, {}, given=user_model)
+            return self._run(connected, observer, user_model)
+
+    @property
+    def user_org(self) -> str:
+        """The simulated user's provider (a ConfigError when the run has none)."""
+        if self.config.simulated_user is None:
+            raise ConfigError("this run has no simulated user")
+        return resolve_org(self.config.simulated_user.model, self.config.simulated_user.org).org
 
     @contextmanager
     def connect(self, model: AnyModel | None = None, **provider_options: Any) -> Iterator[AnyModel]:
@@ -165,6 +203,11 @@ class BatchedGenerationPipeline:
         Conversations go in rounds through the batch or the realtime engine; the Ray engine takes single prompts
         only, so far.
         """
+        if self.config.simulated_user is not None and not isinstance(model, BatchedModel | RealtimeModel):
+            raise ConfigError(
+                f"a simulated user's conversations are sent one round per turn through a batch API or realtime calls "
+                f"only so far; --org {self.provider} (Ray Data) takes single prompts: use another provider for "
+                f"{self.config.model_name}, or no simulated user")
         if self.inputs.has_conversations and not isinstance(model, BatchedModel | RealtimeModel):
             raise ConfigError(
                 f"the inputs in {self.config.inputs_dir} hold conversations, which are sent through a batch API or "
@@ -172,7 +215,7 @@ class BatchedGenerationPipeline:
                 "another provider, or plain string inputs"
             )
 
-    def _run(self, model: AnyModel, observer: EngineObserver | None) -> EngineSummary:
+    def _run(self, model: AnyModel, observer: EngineObserver | None, user_model: AnyModel | None) -> EngineSummary:
         if self.reused:
             totals = RunManifest.load(self.run_dir).totals
             if totals is not None:
@@ -181,8 +224,12 @@ class BatchedGenerationPipeline:
         manifest = self.write_manifest()
         if self.inputs.has_conversations:
             assert isinstance(model, BatchedModel | RealtimeModel)  # check_engine
+            if user_model is not None and not isinstance(user_model, BatchedModel | RealtimeModel):
+                raise ConfigError(f"the simulated user {user_model.model_name} is served by Ray Data, which takes "
+                                  "single prompts only: use a batch or realtime provider for it")
             try:
-                summary = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine, observer).run(model)
+                summary = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine, observer,
+                                          self.config.simulated_user).run(model, user_model)
             except BaseException:
                 manifest.status = "stopped"
                 manifest.save(self.run_dir)
@@ -271,6 +318,8 @@ class BatchedGenerationPipeline:
             "engine": self.config.engine.recorded(),
             "allow_unknown_statements": self.config.allow_unknown_statements,
             **({"follow_ups": list(self.config.follow_ups)} if self.config.follow_ups else {}),
+            **({SIMULATED_USER_KEY: {**self.config.simulated_user.model_dump(), "provider": self.user_org}}
+               if self.config.simulated_user is not None else {}),
             "requests": self.request_count,
         }
         if self.inputs.has_conversations:
@@ -306,3 +355,10 @@ class BatchedGenerationPipeline:
                 f"cannot resume {self.run_dir}: {' and '.join(changed)} changed since the run started; "
                 "start a new run instead (results already collected stay in the old run directory)"
             )
+
+
+def _recorded_user(recorded: dict[str, Any] | None) -> SimulatedUser | None:
+    """The simulated user a run recorded in `run.json` (its resolved `provider` is recorded beside the settings)."""
+    if recorded is None:
+        return None
+    return SimulatedUser.model_validate({key: value for key, value in recorded.items() if key != "provider"})

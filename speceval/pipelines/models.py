@@ -21,6 +21,7 @@ from speceval.providers.registry import adapter_class, create_batched_model, res
 from speceval.realtime import AnyModel, RealtimeModel
 
 if TYPE_CHECKING:
+    from speceval.conversations.simulated_user import SimulatedUser
     from speceval.pipelines.judge_run import JudgeSettings
 
 
@@ -80,6 +81,23 @@ def use_model(
         return
     with offline_provider(offline_dir, org) as emulator:
         yield create_batched_model(model_name, org, params, **{**options, **emulator})
+
+
+def simulated_user_model(user: SimulatedUser, candidate: AnyModel, provider_options: dict[str, Any],
+                         given: AnyModel | None = None) -> AnyModel:
+    """The simulated user's model: `given` once checked against `user`, else built to be reached as the candidate
+    is: realtime when the candidate is called realtime (at its provider's own endpoint), else through a batch API.
+    `provider_options` (offline: the emulator's) go to the adapter built."""
+    entry = resolve_org(user.model, user.org)
+    if given is not None:
+        check_model(given, role="simulated user", model_name=user.model, org=entry.org, params=user.params)
+        return given
+    if isinstance(candidate, RealtimeModel):
+        from speceval.realtime.settings import RealtimeSettings, create_realtime_model
+
+        return create_realtime_model(user.model, entry.org, user.params,
+                                     RealtimeSettings(base_url=entry.default_base_url), **provider_options)
+    return create_batched_model(user.model, entry.org, user.params, **provider_options)
 
 
 @contextmanager

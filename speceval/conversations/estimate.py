@@ -1,0 +1,57 @@
+"""An upper bound on what a conversation run's later rounds can cost, for the dry run (they cannot be planned:
+each is built from the answers before it).
+
+Bound per request: input tokens are the scripted text so far plus every earlier answer at its model's `max_tokens`
+(and, for the user model, its prompt's own text), at the dry run's four bytes a token; output tokens are
+`max_tokens`. Every conversation is counted as going to its last possible round: no stop word, no failed turn.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from speceval.conversations.script import Conversation
+from speceval.conversations.simulated_user import SimulatedUser, user_prompt
+from speceval.costs import estimate_prompt_tokens
+from speceval.inputs import InputSet
+
+
+class LaterRounds(BaseModel):
+    """The requests one model gets in rounds 2 and later, at most, and their tokens at most."""
+
+    role: Literal["candidate", "simulated user"]
+    model: str
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def later_rounds(inputs: InputSet, candidate: str, candidate_max_tokens: int,
+                 user: SimulatedUser | None) -> list[LaterRounds]:
+    """The bound of the module docstring for the candidate's rounds 2.. and, with one, the simulated user's."""
+    answers = LaterRounds(role="candidate", model=candidate)
+    turns = LaterRounds(role="simulated user", model=user.model) if user is not None else None
+    # The user model's prompt without any transcript: its marker, role, instructions and what to write.
+    frame = estimate_prompt_tokens(user_prompt(user.instructions, user.stop_word, [])) if user is not None else 0
+    for statement_id in inputs.statement_ids:
+        for item in inputs.entries(statement_id).values():
+            if not isinstance(item, Conversation):
+                continue
+            # Every scripted text in every request: more than a round sends, never less.
+            scripted = sum(estimate_prompt_tokens(text) for text in [*(m.content for m in item.messages), *item.turns])
+            user_tokens = user.max_tokens if user is not None else 0
+            for number in range(2, inputs.max_rounds + 1):
+                earlier = (number - 1) * candidate_max_tokens
+                simulated = max(0, number - item.rounds)  # the user model's turns sent up to this round
+                if number > item.rounds:
+                    if turns is None or user is None or number > user.max_turns:
+                        break
+                    turns.requests += 1
+                    turns.input_tokens += frame + scripted + earlier + (simulated - 1) * user_tokens
+                    turns.output_tokens += user.max_tokens
+                answers.requests += 1
+                answers.input_tokens += scripted + earlier + simulated * user_tokens
+                answers.output_tokens += candidate_max_tokens
+    return [answers, *([turns] if turns is not None else [])]
