@@ -4,11 +4,13 @@ judge prompt versions), rendered from the same data as the HTML page."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.panel import TIES_RULE
+from speceval.analysis.turns import TURN_NOTE
 
 if TYPE_CHECKING:
     from speceval.analysis.data import ReportData
@@ -105,6 +107,12 @@ def render_summary(data: ReportData) -> str:
                 lines.append(f"| {candidate} | {variation} | {judged} | " + " | ".join(
                     f"{by_name[n].count} ({_fmt(by_name[n].rate)})" if n in by_name else "–" for n in names) + " |")
             lines.append("")
+    if data.turn_rates:
+        lines += ["", "## Per turn (scope turn judges; `report/turn_rates.csv`)", "", TURN_NOTE, ""]
+        lines += _markdown_table(
+            ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate", "95% CI", "not judged"],
+            ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n, _fmt(r.rate), _ci(r.ci_low, r.ci_high),
+              r.not_judged] for r in data.turn_rates))
     if data.agreement:
         lines += ["", "## Agreement between judges (same answers; 95% CI: cluster bootstrap over inputs)", "",
                   "| spec | judges | kind | items | kappa / alpha | 95% CI |", "|---|---|---|---|---|---|"]
@@ -123,6 +131,11 @@ def render_summary(data: ReportData) -> str:
     lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
               "counted separately. Intervals are 95%: " + interval_methods(), ""]
     return "\n".join(lines)
+
+
+def _markdown_table(headers: list[str], rows: Iterable[list[object]]) -> list[str]:
+    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
+            *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
 
 
 def _fmt(value: float | None) -> str:
