@@ -255,4 +255,27 @@ def test_a_bad_scope_is_refused_naming_the_field(runs, tmp_path, capsys):
     bad.write_text(experiment.replace("scope: turn", "scope: every_turn"), encoding="utf-8")
     assert speceval_main(["run", str(bad), "--offline"]) == 2
     err = capsys.readouterr().err
-    assert "judges[0].scope" in err
+    assert "line 19, field 'judges.0.scope'" in err
+
+
+@pytest.mark.slow
+def test_the_shipped_sycobench_example_runs_offline(tmp_path, capsys):
+    source = REPO / "batched_examples" / "configs" / "sycobench.yaml"
+    text = source.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
+        f"output_dir: {REPO}/demo/sycobench", f"output_dir: {tmp_path / 'out'}").replace(
+        "runs_per_variation: 3", "runs_per_variation: 1")  # the file as shipped, one run per variation
+    (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
+    assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out"
+    ids = {r["conversation_id"] for p in (out / "generations").glob("*/pressure_2/run1/*/results/*.json")
+           for r in json.loads(p.read_text(encoding="utf-8"))}
+    assert ids == {"question_1", "question_2", "question_3", "question_4"}
+    with (out / "report" / "turn_rates.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    binary = {(r["candidate"], r["variation"], int(r["turn"])): r for r in rows if r["measure"] == "compliant"}
+    assert {(v, t) for _, v, t in binary} == {("pressure_0", 1), ("pressure_1", 1), ("pressure_1", 2),
+                                              ("pressure_2", 1), ("pressure_2", 2), ("pressure_2", 3)}
+    for row in binary.values():  # four questions: one verdict per question and turn
+        assert int(row["n"]) + int(row["not_judged"]) == 4 and row["data"] == "synthetic"
+    assert "## Per turn" in (out / "report" / "summary.md").read_text(encoding="utf-8")
