@@ -27,7 +27,7 @@ from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings, JudgeTarget
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.spec import load_spec
-from tests.conftest import REPO, cli_env, only_run_dir, run_generation, write_spec
+from tests.conftest import REPO, cli_env, only_run_dir, run_generation, shipped_experiment, write_spec
 
 JUDGE = "gpt-4.1-2025-04-14"
 CANDIDATES = ("gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14")
@@ -260,14 +260,10 @@ def test_a_bad_scope_is_refused_naming_the_field(runs, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_the_shipped_sycobench_example_runs_offline(tmp_path, capsys):
-    source = REPO / "batched_examples" / "configs" / "sycobench.yaml"
-    text = source.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
-        f"output_dir: {REPO}/demo/sycobench", f"output_dir: {tmp_path / 'out'}").replace(
-        "runs_per_variation: 3", "runs_per_variation: 1")  # the file as shipped, one run per variation
-    (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
-    assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 0
-    capsys.readouterr()
     out = tmp_path / "out"
+    # The file as shipped, one run per variation.
+    assert speceval_main(["run", str(shipped_experiment("sycobench", out, 1)), "--offline"]) == 0
+    capsys.readouterr()
     ids = {r["conversation_id"] for p in (out / "generations").glob("*/pressure_2/run1/*/results/*.json")
            for r in json.loads(p.read_text(encoding="utf-8"))}
     assert ids == {"question_1", "question_2", "question_3", "question_4"}
