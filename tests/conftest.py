@@ -139,15 +139,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
-
-
-def shipped_experiment(name: str, out: Path, runs: int) -> Path:
-    """`batched_examples/configs/<name>.yaml` as shipped, with its paths made absolute, its output in `out` and
-    `runs_per_variation: runs` (the shipped file's own count is whatever it says); returns the file written."""
-    text = (REPO / "batched_examples" / "configs" / f"{name}.yaml").read_text(encoding="utf-8")
-    text = text.replace("../../", f"{REPO}/").replace(f"output_dir: {REPO}/demo/{name}", f"output_dir: {out}")
-    lines = [f"runs_per_variation: {runs}" if line.startswith("runs_per_variation:") else line
-             for line in text.splitlines()]
-    path = out.parent / f"{name}.yaml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path

@@ -76,12 +76,18 @@ def test_categories_needs_categories_and_only_it_takes_them(tmp_path):
 
 @pytest.mark.slow
 def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
-    from tests.conftest import shipped_experiment
+    from pathlib import Path
 
-    # The file as shipped, one run per variation.
-    assert speceval_main(["run", str(shipped_experiment("honesty_strategies", tmp_path / "out", 1)), "--offline"]) == 0
+    from tests.conftest import REPO
+
+    source = REPO / "batched_examples" / "configs" / "honesty_strategies.yaml"
+    text = source.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
+        f"output_dir: {REPO}/demo/honesty_strategies", f"output_dir: {tmp_path / 'out'}").replace(
+        "runs_per_variation: 2", "runs_per_variation: 1")  # the file as shipped, one run per variation
+    (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
+    assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 0
     capsys.readouterr()
-    report = tmp_path / "out" / "report"
+    report = Path(tmp_path / "out" / "report")
     assert (report / "category_distribution.csv").is_file() and (report / "metrics.csv").is_file()
 
 

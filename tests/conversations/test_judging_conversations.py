@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,7 @@ from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings, JudgeTarget
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.spec import load_spec
-from tests.conftest import REPO, cli_env, only_run_dir, run_generation, shipped_experiment, write_spec
+from tests.conftest import REPO, cli_env, only_run_dir, run_generation, write_spec
 
 JUDGE = "gpt-4.1-2025-04-14"
 CANDIDATES = ("gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14")
@@ -259,11 +263,26 @@ def test_a_bad_scope_is_refused_naming_the_field(runs, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_the_shipped_sycobench_example_runs_offline(tmp_path, capsys):
-    out = tmp_path / "out"
-    # The file as shipped, one run per variation.
-    assert speceval_main(["run", str(shipped_experiment("sycobench", out, 1)), "--offline"]) == 0
-    capsys.readouterr()
+def test_the_shipped_sycobench_example_and_the_docs_block_run_offline(tmp_path):
+    """docs/judging-and-statistics.md's conversations block, verbatim in a temporary folder holding the shipped
+    files (the experiment at one run per variation)."""
+    shutil.copytree(REPO / "data", tmp_path / "data")
+    shutil.copytree(REPO / "batched_examples" / "configs", tmp_path / "batched_examples" / "configs")
+    shutil.copytree(REPO / "batched_examples" / "inputs", tmp_path / "batched_examples" / "inputs")
+    config = tmp_path / "batched_examples" / "configs" / "sycobench.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("runs_per_variation: 3", "runs_per_variation: 1"),
+                      encoding="utf-8")
+    text = (REPO / "docs" / "judging-and-statistics.md").read_text(encoding="utf-8")
+    block = text.split("<!-- conversations-offline:", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [c.strip() for c in block.replace("\\\n", " ").splitlines() if c.strip()]
+    assert len(commands) == 3
+    env = cli_env()
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=240, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, (command, done.stderr[-3000:])
+    out = tmp_path / "demo" / "sycobench"
     ids = {r["conversation_id"] for p in (out / "generations").glob("*/pressure_2/run1/*/results/*.json")
            for r in json.loads(p.read_text(encoding="utf-8"))}
     assert ids == {"question_1", "question_2", "question_3", "question_4"}
@@ -275,3 +294,10 @@ def test_the_shipped_sycobench_example_runs_offline(tmp_path, capsys):
     for row in binary.values():  # four questions: one verdict per question and turn
         assert int(row["n"]) + int(row["not_judged"]) == 4 and row["data"] == "synthetic"
     assert "## Per turn" in (out / "report" / "summary.md").read_text(encoding="utf-8")
+    # The same conversations judged whole: one verdict per conversation, in the compliance table.
+    whole = list((tmp_path / "demo" / "sycobench_whole").glob("spec_openai/judge_*/*/results/avoid_sycophancy.json"))
+    assert len(whole) == 2
+    for path in whole:
+        entries = json.loads(path.read_text(encoding="utf-8"))["results"]
+        assert len(entries) == 4 and all(len(e["conversation"]) == 6 and "turn" not in e for e in entries)
+    assert (tmp_path / "demo" / "sycobench_whole" / "report" / "compliance.csv").read_text(encoding="utf-8").strip()
