@@ -181,7 +181,7 @@ class BatchedComplianceJudge:
 
     def __init__(self, settings: JudgeSettings, candidates: list[Candidate], mode: Mode = "binary", *,
                  canaries: bool = True, canary_statements: list[str] | None = None,
-                 categories: dict[str, str] | None = None, scope: Scope | None = None):
+                 categories: dict[str, str] | None = None, scope: Scope | str | None = None):
         """`canaries`: also judge the spec's example responses of `canary_statements` (default: every statement
         the candidates answered) once per judge (`spec_<spec>/_canaries/judge_<judge>/`), to check it (not in
         categories mode: an example response has no known category). `categories` (name → what it means): the
@@ -197,6 +197,8 @@ class BatchedComplianceJudge:
                 settings.params, response_schema=category_schema(list(self.categories)), schema_name="category"))
         self.settings = settings
         self.mode: Mode = mode
+        if scope is not None and scope not in {s.value for s in Scope}:
+            raise ConfigError(f"scope {scope!r} is not one of: {', '.join(s.value for s in Scope)}")
         self.scope = Scope(scope) if scope is not None else None
         self.spec: Specification = load_spec(settings.spec_path)
         self.spec_name = settings.spec_name or self.spec.name
