@@ -164,7 +164,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
              for c in run_costs(paths, prices)]
     checks = judge_checks(verdicts.canaries)
     versions: dict[str, set[str]] = {}
-    for row in verdicts.compliance:
+    for row in [*verdicts.compliance, *categorical, *turn_rows]:
         versions.setdefault(row.judge, set()).add(row.prompt_version)
     return ReportData(
         compliance_rows=rows, variations=variation_statistics(rows, verdicts.settings),

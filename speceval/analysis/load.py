@@ -371,7 +371,7 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
         ComplianceRow.model_construct(
             _ROW_FIELDS, spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
             authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
-            statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version,
+            statement_id=m.statement_id, mode=str(m.mode), prompt_version=e.prompt_version or m.prompt_version,
             input=statements.shared(e.input), output=statements.shared(e.output), outcome=str(e.outcome),
             compliant=e.compliant, confidence=e.confidence, rating=None if e.rating is None else float(e.rating),
             category=e.category, problem=_problem(e), source=source, synthetic=where.synthetic,

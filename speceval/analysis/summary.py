@@ -32,8 +32,10 @@ def render_summary(data: ReportData) -> str:
     """The markdown text."""
     lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
     lines += ["# speceval results", ""]
-    candidates = sorted({v.candidate for v in data.variations} | {w.model for w in data.win_rates})
-    judges = sorted({v.judge for v in data.variations if v.judge != "panel"} | {w.judge for w in data.win_rates})
+    candidates = sorted({v.candidate for v in data.variations} | {w.model for w in data.win_rates}
+                        | {r.candidate for r in data.turn_rates} | {c.candidate for c in data.categories})
+    judges = sorted({v.judge for v in data.variations if v.judge != "panel"} | {w.judge for w in data.win_rates}
+                    | {r.judge for r in data.turn_rates} | {c.judge for c in data.categories})
     lines += [f"- Candidates: {', '.join(candidates) or '–'}",
               f"- Judges: {', '.join(judges) or '–'}" + (f" (plus a panel: {TIES_RULE})" if data.panel else ""),
               "- Judge prompt versions: " + ("; ".join(f"{j}: {', '.join(v)}" for j, v in

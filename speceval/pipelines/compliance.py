@@ -107,6 +107,12 @@ class ComplianceEntry(BaseModel):
                              "conversation was judged (1-based; 1 for a plain answer); `output` is that turn's answer")
     conversation: list[ChatMessage] | None = Field(default=None, description="scope conversation: the whole "
                                                    "transcript judged (`output` is its last answer)")
+    prompt_version: str | None = Field(default=None, description="this verdict's template when it is not the "
+                                       "file's `metadata.prompt_version` (a conversation's transcript template)")
+
+
+CONVERSATION_FIELDS = ("turn", "conversation", "prompt_version")
+"""Fields of a verdict that only judging conversations fills (absent from the files of plain answers)."""
 
 
 class ComplianceFile(BaseModel):
@@ -357,8 +363,11 @@ class BatchedComplianceJudge:
             metadata = CanaryMetadata(judge=self.settings.judge_model, spec=self.spec_name, statement_id=statement_id,
                                       prompt_version=target.identity["prompt_version"], mode=self.mode,
                                       batch_ids=sorted({e.batch_id for e in entries if e.batch_id}))
-            atomic_write_json(safe_path(target.run_dir / "results", statement_id, ".json"),
-                              CanaryFile(metadata=metadata, canaries=entries))
+            # The spec's examples are single prompts: their files keep the shape they had before conversations.
+            shown = CanaryFile(metadata=metadata, canaries=entries).model_dump_json(
+                indent=2, exclude={"canaries": {"__all__": set(CONVERSATION_FIELDS)}})
+            atomic_write_bytes(safe_path(target.run_dir / "results", statement_id, ".json"),
+                               (shown + "\n").encode("utf-8"))
 
     def _identity(self, candidate: Candidate, template: TemplateId, scope: Scope | None) -> dict[str, Any]:
         return {
@@ -387,6 +396,7 @@ class BatchedComplianceJudge:
                                     responses.get(answer.original_index))
                 if answer.transcript is not None:
                     entry.conversation = list(answer.transcript.messages)
+                    entry.prompt_version = self._transcript_template.value
                 yield entry
                 continue
             for turn in range(1, answer.turns + 1):
@@ -394,6 +404,8 @@ class BatchedComplianceJudge:
                 entry = self._entry(answer.input_text, output, answer.original_index,
                                     responses.get(turn_request_index(answer.original_index, turn)))
                 entry.turn = turn
+                if answer.transcript is not None:
+                    entry.prompt_version = self._transcript_template.value
                 yield entry
 
     def _write_candidate(self, answers: CandidateAnswers, target: JudgeTarget) -> CandidateSummary:
@@ -439,8 +451,8 @@ class BatchedComplianceJudge:
             # Likert files keep `compliant` (null: the judge was not asked) so readers of the binary shape still work.
             # Plain answers judged one verdict each keep the exact file shape they had before conversations.
             unused = {"binary": {"rating", "category"}, "likert": {"category"}}.get(self.mode, set())
-            unused = unused | ({"turn"} if scope is not Scope.TURN else set()) | (
-                {"conversation"} if scope is not Scope.CONVERSATION else set())
+            unused = unused | (set(CONVERSATION_FIELDS) if scope is None else (
+                {"turn"} if scope is Scope.CONVERSATION else {"conversation"}))
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
             exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
                 {"scope", "transcript_prompt_version"} if scope is None else set())

@@ -131,6 +131,7 @@ def test_transcript_prompt_holds_every_turn_byte_for_byte_and_plain_prompts_are_
         assert "turn" not in entry and (entry["input"], entry["output"]) == (record["input_text"],
                                                                              record["output_text"])
         assert entry.get("conversation") == record.get("conversation")
+        assert entry.get("prompt_version") == ("compliance_binary_transcript_v2" if "conversation" in record else None)
 
 
 def test_a_prefilled_history_is_marked_and_a_message_cannot_close_its_block(runs, tmp_path):

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from speceval.batch.engine import EngineOptions
 from speceval.conversations.script import ChatMessage
 from speceval.emulator.responder import respond
 from speceval.errors import InputError
@@ -88,3 +89,27 @@ def test_a_malformed_conversation_record_is_refused_naming_file_and_field(tmp_pa
     results.write_text(json.dumps([record]))
     with pytest.raises(InputError, match=r"0\.conversation.*output_text must be its last message|output_text"):
         BatchedComplianceJudge(settings, resolve_candidates([run]), canaries=False)
+
+
+def test_plain_answers_keep_the_verdict_files_they_had_before_conversations(tmp_path):
+    """The keys of a plain run's verdict, canary and summary files as main wrote them before this change (checked
+    against it: the files were equal but for batch ids); no conversation field appears, not even as null."""
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    run = make_run(tmp_path / "run", "model-x", spec, {"alpha": ["a", "b", None]})
+    settings = JudgeSettings(spec_path=spec, judge_model="gpt-4.1-2025-04-14", output_dir_base=tmp_path / "j",
+                             offline=True, engine=EngineOptions(poll_interval=0.05))
+    BatchedComplianceJudge(settings, resolve_candidates([run]), scope="conversation").run()
+    judged = tmp_path / "j" / "spec_spec" / "judge_gpt-4.1-2025-04-14"
+    verdicts = json.loads((judged / "model-x" / "results" / "alpha.json").read_text())
+    assert set(verdicts["metadata"]) == {"model", "judge", "spec", "statement_id", "prompt_version", "mode",
+                                         "batch_ids", "candidate_dir"}
+    assert {frozenset(e) for e in verdicts["results"]} == {frozenset(
+        {"input", "output", "compliant", "confidence", "explanation", "outcome", "raw_judge_response", "parse_error",
+         "error", "original_index", "batch_id"})}
+    canaries = json.loads((tmp_path / "j" / "spec_spec" / "_canaries" / judged.name / "results" / "alpha.json")
+                          .read_text())
+    assert {frozenset(e) for e in canaries["canaries"]} == {frozenset(
+        {"input", "output", "compliant", "confidence", "rating", "category", "explanation", "outcome",
+         "raw_judge_response", "parse_error", "error", "original_index", "batch_id", "kind", "example", "correct"})}
+    summary = json.loads((judged / "model-x" / "summary.json").read_text())
+    assert "scope" not in summary and "scope" not in verdicts["metadata"]
