@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +222,10 @@ def test_turn_rates_count_the_verdict_files(runs, tmp_path, capsys):
     assert "## Per turn" in summary and "| alpha |" not in summary
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="turns"' in page and "turn 2: " in page
+    assert speceval_main(["export", str(out), "--out", str(tmp_path / "verdicts.jsonl")]) == 0
+    exported = [json.loads(line) for line in (tmp_path / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(Counter((r["candidate"], r["turn"]) for r in exported).items()) == sorted(
+        (key, len(counts.get(key, [])) + failed.get(key, 0)) for key in set(counts) | set(failed))
 
 
 def test_ranking_compares_two_candidates_three_turn_transcripts_in_both_orders(runs, tmp_path):
