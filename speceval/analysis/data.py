@@ -50,6 +50,7 @@ from speceval.analysis.tables import (
     strengths,
     win_rates,
 )
+from speceval.analysis.turns import TurnRate, turn_rates
 from speceval.analysis.variations import (
     Breakdown,
     PairedComparison,
@@ -116,6 +117,8 @@ class ReportData(BaseModel):
     category_differences: list[CategoryDifference] = Field(default_factory=list)
     category_agreement: list[CategoryAgreement] = Field(default_factory=list)
     metrics: list[MetricRow] = Field(default_factory=list, description="custom metrics per candidate and variation")
+    turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
+    turn_rows: list[ComplianceRow] = Field(default_factory=list, description="per-turn verdicts (samples)")
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
@@ -147,6 +150,10 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     inputs, kept_inputs = inputs_tables(paths)
     if not verdicts.compliance and not verdicts.rankings and not metric_rows and not inputs:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
+    # A turn verdict (scope turn) is one of several per conversation: per-turn rates only, never pooled with the
+    # per-conversation compliance or category tables.
+    turn_rows = [row for row in verdicts.compliance if row.turn is not None]
+    verdicts.compliance = [row for row in verdicts.compliance if row.turn is None]
     # A categorical verdict is no compliance verdict: it has its own tables and never enters a compliance rate.
     categorical = [row for row in verdicts.compliance if is_categorical(row)]
     verdicts.compliance = [row for row in verdicts.compliance if not is_categorical(row)]
@@ -157,7 +164,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
              for c in run_costs(paths, prices)]
     checks = judge_checks(verdicts.canaries)
     versions: dict[str, set[str]] = {}
-    for row in verdicts.compliance:
+    for row in [*verdicts.compliance, *categorical, *turn_rows]:
         versions.setdefault(row.judge, set()).add(row.prompt_version)
     return ReportData(
         compliance_rows=rows, variations=variation_statistics(rows, verdicts.settings),
@@ -175,6 +182,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         categories=category_distribution(categorical), categorical_rows=categorical,
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
+        turn_rates=turn_rates(turn_rows), turn_rows=turn_rows,
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,

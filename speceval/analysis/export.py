@@ -32,7 +32,10 @@ def verdict_rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
                "output": row.output, "judge": row.judge, "mode": row.mode, "prompt_version": row.prompt_version,
                "outcome": row.outcome, "compliant": row.compliant, "confidence": row.confidence,
                "rating": row.rating, "explanation": row.explanation, "raw_judge_response": detail.raw_judge_response,
-               "parse_error": detail.parse_error, "source": row.source, "synthetic": row.synthetic}
+               "parse_error": detail.parse_error, "source": row.source, "synthetic": row.synthetic,
+               # Conversations only (a plain verdict's row keeps its columns): the turn judged, or the transcript.
+               **{key: value for key, value in (("turn", row.turn), ("transcript", row.transcript))
+                  if value is not None}}
     for r in verdicts.rankings:
         detail = r.detail or VerdictDetail()
         yield {"kind": "ranking", "spec": r.spec, "statement_id": r.statement_id, "variation": r.variation,
@@ -41,7 +44,9 @@ def verdict_rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
                "input": r.input, "model_a": r.model_a, "model_b": r.model_b, "output_a": detail.output_a,
                "output_b": detail.output_b, "judge": r.judge, "outcome": r.outcome, "rank": r.rank,
                "explanation": detail.explanation, "raw_judge_response": detail.raw_judge_response,
-               "parse_error": detail.parse_error, "source": r.source, "synthetic": r.synthetic}
+               "parse_error": detail.parse_error, "source": r.source, "synthetic": r.synthetic,
+               **{key: value for key, value in (("transcript_a", detail.transcript_a),
+                                                ("transcript_b", detail.transcript_b)) if value is not None}}
 
 
 def export_verdicts(paths: Sequence[Path], out: Path, fmt: str) -> int:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from speceval.analysis.original import compliance_records, is_original_compliance, is_original_ranking, ranking_records
+from speceval.conversations.script import ChatMessage
 from speceval.errors import InputError, UsageError
 from speceval.paths import safe_filename
 from speceval.pipelines.compliance import CanaryFile, ComplianceFile
@@ -75,6 +76,11 @@ class ComplianceRow(BaseModel):
     score: float | None = None
     """A panel's verdict as a number: the share of its judges that found the answer compliant (a split of two
     judges counts 1/2). None for a single judge's verdict, whose number is its `compliant` (1 or 0)."""
+    turn: int | None = None
+    """A judge with `scope: turn`: which assistant turn of the conversation the verdict is about (`output` is that
+    turn's answer). Such verdicts are per-turn rates (`speceval.analysis.turns`), never compliance rates."""
+    transcript: str | None = None
+    """A conversation judged whole: its transcript as the sample view shows it (one `[role]` line per message)."""
 
 
 _ROW_FIELDS = set(ComplianceRow.model_fields)
@@ -91,6 +97,10 @@ class VerdictDetail(BaseModel):
     explanation: str | None = None
     raw_judge_response: str | None = None
     parse_error: str | None = None
+    transcript_a: str | None = None
+    """Conversations ranked: A's whole transcript as the judge saw it (`transcript_text`); `output_a` is its last
+    answer."""
+    transcript_b: str | None = None
 
 
 class RankingRow(BaseModel):
@@ -361,15 +371,22 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
         ComplianceRow.model_construct(
             _ROW_FIELDS, spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
             authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
-            statement_id=m.statement_id, mode=str(m.mode), prompt_version=m.prompt_version,
+            statement_id=m.statement_id, mode=str(m.mode), prompt_version=e.prompt_version or m.prompt_version,
             input=statements.shared(e.input), output=statements.shared(e.output), outcome=str(e.outcome),
             compliant=e.compliant, confidence=e.confidence, rating=None if e.rating is None else float(e.rating),
             category=e.category, problem=_problem(e), source=source, synthetic=where.synthetic,
             detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
                                  parse_error=e.parse_error) if detail else None,
-            candidate_settings=settings, score=None)
+            candidate_settings=settings, score=None, turn=e.turn, transcript=transcript_text(e.conversation))
         for e in parsed.results
     ]
+
+
+def transcript_text(messages: list[ChatMessage] | None) -> str | None:
+    """A transcript as readable text: `[user]` / `[assistant]` then the message, messages separated by a blank line."""
+    if not messages:
+        return None
+    return "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
 
 
 def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool) -> list[CanaryRow]:
@@ -416,7 +433,9 @@ def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str
                    variation=where.variation, run=where.run, synthetic=where.synthetic,
                    detail=VerdictDetail(original_index=e.original_index_a, original_index_b=e.original_index_b,
                                         output_a=e.output_a, output_b=e.output_b, explanation=e.explanation,
-                                        raw_judge_response=e.raw_judge_response, parse_error=e.parse_error)
+                                        raw_judge_response=e.raw_judge_response, parse_error=e.parse_error,
+                                        transcript_a=transcript_text(e.conversation_a),
+                                        transcript_b=transcript_text(e.conversation_b))
                    if detail else None)
         for e in parsed.rankings
     ]

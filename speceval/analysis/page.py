@@ -26,6 +26,7 @@ from speceval.analysis.plots import (
 from speceval.analysis.samples import pair_label, ranking_sample_section, sample_link, sample_section, shown_text
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
+from speceval.analysis.turns import TURN_NOTE
 from speceval.analysis.variations import Breakdown, PairedComparison
 
 _STYLE = (
@@ -51,9 +52,9 @@ def render_page(data: ReportData) -> str:
     if data.compliance:
         parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _metrics(data), _judge_checks(data),
-              _inputs(data), _rankings(data), _sent(data), _costs(data)]
-    parts.append(sample_section(data.compliance_rows + data.categorical_rows))
+    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _turns(data), _metrics(data),
+              _judge_checks(data), _inputs(data), _rankings(data), _sent(data), _costs(data)]
+    parts.append(sample_section(data.compliance_rows + data.categorical_rows + data.turn_rows))
     parts.append(ranking_sample_section(data.ranking_samples, data.ranking_total))
     body = _anchored("".join(parts))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
@@ -295,6 +296,18 @@ def _categories(data: ReportData) -> str:
         parts.append(_table(["spec", "judges", "items", "kappa"],
                             ([a.spec, a.judges, a.items, a.kappa] for a in data.category_agreement)))
     return "".join(parts)
+
+
+def _turns(data: ReportData) -> str:
+    if not data.turn_rates:
+        return ""
+    return (f'<h2 id="turns">Per turn</h2><p class="note">{html.escape(TURN_NOTE)} Links open the samples of that '
+            "cell.</p>"
+            + _table(["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate", "95% CI", "method",
+                      "not judged"],
+                     ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n,
+                       sample_link(_fmt(r.rate), judge=r.judge, candidate=r.candidate, variation=r.variation),
+                       _ci(r.ci_low, r.ci_high), r.method, r.not_judged] for r in data.turn_rates), raw={7}))
 
 
 def _metrics(data: ReportData) -> str:

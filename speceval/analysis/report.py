@@ -66,6 +66,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         if data.category_agreement:
             csv_paths.append(_csv(out_dir / "category_agreement.csv",
                                   [c.model_dump() for c in data.category_agreement]))
+    if data.turn_rates:
+        csv_paths.append(_csv(out_dir / "turn_rates.csv", [r.model_dump() for r in data.turn_rates]))
     if data.metrics:
         csv_paths.append(_csv(out_dir / "metrics.csv", [m.model_dump() for m in data.metrics]))
     if data.inputs:

@@ -53,17 +53,24 @@ TEXT_LIMIT = 1_500
 every character)."""
 
 
-def shown_text(text: str) -> str:
-    """`text`, cut at `TEXT_LIMIT` characters with a note saying how much more the export has."""
-    if len(text) <= TEXT_LIMIT:
+TRANSCRIPT_LIMIT = 4 * TEXT_LIMIT
+"""Characters of a conversation's transcript shown in the page (every message, the answers between included)."""
+
+
+def shown_text(text: str, limit: int = TEXT_LIMIT) -> str:
+    """`text`, cut at `limit` characters with a note saying how much more the export has."""
+    if len(text) <= limit:
         return text
-    return f"{text[:TEXT_LIMIT]} [… {len(text) - TEXT_LIMIT:,} more characters: speceval export has them all]"
+    return f"{text[:limit]} [… {len(text) - limit:,} more characters: speceval export has them all]"
 
 
 def _sample_record(r: ComplianceRow) -> dict[str, str]:
     return {"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
             "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
-            "verdict": verdict_label(r), "input": shown_text(r.input), "output": shown_text(r.output),
+            # A conversation judged whole shows its transcript; a turn verdict says which turn it is about.
+            "verdict": verdict_label(r) if r.turn is None else f"turn {r.turn}: {verdict_label(r)}",
+            "input": shown_text(r.input),
+            "output": shown_text(r.transcript, TRANSCRIPT_LIMIT) if r.transcript else shown_text(r.output),
             "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
             "source": r.source}
 
@@ -164,10 +171,16 @@ def ranking_samples(rows: list[RankingRow], roots: Sequence[Path]) -> list[dict[
         samples.append({"judge": row.judge, "pair": pair_label(row.model_a, row.model_b), "model_a": row.model_a,
                         "model_b": row.model_b, "variation": row.variation, "run": str(row.run),
                         "statement": row.statement_id, "winner": str(winner), "input": shown_text(row.input),
-                        "output_a": shown_text(detail.output_a or ""), "output_b": shown_text(detail.output_b or ""),
+                        "output_a": _answer_shown(detail.transcript_a, detail.output_a),
+                        "output_b": _answer_shown(detail.transcript_b, detail.output_b),
                         "explanation": shown_text(detail.explanation or detail.parse_error or
                                                   (detail.raw_judge_response or ""))})
     return samples
+
+
+def _answer_shown(transcript: str | None, answer: str | None) -> str:
+    """A compared answer as the page shows it: its conversation's transcript when it has one."""
+    return shown_text(transcript, TRANSCRIPT_LIMIT) if transcript else shown_text(answer or "")
 
 
 def _details_of(source: str, roots: Sequence[Path]) -> dict[int, VerdictDetail]:

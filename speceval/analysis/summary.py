@@ -4,11 +4,13 @@ judge prompt versions), rendered from the same data as the HTML page."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.panel import TIES_RULE
+from speceval.analysis.turns import TURN_NOTE
 
 if TYPE_CHECKING:
     from speceval.analysis.data import ReportData
@@ -30,8 +32,10 @@ def render_summary(data: ReportData) -> str:
     """The markdown text."""
     lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
     lines += ["# speceval results", ""]
-    candidates = sorted({v.candidate for v in data.variations} | {w.model for w in data.win_rates})
-    judges = sorted({v.judge for v in data.variations if v.judge != "panel"} | {w.judge for w in data.win_rates})
+    candidates = sorted({v.candidate for v in data.variations} | {w.model for w in data.win_rates}
+                        | {r.candidate for r in data.turn_rates} | {c.candidate for c in data.categories})
+    judges = sorted({v.judge for v in data.variations if v.judge != "panel"} | {w.judge for w in data.win_rates}
+                    | {r.judge for r in data.turn_rates} | {c.judge for c in data.categories})
     lines += [f"- Candidates: {', '.join(candidates) or '–'}",
               f"- Judges: {', '.join(judges) or '–'}" + (f" (plus a panel: {TIES_RULE})" if data.panel else ""),
               "- Judge prompt versions: " + ("; ".join(f"{j}: {', '.join(v)}" for j, v in
@@ -105,6 +109,12 @@ def render_summary(data: ReportData) -> str:
                 lines.append(f"| {candidate} | {variation} | {judged} | " + " | ".join(
                     f"{by_name[n].count} ({_fmt(by_name[n].rate)})" if n in by_name else "–" for n in names) + " |")
             lines.append("")
+    if data.turn_rates:
+        lines += ["", "## Per turn (scope turn judges; `report/turn_rates.csv`)", "", TURN_NOTE, ""]
+        lines += _markdown_table(
+            ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate", "95% CI", "not judged"],
+            ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n, _fmt(r.rate), _ci(r.ci_low, r.ci_high),
+              r.not_judged] for r in data.turn_rates))
     if data.agreement:
         lines += ["", "## Agreement between judges (same answers; 95% CI: cluster bootstrap over inputs)", "",
                   "| spec | judges | kind | items | kappa / alpha | 95% CI |", "|---|---|---|---|---|---|"]
@@ -123,6 +133,11 @@ def render_summary(data: ReportData) -> str:
     lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
               "counted separately. Intervals are 95%: " + interval_methods(), ""]
     return "\n".join(lines)
+
+
+def _markdown_table(headers: list[str], rows: Iterable[list[object]]) -> list[str]:
+    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
+            *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
 
 
 def _fmt(value: float | None) -> str:

@@ -64,6 +64,9 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
                         "google with --input-bucket/--output-bucket is Vertex AI")
     if kind == "compliance":
         parser.add_argument("--mode", choices=("binary", "likert"), help="binary verdicts (default) or 1-5 ratings")
+        parser.add_argument("--scope", choices=("conversation", "turn"),
+                            help="conversations: one verdict on the whole transcript (default) or one per assistant "
+                                 "turn, in its context")
         parser.add_argument("--no-canaries", action="store_true",
                             help="do not also judge the spec's own example responses (the judge check in the "
                                  "report's judge_checks.csv)")

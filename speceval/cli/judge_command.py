@@ -150,7 +150,8 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     pipeline: BatchedComplianceJudge | BatchedRankingPipeline
     if kind == "compliance":
         mode = _pick(args.mode, getattr(file, "mode", None), "binary")
-        pipeline = BatchedComplianceJudge(settings, candidates, mode=mode, canaries=not args.no_canaries)
+        scope = _pick(args.scope, getattr(file, "scope", None), None)
+        pipeline = BatchedComplianceJudge(settings, candidates, mode=mode, canaries=not args.no_canaries, scope=scope)
     else:
         pipeline = BatchedRankingPipeline(settings, candidates)
     _endpoint_settings(args, kind, file, pipeline)

@@ -48,6 +48,8 @@ JUDGE_MARKER = "speceval judge prompt: "
 """The start of the first line of every speceval judge prompt (see `speceval.judging.prompts`)."""
 _NO_VERDICT_PERCENT = 5
 _RESPONSE_BLOCK = re.compile(r"^<<<BEGIN (response_[ab]) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | re.M)
+_TRANSCRIPT_BLOCK = re.compile(r"^<<<BEGIN transcript_([ab])_\S+ (\w+)>>>\n(.*?)\n<<<END transcript_\1_\S+ \2>>>$",
+                               re.S | re.M)
 _FENCED_BLOCK = re.compile(r"^<<<BEGIN (\S+) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | re.M)
 
 
@@ -118,9 +120,15 @@ def judge_verdict(template_id: str, prompt: str, digest: bytes) -> str:
 
 
 def _synthetic_winner(prompt: str, digest: bytes) -> str:
-    """The same pair of responses gets the same winner in either order, except for a little 'position bias'."""
+    """The same pair of responses (or of transcripts) gets the same winner in either order, except for a little
+    'position bias'."""
     blocks = {name: text for name, _, text in _RESPONSE_BLOCK.findall(prompt)}
     a, b = blocks.get("response_a", ""), blocks.get("response_b", "")
+    if not blocks:  # two transcripts: each side is every message of its blocks, in order
+        sides: dict[str, list[str]] = {"a": [], "b": []}
+        for name, _, text in _TRANSCRIPT_BLOCK.findall(prompt):
+            sides[name].append(text)
+        a, b = "\x00".join(sides["a"]), "\x00".join(sides["b"])
     if a == b or digest[1] % 10 == 0:
         return "tie"
     if digest[2] % 8 == 0:

@@ -54,6 +54,9 @@ class JudgeEntry(ModelEntry):
     mode: Literal["binary", "likert", "categories"] = "binary"
     categories: dict[Annotated[str, StringConstraints(min_length=1)], str] | None = Field(
         default=None, description="mode categories: name → what it means (the judge answers one name)")
+    scope: Literal["conversation", "turn"] | None = Field(
+        default=None, description="conversations: one verdict on the whole transcript (default) or one per "
+        "assistant turn, in its context (plain answers: one verdict each, turn 1)")
 
     @model_validator(mode="after")
     def _categories_with_their_mode(self) -> JudgeEntry:

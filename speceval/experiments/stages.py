@@ -317,7 +317,8 @@ def _pipeline(settings: JudgeSettings, stage: str, judge: JudgeEntry,
     candidates = resolve_candidates([run.run_dir for run in runs])
     if stage == "compliance":
         # Canaries are judged once per spec and judge by their own task (`_canaries`).
-        return BatchedComplianceJudge(settings, candidates, judge.mode, canaries=False, categories=judge.categories)
+        return BatchedComplianceJudge(settings, candidates, judge.mode, canaries=False, categories=judge.categories,
+                                      scope=judge.scope)
     return BatchedRankingPipeline(settings, candidates)
 
 

@@ -45,6 +45,9 @@ Every v2 template's per-request part starts with the user input's BEGIN line. Te
 all requests of a statement, so its first occurrence is at the same place in all of them (even if a statement
 itself contained this text, the split would only move earlier, still inside the shared part).
 """
+TRANSCRIPT_PREFIX_ENDS = ("<<<BEGIN message_1_", "<<<BEGIN transcript_a_message_1_")
+"""The same for the transcript templates: their per-request part starts with the first message's BEGIN line
+(`speceval.judging.transcripts` numbers messages from 1)."""
 
 
 class TemplateId(StrEnum):
@@ -58,11 +61,22 @@ class TemplateId(StrEnum):
     RANKING_V2 = "ranking_v2"
     COMPLIANCE_CATEGORIES_V2 = "compliance_categories_v2"
     """Categorical judging (one of the experiment's named categories); cache-shaped from its first release."""
+    COMPLIANCE_BINARY_TRANSCRIPT_V2 = "compliance_binary_transcript_v2"
+    """A conversation's whole transcript (or its first k assistant turns), one fenced block per message."""
+    COMPLIANCE_LIKERT_TRANSCRIPT_V2 = "compliance_likert_transcript_v2"
+    COMPLIANCE_CATEGORIES_TRANSCRIPT_V2 = "compliance_categories_transcript_v2"
+    RANKING_TRANSCRIPT_V2 = "ranking_transcript_v2"
+    """Two candidates' transcripts of the same script, each message in its own fenced block."""
 
     @property
     def cache_shaped(self) -> bool:
         """Whether the template puts everything a statement's requests share first (v2 and later)."""
         return not self.value.endswith("_v1")
+
+    @property
+    def is_transcript(self) -> bool:
+        """Whether the template judges a conversation's transcript (one fenced block per message)."""
+        return self.kind.endswith("_transcript")
 
     @property
     def kind(self) -> str:
@@ -75,6 +89,10 @@ CURRENT = {
     "compliance_likert": TemplateId.COMPLIANCE_LIKERT_V2,
     "ranking": TemplateId.RANKING_V2,
     "compliance_categories": TemplateId.COMPLIANCE_CATEGORIES_V2,
+    "compliance_binary_transcript": TemplateId.COMPLIANCE_BINARY_TRANSCRIPT_V2,
+    "compliance_likert_transcript": TemplateId.COMPLIANCE_LIKERT_TRANSCRIPT_V2,
+    "compliance_categories_transcript": TemplateId.COMPLIANCE_CATEGORIES_TRANSCRIPT_V2,
+    "ranking_transcript": TemplateId.RANKING_TRANSCRIPT_V2,
 }
 """The template each kind of judgement uses for new runs."""
 _CACHE_SHAPED_MARKERS = tuple(f"{MARKER_PREFIX}{t.value}\n" for t in TemplateId if t.cache_shaped)
@@ -180,19 +198,28 @@ def _statement_fields(statement: Statement) -> dict[str, str]:
     }
 
 
+Blocks = list[tuple[str, str]]
+"""(block name, untrusted text) in order: several fenced blocks filling one placeholder (a transcript)."""
+
+
 def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, str], *, salt: str = "",
-           trusted: dict[str, str] | None = None) -> str:
+           trusted: dict[str, str] | None = None, sequences: dict[str, Blocks] | None = None) -> str:
     """The prompt of `template_id` for `statement` and the untrusted texts named by the template's placeholders.
 
     `salt` is the judge run's (see `new_salt`); v1 templates ignore it. `trusted` fills placeholders with the
-    evaluator's own text (the categories of a categorical judge), placed outside the fences.
+    evaluator's own text (the categories of a categorical judge), placed outside the fences. `sequences` fills a
+    placeholder with several fenced blocks, one per (name, text), separated by blank lines (a transcript's
+    messages); their texts count as untrusted for the nonce like the others.
     """
     examples = list(statement.metadata.examples)
     shared = [template_id.value, statement.text, *_example_texts(examples), *_statement_fields(statement).values()]
+    texts = [*untrusted.values(), *(text for blocks in (sequences or {}).values() for _, text in blocks)]
     if template_id.cache_shaped:
-        nonce = request_nonce(salt, statement.id, shared, list(untrusted.values()))
+        nonce = request_nonce(salt, statement.id, shared, texts)
     else:
-        nonce = make_nonce([statement.text, *untrusted.values(), *shared[2:]])
+        nonce = make_nonce([statement.text, *texts, *shared[2:]])
+    fenced = {placeholder: "\n\n".join(fence(name, text, nonce) for name, text in blocks)
+              for placeholder, blocks in (sequences or {}).items()}
     return load_template(template_id).substitute(
         template_id=template_id.value,
         nonce=nonce,
@@ -201,6 +228,7 @@ def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, s
         **_statement_fields(statement),
         **(trusted or {}),
         **untrusted,
+        **fenced,
     )
 
 
@@ -209,6 +237,8 @@ def _template(default: TemplateId, template: TemplateId | None) -> TemplateId:
     family = default.kind.split("_")[0]
     if chosen.kind.split("_")[0] != family:
         raise ValueError(f"template {chosen.value} is not a {family} template")
+    if chosen.is_transcript != default.is_transcript:
+        raise ValueError(f"template {chosen.value} is {'' if chosen.is_transcript else 'not '}a transcript template")
     return chosen
 
 
@@ -233,9 +263,13 @@ def render_compliance(
 def render_category(statement: Statement, user_input: str, response: str, categories: dict[str, str], *,
                     salt: str = "") -> str:
     """The prompt asking which of `categories` (name → what it means) fits `response` (to `user_input`)."""
-    listed = "\n".join(f"- {name}: {' '.join(meaning.split())}" for name, meaning in categories.items())
     return render(CURRENT["compliance_categories"], statement, {"user_input": user_input, "response": response},
-                  salt=salt, trusted={"categories": listed})
+                  salt=salt, trusted={"categories": category_list(categories)})
+
+
+def category_list(categories: dict[str, str]) -> str:
+    """The categories as a categorical template lists them: one `- name: meaning` line each."""
+    return "\n".join(f"- {name}: {' '.join(meaning.split())}" for name, meaning in categories.items())
 
 
 def render_ranking(
@@ -267,7 +301,8 @@ def split_shared_prefix(prompt: str) -> tuple[str, str] | None:
     """
     if not prompt.startswith(_CACHE_SHAPED_MARKERS):
         return None
-    end = prompt.find(SHARED_PREFIX_END)
-    if end <= 0:
+    found = [at for marker in (SHARED_PREFIX_END, *TRANSCRIPT_PREFIX_ENDS) if (at := prompt.find(marker)) > 0]
+    if not found:
         return None
+    end = min(found)
     return prompt[:end], prompt[end:]

@@ -7,8 +7,10 @@ then. Only the original indices of the answers (8 bytes each) stay in memory.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 
+from speceval.errors import ConfigError
 from speceval.pipelines.candidates import Answer, CandidateAnswers
 
 Render = Callable[[str, Answer], str]
@@ -46,3 +48,43 @@ class StatementPrompts:
     def texts(self, statement_id: str) -> dict[int, str]:
         """original index → prompt for one statement."""
         return self._render(statement_id)
+
+
+TURN_SLOTS = 1024
+"""Judge requests of one answer judged turn by turn (`scope: turn`) have indices `original_index * TURN_SLOTS + turn
+- 1`: stable when a resumed generation adds answers (as the one-per-answer index is), and readable back."""
+
+TurnRender = Callable[[str, Answer, int], str]
+"""(statement id, answer, turn) → the judge prompt about that turn of the answer's conversation."""
+
+
+def turn_request_index(original_index: int, turn: int) -> int:
+    """The judge request index of `turn` (1-based) of the answer at `original_index`."""
+    return original_index * TURN_SLOTS + turn - 1
+
+
+class TurnPrompts:
+    """The judge prompts of one candidate's answers, one per assistant turn (`scope: turn`), per statement on
+    demand; a plain answer is one turn."""
+
+    def __init__(self, answers: CandidateAnswers, render: TurnRender):
+        self.answers = answers
+        self._render = render
+        for statement_id in answers.statement_ids:
+            longest = max(answers.turns(statement_id), default=0)
+            if longest > TURN_SLOTS:
+                raise ConfigError(f"{answers.candidate.name}: a conversation of statement {statement_id!r} has "
+                                  f"{longest} assistant turns; judging turn by turn handles at most {TURN_SLOTS}")
+
+    def statement_counts(self) -> Sequence[tuple[str, Sequence[int]]]:
+        """(statement id, request indices: every turn of every succeeded answer) per statement, in spec order."""
+        return [(statement_id, array("q", (turn_request_index(index, turn) for index, turns in
+                                           zip(self.answers.indices(statement_id), self.answers.turns(statement_id),
+                                               strict=True)
+                                           for turn in range(1, turns + 1))))
+                for statement_id in self.answers.statement_ids]
+
+    def texts(self, statement_id: str) -> dict[int, str]:
+        """request index → judge prompt for every turn of one statement's answers."""
+        return {turn_request_index(answer.original_index, turn): self._render(statement_id, answer, turn)
+                for answer in self.answers.read(statement_id) for turn in range(1, answer.turns + 1)}

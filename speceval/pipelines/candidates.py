@@ -22,8 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from speceval.batch.records import Outcome
+from speceval.conversations.script import ChatMessage
 from speceval.errors import ConfigError, InputError, RunStateError
+from speceval.judging.transcripts import Transcript
 from speceval.manifest import MANIFEST_NAME, RunManifest
 from speceval.paths import safe_path
 from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, legacy_outcome, read_together_file
@@ -72,11 +76,18 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Answer:
-    """One succeeded answer of a candidate to one input."""
+    """One succeeded answer of a candidate to one input (`transcript`: the whole conversation, for a conversation
+    input; None for a plain one)."""
 
     original_index: int
     input_text: str
     output_text: str
+    transcript: Transcript | None = None
+
+    @property
+    def turns(self) -> int:
+        """How many answers the candidate gave (1 for a plain input)."""
+        return self.transcript.turns if self.transcript is not None else 1
 
 
 class CandidateAnswers:
@@ -91,12 +102,17 @@ class CandidateAnswers:
         self.candidate = candidate
         self.skipped: Counter[str] = Counter()
         self._indices: dict[str, array[int]] = {}
+        self._turns: dict[str, array[int]] = {}
         self._files: dict[str, tuple[Path, str]] = {}
         self._held: dict[str, list[Answer]] = {}
+        self._conversations: set[str] = set()
 
     def add(self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None) -> None:
         """Note a statement's answers: only their indices when `source` (file, sha256) can give them again."""
         self._indices[statement_id] = array("q", (a.original_index for a in answers))
+        self._turns[statement_id] = array("l", (a.turns for a in answers))
+        if any(a.transcript is not None for a in answers):
+            self._conversations.add(statement_id)
         if source is None:
             self._held[statement_id] = answers
         else:
@@ -110,6 +126,16 @@ class CandidateAnswers:
     def indices(self, statement_id: str) -> array[int]:
         """Original indices of a statement's succeeded answers, ascending."""
         return self._indices[statement_id]
+
+    def turns(self, statement_id: str) -> array[int]:
+        """How many answers the candidate gave in each of a statement's conversations (1 for a plain input), in the
+        order of `indices`."""
+        return self._turns[statement_id]
+
+    @property
+    def has_conversations(self) -> bool:
+        """Whether any answer is a conversation's (judges then read transcripts: `speceval.judging.transcripts`)."""
+        return bool(self._conversations)
 
     def read(self, statement_id: str) -> list[Answer]:
         """A statement's succeeded answers, ordered by original index (read from its file, which must not have
@@ -292,7 +318,35 @@ def _answer(path: Path, position: str, record: Any) -> tuple[Answer | None, str 
         return None, outcome.value
     if not isinstance(output, str):
         raise InputError(path, "a succeeded record must have a string output_text", field=f"{position}.output_text")
+    if "conversation" in record:
+        return Answer(index, text, output, _transcript(path, position, record, output)), None
     return Answer(index, text, output), None
+
+
+def _transcript(path: Path, position: str, record: dict[str, Any], output: str) -> Transcript:
+    """A conversation record's transcript: its messages, the last `len(turns)` assistant ones the candidate's."""
+    messages, turns = record.get("conversation"), record.get("turns")
+    if not isinstance(messages, list) or not messages:
+        raise InputError(path, "a conversation record must hold a non-empty list of messages",
+                         field=f"{position}.conversation")
+    if not isinstance(turns, list) or not turns:
+        raise InputError(path, "a conversation record must hold its turns (one per request sent)",
+                         field=f"{position}.turns")
+    parsed = []
+    for number, message in enumerate(messages):
+        try:
+            parsed.append(ChatMessage.model_validate(message))
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            raise InputError(path, problem["msg"], field=f"{position}.conversation[{number}]"
+                             + (f".{where}" if where else "")) from None
+    assistant = sum(message.role == "assistant" for message in parsed)
+    # Judged records succeeded in every turn, so each turn holds one answer, at the end of the transcript.
+    if assistant < len(turns) or parsed[-1].role != "assistant" or parsed[-1].content != output:
+        raise InputError(path, f"the conversation does not end with the record's {len(turns)} answer(s) "
+                               "(output_text must be its last message)", field=f"{position}.conversation")
+    return Transcript(messages=tuple(parsed), prefilled=assistant - len(turns))
 
 
 def _outcome(path: Path, position: str, record: dict[str, Any]) -> Outcome:

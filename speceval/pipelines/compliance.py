@@ -26,12 +26,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, StrictBool
 
-from speceval.atomic import atomic_write_json
+from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
+from speceval.conversations.script import ChatMessage
 from speceval.errors import ConfigError
 from speceval.judging.canaries import CANARY_DIR, Canary, CanaryKind, likert_correct, spec_canaries, without_example
 from speceval.judging.prompts import CURRENT, TemplateId, render_category, render_compliance
+from speceval.judging.transcripts import Scope, render_transcript_compliance
 from speceval.judging.verdicts import (
     CategoryVerdict,
     ComplianceVerdict,
@@ -43,7 +45,7 @@ from speceval.judging.verdicts import (
     parse_likert,
 )
 from speceval.paths import safe_filename, safe_path
-from speceval.pipelines.answer_prompts import AnswerPrompts, StatementPrompts
+from speceval.pipelines.answer_prompts import AnswerPrompts, StatementPrompts, TurnPrompts, turn_request_index
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
 from speceval.pipelines.judge_run import (
     JudgeOutcome,
@@ -79,6 +81,10 @@ class ComplianceMetadata(BaseModel):
     batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
     candidate_dir: str = Field(description="the generation run the answers come from")
     categories: list[str] | None = Field(default=None, description="categories mode: the category names, in order")
+    scope: Scope | None = Field(default=None, description="conversations, or judged turn by turn: what one verdict "
+                                "covers (absent for plain answers judged one verdict each)")
+    transcript_prompt_version: str | None = Field(default=None, description="the template conversations were "
+                                                  "judged with (prompt_version is the plain answers' template)")
 
 
 class ComplianceEntry(BaseModel):
@@ -97,6 +103,16 @@ class ComplianceEntry(BaseModel):
     error: RequestError | None = Field(default=None, description="the provider's error for a failed judge request")
     original_index: int = Field(description="the answer's original_index in the candidate's results file")
     batch_id: str | None = None
+    turn: int | None = Field(default=None, description="scope turn: which assistant turn of the answer's "
+                             "conversation was judged (1-based; 1 for a plain answer); `output` is that turn's answer")
+    conversation: list[ChatMessage] | None = Field(default=None, description="scope conversation: the whole "
+                                                   "transcript judged (`output` is its last answer)")
+    prompt_version: str | None = Field(default=None, description="this verdict's template when it is not the "
+                                       "file's `metadata.prompt_version` (a conversation's transcript template)")
+
+
+CONVERSATION_FIELDS = ("turn", "conversation", "prompt_version")
+"""Fields of a verdict that only judging conversations fills (absent from the files of plain answers)."""
 
 
 class ComplianceFile(BaseModel):
@@ -159,6 +175,8 @@ class CandidateSummary(BaseModel):
     compliance_rate: float | None = None
     ratings: dict[int, int] = Field(default_factory=dict)
     mean_rating: float | None = None
+    scope: Scope | None = Field(default=None, description="turn: every count above is of turn verdicts, several "
+                                "per conversation (absent for plain answers)")
 
 
 class BatchedComplianceJudge:
@@ -169,11 +187,13 @@ class BatchedComplianceJudge:
 
     def __init__(self, settings: JudgeSettings, candidates: list[Candidate], mode: Mode = "binary", *,
                  canaries: bool = True, canary_statements: list[str] | None = None,
-                 categories: dict[str, str] | None = None):
+                 categories: dict[str, str] | None = None, scope: Scope | str | None = None):
         """`canaries`: also judge the spec's example responses of `canary_statements` (default: every statement
         the candidates answered) once per judge (`spec_<spec>/_canaries/judge_<judge>/`), to check it (not in
         categories mode: an example response has no known category). `categories` (name → what it means): the
-        categories of mode `categories`, answered by structured output (the category an enum)."""
+        categories of mode `categories`, answered by structured output (the category an enum). `scope`: what one
+        verdict of a conversation covers (default `conversation`: the whole transcript; `turn`: one verdict per
+        assistant turn); plain answers are judged as ever, one verdict each (with `turn` 1 under scope turn)."""
         if (mode == "categories") != bool(categories):
             raise ConfigError("a categorical judge needs `categories` (name: description), and only it takes them")
         self.categories = dict(categories or {})
@@ -183,6 +203,9 @@ class BatchedComplianceJudge:
                 settings.params, response_schema=category_schema(list(self.categories)), schema_name="category"))
         self.settings = settings
         self.mode: Mode = mode
+        if scope is not None and scope not in {s.value for s in Scope}:
+            raise ConfigError(f"scope {scope!r} is not one of: {', '.join(s.value for s in Scope)}")
+        self.scope = Scope(scope) if scope is not None else None
         self.spec: Specification = load_spec(settings.spec_path)
         self.spec_name = settings.spec_name or self.spec.name
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
@@ -255,12 +278,23 @@ class BatchedComplianceJudge:
 
     # -- helpers ------------------------------------------------------------------------------------------
 
+    def _scope(self, answers: CandidateAnswers) -> Scope | None:
+        """What one verdict covers for this candidate: None for plain answers judged as ever (their files, prompts
+        and run identity stay exactly what they were before conversations existed)."""
+        if self.scope is Scope.TURN or answers.has_conversations:
+            return self.scope or Scope.CONVERSATION
+        return None
+
     def _target(self, answers: CandidateAnswers) -> JudgeTarget:
         candidate = answers.candidate
         run_dir = self.candidate_dir(candidate)
         setup = prompt_setup(run_dir, self.template, self.salt)
+        mode = "categories" if self.categories else self.mode
 
-        def render(statement_id: str, answer: Answer) -> str:
+        def render(statement_id: str, answer: Answer, turn: int | None = None) -> str:
+            if answer.transcript is not None:
+                return render_transcript_compliance(self.spec[statement_id], answer.transcript, mode=mode, turn=turn,
+                                                    categories=self.categories, salt=setup.salt)
             if self.categories:
                 return render_category(self.spec[statement_id], answer.input_text, answer.output_text,
                                        self.categories, salt=setup.salt)
@@ -269,11 +303,13 @@ class BatchedComplianceJudge:
 
         # Statement by statement, rendered when the engine asks: requests sharing a prompt prefix sit next to
         # each other in a job, and no more than one statement's prompts are held at a time.
+        scope = self._scope(answers)
+        source = TurnPrompts(answers, render) if scope is Scope.TURN else AnswerPrompts(answers, render)
         return JudgeTarget(
             run_dir=run_dir,
-            source=AnswerPrompts(answers, render),
+            source=source,
             inputs_path=str(candidate.directory.resolve()),
-            identity=self._identity(candidate, setup.template),
+            identity=self._identity(candidate, setup.template, scope),
             salt=setup.salt,
             salt_home=self.output_dir,
         )
@@ -327,15 +363,19 @@ class BatchedComplianceJudge:
             metadata = CanaryMetadata(judge=self.settings.judge_model, spec=self.spec_name, statement_id=statement_id,
                                       prompt_version=target.identity["prompt_version"], mode=self.mode,
                                       batch_ids=sorted({e.batch_id for e in entries if e.batch_id}))
-            atomic_write_json(safe_path(target.run_dir / "results", statement_id, ".json"),
-                              CanaryFile(metadata=metadata, canaries=entries))
+            # The spec's examples are single prompts: their files keep the shape they had before conversations.
+            shown = CanaryFile(metadata=metadata, canaries=entries).model_dump_json(
+                indent=2, exclude={"canaries": {"__all__": set(CONVERSATION_FIELDS)}})
+            atomic_write_bytes(safe_path(target.run_dir / "results", statement_id, ".json"),
+                               (shown + "\n").encode("utf-8"))
 
-    def _identity(self, candidate: Candidate, template: TemplateId) -> dict[str, Any]:
+    def _identity(self, candidate: Candidate, template: TemplateId, scope: Scope | None) -> dict[str, Any]:
         return {
             "pipeline": "compliance",
             "prompt_version": template.value,
             "mode": self.mode,
             **({"categories": self.categories} if self.categories else {}),
+            **({"scope": scope.value, "transcript_prompt_version": self._transcript_template.value} if scope else {}),
             "judge": self.settings.judge_model,
             "provider": self.provider,
             "candidate": candidate.name,
@@ -343,9 +383,35 @@ class BatchedComplianceJudge:
             "max_tokens": self.settings.params.max_tokens,
         }
 
+    @property
+    def _transcript_template(self) -> TemplateId:
+        return CURRENT[f"compliance_{'categories' if self.categories else self.mode}_transcript"]
+
+    def _entries(self, scope: Scope | None, statement_answers: list[Answer], responses: dict[int, Any]
+                 ) -> Iterator[ComplianceEntry]:
+        """The verdicts of one statement's answers: one per answer, or under scope turn one per assistant turn."""
+        for answer in statement_answers:
+            if scope is not Scope.TURN:
+                entry = self._entry(answer.input_text, answer.output_text, answer.original_index,
+                                    responses.get(answer.original_index))
+                if answer.transcript is not None:
+                    entry.conversation = list(answer.transcript.messages)
+                    entry.prompt_version = self._transcript_template.value
+                yield entry
+                continue
+            for turn in range(1, answer.turns + 1):
+                output = answer.transcript.answer(turn) if answer.transcript is not None else answer.output_text
+                entry = self._entry(answer.input_text, output, answer.original_index,
+                                    responses.get(turn_request_index(answer.original_index, turn)))
+                entry.turn = turn
+                if answer.transcript is not None:
+                    entry.prompt_version = self._transcript_template.value
+                yield entry
+
     def _write_candidate(self, answers: CandidateAnswers, target: JudgeTarget) -> CandidateSummary:
         candidate = answers.candidate
         store = target.store
+        scope = self._scope(answers)
         summary = CandidateSummary(
             model=candidate.name,
             judge=self.settings.judge_model,
@@ -354,15 +420,14 @@ class BatchedComplianceJudge:
             mode=self.mode,
             outcomes={outcome: 0 for outcome in JudgeOutcome},
             skipped_answers=dict(answers.skipped),
+            scope=Scope.TURN if scope is Scope.TURN else None,
         )
         ratings: Counter[int] = Counter()
         for statement_id in answers.statement_ids:
             statement_answers = answers.read(statement_id)
             responses = {record.original_index: record for record in store.load_results(statement_id)}
             entries = []
-            for answer in statement_answers:
-                entry = self._entry(answer.input_text, answer.output_text, answer.original_index,
-                                    responses.get(answer.original_index))
+            for entry in self._entries(scope, statement_answers, responses):
                 summary.outcomes[entry.outcome] += 1
                 if entry.compliant is not None:
                     summary.compliant += entry.compliant
@@ -380,12 +445,17 @@ class BatchedComplianceJudge:
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),
                 categories=list(self.categories) or None,
+                scope=scope,
+                transcript_prompt_version=self._transcript_template.value if scope else None,
             )
             # Likert files keep `compliant` (null: the judge was not asked) so readers of the binary shape still work.
+            # Plain answers judged one verdict each keep the exact file shape they had before conversations.
             unused = {"binary": {"rating", "category"}, "likert": {"category"}}.get(self.mode, set())
+            unused = unused | (set(CONVERSATION_FIELDS) if scope is None else (
+                {"turn"} if scope is Scope.CONVERSATION else {"conversation"}))
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
-            if not self.categories:
-                exclude["metadata"] = {"categories"}
+            exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
+                {"scope", "transcript_prompt_version"} if scope is None else set())
             payload = ComplianceFile(metadata=metadata, results=entries).model_dump(mode="json", exclude=exclude)
             atomic_write_json(safe_path(target.run_dir / "results", statement_id, ".json"), payload)
         judged_binary = summary.compliant + summary.non_compliant
@@ -393,7 +463,8 @@ class BatchedComplianceJudge:
         summary.ratings = dict(sorted(ratings.items()))
         total = sum(ratings.values())
         summary.mean_rating = sum(r * n for r, n in ratings.items()) / total if total else None
-        atomic_write_json(target.run_dir / "summary.json", summary)
+        shown = summary.model_dump_json(indent=2, exclude={"scope"} if summary.scope is None else None)
+        atomic_write_bytes(target.run_dir / "summary.json", (shown + "\n").encode("utf-8"))
         return summary
 
     def _entry(self, input_text: str, output_text: str, index: int, record: Any) -> ComplianceEntry:

@@ -98,6 +98,9 @@ class ComplianceFileConfig(JudgeFileConfig):
     compliance_judge_model_name: str | None = Field(default=None, description="the judge model")
     compliance_judge_org: str | None = Field(default=None, description="the judge's provider (default: from name)")
     mode: Literal["binary", "likert"] | None = Field(default=None, description="binary (default) or likert (1-5)")
+    scope: Literal["conversation", "turn"] | None = Field(
+        default=None, description="conversations: one verdict on the whole transcript (default) or one per "
+        "assistant turn, in its context")
 
 
 class RankingFileConfig(JudgeFileConfig):

@@ -20,6 +20,10 @@ deterministic, the same in both orders (AxB index i and BxA index i are the same
 resumed generation adds answers. It is the judge requests' `original_index`.
 
 `rank` is 1 (A better), -1 (B better), 0 (a real tie), or null whenever there is no verdict (`outcome` says why).
+
+Conversations: when the answers are conversations', the judge compares the two transcripts of the same script
+(every message of each, in blocks of their own: `speceval.judging.transcripts`), and each entry keeps both as
+`conversation_a` / `conversation_b`.
 """
 
 from __future__ import annotations
@@ -35,12 +39,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from speceval.atomic import atomic_write_json
+from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.ledger import ListSource
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
+from speceval.conversations.script import ChatMessage
 from speceval.errors import ConfigError
 from speceval.judging.prompts import CURRENT, render_ranking
+from speceval.judging.transcripts import Transcript, render_transcript_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
@@ -48,6 +54,7 @@ from speceval.pipelines.judge_run import (
     JudgeOutcome,
     JudgeSettings,
     JudgeTarget,
+    PromptSetup,
     check_resumable,
     judge_dir,
     judge_response,
@@ -96,6 +103,9 @@ class RankingEntry(BaseModel):
     original_index_a: int
     original_index_b: int
     batch_id: str | None = None
+    conversation_a: list[ChatMessage] | None = Field(default=None, description="conversations: A's whole transcript "
+                                                     "as the judge saw it (output_a is its last answer)")
+    conversation_b: list[ChatMessage] | None = None
 
 
 class RankingFile(BaseModel):
@@ -130,6 +140,15 @@ class Task:
     input_text: str
     answer_a: Answer
     answer_b: Answer
+
+    @property
+    def transcripts(self) -> tuple[Transcript, Transcript] | None:
+        """Both answers as transcripts when either is a conversation's (the judge then compares transcripts)."""
+        a, b = self.answer_a, self.answer_b
+        if a.transcript is None and b.transcript is None:
+            return None
+        return (a.transcript or Transcript.single(a.input_text, a.output_text),
+                b.transcript or Transcript.single(b.input_text, b.output_text))
 
 
 @dataclass
@@ -252,12 +271,8 @@ class BatchedRankingPipeline:
         tasks = pair_tasks(first, second)  # sorted by statement: requests sharing a prompt prefix sit together
         run_dir = self.pair_dir(a, b)
         setup = prompt_setup(run_dir, CURRENT["ranking"], self.salt)
-        prompts = ListSource(
-            (task.statement_id, task.index,
-             render_ranking(self.spec[task.statement_id], task.input_text, task.answer_a.output_text,
-                            task.answer_b.output_text, template=setup.template, salt=setup.salt))
-            for task in tasks
-        )
+        conversations = any(task.transcripts is not None for task in tasks)
+        prompts = ListSource((task.statement_id, task.index, self._prompt(task, setup)) for task in tasks)
         identity: dict[str, Any] = {
             "pipeline": "ranking",
             "prompt_version": setup.template.value,
@@ -265,6 +280,8 @@ class BatchedRankingPipeline:
             "provider": self.provider,
             "model_a": a.name,
             "model_b": b.name,
+            # Only pairs of conversations record it, so a plain pair judged before resumes as it was.
+            **({"transcript_prompt_version": CURRENT["ranking_transcript"].value} if conversations else {}),
             "temperature": self.settings.params.temperature,
             "max_tokens": self.settings.params.max_tokens,
         }
@@ -277,6 +294,14 @@ class BatchedRankingPipeline:
             salt_home=self.output_dir,
         )
         return OrderedPair(a, b, tasks, target)
+
+    def _prompt(self, task: Task, setup: PromptSetup) -> str:
+        statement = self.spec[task.statement_id]
+        transcripts = task.transcripts
+        if transcripts is not None:
+            return render_transcript_ranking(statement, *transcripts, salt=setup.salt)
+        return render_ranking(statement, task.input_text, task.answer_a.output_text, task.answer_b.output_text,
+                              template=setup.template, salt=setup.salt)
 
     def _write_pair(self, pair: OrderedPair) -> tuple[PairSummary, dict[tuple[str, int], RankingEntry]]:
         store = pair.target.store
@@ -310,7 +335,11 @@ class BatchedRankingPipeline:
                 candidate_dir_b=str(pair.b.directory),
             )
             path = safe_path(pair.target.run_dir / "results", statement_id, ".json")
-            atomic_write_json(path, RankingFile(metadata=metadata, rankings=entries))
+            # A file of plain answers keeps the exact shape it had before conversations existed.
+            plain = all(e.conversation_a is None and e.conversation_b is None for e in entries)
+            exclude = {"rankings": {"__all__": {"conversation_a", "conversation_b"}}} if plain else None
+            shown = RankingFile(metadata=metadata, rankings=entries).model_dump_json(indent=2, exclude=exclude)
+            atomic_write_bytes(path, (shown + "\n").encode("utf-8"))
         atomic_write_json(pair.target.run_dir / "summary.json", summary)
         return summary, all_entries
 
@@ -328,6 +357,9 @@ class BatchedRankingPipeline:
             original_index_b=task.answer_b.original_index,
             batch_id=response.batch_id,
         )
+        transcripts = task.transcripts
+        if transcripts is not None:
+            entry.conversation_a, entry.conversation_b = (list(t.messages) for t in transcripts)
         if response.outcome is not None:
             return entry
         verdict = parse_ranking(response.raw)

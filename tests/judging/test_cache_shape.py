@@ -22,6 +22,7 @@ from speceval.emulator.prompt_cache import CacheUse, PrefixCache
 from speceval.emulator.responder import respond
 from speceval.judging.prompts import (
     SHARED_PREFIX_END,
+    TRANSCRIPT_PREFIX_ENDS,
     TemplateId,
     render_category,
     render_compliance,
@@ -29,6 +30,7 @@ from speceval.judging.prompts import (
     split_shared_prefix,
     statement_nonce,
 )
+from speceval.judging.transcripts import Transcript, render_transcript_compliance, render_transcript_ranking
 from speceval.manifest import RunManifest
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
@@ -46,11 +48,20 @@ JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-20250514
 
 
 def _conversation_start(prompt: str) -> int:
-    return prompt.index(SHARED_PREFIX_END)
+    return min(at for marker in (SHARED_PREFIX_END, *TRANSCRIPT_PREFIX_ENDS) if (at := prompt.find(marker)) >= 0)
 
 
 def _render_all(template: TemplateId, statement_id: str, salt: str, pairs: list[tuple[str, str]]) -> list[str]:
     statement = SPEC[statement_id]
+    if template.is_transcript:
+        transcripts = [Transcript.single(q, r) for q, r in pairs]
+        if template.kind == "ranking_transcript":
+            return [render_transcript_ranking(statement, t, Transcript.single(t.messages[0].content, "other"),
+                                              salt=salt) for t in transcripts]
+        mode = template.kind.split("_")[1]
+        categories = {"held": "kept its position", "caved": "changed its answer under pressure"}
+        return [render_transcript_compliance(statement, t, mode=mode, categories=categories, salt=salt)
+                for t in transcripts]
     if template.kind == "ranking":
         return [render_ranking(statement, q, r, r[::-1], template=template, salt=salt) for q, r in pairs]
     if template.kind == "compliance_categories":
@@ -69,7 +80,7 @@ def test_every_statement_shares_its_prompt_up_to_the_judged_conversation(templat
         start = starts.pop()
         assert len({p[:start] for p in prompts}) == 1, statement.id  # byte-identical shared part
         shared, rest = split_shared_prefix(prompts[0]) or ("", "")
-        assert shared == prompts[0][:start] and rest.startswith(SHARED_PREFIX_END)
+        assert shared == prompts[0][:start] and rest.startswith((SHARED_PREFIX_END, *TRANSCRIPT_PREFIX_ENDS))
         assert statement.text in shared and "How to judge" in shared  # instructions and statement come first
         for (question, response), prompt in zip(pairs, prompts, strict=True):
             assert question not in prompt[:start] and response in prompt[start:]
