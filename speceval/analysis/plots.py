@@ -95,7 +95,7 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
         if np.isfinite(value):  # values written only where they stay legible (and fast to draw)
             axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white")
     figure.colorbar(image, ax=axes)
-    axes.set_title(title)
+    axes.set_title(title, pad=12)  # the colorbar's top tick label reaches above the axes
     return _png(figure)
 
 
