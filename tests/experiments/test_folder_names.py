@@ -17,6 +17,7 @@ from speceval.cli.main import main as speceval_main
 from speceval.emulator import Emulator
 from speceval.experiments.runner import ExperimentState, grid_digest, load_experiment
 from speceval.paths import READABLE_NAMING, folder_names, readable_names, safe_filename
+from tests.analysis.test_report import compliance_file
 from tests.experiments.test_variations import HEAD
 from tests.unit.test_paths import HOSTILE
 
@@ -110,3 +111,17 @@ def test_a_folder_started_before_readable_names_resumes_under_its_old_folders(tm
     assert variation_dirs(out) == {"temperature_0.7%2Bplain"}
     assert {row["variation"] for row in verdict_rows([out])} == {VARIATION}
     assert experiment_place(old_run) == f"spec openai · variation {VARIATION} · run 1"
+
+
+def test_the_original_layout_export_names_variation_folders_readably(tmp_path):
+    """Two variations of a hand-built experiment folder (one verdict file each), exported in the original's layout."""
+    names = {VARIATION: "temperature-0.7_plain", "temperature_0.0+plain": "temperature-0.0_plain"}
+    (tmp_path / "exp" / "experiment.json").parent.mkdir()
+    (tmp_path / "exp" / "experiment.json").write_text(json.dumps(
+        {"variations": {name: {} for name in names}, "naming": READABLE_NAMING, "folders": names}))
+    for folder in names.values():
+        compliance_file(tmp_path / "exp" / "compliance" / "openai" / folder / "run1" / "spec_openai" / "judge_j" / "m"
+                        / "results" / "s1.json", "m", "j", [True, False])
+    assert speceval_main(["export", str(tmp_path / "exp"), "--format", "original", "--out", str(tmp_path / "o")]) == 0
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == sorted(names.values())
+    assert {row["variation"] for row in verdict_rows([tmp_path / "exp"])} == set(names)
