@@ -8,10 +8,11 @@ speceval's results unchanged.
         {"metadata": {...}, "rankings": [{"input", "output_a", "output_b", "rank", "raw_judge_response"}]}
 
 The variation/run level appears only when the verdicts come from more than one (a study the original could not
-express); a variation's folder is named as an experiment names it (`temperature-0.7_plain`). What the original wrote for what it could not judge is kept: `compliant: null` for a compliance verdict
-(its scripts divide by every record, so their rates are compliant ÷ all records, not ÷ judged), and for a ranking
-`rank: 0` with a raw answer starting `ERROR:` (its `--all_pairs` stops on `rank: null`); speceval reads such a
-ranking back as missing, not a tie. Categorical verdicts have no original shape and are left out (counted).
+express); a variation's folder is named as an experiment names it (`temperature-0.7_plain`). What the original wrote
+for what it could not judge is kept: `compliant: null` for a compliance verdict (its scripts divide by every record,
+so their rates are compliant ÷ all records, not ÷ judged), and for a ranking `rank: 0` with a raw answer starting
+`ERROR:` (its `--all_pairs` stops on `rank: null`); speceval reads such a ranking back as missing, not a tie.
+Categorical verdicts have no original shape and are left out (counted).
 """
 
 from __future__ import annotations

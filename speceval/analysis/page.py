@@ -24,7 +24,7 @@ from speceval.analysis.plots import (
     win_matrix,
 )
 from speceval.analysis.samples import pair_label, ranking_sample_section, sample_link, sample_section, shown_text
-from speceval.analysis.summary import interval_methods
+from speceval.analysis.summary import interval_methods, unknown_classes_note
 from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.variations import Breakdown, PairedComparison
 
@@ -160,6 +160,9 @@ def _breakdowns(data: ReportData) -> str:
         if rows:
             parts.append(f"<h2>Compliance by {title}</h2>")
             parts.append(_breakdown_table(rows, field))
+    note = unknown_classes_note(data) if parts else None
+    if note:
+        parts.append(f'<p class="note">{html.escape(note).replace("`", "")}</p>')
     return "".join(parts)
 
 

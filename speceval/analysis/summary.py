@@ -206,16 +206,22 @@ def _details(data: ReportData) -> list[str]:
 
 
 def _unknown_classes(data: ReportData) -> list[str]:
-    """Why some statements' type and authority are `unknown`: the run folders with no run.json naming a spec."""
+    note = unknown_classes_note(data)
+    return ["", note] if note else []
+
+
+def unknown_classes_note(data: ReportData) -> str | None:
+    """Why some statements' type and authority are `unknown`: the judge run folders with no run.json naming a spec
+    (None when every statement was classified). Shown in summary.md and beside the page's breakdowns."""
     folders = sorted({PurePosixPath(r.source).parent.parent.as_posix() for r in data.compliance_rows
-                      if r.statement_type == UNKNOWN and r.judge != "panel"})  # a panel's rows are its judges
+                      if r.statement_type == UNKNOWN and r.judge != "panel"})  # a panel's rows are its judges'
     if not folders:
-        return []
+        return None
     shown = ", ".join(f"`{f}`" for f in folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3 else "")
-    return ["", f"Statement types and authority levels are `unknown` for the answers of {len(folders)} judge run "
+    return (f"Statement types and authority levels are `unknown` for the answers of {len(folders)} judge run "
             f"folder(s) ({shown}): they have no readable run.json naming their spec (the original SpecEval's "
             "folders, or a copied results folder), or the spec it names cannot be read, so their statements cannot "
-            "be classified. Their rates are complete; only the by-type and by-authority breakdowns lack them."]
+            "be classified. Their rates are complete; only the by-type and by-authority breakdowns lack them.")
 
 
 def _fmt(value: float | None) -> str:

@@ -71,6 +71,8 @@ def test_agreement_carries_its_interval_and_the_unknown_classes_say_why(original
     why = next(line for line in text.splitlines() if line.startswith("Statement types and authority levels"))
     folders = len(SPECS) * len(JUDGES) * len(MODELS)
     assert f"of {folders} judge run folder(s) (`spec_anthropic/judge_" in why and "no readable run.json" in why
+    page = report.html_path.read_text(encoding="utf-8")
+    assert f"of {folders} judge run folder(s) (spec_anthropic/judge_" in page.split("Compliance by authority level")[1]
 
 
 def test_a_ranking_only_summary_leads_with_strengths_and_has_no_compliance_table(tmp_path):
