@@ -24,7 +24,7 @@ from speceval.analysis.plots import (
     win_matrix,
 )
 from speceval.analysis.samples import pair_label, ranking_sample_section, sample_link, sample_section, shown_text
-from speceval.analysis.summary import interval_methods, unknown_classes_note
+from speceval.analysis.summary import candidates_and_judges, interval_methods, unknown_classes_note
 from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.variations import Breakdown, PairedComparison
 
@@ -76,8 +76,7 @@ def _anchored(body: str) -> str:
 
 
 def _summary(data: ReportData) -> str:
-    candidates = sorted({v.candidate for v in data.variations})
-    judges = sorted({v.judge for v in data.variations})
+    candidates, judges = candidates_and_judges(data)
     total = None if any(s.cost_usd is None for s in data.stages) else sum(s.cost_usd or 0.0 for s in data.stages)
     runs = max((len(v.runs) for v in data.variations), default=0)
     facts = [

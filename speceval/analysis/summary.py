@@ -43,9 +43,12 @@ def render_summary(data: ReportData) -> str:
 
 def _headline(data: ReportData) -> list[str]:
     """Per spec and judge, each candidate's compliance rate with its interval (method numbered below), n and the
-    judge's accuracy on the spec's examples; a ranking-only report leads with the Bradley–Terry strengths."""
+    judge's accuracy on the spec's examples; a ranking-only report leads with the Bradley–Terry strengths, a
+    categorical-only one with each candidate's share of each category."""
     if not data.variations:
-        return _strength_headline(data)
+        if data.bradley_terry or not data.categories:
+            return _strength_headline(data)
+        return _categories(data, "Headline: categories by candidate")
     varied = len({v.variation for v in data.variations}) > 1
     accuracy = {(a.spec, a.judge): a for a in data.judge_accuracy}
     methods: dict[str, int] = {}
@@ -135,11 +138,19 @@ def _judge_checks(data: ReportData) -> list[str]:
     return [*lines, ""]
 
 
+def candidates_and_judges(data: ReportData) -> tuple[list[str], list[str]]:
+    """Every candidate and judge the report has verdicts of: compliance, ranking or categorical (a report of one kind
+    only must still name them)."""
+    candidates = ({v.candidate for v in data.variations} | {w.model for w in data.win_rates}
+                  | {s.model for s in data.bradley_terry} | {c.candidate for c in data.categories})
+    judges = ({v.judge for v in data.variations} | {w.judge for w in data.win_rates}
+              | {c.judge for c in data.categories}) - {"panel"}
+    return sorted(candidates), sorted(judges)
+
+
 def _setup(data: ReportData) -> list[str]:
     """What was run: models, prompt versions, variations as asked, requests and cost, settings as sent."""
-    candidates = sorted({v.candidate for v in data.variations if v.judge != "panel"}
-                        | {w.model for w in data.win_rates} | {s.model for s in data.bradley_terry})
-    judges = sorted({v.judge for v in data.variations if v.judge != "panel"} | {w.judge for w in data.win_rates})
+    candidates, judges = candidates_and_judges(data)
     lines = ["## Setup", "", f"- Candidates: {', '.join(candidates) or '–'}",
              f"- Judges: {', '.join(judges) or '–'}" + (f" (plus a panel: {TIES_RULE})" if data.panel else ""),
              "- Judge prompt versions: " + ("; ".join(f"{j}: {', '.join(v)}" for j, v in
@@ -187,21 +198,27 @@ def _details(data: ReportData) -> list[str]:
                   f"{proposed} proposals, {sum(r.duplicates for r in data.inputs)} dropped as duplicates before "
                   f"rating, {sum(r.below_threshold for r in data.inputs)} rated below the threshold, {kept} kept; "
                   f"{reached} of {len(data.inputs)} statement(s) reached their target (`report/inputs.csv`)."]
-    if data.categories:
-        lines += ["", "## Categories (share of judged answers; 95% CI clustered by input)", ""]
-        for (spec, judge), group in itertools.groupby(sorted(data.categories, key=lambda s: (s.spec, s.judge)),
-                                                      key=lambda s: (s.spec, s.judge)):
-            shares = list(group)
-            names = sorted({s.category for s in shares})
-            lines += [f"Spec {spec}, judge {judge}:", "", "| candidate | variation | judged | "
-                      + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
-            for (candidate, variation), cell in itertools.groupby(
-                    sorted(shares, key=lambda s: (s.candidate, s.variation)), key=lambda s: (s.candidate, s.variation)):
-                by_name = {s.category: s for s in cell}
-                judged = next(iter(by_name.values())).judged
-                lines.append(f"| {candidate} | {variation} | {judged} | " + " | ".join(
-                    f"{by_name[n].count} ({_fmt(by_name[n].rate)})" if n in by_name else "–" for n in names) + " |")
-            lines.append("")
+    if data.categories and (data.variations or data.bradley_terry):  # otherwise they are the headline
+        lines += ["", *_categories(data, "Categories")]
+    return lines
+
+
+def _categories(data: ReportData, title: str) -> list[str]:
+    lines = [f"## {title} (share of judged answers; 95% CI clustered by input)", ""]
+    for (spec, judge), group in itertools.groupby(sorted(data.categories, key=lambda s: (s.spec, s.judge)),
+                                                  key=lambda s: (s.spec, s.judge)):
+        shares = list(group)
+        names = sorted({s.category for s in shares})
+        lines += [f"Spec {spec}, judge {judge}:", "", "| candidate | variation | judged | "
+                  + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
+        for (candidate, variation), cell in itertools.groupby(
+                sorted(shares, key=lambda s: (s.candidate, s.variation)), key=lambda s: (s.candidate, s.variation)):
+            by_name = {s.category: s for s in cell}
+            judged = next(iter(by_name.values())).judged
+            lines.append(f"| {candidate} | {variation} | {judged} | " + " | ".join(
+                f"{by_name[n].count} ({_fmt(by_name[n].rate)} {_bracket(by_name[n].ci_low, by_name[n].ci_high)})"
+                if n in by_name else "–" for n in names) + " |")
+        lines.append("")
     return lines
 
 
