@@ -96,6 +96,7 @@ def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
     assert "- Judges: gpt-4.1-2025-04-14" in summary
     page = (report / "report.html").read_text(encoding="utf-8")
     assert "<td>candidates</td><td>claude-3-5-haiku-20241022, gpt-4.1-mini-2025-04-14</td>" in page
+    assert "<td>verdicts</td><td>categorical: 240 judged, 0 not judged</td>" in page  # 2 × 3 variations × 40
 
 
 @pytest.mark.slow
