@@ -26,6 +26,7 @@ from speceval.spec import load_spec
 
 logger = logging.getLogger(__name__)
 
+
 DEFAULT_VARIATION = "default"
 UNKNOWN = "unknown"
 
