@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from speceval.errors import InputError
@@ -92,6 +94,72 @@ def safe_filename(name: str) -> str:
     if needs_digest:
         result = f"{result}~{_digest(name)}"
     return result
+
+
+PERCENT_NAMING = 1
+"""`experiment.json` `naming` of folders started before readable names (the field is absent there): each
+variation's folder is `safe_filename(name)`, e.g. `temperature_0.7%2Bplain`."""
+READABLE_NAMING = 2
+"""`experiment.json` `naming` of folders named by `readable_names`, e.g. `temperature-0.7_plain`."""
+
+_READABLE_KEEP = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+# Inside a variation name '_' joins an axis to its value and '+' joins axes: on disk the value joins with '-' and
+# the axes with '_', which reads as `temperature-0.7_plain` and needs no escape on any file system.
+_READABLE_MAP = str.maketrans({"_": "-", "+": "_", " ": "-"})
+_READABLE_HASH_CHARS = 8
+
+
+def readable_names(names: Sequence[str]) -> dict[str, str]:
+    """Folder names for sibling identifiers (an experiment's variations): readable, and distinct from each other.
+
+    `temperature_0.7+plain` becomes `temperature-0.7_plain`. A name that would lose a character (anything outside
+    letters, digits, '_', '+', '-', '.', ' '), start or end with a dot, name a Windows device or be too long, and
+    every name that would share its folder with a sibling (compared case-insensitively, as macOS and Windows do),
+    gets `~` and 8 hex digits of its sha256 instead: '~' appears in no other readable name, so a suffixed name
+    cannot meet an unsuffixed one. The result depends on the whole set, so callers record it (`experiment.json`
+    `folders`) and read it back rather than recompute it, and never parse a folder name for its meaning.
+
+    Raises:
+        ValueError: for an empty name, or (practically never) two names whose sha256 prefixes collide.
+    """
+    plain = {name: _readable(name) for name in names}
+    taken = Counter(folder.casefold() for folder in plain.values() if folder is not None)
+    result = {}
+    for name, folder in plain.items():
+        if folder is None or taken[folder.casefold()] > 1:
+            folder = f"{_readable_stem(name)}~{_digest(name)[:_READABLE_HASH_CHARS]}"
+        result[name] = folder
+    if len({folder.casefold() for folder in result.values()}) != len(result):
+        raise ValueError(f"two of {sorted(result)} map to one folder name; rename one of them")
+    return result
+
+
+def folder_names(names: Sequence[str], naming: int | None) -> dict[str, str]:
+    """name → folder under the experiment folder's `naming` (None: a folder started before it was recorded)."""
+    if naming is None or naming == PERCENT_NAMING:
+        return {name: safe_filename(name) for name in names}
+    if naming == READABLE_NAMING:
+        return readable_names(names)
+    raise ValueError(f"unknown folder naming {naming}; finish this folder with the speceval that started it")
+
+
+def _readable(name: str) -> str | None:
+    """The readable folder name, or None where it cannot stand alone (see `readable_names`)."""
+    if not name:
+        raise ValueError("cannot make a file name from an empty string")
+    if any(char not in _KEEP for char in name.replace("+", "")):
+        return None
+    folder = name.translate(_READABLE_MAP)
+    if folder.startswith(".") or folder.endswith(".") or _is_reserved(folder) or len(folder) > MAX_NAME_LENGTH:
+        return None
+    return folder
+
+
+def _readable_stem(name: str) -> str:
+    """The readable part before a hash suffix: what cannot be kept becomes '-', no dot at either end."""
+    stem = "".join(char if char in _READABLE_KEEP else "-" for char in name.translate(_READABLE_MAP)).strip(".")
+    stem = stem[: MAX_NAME_LENGTH - _READABLE_HASH_CHARS - 1]
+    return f"_{stem}" if not stem or _is_reserved(stem) else stem
 
 
 def safe_path(directory: Path, name: str, suffix: str) -> Path:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from speceval.analysis.original import compliance_records, is_original_compliance, is_original_ranking, ranking_records
 from speceval.conversations.script import ChatMessage
 from speceval.errors import InputError, UsageError
-from speceval.paths import safe_filename
+from speceval.grid_place import GridFolders, grid_place
 from speceval.pipelines.compliance import CanaryFile, ComplianceFile
 from speceval.pipelines.ranking import RankingFile
 from speceval.spec import load_spec
@@ -170,7 +170,7 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     canaries: list[CanaryRow] = []
     settings: dict[str, dict[str, Any]] = {}
     statements = _StatementClasses()
-    experiments: dict[Path, dict[str, dict[str, Any]]] = {}
+    experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
     offline: dict[Path, bool | None] = {}
     skipped: list[str] = []
@@ -267,33 +267,13 @@ def _offline(run_dir: Path) -> bool | None:
     return bool(manifest.get("offline", False)) if isinstance(manifest, dict) else None
 
 
-def locate(file: Path, experiments: dict[Path, dict[str, dict[str, Any]]] | None = None) -> Location:
-    """The variation and run of a results file, from the experiment folder above it (if any).
-
-    `experiments` caches each experiment.json read (state file → variations) across the files of one report.
-    """
-    experiments = {} if experiments is None else experiments
-    for folder in file.resolve().parents:
-        state_file = folder / "experiment.json"
-        if state_file.is_file():
-            if state_file not in experiments:
-                experiments[state_file] = _experiment_variations(state_file)
-            variations = experiments[state_file]
-            parts = file.resolve().relative_to(folder).parts
-            if len(parts) < 4 or not parts[3].startswith("run") or not parts[3][3:].isdigit():
-                return Location()
-            by_directory = {safe_filename(name): name for name in variations}
-            name = by_directory.get(parts[2], parts[2])
-            return Location(variation=name, settings=variations.get(name, {}), run=int(parts[3][3:]))
-    return Location()
-
-
-def _experiment_variations(state_file: Path) -> dict[str, dict[str, Any]]:
-    data = _read(state_file)
-    variations = data.get("variations") if isinstance(data, dict) else None
-    if not isinstance(variations, dict):
-        raise InputError(state_file, "not an experiment state file", field="variations")
-    return {str(k): dict(v) for k, v in variations.items()}
+def locate(file: Path, experiments: dict[Path, GridFolders] | None = None) -> Location:
+    """The variation and run of a results file, from the experiment folder above it (if any; see
+    `speceval.grid_place`). `experiments` caches each experiment.json read across the files of one report."""
+    place = grid_place(file, {} if experiments is None else experiments)
+    if place is None:
+        return Location()
+    return Location(variation=place.variation, settings=place.settings, run=place.run)
 
 
 def _relative(file: Path, root: Path) -> str:

@@ -8,10 +8,11 @@ speceval's results unchanged.
         {"metadata": {...}, "rankings": [{"input", "output_a", "output_b", "rank", "raw_judge_response"}]}
 
 The variation/run level appears only when the verdicts come from more than one (a study the original could not
-express). What the original wrote for what it could not judge is kept: `compliant: null` for a compliance verdict
-(its scripts divide by every record, so their rates are compliant ÷ all records, not ÷ judged), and for a ranking
-`rank: 0` with a raw answer starting `ERROR:` (its `--all_pairs` stops on `rank: null`); speceval reads such a
-ranking back as missing, not a tie. Categorical verdicts have no original shape and are left out (counted).
+express); a variation's folder is named as an experiment names it (`temperature-0.7_plain`). What the original wrote
+for what it could not judge is kept: `compliant: null` for a compliance verdict (its scripts divide by every record,
+so their rates are compliant ÷ all records, not ÷ judged), and for a ranking `rank: 0` with a raw answer starting
+`ERROR:` (its `--all_pairs` stops on `rank: null`); speceval reads such a ranking back as missing, not a tie.
+Categorical verdicts have no original shape and are left out (counted).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from speceval.analysis.export import verdict_rows
 from speceval.analysis.original import ERROR_PREFIX
 from speceval.atomic import atomic_write_json
-from speceval.paths import safe_filename, safe_path
+from speceval.paths import readable_names, safe_filename, safe_path
 
 
 def export_original(paths: Sequence[Path], out: Path) -> tuple[int, int]:
@@ -40,9 +41,10 @@ def export_original(paths: Sequence[Path], out: Path) -> tuple[int, int]:
         files[(row["kind"], row["variation"], row["run"], row["spec"], row["judge"], folder,
                row["statement_id"])].append(row)
     grids = {(key[1], key[2]) for key in files}
+    variation_folders = readable_names(sorted({key[1] for key in files}))  # as an experiment names them
     for key, rows in files.items():
         kind, variation, run, spec, judge, folder, statement_id = key
-        base = out / safe_filename(variation) / f"run{run}" if len(grids) > 1 else out
+        base = out / variation_folders[variation] / f"run{run}" if len(grids) > 1 else out
         directory = (base / f"spec_{safe_filename(spec)}" / f"judge_{safe_filename(judge.replace('/', '-'))}"
                      / safe_filename(folder.replace("/", "-")) / "results")
         # The original's own metadata keys (its compliance files named the judge nowhere; `judge_model` is what

@@ -24,7 +24,7 @@ from speceval.analysis.plots import (
     win_matrix,
 )
 from speceval.analysis.samples import pair_label, ranking_sample_section, sample_link, sample_section, shown_text
-from speceval.analysis.summary import interval_methods
+from speceval.analysis.summary import candidates_and_judges, interval_methods, unknown_classes_note
 from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.turns import TURN_NOTE
 from speceval.analysis.variations import Breakdown, PairedComparison
@@ -77,16 +77,20 @@ def _anchored(body: str) -> str:
 
 
 def _summary(data: ReportData) -> str:
-    candidates = sorted({v.candidate for v in data.variations})
-    judges = sorted({v.judge for v in data.variations})
+    candidates, judges = candidates_and_judges(data)
     total = None if any(s.cost_usd is None for s in data.stages) else sum(s.cost_usd or 0.0 for s in data.stages)
     runs = max((len(v.runs) for v in data.variations), default=0)
+    verdicts = [f"{sum(v.judged for v in data.variations if v.judge != 'panel')} judged, "
+                f"{sum(sum(v.not_judged.values()) for v in data.variations if v.judge != 'panel')} not judged"]
+    if data.categories:  # one share per category and cell: count each cell once
+        cells = {(c.spec, c.judge, c.candidate, c.variation): c for c in data.categories}.values()
+        verdicts.append(f"categorical: {sum(c.judged for c in cells)} judged, "
+                        f"{sum(c.not_judged for c in cells)} not judged")
     facts = [
         ("candidates", ", ".join(candidates) or "–"), ("judges", ", ".join(judges) or "–"),
         ("judge prompts", "; ".join(f"{j}: {', '.join(v)}" for j, v in data.prompt_versions.items()) or "–"),
-        ("variations", str(len(data.settings)) + f" (runs per variation: up to {runs})"),
-        ("verdicts", f"{sum(v.judged for v in data.variations if v.judge != 'panel')} judged, "
-                     f"{sum(sum(v.not_judged.values()) for v in data.variations if v.judge != 'panel')} not judged"),
+        ("variations", str(len(data.settings)) + (f" (runs per variation: up to {runs})" if runs else "")),
+        ("verdicts", "; ".join(verdicts) if data.variations or not data.categories else verdicts[1]),
         ("total cost USD", _fmt(total) if data.stages else "–"),
     ]
     parts = ['<h2 id="summary">Summary</h2>', _table(["", ""], facts)]
@@ -161,6 +165,9 @@ def _breakdowns(data: ReportData) -> str:
         if rows:
             parts.append(f"<h2>Compliance by {title}</h2>")
             parts.append(_breakdown_table(rows, field))
+    note = unknown_classes_note(data) if parts else None
+    if note:
+        parts.append(f'<p class="note">{html.escape(note).replace("`", "")}</p>')
     return "".join(parts)
 
 

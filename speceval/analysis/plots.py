@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 
 import matplotlib
 
@@ -18,11 +19,33 @@ from speceval.analysis.variations import VariationStatistics  # noqa: E402
 
 
 def _png(figure: Figure) -> bytes:
-    buffer = io.BytesIO()
+    """The figure as PNG with nothing cut: titles wider than the figure are wrapped onto more lines, and the image is
+    cropped to what was drawn (`bbox_inches="tight"`), so a long label widens the image instead of leaving it."""
+    _wrap_titles(figure)
     figure.tight_layout()
-    figure.savefig(buffer, format="png", dpi=110)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
     plt.close(figure)
     return buffer.getvalue()
+
+
+def _wrap_titles(figure: Figure) -> None:
+    """Wrap each axes title to the width it can take, centred over its axes inside the figure: long model, judge
+    and variation names made titles run past the figure's edge, where the PNG cut them off."""
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg canvases have one
+    for axes in figure.axes:
+        title = axes.title
+        if not title.get_text():
+            continue
+        box = axes.get_window_extent(renderer)
+        centre = (box.x0 + box.x1) / 2
+        room = 2 * min(centre, figure.bbox.width - centre) * 0.95
+        width = title.get_window_extent(renderer).width
+        if width <= room:
+            continue
+        lines = title.get_text().split("\n")
+        chars = max(16, int(max(len(line) for line in lines) * room / width))
+        title.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
 
 
 def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
@@ -72,7 +95,7 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
         if np.isfinite(value):  # values written only where they stay legible (and fast to draw)
             axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white")
     figure.colorbar(image, ax=axes)
-    axes.set_title(title)
+    axes.set_title(title, pad=12)  # the colorbar's top tick label reaches above the axes
     return _png(figure)
 
 

@@ -22,6 +22,8 @@ from rich.text import Text
 
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import BatchRecord, Outcome
+from speceval.errors import InputError
+from speceval.grid_place import grid_place
 from speceval.redaction import RedactingFilter, RedactingWriter
 
 # Marks a record for the log file only (`logger.error(..., extra=FILE_ONLY)`): the terminal already shows a
@@ -220,14 +222,12 @@ def run_heading(run_dir: str, kind: str, provider: str, model: str) -> Text:
 
 def experiment_place(run_dir: Path) -> str | None:
     """'spec S · variation V · run K' for a run inside an experiment folder (`<stage>/<spec>/<variation>/run<k>/`
-    below `experiment.json`); None elsewhere."""
-    for folder in run_dir.parents:
-        if (folder / "experiment.json").is_file():
-            parts = run_dir.relative_to(folder).parts
-            if len(parts) >= 4 and parts[3].startswith("run") and parts[3][3:].isdigit():
-                return f"spec {parts[1]} · variation {parts[2]} · run {parts[3][3:]}"
-            return None
-    return None
+    below `experiment.json`; the variation's name as the experiment file gives it); None elsewhere."""
+    try:
+        place = grid_place(run_dir)
+    except InputError as exc:  # the jobs are still worth showing; say why the place is missing
+        return f"experiment.json unreadable: {exc}"
+    return None if place is None else f"spec {place.spec_folder} · variation {place.variation} · run {place.run}"
 
 
 def synthetic_banner() -> Panel:

@@ -32,6 +32,8 @@ class Group:
     variation: str
     repeat: int
     runs: tuple[GenerationRun, ...]
+    folder: str
+    """The variation's folder name (experiment.json `folders`); never parsed for the variation."""
 
     @property
     def label(self) -> str:

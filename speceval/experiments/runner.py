@@ -33,17 +33,17 @@ from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, inputs_config, resolve_path, stage_overview
+from speceval.grid_place import STATE_NAME
 from speceval.inputgen.pipeline import check_config
 from speceval.inputs import load_inputs
 from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
-from speceval.paths import check_output_dir, safe_filename
+from speceval.paths import READABLE_NAMING, check_output_dir, folder_names, safe_filename
 from speceval.pipelines.endpoints import refused_keys
 from speceval.pipelines.judge_config import load_config
 from speceval.providers.registry import resolve_org
 from speceval.spec import load_spec
 
 logger = logging.getLogger(__name__)
-STATE_NAME = "experiment.json"
 
 
 class ExperimentState(BaseModel):
@@ -61,6 +61,12 @@ class ExperimentState(BaseModel):
     grid_sha256: str | None = Field(default=None, description="hash of the file's settings other than the report's "
                                     "(labels, min_canary_accuracy), which may change between runs; None in folders "
                                     "started before this was recorded")
+    naming: int | None = Field(default=None, description="how variation folders are named (speceval.paths: "
+                               "READABLE_NAMING); None in folders started before this was recorded, which keep "
+                               "their percent-encoded names")
+    folders: dict[str, str] | None = Field(default=None, description="variation name → its folder under "
+                                           "generations/<spec>/, compliance/<spec>/, ranking/<spec>/; None in "
+                                           "folders started before this was recorded")
     status: str = "running"
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
@@ -129,20 +135,29 @@ def _refuse_duplicates(path: Path, text: str, config: ExperimentConfig) -> None:
 
 
 def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str, Any]], list[Group]]:
-    """Every generation run of the grid, grouped for judging, with deterministic directories."""
-    variations = _started_names(output_dir, config.variations.named_combinations())
+    """Every generation run of the grid, grouped for judging, with deterministic directories.
+
+    A new folder names its variations' folders readably (`temperature-0.7_plain`); one that already has an
+    experiment.json keeps the folders it recorded, or, started before they were recorded, the percent-encoded
+    names it used then: paid-for runs are continued where they are, never renamed."""
+    started = _started_state(output_dir)
+    variations = _started_names(output_dir, started, config.variations.named_combinations())
+    if started is None:
+        folders = folder_names(list(variations), READABLE_NAMING)
+    else:
+        folders = started.folders or folder_names(list(variations), started.naming)
     groups = []
     for spec in config.specs:
         for label, settings in variations.items():
             for repeat in range(1, config.runs_per_variation + 1):
                 runs = tuple(
                     GenerationRun(spec, label, settings, repeat, candidate,
-                                  output_dir / "generations" / safe_filename(spec.name) / safe_filename(label)
+                                  output_dir / "generations" / safe_filename(spec.name) / folders[label]
                                   / f"run{repeat}"
                                   / safe_filename(candidate.model))
                     for candidate in config.candidates
                 )
-                groups.append(Group(spec, label, repeat, runs))
+                groups.append(Group(spec, label, repeat, runs, folders[label]))
     return variations, groups
 
 
@@ -330,29 +345,35 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
     state = ExperimentState(
         experiment_name=config.experiment_name, config_sha256=digest, grid_sha256=grid_digest(config),
         variations=variations, generation_runs=[str(run.run_dir) for group in groups for run in group.runs],
-        offline=offline,
+        offline=offline, naming=READABLE_NAMING, folders={group.variation: group.folder for group in groups},
     )
     _save(output_dir, state)
     return state
 
 
-def _started_names(output_dir: Path, variations: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _started_state(output_dir: Path) -> ExperimentState | None:
+    """The folder's experiment.json, or None when there is none yet (or it is unreadable: `_state` reports that)."""
+    existing = output_dir / STATE_NAME
+    if not existing.is_file():
+        return None
+    try:
+        return ExperimentState.model_validate_json(existing.read_bytes())
+    except ValueError:
+        return None
+
+
+def _started_names(output_dir: Path, started: ExperimentState | None, variations: dict[str, dict[str, Any]]
+                   ) -> dict[str, dict[str, Any]]:
     """The variations under the names the experiment folder already uses, when only their names differ.
 
     Folders started before variations were named (`v0`, `v1`, ... in the order of the combinations) keep those
     names: their runs, judgements and tables live under them, and renaming paid-for directories is not ours to do.
     """
-    existing = output_dir / STATE_NAME
-    if not existing.is_file():
-        return variations
-    try:
-        started = ExperimentState.model_validate_json(existing.read_bytes()).variations
-    except ValueError:
-        return variations  # `_state` reports the unreadable file
-    if list(started) != list(variations) and list(started.values()) == list(variations.values()):
+    named = started.variations if started is not None else variations
+    if list(named) != list(variations) and list(named.values()) == list(variations.values()):
         logger.warning("%s was started with the variation names %s; continuing with them (a new experiment "
-                       "folder would use %s)", output_dir, ", ".join(started), ", ".join(variations))
-        return dict(started)
+                       "folder would use %s)", output_dir, ", ".join(named), ", ".join(variations))
+        return dict(named)
     return variations
 
 

@@ -303,7 +303,7 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
     return JudgeSettings(
         spec_path=ctx.resolve(group.spec.spec_path), judge_model=judge.model, judge_org=judge.org,
         spec_name=group.spec.name,
-        output_dir_base=ctx.output_dir / stage / safe_filename(group.spec.name) / safe_filename(group.variation)
+        output_dir_base=ctx.output_dir / stage / safe_filename(group.spec.name) / group.folder
         / f"run{group.repeat}",
         params=judge_params(judge, ctx.config.engine.max_tokens),
         engine=ctx.engine_options(), offline=ctx.offline,

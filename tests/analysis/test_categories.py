@@ -89,6 +89,14 @@ def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
     capsys.readouterr()
     report = Path(tmp_path / "out" / "report")
     assert (report / "category_distribution.csv").is_file() and (report / "metrics.csv").is_file()
+    # Categorical verdicts only: summary.md leads with the categories and names the models (never "–").
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    assert re.findall(r"^## (.+)$", summary, flags=re.M)[0].startswith("Headline: categories by candidate")
+    assert "- Candidates: claude-3-5-haiku-20241022, gpt-4.1-mini-2025-04-14" in summary
+    assert "- Judges: gpt-4.1-2025-04-14" in summary
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert "<td>candidates</td><td>claude-3-5-haiku-20241022, gpt-4.1-mini-2025-04-14</td>" in page
+    assert "<td>verdicts</td><td>categorical: 240 judged, 0 not judged</td>" in page  # 2 × 3 variations × 40
 
 
 @pytest.mark.slow
@@ -144,7 +152,7 @@ def test_follow_up_scripts_a_categorical_judge_and_a_metric_in_one_experiment(tm
         assert not list(csv.DictReader(handle))
     assert (out / "report" / "category_agreement.csv").is_file()
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
-    assert "## Categories" in summary and "total_honesty" in summary
+    assert "## Headline: categories by candidate" in summary and "total_honesty" in summary
     assert 'id="categories"' in (out / "report" / "report.html").read_text(encoding="utf-8")
     with (out / "report" / "metrics.csv").open(encoding="utf-8") as handle:
         metric = {(r["candidate"], r["variation"]): r for r in csv.DictReader(handle)}

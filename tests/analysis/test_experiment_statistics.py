@@ -98,11 +98,22 @@ engine:
 """
 
 
+def variations_by_folder(out: Path) -> dict[str, str]:
+    """Variation folder → variation name, as the experiment recorded it (a folder name is never parsed)."""
+    folders = json.loads((out / "experiment.json").read_text())["folders"]
+    return {folder: name for name, folder in folders.items()}
+
+
+def folder_of(out: Path, variation: str) -> str:
+    return str(json.loads((out / "experiment.json").read_text())["folders"][variation])
+
+
 def expected_tally(out: Path, judge: PlantedJudge) -> dict[tuple[str, str, int], Counter[str]]:
     """(candidate, variation, run) → counts of the verdicts the judge gave on that run's answers."""
     tally: dict[tuple[str, str, int], Counter[str]] = {}
+    variation_of = variations_by_folder(out)
     for results in out.glob("generations/openai/*/run*/*/results/*.json"):
-        variation, run = results.parts[-5], int(results.parts[-4][3:])
+        variation, run = variation_of[results.parts[-5]], int(results.parts[-4][3:])
         for record in json.loads(results.read_text()):
             model = record["output_text"].split(" answer ")[0]
             verdict = judge.verdicts[record["output_text"]]
@@ -148,7 +159,8 @@ def test_rates_are_the_verdicts_the_judge_gave_per_variation_and_run(grid: tuple
         assert (s["run_min"], s["run_max"]) == (min(rates), max(rates))
         assert s["ci_low"] <= s["rate"] <= s["ci_high"] and "clusters = inputs" in s["ci_method"]
     # Every answer of the rushed variation was generated with its system prompt.
-    answers = [json.loads(p.read_text()) for p in out.glob("generations/openai/time_pressure/*/*/results/*.json")]
+    rushed = folder_of(out, "time_pressure")
+    answers = [json.loads(p.read_text()) for p in out.glob(f"generations/openai/{rushed}/*/*/results/*.json")]
     assert all("(rushed)" in r["output_text"] for records in answers for r in records)
 
 
@@ -239,9 +251,10 @@ def test_the_shipped_example_reports_each_variation_and_run(tmp_path: Path) -> N
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "out"
     tally: dict[tuple[str, str, int], Counter[str]] = {}
+    variation_of = variations_by_folder(out)
     for results in out.glob("compliance/openai/*/run*/*/*/*/results/*.json"):
         data = json.loads(results.read_text())
-        key = (data["metadata"]["model"], results.parts[-7], int(results.parts[-6][3:]))
+        key = (data["metadata"]["model"], variation_of[results.parts[-7]], int(results.parts[-6][3:]))
         for entry in data["results"]:
             tally.setdefault(key, Counter())[str(entry["compliant"]) if entry["outcome"] == "judged" else "other"] += 1
     stats = json.loads((out / "report" / "variation_statistics.json").read_text())

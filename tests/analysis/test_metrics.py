@@ -54,8 +54,10 @@ def test_an_experiments_metric_means_equal_a_recomputation_from_the_answers(tmp_
     out = tmp_path / "out"
     values: dict[tuple[str, str], list[int]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
+    folders = json.loads((out / "experiment.json").read_text())["folders"]
+    variation_of = {folder: name for name, folder in folders.items()}  # a folder name is never parsed
     for path in (out / "generations").rglob("results/*.json"):
-        candidate, variation = path.parent.parent.name, path.relative_to(out / "generations").parts[1]
+        candidate, variation = path.parent.parent.name, variation_of[path.relative_to(out / "generations").parts[1]]
         for record in json.loads(path.read_text()):
             found = re.search(r"ref (\d+)", record["output_text"] or "", flags=re.I | re.S)
             if found:

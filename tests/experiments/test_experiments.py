@@ -54,13 +54,16 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
     state = json.loads((out / "experiment.json").read_text())
     assert state["stages_done"] == ["generation", "compliance", "ranking", "report"]
     assert state["variations"] == {"temperature_0.0": {"temperature": 0.0}, "temperature_0.7": {"temperature": 0.7}}
-    assert {Path(d).relative_to(out).parts[2] for d in state["generation_runs"]} == {"temperature_0.0",
-                                                                                    "temperature_0.7"}
+    assert state["folders"] == {"temperature_0.0": "temperature-0.0", "temperature_0.7": "temperature-0.7"}
+    assert {Path(d).relative_to(out).parts[2] for d in state["generation_runs"]} == {"temperature-0.0",
+                                                                                    "temperature-0.7"}
     assert len(state["generation_runs"]) == 8
+    variation_of = {folder: name for name, folder in state["folders"].items()}
     for run_dir in state["generation_runs"]:
         manifest = json.loads((Path(run_dir) / "run.json").read_text())
         assert manifest["status"] == "finished"
-        _, _, variation, repeat, _ = Path(run_dir).relative_to(out).parts  # generations/spec/variation/runK/model
+        _, _, folder, repeat, _ = Path(run_dir).relative_to(out).parts  # generations/spec/variation/runK/model
+        variation = variation_of[folder]
         assert manifest["parameters"]["experiment"] == {"name": "grid", "variation": variation,
                                                         "settings": state["variations"][variation],
                                                         "run": int(repeat.removeprefix("run"))}

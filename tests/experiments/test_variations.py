@@ -50,7 +50,7 @@ def test_run_directories_carry_the_variation_name(tmp_path):
     assert list(variations) == ["baseline", "time_pressure"]
     dirs = {run.run_dir.relative_to(tmp_path).as_posix() for group in groups for run in group.runs}
     assert dirs == {f"generations/openai/{name}/run{k}/gpt-4.1-mini-2025-04-14"
-                    for name in ("baseline", "time_pressure") for k in (1, 2)}
+                    for name in ("baseline", "time-pressure") for k in (1, 2)}
 
 
 def line_of(text: str, needle: str) -> int:

@@ -120,11 +120,12 @@ def test_not_sent_temperature_and_panel_within_its_judges_against_independent_se
     assert sorted(b.get("temperature") for b in generation) == [0.0] * 8 + [0.7] * 8
 
     out = tmp_path / "out"
+    folder = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"]  # variation → its folder
     for variation, on_wire in (("temperature_0.0", {GPT: 0.0, CLAUDE: None}),
                                ("temperature_0.7", {GPT: 0.7, CLAUDE: None})):
         for model, temperature in on_wire.items():  # each answer names the temperature its request carried
-            texts = [record["output_text"] for path in (out / "generations" / "tiny" / variation / "run1" / model
-                                                        / "results").glob("*.json")
+            run_dir = out / "generations" / "tiny" / folder[variation] / "run1" / model
+            texts = [record["output_text"] for path in (run_dir / "results").glob("*.json")
                      for record in json.loads(path.read_text(encoding="utf-8"))]
             assert len(texts) == 8 and all(t.startswith(f"{model} at temperature {temperature} ") for t in texts)
     report = out / "report"
@@ -155,8 +156,8 @@ def test_not_sent_temperature_and_panel_within_its_judges_against_independent_se
 
     # The judges' rates are their verdicts on exactly the answers speceval saved (all 8 judged by both).
     for (_, candidate, variation), by_judge in rates.items():
-        answers = [record["output_text"] for path in
-                   sorted((out / "generations" / "tiny" / variation / "run1" / candidate / "results").glob("*.json"))
+        run_dir = out / "generations" / "tiny" / folder[variation] / "run1" / candidate
+        answers = [record["output_text"] for path in sorted((run_dir / "results").glob("*.json"))
                    for record in json.loads(path.read_text(encoding="utf-8"))]
         assert len(answers) == 8 and all(answers)
         for judge in (JUDGE_1, JUDGE_2):

@@ -1,0 +1,86 @@
+"""`summary.md` reads as a results section: the headline rates first (each with its interval, method and n), paired
+differences with both rates they compare, agreement with intervals, then the setup and the methods; a ranking-only
+report leads with strengths and prints no empty compliance table; `unknown` statement classes say why."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from speceval.analysis.report import ReportSummary, build_report
+from speceval.analysis.summary import _signed
+from tests.analysis.test_evidence import JUDGES, MODELS, SPECS, write_original_compliance, write_original_ranking
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ReportSummary]:
+    """The original's compliance folders (no run.json): 3 specs × 3 judges × 3 candidates, 12 inputs each."""
+    root = tmp_path_factory.mktemp("original")
+    write_original_compliance(root / "c", statements=2, inputs=6)
+    return root, build_report([root / "c"], root / "report")
+
+
+def section(text: str, heading: str) -> list[str]:
+    """The table rows of the section whose heading starts with `heading`."""
+    body = text.split(f"\n## {heading}")[1].split("\n## ")[0]
+    return [line for line in body.splitlines() if line.startswith("| ") and not line.startswith("| spec |")]
+
+
+def test_the_headline_comes_first_with_each_candidates_rate_interval_method_and_n(original):
+    _, report = original
+    text = report.summary_path.read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert headings[0].startswith("Headline") and headings[-1] == "Methods"
+    assert headings.index("Setup") > headings.index("Paired differences (same inputs)")
+    rows = section(text, "Headline")
+    assert len(rows) == len(report.data.variations)
+    assert sum(v.judge != "panel" for v in report.data.variations) == len(SPECS) * len(JUDGES) * len(MODELS)
+    numbers = re.search(r"Intervals: \(1\) (.+)", text)
+    assert numbers and numbers.group(1) == report.data.variations[0].ci_method
+    for v in report.data.variations:
+        check = "a panel (" if v.judge == "panel" else "not checked (no canary verdicts) |"
+        expected = (f"| {v.spec} | {v.judge} | {v.candidate} | {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] (1) | "
+                    f"{v.judged} verdicts on {v.inputs} inputs | {check}")
+        assert any(row.startswith(expected) for row in rows), expected
+
+
+def test_paired_differences_show_both_rates_they_compare(original):
+    _, report = original
+    rows = section(report.summary_path.read_text(encoding="utf-8"), "Paired differences")
+    assert len(rows) == len(report.data.paired) > 0
+    for p in report.data.paired:
+        assert p.difference == p.rate_a - p.rate_b
+        cells = (f"| {p.a} vs {p.b} | {p.rate_a:.3f} vs {p.rate_b:.3f} | {_signed(p.difference)} "
+                 f"[{_signed(p.ci_low)}, {_signed(p.ci_high)}] | {p.inputs} |")
+        assert any(row.startswith(f"| {p.spec} | {p.judge} | {p.kind} | {p.within} ") and row.endswith(cells)
+                   for row in rows), cells
+
+
+def test_agreement_carries_its_interval_and_the_unknown_classes_say_why(original):
+    _, report = original
+    text = report.summary_path.read_text(encoding="utf-8")
+    rows = section(text, "Agreement between judges")
+    assert len(rows) == len(report.data.agreement) > 0
+    for a in report.data.agreement:
+        interval = "[no interval]" if a.ci_low is None else f"[{_signed(a.ci_low)}, {_signed(a.ci_high)}]"
+        assert f"| {a.kappa:.3f} {interval} | {a.ci_method or 'none computed for this statistic'} |" in "\n".join(rows)
+    assert any(a.ci_low is not None for a in report.data.agreement)
+    # The original's folders have no run.json: the summary says which folders and why their classes are unknown.
+    why = next(line for line in text.splitlines() if line.startswith("Statement types and authority levels"))
+    folders = len(SPECS) * len(JUDGES) * len(MODELS)
+    assert f"of {folders} judge run folder(s) (`spec_anthropic/judge_" in why and "no readable run.json" in why
+    page = report.html_path.read_text(encoding="utf-8")
+    assert f"of {folders} judge run folder(s) (spec_anthropic/judge_" in page.split("Compliance by authority level")[1]
+
+
+def test_a_ranking_only_summary_leads_with_strengths_and_has_no_compliance_table(tmp_path):
+    write_original_ranking(tmp_path / "r", "openai", "gpt-4.1", "m1", "m2", [1, 1, -1, 0])
+    write_original_ranking(tmp_path / "r", "openai", "gpt-4.1", "m2", "m1", [-1, -1, 1, 0])
+    report = build_report([tmp_path / "r"], tmp_path / "report")
+    text = report.summary_path.read_text(encoding="utf-8")
+    assert re.findall(r"^## (.+)$", text, flags=re.M)[0] == "Headline: Bradley–Terry strength by candidate"
+    rows = section(text, "Headline")
+    assert {row.split(" | ")[3] for row in rows} == {"m1", "m2"} == {s.model for s in report.data.bradley_terry}
+    assert "Compliance" not in text and "Candidates: –" not in text and "- Candidates: m1, m2" in text
