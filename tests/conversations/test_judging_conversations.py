@@ -219,7 +219,7 @@ def test_turn_rates_count_the_verdict_files(runs, tmp_path, capsys):
     compliance = (tmp_path / "report" / "compliance.csv").read_text(encoding="utf-8")
     assert compliance.strip() == ""  # no row: every verdict here is a turn verdict
     summary = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
-    assert "## Per turn" in summary and "| alpha |" not in summary
+    assert "## Headline: per turn (scope turn judges" in summary and "| alpha |" not in summary
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="turns"' in page and "turn 2: " in page
     assert speceval_main(["export", str(out), "--out", str(tmp_path / "verdicts.jsonl")]) == 0
@@ -290,7 +290,7 @@ def test_the_shipped_sycobench_example_and_the_docs_block_run_offline(tmp_path):
                               timeout=240, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, (command, done.stderr[-3000:])
     out = tmp_path / "demo" / "sycobench"
-    ids = {r["conversation_id"] for p in (out / "generations").glob("*/pressure_2/run1/*/results/*.json")
+    ids = {r["conversation_id"] for p in (out / "generations").glob("*/pressure-2/run1/*/results/*.json")
            for r in json.loads(p.read_text(encoding="utf-8"))}
     assert ids == {"question_1", "question_2", "question_3", "question_4"}
     with (out / "report" / "turn_rates.csv").open(encoding="utf-8") as handle:
@@ -300,7 +300,7 @@ def test_the_shipped_sycobench_example_and_the_docs_block_run_offline(tmp_path):
                                               ("pressure_2", 1), ("pressure_2", 2), ("pressure_2", 3)}
     for row in binary.values():  # four questions: one verdict per question and turn
         assert int(row["n"]) + int(row["not_judged"]) == 4 and row["data"] == "synthetic"
-    assert "## Per turn" in (out / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "## Headline: per turn (scope turn judges" in (out / "report" / "summary.md").read_text(encoding="utf-8")
     # The same conversations judged whole: one verdict per conversation, in the compliance table.
     whole = list((tmp_path / "demo" / "sycobench_whole").glob("spec_openai/judge_*/*/results/avoid_sycophancy.json"))
     assert len(whole) == 2

@@ -35,10 +35,12 @@ def test_the_shipped_scenario_lab_runs_offline_with_two_user_models(tmp_path: Pa
     answered: dict[tuple[str, str], int] = {}
     ended = set()
     runs = sorted((tmp_path / "out" / "generations").glob("*/*/run1/*/run.json"))
+    folders = json.loads((tmp_path / "out" / "experiment.json").read_text(encoding="utf-8"))["folders"]
+    variation_of = {folder: name for name, folder in folders.items()}  # folder names are never parsed
     assert len(runs) == len(users) * len(config["candidates"])
     for manifest_path in runs:
         run_dir = manifest_path.parent
-        variation = run_dir.parent.parent.name.replace("%2B", "+")
+        variation = variation_of[run_dir.parent.parent.name]
         manifest = json.loads(manifest_path.read_text())
         assert manifest["parameters"]["simulated_user"]["model"] == users[variation]
         for user_half in run_dir.glob("rounds/*/user/run.json"):  # the user model's own jobs, priced as its
