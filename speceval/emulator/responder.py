@@ -65,7 +65,21 @@ def respond(model: str, prompt: str) -> str:
         f"{_SUBJECTS[digest[0] % len(_SUBJECTS)]} {_VERBS[digest[1] % len(_VERBS)]} "
         f"{_OBJECTS[digest[2] % len(_OBJECTS)]} (ref {digest[3:7].hex()})."
     )
-    return f"[synthetic answer from the speceval emulator; model={model}] {sentence}"
+    return f"[synthetic answer from the speceval emulator; model={model}] {sentence}{_asked_score(prompt, digest)}"
+
+
+_ASKED_SCORE = re.compile(r'End every answer with "([^"\n]+): N" where N \((\d+)-(\d+)\)')
+
+
+def _asked_score(prompt: str, digest: bytes) -> str:
+    """A prompt that asks for a self-reported score in a fixed form (`End every answer with "cooperation: N" where N
+    (0-10) ...`, as Scenario Lab's actors are asked) gets one, as an instruction-following model would give it, so an
+    offline run shows a custom metric extracting values, not only missing ones."""
+    asked = _ASKED_SCORE.search(prompt)
+    if asked is None:
+        return ""
+    low, high = int(asked.group(2)), int(asked.group(3))
+    return f" {asked.group(1)}: {low + digest[7] % (high - low + 1)}" if high >= low else ""
 
 
 SIMULATED_USER_MARKER = "speceval prompt: simulated_user_"

@@ -33,6 +33,7 @@ def test_the_shipped_scenario_lab_runs_offline_with_two_user_models(tmp_path: Pa
     pattern = re.compile(config["metrics"]["cooperation"]["regex"], re.I | re.S)
     found: dict[tuple[str, str], int] = {}
     answered: dict[tuple[str, str], int] = {}
+    values: dict[tuple[str, str], list[int]] = {}
     ended = set()
     runs = sorted((tmp_path / "out" / "generations").glob("*/*/run1/*/run.json"))
     folders = json.loads((tmp_path / "out" / "experiment.json").read_text(encoding="utf-8"))["folders"]
@@ -56,14 +57,18 @@ def test_the_shipped_scenario_lab_runs_offline_with_two_user_models(tmp_path: Pa
             key = (manifest["model_name"], variation)
             answered[key] = answered.get(key, 0) + 1
             transcript = "\n\n".join(m["content"] for m in record["conversation"] if m["role"] == "assistant")
-            found[key] = found.get(key, 0) + bool(pattern.search(transcript))
+            match = pattern.search(transcript)
+            found[key] = found.get(key, 0) + bool(match)
+            if match:
+                values.setdefault(key, []).append(int(match.group(1)))
     assert ended == {"stop_word", "max_turns"}
     with (tmp_path / "out" / "report" / "metrics.csv").open(encoding="utf-8") as handle:
         rows = [row for row in csv.DictReader(handle) if row["metric"] == "cooperation"]
     assert len(rows) == len(answered)
-    for row in rows:  # offline answers state no cooperation score: every one missing, never 0
+    for row in rows:  # the company states its score as asked (the emulator too); one that does not is missing
         key = (row["candidate"], row["variation"])
         assert int(row["n"]) == found[key] and int(row["n"]) + int(row["missing"]) == answered[key]
+        assert found[key] > 0 and float(row["mean"]) == pytest.approx(sum(values[key]) / len(values[key]), abs=1e-9)
         assert row["data"] == "synthetic"
 
 
