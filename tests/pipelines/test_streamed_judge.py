@@ -17,6 +17,7 @@ from speceval.errors import RunStateError
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
+from speceval.pipelines.ranking import BatchedRankingPipeline
 from tests.pipelines.helpers import JUDGE, make_run, write_spec
 
 
@@ -46,3 +47,23 @@ def test_an_answers_file_that_changes_while_it_is_judged_is_refused(tmp_path: Pa
     assert target.source.texts("s1")  # untouched statements still read
     with pytest.raises(RunStateError, match="changed while it was being judged"):
         target.source.texts("s2")
+
+
+def test_ranking_requests_are_rendered_per_statement_from_both_candidates_answers_on_disk(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
+    runs = [make_run(tmp_path / name, name, spec, {"s1": [f"{name} a", None, f"{name} c"], "s2": [f"{name} d"]})
+            for name in ("m1", "m2")]
+    settings = JudgeSettings(spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / "out")
+    pipeline = BatchedRankingPipeline(settings, resolve_candidates(runs))
+    first, _ = pipeline.targets
+    assert isinstance(first.source, ItemSource) and not isinstance(first.source, list)
+    assert [(sid, list(indices)) for sid, indices in first.source.statement_counts()] == [("s1", [0, 2]), ("s2", [0])]
+    prompt = first.source.texts("s1")[2]
+    assert "input 2 of s1" in prompt and prompt.index("m1 c") < prompt.index("m2 c")  # A shown first
+    assert pipeline.request_count == 6
+    results = tmp_path / "m2" / "results" / "s2.json"
+    records = json.loads(results.read_text())
+    records[0]["output_text"] = "rewritten"
+    results.write_text(json.dumps(records))
+    with pytest.raises(RunStateError, match="changed while it was being judged"):
+        first.source.texts("s2")
