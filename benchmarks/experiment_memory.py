@@ -15,7 +15,7 @@ rounds) and the ratio experiment / generation is taken within each round, shown 
 ≤ 3× the generation engine's figure at 2 × N = 10⁵.
 
 After the first experiment it prints what each folder of the experiment costs on disk, per request of its kind
-(generation folders per answer, compliance folders per verdict).
+(generation folders per answer, compliance and ranking folders per verdict).
 
     python benchmarks/experiment_memory.py [--size 50000] [--pairs 3] [--stages generation compliance]
 """
@@ -101,12 +101,12 @@ def disk_use(out: Path) -> dict[str, tuple[int, int, int]]:
     """(bytes, files, requests) per kind of folder of the experiment's runs (`generation/results`,
     `compliance/preprocessed`, ...): the canaries' run and the experiment's own files apart."""
     usage: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    requests = {"generation": 0, "compliance": 0}
+    requests = {"generation": 0, "compliance": 0, "ranking": 0}
     for path in out.rglob("*"):
         if not path.is_file():
             continue
         parts = path.relative_to(out).parts
-        stage = {"generations": "generation", "compliance": "compliance"}.get(parts[0], "other")
+        stage = {"generations": "generation", "compliance": "compliance", "ranking": "ranking"}.get(parts[0], "other")
         if stage == "compliance" and "canaries" in parts:
             stage = "canaries"
         # The folder inside a run: results, preprocessed, metadata, judge_responses (run.json: "run files").
@@ -117,8 +117,8 @@ def disk_use(out: Path) -> dict[str, tuple[int, int, int]]:
         entry[0] += path.stat().st_size
         entry[1] += 1
         if folder == "results" and stage in requests:
-            rows = json.loads(path.read_text())
-            requests[stage] += len(rows["results"] if isinstance(rows, dict) else rows)
+            rows = json.loads(path.read_text())  # a list (answers), or {results: ...} / {rankings: ...} (verdicts)
+            requests[stage] += len(rows if isinstance(rows, list) else rows.get("results", rows.get("rankings", [])))
     return {name: (size, files, requests.get(name.split("/")[0], 0)) for name, (size, files, _) in usage.items()}
 
 
@@ -128,7 +128,7 @@ def main() -> None:
     parser.add_argument("--statements", type=int, default=200)
     parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds (AB, BA, ...)")
     parser.add_argument("--stages", nargs="+", default=["generation", "compliance"],
-                        choices=("generation", "compliance", "report"))
+                        choices=("generation", "compliance", "ranking", "report"))
     parser.add_argument("--poll", type=float, default=0.5)
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
