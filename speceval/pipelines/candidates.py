@@ -90,13 +90,15 @@ class CandidateAnswers:
     def __init__(self, candidate: Candidate):
         self.candidate = candidate
         self.skipped: Counter[str] = Counter()
-        self._indices: dict[str, array[int]] = {}
+        self._indices: dict[str, array[int] | range] = {}
         self._files: dict[str, tuple[Path, str]] = {}
         self._held: dict[str, list[Answer]] = {}
 
     def add(self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None) -> None:
         """Note a statement's answers: only their indices when `source` (file, sha256) can give them again."""
-        self._indices[statement_id] = array("q", (a.original_index for a in answers))
+        indices = array("q", (a.original_index for a in answers))
+        # Every answer succeeded (the usual case): 0..n-1 needs no array, 8 bytes an answer less.
+        self._indices[statement_id] = range(len(indices)) if indices == array("q", range(len(indices))) else indices
         if source is None:
             self._held[statement_id] = answers
         else:
@@ -107,7 +109,7 @@ class CandidateAnswers:
         """Statements with a results file, in spec order."""
         return list(self._indices)
 
-    def indices(self, statement_id: str) -> array[int]:
+    def indices(self, statement_id: str) -> array[int] | range:
         """Original indices of a statement's succeeded answers, ascending."""
         return self._indices[statement_id]
 

@@ -8,16 +8,18 @@ changes while it is being judged is refused (as an inputs file is for generation
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from speceval.batch.ledger import ItemSource
 from speceval.errors import RunStateError
-from speceval.pipelines.candidates import resolve_candidates
+from speceval.pipelines.candidates import load_answers, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
 from speceval.pipelines.ranking import BatchedRankingPipeline
+from speceval.spec import load_spec
 from tests.pipelines.helpers import JUDGE, make_run, write_spec
 
 
@@ -67,3 +69,17 @@ def test_ranking_requests_are_rendered_per_statement_from_both_candidates_answer
     results.write_text(json.dumps(records))
     with pytest.raises(RunStateError, match="changed while it was being judged"):
         first.source.texts("s2")
+
+
+def test_a_candidate_whose_answers_all_succeeded_holds_no_array_of_their_indices(tmp_path: Path) -> None:
+    statements = [f"s{i}" for i in range(10)]
+    spec = write_spec(tmp_path / "spec.jsonl", statements)
+    run = make_run(tmp_path / "run", "m", spec, {sid: ["x"] * 5_000 for sid in statements})
+    (candidate,), loaded = resolve_candidates([run]), load_spec(spec)
+    tracemalloc.start()
+    answers = load_answers(candidate, loaded)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert answers.answer_count == 50_000
+    # An array of the indices alone is 8 bytes an answer; what is left is the statements' files and hashes.
+    assert held / answers.answer_count < 4, f"{held / answers.answer_count:.1f} bytes per answer"
