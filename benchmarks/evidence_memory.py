@@ -63,10 +63,9 @@ def _text(seed: int, length: int) -> str:
     return " ".join(words)
 
 
-def make_data(root: Path, size: int, statements: int) -> dict[str, Path]:
-    """Spec, inputs, a generation run of `size` answers and a judge folder of `size` verdicts under `root`."""
-    root.mkdir(parents=True, exist_ok=True)
-    spec_path = root / "spec.jsonl"
+def write_spec(spec_path: Path, statements: int) -> list[str]:
+    """A spec of `statements` statements of realistic length, one example each (so a judge's canaries run too);
+    returns their ids."""
     ids = [f"statement_{s:04d}" for s in range(statements)]
     spec_path.write_text("".join(
         json.dumps({"id": sid, "text": f"Statement {s}: {_text(s, 300)}", "type": "requirement",
@@ -75,6 +74,14 @@ def make_data(root: Path, size: int, statements: int) -> dict[str, Path]:
                                                "good_response": _text(s + 1, 400),
                                                "bad_response": _text(s + 2, 400)}]}}) + "\n"
         for s, sid in enumerate(ids)), encoding="utf-8")
+    return ids
+
+
+def make_data(root: Path, size: int, statements: int) -> dict[str, Path]:
+    """Spec, inputs, a generation run of `size` answers and a judge folder of `size` verdicts under `root`."""
+    root.mkdir(parents=True, exist_ok=True)
+    spec_path = root / "spec.jsonl"
+    ids = write_spec(spec_path, statements)
     spec = load_spec(spec_path)
     inputs = root / "inputs"
     run = root / "generation_run"
@@ -138,6 +145,22 @@ def emulator(scratch: Path) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
+def measured(program: str, argv: list[str], scratch: Path, *, cwd: Path) -> dict[str, float]:
+    """Run `argv` (`-m module ...`) under `_measure.py` against a fresh emulator of its own; its wall time, peak
+    RSS and exit code. Exits with its output if it fails."""
+    record = scratch / f"{program}.json"
+    with emulator(scratch) as base_url:
+        env = dict(os.environ, OPENAI_API_KEY="sk-bench-evidence", OPENAI_BASE_URL=base_url,
+                   NO_PROXY="127.0.0.1,localhost", PYTHONPATH=str(REPO))
+        env.pop("SPECEVAL_POLL_INTERVAL", None)  # the poll interval measured is the one the command is given
+        cmd = [sys.executable, str(REPO / "benchmarks" / "_measure.py"), str(record), *argv]
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        sys.exit(f"{program} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(record.read_text())
+    return result
+
+
 def measure(program: str, data: dict[str, Path], scratch: Path, poll: float) -> dict[str, float]:
     out = scratch / f"{program}-out"
     shutil.rmtree(out, ignore_errors=True)
@@ -151,15 +174,7 @@ def measure(program: str, data: dict[str, Path], scratch: Path, poll: float) -> 
                 "--output-dir-base", str(out), "--batch-size", "50000", "--poll-interval", str(poll)]
     else:
         argv = ["-m", "speceval", "report", str(data["verdicts"]), "--out", str(out)]
-    record = scratch / f"{program}.json"
-    with emulator(scratch) as base_url:
-        env = dict(os.environ, OPENAI_API_KEY="sk-bench-evidence", OPENAI_BASE_URL=base_url,
-                   NO_PROXY="127.0.0.1,localhost", PYTHONPATH=str(REPO))
-        cmd = [sys.executable, str(REPO / "benchmarks" / "_measure.py"), str(record), *argv]
-        done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if done.returncode != 0:
-        sys.exit(f"{program} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
-    result: dict[str, float] = json.loads(record.read_text())
+    result = measured(program, argv, scratch, cwd=REPO)
     if program == "report":
         result["html_mb"] = (out / "report.html").stat().st_size / 1e6
     if program == "judge":

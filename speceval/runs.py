@@ -49,7 +49,9 @@ def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
 
 def store_for(run_dir: Path, manifest: RunManifest) -> RunStore:
     """The engine state of a run, with the results folder its kind uses."""
-    return RunStore(run_dir, results_subdir=_RESULTS_SUBDIR.get(manifest.kind, _JUDGE_RESULTS_SUBDIR))
+    if manifest.kind in _RESULTS_SUBDIR:
+        return RunStore(run_dir, results_subdir=_RESULTS_SUBDIR[manifest.kind])
+    return RunStore(run_dir, results_subdir=_JUDGE_RESULTS_SUBDIR, prompts_once=True)  # as JudgeTarget.store
 
 
 @dataclass

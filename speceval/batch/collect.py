@@ -15,7 +15,16 @@ from operator import itemgetter
 from speceval.batch.answers import Answer, failed
 from speceval.batch.ledger import Ledger
 from speceval.batch.model import BatchedModel
-from speceval.batch.records import BatchRecord, JobState, Outcome, ResultRow, Tokens, UsageRow, utcnow
+from speceval.batch.records import (
+    BatchRecord,
+    JobState,
+    Outcome,
+    ResultRow,
+    Tokens,
+    UsageRow,
+    prompt_sha256,
+    utcnow,
+)
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
 
@@ -94,7 +103,7 @@ def collect_job(
                 attempts = before if again else before + 1
                 error = answer.error
                 tokens = answer.usage
-                existing[index] = {
+                row: ResultRow = {
                     "original_index": index,
                     "input_text": texts[index],
                     "output_text": answer.output_text if answer.outcome is Outcome.SUCCEEDED else None,
@@ -105,6 +114,11 @@ def collect_job(
                     "attempts": attempts,
                     "custom_id": answer.custom_id,
                 }
+                if store.prompts_once:
+                    # The request file holds the prompt; a judge run's records keep its hash (see RunStore).
+                    del row["input_text"]
+                    row["input_sha256"] = prompt_sha256(texts[index])
+                existing[index] = row
                 retryable = error is not None and error.retryable
                 ledger.note(statement_id, index, answer.outcome, retryable, attempts, None)
                 counts[answer.outcome] += 1
@@ -198,3 +212,4 @@ def _absent(record: BatchRecord, position: int, unavailable: str | None) -> Answ
         return failed(custom_id, Outcome.CANCELLED, "batch_cancelled", "the job was cancelled before this request ran")
     message = "the provider returned no result for this request"
     return failed(custom_id, Outcome.MISSING, "result_missing", message, retryable=True)
+

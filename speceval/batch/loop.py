@@ -49,7 +49,9 @@ class EngineLoop:
     def __init__(self, *, sleep: Callable[[float], None] = time.sleep, on_finished: FinishedCallback | None = None):
         self._sleep = sleep
         self._on_finished = on_finished
-        self._engines: list[Engine] = []
+        # A stopped engine's slot is emptied: an experiment's loop outlives most of its engines, and each holds a
+        # ledger and its last statement's prompts (memory follows the engines running, not the engines run).
+        self._engines: list[Engine | None] = []
         self._summaries: dict[int, EngineSummary] = {}
         self._due: dict[int, float] = {}  # index → seconds left of the wait it asked for at its last tick
 
@@ -67,11 +69,14 @@ class EngineLoop:
     def tick(self, index: int) -> None:
         """Tick one engine now: a caller preparing many runs one after another (each importing an SDK, reading its
         inputs) gets each one's jobs submitted before preparing the next, not after the last."""
-        summary = self._engines[index].tick()
+        engine = self._engines[index]
+        assert engine is not None, "a stopped engine is never ticked again"
+        summary = engine.tick()
         if summary is None:
-            self._due[index] = self._engines[index].next_wait
+            self._due[index] = engine.next_wait
             return
         self._due.pop(index, None)
+        self._engines[index] = None
         self._summaries[index] = summary
         if self._on_finished is not None:
             self._on_finished(index, summary)

@@ -7,6 +7,7 @@ never free-form keys.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -318,15 +319,24 @@ class BatchRecord(RequestMap):
     cost_usd: float | None = None
 
 
+def prompt_sha256(text: str) -> str:
+    """The hash a record keeps in place of a prompt stored elsewhere (`ResultRecord.input_sha256`)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class ResultRecord(BaseModel):
     """One entry of `results/<statement_id>.json` (a list ordered by `original_index`).
 
     `output_text` is null unless `outcome` is succeeded; `error` carries the provider's code and message.
     `attempts` counts the jobs this input was sent in, so a resume knows what may still be retried.
+    A judge run's batch records (`judge_responses/`) keep the prompt's hash (`input_sha256`) instead of its text:
+    the prompt is in the job's request file in `preprocessed/` already, and is most of a judge run's bytes.
     """
 
     original_index: int
-    input_text: str
+    input_text: str = Field(default="", description="the request's prompt; empty when `input_sha256` stands for "
+                                                    "it (folders written before it was introduced always hold it)")
+    input_sha256: str | None = Field(default=None, description="sha256 of the prompt, which the request file holds")
     output_text: str | None
     batch_id: str | None
     outcome: Outcome
@@ -334,6 +344,12 @@ class ResultRecord(BaseModel):
     usage: Usage | None = None
     attempts: int = 1
     custom_id: str | None = None
+
+    def sent(self, prompt: str) -> bool:
+        """Whether this record answers `prompt` (by its text, or by its hash when only that is kept)."""
+        if self.input_sha256 is not None:
+            return self.input_sha256 == prompt_sha256(prompt)
+        return self.input_text == prompt
 
 
 class ErrorRow(TypedDict):
@@ -363,7 +379,8 @@ class ResultRow(TypedDict):
     """
 
     original_index: int
-    input_text: str
+    input_text: NotRequired[str]
+    input_sha256: NotRequired[str | None]
     output_text: str | None
     batch_id: str | None
     outcome: Outcome

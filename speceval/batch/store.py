@@ -36,10 +36,16 @@ _Row = TypeVar("_Row", ResultRecord, ResultRow)
 class RunStore:
     """Reads and writes the state of one run directory."""
 
-    def __init__(self, run_dir: Path, *, results_subdir: str = "results"):
+    def __init__(self, run_dir: Path, *, results_subdir: str = "results", prompts_once: bool = False):
         """Open the state of `run_dir`. Judge pipelines keep the engine's per-request records apart from their
-        own verdict files by passing another `results_subdir` (e.g. 'judge_responses')."""
+        own verdict files by passing another `results_subdir` (e.g. 'judge_responses').
+
+        `prompts_once`: a batch job's results keep each prompt's hash (`input_sha256`), not its text, which its
+        request file in `preprocessed/` holds already. For judge runs, whose prompts (template, statement, input
+        and answer) are most of their bytes and which nobody reads back from these records; a generation run's
+        `results/` keep `input_text`, the field its consumers read."""
         self.run_dir = Path(run_dir)
+        self.prompts_once = prompts_once
         self.metadata_dir = self.run_dir / "metadata"
         self.intents_dir = self.run_dir / "intents"
         self.preprocessed_dir = self.run_dir / "preprocessed"

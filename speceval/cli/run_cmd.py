@@ -24,10 +24,13 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
+    from speceval.cli.flags import given_poll_interval
     from speceval.experiments.runner import preflight, run_experiment
 
     # Exit 2 with file, line and key before anything is written (the log included) or submitted.
     _, output_dir, offline = preflight(args.experiment, offline=args.offline)
+    # As for the other commands, $SPECEVAL_POLL_INTERVAL (range-checked) wins over the file's engine.poll_interval.
+    poll_interval = given_poll_interval(None)
     # The experiment's log (paths in an experiment file are relative to it): every stage's failures and stops.
     setup_logging(args.verbose, output_dir / "logs" / "experiment.log")
     if offline:
@@ -35,7 +38,8 @@ def _run(args: argparse.Namespace) -> int:
     resume = shlex.join([sys.executable, "-m", "speceval", "run", str(args.experiment)]
                         + (["--offline"] if args.offline else []))
     try:
-        outcome = run_experiment(args.experiment, offline=args.offline, observer=_progress)
+        outcome = run_experiment(args.experiment, offline=args.offline, observer=_progress,
+                                 poll_interval=poll_interval)
     except KeyboardInterrupt:
         report_stop(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
         return ExitCode.STOPPED

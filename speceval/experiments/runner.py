@@ -161,16 +161,19 @@ def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str
     return variations, groups
 
 
-def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str], None] | None = None
-                   ) -> ExperimentOutcome:
-    """Run (or resume) every stage of the experiment in `path`."""
+def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str], None] | None = None,
+                   poll_interval: float | None = None) -> ExperimentOutcome:
+    """Run (or resume) every stage of the experiment in `path`.
+
+    `poll_interval` (the command's `$SPECEVAL_POLL_INTERVAL`) wins over the file's `engine.poll_interval`, as the
+    environment wins over a judge config file; neither given: 60 s, or 0.5 s offline."""
     config, output_dir, offline = preflight(path, offline=offline)
     say = observer or (lambda message: logger.info("%s", message))
     base = path.parent
     variations, groups = plan(config, output_dir)
     state = _state(output_dir, config, path, variations, groups, offline)
     budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd else None
-    poll = config.engine.poll_interval or (OFFLINE_POLL_INTERVAL if offline else 60.0)
+    poll = poll_interval or config.engine.poll_interval or (OFFLINE_POLL_INTERVAL if offline else 60.0)
     engine = EngineOptions(batch_size=config.engine.batch_size, poll_interval=poll,
                            timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
                            budget=budget)

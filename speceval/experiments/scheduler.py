@@ -66,10 +66,27 @@ class StageTask:
     summaries: dict[int, EngineSummary] = field(default_factory=dict)
     engine_count: int = 0
 
+    def release(self) -> None:
+        """Drop `start`, `finish` and `abort` once the task has ended: their closures hold its pipeline (the spec,
+        its answers' indices), and an experiment of many runs must not keep every finished run's."""
+        self.start, self.finish, self.abort = _no_engines, _nothing_to_write, _nothing_to_abort
+
     @property
     def outstanding(self) -> int:
         """Requests of its stopped engines without a final outcome."""
         return sum(s.outstanding for s in self.summaries.values())
+
+
+def _no_engines() -> EngineRuns:
+    return []
+
+
+def _nothing_to_write(summaries: list[EngineSummary]) -> None:
+    return None
+
+
+def _nothing_to_abort() -> None:
+    return None
 
 
 class StageScheduler:
@@ -167,6 +184,7 @@ class StageScheduler:
     def _complete(self, task: StageTask) -> None:
         summaries = [task.summaries[index] for index in sorted(task.summaries)]
         task.finish(summaries)
+        task.release()
         finished = all(summary.finished for summary in summaries)
         self._set(task, TaskState.FINISHED if finished else TaskState.STOPPED)
         if finished:

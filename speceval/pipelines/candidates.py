@@ -17,7 +17,7 @@ import json
 import logging
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,18 +101,20 @@ class CandidateAnswers:
     def __init__(self, candidate: Candidate):
         self.candidate = candidate
         self.skipped: Counter[str] = Counter()
-        self._indices: dict[str, array[int]] = {}
-        self._turns: dict[str, array[int]] = {}
+        self._indices: dict[str, array[int] | range] = {}
+        self._turns: dict[str, array[int]] = {}  # conversations' statements only: a plain answer is one turn
         self._files: dict[str, tuple[Path, str]] = {}
         self._held: dict[str, list[Answer]] = {}
         self._conversations: set[str] = set()
 
     def add(self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None) -> None:
         """Note a statement's answers: only their indices when `source` (file, sha256) can give them again."""
-        self._indices[statement_id] = array("q", (a.original_index for a in answers))
-        self._turns[statement_id] = array("l", (a.turns for a in answers))
+        indices = array("q", (a.original_index for a in answers))
+        # Every answer succeeded (the usual case): 0..n-1 needs no array, 8 bytes an answer less.
+        self._indices[statement_id] = range(len(indices)) if indices == array("q", range(len(indices))) else indices
         if any(a.transcript is not None for a in answers):
             self._conversations.add(statement_id)
+            self._turns[statement_id] = array("l", (a.turns for a in answers))
         if source is None:
             self._held[statement_id] = answers
         else:
@@ -123,14 +125,15 @@ class CandidateAnswers:
         """Statements with a results file, in spec order."""
         return list(self._indices)
 
-    def indices(self, statement_id: str) -> array[int]:
+    def indices(self, statement_id: str) -> array[int] | range:
         """Original indices of a statement's succeeded answers, ascending."""
         return self._indices[statement_id]
 
-    def turns(self, statement_id: str) -> array[int]:
+    def turns(self, statement_id: str) -> Sequence[int]:
         """How many answers the candidate gave in each of a statement's conversations (1 for a plain input), in the
         order of `indices`."""
-        return self._turns[statement_id]
+        found = self._turns.get(statement_id)
+        return found if found is not None else array("l", [1]) * len(self._indices[statement_id])
 
     @property
     def has_conversations(self) -> bool:

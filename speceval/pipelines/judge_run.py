@@ -173,7 +173,7 @@ class JudgeTarget:
     @property
     def store(self) -> RunStore:
         """The engine's state of this directory (judge answers in `judge_responses/`)."""
-        return RunStore(self.run_dir, results_subdir=JUDGE_RESPONSES)
+        return RunStore(self.run_dir, results_subdir=JUDGE_RESPONSES, prompts_once=True)
 
     @property
     def items(self) -> list[PromptItem]:
@@ -291,7 +291,7 @@ def check_resumable(target: JudgeTarget) -> None:
         prompts = target.source.texts(statement_id)  # one statement at a time: never every prompt of the run
         for record in records:
             prompt = prompts.get(record.original_index)
-            if prompt is not None and prompt != record.input_text:
+            if prompt is not None and not record.sent(prompt):
                 raise RunStateError(
                     f"{target.run_dir}: the judge prompt for statement {statement_id!r}, answer "
                     f"{record.original_index} differs from the one already judged (the spec or the candidate's "

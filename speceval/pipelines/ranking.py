@@ -17,7 +17,9 @@ Inputs are paired per pair of candidates and per statement: an input is judged f
 successfully (matched by input text; repeated texts pair in order). Each pair's task index is the input's
 `original_index` in the results file of the pair member whose name sorts first, so the task list is
 deterministic, the same in both orders (AxB index i and BxA index i are the same input), and stable when a
-resumed generation adds answers. It is the judge requests' `original_index`.
+resumed generation adds answers. It is the judge requests' `original_index`. The tasks are built and their prompts
+rendered one statement at a time, from both candidates' results files, when the engine or the verdict files ask
+(`PairTasks`): a pair holds its task indices, not its answers or prompts.
 
 `rank` is 1 (A better), -1 (B better), 0 (a real tie), or null whenever there is no verdict (`outcome` says why).
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,7 +43,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_bytes, atomic_write_json
-from speceval.batch.ledger import ListSource
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.conversations.script import ChatMessage
@@ -151,27 +153,57 @@ class Task:
                 b.transcript or Transcript.single(b.input_text, b.output_text))
 
 
+class PairTasks:
+    """The shared inputs of two candidates as tasks (A = `first`, B = `second`), read per statement on demand.
+
+    Like the compliance judge's `AnswerPrompts`, it is the pair's `ItemSource`: construction keeps only each
+    statement's task indices (8 bytes each), and a statement's tasks, and their prompts rendered by `render`, are
+    built again from both candidates' answers on disk when the engine or the verdict files ask. A pair of
+    candidates with a million answers each never holds their answers or their prompts.
+    """
+
+    def __init__(self, first: CandidateAnswers, second: CandidateAnswers, render: Callable[[Task], str]):
+        self.first, self.second = first, second
+        self._render = render
+        # Sorted by statement: requests sharing a prompt prefix sit together in a job.
+        self._indices = {statement_id: array("q", (task.index for task in self.tasks(statement_id)))
+                         for statement_id in sorted(set(first.statement_ids) & set(second.statement_ids))}
+
+    def tasks(self, statement_id: str) -> list[Task]:
+        """One statement's tasks, by index (read from both candidates' results files)."""
+        canonical = self.first if self.first.candidate.name <= self.second.candidate.name else self.second
+        mine, theirs = _keyed(self.first.read(statement_id)), _keyed(self.second.read(statement_id))
+        tasks = []
+        for key in mine.keys() & theirs.keys():
+            a, b = mine[key], theirs[key]
+            index = a.original_index if canonical is self.first else b.original_index
+            tasks.append(Task(statement_id, index, a.input_text, a, b))
+        return sorted(tasks, key=lambda task: task.index)
+
+    def statement_counts(self) -> list[tuple[str, array[int]]]:
+        """(statement id, task indices) per shared statement, in run order (the `ItemSource` protocol)."""
+        return list(self._indices.items())
+
+    def texts(self, statement_id: str) -> dict[int, str]:
+        """task index → ranking prompt for one statement."""
+        return {task.index: self._render(task) for task in self.tasks(statement_id)}
+
+
 @dataclass
 class OrderedPair:
     """Candidate A (shown first) and B, their tasks and their run directory."""
 
     a: Candidate
     b: Candidate
-    tasks: list[Task]
+    tasks: PairTasks
     target: JudgeTarget
 
 
-def pair_tasks(first: CandidateAnswers, second: CandidateAnswers) -> list[Task]:
-    """The shared inputs of two candidates, per statement, as tasks with A = `first`, B = `second`."""
-    canonical = first if first.candidate.name <= second.candidate.name else second
-    tasks: list[Task] = []
-    for statement_id in sorted(set(first.statement_ids) & set(second.statement_ids)):
-        mine, theirs = _keyed(first.read(statement_id)), _keyed(second.read(statement_id))
-        for key in mine.keys() & theirs.keys():
-            a, b = mine[key], theirs[key]
-            index = a.original_index if canonical is first else b.original_index
-            tasks.append(Task(statement_id, index, a.input_text, a, b))
-    return sorted(tasks, key=lambda t: (t.statement_id, t.index))
+@dataclass(frozen=True)
+class _Rank:
+    """What position consistency needs of a ranking entry (not its texts: it is kept for every comparison)."""
+
+    rank: int | None
 
 
 def _keyed(answers: list[Answer]) -> dict[tuple[str, int], Answer]:
@@ -218,7 +250,7 @@ class BatchedRankingPipeline:
     @property
     def request_count(self) -> int:
         """Judge requests over all ordered pairs."""
-        return sum(len(pair.tasks) for pair in self.pairs)
+        return sum(pair.target.request_count for pair in self.pairs)
 
     def pair_dir(self, a: Candidate, b: Candidate) -> Path:
         """`{output}/spec_{spec}/judge_{judge}/{A}x{B}` (a label only: results files name the models)."""
@@ -252,7 +284,7 @@ class BatchedRankingPipeline:
     def write_verdicts(self) -> tuple[list[PairSummary], PositionReport]:
         """(Re)build every pair's results and summary from the judge's answers, and `position_consistency.json`."""
         pair_summaries = []
-        entries: dict[tuple[str, str], dict[tuple[str, int], RankingEntry]] = {}
+        entries: dict[tuple[str, str], dict[tuple[str, int], _Rank]] = {}
         for pair in self.pairs:
             summary, pair_entries = self._write_pair(pair)
             pair_summaries.append(summary)
@@ -268,11 +300,10 @@ class BatchedRankingPipeline:
 
     def _pair(self, first: CandidateAnswers, second: CandidateAnswers) -> OrderedPair:
         a, b = first.candidate, second.candidate
-        tasks = pair_tasks(first, second)  # sorted by statement: requests sharing a prompt prefix sit together
         run_dir = self.pair_dir(a, b)
         setup = prompt_setup(run_dir, CURRENT["ranking"], self.salt)
-        conversations = any(task.transcripts is not None for task in tasks)
-        prompts = ListSource((task.statement_id, task.index, self._prompt(task, setup)) for task in tasks)
+        tasks = PairTasks(first, second, lambda task: self._prompt(task, setup))
+        conversations = first.has_conversations or second.has_conversations
         identity: dict[str, Any] = {
             "pipeline": "ranking",
             "prompt_version": setup.template.value,
@@ -287,7 +318,7 @@ class BatchedRankingPipeline:
         }
         target = JudgeTarget(
             run_dir=run_dir,
-            source=prompts,
+            source=tasks,
             inputs_path=f"{a.directory.resolve()} | {b.directory.resolve()}",
             identity=identity,
             salt=setup.salt,
@@ -303,7 +334,7 @@ class BatchedRankingPipeline:
         return render_ranking(statement, task.input_text, task.answer_a.output_text, task.answer_b.output_text,
                               template=setup.template, salt=setup.salt)
 
-    def _write_pair(self, pair: OrderedPair) -> tuple[PairSummary, dict[tuple[str, int], RankingEntry]]:
+    def _write_pair(self, pair: OrderedPair) -> tuple[PairSummary, dict[tuple[str, int], _Rank]]:
         store = pair.target.store
         summary = PairSummary(
             model_a=pair.a.name,
@@ -313,16 +344,16 @@ class BatchedRankingPipeline:
             prompt_version=pair.target.identity["prompt_version"],
             outcomes={outcome: 0 for outcome in JudgeOutcome},
         )
-        all_entries: dict[tuple[str, int], RankingEntry] = {}
-        for statement_id, group in itertools.groupby(pair.tasks, key=lambda t: t.statement_id):
+        all_entries: dict[tuple[str, int], _Rank] = {}
+        for statement_id, _ in pair.tasks.statement_counts():  # one statement's texts at a time
             responses = {record.original_index: record for record in store.load_results(statement_id)}
-            entries = [self._entry(task, responses.get(task.index)) for task in group]
+            entries = [self._entry(task, responses.get(task.index)) for task in pair.tasks.tasks(statement_id)]
             for entry in entries:
                 summary.outcomes[entry.outcome] += 1
                 summary.a_wins += entry.rank == 1
                 summary.b_wins += entry.rank == -1
                 summary.ties += entry.rank == 0
-                all_entries[(statement_id, entry.index)] = entry
+                all_entries[(statement_id, entry.index)] = _Rank(entry.rank)
             metadata = RankingMetadata(
                 model_a=pair.a.name,
                 model_b=pair.b.name,

@@ -3,6 +3,8 @@ and Ray engines do) must not make a batch engine poll its provider ten times a s
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
 from speceval.batch.engine import BatchEngine, EngineOptions
@@ -41,3 +43,26 @@ def test_a_slow_pollers_jobs_are_polled_at_its_interval_beside_a_fast_engine(tmp
     assert min(gaps) >= 2.0 - 1e-6, slow.polled_at  # not every 0.1 s, although the loop wakes that often
     fast_gaps = [later - earlier for earlier, later in zip(fast.polled_at, fast.polled_at[1:], strict=False)]
     assert max(fast_gaps) <= 0.1 + 1e-6  # and the fast engine is not held to the slow one's pace
+
+
+def test_the_loop_lets_go_of_each_engine_once_it_stops(tmp_path: Path) -> None:
+    """An experiment's loop outlives most of its engines: a stopped one (its ledger, its last statement's prompts)
+    must not stay in memory until the last engine stops."""
+    stopped: list[bool] = []  # per stop: whether every engine stopped before it is already freed
+    refs: list[weakref.ref[BatchEngine]] = []
+
+    def finished(index: int, summary: object) -> None:
+        gc.collect()
+        stopped.append(all(ref() is None for ref in refs[:index]))
+
+    loop = EngineLoop(sleep=lambda seconds: None, on_finished=finished)
+    for name, polls in (("quick", 1), ("slow", 6)):
+        engine = BatchEngine(FakeBatchedModel(FakeProvider(polls_to_complete=polls)), RunStore(tmp_path / name),
+                             EngineOptions(poll_interval=0.1))
+        loop.add(engine, make_items({"s": [f"{name} q{i}" for i in range(2)]}))
+        refs.append(weakref.ref(engine))
+        del engine
+    summaries = loop.run()
+    gc.collect()
+    assert all(summary.finished for summary in summaries) and stopped == [True, True]
+    assert [ref() for ref in refs] == [None, None]

@@ -6,21 +6,13 @@ from pathlib import Path
 
 from speceval.cli.main import main as speceval_main
 from speceval.redaction import MARKER
-from tests.conftest import TEST_KEY, write_inputs, write_spec
+from tests.conftest import TEST_KEY
+from tests.experiments import one_input_experiment
 from tests.independent.openai_server import IndependentOpenAIServer
 
 
 def test_a_refused_experiment_logs_the_refusal_and_points_to_the_log(tmp_path: Path, monkeypatch, capsys) -> None:
-    spec = write_spec(tmp_path / "spec.jsonl", ["a"])
-    inputs = write_inputs(tmp_path / "inputs", {"a": ["x"]})
-    experiment = tmp_path / "exp.yaml"
-    experiment.write_text(f"""experiment_name: refused
-output_dir: out
-specs:
-  - name: s
-    spec_path: {spec}
-    inputs_dir: {inputs}
-candidates:
+    experiment = one_input_experiment(tmp_path, "refused", """candidates:
   - model: gpt-4.1-mini-2025-04-14
   - model: gpt-4o-mini-2024-07-18
 judges:

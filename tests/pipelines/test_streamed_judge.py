@@ -8,15 +8,18 @@ changes while it is being judged is refused (as an inputs file is for generation
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from speceval.batch.ledger import ItemSource
 from speceval.errors import RunStateError
-from speceval.pipelines.candidates import resolve_candidates
+from speceval.pipelines.candidates import load_answers, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
+from speceval.pipelines.ranking import BatchedRankingPipeline
+from speceval.spec import load_spec
 from tests.pipelines.helpers import JUDGE, make_run, write_spec
 
 
@@ -46,3 +49,37 @@ def test_an_answers_file_that_changes_while_it_is_judged_is_refused(tmp_path: Pa
     assert target.source.texts("s1")  # untouched statements still read
     with pytest.raises(RunStateError, match="changed while it was being judged"):
         target.source.texts("s2")
+
+
+def test_ranking_requests_are_rendered_per_statement_from_both_candidates_answers_on_disk(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
+    runs = [make_run(tmp_path / name, name, spec, {"s1": [f"{name} a", None, f"{name} c"], "s2": [f"{name} d"]})
+            for name in ("m1", "m2")]
+    settings = JudgeSettings(spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / "out")
+    pipeline = BatchedRankingPipeline(settings, resolve_candidates(runs))
+    first, _ = pipeline.targets
+    assert isinstance(first.source, ItemSource) and not isinstance(first.source, list)
+    assert [(sid, list(indices)) for sid, indices in first.source.statement_counts()] == [("s1", [0, 2]), ("s2", [0])]
+    prompt = first.source.texts("s1")[2]
+    assert "input 2 of s1" in prompt and prompt.index("m1 c") < prompt.index("m2 c")  # A shown first
+    assert pipeline.request_count == 6
+    results = tmp_path / "m2" / "results" / "s2.json"
+    records = json.loads(results.read_text())
+    records[0]["output_text"] = "rewritten"
+    results.write_text(json.dumps(records))
+    with pytest.raises(RunStateError, match="changed while it was being judged"):
+        first.source.texts("s2")
+
+
+def test_a_candidate_whose_answers_all_succeeded_holds_no_array_of_their_indices(tmp_path: Path) -> None:
+    statements = [f"s{i}" for i in range(10)]
+    spec = write_spec(tmp_path / "spec.jsonl", statements)
+    run = make_run(tmp_path / "run", "m", spec, {sid: ["x"] * 5_000 for sid in statements})
+    (candidate,), loaded = resolve_candidates([run]), load_spec(spec)
+    tracemalloc.start()
+    answers = load_answers(candidate, loaded)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert answers.answer_count == 50_000
+    # An array of the indices alone is 8 bytes an answer; what is left is the statements' files and hashes.
+    assert held / answers.answer_count < 4, f"{held / answers.answer_count:.1f} bytes per answer"
