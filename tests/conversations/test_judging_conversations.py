@@ -23,6 +23,7 @@ import pytest
 
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
+from speceval.batch.records import prompt_sha256
 from speceval.cli.judge import compliance_main
 from speceval.cli.main import main as speceval_main
 from speceval.judging.prompts import render_compliance, render_ranking
@@ -77,8 +78,12 @@ def _answers(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def _sent(target: JudgeTarget) -> dict[int, str]:
-    """request index → the judge prompt the engine recorded as sent."""
-    return {record.original_index: record.input_text for record in target.store.load_results("alpha")}
+    """request index → the judge prompt sent: the text from the request files in `preprocessed/` (the only place
+    it is stored), matched to each request through the sha256 its record in `judge_responses/` keeps."""
+    by_sha = {prompt_sha256(line["body"]["messages"][-1]["content"]): line["body"]["messages"][-1]["content"]
+              for path in sorted((target.run_dir / "preprocessed").glob("*.jsonl"))
+              for line in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    return {record.original_index: by_sha[record.input_sha256] for record in target.store.load_results("alpha")}
 
 
 def _blocks(prompt: str, prefix: str = "") -> list[tuple[str, str]]:
@@ -237,13 +242,13 @@ def test_ranking_compares_two_candidates_three_turn_transcripts_in_both_orders(r
     for pair in pipeline.pairs:
         sent = _sent(pair.target)
         a, b = answers[pair.a.name], answers[pair.b.name]
-        three = next(t for t in pair.tasks if t.input_text == script)
+        three = next(t for t in pair.tasks.tasks("alpha") if t.input_text == script)
         prompt = sent[three.index]
         assert len(a[script]["turns"]) == 3
         assert _blocks(prompt, "transcript_a_") == _expected_blocks(a[script]["conversation"], 0)
         assert _blocks(prompt, "transcript_b_") == _expected_blocks(b[script]["conversation"], 0)
         assert prompt.index("transcript_a_message_6") < prompt.index("transcript_b_message_1")
-        plain = next(t for t in pair.tasks if t.input_text == "A plain question?")
+        plain = next(t for t in pair.tasks.tasks("alpha") if t.input_text == "A plain question?")
         assert sent[plain.index] == render_ranking(statement, "A plain question?", a["A plain question?"][
             "output_text"], b["A plain question?"]["output_text"], salt=pair.target.salt)
         results = json.loads((pair.target.run_dir / "results" / "alpha.json").read_text(encoding="utf-8"))
