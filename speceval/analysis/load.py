@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -131,11 +131,10 @@ class CanaryRow(BaseModel):
     synthetic: bool = False
 
 
-class Verdicts(BaseModel):
-    """Everything found: compliance rows and ranking rows, and each variation's settings."""
+class Found(BaseModel):
+    """What every report reads besides the compliance verdicts: rankings, canaries, settings, where data came from."""
 
-    compliance: list[ComplianceRow]
-    rankings: list[RankingRow]
+    rankings: list[RankingRow] = Field(default_factory=list)
     canaries: list[CanaryRow] = Field(default_factory=list, description="the spec's examples, judged")
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="variation → its settings")
     synthetic_folders: int = Field(default=0, description="results folders of offline runs (emulator answers)")
@@ -152,18 +151,30 @@ class Verdicts(BaseModel):
         return "synthetic" if self.synthetic_folders else "provider"
 
 
+class Verdicts(Found):
+    """Everything found: compliance rows and ranking rows, and each variation's settings."""
+
+    compliance: list[ComplianceRow]
+
+
 def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     """Read every compliance and ranking results file at or below `paths` (with `detail`, each row's
     `VerdictDetail` too: raw judge answers, both answers of a ranking, original indices)."""
+    found = Found()
     compliance: list[ComplianceRow] = []
-    rankings: list[RankingRow] = []
-    canaries: list[CanaryRow] = []
-    settings: dict[str, dict[str, Any]] = {}
+    for _, rows in walk(paths, found, detail):
+        compliance.extend(rows)
+    _separate_settings(compliance)
+    return Verdicts(compliance=compliance, **dict(found))
+
+
+def walk(paths: Iterable[Path], found: Found, detail: bool = False) -> Iterator[tuple[Path, list[ComplianceRow]]]:
+    """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
+    them and let them go); rankings, canaries, settings, skipped files and folder kinds are gathered in `found`."""
     statements = _StatementClasses()
     experiments: dict[Path, dict[str, dict[str, Any]]] = {}
     locations: dict[Path, Location] = {}
     offline: dict[Path, bool | None] = {}
-    skipped: list[str] = []
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -174,48 +185,70 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
             if isinstance(data, list) and _is_generation_results(data):
                 continue  # a generation run's answers (a list of records): not verdicts, documented as such
             if isinstance(data, dict) and "canaries" in data and "metadata" in data:
-                canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
+                found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
                 continue
             if not isinstance(data, dict) or not ("rankings" in data or ("results" in data and "metadata" in data)):
                 reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
                           else "no 'rankings', or no 'results' and 'metadata'")
                 logger.warning("skipped %s: not a results file (%s)", source, reason)
-                skipped.append(f"{source}: {reason}")
+                found.skipped.append(f"{source}: {reason}")
                 continue
             if file.parent not in locations:  # every file of one results folder sits in the same place
                 offline[file.parent] = _offline(file.parent.parent)
                 locations[file.parent] = locate(file, experiments).model_copy(
                     update={"synthetic": offline[file.parent] is True})
             where = locations[file.parent]
-            settings.setdefault(where.variation, where.settings)
+            found.settings.setdefault(where.variation, where.settings)
             if "rankings" in data:
-                rankings.extend(_ranking_rows(file, data, where, source, detail))
+                found.rankings.extend(_ranking_rows(file, data, where, source, detail))
             else:
-                compliance.extend(_compliance_rows(file, data, where, source, statements, detail))
-    _separate_settings(compliance)
+                rows = _compliance_rows(file, data, where, source, statements, detail)
+                del data  # the parsed file goes before the next is read
+                yield file, rows
     flags = list(offline.values())
-    return Verdicts(compliance=compliance, rankings=rankings, canaries=canaries, settings=settings, skipped=skipped,
-                    synthetic_folders=flags.count(True), provider_folders=flags.count(False),
-                    unrecorded_folders=flags.count(None))
+    found.synthetic_folders, found.provider_folders = flags.count(True), flags.count(False)
+    found.unrecorded_folders = flags.count(None)
+
+
+def compliance_file_rows(files: Iterable[Path]) -> Iterator[tuple[Path, list[ComplianceRow]]]:
+    """The rows of each compliance results file, in file order (their texts; their place in an experiment is what
+    the caller already knows): the sample view reads back the verdicts it shows with this."""
+    statements = _StatementClasses()
+    for file in files:
+        data = _read(file)
+        if not isinstance(data, dict):
+            raise InputError(file, "not a compliance results file any more (it changed while the report was made)")
+        yield file, _compliance_rows(file, data, Location(), file.name, statements)
+
+
+def mixed_settings(kinds: dict[tuple[str, str, str], set[str | None]]) -> set[tuple[str, str, str]]:
+    """Of (spec, judge, candidate) → the settings its runs outside an experiment were made with: those made with
+    more than one, each warned about. Pooling them would report one rate for two treatments (two system prompts
+    from a Python script, two temperatures): each such run's settings become its variation instead."""
+    mixed = {key for key, settings in kinds.items() if len(settings) > 1}
+    for key in sorted(mixed):
+        logger.warning("%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
+                       "variations named by their settings, not pooled", key[2], key[1], key[0])
+    return mixed
+
+
+def settings_variation(candidate_settings: str | None) -> str:
+    """The variation a run outside an experiment is reported as when its candidate's runs differ in settings."""
+    return candidate_settings or "settings unrecorded"
 
 
 def _separate_settings(rows: list[ComplianceRow]) -> None:
-    """Runs outside an experiment carry no variation; when one candidate's runs under one judge were made with
-    different settings (two system prompts from a Python script, two temperatures), pooling them would report one
-    rate for two treatments. Each such run's settings become its variation instead, with a warning."""
+    """Runs outside an experiment carry no variation; see `mixed_settings`."""
     kinds: dict[tuple[str, str, str], set[str | None]] = defaultdict(set)
     for row in rows:
         if row.variation == DEFAULT_VARIATION:
             kinds[(row.spec, row.judge, row.model)].add(row.candidate_settings)
-    mixed = {key for key, settings in kinds.items() if len(settings) > 1}
+    mixed = mixed_settings(kinds)
     if not mixed:
         return
-    for key in sorted(mixed):
-        logger.warning("%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
-                       "variations named by their settings, not pooled", key[2], key[1], key[0])
     for index, row in enumerate(rows):
         if row.variation == DEFAULT_VARIATION and (row.spec, row.judge, row.model) in mixed:
-            rows[index] = row.model_copy(update={"variation": row.candidate_settings or "settings unrecorded"})
+            rows[index] = row.model_copy(update={"variation": settings_variation(row.candidate_settings)})
 
 
 class _CandidateSettings:

@@ -23,7 +23,7 @@ from speceval.analysis.plots import (
     variation_bars,
     win_matrix,
 )
-from speceval.analysis.samples import pair_label, ranking_sample_section, sample_link, sample_section, shown_text
+from speceval.analysis.samples import pair_label, ranking_sample_section, records_section, sample_link, shown_text
 from speceval.analysis.summary import interval_methods
 from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.variations import Breakdown, PairedComparison
@@ -53,11 +53,12 @@ def render_page(data: ReportData) -> str:
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
     parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _metrics(data), _judge_checks(data),
               _inputs(data), _rankings(data), _sent(data), _costs(data)]
-    parts.append(sample_section(data.compliance_rows + data.categorical_rows))
-    parts.append(ranking_sample_section(data.ranking_samples, data.ranking_total))
-    body = _anchored("".join(parts))
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
-            f"<style>{_STYLE}</style></head><body>{body}</body></html>")
+    # The sample views (up to 12 MB each) carry their own heading ids and are joined once, not re-scanned and
+    # copied by `_anchored`: every copy of the page is a peak of the report's memory.
+    return "".join((f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
+                    f"<style>{_STYLE}</style></head><body>", _anchored("".join(parts)),
+                    records_section(data.samples, data.sample_total),
+                    ranking_sample_section(data.ranking_samples, data.ranking_total), "</body></html>"))
 
 
 def _anchored(body: str) -> str:

@@ -61,7 +61,7 @@ def render_summary(data: ReportData) -> str:
                   "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | "
                   "not judged |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
-    if any(v.statement_type == "unknown" for v in data.compliance_rows[:1000]):
+    if data.unknown_statement_types:
         lines += ["", "Statement types and authority levels show as `unknown` where a judge run has no run.json "
                   "naming its spec (the original SpecEval's folders, or a copied results folder)."]
     for v in data.variations:

@@ -1,0 +1,66 @@
+"""One verdict as the page's sample view shows it (a record of short strings), and the bytes it takes there.
+
+Below both the columns (which size every verdict's record while folding) and the sample view (which picks and
+renders records), so neither imports the other for it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from speceval.analysis.load import ComplianceRow
+
+TEXT_LIMIT = 1_500
+"""Characters of one input, answer or explanation shown in the page; the rest is cut with a note (the export has
+every character)."""
+
+
+def shown_text(text: str) -> str:
+    """`text`, cut at `TEXT_LIMIT` characters with a note saying how much more the export has."""
+    if len(text) <= TEXT_LIMIT:
+        return text
+    return f"{text[:TEXT_LIMIT]} [… {len(text) - TEXT_LIMIT:,} more characters: speceval export has them all]"
+
+
+def embedded_json(data: object) -> str:
+    """JSON that cannot end the <script> element it sits in, nor open a comment or CDATA section."""
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def verdict_label(row: ComplianceRow) -> str:
+    """What the judge said, in one word or two (an outcome other than `judged` is shown as itself)."""
+    if row.outcome != "judged":
+        return row.outcome
+    if row.category is not None:
+        return row.category
+    if row.compliant is not None:
+        return "compliant" if row.compliant else "not compliant"
+    return f"rating {row.rating:g}" if row.rating is not None else "judged"
+
+
+def sample_record(r: ComplianceRow) -> dict[str, str]:
+    return {"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
+            "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
+            "verdict": verdict_label(r), "input": shown_text(r.input), "output": shown_text(r.output),
+            "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
+            "source": r.source}
+
+
+def record_size(record: dict[str, str]) -> int:
+    """Bytes the record takes in the page (as `embedded_json` writes it, plus a separator)."""
+    return len(embedded_json(record).encode("utf-8")) + 2
+
+
+def text_size(text: str) -> int:
+    """Bytes one string field adds to a record's size beyond an empty one."""
+    return len(embedded_json(text).encode("utf-8")) - 2
+
+
+def record_bytes(row: ComplianceRow) -> tuple[int, int]:
+    """The size of the row's record without its variation (a variation may be renamed once every file is read:
+    `text_size` of the final name is added then), and the part of it its input and answer take (a panel's record
+    shows the same input and answer with its own verdict and explanation)."""
+    record = sample_record(row)
+    record["variation"] = ""
+    return record_size(record), text_size(record["input"]) + text_size(record["output"])

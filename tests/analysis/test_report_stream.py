@@ -1,0 +1,77 @@
+"""The report computes from verdicts folded into columns as the files are read (issue 25): no text and no object
+per verdict is held, the sample view reads back only what it shows, and the numbers do not depend on the process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from speceval.analysis.fold import fold_verdicts
+from speceval.analysis.load import load_verdicts
+from speceval.analysis.panel import panel_rows, panel_verdicts
+from speceval.analysis.sample_record import sample_record
+from speceval.analysis.samples import sample_records
+from tests.analysis.test_report_golden import fabricate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_columns_hold_a_few_bytes_per_verdict_and_one_record_per_file(tmp_path: Path) -> None:
+    root = fabricate(tmp_path / "data")
+    folded = fold_verdicts([root])
+    columns = folded.columns
+    rows = load_verdicts([root]).compliance
+    assert len(columns) == len(rows) == 142
+    files = len(list(root.rglob("results/*.json"))) - 2 - 16  # canaries and rankings are not compliance verdicts
+    assert len(columns.facts) == files == 16
+    per_verdict = sum(getattr(columns, name).nbytes for name in
+                      ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating",
+                       "category", "sample_bytes", "io_bytes", "score", "source_row")) / len(columns)
+    assert per_verdict <= 80
+    assert all(array.dtype != object for array in vars(columns).values() if isinstance(array, np.ndarray))
+
+
+def test_every_embedded_record_is_the_verdict_read_back_from_its_file(tmp_path: Path) -> None:
+    root = fabricate(tmp_path / "data")
+    columns = fold_verdicts([root]).columns
+    panel = panel_verdicts(columns)
+    records, total = sample_records(columns, panel, limit=40)
+    rows = load_verdicts([root]).compliance
+    panel_in_rows, _ = panel_rows(rows)
+    assert total == len(rows) + len(panel_in_rows) == 142 + 71
+    assert len(records) == 40
+    expected = [sample_record(r) for r in rows + panel_in_rows]
+    assert all(record in expected for record in records)
+    assert {r["judge"] for r in records} == {"judge-a", "judge-b", "panel"}
+    assert {r["statement"] for r in records} == {"s1", "s2", "s3", "s4"}
+    panel_records = [r for r in records if r["judge"] == "panel"]
+    assert panel_records and all("judge-a: " in r["explanation"] and "; judge-b: " in r["explanation"]
+                                 for r in panel_records)
+
+
+def test_a_small_page_budget_embeds_fewer_records_and_never_more_bytes(tmp_path: Path) -> None:
+    from speceval.analysis.sample_record import record_size
+
+    root = fabricate(tmp_path / "data")
+    columns = fold_verdicts([root]).columns
+    records, _ = sample_records(columns, panel_verdicts(columns), budget=5_000)
+    assert records and sum(record_size(r) for r in records) <= 5_000
+    assert len({(r["judge"], r["candidate"], r["statement"]) for r in records}) == len(records)  # one per stratum
+
+
+def test_the_csvs_are_the_same_bytes_under_any_string_hash_seed(tmp_path: Path) -> None:
+    root = fabricate(tmp_path / "data")
+    written = []
+    for seed in ("1", "4", "6"):
+        out = tmp_path / f"report-{seed}"
+        subprocess.run([sys.executable, "-m", "speceval", "report", str(root), "--out", str(out)], cwd=REPO,
+                       check=True, capture_output=True, env=dict(os.environ, PYTHONHASHSEED=seed))
+        written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())
+                        if p.suffix == ".csv" or p.name == "variation_statistics.json"})
+    assert len(written[0]) >= 14
+    assert written[0] == written[1] == written[2]
