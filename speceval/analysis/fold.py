@@ -26,7 +26,7 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
     """Read every results file at or below `paths`, keeping compliance verdicts as columns only."""
     found = Found()
     builder = ColumnsBuilder()
-    for file, rows in walk(paths, found):
+    for file, rows in walk(paths, found, keep=False):
         builder.add_file(file, rows)
     _separate_settings(builder)
     return FoldedVerdicts(columns=builder.build(), **dict(found))

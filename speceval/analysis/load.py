@@ -168,10 +168,12 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     return Verdicts(compliance=compliance, **dict(found))
 
 
-def walk(paths: Iterable[Path], found: Found, detail: bool = False) -> Iterator[tuple[Path, list[ComplianceRow]]]:
+def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True
+         ) -> Iterator[tuple[Path, list[ComplianceRow]]]:
     """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
-    them and let them go); rankings, canaries, settings, skipped files and folder kinds are gathered in `found`."""
-    statements = _StatementClasses()
+    them and let them go: `keep` False); rankings, canaries, settings, skipped files and folder kinds are gathered
+    in `found`."""
+    statements = _StatementClasses(share_texts=keep)
     experiments: dict[Path, dict[str, dict[str, Any]]] = {}
     locations: dict[Path, Location] = {}
     offline: dict[Path, bool | None] = {}
@@ -213,7 +215,7 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False) -> Iterator[
 def compliance_file_rows(files: Iterable[Path]) -> Iterator[tuple[Path, list[ComplianceRow]]]:
     """The rows of each compliance results file, in file order (their texts; their place in an experiment is what
     the caller already knows): the sample view reads back the verdicts it shows with this."""
-    statements = _StatementClasses()
+    statements = _StatementClasses(share_texts=False)
     for file in files:
         data = _read(file)
         if not isinstance(data, dict):
@@ -328,15 +330,17 @@ def _relative(file: Path, root: Path) -> str:
 class _StatementClasses:
     """statement id → (type, authority level) for the spec a judge run recorded; specs are read once."""
 
-    def __init__(self) -> None:
+    def __init__(self, share_texts: bool = True) -> None:
+        self._share = share_texts
         self._specs: dict[str, dict[str, tuple[str, str]]] = {}
         self.candidates = _CandidateSettings()
         self._texts: dict[str, str] = {}
 
     def shared(self, text: str) -> str:
         """One str object per distinct input or answer: every judge's verdict on an answer, and every candidate's
-        on an input, then holds the same text instead of a copy per results file."""
-        return self._texts.setdefault(text, text)
+        on an input, then holds the same text instead of a copy per results file. Without `share_texts` (a fold,
+        which lets every text go with its file) each text is returned as it is: a table of them would hold them all."""
+        return self._texts.setdefault(text, text) if self._share else text
 
     def lookup(self, run_dir: Path, statement_id: str) -> tuple[str, str]:
         manifest = run_dir / "run.json"

@@ -58,8 +58,8 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
     return _png(figure)
 
 
-HEATMAP_MAX_INCHES = 30.0
-"""Tallest heatmap: rows beyond 55 get thinner, beyond about 600 their names are left to the CSV."""
+HEATMAP_MAX_INCHES = 20.0
+"""Tallest heatmap: rows beyond 35 get thinner, beyond about 400 their names are left to the CSV."""
 
 
 def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str, *, diverging: bool = False) -> bytes:
