@@ -158,7 +158,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
     # A categorical verdict is no compliance verdict: it has its own tables and never enters a compliance rate.
     categorical_mask = found.fact("mode") == found.code_of("mode", CATEGORIES) if len(found) else np.zeros(0, bool)
-    judges = found.take(~categorical_mask)
+    # Without categorical judges (the usual case) the columns are used as they are: a copy is 60 bytes a verdict.
+    judges = found.take(~categorical_mask) if categorical_mask.any() else found
     categorical = rows_of(found.take(categorical_mask))
     panel = panel_verdicts(judges)
     both = judges if panel is None else judges.concat(panel.verdicts)
@@ -169,7 +170,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     versions: dict[str, set[str]] = {}
     for file in np.unique(judges.file).tolist():
         versions.setdefault(judges.facts[file].judge, set()).add(judges.facts[file].prompt_version)
-    samples, sample_total = sample_records(judges.concat(found.take(categorical_mask)), panel)
+    samples, sample_total = sample_records(judges.concat(found.take(categorical_mask)) if categorical_mask.any()
+                                           else judges, panel)
     return ReportData(
         samples=samples, sample_total=sample_total, variations=variation_statistics(both, verdicts.settings),
         compliance=compliance_rates(both), per_statement=compliance_rates(both, per_statement=True),

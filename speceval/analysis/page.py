@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from urllib.parse import urlencode
 
 import numpy as np
@@ -44,6 +44,12 @@ _STYLE = (
 
 def render_page(data: ReportData) -> str:
     """The whole page."""
+    return "".join(page_parts(data))
+
+
+def page_parts(data: ReportData) -> Iterator[str]:
+    """The page in pieces, to be written as they come: the sample view alone is up to 12 MB of text, and each whole
+    copy of the page was a peak of the report's memory."""
     banner = (f'<p class="banner" id="data-kind">{html.escape(data.data_banner)}</p>' if data.data_banner else "")
     parts = [banner, "<h1>speceval report</h1>", _summary(data)]
     parts += [_img(variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
@@ -53,12 +59,13 @@ def render_page(data: ReportData) -> str:
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
     parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _metrics(data), _judge_checks(data),
               _inputs(data), _rankings(data), _sent(data), _costs(data)]
-    # The sample views (up to 12 MB each) carry their own heading ids and are joined once, not re-scanned and
-    # copied by `_anchored`: every copy of the page is a peak of the report's memory.
-    return "".join((f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
-                    f"<style>{_STYLE}</style></head><body>", _anchored("".join(parts)),
-                    records_section(data.samples, data.sample_total),
-                    ranking_sample_section(data.ranking_samples, data.ranking_total), "</body></html>"))
+    yield (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
+           f"<style>{_STYLE}</style></head><body>")
+    # The sample views carry their own heading ids: `_anchored` need not scan (and copy) them.
+    yield _anchored("".join(parts))
+    yield from records_section(data.samples, data.sample_total)
+    yield ranking_sample_section(data.ranking_samples, data.ranking_total)
+    yield "</body></html>"
 
 
 def _anchored(body: str) -> str:

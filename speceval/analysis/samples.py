@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -133,11 +133,12 @@ def _panel_size(both: VerdictColumns, panel: Panel, row: int) -> int:
 
 def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES) -> str:
     """The samples section of rows in memory (see `records_section`)."""
-    return records_section([sample_record(r) for r in select_samples(rows, limit, budget)], len(rows))
+    return "".join(records_section([sample_record(r) for r in select_samples(rows, limit, budget)], len(rows)))
 
 
-def records_section(data: list[dict[str, str]], total: int) -> str:
-    """The samples section: filters, a table filled by the script from the embedded records (of `total`)."""
+def records_section(data: list[dict[str, str]], total: int) -> Iterator[str]:
+    """The samples section, in pieces (one per embedded record: the records are up to 12 MB, written as they come
+    rather than copied whole): filters, and a table filled by the script from the records (of `total`)."""
     note = (f"<p><b>{len(data)} of {total} verdicts are embedded</b>: a seeded sample with the same number from "
             "every judge, candidate, variation, run and statement (as far as the page's size allows); "
             "<code>speceval export</code> writes all of them.</p>" if len(data) < total else "")
@@ -145,7 +146,7 @@ def records_section(data: list[dict[str, str]], total: int) -> str:
         f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '
         for name in FILTERS
     )
-    return (
+    yield (
         '<h2 id="samples">Samples</h2>'
         "<p>Every verdict behind the rates above: the input, the candidate's answer, the verdict and the judge's "
         "explanation. Links on rates open this view filtered to their cell.</p>"
@@ -153,9 +154,11 @@ def records_section(data: list[dict[str, str]], total: int) -> str:
         '<table id="sample-table"><thead><tr><th>judge</th><th>candidate</th><th>variation</th><th>run</th>'
         "<th>statement</th><th>verdict</th><th>input</th><th>answer</th><th>explanation</th></tr></thead>"
         "<tbody></tbody></table>"
-        f'<script type="application/json" id="sample-data">{embedded_json(data)}</script>'
-        f"<script>{_script('samples', 'sample', FILTERS, _COMPLIANCE_CELLS)}</script>"
+        '<script type="application/json" id="sample-data">['
     )
+    for index, record in enumerate(data):  # what embedded_json(data) writes, a record at a time
+        yield (", " if index else "") + embedded_json(record)
+    yield f"]</script><script>{_script('samples', 'sample', FILTERS, _COMPLIANCE_CELLS)}</script>"
 
 
 RANKING_FILTERS = ("judge", "pair", "variation", "run", "statement", "winner")
