@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.clustered import dense_codes
 from speceval.analysis.load import ComplianceRow
-from speceval.analysis.sample_record import record_bytes
+from speceval.analysis.sample_record import fixed_bytes, record_bytes
 
 JUDGED = "judged"
 NO_VERDICT = -1
@@ -97,6 +97,7 @@ class ColumnsBuilder:
         self.sample_bytes = array("I")
         self.io_bytes = array("I")
         self.score = array("d")
+        self._fixed: dict[int, int] = {}
 
     def add(self, row: ComplianceRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
         """Fold one verdict in (`path` and `position`: where the sample view can read it back; `facts`: the code
@@ -111,7 +112,9 @@ class ColumnsBuilder:
         self.compliant.append(NO_VERDICT if row.compliant is None else int(row.compliant))
         self.rating.append(math.nan if row.rating is None else float(row.rating))
         self.category.append(NO_VERDICT if row.category is None else self.categories.code(row.category))
-        whole, texts = record_bytes(row)
+        if code not in self._fixed:
+            self._fixed[code] = fixed_bytes(row)
+        whole, texts = record_bytes(row, self._fixed[code])
         self.sample_bytes.append(whole)
         self.io_bytes.append(texts)
         self.score.append(math.nan if row.score is None else row.score)

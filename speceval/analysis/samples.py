@@ -101,10 +101,10 @@ def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SA
         path = columns.paths[columns.file[source]]
         if path is not None:
             by_file.setdefault(path, []).append(row)
-    for path, texts in compliance_file_rows(by_file):
+    wanted = {path: [int(both.position[row]) for row in rows] for path, rows in by_file.items()}
+    for path, texts in compliance_file_rows(wanted):
         for row in by_file[path]:
-            records[row] = sample_record(_shown_row(both, panel, len(columns), row,
-                                                    texts[int(both.position[row])]))
+            records[row] = sample_record(_shown_row(both, panel, len(columns), row, texts[int(both.position[row])]))
     return [records[row] for row in chosen.tolist() if row in records], len(both)
 
 
