@@ -75,3 +75,24 @@ def test_the_csvs_are_the_same_bytes_under_any_string_hash_seed(tmp_path: Path) 
                         if p.suffix == ".csv" or p.name == "variation_statistics.json"})
     assert len(written[0]) >= 14
     assert written[0] == written[1] == written[2]
+
+
+def test_folding_keeps_no_text_whatever_the_answers_length(tmp_path: Path) -> None:
+    """Answers of 1,000 characters in 30 files: holding the texts read so far would cost over a kilobyte a
+    verdict at the end of the fold; the fold's peak stays under 800 bytes a verdict (one file's worth of parsed
+    JSON, about 100 verdicts, is all that is held besides the columns)."""
+    import tracemalloc
+
+    sys.path.insert(0, str(REPO))
+    from benchmarks.evidence_memory import make_data
+
+    data = make_data(tmp_path / "data", 3_000, 30)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        folded = fold_verdicts([data["verdicts"]])
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert len(folded.columns) == 3_000
+    assert peak / 3_000 < 800, peak / 3_000
