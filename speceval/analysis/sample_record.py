@@ -80,7 +80,8 @@ def fixed_bytes(row: ComplianceRow) -> int:
 
 def _escaped_size(text: str) -> int:
     """UTF-8 bytes of `text` as a JSON string in the page (quotes included; &, < and > as 6-byte escapes)."""
-    size = len(encode_basestring(text).encode("utf-8"))
+    escaped = encode_basestring(text)
+    size = len(escaped) if escaped.isascii() else len(escaped.encode("utf-8"))
     if "&" in text or "<" in text or ">" in text:
         size += 5 * (text.count("&") + text.count("<") + text.count(">"))
     return size

@@ -96,3 +96,22 @@ def test_folding_keeps_no_text_whatever_the_answers_length(tmp_path: Path) -> No
         tracemalloc.stop()
     assert len(folded.columns) == 3_000
     assert peak / 3_000 < 800, peak / 3_000
+
+
+def test_a_records_size_counted_while_folding_is_the_size_the_page_gives_it() -> None:
+    """The page's byte budget is kept with sizes counted field by field while folding: they must be exact for
+    texts with escapes, HTML characters, non-ASCII and cut long texts, judged or not."""
+    from speceval.analysis.load import ComplianceRow
+    from speceval.analysis.sample_record import record_bytes, record_size, text_size
+
+    for text in ("a", "x<y&z>", 'é"\\\n\t\u2028', "w" * 3_000, "日本語 & <b>"):
+        for explanation, problem, outcome in ((text, None, "judged"), (None, "p<", "unparsed"),
+                                              (None, None, "judged")):
+            row = ComplianceRow(spec="s", judge="j<", model="m", statement_id="st", mode="binary",
+                                prompt_version="p", input=text, output=text + "o", outcome=outcome, compliant=True,
+                                confidence=None, rating=None, source="x&", explanation=explanation,
+                                problem=problem, run=12)
+            record = sample_record(row)
+            record["variation"] = ""
+            assert record_bytes(row) == (record_size(record), text_size(record["input"])
+                                         + text_size(record["output"]))
