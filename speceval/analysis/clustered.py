@@ -232,7 +232,15 @@ def paired_difference_codes(ca: np.ndarray, ya: np.ndarray, cb: np.ndarray, yb: 
 
 
 def dense_codes(codes: np.ndarray) -> np.ndarray:
-    """Codes renumbered 0..K-1 (in sorted order), so that counting by code needs no room for absent ones."""
+    """Codes renumbered 0..K-1 (in sorted order), so that counting by code needs no room for absent ones.
+
+    Non-negative codes not much larger than their count are renumbered through a table of the codes present (a
+    few bytes per code; sorting them took five arrays of their size)."""
+    codes = np.asarray(codes)
+    if len(codes) and codes.dtype.kind in "iu" and codes.min() >= 0 and codes.max() < 4 * len(codes) + 1024:
+        present = np.zeros(int(codes.max()) + 1, dtype=bool)
+        present[codes] = True
+        return (np.cumsum(present) - 1)[codes]
     return np.unique(codes, return_inverse=True)[1].reshape(-1)
 
 
