@@ -196,7 +196,8 @@ class VerdictColumns:
             values = [str(getattr(f, name)) for f in self.facts]
             names = sorted(set(values))
             index = {v: i for i, v in enumerate(names)}
-            per_file = np.array([index[v] for v in values], dtype=np.int32)
+            # Codes as narrow as the number of values allows: a report keeps a handful of these per verdict.
+            per_file = np.array([index[v] for v in values], dtype=np.int16 if len(names) < 2**15 else np.int32)
             self._derived[name] = per_file[self.file] if len(self.file) else np.zeros(0, dtype=np.int64)
             self._derived[name + "/names"] = np.array(names, dtype=object)
         return self._derived[name]
@@ -212,7 +213,7 @@ class VerdictColumns:
     def runs(self) -> np.ndarray:
         """Per verdict: its run number (an integer, not a code)."""
         if "run/int" not in self._derived:
-            per_file = np.array([f.run for f in self.facts], dtype=np.int64)
+            per_file = np.array([f.run for f in self.facts], dtype=np.int32)
             self._derived["run/int"] = per_file[self.file] if len(self.file) else np.zeros(0, dtype=np.int64)
         return self._derived["run/int"]
 
