@@ -79,6 +79,20 @@ class ClusteredMean(BaseModel):
     se: float | None = Field(description="None with a single cluster: its spread cannot be estimated")
 
 
+def codes_of(keys: Sequence[Hashable]) -> tuple[np.ndarray, list[Hashable]]:
+    """Per key: a code 0..G-1 in order of first appearance, and the distinct keys in that order."""
+    index: dict[Hashable, int] = {}
+    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
+    return codes, list(index)
+
+
+def _strata_codes(distinct: list[Hashable], strata: Mapping[Any, Hashable] | None) -> np.ndarray | None:
+    """Per cluster code: a code of its stratum (None without strata)."""
+    if strata is None:
+        return None
+    return codes_of([strata[c] for c in distinct])[0]
+
+
 def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable],
                    strata: Mapping[Any, Hashable] | None = None) -> ClusteredMean | None:
     """Mean of `values` with the CR1 standard error for the given cluster of each value; None when empty.
@@ -87,34 +101,37 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable],
     spread is then measured around each stratum's own mean, so fixed differences between statements (which
     are part of the spec, not sampling noise) do not widen the interval.
     """
-    if not values:
+    codes, distinct = codes_of(clusters)
+    return clustered_mean_codes(np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata))
+
+
+def clustered_mean_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None
+                         ) -> ClusteredMean | None:
+    """`clustered_mean` on codes: `clusters` per value (0..G-1, every code used), `strata` per cluster code (or
+    None). The report computes every interval through this, from columns of codes (no object per verdict)."""
+    if not len(y):
         return None
-    y = np.asarray(values, dtype=float)
-    mean = float(y.mean())
-    influence: dict[Hashable, float] = defaultdict(float)
-    for cluster, value in zip(clusters, y, strict=True):
-        influence[cluster] += (value - mean) / len(y)
+    mean = float(y.sum() / len(y))
+    influence = np.bincount(clusters, weights=(y - mean) / len(y))
     variance, df = _variance(influence, strata)
     return ClusteredMean(n=len(y), clusters=len(influence), df=df, mean=mean,
                          se=math.sqrt(variance) if variance is not None else None)
 
 
-def _variance(influence: Mapping[Hashable, float], strata: Mapping[Any, Hashable] | None
-              ) -> tuple[float | None, int]:
+def _variance(influence: np.ndarray, strata: np.ndarray | None) -> tuple[float | None, int]:
     """Σ over strata of G_h/(G_h-1) Σ (z_g - mean_h z)²; a stratum with one cluster keeps z_g² (conservative)."""
-    groups: dict[Hashable, list[float]] = defaultdict(list)
-    for cluster, z in influence.items():
-        groups[strata[cluster] if strata is not None else None].append(z)
     if len(influence) < 2:
         return None, 0
-    total = 0.0
-    for zs in groups.values():
-        if len(zs) == 1:
-            total += zs[0] ** 2
-            continue
-        centre = sum(zs) / len(zs)
-        total += len(zs) / (len(zs) - 1) * sum((z - centre) ** 2 for z in zs)
-    df = len(influence) - len(groups)
+    strata = np.zeros(len(influence), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
+    sizes = np.bincount(strata)
+    used = sizes > 0
+    centres = np.bincount(strata, weights=influence) / np.where(used, sizes, 1)
+    squares = np.bincount(strata, weights=(influence - centres[strata]) ** 2)
+    single = sizes == 1
+    lone = np.bincount(strata, weights=influence ** 2)
+    factor = np.where(sizes > 1, sizes / np.where(sizes > 1, sizes - 1, 1), 0.0)
+    total = float(np.where(single, lone, factor * squares)[used].sum())
+    df = len(influence) - int(used.sum())
     return total, df if df >= 1 else len(influence) - 1
 
 
@@ -122,13 +139,22 @@ def rate_interval(values: Sequence[float], clusters: Sequence[Hashable], strata:
                   = None, unit: str = "input") -> tuple[float, float, str] | None:
     """95% interval of a proportion (values in [0, 1]: verdicts, or win scores with ties as 1/2): Wilson when every
     cluster holds one observation, else the clustered one."""
-    estimate = clustered_mean([float(v) for v in values], clusters, strata)
+    codes, distinct = codes_of(clusters)
+    return rate_interval_codes(np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata), unit,
+                               stratified=strata is not None)
+
+
+def rate_interval_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None, unit: str = "input",
+                        stratified: bool | None = None) -> tuple[float, float, str] | None:
+    """`rate_interval` on codes (see `clustered_mean_codes`)."""
+    estimate = clustered_mean_codes(y, clusters, strata)
     if estimate is None:
         return None
     if estimate.clusters == estimate.n:
-        low, high = wilson_interval(sum(float(v) for v in values), estimate.n)  # type: ignore[misc]  # n > 0
+        low, high = wilson_interval(float(y.sum()), estimate.n)  # type: ignore[misc]  # n > 0
         return low, high, WILSON
-    method = CLUSTERED.format(unit=unit) + (", stratified by statement" if strata is not None else "")
+    stratified = strata is not None if stratified is None else stratified
+    method = CLUSTERED.format(unit=unit) + (", stratified by statement" if stratified else "")
     if estimate.se is None:
         return 0.0, 1.0, method  # one cluster: nothing is known about the spread between clusters
     p = estimate.mean
@@ -143,7 +169,14 @@ def rate_interval(values: Sequence[float], clusters: Sequence[Hashable], strata:
 def mean_interval(values: Sequence[float], clusters: Sequence[Hashable],
                   strata: Mapping[Any, Hashable] | None = None) -> tuple[float, float] | None:
     """95% interval of a mean (e.g. Likert ratings): mean ± t(df) · cluster-robust SE."""
-    estimate = clustered_mean(values, clusters, strata)
+    codes, distinct = codes_of(clusters)
+    return mean_interval_codes(np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata))
+
+
+def mean_interval_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None
+                        ) -> tuple[float, float] | None:
+    """`mean_interval` on codes (see `clustered_mean_codes`)."""
+    estimate = clustered_mean_codes(y, clusters, strata)
     if estimate is None or estimate.se is None:
         return None
     half = t975(estimate.df) * estimate.se
@@ -169,26 +202,46 @@ def paired_difference(a: Sequence[tuple[Hashable, float]], b: Sequence[tuple[Has
     Each side lists (cluster, value); clusters seen on only one side are left out, so both means are over the
     same inputs and their correlation (an easy input is easy for both) cancels from the difference.
     """
-    shared = {c for c, _ in a} & {c for c, _ in b}
-    ya = [(c, v) for c, v in a if c in shared]
-    yb = [(c, v) for c, v in b if c in shared]
-    if not ya or not yb:
+    codes, distinct = codes_of([c for c, _ in a] + [c for c, _ in b])
+    values = np.array([v for _, v in a] + [v for _, v in b], dtype=float)
+    return paired_difference_codes(codes[:len(a)], values[:len(a)], codes[len(a):], values[len(a):],
+                                   _strata_codes(distinct, strata))
+
+
+def paired_difference_codes(ca: np.ndarray, ya: np.ndarray, cb: np.ndarray, yb: np.ndarray,
+                            strata: np.ndarray | None = None) -> PairedDifference | None:
+    """`paired_difference` on codes: cluster codes of both sides index `strata` (a stratum code per cluster)."""
+    shared = np.intersect1d(ca, cb)
+    in_a, in_b = np.isin(ca, shared), np.isin(cb, shared)
+    ya, yb, ca, cb = ya[in_a], yb[in_b], ca[in_a], cb[in_b]
+    if not len(ya) or not len(yb):
         return None
-    mean_a = sum(v for _, v in ya) / len(ya)
-    mean_b = sum(v for _, v in yb) / len(yb)
-    influence: dict[Hashable, float] = dict.fromkeys(shared, 0.0)
-    for c, v in ya:
-        influence[c] += (v - mean_a) / len(ya)
-    for c, v in yb:
-        influence[c] -= (v - mean_b) / len(yb)
+    mean_a = float(ya.sum() / len(ya))
+    mean_b = float(yb.sum() / len(yb))
+    local = np.searchsorted(shared, ca), np.searchsorted(shared, cb)
+    influence = (np.bincount(local[0], weights=(ya - mean_a) / len(ya), minlength=len(shared))
+                 - np.bincount(local[1], weights=(yb - mean_b) / len(yb), minlength=len(shared)))
     difference = mean_a - mean_b
-    variance, df = _variance(influence, strata)
+    variance, df = _variance(influence, None if strata is None else dense_codes(np.asarray(strata)[shared]))
     if variance is None:
         return PairedDifference(difference=difference, se=None, ci_low=None, ci_high=None, clusters=len(shared),
                                 n_a=len(ya), n_b=len(yb))
     half = t975(df) * math.sqrt(variance)
     return PairedDifference(difference=difference, se=math.sqrt(variance), ci_low=max(-1.0, difference - half),
                             ci_high=min(1.0, difference + half), clusters=len(shared), n_a=len(ya), n_b=len(yb))
+
+
+def dense_codes(codes: np.ndarray) -> np.ndarray:
+    """Codes renumbered 0..K-1 (in sorted order), so that counting by code needs no room for absent ones.
+
+    Non-negative codes not much larger than their count are renumbered through a table of the codes present (a
+    few bytes per code; sorting them took five arrays of their size)."""
+    codes = np.asarray(codes)
+    if len(codes) and codes.dtype.kind in "iu" and codes.min() >= 0 and codes.max() < 4 * len(codes) + 1024:
+        present = np.zeros(int(codes.max()) + 1, dtype=bool)
+        present[codes] = True
+        return (np.cumsum(present) - 1)[codes]
+    return np.unique(codes, return_inverse=True)[1].reshape(-1)
 
 
 def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[list[int]], np.ndarray | None],

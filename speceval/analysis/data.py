@@ -9,11 +9,15 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 
+from speceval.analysis.categories import (
+    MODE as CATEGORIES,
+)
 from speceval.analysis.categories import (
     CategoryAgreement,
     CategoryDifference,
@@ -23,6 +27,8 @@ from speceval.analysis.categories import (
     category_distribution,
     is_categorical,
 )
+from speceval.analysis.columns import rows_of
+from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.judge_quality import (
@@ -34,10 +40,10 @@ from speceval.analysis.judge_quality import (
     ppi_rates,
     read_labels,
 )
-from speceval.analysis.load import ComplianceRow, load_verdicts
+from speceval.analysis.load import UNKNOWN, load_verdicts
 from speceval.analysis.metrics import MetricRow, metric_table
-from speceval.analysis.panel import PanelCounts, panel_rows
-from speceval.analysis.samples import ranking_samples
+from speceval.analysis.panel import PanelCounts, panel_verdicts
+from speceval.analysis.samples import ranking_samples, sample_records
 from speceval.analysis.tables import (
     Agreement,
     ComplianceRate,
@@ -89,7 +95,11 @@ class StageCounts(BaseModel):
 class ReportData(BaseModel):
     """Everything the report shows; the HTML page and summary.md are both rendered from it."""
 
-    compliance_rows: list[ComplianceRow]
+    samples: list[dict[str, str]] = Field(default_factory=list, description="verdicts embedded in the page (a "
+                                                                           "bounded seeded stratified sample)")
+    sample_total: int = Field(default=0, description="verdicts in all (the judges' and the panel's)")
+    unknown_statement_types: list[str] = Field(
+        default_factory=list, description="judge run folders whose statements' type and authority are unknown")
     variations: list[VariationStatistics]
     compliance: list[ComplianceRate]
     per_statement: list[ComplianceRate]
@@ -113,12 +123,10 @@ class ReportData(BaseModel):
     judge_accuracy: list[JudgeAccuracy] = Field(default_factory=list, description="per judge, both kinds together")
     min_canary_accuracy: float | None = Field(default=None, description="judges below it are flagged")
     categories: list[CategoryShare] = Field(default_factory=list, description="categorical judges' distributions")
-    categorical_rows: list[ComplianceRow] = Field(default_factory=list, description="categorical verdicts (samples)")
     category_differences: list[CategoryDifference] = Field(default_factory=list)
     category_agreement: list[CategoryAgreement] = Field(default_factory=list)
     metrics: list[MetricRow] = Field(default_factory=list, description="custom metrics per candidate and variation")
     turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
-    turn_rows: list[ComplianceRow] = Field(default_factory=list, description="per-turn verdicts (samples)")
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
@@ -145,47 +153,55 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
             min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
     judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged."""
-    verdicts = load_verdicts(paths)
+    verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
     inputs, kept_inputs = inputs_tables(paths)
-    if not verdicts.compliance and not verdicts.rankings and not metric_rows and not inputs:
+    found = verdicts.columns
+    if not len(found) and not verdicts.turn_rows and not verdicts.rankings and not metric_rows and not inputs:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
     # A turn verdict (scope turn) is one of several per conversation: per-turn rates only, never pooled with the
-    # per-conversation compliance or category tables.
-    turn_rows = [row for row in verdicts.compliance if row.turn is not None]
-    verdicts.compliance = [row for row in verdicts.compliance if row.turn is None]
+    # per-conversation compliance or category tables (the fold keeps them apart).
+    turn_rows = verdicts.turn_rows
     # A categorical verdict is no compliance verdict: it has its own tables and never enters a compliance rate.
-    categorical = [row for row in verdicts.compliance if is_categorical(row)]
-    verdicts.compliance = [row for row in verdicts.compliance if not is_categorical(row)]
-    panel, panel_counts = panel_rows(verdicts.compliance)
-    rows = verdicts.compliance + panel
+    categorical_mask = found.fact("mode") == found.code_of("mode", CATEGORIES) if len(found) else np.zeros(0, bool)
+    # Without categorical judges (the usual case) the columns are used as they are: a copy is 60 bytes a verdict.
+    judges = found.take(~categorical_mask) if categorical_mask.any() else found
+    categorical = rows_of(found.take(categorical_mask))
+    panel = panel_verdicts(judges)
+    both = judges if panel is None else judges.concat(panel.verdicts)
     manifests = [RunManifest.load(run_dir) for run_dir in find_run_dirs(paths)]
     costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
              for c in run_costs(paths, prices)]
     checks = judge_checks(verdicts.canaries)
     versions: dict[str, set[str]] = {}
-    for row in [*verdicts.compliance, *categorical, *turn_rows]:
-        versions.setdefault(row.judge, set()).add(row.prompt_version)
+    for facts in [*found.facts, *verdicts.turn_columns.facts]:
+        versions.setdefault(facts.judge, set()).add(facts.prompt_version)
+    shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
+    samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
+                                           else shown, panel)
     return ReportData(
-        compliance_rows=rows, variations=variation_statistics(rows, verdicts.settings),
-        compliance=compliance_rates(rows), per_statement=compliance_rates(rows, per_statement=True),
-        by_type=breakdown(rows, "statement_type"), by_authority=breakdown(rows, "authority_level"),
-        paired=paired_comparisons(rows), panel=panel_counts, win_rates=win_rates(verdicts.rankings),
-        bradley_terry=strengths(verdicts.rankings), position_consistency=position_consistency(verdicts.rankings),
-        agreement=judge_agreement(verdicts.compliance), costs=costs, stages=_stage_counts(manifests, costs),
-        sent=_sent_settings(manifests), leniency=leniency(verdicts.compliance),
-        **_labelled(verdicts.compliance, labels_path),
+        samples=samples, sample_total=sample_total, variations=variation_statistics(both, verdicts.settings),
+        compliance=compliance_rates(both), per_statement=compliance_rates(both, per_statement=True),
+        by_type=breakdown(both, "statement_type"), by_authority=breakdown(both, "authority_level"),
+        paired=paired_comparisons(both), panel=panel.counts if panel is not None else [],
+        win_rates=win_rates(verdicts.rankings), bradley_terry=strengths(verdicts.rankings),
+        position_consistency=position_consistency(verdicts.rankings),
+        agreement=judge_agreement(judges), costs=costs, stages=_stage_counts(manifests, costs),
+        sent=_sent_settings(manifests), leniency=leniency(judges), **_labelled(paths, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
         metrics=metric_rows, ranking_samples=ranking_samples(verdicts.rankings, paths),
         ranking_total=len(verdicts.rankings),
-        categories=category_distribution(categorical), categorical_rows=categorical,
+        categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
-        turn_rates=turn_rates(turn_rows), turn_rows=turn_rows,
+        turn_rates=turn_rates(turn_rows),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,
+        unknown_statement_types=sorted({PurePosixPath(f.source).parent.parent.as_posix()
+                                        for f in [*found.facts, *verdicts.turn_columns.facts]
+                                        if f.statement_type == UNKNOWN}),
     )
 
 
@@ -199,9 +215,12 @@ def _relative(path: Path, roots: Sequence[Path]) -> str:
     return Path(os.path.relpath(path)).as_posix()
 
 
-def _labelled(rows: list[ComplianceRow], labels_path: Path | None) -> dict[str, Any]:
+def _labelled(paths: Sequence[Path], labels_path: Path | None) -> dict[str, Any]:
+    """Human agreement and PPI rates match labels to answers by their texts: with labels, the judges' verdicts
+    are read again as rows (a labelled report holds every text; one without labels never does)."""
     if labels_path is None:
         return {}
+    rows = [row for row in load_verdicts(paths).compliance if not is_categorical(row)]
     labels = read_labels(labels_path, rows)
     return {"human_agreement": human_agreement(rows, labels), "ppi": ppi_rates(rows, labels)}
 

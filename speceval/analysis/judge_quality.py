@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.clustered import mean_interval
+from speceval.analysis.clustered import mean_interval_codes
+from speceval.analysis.columns import NO_VERDICT, VerdictColumns, as_columns, dense, grouped, local_clusters
 from speceval.analysis.load import ComplianceRow
 from speceval.analysis.stats import Z95, cohen_kappa
 from speceval.errors import ConfigError, InputError
@@ -62,28 +63,35 @@ class Leniency(BaseModel):
     same_provider: bool | None
 
 
-def leniency(rows: list[ComplianceRow]) -> list[Leniency]:
+def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
     """Per (spec, candidate, variation) with two or more judges: each judge's delta with a paired interval."""
-    groups: dict[tuple[str, str, str], dict[str, dict[str, ComplianceRow]]] = defaultdict(lambda: defaultdict(dict))
-    for row in rows:
-        if _judged(row):
-            groups[(row.spec, row.model, row.variation)][row.judge][item_id(row)] = row
+    c = as_columns(rows)
+    judged = c.is_outcome("judged") & (c.compliant != NO_VERDICT)
+    if PANEL in c.names("judge"):
+        judged &= c.fact("judge") != c.code_of("judge", PANEL)
     results = []
-    for (spec, candidate, variation), by_judge in sorted(groups.items()):
+    for (spec, candidate, variation), members in grouped(c, np.flatnonzero(judged), "spec", "model", "variation"):
+        item = dense(c.runs()[members], c.fact("statement_id")[members], c.input[members], c.output[members])
+        by_judge: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for (judge,), rows_of in grouped(c, members, "judge"):
+            of = item[np.searchsorted(members, rows_of)]
+            _, last_reversed = np.unique(of[::-1], return_index=True)  # one verdict per item: the last
+            last = len(of) - 1 - last_reversed
+            by_judge[judge] = of[last], rows_of[last]
         judges = sorted(by_judge)
         if len(judges) < 2:
             continue
-        shared = sorted(set.intersection(*(set(by_judge[j]) for j in judges)))
-        if not shared:
+        shared = by_judge[judges[0]][0]
+        for judge in judges[1:]:
+            shared = np.intersect1d(shared, by_judge[judge][0])
+        if not len(shared):
             continue
-        verdicts = np.array([[float(bool(by_judge[j][i].compliant)) for i in shared] for j in judges])
+        verdicts = np.array([(c.compliant[by_judge[j][1][np.isin(by_judge[j][0], shared)]] == 1).astype(float)
+                             for j in judges])
         means = verdicts.mean(axis=0)
-        first = by_judge[judges[0]]
-        clusters = [(first[i].spec, first[i].statement_id, first[i].input) for i in shared]
-        strata = {c: c[:2] for c in clusters}
+        clusters, strata = local_clusters(c, by_judge[judges[0]][1][np.isin(by_judge[judges[0]][0], shared)])
         for index, judge in enumerate(judges):
-            differences = (verdicts[index] - means).tolist()
-            interval = mean_interval(differences, clusters, strata)
+            interval = mean_interval_codes(verdicts[index] - means, clusters, strata)
             results.append(Leniency(
                 spec=spec, judge=judge, candidate=candidate, variation=variation, items=len(shared),
                 rate=float(verdicts[index].mean()), mean_rate=float(means.mean()),

@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,6 +87,18 @@ _ROW_FIELDS = set(ComplianceRow.model_fields)
 """Every field of a `ComplianceRow`: the fields-set the rows of a results file share (see `_compliance_rows`)."""
 
 
+def _built_row(**values: Any) -> ComplianceRow:
+    """A row from values that were validated already (a results file's): what `model_construct` builds, without
+    its per-field bookkeeping (15 µs a row, most of the time a million verdicts took to fold). Every field must
+    be given."""
+    row = object.__new__(ComplianceRow)
+    object.__setattr__(row, "__dict__", values)
+    object.__setattr__(row, "__pydantic_fields_set__", _ROW_FIELDS)
+    object.__setattr__(row, "__pydantic_extra__", None)
+    object.__setattr__(row, "__pydantic_private__", None)
+    return row
+
+
 class VerdictDetail(BaseModel):
     """The rest of a verdict, for an export a reviewer can rebuild any table from."""
 
@@ -141,11 +153,10 @@ class CanaryRow(BaseModel):
     synthetic: bool = False
 
 
-class Verdicts(BaseModel):
-    """Everything found: compliance rows and ranking rows, and each variation's settings."""
+class Found(BaseModel):
+    """What every report reads besides the compliance verdicts: rankings, canaries, settings, where data came from."""
 
-    compliance: list[ComplianceRow]
-    rankings: list[RankingRow]
+    rankings: list[RankingRow] = Field(default_factory=list)
     canaries: list[CanaryRow] = Field(default_factory=list, description="the spec's examples, judged")
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="variation → its settings")
     synthetic_folders: int = Field(default=0, description="results folders of offline runs (emulator answers)")
@@ -162,18 +173,32 @@ class Verdicts(BaseModel):
         return "synthetic" if self.synthetic_folders else "provider"
 
 
+class Verdicts(Found):
+    """Everything found: compliance rows and ranking rows, and each variation's settings."""
+
+    compliance: list[ComplianceRow]
+
+
 def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     """Read every compliance and ranking results file at or below `paths` (with `detail`, each row's
     `VerdictDetail` too: raw judge answers, both answers of a ranking, original indices)."""
+    found = Found()
     compliance: list[ComplianceRow] = []
-    rankings: list[RankingRow] = []
-    canaries: list[CanaryRow] = []
-    settings: dict[str, dict[str, Any]] = {}
-    statements = _StatementClasses()
+    for _, rows in walk(paths, found, detail):
+        compliance.extend(rows)
+    separate_row_settings(compliance)
+    return Verdicts(compliance=compliance, **dict(found))
+
+
+def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True
+         ) -> Iterator[tuple[Path, list[ComplianceRow]]]:
+    """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
+    them and let them go: `keep` False); rankings, canaries, settings, skipped files and folder kinds are gathered
+    in `found`."""
+    statements = _StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
     offline: dict[Path, bool | None] = {}
-    skipped: list[str] = []
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -184,48 +209,76 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
             if isinstance(data, list) and _is_generation_results(data):
                 continue  # a generation run's answers (a list of records): not verdicts, documented as such
             if isinstance(data, dict) and "canaries" in data and "metadata" in data:
-                canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
+                found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
                 continue
             if not isinstance(data, dict) or not ("rankings" in data or ("results" in data and "metadata" in data)):
                 reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
                           else "no 'rankings', or no 'results' and 'metadata'")
                 logger.warning("skipped %s: not a results file (%s)", source, reason)
-                skipped.append(f"{source}: {reason}")
+                found.skipped.append(f"{source}: {reason}")
                 continue
             if file.parent not in locations:  # every file of one results folder sits in the same place
                 offline[file.parent] = _offline(file.parent.parent)
                 locations[file.parent] = locate(file, experiments).model_copy(
                     update={"synthetic": offline[file.parent] is True})
             where = locations[file.parent]
-            settings.setdefault(where.variation, where.settings)
+            found.settings.setdefault(where.variation, where.settings)
             if "rankings" in data:
-                rankings.extend(_ranking_rows(file, data, where, source, detail))
+                found.rankings.extend(_ranking_rows(file, data, where, source, detail))
             else:
-                compliance.extend(_compliance_rows(file, data, where, source, statements, detail))
-    _separate_settings(compliance)
+                rows = _compliance_rows(file, data, where, source, statements, detail)
+                del data  # the parsed file goes before the next is read
+                yield file, rows
     flags = list(offline.values())
-    return Verdicts(compliance=compliance, rankings=rankings, canaries=canaries, settings=settings, skipped=skipped,
-                    synthetic_folders=flags.count(True), provider_folders=flags.count(False),
-                    unrecorded_folders=flags.count(None))
+    found.synthetic_folders, found.provider_folders = flags.count(True), flags.count(False)
+    found.unrecorded_folders = flags.count(None)
 
 
-def _separate_settings(rows: list[ComplianceRow]) -> None:
-    """Runs outside an experiment carry no variation; when one candidate's runs under one judge were made with
-    different settings (two system prompts from a Python script, two temperatures), pooling them would report one
-    rate for two treatments. Each such run's settings become its variation instead, with a warning."""
+def compliance_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, dict[int, ComplianceRow]]]:
+    """Of each compliance results file, the rows at the wanted positions (their texts; their place in an
+    experiment is what the caller already knows): the sample view reads back the verdicts it shows with this.
+    Only those entries are validated and built (a file of 5,000 verdicts for the 100 the page shows)."""
+    statements = _StatementClasses(share_texts=False)
+    for file, positions in wanted.items():
+        data = _read(file)
+        results = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(results, list) or max(positions, default=0) >= len(results):
+            raise InputError(file, "not the compliance results file it was a moment ago (it changed while the "
+                                   "report was made); make the report again")
+        chosen = sorted(set(positions))
+        rows = _compliance_rows(file, {**data, "results": [results[p] for p in chosen]}, Location(), file.name,
+                                statements)
+        yield file, dict(zip(chosen, rows, strict=True))
+
+
+def mixed_settings(kinds: dict[tuple[str, str, str], set[str | None]]) -> set[tuple[str, str, str]]:
+    """Of (spec, judge, candidate) → the settings its runs outside an experiment were made with: those made with
+    more than one, each warned about. Pooling them would report one rate for two treatments (two system prompts
+    from a Python script, two temperatures): each such run's settings become its variation instead."""
+    mixed = {key for key, settings in kinds.items() if len(settings) > 1}
+    for key in sorted(mixed):
+        logger.warning("%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
+                       "variations named by their settings, not pooled", key[2], key[1], key[0])
+    return mixed
+
+
+def settings_variation(candidate_settings: str | None) -> str:
+    """The variation a run outside an experiment is reported as when its candidate's runs differ in settings."""
+    return candidate_settings or "settings unrecorded"
+
+
+def separate_row_settings(rows: list[ComplianceRow]) -> None:
+    """Runs outside an experiment carry no variation; see `mixed_settings`."""
     kinds: dict[tuple[str, str, str], set[str | None]] = defaultdict(set)
     for row in rows:
         if row.variation == DEFAULT_VARIATION:
             kinds[(row.spec, row.judge, row.model)].add(row.candidate_settings)
-    mixed = {key for key, settings in kinds.items() if len(settings) > 1}
+    mixed = mixed_settings(kinds)
     if not mixed:
         return
-    for key in sorted(mixed):
-        logger.warning("%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
-                       "variations named by their settings, not pooled", key[2], key[1], key[0])
     for index, row in enumerate(rows):
         if row.variation == DEFAULT_VARIATION and (row.spec, row.judge, row.model) in mixed:
-            rows[index] = row.model_copy(update={"variation": row.candidate_settings or "settings unrecorded"})
+            rows[index] = row.model_copy(update={"variation": settings_variation(row.candidate_settings)})
 
 
 class _CandidateSettings:
@@ -285,15 +338,17 @@ def _relative(file: Path, root: Path) -> str:
 class _StatementClasses:
     """statement id → (type, authority level) for the spec a judge run recorded; specs are read once."""
 
-    def __init__(self) -> None:
+    def __init__(self, share_texts: bool = True) -> None:
+        self._share = share_texts
         self._specs: dict[str, dict[str, tuple[str, str]]] = {}
         self.candidates = _CandidateSettings()
         self._texts: dict[str, str] = {}
 
     def shared(self, text: str) -> str:
         """One str object per distinct input or answer: every judge's verdict on an answer, and every candidate's
-        on an input, then holds the same text instead of a copy per results file."""
-        return self._texts.setdefault(text, text)
+        on an input, then holds the same text instead of a copy per results file. Without `share_texts` (a fold,
+        which lets every text go with its file) each text is returned as it is: a table of them would hold them all."""
+        return self._texts.setdefault(text, text) if self._share else text
 
     def lookup(self, run_dir: Path, statement_id: str) -> tuple[str, str]:
         manifest = run_dir / "run.json"
@@ -348,8 +403,8 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
     # The file was validated just now: rows are built without validating each field again, and all of them share
     # one fields-set (a per-row set was a fifth of a row's memory). The values are what validation would give.
     return [
-        ComplianceRow.model_construct(
-            _ROW_FIELDS, spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
+        _built_row(
+            spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
             authority_level=authority, explanation=e.explanation, judge=m.judge, model=m.model,
             statement_id=m.statement_id, mode=str(m.mode), prompt_version=e.prompt_version or m.prompt_version,
             input=statements.shared(e.input), output=statements.shared(e.output), outcome=str(e.outcome),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from urllib.parse import urlencode
 
 import numpy as np
@@ -23,7 +23,7 @@ from speceval.analysis.plots import (
     variation_bars,
     win_matrix,
 )
-from speceval.analysis.samples import pair_label, ranking_sample_section, sample_link, sample_section, shown_text
+from speceval.analysis.samples import pair_label, ranking_sample_section, records_section, sample_link, shown_text
 from speceval.analysis.summary import candidates_and_judges, interval_methods, unknown_classes_note
 from speceval.analysis.tables import ComplianceRate, judge_bias
 from speceval.analysis.turns import TURN_NOTE
@@ -45,6 +45,12 @@ _STYLE = (
 
 def render_page(data: ReportData) -> str:
     """The whole page."""
+    return "".join(page_parts(data))
+
+
+def page_parts(data: ReportData) -> Iterator[str]:
+    """The page in pieces, to be written as they come: the sample view alone is up to 12 MB of text, and each whole
+    copy of the page was a peak of the report's memory."""
     banner = (f'<p class="banner" id="data-kind">{html.escape(data.data_banner)}</p>' if data.data_banner else "")
     parts = [banner, "<h1>speceval report</h1>", _summary(data)]
     parts += [_img(variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
@@ -54,11 +60,13 @@ def render_page(data: ReportData) -> str:
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
     parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _turns(data), _metrics(data),
               _judge_checks(data), _inputs(data), _rankings(data), _sent(data), _costs(data)]
-    parts.append(sample_section(data.compliance_rows + data.categorical_rows + data.turn_rows))
-    parts.append(ranking_sample_section(data.ranking_samples, data.ranking_total))
-    body = _anchored("".join(parts))
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
-            f"<style>{_STYLE}</style></head><body>{body}</body></html>")
+    yield (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
+           f"<style>{_STYLE}</style></head><body>")
+    # The sample views carry their own heading ids: `_anchored` need not scan (and copy) them.
+    yield _anchored("".join(parts))
+    yield from records_section(data.samples, data.sample_total)
+    yield ranking_sample_section(data.ranking_samples, data.ranking_total)
+    yield "</body></html>"
 
 
 def _anchored(body: str) -> str:

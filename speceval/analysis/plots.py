@@ -81,16 +81,28 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
     return _png(figure)
 
 
+HEATMAP_MAX_INCHES = 20.0
+"""Tallest heatmap: rows beyond 35 get thinner, beyond about 400 their names are left to the CSV."""
+
+
 def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str, *, diverging: bool = False) -> bytes:
     """A labelled heatmap with values written in the cells (NaN cells left blank)."""
-    figure, axes = plt.subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), max(3.5, 0.5 * len(rows) + 2.5)))
+    # A row is half an inch until the figure reaches HEATMAP_MAX_INCHES, then thinner: the picture of hundreds of
+    # statements stays a few MB to draw (200 at half an inch were an 11,000-pixel-tall canvas, 145 MiB and 20 s).
+    height = min(max(3.5, 0.5 * len(rows) + 2.5), HEATMAP_MAX_INCHES)
+    figure, axes = plt.subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), height))
     if diverging:
         bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
         image = axes.imshow(matrix, cmap="RdBu", vmin=-bound or -1, vmax=bound or 1)
     else:
         image = axes.imshow(matrix, cmap="viridis", vmin=0, vmax=1)
     axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
-    axes.set_yticks(range(len(rows)), rows)
+    row_points = 72 * (height - 2.5) / max(1, len(rows))
+    if row_points >= 3:
+        axes.set_yticks(range(len(rows)), rows, fontsize=min(10.0, row_points * 0.8))
+    else:  # too many rows to name legibly: the CSV names them
+        axes.set_yticks([])
+        axes.set_ylabel(f"{len(rows)} rows (named in the CSV)")
     for (i, j), value in np.ndenumerate(matrix if matrix.size <= 150 else np.empty((0, 0))):
         if np.isfinite(value):  # values written only where they stay legible (and fast to draw)
             axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white")

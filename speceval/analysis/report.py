@@ -12,10 +12,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from speceval.analysis.data import ReportData, StageCounts, compute
-from speceval.analysis.page import render_page
+from speceval.analysis.page import page_parts
 from speceval.analysis.summary import render_summary
 from speceval.analysis.variations import VariationStatistics
-from speceval.atomic import atomic_write_bytes
+from speceval.atomic import atomic_write_bytes, atomic_write_lines
 from speceval.costs import PriceTable
 from speceval.metric_spec import MetricSpec
 
@@ -80,7 +80,7 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         csv_paths.append(_csv(out_dir / "human_agreement.csv", [r.model_dump() for r in data.human_agreement]))
         csv_paths.append(_csv(out_dir / "ppi.csv", [r.model_dump() for r in data.ppi]))
     html_path = out_dir / "report.html"
-    atomic_write_bytes(html_path, render_page(data).encode("utf-8"))
+    atomic_write_lines(html_path, (part.encode("utf-8") for part in page_parts(data)))
     summary_path = out_dir / "summary.md"
     atomic_write_bytes(summary_path, render_summary(data).encode("utf-8"))
     return ReportSummary(html_path=html_path, summary_path=summary_path, statistics_path=statistics_path,

@@ -8,37 +8,33 @@ from __future__ import annotations
 
 import html
 import json
-import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import urlencode
 
-from speceval.analysis.load import ComplianceRow, RankingRow, VerdictDetail, ranking_details
+import numpy as np
+
+from speceval.analysis.columns import NO_VERDICT, VerdictColumns, dense
+from speceval.analysis.load import ComplianceRow, RankingRow, VerdictDetail, compliance_file_rows, ranking_details
+from speceval.analysis.panel import Panel
+from speceval.analysis.sample_record import (
+    TEXT_LIMIT,
+    TRANSCRIPT_LIMIT,
+    embedded_json,
+    record_size,
+    sample_record,
+    shown_text,
+    text_size,
+    verdict_label,
+)
 
 FILTERS = ("judge", "candidate", "variation", "run", "statement", "type", "authority", "verdict")
-
-
-def verdict_label(row: ComplianceRow) -> str:
-    """What the judge said, in one word or two (an outcome other than `judged` is shown as itself)."""
-    if row.outcome != "judged":
-        return row.outcome
-    if row.category is not None:
-        return row.category
-    if row.compliant is not None:
-        return "compliant" if row.compliant else "not compliant"
-    return f"rating {row.rating:g}" if row.rating is not None else "judged"
 
 
 def sample_link(text: str, **filters: object) -> str:
     """An HTML link to the sample view, filtered to the given fields (values are escaped)."""
     query = urlencode({k: str(v) for k, v in filters.items() if v is not None})
     return f'<a class="samples" href="#samples?{html.escape(query, quote=True)}">{html.escape(text)}</a>'
-
-
-def embedded_json(data: object) -> str:
-    """JSON that cannot end the <script> element it sits in, nor open a comment or CDATA section."""
-    text = json.dumps(data, ensure_ascii=False)
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 SAMPLE_LIMIT = 20_000
@@ -48,82 +44,110 @@ SAMPLE_BYTES = 12_000_000
 page stays under 20 MB at any size, however long the answers."""
 SAMPLE_SEED = 0
 """Seed of the sample: the same verdicts give the same page."""
-TEXT_LIMIT = 1_500
-"""Characters of one input, answer or explanation shown in the page; the rest is cut with a note (the export has
-every character)."""
+def _strata_codes(keys: list[tuple[object, ...]]) -> np.ndarray:
+    index: dict[tuple[object, ...], int] = {}
+    return np.array([index.setdefault(k, len(index)) for k in keys], dtype=np.int64)
 
 
-TRANSCRIPT_LIMIT = 4 * TEXT_LIMIT
-"""Characters of a conversation's transcript shown in the page (every message, the answers between included)."""
-
-
-def shown_text(text: str, limit: int = TEXT_LIMIT) -> str:
-    """`text`, cut at `limit` characters with a note saying how much more the export has."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]} [… {len(text) - limit:,} more characters: speceval export has them all]"
-
-
-def _sample_record(r: ComplianceRow) -> dict[str, str]:
-    return {"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
-            "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
-            # A conversation judged whole shows its transcript; a turn verdict says which turn it is about.
-            "verdict": verdict_label(r) if r.turn is None else f"turn {r.turn}: {verdict_label(r)}",
-            "input": shown_text(r.input),
-            "output": shown_text(r.transcript, TRANSCRIPT_LIMIT) if r.transcript else shown_text(r.output),
-            "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
-            "source": r.source}
-
-
-def _size(record: dict[str, str]) -> int:
-    """Bytes the record takes in the page (as `embedded_json` writes it, plus a separator)."""
-    return len(embedded_json(record).encode("utf-8")) + 2
+def pick(strata: np.ndarray, sizes: Callable[[np.ndarray], np.ndarray], limit: int = SAMPLE_LIMIT,
+         budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED) -> np.ndarray:
+    """Positions of the verdicts to embed, in file order: all when they fit in `limit` rows and `budget` bytes;
+    else a seeded sample stratified by `strata` (per verdict: a code of its judge, candidate, variation, run and
+    statement): each stratum's verdicts in a seeded random order, taken one from every stratum in turn until
+    either bound is reached, so every cell and every statement of it has samples of its own before any has two.
+    `sizes` gives the bytes of the records at some positions (asked only of the at most `limit` candidates)."""
+    count = len(strata)
+    if count <= limit and int(sizes(np.arange(count)).sum()) <= budget:
+        return np.arange(count)
+    keys = np.random.default_rng(seed).random(count)
+    order = np.lexsort((keys, strata))
+    starts = np.r_[0, np.flatnonzero(np.diff(strata[order])) + 1]
+    turn = np.arange(count) - np.repeat(starts, np.diff(np.r_[starts, count]))
+    sequence = order[np.lexsort((strata[order], turn))][:limit]
+    within = np.cumsum(sizes(sequence)) <= budget
+    taken = len(within) if within.all() else int(np.argmin(within))
+    return np.sort(sequence[:taken])
 
 
 def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES,
                    seed: int = SAMPLE_SEED) -> list[ComplianceRow]:
-    """All rows when they fit in `limit` rows and `budget` bytes; else a seeded sample stratified by (judge,
-    candidate, variation, run, statement): each stratum's rows in a seeded random order, taken one from every
-    stratum in turn until either bound is reached, so every cell and every statement of it has samples of its own
-    before any has two. The picked rows keep their order in the files."""
-    if len(rows) <= limit:
-        sizes = [_size(_sample_record(r)) for r in rows]
-        if sum(sizes) <= budget:
-            return rows
-    strata: dict[tuple[str, str, str, int, str], list[int]] = {}
-    for position, row in enumerate(rows):
-        strata.setdefault((row.judge, row.model, row.variation, row.run, row.statement_id), []).append(position)
-    rng = random.Random(seed)
-    queues = list(strata.values())
-    for queue in queues:
-        rng.shuffle(queue)
-    picked: list[int] = []
-    used = 0
-    for turn in range(max(len(queue) for queue in queues)):
-        for queue in queues:
-            if turn >= len(queue):
-                continue
-            size = _size(_sample_record(rows[queue[turn]]))
-            if len(picked) >= limit or used + size > budget:
-                return [rows[p] for p in sorted(picked)]
-            picked.append(queue[turn])
-            used += size
-    return [rows[p] for p in sorted(picked)]
+    """The rows `pick` chooses (rows already in memory; the report picks from columns: `sample_records`)."""
+    strata = _strata_codes([(r.judge, r.model, r.variation, r.run, r.statement_id) for r in rows])
+    chosen = pick(strata, lambda at: np.array([record_size(sample_record(rows[i])) for i in at], dtype=np.int64),
+                  limit, budget, seed)
+    return [rows[i] for i in chosen]
+
+
+def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SAMPLE_LIMIT,
+                   budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED) -> tuple[list[dict[str, str]], int]:
+    """The records the page embeds, and how many verdicts there are in all: `pick` over every verdict (the
+    judges' and the panel's), each picked one read back from its file (the columns hold no text)."""
+    both = columns if panel is None else columns.concat(panel.verdicts)
+    strata = dense(both.fact("judge"), both.fact("model"), both.fact("variation"), both.runs(),
+                   both.fact("statement_id"))
+    variation_bytes = {f.variation: text_size(f.variation) for f in both.facts}
+
+    def sizes(at: np.ndarray) -> np.ndarray:
+        found: np.ndarray = both.sample_bytes[at].astype(np.int64) + np.array(
+            [variation_bytes[both.facts[f].variation] for f in both.file[at]], dtype=np.int64)
+        for i in np.flatnonzero(at >= len(columns)):  # a panel verdict: its own record around its answer's texts
+            found[i] = _panel_size(both, panel, int(at[i]) - len(columns))  # type: ignore[arg-type]
+        return found
+
+    chosen = pick(strata, sizes, limit, budget, seed)
+    records: dict[int, dict[str, str]] = {}
+    by_file: dict[Path, list[int]] = {}
+    for row in chosen.tolist():
+        source = int(both.source_row[row])
+        path = columns.paths[columns.file[source]]
+        if path is not None:
+            by_file.setdefault(path, []).append(row)
+    wanted = {path: [int(both.position[row]) for row in rows] for path, rows in by_file.items()}
+    for path, texts in compliance_file_rows(wanted):
+        for row in by_file[path]:
+            records[row] = sample_record(_shown_row(both, panel, len(columns), row, texts[int(both.position[row])]))
+    return [records[row] for row in chosen.tolist() if row in records], len(both)
+
+
+def _shown_row(both: VerdictColumns, panel: Panel | None, judges_rows: int, row: int, read: ComplianceRow
+               ) -> ComplianceRow:
+    """The verdict at `row` as a row: texts as read back, everything else from the columns."""
+    update: dict[str, object] = dict(both.facts[both.file[row]].model_dump())
+    if row >= judges_rows and panel is not None:
+        update.update(outcome=both.outcomes[both.outcome[row]], explanation=panel.explanation(row - judges_rows),
+                      compliant=None if both.compliant[row] == NO_VERDICT else bool(both.compliant[row]),
+                      rating=None if np.isnan(both.rating[row]) else float(both.rating[row]), category=None,
+                      problem=None)
+    return read.model_copy(update=update)
+
+
+def _panel_size(both: VerdictColumns, panel: Panel, row: int) -> int:
+    facts = panel.verdicts.facts[panel.verdicts.file[row]]
+    verdict = panel.verdicts
+    outcome = verdict.outcomes[verdict.outcome[row]]
+    shown = ComplianceRow(**facts.model_dump(), input="", output="", outcome=outcome,
+                          compliant=None if verdict.compliant[row] == NO_VERDICT else bool(verdict.compliant[row]),
+                          confidence=None, rating=None if np.isnan(verdict.rating[row]) else float(verdict.rating[row]),
+                          explanation=panel.explanation(row))
+    return record_size(sample_record(shown)) + int(verdict.io_bytes[row])
 
 
 def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES) -> str:
-    """The samples section: filters, a table filled by the script from the embedded data."""
-    total = len(rows)
-    rows = select_samples(rows, limit, budget)
-    note = (f"<p><b>{len(rows)} of {total} verdicts are embedded</b>: a seeded sample with the same number from "
+    """The samples section of rows in memory (see `records_section`)."""
+    return "".join(records_section([sample_record(r) for r in select_samples(rows, limit, budget)], len(rows)))
+
+
+def records_section(data: list[dict[str, str]], total: int) -> Iterator[str]:
+    """The samples section, in pieces (one per embedded record: the records are up to 12 MB, written as they come
+    rather than copied whole): filters, and a table filled by the script from the records (of `total`)."""
+    note = (f"<p><b>{len(data)} of {total} verdicts are embedded</b>: a seeded sample with the same number from "
             "every judge, candidate, variation, run and statement (as far as the page's size allows); "
-            "<code>speceval export</code> writes all of them.</p>" if len(rows) < total else "")
-    data = [_sample_record(r) for r in rows]
+            "<code>speceval export</code> writes all of them.</p>" if len(data) < total else "")
     selects = "".join(
         f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '
         for name in FILTERS
     )
-    return (
+    yield (
         '<h2 id="samples">Samples</h2>'
         "<p>Every verdict behind the rates above: the input, the candidate's answer, the verdict and the judge's "
         "explanation. Links on rates open this view filtered to their cell.</p>"
@@ -131,9 +155,11 @@ def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget:
         '<table id="sample-table"><thead><tr><th>judge</th><th>candidate</th><th>variation</th><th>run</th>'
         "<th>statement</th><th>verdict</th><th>input</th><th>answer</th><th>explanation</th></tr></thead>"
         "<tbody></tbody></table>"
-        f'<script type="application/json" id="sample-data">{embedded_json(data)}</script>'
-        f"<script>{_script('samples', 'sample', FILTERS, _COMPLIANCE_CELLS)}</script>"
+        '<script type="application/json" id="sample-data">['
     )
+    for index, record in enumerate(data):  # what embedded_json(data) writes, a record at a time
+        yield (", " if index else "") + embedded_json(record)
+    yield f"]</script><script>{_script('samples', 'sample', FILTERS, _COMPLIANCE_CELLS)}</script>"
 
 
 RANKING_FILTERS = ("judge", "pair", "variation", "run", "statement", "winner")
@@ -285,3 +311,8 @@ CELLS      body.appendChild(tr);
   fromHash();
 })();
 """
+
+
+__all__ = ["FILTERS", "RANKING_FILTERS", "SAMPLE_BYTES", "SAMPLE_LIMIT", "SAMPLE_SEED", "TEXT_LIMIT", "embedded_json",
+           "pair_label", "pick", "ranking_sample_section", "ranking_samples", "records_section", "sample_link",
+           "sample_records", "sample_section", "select_rankings", "select_samples", "shown_text", "verdict_label"]

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from speceval.analysis.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
-from speceval.analysis.load import UNKNOWN
 from speceval.analysis.panel import TIES_RULE
 from speceval.analysis.turns import TURN_NOTE
 
@@ -245,8 +243,7 @@ def _unknown_classes(data: ReportData) -> list[str]:
 def unknown_classes_note(data: ReportData) -> str | None:
     """Why some statements' type and authority are `unknown`: the judge run folders with no run.json naming a spec
     (None when every statement was classified). Shown in summary.md and beside the page's breakdowns."""
-    folders = sorted({PurePosixPath(r.source).parent.parent.as_posix() for r in data.compliance_rows
-                      if r.statement_type == UNKNOWN and r.judge != "panel"})  # a panel's rows are its judges'
+    folders = data.unknown_statement_types
     if not folders:
         return None
     shown = ", ".join(f"`{f}`" for f in folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3 else "")

@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from speceval.analysis.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_percentiles, rate_interval
+from speceval.analysis.columns import NO_VERDICT, VerdictColumns, as_columns, dense, first_seen, grouped, groups
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.stats import (
     bradley_terry,
@@ -76,21 +77,21 @@ class Agreement(BaseModel):
                                                             "Krippendorff's alpha")
 
 
-def compliance_rates(rows: list[ComplianceRow], *, per_statement: bool = False) -> list[ComplianceRate]:
+def compliance_rates(rows: list[ComplianceRow] | VerdictColumns, *, per_statement: bool = False
+                     ) -> list[ComplianceRate]:
     """Rates per (spec, judge, model, variation[, statement]) with 95% intervals clustered by input."""
-    groups: dict[tuple[str, ...], list[ComplianceRow]] = defaultdict(list)
-    for row in rows:
-        key = (row.spec, row.judge, row.model, row.variation) + ((row.statement_id,) if per_statement else ())
-        groups[key].append(row)
+    c = as_columns(rows)
+    fields = ("spec", "judge", "model", "variation") + (("statement_id",) if per_statement else ())
     rates = []
-    for key, group in sorted(groups.items()):
-        summary = summarize(group)
+    for indices in groups(*(c.fact(f) for f in fields)) if len(c) else []:
+        key = [str(c.names(f)[c.fact(f)[indices[0]]]) for f in fields]
+        summary = summarize(c, indices)
         rates.append(
             ComplianceRate(
                 spec=key[0], judge=key[1], model=key[2], variation=key[3],
                 statement_id=key[4] if per_statement else None, judged=summary.judged, compliant=summary.compliant,
                 rate=summary.rate, ci_low=summary.ci_low, ci_high=summary.ci_high, ci_method=summary.ci_method,
-                not_judged=summary.not_judged, mean_output_chars=mean(len(r.output) for r in group) if group else None,
+                not_judged=summary.not_judged, mean_output_chars=float(c.output_chars[indices].mean()),
             )
         )
     return rates
@@ -111,61 +112,65 @@ def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str, str, str], f
     }
 
 
-def judge_agreement(rows: list[ComplianceRow]) -> list[Agreement]:
+def judge_agreement(rows: list[ComplianceRow] | VerdictColumns) -> list[Agreement]:
     """Per spec: Cohen's kappa per pair of judges and Fleiss' kappa over all, on answers every compared judge
     judged; Krippendorff's alpha over Likert ratings."""
+    c = as_columns(rows)
     results = []
-    by_spec: dict[str, list[ComplianceRow]] = defaultdict(list)
-    for row in rows:
-        by_spec[row.spec].append(row)
-    for spec, group in sorted(by_spec.items()):
-        results += _agreement(spec, group)
+    for (spec,), members in grouped(c, None, "spec"):
+        results += _agreement(spec, c, members)
     return results
 
 
-def _agreement(spec: str, rows: list[ComplianceRow]) -> list[Agreement]:
-    verdicts: dict[str, dict[tuple[object, ...], bool]] = defaultdict(dict)
-    for row in rows:
-        if row.outcome == JUDGED and row.compliant is not None:
-            verdicts[row.judge][_answer(row)] = row.compliant
+def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreement]:
+    # Answers are numbered in sorted order of (candidate, variation, run, statement, input, answer), texts by
+    # their first appearance in the files: the order the bootstrap numbers its clusters in.
+    answer = dense(c.fact("model")[members], c.fact("variation")[members], c.runs()[members],
+                   c.fact("statement_id")[members], c.first_seen("input")[members], c.first_seen("output")[members])
+    judged = c.is_outcome(JUDGED)[members]
+    binary = judged & (c.compliant[members] != NO_VERDICT)
+    verdicts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for (judge,), rows in grouped(c, members[binary], "judge"):
+        of = answer[np.searchsorted(members, rows)]
+        # One verdict per answer (the last in file order, as a mapping answer → verdict would keep).
+        _, last_reversed = np.unique(of[::-1], return_index=True)
+        last = len(of) - 1 - last_reversed
+        verdicts[judge] = of[last], rows[last]
     judges = sorted(verdicts)
     results: list[Agreement] = []
     for a, b in itertools.combinations(judges, 2):
-        common = sorted(set(verdicts[a]) & set(verdicts[b]))
-        first = np.array([verdicts[a][k] for k in common], dtype=bool)
-        second = np.array([verdicts[b][k] for k in common], dtype=bool)
+        common, in_a, in_b = np.intersect1d(verdicts[a][0], verdicts[b][0], return_indices=True)
+        first = c.compliant[verdicts[a][1][in_a]] == 1
+        second = c.compliant[verdicts[b][1][in_b]] == 1
         kappa = cohen_kappa(list(first), list(second))
         cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
-        interval = _kappa_interval([_input_of(k) for k in common], cells.astype(float), _cohen_from_counts)
+        interval = _kappa_interval(first_seen(c.cluster()[verdicts[a][1][in_a]]), cells.astype(float),
+                                   _cohen_from_counts)
         results.append(Agreement(spec=spec, judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen",
                                  **interval))
     if len(judges) > 2:
-        shared = sorted(set.intersection(*(set(verdicts[j]) for j in judges)))
-        counts = np.array([[sum(verdicts[j][k] for j in judges), sum(not verdicts[j][k] for j in judges)]
-                           for k in shared])
+        shared = verdicts[judges[0]][0]
+        for judge in judges[1:]:
+            shared = np.intersect1d(shared, verdicts[judge][0])
+        compliant = np.zeros(len(shared))
+        for judge in judges:
+            of, rows = verdicts[judge]
+            compliant += c.compliant[rows[np.isin(of, shared)]] == 1
         raters = len(judges)
-        agreeing = (counts[:, 0] * (counts[:, 0] - 1) + counts[:, 1] * (counts[:, 1] - 1)) / (raters * (raters - 1)) \
-            if len(shared) else np.zeros(0)
-        features = np.stack([np.ones(len(shared)), agreeing, counts[:, 0] if len(shared) else np.zeros(0)], axis=1)
-        interval = _kappa_interval([_input_of(k) for k in shared], features,
+        counts = np.stack([compliant, raters - compliant], axis=1).astype(np.int64)
+        agreeing = (counts[:, 0] * (counts[:, 0] - 1) + counts[:, 1] * (counts[:, 1] - 1)) / (raters * (raters - 1))
+        features = np.stack([np.ones(len(shared)), agreeing, counts[:, 0]], axis=1)
+        of, rows = verdicts[judges[0]]
+        interval = _kappa_interval(first_seen(c.cluster()[rows[np.isin(of, shared)]]), features,
                                    lambda t: _fleiss_from_sums(t, raters))
         results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=fleiss_kappa(counts),
                                  kind="Fleiss", **interval))
-    ratings: dict[tuple[object, ...], list[int]] = defaultdict(list)
-    for row in rows:
-        if row.outcome == JUDGED and row.rating is not None:
-            ratings[_answer(row)].append(int(row.rating))
-    if ratings:
-        units = list(ratings.values())
+    rated = judged & ~np.isnan(c.rating[members])
+    if rated.any():
+        units = [c.rating[members[rated][g]].astype(int).tolist() for g in groups(answer[rated])]
         results.append(Agreement(spec=spec, judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
                                  kappa=krippendorff_alpha_ordinal(units), kind="Krippendorff alpha (ordinal)"))
     return results
-
-
-def _input_of(answer: tuple[object, ...]) -> tuple[object, ...]:
-    """The input an answer answers (statement and input text): the cluster of the agreement bootstrap, as of every
-    other interval in the report (answers to one input are not independent)."""
-    return answer[4], answer[5]
 
 
 def _cohen_from_counts(totals: np.ndarray) -> float | None:
@@ -186,24 +191,24 @@ def _fleiss_from_sums(totals: np.ndarray, raters: int) -> float | None:
     return None if expected >= 1.0 else float((agreeing / items - expected) / (1 - expected))
 
 
-def _kappa_interval(clusters: list[tuple[object, ...]], features: np.ndarray,
+def _kappa_interval(ids: np.ndarray, features: np.ndarray,
                     statistic: Callable[[np.ndarray], float | None]) -> dict[str, Any]:
-    """95% percentile interval of a kappa over resamples of whole inputs (`BOOTSTRAP_DRAWS`, seeded).
+    """95% percentile interval of a kappa over resamples of whole inputs (`BOOTSTRAP_DRAWS`, seeded); `ids` are
+    the items' input clusters, numbered 0..G-1 in order of first appearance.
 
     A kappa is a function of a few sums over items, so each resample only reweights the per-input sums: fast at
     any number of answers."""
     if len(features) == 0:
         return {}
-    index: dict[tuple[object, ...], int] = {}
-    ids = np.array([index.setdefault(c, len(index)) for c in clusters])
-    if len(index) < 2:
+    clusters = int(ids.max()) + 1
+    if clusters < 2:
         return {}
-    per_cluster = np.zeros((len(index), features.shape[1]))
+    per_cluster = np.zeros((clusters, features.shape[1]))
     np.add.at(per_cluster, ids, features)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     values = []
     for _ in range(BOOTSTRAP_DRAWS):
-        weights = np.bincount(rng.integers(0, len(index), len(index)), minlength=len(index))
+        weights = np.bincount(rng.integers(0, clusters, clusters), minlength=clusters)
         value = statistic(weights @ per_cluster)
         if value is not None:
             values.append(value)
@@ -213,11 +218,6 @@ def _kappa_interval(clusters: list[tuple[object, ...]], features: np.ndarray,
     return {"ci_low": float(low), "ci_high": float(high), "ci_method": f"cluster bootstrap over inputs "
                                                                        f"({BOOTSTRAP_DRAWS} draws, seed "
                                                                        f"{BOOTSTRAP_SEED}, percentile)"}
-
-
-def _answer(row: ComplianceRow) -> tuple[object, ...]:
-    """One answer of one candidate: the unit judges agree or disagree on."""
-    return row.spec, row.model, row.variation, row.run, row.statement_id, row.input, row.output
 
 
 def _winner(row: RankingRow) -> str | None:

@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable
-from statistics import mean, stdev
+from statistics import stdev
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.clustered import PAIRED, mean_interval, paired_difference, rate_interval
+from speceval.analysis.clustered import (
+    PAIRED,
+    dense_codes,
+    mean_interval_codes,
+    paired_difference_codes,
+    rate_interval_codes,
+)
+from speceval.analysis.columns import VerdictColumns, as_columns, grouped, local_clusters
 from speceval.analysis.load import ComplianceRow
 from speceval.analysis.stats import wilson_interval
 
@@ -57,27 +63,35 @@ class RateSummary(BaseModel):
     rating_ci_high: float | None = None
 
 
-def summarize(rows: list[ComplianceRow]) -> RateSummary:
-    """The rate of judged verdicts among `rows` with its clustered intervals; other outcomes only counted."""
-    judged = [r for r in rows if is_judged(r)]
-    values = [verdict_value(r) for r in judged]
-    clusters = [input_key(r) for r in judged]
-    strata = {input_key(r): (r.spec, r.statement_id) for r in judged}
-    by_input = rate_interval(values, clusters, strata)
-    by_statement = rate_interval(values, [(r.spec, r.statement_id) for r in judged], unit="statement")
-    rated = [r for r in rows if r.outcome == JUDGED and r.rating is not None]
-    ratings = [float(r.rating) for r in rated if r.rating is not None]
-    rating_interval = mean_interval(ratings, [input_key(r) for r in rated], {input_key(r): (r.spec, r.statement_id)
-                                                                             for r in rated})
+def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | None = None) -> RateSummary:
+    """The rate of judged verdicts among `rows` (or the verdicts `members` of columns) with its clustered
+    intervals; other outcomes only counted."""
+    c = as_columns(rows)
+    members = np.arange(len(c)) if members is None else members
+    judged = members[c.judged()[members]]
+    values = c.values()[judged]
+    clusters, strata = local_clusters(c, judged)
+    statements = dense_codes(c.stratum()[judged])
+    by_input = rate_interval_codes(values, clusters, strata, stratified=True)
+    by_statement = rate_interval_codes(values, statements, unit="statement")
+    judged_outcome = c.is_outcome(JUDGED)[members]
+    has_rating = ~np.isnan(c.rating[members])
+    rated = members[judged_outcome & has_rating]
+    ratings = c.rating[rated]
+    rating_clusters, rating_strata = local_clusters(c, rated)
+    rating_interval = mean_interval_codes(ratings, rating_clusters, rating_strata)
+    others = members[~c.judged()[members] & ~has_rating]
+    counts = np.bincount(c.outcome[others], minlength=len(c.outcomes))
     return RateSummary(
-        judged=len(judged), compliant=sum(values),
-        not_judged=dict(Counter(r.outcome for r in rows if not is_judged(r) and r.rating is None)),
-        rate=sum(values) / len(values) if values else None,
+        judged=len(judged), compliant=float(values.sum()),
+        not_judged={c.outcomes[k]: int(counts[k]) for k in np.flatnonzero(counts)},
+        rate=float(values.sum() / len(values)) if len(values) else None,
         ci_low=by_input[0] if by_input else None, ci_high=by_input[1] if by_input else None,
-        ci_method=by_input[2] if by_input else None, inputs=len(set(clusters)), statements=len(set(strata.values())),
+        ci_method=by_input[2] if by_input else None, inputs=int(clusters.max()) + 1 if len(clusters) else 0,
+        statements=int(statements.max()) + 1 if len(statements) else 0,
         ci_low_by_statement=by_statement[0] if by_statement else None,
         ci_high_by_statement=by_statement[1] if by_statement else None,
-        mean_rating=mean(ratings) if ratings else None,
+        mean_rating=float(ratings.mean()) if len(ratings) else None,
         rating_ci_low=rating_interval[0] if rating_interval else None,
         rating_ci_high=rating_interval[1] if rating_interval else None,
     )
@@ -108,34 +122,27 @@ class VariationStatistics(RateSummary):
     run_max: float | None
 
 
-def _grouped(rows: list[ComplianceRow], key: Callable[[ComplianceRow], tuple[Hashable, ...]]
-             ) -> list[tuple[tuple[Any, ...], list[ComplianceRow]]]:
-    groups: dict[tuple[Hashable, ...], list[ComplianceRow]] = defaultdict(list)
-    for row in rows:
-        groups[key(row)].append(row)
-    return sorted(groups.items(), key=lambda item: tuple(str(k) for k in item[0]))
-
-
-def variation_statistics(rows: list[ComplianceRow], settings: dict[str, dict[str, Any]]
+def variation_statistics(rows: list[ComplianceRow] | VerdictColumns, settings: dict[str, dict[str, Any]]
                          ) -> list[VariationStatistics]:
     """One record per (spec, judge, candidate, variation), with its runs and their spread."""
+    c = as_columns(rows)
     records = []
-    for (spec, judge, candidate, variation), group in _grouped(
-            rows, lambda r: (r.spec, r.judge, r.model, r.variation)):
+    values, judged_mask = c.values(), c.judged()
+    for (spec, judge, candidate, variation), group in grouped(c, None, "spec", "judge", "model", "variation"):
         runs = []
-        for (run,), members in _grouped(group, lambda r: (r.run,)):
-            judged = [r for r in members if is_judged(r)]
-            compliant = sum(verdict_value(r) for r in judged)
+        for (run,), members in grouped(c, group, "run"):
+            judged = members[judged_mask[members]]
+            compliant = float(values[judged].sum())
             interval = wilson_interval(compliant, len(judged))
-            runs.append(RunStatistics(run=run, judged=len(judged), compliant=compliant,
-                                      rate=compliant / len(judged) if judged else None,
+            runs.append(RunStatistics(run=int(run), judged=len(judged), compliant=compliant,
+                                      rate=compliant / len(judged) if len(judged) else None,
                                       ci_low=interval[0] if interval else None,
                                       ci_high=interval[1] if interval else None))
         rates = [r.rate for r in runs if r.rate is not None]
         records.append(VariationStatistics(
             spec=spec, judge=judge, candidate=candidate, variation=variation, settings=settings.get(variation, {}),
             runs=runs, run_sd=stdev(rates) if len(rates) > 1 else None, run_min=min(rates) if rates else None,
-            run_max=max(rates) if rates else None, **summarize(group).model_dump()))
+            run_max=max(rates) if rates else None, **summarize(c, group).model_dump()))
     return records
 
 
@@ -149,13 +156,14 @@ class Breakdown(RateSummary):
     group: str
 
 
-def breakdown(rows: list[ComplianceRow], by: str) -> list[Breakdown]:
+def breakdown(rows: list[ComplianceRow] | VerdictColumns, by: str) -> list[Breakdown]:
     """Rates per `by` ('statement_type' or 'authority_level') within each (spec, judge, candidate, variation)."""
+    c = as_columns(rows)
     return [
         Breakdown(spec=spec, judge=judge, candidate=candidate, variation=variation, group=group,
-                  **summarize(members).model_dump())
-        for (spec, judge, candidate, variation, group), members in _grouped(
-            rows, lambda r: (r.spec, r.judge, r.model, r.variation, getattr(r, by)))
+                  **summarize(c, members).model_dump())
+        for (spec, judge, candidate, variation, group), members in grouped(
+            c, None, "spec", "judge", "model", "variation", by)
     ]
 
 
@@ -177,29 +185,28 @@ class PairedComparison(BaseModel):
     ci_method: str = PAIRED
 
 
-def paired_comparisons(rows: list[ComplianceRow]) -> list[PairedComparison]:
+def paired_comparisons(rows: list[ComplianceRow] | VerdictColumns) -> list[PairedComparison]:
     """Every pair of candidates within a variation, and every pair of variations within a candidate."""
-    judged = [r for r in rows if is_judged(r)]
+    c = as_columns(rows)
+    judged = np.flatnonzero(c.judged())
+    values, clusters, strata = c.values(), c.cluster(), c.stratum_of_cluster()
     results = []
     for kind, within_field, side_field in (("candidates", "variation", "model"), ("variations", "model", "variation")):
-        for (spec, judge, within), group in _grouped(
-                judged, lambda r, field=within_field: (r.spec, r.judge, getattr(r, field))):  # type: ignore[misc]
-            sides: dict[str, list[tuple[Hashable, float]]] = defaultdict(list)
-            for r in group:
-                sides[getattr(r, side_field)].append((input_key(r), verdict_value(r)))
-            strata = {input_key(r): (r.spec, r.statement_id) for r in group}
+        for (spec, judge, within), group in grouped(c, judged, "spec", "judge", within_field):
+            sides = {name: members for (name,), members in grouped(c, group, side_field)}
             for a, b in itertools.combinations(sorted(sides), 2):
-                paired = paired_difference(sides[a], sides[b], strata)
+                ca, cb = clusters[sides[a]], clusters[sides[b]]
+                ya, yb = values[sides[a]], values[sides[b]]
+                paired = paired_difference_codes(ca, ya, cb, yb, strata)
                 if paired is None:
                     continue
                 results.append(PairedComparison(
                     spec=spec, judge=judge, kind=kind, within=within, a=a, b=b, inputs=paired.clusters,
-                    rate_a=_shared_mean(sides[a], sides[b]), rate_b=_shared_mean(sides[b], sides[a]),
+                    rate_a=_shared_mean(ca, ya, cb), rate_b=_shared_mean(cb, yb, ca),
                     difference=paired.difference, ci_low=paired.ci_low, ci_high=paired.ci_high))
     return results
 
 
-def _shared_mean(side: list[tuple[Hashable, float]], other: list[tuple[Hashable, float]]) -> float:
-    shared = {c for c, _ in other}
-    values = [v for c, v in side if c in shared]
-    return sum(values) / len(values) if values else math.nan
+def _shared_mean(clusters: np.ndarray, values: np.ndarray, other: np.ndarray) -> float:
+    shared = values[np.isin(clusters, other)]
+    return float(shared.sum() / len(shared)) if len(shared) else math.nan

@@ -1,0 +1,355 @@
+"""Compliance verdicts as compact columns: what the report computes from, a few bytes per verdict (issue 25).
+
+A results file's verdicts share everything but the answer: spec, judge, candidate, variation, run, statement, its
+type and authority, mode, prompt version, source. Those are kept once per file (`FileFacts`); each verdict keeps
+only a code for its file, its position in the file, 64-bit digests of its input and answer (the identities every
+cluster, panel and agreement needs: equal texts, equal digests), the answer's length, its outcome, verdict, rating
+and category codes, and the bytes its record would take in the page's sample view. No text is held: the sample
+view reads the few verdicts it shows back from their files (`speceval.analysis.samples`).
+
+Digests of 8 bytes: the chance that two different texts among a million share one is about 3e-8.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from array import array
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+
+from speceval.analysis.clustered import dense_codes
+from speceval.analysis.load import ComplianceRow
+from speceval.analysis.sample_record import fixed_bytes, record_bytes
+
+JUDGED = "judged"
+NO_VERDICT = -1
+"""`compliant` of a verdict without one (unparsed, failed, a Likert or categorical judge)."""
+
+
+class FileFacts(BaseModel):
+    """What every verdict of one results file shares."""
+
+    spec: str
+    judge: str
+    model: str
+    variation: str
+    run: int
+    statement_id: str
+    statement_type: str
+    authority_level: str
+    mode: str
+    prompt_version: str
+    source: str
+    synthetic: bool
+    candidate_settings: str | None = None
+
+
+def digest(text: str) -> int:
+    """A text's identity as a signed 64-bit integer (see the module docstring for collisions)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little",
+                          signed=True)
+
+
+def facts_of(row: ComplianceRow) -> FileFacts:
+    return FileFacts(spec=row.spec, judge=row.judge, model=row.model, variation=row.variation, run=row.run,
+                     statement_id=row.statement_id, statement_type=row.statement_type,
+                     authority_level=row.authority_level, mode=row.mode, prompt_version=row.prompt_version,
+                     source=row.source, synthetic=row.synthetic, candidate_settings=row.candidate_settings)
+
+
+class Codes:
+    """Strings interned to small integers, in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def code(self, name: str) -> int:
+        found = self._index.get(name)
+        if found is None:
+            found = self._index[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+
+class ColumnsBuilder:
+    """Collects verdicts one at a time (a file's rows, then dropped) into growable typed arrays."""
+
+    def __init__(self) -> None:
+        self.facts: list[FileFacts] = []
+        self.paths: list[Path | None] = []
+        self._facts_index: dict[tuple[object, ...], int] = {}
+        self.outcomes = Codes()
+        self.categories = Codes()
+        self.file = array("I")
+        self.position = array("I")
+        self.input = array("q")
+        self.output = array("q")
+        self.output_chars = array("I")
+        self.outcome = array("B")
+        self.compliant = array("b")
+        self.rating = array("d")
+        self.category = array("h")
+        self.sample_bytes = array("I")
+        self.io_bytes = array("I")
+        self.score = array("d")
+        self._fixed: dict[int, int] = {}
+
+    def add(self, row: ComplianceRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
+        """Fold one verdict in (`path` and `position`: where the sample view can read it back; `facts`: the code
+        of its file's facts when the caller knows it, see `add_file`)."""
+        code = self.facts_code(facts_of(row), path) if facts is None else facts
+        self.file.append(code)
+        self.position.append(position)
+        self.input.append(digest(row.input))
+        self.output.append(digest(row.output))
+        self.output_chars.append(len(row.output))
+        self.outcome.append(self.outcomes.code(row.outcome))
+        self.compliant.append(NO_VERDICT if row.compliant is None else int(row.compliant))
+        self.rating.append(math.nan if row.rating is None else float(row.rating))
+        self.category.append(NO_VERDICT if row.category is None else self.categories.code(row.category))
+        if code not in self._fixed:
+            self._fixed[code] = fixed_bytes(row)
+        whole, texts = record_bytes(row, self._fixed[code])
+        self.sample_bytes.append(whole)
+        self.io_bytes.append(texts)
+        self.score.append(math.nan if row.score is None else row.score)
+
+    def add_file(self, path: Path, rows: list[ComplianceRow]) -> None:
+        """Fold in every verdict of one results file (whose rows share their file's facts)."""
+        if rows:
+            code = self.facts_code(facts_of(rows[0]), path)
+            for position, row in enumerate(rows):
+                self.add(row, path, position, code)
+
+    def facts_code(self, facts: FileFacts, path: Path | None) -> int:
+        key = (*facts.model_dump().values(), path)
+        code = self._facts_index.get(key)
+        if code is None:
+            code = self._facts_index[key] = len(self.facts)
+            self.facts.append(facts)
+            self.paths.append(path)
+        return code
+
+    def build(self) -> VerdictColumns:
+        return VerdictColumns(
+            facts=self.facts, paths=self.paths, outcomes=self.outcomes.names, categories=self.categories.names,
+            file=np.frombuffer(self.file, dtype=np.uint32), position=np.frombuffer(self.position, dtype=np.uint32),
+            input=np.frombuffer(self.input, dtype=np.int64), output=np.frombuffer(self.output, dtype=np.int64),
+            output_chars=np.frombuffer(self.output_chars, dtype=np.uint32),
+            outcome=np.frombuffer(self.outcome, dtype=np.uint8),
+            compliant=np.frombuffer(self.compliant, dtype=np.int8),
+            rating=np.frombuffer(self.rating, dtype=np.float64), category=np.frombuffer(self.category, np.int16),
+            sample_bytes=np.frombuffer(self.sample_bytes, dtype=np.uint32),
+            io_bytes=np.frombuffer(self.io_bytes, dtype=np.uint32), score=np.frombuffer(self.score, dtype=np.float64))
+
+
+class VerdictColumns:
+    """Every compliance verdict of a report, one array element per verdict (see the module docstring).
+
+    `score` is a panel's share of compliant verdicts (NaN for a single judge's verdict); `source_row` is, for a
+    panel verdict, the row of the first judge's verdict on the same answer (its own row otherwise)."""
+
+    def __init__(self, *, facts: list[FileFacts], paths: list[Path | None], outcomes: list[str],
+                 categories: list[str], file: np.ndarray, position: np.ndarray, input: np.ndarray,
+                 output: np.ndarray, output_chars: np.ndarray, outcome: np.ndarray, compliant: np.ndarray,
+                 rating: np.ndarray, category: np.ndarray, sample_bytes: np.ndarray, io_bytes: np.ndarray,
+                 score: np.ndarray | None = None, source_row: np.ndarray | None = None) -> None:
+        self.facts = facts
+        self.paths = paths
+        self.outcomes = outcomes
+        self.categories = categories
+        self.file = file
+        self.position = position
+        self.input = input
+        self.output = output
+        self.output_chars = output_chars
+        self.outcome = outcome
+        self.compliant = compliant
+        self.rating = rating
+        self.category = category
+        self.sample_bytes = sample_bytes
+        self.io_bytes = io_bytes
+        self.score = np.full(len(file), math.nan) if score is None else score
+        self.source_row = np.arange(len(file)) if source_row is None else source_row
+        self._derived: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.file)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[ComplianceRow]) -> VerdictColumns:
+        """The columns of rows already in memory (the library's row-based functions compute through these)."""
+        builder = ColumnsBuilder()
+        for row in rows:
+            builder.add(row)
+        return builder.build()
+
+    def fact(self, name: str) -> np.ndarray:
+        """Per verdict: the code of its file's `name` (spec, judge, model, ...), codes in sorted order of the
+        values, so that sorting codes sorts names; `names(name)` turns codes back into values."""
+        if name not in self._derived:
+            values = [str(getattr(f, name)) for f in self.facts]
+            names = sorted(set(values))
+            index = {v: i for i, v in enumerate(names)}
+            # Codes as narrow as the number of values allows: a report keeps a handful of these per verdict.
+            per_file = np.array([index[v] for v in values], dtype=np.int16 if len(names) < 2**15 else np.int32)
+            self._derived[name] = per_file[self.file] if len(self.file) else np.zeros(0, dtype=np.int64)
+            self._derived[name + "/names"] = np.array(names, dtype=object)
+        return self._derived[name]
+
+    def names(self, name: str) -> np.ndarray:
+        self.fact(name)
+        return self._derived[name + "/names"]
+
+    def code_of(self, name: str, value: str) -> int | None:
+        found = np.flatnonzero(self.names(name) == value)
+        return int(found[0]) if len(found) else None
+
+    def runs(self) -> np.ndarray:
+        """Per verdict: its run number (an integer, not a code)."""
+        if "run/int" not in self._derived:
+            per_file = np.array([f.run for f in self.facts], dtype=np.int32)
+            self._derived["run/int"] = per_file[self.file] if len(self.file) else np.zeros(0, dtype=np.int64)
+        return self._derived["run/int"]
+
+    def stratum(self) -> np.ndarray:
+        """Per verdict: a code of its (spec, statement): the stratum of every interval clustered by input."""
+        if "stratum" not in self._derived:
+            self._derived["stratum"] = dense(self.fact("spec"), self.fact("statement_id"))
+        return self._derived["stratum"]
+
+    def cluster(self) -> np.ndarray:
+        """Per verdict: a code of its input (spec, statement, input text): the cluster of every interval."""
+        if "cluster" not in self._derived:
+            self._derived["cluster"] = dense(self.stratum(), self.input)
+        return self._derived["cluster"]
+
+    def judged(self) -> np.ndarray:
+        """Verdicts that enter rates: judged, with a binary verdict (or a panel's share)."""
+        if "judged" not in self._derived:
+            self._derived["judged"] = self.is_outcome(JUDGED) & ((self.compliant != NO_VERDICT)
+                                                                  | ~np.isnan(self.score))
+        return self._derived["judged"]
+
+    def values(self) -> np.ndarray:
+        """A judged verdict as the number rates average: 1 or 0, or a panel's share (meaningless elsewhere)."""
+        if "values" not in self._derived:
+            self._derived["values"] = np.where(np.isnan(self.score), (self.compliant == 1).astype(float), self.score)
+        return self._derived["values"]
+
+    def is_outcome(self, name: str) -> np.ndarray:
+        found: np.ndarray = self.outcome == self.outcome_code(name)
+        return found
+
+    def stratum_of_cluster(self) -> np.ndarray:
+        """Per cluster code (`cluster`): the code of its stratum (`stratum`)."""
+        if "stratum_of_cluster" not in self._derived:
+            found = np.zeros(int(self.cluster().max()) + 1 if len(self) else 0, dtype=np.int64)
+            found[self.cluster()] = self.stratum()
+            self._derived["stratum_of_cluster"] = found
+        return self._derived["stratum_of_cluster"]
+
+    def concat(self, other: VerdictColumns) -> VerdictColumns:
+        """These verdicts followed by `other`'s (which shares these facts and code lists, or extends them)."""
+        joined = VerdictColumns(
+            facts=other.facts, paths=other.paths, outcomes=other.outcomes, categories=other.categories,
+            **{name: np.concatenate([getattr(self, name), getattr(other, name)]) for name in _ARRAYS})
+        return joined
+
+    def outcome_code(self, name: str) -> int:
+        return self.outcomes.index(name) if name in self.outcomes else -1
+
+    def first_seen(self, column: str) -> np.ndarray:
+        """Per verdict: the rank of its input (or answer) text in order of first appearance in the files: the
+        order in which texts are numbered where an order matters (a bootstrap's clusters), without the texts."""
+        if column + "/seen" not in self._derived:
+            self._derived[column + "/seen"] = first_seen(getattr(self, column))
+        return self._derived[column + "/seen"]
+
+    def take(self, rows: np.ndarray) -> VerdictColumns:
+        """The verdicts at `rows` (indices or a mask), as columns of their own."""
+        return VerdictColumns(facts=self.facts, paths=self.paths, outcomes=self.outcomes, categories=self.categories,
+                              **{name: getattr(self, name)[rows] for name in _ARRAYS})
+
+
+_ARRAYS = ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating", "category",
+           "sample_bytes", "io_bytes", "score", "source_row")
+
+
+def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
+            ) -> list[tuple[tuple[str, ...], np.ndarray]]:
+    """The verdicts (`members`, or all) grouped by the given facts, groups in sorted order of the facts' values
+    (as text: run 10 sorts before run 2, as the report always sorted them)."""
+    members = np.arange(len(c)) if members is None else members
+    keys = [c.fact(f)[members] for f in fields]
+    found = []
+    for indices in groups(*keys) if len(members) else []:
+        first = members[indices[0]]
+        found.append((tuple(str(c.names(f)[c.fact(f)[first]]) for f in fields), members[indices]))
+    return found
+
+
+def local_clusters(c: VerdictColumns, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The input clusters of `members` numbered 0..G-1, and each one's stratum (statement) code."""
+    clusters = dense_codes(c.cluster()[members])
+    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
+    strata[clusters] = c.stratum()[members]
+    return clusters, strata
+
+
+def first_seen(codes: np.ndarray) -> np.ndarray:
+    """Per element: a code 0..K-1 of its value, numbered in order of first appearance."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
+
+
+def dense(*keys: np.ndarray) -> np.ndarray:
+    """Per element: a code 0..G-1 of its combination of `keys` (codes in sorted order of the combinations).
+
+    By one lexicographic sort (a few arrays of 8 bytes per element; `np.unique(axis=0)` took 200)."""
+    if not len(keys[0]):
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(keys[::-1])
+    changed = np.zeros(len(order), dtype=bool)
+    for key in keys:
+        ordered = np.asarray(key)[order]
+        changed[1:] |= ordered[1:] != ordered[:-1]
+    code = np.empty(len(order), dtype=np.int64)
+    code[order] = np.cumsum(changed)
+    return code
+
+
+def groups(*keys: np.ndarray) -> list[np.ndarray]:
+    """The indices of each combination of `keys`, combinations in sorted order of their codes."""
+    if not len(keys[0]):
+        return []
+    code = dense(*keys)
+    order = np.argsort(code, kind="stable")
+    bounds = np.flatnonzero(np.diff(code[order])) + 1
+    return np.split(order, bounds)
+
+
+def as_columns(rows: VerdictColumns | Iterable[ComplianceRow]) -> VerdictColumns:
+    """The library's functions take rows (a list of `ComplianceRow`) or columns; they compute on columns."""
+    return rows if isinstance(rows, VerdictColumns) else VerdictColumns.from_rows(rows)
+
+
+def rows_of(c: VerdictColumns) -> list[ComplianceRow]:
+    """The verdicts as rows whose input and answer are their digests (hex): for the few tables still computed
+    from rows (categorical judges'), which compare texts but never show them."""
+    return [ComplianceRow.model_construct(
+        **c.facts[c.file[i]].model_dump(), input=f"{c.input[i]:x}", output=f"{c.output[i]:x}",
+        outcome=c.outcomes[c.outcome[i]], compliant=None if c.compliant[i] == NO_VERDICT else bool(c.compliant[i]),
+        confidence=None, rating=None if np.isnan(c.rating[i]) else float(c.rating[i]),
+        category=None if c.category[i] == NO_VERDICT else c.categories[c.category[i]],
+        score=None if np.isnan(c.score[i]) else float(c.score[i]), explanation=None, problem=None, detail=None)
+        for i in range(len(c))]

@@ -1,0 +1,117 @@
+"""The report computes from verdicts folded into columns as the files are read (issue 25): no text and no object
+per verdict is held, the sample view reads back only what it shows, and the numbers do not depend on the process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from speceval.analysis.fold import fold_verdicts
+from speceval.analysis.load import load_verdicts
+from speceval.analysis.panel import panel_rows, panel_verdicts
+from speceval.analysis.sample_record import sample_record
+from speceval.analysis.samples import sample_records
+from tests.analysis.test_report_golden import fabricate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_columns_hold_a_few_bytes_per_verdict_and_one_record_per_file(tmp_path: Path) -> None:
+    root = fabricate(tmp_path / "data")
+    folded = fold_verdicts([root])
+    columns = folded.columns
+    rows = load_verdicts([root]).compliance
+    assert len(columns) == len(rows) == 142
+    files = len(list(root.rglob("results/*.json"))) - 2 - 16  # canaries and rankings are not compliance verdicts
+    assert len(columns.facts) == files == 16
+    per_verdict = sum(getattr(columns, name).nbytes for name in
+                      ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating",
+                       "category", "sample_bytes", "io_bytes", "score", "source_row")) / len(columns)
+    assert per_verdict <= 80
+    assert all(array.dtype != object for array in vars(columns).values() if isinstance(array, np.ndarray))
+
+
+def test_every_embedded_record_is_the_verdict_read_back_from_its_file(tmp_path: Path) -> None:
+    root = fabricate(tmp_path / "data")
+    columns = fold_verdicts([root]).columns
+    panel = panel_verdicts(columns)
+    records, total = sample_records(columns, panel, limit=40)
+    rows = load_verdicts([root]).compliance
+    panel_in_rows, _ = panel_rows(rows)
+    assert total == len(rows) + len(panel_in_rows) == 142 + 71
+    assert len(records) == 40
+    expected = [sample_record(r) for r in rows + panel_in_rows]
+    assert all(record in expected for record in records)
+    assert {r["judge"] for r in records} == {"judge-a", "judge-b", "panel"}
+    assert {r["statement"] for r in records} == {"s1", "s2", "s3", "s4"}
+    panel_records = [r for r in records if r["judge"] == "panel"]
+    assert panel_records and all("judge-a: " in r["explanation"] and "; judge-b: " in r["explanation"]
+                                 for r in panel_records)
+
+
+def test_a_small_page_budget_embeds_fewer_records_and_never_more_bytes(tmp_path: Path) -> None:
+    from speceval.analysis.sample_record import record_size
+
+    root = fabricate(tmp_path / "data")
+    columns = fold_verdicts([root]).columns
+    records, _ = sample_records(columns, panel_verdicts(columns), budget=5_000)
+    assert records and sum(record_size(r) for r in records) <= 5_000
+    assert len({(r["judge"], r["candidate"], r["statement"]) for r in records}) == len(records)  # one per stratum
+
+
+def test_the_csvs_are_the_same_bytes_under_any_string_hash_seed(tmp_path: Path) -> None:
+    root = fabricate(tmp_path / "data")
+    written = []
+    for seed in ("1", "4", "6"):
+        out = tmp_path / f"report-{seed}"
+        subprocess.run([sys.executable, "-m", "speceval", "report", str(root), "--out", str(out)], cwd=REPO,
+                       check=True, capture_output=True, env=dict(os.environ, PYTHONHASHSEED=seed))
+        written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())
+                        if p.suffix == ".csv" or p.name == "variation_statistics.json"})
+    assert len(written[0]) >= 14
+    assert written[0] == written[1] == written[2]
+
+
+def test_folding_keeps_no_text_whatever_the_answers_length(tmp_path: Path) -> None:
+    """Answers of 1,000 characters in 30 files: holding the texts read so far would cost over a kilobyte a
+    verdict at the end of the fold; the fold's peak stays under 800 bytes a verdict (one file's worth of parsed
+    JSON, about 100 verdicts, is all that is held besides the columns)."""
+    import tracemalloc
+
+    sys.path.insert(0, str(REPO))
+    from benchmarks.evidence_memory import make_data
+
+    data = make_data(tmp_path / "data", 3_000, 30)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        folded = fold_verdicts([data["verdicts"]])
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert len(folded.columns) == 3_000
+    assert peak / 3_000 < 800, peak / 3_000
+
+
+def test_a_records_size_counted_while_folding_is_the_size_the_page_gives_it() -> None:
+    """The page's byte budget is kept with sizes counted field by field while folding: they must be exact for
+    texts with escapes, HTML characters, non-ASCII and cut long texts, judged or not."""
+    from speceval.analysis.load import ComplianceRow
+    from speceval.analysis.sample_record import record_bytes, record_size, text_size
+
+    for text in ("a", "x<y&z>", 'é"\\\n\t\u2028', "w" * 3_000, "日本語 & <b>"):
+        for explanation, problem, outcome in ((text, None, "judged"), (None, "p<", "unparsed"),
+                                              (None, None, "judged")):
+            row = ComplianceRow(spec="s", judge="j<", model="m", statement_id="st", mode="binary",
+                                prompt_version="p", input=text, output=text + "o", outcome=outcome, compliant=True,
+                                confidence=None, rating=None, source="x&", explanation=explanation,
+                                problem=problem, run=12)
+            record = sample_record(row)
+            record["variation"] = ""
+            assert record_bytes(row) == (record_size(record), text_size(record["input"])
+                                         + text_size(record["output"]))
