@@ -134,15 +134,8 @@ SLOW = (
 `slow` marker, so `pytest -m "not slow"` is an inner loop of about a minute."""
 
 
-LONGEST_FIRST = ("tests/raydata/",)
-"""Tests that each take the better part of a minute (Ray start-ups): run before everything else."""
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests of the files in `SLOW`, and run the long ones first: with the workers stealing from each
-    other's queues, a minute-long test started last would otherwise keep one worker busy after the rest finished
-    (longest first is the usual remedy for that tail)."""
+    """Mark the tests of the files in `SLOW`."""
     for item in items:
         if item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: (not item.nodeid.startswith(LONGEST_FIRST), item.get_closest_marker("slow") is None))
