@@ -113,7 +113,9 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
                 time.sleep(0.05)
             assert process.poll() is None, "the run ended before it got that far"
             os.kill(process.pid, sig)
-            process.communicate(timeout=120)
+            _, stderr = process.communicate(timeout=120)
+            if process.returncode not in (3, -signal.SIGKILL):
+                print(stderr[-4000:])  # why it did not stop cleanly, in the failure report
             return process.returncode
         finally:
             if process.poll() is None:
