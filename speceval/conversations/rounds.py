@@ -10,6 +10,7 @@ read back from the earlier rounds' results on disk (`RoundSource`).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -178,7 +179,7 @@ def simulated_turns(rows: list[dict[int, ResultRow]], index: int) -> list[str]:
     return found
 
 
-class _HistorySource:
+class _HistorySource(ABC):
     """What both halves of a round read: per statement, each member's transcript so far from the files on disk."""
 
     def __init__(self, inputs: InputSet, run_dir: Path, record: RoundRecord, members: dict[str, list[int]],
@@ -240,8 +241,9 @@ class _HistorySource:
         self._cache = (statement_id, prompts)
         return prompts
 
+    @abstractmethod
     def _request(self, item: Conversation, answers: list[str], simulated: list[str]) -> PromptLike:
-        raise NotImplementedError
+        """One member's request from its script, the candidate's earlier answers and the simulated user's turns."""
 
 
 class RoundSource(_HistorySource):
