@@ -16,19 +16,26 @@ import os
 import runpy
 import sys
 
-import ray._private.state
-import ray._private.worker
+LOSING_THE_EXIT_RACE = ("tests.raydata.ray_exit_race",)
+"""`python -m *LOSING_THE_EXIT_RACE MODULE ARGS...` runs `python -m MODULE ARGS...` through this module."""
 
 RAY_LOST_THE_RACE = 1  # the status Ray's core worker exits with when touched after it was destroyed
 
 
 def _lose_the_race() -> None:
+    # Imported here: the tests import this module for LOSING_THE_EXIT_RACE, and must skip, not fail, without Ray.
+    import ray._private.state
+    import ray._private.worker
+
     state = ray._private.state.state
     disconnect = state.disconnect
 
     def disconnect_then_exit() -> None:
         disconnect()
-        if not hasattr(ray._private.worker.global_worker, "core_worker"):  # inside ray.shutdown, worker destroyed
+        driver = ray._private.worker.global_worker
+        # Inside a `ray.shutdown` of a started Ray (its mode is reset only at the end), the core worker destroyed;
+        # the shutdown Ray runs at exit when it was never started has nothing to race with.
+        if driver.mode is not None and not hasattr(driver, "core_worker"):
             sys.stderr.write("ray_exit_race: Ray's exit-time shutdown ran after its core worker was destroyed\n")
             sys.stderr.flush()
             os._exit(RAY_LOST_THE_RACE)

@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import REPO, cli_env, only_run_dir, run_generation, start_generation, write_inputs, write_spec
 from tests.independent.openai_server import IndependentOpenAIServer
+from tests.raydata.ray_exit_race import LOSING_THE_EXIT_RACE  # Ray's exit-time shutdown always ends with status 1
 
 pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
 
@@ -26,10 +27,6 @@ MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 
 
 ENDPOINT_KEY = "sk-endpoint-DO-NOT-LEAK-5f0c1e2d3b4a"
-
-# Commands run through this module lose, every time, the exit-time race with Ray's own shutdown that they lost
-# now and then under load (exit 1 after deciding on 0 or 3): see its docstring.
-LOSING_THE_EXIT_RACE = ("tests.raydata.ray_exit_race",)
 
 
 def ray_env(server: IndependentOpenAIServer) -> dict[str, str]:
