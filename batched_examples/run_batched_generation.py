@@ -6,7 +6,8 @@
 See `--help` for every flag; the work is done by `speceval.pipelines.generation`.
 """
 
+from speceval.cli.exits import exit_process
 from speceval.cli.generation import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_process(main())

@@ -6,7 +6,8 @@ Keys and flags: `--help` and `speceval.pipelines.judge_config`; the work is done
 Run the same command again to resume.
 """
 
+from speceval.cli.exits import exit_process
 from speceval.cli.judge import ranking_main
 
 if __name__ == "__main__":
-    raise SystemExit(ranking_main())
+    exit_process(ranking_main())

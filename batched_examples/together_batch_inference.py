@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from speceval.cli.exits import exit_process
 from speceval.cli.generation import main as generation_main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,4 +87,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_process(main())

@@ -1,5 +1,6 @@
 """`python -m speceval`."""
 
+from speceval.cli.exits import exit_process
 from speceval.cli.main import main
 
-raise SystemExit(main())
+exit_process(main())

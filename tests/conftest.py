@@ -79,10 +79,13 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_generation(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run `python -m batched_examples.run_batched_generation ARGS` to completion."""
+def run_generation(
+    args: list[str], env: dict[str, str], timeout: float = 120, via: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m batched_examples.run_batched_generation ARGS` to completion (`via`: a module that runs it,
+    as `python -m VIA batched_examples.run_batched_generation ARGS`)."""
     return subprocess.run(
-        [sys.executable, "-m", "batched_examples.run_batched_generation", *args],
+        [sys.executable, "-m", *via, "batched_examples.run_batched_generation", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
     )
 
@@ -93,10 +96,10 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_generation(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    """Start the generation CLI in the background (for kill and interrupt tests)."""
+def start_generation(args: list[str], env: dict[str, str], via: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+    """Start the generation CLI in the background (for kill and interrupt tests; `via` as for `run_generation`)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "batched_examples.run_batched_generation", *args],
+        [sys.executable, "-m", *via, "batched_examples.run_batched_generation", *args],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         preexec_fn=interruptible,
     )

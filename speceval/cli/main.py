@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import NoReturn
 
 from speceval.cli import (
     convert_cmd,
@@ -17,7 +18,7 @@ from speceval.cli import (
     status_cmd,
     validate_cmd,
 )
-from speceval.cli.exits import run_command
+from speceval.cli.exits import exit_process, run_command
 from speceval.cli.parsing import StrictArgumentParser
 
 
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code."""
+    """The `speceval` command; returns the exit code."""
     args = build_parser().parse_args(argv)
 
     def handle() -> int:
@@ -50,3 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
 
     return run_command(handle)
+
+
+def console_script() -> NoReturn:
+    """The `speceval` console script: `main`, then the process ends with its code (`exit_process` says why)."""
+    exit_process(main())

@@ -14,6 +14,7 @@ from speceval.paths import safe_filename
 from tests.conftest import REPO, cli_env
 from tests.experiments.endpoint_grid import answer, check_replies, experiment_head
 from tests.independent.openai_server import IndependentOpenAIServer
+from tests.raydata.ray_exit_race import LOSING_THE_EXIT_RACE  # Ray's exit-time shutdown always ends with status 1
 
 pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
 
@@ -35,7 +36,7 @@ def test_a_ray_candidate_in_an_experiment_answers_every_input_and_a_rerun_sends_
     max_concurrency: 2
 stages: [generation]
 """)
-        command = [sys.executable, "-m", "speceval", "run", str(path)]
+        command = [sys.executable, "-m", *LOSING_THE_EXIT_RACE, "speceval", "run", str(path)]
         done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
                               stdin=subprocess.DEVNULL)
         sent = len(server.chat_requests)

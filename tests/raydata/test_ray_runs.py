@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import REPO, cli_env, only_run_dir, run_generation, start_generation, write_inputs, write_spec
 from tests.independent.openai_server import IndependentOpenAIServer
+from tests.raydata.ray_exit_race import LOSING_THE_EXIT_RACE  # Ray's exit-time shutdown always ends with status 1
 
 pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
 
@@ -65,7 +66,8 @@ def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path) -> Non
         return None
 
     with IndependentOpenAIServer(answer=answer, fail=fail) as server:
-        done = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(server), timeout=240)
+        done = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(server), timeout=240,
+                              via=LOSING_THE_EXIT_RACE)
         sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
         base_url = server.base_url
     assert done.returncode == 0, done.stderr[-3000:]
@@ -103,7 +105,7 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
 
     def run_until(command: list[str], env: dict[str, str], journaled: int, sig: signal.Signals) -> int:
         """Start the command, send `sig` once `journaled` outcomes are in the journal; its exit code."""
-        process = start_generation(command, env)
+        process = start_generation(command, env, via=LOSING_THE_EXIT_RACE)
         try:
             deadline = time.monotonic() + 240
             while time.monotonic() < deadline and process.poll() is None:
@@ -128,6 +130,12 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
         # Ctrl+C: stops cleanly, exit 3, what finished is kept.
         assert run_until(args_for(spec, inputs, out, server), env, 40, signal.SIGINT) == 3
         run_dir = only_run_dir(out)
+        # The journal ends on a whole line, and every outcome in it is in results/ as well.
+        journal = (run_dir / "realtime" / "outcomes.jsonl").read_bytes()
+        assert journal.endswith(b"\n")
+        journaled = {(e["statement_id"], e["record"]["original_index"]) for e in map(json.loads, journal.splitlines())}
+        merged = {(sid, r["original_index"]) for sid, rs in results_of(run_dir).items() for r in rs}
+        assert len(journaled) >= 40 and journaled <= merged
         # SIGKILL while resuming, past halfway.
         assert run_until(["--resume", str(run_dir)], env, 120, signal.SIGKILL) == -signal.SIGKILL
         status = subprocess.run([sys.executable, "-m", "speceval", "status", "--json", str(run_dir)], cwd=REPO,
@@ -135,7 +143,7 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
         (row,) = json.loads(status.stdout)
         assert row["provider"] == "ray" and row["requests"] == 3 * per_statement
         assert row["outcome_counts"]["succeeded"] >= 120 and row["outcome_counts"]["not sent yet"] > 0
-        resumed = run_generation(["--resume", str(run_dir)], env, timeout=240)
+        resumed = run_generation(["--resume", str(run_dir)], env, timeout=240, via=LOSING_THE_EXIT_RACE)
         sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     records = results_of(run_dir)
