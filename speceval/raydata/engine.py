@@ -41,25 +41,11 @@ class RayEngine(RealtimeEngine):
         super().__init__(model, *args, **kwargs)  # type: ignore[arg-type]
         self._driver: threading.Thread | None = None
         self.rounds = 0
-        self._journaling = threading.Lock()  # held while a block is journaled; `stop` waits for it
-        self._journal_shut = False
 
     def tick(self):  # type: ignore[no-untyped-def]
         # Requests requeued after a retryable failure start a new round once the current one is over.
         self._top_up_workers()
         return super().tick()
-
-    def stop(self) -> None:
-        """Stop sending; every block journaled so far is in results/, and no block is journaled after this.
-
-        Ray keeps answering the requests in flight for a while, and the process may end at any moment once the
-        command has returned (`speceval.cli.exits.exit_process` ends it without the interpreter's teardown). So a
-        block being written finishes first, later blocks are abandoned like any request in flight (a resume sends
-        them again), and the journal ends on a whole line whose every entry the merge below has seen.
-        """
-        with self._journaling:
-            self._journal_shut = True
-        super().stop()
 
     def _top_up_workers(self) -> None:
         if self._driver is not None and self._driver.is_alive():
@@ -131,14 +117,9 @@ class RayEngine(RealtimeEngine):
         records = [(ref, self._to_record(ref, outcome, error)) for ref, outcome, error in block]
         if not records:
             return
-        with self._journaling:
-            if self._journal_shut:
-                logger.info("%d outcome(s) arrived after the run stopped: not recorded; a resume sends them again",
-                            len(records))
-                return
-            self.journal.append_many([JournalEntry(statement_id=r.statement_id, record=rec) for r, rec in records])
-            with self._lock:  # before `stop` can collect: whatever is journaled is merged into results/ too
-                self._finished.extend(records)
+        self.journal.append_many([JournalEntry(statement_id=ref.statement_id, record=rec) for ref, rec in records])
+        with self._lock:
+            self._finished.extend(records)
 
     def _to_record(self, ref: ItemRef, outcome: RequestOutcome | None, error: RequestError | None) -> ResultRecord:
         earlier = self._results.get(ref)
