@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import StopReason
+from speceval.batch.records import Usage
 from speceval.cli.command_defaults import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
@@ -34,7 +35,6 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.same_run import check_resume_flags, report_reused
-from speceval.batch.records import Usage
 from speceval.conversations.estimate import later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
 from speceval.costs import PriceTable
