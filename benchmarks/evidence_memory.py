@@ -77,8 +77,9 @@ def write_spec(spec_path: Path, statements: int) -> list[str]:
     return ids
 
 
-def make_data(root: Path, size: int, statements: int) -> dict[str, Path]:
-    """Spec, inputs, a generation run of `size` answers and a judge folder of `size` verdicts under `root`."""
+def make_data(root: Path, size: int, statements: int, *, verdicts: bool = True) -> dict[str, Path]:
+    """Spec, inputs, a generation run of `size` answers and (`verdicts`: for the report) a judge folder of `size`
+    verdicts under `root`."""
     root.mkdir(parents=True, exist_ok=True)
     spec_path = root / "spec.jsonl"
     ids = write_spec(spec_path, statements)
@@ -105,6 +106,8 @@ def make_data(root: Path, size: int, statements: int) -> dict[str, Path]:
             {"original_index": i, "input_text": p, "output_text": o, "batch_id": "batch_bench", "outcome": "succeeded",
              "error": None, "usage": {"input_tokens": 50, "output_tokens": 250}}
             for i, (p, o) in enumerate(zip(prompts, outputs, strict=True))]), encoding="utf-8")
+        if not verdicts:
+            continue  # the judge alone is measured: a million fabricated verdicts are minutes and 1.5 GB for nothing
         entries = []
         for i, (p, o) in enumerate(zip(prompts, outputs, strict=True)):
             compliant = (i * 7 + s) % 5 != 0
@@ -204,7 +207,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="speceval-evidence-") as tmp:
             root = Path(tmp)
             started = time.perf_counter()
-            data = make_data(root / "data", size, args.statements)
+            data = make_data(root / "data", size, args.statements, verdicts="report" in args.only)
             print(f"\n{size:,} answers over {args.statements} statements (fabricated in "
                   f"{time.perf_counter() - started:.0f} s)", flush=True)
             rounds: list[dict[str, dict[str, float]]] = []

@@ -90,3 +90,21 @@ def test_a_folder_written_before_keeps_its_prompts_and_resumes(tmp_path: Path) -
     _rewrite_answer(tmp_path)
     with pytest.raises(RunStateError, match="differs from the one already judged"):
         _judge(tmp_path)
+
+
+def test_a_plain_verdict_file_holds_exactly_its_documented_fields_as_readable_utf8(tmp_path: Path) -> None:
+    write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
+    make_run(tmp_path / "run", "m", tmp_path / "spec.jsonl", {"s1": ["réponse — ✓", None], "s2": ["c"]})
+    judge = _judge(tmp_path)
+    judge.run()
+    (target,) = judge.targets
+    text = (target.run_dir / "results" / "s1.json").read_text(encoding="utf-8")
+    assert "réponse — ✓" in text  # written as UTF-8, not as \u escapes
+    written = json.loads(text)
+    assert set(written) == {"schema_version", "metadata", "results"}
+    assert set(written["metadata"]) == {"model", "judge", "spec", "statement_id", "prompt_version", "mode",
+                                        "batch_ids", "candidate_dir"}
+    (verdict,) = written["results"]  # the errored answer is not judged
+    assert set(verdict) == {"input", "output", "compliant", "confidence", "explanation", "outcome",
+                            "raw_judge_response", "parse_error", "error", "original_index", "batch_id"}
+    assert (verdict["output"], verdict["outcome"], verdict["original_index"]) == ("réponse — ✓", "judged", 0)
