@@ -8,6 +8,7 @@ Answers and verdicts are synthetic.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,8 +23,31 @@ OFFLINE_API_KEY = "speceval-offline-emulator"
 """The key adapters send to the emulator (it accepts any key; the SDKs insist on one)."""
 # Fast enough for a demo to finish in seconds, slow enough to show jobs moving through their states.
 OFFLINE_TURNAROUND_SECONDS = 1.0
-OFFLINE_POLL_INTERVAL = 0.5
-"""Seconds between polls of an offline run that sets no interval (the 60 s default would sit silent)."""
+"""Seconds the offline emulator takes to finish a job, unless `$SPECEVAL_OFFLINE_TURNAROUND` says otherwise."""
+TURNAROUND_VARIABLE = "SPECEVAL_OFFLINE_TURNAROUND"
+_TURNAROUND_RANGE = (0.0, 3600.0)
+
+
+def offline_turnaround() -> float:
+    """Seconds each offline job takes: `$SPECEVAL_OFFLINE_TURNAROUND` if set (a test suite or a quick demo sets
+    it low; a demo of polling sets it high), else `OFFLINE_TURNAROUND_SECONDS`."""
+    given = os.environ.get(TURNAROUND_VARIABLE)
+    if not given:
+        return OFFLINE_TURNAROUND_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        raise ConfigError(f"{TURNAROUND_VARIABLE} must be a number of seconds, not {given!r}") from None
+    low, high = _TURNAROUND_RANGE
+    if not low <= seconds <= high:
+        raise ConfigError(f"{TURNAROUND_VARIABLE} must be between {low:g} and {high:g} seconds, not {given}")
+    return seconds
+
+
+def offline_poll_interval() -> float:
+    """Seconds between polls of an offline run that sets no interval (the 60 s default would sit silent): half
+    the emulator's turnaround, so a job is seen done within half a turnaround of finishing."""
+    return max(offline_turnaround() / 2, 0.05)
 
 STATE_DIR_NAME = ".emulator"
 # A judge target sits two levels below the judge folder that holds its emulator; an experiment's runs sit five
@@ -69,7 +93,7 @@ def offline_emulator(state_dir: Path) -> Iterator[Emulator]:
     """An in-process emulator with the offline turnaround, keeping its state in `state_dir`."""
     from speceval.emulator import Emulator, FaultConfig  # the emulator's web stack loads only when used
 
-    with Emulator(faults=FaultConfig(turnaround_seconds=OFFLINE_TURNAROUND_SECONDS), state_dir=state_dir) as emulator:
+    with Emulator(faults=FaultConfig(turnaround_seconds=offline_turnaround()), state_dir=state_dir) as emulator:
         yield emulator
 
 

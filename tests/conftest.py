@@ -17,6 +17,13 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 SAMPLE_INPUTS = REPO / "data" / "inputs" / "openai"
 TEST_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+OFFLINE_TURNAROUND = 0.2
+"""Seconds an offline job takes in the suite (the emulator fixture's turnaround too)."""
+# Offline runs (`--offline`, `offline=True`) finish a job in OFFLINE_TURNAROUND seconds instead of the demo's one
+# second: most of the suite's offline tests wait on that turnaround, stage after stage. Set for the whole process
+# (module-scoped fixtures run offline jobs too) and inherited by every command a test starts; a test that needs a
+# job in flight for longer sets the variable itself.
+os.environ["SPECEVAL_OFFLINE_TURNAROUND"] = str(OFFLINE_TURNAROUND)
 
 _PROVIDER_ENV = (
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
@@ -40,7 +47,7 @@ def emulator() -> Iterator[object]:
     """A fresh emulator on a free loopback port, with fast turnaround."""
     from speceval.emulator import Emulator, FaultConfig
 
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.2)) as emu:
+    with Emulator(faults=FaultConfig(turnaround_seconds=OFFLINE_TURNAROUND)) as emu:
         yield emu
 
 

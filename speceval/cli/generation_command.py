@@ -40,7 +40,7 @@ from speceval.conversations.simulated_user import SimulatedUser, read_instructio
 from speceval.costs import PriceTable
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
-from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
+from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.models import simulated_user_model
@@ -64,7 +64,7 @@ def engine_options(args: argparse.Namespace, base: EngineOptions | None, offline
     )
     poll = given_poll_interval(args.poll_interval)
     if poll is None and offline:
-        poll = OFFLINE_POLL_INTERVAL
+        poll = offline_poll_interval()
     options = EngineOptions(
         batch_size=args.batch_size if args.batch_size is not None else base.batch_size,
         poll_interval=poll if poll is not None else base.poll_interval,

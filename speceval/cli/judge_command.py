@@ -34,7 +34,7 @@ from speceval.cli.flags import given_poll_interval
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
 from speceval.emulator.models import offline_served
 from speceval.errors import ConfigError
-from speceval.offline import OFFLINE_POLL_INTERVAL
+from speceval.offline import offline_poll_interval
 from speceval.paths import check_output_dir
 from speceval.pipelines.candidates import Candidate, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
@@ -113,7 +113,7 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         raise ConfigError("no candidates: set candidate_generation_dirs (or a candidates mapping) in the YAML")
     candidates = resolve_candidates(directories, named)
     poll = given_poll_interval(args.poll_interval)
-    poll = _pick(poll, file.poll_interval, OFFLINE_POLL_INTERVAL if args.offline else DEFAULT_POLL_INTERVAL)
+    poll = _pick(poll, file.poll_interval, offline_poll_interval() if args.offline else DEFAULT_POLL_INTERVAL)
     engine = EngineOptions(
         batch_size=_pick(args.batch_size, file.batch_size, DEFAULT_BATCH_SIZE),
         poll_interval=poll,

@@ -171,7 +171,8 @@ class EngineSettings(_Strict):
 
     # Ranges and messages shared with the command-line flags (speceval.settings_checks).
     batch_size: BatchSize = 500
-    poll_interval: PollInterval | None = Field(default=None, description="default 60 s; 0.5 s when offline")
+    poll_interval: PollInterval | None = Field(default=None,
+                                               description="default 60 s; offline, half the emulator's turnaround")
     timeout_hours: TimeoutHours = 24.0
     max_attempts: MaxAttempts = 3
     max_tokens: MaxTokens = Field(default=4096, description="generation default when not varied; judges use it too")

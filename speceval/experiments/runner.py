@@ -36,7 +36,7 @@ from speceval.experiments.stages import StageContext, build_tasks, inputs_config
 from speceval.grid_place import STATE_NAME
 from speceval.inputgen.pipeline import check_config
 from speceval.inputs import load_inputs
-from speceval.offline import OFFLINE_POLL_INTERVAL, STATE_DIR_NAME, emulator_options, offline_emulator
+from speceval.offline import STATE_DIR_NAME, emulator_options, offline_emulator, offline_poll_interval
 from speceval.paths import READABLE_NAMING, check_output_dir, folder_names, safe_filename
 from speceval.pipelines.endpoints import refused_keys
 from speceval.pipelines.judge_config import load_config
@@ -173,7 +173,7 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     variations, groups = plan(config, output_dir)
     state = _state(output_dir, config, path, variations, groups, offline)
     budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd else None
-    poll = poll_interval or config.engine.poll_interval or (OFFLINE_POLL_INTERVAL if offline else 60.0)
+    poll = poll_interval or config.engine.poll_interval or (offline_poll_interval() if offline else 60.0)
     engine = EngineOptions(batch_size=config.engine.batch_size, poll_interval=poll,
                            timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
                            budget=budget)

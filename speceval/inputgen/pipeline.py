@@ -55,7 +55,7 @@ from speceval.manifest import (
     run_recorded,
     software_versions,
 )
-from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
+from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.models import use_model
 from speceval.providers.registry import create_batched_model, resolve_org
@@ -123,7 +123,7 @@ class InputGenerationConfig:
 
     def __post_init__(self) -> None:
         if self.offline and self.engine == EngineOptions():
-            self.engine = replace(self.engine, poll_interval=OFFLINE_POLL_INTERVAL)
+            self.engine = replace(self.engine, poll_interval=offline_poll_interval())
 
     def recorded(self) -> dict[str, Any]:
         """The settings a resume must reuse (run.json `parameters.config`)."""

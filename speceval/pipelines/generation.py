@@ -24,7 +24,7 @@ from speceval.conversations.simulated_user import SimulatedUser
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
-from speceval.offline import OFFLINE_POLL_INTERVAL, emulator_options, emulator_state_dir, offline_emulator
+from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.pipelines.models import check_model, simulated_user_model, use_model
 from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.providers.sent import settings_as_sent
@@ -53,7 +53,8 @@ class GenerationConfig:
         engine: batch size, polling, timeout and retry settings.
         allow_unknown_statements: skip (with a warning) inputs files that name no statement of the spec.
         offline: the run uses the built-in emulator, started in-process by `run()` (recorded so a resume does
-            too). Engine options left at their defaults then poll every `OFFLINE_POLL_INTERVAL` seconds.
+            too). Engine options left at their defaults then poll every `offline_poll_interval()` seconds (half the
+            emulator's turnaround).
         new_run: start a fresh run (and pay again) even when an identical run exists under the same folder. By
             default an identical finished run is reused (nothing is sent) and an identical unfinished one is
             continued, as the command line does: running the same script twice never pays twice.
@@ -80,7 +81,7 @@ class GenerationConfig:
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
         if self.offline and self.engine == EngineOptions():
-            self.engine = replace(self.engine, poll_interval=OFFLINE_POLL_INTERVAL)
+            self.engine = replace(self.engine, poll_interval=offline_poll_interval())
 
 
 class BatchedGenerationPipeline:

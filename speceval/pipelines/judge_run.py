@@ -30,7 +30,7 @@ from speceval.errors import RunStateError
 from speceval.inputs import PromptItem
 from speceval.judging.prompts import TemplateId, new_salt
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
-from speceval.offline import OFFLINE_POLL_INTERVAL
+from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
 from speceval.providers.sent import settings_as_sent
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
@@ -111,7 +111,8 @@ class JudgeSettings:
         params: the judge's sampling parameters.
         engine: batch size, polling, timeout and retries.
         offline: the run uses the built-in emulator, started in-process by the pipeline's `run()` (recorded in
-            every `run.json`). Engine options left at their defaults then poll every `OFFLINE_POLL_INTERVAL` s.
+            every `run.json`). Engine options left at their defaults then poll every
+            `offline_poll_interval()` s (half the emulator's turnaround).
         vertex: Vertex AI project, location and buckets (judge provider `vertex`); recorded in `run.json` as
             `parameters.vertex` so `speceval status/fetch/cancel` reconnect to the jobs.
         ray: how a `ray` judge is reached (endpoint or vLLM engines, pace); recorded in `run.json` as
@@ -135,7 +136,7 @@ class JudgeSettings:
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.
         if self.offline and self.engine == EngineOptions():
-            self.engine = replace(self.engine, poll_interval=OFFLINE_POLL_INTERVAL)
+            self.engine = replace(self.engine, poll_interval=offline_poll_interval())
 
 
 def judge_dir(output_dir_base: Path, spec_name: str, judge_model: str) -> Path:
