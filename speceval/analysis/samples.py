@@ -83,8 +83,9 @@ def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SA
     """The records the page embeds, and how many verdicts there are in all: `pick` over every verdict (the
     judges' and the panel's), each picked one read back from its file (the columns hold no text)."""
     both = columns if panel is None else columns.concat(panel.verdicts)
-    strata = dense(both.fact("judge"), both.fact("model"), both.fact("variation"), both.runs(),
-                   both.fact("statement_id"))
+    # A stratum is a fact of the verdict's file: coded among the files, then gathered (no sort per verdict).
+    strata = dense(both.file_codes("judge"), both.file_codes("model"), both.file_codes("variation"),
+                   np.array([f.run for f in both.facts], dtype=np.int64), both.file_codes("statement_id"))[both.file]
     variation_bytes = {f.variation: text_size(f.variation) for f in both.facts}
 
     def sizes(at: np.ndarray) -> np.ndarray:
