@@ -285,8 +285,8 @@ class VerdictColumns:
         found: np.ndarray = np.where(np.isnan(score), binary, score)
         return found
 
-    def is_outcome(self, name: str) -> np.ndarray:
-        found: np.ndarray = self.outcome == self.outcome_code(name)
+    def is_outcome(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+        found: np.ndarray = (self.outcome if rows is None else self.outcome[rows]) == self.outcome_code(name)
         return found
 
     def stratum_of_cluster(self) -> np.ndarray:
@@ -339,10 +339,12 @@ def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
         return []
     # Every field is a fact of the verdict's file: the groups are found among the files (a few hundred) and each
     # verdict takes its file's group, one sort of a code per verdict rather than a sort over every field.
-    per_file = dense(*(c.file_codes(f) for f in fields))
+    per_file = dense(*(c.file_codes(f) for f in fields)).astype(np.int32)  # fewer groups than files
     group = c._gather(per_file, members)
     order = np.argsort(group, kind="stable")
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    group = group[order]
+    bounds = np.flatnonzero(group[1:] != group[:-1]) + 1
+    del group
     found = []
     for indices in np.split(order, bounds):
         rows = indices if members is None else members[indices]

@@ -68,28 +68,32 @@ def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | 
     intervals; other outcomes only counted."""
     c = as_columns(rows)
     members = np.arange(len(c)) if members is None else members
+    # Arrays of a million verdicts are made and let go one after another (the peak of a report is here).
     judged_mask = c.judged(members)
-    judged = members[judged_mask]
-    values = c.values(judged)
-    clusters, strata = local_clusters(c, judged)
-    statements = dense_codes(c.stratum(judged))
-    by_input = rate_interval_codes(values, clusters, strata, stratified=True)
-    by_statement = rate_interval_codes(values, statements, unit="statement")
-    judged_outcome = c.is_outcome(JUDGED)[members]
     has_rating = ~np.isnan(c.rating[members])
-    rated = members[judged_outcome & has_rating]
+    counts = np.bincount(c.outcome[members[~judged_mask & ~has_rating]], minlength=len(c.outcomes))
+    rated = members[c.is_outcome(JUDGED, members) & has_rating]
+    del has_rating
+    judged = members[judged_mask]
+    del judged_mask
+    values = c.values(judged)
+    statements = dense_codes(c.stratum(judged))
+    by_statement = rate_interval_codes(values, statements, unit="statement")
+    statement_count = int(statements.max()) + 1 if len(statements) else 0
+    del statements
+    clusters, strata = local_clusters(c, judged)
+    by_input = rate_interval_codes(values, clusters, strata, stratified=True)
+    input_count = int(clusters.max()) + 1 if len(clusters) else 0
+    del clusters, strata
     ratings = c.rating[rated]
     rating_clusters, rating_strata = local_clusters(c, rated)
     rating_interval = mean_interval_codes(ratings, rating_clusters, rating_strata)
-    others = members[~judged_mask & ~has_rating]
-    counts = np.bincount(c.outcome[others], minlength=len(c.outcomes))
     return RateSummary(
         judged=len(judged), compliant=float(values.sum()),
         not_judged={c.outcomes[k]: int(counts[k]) for k in np.flatnonzero(counts)},
         rate=float(values.sum() / len(values)) if len(values) else None,
         ci_low=by_input[0] if by_input else None, ci_high=by_input[1] if by_input else None,
-        ci_method=by_input[2] if by_input else None, inputs=int(clusters.max()) + 1 if len(clusters) else 0,
-        statements=int(statements.max()) + 1 if len(statements) else 0,
+        ci_method=by_input[2] if by_input else None, inputs=input_count, statements=statement_count,
         ci_low_by_statement=by_statement[0] if by_statement else None,
         ci_high_by_statement=by_statement[1] if by_statement else None,
         mean_rating=float(ratings.mean()) if len(ratings) else None,
