@@ -277,3 +277,25 @@ def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[lis
         return None
     stacked = np.vstack(results)
     return np.percentile(stacked, 2.5, axis=0), np.percentile(stacked, 97.5, axis=0)
+
+
+def bootstrap_weighted(clusters: Sequence[Hashable], statistic: Callable[[np.ndarray], np.ndarray | None],
+                       draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED) -> tuple[np.ndarray, np.ndarray] | None:
+    """`bootstrap_percentiles` for a statistic of weighted sums: `statistic` gets, per observation, how many times
+    its cluster was drawn in one resample (the same draws, from the same seed, as `bootstrap_percentiles`), so a
+    resample costs a few array operations instead of a list of every drawn observation (a Bradley–Terry interval
+    over 100,000 comparisons took minutes)."""
+    codes, distinct = codes_of(clusters)
+    if len(distinct) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    results = []
+    for _ in range(draws):
+        drawn = np.bincount(rng.integers(0, len(distinct), len(distinct)), minlength=len(distinct))
+        value = statistic(drawn[codes])
+        if value is not None:
+            results.append(value)
+    if len(results) < draws // 2:
+        return None
+    stacked = np.vstack(results)
+    return np.percentile(stacked, 2.5, axis=0), np.percentile(stacked, 97.5, axis=0)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_percentiles, rate_interval
+from speceval.analysis.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_weighted, rate_interval
 from speceval.analysis.columns import NO_VERDICT, VerdictColumns, as_columns, dense, first_seen, grouped, groups
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.stats import (
@@ -307,18 +307,19 @@ def strengths(rows: list[RankingRow], draws: int = BOOTSTRAP_DRAWS) -> list[Stre
         second = np.array([index[r.model_b] for r in judged])
         score = np.array([{r.model_a: 1.0, "tie": 0.5}.get(_winner(r) or "", 0.0) for r in judged])
 
-        def tally(picked: list[int], size: int = len(models), first: np.ndarray = first,
+        def tally(weight: np.ndarray, size: int = len(models), first: np.ndarray = first,
                   second: np.ndarray = second, score: np.ndarray = score) -> np.ndarray:
-            wins = np.zeros((size, size))
-            np.add.at(wins, (first[picked], second[picked]), score[picked])  # ties: half a win each way
-            np.add.at(wins, (second[picked], first[picked]), 1.0 - score[picked])
-            return wins
+            # Each comparison counted `weight` times (a bootstrap's draws of its input); ties: half a win each way.
+            # Sums of halves are exact, so the matrix does not depend on the order they are added in.
+            wins = np.bincount(first * size + second, weights=score * weight, minlength=size * size)
+            wins += np.bincount(second * size + first, weights=(1.0 - score) * weight, minlength=size * size)
+            return wins.reshape(size, size)
 
-        everything = tally(list(range(len(judged))))
+        everything = tally(np.ones(len(judged)))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        bounds = None if separated else bootstrap_percentiles(
-            [(r.spec, r.statement_id, r.input) for r in judged], lambda picked: bradley_terry(tally(picked)),
+        bounds = None if separated else bootstrap_weighted(
+            [(r.spec, r.statement_id, r.input) for r in judged], lambda weight: bradley_terry(tally(weight)),
             draws=draws)
         for i, model in enumerate(models):
             result.append(Strength(spec=spec, judge=judge, variation=variation, model=model, strength=float(point[i]),
