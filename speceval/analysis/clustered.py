@@ -266,17 +266,7 @@ def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[lis
     members = list(grouped.values())
     if len(members) < 2:
         return None
-    rng = np.random.default_rng(seed)
-    results = []
-    for _ in range(draws):
-        picked = rng.integers(0, len(members), len(members))
-        value = statistic([i for g in picked for i in members[g]])
-        if value is not None:
-            results.append(value)
-    if len(results) < draws // 2:
-        return None
-    stacked = np.vstack(results)
-    return np.percentile(stacked, 2.5, axis=0), np.percentile(stacked, 97.5, axis=0)
+    return _percentiles(len(members), lambda picked: statistic([i for g in picked for i in members[g]]), draws, seed)
 
 
 def bootstrap_weighted(clusters: Sequence[Hashable], statistic: Callable[[np.ndarray], np.ndarray | None],
@@ -288,11 +278,18 @@ def bootstrap_weighted(clusters: Sequence[Hashable], statistic: Callable[[np.nda
     codes, distinct = codes_of(clusters)
     if len(distinct) < 2:
         return None
+    return _percentiles(len(distinct),
+                        lambda picked: statistic(np.bincount(picked, minlength=len(distinct))[codes]), draws, seed)
+
+
+def _percentiles(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """2.5% and 97.5% percentiles of `resampled` over `draws` seeded draws of `clusters` clusters (with
+    replacement); None when fewer than half the resamples give a value."""
     rng = np.random.default_rng(seed)
     results = []
     for _ in range(draws):
-        drawn = np.bincount(rng.integers(0, len(distinct), len(distinct)), minlength=len(distinct))
-        value = statistic(drawn[codes])
+        value = resampled(rng.integers(0, clusters, clusters))
         if value is not None:
             results.append(value)
     if len(results) < draws // 2:
