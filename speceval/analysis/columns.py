@@ -260,8 +260,15 @@ class VerdictColumns:
         """Per verdict: a code of its input (spec, statement, input text): the cluster of every interval (kept:
         it takes a sort to find; 4 bytes a verdict up to 2^31 inputs)."""
         if "cluster" not in self._derived:
-            found = dense(self.stratum(), self.input)
-            self._derived["cluster"] = found.astype(np.int32) if len(found) and found.max() < 2**31 else found
+            # Numbered statement by statement (the codes `dense(stratum, input)` gives: strata in order, inputs
+            # sorted within each), so the sort is one statement's verdicts at a time, not every verdict's.
+            found = np.zeros(len(self), dtype=np.int32 if len(self) < 2**31 else np.int64)
+            offset = 0
+            for _, rows in grouped(self, None, "spec", "statement_id"):
+                distinct, codes = np.unique(self.input[rows], return_inverse=True)
+                found[rows] = codes.reshape(-1) + offset
+                offset += len(distinct)
+            self._derived["cluster"] = found
         return self._derived["cluster"]
 
     def judged(self, rows: np.ndarray | None = None) -> np.ndarray:
