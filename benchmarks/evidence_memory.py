@@ -8,7 +8,9 @@ in its own process (`_measure.py`: wall time and the process's own peak RSS):
 
 - `generation`: `run_batched_generation` over the N prompts: the baseline, the engine that is known to be flat;
 - `judge`: `run_batched_binary_compliance` over the N answers (compliance and canaries);
-- `report`: `speceval report` over the N fabricated verdicts.
+- `report`: `speceval report` over the N fabricated verdicts;
+- `ranking` (only when asked, `--only ranking`): `speceval report` over N fabricated pairwise comparisons of two
+  candidates (N/2 inputs, each judged in both orders; answers of realistic length) in the shape `RankingFile` writes.
 
 Every provider call goes to an emulator in its own process (`speceval emulator --port 0`, a fresh one for each
 measured run, so no run pays for another's jobs). The measured programs are interleaved: generation, judge,
@@ -16,7 +18,7 @@ report, then report, judge, generation, ... (`--pairs` rounds), and each ratio (
 generation) is taken within one round and shown as min / median / max. Targets: judge ≤ 1.5×, report ≤ 2× the
 generation engine at the same count.
 
-    python benchmarks/evidence_memory.py [--sizes 10000 100000] [--pairs 3] [--only judge report]
+    python benchmarks/evidence_memory.py [--sizes 10000 100000] [--pairs 3] [--only judge report ranking]
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from speceval.spec import load_spec  # noqa: E402
 
 JUDGE = "gpt-4.1-2025-04-14"
 CANDIDATE = "gpt-4.1-mini"
-PROGRAMS = ("generation", "judge", "report")
+PROGRAMS = ("generation", "judge", "report", "ranking")
+RIVAL = "gpt-4.1-nano"
 
 _WORDS = ("the", "assistant", "should", "answer", "carefully", "and", "explain", "which", "parts", "of", "the",
           "request", "it", "can", "help", "with", "offering", "safer", "alternatives", "where", "harm", "is", "near;")
@@ -125,6 +128,38 @@ def make_data(root: Path, size: int, statements: int, *, verdicts: bool = True) 
     return {"spec": spec_path, "inputs": inputs, "run": run, "verdicts": root / "verdicts"}
 
 
+def make_rankings(root: Path, size: int, statements: int) -> Path:
+    """A ranking judge's folder of `size` comparisons of CANDIDATE and RIVAL (`size // 2` inputs, each in both
+    orders, about a fifth of the judged ones ties), with a `run.json`; returns the folder to report on."""
+    spec = load_spec(root / "spec.jsonl")
+    base = root / "rankings" / f"spec_{spec.name}" / f"judge_{JUDGE}"
+    per, extra = divmod(size // 2, statements)
+    for first, second in ((CANDIDATE, RIVAL), (RIVAL, CANDIDATE)):
+        pair = base / f"{first}x{second}"
+        (pair / "results").mkdir(parents=True)
+        RunManifest(kind="ranking", command=["benchmark"], spec_name=spec.name, spec_path=str(root / "spec.jsonl"),
+                    spec_sha256=spec.sha256, inputs_path="benchmark", inputs_sha256="0", model_name=JUDGE,
+                    provider="openai").save(pair)
+        for s, statement in enumerate(spec.statements):
+            count = per + (1 if s < extra else 0)
+            entries = []
+            for i in range(count):
+                rank = (0, 1, -1, 1, -1)[(i + s + (first == RIVAL)) % 5]
+                entries.append({"index": i, "input": _text(s * 1_000_003 + i, 200),
+                                "output_a": _text(s * 7_000_001 + i + (first == RIVAL), 1_000),
+                                "output_b": _text(s * 7_000_001 + i + (first != RIVAL), 1_000), "rank": rank,
+                                "winner": {1: "A", -1: "B", 0: "tie"}[rank], "explanation": _text(i + s, 150),
+                                "outcome": "judged", "original_index_a": i, "original_index_b": i,
+                                "batch_id": "batch_rank"})
+            (pair / "results" / f"{statement.id}.json").write_text(json.dumps({
+                "schema_version": 1,
+                "metadata": {"model_a": first, "model_b": second, "judge": JUDGE, "spec": spec.name,
+                             "statement_id": statement.id, "prompt_version": "ranking_v2",
+                             "batch_ids": ["batch_rank"], "candidate_dir_a": "a", "candidate_dir_b": "b"},
+                "rankings": entries}), encoding="utf-8")
+    return root / "rankings"
+
+
 @contextmanager
 def emulator(scratch: Path) -> Iterator[str]:
     """A provider emulator in its own process; yields its OpenAI base URL."""
@@ -176,9 +211,10 @@ def measure(program: str, data: dict[str, Path], scratch: Path, poll: float) -> 
                 "--candidate-generation-dirs", str(data["run"]), "--compliance-judge-model-name", JUDGE,
                 "--output-dir-base", str(out), "--batch-size", "50000", "--poll-interval", str(poll)]
     else:
-        argv = ["-m", "speceval", "report", str(data["verdicts"]), "--out", str(out)]
+        folder = data["rankings"] if program == "ranking" else data["verdicts"]
+        argv = ["-m", "speceval", "report", str(folder), "--out", str(out)]
     result = measured(program, argv, scratch, cwd=REPO)
-    if program == "report":
+    if program in ("report", "ranking"):
         result["html_mb"] = (out / "report.html").stat().st_size / 1e6
     if program == "judge":
         result["verdicts"] = sum(len(json.loads(p.read_text())["results"])
@@ -197,7 +233,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--statements", type=int, default=200)
     parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds (ABC, CBA, ...)")
-    parser.add_argument("--only", nargs="+", choices=("judge", "report"), default=["judge", "report"],
+    parser.add_argument("--only", nargs="+", choices=("judge", "report", "ranking"), default=["judge", "report"],
                         help="what to measure against generation")
     parser.add_argument("--poll", type=float, default=0.5)
     args = parser.parse_args()
@@ -208,6 +244,8 @@ def main() -> None:
             root = Path(tmp)
             started = time.perf_counter()
             data = make_data(root / "data", size, args.statements, verdicts="report" in args.only)
+            if "ranking" in args.only:
+                data["rankings"] = make_rankings(root / "data", size, args.statements)
             print(f"\n{size:,} answers over {args.statements} statements (fabricated in "
                   f"{time.perf_counter() - started:.0f} s)", flush=True)
             rounds: list[dict[str, dict[str, float]]] = []
@@ -229,7 +267,7 @@ def main() -> None:
                 line = f"  {program:>10}: peak MiB {spread(peaks, 1)}; seconds {spread(seconds, 1)}"
                 if program != "generation":
                     ratios = [r[program]["peak_mib"] / r["generation"]["peak_mib"] for r in rounds]
-                    target = 1.5 if program == "judge" else 2.0
+                    target = 1.5 if program == "judge" else 2.0  # a ranking report: the report's target
                     line += f"; / generation {spread(ratios)} (target <= {target})"
                 print(line, flush=True)
 

@@ -112,7 +112,10 @@ def clustered_mean_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray
     if not len(y):
         return None
     mean = float(y.sum() / len(y))
-    influence = np.bincount(clusters, weights=(y - mean) / len(y))
+    weights = y - mean
+    weights /= len(y)  # in place: a million verdicts' temporaries are 8 MB each
+    influence = np.bincount(clusters, weights=weights)
+    del weights
     variance, df = _variance(influence, strata)
     return ClusteredMean(n=len(y), clusters=len(influence), df=df, mean=mean,
                          se=math.sqrt(variance) if variance is not None else None)
@@ -122,11 +125,14 @@ def _variance(influence: np.ndarray, strata: np.ndarray | None) -> tuple[float |
     """Σ over strata of G_h/(G_h-1) Σ (z_g - mean_h z)²; a stratum with one cluster keeps z_g² (conservative)."""
     if len(influence) < 2:
         return None, 0
-    strata = np.zeros(len(influence), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
+    strata = np.zeros(len(influence), dtype=np.int32) if strata is None else np.asarray(strata)
     sizes = np.bincount(strata)
     used = sizes > 0
     centres = np.bincount(strata, weights=influence) / np.where(used, sizes, 1)
-    squares = np.bincount(strata, weights=(influence - centres[strata]) ** 2)
+    deviation = influence - centres[strata]
+    deviation **= 2
+    squares = np.bincount(strata, weights=deviation)
+    del deviation
     single = sizes == 1
     lone = np.bincount(strata, weights=influence ** 2)
     factor = np.where(sizes > 1, sizes / np.where(sizes > 1, sizes - 1, 1), 0.0)
@@ -240,7 +246,9 @@ def dense_codes(codes: np.ndarray) -> np.ndarray:
     if len(codes) and codes.dtype.kind in "iu" and codes.min() >= 0 and codes.max() < 4 * len(codes) + 1024:
         present = np.zeros(int(codes.max()) + 1, dtype=bool)
         present[codes] = True
-        return (np.cumsum(present) - 1)[codes]
+        renumbered = np.cumsum(present, dtype=np.int32 if len(present) < 2**31 else np.int64)
+        renumbered -= 1
+        return renumbered[codes]
     return np.unique(codes, return_inverse=True)[1].reshape(-1)
 
 
@@ -258,11 +266,32 @@ def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[lis
     members = list(grouped.values())
     if len(members) < 2:
         return None
+    return _percentiles(len(members), lambda picked: statistic([i for g in picked for i in members[g]]), draws, seed)
+
+
+def bootstrap_weighted(
+    clusters: Sequence[Hashable], statistic: Callable[[np.ndarray], np.ndarray | None],
+    draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`bootstrap_percentiles` for a statistic of weighted sums: `statistic` gets, per observation, how many times
+    its cluster was drawn in one resample (the same draws, from the same seed, as `bootstrap_percentiles`), so a
+    resample costs a few array operations instead of a list of every drawn observation (a Bradley–Terry interval
+    over 100,000 comparisons took minutes)."""
+    codes, distinct = codes_of(clusters)
+    if len(distinct) < 2:
+        return None
+    return _percentiles(len(distinct),
+                        lambda picked: statistic(np.bincount(picked, minlength=len(distinct))[codes]), draws, seed)
+
+
+def _percentiles(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """2.5% and 97.5% percentiles of `resampled` over `draws` seeded draws of `clusters` clusters (with
+    replacement); None when fewer than half the resamples give a value."""
     rng = np.random.default_rng(seed)
     results = []
     for _ in range(draws):
-        picked = rng.integers(0, len(members), len(members))
-        value = statistic([i for g in picked for i in members[g]])
+        value = resampled(rng.integers(0, clusters, clusters))
         if value is not None:
             results.append(value)
     if len(results) < draws // 2:

@@ -96,8 +96,9 @@ class ColumnsBuilder:
         self.category = array("h")
         self.sample_bytes = array("I")
         self.io_bytes = array("I")
-        self.score = array("d")
         self._fixed: dict[int, int] = {}
+        self._scores: dict[int, float] = {}
+        """Row → score of the rows that have one (panel rows in memory; a results file's verdicts have none)."""
 
     def add(self, row: ComplianceRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
         """Fold one verdict in (`path` and `position`: where the sample view can read it back; `facts`: the code
@@ -117,14 +118,16 @@ class ColumnsBuilder:
         whole, texts = record_bytes(row, self._fixed[code])
         self.sample_bytes.append(whole)
         self.io_bytes.append(texts)
-        self.score.append(math.nan if row.score is None else row.score)
+        if row.score is not None:
+            self._scores[len(self.file) - 1] = row.score
 
-    def add_file(self, path: Path, rows: list[ComplianceRow]) -> None:
-        """Fold in every verdict of one results file (whose rows share their file's facts)."""
-        if rows:
-            code = self.facts_code(facts_of(rows[0]), path)
-            for position, row in enumerate(rows):
-                self.add(row, path, position, code)
+    def add_file(self, path: Path, rows: Iterable[ComplianceRow]) -> None:
+        """Fold in every verdict of one results file (whose rows share their file's facts), as they come."""
+        code = None
+        for position, row in enumerate(rows):
+            if code is None:
+                code = self.facts_code(facts_of(row), path)
+            self.add(row, path, position, code)
 
     def facts_code(self, facts: FileFacts, path: Path | None) -> int:
         key = (*facts.model_dump().values(), path)
@@ -145,7 +148,14 @@ class ColumnsBuilder:
             compliant=np.frombuffer(self.compliant, dtype=np.int8),
             rating=np.frombuffer(self.rating, dtype=np.float64), category=np.frombuffer(self.category, np.int16),
             sample_bytes=np.frombuffer(self.sample_bytes, dtype=np.uint32),
-            io_bytes=np.frombuffer(self.io_bytes, dtype=np.uint32), score=np.frombuffer(self.score, dtype=np.float64))
+            io_bytes=np.frombuffer(self.io_bytes, dtype=np.uint32), score=self._score_column())
+
+    def _score_column(self) -> np.ndarray | None:
+        if not self._scores:
+            return None
+        score = np.full(len(self.file), math.nan)
+        score[list(self._scores)] = list(self._scores.values())
+        return score
 
 
 class VerdictColumns:
@@ -174,9 +184,18 @@ class VerdictColumns:
         self.category = category
         self.sample_bytes = sample_bytes
         self.io_bytes = io_bytes
-        self.score = np.full(len(file), math.nan) if score is None else score
-        self.source_row = np.arange(len(file)) if source_row is None else source_row
+        # Judges' verdicts have no score and are their own source: None, not two arrays of 8 bytes a verdict.
+        self._score = score
+        self._source_row = source_row
         self._derived: dict[str, np.ndarray] = {}
+
+    @property
+    def score(self) -> np.ndarray:
+        return np.full(len(self.file), math.nan) if self._score is None else self._score
+
+    @property
+    def source_row(self) -> np.ndarray:
+        return np.arange(len(self.file)) if self._source_row is None else self._source_row
 
     def __len__(self) -> int:
         return len(self.file)
@@ -189,61 +208,92 @@ class VerdictColumns:
             builder.add(row)
         return builder.build()
 
-    def fact(self, name: str) -> np.ndarray:
-        """Per verdict: the code of its file's `name` (spec, judge, model, ...), codes in sorted order of the
-        values, so that sorting codes sorts names; `names(name)` turns codes back into values."""
+    def fact(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per verdict (of all, or of `rows`): the code of its file's `name` (spec, judge, model, ...), codes in
+        sorted order of the values, so that sorting codes sorts names; `names(name)` turns codes back into values.
+
+        Computed from a code per file when asked, not kept: a report asks for a handful of these, and keeping each
+        per verdict cost more than the verdicts' own columns (issue 25)."""
+        return self._gather(self.file_codes(name), rows)
+
+    def file_codes(self, name: str) -> np.ndarray:
+        """Per file (facts code): the code of its `name` (see `fact`)."""
         if name not in self._derived:
             values = [str(getattr(f, name)) for f in self.facts]
             names = sorted(set(values))
             index = {v: i for i, v in enumerate(names)}
-            # Codes as narrow as the number of values allows: a report keeps a handful of these per verdict.
-            per_file = np.array([index[v] for v in values], dtype=np.int16 if len(names) < 2**15 else np.int32)
-            self._derived[name] = per_file[self.file] if len(self.file) else np.zeros(0, dtype=np.int64)
+            self._derived[name] = np.array([index[v] for v in values],
+                                           dtype=np.int16 if len(names) < 2**15 else np.int32)
             self._derived[name + "/names"] = np.array(names, dtype=object)
         return self._derived[name]
 
+    def _gather(self, per_file: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        files = self.file if rows is None else self.file[rows]
+        return per_file[files] if len(files) else np.zeros(0, dtype=np.int64)
+
     def names(self, name: str) -> np.ndarray:
-        self.fact(name)
+        self.file_codes(name)
         return self._derived[name + "/names"]
 
     def code_of(self, name: str, value: str) -> int | None:
         found = np.flatnonzero(self.names(name) == value)
         return int(found[0]) if len(found) else None
 
-    def runs(self) -> np.ndarray:
-        """Per verdict: its run number (an integer, not a code)."""
+    def runs(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per verdict (of all, or of `rows`): its run number (an integer, not a code)."""
         if "run/int" not in self._derived:
-            per_file = np.array([f.run for f in self.facts], dtype=np.int32)
-            self._derived["run/int"] = per_file[self.file] if len(self.file) else np.zeros(0, dtype=np.int64)
-        return self._derived["run/int"]
+            self._derived["run/int"] = np.array([f.run for f in self.facts], dtype=np.int32)
+        return self._gather(self._derived["run/int"], rows)
 
-    def stratum(self) -> np.ndarray:
-        """Per verdict: a code of its (spec, statement): the stratum of every interval clustered by input."""
-        if "stratum" not in self._derived:
-            self._derived["stratum"] = dense(self.fact("spec"), self.fact("statement_id"))
-        return self._derived["stratum"]
+    def stratum(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per verdict (of all, or of `rows`): a code of its (spec, statement): the stratum of every interval
+        clustered by input (codes in sorted order of the pairs among the files that hold verdicts)."""
+        if "stratum/file" not in self._derived:
+            present = np.bincount(self.file, minlength=len(self.facts))[:len(self.facts)] > 0
+            pairs = dense(self.file_codes("spec")[present], self.file_codes("statement_id")[present])
+            per_file = np.zeros(len(self.facts), dtype=np.int64)
+            per_file[present] = pairs
+            self._derived["stratum/file"] = per_file
+        return self._gather(self._derived["stratum/file"], rows)
 
     def cluster(self) -> np.ndarray:
-        """Per verdict: a code of its input (spec, statement, input text): the cluster of every interval."""
+        """Per verdict: a code of its input (spec, statement, input text): the cluster of every interval (kept:
+        it takes a sort to find; 4 bytes a verdict up to 2^31 inputs)."""
         if "cluster" not in self._derived:
-            self._derived["cluster"] = dense(self.stratum(), self.input)
+            # Numbered statement by statement (the codes `dense(stratum, input)` gives: strata in order, inputs
+            # sorted within each), so the sort is one statement's verdicts at a time, not every verdict's.
+            found = np.zeros(len(self), dtype=np.int32 if len(self) < 2**31 else np.int64)
+            offset = 0
+            for _, rows in grouped(self, None, "spec", "statement_id"):
+                distinct, codes = np.unique(self.input[rows], return_inverse=True)
+                found[rows] = codes.reshape(-1) + offset
+                offset += len(distinct)
+            self._derived["cluster"] = found
         return self._derived["cluster"]
 
-    def judged(self) -> np.ndarray:
-        """Verdicts that enter rates: judged, with a binary verdict (or a panel's share)."""
-        if "judged" not in self._derived:
-            self._derived["judged"] = self.is_outcome(JUDGED) & ((self.compliant != NO_VERDICT)
-                                                                  | ~np.isnan(self.score))
-        return self._derived["judged"]
+    def judged(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Verdicts (of all, or of `rows`) that enter rates: judged, with a binary verdict (or a panel's share)."""
+        outcome = self.outcome if rows is None else self.outcome[rows]
+        compliant = self.compliant if rows is None else self.compliant[rows]
+        found: np.ndarray = (outcome == self.outcome_code(JUDGED)) & (compliant != NO_VERDICT)
+        if self._score is not None:
+            score = self._score if rows is None else self._score[rows]
+            found |= (outcome == self.outcome_code(JUDGED)) & ~np.isnan(score)
+        return found
 
-    def values(self) -> np.ndarray:
-        """A judged verdict as the number rates average: 1 or 0, or a panel's share (meaningless elsewhere)."""
-        if "values" not in self._derived:
-            self._derived["values"] = np.where(np.isnan(self.score), (self.compliant == 1).astype(float), self.score)
-        return self._derived["values"]
+    def values(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """A judged verdict (of all, or of `rows`) as the number rates average: 1 or 0, or a panel's share
+        (meaningless elsewhere)."""
+        compliant = self.compliant if rows is None else self.compliant[rows]
+        binary = (compliant == 1).astype(float)
+        if self._score is None:
+            return binary
+        score = self._score if rows is None else self._score[rows]
+        found: np.ndarray = np.where(np.isnan(score), binary, score)
+        return found
 
-    def is_outcome(self, name: str) -> np.ndarray:
-        found: np.ndarray = self.outcome == self.outcome_code(name)
+    def is_outcome(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+        found: np.ndarray = (self.outcome if rows is None else self.outcome[rows]) == self.outcome_code(name)
         return found
 
     def stratum_of_cluster(self) -> np.ndarray:
@@ -256,9 +306,13 @@ class VerdictColumns:
 
     def concat(self, other: VerdictColumns) -> VerdictColumns:
         """These verdicts followed by `other`'s (which shares these facts and code lists, or extends them)."""
+        lazy = {name: None for name in _OPTIONAL
+                if getattr(self, "_" + name) is None and getattr(other, "_" + name) is None}
         joined = VerdictColumns(
             facts=other.facts, paths=other.paths, outcomes=other.outcomes, categories=other.categories,
-            **{name: np.concatenate([getattr(self, name), getattr(other, name)]) for name in _ARRAYS})
+            **{name: np.concatenate([getattr(self, name), getattr(other, name)]) for name in _ARRAYS},
+            **{name: None if name in lazy else np.concatenate([getattr(self, name), getattr(other, name)])
+               for name in _OPTIONAL})
         return joined
 
     def outcome_code(self, name: str) -> int:
@@ -266,31 +320,43 @@ class VerdictColumns:
 
     def first_seen(self, column: str) -> np.ndarray:
         """Per verdict: the rank of its input (or answer) text in order of first appearance in the files: the
-        order in which texts are numbered where an order matters (a bootstrap's clusters), without the texts."""
-        if column + "/seen" not in self._derived:
-            self._derived[column + "/seen"] = first_seen(getattr(self, column))
-        return self._derived[column + "/seen"]
+        order in which texts are numbered where an order matters (a bootstrap's clusters), without the texts
+        (computed when asked: only the agreement of several judges needs it)."""
+        return first_seen(getattr(self, column))
 
     def take(self, rows: np.ndarray) -> VerdictColumns:
         """The verdicts at `rows` (indices or a mask), as columns of their own."""
         return VerdictColumns(facts=self.facts, paths=self.paths, outcomes=self.outcomes, categories=self.categories,
-                              **{name: getattr(self, name)[rows] for name in _ARRAYS})
+                              **{name: getattr(self, name)[rows] for name in _ARRAYS},
+                              score=None if self._score is None else self._score[rows],
+                              source_row=self.source_row[rows])
 
 
 _ARRAYS = ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating", "category",
-           "sample_bytes", "io_bytes", "score", "source_row")
+           "sample_bytes", "io_bytes")
+_OPTIONAL = ("score", "source_row")
+"""Arrays a judge's verdicts need not hold (see `VerdictColumns.score`)."""
 
 
 def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
             ) -> list[tuple[tuple[str, ...], np.ndarray]]:
     """The verdicts (`members`, or all) grouped by the given facts, groups in sorted order of the facts' values
     (as text: run 10 sorts before run 2, as the report always sorted them)."""
-    members = np.arange(len(c)) if members is None else members
-    keys = [c.fact(f)[members] for f in fields]
+    if not len(c.facts) or not len(c) or (members is not None and not len(members)):
+        return []
+    # Every field is a fact of the verdict's file: the groups are found among the files (a few hundred) and each
+    # verdict takes its file's group, one sort of a code per verdict rather than a sort over every field.
+    per_file = dense(*(c.file_codes(f) for f in fields)).astype(np.int32)  # fewer groups than files
+    group = c._gather(per_file, members)
+    order = np.argsort(group, kind="stable")
+    group = group[order]
+    bounds = np.flatnonzero(group[1:] != group[:-1]) + 1
+    del group
     found = []
-    for indices in groups(*keys) if len(members) else []:
-        first = members[indices[0]]
-        found.append((tuple(str(c.names(f)[c.fact(f)[first]]) for f in fields), members[indices]))
+    for indices in np.split(order, bounds):
+        rows = indices if members is None else members[indices]
+        file = c.file[rows[0]]
+        found.append((tuple(str(c.names(f)[c.file_codes(f)[file]]) for f in fields), rows))
     return found
 
 
@@ -298,7 +364,7 @@ def local_clusters(c: VerdictColumns, members: np.ndarray) -> tuple[np.ndarray, 
     """The input clusters of `members` numbered 0..G-1, and each one's stratum (statement) code."""
     clusters = dense_codes(c.cluster()[members])
     strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
-    strata[clusters] = c.stratum()[members]
+    strata[clusters] = c.stratum(members)
     return clusters, strata
 
 

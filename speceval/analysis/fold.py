@@ -6,6 +6,7 @@ computed from rows, `speceval.analysis.turns`); their columns are kept apart for
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -41,11 +42,17 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
     found = Found()
     builder, turns = ColumnsBuilder(), ColumnsBuilder()
     turn_rows: list[ComplianceRow] = []
-    for file, rows in walk(paths, found, keep=False):
-        if rows and rows[0].turn is not None:  # a judge run's scope is one for all its files
-            turns.add_file(file, rows)
+    for file, stream in walk(paths, found, keep=False):
+        rows = iter(stream)
+        first = next(rows, None)
+        if first is None:
+            continue
+        rows = itertools.chain([first], rows)
+        if first.turn is not None:  # a judge run's scope is one for all its files
+            kept = list(rows)
+            turns.add_file(file, kept)
             turn_rows.extend(row.model_copy(update={"output": "", "explanation": None, "problem": None,
-                                                    "transcript": None}) for row in rows)
+                                                    "transcript": None}) for row in kept)
         else:
             builder.add_file(file, rows)
     _separate_settings(builder)

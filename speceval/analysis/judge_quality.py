@@ -71,9 +71,12 @@ def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
         judged &= c.fact("judge") != c.code_of("judge", PANEL)
     results = []
     for (spec, candidate, variation), members in grouped(c, np.flatnonzero(judged), "spec", "model", "variation"):
-        item = dense(c.runs()[members], c.fact("statement_id")[members], c.input[members], c.output[members])
+        judges_here = grouped(c, members, "judge")
+        if len(judges_here) < 2:
+            continue  # one judge: no leniency (and no answer numbering to pay for)
+        item = dense(c.runs(members), c.fact("statement_id", members), c.input[members], c.output[members])
         by_judge: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for (judge,), rows_of in grouped(c, members, "judge"):
+        for (judge,), rows_of in judges_here:
             of = item[np.searchsorted(members, rows_of)]
             _, last_reversed = np.unique(of[::-1], return_index=True)  # one verdict per item: the last
             last = len(of) - 1 - last_reversed

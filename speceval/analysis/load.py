@@ -15,13 +15,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from speceval.analysis.original import compliance_records, is_original_compliance, is_original_ranking, ranking_records
 from speceval.conversations.script import ChatMessage
 from speceval.errors import InputError, UsageError
 from speceval.grid_place import GridFolders, grid_place
-from speceval.pipelines.compliance import CanaryFile, ComplianceFile
+from speceval.pipelines.compliance import CanaryFile, ComplianceEntry, ComplianceFile, ComplianceMetadata
 from speceval.pipelines.ranking import RankingFile
 from speceval.spec import load_spec
 
@@ -191,10 +191,11 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
 
 
 def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True
-         ) -> Iterator[tuple[Path, list[ComplianceRow]]]:
+         ) -> Iterator[tuple[Path, Iterable[ComplianceRow]]]:
     """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
-    them and let them go: `keep` False); rankings, canaries, settings, skipped files and folder kinds are gathered
-    in `found`."""
+    them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
+    consumed before the next file); rankings, canaries, settings, skipped files and folder kinds are gathered in
+    `found`."""
     statements = _StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
@@ -226,7 +227,10 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
             if "rankings" in data:
                 found.rankings.extend(_ranking_rows(file, data, where, source, detail))
             else:
-                rows = _compliance_rows(file, data, where, source, statements, detail)
+                if keep:
+                    rows: Iterable[ComplianceRow] = _compliance_rows(file, data, where, source, statements, detail)
+                else:  # a fold takes the rows as they are validated (see `_compliance_stream`)
+                    rows = _compliance_stream(file, data, where, source, statements, detail)
                 del data  # the parsed file goes before the next is read
                 yield file, rows
     flags = list(offline.values())
@@ -390,18 +394,57 @@ def _parse(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _
 
 def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: str,
                      statements: _StatementClasses, detail: bool = False) -> list[ComplianceRow]:
+    return list(_compliance_stream(file, data, where, source, statements, detail))
+
+
+ENTRY_CHUNK = 500
+"""Verdicts of a results file validated at a time by `_compliance_stream`: a validated entry copies its texts, so
+a file of 5,000 verdicts validated whole held every text twice."""
+_ENTRIES: TypeAdapter[list[ComplianceEntry]] = TypeAdapter(list[ComplianceEntry])
+
+
+def _compliance_stream(file: Path, data: dict[str, Any], where: Location, source: str,
+                       statements: _StatementClasses, detail: bool = False) -> Iterator[ComplianceRow]:
+    """The rows of one compliance results file, validated `ENTRY_CHUNK` entries at a time; each chunk's parsed
+    entries (in `data`) are let go once its rows are built, so a caller that folds rows as they come holds one
+    chunk's validated copies, not the file's. A bad entry raises `InputError` naming it (`results.<i>.<field>`)."""
     if is_original_compliance(data):
         names, records = compliance_records(file, data)
         common = {**names, "variation": where.variation, "run": where.run, "mode": "binary",
                   "prompt_version": "speceval-original", "source": source, "synthetic": where.synthetic}
-        return [ComplianceRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
-                for record in records]
-    parsed = _parse(file, data, ComplianceFile, "compliance")
-    m = parsed.metadata
+        yield from (ComplianceRow.model_validate({**common, **record, "detail": record["detail"] if detail
+                                                  else None}) for record in records)
+        return
+    results = data.get("results")
+    m = _parse(file, {**data, "results": []}, ComplianceFile, "compliance").metadata
+    if not isinstance(results, list):
+        _parse(file, data, ComplianceFile, "compliance")  # raises, naming the field
+        return
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
     settings = statements.candidates.label(m.candidate_dir)
-    # The file was validated just now: rows are built without validating each field again, and all of them share
-    # one fields-set (a per-row set was a fifth of a row's memory). The values are what validation would give.
+    for start in range(0, len(results), ENTRY_CHUNK):
+        entries = _entries(file, results, start)
+        results[start:start + ENTRY_CHUNK] = [None] * len(entries)  # the parsed JSON of these goes now
+        yield from _rows_of(entries, m, where, source, kind, authority, settings, statements, detail)
+
+
+def _entries(file: Path, results: list[Any], start: int) -> list[ComplianceEntry]:
+    try:
+        return _ENTRIES.validate_python(results[start:start + ENTRY_CHUNK])
+    except ValidationError as exc:
+        problems = "; ".join(
+            ".".join(["results", *(str(start + p) if i == 0 and isinstance(p, int) else str(p)
+                                   for i, p in enumerate(e["loc"]))]) + f": {e['msg']}"
+            for e in exc.errors())
+        raise InputError(file, f"neither a speceval compliance results file nor one of the original SpecEval's "
+                               f"(see docs/migrating.md): {problems}") from None
+
+
+def _rows_of(entries: list[ComplianceEntry], m: ComplianceMetadata, where: Location, source: str, kind: str,
+             authority: str, settings: str | None, statements: _StatementClasses, detail: bool
+             ) -> list[ComplianceRow]:
+    # The entries were validated just now: rows are built without validating each field again, and all of them
+    # share one fields-set (a per-row set was a fifth of a row's memory). The values are what validation gives.
     return [
         _built_row(
             spec=m.spec, variation=where.variation, run=where.run, statement_type=kind,
@@ -413,7 +456,7 @@ def _compliance_rows(file: Path, data: dict[str, Any], where: Location, source: 
             detail=VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
                                  parse_error=e.parse_error) if detail else None,
             candidate_settings=settings, score=None, turn=e.turn, transcript=transcript_text(e.conversation))
-        for e in parsed.results
+        for e in entries
     ]
 
 

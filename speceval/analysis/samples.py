@@ -61,12 +61,31 @@ def pick(strata: np.ndarray, sizes: Callable[[np.ndarray], np.ndarray], limit: i
         return np.arange(count)
     keys = np.random.default_rng(seed).random(count)
     order = np.lexsort((keys, strata))
-    starts = np.r_[0, np.flatnonzero(np.diff(strata[order])) + 1]
-    turn = np.arange(count) - np.repeat(starts, np.diff(np.r_[starts, count]))
-    sequence = order[np.lexsort((strata[order], turn))][:limit]
+    del keys
+    ordered = strata[order]
+    starts = np.r_[0, np.flatnonzero(ordered[1:] != ordered[:-1]) + 1]
+    turn = np.arange(count)
+    turn -= np.repeat(starts, np.diff(np.r_[starts, count]))
+    # Only the first `limit` of the (turn, stratum) order are taken: the turns below `last` already hold that
+    # many, so a million verdicts are cut to about `limit` before the second sort.
+    kept = turn < _turns_needed(np.diff(np.r_[starts, count]), limit)
+    order, ordered, turn = order[kept], ordered[kept], turn[kept]
+    sequence = order[np.lexsort((ordered, turn))][:limit]
     within = np.cumsum(sizes(sequence)) <= budget
     taken = len(within) if within.all() else int(np.argmin(within))
     return np.sort(sequence[:taken])
+
+
+def _turns_needed(sizes: np.ndarray, limit: int) -> int:
+    """The fewest turns T such that taking up to T verdicts from every stratum (of these sizes) gives `limit`."""
+    low, high = 1, max(int(sizes.max()), 1)
+    while low < high:
+        middle = (low + high) // 2
+        if int(np.minimum(sizes, middle).sum()) >= limit:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES,
@@ -83,8 +102,10 @@ def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SA
     """The records the page embeds, and how many verdicts there are in all: `pick` over every verdict (the
     judges' and the panel's), each picked one read back from its file (the columns hold no text)."""
     both = columns if panel is None else columns.concat(panel.verdicts)
-    strata = dense(both.fact("judge"), both.fact("model"), both.fact("variation"), both.runs(),
-                   both.fact("statement_id"))
+    # A stratum is a fact of the verdict's file: coded among the files, then gathered (no sort per verdict).
+    strata = dense(both.file_codes("judge"), both.file_codes("model"), both.file_codes("variation"),
+                   np.array([f.run for f in both.facts], dtype=np.int64),
+                   both.file_codes("statement_id")).astype(np.int32)[both.file]  # fewer strata than files
     variation_bytes = {f.variation: text_size(f.variation) for f in both.facts}
 
     def sizes(at: np.ndarray) -> np.ndarray:

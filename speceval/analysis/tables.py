@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_percentiles, rate_interval
+from speceval.analysis.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_weighted, rate_interval
 from speceval.analysis.columns import NO_VERDICT, VerdictColumns, as_columns, dense, first_seen, grouped, groups
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.stats import (
@@ -83,8 +83,7 @@ def compliance_rates(rows: list[ComplianceRow] | VerdictColumns, *, per_statemen
     c = as_columns(rows)
     fields = ("spec", "judge", "model", "variation") + (("statement_id",) if per_statement else ())
     rates = []
-    for indices in groups(*(c.fact(f) for f in fields)) if len(c) else []:
-        key = [str(c.names(f)[c.fact(f)[indices[0]]]) for f in fields]
+    for key, indices in grouped(c, None, *fields):
         summary = summarize(c, indices)
         rates.append(
             ComplianceRate(
@@ -125,12 +124,16 @@ def judge_agreement(rows: list[ComplianceRow] | VerdictColumns) -> list[Agreemen
 def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreement]:
     # Answers are numbered in sorted order of (candidate, variation, run, statement, input, answer), texts by
     # their first appearance in the files: the order the bootstrap numbers its clusters in.
-    answer = dense(c.fact("model")[members], c.fact("variation")[members], c.runs()[members],
-                   c.fact("statement_id")[members], c.first_seen("input")[members], c.first_seen("output")[members])
     judged = c.is_outcome(JUDGED)[members]
     binary = judged & (c.compliant[members] != NO_VERDICT)
+    rated = judged & ~np.isnan(c.rating[members])
+    by_judge = grouped(c, members[binary], "judge")
+    if len(by_judge) < 2 and not rated.any():
+        return []  # one judge and no ratings: nothing to agree on (and no answer numbering to pay for)
+    answer = dense(c.fact("model", members), c.fact("variation", members), c.runs(members),
+                   c.fact("statement_id", members), c.first_seen("input")[members], c.first_seen("output")[members])
     verdicts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for (judge,), rows in grouped(c, members[binary], "judge"):
+    for (judge,), rows in by_judge:
         of = answer[np.searchsorted(members, rows)]
         # One verdict per answer (the last in file order, as a mapping answer → verdict would keep).
         _, last_reversed = np.unique(of[::-1], return_index=True)
@@ -165,7 +168,6 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
                                    lambda t: _fleiss_from_sums(t, raters))
         results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=fleiss_kappa(counts),
                                  kind="Fleiss", **interval))
-    rated = judged & ~np.isnan(c.rating[members])
     if rated.any():
         units = [c.rating[members[rated][g]].astype(int).tolist() for g in groups(answer[rated])]
         results.append(Agreement(spec=spec, judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
@@ -305,18 +307,19 @@ def strengths(rows: list[RankingRow], draws: int = BOOTSTRAP_DRAWS) -> list[Stre
         second = np.array([index[r.model_b] for r in judged])
         score = np.array([{r.model_a: 1.0, "tie": 0.5}.get(_winner(r) or "", 0.0) for r in judged])
 
-        def tally(picked: list[int], size: int = len(models), first: np.ndarray = first,
+        def tally(weight: np.ndarray, size: int = len(models), first: np.ndarray = first,
                   second: np.ndarray = second, score: np.ndarray = score) -> np.ndarray:
-            wins = np.zeros((size, size))
-            np.add.at(wins, (first[picked], second[picked]), score[picked])  # ties: half a win each way
-            np.add.at(wins, (second[picked], first[picked]), 1.0 - score[picked])
-            return wins
+            # Each comparison counted `weight` times (a bootstrap's draws of its input); ties: half a win each way.
+            # Sums of halves are exact, so the matrix does not depend on the order they are added in.
+            wins = np.bincount(first * size + second, weights=score * weight, minlength=size * size)
+            wins += np.bincount(second * size + first, weights=(1.0 - score) * weight, minlength=size * size)
+            return wins.reshape(size, size)
 
-        everything = tally(list(range(len(judged))))
+        everything = tally(np.ones(len(judged)))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        bounds = None if separated else bootstrap_percentiles(
-            [(r.spec, r.statement_id, r.input) for r in judged], lambda picked: bradley_terry(tally(picked)),
+        bounds = None if separated else bootstrap_weighted(
+            [(r.spec, r.statement_id, r.input) for r in judged], lambda weight: bradley_terry(tally(weight)),
             draws=draws)
         for i, model in enumerate(models):
             result.append(Strength(spec=spec, judge=judge, variation=variation, model=model, strength=float(point[i]),

@@ -68,27 +68,32 @@ def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | 
     intervals; other outcomes only counted."""
     c = as_columns(rows)
     members = np.arange(len(c)) if members is None else members
-    judged = members[c.judged()[members]]
-    values = c.values()[judged]
-    clusters, strata = local_clusters(c, judged)
-    statements = dense_codes(c.stratum()[judged])
-    by_input = rate_interval_codes(values, clusters, strata, stratified=True)
-    by_statement = rate_interval_codes(values, statements, unit="statement")
-    judged_outcome = c.is_outcome(JUDGED)[members]
+    # Arrays of a million verdicts are made and let go one after another (the peak of a report is here).
+    judged_mask = c.judged(members)
     has_rating = ~np.isnan(c.rating[members])
-    rated = members[judged_outcome & has_rating]
+    counts = np.bincount(c.outcome[members[~judged_mask & ~has_rating]], minlength=len(c.outcomes))
+    rated = members[c.is_outcome(JUDGED, members) & has_rating]
+    del has_rating
+    judged = members[judged_mask]
+    del judged_mask
+    values = c.values(judged)
+    statements = dense_codes(c.stratum(judged))
+    by_statement = rate_interval_codes(values, statements, unit="statement")
+    statement_count = int(statements.max()) + 1 if len(statements) else 0
+    del statements
+    clusters, strata = local_clusters(c, judged)
+    by_input = rate_interval_codes(values, clusters, strata, stratified=True)
+    input_count = int(clusters.max()) + 1 if len(clusters) else 0
+    del clusters, strata
     ratings = c.rating[rated]
     rating_clusters, rating_strata = local_clusters(c, rated)
     rating_interval = mean_interval_codes(ratings, rating_clusters, rating_strata)
-    others = members[~c.judged()[members] & ~has_rating]
-    counts = np.bincount(c.outcome[others], minlength=len(c.outcomes))
     return RateSummary(
         judged=len(judged), compliant=float(values.sum()),
         not_judged={c.outcomes[k]: int(counts[k]) for k in np.flatnonzero(counts)},
         rate=float(values.sum() / len(values)) if len(values) else None,
         ci_low=by_input[0] if by_input else None, ci_high=by_input[1] if by_input else None,
-        ci_method=by_input[2] if by_input else None, inputs=int(clusters.max()) + 1 if len(clusters) else 0,
-        statements=int(statements.max()) + 1 if len(statements) else 0,
+        ci_method=by_input[2] if by_input else None, inputs=input_count, statements=statement_count,
         ci_low_by_statement=by_statement[0] if by_statement else None,
         ci_high_by_statement=by_statement[1] if by_statement else None,
         mean_rating=float(ratings.mean()) if len(ratings) else None,
@@ -127,12 +132,11 @@ def variation_statistics(rows: list[ComplianceRow] | VerdictColumns, settings: d
     """One record per (spec, judge, candidate, variation), with its runs and their spread."""
     c = as_columns(rows)
     records = []
-    values, judged_mask = c.values(), c.judged()
     for (spec, judge, candidate, variation), group in grouped(c, None, "spec", "judge", "model", "variation"):
         runs = []
         for (run,), members in grouped(c, group, "run"):
-            judged = members[judged_mask[members]]
-            compliant = float(values[judged].sum())
+            judged = members[c.judged(members)]
+            compliant = float(c.values(judged).sum())
             interval = wilson_interval(compliant, len(judged))
             runs.append(RunStatistics(run=int(run), judged=len(judged), compliant=compliant,
                                       rate=compliant / len(judged) if len(judged) else None,
@@ -189,14 +193,14 @@ def paired_comparisons(rows: list[ComplianceRow] | VerdictColumns) -> list[Paire
     """Every pair of candidates within a variation, and every pair of variations within a candidate."""
     c = as_columns(rows)
     judged = np.flatnonzero(c.judged())
-    values, clusters, strata = c.values(), c.cluster(), c.stratum_of_cluster()
+    clusters, strata = c.cluster(), c.stratum_of_cluster()
     results = []
     for kind, within_field, side_field in (("candidates", "variation", "model"), ("variations", "model", "variation")):
         for (spec, judge, within), group in grouped(c, judged, "spec", "judge", within_field):
             sides = {name: members for (name,), members in grouped(c, group, side_field)}
             for a, b in itertools.combinations(sorted(sides), 2):
                 ca, cb = clusters[sides[a]], clusters[sides[b]]
-                ya, yb = values[sides[a]], values[sides[b]]
+                ya, yb = c.values(sides[a]), c.values(sides[b])
                 paired = paired_difference_codes(ca, ya, cb, yb, strata)
                 if paired is None:
                     continue

@@ -86,6 +86,23 @@ def test_bootstrap_resamples_whole_clusters():
     assert bounds is not None and bounds[0][0] == 0.0 and bounds[1][0] == 1.0
 
 
+def test_a_weighted_bootstrap_draws_the_same_resamples_as_the_list_one():
+    # Bradley–Terry intervals weigh each comparison by its input's draws instead of listing the drawn comparisons:
+    # the same seed must give the same resamples, so every percentile is the same number.
+    import numpy as np
+
+    from speceval.analysis.clustered import bootstrap_weighted
+
+    clusters = ["c", "a", "c", "b", "d", "a", "e", "b"]
+    values = [1.0, 0.0, 0.5, 1.0, 0.0, 1.0, 0.5, 0.0]
+    listed = bootstrap_percentiles(clusters, lambda picked: _mean(values, picked), draws=300)
+    weighted = bootstrap_weighted(clusters, lambda w: np.array([w @ np.array(values) / w.sum()]), draws=300)
+    assert listed is not None and weighted is not None
+    assert listed[0][0] == pytest.approx(weighted[0][0], abs=1e-12)
+    assert listed[1][0] == pytest.approx(weighted[1][0], abs=1e-12)
+    assert listed[0][0] < listed[1][0]
+
+
 def _mean(values: list[float], picked: list[int]):  # type: ignore[no-untyped-def]
     import numpy as np
 

@@ -115,3 +115,66 @@ def test_a_records_size_counted_while_folding_is_the_size_the_page_gives_it() ->
             record["variation"] = ""
             assert record_bytes(row) == (record_size(record), text_size(record["input"])
                                          + text_size(record["output"]))
+
+
+def _results_file(root: Path, entries: int, bad: int | None = None) -> Path:
+    """A judge folder with one results file of `entries` verdicts (entry `bad` with an invalid `compliant`)."""
+    import json
+
+    results = root / "judge_j" / "cand" / "results"
+    results.mkdir(parents=True)
+    (results / "s1.json").write_text(json.dumps({
+        "metadata": {"model": "cand", "judge": "j", "spec": "s", "statement_id": "s1", "mode": "binary",
+                     "prompt_version": "v", "batch_ids": ["b"], "candidate_dir": str(root / "cand")},
+        "results": [{"input": f"q{i}", "output": f"a{i}", "compliant": "yes" if i == bad else i % 2 == 0,
+                     "outcome": "judged", "original_index": i} for i in range(entries)]}), encoding="utf-8")
+    return root
+
+
+def test_a_bad_entry_past_the_first_chunk_is_named_by_its_place_in_the_file(tmp_path: Path) -> None:
+    import pytest
+
+    from speceval.analysis.load import ENTRY_CHUNK
+    from speceval.errors import InputError
+
+    bad = ENTRY_CHUNK * 2 + 7
+    root = _results_file(tmp_path / "runs", ENTRY_CHUNK * 3, bad=bad)
+    for read in (fold_verdicts, load_verdicts):
+        with pytest.raises(InputError, match=rf"s1\.json.*results\.{bad}\.compliant"):
+            read([root])
+
+
+def test_a_fold_takes_a_files_rows_as_each_chunk_is_validated(tmp_path: Path) -> None:
+    """A fold holds one chunk of validated entries, not the file's: the first rows come before a bad entry in a
+    later chunk is looked at (a whole-file validation held every text of the file twice)."""
+    import itertools
+
+    import pytest
+
+    from speceval.analysis.load import ENTRY_CHUNK, Found, walk
+    from speceval.errors import InputError
+
+    root = _results_file(tmp_path / "runs", ENTRY_CHUNK * 2, bad=ENTRY_CHUNK + 1)
+    (_, rows), = list(itertools.islice(walk([root], Found(), keep=False), 1))
+    stream = iter(rows)
+    first = list(itertools.islice(stream, ENTRY_CHUNK))
+    assert [r.input for r in first] == [f"q{i}" for i in range(ENTRY_CHUNK)]
+    with pytest.raises(InputError, match=rf"results\.{ENTRY_CHUNK + 1}\.compliant"):
+        next(stream)
+
+
+def test_a_report_keeps_no_array_per_verdict_beyond_its_columns_and_input_clusters(tmp_path: Path) -> None:
+    """Fact codes, strata, judged masks and values are computed from per-file codes when asked: after every table
+    the judges' columns hold their own arrays (no score or source array: those are a panel's) and a cluster code
+    per verdict, nothing else of their size."""
+    from speceval.analysis.tables import compliance_rates, judge_agreement
+    from speceval.analysis.variations import breakdown, paired_comparisons, variation_statistics
+
+    root = fabricate(tmp_path / "data")
+    columns = fold_verdicts([root]).columns
+    for table in (compliance_rates, paired_comparisons, judge_agreement, lambda c: variation_statistics(c, {}),
+                  lambda c: breakdown(c, "statement_type"), lambda c: compliance_rates(c, per_statement=True)):
+        assert table(columns)
+    held = [a for a in [*vars(columns).values(), *columns._derived.values()]
+            if isinstance(a, np.ndarray) and len(a) == len(columns)]
+    assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4
