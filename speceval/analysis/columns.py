@@ -305,15 +305,34 @@ class VerdictColumns:
         return self._derived["stratum_of_cluster"]
 
     def concat(self, other: VerdictColumns) -> VerdictColumns:
-        """These verdicts followed by `other`'s (which shares these facts and code lists, or extends them)."""
-        lazy = {name: None for name in _OPTIONAL
+        """These verdicts followed by `other`'s. A panel's verdicts share these facts and code lists or extend
+        them, and keep their codes and source rows; verdicts of another fold (the `scope: turn` judges') number
+        their files, outcomes and categories apart, so theirs are renumbered after these."""
+        if _extends(other.facts, self.facts) and _extends(other.outcomes, self.outcomes) and _extends(
+                other.categories, self.categories):
+            return self._joined(other, other.facts, other.paths, other.outcomes, other.categories, {})
+        outcomes = self.outcomes + [o for o in other.outcomes if o not in self.outcomes]
+        categories = self.categories + [c for c in other.categories if c not in self.categories]
+        outcome_codes = np.array([outcomes.index(o) for o in other.outcomes] or [0], dtype=np.int64)
+        category_codes = np.array([categories.index(c) for c in other.categories] + [NO_VERDICT], dtype=np.int64)
+        renumbered = {"file": other.file + len(self.facts), "outcome": outcome_codes[other.outcome],
+                      "category": category_codes[other.category],  # NO_VERDICT (-1) indexes the last: stays -1
+                      "source_row": other.source_row + len(self)}
+        return self._joined(other, self.facts + other.facts, self.paths + other.paths, outcomes, categories,
+                            renumbered)
+
+    def _joined(self, other: VerdictColumns, facts: list[FileFacts], paths: list[Path | None], outcomes: list[str],
+                categories: list[str], renumbered: dict[str, np.ndarray]) -> VerdictColumns:
+        def of_other(name: str) -> np.ndarray:
+            return renumbered[name] if name in renumbered else getattr(other, name)
+
+        lazy = {name for name in _OPTIONAL
                 if getattr(self, "_" + name) is None and getattr(other, "_" + name) is None}
-        joined = VerdictColumns(
-            facts=other.facts, paths=other.paths, outcomes=other.outcomes, categories=other.categories,
-            **{name: np.concatenate([getattr(self, name), getattr(other, name)]) for name in _ARRAYS},
-            **{name: None if name in lazy else np.concatenate([getattr(self, name), getattr(other, name)])
+        return VerdictColumns(
+            facts=facts, paths=paths, outcomes=outcomes, categories=categories,
+            **{name: np.concatenate([getattr(self, name), of_other(name)]) for name in _ARRAYS},
+            **{name: None if name in lazy else np.concatenate([getattr(self, name), of_other(name)])
                for name in _OPTIONAL})
-        return joined
 
     def outcome_code(self, name: str) -> int:
         return self.outcomes.index(name) if name in self.outcomes else -1
@@ -329,13 +348,18 @@ class VerdictColumns:
         return VerdictColumns(facts=self.facts, paths=self.paths, outcomes=self.outcomes, categories=self.categories,
                               **{name: getattr(self, name)[rows] for name in _ARRAYS},
                               score=None if self._score is None else self._score[rows],
-                              source_row=self.source_row[rows])
+                              # a judge's verdict is its own source, wherever it now stands; a panel's keeps its
+                              source_row=None if self._source_row is None else self._source_row[rows])
 
 
 _ARRAYS = ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating", "category",
            "sample_bytes", "io_bytes")
 _OPTIONAL = ("score", "source_row")
 """Arrays a judge's verdicts need not hold (see `VerdictColumns.score`)."""
+
+
+def _extends(longer: list, shorter: list) -> bool:  # type: ignore[type-arg]
+    return longer is shorter or longer[:len(shorter)] == shorter
 
 
 def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
