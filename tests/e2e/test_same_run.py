@@ -13,7 +13,7 @@ import pytest
 
 from speceval.cli.generation import main as generation_main
 from speceval.emulator import Emulator, FaultConfig
-from tests.conftest import TEST_KEY, cli_env, write_inputs, write_spec
+from tests.conftest import TEST_KEY, write_inputs, write_spec
 
 MODEL = "gpt-test-model"
 STATEMENTS = {"be_honest": ["q0", "q1", "q2"], "avoid_errors": ["a"]}  # 4 requests: 2 jobs of 2
@@ -175,28 +175,6 @@ def test_a_realtime_run_and_a_batch_run_are_different_work_and_each_is_reused(tm
     assert generation_main(command(spec, inputs, out, "--realtime", "--max-concurrency", "2")) == 0  # pace only
     assert generation_main(command(spec, inputs, out)) == 0
     assert sum(emu.realtime.prompt_counts().values()) == answered and jobs(emu) == 2 and len(run_dirs(out)) == 2
-
-
-def test_an_org_ray_run_repeated_is_reused_without_starting_ray(tmp_path, data):
-    pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
-    from tests.conftest import run_generation
-    from tests.independent.openai_server import IndependentOpenAIServer
-
-    spec, inputs = data
-    out = tmp_path / "out"
-    env = cli_env(RAY_DISABLE_USAGE_STATS="1", OPENAI_API_KEY=TEST_KEY)
-    env.pop("RAY_ADDRESS", None)
-    with IndependentOpenAIServer(answer=lambda body: "ok") as server:
-        args = ["--org", "ray", "--base-url", server.base_url, "--model-name", "meta-llama/Llama-3.1-8B-Instruct",
-                "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--output-base-dir", str(out)]
-        first = run_generation(args, env, timeout=240)
-        assert first.returncode == 0, first.stderr[-3000:]
-        sent = len(server.chat_requests)
-        again = run_generation(args, env, timeout=240)
-        assert again.returncode == 0, again.stderr[-3000:]
-        assert len(server.chat_requests) == sent == 4
-    assert "An identical run already finished" in " ".join(again.stderr.split())
-    assert len(run_dirs(out)) == 1
 
 
 def test_a_finished_run_whose_results_were_deleted_is_not_pointed_at_as_if_they_were_there(

@@ -70,6 +70,13 @@ def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path) -> Non
                               via=LOSING_THE_EXIT_RACE)
         sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
         base_url = server.base_url
+        # The same command again: the finished run is reused and nothing is sent (this test's
+        # own run is what there is to reuse: one Ray start-up for both checks).
+        again = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(server), timeout=240,
+                               via=LOSING_THE_EXIT_RACE)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert len(server.chat_requests) == sum(sent.values())
+    assert "An identical run already finished" in " ".join(again.stderr.split())
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = only_run_dir(tmp_path / "out")
     records = results_of(run_dir)
