@@ -137,10 +137,12 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
         # Ctrl+C: stops cleanly, exit 3, what finished is kept.
         assert run_until(args_for(spec, inputs, out, server), env, 40, signal.SIGINT) == 3
         run_dir = only_run_dir(out)
-        # What finished before the stop is in results/ (answers journaled after it, up to the process's end, are
-        # merged by the resume below, as after a kill).
-        merged = {(sid, r["original_index"]) for sid, rs in results_of(run_dir).items() for r in rs}
-        assert len(merged) >= 40
+        # What finished before the stop is kept on disk: in results/ or in the journal behind it (answers journaled
+        # after the last merge, up to the process's end, are merged by the resume below, as after a kill).
+        journal = (run_dir / "realtime" / "outcomes.jsonl").read_text(encoding="utf-8").splitlines()
+        kept = {(sid, r["original_index"]) for sid, rs in results_of(run_dir).items() for r in rs} | {
+            (e["statement_id"], e["record"]["original_index"]) for e in map(json.loads, journal[:-1])}
+        assert len(kept) >= 40
         # SIGKILL while resuming, past halfway.
         assert run_until(["--resume", str(run_dir)], env, 120, signal.SIGKILL) == -signal.SIGKILL
         status = subprocess.run([sys.executable, "-m", "speceval", "status", "--json", str(run_dir)], cwd=REPO,
