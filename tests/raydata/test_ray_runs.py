@@ -139,9 +139,10 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
         run_dir = only_run_dir(out)
         # What finished before the stop is kept on disk: in results/ or in the journal behind it (answers journaled
         # after the last merge, up to the process's end, are merged by the resume below, as after a kill).
-        journal = (run_dir / "realtime" / "outcomes.jsonl").read_text(encoding="utf-8").splitlines()
+        journal = (run_dir / "realtime" / "outcomes.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+        whole = [json.loads(line) for line in journal if line.endswith("\n")]  # not a torn last line
         kept = {(sid, r["original_index"]) for sid, rs in results_of(run_dir).items() for r in rs} | {
-            (e["statement_id"], e["record"]["original_index"]) for e in map(json.loads, journal[:-1])}
+            (e["statement_id"], e["record"]["original_index"]) for e in whole}
         assert len(kept) >= 40
         # SIGKILL while resuming, past halfway.
         assert run_until(["--resume", str(run_dir)], env, 120, signal.SIGKILL) == -signal.SIGKILL
