@@ -139,6 +139,17 @@ SLOW = (
     "tests/library/test_readme_library.py",
     "tests/analysis/test_experiment_statistics.py",
     "tests/faults/",
+    # Several offline runs, kills and resumes each (2026-11-26: the inner loop took 177 s with them, target 90 s).
+    "tests/conversations/test_generation_rounds.py",
+    "tests/conversations/test_simulated_user.py",
+    "tests/conversations/test_conversation_commands.py",
+    "tests/analysis/test_evidence.py",
+    "tests/analysis/test_report_stream.py::test_the_csvs_are_the_same_bytes_under_any_string_hash_seed",
+    "tests/e2e/test_generation_cli.py",
+    "tests/e2e/test_diagnostics.py",
+    "tests/inputgen/test_inputs_independent.py",
+    "tests/independent/test_anthropic_independent.py",
+    "tests/judging/test_canaries.py",
 )
 """Test files that start Ray, kill and resume processes, drive whole experiments or time rate limits: the
 `slow` marker, so `pytest -m "not slow"` is an inner loop of about a minute."""
