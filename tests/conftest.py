@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import forked
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 SAMPLE_INPUTS = REPO / "data" / "inputs" / "openai"
@@ -90,8 +92,9 @@ def run_generation(
     args: list[str], env: dict[str, str], timeout: float = 120, via: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m batched_examples.run_batched_generation ARGS` to completion (`via`: a module that runs it,
-    as `python -m VIA batched_examples.run_batched_generation ARGS`)."""
-    return subprocess.run(
+    as `python -m VIA batched_examples.run_batched_generation ARGS`). A child forked from this process (see
+    tests/forked.py) unless `via` asks for a fresh interpreter."""
+    return (subprocess.run if via else forked.run)(
         [sys.executable, "-m", *via, "batched_examples.run_batched_generation", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
     )
@@ -105,7 +108,7 @@ def interruptible() -> None:
 
 def start_generation(args: list[str], env: dict[str, str], via: tuple[str, ...] = ()) -> subprocess.Popen[str]:
     """Start the generation CLI in the background (for kill and interrupt tests; `via` as for `run_generation`)."""
-    return subprocess.Popen(
+    return (subprocess.Popen if via else forked.Popen)(
         [sys.executable, "-m", *via, "batched_examples.run_batched_generation", *args],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         preexec_fn=interruptible,

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from speceval.analysis.report import build_report
+from tests import forked
 from tests.conftest import REPO, TEST_KEY, cli_env, write_inputs
 from tests.independent.openai_server import IndependentOpenAIServer
 
@@ -132,7 +133,7 @@ def grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, PlantedJudge]:
     judge = PlantedJudge()
     with IndependentOpenAIServer(answer=judge) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
-        done = subprocess.run([sys.executable, "-m", "speceval", "run", str(root / "exp.yaml")], cwd=REPO, env=env,
+        done = forked.run([sys.executable, "-m", "speceval", "run", str(root / "exp.yaml")], cwd=REPO, env=env,
                               capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stdout + done.stderr
     return root / "out", judge
@@ -245,7 +246,7 @@ def test_the_shipped_example_reports_each_variation_and_run(tmp_path: Path) -> N
     shipped = (REPO / "batched_examples" / "configs" / "experiment_example.yaml").read_text()
     config = shipped.replace("../../demo/experiment", str(tmp_path / "out")).replace("../../data", str(REPO / "data"))
     (tmp_path / "exp.yaml").write_text(config)
-    done = subprocess.run([sys.executable, "-m", "speceval", "run", str(tmp_path / "exp.yaml"), "--offline"],
+    done = forked.run([sys.executable, "-m", "speceval", "run", str(tmp_path / "exp.yaml"), "--offline"],
                           cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stdout + done.stderr

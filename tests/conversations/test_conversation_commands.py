@@ -8,11 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import forked
 from tests.conftest import REPO, cli_env, only_run_dir, run_generation, write_spec
 
 
 def _speceval(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "speceval", *argv], cwd=REPO, env=cli_env(), capture_output=True,
+    return forked.run([sys.executable, "-m", "speceval", *argv], cwd=REPO, env=cli_env(), capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 

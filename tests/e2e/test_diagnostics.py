@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests import forked
 from tests.conftest import (
     REPO,
     TEST_KEY,
@@ -40,7 +41,7 @@ def test_a_run_stopped_with_work_outstanding_says_why_in_its_log(tmp_path):
         assert "Stopped with 1 request(s) outstanding (timed_out)" in log and f"--resume {run_dir}" in log
         assert str(run_dir / "logs" / "run.log") in done.stderr.replace("\n", "")
         # Operations on the run (`speceval cancel`, `fetch`) append to the same log.
-        cancel = subprocess.run([sys.executable, "-m", "speceval", "cancel", str(run_dir)], cwd=REPO, env=env,
+        cancel = forked.run([sys.executable, "-m", "speceval", "cancel", str(run_dir)], cwd=REPO, env=env,
                                 capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
         assert cancel.returncode == 0, cancel.stderr
     log = (run_dir / "logs" / "run.log").read_text()

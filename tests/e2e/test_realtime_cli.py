@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from speceval.emulator import Emulator, FaultConfig, respond
+from tests import forked
 from tests.conftest import (
     REPO,
     SAMPLE_INPUTS,
@@ -86,7 +87,7 @@ def test_sigkill_half_way_then_resume_sends_nothing_final_again_and_loses_nothin
 
 def test_together_alias_maps_the_original_flags_and_writes_the_run_layout(tmp_path):
     out = tmp_path / "out"
-    done = subprocess.run(
+    done = forked.run(
         [sys.executable, "-m", "batched_examples.together_batch_inference", "--model-name",
          "deepseek-ai/DeepSeek-R1", "--pregenerated-inputs-dir", str(SAMPLE_INPUTS), "--spec", "openai",
          "--output-base-dir", str(out), "--qps", "50", "--batch-size", "4", "--max-retries", "2",

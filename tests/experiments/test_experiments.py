@@ -13,6 +13,7 @@ from pathlib import Path
 from speceval.cli.main import main as speceval_main
 from speceval.emulator import Emulator
 from speceval.experiments.config import json_schema
+from tests import forked
 from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC, cli_env
 
 GRID = f"""experiment_name: grid
@@ -81,7 +82,7 @@ def test_sigkill_midway_then_resume_submits_nothing_twice(tmp_path):
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(GRID)
     command = [sys.executable, "-m", "speceval", "run", str(experiment), "--offline"]
-    proc = subprocess.Popen(command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = forked.Popen(command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     out = tmp_path / "out"
@@ -91,7 +92,7 @@ def test_sigkill_midway_then_resume_submits_nothing_twice(tmp_path):
         time.sleep(0.05)
     proc.kill()
     proc.wait()
-    done = subprocess.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    done = forked.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert_each_chunk_paid_once(server_jobs(out))

@@ -14,6 +14,7 @@ import pytest
 
 from speceval.emulator import Emulator, FaultConfig
 from speceval.experiments.runner import run_experiment
+from tests import forked
 from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY, cli_env
 from tests.experiments.test_experiments import GRID, assert_each_chunk_paid_once, server_jobs
 from tests.independent.openai_server import IndependentOpenAIServer
@@ -94,7 +95,7 @@ def test_against_an_independent_server_the_first_judge_job_precedes_the_slow_gen
     with IndependentOpenAIServer(turnaround={SLOW: 25.0}) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
         command = [sys.executable, "-m", "speceval", "run", str(experiment_file(tmp_path))]
-        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        proc = forked.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 20  # well inside the slow candidate's 25 s
         while not any(batch["model"] == JUDGE for batch in server.batches):
@@ -117,7 +118,7 @@ def test_sigkill_while_judging_overlaps_generation_then_rerun_pays_for_nothing_t
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(GRID)
     command = [sys.executable, "-m", "speceval", "run", str(experiment), "--offline"]
-    proc = subprocess.Popen(command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = forked.Popen(command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL)
     out = tmp_path / "out"
     deadline = time.monotonic() + 120
@@ -128,7 +129,7 @@ def test_sigkill_while_judging_overlaps_generation_then_rerun_pays_for_nothing_t
     proc.wait()
     state = json.loads((out / "experiment.json").read_text())
     assert state["status"] == "running" and "finished" not in {state["tasks"].get("report")}
-    done = subprocess.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    done = forked.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert_each_chunk_paid_once(server_jobs(out))

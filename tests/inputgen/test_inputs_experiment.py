@@ -9,6 +9,7 @@ import json
 import pytest
 
 from speceval.cli.main import main as speceval_main
+from tests import forked
 
 SPEC_LINES = [{"id": f"rule_{i}", "text": f"Rule number {i}.", "type": "requirement", "authority_level": "user"}
               for i in range(3)]
@@ -89,7 +90,7 @@ def test_the_docs_offline_inputs_command_runs_as_shown(tmp_path):
     words = shlex.split(command)
     words[words.index("--output-dir") + 1] = str(tmp_path / "generated")
     assert words[:2] == ["speceval", "inputs"]
-    done = subprocess.run([sys.executable, "-m", "speceval", *words[1:]], cwd=REPO, env=cli_env(),
+    done = forked.run([sys.executable, "-m", "speceval", *words[1:]], cwd=REPO, env=cli_env(),
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     [inputs] = list((tmp_path / "generated").glob("*/input_judge/*/*/inputs"))

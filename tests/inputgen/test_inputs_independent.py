@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from speceval.inputgen.dedup import jaccard, normalized, words
+from tests import forked
 from tests.conftest import REPO, TEST_KEY, cli_env, interruptible, run_generation
 from tests.independent.anthropic_server import IndependentAnthropicServer
 from tests.independent.openai_server import IndependentOpenAIServer
@@ -111,7 +112,7 @@ def _args(spec: Path, out: Path) -> list[str]:
 
 
 def _inputs(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "speceval", "inputs", *args], cwd=REPO, env=env, capture_output=True,
+    return forked.run([sys.executable, "-m", "speceval", "inputs", *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
@@ -200,7 +201,7 @@ def test_a_run_killed_after_its_second_job_resumes_without_paying_twice(tmp_path
     assert whole.returncode == 0, whole.stderr
     uninterrupted = _jobs(openai_server, anthropic_server)
     before = uninterrupted
-    child = subprocess.Popen([sys.executable, "-m", "speceval", "inputs", *_args(spec, tmp_path / "killed")],
+    child = forked.Popen([sys.executable, "-m", "speceval", "inputs", *_args(spec, tmp_path / "killed")],
                              cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              stdin=subprocess.DEVNULL, preexec_fn=interruptible)
     deadline = time.monotonic() + 60

@@ -10,6 +10,7 @@ from rich.console import Console
 from speceval.cli.cost_view import cost_view
 from speceval.cli.status_view import status_view
 from speceval.ops import JobRow, RunCost
+from tests import forked
 from tests.conftest import REPO, cli_env, run_generation, write_inputs, write_spec
 
 LONG_MODEL = "ft:gpt-4.1-mini-2025-04-14:acme-research:spec-compliance-v2:BXq9Z3"
@@ -64,7 +65,7 @@ def test_status_command_at_columns_80_shows_the_whole_model_name(tmp_path):
     done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
                            LONG_MODEL, "--org", "openai", "--output-base-dir", str(out), "--offline"], cli_env())
     assert done.returncode == 0, done.stderr
-    status = subprocess.run(
+    status = forked.run(
         [sys.executable, "-m", "speceval", "status", "--no-refresh", str(out)],
         cwd=REPO, env=cli_env(COLUMNS="80"), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )

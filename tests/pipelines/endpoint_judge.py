@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from tests import forked
 from tests.conftest import REPO, cli_env, run_generation, write_inputs, write_spec
 
 QUESTIONS = {"alpha": ["a0", "a1", "a2"], "beta": ["b0", "b1"]}
@@ -56,7 +57,7 @@ def judge(spec: Path, candidates: dict[str, Path], judge_args: list[str], out: P
     command = [sys.executable, "-m", "batched_examples.run_batched_binary_compliance", "--spec-path", str(spec),
                "--candidate-generation-dirs", *map(str, candidates.values()), *judge_args,
                "--output-dir-base", str(out)]
-    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    return forked.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
 
 
