@@ -38,7 +38,10 @@ import time
 from pathlib import Path
 
 START_TIMEOUT = 180.0  # seconds for `ray start` on a loaded 2-core machine (it takes ~10 s idle)
-LOGICAL_CPUS = 8  # what the cluster advertises: four xdist workers' commands, each with the 2 CPUs of a laptop
+# The CPUs a local Ray started by a command would have here. More would not speed the commands up (Ray waits on
+# the server, two cores do the work): it deepens Ray's pipeline, and the SIGKILL test then resends more (72 of 240
+# with 8, its limit; 32 and 48 with 2, as with a command's own Ray).
+LOGICAL_CPUS = os.cpu_count() or 1
 _PORT_FLAGS = ("--port", "--object-manager-port", "--node-manager-port", "--dashboard-port",
                "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--runtime-env-agent-port",
                "--metrics-export-port")
