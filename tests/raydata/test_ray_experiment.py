@@ -1,4 +1,4 @@
-"""An experiment whose candidate is `org: ray` (Ray Data LLM's HTTP processor on a local CPU Ray) against the
+"""An experiment whose candidate is `org: ray` (Ray Data LLM's HTTP processor on the test run's CPU Ray) against the
 independent server's chat endpoint: the `speceval run` command, its run directory and a rerun that sends nothing."""
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 ENDPOINT_KEY = "sk-ray-endpoint-DO-NOT-LEAK-1a2b3c4d"
 
 
-def test_a_ray_candidate_in_an_experiment_answers_every_input_and_a_rerun_sends_nothing(tmp_path: Path) -> None:
-    env = cli_env(RAY_DISABLE_USAGE_STATS="1", ENDPOINT_KEY=ENDPOINT_KEY)
-    env.pop("RAY_ADDRESS", None)  # a local Ray, started by the command
+def test_a_ray_candidate_in_an_experiment_answers_every_input_and_a_rerun_sends_nothing(
+    tmp_path: Path, shared_ray_env: dict[str, str]
+) -> None:
+    env = cli_env(RAY_DISABLE_USAGE_STATS="1", ENDPOINT_KEY=ENDPOINT_KEY, **shared_ray_env)  # the run's Ray
     with IndependentOpenAIServer(answer=answer) as server:
         base_url = server.base_url
         path = tmp_path / "exp.yaml"

@@ -1,7 +1,7 @@
 """A compliance judge served through `--compliance-judge-org ray`, against a server written from the OpenAPI spec.
 
-One command judges two candidates (offline generation runs) in one local Ray: each verdict must land on the
-answer it was asked about, so the server's verdict is derived from the answer text it finds in the prompt.
+One command judges two candidates (offline generation runs) on the test run's Ray cluster: each verdict must land
+on the answer it was asked about, so the server's verdict is derived from the answer text it finds in the prompt.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ JUDGE = "meta-llama/Llama-3.1-70B-Instruct"
 ENDPOINT_KEY = "sk-judge-endpoint-DO-NOT-LEAK-7a6b5c4d"
 
 
-def test_ray_judge_puts_every_verdict_on_its_own_answer(tmp_path: Path) -> None:
+def test_ray_judge_puts_every_verdict_on_its_own_answer(tmp_path: Path, shared_ray_env: dict[str, str]) -> None:
     spec, candidates, outputs = two_candidates(tmp_path)
     out = tmp_path / "judged"
-    env = cli_env(RAY_DISABLE_USAGE_STATS="1", ENDPOINT_KEY=ENDPOINT_KEY)
-    env.pop("RAY_ADDRESS", None)
+    env = cli_env(RAY_DISABLE_USAGE_STATS="1", ENDPOINT_KEY=ENDPOINT_KEY, **shared_ray_env)
     with IndependentOpenAIServer(answer=fake_judge(outputs)) as server:
         done = judge(spec, candidates, ["--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "ray",
                                         "--base-url", server.base_url, "--api-key-env", "ENDPOINT_KEY",

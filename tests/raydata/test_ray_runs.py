@@ -1,7 +1,8 @@
-"""`--org ray`: Ray Data LLM's HTTP processor on a local CPU Ray, against a server written from the OpenAPI spec.
+"""`--org ray`: Ray Data LLM's HTTP processor on a CPU Ray, against a server written from the OpenAPI spec.
 
 Ray takes seconds to start, so these tests are few and each runs a whole command: answers on their own inputs,
-failures typed, retryable ones retried, and a SIGKILL followed by `--resume`.
+failures typed, retryable ones retried, Ctrl+C, and a SIGKILL followed by `--resume`. The Ctrl+C'd command starts
+its own local Ray, as a user's first run does; the others join the test run's cluster (`shared_ray_env`).
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 ENDPOINT_KEY = "sk-endpoint-DO-NOT-LEAK-5f0c1e2d3b4a"
 
 
-def ray_env(server: IndependentOpenAIServer) -> dict[str, str]:
-    # RAY_ADDRESS unset: each command starts its own local Ray, as a user's first run does.
+def ray_env(cluster: dict[str, str] | None = None) -> dict[str, str]:
+    """A command's environment: joining `cluster` (the `shared_ray_env` fixture), or with RAY_ADDRESS unset, so
+    that the command starts its own local Ray, as a user's first run does."""
     env = cli_env(RAY_DISABLE_USAGE_STATS="1", ENDPOINT_KEY=ENDPOINT_KEY)
     env.pop("RAY_ADDRESS", None)
-    return env
+    return {**env, **(cluster or {})}
 
 
 def args_for(spec: Path, inputs: Path, out: Path, server: IndependentOpenAIServer) -> list[str]:
@@ -50,7 +52,7 @@ def answer(body: dict) -> str:
     return "answer to " + body["messages"][-1]["content"]
 
 
-def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path) -> None:
+def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path, shared_ray_env: dict[str, str]) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
     inputs = write_inputs(tmp_path / "inputs", {
         "alpha": [f"alpha {i}" for i in range(30)], "beta": ["beta 0", "REFUSE ME", "BROKEN SERVER", "beta 3"],
@@ -66,13 +68,13 @@ def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path) -> Non
         return None
 
     with IndependentOpenAIServer(answer=answer, fail=fail) as server:
-        done = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(server), timeout=240,
+        done = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(shared_ray_env), timeout=240,
                               via=LOSING_THE_EXIT_RACE)
         sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
         base_url = server.base_url
         # The same command again: the finished run is reused and nothing is sent (this test's
         # own run is what there is to reuse: one Ray start-up for both checks).
-        again = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(server), timeout=240,
+        again = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(shared_ray_env), timeout=240,
                                via=LOSING_THE_EXIT_RACE)
         assert again.returncode == 0, again.stderr[-3000:]
         assert len(server.chat_requests) == sum(sent.values())
@@ -100,7 +102,9 @@ def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path) -> Non
     assert ENDPOINT_KEY not in done.stdout + done.stderr
 
 
-def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: Path) -> None:
+def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(
+    tmp_path: Path, shared_ray_env: dict[str, str]
+) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["s0", "s1", "s2"])
     per_statement = 80  # 240 requests: kills after 40 and 120 outcomes (the same proportions as 600, 100, 300)
     inputs = write_inputs(tmp_path / "inputs",
@@ -133,9 +137,10 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
 
     out = tmp_path / "out"
     with IndependentOpenAIServer(answer=slow_answer) as server:
-        env = ray_env(server)
-        # Ctrl+C: stops cleanly, exit 3, what finished is kept.
-        assert run_until(args_for(spec, inputs, out, server), env, 40, signal.SIGINT) == 3
+        # Ctrl+C: stops cleanly, exit 3, what finished is kept. This command starts its own local Ray (the exit
+        # race it must not lose is that of a process whose Ray goes with it); the resumes join the shared one.
+        assert run_until(args_for(spec, inputs, out, server), ray_env(), 40, signal.SIGINT) == 3
+        env = ray_env(shared_ray_env)
         run_dir = only_run_dir(out)
         # What finished before the stop is kept on disk: in results/ or in the journal behind it (answers journaled
         # after the last merge, up to the process's end, are merged by the resume below, as after a kill).
@@ -144,7 +149,7 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(tmp_path: 
         kept = {(sid, r["original_index"]) for sid, rs in results_of(run_dir).items() for r in rs} | {
             (e["statement_id"], e["record"]["original_index"]) for e in whole}
         assert len(kept) >= 40
-        # SIGKILL while resuming, past halfway.
+        # SIGKILL while resuming, past halfway; the cluster the killed driver had joined serves the next resume.
         assert run_until(["--resume", str(run_dir)], env, 120, signal.SIGKILL) == -signal.SIGKILL
         status = subprocess.run([sys.executable, "-m", "speceval", "status", "--json", str(run_dir)], cwd=REPO,
                                 env=env, capture_output=True, text=True, timeout=60)
