@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import importlib
 import io
 import logging
@@ -93,10 +94,11 @@ def _run_child(command: tuple[str, list[str]], cwd: Any, env: Any, preexec_fn: A
                ) -> None:
     code = 70  # EX_SOFTWARE: the child failed before the module ran
     try:
+        gc.freeze()  # the test process's objects are never collected here (no finalizer of its garbage runs)
         for fd, standard in zip(fds, (0, 1, 2), strict=True):
             if fd != -1 and fd != standard:
                 os.dup2(fd, standard)
-        os.closerange(3, 65536)  # nothing of the test process: its servers' sockets, its capture files
+        _release_inherited_files()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if preexec_fn is not None:
             preexec_fn()
@@ -131,6 +133,18 @@ def _run_child(command: tuple[str, list[str]], cwd: Any, env: Any, preexec_fn: A
             with contextlib.suppress(BaseException):
                 stream.flush()
         os._exit(code)
+
+
+def _release_inherited_files() -> None:
+    """Nothing of the test process stays open here (its servers' sockets, its pipes, its capture files): each
+    inherited descriptor above 2 is pointed at /dev/null rather than closed, so its number is never reused by this
+    process while an object of the test process still holds it (closing that object would close a new file)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != null:
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
 
 
 def _default_warning_filters() -> None:

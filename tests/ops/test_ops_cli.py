@@ -93,6 +93,9 @@ def test_fetch_after_completion_writes_what_a_monitored_run_writes(tmp_path, dat
     with Emulator(faults=FaultConfig(turnaround_seconds=0.3, shuffle_results=True)) as emu:
         env(monkeypatch, emu)
         assert generate(spec, inputs, tmp_path / "monitored") == 0
+        # Jobs the stopped run cannot see finish before its timeout (0.036 s), however slowly a loaded machine
+        # submits them (a job keeps the turnaround it was created with).
+        emu.faults = FaultConfig(turnaround_seconds=3.0, shuffle_results=True)
         assert generate(spec, inputs, tmp_path / "fetched", "--timeout-hours", "0.00001") == 3
         fetched_dir = only_run_dir(tmp_path / "fetched")
         wait_for_jobs(emu, "completed", count=8)  # the monitored run's 4 and the stopped run's 4

@@ -52,13 +52,14 @@ def fake_judge(outputs: list[str]) -> Callable[[dict], str]:
 
 
 def judge(spec: Path, candidates: dict[str, Path], judge_args: list[str], out: Path,
-          env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """Run the compliance command on the candidates."""
+          env: dict[str, str], fresh: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run the compliance command on the candidates (`fresh`: in a new interpreter, as a process that starts or
+    joins Ray must be: never forked from this one, see tests/forked.py)."""
     command = [sys.executable, "-m", "batched_examples.run_batched_binary_compliance", "--spec-path", str(spec),
                "--candidate-generation-dirs", *map(str, candidates.values()), *judge_args,
                "--output-dir-base", str(out)]
-    return forked.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    return (subprocess.run if fresh else forked.run)(command, cwd=REPO, env=env, capture_output=True, text=True,
+                                                     timeout=300, stdin=subprocess.DEVNULL)
 
 
 def check_verdicts(judge_dir: Path, candidates: dict[str, Path]) -> None:

@@ -28,7 +28,7 @@ def test_ray_judge_puts_every_verdict_on_its_own_answer(tmp_path: Path, shared_r
     with IndependentOpenAIServer(answer=fake_judge(outputs)) as server:
         done = judge(spec, candidates, ["--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "ray",
                                         "--base-url", server.base_url, "--api-key-env", "ENDPOINT_KEY",
-                                        "--max-concurrency", "2"], out, env)
+                                        "--max-concurrency", "2"], out, env, fresh=True)
         sent = len(server.chat_requests)
         base_url = server.base_url
     assert done.returncode == 0, done.stderr[-3000:]
