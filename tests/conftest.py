@@ -158,8 +158,16 @@ SLOW = (
 `slow` marker, so `pytest -m "not slow"` is an inner loop of about a minute."""
 
 
+FIRST = ("tests/raydata/",)
+"""Tests that start first: they mostly wait (on Ray's throughput), for a minute or more. pytest-xdist's worksteal
+hands each worker a contiguous quarter of the collection and lets idle workers take the tail of a busy one's queue:
+at the front, these share the first worker's start while the other workers' CPU work goes on; at their alphabetical
+place they started late and ended the run alone."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests of the files in `SLOW`."""
+    """Mark the tests of the files in `SLOW`; the tests of `FIRST` first (the same order in every worker)."""
     for item in items:
         if item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: otherwise collection order
