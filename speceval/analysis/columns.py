@@ -251,7 +251,7 @@ class VerdictColumns:
         if "stratum/file" not in self._derived:
             present = np.bincount(self.file, minlength=len(self.facts))[:len(self.facts)] > 0
             pairs = dense(self.file_codes("spec")[present], self.file_codes("statement_id")[present])
-            per_file = np.zeros(len(self.facts), dtype=np.int64)
+            per_file = np.zeros(len(self.facts), dtype=np.int32)  # fewer (spec, statement) pairs than files
             per_file[present] = pairs
             self._derived["stratum/file"] = per_file
         return self._gather(self._derived["stratum/file"], rows)
@@ -299,7 +299,7 @@ class VerdictColumns:
     def stratum_of_cluster(self) -> np.ndarray:
         """Per cluster code (`cluster`): the code of its stratum (`stratum`)."""
         if "stratum_of_cluster" not in self._derived:
-            found = np.zeros(int(self.cluster().max()) + 1 if len(self) else 0, dtype=np.int64)
+            found = np.zeros(int(self.cluster().max()) + 1 if len(self) else 0, dtype=np.int32)
             found[self.cluster()] = self.stratum()
             self._derived["stratum_of_cluster"] = found
         return self._derived["stratum_of_cluster"]
@@ -372,7 +372,7 @@ def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
     # verdict takes its file's group, one sort of a code per verdict rather than a sort over every field.
     per_file = dense(*(c.file_codes(f) for f in fields)).astype(np.int32)  # fewer groups than files
     group = c._gather(per_file, members)
-    order = np.argsort(group, kind="stable")
+    order = index_array(np.argsort(group, kind="stable"))
     group = group[order]
     bounds = np.flatnonzero(group[1:] != group[:-1]) + 1
     del group
@@ -384,10 +384,16 @@ def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
     return found
 
 
+def index_array(indices: np.ndarray) -> np.ndarray:
+    """Row indices as 4-byte integers when every row fits (a million verdicts: 4 MB an array of them, not 8).
+    Every index array of a group of verdicts comes from here, so its subsets are 4 bytes an index too."""
+    return indices.astype(np.int32) if len(indices) < 2**31 else indices
+
+
 def local_clusters(c: VerdictColumns, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The input clusters of `members` numbered 0..G-1, and each one's stratum (statement) code."""
     clusters = dense_codes(c.cluster()[members])
-    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
+    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int32)  # fewer statements than 2^31
     strata[clusters] = c.stratum(members)
     return clusters, strata
 
