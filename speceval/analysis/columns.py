@@ -371,17 +371,42 @@ def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
     # Every field is a fact of the verdict's file: the groups are found among the files (a few hundred) and each
     # verdict takes its file's group, one sort of a code per verdict rather than a sort over every field.
     per_file = dense(*(c.file_codes(f) for f in fields)).astype(np.int32)  # fewer groups than files
+    files = c.file if members is None else c.file[members]
+    if len(files) > 1 and not (files[1:] >= files[:-1]).all():
+        return _sorted_groups(c, members, fields, per_file)
+    # Files are numbered as they are folded, one after another: each file's verdicts are one run of rows, and a
+    # group is its files' runs in row order (what a stable sort of the verdicts by group gives), found among the
+    # files without sorting a code per verdict.
+    codes = np.arange(len(c.facts))
+    starts, ends = np.searchsorted(files, codes, "left"), np.searchsorted(files, codes, "right")
+    del files
+    present = np.flatnonzero(ends > starts)
+    by_group = present[np.argsort(per_file[present], kind="stable")]
+    bounds = np.flatnonzero(np.diff(per_file[by_group])) + 1
+    found = []
+    for group_files in np.split(by_group, bounds):
+        pieces = [np.arange(starts[f], ends[f], dtype=np.int32 if len(c) < 2**31 else np.int64)
+                  if members is None else members[starts[f]:ends[f]] for f in group_files]
+        rows = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        found.append((_group_key(c, fields, int(group_files[0])), rows))
+    return found
+
+
+def _sorted_groups(c: VerdictColumns, members: np.ndarray | None, fields: tuple[str, ...], per_file: np.ndarray
+                   ) -> list[tuple[tuple[str, ...], np.ndarray]]:
+    """`grouped` of verdicts whose files are not in row order (columns joined or taken out of order): by a stable
+    sort of their group codes."""
     group = c._gather(per_file, members)
     order = index_array(np.argsort(group, kind="stable"))
     group = group[order]
     bounds = np.flatnonzero(group[1:] != group[:-1]) + 1
     del group
-    found = []
-    for indices in np.split(order, bounds):
-        rows = indices if members is None else members[indices]
-        file = c.file[rows[0]]
-        found.append((tuple(str(c.names(f)[c.file_codes(f)[file]]) for f in fields), rows))
-    return found
+    return [(_group_key(c, fields, int(c.file[rows[0]])), rows)
+            for rows in (indices if members is None else members[indices] for indices in np.split(order, bounds))]
+
+
+def _group_key(c: VerdictColumns, fields: tuple[str, ...], file: int) -> tuple[str, ...]:
+    return tuple(str(c.names(f)[c.file_codes(f)[file]]) for f in fields)
 
 
 def index_array(indices: np.ndarray) -> np.ndarray:
