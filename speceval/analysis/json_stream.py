@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -24,6 +24,7 @@ held 2 MB more at once (the buffer, and its copy as the next chunk joins it) and
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER_PART = re.compile(r"[0-9.eE+-]*")
+
 _DECODER = json.JSONDecoder()
 
 
@@ -66,6 +67,30 @@ class _Reader:
         if self.next_char() != char:
             raise _Incomplete
         self._at += 1
+
+    def run(self) -> Generator[Any, None, bool]:
+        """The elements of an array, from the current position (the start of one), that the buffer holds with the
+        `,` or `]` after them (so not cut), decoded without `value`'s calls (a million verdicts: seconds less):
+        True when the array's `]` is reached; False, at the start of the next element, when `value` must decode it
+        (it may be cut by the buffer's end)."""
+        text, at = self._text, self._at
+        scan, space = _DECODER.scan_once, _WHITESPACE.match  # type: ignore[attr-defined]  # set by its __init__
+        while True:
+            at = space(text, at).end()  # type: ignore[union-attr]  # always matches
+            try:
+                found, end = scan(text, at)
+            except (StopIteration, json.JSONDecodeError):
+                break  # not a value here: `value` says why, or reads the rest of it
+            after = space(text, end).end()  # type: ignore[union-attr]
+            if after >= len(text) or text[after] not in ",]":  # a number may go on in the next chunk
+                break
+            self._at = after + 1
+            yield found
+            if text[after] == "]":
+                return True
+            at = after + 1
+        self._at = at
+        return False
 
     def value(self) -> Any:
         """Decode the value at the current position. A value cut by the buffer's end is decoded again with more
@@ -143,7 +168,10 @@ class StreamedJson:
             reader.take("]")
             return
         while True:
-            yield reader.value()
+            ended = yield from reader.run()
+            if ended:
+                return
+            yield reader.value()  # one that may be cut by the buffer's end, decoded with its checks
             if reader.next_char() == "]":
                 reader.take("]")
                 return

@@ -47,6 +47,19 @@ def test_what_is_read_a_piece_at_a_time_is_what_json_loads_gives(tmp_path: Path,
     assert not no_key.pending and no_key.whole() == {"rankings": ELEMENTS, "metadata": {}}
 
 
+@pytest.mark.parametrize("chunk", [100, 256, 1_000, 4_096])
+def test_many_elements_across_many_chunk_boundaries_are_what_json_loads_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """Elements of every size, decoded inside the buffer or across its end, numbers cut at any character."""
+    monkeypatch.setattr(json_stream, "CHUNK", chunk)
+    elements = [ELEMENTS[i % len(ELEMENTS)] if i % 3 else {"n": -i * 1.0e-5, "t": "x" * (i % 300), "i": i * 997}
+                for i in range(3_000)]
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"metadata": {}, "results": elements}, indent=1 if chunk in (256, 4_096) else None),
+                    encoding="utf-8")
+    assert list(read_json(path, "results").items) == elements
+
+
 @pytest.mark.parametrize("text", [
     '{"metadata": {"judge": "j"}, "results": [{"a": 1}, {"a": 2}',  # cut in the array
     '{"metadata": {"judge": "j"}, "results": [{"a": 1} {"a": 2}]}',  # a comma missing
