@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis import json_stream
+from speceval.analysis import json_stream, load
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.json_stream import read_json
 from speceval.analysis.load import compliance_file_rows, load_verdicts
@@ -103,7 +103,9 @@ def test_a_report_reads_a_results_file_written_in_another_key_order_the_same(tmp
     assert [shown[1].input, shown[3].input] == [rows_before[1].input, rows_before[3].input]
 
 
-def test_a_bad_entry_deep_in_a_streamed_file_is_named(tmp_path: Path) -> None:
+def test_a_bad_entry_deep_in_a_streamed_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries are validated a few at a time as they are read: an error names the entry's place in the file."""
+    monkeypatch.setattr(load, "ENTRY_CHUNK", 3)  # entry 7 is in the third chunk
     root = fabricate(tmp_path / "data")
     path = next(p for p in sorted(root.rglob("results/*.json")) if "_canaries" not in p.parts
                 and "results" in json.loads(p.read_text()))
