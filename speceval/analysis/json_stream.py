@@ -104,8 +104,8 @@ class _Reader:
                 if self._more():
                     continue
                 raise _Incomplete from None
-            cut = end == len(self._text) or (type(found) in (int, float)
-                                             and _NUMBER_PART.match(self._text, end).end() == len(self._text))  # type: ignore[union-attr]  # always matches
+            number_end = _NUMBER_PART.match(self._text, end).end()  # type: ignore[union-attr]  # always matches
+            cut = end == len(self._text) or (type(found) in (int, float) and number_end == len(self._text))
             if not cut or not self._more():
                 self._at = end
                 return found
@@ -160,6 +160,12 @@ class StreamedJson:
 
     def close(self) -> None:
         self._handle.close()
+
+    def __enter__(self) -> StreamedJson:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     def _elements(self) -> Iterator[Any]:
         reader = self._reader

@@ -207,44 +207,43 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
         if not path.exists():
             raise InputError(path, "no such file or directory")
         for file in sorted(path.rglob("results/*.json")):
-            streamed = read_json(file, "results")
-            source = _relative(file, path)
-            data: object
-            if streamed.head is None:  # a list: a generation run's answers, read through and let go
-                if _is_generation_results(streamed.items):
-                    continue  # not verdicts, documented as such
-                data = []
-            else:  # our compliance files are read a verdict at a time (metadata first, as `ComplianceFile` writes
-                # them); everything else, small or rare, is decoded whole
-                data = streamed.head if _streams_verdicts(streamed) else streamed.whole()
-            if isinstance(data, dict) and "canaries" in data and "metadata" in data:
-                found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
-                continue
-            if not isinstance(data, dict) or not ("rankings" in data or (("results" in data or streamed.pending)
-                                                                         and "metadata" in data)):
-                reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
-                          else "no 'rankings', or no 'results' and 'metadata'")
-                logger.warning("skipped %s: not a results file (%s)", source, reason)
-                found.skipped.append(f"{source}: {reason}")
-                continue
-            if file.parent not in locations:  # every file of one results folder sits in the same place
-                offline[file.parent] = _offline(file.parent.parent)
-                locations[file.parent] = locate(file, experiments).model_copy(
-                    update={"synthetic": offline[file.parent] is True})
-            where = locations[file.parent]
-            found.settings.setdefault(where.variation, where.settings)
-            if "rankings" in data:
-                found.rankings.extend(_ranking_rows(file, data, where, source, detail))
-            else:
-                entries = streamed.items if streamed.pending else data["results"]
-                if keep:
-                    rows: Iterable[ComplianceRow] = list(
-                        _compliance_stream(file, data, entries, where, source, statements, detail))
-                else:  # a fold takes the rows as they are validated (see `_compliance_stream`)
-                    rows = _compliance_stream(file, data, entries, where, source, statements, detail)
-                del data, entries  # the parsed file goes before the next is read
-                yield file, rows
-            streamed.close()
+            with read_json(file, "results") as streamed:  # closed however the caller leaves it
+                source = _relative(file, path)
+                data: object
+                if streamed.head is None:  # a list: a generation run's answers, read through and let go
+                    if _is_generation_results(streamed.items):
+                        continue  # not verdicts, documented as such
+                    data = []
+                else:  # our compliance files are read a verdict at a time (metadata first, as `ComplianceFile` writes
+                    # them); everything else, small or rare, is decoded whole
+                    data = streamed.head if _streams_verdicts(streamed) else streamed.whole()
+                if isinstance(data, dict) and "canaries" in data and "metadata" in data:
+                    found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
+                    continue
+                if not isinstance(data, dict) or not ("rankings" in data or (("results" in data or streamed.pending)
+                                                                             and "metadata" in data)):
+                    reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
+                              else "no 'rankings', or no 'results' and 'metadata'")
+                    logger.warning("skipped %s: not a results file (%s)", source, reason)
+                    found.skipped.append(f"{source}: {reason}")
+                    continue
+                if file.parent not in locations:  # every file of one results folder sits in the same place
+                    offline[file.parent] = _offline(file.parent.parent)
+                    locations[file.parent] = locate(file, experiments).model_copy(
+                        update={"synthetic": offline[file.parent] is True})
+                where = locations[file.parent]
+                found.settings.setdefault(where.variation, where.settings)
+                if "rankings" in data:
+                    found.rankings.extend(_ranking_rows(file, data, where, source, detail))
+                else:
+                    entries = streamed.items if streamed.pending else data["results"]
+                    if keep:
+                        rows: Iterable[ComplianceRow] = list(
+                            _compliance_stream(file, data, entries, where, source, statements, detail))
+                    else:  # a fold takes the rows as they are validated (see `_compliance_stream`)
+                        rows = _compliance_stream(file, data, entries, where, source, statements, detail)
+                    del data, entries  # the parsed file goes before the next is read
+                    yield file, rows
     flags = list(offline.values())
     found.synthetic_folders, found.provider_folders = flags.count(True), flags.count(False)
     found.unrecorded_folders = flags.count(None)
