@@ -185,3 +185,34 @@ def test_a_report_keeps_no_array_per_verdict_beyond_its_columns_and_input_cluste
     held = [a for a in [*vars(columns).values(), *columns._derived.values()]
             if isinstance(a, np.ndarray) and len(a) == len(columns)]
     assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4
+
+
+def test_groups_found_among_files_are_the_groups_a_stable_sort_gives(tmp_path: Path) -> None:
+    """`grouped` takes each file's run of rows instead of sorting a code per verdict: the same groups, in the same
+    order, with the same rows in the same order and dtype, for the folded columns, a panel joined to them, columns
+    taken out of order, all verdicts or a subset."""
+    from speceval.analysis.columns import _sorted_groups, dense, grouped, index_array
+
+    columns = fold_verdicts([fabricate(tmp_path / "data")]).columns
+    panel = panel_verdicts(columns)
+    assert panel is not None
+    reversed_rows = columns.take(np.arange(len(columns))[::-1].copy())
+    for c in (columns, columns.concat(panel.verdicts), reversed_rows):
+        judged = index_array(np.flatnonzero(c.judged()))
+        for fields in (("spec", "judge", "model", "variation"), ("statement_id", "run"), ("judge", "statement_type")):
+            per_file = dense(*(c.file_codes(f) for f in fields)).astype(np.int32)
+            for members in (None, judged, judged[::3]):
+                found, expected = grouped(c, members, *fields), _sorted_groups(c, members, fields, per_file)
+                assert [key for key, _ in found] == [key for key, _ in expected] and found
+                assert all(np.array_equal(a, b) and a.dtype == b.dtype
+                           for (_, a), (_, b) in zip(found, expected, strict=True))
+
+
+def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn() -> None:
+    """matplotlib (30 MB) is imported by the first figure, after the statistics have let their arrays go."""
+    code = ("import sys; import speceval.analysis.report, speceval.cli.main; "
+            "assert 'matplotlib' not in sys.modules, 'imported'; "
+            "import numpy as np; from speceval.analysis.plots import heatmap; "
+            "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
+            "assert 'matplotlib' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
