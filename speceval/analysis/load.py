@@ -256,15 +256,14 @@ def compliance_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, 
     statements = _StatementClasses(share_texts=False)
     for file, positions in wanted.items():
         chosen = sorted(set(positions))
-        streamed = read_json(file, "results")
         kept: list[Any] = []
         count = 0
-        if streamed.head is not None and streamed.pending:
-            wanted_at = set(chosen)
-            for count, entry in enumerate(streamed.items, start=1):  # only the entries shown are kept
-                if count - 1 in wanted_at:
-                    kept.append(entry)
-        streamed.close()
+        with read_json(file, "results") as streamed:
+            if streamed.pending:  # (a compliance file's `results`, read through: only the entries shown are kept)
+                wanted_at = set(chosen)
+                for count, entry in enumerate(streamed.items, start=1):
+                    if count - 1 in wanted_at:
+                        kept.append(entry)
         head = streamed.head
         if head is None or max(chosen, default=0) >= count:
             raise InputError(file, "not the compliance results file it was a moment ago (it changed while the "
