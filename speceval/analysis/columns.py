@@ -251,7 +251,7 @@ class VerdictColumns:
         if "stratum/file" not in self._derived:
             present = np.bincount(self.file, minlength=len(self.facts))[:len(self.facts)] > 0
             pairs = dense(self.file_codes("spec")[present], self.file_codes("statement_id")[present])
-            per_file = np.zeros(len(self.facts), dtype=np.int64)
+            per_file = np.zeros(len(self.facts), dtype=np.int32)  # fewer (spec, statement) pairs than files
             per_file[present] = pairs
             self._derived["stratum/file"] = per_file
         return self._gather(self._derived["stratum/file"], rows)
@@ -299,7 +299,7 @@ class VerdictColumns:
     def stratum_of_cluster(self) -> np.ndarray:
         """Per cluster code (`cluster`): the code of its stratum (`stratum`)."""
         if "stratum_of_cluster" not in self._derived:
-            found = np.zeros(int(self.cluster().max()) + 1 if len(self) else 0, dtype=np.int64)
+            found = np.zeros(int(self.cluster().max()) + 1 if len(self) else 0, dtype=np.int32)
             found[self.cluster()] = self.stratum()
             self._derived["stratum_of_cluster"] = found
         return self._derived["stratum_of_cluster"]
@@ -371,23 +371,54 @@ def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
     # Every field is a fact of the verdict's file: the groups are found among the files (a few hundred) and each
     # verdict takes its file's group, one sort of a code per verdict rather than a sort over every field.
     per_file = dense(*(c.file_codes(f) for f in fields)).astype(np.int32)  # fewer groups than files
+    files = c.file if members is None else c.file[members]
+    if len(files) > 1 and not (files[1:] >= files[:-1]).all():
+        return _sorted_groups(c, members, fields, per_file)
+    # Files are numbered as they are folded, one after another: each file's verdicts are one run of rows, and a
+    # group is its files' runs in row order (what a stable sort of the verdicts by group gives), found among the
+    # files without sorting a code per verdict.
+    codes = np.arange(len(c.facts))
+    starts, ends = np.searchsorted(files, codes, "left"), np.searchsorted(files, codes, "right")
+    del files
+    present = np.flatnonzero(ends > starts)
+    by_group = present[np.argsort(per_file[present], kind="stable")]
+    bounds = np.flatnonzero(np.diff(per_file[by_group])) + 1
+    found = []
+    for group_files in np.split(by_group, bounds):
+        pieces = [np.arange(starts[f], ends[f], dtype=np.int32 if len(c) < 2**31 else np.int64)
+                  if members is None else members[starts[f]:ends[f]] for f in group_files]
+        rows = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        found.append((_group_key(c, fields, int(group_files[0])), rows))
+    return found
+
+
+def _sorted_groups(c: VerdictColumns, members: np.ndarray | None, fields: tuple[str, ...], per_file: np.ndarray
+                   ) -> list[tuple[tuple[str, ...], np.ndarray]]:
+    """`grouped` of verdicts whose files are not in row order (columns joined or taken out of order): by a stable
+    sort of their group codes."""
     group = c._gather(per_file, members)
-    order = np.argsort(group, kind="stable")
+    order = index_array(np.argsort(group, kind="stable"))
     group = group[order]
     bounds = np.flatnonzero(group[1:] != group[:-1]) + 1
     del group
-    found = []
-    for indices in np.split(order, bounds):
-        rows = indices if members is None else members[indices]
-        file = c.file[rows[0]]
-        found.append((tuple(str(c.names(f)[c.file_codes(f)[file]]) for f in fields), rows))
-    return found
+    return [(_group_key(c, fields, int(c.file[rows[0]])), rows)
+            for rows in (indices if members is None else members[indices] for indices in np.split(order, bounds))]
+
+
+def _group_key(c: VerdictColumns, fields: tuple[str, ...], file: int) -> tuple[str, ...]:
+    return tuple(str(c.names(f)[c.file_codes(f)[file]]) for f in fields)
+
+
+def index_array(indices: np.ndarray) -> np.ndarray:
+    """Row indices as 4-byte integers when every row fits (a million verdicts: 4 MB an array of them, not 8).
+    Every index array of a group of verdicts comes from here, so its subsets are 4 bytes an index too."""
+    return indices.astype(np.int32) if len(indices) < 2**31 else indices
 
 
 def local_clusters(c: VerdictColumns, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The input clusters of `members` numbered 0..G-1, and each one's stratum (statement) code."""
     clusters = dense_codes(c.cluster()[members])
-    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
+    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int32)  # fewer statements than 2^31
     strata[clusters] = c.stratum(members)
     return clusters, strata
 

@@ -176,18 +176,23 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     versions: dict[str, set[str]] = {}
     for facts in [*found.facts, *verdicts.turn_columns.facts]:
         versions.setdefault(facts.judge, set()).add(facts.prompt_version)
+    # The statistics first, the sample view's records (up to 12 MB of text) after: the records are not held while
+    # the statistics' million-verdict arrays are (the peak of a large report is there).
+    variations, compliance = variation_statistics(both, verdicts.settings), compliance_rates(both)
+    per_statement = compliance_rates(both, per_statement=True)
+    by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
+    paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
     shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
     samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
                                            else shown, panel)
     return ReportData(
-        samples=samples, sample_total=sample_total, variations=variation_statistics(both, verdicts.settings),
-        compliance=compliance_rates(both), per_statement=compliance_rates(both, per_statement=True),
-        by_type=breakdown(both, "statement_type"), by_authority=breakdown(both, "authority_level"),
-        paired=paired_comparisons(both), panel=panel.counts if panel is not None else [],
+        samples=samples, sample_total=sample_total, variations=variations, compliance=compliance,
+        per_statement=per_statement, by_type=by_type, by_authority=by_authority, paired=paired, agreement=agreement,
+        leniency=lenient, panel=panel.counts if panel is not None else [],
         win_rates=win_rates(verdicts.rankings), bradley_terry=strengths(verdicts.rankings),
         position_consistency=position_consistency(verdicts.rankings),
-        agreement=judge_agreement(judges), costs=costs, stages=_stage_counts(manifests, costs),
-        sent=_sent_settings(manifests), leniency=leniency(judges), **_labelled(paths, labels_path),
+        costs=costs, stages=_stage_counts(manifests, costs),
+        sent=_sent_settings(manifests), **_labelled(paths, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
         metrics=metric_rows, ranking_samples=ranking_samples(verdicts.rankings, paths),

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import io
 import textwrap
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from speceval.analysis.categories import CategoryShare
+from speceval.analysis.judge_quality import Leniency
+from speceval.analysis.tables import ComplianceRate, WinRate
+from speceval.analysis.variations import VariationStatistics
 
-from speceval.analysis.categories import CategoryShare  # noqa: E402
-from speceval.analysis.judge_quality import Leniency  # noqa: E402
-from speceval.analysis.tables import ComplianceRate, WinRate  # noqa: E402
-from speceval.analysis.variations import VariationStatistics  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot on the Agg backend, imported when the first figure is drawn: its 30 MB are then taken
+    after the statistics have let their arrays go, not on top of them (the peak of a million verdicts' report)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # the backend must be chosen first
+
+    return plt
 
 
 def _png(figure: Figure) -> bytes:
@@ -25,7 +36,7 @@ def _png(figure: Figure) -> bytes:
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
-    plt.close(figure)
+    _pyplot().close(figure)
     return buffer.getvalue()
 
 
@@ -54,7 +65,7 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
     rows = [s for s in stats if s.judge == judge]
     candidates = sorted({s.candidate for s in rows})
     variations = sorted({s.variation for s in rows})
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.6 * len(candidates) * max(1, len(variations)) + 2), 4.5))
+    figure, axes = _pyplot().subplots(figsize=(max(6.0, 1.6 * len(candidates) * max(1, len(variations)) + 2), 4.5))
     width = 0.8 / max(1, len(variations))
     for v, variation in enumerate(variations):
         xs: list[float] = []
@@ -90,7 +101,7 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
     # A row is half an inch until the figure reaches HEATMAP_MAX_INCHES, then thinner: the picture of hundreds of
     # statements stays a few MB to draw (200 at half an inch were an 11,000-pixel-tall canvas, 145 MiB and 20 s).
     height = min(max(3.5, 0.5 * len(rows) + 2.5), HEATMAP_MAX_INCHES)
-    figure, axes = plt.subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), height))
+    figure, axes = _pyplot().subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), height))
     if diverging:
         bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
         image = axes.imshow(matrix, cmap="RdBu", vmin=-bound or -1, vmax=bound or 1)
@@ -124,7 +135,7 @@ def leniency_heatmap(rows: list[Leniency], spec: str, variation: str) -> bytes:
         interval = "" if r.ci_low is None or r.ci_high is None else f"\n[{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
         excludes = r.ci_low is not None and r.ci_high is not None and (r.ci_low > 0 or r.ci_high < 0)
         labels[(i, j)] = f"{r.delta:+.3f}{'*' if excludes else ''}{interval}"
-    figure, axes = plt.subplots(figsize=(max(6.5, 1.8 * len(candidates) + 3), max(3.5, 0.8 * len(judges) + 2.5)))
+    figure, axes = _pyplot().subplots(figsize=(max(6.5, 1.8 * len(candidates) + 3), max(3.5, 0.8 * len(judges) + 2.5)))
     bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
     image = axes.imshow(matrix, cmap="RdBu", vmin=-(bound or 1), vmax=bound or 1)
     axes.set_xticks(range(len(candidates)), candidates, rotation=30, ha="right")
@@ -141,7 +152,7 @@ def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
     shares = [s for s in shares if s.spec == spec and s.judge == judge and s.rate is not None]
     bars = sorted({(s.candidate, s.variation) for s in shares})
     categories = sorted({s.category for s in shares})
-    figure, axes = plt.subplots(figsize=(max(6.5, 0.9 * len(bars) + 3), 4.5))
+    figure, axes = _pyplot().subplots(figsize=(max(6.5, 0.9 * len(bars) + 3), 4.5))
     bottom = np.zeros(len(bars))
     for category in categories:
         heights = np.array([next((s.rate or 0.0 for s in shares if (s.candidate, s.variation) == bar
@@ -170,7 +181,7 @@ def win_matrix(rates: list[WinRate], spec: str, judge: str, variation: str) -> t
 
 def length_scatter(rates: list[ComplianceRate]) -> bytes:
     """Mean answer length against compliance rate, one point per candidate, variation and judge."""
-    figure, axes = plt.subplots(figsize=(6, 4.5))
+    figure, axes = _pyplot().subplots(figsize=(6, 4.5))
     for judge in sorted({r.judge for r in rates}):
         points = [
             (r.mean_output_chars, r.rate)

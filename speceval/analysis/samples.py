@@ -118,8 +118,8 @@ def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SA
     chosen = pick(strata, sizes, limit, budget, seed)
     records: dict[int, dict[str, str]] = {}
     by_file: dict[Path, list[int]] = {}
-    for row in chosen.tolist():
-        source = int(both.source_row[row])
+    sources = both.source_row[chosen]  # once: a judge's verdicts have no source column (`source_row` makes one)
+    for row, source in zip(chosen.tolist(), sources.tolist(), strict=True):
         path = columns.paths[columns.file[source]]
         if path is not None:
             by_file.setdefault(path, []).append(row)

@@ -22,7 +22,7 @@ from speceval.analysis.clustered import (
     paired_difference_codes,
     rate_interval_codes,
 )
-from speceval.analysis.columns import VerdictColumns, as_columns, grouped, local_clusters
+from speceval.analysis.columns import VerdictColumns, as_columns, grouped, index_array, local_clusters
 from speceval.analysis.load import ComplianceRow
 from speceval.analysis.stats import wilson_interval
 
@@ -192,7 +192,7 @@ class PairedComparison(BaseModel):
 def paired_comparisons(rows: list[ComplianceRow] | VerdictColumns) -> list[PairedComparison]:
     """Every pair of candidates within a variation, and every pair of variations within a candidate."""
     c = as_columns(rows)
-    judged = np.flatnonzero(c.judged())
+    judged = index_array(np.flatnonzero(c.judged()))
     clusters, strata = c.cluster(), c.stratum_of_cluster()
     results = []
     for kind, within_field, side_field in (("candidates", "variation", "model"), ("variations", "model", "variation")):

@@ -81,12 +81,19 @@ def test_folding_keeps_no_text_whatever_the_answers_length(tmp_path: Path) -> No
     """Answers of 1,000 characters in 30 files: holding the texts read so far would cost over a kilobyte a
     verdict at the end of the fold; the fold's peak stays under 800 bytes a verdict (one file's worth of parsed
     JSON, about 100 verdicts, is all that is held besides the columns)."""
+    per_verdict = fold_peak_per_verdict(tmp_path, 3_000, 30)
+    assert per_verdict < 800, per_verdict
+
+
+def fold_peak_per_verdict(tmp_path: Path, size: int, statements: int) -> float:
+    """Bytes a verdict at the peak of folding `size` fabricated verdicts (answers of 1,000 characters) spread over
+    `statements` results files (as Python's allocator counts them: numpy's arrays included)."""
     import tracemalloc
 
     sys.path.insert(0, str(REPO))
     from benchmarks.evidence_memory import make_data
 
-    data = make_data(tmp_path / "data", 3_000, 30)
+    data = make_data(tmp_path / "data", size, statements)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -94,8 +101,8 @@ def test_folding_keeps_no_text_whatever_the_answers_length(tmp_path: Path) -> No
         peak = tracemalloc.get_traced_memory()[1] - before
     finally:
         tracemalloc.stop()
-    assert len(folded.columns) == 3_000
-    assert peak / 3_000 < 800, peak / 3_000
+    assert len(folded.columns) == size
+    return peak / size
 
 
 def test_a_records_size_counted_while_folding_is_the_size_the_page_gives_it() -> None:
@@ -178,3 +185,34 @@ def test_a_report_keeps_no_array_per_verdict_beyond_its_columns_and_input_cluste
     held = [a for a in [*vars(columns).values(), *columns._derived.values()]
             if isinstance(a, np.ndarray) and len(a) == len(columns)]
     assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4
+
+
+def test_groups_found_among_files_are_the_groups_a_stable_sort_gives(tmp_path: Path) -> None:
+    """`grouped` takes each file's run of rows instead of sorting a code per verdict: the same groups, in the same
+    order, with the same rows in the same order and dtype, for the folded columns, a panel joined to them, columns
+    taken out of order, all verdicts or a subset."""
+    from speceval.analysis.columns import _sorted_groups, dense, grouped, index_array
+
+    columns = fold_verdicts([fabricate(tmp_path / "data")]).columns
+    panel = panel_verdicts(columns)
+    assert panel is not None
+    reversed_rows = columns.take(np.arange(len(columns))[::-1].copy())
+    for c in (columns, columns.concat(panel.verdicts), reversed_rows):
+        judged = index_array(np.flatnonzero(c.judged()))
+        for fields in (("spec", "judge", "model", "variation"), ("statement_id", "run"), ("judge", "statement_type")):
+            per_file = dense(*(c.file_codes(f) for f in fields)).astype(np.int32)
+            for members in (None, judged, judged[::3]):
+                found, expected = grouped(c, members, *fields), _sorted_groups(c, members, fields, per_file)
+                assert [key for key, _ in found] == [key for key, _ in expected] and found
+                assert all(np.array_equal(a, b) and a.dtype == b.dtype
+                           for (_, a), (_, b) in zip(found, expected, strict=True))
+
+
+def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn() -> None:
+    """matplotlib (30 MB) is imported by the first figure, after the statistics have let their arrays go."""
+    code = ("import sys; import speceval.analysis.report, speceval.cli.main; "
+            "assert 'matplotlib' not in sys.modules, 'imported'; "
+            "import numpy as np; from speceval.analysis.plots import heatmap; "
+            "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
+            "assert 'matplotlib' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)

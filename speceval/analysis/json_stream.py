@@ -1,0 +1,252 @@
+"""A JSON file read a piece at a time: its top-level object's keys decoded up to one array (`key`), then that array's
+elements one at a time (issue 25).
+
+A results file of 5,000 verdicts is 12.5 MB of JSON; decoded whole it took about 50 MB of dicts and strings at
+once, and a million verdicts' report peaked there. Read this way, what is held is a buffer of the file's text (a
+few dozen kilobytes, more only for a bigger element) and the element being decoded. Values are decoded by the same
+decoder `json.loads` uses, so every number and string is what `json.loads` gives. A file that is not valid JSON is
+decoded whole once more, so its error is the one `json.loads` reports, with the line and column of the whole file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+from speceval.errors import InputError
+
+CHUNK = 1 << 16
+"""Characters of the file read at a time (a bigger element reads more, doubling, until it is whole). A megabyte
+held 2 MB more at once (the buffer, and its copy as the next chunk joins it) and read no faster."""
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_NUMBER_PART = re.compile(r"[0-9.eE+-]*")
+
+_DECODER = json.JSONDecoder()
+
+
+class _Incomplete(Exception):
+    """The text ended, or was not JSON, where a value or a delimiter was expected (`read_json` says which)."""
+
+
+class _Reader:
+    """The file's text from the current position on, read a chunk at a time."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self._handle = handle
+        self._text = ""
+        self._at = 0
+        self._ended = False
+
+    def _more(self) -> bool:
+        """Read more text (at least as much as is buffered: an element longer than a chunk costs log reads);
+        False at the end of the file."""
+        if self._ended:
+            return False
+        chunk = self._handle.read(max(CHUNK, len(self._text) - self._at))
+        if not chunk:
+            self._ended = True
+            return False
+        self._text = self._text[self._at:] + chunk  # what was decoded already is let go
+        self._at = 0
+        return True
+
+    def next_char(self) -> str:
+        """The next character that is not whitespace ('' at the end of the file), not consumed."""
+        while True:
+            self._at = _WHITESPACE.match(self._text, self._at).end()  # type: ignore[union-attr]  # always matches
+            if self._at < len(self._text):
+                return self._text[self._at]
+            if not self._more():
+                return ""
+
+    def take(self, char: str) -> None:
+        if self.next_char() != char:
+            raise _Incomplete
+        self._at += 1
+
+    def run(self) -> Generator[Any, None, bool]:
+        """The elements of an array, from the current position (the start of one), that the buffer holds with the
+        `,` or `]` after them (so not cut), decoded without `value`'s calls (a million verdicts: seconds less):
+        True when the array's `]` is reached; False, at the start of the next element, when `value` must decode it
+        (it may be cut by the buffer's end)."""
+        text, at = self._text, self._at
+        scan, space = _DECODER.scan_once, _WHITESPACE.match  # type: ignore[attr-defined]  # set by its __init__
+        while True:
+            at = space(text, at).end()  # type: ignore[union-attr]  # always matches
+            try:
+                found, end = scan(text, at)
+            except (StopIteration, json.JSONDecodeError):
+                break  # not a value here: `value` says why, or reads the rest of it
+            after = space(text, end).end()  # type: ignore[union-attr]
+            if after >= len(text) or text[after] not in ",]":  # a number may go on in the next chunk
+                break
+            self._at = after + 1
+            yield found
+            if text[after] == "]":
+                return True
+            at = after + 1
+        self._at = at
+        return False
+
+    def value(self) -> Any:
+        """Decode the value at the current position. A value cut by the buffer's end is decoded again with more
+        text: a string or container fails to decode; a number decodes short (`1.5` of `1.5e3`, `1` of `12`), so a
+        number followed by number characters up to the buffer's end is decoded again too."""
+        self.next_char()
+        while True:
+            try:
+                found, end = _DECODER.raw_decode(self._text, self._at)
+            except json.JSONDecodeError:
+                if self._more():
+                    continue
+                raise _Incomplete from None
+            number_end = _NUMBER_PART.match(self._text, end).end()  # type: ignore[union-attr]  # always matches
+            cut = end == len(self._text) or (type(found) in (int, float) and number_end == len(self._text))
+            if not cut or not self._more():
+                self._at = end
+                return found
+
+
+class StreamedJson:
+    """A JSON file whose top level is an object (`head`: its keys, `items`: the elements of its array `key` when it
+    has one, after which any keys that follow it are added to `head`) or an array (`head` None; `items` its
+    elements). `pending` says whether the array `key` of an object is still to be read through `items`.
+
+    `items` must be read (or `close` called) before the next file is opened: the file stays open until then."""
+
+    def __init__(self, file: Path, key: str, handle: IO[str], reader: _Reader, head: dict[str, Any] | None,
+                 pending: bool) -> None:
+        self.file = file
+        self.key = key
+        self.head = head
+        self.pending = pending
+        self._handle = handle
+        self._reader = reader
+
+    @property
+    def items(self) -> Iterator[Any]:
+        return self._items()
+
+    def _items(self) -> Iterator[Any]:
+        try:
+            if self.head is None or self.pending:
+                yield from self._elements()
+                if self.head is not None:
+                    self._rest_of_object()
+            if self._reader.next_char() != "":
+                raise _Incomplete  # something after the top-level value
+        except _Incomplete:
+            _raise_as_json_loads(self.file)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(self.file, f"not a readable JSON results file: {exc}") from None
+        finally:
+            self.close()
+
+    def whole(self) -> Any:
+        """The whole document, decoded (what `json.loads` gives, key order aside): for the files that are not read
+        a piece at a time."""
+        if self.head is None:
+            return list(self.items)
+        if not self.pending:
+            for _ in self.items:  # nothing to read but the end: checks that nothing follows
+                pass
+            return self.head
+        elements = list(self.items)
+        return {**self.head, self.key: elements}
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> StreamedJson:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _elements(self) -> Iterator[Any]:
+        reader = self._reader
+        reader.take("[")
+        if reader.next_char() == "]":
+            reader.take("]")
+            return
+        while True:
+            ended = yield from reader.run()
+            if ended:
+                return
+            yield reader.value()  # one that may be cut by the buffer's end, decoded with its checks
+            if reader.next_char() == "]":
+                reader.take("]")
+                return
+            reader.take(",")
+
+    def _rest_of_object(self) -> None:
+        """The keys after the array (the file's writer put none there, a hand-made file may)."""
+        assert self.head is not None
+        self.pending = False
+        if self._reader.next_char() == ",":
+            self._reader.take(",")
+            _members(self._reader, self.head, None)
+        else:
+            self._reader.take("}")
+
+
+def _members(reader: _Reader, head: dict[str, Any], key: str | None) -> bool:
+    """Decode an object's members into `head` up to its end (False) or up to the array `key` (True: the reader is
+    left at its `[`)."""
+    if reader.next_char() == "}":
+        reader.take("}")
+        return False
+    while True:
+        name = reader.value()
+        if not isinstance(name, str):
+            raise _Incomplete
+        reader.take(":")
+        if name == key and reader.next_char() == "[":
+            return True
+        head[name] = reader.value()
+        if reader.next_char() == "}":
+            reader.take("}")
+            return False
+        reader.take(",")
+
+
+def read_json(file: Path, key: str) -> StreamedJson:
+    """Open `file` for reading its array `key` an element at a time (see `StreamedJson`). Raises `InputError`
+    naming the file (and, as `json.loads` does, the line and column) when it is not JSON."""
+    try:
+        handle = open(file, encoding="utf-8")  # noqa: SIM115  (closed by StreamedJson once its items are read)
+    except OSError as exc:
+        raise InputError(file, f"not a readable JSON results file: {exc}") from None
+    reader = _Reader(handle)
+    try:
+        first = reader.next_char()
+        if first == "[":
+            return StreamedJson(file, key, handle, reader, None, pending=False)
+        if first != "{":
+            raise _Incomplete
+        reader.take("{")
+        head: dict[str, Any] = {}
+        pending = _members(reader, head, key)
+        return StreamedJson(file, key, handle, reader, head, pending)
+    except _Incomplete:
+        handle.close()
+        _raise_as_json_loads(file)
+    except (OSError, ValueError) as exc:
+        handle.close()
+        raise InputError(file, f"not a readable JSON results file: {exc}") from None
+    except BaseException:
+        handle.close()
+        raise
+
+
+def _raise_as_json_loads(file: Path) -> NoReturn:
+    """The file is not valid JSON: decode it whole to raise the error `json.loads` gives (its line and column)."""
+    try:
+        json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(file, f"not a readable JSON results file: {exc}") from None
+    raise InputError(file, "not a readable JSON results file: it could not be read a piece at a time")
