@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import glob
 import importlib
 import io
 import logging
@@ -88,6 +89,25 @@ def run(args: Sequence[Any], *, input: Any = None, timeout: float | None = None,
     if check and code:
         raise subprocess.CalledProcessError(code, process.args, output=stdout, stderr=stderr)
     return subprocess.CompletedProcess(process.args, code, stdout, stderr)
+
+
+_SHELL_SYNTAX = frozenset("|&;<>()$`\\\"'#~{}!=")
+"""Characters that make a command line more than words for bash (operators, quoting, expansions, assignments);
+glob patterns (* ? [) are expanded here."""
+
+
+def run_shell(command: str, *, cwd: Any, env: dict[str, str], **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+    """A command line from the docs as `bash -c COMMAND` runs it (with the test's Python first on PATH). A line of
+    plain words `python -m MODULE ARGS` runs forked with the argv bash would give it: glob patterns expanded in code
+    point order (bash's in the C locale; one that matches nothing stays as it is); anything else goes to bash."""
+    words = command.split()
+    if words[:2] != ["python", "-m"] or len(words) < 3 or _SHELL_SYNTAX.intersection(command):
+        return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, **kwargs)
+    argv: list[str] = []
+    for word in words[1:]:
+        matches = sorted(glob.glob(word, root_dir=cwd)) if set("*?[").intersection(word) else []
+        argv.extend(matches or [word])
+    return run([sys.executable, *argv], cwd=cwd, env=env, **kwargs)
 
 
 def _run_child(command: tuple[str, list[str]], cwd: Any, env: Any, preexec_fn: Any, fds: tuple[int, int, int]

@@ -33,6 +33,7 @@ from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings, JudgeTarget
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.spec import load_spec
+from tests import forked
 from tests.conftest import REPO, cli_env, only_run_dir, start_generation, write_spec
 
 JUDGE = "gpt-4.1-2025-04-14"
@@ -294,8 +295,8 @@ def test_the_shipped_sycobench_example_and_the_docs_block_run_offline(tmp_path):
     env = cli_env()
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     for command in commands:
-        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=240, stdin=subprocess.DEVNULL)
+        done = forked.run_shell(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240,
+                                stdin=subprocess.DEVNULL)
         assert done.returncode == 0, (command, done.stderr[-3000:])
     out = tmp_path / "demo" / "sycobench"
     ids = {r["conversation_id"] for p in (out / "generations").glob("*/pressure-2/run1/*/results/*.json")

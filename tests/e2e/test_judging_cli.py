@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import forked
 from tests.conftest import REPO, cli_env, doc_text
 
 
@@ -22,8 +23,8 @@ def readme_commands() -> list[str]:
 def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = cli_env()
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=180,
-                          stdin=subprocess.DEVNULL)
+    return forked.run_shell(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=180,
+                            stdin=subprocess.DEVNULL)
 
 
 def jobs(directory: Path) -> list[str]:

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 from tests import forked
 from tests.conftest import REPO, cli_env
@@ -52,3 +53,21 @@ def test_other_commands_start_a_new_interpreter() -> None:
     done = forked.run([sys.executable, "-c", "import sys; print(sys.flags.dont_write_bytecode)"], capture_output=True,
                       text=True, timeout=30, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
     assert done.stdout == "1\n"  # a fork would have this process's flag
+
+
+def test_a_docs_command_line_runs_with_the_argv_bash_would_give_it(tmp_path) -> None:
+    for name in ("b2", "a1", "a10", ".hidden"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+    env = cli_env()
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
+    line = "python -m tests.forked_probe report runs/* runs/a? none/*"
+    forked_run = forked.run_shell(line, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    by_bash = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert forked_run.returncode == by_bash.returncode == 0, forked_run.stderr + by_bash.stderr
+    assert json.loads(forked_run.stdout)["argv"] == json.loads(by_bash.stdout)["argv"] == [
+        "report", "runs/a1", "runs/a10", "runs/b2", "runs/a1", "none/*"]
+    # A line bash must interpret (a variable here) is given to bash.
+    quoted = forked.run_shell('PROBE=set python -m tests.forked_probe report "a b"', cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=30)
+    seen = json.loads(quoted.stdout)
+    assert seen["argv"] == ["report", "a b"] and seen["probe"] == "set"
