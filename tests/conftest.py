@@ -158,11 +158,12 @@ SLOW = (
 `slow` marker, so `pytest -m "not slow"` is an inner loop of about a minute."""
 
 
-FIRST = ("tests/raydata/",)
-"""Tests that start first: they mostly wait (on Ray's throughput), for a minute or more. pytest-xdist's worksteal
-hands each worker a contiguous quarter of the collection and lets idle workers take the tail of a busy one's queue:
-at the front, these share the first worker's start while the other workers' CPU work goes on; at their alphabetical
-place they started late and ended the run alone."""
+FIRST = ("tests/raydata/", "tests/analysis/test_experiment_statistics.py")
+"""Tests that start first. pytest-xdist's worksteal hands each worker a contiguous quarter of the collection and
+lets an idle worker take the tail half of a busy one's queue. The Ray tests mostly wait on Ray, a minute or more:
+at the front they overlap the other workers' CPU work; at their alphabetical place they ended the run alone. The
+experiment statistics' five tests share one module-scoped experiment (9 s): at a queue's tail they were stolen
+apart and the experiment ran on all four workers; at its head they run on one."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -170,4 +171,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: otherwise collection order
+    def place(item: pytest.Item) -> int:
+        return next((i for i, prefix in enumerate(FIRST) if item.nodeid.startswith(prefix)), len(FIRST))
+
+    items.sort(key=place)  # stable: otherwise collection order

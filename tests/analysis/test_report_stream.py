@@ -67,14 +67,14 @@ def test_a_small_page_budget_embeds_fewer_records_and_never_more_bytes(tmp_path:
 def test_the_csvs_are_the_same_bytes_under_any_string_hash_seed(tmp_path: Path) -> None:
     root = fabricate(tmp_path / "data")
     written = []
-    for seed in ("1", "4", "6"):
+    for seed in ("1", "6"):  # two seeds: sets and dicts of strings iterate in other orders under each
         out = tmp_path / f"report-{seed}"
         subprocess.run([sys.executable, "-m", "speceval", "report", str(root), "--out", str(out)], cwd=REPO,
                        check=True, capture_output=True, env=dict(os.environ, PYTHONHASHSEED=seed))
         written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())
                         if p.suffix == ".csv" or p.name == "variation_statistics.json"})
     assert len(written[0]) >= 14
-    assert written[0] == written[1] == written[2]
+    assert written[0] == written[1]
 
 
 def test_folding_keeps_no_text_whatever_the_answers_length(tmp_path: Path) -> None:

@@ -8,15 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from speceval.paths import safe_filename
 from tests.conftest import REPO, cli_env
 from tests.experiments.endpoint_grid import answer, check_replies, experiment_head
 from tests.independent.openai_server import IndependentOpenAIServer
+from tests.raydata import NEEDS_RAY
 from tests.raydata.ray_exit_race import LOSING_THE_EXIT_RACE  # Ray's exit-time shutdown always ends with status 1
 
-pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
+pytestmark = NEEDS_RAY
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 ENDPOINT_KEY = "sk-ray-endpoint-DO-NOT-LEAK-1a2b3c4d"

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import cli_env
 from tests.independent.openai_server import IndependentOpenAIServer
 from tests.pipelines.endpoint_judge import check_verdicts, fake_judge, judge, two_candidates
+from tests.raydata import NEEDS_RAY
 
-pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
+pytestmark = NEEDS_RAY
 
 JUDGE = "meta-llama/Llama-3.1-70B-Instruct"
 ENDPOINT_KEY = "sk-judge-endpoint-DO-NOT-LEAK-7a6b5c4d"

@@ -16,13 +16,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO, cli_env, only_run_dir, run_generation, start_generation, write_inputs, write_spec
 from tests.independent.openai_server import IndependentOpenAIServer
+from tests.raydata import NEEDS_RAY
 from tests.raydata.ray_exit_race import LOSING_THE_EXIT_RACE  # Ray's exit-time shutdown always ends with status 1
 
-pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
+pytestmark = NEEDS_RAY
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 

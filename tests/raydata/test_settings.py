@@ -7,8 +7,9 @@ import pytest
 from speceval.errors import ConfigError
 from speceval.raydata.model import outcome_of
 from speceval.raydata.settings import RaySettings, processor_config
+from tests.raydata import NEEDS_RAY
 
-pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
+pytestmark = NEEDS_RAY
 
 
 def test_vllm_engines_configuration() -> None:

@@ -12,8 +12,9 @@ import sys
 import pytest
 
 from tests.conftest import REPO, cli_env
+from tests.raydata import NEEDS_RAY
 
-pytest.importorskip("ray.data.llm", reason="the ray extra is not installed (pip install 'speceval[ray]')")
+pytestmark = NEEDS_RAY
 
 CONNECT = "import sys, ray; ray.init(address=sys.argv[1], include_dashboard=False); print('joined')"
 
