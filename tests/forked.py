@@ -146,8 +146,9 @@ def _run_child(command: tuple[str, list[str]], cwd: Any, env: Any, preexec_fn: A
         threading._shutdown()  # type: ignore[attr-defined]  # as at a real interpreter's end: non-daemon threads
         atexit._run_exitfuncs()
     except BaseException:  # noqa: BLE001 - the child must end here whatever happened
+        # Before the module ran: 70, a failure of this harness, not one a command could report. After it (an exit
+        # handler failing): the module's own code, as an interpreter keeps it.
         traceback.print_exc()
-        code = 1 if code == 70 else code
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
