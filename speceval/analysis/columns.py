@@ -4,8 +4,8 @@ A results file's verdicts share everything but the answer: spec, judge, candidat
 type and authority, mode, prompt version, source. Those are kept once per file (`FileFacts`); each verdict keeps
 only a code for its file, its position in the file, 64-bit digests of its input and answer (the identities every
 cluster, panel and agreement needs: equal texts, equal digests), the answer's length, its outcome, verdict, rating
-and category codes, and the bytes its record would take in the page's sample view. No text is held: the sample
-view reads the few verdicts it shows back from their files (`speceval.analysis.samples`).
+and category codes, and where its entry starts in the file (a byte offset). No text is held: the sample view reads
+the few verdicts it shows back from their files, each alone at its offset (`speceval.analysis.samples`).
 
 Digests of 8 bytes: the chance that two different texts among a million share one is about 3e-8.
 """
@@ -23,11 +23,12 @@ from pydantic import BaseModel
 
 from speceval.analysis.clustered import dense_codes
 from speceval.analysis.load import ComplianceRow
-from speceval.analysis.sample_record import fixed_bytes, record_bytes
 
 JUDGED = "judged"
 NO_VERDICT = -1
 """`compliant` of a verdict without one (unparsed, failed, a Likert or categorical judge)."""
+NO_OFFSET = 2**64 - 1
+"""`offset` of a verdict whose file was decoded whole (not as speceval writes it): read back by its position."""
 
 
 class FileFacts(BaseModel):
@@ -94,15 +95,14 @@ class ColumnsBuilder:
         self.compliant = array("b")
         self.rating = array("d")
         self.category = array("h")
-        self.sample_bytes = array("I")
-        self.io_bytes = array("I")
-        self._fixed: dict[int, int] = {}
+        self.offset = array("Q")
         self._scores: dict[int, float] = {}
         """Row → score of the rows that have one (panel rows in memory; a results file's verdicts have none)."""
 
-    def add(self, row: ComplianceRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
-        """Fold one verdict in (`path` and `position`: where the sample view can read it back; `facts`: the code
-        of its file's facts when the caller knows it, see `add_file`)."""
+    def add(self, row: ComplianceRow, path: Path | None = None, position: int = 0, facts: int | None = None,
+            offset: int = NO_OFFSET) -> None:
+        """Fold one verdict in (`path`, `position` and `offset`: where the sample view can read it back; `facts`:
+        the code of its file's facts when the caller knows it, see `add_file`)."""
         code = self.facts_code(facts_of(row), path) if facts is None else facts
         self.file.append(code)
         self.position.append(position)
@@ -113,21 +113,21 @@ class ColumnsBuilder:
         self.compliant.append(NO_VERDICT if row.compliant is None else int(row.compliant))
         self.rating.append(math.nan if row.rating is None else float(row.rating))
         self.category.append(NO_VERDICT if row.category is None else self.categories.code(row.category))
-        if code not in self._fixed:
-            self._fixed[code] = fixed_bytes(row)
-        whole, texts = record_bytes(row, self._fixed[code])
-        self.sample_bytes.append(whole)
-        self.io_bytes.append(texts)
+        self.offset.append(offset)
         if row.score is not None:
             self._scores[len(self.file) - 1] = row.score
 
-    def add_file(self, path: Path, rows: Iterable[ComplianceRow]) -> None:
-        """Fold in every verdict of one results file (whose rows share their file's facts), as they come."""
+    def add_file(self, path: Path, rows: Iterable[ComplianceRow], offsets: array[int] | None = None) -> None:
+        """Fold in every verdict of one results file (whose rows share their file's facts), as they come;
+        `offsets`: where each row's entry starts in the file, filled as the rows are read (see `load.walk`)."""
         code = None
+        start = len(self.file)
         for position, row in enumerate(rows):
             if code is None:
                 code = self.facts_code(facts_of(row), path)
             self.add(row, path, position, code)
+        if offsets is not None and len(offsets) == len(self.file) - start:
+            self.offset[start:] = offsets
 
     def facts_code(self, facts: FileFacts, path: Path | None) -> int:
         key = (*facts.model_dump().values(), path)
@@ -147,8 +147,7 @@ class ColumnsBuilder:
             outcome=np.frombuffer(self.outcome, dtype=np.uint8),
             compliant=np.frombuffer(self.compliant, dtype=np.int8),
             rating=np.frombuffer(self.rating, dtype=np.float64), category=np.frombuffer(self.category, np.int16),
-            sample_bytes=np.frombuffer(self.sample_bytes, dtype=np.uint32),
-            io_bytes=np.frombuffer(self.io_bytes, dtype=np.uint32), score=self._score_column())
+            offset=np.frombuffer(self.offset, dtype=np.uint64), score=self._score_column())
 
     def _score_column(self) -> np.ndarray | None:
         if not self._scores:
@@ -167,7 +166,7 @@ class VerdictColumns:
     def __init__(self, *, facts: list[FileFacts], paths: list[Path | None], outcomes: list[str],
                  categories: list[str], file: np.ndarray, position: np.ndarray, input: np.ndarray,
                  output: np.ndarray, output_chars: np.ndarray, outcome: np.ndarray, compliant: np.ndarray,
-                 rating: np.ndarray, category: np.ndarray, sample_bytes: np.ndarray, io_bytes: np.ndarray,
+                 rating: np.ndarray, category: np.ndarray, offset: np.ndarray,
                  score: np.ndarray | None = None, source_row: np.ndarray | None = None) -> None:
         self.facts = facts
         self.paths = paths
@@ -182,8 +181,7 @@ class VerdictColumns:
         self.compliant = compliant
         self.rating = rating
         self.category = category
-        self.sample_bytes = sample_bytes
-        self.io_bytes = io_bytes
+        self.offset = offset
         # Judges' verdicts have no score and are their own source: None, not two arrays of 8 bytes a verdict.
         self._score = score
         self._source_row = source_row
@@ -353,7 +351,7 @@ class VerdictColumns:
 
 
 _ARRAYS = ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating", "category",
-           "sample_bytes", "io_bytes")
+           "offset")
 _OPTIONAL = ("score", "source_row")
 """Arrays a judge's verdicts need not hold (see `VerdictColumns.score`)."""
 

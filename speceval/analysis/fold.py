@@ -42,7 +42,7 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
     found = Found()
     builder, turns = ColumnsBuilder(), ColumnsBuilder()
     turn_rows: list[ComplianceRow] = []
-    for file, stream in walk(paths, found, keep=False):
+    for file, stream, offsets in walk(paths, found, keep=False):
         rows = iter(stream)
         first = next(rows, None)
         if first is None:
@@ -50,11 +50,11 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
         rows = itertools.chain([first], rows)
         if first.turn is not None:  # a judge run's scope is one for all its files
             kept = list(rows)
-            turns.add_file(file, kept)
+            turns.add_file(file, kept, offsets)
             turn_rows.extend(row.model_copy(update={"output": "", "explanation": None, "problem": None,
                                                     "transcript": None}) for row in kept)
         else:
-            builder.add_file(file, rows)
+            builder.add_file(file, rows, offsets)
     _separate_settings(builder)
     _separate_settings(turns)
     separate_row_settings(turn_rows)

@@ -10,9 +10,11 @@ decoded whole once more, so its error is the one `json.loads` reports, with the 
 
 from __future__ import annotations
 
+import io
 import json
 import re
-from collections.abc import Generator, Iterator
+from array import array
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -35,23 +37,44 @@ class _Incomplete(Exception):
 class _Reader:
     """The file's text from the current position on, read a chunk at a time."""
 
-    def __init__(self, handle: IO[str]) -> None:
+    def __init__(self, handle: IO[str], chunk: int | None = None) -> None:
         self._handle = handle
+        self._chunk = CHUNK if chunk is None else chunk
         self._text = ""
         self._at = 0
         self._ended = False
+        # Where the buffer starts in the file, in bytes, and a cursor (characters, bytes) into it: a position in
+        # the text is turned into one in the file by encoding only what lies between the cursor and it (nothing,
+        # when the buffer is ASCII, as `json.dumps` writes by default).
+        self._base = 0
+        self._cursor = (0, 0)
+        self._ascii = True
+        self.offsets: array[int] | None = None
+        """When set: the byte offset in the file of every array element `run`/`value` decode, appended."""
+
+    def byte_offset(self, at: int) -> int:
+        """The byte offset in the file of the buffer's character `at` (at or past the last one asked)."""
+        if self._ascii:
+            return self._base + at
+        chars, size = self._cursor
+        size += len(self._text[chars:at].encode("utf-8", "surrogatepass"))
+        self._cursor = (at, size)
+        return self._base + size
 
     def _more(self) -> bool:
         """Read more text (at least as much as is buffered: an element longer than a chunk costs log reads);
         False at the end of the file."""
         if self._ended:
             return False
-        chunk = self._handle.read(max(CHUNK, len(self._text) - self._at))
+        chunk = self._handle.read(max(self._chunk, len(self._text) - self._at))
         if not chunk:
             self._ended = True
             return False
+        self._base = self.byte_offset(self._at)
         self._text = self._text[self._at:] + chunk  # what was decoded already is let go
         self._at = 0
+        self._cursor = (0, 0)
+        self._ascii = self._text.isascii()
         return True
 
     def next_char(self) -> str:
@@ -63,6 +86,10 @@ class _Reader:
             if not self._more():
                 return ""
 
+    @property
+    def at(self) -> int:
+        return self._at
+
     def take(self, char: str) -> None:
         if self.next_char() != char:
             raise _Incomplete
@@ -73,7 +100,7 @@ class _Reader:
         `,` or `]` after them (so not cut), decoded without `value`'s calls (a million verdicts: seconds less):
         True when the array's `]` is reached; False, at the start of the next element, when `value` must decode it
         (it may be cut by the buffer's end)."""
-        text, at = self._text, self._at
+        text, at, offsets = self._text, self._at, self.offsets
         scan, space = _DECODER.scan_once, _WHITESPACE.match  # type: ignore[attr-defined]  # set by its __init__
         while True:
             at = space(text, at).end()  # type: ignore[union-attr]  # always matches
@@ -84,6 +111,8 @@ class _Reader:
             after = space(text, end).end()  # type: ignore[union-attr]
             if after >= len(text) or text[after] not in ",]":  # a number may go on in the next chunk
                 break
+            if offsets is not None:
+                offsets.append(self.byte_offset(at))
             self._at = after + 1
             yield found
             if text[after] == "]":
@@ -131,6 +160,12 @@ class StreamedJson:
     def items(self) -> Iterator[Any]:
         return self._items()
 
+    @property
+    def offsets(self) -> array[int] | None:
+        """With `read_json(..., offsets=True)`: the byte offset in the file of each element `items` gave so far
+        (`element_at` reads one back)."""
+        return self._reader.offsets
+
     def _items(self) -> Iterator[Any]:
         try:
             if self.head is None or self.pending:
@@ -177,6 +212,9 @@ class StreamedJson:
             ended = yield from reader.run()
             if ended:
                 return
+            if reader.offsets is not None:
+                reader.next_char()
+                reader.offsets.append(reader.byte_offset(reader.at))
             yield reader.value()  # one that may be cut by the buffer's end, decoded with its checks
             if reader.next_char() == "]":
                 reader.take("]")
@@ -214,14 +252,18 @@ def _members(reader: _Reader, head: dict[str, Any], key: str | None) -> bool:
         reader.take(",")
 
 
-def read_json(file: Path, key: str) -> StreamedJson:
-    """Open `file` for reading its array `key` an element at a time (see `StreamedJson`). Raises `InputError`
-    naming the file (and, as `json.loads` does, the line and column) when it is not JSON."""
+def read_json(file: Path, key: str, *, offsets: bool = False, chunk: int | None = None) -> StreamedJson:
+    """Open `file` for reading its array `key` an element at a time (see `StreamedJson`; `offsets`: keep where in
+    the file each element starts, `StreamedJson.offsets`). Raises `InputError` naming the file (and, as
+    `json.loads` does, the line and column) when it is not JSON. `chunk`: characters read at a time (`CHUNK`)."""
     try:
-        handle = open(file, encoding="utf-8")  # noqa: SIM115  (closed by StreamedJson once its items are read)
+        # newline="": no newline is translated, so a position in the text is one in the file (see `offsets`)
+        handle = open(file, encoding="utf-8", newline="")  # noqa: SIM115  (closed by StreamedJson once read)
     except OSError as exc:
         raise InputError(file, f"not a readable JSON results file: {exc}") from None
-    reader = _Reader(handle)
+    reader = _Reader(handle, chunk)
+    if offsets:
+        reader.offsets = array("Q")
     try:
         first = reader.next_char()
         if first == "[":
@@ -241,6 +283,34 @@ def read_json(file: Path, key: str) -> StreamedJson:
     except BaseException:
         handle.close()
         raise
+
+
+READ_BACK_CHUNK = 1 << 12
+"""Characters read first for one element read back (a verdict is a few kilobytes; more is read if it is longer)."""
+
+
+def elements_at(file: Path, offsets: Iterable[int]) -> Iterator[Any]:
+    """The elements that start at `offsets` (byte offsets `StreamedJson.offsets` gave) of `file`, in the order
+    asked, each read and decoded alone: a page's few thousand samples out of a million verdicts, without reading
+    the rest. Raises `InputError` when something other than an element starts there (the file changed)."""
+    try:
+        with open(file, "rb") as raw:
+            for offset in offsets:
+                raw.seek(offset)
+                text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+                reader = _Reader(text, READ_BACK_CHUNK)
+                try:
+                    found = reader.value()
+                    if reader.next_char() not in (",", "]"):  # not an element of an array: not what was read
+                        raise _Incomplete
+                except (_Incomplete, UnicodeDecodeError):
+                    raise InputError(file, f"no JSON value starts at byte {offset}: the file changed while it was "
+                                           "read") from None
+                finally:
+                    text.detach()  # the raw file stays open for the next element
+                yield found
+    except OSError as exc:
+        raise InputError(file, f"not a readable JSON results file: {exc}") from None
 
 
 def _raise_as_json_loads(file: Path) -> NoReturn:

@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import logging
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from speceval.analysis.json_stream import StreamedJson, read_json
+from speceval.analysis.json_stream import READ_BACK_CHUNK, StreamedJson, elements_at, read_json
 from speceval.analysis.original import compliance_records, is_original_compliance, is_original_ranking, ranking_records
 from speceval.conversations.script import ChatMessage
 from speceval.errors import InputError, UsageError
@@ -186,18 +187,19 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     `VerdictDetail` too: raw judge answers, both answers of a ranking, original indices)."""
     found = Found()
     compliance: list[ComplianceRow] = []
-    for _, rows in walk(paths, found, detail):
+    for _, rows, _ in walk(paths, found, detail):
         compliance.extend(rows)
     separate_row_settings(compliance)
     return Verdicts(compliance=compliance, **dict(found))
 
 
 def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True
-         ) -> Iterator[tuple[Path, Iterable[ComplianceRow]]]:
+         ) -> Iterator[tuple[Path, Iterable[ComplianceRow], array[int] | None]]:
     """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
     them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
     consumed before the next file); rankings, canaries, settings, skipped files and folder kinds are gathered in
-    `found`."""
+    `found`. With each file, where each of its rows' entries starts in it (byte offsets, filled as the rows are
+    read: `compliance_rows_at` reads one back), or None for a file decoded whole."""
     statements = _StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
@@ -207,7 +209,7 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
         if not path.exists():
             raise InputError(path, "no such file or directory")
         for file in sorted(path.rglob("results/*.json")):
-            with read_json(file, "results") as streamed:  # closed however the caller leaves it
+            with read_json(file, "results", offsets=True) as streamed:  # closed however the caller leaves it
                 source = _relative(file, path)
                 data: object
                 if streamed.head is None:  # a list: a generation run's answers, read through and let go
@@ -237,13 +239,14 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                     found.rankings.extend(_ranking_rows(file, data, where, source, detail))
                 else:
                     entries = streamed.items if streamed.pending else data["results"]
+                    offsets = streamed.offsets if streamed.pending else None
                     if keep:
                         rows: Iterable[ComplianceRow] = list(
                             _compliance_stream(file, data, entries, where, source, statements, detail))
                     else:  # a fold takes the rows as they are validated (see `_compliance_stream`)
                         rows = _compliance_stream(file, data, entries, where, source, statements, detail)
                     del data, entries  # the parsed file goes before the next is read
-                    yield file, rows
+                    yield file, rows, offsets
     flags = list(offline.values())
     found.synthetic_folders, found.provider_folders = flags.count(True), flags.count(False)
     found.unrecorded_folders = flags.count(None)
@@ -251,10 +254,35 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
 
 def compliance_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, dict[int, ComplianceRow]]]:
     """Of each compliance results file, the rows at the wanted positions (their texts; their place in an
-    experiment is what the caller already knows): the sample view reads back the verdicts it shows with this.
-    Only those entries are validated and built (a file of 5,000 verdicts for the 100 the page shows)."""
-    statements = _StatementClasses(share_texts=False)
+    experiment is what the caller already knows). Only those entries are validated and built (see
+    `VerdictReader.at_offsets` for reading them by offset instead of reading each file through)."""
+    reader = VerdictReader()
     for file, positions in wanted.items():
+        yield file, reader.at_positions(file, positions)
+
+
+class VerdictReader:
+    """Reads the verdicts the sample view shows back from their compliance results files (the spec and candidate
+    settings looked up once for all of them)."""
+
+    def __init__(self) -> None:
+        self._statements = _StatementClasses(share_texts=False)
+
+    def at_offsets(self, file: Path, offsets: list[int]) -> list[ComplianceRow]:
+        """The rows of the entries that start at `offsets` (as `walk` gave them), in the order asked, each read
+        alone: a few verdicts of a file of thousands without decoding the rest of it."""
+        with read_json(file, "results", chunk=READ_BACK_CHUNK) as streamed:  # the metadata before the entries
+            head = streamed.head
+            pending = streamed.pending
+        if head is None or not pending:
+            raise InputError(file, "not the compliance results file it was a moment ago (it changed while the "
+                                   "report was made); make the report again")
+        entries = list(elements_at(file, offsets))
+        return list(_compliance_stream(file, head, entries, Location(), file.name, self._statements))
+
+    def at_positions(self, file: Path, positions: list[int]) -> dict[int, ComplianceRow]:
+        """The rows at `positions` of a file decoded whole (written in another key order), reading it through:
+        only the entries wanted are kept, validated and built."""
         chosen = sorted(set(positions))
         kept: list[Any] = []
         count = 0
@@ -268,8 +296,8 @@ def compliance_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, 
         if head is None or max(chosen, default=0) >= count:
             raise InputError(file, "not the compliance results file it was a moment ago (it changed while the "
                                    "report was made); make the report again")
-        rows = list(_compliance_stream(file, head, kept, Location(), file.name, statements))
-        yield file, dict(zip(chosen, rows, strict=True))
+        rows = list(_compliance_stream(file, head, kept, Location(), file.name, self._statements))
+        return dict(zip(chosen, rows, strict=True))
 
 
 def mixed_settings(kinds: dict[tuple[str, str, str], set[str | None]]) -> set[tuple[str, str, str]]:

@@ -107,7 +107,7 @@ def panel_verdicts(rows: list[ComplianceRow] | VerdictColumns) -> Panel | None:
         outcome=np.where(complete, outcomes.index("judged"), outcomes.index(PANEL_INCOMPLETE)).astype(np.int16),
         compliant=np.where(score == 1.0, 1, np.where(score == 0.0, 0, NO_VERDICT)).astype(np.int8),
         rating=rating, category=np.full(answers, NO_VERDICT, dtype=np.int16),
-        sample_bytes=np.zeros(answers, dtype=np.uint32), io_bytes=c.io_bytes[first], score=score, source_row=first)
+        offset=c.offset[first], score=score, source_row=first)
     counts = _counts(c, panel, judges, kept, of, complete, score, first)
     return Panel(panel, counts, c, answer, np.arange(answers))
 

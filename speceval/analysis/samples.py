@@ -14,9 +14,10 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from speceval.analysis.columns import NO_VERDICT, VerdictColumns, dense
-from speceval.analysis.load import ComplianceRow, RankingRow, VerdictDetail, compliance_file_rows, ranking_details
+from speceval.analysis.columns import VerdictColumns, dense
+from speceval.analysis.load import ComplianceRow, RankingRow, VerdictDetail, ranking_details
 from speceval.analysis.panel import Panel
+from speceval.analysis.read_back import ReadBack
 from speceval.analysis.sample_record import (
     TEXT_LIMIT,
     TRANSCRIPT_LIMIT,
@@ -24,7 +25,6 @@ from speceval.analysis.sample_record import (
     record_size,
     sample_record,
     shown_text,
-    text_size,
     verdict_label,
 )
 
@@ -55,9 +55,10 @@ def pick(strata: np.ndarray, sizes: Callable[[np.ndarray], np.ndarray], limit: i
     else a seeded sample stratified by `strata` (per verdict: a code of its judge, candidate, variation, run and
     statement): each stratum's verdicts in a seeded random order, taken one from every stratum in turn until
     either bound is reached, so every cell and every statement of it has samples of its own before any has two.
-    `sizes` gives the bytes of the records at some positions (asked only of the at most `limit` candidates)."""
+    `sizes` gives the bytes of the records at some positions (asked only of the at most `limit` candidates, in
+    blocks, and of none past the block where the budget is reached)."""
     count = len(strata)
-    if count <= limit and int(sizes(np.arange(count)).sum()) <= budget:
+    if count <= limit and _fitting(sizes, np.arange(count), budget) == count:
         return np.arange(count)
     keys = np.random.default_rng(seed).random(count)
     order = np.lexsort((keys, strata))
@@ -71,9 +72,24 @@ def pick(strata: np.ndarray, sizes: Callable[[np.ndarray], np.ndarray], limit: i
     kept = turn < _turns_needed(np.diff(np.r_[starts, count]), limit)
     order, ordered, turn = order[kept], ordered[kept], turn[kept]
     sequence = order[np.lexsort((ordered, turn))][:limit]
-    within = np.cumsum(sizes(sequence)) <= budget
-    taken = len(within) if within.all() else int(np.argmin(within))
-    return np.sort(sequence[:taken])
+    return np.sort(sequence[:_fitting(sizes, sequence, budget)])
+
+
+SIZE_BLOCK = 2_500
+"""Verdicts whose record sizes `pick` asks at once (each may be read back from its file to be sized)."""
+
+
+def _fitting(sizes: Callable[[np.ndarray], np.ndarray], sequence: np.ndarray, budget: int) -> int:
+    """How many of `sequence`, taken in order, fit in `budget` bytes: sizes asked a block at a time, none after
+    the block where the budget is reached."""
+    used = 0
+    for start in range(0, len(sequence), SIZE_BLOCK):
+        block = sizes(sequence[start:start + SIZE_BLOCK])
+        within = used + np.cumsum(block) <= budget
+        if not within.all():
+            return start + int(np.argmin(within))
+        used += int(block.sum())
+    return len(sequence)
 
 
 def _turns_needed(sizes: np.ndarray, limit: int) -> int:
@@ -100,57 +116,17 @@ def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget:
 def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SAMPLE_LIMIT,
                    budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED) -> tuple[list[dict[str, str]], int]:
     """The records the page embeds, and how many verdicts there are in all: `pick` over every verdict (the
-    judges' and the panel's), each picked one read back from its file (the columns hold no text)."""
+    judges' and the panel's), the verdicts it weighs read back from their files (the columns hold no text)."""
     both = columns if panel is None else columns.concat(panel.verdicts)
     # A stratum is a fact of the verdict's file: coded among the files, then gathered (no sort per verdict).
     strata = dense(both.file_codes("judge"), both.file_codes("model"), both.file_codes("variation"),
                    np.array([f.run for f in both.facts], dtype=np.int64),
                    both.file_codes("statement_id")).astype(np.int32)[both.file]  # fewer strata than files
-    variation_bytes = {f.variation: text_size(f.variation) for f in both.facts}
-
-    def sizes(at: np.ndarray) -> np.ndarray:
-        found: np.ndarray = both.sample_bytes[at].astype(np.int64) + np.array(
-            [variation_bytes[both.facts[f].variation] for f in both.file[at]], dtype=np.int64)
-        for i in np.flatnonzero(at >= len(columns)):  # a panel verdict: its own record around its answer's texts
-            found[i] = _panel_size(both, panel, int(at[i]) - len(columns))  # type: ignore[arg-type]
-        return found
-
-    chosen = pick(strata, sizes, limit, budget, seed)
-    records: dict[int, dict[str, str]] = {}
-    by_file: dict[Path, list[int]] = {}
-    sources = both.source_row[chosen]  # once: a judge's verdicts have no source column (`source_row` makes one)
-    for row, source in zip(chosen.tolist(), sources.tolist(), strict=True):
-        path = columns.paths[columns.file[source]]
-        if path is not None:
-            by_file.setdefault(path, []).append(row)
-    wanted = {path: [int(both.position[row]) for row in rows] for path, rows in by_file.items()}
-    for path, texts in compliance_file_rows(wanted):
-        for row in by_file[path]:
-            records[row] = sample_record(_shown_row(both, panel, len(columns), row, texts[int(both.position[row])]))
-    return [records[row] for row in chosen.tolist() if row in records], len(both)
-
-
-def _shown_row(both: VerdictColumns, panel: Panel | None, judges_rows: int, row: int, read: ComplianceRow
-               ) -> ComplianceRow:
-    """The verdict at `row` as a row: texts as read back, everything else from the columns."""
-    update: dict[str, object] = dict(both.facts[both.file[row]].model_dump())
-    if row >= judges_rows and panel is not None:
-        update.update(outcome=both.outcomes[both.outcome[row]], explanation=panel.explanation(row - judges_rows),
-                      compliant=None if both.compliant[row] == NO_VERDICT else bool(both.compliant[row]),
-                      rating=None if np.isnan(both.rating[row]) else float(both.rating[row]), category=None,
-                      problem=None)
-    return read.model_copy(update=update)
-
-
-def _panel_size(both: VerdictColumns, panel: Panel, row: int) -> int:
-    facts = panel.verdicts.facts[panel.verdicts.file[row]]
-    verdict = panel.verdicts
-    outcome = verdict.outcomes[verdict.outcome[row]]
-    shown = ComplianceRow(**facts.model_dump(), input="", output="", outcome=outcome,
-                          compliant=None if verdict.compliant[row] == NO_VERDICT else bool(verdict.compliant[row]),
-                          confidence=None, rating=None if np.isnan(verdict.rating[row]) else float(verdict.rating[row]),
-                          explanation=panel.explanation(row))
-    return record_size(sample_record(shown)) + int(verdict.io_bytes[row])
+    read_back = ReadBack(columns, both, panel)
+    chosen = pick(strata, read_back.sizes, limit, budget, seed)
+    read_back.keep_only(chosen)
+    records = read_back.records(chosen)
+    return [record for record in records if record is not None], len(both)
 
 
 def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES) -> str:

@@ -96,7 +96,7 @@ def test_a_report_reads_a_results_file_written_in_another_key_order_the_same(tmp
         data = json.loads(path.read_text())
         path.write_text(json.dumps({"results": data.pop("results"), **data}), encoding="utf-8")
     after = fold_verdicts([root]).columns
-    for name in ("file", "position", "input", "output", "outcome", "compliant", "sample_bytes", "io_bytes"):
+    for name in ("file", "position", "input", "output", "outcome", "compliant"):
         assert getattr(after, name).tolist() == getattr(before, name).tolist(), name
     assert load_verdicts([root]).compliance == rows_before
     shown = dict(compliance_file_rows({files[0]: [3, 1]}))[files[0]]
@@ -123,3 +123,24 @@ def test_one_file_of_thousands_of_verdicts_is_never_decoded_whole(tmp_path: Path
     bytes a verdict when measured)."""
     per_verdict = fold_peak_per_verdict(tmp_path, 3_000, 1)
     assert per_verdict < 1_000, per_verdict
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4_096])
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_each_element_is_read_back_alone_from_the_byte_offset_the_stream_gave(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, ascii_only: bool) -> None:
+    """Offsets are bytes of the file, not characters of its text: UTF-8 of 1 to 4 bytes (pydantic writes it
+    unescaped), CRLF line ends (a file written on Windows), elements cut by the reader's chunks anywhere."""
+    monkeypatch.setattr(json_stream, "CHUNK", chunk)
+    elements = [{"i": i, "t": ("é日😀\u2028" if i % 3 else "ab") * (i % 40), "n": i * 1.5} for i in range(400)]
+    path = tmp_path / "file.json"
+    text = json.dumps({"metadata": {"x": "é"}, "results": elements}, ensure_ascii=ascii_only, indent=1)
+    path.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+    streamed = read_json(path, "results", offsets=True)
+    assert list(streamed.items) == elements
+    offsets = list(streamed.offsets or [])
+    assert len(offsets) == len(elements)
+    wanted = [399, 0, 137, 138, 7]
+    assert list(json_stream.elements_at(path, [offsets[i] for i in wanted])) == [elements[i] for i in wanted]
+    with pytest.raises(InputError, match="no JSON value starts at byte"):
+        list(json_stream.elements_at(path, [offsets[5] + 4]))  # inside an element: a key, not an element

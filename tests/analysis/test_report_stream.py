@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.load import load_verdicts
@@ -31,7 +32,7 @@ def test_the_columns_hold_a_few_bytes_per_verdict_and_one_record_per_file(tmp_pa
     assert len(columns.facts) == files == 16
     per_verdict = sum(getattr(columns, name).nbytes for name in
                       ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating",
-                       "category", "sample_bytes", "io_bytes", "score", "source_row")) / len(columns)
+                       "category", "offset", "score", "source_row")) / len(columns)
     assert per_verdict <= 80
     assert all(array.dtype != object for array in vars(columns).values() if isinstance(array, np.ndarray))
 
@@ -105,25 +106,6 @@ def fold_peak_per_verdict(tmp_path: Path, size: int, statements: int) -> float:
     return peak / size
 
 
-def test_a_records_size_counted_while_folding_is_the_size_the_page_gives_it() -> None:
-    """The page's byte budget is kept with sizes counted field by field while folding: they must be exact for
-    texts with escapes, HTML characters, non-ASCII and cut long texts, judged or not."""
-    from speceval.analysis.load import ComplianceRow
-    from speceval.analysis.sample_record import record_bytes, record_size, text_size
-
-    for text in ("a", "x<y&z>", 'é"\\\n\t\u2028', "w" * 3_000, "日本語 & <b>"):
-        for explanation, problem, outcome in ((text, None, "judged"), (None, "p<", "unparsed"),
-                                              (None, None, "judged")):
-            row = ComplianceRow(spec="s", judge="j<", model="m", statement_id="st", mode="binary",
-                                prompt_version="p", input=text, output=text + "o", outcome=outcome, compliant=True,
-                                confidence=None, rating=None, source="x&", explanation=explanation,
-                                problem=problem, run=12)
-            record = sample_record(row)
-            record["variation"] = ""
-            assert record_bytes(row) == (record_size(record), text_size(record["input"])
-                                         + text_size(record["output"]))
-
-
 def _results_file(root: Path, entries: int, bad: int | None = None) -> Path:
     """A judge folder with one results file of `entries` verdicts (entry `bad` with an invalid `compliant`)."""
     import json
@@ -162,7 +144,7 @@ def test_a_fold_takes_a_files_rows_as_each_chunk_is_validated(tmp_path: Path) ->
     from speceval.errors import InputError
 
     root = _results_file(tmp_path / "runs", ENTRY_CHUNK * 2, bad=ENTRY_CHUNK + 1)
-    (_, rows), = list(itertools.islice(walk([root], Found(), keep=False), 1))
+    (_, rows, _), = list(itertools.islice(walk([root], Found(), keep=False), 1))
     stream = iter(rows)
     first = list(itertools.islice(stream, ENTRY_CHUNK))
     assert [r.input for r in first] == [f"q{i}" for i in range(ENTRY_CHUNK)]
@@ -216,3 +198,43 @@ def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn() -> None:
             "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
             "assert 'matplotlib' in sys.modules")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
+
+
+def test_a_results_file_changed_after_it_was_folded_is_refused_not_shown(tmp_path: Path) -> None:
+    """The sample view reads its verdicts back from their files: a file rewritten in between (here: the same
+    verdicts with other answers, so every offset still lands on an entry) must not put another answer beside a
+    verdict."""
+    import json
+
+    from speceval.errors import InputError
+
+    root = fabricate(tmp_path / "data")
+    columns = fold_verdicts([root]).columns
+    for path in {p for p in columns.paths if p is not None}:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for entry in data["results"]:
+            entry["output"] = entry["output"].upper()[::-1]  # same length: the offsets stay where they were
+        path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError, match="changed while the report was made"):
+        sample_records(columns, None)
+
+
+def test_the_sample_is_sized_a_block_at_a_time_and_no_further_than_the_budget() -> None:
+    """Each verdict weighed is read back from its file: `pick` asks the sizes of no block past the one where the
+    page's budget is reached (a million verdicts: a few thousand reads, not a million)."""
+    from speceval.analysis.samples import SIZE_BLOCK, pick
+
+    asked: list[int] = []
+
+    def sizes(at: np.ndarray) -> np.ndarray:
+        asked.extend(at.tolist())
+        return np.full(len(at), 1_000, dtype=np.int64)
+
+    strata = np.arange(200_000) % 50
+    chosen = pick(strata, sizes, limit=20_000, budget=3_000_000)
+    assert len(chosen) == 3_000 and set(chosen.tolist()) <= set(asked)
+    assert len(asked) == 2 * SIZE_BLOCK  # the block that reached the budget is the last one asked
+    assert len(set(strata[chosen].tolist())) == 50 and np.bincount(strata[chosen]).tolist() == [60] * 50
+    asked.clear()
+    assert pick(strata[:900], sizes, limit=20_000, budget=3_000_000).tolist() == list(range(900))  # all fit
+    assert len(asked) == 900
