@@ -13,7 +13,9 @@ Digests of 8 bytes: the chance that two different texts among a million share on
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
+import sys
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
@@ -53,6 +55,16 @@ def digest(text: str) -> int:
     """A text's identity as a signed 64-bit integer (see the module docstring for collisions)."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little",
                           signed=True)
+
+
+def _digests(packed: bytearray) -> bytearray:
+    """Digests as `blake2b(...).digest()` gives them, one after another, in the byte order of the machine's
+    8-byte integers: what `digest` reads them as (little-endian)."""
+    if sys.byteorder == "big":
+        swapped = array("q", bytes(packed))
+        swapped.byteswap()
+        return bytearray(swapped.tobytes())
+    return packed
 
 
 def facts_of(row: ComplianceRow) -> FileFacts:
@@ -99,35 +111,47 @@ class ColumnsBuilder:
         self._scores: dict[int, float] = {}
         """Row → score of the rows that have one (panel rows in memory; a results file's verdicts have none)."""
 
-    def add(self, row: ComplianceRow, path: Path | None = None, position: int = 0, facts: int | None = None,
-            offset: int = NO_OFFSET) -> None:
-        """Fold one verdict in (`path`, `position` and `offset`: where the sample view can read it back; `facts`:
-        the code of its file's facts when the caller knows it, see `add_file`)."""
-        code = self.facts_code(facts_of(row), path) if facts is None else facts
-        self.file.append(code)
-        self.position.append(position)
-        self.input.append(digest(row.input))
-        self.output.append(digest(row.output))
-        self.output_chars.append(len(row.output))
-        self.outcome.append(self.outcomes.code(row.outcome))
-        self.compliant.append(NO_VERDICT if row.compliant is None else int(row.compliant))
-        self.rating.append(math.nan if row.rating is None else float(row.rating))
-        self.category.append(NO_VERDICT if row.category is None else self.categories.code(row.category))
-        self.offset.append(offset)
-        if row.score is not None:
-            self._scores[len(self.file) - 1] = row.score
-
-    def add_file(self, path: Path, rows: Iterable[ComplianceRow], offsets: array[int] | None = None) -> None:
+    def add_file(self, path: Path | None, rows: Iterable[ComplianceRow], offsets: array[int] | None = None
+                 ) -> None:
         """Fold in every verdict of one results file (whose rows share their file's facts), as they come;
-        `offsets`: where each row's entry starts in the file, filled as the rows are read (see `load.walk`)."""
-        code = None
+        `offsets`: where each row's entry starts in the file, filled as the rows are read (see `load.walk`).
+        A file's columns are gathered in local lists and appended at once (a million verdicts: seconds less than
+        a call and nine appends per verdict)."""
+        rows = iter(rows)
+        first = next(rows, None)
+        if first is None:
+            return
+        code = self.facts_code(facts_of(first), path)
         start = len(self.file)
-        for position, row in enumerate(rows):
-            if code is None:
-                code = self.facts_code(facts_of(row), path)
-            self.add(row, path, position, code)
-        if offsets is not None and len(offsets) == len(self.file) - start:
-            self.offset[start:] = offsets
+        blake, outcome_code, category_code = hashlib.blake2b, self.outcomes.code, self.categories.code
+        inputs, outputs = bytearray(), bytearray()
+        chars: list[int] = []
+        outcomes: list[int] = []
+        compliant: list[int] = []
+        rating: list[float] = []
+        category: list[int] = []
+        for row in itertools.chain([first], rows):
+            inputs += blake(row.input.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            outputs += blake(row.output.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            chars.append(len(row.output))
+            outcomes.append(outcome_code(row.outcome))
+            compliant.append(NO_VERDICT if row.compliant is None else int(row.compliant))
+            rating.append(math.nan if row.rating is None else float(row.rating))
+            category.append(NO_VERDICT if row.category is None else category_code(row.category))
+            if row.score is not None:
+                self._scores[start + len(chars) - 1] = row.score
+        count = len(chars)
+        self.file.extend(itertools.repeat(code, count))
+        self.position.extend(range(count))
+        self.input.frombytes(_digests(inputs))
+        self.output.frombytes(_digests(outputs))
+        self.output_chars.extend(chars)
+        self.outcome.extend(outcomes)
+        self.compliant.extend(compliant)
+        self.rating.extend(rating)
+        self.category.extend(category)
+        self.offset.extend(offsets if offsets is not None and len(offsets) == count
+                           else itertools.repeat(NO_OFFSET, count))
 
     def facts_code(self, facts: FileFacts, path: Path | None) -> int:
         key = (*facts.model_dump().values(), path)
@@ -202,8 +226,8 @@ class VerdictColumns:
     def from_rows(cls, rows: Iterable[ComplianceRow]) -> VerdictColumns:
         """The columns of rows already in memory (the library's row-based functions compute through these)."""
         builder = ColumnsBuilder()
-        for row in rows:
-            builder.add(row)
+        for row in rows:  # each its own facts: rows in memory need not share them
+            builder.add_file(None, [row])
         return builder.build()
 
     def fact(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
