@@ -163,7 +163,7 @@ class StreamedJson:
     @property
     def offsets(self) -> array[int] | None:
         """With `read_json(..., offsets=True)`: the byte offset in the file of each element `items` gave so far
-        (`element_at` reads one back)."""
+        (`elements_at` reads them back)."""
         return self._reader.offsets
 
     def _items(self) -> Iterator[Any]:
