@@ -25,7 +25,14 @@ from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engi
 from speceval.batch.ledger import ItemSource
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
-from speceval.batch.records import Outcome, RequestError, ResultRecord, SubmissionIntent, prompt_digest
+from speceval.batch.records import (
+    BatchRecord,
+    Outcome,
+    RequestError,
+    ResultRecord,
+    SubmissionIntent,
+    prompt_digest,
+)
 from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import PromptItem
@@ -316,7 +323,8 @@ def _check_in_flight(target: JudgeTarget) -> None:
     A job built before those hashes were kept is not checked here; its answers are checked once collected."""
     store = target.store
     statements = {statement_id for statement_id, _ in target.source.statement_counts()}
-    jobs = [*(record for record in store.load_records() if not record.collected), *store.load_intents()]
+    jobs: list[BatchRecord | SubmissionIntent] = [*(r for r in store.load_records() if not r.collected),
+                                                  *store.load_intents()]
     current: tuple[str, dict[int, str]] = ("", {})  # a job's spans follow run order: one statement rendered at a time
     for job in jobs:
         digests = store.load_prompt_hashes(job.idempotency_key, job.size)

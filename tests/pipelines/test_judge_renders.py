@@ -14,12 +14,20 @@ from typing import Any
 
 import pytest
 
+from speceval.batch.model import BatchedModel
 from speceval.errors import RunStateError
 from speceval.judging import prompts as prompt_module
 from speceval.manifest import RunManifest
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.judge_run import INPUTS_HASH, JudgeSettings, plan_targets, save_judge_salt, write_manifest
+from speceval.pipelines.judge_run import (
+    INPUTS_HASH,
+    JudgeOutcome,
+    JudgeSettings,
+    plan_targets,
+    save_judge_salt,
+    write_manifest,
+)
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from tests.pipelines.helpers import JUDGE, make_run, rewrite_answer, write_spec
 
@@ -58,12 +66,14 @@ def _sha(text: str) -> str:
 def _plan(judge: BatchedComplianceJudge) -> None:
     """A dry run: request files, prompt hashes and intents written, nothing submitted (a later run sends them)."""
     with judge.connect() as model:
+        assert isinstance(model, BatchedModel)  # the offline judge is a batch API's
         manifests = [write_manifest(t, "compliance", judge.settings, judge.spec_name, judge.spec.sha256,
                                     judge.provider) for t in judge.targets]
         plan_targets(model, judge.targets, manifests, judge.settings.engine)
 
 
-def test_a_compliance_run_renders_each_prompt_once_and_keeps_its_hash_with_the_job(tmp_path, renders) -> None:
+def test_a_compliance_run_renders_each_prompt_once_and_keeps_its_hash_with_the_job(tmp_path: Path,
+                                                                                   renders: list[str]) -> None:
     judge = _judge(tmp_path, canaries=True)
     summaries, _ = judge.run()
     assert all(summary.finished for summary in summaries)
@@ -81,14 +91,14 @@ def test_a_compliance_run_renders_each_prompt_once_and_keeps_its_hash_with_the_j
     assert manifest.inputs_sha256 == target.inputs_sha256(judge.spec.sha256)
 
 
-def test_a_ranking_run_renders_each_prompt_once(tmp_path, renders) -> None:
+def test_a_ranking_run_renders_each_prompt_once(tmp_path: Path, renders: list[str]) -> None:
     pipeline = BatchedRankingPipeline(_settings(tmp_path), resolve_candidates([tmp_path / "run", tmp_path / "rival"]))
     pipeline.run()
     assert pipeline.request_count == 6  # the three shared inputs in both orders
     assert len(renders) == 6
 
 
-def test_inputs_sha256_follows_the_prompts_sources_without_rendering_them(tmp_path, renders) -> None:
+def test_inputs_sha256_follows_the_prompts_sources_without_rendering_them(tmp_path: Path, renders: list[str]) -> None:
     first = _judge(tmp_path)
     save_judge_salt(first.output_dir, first.salt)  # as a first run.json does: later constructions draw this salt
     target = first.targets[0]
@@ -102,7 +112,7 @@ def test_inputs_sha256_follows_the_prompts_sources_without_rendering_them(tmp_pa
     assert _judge(tmp_path).targets[0].inputs_sha256("spec") != before  # a candidate's answers changed
 
 
-def test_a_changed_answer_is_refused_while_its_job_is_not_collected_yet(tmp_path) -> None:
+def test_a_changed_answer_is_refused_while_its_job_is_not_collected_yet(tmp_path: Path) -> None:
     _plan(_judge(tmp_path))
     assert _judge(tmp_path).request_count == 3  # an unchanged folder resumes
     rewrite_answer(tmp_path / "run")
@@ -110,7 +120,7 @@ def test_a_changed_answer_is_refused_while_its_job_is_not_collected_yet(tmp_path
         _judge(tmp_path)
 
 
-def test_a_folder_written_before_the_hashes_were_kept_resumes_and_hashes_what_it_sent(tmp_path) -> None:
+def test_a_folder_written_before_the_hashes_were_kept_resumes_and_hashes_what_it_sent(tmp_path: Path) -> None:
     judge = _judge(tmp_path)
     _plan(judge)  # planned as main wrote it: no prompt hashes beside the request file, the old inputs_sha256
     (target,) = judge.targets
@@ -123,7 +133,7 @@ def test_a_folder_written_before_the_hashes_were_kept_resumes_and_hashes_what_it
     prompts = {text for sid, _ in target.source.statement_counts() for text in target.source.texts(sid).values()}
     again = _judge(tmp_path)
     summaries, candidates = again.run()
-    assert summaries[0].jobs == 1 and candidates[0].outcomes["judged"] == 3  # the planned job, nothing new
+    assert summaries[0].jobs == 1 and candidates[0].outcomes[JudgeOutcome.JUDGED] == 3  # the planned job, nothing new
     recorded = {r["input_sha256"] for p in (target.run_dir / "judge_responses").glob("*.json")
                 for r in json.loads(p.read_text())}
     assert recorded == {_sha(text) for text in prompts}  # hashed from the prompts rendered at collection
