@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from speceval.batch.model import BatchedModel
-from speceval.errors import RunStateError
+from speceval.errors import InputError, RunStateError
 from speceval.judging import prompts as prompt_module
 from speceval.manifest import RunManifest
 from speceval.pipelines.candidates import resolve_candidates
@@ -143,3 +143,13 @@ def test_a_folder_written_before_the_hashes_were_kept_resumes_and_hashes_what_it
     rewrite_answer(tmp_path / "run")
     with pytest.raises(RunStateError, match="differs from the one already judged"):
         _judge(tmp_path)
+
+
+def test_a_job_whose_prompt_hashes_are_cut_short_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
+    _plan(_judge(tmp_path))
+    (hashes,) = (tmp_path / "out").rglob("*.sha256")
+    hashes.write_bytes(hashes.read_bytes()[:-1])
+    with pytest.raises(InputError, match=r"holds 95 bytes, not the sha256 of the job's 3 prompt\(s\) \(96 bytes\)"
+                       ) as refused:
+        _judge(tmp_path)
+    assert str(hashes) in str(refused.value)
