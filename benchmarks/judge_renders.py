@@ -39,6 +39,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--statements", type=int, default=200)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--plain", action="store_true", help="no profiler: wall and CPU time only (renders uncounted)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="speceval-renders-") as tmp:
         root = Path(tmp)
@@ -51,7 +52,8 @@ def main() -> None:
                         "--output-dir-base", str(root / "out"), "--batch-size", "50000", "--poll-interval", "0.5"]
             profile = cProfile.Profile()
             wall, cpu = time.perf_counter(), time.process_time()
-            profile.enable()
+            if not args.plain:
+                profile.enable()
             try:
                 runpy.run_module("batched_examples.run_batched_binary_compliance", run_name="__main__")
             except SystemExit as exc:
@@ -60,8 +62,11 @@ def main() -> None:
             finally:
                 profile.disable()
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    stats = pstats.Stats(profile)
     requests = args.size + args.statements * 2  # every answer, and each statement's good and bad example
+    if args.plain:
+        print(f"{args.size:,} answers, {requests:,} judge requests: wall {wall:.1f} s, CPU {cpu:.1f} s")
+        return
+    stats = pstats.Stats(profile)
     calls = render_calls(stats)
     print(f"{args.size:,} answers, {requests:,} judge requests: {calls:,} renders ({calls / requests:.2f} a "
           f"request); wall {wall:.1f} s, CPU {cpu:.1f} s (under cProfile)")
