@@ -2,9 +2,10 @@
 
 A judge run over a million answers must not hold a million prompts: the engine asks for one statement's texts
 when it builds a job, and this source reads that statement's results file and renders its prompts then. Only the
-original indices of the answers (8 bytes each) stay in memory. Each prompt is rendered once per run: the job keeps
-each prompt's sha256 (`RunStore.write_prompt_hashes`) for collection, and `run.json`'s `inputs_sha256` hashes what
-the prompts are rendered from (`source_hashes`), not the prompts themselves.
+original indices of the answers (8 bytes each) stay in memory. A run renders each prompt once: the job keeps each
+prompt's sha256 (`RunStore.write_prompt_hashes`) for collection, and `run.json`'s `inputs_sha256` hashes what the
+prompts are rendered from (`source_hashes`), not the prompts themselves. (A resume also renders the statements it
+sent requests of, to compare them with what was sent: `check_resumable`.)
 """
 
 from __future__ import annotations
