@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from speceval.batch.model import BatchedModel
 from speceval.batch.prompt import PromptLike
-from speceval.batch.records import SubmissionIntent
+from speceval.batch.records import SubmissionIntent, prompt_digest
 from speceval.batch.refmap import CUSTOM_ID_KEY_CHARS, ItemRef, SpanBuilder, custom_id_for
 from speceval.batch.store import RunStore
 from speceval.errors import InputError
@@ -80,14 +80,19 @@ def build_chunk(
     attempt = 1
     limit = model.limits.max_bytes
     format_request = model.format_request
+    # A judge run keeps each prompt's hash, not its text (`RunStore.prompts_once`): hashed here, from the text just
+    # formatted, so collecting the job need not render the prompt again. Only plain prompts: a `Prompt` carrying a
+    # conversation is hashed at collection from its source's text, as before.
+    digests: bytearray | None = bytearray() if store.prompts_once else None
 
     def lines() -> Iterator[bytes]:
-        nonlocal attempt
+        nonlocal attempt, digests
         size = 0
         while (ref := pending.peek()) is not None:
             if refs.count >= max_requests:
                 return
-            line = format_request(custom_id_for(key, refs.count), prompt_of(ref))
+            prompt = prompt_of(ref)
+            line = format_request(custom_id_for(key, refs.count), prompt)
             if len(line) > limit:
                 raise InputError(
                     f"<input of statement {ref.statement_id!r}>",
@@ -101,9 +106,16 @@ def build_chunk(
             size += len(line)
             refs.add(ref)
             attempt = max(attempt, attempt_of(ref))
+            if digests is not None:
+                if isinstance(prompt, str):
+                    digests += prompt_digest(prompt)
+                else:
+                    digests = None
             yield line
 
     path, size = store.write_request_file(key, lines())
+    if digests is not None:
+        store.write_prompt_hashes(key, bytes(digests))  # before the intent: a job never exists without them
     intent = SubmissionIntent(
         idempotency_key=key,
         provider=model.provider,

@@ -25,7 +25,7 @@ from speceval.batch.records import (
     prompt_sha256,
     utcnow,
 )
-from speceval.batch.store import RunStore
+from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.errors import ProviderError, TransientProviderError
 
 logger = logging.getLogger(__name__)
@@ -87,8 +87,11 @@ def collect_job(
     job_tokens: list[Tokens] = []
     new_tokens: list[Tokens] = []  # what the ledger has not counted yet (not written by an interrupted collect)
     batch_id = record.batch_id
+    # A judge run records each prompt's hash: kept when the job was built (no prompt is rendered again here);
+    # a job built before they were kept has its prompts rendered and hashed, as then.
+    hashes = store.load_prompt_hashes(record.idempotency_key, record.size) if store.prompts_once else None
     for statement_id, spans in spans_of.items():
-        texts = texts_of(statement_id)
+        texts = texts_of(statement_id) if hashes is None else None
         existing: dict[int, ResultRow] = {row["original_index"]: row for row in store.load_rows(statement_id)}
         for start, first, count in spans:
             for offset in range(count):
@@ -105,7 +108,7 @@ def collect_job(
                 tokens = answer.usage
                 row: ResultRow = {
                     "original_index": index,
-                    "input_text": texts[index],
+                    "input_text": texts[index] if texts is not None else "",
                     "output_text": answer.output_text if answer.outcome is Outcome.SUCCEEDED else None,
                     "batch_id": batch_id,
                     "outcome": answer.outcome,
@@ -117,7 +120,11 @@ def collect_job(
                 if store.prompts_once:
                     # The request file holds the prompt; a judge run's records keep its hash (see RunStore).
                     del row["input_text"]
-                    row["input_sha256"] = prompt_sha256(texts[index])
+                    if hashes is not None:
+                        at = (start + offset) * PROMPT_DIGEST_SIZE
+                        row["input_sha256"] = hashes[at:at + PROMPT_DIGEST_SIZE].hex()
+                    else:
+                        row["input_sha256"] = prompt_sha256(texts[index])  # type: ignore[index]
                 existing[index] = row
                 retryable = error is not None and error.retryable
                 ledger.note(statement_id, index, answer.outcome, retryable, attempts, None)

@@ -321,7 +321,12 @@ class BatchRecord(RequestMap):
 
 def prompt_sha256(text: str) -> str:
     """The hash a record keeps in place of a prompt stored elsewhere (`ResultRecord.input_sha256`)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return prompt_digest(text).hex()
+
+
+def prompt_digest(text: str) -> bytes:
+    """`prompt_sha256` as its 32 raw bytes (what a job's prompt hashes file holds, one after another)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 class ResultRecord(BaseModel):

@@ -5,6 +5,8 @@ Layout under the run directory (DESIGN §3):
     metadata/<batch_id>.json     one BatchRecord per provider job
     intents/<key>.json           a SubmissionIntent while its job is being created (normally gone at once)
     preprocessed/<key>.jsonl     the exact request file of each job
+    preprocessed/<key>.sha256    judge runs (`prompts_once`): the sha256 of each request's prompt, 32 bytes each
+                                 in the job's order, taken from the text as it was written into the request file
     results/<statement_id>.json  ResultRecords ordered by original_index
 
 Everything is written atomically, so the directory is consistent after a crash at any instant.
@@ -26,6 +28,10 @@ from speceval.errors import InputError
 from speceval.paths import safe_path
 
 logger = logging.getLogger(__name__)
+
+PROMPT_HASHES_SUFFIX = ".sha256"
+PROMPT_DIGEST_SIZE = 32
+"""Bytes of one prompt's sha256 in a job's prompt hashes file."""
 
 _RESULTS_ADAPTER = TypeAdapter(list[ResultRecord])
 _ROWS_ADAPTER = TypeAdapter(list[ResultRow])
@@ -115,6 +121,32 @@ class RunStore:
         path = self.request_file(key)
         size = atomic_write_lines(path, lines)
         return path, size
+
+    def prompt_hashes_file(self, key: str) -> Path:
+        """The prompt hashes of the chunk with idempotency key `key` (beside its request file)."""
+        return safe_path(self.preprocessed_dir, f"batch_input_{key}", PROMPT_HASHES_SUFFIX)
+
+    def write_prompt_hashes(self, key: str, digests: bytes) -> None:
+        """Keep the sha256 of each prompt of a chunk (32 bytes each, in the chunk's order), atomically.
+
+        Written when the chunk's request file is, from the same texts: collecting the job then reads each
+        request's `input_sha256` here instead of rendering its prompt again, and it is the hash of what was sent,
+        even when the prompt's sources changed while the job was in flight."""
+        atomic_write_bytes(self.prompt_hashes_file(key), digests)
+
+    def load_prompt_hashes(self, key: str, count: int) -> bytes | None:
+        """The prompt hashes of a chunk of `count` requests; None when there are none (a job built before they
+        were kept, or by a source whose requests are not plain prompts: its prompts are hashed as they are read)."""
+        path = self.prompt_hashes_file(key)
+        try:
+            digests = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        if len(digests) != PROMPT_DIGEST_SIZE * count:
+            raise InputError(path, f"holds {len(digests)} bytes, not the sha256 of the job's {count} prompt(s) "
+                             f"({PROMPT_DIGEST_SIZE * count} bytes): the file is corrupt or another job's; delete "
+                             "it to hash the prompts from their sources again")
+        return digests
 
     def relative(self, path: Path) -> str:
         """`path` relative to the run directory (what records store, so a run directory can be moved)."""

@@ -1,15 +1,20 @@
 """Judge requests rendered from a candidate's answers on disk, one statement at a time (an `ItemSource`).
 
 A judge run over a million answers must not hold a million prompts: the engine asks for one statement's texts
-when it builds or collects a job, and this source reads that statement's results file and renders its prompts
-then. Only the original indices of the answers (8 bytes each) stay in memory.
+when it builds a job, and this source reads that statement's results file and renders its prompts then. Only the
+original indices of the answers (8 bytes each) stay in memory. A run renders each prompt once: the job keeps each
+prompt's sha256 (`RunStore.write_prompt_hashes`) for collection, and `run.json`'s `inputs_sha256` hashes what the
+prompts are rendered from (`source_hashes`), not the prompts themselves. (A resume also renders the statements it
+sent requests of, to compare them with what was sent: `check_resumable`.)
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
+from speceval.batch.ledger import ItemSource
 from speceval.errors import ConfigError
 from speceval.pipelines.candidates import Answer, CandidateAnswers
 
@@ -17,7 +22,26 @@ Render = Callable[[str, Answer], str]
 """(statement id, answer) → the judge prompt."""
 
 
-class AnswerPrompts:
+class JudgeSource(ItemSource, Protocol):
+    """A judge run's requests, which also say what files their prompts are rendered from."""
+
+    def source_hashes(self, statement_id: str) -> Sequence[str]:
+        """The sha256 of every file one statement's prompts are rendered from besides the spec (the candidates'
+        results files); with the spec, the template and the salt they determine the prompts."""
+        ...
+
+
+class _CandidatePrompts:
+    """Prompts rendered from one candidate's answers."""
+
+    answers: CandidateAnswers
+
+    def source_hashes(self, statement_id: str) -> Sequence[str]:
+        """The candidate's results file of the statement (`JudgeSource`)."""
+        return (self.answers.source_sha256(statement_id),)
+
+
+class AnswerPrompts(_CandidatePrompts):
     """The judge prompts of one candidate's answers: `render` applied to each answer, per statement on demand."""
 
     def __init__(self, answers: CandidateAnswers, render: Render):
@@ -49,6 +73,10 @@ class StatementPrompts:
         """original index → prompt for one statement."""
         return self._render(statement_id)
 
+    def source_hashes(self, statement_id: str) -> Sequence[str]:
+        """None: the prompts are rendered from the spec alone (`JudgeSource`)."""
+        return ()
+
 
 TURN_SLOTS = 1024
 """Judge requests of one answer judged turn by turn (`scope: turn`) have indices `original_index * TURN_SLOTS + turn
@@ -63,7 +91,7 @@ def turn_request_index(original_index: int, turn: int) -> int:
     return original_index * TURN_SLOTS + turn - 1
 
 
-class TurnPrompts:
+class TurnPrompts(_CandidatePrompts):
     """The judge prompts of one candidate's answers, one per assistant turn (`scope: turn`), per statement on
     demand; a plain answer is one turn."""
 

@@ -105,10 +105,13 @@ class CandidateAnswers:
         self._turns: dict[str, array[int]] = {}  # conversations' statements only: a plain answer is one turn
         self._files: dict[str, tuple[Path, str]] = {}
         self._held: dict[str, list[Answer]] = {}
+        self._held_sha256: dict[str, str] = {}  # held statements: the sha256 of the file they were read from
         self._conversations: set[str] = set()
 
-    def add(self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None) -> None:
-        """Note a statement's answers: only their indices when `source` (file, sha256) can give them again."""
+    def add(self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None,
+            held_sha256: str = "") -> None:
+        """Note a statement's answers: only their indices when `source` (file, sha256) can give them again;
+        otherwise the answers, and `held_sha256`, the hash of the file they were read from."""
         indices = array("q", (a.original_index for a in answers))
         # Every answer succeeded (the usual case): 0..n-1 needs no array, 8 bytes an answer less.
         self._indices[statement_id] = range(len(indices)) if indices == array("q", range(len(indices))) else indices
@@ -117,6 +120,7 @@ class CandidateAnswers:
             self._turns[statement_id] = array("l", (a.turns for a in answers))
         if source is None:
             self._held[statement_id] = answers
+            self._held_sha256[statement_id] = held_sha256
         else:
             self._files[statement_id] = source
 
@@ -139,6 +143,13 @@ class CandidateAnswers:
     def has_conversations(self) -> bool:
         """Whether any answer is a conversation's (judges then read transcripts: `speceval.judging.transcripts`)."""
         return bool(self._conversations)
+
+    def source_sha256(self, statement_id: str) -> str:
+        """The sha256 of the results file a statement's answers are read from (for the original Together layout,
+        the one file holding every statement's)."""
+        if statement_id in self._held:
+            return self._held_sha256[statement_id]
+        return self._files[statement_id][1]
 
     def read(self, statement_id: str) -> list[Answer]:
         """A statement's succeeded answers, ordered by original index (read from its file, which must not have
@@ -265,9 +276,10 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
 
 def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -> CandidateAnswers:
     by_statement = read_together_file(path)
+    held_sha256 = hashlib.sha256(_read_bytes(path)).hexdigest()
     for statement_id, records in by_statement.items():
         if statement_id in spec:
-            answers.add(statement_id, _answers(path, records, answers.skipped))
+            answers.add(statement_id, _answers(path, records, answers.skipped), held_sha256=held_sha256)
     foreign = sorted(set(by_statement) - set(spec.ids))
     if foreign:
         logger.warning("%s: records of %d statement(s) not in the spec are ignored: %s", path, len(foreign),

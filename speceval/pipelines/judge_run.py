@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
@@ -24,14 +25,22 @@ from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engi
 from speceval.batch.ledger import ItemSource
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
-from speceval.batch.records import Outcome, RequestError, ResultRecord, SubmissionIntent
-from speceval.batch.store import RunStore
+from speceval.batch.records import (
+    BatchRecord,
+    Outcome,
+    RequestError,
+    ResultRecord,
+    SubmissionIntent,
+    prompt_digest,
+)
+from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.errors import RunStateError
 from speceval.inputs import PromptItem
 from speceval.judging.prompts import TemplateId, new_salt
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
+from speceval.pipelines.answer_prompts import JudgeSource
 from speceval.providers.sent import settings_as_sent
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
@@ -148,6 +157,12 @@ def judge_dir(output_dir_base: Path, spec_name: str, judge_model: str) -> Path:
     )
 
 
+INPUTS_HASH = "sources/1"
+"""What a judge run's `inputs_sha256` is a hash of, recorded as `parameters.inputs_hash` in its `run.json`: the
+prompts' sources (`JudgeTarget.inputs_sha256`). A `run.json` without it (written before) hashed every prompt
+rendered; it is rewritten the new way when the directory is resumed."""
+
+
 @dataclass
 class JudgeTarget:
     """One judge run directory and the requests it holds.
@@ -165,7 +180,7 @@ class JudgeTarget:
     """
 
     run_dir: Path
-    source: ItemSource
+    source: JudgeSource
     inputs_path: str
     identity: dict[str, Any]
     salt: str = ""
@@ -188,13 +203,18 @@ class JudgeTarget:
         """How many judge requests the directory holds."""
         return sum(len(indices) for _, indices in self.source.statement_counts())
 
-    def inputs_sha256(self) -> str:
-        """A hash of every request, so a manifest says exactly what was asked."""
-        digest = hashlib.sha256()
-        for statement_id, _ in self.source.statement_counts():
-            for index, text in self.source.texts(statement_id).items():
-                digest.update(f"{statement_id}\x00{index}\x00".encode("utf-8", "surrogatepass"))
-                digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    def inputs_sha256(self, spec_sha256: str) -> str:
+        """A hash of what every request's prompt is rendered from (`INPUTS_HASH`), so a manifest says what was
+        asked without rendering a prompt: the settings that shape them (`identity`: template, mode, ...), the
+        salt, the spec, and per statement its request indices and the sha256 of the candidates' results files.
+        Each request's own prompt hash is kept with its job and its judge record (`input_sha256`)."""
+        digest = hashlib.sha256(json.dumps({"hash": INPUTS_HASH, "identity": self.identity, "salt": self.salt,
+                                            "spec_sha256": spec_sha256}, sort_keys=True).encode("utf-8"))
+        for statement_id, indices in self.source.statement_counts():
+            digest.update(f"\x00{statement_id}\x00{len(indices)}\x00".encode("utf-8", "surrogatepass"))
+            digest.update(array("q", indices).tobytes())
+            for sha256 in self.source.source_hashes(statement_id):
+                digest.update(bytes.fromhex(sha256))
         return digest.hexdigest()
 
 
@@ -293,11 +313,42 @@ def check_resumable(target: JudgeTarget) -> None:
         for record in records:
             prompt = prompts.get(record.original_index)
             if prompt is not None and not record.sent(prompt):
-                raise RunStateError(
-                    f"{target.run_dir}: the judge prompt for statement {statement_id!r}, answer "
-                    f"{record.original_index} differs from the one already judged (the spec or the candidate's "
-                    "answers changed since); use another output_dir_base to judge again"
-                )
+                raise _changed(target, statement_id, record.original_index, "the one already judged")
+    _check_in_flight(target)
+
+
+def _check_in_flight(target: JudgeTarget) -> None:
+    """Refuse when a job sent but not collected yet asked another prompt than the one its request would be now
+    (by the prompt hashes kept with the job): collecting it would file the judge's answer under another prompt.
+    A job built before those hashes were kept is not checked here; its answers are checked once collected."""
+    store = target.store
+    statements = {statement_id for statement_id, _ in target.source.statement_counts()}
+    jobs: list[BatchRecord | SubmissionIntent] = [*(r for r in store.load_records() if not r.collected),
+                                                  *store.load_intents()]
+    current: tuple[str, dict[int, str]] = ("", {})  # a job's spans follow run order: one statement rendered at a time
+    for job in jobs:
+        digests = store.load_prompt_hashes(job.idempotency_key, job.size)
+        if digests is None:
+            continue
+        position = 0
+        for statement_id, first, count in job.refs:
+            if statement_id in statements and current[0] != statement_id:
+                current = (statement_id, target.source.texts(statement_id))
+            prompts = current[1] if statement_id in statements else {}
+            for offset in range(count):
+                prompt = prompts.get(first + offset)
+                at = (position + offset) * PROMPT_DIGEST_SIZE
+                if prompt is not None and prompt_digest(prompt) != digests[at:at + PROMPT_DIGEST_SIZE]:
+                    raise _changed(target, statement_id, first + offset,
+                                   f"the one in {job.request_file} (a job not collected yet)")
+            position += count
+
+
+def _changed(target: JudgeTarget, statement_id: str, index: int, sent: str) -> RunStateError:
+    return RunStateError(
+        f"{target.run_dir}: the judge prompt for statement {statement_id!r}, answer {index} differs from {sent} "
+        "(the spec or the candidate's answers changed since); use another output_dir_base to judge again"
+    )
 
 
 def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec_name: str, spec_sha256: str,
@@ -338,7 +389,8 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
             versions=software_versions(),
             git_commit=git_commit(),
         )
-    manifest.inputs_sha256 = target.inputs_sha256()
+    manifest.inputs_sha256 = target.inputs_sha256(spec_sha256)
+    manifest.parameters["inputs_hash"] = INPUTS_HASH
     manifest.parameters["requests"] = target.request_count
     manifest.save(target.run_dir)
     return manifest

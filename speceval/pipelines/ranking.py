@@ -188,6 +188,10 @@ class PairTasks:
         """task index → ranking prompt for one statement."""
         return {task.index: self._render(task) for task in self.tasks(statement_id)}
 
+    def source_hashes(self, statement_id: str) -> tuple[str, str]:
+        """Both candidates' results files of the statement (`JudgeSource`: what run.json's hash is taken of)."""
+        return self.first.source_sha256(statement_id), self.second.source_sha256(statement_id)
+
 
 @dataclass
 class OrderedPair:

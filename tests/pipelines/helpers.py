@@ -40,3 +40,11 @@ def write_spec(path: Path, ids: list[str]) -> Path:
 
 def read_results(run_dir: Path) -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text()) for p in sorted((run_dir / "results").glob("*.json"))}
+
+
+def rewrite_answer(run_dir: Path, statement_id: str = "s2") -> None:
+    """Change the first answer of a statement in a fabricated run (what a judge resumed over it must notice)."""
+    path = run_dir / "results" / f"{statement_id}.json"
+    records = json.loads(path.read_text())
+    records[0]["output_text"] = "a different answer"
+    path.write_text(json.dumps(records))

@@ -14,7 +14,7 @@ from speceval.errors import RunStateError
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
-from tests.pipelines.helpers import JUDGE, make_run, write_spec
+from tests.pipelines.helpers import JUDGE, make_run, rewrite_answer, write_spec
 
 
 def _judge(tmp_path: Path) -> BatchedComplianceJudge:
@@ -41,13 +41,6 @@ def _responses(run_dir: Path) -> dict[str, list[dict]]:
     return {p.stem: json.loads(p.read_text()) for p in sorted((run_dir / "judge_responses").glob("*.json"))}
 
 
-def _rewrite_answer(tmp_path: Path) -> None:
-    path = tmp_path / "run" / "results" / "s2.json"
-    records = json.loads(path.read_text())
-    records[0]["output_text"] = "a different answer"
-    path.write_text(json.dumps(records))
-
-
 def test_the_prompt_is_stored_once_and_verdicts_keep_their_fields(tmp_path: Path) -> None:
     judge = _judge(tmp_path)
     summaries, _ = judge.run()
@@ -70,7 +63,7 @@ def test_the_prompt_is_stored_once_and_verdicts_keep_their_fields(tmp_path: Path
 
 def test_a_changed_prompt_is_refused_by_its_hash(tmp_path: Path) -> None:
     _judge(tmp_path).run()
-    _rewrite_answer(tmp_path)
+    rewrite_answer(tmp_path / "run")
     with pytest.raises(RunStateError, match="differs from the one already judged"):
         _judge(tmp_path)
 
@@ -87,7 +80,7 @@ def test_a_folder_written_before_keeps_its_prompts_and_resumes(tmp_path: Path) -
     again = _judge(tmp_path)
     summaries, candidates = again.run()
     assert summaries[0].jobs == 1 and candidates[0].outcomes["judged"] == 3
-    _rewrite_answer(tmp_path)
+    rewrite_answer(tmp_path / "run")
     with pytest.raises(RunStateError, match="differs from the one already judged"):
         _judge(tmp_path)
 
