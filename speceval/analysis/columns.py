@@ -17,6 +17,7 @@ import math
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -76,13 +77,48 @@ class Codes:
         return found
 
 
-class ColumnsBuilder:
+_Facts = TypeVar("_Facts", bound=BaseModel)
+_Row = TypeVar("_Row", bound=BaseModel)
+
+
+class FilesTable(Generic[_Facts, _Row]):
+    """What the verdicts of each results file share (its facts) and where the file is, each kept once: a verdict
+    keeps the code of its file's (the base of the compliance and the ranking columns' builders)."""
+
+    def __init__(self) -> None:
+        self.facts: list[_Facts] = []
+        self.paths: list[Path | None] = []
+        self._facts_index: dict[tuple[object, ...], int] = {}
+
+    def facts_of(self, row: _Row) -> _Facts:
+        raise NotImplementedError
+
+    def add(self, row: _Row, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
+        raise NotImplementedError
+
+    def add_file(self, path: Path, rows: Iterable[_Row]) -> None:
+        """Fold in every verdict of one results file (whose rows share their file's facts), as they come."""
+        code = None
+        for position, row in enumerate(rows):
+            if code is None:
+                code = self.facts_code(self.facts_of(row), path)
+            self.add(row, path, position, code)
+
+    def facts_code(self, facts: _Facts, path: Path | None) -> int:
+        key = (*facts.model_dump().values(), path)
+        code = self._facts_index.get(key)
+        if code is None:
+            code = self._facts_index[key] = len(self.facts)
+            self.facts.append(facts)
+            self.paths.append(path)
+        return code
+
+
+class ColumnsBuilder(FilesTable[FileFacts, ComplianceRow]):
     """Collects verdicts one at a time (a file's rows, then dropped) into growable typed arrays."""
 
     def __init__(self) -> None:
-        self.facts: list[FileFacts] = []
-        self.paths: list[Path | None] = []
-        self._facts_index: dict[tuple[object, ...], int] = {}
+        super().__init__()
         self.outcomes = Codes()
         self.categories = Codes()
         self.file = array("I")
@@ -121,22 +157,8 @@ class ColumnsBuilder:
         if row.score is not None:
             self._scores[len(self.file) - 1] = row.score
 
-    def add_file(self, path: Path, rows: Iterable[ComplianceRow]) -> None:
-        """Fold in every verdict of one results file (whose rows share their file's facts), as they come."""
-        code = None
-        for position, row in enumerate(rows):
-            if code is None:
-                code = self.facts_code(facts_of(row), path)
-            self.add(row, path, position, code)
-
-    def facts_code(self, facts: FileFacts, path: Path | None) -> int:
-        key = (*facts.model_dump().values(), path)
-        code = self._facts_index.get(key)
-        if code is None:
-            code = self._facts_index[key] = len(self.facts)
-            self.facts.append(facts)
-            self.paths.append(path)
-        return code
+    def facts_of(self, row: ComplianceRow) -> FileFacts:
+        return facts_of(row)
 
     def build(self) -> VerdictColumns:
         return VerdictColumns(

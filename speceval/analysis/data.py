@@ -156,8 +156,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
     inputs, kept_inputs = inputs_tables(paths)
-    found = verdicts.columns
-    if not len(found) and not verdicts.turn_rows and not verdicts.rankings and not metric_rows and not inputs:
+    found, rankings = verdicts.columns, verdicts.ranking_columns
+    if not len(found) and not verdicts.turn_rows and not len(rankings) and not metric_rows and not inputs:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
     # A turn verdict (scope turn) is one of several per conversation: per-turn rates only, never pooled with the
     # per-conversation compliance or category tables (the fold keeps them apart).
@@ -189,14 +189,13 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         samples=samples, sample_total=sample_total, variations=variations, compliance=compliance,
         per_statement=per_statement, by_type=by_type, by_authority=by_authority, paired=paired, agreement=agreement,
         leniency=lenient, panel=panel.counts if panel is not None else [],
-        win_rates=win_rates(verdicts.rankings), bradley_terry=strengths(verdicts.rankings),
-        position_consistency=position_consistency(verdicts.rankings),
+        win_rates=win_rates(rankings), bradley_terry=strengths(rankings),
+        position_consistency=position_consistency(rankings),
         costs=costs, stages=_stage_counts(manifests, costs),
         sent=_sent_settings(manifests), **_labelled(paths, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
-        metrics=metric_rows, ranking_samples=ranking_samples(verdicts.rankings, paths),
-        ranking_total=len(verdicts.rankings),
+        metrics=metric_rows, ranking_samples=ranking_samples(rankings), ranking_total=len(rankings),
         categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),

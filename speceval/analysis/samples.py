@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import numpy as np
 
-from speceval.analysis.columns import NO_VERDICT, VerdictColumns, dense
-from speceval.analysis.load import ComplianceRow, RankingRow, VerdictDetail, compliance_file_rows, ranking_details
+from speceval.analysis.columns import NO_VERDICT, VerdictColumns, dense, first_seen
+from speceval.analysis.load import ComplianceRow, VerdictDetail, compliance_file_rows, ranking_file_rows
 from speceval.analysis.panel import Panel
+from speceval.analysis.ranking_columns import RankingColumns
 from speceval.analysis.sample_record import (
     TEXT_LIMIT,
     TRANSCRIPT_LIMIT,
@@ -27,6 +28,7 @@ from speceval.analysis.sample_record import (
     text_size,
     verdict_label,
 )
+from speceval.errors import UsageError
 
 FILTERS = ("judge", "candidate", "variation", "run", "statement", "type", "authority", "verdict")
 
@@ -193,31 +195,44 @@ def pair_label(model: str, opponent: str) -> str:
     return " vs ".join(sorted((model, opponent)))
 
 
-def select_rankings(rows: list[RankingRow], limit: int = RANKING_SAMPLE_LIMIT) -> list[RankingRow]:
-    """All rows when they fit; else the same number from every (judge, pair, variation, run) cell, in file order."""
-    if len(rows) <= limit:
-        return rows
-    cells: dict[tuple[str, str, str, int], list[RankingRow]] = {}
-    for row in rows:
-        cells.setdefault((row.judge, pair_label(row.model_a, row.model_b), row.variation, row.run), []).append(row)
-    per_cell = max(1, limit // len(cells))
-    return [row for cell in cells.values() for row in cell[:per_cell]]
+def select_rankings(c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT) -> np.ndarray:
+    """Positions of the comparisons to embed: all when they fit; else the same number from every (judge, pair,
+    variation, run) cell, the first of each in file order, cells in order of first appearance."""
+    if len(c) <= limit:
+        return np.arange(len(c))
+    cell_of_file, cells = c.file_keys(("judge", "variation", "run"), unordered_pair=True)
+    cell = first_seen(cell_of_file[c.file])  # a cell is named by the files' order, its comparisons by theirs
+    per_cell = max(1, limit // int(cell.max() + 1))
+    order = np.argsort(cell, kind="stable")
+    starts = np.flatnonzero(np.diff(cell[order], prepend=-1))
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(starts, append=len(order)))
+    found: np.ndarray = order[rank < per_cell]
+    return found
 
 
-def ranking_samples(rows: list[RankingRow], roots: Sequence[Path]) -> list[dict[str, str]]:
-    """The embedded comparisons: a bounded selection of `rows` with both answers and the explanation, read back
-    from their files (the report keeps no answer text of rankings in memory otherwise)."""
-    chosen = select_rankings(rows)
-    details: dict[str, dict[int, VerdictDetail]] = {}
+def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
+    """The embedded comparisons: a bounded selection (`select_rankings`) with the input, both answers and the
+    explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
+    reads only the comparisons it shows (`ranking_file_rows`)."""
+    chosen = select_rankings(c)
+    wanted: dict[Path, list[int]] = {}
+    for at in chosen:
+        path = c.paths[c.file[at]]
+        if path is None:
+            raise UsageError("ranking samples need comparisons folded from their files (`fold_verdicts`): columns "
+                             "built from rows have no file to read their texts back from")
+        wanted.setdefault(path, []).append(int(c.position[at]))
+    texts = dict(ranking_file_rows(wanted))
     samples = []
-    for row in chosen:
-        if row.source not in details:
-            details[row.source] = _details_of(row.source, roots)
-        detail = details[row.source].get(row.index, VerdictDetail())
+    for at in chosen:
+        facts = c.facts[c.file[at]]
+        row = texts[c.paths[c.file[at]]][int(c.position[at])]
+        detail = row.detail or VerdictDetail()
         winner = {1: "A", -1: "B", 0: "tie"}.get(row.rank, row.outcome) if row.outcome == "judged" else row.outcome
-        samples.append({"judge": row.judge, "pair": pair_label(row.model_a, row.model_b), "model_a": row.model_a,
-                        "model_b": row.model_b, "variation": row.variation, "run": str(row.run),
-                        "statement": row.statement_id, "winner": str(winner), "input": shown_text(row.input),
+        samples.append({"judge": facts.judge, "pair": pair_label(facts.model_a, facts.model_b),
+                        "model_a": facts.model_a, "model_b": facts.model_b, "variation": facts.variation,
+                        "run": str(facts.run), "statement": facts.statement_id, "winner": str(winner),
+                        "input": shown_text(row.input),
                         "output_a": _answer_shown(detail.transcript_a, detail.output_a),
                         "output_b": _answer_shown(detail.transcript_b, detail.output_b),
                         "explanation": shown_text(detail.explanation or detail.parse_error or
@@ -228,14 +243,6 @@ def ranking_samples(rows: list[RankingRow], roots: Sequence[Path]) -> list[dict[
 def _answer_shown(transcript: str | None, answer: str | None) -> str:
     """A compared answer as the page shows it: its conversation's transcript when it has one."""
     return shown_text(transcript, TRANSCRIPT_LIMIT) if transcript else shown_text(answer or "")
-
-
-def _details_of(source: str, roots: Sequence[Path]) -> dict[int, VerdictDetail]:
-    for root in roots:
-        base = Path(root) if Path(root).is_dir() else Path(root).parent
-        if (base / source).is_file():
-            return ranking_details(base / source)
-    return {}
 
 
 def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:

@@ -4,7 +4,7 @@ outcome is counted in its own column, so a failed or unparsed judgement can neve
 from __future__ import annotations
 
 import itertools
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from statistics import mean
 from typing import Any
@@ -12,9 +12,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_weighted, rate_interval
+from speceval.analysis.clustered import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+    bootstrap_weighted_codes,
+    rate_interval_codes,
+)
 from speceval.analysis.columns import NO_VERDICT, VerdictColumns, as_columns, dense, first_seen, grouped, groups
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
+from speceval.analysis.ranking_columns import RankingColumns, as_ranking_columns
 from speceval.analysis.stats import (
     bradley_terry,
     cohen_kappa,
@@ -222,34 +228,54 @@ def _kappa_interval(ids: np.ndarray, features: np.ndarray,
                                                                        f"{BOOTSTRAP_SEED}, percentile)"}
 
 
-def _winner(row: RankingRow) -> str | None:
-    """The model that won this comparison, 'tie', or None when there is no verdict."""
-    if row.outcome != JUDGED or row.rank is None:
-        return None
-    return {1: row.model_a, -1: row.model_b, 0: "tie"}[row.rank]
+def _scores(c: RankingColumns, winner: np.ndarray, model: np.ndarray) -> np.ndarray:
+    """Per comparison: 1 when `model` (a name code) won it, 1/2 for a tie, 0 when it lost."""
+    found: np.ndarray = np.where(winner == c.tie, 0.5, np.where(winner == model, 1.0, 0.0))
+    return found
 
 
-def win_rates(rows: list[RankingRow]) -> list[WinRate]:
+def _in_order(keys: np.ndarray, names: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], np.ndarray]]:
+    """The positions of each code of `keys`, in their order, with the code's names; codes sorted by their names."""
+    order = np.argsort(keys, kind="stable")
+    bounds = np.flatnonzero(np.diff(keys[order])) + 1
+    found = [(names[int(keys[members[0]])], members) for members in np.split(order, bounds) if len(members)]
+    return sorted(found, key=lambda item: item[0])
+
+
+def _local_clusters(c: RankingColumns, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The clusters (spec, statement, input) of the comparisons at `rows` numbered 0..G-1 in order of first
+    appearance, and each one's stratum (spec, statement) numbered likewise: what `rate_interval` numbered from
+    rows (a stratum first appears with a cluster that is new, so its order among clusters is its order here)."""
+    clusters = first_seen(c.cluster(rows))
+    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
+    strata[clusters] = first_seen(c.stratum(rows))
+    return clusters, strata
+
+
+def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
     """Pairwise win rates per judge and variation, both orders and all runs pooled, clustered by input."""
-    tally: dict[tuple[str, str, str, str, str], list[tuple[tuple[str, str, str], str]]] = defaultdict(list)
-    for row in rows:
-        winner = _winner(row)
-        if winner is None:
-            continue
-        for model, opponent in ((row.model_a, row.model_b), (row.model_b, row.model_a)):
-            result = "tie" if winner == "tie" else "win" if winner == model else "loss"
-            tally[(row.spec, row.judge, row.variation, model, opponent)].append(
-                ((row.spec, row.statement_id, row.input), result))
+    c = as_ranking_columns(rows)
+    judged = c.judged()
+    if not len(judged):
+        return []
+    # Each comparison is two games, one for each of its models (A's, then B's), in the order of the comparisons.
+    games = np.repeat(judged, 2)
+    files = c.file[games]
+    model = np.where(np.arange(len(games)) % 2 == 0, c.model_a[files], c.model_b[files])
+    opponent = np.where(np.arange(len(games)) % 2 == 0, c.model_b[files], c.model_a[files])
+    scores = _scores(c, np.repeat(c.winner(judged), 2), model)
+    place, places = c.file_keys(("spec", "judge", "variation"))
+    keys = dense(place[files], model, opponent)
+    first = np.unique(keys, return_index=True)[1]  # `dense` numbers its codes 0..K-1
+    names = [(*places[place[files[i]]], c.names.names[model[i]], c.names.names[opponent[i]]) for i in first]
     rates = []
-    for (spec, judge, variation, model, opponent), games in sorted(tally.items()):
-        counts = Counter(result for _, result in games)
-        scores = [_SCORE[result] for _, result in games]
-        interval = rate_interval(scores, [cluster for cluster, _ in games],
-                                 {cluster: cluster[:2] for cluster, _ in games})
-        rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=model, opponent=opponent,
-                             games=len(games),
-                             wins=counts["win"], ties=counts["tie"], losses=counts["loss"],
-                             rate=sum(scores) / len(scores),
+    for (spec, judge, variation, name, rival), members in _in_order(keys, names):
+        y = scores[members]
+        clusters, strata = _local_clusters(c, games[members])
+        interval = rate_interval_codes(y, clusters, strata, stratified=True)
+        rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=name, opponent=rival,
+                             games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
+                             losses=int((y == 0.0).sum()), rate=float(y.sum()) / len(y),
                              ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None))
     return rates
 
@@ -291,21 +317,26 @@ def beats_graph_connected(wins: np.ndarray) -> bool:
     return True
 
 
-def strengths(rows: list[RankingRow], draws: int = BOOTSTRAP_DRAWS) -> list[Strength]:
+def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DRAWS) -> list[Strength]:
     """Bradley–Terry strength per judge, variation and model (ties as half a win each); the intervals resample
     inputs (with every run and order of a drawn input), so repeated runs do not narrow them."""
+    c = as_ranking_columns(rows)
     result: list[Strength] = []
-    for spec, judge, variation in sorted({(r.spec, r.judge, r.variation) for r in rows}):
-        judged = [r for r in rows
-                  if r.spec == spec and r.judge == judge and r.variation == variation and _winner(r) is not None]
-        models = sorted({m for r in judged for m in (r.model_a, r.model_b)})
+    judged = c.judged()
+    place, places = c.file_keys(("spec", "judge", "variation"))
+    for (spec, judge, variation), members in _in_order(place[c.file[judged]], places):  # type: ignore[arg-type]
+        chosen = judged[members]
+        files = c.file[chosen]
+        present = np.unique(np.concatenate([c.model_a[files], c.model_b[files]]))
+        models = sorted(c.names.names[m] for m in present)
         if len(models) < 2:
             continue
-        index = {m: i for i, m in enumerate(models)}
+        index = np.zeros(len(c.names.names), dtype=np.int64)
+        index[[c.names.names.index(m) for m in models]] = np.arange(len(models))
 
-        first = np.array([index[r.model_a] for r in judged])
-        second = np.array([index[r.model_b] for r in judged])
-        score = np.array([{r.model_a: 1.0, "tie": 0.5}.get(_winner(r) or "", 0.0) for r in judged])
+        first = index[c.model_a[files]]
+        second = index[c.model_b[files]]
+        score = _scores(c, c.winner(chosen), c.model_a[files])
 
         def tally(weight: np.ndarray, size: int = len(models), first: np.ndarray = first,
                   second: np.ndarray = second, score: np.ndarray = score) -> np.ndarray:
@@ -315,12 +346,12 @@ def strengths(rows: list[RankingRow], draws: int = BOOTSTRAP_DRAWS) -> list[Stre
             wins += np.bincount(second * size + first, weights=(1.0 - score) * weight, minlength=size * size)
             return wins.reshape(size, size)
 
-        everything = tally(np.ones(len(judged)))
+        everything = tally(np.ones(len(chosen)))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        bounds = None if separated else bootstrap_weighted(
-            [(r.spec, r.statement_id, r.input) for r in judged], lambda weight: bradley_terry(tally(weight)),
-            draws=draws)
+        clusters = first_seen(c.cluster(chosen))
+        bounds = None if separated else bootstrap_weighted_codes(
+            clusters, int(clusters.max()) + 1, lambda weight: bradley_terry(tally(weight)), draws=draws)
         for i, model in enumerate(models):
             result.append(Strength(spec=spec, judge=judge, variation=variation, model=model, strength=float(point[i]),
                                    ci_low=float(bounds[0][i]) if bounds else None,
@@ -342,20 +373,26 @@ class Consistency(BaseModel):
     rate: float | None
 
 
-def position_consistency(rows: list[RankingRow]) -> list[Consistency]:
+def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consistency]:
     """Per (spec, judge, variation, run); the two orders of one comparison are matched within their own run."""
-    seen: dict[tuple[object, ...], list[str]] = defaultdict(list)
-    for row in rows:
-        winner = _winner(row)
-        if winner is not None:
-            key = (row.spec, row.judge, row.variation, row.run, row.statement_id, row.index,
-                   frozenset((row.model_a, row.model_b)))
-            seen[key].append(winner)
-    tally: dict[tuple[str, str, str, int], list[int]] = defaultdict(lambda: [0, 0])
-    for (spec, judge, variation, run, *_), winners in seen.items():
-        if len(winners) == 2:
-            counts = tally[(str(spec), str(judge), str(variation), int(str(run)))]
-            counts[0] += winners[0] == winners[1]
-            counts[1] += 1
-    return [Consistency(spec=s, judge=j, variation=v, run=r, consistent=c, compared=n, rate=c / n if n else None)
-            for (s, j, v, r), (c, n) in sorted(tally.items())]
+    c = as_ranking_columns(rows)
+    judged = c.judged()
+    files = c.file[judged]
+    # One comparison: its statement, run and task index, and its pair of models in either order; compared when it
+    # was judged exactly twice (the two orders), consistent when both gave the same winner (or both a tie).
+    comparison, _ = c.file_keys(("spec", "judge", "variation", "run", "statement_id"), unordered_pair=True)
+    key = dense(comparison[files], c.index[judged])
+    order = np.argsort(key, kind="stable")
+    starts = np.flatnonzero(np.diff(key[order], prepend=-1))
+    sizes = np.diff(starts, append=len(order))
+    twice = starts[sizes == 2]
+    winner = c.winner(judged)[order]
+    same = winner[twice] == winner[twice + 1]
+    place, places = c.file_keys(("spec", "judge", "variation", "run"))
+    where = place[files[order[twice]]]
+    consistent = np.bincount(where, weights=same, minlength=len(places))
+    compared = np.bincount(where, minlength=len(places))
+    found = sorted((str(s), str(j), str(v), int(str(r)), int(consistent[k]), int(compared[k]))
+                   for k, (s, j, v, r) in enumerate(places) if compared[k])
+    return [Consistency(spec=s, judge=j, variation=v, run=r, consistent=n, compared=m, rate=n / m)
+            for s, j, v, r, n, m in found]
