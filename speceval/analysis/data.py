@@ -25,7 +25,6 @@ from speceval.analysis.categories import (
     category_agreement,
     category_differences,
     category_distribution,
-    is_categorical,
 )
 from speceval.analysis.columns import rows_of
 from speceval.analysis.fold import fold_verdicts
@@ -38,9 +37,9 @@ from speceval.analysis.judge_quality import (
     human_agreement,
     leniency,
     ppi_rates,
-    read_labels,
 )
-from speceval.analysis.load import UNKNOWN, load_verdicts
+from speceval.analysis.labelled import labelled_tally
+from speceval.analysis.load import UNKNOWN
 from speceval.analysis.metrics import MetricRow, metric_table
 from speceval.analysis.panel import PanelCounts, panel_verdicts
 from speceval.analysis.samples import ranking_samples, sample_records
@@ -221,12 +220,11 @@ def _relative(path: Path, roots: Sequence[Path]) -> str:
 
 def _labelled(paths: Sequence[Path], labels_path: Path | None) -> dict[str, Any]:
     """Human agreement and PPI rates match labels to answers by their texts: with labels, the judges' verdicts
-    are read again as rows (a labelled report holds every text; one without labels never does)."""
+    are read again a file at a time, each kept as its verdict and its label only (`labelled_tally`)."""
     if labels_path is None:
         return {}
-    rows = [row for row in load_verdicts(paths).compliance if not is_categorical(row)]
-    labels = read_labels(labels_path, rows)
-    return {"human_agreement": human_agreement(rows, labels), "ppi": ppi_rates(rows, labels)}
+    tally = labelled_tally(paths, labels_path)
+    return {"human_agreement": human_agreement(tally), "ppi": ppi_rates(tally)}
 
 
 def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:
