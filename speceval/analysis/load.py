@@ -202,8 +202,8 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
     """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
     them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
     consumed before the next file); canaries, settings, skipped files and folder kinds are gathered in `found`,
-    and so are the ranking rows unless `rankings` takes each ranking file's rows as they are read (a report folds
-    them into columns: a row per comparison held was most of a ranking report's memory)."""
+    and so are the ranking rows unless `rankings` takes each ranking file's rows, with their details, as they are
+    read (a report folds them into columns: a row per comparison held was most of a ranking report's memory)."""
     statements = _StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
@@ -243,7 +243,8 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                 found.settings.setdefault(where.variation, where.settings)
                 if ranking:
                     entries = streamed.items if streamed.pending else data["rankings"]
-                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail)
+                    # (a fold sizes each comparison's record in the page: it needs the answers it lets go)
+                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail or rankings is not None)
                     if rankings is None:
                         found.rankings.extend(ranking_rows)
                     else:

@@ -14,13 +14,13 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from speceval.analysis.columns import NO_VERDICT, VerdictColumns, dense, first_seen
-from speceval.analysis.load import ComplianceRow, VerdictDetail, compliance_file_rows, ranking_file_rows
+from speceval.analysis.columns import NO_VERDICT, VerdictColumns, dense
+from speceval.analysis.load import ComplianceRow, compliance_file_rows, ranking_file_rows
 from speceval.analysis.panel import Panel
 from speceval.analysis.ranking_columns import RankingColumns
+from speceval.analysis.ranking_record import empty_record_size, pair_label, ranking_record, ranking_texts
 from speceval.analysis.sample_record import (
     TEXT_LIMIT,
-    TRANSCRIPT_LIMIT,
     embedded_json,
     record_size,
     sample_record,
@@ -188,31 +188,29 @@ def records_section(data: list[dict[str, str]], total: int) -> Iterator[str]:
 RANKING_FILTERS = ("judge", "pair", "variation", "run", "statement", "winner")
 RANKING_SAMPLE_LIMIT = 5_000
 """Most comparisons embedded in the page (each carries two answers)."""
+RANKING_SAMPLE_BYTES = 5_000_000
+"""Most bytes of embedded comparisons: beside the verdicts' `SAMPLE_BYTES` and the tables, the page stays near
+20 MB however long the answers (5,000 comparisons of two answers cut at `TEXT_LIMIT` were up to 30 MB)."""
 
 
-def pair_label(model: str, opponent: str) -> str:
-    """The pair filter's value: both names, sorted (a comparison in either order belongs to it)."""
-    return " vs ".join(sorted((model, opponent)))
+def select_rankings(c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT, budget: int = RANKING_SAMPLE_BYTES,
+                    seed: int = SAMPLE_SEED) -> np.ndarray:
+    """Positions of the comparisons to embed, in file order: `pick` over the comparisons, stratified by judge,
+    pair (either order), variation, run and statement, sized by their records (from the columns: no text)."""
+    stratum_of_file, _ = c.file_keys(("judge", "variation", "run", "statement_id"), unordered_pair=True)
+    empty = np.array([empty_record_size(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id)
+                      for f in c.facts], dtype=np.int64)
 
+    def sizes(at: np.ndarray) -> np.ndarray:
+        found: np.ndarray = empty[c.file[at]] + c.sample_bytes[at]
+        return found
 
-def select_rankings(c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT) -> np.ndarray:
-    """Positions of the comparisons to embed: all when they fit; else the same number from every (judge, pair,
-    variation, run) cell, the first of each in file order, cells in order of first appearance."""
-    if len(c) <= limit:
-        return np.arange(len(c))
-    cell_of_file, cells = c.file_keys(("judge", "variation", "run"), unordered_pair=True)
-    cell = first_seen(cell_of_file[c.file])  # a cell is named by the files' order, its comparisons by theirs
-    per_cell = max(1, limit // int(cell.max() + 1))
-    order = np.argsort(cell, kind="stable")
-    starts = np.flatnonzero(np.diff(cell[order], prepend=-1))
-    rank = np.arange(len(order)) - np.repeat(starts, np.diff(starts, append=len(order)))
-    found: np.ndarray = order[rank < per_cell]
-    return found
+    return pick(stratum_of_file[c.file], sizes, limit, budget, seed)
 
 
 def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
-    """The embedded comparisons: a bounded selection (`select_rankings`) with the input, both answers and the
-    explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
+    """The embedded comparisons: a bounded seeded selection (`select_rankings`) with the input, both answers and
+    the explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
     reads only the comparisons it shows (`ranking_file_rows`)."""
     chosen = select_rankings(c)
     wanted: dict[Path, list[int]] = {}
@@ -225,24 +223,11 @@ def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
     texts = dict(ranking_file_rows(wanted))
     samples = []
     for at in chosen:
-        facts = c.facts[c.file[at]]
+        f = c.facts[c.file[at]]
         row = texts[c.paths[c.file[at]]][int(c.position[at])]
-        detail = row.detail or VerdictDetail()
-        winner = {1: "A", -1: "B", 0: "tie"}.get(row.rank, row.outcome) if row.outcome == "judged" else row.outcome
-        samples.append({"judge": facts.judge, "pair": pair_label(facts.model_a, facts.model_b),
-                        "model_a": facts.model_a, "model_b": facts.model_b, "variation": facts.variation,
-                        "run": str(facts.run), "statement": facts.statement_id, "winner": str(winner),
-                        "input": shown_text(row.input),
-                        "output_a": _answer_shown(detail.transcript_a, detail.output_a),
-                        "output_b": _answer_shown(detail.transcript_b, detail.output_b),
-                        "explanation": shown_text(detail.explanation or detail.parse_error or
-                                                  (detail.raw_judge_response or ""))})
+        samples.append(ranking_record(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id,
+                                      ranking_texts(row)))
     return samples
-
-
-def _answer_shown(transcript: str | None, answer: str | None) -> str:
-    """A compared answer as the page shows it: its conversation's transcript when it has one."""
-    return shown_text(transcript, TRANSCRIPT_LIMIT) if transcript else shown_text(answer or "")
 
 
 def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:
@@ -250,8 +235,9 @@ def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:
     the judge's explanation. `samples` are already chosen (bounded, every cell represented)."""
     if not samples:
         return ""
-    note = (f"<p><b>{len(samples)} of {total} comparisons are embedded</b> (the same number from every judge, pair, "
-            "variation and run); <code>speceval export</code> writes all of them.</p>" if len(samples) < total else "")
+    note = (f"<p><b>{len(samples)} of {total} comparisons are embedded</b>: a seeded sample with the same number "
+            "from every judge, pair, variation, run and statement (as far as the page's size allows); "
+            "<code>speceval export</code> writes all of them.</p>" if len(samples) < total else "")
     selects = "".join(
         f'<label>{name} <select id="filter-ranking-{name}" data-field="{name}"><option value="">all</option></select>'
         "</label> " for name in RANKING_FILTERS

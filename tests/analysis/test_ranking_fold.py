@@ -10,7 +10,10 @@ import pytest
 
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.load import load_verdicts
+from speceval.analysis.ranking_columns import RankingColumns
+from speceval.analysis.ranking_record import empty_record_size
 from speceval.analysis.report import build_report
+from speceval.analysis.sample_record import record_size
 from speceval.analysis.samples import ranking_samples, select_rankings
 from speceval.analysis.tables import position_consistency, strengths, win_rates
 from speceval.errors import InputError
@@ -103,7 +106,8 @@ def test_a_bad_comparison_deep_in_a_streamed_file_is_named_with_its_file_entry_a
     assert not (tmp_path / "report" / "win_rates.csv").exists()
 
 
-def test_the_samples_read_back_the_comparisons_they_show_and_bound_them_per_cell(tmp_path: Path) -> None:
+def test_the_samples_read_back_the_comparisons_they_show_and_are_a_seeded_bounded_stratified_sample(
+        tmp_path: Path) -> None:
     root = planted(tmp_path)
     columns = fold_verdicts([root]).ranking_columns
     samples = ranking_samples(columns)
@@ -112,8 +116,22 @@ def test_the_samples_read_back_the_comparisons_they_show_and_bound_them_per_cell
         (r.judge, r.model_a, r.input, r.detail.output_a, r.detail.output_b,
          {1: "A", -1: "B", 0: "tie"}[r.rank] if r.rank is not None else r.outcome)
         for r in rows if r.detail is not None]
-    # Bounded: cells are (judge, pair in either order, variation, run); j1 m1-m2, j1 m1-m3, j2 m2-m3, 2 each.
+    # Each record's size, known from the columns before any text is read back, is the size it has in the page.
+    sizes = [empty_record_size(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id)
+             + int(columns.sample_bytes[i]) for i, f in enumerate(columns.facts[k] for k in columns.file)]
+    assert sizes == [record_size(s) for s in samples]
+    # Strata: (judge, pair in either order, variation, run, statement): j1 m1-m2 st0, j1 m1-m3 st1, j2 m2-m3 st0.
     chosen = select_rankings(columns, limit=6)
-    assert [(columns.facts[columns.file[i]].judge, int(columns.position[i])) for i in chosen] == [
-        ("j1", 0), ("j1", 1), ("j1", 0), ("j1", 1), ("j2", 0), ("j2", 1)]
-    assert [columns.facts[columns.file[i]].model_b for i in chosen] == ["m2", "m2", "m3", "m3", "m3", "m3"]
+    strata = [(columns.facts[columns.file[i]].judge, columns.facts[columns.file[i]].statement_id) for i in chosen]
+    assert sorted(strata) == [("j1", "st0"), ("j1", "st0"), ("j1", "st1"), ("j1", "st1"), ("j2", "st0"),
+                              ("j2", "st0")]
+    assert list(chosen) == sorted(chosen) and (select_rankings(columns, limit=6) == chosen).all()  # seeded
+    assert {tuple(select_rankings(columns, limit=6, seed=seed)) for seed in range(5)} != {tuple(chosen)}
+    # Bounded by bytes too: as many as fit, one stratum after another.
+    fitting = select_rankings(columns, budget=sizes[0] + sizes[4] + sizes[16] + 10)
+    assert len(fitting) == 3 and len({strata_of(columns, i) for i in fitting}) == 3
+
+
+def strata_of(columns: RankingColumns, at: int) -> tuple[str, str]:
+    facts = columns.facts[columns.file[at]]
+    return facts.judge, facts.statement_id
