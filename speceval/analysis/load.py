@@ -93,9 +93,17 @@ def _built_row(**values: Any) -> ComplianceRow:
     """A row from values that were validated already (a results file's): what `model_construct` builds, without
     its per-field bookkeeping (15 µs a row, most of the time a million verdicts took to fold). Every field must
     be given."""
-    row = object.__new__(ComplianceRow)
+    return _built(ComplianceRow, _ROW_FIELDS, values)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _built(model: type[_Model], fields: set[str], values: dict[str, Any]) -> _Model:
+    """`_built_row` for any model: every one of its `fields` given in `values`, validated already."""
+    row = object.__new__(model)
     object.__setattr__(row, "__dict__", values)
-    object.__setattr__(row, "__pydantic_fields_set__", _ROW_FIELDS)
+    object.__setattr__(row, "__pydantic_fields_set__", fields)
     object.__setattr__(row, "__pydantic_extra__", None)
     object.__setattr__(row, "__pydantic_private__", None)
     return row
@@ -557,6 +565,8 @@ def ranking_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, dic
 
 
 _RANKINGS: TypeAdapter[list[RankingEntry]] = TypeAdapter(list[RankingEntry])
+_RANKING_FIELDS = set(RankingRow.model_fields)
+_DETAIL_FIELDS = set(VerdictDetail.model_fields)
 _END = object()
 
 
@@ -583,15 +593,15 @@ def _ranking_stream(file: Path, data: dict[str, Any], entries: object, where: Lo
         _parse(file, {**data, "rankings": entries}, RankingFile, "ranking")  # raises, naming the field
         return
     for validated in _validated_chunks(file, entries, _RANKINGS, "rankings", "ranking"):
+        # Built as `_built_row` builds verdicts (validated just now): `model_construct` was most of a fold's time.
         yield from (
-            RankingRow.model_construct(
+            _built(RankingRow, _RANKING_FIELDS, dict(
                 spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
                 index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
                 variation=where.variation, run=where.run, synthetic=where.synthetic,
-                detail=VerdictDetail(original_index=e.original_index_a, original_index_b=e.original_index_b,
-                                     output_a=e.output_a, output_b=e.output_b, explanation=e.explanation,
-                                     raw_judge_response=e.raw_judge_response, parse_error=e.parse_error,
-                                     transcript_a=transcript_text(e.conversation_a),
-                                     transcript_b=transcript_text(e.conversation_b))
-                if detail else None)
+                detail=_built(VerdictDetail, _DETAIL_FIELDS, dict(
+                    original_index=e.original_index_a, original_index_b=e.original_index_b, output_a=e.output_a,
+                    output_b=e.output_b, explanation=e.explanation, raw_judge_response=e.raw_judge_response,
+                    parse_error=e.parse_error, transcript_a=transcript_text(e.conversation_a),
+                    transcript_b=transcript_text(e.conversation_b))) if detail else None))
             for e in validated)

@@ -68,8 +68,9 @@ def record_size(record: dict[str, str]) -> int:
 
 
 def text_size(text: str) -> int:
-    """Bytes one string field adds to a record's size beyond an empty one."""
-    return len(embedded_json(text).encode("utf-8")) - 2
+    """Bytes one string field adds to a record's size beyond an empty one (what `embedded_json` writes, counted
+    without writing it: the ranking samples size every comparison's fields)."""
+    return _escaped_size(text) - 2
 
 
 def record_bytes(row: ComplianceRow, fixed: int | None = None) -> tuple[int, int]:
