@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.columns import Codes, FilesTable, dense, digest
+from speceval.analysis.columns import Codes, FilesTable, digest, index_array
 from speceval.analysis.load import RankingRow
 from speceval.analysis.ranking_record import ranking_texts, texts_size
 
@@ -115,10 +115,19 @@ class RankingColumns:
         return len(self.file)
 
     def judged(self) -> np.ndarray:
-        """Positions of the comparisons with a winner (or a tie): judged, with a rank."""
+        """Positions of the comparisons with a winner (or a tie): judged, with a rank (4-byte indices)."""
         code = self.outcomes.index(JUDGED) if JUDGED in self.outcomes else -1
-        found: np.ndarray = np.flatnonzero((self.outcome == code) & (self.rank != NO_RANK))
-        return found
+        return index_array(np.flatnonzero((self.outcome == code) & (self.rank != NO_RANK)))
+
+    def by_file(self, rows: np.ndarray) -> dict[int, np.ndarray]:
+        """Of `rows` (comparisons, in order): file code → the indices into `rows` of its comparisons, in order."""
+        if not len(rows):
+            return {}
+        files = self.file[rows]
+        order = index_array(np.argsort(files, kind="stable"))
+        files = files[order]
+        starts = np.flatnonzero(np.r_[True, files[1:] != files[:-1]])
+        return {int(files[start]): part for start, part in zip(starts, np.split(order, starts[1:]), strict=True)}
 
     def winner(self, rows: np.ndarray) -> np.ndarray:
         """Per comparison at `rows` (judged ones): the name code (`names`) of its winner, or of "tie"."""
@@ -139,14 +148,27 @@ class RankingColumns:
 
     def cluster(self, rows: np.ndarray) -> np.ndarray:
         """Per comparison at `rows`: a code of its (spec, statement, input), the cluster of every interval (both
-        orders and every run of an input are one cluster); codes in sorted order, not of first appearance."""
-        statement, _ = self.file_keys(("spec", "statement_id"))
-        return dense(statement[self.file[rows]], self.input[rows])
+        orders and every run of an input are one cluster); numbered statement by statement (inputs sorted within
+        each, not in order of first appearance), so each sort is one statement's comparisons."""
+        found = np.zeros(len(rows), dtype=np.int32)
+        offset = 0
+        for members in self.by_stratum(rows):
+            distinct, codes = np.unique(self.input[rows[members]], return_inverse=True)
+            found[members] = codes.reshape(-1) + offset
+            offset += len(distinct)
+        return found
+
+    def by_stratum(self, rows: np.ndarray) -> list[np.ndarray]:
+        """The positions in `rows` of each (spec, statement)'s comparisons."""
+        stratum = self.stratum(rows)
+        order = index_array(np.argsort(stratum, kind="stable"))
+        bounds = np.flatnonzero(np.diff(stratum[order])) + 1
+        return [members for members in np.split(order, bounds) if len(members)]
 
     def stratum(self, rows: np.ndarray) -> np.ndarray:
         """Per comparison at `rows`: a code of its (spec, statement)."""
         statement, _ = self.file_keys(("spec", "statement_id"))
-        found: np.ndarray = statement[self.file[rows]]
+        found: np.ndarray = statement.astype(np.int32)[self.file[rows]]
         return found
 
 

@@ -228,28 +228,38 @@ def _kappa_interval(ids: np.ndarray, features: np.ndarray,
                                                                        f"{BOOTSTRAP_SEED}, percentile)"}
 
 
-def _scores(c: RankingColumns, winner: np.ndarray, model: np.ndarray) -> np.ndarray:
+def _scores(c: RankingColumns, winner: np.ndarray, model: np.ndarray | int) -> np.ndarray:
     """Per comparison: 1 when `model` (a name code) won it, 1/2 for a tie, 0 when it lost."""
     found: np.ndarray = np.where(winner == c.tie, 0.5, np.where(winner == model, 1.0, 0.0))
     return found
 
 
-def _in_order(keys: np.ndarray, names: list[tuple[str, ...]]) -> list[tuple[tuple[str, ...], np.ndarray]]:
-    """The positions of each code of `keys`, in their order, with the code's names; codes sorted by their names."""
-    order = np.argsort(keys, kind="stable")
-    bounds = np.flatnonzero(np.diff(keys[order])) + 1
-    found = [(names[int(keys[members[0]])], members) for members in np.split(order, bounds) if len(members)]
-    return sorted(found, key=lambda item: item[0])
-
-
-def _local_clusters(c: RankingColumns, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The clusters (spec, statement, input) of the comparisons at `rows` numbered 0..G-1 in order of first
-    appearance, and each one's stratum (spec, statement) numbered likewise: what `rate_interval` numbered from
-    rows (a stratum first appears with a cluster that is new, so its order among clusters is its order here)."""
-    clusters = first_seen(c.cluster(rows))
+def _local_clusters(cluster: np.ndarray, stratum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Clusters (spec, statement, input) of some comparisons renumbered 0..G-1 in order of first appearance, and
+    each one's stratum (spec, statement) numbered likewise: what `rate_interval` numbered from rows (a stratum
+    first appears with a cluster that is new, so its order among clusters is its order here)."""
+    clusters = first_seen(cluster)
     strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
-    strata[clusters] = first_seen(c.stratum(rows))
+    strata[clusters] = first_seen(stratum)
     return clusters, strata
+
+
+def _games(c: RankingColumns, judged: np.ndarray) -> list[tuple[tuple[str, ...], str, np.ndarray]]:
+    """Per (spec, judge, variation, model, opponent), sorted: the model, and the indices into `judged` of its
+    games in order (a comparison is a game of each of its models; a model against itself plays it twice)."""
+    place, places = c.file_keys(("spec", "judge", "variation"))
+    files: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for f, facts in enumerate(c.facts):
+        where = tuple(str(v) for v in places[place[f]])
+        files[(*where, facts.model_a, facts.model_b)].append(f)
+        files[(*where, facts.model_b, facts.model_a)].append(f)
+    by_file = c.by_file(judged)
+    found = []
+    for key in sorted(files):
+        parts = [by_file[f] for f in files[key] if f in by_file]
+        if parts:
+            found.append((key, key[3], np.sort(np.concatenate(parts), kind="stable")))
+    return found
 
 
 def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
@@ -258,20 +268,13 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
     judged = c.judged()
     if not len(judged):
         return []
-    # Each comparison is two games, one for each of its models (A's, then B's), in the order of the comparisons.
-    games = np.repeat(judged, 2)
-    files = c.file[games]
-    model = np.where(np.arange(len(games)) % 2 == 0, c.model_a[files], c.model_b[files])
-    opponent = np.where(np.arange(len(games)) % 2 == 0, c.model_b[files], c.model_a[files])
-    scores = _scores(c, np.repeat(c.winner(judged), 2), model)
-    place, places = c.file_keys(("spec", "judge", "variation"))
-    keys = dense(place[files], model, opponent)
-    first = np.unique(keys, return_index=True)[1]  # `dense` numbers its codes 0..K-1
-    names = [(*places[place[files[i]]], c.names.names[model[i]], c.names.names[opponent[i]]) for i in first]
+    # Per judged comparison, computed once: its winner, cluster and stratum (4 bytes each); each table's games
+    # are then indices into these, and a score per game (a million comparisons: tens of MB, not hundreds).
+    winner, cluster, stratum = c.winner(judged), c.cluster(judged), c.stratum(judged)
     rates = []
-    for (spec, judge, variation, name, rival), members in _in_order(keys, names):
-        y = scores[members]
-        clusters, strata = _local_clusters(c, games[members])
+    for (spec, judge, variation, name, rival), model, games in _games(c, judged):
+        y = _scores(c, winner[games], c.names.code(model))
+        clusters, strata = _local_clusters(cluster[games], stratum[games])
         interval = rate_interval_codes(y, clusters, strata, stratified=True)
         rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=name, opponent=rival,
                              games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
@@ -324,32 +327,39 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
     result: list[Strength] = []
     judged = c.judged()
     place, places = c.file_keys(("spec", "judge", "variation"))
-    for (spec, judge, variation), members in _in_order(place[c.file[judged]], places):  # type: ignore[arg-type]
-        chosen = judged[members]
-        files = c.file[chosen]
-        present = np.unique(np.concatenate([c.model_a[files], c.model_b[files]]))
-        models = sorted(c.names.names[m] for m in present)
+    files: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for f in range(len(c.facts)):
+        files[tuple(str(v) for v in places[place[f]])].append(f)
+    by_file = c.by_file(judged)
+    for (spec, judge, variation), group_files in sorted(files.items()):
+        with_judged = [f for f in group_files if f in by_file]
+        models = sorted({c.facts[f].model_a for f in with_judged} | {c.facts[f].model_b for f in with_judged})
         if len(models) < 2:
             continue
-        index = np.zeros(len(c.names.names), dtype=np.int64)
-        index[[c.names.names.index(m) for m in models]] = np.arange(len(models))
+        chosen = judged[np.sort(np.concatenate([by_file[f] for f in with_judged]), kind="stable")]
+        files_here = c.file[chosen]
+        index = np.zeros(len(c.names.names), dtype=np.int32)
+        index[[c.names.code(m) for m in models]] = np.arange(len(models))
+        size = len(models)
+        # The cells of the wins matrix each comparison adds to, and its score, once (not per bootstrap draw).
+        forward = index[c.model_a[files_here]] * size + index[c.model_b[files_here]]
+        backward = index[c.model_b[files_here]] * size + index[c.model_a[files_here]]
+        score = _scores(c, c.winner(chosen), c.model_a[files_here])
+        rest = 1.0 - score
+        del files_here
 
-        first = index[c.model_a[files]]
-        second = index[c.model_b[files]]
-        score = _scores(c, c.winner(chosen), c.model_a[files])
-
-        def tally(weight: np.ndarray, size: int = len(models), first: np.ndarray = first,
-                  second: np.ndarray = second, score: np.ndarray = score) -> np.ndarray:
+        def tally(weight: np.ndarray, size: int = size, forward: np.ndarray = forward, backward: np.ndarray = backward,
+                  score: np.ndarray = score, rest: np.ndarray = rest) -> np.ndarray:
             # Each comparison counted `weight` times (a bootstrap's draws of its input); ties: half a win each way.
             # Sums of halves are exact, so the matrix does not depend on the order they are added in.
-            wins = np.bincount(first * size + second, weights=score * weight, minlength=size * size)
-            wins += np.bincount(second * size + first, weights=(1.0 - score) * weight, minlength=size * size)
+            wins = np.bincount(forward, weights=score * weight, minlength=size * size)
+            wins += np.bincount(backward, weights=rest * weight, minlength=size * size)
             return wins.reshape(size, size)
 
         everything = tally(np.ones(len(chosen)))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        clusters = first_seen(c.cluster(chosen))
+        clusters = first_seen(c.cluster(chosen)).astype(np.int32)
         bounds = None if separated else bootstrap_weighted_codes(
             clusters, int(clusters.max()) + 1, lambda weight: bradley_terry(tally(weight)), draws=draws)
         for i, model in enumerate(models):
@@ -377,21 +387,27 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
     """Per (spec, judge, variation, run); the two orders of one comparison are matched within their own run."""
     c = as_ranking_columns(rows)
     judged = c.judged()
-    files = c.file[judged]
+    winner = c.winner(judged)
     # One comparison: its statement, run and task index, and its pair of models in either order; compared when it
-    # was judged exactly twice (the two orders), consistent when both gave the same winner (or both a tie).
+    # was judged exactly twice (the two orders), consistent when both gave the same winner (or both a tie). Its
+    # judgements are among the files of the same statement, run and pair: matched there, a few files at a time.
     comparison, _ = c.file_keys(("spec", "judge", "variation", "run", "statement_id"), unordered_pair=True)
-    key = dense(comparison[files], c.index[judged])
-    order = np.argsort(key, kind="stable")
-    starts = np.flatnonzero(np.diff(key[order], prepend=-1))
-    sizes = np.diff(starts, append=len(order))
-    twice = starts[sizes == 2]
-    winner = c.winner(judged)[order]
-    same = winner[twice] == winner[twice + 1]
     place, places = c.file_keys(("spec", "judge", "variation", "run"))
-    where = place[files[order[twice]]]
-    consistent = np.bincount(where, weights=same, minlength=len(places))
-    compared = np.bincount(where, minlength=len(places))
+    by_file = c.by_file(judged)
+    together: dict[int, list[int]] = defaultdict(list)
+    for f in by_file:
+        together[int(comparison[f])].append(f)
+    consistent, compared = np.zeros(len(places), dtype=np.int64), np.zeros(len(places), dtype=np.int64)
+    for files in together.values():
+        at = np.sort(np.concatenate([by_file[f] for f in files]), kind="stable")
+        index = c.index[judged[at]]
+        order = np.argsort(index, kind="stable")
+        index = index[order]
+        starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+        twice = starts[np.diff(np.r_[starts, len(index)]) == 2]
+        ordered = winner[at][order]
+        consistent[place[files[0]]] += int((ordered[twice] == ordered[twice + 1]).sum())
+        compared[place[files[0]]] += len(twice)
     found = sorted((str(s), str(j), str(v), int(str(r)), int(consistent[k]), int(compared[k]))
                    for k, (s, j, v, r) in enumerate(places) if compared[k])
     return [Consistency(spec=s, judge=j, variation=v, run=r, consistent=n, compared=m, rate=n / m)
