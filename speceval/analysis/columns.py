@@ -455,6 +455,21 @@ def first_seen(codes: np.ndarray) -> np.ndarray:
     return rank[inverse.reshape(-1)]
 
 
+def first_seen_bounded(codes: np.ndarray, bound: int) -> np.ndarray:
+    """`first_seen` of codes known to lie in 0..`bound`-1, as 4-byte codes, without a sort of the codes: a table
+    of each code's first position (a million comparisons' clusters: 12 MB at the peak instead of 40)."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int32)
+    first = np.full(bound, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+    present = np.flatnonzero(first < len(codes))
+    rank = np.zeros(bound, dtype=np.int32)
+    rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present), dtype=np.int32)
+    del first
+    found: np.ndarray = rank[codes]
+    return found
+
+
 def dense(*keys: np.ndarray) -> np.ndarray:
     """Per element: a code 0..G-1 of its combination of `keys` (codes in sorted order of the combinations).
 

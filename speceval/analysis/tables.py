@@ -18,7 +18,16 @@ from speceval.analysis.clustered import (
     bootstrap_weighted_codes,
     rate_interval_codes,
 )
-from speceval.analysis.columns import NO_VERDICT, VerdictColumns, as_columns, dense, first_seen, grouped, groups
+from speceval.analysis.columns import (
+    NO_VERDICT,
+    VerdictColumns,
+    as_columns,
+    dense,
+    first_seen,
+    first_seen_bounded,
+    grouped,
+    groups,
+)
 from speceval.analysis.load import DEFAULT_VARIATION, ComplianceRow, RankingRow
 from speceval.analysis.ranking_columns import RankingColumns, as_ranking_columns
 from speceval.analysis.stats import (
@@ -229,18 +238,26 @@ def _kappa_interval(ids: np.ndarray, features: np.ndarray,
 
 
 def _scores(c: RankingColumns, winner: np.ndarray, model: np.ndarray | int) -> np.ndarray:
-    """Per comparison: 1 when `model` (a name code) won it, 1/2 for a tie, 0 when it lost."""
-    found: np.ndarray = np.where(winner == c.tie, 0.5, np.where(winner == model, 1.0, 0.0))
+    """Per comparison: 1 when `model` (a name code, or one per comparison) won it, 1/2 for a tie, 0 when it lost."""
+    if isinstance(model, int):  # one model: a table of the scores of every name, looked up (no temporaries)
+        table = np.zeros(len(c.names.names))
+        table[model] = 1.0
+        table[c.tie] = 0.5  # after the model's: a model named "tie" ties, as it did when names were compared
+        found: np.ndarray = table[winner]
+        return found
+    found = np.where(winner == c.tie, 0.5, np.where(winner == model, 1.0, 0.0))
     return found
 
 
-def _local_clusters(cluster: np.ndarray, stratum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _local_clusters(cluster: np.ndarray, stratum: np.ndarray, bounds: tuple[int, int]
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Clusters (spec, statement, input) of some comparisons renumbered 0..G-1 in order of first appearance, and
     each one's stratum (spec, statement) numbered likewise: what `rate_interval` numbered from rows (a stratum
-    first appears with a cluster that is new, so its order among clusters is its order here)."""
-    clusters = first_seen(cluster)
+    first appears with a cluster that is new, so its order among clusters is its order here). `bounds`: how many
+    cluster and stratum codes there are in all."""
+    clusters = first_seen_bounded(cluster, bounds[0])
     strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
-    strata[clusters] = first_seen(stratum)
+    strata[clusters] = first_seen_bounded(stratum, bounds[1])
     return clusters, strata
 
 
@@ -271,10 +288,11 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
     # Per judged comparison, computed once: its winner, cluster and stratum (4 bytes each); each table's games
     # are then indices into these, and a score per game (a million comparisons: tens of MB, not hundreds).
     winner, cluster, stratum = c.winner(judged), c.cluster(judged), c.stratum(judged)
+    bounds = int(cluster.max()) + 1, int(stratum.max()) + 1
     rates = []
     for (spec, judge, variation, name, rival), model, games in _games(c, judged):
         y = _scores(c, winner[games], c.names.code(model))
-        clusters, strata = _local_clusters(cluster[games], stratum[games])
+        clusters, strata = _local_clusters(cluster[games], stratum[games], bounds)
         interval = rate_interval_codes(y, clusters, strata, stratified=True)
         rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=name, opponent=rival,
                              games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
@@ -359,7 +377,9 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
         everything = tally(np.ones(len(chosen)))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        clusters = first_seen(c.cluster(chosen)).astype(np.int32)
+        cluster = c.cluster(chosen)
+        clusters = first_seen_bounded(cluster, int(cluster.max()) + 1)
+        del cluster
         bounds = None if separated else bootstrap_weighted_codes(
             clusters, int(clusters.max()) + 1, lambda weight: bradley_terry(tally(weight)), draws=draws)
         for i, model in enumerate(models):

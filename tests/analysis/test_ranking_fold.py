@@ -6,8 +6,10 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from speceval.analysis.columns import first_seen, first_seen_bounded
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.load import load_verdicts
 from speceval.analysis.ranking_columns import RankingColumns
@@ -135,3 +137,9 @@ def test_the_samples_read_back_the_comparisons_they_show_and_are_a_seeded_bounde
 def strata_of(columns: RankingColumns, at: int) -> tuple[str, str]:
     facts = columns.facts[columns.file[at]]
     return facts.judge, facts.statement_id
+
+
+def test_first_appearance_codes_from_a_table_are_those_a_sort_gives() -> None:
+    codes = np.random.default_rng(3).integers(0, 50, 400)
+    assert (first_seen_bounded(codes, 60) == first_seen(codes)).all()
+    assert first_seen_bounded(codes[:0], 60).tolist() == []
