@@ -460,8 +460,9 @@ def first_seen_bounded(codes: np.ndarray, bound: int) -> np.ndarray:
     of each code's first position (a million comparisons' clusters: 12 MB at the peak instead of 40)."""
     if not len(codes):
         return np.zeros(0, dtype=np.int32)
-    first = np.full(bound, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes)))
+    position = np.int32 if len(codes) < 2**31 else np.int64
+    first: np.ndarray = np.full(bound, len(codes), dtype=position)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=position))
     present = np.flatnonzero(first < len(codes))
     rank = np.zeros(bound, dtype=np.int32)
     rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present), dtype=np.int32)

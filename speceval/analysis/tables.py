@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.clustered import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
-    bootstrap_weighted_codes,
+    bootstrap_cluster_counts,
     rate_interval_codes,
 )
 from speceval.analysis.columns import (
@@ -338,6 +338,10 @@ def beats_graph_connected(wins: np.ndarray) -> bool:
     return True
 
 
+_SLICE = 1 << 17
+"""Comparisons weighed at a time in a Bradley–Terry bootstrap draw."""
+
+
 def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DRAWS) -> list[Strength]:
     """Bradley–Terry strength per judge, variation and model (ties as half a win each); the intervals resample
     inputs (with every run and order of a drawn input), so repeated runs do not narrow them."""
@@ -359,29 +363,33 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
         index = np.zeros(len(c.names.names), dtype=np.int32)
         index[[c.names.code(m) for m in models]] = np.arange(len(models))
         size = len(models)
-        # The cells of the wins matrix each comparison adds to, and its score, once (not per bootstrap draw).
+        # The cells of the wins matrix each comparison adds to, its score doubled (0, 1 or 2: a byte) and its
+        # cluster, once; each bootstrap draw weighs them a slice at a time (a million comparisons: a few MB a
+        # draw, not 24). Sums of halves times whole weights are exact: the matrix is the same in any order.
         forward = index[c.model_a[files_here]] * size + index[c.model_b[files_here]]
         backward = index[c.model_b[files_here]] * size + index[c.model_a[files_here]]
-        score = _scores(c, c.winner(chosen), c.model_a[files_here])
-        rest = 1.0 - score
-        del files_here
-
-        def tally(weight: np.ndarray, size: int = size, forward: np.ndarray = forward, backward: np.ndarray = backward,
-                  score: np.ndarray = score, rest: np.ndarray = rest) -> np.ndarray:
-            # Each comparison counted `weight` times (a bootstrap's draws of its input); ties: half a win each way.
-            # Sums of halves are exact, so the matrix does not depend on the order they are added in.
-            wins = np.bincount(forward, weights=score * weight, minlength=size * size)
-            wins += np.bincount(backward, weights=rest * weight, minlength=size * size)
-            return wins.reshape(size, size)
-
-        everything = tally(np.ones(len(chosen)))
-        point = bradley_terry(everything)
-        separated = not beats_graph_connected(everything)
+        doubled = (_scores(c, c.winner(chosen), c.model_a[files_here]) * 2).astype(np.int8)
         cluster = c.cluster(chosen)
         clusters = first_seen_bounded(cluster, int(cluster.max()) + 1)
-        del cluster
-        bounds = None if separated else bootstrap_weighted_codes(
-            clusters, int(clusters.max()) + 1, lambda weight: bradley_terry(tally(weight)), draws=draws)
+        del files_here, cluster, chosen
+
+        def tally(counts: np.ndarray, size: int = size, forward: np.ndarray = forward, backward: np.ndarray = backward,
+                  doubled: np.ndarray = doubled, clusters: np.ndarray = clusters) -> np.ndarray:
+            # Each comparison counted as often as its input was drawn; ties: half a win each way.
+            wins = np.zeros(size * size)
+            for start in range(0, len(clusters), _SLICE):
+                part = slice(start, start + _SLICE)
+                weight = counts[clusters[part]]
+                score = doubled[part] * 0.5
+                wins += np.bincount(forward[part], weights=score * weight, minlength=size * size)
+                wins += np.bincount(backward[part], weights=(1.0 - score) * weight, minlength=size * size)
+            return wins.reshape(size, size)
+
+        everything = tally(np.ones(int(clusters.max()) + 1, dtype=np.int64))
+        point = bradley_terry(everything)
+        separated = not beats_graph_connected(everything)
+        bounds = None if separated else bootstrap_cluster_counts(
+            int(clusters.max()) + 1, lambda counts: bradley_terry(tally(counts)), draws=draws)
         for i, model in enumerate(models):
             result.append(Strength(spec=spec, judge=judge, variation=variation, model=model, strength=float(point[i]),
                                    ci_low=float(bounds[0][i]) if bounds else None,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from speceval.analysis.columns import first_seen, first_seen_bounded
+from speceval.analysis import tables
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.load import load_verdicts
 from speceval.analysis.ranking_columns import RankingColumns
@@ -143,3 +144,12 @@ def test_first_appearance_codes_from_a_table_are_those_a_sort_gives() -> None:
     codes = np.random.default_rng(3).integers(0, 50, 400)
     assert (first_seen_bounded(codes, 60) == first_seen(codes)).all()
     assert first_seen_bounded(codes[:0], 60).tolist() == []
+
+
+def test_bradley_terry_weighs_comparisons_a_slice_at_a_time_to_the_same_numbers(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    columns = fold_verdicts([planted(tmp_path)]).ranking_columns
+    whole = strengths(columns, draws=60)
+    monkeypatch.setattr(tables, "_SLICE", 3)
+    assert strengths(columns, draws=60) == whole
+    assert any(s.ci_low is not None for s in whole)
