@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speceval.analysis.columns import first_seen, first_seen_bounded
 from speceval.analysis import tables
+from speceval.analysis.columns import first_seen, first_seen_bounded
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.load import load_verdicts
 from speceval.analysis.ranking_columns import RankingColumns
@@ -146,8 +146,8 @@ def test_first_appearance_codes_from_a_table_are_those_a_sort_gives() -> None:
     assert first_seen_bounded(codes[:0], 60).tolist() == []
 
 
-def test_bradley_terry_weighs_comparisons_a_slice_at_a_time_to_the_same_numbers(tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bradley_terry_weighs_comparisons_a_slice_at_a_time_to_the_same_numbers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     columns = fold_verdicts([planted(tmp_path)]).ranking_columns
     whole = strengths(columns, draws=60)
     monkeypatch.setattr(tables, "_SLICE", 3)
