@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from statistics import mean
 from typing import Any
 
@@ -249,21 +249,23 @@ def _scores(c: RankingColumns, winner: np.ndarray, model: np.ndarray | int) -> n
     return found
 
 
-def _local_clusters(cluster: np.ndarray, stratum: np.ndarray, bounds: tuple[int, int]
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Clusters (spec, statement, input) of some comparisons renumbered 0..G-1 in order of first appearance, and
-    each one's stratum (spec, statement) numbered likewise: what `rate_interval` numbered from rows (a stratum
-    first appears with a cluster that is new, so its order among clusters is its order here). `bounds`: how many
-    cluster and stratum codes there are in all."""
-    clusters = first_seen_bounded(cluster, bounds[0])
-    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
-    strata[clusters] = first_seen_bounded(stratum, bounds[1])
+def _local_clusters(c: RankingColumns, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The clusters (spec, statement, input) of the comparisons at `rows` numbered 0..G-1 in order of first
+    appearance, and each one's stratum (spec, statement) numbered likewise: what `rate_interval` numbered from
+    rows (a stratum first appears with a cluster that is new, so its order among clusters is its order here)."""
+    cluster = c.cluster(rows)
+    clusters = first_seen_bounded(cluster, int(cluster.max()) + 1 if len(cluster) else 0)
+    del cluster
+    stratum = c.stratum(rows)
+    strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int32)
+    strata[clusters] = first_seen_bounded(stratum, int(stratum.max()) + 1 if len(stratum) else 0)
     return clusters, strata
 
 
-def _games(c: RankingColumns, judged: np.ndarray) -> list[tuple[tuple[str, ...], str, np.ndarray]]:
-    """Per (spec, judge, variation, model, opponent), sorted: the model, and the indices into `judged` of its
-    games in order (a comparison is a game of each of its models; a model against itself plays it twice)."""
+def _games(c: RankingColumns, judged: np.ndarray) -> Iterator[tuple[tuple[str, ...], np.ndarray]]:
+    """Per (spec, judge, variation, model, opponent), sorted: the comparisons that are games of its model, in
+    order (a comparison is a game of each of its models; a model against itself plays it twice). One table's at a
+    time: a million comparisons' games are 4 MB a table."""
     place, places = c.file_keys(("spec", "judge", "variation"))
     files: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for f, facts in enumerate(c.facts):
@@ -271,11 +273,18 @@ def _games(c: RankingColumns, judged: np.ndarray) -> list[tuple[tuple[str, ...],
         files[(*where, facts.model_a, facts.model_b)].append(f)
         files[(*where, facts.model_b, facts.model_a)].append(f)
     by_file = c.by_file(judged)
-    found = []
     for key in sorted(files):
         parts = [by_file[f] for f in files[key] if f in by_file]
         if parts:
-            found.append((key, key[3], np.sort(np.concatenate(parts), kind="stable")))
+            yield key, judged[np.sort(np.concatenate(parts), kind="stable")]
+
+
+def _game_scores(c: RankingColumns, rows: np.ndarray, model: int) -> np.ndarray:
+    """Per comparison at `rows`: 1 when `model` (a name code) won it, 1/2 for a tie, 0 when it lost; from a
+    table of each file's three ranks (B won, tie, A won), without a winner per comparison."""
+    winners = np.column_stack([c.model_b, np.full(len(c.model_a), c.tie, dtype=np.int32), c.model_a])
+    table = _scores(c, winners, model).reshape(-1)
+    found: np.ndarray = table[c.file[rows].astype(np.int64) * 3 + (c.rank[rows] + 1)]
     return found
 
 
@@ -283,16 +292,11 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
     """Pairwise win rates per judge and variation, both orders and all runs pooled, clustered by input."""
     c = as_ranking_columns(rows)
     judged = c.judged()
-    if not len(judged):
-        return []
-    # Per judged comparison, computed once: its winner, cluster and stratum (4 bytes each); each table's games
-    # are then indices into these, and a score per game (a million comparisons: tens of MB, not hundreds).
-    winner, cluster, stratum = c.winner(judged), c.cluster(judged), c.stratum(judged)
-    bounds = int(cluster.max()) + 1, int(stratum.max()) + 1
     rates = []
-    for (spec, judge, variation, name, rival), model, games in _games(c, judged):
-        y = _scores(c, winner[games], c.names.code(model))
-        clusters, strata = _local_clusters(cluster[games], stratum[games], bounds)
+    for (spec, judge, variation, name, rival), games in _games(c, judged):
+        y = _game_scores(c, games, c.names.code(name))
+        clusters, strata = _local_clusters(c, games)
+        del games
         interval = rate_interval_codes(y, clusters, strata, stratified=True)
         rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=name, opponent=rival,
                              games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
