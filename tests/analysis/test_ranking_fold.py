@@ -87,7 +87,7 @@ def test_folding_rankings_holds_no_row_or_text_per_comparison(tmp_path: Path) ->
     finally:
         tracemalloc.stop()
     assert len(folded.ranking_columns) == 1800
-    # A row with its input held was over 1.5 KB a comparison (2.7 MB here); the columns are 26 bytes.
+    # A row with its input held was over 1.5 KB a comparison (2.7 MB here); the columns are 30 bytes.
     assert (held - before) / 1800 < 200, held - before
     # One file at a time, a chunk of 100 entries at a time (two chunks' texts at most, 0.9 MB, and the reader's
     # buffer): the peak does not grow with the files' 8.4 MB of text.
