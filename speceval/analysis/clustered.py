@@ -282,10 +282,25 @@ def bootstrap_weighted(
     resample costs a few array operations instead of a list of every drawn observation (a Bradley–Terry interval
     over 100,000 comparisons took minutes)."""
     codes, distinct = codes_of(clusters)
-    if len(distinct) < 2:
+    return bootstrap_weighted_codes(codes, len(distinct), statistic, draws, seed)
+
+
+def bootstrap_weighted_codes(codes: np.ndarray, clusters: int, statistic: Callable[[np.ndarray], np.ndarray | None],
+                             draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
+                             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """`bootstrap_weighted` on codes: per observation, a code 0..`clusters`-1 of its cluster, numbered in order of
+    first appearance (the numbering decides which cluster each seeded draw picks)."""
+    return bootstrap_cluster_counts(clusters, lambda counts: statistic(counts[codes]), draws, seed)
+
+
+def bootstrap_cluster_counts(clusters: int, statistic: Callable[[np.ndarray], np.ndarray | None],
+                             draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
+                             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """`bootstrap_weighted_codes` whose `statistic` gets, per cluster, how many times it was drawn (the same
+    draws): a statistic over a million observations can then weigh them a slice at a time."""
+    if clusters < 2:
         return None
-    return _percentiles(len(distinct),
-                        lambda picked: statistic(np.bincount(picked, minlength=len(distinct))[codes]), draws, seed)
+    return _percentiles(clusters, lambda picked: statistic(np.bincount(picked, minlength=clusters)), draws, seed)
 
 
 def _percentiles(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int

@@ -25,7 +25,6 @@ from speceval.analysis.categories import (
     category_agreement,
     category_differences,
     category_distribution,
-    is_categorical,
 )
 from speceval.analysis.columns import rows_of
 from speceval.analysis.fold import fold_verdicts
@@ -38,9 +37,9 @@ from speceval.analysis.judge_quality import (
     human_agreement,
     leniency,
     ppi_rates,
-    read_labels,
 )
-from speceval.analysis.load import UNKNOWN, load_verdicts
+from speceval.analysis.labelled import labelled_tally
+from speceval.analysis.load import UNKNOWN
 from speceval.analysis.metrics import MetricRow, metric_table
 from speceval.analysis.panel import PanelCounts, panel_verdicts
 from speceval.analysis.samples import ranking_samples, sample_records
@@ -156,8 +155,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
     inputs, kept_inputs = inputs_tables(paths)
-    found = verdicts.columns
-    if not len(found) and not verdicts.turn_rows and not verdicts.rankings and not metric_rows and not inputs:
+    found, rankings = verdicts.columns, verdicts.ranking_columns
+    if not len(found) and not verdicts.turn_rows and not len(rankings) and not metric_rows and not inputs:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
     # A turn verdict (scope turn) is one of several per conversation: per-turn rates only, never pooled with the
     # per-conversation compliance or category tables (the fold keeps them apart).
@@ -189,14 +188,13 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         samples=samples, sample_total=sample_total, variations=variations, compliance=compliance,
         per_statement=per_statement, by_type=by_type, by_authority=by_authority, paired=paired, agreement=agreement,
         leniency=lenient, panel=panel.counts if panel is not None else [],
-        win_rates=win_rates(verdicts.rankings), bradley_terry=strengths(verdicts.rankings),
-        position_consistency=position_consistency(verdicts.rankings),
+        win_rates=win_rates(rankings), bradley_terry=strengths(rankings),
+        position_consistency=position_consistency(rankings),
         costs=costs, stages=_stage_counts(manifests, costs),
         sent=_sent_settings(manifests), **_labelled(paths, labels_path),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
-        metrics=metric_rows, ranking_samples=ranking_samples(verdicts.rankings, paths),
-        ranking_total=len(verdicts.rankings),
+        metrics=metric_rows, ranking_samples=ranking_samples(rankings), ranking_total=len(rankings),
         categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
@@ -222,12 +220,11 @@ def _relative(path: Path, roots: Sequence[Path]) -> str:
 
 def _labelled(paths: Sequence[Path], labels_path: Path | None) -> dict[str, Any]:
     """Human agreement and PPI rates match labels to answers by their texts: with labels, the judges' verdicts
-    are read again as rows (a labelled report holds every text; one without labels never does)."""
+    are read again a file at a time, each kept as its verdict and its label only (`labelled_tally`)."""
     if labels_path is None:
         return {}
-    rows = [row for row in load_verdicts(paths).compliance if not is_categorical(row)]
-    labels = read_labels(labels_path, rows)
-    return {"human_agreement": human_agreement(rows, labels), "ppi": ppi_rates(rows, labels)}
+    tally = labelled_tally(paths, labels_path)
+    return {"human_agreement": human_agreement(tally), "ppi": ppi_rates(tally)}
 
 
 def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:

@@ -1,6 +1,7 @@
 """Every verdict under some folders folded into compact columns as the files are read, one file at a time: what
 `speceval report` computes from, in memory that grows by a few dozen bytes per verdict (issue 25) instead of a
-row object with its texts. Rankings and the judges' checks on the spec's examples are kept as rows (small), and so
+row object with its texts. Pairwise comparisons are folded the same way, into their own columns
+(`speceval.analysis.ranking_columns`). The judges' checks on the spec's examples are kept as rows (small), and so
 are the verdicts of `scope: turn` judges, without their answers' texts (conversation studies: per-turn rates are
 computed from rows, `speceval.analysis.turns`); their columns are kept apart for the sample view."""
 
@@ -23,10 +24,12 @@ from speceval.analysis.load import (
     settings_variation,
     walk,
 )
+from speceval.analysis.ranking_columns import RankingColumns, RankingColumnsBuilder
 
 
 class FoldedVerdicts(Found):
-    """Compliance verdicts as columns, and everything else `load_verdicts` finds."""
+    """Compliance verdicts and comparisons as columns, and everything else `load_verdicts` finds (its `rankings`
+    rows are left empty: `ranking_columns` holds the comparisons)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -35,14 +38,16 @@ class FoldedVerdicts(Found):
     """Verdicts of `scope: turn` judges (one per assistant turn): never pooled with `columns`."""
     turn_rows: list[ComplianceRow]
     """The same verdicts as rows for the per-turn rates, their answers' texts left out (the input is the cluster)."""
+    ranking_columns: RankingColumns
+    """Every pairwise comparison, in the order `load_verdicts` lists them as rows."""
 
 
 def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
-    """Read every results file at or below `paths`, keeping compliance verdicts as columns only."""
+    """Read every results file at or below `paths`, keeping compliance verdicts and comparisons as columns only."""
     found = Found()
-    builder, turns = ColumnsBuilder(), ColumnsBuilder()
+    builder, turns, rankings = ColumnsBuilder(), ColumnsBuilder(), RankingColumnsBuilder()
     turn_rows: list[ComplianceRow] = []
-    for file, stream, offsets in walk(paths, found, keep=False):
+    for file, stream, offsets in walk(paths, found, keep=False, rankings=rankings.add_file):
         rows = iter(stream)
         first = next(rows, None)
         if first is None:
@@ -58,7 +63,8 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
     _separate_settings(builder)
     _separate_settings(turns)
     separate_row_settings(turn_rows)
-    return FoldedVerdicts(columns=builder.build(), turn_columns=turns.build(), turn_rows=turn_rows, **dict(found))
+    return FoldedVerdicts(columns=builder.build(), turn_columns=turns.build(), turn_rows=turn_rows,
+                          ranking_columns=rankings.build(), **dict(found))
 
 
 def _separate_settings(builder: ColumnsBuilder) -> None:

@@ -227,35 +227,39 @@ class StreamedJson:
         self.pending = False
         if self._reader.next_char() == ",":
             self._reader.take(",")
-            _members(self._reader, self.head, None)
+            _members(self._reader, self.head, ())
         else:
             self._reader.take("}")
 
 
-def _members(reader: _Reader, head: dict[str, Any], key: str | None) -> bool:
-    """Decode an object's members into `head` up to its end (False) or up to the array `key` (True: the reader is
-    left at its `[`)."""
+def _members(reader: _Reader, head: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """Decode an object's members into `head` up to its end (None) or up to the first array named in `keys` (its
+    name: the reader is left at its `[`)."""
     if reader.next_char() == "}":
         reader.take("}")
-        return False
+        return None
     while True:
         name = reader.value()
         if not isinstance(name, str):
             raise _Incomplete
         reader.take(":")
-        if name == key and reader.next_char() == "[":
-            return True
+        if name in keys and reader.next_char() == "[":
+            return name
         head[name] = reader.value()
         if reader.next_char() == "}":
             reader.take("}")
-            return False
+            return None
         reader.take(",")
 
 
-def read_json(file: Path, key: str, *, offsets: bool = False, chunk: int | None = None) -> StreamedJson:
-    """Open `file` for reading its array `key` an element at a time (see `StreamedJson`; `offsets`: keep where in
-    the file each element starts, `StreamedJson.offsets`). Raises `InputError` naming the file (and, as
-    `json.loads` does, the line and column) when it is not JSON. `chunk`: characters read at a time (`CHUNK`)."""
+def read_json(file: Path, key: str | tuple[str, ...], *, offsets: bool = False, chunk: int | None = None
+              ) -> StreamedJson:
+    """Open `file` for reading its array `key` an element at a time (see `StreamedJson`); of several keys, the
+    first of them the file holds as an array (a results file is a compliance file's `results` or a ranking file's
+    `rankings`: `StreamedJson.key` says which). `offsets`: keep where in the file each element starts
+    (`StreamedJson.offsets`); `chunk`: characters read at a time (`CHUNK`). Raises `InputError` naming the file
+    (and, as `json.loads` does, the line and column) when it is not JSON."""
+    keys = (key,) if isinstance(key, str) else key
     try:
         # newline="": no newline is translated, so a position in the text is one in the file (see `offsets`)
         handle = open(file, encoding="utf-8", newline="")  # noqa: SIM115  (closed by StreamedJson once read)
@@ -267,13 +271,13 @@ def read_json(file: Path, key: str, *, offsets: bool = False, chunk: int | None 
     try:
         first = reader.next_char()
         if first == "[":
-            return StreamedJson(file, key, handle, reader, None, pending=False)
+            return StreamedJson(file, keys[0], handle, reader, None, pending=False)
         if first != "{":
             raise _Incomplete
         reader.take("{")
         head: dict[str, Any] = {}
-        pending = _members(reader, head, key)
-        return StreamedJson(file, key, handle, reader, head, pending)
+        found = _members(reader, head, keys)
+        return StreamedJson(file, found or keys[0], handle, reader, head, pending=found is not None)
     except _Incomplete:
         handle.close()
         _raise_as_json_loads(file)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -37,9 +38,12 @@ _YES = {"yes", "true", "1", "compliant", "y"}
 _NO = {"no", "false", "0", "non-compliant", "noncompliant", "not compliant", "n"}
 
 
-def item_id(row: ComplianceRow) -> str:
-    """A stable id of one answer (spec, candidate, variation, run, statement, input, output): what a label names."""
-    key = "\x00".join([row.spec, row.model, row.variation, str(row.run), row.statement_id, row.input, row.output])
+def item_id(row: ComplianceRow, variation: str | None = None) -> str:
+    """A stable id of one answer (spec, candidate, variation, run, statement, input, output): what a label names
+    (`variation`: the one the row is reported under, when that is not yet the row's own; see
+    `speceval.analysis.labelled`)."""
+    key = "\x00".join([row.spec, row.model, row.variation if variation is None else variation, str(row.run),
+                       row.statement_id, row.input, row.output])
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -163,30 +167,42 @@ def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
 def read_labels(path: Path, rows: list[ComplianceRow]) -> dict[str, bool]:
     """item → the human's verdict, from a filled sheet; blank is unlabelled. A malformed value or an item that
     matches no answer under the report's folders is an InputError naming the line."""
-    known = {item_id(r) for r in rows if r.judge != PANEL}
+    return checked_labels(path, label_records(path), {item_id(r) for r in rows if r.judge != PANEL})
+
+
+LabelRecord = tuple[int, str, str]
+"""(line, item, human_compliant as written, stripped and lower-cased) of one row of a label sheet."""
+
+
+def label_records(path: Path) -> list[LabelRecord]:
+    """Every row of a filled sheet, unchecked but for its header (`checked_labels` checks them in line order)."""
     try:
         handle = path.open(encoding="utf-8", newline="")
     except OSError as exc:
         raise InputError(path, f"cannot read the labels: {exc.strerror or exc}") from None
-    labels: dict[str, bool] = {}
     with handle:
         reader = csv.DictReader(handle)
         if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
             raise InputError(path, "a label sheet needs the columns item and human_compliant "
                                    "(make one with speceval label-sheet)", line=1)
-        for record in reader:
-            line = reader.line_num
-            value = (record.get("human_compliant") or "").strip().lower()
-            if not value:
-                continue
-            if value not in _YES | _NO:
-                raise InputError(path, f"human_compliant {value!r} is not one of yes/no, true/false, 1/0, "
-                                       "compliant/non-compliant (or blank)", line=line, field="human_compliant")
-            item = (record.get("item") or "").strip()
-            if item not in known:
-                raise InputError(path, f"item {item!r} matches no answer in the folders reported on", line=line,
-                                 field="item")
-            labels[item] = value in _YES
+        return [(reader.line_num, (record.get("item") or "").strip(),
+                 (record.get("human_compliant") or "").strip().lower()) for record in reader]
+
+
+def checked_labels(path: Path, records: list[LabelRecord], known: set[str]) -> dict[str, bool]:
+    """item → verdict of the labelled rows; the first (in line order) with a malformed value or an item not among
+    `known` answers raises InputError naming its line."""
+    labels: dict[str, bool] = {}
+    for line, item, value in records:
+        if not value:
+            continue
+        if value not in _YES | _NO:
+            raise InputError(path, f"human_compliant {value!r} is not one of yes/no, true/false, 1/0, "
+                                   "compliant/non-compliant (or blank)", line=line, field="human_compliant")
+        if item not in known:
+            raise InputError(path, f"item {item!r} matches no answer in the folders reported on", line=line,
+                             field="item")
+        labels[item] = value in _YES
     return labels
 
 
@@ -222,18 +238,54 @@ class PpiRate(BaseModel):
     """The tuned weight of the judge's verdicts (0: the labels alone; 1: classic PPI)."""
 
 
-def human_agreement(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[HumanAgreement]:
-    """Per spec and judge, pooled over candidates and per candidate."""
-    pairs: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
-    for row in rows:
-        item = item_id(row)
-        if _judged(row) and item in labels:
-            for candidate in ("all", row.model):
-                pairs[(row.spec, row.judge, candidate)].append((bool(row.compliant), labels[item]))
-    return [HumanAgreement(spec=s, judge=j, candidate=c, labelled=len(p), agree=sum(a == b for a, b in p),
-                           accuracy=sum(a == b for a, b in p) / len(p),
-                           kappa=cohen_kappa([a for a, _ in p], [b for _, b in p]))
-            for (s, j, c), p in sorted(pairs.items())]
+UNLABELLED = -1
+
+
+class LabelTally:
+    """Per (spec, judge, candidate): its judged verdicts in file order, each as its verdict (1 compliant, 0 not)
+    and its human label (1, 0, or `UNLABELLED`): all that agreement and PPI need, two bytes a verdict, no text."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str, str], tuple[array[int], array[int]]] = {}
+
+    def add(self, key: tuple[str, str, str], compliant: bool, label: bool | None) -> None:
+        verdicts, labels = self.groups.setdefault(key, (array("b"), array("b")))
+        verdicts.append(int(compliant))
+        labels.append(UNLABELLED if label is None else int(label))
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[ComplianceRow], labels: dict[str, bool]) -> LabelTally:
+        tally = cls()
+        for row in rows:
+            if _judged(row):
+                tally.add((row.spec, row.judge, row.model), bool(row.compliant), labels.get(item_id(row)))
+        return tally
+
+    def arrays(self) -> list[tuple[tuple[str, str, str], np.ndarray, np.ndarray]]:
+        """(key, verdicts, labels) per group, in sorted order of the keys."""
+        return [(key, np.frombuffer(f, dtype=np.int8), np.frombuffer(y, dtype=np.int8))
+                for key, (f, y) in sorted(self.groups.items())]
+
+
+def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
+                    ) -> list[HumanAgreement]:
+    """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`)."""
+    tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
+    pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
+    for (spec, judge, model), verdicts, human in tally.arrays():
+        labelled = human != UNLABELLED
+        for candidate in ("all", model):
+            pairs[(spec, judge, candidate)].append(np.column_stack([verdicts[labelled], human[labelled]]))
+    found = []
+    for (s, j, c), parts in sorted(pairs.items()):
+        both = np.concatenate(parts).astype(bool)
+        if not len(both):
+            continue
+        agree = int((both[:, 0] == both[:, 1]).sum())
+        found.append(HumanAgreement(spec=s, judge=j, candidate=c, labelled=len(both), agree=agree,
+                                    accuracy=agree / len(both),
+                                    kappa=cohen_kappa(both[:, 0].tolist(), both[:, 1].tolist())))
+    return found
 
 
 def ppi_mean(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, lam: float = 1.0,
@@ -279,21 +331,20 @@ def ppi_plus_plus(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[fl
     return None if found is None or lam is None else (*found, lam)
 
 
-def ppi_rates(rows: list[ComplianceRow], labels: dict[str, bool]) -> list[PpiRate]:
-    """Per spec, judge and candidate (the judge's verdicts as f, the labels as y)."""
-    groups: dict[tuple[str, str, str], list[ComplianceRow]] = defaultdict(list)
-    for row in rows:
-        if _judged(row):
-            groups[(row.spec, row.judge, row.model)].append(row)
+def ppi_rates(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None) -> list[PpiRate]:
+    """Per spec, judge and candidate (the judge's verdicts as f, the labels as y; from rows and labels, or a
+    `LabelTally`)."""
+    tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     results = []
-    for (spec, judge, candidate), group in sorted(groups.items()):
-        unlabelled = [float(bool(r.compliant)) for r in group if item_id(r) not in labels]
-        labelled = [(float(labels[item_id(r)]), float(bool(r.compliant))) for r in group if item_id(r) in labels]
-        found = ppi_mean(unlabelled, labelled)
-        tuned = ppi_plus_plus(unlabelled, labelled)
-        results.append(PpiRate(spec=spec, judge=judge, candidate=candidate, labelled=len(labelled),
-                               unlabelled=len(unlabelled),
-                               judge_rate=sum(float(bool(r.compliant)) for r in group) / len(group),
+    for (spec, judge, candidate), verdicts, human in tally.arrays():
+        f = verdicts.astype(float)
+        labelled = human != UNLABELLED
+        unlabelled = f[~labelled].tolist()
+        pairs = list(zip(human[labelled].astype(float).tolist(), f[labelled].tolist(), strict=True))
+        found = ppi_mean(unlabelled, pairs)
+        tuned = ppi_plus_plus(unlabelled, pairs)
+        results.append(PpiRate(spec=spec, judge=judge, candidate=candidate, labelled=len(pairs),
+                               unlabelled=len(unlabelled), judge_rate=sum(f.tolist()) / len(f),
                                ppi_rate=found[0] if found else None, ci_low=found[1] if found else None,
                                ci_high=found[2] if found else None,
                                ppi_pp_rate=tuned[0] if tuned else None, ppi_pp_low=tuned[1] if tuned else None,

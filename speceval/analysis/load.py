@@ -13,7 +13,7 @@ import json
 import logging
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +25,7 @@ from speceval.conversations.script import ChatMessage
 from speceval.errors import InputError, UsageError
 from speceval.grid_place import GridFolders, grid_place
 from speceval.pipelines.compliance import CanaryFile, ComplianceEntry, ComplianceFile, ComplianceMetadata
-from speceval.pipelines.ranking import RankingFile
+from speceval.pipelines.ranking import RankingEntry, RankingFile
 from speceval.spec import load_spec
 
 logger = logging.getLogger(__name__)
@@ -94,9 +94,17 @@ def _built_row(values: dict[str, Any]) -> ComplianceRow:
     """A row from values that were validated already (a results file's): what `model_construct` builds, without
     its per-field bookkeeping (15 µs a row, most of the time a million verdicts took to fold). Every field must
     be given."""
-    row = object.__new__(ComplianceRow)
+    return _built(ComplianceRow, _ROW_FIELDS, values)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _built(model: type[_Model], fields: set[str], values: dict[str, Any]) -> _Model:
+    """`_built_row` for any model: every one of its `fields` given in `values`, validated already."""
+    row = object.__new__(model)
     object.__setattr__(row, "__dict__", values)
-    object.__setattr__(row, "__pydantic_fields_set__", _ROW_FIELDS)
+    object.__setattr__(row, "__pydantic_fields_set__", fields)
     object.__setattr__(row, "__pydantic_extra__", None)
     object.__setattr__(row, "__pydantic_private__", None)
     return row
@@ -159,7 +167,8 @@ class CanaryRow(BaseModel):
 class Found(BaseModel):
     """What every report reads besides the compliance verdicts: rankings, canaries, settings, where data came from."""
 
-    rankings: list[RankingRow] = Field(default_factory=list)
+    rankings: list[RankingRow] = Field(default_factory=list, description="every comparison as a row, unless the "
+                                       "reader folds them as they are read (`walk`'s `rankings`)")
     canaries: list[CanaryRow] = Field(default_factory=list, description="the spec's examples, judged")
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="variation → its settings")
     synthetic_folders: int = Field(default=0, description="results folders of offline runs (emulator answers)")
@@ -193,13 +202,20 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     return Verdicts(compliance=compliance, **dict(found))
 
 
-def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True
+RankingSink = Callable[[Path, Iterator["RankingRow"]], None]
+"""Takes one ranking results file's rows as they are read (validated a chunk at a time), before the next file."""
+
+
+def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True,
+         rankings: RankingSink | None = None
          ) -> Iterator[tuple[Path, Iterable[ComplianceRow], array[int] | None]]:
     """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
     them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
-    consumed before the next file); rankings, canaries, settings, skipped files and folder kinds are gathered in
-    `found`. With each file, where each of its rows' entries starts in it (byte offsets, filled as the rows are
-    read: `compliance_rows_at` reads one back), or None for a file decoded whole."""
+    consumed before the next file); canaries, settings, skipped files and folder kinds are gathered in `found`,
+    and so are the ranking rows unless `rankings` takes each ranking file's rows, with their details, as they are
+    read (a report folds them into columns: a row per comparison held was most of a ranking report's memory).
+    With each compliance file, where each of its rows' entries starts in it (byte offsets, filled as the rows are
+    read: `VerdictReader.at_offsets` reads them back), or None for a file decoded whole."""
     statements = _StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
@@ -209,7 +225,8 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
         if not path.exists():
             raise InputError(path, "no such file or directory")
         for file in sorted(path.rglob("results/*.json")):
-            with read_json(file, "results", offsets=True) as streamed:  # closed however the caller leaves it
+            # closed however the caller leaves it
+            with read_json(file, ("results", "rankings"), offsets=True) as streamed:
                 source = _relative(file, path)
                 data: object
                 if streamed.head is None:  # a list: a generation run's answers, read through and let go
@@ -217,13 +234,15 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                         continue  # not verdicts, documented as such
                     data = []
                 else:  # our compliance files are read a verdict at a time (metadata first, as `ComplianceFile` writes
-                    # them); everything else, small or rare, is decoded whole
+                    # them), and so are its ranking files; everything else, small or rare, is decoded whole
                     data = streamed.head if _streams_verdicts(streamed) else streamed.whole()
+                ranking = isinstance(data, dict) and ("rankings" in data or streamed.key == "rankings"
+                                                      and streamed.pending)
                 if isinstance(data, dict) and "canaries" in data and "metadata" in data:
                     found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
                     continue
-                if not isinstance(data, dict) or not ("rankings" in data or (("results" in data or streamed.pending)
-                                                                             and "metadata" in data)):
+                if not isinstance(data, dict) or not (ranking or (("results" in data or streamed.pending)
+                                                                  and "metadata" in data)):
                     reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
                               else "no 'rankings', or no 'results' and 'metadata'")
                     logger.warning("skipped %s: not a results file (%s)", source, reason)
@@ -235,8 +254,15 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                         update={"synthetic": offline[file.parent] is True})
                 where = locations[file.parent]
                 found.settings.setdefault(where.variation, where.settings)
-                if "rankings" in data:
-                    found.rankings.extend(_ranking_rows(file, data, where, source, detail))
+                if ranking:
+                    entries = streamed.items if streamed.pending else data["rankings"]
+                    # (a fold sizes each comparison's record in the page: it needs the answers it lets go)
+                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail or rankings is not None)
+                    if rankings is None:
+                        found.rankings.extend(ranking_rows)
+                    else:
+                        rankings(file, ranking_rows)
+                    del data, entries
                 else:
                     entries = streamed.items if streamed.pending else data["results"]
                     offsets = streamed.offsets if streamed.pending else None
@@ -365,8 +391,8 @@ def _is_generation_results(records: Iterable[Any]) -> bool:
 
 
 def _streams_verdicts(streamed: StreamedJson) -> bool:
-    """A compliance results file as speceval writes it: its metadata (naming the judge: not the original's) comes
-    before `results`, which can then be read a verdict at a time."""
+    """A compliance or ranking results file as speceval writes it: its metadata (naming the judge: not the
+    original's) comes before `results` or `rankings`, which can then be read a verdict at a time."""
     head = streamed.head
     metadata = head.get("metadata") if head is not None else None
     return (streamed.pending and isinstance(metadata, dict) and "judge" in metadata
@@ -430,13 +456,6 @@ class _StatementClasses:
         return self._specs[spec_path].get(statement_id, (UNKNOWN, UNKNOWN))
 
 
-def _read(file: Path) -> object:
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(file, f"not a readable JSON results file: {exc}") from None
-
-
 _File = TypeVar("_File", ComplianceFile, RankingFile, CanaryFile)
 
 
@@ -476,28 +495,36 @@ def _compliance_stream(file: Path, data: dict[str, Any], results: object, where:
         return
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
     settings = statements.candidates.label(m.candidate_dir)
-    entries = iter(results)
-    start = 0
-    while chunk := list(itertools.islice(entries, ENTRY_CHUNK)):
-        if isinstance(results, list):
-            results[start:start + len(chunk)] = [None] * len(chunk)  # the parsed JSON of these goes now
-        validated = _entries(file, chunk, start)
-        del chunk
+    for validated in _validated_chunks(file, results, _ENTRIES, "results", "compliance"):
         yield from _rows_of(validated, m, where, source, kind, authority, settings, statements, detail)
+
+
+_Entry = TypeVar("_Entry", ComplianceEntry, RankingEntry)
+
+
+def _located(key: str, start: int, loc: tuple[int | str, ...]) -> str:
+    """`<key>.<i>.<field>` of a validation error in a chunk of entries that starts at entry `start`."""
+    return ".".join([key, *(str(start + p) if i == 0 and isinstance(p, int) else str(p) for i, p in enumerate(loc))])
+
+
+def _validated_chunks(file: Path, entries: list[Any] | Iterator[Any], adapter: TypeAdapter[list[_Entry]], key: str,
+                      what: str) -> Iterator[list[_Entry]]:
+    """The entries of a results file's array `key` (a list, or read from the file as they come), validated
+    `ENTRY_CHUNK` at a time; a bad entry raises `InputError` naming it (`<key>.<i>.<field>`)."""
+    source = iter(entries)
+    start: int = 0
+    while chunk := list(itertools.islice(source, ENTRY_CHUNK)):
+        if isinstance(entries, list):
+            entries[start:start + len(chunk)] = [None] * len(chunk)  # the parsed JSON of these goes now
+        try:
+            validated = adapter.validate_python(chunk)
+        except ValidationError as exc:
+            problems = "; ".join(_located(key, start, error["loc"]) + f": {error['msg']}" for error in exc.errors())
+            raise InputError(file, f"neither a speceval {what} results file nor one of the original SpecEval's "
+                                   f"(see docs/migrating.md): {problems}") from None
+        del chunk
+        yield validated
         start += len(validated)
-
-
-def _entries(file: Path, chunk: list[Any], start: int) -> list[ComplianceEntry]:
-    """`chunk`, the entries of a results file from `start` on, validated."""
-    try:
-        return _ENTRIES.validate_python(chunk)
-    except ValidationError as exc:
-        problems = "; ".join(
-            ".".join(["results", *(str(start + p) if i == 0 and isinstance(p, int) else str(p)
-                                   for i, p in enumerate(e["loc"]))]) + f": {e['msg']}"
-            for e in exc.errors())
-        raise InputError(file, f"neither a speceval compliance results file nor one of the original SpecEval's "
-                               f"(see docs/migrating.md): {problems}") from None
 
 
 def _rows_of(entries: list[ComplianceEntry], m: ComplianceMetadata, where: Location, source: str, kind: str,
@@ -553,35 +580,67 @@ def _problem(entry: Any) -> str | None:
     return f"{reason}; the judge's raw answer: {raw}" if raw else f"{reason} (no answer from the judge)"
 
 
-def ranking_details(file: Path) -> dict[int, VerdictDetail]:
-    """index → both answers, explanation and raw answer of every comparison in one ranking results file (for the
-    report's ranking samples, which read back only the files of the comparisons they show)."""
-    data = _read(file)
-    if not isinstance(data, dict) or "rankings" not in data:
-        return {}
-    rows = _ranking_rows(file, data, Location(), file.name, detail=True)
-    return {row.index: row.detail for row in rows if row.detail is not None}
+def ranking_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, dict[int, RankingRow]]]:
+    """Of each ranking results file, the rows (with their `VerdictDetail`: both answers, explanation, raw answer)
+    at the wanted positions: the report's ranking samples read back the comparisons they show with this. A file
+    as speceval writes it is read through and only those entries are validated; an original SpecEval file is read
+    whole (its comparisons are numbered by its sorted inputs)."""
+    for file, positions in wanted.items():
+        chosen = sorted(set(positions))
+        with read_json(file, "rankings") as streamed:
+            head, streams = streamed.head, _streams_verdicts(streamed)
+            if streams:
+                wanted_at = set(chosen)
+                entries: list[Any] = [entry for at, entry in enumerate(streamed.items) if at in wanted_at]
+            else:
+                data = streamed.whole()
+                entries = data.get("rankings") if isinstance(data, dict) else None  # type: ignore[assignment]
+        if head is None or not isinstance(entries, list) or len(entries) < (len(chosen) if streams else
+                                                                            max(chosen, default=-1) + 1):
+            raise InputError(file, "not the ranking results file it was a moment ago (it changed while the report "
+                                   "was made); make the report again")
+        rows = list(_ranking_stream(file, head, entries, Location(), file.name, detail=True))
+        yield file, dict(zip(chosen, rows if streams else [rows[at] for at in chosen], strict=True))
 
 
-def _ranking_rows(file: Path, data: dict[str, Any], where: Location, source: str,
-                  detail: bool = False) -> list[RankingRow]:
-    if is_original_ranking(data):
-        names, records = ranking_records(file, data)
+_RANKINGS: TypeAdapter[list[RankingEntry]] = TypeAdapter(list[RankingEntry])
+_RANKING_FIELDS = set(RankingRow.model_fields)
+_DETAIL_FIELDS = set(VerdictDetail.model_fields)
+_END = object()
+
+
+def _ranking_stream(file: Path, data: dict[str, Any], entries: object, where: Location, source: str,
+                    detail: bool = False) -> Iterator[RankingRow]:
+    """The rows of one ranking results file (`data`: its other keys; `entries`: its comparisons, a list or read
+    from the file as they come), validated `ENTRY_CHUNK` at a time as `_compliance_stream` does. An original
+    SpecEval file (no entry has our `outcome`) is read whole: its comparisons are numbered by its sorted inputs."""
+    if isinstance(entries, Iterator):
+        first = next(entries, _END)
+        if first is _END or (isinstance(first, dict) and "outcome" not in first):
+            entries = [] if first is _END else [first, *entries]  # perhaps the original's: every entry decides
+        else:
+            entries = itertools.chain([first], entries)
+    if isinstance(entries, list) and is_original_ranking({**data, "rankings": entries}):
+        names, records = ranking_records(file, {**data, "rankings": entries})
         common = {**names, "source": source, "variation": where.variation, "run": where.run,
                   "synthetic": where.synthetic}
-        return [RankingRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
-                for record in records]
-    parsed = _parse(file, data, RankingFile, "ranking")
-    m = parsed.metadata
-    return [
-        RankingRow(spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
-                   index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
-                   variation=where.variation, run=where.run, synthetic=where.synthetic,
-                   detail=VerdictDetail(original_index=e.original_index_a, original_index_b=e.original_index_b,
-                                        output_a=e.output_a, output_b=e.output_b, explanation=e.explanation,
-                                        raw_judge_response=e.raw_judge_response, parse_error=e.parse_error,
-                                        transcript_a=transcript_text(e.conversation_a),
-                                        transcript_b=transcript_text(e.conversation_b))
-                   if detail else None)
-        for e in parsed.rankings
-    ]
+        yield from (RankingRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
+                    for record in records)
+        return
+    m = _parse(file, {**data, "rankings": []}, RankingFile, "ranking").metadata
+    if not isinstance(entries, list | Iterator):
+        _parse(file, {**data, "rankings": entries}, RankingFile, "ranking")  # raises, naming the field
+        return
+    for validated in _validated_chunks(file, entries, _RANKINGS, "rankings", "ranking"):
+        # Built as `_built_row` builds verdicts (validated just now): `model_construct` was most of a fold's time.
+        yield from (
+            _built(RankingRow, _RANKING_FIELDS, dict(
+                spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
+                index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
+                variation=where.variation, run=where.run, synthetic=where.synthetic,
+                detail=_built(VerdictDetail, _DETAIL_FIELDS, dict(
+                    original_index=e.original_index_a, original_index_b=e.original_index_b, output_a=e.output_a,
+                    output_b=e.output_b, explanation=e.explanation, raw_judge_response=e.raw_judge_response,
+                    parse_error=e.parse_error, transcript_a=transcript_text(e.conversation_a),
+                    transcript_b=transcript_text(e.conversation_b))) if detail else None))
+            for e in validated)

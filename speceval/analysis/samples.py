@@ -8,25 +8,27 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import numpy as np
 
 from speceval.analysis.columns import VerdictColumns, dense
-from speceval.analysis.load import ComplianceRow, RankingRow, VerdictDetail, ranking_details
+from speceval.analysis.load import ComplianceRow, ranking_file_rows
 from speceval.analysis.panel import Panel
+from speceval.analysis.ranking_columns import RankingColumns
+from speceval.analysis.ranking_record import empty_record_size, pair_label, ranking_record, ranking_texts
 from speceval.analysis.read_back import ReadBack
 from speceval.analysis.sample_record import (
     TEXT_LIMIT,
-    TRANSCRIPT_LIMIT,
     embedded_json,
     record_size,
     sample_record,
     shown_text,
     verdict_label,
 )
+from speceval.errors import UsageError
 
 FILTERS = ("judge", "candidate", "variation", "run", "statement", "type", "authority", "verdict")
 
@@ -162,56 +164,46 @@ def records_section(data: list[dict[str, str]], total: int) -> Iterator[str]:
 RANKING_FILTERS = ("judge", "pair", "variation", "run", "statement", "winner")
 RANKING_SAMPLE_LIMIT = 5_000
 """Most comparisons embedded in the page (each carries two answers)."""
+RANKING_SAMPLE_BYTES = 5_000_000
+"""Most bytes of embedded comparisons: beside the verdicts' `SAMPLE_BYTES` and the tables, the page stays near
+20 MB however long the answers (5,000 comparisons of two answers cut at `TEXT_LIMIT` were up to 30 MB)."""
 
 
-def pair_label(model: str, opponent: str) -> str:
-    """The pair filter's value: both names, sorted (a comparison in either order belongs to it)."""
-    return " vs ".join(sorted((model, opponent)))
+def select_rankings(c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT, budget: int = RANKING_SAMPLE_BYTES,
+                    seed: int = SAMPLE_SEED) -> np.ndarray:
+    """Positions of the comparisons to embed, in file order: `pick` over the comparisons, stratified by judge,
+    pair (either order), variation, run and statement, sized by their records (from the columns: no text)."""
+    stratum_of_file, _ = c.file_keys(("judge", "variation", "run", "statement_id"), unordered_pair=True)
+    empty = np.array([empty_record_size(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id)
+                      for f in c.facts], dtype=np.int64)
+
+    def sizes(at: np.ndarray) -> np.ndarray:
+        found: np.ndarray = empty[c.file[at]] + c.sample_bytes[at]
+        return found
+
+    return pick(stratum_of_file[c.file], sizes, limit, budget, seed)
 
 
-def select_rankings(rows: list[RankingRow], limit: int = RANKING_SAMPLE_LIMIT) -> list[RankingRow]:
-    """All rows when they fit; else the same number from every (judge, pair, variation, run) cell, in file order."""
-    if len(rows) <= limit:
-        return rows
-    cells: dict[tuple[str, str, str, int], list[RankingRow]] = {}
-    for row in rows:
-        cells.setdefault((row.judge, pair_label(row.model_a, row.model_b), row.variation, row.run), []).append(row)
-    per_cell = max(1, limit // len(cells))
-    return [row for cell in cells.values() for row in cell[:per_cell]]
-
-
-def ranking_samples(rows: list[RankingRow], roots: Sequence[Path]) -> list[dict[str, str]]:
-    """The embedded comparisons: a bounded selection of `rows` with both answers and the explanation, read back
-    from their files (the report keeps no answer text of rankings in memory otherwise)."""
-    chosen = select_rankings(rows)
-    details: dict[str, dict[int, VerdictDetail]] = {}
+def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
+    """The embedded comparisons: a bounded seeded selection (`select_rankings`) with the input, both answers and
+    the explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
+    reads only the comparisons it shows (`ranking_file_rows`)."""
+    chosen = select_rankings(c)
+    wanted: dict[Path, list[int]] = {}
+    for at in chosen:
+        path = c.paths[c.file[at]]
+        if path is None:
+            raise UsageError("ranking samples need comparisons folded from their files (`fold_verdicts`): columns "
+                             "built from rows have no file to read their texts back from")
+        wanted.setdefault(path, []).append(int(c.position[at]))
+    texts = dict(ranking_file_rows(wanted))
     samples = []
-    for row in chosen:
-        if row.source not in details:
-            details[row.source] = _details_of(row.source, roots)
-        detail = details[row.source].get(row.index, VerdictDetail())
-        winner = {1: "A", -1: "B", 0: "tie"}.get(row.rank, row.outcome) if row.outcome == "judged" else row.outcome
-        samples.append({"judge": row.judge, "pair": pair_label(row.model_a, row.model_b), "model_a": row.model_a,
-                        "model_b": row.model_b, "variation": row.variation, "run": str(row.run),
-                        "statement": row.statement_id, "winner": str(winner), "input": shown_text(row.input),
-                        "output_a": _answer_shown(detail.transcript_a, detail.output_a),
-                        "output_b": _answer_shown(detail.transcript_b, detail.output_b),
-                        "explanation": shown_text(detail.explanation or detail.parse_error or
-                                                  (detail.raw_judge_response or ""))})
+    for at in chosen:
+        f = c.facts[c.file[at]]
+        row = texts[c.paths[c.file[at]]][int(c.position[at])]
+        samples.append(ranking_record(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id,
+                                      ranking_texts(row)))
     return samples
-
-
-def _answer_shown(transcript: str | None, answer: str | None) -> str:
-    """A compared answer as the page shows it: its conversation's transcript when it has one."""
-    return shown_text(transcript, TRANSCRIPT_LIMIT) if transcript else shown_text(answer or "")
-
-
-def _details_of(source: str, roots: Sequence[Path]) -> dict[int, VerdictDetail]:
-    for root in roots:
-        base = Path(root) if Path(root).is_dir() else Path(root).parent
-        if (base / source).is_file():
-            return ranking_details(base / source)
-    return {}
 
 
 def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:
@@ -219,8 +211,9 @@ def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:
     the judge's explanation. `samples` are already chosen (bounded, every cell represented)."""
     if not samples:
         return ""
-    note = (f"<p><b>{len(samples)} of {total} comparisons are embedded</b> (the same number from every judge, pair, "
-            "variation and run); <code>speceval export</code> writes all of them.</p>" if len(samples) < total else "")
+    note = (f"<p><b>{len(samples)} of {total} comparisons are embedded</b>: a seeded sample with the same number "
+            "from every judge, pair, variation, run and statement (as far as the page's size allows); "
+            "<code>speceval export</code> writes all of them.</p>" if len(samples) < total else "")
     selects = "".join(
         f'<label>{name} <select id="filter-ranking-{name}" data-field="{name}"><option value="">all</option></select>'
         "</label> " for name in RANKING_FILTERS
