@@ -39,7 +39,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     verdicts: dict[_Key, tuple[array[int], array[int], array[int], array[int]]] = {}
     # Labels matched, per (spec, judge, candidate), outside an experiment or not, as read or by settings.
     matched: dict[tuple[_Key, bool, bool], set[str]] = defaultdict(set)
-    for _, rows in walk(paths, Found(), keep=False, rankings=_not_read):
+    for _, rows, _ in walk(paths, Found(), keep=False, rankings=_not_read):
         for row in rows:
             key = (row.spec, row.judge, row.model)
             default = row.variation == DEFAULT_VARIATION
@@ -74,5 +74,5 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     return tally
 
 
-def _not_read(file: Path, rows: Iterable[object]) -> None:
+def _not_read(file: Path, rows: Iterable[object], offsets: object) -> None:
     """Rankings carry no compliance verdict a label could name (the report's fold read and checked them)."""

@@ -202,8 +202,9 @@ def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
     return Verdicts(compliance=compliance, **dict(found))
 
 
-RankingSink = Callable[[Path, Iterator["RankingRow"]], None]
-"""Takes one ranking results file's rows as they are read (validated a chunk at a time), before the next file."""
+RankingSink = Callable[[Path, Iterator["RankingRow"], "array[int] | None"], None]
+"""Takes one ranking results file's rows as they are read (validated a chunk at a time), before the next file,
+and where each row's entry starts in the file (filled as they are read; None for a file decoded whole)."""
 
 
 def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True,
@@ -261,7 +262,7 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                     if rankings is None:
                         found.rankings.extend(ranking_rows)
                     else:
-                        rankings(file, ranking_rows)
+                        rankings(file, ranking_rows, streamed.offsets if streamed.pending else None)
                     del data, entries
                 else:
                     entries = streamed.items if streamed.pending else data["results"]
@@ -601,6 +602,17 @@ def ranking_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, dic
                                    "was made); make the report again")
         rows = list(_ranking_stream(file, head, entries, Location(), file.name, detail=True))
         yield file, dict(zip(chosen, rows if streams else [rows[at] for at in chosen], strict=True))
+
+
+def ranking_rows_at(file: Path, offsets: list[int]) -> list[RankingRow]:
+    """The rows (with their `VerdictDetail`) of the comparisons of a ranking results file that start at `offsets`
+    (as `walk` gave them), in the order asked, each read alone (see `VerdictReader.at_offsets`)."""
+    with read_json(file, "rankings", chunk=READ_BACK_CHUNK) as streamed:  # the metadata before the entries
+        head, pending = streamed.head, streamed.pending
+    if head is None or not pending:
+        raise InputError(file, "not the ranking results file it was a moment ago (it changed while the report was "
+                               "made); make the report again")
+    return list(_ranking_stream(file, head, list(elements_at(file, offsets)), Location(), file.name, detail=True))
 
 
 _RANKINGS: TypeAdapter[list[RankingEntry]] = TypeAdapter(list[RankingEntry])

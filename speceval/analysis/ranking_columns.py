@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.columns import Codes, FilesTable, digest, index_array
+from speceval.analysis.columns import NO_OFFSET, Codes, FilesTable, digest, index_array
 from speceval.analysis.load import RankingRow
 from speceval.analysis.ranking_record import ranking_texts, texts_size
 
@@ -62,6 +62,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
         self.outcome = array("B")
         self.rank = array("b")
         self.sample_bytes = array("I")
+        self.offset = array("Q")
 
     def add(self, row: RankingRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
         """Fold one comparison in (`path` and `position`: where the sample view can read it back; `facts`: the
@@ -75,14 +76,19 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
         self.rank.append(NO_RANK if row.rank is None else row.rank)
         # The bytes of its own fields in the page's ranking samples (a row without its answers: none to show).
         self.sample_bytes.append(0 if row.detail is None else texts_size(ranking_texts(row)))
+        self.offset.append(NO_OFFSET)
 
-    def add_file(self, path: Path, rows: Iterable[RankingRow]) -> None:
-        """Fold in every comparison of one results file (whose rows share their file's facts), as they come."""
+    def add_file(self, path: Path, rows: Iterable[RankingRow], offsets: array[int] | None = None) -> None:
+        """Fold in every comparison of one results file (whose rows share their file's facts), as they come;
+        `offsets`: where each row's entry starts in the file, filled as the rows are read (see `load.walk`)."""
         code = None
+        start = len(self.file)
         for position, row in enumerate(rows):
             if code is None:
                 code = self.facts_code(_facts_of(row), path)
             self.add(row, path, position, code)
+        if offsets is not None and len(offsets) == len(self.file) - start:
+            self.offset[start:] = offsets
 
     def build(self) -> RankingColumns:
         return RankingColumns(
@@ -90,7 +96,8 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
             file=np.frombuffer(self.file, dtype=np.uint32), position=np.frombuffer(self.position, dtype=np.uint32),
             index=np.frombuffer(self.index, dtype=np.int64), input=np.frombuffer(self.input, dtype=np.int64),
             outcome=np.frombuffer(self.outcome, dtype=np.uint8), rank=np.frombuffer(self.rank, dtype=np.int8),
-            sample_bytes=np.frombuffer(self.sample_bytes, dtype=np.uint32))
+            sample_bytes=np.frombuffer(self.sample_bytes, dtype=np.uint32),
+            offset=np.frombuffer(self.offset, dtype=np.uint64))
 
 
 class RankingColumns:
@@ -98,7 +105,7 @@ class RankingColumns:
 
     def __init__(self, *, facts: list[RankingFacts], paths: list[Path | None], outcomes: list[str], file: np.ndarray,
                  position: np.ndarray, index: np.ndarray, input: np.ndarray, outcome: np.ndarray,
-                 rank: np.ndarray, sample_bytes: np.ndarray) -> None:
+                 rank: np.ndarray, sample_bytes: np.ndarray, offset: np.ndarray | None = None) -> None:
         self.facts = facts
         self.paths = paths
         self.outcomes = outcomes
@@ -109,6 +116,8 @@ class RankingColumns:
         self.outcome = outcome
         self.rank = rank
         self.sample_bytes = sample_bytes
+        self.offset = np.full(len(file), NO_OFFSET, dtype=np.uint64) if offset is None else offset
+        """Where each comparison's entry starts in its file (`NO_OFFSET`: read back by its position)."""
         # Model names and the word "tie" share one numbering, so a winner is one code whichever it is (a model
         # named "tie" is then a tie, as it was when winners were compared as text).
         self.names = Codes()

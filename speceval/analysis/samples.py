@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from speceval.analysis.columns import VerdictColumns, dense
-from speceval.analysis.load import ComplianceRow, ranking_file_rows
+from speceval.analysis.columns import NO_OFFSET, VerdictColumns, dense, digest
+from speceval.analysis.load import ComplianceRow, RankingRow, ranking_file_rows, ranking_rows_at
 from speceval.analysis.panel import Panel
 from speceval.analysis.ranking_columns import RankingColumns
 from speceval.analysis.ranking_record import empty_record_size, pair_label, ranking_record, ranking_texts
@@ -28,7 +28,7 @@ from speceval.analysis.sample_record import (
     shown_text,
     verdict_label,
 )
-from speceval.errors import UsageError
+from speceval.errors import InputError, UsageError
 
 FILTERS = ("judge", "candidate", "variation", "run", "statement", "type", "authority", "verdict")
 
@@ -187,20 +187,32 @@ def select_rankings(c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT, budget
 def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
     """The embedded comparisons: a bounded seeded selection (`select_rankings`) with the input, both answers and
     the explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
-    reads only the comparisons it shows (`ranking_file_rows`)."""
+    reads only the comparisons it shows, each alone at the byte offset where the fold found it (`ranking_rows_at`),
+    checked to be the comparison that was folded (its index and its input's digest)."""
     chosen = select_rankings(c)
-    wanted: dict[Path, list[int]] = {}
-    for at in chosen:
+    by_file: dict[Path, list[int]] = {}
+    for at in chosen.tolist():
         path = c.paths[c.file[at]]
         if path is None:
             raise UsageError("ranking samples need comparisons folded from their files (`fold_verdicts`): columns "
                              "built from rows have no file to read their texts back from")
-        wanted.setdefault(path, []).append(int(c.position[at]))
-    texts = dict(ranking_file_rows(wanted))
+        by_file.setdefault(path, []).append(at)
+    read: dict[int, RankingRow] = {}
+    for path, rows in by_file.items():
+        if (c.offset[rows] != NO_OFFSET).all():  # each read alone where the fold found it
+            rows.sort(key=lambda at: int(c.offset[at]))
+            read.update(zip(rows, ranking_rows_at(path, [int(c.offset[at]) for at in rows]), strict=True))
+        else:  # a file decoded whole (the original SpecEval's): read through to the positions
+            (_, texts), = ranking_file_rows({path: [int(c.position[at]) for at in rows]})
+            read.update((at, texts[int(c.position[at])]) for at in rows)
     samples = []
-    for at in chosen:
+    for path, rows in by_file.items():
+        if any(read[at].index != c.index[at] or digest(read[at].input) != c.input[at] for at in rows):
+            raise InputError(path, "not the ranking results file it was a moment ago (it changed while the report "
+                                   "was made); make the report again")
+    for at in chosen.tolist():
+        row = read[at]
         f = c.facts[c.file[at]]
-        row = texts[c.paths[c.file[at]]][int(c.position[at])]
         samples.append(ranking_record(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id,
                                       ranking_texts(row)))
     return samples

@@ -153,3 +153,21 @@ def test_bradley_terry_weighs_comparisons_a_slice_at_a_time_to_the_same_numbers(
     monkeypatch.setattr(tables, "_SLICE", 3)
     assert strengths(columns, draws=60) == whole
     assert any(s.ci_low is not None for s in whole)
+
+
+def test_a_ranking_file_changed_after_it_was_folded_is_refused_not_shown(tmp_path: Path) -> None:
+    """The samples read each comparison alone at the offset the fold found it: a file rewritten in between (two
+    comparisons' inputs swapped, same lengths: every offset still on its entry) must not show another comparison's
+    texts beside a verdict."""
+    import json
+
+    root = planted(tmp_path)
+    columns = fold_verdicts([root]).ranking_columns
+    assert (columns.offset != np.iinfo(np.uint64).max).all()  # every planted file is read a comparison at a time
+    for path in {p for p in columns.paths if p is not None}:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        first, second = data["rankings"][:2]
+        first["input"], second["input"] = second["input"], first["input"]
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    with pytest.raises(InputError, match="changed while the report was made"):
+        ranking_samples(columns)
