@@ -30,8 +30,16 @@ from speceval.analysis.load import ComplianceRow
 JUDGED = "judged"
 NO_VERDICT = -1
 """`compliant` of a verdict without one (unparsed, failed, a Likert or categorical judge)."""
-NO_OFFSET = 2**64 - 1
-"""`offset` of a verdict whose file was decoded whole (not as speceval writes it): read back by its position."""
+NO_OFFSET = 2**32 - 1
+"""`offset` of a verdict whose file was decoded whole (not as speceval writes it), or of any verdict of a file
+past 4 GiB: read back by its position instead (an offset is kept in 4 bytes)."""
+
+
+def file_offsets(offsets: array[int] | None, count: int) -> array[int]:
+    """Where a file's `count` entries start, as the columns keep them (`NO_OFFSET` for every one when unknown)."""
+    if offsets is not None and len(offsets) == count and (not count or offsets[-1] < NO_OFFSET):  # (increasing)
+        return array("I", offsets)
+    return array("I", [NO_OFFSET]) * count
 
 
 class FileFacts(BaseModel):
@@ -128,7 +136,7 @@ class ColumnsBuilder(FilesTable[FileFacts]):
         self.compliant = array("b")
         self.rating = array("d")
         self.category = array("h")
-        self.offset = array("Q")
+        self.offset = array("I")
         self._scores: dict[int, float] = {}
         """Row → score of the rows that have one (panel rows in memory; a results file's verdicts have none)."""
 
@@ -171,8 +179,7 @@ class ColumnsBuilder(FilesTable[FileFacts]):
         self.compliant.extend(compliant)
         self.rating.extend(rating)
         self.category.extend(category)
-        self.offset.extend(offsets if offsets is not None and len(offsets) == count
-                           else itertools.repeat(NO_OFFSET, count))
+        self.offset.extend(file_offsets(offsets, count))
 
     def build(self) -> VerdictColumns:
         return VerdictColumns(
@@ -183,7 +190,7 @@ class ColumnsBuilder(FilesTable[FileFacts]):
             outcome=np.frombuffer(self.outcome, dtype=np.uint8),
             compliant=np.frombuffer(self.compliant, dtype=np.int8),
             rating=np.frombuffer(self.rating, dtype=np.float64), category=np.frombuffer(self.category, np.int16),
-            offset=np.frombuffer(self.offset, dtype=np.uint64), score=self._score_column())
+            offset=np.frombuffer(self.offset, dtype=np.uint32), score=self._score_column())
 
     def _score_column(self) -> np.ndarray | None:
         if not self._scores:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.columns import NO_OFFSET, Codes, FilesTable, digest, index_array
+from speceval.analysis.columns import NO_OFFSET, Codes, FilesTable, digest, file_offsets, index_array
 from speceval.analysis.load import RankingRow
 from speceval.analysis.ranking_record import ranking_texts, texts_size
 
@@ -62,7 +62,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
         self.outcome = array("B")
         self.rank = array("b")
         self.sample_bytes = array("I")
-        self.offset = array("Q")
+        self.offset = array("I")
 
     def add(self, row: RankingRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
         """Fold one comparison in (`path` and `position`: where the sample view can read it back; `facts`: the
@@ -87,8 +87,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
             if code is None:
                 code = self.facts_code(_facts_of(row), path)
             self.add(row, path, position, code)
-        if offsets is not None and len(offsets) == len(self.file) - start:
-            self.offset[start:] = offsets
+        self.offset[start:] = file_offsets(offsets, len(self.file) - start)
 
     def build(self) -> RankingColumns:
         return RankingColumns(
@@ -97,7 +96,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
             index=np.frombuffer(self.index, dtype=np.int64), input=np.frombuffer(self.input, dtype=np.int64),
             outcome=np.frombuffer(self.outcome, dtype=np.uint8), rank=np.frombuffer(self.rank, dtype=np.int8),
             sample_bytes=np.frombuffer(self.sample_bytes, dtype=np.uint32),
-            offset=np.frombuffer(self.offset, dtype=np.uint64))
+            offset=np.frombuffer(self.offset, dtype=np.uint32))
 
 
 class RankingColumns:
@@ -116,7 +115,7 @@ class RankingColumns:
         self.outcome = outcome
         self.rank = rank
         self.sample_bytes = sample_bytes
-        self.offset = np.full(len(file), NO_OFFSET, dtype=np.uint64) if offset is None else offset
+        self.offset = np.full(len(file), NO_OFFSET, dtype=np.uint32) if offset is None else offset
         """Where each comparison's entry starts in its file (`NO_OFFSET`: read back by its position)."""
         # Model names and the word "tie" share one numbering, so a winner is one code whichever it is (a model
         # named "tie" is then a tie, as it was when winners were compared as text).

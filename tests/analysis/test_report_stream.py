@@ -238,3 +238,13 @@ def test_the_sample_is_sized_a_block_at_a_time_and_no_further_than_the_budget() 
     asked.clear()
     assert pick(strata[:900], sizes, limit=20_000, budget=3_000_000).tolist() == list(range(900))  # all fit
     assert len(asked) == 900
+
+
+def test_offsets_are_kept_in_four_bytes_and_a_file_past_4_gib_is_read_back_by_position() -> None:
+    from array import array
+
+    from speceval.analysis.columns import NO_OFFSET, file_offsets
+
+    assert file_offsets(array("Q", [10, 2_000, 2**32 - 2]), 3).tolist() == [10, 2_000, 2**32 - 2]
+    assert file_offsets(array("Q", [10, 2**32]), 2).tolist() == [NO_OFFSET] * 2  # one past 4 GiB: none kept
+    assert file_offsets(None, 2).tolist() == file_offsets(array("Q", [1]), 2).tolist() == [NO_OFFSET] * 2
