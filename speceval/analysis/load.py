@@ -257,8 +257,7 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                 found.settings.setdefault(where.variation, where.settings)
                 if ranking:
                     entries = streamed.items if streamed.pending else data["rankings"]
-                    # (a fold sizes each comparison's record in the page: it needs the answers it lets go)
-                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail or rankings is not None)
+                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail)
                     if rankings is None:
                         found.rankings.extend(ranking_rows)
                     else:

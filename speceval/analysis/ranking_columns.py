@@ -3,11 +3,11 @@
 
 A ranking results file's comparisons share spec, judge, the ordered pair (A shown first), statement, variation, run
 and source: those are kept once per file (`RankingFacts`). Each comparison keeps a code of its file, its position in
-the file (where the sample view reads it back), its task index (both orders of an input share it), a 64-bit digest
-of its input (the cluster of every interval; see `speceval.analysis.columns` on collisions), its outcome, its
-rank, and the bytes its own fields take in the page's ranking samples (which pick by that size before reading any
-text back). Comparisons keep the order they were read in (files in walk order, entries in file order): every table
-numbers clusters in order of first appearance, as it did from rows, so every number is the same.
+the file and the byte offset where its entry starts (where the sample view reads it back), its task index (both
+orders of an input share it), a 64-bit digest of its input (the cluster of every interval; see
+`speceval.analysis.columns` on collisions), its outcome and its rank. Comparisons keep the order they were read in
+(files in walk order, entries in file order): every table numbers clusters in order of first appearance, as it did
+from rows, so every number is the same.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from pydantic import BaseModel
 
 from speceval.analysis.columns import NO_OFFSET, Codes, FilesTable, digest, file_offsets, index_array
 from speceval.analysis.load import RankingRow
-from speceval.analysis.ranking_record import ranking_texts, texts_size
 
 JUDGED = "judged"
 TIE = "tie"
@@ -61,7 +60,6 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
         self.input = array("q")
         self.outcome = array("B")
         self.rank = array("b")
-        self.sample_bytes = array("I")
         self.offset = array("I")
 
     def add(self, row: RankingRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
@@ -74,8 +72,6 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
         self.input.append(digest(row.input))
         self.outcome.append(self.outcomes.code(row.outcome))
         self.rank.append(NO_RANK if row.rank is None else row.rank)
-        # The bytes of its own fields in the page's ranking samples (a row without its answers: none to show).
-        self.sample_bytes.append(0 if row.detail is None else texts_size(ranking_texts(row)))
         self.offset.append(NO_OFFSET)
 
     def add_file(self, path: Path, rows: Iterable[RankingRow], offsets: array[int] | None = None) -> None:
@@ -95,7 +91,6 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
             file=np.frombuffer(self.file, dtype=np.uint32), position=np.frombuffer(self.position, dtype=np.uint32),
             index=np.frombuffer(self.index, dtype=np.int64), input=np.frombuffer(self.input, dtype=np.int64),
             outcome=np.frombuffer(self.outcome, dtype=np.uint8), rank=np.frombuffer(self.rank, dtype=np.int8),
-            sample_bytes=np.frombuffer(self.sample_bytes, dtype=np.uint32),
             offset=np.frombuffer(self.offset, dtype=np.uint32))
 
 
@@ -104,7 +99,7 @@ class RankingColumns:
 
     def __init__(self, *, facts: list[RankingFacts], paths: list[Path | None], outcomes: list[str], file: np.ndarray,
                  position: np.ndarray, index: np.ndarray, input: np.ndarray, outcome: np.ndarray,
-                 rank: np.ndarray, sample_bytes: np.ndarray, offset: np.ndarray | None = None) -> None:
+                 rank: np.ndarray, offset: np.ndarray | None = None) -> None:
         self.facts = facts
         self.paths = paths
         self.outcomes = outcomes
@@ -114,7 +109,6 @@ class RankingColumns:
         self.input = input
         self.outcome = outcome
         self.rank = rank
-        self.sample_bytes = sample_bytes
         self.offset = np.full(len(file), NO_OFFSET, dtype=np.uint32) if offset is None else offset
         """Where each comparison's entry starts in its file (`NO_OFFSET`: read back by its position)."""
         # Model names and the word "tie" share one numbering, so a winner is one code whichever it is (a model

@@ -1,13 +1,13 @@
 """One comparison as the page's ranking samples show it (a record of short strings), and the bytes it takes there.
 
-Below both the ranking columns (which size every comparison's record while folding) and the sample view (which
-picks and renders records), as `speceval.analysis.sample_record` is for verdicts.
+Below both the read-back of the comparisons the sample view weighs and the sample view (which picks and renders
+records), as `speceval.analysis.sample_record` is for verdicts.
 """
 
 from __future__ import annotations
 
 from speceval.analysis.load import RankingRow, VerdictDetail
-from speceval.analysis.sample_record import TRANSCRIPT_LIMIT, record_size, shown_text, text_size
+from speceval.analysis.sample_record import TRANSCRIPT_LIMIT, shown_text
 
 _TEXTS = ("winner", "input", "output_a", "output_b", "explanation")
 """The fields of a record that are its comparison's own; the others come from its file."""
@@ -37,16 +37,6 @@ def ranking_record(judge: str, model_a: str, model_b: str, variation: str, run: 
             "variation": variation, "run": str(run), "statement": statement, "winner": texts["winner"],
             "input": texts["input"], "output_a": texts["output_a"], "output_b": texts["output_b"],
             "explanation": texts["explanation"]}
-
-
-def texts_size(texts: dict[str, str]) -> int:
-    """Bytes the comparison's own fields add to a record whose own fields are empty (see `ranking_record`)."""
-    return sum(text_size(texts[name]) for name in _TEXTS)
-
-
-def empty_record_size(judge: str, model_a: str, model_b: str, variation: str, run: int, statement: str) -> int:
-    """Bytes of a record of this file's fields with empty own fields: with `texts_size`, a record's size."""
-    return record_size(ranking_record(judge, model_a, model_b, variation, run, statement, dict.fromkeys(_TEXTS, "")))
 
 
 def _answer_shown(transcript: str | None, answer: str | None) -> str:

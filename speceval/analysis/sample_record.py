@@ -7,7 +7,6 @@ neither imports the other for it.
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring  # the C encoder json.dumps(ensure_ascii=False) uses
 
 from speceval.analysis.load import ComplianceRow
 
@@ -65,18 +64,3 @@ def sample_record(r: ComplianceRow) -> dict[str, str]:
 def record_size(record: dict[str, str]) -> int:
     """Bytes the record takes in the page (as `embedded_json` writes it, plus a separator)."""
     return len(embedded_json(record).encode("utf-8")) + 2
-
-
-def text_size(text: str) -> int:
-    """Bytes one string field adds to a record's size beyond an empty one (what `embedded_json` writes, counted
-    without writing it: the ranking samples size every comparison's fields)."""
-    return _escaped_size(text) - 2
-
-
-def _escaped_size(text: str) -> int:
-    """UTF-8 bytes of `text` as a JSON string in the page (quotes included; &, < and > as 6-byte escapes)."""
-    escaped = encode_basestring(text)
-    size = len(escaped) if escaped.isascii() else len(escaped.encode("utf-8"))
-    if "&" in text or "<" in text or ">" in text:
-        size += 5 * (text.count("&") + text.count("<") + text.count(">"))
-    return size

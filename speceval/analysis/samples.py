@@ -9,17 +9,16 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from urllib.parse import urlencode
 
 import numpy as np
 
-from speceval.analysis.columns import NO_OFFSET, VerdictColumns, dense, digest
-from speceval.analysis.load import ComplianceRow, RankingRow, ranking_file_rows, ranking_rows_at
+from speceval.analysis.columns import VerdictColumns, dense
+from speceval.analysis.load import ComplianceRow
 from speceval.analysis.panel import Panel
 from speceval.analysis.ranking_columns import RankingColumns
-from speceval.analysis.ranking_record import empty_record_size, pair_label, ranking_record, ranking_texts
-from speceval.analysis.read_back import ReadBack
+from speceval.analysis.ranking_record import pair_label
+from speceval.analysis.read_back import RankingReadBack, ReadBack
 from speceval.analysis.sample_record import (
     TEXT_LIMIT,
     embedded_json,
@@ -28,7 +27,6 @@ from speceval.analysis.sample_record import (
     shown_text,
     verdict_label,
 )
-from speceval.errors import InputError, UsageError
 
 FILTERS = ("judge", "candidate", "variation", "run", "statement", "type", "authority", "verdict")
 
@@ -172,50 +170,24 @@ RANKING_SAMPLE_BYTES = 5_000_000
 def select_rankings(c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT, budget: int = RANKING_SAMPLE_BYTES,
                     seed: int = SAMPLE_SEED) -> np.ndarray:
     """Positions of the comparisons to embed, in file order: `pick` over the comparisons, stratified by judge,
-    pair (either order), variation, run and statement, sized by their records (from the columns: no text)."""
+    pair (either order), variation, run and statement, sized by their records as read back from their files."""
+    return _pick_rankings(c, RankingReadBack(c), limit, budget, seed)
+
+
+def _pick_rankings(c: RankingColumns, read_back: RankingReadBack, limit: int, budget: int, seed: int) -> np.ndarray:
     stratum_of_file, _ = c.file_keys(("judge", "variation", "run", "statement_id"), unordered_pair=True)
-    empty = np.array([empty_record_size(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id)
-                      for f in c.facts], dtype=np.int64)
-
-    def sizes(at: np.ndarray) -> np.ndarray:
-        found: np.ndarray = empty[c.file[at]] + c.sample_bytes[at]
-        return found
-
-    return pick(stratum_of_file[c.file], sizes, limit, budget, seed)
+    return pick(stratum_of_file[c.file], read_back.sizes, limit, budget, seed)
 
 
 def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
     """The embedded comparisons: a bounded seeded selection (`select_rankings`) with the input, both answers and
     the explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
-    reads only the comparisons it shows, each alone at the byte offset where the fold found it (`ranking_rows_at`),
-    checked to be the comparison that was folded (its index and its input's digest)."""
-    chosen = select_rankings(c)
-    by_file: dict[Path, list[int]] = {}
-    for at in chosen.tolist():
-        path = c.paths[c.file[at]]
-        if path is None:
-            raise UsageError("ranking samples need comparisons folded from their files (`fold_verdicts`): columns "
-                             "built from rows have no file to read their texts back from")
-        by_file.setdefault(path, []).append(at)
-    read: dict[int, RankingRow] = {}
-    for path, rows in by_file.items():
-        if (c.offset[rows] != NO_OFFSET).all():  # each read alone where the fold found it
-            rows.sort(key=lambda at: int(c.offset[at]))
-            read.update(zip(rows, ranking_rows_at(path, [int(c.offset[at]) for at in rows]), strict=True))
-        else:  # a file decoded whole (the original SpecEval's): read through to the positions
-            (_, texts), = ranking_file_rows({path: [int(c.position[at]) for at in rows]})
-            read.update((at, texts[int(c.position[at])]) for at in rows)
-    samples = []
-    for path, rows in by_file.items():
-        if any(read[at].index != c.index[at] or digest(read[at].input) != c.input[at] for at in rows):
-            raise InputError(path, "not the ranking results file it was a moment ago (it changed while the report "
-                                   "was made); make the report again")
-    for at in chosen.tolist():
-        row = read[at]
-        f = c.facts[c.file[at]]
-        samples.append(ranking_record(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id,
-                                      ranking_texts(row)))
-    return samples
+    reads only the comparisons it weighs, each alone at the byte offset where the fold found it, checked to be the
+    comparison that was folded (`speceval.analysis.read_back`)."""
+    read_back = RankingReadBack(c)
+    chosen = _pick_rankings(c, read_back, RANKING_SAMPLE_LIMIT, RANKING_SAMPLE_BYTES, SAMPLE_SEED)
+    read_back.keep_only(chosen)
+    return [record for record in read_back.records(chosen) if record is not None]
 
 
 def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:

@@ -14,7 +14,7 @@ from speceval.analysis.columns import NO_OFFSET, first_seen, first_seen_bounded
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.load import load_verdicts
 from speceval.analysis.ranking_columns import RankingColumns
-from speceval.analysis.ranking_record import empty_record_size
+from speceval.analysis.read_back import RankingReadBack
 from speceval.analysis.report import build_report
 from speceval.analysis.sample_record import record_size
 from speceval.analysis.samples import ranking_samples, select_rankings
@@ -119,9 +119,8 @@ def test_the_samples_read_back_the_comparisons_they_show_and_are_a_seeded_bounde
         (r.judge, r.model_a, r.input, r.detail.output_a, r.detail.output_b,
          {1: "A", -1: "B", 0: "tie"}[r.rank] if r.rank is not None else r.outcome)
         for r in rows if r.detail is not None]
-    # Each record's size, known from the columns before any text is read back, is the size it has in the page.
-    sizes = [empty_record_size(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id)
-             + int(columns.sample_bytes[i]) for i, f in enumerate(columns.facts[k] for k in columns.file)]
+    # Each record is sized, for the page's budget, as the page writes it.
+    sizes = RankingReadBack(columns).sizes(np.arange(len(columns))).tolist()
     assert sizes == [record_size(s) for s in samples]
     # Strata: (judge, pair in either order, variation, run, statement): j1 m1-m2 st0, j1 m1-m3 st1, j2 m2-m3 st0.
     chosen = select_rankings(columns, limit=6)
