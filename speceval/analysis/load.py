@@ -278,15 +278,6 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
     found.unrecorded_folders = flags.count(None)
 
 
-def compliance_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, dict[int, ComplianceRow]]]:
-    """Of each compliance results file, the rows at the wanted positions (their texts; their place in an
-    experiment is what the caller already knows). Only those entries are validated and built (see
-    `VerdictReader.at_offsets` for reading them by offset instead of reading each file through)."""
-    reader = VerdictReader()
-    for file, positions in wanted.items():
-        yield file, reader.at_positions(file, positions)
-
-
 class VerdictReader:
     """Reads the verdicts the sample view shows back from their compliance results files (the spec and candidate
     settings looked up once for all of them)."""

@@ -11,7 +11,7 @@ import pytest
 from speceval.analysis import json_stream, load
 from speceval.analysis.fold import fold_verdicts
 from speceval.analysis.json_stream import read_json
-from speceval.analysis.load import compliance_file_rows, load_verdicts
+from speceval.analysis.load import VerdictReader, load_verdicts
 from speceval.errors import InputError
 from tests.analysis.test_report_golden import fabricate
 from tests.analysis.test_report_stream import fold_peak_per_verdict
@@ -99,7 +99,7 @@ def test_a_report_reads_a_results_file_written_in_another_key_order_the_same(tmp
     for name in ("file", "position", "input", "output", "outcome", "compliant"):
         assert getattr(after, name).tolist() == getattr(before, name).tolist(), name
     assert load_verdicts([root]).compliance == rows_before
-    shown = dict(compliance_file_rows({files[0]: [3, 1]}))[files[0]]
+    shown = VerdictReader().at_positions(files[0], [3, 1])
     assert [shown[1].input, shown[3].input] == [rows_before[1].input, rows_before[3].input]
 
 
