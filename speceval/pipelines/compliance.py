@@ -368,6 +368,7 @@ class BatchedComplianceJudge:
                 mode=self.mode,
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),
+                answers_synthetic=candidate.offline,
                 categories=list(self.categories) or None,
                 scope=scope,
                 transcript_prompt_version=self._transcript_template.value if scope else None,

@@ -323,6 +323,7 @@ class BatchedRankingPipeline:
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir_a=str(pair.a.directory),
                 candidate_dir_b=str(pair.b.directory),
+                answers_synthetic=pair.a.offline or pair.b.offline,
             )
             path = safe_path(pair.target.run_dir / "results", statement_id, ".json")
             # A file of plain answers keeps the exact shape it had before conversations existed.
