@@ -110,6 +110,7 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     assert flagged == {JUDGES[1]}  # 5 of 7 right, below 0.9
     text = summary.summary_path.read_text(encoding="utf-8")
     assert "## Judge checks" in text and "upper bound" in text and f"**Flagged:** judge {JUDGES[1]}" in text
+    assert "heuristic" in text and "not a guaranteed one" in text  # a ceiling nothing guarantees, said so
     # The headline puts each judge's accuracy on the examples beside its verdicts on the candidates.
     headline = text.split("## Headline")[1].split("\n## ")[0]
     last_cell = {judge: {line.split(" | ")[-1] for line in headline.splitlines() if f"| {judge} |" in line}

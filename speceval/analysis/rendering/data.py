@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from speceval.analysis.reading.checks import distinct_roots
 from speceval.analysis.reading.columns import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
@@ -156,7 +157,9 @@ class ReportData(BaseModel):
 def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
             min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
-    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged."""
+    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged. A folder given twice,
+    or inside another given folder, is read once."""
+    paths = distinct_roots(paths)
     verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
     inputs, kept_inputs = inputs_tables(paths)

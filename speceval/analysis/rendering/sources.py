@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from speceval.analysis.reading.fold import FoldedVerdicts
 from speceval.analysis.reading.rows import DEFAULT_VARIATION
-from speceval.analysis.tables.keys import Source
+from speceval.analysis.tables.keys import RUN, Source
 from speceval.batch.manifest import RunManifest
 
 JUDGE_KINDS = ("compliance", "ranking")
@@ -40,12 +40,14 @@ def verdict_sources(verdicts: FoldedVerdicts) -> Iterable[Source]:
     """A source per results folder and key of the verdicts, comparisons and canaries folded."""
     for columns in (verdicts.columns, verdicts.turn_columns):
         for f in columns.facts:
-            yield Source("compliance", f.spec, f.judge, f.model, f.variation, _run_folder(f.source), f.synthetic)
+            yield Source("compliance", None, f.spec, f.judge, f.model, f.variation, _run_folder(f.source),
+                         f.synthetic)
     for r in verdicts.ranking_columns.facts:
         for candidate in (r.model_a, r.model_b):
-            yield Source("ranking", r.spec, r.judge, candidate, r.variation, _run_folder(r.source), r.synthetic)
+            yield Source("ranking", None, r.spec, r.judge, candidate, r.variation, _run_folder(r.source),
+                         r.synthetic)
     for c in verdicts.canaries:
-        yield Source("canary", c.spec, c.judge, None, None, _run_folder(c.source), c.synthetic)
+        yield Source("canary", None, c.spec, c.judge, None, None, _run_folder(c.source), c.synthetic)
 
 
 def manifest_sources(manifests: Iterable[tuple[Path, RunManifest]], roots: Sequence[Path]) -> Iterable[Source]:
@@ -56,5 +58,5 @@ def manifest_sources(manifests: Iterable[tuple[Path, RunManifest]], roots: Seque
             DEFAULT_VARIATION
         judge = manifest.model_name if manifest.kind in JUDGE_KINDS else None
         candidate = manifest.model_name if manifest.kind.startswith("generation") else None
-        yield Source(manifest.kind, manifest.spec_name, judge, candidate, variation, relative(run_dir, roots),
+        yield Source(RUN, manifest.kind, manifest.spec_name, judge, candidate, variation, relative(run_dir, roots),
                      manifest.offline)

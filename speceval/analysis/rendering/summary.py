@@ -56,7 +56,8 @@ def _headline(data: ReportData) -> list[str]:
     methods: dict[str, int] = {}
     lines = ["## Headline: compliance by candidate", "",
              "Share of judged answers the judge found compliant, with its 95% interval; the last column is the "
-             "judge's accuracy on the spec's own example responses (an upper bound on its accuracy here).", "",
+             "judge's accuracy on the spec's own example responses (heuristically, likely above its accuracy here: "
+             "a rough upper bound, not a guaranteed one).", "",
              "| spec | judge | candidate | " + ("variation | " if varied else "")
              + "compliance [95% CI] | n | judge's accuracy on the spec's examples |",
              "|---|---|---|" + ("---|" if varied else "") + "---|---|---|"]
