@@ -20,8 +20,10 @@ from speceval.inputgen.records import RUN_KIND as INPUTS_RUN
 from speceval.metric_spec import MetricSpec
 from tests.analysis.test_report_golden import fabricate
 
-MODEL_COLUMN = {"costs.csv": "the model a run called (a candidate, a judge or an inputs generator): `candidate` or "
-                             "`judge` beside it says which role"}
+MODEL_COLUMN = {
+    "costs.csv": "the model a run called (a candidate, a judge or an inputs generator): `candidate` or "
+    "`judge` beside it says which role"
+}
 """Tables with a `model` column, and why (the candidate is `candidate` everywhere)."""
 
 
@@ -30,30 +32,81 @@ def write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
-def manifest(run_dir: Path, kind: str, model: str, *, spec: str = "golden", offline: bool = False,
-             spec_path: str = "spec.jsonl") -> None:
-    RunManifest(kind=kind, command=["test"], spec_name=spec, spec_path=spec_path, spec_sha256="0", inputs_path="x",
-                inputs_sha256="0", model_name=model, provider="openai", offline=offline).save(run_dir)
+def manifest(
+    run_dir: Path, kind: str, model: str, *, spec: str = "golden", offline: bool = False, spec_path: str = "spec.jsonl"
+) -> None:
+    RunManifest(
+        kind=kind,
+        command=["test"],
+        spec_name=spec,
+        spec_path=spec_path,
+        spec_sha256="0",
+        inputs_path="x",
+        inputs_sha256="0",
+        model_name=model,
+        provider="openai",
+        offline=offline,
+    ).save(run_dir)
 
 
-def generation_run(run_dir: Path, model: str, answers: dict[str, list[tuple[str, str]]], *, spec: str = "golden",
-                   offline: bool = False) -> Path:
+def generation_run(
+    run_dir: Path, model: str, answers: dict[str, list[tuple[str, str]]], *, spec: str = "golden", offline: bool = False
+) -> Path:
     """A generation run's folder: statement → (input, answer) pairs."""
     manifest(run_dir, "generation", model, spec=spec, offline=offline)
     for statement, pairs in answers.items():
-        write_json(run_dir / "results" / f"{statement}.json", [
-            {"original_index": i, "input_text": q, "output_text": a, "batch_id": "b", "outcome": "succeeded",
-             "error": None, "usage": None, "statement_id": statement} for i, (q, a) in enumerate(pairs)])
+        write_json(
+            run_dir / "results" / f"{statement}.json",
+            [
+                {
+                    "original_index": i,
+                    "input_text": q,
+                    "output_text": a,
+                    "batch_id": "b",
+                    "outcome": "succeeded",
+                    "error": None,
+                    "usage": None,
+                    "statement_id": statement,
+                }
+                for i, (q, a) in enumerate(pairs)
+            ],
+        )
     return run_dir
 
 
-def compliance_file(path: Path, candidate: str, judge: str, statement: str, verdicts: list[dict[str, object]], *,
-                    spec: str = "golden", mode: str = "binary", candidate_dir: str = "x", **metadata: object) -> None:
-    entries = [{"input": f"q{i}", "output": f"{candidate} a{i}", "outcome": "judged", "original_index": i, **v}
-               for i, v in enumerate(verdicts)]
-    write_json(path, {"metadata": {"model": candidate, "judge": judge, "spec": spec, "statement_id": statement,
-                                   "prompt_version": "p", "mode": mode, "batch_ids": ["b"],
-                                   "candidate_dir": candidate_dir, **metadata}, "results": entries})
+def compliance_file(
+    path: Path,
+    candidate: str,
+    judge: str,
+    statement: str,
+    verdicts: list[dict[str, object]],
+    *,
+    spec: str = "golden",
+    mode: str = "binary",
+    candidate_dir: str = "x",
+    **metadata: object,
+) -> None:
+    entries = [
+        {"input": f"q{i}", "output": f"{candidate} a{i}", "outcome": "judged", "original_index": i, **v}
+        for i, v in enumerate(verdicts)
+    ]
+    write_json(
+        path,
+        {
+            "metadata": {
+                "model": candidate,
+                "judge": judge,
+                "spec": spec,
+                "statement_id": statement,
+                "prompt_version": "p",
+                "mode": mode,
+                "batch_ids": ["b"],
+                "candidate_dir": candidate_dir,
+                **metadata,
+            },
+            "results": entries,
+        },
+    )
 
 
 def csv_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -69,21 +122,48 @@ def everything(root: Path) -> tuple[list[Path], Path]:
     runs = fabricate(root / "golden")
     extra = root / "extra" / "spec_golden"
     # The categorical judges in an experiment's layout: two variations, so that they have differences too.
-    write_json(root / "grid" / "experiment.json", {"variations": {"v1": {}, "v2": {}}, "folders": {"v1": "v1",
-                                                                                                   "v2": "v2"}})
+    write_json(
+        root / "grid" / "experiment.json", {"variations": {"v1": {}, "v2": {}}, "folders": {"v1": "v1", "v2": "v2"}}
+    )
     for judge, variation in itertools.product(("cat-1", "cat-2"), ("v1", "v2")):
-        compliance_file(root / "grid" / "judgments" / "golden" / variation / "run1" / f"judge_{judge}" / "cand-x"
-                        / "results" / "s1.json", "cand-x", judge, "s1",
-                        [{"category": ("flatters", "holds")[i % (2 if variation == "v1" else 3) > 0]}
-                         for i in range(6)], mode="categories", categories=["flatters", "holds"])
-    compliance_file(extra / "judge_turns" / "cand-x" / "results" / "s1.json", "cand-x", "turns", "s1",
-                    [{"compliant": i % 3 != 0, "turn": 1 + i % 2, "original_index": i // 2} for i in range(6)])
+        compliance_file(
+            root
+            / "grid"
+            / "judgments"
+            / "golden"
+            / variation
+            / "run1"
+            / f"judge_{judge}"
+            / "cand-x"
+            / "results"
+            / "s1.json",
+            "cand-x",
+            judge,
+            "s1",
+            [{"category": ("flatters", "holds")[i % (2 if variation == "v1" else 3) > 0]} for i in range(6)],
+            mode="categories",
+            categories=["flatters", "holds"],
+        )
+    compliance_file(
+        extra / "judge_turns" / "cand-x" / "results" / "s1.json",
+        "cand-x",
+        "turns",
+        "s1",
+        [{"compliant": i % 3 != 0, "turn": 1 + i % 2, "original_index": i // 2} for i in range(6)],
+    )
     generation = generation_run(root / "extra" / "gen", "cand-x", {"s1": [(f"q{i}", f"score {i}") for i in range(6)]})
     inputs_run = root / "extra" / "inputs"
     manifest(inputs_run, INPUTS_RUN, "gpt-4.1-2025-04-14")
-    (inputs_run / "candidates.jsonl").write_text("".join(json.dumps(
-        {"statement_id": "s1", "round": 1, "proposal": n, "text": f"proposal {n}", "fate": "kept", "rating": 8})
-        + "\n" for n in range(2)), encoding="utf-8")
+    (inputs_run / "candidates.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"statement_id": "s1", "round": 1, "proposal": n, "text": f"proposal {n}", "fate": "kept", "rating": 8}
+            )
+            + "\n"
+            for n in range(2)
+        ),
+        encoding="utf-8",
+    )
     labels = root / "labels.csv"
     assert speceval_main(["label-sheet", str(runs), "--n", "6", "--out", str(labels)]) == 0
     _, sheet = csv_rows(labels)
@@ -97,15 +177,19 @@ def everything(root: Path) -> tuple[list[Path], Path]:
 def test_every_csv_the_report_writes_leads_with_its_key_and_says_its_data_kind(tmp_path, capsys):
     paths, labels = everything(tmp_path / "data")
     capsys.readouterr()
-    summary = build_report(paths, tmp_path / "report", labels=labels,
-                           metrics={"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int")})
+    summary = build_report(
+        paths,
+        tmp_path / "report",
+        labels=labels,
+        metrics={"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int")},
+    )
     written = {p.name: p for p in summary.csv_paths}
     assert set(written) == set(TABLES)  # the walk below covers every table the report can write
     for name, path in written.items():
         header, rows = csv_rows(path)
         keys = [column for column in header if column in KEY_COLUMNS]
         assert "spec" in header and DATA in header, name
-        assert header[:len(keys) + 1] == [*sorted(keys, key=KEY_COLUMNS.index), DATA], name  # keys, then data
+        assert header[: len(keys) + 1] == [*sorted(keys, key=KEY_COLUMNS.index), DATA], name  # keys, then data
         assert ("model" in header) == (name in MODEL_COLUMN), name
         assert rows and {row[DATA] for row in rows} == {"provider"}, name
     header, rows = csv_rows(written["compliance.csv"])
@@ -124,20 +208,34 @@ def test_two_specs_on_the_same_statement_ids_are_two_metric_rows(tmp_path):
     # mean 5.0 with the interval [5.0, 5.0] (every input cluster held one 2 and one 8).
     answers = {f"s{k}": [(f"q{i}", "") for i in range(5)] for k in range(3)}
     for spec, score in (("alpha", 2), ("beta", 8)):
-        generation_run(tmp_path / "runs" / spec, "cand", {s: [(q, f"score {score} {i}") for i, (q, _) in
-                                                              enumerate(pairs)] for s, pairs in answers.items()},
-                       spec=spec)
+        generation_run(
+            tmp_path / "runs" / spec,
+            "cand",
+            {s: [(q, f"score {score} {i}") for i, (q, _) in enumerate(pairs)] for s, pairs in answers.items()},
+            spec=spec,
+        )
         for s in answers:  # the judge's raw answers carry a score too: `judge:<model>` metrics are per spec
-            compliance_file(tmp_path / "runs" / f"j_{spec}" / "results" / f"{s}.json", "cand", "judge", s,
-                            [{"compliant": True, "raw_judge_response": f"risk {score}"} for _ in range(5)],
-                            spec=spec)
-    metrics = {"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int"),
-               "risk": MetricSpec(source="judge:judge", regex=r"risk (\d+)", type="int")}
+            compliance_file(
+                tmp_path / "runs" / f"j_{spec}" / "results" / f"{s}.json",
+                "cand",
+                "judge",
+                s,
+                [{"compliant": True, "raw_judge_response": f"risk {score}"} for _ in range(5)],
+                spec=spec,
+            )
+    metrics = {
+        "score": MetricSpec(source="answer", regex=r"score (\d+)", type="int"),
+        "risk": MetricSpec(source="judge:judge", regex=r"risk (\d+)", type="int"),
+    }
     report = build_report([tmp_path / "runs"], tmp_path / "report", metrics=metrics)
     _, rows = csv_rows(tmp_path / "report" / "metrics.csv")
     found = {(r["metric"], r["spec"]): (float(r["mean"]), int(r["n"])) for r in rows}
-    assert found == {("score", "alpha"): (2.0, 15), ("score", "beta"): (8.0, 15), ("risk", "alpha"): (2.0, 15),
-                     ("risk", "beta"): (8.0, 15)}
+    assert found == {
+        ("score", "alpha"): (2.0, 15),
+        ("score", "beta"): (8.0, 15),
+        ("risk", "alpha"): (2.0, 15),
+        ("risk", "beta"): (8.0, 15),
+    }
     assert {r.source for r in report.data.metrics} == {"answer", "judge:judge"}
 
 
@@ -145,13 +243,21 @@ def offline_answers_judged_by_a_provider(root: Path, *, recorded: bool) -> Path:
     """cand-x's answers come from an offline run, cand-y's from a provider; the judge ran against a provider.
     `recorded`: the judge's files say so (`answers_synthetic`); else only the answers' run.json does."""
     for candidate, offline in (("cand-x", True), ("cand-y", False)):
-        gen = generation_run(root / "gen" / candidate, candidate, {"s1": [(f"q{i}", "a") for i in range(4)]},
-                             offline=offline)
+        gen = generation_run(
+            root / "gen" / candidate, candidate, {"s1": [(f"q{i}", "a") for i in range(4)]}, offline=offline
+        )
         judge_dir = root / "judged" / "spec_golden" / "judge_j" / candidate
         manifest(judge_dir, "compliance", "j")
         extra = {"answers_synthetic": offline} if recorded else {}
-        compliance_file(judge_dir / "results" / "s1.json", candidate, "j", "s1",
-                        [{"compliant": i != 0} for i in range(4)], candidate_dir=str(gen), **extra)
+        compliance_file(
+            judge_dir / "results" / "s1.json",
+            candidate,
+            "j",
+            "s1",
+            [{"compliant": i != 0} for i in range(4)],
+            candidate_dir=str(gen),
+            **extra,
+        )
     return root / "judged"
 
 
@@ -185,8 +291,11 @@ def test_an_original_export_of_synthetic_verdicts_reads_back_synthetic(tmp_path)
 
 def test_an_offline_generation_only_report_says_synthetic_in_every_table_and_at_the_top(tmp_path):
     generation_run(tmp_path / "runs" / "gen", "cand", {"s1": [("q", "score 3")]}, offline=True)
-    report = build_report([tmp_path / "runs"], tmp_path / "report",
-                          metrics={"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int")})
+    report = build_report(
+        [tmp_path / "runs"],
+        tmp_path / "report",
+        metrics={"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int")},
+    )
     assert report.data.data_kind == "synthetic"
     for name in ("metrics.csv", "costs.csv"):
         _, rows = csv_rows(tmp_path / "report" / name)
@@ -226,19 +335,36 @@ def test_an_empty_list_among_a_judges_verdict_files_is_named(tmp_path):
     assert "s2.json: an empty JSON list" in report.summary_path.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("entries, field, message", [
-    ([{"category": "holds"}, {"category": "sycophancy"}], "results.1.category", "'sycophancy' is not one the judge"),
-    ([{"compliant": True, "turn": 1}, {"compliant": True, "turn": 0, "original_index": 1}], "results.1.turn",
-     "turn 0"),
-    # answer 0 has verdicts on two turns, 1 and 3: one verdict per assistant turn, so turn 3 is past its end
-    ([{"compliant": True, "turn": 1}, {"compliant": False, "turn": 3}], "results.1.turn", "turn 3 of answer 0"),
-])
+@pytest.mark.parametrize(
+    "entries, field, message",
+    [
+        (
+            [{"category": "holds"}, {"category": "sycophancy"}],
+            "results.1.category",
+            "'sycophancy' is not one the judge",
+        ),
+        (
+            [{"compliant": True, "turn": 1}, {"compliant": True, "turn": 0, "original_index": 1}],
+            "results.1.turn",
+            "turn 0",
+        ),
+        # answer 0 has verdicts on two turns, 1 and 3: one verdict per assistant turn, so turn 3 is past its end
+        ([{"compliant": True, "turn": 1}, {"compliant": False, "turn": 3}], "results.1.turn", "turn 3 of answer 0"),
+    ],
+)
 def test_an_impossible_verdict_is_refused_naming_its_file_and_entry(tmp_path, entries, field, message):
     categorical = "category" in entries[0]
     path = tmp_path / "runs" / "judge_j" / "cand" / "results" / "s1.json"
     verdicts = [{"original_index": 0, **e} if "turn" in e and "original_index" not in e else e for e in entries]
-    compliance_file(path, "cand", "j", "s1", verdicts, mode="categories" if categorical else "binary",
-                    **({"categories": ["holds", "flatters"]} if categorical else {}))
+    compliance_file(
+        path,
+        "cand",
+        "j",
+        "s1",
+        verdicts,
+        mode="categories" if categorical else "binary",
+        **({"categories": ["holds", "flatters"]} if categorical else {}),
+    )
     with pytest.raises(InputError) as refused:
         build_report([tmp_path / "runs"], tmp_path / "report")
     assert refused.value.path == path and refused.value.field == field and message in str(refused.value)

@@ -27,8 +27,14 @@ def distinct_roots(paths: Iterable[Path]) -> list[Path]:
     resolved = [p.resolve() for p in given]
     kept: list[Path] = []
     for index, (path, real) in enumerate(zip(given, resolved, strict=True)):
-        inside = next((given[other] for other, root in enumerate(resolved)
-                       if other != index and real.is_relative_to(root) and (root != real or other < index)), None)
+        inside = next(
+            (
+                given[other]
+                for other, root in enumerate(resolved)
+                if other != index and real.is_relative_to(root) and (root != real or other < index)
+            ),
+            None,
+        )
         if inside is None:
             kept.append(path)
         elif real == inside.resolve():
@@ -48,24 +54,36 @@ class EntryChecks:
         self._turns: dict[int, dict[int, int]] = defaultdict(dict)
         """original_index → turn → the entry (position) that gave it: the turns of each conversation."""
         if self._categories is not None and not metadata.categories:
-            raise InputError(file, "a categories judge's file must list the categories its judge was given",
-                             field="metadata.categories")
+            raise InputError(
+                file,
+                "a categories judge's file must list the categories its judge was given",
+                field="metadata.categories",
+            )
 
     def check(self, position: int, entry: ComplianceEntry) -> None:
         if self._categories is not None and entry.category is not None and entry.category not in self._categories:
             given = ", ".join(sorted(self._categories))
-            raise InputError(self._file, f"category {entry.category!r} is not one the judge was given ({given})",
-                             field=f"results.{position}.category")
+            raise InputError(
+                self._file,
+                f"category {entry.category!r} is not one the judge was given ({given})",
+                field=f"results.{position}.category",
+            )
         if entry.turn is None:
             return
         if entry.turn < 1:
-            raise InputError(self._file, f"turn {entry.turn}: turns count the candidate's answers from 1",
-                             field=f"results.{position}.turn")
+            raise InputError(
+                self._file,
+                f"turn {entry.turn}: turns count the candidate's answers from 1",
+                field=f"results.{position}.turn",
+            )
         turns = self._turns[entry.original_index]
         if entry.turn in turns:
-            raise InputError(self._file, f"a second verdict on turn {entry.turn} of answer {entry.original_index} "
-                                         f"(the first is results.{turns[entry.turn]})",
-                             field=f"results.{position}.turn")
+            raise InputError(
+                self._file,
+                f"a second verdict on turn {entry.turn} of answer {entry.original_index} "
+                f"(the first is results.{turns[entry.turn]})",
+                field=f"results.{position}.turn",
+            )
         turns[entry.turn] = position
 
     def done(self) -> None:
@@ -74,6 +92,10 @@ class EntryChecks:
             beyond = [turn for turn in turns if turn > len(turns)]
             if beyond:
                 turn = min(beyond)
-                raise InputError(self._file, f"turn {turn} of answer {index}, whose conversation has verdicts on "
-                                             f"{len(turns)} turn(s): beyond the conversation (one verdict per "
-                                             "assistant turn, counted from 1)", field=f"results.{turns[turn]}.turn")
+                raise InputError(
+                    self._file,
+                    f"turn {turn} of answer {index}, whose conversation has verdicts on "
+                    f"{len(turns)} turn(s): beyond the conversation (one verdict per "
+                    "assistant turn, counted from 1)",
+                    field=f"results.{turns[turn]}.turn",
+                )

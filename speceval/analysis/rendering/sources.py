@@ -40,12 +40,10 @@ def verdict_sources(verdicts: FoldedVerdicts) -> Iterable[Source]:
     """A source per results folder and key of the verdicts, comparisons and canaries folded."""
     for columns in (verdicts.columns, verdicts.turn_columns):
         for f in columns.facts:
-            yield Source("compliance", None, f.spec, f.judge, f.model, f.variation, _run_folder(f.source),
-                         f.synthetic)
+            yield Source("compliance", None, f.spec, f.judge, f.model, f.variation, _run_folder(f.source), f.synthetic)
     for r in verdicts.ranking_columns.facts:
         for candidate in (r.model_a, r.model_b):
-            yield Source("ranking", None, r.spec, r.judge, candidate, r.variation, _run_folder(r.source),
-                         r.synthetic)
+            yield Source("ranking", None, r.spec, r.judge, candidate, r.variation, _run_folder(r.source), r.synthetic)
     for c in verdicts.canaries:
         yield Source("canary", None, c.spec, c.judge, None, None, _run_folder(c.source), c.synthetic)
 
@@ -54,9 +52,16 @@ def manifest_sources(manifests: Iterable[tuple[Path, RunManifest]], roots: Seque
     """A source per run manifest: its model is the judge of a judge run, the candidate of a generation run."""
     for run_dir, manifest in manifests:
         place = manifest.parameters.get("experiment")
-        variation = str(place["variation"]) if isinstance(place, dict) and "variation" in place else \
-            DEFAULT_VARIATION
+        variation = str(place["variation"]) if isinstance(place, dict) and "variation" in place else DEFAULT_VARIATION
         judge = manifest.model_name if manifest.kind in JUDGE_KINDS else None
         candidate = manifest.model_name if manifest.kind.startswith("generation") else None
-        yield Source(RUN, manifest.kind, manifest.spec_name, judge, candidate, variation, relative(run_dir, roots),
-                     manifest.offline)
+        yield Source(
+            RUN,
+            manifest.kind,
+            manifest.spec_name,
+            judge,
+            candidate,
+            variation,
+            relative(run_dir, roots),
+            manifest.offline,
+        )

@@ -90,8 +90,13 @@ def _judge(row: Row) -> str | None:
 
 
 def _cell(row: Row, stage: str = VERDICTS) -> Where:
-    return {"stage": stage, "spec": row.get("spec"), "judge": _judge(row), "candidate": row.get("candidate"),
-            "variation": row.get("variation")}
+    return {
+        "stage": stage,
+        "spec": row.get("spec"),
+        "judge": _judge(row),
+        "candidate": row.get("candidate"),
+        "variation": row.get("variation"),
+    }
 
 
 def _paired(row: Row) -> Where:
@@ -151,8 +156,10 @@ TABLES: dict[str, Scope] = {
 def _scope(name: str) -> Scope:
     scope = TABLES.get(name)
     if scope is None:
-        raise UsageError(f"{name} is not keyed: every table the report writes must be named in "
-                         "speceval.analysis.tables.keys.TABLES (its key and where its data kind comes from)")
+        raise UsageError(
+            f"{name} is not keyed: every table the report writes must be named in "
+            "speceval.analysis.tables.keys.TABLES (its key and where its data kind comes from)"
+        )
     return scope
 
 
@@ -162,8 +169,9 @@ def keyed_columns(name: str, columns: Iterable[str]) -> list[str]:
     columns = list(columns)
     if "spec" not in columns:
         raise UsageError(f"{name}: a table without a spec column ({columns})")
-    return [c for c in KEY_COLUMNS if c in columns] + [DATA] + [c for c in columns
-                                                                if c not in KEY_COLUMNS and c != DATA]
+    return (
+        [c for c in KEY_COLUMNS if c in columns] + [DATA] + [c for c in columns if c not in KEY_COLUMNS and c != DATA]
+    )
 
 
 def keyed_rows(name: str, rows: Iterable[Row], kinds: DataKinds) -> list[dict[str, Any]]:
@@ -174,6 +182,7 @@ def keyed_rows(name: str, rows: Iterable[Row], kinds: DataKinds) -> list[dict[st
         if "spec" not in row:
             raise UsageError(f"{name}: a row without a spec column ({sorted(row)})")
         keys = {column: row[column] for column in KEY_COLUMNS if column in row}
-        found.append({**keys, DATA: kinds.kind(scope(row)), **{k: v for k, v in row.items()
-                                                                 if k not in keys and k != DATA}})
+        found.append(
+            {**keys, DATA: kinds.kind(scope(row)), **{k: v for k, v in row.items() if k not in keys and k != DATA}}
+        )
     return found
