@@ -96,7 +96,7 @@ def test_a_plain_verdict_file_holds_exactly_its_documented_fields_as_readable_ut
     written = json.loads(text)
     assert set(written) == {"schema_version", "metadata", "results"}
     assert set(written["metadata"]) == {"model", "judge", "spec", "statement_id", "prompt_version", "mode",
-                                        "batch_ids", "candidate_dir", "answers_synthetic"}
+                                        "batch_ids", "candidate_dir"}
     (verdict,) = written["results"]  # the errored answer is not judged
     assert set(verdict) == {"input", "output", "compliant", "confidence", "explanation", "outcome",
                             "raw_judge_response", "parse_error", "error", "original_index", "batch_id"}
