@@ -73,7 +73,7 @@ def _report(args: argparse.Namespace) -> int:
     stdout.print(table)
     strengths = summary.data.bradley_terry
     for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
-        order = ", ".join(f"{s.model} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
+        order = ", ".join(f"{s.candidate} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
     for accuracy in summary.data.judge_accuracy:
         if accuracy.below_minimum:
