@@ -322,7 +322,7 @@ def test_the_same_folder_twice_or_inside_another_is_counted_once(tmp_path, capsy
     capsys.readouterr()
 
 
-def test_an_empty_list_among_a_judges_verdict_files_is_named(tmp_path):
+def test_an_empty_list_among_a_judges_verdict_files_is_named(tmp_path, capsys):
     judge_dir = tmp_path / "runs" / "spec_golden" / "judge_j" / "cand"
     manifest(judge_dir, "compliance", "j")
     compliance_file(judge_dir / "results" / "s1.json", "cand", "j", "s1", [{"compliant": True}])
@@ -332,7 +332,11 @@ def test_an_empty_list_among_a_judges_verdict_files_is_named(tmp_path):
     report = build_report([tmp_path / "runs"], tmp_path / "report")
     [skipped] = report.data.skipped
     assert skipped.startswith("spec_golden/judge_j/cand/results/s2.json: an empty JSON list")
-    assert "s2.json: an empty JSON list" in report.summary_path.read_text(encoding="utf-8")
+    for page in (report.summary_path, report.html_path):
+        assert "s2.json: an empty JSON list" in page.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert speceval_main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "again")]) == 0
+    assert "Skipped (no verdicts): spec_golden/judge_j/cand/results/s2.json" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -107,6 +107,8 @@ def _summary(data: ReportData) -> str:
         ("verdicts", "; ".join(verdicts) if data.variations or not data.categories else verdicts[1]),
         ("total cost USD", _fmt(total) if data.stages else "–"),
     ]
+    if data.skipped:  # files under results/ that hold no verdicts, each with why: never passed over in silence
+        facts.append(("skipped files", "; ".join(data.skipped)))
     parts = ['<h2 id="summary">Summary</h2>', _table(["", ""], facts)]
     if data.stages:
         parts.append(_table(["stage", "runs", "requests", "final outcomes", "cost USD"],
