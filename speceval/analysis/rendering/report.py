@@ -58,22 +58,21 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         header = keyed_columns(name, [f for f in model.model_fields if f not in _flattened(model)])
         return _write_csv(out_dir / name, keyed_rows(name, rows, kinds), header)
 
-    csv_paths = [
-        _csv("variation_statistics.csv", data.variations, VariationStatistics),
-        _csv("compliance.csv", data.compliance, ComplianceRate),
-        _csv("compliance_per_statement.csv", data.per_statement, ComplianceRate),
-        _csv("compliance_by_type.csv", data.by_type, Breakdown),
-        _csv("compliance_by_authority.csv", data.by_authority, Breakdown),
-        _csv("paired_comparisons.csv", data.paired, PairedComparison),
-        _csv("panel.csv", data.panel, PanelCounts),
-        _csv("win_rates.csv", data.win_rates, WinRate),
-        _csv("bradley_terry.csv", data.bradley_terry, Strength),
-        _csv("position_consistency.csv", data.position_consistency, Consistency),
-        _csv("agreement.csv", data.agreement, Agreement),
-        _csv("costs.csv", data.costs, ReportCost),
-    ]
     labelled = bool(data.human_agreement or data.ppi)
-    optional: list[tuple[str, Sequence[BaseModel], type[BaseModel], bool]] = [  # written when such data are here
+    tables: list[tuple[str, Sequence[BaseModel], type[BaseModel], bool]] = [  # (name, rows, record, written)
+        ("variation_statistics.csv", data.variations, VariationStatistics, True),
+        ("compliance.csv", data.compliance, ComplianceRate, True),
+        ("compliance_per_statement.csv", data.per_statement, ComplianceRate, True),
+        ("compliance_by_type.csv", data.by_type, Breakdown, True),
+        ("compliance_by_authority.csv", data.by_authority, Breakdown, True),
+        ("paired_comparisons.csv", data.paired, PairedComparison, True),
+        ("panel.csv", data.panel, PanelCounts, True),
+        ("win_rates.csv", data.win_rates, WinRate, True),
+        ("bradley_terry.csv", data.bradley_terry, Strength, True),
+        ("position_consistency.csv", data.position_consistency, Consistency, True),
+        ("agreement.csv", data.agreement, Agreement, True),
+        ("costs.csv", data.costs, ReportCost, True),
+        # the others only when the report has such data
         ("category_distribution.csv", data.categories, CategoryShare, bool(data.categories)),
         ("category_differences.csv", data.category_differences, CategoryDifference, bool(data.categories)),
         ("category_agreement.csv", data.category_agreement, CategoryAgreement, bool(data.category_agreement)),
@@ -85,7 +84,7 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         ("human_agreement.csv", data.human_agreement, HumanAgreement, labelled),
         ("ppi.csv", data.ppi, PpiRate, labelled),
     ]
-    csv_paths += [_csv(name, records, model) for name, records, model, written in optional if written]
+    csv_paths = [_csv(name, records, model) for name, records, model, written in tables if written]
     html_path = out_dir / "report.html"
     atomic_write_lines(html_path, (part.encode("utf-8") for part in page_parts(data)))
     summary_path = out_dir / "summary.md"
