@@ -2,6 +2,8 @@
 
 * The same folder given twice, or a folder and one inside it (`speceval report runs runs/spec_x`), is read once:
   every results file below both would otherwise count twice (`distinct_roots`).
+* A JSON list under `results/` is a generation run's answers (`list_kind`); an empty one among a judge's verdict
+  files is named as skipped, not taken for a generation's.
 * A categorical verdict with a category its judge was not given, and a turn verdict whose turn is not one of its
   conversation's (turns count from 1, one verdict per assistant turn), are refused naming the file and the entry
   (`EntryChecks`): counted, either would be a number about something that was never asked.
@@ -9,10 +11,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from speceval.errors import InputError
 from speceval.judging.files import ComplianceEntry, ComplianceMetadata
@@ -99,3 +103,26 @@ class EntryChecks:
                     "assistant turn, counted from 1)",
                     field=f"results.{turns[turn]}.turn",
                 )
+
+
+ANSWERS, EMPTY, OTHER = "answers", "empty", "other"
+
+
+def list_kind(records: Iterable[Any]) -> str:
+    """What a results file holding a JSON list is: `answers` (a generation run's `results/<statement>.json`, records
+    with `output_text`), `empty` (no records: a generation's only inside a generation run) or `other`. Every record
+    is read (a file that is not JSON to its end is an error, not a skipped file)."""
+    answers, empty = True, True
+    for record in records:
+        empty = False
+        answers = answers and isinstance(record, dict) and "output_text" in record
+    return EMPTY if empty else ANSWERS if answers else OTHER
+
+
+def run_kind(run_dir: Path) -> str:
+    """The kind its run.json gives a run folder ('' without a readable one)."""
+    try:
+        manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(manifest.get("kind", "")) if isinstance(manifest, dict) else ""

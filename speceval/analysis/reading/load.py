@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from speceval.analysis.reading.checks import EntryChecks, distinct_roots
+from speceval.analysis.reading.checks import ANSWERS, EMPTY, EntryChecks, distinct_roots, list_kind, run_kind
 from speceval.analysis.reading.grid_place import GridFolders, grid_place
 from speceval.analysis.reading.json_stream import READ_BACK_CHUNK, StreamedJson, elements_at, read_json
 from speceval.analysis.reading.original import (
@@ -93,9 +93,9 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                 source = _relative(file, path)
                 data: object
                 if streamed.head is None:  # a list: a generation run's answers, read through and let go
-                    listed = _list_kind(streamed.items)
+                    listed = list_kind(streamed.items)
                     if listed == ANSWERS or (listed == EMPTY
-                                             and _run_kind(file.parent.parent).startswith("generation")):
+                                             and run_kind(file.parent.parent).startswith("generation")):
                         continue  # not verdicts, documented as such
                     data = []
                 else:  # our compliance files are read a verdict at a time (metadata first, as `ComplianceFile` writes
@@ -178,29 +178,6 @@ class VerdictReader:
                                    "report was made); make the report again")
         rows = list(_compliance_stream(file, head, kept, Location(), file.name, self._statements))
         return dict(zip(chosen, rows, strict=True))
-
-
-ANSWERS, EMPTY, OTHER = "answers", "empty", "other"
-
-
-def _list_kind(records: Iterable[Any]) -> str:
-    """What a results file holding a JSON list is: `answers` (a generation run's `results/<statement>.json`,
-    records with `output_text`), `empty` (no records: a generation's only inside a generation run, see `walk`) or
-    `other`. Every record is read (a file that is not JSON to its end is an error, not a skipped file)."""
-    answers, empty = True, True
-    for record in records:
-        empty = False
-        answers = answers and isinstance(record, dict) and "output_text" in record
-    return EMPTY if empty else ANSWERS if answers else OTHER
-
-
-def _run_kind(run_dir: Path) -> str:
-    """The kind its run.json gives a run folder ('' without a readable one)."""
-    try:
-        manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    return str(manifest.get("kind", "")) if isinstance(manifest, dict) else ""
 
 
 def _streams_verdicts(streamed: StreamedJson) -> bool:
