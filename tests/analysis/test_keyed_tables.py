@@ -278,6 +278,10 @@ def test_a_provider_judge_over_offline_answers_is_synthetic_row_by_row(tmp_path,
     assert speceval_main(["export", str(judged), "--out", str(exported)]) == 0
     flags = {json.loads(line)["candidate"]: json.loads(line)["synthetic"] for line in exported.read_text().splitlines()}
     assert flags == {"cand-x": True, "cand-y": False}
+    pq = pytest.importorskip("pyarrow.parquet")  # the `parquet` extra
+    assert speceval_main(["export", str(judged), "--format", "parquet", "--out", str(tmp_path / "v.parquet")]) == 0
+    table = pq.read_table(tmp_path / "v.parquet").to_pylist()
+    assert {row["candidate"]: row["synthetic"] for row in table} == flags
 
 
 def test_an_original_export_of_synthetic_verdicts_reads_back_synthetic(tmp_path):
