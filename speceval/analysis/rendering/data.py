@@ -144,8 +144,9 @@ class ReportData(BaseModel):
     def data_banner(self) -> str | None:
         """The sentence every quotable output starts with when any verdict is synthetic; None otherwise."""
         if self.data_kind == "synthetic":
-            return ("SYNTHETIC DATA: every answer and verdict here was made up by the speceval emulator (offline "
-                    "runs), not by a model; no rate, interval or cost here says anything about a model.")
+            return ("SYNTHETIC DATA: the answers, the verdicts or both behind every number here were made up by the "
+                    "speceval emulator (offline runs), not by a model; no rate or interval here says anything about "
+                    "a model.")
         if self.data_kind == "mixed":
             return (f"MIXED DATA: {self.synthetic_folders} run folder(s) hold synthetic answers or verdicts "
                     f"(offline runs: made up by the speceval emulator) and {self.real_folders} a provider's (or "
