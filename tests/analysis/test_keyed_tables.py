@@ -286,10 +286,44 @@ def test_a_provider_judge_over_offline_answers_is_synthetic_row_by_row(tmp_path,
 
 def test_an_original_export_of_synthetic_verdicts_reads_back_synthetic(tmp_path):
     judged = offline_answers_judged_by_a_provider(tmp_path, recorded=True)
+    for a, b in (("cand-x", "cand-y"), ("cand-y", "cand-x")):  # comparisons with one offline side: synthetic
+        rankings = [
+            {
+                "index": i,
+                "input": f"q{i}",
+                "output_a": "A",
+                "output_b": "B",
+                "rank": 1,
+                "outcome": "judged",
+                "original_index_a": i,
+                "original_index_b": i,
+            }
+            for i in range(3)
+        ]
+        write_json(
+            judged / "spec_golden" / "judge_j" / f"{a}x{b}" / "results" / "s1.json",
+            {
+                "metadata": {
+                    "model_a": a,
+                    "model_b": b,
+                    "judge": "j",
+                    "spec": "golden",
+                    "statement_id": "s1",
+                    "prompt_version": "p",
+                    "batch_ids": ["b"],
+                    "candidate_dir_a": "x",
+                    "candidate_dir_b": "y",
+                    "answers_synthetic": True,
+                },
+                "rankings": rankings,
+            },
+        )
     assert speceval_main(["export", str(judged), "--format", "original", "--out", str(tmp_path / "original")]) == 0
     report = build_report([tmp_path / "original"], tmp_path / "report")
     _, rows = csv_rows(tmp_path / "report" / "compliance.csv")
     assert {row["candidate"]: row["data"] for row in rows} == {"cand-x": "synthetic", "cand-y": "provider"}
+    _, wins = csv_rows(tmp_path / "report" / "win_rates.csv")
+    assert wins and {row["data"] for row in wins} == {"synthetic"}
     assert report.data.data_kind == "mixed"
 
 
