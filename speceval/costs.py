@@ -153,6 +153,10 @@ class CostEstimator:
         cost = self.prices.cost(model.model_name, model.provider, usage, batch=self.batch)
         return cost if cost is not None else 0.0
 
+    def actual(self, record: BatchRecord) -> float | None:
+        """What a collected job cost, from the usage its provider reported (None: no price for its model)."""
+        return record_cost(self.prices, record)
+
 
 _CACHE_MARK = b'"cache_control"'
 

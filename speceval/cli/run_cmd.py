@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
         report_stop(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
         return ExitCode.STOPPED
     if not outcome.finished:
-        report_stop(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}")
+        report_stop(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}", outcome.budget_line)
         return ExitCode.STOPPED
     stdout.print(f"Experiment finished: {outcome.output_dir}")
     if outcome.report is not None:

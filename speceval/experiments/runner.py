@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from speceval.atomic import atomic_write_json
 from speceval.batch.budget import Budget
 from speceval.batch.engine import EngineOptions
+from speceval.batch.progress import StopReason
 from speceval.batch.records import SCHEMA_VERSION, utcnow
 from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
@@ -79,6 +80,7 @@ class ExperimentOutcome:
     reason: str
     output_dir: Path
     report: Path | None = None
+    budget_line: str | None = None
 
 
 def load_experiment(path: Path) -> ExperimentConfig:
@@ -172,7 +174,8 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     base = path.parent
     variations, groups = plan(config, output_dir)
     state = _state(output_dir, config, path, variations, groups, offline)
-    budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd else None
+    budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) \
+        if config.budget_usd is not None else None  # 0 is a budget: send nothing
     poll = poll_interval or config.engine.poll_interval or (offline_poll_interval() if offline else 60.0)
     engine = EngineOptions(batch_size=config.engine.batch_size, poll_interval=poll,
                            timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
@@ -197,8 +200,15 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     if not finished:
         unfinished = [task.key for task in tasks if task.state is not TaskState.FINISHED]
         more = " ..." if len(unfinished) > 3 else ""
-        return _stopped(output_dir, state, f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): "
-                                           f"{', '.join(unfinished[:3])}{more}")
+        outcome = _stopped(output_dir, state, f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): "
+                                              f"{', '.join(unfinished[:3])}{more}")
+        summaries = [summary for task in tasks for summary in task.summaries.values()]
+        if budget is not None and any(summary.reason is StopReason.BUDGET for summary in summaries):
+            unsent = sum(task.outstanding for task in tasks if task.state is TaskState.STOPPED)
+            not_started = sum(task.state in (TaskState.BLOCKED, TaskState.WAITING) for task in tasks)
+            outcome.budget_line = budget.stop_line(f"{unsent} request(s) of stopped tasks, and {not_started} task(s) "
+                                                   "not started; raise budget_usd in the file and run it again")
+        return outcome
     state.status = "finished"
     _save(output_dir, state)
     return ExperimentOutcome(True, "finished", output_dir, ctx.report)

@@ -23,6 +23,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from speceval.batch.budget import Claim
 from speceval.batch.engine import EngineOptions, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
@@ -44,6 +45,8 @@ MERGE_INTERVAL_SECONDS = 2.0
 TICK_SECONDS = 0.1
 # Until outputs have been seen, a request is expected to produce this many tokens (capped by max_tokens).
 DEFAULT_OUTPUT_TOKENS = 256
+# A request held back by the budget asks again this often (calls in flight settle within a call's latency).
+_HELD_WAIT_SECONDS = 0.05
 
 
 _limiters: weakref.WeakKeyDictionary[RealtimeModel, RateLimiter] = weakref.WeakKeyDictionary()
@@ -309,10 +312,16 @@ class RealtimeEngine:
             return 0.0
         bound = self._cost(Usage(input_tokens=estimate_prompt_tokens(prompt),
                                  output_tokens=self.model.params.max_tokens))
-        if not budget.reserve(bound):
-            self._budget_reached.set()
-            return None
-        return bound
+        while True:
+            claim = budget.claim(bound)
+            if claim is Claim.GRANTED:
+                return bound
+            if claim is Claim.REFUSED:
+                self._budget_reached.set()
+                return None
+            # Held: calls (or jobs) in flight hold reservations that will settle; ask again shortly.
+            if self._stop.wait(_HELD_WAIT_SECONDS):
+                return None
 
     def _settle(self, reserved: float, usage: Usage | None) -> None:
         """Replace the reservation by the call's actual cost (nothing for a call that was refused or failed)."""
