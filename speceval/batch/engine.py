@@ -259,8 +259,12 @@ class BatchEngine:
             return True
         if claim is Claim.HELD:
             if not state.budget_held:
-                logger.info("budget: holding the next job (%d requests, up to $%.4f) until jobs in flight are "
-                            "collected (%s)", intent.request_count, intent.estimated_cost_usd, budget.describe())
+                logger.info(
+                    "budget: holding the next job (%d requests, up to $%.4f) until jobs in flight are collected (%s)",
+                    intent.request_count,
+                    intent.estimated_cost_usd,
+                    budget.describe(),
+                )
             state.budget_held = True
             return False
         state.budget_blocked = True

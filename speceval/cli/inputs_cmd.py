@@ -21,10 +21,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--rater-model", help="the model that rates them (default: another provider's, whose key "
                                               "is set; the generator itself when there is none)")
     parser.add_argument("--rater-org", help="its provider, when the name does not tell")
-    parser.add_argument("--per-statement", type=int, metavar="N", help="inputs to keep per statement "
-                                                                                  "(default 10)")
-    parser.add_argument("--rating-threshold", type=int, metavar="T", help="lowest rating kept, 1-10 "
-                                                                                    "(default 7)")
+    parser.add_argument("--per-statement", type=int, metavar="N", help="inputs to keep per statement (default 10)")
+    parser.add_argument("--rating-threshold", type=int, metavar="T", help="lowest rating kept, 1-10 (default 7)")
     parser.add_argument("--max-rounds", type=int, help="rounds at most (default 3)")
     parser.add_argument("--statements", nargs="+", metavar="ID", help="only these statements")
     parser.add_argument("--output-dir", type=Path, default=Path("data/generated_inputs"),

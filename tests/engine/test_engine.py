@@ -237,8 +237,8 @@ def test_a_zero_budget_sends_nothing(tmp_path):
 
     remote = FakeProvider()
     opts = EngineOptions(batch_size=2, poll_interval=0.01, budget=Budget(0.0, PerRequestCost()))
-    summary = BatchEngine(FakeBatchedModel(remote), RunStore(tmp_path / "run"), opts,
-                          sleep=lambda s: None).run(make_items(ITEMS))
+    engine = BatchEngine(FakeBatchedModel(remote), RunStore(tmp_path / "run"), opts, sleep=lambda s: None)
+    summary = engine.run(make_items(ITEMS))
     assert summary.reason is StopReason.BUDGET and remote.creates == 0 and summary.outstanding == 9
 
 
