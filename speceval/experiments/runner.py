@@ -30,6 +30,7 @@ from speceval.batch.progress import StopReason
 from speceval.batch.records import SCHEMA_VERSION, utcnow
 from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
+from speceval.experiments.changes import CHANGEABLE_KEYS, grid_digest, refused_changes, settings_of
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
@@ -68,6 +69,9 @@ class ExperimentState(BaseModel):
     folders: dict[str, str] | None = Field(default=None, description="variation name → its folder under "
                                            "generations/<spec>/, compliance/<spec>/, ranking/<spec>/; None in "
                                            "folders started before this was recorded")
+    settings: dict[str, Any] | None = Field(default=None, description="the file's settings at the last run (what a "
+                                            "changed file is compared with, key by key); None in folders started "
+                                            "before this was recorded")
     status: str = "running"
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
@@ -267,8 +271,18 @@ def _check_started(output_dir: Path, path: Path, state: ExperimentState, offline
             f"{'synthetic' if started_offline else 'from the providers'}); a folder never mixes synthetic and "
             f"real answers: {'add' if started_offline else 'drop'} --offline to continue it, or use another "
             "output_dir")
-    if state.config_sha256 != hashlib.sha256(path.read_bytes()).hexdigest() and (
-            state.grid_sha256 is None or state.grid_sha256 != grid_digest(load_experiment(path))):
+    if state.config_sha256 == hashlib.sha256(path.read_bytes()).hexdigest():
+        return
+    config = load_experiment(path)
+    if state.settings is not None:
+        refused = refused_changes(state.settings, settings_of(config))
+        if not refused:
+            return  # budget, polling, report-only keys: taken as they are now
+        raise ConfigError(
+            f"{path} changed since {output_dir} was started: {'; '.join(refused)}. Only "
+            f"{', '.join(sorted(CHANGEABLE_KEYS))} may change on a started experiment; use another output_dir for "
+            "a different experiment")
+    if state.grid_sha256 is None or state.grid_sha256 != grid_digest(config):
         raise ConfigError(
             f"{path} changed since {output_dir} was started; use another output_dir for a different experiment"
         )
@@ -319,16 +333,6 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
                              field=f"{section}[{index}].model") from None
 
 
-REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics"})
-"""Experiment keys that change only what the report shows: adding human labels after a run is the normal order."""
-
-
-def grid_digest(config: ExperimentConfig) -> str:
-    """A hash of everything in the experiment file but the report-only keys."""
-    settings = config.model_dump(mode="json", exclude=set(REPORT_ONLY_KEYS))
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
-
-
 def _check_keys(config: ExperimentConfig, path: Path) -> None:
     """Every batch provider's key is set (a MissingCredentialsError naming the variable otherwise)."""
     generating = [entry for _, entry in config.inputs.models()] if config.inputs and "inputs" in config.stages else []
@@ -354,11 +358,14 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
             # Started by a version that named variations differently: its runs live in other directories.
             raise ConfigError(f"{output_dir} names its variations {', '.join(state.variations)}, not "
                               f"{', '.join(variations)}; finish it with the speceval that started it")
+        # An accepted change (a raised budget) becomes what the next run compares with.
+        state.config_sha256, state.settings = digest, settings_of(config)
         return state
     state = ExperimentState(
         experiment_name=config.experiment_name, config_sha256=digest, grid_sha256=grid_digest(config),
         variations=variations, generation_runs=[str(run.run_dir) for group in groups for run in group.runs],
         offline=offline, naming=READABLE_NAMING, folders={group.variation: group.folder for group in groups},
+        settings=settings_of(config),
     )
     _save(output_dir, state)
     return state
