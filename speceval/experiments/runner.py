@@ -238,9 +238,10 @@ def _providers(output_dir: Path, offline: bool) -> Iterator[Callable[[str], dict
         yield lambda org: emulator_options(emulator, org)
 
 
-def preflight(path: Path, *, offline: bool = False) -> tuple[ExperimentConfig, Path, bool]:
+def preflight(path: Path, *, offline: bool = False, dry_run: bool = False) -> tuple[ExperimentConfig, Path, bool]:
     """Every check that needs no provider, before anything is written: the file, its models and inputs, the keys,
-    and that an existing experiment folder was started with the same file and the same `--offline`.
+    and that an existing experiment folder was started with the same file and the same `--offline`. A dry run
+    needs no key and asks no provider for its model list (it sends nothing).
 
     Returns the config, the output folder and whether the run is offline."""
     config = load_experiment(path)
@@ -250,9 +251,10 @@ def preflight(path: Path, *, offline: bool = False) -> tuple[ExperimentConfig, P
         raise InputError(path, f"labels: {_resolve(path.parent, config.labels)} is not a file (a label sheet "
                                "filled in after `speceval label-sheet`)", field="labels")
     offline = offline or config.offline
-    if not offline:
+    if not offline and not dry_run:
         _check_keys(config, path)  # a missing key leaves no folder behind
-    _check_model_names(config, path, offline)
+    if not dry_run:
+        _check_model_names(config, path, offline)
     existing = output_dir / STATE_NAME
     if existing.is_file():
         try:
