@@ -33,6 +33,7 @@ from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.changes import CHANGEABLE_KEYS, grid_digest, refused_changes, settings_of
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
+from speceval.experiments.prechecks import check_before_paying
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, inputs_config, resolve_path, stage_overview
 from speceval.grid_place import STATE_NAME
@@ -247,9 +248,12 @@ def preflight(path: Path, *, offline: bool = False, dry_run: bool = False) -> tu
     config = load_experiment(path)
     output_dir = _resolve(path.parent, config.output_dir)
     check_output_dir(output_dir, "output_dir")
-    if config.labels is not None and not _resolve(path.parent, config.labels).is_file():
-        raise InputError(path, f"labels: {_resolve(path.parent, config.labels)} is not a file (a label sheet "
-                               "filled in after `speceval label-sheet`)", field="labels")
+    labels = _resolve(path.parent, config.labels) if config.labels is not None else None
+    if labels is not None and not labels.is_file():
+        raise InputError(path, f"labels: {labels} is not a file (a label sheet filled in after `speceval "
+                               "label-sheet`)", field="labels")
+    text = path.read_text(encoding="utf-8")
+    check_before_paying(config, path, labels, lambda value: _line_of(text, value))
     offline = offline or config.offline
     if not offline and not dry_run:
         _check_keys(config, path)  # a missing key leaves no folder behind
