@@ -1,0 +1,95 @@
+"""Label sheets as people save them: a UTF-8 BOM and CRLF are read; Latin-1 is refused naming the line (exit 2, not
+a crash); `label-sheet --out` never overwrites a sheet (`--force` replaces it); an item labelled twice is refused
+naming both lines; a sheet with no label is said; `--seed -1` exits 2; nothing to label names the folders."""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from pathlib import Path
+
+import pytest
+
+from speceval.analysis.judge_quality import item_id, read_labels
+from speceval.analysis.load import load_verdicts
+from speceval.cli.main import main as speceval_main
+from speceval.errors import InputError
+from tests.analysis.test_labelled import write_run
+
+
+def _folder(tmp_path: Path) -> tuple[Path, list[str]]:
+    root = tmp_path / "runs"
+    write_run(root, "c1", "m1", 0.0, [True, False, True])
+    rows = load_verdicts([root]).compliance
+    return root, sorted({item_id(r) for r in rows})
+
+
+def _sheet(rows: list[tuple[str, str, str]], newline: str = "\n") -> str:
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator=newline)
+    writer.writerow(["item", "human_compliant", "notes"])
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def test_bom_and_crlf_are_read(tmp_path: Path) -> None:
+    root, items = _folder(tmp_path)
+    sheet = tmp_path / "labels.csv"
+    sheet.write_bytes(b"\xef\xbb\xbf" + _sheet([(items[0], "yes", "é ok"), (items[1], "no", "")], "\r\n").encode())
+    labels = read_labels(sheet, load_verdicts([root]).compliance)
+    assert labels == {items[0]: True, items[1]: False}
+
+
+def test_latin1_is_refused_naming_its_line(tmp_path: Path) -> None:
+    root, items = _folder(tmp_path)
+    sheet = tmp_path / "labels.csv"
+    sheet.write_bytes(_sheet([(items[0], "yes", ""), (items[1], "no", "caf\xe9")]).encode("latin-1"))
+    with pytest.raises(InputError, match="line 3.*not UTF-8"):
+        read_labels(sheet, load_verdicts([root]).compliance)
+    assert speceval_main(["report", str(root), "--out", str(tmp_path / "report"), "--labels", str(sheet)]) == 2
+
+
+@pytest.mark.parametrize("second", ["no", "yes"])
+def test_an_item_labelled_twice_is_refused_naming_both_lines(tmp_path: Path, second: str) -> None:
+    root, items = _folder(tmp_path)
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text(_sheet([(items[0], "yes", ""), (items[1], "", ""), (items[0], second, "")]))
+    with pytest.raises(InputError, match=r"line 4.*labelled on line 2 too"):
+        read_labels(sheet, load_verdicts([root]).compliance)
+
+
+def test_a_sheet_without_labels_is_said(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root, items = _folder(tmp_path)
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text(_sheet([(items[0], "", ""), (items[1], " ", "")]))
+    with caplog.at_level(logging.WARNING, logger="speceval"):
+        assert read_labels(sheet, load_verdicts([root]).compliance) == {}
+    assert "no filled human_compliant value" in caplog.text
+
+
+def test_label_sheet_never_overwrites_a_sheet_unless_forced(tmp_path: Path, capsys) -> None:
+    root, _ = _folder(tmp_path)
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text("item,human_compliant\nabc,yes\n")
+    assert speceval_main(["label-sheet", str(root), "--n", "2", "--out", str(sheet)]) == 2
+    assert sheet.read_text() == "item,human_compliant\nabc,yes\n"
+    assert "add --force" in capsys.readouterr().err.replace("\n", " ")
+    assert speceval_main(["label-sheet", str(root), "--n", "2", "--out", str(sheet), "--force"]) == 0
+    assert "human_compliant" in sheet.read_text() and "abc,yes" not in sheet.read_text()
+
+
+@pytest.mark.parametrize("flags", [["--seed", "-1"], ["--n", "0"]])
+def test_label_sheet_numbers_out_of_range_exit_2(tmp_path: Path, flags: list[str]) -> None:
+    root, _ = _folder(tmp_path)
+    with pytest.raises(SystemExit) as refused:
+        speceval_main(["label-sheet", str(root), "--n", "2", *flags, "--out", str(tmp_path / "l.csv")])
+    assert refused.value.code == 2 and not (tmp_path / "l.csv").exists()
+
+
+def test_nothing_to_label_names_the_folder(tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert speceval_main(["label-sheet", str(empty), "--n", "2", "--out", str(tmp_path / "l.csv")]) == 2
+    captured = capsys.readouterr()
+    assert f"no compliance results found under {empty}" in "".join((captured.out + captured.err).split("\n"))
