@@ -1,0 +1,74 @@
+"""Sweep cases of issue 36 that were accepted wrongly: numeric flags of `speceval inputs` out of range (batch size 0
+used to hang creating empty jobs), a budget of 0 (send nothing, the same for flag and YAML), `max_turns: true`,
+and a resume that silently ignored a changed flag."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from speceval.cli.generation import main as generation_main
+from speceval.cli.main import main as speceval_main
+from tests.conftest import write_inputs, write_spec
+from tests.experiments.test_experiments import GRID
+
+
+def _inputs_args(tmp_path: Path, *extra: str) -> list[str]:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    return ["inputs", "--spec-path", str(spec), "--generator-model", "gpt-4.1-mini-2025-04-14", "--offline",
+            "--per-statement", "2", "--output-dir", str(tmp_path / "out"), *extra]
+
+
+@pytest.mark.parametrize("flag", [["--batch-size", "0"], ["--batch-size", "-5"], ["--poll-interval", "0"],
+                                  ["--max-attempts", "0"], ["--timeout-hours", "0"], ["--budget-usd", "-1"]])
+def test_inputs_refuses_numbers_out_of_range_at_once(tmp_path: Path, flag: list[str]) -> None:
+    with pytest.raises(SystemExit) as refused:
+        speceval_main(_inputs_args(tmp_path, *flag))
+    assert refused.value.code == 2 and not (tmp_path / "out").exists()
+
+
+def test_a_zero_budget_sends_nothing_for_generation_and_inputs(tmp_path: Path, capsys) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1"]})
+    code = generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs),
+                          "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "gen"),
+                          "--offline", "--budget-usd", "0"])
+    assert code == 3
+    assert not list((tmp_path / "gen").rglob("metadata/*.json"))  # no job was created
+    shown = capsys.readouterr()
+    assert (shown.out + shown.err).strip().splitlines()[-1].startswith("Stopped by the budget: spent $0.0000")
+    assert speceval_main(_inputs_args(tmp_path, "--budget-usd", "0")) == 3
+    assert not list((tmp_path / "out").rglob("metadata/*.json"))
+
+
+def test_an_experiment_with_budget_0_sends_nothing(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID + "budget_usd: 0\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) == 3
+    assert not list((tmp_path / "out").rglob("metadata/*.json"))
+    shown = capsys.readouterr()
+    assert "Stopped by the budget" in (shown.out + shown.err).strip().splitlines()[-1]
+
+
+def test_max_turns_true_is_refused(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID + "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Ask.\n"
+                                 "  max_turns: true\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    shown = " ".join("".join(capsys.readouterr()).split())
+    assert "max_turns" in shown and "valid integer" in shown and not (tmp_path / "out").exists()
+
+
+def test_inputs_resume_refuses_a_changed_per_statement(tmp_path: Path, capsys) -> None:
+    assert speceval_main(_inputs_args(tmp_path, "--poll-interval", "0.05")) == 0
+    [manifest] = (tmp_path / "out").glob("*/input_judge/*/*/run.json")
+    before = manifest.read_bytes()
+    capsys.readouterr()
+    code = speceval_main(["inputs", "--resume", str(manifest.parent), "--per-statement", "5"])
+    assert code == 2 and manifest.read_bytes() == before
+    shown = " ".join("".join(capsys.readouterr()).split())
+    assert "--per-statement 2 -> 5" in shown
+    assert speceval_main(["inputs", "--resume", str(manifest.parent), "--per-statement", "2"]) == 0
+    assert json.loads(manifest.read_text())["status"] in ("finished", "complete", "completed")
