@@ -73,7 +73,9 @@ class ExperimentState(BaseModel):
     settings: dict[str, Any] | None = Field(default=None, description="the file's settings at the last run (what a "
                                             "changed file is compared with, key by key); None in folders started "
                                             "before this was recorded")
-    status: str = "running"
+    status: str = Field(default="running", description="running, finished, stopped (timeout or budget) or "
+                                                       "interrupted (Ctrl+C)")
+    stopped_at: str | None = Field(default=None, description="when the last run stopped early (UTC, ISO 8601)")
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
 
@@ -201,7 +203,15 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
             if task.state is not TaskState.WAITING:
                 say(f"{task.key}: {task.state.value}{detail} | {stage_overview(tasks)}")
 
-        finished = StageScheduler(tasks, on_change=changed, deadline=ctx.deadline).run()
+        state.status, state.stopped_at = "running", None
+        _save(output_dir, state)
+        try:
+            finished = StageScheduler(tasks, on_change=changed, deadline=ctx.deadline).run()
+        except KeyboardInterrupt:
+            # Every task's state is saved by the scheduler's abort; the folder must not go on saying "running".
+            state.status, state.stopped_at = "interrupted", utcnow().isoformat()
+            _save(output_dir, state)
+            raise
     if not finished:
         unfinished = [task.key for task in tasks if task.state is not TaskState.FINISHED]
         more = " ..." if len(unfinished) > 3 else ""
@@ -409,7 +419,7 @@ def _save(output_dir: Path, state: ExperimentState) -> None:
 
 
 def _stopped(output_dir: Path, state: ExperimentState, reason: str) -> ExperimentOutcome:
-    state.status = "stopped"
+    state.status, state.stopped_at = "stopped", utcnow().isoformat()
     _save(output_dir, state)
     return ExperimentOutcome(False, reason, output_dir)
 
