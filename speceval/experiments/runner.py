@@ -262,13 +262,13 @@ def preflight(path: Path, *, offline: bool = False, dry_run: bool = False) -> tu
     if labels is not None and not labels.is_file():
         raise InputError(path, f"labels: {labels} is not a file (a label sheet filled in after `speceval "
                                "label-sheet`)", field="labels")
-    text = path.read_text(encoding="utf-8")
-    check_before_paying(config, path, labels, lambda value: _line_of(text, value))
     offline = offline or config.offline
     if not offline and not dry_run:
         _check_keys(config, path)  # a missing key leaves no folder behind
     if not dry_run:
         _check_model_names(config, path, offline)
+    text = path.read_text(encoding="utf-8")  # after the names: a misspelt model is named as such, not as unpriced
+    check_before_paying(config, path, labels, lambda value: _line_of(text, value))
     existing = output_dir / STATE_NAME
     if existing.is_file():
         try:

@@ -72,3 +72,51 @@ def test_inputs_resume_refuses_a_changed_per_statement(tmp_path: Path, capsys) -
     assert "--per-statement 2 -> 5" in shown
     assert speceval_main(["inputs", "--resume", str(manifest.parent), "--per-statement", "2"]) == 0
     assert json.loads(manifest.read_text())["status"] in ("finished", "complete", "completed")
+
+
+def test_empty_instructions_file_is_named(tmp_path: Path, capsys) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0"]})
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    code = generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
+                            "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "gen"), "--offline",
+                            "--simulated-user-model", "gpt-4.1-mini-2025-04-14",
+                            "--simulated-user-instructions", f"@{empty}"])
+    shown = " ".join("".join(capsys.readouterr()).split())
+    assert code == 2 and str(empty) in shown
+    assert "instructions file is empty" in shown and not (tmp_path / "gen").exists()
+
+
+def test_answers_at_max_tokens_from_the_emulator_never_pass_the_budget(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The emulator bills at most a request's max_tokens, and with `answer_at_max_tokens` exactly that: the most
+    each job can cost, so what the budget reserved is what is spent."""
+    from speceval.batch.records import Usage
+    from speceval.costs import PriceTable
+    from speceval.emulator import Emulator
+    from speceval.emulator.faults import FaultConfig
+    from tests.conftest import TEST_KEY
+
+    model, budget, max_tokens = "gpt-4.1-mini-2025-04-14", 0.005, 1000
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    inputs = write_inputs(tmp_path / "inputs", {sid: [f"{sid} {i}" for i in range(4)] for sid in ("alpha", "beta")})
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05, answer_at_max_tokens=True)) as emu:
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+        code = generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
+                                model, "--output-base-dir", str(tmp_path / "gen"), "--batch-size", "2",
+                                "--max-tokens", str(max_tokens), "--poll-interval", "0.05", "--budget-usd",
+                                str(budget)])
+        created = emu.stats.batches_created["openai"]
+    assert code == 3 and 1 < created < 4
+    usage, answers = Usage(), 0
+    for path in (tmp_path / "gen").rglob("results/*.json"):
+        for row in json.loads(path.read_text()):
+            if row["outcome"] == "succeeded":
+                answers += 1
+                assert row["usage"]["output_tokens"] == max_tokens
+                usage.add(row["usage"])
+    spent = PriceTable.load().cost(model, "openai", usage, batch=True)
+    assert answers == 2 * created and spent is not None and spent <= budget
+    shown = capsys.readouterr()
+    assert (shown.out + shown.err).strip().splitlines()[-1].startswith("Stopped by the budget: spent $")
