@@ -124,6 +124,11 @@ class PriceTable:
         return dollars / 1e6 * factor
 
 
+REQUEST_FRAMING_TOKENS = 64
+"""Tokens a request adds around its prompt text (roles, chat-template markers, JSON keys): counted in an upper bound
+priced from the prompt text alone (a realtime call, a dry run), as a batch job's bound counts its whole request file."""
+
+
 def estimate_prompt_tokens(text: str) -> int:
     """Input tokens of one prompt, estimated as UTF-8 bytes / 4 (at least 1)."""
     return max(1, len(text.encode("utf-8")) // _BYTES_PER_TOKEN)

@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from speceval.batch.records import Usage
-from speceval.costs import PriceTable, estimate_prompt_tokens
+from speceval.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.precision import Assumptions, PairPlan, pair_plan
@@ -34,9 +34,6 @@ from speceval.spec import Specification, Statement, load_spec
 
 EXPECTED_OUTPUT_TOKENS = 256
 """The answer length an expected cost assumes (a typical chat answer or verdict; max_tokens is the bound)."""
-REQUEST_FRAMING_TOKENS = 64
-"""Tokens a request line adds around its prompt (JSON keys, role, parameters), counted in the upper bound as the
-budget counts the whole request file."""
 
 
 class StagePlan(BaseModel):

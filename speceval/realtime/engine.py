@@ -29,7 +29,7 @@ from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver,
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
-from speceval.costs import PriceTable
+from speceval.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.errors import ConfigError
 from speceval.inputs import PromptItem
 from speceval.realtime.journal import Journal, JournalEntry
@@ -310,7 +310,7 @@ class RealtimeEngine:
         budget = self.options.budget
         if budget is None or self._prices is None:
             return 0.0
-        bound = self._cost(Usage(input_tokens=estimate_prompt_tokens(prompt),
+        bound = self._cost(Usage(input_tokens=estimate_prompt_tokens(prompt) + REQUEST_FRAMING_TOKENS,
                                  output_tokens=self.model.params.max_tokens))
         while True:
             claim = budget.claim(bound)

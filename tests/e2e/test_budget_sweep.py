@@ -120,3 +120,17 @@ def test_answers_at_max_tokens_from_the_emulator_never_pass_the_budget(tmp_path:
     assert answers == 2 * created and spent is not None and spent <= budget
     shown = capsys.readouterr()
     assert (shown.out + shown.err).strip().splitlines()[-1].startswith("Stopped by the budget: spent $")
+
+
+def test_realtime_calls_wait_for_reservations_in_flight_instead_of_stopping(tmp_path: Path) -> None:
+    """$0.13 holds two calls' upper bounds (about $0.06 each) while eight workers send: the others wait for
+    answers to settle instead of stopping the run, and 40 answers costing about $0.02 finish in one command."""
+    from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, cli_env, only_run_dir, run_generation
+
+    out = tmp_path / "out"
+    done = run_generation(["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS),
+                           "--model-name", "claude-sonnet-4-5", "--realtime", "--offline", "--output-base-dir",
+                           str(out), "--budget-usd", "0.13", "--max-concurrency", "8"], cli_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [row for path in (only_run_dir(out) / "results").glob("*.json") for row in json.loads(path.read_text())]
+    assert len(rows) == 40 and all(row["outcome"] == "succeeded" for row in rows)
