@@ -122,9 +122,9 @@ def test_answers_at_max_tokens_from_the_emulator_never_pass_the_budget(tmp_path:
     assert (shown.out + shown.err).strip().splitlines()[-1].startswith("Stopped by the budget: spent $")
 
 
-def test_realtime_calls_wait_for_reservations_in_flight_instead_of_stopping(tmp_path: Path) -> None:
-    """$0.13 holds two calls' upper bounds (about $0.06 each) while eight workers send: the others wait for
-    answers to settle instead of stopping the run, and 40 answers costing about $0.02 finish in one command."""
+def test_a_realtime_run_whose_bound_passes_the_budget_but_spend_fits_finishes(tmp_path: Path) -> None:
+    """$0.13 holds two calls' upper bounds (about $0.06 each) while eight workers send: 40 answers costing about
+    $0.02 finish in one command. (Workers refused outright would not fail this: the survivors drain the queue.)"""
     from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, cli_env, only_run_dir, run_generation
 
     out = tmp_path / "out"
