@@ -78,3 +78,26 @@ def _check_prices(config: ExperimentConfig, path: Path, line_of: LineOf) -> None
                 raise InputError(path, f"{key} needs a price for every model it covers, and the price table has "
                                        f"none for {entry.model}: add it to a price table ($SPECEVAL_PRICES) or "
                                        f"remove {key}", line=line_of(key), field=key)
+
+
+def check_simulated_users(config: ExperimentConfig, path: Path, line_of: LineOf) -> None:
+    """Each variation's simulated user: a known org, and room in its max_turns for the input and its follow-ups
+    (an input's own scripted turns are checked when its run starts, before it sends). Named by line and key."""
+    from speceval.errors import ConfigError
+
+    for name, settings in config.variations.named_combinations().items():
+        user = config.simulated_user_of(settings)
+        if user is None:
+            continue
+        where = f"variations.simulated_user.{name}" if "simulated_user" in settings else "simulated_user"
+        try:
+            resolve_org(user.model, user.org)
+        except ConfigError as exc:
+            line = line_of(f"org: {user.org}") if user.org else line_of(user.model)
+            raise InputError(path, str(exc).replace("--org", "org"), line=line, field=f"{where}.org") from None
+        follow_ups = settings.get("follow_ups") or []
+        if isinstance(follow_ups, list) and 1 + len(follow_ups) > user.max_turns:
+            raise InputError(path, f"variation {name}: the input and its {len(follow_ups)} follow-up(s) make "
+                                   f"{1 + len(follow_ups)} rounds, more than its simulated user's max_turns "
+                                   f"{user.max_turns} (which bounds the candidate's answers)",
+                             line=line_of("follow_ups"), field="variations.follow_ups")

@@ -33,7 +33,7 @@ from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.changes import CHANGEABLE_KEYS, grid_digest, refused_changes, settings_of
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
-from speceval.experiments.prechecks import check_before_paying
+from speceval.experiments.prechecks import check_before_paying, check_simulated_users
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, inputs_config, resolve_path, stage_overview
 from speceval.grid_place import STATE_NAME
@@ -94,6 +94,7 @@ def load_experiment(path: Path) -> ExperimentConfig:
     """Read and validate an experiment file, and check every model and input before anything is submitted."""
     config = load_config(path, ExperimentConfig)  # same YAML rules as judge configs
     text = path.read_text(encoding="utf-8")
+    check_simulated_users(config, path, lambda value: _line_of(text, value))
     models: list[tuple[str, int, ModelEntry]] = [("candidates", i, c) for i, c in enumerate(config.candidates)]
     models += [("judges", i, j) for i, j in enumerate(config.judges)]
     for section, index, entry in models:

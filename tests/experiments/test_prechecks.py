@@ -46,3 +46,15 @@ def test_a_limit_over_a_model_without_a_price_is_refused_naming_the_key(tmp_path
     shown = _refused(tmp_path, text + "cost_per_run_limit: 1\n", capsys)
     assert "cost_per_run_limit needs a price" in shown and "ft:gpt-unpriced-custom" in shown
     assert "--budget-usd" not in shown
+
+
+def test_follow_ups_past_max_turns_and_an_unknown_user_org_name_line_and_key(tmp_path, capsys) -> None:
+    user = "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Ask.\n"
+    long = GRID.replace("variations:\n  temperature: [0.0, 0.7]\n", "variations:\n  follow_ups:\n    two: [a, b]\n")
+    shown = _refused(tmp_path, long + user + "  max_turns: 2\n", capsys)
+    line = (long + user).splitlines().index("  follow_ups:") + 1
+    assert f"line {line}, field 'variations.follow_ups': variation two: the input and its 2 follow-up(s)" in shown
+    text = GRID + user + "  org: bogus\n"
+    shown = _refused(tmp_path, text, capsys)
+    line = text.splitlines().index("  org: bogus") + 1
+    assert f"line {line}, field 'simulated_user.org': unknown org 'bogus'" in shown and "--org" not in shown
