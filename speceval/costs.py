@@ -146,8 +146,10 @@ class CostEstimator:
         price = self.prices.price(model.model_name)
         if price is None:
             raise ConfigError(
-                f"no price for model {model.model_name!r}, so --budget-usd cannot be enforced; add it to a price "
-                f"table (--prices FILE or ${PRICES_ENV}) or run without a budget"
+                # Worded for every limit (--budget-usd, budget_usd, cost_per_run_limit): a message naming a flag the
+                # user never gave sends them looking for it.
+                f"no price for model {model.model_name!r}, so the spending limit cannot be enforced; add it to a "
+                f"price table (--prices FILE or ${PRICES_ENV}) or run without a limit"
             )
         input_tokens = request_file.stat().st_size // _BYTES_PER_TOKEN
         output_tokens = intent.request_count * model.params.max_tokens

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
+from speceval.analysis.categories import is_categorical
 from speceval.analysis.clustered import mean_interval_codes
 from speceval.analysis.columns import NO_VERDICT, VerdictColumns, as_columns, dense, grouped, local_clusters
 from speceval.analysis.load import ComplianceRow
@@ -132,7 +133,9 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
         raise ConfigError("--n must be at least 1")
     answers: dict[str, ComplianceRow] = {}
     for row in rows:
-        if row.judge != PANEL:
+        # A categorical judge's verdict is a category, not yes/no: its answers have nothing to agree with a label
+        # on (the report's label matching leaves them out, and would refuse a sheet that named them).
+        if row.judge != PANEL and not is_categorical(row):
             answers.setdefault(item_id(row), row)
     by_statement: dict[tuple[str, str], list[str]] = defaultdict(list)
     for item, row in sorted(answers.items()):

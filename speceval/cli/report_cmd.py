@@ -107,6 +107,9 @@ def _label_sheet(args: argparse.Namespace) -> int:
         raise ConfigError(f"no compliance results found under {folders}: nothing to label (give the folders a "
                           "compliance judge wrote, e.g. an experiment's output_dir)")
     sheet = label_sheet(verdicts.compliance, args.n, args.seed)
+    if not sheet:
+        raise ConfigError(f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
+                          "categorical (a category is not a yes/no verdict a label could agree with)")
     write_label_sheet(args.out, sheet)
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
                  "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))

@@ -30,6 +30,7 @@ from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord,
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.costs import REQUEST_FRAMING_TOKENS, PriceTable
+from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.inputs import PromptItem
 from speceval.realtime.journal import Journal, JournalEntry
@@ -294,9 +295,9 @@ class RealtimeEngine:
         prices = getattr(budget.estimator, "prices", None)
         if not isinstance(prices, PriceTable) or prices.price(self.model.model_name) is None:
             raise ConfigError(
-                f"no price for model {self.model.model_name!r}, so --budget-usd cannot be enforced for its realtime "
-                "calls; give its live price in a price table (--prices FILE) or run without a budget (an endpoint "
-                "of your own has no price unless you give one)")
+                f"no price for model {self.model.model_name!r}, so the spending limit cannot be enforced for its "
+                f"realtime calls; give its live price in a price table (--prices FILE or ${PRICES_ENV}) or run "
+                "without a limit (an endpoint of your own has no price unless you give one)")
         return prices
 
     def _cost(self, usage: Usage | None) -> float:

@@ -93,3 +93,17 @@ def test_nothing_to_label_names_the_folder(tmp_path: Path, capsys) -> None:
     assert speceval_main(["label-sheet", str(empty), "--n", "2", "--out", str(tmp_path / "l.csv")]) == 2
     captured = capsys.readouterr()
     assert f"no compliance results found under {empty}" in "".join((captured.out + captured.err).split("\n"))
+
+
+def test_a_folder_judged_only_by_categories_has_nothing_to_label(tmp_path: Path, capsys) -> None:
+    from tests.experiments.test_experiments import GRID
+
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID.replace("  - model: gpt-4.1-2025-04-14\n", "  - model: gpt-4.1-2025-04-14\n"
+                                       "    mode: categories\n    categories: {refuses: says no, helps: answers}\n")
+                          .replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance]"))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    capsys.readouterr()
+    sheet = tmp_path / "labels.csv"
+    assert speceval_main(["label-sheet", str(tmp_path / "out"), "--n", "5", "--out", str(sheet)]) == 2
+    assert "judges are categorical" in " ".join(capsys.readouterr().err.split()) and not sheet.exists()
