@@ -134,3 +134,32 @@ def test_a_realtime_run_whose_bound_passes_the_budget_but_spend_fits_finishes(tm
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [row for path in (only_run_dir(out) / "results").glob("*.json") for row in json.loads(path.read_text())]
     assert len(rows) == 40 and all(row["outcome"] == "succeeded" for row in rows)
+
+
+def test_ranking_a_conversation_run_against_a_plain_run_is_refused(tmp_path: Path) -> None:
+    """A simulated user's run answered other messages after the first: comparing it input by input with a plain
+    run's single answers would rank different things."""
+    from speceval.batch.engine import EngineOptions
+    from speceval.batch.model import GenerationParams
+    from speceval.errors import ConfigError
+    from speceval.pipelines.candidates import resolve_candidates
+    from speceval.pipelines.judge_run import JudgeSettings
+    from speceval.pipelines.ranking import BatchedRankingPipeline
+    from tests.conftest import only_run_dir
+
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1"]})
+    base = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--offline", "--poll-interval", "0.05"]
+    assert generation_main([*base, "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir",
+                            str(tmp_path / "plain")]) == 0
+    assert generation_main([*base, "--model-name", "gpt-4.1-nano-2025-04-14", "--output-base-dir",
+                            str(tmp_path / "talk"), "--simulated-user-model", "gpt-4.1-mini-2025-04-14",
+                            "--simulated-user-instructions", "Push back.", "--max-turns", "2"]) == 0
+    candidates = resolve_candidates([only_run_dir(tmp_path / "plain"), only_run_dir(tmp_path / "talk")])
+    settings = JudgeSettings(spec_path=spec, judge_model="gpt-4.1-2025-04-14", output_dir_base=tmp_path / "rank",
+                             offline=True, params=GenerationParams(max_tokens=256),
+                             engine=EngineOptions(poll_interval=0.05))
+    with pytest.raises(ConfigError, match=r"different conversation scripts \(a single answer per input; simulated "
+                                          r"user gpt-4.1-mini-2025-04-14\)"):
+        BatchedRankingPipeline(settings, candidates)
+    assert not (tmp_path / "rank").exists()

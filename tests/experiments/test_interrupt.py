@@ -7,11 +7,10 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 from tests import forked
 from tests.conftest import REPO, cli_env
-from tests.experiments.test_experiments import GRID, assert_each_chunk_paid_once, server_jobs
+from tests.experiments.test_experiments import GRID, assert_each_chunk_paid_once, server_jobs, start_until_jobs
 
 
 def test_ctrl_c_records_interrupted_and_the_next_run_resumes(tmp_path):
@@ -19,13 +18,8 @@ def test_ctrl_c_records_interrupted_and_the_next_run_resumes(tmp_path):
     experiment.write_text(GRID)
     command = [sys.executable, "-m", "speceval", "run", str(experiment), "--offline"]
     env = cli_env(SPECEVAL_OFFLINE_TURNAROUND="5")  # jobs still running when the signal comes
-    proc = forked.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                        stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
     out = tmp_path / "out"
-    while not list(out.glob("generations/*/*/*/*/metadata/*.json")):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
+    proc = start_until_jobs(command, out, env)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 3
     state = json.loads((out / "experiment.json").read_text())
