@@ -133,9 +133,7 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
         raise ConfigError("--n must be at least 1")
     answers: dict[str, ComplianceRow] = {}
     for row in rows:
-        # A categorical judge's verdict is a category, not yes/no: its answers have nothing to agree with a label
-        # on (the report's label matching leaves them out, and would refuse a sheet that named them).
-        if row.judge != PANEL and not is_categorical(row):
+        if labellable(row):
             answers.setdefault(item_id(row), row)
     by_statement: dict[tuple[str, str], list[str]] = defaultdict(list)
     for item, row in sorted(answers.items()):
@@ -158,6 +156,13 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
             for item in picked]
 
 
+def labellable(row: ComplianceRow) -> bool:
+    """Whether a human label of the row's answer is compared with the row's verdict: one judge's yes/no on a whole
+    answer. A panel is no judge; a categorical judge answers a category; a per-turn verdict (`scope: turn`) is a
+    per-turn rate, never a compliance rate: labels of those would be accepted and never used."""
+    return row.judge != PANEL and not is_categorical(row) and row.turn is None
+
+
 def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
     """The sheet as CSV (written atomically)."""
     import io
@@ -174,7 +179,7 @@ def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
 def read_labels(path: Path, rows: list[ComplianceRow]) -> dict[str, bool]:
     """item → the human's verdict, from a filled sheet; blank is unlabelled. A malformed value or an item that
     matches no answer under the report's folders is an InputError naming the line."""
-    return checked_labels(path, label_records(path), {item_id(r) for r in rows if r.judge != PANEL})
+    return checked_labels(path, label_records(path), {item_id(r) for r in rows if labellable(r)})
 
 
 LabelRecord = tuple[int, str, str]

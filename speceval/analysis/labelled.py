@@ -14,13 +14,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from speceval.analysis.categories import is_categorical
 from speceval.analysis.judge_quality import (
-    PANEL,
     LabelTally,
     checked_labels,
     item_id,
     label_records,
+    labellable,
 )
 from speceval.analysis.load import DEFAULT_VARIATION, Found, mixed_settings, settings_variation, walk
 
@@ -45,7 +44,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             default = row.variation == DEFAULT_VARIATION
             if default:
                 kinds[key].add(row.candidate_settings)
-            if is_categorical(row) or row.judge == PANEL:
+            if not labellable(row):
                 continue
             plain = item_id(row)
             apart = item_id(row, settings_variation(row.candidate_settings)) if default else plain

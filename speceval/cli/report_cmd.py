@@ -109,7 +109,8 @@ def _label_sheet(args: argparse.Namespace) -> int:
     sheet = label_sheet(verdicts.compliance, args.n, args.seed)
     if not sheet:
         raise ConfigError(f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
-                          "categorical (a category is not a yes/no verdict a label could agree with)")
+                          "categorical or judge per turn (neither is a yes/no verdict on an answer that a label "
+                          "could agree with)")
     write_label_sheet(args.out, sheet)
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
                  "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))

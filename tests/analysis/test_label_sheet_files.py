@@ -107,3 +107,27 @@ def test_a_folder_judged_only_by_categories_has_nothing_to_label(tmp_path: Path,
     sheet = tmp_path / "labels.csv"
     assert speceval_main(["label-sheet", str(tmp_path / "out"), "--n", "5", "--out", str(sheet)]) == 2
     assert "judges are categorical" in " ".join(capsys.readouterr().err.split()) and not sheet.exists()
+
+
+def test_per_turn_verdicts_are_not_offered_for_labels_and_labels_naming_them_are_refused(tmp_path: Path,
+                                                                                          capsys) -> None:
+    import json
+
+    root = tmp_path / "runs"
+    write_run(root, "c1", "m1", 0.0, [True, False])
+    rows = load_verdicts([root]).compliance
+    whole = {item_id(r) for r in rows}
+    # The same judge folder judged per turn: each entry a turn's answer with its own verdict.
+    for path in root.glob("judge_j/c1/results/*.json"):
+        data = json.loads(path.read_text())
+        data["results"] = [{**entry, "turn": 1 + entry["original_index"] % 2} for entry in data["results"]]
+        path.write_text(json.dumps(data))
+    turn_rows = load_verdicts([root]).compliance
+    assert turn_rows and all(r.turn is not None for r in turn_rows)
+    assert speceval_main(["label-sheet", str(root), "--n", "3", "--out", str(tmp_path / "l.csv")]) == 2
+    assert "judge per turn" in " ".join(capsys.readouterr().err.split())
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text(_sheet([(item_id(turn_rows[0]), "yes", "")]))
+    with pytest.raises(InputError, match="matches no answer"):
+        read_labels(sheet, turn_rows)
+    assert whole  # the plain folder's items were labellable
