@@ -101,9 +101,10 @@ def test_a_folder_judged_only_by_categories_has_nothing_to_label(tmp_path: Path,
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(GRID.replace("  - model: gpt-4.1-2025-04-14\n", "  - model: gpt-4.1-2025-04-14\n"
                                        "    mode: categories\n    categories: {refuses: says no, helps: answers}\n")
-                          .replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance]"))
+                          .replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, "
+                                   "report]\nmin_canary_accuracy: 0.8"))
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
-    capsys.readouterr()
+    assert "min_canary_accuracy checked nothing" in " ".join(capsys.readouterr().err.split())
     sheet = tmp_path / "labels.csv"
     assert speceval_main(["label-sheet", str(tmp_path / "out"), "--n", "5", "--out", str(sheet)]) == 2
     assert "judges are categorical" in " ".join(capsys.readouterr().err.split()) and not sheet.exists()
@@ -131,3 +132,10 @@ def test_per_turn_verdicts_are_not_offered_for_labels_and_labels_naming_them_are
     with pytest.raises(InputError, match="matches no answer"):
         read_labels(sheet, turn_rows)
     assert whole  # the plain folder's items were labellable
+
+
+def test_min_canary_accuracy_with_nothing_to_check_is_said(tmp_path: Path, capsys) -> None:
+    root, _ = _folder(tmp_path)  # a judge run without canaries
+    assert speceval_main(["report", str(root), "--out", str(tmp_path / "report"), "--min-canary-accuracy",
+                          "0.8"]) == 0
+    assert "--min-canary-accuracy checked nothing" in " ".join(capsys.readouterr().err.split())
