@@ -35,25 +35,45 @@ def _print(result: ExperimentPlan, offline: bool) -> None:
     for column in ("stage", "runs", "requests", "jobs", "expected", "upper bound"):
         table.add_column(column, justify="left" if column == "stage" else "right")
     for stage in result.stages:
-        table.add_row(stage.stage, f"{stage.runs:,}", f"{stage.requests:,}", f"{stage.jobs:,}",
-                      _money(stage.expected_usd), _money(stage.upper_bound_usd))
+        table.add_row(
+            stage.stage,
+            f"{stage.runs:,}",
+            f"{stage.requests:,}",
+            f"{stage.jobs:,}",
+            _money(stage.expected_usd),
+            _money(stage.upper_bound_usd),
+        )
     table.add_section()
-    table.add_row("total", "", f"{sum(s.requests for s in result.stages):,}", f"{sum(s.jobs for s in result.stages):,}",
-                  _money(result.expected_usd), _money(result.upper_bound_usd))
+    table.add_row(
+        "total",
+        "",
+        f"{sum(s.requests for s in result.stages):,}",
+        f"{sum(s.jobs for s in result.stages):,}",
+        _money(result.expected_usd),
+        _money(result.upper_bound_usd),
+    )
     stdout.print(table)
     unpriced = sorted({model for stage in result.stages for model in stage.unpriced})
     if unpriced:
-        stdout.print(f"No price for {', '.join(unpriced)}: add it to a price table (--prices FILE or "
-                     "$SPECEVAL_PRICES) to see a cost.")
+        stdout.print(
+            f"No price for {', '.join(unpriced)}: add it to a price table (--prices FILE or "
+            "$SPECEVAL_PRICES) to see a cost."
+        )
     if result.budget_usd is not None:
-        stdout.print(f"budget_usd: ${result.budget_usd:,.4f}; jobs are held back while the upper bound of the jobs "
-                     "in flight would pass it, so the run needs only the actual cost to fit.")
-    stdout.print(f"Costs at batch prices. Expected: input tokens = UTF-8 bytes / 4, answers of "
-                 f"{EXPECTED_OUTPUT_TOKENS} tokens (max_tokens if lower), a judge prompt's shared prefix read from "
-                 "the cache after its statement's first request. Upper bound: every answer at max_tokens, no cache.")
+        stdout.print(
+            f"budget_usd: ${result.budget_usd:,.4f}; jobs are held back while the upper bound of the jobs "
+            "in flight would pass it, so the run needs only the actual cost to fit."
+        )
+    stdout.print(
+        f"Costs at batch prices. Expected: input tokens = UTF-8 bytes / 4, answers of "
+        f"{EXPECTED_OUTPUT_TOKENS} tokens (max_tokens if lower), a judge prompt's shared prefix read from "
+        "the cache after its statement's first request. Upper bound: every answer at max_tokens, no cache."
+    )
     if offline:
-        console.print("[bold yellow]Offline: the emulator would answer (synthetic); the costs shown are what the "
-                      "providers would charge.[/]")
+        console.print(
+            "[bold yellow]Offline: the emulator would answer (synthetic); the costs shown are what the "
+            "providers would charge.[/]"
+        )
     _print_precision(result)
     for note in result.notes:
         stdout.print(f"Note: {note}")
@@ -63,18 +83,40 @@ def _print_precision(result: ExperimentPlan) -> None:
     if not result.precision:
         return
     a = result.assumptions
-    table = Table(title="precision plan (normal approximation with design effect; assumptions below)",
-                  header_style="bold")
-    for column in ("spec", "compared", "pair", "within", "inputs x runs", "design effect", "rate 95% CI ±",
-                   "min. detectable difference"):
-        table.add_column(column, justify="right" if column in ("inputs x runs", "design effect", "rate 95% CI ±",
-                                                              "min. detectable difference") else "left")
+    table = Table(
+        title="precision plan (normal approximation with design effect; assumptions below)", header_style="bold"
+    )
+    for column in (
+        "spec",
+        "compared",
+        "pair",
+        "within",
+        "inputs x runs",
+        "design effect",
+        "rate 95% CI ±",
+        "min. detectable difference",
+    ):
+        table.add_column(
+            column,
+            justify="right"
+            if column in ("inputs x runs", "design effect", "rate 95% CI ±", "min. detectable difference")
+            else "left",
+        )
     for row in result.precision:
         pair = f"{row.a} vs {row.b}" if row.b else row.a
-        table.add_row(row.spec, row.compared, pair, row.within, f"{row.inputs} x {row.runs}",
-                      f"{row.design_effect:.2f}", f"{row.rate_half_width:.3f}",
-                      f"{row.minimum_detectable_difference:.3f}")
+        table.add_row(
+            row.spec,
+            row.compared,
+            pair,
+            row.within,
+            f"{row.inputs} x {row.runs}",
+            f"{row.design_effect:.2f}",
+            f"{row.rate_half_width:.3f}",
+            f"{row.minimum_detectable_difference:.3f}",
+        )
     stdout.print(table)
-    stdout.print(f"Assumed: compliance rate {a.rate:g} (--assume-rate), intra-input correlation {a.icc:g} "
-                 "(--assume-icc); 95% intervals, differences at 80% power in a two-sided 5% test, the two rates "
-                 "of a pair uncorrelated beyond their inputs (no credit for pairing: conservative).")
+    stdout.print(
+        f"Assumed: compliance rate {a.rate:g} (--assume-rate), intra-input correlation {a.icc:g} "
+        "(--assume-icc); 95% intervals, differences at 80% power in a two-sided 5% test, the two rates "
+        "of a pair uncorrelated beyond their inputs (no credit for pairing: conservative)."
+    )

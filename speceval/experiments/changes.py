@@ -46,8 +46,11 @@ def _changeable(key: str) -> bool:
 
 def refused_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The changes a started experiment may not take, each as `key: old -> new` (empty: every change is allowed)."""
-    return [f"{key}: {_show(old)} -> {_show(new)}" for key, (old, new) in changed_keys(before, after).items()
-            if not _changeable(key)]
+    return [
+        f"{key}: {_show(old)} -> {_show(new)}"
+        for key, (old, new) in changed_keys(before, after).items()
+        if not _changeable(key)
+    ]
 
 
 def _show(value: Any) -> str:

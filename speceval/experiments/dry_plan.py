@@ -70,8 +70,9 @@ class _Tally:
     bound: float = 0.0
     unpriced: set[str] = field(default_factory=set)
 
-    def add(self, requests: int, batch_size: int, model: ModelEntry, prices: PriceTable, expected: Usage,
-            bound: Usage) -> None:
+    def add(
+        self, requests: int, batch_size: int, model: ModelEntry, prices: PriceTable, expected: Usage, bound: Usage
+    ) -> None:
         self.runs += 1
         self.requests += requests
         self.jobs += math.ceil(requests / batch_size) if requests else 0
@@ -85,9 +86,15 @@ class _Tally:
 
     def plan(self, stage: str) -> StagePlan:
         unknown = bool(self.unpriced)
-        return StagePlan(stage=stage, runs=self.runs, requests=self.requests, jobs=self.jobs,
-                         expected_usd=None if unknown else self.expected,
-                         upper_bound_usd=None if unknown else self.bound, unpriced=sorted(self.unpriced))
+        return StagePlan(
+            stage=stage,
+            runs=self.runs,
+            requests=self.requests,
+            jobs=self.jobs,
+            expected_usd=None if unknown else self.expected,
+            upper_bound_usd=None if unknown else self.bound,
+            unpriced=sorted(self.unpriced),
+        )
 
 
 @dataclass
@@ -103,8 +110,13 @@ class _SpecInputs:
         return sum(len(t) for t in self.tokens.values())
 
 
-def plan_experiment(config: ExperimentConfig, base: Path, groups: list[Group], assumptions: Assumptions,
-                    prices: PriceTable | None = None) -> ExperimentPlan:
+def plan_experiment(
+    config: ExperimentConfig,
+    base: Path,
+    groups: list[Group],
+    assumptions: Assumptions,
+    prices: PriceTable | None = None,
+) -> ExperimentPlan:
     """The dry-run plan of `config` (paths relative to `base`) over the planned `groups` (`runner.plan`)."""
     prices = prices or PriceTable.load()
     notes: list[str] = []
@@ -116,40 +128,57 @@ def plan_experiment(config: ExperimentConfig, base: Path, groups: list[Group], a
         for run in group.runs:
             max_tokens = _max_tokens(config, run)
             if "generation" in tallies:
-                system = estimate_prompt_tokens(run.settings["system_prompt"]) \
-                    if run.settings.get("system_prompt") else 0
+                system = (
+                    estimate_prompt_tokens(run.settings["system_prompt"]) if run.settings.get("system_prompt") else 0
+                )
                 prompt = _sum(inputs) + system * inputs.count
-                tallies["generation"].add(inputs.count, batch_size, run.candidate, prices,
-                                          _usage(prompt, 0, inputs.count, min(max_tokens, EXPECTED_OUTPUT_TOKENS)),
-                                          _usage(prompt, 0, inputs.count, max_tokens, framing=True))
+                tallies["generation"].add(
+                    inputs.count,
+                    batch_size,
+                    run.candidate,
+                    prices,
+                    _usage(prompt, 0, inputs.count, min(max_tokens, EXPECTED_OUTPUT_TOKENS)),
+                    _usage(prompt, 0, inputs.count, max_tokens, framing=True),
+                )
         for judge in config.judges:
             judge_tokens = config.engine.max_tokens
             if "compliance" in tallies:
                 for run in group.runs:
-                    _judge_requests(tallies["compliance"], inputs, judge, 1, _max_tokens(config, run), judge_tokens,
-                                    batch_size, prices)
+                    _judge_requests(
+                        tallies["compliance"],
+                        inputs,
+                        judge,
+                        1,
+                        _max_tokens(config, run),
+                        judge_tokens,
+                        batch_size,
+                        prices,
+                    )
             if "ranking" in tallies:
                 for a, b in itertools.combinations(group.runs, 2):
                     answers = max(_max_tokens(config, a), _max_tokens(config, b))
                     for _ in range(2):  # both orders, each its own target
-                        _judge_requests(tallies["ranking"], inputs, judge, 2, answers, judge_tokens, batch_size,
-                                        prices)
+                        _judge_requests(tallies["ranking"], inputs, judge, 2, answers, judge_tokens, batch_size, prices)
     if "compliance" in tallies:
         for inputs in specs.values():
             for judge in config.judges:
                 if judge.mode != "categories":  # as build_tasks: no known category to check an example against
-                    _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size,
-                                     prices)
+                    _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     known = all(s.expected_usd is not None for s in stages)
     precision = _precision(config, specs, assumptions) if "compliance" in config.stages and config.judges else []
     if not precision:
         notes.append("no precision plan: rates come from compliance judging, and this experiment has none")
     return ExperimentPlan(
-        experiment_name=config.experiment_name, stages=stages,
+        experiment_name=config.experiment_name,
+        stages=stages,
         expected_usd=sum(s.expected_usd or 0.0 for s in stages) if known else None,
         upper_bound_usd=sum(s.upper_bound_usd or 0.0 for s in stages) if known else None,
-        budget_usd=config.budget_usd, assumptions=assumptions, precision=precision, notes=notes)
+        budget_usd=config.budget_usd,
+        assumptions=assumptions,
+        precision=precision,
+        notes=notes,
+    )
 
 
 def _sum(inputs: _SpecInputs) -> int:
@@ -171,16 +200,20 @@ def _read_inputs(config: ExperimentConfig, base: Path, spec: SpecEntry, notes: l
         # Generated by the `inputs` stage: planned at its target count, with the statement's text as a stand-in.
         assert config.inputs is not None  # load_experiment refuses a spec with neither
         per = config.inputs.per_statement
-        notes.append(f"spec {spec.name}: inputs are generated by the inputs stage (not costed here); planned at "
-                     f"{per} per statement")
+        notes.append(
+            f"spec {spec.name}: inputs are generated by the inputs stage (not costed here); planned at "
+            f"{per} per statement"
+        )
         return _SpecInputs(loaded, {s.id: [estimate_prompt_tokens(s.text)] * per for s in loaded.statements}, False)
-    inputs: InputSet = load_inputs(spec.inputs_dir if spec.inputs_dir.is_absolute() else base / spec.inputs_dir,
-                                   loaded)
+    inputs: InputSet = load_inputs(spec.inputs_dir if spec.inputs_dir.is_absolute() else base / spec.inputs_dir, loaded)
     if inputs.has_conversations:
-        notes.append(f"spec {spec.name}: conversations are planned for their first round only (each later round "
-                     "is built from the answers before it)")
-    tokens = {sid: [estimate_prompt_tokens(text) for text in inputs.texts(sid).values()]
-              for sid in inputs.statement_ids}
+        notes.append(
+            f"spec {spec.name}: conversations are planned for their first round only (each later round "
+            "is built from the answers before it)"
+        )
+    tokens = {
+        sid: [estimate_prompt_tokens(text) for text in inputs.texts(sid).values()] for sid in inputs.statement_ids
+    }
     return _SpecInputs(loaded, tokens, inputs.has_conversations)
 
 
@@ -196,8 +229,16 @@ def _judge_prompt(judge: JudgeEntry, statement: Statement, answers: int) -> tupl
     return estimate_prompt_tokens(prompt), estimate_prompt_tokens(split[0]) if split else 0
 
 
-def _judge_requests(tally: _Tally, inputs: _SpecInputs, judge: JudgeEntry, answers: int, answer_tokens: int,
-                    judge_tokens: int, batch_size: int, prices: PriceTable) -> None:
+def _judge_requests(
+    tally: _Tally,
+    inputs: _SpecInputs,
+    judge: JudgeEntry,
+    answers: int,
+    answer_tokens: int,
+    judge_tokens: int,
+    batch_size: int,
+    prices: PriceTable,
+) -> None:
     """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking)."""
     expected_answer = min(answer_tokens, EXPECTED_OUTPUT_TOKENS)
     expected_prompt = bound_prompt = cached = requests = 0
@@ -211,21 +252,38 @@ def _judge_requests(tally: _Tally, inputs: _SpecInputs, judge: JudgeEntry, answe
         bound_prompt += len(tokens) * (around + answers * answer_tokens) + sum(tokens)
         cached += (len(tokens) - 1) * prefix  # the statement's first request writes the cache, the rest read it
     output = min(judge_tokens, EXPECTED_OUTPUT_TOKENS)
-    tally.add(requests, batch_size, judge, prices, _usage(expected_prompt, cached, requests, output),
-              _usage(bound_prompt, 0, requests, judge_tokens, framing=True))
+    tally.add(
+        requests,
+        batch_size,
+        judge,
+        prices,
+        _usage(expected_prompt, cached, requests, output),
+        _usage(bound_prompt, 0, requests, judge_tokens, framing=True),
+    )
 
 
-def _canary_requests(tally: _Tally, inputs: _SpecInputs, judge: JudgeEntry, judge_tokens: int, batch_size: int,
-                     prices: PriceTable) -> None:
+def _canary_requests(
+    tally: _Tally, inputs: _SpecInputs, judge: JudgeEntry, judge_tokens: int, batch_size: int, prices: PriceTable
+) -> None:
     canaries = spec_canaries(inputs.spec, [sid for sid, tokens in inputs.tokens.items() if tokens])
     if not canaries:
         return
     statements = {s.id: s for s in inputs.spec.statements}
-    prompt = sum(estimate_prompt_tokens(render_compliance(statements[c.statement_id], c.user_query, c.response,
-                                                          likert=judge.mode == "likert")) for c in canaries)
+    prompt = sum(
+        estimate_prompt_tokens(
+            render_compliance(statements[c.statement_id], c.user_query, c.response, likert=judge.mode == "likert")
+        )
+        for c in canaries
+    )
     output = min(judge_tokens, EXPECTED_OUTPUT_TOKENS)
-    tally.add(len(canaries), batch_size, judge, prices, _usage(prompt, 0, len(canaries), output),
-              _usage(prompt, 0, len(canaries), judge_tokens, framing=True))
+    tally.add(
+        len(canaries),
+        batch_size,
+        judge,
+        prices,
+        _usage(prompt, 0, len(canaries), output),
+        _usage(prompt, 0, len(canaries), judge_tokens, framing=True),
+    )
 
 
 def _precision(config: ExperimentConfig, specs: dict[str, _SpecInputs], assumptions: Assumptions) -> list[PairPlan]:
@@ -236,11 +294,15 @@ def _precision(config: ExperimentConfig, specs: dict[str, _SpecInputs], assumpti
     plans = []
     for name, inputs in specs.items():
         for variation in variations:
-            plans += [pair_plan(name, "candidates", a, b, variation, inputs.count, runs, assumptions)
-                      for a, b in itertools.combinations(candidates, 2)]
+            plans += [
+                pair_plan(name, "candidates", a, b, variation, inputs.count, runs, assumptions)
+                for a, b in itertools.combinations(candidates, 2)
+            ]
         for candidate in candidates:
-            plans += [pair_plan(name, "variations", a, b, candidate, inputs.count, runs, assumptions)
-                      for a, b in itertools.combinations(variations, 2)]
+            plans += [
+                pair_plan(name, "variations", a, b, candidate, inputs.count, runs, assumptions)
+                for a, b in itertools.combinations(variations, 2)
+            ]
         if len(candidates) == 1 and len(variations) == 1:
             plans.append(pair_plan(name, "rate", candidates[0], "", variations[0], inputs.count, runs, assumptions))
     return plans

@@ -30,9 +30,13 @@ def check_before_paying(config: ExperimentConfig, path: Path, labels: Path | Non
         source = metric.source
         if source.startswith("judge:") and source.removeprefix("judge:") not in judges:
             listed = ", ".join(sorted(judges)) or "none"
-            raise InputError(path, f"metric {name}: source {source!r} names no judge of this experiment (judges: "
-                                   f"{listed}); it would have no value to read", line=line_of(source),
-                             field=f"metrics.{name}.source")
+            raise InputError(
+                path,
+                f"metric {name}: source {source!r} names no judge of this experiment (judges: "
+                f"{listed}); it would have no value to read",
+                line=line_of(source),
+                field=f"metrics.{name}.source",
+            )
     _check_prices(config, path, line_of)
 
 
@@ -52,20 +56,30 @@ def _check_labels(config: ExperimentConfig, labels: Path) -> None:
             value = (row.get(column) or "").strip()
             if value and value not in allowed:
                 listed = ", ".join(sorted(allowed))
-                raise InputError(labels, f"{column} {value!r} is not one of this experiment's ({listed}): a sheet "
-                                         "made from another experiment's answers?", line=reader.line_num,
-                                 field=column)
+                raise InputError(
+                    labels,
+                    f"{column} {value!r} is not one of this experiment's ({listed}): a sheet "
+                    "made from another experiment's answers?",
+                    line=reader.line_num,
+                    field=column,
+                )
 
 
 def _check_prices(config: ExperimentConfig, path: Path, line_of: LineOf) -> None:
     """A limit is enforced by pricing each job: every model it covers needs a price (Ray runs are not priced)."""
-    limits = [key for key, value in (("budget_usd", config.budget_usd),
-                                     ("cost_per_run_limit", config.cost_per_run_limit)) if value is not None]
+    limits = [
+        key
+        for key, value in (("budget_usd", config.budget_usd), ("cost_per_run_limit", config.cost_per_run_limit))
+        if value is not None
+    ]
     if not limits:
         return
     prices = PriceTable.load()
-    users = {(user.model, user.org) for user in map(config.simulated_user_of, config.variations.combinations())
-             if user is not None}
+    users = {
+        (user.model, user.org)
+        for user in map(config.simulated_user_of, config.variations.combinations())
+        if user is not None
+    }
     generating = [ModelEntry(model=model, org=org) for model, org in users] + list(config.candidates)
     judging: list[ModelEntry] = list(config.judges)
     if config.inputs is not None and "inputs" in config.stages:
@@ -75,9 +89,14 @@ def _check_prices(config: ExperimentConfig, path: Path, line_of: LineOf) -> None
         covered = generating if key == "cost_per_run_limit" else generating + judging
         for entry in covered:
             if resolve_org(entry.model, entry.org).org != "ray" and prices.price(entry.model) is None:
-                raise InputError(path, f"{key} needs a price for every model it covers, and the price table has "
-                                       f"none for {entry.model}: add it to a price table ($SPECEVAL_PRICES) or "
-                                       f"remove {key}", line=line_of(key), field=key)
+                raise InputError(
+                    path,
+                    f"{key} needs a price for every model it covers, and the price table has "
+                    f"none for {entry.model}: add it to a price table ($SPECEVAL_PRICES) or "
+                    f"remove {key}",
+                    line=line_of(key),
+                    field=key,
+                )
 
 
 def check_simulated_users(config: ExperimentConfig, path: Path, line_of: LineOf) -> None:
@@ -97,7 +116,11 @@ def check_simulated_users(config: ExperimentConfig, path: Path, line_of: LineOf)
             raise InputError(path, str(exc).replace("--org", "org"), line=line, field=f"{where}.org") from None
         follow_ups = settings.get("follow_ups") or []
         if isinstance(follow_ups, list) and 1 + len(follow_ups) > user.max_turns:
-            raise InputError(path, f"variation {name}: the input and its {len(follow_ups)} follow-up(s) make "
-                                   f"{1 + len(follow_ups)} rounds, more than its simulated user's max_turns "
-                                   f"{user.max_turns} (which bounds the candidate's answers)",
-                             line=line_of("follow_ups"), field="variations.follow_ups")
+            raise InputError(
+                path,
+                f"variation {name}: the input and its {len(follow_ups)} follow-up(s) make "
+                f"{1 + len(follow_ups)} rounds, more than its simulated user's max_turns "
+                f"{user.max_turns} (which bounds the candidate's answers)",
+                line=line_of("follow_ups"),
+                field="variations.follow_ups",
+            )

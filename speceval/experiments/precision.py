@@ -81,11 +81,20 @@ class PairPlan(BaseModel):
     minimum_detectable_difference: float = Field(description="at 80% power, two-sided 5% test")
 
 
-def pair_plan(spec: str, compared: str, a: str, b: str, within: str, inputs: int, runs: int,
-              assumptions: Assumptions) -> PairPlan:
+def pair_plan(
+    spec: str, compared: str, a: str, b: str, within: str, inputs: int, runs: int, assumptions: Assumptions
+) -> PairPlan:
     """The plan of one comparison under `assumptions`."""
     rate, icc = assumptions.rate, assumptions.icc
-    return PairPlan(spec=spec, compared=compared, a=a, b=b, within=within, inputs=inputs, runs=runs,
-                    design_effect=design_effect(runs, icc),
-                    rate_half_width=rate_half_width(rate, inputs, runs, icc),
-                    minimum_detectable_difference=minimum_detectable_difference(rate, inputs, runs, icc))
+    return PairPlan(
+        spec=spec,
+        compared=compared,
+        a=a,
+        b=b,
+        within=within,
+        inputs=inputs,
+        runs=runs,
+        design_effect=design_effect(runs, icc),
+        rate_half_width=rate_half_width(rate, inputs, runs, icc),
+        minimum_detectable_difference=minimum_detectable_difference(rate, inputs, runs, icc),
+    )

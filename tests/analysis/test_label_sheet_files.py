@@ -99,22 +99,32 @@ def test_a_folder_judged_only_by_categories_has_nothing_to_label(tmp_path: Path,
     from tests.experiments.test_experiments import GRID
 
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(GRID.replace("  - model: gpt-4.1-2025-04-14\n", "  - model: gpt-4.1-2025-04-14\n"
-                                       "    mode: categories\n    categories: {refuses: says no, helps: answers}\n")
-                          .replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, "
-                                   "report]\nmin_canary_accuracy: 0.8"))
+    experiment.write_text(
+        GRID.replace(
+            "  - model: gpt-4.1-2025-04-14\n",
+            "  - model: gpt-4.1-2025-04-14\n    mode: categories\n    categories: {refuses: says no, helps: answers}\n",
+        ).replace(
+            "runs_per_variation: 2",
+            "runs_per_variation: 1\nstages: [generation, compliance, report]\nmin_canary_accuracy: 0.8",
+        )
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     assert "min_canary_accuracy checked nothing" in " ".join(capsys.readouterr().err.split())
     sheet = tmp_path / "labels.csv"
     assert speceval_main(["label-sheet", str(tmp_path / "out"), "--n", "5", "--out", str(sheet)]) == 2
     assert "judges are categorical" in " ".join(capsys.readouterr().err.split()) and not sheet.exists()
-    assert speceval_main(["report", str(tmp_path / "out"), "--out", str(tmp_path / "again"),
-                          "--min-canary-accuracy", "0.8"]) == 0
+    assert (
+        speceval_main(
+            ["report", str(tmp_path / "out"), "--out", str(tmp_path / "again"), "--min-canary-accuracy", "0.8"]
+        )
+        == 0
+    )
     assert "--min-canary-accuracy checked nothing" in " ".join(capsys.readouterr().err.split())
 
 
-def test_per_turn_verdicts_are_not_offered_for_labels_and_labels_naming_them_are_refused(tmp_path: Path,
-                                                                                          capsys) -> None:
+def test_per_turn_verdicts_are_not_offered_for_labels_and_labels_naming_them_are_refused(
+    tmp_path: Path, capsys
+) -> None:
     import json
 
     root = tmp_path / "runs"
@@ -135,4 +145,3 @@ def test_per_turn_verdicts_are_not_offered_for_labels_and_labels_naming_them_are
     with pytest.raises(InputError, match="matches no answer"):
         read_labels(sheet, turn_rows)
     assert whole  # the plain folder's items were labellable
-

@@ -17,12 +17,32 @@ from tests.experiments.test_experiments import GRID
 
 def _inputs_args(tmp_path: Path, *extra: str) -> list[str]:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
-    return ["inputs", "--spec-path", str(spec), "--generator-model", "gpt-4.1-mini-2025-04-14", "--offline",
-            "--per-statement", "2", "--output-dir", str(tmp_path / "out"), *extra]
+    return [
+        "inputs",
+        "--spec-path",
+        str(spec),
+        "--generator-model",
+        "gpt-4.1-mini-2025-04-14",
+        "--offline",
+        "--per-statement",
+        "2",
+        "--output-dir",
+        str(tmp_path / "out"),
+        *extra,
+    ]
 
 
-@pytest.mark.parametrize("flag", [["--batch-size", "0"], ["--batch-size", "-5"], ["--poll-interval", "0"],
-                                  ["--max-attempts", "0"], ["--timeout-hours", "0"], ["--budget-usd", "-1"]])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        ["--batch-size", "0"],
+        ["--batch-size", "-5"],
+        ["--poll-interval", "0"],
+        ["--max-attempts", "0"],
+        ["--timeout-hours", "0"],
+        ["--budget-usd", "-1"],
+    ],
+)
 def test_inputs_refuses_numbers_out_of_range_at_once(tmp_path: Path, flag: list[str]) -> None:
     with pytest.raises(SystemExit) as refused:
         speceval_main(_inputs_args(tmp_path, *flag))
@@ -32,9 +52,21 @@ def test_inputs_refuses_numbers_out_of_range_at_once(tmp_path: Path, flag: list[
 def test_a_zero_budget_sends_nothing_for_generation_and_inputs(tmp_path: Path, capsys) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1"]})
-    code = generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs),
-                          "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "gen"),
-                          "--offline", "--budget-usd", "0"])
+    code = generation_main(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            "gpt-4.1-mini-2025-04-14",
+            "--output-base-dir",
+            str(tmp_path / "gen"),
+            "--offline",
+            "--budget-usd",
+            "0",
+        ]
+    )
     assert code == 3
     assert not list((tmp_path / "gen").rglob("metadata/*.json"))  # no job was created
     shown = capsys.readouterr()
@@ -54,8 +86,9 @@ def test_an_experiment_with_budget_0_sends_nothing(tmp_path: Path, capsys) -> No
 
 def test_max_turns_true_is_refused(tmp_path: Path, capsys) -> None:
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(GRID + "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Ask.\n"
-                                 "  max_turns: true\n")
+    experiment.write_text(
+        GRID + "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Ask.\n  max_turns: true\n"
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 2
     shown = " ".join("".join(capsys.readouterr()).split())
     assert "max_turns" in shown and "valid integer" in shown and not (tmp_path / "out").exists()
@@ -79,10 +112,23 @@ def test_empty_instructions_file_is_named(tmp_path: Path, capsys) -> None:
     inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0"]})
     empty = tmp_path / "empty.txt"
     empty.write_text("\n")
-    code = generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                            "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "gen"), "--offline",
-                            "--simulated-user-model", "gpt-4.1-mini-2025-04-14",
-                            "--simulated-user-instructions", f"@{empty}"])
+    code = generation_main(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            "gpt-4.1-mini-2025-04-14",
+            "--output-base-dir",
+            str(tmp_path / "gen"),
+            "--offline",
+            "--simulated-user-model",
+            "gpt-4.1-mini-2025-04-14",
+            "--simulated-user-instructions",
+            f"@{empty}",
+        ]
+    )
     shown = " ".join("".join(capsys.readouterr()).split())
     assert code == 2 and str(empty) in shown
     assert "instructions file is empty" in shown and not (tmp_path / "gen").exists()
@@ -103,10 +149,26 @@ def test_answers_at_max_tokens_from_the_emulator_never_pass_the_budget(tmp_path:
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05, answer_at_max_tokens=True)) as emu:
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-        code = generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                                model, "--output-base-dir", str(tmp_path / "gen"), "--batch-size", "2",
-                                "--max-tokens", str(max_tokens), "--poll-interval", "0.05", "--budget-usd",
-                                str(budget)])
+        code = generation_main(
+            [
+                "--spec-path",
+                str(spec),
+                "--pregenerated-inputs-dir",
+                str(inputs),
+                "--model-name",
+                model,
+                "--output-base-dir",
+                str(tmp_path / "gen"),
+                "--batch-size",
+                "2",
+                "--max-tokens",
+                str(max_tokens),
+                "--poll-interval",
+                "0.05",
+                "--budget-usd",
+                str(budget),
+            ]
+        )
         created = emu.stats.batches_created["openai"]
     assert code == 3 and 1 < created < 4
     usage, answers = Usage(), 0
@@ -128,9 +190,25 @@ def test_a_realtime_run_whose_bound_passes_the_budget_but_spend_fits_finishes(tm
     from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, cli_env, only_run_dir, run_generation
 
     out = tmp_path / "out"
-    done = run_generation(["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS),
-                           "--model-name", "claude-sonnet-4-5", "--realtime", "--offline", "--output-base-dir",
-                           str(out), "--budget-usd", "0.13", "--max-concurrency", "8"], cli_env())
+    done = run_generation(
+        [
+            "--spec-path",
+            str(SAMPLE_SPEC),
+            "--pregenerated-inputs-dir",
+            str(SAMPLE_INPUTS),
+            "--model-name",
+            "claude-sonnet-4-5",
+            "--realtime",
+            "--offline",
+            "--output-base-dir",
+            str(out),
+            "--budget-usd",
+            "0.13",
+            "--max-concurrency",
+            "8",
+        ],
+        cli_env(),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [row for path in (only_run_dir(out) / "results").glob("*.json") for row in json.loads(path.read_text())]
     assert len(rows) == 40 and all(row["outcome"] == "succeeded" for row in rows)
@@ -150,16 +228,43 @@ def test_ranking_a_conversation_run_against_a_plain_run_is_refused(tmp_path: Pat
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1"]})
     base = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--offline", "--poll-interval", "0.05"]
-    assert generation_main([*base, "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir",
-                            str(tmp_path / "plain")]) == 0
-    assert generation_main([*base, "--model-name", "gpt-4.1-nano-2025-04-14", "--output-base-dir",
-                            str(tmp_path / "talk"), "--simulated-user-model", "gpt-4.1-mini-2025-04-14",
-                            "--simulated-user-instructions", "Push back.", "--max-turns", "2"]) == 0
+    assert (
+        generation_main(
+            [*base, "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "plain")]
+        )
+        == 0
+    )
+    assert (
+        generation_main(
+            [
+                *base,
+                "--model-name",
+                "gpt-4.1-nano-2025-04-14",
+                "--output-base-dir",
+                str(tmp_path / "talk"),
+                "--simulated-user-model",
+                "gpt-4.1-mini-2025-04-14",
+                "--simulated-user-instructions",
+                "Push back.",
+                "--max-turns",
+                "2",
+            ]
+        )
+        == 0
+    )
     candidates = resolve_candidates([only_run_dir(tmp_path / "plain"), only_run_dir(tmp_path / "talk")])
-    settings = JudgeSettings(spec_path=spec, judge_model="gpt-4.1-2025-04-14", output_dir_base=tmp_path / "rank",
-                             offline=True, params=GenerationParams(max_tokens=256),
-                             engine=EngineOptions(poll_interval=0.05))
-    with pytest.raises(ConfigError, match=r"different conversation scripts \(a single answer per input; simulated "
-                                          r"user gpt-4.1-mini-2025-04-14\)"):
+    settings = JudgeSettings(
+        spec_path=spec,
+        judge_model="gpt-4.1-2025-04-14",
+        output_dir_base=tmp_path / "rank",
+        offline=True,
+        params=GenerationParams(max_tokens=256),
+        engine=EngineOptions(poll_interval=0.05),
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"different conversation scripts \(a single answer per input; simulated "
+        r"user gpt-4.1-mini-2025-04-14\)",
+    ):
         BatchedRankingPipeline(settings, candidates)
     assert not (tmp_path / "rank").exists()

@@ -24,12 +24,22 @@ def test_ctrl_c_records_interrupted_and_the_next_run_resumes(tmp_path):
     assert proc.wait(timeout=60) == 3
     state = json.loads((out / "experiment.json").read_text())
     assert state["status"] == "interrupted" and state["stopped_at"]
-    status = forked.run([sys.executable, "-m", "speceval", "status", str(out), "--no-refresh"], cwd=REPO, env=env,
-                        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
-    assert status.returncode == 0 and f"Experiment grid in {out}: interrupted at {state['stopped_at']}" in \
-        status.stdout.replace("\n", "")
-    done = forked.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                      timeout=300)
+    status = forked.run(
+        [sys.executable, "-m", "speceval", "status", str(out), "--no-refresh"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert (
+        status.returncode == 0
+        and f"Experiment grid in {out}: interrupted at {state['stopped_at']}" in status.stdout.replace("\n", "")
+    )
+    done = forked.run(
+        command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert_each_chunk_paid_once(server_jobs(out))
     state = json.loads((out / "experiment.json").read_text())

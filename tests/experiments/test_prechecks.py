@@ -22,13 +22,21 @@ def _refused(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> s
     return " ".join((captured.out + captured.err).split())
 
 
-@pytest.mark.parametrize(("rows", "expected"), [
-    ("a1,openai,gpt-4.1-mini-2025-04-14,s,,i,o,maybe,\n", "line 2, field 'human_compliant': human_compliant 'maybe'"),
-    ("a1,other_spec,gpt-4.1-mini-2025-04-14,s,,i,o,yes,\n", "line 2, field 'spec': spec 'other_spec' is not one"),
-    ("a1,openai,gpt-5-from-elsewhere,s,,i,o,yes,\n", "candidate 'gpt-5-from-elsewhere' is not one"),
-    ("a1,openai,gpt-4.1-mini-2025-04-14,s,,i,o,yes,\na1,openai,gpt-4.1-mini-2025-04-14,s,,i,o,no,\n",
-     "line 3, field 'item': item 'a1' is labelled on line 2 too (a conflicting label)"),
-])
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (
+            "a1,openai,gpt-4.1-mini-2025-04-14,s,,i,o,maybe,\n",
+            "line 2, field 'human_compliant': human_compliant 'maybe'",
+        ),
+        ("a1,other_spec,gpt-4.1-mini-2025-04-14,s,,i,o,yes,\n", "line 2, field 'spec': spec 'other_spec' is not one"),
+        ("a1,openai,gpt-5-from-elsewhere,s,,i,o,yes,\n", "candidate 'gpt-5-from-elsewhere' is not one"),
+        (
+            "a1,openai,gpt-4.1-mini-2025-04-14,s,,i,o,yes,\na1,openai,gpt-4.1-mini-2025-04-14,s,,i,o,no,\n",
+            "line 3, field 'item': item 'a1' is labelled on line 2 too (a conflicting label)",
+        ),
+    ],
+)
 def test_a_bad_label_sheet_is_refused_before_any_job(tmp_path, capsys, rows: str, expected: str) -> None:
     (tmp_path / "labels.csv").write_text(HEADER + rows)
     assert expected in _refused(tmp_path, GRID + "labels: labels.csv\n", capsys)
@@ -42,7 +50,8 @@ def test_a_metric_over_a_judge_that_is_not_one_is_refused(tmp_path, capsys) -> N
 
 def test_a_limit_over_a_model_without_a_price_is_refused_naming_the_key(tmp_path, capsys) -> None:
     text = GRID.replace("gpt-4.1-mini-2025-04-14", "gpt-4.1-mini-2025-04-14\n    org: openai").replace(
-        "  - model: claude-3-5-haiku-20241022\n", "  - model: ft:gpt-unpriced-custom\n    org: openai\n")
+        "  - model: claude-3-5-haiku-20241022\n", "  - model: ft:gpt-unpriced-custom\n    org: openai\n"
+    )
     shown = _refused(tmp_path, text + "cost_per_run_limit: 1\n", capsys)
     assert "cost_per_run_limit needs a price" in shown and "ft:gpt-unpriced-custom" in shown
     assert "--budget-usd" not in shown

@@ -24,8 +24,9 @@ BUDGET = 0.012  # one job of 5 requests reserves ~$0.008 (5 × 2,000 output toke
 
 def _experiment(tmp_path: Path, budget: float) -> Path:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
-    inputs = write_inputs(tmp_path / "inputs", {sid: [f"{sid} question {i}" for i in range(20)]
-                                                for sid in ("alpha", "beta")})
+    inputs = write_inputs(
+        tmp_path / "inputs", {sid: [f"{sid} question {i}" for i in range(20)] for sid in ("alpha", "beta")}
+    )
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(f"""experiment_name: budgeted
 output_dir: out
@@ -76,7 +77,8 @@ def _spent(out: Path) -> float:
 
 
 def test_upper_bound_over_four_budgets_but_small_spend_finishes_in_one_command(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     experiment = _experiment(tmp_path, BUDGET)
     with IndependentOpenAIServer(answer=_short) as server:
         code = _run(experiment, server, monkeypatch)
@@ -90,7 +92,8 @@ def test_upper_bound_over_four_budgets_but_small_spend_finishes_in_one_command(
 
 
 def test_answers_at_max_tokens_never_pass_the_budget_and_a_raised_budget_continues(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     experiment = _experiment(tmp_path, BUDGET)
     with IndependentOpenAIServer(answer=_at_max_tokens) as server:
         code = _run(experiment, server, monkeypatch)
@@ -104,8 +107,13 @@ def test_answers_at_max_tokens_never_pass_the_budget_and_a_raised_budget_continu
 
         experiment.write_text(experiment.read_text().replace(f"budget_usd: {BUDGET}", "budget_usd: 1.0"))
         code = _run(experiment, server, monkeypatch)
-        lines = [json.loads(raw) for f in server.files.values() if f.purpose == "batch"
-                 for raw in f.data.splitlines() if raw.strip()]
+        lines = [
+            json.loads(raw)
+            for f in server.files.values()
+            if f.purpose == "batch"
+            for raw in f.data.splitlines()
+            if raw.strip()
+        ]
         batches = server.batches
     assert code == 0, capsys.readouterr().err
     assert len(batches) == 8  # nothing paid for before the raise was sent again

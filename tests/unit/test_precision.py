@@ -29,8 +29,7 @@ def _rates(rng: np.random.Generator, rate: float, inputs: int, runs: int, icc: f
     return complied.sum(axis=1) / (inputs * runs)
 
 
-@pytest.mark.parametrize(("rate", "inputs", "runs", "icc"), [(0.8, 40, 3, 0.3), (0.5, 100, 1, 0.0),
-                                                             (0.9, 60, 5, 0.1)])
+@pytest.mark.parametrize(("rate", "inputs", "runs", "icc"), [(0.8, 40, 3, 0.3), (0.5, 100, 1, 0.0), (0.9, 60, 5, 0.1)])
 def test_planned_half_width_matches_the_simulated_one(rate: float, inputs: int, runs: int, icc: float) -> None:
     rng = np.random.default_rng(20261127)
     simulated = Z_95 * _rates(rng, rate, inputs, runs, icc, REPLICATES).std(ddof=1)
