@@ -33,7 +33,7 @@ def _money(value: float | None) -> str:
 def _print(result: ExperimentPlan, offline: bool) -> None:
     table = Table(title=f"dry run of {result.experiment_name}: nothing sent, nothing written", header_style="bold")
     for column in ("stage", "runs", "requests", "jobs", "expected", "upper bound"):
-        table.add_column(column, justify="left" if column == "stage" else "right")
+        table.add_column(column, justify="left" if column == "stage" else "right", overflow="fold")
     for stage in result.stages:
         table.add_row(
             stage.stage,
@@ -86,22 +86,11 @@ def _print_precision(result: ExperimentPlan) -> None:
     table = Table(
         title="precision plan (normal approximation with design effect; assumptions below)", header_style="bold"
     )
-    for column in (
-        "spec",
-        "compared",
-        "pair",
-        "within",
-        "inputs x runs",
-        "design effect",
-        "rate 95% CI ±",
-        "min. detectable difference",
-    ):
-        table.add_column(
-            column,
-            justify="right"
-            if column in ("inputs x runs", "design effect", "rate 95% CI ±", "min. detectable difference")
-            else "left",
-        )
+    # Short headers, explained below the table: at 80 columns long ones leave the model names no room.
+    for column in ("spec", "compared", "pair", "within"):
+        table.add_column(column, overflow="fold")  # wrap, never cut: a model name must stay whole
+    for column in ("n x runs", "deff", "CI ±", "MDD"):
+        table.add_column(column, justify="right", no_wrap=True)
     for row in result.precision:
         pair = f"{row.a} vs {row.b}" if row.b else row.a
         table.add_row(
@@ -116,7 +105,9 @@ def _print_precision(result: ExperimentPlan) -> None:
         )
     stdout.print(table)
     stdout.print(
-        f"Assumed: compliance rate {a.rate:g} (--assume-rate), intra-input correlation {a.icc:g} "
-        "(--assume-icc); 95% intervals, differences at 80% power in a two-sided 5% test, the two rates "
-        "of a pair uncorrelated beyond their inputs (no credit for pairing: conservative)."
+        "n x runs: inputs x runs per variation; deff: design effect 1 + (runs - 1) x ICC; CI ±: expected "
+        "half-width of each rate's 95% interval; MDD: minimum detectable difference of the pair's two rates at 80% "
+        f"power in a two-sided 5% test. Assumed: compliance rate {a.rate:g} (--assume-rate), intra-input "
+        f"correlation {a.icc:g} (--assume-icc), the two rates of a pair uncorrelated beyond their inputs (no "
+        "credit for pairing: conservative)."
     )

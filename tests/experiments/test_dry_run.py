@@ -43,9 +43,8 @@ def test_dry_run_table_names_requests_cost_and_precision(tmp_path: Path, capsys)
     assert speceval_main(["run", str(experiment), "--dry-run", "--assume-icc", "0"]) == 0  # no key needed
     shown = " ".join(capsys.readouterr().out.split())
     assert "nothing sent, nothing written" in shown
-    # Table headers wrap at a narrow console (80 columns under pytest-xdist): look for their words.
-    assert all(word in shown for word in ("min.", "detectable", "difference", "upper", "bound"))
-    assert "intra-input correlation 0 (--assume-icc)" in shown
+    assert "MDD: minimum detectable difference" in shown and "intra-input correlation 0 (--assume-icc)" in shown
+    assert "│ 0.177 │" in shown  # 40 inputs x 2 runs, ICC 0, rate 0.8: MDD (1.96 + 0.84) x sqrt(2 x 0.16 / 80)
     assert not (tmp_path / "out").exists()
 
 
