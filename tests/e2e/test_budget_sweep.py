@@ -14,6 +14,29 @@ from speceval.cli.main import main as speceval_main
 from tests.conftest import write_inputs, write_spec
 from tests.experiments.test_experiments import GRID
 
+MINI = "gpt-4.1-mini-2025-04-14"
+
+
+def _generate(tmp_path: Path, statements: dict[str, list[str]], out: str, model: str, *extra: str) -> int:
+    """`run_batched_generation` over a spec and inputs of `statements` (written once per tmp_path), into `out`."""
+    spec = write_spec(tmp_path / "spec.jsonl", list(statements))
+    inputs = write_inputs(tmp_path / "inputs", statements)
+    return generation_main(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            model,
+            "--output-base-dir",
+            str(tmp_path / out),
+            "--poll-interval",
+            "0.05",
+            *extra,
+        ]
+    )
+
 
 def _inputs_args(tmp_path: Path, *extra: str) -> list[str]:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
@@ -50,23 +73,7 @@ def test_inputs_refuses_numbers_out_of_range_at_once(tmp_path: Path, flag: list[
 
 
 def test_a_zero_budget_sends_nothing_for_generation_and_inputs(tmp_path: Path, capsys) -> None:
-    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
-    inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1"]})
-    code = generation_main(
-        [
-            "--spec-path",
-            str(spec),
-            "--pregenerated-inputs-dir",
-            str(inputs),
-            "--model-name",
-            "gpt-4.1-mini-2025-04-14",
-            "--output-base-dir",
-            str(tmp_path / "gen"),
-            "--offline",
-            "--budget-usd",
-            "0",
-        ]
-    )
+    code = _generate(tmp_path, {"alpha": ["a0", "a1"]}, "gen", MINI, "--offline", "--budget-usd", "0")
     assert code == 3
     assert not list((tmp_path / "gen").rglob("metadata/*.json"))  # no job was created
     shown = capsys.readouterr()
@@ -108,26 +115,18 @@ def test_inputs_resume_refuses_a_changed_per_statement(tmp_path: Path, capsys) -
 
 
 def test_empty_instructions_file_is_named(tmp_path: Path, capsys) -> None:
-    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
-    inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0"]})
     empty = tmp_path / "empty.txt"
     empty.write_text("\n")
-    code = generation_main(
-        [
-            "--spec-path",
-            str(spec),
-            "--pregenerated-inputs-dir",
-            str(inputs),
-            "--model-name",
-            "gpt-4.1-mini-2025-04-14",
-            "--output-base-dir",
-            str(tmp_path / "gen"),
-            "--offline",
-            "--simulated-user-model",
-            "gpt-4.1-mini-2025-04-14",
-            "--simulated-user-instructions",
-            f"@{empty}",
-        ]
+    code = _generate(
+        tmp_path,
+        {"alpha": ["a0"]},
+        "gen",
+        MINI,
+        "--offline",
+        "--simulated-user-model",
+        MINI,
+        "--simulated-user-instructions",
+        f"@{empty}",
     )
     shown = " ".join("".join(capsys.readouterr()).split())
     assert code == 2 and str(empty) in shown
@@ -144,30 +143,20 @@ def test_answers_at_max_tokens_from_the_emulator_never_pass_the_budget(tmp_path:
     from tests.conftest import TEST_KEY
 
     model, budget, max_tokens = "gpt-4.1-mini-2025-04-14", 0.005, 1000
-    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
-    inputs = write_inputs(tmp_path / "inputs", {sid: [f"{sid} {i}" for i in range(4)] for sid in ("alpha", "beta")})
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05, answer_at_max_tokens=True)) as emu:
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-        code = generation_main(
-            [
-                "--spec-path",
-                str(spec),
-                "--pregenerated-inputs-dir",
-                str(inputs),
-                "--model-name",
-                model,
-                "--output-base-dir",
-                str(tmp_path / "gen"),
-                "--batch-size",
-                "2",
-                "--max-tokens",
-                str(max_tokens),
-                "--poll-interval",
-                "0.05",
-                "--budget-usd",
-                str(budget),
-            ]
+        code = _generate(
+            tmp_path,
+            {sid: [f"{sid} {i}" for i in range(4)] for sid in ("alpha", "beta")},
+            "gen",
+            model,
+            "--batch-size",
+            "2",
+            "--max-tokens",
+            str(max_tokens),
+            "--budget-usd",
+            str(budget),
         )
         created = emu.stats.batches_created["openai"]
     assert code == 3 and 1 < created < 4
@@ -225,36 +214,27 @@ def test_ranking_a_conversation_run_against_a_plain_run_is_refused(tmp_path: Pat
     from speceval.pipelines.ranking import BatchedRankingPipeline
     from tests.conftest import only_run_dir
 
-    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
-    inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1"]})
-    base = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--offline", "--poll-interval", "0.05"]
+    statements = {"alpha": ["a0", "a1"]}
+    assert _generate(tmp_path, statements, "plain", MINI, "--offline") == 0
     assert (
-        generation_main(
-            [*base, "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "plain")]
-        )
-        == 0
-    )
-    assert (
-        generation_main(
-            [
-                *base,
-                "--model-name",
-                "gpt-4.1-nano-2025-04-14",
-                "--output-base-dir",
-                str(tmp_path / "talk"),
-                "--simulated-user-model",
-                "gpt-4.1-mini-2025-04-14",
-                "--simulated-user-instructions",
-                "Push back.",
-                "--max-turns",
-                "2",
-            ]
+        _generate(
+            tmp_path,
+            statements,
+            "talk",
+            "gpt-4.1-nano-2025-04-14",
+            "--offline",
+            "--simulated-user-model",
+            MINI,
+            "--simulated-user-instructions",
+            "Push back.",
+            "--max-turns",
+            "2",
         )
         == 0
     )
     candidates = resolve_candidates([only_run_dir(tmp_path / "plain"), only_run_dir(tmp_path / "talk")])
     settings = JudgeSettings(
-        spec_path=spec,
+        spec_path=tmp_path / "spec.jsonl",
         judge_model="gpt-4.1-2025-04-14",
         output_dir_base=tmp_path / "rank",
         offline=True,
