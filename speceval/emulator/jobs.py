@@ -87,7 +87,7 @@ def within_limit(text: str, limit: int | None, *, at_limit: bool) -> str:
     return text.ljust(limit * 4)  # estimate_tokens counts four characters a token
 
 
-def output_tokens(text: str, limit: int | None) -> int:
+def billed_output_tokens(text: str, limit: int | None) -> int:
     """Output tokens billed for `text`: never more than the request's max_tokens, as a provider bills. (The text
     itself is kept whole, so answers read the same whatever the limit.)"""
     tokens = estimate_tokens(text)
@@ -315,7 +315,7 @@ def final_outcomes(
                 kind=kind,
                 text=text,
                 input_tokens=estimate_tokens(item.prompt) if executed else 0,
-                output_tokens=output_tokens(text, item.max_tokens) if text is not None else 0,
+                output_tokens=billed_output_tokens(text, item.max_tokens) if text is not None else 0,
                 dropped=executed and request_draw(job, index, "drop") < job.plan.drop_rate,
                 duplicated=executed and request_draw(job, index, "duplicate") < job.plan.duplicate_rate,
                 cache=cache.get(index, NO_CACHE),

@@ -219,11 +219,15 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
         outcome = _stopped(output_dir, state, f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): "
                                               f"{', '.join(unfinished[:3])}{more}")
         summaries = [summary for task in tasks for summary in task.summaries.values()]
-        if budget is not None and any(summary.reason is StopReason.BUDGET for summary in summaries):
+        if any(summary.reason is StopReason.BUDGET for summary in summaries):
             unsent = sum(task.outstanding for task in tasks if task.state is TaskState.STOPPED)
             not_started = sum(task.state in (TaskState.BLOCKED, TaskState.WAITING) for task in tasks)
-            outcome.budget_line = budget.stop_line(f"{unsent} request(s) of stopped tasks, and {not_started} task(s) "
-                                                   "not started; raise budget_usd in the file and run it again")
+            left = f"{unsent} request(s) of stopped tasks, and {not_started} task(s) not started"
+            if budget is not None and budget.refused_usd is not None:
+                outcome.budget_line = budget.stop_line(f"{left}; raise budget_usd in the file and run it again")
+            else:  # a run's own limit stopped it (each run's budget lives in its task)
+                outcome.budget_line = (f"Stopped by cost_per_run_limit (${config.cost_per_run_limit} per run): not "
+                                       f"sent: {left}; raise cost_per_run_limit in the file and run it again.")
         return outcome
     state.status = "finished"
     _save(output_dir, state)

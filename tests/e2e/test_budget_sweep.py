@@ -248,3 +248,29 @@ def test_ranking_a_conversation_run_against_a_plain_run_is_refused(tmp_path: Pat
     ):
         BatchedRankingPipeline(settings, candidates)
     assert not (tmp_path / "rank").exists()
+
+
+def test_a_stop_by_cost_per_run_limit_says_so_on_the_last_line(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    grid = GRID.replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation]")
+    experiment.write_text(grid + "cost_per_run_limit: 0.0001\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) == 3
+    assert not list((tmp_path / "out").rglob("metadata/*.json"))  # no run's first job fits $0.0001
+    shown = capsys.readouterr()
+    last = (shown.out + shown.err).strip().splitlines()[-1]
+    assert last.startswith("Stopped by cost_per_run_limit ($0.0001 per run): not sent: 160 request(s)")
+
+
+def test_the_emulator_bills_a_realtime_answer_at_most_its_max_tokens() -> None:
+    import openai
+
+    from speceval.emulator import Emulator
+    from tests.conftest import TEST_KEY
+
+    with Emulator() as emu:
+        client = openai.OpenAI(api_key=TEST_KEY, base_url=emu.openai_base_url, max_retries=0)
+        chat = [{"role": "user", "content": "Tell me everything about the weather."}]
+        capped = client.chat.completions.create(model=MINI, messages=chat, max_completion_tokens=3)  # type: ignore[arg-type]
+        free = client.chat.completions.create(model=MINI, messages=chat, max_completion_tokens=4000)  # type: ignore[arg-type]
+    assert capped.usage is not None and free.usage is not None
+    assert capped.usage.completion_tokens == 3 < free.usage.completion_tokens
