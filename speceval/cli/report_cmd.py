@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.errors import ConfigError
+from speceval.ranges import SAMPLE_SIZE, SEED, flag_type
 
 
 def register(commands: Any) -> None:
@@ -24,9 +25,11 @@ def register(commands: Any) -> None:
     report.set_defaults(handler=_report)
     sheet = commands.add_parser("label-sheet", help="a CSV of sampled answers for a person to label")
     sheet.add_argument("paths", nargs="+", type=Path, help="folders holding compliance runs")
-    sheet.add_argument("--n", type=int, required=True, help="how many distinct answers to sample")
-    sheet.add_argument("--seed", type=int, default=0, help="seed of the stratified sample (default 0)")
-    sheet.add_argument("--out", type=Path, default=Path("labels.csv"), help="the CSV to write (default labels.csv)")
+    sheet.add_argument("--n", type=flag_type(SAMPLE_SIZE), required=True, help="how many distinct answers to sample")
+    sheet.add_argument("--seed", type=flag_type(SEED), default=0, help="seed of the stratified sample (default 0)")
+    sheet.add_argument("--out", type=Path, default=Path("labels.csv"), help="the CSV to write (default labels.csv; "
+                                                                            "never over an existing file)")
+    sheet.add_argument("--force", action="store_true", help="replace an existing --out file (its labels are lost)")
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
@@ -54,12 +57,16 @@ def _report(args: argparse.Namespace) -> int:
 
     from speceval.analysis.rendering.report import build_report
     from speceval.batch.costs import PriceTable
-    from speceval.cli.console import stdout
+    from speceval.cli.console import console, stdout
     from speceval.paths import check_output_dir
 
     check_output_dir(args.out, "--out")
     summary = build_report(args.paths, args.out, PriceTable.load(args.prices), labels=args.labels,
                            min_canary_accuracy=args.min_canary_accuracy)
+    if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
+        # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
+        console.print("[bold yellow]warning:[/] --min-canary-accuracy checked nothing: no judge under these "
+                      "folders judged the spec's example responses (canaries)")
     if summary.data.data_banner:
         stdout.print(f"[bold red]{summary.data.data_banner}[/]")
     for skipped in summary.data.skipped:
@@ -94,10 +101,19 @@ def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.paths import check_output_file
 
     check_output_file(args.out, "--out")
+    if args.out.exists() and not args.force:  # a filled sheet holds a person's work: never replaced by default
+        raise ConfigError(f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to "
+                          "replace it")
     verdicts = load_verdicts(args.paths)
     if not verdicts.compliance:
-        raise ConfigError("no compliance results found under the given folders: nothing to label")
+        folders = ", ".join(str(path) for path in args.paths)
+        raise ConfigError(f"no compliance results found under {folders}: nothing to label (give the folders a "
+                          "compliance judge wrote, e.g. an experiment's output_dir)")
     sheet = label_sheet(verdicts.compliance, args.n, args.seed)
+    if not sheet:
+        raise ConfigError(f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
+                          "categorical or judge per turn (neither is a yes/no verdict on an answer that a label "
+                          "could agree with)")
     write_label_sheet(args.out, sheet)
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
                  "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))

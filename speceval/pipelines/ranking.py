@@ -52,7 +52,7 @@ from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.transcripts import Transcript, render_transcript_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
-from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
+from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers, refuse_mixed_scripts
 from speceval.pipelines.judge_run import (
     JudgeSettings,
     JudgeTarget,
@@ -187,6 +187,7 @@ class BatchedRankingPipeline:
         self.spec_name = settings.spec_name or self.spec.name
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
+        refuse_mixed_scripts(candidates)
         answers = [load_answers(candidate, self.spec) for candidate in candidates]
         self.salt = judge_salt(self.output_dir)
         self.pairs = [self._pair(first, second) for first, second in itertools.permutations(answers, 2)]

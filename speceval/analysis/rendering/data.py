@@ -46,7 +46,14 @@ from speceval.analysis.tables.keys import DataKinds, Source
 from speceval.analysis.tables.labelled import labelled_tally
 from speceval.analysis.tables.metrics import MetricRow, metric_table
 from speceval.analysis.tables.panel import PanelCounts, panel_verdicts
-from speceval.analysis.tables.rankings import Consistency, Strength, WinRate, position_consistency, strengths, win_rates
+from speceval.analysis.tables.rankings import (
+    Consistency,
+    Strength,
+    WinRate,
+    position_consistency,
+    strengths,
+    win_rates,
+)
 from speceval.analysis.tables.rates import Agreement, ComplianceRate, compliance_rates, judge_agreement
 from speceval.analysis.tables.turns import TurnRate, turn_rates
 from speceval.analysis.tables.variations import (
