@@ -38,8 +38,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from speceval.batch.engine import BatchEngine, EngineOptions  # noqa: E402
-from speceval.batch.model import GenerationParams  # noqa: E402
-from speceval.batch.records import Usage  # noqa: E402
 from speceval.batch.store import RunStore  # noqa: E402
 from speceval.costs import PriceTable  # noqa: E402
 from speceval.emulator import Emulator, FaultConfig  # noqa: E402
@@ -50,6 +48,8 @@ from speceval.pipelines.candidates import CandidateAnswers, load_answers, resolv
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig  # noqa: E402
 from speceval.providers.registry import create_batched_model  # noqa: E402
 from speceval.spec import Specification, load_spec  # noqa: E402
+from speceval.wire.params import GenerationParams  # noqa: E402
+from speceval.wire.usage import Usage  # noqa: E402
 
 SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 INPUTS = REPO / "data" / "inputs" / "openai"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is imported on first use
     from speceval.batch.engine import BatchEngine, EngineOptions
-    from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+    from speceval.batch.model import BatchedModel, ProviderLimits
     from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
     from speceval.batch.records import (
         BatchRecord,
@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
         RequestOutcome,
         ResultRecord,
         SubmissionIntent,
-        Usage,
     )
     from speceval.batch.store import RunStore
     from speceval.errors import (
@@ -53,6 +52,8 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
         unregister_provider,
     )
     from speceval.spec import Specification, Statement, load_spec
+    from speceval.wire.params import GenerationParams
+    from speceval.wire.usage import Usage
 
 # name → module: `import speceval` imports none of them (pydantic models, the engine and the pipelines take
 # a second to build), so a command's --help and a script that needs one class stay fast.

@@ -20,12 +20,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from speceval.batch.prompt import Prompt
 from speceval.conversations.script import Conversation, parse_item
 from speceval.errors import ConfigError, InputError, RunStateError
 from speceval.json_keys import DuplicateKeyError, refuse_duplicate_keys
 from speceval.paths import safe_filename
 from speceval.spec import Specification, json_type_name
+from speceval.wire.prompt import Prompt
 
 logger = logging.getLogger(__name__)
 

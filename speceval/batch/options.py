@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from speceval.batch.budget import Budget
-from speceval.batch.ledger import ItemSource, ListSource, final_outcome
+from speceval.batch.ledger import ItemSource, ListPromptSource, ListSource, final_outcome
 from speceval.batch.records import ResultRecord
 from speceval.inputs import PromptItem
 
@@ -49,4 +49,6 @@ def as_source(items: Sequence[PromptItem] | ItemSource) -> ItemSource:
     """An item source for `items` (sources pass through; lists of prompt items are wrapped)."""
     if isinstance(items, ItemSource):
         return items
+    if any(i.prompt is not None for i in items):
+        return ListPromptSource((i.statement_id, i.original_index, i.input_text, i.request) for i in items)
     return ListSource((i.statement_id, i.original_index, i.input_text) for i in items)

@@ -12,9 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
-from speceval.batch.records import Usage
 from speceval.cli.command_defaults import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
@@ -51,6 +50,8 @@ from speceval.raydata.settings import ray_settings, refuse_ray_flags
 from speceval.realtime import AnyModel
 from speceval.realtime.settings import create_realtime_model, realtime_settings
 from speceval.runs import find_identical_runs
+from speceval.wire.params import GenerationParams
+from speceval.wire.usage import Usage
 
 
 def engine_options(args: argparse.Namespace, base: EngineOptions | None, offline: bool) -> EngineOptions:

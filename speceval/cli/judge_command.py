@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
 from speceval.cli.command_defaults import (
     DEFAULT_MAX_ATTEMPTS,
@@ -57,6 +57,7 @@ from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import ray_settings
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 from speceval.realtime.settings import RealtimeSettings
+from speceval.wire.params import GenerationParams
 
 _VERTEX_ENV = {"project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION"}
 _ENDPOINT_FLAGS = ("base_url", "api_key_env", "rpm", "max_concurrency")

@@ -21,12 +21,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.prompt import Prompt
 from speceval.conversations.script import ChatMessage
 from speceval.errors import InputError
 from speceval.judging.prompts import fence, make_nonce
 from speceval.settings_checks import MaxTokens, MaxTurns, Temperature
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import Prompt
 
 TEMPLATE = "simulated_user_v1"
 MARKER = "speceval prompt: "

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 from speceval.batch.budget import RunBudget
 from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
 from speceval.costs import CostEstimator, PriceTable
@@ -48,6 +47,7 @@ from speceval.raydata.settings import RaySettings
 from speceval.realtime import AnyModel, make_engine
 from speceval.realtime.settings import RealtimeSettings
 from speceval.spec import Specification, load_spec
+from speceval.wire.params import GenerationParams
 
 
 class JudgePipeline(Protocol):

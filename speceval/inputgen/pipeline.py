@@ -37,7 +37,7 @@ from pydantic import BaseModel
 
 from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
@@ -59,9 +59,10 @@ from speceval.offline import emulator_options, emulator_state_dir, offline_emula
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.models import use_model
 from speceval.providers.registry import create_batched_model, resolve_org
-from speceval.providers.sent import settings_as_sent
 from speceval.realtime import AnyModel, make_engine
 from speceval.spec import Specification, Statement, load_spec
+from speceval.wire.params import GenerationParams
+from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)
 

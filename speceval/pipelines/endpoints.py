@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from speceval.batch.model import GenerationParams
 from speceval.errors import ConfigError
 from speceval.providers.registry import ProviderEntry
 from speceval.raydata.settings import FLAG_FIELDS as RAY_KEYS
@@ -23,6 +22,7 @@ from speceval.realtime import AnyModel
 from speceval.realtime.settings import FLAG_FIELDS as REALTIME_FIELDS
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_MANIFEST_KEY
 from speceval.realtime.settings import RealtimeSettings, create_realtime_model
+from speceval.wire.params import GenerationParams
 
 EndpointSettings = RealtimeSettings | RaySettings
 REALTIME_KEYS = tuple(REALTIME_FIELDS)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
@@ -27,10 +27,11 @@ from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_c
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.pipelines.models import check_model, simulated_user_model, use_model
 from speceval.providers.registry import create_batched_model, resolve_org
-from speceval.providers.sent import settings_as_sent
 from speceval.realtime import AnyModel, RealtimeModel, make_engine
 from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
+from speceval.wire.params import GenerationParams
+from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from speceval.atomic import atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
-from speceval.batch.ledger import ItemSource
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.ledger import ItemSource, request_of
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import (
     BatchRecord,
@@ -41,12 +41,14 @@ from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_c
 from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
 from speceval.pipelines.answer_prompts import JudgeSource
-from speceval.providers.sent import settings_as_sent
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
 from speceval.realtime import AnyModel, RealtimeEngine, make_engine
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 from speceval.realtime.settings import RealtimeSettings
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import Prompt
+from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)
 
@@ -193,10 +195,17 @@ class JudgeTarget:
 
     @property
     def items(self) -> list[PromptItem]:
-        """Every request as an item (renders them all: for small runs, tests and engines that take a list)."""
-        return [PromptItem(statement_id=statement_id, original_index=index, input_text=text)
-                for statement_id, _ in self.source.statement_counts()
-                for index, text in self.source.texts(statement_id).items()]
+        """Every request as an item (renders them all: for small runs, tests and engines that take a list); a
+        prompt with a shared prefix carries it marked (`Prompt.cache_prefix`), as the batch engine sends it."""
+        marked = request_of(self.source)
+        items = []
+        for statement_id, _ in self.source.statement_counts():
+            for index, text in self.source.texts(statement_id).items():
+                request = marked(text) if marked is not None else text
+                prompt = request if isinstance(request, Prompt) else None
+                items.append(PromptItem(statement_id=statement_id, original_index=index, input_text=text,
+                                        prompt=prompt))
+        return items
 
     @property
     def request_count(self) -> int:

@@ -14,11 +14,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from speceval.batch.model import GenerationParams
 from speceval.errors import ConfigError, ModelMismatchError
 from speceval.offline import offline_provider
 from speceval.providers.registry import adapter_class, create_batched_model, resolve_org
 from speceval.realtime import AnyModel, RealtimeModel
+from speceval.wire.params import GenerationParams
 
 if TYPE_CHECKING:
     from speceval.conversations.simulated_user import SimulatedUser

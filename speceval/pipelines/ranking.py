@@ -51,6 +51,7 @@ from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.transcripts import Transcript, render_transcript_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
+from speceval.pipelines.answer_prompts import SharedPrefixes
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
 from speceval.pipelines.judge_run import (
     JudgeOutcome,
@@ -153,7 +154,7 @@ class Task:
                 b.transcript or Transcript.single(b.input_text, b.output_text))
 
 
-class PairTasks:
+class PairTasks(SharedPrefixes):
     """The shared inputs of two candidates as tasks (A = `first`, B = `second`), read per statement on demand.
 
     Like the compliance judge's `AnswerPrompts`, it is the pair's `ItemSource`: construction keeps only each

@@ -16,14 +16,16 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.records import Outcome, RequestError, RequestOutcome, Usage
+from speceval.batch.records import Outcome, RequestError, RequestOutcome
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.providers.openai_batch import parse_result_line
-from speceval.raydata.settings import HTTP_WORKER_CPUS, INSTALL_HINT, RaySettings, chat_payload, processor_config
+from speceval.raydata.settings import HTTP_WORKER_CPUS, INSTALL_HINT, RaySettings, processor_config
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeOptions
 from speceval.redaction import redact
+from speceval.wire.openai import chat_body
+from speceval.wire.params import GenerationParams
+from speceval.wire.usage import Usage
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +148,7 @@ class RayModel:
                 config,
                 preprocess=lambda row: {
                     "custom_id": row["custom_id"],
-                    "messages": chat_payload(model_name, params, row["prompt"])["messages"],
+                    "messages": chat_body(model_name, params, row["prompt"], compatible=True)["messages"],
                     "sampling_params": sampling,
                 },
                 postprocess=lambda row: {
@@ -162,7 +164,7 @@ class RayModel:
                 config,
                 preprocess=lambda row: {
                     "custom_id": row["custom_id"],
-                    "payload": chat_payload(model_name, params, row["prompt"]),
+                    "payload": chat_body(model_name, params, row["prompt"], compatible=True),
                 },
                 # Success and error bodies have different shapes; one JSON column keeps the schema fixed.
                 postprocess=lambda row: {

@@ -13,10 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.prompt import PromptLike
 from speceval.errors import ConfigError
-from speceval.providers.messages import chat_messages, chat_response_format, with_run_schema
 from speceval.settings_checks import MaxConcurrency, Replicas, Rpm, TensorParallelSize
 
 logger = logging.getLogger(__name__)
@@ -78,19 +75,6 @@ class RaySettings(BaseModel):
 FLAG_FIELDS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "tensor_parallel_size", "replicas",
                "engine_args", "ray_address")
 """The settings a run gives as flags (`--engine-arg` repeated gives `engine_args`) or YAML keys."""
-
-
-def chat_payload(model_name: str, params: GenerationParams, prompt: PromptLike) -> dict[str, Any]:
-    """The chat-completions body of one prompt, as OpenAI-compatible servers read it."""
-    prompt = with_run_schema(prompt, params)
-    messages = chat_messages(params.system_prompt, prompt)
-    body: dict[str, Any] = {"model": model_name, "messages": messages, "max_tokens": params.max_tokens}
-    if params.temperature is not None:
-        body["temperature"] = params.temperature
-    response_format = chat_response_format(prompt)
-    if response_format is not None:
-        body["response_format"] = response_format
-    return body
 
 
 def processor_config(settings: RaySettings, model_name: str, headers: dict[str, str]) -> Any:

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 
 from speceval.batch.engine import EngineOptions, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
-from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
+from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.costs import PriceTable
@@ -35,6 +35,7 @@ from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel
 from speceval.redaction import redact
+from speceval.wire.usage import Usage
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from speceval.batch.model import GenerationParams
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.manifest import RunManifest
@@ -31,6 +30,7 @@ from speceval.settings_checks import (
     Rpm,
     Tpm,
 )
+from speceval.wire.params import GenerationParams
 
 if TYPE_CHECKING:
     pass

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.emulator import Emulator, FaultConfig, HttpFault
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.anthropic_batch import AnthropicBatchedModel
 from speceval.providers.gemini_batch import GeminiBatchedModel
 from speceval.providers.openai_batch import OpenAIBatchedModel
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY, write_inputs, write_spec
 
 PROVIDERS = ("openai", "anthropic", "gemini")

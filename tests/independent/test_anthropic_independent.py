@@ -201,10 +201,10 @@ def test_models_list_and_a_live_message() -> None:
 
 def test_speceval_request_lines_are_valid_batch_requests() -> None:
     """Structured output, a conversation, a cache-shaped judge prompt and a system prompt, as speceval writes them."""
-    from speceval.batch.model import GenerationParams
-    from speceval.batch.prompt import Message, Prompt
-    from speceval.judging.prompts import MARKER_PREFIX, SHARED_PREFIX_END, TemplateId
+    from speceval.judging.prompts import MARKER_PREFIX, SHARED_PREFIX_END, TemplateId, shared_prefix_length
     from speceval.providers.anthropic_batch import AnthropicBatchedModel
+    from speceval.wire.params import GenerationParams
+    from speceval.wire.prompt import Message, Prompt
 
     cache_shaped = next(t for t in TemplateId if t.cache_shaped)
     judge_prompt = f"{MARKER_PREFIX}{cache_shaped.value}\nshared rubric\n{SHARED_PREFIX_END}abc>>>\nthe input"
@@ -214,7 +214,8 @@ def test_speceval_request_lines_are_valid_batch_requests() -> None:
         "plain": "a plain prompt",
         "schema": Prompt.user("rate this", response_schema=schema),
         "conversation": Prompt((Message("user", "first"), Message("assistant", "reply"), Message("user", "second"))),
-        "judge": Prompt.user(judge_prompt, response_schema=schema),
+        # The judge pipeline hands a cache-shaped prompt over with its shared prefix's length.
+        "judge": Prompt.user(judge_prompt, response_schema=schema, cache_prefix=shared_prefix_length(judge_prompt)),
     }
 
     def answer(params: dict[str, Any]) -> str:

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.emulator import Emulator, FaultConfig
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
@@ -26,6 +25,7 @@ from speceval.pipelines.judge_run import JudgeSettings
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model
 from speceval.spec import load_spec
+from speceval.wire.params import GenerationParams
 from tests.conftest import SAMPLE_SPEC, TEST_KEY
 from tests.independent.openai_server import IndependentOpenAIServer
 
