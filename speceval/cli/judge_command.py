@@ -29,6 +29,7 @@ from speceval.cli.command_defaults import (
 from speceval.cli.command_defaults import JUDGE_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from speceval.cli.console import ProgressObserver, console, report_stop, setup_logging, stdout, synthetic_banner
 from speceval.cli.dry_run import budget_option, show_dry_run
+from speceval.cli.endpoint_flags import RAY_ONLY_FLAGS, ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
@@ -61,7 +62,6 @@ from speceval.wire.params import GenerationParams
 
 _VERTEX_ENV = {"project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION"}
 _ENDPOINT_FLAGS = ("base_url", "api_key_env", "rpm", "max_concurrency")
-_RAY_FLAGS = ("vllm", "tensor_parallel_size", "replicas", "engine_arg", "ray_address")
 
 
 # -- configuration --------------------------------------------------------------------------------------------
@@ -229,9 +229,9 @@ def _endpoint_settings(args: argparse.Namespace, kind: Kind, file: JudgeFileConf
         raise ConfigError(f"{file.where(refused[0])}: {', '.join(refused)}: {why}")
     if entry.org == "ray":
         stored = recorded_endpoint(pipeline.targets, RAY_KEY)
-        settings.ray = ray_settings(args, stored, offline=settings.offline, file_keys=from_file)
+        settings.ray = ray_settings(ray_flags(args), stored, offline=settings.offline, file_keys=from_file)
         return
-    ray_only = [f"--{name.replace('_', '-')}" for name in _RAY_FLAGS if getattr(args, name, None) is not None]
+    ray_only = [f"--{name.replace('_', '-')}" for name in RAY_ONLY_FLAGS if getattr(args, name, None) is not None]
     if ray_only:
         raise ConfigError(f"{', '.join(ray_only)}: only for a ray judge (--{kind}-judge-org ray)")
     given = {name: getattr(args, name) for name in _ENDPOINT_FLAGS if getattr(args, name, None) is not None}

@@ -41,6 +41,7 @@ from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
+from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
 from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
@@ -58,8 +59,7 @@ from speceval.manifest import (
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.models import use_model
-from speceval.providers.registry import create_batched_model, resolve_org
-from speceval.realtime import AnyModel, make_engine
+from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, Statement, load_spec
 from speceval.wire.params import GenerationParams
 from speceval.wire.sent import settings_as_sent
@@ -253,9 +253,9 @@ class BatchedInputGenerationPipeline:
         with ExitStack() as stack:
             if self.config.offline and generator is None and rater is None:
                 emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
-                yield (create_batched_model(self.config.generator_model, self.generator_org, self.generator_params,
+                yield (build_model(self.config.generator_model, self.generator_org, self.generator_params, None,
                                             **emulator_options(emulator, self.generator_org)),
-                       create_batched_model(self.config.rater_model, self.rater_org, self.rater_params,
+                       build_model(self.config.rater_model, self.rater_org, self.rater_params, None,
                                             **emulator_options(emulator, self.rater_org)))
                 return
             offline_dir = self.run_dir if self.config.offline else None

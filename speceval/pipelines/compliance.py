@@ -30,6 +30,7 @@ from speceval.atomic import atomic_write_bytes
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.conversations.script import ChatMessage
+from speceval.engines.factory import AnyModel
 from speceval.errors import ConfigError
 from speceval.judging.canaries import CANARY_DIR, Canary, CanaryKind, likert_correct, spec_canaries, without_example
 from speceval.judging.prompts import CURRENT, TemplateId, render_category, render_compliance
@@ -61,7 +62,6 @@ from speceval.pipelines.judge_run import (
 )
 from speceval.pipelines.models import judge_model
 from speceval.providers.registry import resolve_org
-from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)

@@ -21,13 +21,14 @@ from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.conversations.runner import ConversationRun
 from speceval.conversations.simulated_user import SimulatedUser
+from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.pipelines.models import check_model, simulated_user_model, use_model
-from speceval.providers.registry import create_batched_model, resolve_org
-from speceval.realtime import AnyModel, RealtimeModel, make_engine
+from speceval.providers.registry import resolve_org
+from speceval.realtime import RealtimeModel
 from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
 from speceval.wire.params import GenerationParams
@@ -168,7 +169,7 @@ class BatchedGenerationPipeline:
                     and self.config.simulated_user is not None:
                 # One emulator for both models: two on one state folder would overwrite each other's jobs.
                 emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
-                model = create_batched_model(self.config.model_name, self.provider, self.config.params,
+                model = build_model(self.config.model_name, self.provider, self.config.params, None,
                                              **emulator_options(emulator, self.provider))
                 user_model = simulated_user_model(self.config.simulated_user, model,
                                                   emulator_options(emulator, self.user_org))

@@ -34,6 +34,7 @@ from speceval.batch.records import (
     prompt_digest,
 )
 from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
+from speceval.engines.factory import AnyModel, make_engine
 from speceval.errors import RunStateError
 from speceval.inputs import PromptItem
 from speceval.judging.prompts import TemplateId, new_salt
@@ -43,7 +44,7 @@ from speceval.paths import safe_filename
 from speceval.pipelines.answer_prompts import JudgeSource
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
-from speceval.realtime import AnyModel, RealtimeEngine, make_engine
+from speceval.realtime import RealtimeEngine
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 from speceval.realtime.settings import RealtimeSettings
 from speceval.wire.params import GenerationParams

@@ -46,6 +46,7 @@ from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, RequestError
 from speceval.conversations.script import ChatMessage
+from speceval.engines.factory import AnyModel
 from speceval.errors import ConfigError
 from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.transcripts import Transcript, render_transcript_ranking
@@ -69,7 +70,6 @@ from speceval.pipelines.judge_run import (
 from speceval.pipelines.models import judge_model
 from speceval.pipelines.position import PositionReport, position_consistency
 from speceval.providers.registry import resolve_org
-from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)

@@ -102,7 +102,7 @@ class RayModel:
     """A model whose requests run through Ray Data LLM (`--org ray`).
 
     It has the realtime models' surface (`model_name`, `params`, `options`, `org`, `describe`), so pipelines and
-    the CLI treat it like one; `speceval.realtime.make_engine` gives it the `RayEngine`.
+    the CLI treat it like one; `speceval.engines.factory.make_engine` gives it the `RayEngine`.
     """
 
     provider: ClassVar[str] = "ray"
@@ -183,21 +183,3 @@ class RayModel:
                 yield [_engine_outcome(row) for row in records]
             else:
                 yield [outcome_of(str(row["custom_id"]), str(row["response"])) for row in records]
-
-
-def create_ray_model(
-    args: Any, manifest: Any, model_name: str, params: GenerationParams, provider_options: dict[str, Any]
-) -> RayModel:
-    """The `--org ray` model of a generation run; its settings go into the draft manifest (`parameters.ray`).
-
-    Offline, the emulator's OpenAI-shaped chat endpoint stands in for the cluster's endpoint.
-    """
-    from speceval.raydata.settings import MANIFEST_KEY, ray_settings
-
-    offline_url = provider_options.get("base_url")
-    settings = ray_settings(args, manifest.parameters.get(MANIFEST_KEY), offline=offline_url is not None)
-    manifest.parameters[MANIFEST_KEY] = settings.model_dump()
-    if offline_url is not None and not settings.vllm:
-        # The emulator listens on a new port each time: it is never recorded, and a resume uses today's.
-        settings = settings.model_copy(update={"base_url": offline_url})
-    return RayModel(model_name, params, settings, api_key=provider_options.get("api_key"))

@@ -47,8 +47,9 @@ JUDGE_PROMPT = f"{MARKER_PREFIX}{_TEMPLATE.value}\nthe rubric every request shar
 
 def requests() -> list[PromptItem]:
     """A plain prompt, a conversation asking for a schema, and a judge prompt with its shared prefix marked."""
-    conversation = Prompt((Message("user", "first"), Message("assistant", "an answer"), Message("user", "second")),
-                          SCHEMA, "verdict")
+    conversation = Prompt(
+        (Message("user", "first"), Message("assistant", "an answer"), Message("user", "second")), SCHEMA, "verdict"
+    )
     judged = Prompt.user(JUDGE_PROMPT, cache_prefix=shared_prefix_length(JUDGE_PROMPT))
     assert judged.cache_prefix > 0
     return [
@@ -78,8 +79,11 @@ def realtime_options() -> RealtimeOptions:
 def test_openai_batch_lines_and_realtime_calls_carry_the_same_bodies(tmp_path: Path) -> None:
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu, RecordingProxy(emu.base_url) as proxy:
         url = f"{proxy.base_url}/openai/v1"
-        run_both(tmp_path, OpenAIBatchedModel("gpt-4.1-mini", PARAMS, api_key=TEST_KEY, base_url=url),
-                 OpenAIChatModel("gpt-4.1-mini", PARAMS, realtime_options(), api_key=TEST_KEY, base_url=url))
+        run_both(
+            tmp_path,
+            OpenAIBatchedModel("gpt-4.1-mini", PARAMS, api_key=TEST_KEY, base_url=url),
+            OpenAIChatModel("gpt-4.1-mini", PARAMS, realtime_options(), api_key=TEST_KEY, base_url=url),
+        )
     (upload,) = proxy.matching("POST", "/openai/v1/files")
     batch = [line["body"] for line in jsonl(multipart_fields(upload)["file"])]
     realtime = [e.request_json() for e in proxy.matching("POST", "/openai/v1/chat/completions")]
@@ -95,11 +99,15 @@ def test_anthropic_batch_requests_and_realtime_calls_carry_the_same_bodies(tmp_p
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu, RecordingProxy(emu.base_url) as proxy:
         url = f"{proxy.base_url}/anthropic"
         name = "claude-opus-4-6"
-        run_both(tmp_path, AnthropicBatchedModel(name, PARAMS, api_key=TEST_KEY, base_url=url),
-                 AnthropicMessagesModel(name, PARAMS, realtime_options(), api_key=TEST_KEY, base_url=url))
+        run_both(
+            tmp_path,
+            AnthropicBatchedModel(name, PARAMS, api_key=TEST_KEY, base_url=url),
+            AnthropicMessagesModel(name, PARAMS, realtime_options(), api_key=TEST_KEY, base_url=url),
+        )
     (create,) = proxy.matching("POST", "/anthropic/v1/messages/batches")
     batch = [request["params"] for request in create.request_json()["requests"]]
-    realtime = [e.request_json() for e in proxy.matching("POST", "/anthropic/v1/messages") if e.route.endswith("/messages")]
+    calls = [e for e in proxy.matching("POST", "/anthropic/v1/messages") if e.route.endswith("/messages")]
+    realtime = [e.request_json() for e in calls]
     assert len(batch) == len(realtime) == 3
     assert canonical(batch) == canonical(realtime)
     marked = [body for body in realtime if isinstance(body["messages"][0]["content"], list)]
@@ -120,8 +128,11 @@ def test_gemini_batch_lines_and_realtime_calls_carry_the_same_requests(tmp_path:
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu, RecordingProxy(emu.base_url) as proxy:
         url = f"{proxy.base_url}/gemini"
         name = "gemini-2.5-flash"
-        run_both(tmp_path, GeminiBatchedModel(name, PARAMS, api_key=TEST_KEY, base_url=url),
-                 GeminiGenerateModel(name, PARAMS, realtime_options(), api_key=TEST_KEY, base_url=url))
+        run_both(
+            tmp_path,
+            GeminiBatchedModel(name, PARAMS, api_key=TEST_KEY, base_url=url),
+            GeminiGenerateModel(name, PARAMS, realtime_options(), api_key=TEST_KEY, base_url=url),
+        )
     chunks = [e for e in proxy.matching("POST", "/gemini/upload/v1/files") if "upload_id" in e.path]
     batch = [snake(line["request"]) for e in chunks for line in jsonl(e.request_body)]
     realtime = [snake(e.request_json()) for e in proxy.matching("POST", "/gemini/", ":generateContent")]
@@ -134,17 +145,40 @@ def test_gemini_batch_lines_and_realtime_calls_carry_the_same_requests(tmp_path:
 def test_an_exchange_file_and_a_compatible_server_call_carry_the_same_body(tmp_path: Path, prompt: str) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["s"])
     inputs = write_inputs(tmp_path / "inputs", {"s": [prompt]})
-    planned = run_generation(["--org", "openai-compatible", "--base-url", "http://127.0.0.1:9/v1", "--dry-run",
-                              "--model-name", "org/open-model", "--temperature", "0.3", "--max-tokens", "77",
-                              "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs),
-                              "--output-base-dir", str(tmp_path / "out")], cli_env())
+    planned = run_generation(
+        [
+            "--org",
+            "openai-compatible",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--dry-run",
+            "--model-name",
+            "org/open-model",
+            "--temperature",
+            "0.3",
+            "--max-tokens",
+            "77",
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--output-base-dir",
+            str(tmp_path / "out"),
+        ],
+        cli_env(),
+    )
     assert planned.returncode == 0, planned.stderr
     export_requests(only_run_dir(tmp_path / "out"), tmp_path / "requests.jsonl")
     (exported,) = jsonl((tmp_path / "requests.jsonl").read_bytes())
     with Emulator() as emu, RecordingProxy(emu.base_url) as proxy:
-        model = OpenAIChatModel("org/open-model", GenerationParams(temperature=0.3, max_tokens=77),
-                                realtime_options(), api_key=TEST_KEY, base_url=f"{proxy.base_url}/openai/v1",
-                                org="openai-compatible")
+        model = OpenAIChatModel(
+            "org/open-model",
+            GenerationParams(temperature=0.3, max_tokens=77),
+            realtime_options(),
+            api_key=TEST_KEY,
+            base_url=f"{proxy.base_url}/openai/v1",
+            org="openai-compatible",
+        )
         assert model.complete(prompt).text is not None
     (call,) = proxy.matching("POST", "/openai/v1/chat/completions")
     assert exported["body"] == call.request_json()
