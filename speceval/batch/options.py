@@ -9,6 +9,7 @@ from typing import Any
 from speceval.batch.budget import Budget
 from speceval.batch.ledger import ItemSource, ListPromptSource, ListSource, final_outcome
 from speceval.batch.records import ResultRecord
+from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_POLL_INTERVAL, DEFAULT_TIMEOUT_HOURS
 from speceval.inputs import PromptItem
 
 
@@ -26,9 +27,9 @@ class EngineOptions:
     """
 
     batch_size: int = 500
-    poll_interval: float = 60.0
-    timeout_hours: float = 24.0
-    max_attempts: int = 3
+    poll_interval: float = DEFAULT_POLL_INTERVAL
+    timeout_hours: float = DEFAULT_TIMEOUT_HOURS
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     budget: Budget | None = None
 
     def recorded(self) -> dict[str, Any]:

@@ -14,12 +14,6 @@ from pydantic import ValidationError
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
-from speceval.cli.command_defaults import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-)
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from speceval.cli.console import (
     ProgressObserver,
@@ -38,6 +32,13 @@ from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.conversations.estimate import later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
 from speceval.costs import PriceTable
+from speceval.defaults import (
+    DEFAULT_GENERATION_OUTPUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+)
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError
 from speceval.manifest import RunManifest
@@ -90,14 +91,14 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
     ) if value is None]
     if missing:
         raise ConfigError(f"missing {', '.join(missing)} (or pass --resume RUN_DIR to continue a run)")
-    check_output_dir(args.output_base_dir or Path("data/batched_generations"), "--output-base-dir")
+    check_output_dir(args.output_base_dir or DEFAULT_GENERATION_OUTPUT, "--output-base-dir")
     config = GenerationConfig(
         spec_path=args.spec_path,
         inputs_dir=args.pregenerated_inputs_dir,
         model_name=args.model_name,
         spec_name=args.spec_name,
         org=args.org,
-        output_base_dir=args.output_base_dir or Path("data/batched_generations"),
+        output_base_dir=args.output_base_dir or DEFAULT_GENERATION_OUTPUT,
         params=GenerationParams(
             temperature=args.temperature if args.temperature is not None else 0.0,
             max_tokens=args.max_tokens if args.max_tokens is not None else DEFAULT_MAX_TOKENS,

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from speceval.defaults import DEFAULT_INPUTS_OUTPUT
+
 
 def register(commands: Any) -> None:
     """Add the `inputs` subcommand."""
@@ -25,7 +27,7 @@ def register(commands: Any) -> None:
                                                                                     "(default 7)")
     parser.add_argument("--max-rounds", type=int, default=3, help="rounds at most (default 3)")
     parser.add_argument("--statements", nargs="+", metavar="ID", help="only these statements")
-    parser.add_argument("--output-dir", type=Path, default=Path("data/generated_inputs"),
+    parser.add_argument("--output-dir", type=Path, default=DEFAULT_INPUTS_OUTPUT,
                         help="runs go to OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<timestamp>/")
     parser.add_argument("--batch-size", type=int, help="requests per job at most")
     parser.add_argument("--poll-interval", type=float, help="seconds between polls")

@@ -16,23 +16,21 @@ from typing import Any
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
-from speceval.cli.command_defaults import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_OUTPUT,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-    KEY_FLAGS,
-    Kind,
-    script,
-)
 from speceval.cli.command_defaults import JUDGE_BATCH_SIZE as DEFAULT_BATCH_SIZE
+from speceval.cli.command_defaults import KEY_FLAGS, Kind, script
 from speceval.cli.console import ProgressObserver, console, report_stop, setup_logging, stdout, synthetic_banner
 from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.endpoint_flags import RAY_ONLY_FLAGS, ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.defaults import (
+    DEFAULT_JUDGE_OUTPUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+)
 from speceval.emulator.models import offline_served
 from speceval.errors import ConfigError
 from speceval.offline import offline_poll_interval
@@ -126,7 +124,7 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         temperature=_pick(args.temperature, file.temperature, 0.0),
         max_tokens=_pick(args.max_tokens, file.max_tokens, DEFAULT_MAX_TOKENS),
     )
-    output_dir_base = _pick(args.output_dir_base, file.output_dir_base, DEFAULT_OUTPUT[kind])
+    output_dir_base = _pick(args.output_dir_base, file.output_dir_base, DEFAULT_JUDGE_OUTPUT[kind])
     check_output_dir(output_dir_base, "--output-dir-base" if args.output_dir_base is not None else "output_dir_base")
     settings = JudgeSettings(
         spec_path=spec_path,

@@ -22,6 +22,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from speceval.conversations.script import ChatMessage
+from speceval.defaults import DEFAULT_MAX_TURNS
 from speceval.errors import InputError
 from speceval.judging.prompts import fence, make_nonce
 from speceval.settings_checks import MaxTokens, MaxTurns, Temperature
@@ -66,7 +67,7 @@ class SimulatedUser(BaseModel):
     model: Annotated[str, StringConstraints(min_length=1)]
     org: str | None = None
     instructions: Annotated[str, StringConstraints(min_length=1)]
-    max_turns: MaxTurns = 3
+    max_turns: MaxTurns = DEFAULT_MAX_TURNS
     stop_word: Annotated[str, StringConstraints(min_length=1, pattern=r"\S")] | None = None
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 1024

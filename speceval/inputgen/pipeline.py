@@ -41,6 +41,7 @@ from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
+from speceval.defaults import DEFAULT_INPUTS_OUTPUT, DEFAULT_MAX_TOKENS
 from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
@@ -110,7 +111,7 @@ class InputGenerationConfig:
     spec_path: Path
     generator_model: str
     rater_model: str
-    output_dir: Path = Path("data/generated_inputs")
+    output_dir: Path = DEFAULT_INPUTS_OUTPUT
     spec_name: str | None = None
     generator_org: str | None = None
     rater_org: str | None = None
@@ -118,7 +119,7 @@ class InputGenerationConfig:
     rating_threshold: int = 7
     max_rounds: int = 3
     statements: list[str] | None = None
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
     engine: EngineOptions = field(default_factory=EngineOptions)
     offline: bool = False
 

@@ -21,6 +21,7 @@ from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.conversations.runner import ConversationRun
 from speceval.conversations.simulated_user import SimulatedUser
+from speceval.defaults import DEFAULT_GENERATION_OUTPUT
 from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
@@ -67,7 +68,7 @@ class GenerationConfig:
     model_name: str
     spec_name: str | None = None
     org: str | None = None
-    output_base_dir: Path = Path("data/batched_generations")
+    output_base_dir: Path = DEFAULT_GENERATION_OUTPUT
     params: GenerationParams = field(default_factory=GenerationParams)
     engine: EngineOptions = field(default_factory=EngineOptions)
     allow_unknown_statements: bool = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from speceval.defaults import DEFAULT_MAX_TOKENS
 from speceval.wire.prompt import Prompt, PromptLike, as_prompt
 
 
@@ -13,7 +14,7 @@ class GenerationParams:
     """Sampling parameters sent with every request of a run."""
 
     temperature: float | None = 0.0
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
     system_prompt: str | None = None
     response_schema: dict[str, Any] | None = field(default=None, hash=False)
     """A JSON schema every answer must conform to (structured output), for runs whose every request asks for the
