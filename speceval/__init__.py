@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is imported on first use
     from speceval.batch.engine import BatchEngine, EngineOptions
+    from speceval.batch.manifest import RunManifest
     from speceval.batch.model import BatchedModel, ProviderLimits
     from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
     from speceval.batch.records import (
@@ -36,12 +37,12 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
         TransientProviderError,
         UsageError,
     )
-    from speceval.inputs import InputSet, PromptItem, load_inputs
-    from speceval.manifest import RunManifest
+    from speceval.inputs import InputSet, load_inputs
+    from speceval.judging.files import JudgeOutcome
     from speceval.pipelines.candidates import Candidate, resolve_candidates
     from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
     from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-    from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings
+    from speceval.pipelines.judge_run import JudgeSettings
     from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
     from speceval.providers.registry import (
         ENTRY_POINT_GROUP,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
     )
     from speceval.spec import Specification, Statement, load_spec
     from speceval.wire.params import GenerationParams
+    from speceval.wire.prompt import PromptItem
     from speceval.wire.usage import Usage
 
 # name → module: `import speceval` imports none of them (pydantic models, the engine and the pipelines take
@@ -78,13 +80,13 @@ _EXPORTS: dict[str, str] = {
     "InputError": "speceval.errors",
     "InputSet": "speceval.inputs",
     "JobState": "speceval.batch.records",
-    "JudgeOutcome": "speceval.pipelines.judge_run",
+    "JudgeOutcome": "speceval.judging.files",
     "JudgeSettings": "speceval.pipelines.judge_run",
     "MissingCredentialsError": "speceval.errors",
     "ModelMismatchError": "speceval.errors",
     "Outcome": "speceval.batch.records",
     "PairSummary": "speceval.pipelines.ranking",
-    "PromptItem": "speceval.inputs",
+    "PromptItem": "speceval.wire.prompt",
     "ProviderEntry": "speceval.providers.registry",
     "ProviderError": "speceval.errors",
     "ProviderLimits": "speceval.batch.model",
@@ -92,7 +94,7 @@ _EXPORTS: dict[str, str] = {
     "RequestError": "speceval.batch.records",
     "RequestOutcome": "speceval.batch.records",
     "ResultRecord": "speceval.batch.records",
-    "RunManifest": "speceval.manifest",
+    "RunManifest": "speceval.batch.manifest",
     "RunStateError": "speceval.errors",
     "RunStore": "speceval.batch.store",
     "SpecevalError": "speceval.errors",

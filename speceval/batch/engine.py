@@ -30,8 +30,7 @@ from speceval.batch.records import BatchRecord, ItemRef, RemoteJob, SubmissionIn
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
-from speceval.inputs import PromptItem
-from speceval.wire.prompt import PromptLike
+from speceval.wire.prompt import PromptItem, PromptLike
 
 __all__ = ["BatchEngine", "Engine", "EngineOptions", "as_source", "is_final", "run_engines"]
 

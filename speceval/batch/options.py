@@ -10,7 +10,7 @@ from speceval.batch.budget import Budget
 from speceval.batch.ledger import ItemSource, ListPromptSource, ListSource, final_outcome
 from speceval.batch.records import ResultRecord
 from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_POLL_INTERVAL, DEFAULT_TIMEOUT_HOURS
-from speceval.inputs import PromptItem
+from speceval.wire.prompt import PromptItem
 
 
 @dataclass

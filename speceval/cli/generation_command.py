@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from speceval.batch.costs import PriceTable
 from speceval.batch.engine import EngineOptions
+from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE as DEFAULT_BATCH_SIZE
@@ -31,7 +33,6 @@ from speceval.cli.flags import given_poll_interval
 from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.conversations.estimate import later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
-from speceval.costs import PriceTable
 from speceval.defaults import (
     DEFAULT_GENERATION_OUTPUT,
     DEFAULT_MAX_ATTEMPTS,
@@ -41,8 +42,8 @@ from speceval.defaults import (
 )
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError
-from speceval.manifest import RunManifest
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
+from speceval.operations.runs import find_identical_runs
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.models import simulated_user_model
@@ -51,7 +52,6 @@ from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import ray_settings
 from speceval.realtime.settings import realtime_settings
-from speceval.runs import find_identical_runs
 from speceval.wire.params import GenerationParams
 from speceval.wire.usage import Usage
 

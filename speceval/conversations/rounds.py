@@ -20,10 +20,10 @@ from pydantic import BaseModel, Field
 from speceval.atomic import atomic_write_json
 from speceval.batch.records import Outcome, ResultRow
 from speceval.batch.store import RunStore
-from speceval.conversations.script import ChatMessage, Conversation
 from speceval.errors import InputError
-from speceval.inputs import InputSet, PromptItem
-from speceval.wire.prompt import PromptLike
+from speceval.inputs import InputSet
+from speceval.inputs.script import ChatMessage, Conversation
+from speceval.wire.prompt import PromptItem, PromptLike
 
 ROUNDS_DIR = "rounds"
 ROUND_RECORD = "round.json"

@@ -21,9 +21,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from speceval.conversations.script import ChatMessage
 from speceval.defaults import DEFAULT_MAX_TURNS
 from speceval.errors import InputError
+from speceval.inputs.script import ChatMessage
 from speceval.judging.prompts import fence, make_nonce
 from speceval.settings_checks import MaxTokens, MaxTurns, Temperature
 from speceval.wire.params import GenerationParams

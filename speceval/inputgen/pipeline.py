@@ -37,6 +37,14 @@ from pydantic import BaseModel
 
 from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.manifest import (
+    MANIFEST_NAME,
+    RunManifest,
+    current_command,
+    git_commit,
+    run_recorded,
+    software_versions,
+)
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SubmissionIntent
@@ -48,21 +56,13 @@ from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
 from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
 from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate, InputsFile, InputsMetadata
 from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
-from speceval.inputs import PromptItem
-from speceval.manifest import (
-    MANIFEST_NAME,
-    RunManifest,
-    current_command,
-    git_commit,
-    run_recorded,
-    software_versions,
-)
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.models import use_model
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, Statement, load_spec
 from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptItem
 from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)

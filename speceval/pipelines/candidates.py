@@ -24,11 +24,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest
 from speceval.batch.records import Outcome
-from speceval.conversations.script import ChatMessage
 from speceval.errors import ConfigError, InputError, RunStateError
+from speceval.inputs.script import ChatMessage
 from speceval.judging.transcripts import Transcript
-from speceval.manifest import MANIFEST_NAME, RunManifest
 from speceval.paths import safe_path
 from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, legacy_outcome, read_together_file
 from speceval.spec import Specification

@@ -1,7 +1,8 @@
 """`BatchedGenerationPipeline`: a candidate model answers the pre-generated inputs of a spec, through a batch API.
 
 Everything is validated before anything is submitted: the spec, every inputs file, and (on resume) that neither
-changed since the run started. The run directory then holds all state (DESIGN §3), so `resume` continues it.
+changed since the run started. The run directory then holds all state (docs/generation.md#output-layout), so `resume`
+continues it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SubmissionIntent
@@ -25,12 +27,11 @@ from speceval.defaults import DEFAULT_GENERATION_OUTPUT
 from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
-from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
+from speceval.operations.runs import find_identical_runs
 from speceval.pipelines.models import check_model, simulated_user_model, use_model
 from speceval.providers.registry import resolve_org
 from speceval.realtime import RealtimeModel
-from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
 from speceval.wire.params import GenerationParams
 from speceval.wire.sent import settings_as_sent

@@ -10,7 +10,7 @@ import pytest
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.records import Outcome, RemoteJob, SubmissionIntent
 from speceval.batch.store import RunStore
-from speceval.inputs import PromptItem
+from speceval.wire.prompt import PromptItem
 from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
 
 

@@ -20,16 +20,15 @@ import pytest
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.store import RunStore
 from speceval.emulator import Emulator, FaultConfig
-from speceval.exchange import export_requests
-from speceval.inputs import PromptItem
 from speceval.judging.prompts import MARKER_PREFIX, SHARED_PREFIX_END, TemplateId, shared_prefix_length
+from speceval.pipelines.exchange import export_requests
 from speceval.providers.anthropic_batch import AnthropicBatchedModel
 from speceval.providers.gemini_batch import GeminiBatchedModel
 from speceval.providers.openai_batch import OpenAIBatchedModel
 from speceval.realtime import RealtimeEngine, RealtimeOptions
 from speceval.realtime.clients import AnthropicMessagesModel, GeminiGenerateModel, OpenAIChatModel
 from speceval.wire.params import GenerationParams
-from speceval.wire.prompt import Message, Prompt
+from speceval.wire.prompt import Message, Prompt, PromptItem
 from tests.conformance.common import jsonl, multipart_fields
 from tests.conformance.recorder import RecordingProxy
 from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, write_inputs, write_spec

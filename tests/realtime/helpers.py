@@ -8,10 +8,10 @@ from speceval.batch.engine import EngineOptions
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
 from speceval.emulator import Emulator
-from speceval.inputs import PromptItem
 from speceval.realtime import RateLimits, RealtimeEngine, RealtimeModel, RealtimeOptions
 from speceval.realtime.clients import AnthropicMessagesModel, GeminiGenerateModel, OpenAIChatModel
 from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptItem
 
 KEY = "sk-test-realtime-0123456789"
 
