@@ -408,13 +408,13 @@ def target_engines(
     """One engine per target, paired with its requests (for `run_engines`, or an experiment's `EngineLoop`).
 
     The engine follows the judge: batch jobs for a batch API, calls (or Ray datasets) for a realtime or `ray`
-    judge; the batch engine reads the target's requests one statement at a time, the others take its request list;
-    every engine keeps its state in the target's directory.
+    judge. Every engine reads the target's requests one statement at a time from its source (never every prompt of
+    the run at once) and keeps its state in the target's directory.
     """
     engines: list[tuple[BatchEngine | RealtimeEngine, ItemSource | list[PromptItem]]] = []
     for target in targets:
         engine = make_engine(model, target.store, options, observer_for(target) if observer_for else None)
-        engines.append((engine, target.source if isinstance(engine, BatchEngine) else target.items))
+        engines.append((engine, target.source))
     return engines
 
 
