@@ -157,7 +157,7 @@ class BatchedComplianceJudge:
         if self.canary_target is not None:
             self.targets.append(self.canary_target)
         for target in self.targets:
-            check_resumable(target)
+            check_resumable(target, self.spec.sha256)
 
     @property
     def request_count(self) -> int:

@@ -41,6 +41,7 @@ from speceval.judging.prompts import TemplateId, new_salt
 from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
 from speceval.pipelines.answer_prompts import JudgeSource
+from speceval.pipelines.judge_sources import save_sources, statement_sources, unchanged_statements
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
 from speceval.realtime import RealtimeEngine
@@ -189,6 +190,10 @@ class JudgeTarget:
         """How many judge requests the directory holds."""
         return sum(len(indices) for _, indices in self.source.statement_counts())
 
+    def statement_sources(self, spec_sha256: str) -> dict[str, str]:
+        """Per statement, a hash of what its prompts are rendered from (`judge_sources`)."""
+        return statement_sources(self.identity, self.salt, spec_sha256, self.source)
+
     def inputs_sha256(self, spec_sha256: str) -> str:
         """A hash of what every request's prompt is rendered from (`INPUTS_HASH`), so a manifest says what was
         asked without rendering a prompt: the settings that shape them (`identity`: template, mode, ...), the
@@ -278,8 +283,12 @@ def recorded_endpoint(targets: Sequence[JudgeTarget], key: str) -> dict[str, Any
     return None
 
 
-def check_resumable(target: JudgeTarget) -> None:
-    """Refuse to continue a directory whose settings or already-sent prompts differ from what would be sent now."""
+def check_resumable(target: JudgeTarget, spec_sha256: str) -> None:
+    """Refuse to continue a directory whose settings or already-sent prompts differ from what would be sent now.
+
+    Only statements whose sources changed since their prompts were sent are rendered again (`judge_sources`): the
+    others would render the very prompts whose hashes the records and jobs keep.
+    """
     if not (target.run_dir / MANIFEST_NAME).is_file():
         return
     manifest = RunManifest.load(target.run_dir)
@@ -290,8 +299,11 @@ def check_resumable(target: JudgeTarget) -> None:
             f"{target.run_dir} was judged with other settings ({', '.join(changed)} differ: "
             f"{', '.join(f'{k}={before.get(k)!r}' for k in changed)}); use another output_dir_base to judge again"
         )
+    unchanged = unchanged_statements(target.run_dir, target.statement_sources(spec_sha256))
     store = target.store
     for statement_id, _ in target.source.statement_counts():
+        if statement_id in unchanged:
+            continue
         records = store.load_results(statement_id)
         if not records:
             continue
@@ -300,15 +312,15 @@ def check_resumable(target: JudgeTarget) -> None:
             prompt = prompts.get(record.original_index)
             if prompt is not None and not record.sent(prompt):
                 raise _changed(target, statement_id, record.original_index, "the one already judged")
-    _check_in_flight(target)
+    _check_in_flight(target, unchanged)
 
 
-def _check_in_flight(target: JudgeTarget) -> None:
+def _check_in_flight(target: JudgeTarget, unchanged: set[str]) -> None:
     """Refuse when a job sent but not collected yet asked another prompt than the one its request would be now
     (by the prompt hashes kept with the job): collecting it would file the judge's answer under another prompt.
     A job built before those hashes were kept is not checked here; its answers are checked once collected."""
     store = target.store
-    statements = {statement_id for statement_id, _ in target.source.statement_counts()}
+    statements = {statement_id for statement_id, _ in target.source.statement_counts()} - unchanged
     jobs: list[BatchRecord | SubmissionIntent] = [*(r for r in store.load_records() if not r.collected),
                                                   *store.load_intents()]
     current: tuple[str, dict[int, str]] = ("", {})  # a job's spans follow run order: one statement rendered at a time
@@ -375,6 +387,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
             versions=software_versions(),
             git_commit=git_commit(),
         )
+    save_sources(target.run_dir, target.statement_sources(spec_sha256))  # before anything of this session is sent
     manifest.inputs_sha256 = target.inputs_sha256(spec_sha256)
     manifest.parameters["inputs_hash"] = INPUTS_HASH
     manifest.parameters["requests"] = target.request_count

@@ -201,7 +201,7 @@ class BatchedRankingPipeline:
             seen[pair.target.run_dir] = (pair.a.name, pair.b.name)
         self.skipped = {a.candidate.name: dict(a.skipped) for a in answers}
         for pair in self.pairs:
-            check_resumable(pair.target)
+            check_resumable(pair.target, self.spec.sha256)
 
     @property
     def targets(self) -> list[JudgeTarget]:
