@@ -54,7 +54,7 @@ from speceval.wire.usage import Usage  # noqa: E402
 SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 INPUTS = REPO / "data" / "inputs" / "openai"
 CANDIDATES = ("gpt-4.1-mini-2025-04-14", "gpt-4o-mini-2024-07-18")
-JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-20250514", "google": "gemini-2.5-flash"}
+JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-6", "google": "gemini-2.5-flash"}
 KEY = "sk-bench-not-a-real-key"
 OPTIONS = EngineOptions(batch_size=100_000, poll_interval=0.05, max_attempts=1)
 PAD = " The answer goes on to explain its reasoning in more detail, with caveats and a short example."

@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     vertex.add_argument("--output-bucket", help="GCS bucket the jobs write their predictions to")
     simulated = parser.add_argument_group(
         "simulated user", "a second model writes each next user turn from the transcript; remembered for --resume")
-    simulated.add_argument("--simulated-user-model", help="the user model, e.g. claude-3-5-haiku-20241022")
+    simulated.add_argument("--simulated-user-model", help="the user model, e.g. claude-haiku-4-5-20251001")
     simulated.add_argument("--simulated-user-org", help="its provider (default: from the model name)")
     simulated.add_argument("--simulated-user-instructions", metavar="TEXT|@FILE",
                            help="who the user is and what they want (text, or @file for a file's text)")

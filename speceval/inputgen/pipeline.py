@@ -79,7 +79,7 @@ OVERASK = 2
 
 DEFAULT_RATERS = {
     "openai": "gpt-4.1-2025-04-14",
-    "anthropic": "claude-sonnet-4-20250514",
+    "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
 }
 """The rater when none is named: a model of another provider than the generator's (one whose key is set)."""

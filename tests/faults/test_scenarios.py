@@ -34,7 +34,7 @@ def make_model(provider: str, emu: Emulator) -> BatchedModel:
     if provider == "openai":
         return OpenAIBatchedModel("gpt-4.1-mini", PARAMS, api_key=TEST_KEY, base_url=emu.openai_base_url)
     if provider == "anthropic":
-        return AnthropicBatchedModel("claude-3-5-haiku-20241022", PARAMS, api_key=TEST_KEY,
+        return AnthropicBatchedModel("claude-haiku-4-5-20251001", PARAMS, api_key=TEST_KEY,
                                      base_url=emu.anthropic_base_url)
     return GeminiBatchedModel("gemini-2.0-flash-001", PARAMS, api_key=TEST_KEY, base_url=emu.gemini_base_url,
                               timeout=10.0)

@@ -19,8 +19,8 @@ import pytest
 from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, write_inputs, write_spec
 from tests.independent.anthropic_server import IndependentAnthropicServer, last_user_text
 
-MODEL = "claude-3-5-haiku-20241022"
-SLOW_MODEL = "claude-sonnet-4-20250514"
+MODEL = "claude-haiku-4-5-20251001"
+SLOW_MODEL = "claude-sonnet-4-6"
 
 
 def _params(text: str, model: str = MODEL, **extra: Any) -> dict[str, Any]:
@@ -182,9 +182,9 @@ def test_no_key_is_401_and_either_auth_header_is_accepted() -> None:
 
 
 def test_models_list_and_a_live_message() -> None:
-    with IndependentAnthropicServer(answer=_answer, models=["claude-3-5-haiku-20241022", "claude-opus-4-1"]) as server:
+    with IndependentAnthropicServer(answer=_answer, models=["claude-haiku-4-5-20251001", "claude-opus-4-6"]) as server:
         client = _client(server)
-        assert [m.id for m in client.models.list()] == ["claude-3-5-haiku-20241022", "claude-opus-4-1"]
+        assert [m.id for m in client.models.list()] == ["claude-haiku-4-5-20251001", "claude-opus-4-6"]
         raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=8, system="Be brief.",
                                                        messages=[{"role": "user", "content": "hello"}])
         message = raw.parse()
@@ -323,7 +323,7 @@ def test_realtime_generation_every_answer_lands_on_its_own_input(tmp_path: Path)
 
 def test_generation_refuses_a_misspelt_model_the_list_does_not_serve(tmp_path: Path) -> None:
     with IndependentAnthropicServer() as server:
-        done = _run(tmp_path, server, {"alpha": ["a0"]}, "claude-3-5-haiku-20241021")
+        done = _run(tmp_path, server, {"alpha": ["a0"]}, "claude-haiku-4-5-20241021")
         calls = server.calls
-    assert done.returncode != 0 and "claude-3-5-haiku-20241022" in done.stderr
+    assert done.returncode != 0 and "claude-haiku-4-5-20251001" in done.stderr
     assert calls == [("GET", "/v1/models?limit=1000")]  # nothing was submitted

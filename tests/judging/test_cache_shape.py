@@ -45,7 +45,7 @@ from speceval.wire.usage import Usage
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY
 
 SPEC = load_spec(SAMPLE_SPEC)
-JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-20250514"}
+JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-6"}
 
 
 def _conversation_start(prompt: str) -> int:
@@ -297,11 +297,11 @@ def test_emulated_prompt_cache_follows_each_providers_rules() -> None:
     assert cache.use("openai", "other-model", long + "b", None, 1).read == 0  # caches are per model
     cache.use("openai", "m", short, None, 0)
     assert cache.use("openai", "m", short, None, 1).read == 0  # below 1,024 tokens nothing is cached
-    sonnet, mark = "claude-sonnet-4-20250514", 4 * 1050
+    sonnet, mark = "claude-sonnet-4-6", 4 * 1050
     assert cache.use("anthropic", sonnet, long, None, 0) == CacheUse()  # Anthropic caches only marked prefixes
     assert cache.use("anthropic", sonnet, long, mark, 0) == CacheUse(written=1050)
     assert cache.use("anthropic", sonnet, long + "z", mark, 200) == CacheUse(read=1050)
-    assert cache.use("anthropic", "claude-3-5-haiku-20241022", long, mark, 0) == CacheUse()  # its minimum: 2,048
+    assert cache.use("anthropic", "claude-haiku-4-5-20251001", long, mark, 0) == CacheUse()  # its minimum: 2,048
     assert cache.use("anthropic", sonnet, long, mark, 200 + 301) == CacheUse(written=1050)  # expired after 5 min
 
 

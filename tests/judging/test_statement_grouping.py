@@ -34,7 +34,7 @@ STATEMENTS = [statement.id for statement in SPEC.statements[:4]]
 PER_STATEMENT = 5
 BATCH_SIZE = 8  # 20 requests: jobs of 8, 8 and 4, most of them spanning two or three statements
 TAG = re.compile(r"<<([a-z_]+)#\d+>>")
-JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-20250514"}
+JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-6"}
 
 
 def _interleaved_candidate(directory: Path, answer: str) -> Path:

@@ -24,7 +24,7 @@ from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY, write_inputs, write_spec
 from tests.key_echo_server import KeyEchoServer
 
-MODEL = "claude-sonnet-4-5-20250929"
+MODEL = "claude-sonnet-4-6"
 PARAMS = GenerationParams(temperature=0.0, max_tokens=64)
 LONG_ID = "a" * 40 + ".b c." + "d" * 35  # 80 characters, with dots and spaces
 

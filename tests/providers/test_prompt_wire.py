@@ -44,7 +44,7 @@ CONVERSATION = (
 PARAMS = GenerationParams(temperature=None, max_tokens=64)
 BATCH = {
     "openai": (OpenAIBatchedModel, "gpt-4.1-mini-2025-04-14", "openai_base_url"),
-    "anthropic": (AnthropicBatchedModel, "claude-sonnet-4-5-20250929", "anthropic_base_url"),
+    "anthropic": (AnthropicBatchedModel, "claude-sonnet-4-6", "anthropic_base_url"),
     "gemini": (GeminiBatchedModel, "gemini-2.5-flash", "gemini_base_url"),
 }
 REALTIME = {
