@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
         SubmissionIntent,
     )
     from speceval.batch.store import RunStore
+    from speceval.engines.factory import build_model
     from speceval.errors import (
         BudgetExceeded,
         ConfigError,
@@ -105,6 +106,7 @@ _EXPORTS: dict[str, str] = {
     "TransientProviderError": "speceval.errors",
     "Usage": "speceval.wire.usage",
     "UsageError": "speceval.errors",
+    "build_model": "speceval.engines.factory",
     "create_batched_model": "speceval.providers.registry",
     "load_inputs": "speceval.inputs",
     "load_spec": "speceval.spec",
@@ -178,6 +180,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "__version__",
+    "build_model",
     "create_batched_model",
     "load_inputs",
     "load_spec",
