@@ -5,33 +5,16 @@ an answer is rendered and compared by the stored prompt hashes, and a changed an
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from speceval.errors import RunStateError
-from speceval.judging import prompts as prompt_module
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
 from speceval.pipelines.judge_sources import SOURCES_FILE
 from tests.pipelines.helpers import JUDGE, make_run, rewrite_answer, write_spec
-
-
-@pytest.fixture
-def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every prompt the judge templates render (each template goes through `prompts.render`)."""
-    rendered: list[str] = []
-    real: Callable[..., str] = prompt_module.render
-
-    def counting(*args: Any, **kwargs: Any) -> str:
-        rendered.append(real(*args, **kwargs))
-        return rendered[-1]
-
-    monkeypatch.setattr(prompt_module, "render", counting)
-    return rendered
 
 
 def _judge(tmp_path: Path) -> BatchedComplianceJudge:
