@@ -49,6 +49,7 @@ def _share(text: str) -> float:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from speceval.analysis.rendering.report import build_report
@@ -61,6 +62,8 @@ def _report(args: argparse.Namespace) -> int:
                            min_canary_accuracy=args.min_canary_accuracy)
     if summary.data.data_banner:
         stdout.print(f"[bold red]{summary.data.data_banner}[/]")
+    for skipped in summary.data.skipped:
+        stdout.print(f"[yellow]Skipped (no verdicts): {escape(skipped)}[/]")
     table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
                   header_style="bold")
     for column in ("spec", "judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
@@ -73,7 +76,7 @@ def _report(args: argparse.Namespace) -> int:
     stdout.print(table)
     strengths = summary.data.bradley_terry
     for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
-        order = ", ".join(f"{s.model} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
+        order = ", ".join(f"{s.candidate} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
     for accuracy in summary.data.judge_accuracy:
         if accuracy.below_minimum:

@@ -57,6 +57,9 @@ class ComplianceMetadata(BaseModel):
     mode: Mode
     batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
     candidate_dir: str = Field(description="the generation run the answers come from")
+    answers_synthetic: bool | None = Field(default=None, description="true: the answers' generation run was offline "
+                                           "(the emulator's answers); absent otherwise, and in files written before "
+                                           "it was recorded (the answers' run.json then says)")
     categories: list[str] | None = Field(default=None, description="categories mode: the category names, in order")
     scope: Scope | None = Field(default=None, description="conversations, or judged turn by turn: what one verdict "
                                 "covers (absent for plain answers judged one verdict each)")
@@ -140,6 +143,8 @@ class RankingMetadata(BaseModel):
     batch_ids: list[str]
     candidate_dir_a: str
     candidate_dir_b: str
+    answers_synthetic: bool | None = Field(default=None, description="true: either answers' generation run was "
+                                           "offline; absent otherwise (see `ComplianceMetadata.answers_synthetic`)")
 
 
 class RankingEntry(BaseModel):

@@ -325,11 +325,14 @@ class BatchedRankingPipeline:
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir_a=str(pair.a.directory),
                 candidate_dir_b=str(pair.b.directory),
+                answers_synthetic=pair.a.offline or pair.b.offline or None,  # written when true (see compliance)
             )
             path = safe_path(pair.target.run_dir / "results", statement_id, ".json")
             # A file of plain answers keeps the exact shape it had before conversations existed.
             plain = all(e.conversation_a is None and e.conversation_b is None for e in entries)
-            exclude = {"rankings": {"__all__": {"conversation_a", "conversation_b"}}} if plain else None
+            exclude: dict[str, Any] = {"rankings": {"__all__": {"conversation_a", "conversation_b"}}} if plain else {}
+            if metadata.answers_synthetic is None:
+                exclude["metadata"] = {"answers_synthetic"}
             shown = RankingFile(metadata=metadata, rankings=entries).model_dump_json(indent=2, exclude=exclude)
             atomic_write_bytes(path, (shown + "\n").encode("utf-8"))
         atomic_write_json(pair.target.run_dir / "summary.json", summary)

@@ -17,8 +17,8 @@ def verdict_rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
     """One row per verdict with everything a reviewer needs to rebuild any table of the report: `kind`
     ('compliance' or 'ranking'), spec, statement, variation and its settings, run, candidate (or both models and both
     answers), original index, input, output, judge, verdict (compliant/rating, or rank), explanation, the judge's raw
-    answer and parse error, outcome, source file, and `synthetic` (an offline run's emulator answer, never a
-    model's)."""
+    answer and parse error, outcome, source file, and `synthetic` (the judge's run or the answers' run was offline:
+    the emulator's, never a model's)."""
     verdicts = load_verdicts(paths, detail=True)
     if not verdicts.compliance and not verdicts.rankings:
         raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files "
