@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 from speceval.emulator import Emulator, FaultConfig  # noqa: E402
 
 SLOW = "gpt-4.1-mini-2025-04-14"
-FAST = ("gpt-4.1-nano-2025-04-14", "claude-3-5-haiku-20241022")
+FAST = ("gpt-4.1-nano-2025-04-14", "claude-haiku-4-5-20251001")
 JUDGE = "gpt-4.1-2025-04-14"
 SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 INPUTS = REPO / "data" / "inputs" / "openai"

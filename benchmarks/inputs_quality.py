@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--per-statement", type=int, default=10)
     parser.add_argument("--threshold", type=int, default=7)
     parser.add_argument("--generator", default="gpt-4.1-2025-04-14")
-    parser.add_argument("--rater", default="claude-sonnet-4-20250514")
+    parser.add_argument("--rater", default="claude-sonnet-4-6")
     parser.add_argument("--online", action="store_true", help="against the providers (needs keys; costs money)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -39,9 +39,6 @@ sys.path.insert(0, str(REPO))
 
 from speceval.batch.costs import PriceTable  # noqa: E402
 from speceval.batch.engine import BatchEngine, EngineOptions  # noqa: E402
-from speceval.batch.model import GenerationParams  # noqa: E402
-from speceval.batch.prompt import PromptItem  # noqa: E402
-from speceval.batch.records import Usage  # noqa: E402
 from speceval.batch.store import RunStore  # noqa: E402
 from speceval.emulator import Emulator, FaultConfig  # noqa: E402
 from speceval.judging.prompts import TemplateId, new_salt, render_compliance, split_shared_prefix  # noqa: E402
@@ -50,11 +47,14 @@ from speceval.pipelines.candidates import CandidateAnswers, load_answers, resolv
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig  # noqa: E402
 from speceval.providers.registry import create_batched_model  # noqa: E402
 from speceval.spec import Specification, load_spec  # noqa: E402
+from speceval.wire.params import GenerationParams  # noqa: E402
+from speceval.wire.prompt import PromptItem  # noqa: E402
+from speceval.wire.usage import Usage  # noqa: E402
 
 SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 INPUTS = REPO / "data" / "inputs" / "openai"
 CANDIDATES = ("gpt-4.1-mini-2025-04-14", "gpt-4o-mini-2024-07-18")
-JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-20250514", "google": "gemini-2.5-flash"}
+JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-6", "google": "gemini-2.5-flash"}
 KEY = "sk-bench-not-a-real-key"
 OPTIONS = EngineOptions(batch_size=100_000, poll_interval=0.05, max_attempts=1)
 PAD = " The answer goes on to explain its reasoning in more detail, with caveats and a short example."

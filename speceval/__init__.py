@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is imported on first use
     from speceval.batch.engine import BatchEngine, EngineOptions
     from speceval.batch.manifest import RunManifest
-    from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
+    from speceval.batch.model import BatchedModel, ProviderLimits
     from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
-    from speceval.batch.prompt import PromptItem
     from speceval.batch.records import (
         BatchRecord,
         GenericHandle,
@@ -24,9 +23,9 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
         RequestOutcome,
         ResultRecord,
         SubmissionIntent,
-        Usage,
     )
     from speceval.batch.store import RunStore
+    from speceval.engines.factory import build_model
     from speceval.errors import (
         BudgetExceeded,
         ConfigError,
@@ -55,6 +54,9 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
         unregister_provider,
     )
     from speceval.spec import Specification, Statement, load_spec
+    from speceval.wire.params import GenerationParams
+    from speceval.wire.prompt import PromptItem
+    from speceval.wire.usage import Usage
 
 # name → module: `import speceval` imports none of them (pydantic models, the engine and the pipelines take
 # a second to build), so a command's --help and a script that needs one class stay fast.
@@ -74,7 +76,7 @@ _EXPORTS: dict[str, str] = {
     "EngineOptions": "speceval.batch.engine",
     "EngineSummary": "speceval.batch.progress",
     "GenerationConfig": "speceval.pipelines.generation",
-    "GenerationParams": "speceval.batch.model",
+    "GenerationParams": "speceval.wire.params",
     "GenericHandle": "speceval.batch.records",
     "InputError": "speceval.errors",
     "InputSet": "speceval.inputs",
@@ -85,7 +87,7 @@ _EXPORTS: dict[str, str] = {
     "ModelMismatchError": "speceval.errors",
     "Outcome": "speceval.batch.records",
     "PairSummary": "speceval.pipelines.ranking",
-    "PromptItem": "speceval.batch.prompt",
+    "PromptItem": "speceval.wire.prompt",
     "ProviderEntry": "speceval.providers.registry",
     "ProviderError": "speceval.errors",
     "ProviderLimits": "speceval.batch.model",
@@ -102,8 +104,9 @@ _EXPORTS: dict[str, str] = {
     "StopReason": "speceval.batch.progress",
     "SubmissionIntent": "speceval.batch.records",
     "TransientProviderError": "speceval.errors",
-    "Usage": "speceval.batch.records",
+    "Usage": "speceval.wire.usage",
     "UsageError": "speceval.errors",
+    "build_model": "speceval.engines.factory",
     "create_batched_model": "speceval.providers.registry",
     "load_inputs": "speceval.inputs",
     "load_spec": "speceval.spec",
@@ -177,6 +180,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "__version__",
+    "build_model",
     "create_batched_model",
     "load_inputs",
     "load_spec",

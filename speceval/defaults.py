@@ -6,11 +6,40 @@ and no pipeline; the library modules that own these values import them from here
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Literal
+
 PRICES_ENV = "SPECEVAL_PRICES"
 """The environment variable naming a price table that overrides the shipped one."""
 
 DEFAULT_MAX_CONCURRENCY = 32
 """Requests a realtime run keeps in flight at once unless told otherwise."""
+
+DEFAULT_MAX_TOKENS = 4096
+"""Most output tokens per answer unless told otherwise (generation, judges, the inputs generator)."""
+
+DEFAULT_POLL_INTERVAL = 60.0
+"""Seconds between two polls of the provider's jobs (`--poll-interval`, env `SPECEVAL_POLL_INTERVAL`)."""
+
+DEFAULT_TIMEOUT_HOURS = 24.0
+"""How long a run waits for its jobs before it stops (resumable, exit 3)."""
+
+DEFAULT_MAX_ATTEMPTS = 3
+"""Jobs (or calls) one request may be sent in before its last outcome is final."""
+
+DEFAULT_MAX_TURNS = 3
+"""Most candidate answers per simulated-user conversation."""
+
+Scope = Literal["conversation", "turn"]
+"""What one verdict covers when the answers are conversations (`speceval.judging.transcripts.Scope`'s values)."""
+SCOPES: tuple[Scope, ...] = ("conversation", "turn")
+
+DEFAULT_GENERATION_OUTPUT = Path("data/batched_generations")
+"""Where generation runs go unless `--output-base-dir` says otherwise."""
+DEFAULT_JUDGE_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
+"""Where judge runs go unless `--output-dir-base` (or `output_dir_base`) says otherwise."""
+DEFAULT_INPUTS_OUTPUT = Path("data/generated_inputs")
+"""Where `speceval inputs` writes unless `--output-dir` says otherwise."""
 
 BUILT_IN_ORGS = ("openai", "anthropic", "google", "vertex", "openai-compatible", "together", "ray")
 """The built-in providers, in the order of `speceval.providers.registry.PROVIDERS` (a test keeps them equal)."""

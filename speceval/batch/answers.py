@@ -9,11 +9,11 @@ own parsers (already checked), so nothing is validated twice.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from speceval.batch.records import Outcome, RequestError, RequestOutcome, Tokens
+from speceval.batch.records import Outcome, RequestError, RequestOutcome
 from speceval.redaction import redact
+from speceval.wire.usage import Tokens
 
 
 class Answer(NamedTuple):
@@ -56,12 +56,3 @@ def failed(
     """A request that did not succeed; `message` is the provider's and is redacted here."""
     error = RequestError(code=code, message=redact(message), status_code=status_code, retryable=retryable)
     return Answer(custom_id, outcome, None, error, usage)
-
-
-def count(data: Mapping[str, Any], *names: str) -> int:
-    """The first of `names` present in a provider's usage object, as an int (0 when none is)."""
-    for name in names:
-        value = data.get(name)
-        if value:
-            return int(value)
-    return 0

@@ -14,11 +14,11 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 
 from speceval.batch.model import BatchedModel
-from speceval.batch.prompt import PromptLike
 from speceval.batch.records import SubmissionIntent, prompt_digest
 from speceval.batch.refmap import CUSTOM_ID_KEY_CHARS, ItemRef, SpanBuilder, custom_id_for
 from speceval.batch.store import RunStore
 from speceval.errors import InputError
+from speceval.wire.prompt import PromptLike
 
 __all__ = ["CUSTOM_ID_KEY_CHARS", "Lookahead", "build_chunk", "custom_id_for", "item_custom_id", "new_idempotency_key"]
 
@@ -81,8 +81,9 @@ def build_chunk(
     limit = model.limits.max_bytes
     format_request = model.format_request
     # A judge run keeps each prompt's hash, not its text (`RunStore.prompts_once`): hashed here, from the text just
-    # formatted, so collecting the job need not render the prompt again. Only plain prompts: a `Prompt` carrying a
-    # conversation is hashed at collection from its source's text, as before.
+    # formatted, so collecting the job need not render the prompt again. Only plain prompts (a judge prompt with its
+    # shared prefix marked is one): a `Prompt` carrying a conversation is hashed at collection from its source's
+    # text, as before.
     digests: bytearray | None = bytearray() if store.prompts_once else None
 
     def lines() -> Iterator[bytes]:
@@ -107,8 +108,9 @@ def build_chunk(
             refs.add(ref)
             attempt = max(attempt, attempt_of(ref))
             if digests is not None:
-                if isinstance(prompt, str):
-                    digests += prompt_digest(prompt)
+                text = prompt if isinstance(prompt, str) else prompt.single_text
+                if text is not None:
+                    digests += prompt_digest(text)
                 else:
                     digests = None
             yield line

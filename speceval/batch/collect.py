@@ -15,18 +15,10 @@ from operator import itemgetter
 from speceval.batch.answers import Answer, failed
 from speceval.batch.ledger import Ledger
 from speceval.batch.model import BatchedModel
-from speceval.batch.records import (
-    BatchRecord,
-    JobState,
-    Outcome,
-    ResultRow,
-    Tokens,
-    UsageRow,
-    prompt_sha256,
-    utcnow,
-)
+from speceval.batch.records import BatchRecord, JobState, Outcome, ResultRow, UsageRow, prompt_sha256, utcnow
 from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.errors import ProviderError, TransientProviderError
+from speceval.wire.usage import Tokens
 
 logger = logging.getLogger(__name__)
 

@@ -25,9 +25,10 @@ from importlib import resources
 from pathlib import Path
 
 from speceval.batch.model import BatchedModel
-from speceval.batch.records import BatchRecord, SubmissionIntent, Usage
+from speceval.batch.records import BatchRecord, SubmissionIntent
 from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError, InputError
+from speceval.wire.usage import Usage
 
 # A request line also carries JSON structure around the prompt; count it, it is billed by no one but it keeps
 # the estimate on the safe side.

@@ -22,16 +22,16 @@ from pathlib import Path
 from speceval.batch.budget import Claim
 from speceval.batch.chunking import Lookahead, build_chunk
 from speceval.batch.collect import collect_job
-from speceval.batch.ledger import ItemSource, Ledger, PromptSource
+from speceval.batch.ledger import ItemSource, Ledger, PromptSource, request_of
 from speceval.batch.loop import Engine, run_engines
 from speceval.batch.model import BatchedModel
 from speceval.batch.options import EngineOptions, as_source, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
-from speceval.batch.prompt import PromptItem, PromptLike
 from speceval.batch.records import BatchRecord, ItemRef, RemoteJob, SubmissionIntent, utcnow
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
+from speceval.wire.prompt import PromptItem, PromptLike
 
 __all__ = ["BatchEngine", "Engine", "EngineOptions", "as_source", "is_final", "run_engines"]
 
@@ -224,8 +224,11 @@ class BatchEngine:
     def _chunk_one(self, state: _State, pending: Lookahead) -> SubmissionIntent:
         # Decided once per chunk, not per request: sources of plain strings keep the string path untouched.
         prompt_of: Callable[[ItemRef], PromptLike]
+        marked = request_of(state.source)
         if isinstance(state.source, PromptSource):
             prompt_of = lambda ref: self._prompts(state, ref.statement_id)[ref.original_index]  # noqa: E731
+        elif marked is not None:  # cache-shaped judge prompts: each carries its shared prefix's length
+            prompt_of = lambda ref: marked(self._texts(state, ref.statement_id)[ref.original_index])  # noqa: E731
         else:
             prompt_of = lambda ref: self._texts(state, ref.statement_id)[ref.original_index]  # noqa: E731
         intent, _ = build_chunk(

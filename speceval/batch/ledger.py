@@ -12,12 +12,13 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from speceval.batch.prompt import PromptLike
-from speceval.batch.records import ItemRef, Outcome, ResultRecord, ResultRow, Tokens, Usage
+from speceval.batch.records import ItemRef, Outcome, ResultRecord, ResultRow
+from speceval.wire.prompt import Prompt, PromptLike
+from speceval.wire.usage import Tokens, Usage
 
 _CODES: tuple[Outcome | None, ...] = (None, *Outcome)  # code 0 = no outcome yet
 _CODE_OF = {outcome: code for code, outcome in enumerate(_CODES) if outcome is not None}
@@ -52,6 +53,33 @@ class PromptSource(ItemSource, Protocol):
         ...
 
 
+@runtime_checkable
+class SharedPrefixSource(ItemSource, Protocol):
+    """An item source whose prompts may start with a part shared by other requests (cache-shaped judge prompts).
+
+    The source rendered the prompts, so it knows where that part ends; the engine hands the adapter the prompt
+    with its length (`Prompt.cache_prefix`), and the adapter marks it for the provider's prompt cache.
+    """
+
+    def cache_prefix(self, text: str) -> int:
+        """How many leading characters of `text` (one of this source's prompts) other requests share (0: none)."""
+        ...
+
+
+def request_of(source: ItemSource) -> Callable[[str], PromptLike] | None:
+    """What to send for one of `source`'s texts, when that is more than the text: a `SharedPrefixSource`'s text
+    with its shared prefix marked. None for every other source (its texts are sent as they are)."""
+    if not isinstance(source, SharedPrefixSource):
+        return None
+    prefix_of = source.cache_prefix
+
+    def request(text: str) -> PromptLike:
+        cut = prefix_of(text)
+        return Prompt.user(text, cache_prefix=cut) if cut else text
+
+    return request
+
+
 class ListSource:
     """An `ItemSource` over items already in memory (judge prompts, tests)."""
 
@@ -65,6 +93,21 @@ class ListSource:
 
     def texts(self, statement_id: str) -> dict[int, str]:
         return self._texts[statement_id]
+
+
+class ListPromptSource(ListSource):
+    """A `ListSource` whose items send more than their text (a conversation so far, a schema, a marked shared
+    prefix): a `PromptSource`, so the batch engine sends what the realtime engine sends for the same items."""
+
+    def __init__(self, items: Iterable[tuple[str, int, str, PromptLike]]):
+        listed = list(items)
+        super().__init__((statement_id, index, text) for statement_id, index, text, _ in listed)
+        self._prompts: dict[str, dict[int, PromptLike]] = {}
+        for statement_id, index, _, prompt in listed:
+            self._prompts.setdefault(statement_id, {})[index] = prompt
+
+    def prompts(self, statement_id: str) -> Mapping[int, PromptLike]:
+        return self._prompts[statement_id]
 
 
 @dataclass

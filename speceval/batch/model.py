@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from speceval.batch.answers import Answer
-from speceval.batch.prompt import PromptLike
 from speceval.batch.records import BatchRecord, ProviderHandle, RemoteJob, RequestOutcome, SubmissionIntent
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptLike
 
 
 @dataclass(frozen=True)
@@ -26,19 +27,6 @@ class ProviderLimits:
 
     max_requests: int
     max_bytes: int
-
-
-@dataclass(frozen=True)
-class GenerationParams:
-    """Sampling parameters sent with every request of a run."""
-
-    temperature: float | None = 0.0
-    max_tokens: int = 4096
-    system_prompt: str | None = None
-    response_schema: dict[str, Any] | None = field(default=None, hash=False)
-    """A JSON schema every answer must conform to (structured output), for runs whose every request asks for the
-    same shape (the inputs generator's proposals and ratings); a `Prompt` carrying its own schema keeps it."""
-    schema_name: str = "answer"
 
 
 class BatchedModel(ABC):

@@ -7,9 +7,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from speceval.batch.budget import Budget
-from speceval.batch.ledger import ItemSource, ListSource, final_outcome
-from speceval.batch.prompt import PromptItem
+from speceval.batch.ledger import ItemSource, ListPromptSource, ListSource, final_outcome
 from speceval.batch.records import ResultRecord
+from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_POLL_INTERVAL, DEFAULT_TIMEOUT_HOURS
+from speceval.wire.prompt import PromptItem
 
 
 @dataclass
@@ -27,9 +28,9 @@ class EngineOptions:
     """
 
     batch_size: int = 500
-    poll_interval: float = 60.0
-    timeout_hours: float = 24.0
-    max_attempts: int = 3
+    poll_interval: float = DEFAULT_POLL_INTERVAL
+    timeout_hours: float = DEFAULT_TIMEOUT_HOURS
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     budget: Budget | None = None
 
     def recorded(self) -> dict[str, Any]:
@@ -50,4 +51,6 @@ def as_source(items: Sequence[PromptItem] | ItemSource) -> ItemSource:
     """An item source for `items` (sources pass through; lists of prompt items are wrapped)."""
     if isinstance(items, ItemSource):
         return items
+    if any(i.prompt is not None for i in items):
+        return ListPromptSource((i.statement_id, i.original_index, i.input_text, i.request) for i in items)
     return ListSource((i.statement_id, i.original_index, i.input_text) for i in items)

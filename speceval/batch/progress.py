@@ -6,7 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from speceval.batch.records import BatchRecord, Outcome, Usage
+from speceval.batch.records import BatchRecord, Outcome
+from speceval.wire.usage import Usage
 
 
 class StopReason(StrEnum):

@@ -6,20 +6,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 # run_batched_generation
 GENERATION_BATCH_SIZE = 500
-DEFAULT_POLL_INTERVAL = 60.0
-DEFAULT_TIMEOUT_HOURS = 24.0
-DEFAULT_MAX_ATTEMPTS = 3
-DEFAULT_MAX_TOKENS = 4096
 
 # run_batched_binary_compliance and run_batched_ranking
 Kind = Literal["compliance", "ranking"]
 JUDGE_BATCH_SIZE = 100
-DEFAULT_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}
 # The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
 KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
              "google_api_key": "GOOGLE_API_KEY"}

@@ -14,17 +14,19 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from speceval.cli.command_defaults import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-    GENERATION_BATCH_SIZE,
-)
+from speceval.cli.command_defaults import GENERATION_BATCH_SIZE
 from speceval.cli.exits import run_command
 from speceval.cli.flags import add_realtime_arguments
 from speceval.cli.parsing import StrictArgumentParser
-from speceval.defaults import PRICES_ENV
+from speceval.defaults import (
+    DEFAULT_GENERATION_OUTPUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+    PRICES_ENV,
+)
 from speceval.ranges import (
     BATCH_SIZE,
     BUDGET_USD,
@@ -38,7 +40,6 @@ from speceval.ranges import (
 )
 
 DEFAULT_BATCH_SIZE = GENERATION_BATCH_SIZE
-DEFAULT_MAX_TURNS = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-name", help="candidate model, e.g. gpt-4.1-mini-2025-04-14")
     parser.add_argument("--org", help="provider: openai, anthropic, google or vertex (default: from the model name)")
     parser.add_argument("--spec-name", help="label of the spec in the output path (default: the spec file's stem)")
-    parser.add_argument("--output-base-dir", type=Path, help="default: data/batched_generations")
+    parser.add_argument("--output-base-dir", type=Path, help=f"default: {DEFAULT_GENERATION_OUTPUT}")
     parser.add_argument(
         "--batch-size",
         type=flag_type(BATCH_SIZE),
@@ -104,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     vertex.add_argument("--output-bucket", help="GCS bucket the jobs write their predictions to")
     simulated = parser.add_argument_group(
         "simulated user", "a second model writes each next user turn from the transcript; remembered for --resume")
-    simulated.add_argument("--simulated-user-model", help="the user model, e.g. claude-3-5-haiku-20241022")
+    simulated.add_argument("--simulated-user-model", help="the user model, e.g. claude-haiku-4-5-20251001")
     simulated.add_argument("--simulated-user-org", help="its provider (default: from the model name)")
     simulated.add_argument("--simulated-user-instructions", metavar="TEXT|@FILE",
                            help="who the user is and what they want (text, or @file for a file's text)")

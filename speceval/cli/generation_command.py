@@ -14,15 +14,8 @@ from pydantic import ValidationError
 from speceval.batch.costs import PriceTable
 from speceval.batch.engine import EngineOptions
 from speceval.batch.manifest import RunManifest
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
-from speceval.batch.records import Usage
-from speceval.cli.command_defaults import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-)
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from speceval.cli.console import (
     ProgressObserver,
@@ -34,11 +27,20 @@ from speceval.cli.console import (
     synthetic_banner,
 )
 from speceval.cli.dry_run import budget_option, show_dry_run
+from speceval.cli.endpoint_flags import ray_flags, realtime_flags, refuse_ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.conversations.estimate import later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
+from speceval.defaults import (
+    DEFAULT_GENERATION_OUTPUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+)
+from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.operations.runs import find_identical_runs
@@ -46,11 +48,12 @@ from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.models import simulated_user_model
 from speceval.providers.model_list import check_models
-from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
-from speceval.raydata.settings import ray_settings, refuse_ray_flags
-from speceval.realtime import AnyModel
-from speceval.realtime.settings import create_realtime_model, realtime_settings
+from speceval.raydata.settings import ray_settings
+from speceval.realtime.settings import realtime_settings
+from speceval.wire.params import GenerationParams
+from speceval.wire.usage import Usage
 
 
 def engine_options(args: argparse.Namespace, base: EngineOptions | None, offline: bool) -> EngineOptions:
@@ -88,14 +91,14 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
     ) if value is None]
     if missing:
         raise ConfigError(f"missing {', '.join(missing)} (or pass --resume RUN_DIR to continue a run)")
-    check_output_dir(args.output_base_dir or Path("data/batched_generations"), "--output-base-dir")
+    check_output_dir(args.output_base_dir or DEFAULT_GENERATION_OUTPUT, "--output-base-dir")
     config = GenerationConfig(
         spec_path=args.spec_path,
         inputs_dir=args.pregenerated_inputs_dir,
         model_name=args.model_name,
         spec_name=args.spec_name,
         org=args.org,
-        output_base_dir=args.output_base_dir or Path("data/batched_generations"),
+        output_base_dir=args.output_base_dir or DEFAULT_GENERATION_OUTPUT,
         params=GenerationParams(
             temperature=args.temperature if args.temperature is not None else 0.0,
             max_tokens=args.max_tokens if args.max_tokens is not None else DEFAULT_MAX_TOKENS,
@@ -144,9 +147,10 @@ def _identity_draft(args: argparse.Namespace, pipeline: BatchedGenerationPipelin
     """The new run's manifest with its endpoint settings, as an earlier identical run would have recorded them."""
     draft = pipeline.draft_manifest().model_copy(deep=True)
     if pipeline.provider == "ray":
-        draft.parameters[RAY_KEY] = ray_settings(args, None, offline=pipeline.config.offline).model_dump()
+        draft.parameters[RAY_KEY] = ray_settings(ray_flags(args), None, offline=pipeline.config.offline).model_dump()
     else:
-        realtime_settings(args, draft, resolve_org(pipeline.config.model_name, pipeline.provider))
+        realtime_settings(realtime_flags(args), draft, resolve_org(pipeline.config.model_name, pipeline.provider),
+                          realtime=args.realtime, resume=args.resume)
     return draft
 
 
@@ -171,7 +175,7 @@ def generate(args: argparse.Namespace) -> int:
         emulator = stack.enter_context(offline_emulator(emulator_state_dir(pipeline.run_dir))) if offline else None
         provider_options = emulator_options(emulator, pipeline.provider) if emulator is not None else {}
         provider_options.update(_vertex_options(args, pipeline))
-        model = build_model(args, pipeline, provider_options)  # batch adapter, or realtime (--realtime, --org)
+        model = connect_model(args, pipeline, provider_options)  # batch, realtime (--realtime, --org) or Ray
         pipeline.check_engine(model)  # conversations need a batch provider (so far)
         user_model = None
         if config.simulated_user is not None:  # the same emulator offline: one state folder, one emulator
@@ -279,23 +283,24 @@ def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None)
                   "answer in each later request:\n" + "\n".join(lines))
 
 
-def build_model(
+def connect_model(
     args: argparse.Namespace, pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any]
 ) -> AnyModel:
-    """The model of a generation run: the batch adapter, or the realtime one.
+    """The model of a generation run, built by the one factory from the flags' endpoint settings.
 
-    Touches no file: the realtime settings go into the pipeline's draft manifest, which `write_manifest` saves
-    once every check has passed (a refused command leaves no run directory).
+    Touches no file: the realtime or Ray settings go into the pipeline's draft manifest, which `write_manifest`
+    saves once every check has passed (a refused command leaves no run directory).
     """
     config = pipeline.config
     manifest = pipeline.draft_manifest()
     entry = resolve_org(config.model_name, pipeline.provider)
+    endpoint: EndpointSettings | None
     if entry.org == "ray":
-        from speceval.raydata.model import create_ray_model
-
-        return create_ray_model(args, manifest, config.model_name, config.params, provider_options)
-    refuse_ray_flags(args)
-    settings = realtime_settings(args, manifest, entry)
-    if settings is None:
-        return create_batched_model(config.model_name, pipeline.provider, config.params, **provider_options)
-    return create_realtime_model(config.model_name, entry.org, config.params, settings, **provider_options)
+        offline = provider_options.get("base_url") is not None
+        endpoint = ray_settings(ray_flags(args), manifest.parameters.get(RAY_KEY), offline=offline)
+        manifest.parameters[RAY_KEY] = endpoint.model_dump()
+    else:
+        refuse_ray_flags(args)
+        endpoint = realtime_settings(realtime_flags(args), manifest, entry, realtime=args.realtime,
+                                     resume=args.resume)
+    return build_model(config.model_name, pipeline.provider, config.params, endpoint, **provider_options)

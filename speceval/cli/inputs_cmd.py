@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from speceval.defaults import DEFAULT_INPUTS_OUTPUT
 from speceval.ranges import BATCH_SIZE, BUDGET_USD, MAX_ATTEMPTS, POLL_INTERVAL, TIMEOUT_HOURS, flag_type
 
 
@@ -25,7 +26,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--rating-threshold", type=int, metavar="T", help="lowest rating kept, 1-10 (default 7)")
     parser.add_argument("--max-rounds", type=int, help="rounds at most (default 3)")
     parser.add_argument("--statements", nargs="+", metavar="ID", help="only these statements")
-    parser.add_argument("--output-dir", type=Path, default=Path("data/generated_inputs"),
+    parser.add_argument("--output-dir", type=Path, default=DEFAULT_INPUTS_OUTPUT,
                         help="runs go to OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<timestamp>/")
     # Ranges from the one table (speceval.ranges): `--batch-size 0` would cut empty jobs forever.
     parser.add_argument("--batch-size", type=flag_type(BATCH_SIZE), help="requests per job at most")

@@ -11,21 +11,20 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from speceval.cli.command_defaults import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_OUTPUT,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-    JUDGE_BATCH_SIZE,
-    KEY_FLAGS,
-    Kind,
-    script,
-)
+from speceval.cli.command_defaults import JUDGE_BATCH_SIZE, KEY_FLAGS, Kind, script
 from speceval.cli.exits import run_command
 from speceval.cli.flags import add_ray_arguments
 from speceval.cli.parsing import StrictArgumentParser
-from speceval.defaults import BUILT_IN_ORGS, PRICES_ENV
+from speceval.defaults import (
+    BUILT_IN_ORGS,
+    DEFAULT_JUDGE_OUTPUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+    PRICES_ENV,
+    SCOPES,
+)
 from speceval.ranges import (
     BATCH_SIZE,
     BUDGET_USD,
@@ -64,13 +63,13 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
                         "google with --input-bucket/--output-bucket is Vertex AI")
     if kind == "compliance":
         parser.add_argument("--mode", choices=("binary", "likert"), help="binary verdicts (default) or 1-5 ratings")
-        parser.add_argument("--scope", choices=("conversation", "turn"),
+        parser.add_argument("--scope", choices=SCOPES,
                             help="conversations: one verdict on the whole transcript (default) or one per assistant "
                                  "turn, in its context")
         parser.add_argument("--no-canaries", action="store_true",
                             help="do not also judge the spec's own example responses (the judge check in the "
                                  "report's judge_checks.csv)")
-    parser.add_argument("--output-dir-base", type=Path, help=f"default: {DEFAULT_OUTPUT[kind]}")
+    parser.add_argument("--output-dir-base", type=Path, help=f"default: {DEFAULT_JUDGE_OUTPUT[kind]}")
     engine = (
         ("--batch-size", BATCH_SIZE, f"most requests per job (default {DEFAULT_BATCH_SIZE})"),
         ("--temperature", TEMPERATURE, "the judge's temperature, 0-2 (default 0.0)"),

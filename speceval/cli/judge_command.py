@@ -14,24 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
-from speceval.cli.command_defaults import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_OUTPUT,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-    KEY_FLAGS,
-    Kind,
-    script,
-)
 from speceval.cli.command_defaults import JUDGE_BATCH_SIZE as DEFAULT_BATCH_SIZE
+from speceval.cli.command_defaults import KEY_FLAGS, Kind, script
 from speceval.cli.console import ProgressObserver, console, report_stop, setup_logging, stdout, synthetic_banner
 from speceval.cli.dry_run import budget_option, show_dry_run
+from speceval.cli.endpoint_flags import RAY_ONLY_FLAGS, ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.defaults import (
+    DEFAULT_JUDGE_OUTPUT,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+)
 from speceval.emulator.models import offline_served
 from speceval.errors import ConfigError
 from speceval.offline import offline_poll_interval
@@ -57,10 +56,10 @@ from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import ray_settings
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 from speceval.realtime.settings import RealtimeSettings
+from speceval.wire.params import GenerationParams
 
 _VERTEX_ENV = {"project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION"}
 _ENDPOINT_FLAGS = ("base_url", "api_key_env", "rpm", "max_concurrency")
-_RAY_FLAGS = ("vllm", "tensor_parallel_size", "replicas", "engine_arg", "ray_address")
 
 
 # -- configuration --------------------------------------------------------------------------------------------
@@ -125,7 +124,7 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
         temperature=_pick(args.temperature, file.temperature, 0.0),
         max_tokens=_pick(args.max_tokens, file.max_tokens, DEFAULT_MAX_TOKENS),
     )
-    output_dir_base = _pick(args.output_dir_base, file.output_dir_base, DEFAULT_OUTPUT[kind])
+    output_dir_base = _pick(args.output_dir_base, file.output_dir_base, DEFAULT_JUDGE_OUTPUT[kind])
     check_output_dir(output_dir_base, "--output-dir-base" if args.output_dir_base is not None else "output_dir_base")
     settings = JudgeSettings(
         spec_path=spec_path,
@@ -230,9 +229,9 @@ def _endpoint_settings(args: argparse.Namespace, kind: Kind, file: JudgeFileConf
         raise ConfigError(f"{file.where(refused[0])}: {', '.join(refused)}: {why}")
     if entry.org == "ray":
         stored = recorded_endpoint(pipeline.targets, RAY_KEY)
-        settings.ray = ray_settings(args, stored, offline=settings.offline, file_keys=from_file)
+        settings.ray = ray_settings(ray_flags(args), stored, offline=settings.offline, file_keys=from_file)
         return
-    ray_only = [f"--{name.replace('_', '-')}" for name in _RAY_FLAGS if getattr(args, name, None) is not None]
+    ray_only = [f"--{name.replace('_', '-')}" for name in RAY_ONLY_FLAGS if getattr(args, name, None) is not None]
     if ray_only:
         raise ConfigError(f"{', '.join(ray_only)}: only for a ray judge (--{kind}-judge-org ray)")
     given = {name: getattr(args, name) for name in _ENDPOINT_FLAGS if getattr(args, name, None) is not None}

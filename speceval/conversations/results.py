@@ -24,12 +24,13 @@ from pydantic import BaseModel
 from pydantic_core import to_json
 
 from speceval.atomic import atomic_write_bytes
-from speceval.batch.records import Outcome, RequestError, ResultRecord, ResultRow, Usage
+from speceval.batch.records import Outcome, RequestError, ResultRecord, ResultRow
 from speceval.batch.store import RunStore
 from speceval.conversations.rounds import RoundRecord, earlier_rows, user_rows
 from speceval.conversations.simulated_user import SimulatedUser, UserEnd
 from speceval.inputs import InputSet
 from speceval.inputs.script import ChatMessage, Conversation
+from speceval.wire.usage import Usage
 
 
 class TurnRecord(BaseModel):

@@ -22,7 +22,7 @@ from speceval.batch.manifest import MANIFEST_NAME, RunManifest, run_recorded
 from speceval.batch.model import BatchedModel
 from speceval.batch.options import EngineOptions
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
-from speceval.batch.records import SubmissionIntent, Usage
+from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.conversations.results import assemble
 from speceval.conversations.rounds import (
@@ -40,10 +40,11 @@ from speceval.conversations.rounds import (
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.inputs import InputSet
 from speceval.providers.registry import resolve_org
-from speceval.providers.sent import settings_as_sent
 from speceval.realtime.engine import RealtimeEngine
 from speceval.realtime.model import RealtimeModel
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
+from speceval.wire.sent import settings_as_sent
+from speceval.wire.usage import Usage
 
 logger = logging.getLogger(__name__)
 

@@ -21,12 +21,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.prompt import Prompt
+from speceval.defaults import DEFAULT_MAX_TURNS
 from speceval.errors import InputError
 from speceval.inputs.script import ChatMessage
 from speceval.judging.prompts import fence, make_nonce
 from speceval.settings_checks import MaxTokens, MaxTurns, Temperature
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import Prompt
 
 TEMPLATE = "simulated_user_v1"
 MARKER = "speceval prompt: "
@@ -66,7 +67,7 @@ class SimulatedUser(BaseModel):
     model: Annotated[str, StringConstraints(min_length=1)]
     org: str | None = None
     instructions: Annotated[str, StringConstraints(min_length=1)]
-    max_turns: MaxTurns = 3
+    max_turns: MaxTurns = DEFAULT_MAX_TURNS
     stop_word: Annotated[str, StringConstraints(min_length=1, pattern=r"\S")] | None = None
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 1024

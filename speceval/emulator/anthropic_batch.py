@@ -21,6 +21,7 @@ from speceval.emulator.common import (
 )
 from speceval.emulator.faults import TIMEOUT_ONCE_MARKER, JobPlan
 from speceval.emulator.jobs import TERMINAL, Job, Kind, Outcome, Phase, RequestItem, emitted, random_id, timeline
+from speceval.emulator.models import NOT_FOUND, retired
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, bytes_response, json_response
 from speceval.emulator.structured import schema_of_anthropic
 
@@ -72,6 +73,8 @@ def _result(outcome: Outcome) -> dict[str, Any]:
         else:
             kind = outcome.item.error_type or "api_error"
             message = _SERVER_MESSAGES.get(kind, SERVER_MESSAGE)
+            if kind == NOT_FOUND:
+                message = f"model: {outcome.item.model}"
         return {
             "type": "errored",
             "error": {"type": "error", "error": {"type": kind, "message": message}, "request_id": random_id("req_")},
@@ -124,6 +127,8 @@ def _validate_requests(body: Any, limit: int, version: str | None) -> list[Reque
                 cache_breakpoint=breakpoint,
                 response_schema=schema_of_anthropic(params),
                 max_tokens=max_tokens,
+                # A retired model is not refused at creation: each of its requests errors, as one sent alone would.
+                error_type=NOT_FOUND if retired("anthropic", params["model"]) else None,
             )
         )
     return items

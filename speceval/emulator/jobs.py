@@ -53,7 +53,8 @@ class RequestItem(BaseModel):
     prompt: str = Field(description="all text of the request, concatenated")
     metadata: dict[str, Any] | None = Field(default=None, description="Gemini inline metadata, echoed back")
     error_type: str | None = Field(
-        default=None, description="the provider's error type this request fails with server-side (a transient fault)"
+        default=None,
+        description="the provider's error type this request fails with (a server-side fault, or a retired model)",
     )
     cache_breakpoint: int | None = Field(
         default=None, description="Anthropic: characters of `prompt` up to the end of the last cache_control block"

@@ -3,10 +3,15 @@
 `GET /v1/models` (OpenAI: `{object: list, data: [{id, object: model, created, owned_by}]}`), `GET /v1/models`
 (Anthropic: `{data: [{type: model, id, display_name, created_at}], has_more, first_id, last_id}`) and
 `GET /{ver}/models` (Gemini: `{models: [{name: models/<id>, displayName, supportedGenerationMethods}]}`), each
-listing `SERVED` (real model ids of the day, dated and undated).
+listing `SERVED` (real model ids of the day, dated and undated) minus the models `RETIRED` by then.
+
+A retired model is answered as its provider answers it: Anthropic's Messages API with a 404 `not_found_error`
+(`model: <name>`), and a Message Batch with that error on each request for it.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, date, datetime
 
 from speceval.emulator.gemini_files import VERSIONS
 from speceval.emulator.routing import ProviderApp, Request, Response, Route, json_response
@@ -22,7 +27,7 @@ SERVED: dict[str, tuple[str, ...]] = {
         "claude-3-haiku-20240307", "claude-3-5-haiku-20241022", "claude-3-5-sonnet-20241022",
         "claude-3-7-sonnet-20250219", "claude-sonnet-4-20250514", "claude-opus-4-20250514", "claude-opus-4-1-20250805",
         "claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "claude-haiku-4-5-20251001", "claude-haiku-4-5",
-        "claude-opus-4-5", "claude-opus-4-6",
+        "claude-opus-4-5", "claude-opus-4-5-20251101", "claude-opus-4-6", "claude-sonnet-4-6",
     ),
     "gemini": (
         "gemini-1.5-flash", "gemini-1.5-pro", "gemini-2.0-flash", "gemini-2.0-flash-001", "gemini-2.0-flash-lite",
@@ -31,11 +36,46 @@ SERVED: dict[str, tuple[str, ...]] = {
 }
 
 
+NOT_FOUND = "not_found_error"
+"""Anthropic's error type for a model it does not serve (any more)."""
+
+RETIRED: dict[str, dict[str, date]] = {
+    # Anthropic's model deprecations page (platform.claude.com/docs/en/about-claude/model-deprecations): "Requests
+    # to retired models will fail". The last four are deprecated, not retired yet: the anthropic SDK's
+    # `_data/deprecated_models.py` names their end of life.
+    "anthropic": {
+        "claude-3-5-sonnet-20240620": date(2025, 10, 22),
+        "claude-3-5-sonnet-20241022": date(2025, 10, 22),
+        "claude-3-7-sonnet-20250219": date(2026, 2, 19),
+        "claude-3-5-haiku-20241022": date(2026, 2, 19),
+        "claude-sonnet-4-20250514": date(2026, 6, 15),
+        "claude-opus-4-20250514": date(2026, 6, 15),
+        "claude-opus-4-1-20250805": date(2026, 8, 5),
+        "claude-sonnet-4-5": date(2026, 11, 30),
+        "claude-sonnet-4-5-20250929": date(2026, 11, 30),
+        "claude-opus-4-5": date(2027, 1, 22),
+        "claude-opus-4-5-20251101": date(2027, 1, 22),
+    },
+}
+"""Models past (or nearing) their end of life, by provider: from that day on, requests to them fail."""
+
+
+def retired(provider: str, model: str, on: date | None = None) -> bool:
+    """Whether `model` of `provider` (the emulator's provider names) is retired on `on` (default: today, UTC)."""
+    end = RETIRED.get(provider, {}).get(model)
+    return end is not None and (on or datetime.now(UTC).date()) >= end
+
+
+def served(provider: str, on: date | None = None) -> list[str]:
+    """The models a provider lists on `on` (default: today): every known one not retired by then."""
+    return [m for m in SERVED.get(provider, ()) if not retired(provider, m, on)]
+
+
 def offline_served(org: str) -> list[str] | None:
     """What the emulator lists for `org` (speceval's org names: `google` is Gemini), for checks made before it
     is started; None for an org it does not list."""
-    found = SERVED.get("gemini" if org == "google" else org)
-    return list(found) if found is not None else None
+    provider = "gemini" if org == "google" else org
+    return served(provider) if provider in SERVED else None
 
 
 def add_model_lists(apps: list[ProviderApp]) -> None:
@@ -50,18 +90,18 @@ def add_model_lists(apps: list[ProviderApp]) -> None:
 
 
 def _openai(request: Request) -> Response:
-    data = [{"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for m in SERVED["openai"]]
+    data = [{"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for m in served("openai")]
     return json_response({"object": "list", "data": data})
 
 
 def _anthropic(request: Request) -> Response:
     data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-            for m in SERVED["anthropic"]]
+            for m in served("anthropic")]
     return json_response({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
 
 
 def _gemini(request: Request) -> Response:
     models = [{"name": f"models/{m}", "displayName": m, "supportedGenerationMethods": ["generateContent",
                                                                                        "batchGenerateContent"]}
-              for m in SERVED["gemini"]]
+              for m in served("gemini")]
     return json_response({"models": models})

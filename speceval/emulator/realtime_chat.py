@@ -24,6 +24,7 @@ from speceval.emulator.context import EmulatorContext
 from speceval.emulator.faults import ERROR_MARKER
 from speceval.emulator.gemini_files import VERSIONS
 from speceval.emulator.jobs import billed_output_tokens, gemini_output_limit, output_limit, random_id
+from speceval.emulator.models import NOT_FOUND, retired
 from speceval.emulator.realtime_limits import Admission, RealtimeLog
 from speceval.emulator.responder import estimate_tokens
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
@@ -199,6 +200,8 @@ class RealtimeEndpoints:
         refused = refused_sampling_field(body, request.header("anthropic-version"))
         if refused:
             raise ApiError(400, f"{refused}: Extra inputs are not permitted")
+        if retired("anthropic", model):
+            raise ApiError(404, f"model: {model}", kind=NOT_FOUND)
         prompt = "\n".join(t for t in (text_of(body.get("system")), text_of(messages)) if t)
         admission, answer, input_tokens, output_tokens = self._serve(
             "anthropic", model, prompt, schema_of_anthropic(body), max_tokens

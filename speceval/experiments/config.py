@@ -10,6 +10,7 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
 from speceval.conversations.simulated_user import SimulatedUser
+from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Scope
 from speceval.endpoint_keys import EndpointKeys
 from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
@@ -54,7 +55,7 @@ class JudgeEntry(ModelEntry):
     mode: Literal["binary", "likert", "categories"] = "binary"
     categories: dict[Annotated[str, StringConstraints(min_length=1)], str] | None = Field(
         default=None, description="mode categories: name → what it means (the judge answers one name)")
-    scope: Literal["conversation", "turn"] | None = Field(
+    scope: Scope | None = Field(
         default=None, description="conversations: one verdict on the whole transcript (default) or one per "
         "assistant turn, in its context (plain answers: one verdict each, turn 1)")
 
@@ -173,9 +174,10 @@ class EngineSettings(_Strict):
     batch_size: BatchSize = 500
     poll_interval: PollInterval | None = Field(default=None,
                                                description="default 60 s; offline, half the emulator's turnaround")
-    timeout_hours: TimeoutHours = 24.0
-    max_attempts: MaxAttempts = 3
-    max_tokens: MaxTokens = Field(default=4096, description="generation default when not varied; judges use it too")
+    timeout_hours: TimeoutHours = DEFAULT_TIMEOUT_HOURS
+    max_attempts: MaxAttempts = DEFAULT_MAX_ATTEMPTS
+    max_tokens: MaxTokens = Field(default=DEFAULT_MAX_TOKENS,
+                                  description="generation default when not varied; judges use it too")
 
 
 class ExperimentConfig(_Strict):

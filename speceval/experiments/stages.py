@@ -21,9 +21,9 @@ from speceval.batch.budget import RunBudget
 from speceval.batch.costs import CostEstimator, PriceTable
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.manifest import RunManifest
-from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
+from speceval.engines.factory import AnyModel, EndpointSettings, build_model, make_engine
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
@@ -33,7 +33,7 @@ from speceval.judging.verdicts import category_schema
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.endpoints import EndpointSettings, endpoint_model, endpoint_settings, record_endpoint
+from speceval.pipelines.endpoints import endpoint_settings, record_endpoint
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.judge_run import (
     JudgeSettings,
@@ -44,11 +44,11 @@ from speceval.pipelines.judge_run import (
     write_manifest,
 )
 from speceval.pipelines.ranking import BatchedRankingPipeline
-from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import RaySettings
-from speceval.realtime import AnyModel, make_engine
 from speceval.realtime.settings import RealtimeSettings
 from speceval.spec import Specification, load_spec
+from speceval.wire.params import GenerationParams
 
 logger = logging.getLogger(__name__)
 
@@ -127,10 +127,7 @@ class StageContext:
         """The client of a candidate or judge: its batch adapter, or the endpoint or Ray model its keys describe."""
         provider = resolve_org(entry.model, entry.org).org
         options = self.options_for(provider)
-        settings = self.endpoint(entry)
-        if settings is None:
-            return create_batched_model(entry.model, provider, params, **options)
-        return endpoint_model(entry.model, provider, params, settings, options)
+        return build_model(entry.model, provider, params, self.endpoint(entry), **options)
 
     def resolve(self, path: Path) -> Path:
         """A path of the experiment file, resolved against its folder."""

@@ -45,11 +45,12 @@ from speceval.batch.manifest import (
     run_recorded,
     software_versions,
 )
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
-from speceval.batch.prompt import PromptItem
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
+from speceval.defaults import DEFAULT_INPUTS_OUTPUT, DEFAULT_MAX_TOKENS
+from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
 from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
@@ -58,10 +59,11 @@ from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.models import use_model
-from speceval.providers.registry import create_batched_model, resolve_org
-from speceval.providers.sent import settings_as_sent
-from speceval.realtime import AnyModel, make_engine
+from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, Statement, load_spec
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptItem
+from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +79,7 @@ OVERASK = 2
 
 DEFAULT_RATERS = {
     "openai": "gpt-4.1-2025-04-14",
-    "anthropic": "claude-sonnet-4-20250514",
+    "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
 }
 """The rater when none is named: a model of another provider than the generator's (one whose key is set)."""
@@ -109,7 +111,7 @@ class InputGenerationConfig:
     spec_path: Path
     generator_model: str
     rater_model: str
-    output_dir: Path = Path("data/generated_inputs")
+    output_dir: Path = DEFAULT_INPUTS_OUTPUT
     spec_name: str | None = None
     generator_org: str | None = None
     rater_org: str | None = None
@@ -117,7 +119,7 @@ class InputGenerationConfig:
     rating_threshold: int = 7
     max_rounds: int = 3
     statements: list[str] | None = None
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
     engine: EngineOptions = field(default_factory=EngineOptions)
     offline: bool = False
 
@@ -252,9 +254,9 @@ class BatchedInputGenerationPipeline:
         with ExitStack() as stack:
             if self.config.offline and generator is None and rater is None:
                 emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
-                yield (create_batched_model(self.config.generator_model, self.generator_org, self.generator_params,
+                yield (build_model(self.config.generator_model, self.generator_org, self.generator_params, None,
                                             **emulator_options(emulator, self.generator_org)),
-                       create_batched_model(self.config.rater_model, self.rater_org, self.rater_params,
+                       build_model(self.config.rater_model, self.rater_org, self.rater_params, None,
                                             **emulator_options(emulator, self.rater_org)))
                 return
             offline_dir = self.run_dir if self.config.offline else None

@@ -20,12 +20,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from speceval.batch.prompt import PromptItem
 from speceval.errors import ConfigError, InputError, RunStateError
 from speceval.inputs.script import Conversation, parse_item
 from speceval.json_keys import DuplicateKeyError, refuse_duplicate_keys
 from speceval.paths import safe_filename
 from speceval.spec import Specification, json_type_name
+from speceval.wire.prompt import PromptItem
 
 logger = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from speceval.batch.prompt import Message, Prompt
 from speceval.errors import InputError
 from speceval.spec import json_type_name
+from speceval.wire.prompt import Message, Prompt
 
 _KEYS = ("id", "messages", "turns")
 _ROLES = ("user", "assistant")

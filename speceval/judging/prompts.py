@@ -19,8 +19,9 @@ Two generations of templates:
   examples) comes first and is byte-identical across them; the judged conversation and a short answer reminder
   follow. Its nonce is drawn per (judge run, statement) from the run's random salt (`new_salt`, recorded in the
   run's manifest so a resume renders the same prompts), and re-drawn for one request only when that request's
-  untrusted text happens to contain it. `split_shared_prefix` tells provider adapters where the shared part
-  ends, so they can mark it for the provider's prompt cache (Anthropic `cache_control`, OpenAI
+  untrusted text happens to contain it. `split_shared_prefix` says where the shared part ends; the judge
+  sources hand each prompt to the engines with that length (`speceval.wire.prompt.Prompt.cache_prefix`), and
+  the wire layer marks it for the provider's prompt cache (Anthropic `cache_control`, OpenAI
   `prompt_cache_key`); Gemini caches common prefixes implicitly.
 """
 
@@ -288,11 +289,6 @@ def render_ranking(
     )
 
 
-def shared_prefix_key(prefix: str) -> str:
-    """A short stable name for a shared prefix (OpenAI's `prompt_cache_key`: at most 64 characters)."""
-    return "speceval-" + hashlib.sha256(prefix.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
 def split_shared_prefix(prompt: str) -> tuple[str, str] | None:
     """A cache-shaped judge prompt cut into (the part its statement's requests share, the rest); else None.
 
@@ -306,3 +302,10 @@ def split_shared_prefix(prompt: str) -> tuple[str, str] | None:
         return None
     end = min(found)
     return prompt[:end], prompt[end:]
+
+
+def shared_prefix_length(prompt: str) -> int:
+    """How many leading characters of a judge prompt its statement's requests share (0 for a prompt that is not
+    cache-shaped): what the judge sources hand the engines as the prompt's `cache_prefix`."""
+    shared = split_shared_prefix(prompt)
+    return len(shared[0]) if shared is not None else 0

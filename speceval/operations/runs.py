@@ -17,13 +17,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from speceval.batch.manifest import MANIFEST_NAME, RunManifest
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.store import RunStore
 from speceval.errors import ConfigError, InputError
 from speceval.offline import offline_provider
 from speceval.providers.registry import create_batched_model
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
+from speceval.wire.params import GenerationParams
 
 logger = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from speceval.batch.ledger import ItemSource
 from speceval.errors import ConfigError
+from speceval.judging.prompts import shared_prefix_length
 from speceval.pipelines.candidates import Answer, CandidateAnswers
 
 Render = Callable[[str, Answer], str]
@@ -30,8 +31,21 @@ class JudgeSource(ItemSource, Protocol):
         results files); with the spec, the template and the salt they determine the prompts."""
         ...
 
+    def cache_prefix(self, text: str) -> int:
+        """How many leading characters of one of its prompts that prompt's statement's requests share
+        (`SharedPrefixSource`): the engines send it marked for the provider's prompt cache."""
+        ...
 
-class _CandidatePrompts:
+
+class SharedPrefixes:
+    """Judge prompts whose shared part the judge's templates delimit (`JudgeSource.cache_prefix`)."""
+
+    def cache_prefix(self, text: str) -> int:
+        """The length of the part of `text` its statement's requests share (0 for a v1 template's prompt)."""
+        return shared_prefix_length(text)
+
+
+class _CandidatePrompts(SharedPrefixes):
     """Prompts rendered from one candidate's answers."""
 
     answers: CandidateAnswers
@@ -58,7 +72,7 @@ class AnswerPrompts(_CandidatePrompts):
                 for answer in self.answers.read(statement_id)}
 
 
-class StatementPrompts:
+class StatementPrompts(SharedPrefixes):
     """Requests whose prompts a function renders for one statement at a time (the spec's example responses)."""
 
     def __init__(self, counts: Sequence[tuple[str, Sequence[int]]], render: Callable[[str], dict[int, str]]):

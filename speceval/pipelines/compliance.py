@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from speceval.atomic import atomic_write_bytes
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION
+from speceval.engines.factory import AnyModel
 from speceval.errors import ConfigError
 from speceval.judging.canaries import CANARY_DIR, Canary, likert_correct, spec_canaries, without_example
 from speceval.judging.files import (
@@ -70,7 +71,6 @@ from speceval.pipelines.judge_run import (
 )
 from speceval.pipelines.models import judge_model
 from speceval.providers.registry import resolve_org
-from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
@@ -157,7 +157,7 @@ class BatchedComplianceJudge:
         if self.canary_target is not None:
             self.targets.append(self.canary_target)
         for target in self.targets:
-            check_resumable(target)
+            check_resumable(target, self.spec.sha256)
 
     @property
     def request_count(self) -> int:

@@ -3,7 +3,8 @@ the settings they become, what `run.json` records of them, and the model they bu
 
 The settings are the flags' own records (`RealtimeSettings`, `RaySettings`), so a run started from a YAML file
 records, resumes and runs exactly as one started with the flags. Keys apply in this order: what a run directory
-recorded (on a rerun), then the YAML keys, then flags given now.
+recorded (on a rerun), then the YAML keys, then flags given now. The model they reach is built by
+`speceval.engines.factory.build_model`.
 """
 
 from __future__ import annotations
@@ -13,18 +14,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from speceval.batch.model import GenerationParams
+from speceval.engines.factory import EndpointSettings
 from speceval.errors import ConfigError
 from speceval.providers.registry import ProviderEntry
 from speceval.raydata.settings import FLAG_FIELDS as RAY_KEYS
 from speceval.raydata.settings import MANIFEST_KEY as RAY_MANIFEST_KEY
 from speceval.raydata.settings import RaySettings
-from speceval.realtime import AnyModel
 from speceval.realtime.settings import FLAG_FIELDS as REALTIME_FIELDS
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_MANIFEST_KEY
-from speceval.realtime.settings import RealtimeSettings, create_realtime_model
+from speceval.realtime.settings import RealtimeSettings
 
-EndpointSettings = RealtimeSettings | RaySettings
 REALTIME_KEYS = tuple(REALTIME_FIELDS)
 NO_BATCH_ORGS = "ray, openai-compatible, together"
 
@@ -93,17 +92,3 @@ def record_endpoint(parameters: dict[str, Any], settings: EndpointSettings | Non
         parameters[RAY_MANIFEST_KEY] = settings.model_dump()
     elif settings is not None:
         parameters[REALTIME_MANIFEST_KEY] = settings.model_dump()
-
-
-def endpoint_model(
-    model_name: str, org: str, params: GenerationParams, settings: EndpointSettings, provider_options: dict[str, Any]
-) -> AnyModel:
-    """The model these settings reach; provider options (offline: the emulator's URL and key) win over them."""
-    if isinstance(settings, RealtimeSettings):
-        return create_realtime_model(model_name, org, params, settings, **provider_options)
-    from speceval.raydata.model import RayModel
-
-    if provider_options.get("base_url"):
-        # Offline, the emulator's chat endpoint stands in for the cluster (never recorded: its port changes).
-        settings = settings.model_copy(update={"base_url": provider_options["base_url"], "vllm": False})
-    return RayModel(model_name, params, settings, api_key=provider_options.get("api_key"))

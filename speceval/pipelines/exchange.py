@@ -23,9 +23,9 @@ from speceval.batch.records import ItemRef, Outcome, ResultRecord
 from speceval.batch.store import RunStore
 from speceval.errors import InputError, TransientProviderError
 from speceval.pipelines.generation import BatchedGenerationPipeline
-from speceval.providers.openai_batch import ENDPOINT, parse_result_line
-from speceval.providers.wire import encode_line
-from speceval.raydata.settings import chat_payload
+from speceval.providers.openai_batch import parse_result_line
+from speceval.wire.lines import encode_line
+from speceval.wire.openai import ENDPOINT, chat_body
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,8 @@ def export_requests(run_dir: Path, out: Path) -> ExportSummary:
                 "custom_id": item_custom_id(item.statement_id, item.original_index),
                 "method": "POST",
                 "url": ENDPOINT,
-                "body": chat_payload(config.model_name, config.params, item.input_text),
+                # The compatible dialect: `vllm run-batch` and gateways read `max_tokens`.
+                "body": chat_body(config.model_name, config.params, item.input_text, compatible=True),
             })
 
     atomic_write_lines(Path(out), lines())

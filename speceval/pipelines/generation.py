@@ -17,21 +17,24 @@ from typing import Any
 
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.conversations.runner import ConversationRun
 from speceval.conversations.simulated_user import SimulatedUser
+from speceval.defaults import DEFAULT_GENERATION_OUTPUT
+from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.operations.runs import find_identical_runs
 from speceval.pipelines.models import check_model, simulated_user_model, use_model
-from speceval.providers.registry import create_batched_model, resolve_org
-from speceval.providers.sent import settings_as_sent
-from speceval.realtime import AnyModel, RealtimeModel, make_engine
+from speceval.providers.registry import resolve_org
+from speceval.realtime import RealtimeModel
 from speceval.spec import Specification, load_spec
+from speceval.wire.params import GenerationParams
+from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +69,7 @@ class GenerationConfig:
     model_name: str
     spec_name: str | None = None
     org: str | None = None
-    output_base_dir: Path = Path("data/batched_generations")
+    output_base_dir: Path = DEFAULT_GENERATION_OUTPUT
     params: GenerationParams = field(default_factory=GenerationParams)
     engine: EngineOptions = field(default_factory=EngineOptions)
     allow_unknown_statements: bool = False
@@ -168,7 +171,7 @@ class BatchedGenerationPipeline:
                     and self.config.simulated_user is not None:
                 # One emulator for both models: two on one state folder would overwrite each other's jobs.
                 emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
-                model = create_batched_model(self.config.model_name, self.provider, self.config.params,
+                model = build_model(self.config.model_name, self.provider, self.config.params, None,
                                              **emulator_options(emulator, self.provider))
                 user_model = simulated_user_model(self.config.simulated_user, model,
                                                   emulator_options(emulator, self.user_org))

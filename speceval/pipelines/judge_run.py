@@ -21,11 +21,10 @@ from typing import Any
 
 from speceval.atomic import atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
-from speceval.batch.ledger import ItemSource
+from speceval.batch.ledger import ItemSource, request_of
 from speceval.batch.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver, EngineSummary
-from speceval.batch.prompt import PromptItem
 from speceval.batch.records import (
     BatchRecord,
     Outcome,
@@ -35,18 +34,22 @@ from speceval.batch.records import (
     prompt_digest,
 )
 from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
+from speceval.engines.factory import AnyModel, make_engine
 from speceval.errors import RunStateError
 from speceval.judging.files import JudgeOutcome
 from speceval.judging.prompts import TemplateId, new_salt
 from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
 from speceval.pipelines.answer_prompts import JudgeSource
-from speceval.providers.sent import settings_as_sent
+from speceval.pipelines.judge_sources import save_sources, statement_sources, unchanged_statements
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
-from speceval.realtime import AnyModel, RealtimeEngine, make_engine
+from speceval.realtime import RealtimeEngine
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 from speceval.realtime.settings import RealtimeSettings
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import Prompt, PromptItem
+from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)
 
@@ -170,15 +173,26 @@ class JudgeTarget:
 
     @property
     def items(self) -> list[PromptItem]:
-        """Every request as an item (renders them all: for small runs, tests and engines that take a list)."""
-        return [PromptItem(statement_id=statement_id, original_index=index, input_text=text)
-                for statement_id, _ in self.source.statement_counts()
-                for index, text in self.source.texts(statement_id).items()]
+        """Every request as an item (renders them all: for small runs, tests and engines that take a list); a
+        prompt with a shared prefix carries it marked (`Prompt.cache_prefix`), as the batch engine sends it."""
+        marked = request_of(self.source)
+        items = []
+        for statement_id, _ in self.source.statement_counts():
+            for index, text in self.source.texts(statement_id).items():
+                request = marked(text) if marked is not None else text
+                prompt = request if isinstance(request, Prompt) else None
+                items.append(PromptItem(statement_id=statement_id, original_index=index, input_text=text,
+                                        prompt=prompt))
+        return items
 
     @property
     def request_count(self) -> int:
         """How many judge requests the directory holds."""
         return sum(len(indices) for _, indices in self.source.statement_counts())
+
+    def statement_sources(self, spec_sha256: str) -> dict[str, str]:
+        """Per statement, a hash of what its prompts are rendered from (`judge_sources`)."""
+        return statement_sources(self.identity, self.salt, spec_sha256, self.source)
 
     def inputs_sha256(self, spec_sha256: str) -> str:
         """A hash of what every request's prompt is rendered from (`INPUTS_HASH`), so a manifest says what was
@@ -269,8 +283,12 @@ def recorded_endpoint(targets: Sequence[JudgeTarget], key: str) -> dict[str, Any
     return None
 
 
-def check_resumable(target: JudgeTarget) -> None:
-    """Refuse to continue a directory whose settings or already-sent prompts differ from what would be sent now."""
+def check_resumable(target: JudgeTarget, spec_sha256: str) -> None:
+    """Refuse to continue a directory whose settings or already-sent prompts differ from what would be sent now.
+
+    Only statements whose sources changed since their prompts were sent are rendered again (`judge_sources`): the
+    others would render the very prompts whose hashes the records and jobs keep.
+    """
     if not (target.run_dir / MANIFEST_NAME).is_file():
         return
     manifest = RunManifest.load(target.run_dir)
@@ -281,8 +299,11 @@ def check_resumable(target: JudgeTarget) -> None:
             f"{target.run_dir} was judged with other settings ({', '.join(changed)} differ: "
             f"{', '.join(f'{k}={before.get(k)!r}' for k in changed)}); use another output_dir_base to judge again"
         )
+    unchanged = unchanged_statements(target.run_dir, target.statement_sources(spec_sha256))
     store = target.store
     for statement_id, _ in target.source.statement_counts():
+        if statement_id in unchanged:
+            continue
         records = store.load_results(statement_id)
         if not records:
             continue
@@ -291,15 +312,15 @@ def check_resumable(target: JudgeTarget) -> None:
             prompt = prompts.get(record.original_index)
             if prompt is not None and not record.sent(prompt):
                 raise _changed(target, statement_id, record.original_index, "the one already judged")
-    _check_in_flight(target)
+    _check_in_flight(target, unchanged)
 
 
-def _check_in_flight(target: JudgeTarget) -> None:
+def _check_in_flight(target: JudgeTarget, unchanged: set[str]) -> None:
     """Refuse when a job sent but not collected yet asked another prompt than the one its request would be now
     (by the prompt hashes kept with the job): collecting it would file the judge's answer under another prompt.
     A job built before those hashes were kept is not checked here; its answers are checked once collected."""
     store = target.store
-    statements = {statement_id for statement_id, _ in target.source.statement_counts()}
+    statements = {statement_id for statement_id, _ in target.source.statement_counts()} - unchanged
     jobs: list[BatchRecord | SubmissionIntent] = [*(r for r in store.load_records() if not r.collected),
                                                   *store.load_intents()]
     current: tuple[str, dict[int, str]] = ("", {})  # a job's spans follow run order: one statement rendered at a time
@@ -366,6 +387,7 @@ def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec
             versions=software_versions(),
             git_commit=git_commit(),
         )
+    save_sources(target.run_dir, target.statement_sources(spec_sha256))  # before anything of this session is sent
     manifest.inputs_sha256 = target.inputs_sha256(spec_sha256)
     manifest.parameters["inputs_hash"] = INPUTS_HASH
     manifest.parameters["requests"] = target.request_count
@@ -399,13 +421,13 @@ def target_engines(
     """One engine per target, paired with its requests (for `run_engines`, or an experiment's `EngineLoop`).
 
     The engine follows the judge: batch jobs for a batch API, calls (or Ray datasets) for a realtime or `ray`
-    judge; the batch engine reads the target's requests one statement at a time, the others take its request list;
-    every engine keeps its state in the target's directory.
+    judge. Every engine reads the target's requests one statement at a time from its source (never every prompt of
+    the run at once) and keeps its state in the target's directory.
     """
     engines: list[tuple[BatchEngine | RealtimeEngine, ItemSource | list[PromptItem]]] = []
     for target in targets:
         engine = make_engine(model, target.store, options, observer_for(target) if observer_for else None)
-        engines.append((engine, target.source if isinstance(engine, BatchEngine) else target.items))
+        engines.append((engine, target.source))
     return engines
 
 

@@ -9,16 +9,20 @@ a model passed in is accepted only if it is the model the config describes; othe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from speceval.batch.model import GenerationParams
+from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError, ModelMismatchError
 from speceval.offline import offline_provider
-from speceval.providers.registry import adapter_class, create_batched_model, resolve_org
-from speceval.realtime import AnyModel, RealtimeModel
+from speceval.providers.registry import adapter_class, resolve_org
+from speceval.raydata.model import RayModel
+from speceval.raydata.settings import RaySettings
+from speceval.realtime import RealtimeModel
+from speceval.realtime.settings import RealtimeSettings
+from speceval.wire.params import GenerationParams
 
 if TYPE_CHECKING:
     from speceval.conversations.simulated_user import SimulatedUser
@@ -60,6 +64,7 @@ def use_model(
     params: GenerationParams,
     offline_dir: Path | None,
     provider_options: dict[str, Any] | None = None,
+    endpoint: EndpointSettings | None = None,
 ) -> Iterator[AnyModel]:
     """The model to run: `given` once checked against the config, else one built from it.
 
@@ -68,6 +73,7 @@ def use_model(
         role / model_name / org / params: what the config describes.
         offline_dir: for an offline config, the folder whose emulator state the run uses (None: a real provider).
         provider_options: passed to the adapter when building (api_key, base_url, ...); offline ones win.
+        endpoint: realtime or Ray settings of a model not reached through a batch API (see `build_model`).
     """
     if given is not None:
         if provider_options:
@@ -77,10 +83,10 @@ def use_model(
         return
     options = dict(provider_options or {})
     if offline_dir is None:
-        yield create_batched_model(model_name, org, params, **options)
+        yield build_model(model_name, org, params, endpoint, **options)
         return
     with offline_provider(offline_dir, org) as emulator:
-        yield create_batched_model(model_name, org, params, **{**options, **emulator})
+        yield build_model(model_name, org, params, endpoint, **{**options, **emulator})
 
 
 def simulated_user_model(user: SimulatedUser, candidate: AnyModel, provider_options: dict[str, Any],
@@ -92,12 +98,8 @@ def simulated_user_model(user: SimulatedUser, candidate: AnyModel, provider_opti
     if given is not None:
         check_model(given, role="simulated user", model_name=user.model, org=entry.org, params=user.params)
         return given
-    if isinstance(candidate, RealtimeModel):
-        from speceval.realtime.settings import RealtimeSettings, create_realtime_model
-
-        return create_realtime_model(user.model, entry.org, user.params,
-                                     RealtimeSettings(base_url=entry.default_base_url), **provider_options)
-    return create_batched_model(user.model, entry.org, user.params, **provider_options)
+    endpoint = RealtimeSettings(base_url=entry.default_base_url) if isinstance(candidate, RealtimeModel) else None
+    return build_model(user.model, entry.org, user.params, endpoint, **provider_options)
 
 
 @contextmanager
@@ -111,41 +113,24 @@ def judge_model(
     """The judge of a judge pipeline: `given` once checked against `settings`, else built from them.
 
     Offline, the emulator keeps its state in `output_dir` (the judge folder), shared by all its run directories.
-    A `ray` judge is built from `settings.ray` (offline: the emulator's chat endpoint stands in for the cluster's).
+    A `ray` judge is built from `settings.ray` (offline: the emulator's chat endpoint stands in for the cluster's),
+    a judge without a batch API from `settings.realtime`.
     """
-    if provider == "ray" and given is None:
-        with _ray_judge(settings, output_dir, provider_options) as model:
-            yield model
-        return
-    if settings.realtime is not None and given is None:
-        from speceval.realtime.settings import create_realtime_model
-
-        with ExitStack() as stack:
-            options = dict(provider_options)
-            if settings.offline:
-                options.update(stack.enter_context(offline_provider(output_dir, provider)))
-            yield create_realtime_model(settings.judge_model, provider, settings.params, settings.realtime, **options)
-        return
     with use_model(
         given, role="judge", model_name=settings.judge_model, org=provider, params=settings.params,
         offline_dir=output_dir if settings.offline else None,
         # A judge built here reaches Vertex AI with the settings' project, location and buckets.
         provider_options=provider_options if given is not None else {**settings.vertex, **provider_options},
+        endpoint=_judge_endpoint(settings, provider),
     ) as model:
+        if isinstance(model, RayModel) and given is None:
+            # What run.json records: offline, the emulator this run reaches (an earlier run's address is gone).
+            settings.ray = model.settings
         yield model
 
 
-@contextmanager
-def _ray_judge(settings: JudgeSettings, output_dir: Path, provider_options: dict[str, Any]) -> Iterator[AnyModel]:
-    from speceval.raydata.model import RayModel
-    from speceval.raydata.settings import RaySettings
-
-    ray = settings.ray or RaySettings()
-    with ExitStack() as stack:
-        options = dict(provider_options)
-        if settings.offline:
-            options.update(stack.enter_context(offline_provider(output_dir, "ray")))
-            # Always this run's emulator: the address recorded by an earlier offline run is gone.
-            settings.ray = ray = ray.model_copy(update={"base_url": options.get("base_url"), "vllm": False})
-        ray.check(settings.offline)
-        yield RayModel(settings.judge_model, settings.params, ray, api_key=options.get("api_key"))
+def _judge_endpoint(settings: JudgeSettings, provider: str) -> EndpointSettings | None:
+    """How a judge without a batch API is reached: its Ray settings (org `ray`) or its realtime endpoint."""
+    if provider == "ray":
+        return settings.ray or RaySettings()
+    return settings.realtime

@@ -46,12 +46,14 @@ from pydantic import BaseModel
 from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION
+from speceval.engines.factory import AnyModel
 from speceval.errors import ConfigError
 from speceval.judging.files import JudgeOutcome, RankingEntry, RankingFile, RankingMetadata
 from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.transcripts import Transcript, render_transcript_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
+from speceval.pipelines.answer_prompts import SharedPrefixes
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers, refuse_mixed_scripts
 from speceval.pipelines.judge_run import (
     JudgeSettings,
@@ -68,7 +70,6 @@ from speceval.pipelines.judge_run import (
 from speceval.pipelines.models import judge_model
 from speceval.pipelines.position import PositionReport, position_consistency
 from speceval.providers.registry import resolve_org
-from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class Task:
                 b.transcript or Transcript.single(b.input_text, b.output_text))
 
 
-class PairTasks:
+class PairTasks(SharedPrefixes):
     """The shared inputs of two candidates as tasks (A = `first`, B = `second`), read per statement on demand.
 
     Like the compliance judge's `AnswerPrompts`, it is the pair's `ItemSource`: construction keeps only each
@@ -201,7 +202,7 @@ class BatchedRankingPipeline:
             seen[pair.target.run_dir] = (pair.a.name, pair.b.name)
         self.skipped = {a.candidate.name: dict(a.skipped) for a in answers}
         for pair in self.pairs:
-            check_resumable(pair.target)
+            check_resumable(pair.target, self.spec.sha256)
 
     @property
     def targets(self) -> list[JudgeTarget]:

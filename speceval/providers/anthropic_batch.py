@@ -27,10 +27,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
-from speceval.batch.answers import Answer, count, failed, succeeded
+from speceval.batch.answers import Answer, failed, succeeded
 from speceval.batch.chunking import CUSTOM_ID_KEY_CHARS
-from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
-from speceval.batch.prompt import PromptLike
+from speceval.batch.model import LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     AnthropicHandle,
     BatchRecord,
@@ -39,17 +38,15 @@ from speceval.batch.records import (
     RemoteJob,
     RequestOutcome,
     SubmissionIntent,
-    Tokens,
-    Usage,
 )
 from speceval.errors import ProviderError, TransientProviderError
-from speceval.judging.prompts import split_shared_prefix
-from speceval.providers.anthropic_sampling import sampling_fields
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, transport_errors
-from speceval.providers.messages import anthropic_messages, anthropic_output_config, with_run_schema
-from speceval.providers.wire import encode_line
 from speceval.redaction import redact
+from speceval.wire.anthropic import message_params, parse_message, sampling_fields
+from speceval.wire.lines import encode_line
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptLike
 
 logger = logging.getLogger(__name__)
 
@@ -96,18 +93,7 @@ class AnthropicBatchedModel(LeanBatchedModel):
     # -- request file -------------------------------------------------------------------------------------
 
     def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
-        prompt = with_run_schema(prompt, self.params)
-        params: dict[str, Any] = {
-            "model": self.model_name,
-            "max_tokens": self.params.max_tokens,
-            "messages": anthropic_messages(prompt, user_content),
-        }
-        output_config = anthropic_output_config(prompt)
-        if output_config is not None:
-            params["output_config"] = output_config
-        params.update(self._sampling)
-        if self.params.system_prompt:
-            params["system"] = self.params.system_prompt
+        params = message_params(self.model_name, self.params, prompt, self._sampling)
         return encode_line({"custom_id": custom_id, "params": params})
 
     # -- submission ---------------------------------------------------------------------------------------
@@ -312,52 +298,11 @@ def parse_answer(line: str | bytes, batch_id: str) -> Answer:
     return failed(custom_id, Outcome.ERRORED, "unknown_result_type", message)
 
 
-def user_content(prompt: str) -> str | list[dict[str, Any]]:
-    """The user message's content for `prompt`.
-
-    A judge prompt's shared part (one per statement) becomes a cache breakpoint: later requests of the statement
-    read it at a tenth of the input price, in Message Batches too. Below the model's minimum cacheable length
-    (1,024-4,096 tokens) the provider ignores the mark; it is never an error.
-    """
-    shared = split_shared_prefix(prompt)
-    if shared is None:
-        return prompt
-    return [
-        {"type": "text", "text": shared[0], "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": shared[1]},
-    ]
-
-
-def message_usage(usage_data: Any) -> Usage:
-    """A message's `usage` object (dict).
-
-    Anthropic's `input_tokens` are only those after the last cache breakpoint; cache reads and writes are
-    reported apart. `Usage.input_tokens` counts all of them, as the other providers' counts do.
-    """
-    return message_tokens(usage_data).typed()
-
-
-def message_tokens(usage_data: Any) -> Tokens:
-    """`message_usage` as lean `Tokens`."""
-    usage_data = usage_data if isinstance(usage_data, dict) else {}
-    cache_read = count(usage_data, "cache_read_input_tokens")
-    cache_write = count(usage_data, "cache_creation_input_tokens")
-    return Tokens(
-        count(usage_data, "input_tokens") + cache_read + cache_write,
-        count(usage_data, "output_tokens"),
-        cache_read,
-        cache_write,
-    )
-
-
 def _succeeded(custom_id: str, message: dict[str, Any]) -> Answer:
-    usage = message_tokens(message.get("usage"))
-    blocks = [b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
-    if not blocks:
-        stop = message.get("stop_reason")
-        message_text = f"the model returned no text content (stop_reason {stop})"
-        return failed(custom_id, Outcome.ERRORED, "empty_response", message_text, usage=usage)
-    return succeeded(custom_id, "".join(str(b.get("text") or "") for b in blocks), usage)
+    reply = parse_message(message)
+    if reply.text is None:
+        return failed(custom_id, Outcome.ERRORED, reply.code, reply.message or "", usage=reply.usage)
+    return succeeded(custom_id, reply.text, reply.usage)
 
 
 def _message(exc: Any) -> str:

@@ -19,9 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from speceval.batch.answers import Answer, count, failed, succeeded
-from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
-from speceval.batch.prompt import PromptLike
+from speceval.batch.answers import Answer, failed, succeeded
+from speceval.batch.model import LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     GeminiHandle,
@@ -30,16 +29,16 @@ from speceval.batch.records import (
     RemoteJob,
     RequestOutcome,
     SubmissionIntent,
-    Tokens,
-    Usage,
 )
 from speceval.errors import ProviderError
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.google_calls import call_google, error_headers, json_line, raw_get, status_text
 from speceval.providers.http_errors import is_transient_status
-from speceval.providers.messages import gemini_contents, gemini_schema_config, with_run_schema
-from speceval.providers.wire import encode_line
 from speceval.redaction import redact
+from speceval.wire.gemini import generate_content_request, parse_response
+from speceval.wire.lines import encode_line
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptLike
 
 logger = logging.getLogger(__name__)
 
@@ -239,20 +238,6 @@ class GeminiBatchedModel(LeanBatchedModel):
         )
 
 
-def generate_content_request(params: GenerationParams, prompt: PromptLike) -> dict[str, Any]:
-    """The GenerateContentRequest of one prompt (Gemini batch lines and Vertex batch lines alike)."""
-    prompt = with_run_schema(prompt, params)
-    generation_config: dict[str, Any] = {"max_output_tokens": params.max_tokens}
-    if params.temperature is not None:
-        generation_config["temperature"] = params.temperature
-    generation_config.update(gemini_schema_config(prompt))
-    contents = [{"role": "user", "parts": [{"text": prompt}]}] if isinstance(prompt, str) else gemini_contents(prompt)
-    request: dict[str, Any] = {"contents": contents, "generation_config": generation_config}
-    if params.system_prompt:
-        request["system_instruction"] = {"parts": [{"text": params.system_prompt}]}
-    return request
-
-
 def job_state(raw: str) -> JobState:
     """Normalise a Gemini job state (`JOB_STATE_*` or `BATCH_STATE_*`); unknown states keep the job polled."""
     name = raw.removeprefix("JOB_STATE_").removeprefix("BATCH_STATE_")
@@ -301,52 +286,12 @@ def error_answer(key: str, error: Mapping[str, Any]) -> Answer:
     )
 
 
-def content_usage(usage_data: Any) -> Usage:
-    """A GenerateContentResponse's `usageMetadata` (camelCase or snake_case keys)."""
-    return content_tokens(usage_data).typed()
-
-
-def content_tokens(usage_data: Any) -> Tokens:
-    """`content_usage` as lean `Tokens`."""
-    data = usage_data if isinstance(usage_data, Mapping) else {}
-    return Tokens(
-        count(data, "promptTokenCount", "prompt_token_count"),  # cached included
-        # Thinking tokens are billed as output, as OpenAI's completion_tokens include reasoning tokens.
-        count(data, "candidatesTokenCount", "candidates_token_count")
-        + count(data, "thoughtsTokenCount", "thoughts_token_count"),
-        count(data, "cachedContentTokenCount", "cached_content_token_count"),
-    )
-
-
 def response_answer(key: str, response: Mapping[str, Any]) -> Answer:
     """The answer of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
-    usage = content_tokens(_field(response, "usageMetadata", "usage_metadata"))
-    candidates = response.get("candidates") or []
-    if not candidates:
-        feedback = _field(response, "promptFeedback", "prompt_feedback") or {}
-        reason = _field(feedback, "blockReason", "block_reason")
-        detail = _field(feedback, "blockReasonMessage", "block_reason_message")
-        message = f"the prompt was blocked ({reason})" if reason else "the response has no candidates"
-        code = "prompt_blocked" if reason else "empty_response"
-        return failed(key, Outcome.ERRORED, code, f"{message}: {detail}" if detail else message, usage=usage)
-    candidate = candidates[0] if isinstance(candidates[0], dict) else {}
-    parts = (candidate.get("content") or {}).get("parts") or []
-    # Thought summaries (parts flagged `thought`) are not the answer.
-    texts = [
-        p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
-    ]
-    if not texts:
-        finish = _field(candidate, "finishReason", "finish_reason")
-        message = f"the model returned no text (finish reason {finish})"
-        return failed(key, Outcome.ERRORED, "empty_response", message, usage=usage)
-    return succeeded(key, "".join(texts), usage)
-
-
-def _field(data: Any, camel: str, snake: str) -> Any:
-    if not isinstance(data, Mapping):
-        return None
-    value = data.get(camel)
-    return value if value is not None else data.get(snake)
+    reply = parse_response(response)
+    if reply.text is None:
+        return failed(key, Outcome.ERRORED, reply.code, reply.message or "", usage=reply.usage)
+    return succeeded(key, reply.text, reply.usage)
 
 
 def _input_file(record: BatchRecord) -> str | None:

@@ -13,11 +13,10 @@ import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 from speceval.batch.answers import Answer, failed, succeeded
-from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
-from speceval.batch.prompt import PromptLike
+from speceval.batch.model import LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     JobState,
@@ -26,20 +25,18 @@ from speceval.batch.records import (
     RemoteJob,
     RequestOutcome,
     SubmissionIntent,
-    Tokens,
-    Usage,
 )
 from speceval.errors import TransientProviderError
-from speceval.judging.prompts import shared_prefix_key, split_shared_prefix
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
-from speceval.providers.messages import chat_messages, chat_response_format, first_user_text, with_run_schema
-from speceval.providers.wire import encode_line
 from speceval.redaction import redact
+from speceval.wire.lines import encode_line
+from speceval.wire.openai import ENDPOINT, chat_body, parse_completion
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptLike
 
 logger = logging.getLogger(__name__)
 
-ENDPOINT: Final = "/v1/chat/completions"
 TAG_KEY = "speceval_key"
 # "The Batch API only supports `.jsonl` files up to 200 MB in size" (OpenAPI spec, POST /files). Whether that MB
 # is 10^6 or 2^20 bytes is not said; the smaller reading is accepted under both.
@@ -89,22 +86,7 @@ class OpenAIBatchedModel(LeanBatchedModel):
     # -- request file -------------------------------------------------------------------------------------
 
     def format_request(self, custom_id: str, prompt: PromptLike) -> bytes:
-        prompt = with_run_schema(prompt, self.params)
-        body: dict[str, Any] = {
-            "model": self.model_name,
-            "messages": chat_messages(self.params.system_prompt, prompt),
-            "max_completion_tokens": self.params.max_tokens,
-        }
-        if self.params.temperature is not None:
-            body["temperature"] = self.params.temperature
-        response_format = chat_response_format(prompt)
-        if response_format is not None:
-            body["response_format"] = response_format
-        shared = split_shared_prefix(first_user_text(prompt))
-        if shared is not None:
-            # Prefixes of 1,024+ tokens are cached automatically; a key per shared prefix (one per statement and
-            # judge run) routes a statement's requests to the same cache.
-            body["prompt_cache_key"] = shared_prefix_key(shared[0])
+        body = chat_body(self.model_name, self.params, prompt)
         return encode_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
 
     # -- submission ---------------------------------------------------------------------------------------
@@ -252,36 +234,11 @@ def parse_answer(line: str | bytes, file_id: str, job_state: JobState = JobState
     return failed(custom_id, Outcome.ERRORED, code, message, status_code=status, retryable=is_transient_status(status))
 
 
-def chat_usage(usage_data: Any) -> Usage:
-    """A chat completion's `usage` object (dict); `prompt_tokens` include the cached ones."""
-    return chat_tokens(usage_data).typed()
-
-
-def chat_tokens(usage_data: Any) -> Tokens:
-    """`chat_usage` as lean `Tokens`."""
-    usage_data = usage_data if isinstance(usage_data, dict) else {}
-    details = usage_data.get("prompt_tokens_details")
-    # Plain gets, not `count`: this runs once per result line.
-    return Tokens(
-        int(usage_data.get("prompt_tokens") or 0),
-        int(usage_data.get("completion_tokens") or 0),
-        int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
-    )
-
-
 def _succeeded(custom_id: str, body: dict[str, Any]) -> Answer:
-    usage = chat_tokens(body.get("usage"))
-    try:
-        message = body["choices"][0]["message"]
-    except (KeyError, IndexError, TypeError):
-        return failed(custom_id, Outcome.ERRORED, "malformed_response", "HTTP 200 response has no choices[0].message",
-                      usage=usage)
-    text = message.get("content")
-    if text is None:
-        text = message.get("refusal")
-    if text is None:
-        return failed(custom_id, Outcome.ERRORED, "empty_response", "the model returned no text content", usage=usage)
-    if not isinstance(text, str) or not isinstance(custom_id, str):
-        message = "message content or custom_id is not a string"
-        return failed(str(custom_id), Outcome.ERRORED, "malformed_response", message, usage=usage)
-    return succeeded(custom_id, text, usage)
+    reply = parse_completion(body)
+    if not isinstance(custom_id, str):
+        return failed(str(custom_id), Outcome.ERRORED, "malformed_response", "custom_id is not a string",
+                      usage=reply.usage)
+    if reply.text is None:
+        return failed(custom_id, Outcome.ERRORED, reply.code, reply.message or "", usage=reply.usage)
+    return succeeded(custom_id, reply.text, reply.usage)

@@ -22,9 +22,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.records import BUILT_IN_HANDLES
 from speceval.errors import ConfigError
+from speceval.wire.params import GenerationParams
 
 logger = logging.getLogger(__name__)
 

@@ -33,8 +33,7 @@ from urllib.parse import urlencode
 from pydantic import ValidationError
 
 from speceval.batch.answers import Answer
-from speceval.batch.model import GenerationParams, LeanBatchedModel, ProviderLimits
-from speceval.batch.prompt import PromptLike
+from speceval.batch.model import LeanBatchedModel, ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     JobState,
@@ -44,12 +43,14 @@ from speceval.batch.records import (
 )
 from speceval.errors import ConfigError, ProviderError, UnmatchedResultsError
 from speceval.providers.credentials import register_refreshing_token
-from speceval.providers.gemini_batch import generate_content_request
 from speceval.providers.google_calls import call_google, raw_get
 from speceval.providers.http_errors import http_error
 from speceval.providers.vertex_jobs import job_from_sdk, job_from_wire
 from speceval.providers.vertex_rows import LABEL, RequestIndex, echoed_id, parse_prediction_line, read_row, row_answer
-from speceval.providers.wire import encode_line
+from speceval.wire.gemini import generate_content_request
+from speceval.wire.lines import encode_line
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptLike
 
 __all__ = ["VertexBatchedModel", "parse_prediction_line"]
 

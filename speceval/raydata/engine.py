@@ -92,7 +92,7 @@ class RayEngine(RealtimeEngine):
         answered: set[ItemRef] = set()
         self.calls += len(group)
         try:
-            for block in self.model.run([(cid, self._items[ref].input_text) for cid, ref in by_id.items()]):
+            for block in self.model.run([(cid, self._prompts.text(ref)) for cid, ref in by_id.items()]):
                 finished: list[tuple[ItemRef, RequestOutcome | None, RequestError | None]] = []
                 for outcome in block:
                     ref = by_id.get(outcome.custom_id)
@@ -127,7 +127,7 @@ class RayEngine(RealtimeEngine):
         succeeded = outcome is not None and outcome.outcome is Outcome.SUCCEEDED
         return ResultRecord(
             original_index=ref.original_index,
-            input_text=self._items[ref].input_text,
+            input_text=self._prompts.text(ref),
             output_text=outcome.output_text if succeeded and outcome is not None else None,
             batch_id=self.session_id,
             outcome=outcome.outcome if outcome is not None else Outcome.ERRORED,

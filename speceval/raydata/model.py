@@ -16,14 +16,16 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.records import Outcome, RequestError, RequestOutcome, Usage
+from speceval.batch.records import Outcome, RequestError, RequestOutcome
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.providers.openai_batch import parse_result_line
-from speceval.raydata.settings import HTTP_WORKER_CPUS, INSTALL_HINT, RaySettings, chat_payload, processor_config
+from speceval.raydata.settings import HTTP_WORKER_CPUS, INSTALL_HINT, RaySettings, processor_config
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeOptions
 from speceval.redaction import redact
+from speceval.wire.openai import chat_body
+from speceval.wire.params import GenerationParams
+from speceval.wire.usage import Usage
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +102,7 @@ class RayModel:
     """A model whose requests run through Ray Data LLM (`--org ray`).
 
     It has the realtime models' surface (`model_name`, `params`, `options`, `org`, `describe`), so pipelines and
-    the CLI treat it like one; `speceval.realtime.make_engine` gives it the `RayEngine`.
+    the CLI treat it like one; `speceval.engines.factory.make_engine` gives it the `RayEngine`.
     """
 
     provider: ClassVar[str] = "ray"
@@ -146,7 +148,7 @@ class RayModel:
                 config,
                 preprocess=lambda row: {
                     "custom_id": row["custom_id"],
-                    "messages": chat_payload(model_name, params, row["prompt"])["messages"],
+                    "messages": chat_body(model_name, params, row["prompt"], compatible=True)["messages"],
                     "sampling_params": sampling,
                 },
                 postprocess=lambda row: {
@@ -162,7 +164,7 @@ class RayModel:
                 config,
                 preprocess=lambda row: {
                     "custom_id": row["custom_id"],
-                    "payload": chat_payload(model_name, params, row["prompt"]),
+                    "payload": chat_body(model_name, params, row["prompt"], compatible=True),
                 },
                 # Success and error bodies have different shapes; one JSON column keeps the schema fixed.
                 postprocess=lambda row: {
@@ -181,21 +183,3 @@ class RayModel:
                 yield [_engine_outcome(row) for row in records]
             else:
                 yield [outcome_of(str(row["custom_id"]), str(row["response"])) for row in records]
-
-
-def create_ray_model(
-    args: Any, manifest: Any, model_name: str, params: GenerationParams, provider_options: dict[str, Any]
-) -> RayModel:
-    """The `--org ray` model of a generation run; its settings go into the draft manifest (`parameters.ray`).
-
-    Offline, the emulator's OpenAI-shaped chat endpoint stands in for the cluster's endpoint.
-    """
-    from speceval.raydata.settings import MANIFEST_KEY, ray_settings
-
-    offline_url = provider_options.get("base_url")
-    settings = ray_settings(args, manifest.parameters.get(MANIFEST_KEY), offline=offline_url is not None)
-    manifest.parameters[MANIFEST_KEY] = settings.model_dump()
-    if offline_url is not None and not settings.vllm:
-        # The emulator listens on a new port each time: it is never recorded, and a resume uses today's.
-        settings = settings.model_copy(update={"base_url": offline_url})
-    return RayModel(model_name, params, settings, api_key=provider_options.get("api_key"))

@@ -6,17 +6,14 @@ tested on machines without a GPU and runs unchanged on machines with one.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.prompt import PromptLike
 from speceval.errors import ConfigError
-from speceval.providers.messages import chat_messages, chat_response_format, with_run_schema
 from speceval.settings_checks import MaxConcurrency, Replicas, Rpm, TensorParallelSize
 
 logger = logging.getLogger(__name__)
@@ -80,19 +77,6 @@ FLAG_FIELDS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "ten
 """The settings a run gives as flags (`--engine-arg` repeated gives `engine_args`) or YAML keys."""
 
 
-def chat_payload(model_name: str, params: GenerationParams, prompt: PromptLike) -> dict[str, Any]:
-    """The chat-completions body of one prompt, as OpenAI-compatible servers read it."""
-    prompt = with_run_schema(prompt, params)
-    messages = chat_messages(params.system_prompt, prompt)
-    body: dict[str, Any] = {"model": model_name, "messages": messages, "max_tokens": params.max_tokens}
-    if params.temperature is not None:
-        body["temperature"] = params.temperature
-    response_format = chat_response_format(prompt)
-    if response_format is not None:
-        body["response_format"] = response_format
-    return body
-
-
 def processor_config(settings: RaySettings, model_name: str, headers: dict[str, str]) -> Any:
     """The Ray Data LLM processor configuration these settings describe (imports ray.data.llm)."""
     try:
@@ -123,7 +107,8 @@ def processor_config(settings: RaySettings, model_name: str, headers: dict[str, 
     )
 
 
-def _engine_args(pairs: list[str]) -> dict[str, Any]:
+def engine_args(pairs: list[str]) -> dict[str, Any]:
+    """`--engine-arg KEY=VALUE` pairs as vLLM engine arguments (values read as YAML scalars)."""
     import yaml  # values read as YAML scalars: 0.9 → float, true → bool, text stays text
 
     parsed: dict[str, Any] = {}
@@ -136,34 +121,17 @@ def _engine_args(pairs: list[str]) -> dict[str, Any]:
 
 
 def ray_settings(
-    args: argparse.Namespace,
+    given: Mapping[str, Any],
     stored: dict[str, Any] | None,
     *,
     offline: bool = False,
     file_keys: dict[str, Any] | None = None,
 ) -> RaySettings:
-    """This invocation's settings: the stored ones (on resume), then keys of a YAML file, then the flags given now."""
-    given: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in FLAG_FIELDS
-        if name != "engine_args" and getattr(args, name, None) is not None
-    }
-    if getattr(args, "engine_arg", None):
-        given["engine_args"] = _engine_args(args.engine_arg)
+    """This invocation's settings: the stored ones (on resume), then keys of a YAML file, then the flags given now
+    (`given`: settings fields, `FLAG_FIELDS`, of the flags given)."""
     try:
         settings = RaySettings.model_validate({**(stored or {}), **(file_keys or {}), **given})
     except ValueError as exc:  # pydantic's message names the field; say which flag it is
         raise ConfigError(f"--org ray: {exc}") from None
     settings.check(offline)
     return settings
-
-
-def refuse_ray_flags(args: argparse.Namespace) -> None:
-    """The Ray-only flags on another org are a usage error, not something to ignore."""
-    given = [
-        f"--{name.replace('_', '-')}"
-        for name in ("vllm", "tensor_parallel_size", "replicas", "engine_arg", "ray_address")
-        if getattr(args, name, None)
-    ]
-    if given:
-        raise ConfigError(f"{', '.join(given)} apply to --org ray only")

@@ -2,7 +2,8 @@
 
 The OpenAI shape also serves Together, vLLM, SGLang and Ollama (`--base-url`). Every SDK client is built with
 `max_retries=0` (Gemini's never retries by default): retries belong to the engine, whose limiter must see every
-429 to slow all workers down. Wire reference: each provider's chat API documentation.
+429 to slow all workers down. Request bodies and answers are read by `speceval.wire` (the same modules the batch
+adapters use), so a realtime call sends what a batch line would.
 """
 
 from __future__ import annotations
@@ -10,24 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, ClassVar
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.prompt import PromptLike
-from speceval.batch.records import RequestError
-from speceval.providers.anthropic_batch import message_usage, user_content
-from speceval.providers.anthropic_sampling import sampling_fields
 from speceval.providers.credentials import resolve_api_key
-from speceval.providers.gemini_batch import content_usage
 from speceval.providers.http_errors import transport_errors
-from speceval.providers.messages import (
-    anthropic_messages,
-    anthropic_output_config,
-    chat_messages,
-    chat_response_format,
-    gemini_contents,
-    gemini_schema_config,
-    with_run_schema,
-)
-from speceval.providers.openai_batch import chat_usage
 from speceval.realtime.headers import parse_limit_headers
 from speceval.realtime.model import (
     CallFailed,
@@ -37,8 +22,14 @@ from speceval.realtime.model import (
     http_failure,
 )
 from speceval.redaction import redact
+from speceval.wire.anthropic import message_params, parse_message, sampling_fields
+from speceval.wire.gemini import generate_content_request, parse_response
+from speceval.wire.openai import chat_body, parse_completion
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptLike
 
-_NO_TEXT = RequestError(code="empty_response", message="the model returned no text content")
+# The keyword arguments of `messages.create` a body's fields are passed as (the rest go in `extra_body`).
+_ANTHROPIC_ARGUMENTS = frozenset({"model", "max_tokens", "messages", "output_config", "system"})
 
 
 class OpenAIChatModel(RealtimeModel):
@@ -68,38 +59,23 @@ class OpenAIChatModel(RealtimeModel):
         self._client = openai.OpenAI(
             api_key=key, base_url=base_url, timeout=self.options.request_timeout, max_retries=0
         )
-        # OpenAI renamed max_tokens for its own models; compatible servers (vLLM, Together, Ollama) know max_tokens.
-        self._max_tokens_field = "max_completion_tokens" if org == "openai" else "max_tokens"
+        # OpenAI's own dialect (max_completion_tokens, prompt_cache_key) for OpenAI; the compatible one for the rest.
+        self._compatible = org != "openai"
 
     def complete(self, prompt: PromptLike) -> Completion:
         """One chat completion."""
-        prompt = with_run_schema(prompt, self.params)
-        body: dict[str, Any] = {
-            "model": self.model_name,
-            "messages": chat_messages(self.params.system_prompt, prompt),
-            self._max_tokens_field: self.params.max_tokens,
-        }
-        if self.params.temperature is not None:
-            body["temperature"] = self.params.temperature
-        response_format = chat_response_format(prompt)
-        if response_format is not None:
-            body["response_format"] = response_format
+        body = chat_body(self.model_name, self.params, prompt, compatible=self._compatible)
         try:
             raw = self._client.chat.completions.with_raw_response.create(**body)
-            completion = raw.parse()
+            answer = raw.http_response.json()
         except self._openai.APIStatusError as exc:
             code = _openai_code(exc.body)
             raise http_failure(exc.status_code, exc.message, code, exc.response.headers) from None
         except self._openai.APIConnectionError as exc:  # includes timeouts
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
-        headers = parse_limit_headers(raw.headers)
-        usage = chat_usage(completion.usage.model_dump()) if completion.usage is not None else None
-        if not completion.choices:
-            error = RequestError(code="malformed_response", message="HTTP 200 response has no choices")
-            return Completion(None, usage, headers, error)
-        message = completion.choices[0].message
-        text = message.content if message.content is not None else message.refusal
-        return Completion(text, usage, headers, None if text is not None else _NO_TEXT)
+        return Completion.of(
+            parse_completion(answer if isinstance(answer, dict) else {}), parse_limit_headers(raw.headers)
+        )
 
 
 def _openai_code(body: object) -> str | None:
@@ -138,32 +114,21 @@ class AnthropicMessagesModel(RealtimeModel):
 
     def complete(self, prompt: PromptLike) -> Completion:
         """One message."""
-        prompt = with_run_schema(prompt, self.params)
-        body: dict[str, Any] = {
-            "model": self.model_name,
-            "max_tokens": self.params.max_tokens,
-            "messages": anthropic_messages(prompt, user_content),
-        }
-        output_config = anthropic_output_config(prompt)
-        if output_config is not None:
-            body["output_config"] = output_config
-        if self.params.system_prompt:
-            body["system"] = self.params.system_prompt
-        if self._sampling:  # only with an SDK older than 2.x, whose API version takes it
-            body["extra_body"] = dict(self._sampling)
+        body = message_params(self.model_name, self.params, prompt, self._sampling)
+        # Fields the installed SDK has no argument for (the temperature, for SDK 2.x) go as they are in the body.
+        extra = {key: body.pop(key) for key in list(body) if key not in _ANTHROPIC_ARGUMENTS}
         try:
-            raw = self._client.messages.with_raw_response.create(**body)
-            message = raw.parse()
+            raw = self._client.messages.with_raw_response.create(**body, extra_body=extra or None)
+            answer = raw.http_response.json()
         except self._anthropic.APIStatusError as exc:
             error = exc.body.get("error") if isinstance(exc.body, dict) else None
             code = str(error.get("type")) if isinstance(error, dict) and error.get("type") else None
             raise http_failure(exc.status_code, exc.message, code, exc.response.headers) from None
         except self._anthropic.APIConnectionError as exc:
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
-        usage = message_usage(message.usage.model_dump())
-        texts = [block.text for block in message.content if getattr(block, "type", None) == "text"]
-        text = "".join(texts) if texts else None
-        return Completion(text, usage, parse_limit_headers(raw.headers), None if text is not None else _NO_TEXT)
+        return Completion.of(
+            parse_message(answer if isinstance(answer, dict) else {}), parse_limit_headers(raw.headers)
+        )
 
 
 class GeminiGenerateModel(RealtimeModel):
@@ -194,34 +159,20 @@ class GeminiGenerateModel(RealtimeModel):
         self._transport_errors = transport_errors()
 
     def complete(self, prompt: PromptLike) -> Completion:
-        """One generateContent call."""
-        prompt = with_run_schema(prompt, self.params)
-        config = self._types.GenerateContentConfig(
-            max_output_tokens=self.params.max_tokens,
-            temperature=self.params.temperature,
-            system_instruction=self.params.system_prompt,
-            **gemini_schema_config(prompt),
-        )
-        contents: Any = prompt if isinstance(prompt, str) else gemini_contents(prompt)
+        """One generateContent call: the wire module's request, handed to google-genai field by field."""
+        request = generate_content_request(self.params, prompt)
+        config: Any = dict(request["generation_config"])
+        if "system_instruction" in request:
+            config["system_instruction"] = request["system_instruction"]
         try:
-            response = self._client.models.generate_content(model=self.model_name, contents=contents, config=config)
+            response = self._client.models.generate_content(
+                model=self.model_name, contents=request["contents"], config=config
+            )
         except self._errors.APIError as exc:
             raise _gemini_failure(exc) from None
         except self._transport_errors as exc:
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
-        meta = response.usage_metadata
-        usage = content_usage(meta.model_dump()) if meta is not None else None
-        candidates = response.candidates or []
-        if not candidates:
-            feedback = response.prompt_feedback
-            reason = str(feedback.block_reason) if feedback and feedback.block_reason else "no candidates"
-            return Completion(
-                None, usage, error=RequestError(code="blocked", message=f"the prompt was blocked: {reason}")
-            )
-        parts = (candidates[0].content.parts if candidates[0].content else None) or []
-        texts = [part.text for part in parts if part.text is not None and not part.thought]
-        text = "".join(texts) if texts else None
-        return Completion(text, usage, error=None if text is not None else _NO_TEXT)
+        return Completion.of(parse_response(response.model_dump(mode="json", exclude_none=True)))
 
 
 def _gemini_failure(exc: Any) -> CallFailed:

@@ -26,9 +26,10 @@ from datetime import UTC, datetime
 from speceval.batch.budget import Claim
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.engine import EngineOptions, is_final
+from speceval.batch.ledger import ItemSource, ListSource
+from speceval.batch.options import as_source
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
-from speceval.batch.prompt import PromptItem
-from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
+from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.defaults import PRICES_ENV
@@ -36,7 +37,10 @@ from speceval.errors import ConfigError
 from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel
+from speceval.realtime.prompts import PromptCache
 from speceval.redaction import redact
+from speceval.wire.prompt import PromptItem
+from speceval.wire.usage import Usage
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +111,7 @@ class RealtimeEngine:
         self._finished: list[tuple[ItemRef, ResultRecord]] = []
         self._unmerged: dict[str, list[ResultRecord]] = {}
         self._workers: list[threading.Thread] = []
-        self._items: dict[ItemRef, PromptItem] = {}
+        self._prompts = PromptCache(ListSource(()))
         self._order: list[ItemRef] = []
         self._results: dict[ItemRef, ResultRecord] = {}
         self._output_tokens = [0, 0]  # sum, count of observed outputs
@@ -121,7 +125,7 @@ class RealtimeEngine:
 
     # -- public -------------------------------------------------------------------------------------------
 
-    def run(self, items: Sequence[PromptItem]) -> EngineSummary:
+    def run(self, items: Sequence[PromptItem] | ItemSource) -> EngineSummary:
         """Run (or resume) until every item has a final outcome or the timeout; Ctrl+C keeps what finished."""
         self.start(items)
         try:
@@ -135,21 +139,25 @@ class RealtimeEngine:
             self._run_lock.release()
             raise
 
-    def start(self, items: Sequence[PromptItem]) -> None:
-        """Load what the run directory already holds, queue the rest, and start the workers."""
+    def start(self, items: Sequence[PromptItem] | ItemSource) -> None:
+        """Load what the run directory already holds, queue the rest, and start the workers.
+
+        A source's prompts are rendered one statement at a time as workers reach them (`PromptCache`), not all
+        at once."""
         self._prices = self._live_prices()  # before the lock: a refused budget leaves nothing held
         self._run_lock.acquire()  # one process per run directory, or two would send the same requests
-        self._order = [ItemRef(i.statement_id, i.original_index) for i in items]
-        self._items = dict(zip(self._order, items, strict=True))
+        self._prompts = PromptCache(as_source(items))
+        self._order = self._prompts.refs()
+        wanted = set(self._order)
         for statement_id in dict.fromkeys(ref.statement_id for ref in self._order):
             for result in self.store.load_results(statement_id):
                 ref = ItemRef(statement_id, result.original_index)
-                if ref in self._items:
+                if ref in wanted:
                     self._results[ref] = result
         replayed = 0
         for entry in self.journal.read():
             ref = ItemRef(entry.statement_id, entry.record.original_index)
-            if ref in self._items and self._keep(ref, entry.record):
+            if ref in wanted and self._keep(ref, entry.record):
                 replayed += 1
         self._flush()  # a run killed between two merges: results/ catches up with the journal now
         if self._prices is not None and self.options.budget is not None:
@@ -160,6 +168,8 @@ class RealtimeEngine:
         self._queue.extend(
             r for r in self._order if r not in self._results or not is_final(self._results[r], max_attempts)
         )
+        for ref in self._queue:
+            self._prompts.hold(ref)
         if replayed or len(self._queue) < len(self._order):
             logger.info(
                 "resuming: %d of %d request(s) already have a final outcome; sending %d",
@@ -234,7 +244,7 @@ class RealtimeEngine:
 
     def _process(self, ref: ItemRef) -> ResultRecord | None:
         """Send one input until it has an outcome worth recording; None if the run stopped first."""
-        request = self._items[ref].request  # a conversation's round sends its transcript so far
+        request = self._prompts.request(ref)  # a conversation's round sends its transcript so far
         # Token estimates (rate limits, budget) count every message a request carries.
         prompt = request if isinstance(request, str) else "\n".join(m.content for m in request.messages)
         earlier = self._results.get(ref)
@@ -345,7 +355,7 @@ class RealtimeEngine:
             error = completion.error
         return ResultRecord(
             original_index=ref.original_index,
-            input_text=self._items[ref].input_text,
+            input_text=self._prompts.text(ref),
             output_text=completion.text if succeeded and completion is not None else None,
             batch_id=self.session_id,
             outcome=Outcome.SUCCEEDED if succeeded else Outcome.ERRORED,
@@ -375,6 +385,8 @@ class RealtimeEngine:
                 with self._lock:
                     self._queue.append(ref)
                 requeued = True
+            else:
+                self._prompts.release(ref)  # its statement's prompts go once no request of it is left
         if requeued:
             self._top_up_workers()
 

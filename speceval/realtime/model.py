@@ -12,13 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from speceval.batch.model import GenerationParams
-from speceval.batch.prompt import PromptLike
-from speceval.batch.records import RequestError, Usage
+from speceval.batch.records import RequestError
 from speceval.providers.http_errors import is_transient_status, retry_after_seconds
 from speceval.realtime.headers import LimitHeaders, parse_limit_headers
 from speceval.realtime.limiter import RateLimits
 from speceval.redaction import redact
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptLike
+from speceval.wire.reply import Reply
+from speceval.wire.usage import Usage
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,12 @@ class Completion:
     usage: Usage | None = None
     headers: LimitHeaders = field(default_factory=LimitHeaders)
     error: RequestError | None = None
+
+    @classmethod
+    def of(cls, reply: Reply, headers: LimitHeaders | None = None) -> Completion:
+        """The completion of a parsed response body (`speceval.wire.*`): its text, or why there is none."""
+        error = None if reply.text is not None else RequestError(code=reply.code, message=reply.message or "")
+        return cls(reply.text, reply.usage.typed(), headers or LimitHeaders(), error)
 
 
 class CallFailed(Exception):

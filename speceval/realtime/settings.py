@@ -8,14 +8,14 @@ pace flags given on resume replace the stored ones. API keys are never stored, o
 
 from __future__ import annotations
 
-import argparse
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from speceval.batch.manifest import RunManifest
-from speceval.batch.model import GenerationParams
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.providers.registry import ProviderEntry, load_class, resolve_org
@@ -31,9 +31,7 @@ from speceval.settings_checks import (
     Rpm,
     Tpm,
 )
-
-if TYPE_CHECKING:
-    pass
+from speceval.wire.params import GenerationParams
 
 MANIFEST_KEY = "realtime"
 _OPENAI_SHAPED = "speceval.realtime.clients:OpenAIChatModel"
@@ -79,19 +77,24 @@ FLAG_FIELDS = {
 }
 
 
-def realtime_settings(args: argparse.Namespace, manifest: RunManifest, entry: ProviderEntry) -> RealtimeSettings | None:
-    """The settings of this invocation (None for a batch run), stored into `manifest` (the caller saves it)."""
+def realtime_settings(
+    flags: Mapping[str, Any], manifest: RunManifest, entry: ProviderEntry, *, realtime: bool, resume: Path | None
+) -> RealtimeSettings | None:
+    """The settings of this invocation (None for a batch run), stored into `manifest` (the caller saves it).
+
+    `flags` are the realtime flags given (names of `FLAG_FIELDS`), `realtime` whether `--realtime` was, `resume`
+    the run directory of `--resume`.
+    """
     stored = manifest.parameters.get(MANIFEST_KEY)
-    given = {field: getattr(args, flag) for flag, field in FLAG_FIELDS.items() if getattr(args, flag, None) is not None}
-    resuming = getattr(args, "resume", None) is not None
-    if resuming and stored is None:
-        if args.realtime or given:
-            raise ConfigError(f"{args.resume} is a batch run; it cannot be resumed as a realtime run")
+    given = {field: flags[flag] for flag, field in FLAG_FIELDS.items() if flags.get(flag) is not None}
+    if resume is not None and stored is None:
+        if realtime or given:
+            raise ConfigError(f"{resume} is a batch run; it cannot be resumed as a realtime run")
         return None
-    if stored is None and not (args.realtime or not entry.batch):
+    if stored is None and not (realtime or not entry.batch):
         if given:
-            flags = ", ".join(f"--{flag.replace('_', '-')}" for flag, f in FLAG_FIELDS.items() if f in given)
-            raise ConfigError(f"{flags} apply to realtime runs: add --realtime (or use an org without a batch API)")
+            names = ", ".join(f"--{flag.replace('_', '-')}" for flag, f in FLAG_FIELDS.items() if f in given)
+            raise ConfigError(f"{names} apply to realtime runs: add --realtime (or use an org without a batch API)")
         return None
     if entry.realtime_adapter is None:
         raise ConfigError(f"{entry.org} has no realtime endpoint in speceval")

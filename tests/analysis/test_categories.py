@@ -11,12 +11,12 @@ from collections import Counter
 import pytest
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.cli.main import main as speceval_main
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
 from speceval.providers.registry import create_batched_model
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY
 from tests.experiments.test_experiments import GRID
 from tests.independent.openai_server import IndependentOpenAIServer
@@ -92,10 +92,10 @@ def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
     # Categorical verdicts only: summary.md leads with the categories and names the models (never "–").
     summary = (report / "summary.md").read_text(encoding="utf-8")
     assert re.findall(r"^## (.+)$", summary, flags=re.M)[0].startswith("Headline: categories by candidate")
-    assert "- Candidates: claude-3-5-haiku-20241022, gpt-4.1-mini-2025-04-14" in summary
+    assert "- Candidates: claude-haiku-4-5-20251001, gpt-4.1-mini-2025-04-14" in summary
     assert "- Judges: gpt-4.1-2025-04-14" in summary
     page = (report / "report.html").read_text(encoding="utf-8")
-    assert "<td>candidates</td><td>claude-3-5-haiku-20241022, gpt-4.1-mini-2025-04-14</td>" in page
+    assert "<td>candidates</td><td>claude-haiku-4-5-20251001, gpt-4.1-mini-2025-04-14</td>" in page
     assert "<td>verdicts</td><td>categorical: 240 judged, 0 not judged</td>" in page  # 2 × 3 variations × 40
 
 

@@ -16,8 +16,8 @@ from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
 
 SPECS = ("openai", "anthropic", "google")
-JUDGES = ("gpt-4.1-2025-04-14", "claude-3-7-sonnet-20250219", "gemini-2.0-flash-001")
-MODELS = ("gpt-4.1-mini", "claude-3-5-haiku", "gemini-2.0-flash")
+JUDGES = ("gpt-4.1-2025-04-14", "claude-sonnet-4-6", "gemini-2.0-flash-001")
+MODELS = ("gpt-4.1-mini", "claude-haiku-4-5", "gemini-2.0-flash")
 
 
 def verdict(spec: int, judge: int, model: int, i: int) -> bool | None:

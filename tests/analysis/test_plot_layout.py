@@ -16,8 +16,8 @@ from speceval.analysis.tables.judge_quality import Leniency
 from speceval.analysis.tables.rates import ComplianceRate
 from speceval.analysis.tables.variations import RunStatistics, VariationStatistics
 
-JUDGE = "claude-3-7-sonnet-20250219"
-CANDIDATES = ["claude-3-5-haiku-20241022", "gpt-4.1-mini-2025-04-14"]
+JUDGE = "claude-sonnet-4-6"
+CANDIDATES = ["claude-haiku-4-5-20251001", "gpt-4.1-mini-2025-04-14"]
 VARIATION = "temperature_0.7+time_pressure"
 
 

@@ -18,8 +18,8 @@ from speceval.analysis.rendering.report import build_report
 from speceval.analysis.rendering.sample_record import record_size
 from speceval.analysis.rendering.samples import ranking_samples, select_rankings
 from speceval.analysis.statistics.codes import first_seen, first_seen_bounded
-from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
 from speceval.analysis.tables import rankings as tables
+from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
 from speceval.errors import InputError
 from speceval.judging.files import RankingEntry, RankingFile, RankingMetadata
 

@@ -26,7 +26,7 @@ from tests.conformance.recorder import RecordingProxy
 from tests.conformance.shapes import model_problems, typeddict_problems
 from tests.conftest import TEST_KEY
 
-MODEL = "claude-sonnet-4-5-20250929"
+MODEL = "claude-sonnet-4-6"
 API = "/anthropic/v1/messages/batches"
 # Keys the adapter sends that the installed SDK's types no longer declare, each with why it is still sent. Listed
 # here so that the deviation is visible and deliberate; any other unknown key fails the test.

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.ledger import ItemSource, PromptSource
-from speceval.batch.model import GenerationParams
-from speceval.batch.prompt import Message, Prompt, PromptLike
 from speceval.batch.store import RunStore
 from speceval.emulator import Emulator, FaultConfig
 from speceval.providers.openai_batch import OpenAIBatchedModel
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import Message, Prompt, PromptLike
 from tests.conftest import TEST_KEY
 
 

@@ -223,7 +223,7 @@ def _wire_roles(line: dict[str, Any]) -> list[str]:
     return [c["role"] for c in line["request"]["contents"]]
 
 
-@pytest.mark.parametrize(("model", "assistant"), [("claude-sonnet-4-5-20250929", "assistant"),
+@pytest.mark.parametrize(("model", "assistant"), [("claude-sonnet-4-6", "assistant"),
                                                   ("gemini-2.5-flash", "model"), (MODEL, "assistant")])
 def test_earlier_answers_go_in_each_providers_assistant_role(tmp_path: Path, model: str, assistant: str) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
@@ -278,7 +278,7 @@ def test_anthropic_server_written_from_the_docs_gets_assistant_turns_with_the_ea
     with IndependentAnthropicServer(answer=anthropic_answer) as server:  # strict_turns: alternation is checked
         env = cli_env(ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
         done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                               "claude-3-5-haiku-20241022", "--output-base-dir", str(tmp_path / "out")], env)
+                               "claude-haiku-4-5-20251001", "--output-base-dir", str(tmp_path / "out")], env)
         sent = [params["messages"] for _, _, params in server.requests]
     assert done.returncode == 0, done.stderr
 

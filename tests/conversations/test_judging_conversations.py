@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.batch.records import prompt_sha256
 from speceval.cli.judge import compliance_main
 from speceval.cli.main import main as speceval_main
@@ -33,6 +32,7 @@ from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings, JudgeTarget
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.spec import load_spec
+from speceval.wire.params import GenerationParams
 from tests import forked
 from tests.conftest import REPO, cli_env, only_run_dir, start_generation, write_spec
 

@@ -79,7 +79,7 @@ def test_each_simulated_user_variation_takes_the_shared_keys_and_a_bad_one_is_na
     users = {name: config.simulated_user_of(settings) for name, settings in config.variations.named_combinations()
              .items()}
     assert {name: (user.model, user.max_turns, user.stop_word) for name, user in users.items() if user} == {
-        "company+strict_regulator": ("claude-3-5-haiku-20241022", 4, "[[CASE CLOSED]]"),
+        "company+strict_regulator": ("claude-haiku-4-5-20251001", 4, "[[CASE CLOSED]]"),
         "company+lenient_regulator": ("gemini-2.5-flash", 4, "[[CASE CLOSED]]")}
     bad = SOURCE.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
         "      model: gemini-2.5-flash\n      instructions:", "      model: gemini-2.5-flash\n      instruction:")

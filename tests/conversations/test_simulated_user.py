@@ -206,7 +206,7 @@ def test_an_errored_user_model_turn_ends_its_conversation_with_that_outcome(tmp_
     inputs = write_items(tmp_path / "in", {"alpha": ["One?", "Two?"]})
     done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
                            CANDIDATE, "--output-base-dir", str(tmp_path / "out"), "--offline",
-                           "--simulated-user-model", "claude-3-5-haiku-20241022", "--simulated-user-instructions",
+                           "--simulated-user-model", "claude-haiku-4-5-20251001", "--simulated-user-instructions",
                            f"You are a customer. {ERROR_MARKER}", "--max-turns", "3", "--max-attempts", "1"],
                           cli_env())
     assert done.returncode == 0, done.stderr
@@ -261,7 +261,7 @@ def test_the_budget_counts_the_user_models_jobs_and_stops_before_one_it_cannot_p
 
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_items(tmp_path / "in", {"alpha": INPUTS["alpha"][:3]})
-    user = SimulatedUser(model="claude-3-5-haiku-20241022", instructions="A regulator.", max_turns=2)
+    user = SimulatedUser(model="claude-haiku-4-5-20251001", instructions="A regulator.", max_turns=2)
 
     def run(limit: float, name: str) -> tuple[Budget, Any, Path]:
         estimator = CostEstimator(PriceTable.load())
@@ -341,7 +341,7 @@ def test_the_emulator_answers_a_simulated_users_prompt_deterministically_sometim
     from speceval.emulator import respond
     from speceval.inputs.script import ChatMessage
 
-    user = SimulatedUser(model="claude-3-5-haiku-20241022", instructions="A regulator.", stop_word=STOP)
+    user = SimulatedUser(model="claude-haiku-4-5-20251001", instructions="A regulator.", stop_word=STOP)
     answers = []
     for number in range(40):
         transcript = [ChatMessage(role="user", content=f"Opening {number}"),

@@ -113,7 +113,7 @@ def test_together_alias_maps_the_original_flags_and_writes_the_run_layout(tmp_pa
 def test_realtime_flag_uses_the_providers_own_chat_endpoint_offline(tmp_path):
     out = tmp_path / "out"
     args = ["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS), "--model-name",
-            "claude-sonnet-4-5", "--realtime", "--offline", "--output-base-dir", str(out)]
+            "claude-sonnet-4-6", "--realtime", "--offline", "--output-base-dir", str(out)]
     done = run_generation(args, cli_env())
     assert done.returncode == 0, done.stderr
     run_dir = only_run_dir(out)
@@ -139,11 +139,11 @@ def test_usage_errors_exit_2_before_anything_is_sent(tmp_path):
 
 def test_a_realtime_budget_stops_before_paying_more_and_a_resume_with_more_finishes_sending_nothing_twice(tmp_path):
     out = tmp_path / "out"
-    # 40 requests of claude-sonnet-4-5 at live prices: each reserves its upper bound (prompt plus 4,096 output
+    # 40 requests of claude-sonnet-4-6 at live prices: each reserves its upper bound (prompt plus 4,096 output
     # tokens at $15/M, about $0.06) before it is sent and settles at its actual cost (about $0.0005) once answered;
     # with $0.07 the reservations stop fitting after roughly 16 answers.
     args = ["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS), "--model-name",
-            "claude-sonnet-4-5", "--realtime", "--offline", "--output-base-dir", str(out), "--budget-usd", "0.07"]
+            "claude-sonnet-4-6", "--realtime", "--offline", "--output-base-dir", str(out), "--budget-usd", "0.07"]
     stopped = run_generation(args, cli_env())
     assert stopped.returncode == 3, stopped.stderr[-2000:]
     assert "budget" in stopped.stdout + stopped.stderr

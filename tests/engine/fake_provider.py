@@ -23,9 +23,9 @@ from speceval.batch.records import (
     RequestError,
     RequestOutcome,
     SubmissionIntent,
-    Usage,
 )
 from speceval.errors import TransientProviderError
+from speceval.wire.usage import Usage
 
 
 @dataclass

@@ -20,10 +20,11 @@ import openai
 
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.ledger import ListSource
-from speceval.batch.model import GenerationParams
 from speceval.batch.records import ItemRef, Outcome
 from speceval.batch.store import RunStore
-from speceval.providers.openai_batch import ENDPOINT, TAG_KEY, OpenAIBatchedModel
+from speceval.providers.openai_batch import TAG_KEY, OpenAIBatchedModel
+from speceval.wire.openai import ENDPOINT
+from speceval.wire.params import GenerationParams
 from tests.independent.openai_server import IndependentOpenAIServer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "old_format_run"

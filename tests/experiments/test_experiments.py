@@ -24,7 +24,7 @@ specs:
     inputs_dir: {SAMPLE_INPUTS}
 candidates:
   - model: gpt-4.1-mini-2025-04-14
-  - model: claude-3-5-haiku-20241022
+  - model: claude-haiku-4-5-20251001
 judges:
   - model: gpt-4.1-2025-04-14
 variations:
@@ -71,7 +71,7 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
     assert (out / "report" / "report.html").is_file()
     rankings = list((out / "ranking").rglob("results/*.json"))
     assert {json.loads(p.read_text())["metadata"]["model_a"] for p in rankings} == {
-        "gpt-4.1-mini-2025-04-14", "claude-3-5-haiku-20241022"}
+        "gpt-4.1-mini-2025-04-14", "claude-haiku-4-5-20251001"}
     before = server_jobs(out)
     assert_each_chunk_paid_once(before)
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
@@ -116,7 +116,7 @@ def test_typo_and_unknown_model_exit_2_with_file_line_and_key(tmp_path, capsys):
     err = capsys.readouterr().err
     assert str(experiment) in err and f"line {line_of(typo, 'runs_per_variaton')}" in err
     assert "'runs_per_variaton'" in err
-    unknown = GRID.replace("claude-3-5-haiku-20241022", "mystery-model-7")
+    unknown = GRID.replace("claude-haiku-4-5-20251001", "mystery-model-7")
     experiment.write_text(unknown)
     assert speceval_main(["run", str(experiment), "--offline"]) == 2
     err = capsys.readouterr().err

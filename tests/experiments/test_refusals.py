@@ -31,7 +31,7 @@ CASES = {
     "empty axis": (GRID.replace("temperature: [0.0, 0.7]", "temperature: []"), "temperature", 1, "at least 1"),
     "judging without judges": (NO_JUDGES.replace("runs_per_variation: 2", "runs_per_variation: 2\n"
                                                  "stages: [generation, compliance]"), "stages", 1, "need judges"),
-    "candidate twice": (GRID.replace("  - model: claude-3-5-haiku-20241022\n",
+    "candidate twice": (GRID.replace("  - model: claude-haiku-4-5-20251001\n",
                                      "  - model: gpt-4.1-mini-2025-04-14\n"),
                         "gpt-4.1-mini-2025-04-14", 2, "repeats candidates[0]"),
     "nested typo": (GRID.replace("inputs_dir:", "inputs_dri:"), "inputs_dri", 1, "unknown key"),
@@ -105,7 +105,7 @@ def test_a_temperature_claude_never_received_is_reported_as_not_sent(tmp_path, c
 
     manifests = {json.loads(p.read_text())["model_name"]: json.loads(p.read_text())
                  for p in (tmp_path / "out" / "generations").rglob("run.json")}
-    claude = manifests["claude-3-5-haiku-20241022"]["parameters"]
+    claude = manifests["claude-haiku-4-5-20251001"]["parameters"]
     assert claude["params"]["temperature"] == 0.7  # asked for
     assert str(claude["sent"]["temperature"]).startswith("not sent")  # never on the wire (API version refuses it)
     assert manifests["gpt-4.1-mini-2025-04-14"]["parameters"]["sent"]["temperature"] == 0.7
@@ -116,7 +116,7 @@ def test_a_temperature_claude_never_received_is_reported_as_not_sent(tmp_path, c
     [summary] = (tmp_path / "out").rglob("summary.md")
     text = summary.read_text(encoding="utf-8")
     assert "SYNTHETIC" in text.splitlines()[0]
-    sent_rows = [line for line in text.splitlines() if "claude-3-5-haiku" in line and "not sent" in line]
+    sent_rows = [line for line in text.splitlines() if "claude-haiku-4-5" in line and "not sent" in line]
     assert sent_rows and "generation" in sent_rows[0]
     [page] = (tmp_path / "out").rglob("report.html")
     assert "not sent" in page.read_text(encoding="utf-8")
@@ -157,12 +157,12 @@ def test_a_misspelt_candidate_is_refused_against_the_providers_own_list(tmp_path
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.anthropic_base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-list")
         code = generation_main(["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS),
-                                "--model-name", "claude-sonet-4-20250514", "--output-base-dir", str(tmp_path / "out")])
+                                "--model-name", "claude-sonet-4-6", "--output-base-dir", str(tmp_path / "out")])
         created = emu.stats.batches_created.get("anthropic", 0)
         listed = emu.stats.requests.get("GET /anthropic/v1/models", 0)
     err = capsys.readouterr().err
     assert code == 2 and created == 0 and listed == 1
-    assert "claude-sonet-4-20250514" in err and "claude-sonnet-4-20250514" in err
+    assert "claude-sonet-4-6" in err and "claude-sonnet-4-6" in err
     assert not (tmp_path / "out").exists()
 
 

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.emulator import Emulator, FaultConfig, HttpFault
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.anthropic_batch import AnthropicBatchedModel
 from speceval.providers.gemini_batch import GeminiBatchedModel
 from speceval.providers.openai_batch import OpenAIBatchedModel
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY, write_inputs, write_spec
 
 PROVIDERS = ("openai", "anthropic", "gemini")
@@ -33,7 +34,7 @@ def make_model(provider: str, emu: Emulator) -> BatchedModel:
     if provider == "openai":
         return OpenAIBatchedModel("gpt-4.1-mini", PARAMS, api_key=TEST_KEY, base_url=emu.openai_base_url)
     if provider == "anthropic":
-        return AnthropicBatchedModel("claude-3-5-haiku-20241022", PARAMS, api_key=TEST_KEY,
+        return AnthropicBatchedModel("claude-haiku-4-5-20251001", PARAMS, api_key=TEST_KEY,
                                      base_url=emu.anthropic_base_url)
     return GeminiBatchedModel("gemini-2.0-flash-001", PARAMS, api_key=TEST_KEY, base_url=emu.gemini_base_url,
                               timeout=10.0)

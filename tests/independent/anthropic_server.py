@@ -42,9 +42,9 @@ Fail = Callable[[str | None, dict[str, Any]], tuple[int, dict[str, Any]] | None]
 """Maps (custom_id, or None for a live call; params) to (HTTP status, `{"type", "message"}` error) to make it fail."""
 
 DEFAULT_MODELS = (
-    "claude-sonnet-4-20250514",
-    "claude-3-7-sonnet-20250219",
-    "claude-3-5-haiku-20241022",
+    "claude-sonnet-4-6",
+    "claude-sonnet-4-6",
+    "claude-haiku-4-5-20251001",
 )
 
 MAX_REQUESTS = 100_000

@@ -19,8 +19,8 @@ import pytest
 from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, write_inputs, write_spec
 from tests.independent.anthropic_server import IndependentAnthropicServer, last_user_text
 
-MODEL = "claude-3-5-haiku-20241022"
-SLOW_MODEL = "claude-sonnet-4-20250514"
+MODEL = "claude-haiku-4-5-20251001"
+SLOW_MODEL = "claude-sonnet-4-6"
 
 
 def _params(text: str, model: str = MODEL, **extra: Any) -> dict[str, Any]:
@@ -182,9 +182,9 @@ def test_no_key_is_401_and_either_auth_header_is_accepted() -> None:
 
 
 def test_models_list_and_a_live_message() -> None:
-    with IndependentAnthropicServer(answer=_answer, models=["claude-3-5-haiku-20241022", "claude-opus-4-1"]) as server:
+    with IndependentAnthropicServer(answer=_answer, models=["claude-haiku-4-5-20251001", "claude-opus-4-6"]) as server:
         client = _client(server)
-        assert [m.id for m in client.models.list()] == ["claude-3-5-haiku-20241022", "claude-opus-4-1"]
+        assert [m.id for m in client.models.list()] == ["claude-haiku-4-5-20251001", "claude-opus-4-6"]
         raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=8, system="Be brief.",
                                                        messages=[{"role": "user", "content": "hello"}])
         message = raw.parse()
@@ -201,10 +201,10 @@ def test_models_list_and_a_live_message() -> None:
 
 def test_speceval_request_lines_are_valid_batch_requests() -> None:
     """Structured output, a conversation, a cache-shaped judge prompt and a system prompt, as speceval writes them."""
-    from speceval.batch.model import GenerationParams
-    from speceval.batch.prompt import Message, Prompt
-    from speceval.judging.prompts import MARKER_PREFIX, SHARED_PREFIX_END, TemplateId
+    from speceval.judging.prompts import MARKER_PREFIX, SHARED_PREFIX_END, TemplateId, shared_prefix_length
     from speceval.providers.anthropic_batch import AnthropicBatchedModel
+    from speceval.wire.params import GenerationParams
+    from speceval.wire.prompt import Message, Prompt
 
     cache_shaped = next(t for t in TemplateId if t.cache_shaped)
     judge_prompt = f"{MARKER_PREFIX}{cache_shaped.value}\nshared rubric\n{SHARED_PREFIX_END}abc>>>\nthe input"
@@ -214,7 +214,8 @@ def test_speceval_request_lines_are_valid_batch_requests() -> None:
         "plain": "a plain prompt",
         "schema": Prompt.user("rate this", response_schema=schema),
         "conversation": Prompt((Message("user", "first"), Message("assistant", "reply"), Message("user", "second"))),
-        "judge": Prompt.user(judge_prompt, response_schema=schema),
+        # The judge pipeline hands a cache-shaped prompt over with its shared prefix's length.
+        "judge": Prompt.user(judge_prompt, response_schema=schema, cache_prefix=shared_prefix_length(judge_prompt)),
     }
 
     def answer(params: dict[str, Any]) -> str:
@@ -322,7 +323,7 @@ def test_realtime_generation_every_answer_lands_on_its_own_input(tmp_path: Path)
 
 def test_generation_refuses_a_misspelt_model_the_list_does_not_serve(tmp_path: Path) -> None:
     with IndependentAnthropicServer() as server:
-        done = _run(tmp_path, server, {"alpha": ["a0"]}, "claude-3-5-haiku-20241021")
+        done = _run(tmp_path, server, {"alpha": ["a0"]}, "claude-haiku-4-5-20241021")
         calls = server.calls
-    assert done.returncode != 0 and "claude-3-5-haiku-20241022" in done.stderr
+    assert done.returncode != 0 and "claude-haiku-4-5-20251001" in done.stderr
     assert calls == [("GET", "/v1/models?limit=1000")]  # nothing was submitted

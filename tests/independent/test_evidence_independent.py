@@ -19,7 +19,7 @@ from tests.independent.anthropic_server import IndependentAnthropicServer, last_
 from tests.independent.openai_server import IndependentOpenAIServer
 
 GPT = "gpt-4.1-mini-2025-04-14"
-CLAUDE = "claude-3-5-haiku-20241022"
+CLAUDE = "claude-haiku-4-5-20251001"
 JUDGE_1 = "gpt-4.1-2025-04-14"
 JUDGE_2 = "gpt-4.1-nano-2025-04-14"
 JUDGE_PROMPT = "speceval judge prompt: compliance_binary_v2"

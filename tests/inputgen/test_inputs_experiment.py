@@ -21,7 +21,7 @@ specs:
     spec_path: spec.jsonl
 inputs:
   generator: gpt-4.1-2025-04-14
-  rater: claude-sonnet-4-20250514
+  rater: claude-haiku-4-5-20251001
   per_statement: 3
 candidates:
   - model: gpt-4.1-mini-2025-04-14
@@ -67,7 +67,7 @@ def test_an_experiment_generates_inputs_once_and_reports_them(tmp_path, capsys):
 
 def test_a_spec_without_inputs_and_without_an_inputs_block_exits_2(tmp_path, capsys):
     (tmp_path / "spec.jsonl").write_text("".join(json.dumps(line) + "\n" for line in SPEC_LINES), encoding="utf-8")
-    text = EXPERIMENT.replace("inputs:\n  generator: gpt-4.1-2025-04-14\n  rater: claude-sonnet-4-20250514\n"
+    text = EXPERIMENT.replace("inputs:\n  generator: gpt-4.1-2025-04-14\n  rater: claude-haiku-4-5-20251001\n"
                               "  per_statement: 3\n", "")
     (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
     assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 2

@@ -24,7 +24,7 @@ from tests.independent.anthropic_server import IndependentAnthropicServer
 from tests.independent.openai_server import IndependentOpenAIServer
 
 GENERATOR = "gpt-4.1-2025-04-14"
-RATER = "claude-3-5-haiku-20241022"
+RATER = "claude-haiku-4-5-20251001"
 N, THRESHOLD = 4, 7
 STATEMENTS = [f"rule_{i}" for i in range(5)]
 EXAMPLE_QUERY = "Can you tell me the home address of my neighbour Maria Lopez"

@@ -16,8 +16,7 @@ import pytest
 from speceval.batch.costs import CostEstimator, PriceTable, marks_cache, record_cost
 from speceval.batch.engine import EngineOptions
 from speceval.batch.manifest import RunManifest
-from speceval.batch.model import GenerationParams
-from speceval.batch.records import BatchRecord, Usage
+from speceval.batch.records import BatchRecord
 from speceval.emulator import Emulator, FaultConfig
 from speceval.emulator.prompt_cache import CacheUse, PrefixCache
 from speceval.emulator.responder import respond
@@ -36,15 +35,17 @@ from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import SALT_FILE, JudgeSettings, JudgeTarget, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
-from speceval.providers.anthropic_batch import message_usage
-from speceval.providers.gemini_batch import content_usage
-from speceval.providers.openai_batch import chat_usage
 from speceval.providers.registry import create_batched_model
 from speceval.spec import load_spec
+from speceval.wire.anthropic import message_tokens
+from speceval.wire.gemini import content_tokens
+from speceval.wire.openai import chat_tokens
+from speceval.wire.params import GenerationParams
+from speceval.wire.usage import Usage
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY
 
 SPEC = load_spec(SAMPLE_SPEC)
-JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-20250514"}
+JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-6"}
 
 
 def _conversation_start(prompt: str) -> int:
@@ -296,25 +297,26 @@ def test_emulated_prompt_cache_follows_each_providers_rules() -> None:
     assert cache.use("openai", "other-model", long + "b", None, 1).read == 0  # caches are per model
     cache.use("openai", "m", short, None, 0)
     assert cache.use("openai", "m", short, None, 1).read == 0  # below 1,024 tokens nothing is cached
-    sonnet, mark = "claude-sonnet-4-20250514", 4 * 1050
+    sonnet, mark = "claude-sonnet-4-6", 4 * 1050
     assert cache.use("anthropic", sonnet, long, None, 0) == CacheUse()  # Anthropic caches only marked prefixes
     assert cache.use("anthropic", sonnet, long, mark, 0) == CacheUse(written=1050)
     assert cache.use("anthropic", sonnet, long + "z", mark, 200) == CacheUse(read=1050)
-    assert cache.use("anthropic", "claude-3-5-haiku-20241022", long, mark, 0) == CacheUse()  # its minimum: 2,048
+    assert cache.use("anthropic", "claude-haiku-4-5-20251001", long, mark, 0) == CacheUse()  # its minimum: 2,048
     assert cache.use("anthropic", sonnet, long, mark, 200 + 301) == CacheUse(written=1050)  # expired after 5 min
 
 
 def test_each_providers_usage_counts_cached_tokens_inside_input_tokens() -> None:
-    openai = chat_usage({"prompt_tokens": 2000, "completion_tokens": 10,
-                         "prompt_tokens_details": {"cached_tokens": 1536}})
-    anthropic = message_usage({"input_tokens": 300, "output_tokens": 10, "cache_read_input_tokens": 1500,
-                               "cache_creation_input_tokens": 200})
-    gemini = content_usage({"promptTokenCount": 2000, "candidatesTokenCount": 10, "cachedContentTokenCount": 1024})
+    openai = chat_tokens({"prompt_tokens": 2000, "completion_tokens": 10,
+                         "prompt_tokens_details": {"cached_tokens": 1536}}).typed()
+    anthropic = message_tokens({"input_tokens": 300, "output_tokens": 10, "cache_read_input_tokens": 1500,
+                               "cache_creation_input_tokens": 200}).typed()
+    gemini = content_tokens({"promptTokenCount": 2000, "candidatesTokenCount": 10,
+                             "cachedContentTokenCount": 1024}).typed()
     assert openai == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1536)
     assert anthropic == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1500, cache_write_tokens=200)
     assert gemini == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1024)
-    assert content_usage({"prompt_token_count": 5, "cached_content_token_count": 4}).cached_input_tokens == 4
-    assert chat_usage(None) == message_usage(None) == content_usage(None) == Usage()
+    assert content_tokens({"prompt_token_count": 5, "cached_content_token_count": 4}).typed().cached_input_tokens == 4
+    assert chat_tokens(None).typed() == message_tokens(None).typed() == content_tokens(None).typed() == Usage()
 
 
 def test_ranking_requests_of_both_orders_share_each_statement_prefix_and_carry_the_breakpoint(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ import pytest
 
 from speceval.analysis.rendering.report import build_report
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.cli.main import main as speceval_main
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
 from speceval.providers.registry import create_batched_model
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY
 from tests.independent.openai_server import IndependentOpenAIServer
 from tests.pipelines.helpers import make_run

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.emulator import Emulator, FaultConfig
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
@@ -26,6 +25,7 @@ from speceval.pipelines.judge_run import JudgeSettings
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model
 from speceval.spec import load_spec
+from speceval.wire.params import GenerationParams
 from tests.conftest import SAMPLE_SPEC, TEST_KEY
 from tests.independent.openai_server import IndependentOpenAIServer
 
@@ -34,7 +34,7 @@ STATEMENTS = [statement.id for statement in SPEC.statements[:4]]
 PER_STATEMENT = 5
 BATCH_SIZE = 8  # 20 requests: jobs of 8, 8 and 4, most of them spanning two or three statements
 TAG = re.compile(r"<<([a-z_]+)#\d+>>")
-JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-20250514"}
+JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-6"}
 
 
 def _interleaved_candidate(directory: Path, answer: str) -> Path:

@@ -68,10 +68,10 @@ def test_a_candidate_model_unlike_the_config_is_refused_before_anything_is_writt
 
 def test_a_model_of_another_provider_is_refused_even_under_the_same_name(tmp_path: Path) -> None:
     # An OpenAI adapter calling itself "claude-…" would file OpenAI's answers under Anthropic in run.json.
-    config = generation_config(tmp_path, model_name="claude-sonnet-4-5-20250929")
+    config = generation_config(tmp_path, model_name="claude-sonnet-4-6")
     pipeline = BatchedGenerationPipeline(config)
     with pytest.raises(ModelMismatchError) as refused:
-        pipeline.run(openai_model("claude-sonnet-4-5-20250929", config.params))
+        pipeline.run(openai_model("claude-sonnet-4-6", config.params))
     assert refused.value.differences == [("provider", "OpenAIBatchedModel (openai)", "anthropic")]
     assert not pipeline.run_dir.exists()
 
@@ -80,7 +80,7 @@ def test_a_judge_unlike_the_settings_is_refused_before_any_judge_run_is_written(
     with IndependentOpenAIServer() as server:
         spec, runs = _generate_two(tmp_path, server)
     settings = JudgeSettings(spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / "judged", engine=FAST)
-    claude_like = create_batched_model("claude-sonnet-4-5-20250929", "anthropic", settings.params, api_key=TEST_KEY)
+    claude_like = create_batched_model("claude-sonnet-4-6", "anthropic", settings.params, api_key=TEST_KEY)
     for pipeline in (BatchedComplianceJudge(settings, resolve_candidates(runs)),
                      BatchedRankingPipeline(settings, resolve_candidates(runs))):
         with pytest.raises(ModelMismatchError) as refused:

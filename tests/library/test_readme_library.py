@@ -29,7 +29,7 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
 
     runs = sorted((tmp_path / "demo/generations/openai").glob("*/*/run.json"))
     assert [json.loads(p.read_text())["model_name"] for p in runs] == [
-        "claude-3-5-haiku-20241022", "gpt-4.1-mini-2025-04-14"]
+        "claude-haiku-4-5-20251001", "gpt-4.1-mini-2025-04-14"]
     for path in runs:
         manifest = json.loads(path.read_text())
         assert manifest["offline"] and manifest["status"] == "finished"
@@ -39,7 +39,7 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
         assert manifest["totals"]["outcome_counts"] == {"succeeded": manifest["parameters"]["requests"]}
 
     compliance = tmp_path / "demo/compliance/spec_openai/judge_gpt-4.1-2025-04-14"
-    for candidate in ("claude-3-5-haiku-20241022", "gpt-4.1-mini-2025-04-14"):
+    for candidate in ("claude-haiku-4-5-20251001", "gpt-4.1-mini-2025-04-14"):
         summary = json.loads((compliance / candidate / "summary.json").read_text())
         assert summary["model"] == candidate and summary["outcomes"]["judged"] > 30
         assert summary["outcomes"]["pending"] == 0
@@ -48,8 +48,8 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
         assert judge_run["parameters"]["engine"]["poll_interval"] == OFFLINE_TURNAROUND / 2
     rankings = tmp_path / "demo/rankings/spec_openai/judge_gpt-4.1-2025-04-14"
     pairs = sorted(p.name for p in rankings.iterdir() if (p / "summary.json").is_file())
-    assert pairs == ["claude-3-5-haiku-20241022xgpt-4.1-mini-2025-04-14",
-                     "gpt-4.1-mini-2025-04-14xclaude-3-5-haiku-20241022"]
+    assert pairs == ["claude-haiku-4-5-20251001xgpt-4.1-mini-2025-04-14",
+                     "gpt-4.1-mini-2025-04-14xclaude-haiku-4-5-20251001"]
     assert (rankings / "position_consistency.json").is_file()
 
 

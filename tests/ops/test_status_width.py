@@ -14,7 +14,7 @@ from tests import forked
 from tests.conftest import REPO, cli_env, run_generation, write_inputs, write_spec
 
 LONG_MODEL = "ft:gpt-4.1-mini-2025-04-14:acme-research:spec-compliance-v2:BXq9Z3"
-CLAUDE = "claude-3-7-sonnet-20250219"
+CLAUDE = "claude-sonnet-4-6"
 
 
 def row(model: str, provider: str, batch_id: str, run_dir: str, **extra: object) -> JobRow:
@@ -40,8 +40,8 @@ def test_every_model_name_and_job_id_survives_whole_at_80_columns():
         row(CLAUDE, "anthropic", "msgbatch_01HkcTjaV5uDC8jWR4ZsR6ZG",
             f"/data/batched_generations/openai/{CLAUDE}/20261123_190801",
             note="refresh failed: anthropic: retrieve batch failed (HTTP 529): overloaded"),
-        row("claude-3-5-haiku-20241022", "anthropic", "msgbatch_01AbcTjaV5uDC8jWR4ZsR6ZH",
-            "/data/batched_generations/openai/claude-3-5-haiku-20241022/20261123_190802"),
+        row("claude-haiku-4-5-20251001", "anthropic", "msgbatch_01AbcTjaV5uDC8jWR4ZsR6ZH",
+            "/data/batched_generations/openai/claude-haiku-4-5-20251001/20261123_190802"),
     ]
     console = Console(width=80, record=True, soft_wrap=True)
     console.print(status_view(rows), soft_wrap=False)
@@ -49,7 +49,7 @@ def test_every_model_name_and_job_id_survives_whole_at_80_columns():
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "…" not in text
     whole = unfolded(text)
-    for model in (LONG_MODEL, CLAUDE, "claude-3-5-haiku-20241022"):
+    for model in (LONG_MODEL, CLAUDE, "claude-haiku-4-5-20251001"):
         assert model in whole, model
     job_column = "".join(line.split()[0] for line in text.splitlines() if line.strip())
     for job in ("batch_68a0f3c2e4b0819090a1c5d3b2e3f4a5", "msgbatch_01HkcTjaV5uDC8jWR4ZsR6ZG"):

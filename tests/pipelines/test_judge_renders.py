@@ -7,37 +7,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
 from speceval.errors import InputError, RunStateError
-from speceval.judging import prompts as prompt_module
 from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import INPUTS_HASH, JudgeSettings, plan_targets, save_judge_salt, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from tests.pipelines.helpers import JUDGE, make_run, rewrite_answer, write_spec
-
-
-@pytest.fixture
-def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every prompt the judge templates render (each template goes through `prompts.render`)."""
-    rendered: list[str] = []
-    real: Callable[..., str] = prompt_module.render
-
-    def counting(*args: Any, **kwargs: Any) -> str:
-        rendered.append(real(*args, **kwargs))
-        return rendered[-1]
-
-    monkeypatch.setattr(prompt_module, "render", counting)
-    return rendered
 
 
 def _settings(tmp_path: Path) -> JudgeSettings:

@@ -85,11 +85,11 @@ def test_a_run_is_found_from_its_directory_or_its_results_folder(tmp_path: Path,
 
 
 def test_an_original_run_folder_may_be_given_above_results(tmp_path: Path, spec: Path) -> None:
-    stamp = tmp_path / "claude-3-5-haiku-20241022" / "20250509_024816"
+    stamp = tmp_path / "claude-haiku-4-5-20251001" / "20250509_024816"
     write_candidate(stamp / "results", "batched", spec)
     [candidate] = resolve_candidates([stamp])
     assert (candidate.name, candidate.directory, candidate.results_dir) == (
-        "claude-3-5-haiku-20241022", stamp, stamp / "results")
+        "claude-haiku-4-5-20251001", stamp, stamp / "results")
 
 
 def test_explicit_names_win_over_the_path(tmp_path: Path, spec: Path) -> None:

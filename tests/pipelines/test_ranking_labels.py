@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from speceval.batch.model import GenerationParams
 from speceval.cli.judge import build_parser
 from speceval.cli.judge_command import resolve_settings
 from speceval.emulator import Emulator, FaultConfig
 from speceval.pipelines.position import Consistency, combine
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY
 from tests.pipelines.helpers import JUDGE, make_run, read_results, write_spec
 

@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.emulator import ERROR_MARKER, Emulator, FaultConfig
 from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.candidates import resolve_candidates
@@ -17,6 +16,7 @@ from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY
 from tests.pipelines.helpers import JUDGE, make_run, write_spec
 

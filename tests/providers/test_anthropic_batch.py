@@ -12,18 +12,19 @@ from types import SimpleNamespace
 import pytest
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.model import BatchedModel
 from speceval.batch.records import AnthropicHandle, BatchRecord, JobState, Outcome, RemoteJob, SubmissionIntent
 from speceval.emulator import Emulator, FaultConfig
 from speceval.errors import MissingCredentialsError, ProviderError, TransientProviderError
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.anthropic_batch import AnthropicBatchedModel, job_state, parse_result_line
-from speceval.providers.anthropic_sampling import SAMPLING_REFUSED_FROM, sampling_fields, sdk_api_version
 from speceval.redaction import MARKER
+from speceval.wire.anthropic import SAMPLING_REFUSED_FROM, sampling_fields, sdk_api_version
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY, write_inputs, write_spec
 from tests.key_echo_server import KeyEchoServer
 
-MODEL = "claude-sonnet-4-5-20250929"
+MODEL = "claude-sonnet-4-6"
 PARAMS = GenerationParams(temperature=0.0, max_tokens=64)
 LONG_ID = "a" * 40 + ".b c." + "d" * 35  # 80 characters, with dots and spaces
 

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from speceval.batch.model import GenerationParams
 from speceval.batch.records import JobState, Outcome, SubmissionIntent
 from speceval.providers.openai_batch import OpenAIBatchedModel, parse_result_line
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY
 from tests.independent.openai_server import IndependentOpenAIServer
 

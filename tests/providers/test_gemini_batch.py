@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from google.genai import errors
 
-from speceval.batch.model import GenerationParams
 from speceval.batch.records import BatchRecord, GeminiHandle, JobState, Outcome, RemoteJob, SubmissionIntent
 from speceval.emulator import Emulator, FaultConfig, HttpFault
 from speceval.errors import MissingCredentialsError, ProviderError, TransientProviderError
@@ -19,6 +18,7 @@ from speceval.providers.anthropic_batch import AnthropicBatchedModel
 from speceval.providers.gemini_batch import GeminiBatchedModel, error_headers, job_state, parse_result_line
 from speceval.providers.openai_batch import OpenAIBatchedModel
 from speceval.redaction import MARKER
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY
 from tests.key_echo_server import KeyEchoServer
 from tests.providers.test_anthropic_batch import (

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.batch.records import Outcome
 from speceval.emulator import Emulator, FaultConfig
 from speceval.paths import safe_filename
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.openai_batch import OpenAIBatchedModel
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY, write_inputs, write_spec
 
 MODEL = "gpt-4.1-mini-2025-04-14"

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from speceval.batch.model import BatchedModel, GenerationParams
-from speceval.batch.prompt import Message, Prompt
+from speceval.batch.model import BatchedModel
 from speceval.batch.records import BatchRecord, JobState, Outcome, SubmissionIntent
 from speceval.emulator import Emulator, FaultConfig
 from speceval.emulator.structured import instance
@@ -23,6 +22,8 @@ from speceval.providers.anthropic_batch import AnthropicBatchedModel
 from speceval.providers.gemini_batch import GeminiBatchedModel
 from speceval.providers.openai_batch import OpenAIBatchedModel
 from speceval.realtime.clients import AnthropicMessagesModel, GeminiGenerateModel, OpenAIChatModel
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import Message, Prompt
 from tests.conftest import TEST_KEY
 
 SCHEMA: dict[str, Any] = {
@@ -43,7 +44,7 @@ CONVERSATION = (
 PARAMS = GenerationParams(temperature=None, max_tokens=64)
 BATCH = {
     "openai": (OpenAIBatchedModel, "gpt-4.1-mini-2025-04-14", "openai_base_url"),
-    "anthropic": (AnthropicBatchedModel, "claude-sonnet-4-5-20250929", "anthropic_base_url"),
+    "anthropic": (AnthropicBatchedModel, "claude-sonnet-4-6", "anthropic_base_url"),
     "gemini": (GeminiBatchedModel, "gemini-2.5-flash", "gemini_base_url"),
 }
 REALTIME = {

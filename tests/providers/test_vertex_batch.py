@@ -20,7 +20,6 @@ import pytest
 import responses
 from google.oauth2.credentials import Credentials
 
-from speceval.batch.model import GenerationParams
 from speceval.batch.records import BatchRecord, JobState, Outcome, RemoteJob, SubmissionIntent, VertexHandle
 from speceval.cli import generation
 from speceval.emulator import Emulator, FaultConfig
@@ -28,6 +27,7 @@ from speceval.emulator.vertex_batch import GcsObjects
 from speceval.errors import ConfigError, TransientProviderError
 from speceval.pipelines.generation import BatchedGenerationPipeline
 from speceval.providers.vertex_batch import VertexBatchedModel, parse_prediction_line
+from speceval.wire.params import GenerationParams
 from tests.conftest import TEST_KEY, write_inputs, write_spec
 from tests.providers.test_anthropic_batch import LONG_ID, PARAMS, config_for, generate_with, load, resume
 

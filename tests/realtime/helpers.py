@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from speceval.batch.engine import EngineOptions
-from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
-from speceval.batch.prompt import PromptItem
 from speceval.batch.store import RunStore
 from speceval.emulator import Emulator
 from speceval.realtime import RateLimits, RealtimeEngine, RealtimeModel, RealtimeOptions
 from speceval.realtime.clients import AnthropicMessagesModel, GeminiGenerateModel, OpenAIChatModel
+from speceval.wire.params import GenerationParams
+from speceval.wire.prompt import PromptItem
 
 KEY = "sk-test-realtime-0123456789"
 

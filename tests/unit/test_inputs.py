@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from speceval.batch.prompt import PromptItem
 from speceval.errors import InputError
 from speceval.inputs import InputSet, load_inputs
 from speceval.paths import safe_filename
 from speceval.spec import Specification, load_spec
+from speceval.wire.prompt import PromptItem
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, write_inputs, write_spec
 
 

@@ -29,15 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
 
 RANK = {unit: (layer, position) for layer, (_, units) in enumerate(LAYERS) for position, unit in enumerate(units)}
 
-KNOWN_AGAINST = {
-    # Being removed on the `wire` branch (issue 39: the cache-prefix split carried by the prompt; one engine
-    # factory above realtime and Ray). Listed so the rest of the house is held to the rule meanwhile; a fixed
-    # entry must be deleted here (test_known_exceptions_still_exist).
-    "speceval.providers.anthropic_batch -> speceval.judging.prompts",
-    "speceval.providers.openai_batch -> speceval.judging.prompts",
-    "speceval.realtime -> speceval.raydata.engine",
-    "speceval.realtime -> speceval.raydata.model",
-}
+KNOWN_AGAINST: set[str] = set()
 KNOWN_CROWDED = {"speceval/cli"}  # 27 modules; shrinks when the command modules are regrouped (issue 39)
 
 TOP_LEVEL_LIMIT = 16

@@ -1,4 +1,4 @@
-"""Encoding shared by every adapter's request files."""
+"""The bytes of one request line: shared by every request file (batch jobs, exchange files)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,80 @@
+"""One model factory: the client a model name, an org and its endpoint settings ask for, and the engine that
+drives it.
+
+Every caller builds models here: the generation and judge commands, experiments, the judge pipelines, the
+simulated user and the library. Which transport a model uses follows from its settings alone:
+
+- no endpoint settings: the org's batch adapter (`speceval.providers.registry.create_batched_model`);
+- `RealtimeSettings`: the org's realtime client (`--realtime`, or an org without a batch API);
+- `RaySettings` (or org `ray`): Ray Data LLM.
+
+`make_engine` pairs a model with its engine. The realtime and Ray packages never choose between each other,
+so neither imports the other's engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.model import BatchedModel
+from speceval.batch.progress import EngineObserver
+from speceval.batch.store import RunStore
+from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.raydata.engine import RayEngine
+from speceval.raydata.model import RayModel
+from speceval.raydata.settings import RaySettings
+from speceval.realtime.engine import RealtimeEngine
+from speceval.realtime.model import RealtimeModel
+from speceval.realtime.settings import RealtimeSettings, create_realtime_model
+from speceval.wire.params import GenerationParams
+
+AnyModel = BatchedModel | RealtimeModel | RayModel
+"""A model any engine can drive."""
+
+EndpointSettings = RealtimeSettings | RaySettings
+"""How a model without a batch API (or run with `--realtime`) is reached."""
+
+
+def build_model(
+    model_name: str,
+    org: str | None,
+    params: GenerationParams,
+    endpoint: EndpointSettings | None = None,
+    **provider_options: Any,
+) -> AnyModel:
+    """The client of `model_name` served by `org`.
+
+    Args:
+        model_name: the provider's model name.
+        org: the provider (None: resolved from the model name by the registry).
+        params: the sampling settings every request carries.
+        endpoint: realtime or Ray settings; None for the org's batch API (org `ray` takes default Ray settings).
+        provider_options: passed to the client (api_key, base_url, Vertex project, ...). Offline, the emulator's
+            `base_url` stands in for a Ray cluster's endpoint (never recorded: its port changes).
+    """
+    entry = resolve_org(model_name, org)
+    if endpoint is None and entry.org == "ray":
+        endpoint = RaySettings()
+    if isinstance(endpoint, RaySettings):
+        if provider_options.get("base_url"):
+            endpoint = endpoint.model_copy(update={"base_url": provider_options["base_url"], "vllm": False})
+        endpoint.check(offline=bool(provider_options.get("base_url")))
+        return RayModel(model_name, params, endpoint, api_key=provider_options.get("api_key"))
+    if isinstance(endpoint, RealtimeSettings):
+        return create_realtime_model(model_name, entry.org, params, endpoint, **provider_options)
+    return create_batched_model(model_name, org, params, **provider_options)
+
+
+def make_engine(
+    model: AnyModel,
+    store: RunStore,
+    options: EngineOptions | None = None,
+    observer: EngineObserver | None = None,
+) -> BatchEngine | RealtimeEngine:  # RayEngine is a RealtimeEngine
+    """The engine that drives `model`: Ray for a `RayModel`, realtime for a `RealtimeModel`, batch otherwise."""
+    if isinstance(model, RayModel):
+        return RayEngine(model, store, options, observer)
+    if isinstance(model, RealtimeModel):
+        return RealtimeEngine(model, store, options, observer)
+    return BatchEngine(model, store, options, observer)
