@@ -1,0 +1,443 @@
+"""Spec health (issue 38): per spec and statement, whether the statement itself needs work, from the verdicts a report
+already folds: do the judges disagree on it, do all candidates fail (or pass) it, does it split the candidates,
+can its judges be trusted on it (the spec's own examples), and how lenient each judge is on it.
+
+Every rule behind a flag is written in `RULES` (the docs quote them). One statement's verdicts are laid out as an
+answers × judges matrix of codes (an answer: candidate, variation, run, input, output), from which disagreement,
+kappa and leniency are read; nothing per verdict but arrays.
+
+Cross-candidate disagreement follows the measure of "Stress-testing model specs" (arXiv 2510.07686): per input, the
+spread of the candidates' compliance; where candidates split, the spec may leave the right answer open.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped
+from speceval.analysis.reading.rows import CanaryRow
+from speceval.analysis.statistics.clustered import (
+    PAIRED,
+    WILSON,
+    bootstrap_cluster_counts,
+    dense_codes,
+    mean_interval_codes,
+    paired_difference_codes,
+    rate_interval_codes,
+)
+from speceval.analysis.statistics.codes import dense, first_seen
+from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
+from speceval.analysis.tables.judge_quality import PANEL
+
+# The per-spec agreement's kappa from sums and its bootstrap: one mechanism, used here per statement.
+from speceval.analysis.tables.rates import _cohen_from_counts as cohen_from_counts
+from speceval.analysis.tables.rates import _fleiss_from_sums as fleiss_from_sums
+from speceval.analysis.tables.rates import _kappa_interval as kappa_interval
+
+FLAGS = ("judges_disagree", "all_fail", "all_pass", "judge_unreliable", "model_dependent")
+RULES = {
+    "judges_disagree": "the 95% interval of the judges' disagreement lies wholly above the disagreement threshold",
+    "all_fail": "two or more candidates, and every candidate's 95% interval lies wholly below the fail threshold",
+    "all_pass": "two or more candidates, and every candidate's 95% interval lies wholly above the pass threshold",
+    "judge_unreliable": "some judge got less than --min-canary-accuracy of this statement's own example responses "
+                        "right (never set without --min-canary-accuracy)",
+    "model_dependent": "two or more candidates, and the 95% interval of the highest minus the lowest candidate's "
+                       "rate (paired on shared inputs) lies wholly above the spread threshold",
+}
+SPLIT_METHOD = "share of inputs: Wilson score interval with continuity correction (inputs independent)"
+ASSOCIATION_METHOD = ("Spearman rank correlation across statements; percentile bootstrap over statements "
+                      "({draws} draws, seed {seed})")
+
+
+class HealthThresholds(BaseModel):
+    """The lines the flags are drawn at (report flags `--health-*`, experiment key `health:`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    disagreement: float = Field(default=0.2, ge=0, le=1, description="judges_disagree: the disagreement's interval "
+                                                                     "is above this")
+    fail_below: float = Field(default=0.5, ge=0, le=1, description="all_fail: every candidate's interval is below "
+                                                                   "this compliance rate")
+    pass_above: float = Field(default=0.9, ge=0, le=1, description="all_pass: every candidate's interval is above "
+                                                                   "this compliance rate")
+    spread: float = Field(default=0.0, ge=0, le=1, description="model_dependent: the interval of the highest minus "
+                                                               "the lowest candidate's rate is above this")
+    split: float = Field(default=0.4, ge=0, le=0.5, description="an input splits the candidates when the SD of their "
+                                                                "compliance on it is at least this")
+
+
+class StatementHealth(BaseModel):
+    """One statement of one spec: what its verdicts say about the statement (see the module docstring)."""
+
+    spec: str
+    statement_id: str
+    flags: list[str]
+    flag_count: int
+    judges: int
+    answers_multi_judged: int = Field(description="answers judged (binary verdict) by two or more judges")
+    disagreement: float | None = Field(description="share of those answers on which the judges' verdicts differ")
+    disagreement_ci_low: float | None
+    disagreement_ci_high: float | None
+    disagreement_ci_method: str | None
+    kappa: float | None = Field(default=None, description="agreement beyond chance on the answers every judge "
+                                                          "judged (None: undefined)")
+    kappa_kind: str | None = None
+    kappa_ci_low: float | None = None
+    kappa_ci_high: float | None = None
+    kappa_ci_method: str | None = None
+    kappa_items: int
+    candidates: int
+    lowest_candidate: str | None = Field(description="the candidate (model) with the lowest rate here")
+    lowest_variation: str | None
+    lowest_rate: float | None
+    lowest_ci_low: float | None
+    lowest_ci_high: float | None
+    highest_candidate: str | None
+    highest_variation: str | None
+    highest_rate: float | None
+    highest_ci_low: float | None
+    highest_ci_high: float | None
+    rate_ci_method: str | None = Field(description="every candidate's rate: all judges' verdicts pooled, clustered "
+                                                   "by input")
+    all_below: bool = Field(description="every candidate's interval is below the fail threshold")
+    all_above: bool = Field(description="every candidate's interval is above the pass threshold")
+    spread: float | None = Field(description="highest minus lowest candidate's rate on their shared inputs")
+    spread_ci_low: float | None
+    spread_ci_high: float | None
+    spread_ci_method: str | None
+    min_canary_accuracy: float | None = Field(description="the lowest judge's accuracy on this statement's examples")
+    unreliable_judges: list[str]
+    max_abs_leniency: float | None = Field(description="the largest |judge's rate − the judges' mean| here")
+    split_inputs: int = Field(description="inputs answered by three or more candidates")
+    split_share: float | None = Field(default=None, description="share of them on which the candidates split "
+                                                                "(the SD of their compliance ≥ the split threshold)")
+    split_ci_low: float | None = None
+    split_ci_high: float | None = None
+    all_fail_share: float | None = Field(default=None, description="share of them every candidate fails (each "
+                                                                   "one's mean compliance on it < 1/2)")
+    all_fail_ci_low: float | None = None
+    all_fail_ci_high: float | None = None
+    split_ci_method: str | None = None
+
+
+class JudgeOnStatement(BaseModel):
+    """One judge on one statement: its accuracy on the statement's own examples and its leniency there."""
+
+    spec: str
+    statement_id: str
+    judge: str
+    canary_judged: int
+    canary_correct: int
+    canary_accuracy: float | None
+    canary_ci_low: float | None
+    canary_ci_high: float | None
+    canary_ci_method: str | None
+    below_minimum: bool
+    leniency_items: int = Field(description="answers every judge judged")
+    leniency: float | None = Field(description="this judge's rate minus the judges' mean rate on those answers")
+    leniency_ci_low: float | None
+    leniency_ci_high: float | None
+    leniency_ci_method: str | None
+
+
+class HealthAssociation(BaseModel):
+    """Per spec: do statements whose inputs split the candidates also have more inputs every candidate fails?"""
+
+    spec: str
+    statements: int
+    spearman: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+
+
+class Health(BaseModel):
+    statements: list[StatementHealth] = Field(default_factory=list)
+    judges: list[JudgeOnStatement] = Field(default_factory=list)
+    association: list[HealthAssociation] = Field(default_factory=list)
+    thresholds: HealthThresholds = Field(default_factory=HealthThresholds)
+    min_canary_accuracy: float | None = None
+
+
+class _Cell(NamedTuple):
+    """One candidate and variation on one statement: every judge's verdicts pooled, clustered by input."""
+
+    candidate: str
+    variation: str
+    code: int
+    rate: float
+    ci_low: float | None
+    ci_high: float | None
+    method: str | None
+
+
+def statement_health(c: VerdictColumns, canaries: list[CanaryRow], thresholds: HealthThresholds | None = None,
+                     min_canary_accuracy: float | None = None) -> Health:
+    """The health of every statement with binary verdicts in `c` (the judges' columns: a panel's are skipped),
+    ranked: most flags first, then widest disagreement."""
+    thresholds = thresholds or HealthThresholds()
+    mask = c.is_outcome("judged") & (c.compliant != NO_VERDICT)
+    if PANEL in c.names("judge"):
+        mask &= c.fact("judge") != c.code_of("judge", PANEL)
+    canary_groups: dict[tuple[str, str], list[CanaryRow]] = defaultdict(list)
+    for row in canaries:
+        canary_groups[(row.spec, row.statement_id)].append(row)
+    statements, judges = [], []
+    keys = grouped(c, np.flatnonzero(mask), "spec", "statement_id")
+    for (spec, statement), rows in keys:
+        found, per_judge = _one_statement(c, spec, statement, rows, canary_groups.pop((spec, statement), []),
+                                          thresholds, min_canary_accuracy)
+        statements.append(found)
+        judges += per_judge
+    statements.sort(key=lambda s: (-s.flag_count, -(s.disagreement or 0.0), s.spec, s.statement_id))
+    return Health(statements=statements, judges=judges, association=_associations(statements),
+                  thresholds=thresholds, min_canary_accuracy=min_canary_accuracy)
+
+
+def _one_statement(c: VerdictColumns, spec: str, statement: str, rows: np.ndarray, canaries: list[CanaryRow],
+                   thresholds: HealthThresholds, minimum: float | None
+                   ) -> tuple[StatementHealth, list[JudgeOnStatement]]:
+    judge_codes = c.fact("judge", rows)
+    present = np.unique(judge_codes)
+    cell = dense(c.fact("model", rows), c.fact("variation", rows))
+    answer = dense(cell, c.runs(rows), c.input[rows], c.output[rows])
+    clusters = c.cluster()[rows]
+    compliant = (c.compliant[rows] == 1).astype(np.int8)
+    # answers × judges: 1 compliant, 0 not, -1 no verdict (a judge's last verdict on an answer, as elsewhere).
+    matrix = np.full((int(answer.max()) + 1, len(present)), -1, dtype=np.int8)
+    matrix[answer, np.searchsorted(present, judge_codes)] = compliant
+    answer_cluster = np.zeros(len(matrix), dtype=clusters.dtype)
+    answer_cluster[answer] = clusters
+    disagreement = _disagreement(matrix, answer_cluster)
+    complete = (matrix >= 0).all(axis=1)
+    several_judges = len(present) > 1
+    kappa = _kappa(matrix[complete], answer_cluster[complete]) if several_judges else {}
+    leniency = _leniency(matrix[complete], answer_cluster[complete]) if several_judges else {}
+    names = [str(c.names("judge")[code]) for code in present]
+    per_judge = [_judge_on(spec, statement, judge, canaries, leniency.get(local), int(complete.sum()), minimum)
+                 for local, judge in enumerate(names)]
+    candidates = _candidates(c, rows, cell, compliant, clusters, thresholds)
+    accuracies = [j.canary_accuracy for j in per_judge if j.canary_accuracy is not None]
+    unreliable = [j.judge for j in per_judge if j.below_minimum]
+    lenient_values = [abs(j.leniency) for j in per_judge if j.leniency is not None]
+    spread_low = candidates.get("spread_ci_low")
+    flags = {
+        "judges_disagree": disagreement[1] is not None and disagreement[1] > thresholds.disagreement,
+        "all_fail": candidates["all_below"], "all_pass": candidates["all_above"], "judge_unreliable": bool(unreliable),
+        "model_dependent": spread_low is not None and spread_low > thresholds.spread,
+    }
+    raised = [name for name in FLAGS if flags[name]]
+    health = StatementHealth(
+        spec=spec, statement_id=statement, flags=raised, flag_count=len(raised), judges=len(present),
+        answers_multi_judged=disagreement[3], disagreement=disagreement[0], disagreement_ci_low=disagreement[1],
+        disagreement_ci_high=disagreement[2], disagreement_ci_method=disagreement[4], **kappa,
+        kappa_items=int(complete.sum()) if several_judges else 0, **candidates,
+        min_canary_accuracy=min(accuracies) if accuracies else None, unreliable_judges=unreliable,
+        max_abs_leniency=max(lenient_values) if lenient_values else None)
+    return health, per_judge
+
+
+def _judge_on(spec: str, statement: str, judge: str, canaries: list[CanaryRow],
+              lenient: tuple[float, float | None, float | None] | None, items: int, minimum: float | None
+              ) -> JudgeOnStatement:
+    """One judge on the statement: its verdicts on the statement's own examples, and its leniency there."""
+    mine = [r for r in canaries if r.judge == judge and r.correct is not None]
+    correct = sum(bool(r.correct) for r in mine)
+    accuracy = correct / len(mine) if mine else None
+    interval = wilson_interval(correct, len(mine))
+    return JudgeOnStatement(
+        spec=spec, statement_id=statement, judge=judge, canary_judged=len(mine), canary_correct=correct,
+        canary_accuracy=accuracy, canary_ci_low=interval[0] if interval else None,
+        canary_ci_high=interval[1] if interval else None, canary_ci_method=WILSON if interval else None,
+        below_minimum=minimum is not None and accuracy is not None and accuracy < minimum,
+        leniency_items=items if lenient else 0, leniency=lenient[0] if lenient else None,
+        leniency_ci_low=lenient[1] if lenient else None, leniency_ci_high=lenient[2] if lenient else None,
+        leniency_ci_method=_LENIENCY_METHOD if lenient and lenient[1] is not None else None)
+
+
+def _candidates(c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray,
+                thresholds: HealthThresholds) -> dict[str, Any]:
+    """The candidates' side of a statement's health: lowest and highest rate, their spread, whether all are below
+    or above the thresholds, and how often inputs split them."""
+    cells = _cells(c, rows, cell, compliant, clusters)
+    lowest = min(cells, key=lambda r: (r.rate, r.candidate, r.variation)) if cells else None
+    highest = max(cells, key=lambda r: (r.rate, r.candidate, r.variation)) if cells else None
+    several = len(cells) >= 2
+    spread = _spread(cell, compliant, clusters, lowest, highest) if lowest and highest and several else None
+    split = _split(cell, compliant, clusters, thresholds) if len(cells) >= 3 else None
+    return {
+        "candidates": len(cells), **_side("lowest", lowest), **_side("highest", highest),
+        "rate_ci_method": lowest.method if lowest else None,
+        "all_below": several and all(r.ci_high is not None and r.ci_high < thresholds.fail_below for r in cells),
+        "all_above": several and all(r.ci_low is not None and r.ci_low > thresholds.pass_above for r in cells),
+        "spread": spread[0] if spread else None, "spread_ci_low": spread[1] if spread else None,
+        "spread_ci_high": spread[2] if spread else None, "spread_ci_method": PAIRED if spread else None,
+        **(split or {"split_inputs": 0})}
+
+
+_LENIENCY_METHOD = "paired: mean of (judge − judges' mean) per answer, cluster-robust SE by input, t(G-1)"
+_Disagreement = tuple[float | None, float | None, float | None, int, str | None]
+
+
+def _disagreement(matrix: np.ndarray, answer_cluster: np.ndarray) -> _Disagreement:
+    """(share, low, high, answers, method) over the answers two or more judges gave a verdict on."""
+    verdicts = (matrix >= 0).sum(axis=1)
+    compliant = (matrix == 1).sum(axis=1)
+    multi = verdicts >= 2
+    if not multi.any():
+        return None, None, None, 0, None
+    differ = ((compliant[multi] > 0) & (compliant[multi] < verdicts[multi])).astype(float)
+    interval = rate_interval_codes(differ, dense_codes(answer_cluster[multi]))
+    if interval is None:
+        return float(differ.mean()), None, None, int(multi.sum()), None
+    return float(differ.mean()), interval[0], interval[1], int(multi.sum()), interval[2]
+
+
+def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
+    """Cohen's (two judges) or Fleiss' kappa on the answers every judge judged, with the cluster bootstrap interval
+    over inputs that the report's per-spec agreement uses (`speceval.analysis.tables.rates`)."""
+    if not len(complete):
+        return {}
+    ids = first_seen(clusters)
+    raters = complete.shape[1]
+    if raters == 2:
+        first, second = complete[:, 0] == 1, complete[:, 1] == 1
+        cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
+        return {"kappa": cohen_kappa(first.tolist(), second.tolist()), "kappa_kind": "Cohen",
+                **_prefixed(kappa_interval(ids, cells.astype(float), cohen_from_counts))}
+    yes = complete.sum(axis=1).astype(np.int64)
+    agreeing = (yes * (yes - 1) + (raters - yes) * (raters - yes - 1)) / (raters * (raters - 1))
+    features = np.stack([np.ones(len(yes)), agreeing, yes], axis=1)
+    return {"kappa": fleiss_kappa(np.stack([yes, raters - yes], axis=1)), "kappa_kind": "Fleiss",
+            **_prefixed(kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters)))}
+
+
+def _prefixed(interval: dict[str, Any]) -> dict[str, Any]:
+    return {f"kappa_{key}": value for key, value in interval.items()}
+
+
+def _leniency(complete: np.ndarray, clusters: np.ndarray) -> dict[int, tuple[float, float | None, float | None]]:
+    """Per judge (column): its rate minus the judges' mean rate on the answers every judge judged, with a paired
+    interval clustered by input."""
+    if not len(complete):
+        return {}
+    values = complete.astype(float)
+    means = values.mean(axis=1)
+    codes = dense_codes(clusters)
+    found = {}
+    for column in range(values.shape[1]):
+        interval = mean_interval_codes(values[:, column] - means, codes)
+        found[column] = (float((values[:, column] - means).mean()), interval[0] if interval else None,
+                         interval[1] if interval else None)
+    return found
+
+
+def _side(prefix: str, found: _Cell | None) -> dict[str, Any]:
+    return {f"{prefix}_candidate": found.candidate if found else None,
+            f"{prefix}_variation": found.variation if found else None, f"{prefix}_rate": found.rate if found else None,
+            f"{prefix}_ci_low": found.ci_low if found else None, f"{prefix}_ci_high": found.ci_high if found else None}
+
+
+def _cells(c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray
+           ) -> list[_Cell]:
+    """Every candidate and variation's rate on the statement, with its interval."""
+    found = []
+    models, variations = c.fact("model", rows), c.fact("variation", rows)
+    for code in range(int(cell.max()) + 1 if len(cell) else 0):
+        members = np.flatnonzero(cell == code)
+        values = compliant[members].astype(float)
+        interval = rate_interval_codes(values, dense_codes(clusters[members]))
+        found.append(_Cell(str(c.names("model")[models[members[0]]]), str(c.names("variation")[variations[members[0]]]),
+                           code, float(values.mean()), *(interval if interval else (None, None, None))))
+    return found
+
+
+def _spread(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, low: _Cell, high: _Cell
+            ) -> tuple[float, float | None, float | None] | None:
+    """Highest minus lowest candidate's rate on the inputs both answered, with the paired clustered interval."""
+    a, b = cell == high.code, cell == low.code
+    paired = paired_difference_codes(clusters[a], compliant[a].astype(float), clusters[b], compliant[b].astype(float))
+    if paired is None:
+        return None
+    return paired.difference, paired.ci_low, paired.ci_high
+
+
+def _split(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, thresholds: HealthThresholds
+           ) -> dict[str, Any] | None:
+    """Cross-candidate disagreement: per input answered by three or more candidates, each candidate's compliance
+    on it (the mean over its judges' verdicts and runs) and their SD; the share of inputs that split the candidates
+    (SD ≥ `split`) and of inputs every candidate fails (each mean < 1/2)."""
+    inputs = dense_codes(clusters)
+    pair = dense(inputs, cell)
+    totals = np.bincount(pair, weights=compliant.astype(float))
+    counts = np.bincount(pair)
+    means = totals / counts
+    pair_input = np.zeros(len(means), dtype=np.int64)
+    pair_input[pair] = inputs
+    candidates = np.bincount(pair_input)
+    enough = candidates >= 3
+    if not enough.any():
+        return None
+    mean_of_input = np.bincount(pair_input, weights=means) / np.maximum(candidates, 1)
+    variance = np.bincount(pair_input, weights=(means - mean_of_input[pair_input]) ** 2) / np.maximum(candidates, 1)
+    splits = (np.sqrt(variance) >= thresholds.split)[enough]
+    failing = (np.bincount(pair_input, weights=(means >= 0.5).astype(float)) == 0)[enough]
+    n = int(enough.sum())
+    split_interval = wilson_interval(float(splits.sum()), n)
+    fail_interval = wilson_interval(float(failing.sum()), n)
+    return {"split_inputs": n, "split_share": float(splits.mean()),
+            "split_ci_low": split_interval[0] if split_interval else None,
+            "split_ci_high": split_interval[1] if split_interval else None,
+            "all_fail_share": float(failing.mean()), "all_fail_ci_low": fail_interval[0] if fail_interval else None,
+            "all_fail_ci_high": fail_interval[1] if fail_interval else None, "split_ci_method": SPLIT_METHOD}
+
+
+def _associations(statements: list[StatementHealth]) -> list[HealthAssociation]:
+    """Per spec with three or more statements measured: Spearman's rho between the share of split inputs and the
+    share of all-fail inputs, across statements, with a percentile bootstrap over statements."""
+    from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
+
+    method = ASSOCIATION_METHOD.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)
+    found = []
+    for spec in sorted({s.spec for s in statements}):
+        pairs = np.array([(s.split_share, s.all_fail_share) for s in statements
+                          if s.spec == spec and s.split_share is not None and s.all_fail_share is not None])
+        if len(pairs) < 3:
+            continue
+        rho = _spearman(pairs[:, 0], pairs[:, 1], np.ones(len(pairs)))
+        interval = bootstrap_cluster_counts(len(pairs), _resampled_spearman(pairs[:, 0], pairs[:, 1]))
+        found.append(HealthAssociation(spec=spec, statements=len(pairs), spearman=rho,
+                                       ci_low=float(interval[0][0]) if interval else None,
+                                       ci_high=float(interval[1][0]) if interval else None, ci_method=method))
+    return found
+
+
+def _resampled_spearman(x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray | None]:
+    def statistic(weights: np.ndarray) -> np.ndarray | None:
+        rho = _spearman(x, y, weights)
+        return None if rho is None else np.array([rho])
+
+    return statistic
+
+
+def _spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float | None:
+    """Spearman's rho of the statements drawn `weights` times each (average ranks for ties); None when either side
+    is constant."""
+    counts = weights.astype(int)
+    rx, ry = _ranks(np.repeat(x, counts)), _ranks(np.repeat(y, counts))
+    if rx.std() == 0 or ry.std() == 0:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(len(values))
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return np.bincount(inverse, weights=ranks)[inverse] / np.bincount(inverse)[inverse]
