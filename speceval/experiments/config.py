@@ -9,6 +9,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
 
+from speceval.analysis.tables.health import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.endpoint_keys import EndpointKeys
 from speceval.metric_spec import MetricSpec
@@ -202,6 +203,8 @@ class ExperimentConfig(_Strict):
     budget_usd: BudgetUsd | None = None
     min_canary_accuracy: float | None = Field(default=None, ge=0, le=1, description="flag judges that get less "
                                               "than this share of the spec's own example responses right")
+    health: HealthThresholds = Field(default_factory=HealthThresholds, description="the lines the report's spec-health "
+                                     "flags are drawn at (docs/spec-health.md)")
     labels: Path | None = Field(default=None, description="a filled label sheet (speceval label-sheet) for the "
                                 "report's human agreement and PPI rates (relative to the file)")
     offline: bool = False

@@ -309,7 +309,7 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
                              field=f"{section}[{index}].model") from None
 
 
-REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics"})
+REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics", "health"})
 """Experiment keys that change only what the report shows: adding human labels after a run is the normal order."""
 
 

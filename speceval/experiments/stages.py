@@ -418,7 +418,7 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
         labels = ctx.resolve(ctx.config.labels) if ctx.config.labels is not None else None
         ctx.report = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,
                                   min_canary_accuracy=ctx.config.min_canary_accuracy,
-                                  metrics=ctx.config.metrics).html_path
+                                  metrics=ctx.config.metrics, health=ctx.config.health).html_path
 
     return StageTask("report", "report", needs, lambda: [], finish)
 

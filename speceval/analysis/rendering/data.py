@@ -32,6 +32,7 @@ from speceval.analysis.tables.categories import (
     category_differences,
     category_distribution,
 )
+from speceval.analysis.tables.health import Health, HealthThresholds, statement_health
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.tables.judge_quality import (
@@ -139,6 +140,7 @@ class ReportData(BaseModel):
     skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
     ranking_samples: list[dict[str, str]] = Field(default_factory=list, description="comparisons shown in the page")
     ranking_total: int = 0
+    health: Health = Field(default_factory=Health, description="per statement: does the spec need work here")
 
     @property
     def data_banner(self) -> str | None:
@@ -156,10 +158,12 @@ class ReportData(BaseModel):
 
 
 def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
-            min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None) -> ReportData:
+            min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None,
+            health: HealthThresholds | None = None) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
-    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged. A folder given twice,
-    or inside another given folder, is read once."""
+    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged, and statements by the
+    rules of `speceval.analysis.tables.health` at the `health` thresholds. A folder given twice, or inside another
+    given folder, is read once."""
     paths = distinct_roots(paths)
     verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
@@ -193,6 +197,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     per_statement = compliance_rates(both, per_statement=True)
     by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
+    spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy)
     shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
     samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
                                            else shown, panel)
@@ -210,7 +215,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
-        turn_rates=turn_rates(turn_rows),
+        turn_rates=turn_rates(turn_rows), health=spec_health,
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=kinds.overall, sources=kinds.sources, skipped=verdicts.skipped,
         synthetic_folders=len(synthetic), real_folders=len(real),
