@@ -79,6 +79,10 @@ class InputsBlock(_Strict):
     per_statement: int = Field(default=10, ge=1, le=1000, strict=True)
     rating_threshold: int = Field(default=7, ge=1, le=10, strict=True)
     max_rounds: int = Field(default=3, ge=1, le=50, strict=True)
+    pairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | Literal["related"] | None = Field(
+        default=None, description="statements in tension: pairs [A, B] (or `related`: each statement with its "
+                                  "related_statements) whose inputs make following A pull against B, written as "
+                                  "inputs of both, beside every statement's own (docs/spec-health.md)")
 
     def models(self) -> list[tuple[str, ModelEntry]]:
         """(key, entry) of the generator and the rater, for the checks every model of the file gets."""

@@ -152,6 +152,7 @@ def inputs_config(block: InputsBlock, spec_path: Path, base: Path, *, offline: b
         rater_model=block.rater or default_rater(resolve_org(block.generator, block.generator_org).org, offline)
         or block.generator, rater_org=block.rater_org if block.rater else None,
         per_statement=block.per_statement, rating_threshold=block.rating_threshold, max_rounds=block.max_rounds,
+        pairs=block.pairs if isinstance(block.pairs, list) else None, related_pairs=block.pairs == "related",
         output_dir=base, offline=offline, engine=engine or EngineOptions())
 
 

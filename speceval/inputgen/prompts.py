@@ -18,14 +18,15 @@ MAX_ASK = 20
 """The most inputs one generator request asks for (long answers get cut off and break the JSON)."""
 
 
-def _statement_block(statement: Statement, nonce: str) -> list[str]:
+def statement_block(statement: Statement, nonce: str, name: str = "statement") -> list[str]:
+    """The statement's id, type, authority and section, and its text fenced as block `name`."""
     return [
         f"Statement id: {statement.id}",
         f"Type: {statement.type.value}",
         f"Authority level: {statement.authority_level.value}",
         f"Section: {statement.section or 'N/A'}" + (f" / {statement.subsection}" if statement.subsection else ""),
         "",
-        fence("statement", statement.text, nonce),
+        fence(name, statement.text, nonce),
     ]
 
 
@@ -44,7 +45,7 @@ def generator_prompt(statement: Statement, kept: Sequence[str], ask: int) -> str
         "",
         "## The statement",
         "",
-        *_statement_block(statement, nonce),
+        *statement_block(statement, nonce),
     ]
     rendered = render_examples(examples, nonce)
     if rendered:
@@ -81,7 +82,7 @@ def rater_prompt(statement: Statement, text: str) -> str:
         "",
         "## The statement",
         "",
-        *_statement_block(statement, nonce),
+        *statement_block(statement, nonce),
         "",
         "## The proposed input",
         "",
