@@ -33,6 +33,8 @@ JUDGE_1 = "gpt-4.1-2025-04-14"
 JUDGE_2 = "gpt-4.1-nano-2025-04-14"
 JUDGE_PROMPT = "speceval judge prompt: compliance_binary_v2"
 STATEMENTS = ("split_me", "all_fail", "by_model", "clear")
+PAIR = ("split_me", "by_model")
+PAIR_INPUTS = [f"a question where both rules pull apart {i}" for i in range(4)]
 RESPONSE = re.compile(r"^<<<BEGIN assistant_response (\S+)>>>\n(.*?)\n<<<END assistant_response \1>>>$",
                       re.MULTILINE | re.DOTALL)
 STATEMENT_ID = re.compile(r"^ID: (\S+)$", re.MULTILINE)
@@ -79,6 +81,12 @@ def _experiment(tmp_path: Path) -> Path:
     spec.write_text("".join(json.dumps({"id": s, "text": f"Statement {s}.", "metadata": {"examples": examples}}) + "\n"
                             for s in STATEMENTS), encoding="utf-8")
     inputs = write_inputs(tmp_path / "inputs", {s: [f"{s} question {i}" for i in range(8)] for s in STATEMENTS})
+    for statement, other in PAIR, PAIR[::-1]:  # the pair's inputs, written into both files as `--pair` writes them
+        path = inputs / f"{statement}.json"
+        document = json.loads(path.read_text(encoding="utf-8"))
+        document["metadata"] = {"pairs": [{"pair": list(PAIR), "other": other, "indices": list(range(8, 12))}]}
+        document["inputs"] += PAIR_INPUTS
+        path.write_text(json.dumps(document), encoding="utf-8")
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(f"""experiment_name: health
 output_dir: out
@@ -129,6 +137,23 @@ def recomputed_disagreement(out: Path) -> dict[str, tuple[int, int]]:
     return {statement: (n, differ) for statement, (n, differ) in found.items()}
 
 
+def recomputed_pair(out: Path) -> dict[str, float]:
+    """Share of (judge, candidate, pair input) units compliant with both / one / neither of the pair's statements,
+    from the judges' results files alone."""
+    verdicts: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
+    for path in out.rglob("results/*.json"):
+        if "_canaries" in path.parts or "generations" in path.parts:
+            continue
+        document = json.loads(path.read_text(encoding="utf-8"))
+        meta = document["metadata"]
+        for record in document["results"]:
+            if meta["statement_id"] in PAIR and record["input"] in PAIR_INPUTS and record["compliant"] is not None:
+                verdicts[(meta["judge"], meta["model"], record["input"])][meta["statement_id"]] = record["compliant"]
+    units = [sum(by_statement.values()) for by_statement in verdicts.values() if len(by_statement) == 2]
+    return {"units": len(units), "both": units.count(2) / len(units), "one": units.count(1) / len(units),
+            "neither": units.count(0) / len(units)}
+
+
 def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_planted_statements(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     experiment = _experiment(tmp_path)
@@ -142,14 +167,15 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     captured = capsys.readouterr()
     assert code == 0, captured.err
     out = tmp_path / "out"
-    health = {row["statement_id"]: row for row in _csv(out / "report" / "statement_health.csv")}
+    rows = _csv(out / "report" / "statement_health.csv")
+    health = {row["statement_id"]: row for row in rows if row["kind"] == "statement"}
     assert set(health) == set(STATEMENTS)
 
     # 1. Every disagreement rate is the one the verdict files give (each of 3 candidates x 8 inputs, both judges).
     recomputed = recomputed_disagreement(out)
     for statement, (answers, differ) in recomputed.items():
         row = health[statement]
-        assert answers == 24 and int(row["answers_multi_judged"]) == answers
+        assert answers == 3 * (8 + 4 * (statement in PAIR)) and int(row["answers_multi_judged"]) == answers
         assert float(row["disagreement"]) == pytest.approx(differ / answers), statement
         assert float(row["disagreement_ci_low"]) <= differ / answers <= float(row["disagreement_ci_high"])
         assert "clusters = inputs" in row["disagreement_ci_method"] and row["data"] == "provider"
@@ -171,11 +197,22 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     # Ranked: most flags first.
     assert next(iter(health)) == "split_me"
 
+    # The pair's row: shares of answers compliant with both, one, neither, as the verdict files give them.
+    [pair] = [row for row in rows if row["kind"] == "pair"]
+    assert (pair["a"], pair["b"], pair["statement_id"]) == (*PAIR, "split_me+by_model")
+    expected = recomputed_pair(out)
+    assert int(pair["units"]) == expected["units"] == 2 * 3 * 4  # 2 judges x 3 candidates x 4 inputs
+    for share in ("both", "one", "neither"):
+        assert float(pair[share]) == pytest.approx(expected[share]), share
+        assert float(pair[f"{share}_ci_low"]) <= expected[share] <= float(pair[f"{share}_ci_high"])
+    assert expected["one"] > 0 and expected["both"] > 0
+
     # 3. The thresholds are the report's flags too: at a disagreement line above the interval, no judges_disagree.
     upper = float(health["split_me"]["disagreement_ci_low"])
     assert speceval_main(["report", str(out), "--out", str(tmp_path / "again"), "--min-canary-accuracy", "0.75",
                           "--health-disagreement", f"{upper + 0.01:.3f}", "--health-pass-above", "0.5"]) == 0
-    again = {row["statement_id"]: row for row in _csv(tmp_path / "again" / "statement_health.csv")}
+    again = {row["statement_id"]: row for row in _csv(tmp_path / "again" / "statement_health.csv")
+             if row["kind"] == "statement"}
     assert again["split_me"]["flags"] == "judge_unreliable"
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
     page = (out / "report" / "report.html").read_text(encoding="utf-8")

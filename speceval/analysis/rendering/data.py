@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.checks import distinct_roots
 from speceval.analysis.reading.columns import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
 from speceval.analysis.rendering.samples import ranking_samples, sample_records
 from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
@@ -49,6 +50,7 @@ from speceval.analysis.tables.metrics import MetricRow, metric_table
 from speceval.analysis.tables.panel import PanelCounts, panel_verdicts
 from speceval.analysis.tables.rankings import Consistency, Strength, WinRate, position_consistency, strengths, win_rates
 from speceval.analysis.tables.rates import Agreement, ComplianceRate, compliance_rates, judge_agreement
+from speceval.analysis.tables.tension import pair_compliance
 from speceval.analysis.tables.turns import TurnRate, turn_rates
 from speceval.analysis.tables.variations import (
     Breakdown,
@@ -198,6 +200,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
     spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy)
+    spec_health.pairs = pair_compliance(judges, pair_inputs(paths))
     shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
     samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
                                            else shown, panel)

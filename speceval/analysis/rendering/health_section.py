@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from speceval.analysis.rendering.samples import sample_link
 from speceval.analysis.tables.health import FLAGS, RULES, Health, HealthThresholds, StatementHealth
+from speceval.inputgen.pairs import PAIR_JOIN
 
 if TYPE_CHECKING:
     from speceval.analysis.rendering.data import ReportData
@@ -24,16 +25,20 @@ HEALTH_RAW = frozenset({1, 3, 6, 7})
 
 
 def health_csv_rows(health: Health) -> list[dict[str, object]]:
-    """`statement_health.csv`: one row per spec and statement, ranked; flags as one `;`-joined column and one
-    boolean column each (to filter on in a spreadsheet)."""
+    """`statement_health.csv`: one row per spec and statement (`kind` statement), ranked; flags as one `;`-joined
+    column and one boolean column each (to filter on in a spreadsheet); then one row per pair of statements in
+    tension (`kind` pair: shares of answers compliant with both, one, neither)."""
     rows: list[dict[str, object]] = []
     for s in health.statements:
-        row: dict[str, object] = {"rank": len(rows) + 1, "spec": s.spec, "statement_id": s.statement_id,
-                                  "flags": "; ".join(s.flags)}
+        row: dict[str, object] = {"kind": "statement", "rank": len(rows) + 1, "spec": s.spec,
+                                  "statement_id": s.statement_id, "flags": "; ".join(s.flags)}
         row.update(s.model_dump(exclude={"spec", "statement_id", "flags", "unreliable_judges"}))
         row["unreliable_judges"] = "; ".join(s.unreliable_judges)
         row.update({f"flag_{name}": name in s.flags for name in FLAGS})
         rows.append(row)
+    # Pairs of statements in tension: one row each, after the statements (`kind` pair; their own columns).
+    rows += [{"kind": "pair", "spec": p.spec, "statement_id": f"{p.a}{PAIR_JOIN}{p.b}",
+              **p.model_dump(exclude={"spec"})} for p in health.pairs]
     return rows
 
 
@@ -78,6 +83,20 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
                      for j in data.health.judges]
 
 
+PAIR_HEADERS = ["spec", "statement A", "statement B", "pair inputs", "units", "inputs", "rate under A",
+                "rate under B", "both [95% CI]", "one [95% CI]", "neither [95% CI]"]
+PAIR_NOTE = ("Statements in tension: inputs written so that following A pulls against B (speceval inputs --pair), "
+             "answered and judged under each statement. A unit is one judge's verdicts on one candidate's answers to "
+             "one such input under A and under B; judges and candidates pooled; intervals clustered by input.")
+
+
+def pair_table_rows(data: ReportData) -> list[list[object]]:
+    return [[p.spec, sample_link(p.a, statement=p.a), sample_link(p.b, statement=p.b), p.pair_inputs, p.units,
+             p.inputs, _fmt(p.rate_a), _fmt(p.rate_b), f"{_fmt(p.both)} {_bracket(p.both_ci_low, p.both_ci_high)}",
+             f"{_fmt(p.one)} {_bracket(p.one_ci_low, p.one_ci_high)}",
+             f"{_fmt(p.neither)} {_bracket(p.neither_ci_low, p.neither_ci_high)}"] for p in data.health.pairs]
+
+
 def association_sentences(data: ReportData) -> list[str]:
     return [f"Spec {a.spec}: across {a.statements} statements, Spearman's rho between the share of inputs that split "
             f"the candidates and the share every candidate fails is {_fmt(a.spearman)} {_bracket(a.ci_low, a.ci_high)}"
@@ -103,6 +122,12 @@ def health_markdown(data: ReportData) -> list[str]:
               f"{_bracket(s.spread_ci_low, s.spread_ci_high)} |" for s in shown]
     if len(flagged or statements) > len(shown):
         lines.append(f"\n({len(flagged or statements) - len(shown)} more in the CSV.)")
+    if data.health.pairs:
+        lines += ["", PAIR_NOTE, "", "| " + " | ".join(PAIR_HEADERS) + " |", "|" + "---|" * len(PAIR_HEADERS)]
+        lines += [f"| {p.spec} | {p.a} | {p.b} | {p.pair_inputs} | {p.units} | {p.inputs} | {_fmt(p.rate_a)} | "
+                  f"{_fmt(p.rate_b)} | {_fmt(p.both)} {_bracket(p.both_ci_low, p.both_ci_high)} | {_fmt(p.one)} "
+                  f"{_bracket(p.one_ci_low, p.one_ci_high)} | {_fmt(p.neither)} "
+                  f"{_bracket(p.neither_ci_low, p.neither_ci_high)} |" for p in data.health.pairs]
     lines += ["", "Rules: " + rules_sentence(), "", "Methods: " + METHODS, *association_sentences(data), ""]
     return lines
 

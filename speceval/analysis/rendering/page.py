@@ -18,9 +18,12 @@ from speceval.analysis.rendering.health_section import (
     HEALTH_HEADERS,
     HEALTH_RAW,
     METHODS,
+    PAIR_HEADERS,
+    PAIR_NOTE,
     association_sentences,
     health_table_rows,
     judge_table_rows,
+    pair_table_rows,
     rules_sentence,
     thresholds_sentence,
 )
@@ -168,9 +171,9 @@ def _variation(data: ReportData, name: str) -> str:
 
 def _health(data: ReportData) -> str:
     """The "Spec health" section: which statements need work (`speceval.analysis.rendering.health_section`)."""
-    if not data.health.statements:
-        return ""
     health = data.health
+    if not health.statements and not health.pairs:
+        return ""
     parts = ['<h2 id="spec-health">Spec health</h2><p class="note">Per statement, ranked (most flags, then widest '
              "judges' disagreement): what the verdicts say about the statement itself. "
              f"{html.escape(rules_sentence())} "
@@ -180,6 +183,9 @@ def _health(data: ReportData) -> str:
               for spec in sorted({s.spec for s in health.statements})]
     parts.append(_table(HEALTH_HEADERS, health_table_rows(data), raw=HEALTH_RAW))
     parts += [f'<p class="note">{html.escape(sentence)}</p>' for sentence in association_sentences(data)]
+    if health.pairs:
+        parts.append(f'<h3>Statements in tension</h3><p class="note">{html.escape(PAIR_NOTE)}</p>'
+                     + _table(PAIR_HEADERS, pair_table_rows(data), raw={1, 2}))
     headers, rows = judge_table_rows(data)
     parts.append("<details><summary>Each judge on each statement: canary accuracy and leniency</summary>"
                  + _table(headers, rows) + "</details>")

@@ -38,6 +38,7 @@ from speceval.analysis.tables.judge_quality import PANEL
 from speceval.analysis.tables.rates import _cohen_from_counts as cohen_from_counts
 from speceval.analysis.tables.rates import _fleiss_from_sums as fleiss_from_sums
 from speceval.analysis.tables.rates import _kappa_interval as kappa_interval
+from speceval.analysis.tables.tension import PairCompliance
 
 FLAGS = ("judges_disagree", "all_fail", "all_pass", "judge_unreliable", "model_dependent")
 RULES = {
@@ -157,9 +158,12 @@ class HealthAssociation(BaseModel):
 
 
 class Health(BaseModel):
+    """Every statement's health, each judge on each statement, and the pairs of statements in tension."""
+
     statements: list[StatementHealth] = Field(default_factory=list)
     judges: list[JudgeOnStatement] = Field(default_factory=list)
     association: list[HealthAssociation] = Field(default_factory=list)
+    pairs: list[PairCompliance] = Field(default_factory=list)
     thresholds: HealthThresholds = Field(default_factory=HealthThresholds)
     min_canary_accuracy: float | None = None
 
