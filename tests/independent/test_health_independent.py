@@ -116,9 +116,9 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def recomputed_disagreement(out: Path) -> dict[str, tuple[int, int]]:
-    """statement → (answers two or more judges gave a verdict on, answers on which their verdicts differ), read
-    from the judges' results files alone (the spec's examples, under `_canaries`, left out)."""
+def judges_verdicts(out: Path) -> dict[tuple[str, str, str, str], dict[str, bool]]:
+    """(statement, candidate, input, answer) → judge → verdict, from the judges' results files alone (the spec's
+    examples, under `_canaries`, left out)."""
     verdicts: dict[tuple[str, str, str, str], dict[str, bool]] = defaultdict(dict)
     for path in out.rglob("results/*.json"):
         if "_canaries" in path.parts or "generations" in path.parts:
@@ -129,8 +129,13 @@ def recomputed_disagreement(out: Path) -> dict[str, tuple[int, int]]:
             if record["outcome"] == "judged" and record["compliant"] is not None:
                 answer = (meta["statement_id"], meta["model"], record["input"], record["output"])
                 verdicts[answer][meta["judge"]] = record["compliant"]
+    return verdicts
+
+
+def recomputed_disagreement(out: Path) -> dict[str, tuple[int, int]]:
+    """statement → (answers two or more judges gave a verdict on, answers on which their verdicts differ)."""
     found: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for (statement, *_), by_judge in verdicts.items():
+    for (statement, *_), by_judge in judges_verdicts(out).items():
         if len(by_judge) >= 2:
             found[statement][0] += 1
             found[statement][1] += len(set(by_judge.values())) > 1
@@ -180,6 +185,13 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
         assert float(row["disagreement_ci_low"]) <= differ / answers <= float(row["disagreement_ci_high"])
         assert "clusters = inputs" in row["disagreement_ci_method"] and row["data"] == "provider"
     assert recomputed["split_me"][1] > 0 and recomputed["all_fail"][1] == recomputed["clear"][1] == 0
+    # Cohen's kappa of the two judges on split_me, by its definition: (observed − chance) / (1 − chance).
+    pairs = [(v[JUDGE_1], v[JUDGE_2]) for (statement, *_), v in judges_verdicts(out).items() if statement == "split_me"]
+    observed = sum(a == b for a, b in pairs) / len(pairs)
+    p1, p2 = sum(a for a, _ in pairs) / len(pairs), sum(b for _, b in pairs) / len(pairs)
+    chance = p1 * p2 + (1 - p1) * (1 - p2)
+    assert float(health["split_me"]["kappa"]) == pytest.approx((observed - chance) / (1 - chance))
+    assert health["split_me"]["kappa_kind"] == "Cohen" and health["all_fail"]["kappa"] == ""  # undefined there
 
     # 2. Each planted statement carries its flag, and no other statement does.
     flags = {statement: set(filter(None, row["flags"].split("; "))) for statement, row in health.items()}

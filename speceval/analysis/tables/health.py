@@ -6,14 +6,14 @@ Every rule behind a flag is written in `RULES` (the docs quote them). One statem
 answers × judges matrix of codes (an answer: candidate, variation, run, input, output), from which disagreement,
 kappa and leniency are read; nothing per verdict but arrays.
 
-Cross-candidate disagreement follows the measure of "Stress-testing model specs" (arXiv 2510.07686): per input, the
-spread of the candidates' compliance; where candidates split, the spec may leave the right answer open.
+Cross-candidate disagreement (`speceval.analysis.tables.candidate_split`) follows the measure of "Stress-testing
+model specs" (arXiv 2510.07686): per input, the spread of the candidates' compliance; where candidates split, the
+spec may leave the right answer open.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,7 +24,6 @@ from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import (
     PAIRED,
     WILSON,
-    bootstrap_cluster_counts,
     dense_codes,
     mean_interval_codes,
     paired_difference_codes,
@@ -32,6 +31,7 @@ from speceval.analysis.statistics.clustered import (
 )
 from speceval.analysis.statistics.codes import dense, first_seen
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
+from speceval.analysis.tables.candidate_split import HealthAssociation, associations, split_shares
 from speceval.analysis.tables.judge_quality import PANEL
 
 # The per-spec agreement's kappa from sums and its bootstrap: one mechanism, used here per statement.
@@ -50,11 +50,6 @@ RULES = {
     "model_dependent": "two or more candidates, and the 95% interval of the highest minus the lowest candidate's "
                        "rate (paired on shared inputs) lies wholly above the spread threshold",
 }
-SPLIT_METHOD = "share of inputs: Wilson score interval with continuity correction (inputs independent)"
-ASSOCIATION_METHOD = ("Spearman rank correlation across statements; percentile bootstrap over statements "
-                      "({draws} draws, seed {seed})")
-
-
 class HealthThresholds(BaseModel):
     """The lines the flags are drawn at (report flags `--health-*`, experiment key `health:`)."""
 
@@ -146,17 +141,6 @@ class JudgeOnStatement(BaseModel):
     leniency_ci_method: str | None
 
 
-class HealthAssociation(BaseModel):
-    """Per spec: do statements whose inputs split the candidates also have more inputs every candidate fails?"""
-
-    spec: str
-    statements: int
-    spearman: float | None
-    ci_low: float | None
-    ci_high: float | None
-    ci_method: str
-
-
 class Health(BaseModel):
     """Every statement's health, each judge on each statement, and the pairs of statements in tension."""
 
@@ -199,7 +183,8 @@ def statement_health(c: VerdictColumns, canaries: list[CanaryRow], thresholds: H
         statements.append(found)
         judges += per_judge
     statements.sort(key=lambda s: (-s.flag_count, -(s.disagreement or 0.0), s.spec, s.statement_id))
-    return Health(statements=statements, judges=judges, association=_associations(statements),
+    return Health(statements=statements, judges=judges,
+                  association=associations([(s.spec, s.split_share, s.all_fail_share) for s in statements]),
                   thresholds=thresholds, min_canary_accuracy=min_canary_accuracy)
 
 
@@ -273,7 +258,7 @@ def _candidates(c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant
     highest = max(cells, key=lambda r: (r.rate, r.candidate, r.variation)) if cells else None
     several = len(cells) >= 2
     spread = _spread(cell, compliant, clusters, lowest, highest) if lowest and highest and several else None
-    split = _split(cell, compliant, clusters, thresholds) if len(cells) >= 3 else None
+    split = split_shares(cell, compliant, clusters, thresholds.split) if len(cells) >= 3 else None
     return {
         "candidates": len(cells), **_side("lowest", lowest), **_side("highest", highest),
         "rate_ci_method": lowest.method if lowest else None,
@@ -369,79 +354,3 @@ def _spread(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, low: 
     if paired is None:
         return None
     return paired.difference, paired.ci_low, paired.ci_high
-
-
-def _split(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, thresholds: HealthThresholds
-           ) -> dict[str, Any] | None:
-    """Cross-candidate disagreement: per input answered by three or more candidates, each candidate's compliance
-    on it (the mean over its judges' verdicts and runs) and their SD; the share of inputs that split the candidates
-    (SD ≥ `split`) and of inputs every candidate fails (each mean < 1/2)."""
-    inputs = dense_codes(clusters)
-    pair = dense(inputs, cell)
-    totals = np.bincount(pair, weights=compliant.astype(float))
-    counts = np.bincount(pair)
-    means = totals / counts
-    pair_input = np.zeros(len(means), dtype=np.int64)
-    pair_input[pair] = inputs
-    candidates = np.bincount(pair_input)
-    enough = candidates >= 3
-    if not enough.any():
-        return None
-    mean_of_input = np.bincount(pair_input, weights=means) / np.maximum(candidates, 1)
-    variance = np.bincount(pair_input, weights=(means - mean_of_input[pair_input]) ** 2) / np.maximum(candidates, 1)
-    splits = (np.sqrt(variance) >= thresholds.split)[enough]
-    failing = (np.bincount(pair_input, weights=(means >= 0.5).astype(float)) == 0)[enough]
-    n = int(enough.sum())
-    split_interval = wilson_interval(float(splits.sum()), n)
-    fail_interval = wilson_interval(float(failing.sum()), n)
-    return {"split_inputs": n, "split_share": float(splits.mean()),
-            "split_ci_low": split_interval[0] if split_interval else None,
-            "split_ci_high": split_interval[1] if split_interval else None,
-            "all_fail_share": float(failing.mean()), "all_fail_ci_low": fail_interval[0] if fail_interval else None,
-            "all_fail_ci_high": fail_interval[1] if fail_interval else None, "split_ci_method": SPLIT_METHOD}
-
-
-def _associations(statements: list[StatementHealth]) -> list[HealthAssociation]:
-    """Per spec with three or more statements measured: Spearman's rho between the share of split inputs and the
-    share of all-fail inputs, across statements, with a percentile bootstrap over statements."""
-    from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
-
-    method = ASSOCIATION_METHOD.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)
-    found = []
-    for spec in sorted({s.spec for s in statements}):
-        pairs = np.array([(s.split_share, s.all_fail_share) for s in statements
-                          if s.spec == spec and s.split_share is not None and s.all_fail_share is not None])
-        if len(pairs) < 3:
-            continue
-        rho = _spearman(pairs[:, 0], pairs[:, 1], np.ones(len(pairs)))
-        interval = bootstrap_cluster_counts(len(pairs), _resampled_spearman(pairs[:, 0], pairs[:, 1]))
-        found.append(HealthAssociation(spec=spec, statements=len(pairs), spearman=rho,
-                                       ci_low=float(interval[0][0]) if interval else None,
-                                       ci_high=float(interval[1][0]) if interval else None, ci_method=method))
-    return found
-
-
-def _resampled_spearman(x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray | None]:
-    def statistic(weights: np.ndarray) -> np.ndarray | None:
-        rho = _spearman(x, y, weights)
-        return None if rho is None else np.array([rho])
-
-    return statistic
-
-
-def _spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float | None:
-    """Spearman's rho of the statements drawn `weights` times each (average ranks for ties); None when either side
-    is constant."""
-    counts = weights.astype(int)
-    rx, ry = _ranks(np.repeat(x, counts)), _ranks(np.repeat(y, counts))
-    if rx.std() == 0 or ry.std() == 0:
-        return None
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(len(values))
-    distinct, inverse = np.unique(values, return_inverse=True)
-    return np.bincount(inverse, weights=ranks)[inverse] / np.bincount(inverse)[inverse]
