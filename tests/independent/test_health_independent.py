@@ -145,16 +145,12 @@ def recomputed_disagreement(out: Path) -> dict[str, tuple[int, int]]:
 def recomputed_pair(out: Path) -> dict[str, float]:
     """Share of (judge, candidate, pair input) units compliant with both / one / neither of the pair's statements,
     from the judges' results files alone."""
-    verdicts: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
-    for path in out.rglob("results/*.json"):
-        if "_canaries" in path.parts or "generations" in path.parts:
-            continue
-        document = json.loads(path.read_text(encoding="utf-8"))
-        meta = document["metadata"]
-        for record in document["results"]:
-            if meta["statement_id"] in PAIR and record["input"] in PAIR_INPUTS and record["compliant"] is not None:
-                verdicts[(meta["judge"], meta["model"], record["input"])][meta["statement_id"]] = record["compliant"]
-    units = [sum(by_statement.values()) for by_statement in verdicts.values() if len(by_statement) == 2]
+    by_unit: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
+    for (statement, candidate, text, _), by_judge in judges_verdicts(out).items():
+        if statement in PAIR and text in PAIR_INPUTS:
+            for judge, verdict in by_judge.items():
+                by_unit[(judge, candidate, text)][statement] = verdict
+    units = [sum(by_statement.values()) for by_statement in by_unit.values() if len(by_statement) == 2]
     return {"units": len(units), "both": units.count(2) / len(units), "one": units.count(1) / len(units),
             "neither": units.count(0) / len(units)}
 
@@ -198,7 +194,8 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     assert flags == {"split_me": {"judges_disagree", "judge_unreliable"}, "all_fail": {"all_fail"},
                      "by_model": {"model_dependent"}, "clear": {"all_pass"}}, flags
     assert float(health["all_fail"]["highest_ci_high"]) < 0.5  # the rule: every candidate's interval below 0.5
-    assert float(health["by_model"]["spread"]) == pytest.approx(1.0) and health["by_model"]["lowest_candidate"] == CLAUDE
+    assert float(health["by_model"]["spread"]) == pytest.approx(1.0)
+    assert health["by_model"]["lowest_candidate"] == CLAUDE
     assert float(health["by_model"]["spread_ci_low"]) > 0.0
     judges = {(r["statement_id"], r["judge"]): r for r in _csv(out / "report" / "statement_health_judges.csv")}
     assert float(judges[("split_me", JUDGE_2)]["canary_accuracy"]) == 0.5

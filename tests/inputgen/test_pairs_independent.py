@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 from tests.inputgen.test_inputs_independent import (
-    N,
     STATEMENTS,
     THRESHOLD,
+    N,
     _args,
     _inputs,
     _rating_of,
