@@ -5,9 +5,19 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    Tag,
+    model_serializer,
+    model_validator,
+)
 
 from speceval.analysis.tables.health import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
@@ -83,6 +93,14 @@ class InputsBlock(_Strict):
         default=None, description="statements in tension: pairs [A, B] (or `related`: each statement with its "
                                   "related_statements) whose inputs make following A pull against B, written as "
                                   "inputs of both, beside every statement's own (docs/spec-health.md)")
+
+    @model_serializer(mode="wrap")
+    def _pairs_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An experiment started before `pairs` existed keeps its grid digest (runner.grid_digest) when unset.
+        data: dict[str, Any] = handler(self)
+        if self.pairs is None:
+            data.pop("pairs", None)
+        return data
 
     def models(self) -> list[tuple[str, ModelEntry]]:
         """(key, entry) of the generator and the rater, for the checks every model of the file gets."""

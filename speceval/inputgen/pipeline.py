@@ -139,9 +139,11 @@ class InputGenerationConfig:
     def recorded(self) -> dict[str, Any]:
         """The settings a resume must reuse (run.json `parameters.config`)."""
         keep = ("generator_model", "rater_model", "generator_org", "rater_org", "per_statement", "rating_threshold",
-                "max_rounds", "statements", "pairs", "related_pairs", "max_tokens", "offline")
-        return {key: getattr(self, key) for key in keep} | {"spec_path": str(Path(self.spec_path).resolve()),
-                                                          "spec_name": self.spec_name}
+                "max_rounds", "statements", "max_tokens", "offline")
+        # Pairs only when asked: a run started before they existed resumes with the settings it recorded.
+        pairs = {key: getattr(self, key) for key in ("pairs", "related_pairs") if getattr(self, key)}
+        return {key: getattr(self, key) for key in keep} | pairs | {
+            "spec_path": str(Path(self.spec_path).resolve()), "spec_name": self.spec_name}
 
 
 class InputGenerationSummary(BaseModel):
