@@ -29,7 +29,9 @@ def health_scatter(statements: list[StatementHealth], spec: str) -> bytes:
                       fontsize=7, xytext=(4, 4), textcoords="offset points")
     axes.set_xlabel("candidate spread: highest − lowest candidate's compliance (95% CI, paired)")
     axes.set_ylabel("judges' disagreement: share of answers (95% CI, clustered by input)")
-    axes.set_xlim(-0.05, 1.05)
+    # A paired spread's interval may reach below 0 (on shared inputs the "lowest" candidate can do better).
+    lows = [s.spread_ci_low for s in points if s.spread_ci_low is not None]
+    axes.set_xlim(min([-0.05, *lows]) - 0.05, 1.05)
     axes.set_ylim(-0.05, 1.05)
     if points:
         axes.legend(fontsize=8, loc="upper right")
