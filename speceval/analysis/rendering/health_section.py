@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from speceval.analysis.reading.rows import DEFAULT_VARIATION
 from speceval.analysis.rendering.samples import sample_link
 from speceval.analysis.tables.health import FLAGS, RULES, Health, HealthThresholds, StatementHealth
 from speceval.inputgen.pairs import PAIR_JOIN
@@ -140,7 +141,8 @@ def _candidate_text(s: StatementHealth, side: str) -> str:
     name, variation = getattr(s, f"{side}_candidate"), getattr(s, f"{side}_variation")
     if name is None:
         return "–"
-    return (f"{name} ({variation}) {_fmt(getattr(s, f'{side}_rate'))} "
+    shown = name if variation == DEFAULT_VARIATION else f"{name} ({variation})"
+    return (f"{shown} {_fmt(getattr(s, f'{side}_rate'))} "
             f"{_bracket(getattr(s, f'{side}_ci_low'), getattr(s, f'{side}_ci_high'))}")
 
 
