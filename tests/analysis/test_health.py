@@ -79,3 +79,19 @@ def test_variations_are_candidates_of_their_own_and_thresholds_move_flags_at_the
     above = statement_health(columns, [], HealthThresholds(spread=low + 0.001)).statements[0]
     below = statement_health(columns, [], HealthThresholds(spread=low - 0.001)).statements[0]
     assert "model_dependent" not in above.flags and "model_dependent" in below.flags
+
+
+def test_the_health_table_keeps_no_array_per_verdict_beyond_the_columns_and_input_clusters(tmp_path):
+    """Folded like the others (issue 25): after the health table, the judges' columns hold their own arrays and a
+    cluster code per verdict, nothing else of their size."""
+    import numpy as np
+
+    from speceval.analysis.reading.fold import fold_verdicts
+    from tests.analysis.test_report_golden import fabricate
+
+    verdicts = fold_verdicts([fabricate(tmp_path / "data")])
+    columns = verdicts.columns
+    assert statement_health(columns, verdicts.canaries).statements
+    held = [a for a in [*vars(columns).values(), *columns._derived.values()]
+            if isinstance(a, np.ndarray) and len(a) == len(columns)]
+    assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4
