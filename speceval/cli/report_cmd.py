@@ -66,7 +66,7 @@ def _report(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from speceval.analysis.rendering.report import build_report
-    from speceval.analysis.tables.health import HealthThresholds
+    from speceval.analysis.tables.health_records import HealthThresholds
     from speceval.batch.costs import PriceTable
     from speceval.cli.console import stdout
     from speceval.paths import check_output_dir

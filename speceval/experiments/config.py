@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from speceval.analysis.tables.health import HealthThresholds
+from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.endpoint_keys import EndpointKeys
 from speceval.metric_spec import MetricSpec

@@ -19,8 +19,13 @@ from speceval.spec import Statement
 class KeptByTarget:
     """What the rounds decided, per target (a statement's or a pair's id): its kept records, rounds and shortfall."""
 
-    def __init__(self, records: list[CandidateRecord], kept: dict[str, list[CandidateRecord]],
-                 rounds: dict[str, int], shortfalls: dict[str, str | None]) -> None:
+    def __init__(
+        self,
+        records: list[CandidateRecord],
+        kept: dict[str, list[CandidateRecord]],
+        rounds: dict[str, int],
+        shortfalls: dict[str, str | None],
+    ) -> None:
         self.records = records
         self.kept = kept
         self.rounds = rounds
@@ -32,8 +37,18 @@ def templates(pairs: Sequence[StatementPair]) -> list[str]:
     return [GENERATOR_TEMPLATE, RATER_TEMPLATE] + ([PAIR_GENERATOR_TEMPLATE, PAIR_RATER_TEMPLATE] if pairs else [])
 
 
-def write_outputs(run_dir: Path, targets: Sequence[Target], decided: KeptByTarget, *, spec_path: Path,
-                  generator: str, rater: str, threshold: int, per_target: int, same_model: bool) -> None:
+def write_outputs(
+    run_dir: Path,
+    targets: Sequence[Target],
+    decided: KeptByTarget,
+    *,
+    spec_path: Path,
+    generator: str,
+    rater: str,
+    threshold: int,
+    per_target: int,
+    same_model: bool,
+) -> None:
     """`candidates.jsonl` and `inputs/<statement_id>.json` of every statement a target names (atomic writes)."""
     lines = "".join(record.model_dump_json() + "\n" for record in decided.records)
     atomic_write_bytes(run_dir / "candidates.jsonl", lines.encode("utf-8"))
@@ -51,16 +66,31 @@ def write_outputs(run_dir: Path, targets: Sequence[Target], decided: KeptByTarge
         composition: dict[str, int] = {}
         for record in sorted(kept, key=lambda r: -(r.rating or 0)):
             composition[str(record.rating)] = composition.get(str(record.rating), 0) + 1
-        shortfalls = [f"{t.id}: {decided.shortfalls[t.id]}" if isinstance(t, StatementPair) else
-                      str(decided.shortfalls[t.id]) for t in gathered if decided.shortfalls[t.id]]
+        shortfalls = [
+            f"{t.id}: {decided.shortfalls[t.id]}" if isinstance(t, StatementPair) else str(decided.shortfalls[t.id])
+            for t in gathered
+            if decided.shortfalls[t.id]
+        ]
         metadata = InputsMetadata(
-            timestamp=stamp, evaluator_model=rater, rating_threshold=threshold,
-            num_questions_target=per_target * len(gathered), final_question_count=len(kept),
-            final_rating_composition=composition, source_file=str(Path(spec_path).resolve()),
-            generator_model=generator, rounds=max(decided.rounds[t.id] for t in gathered),
-            prompt_versions=templates(mine), same_model=same_model,
+            timestamp=stamp,
+            evaluator_model=rater,
+            rating_threshold=threshold,
+            num_questions_target=per_target * len(gathered),
+            final_question_count=len(kept),
+            final_rating_composition=composition,
+            source_file=str(Path(spec_path).resolve()),
+            generator_model=generator,
+            rounds=max(decided.rounds[t.id] for t in gathered),
+            prompt_versions=templates(mine),
+            same_model=same_model,
             shortfall_reason="; ".join(shortfalls) or None,
-            pairs=pair_records(statement_id, len(decided.kept[statement_id]) if own else 0,
-                               [(p, len(decided.kept[p.id])) for p in mine]))
-        atomic_write_json(safe_path(run_dir / "inputs", statement_id, ".json"),
-                          InputsFile(inputs=[r.text or "" for r in kept], metadata=metadata))
+            pairs=pair_records(
+                statement_id,
+                len(decided.kept[statement_id]) if own else 0,
+                [(p, len(decided.kept[p.id])) for p in mine],
+            ),
+        )
+        atomic_write_json(
+            safe_path(run_dir / "inputs", statement_id, ".json"),
+            InputsFile(inputs=[r.text or "" for r in kept], metadata=metadata),
+        )

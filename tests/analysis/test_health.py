@@ -12,14 +12,27 @@ import pytest
 from speceval.analysis.reading.columns import VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.stats import fleiss_kappa
-from speceval.analysis.tables.health import HealthThresholds, statement_health
+from speceval.analysis.tables.health import statement_health
+from speceval.analysis.tables.health_records import HealthThresholds
 
 
-def row(judge: str, model: str, statement: str, text: str, verdict: bool, variation: str = "default"
-        ) -> ComplianceRow:
-    return ComplianceRow(spec="s", judge=judge, model=model, variation=variation, statement_id=statement,
-                         mode="binary", prompt_version="p", input=text, output=f"{model}:{text}", outcome="judged",
-                         compliant=verdict, confidence=None, rating=None, source="x")
+def row(judge: str, model: str, statement: str, text: str, verdict: bool, variation: str = "default") -> ComplianceRow:
+    return ComplianceRow(
+        spec="s",
+        judge=judge,
+        model=model,
+        variation=variation,
+        statement_id=statement,
+        mode="binary",
+        prompt_version="p",
+        input=text,
+        output=f"{model}:{text}",
+        outcome="judged",
+        compliant=verdict,
+        confidence=None,
+        rating=None,
+        source="x",
+    )
 
 
 def _bit(*parts: object) -> bool:
@@ -67,8 +80,12 @@ def test_the_cross_candidate_split_is_the_count_by_hand():
 
 
 def test_variations_are_candidates_of_their_own_and_thresholds_move_flags_at_their_line():
-    rows = [row(j, "m", "st", f"q{i}", v == "good" or i % 10 == 0, variation=v)
-            for j in ("j1", "j2") for v in ("good", "bad") for i in range(30)]
+    rows = [
+        row(j, "m", "st", f"q{i}", v == "good" or i % 10 == 0, variation=v)
+        for j in ("j1", "j2")
+        for v in ("good", "bad")
+        for i in range(30)
+    ]
     columns = VerdictColumns.from_rows(rows)
     [health] = statement_health(columns, []).statements
     assert (health.lowest_candidate, health.lowest_variation) == ("m", "bad")
@@ -92,6 +109,9 @@ def test_the_health_table_keeps_no_array_per_verdict_beyond_the_columns_and_inpu
     verdicts = fold_verdicts([fabricate(tmp_path / "data")])
     columns = verdicts.columns
     assert statement_health(columns, verdicts.canaries).statements
-    held = [a for a in [*vars(columns).values(), *columns._derived.values()]
-            if isinstance(a, np.ndarray) and len(a) == len(columns)]
+    held = [
+        a
+        for a in [*vars(columns).values(), *columns._derived.values()]
+        if isinstance(a, np.ndarray) and len(a) == len(columns)
+    ]
     assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4

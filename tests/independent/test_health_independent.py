@@ -35,8 +35,9 @@ JUDGE_PROMPT = "speceval judge prompt: compliance_binary_v2"
 STATEMENTS = ("split_me", "all_fail", "by_model", "clear")
 PAIR = ("split_me", "by_model")
 PAIR_INPUTS = [f"a question where both rules pull apart {i}" for i in range(4)]
-RESPONSE = re.compile(r"^<<<BEGIN assistant_response (\S+)>>>\n(.*?)\n<<<END assistant_response \1>>>$",
-                      re.MULTILINE | re.DOTALL)
+RESPONSE = re.compile(
+    r"^<<<BEGIN assistant_response (\S+)>>>\n(.*?)\n<<<END assistant_response \1>>>$", re.MULTILINE | re.DOTALL
+)
 STATEMENT_ID = re.compile(r"^ID: (\S+)$", re.MULTILINE)
 
 
@@ -76,10 +77,20 @@ def _anthropic_answer(params: dict[str, Any]) -> str:
 
 def _experiment(tmp_path: Path) -> Path:
     spec = tmp_path / "spec.jsonl"
-    examples = [{"user_query": "an example question", "good_response": "GOOD EXAMPLE answer",
-                 "bad_response": "BAD EXAMPLE answer"}]
-    spec.write_text("".join(json.dumps({"id": s, "text": f"Statement {s}.", "metadata": {"examples": examples}}) + "\n"
-                            for s in STATEMENTS), encoding="utf-8")
+    examples = [
+        {
+            "user_query": "an example question",
+            "good_response": "GOOD EXAMPLE answer",
+            "bad_response": "BAD EXAMPLE answer",
+        }
+    ]
+    spec.write_text(
+        "".join(
+            json.dumps({"id": s, "text": f"Statement {s}.", "metadata": {"examples": examples}}) + "\n"
+            for s in STATEMENTS
+        ),
+        encoding="utf-8",
+    )
     inputs = write_inputs(tmp_path / "inputs", {s: [f"{s} question {i}" for i in range(8)] for s in STATEMENTS})
     for statement, other in PAIR, PAIR[::-1]:  # the pair's inputs, written into both files as `--pair` writes them
         path = inputs / f"{statement}.json"
@@ -88,7 +99,8 @@ def _experiment(tmp_path: Path) -> Path:
         document["inputs"] += PAIR_INPUTS
         path.write_text(json.dumps(document), encoding="utf-8")
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(f"""experiment_name: health
+    experiment.write_text(
+        f"""experiment_name: health
 output_dir: out
 specs:
   - name: tiny
@@ -107,7 +119,9 @@ health:
 stages: [generation, compliance, report]
 engine:
   poll_interval: 0.1
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return experiment
 
 
@@ -151,15 +165,22 @@ def recomputed_pair(out: Path) -> dict[str, float]:
             for judge, verdict in by_judge.items():
                 by_unit[(judge, candidate, text)][statement] = verdict
     units = [sum(by_statement.values()) for by_statement in by_unit.values() if len(by_statement) == 2]
-    return {"units": len(units), "both": units.count(2) / len(units), "one": units.count(1) / len(units),
-            "neither": units.count(0) / len(units)}
+    return {
+        "units": len(units),
+        "both": units.count(2) / len(units),
+        "one": units.count(1) / len(units),
+        "neither": units.count(0) / len(units),
+    }
 
 
 def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_planted_statements(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     experiment = _experiment(tmp_path)
-    with IndependentOpenAIServer(answer=_openai_answer) as openai_server, \
-            IndependentAnthropicServer(answer=_anthropic_answer) as anthropic_server:
+    with (
+        IndependentOpenAIServer(answer=_openai_answer) as openai_server,
+        IndependentAnthropicServer(answer=_anthropic_answer) as anthropic_server,
+    ):
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
@@ -191,8 +212,12 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
 
     # 2. Each planted statement carries its flag, and no other statement does.
     flags = {statement: set(filter(None, row["flags"].split("; "))) for statement, row in health.items()}
-    assert flags == {"split_me": {"judges_disagree", "judge_unreliable"}, "all_fail": {"all_fail"},
-                     "by_model": {"model_dependent"}, "clear": {"all_pass"}}, flags
+    assert flags == {
+        "split_me": {"judges_disagree", "judge_unreliable"},
+        "all_fail": {"all_fail"},
+        "by_model": {"model_dependent"},
+        "clear": {"all_pass"},
+    }, flags
     assert float(health["all_fail"]["highest_ci_high"]) < 0.5  # the rule: every candidate's interval below 0.5
     assert float(health["by_model"]["spread"]) == pytest.approx(1.0)
     assert health["by_model"]["lowest_candidate"] == CLAUDE
@@ -218,10 +243,28 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
 
     # 3. The thresholds are the report's flags too: at a disagreement line above the interval, no judges_disagree.
     upper = float(health["split_me"]["disagreement_ci_low"])
-    assert speceval_main(["report", str(out), "--out", str(tmp_path / "again"), "--min-canary-accuracy", "0.75",
-                          "--health-disagreement", f"{upper + 0.01:.3f}", "--health-pass-above", "0.5"]) == 0
-    again = {row["statement_id"]: row for row in _csv(tmp_path / "again" / "statement_health.csv")
-             if row["kind"] == "statement"}
+    assert (
+        speceval_main(
+            [
+                "report",
+                str(out),
+                "--out",
+                str(tmp_path / "again"),
+                "--min-canary-accuracy",
+                "0.75",
+                "--health-disagreement",
+                f"{upper + 0.01:.3f}",
+                "--health-pass-above",
+                "0.5",
+            ]
+        )
+        == 0
+    )
+    again = {
+        row["statement_id"]: row
+        for row in _csv(tmp_path / "again" / "statement_health.csv")
+        if row["kind"] == "statement"
+    }
     assert again["split_me"]["flags"] == "judge_unreliable"
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
     page = (out / "report" / "report.html").read_text(encoding="utf-8")

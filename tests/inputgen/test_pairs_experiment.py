@@ -11,14 +11,18 @@ import pytest
 
 from speceval.cli.main import main as speceval_main
 
-SPEC_LINES = [{"id": "rule_0", "text": "Rule number 0.", "related_statements": ["rule_1", "not_in_spec"]},
-              {"id": "rule_1", "text": "Rule number 1."}, {"id": "rule_2", "text": "Rule number 2."}]
+SPEC_LINES = [
+    {"id": "rule_0", "text": "Rule number 0.", "related_statements": ["rule_1", "not_in_spec"]},
+    {"id": "rule_1", "text": "Rule number 1."},
+    {"id": "rule_2", "text": "Rule number 2."},
+]
 
 
 def _experiment(tmp_path: Path, pairs: str) -> Path:
     (tmp_path / "spec.jsonl").write_text("".join(json.dumps(line) + "\n" for line in SPEC_LINES), encoding="utf-8")
     path = tmp_path / "exp.yaml"
-    path.write_text(f"""experiment_name: tension
+    path.write_text(
+        f"""experiment_name: tension
 output_dir: out
 specs:
   - name: tiny
@@ -31,13 +35,16 @@ inputs:
 candidates:
   - model: gpt-4.1-mini-2025-04-14
 stages: [inputs]
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return path
 
 
 @pytest.mark.parametrize("pairs", ["[[rule_1, rule_0]]", "related"])
-def test_pairs_are_generated_beside_every_statement_and_written_into_both_files(tmp_path: Path, pairs: str,
-                                                                               capsys: pytest.CaptureFixture[str]):
+def test_pairs_are_generated_beside_every_statement_and_written_into_both_files(
+    tmp_path: Path, pairs: str, capsys: pytest.CaptureFixture[str]
+):
     assert speceval_main(["run", str(_experiment(tmp_path, pairs)), "--offline"]) == 0, capsys.readouterr().err
     [candidates] = (tmp_path / "out").rglob("candidates.jsonl")
     inputs = candidates.parent / "inputs"

@@ -49,8 +49,10 @@ def test_pair_requests_quote_both_statements_and_kept_inputs_name_both(tmp_path:
     # Every generator request is a pair's, and quotes both of its statements (no statement asked alone).
     assert generator.bodies
     asked = [_quotes_both(body["messages"][-1]["content"]) for body in generator.bodies]
-    assert set(asked) == pairs and all(body["messages"][-1]["content"].startswith(
-        "speceval prompt: input_generator_pair_v1") for body in generator.bodies)
+    assert set(asked) == pairs and all(
+        body["messages"][-1]["content"].startswith("speceval prompt: input_generator_pair_v1")
+        for body in generator.bodies
+    )
     # Every rating request quotes both statements of its pair; what each pair's proposals were rated.
     rated: dict[frozenset[str], dict[str, int]] = {}
     for params in rater.params:
@@ -61,8 +63,10 @@ def test_pair_requests_quote_both_statements_and_kept_inputs_name_both(tmp_path:
 
     # Each pair's kept inputs: in both statements' files, at the positions the metadata records, each rated at or
     # above the threshold in a request quoting both statements.
-    files = {s: json.loads((run_dir / "inputs" / f"{s}.json").read_text(encoding="utf-8"))
-             for s in ("rule_0", "rule_1", "rule_2", "rule_3")}
+    files = {
+        s: json.loads((run_dir / "inputs" / f"{s}.json").read_text(encoding="utf-8"))
+        for s in ("rule_0", "rule_1", "rule_2", "rule_3")
+    }
     assert not (run_dir / "inputs" / "rule_4.json").exists()  # not in any pair, not asked for alone
     for pair in pairs:
         kept = []

@@ -62,14 +62,19 @@ def _pairs_of_file(path: Path) -> list[tuple[str, str, list[str]]]:
     try:
         records = _RECORDS.validate_python(metadata["pairs"])
     except ValidationError as exc:
-        raise InputError(path, f"metadata.pairs is not a list of pair records: {exc.errors()[0]['msg']}",
-                         field="metadata.pairs") from None
+        raise InputError(
+            path, f"metadata.pairs is not a list of pair records: {exc.errors()[0]['msg']}", field="metadata.pairs"
+        ) from None
     found = []
     for record in records:
-        if len(record.pair) != 2 or not isinstance(inputs, list) or any(
-                not 0 <= i < len(inputs) or not isinstance(inputs[i], str) for i in record.indices):
-            raise InputError(path, f"the pair {record.pair} names no two statements or inputs the file lacks",
-                             field="metadata.pairs")
+        if (
+            len(record.pair) != 2
+            or not isinstance(inputs, list)
+            or any(not 0 <= i < len(inputs) or not isinstance(inputs[i], str) for i in record.indices)
+        ):
+            raise InputError(
+                path, f"the pair {record.pair} names no two statements or inputs the file lacks", field="metadata.pairs"
+            )
         found.append((record.pair[0], record.pair[1], [inputs[i] for i in record.indices]))
     return found
 

@@ -33,7 +33,8 @@ from speceval.analysis.tables.categories import (
     category_differences,
     category_distribution,
 )
-from speceval.analysis.tables.health import Health, HealthThresholds, statement_health
+from speceval.analysis.tables.health import statement_health
+from speceval.analysis.tables.health_records import Health, HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.tables.judge_quality import (

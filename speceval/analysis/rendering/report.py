@@ -16,7 +16,7 @@ from speceval.analysis.rendering.health_section import health_csv_rows
 from speceval.analysis.rendering.page import page_parts
 from speceval.analysis.rendering.summary import render_summary
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
-from speceval.analysis.tables.health import HealthThresholds
+from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow
 from speceval.analysis.tables.judge_checks import JudgeCheck
 from speceval.analysis.tables.judge_quality import HumanAgreement, Leniency, PpiRate

@@ -29,8 +29,9 @@ from speceval.analysis.statistics.codes import dense
 from speceval.analysis.statistics.stats import wilson_interval
 
 SPLIT_METHOD = "share of inputs: Wilson score interval with continuity correction (inputs independent)"
-ASSOCIATION_METHOD = ("Spearman rank correlation across statements; percentile bootstrap over statements "
-                      "({draws} draws, seed {seed})")
+ASSOCIATION_METHOD = (
+    "Spearman rank correlation across statements; percentile bootstrap over statements ({draws} draws, seed {seed})"
+)
 
 
 class HealthAssociation(BaseModel):
@@ -44,8 +45,7 @@ class HealthAssociation(BaseModel):
     ci_method: str
 
 
-def split_shares(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, split: float
-                 ) -> dict[str, Any] | None:
+def split_shares(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, split: float) -> dict[str, Any] | None:
     """Cross-candidate disagreement: per input answered by three or more candidates, each candidate's compliance
     on it (the mean over its judges' verdicts and runs) and their SD; the share of inputs that split the candidates
     (SD ≥ `split`) and of inputs every candidate fails (each mean < 1/2)."""
@@ -67,11 +67,16 @@ def split_shares(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, 
     n = int(enough.sum())
     split_interval = wilson_interval(float(splits.sum()), n)
     fail_interval = wilson_interval(float(failing.sum()), n)
-    return {"split_inputs": n, "split_share": float(splits.mean()),
-            "split_ci_low": split_interval[0] if split_interval else None,
-            "split_ci_high": split_interval[1] if split_interval else None,
-            "all_fail_share": float(failing.mean()), "all_fail_ci_low": fail_interval[0] if fail_interval else None,
-            "all_fail_ci_high": fail_interval[1] if fail_interval else None, "split_ci_method": SPLIT_METHOD}
+    return {
+        "split_inputs": n,
+        "split_share": float(splits.mean()),
+        "split_ci_low": split_interval[0] if split_interval else None,
+        "split_ci_high": split_interval[1] if split_interval else None,
+        "all_fail_share": float(failing.mean()),
+        "all_fail_ci_low": fail_interval[0] if fail_interval else None,
+        "all_fail_ci_high": fail_interval[1] if fail_interval else None,
+        "split_ci_method": SPLIT_METHOD,
+    }
 
 
 def associations(statements: list[tuple[str, float | None, float | None]]) -> list[HealthAssociation]:
@@ -80,15 +85,27 @@ def associations(statements: list[tuple[str, float | None, float | None]]) -> li
     method = ASSOCIATION_METHOD.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)
     found = []
     for spec in sorted({s[0] for s in statements}):
-        pairs = np.array([(split, fail) for name, split, fail in statements
-                          if name == spec and split is not None and fail is not None])
+        pairs = np.array(
+            [
+                (split, fail)
+                for name, split, fail in statements
+                if name == spec and split is not None and fail is not None
+            ]
+        )
         if len(pairs) < 3:
             continue
         rho = _spearman(pairs[:, 0], pairs[:, 1], np.ones(len(pairs)))
         interval = bootstrap_cluster_counts(len(pairs), _resampled_spearman(pairs[:, 0], pairs[:, 1]))
-        found.append(HealthAssociation(spec=spec, statements=len(pairs), spearman=rho,
-                                       ci_low=float(interval[0][0]) if interval else None,
-                                       ci_high=float(interval[1][0]) if interval else None, ci_method=method))
+        found.append(
+            HealthAssociation(
+                spec=spec,
+                statements=len(pairs),
+                spearman=rho,
+                ci_low=float(interval[0][0]) if interval else None,
+                ci_high=float(interval[1][0]) if interval else None,
+                ci_method=method,
+            )
+        )
     return found
 
 

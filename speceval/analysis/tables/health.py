@@ -17,7 +17,6 @@ from collections import defaultdict
 from typing import Any, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped
 from speceval.analysis.reading.rows import CanaryRow
@@ -31,125 +30,20 @@ from speceval.analysis.statistics.clustered import (
 )
 from speceval.analysis.statistics.codes import dense, first_seen
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
-from speceval.analysis.tables.candidate_split import HealthAssociation, associations, split_shares
+from speceval.analysis.tables.candidate_split import associations, split_shares
+from speceval.analysis.tables.health_records import (
+    FLAGS,
+    Health,
+    HealthThresholds,
+    JudgeOnStatement,
+    StatementHealth,
+)
 from speceval.analysis.tables.judge_quality import PANEL
 
 # The per-spec agreement's kappa from sums and its bootstrap: one mechanism, used here per statement.
 from speceval.analysis.tables.rates import _cohen_from_counts as cohen_from_counts
 from speceval.analysis.tables.rates import _fleiss_from_sums as fleiss_from_sums
 from speceval.analysis.tables.rates import _kappa_interval as kappa_interval
-from speceval.analysis.tables.tension import PairCompliance
-
-FLAGS = ("judges_disagree", "all_fail", "all_pass", "judge_unreliable", "model_dependent")
-RULES = {
-    "judges_disagree": "the 95% interval of the judges' disagreement lies wholly above the disagreement threshold",
-    "all_fail": "two or more candidates, and every candidate's 95% interval lies wholly below the fail threshold",
-    "all_pass": "two or more candidates, and every candidate's 95% interval lies wholly above the pass threshold",
-    "judge_unreliable": "some judge got less than --min-canary-accuracy of this statement's own example responses "
-                        "right (never set without --min-canary-accuracy)",
-    "model_dependent": "two or more candidates, and the 95% interval of the highest minus the lowest candidate's "
-                       "rate (paired on shared inputs) lies wholly above the spread threshold",
-}
-class HealthThresholds(BaseModel):
-    """The lines the flags are drawn at (report flags `--health-*`, experiment key `health:`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    disagreement: float = Field(default=0.2, ge=0, le=1, description="judges_disagree: the disagreement's interval "
-                                                                     "is above this")
-    fail_below: float = Field(default=0.5, ge=0, le=1, description="all_fail: every candidate's interval is below "
-                                                                   "this compliance rate")
-    pass_above: float = Field(default=0.9, ge=0, le=1, description="all_pass: every candidate's interval is above "
-                                                                   "this compliance rate")
-    spread: float = Field(default=0.0, ge=0, le=1, description="model_dependent: the interval of the highest minus "
-                                                               "the lowest candidate's rate is above this")
-    split: float = Field(default=0.4, ge=0, le=0.5, description="an input splits the candidates when the SD of their "
-                                                                "compliance on it is at least this")
-
-
-class StatementHealth(BaseModel):
-    """One statement of one spec: what its verdicts say about the statement (see the module docstring)."""
-
-    spec: str
-    statement_id: str
-    flags: list[str]
-    flag_count: int
-    judges: int
-    answers_multi_judged: int = Field(description="answers judged (binary verdict) by two or more judges")
-    disagreement: float | None = Field(description="share of those answers on which the judges' verdicts differ")
-    disagreement_ci_low: float | None
-    disagreement_ci_high: float | None
-    disagreement_ci_method: str | None
-    kappa: float | None = Field(default=None, description="agreement beyond chance on the answers every judge "
-                                                          "judged (None: undefined)")
-    kappa_kind: str | None = None
-    kappa_ci_low: float | None = None
-    kappa_ci_high: float | None = None
-    kappa_ci_method: str | None = None
-    kappa_items: int
-    candidates: int
-    lowest_candidate: str | None = Field(description="the candidate (model) with the lowest rate here")
-    lowest_variation: str | None
-    lowest_rate: float | None
-    lowest_ci_low: float | None
-    lowest_ci_high: float | None
-    highest_candidate: str | None
-    highest_variation: str | None
-    highest_rate: float | None
-    highest_ci_low: float | None
-    highest_ci_high: float | None
-    rate_ci_method: str | None = Field(description="every candidate's rate: all judges' verdicts pooled, clustered "
-                                                   "by input")
-    all_below: bool = Field(description="every candidate's interval is below the fail threshold")
-    all_above: bool = Field(description="every candidate's interval is above the pass threshold")
-    spread: float | None = Field(description="highest minus lowest candidate's rate on their shared inputs")
-    spread_ci_low: float | None
-    spread_ci_high: float | None
-    spread_ci_method: str | None
-    min_canary_accuracy: float | None = Field(description="the lowest judge's accuracy on this statement's examples")
-    unreliable_judges: list[str]
-    max_abs_leniency: float | None = Field(description="the largest |judge's rate − the judges' mean| here")
-    split_inputs: int = Field(description="inputs answered by three or more candidates")
-    split_share: float | None = Field(default=None, description="share of them on which the candidates split "
-                                                                "(the SD of their compliance ≥ the split threshold)")
-    split_ci_low: float | None = None
-    split_ci_high: float | None = None
-    all_fail_share: float | None = Field(default=None, description="share of them every candidate fails (each "
-                                                                   "one's mean compliance on it < 1/2)")
-    all_fail_ci_low: float | None = None
-    all_fail_ci_high: float | None = None
-    split_ci_method: str | None = None
-
-
-class JudgeOnStatement(BaseModel):
-    """One judge on one statement: its accuracy on the statement's own examples and its leniency there."""
-
-    spec: str
-    statement_id: str
-    judge: str
-    canary_judged: int
-    canary_correct: int
-    canary_accuracy: float | None
-    canary_ci_low: float | None
-    canary_ci_high: float | None
-    canary_ci_method: str | None
-    below_minimum: bool
-    leniency_items: int = Field(description="answers every judge judged")
-    leniency: float | None = Field(description="this judge's rate minus the judges' mean rate on those answers")
-    leniency_ci_low: float | None
-    leniency_ci_high: float | None
-    leniency_ci_method: str | None
-
-
-class Health(BaseModel):
-    """Every statement's health, each judge on each statement, and the pairs of statements in tension."""
-
-    statements: list[StatementHealth] = Field(default_factory=list)
-    judges: list[JudgeOnStatement] = Field(default_factory=list)
-    association: list[HealthAssociation] = Field(default_factory=list)
-    pairs: list[PairCompliance] = Field(default_factory=list)
-    thresholds: HealthThresholds = Field(default_factory=HealthThresholds)
-    min_canary_accuracy: float | None = None
 
 
 class _Cell(NamedTuple):
@@ -164,8 +58,12 @@ class _Cell(NamedTuple):
     method: str | None
 
 
-def statement_health(c: VerdictColumns, canaries: list[CanaryRow], thresholds: HealthThresholds | None = None,
-                     min_canary_accuracy: float | None = None) -> Health:
+def statement_health(
+    c: VerdictColumns,
+    canaries: list[CanaryRow],
+    thresholds: HealthThresholds | None = None,
+    min_canary_accuracy: float | None = None,
+) -> Health:
     """The health of every statement with binary verdicts in `c` (the judges' columns: a panel's are skipped),
     ranked: most flags first, then widest disagreement."""
     thresholds = thresholds or HealthThresholds()
@@ -178,19 +76,30 @@ def statement_health(c: VerdictColumns, canaries: list[CanaryRow], thresholds: H
     statements, judges = [], []
     keys = grouped(c, np.flatnonzero(mask), "spec", "statement_id")
     for (spec, statement), rows in keys:
-        found, per_judge = _one_statement(c, spec, statement, rows, canary_groups.pop((spec, statement), []),
-                                          thresholds, min_canary_accuracy)
+        found, per_judge = _one_statement(
+            c, spec, statement, rows, canary_groups.pop((spec, statement), []), thresholds, min_canary_accuracy
+        )
         statements.append(found)
         judges += per_judge
     statements.sort(key=lambda s: (-s.flag_count, -(s.disagreement or 0.0), s.spec, s.statement_id))
-    return Health(statements=statements, judges=judges,
-                  association=associations([(s.spec, s.split_share, s.all_fail_share) for s in statements]),
-                  thresholds=thresholds, min_canary_accuracy=min_canary_accuracy)
+    return Health(
+        statements=statements,
+        judges=judges,
+        association=associations([(s.spec, s.split_share, s.all_fail_share) for s in statements]),
+        thresholds=thresholds,
+        min_canary_accuracy=min_canary_accuracy,
+    )
 
 
-def _one_statement(c: VerdictColumns, spec: str, statement: str, rows: np.ndarray, canaries: list[CanaryRow],
-                   thresholds: HealthThresholds, minimum: float | None
-                   ) -> tuple[StatementHealth, list[JudgeOnStatement]]:
+def _one_statement(
+    c: VerdictColumns,
+    spec: str,
+    statement: str,
+    rows: np.ndarray,
+    canaries: list[CanaryRow],
+    thresholds: HealthThresholds,
+    minimum: float | None,
+) -> tuple[StatementHealth, list[JudgeOnStatement]]:
     judge_codes = c.fact("judge", rows)
     present = np.unique(judge_codes)
     cell = dense(c.fact("model", rows), c.fact("variation", rows))
@@ -208,8 +117,10 @@ def _one_statement(c: VerdictColumns, spec: str, statement: str, rows: np.ndarra
     kappa = _kappa(matrix[complete], answer_cluster[complete]) if several_judges else {}
     leniency = _leniency(matrix[complete], answer_cluster[complete]) if several_judges else {}
     names = [str(c.names("judge")[code]) for code in present]
-    per_judge = [_judge_on(spec, statement, judge, canaries, leniency.get(local), int(complete.sum()), minimum)
-                 for local, judge in enumerate(names)]
+    per_judge = [
+        _judge_on(spec, statement, judge, canaries, leniency.get(local), int(complete.sum()), minimum)
+        for local, judge in enumerate(names)
+    ]
     candidates = _candidates(c, rows, cell, compliant, clusters, thresholds)
     accuracies = [j.canary_accuracy for j in per_judge if j.canary_accuracy is not None]
     unreliable = [j.judge for j in per_judge if j.below_minimum]
@@ -217,40 +128,74 @@ def _one_statement(c: VerdictColumns, spec: str, statement: str, rows: np.ndarra
     spread_low = candidates.get("spread_ci_low")
     flags = {
         "judges_disagree": disagreement[1] is not None and disagreement[1] > thresholds.disagreement,
-        "all_fail": candidates["all_below"], "all_pass": candidates["all_above"], "judge_unreliable": bool(unreliable),
+        "all_fail": candidates["all_below"],
+        "all_pass": candidates["all_above"],
+        "judge_unreliable": bool(unreliable),
         "model_dependent": spread_low is not None and spread_low > thresholds.spread,
     }
     raised = [name for name in FLAGS if flags[name]]
     health = StatementHealth(
-        spec=spec, statement_id=statement, flags=raised, flag_count=len(raised), judges=len(present),
-        answers_multi_judged=disagreement[3], disagreement=disagreement[0], disagreement_ci_low=disagreement[1],
-        disagreement_ci_high=disagreement[2], disagreement_ci_method=disagreement[4], **kappa,
-        kappa_items=int(complete.sum()) if several_judges else 0, **candidates,
-        min_canary_accuracy=min(accuracies) if accuracies else None, unreliable_judges=unreliable,
-        max_abs_leniency=max(lenient_values) if lenient_values else None)
+        spec=spec,
+        statement_id=statement,
+        flags=raised,
+        flag_count=len(raised),
+        judges=len(present),
+        answers_multi_judged=disagreement[3],
+        disagreement=disagreement[0],
+        disagreement_ci_low=disagreement[1],
+        disagreement_ci_high=disagreement[2],
+        disagreement_ci_method=disagreement[4],
+        **kappa,
+        kappa_items=int(complete.sum()) if several_judges else 0,
+        **candidates,
+        min_canary_accuracy=min(accuracies) if accuracies else None,
+        unreliable_judges=unreliable,
+        max_abs_leniency=max(lenient_values) if lenient_values else None,
+    )
     return health, per_judge
 
 
-def _judge_on(spec: str, statement: str, judge: str, canaries: list[CanaryRow],
-              lenient: tuple[float, float | None, float | None] | None, items: int, minimum: float | None
-              ) -> JudgeOnStatement:
+def _judge_on(
+    spec: str,
+    statement: str,
+    judge: str,
+    canaries: list[CanaryRow],
+    lenient: tuple[float, float | None, float | None] | None,
+    items: int,
+    minimum: float | None,
+) -> JudgeOnStatement:
     """One judge on the statement: its verdicts on the statement's own examples, and its leniency there."""
     mine = [r for r in canaries if r.judge == judge and r.correct is not None]
     correct = sum(bool(r.correct) for r in mine)
     accuracy = correct / len(mine) if mine else None
     interval = wilson_interval(correct, len(mine))
     return JudgeOnStatement(
-        spec=spec, statement_id=statement, judge=judge, canary_judged=len(mine), canary_correct=correct,
-        canary_accuracy=accuracy, canary_ci_low=interval[0] if interval else None,
-        canary_ci_high=interval[1] if interval else None, canary_ci_method=WILSON if interval else None,
+        spec=spec,
+        statement_id=statement,
+        judge=judge,
+        canary_judged=len(mine),
+        canary_correct=correct,
+        canary_accuracy=accuracy,
+        canary_ci_low=interval[0] if interval else None,
+        canary_ci_high=interval[1] if interval else None,
+        canary_ci_method=WILSON if interval else None,
         below_minimum=minimum is not None and accuracy is not None and accuracy < minimum,
-        leniency_items=items if lenient else 0, leniency=lenient[0] if lenient else None,
-        leniency_ci_low=lenient[1] if lenient else None, leniency_ci_high=lenient[2] if lenient else None,
-        leniency_ci_method=_LENIENCY_METHOD if lenient and lenient[1] is not None else None)
+        leniency_items=items if lenient else 0,
+        leniency=lenient[0] if lenient else None,
+        leniency_ci_low=lenient[1] if lenient else None,
+        leniency_ci_high=lenient[2] if lenient else None,
+        leniency_ci_method=_LENIENCY_METHOD if lenient and lenient[1] is not None else None,
+    )
 
 
-def _candidates(c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray,
-                thresholds: HealthThresholds) -> dict[str, Any]:
+def _candidates(
+    c: VerdictColumns,
+    rows: np.ndarray,
+    cell: np.ndarray,
+    compliant: np.ndarray,
+    clusters: np.ndarray,
+    thresholds: HealthThresholds,
+) -> dict[str, Any]:
     """The candidates' side of a statement's health: lowest and highest rate, their spread, whether all are below
     or above the thresholds, and how often inputs split them."""
     cells = _cells(c, rows, cell, compliant, clusters)
@@ -260,13 +205,18 @@ def _candidates(c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant
     spread = _spread(cell, compliant, clusters, lowest, highest) if lowest and highest and several else None
     split = split_shares(cell, compliant, clusters, thresholds.split) if len(cells) >= 3 else None
     return {
-        "candidates": len(cells), **_side("lowest", lowest), **_side("highest", highest),
+        "candidates": len(cells),
+        **_side("lowest", lowest),
+        **_side("highest", highest),
         "rate_ci_method": lowest.method if lowest else None,
         "all_below": several and all(r.ci_high is not None and r.ci_high < thresholds.fail_below for r in cells),
         "all_above": several and all(r.ci_low is not None and r.ci_low > thresholds.pass_above for r in cells),
-        "spread": spread[0] if spread else None, "spread_ci_low": spread[1] if spread else None,
-        "spread_ci_high": spread[2] if spread else None, "spread_ci_method": PAIRED if spread else None,
-        **(split or {"split_inputs": 0})}
+        "spread": spread[0] if spread else None,
+        "spread_ci_low": spread[1] if spread else None,
+        "spread_ci_high": spread[2] if spread else None,
+        "spread_ci_method": PAIRED if spread else None,
+        **(split or {"split_inputs": 0}),
+    }
 
 
 _LENIENCY_METHOD = "paired: mean of (judge − judges' mean) per answer, cluster-robust SE by input, t(G-1)"
@@ -297,13 +247,19 @@ def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
     if raters == 2:
         first, second = complete[:, 0] == 1, complete[:, 1] == 1
         cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
-        return {"kappa": cohen_kappa(first.tolist(), second.tolist()), "kappa_kind": "Cohen",
-                **_prefixed(kappa_interval(ids, cells.astype(float), cohen_from_counts))}
+        return {
+            "kappa": cohen_kappa(first.tolist(), second.tolist()),
+            "kappa_kind": "Cohen",
+            **_prefixed(kappa_interval(ids, cells.astype(float), cohen_from_counts)),
+        }
     yes = complete.sum(axis=1).astype(np.int64)
     agreeing = (yes * (yes - 1) + (raters - yes) * (raters - yes - 1)) / (raters * (raters - 1))
     features = np.stack([np.ones(len(yes)), agreeing, yes], axis=1)
-    return {"kappa": fleiss_kappa(np.stack([yes, raters - yes], axis=1)), "kappa_kind": "Fleiss",
-            **_prefixed(kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters)))}
+    return {
+        "kappa": fleiss_kappa(np.stack([yes, raters - yes], axis=1)),
+        "kappa_kind": "Fleiss",
+        **_prefixed(kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters))),
+    }
 
 
 def _prefixed(interval: dict[str, Any]) -> dict[str, Any]:
@@ -321,19 +277,27 @@ def _leniency(complete: np.ndarray, clusters: np.ndarray) -> dict[int, tuple[flo
     found = {}
     for column in range(values.shape[1]):
         interval = mean_interval_codes(values[:, column] - means, codes)
-        found[column] = (float((values[:, column] - means).mean()), interval[0] if interval else None,
-                         interval[1] if interval else None)
+        found[column] = (
+            float((values[:, column] - means).mean()),
+            interval[0] if interval else None,
+            interval[1] if interval else None,
+        )
     return found
 
 
 def _side(prefix: str, found: _Cell | None) -> dict[str, Any]:
-    return {f"{prefix}_candidate": found.candidate if found else None,
-            f"{prefix}_variation": found.variation if found else None, f"{prefix}_rate": found.rate if found else None,
-            f"{prefix}_ci_low": found.ci_low if found else None, f"{prefix}_ci_high": found.ci_high if found else None}
+    return {
+        f"{prefix}_candidate": found.candidate if found else None,
+        f"{prefix}_variation": found.variation if found else None,
+        f"{prefix}_rate": found.rate if found else None,
+        f"{prefix}_ci_low": found.ci_low if found else None,
+        f"{prefix}_ci_high": found.ci_high if found else None,
+    }
 
 
-def _cells(c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray
-           ) -> list[_Cell]:
+def _cells(
+    c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray
+) -> list[_Cell]:
     """Every candidate and variation's rate on the statement, with its interval."""
     found = []
     models, variations = c.fact("model", rows), c.fact("variation", rows)
@@ -341,13 +305,21 @@ def _cells(c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant: np.
         members = np.flatnonzero(cell == code)
         values = compliant[members].astype(float)
         interval = rate_interval_codes(values, dense_codes(clusters[members]))
-        found.append(_Cell(str(c.names("model")[models[members[0]]]), str(c.names("variation")[variations[members[0]]]),
-                           code, float(values.mean()), *(interval if interval else (None, None, None))))
+        found.append(
+            _Cell(
+                str(c.names("model")[models[members[0]]]),
+                str(c.names("variation")[variations[members[0]]]),
+                code,
+                float(values.mean()),
+                *(interval if interval else (None, None, None)),
+            )
+        )
     return found
 
 
-def _spread(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, low: _Cell, high: _Cell
-            ) -> tuple[float, float | None, float | None] | None:
+def _spread(
+    cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, low: _Cell, high: _Cell
+) -> tuple[float, float | None, float | None] | None:
     """Highest minus lowest candidate's rate on the inputs both answered, with the paired clustered interval."""
     a, b = cell == high.code, cell == low.code
     paired = paired_difference_codes(clusters[a], compliant[a].astype(float), clusters[b], compliant[b].astype(float))

@@ -10,6 +10,8 @@ answer twice: with a deterministic candidate they are the same text, with sampli
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from pydantic import BaseModel, Field
 
@@ -51,18 +53,34 @@ def pair_compliance(c: VerdictColumns, pairs: list[PairInputs]) -> list[PairComp
     if PANEL in c.names("judge"):
         judged &= c.fact("judge") != c.code_of("judge", PANEL)
     by_statement = dict(grouped(c, np.flatnonzero(judged), "spec", "statement_id"))
-    return [_one_pair(c, pair, by_statement.get((pair.spec, pair.a)), by_statement.get((pair.spec, pair.b)))
-            for pair in pairs]
+    return [
+        _one_pair(c, pair, by_statement.get((pair.spec, pair.a)), by_statement.get((pair.spec, pair.b)))
+        for pair in pairs
+    ]
 
 
-def _one_pair(c: VerdictColumns, pair: PairInputs, rows_a: np.ndarray | None, rows_b: np.ndarray | None
-              ) -> PairCompliance:
+def _one_pair(
+    c: VerdictColumns, pair: PairInputs, rows_a: np.ndarray | None, rows_b: np.ndarray | None
+) -> PairCompliance:
     digests = np.array(pair.inputs, dtype=np.int64)
-    sides = [np.zeros(0, dtype=np.int64) if rows is None else rows[np.isin(c.input[rows], digests)]
-             for rows in (rows_a, rows_b)]
+    sides = [
+        np.zeros(0, dtype=np.int64) if rows is None else rows[np.isin(c.input[rows], digests)]
+        for rows in (rows_a, rows_b)
+    ]
     rows = np.concatenate(sides)
-    empty = PairCompliance(spec=pair.spec, a=pair.a, b=pair.b, pair_inputs=len(digests), units=0, inputs=0,
-                           rate_a=None, rate_b=None, both=None, one=None, neither=None)
+    empty = PairCompliance(
+        spec=pair.spec,
+        a=pair.a,
+        b=pair.b,
+        pair_inputs=len(digests),
+        units=0,
+        inputs=0,
+        rate_a=None,
+        rate_b=None,
+        both=None,
+        one=None,
+        neither=None,
+    )
     if not len(sides[0]) or not len(sides[1]):
         return empty
     unit = dense(c.fact("judge", rows), c.fact("model", rows), c.fact("variation", rows), c.runs(rows), c.input[rows])
@@ -76,12 +94,20 @@ def _one_pair(c: VerdictColumns, pair: PairInputs, rows_a: np.ndarray | None, ro
         return empty
     a, b = verdicts[complete, 0] == 1, verdicts[complete, 1] == 1
     clusters = dense_codes(inputs[complete])
-    found: dict[str, float | str | None] = {}
+    found: dict[str, Any] = {}
     for name, values in (("both", a & b), ("one", a ^ b), ("neither", ~a & ~b)):
         interval = rate_interval_codes(values.astype(float), clusters)
         found[name] = float(values.mean())
         found[f"{name}_ci_low"], found[f"{name}_ci_high"] = (interval[0], interval[1]) if interval else (None, None)
         found["ci_method"] = interval[2] if interval else None
-    return PairCompliance(spec=pair.spec, a=pair.a, b=pair.b, pair_inputs=len(digests), units=int(complete.sum()),
-                          inputs=int(clusters.max()) + 1, rate_a=float(a.mean()), rate_b=float(b.mean()),
-                          **found)  # type: ignore[arg-type]
+    return PairCompliance(
+        spec=pair.spec,
+        a=pair.a,
+        b=pair.b,
+        pair_inputs=len(digests),
+        units=int(complete.sum()),
+        inputs=int(clusters.max()) + 1,
+        rate_a=float(a.mean()),
+        rate_b=float(b.mean()),
+        **found,
+    )
