@@ -267,6 +267,28 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     }
     assert again["split_me"]["flags"] == "judge_unreliable"
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
+
+    # 4. With human labels (a person says every answer complies), each judge's agreement with them per statement
+    # is the count the label sheet and the verdict files give.
+    sheet = tmp_path / "labels.csv"
+    assert speceval_main(["label-sheet", str(out), "--n", "20", "--seed", "3", "--out", str(sheet)]) == 0
+    labelled = _csv(sheet)
+    for item in labelled:
+        item["human_compliant"] = "yes"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(labelled[0]))
+        writer.writeheader()
+        writer.writerows(labelled)
+    assert speceval_main(["report", str(out), "--out", str(tmp_path / "labelled"), "--labels", str(sheet)]) == 0
+    verdicts = judges_verdicts(out)
+    found = {(r["statement_id"], r["judge"]): r for r in _csv(tmp_path / "labelled" / "statement_health_judges.csv")}
+    for statement in STATEMENTS:
+        items = [i for i in labelled if i["statement_id"] == statement]
+        for judge in (JUDGE_1, JUDGE_2):
+            agree = sum(verdicts[(statement, i["candidate"], i["input"], i["output"])][judge] for i in items)
+            row = found[(statement, judge)]
+            assert int(row["human_labelled"]) == len(items) and int(row["human_agree"]) == agree, (statement, judge)
+    assert sum(int(r["human_labelled"]) for r in found.values()) == 2 * 20
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert "## Spec health" in summary and "| tiny | split_me | judges_disagree, judge_unreliable |" in summary
     assert 'id="spec-health"' in page and "#samples?statement=split_me" in page

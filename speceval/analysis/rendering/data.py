@@ -39,6 +39,7 @@ from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_
 from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.tables.judge_quality import (
     HumanAgreement,
+    LabelTally,
     Leniency,
     PpiRate,
     human_agreement,
@@ -200,7 +201,10 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     per_statement = compliance_rates(both, per_statement=True)
     by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
-    spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy)
+    # Labels match answers by their texts: with labels, the judges' verdicts are read again a file at a time,
+    # each kept as its verdict and its label only (`labelled_tally`): for PPI, agreement, and per statement.
+    tally = labelled_tally(paths, labels_path) if labels_path is not None else None
+    spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy, tally)
     spec_health.pairs = pair_compliance(judges, pair_inputs(paths))
     shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
     samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
@@ -212,7 +216,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         win_rates=win_rates(rankings), bradley_terry=strengths(rankings),
         position_consistency=position_consistency(rankings),
         costs=costs, stages=_stage_counts(manifests, costs),
-        sent=_sent_settings(manifests), **_labelled(paths, labels_path),
+        sent=_sent_settings(manifests), **_labelled(tally),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
         metrics=metric_rows, ranking_samples=ranking_samples(rankings), ranking_total=len(rankings),
@@ -240,12 +244,10 @@ def _keyed_cost(cost: RunCost, manifest: RunManifest, roots: Sequence[Path]) -> 
                       else DEFAULT_VARIATION)
 
 
-def _labelled(paths: Sequence[Path], labels_path: Path | None) -> dict[str, Any]:
-    """Human agreement and PPI rates match labels to answers by their texts: with labels, the judges' verdicts
-    are read again a file at a time, each kept as its verdict and its label only (`labelled_tally`)."""
-    if labels_path is None:
+def _labelled(tally: LabelTally | None) -> dict[str, Any]:
+    """Human agreement and PPI rates, when there are labels."""
+    if tally is None:
         return {}
-    tally = labelled_tally(paths, labels_path)
     return {"human_agreement": human_agreement(tally), "ppi": ppi_rates(tally)}
 
 

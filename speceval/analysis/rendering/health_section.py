@@ -119,6 +119,9 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
         "below minimum",
         "answers all judges judged",
         "leniency [95% CI]",
+        "human labels: agree / labelled",
+        "agreement with people [95% CI, Wilson]",
+        "kappa with people",
     ]
     return headers, [
         [
@@ -130,6 +133,9 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
             j.below_minimum,
             j.leniency_items,
             f"{_signed(j.leniency)} {_bracket(j.leniency_ci_low, j.leniency_ci_high)}",
+            f"{j.human_agree} / {j.human_labelled}" if j.human_labelled else "–",
+            f"{_fmt(j.human_accuracy)} {_bracket(j.human_ci_low, j.human_ci_high)}" if j.human_labelled else "–",
+            _fmt(j.human_kappa),
         ]
         for j in data.health.judges
     ]

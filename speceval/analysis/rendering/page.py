@@ -187,7 +187,7 @@ def _health(data: ReportData) -> str:
         parts.append(f'<h3>Statements in tension</h3><p class="note">{html.escape(PAIR_NOTE)}</p>'
                      + _table(PAIR_HEADERS, pair_table_rows(data), raw={1, 2}))
     headers, rows = judge_table_rows(data)
-    parts.append("<details><summary>Each judge on each statement: canary accuracy and leniency</summary>"
+    parts.append("<details><summary>Each judge on each statement: canary accuracy, leniency, human labels</summary>"
                  + _table(headers, rows) + "</details>")
     return "".join(parts)
 

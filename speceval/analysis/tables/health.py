@@ -38,7 +38,7 @@ from speceval.analysis.tables.health_records import (
     JudgeOnStatement,
     StatementHealth,
 )
-from speceval.analysis.tables.judge_quality import PANEL
+from speceval.analysis.tables.judge_quality import PANEL, UNLABELLED, LabelTally
 
 # The per-spec agreement's kappa from sums and its bootstrap: one mechanism, used here per statement.
 from speceval.analysis.tables.rates import _cohen_from_counts as cohen_from_counts
@@ -63,9 +63,11 @@ def statement_health(
     canaries: list[CanaryRow],
     thresholds: HealthThresholds | None = None,
     min_canary_accuracy: float | None = None,
+    labels: LabelTally | None = None,
 ) -> Health:
     """The health of every statement with binary verdicts in `c` (the judges' columns: a panel's are skipped),
-    ranked: most flags first, then widest disagreement."""
+    ranked: most flags first, then widest disagreement; with human `labels`, each judge's agreement with them on
+    each statement."""
     thresholds = thresholds or HealthThresholds()
     mask = c.is_outcome("judged") & (c.compliant != NO_VERDICT)
     if PANEL in c.names("judge"):
@@ -82,6 +84,8 @@ def statement_health(
         statements.append(found)
         judges += per_judge
     statements.sort(key=lambda s: (-s.flag_count, -(s.disagreement or 0.0), s.spec, s.statement_id))
+    if labels is not None:
+        judges = [_with_labels(j, labels) for j in judges]
     return Health(
         statements=statements,
         judges=judges,
@@ -153,6 +157,33 @@ def _one_statement(
         max_abs_leniency=max(lenient_values) if lenient_values else None,
     )
     return health, per_judge
+
+
+def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatement:
+    """The judge's agreement with the human labels of this statement's answers, candidates pooled (accuracy with a
+    Wilson interval: each labelled answer one item; Cohen's kappa)."""
+    verdicts, human = [], []
+    for (spec, name, candidate), found, labelled in labels.arrays():
+        if spec == judge.spec and name == judge.judge:
+            statements = labels.labelled_statements.get((spec, name, candidate), [])
+            mine = [i for i, statement in enumerate(statements) if statement == judge.statement_id]
+            verdicts += found[labelled != UNLABELLED][mine].tolist()
+            human += labelled[labelled != UNLABELLED][mine].tolist()
+    if not verdicts:
+        return judge
+    agree = sum(a == b for a, b in zip(verdicts, human, strict=True))
+    interval = wilson_interval(agree, len(verdicts))
+    return judge.model_copy(
+        update={
+            "human_labelled": len(verdicts),
+            "human_agree": agree,
+            "human_accuracy": agree / len(verdicts),
+            "human_ci_low": interval[0] if interval else None,
+            "human_ci_high": interval[1] if interval else None,
+            "human_ci_method": WILSON if interval else None,
+            "human_kappa": cohen_kappa(verdicts, human),
+        }
+    )
 
 
 def _judge_on(

@@ -126,6 +126,13 @@ class JudgeOnStatement(BaseModel):
     leniency_ci_low: float | None
     leniency_ci_high: float | None
     leniency_ci_method: str | None
+    human_labelled: int = Field(default=0, description="this judge's verdicts on answers a person labelled (--labels)")
+    human_agree: int = 0
+    human_accuracy: float | None = None
+    human_ci_low: float | None = None
+    human_ci_high: float | None = None
+    human_ci_method: str | None = None
+    human_kappa: float | None = Field(default=None, description="Cohen's kappa, judge against the labels")
 
 
 class Health(BaseModel):
