@@ -25,7 +25,14 @@ def register(commands: Any) -> None:
     parser.add_argument("--per-statement", type=int, metavar="N", help="inputs to keep per statement (default 10)")
     parser.add_argument("--rating-threshold", type=int, metavar="T", help="lowest rating kept, 1-10 (default 7)")
     parser.add_argument("--max-rounds", type=int, help="rounds at most (default 3)")
-    parser.add_argument("--statements", nargs="+", metavar="ID", help="only these statements")
+    parser.add_argument("--statements", nargs="+", metavar="ID", help="only these statements (with --pair: these "
+                                                                      "besides the pairs; without: only the pairs)")
+    parser.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"),
+                        help="inputs where following statement A pulls against statement B, written as inputs of "
+                             "both (repeatable)")
+    parser.add_argument("--pairs", type=Path, metavar="FILE", help="pairs from a file: two statement ids a line")
+    parser.add_argument("--related-pairs", action="store_true",
+                        help="pair every statement with each of its related_statements in the spec")
     parser.add_argument("--output-dir", type=Path, default=DEFAULT_INPUTS_OUTPUT,
                         help="runs go to OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<timestamp>/")
     # Ranges from the one table (speceval.ranges): `--batch-size 0` would cut empty jobs forever.
@@ -54,6 +61,7 @@ def _run(args: argparse.Namespace) -> int:
     from speceval.cli.exits import ExitCode
     from speceval.cli.generation_command import engine_options
     from speceval.errors import ConfigError
+    from speceval.inputgen.pairs import read_pairs_file
     from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig, default_rater
     from speceval.paths import check_output_dir
     from speceval.providers.model_list import check_models
@@ -72,11 +80,14 @@ def _run(args: argparse.Namespace) -> int:
         check_output_dir(args.output_dir, "--output-dir")
         generator_org = resolve_org(args.generator_model, args.generator_org).org
         rater = args.rater_model or default_rater(generator_org, args.offline) or args.generator_model
+        pairs = [*(args.pair or []), *(read_pairs_file(args.pairs) if args.pairs else [])]
+        statements = args.statements or ([] if pairs or args.related_pairs else None)
         config = InputGenerationConfig(
             spec_path=args.spec_path, spec_name=args.spec_name, generator_model=args.generator_model,
             generator_org=args.generator_org, rater_model=rater, rater_org=args.rater_org if args.rater_model else None,
             **{name: getattr(args, name) for name in _RECORDED if getattr(args, name) is not None},
-            statements=args.statements, output_dir=args.output_dir, offline=args.offline,
+            statements=statements, pairs=pairs or None, related_pairs=args.related_pairs,
+            output_dir=args.output_dir, offline=args.offline,
             engine=engine_options(args, None, args.offline))
         pipeline = BatchedInputGenerationPipeline(config)  # every check, before anything is written
     config = pipeline.config
@@ -89,8 +100,9 @@ def _run(args: argparse.Namespace) -> int:
     if config.offline:
         console.print(synthetic_banner())
     same = " (the same model rates its own proposals)" if pipeline.same_model else ""
+    in_tension = f" and {len(pipeline.pairs)} pair(s) in tension" if pipeline.pairs else ""
     console.print(f"{'Resuming' if pipeline.resuming else 'Starting'} input generation for "
-                  f"{len(pipeline.statements)} statement(s), {config.per_statement} each: generator "
+                  f"{len(pipeline.statements)} statement(s){in_tension}, {config.per_statement} each: generator "
                   f"{config.generator_model}, rater {config.rater_model}{same}; run directory {pipeline.run_dir}")
     if args.dry_run:
         with pipeline.connect() as (generator, _):
@@ -107,7 +119,8 @@ def _run(args: argparse.Namespace) -> int:
         report_stop(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: "
                     f"{resume_command}")
         return ExitCode.STOPPED
-    stdout.print(f"Kept {sum(summary.kept.values())} input(s); {summary.reached} of {len(summary.kept)} statement(s) "
+    targets = "statement(s) and pair(s)" if pipeline.pairs else "statement(s)"
+    stdout.print(f"Kept {sum(summary.kept.values())} input(s); {summary.reached} of {len(summary.kept)} {targets} "
                  f"reached {summary.target}; {summary.proposals} proposal(s), {summary.duplicates} duplicate(s) "
                  f"dropped, {summary.rated} rated, {summary.rounds} round(s).")
     for statement_id, kept in summary.kept.items():

@@ -22,6 +22,9 @@ def register(commands: Any) -> None:
     report.add_argument("--min-canary-accuracy", type=_share, metavar="SHARE",
                         help="flag judges that get less than this share (0–1) of the spec's own example responses "
                              "right")
+    for name, rule in _HEALTH_FLAGS.items():
+        report.add_argument(f"--health-{name.replace('_', '-')}", dest=f"health_{name}", type=_share, metavar="SHARE",
+                            help=f"spec health: {rule} (docs/spec-health.md)")
     report.set_defaults(handler=_report)
     sheet = commands.add_parser("label-sheet", help="a CSV of sampled answers for a person to label")
     sheet.add_argument("paths", nargs="+", type=Path, help="folders holding compliance runs")
@@ -41,6 +44,16 @@ def register(commands: Any) -> None:
     export.set_defaults(handler=_export)
 
 
+_HEALTH_FLAGS = {
+    "disagreement": "flag judges_disagree when the judges' disagreement interval is above this (default 0.2)",
+    "fail_below": "flag all_fail when every candidate's interval is below this rate (default 0.5)",
+    "pass_above": "flag all_pass when every candidate's interval is above this rate (default 0.9)",
+    "spread": "flag model_dependent when the highest − lowest candidate's interval is above this (default 0)",
+    "split": "an input splits the candidates when the SD of their compliance on it is at least this (default 0.4)",
+}
+"""The spec-health thresholds as flags (`HealthThresholds` holds the defaults; kept light for --help)."""
+
+
 def _share(text: str) -> float:
     try:
         value = float(text)
@@ -56,13 +69,20 @@ def _report(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from speceval.analysis.rendering.report import build_report
+    from speceval.analysis.tables.health_records import HealthThresholds
     from speceval.batch.costs import PriceTable
     from speceval.cli.console import console, stdout
     from speceval.paths import check_output_dir
 
     check_output_dir(args.out, "--out")
+    given = {name: getattr(args, f"health_{name}") for name in _HEALTH_FLAGS
+             if getattr(args, f"health_{name}") is not None}
+    if given.get("split", 0.0) > 0.5:
+        raise ConfigError(f"--health-split {given['split']} is above 0.5, the largest SD compliance values in 0–1 "
+                          "can have")
+    health = HealthThresholds(**given)
     summary = build_report(args.paths, args.out, PriceTable.load(args.prices), labels=args.labels,
-                           min_canary_accuracy=args.min_canary_accuracy)
+                           min_canary_accuracy=args.min_canary_accuracy, health=health)
     if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
         console.print("[bold yellow]warning:[/] --min-canary-accuracy checked nothing: no judge under these "
@@ -90,6 +110,12 @@ def _report(args: argparse.Namespace) -> int:
             stdout.print(f"[bold red]Judge {accuracy.judge} (spec {accuracy.spec}) got {_fmt(accuracy.accuracy)} of "
                          f"the spec's example responses right, below --min-canary-accuracy "
                          f"{args.min_canary_accuracy}[/]")
+    flagged = [s for s in summary.data.health.statements if s.flags]
+    if flagged:
+        stdout.print(f"Spec health: {len(flagged)} of {len(summary.data.health.statements)} statement(s) flagged "
+                     "(statement_health.csv; docs/spec-health.md): " + "; ".join(
+                         f"{s.statement_id} ({', '.join(s.flags)})" for s in flagged[:5])
+                     + (" ..." if len(flagged) > 5 else ""))
     stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it)")
     return 0
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from speceval.experiments.config import ExperimentConfig
 
-REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics"})
+REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics", "health"})
 """Experiment keys that change only what the report shows: adding human labels after a run is the normal order."""
 
 CHANGEABLE_KEYS = REPORT_ONLY_KEYS | {"budget_usd", "cost_per_run_limit", "engine.poll_interval"}

@@ -5,10 +5,21 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, StringConstraints, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    Tag,
+    model_serializer,
+    model_validator,
+)
 
+from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Scope
 from speceval.endpoint_keys import EndpointKeys
@@ -79,6 +90,18 @@ class InputsBlock(_Strict):
     per_statement: int = Field(default=10, ge=1, le=1000, strict=True)
     rating_threshold: int = Field(default=7, ge=1, le=10, strict=True)
     max_rounds: int = Field(default=3, ge=1, le=50, strict=True)
+    pairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | Literal["related"] | None = Field(
+        default=None, description="statements in tension: pairs [A, B] (or `related`: each statement with its "
+                                  "related_statements) whose inputs make following A pull against B, written as "
+                                  "inputs of both, beside every statement's own (docs/spec-health.md)")
+
+    @model_serializer(mode="wrap")
+    def _pairs_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An experiment started before `pairs` existed keeps its grid digest (runner.grid_digest) when unset.
+        data: dict[str, Any] = handler(self)
+        if self.pairs is None:
+            data.pop("pairs", None)
+        return data
 
     def models(self) -> list[tuple[str, ModelEntry]]:
         """(key, entry) of the generator and the rater, for the checks every model of the file gets."""
@@ -204,6 +227,8 @@ class ExperimentConfig(_Strict):
     budget_usd: BudgetUsd | None = None
     min_canary_accuracy: float | None = Field(default=None, ge=0, le=1, description="flag judges that get less "
                                               "than this share of the spec's own example responses right")
+    health: HealthThresholds = Field(default_factory=HealthThresholds, description="the lines the report's spec-health "
+                                     "flags are drawn at (docs/spec-health.md)")
     labels: Path | None = Field(default=None, description="a filled label sheet (speceval label-sheet) for the "
                                 "report's human agreement and PPI rates (relative to the file)")
     offline: bool = False

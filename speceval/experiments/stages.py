@@ -152,6 +152,7 @@ def inputs_config(block: InputsBlock, spec_path: Path, base: Path, *, offline: b
         rater_model=block.rater or default_rater(resolve_org(block.generator, block.generator_org).org, offline)
         or block.generator, rater_org=block.rater_org if block.rater else None,
         per_statement=block.per_statement, rating_threshold=block.rating_threshold, max_rounds=block.max_rounds,
+        pairs=block.pairs if isinstance(block.pairs, list) else None, related_pairs=block.pairs == "related",
         output_dir=base, offline=offline, engine=engine or EngineOptions())
 
 
@@ -417,7 +418,8 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
 
         labels = ctx.resolve(ctx.config.labels) if ctx.config.labels is not None else None
         built = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,
-                             min_canary_accuracy=ctx.config.min_canary_accuracy, metrics=ctx.config.metrics)
+                             min_canary_accuracy=ctx.config.min_canary_accuracy, metrics=ctx.config.metrics,
+                             health=ctx.config.health)
         if ctx.config.min_canary_accuracy is not None and not built.data.judge_accuracy:
             logger.warning("min_canary_accuracy checked nothing: no judge of %s judged the spec's example responses "
                            "(categorical judges have none, and a spec without examples gives none)", ctx.config_path)

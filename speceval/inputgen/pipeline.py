@@ -35,7 +35,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.manifest import (
     MANIFEST_NAME,
@@ -53,11 +52,19 @@ from speceval.defaults import DEFAULT_INPUTS_OUTPUT, DEFAULT_MAX_TOKENS
 from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
-from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
-from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate, InputsFile, InputsMetadata
+from speceval.inputgen.outputs import KeptByTarget, templates, write_outputs
+from speceval.inputgen.pairs import (
+    Target,
+    related_pairs,
+    resolve_pairs,
+    target_generator_prompt,
+    target_rater_prompt,
+)
+from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE
+from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate
 from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
-from speceval.paths import safe_filename, safe_path
+from speceval.paths import safe_filename
 from speceval.pipelines.models import use_model
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, Statement, load_spec
@@ -103,7 +110,9 @@ class InputGenerationConfig:
         spec_path: the spec JSONL; spec_name: its label in the output path (default: the file's stem).
         generator_model / rater_model: who proposes inputs and who rates them (orgs from the names, or given).
         per_statement: inputs to keep per statement (N); rating_threshold: the lowest rating kept (1–10).
-        max_rounds: rounds at most; statements: a subset of statement ids (default: all).
+        max_rounds: rounds at most; statements: a subset of statement ids (None: all; []: none, only pairs).
+        pairs: pairs of statement ids to write inputs in tension for; related_pairs: also every statement with its
+            `related_statements` (see `speceval.inputgen.pairs`).
         output_dir: runs go to `{output_dir}/{spec}/input_judge/{generator}x{rater}/{timestamp}/`.
         max_tokens: per answer; engine: batch size, polling, timeout, retries and the budget; offline: emulator.
     """
@@ -119,6 +128,8 @@ class InputGenerationConfig:
     rating_threshold: int = 7
     max_rounds: int = 3
     statements: list[str] | None = None
+    pairs: list[list[str]] | None = None
+    related_pairs: bool = False
     max_tokens: int = DEFAULT_MAX_TOKENS
     engine: EngineOptions = field(default_factory=EngineOptions)
     offline: bool = False
@@ -131,8 +142,10 @@ class InputGenerationConfig:
         """The settings a resume must reuse (run.json `parameters.config`)."""
         keep = ("generator_model", "rater_model", "generator_org", "rater_org", "per_statement", "rating_threshold",
                 "max_rounds", "statements", "max_tokens", "offline")
-        return {key: getattr(self, key) for key in keep} | {"spec_path": str(Path(self.spec_path).resolve()),
-                                                          "spec_name": self.spec_name}
+        # Pairs only when asked: a run started before they existed resumes with the settings it recorded.
+        pairs = {key: getattr(self, key) for key in ("pairs", "related_pairs") if getattr(self, key)}
+        return {key: getattr(self, key) for key in keep} | pairs | {
+            "spec_path": str(Path(self.spec_path).resolve()), "spec_name": self.spec_name}
 
 
 class InputGenerationSummary(BaseModel):
@@ -165,6 +178,8 @@ def check_config(config: InputGenerationConfig, spec: Specification) -> list[Sta
         raise ConfigError(f"the spec {config.spec_path} has no statements: nothing to generate inputs for")
     if config.statements is None:
         return list(spec.statements)
+    if not config.statements and not (config.pairs or config.related_pairs):
+        raise ConfigError("no statements and no pairs: nothing to generate inputs for")
     unknown = [s for s in config.statements if s not in spec.ids]
     if unknown:
         raise ConfigError(f"--statements: {', '.join(repr(s) for s in unknown)} not in the spec {config.spec_path}")
@@ -179,6 +194,9 @@ class BatchedInputGenerationPipeline:
         self.spec = load_spec(config.spec_path)
         self.spec_name = config.spec_name or self.spec.name
         self.statements = check_config(config, self.spec)
+        self.pairs = resolve_pairs(self.spec, [*(config.pairs or []), *(related_pairs(self.spec)
+                                                                      if config.related_pairs else [])], "--pair")
+        self.targets: list[Target] = [*self.statements, *self.pairs]
         self.generator_org = resolve_org(config.generator_model, config.generator_org).org
         self.rater_org = resolve_org(config.rater_model, config.rater_org).org
         for org, flag in ((self.generator_org, "--generator-org"), (self.rater_org, "--rater-org")):
@@ -217,7 +235,7 @@ class BatchedInputGenerationPipeline:
             with self.connect(generator, rater) as (generator_model, rater_model):
                 state = _State(self)
                 for number in range(1, self.config.max_rounds + 1):
-                    short = [s for s in self.statements if state.needed(s.id) > 0]
+                    short = [s for s in self.targets if state.needed(s.id) > 0]
                     if not short:
                         break
                     state.rounds = number
@@ -234,14 +252,18 @@ class BatchedInputGenerationPipeline:
             manifest.save(self.run_dir)
             raise
         finished = all(s.finished for s in engine_summaries)
-        self._write_outputs(state)
+        write_outputs(self.run_dir, self.targets, KeptByTarget(
+            state.records, state.kept_records, state.rounds_of,
+            {t.id: state.shortfall(t.id) if state.needed(t.id) > 0 else None for t in self.targets}),
+            spec_path=self.config.spec_path, generator=self.config.generator_model, rater=self.config.rater_model,
+            threshold=self.config.rating_threshold, per_target=self.config.per_statement, same_model=self.same_model)
         manifest.status = "finished" if finished else "stopped"
         manifest.parameters["rounds"] = state.rounds
         manifest.save(self.run_dir)
         records = state.records
         return InputGenerationSummary(
             run_dir=self.run_dir, finished=finished, rounds=state.rounds,
-            kept={s.id: len(state.kept[s.id]) for s in self.statements}, target=self.config.per_statement,
+            kept={s.id: len(state.kept[s.id]) for s in self.targets}, target=self.config.per_statement,
             proposals=sum(r.text is not None for r in records),
             duplicates=sum(r.fate in (Fate.DUPLICATE, Fate.COPIES_SPEC_EXAMPLE) for r in records),
             rated=sum(r.rating is not None for r in records), engine=engine_summaries,
@@ -272,7 +294,7 @@ class BatchedInputGenerationPipeline:
         these."""
         self.write_manifest()
         state = _State(self)
-        items = self._generator_items(state, [s for s in self.statements if state.needed(s.id) > 0])
+        items = self._generator_items(state, [s for s in self.targets if state.needed(s.id) > 0])
         directory = self._stage_dir(1, "generate")
         intents = BatchEngine(generator, self._stage_store(1, "generate"), self.config.engine).plan(items)
         return [(directory, intent) for intent in intents]
@@ -280,12 +302,11 @@ class BatchedInputGenerationPipeline:
     @property
     def max_ratings_per_round(self) -> int:
         """Rating requests of a first round at most (every proposal asked for, none a duplicate)."""
-        return len(self.statements) * min(MAX_ASK, OVERASK * self.config.per_statement)
+        return len(self.targets) * min(MAX_ASK, OVERASK * self.config.per_statement)
 
-    def _generator_items(self, state: _State, statements: list[Statement]) -> list[PromptItem]:
-        return [PromptItem(statement_id=s.id, original_index=0,
-                           input_text=generator_prompt(s, state.kept[s.id], min(MAX_ASK, OVERASK * state.needed(s.id))))
-                for s in statements]
+    def _generator_items(self, state: _State, targets: list[Target]) -> list[PromptItem]:
+        return [PromptItem(statement_id=t.id, original_index=0, input_text=target_generator_prompt(
+                    t, state.kept[t.id], min(MAX_ASK, OVERASK * state.needed(t.id)))) for t in targets]
 
     def _stage_dir(self, number: int, stage: str) -> Path:
         return self.run_dir / f"round_{number}" / stage
@@ -332,8 +353,9 @@ class BatchedInputGenerationPipeline:
                 model_name=self.config.generator_model, provider=self.generator_org, offline=self.config.offline,
                 parameters={"config": self.config.recorded(), "rater_provider": self.rater_org,
                             "same_model": self.same_model, "engine": self.config.engine.recorded(),
-                            "templates": [GENERATOR_TEMPLATE, RATER_TEMPLATE],
-                            "statements": [s.id for s in self.statements]},
+                            "templates": templates(self.pairs),
+                            "statements": [s.id for s in self.statements],
+                            "pairs": [list(p.ids) for p in self.pairs]},
                 versions=software_versions(), git_commit=git_commit())
         manifest.save(self.run_dir)
         return manifest
@@ -361,26 +383,6 @@ class BatchedInputGenerationPipeline:
             raise RunStateError(f"cannot resume {self.run_dir} with other settings ({', '.join(changed)} differ); "
                                 "start a new run")
 
-    def _write_outputs(self, state: _State) -> None:
-        lines = "".join(record.model_dump_json() + "\n" for record in state.records)
-        atomic_write_bytes(self.run_dir / "candidates.jsonl", lines.encode("utf-8"))
-        stamp = datetime.now().isoformat(timespec="seconds")
-        for statement in self.statements:
-            kept = state.kept_records[statement.id]
-            composition: dict[str, int] = {}
-            for record in sorted(kept, key=lambda r: -(r.rating or 0)):
-                composition[str(record.rating)] = composition.get(str(record.rating), 0) + 1
-            short = len(kept) < self.config.per_statement
-            metadata = InputsMetadata(
-                timestamp=stamp, evaluator_model=self.config.rater_model, rating_threshold=self.config.rating_threshold,
-                num_questions_target=self.config.per_statement, final_question_count=len(kept),
-                final_rating_composition=composition, source_file=str(Path(self.config.spec_path).resolve()),
-                generator_model=self.config.generator_model, rounds=state.rounds_of[statement.id],
-                prompt_versions=[GENERATOR_TEMPLATE, RATER_TEMPLATE], same_model=self.same_model,
-                shortfall_reason=state.shortfall(statement.id) if short else None)
-            atomic_write_json(safe_path(self.run_dir / "inputs", statement.id, ".json"),
-                              InputsFile(inputs=[r.text or "" for r in kept], metadata=metadata))
-
 
 class _State:
     """Everything decided so far, rebuilt from the answers on disk round by round."""
@@ -390,9 +392,9 @@ class _State:
         self.config = pipeline.config
         self.rounds = 0
         self.records: list[CandidateRecord] = []
-        self.kept: dict[str, list[str]] = {s.id: [] for s in pipeline.statements}
-        self.kept_records: dict[str, list[CandidateRecord]] = {s.id: [] for s in pipeline.statements}
-        self.rounds_of: dict[str, int] = {s.id: 0 for s in pipeline.statements}
+        self.kept: dict[str, list[str]] = {t.id: [] for t in pipeline.targets}
+        self.kept_records: dict[str, list[CandidateRecord]] = {t.id: [] for t in pipeline.targets}
+        self.rounds_of: dict[str, int] = {t.id: 0 for t in pipeline.targets}
         self.seen = DuplicateIndex()  # kept inputs of the whole spec, and this round's proposals sent for rating
         self.examples = [(words(e.user_query), f"spec example {s.id}#{n}") for s in pipeline.spec.statements
                          for n, e in enumerate(s.metadata.examples, start=1) if e.user_query]
@@ -401,7 +403,7 @@ class _State:
     def needed(self, statement_id: str) -> int:
         return self.config.per_statement - len(self.kept[statement_id])
 
-    def propose(self, number: int, statements: list[Statement], store: RunStore) -> list[PromptItem]:
+    def propose(self, number: int, statements: list[Target], store: RunStore) -> list[PromptItem]:
         """Read the round's proposals, drop duplicates, and return the rating requests of the rest."""
         round_seen = DuplicateIndex()
         items: list[PromptItem] = []
@@ -434,7 +436,7 @@ class _State:
                     round_seen.add(proposal.text, f"round {number} {statement.id}#{index}")
                     pending.append(record)
                     items.append(PromptItem(statement_id=statement.id, original_index=index,
-                                            input_text=rater_prompt(statement, proposal.text)))
+                                            input_text=target_rater_prompt(statement, proposal.text)))
                 self.records.append(record)
         return items
 

@@ -7,6 +7,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
+from speceval.inputgen.pairs import PairRecord
+
 RUN_KIND = "input_generation"
 """The `kind` in an inputs run's `run.json`."""
 
@@ -64,6 +66,8 @@ class InputsMetadata(BaseModel):
     prompt_versions: list[str]
     same_model: bool = Field(description="generator and rater are the same model (the rater grades its own work)")
     shortfall_reason: str | None = Field(default=None, description="why fewer than num_questions_target were kept")
+    pairs: list[PairRecord] = Field(default_factory=list, description="inputs written for a pair of statements in "
+                                                                     "tension with this one (`--pair`)")
 
 
 class InputsFile(BaseModel):

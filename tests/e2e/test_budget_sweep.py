@@ -186,7 +186,7 @@ def test_a_realtime_run_whose_bound_passes_the_budget_but_spend_fits_finishes(tm
             "--pregenerated-inputs-dir",
             str(SAMPLE_INPUTS),
             "--model-name",
-            "claude-sonnet-4-5",
+            "claude-sonnet-4-6",
             "--realtime",
             "--offline",
             "--output-base-dir",

@@ -50,7 +50,7 @@ def test_a_metric_over_a_judge_that_is_not_one_is_refused(tmp_path, capsys) -> N
 
 def test_a_limit_over_a_model_without_a_price_is_refused_naming_the_key(tmp_path, capsys) -> None:
     text = GRID.replace("gpt-4.1-mini-2025-04-14", "gpt-4.1-mini-2025-04-14\n    org: openai").replace(
-        "  - model: claude-3-5-haiku-20241022\n", "  - model: ft:gpt-unpriced-custom\n    org: openai\n"
+        "  - model: claude-haiku-4-5-20251001\n", "  - model: ft:gpt-unpriced-custom\n    org: openai\n"
     )
     shown = _refused(tmp_path, text + "cost_per_run_limit: 1\n", capsys)
     assert "cost_per_run_limit needs a price" in shown and "ft:gpt-unpriced-custom" in shown

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.checks import distinct_roots
 from speceval.analysis.reading.columns import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
 from speceval.analysis.rendering.samples import ranking_samples, sample_records
 from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
@@ -32,10 +33,13 @@ from speceval.analysis.tables.categories import (
     category_differences,
     category_distribution,
 )
+from speceval.analysis.tables.health import statement_health
+from speceval.analysis.tables.health_records import Health, HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.tables.judge_quality import (
     HumanAgreement,
+    LabelTally,
     Leniency,
     PpiRate,
     human_agreement,
@@ -55,6 +59,7 @@ from speceval.analysis.tables.rankings import (
     win_rates,
 )
 from speceval.analysis.tables.rates import Agreement, ComplianceRate, compliance_rates, judge_agreement
+from speceval.analysis.tables.tension import pair_compliance
 from speceval.analysis.tables.turns import TurnRate, turn_rates
 from speceval.analysis.tables.variations import (
     Breakdown,
@@ -146,6 +151,7 @@ class ReportData(BaseModel):
     skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
     ranking_samples: list[dict[str, str]] = Field(default_factory=list, description="comparisons shown in the page")
     ranking_total: int = 0
+    health: Health = Field(default_factory=Health, description="per statement: does the spec need work here")
 
     @property
     def data_banner(self) -> str | None:
@@ -163,10 +169,12 @@ class ReportData(BaseModel):
 
 
 def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
-            min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None) -> ReportData:
+            min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None,
+            health: HealthThresholds | None = None) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
-    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged. A folder given twice,
-    or inside another given folder, is read once."""
+    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged, and statements by the
+    rules of `speceval.analysis.tables.health` at the `health` thresholds. A folder given twice, or inside another
+    given folder, is read once."""
     paths = distinct_roots(paths)
     verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
@@ -200,6 +208,11 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     per_statement = compliance_rates(both, per_statement=True)
     by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
+    # Labels match answers by their texts: with labels, the judges' verdicts are read again a file at a time,
+    # each kept as its verdict and its label only (`labelled_tally`): for PPI, agreement, and per statement.
+    tally = labelled_tally(paths, labels_path) if labels_path is not None else None
+    spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy, tally)
+    spec_health.pairs = pair_compliance(judges, pair_inputs(paths))
     shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
     samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
                                            else shown, panel)
@@ -210,14 +223,14 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         win_rates=win_rates(rankings), bradley_terry=strengths(rankings),
         position_consistency=position_consistency(rankings),
         costs=costs, stages=_stage_counts(manifests, costs),
-        sent=_sent_settings(manifests), **_labelled(paths, labels_path),
+        sent=_sent_settings(manifests), **_labelled(tally),
         judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
         min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
         metrics=metric_rows, ranking_samples=ranking_samples(rankings), ranking_total=len(rankings),
         categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
-        turn_rates=turn_rates(turn_rows),
+        turn_rates=turn_rates(turn_rows), health=spec_health,
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=kinds.overall, sources=kinds.sources, skipped=verdicts.skipped,
         synthetic_folders=len(synthetic), real_folders=len(real),
@@ -238,12 +251,10 @@ def _keyed_cost(cost: RunCost, manifest: RunManifest, roots: Sequence[Path]) -> 
                       else DEFAULT_VARIATION)
 
 
-def _labelled(paths: Sequence[Path], labels_path: Path | None) -> dict[str, Any]:
-    """Human agreement and PPI rates match labels to answers by their texts: with labels, the judges' verdicts
-    are read again a file at a time, each kept as its verdict and its label only (`labelled_tally`)."""
-    if labels_path is None:
+def _labelled(tally: LabelTally | None) -> dict[str, Any]:
+    """Human agreement and PPI rates, when there are labels."""
+    if tally is None:
         return {}
-    tally = labelled_tally(paths, labels_path)
     return {"human_agreement": human_agreement(tally), "ppi": ppi_rates(tally)}
 
 

@@ -13,6 +13,20 @@ from urllib.parse import urlencode
 import numpy as np
 
 from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.health_plot import health_scatter
+from speceval.analysis.rendering.health_section import (
+    HEALTH_HEADERS,
+    HEALTH_RAW,
+    METHODS,
+    PAIR_HEADERS,
+    PAIR_NOTE,
+    association_sentences,
+    health_table_rows,
+    judge_table_rows,
+    pair_table_rows,
+    rules_sentence,
+    thresholds_sentence,
+)
 from speceval.analysis.rendering.plots import (
     category_bars,
     heatmap,
@@ -65,7 +79,7 @@ def page_parts(data: ReportData) -> Iterator[str]:
         parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
     parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _turns(data), _metrics(data),
-              _judge_checks(data), _inputs(data), _rankings(data), _sent(data), _costs(data)]
+              _judge_checks(data), _health(data), _inputs(data), _rankings(data), _sent(data), _costs(data)]
     yield (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
            f"<style>{_STYLE}</style></head><body>")
     # The sample views carry their own heading ids: `_anchored` need not scan (and copy) them.
@@ -153,6 +167,29 @@ def _variation(data: ReportData, name: str) -> str:
         parts.append(_img(heatmap(matrix, statements, columns, "compliance per statement"),
                           f"per statement {name}"))
     return "".join(parts) + "</section>"
+
+
+def _health(data: ReportData) -> str:
+    """The "Spec health" section: which statements need work (`speceval.analysis.rendering.health_section`)."""
+    health = data.health
+    if not health.statements and not health.pairs:
+        return ""
+    parts = ['<h2 id="spec-health">Spec health</h2><p class="note">Per statement, ranked (most flags, then widest '
+             "judges' disagreement): what the verdicts say about the statement itself. "
+             f"{html.escape(rules_sentence())} "
+             f"{html.escape(thresholds_sentence(health.thresholds, health.min_canary_accuracy))} "
+             f"{html.escape(METHODS)} Links open the answers behind a number.</p>"]
+    parts += [_img(health_scatter(health.statements, spec), f"spec health, spec {spec}")
+              for spec in sorted({s.spec for s in health.statements})]
+    parts.append(_table(HEALTH_HEADERS, health_table_rows(data), raw=HEALTH_RAW))
+    parts += [f'<p class="note">{html.escape(sentence)}</p>' for sentence in association_sentences(data)]
+    if health.pairs:
+        parts.append(f'<h3>Statements in tension</h3><p class="note">{html.escape(PAIR_NOTE)}</p>'
+                     + _table(PAIR_HEADERS, pair_table_rows(data), raw={1, 2}))
+    headers, rows = judge_table_rows(data)
+    parts.append("<details><summary>Each judge on each statement: canary accuracy, leniency, human labels</summary>"
+                 + _table(headers, rows) + "</details>")
+    return "".join(parts)
 
 
 def _paired(data: ReportData) -> str:

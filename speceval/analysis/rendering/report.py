@@ -12,9 +12,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from speceval.analysis.rendering.data import ReportCost, ReportData, StageCounts, compute
+from speceval.analysis.rendering.health_section import health_csv_rows
 from speceval.analysis.rendering.page import page_parts
 from speceval.analysis.rendering.summary import render_summary
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
+from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow
 from speceval.analysis.tables.judge_checks import JudgeCheck
 from speceval.analysis.tables.judge_quality import HumanAgreement, Leniency, PpiRate
@@ -42,10 +44,12 @@ class ReportSummary(BaseModel):
 
 def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None,
                  labels: Path | None = None, min_canary_accuracy: float | None = None,
-                 metrics: dict[str, MetricSpec] | None = None) -> ReportSummary:
+                 metrics: dict[str, MetricSpec] | None = None, health: HealthThresholds | None = None
+                 ) -> ReportSummary:
     """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files; a judge
-    whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged."""
-    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics)
+    whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged, and so are statements by
+    the spec-health rules at the `health` thresholds."""
+    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics, health)
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
@@ -85,6 +89,12 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         ("ppi.csv", data.ppi, PpiRate, labelled),
     ]
     csv_paths = [_csv(name, records, model) for name, records, model, written in tables if written]
+    if data.health.statements:
+        # Rows of two shapes in one table (statements, then pairs of statements in tension): keyed as they are.
+        health_tables = [("statement_health.csv", health_csv_rows(data.health)),
+                         ("statement_health_judges.csv", [j.model_dump() for j in data.health.judges])]
+        csv_paths += [_write_csv(out_dir / name, keyed_rows(name, rows, kinds), keyed_columns(name, rows[0]))
+                      for name, rows in health_tables]
     html_path = out_dir / "report.html"
     atomic_write_lines(html_path, (part.encode("utf-8") for part in page_parts(data)))
     summary_path = out_dir / "summary.md"

@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from speceval.analysis.rendering.health_section import health_markdown
 from speceval.analysis.statistics.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
 from speceval.analysis.tables.panel import TIES_RULE
@@ -35,6 +36,7 @@ def render_summary(data: ReportData) -> str:
     lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
     lines += ["# speceval results", ""]
     lines += _headline(data) + _paired(data) + _win_rates(data) + _agreement(data) + _judge_checks(data)
+    lines += health_markdown(data)
     lines += _setup(data) + _details(data)
     lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
               "counted separately. Intervals are 95%: " + interval_methods(), ""]

@@ -277,18 +277,23 @@ class LabelTally:
 
     def __init__(self) -> None:
         self.groups: dict[tuple[str, str, str], tuple[array[int], array[int]]] = {}
+        self.labelled_statements: dict[tuple[str, str, str], list[str]] = {}
+        """Per group: the statement of each labelled verdict, in order (spec health's agreement per statement)."""
 
-    def add(self, key: tuple[str, str, str], compliant: bool, label: bool | None) -> None:
+    def add(self, key: tuple[str, str, str], compliant: bool, label: bool | None, statement: str = "") -> None:
         verdicts, labels = self.groups.setdefault(key, (array("b"), array("b")))
         verdicts.append(int(compliant))
         labels.append(UNLABELLED if label is None else int(label))
+        if label is not None:
+            self.labelled_statements.setdefault(key, []).append(statement)
 
     @classmethod
     def of_rows(cls, rows: Iterable[ComplianceRow], labels: dict[str, bool]) -> LabelTally:
         tally = cls()
         for row in rows:
             if _judged(row):
-                tally.add((row.spec, row.judge, row.model), bool(row.compliant), labels.get(item_id(row)))
+                tally.add((row.spec, row.judge, row.model), bool(row.compliant), labels.get(item_id(row)),
+                          row.statement_id)
         return tally
 
     def arrays(self) -> list[tuple[tuple[str, str, str], np.ndarray, np.ndarray]]:

@@ -40,6 +40,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     verdicts: dict[_Key, tuple[array[int], array[int], array[int], array[int]]] = {}
     # Labels matched, per (spec, judge, candidate), outside an experiment or not, as read or by settings.
     matched: dict[tuple[_Key, bool, bool], set[str]] = defaultdict(set)
+    statement_of: dict[str, str] = {}
     for _, rows, _ in walk(paths, Found(), keep=False, rankings=_not_read):
         for row in rows:
             key = (row.spec, row.judge, row.model)
@@ -53,6 +54,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             for by_settings, item in ((False, plain), (True, apart)):
                 if item in wanted:
                     matched[(key, default, by_settings)].add(item)
+                    statement_of[item] = row.statement_id  # an answer (its item) is of one statement
             if row.outcome == "judged" and row.compliant is not None:
                 f, as_read, as_settings, outside = verdicts.setdefault(
                     key, (array("b"), array("i"), array("i"), array("b")))
@@ -71,7 +73,8 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     for key, (f, as_read, as_settings, outside) in sorted(verdicts.items()):
         for verdict, read_code, settings_code, was_outside in zip(f, as_read, as_settings, outside, strict=True):
             code = settings_code if was_outside and key in mixed else read_code
-            tally.add(key, bool(verdict), None if code == _NONE else labels.get(names[code]))
+            tally.add(key, bool(verdict), None if code == _NONE else labels.get(names[code]),
+                      "" if code == _NONE else statement_of[names[code]])
     return tally
 
 

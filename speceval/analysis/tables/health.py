@@ -1,0 +1,359 @@
+"""Spec health (issue 38): per spec and statement, whether the statement itself needs work, from the verdicts a report
+already folds: do the judges disagree on it, do all candidates fail (or pass) it, does it split the candidates,
+can its judges be trusted on it (the spec's own examples), and how lenient each judge is on it.
+
+Every rule behind a flag is written in `RULES` (the docs quote them). One statement's verdicts are laid out as an
+answers × judges matrix of codes (an answer: candidate, variation, run, input, output), from which disagreement,
+kappa and leniency are read; nothing per verdict but arrays.
+
+Cross-candidate disagreement (`speceval.analysis.tables.candidate_split`) follows the measure of "Stress-testing
+model specs" (arXiv 2510.07686): per input, the spread of the candidates' compliance; where candidates split, the
+spec may leave the right answer open.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped
+from speceval.analysis.reading.rows import CanaryRow
+from speceval.analysis.statistics.clustered import (
+    PAIRED,
+    WILSON,
+    dense_codes,
+    mean_interval_codes,
+    paired_difference_codes,
+    rate_interval_codes,
+)
+from speceval.analysis.statistics.codes import dense, first_seen
+from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
+from speceval.analysis.tables.candidate_split import associations, split_shares
+from speceval.analysis.tables.health_records import (
+    FLAGS,
+    Health,
+    HealthThresholds,
+    JudgeOnStatement,
+    StatementHealth,
+)
+from speceval.analysis.tables.judge_quality import PANEL, UNLABELLED, LabelTally
+
+# The per-spec agreement's kappa from sums and its bootstrap: one mechanism, used here per statement.
+from speceval.analysis.tables.rates import _cohen_from_counts as cohen_from_counts
+from speceval.analysis.tables.rates import _fleiss_from_sums as fleiss_from_sums
+from speceval.analysis.tables.rates import _kappa_interval as kappa_interval
+
+
+class _Cell(NamedTuple):
+    """One candidate and variation on one statement: every judge's verdicts pooled, clustered by input."""
+
+    candidate: str
+    variation: str
+    code: int
+    rate: float
+    ci_low: float | None
+    ci_high: float | None
+    method: str | None
+
+
+def statement_health(
+    c: VerdictColumns,
+    canaries: list[CanaryRow],
+    thresholds: HealthThresholds | None = None,
+    min_canary_accuracy: float | None = None,
+    labels: LabelTally | None = None,
+) -> Health:
+    """The health of every statement with binary verdicts in `c` (the judges' columns: a panel's are skipped),
+    ranked: most flags first, then widest disagreement; with human `labels`, each judge's agreement with them on
+    each statement."""
+    thresholds = thresholds or HealthThresholds()
+    mask = c.is_outcome("judged") & (c.compliant != NO_VERDICT)
+    if PANEL in c.names("judge"):
+        mask &= c.fact("judge") != c.code_of("judge", PANEL)
+    canary_groups: dict[tuple[str, str], list[CanaryRow]] = defaultdict(list)
+    for row in canaries:
+        canary_groups[(row.spec, row.statement_id)].append(row)
+    statements, judges = [], []
+    keys = grouped(c, np.flatnonzero(mask), "spec", "statement_id")
+    for (spec, statement), rows in keys:
+        found, per_judge = _one_statement(
+            c, spec, statement, rows, canary_groups.pop((spec, statement), []), thresholds, min_canary_accuracy
+        )
+        statements.append(found)
+        judges += per_judge
+    statements.sort(key=lambda s: (-s.flag_count, -(s.disagreement or 0.0), s.spec, s.statement_id))
+    if labels is not None:
+        judges = [_with_labels(j, labels) for j in judges]
+    return Health(
+        statements=statements,
+        judges=judges,
+        association=associations([(s.spec, s.split_share, s.all_fail_share) for s in statements]),
+        thresholds=thresholds,
+        min_canary_accuracy=min_canary_accuracy,
+    )
+
+
+def _one_statement(
+    c: VerdictColumns,
+    spec: str,
+    statement: str,
+    rows: np.ndarray,
+    canaries: list[CanaryRow],
+    thresholds: HealthThresholds,
+    minimum: float | None,
+) -> tuple[StatementHealth, list[JudgeOnStatement]]:
+    judge_codes = c.fact("judge", rows)
+    present = np.unique(judge_codes)
+    cell = dense(c.fact("model", rows), c.fact("variation", rows))
+    answer = dense(cell, c.runs(rows), c.input[rows], c.output[rows])
+    clusters = c.cluster()[rows]
+    compliant = (c.compliant[rows] == 1).astype(np.int8)
+    # answers × judges: 1 compliant, 0 not, -1 no verdict (a judge's last verdict on an answer, as elsewhere).
+    matrix = np.full((int(answer.max()) + 1, len(present)), -1, dtype=np.int8)
+    matrix[answer, np.searchsorted(present, judge_codes)] = compliant
+    answer_cluster = np.zeros(len(matrix), dtype=clusters.dtype)
+    answer_cluster[answer] = clusters
+    disagreement = _disagreement(matrix, answer_cluster)
+    complete = (matrix >= 0).all(axis=1)
+    several_judges = len(present) > 1
+    kappa = _kappa(matrix[complete], answer_cluster[complete]) if several_judges else {}
+    leniency = _leniency(matrix[complete], answer_cluster[complete]) if several_judges else {}
+    names = [str(c.names("judge")[code]) for code in present]
+    per_judge = [
+        _judge_on(spec, statement, judge, canaries, leniency.get(local), int(complete.sum()), minimum)
+        for local, judge in enumerate(names)
+    ]
+    candidates = _candidates(c, rows, cell, compliant, clusters, thresholds)
+    accuracies = [j.canary_accuracy for j in per_judge if j.canary_accuracy is not None]
+    unreliable = [j.judge for j in per_judge if j.below_minimum]
+    lenient_values = [abs(j.leniency) for j in per_judge if j.leniency is not None]
+    spread_low = candidates.get("spread_ci_low")
+    flags = {
+        "judges_disagree": disagreement[1] is not None and disagreement[1] > thresholds.disagreement,
+        "all_fail": candidates["all_below"],
+        "all_pass": candidates["all_above"],
+        "judge_unreliable": bool(unreliable),
+        "model_dependent": spread_low is not None and spread_low > thresholds.spread,
+    }
+    raised = [name for name in FLAGS if flags[name]]
+    health = StatementHealth(
+        spec=spec,
+        statement_id=statement,
+        flags=raised,
+        flag_count=len(raised),
+        judges=len(present),
+        answers_multi_judged=disagreement[3],
+        disagreement=disagreement[0],
+        disagreement_ci_low=disagreement[1],
+        disagreement_ci_high=disagreement[2],
+        disagreement_ci_method=disagreement[4],
+        **kappa,
+        kappa_items=int(complete.sum()) if several_judges else 0,
+        **candidates,
+        min_canary_accuracy=min(accuracies) if accuracies else None,
+        unreliable_judges=unreliable,
+        max_abs_leniency=max(lenient_values) if lenient_values else None,
+    )
+    return health, per_judge
+
+
+def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatement:
+    """The judge's agreement with the human labels of this statement's answers, candidates pooled (accuracy with a
+    Wilson interval: each labelled answer one item; Cohen's kappa)."""
+    verdicts, human = [], []
+    for (spec, name, candidate), found, labelled in labels.arrays():
+        if spec == judge.spec and name == judge.judge:
+            statements = labels.labelled_statements.get((spec, name, candidate), [])
+            mine = [i for i, statement in enumerate(statements) if statement == judge.statement_id]
+            verdicts += found[labelled != UNLABELLED][mine].tolist()
+            human += labelled[labelled != UNLABELLED][mine].tolist()
+    if not verdicts:
+        return judge
+    agree = sum(a == b for a, b in zip(verdicts, human, strict=True))
+    interval = wilson_interval(agree, len(verdicts))
+    return judge.model_copy(
+        update={
+            "human_labelled": len(verdicts),
+            "human_agree": agree,
+            "human_accuracy": agree / len(verdicts),
+            "human_ci_low": interval[0] if interval else None,
+            "human_ci_high": interval[1] if interval else None,
+            "human_ci_method": WILSON if interval else None,
+            "human_kappa": cohen_kappa(verdicts, human),
+        }
+    )
+
+
+def _judge_on(
+    spec: str,
+    statement: str,
+    judge: str,
+    canaries: list[CanaryRow],
+    lenient: tuple[float, float | None, float | None] | None,
+    items: int,
+    minimum: float | None,
+) -> JudgeOnStatement:
+    """One judge on the statement: its verdicts on the statement's own examples, and its leniency there."""
+    mine = [r for r in canaries if r.judge == judge and r.correct is not None]
+    correct = sum(bool(r.correct) for r in mine)
+    accuracy = correct / len(mine) if mine else None
+    interval = wilson_interval(correct, len(mine))
+    return JudgeOnStatement(
+        spec=spec,
+        statement_id=statement,
+        judge=judge,
+        canary_judged=len(mine),
+        canary_correct=correct,
+        canary_accuracy=accuracy,
+        canary_ci_low=interval[0] if interval else None,
+        canary_ci_high=interval[1] if interval else None,
+        canary_ci_method=WILSON if interval else None,
+        below_minimum=minimum is not None and accuracy is not None and accuracy < minimum,
+        leniency_items=items if lenient else 0,
+        leniency=lenient[0] if lenient else None,
+        leniency_ci_low=lenient[1] if lenient else None,
+        leniency_ci_high=lenient[2] if lenient else None,
+        leniency_ci_method=_LENIENCY_METHOD if lenient and lenient[1] is not None else None,
+    )
+
+
+def _candidates(
+    c: VerdictColumns,
+    rows: np.ndarray,
+    cell: np.ndarray,
+    compliant: np.ndarray,
+    clusters: np.ndarray,
+    thresholds: HealthThresholds,
+) -> dict[str, Any]:
+    """The candidates' side of a statement's health: lowest and highest rate, their spread, whether all are below
+    or above the thresholds, and how often inputs split them."""
+    cells = _cells(c, rows, cell, compliant, clusters)
+    lowest = min(cells, key=lambda r: (r.rate, r.candidate, r.variation)) if cells else None
+    highest = max(cells, key=lambda r: (r.rate, r.candidate, r.variation)) if cells else None
+    several = len(cells) >= 2
+    spread = _spread(cell, compliant, clusters, lowest, highest) if lowest and highest and several else None
+    split = split_shares(cell, compliant, clusters, thresholds.split) if len(cells) >= 3 else None
+    return {
+        "candidates": len(cells),
+        **_side("lowest", lowest),
+        **_side("highest", highest),
+        "rate_ci_method": lowest.method if lowest else None,
+        "all_below": several and all(r.ci_high is not None and r.ci_high < thresholds.fail_below for r in cells),
+        "all_above": several and all(r.ci_low is not None and r.ci_low > thresholds.pass_above for r in cells),
+        "spread": spread[0] if spread else None,
+        "spread_ci_low": spread[1] if spread else None,
+        "spread_ci_high": spread[2] if spread else None,
+        "spread_ci_method": PAIRED if spread else None,
+        **(split or {"split_inputs": 0}),
+    }
+
+
+_LENIENCY_METHOD = "paired: mean of (judge − judges' mean) per answer, cluster-robust SE by input, t(G-1)"
+_Disagreement = tuple[float | None, float | None, float | None, int, str | None]
+
+
+def _disagreement(matrix: np.ndarray, answer_cluster: np.ndarray) -> _Disagreement:
+    """(share, low, high, answers, method) over the answers two or more judges gave a verdict on."""
+    verdicts = (matrix >= 0).sum(axis=1)
+    compliant = (matrix == 1).sum(axis=1)
+    multi = verdicts >= 2
+    if not multi.any():
+        return None, None, None, 0, None
+    differ = ((compliant[multi] > 0) & (compliant[multi] < verdicts[multi])).astype(float)
+    interval = rate_interval_codes(differ, dense_codes(answer_cluster[multi]))
+    if interval is None:
+        return float(differ.mean()), None, None, int(multi.sum()), None
+    return float(differ.mean()), interval[0], interval[1], int(multi.sum()), interval[2]
+
+
+def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
+    """Cohen's (two judges) or Fleiss' kappa on the answers every judge judged, with the cluster bootstrap interval
+    over inputs that the report's per-spec agreement uses (`speceval.analysis.tables.rates`)."""
+    if not len(complete):
+        return {}
+    ids = first_seen(clusters)
+    raters = complete.shape[1]
+    if raters == 2:
+        first, second = complete[:, 0] == 1, complete[:, 1] == 1
+        cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
+        return {
+            "kappa": cohen_kappa(first.tolist(), second.tolist()),
+            "kappa_kind": "Cohen",
+            **_prefixed(kappa_interval(ids, cells.astype(float), cohen_from_counts)),
+        }
+    yes = complete.sum(axis=1).astype(np.int64)
+    agreeing = (yes * (yes - 1) + (raters - yes) * (raters - yes - 1)) / (raters * (raters - 1))
+    features = np.stack([np.ones(len(yes)), agreeing, yes], axis=1)
+    return {
+        "kappa": fleiss_kappa(np.stack([yes, raters - yes], axis=1)),
+        "kappa_kind": "Fleiss",
+        **_prefixed(kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters))),
+    }
+
+
+def _prefixed(interval: dict[str, Any]) -> dict[str, Any]:
+    return {f"kappa_{key}": value for key, value in interval.items()}
+
+
+def _leniency(complete: np.ndarray, clusters: np.ndarray) -> dict[int, tuple[float, float | None, float | None]]:
+    """Per judge (column): its rate minus the judges' mean rate on the answers every judge judged, with a paired
+    interval clustered by input."""
+    if not len(complete):
+        return {}
+    values = complete.astype(float)
+    means = values.mean(axis=1)
+    codes = dense_codes(clusters)
+    found = {}
+    for column in range(values.shape[1]):
+        interval = mean_interval_codes(values[:, column] - means, codes)
+        found[column] = (
+            float((values[:, column] - means).mean()),
+            interval[0] if interval else None,
+            interval[1] if interval else None,
+        )
+    return found
+
+
+def _side(prefix: str, found: _Cell | None) -> dict[str, Any]:
+    return {
+        f"{prefix}_candidate": found.candidate if found else None,
+        f"{prefix}_variation": found.variation if found else None,
+        f"{prefix}_rate": found.rate if found else None,
+        f"{prefix}_ci_low": found.ci_low if found else None,
+        f"{prefix}_ci_high": found.ci_high if found else None,
+    }
+
+
+def _cells(
+    c: VerdictColumns, rows: np.ndarray, cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray
+) -> list[_Cell]:
+    """Every candidate and variation's rate on the statement, with its interval."""
+    found = []
+    models, variations = c.fact("model", rows), c.fact("variation", rows)
+    for code in range(int(cell.max()) + 1 if len(cell) else 0):
+        members = np.flatnonzero(cell == code)
+        values = compliant[members].astype(float)
+        interval = rate_interval_codes(values, dense_codes(clusters[members]))
+        found.append(
+            _Cell(
+                str(c.names("model")[models[members[0]]]),
+                str(c.names("variation")[variations[members[0]]]),
+                code,
+                float(values.mean()),
+                *(interval if interval else (None, None, None)),
+            )
+        )
+    return found
+
+
+def _spread(
+    cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, low: _Cell, high: _Cell
+) -> tuple[float, float | None, float | None] | None:
+    """Highest minus lowest candidate's rate on the inputs both answered, with the paired clustered interval."""
+    a, b = cell == high.code, cell == low.code
+    paired = paired_difference_codes(clusters[a], compliant[a].astype(float), clusters[b], compliant[b].astype(float))
+    if paired is None:
+        return None
+    return paired.difference, paired.ci_low, paired.ci_high

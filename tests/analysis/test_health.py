@@ -1,0 +1,117 @@
+"""Spec health's pieces on planted verdicts (the acceptance test against the independent servers is
+tests/independent/test_health_independent.py): one judge has no disagreement to measure; three judges get Fleiss'
+kappa; the cross-candidate split equals a count by hand; variations are candidates of their own; the thresholds
+move the flags exactly at their rule's line."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from speceval.analysis.reading.columns import VerdictColumns
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.stats import fleiss_kappa
+from speceval.analysis.tables.health import statement_health
+from speceval.analysis.tables.health_records import HealthThresholds
+
+
+def row(judge: str, model: str, statement: str, text: str, verdict: bool, variation: str = "default") -> ComplianceRow:
+    return ComplianceRow(
+        spec="s",
+        judge=judge,
+        model=model,
+        variation=variation,
+        statement_id=statement,
+        mode="binary",
+        prompt_version="p",
+        input=text,
+        output=f"{model}:{text}",
+        outcome="judged",
+        compliant=verdict,
+        confidence=None,
+        rating=None,
+        source="x",
+    )
+
+
+def _bit(*parts: object) -> bool:
+    return hashlib.sha256("/".join(map(str, parts)).encode()).digest()[0] % 2 == 0
+
+
+def test_one_judge_measures_no_disagreement_and_no_kappa():
+    rows = [row("j1", m, "st", f"q{i}", _bit(m, i)) for m in ("a", "b") for i in range(10)]
+    [health] = statement_health(VerdictColumns.from_rows(rows), []).statements
+    assert health.judges == 1 and health.answers_multi_judged == 0 and health.disagreement is None
+    assert health.kappa is None and "judges_disagree" not in health.flags
+
+
+def test_three_judges_get_fleiss_kappa_on_the_answers_all_three_judged():
+    rows = [row(j, m, "st", f"q{i}", _bit(j, m, i)) for j in ("j1", "j2", "j3") for m in ("a", "b") for i in range(12)]
+    rows = [r for r in rows if not (r.judge == "j3" and r.input == "q0")]  # j3 left one input out
+    [health] = statement_health(VerdictColumns.from_rows(rows), []).statements
+    import numpy as np
+
+    counts = []
+    for m in ("a", "b"):
+        for i in range(1, 12):
+            yes = sum(_bit(j, m, i) for j in ("j1", "j2", "j3"))
+            counts.append([yes, 3 - yes])
+    assert health.kappa_kind == "Fleiss" and health.kappa_items == 22
+    assert health.kappa == pytest.approx(fleiss_kappa(np.array(counts)))
+    differ = sum(0 < c[0] < 3 for c in counts) + sum(_bit("j1", m, 0) != _bit("j2", m, 0) for m in ("a", "b"))
+    assert health.answers_multi_judged == 24 and health.disagreement == pytest.approx(differ / 24)
+
+
+def test_the_cross_candidate_split_is_the_count_by_hand():
+    models = ("a", "b", "c", "d")
+    verdict = {(m, i): _bit(m, i) or m == "a" for m in models for i in range(20)}
+    rows = [row(j, m, "st", f"q{i}", verdict[(m, i)]) for j in ("j1", "j2") for m in models for i in range(20)]
+    [health] = statement_health(VerdictColumns.from_rows(rows), [], HealthThresholds(split=0.4)).statements
+    splits = fails = 0
+    for i in range(20):
+        values = [float(verdict[(m, i)]) for m in models]
+        mean = sum(values) / 4
+        splits += (sum((v - mean) ** 2 for v in values) / 4) ** 0.5 >= 0.4
+        fails += all(v < 0.5 for v in values)
+    assert health.split_inputs == 20 and health.split_share == pytest.approx(splits / 20)
+    assert health.all_fail_share == pytest.approx(fails / 20) == 0.0  # candidate a passes everything
+    assert health.split_ci_low is not None and health.split_ci_low <= splits / 20 <= health.split_ci_high
+
+
+def test_variations_are_candidates_of_their_own_and_thresholds_move_flags_at_their_line():
+    rows = [
+        row(j, "m", "st", f"q{i}", v == "good" or i % 10 == 0, variation=v)
+        for j in ("j1", "j2")
+        for v in ("good", "bad")
+        for i in range(30)
+    ]
+    columns = VerdictColumns.from_rows(rows)
+    [health] = statement_health(columns, []).statements
+    assert (health.lowest_candidate, health.lowest_variation) == ("m", "bad")
+    assert (health.highest_candidate, health.highest_variation) == ("m", "good")
+    assert health.spread == pytest.approx(0.9) and "model_dependent" in health.flags
+    low = health.spread_ci_low
+    assert low is not None
+    above = statement_health(columns, [], HealthThresholds(spread=low + 0.001)).statements[0]
+    below = statement_health(columns, [], HealthThresholds(spread=low - 0.001)).statements[0]
+    assert "model_dependent" not in above.flags and "model_dependent" in below.flags
+
+
+def test_the_health_table_keeps_no_array_per_verdict_beyond_the_columns_and_input_clusters(tmp_path):
+    """Folded like the others (issue 25): after the health table, the judges' columns hold their own arrays and a
+    cluster code per verdict, nothing else of their size."""
+    import numpy as np
+
+    from speceval.analysis.reading.fold import fold_verdicts
+    from tests.analysis.test_report_golden import fabricate
+
+    verdicts = fold_verdicts([fabricate(tmp_path / "data")])
+    columns = verdicts.columns
+    assert statement_health(columns, verdicts.canaries).statements
+    held = [
+        a
+        for a in [*vars(columns).values(), *columns._derived.values()]
+        if isinstance(a, np.ndarray) and len(a) == len(columns)
+    ]
+    assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4
