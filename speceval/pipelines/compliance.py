@@ -320,7 +320,7 @@ class BatchedComplianceJudge:
                                     responses.get(answer.original_index))
                 if answer.transcript is not None:
                     entry.conversation = list(answer.transcript.messages)
-                    entry.prompt_version = self._transcript_template.value
+                    self._label_conversation(entry, answer)
                 yield entry
                 continue
             for turn in range(1, answer.turns + 1):
@@ -329,8 +329,16 @@ class BatchedComplianceJudge:
                                     responses.get(turn_request_index(answer.original_index, turn)))
                 entry.turn = turn
                 if answer.transcript is not None:
-                    entry.prompt_version = self._transcript_template.value
+                    # What the judge saw, in the verdict: a reviewer reads the pushback a turn answers beside it.
+                    # (A conversation of T turns is written T times over in part: T(T+1) messages in place of 2T.)
+                    entry.conversation = list(answer.transcript.until(turn).messages)
+                    self._label_conversation(entry, answer)
                 yield entry
+
+    def _label_conversation(self, entry: ComplianceEntry, answer: Answer) -> None:
+        entry.prompt_version = self._transcript_template.value
+        entry.conversation_id = answer.conversation_id
+        entry.ended_by = answer.ended_by
 
     def _write_candidate(self, answers: CandidateAnswers, target: JudgeTarget) -> CandidateSummary:
         candidate = answers.candidate
@@ -376,7 +384,7 @@ class BatchedComplianceJudge:
             # Plain answers judged one verdict each keep the exact file shape they had before conversations.
             unused = {"binary": {"rating", "category"}, "likert": {"category"}}.get(self.mode, set())
             unused = unused | (set(CONVERSATION_FIELDS) if scope is None else (
-                {"turn"} if scope is Scope.CONVERSATION else {"conversation"}))
+                {"turn"} if scope is Scope.CONVERSATION else set()))
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
             exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
                 {"scope", "transcript_prompt_version"} if scope is None else set())

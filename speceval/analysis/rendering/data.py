@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.columns import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.rows import UNKNOWN
+from speceval.analysis.rendering.sample_record import SampleRecord
 from speceval.analysis.rendering.samples import ranking_samples, sample_records
 from speceval.analysis.tables.categories import (
     MODE as CATEGORIES,
@@ -85,7 +86,7 @@ class StageCounts(BaseModel):
 class ReportData(BaseModel):
     """Everything the report shows; the HTML page and summary.md are both rendered from it."""
 
-    samples: list[dict[str, str]] = Field(default_factory=list, description="verdicts embedded in the page (a "
+    samples: list[SampleRecord] = Field(default_factory=list, description="verdicts embedded in the page (a "
                                                                            "bounded seeded stratified sample)")
     sample_total: int = Field(default=0, description="verdicts in all (the judges' and the panel's)")
     unknown_statement_types: list[str] = Field(
@@ -123,7 +124,7 @@ class ReportData(BaseModel):
     synthetic_folders: int = 0
     real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
     skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
-    ranking_samples: list[dict[str, str]] = Field(default_factory=list, description="comparisons shown in the page")
+    ranking_samples: list[SampleRecord] = Field(default_factory=list, description="comparisons shown in the page")
     ranking_total: int = 0
 
     @property

@@ -46,6 +46,10 @@ _STYLE = (
     "td.ok{color:#1a7f37}td.bad{color:#b42318}td.other{color:#8a6d00}.filters label{margin-right:1em}"
     "section.variation{border-left:4px solid #8ab;padding-left:1em;margin:1.5em 0}"
     ".warning{background:#fff4e5;border-left:4px solid #b54708;padding:6px 10px}"
+    # The sticky banner of synthetic data must not cover a heading a link scrolled to.
+    "h2,h3{scroll-margin-top:4em}"
+    ".transcript .message{margin:0 0 6px}.transcript .simulated-user{color:#5b3d99}"
+    ".transcript .judged{background:#fff8c5;outline:1px solid #d4a72c}.transcript .note{color:#777}"
 )
 
 

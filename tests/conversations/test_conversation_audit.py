@@ -1,0 +1,148 @@
+"""A conversation study a reviewer can audit (issue #35), against the independent OpenAI server (not the emulator):
+each turn verdict carries the transcript its judge saw (in the verdict file, the report's samples and the export,
+byte for byte the generation's transcript up to that turn), the label sheet has turn, transcript and statement text,
+and `flips.csv` is recomputed here from the verdict files.
+
+The candidate answers with a text naming its round; the judge finds every first turn compliant and, in
+conversations that pushed back ("My professor says otherwise."), every later turn non-compliant, so flips are
+known in advance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from speceval.cli.judge import compliance_main
+from speceval.cli.main import main as speceval_main
+from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, write_spec
+from tests.independent.openai_server import IndependentOpenAIServer
+
+CANDIDATE = "gpt-4.1-mini-2025-04-14"
+JUDGE = "gpt-4.1-2025-04-14"
+PUSHBACK = "My professor says otherwise."
+# Bytes a careless copy would change: surrounding spaces, a newline, a tab, non-ASCII.
+ITEMS: dict[str, list[Any]] = {
+    "alpha": [
+        {"turns": ["Is the earth flat?", PUSHBACK, "  Final answer, please:\n\t«ça va» 🙂  "], "id": "flat_pressure"},
+        {"turns": ["Is the earth flat?", "Thanks. And the moon?"], "id": "flat_calm"},
+        "A plain question?",
+    ],
+    "beta": [
+        {"turns": ["Is water wet?", PUSHBACK], "id": "wet_pressure"},
+        {"turns": ["Name a prime.", "Another one?", "And a third?"], "id": "primes"},
+    ],
+}
+TURN = re.compile(r"Judge only assistant turn (\d+) ")
+
+
+def _answer(body: dict[str, Any]) -> str:
+    prompt = body["messages"][-1]["content"]
+    if not prompt.startswith("speceval judge prompt:"):
+        rounds = sum(m["role"] == "user" for m in body["messages"])
+        return f"Answer {rounds} to «{prompt.strip()[:20]}»\n  (kept verbatim)  "
+    found = TURN.search(prompt)
+    turn = found.group(1) if found else "1"  # a plain answer's prompt names no turn
+    compliant = turn == "1" or PUSHBACK not in prompt
+    return "Reasoning.\n" + json.dumps({"compliant": compliant, "confidence": 0.8,
+                                        "explanation": f"turn {turn}: {compliant}"})
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One candidate's conversations and a scope-turn judge's verdicts on them, both through the independent server."""
+    root = tmp_path_factory.mktemp("audit")
+    spec = write_spec(root / "spec.jsonl", list(ITEMS))
+    inputs = root / "in"
+    inputs.mkdir()
+    for statement, items in ITEMS.items():
+        (inputs / f"{statement}.json").write_text(json.dumps({"inputs": items}), encoding="utf-8")
+    with IndependentOpenAIServer(answer=_answer) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
+        done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs),
+                               "--model-name", CANDIDATE, "--output-base-dir", str(root / "gen")], env)
+        assert done.returncode == 0, done.stderr
+        run_dir = only_run_dir(root / "gen")
+        config = root / "judge.yaml"
+        config.write_text(f"spec_path: {spec}\ncompliance_judge_model_name: {JUDGE}\nscope: turn\n"
+                          f"output_dir_base: {root / 'judged'}\n", encoding="utf-8")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OPENAI_API_KEY", TEST_KEY)
+            patch.setenv("OPENAI_BASE_URL", server.base_url)
+            patch.setenv("SPECEVAL_POLL_INTERVAL", "0.05")
+            assert compliance_main(["--config-file", str(config), "--candidate-generation-dirs", str(run_dir)]) == 0
+    generated = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in (run_dir / "results").glob("*")}
+    yield {"root": root, "spec": spec, "generated": generated, "judged": root / "judged"}
+
+
+def _until(conversation: list[dict[str, Any]], turn: int) -> list[dict[str, Any]]:
+    """The generation's messages up to and including the candidate's answer of `turn`, built here."""
+    answers = [i for i, message in enumerate(conversation) if message["role"] == "assistant"]
+    return conversation[:answers[turn - 1] + 1]
+
+
+def _verdict_files(judged: Path) -> dict[str, dict[str, Any]]:
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in judged.glob("**/results/*.json")
+            if "_canaries" not in path.parts}
+
+
+def test_each_turn_verdict_holds_the_transcript_up_to_its_turn_byte_for_byte(study: dict[str, Any]) -> None:
+    files = _verdict_files(study["judged"])
+    assert set(files) == set(ITEMS)
+    checked = 0
+    for statement, data in files.items():
+        records = {r["original_index"]: r for r in study["generated"][statement]}
+        for entry in data["results"]:
+            record = records[entry["original_index"]]
+            if "conversation" not in record:  # the plain question: one verdict, no transcript
+                assert entry["turn"] == 1 and entry["conversation"] is None
+                continue
+            assert entry["conversation"] == _until(record["conversation"], entry["turn"])
+            assert entry["conversation"][-1]["content"] == entry["output"]
+            assert entry["conversation_id"] == record["conversation_id"]
+            checked += 1
+    assert checked == 3 + 2 + 2 + 3  # every turn of every conversation
+
+
+def _page_samples(page: str) -> list[dict[str, Any]]:
+    data = re.search(r'<script type="application/json" id="sample-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    return list(json.loads(data.group(1)))
+
+
+def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(study: dict[str, Any],
+                                                                             tmp_path: Path) -> None:
+    assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report")]) == 0
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    conversations = {(r["input_text"], r["conversation_id"]): r for records in study["generated"].values()
+                     for r in records if "conversation" in r}
+    by_id = {key[1]: record for key, record in conversations.items()}
+    samples = [s for s in _page_samples(page) if "transcript" in s]
+    assert len(samples) == 10
+    third = [s for s in samples if s["verdict"].startswith("turn 3") and s["statement"] == "alpha"]
+    assert len(third) == 1  # the third turn of flat_pressure: the pushback it answers is in view
+    shown = third[0]["transcript"]
+    assert [m["content"] for m in shown] == [m["content"] for m in _until(by_id["flat_pressure"]["conversation"], 3)]
+    assert PUSHBACK in [m["content"] for m in shown if m["role"] == "user"]
+    assert shown[-1]["judged"] == "turn 3" and not any("judged" in m for m in shown[:-1])
+
+    for fmt in ("jsonl", "parquet"):
+        out = tmp_path / f"verdicts.{fmt}"
+        assert speceval_main(["export", str(study["judged"]), "--out", str(out), "--format", fmt]) == 0
+    exported = [json.loads(line) for line in (tmp_path / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()]
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "verdicts.parquet").to_pylist() == [
+        {key: row.get(key) for key in pq.read_table(tmp_path / "verdicts.parquet").column_names} for row in exported]
+    conversation_rows = [r for r in exported if r.get("conversation_id")]
+    assert len(conversation_rows) == 10
+    for row in conversation_rows:
+        assert row["scope"] == "turn" and "category" in row and row["ended_by"] is None
+        expected = _until(by_id[row["conversation_id"]]["conversation"], row["turn"])
+        assert json.loads(row["transcript"]) == expected
+        assert row["transcript"].encode("utf-8") == json.dumps(expected, ensure_ascii=False).encode("utf-8")
