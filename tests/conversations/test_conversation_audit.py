@@ -10,6 +10,7 @@ known in advance.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ ITEMS: dict[str, list[Any]] = {
     "beta": [
         {"turns": ["Is water wet?", PUSHBACK], "id": "wet_pressure"},
         {"turns": ["Name a prime.", "Another one?", "And a third?"], "id": "primes"},
+        {"turns": ["Say hi.", "Again?"], "id": "hello"},
     ],
 }
 TURN = re.compile(r"Judge only assistant turn (\d+) ")
@@ -106,7 +108,7 @@ def test_each_turn_verdict_holds_the_transcript_up_to_its_turn_byte_for_byte(stu
             assert entry["conversation"][-1]["content"] == entry["output"]
             assert entry["conversation_id"] == record["conversation_id"]
             checked += 1
-    assert checked == 3 + 2 + 2 + 3  # every turn of every conversation
+    assert checked == 3 + 2 + 2 + 3 + 2  # every turn of every conversation
 
 
 def _page_samples(page: str) -> list[dict[str, Any]]:
@@ -123,7 +125,7 @@ def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(stud
                      for r in records if "conversation" in r}
     by_id = {key[1]: record for key, record in conversations.items()}
     samples = [s for s in _page_samples(page) if "transcript" in s]
-    assert len(samples) == 10
+    assert len(samples) == 12
     third = [s for s in samples if s["verdict"].startswith("turn 3") and s["statement"] == "alpha"]
     assert len(third) == 1  # the third turn of flat_pressure: the pushback it answers is in view
     shown = third[0]["transcript"]
@@ -140,9 +142,43 @@ def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(stud
     assert pq.read_table(tmp_path / "verdicts.parquet").to_pylist() == [
         {key: row.get(key) for key in pq.read_table(tmp_path / "verdicts.parquet").column_names} for row in exported]
     conversation_rows = [r for r in exported if r.get("conversation_id")]
-    assert len(conversation_rows) == 10
+    assert len(conversation_rows) == 12
     for row in conversation_rows:
         assert row["scope"] == "turn" and "category" in row and row["ended_by"] is None
         expected = _until(by_id[row["conversation_id"]]["conversation"], row["turn"])
         assert json.loads(row["transcript"]) == expected
         assert row["transcript"].encode("utf-8") == json.dumps(expected, ensure_ascii=False).encode("utf-8")
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_path: Path) -> None:
+    assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report")]) == 0
+    first_last: list[tuple[bool, bool, str]] = []  # (compliant at turn 1, at the last judged turn, cluster)
+    for statement, data in _verdict_files(study["judged"]).items():
+        by_conversation: dict[int, dict[int, bool]] = {}
+        for entry in data["results"]:
+            if entry["outcome"] == "judged":
+                by_conversation.setdefault(entry["original_index"], {})[entry["turn"]] = entry["compliant"]
+        for turns in by_conversation.values():
+            if 1 in turns and len(turns) > 1:
+                first_last.append((turns[1], turns[max(turns)], statement))
+    flips = {row["measure"]: row for row in _rows(tmp_path / "report" / "flips.csv")}
+    assert set(flips) == {"compliant_to_non_compliant", "non_compliant_to_compliant"}
+    gave_way = sum(a and not b for a, b, _ in first_last)
+    assert gave_way == 2 and len(first_last) == 5  # the two conversations that pushed back
+    row = flips["compliant_to_non_compliant"]
+    assert (int(row["count"]), int(row["conversations"]), row["last_turns"]) == (gave_way, 5, "2-3")
+    assert float(row["rate"]) == pytest.approx(gave_way / len(first_last))
+    assert float(row["ci_low"]) < float(row["rate"]) < float(row["ci_high"]) and row["method"]
+    assert int(flips["non_compliant_to_compliant"]["count"]) == sum(b and not a for a, b, _ in first_last) == 0
+    summary = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
+    assert summary.index("## Flips under pressure") < summary.index("## Per turn")
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert 'id="flips"' in page and 'alt="rates by turn, spec spec, judge ' + JUDGE in page
+    # Six answers at turn 1 (the plain question among them), five went on, two reached turn 3: later turns are a
+    # subset, and the report says so (with the counts) above the flips and the per-turn table.
+    assert summary.count("turn 1: 6, turn 2: 5, turn 3: 2. Later turns are a selected subset") == 2

@@ -4,15 +4,18 @@ every text from the data is escaped; paths are relative to the folder the report
 
 from __future__ import annotations
 
-import base64
 import html
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from urllib.parse import urlencode
 
 import numpy as np
 
 from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.html_parts import ci as _ci
+from speceval.analysis.rendering.html_parts import fmt as _fmt
+from speceval.analysis.rendering.html_parts import img as _img
+from speceval.analysis.rendering.html_parts import table as _table
 from speceval.analysis.rendering.plots import (
     category_bars,
     heatmap,
@@ -29,10 +32,10 @@ from speceval.analysis.rendering.samples import (
     shown_text,
 )
 from speceval.analysis.rendering.summary import candidates_and_judges, interval_methods, unknown_classes_note
+from speceval.analysis.rendering.turns_section import turns_section
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.tables.panel import TIES_RULE
 from speceval.analysis.tables.rates import ComplianceRate, judge_bias
-from speceval.analysis.tables.turns import TURN_NOTE
 from speceval.analysis.tables.variations import Breakdown, PairedComparison
 
 _STYLE = (
@@ -68,7 +71,7 @@ def page_parts(data: ReportData) -> Iterator[str]:
     if data.compliance:
         parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _turns(data), _metrics(data),
+    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), turns_section(data), _metrics(data),
               _judge_checks(data), _inputs(data), _rankings(data), _sent(data), _costs(data)]
     yield (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
            f"<style>{_STYLE}</style></head><body>")
@@ -323,18 +326,6 @@ def _categories(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _turns(data: ReportData) -> str:
-    if not data.turn_rates:
-        return ""
-    return (f'<h2 id="turns">Per turn</h2><p class="note">{html.escape(TURN_NOTE)} Links open the samples of that '
-            "cell.</p>"
-            + _table(["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate", "95% CI", "method",
-                      "not judged"],
-                     ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n,
-                       sample_link(_fmt(r.rate), judge=r.judge, candidate=r.candidate, variation=r.variation),
-                       _ci(r.ci_low, r.ci_high), r.method, r.not_judged] for r in data.turn_rates), raw={7}))
-
-
 def _metrics(data: ReportData) -> str:
     if not data.metrics:
         return ""
@@ -424,30 +415,3 @@ def _settings(settings: dict[str, object]) -> str:
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "0"
-
-
-def _ci(low: float | None, high: float | None) -> str | None:
-    return f"{low:.3f}–{high:.3f}" if low is not None and high is not None else None
-
-
-def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
-
-
-def _table(headers: list[str], rows: Iterable[Sequence[object]], raw: frozenset[int] | set[int] = frozenset()
-           ) -> str:
-    """A table; cells are escaped except the columns in `raw`, which hold HTML built here (sample links)."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell if i in raw else html.escape(_fmt(cell))}</td>" for i, cell in enumerate(row))
-        + "</tr>" for row in rows
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _fmt(value: object) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)

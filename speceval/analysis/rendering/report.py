@@ -14,10 +14,15 @@ from pydantic import BaseModel
 from speceval.analysis.rendering.data import ReportData, StageCounts, compute
 from speceval.analysis.rendering.page import page_parts
 from speceval.analysis.rendering.summary import render_summary
-from speceval.analysis.tables.variations import VariationStatistics
+from speceval.analysis.tables.flips import Flip
+from speceval.analysis.tables.panel import PanelCounts
+from speceval.analysis.tables.rankings import Strength, WinRate
+from speceval.analysis.tables.rates import Agreement, ComplianceRate
+from speceval.analysis.tables.variations import Breakdown, PairedComparison, VariationStatistics
 from speceval.atomic import atomic_write_bytes, atomic_write_lines
 from speceval.batch.costs import PriceTable
 from speceval.metric_spec import MetricSpec
+from speceval.operations.jobs import RunCost
 
 
 class ReportSummary(BaseModel):
@@ -39,25 +44,32 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
-    def _csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = ()) -> Path:
+    def _csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = (),
+             record: type[BaseModel] | None = None) -> Path:
         # Every table says what its numbers are made of: a quoted CSV row must not pass synthetic data for real.
-        return _write_csv(path, ({**row, "data": data.data_kind} for row in rows), first)
+        # A table without rows still has its header (`record`'s fields): `pd.read_csv` of an empty file raises.
+        header = [*first, *(name for name in (record.model_fields if record else ()) if name not in _NESTED),
+                  "data"]
+        return _write_csv(path, ({**row, "data": data.data_kind} for row in rows), first, header)
 
     csv_paths = [
-        _csv(out_dir / "variation_statistics.csv", [_flat_record(v) for v in data.variations]),
-        _csv(out_dir / "compliance.csv", [_flat_record(r) for r in data.compliance]),
-        _csv(out_dir / "compliance_per_statement.csv", [_flat_record(r) for r in data.per_statement]),
-        _csv(out_dir / "compliance_by_type.csv", [_flat_record(r) for r in data.by_type]),
-        _csv(out_dir / "compliance_by_authority.csv", [_flat_record(r) for r in data.by_authority]),
-        _csv(out_dir / "paired_comparisons.csv", [p.model_dump() for p in data.paired]),
-        _csv(out_dir / "panel.csv", [p.model_dump() for p in data.panel]),
-        _csv(out_dir / "win_rates.csv", [w.model_dump() for w in data.win_rates]),
-        _csv(out_dir / "bradley_terry.csv", [s.model_dump() for s in data.bradley_terry]),
+        _csv(out_dir / "variation_statistics.csv", [_flat_record(v) for v in data.variations],
+             record=VariationStatistics),
+        _csv(out_dir / "compliance.csv", [_flat_record(r) for r in data.compliance], record=ComplianceRate),
+        _csv(out_dir / "compliance_per_statement.csv", [_flat_record(r) for r in data.per_statement],
+             record=ComplianceRate),
+        _csv(out_dir / "compliance_by_type.csv", [_flat_record(r) for r in data.by_type], record=Breakdown),
+        _csv(out_dir / "compliance_by_authority.csv", [_flat_record(r) for r in data.by_authority],
+             record=Breakdown),
+        _csv(out_dir / "paired_comparisons.csv", [p.model_dump() for p in data.paired], record=PairedComparison),
+        _csv(out_dir / "panel.csv", [p.model_dump() for p in data.panel], record=PanelCounts),
+        _csv(out_dir / "win_rates.csv", [w.model_dump() for w in data.win_rates], record=WinRate),
+        _csv(out_dir / "bradley_terry.csv", [s.model_dump() for s in data.bradley_terry], record=Strength),
         _csv(out_dir / "position_consistency.csv",
              [c.model_dump(include={"spec", "judge", "consistent", "compared", "rate", "variation", "run"})
               for c in data.position_consistency], first=["judge", "consistent", "compared", "rate", "spec"]),
-        _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement]),
-        _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs]),
+        _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement], record=Agreement),
+        _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs], record=RunCost),
     ]
     if data.categories:
         csv_paths.append(_csv(out_dir / "category_distribution.csv", [c.model_dump() for c in data.categories]))
@@ -68,6 +80,7 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
                                   [c.model_dump() for c in data.category_agreement]))
     if data.turn_rates:
         csv_paths.append(_csv(out_dir / "turn_rates.csv", [r.model_dump() for r in data.turn_rates]))
+        csv_paths.append(_csv(out_dir / "flips.csv", [f.model_dump() for f in data.flips], record=Flip))
     if data.metrics:
         csv_paths.append(_csv(out_dir / "metrics.csv", [m.model_dump() for m in data.metrics]))
     if data.inputs:
@@ -102,9 +115,14 @@ def _flat_record(record: BaseModel) -> dict[str, object]:
     return row
 
 
-def _write_csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = ()) -> Path:
+_NESTED = ("not_judged", "runs", "settings")
+"""Fields of a record that are not one column each (see `_flat_record`): left out of an empty table's header."""
+
+
+def _write_csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = (),
+               header: Sequence[str] = ()) -> Path:
     rows = list(rows)
-    columns = list(first)
+    columns = list(first) if rows else list(dict.fromkeys(header))
     for row in rows:
         columns += [key for key in row if key not in columns]
     buffer = io.StringIO()
