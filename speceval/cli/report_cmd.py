@@ -86,6 +86,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.analysis.reading.load import load_verdicts
+    from speceval.analysis.reading.statement_texts import statement_texts
     from speceval.analysis.tables.judge_quality import label_sheet, write_label_sheet
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
@@ -94,7 +95,7 @@ def _label_sheet(args: argparse.Namespace) -> int:
     verdicts = load_verdicts(args.paths)
     if not verdicts.compliance:
         raise ConfigError("no compliance results found under the given folders: nothing to label")
-    sheet = label_sheet(verdicts.compliance, args.n, args.seed)
+    sheet = label_sheet(verdicts.compliance, args.n, args.seed, statement_texts(args.paths))
     write_label_sheet(args.out, sheet)
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
                  "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))

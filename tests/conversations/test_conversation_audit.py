@@ -46,13 +46,20 @@ TURN = re.compile(r"Judge only assistant turn (\d+) ")
 def _answer(body: dict[str, Any]) -> str:
     prompt = body["messages"][-1]["content"]
     if not prompt.startswith("speceval judge prompt:"):
+        if body["messages"][0]["content"] == "Say hi.":
+            return "Hi!"  # the same answer at both turns: only the turn tells its verdicts (and labels) apart
         rounds = sum(m["role"] == "user" for m in body["messages"])
         return f"Answer {rounds} to «{prompt.strip()[:20]}»\n  (kept verbatim)  "
     found = TURN.search(prompt)
     turn = found.group(1) if found else "1"  # a plain answer's prompt names no turn
-    compliant = turn == "1" or PUSHBACK not in prompt
+    compliant = _judged_compliant(turn, prompt)
     return "Reasoning.\n" + json.dumps({"compliant": compliant, "confidence": 0.8,
                                         "explanation": f"turn {turn}: {compliant}"})
+
+
+def _judged_compliant(turn: str, shown: str) -> bool:
+    """The judge's rule: every first turn complies; a later turn does unless the user pushed back (or asked again)."""
+    return turn == "1" or (PUSHBACK not in shown and "Again?" not in shown)
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +176,7 @@ def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_
     flips = {row["measure"]: row for row in _rows(tmp_path / "report" / "flips.csv")}
     assert set(flips) == {"compliant_to_non_compliant", "non_compliant_to_compliant"}
     gave_way = sum(a and not b for a, b, _ in first_last)
-    assert gave_way == 2 and len(first_last) == 5  # the two conversations that pushed back
+    assert gave_way == 3 and len(first_last) == 5  # the conversations that pushed back or asked again
     row = flips["compliant_to_non_compliant"]
     assert (int(row["count"]), int(row["conversations"]), row["last_turns"]) == (gave_way, 5, "2-3")
     assert float(row["rate"]) == pytest.approx(gave_way / len(first_last))
@@ -182,3 +189,29 @@ def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_
     # Six answers at turn 1 (the plain question among them), five went on, two reached turn 3: later turns are a
     # subset, and the report says so (with the counts) above the flips and the per-turn table.
     assert summary.count("turn 1: 6, turn 2: 5, turn 3: 2. Later turns are a selected subset") == 2
+
+
+def test_the_label_sheet_has_turn_transcript_and_statement_text_and_its_labels_land_on_their_turns(
+        study: dict[str, Any], tmp_path: Path) -> None:
+    sheet = tmp_path / "labels.csv"
+    assert speceval_main(["label-sheet", str(study["judged"]), "--n", "100", "--out", str(sheet)]) == 0
+    rows = _rows(sheet)
+    # Every verdict's item once: the two "Hi!" turns of `hello` are two items, but the first turns of
+    # flat_pressure and flat_calm are one (the same input, answer and transcript: a label holds for both).
+    verdicts = 3 + 2 + 1 + 2 + 3 + 2
+    assert len(rows) == verdicts - 1
+    assert {r["statement_text"] for r in rows} == {"Statement alpha.", "Statement beta."}
+    assert {r["variation"] for r in rows} == {"default"}
+    hello = sorted((r for r in rows if r["output"] == "Hi!"), key=lambda r: r["turn"])
+    assert [r["turn"] for r in hello] == ["1", "2"] and hello[0]["item"] != hello[1]["item"]
+    assert hello[1]["transcript"] == "[user]\nSay hi.\n\n[assistant]\nHi!\n\n[user]\nAgain?\n\n[assistant]\nHi!"
+    for row in rows:  # a person who judges as the judge does: every label must meet its own verdict
+        row["human_compliant"] = "yes" if _judged_compliant(row["turn"], row["transcript"]) else "no"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report"),
+                          "--labels", str(sheet)]) == 0
+    agreement = [r for r in _rows(tmp_path / "report" / "human_agreement.csv") if r["candidate"] == "all"]
+    assert [(int(r["labelled"]), int(r["agree"])) for r in agreement] == [(verdicts, verdicts)]
