@@ -30,7 +30,7 @@ from speceval.batch.costs import CostEstimator, PriceTable
 from speceval.batch.engine import EngineOptions
 from speceval.batch.records import SCHEMA_VERSION, utcnow
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
-from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
+from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry, judge_labels
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, inputs_config, resolve_path, stage_overview
@@ -123,14 +123,18 @@ def _refuse_duplicates(path: Path, text: str, config: ExperimentConfig) -> None:
     """The same candidate, judge or spec listed twice (their runs would share one folder and one task key)."""
     sections: list[tuple[str, str, list[str]]] = [
         ("candidates", "model", [f"{c.model} ({c.org or 'by name'})" for c in config.candidates]),
-        ("judges", "model", [f"{j.model} ({j.org or 'by name'})" for j in config.judges]),
+        # A judge is its model at one scope and mode (`judge_labels`): the same model at another is another judge.
+        ("judges", "model", judge_labels(config.judges)),
         ("specs", "name", [s.name for s in config.specs]),
     ]
     for section, key, names in sections:
         for index, name in enumerate(names):
             if name in names[:index]:
                 first = names.index(name)
-                raise InputError(path, f"{section}[{index}] repeats {section}[{first}] ({name}); list each once",
+                hint = (" (a judge is its model at one scope and mode; give another `name` to judge twice)"
+                        if section == "judges" else "")
+                raise InputError(path, f"{section}[{index}] repeats {section}[{first}] ({name}); list each once"
+                                       + hint,
                                  line=_entry_key_line(text, section, index, key), field=f"{section}[{index}].{key}")
 
 

@@ -136,7 +136,7 @@ class BatchedComplianceJudge:
         # New directories use the current template; a directory judged before keeps its own (`prompt_setup`).
         self.template = CURRENT[{"likert": "compliance_likert", "categories": "compliance_categories"}.get(
             mode, "compliance_binary")]
-        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
+        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_label)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         if canary_statements is None:
             canary_statements = sorted({s for answers in self.answers for s in answers.statement_ids})
@@ -284,7 +284,7 @@ class BatchedComplianceJudge:
                     correct = likert_correct(canary.kind, entry.rating)
                 entries.append(CanaryEntry(**entry.model_dump(), kind=canary.kind, example=canary.example,
                                            correct=correct))
-            metadata = CanaryMetadata(judge=self.settings.judge_model, spec=self.spec_name, statement_id=statement_id,
+            metadata = CanaryMetadata(judge=self.settings.judge_label, spec=self.spec_name, statement_id=statement_id,
                                       prompt_version=target.identity["prompt_version"], mode=self.mode,
                                       batch_ids=sorted({e.batch_id for e in entries if e.batch_id}))
             # The spec's examples are single prompts: their files keep the shape they had before conversations.
@@ -346,7 +346,7 @@ class BatchedComplianceJudge:
         scope = self._scope(answers)
         summary = CandidateSummary(
             model=candidate.name,
-            judge=self.settings.judge_model,
+            judge=self.settings.judge_label,
             spec=self.spec_name,
             prompt_version=target.identity["prompt_version"],
             mode=self.mode,
@@ -369,7 +369,7 @@ class BatchedComplianceJudge:
                 entries.append(entry)
             metadata = ComplianceMetadata(
                 model=candidate.name,
-                judge=self.settings.judge_model,
+                judge=self.settings.judge_label,
                 spec=self.spec_name,
                 statement_id=statement_id,
                 prompt_version=target.identity["prompt_version"],

@@ -102,16 +102,20 @@ def _summary(data: ReportData) -> str:
     total = None if any(s.cost_usd is None for s in data.stages) else sum(s.cost_usd or 0.0 for s in data.stages)
     runs = max((len(v.runs) for v in data.variations), default=0)
     verdicts = [f"{sum(v.judged for v in data.variations if v.judge != 'panel')} judged, "
-                f"{sum(sum(v.not_judged.values()) for v in data.variations if v.judge != 'panel')} not judged"]
+                f"{sum(sum(v.not_judged.values()) for v in data.variations if v.judge != 'panel')} not judged"
+                ] if data.variations or not (data.categories or data.turn_rates) else []
     if data.categories:  # one share per category and cell: count each cell once
         cells = {(c.spec, c.judge, c.candidate, c.variation): c for c in data.categories}.values()
         verdicts.append(f"categorical: {sum(c.judged for c in cells)} judged, "
                         f"{sum(c.not_judged for c in cells)} not judged")
+    if data.turn_rates:  # one row per measure of a turn: count each turn of each cell once
+        turns = {(r.spec, r.judge, r.candidate, r.variation, r.turn): r for r in data.turn_rates}.values()
+        verdicts.append(f"per turn: {sum(r.n for r in turns)} judged, {sum(r.not_judged for r in turns)} not judged")
     facts = [
         ("candidates", ", ".join(candidates) or "–"), ("judges", ", ".join(judges) or "–"),
         ("judge prompts", "; ".join(f"{j}: {', '.join(v)}" for j, v in data.prompt_versions.items()) or "–"),
         ("variations", str(len(data.settings)) + (f" (runs per variation: up to {runs})" if runs else "")),
-        ("verdicts", "; ".join(verdicts) if data.variations or not data.categories else verdicts[1]),
+        ("verdicts", "; ".join(verdicts)),
         ("total cost USD", _fmt(total) if data.stages else "–"),
     ]
     parts = ['<h2 id="summary">Summary</h2>', _table(["", ""], facts)]
