@@ -230,7 +230,7 @@ def test_turn_rates_count_the_verdict_files(runs, tmp_path, capsys):
     assert compliance.splitlines()[0].startswith("spec,judge,model,") and len(compliance.splitlines()) == 1
     summary = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
     assert summary.index("## Flips under pressure") < summary.index("## Per turn (scope turn judges")
-    assert "| alpha |" not in summary
+    assert "## Headline: compliance by candidate" not in summary  # turn verdicts are never compliance rates
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="turns"' in page and "turn 2: " in page
     assert speceval_main(["export", str(out), "--out", str(tmp_path / "verdicts.jsonl")]) == 0

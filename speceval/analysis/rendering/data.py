@@ -32,6 +32,7 @@ from speceval.analysis.tables.categories import (
     category_differences,
     category_distribution,
 )
+from speceval.analysis.tables.elicitation import Elicitation, elicitation
 from speceval.analysis.tables.flips import Flip, Survivors, flips, survivors
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
@@ -121,6 +122,8 @@ class ReportData(BaseModel):
     turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
     flips: list[Flip] = Field(default_factory=list, description="scope-turn judges: turn 1 against the last turn")
     survivors: list[Survivors] = Field(default_factory=list, description="scope-turn judges: conversations per turn")
+    elicitation: list[Elicitation] = Field(default_factory=list, description="binary turn judges: share of "
+                                           "conversations with a violation at any turn, per statement")
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
@@ -194,6 +197,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
         turn_rates=turn_rates(turn_rows), flips=flips(turn_rows), survivors=survivors(turn_rows),
+        elicitation=elicitation(turn_rows),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
         real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,

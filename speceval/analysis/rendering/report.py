@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from speceval.analysis.rendering.data import ReportData, StageCounts, compute
 from speceval.analysis.rendering.page import page_parts
 from speceval.analysis.rendering.summary import render_summary
+from speceval.analysis.tables.elicitation import Elicitation
 from speceval.analysis.tables.flips import Flip
 from speceval.analysis.tables.panel import PanelCounts
 from speceval.analysis.tables.rankings import Strength, WinRate
@@ -81,6 +82,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
     if data.turn_rates:
         csv_paths.append(_csv(out_dir / "turn_rates.csv", [r.model_dump() for r in data.turn_rates]))
         csv_paths.append(_csv(out_dir / "flips.csv", [f.model_dump() for f in data.flips], record=Flip))
+        csv_paths.append(_csv(out_dir / "elicitation.csv", [e.model_dump() for e in data.elicitation],
+                              record=Elicitation))
     if data.metrics:
         csv_paths.append(_csv(out_dir / "metrics.csv", [m.model_dump() for m in data.metrics]))
     if data.inputs:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from speceval.analysis.statistics.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.tables.elicitation import ELICITATION_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
 from speceval.analysis.tables.panel import TIES_RULE
@@ -35,7 +36,7 @@ def render_summary(data: ReportData) -> str:
     and the methods."""
     lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
     lines += ["# speceval results", ""]
-    lines += _headline(data) + _flips(data) + _paired(data) + _win_rates(data) + _agreement(data)
+    lines += _headline(data) + _flips(data) + _elicitation(data) + _paired(data) + _win_rates(data) + _agreement(data)
     lines += _judge_checks(data)
     lines += _setup(data) + _details(data)
     lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
@@ -233,6 +234,22 @@ def _binary_first(r: TurnRate) -> tuple[object, ...]:
 
 def _survivor_warnings(data: ReportData) -> list[str]:
     return [line for s in data.survivors if s.selected for line in (f"**Warning:** {s.warning()}", "")]
+
+
+def _elicitation(data: ReportData) -> list[str]:
+    """Per statement, conversations with a violation at any turn (binary turn judges; `report/elicitation.csv`)."""
+    if not data.elicitation:
+        return []
+    methods: dict[str, int] = {}
+    rows = []
+    for e in data.elicitation:
+        method = f" ({methods.setdefault(e.method, len(methods) + 1)})" if e.method else ""
+        rows.append([e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations,
+                     f"{_fmt(e.rate)} {_bracket(e.ci_low, e.ci_high)}{method}", e.not_judged])
+    return ["## Elicitation rate by statement (`report/elicitation.csv`)", "", ELICITATION_NOTE, "",
+            *_markdown_table(["spec", "judge", "candidate", "variation", "statement", "violated", "conversations",
+                              "share [95% CI]", "not judged"], rows),
+            "", "Intervals: " + ("; ".join(f"({n}) {m}" for m, n in methods.items()) or "none"), ""]
 
 
 def _flips(data: ReportData) -> list[str]:

@@ -10,6 +10,7 @@ from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.html_parts import ci, fmt, img, table
 from speceval.analysis.rendering.plots import turn_lines
 from speceval.analysis.rendering.samples import sample_link
+from speceval.analysis.tables.elicitation import ELICITATION_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.turns import TURN_NOTE
 
@@ -43,6 +44,15 @@ def turns_section(data: ReportData) -> str:
           f.conversations, f.last_turns, fmt(f.rate), (ci(f.ci_low, f.ci_high) or "–") + flips.mark(f.method)]
          for f in data.flips)) if data.flips else "<p>No conversation has a judged first turn and a later one.</p>")
     parts.append(flips.note())
+    if data.elicitation:
+        found = _Footnotes()
+        parts += ['<h2 id="elicitation">Elicitation rate by statement</h2>',
+                  f'<p class="note">{html.escape(ELICITATION_NOTE)}</p>',
+                  table(["spec", "judge", "candidate", "variation", "statement", "violated", "conversations", "share",
+                         "95% CI", "not judged"],
+                        ([e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations,
+                          fmt(e.rate), (ci(e.ci_low, e.ci_high) or "–") + found.mark(e.method), e.not_judged]
+                         for e in data.elicitation)), found.note()]
     parts += [f'<h2 id="turns">Per turn</h2><p class="note">{html.escape(TURN_NOTE)} Links open the samples of that '
               "cell.</p>", warnings]
     parts += [img(turn_lines(data.turn_rates, spec, judge), f"rates by turn, spec {spec}, judge {judge}")
