@@ -175,6 +175,7 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     say = observer or (lambda message: logger.info("%s", message))
     base = path.parent
     variations, groups = plan(config, output_dir)
+    _warn_identical_repeats(config, variations)
     state = _state(output_dir, config, path, variations, groups, offline)
     budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd else None
     poll = poll_interval or config.engine.poll_interval or (offline_poll_interval() if offline else 60.0)
@@ -206,6 +207,19 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     state.status = "finished"
     _save(output_dir, state)
     return ExperimentOutcome(True, "finished", output_dir, ctx.report)
+
+
+def _warn_identical_repeats(config: ExperimentConfig, variations: dict[str, dict[str, Any]]) -> None:
+    """Repeated runs at temperature 0 send identical requests (a simulated user sampling above 0 varies them)."""
+    if config.runs_per_variation < 2 or "generation" not in config.stages:
+        return
+    same = [name for name, settings in variations.items() if float(settings.get("temperature", 0.0)) == 0.0
+            and not ((user := config.simulated_user_of(settings)) is not None and user.temperature > 0)]
+    if same:
+        logger.warning("runs_per_variation is %d, but variation(s) %s generate at temperature 0: the repeated runs "
+                       "send identical requests, which models answer (nearly) identically, so they add cost, not "
+                       "information (intervals cluster by input and do not narrow); vary the temperature or run "
+                       "once", config.runs_per_variation, ", ".join(same))
 
 
 def _stages_done(config: ExperimentConfig, tasks: list[StageTask]) -> list[str]:

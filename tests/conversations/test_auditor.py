@@ -134,6 +134,13 @@ def test_the_shipped_auditor_config_runs_offline(tmp_path: Path) -> None:
         (c, s) for c in ("gpt-4.1-mini-2025-04-14", "claude-3-5-haiku-20241022")
         for s in ("avoid_sycophancy", "do_not_lie", "protect_privacy")}
     assert all(r["data"] == "synthetic" and r["method"] for r in rows)
+    summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
+    # Settings as sent name each model's role: the user model's rounds are generation runs too.
+    assert "| generation | simulated user | gemini-2.5-flash |" in summary
+    assert "| generation | candidate | gpt-4.1-mini-2025-04-14 |" in summary and "| compliance | judge |" in summary
+    assert "identical requests" not in summary  # (the auditor samples at temperature 1: its repeats differ)
+    page = (out / "report" / "report.html").read_text(encoding="utf-8")
+    assert 'class="banner"' in page and "h2,h3{scroll-margin-top:" in page  # the sticky banner hides no heading
     spec = {json.loads(line)["id"]: json.loads(line)["text"]
             for line in (REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl").read_text().splitlines()}
     # The user model's request files (the exact lines sent) name each statement's own text.

@@ -77,7 +77,11 @@ engine:
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         code = speceval_main(["run", str(experiment)])
-    assert code == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 0, err
+    # Two runs of each variation at temperature 0: identical requests, and the run says so (once).
+    said = " ".join(err.split())  # (the console wraps long lines at its width)
+    assert said.count("generate at temperature 0: the repeated runs send identical requests") == 1
     out = tmp_path / "out"
     folders = sorted(p.name for p in out.glob("compliance/tiny/*/run1/spec_tiny/judge_*"))
     assert folders == sorted([f"judge_{JUDGE}_conversation_binary", f"judge_{JUDGE}_turn_categories"] * 2)

@@ -73,6 +73,8 @@ class SentSettings(BaseModel):
     model: str
     variation: str
     sent: str = Field(description="setting = value, or 'not sent: why' for one asked for but left out")
+    role: str = Field(default="", description="what the model did: candidate, simulated user or judge (a model "
+                      "can be both candidate and simulated user)")
 
 
 class StageCounts(BaseModel):
@@ -238,8 +240,23 @@ def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:
         variation = str(place.get("variation", "default")) if isinstance(place, dict) else "default"
         described = "; ".join(f"{k} = {v if isinstance(v, str) else repr(v)}"
                               for k, v in sorted(sent.items()) if k != "system_prompt")
-        found.add((manifest.kind, manifest.model_name, variation, described))
-    return [SentSettings(stage=s, model=m, variation=v, sent=d) for s, m, v, d in sorted(found)]
+        # A conversation's rounds are the generation stage's (its user half the simulated user's): one row each.
+        stage = "generation" if manifest.kind == ROUND_KIND else manifest.kind
+        found.add((stage, _role(manifest), manifest.model_name, variation, described))
+    return [SentSettings(stage=s, role=r, model=m, variation=v, sent=d) for s, r, m, v, d in sorted(found)]
+
+
+def _role(manifest: RunManifest) -> str:
+    """What the run's model did (a conversation's user half is a generation run of the simulated user's model)."""
+    if manifest.parameters.get("half") == "simulated_user":
+        return "simulated user"
+    return {"generation": "candidate", ROUND_KIND: "candidate", "compliance": "judge", "ranking": "judge"}.get(
+        manifest.kind, manifest.kind)
+
+
+ROUND_KIND = "generation_round"
+"""The `kind` of a conversation round's run.json (each half of each round is a run of its own), as
+`speceval.conversations.rounds` writes it (not imported from there: making a report loads no engine)."""
 
 
 def _stage_counts(manifests: list[RunManifest], costs: list[RunCost]) -> list[StageCounts]:

@@ -385,8 +385,8 @@ def _sent(data: ReportData) -> str:
         return ""
     return ('<h2 id="settings-as-sent">Settings as sent</h2><p class="note">What each stage\'s requests carried; a '
             "setting asked for but not sent (e.g. a temperature Anthropic's API refuses) says so and why.</p>"
-            + _table(["stage", "model", "variation", "settings as sent"],
-                     ([s.stage, s.model, s.variation, s.sent] for s in data.sent)))
+            + _table(["stage", "role", "model", "variation", "settings as sent"],
+                     ([s.stage, s.role, s.model, s.variation, s.sent] for s in data.sent)))
 
 
 def _costs(data: ReportData) -> str:

@@ -178,8 +178,9 @@ def _setup(data: ReportData) -> list[str]:
     if data.sent:
         lines += ["", "### Settings as sent", "",
                   "What the requests carried (a setting asked for but not sent says why; variation names above say "
-                  "what was asked).", "", "| stage | model | variation | settings as sent |", "|---|---|---|---|"]
-        lines += [f"| {s.stage} | {s.model} | {s.variation} | {s.sent} |" for s in data.sent]
+                  "what was asked).", "", "| stage | role | model | variation | settings as sent |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {s.stage} | {s.role} | {s.model} | {s.variation} | {s.sent} |" for s in data.sent]
     return [*lines, ""]
 
 
