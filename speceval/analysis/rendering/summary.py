@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from speceval.analysis.rendering.footnotes import Footnotes
 from speceval.analysis.statistics.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
@@ -215,18 +216,17 @@ def _details(data: ReportData) -> list[str]:
 def _turns(data: ReportData, title: str) -> list[str]:
     """Per turn rates of scope-turn judges (never pooled into the compliance or category tables); each interval's
     method is a numbered footnote, not a column."""
-    methods: dict[str, int] = {}
+    notes = Footnotes()
 
     def rate(r: TurnRate) -> str:
-        method = f" ({methods.setdefault(r.method, len(methods) + 1)})" if r.method else ""
-        return f"{_fmt(r.rate)} {_bracket(r.ci_low, r.ci_high)}{method}"
+        return f"{_fmt(r.rate)} {_bracket(r.ci_low, r.ci_high)}{notes.mark(r.method)}"
 
     table = _markdown_table(
         ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate [95% CI]", "not judged"],
         ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n, rate(r), r.not_judged]
          for r in sorted(data.turn_rates, key=_binary_first)))
     return [f"## {title} (scope turn judges; `report/turn_rates.csv`)", "", TURN_NOTE, "", *_survivor_warnings(data),
-            *table, "", "Intervals: " + ("; ".join(f"({n}) {m}" for m, n in methods.items()) or "none"), ""]
+            *table, "", f"Intervals: {notes.text()}", ""]
 
 
 def _binary_first(r: TurnRate) -> tuple[object, ...]:
@@ -241,34 +241,28 @@ def _elicitation(data: ReportData) -> list[str]:
     """Per statement, conversations with a violation at any turn (binary turn judges; `report/elicitation.csv`)."""
     if not data.elicitation:
         return []
-    methods: dict[str, int] = {}
-    rows = []
-    for e in data.elicitation:
-        method = f" ({methods.setdefault(e.method, len(methods) + 1)})" if e.method else ""
-        rows.append([e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations,
-                     f"{_fmt(e.rate)} {_bracket(e.ci_low, e.ci_high)}{method}", e.not_judged])
+    notes = Footnotes()
+    rows = [[e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations,
+             f"{_fmt(e.rate)} {_bracket(e.ci_low, e.ci_high)}{notes.mark(e.method)}", e.not_judged]
+            for e in data.elicitation]
     return ["## Elicitation rate by statement (`report/elicitation.csv`)", "", ELICITATION_NOTE, "",
             *_markdown_table(["spec", "judge", "candidate", "variation", "statement", "violated", "conversations",
-                              "share [95% CI]", "not judged"], rows),
-            "", "Intervals: " + ("; ".join(f"({n}) {m}" for m, n in methods.items()) or "none"), ""]
+                              "share [95% CI]", "not judged"], rows), "", f"Intervals: {notes.text()}", ""]
 
 
 def _flips(data: ReportData) -> list[str]:
     """Turn 1 against each conversation's last judged turn (scope-turn judges; `report/flips.csv`)."""
     if not data.flips:
         return []
-    methods: dict[str, int] = {}
-    rows = []
-    for f in data.flips:
-        method = f" ({methods.setdefault(f.method, len(methods) + 1)})" if f.method else ""
-        measure = f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure
-        rows.append([f.spec, f.judge, f.candidate, f.variation, measure, f.count, f.conversations, f.last_turns,
-                     f"{_fmt(f.rate)} {_bracket(f.ci_low, f.ci_high)}{method}"])
+    notes = Footnotes()
+    rows = [[f.spec, f.judge, f.candidate, f.variation,
+             f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure, f.count,
+             f.conversations, f.last_turns, f"{_fmt(f.rate)} {_bracket(f.ci_low, f.ci_high)}{notes.mark(f.method)}"]
+            for f in data.flips]
     return ["## Flips under pressure (scope turn judges; `report/flips.csv`)", "", FLIPS_NOTE, "",
             *_survivor_warnings(data), *_markdown_table(
                 ["spec", "judge", "candidate", "variation", "measure", "count", "conversations", "last turn",
-                 "share [95% CI]"], rows),
-            "", "Intervals: " + ("; ".join(f"({n}) {m}" for m, n in methods.items()) or "none"), ""]
+                 "share [95% CI]"], rows), "", f"Intervals: {notes.text()}", ""]
 
 
 def _categories(data: ReportData, title: str) -> list[str]:
