@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import rate_interval
 
 ELICITATION_NOTE = ("Per statement: the share of conversations in which the turn judge found a violation at any "
@@ -40,9 +40,9 @@ class Elicitation(BaseModel):
     not_judged: int
 
 
-def elicitation(rows: Iterable[ComplianceRow]) -> list[Elicitation]:
+def elicitation(rows: Iterable[TurnVerdict]) -> list[Elicitation]:
     """Every cell's elicitation rate, from the binary turn verdicts among `rows` (others are ignored)."""
-    cells: dict[tuple[str, str, str, str, str], dict[tuple[str, int], list[ComplianceRow]]] = defaultdict(
+    cells: dict[tuple[str, str, str, str, str], dict[tuple[str, int], list[TurnVerdict]]] = defaultdict(
         lambda: defaultdict(list))
     for row in rows:
         if row.turn is not None and row.conversation is not None and row.mode == "binary":

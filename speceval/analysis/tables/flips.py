@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import rate_interval
 
 BINARY_MEASURES = ("compliant_to_non_compliant", "non_compliant_to_compliant")
@@ -83,23 +83,23 @@ class Survivors(BaseModel):
                 "simulated user that did not stop), so their rates are not comparable with turn 1's.")
 
 
-def _judged(row: ComplianceRow) -> bool:
+def _judged(row: TurnVerdict) -> bool:
     return row.outcome == "judged" and (row.compliant is not None or row.category is not None)
 
 
-def _conversations(rows: Iterable[ComplianceRow]) -> dict[_Cell, dict[_Conversation, list[ComplianceRow]]]:
-    cells: dict[_Cell, dict[_Conversation, list[ComplianceRow]]] = defaultdict(lambda: defaultdict(list))
+def _conversations(rows: Iterable[TurnVerdict]) -> dict[_Cell, dict[_Conversation, list[TurnVerdict]]]:
+    cells: dict[_Cell, dict[_Conversation, list[TurnVerdict]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row.turn is not None and row.conversation is not None and row.mode != "likert":
             cells[(row.spec, row.judge, row.model, row.variation)][(row.source, row.conversation)].append(row)
     return cells
 
 
-def flips(rows: Iterable[ComplianceRow]) -> list[Flip]:
+def flips(rows: Iterable[TurnVerdict]) -> list[Flip]:
     """Every flip measure of every cell of the turn verdicts among `rows` (others are ignored)."""
     found: list[Flip] = []
     for (spec, judge, candidate, variation), conversations in sorted(_conversations(rows).items()):
-        pairs: list[tuple[ComplianceRow, ComplianceRow]] = []  # (turn 1, last judged turn) per conversation
+        pairs: list[tuple[TurnVerdict, TurnVerdict]] = []  # (turn 1, last judged turn) per conversation
         for turns in conversations.values():
             judged = sorted((r for r in turns if _judged(r)), key=lambda r: r.turn or 0)
             if judged and judged[0].turn == 1 and len(judged) > 1:
@@ -126,7 +126,7 @@ def flips(rows: Iterable[ComplianceRow]) -> list[Flip]:
     return found
 
 
-def _share(hits: list[bool], clusters: list[tuple[str, str, str]]) -> dict[str, object]:
+def _share(hits: list[bool], clusters: list[tuple[str, str, int]]) -> dict[str, object]:
     """The count and share of `hits` with its 95% interval, clustered by input and stratified by statement."""
     values = [float(hit) for hit in hits]
     interval = rate_interval(values, clusters, {key: key[:2] for key in clusters})
@@ -134,7 +134,7 @@ def _share(hits: list[bool], clusters: list[tuple[str, str, str]]) -> dict[str, 
             "ci_high": interval[1] if interval else None, "method": interval[2] if interval else None}
 
 
-def survivors(rows: Iterable[ComplianceRow]) -> list[Survivors]:
+def survivors(rows: Iterable[TurnVerdict]) -> list[Survivors]:
     """Per cell of the turn verdicts among `rows`: how many conversations have a verdict at each turn."""
     found = []
     for (spec, judge, candidate, variation), conversations in sorted(_conversations(rows).items()):
