@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,9 @@ def test_the_shipped_auditor_config_runs_offline(tmp_path: Path) -> None:
     assert "identical requests" not in summary  # (the auditor samples at temperature 1: its repeats differ)
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert 'class="banner"' in page and "h2,h3{scroll-margin-top:" in page  # the sticky banner hides no heading
+    samples = json.loads(re.search(r'id="sample-data">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]
+    later = [s["transcript"] for s in samples if s["verdict"].startswith("turn 2")]
+    assert later and all(t[2]["role"] == "simulated user" and t[-1]["judged"] == "turn 2" for t in later)
     spec = {json.loads(line)["id"]: json.loads(line)["text"]
             for line in (REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl").read_text().splitlines()}
     # The user model's request files (the exact lines sent) name each statement's own text.
@@ -153,3 +157,28 @@ def test_the_shipped_auditor_config_runs_offline(tmp_path: Path) -> None:
                  text]
         assert len(named) == 1 and json.dumps(spec[named[0]], ensure_ascii=False)[1:-1][:200] in text
         assert "{statement_text}" not in text
+
+
+def test_the_dry_run_bound_counts_each_statements_text_in_the_auditors_requests(tmp_path: Path) -> None:
+    from speceval.batch.costs import estimate_prompt_tokens
+    from speceval.conversations.estimate import later_rounds
+    from speceval.conversations.simulated_user import SimulatedUser
+    from speceval.inputs import load_inputs
+    from speceval.spec import load_spec
+
+    spec = load_spec(_spec(tmp_path / "spec.jsonl"))
+    inputs_dir = tmp_path / "inputs"
+    inputs_dir.mkdir()
+    for statement in TEXTS:
+        (inputs_dir / f"{statement}.json").write_text(json.dumps({"inputs": ["Hello there."]}), encoding="utf-8")
+    aimed = SimulatedUser(model=USER_MODEL, instructions=INSTRUCTIONS, max_turns=3)
+    plain = aimed.model_copy(update={"instructions": INSTRUCTIONS.replace("{statement_text}", "")
+                                     .replace("{examples}", "").replace("{statement_id}", "")})
+    inputs = load_inputs(inputs_dir, spec).with_simulated_user(3)
+    statements = {s.id: s for s in spec.statements}
+    (_, with_text), (_, without) = (later_rounds(inputs, CANDIDATE, 100, user, statements) for user in (aimed, plain))
+    # Two user-model requests per conversation (rounds 2 and 3), each carrying its statement's filled instructions.
+    filled = sum(estimate_prompt_tokens(aimed.instructions_for(s)) for s in spec.statements)
+    assert with_text.requests == without.requests == 4
+    assert with_text.input_tokens - without.input_tokens >= 2 * (filled - len(spec.statements)
+                                                                  * estimate_prompt_tokens(plain.instructions))
