@@ -53,8 +53,9 @@ def _answer(body: dict[str, Any]) -> str:
     found = TURN.search(prompt)
     turn = found.group(1) if found else "1"  # a plain answer's prompt names no turn
     compliant = _judged_compliant(turn, prompt)
-    return "Reasoning.\n" + json.dumps({"compliant": compliant, "confidence": 0.8,
-                                        "explanation": f"turn {turn}: {compliant}"})
+    return "Reasoning.\n" + json.dumps(
+        {"compliant": compliant, "confidence": 0.8, "explanation": f"turn {turn}: {compliant}"}
+    )
 
 
 def _judged_compliant(turn: str, shown: str) -> bool:
@@ -73,13 +74,27 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         (inputs / f"{statement}.json").write_text(json.dumps({"inputs": items}), encoding="utf-8")
     with IndependentOpenAIServer(answer=_answer) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
-        done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs),
-                               "--model-name", CANDIDATE, "--output-base-dir", str(root / "gen")], env)
+        done = run_generation(
+            [
+                "--spec-path",
+                str(spec),
+                "--pregenerated-inputs-dir",
+                str(inputs),
+                "--model-name",
+                CANDIDATE,
+                "--output-base-dir",
+                str(root / "gen"),
+            ],
+            env,
+        )
         assert done.returncode == 0, done.stderr
         run_dir = only_run_dir(root / "gen")
         config = root / "judge.yaml"
-        config.write_text(f"spec_path: {spec}\ncompliance_judge_model_name: {JUDGE}\nscope: turn\n"
-                          f"output_dir_base: {root / 'judged'}\n", encoding="utf-8")
+        config.write_text(
+            f"spec_path: {spec}\ncompliance_judge_model_name: {JUDGE}\nscope: turn\n"
+            f"output_dir_base: {root / 'judged'}\n",
+            encoding="utf-8",
+        )
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("OPENAI_API_KEY", TEST_KEY)
             patch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -92,12 +107,15 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 def _until(conversation: list[dict[str, Any]], turn: int) -> list[dict[str, Any]]:
     """The generation's messages up to and including the candidate's answer of `turn`, built here."""
     answers = [i for i, message in enumerate(conversation) if message["role"] == "assistant"]
-    return conversation[:answers[turn - 1] + 1]
+    return conversation[: answers[turn - 1] + 1]
 
 
 def _verdict_files(judged: Path) -> dict[str, dict[str, Any]]:
-    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in judged.glob("**/results/*.json")
-            if "_canaries" not in path.parts}
+    return {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in judged.glob("**/results/*.json")
+        if "_canaries" not in path.parts
+    }
 
 
 def test_each_turn_verdict_holds_the_transcript_up_to_its_turn_byte_for_byte(study: dict[str, Any]) -> None:
@@ -124,12 +142,17 @@ def _page_samples(page: str) -> list[dict[str, Any]]:
     return list(json.loads(data.group(1)))
 
 
-def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(study: dict[str, Any],
-                                                                             tmp_path: Path) -> None:
+def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(
+    study: dict[str, Any], tmp_path: Path
+) -> None:
     assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report")]) == 0
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
-    conversations = {(r["input_text"], r["conversation_id"]): r for records in study["generated"].values()
-                     for r in records if "conversation" in r}
+    conversations = {
+        (r["input_text"], r["conversation_id"]): r
+        for records in study["generated"].values()
+        for r in records
+        if "conversation" in r
+    }
     by_id = {key[1]: record for key, record in conversations.items()}
     samples = [s for s in _page_samples(page) if "transcript" in s]
     assert len(samples) == 12
@@ -147,7 +170,8 @@ def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(stud
     import pyarrow.parquet as pq
 
     assert pq.read_table(tmp_path / "verdicts.parquet").to_pylist() == [
-        {key: row.get(key) for key in pq.read_table(tmp_path / "verdicts.parquet").column_names} for row in exported]
+        {key: row.get(key) for key in pq.read_table(tmp_path / "verdicts.parquet").column_names} for row in exported
+    ]
     conversation_rows = [r for r in exported if r.get("conversation_id")]
     assert len(conversation_rows) == 12
     for row in conversation_rows:
@@ -192,7 +216,8 @@ def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_
 
 
 def test_the_label_sheet_has_turn_transcript_and_statement_text_and_its_labels_land_on_their_turns(
-        study: dict[str, Any], tmp_path: Path) -> None:
+    study: dict[str, Any], tmp_path: Path
+) -> None:
     sheet = tmp_path / "labels.csv"
     assert speceval_main(["label-sheet", str(study["judged"]), "--n", "100", "--out", str(sheet)]) == 0
     rows = _rows(sheet)
@@ -211,7 +236,8 @@ def test_the_label_sheet_has_turn_transcript_and_statement_text_and_its_labels_l
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report"),
-                          "--labels", str(sheet)]) == 0
+    assert (
+        speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report"), "--labels", str(sheet)]) == 0
+    )
     agreement = [r for r in _rows(tmp_path / "report" / "human_agreement.csv") if r["candidate"] == "all"]
     assert [(int(r["labelled"]), int(r["agree"])) for r in agreement] == [(verdicts, verdicts)]

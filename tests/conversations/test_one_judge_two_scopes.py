@@ -39,15 +39,18 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_one_judge_model_at_scope_turn_and_scope_conversation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_one_judge_model_at_scope_turn_and_scope_conversation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    (inputs / "alpha.json").write_text(json.dumps({"inputs": [{"turns": [f"Question {i}?"], "id": f"q{i}"}
-                                                              for i in range(3)]}), encoding="utf-8")
+    (inputs / "alpha.json").write_text(
+        json.dumps({"inputs": [{"turns": [f"Question {i}?"], "id": f"q{i}"} for i in range(3)]}), encoding="utf-8"
+    )
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(f"""experiment_name: scopes
+    experiment.write_text(
+        f"""experiment_name: scopes
 output_dir: out
 specs:
   - name: tiny
@@ -72,7 +75,9 @@ runs_per_variation: 2
 stages: [generation, compliance, report]
 engine:
   poll_interval: 0.05
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     with IndependentOpenAIServer(answer=_answer) as server:
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -93,8 +98,9 @@ engine:
     assert rates == {"calm": 1.0, "pressure": 0.0}
     turns = _csv(report / "turn_rates.csv")
     assert {r["judge"] for r in turns} == {f"{JUDGE}_turn_categories"} and {r["turn"] for r in turns} == {"1", "2", "3"}
-    flips = {(r["variation"], r["measure"], r["from_category"], r["to_category"]): r
-             for r in _csv(report / "flips.csv")}
+    flips = {
+        (r["variation"], r["measure"], r["from_category"], r["to_category"]): r for r in _csv(report / "flips.csv")
+    }
     changed = flips[("pressure", "category_changed", "", "")]
     assert (int(changed["count"]), int(changed["conversations"]), float(changed["rate"])) == (6, 6, 1.0)
     assert int(flips[("pressure", "from_to", "held", "caved")]["count"]) == 6

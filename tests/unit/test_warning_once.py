@@ -11,8 +11,9 @@ import pytest
 from speceval.cli.console import close_logging, setup_logging
 
 
-def test_a_repeated_warning_is_shown_once_and_logged_every_time(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_repeated_warning_is_shown_once_and_logged_every_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "run.log"
     setup_logging(verbose=False, log_file=path)
     try:

@@ -28,8 +28,12 @@ def statement_texts(paths: Iterable[Path]) -> dict[tuple[str, str], str]:
         try:
             spec = load_spec(manifest.spec_path)
         except (OSError, UsageError) as exc:
-            logger.warning("cannot read the spec %s recorded by %s (%s): its statement texts are left blank",
-                           manifest.spec_path, run_dir, exc)
+            logger.warning(
+                "cannot read the spec %s recorded by %s (%s): its statement texts are left blank",
+                manifest.spec_path,
+                run_dir,
+                exc,
+            )
             continue
         texts.update({(manifest.spec_name, s.id): s.text for s in spec.statements})
     return texts

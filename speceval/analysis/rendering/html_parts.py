@@ -15,13 +15,14 @@ def img(png: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
 
 
-def table(headers: list[str], rows: Iterable[Sequence[object]], raw: frozenset[int] | set[int] = frozenset()
-           ) -> str:
+def table(headers: list[str], rows: Iterable[Sequence[object]], raw: frozenset[int] | set[int] = frozenset()) -> str:
     """A table; cells are escaped except the columns in `raw`, which hold HTML built here (sample links)."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join(
-        "<tr>" + "".join(f"<td>{cell if i in raw else html.escape(fmt(cell))}</td>" for i, cell in enumerate(row))
-        + "</tr>" for row in rows
+        "<tr>"
+        + "".join(f"<td>{cell if i in raw else html.escape(fmt(cell))}</td>" for i, cell in enumerate(row))
+        + "</tr>"
+        for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
 

@@ -23,34 +23,107 @@ def turns_section(data: ReportData) -> str:
     warnings = "".join(f'<p class="warning">{html.escape(s.warning())}</p>' for s in data.survivors if s.selected)
     parts = ['<h2 id="flips">Flips under pressure</h2>', f'<p class="note">{html.escape(FLIPS_NOTE)}</p>', warnings]
     flips = Footnotes()
-    parts.append(table(
-        ["spec", "judge", "candidate", "variation", "measure", "count", "conversations", "last turn", "share",
-         "95% CI"],
-        ([f.spec, f.judge, f.candidate, f.variation,
-          f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure, f.count,
-          f.conversations, f.last_turns, fmt(f.rate), (ci(f.ci_low, f.ci_high) or "–") + flips.mark(f.method)]
-         for f in data.flips)) if data.flips else "<p>No conversation has a judged first turn and a later one.</p>")
+    parts.append(
+        table(
+            [
+                "spec",
+                "judge",
+                "candidate",
+                "variation",
+                "measure",
+                "count",
+                "conversations",
+                "last turn",
+                "share",
+                "95% CI",
+            ],
+            (
+                [
+                    f.spec,
+                    f.judge,
+                    f.candidate,
+                    f.variation,
+                    f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure,
+                    f.count,
+                    f.conversations,
+                    f.last_turns,
+                    fmt(f.rate),
+                    (ci(f.ci_low, f.ci_high) or "–") + flips.mark(f.method),
+                ]
+                for f in data.flips
+            ),
+        )
+        if data.flips
+        else "<p>No conversation has a judged first turn and a later one.</p>"
+    )
     parts.append(_note(flips))
     if data.elicitation:
         found = Footnotes()
-        parts += ['<h2 id="elicitation">Elicitation rate by statement</h2>',
-                  f'<p class="note">{html.escape(ELICITATION_NOTE)}</p>',
-                  table(["spec", "judge", "candidate", "variation", "statement", "violated", "conversations", "share",
-                         "95% CI", "not judged"],
-                        ([e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations,
-                          fmt(e.rate), (ci(e.ci_low, e.ci_high) or "–") + found.mark(e.method), e.not_judged]
-                         for e in data.elicitation)), _note(found)]
-    parts += [f'<h2 id="turns">Per turn</h2><p class="note">{html.escape(TURN_NOTE)} Links open the samples of that '
-              "cell.</p>", warnings]
-    parts += [img(turn_lines(data.turn_rates, spec, judge), f"rates by turn, spec {spec}, judge {judge}")
-              for spec, judge in sorted({(r.spec, r.judge) for r in data.turn_rates})]
+        parts += [
+            '<h2 id="elicitation">Elicitation rate by statement</h2>',
+            f'<p class="note">{html.escape(ELICITATION_NOTE)}</p>',
+            table(
+                [
+                    "spec",
+                    "judge",
+                    "candidate",
+                    "variation",
+                    "statement",
+                    "violated",
+                    "conversations",
+                    "share",
+                    "95% CI",
+                    "not judged",
+                ],
+                (
+                    [
+                        e.spec,
+                        e.judge,
+                        e.candidate,
+                        e.variation,
+                        e.statement_id,
+                        e.violated,
+                        e.conversations,
+                        fmt(e.rate),
+                        (ci(e.ci_low, e.ci_high) or "–") + found.mark(e.method),
+                        e.not_judged,
+                    ]
+                    for e in data.elicitation
+                ),
+            ),
+            _note(found),
+        ]
+    parts += [
+        f'<h2 id="turns">Per turn</h2><p class="note">{html.escape(TURN_NOTE)} Links open the samples of that '
+        "cell.</p>",
+        warnings,
+    ]
+    parts += [
+        img(turn_lines(data.turn_rates, spec, judge), f"rates by turn, spec {spec}, judge {judge}")
+        for spec, judge in sorted({(r.spec, r.judge) for r in data.turn_rates})
+    ]
     turns = Footnotes()
-    parts.append(table(
-        ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate", "95% CI", "not judged"],
-        ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n,
-          sample_link(fmt(r.rate), judge=r.judge, candidate=r.candidate, variation=r.variation),
-          (ci(r.ci_low, r.ci_high) or "–") + turns.mark(r.method), r.not_judged] for r in data.turn_rates),
-        raw={7}))
+    parts.append(
+        table(
+            ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate", "95% CI", "not judged"],
+            (
+                [
+                    r.spec,
+                    r.judge,
+                    r.candidate,
+                    r.variation,
+                    r.turn,
+                    r.measure,
+                    r.n,
+                    sample_link(fmt(r.rate), judge=r.judge, candidate=r.candidate, variation=r.variation),
+                    (ci(r.ci_low, r.ci_high) or "–") + turns.mark(r.method),
+                    r.not_judged,
+                ]
+                for r in data.turn_rates
+            ),
+            raw={7},
+        )
+    )
     parts.append(_note(turns))
     return "".join(parts)
 

@@ -18,9 +18,11 @@ from pydantic import BaseModel
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import rate_interval
 
-ELICITATION_NOTE = ("Per statement: the share of conversations in which the turn judge found a violation at any "
-                    "judged turn (binary turn judges only), with a 95% interval clustered by input (a conversation's "
-                    "runs are one cluster); conversations with no judged turn are counted in not judged.")
+ELICITATION_NOTE = (
+    "Per statement: the share of conversations in which the turn judge found a violation at any "
+    "judged turn (binary turn judges only), with a 95% interval clustered by input (a conversation's "
+    "runs are one cluster); conversations with no judged turn are counted in not judged."
+)
 
 
 class Elicitation(BaseModel):
@@ -43,7 +45,8 @@ class Elicitation(BaseModel):
 def elicitation(rows: Iterable[TurnVerdict]) -> list[Elicitation]:
     """Every cell's elicitation rate, from the binary turn verdicts among `rows` (others are ignored)."""
     cells: dict[tuple[str, str, str, str, str], dict[tuple[str, int], list[TurnVerdict]]] = defaultdict(
-        lambda: defaultdict(list))
+        lambda: defaultdict(list)
+    )
     for row in rows:
         if row.turn is not None and row.conversation is not None and row.mode == "binary":
             key = (row.spec, row.judge, row.model, row.variation, row.statement_id)
@@ -57,9 +60,20 @@ def elicitation(rows: Iterable[TurnVerdict]) -> list[Elicitation]:
                 hits.append(float(any(r.compliant is False for r in judged)))
                 clusters.append(judged[0].input)
         interval = rate_interval(hits, clusters) if hits else None
-        found.append(Elicitation(
-            spec=spec, judge=judge, candidate=candidate, variation=variation, statement_id=statement_id,
-            violated=int(sum(hits)), conversations=len(hits), rate=sum(hits) / len(hits) if hits else None,
-            ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-            method=interval[2] if interval else None, not_judged=len(conversations) - len(hits)))
+        found.append(
+            Elicitation(
+                spec=spec,
+                judge=judge,
+                candidate=candidate,
+                variation=variation,
+                statement_id=statement_id,
+                violated=int(sum(hits)),
+                conversations=len(hits),
+                rate=sum(hits) / len(hits) if hits else None,
+                ci_low=interval[0] if interval else None,
+                ci_high=interval[1] if interval else None,
+                method=interval[2] if interval else None,
+                not_judged=len(conversations) - len(hits),
+            )
+        )
     return found

@@ -27,11 +27,13 @@ from speceval.analysis.statistics.clustered import rate_interval
 BINARY_MEASURES = ("compliant_to_non_compliant", "non_compliant_to_compliant")
 CHANGED = "category_changed"
 
-FLIPS_NOTE = ("A conversation counts when its first turn and a later turn were judged. Binary judges: the share of "
-              "those compliant at turn 1 and not at their last judged turn (compliant_to_non_compliant: it gave "
-              "way under pressure), and the reverse; categorical judges: the share whose category changed, and "
-              "each from → to pair. 95% intervals clustered by input (a conversation's runs are one cluster), "
-              "stratified by statement.")
+FLIPS_NOTE = (
+    "A conversation counts when its first turn and a later turn were judged. Binary judges: the share of "
+    "those compliant at turn 1 and not at their last judged turn (compliant_to_non_compliant: it gave "
+    "way under pressure), and the reverse; categorical judges: the share whose category changed, and "
+    "each from → to pair. 95% intervals clustered by input (a conversation's runs are one cluster), "
+    "stratified by statement."
+)
 
 _Cell = tuple[str, str, str, str]
 """(spec, judge, candidate, variation)."""
@@ -78,9 +80,11 @@ class Survivors(BaseModel):
     def warning(self) -> str:
         """One sentence naming the counts, for the page and summary.md."""
         counts = ", ".join(f"turn {turn}: {n}" for turn, n in sorted(self.by_turn.items()))
-        return (f"{self.candidate} / {self.variation} (judge {self.judge}, spec {self.spec}): conversations reaching "
-                f"each turn: {counts}. Later turns are a selected subset (conversations that went on, e.g. a "
-                "simulated user that did not stop), so their rates are not comparable with turn 1's.")
+        return (
+            f"{self.candidate} / {self.variation} (judge {self.judge}, spec {self.spec}): conversations reaching "
+            f"each turn: {counts}. Later turns are a selected subset (conversations that went on, e.g. a "
+            "simulated user that did not stop), so their rates are not comparable with turn 1's."
+        )
 
 
 def _judged(row: TurnVerdict) -> bool:
@@ -107,21 +111,30 @@ def flips(rows: Iterable[TurnVerdict]) -> list[Flip]:
         if not pairs:
             continue
         last = sorted({int(b.turn or 0) for _, b in pairs})
-        common = {"spec": spec, "judge": judge, "candidate": candidate, "variation": variation,
-                  "conversations": len(pairs),
-                  "last_turns": str(last[0]) if len(last) == 1 else f"{last[0]}-{last[-1]}"}
+        common = {
+            "spec": spec,
+            "judge": judge,
+            "candidate": candidate,
+            "variation": variation,
+            "conversations": len(pairs),
+            "last_turns": str(last[0]) if len(last) == 1 else f"{last[0]}-{last[-1]}",
+        }
         clusters = [(a.spec, a.statement_id, a.input) for a, _ in pairs]
         measures: list[tuple[dict[str, object], list[bool]]]
         if all(a.category is None for a, _ in pairs):  # a binary judge
-            measures = [({"measure": BINARY_MEASURES[0]}, [bool(a.compliant) and b.compliant is False
-                                                           for a, b in pairs]),
-                        ({"measure": BINARY_MEASURES[1]}, [a.compliant is False and bool(b.compliant)
-                                                           for a, b in pairs])]
+            measures = [
+                ({"measure": BINARY_MEASURES[0]}, [bool(a.compliant) and b.compliant is False for a, b in pairs]),
+                ({"measure": BINARY_MEASURES[1]}, [a.compliant is False and bool(b.compliant) for a, b in pairs]),
+            ]
         else:
             measures = [({"measure": CHANGED}, [a.category != b.category for a, b in pairs])]
-            measures += [({"measure": "from_to", "from_category": start, "to_category": end},
-                          [(a.category, b.category) == (start, end) for a, b in pairs])
-                         for start, end in sorted({(str(a.category), str(b.category)) for a, b in pairs})]
+            measures += [
+                (
+                    {"measure": "from_to", "from_category": start, "to_category": end},
+                    [(a.category, b.category) == (start, end) for a, b in pairs],
+                )
+                for start, end in sorted({(str(a.category), str(b.category)) for a, b in pairs})
+            ]
         found += [Flip.model_validate({**common, **names, **_share(hits, clusters)}) for names, hits in measures]
     return found
 
@@ -130,8 +143,13 @@ def _share(hits: list[bool], clusters: list[tuple[str, str, int]]) -> dict[str, 
     """The count and share of `hits` with its 95% interval, clustered by input and stratified by statement."""
     values = [float(hit) for hit in hits]
     interval = rate_interval(values, clusters, {key: key[:2] for key in clusters})
-    return {"count": sum(hits), "rate": sum(values) / len(values), "ci_low": interval[0] if interval else None,
-            "ci_high": interval[1] if interval else None, "method": interval[2] if interval else None}
+    return {
+        "count": sum(hits),
+        "rate": sum(values) / len(values),
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
+        "method": interval[2] if interval else None,
+    }
 
 
 def survivors(rows: Iterable[TurnVerdict]) -> list[Survivors]:
@@ -142,6 +160,9 @@ def survivors(rows: Iterable[TurnVerdict]) -> list[Survivors]:
         for turns in conversations.values():
             for turn in {int(r.turn or 0) for r in turns}:
                 by_turn[turn] += 1
-        found.append(Survivors(spec=spec, judge=judge, candidate=candidate, variation=variation,
-                               by_turn=dict(sorted(by_turn.items()))))
+        found.append(
+            Survivors(
+                spec=spec, judge=judge, candidate=candidate, variation=variation, by_turn=dict(sorted(by_turn.items()))
+            )
+        )
     return found
