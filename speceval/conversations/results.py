@@ -1,6 +1,7 @@
 """The final record of each input of a conversation run, assembled from the rounds' results on disk.
 
-`results/<statement_id>.json` keeps the format every consumer reads (DESIGN §3): `input_text` is the first user
+`results/<statement_id>.json` keeps the format every consumer reads (docs/generation.md#conversations): `input_text`
+is the first user
 message, `output_text` the last answer, `outcome` the outcome of the last turn sent (a turn that did not succeed
 ends its conversation), `usage` the sum over turns. A conversation's record adds `conversation` (every message,
 roles user / assistant, the fixed history included) and `turns` (per round: outcome, answer, error, usage, job).

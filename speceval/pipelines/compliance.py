@@ -1,6 +1,6 @@
 """`BatchedComplianceJudge`: a judge model decides whether each candidate answer complies with its statement.
 
-Output (DESIGN §3), one directory per candidate:
+Output (`speceval.judging.files`, docs/architecture.md#on-disk-formats), one directory per candidate:
 
     {output_dir_base}/spec_{spec}/judge_{judge}/{candidate}/
         run.json, metadata/, preprocessed/     the judge run (as for generation)

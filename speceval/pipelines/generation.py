@@ -1,7 +1,8 @@
 """`BatchedGenerationPipeline`: a candidate model answers the pre-generated inputs of a spec, through a batch API.
 
 Everything is validated before anything is submitted: the spec, every inputs file, and (on resume) that neither
-changed since the run started. The run directory then holds all state (DESIGN §3), so `resume` continues it.
+changed since the run started. The run directory then holds all state (docs/generation.md#output-layout), so `resume`
+continues it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """`BatchedRankingPipeline`: a judge compares candidates two at a time, in both orders, on every shared input.
 
-Output (DESIGN §3), one directory per ORDERED pair (A is shown first):
+Output (`speceval.judging.files`, docs/architecture.md#on-disk-formats), one directory per ORDERED pair (A is shown
+first):
 
     {output_dir_base}/spec_{spec}/judge_{judge}/{A}x{B}/
         run.json, metadata/, preprocessed/, judge_responses/    the judge run
