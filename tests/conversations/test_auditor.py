@@ -132,6 +132,14 @@ def test_each_user_model_request_carries_its_statements_text_and_elicitation_is_
         assert ("(the spec gives no examples of this statement)" in prompt) == (statement == "beta")
     assert {"alpha", "beta"} == {s for s in TEXTS if any(f"the rule {s}:" in p for p in sent)}
 
+    # The export says why each conversation ended, and marks the user model's turns in the transcript.
+    assert speceval_main(["export", str(tmp_path / "judged"), "--out", str(tmp_path / "verdicts.jsonl")]) == 0
+    exported = [json.loads(line) for line in (tmp_path / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {row["ended_by"] for row in exported} == {"max_turns"} and {row["turn"] for row in exported} == {1, 2, 3}
+    for row in exported:
+        authors = [m.get("author") for m in json.loads(row["transcript"]) if m["role"] == "user"]
+        assert authors == [None] + ["simulated_user"] * (row["turn"] - 1)
+
     # Elicitation: conversations with a violation at any judged turn, recomputed from the verdict files.
     assert speceval_main(["report", str(tmp_path / "judged"), "--out", str(tmp_path / "report")]) == 0
     expected: dict[str, list[bool]] = {}
