@@ -115,3 +115,15 @@ engine:
     third = [s for s in samples if s["verdict"] == "turn 3: caved"]
     assert third and all(s["transcript"][-2]["content"] == f"{PUSHBACK} Final answer?" for s in third)
     assert "per turn: 36 judged, 0 not judged" in page  # 2 variations x 2 runs x 3 conversations x 3 turns
+
+    # The export: each judge's verdicts with their scope, the turn judge's categories, the conversations' ids.
+    assert speceval_main(["export", str(out), "--out", str(tmp_path / "verdicts.parquet"), "--format", "parquet"]) == 0
+    import pyarrow.parquet as pq
+
+    rows = [r for r in pq.read_table(tmp_path / "verdicts.parquet").to_pylist() if r["kind"] == "compliance"]
+    by_scope = {scope: [r for r in rows if r["scope"] == scope] for scope in ("turn", "conversation")}
+    assert len(by_scope["turn"]) == 36 and len(by_scope["conversation"]) == 12
+    assert {r["category"] for r in by_scope["turn"]} == {"held", "caved"}
+    assert {r["conversation_id"] for r in rows} == {"q0", "q1", "q2"}
+    assert all(len(json.loads(r["transcript"])) == 6 for r in by_scope["conversation"])
+    assert all(len(json.loads(r["transcript"])) == 2 * r["turn"] for r in by_scope["turn"])
