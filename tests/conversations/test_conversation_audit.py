@@ -154,6 +154,8 @@ def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(
         if "conversation" in r
     }
     by_id = {key[1]: record for key, record in conversations.items()}
+    # A report of turn verdicts only counts them (it said "0 judged": the count of per-conversation verdicts).
+    assert "<td>per turn: 13 judged, 0 not judged</td>" in page and "0 judged, 0 not judged" not in page
     samples = [s for s in _page_samples(page) if "transcript" in s]
     assert len(samples) == 12
     third = [s for s in samples if s["verdict"].startswith("turn 3") and s["statement"] == "alpha"]
