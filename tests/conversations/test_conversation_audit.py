@@ -243,3 +243,6 @@ def test_the_label_sheet_has_turn_transcript_and_statement_text_and_its_labels_l
     )
     agreement = [r for r in _rows(tmp_path / "report" / "human_agreement.csv") if r["candidate"] == "all"]
     assert [(int(r["labelled"]), int(r["agree"])) for r in agreement] == [(verdicts, verdicts)]
+    # PPI over the turn judge's verdicts (its scope's): every one labelled, the labels equal to its verdicts.
+    (ppi,) = _rows(tmp_path / "report" / "ppi.csv")
+    assert (ppi["judge"], int(ppi["labelled"]), int(ppi["unlabelled"])) == (JUDGE, verdicts, 0)
