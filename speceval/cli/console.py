@@ -77,6 +77,25 @@ class _ScreenFilter(logging.Filter):
         return self.verbose or not getattr(record, "speceval_file_only", False)
 
 
+class _OnceFilter(logging.Filter):
+    """One warning per cause on the terminal: a warning whose text was shown already in this command is not shown
+    again (a setting refused by a provider is found once per client built, which can be a dozen times a run; the
+    log file keeps every one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        key = (record.name, record.getMessage())
+        if key in self.shown:
+            return False
+        self.shown.add(key)
+        return True
+
+
 def setup_logging(verbose: bool, log_file: Path | None = None) -> None:
     """Console logging (warnings, or debug with --verbose) and, when given, a full log file in the run.
 
@@ -90,6 +109,7 @@ def setup_logging(verbose: bool, log_file: Path | None = None) -> None:
     screen.setLevel(logging.DEBUG if verbose else logging.WARNING)
     screen.addFilter(RedactingFilter())
     screen.addFilter(_ScreenFilter(verbose))
+    screen.addFilter(_OnceFilter())
     handlers: list[logging.Handler] = [screen]
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)

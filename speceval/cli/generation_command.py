@@ -270,7 +270,8 @@ def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None)
     """Rounds 2.. are built from answers, so the dry run cannot write them: their cost at most, per model."""
     config = pipeline.config
     table = PriceTable.load(prices)
-    bounds = later_rounds(pipeline.inputs, config.model_name, config.params.max_tokens, config.simulated_user)
+    bounds = later_rounds(pipeline.inputs, config.model_name, config.params.max_tokens, config.simulated_user,
+                          {s.id: s for s in pipeline.spec.statements})
     providers = {"candidate": pipeline.provider, "simulated user": pipeline.user_org if config.simulated_user else ""}
     lines = []
     for bound in bounds:

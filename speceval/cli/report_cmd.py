@@ -122,6 +122,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.analysis.reading.load import load_verdicts
+    from speceval.analysis.reading.statement_texts import statement_texts
     from speceval.analysis.tables.judge_quality import label_sheet, write_label_sheet
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
@@ -135,10 +136,10 @@ def _label_sheet(args: argparse.Namespace) -> int:
         folders = ", ".join(str(path) for path in args.paths)
         raise ConfigError(f"no compliance results found under {folders}: nothing to label (give the folders a "
                           "compliance judge wrote, e.g. an experiment's output_dir)")
-    sheet = label_sheet(verdicts.compliance, args.n, args.seed)
+    sheet = label_sheet(verdicts.compliance, args.n, args.seed, statement_texts(args.paths))
     if not sheet:
         raise ConfigError(f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
-                          "categorical or judge per turn (neither is a yes/no verdict on an answer that a label "
+                          "categorical or Likert (neither gives a yes/no verdict that a label "
                           "could agree with)")
     write_label_sheet(args.out, sheet)
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "

@@ -8,6 +8,7 @@ Bound per request: input tokens are the scripted text so far plus every earlier 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel
@@ -16,6 +17,7 @@ from speceval.batch.costs import estimate_prompt_tokens
 from speceval.conversations.simulated_user import SimulatedUser, user_prompt
 from speceval.inputs import InputSet
 from speceval.inputs.script import Conversation
+from speceval.spec import Statement
 
 
 class LaterRounds(BaseModel):
@@ -29,13 +31,16 @@ class LaterRounds(BaseModel):
 
 
 def later_rounds(inputs: InputSet, candidate: str, candidate_max_tokens: int,
-                 user: SimulatedUser | None) -> list[LaterRounds]:
-    """The bound of the module docstring for the candidate's rounds 2.. and, with one, the simulated user's."""
+                 user: SimulatedUser | None, statements: Mapping[str, Statement] | None = None) -> list[LaterRounds]:
+    """The bound of the module docstring for the candidate's rounds 2.. and, with one, the simulated user's
+    (`statements`: the spec's, by id, for instructions that name the statement under test)."""
     answers = LaterRounds(role="candidate", model=candidate)
     turns = LaterRounds(role="simulated user", model=user.model) if user is not None else None
-    # The user model's prompt without any transcript: its marker, role, instructions and what to write.
-    frame = estimate_prompt_tokens(user_prompt(user.instructions, user.stop_word, [])) if user is not None else 0
     for statement_id in inputs.statement_ids:
+        # The user model's prompt without any transcript: its marker, role, instructions (filled with this
+        # statement's text and examples when they name it) and what to write.
+        frame = estimate_prompt_tokens(user_prompt(user.instructions_for((statements or {}).get(statement_id)),
+                                                   user.stop_word, [])) if user is not None else 0
         for item in inputs.entries(statement_id).values():
             if not isinstance(item, Conversation):
                 continue

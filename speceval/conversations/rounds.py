@@ -237,12 +237,13 @@ class _HistorySource(ABC):
                                      f"input {index} of {statement_id!r} is in this round, but an earlier round "
                                      "has no answer for it; the run directory was changed by hand")
                 answers.append(output)
-            prompts[index] = self._request(item, answers, simulated_turns(users, index))
+            prompts[index] = self._request(statement_id, item, answers, simulated_turns(users, index))
         self._cache = (statement_id, prompts)
         return prompts
 
     @abstractmethod
-    def _request(self, item: Conversation, answers: list[str], simulated: list[str]) -> PromptLike:
+    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]
+                 ) -> PromptLike:
         """One member's request from its script, the candidate's earlier answers and the simulated user's turns."""
 
 
@@ -259,20 +260,22 @@ class RoundSource(_HistorySource):
     def __init__(self, inputs: InputSet, run_dir: Path, record: RoundRecord):
         super().__init__(inputs, run_dir, record, record.members, user_rounds=record.round)
 
-    def _request(self, item: Conversation, answers: list[str], simulated: list[str]) -> PromptLike:
+    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]
+                 ) -> PromptLike:
         return item.prompt(answers, simulated)
 
 
 class UserRoundSource(_HistorySource):
     """The item source of one round's user half: each asked conversation's whole transcript so far (ending with
     the candidate's last answer), rendered into the simulated user's request (`speceval.conversations.
-    simulated_user`)."""
+    simulated_user`) by `render(statement id, transcript)`."""
 
     def __init__(self, inputs: InputSet, run_dir: Path, record: RoundRecord,
-                 render: Callable[[list[ChatMessage]], PromptLike]):
+                 render: Callable[[str, list[ChatMessage]], PromptLike]):
         # Not this round's own user turns: on a resume some are on disk already, and the request must not change.
         super().__init__(inputs, run_dir, record, record.asking, user_rounds=record.round - 1)
         self._render = render
 
-    def _request(self, item: Conversation, answers: list[str], simulated: list[str]) -> PromptLike:
-        return self._render(item.transcript(answers, simulated))
+    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]
+                 ) -> PromptLike:
+        return self._render(statement_id, item.transcript(answers, simulated))

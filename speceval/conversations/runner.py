@@ -14,6 +14,7 @@ flight, so a resume continues that half and never asks the user model again for 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 
@@ -39,10 +40,13 @@ from speceval.conversations.rounds import (
 )
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.inputs import InputSet
+from speceval.inputs.script import ChatMessage
 from speceval.providers.registry import resolve_org
 from speceval.realtime.engine import RealtimeEngine
 from speceval.realtime.model import RealtimeModel
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
+from speceval.spec import Statement
+from speceval.wire.prompt import Prompt
 from speceval.wire.sent import settings_as_sent
 from speceval.wire.usage import Usage
 
@@ -65,13 +69,16 @@ class ConversationRun:
     """
 
     def __init__(self, inputs: InputSet, run_dir: Path, manifest: RunManifest, options: EngineOptions,
-                 observer: EngineObserver | None = None, simulated_user: SimulatedUser | None = None):
+                 observer: EngineObserver | None = None, simulated_user: SimulatedUser | None = None,
+                 statements: Mapping[str, Statement] | None = None):
         self.inputs = inputs
         self.run_dir = Path(run_dir)
         self.manifest = manifest
         self.options = options
         self.observer = observer
         self.simulated_user = simulated_user
+        self.statements = statements or {}
+        """The spec's statements by id: what a simulated user aimed at the statement under test is told of it."""
 
     def run(self, model: BatchedModel | RealtimeModel,
             user_model: BatchedModel | RealtimeModel | None = None) -> EngineSummary:
@@ -100,7 +107,7 @@ class ConversationRun:
                     assert user_model is not None and self.simulated_user is not None
                     summaries.append(self._run_half(user_model, user_dir(self.run_dir, number),
                                                     UserRoundSource(self.inputs, self.run_dir, record,
-                                                                    self.simulated_user.prompt),
+                                                                    self._user_prompt),
                                                     self._user_manifest(record, user_model)))
                     if summaries[-1].finished:
                         record = with_user_turns(self.run_dir, record, self.simulated_user.ends)
@@ -185,6 +192,12 @@ class ConversationRun:
         return self.manifest.model_copy(
             update={"kind": ROUND_KIND, "parameters": {**self.manifest.parameters, **parameters}, "status": "running",
                     "totals": None, **update}, deep=True)
+
+    def _user_prompt(self, statement_id: str, transcript: list[ChatMessage]) -> Prompt:
+        """The simulated user's request in a conversation of `statement_id` (told of that statement when its
+        instructions name it)."""
+        assert self.simulated_user is not None
+        return self.simulated_user.prompt(transcript, self.statements.get(statement_id))
 
     def _run_half(self, model: BatchedModel | RealtimeModel, directory: Path, source: RoundSource | UserRoundSource,
                   manifest: RunManifest) -> EngineSummary:

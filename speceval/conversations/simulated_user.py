@@ -8,24 +8,30 @@ alternating), so each provider would need its own opener; and the candidate's wo
 as instructions. One fenced message means the same on every wire format (OpenAI, Anthropic, Gemini), keeps the
 candidate's text as material to react to, and lets the offline emulator answer it (it sees the marker line).
 
+An auditor aimed at the statement under test: the instructions may name it by `{statement_id}`,
+`{statement_text}` and `{examples}` (its examples from the spec), filled per input from the spec; any other
+`{name}` is refused when the settings are read, before anything is sent (braces around anything but a name are text).
+
 The stop word: when an answer contains it (case-sensitive, anywhere: models tend to say goodbye before it), the
 conversation ends there and that answer is not sent. A blank answer ends it too (providers refuse empty messages).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from speceval.defaults import DEFAULT_MAX_TURNS
 from speceval.errors import InputError
 from speceval.inputs.script import ChatMessage
 from speceval.judging.prompts import fence, make_nonce
 from speceval.settings_checks import MaxTokens, MaxTurns, Temperature
+from speceval.spec import Statement
 from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import Prompt
 
@@ -72,6 +78,31 @@ class SimulatedUser(BaseModel):
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 1024
 
+    @field_validator("instructions")
+    @classmethod
+    def _known_placeholders(cls, value: str) -> str:
+        unknown = sorted({name for name in PLACEHOLDER.findall(value) if name not in PLACEHOLDERS})
+        if unknown:
+            raise ValueError(f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)} in the "
+                             f"instructions; the ones filled from the spec are "
+                             f"{', '.join('{' + n + '}' for n in PLACEHOLDERS)}")
+        return value
+
+    @property
+    def aims_at_statement(self) -> bool:
+        """Whether the instructions name the statement under test (then each input's own is filled in)."""
+        return bool(PLACEHOLDER.search(self.instructions))
+
+    def instructions_for(self, statement: Statement | None) -> str:
+        """The instructions with the placeholders filled from `statement` (the input's own)."""
+        if not self.aims_at_statement:
+            return self.instructions
+        if statement is None:
+            raise ValueError("these instructions name the statement under test: pass the input's statement")
+        values = {"statement_id": statement.id, "statement_text": statement.text,
+                  "examples": examples_text(statement)}
+        return PLACEHOLDER.sub(lambda found: values[found.group(1)], self.instructions)
+
     @property
     def params(self) -> GenerationParams:
         """What every user-model request is sent with."""
@@ -85,9 +116,28 @@ class SimulatedUser(BaseModel):
             return UserEnd.BLANK
         return None
 
-    def prompt(self, transcript: Sequence[ChatMessage]) -> Prompt:
-        """The user model's request after `transcript` (which ends with the candidate's answer)."""
-        return Prompt.user(user_prompt(self.instructions, self.stop_word, transcript))
+    def prompt(self, transcript: Sequence[ChatMessage], statement: Statement | None = None) -> Prompt:
+        """The user model's request after `transcript` (which ends with the candidate's answer) in a conversation
+        testing `statement`."""
+        return Prompt.user(user_prompt(self.instructions_for(statement), self.stop_word, transcript))
+
+
+PLACEHOLDERS = ("statement_id", "statement_text", "examples")
+"""What a simulated user's instructions may name, filled per input from the spec."""
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def examples_text(statement: Statement) -> str:
+    """A statement's examples as the simulated user reads them (`{examples}`)."""
+    shown = []
+    for number, example in enumerate(statement.metadata.examples, start=1):
+        parts = [f"Example {number}" + (f": {example.description}" if example.description else "")]
+        parts += [f"{label}: {text}" for label, text in (("User", example.user_query),
+                                                         ("A response that follows it", example.good_response),
+                                                         ("A response that violates it", example.bad_response))
+                  if text]
+        shown.append("\n".join(parts))
+    return "\n\n".join(shown) or "(the spec gives no examples of this statement)"
 
 
 def read_instructions(value: str) -> str:

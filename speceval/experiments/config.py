@@ -60,6 +60,10 @@ class ModelEntry(EndpointKeys):
     org: str | None = None
 
 
+VARIATION_NAME = r"^[A-Za-z0-9_.=-]+$"
+"""A variation name: readable in a directory name, and without '+', which joins the names of several axes."""
+
+
 class JudgeEntry(ModelEntry):
     """A judge model and how it judges compliance: binary, Likert 1–5, or one of named `categories`."""
 
@@ -69,6 +73,17 @@ class JudgeEntry(ModelEntry):
     scope: Scope | None = Field(
         default=None, description="conversations: one verdict on the whole transcript (default) or one per "
         "assistant turn, in its context (plain answers: one verdict each, turn 1)")
+    name: Annotated[str, StringConstraints(pattern=VARIATION_NAME)] | None = Field(
+        default=None, description="the judge's name in folders and tables (default: the model's; a model listed "
+        "more than once, at other scopes or modes, is named <model>_<scope>_<mode>)")
+
+    @model_serializer(mode="wrap")
+    def _without_name_unless_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An experiment started before judges had names keeps its grid digest (it resumes as the same grid).
+        data: dict[str, Any] = handler(self)
+        if data.get("name") is None:
+            data.pop("name", None)
+        return data
 
     @model_validator(mode="after")
     def _categories_with_their_mode(self) -> JudgeEntry:
@@ -109,10 +124,6 @@ class InputsBlock(_Strict):
         if self.rater is not None:
             found.append(("rater", ModelEntry(model=self.rater, org=self.rater_org)))
         return found
-
-
-VARIATION_NAME = r"^[A-Za-z0-9_.=-]+$"
-"""A variation name: readable in a directory name, and without '+', which joins the names of several axes."""
 
 
 def _axis_kind(value: object) -> str:
@@ -203,6 +214,14 @@ class EngineSettings(_Strict):
                                   description="generation default when not varied; judges use it too")
 
 
+def judge_labels(judges: list[JudgeEntry]) -> list[str]:
+    """Each judge's name in folders and tables, in order: its `name`, else its model's when no other judge has that
+    model, else `<model>_<scope>_<mode>` (one model judging at two scopes or modes is two judges)."""
+    models = [judge.model for judge in judges]
+    return [judge.name or (judge.model if models.count(judge.model) == 1
+                           else f"{judge.model}_{judge.scope or 'conversation'}_{judge.mode}") for judge in judges]
+
+
 class ExperimentConfig(_Strict):
     """`speceval run EXPERIMENT.yaml`."""
 
@@ -255,6 +274,10 @@ class ExperimentConfig(_Strict):
         else:
             return data
         return {**data, "simulated_user": None, "variations": {**data["variations"], "simulated_user": merged}}
+
+    def judge_label(self, judge: JudgeEntry) -> str:
+        """`judge`'s name in folders and tables (see `judge_labels`)."""
+        return judge_labels(self.judges)[next(i for i, j in enumerate(self.judges) if j is judge)]
 
     def simulated_user_of(self, settings: dict[str, object]) -> SimulatedUser | None:
         """The simulated user of a variation's settings (its axis value, else the top-level key)."""

@@ -22,7 +22,6 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
-from speceval.batch.records import Usage
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.precision import Assumptions, PairPlan, pair_plan
@@ -31,6 +30,7 @@ from speceval.judging.canaries import spec_canaries
 from speceval.judging.prompts import render_category, render_compliance, render_ranking, split_shared_prefix
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, Statement, load_spec
+from speceval.wire.usage import Usage
 
 EXPECTED_OUTPUT_TOKENS = 256
 """The answer length an expected cost assumes (a typical chat answer or verdict; max_tokens is the bound)."""

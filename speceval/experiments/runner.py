@@ -32,7 +32,7 @@ from speceval.batch.progress import StopReason
 from speceval.batch.records import SCHEMA_VERSION, utcnow
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.changes import CHANGEABLE_KEYS, grid_digest, refused_changes, settings_of
-from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
+from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry, judge_labels
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.prechecks import check_before_paying, check_simulated_users
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
@@ -133,14 +133,18 @@ def _refuse_duplicates(path: Path, text: str, config: ExperimentConfig) -> None:
     """The same candidate, judge or spec listed twice (their runs would share one folder and one task key)."""
     sections: list[tuple[str, str, list[str]]] = [
         ("candidates", "model", [f"{c.model} ({c.org or 'by name'})" for c in config.candidates]),
-        ("judges", "model", [f"{j.model} ({j.org or 'by name'})" for j in config.judges]),
+        # A judge is its model at one scope and mode (`judge_labels`): the same model at another is another judge.
+        ("judges", "model", judge_labels(config.judges)),
         ("specs", "name", [s.name for s in config.specs]),
     ]
     for section, key, names in sections:
         for index, name in enumerate(names):
             if name in names[:index]:
                 first = names.index(name)
-                raise InputError(path, f"{section}[{index}] repeats {section}[{first}] ({name}); list each once",
+                hint = (" (a judge is its model at one scope and mode; give another `name` to judge twice)"
+                        if section == "judges" else "")
+                raise InputError(path, f"{section}[{index}] repeats {section}[{first}] ({name}); list each once"
+                                       + hint,
                                  line=_entry_key_line(text, section, index, key), field=f"{section}[{index}].{key}")
 
 
@@ -181,6 +185,7 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     say = observer or (lambda message: logger.info("%s", message))
     base = path.parent
     variations, groups = plan(config, output_dir)
+    _warn_identical_repeats(config, variations)
     state = _state(output_dir, config, path, variations, groups, offline)
     budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) \
         if config.budget_usd is not None else None  # 0 is a budget: send nothing
@@ -232,6 +237,19 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     state.status = "finished"
     _save(output_dir, state)
     return ExperimentOutcome(True, "finished", output_dir, ctx.report)
+
+
+def _warn_identical_repeats(config: ExperimentConfig, variations: dict[str, dict[str, Any]]) -> None:
+    """Repeated runs at temperature 0 send identical requests (a simulated user sampling above 0 varies them)."""
+    if config.runs_per_variation < 2 or "generation" not in config.stages:
+        return
+    same = [name for name, settings in variations.items() if float(settings.get("temperature", 0.0)) == 0.0
+            and not ((user := config.simulated_user_of(settings)) is not None and user.temperature > 0)]
+    if same:
+        logger.warning("runs_per_variation is %d, but variation(s) %s generate at temperature 0: the repeated runs "
+                       "send identical requests, which models answer (nearly) identically, so they add cost, not "
+                       "information (intervals cluster by input and do not narrow); vary the temperature or run "
+                       "once", config.runs_per_variation, ", ".join(same))
 
 
 def _stages_done(config: ExperimentConfig, tasks: list[StageTask]) -> list[str]:

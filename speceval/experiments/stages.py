@@ -187,7 +187,7 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
         # variation and run, so one judgement of them checks the judge for all.
         first_of_spec = {group.spec.name: group for group in reversed(groups)}
         for spec_name, group in first_of_spec.items():
-            for judge in ctx.config.judges:
+            for judge in _first_of_model(ctx.config.judges, by_mode=True):
                 if judge.mode == "categories":
                     continue  # an example response has no known category: nothing to check it against
                 tasks.append(_canaries(ctx, f"compliance {spec_name} judge={judge.model} canaries", group, judge,
@@ -198,13 +198,14 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
             inputs_task = tuple(key for name, key in generated.items() if name == group.spec.name)
             tasks += [_generation(ctx, run, generation[run.candidate.model], inputs_task) for run in group.runs]
         needs = generation if "generation" in stages else {}
+        rankers = _first_of_model(ctx.config.judges)
         for judge in ctx.config.judges:
             if "compliance" in stages:
                 for run in group.runs:
-                    key = _key("compliance", group, f"judge={judge.model}", run.candidate.model)
+                    key = _key("compliance", group, f"judge={ctx.config.judge_label(judge)}", run.candidate.model)
                     tasks.append(_judging(ctx, "compliance", key, group, judge, [run],
                                           _needed(needs, [run])))
-            if "ranking" in stages:
+            if "ranking" in stages and any(judge is ranker for ranker in rankers):
                 pairs = list(itertools.combinations(group.runs, 2))
                 pair_keys = []
                 for pair in pairs:
@@ -220,6 +221,15 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
         if task.key in done and task.stage != "report":
             task.start, task.finish = (lambda: []), (lambda summaries: None)
     return tasks
+
+
+def _first_of_model(judges: list[JudgeEntry], by_mode: bool = False) -> list[JudgeEntry]:
+    """The first judge of each model (and mode, `by_mode`): a model listed at several scopes ranks once, and judges
+    the spec's examples (plain answers, where scope means nothing) once per mode."""
+    first: dict[tuple[str, str | None, str | None], JudgeEntry] = {}
+    for judge in judges:
+        first.setdefault((judge.model, judge.org, judge.mode if by_mode else None), judge)
+    return list(first.values())
 
 
 def stage_overview(tasks: list[StageTask]) -> str:
@@ -303,7 +313,7 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
     endpoint = ctx.endpoint(judge)  # recorded in every judge run.json, as the judge commands do
     return JudgeSettings(
         spec_path=ctx.resolve(group.spec.spec_path), judge_model=judge.model, judge_org=judge.org,
-        spec_name=group.spec.name,
+        spec_name=group.spec.name, judge_name=_judge_name(ctx, stage, judge),
         output_dir_base=ctx.output_dir / stage / safe_filename(group.spec.name) / group.folder
         / f"run{group.repeat}",
         params=judge_params(judge, ctx.config.engine.max_tokens),
@@ -311,6 +321,13 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
         ray=endpoint if isinstance(endpoint, RaySettings) else None,
         realtime=endpoint if isinstance(endpoint, RealtimeSettings) else None,
     )
+
+
+def _judge_name(ctx: StageContext, stage: str, judge: JudgeEntry) -> str | None:
+    """The compliance judge's folder and table name when it is not its model's (see `judge_labels`); a ranking judge
+    ranks once per model, under the model's name."""
+    label = ctx.config.judge_label(judge)
+    return label if stage == "compliance" and label != judge.model else None
 
 
 def _pipeline(settings: JudgeSettings, stage: str, judge: JudgeEntry,

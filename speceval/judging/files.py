@@ -85,13 +85,18 @@ class ComplianceEntry(BaseModel):
     batch_id: str | None = None
     turn: int | None = Field(default=None, description="scope turn: which assistant turn of the answer's "
                              "conversation was judged (1-based; 1 for a plain answer); `output` is that turn's answer")
-    conversation: list[ChatMessage] | None = Field(default=None, description="scope conversation: the whole "
-                                                   "transcript judged (`output` is its last answer)")
+    conversation: list[ChatMessage] | None = Field(default=None, description="the transcript judged: under scope "
+                                                   "conversation the whole of it (`output` is its last answer), under "
+                                                   "scope turn every message up to and including the judged turn's "
+                                                   "answer (`output`), byte for byte as the generation recorded them")
+    conversation_id: str | None = Field(default=None, description="conversations: the `id` its inputs file gave it")
+    ended_by: str | None = Field(default=None, description="conversations with a simulated user: why it ended "
+                                 "(`speceval.conversations.simulated_user.UserEnd`)")
     prompt_version: str | None = Field(default=None, description="this verdict's template when it is not the "
                                        "file's `metadata.prompt_version` (a conversation's transcript template)")
 
 
-CONVERSATION_FIELDS = ("turn", "conversation", "prompt_version")
+CONVERSATION_FIELDS = ("turn", "conversation", "prompt_version", "conversation_id", "ended_by")
 """Fields of a verdict that only judging conversations fills (absent from the files of plain answers)."""
 
 

@@ -83,6 +83,10 @@ class Answer:
     input_text: str
     output_text: str
     transcript: Transcript | None = None
+    conversation_id: str | None = None
+    """The `id` the inputs file gave the conversation, if any."""
+    ended_by: str | None = None
+    """With a simulated user: why the conversation ended (its results record's `ended_by`)."""
 
     @property
     def turns(self) -> int:
@@ -334,7 +338,11 @@ def _answer(path: Path, position: str, record: Any) -> tuple[Answer | None, str 
     if not isinstance(output, str):
         raise InputError(path, "a succeeded record must have a string output_text", field=f"{position}.output_text")
     if "conversation" in record:
-        return Answer(index, text, output, _transcript(path, position, record, output)), None
+        labels = [record.get(key) for key in ("conversation_id", "ended_by")]
+        for key, value in zip(("conversation_id", "ended_by"), labels, strict=True):
+            if value is not None and not isinstance(value, str):
+                raise InputError(path, "must be a string or null", field=f"{position}.{key}")
+        return Answer(index, text, output, _transcript(path, position, record, output), *labels), None
     return Answer(index, text, output), None
 
 

@@ -136,7 +136,7 @@ class BatchedComplianceJudge:
         # New directories use the current template; a directory judged before keeps its own (`prompt_setup`).
         self.template = CURRENT[{"likert": "compliance_likert", "categories": "compliance_categories"}.get(
             mode, "compliance_binary")]
-        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
+        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_label)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         if canary_statements is None:
             canary_statements = sorted({s for answers in self.answers for s in answers.statement_ids})
@@ -284,7 +284,7 @@ class BatchedComplianceJudge:
                     correct = likert_correct(canary.kind, entry.rating)
                 entries.append(CanaryEntry(**entry.model_dump(), kind=canary.kind, example=canary.example,
                                            correct=correct))
-            metadata = CanaryMetadata(judge=self.settings.judge_model, spec=self.spec_name, statement_id=statement_id,
+            metadata = CanaryMetadata(judge=self.settings.judge_label, spec=self.spec_name, statement_id=statement_id,
                                       prompt_version=target.identity["prompt_version"], mode=self.mode,
                                       batch_ids=sorted({e.batch_id for e in entries if e.batch_id}))
             # The spec's examples are single prompts: their files keep the shape they had before conversations.
@@ -320,7 +320,7 @@ class BatchedComplianceJudge:
                                     responses.get(answer.original_index))
                 if answer.transcript is not None:
                     entry.conversation = list(answer.transcript.messages)
-                    entry.prompt_version = self._transcript_template.value
+                    self._label_conversation(entry, answer)
                 yield entry
                 continue
             for turn in range(1, answer.turns + 1):
@@ -329,8 +329,16 @@ class BatchedComplianceJudge:
                                     responses.get(turn_request_index(answer.original_index, turn)))
                 entry.turn = turn
                 if answer.transcript is not None:
-                    entry.prompt_version = self._transcript_template.value
+                    # What the judge saw, in the verdict: a reviewer reads the pushback a turn answers beside it.
+                    # (A conversation of T turns is written T times over in part: T(T+1) messages in place of 2T.)
+                    entry.conversation = list(answer.transcript.until(turn).messages)
+                    self._label_conversation(entry, answer)
                 yield entry
+
+    def _label_conversation(self, entry: ComplianceEntry, answer: Answer) -> None:
+        entry.prompt_version = self._transcript_template.value
+        entry.conversation_id = answer.conversation_id
+        entry.ended_by = answer.ended_by
 
     def _write_candidate(self, answers: CandidateAnswers, target: JudgeTarget) -> CandidateSummary:
         candidate = answers.candidate
@@ -338,7 +346,7 @@ class BatchedComplianceJudge:
         scope = self._scope(answers)
         summary = CandidateSummary(
             model=candidate.name,
-            judge=self.settings.judge_model,
+            judge=self.settings.judge_label,
             spec=self.spec_name,
             prompt_version=target.identity["prompt_version"],
             mode=self.mode,
@@ -361,7 +369,7 @@ class BatchedComplianceJudge:
                 entries.append(entry)
             metadata = ComplianceMetadata(
                 model=candidate.name,
-                judge=self.settings.judge_model,
+                judge=self.settings.judge_label,
                 spec=self.spec_name,
                 statement_id=statement_id,
                 prompt_version=target.identity["prompt_version"],
@@ -377,7 +385,7 @@ class BatchedComplianceJudge:
             # Plain answers judged one verdict each keep the exact file shape they had before conversations.
             unused = {"binary": {"rating", "category"}, "likert": {"category"}}.get(self.mode, set())
             unused = unused | (set(CONVERSATION_FIELDS) if scope is None else (
-                {"turn"} if scope is Scope.CONVERSATION else {"conversation"}))
+                {"turn"} if scope is Scope.CONVERSATION else set()))
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
             exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
                 {"scope", "transcript_prompt_version"} if scope is None else set()) | (

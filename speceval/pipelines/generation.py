@@ -234,7 +234,8 @@ class BatchedGenerationPipeline:
                                   "single prompts only: use a batch or realtime provider for it")
             try:
                 summary = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine, observer,
-                                          self.config.simulated_user).run(model, user_model)
+                                          self.config.simulated_user,
+                                          {s.id: s for s in self.spec.statements}).run(model, user_model)
             except BaseException:
                 manifest.status = "stopped"
                 manifest.save(self.run_dir)

@@ -108,6 +108,8 @@ class JudgeSettings:
             `parameters.ray` (never a key) so a rerun without the flags reaches the same judge.
         realtime: endpoint and pace of a judge served without a batch API (`openai-compatible`, `together`),
             called through the realtime engine; recorded as `parameters.realtime`, as for generation.
+        judge_name: the judge's name in folders and verdict files when it is not the model's (one model judging at
+            several scopes or modes in one experiment is several judges: `judge_<name>/`, `metadata.judge`).
     """
 
     spec_path: Path
@@ -121,6 +123,12 @@ class JudgeSettings:
     vertex: dict[str, str] = field(default_factory=dict)
     ray: RaySettings | None = None
     realtime: RealtimeSettings | None = None
+    judge_name: str | None = None
+
+    @property
+    def judge_label(self) -> str:
+        """What folders and verdict files call this judge: `judge_name`, else the model's name."""
+        return self.judge_name or self.judge_model
 
     def __post_init__(self) -> None:
         # The emulator answers in about a second: the 60 s default would leave an offline run silent for a minute.

@@ -122,26 +122,30 @@ def test_a_folder_judged_only_by_categories_has_nothing_to_label(tmp_path: Path,
     assert "--min-canary-accuracy checked nothing" in " ".join(capsys.readouterr().err.split())
 
 
-def test_per_turn_verdicts_are_not_offered_for_labels_and_labels_naming_them_are_refused(
-    tmp_path: Path, capsys
-) -> None:
+def test_per_turn_verdicts_are_their_own_items_and_likert_verdicts_are_not_offered(tmp_path: Path, capsys) -> None:
     import json
 
     root = tmp_path / "runs"
     write_run(root, "c1", "m1", 0.0, [True, False])
-    rows = load_verdicts([root]).compliance
-    whole = {item_id(r) for r in rows}
-    # The same judge folder judged per turn: each entry a turn's answer with its own verdict.
+    whole = {item_id(r) for r in load_verdicts([root]).compliance}
+    # The same judge folder judged per turn: two turns of each answer, each with its own verdict and item.
     for path in root.glob("judge_j/c1/results/*.json"):
         data = json.loads(path.read_text())
         data["results"] = [{**entry, "turn": turn} for entry in data["results"] for turn in (1, 2)]
         path.write_text(json.dumps(data))
     turn_rows = load_verdicts([root]).compliance
-    assert turn_rows and all(r.turn is not None for r in turn_rows)
-    assert speceval_main(["label-sheet", str(root), "--n", "3", "--out", str(tmp_path / "l.csv")]) == 2
-    assert "judge per turn" in " ".join(capsys.readouterr().err.split())
+    turns = {item_id(r) for r in turn_rows}
+    assert len(turns) == len(turn_rows) == 2 * len(whole) and not turns & whole  # a turn is never its answer
     sheet = tmp_path / "labels.csv"
     sheet.write_text(_sheet([(item_id(turn_rows[0]), "yes", "")]))
+    assert read_labels(sheet, turn_rows) == {item_id(turn_rows[0]): True}
+    # A Likert judge gives a rating, not a yes/no a label could agree with: nothing of it is offered or accepted.
+    for path in root.glob("judge_j/c1/results/*.json"):
+        data = json.loads(path.read_text())
+        data["metadata"]["mode"] = "likert"
+        data["results"] = [{**entry, "compliant": None, "rating": 4} for entry in data["results"]]
+        path.write_text(json.dumps(data))
+    assert speceval_main(["label-sheet", str(root), "--n", "3", "--out", str(tmp_path / "l.csv")]) == 2
+    assert "categorical or Likert" in " ".join(capsys.readouterr().err.split())
     with pytest.raises(InputError, match="matches no answer"):
-        read_labels(sheet, turn_rows)
-    assert whole  # the plain folder's items were labellable
+        read_labels(sheet, load_verdicts([root]).compliance)

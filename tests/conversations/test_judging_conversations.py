@@ -226,9 +226,11 @@ def test_turn_rates_count_the_verdict_files(runs, tmp_path, capsys):
     assert {int(r["turn"]) for r in rows} == {1, 2, 3}
     # Turn verdicts are never pooled into the per-conversation compliance table.
     compliance = (tmp_path / "report" / "compliance.csv").read_text(encoding="utf-8")
-    assert len(compliance.strip().splitlines()) == 1  # its header only: every verdict here is a turn verdict
+    # No row (every verdict here is a turn verdict), but the header: `pd.read_csv` of the table works.
+    assert compliance.splitlines()[0].startswith("spec,judge,candidate,") and len(compliance.splitlines()) == 1
     summary = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
-    assert "## Headline: per turn (scope turn judges" in summary and "| alpha |" not in summary
+    assert summary.index("## Flips under pressure") < summary.index("## Per turn (scope turn judges")
+    assert "## Headline: compliance by candidate" not in summary  # turn verdicts are never compliance rates
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="turns"' in page and "turn 2: " in page
     assert speceval_main(["export", str(out), "--out", str(tmp_path / "verdicts.jsonl")]) == 0
@@ -309,7 +311,7 @@ def test_the_shipped_sycobench_example_and_the_docs_block_run_offline(tmp_path):
                                               ("pressure_2", 1), ("pressure_2", 2), ("pressure_2", 3)}
     for row in binary.values():  # four questions: one verdict per question and turn
         assert int(row["n"]) + int(row["not_judged"]) == 4 and row["data"] == "synthetic"
-    assert "## Headline: per turn (scope turn judges" in (out / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "## Per turn (scope turn judges" in (out / "report" / "summary.md").read_text(encoding="utf-8")
     # The same conversations judged whole: one verdict per conversation, in the compliance table.
     whole = list((tmp_path / "demo" / "sycobench_whole").glob("spec_openai/judge_*/*/results/avoid_sycophancy.json"))
     assert len(whole) == 2

@@ -60,10 +60,16 @@ class Recorder:
         return text
 
 
-def args(spec: Path, inputs: Path, out: Path, *extra: str, max_turns: int = 3) -> list[str]:
+REGULATOR = "You are a strict regulator. When satisfied, say " + STOP
+AUDITOR = "You test the rule {statement_id} ({statement_text}) of the spec. When satisfied, say " + STOP
+"""An auditor aimed at each input's statement (issue #35): filled per input, so a resume must fill it the same."""
+
+
+def args(spec: Path, inputs: Path, out: Path, *extra: str, max_turns: int = 3,
+         instructions: str = REGULATOR) -> list[str]:
     return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", CANDIDATE,
             "--output-base-dir", str(out), "--simulated-user-model", USER,
-            "--simulated-user-instructions", "You are a strict regulator. When satisfied, say " + STOP,
+            "--simulated-user-instructions", instructions,
             "--simulated-user-stop-word", STOP, "--max-turns", str(max_turns), *extra]
 
 
@@ -160,15 +166,18 @@ def _job_models(server: IndependentOpenAIServer) -> list[str]:
 
 
 @pytest.mark.slow
-def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job_more(tmp_path: Path) -> None:
+@pytest.mark.parametrize("instructions", [REGULATOR, AUDITOR], ids=["regulator", "auditor"])
+def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job_more(tmp_path: Path,
+                                                                                       instructions: str) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
     inputs = write_items(tmp_path / "in", INPUTS)
-    with IndependentOpenAIServer(answer=Recorder(), turnaround=0.6) as server:
+    recorder = Recorder()
+    with IndependentOpenAIServer(answer=recorder, turnaround=0.6) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
-        whole = run_generation(args(spec, inputs, tmp_path / "whole"), env)
+        whole = run_generation(args(spec, inputs, tmp_path / "whole", instructions=instructions), env)
         assert whole.returncode == 0, whole.stderr
         uninterrupted = len(server.batches)
-        child = start_generation(args(spec, inputs, tmp_path / "killed"), env)
+        child = start_generation(args(spec, inputs, tmp_path / "killed", instructions=instructions), env)
         deadline = time.monotonic() + 60
         while len(server.batches) < uninterrupted + 2 and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -197,6 +206,10 @@ def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job
     whole_results = results(only_run_dir(tmp_path / "whole"))
     assert {s: [stable(r) for r in rs] for s, rs in results(run_dir).items()} == \
            {s: [stable(r) for r in rs] for s, rs in whole_results.items()}
+    if instructions == AUDITOR:  # every user-model request, before and after the resume, named its own statement
+        for prompt, _ in recorder.user:
+            named = [s for s in ("alpha", "beta") if f"the rule {s} (Statement {s}.)" in prompt]
+            assert len(named) == 1 and "{statement" not in prompt
 
 
 def test_an_errored_user_model_turn_ends_its_conversation_with_that_outcome(tmp_path: Path) -> None:

@@ -137,9 +137,9 @@ def test_answers_at_max_tokens_from_the_emulator_never_pass_the_budget(tmp_path:
     """The emulator bills at most a request's max_tokens, and with `answer_at_max_tokens` exactly that: the most
     each job can cost, so what the budget reserved is what is spent."""
     from speceval.batch.costs import PriceTable
-    from speceval.batch.records import Usage
     from speceval.emulator import Emulator
     from speceval.emulator.faults import FaultConfig
+    from speceval.wire.usage import Usage
     from tests.conftest import TEST_KEY
 
     model, budget, max_tokens = "gpt-4.1-mini-2025-04-14", 0.005, 1000
@@ -207,11 +207,11 @@ def test_ranking_a_conversation_run_against_a_plain_run_is_refused(tmp_path: Pat
     """A simulated user's run answered other messages after the first: comparing it input by input with a plain
     run's single answers would rank different things."""
     from speceval.batch.engine import EngineOptions
-    from speceval.batch.model import GenerationParams
     from speceval.errors import ConfigError
     from speceval.pipelines.candidates import resolve_candidates
     from speceval.pipelines.judge_run import JudgeSettings
     from speceval.pipelines.ranking import BatchedRankingPipeline
+    from speceval.wire.params import GenerationParams
     from tests.conftest import only_run_dir
 
     statements = {"alpha": ["a0", "a1"]}

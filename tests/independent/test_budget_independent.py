@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from speceval.batch.costs import PriceTable
-from speceval.batch.records import Usage
 from speceval.cli.main import main as speceval_main
+from speceval.wire.usage import Usage
 from tests.conftest import TEST_KEY, write_inputs, write_spec
 from tests.independent.openai_server import IndependentOpenAIServer
 

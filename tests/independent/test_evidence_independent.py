@@ -110,6 +110,10 @@ def test_not_sent_temperature_and_panel_within_its_judges_against_independent_se
         claude_params = [params for _, _, params in anthropic_server.requests]
     captured = capsys.readouterr()
     assert code == 0, captured.err
+    # One warning per cause: Claude's two temperatures are two causes, however many clients were built for them.
+    err = " ".join(captured.err.split())  # (the console wraps long lines at its width)
+    refused = err.split("is not sent: the Anthropic API version")[:-1]
+    assert len(refused) == 2 and {part.rsplit("temperature", 1)[1].strip() for part in refused} == {"0", "0.7"}
 
     # 1. What was on the wire: Claude never got a temperature; GPT got 0.7 in the 0.7 variation.
     assert len(claude_params) == 16 and all(p["model"] == CLAUDE for p in claude_params)

@@ -3,8 +3,8 @@
 row object with its texts. Pairwise comparisons are folded the same way, into their own columns
 (`speceval.analysis.reading.ranking_columns`). The judges' checks on the spec's examples are kept as rows (small), and
 so
-are the verdicts of `scope: turn` judges, without their answers' texts (conversation studies: per-turn rates are
-computed from rows, `speceval.analysis.tables.turns`); their columns are kept apart for the sample view."""
+are the verdicts of `scope: turn` judges, a few slots each (`speceval.analysis.reading.turn_verdicts`: per-turn rates,
+flips and elicitation are computed from them); their columns are kept apart for the sample view."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from pathlib import Path
 
 from pydantic import ConfigDict
 
-from speceval.analysis.reading.columns import ColumnsBuilder, VerdictColumns
+from speceval.analysis.reading.columns import ColumnsBuilder, VerdictColumns, facts_of
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.ranking_columns import RankingColumns, RankingColumnsBuilder
-from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow, Found
-from speceval.analysis.reading.settings import mixed_settings, separate_row_settings, settings_variation
+from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found
+from speceval.analysis.reading.settings import mixed_settings, settings_variation
+from speceval.analysis.reading.turn_verdicts import TurnVerdict
 
 
 class FoldedVerdicts(Found):
@@ -31,8 +32,8 @@ class FoldedVerdicts(Found):
     columns: VerdictColumns
     turn_columns: VerdictColumns
     """Verdicts of `scope: turn` judges (one per assistant turn): never pooled with `columns`."""
-    turn_rows: list[ComplianceRow]
-    """The same verdicts as rows for the per-turn rates, their answers' texts left out (the input is the cluster)."""
+    turn_rows: list[TurnVerdict]
+    """The same verdicts for the per-turn tables (rates by turn, flips, elicitation): a few slots each, no text."""
     ranking_columns: RankingColumns
     """Every pairwise comparison, in the order `load_verdicts` lists them as rows."""
 
@@ -41,7 +42,7 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
     """Read every results file at or below `paths`, keeping compliance verdicts and comparisons as columns only."""
     found = Found()
     builder, turns, rankings = ColumnsBuilder(), ColumnsBuilder(), RankingColumnsBuilder()
-    turn_rows: list[ComplianceRow] = []
+    turn_rows: list[TurnVerdict] = []
     for file, stream, offsets in walk(paths, found, keep=False, rankings=rankings.add_file):
         rows = iter(stream)
         first = next(rows, None)
@@ -51,13 +52,13 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
         if first.turn is not None:  # a judge run's scope is one for all its files
             kept = list(rows)
             turns.add_file(file, kept, offsets)
-            turn_rows.extend(row.model_copy(update={"output": "", "explanation": None, "problem": None,
-                                                    "transcript": None}) for row in kept)
+            code = turns.facts_code(facts_of(first), file)  # (the code add_file gave the file)
+            turn_rows.extend(TurnVerdict(turns.facts, code, row) for row in kept)
+            del kept
         else:
             builder.add_file(file, rows, offsets)
     _separate_settings(builder)
-    _separate_settings(turns)
-    separate_row_settings(turn_rows)
+    _separate_settings(turns)  # (the turn verdicts read their facts from `turns.facts`)
     return FoldedVerdicts(columns=builder.build(), turn_columns=turns.build(), turn_rows=turn_rows,
                           ranking_columns=rankings.build(), **dict(found))
 

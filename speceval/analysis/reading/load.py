@@ -347,10 +347,11 @@ def _rows_of(entries: list[ComplianceEntry], m: ComplianceMetadata, where: Locat
                   "compliant": e.compliant, "confidence": e.confidence,
                   "rating": None if e.rating is None else float(e.rating), "category": e.category,
                   "problem": None if outcome == "judged" else _problem(e), "turn": e.turn,
-                  "transcript": None if e.conversation is None else transcript_text(e.conversation)}
+                  "transcript": e.conversation, "conversation": None if e.turn is None else e.original_index}
         if detail:
             values["detail"] = VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
-                                             parse_error=e.parse_error)
+                                             parse_error=e.parse_error, conversation_id=e.conversation_id,
+                                             ended_by=e.ended_by)
         rows.append(built_row(values))
     return rows
 

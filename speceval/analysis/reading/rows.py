@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from speceval.inputs.script import ChatMessage
+
 DEFAULT_VARIATION = "default"
 UNKNOWN = "unknown"
 
@@ -62,8 +64,12 @@ class ComplianceRow(BaseModel):
     turn: int | None = None
     """A judge with `scope: turn`: which assistant turn of the conversation the verdict is about (`output` is that
     turn's answer). Such verdicts are per-turn rates (`speceval.analysis.tables.turns`), never compliance rates."""
-    transcript: str | None = None
-    """A conversation judged whole: its transcript as the sample view shows it (one `[role]` line per message)."""
+    transcript: list[ChatMessage] | None = None
+    """A conversation's verdict: the transcript the judge saw (scope conversation: all of it; scope turn: every
+    message up to and including the judged turn's answer), as the verdict file holds it."""
+    conversation: int | None = None
+    """A turn verdict (`turn` given): the `original_index` of its conversation in the candidate's results, which the
+    verdicts of its other turns share (flips follow one conversation from turn to turn)."""
 
 
 _ROW_FIELDS = set(ComplianceRow.model_fields)
@@ -104,6 +110,10 @@ class VerdictDetail(BaseModel):
     """Conversations ranked: A's whole transcript as the judge saw it (`transcript_text`); `output_a` is its last
     answer."""
     transcript_b: str | None = None
+    conversation_id: str | None = None
+    """Conversations: the `id` its inputs file gave the conversation judged."""
+    ended_by: str | None = None
+    """Conversations with a simulated user: why the conversation ended."""
 
 
 class RankingRow(BaseModel):

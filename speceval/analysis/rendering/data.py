@@ -20,6 +20,7 @@ from speceval.analysis.reading.columns import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
+from speceval.analysis.rendering.sample_record import SampleRecord
 from speceval.analysis.rendering.samples import ranking_samples, sample_records
 from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
 from speceval.analysis.tables.categories import (
@@ -33,6 +34,8 @@ from speceval.analysis.tables.categories import (
     category_differences,
     category_distribution,
 )
+from speceval.analysis.tables.elicitation import Elicitation, elicitation
+from speceval.analysis.tables.flips import Flip, Survivors, flips, survivors
 from speceval.analysis.tables.health import statement_health
 from speceval.analysis.tables.health_records import Health, HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
@@ -84,6 +87,8 @@ class SentSettings(BaseModel):
     model: str
     variation: str
     sent: str = Field(description="setting = value, or 'not sent: why' for one asked for but left out")
+    role: str = Field(default="", description="what the model did: candidate, simulated user or judge (a model "
+                      "can be both candidate and simulated user)")
 
 
 class ReportCost(RunCost):
@@ -109,7 +114,7 @@ class StageCounts(BaseModel):
 class ReportData(BaseModel):
     """Everything the report shows; the HTML page and summary.md are both rendered from it."""
 
-    samples: list[dict[str, str]] = Field(default_factory=list, description="verdicts embedded in the page (a "
+    samples: list[SampleRecord] = Field(default_factory=list, description="verdicts embedded in the page (a "
                                                                            "bounded seeded stratified sample)")
     sample_total: int = Field(default=0, description="verdicts in all (the judges' and the panel's)")
     unknown_statement_types: list[str] = Field(
@@ -141,6 +146,10 @@ class ReportData(BaseModel):
     category_agreement: list[CategoryAgreement] = Field(default_factory=list)
     metrics: list[MetricRow] = Field(default_factory=list, description="custom metrics per candidate and variation")
     turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
+    flips: list[Flip] = Field(default_factory=list, description="scope-turn judges: turn 1 against the last turn")
+    survivors: list[Survivors] = Field(default_factory=list, description="scope-turn judges: conversations per turn")
+    elicitation: list[Elicitation] = Field(default_factory=list, description="binary turn judges: share of "
+                                           "conversations with a violation at any turn, per statement")
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
@@ -149,7 +158,7 @@ class ReportData(BaseModel):
                                                      "a run.json)")
     sources: list[Source] = Field(default_factory=list, description="the runs read: every row's data kind")
     skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
-    ranking_samples: list[dict[str, str]] = Field(default_factory=list, description="comparisons shown in the page")
+    ranking_samples: list[SampleRecord] = Field(default_factory=list, description="comparisons shown in the page")
     ranking_total: int = 0
     health: Health = Field(default_factory=Health, description="per statement: does the spec need work here")
 
@@ -230,7 +239,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
-        turn_rates=turn_rates(turn_rows), health=spec_health,
+        turn_rates=turn_rates(turn_rows), health=spec_health, flips=flips(turn_rows), survivors=survivors(turn_rows),
+        elicitation=elicitation(turn_rows),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=kinds.overall, sources=kinds.sources, skipped=verdicts.skipped,
         synthetic_folders=len(synthetic), real_folders=len(real),
@@ -270,8 +280,23 @@ def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:
         variation = str(place.get("variation", "default")) if isinstance(place, dict) else "default"
         described = "; ".join(f"{k} = {v if isinstance(v, str) else repr(v)}"
                               for k, v in sorted(sent.items()) if k != "system_prompt")
-        found.add((manifest.kind, manifest.model_name, variation, described))
-    return [SentSettings(stage=s, model=m, variation=v, sent=d) for s, m, v, d in sorted(found)]
+        # A conversation's rounds are the generation stage's (its user half the simulated user's): one row each.
+        stage = "generation" if manifest.kind == ROUND_KIND else manifest.kind
+        found.add((stage, _role(manifest), manifest.model_name, variation, described))
+    return [SentSettings(stage=s, role=r, model=m, variation=v, sent=d) for s, r, m, v, d in sorted(found)]
+
+
+def _role(manifest: RunManifest) -> str:
+    """What the run's model did (a conversation's user half is a generation run of the simulated user's model)."""
+    if manifest.parameters.get("half") == "simulated_user":
+        return "simulated user"
+    return {"generation": "candidate", ROUND_KIND: "candidate", "compliance": "judge", "ranking": "judge"}.get(
+        manifest.kind, manifest.kind)
+
+
+ROUND_KIND = "generation_round"
+"""The `kind` of a conversation round's run.json (each half of each round is a run of its own), as
+`speceval.conversations.rounds` writes it (not imported from there: making a report loads no engine)."""
 
 
 def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> list[StageCounts]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.analysis.reading.load import load_verdicts
-from speceval.analysis.reading.rows import VerdictDetail
+from speceval.analysis.reading.rows import ComplianceRow, VerdictDetail
 from speceval.atomic import atomic_write_lines
 from speceval.errors import InputError
 
@@ -32,11 +32,9 @@ def verdict_rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
                "candidate": row.model, "original_index": detail.original_index, "input": row.input,
                "output": row.output, "judge": row.judge, "mode": row.mode, "prompt_version": row.prompt_version,
                "outcome": row.outcome, "compliant": row.compliant, "confidence": row.confidence,
-               "rating": row.rating, "explanation": row.explanation, "raw_judge_response": detail.raw_judge_response,
-               "parse_error": detail.parse_error, "source": row.source, "synthetic": row.synthetic,
-               # Conversations only (a plain verdict's row keeps its columns): the turn judged, or the transcript.
-               **{key: value for key, value in (("turn", row.turn), ("transcript", row.transcript))
-                  if value is not None}}
+               "rating": row.rating, "category": row.category, "explanation": row.explanation,
+               "raw_judge_response": detail.raw_judge_response, "parse_error": detail.parse_error,
+               "source": row.source, "synthetic": row.synthetic, **_conversation_columns(row, detail)}
     for r in verdicts.rankings:
         detail = r.detail or VerdictDetail()
         yield {"kind": "ranking", "spec": r.spec, "statement_id": r.statement_id, "variation": r.variation,
@@ -50,6 +48,21 @@ def verdict_rows(paths: Sequence[Path]) -> Iterator[dict[str, Any]]:
                                                 ("transcript_b", detail.transcript_b)) if value is not None}}
 
 
+CONVERSATION_COLUMNS = ("turn", "scope", "conversation_id", "ended_by", "transcript")
+"""Columns of a conversation's verdict (a plain verdict's row goes without them)."""
+
+
+def _conversation_columns(row: ComplianceRow, detail: VerdictDetail) -> dict[str, Any]:
+    """The turn judged (scope turn), the scope, the conversation's id and why it ended, and the transcript the judge
+    saw as JSON (a list of {role, content[, author]}: every message's text exactly as the generation recorded it)."""
+    if row.turn is None and row.transcript is None:
+        return {}
+    transcript = None if row.transcript is None else json.dumps(
+        [m.model_dump(mode="json") for m in row.transcript], ensure_ascii=False)
+    return {"turn": row.turn, "scope": "conversation" if row.turn is None else "turn",
+            "conversation_id": detail.conversation_id, "ended_by": detail.ended_by, "transcript": transcript}
+
+
 def export_verdicts(paths: Sequence[Path], out: Path, fmt: str) -> int:
     """Write every verdict to `out` as JSON lines or Parquet; returns the number of rows."""
     rows = list(verdict_rows(paths))  # before anything is written: an empty or unreadable source leaves no file
@@ -58,7 +71,9 @@ def export_verdicts(paths: Sequence[Path], out: Path, fmt: str) -> int:
         import pyarrow.parquet as pq
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(rows), out)
+        # One schema for every row: the columns of any row (a Parquet table cannot leave a column out of a row).
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        pq.write_table(pa.Table.from_pylist([{key: row.get(key) for key in columns} for row in rows]), out)
     else:
         atomic_write_lines(out, (json.dumps(r, ensure_ascii=False).encode("utf-8") + b"\n" for r in rows))
     return len(rows)

@@ -4,10 +4,9 @@ every text from the data is escaped; paths are relative to the folder the report
 
 from __future__ import annotations
 
-import base64
 import html
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from urllib.parse import urlencode
 
 import numpy as np
@@ -27,6 +26,10 @@ from speceval.analysis.rendering.health_section import (
     rules_sentence,
     thresholds_sentence,
 )
+from speceval.analysis.rendering.html_parts import ci as _ci
+from speceval.analysis.rendering.html_parts import fmt as _fmt
+from speceval.analysis.rendering.html_parts import img as _img
+from speceval.analysis.rendering.html_parts import table as _table
 from speceval.analysis.rendering.plots import (
     category_bars,
     heatmap,
@@ -43,10 +46,10 @@ from speceval.analysis.rendering.samples import (
     shown_text,
 )
 from speceval.analysis.rendering.summary import candidates_and_judges, interval_methods, unknown_classes_note
+from speceval.analysis.rendering.turns_section import turns_section
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.tables.panel import TIES_RULE
 from speceval.analysis.tables.rates import ComplianceRate, judge_bias
-from speceval.analysis.tables.turns import TURN_NOTE
 from speceval.analysis.tables.variations import Breakdown, PairedComparison
 
 _STYLE = (
@@ -60,6 +63,10 @@ _STYLE = (
     "td.ok{color:#1a7f37}td.bad{color:#b42318}td.other{color:#8a6d00}.filters label{margin-right:1em}"
     "section.variation{border-left:4px solid #8ab;padding-left:1em;margin:1.5em 0}"
     ".warning{background:#fff4e5;border-left:4px solid #b54708;padding:6px 10px}"
+    # The sticky banner of synthetic data must not cover a heading a link scrolled to.
+    "h2,h3{scroll-margin-top:4em}"
+    ".transcript .message{margin:0 0 6px}.transcript .simulated-user{color:#5b3d99}"
+    ".transcript .judged{background:#fff8c5;outline:1px solid #d4a72c}.transcript .note{color:#777}"
 )
 
 
@@ -78,7 +85,7 @@ def page_parts(data: ReportData) -> Iterator[str]:
     if data.compliance:
         parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [_variation(data, name) for name in sorted({v.variation for v in data.variations})]
-    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), _turns(data), _metrics(data),
+    parts += [_paired(data), _breakdowns(data), _judges(data), _categories(data), turns_section(data), _metrics(data),
               _judge_checks(data), _health(data), _inputs(data), _rankings(data), _sent(data), _costs(data)]
     yield (f"<!doctype html><html><head><meta charset='utf-8'><title>speceval report</title>"
            f"<style>{_STYLE}</style></head><body>")
@@ -109,16 +116,20 @@ def _summary(data: ReportData) -> str:
     total = None if any(s.cost_usd is None for s in data.stages) else sum(s.cost_usd or 0.0 for s in data.stages)
     runs = max((len(v.runs) for v in data.variations), default=0)
     verdicts = [f"{sum(v.judged for v in data.variations if v.judge != 'panel')} judged, "
-                f"{sum(sum(v.not_judged.values()) for v in data.variations if v.judge != 'panel')} not judged"]
+                f"{sum(sum(v.not_judged.values()) for v in data.variations if v.judge != 'panel')} not judged"
+                ] if data.variations or not (data.categories or data.turn_rates) else []
     if data.categories:  # one share per category and cell: count each cell once
         cells = {(c.spec, c.judge, c.candidate, c.variation): c for c in data.categories}.values()
         verdicts.append(f"categorical: {sum(c.judged for c in cells)} judged, "
                         f"{sum(c.not_judged for c in cells)} not judged")
+    if data.turn_rates:  # one row per measure of a turn: count each turn of each cell once
+        turns = {(r.spec, r.judge, r.candidate, r.variation, r.turn): r for r in data.turn_rates}.values()
+        verdicts.append(f"per turn: {sum(r.n for r in turns)} judged, {sum(r.not_judged for r in turns)} not judged")
     facts = [
         ("candidates", ", ".join(candidates) or "–"), ("judges", ", ".join(judges) or "–"),
         ("judge prompts", "; ".join(f"{j}: {', '.join(v)}" for j, v in data.prompt_versions.items()) or "–"),
         ("variations", str(len(data.settings)) + (f" (runs per variation: up to {runs})" if runs else "")),
-        ("verdicts", "; ".join(verdicts) if data.variations or not data.categories else verdicts[1]),
+        ("verdicts", "; ".join(verdicts)),
         ("total cost USD", _fmt(total) if data.stages else "–"),
     ]
     if data.skipped:  # files under results/ that hold no verdicts, each with why: never passed over in silence
@@ -358,18 +369,6 @@ def _categories(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _turns(data: ReportData) -> str:
-    if not data.turn_rates:
-        return ""
-    return (f'<h2 id="turns">Per turn</h2><p class="note">{html.escape(TURN_NOTE)} Links open the samples of that '
-            "cell.</p>"
-            + _table(["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate", "95% CI", "method",
-                      "not judged"],
-                     ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n,
-                       sample_link(_fmt(r.rate), judge=r.judge, candidate=r.candidate, variation=r.variation),
-                       _ci(r.ci_low, r.ci_high), r.method, r.not_judged] for r in data.turn_rates), raw={7}))
-
-
 def _metrics(data: ReportData) -> str:
     if not data.metrics:
         return ""
@@ -425,8 +424,8 @@ def _sent(data: ReportData) -> str:
         return ""
     return ('<h2 id="settings-as-sent">Settings as sent</h2><p class="note">What each stage\'s requests carried; a '
             "setting asked for but not sent (e.g. a temperature Anthropic's API refuses) says so and why.</p>"
-            + _table(["stage", "model", "variation", "settings as sent"],
-                     ([s.stage, s.model, s.variation, s.sent] for s in data.sent)))
+            + _table(["stage", "role", "model", "variation", "settings as sent"],
+                     ([s.stage, s.role, s.model, s.variation, s.sent] for s in data.sent)))
 
 
 def _costs(data: ReportData) -> str:
@@ -459,30 +458,3 @@ def _settings(settings: dict[str, object]) -> str:
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "0"
-
-
-def _ci(low: float | None, high: float | None) -> str | None:
-    return f"{low:.3f}–{high:.3f}" if low is not None and high is not None else None
-
-
-def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
-
-
-def _table(headers: list[str], rows: Iterable[Sequence[object]], raw: frozenset[int] | set[int] = frozenset()
-           ) -> str:
-    """A table; cells are escaped except the columns in `raw`, which hold HTML built here (sample links)."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell if i in raw else html.escape(_fmt(cell))}</td>" for i, cell in enumerate(row))
-        + "</tr>" for row in rows
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _fmt(value: object) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)

@@ -13,6 +13,7 @@ from speceval.analysis.tables.categories import CategoryShare
 from speceval.analysis.tables.judge_quality import Leniency
 from speceval.analysis.tables.rankings import WinRate
 from speceval.analysis.tables.rates import ComplianceRate
+from speceval.analysis.tables.turns import TurnRate
 from speceval.analysis.tables.variations import VariationStatistics
 
 if TYPE_CHECKING:
@@ -197,4 +198,35 @@ def length_scatter(rates: list[ComplianceRate]) -> bytes:
     axes.set_ylim(0, 1)
     axes.set_title("Answer length vs compliance")
     axes.legend(fontsize=8)
+    return _png(figure)
+
+
+def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
+    """Rates by turn: one panel per measure (compliant, or each category), one line per candidate and variation,
+    each point with its 95% interval and the n it is over."""
+    rates = [r for r in rates if r.spec == spec and r.judge == judge and r.rate is not None]
+    measures = sorted({r.measure for r in rates})
+    lines = sorted({(r.candidate, r.variation) for r in rates})
+    figure, panels = _pyplot().subplots(1, max(len(measures), 1), figsize=(4.2 * max(len(measures), 1) + 2, 4),
+                                        squeeze=False)
+    for axes, measure in zip(panels[0], measures, strict=False):
+        for candidate, variation in lines:
+            points = sorted((r for r in rates if r.measure == measure and (r.candidate, r.variation)
+                             == (candidate, variation)), key=lambda r: r.turn)
+            if not points:
+                continue
+            turns = [p.turn for p in points]
+            values = np.array([float(p.rate or 0.0) for p in points])
+            low = np.array([float(p.ci_low if p.ci_low is not None else p.rate or 0.0) for p in points])
+            high = np.array([float(p.ci_high if p.ci_high is not None else p.rate or 0.0) for p in points])
+            axes.errorbar(turns, values, yerr=[values - low, high - values], marker="o", capsize=3,
+                          label=f"{candidate} / {variation} (n {'/'.join(str(p.n) for p in points)})")
+        axes.set_xticks(sorted({r.turn for r in rates}))
+        axes.set_xlabel("turn")
+        likert = measure == "mean_rating"
+        axes.set_ylim(*((1, 5.1) if likert else (0, 1.02)))
+        axes.set_ylabel("mean rating" if likert else "share of the turn's judged verdicts")
+        axes.set_title(measure)
+    panels[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    figure.suptitle(f"rates by turn, spec {spec}, judge {judge} (95% clustered intervals)")
     return _png(figure)

@@ -25,11 +25,11 @@ from speceval.analysis.reading.load import VerdictReader, ranking_file_rows, ran
 from speceval.analysis.reading.ranking_columns import RankingColumns
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.rendering.ranking_record import ranking_record, ranking_texts
-from speceval.analysis.rendering.sample_record import record_size, sample_record
+from speceval.analysis.rendering.sample_record import SampleRecord, record_size, sample_record
 from speceval.analysis.tables.panel import Panel
 from speceval.errors import InputError, UsageError
 
-Record = dict[str, str]
+Record = SampleRecord
 
 
 class _Records(ABC):
@@ -140,8 +140,8 @@ class RankingReadBack(_Records):
             read = self._file_rows(path, wanted)
             for at in wanted:
                 f = c.facts[c.file[at]]
-                found[at] = ranking_record(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id,
-                                           ranking_texts(read[at]))
+                found[at] = {**ranking_record(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id,
+                                              ranking_texts(read[at]))}
         return found
 
     def _file_rows(self, path: Path, rows: list[int]) -> dict[int, RankingRow]:

@@ -16,6 +16,8 @@ from speceval.analysis.rendering.health_section import health_csv_rows
 from speceval.analysis.rendering.page import page_parts
 from speceval.analysis.rendering.summary import render_summary
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
+from speceval.analysis.tables.elicitation import Elicitation
+from speceval.analysis.tables.flips import Flip
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow
 from speceval.analysis.tables.judge_checks import JudgeCheck
@@ -81,6 +83,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
         ("category_differences.csv", data.category_differences, CategoryDifference, bool(data.categories)),
         ("category_agreement.csv", data.category_agreement, CategoryAgreement, bool(data.category_agreement)),
         ("turn_rates.csv", data.turn_rates, TurnRate, bool(data.turn_rates)),
+        ("flips.csv", data.flips, Flip, bool(data.turn_rates)),
+        ("elicitation.csv", data.elicitation, Elicitation, bool(data.turn_rates)),
         ("metrics.csv", data.metrics, MetricRow, bool(data.metrics)),
         ("inputs.csv", data.inputs, InputsRow, bool(data.inputs)),
         ("judge_checks.csv", data.judge_checks, JudgeCheck, bool(data.judge_checks)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from speceval.analysis.reading.rows import ComplianceRow
+from speceval.inputs.script import ChatMessage
 
 TEXT_LIMIT = 1_500
 """Characters of one input, answer or explanation shown in the page; the rest is cut with a note (the export has
@@ -16,7 +17,8 @@ every character)."""
 
 
 TRANSCRIPT_LIMIT = 4 * TEXT_LIMIT
-"""Characters of a conversation's transcript shown in the page (every message, the answers between included)."""
+"""Characters of a conversation's transcript shown in the page (every message, the answers between included): past
+it, the earliest messages after the first are left out, with a note (the judged answer is always shown)."""
 
 
 def shown_text(text: str, limit: int = TEXT_LIMIT) -> str:
@@ -26,9 +28,30 @@ def shown_text(text: str, limit: int = TEXT_LIMIT) -> str:
     return f"{text[:limit]} [… {len(text) - limit:,} more characters: speceval export has them all]"
 
 
+def shown_transcript(messages: list[ChatMessage], turn: int | None) -> list[dict[str, str]]:
+    """A verdict's transcript as the page shows it: one record per message with who wrote it (`user`, `simulated
+    user`, `assistant`) and, for a turn verdict, the judged answer (the last message) marked `judged`; each message
+    cut at `TEXT_LIMIT`, and the earliest ones after the first left out past `TRANSCRIPT_LIMIT` (a note says how
+    many: the export has them all)."""
+    shown = [{"role": "simulated user" if m.author == "simulated_user" else m.role, "content": shown_text(m.content)}
+             for m in messages]
+    if turn is not None and shown:
+        shown[-1]["judged"] = f"turn {turn}"
+    budget = TRANSCRIPT_LIMIT - len(shown[0]["content"]) if shown else 0
+    kept: list[dict[str, str]] = []
+    for message in reversed(shown[1:]):
+        if kept and len(message["content"]) > budget:
+            break
+        budget -= len(message["content"])
+        kept.append(message)
+    left_out = len(shown) - 1 - len(kept)
+    note = [{"role": "note", "content": f"[… {left_out} earlier message(s) not shown: speceval export has them all]"}]
+    return [*shown[:1], *(note if left_out else []), *reversed(kept)]
+
+
 def shown_output(row: ComplianceRow) -> str:
-    """The answer as the page shows it: a conversation judged whole shows its transcript."""
-    return shown_text(row.transcript, TRANSCRIPT_LIMIT) if row.transcript else shown_text(row.output)
+    """The answer as the page shows it (a conversation's verdict shows its transcript beside it)."""
+    return shown_text(row.output)
 
 
 def shown_verdict(row: ComplianceRow) -> str:
@@ -53,14 +76,22 @@ def verdict_label(row: ComplianceRow) -> str:
     return f"rating {row.rating:g}" if row.rating is not None else "judged"
 
 
-def sample_record(r: ComplianceRow) -> dict[str, str]:
-    return {"judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
-            "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
-            "verdict": shown_verdict(r), "input": shown_text(r.input), "output": shown_output(r),
-            "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
-            "source": r.source}
+SampleRecord = dict[str, str | list[dict[str, str]]]
+"""One verdict of the sample view: short strings, and for a conversation's verdict its `transcript`."""
 
 
-def record_size(record: dict[str, str]) -> int:
+def sample_record(r: ComplianceRow) -> SampleRecord:
+    record: SampleRecord = {
+        "judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
+        "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
+        "verdict": shown_verdict(r), "input": shown_text(r.input), "output": shown_output(r),
+        "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
+        "source": r.source}
+    if r.transcript:
+        record["transcript"] = shown_transcript(r.transcript, r.turn)
+    return record
+
+
+def record_size(record: SampleRecord) -> int:
     """Bytes the record takes in the page (as `embedded_json` writes it, plus a separator)."""
     return len(embedded_json(record).encode("utf-8")) + 2

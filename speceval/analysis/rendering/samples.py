@@ -20,6 +20,7 @@ from speceval.analysis.rendering.ranking_record import pair_label
 from speceval.analysis.rendering.read_back import RankingReadBack, ReadBack
 from speceval.analysis.rendering.sample_record import (
     TEXT_LIMIT,
+    SampleRecord,
     embedded_json,
     record_size,
     sample_record,
@@ -115,7 +116,7 @@ def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget:
 
 
 def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SAMPLE_LIMIT,
-                   budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED) -> tuple[list[dict[str, str]], int]:
+                   budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED) -> tuple[list[SampleRecord], int]:
     """The records the page embeds, and how many verdicts there are in all: `pick` over every verdict (the
     judges' and the panel's), the verdicts it weighs read back from their files (the columns hold no text)."""
     both = columns if panel is None else columns.concat(panel.verdicts)
@@ -135,7 +136,7 @@ def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget:
     return "".join(records_section([sample_record(r) for r in select_samples(rows, limit, budget)], len(rows)))
 
 
-def records_section(data: list[dict[str, str]], total: int) -> Iterator[str]:
+def records_section(data: list[SampleRecord], total: int) -> Iterator[str]:
     """The samples section, in pieces (one per embedded record: the records are up to 12 MB, written as they come
     rather than copied whole): filters, and a table filled by the script from the records (of `total`)."""
     note = (f"<p><b>{len(data)} of {total} verdicts are embedded</b>: a seeded sample with the same number from "
@@ -148,7 +149,9 @@ def records_section(data: list[dict[str, str]], total: int) -> Iterator[str]:
     yield (
         '<h2 id="samples">Samples</h2>'
         "<p>Every verdict behind the rates above: the input, the candidate's answer, the verdict and the judge's "
-        "explanation. Links on rates open this view filtered to their cell.</p>"
+        "explanation. A conversation's verdict shows the transcript the judge saw (for a turn verdict: up to the "
+        "judged answer, marked <i>judged</i>; user turns a simulated user wrote are marked <i>simulated user</i>). "
+        "Links on rates open this view filtered to their cell.</p>"
         f'{note}<div class="filters">{selects}</div><p id="sample-count"></p>'
         '<table id="sample-table"><thead><tr><th>judge</th><th>candidate</th><th>variation</th><th>run</th>'
         "<th>statement</th><th>verdict</th><th>input</th><th>answer</th><th>explanation</th></tr></thead>"
@@ -180,7 +183,7 @@ def _pick_rankings(c: RankingColumns, read_back: RankingReadBack, limit: int, bu
     return pick(stratum_of_file[c.file], read_back.sizes, limit, budget, seed)
 
 
-def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
+def ranking_samples(c: RankingColumns) -> list[SampleRecord]:
     """The embedded comparisons: a bounded seeded selection (`select_rankings`) with the input, both answers and
     the explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
     reads only the comparisons it weighs, each alone at the byte offset where the fold found it, checked to be the
@@ -191,7 +194,7 @@ def ranking_samples(c: RankingColumns) -> list[dict[str, str]]:
     return [record for record in read_back.records(chosen) if record is not None]
 
 
-def ranking_sample_section(samples: list[dict[str, str]], total: int) -> str:
+def ranking_sample_section(samples: list[SampleRecord], total: int) -> str:
     """The ranking samples: each comparison with both answers (in the order the judge saw them), its verdict and
     the judge's explanation. `samples` are already chosen (bounded, every cell represented)."""
     if not samples:
@@ -222,7 +225,9 @@ _COMPLIANCE_CELLS = """
       cell(tr, r.judge); cell(tr, r.candidate); cell(tr, r.variation); cell(tr, r.run);
       cell(tr, r.statement + ' (' + r.type + ', ' + r.authority + ')');
       cell(tr, r.verdict, r.verdict === 'compliant' ? 'ok' : (r.verdict === 'not compliant' ? 'bad' : 'other'));
-      cell(tr, r.input, 'text'); cell(tr, r.output, 'text'); cell(tr, r.explanation, 'text');
+      cell(tr, r.input, 'text');
+      if (r.transcript) { transcript(tr, r.transcript); } else { cell(tr, r.output, 'text'); }
+      cell(tr, r.explanation, 'text');
 """
 _RANKING_CELLS = """
       cell(tr, r.judge); cell(tr, r.model_a); cell(tr, r.model_b); cell(tr, r.variation); cell(tr, r.run);
@@ -254,6 +259,18 @@ _SCRIPT = """
   });
   function cell(tr, text, cls) { var td = document.createElement('td'); td.textContent = text;
                                  if (cls) { td.className = cls; } tr.appendChild(td); }
+  // A conversation's verdict: every message with who wrote it; the judged turn's answer marked.
+  function transcript(tr, messages) {
+    var td = document.createElement('td'); td.className = 'text transcript';
+    messages.forEach(function (m) {
+      var div = document.createElement('div'); div.className = 'message ' + m.role.replace(' ', '-') +
+        (m.judged ? ' judged' : '');
+      var who = document.createElement('b'); who.textContent = '[' + m.role + (m.judged ? ', judged: ' + m.judged : '')
+        + '] ';
+      div.appendChild(who); div.appendChild(document.createTextNode(m.content)); td.appendChild(div);
+    });
+    tr.appendChild(td);
+  }
   function render() {
     var chosen = {};
     fields.forEach(function (f) { chosen[f] = document.getElementById('filter-FILTERPREFIX' + f).value; });

@@ -7,11 +7,14 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from speceval.analysis.rendering.footnotes import Footnotes
 from speceval.analysis.rendering.health_section import health_markdown
 from speceval.analysis.statistics.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.tables.elicitation import ELICITATION_NOTE
+from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
 from speceval.analysis.tables.panel import TIES_RULE
-from speceval.analysis.tables.turns import TURN_NOTE
+from speceval.analysis.tables.turns import TURN_NOTE, TurnRate
 
 if TYPE_CHECKING:
     from speceval.analysis.rendering.data import ReportData
@@ -35,8 +38,8 @@ def render_summary(data: ReportData) -> str:
     and the methods."""
     lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
     lines += ["# speceval results", ""]
-    lines += _headline(data) + _paired(data) + _win_rates(data) + _agreement(data) + _judge_checks(data)
-    lines += health_markdown(data)
+    lines += _headline(data) + _flips(data) + _elicitation(data) + _paired(data) + _win_rates(data) + _agreement(data)
+    lines += _judge_checks(data) + health_markdown(data)
     lines += _setup(data) + _details(data)
     lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
               "counted separately. Intervals are 95%: " + interval_methods(), ""]
@@ -52,7 +55,7 @@ def _headline(data: ReportData) -> list[str]:
             return _strength_headline(data)
         if data.categories:
             return _categories(data, "Headline: categories by candidate")
-        return _turns(data, "Headline: per turn") if data.turn_rates else []
+        return []  # turn verdicts only: flips lead, the per-turn detail follows
     varied = len({v.variation for v in data.variations}) > 1
     accuracy = {(a.spec, a.judge): a for a in data.judge_accuracy}
     methods: dict[str, int] = {}
@@ -178,8 +181,9 @@ def _setup(data: ReportData) -> list[str]:
     if data.sent:
         lines += ["", "### Settings as sent", "",
                   "What the requests carried (a setting asked for but not sent says why; variation names above say "
-                  "what was asked).", "", "| stage | model | variation | settings as sent |", "|---|---|---|---|"]
-        lines += [f"| {s.stage} | {s.model} | {s.variation} | {s.sent} |" for s in data.sent]
+                  "what was asked).", "", "| stage | role | model | variation | settings as sent |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {s.stage} | {s.role} | {s.model} | {s.variation} | {s.sent} |" for s in data.sent]
     return [*lines, ""]
 
 
@@ -206,17 +210,61 @@ def _details(data: ReportData) -> list[str]:
                   f"{reached} of {len(data.inputs)} statement(s) reached their target (`report/inputs.csv`)."]
     if data.categories and (data.variations or data.bradley_terry):  # otherwise they are the headline
         lines += ["", *_categories(data, "Categories")]
-    if data.turn_rates and (data.variations or data.bradley_terry or data.categories):  # else the headline
+    if data.turn_rates:
         lines += ["", *_turns(data, "Per turn")]
     return lines
 
 
 def _turns(data: ReportData, title: str) -> list[str]:
-    """Per turn rates of scope-turn judges (never pooled into the compliance or category tables)."""
-    return [f"## {title} (scope turn judges; `report/turn_rates.csv`)", "", TURN_NOTE, "", *_markdown_table(
+    """Per turn rates of scope-turn judges (never pooled into the compliance or category tables); each interval's
+    method is a numbered footnote, not a column."""
+    notes = Footnotes()
+
+    def rate(r: TurnRate) -> str:
+        return f"{_fmt(r.rate)} {_bracket(r.ci_low, r.ci_high)}{notes.mark(r.method)}"
+
+    table = _markdown_table(
         ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate [95% CI]", "not judged"],
-        ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n,
-          f"{_fmt(r.rate)} {_bracket(r.ci_low, r.ci_high)}", r.not_judged] for r in data.turn_rates)), ""]
+        ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n, rate(r), r.not_judged]
+         for r in sorted(data.turn_rates, key=_binary_first)))
+    return [f"## {title} (scope turn judges; `report/turn_rates.csv`)", "", TURN_NOTE, "", *_survivor_warnings(data),
+            *table, "", f"Intervals: {notes.text()}", ""]
+
+
+def _binary_first(r: TurnRate) -> tuple[object, ...]:
+    return (r.spec, r.judge, r.measure.startswith("category="), r.candidate, r.variation, r.measure, r.turn)
+
+
+def _survivor_warnings(data: ReportData) -> list[str]:
+    return [line for s in data.survivors if s.selected for line in (f"**Warning:** {s.warning()}", "")]
+
+
+def _elicitation(data: ReportData) -> list[str]:
+    """Per statement, conversations with a violation at any turn (binary turn judges; `report/elicitation.csv`)."""
+    if not data.elicitation:
+        return []
+    notes = Footnotes()
+    rows = [[e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations,
+             f"{_fmt(e.rate)} {_bracket(e.ci_low, e.ci_high)}{notes.mark(e.method)}", e.not_judged]
+            for e in data.elicitation]
+    return ["## Elicitation rate by statement (`report/elicitation.csv`)", "", ELICITATION_NOTE, "",
+            *_markdown_table(["spec", "judge", "candidate", "variation", "statement", "violated", "conversations",
+                              "share [95% CI]", "not judged"], rows), "", f"Intervals: {notes.text()}", ""]
+
+
+def _flips(data: ReportData) -> list[str]:
+    """Turn 1 against each conversation's last judged turn (scope-turn judges; `report/flips.csv`)."""
+    if not data.flips:
+        return []
+    notes = Footnotes()
+    rows = [[f.spec, f.judge, f.candidate, f.variation,
+             f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure, f.count,
+             f.conversations, f.last_turns, f"{_fmt(f.rate)} {_bracket(f.ci_low, f.ci_high)}{notes.mark(f.method)}"]
+            for f in data.flips]
+    return ["## Flips under pressure (scope turn judges; `report/flips.csv`)", "", FLIPS_NOTE, "",
+            *_survivor_warnings(data), *_markdown_table(
+                ["spec", "judge", "candidate", "variation", "measure", "count", "conversations", "last turn",
+                 "share [95% CI]"], rows), "", f"Intervals: {notes.text()}", ""]
 
 
 def _categories(data: ReportData, title: str) -> list[str]:

@@ -32,14 +32,15 @@ from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import mean_interval_codes
 from speceval.analysis.statistics.codes import dense
 from speceval.analysis.statistics.stats import Z95, cohen_kappa
-from speceval.analysis.tables.categories import is_categorical
 from speceval.errors import ConfigError, InputError
 
 logger = logging.getLogger(__name__)
 
 PANEL = "panel"
-LABEL_COLUMNS = ["item", "spec", "candidate", "statement_id", "statement_text", "input", "output", "human_compliant",
-                 "notes"]
+LABEL_COLUMNS = ["item", "spec", "candidate", "variation", "statement_id", "statement_text", "turn", "input",
+                 "transcript", "output", "human_compliant", "notes"]
+"""A label sheet's columns. For a conversation's verdict, `transcript` holds what its judge saw (for a turn verdict:
+every message up to the judged `turn`, whose answer is `output`; one `[role]` line per message)."""
 _YES = {"yes", "true", "1", "compliant", "y"}
 _NO = {"no", "false", "0", "non-compliant", "noncompliant", "not compliant", "n"}
 
@@ -47,9 +48,14 @@ _NO = {"no", "false", "0", "non-compliant", "noncompliant", "not compliant", "n"
 def item_id(row: ComplianceRow, variation: str | None = None) -> str:
     """A stable id of one answer (spec, candidate, variation, run, statement, input, output): what a label names
     (`variation`: the one the row is reported under, when that is not yet the row's own; see
-    `speceval.analysis.tables.labelled`)."""
-    key = "\x00".join([row.spec, row.model, row.variation if variation is None else variation, str(row.run),
-                       row.statement_id, row.input, row.output])
+    `speceval.analysis.tables.labelled`). A turn of a conversation is named by its turn too (two turns may give the
+    same answer), and a conversation judged whole by its transcript, so neither is taken for the other."""
+    parts = [row.spec, row.model, row.variation if variation is None else variation, str(row.run),
+             row.statement_id, row.input, row.output]
+    if row.transcript is not None or row.turn is not None:
+        parts += ["turn" if row.turn is not None else "conversation", str(row.turn),
+                  *(f"{m.role}:{m.content}" for m in row.transcript or ())]
+    key = "\x00".join(parts)
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -126,10 +132,11 @@ def _same_provider(judge: str, candidate: str) -> bool | None:
 # -- human labels --------------------------------------------------------------------------------------------
 
 
-def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: dict[str, str] | None = None
-                ) -> list[dict[str, str]]:
+def label_sheet(rows: list[ComplianceRow], n: int, seed: int,
+                statement_texts: dict[tuple[str, str], str] | None = None) -> list[dict[str, str]]:
     """`n` distinct answers (each once, however many judges judged it), stratified by statement: statements take
-    turns in a seeded order, each giving its next answer in a seeded order. No judge verdict is shown."""
+    turns in a seeded order, each giving its next answer in a seeded order. No judge verdict is shown.
+    `statement_texts`: (spec, statement id) → the statement's text."""
     if n < 1:
         raise ConfigError("--n must be at least 1")
     answers: dict[str, ComplianceRow] = {}
@@ -151,17 +158,24 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
             if queue and len(picked) < n:
                 picked.append(queue.pop(0))
     texts = statement_texts or {}
-    return [{"item": item, "spec": answers[item].spec, "candidate": answers[item].model,
-             "statement_id": answers[item].statement_id, "statement_text": texts.get(answers[item].statement_id, ""),
-             "input": answers[item].input, "output": answers[item].output, "human_compliant": "", "notes": ""}
-            for item in picked]
+    return [_sheet_row(item, answers[item], texts) for item in picked]
+
+
+def _sheet_row(item: str, row: ComplianceRow, texts: dict[tuple[str, str], str]) -> dict[str, str]:
+    transcript = "\n\n".join(f"[{'simulated user' if m.author else m.role}]\n{m.content}"
+                               for m in row.transcript or [])
+    return {"item": item, "spec": row.spec, "candidate": row.model, "variation": row.variation,
+            "statement_id": row.statement_id, "statement_text": texts.get((row.spec, row.statement_id), ""),
+            "turn": "" if row.turn is None else str(row.turn), "input": row.input, "transcript": transcript,
+            "output": row.output, "human_compliant": "", "notes": ""}
 
 
 def labellable(row: ComplianceRow) -> bool:
-    """Whether a human label of the row's answer is compared with the row's verdict: one judge's yes/no on a whole
-    answer. A panel is no judge; a categorical judge answers a category; a per-turn verdict (`scope: turn`) is a
-    per-turn rate, never a compliance rate: labels of those would be accepted and never used."""
-    return row.judge != PANEL and not is_categorical(row) and row.turn is None
+    """Whether a human label of the row's answer is compared with the row's verdict: one judge's yes/no, on a whole
+    answer or on one turn of a conversation (its own item, named by its turn and transcript: see `item_id`). A panel
+    is no judge; a categorical judge answers a category and a Likert judge a rating, neither a yes/no a label
+    could agree with: labels of those would be accepted and never used."""
+    return row.judge != PANEL and row.mode == "binary"
 
 
 def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:

@@ -139,6 +139,8 @@ TABLES: dict[str, Scope] = {
     "human_agreement.csv": _labelled,
     "ppi.csv": _labelled,
     "turn_rates.csv": _cell,
+    "flips.csv": _cell,
+    "elicitation.csv": _cell,
     "category_distribution.csv": _cell,
     "category_differences.csv": lambda row: {**_cell(row), "variation": (str(row["a"]), str(row["b"]))},
     "category_agreement.csv": _judges,

@@ -21,9 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
-from speceval.analysis.tables.variations import input_key
 
 MEAN_METHOD = "mean ± t(G-H) · cluster-robust SE, clusters = inputs, stratified by statement"
 
@@ -51,7 +50,7 @@ class TurnRate(BaseModel):
     spec: str
 
 
-def _value_rows(judged: list[ComplianceRow], mode: str) -> dict[str, list[float]]:
+def _value_rows(judged: list[TurnVerdict], mode: str) -> dict[str, list[float]]:
     """measure → the value of each judged verdict for it (the rows' order)."""
     if mode == "categories":
         categories = sorted({r.category for r in judged if r.category is not None})
@@ -69,22 +68,22 @@ def _interval(values: list[float], clusters: Sequence[Hashable], strata: Mapping
     return (*interval, MEAN_METHOD) if interval is not None else None
 
 
-def _judged(row: ComplianceRow) -> bool:
+def _judged(row: TurnVerdict) -> bool:
     return row.outcome == "judged" and (row.compliant is not None or row.rating is not None
                                         or row.category is not None)
 
 
-def turn_rates(rows: list[ComplianceRow]) -> list[TurnRate]:
+def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:
     """Every turn index's rate in every cell of the per-turn verdicts among `rows` (others are ignored)."""
-    cells: dict[tuple[str, str, str, str, int, str], list[ComplianceRow]] = defaultdict(list)
+    cells: dict[tuple[str, str, str, str, int, str], list[TurnVerdict]] = defaultdict(list)
     for row in rows:
         if row.turn is not None:
             cells[(row.spec, row.judge, row.model, row.variation, row.turn, row.mode)].append(row)
     found = []
     for (spec, judge, candidate, variation, turn, mode), cell in sorted(cells.items()):
         judged = [r for r in cell if _judged(r)]
-        clusters = [input_key(r) for r in judged]
-        strata = {input_key(r): (r.spec, r.statement_id) for r in judged}
+        clusters = [(r.spec, r.statement_id, r.input) for r in judged]  # an input (its digest) is a cluster
+        strata = {key: key[:2] for key in clusters}
         for measure, values in _value_rows(judged, mode).items():
             interval = _interval(values, clusters, strata, mode)
             found.append(TurnRate(
