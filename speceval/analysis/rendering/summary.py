@@ -7,7 +7,8 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from speceval.analysis.statistics.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
+from speceval.analysis.statistics.registry import BOOTSTRAP, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
 from speceval.analysis.tables.panel import TIES_RULE
 from speceval.analysis.tables.turns import TURN_NOTE

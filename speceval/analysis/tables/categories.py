@@ -4,8 +4,7 @@ variations per category, and nominal agreement between categorical judges.
 A category's rate is its share among the judged verdicts of the cell (unparsed and failed verdicts are counted
 apart, never as a category), so the rates of a cell sum to 1. Intervals are clustered by input and stratified by
 statement, like every other rate (`speceval.analysis.statistics.clustered`); a difference between two variations is
-paired on
-the inputs both saw (the cluster-robust difference of `paired_difference`).
+paired on the inputs both saw (the MOVER interval of `speceval.analysis.statistics.paired`).
 """
 
 from __future__ import annotations
@@ -16,7 +15,8 @@ from collections import Counter, defaultdict
 from pydantic import BaseModel
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import paired_difference, rate_interval
+from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.stats import cohen_kappa
 from speceval.analysis.tables.variations import input_key
 

@@ -2,7 +2,8 @@
 prediction-powered rates (PPI) that correct a judge's rate with a few human labels.
 
 * Leniency (per spec, judge, candidate and variation): on the answers every judge judged, the judge's rate minus
-  the mean of all judges' rates, with a paired interval clustered by input (stratified by statement), and whether
+  the mean of all judges' rates, with a paired interval clustered by input (stratified by statement: (K-1)/K of the
+  MOVER interval of the judge against the other judges' mean, `speceval.analysis.statistics.paired`), and whether
   judge and candidate come from the same provider (self-preference, arXiv 2404.13076).
 * Human agreement: accuracy and Cohen's kappa of a judge against human labels, on labelled answers it judged.
 * PPI (Angelopoulos et al., Science 2023, arXiv 2301.09709), the classic estimator of a mean:
@@ -27,8 +28,9 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, as_columns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import mean_interval_codes
 from speceval.analysis.statistics.codes import dense
+from speceval.analysis.statistics.paired import mover_difference
+from speceval.analysis.statistics.registry import LENIENCY
 from speceval.analysis.statistics.stats import Z95, cohen_kappa
 from speceval.errors import ConfigError, InputError
 
@@ -66,6 +68,7 @@ class Leniency(BaseModel):
     ci_low: float | None
     ci_high: float | None
     same_provider: bool | None
+    ci_method: str = LENIENCY
 
 
 def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
@@ -98,14 +101,17 @@ def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
                              for j in judges])
         means = verdicts.mean(axis=0)
         clusters, strata = local_clusters(c, by_judge[judges[0]][1][np.isin(by_judge[judges[0]][0], shared)])
+        count, others = len(judges), (verdicts.sum(axis=0) - verdicts) / (len(judges) - 1)
         for index, judge in enumerate(judges):
-            interval = mean_interval_codes(verdicts[index] - means, clusters, strata)
+            # The judge minus all judges' mean is (K-1)/K of the judge minus the others' mean: the paired MOVER
+            # interval of the latter (two rates on the same answers), scaled, never [0, 0] when all agree.
+            paired = mover_difference(verdicts[index], clusters, others[index], clusters, int(clusters.max()) + 1,
+                                      strata, scale=(count - 1) / count)
             results.append(Leniency(
                 spec=spec, judge=judge, candidate=candidate, variation=variation, items=len(shared),
                 rate=float(verdicts[index].mean()), mean_rate=float(means.mean()),
                 delta=float(verdicts[index].mean() - means.mean()),
-                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                same_provider=_same_provider(judge, candidate)))
+                ci_low=paired.ci_low, ci_high=paired.ci_high, same_provider=_same_provider(judge, candidate)))
     return results
 
 
