@@ -87,6 +87,7 @@ def _report(args: argparse.Namespace) -> int:
 def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.analysis.reading.load import load_verdicts
     from speceval.analysis.tables.judge_quality import label_sheet, write_label_sheet
+    from speceval.analysis.tables.label_design import label_design, write_design
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
@@ -96,8 +97,10 @@ def _label_sheet(args: argparse.Namespace) -> int:
         raise ConfigError("no compliance results found under the given folders: nothing to label")
     sheet = label_sheet(verdicts.compliance, args.n, args.seed)
     write_label_sheet(args.out, sheet)
+    design = write_design(args.out, label_design(verdicts.compliance, sheet, args.n, args.seed))
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
-                 "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))
+                 f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels "
+                 + str(args.out))
     return 0
 
 

@@ -36,14 +36,13 @@ from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, jud
 from speceval.analysis.tables.judge_quality import (
     HumanAgreement,
     Leniency,
-    PpiRate,
     human_agreement,
     leniency,
-    ppi_rates,
 )
 from speceval.analysis.tables.labelled import labelled_tally
 from speceval.analysis.tables.metrics import MetricRow, metric_table
 from speceval.analysis.tables.panel import PanelCounts, panel_verdicts
+from speceval.analysis.tables.ppi_table import PpiRate, ppi_rates
 from speceval.analysis.tables.rankings import Consistency, Strength, WinRate, position_consistency, strengths, win_rates
 from speceval.analysis.tables.rates import Agreement, ComplianceRate, compliance_rates, judge_agreement
 from speceval.analysis.tables.turns import TurnRate, turn_rates

@@ -225,53 +225,70 @@ class HumanAgreement(BaseModel):
     kappa: float | None
 
 
-class PpiRate(BaseModel):
-    """A judge's compliance rate corrected by human labels (classic PPI, 95%)."""
-
-    spec: str
-    judge: str
-    candidate: str
-    labelled: int
-    unlabelled: int
-    judge_rate: float | None
-    ppi_rate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    ppi_pp_rate: float | None = None
-    """PPI++ (power-tuned, arXiv 2311.01453): never wider than classic PPI or the labels alone, asymptotically."""
-    ppi_pp_low: float | None = None
-    ppi_pp_high: float | None = None
-    ppi_pp_lambda: float | None = None
-    """The tuned weight of the judge's verdicts (0: the labels alone; 1: classic PPI)."""
-
-
 UNLABELLED = -1
+
+TallyKey = tuple[str, str, str, str]
+"""(spec, judge, candidate, variation) of a group of verdicts in a `LabelTally`."""
+
+
+def input_digest(spec: str, statement_id: str, text: str) -> int:
+    """An input (the cluster of its verdicts) as 8 bytes: the tally keeps no text per input."""
+    key = "\x00".join([spec, statement_id, text]).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little", signed=True)
+
+
+class TallyGroup(BaseModel):
+    """One group's verdicts as arrays: verdict (1/0), label (1, 0 or `UNLABELLED`), input and statement codes."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    verdicts: np.ndarray
+    labels: np.ndarray
+    clusters: np.ndarray
+    strata: np.ndarray
 
 
 class LabelTally:
-    """Per (spec, judge, candidate): its judged verdicts in file order, each as its verdict (1 compliant, 0 not)
-    and its human label (1, 0, or `UNLABELLED`): all that agreement and PPI need, two bytes a verdict, no text."""
+    """Per (spec, judge, candidate, variation): its judged verdicts in file order, each as its verdict, its human
+    label, its input (an 8-byte digest) and its statement (a code): what agreement and PPI need, without text."""
 
     def __init__(self) -> None:
-        self.groups: dict[tuple[str, str, str], tuple[array[int], array[int]]] = {}
+        self.groups: dict[TallyKey, tuple[array[int], array[int], array[int], array[int]]] = {}
+        self.statements: dict[tuple[str, str], int] = {}
 
-    def add(self, key: tuple[str, str, str], compliant: bool, label: bool | None) -> None:
-        verdicts, labels = self.groups.setdefault(key, (array("b"), array("b")))
+    def add(self, key: TallyKey, compliant: bool, label: bool | None, statement_id: str, digest: int) -> None:
+        """One verdict; `digest` is its input's `input_digest`."""
+        verdicts, labels, inputs, statements = self.groups.setdefault(
+            key, (array("b"), array("b"), array("q"), array("i")))
         verdicts.append(int(compliant))
         labels.append(UNLABELLED if label is None else int(label))
+        inputs.append(digest)
+        statements.append(self.statements.setdefault((key[0], statement_id), len(self.statements)))
 
     @classmethod
     def of_rows(cls, rows: Iterable[ComplianceRow], labels: dict[str, bool]) -> LabelTally:
         tally = cls()
         for row in rows:
             if _judged(row):
-                tally.add((row.spec, row.judge, row.model), bool(row.compliant), labels.get(item_id(row)))
+                tally.add((row.spec, row.judge, row.model, row.variation), bool(row.compliant),
+                          labels.get(item_id(row)), row.statement_id,
+                          input_digest(row.spec, row.statement_id, row.input))
         return tally
 
-    def arrays(self) -> list[tuple[tuple[str, str, str], np.ndarray, np.ndarray]]:
+    def arrays(self) -> list[tuple[TallyKey, np.ndarray, np.ndarray]]:
         """(key, verdicts, labels) per group, in sorted order of the keys."""
-        return [(key, np.frombuffer(f, dtype=np.int8), np.frombuffer(y, dtype=np.int8))
-                for key, (f, y) in sorted(self.groups.items())]
+        return [(key, group.verdicts, group.labels) for key, group in self.group_arrays()]
+
+    def group_arrays(self) -> list[tuple[TallyKey, TallyGroup]]:
+        """Every group's arrays, in sorted order of the keys; inputs and statements numbered 0..G-1 within it."""
+        found = []
+        for key, (f, y, inputs, statements) in sorted(self.groups.items()):
+            _, clusters = np.unique(np.frombuffer(inputs, dtype=np.int64), return_inverse=True)
+            _, strata = np.unique(np.frombuffer(statements, dtype=np.int32), return_inverse=True)
+            found.append((key, TallyGroup(verdicts=np.frombuffer(f, dtype=np.int8),
+                                          labels=np.frombuffer(y, dtype=np.int8),
+                                          clusters=clusters.reshape(-1), strata=strata.reshape(-1))))
+        return found
 
 
 def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
@@ -279,7 +296,7 @@ def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bo
     """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`)."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
-    for (spec, judge, model), verdicts, human in tally.arrays():
+    for (spec, judge, model, _), verdicts, human in tally.arrays():  # variations pooled
         labelled = human != UNLABELLED
         for candidate in ("all", model):
             pairs[(spec, judge, candidate)].append(np.column_stack([verdicts[labelled], human[labelled]]))
@@ -336,24 +353,3 @@ def ppi_plus_plus(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[fl
     lam = ppi_lambda(f_u, pairs)
     found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
     return None if found is None or lam is None else (*found, lam)
-
-
-def ppi_rates(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None) -> list[PpiRate]:
-    """Per spec, judge and candidate (the judge's verdicts as f, the labels as y; from rows and labels, or a
-    `LabelTally`)."""
-    tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
-    results = []
-    for (spec, judge, candidate), verdicts, human in tally.arrays():
-        f = verdicts.astype(float)
-        labelled = human != UNLABELLED
-        unlabelled = f[~labelled].tolist()
-        pairs = list(zip(human[labelled].astype(float).tolist(), f[labelled].tolist(), strict=True))
-        found = ppi_mean(unlabelled, pairs)
-        tuned = ppi_plus_plus(unlabelled, pairs)
-        results.append(PpiRate(spec=spec, judge=judge, candidate=candidate, labelled=len(pairs),
-                               unlabelled=len(unlabelled), judge_rate=sum(f.tolist()) / len(f),
-                               ppi_rate=found[0] if found else None, ci_low=found[1] if found else None,
-                               ci_high=found[2] if found else None,
-                               ppi_pp_rate=tuned[0] if tuned else None, ppi_pp_low=tuned[1] if tuned else None,
-                               ppi_pp_high=tuned[2] if tuned else None, ppi_pp_lambda=tuned[3] if tuned else None))
-    return results
