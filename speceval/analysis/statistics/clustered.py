@@ -280,6 +280,23 @@ def _percentiles(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | N
                  ) -> tuple[np.ndarray, np.ndarray] | None:
     """2.5% and 97.5% percentiles of `resampled` over `draws` seeded draws of `clusters` clusters (with
     replacement); None when fewer than half the resamples give a value."""
+    stacked = _resampled(clusters, resampled, draws, seed)
+    if stacked is None:
+        return None
+    return np.percentile(stacked, 2.5, axis=0), np.percentile(stacked, 97.5, axis=0)
+
+
+def bootstrap_cluster_values(clusters: int, statistic: Callable[[np.ndarray], np.ndarray | None],
+                             draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED) -> np.ndarray | None:
+    """`bootstrap_cluster_counts`' resampled values themselves (draws x values; the same seeded draws), for an
+    interval other than the percentile one; None with fewer than two clusters or half the resamples degenerate."""
+    if clusters < 2:
+        return None
+    return _resampled(clusters, lambda picked: statistic(np.bincount(picked, minlength=clusters)), draws, seed)
+
+
+def _resampled(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int
+               ) -> np.ndarray | None:
     rng = np.random.default_rng(seed)
     results = []
     for _ in range(draws):
@@ -288,5 +305,4 @@ def _percentiles(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | N
             results.append(value)
     if len(results) < draws // 2:
         return None
-    stacked = np.vstack(results)
-    return np.percentile(stacked, 2.5, axis=0), np.percentile(stacked, 97.5, axis=0)
+    return np.vstack(results)
