@@ -157,3 +157,17 @@ def test_a_zero_inflated_0_to_10_score_covers_with_its_range():
         found = mean_interval(sample(20).reshape(-1).tolist(), clusters, range=(0.0, 10.0))
         hits += found is not None and found[0] <= truth <= found[1]
     assert hits / draws >= 0.93
+
+
+def test_win_scores_with_many_ties_are_not_held_to_the_width_of_verdicts():
+    from speceval.analysis.statistics.clustered import rate_interval
+
+    # 40 inputs x 2 games, three games in four tied: each input's mean score near 1/2, spread far below p(1 - p).
+    rng = np.random.default_rng(4)
+    scores = [0.5 if rng.random() < 0.75 else float(rng.random() < 0.7) for _ in range(80)]
+    clusters = [i // 2 for i in range(80)]
+    found = rate_interval(scores, clusters)
+    assert found is not None
+    assert found[0] <= sum(scores) / 80 <= found[1]
+    # Capped at the count of games (as before), it was as wide as Wilson at n = 80: about 0.2.
+    assert found[1] - found[0] < 0.15

@@ -167,7 +167,13 @@ def rate_interval_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray 
     p = estimate.mean
     variance = estimate.se**2
     effective = p * (1 - p) / variance if variance > 0 else float(estimate.clusters)
-    effective = min(effective, float(estimate.n))
+    # The design effect is at least 1: never more effective observations than independent ones would give. For
+    # verdicts (0 or 1) that is their count; scores with ties (1/2) vary less than a verdict at the same rate, so
+    # theirs is larger (capped at the count, a win rate with 75% ties was twice as wide as it needed to be).
+    spread = float(np.dot(y, y)) / len(y) - p * p  # no temporary of a million verdicts
+    # (Verdicts' spread is p(1 - p) to rounding: the relative 1e-9 keeps their cap exactly their count.)
+    independent = p * (1 - p) / spread * len(y) if 0 < spread < p * (1 - p) * (1 - 1e-9) else float(len(y))
+    effective = min(effective, max(float(estimate.n), independent))
     rare = min(p, 1 - p) * effective < RARE_COUNT
     low, high = wilson_interval(p * effective, effective, z=t975(estimate.df), continuity=rare)  # type: ignore[misc]
     return low, high, method
