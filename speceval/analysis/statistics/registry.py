@@ -26,7 +26,6 @@ BOUNDED_MEAN = (
     "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate "
     "interval (Wilson, or clustered Wilson over several runs), scaled back"
 )
-BOOTSTRAP = "percentile bootstrap over inputs ({draws} draws, seed {seed})"
 BRADLEY_TERRY = (
     "log-strength ± t(G-1) · SD over a bootstrap of inputs ({draws} draws, seed {seed}), "
     "hull with the percentile interval"

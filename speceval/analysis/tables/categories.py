@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import cohen_kappa
 from speceval.analysis.tables.variations import input_key
 
@@ -41,6 +42,7 @@ class CategoryShare(BaseModel):
     ci_high: float | None
     not_judged: int
     spec: str
+    ci_method: str | None = None
 
 
 class CategoryDifference(BaseModel):
@@ -56,6 +58,7 @@ class CategoryDifference(BaseModel):
     difference: float
     ci_low: float | None
     ci_high: float | None
+    ci_method: str = PAIRED
 
 
 class CategoryAgreement(BaseModel):
@@ -96,7 +99,7 @@ def category_distribution(rows: list[ComplianceRow]) -> list[CategoryShare]:
                 spec=spec, judge=judge, candidate=candidate, variation=variation, category=category,
                 count=counts[category], judged=len(judged), rate=counts[category] / len(judged) if judged else None,
                 ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                not_judged=len(cell) - len(judged)))
+                not_judged=len(cell) - len(judged), ci_method=interval[2] if interval else None))
     return shares
 
 

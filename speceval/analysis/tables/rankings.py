@@ -14,11 +14,13 @@ from speceval.analysis.reading.ranking_columns import RankingColumns, as_ranking
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, RankingRow
 from speceval.analysis.statistics.clustered import (
     BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
     bootstrap_cluster_values,
     rate_interval_codes,
     t975,
 )
 from speceval.analysis.statistics.codes import first_seen_bounded
+from speceval.analysis.statistics.registry import method
 from speceval.analysis.statistics.stats import (
     bradley_terry,
 )
@@ -43,6 +45,7 @@ class WinRate(BaseModel):
     rate: float | None
     ci_low: float | None
     ci_high: float | None
+    ci_method: str | None = None
 
 
 def _scores(c: RankingColumns, winner: np.ndarray, model: np.ndarray | int) -> np.ndarray:
@@ -109,7 +112,8 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
         rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=name, opponent=rival,
                              games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
                              losses=int((y == 0.0).sum()), rate=float(y.sum()) / len(y),
-                             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None))
+                             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
+                             ci_method=interval[2] if interval else None))
     return rates
 
 
@@ -127,6 +131,7 @@ class Strength(BaseModel):
     ci_low: float | None
     ci_high: float | None
     note: str | None = Field(default=None, description="why there is no interval, when there is none")
+    ci_method: str | None = None
 
 
 SEPARATED = ("no finite estimate: some models won every comparison against the others (Ford's condition fails), "
@@ -226,7 +231,9 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
             result.append(Strength(spec=spec, judge=judge, variation=variation, model=model, strength=float(point[i]),
                                    ci_low=float(bounds[0][i]) if bounds else None,
                                    ci_high=float(bounds[1][i]) if bounds else None,
-                                   note=SEPARATED if separated else None))
+                                   note=SEPARATED if separated else None,
+                                   ci_method=method("bradley_terry", draws=draws, seed=BOOTSTRAP_SEED) if bounds
+                                   else None))
     return result
 
 
