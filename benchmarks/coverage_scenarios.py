@@ -118,16 +118,19 @@ def paired_scenario(inputs: int, runs: int, pa: float, pb: float) -> Callable[[n
     return draw
 
 
-def _verdict(judge: str, index: int, run: int, compliant: bool) -> ComplianceRow:
+def verdict_row(judge: str, index: int, compliant: bool, run: int = 1, statement: str | None = None) -> ComplianceRow:
+    """One judged binary verdict of candidate `m` on input `index` (of statement `statement`, else st0/st1 by
+    parity), as the report reads it; the simulations and the edge tests build their rows with it."""
+    statement = f"st{index % 2}" if statement is None else statement
     return ComplianceRow(
         spec="s",
         judge=judge,
         model="m",
-        statement_id=f"st{index % 2}",
+        statement_id=statement,
         mode="binary",
         prompt_version="p",
-        input=f"q{index}",
-        output=f"a{index} r{run}",
+        input=f"{statement} q{index}",
+        output=f"{statement} a{index} r{run}",
         run=run,
         outcome="judged",
         compliant=compliant,
@@ -146,7 +149,7 @@ def leniency_scenario(
 
     def draw(rng: np.random.Generator) -> Drawn:
         rows = [
-            _verdict(f"j{k}", i, run, bool(rng.random() < rate))
+            verdict_row(f"j{k}", i, bool(rng.random() < rate), run)
             for k, rate in enumerate(rates)
             for i in range(inputs)
             for run in range(1, runs + 1)
@@ -275,7 +278,7 @@ def kappa_scenario(prevalence: float, error: float, items: int) -> tuple[float, 
     def draw(rng: np.random.Generator) -> Drawn:
         true = rng.random(items) < prevalence
         verdicts = [np.where(rng.random(items) < error, ~true, true) for _ in range(2)]
-        rows = [_verdict(f"j{k}", i, 1, bool(v[i])) for k, v in enumerate(verdicts) for i in range(items)]
+        rows = [verdict_row(f"j{k}", i, bool(v[i])) for k, v in enumerate(verdicts) for i in range(items)]
         found = judge_agreement(rows)
         if not found or found[0].ci_low is None or found[0].ci_high is None:
             return None, None
@@ -307,22 +310,7 @@ def labelled_scenario(
                 compliant_input = rng.random() < rate  # runs of one input share its truth (clustered)
                 for run in range(1, runs + 1):
                     verdict = bool(rng.random() < 0.95) if compliant_input else bool(rng.random() < fp)
-                    found = ComplianceRow(
-                        spec="s",
-                        judge="j",
-                        model="m",
-                        statement_id=f"st{h}",
-                        mode="binary",
-                        prompt_version="p",
-                        input=f"st{h} q{i}",
-                        output=f"st{h} a{i} r{run}",
-                        run=run,
-                        outcome="judged",
-                        compliant=verdict,
-                        confidence=None,
-                        rating=None,
-                        source="sim",
-                    )
+                    found = verdict_row("j", i, verdict, run, f"st{h}")
                     rows.append(found)
                     human[item_id(found)] = bool(compliant_input)
         sheet = label_sheet(rows, labels, seed=int(rng.integers(1 << 30)))

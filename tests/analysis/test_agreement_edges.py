@@ -6,31 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speceval.analysis.reading.rows import ComplianceRow
+from benchmarks.coverage_scenarios import verdict_row
 from speceval.analysis.tables.rankings import strength_bounds
 from speceval.analysis.tables.rates import judge_agreement
 
 
-def row(judge: str, index: int, compliant: bool) -> ComplianceRow:
-    return ComplianceRow(
-        spec="s",
-        judge=judge,
-        model="m",
-        statement_id="st",
-        mode="binary",
-        prompt_version="p",
-        input=f"q{index}",
-        output=f"a{index}",
-        outcome="judged",
-        compliant=compliant,
-        confidence=None,
-        rating=None,
-        source="x",
-    )
-
-
 def agreement_of(first: np.ndarray, second: np.ndarray):  # type: ignore[no-untyped-def]
-    rows = [row("j1", i, bool(v)) for i, v in enumerate(first)] + [row("j2", i, bool(v)) for i, v in enumerate(second)]
+    rows = [verdict_row("j1", i, bool(v)) for i, v in enumerate(first)] + [
+        verdict_row("j2", i, bool(v)) for i, v in enumerate(second)
+    ]
     [found] = judge_agreement(rows)
     return found
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from speceval.analysis.reading.rows import ComplianceRow
+from benchmarks.coverage_scenarios import verdict_row
 from speceval.analysis.statistics.clustered import mean_interval
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.tables.judge_quality import leniency
@@ -93,26 +93,8 @@ def test_several_runs_paired_difference_covers_with_correlated_verdicts(inputs, 
     assert simulated_coverage(inputs, runs, pa, pb, 400, 7) >= 0.93
 
 
-def _row(judge: str, index: int, compliant: bool) -> ComplianceRow:
-    return ComplianceRow(
-        spec="s",
-        judge=judge,
-        model="m",
-        statement_id=f"st{index % 2}",
-        mode="binary",
-        prompt_version="p",
-        input=f"q{index}",
-        output=f"a{index}",
-        outcome="judged",
-        compliant=compliant,
-        confidence=None,
-        rating=None,
-        source="sim",
-    )
-
-
 def test_leniency_of_judges_that_always_agree_is_an_interval_not_a_point():
-    rows = [_row(judge, i, True) for judge in ("j1", "j2", "j3") for i in range(10)]
+    rows = [verdict_row(judge, i, True) for judge in ("j1", "j2", "j3") for i in range(10)]
     found = leniency(rows)
     assert len(found) == 3
     for row in found:
@@ -126,8 +108,8 @@ def test_leniency_covers_a_judge_one_point_more_lenient_at_n_10():
     rng = np.random.default_rng(3)
     truth, hits, draws = (0.99 - 0.98) / 2, 0, 300
     for _ in range(draws):
-        rows = [_row("j1", i, bool(rng.random() < 0.99)) for i in range(10)]
-        rows += [_row("j2", i, bool(rng.random() < 0.98)) for i in range(10)]
+        rows = [verdict_row("j1", i, bool(rng.random() < 0.99)) for i in range(10)]
+        rows += [verdict_row("j2", i, bool(rng.random() < 0.98)) for i in range(10)]
         j1 = next(r for r in leniency(rows) if r.judge == "j1")
         hits += j1.ci_low is not None and j1.ci_high is not None and j1.ci_low <= truth <= j1.ci_high
     assert hits / draws >= 0.93
