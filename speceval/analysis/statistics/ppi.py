@@ -10,9 +10,10 @@ Sampling Techniques, ch. 5); a statement without labels borrows the weighted rec
 
     theta = p + sum_L w_i (y_i - f_i) / sum_L w_i,     p = the judge's rate over all N verdicts of the group.
 
-Its standard error is cluster-robust by input (runs and turns of one input are one cluster), stratified by
-statement: the linearised influence of verdict i is (f_i - p)/N + [i labelled] w_i (r_i - rbar)/sum w, summed per
-input. The rectifier's variance is never taken as 0: when every label agrees with the judge, its spread is that of
+Its variance is that of the judge's rate plus that of the weighted rectifier (as if independent, as classic PPI
+takes them), each cluster-robust by input (runs and turns of one input are one cluster) and stratified by
+statement: the influence of verdict i is (f_i - p)/N, of a labelled one w_i (r_i - rbar)/sum w, summed per input.
+The rectifier's variance is never taken as 0: when every label agrees with the judge, its spread is that of
 one disagreement among n + 1 labels (a sample that saw no judge error has not shown there is none; without the
 floor, 20 labels at a 0.97 rate covered far below 95%).
 
@@ -36,6 +37,7 @@ from speceval.analysis.statistics.clustered import (
     _variance,
     bootstrap_cluster_counts,
     clustered_mean_codes,
+    dense_codes,
     t975,
 )
 from speceval.analysis.statistics.stats import Z95
@@ -77,8 +79,21 @@ def stratified_ppi(
     r = np.where(labelled, y - f, 0.0)
     rbar = float((w * r).sum() / total)
     theta = p + rbar
-    influence = (f - p) / len(f) + np.where(labelled, w * (r - rbar) / total, 0.0)
-    variance, df = _variance(np.bincount(clusters, weights=influence), _cluster_strata(clusters, strata))
+    cluster_strata = _cluster_strata(clusters, strata)
+    variance, df = _variance(np.bincount(clusters, weights=(f - p) / len(f)), cluster_strata)
+    # The rectifier's spread among the labelled inputs only (their own count per statement in the G_h/(G_h - 1)
+    # factor, not every input's), added as if independent of the judge's rate, as classic PPI does: their
+    # covariance is negative when the judge tracks the labels, so this errs wide (one linearised influence of both
+    # covered 0.943 with 60 labels on 10/40/150 answers, this 0.961).
+    rectifier = np.bincount(clusters, weights=np.where(labelled, w * (r - rbar) / total, 0.0))
+    with_labels = np.bincount(clusters, weights=labelled.astype(float)) > 0
+    label_variance, _ = _variance(rectifier[with_labels], dense_codes(cluster_strata[with_labels]))
+    if label_variance is None:
+        return Corrected(
+            rate=_clip(theta), ci_low=0.0, ci_high=1.0, note="every label from one input: no spread to estimate"
+        )
+    if variance is not None:
+        variance += label_variance
     if variance is None:
         return Corrected(rate=_clip(theta), ci_low=0.0, ci_high=1.0, note="one input: no spread to estimate")
     variance += _rectifier_floor(r, labelled, strata, len(f))
