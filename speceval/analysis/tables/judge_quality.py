@@ -6,11 +6,13 @@ prediction-powered rates (PPI) that correct a judge's rate with a few human labe
   MOVER interval of the judge against the other judges' mean, `speceval.analysis.statistics.paired`), and whether
   judge and candidate come from the same provider (self-preference, arXiv 2404.13076).
 * Human agreement: accuracy and Cohen's kappa of a judge against human labels, on labelled answers it judged.
-* PPI (Angelopoulos et al., Science 2023, arXiv 2301.09709), the classic estimator of a mean:
-  theta = mean over unlabelled judged answers of the judge's verdict f + mean over labelled judged answers of
-  (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample variances (ddof 1),
-  clipped to [0, 1]. A native estimator of a few lines instead of `ppi_py`, whose install pulls numba, scikit-learn
-  and gdown into every user's environment for this one formula (and defaults to alpha = 0.1).
+* `ppi_mean`, `ppi_plus_plus`: classic PPI and PPI++ of a mean (Angelopoulos et al., Science 2023, arXiv
+  2301.09709) for users' own data: theta = mean over unlabelled answers of the judge's verdict f + mean over
+  labelled answers of (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample
+  variances (ddof 1), clipped to [0, 1]. Native, instead of `ppi_py`, whose install pulls numba, scikit-learn and
+  gdown into every user's environment for this one formula. The report's `ppi.csv` follows the label sheet's design
+  instead (`speceval.analysis.tables.ppi_table`).
+* `LabelTally`: what agreement and PPI need of every judged verdict, as arrays.
 """
 
 from __future__ import annotations
