@@ -8,13 +8,16 @@ The statistics are pure functions you can call on your own data (every interval 
 1.0
 
 * rates: `wilson_interval` (one run, independent inputs), `rate_interval` (clustered by input, the report's),
-  `mean_interval` (ratings), `paired_difference` (two candidates on the same inputs);
+  `mean_interval` (ratings; `range=(low, high)` for a bounded value), `paired_difference` (two candidates on the
+  same inputs, a MOVER interval);
 * rankings: `win_rates`, `strengths` (Bradley–Terry with bootstrap intervals), `position_consistency`;
 * agreement: `cohen_kappa`, `fleiss_kappa`, `krippendorff_alpha_ordinal`, `judge_agreement`;
-* the judge measured: `leniency`, `ppi_mean`, `ppi_rates`, `human_agreement`, `label_sheet`;
+* the judge measured: `leniency`, `ppi_mean`, `ppi_rates` (stratified PPI and the bias-corrected rate),
+  `human_agreement`, `label_sheet`;
 * data: `load_verdicts` (every verdict under some folders, ours or the original SpecEval's), `build_report`.
 
-Methods and references: docs/judging-and-statistics.md.
+Methods and references: docs/judging-and-statistics.md; every estimator's method text, reference and coverage
+scenarios: `speceval.analysis.statistics.registry.ESTIMATORS`.
 """
 
 from __future__ import annotations
