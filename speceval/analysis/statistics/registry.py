@@ -39,12 +39,13 @@ LENIENCY = (
     "clustered by input, stratified by statement"
 )
 PPI = (
-    "stratified PPI (Angelopoulos et al. 2023) with weights N_h/N over statements, cluster-robust SE by input, "
-    "z interval, estimate clipped to [0, 1]"
+    "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
+    "Wilson interval and the rectifier's t interval (cluster-robust by input) added in quadrature, clipped to [0, 1]"
 )
 ROGAN_GLADEN = (
-    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h; percentile "
-    "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together, clipped to [0, 1]"
+    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h; hull of a percentile "
+    "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
+    "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
 )
 
 
