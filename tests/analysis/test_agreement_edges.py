@@ -73,3 +73,12 @@ def test_strength_bounds_widen_the_percentile_interval_and_hold_the_estimate():
     ).all()
     assert (low <= point).all() and (point <= high).all() and (high <= 1.0).all() and (low >= 0.0).all()
     assert (high - low > np.percentile(resampled, 97.5, axis=0) - np.percentile(resampled, 2.5, axis=0)).any()
+
+
+def test_fleiss_kappa_of_three_judges_in_perfect_agreement_is_not_one_to_one():
+    verdicts = [True] * 7 + [False] * 5
+    rows = [verdict_row(judge, i, v) for judge in ("j1", "j2", "j3") for i, v in enumerate(verdicts)]
+    fleiss = next(a for a in judge_agreement(rows) if a.kind == "Fleiss")
+    assert fleiss.kappa == pytest.approx(1.0) and fleiss.agreement == 1.0
+    assert fleiss.ci_low is not None and fleiss.ci_low < 0.9 and fleiss.ci_high is not None
+    assert fleiss.prevalence == pytest.approx(7 / 12) and fleiss.ci_method is not None and "hull" in fleiss.ci_method
