@@ -25,6 +25,9 @@ class MetricSpec(BaseModel):
     json_path: str | None = Field(default=None, description="a dotted path into the JSON answer, e.g. scores.risk "
                                                             "or items[0].label")
     type: MetricType = "float"
+    range: tuple[float, float] | None = Field(
+        default=None, description="[low, high] a number metric cannot leave (e.g. [0, 10] for a 0-10 score): its mean "
+        "gets a bounded-variable interval, and a value outside it is missing (counted, never clipped)")
 
     @field_validator("source")
     @classmethod
@@ -50,6 +53,8 @@ class MetricSpec(BaseModel):
     def _one_extractor(self) -> MetricSpec:
         if (self.regex is None) == (self.json_path is None):
             raise ValueError("give exactly one of regex or json_path")
+        if self.range is not None and (self.type not in ("int", "float") or not self.range[0] < self.range[1]):
+            raise ValueError("range needs a number metric (type int or float) and low < high, e.g. [0, 10]")
         if self.json_path is not None and not _path(self.json_path):
             raise ValueError(f"json_path {self.json_path!r} names no key")
         return self
@@ -75,7 +80,10 @@ class MetricSpec(BaseModel):
                 if not (listed or keyed):
                     return None
                 raw = raw[key]  # type: ignore[index]
-        return _typed(raw, self.type)
+        value = _typed(raw, self.type)
+        if self.range is not None and isinstance(value, int | float) and not self.range[0] <= value <= self.range[1]:
+            return None  # outside the declared range: a misread or a broken answer, not a value to average
+        return value
 
 
 def _path(path: str) -> list[str | int]:

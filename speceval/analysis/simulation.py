@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import paired_difference, rate_interval
+from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.stats import wilson_interval
 from speceval.analysis.tables.categories import MODE as CATEGORIES_MODE
 from speceval.analysis.tables.categories import category_differences, category_distribution

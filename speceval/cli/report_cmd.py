@@ -124,6 +124,7 @@ def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.analysis.reading.load import load_verdicts
     from speceval.analysis.reading.statement_texts import statement_texts
     from speceval.analysis.tables.judge_quality import label_sheet, write_label_sheet
+    from speceval.analysis.tables.label_design import label_design, write_design
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
@@ -142,8 +143,10 @@ def _label_sheet(args: argparse.Namespace) -> int:
                           "categorical or Likert (neither gives a yes/no verdict that a label "
                           "could agree with)")
     write_label_sheet(args.out, sheet)
+    design = write_design(args.out, label_design(verdicts.compliance, sheet, args.n, args.seed))
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
-                 "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))
+                 f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels "
+                 + str(args.out))
     return 0
 
 

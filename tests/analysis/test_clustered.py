@@ -14,10 +14,10 @@ from speceval.analysis.statistics.clustered import (
     bootstrap_percentiles,
     clustered_mean,
     mean_interval,
-    paired_difference,
     rate_interval,
     t975,
 )
+from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.stats import wilson_interval
 from speceval.analysis.tables.panel import PANEL, panel_rows
 from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates

@@ -53,7 +53,8 @@ def test_every_interval_contains_its_estimate_and_stays_in_the_unit_interval():
 
 
 def test_the_single_run_interval_covers_at_least_95_percent_from_p_001_to_099_for_every_n_10_to_200():
-    # What docs/judging-and-statistics.md promises (the worst case: 0.9503 at n = 193, p ≈ 0.435).
+    # What docs/judging-and-statistics.md promises: exact coverage >= 95% for n >= 10 and every p in [0.01, 0.99]
+    # (the infimum over the grid and both sides of every bound is 0.9503, at n = 193).
     worst = min((minimum_coverage(n) + (n,) for n in range(10, 201)), key=lambda found: found[0])
     assert worst[0] >= 0.95, f"n={worst[2]}: exact coverage {worst[0]:.4f} at p={worst[1]:.4f}"
 

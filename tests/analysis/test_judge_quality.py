@@ -18,9 +18,9 @@ from speceval.analysis.tables.judge_quality import (
     label_sheet,
     leniency,
     ppi_mean,
-    ppi_rates,
     read_labels,
 )
+from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.cli.main import main as speceval_main
 from speceval.errors import InputError
 
@@ -114,9 +114,10 @@ def test_label_sheet_then_report_with_labels(tmp_path, capsys):
     assert (tmp_path / "report" / "judge_leniency.csv").is_file()
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "Prediction-powered rates" in page and "Judge leniency" in page
-    assert "PPI++ rate" in page and 'alt="judge leniency, spec s, default"' in page
+    assert "bias-corrected rate" in page and 'alt="judge leniency, spec s, default"' in page
     for found in ppi:
-        assert 0.0 <= float(found["ppi_pp_lambda"]) <= 1.0 and float(found["ppi_pp_low"]) <= float(found["ppi_pp_high"])
+        assert float(found["ci_low"]) <= float(found["ppi_rate"]) <= float(found["ci_high"])
+        assert "stratified PPI" in found["ci_method"] and found["variation"] == "default"
 
 
 @pytest.mark.parametrize("bad,message", [("maybe", "is not one of"), ("UNKNOWN-ITEM", "matches no answer")])

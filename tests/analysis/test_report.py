@@ -183,9 +183,9 @@ def test_agreement_kappas_carry_a_bootstrap_interval_that_brackets_them(tmp_path
         assert agreement.ci_low is not None and agreement.ci_low <= agreement.kappa <= agreement.ci_high
         assert "bootstrap" in agreement.ci_method
     # The same figure the plain formulas give: the interval's statistic is the kappa itself.
-    from speceval.analysis.tables.rates import _cohen_from_counts
+    from speceval.analysis.tables.rates import cohen_from_counts
 
-    assert _cohen_from_counts(np.array([40.0, 5.0, 5.0, 50.0])) == pytest.approx(
+    assert cohen_from_counts(np.array([40.0, 5.0, 5.0, 50.0])) == pytest.approx(
         ((90 / 100) - (45 * 45 + 55 * 55) / 100 ** 2) / (1 - (45 * 45 + 55 * 55) / 100 ** 2))
 
 

@@ -11,6 +11,13 @@ Regenerated once, for issue 34 item 5 (every table keyed by `speceval.analysis.t
 `data` after them, `model` → `candidate` in compliance, win-rate and Bradley–Terry tables, `spec`, `judge`,
 `candidate` and `variation` added to costs.csv, `compliant` as an integer. Every value of every row was checked
 equal to the files before (by column name, numbers to 1e-12) when they were regenerated.
+
+Regenerated again for issue 34 items 1-4 (the estimator registry) and 38 (spec health): paired differences and
+leniency take the MOVER interval, kappa's interval is widened by raw agreement (and agreement.csv gains the raw
+agreement, its interval, prevalence and a note), Bradley–Terry's by a t interval on the log-strengths, the panel's
+by-statement intervals allow an effective size above the count, and `ci_method` columns were added. Estimates did not
+move; every other cell equals the files before, and every cell of the estimators' own tables equals the `stats`
+branch's regeneration (by column name, numbers to 1e-9) at the merge.
 """
 
 from __future__ import annotations

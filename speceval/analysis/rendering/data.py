@@ -44,15 +44,14 @@ from speceval.analysis.tables.judge_quality import (
     HumanAgreement,
     LabelTally,
     Leniency,
-    PpiRate,
     human_agreement,
     leniency,
-    ppi_rates,
 )
 from speceval.analysis.tables.keys import DataKinds, Source
 from speceval.analysis.tables.labelled import labelled_tally
 from speceval.analysis.tables.metrics import MetricRow, metric_table
 from speceval.analysis.tables.panel import PanelCounts, panel_verdicts
+from speceval.analysis.tables.ppi_table import PpiRate, ppi_rates
 from speceval.analysis.tables.rankings import (
     Consistency,
     Strength,

@@ -333,13 +333,15 @@ def _judge_checks(data: ReportData) -> str:
                              for a in data.human_agreement)))
     if data.ppi:
         parts.append('<h2 id="ppi">Prediction-powered rates</h2><p class="note">The judge\'s rate corrected by the '
-                     "human labels (classic PPI, Angelopoulos et al. 2023): a valid 95% interval for the rate a "
-                     "human would give, however biased the judge.</p>")
-        parts.append(_table(["spec", "judge", "candidate", "labelled", "unlabelled", "judge rate", "PPI rate",
-                             "95% CI", "PPI++ rate", "PPI++ 95% CI", "λ"],
-                            ([r.spec, r.judge, r.candidate, r.labelled, r.unlabelled, r.judge_rate, r.ppi_rate,
-                              _ci(r.ci_low, r.ci_high), r.ppi_pp_rate, _ci(r.ppi_pp_low, r.ppi_pp_high),
-                              r.ppi_pp_lambda] for r in data.ppi)))
+                     "human labels, weighted by how the label sheet drew them (stratified PPI, Angelopoulos et al. "
+                     "2023), and the Rogan–Gladen rate corrected by the judge's sensitivity and specificity on the "
+                     "labels (Lee et al. 2025): 95% intervals for the rate a human would give.</p>")
+        parts.append(_table(["spec", "judge", "candidate", "variation", "labelled", "unlabelled", "judge rate",
+                             "PPI rate", "95% CI", "bias-corrected rate", "95% CI", "note"],
+                            ([r.spec, r.judge, r.candidate, r.variation, r.labelled, r.unlabelled, r.judge_rate,
+                              r.ppi_rate, _ci(r.ci_low, r.ci_high), r.bias_corrected_rate,
+                              _ci(r.bias_corrected_low, r.bias_corrected_high),
+                              r.bias_corrected_note or r.ppi_note or ""] for r in data.ppi)))
     return "".join(parts)
 
 

@@ -21,10 +21,11 @@ from speceval.analysis.tables.flips import Flip
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow
 from speceval.analysis.tables.judge_checks import JudgeCheck
-from speceval.analysis.tables.judge_quality import HumanAgreement, Leniency, PpiRate
+from speceval.analysis.tables.judge_quality import HumanAgreement, Leniency
 from speceval.analysis.tables.keys import DataKinds, keyed_columns, keyed_rows
 from speceval.analysis.tables.metrics import MetricRow
 from speceval.analysis.tables.panel import PanelCounts
+from speceval.analysis.tables.ppi_table import PpiRate
 from speceval.analysis.tables.rankings import Consistency, Strength, WinRate
 from speceval.analysis.tables.rates import Agreement, ComplianceRate
 from speceval.analysis.tables.turns import TurnRate

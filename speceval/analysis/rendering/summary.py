@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from speceval.analysis.rendering.footnotes import Footnotes
 from speceval.analysis.rendering.health_section import health_markdown
-from speceval.analysis.statistics.clustered import BOOTSTRAP, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
+from speceval.analysis.statistics.registry import BRADLEY_TERRY, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
@@ -27,9 +28,9 @@ def interval_methods() -> str:
             "clusters, so it does not narrow the interval); beside it the same clustered by statement; paired "
             f"differences: {PAIRED}; win rates: the clustered Wilson interval on win scores (a tie counts 1/2), "
             "clusters = inputs; Bradley–Terry: "
-            f"{BOOTSTRAP.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}. Reference: E. Miller, Adding Error Bars "
-            "to Evals, arXiv 2411.00640; R. G. Newcombe, Two-sided confidence intervals for the single proportion, "
-            "Statistics in Medicine 1998 (method 4).")
+            f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}. Reference: E. Miller, Adding Error "
+            "Bars to Evals, arXiv 2411.00640; R. G. Newcombe, Two-sided confidence intervals for the single "
+            "proportion, Statistics in Medicine 1998 (method 4).")
 
 
 def render_summary(data: ReportData) -> str:
@@ -91,7 +92,7 @@ def _strength_headline(data: ReportData) -> list[str]:
         return []
     lines = ["## Headline: Bradley–Terry strength by candidate", "",
              "Strengths of one spec, judge and variation sum to 1; 95% interval: "
-             f"{BOOTSTRAP.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}.", "",
+             f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}.", "",
              "| spec | judge | variation | candidate | strength [95% CI] |", "|---|---|---|---|---|"]
     lines += [f"| {s.spec} | {s.judge} | {s.variation} | {s.candidate} | {_fmt(s.strength)} "
               f"{_bracket(s.ci_low, s.ci_high) if s.note is None else f'({s.note})'} |" for s in data.bradley_terry]

@@ -122,3 +122,39 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:
     if expected == 0:
         return None
     return 1 - observed / expected
+
+
+SPEARMAN_MIN = 8
+"""Fewest pairs a Spearman interval is given for: below it the Fisher-z interval covered 0.74 at rho 0.9 and n 5."""
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 0..n-1 of `values`, ties given their average rank."""
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(len(values))
+    _, inverse = np.unique(values, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    found: np.ndarray = np.bincount(inverse, weights=ranks)[inverse] / np.bincount(inverse)[inverse]
+    return found
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Spearman's rank correlation (average ranks for ties); None when either side is constant or n < 2."""
+    if len(x) < 2:
+        return None
+    rx, ry = average_ranks(np.asarray(x, dtype=float)), average_ranks(np.asarray(y, dtype=float))
+    if rx.std() == 0 or ry.std() == 0:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def spearman_interval(rho: float, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """95% interval of Spearman's rho from `n` pairs: Fisher's z with Bonett & Wright's variance (1 + rho²/2)/(n - 3)
+    (Psychometrika 65, 2000); None below `SPEARMAN_MIN` pairs, where it does not cover."""
+    if n < SPEARMAN_MIN:
+        return None
+    clipped = min(max(rho, -0.999999), 0.999999)
+    half = z * math.sqrt((1 + clipped * clipped / 2) / (n - 3))
+    centre = math.atanh(clipped)
+    return min(rho, math.tanh(centre - half)), max(rho, math.tanh(centre + half))

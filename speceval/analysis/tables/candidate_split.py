@@ -4,7 +4,7 @@ Machines, arXiv 2510.07686: where frontier models disagree most, all of them vio
 Per statement, over the inputs answered by three or more candidates: each candidate's compliance on the input (the
 mean of its judges' verdicts and runs), their population SD, and the shares of inputs that split the candidates
 (SD at least a line) and that every candidate fails (each mean below 1/2), with Wilson intervals over inputs. Per
-spec, the association of the two shares across statements (Spearman's rho, percentile bootstrap over statements).
+spec, the association of the two shares across statements (Spearman's rho, a Fisher-z interval from 8 statements).
 
 Limits: here compliance and disagreement come from the same verdicts, so on one input "split" and "all fail"
 exclude each other; the paper's association is therefore measured between statements, and means something only
@@ -13,25 +13,20 @@ with many of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import (
-    BOOTSTRAP_DRAWS,
-    BOOTSTRAP_SEED,
-    bootstrap_cluster_counts,
     dense_codes,
 )
 from speceval.analysis.statistics.codes import dense
-from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.statistics.registry import SPEARMAN
+from speceval.analysis.statistics.stats import SPEARMAN_MIN, spearman, spearman_interval, wilson_interval
 
 SPLIT_METHOD = "share of inputs: Wilson score interval with continuity correction (inputs independent)"
-ASSOCIATION_METHOD = (
-    "Spearman rank correlation across statements; percentile bootstrap over statements ({draws} draws, seed {seed})"
-)
+ASSOCIATION_METHOD = SPEARMAN
 
 
 class HealthAssociation(BaseModel):
@@ -80,56 +75,27 @@ def split_shares(cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, 
 
 
 def associations(statements: list[tuple[str, float | None, float | None]]) -> list[HealthAssociation]:
-    """Per spec with three or more statements measured ((spec, split share, all-fail share) each): Spearman's rho
-    between the two shares across statements, with a percentile bootstrap over statements."""
-    method = ASSOCIATION_METHOD.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)
+    """Per spec with `SPEARMAN_MIN` or more statements measured ((spec, split share, all-fail share) each):
+    Spearman's rho between the two shares across statements, with its Fisher-z interval (fewer statements: no row,
+    since no interval covers there)."""
     found = []
     for spec in sorted({s[0] for s in statements}):
         pairs = np.array(
-            [
-                (split, fail)
-                for name, split, fail in statements
-                if name == spec and split is not None and fail is not None
-            ]
+            [(split, fail) for name, split, fail in statements
+             if name == spec and split is not None and fail is not None]
         )
-        if len(pairs) < 3:
+        if len(pairs) < SPEARMAN_MIN:
             continue
-        rho = _spearman(pairs[:, 0], pairs[:, 1], np.ones(len(pairs)))
-        interval = bootstrap_cluster_counts(len(pairs), _resampled_spearman(pairs[:, 0], pairs[:, 1]))
+        rho = spearman(pairs[:, 0], pairs[:, 1])
+        interval = None if rho is None else spearman_interval(rho, len(pairs))
         found.append(
             HealthAssociation(
                 spec=spec,
                 statements=len(pairs),
                 spearman=rho,
-                ci_low=float(interval[0][0]) if interval else None,
-                ci_high=float(interval[1][0]) if interval else None,
-                ci_method=method,
+                ci_low=interval[0] if interval else None,
+                ci_high=interval[1] if interval else None,
+                ci_method=ASSOCIATION_METHOD,
             )
         )
     return found
-
-
-def _resampled_spearman(x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray | None]:
-    def statistic(weights: np.ndarray) -> np.ndarray | None:
-        rho = _spearman(x, y, weights)
-        return None if rho is None else np.array([rho])
-
-    return statistic
-
-
-def _spearman(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float | None:
-    """Spearman's rho of the statements drawn `weights` times each (average ranks for ties); None when either side
-    is constant."""
-    counts = weights.astype(int)
-    rx, ry = _ranks(np.repeat(x, counts)), _ranks(np.repeat(y, counts))
-    if rx.std() == 0 or ry.std() == 0:
-        return None
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(len(values))
-    distinct, inverse = np.unique(values, return_inverse=True)
-    return np.bincount(inverse, weights=ranks)[inverse] / np.bincount(inverse)[inverse]

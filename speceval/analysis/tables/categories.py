@@ -4,8 +4,7 @@ variations per category, and nominal agreement between categorical judges.
 A category's rate is its share among the judged verdicts of the cell (unparsed and failed verdicts are counted
 apart, never as a category), so the rates of a cell sum to 1. Intervals are clustered by input and stratified by
 statement, like every other rate (`speceval.analysis.statistics.clustered`); a difference between two variations is
-paired on
-the inputs both saw (the cluster-robust difference of `paired_difference`).
+paired on the inputs both saw (the MOVER interval of `speceval.analysis.statistics.paired`).
 """
 
 from __future__ import annotations
@@ -16,7 +15,9 @@ from collections import Counter, defaultdict
 from pydantic import BaseModel
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import paired_difference, rate_interval
+from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import cohen_kappa
 from speceval.analysis.tables.variations import input_key
 
@@ -41,6 +42,7 @@ class CategoryShare(BaseModel):
     ci_high: float | None
     not_judged: int
     spec: str
+    ci_method: str | None = None
 
 
 class CategoryDifference(BaseModel):
@@ -56,6 +58,7 @@ class CategoryDifference(BaseModel):
     difference: float
     ci_low: float | None
     ci_high: float | None
+    ci_method: str = PAIRED
 
 
 class CategoryAgreement(BaseModel):
@@ -96,7 +99,7 @@ def category_distribution(rows: list[ComplianceRow]) -> list[CategoryShare]:
                 spec=spec, judge=judge, candidate=candidate, variation=variation, category=category,
                 count=counts[category], judged=len(judged), rate=counts[category] / len(judged) if judged else None,
                 ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                not_judged=len(cell) - len(judged)))
+                not_judged=len(cell) - len(judged), ci_method=interval[2] if interval else None))
     return shares
 
 

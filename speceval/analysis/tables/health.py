@@ -20,15 +20,10 @@ import numpy as np
 
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped
 from speceval.analysis.reading.rows import CanaryRow
-from speceval.analysis.statistics.clustered import (
-    PAIRED,
-    WILSON,
-    dense_codes,
-    mean_interval_codes,
-    paired_difference_codes,
-    rate_interval_codes,
-)
+from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen
+from speceval.analysis.statistics.paired import mover_difference, paired_difference_codes
+from speceval.analysis.statistics.registry import PAIRED, WILSON
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
 from speceval.analysis.tables.candidate_split import associations, split_shares
 from speceval.analysis.tables.health_records import (
@@ -38,12 +33,16 @@ from speceval.analysis.tables.health_records import (
     JudgeOnStatement,
     StatementHealth,
 )
-from speceval.analysis.tables.judge_quality import PANEL, UNLABELLED, LabelTally
+from speceval.analysis.tables.judge_quality import PANEL, LabelTally
 
-# The per-spec agreement's kappa from sums and its bootstrap: one mechanism, used here per statement.
-from speceval.analysis.tables.rates import _cohen_from_counts as cohen_from_counts
-from speceval.analysis.tables.rates import _fleiss_from_sums as fleiss_from_sums
-from speceval.analysis.tables.rates import _kappa_interval as kappa_interval
+# The per-spec agreement's kappa from sums, its bootstrap and its widening by raw agreement: one mechanism.
+from speceval.analysis.tables.rates import (
+    cohen_expected,
+    cohen_from_counts,
+    fleiss_from_sums,
+    kappa_interval,
+    with_agreement,
+)
 
 
 class _Cell(NamedTuple):
@@ -162,13 +161,8 @@ def _one_statement(
 def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatement:
     """The judge's agreement with the human labels of this statement's answers, candidates pooled (accuracy with a
     Wilson interval: each labelled answer one item; Cohen's kappa)."""
-    verdicts, human = [], []
-    for (spec, name, candidate), found, labelled in labels.arrays():
-        if spec == judge.spec and name == judge.judge:
-            statements = labels.labelled_statements.get((spec, name, candidate), [])
-            mine = [i for i, statement in enumerate(statements) if statement == judge.statement_id]
-            verdicts += found[labelled != UNLABELLED][mine].tolist()
-            human += labelled[labelled != UNLABELLED][mine].tolist()
+    found, labelled = labels.labelled_on(judge.spec, judge.judge, judge.statement_id)
+    verdicts, human = found.tolist(), labelled.tolist()
     if not verdicts:
         return judge
     agree = sum(a == b for a, b in zip(verdicts, human, strict=True))
@@ -269,8 +263,9 @@ def _disagreement(matrix: np.ndarray, answer_cluster: np.ndarray) -> _Disagreeme
 
 
 def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
-    """Cohen's (two judges) or Fleiss' kappa on the answers every judge judged, with the cluster bootstrap interval
-    over inputs that the report's per-spec agreement uses (`speceval.analysis.tables.rates`)."""
+    """Cohen's (two judges) or Fleiss' kappa on the answers every judge judged, with the interval the report's
+    per-spec agreement uses (`speceval.analysis.tables.rates`: a cluster bootstrap over inputs, widened to hold the
+    kappa at both ends of raw agreement's interval, so perfect agreement on few answers is not [1, 1])."""
     if not len(complete):
         return {}
     ids = first_seen(clusters)
@@ -278,41 +273,42 @@ def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
     if raters == 2:
         first, second = complete[:, 0] == 1, complete[:, 1] == 1
         cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
-        return {
-            "kappa": cohen_kappa(first.tolist(), second.tolist()),
-            "kappa_kind": "Cohen",
-            **_prefixed(kappa_interval(ids, cells.astype(float), cohen_from_counts)),
-        }
+        kappa = cohen_kappa(first.tolist(), second.tolist())
+        interval = kappa_interval(ids, cells.astype(float), cohen_from_counts)
+        prevalence = float(first.mean() + second.mean()) / 2
+        widened = with_agreement(interval, kappa, (first == second).astype(float), ids,
+                                 cohen_expected(cells.sum(axis=0)), prevalence)
+        return {"kappa": kappa, "kappa_kind": "Cohen", **_prefixed(widened)}
     yes = complete.sum(axis=1).astype(np.int64)
     agreeing = (yes * (yes - 1) + (raters - yes) * (raters - yes - 1)) / (raters * (raters - 1))
     features = np.stack([np.ones(len(yes)), agreeing, yes], axis=1)
-    return {
-        "kappa": fleiss_kappa(np.stack([yes, raters - yes], axis=1)),
-        "kappa_kind": "Fleiss",
-        **_prefixed(kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters))),
-    }
+    kappa = fleiss_kappa(np.stack([yes, raters - yes], axis=1))
+    prevalence = float(yes.sum() / (len(yes) * raters))
+    widened = with_agreement(kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters)), kappa,
+                             agreeing.astype(float), ids, prevalence**2 + (1 - prevalence) ** 2, prevalence)
+    return {"kappa": kappa, "kappa_kind": "Fleiss", **_prefixed(widened)}
 
 
 def _prefixed(interval: dict[str, Any]) -> dict[str, Any]:
-    return {f"kappa_{key}": value for key, value in interval.items()}
+    # The interval only: raw agreement and prevalence are the per-spec agreement table's columns.
+    return {f"kappa_{key}": value for key, value in interval.items() if key.startswith("ci_")}
 
 
 def _leniency(complete: np.ndarray, clusters: np.ndarray) -> dict[int, tuple[float, float | None, float | None]]:
-    """Per judge (column): its rate minus the judges' mean rate on the answers every judge judged, with a paired
-    interval clustered by input."""
-    if not len(complete):
+    """Per judge (column): its rate minus the judges' mean rate on the answers every judge judged, with the paired
+    interval the report's leniency table uses (`speceval.analysis.tables.judge_quality.leniency`: (K-1)/K of the
+    judge against the others' mean, MOVER, clustered by input; never [0, 0] when the judges all agree)."""
+    if not len(complete) or complete.shape[1] < 2:
         return {}
     values = complete.astype(float)
-    means = values.mean(axis=1)
+    means, count = values.mean(axis=1), values.shape[1]
+    others = (values.sum(axis=1, keepdims=True) - values) / (count - 1)
     codes = dense_codes(clusters)
     found = {}
-    for column in range(values.shape[1]):
-        interval = mean_interval_codes(values[:, column] - means, codes)
-        found[column] = (
-            float((values[:, column] - means).mean()),
-            interval[0] if interval else None,
-            interval[1] if interval else None,
-        )
+    for column in range(count):
+        paired = mover_difference(values[:, column], codes, others[:, column], codes, int(codes.max()) + 1, None,
+                                  scale=(count - 1) / count)
+        found[column] = (float((values[:, column] - means).mean()), paired.ci_low, paired.ci_high)
     return found
 
 

@@ -2,14 +2,17 @@
 prediction-powered rates (PPI) that correct a judge's rate with a few human labels.
 
 * Leniency (per spec, judge, candidate and variation): on the answers every judge judged, the judge's rate minus
-  the mean of all judges' rates, with a paired interval clustered by input (stratified by statement), and whether
+  the mean of all judges' rates, with a paired interval clustered by input (stratified by statement: (K-1)/K of the
+  MOVER interval of the judge against the other judges' mean, `speceval.analysis.statistics.paired`), and whether
   judge and candidate come from the same provider (self-preference, arXiv 2404.13076).
 * Human agreement: accuracy and Cohen's kappa of a judge against human labels, on labelled answers it judged.
-* PPI (Angelopoulos et al., Science 2023, arXiv 2301.09709), the classic estimator of a mean:
-  theta = mean over unlabelled judged answers of the judge's verdict f + mean over labelled judged answers of
-  (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample variances (ddof 1),
-  clipped to [0, 1]. A native estimator of a few lines instead of `ppi_py`, whose install pulls numba, scikit-learn
-  and gdown into every user's environment for this one formula (and defaults to alpha = 0.1).
+* `ppi_mean`, `ppi_plus_plus`: classic PPI and PPI++ of a mean (Angelopoulos et al., Science 2023, arXiv
+  2301.09709) for users' own data: theta = mean over unlabelled answers of the judge's verdict f + mean over
+  labelled answers of (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample
+  variances (ddof 1), clipped to [0, 1]. Native, instead of `ppi_py`, whose install pulls numba, scikit-learn and
+  gdown into every user's environment for this one formula. The report's `ppi.csv` follows the label sheet's design
+  instead (`speceval.analysis.tables.ppi_table`).
+* `LabelTally`: what agreement and PPI need of every judged verdict, as arrays.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, as_columns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import mean_interval_codes
 from speceval.analysis.statistics.codes import dense
+from speceval.analysis.statistics.paired import mover_difference
+from speceval.analysis.statistics.registry import LENIENCY
 from speceval.analysis.statistics.stats import Z95, cohen_kappa
 from speceval.errors import ConfigError, InputError
 
@@ -77,6 +81,7 @@ class Leniency(BaseModel):
     ci_low: float | None
     ci_high: float | None
     same_provider: bool | None
+    ci_method: str = LENIENCY
 
 
 def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
@@ -109,14 +114,17 @@ def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
                              for j in judges])
         means = verdicts.mean(axis=0)
         clusters, strata = local_clusters(c, by_judge[judges[0]][1][np.isin(by_judge[judges[0]][0], shared)])
+        count, others = len(judges), (verdicts.sum(axis=0) - verdicts) / (len(judges) - 1)
         for index, judge in enumerate(judges):
-            interval = mean_interval_codes(verdicts[index] - means, clusters, strata)
+            # The judge minus all judges' mean is (K-1)/K of the judge minus the others' mean: the paired MOVER
+            # interval of the latter (two rates on the same answers), scaled, never [0, 0] when all agree.
+            paired = mover_difference(verdicts[index], clusters, others[index], clusters, int(clusters.max()) + 1,
+                                      strata, scale=(count - 1) / count)
             results.append(Leniency(
                 spec=spec, judge=judge, candidate=candidate, variation=variation, items=len(shared),
                 rate=float(verdicts[index].mean()), mean_rate=float(means.mean()),
                 delta=float(verdicts[index].mean() - means.mean()),
-                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                same_provider=_same_provider(judge, candidate)))
+                ci_low=paired.ci_low, ci_high=paired.ci_high, same_provider=_same_provider(judge, candidate)))
     return results
 
 
@@ -262,58 +270,85 @@ class HumanAgreement(BaseModel):
     kappa: float | None
 
 
-class PpiRate(BaseModel):
-    """A judge's compliance rate corrected by human labels (classic PPI, 95%)."""
-
-    spec: str
-    judge: str
-    candidate: str
-    labelled: int
-    unlabelled: int
-    judge_rate: float | None
-    ppi_rate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    ppi_pp_rate: float | None = None
-    """PPI++ (power-tuned, arXiv 2311.01453): never wider than classic PPI or the labels alone, asymptotically."""
-    ppi_pp_low: float | None = None
-    ppi_pp_high: float | None = None
-    ppi_pp_lambda: float | None = None
-    """The tuned weight of the judge's verdicts (0: the labels alone; 1: classic PPI)."""
-
-
 UNLABELLED = -1
+
+TallyKey = tuple[str, str, str, str]
+"""(spec, judge, candidate, variation) of a group of verdicts in a `LabelTally`."""
+
+
+def input_digest(spec: str, statement_id: str, text: str) -> int:
+    """An input (the cluster of its verdicts) as 8 bytes: the tally keeps no text per input."""
+    key = "\x00".join([spec, statement_id, text]).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little", signed=True)
+
+
+class TallyGroup(BaseModel):
+    """One group's verdicts as arrays: verdict (1/0), label (1, 0 or `UNLABELLED`), input and statement codes."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    verdicts: np.ndarray
+    labels: np.ndarray
+    clusters: np.ndarray
+    strata: np.ndarray
 
 
 class LabelTally:
-    """Per (spec, judge, candidate): its judged verdicts in file order, each as its verdict (1 compliant, 0 not)
-    and its human label (1, 0, or `UNLABELLED`): all that agreement and PPI need, two bytes a verdict, no text."""
+    """Per (spec, judge, candidate, variation): its judged verdicts in file order, each as its verdict, its human
+    label, its input (an 8-byte digest) and its statement (a code): what agreement and PPI need, without text."""
 
     def __init__(self) -> None:
-        self.groups: dict[tuple[str, str, str], tuple[array[int], array[int]]] = {}
-        self.labelled_statements: dict[tuple[str, str, str], list[str]] = {}
-        """Per group: the statement of each labelled verdict, in order (spec health's agreement per statement)."""
+        self.groups: dict[TallyKey, tuple[array[int], array[int], array[int], array[int]]] = {}
+        self.statements: dict[tuple[str, str], int] = {}
 
-    def add(self, key: tuple[str, str, str], compliant: bool, label: bool | None, statement: str = "") -> None:
-        verdicts, labels = self.groups.setdefault(key, (array("b"), array("b")))
+    def add(self, key: TallyKey, compliant: bool, label: bool | None, statement_id: str, digest: int) -> None:
+        """One verdict; `digest` is its input's `input_digest`."""
+        verdicts, labels, inputs, statements = self.groups.setdefault(
+            key, (array("b"), array("b"), array("q"), array("i")))
         verdicts.append(int(compliant))
         labels.append(UNLABELLED if label is None else int(label))
-        if label is not None:
-            self.labelled_statements.setdefault(key, []).append(statement)
+        inputs.append(digest)
+        statements.append(self.statements.setdefault((key[0], statement_id), len(self.statements)))
 
     @classmethod
     def of_rows(cls, rows: Iterable[ComplianceRow], labels: dict[str, bool]) -> LabelTally:
         tally = cls()
         for row in rows:
             if _judged(row):
-                tally.add((row.spec, row.judge, row.model), bool(row.compliant), labels.get(item_id(row)),
-                          row.statement_id)
+                tally.add((row.spec, row.judge, row.model, row.variation), bool(row.compliant),
+                          labels.get(item_id(row)), row.statement_id,
+                          input_digest(row.spec, row.statement_id, row.input))
         return tally
 
-    def arrays(self) -> list[tuple[tuple[str, str, str], np.ndarray, np.ndarray]]:
+    def labelled_on(self, spec: str, judge: str, statement_id: str) -> tuple[np.ndarray, np.ndarray]:
+        """(verdicts, human labels) of `judge`'s labelled verdicts on one statement, candidates and variations
+        pooled (spec health's agreement with people, statement by statement)."""
+        code = self.statements.get((spec, statement_id))
+        verdicts, human = [], []
+        for (group_spec, group_judge, _, _), (f, y, _, statements) in sorted(self.groups.items()):
+            if code is None or (group_spec, group_judge) != (spec, judge):
+                continue
+            labels = np.frombuffer(y, dtype=np.int8)
+            mine = (np.frombuffer(statements, dtype=np.int32) == code) & (labels != UNLABELLED)
+            verdicts.append(np.frombuffer(f, dtype=np.int8)[mine])
+            human.append(labels[mine])
+        empty = np.zeros(0, dtype=np.int8)
+        return (np.concatenate(verdicts) if verdicts else empty), (np.concatenate(human) if human else empty)
+
+    def arrays(self) -> list[tuple[TallyKey, np.ndarray, np.ndarray]]:
         """(key, verdicts, labels) per group, in sorted order of the keys."""
-        return [(key, np.frombuffer(f, dtype=np.int8), np.frombuffer(y, dtype=np.int8))
-                for key, (f, y) in sorted(self.groups.items())]
+        return [(key, group.verdicts, group.labels) for key, group in self.group_arrays()]
+
+    def group_arrays(self) -> list[tuple[TallyKey, TallyGroup]]:
+        """Every group's arrays, in sorted order of the keys; inputs and statements numbered 0..G-1 within it."""
+        found = []
+        for key, (f, y, inputs, statements) in sorted(self.groups.items()):
+            _, clusters = np.unique(np.frombuffer(inputs, dtype=np.int64), return_inverse=True)
+            _, strata = np.unique(np.frombuffer(statements, dtype=np.int32), return_inverse=True)
+            found.append((key, TallyGroup(verdicts=np.frombuffer(f, dtype=np.int8),
+                                          labels=np.frombuffer(y, dtype=np.int8),
+                                          clusters=clusters.reshape(-1), strata=strata.reshape(-1))))
+        return found
 
 
 def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
@@ -321,7 +356,7 @@ def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bo
     """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`)."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
-    for (spec, judge, model), verdicts, human in tally.arrays():
+    for (spec, judge, model, _), verdicts, human in tally.arrays():  # variations pooled
         labelled = human != UNLABELLED
         for candidate in ("all", model):
             pairs[(spec, judge, candidate)].append(np.column_stack([verdicts[labelled], human[labelled]]))
@@ -378,24 +413,3 @@ def ppi_plus_plus(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[fl
     lam = ppi_lambda(f_u, pairs)
     found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
     return None if found is None or lam is None else (*found, lam)
-
-
-def ppi_rates(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None) -> list[PpiRate]:
-    """Per spec, judge and candidate (the judge's verdicts as f, the labels as y; from rows and labels, or a
-    `LabelTally`)."""
-    tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
-    results = []
-    for (spec, judge, candidate), verdicts, human in tally.arrays():
-        f = verdicts.astype(float)
-        labelled = human != UNLABELLED
-        unlabelled = f[~labelled].tolist()
-        pairs = list(zip(human[labelled].astype(float).tolist(), f[labelled].tolist(), strict=True))
-        found = ppi_mean(unlabelled, pairs)
-        tuned = ppi_plus_plus(unlabelled, pairs)
-        results.append(PpiRate(spec=spec, judge=judge, candidate=candidate, labelled=len(pairs),
-                               unlabelled=len(unlabelled), judge_rate=sum(f.tolist()) / len(f),
-                               ppi_rate=found[0] if found else None, ci_low=found[1] if found else None,
-                               ci_high=found[2] if found else None,
-                               ppi_pp_rate=tuned[0] if tuned else None, ppi_pp_low=tuned[1] if tuned else None,
-                               ppi_pp_high=tuned[2] if tuned else None, ppi_pp_lambda=tuned[3] if tuned else None))
-    return results

@@ -20,6 +20,7 @@ from speceval.analysis.reading.settings import mixed_settings, settings_variatio
 from speceval.analysis.tables.judge_quality import (
     LabelTally,
     checked_labels,
+    input_digest,
     item_id,
     label_records,
     labellable,
@@ -36,11 +37,12 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     wanted = {item: code for code, item in enumerate(dict.fromkeys(item for _, item, value in records if value))}
     kinds: dict[_Key, set[str | None]] = defaultdict(set)
     # Per (spec, judge, candidate): its judged verdicts, and the label each matches (a code of `wanted`, or _NONE)
-    # as read and under its settings' variation, and whether it is outside an experiment (variation default).
-    verdicts: dict[_Key, tuple[array[int], array[int], array[int], array[int]]] = {}
+    # as read and under its settings' variation, whether it is outside an experiment (variation default), and its
+    # statement and variation (as read, and by settings) as codes of `names`, and its input's digest.
+    verdicts: dict[_Key, tuple[array[int], ...]] = {}
+    names: dict[str, int] = {}
     # Labels matched, per (spec, judge, candidate), outside an experiment or not, as read or by settings.
     matched: dict[tuple[_Key, bool, bool], set[str]] = defaultdict(set)
-    statement_of: dict[str, str] = {}
     for _, rows, _ in walk(paths, Found(), keep=False, rankings=_not_read):
         for row in rows:
             key = (row.spec, row.judge, row.model)
@@ -50,31 +52,38 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             if not labellable(row):
                 continue
             plain = item_id(row)
-            apart = item_id(row, settings_variation(row.candidate_settings)) if default else plain
+            by_settings_variation = settings_variation(row.candidate_settings) if default else row.variation
+            apart = item_id(row, by_settings_variation) if default else plain
             for by_settings, item in ((False, plain), (True, apart)):
                 if item in wanted:
                     matched[(key, default, by_settings)].add(item)
-                    statement_of[item] = row.statement_id  # an answer (its item) is of one statement
             if row.outcome == "judged" and row.compliant is not None:
-                f, as_read, as_settings, outside = verdicts.setdefault(
-                    key, (array("b"), array("i"), array("i"), array("b")))
+                columns = verdicts.setdefault(key, (array("b"), array("i"), array("i"), array("b"), array("i"),
+                                                    array("q"), array("i"), array("i")))
+                f, as_read, as_settings, outside, statement, text, variation, settings = columns
                 f.append(int(row.compliant))
                 as_read.append(wanted.get(plain, _NONE))
                 as_settings.append(wanted.get(apart, _NONE))
                 outside.append(int(default))
+                text.append(input_digest(row.spec, row.statement_id, row.input))  # 8 bytes, no text kept
+                for column, value in ((statement, row.statement_id), (variation, row.variation),
+                                      (settings, by_settings_variation)):
+                    column.append(names.setdefault(value, len(names)))
     mixed = mixed_settings(kinds)  # the variations the report's fold gave these verdicts (it warned already)
     known: set[str] = set()
     for (key, default, by_settings), items in matched.items():
         if by_settings == (default and key in mixed):
             known |= items
     labels = checked_labels(labels_path, records, known)
-    names = list(wanted)
+    label_names, texts = list(wanted), list(names)
     tally = LabelTally()
-    for key, (f, as_read, as_settings, outside) in sorted(verdicts.items()):
-        for verdict, read_code, settings_code, was_outside in zip(f, as_read, as_settings, outside, strict=True):
-            code = settings_code if was_outside and key in mixed else read_code
-            tally.add(key, bool(verdict), None if code == _NONE else labels.get(names[code]),
-                      "" if code == _NONE else statement_of[names[code]])
+    for key, columns in sorted(verdicts.items()):
+        for verdict, read_code, settings_code, was_outside, statement, text, variation, settings in zip(
+                *columns, strict=True):
+            apart_here = was_outside and key in mixed
+            code = settings_code if apart_here else read_code
+            tally.add((*key, texts[settings if apart_here else variation]), bool(verdict),
+                      None if code == _NONE else labels.get(label_names[code]), texts[statement], text)
     return tally
 
 

@@ -24,6 +24,7 @@ from speceval.analysis.reading.grid_place import grid_place
 from speceval.analysis.reading.load import locate
 from speceval.analysis.reading.rows import UNKNOWN
 from speceval.analysis.statistics.clustered import clustered_mean, mean_interval, rate_interval
+from speceval.analysis.statistics.registry import method
 from speceval.errors import InputError
 from speceval.metric_spec import MetricSpec
 
@@ -44,6 +45,7 @@ class MetricRow(BaseModel):
     ci_low: float | None
     ci_high: float | None
     category: str | None = None
+    ci_method: str | None = None
 
 
 class _Observation(BaseModel):
@@ -89,13 +91,21 @@ def _summarise(key: dict[str, str], spec: MetricSpec, found: list[tuple[_Observa
     values = [float(value) for _, value in present]  # type: ignore[arg-type]
     estimate = clustered_mean(values, clusters, strata) if values else None
     interval = (rate_interval(values, clusters, strata) if spec.type == "bool" else
-                mean_interval(values, clusters, strata)) if len(values) > 1 else None
+                mean_interval(values, clusters, strata, range=spec.range)) if len(values) > 1 else None
     mean = sum(values) / len(values) if values else None
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if mean is not None and len(values) > 1 \
         else None
     return [MetricRow(**key, n=len(values), missing=missing, mean=estimate.mean if estimate else mean, sd=sd,
                       ci_low=interval[0] if interval else None,
-                      ci_high=interval[1] if interval else None)]
+                      ci_high=interval[1] if interval else None,
+                      ci_method=(interval[2] if len(interval) > 2 else _method(spec)) if interval else None)]
+
+
+def _method(spec: MetricSpec) -> str:
+    """The method text of a number metric's interval, from the registry."""
+    if spec.range is not None:
+        return method("bounded_mean", low=spec.range[0], high=spec.range[1])
+    return method("mean")
 
 
 def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:

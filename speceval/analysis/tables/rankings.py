@@ -14,10 +14,13 @@ from speceval.analysis.reading.ranking_columns import RankingColumns, as_ranking
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, RankingRow
 from speceval.analysis.statistics.clustered import (
     BOOTSTRAP_DRAWS,
-    bootstrap_cluster_counts,
+    BOOTSTRAP_SEED,
+    bootstrap_cluster_values,
     rate_interval_codes,
+    t975,
 )
 from speceval.analysis.statistics.codes import first_seen_bounded
+from speceval.analysis.statistics.registry import method
 from speceval.analysis.statistics.stats import (
     bradley_terry,
 )
@@ -42,6 +45,7 @@ class WinRate(BaseModel):
     rate: float | None
     ci_low: float | None
     ci_high: float | None
+    ci_method: str | None = None
 
 
 def _scores(c: RankingColumns, winner: np.ndarray, model: np.ndarray | int) -> np.ndarray:
@@ -108,7 +112,8 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
         rates.append(WinRate(spec=spec, judge=judge, variation=variation, candidate=name, opponent=rival,
                              games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
                              losses=int((y == 0.0).sum()), rate=float(y.sum()) / len(y),
-                             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None))
+                             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
+                             ci_method=interval[2] if interval else None))
     return rates
 
 
@@ -126,6 +131,7 @@ class Strength(BaseModel):
     ci_low: float | None
     ci_high: float | None
     note: str | None = Field(default=None, description="why there is no interval, when there is none")
+    ci_method: str | None = None
 
 
 SEPARATED = ("no finite estimate: some models won every comparison against the others (Ford's condition fails), "
@@ -148,6 +154,25 @@ def beats_graph_connected(wins: np.ndarray) -> bool:
             return False
     return True
 
+
+def strength_bounds(point: np.ndarray, resampled: np.ndarray, inputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """95% bounds of Bradley–Terry strengths from their bootstrap over `inputs` inputs: the percentile interval's
+    hull with point ± t(G-1) · the bootstrap SD of the log-strength, mapped back (a ratio scale: multiplicative
+    error). With 15-30 inputs the percentile interval alone covered 0.91-0.93: the resampled strengths of few
+    inputs are too narrow by about the factor the t quantile restores."""
+    low, high = np.percentile(resampled, 2.5, axis=0), np.percentile(resampled, 97.5, axis=0)
+    if len(resampled) < 2:
+        return np.minimum(low, point), np.maximum(high, point)
+    logs = np.log(np.maximum(resampled, _FLOOR))
+    spread = t975(inputs - 1) * logs.std(axis=0, ddof=1)
+    centre = np.log(np.maximum(point, _FLOOR))
+    low = np.minimum(low, np.exp(centre - spread))
+    high = np.maximum(high, np.minimum(1.0, np.exp(centre + spread)))
+    return np.minimum(low, point), np.maximum(high, point)
+
+
+_FLOOR = 1e-6
+"""Strengths below this are taken as it on the log scale (a resample where a model never won has strength 0)."""
 
 _SLICE = 1 << 17
 """Comparisons weighed at a time in a Bradley–Terry bootstrap draw."""
@@ -199,14 +224,17 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
         everything = tally(np.ones(int(clusters.max()) + 1, dtype=np.int64))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        bounds = None if separated else bootstrap_cluster_counts(
+        resampled = None if separated else bootstrap_cluster_values(
             int(clusters.max()) + 1, lambda counts: bradley_terry(tally(counts)), draws=draws)
+        bounds = None if resampled is None else strength_bounds(point, resampled, int(clusters.max()) + 1)
         for i, model in enumerate(models):
             result.append(Strength(spec=spec, judge=judge, variation=variation, candidate=model,
                                    strength=float(point[i]),
                                    ci_low=float(bounds[0][i]) if bounds else None,
                                    ci_high=float(bounds[1][i]) if bounds else None,
-                                   note=SEPARATED if separated else None))
+                                   note=SEPARATED if separated else None,
+                                   ci_method=method("bradley_terry", draws=draws, seed=BOOTSTRAP_SEED) if bounds
+                                   else None))
     return result
 
 

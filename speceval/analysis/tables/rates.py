@@ -14,11 +14,9 @@ from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, as_columns, grouped
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow
-from speceval.analysis.statistics.clustered import (
-    BOOTSTRAP_DRAWS,
-    BOOTSTRAP_SEED,
-)
+from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen, groups
+from speceval.analysis.statistics.registry import method
 from speceval.analysis.statistics.stats import (
     cohen_kappa,
     fleiss_kappa,
@@ -59,6 +57,12 @@ class Agreement(BaseModel):
     ci_high: float | None = None
     ci_method: str | None = Field(default=None, description="cluster bootstrap over inputs (Cohen, Fleiss); none for "
                                                             "Krippendorff's alpha")
+    agreement: float | None = Field(default=None, description="raw agreement: the share of agreeing (pairs of) "
+                                                              "verdicts (Cohen, Fleiss)")
+    agreement_low: float | None = Field(default=None, description="its 95% interval, clustered by input")
+    agreement_high: float | None = None
+    prevalence: float | None = Field(default=None, description="share of compliant verdicts among the compared ones")
+    note: str | None = Field(default=None, description="why the kappa is to be read with care, when it is")
 
 
 def compliance_rates(rows: list[ComplianceRow] | VerdictColumns, *, per_statement: bool = False
@@ -131,10 +135,12 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
         second = c.compliant[verdicts[b][1][in_b]] == 1
         kappa = cohen_kappa(list(first), list(second))
         cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
-        interval = _kappa_interval(first_seen(c.cluster()[verdicts[a][1][in_a]]), cells.astype(float),
-                                   _cohen_from_counts)
+        ids = first_seen(c.cluster()[verdicts[a][1][in_a]])
+        interval = kappa_interval(ids, cells.astype(float), cohen_from_counts)
+        prevalence = float(first.mean() + second.mean()) / 2 if len(common) else None
         results.append(Agreement(spec=spec, judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen",
-                                 **interval))
+                                 **with_agreement(interval, kappa, (first == second).astype(float), ids,
+                                                   cohen_expected(cells.sum(axis=0)), prevalence)))
     if len(judges) > 2:
         shared = verdicts[judges[0]][0]
         for judge in judges[1:]:
@@ -148,10 +154,14 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
         agreeing = (counts[:, 0] * (counts[:, 0] - 1) + counts[:, 1] * (counts[:, 1] - 1)) / (raters * (raters - 1))
         features = np.stack([np.ones(len(shared)), agreeing, counts[:, 0]], axis=1)
         of, rows = verdicts[judges[0]]
-        interval = _kappa_interval(first_seen(c.cluster()[rows[np.isin(of, shared)]]), features,
-                                   lambda t: _fleiss_from_sums(t, raters))
-        results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=fleiss_kappa(counts),
-                                 kind="Fleiss", **interval))
+        ids = first_seen(c.cluster()[rows[np.isin(of, shared)]])
+        interval = kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters))
+        kappa_all = fleiss_kappa(counts)
+        prevalence = float(compliant.sum() / (len(shared) * raters)) if len(shared) else None
+        expected = None if prevalence is None else prevalence**2 + (1 - prevalence) ** 2
+        results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=kappa_all, kind="Fleiss",
+                                 **with_agreement(interval, kappa_all, agreeing.astype(float), ids, expected,
+                                                   prevalence)))
     if rated.any():
         units = [c.rating[members[rated][g]].astype(int).tolist() for g in groups(answer[rated])]
         results.append(Agreement(spec=spec, judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
@@ -159,7 +169,47 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
     return results
 
 
-def _cohen_from_counts(totals: np.ndarray) -> float | None:
+UNSTABLE = ("kappa is unstable at prevalence {prevalence:.2f} (Feinstein & Cicchetti 1990: high agreement can give "
+            "a low kappa): read the raw agreement beside it")
+UNSTABLE_PREVALENCE = 0.1
+"""Below this share of the rarer verdict a kappa is flagged: at prevalence 0.95 and 30 answers its bootstrap interval
+covered 0.72 (issue 34)."""
+
+
+def with_agreement(interval: dict[str, Any], kappa: float | None, agreeing: np.ndarray, ids: np.ndarray,
+                    expected: float | None, prevalence: float | None) -> dict[str, Any]:
+    """The kappa's interval widened to hold the kappa at both ends of raw agreement's own clustered interval (at the
+    observed chance agreement), so perfect agreement on few answers is not [1, 1]; the raw agreement, prevalence
+    and a note beside it."""
+    found = dict(interval)
+    if not len(agreeing):
+        return found
+    bounds = rate_interval_codes(agreeing, ids)
+    if bounds is None:
+        return found
+    found.update(agreement=float(agreeing.mean()), agreement_low=bounds[0], agreement_high=bounds[1],
+                 prevalence=prevalence)
+    if prevalence is not None and min(prevalence, 1 - prevalence) < UNSTABLE_PREVALENCE:
+        found["note"] = UNSTABLE.format(prevalence=prevalence)
+    if kappa is not None and expected is not None and expected < 1.0 and "ci_low" in found:
+        low, high = ((bound - expected) / (1 - expected) for bound in bounds[:2])
+        # A kappa of two judges is never below -1 (agreement 0 at chance agreement 1/2 at most).
+        found["ci_low"] = max(-1.0, min(found["ci_low"], low, kappa))
+        found["ci_high"] = max(found["ci_high"], high, kappa)
+        found["ci_method"] = method("kappa", draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)
+    return found
+
+
+def cohen_expected(totals: np.ndarray) -> float | None:
+    """Chance agreement of two judges from their (both, only a, only b, neither) counts."""
+    both, only_a, only_b, neither = totals
+    n = totals.sum()
+    if n == 0:
+        return None
+    return float(((both + only_a) * (both + only_b) + (neither + only_b) * (neither + only_a)) / n**2)
+
+
+def cohen_from_counts(totals: np.ndarray) -> float | None:
     both, only_a, only_b, neither = totals
     n = totals.sum()
     if n == 0:
@@ -168,7 +218,7 @@ def _cohen_from_counts(totals: np.ndarray) -> float | None:
     return None if expected >= 1.0 else float(((both + neither) / n - expected) / (1 - expected))
 
 
-def _fleiss_from_sums(totals: np.ndarray, raters: int) -> float | None:
+def fleiss_from_sums(totals: np.ndarray, raters: int) -> float | None:
     items, agreeing, compliant = totals
     if items == 0:
         return None
@@ -177,7 +227,7 @@ def _fleiss_from_sums(totals: np.ndarray, raters: int) -> float | None:
     return None if expected >= 1.0 else float((agreeing / items - expected) / (1 - expected))
 
 
-def _kappa_interval(ids: np.ndarray, features: np.ndarray,
+def kappa_interval(ids: np.ndarray, features: np.ndarray,
                     statistic: Callable[[np.ndarray], float | None]) -> dict[str, Any]:
     """95% percentile interval of a kappa over resamples of whole inputs (`BOOTSTRAP_DRAWS`, seeded); `ids` are
     the items' input clusters, numbered 0..G-1 in order of first appearance.

@@ -17,14 +17,10 @@ from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.columns import VerdictColumns, as_columns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import (
-    PAIRED,
-    dense_codes,
-    mean_interval_codes,
-    paired_difference_codes,
-    rate_interval_codes,
-)
+from speceval.analysis.statistics.clustered import dense_codes, mean_interval_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import index_array
+from speceval.analysis.statistics.paired import paired_difference_codes
+from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import wilson_interval
 
 JUDGED = "judged"

@@ -1,0 +1,392 @@
+"""The coverage matrix: every registered estimator over its edge grid, against a planted truth.
+
+    python benchmarks/coverage_matrix.py [--draws 2000] [--seed 5] [--bootstrap 1000] [--write]
+
+For every scenario of `scenarios` (built from benchmarks/coverage_scenarios.py): the share of simulated data sets
+whose 95% interval held the planted truth (its Monte-Carlo SE), the mean width, and the mean width of a reference
+interval where one is named (usually the interval the estimator replaced, or the naive one). Rates of one run are
+exact (every outcome k = 0..n enumerated, no simulation). `--write` puts the table into benchmarks/RESULTS.md
+between the coverage-matrix markers. Every estimator of speceval/analysis/statistics/registry.py must have a
+scenario here (tests/analysis/test_coverage_matrix.py), and the slow test of that file runs this at low draws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.coverage_scenarios import (
+    Scenario,
+    bounded_scenario,
+    bradley_terry_scenario,
+    kappa_scenario,
+    labelled_scenario,
+    leniency_scenario,
+    mean_scenario,
+    one_run_exact_scenario,
+    paired_scenario,
+    panel_scenario,
+    pooled_scenario,
+    sample_likert,
+    sample_zero_inflated,
+    spearman_scenario,  # noqa: E402
+    win_rate_scenario,
+)
+from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
+from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
+from speceval.atomic import atomic_write_bytes  # noqa: E402
+
+# -- the grid ----------------------------------------------------------------------------------------------------
+
+
+def category_design() -> CategoryDesign:
+    """Four categories over 6 fixed statements x 8 inputs x 3 runs, two variations, category 3 rare (about 1.4%);
+    the design of tests/analysis/test_coverage.py."""
+    rng = np.random.default_rng(5)
+    base = [(*(float(x) for x in rng.uniform(-1, 1, 3)), -3.5) for _ in range(6)]
+    shifted = [(b[0], b[1] + 0.8, b[2], b[3]) for b in base]
+    return CategoryDesign(logits=(tuple(base), tuple(shifted)), inputs_per_statement=8, runs=3)
+
+
+def category_matrix(draws: int, seed: int) -> dict[str, float]:
+    """Coverage of every category share and paired difference of `category_design` (see `category_coverage`)."""
+    return category_coverage(category_design(), draws=draws, seed=seed)
+
+
+def scenarios(bootstrap: int) -> list[Scenario]:
+    """Every scenario of the matrix; Bradley–Terry intervals with `bootstrap` draws."""
+    found: list[Scenario] = []
+    for n in (5, 10, 30, 200):
+        for p in (0.01, 0.5, 0.9, 0.99):
+            found.append(
+                Scenario(
+                    "rate-one-run",
+                    ("rate", "split_share"),
+                    f"n={n}, p={p}",
+                    p,
+                    pooled_scenario((n,), 1, 1, 1),
+                    reference="plain Wilson",
+                    exact=one_run_exact_scenario(n, p),
+                )
+            )
+    for inputs, runs, (a, b), label in (
+        ((5,), 5, (1.9, 0.1), "5 inputs (few clusters) x 5 runs, Beta(1.9, 0.1) mean 0.95"),
+        ((10,), 3, (1.9, 0.1), "10 inputs x 3 runs, Beta(1.9, 0.1)"),
+        ((30,), 5, (1.9, 0.1), "30 inputs x 5 runs, Beta(1.9, 0.1)"),
+        ((30,), 3, (2.0, 2.0), "30 inputs x 3 runs, Beta(2, 2) mean 0.5"),
+        ((3, 7, 20), 3, (9.0, 1.0), "unequal strata 3/7/20 inputs x 3 runs, Beta(9, 1) mean 0.9"),
+        ((100,), 3, (0.1, 9.9), "100 inputs x 3 runs, Beta(0.1, 9.9) mean 0.01"),
+        ((200,), 2, (9.9, 0.1), "200 inputs x 2 runs, Beta(9.9, 0.1) mean 0.99"),
+    ):
+        found.append(
+            Scenario(
+                "rate-pooled",
+                # A flip, a violation at any turn and two judges' disagreement are each one indicator per
+                # conversation or answer, clustered by input across runs: the pooled rate's estimator.
+                ("pooled_rate", "turn_rate", "flips", "elicitation", "disagreement"),
+                label,
+                a / (a + b),
+                pooled_scenario(inputs, runs, a, b),
+                reference="Wilson over every verdict (naive)",
+            )
+        )
+    for inputs, runs, (a, b) in ((30, 1, (1.9, 0.1)), (10, 3, (1.9, 0.1)), (50, 1, (0.5, 0.5)), (100, 1, (9.9, 0.1))):
+        found.append(
+            Scenario(
+                "rate-pooled",
+                ("pooled_rate",),
+                f"panel of 3 judges (shares), {inputs} inputs x {runs} runs, Beta({a}, {b})",
+                a / (a + b),
+                panel_scenario(inputs, runs, 3, a, b),
+                reference="Wilson over every verdict (naive)",
+            )
+        )
+    for inputs, runs, pa, pb in (
+        (10, 1, 0.97, 0.95),
+        (10, 3, 0.97, 0.95),
+        (10, 1, 0.99, 0.98),
+        (20, 3, 0.99, 0.98),
+        (30, 1, 0.5, 0.4),
+        (50, 5, 0.9, 0.8),
+        (200, 1, 0.5, 0.45),
+    ):
+        found.append(
+            Scenario(
+                "paired",
+                ("paired_difference",),
+                f"{inputs} inputs x {runs} runs, {pa} vs {pb}, correlated",
+                pa - pb,
+                paired_scenario(inputs, runs, pa, pb),
+                reference="estimate ± t · clustered SE (before)",
+            )
+        )
+    rng = np.random.default_rng(777)
+    likert_truth = float(sample_likert(rng, 400_000, 1).mean())
+    for inputs, runs in ((10, 1), (20, 3), (50, 5)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean",),
+                f"Likert 1-5, {inputs} inputs x {runs} runs",
+                likert_truth,
+                mean_scenario(inputs, runs),
+                reference="t ignoring clusters",
+            )
+        )
+    for inputs, runs, zero in ((20, 3, 0.9), (20, 3, 0.7), (10, 1, 0.9), (50, 5, 0.5), (20, 3, 0.99)):
+        truth = float(sample_zero_inflated(np.random.default_rng(778), 400_000, 1, zero).mean())
+        found.append(
+            Scenario(
+                "bounded-mean",
+                ("bounded_mean",),
+                f"0-10 score, {zero:.0%} of inputs at 0, {inputs} inputs x {runs} runs",
+                truth,
+                bounded_scenario(inputs, runs, zero),
+                reference="mean ± t · SE (before)",
+            )
+        )
+    found.append(
+        Scenario(
+            "category",
+            ("category_share", "category_difference"),
+            "4 categories (one at 1.4%), 6 statements x 8 inputs x 3 runs, 2 variations: every share and difference",
+            math.nan,
+            None,
+            cost=2,
+            many=category_matrix,
+        )
+    )
+    for inputs, runs, ties, strength, label in (
+        (30, 1, 0.75, 0.7, "75% ties"),
+        (15, 3, 0.8, 0.7, "80% ties"),
+        (50, 1, 0.0, 0.7, "no ties"),
+        (10, 1, 0.0, 0.7, "no ties"),
+        (20, 1, 0.5, 0.97, "50% ties, a far stronger"),
+        (10, 3, 0.3, 0.99, "30% ties, a far stronger"),
+    ):
+        truth, draw = win_rate_scenario(inputs, runs, ties, {"a": strength, "b": 1 - strength})
+        found.append(
+            Scenario(
+                "win-rate",
+                ("win_rate",),
+                f"{inputs} inputs x {runs} runs, both orders, {label} (strengths {strength}:{1 - strength:.2f})",
+                truth,
+                draw,
+                reference="Wilson over every game (naive)",
+            )
+        )
+    for inputs in (15, 30):
+        truth, draw = bradley_terry_scenario(inputs, bootstrap)
+        found.append(
+            Scenario(
+                "bradley-terry",
+                ("bradley_terry",),
+                f"3 models, {inputs} inputs, strength of the strongest ({bootstrap}-draw bootstrap)",
+                truth,
+                draw,
+                cost=max(1, bootstrap // 25),
+            )
+        )
+    for prevalence, error, items in ((0.95, 0.03, 30), (0.5, 0.1, 30), (0.95, 0.03, 100), (0.8, 0.05, 20)):
+        truth, draw = kappa_scenario(prevalence, error, items)
+        found.append(
+            Scenario(
+                "kappa",
+                ("kappa",),
+                f"Cohen, prevalence {prevalence}, each judge errs {error:.0%}, {items} answers",
+                truth,
+                draw,
+                cost=4,
+            )
+        )
+    for inputs, runs, rates in ((10, 1, (0.99, 0.98)), (20, 3, (0.99, 0.98)), (30, 1, (0.8, 0.7, 0.75))):
+        truth, draw = leniency_scenario(inputs, runs, rates)
+        found.append(
+            Scenario(
+                "leniency",
+                ("leniency",),
+                f"{len(rates)} judges at {rates}, {inputs} answers x {runs} runs",
+                truth,
+                draw,
+            )
+        )
+    for statements, rho, tied in ((8, 0.9, False), (8, 0.0, False), (15, 0.5, True), (30, 0.9, True), (59, 0.5, True)):
+        truth, draw = spearman_scenario(statements, rho, tied)
+        found.append(
+            Scenario(
+                "spearman",
+                ("spearman",),
+                f"{statements} statements, latent correlation {rho}" + (", shares of 5 inputs (ties)" if tied else ""),
+                truth,
+                draw,
+            )
+        )
+    unequal = ((10, 40, 150), (0.9, 0.8, 0.7), (0.05, 0.2, 0.4))
+    for corrected in (False, True):
+        estimator = "bias_corrected_rate" if corrected else "ppi"
+        for sizes, rates, fps, labels, runs, label in (
+            (*unequal, 30, 1, "statements of 10/40/150 answers, judge errs by statement, 30 labels"),
+            (*unequal, 60, 1, "statements of 10/40/150 answers, judge errs by statement, 60 labels"),
+            ((100,), (0.97,), (0.3,), 20, 1, "one statement, rate 0.97, 20 labels"),
+            ((10, 10), (0.8, 0.8), (0.2, 0.2), 30, 5, "20 inputs x 5 runs, 30 labels"),
+        ):
+            truth, draw = labelled_scenario(sizes, rates, fps, labels, runs, corrected)
+            found.append(
+                Scenario(
+                    "ppi",
+                    (estimator,),
+                    f"{estimator}: {label} (the sheet's own draw)",
+                    truth,
+                    draw,
+                    reference="classic PPI (before)",
+                    cost=3,
+                )
+            )
+    return found
+
+
+RESULTS = Path(__file__).parent / "RESULTS.md"
+START, END = "<!-- coverage-matrix:start -->", "<!-- coverage-matrix:end -->"
+
+
+class Row(BaseModel):
+    """One scenario's measurement."""
+
+    family: str
+    estimators: tuple[str, ...]
+    name: str
+    truth: float
+    draws: int | None
+    coverage: float
+    se: float | None
+    width: float | None
+    reference: str
+    reference_width: float | None
+    undefined: int = 0
+    """Draws where the estimator gave no interval (e.g. a bias-corrected rate without a non-compliant label)."""
+
+
+def measure(scenario: Scenario, draws: int, seed: int) -> Row:
+    """Coverage and widths of one scenario over `draws` // its cost simulated data sets."""
+    base = {
+        "family": scenario.family,
+        "estimators": scenario.estimators,
+        "name": scenario.name,
+        "truth": scenario.truth,
+        "reference": scenario.reference,
+    }
+    if scenario.exact is not None:
+        cover, width, reference = scenario.exact()
+        return Row(**base, draws=None, coverage=cover, se=None, width=width, reference_width=reference)
+    count = max(20, draws // scenario.cost)
+    if scenario.many is not None:
+        found = scenario.many(count, seed)
+        worst = min(found.values())
+        return Row(
+            **base,
+            draws=count,
+            coverage=worst,
+            se=math.sqrt(worst * (1 - worst) / count),
+            width=None,
+            reference_width=None,
+        )
+    assert scenario.draw is not None
+    rng = np.random.default_rng(seed)
+    hits, widths, reference_widths, undefined = 0, [], [], 0
+    for _ in range(count):
+        ours, reference = scenario.draw(rng)
+        if ours is None:
+            undefined += 1
+            continue
+        hits += ours[0] <= scenario.truth <= ours[1]
+        widths.append(ours[1] - ours[0])
+        if reference is not None:
+            reference_widths.append(reference[1] - reference[0])
+    defined = count - undefined
+    share = hits / defined if defined else math.nan
+    return Row(
+        **base,
+        draws=count,
+        coverage=share,
+        se=math.sqrt(share * (1 - share) / defined) if defined else None,
+        width=float(np.mean(widths)) if widths else None,
+        undefined=undefined,
+        reference_width=float(np.mean(reference_widths)) if reference_widths else None,
+    )
+
+
+def run(draws: int, seed: int, bootstrap: int, only: set[str] | None = None) -> list[Row]:
+    """Every scenario (of the families in `only`, if given)."""
+    return [measure(s, draws, seed) for s in scenarios(bootstrap) if only is None or s.family in only]
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| estimator | scenario | truth | draws | coverage | ± MC SE | mean width | reference: mean width |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        draws = "exact" if r.draws is None else f"{r.draws}" + (f" ({r.undefined} undefined)" if r.undefined else "")
+        truth = "each share / difference" if math.isnan(r.truth) else f"{r.truth:.4f}"
+        coverage = f"{r.coverage:.3f}" + (" (worst of 12)" if r.family == "category" else "")
+        lines.append(
+            f"| {', '.join(r.estimators)} | {r.name} | {truth} | {draws} | {coverage} | "
+            f"{_num(r.se)} | {_num(r.width)} | {r.reference}: {_num(r.reference_width)} |"
+        )
+    return "\n".join(lines)
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def write(text: str, path: Path = RESULTS) -> None:
+    """Replace the section between the markers (or append it) in RESULTS.md, atomically."""
+    current = path.read_text(encoding="utf-8")
+    section = f"{START}\n{text}\n{END}"
+    if START in current and END in current:
+        updated = current[: current.index(START)] + section + current[current.index(END) + len(END) :]
+    else:
+        updated = current.rstrip("\n") + "\n\n" + section + "\n"
+    atomic_write_bytes(path, updated.encode("utf-8"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--bootstrap", type=int, default=1000, help="Bradley–Terry bootstrap draws")
+    parser.add_argument("--family", action="append", help="only these scenario families (repeatable)")
+    parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    started = time.monotonic()
+    rows = run(args.draws, args.seed, args.bootstrap, set(args.family) if args.family else None)
+    missing = sorted(set(ESTIMATORS) - {e for r in rows for e in r.estimators})
+    text = table(rows)
+    elapsed = time.monotonic() - started
+    header = (
+        f"## Coverage matrix: every registered estimator at its edges (issue 34)\n\n"
+        f"`python benchmarks/coverage_matrix.py --draws {args.draws} --seed {args.seed} --bootstrap "
+        f"{args.bootstrap}` ({elapsed:.0f} s). Draws per scenario: {args.draws} divided by its cost (a "
+        "Bradley–Terry, kappa or PPI draw runs a bootstrap of its own); truths planted and computed apart "
+        "from the estimator (formula or 400,000-draw Monte Carlo); rates of one run exact. Synthetic data "
+        "throughout.\n\n"
+    )
+    print(header + text)
+    if missing:
+        print(f"\nregistered estimators without a scenario here: {', '.join(missing)}")
+    if args.write:
+        write(header + text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,357 @@
+"""The coverage matrix's scenarios: for every registered estimator (speceval/analysis/statistics/registry.py), a grid
+of synthetic designs at its edges, each with a planted truth computed independently of the estimator (a formula or
+a large Monte-Carlo sample) and, where one exists, a reference interval the width is compared with.
+
+A scenario's `draw(rng)` simulates one data set and returns the estimator's interval and the reference's; the runner
+(benchmarks/coverage_matrix.py) counts how often each holds the truth.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from speceval.analysis.reading.rows import ComplianceRow, RankingRow
+from speceval.analysis.statistics.clustered import mean_interval, rate_interval, t975
+from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
+from speceval.analysis.tables.judge_quality import item_id, label_sheet, leniency, ppi_mean
+from speceval.analysis.tables.ppi_table import ppi_rates
+from speceval.analysis.tables.rankings import strengths, win_rates
+from speceval.analysis.tables.rates import judge_agreement
+
+Bounds = tuple[float, float] | None
+Drawn = tuple[Bounds, Bounds]
+"""(the estimator's interval, the reference's) of one simulated data set."""
+
+
+@dataclass
+class Scenario:
+    family: str
+    estimators: tuple[str, ...]
+    name: str
+    truth: float
+    draw: Callable[[np.random.Generator], Drawn] | None
+    reference: str = "–"
+    cost: int = 1
+    """Relative cost of a draw: the runner gives scenarios of cost c draws // c draws (a Bradley–Terry or PPI draw
+    runs a bootstrap of its own)."""
+    exact: Callable[[], tuple[float, float, float | None]] | None = field(default=None)
+    """(coverage, mean width, reference width) computed exactly instead of drawn."""
+    many: Callable[[int, int], dict[str, float]] | None = field(default=None)
+    """(draws, seed) → the coverage of each of several intervals measured on the same draws, instead of `draw`."""
+
+
+def _pair(found: tuple[float, float, str] | tuple[float, float] | None) -> Bounds:
+    return None if found is None else (found[0], found[1])
+
+
+# -- rates ---------------------------------------------------------------------------------------------------------
+
+
+def _binomial_pmf(n: int, p: float) -> np.ndarray:
+    k = np.arange(n + 1)
+    log_choose = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(n + 1)])
+    return np.exp(log_choose + k * math.log(p) + (n - k) * math.log1p(-p))
+
+
+def one_run_exact_scenario(n: int, p: float) -> Callable[[], tuple[float, float, float | None]]:
+    def exact() -> tuple[float, float, float | None]:
+        pmf = _binomial_pmf(n, p)
+        ours = [wilson_interval(k, n) for k in range(n + 1)]
+        plain = [wilson_interval(k, n, continuity=False) for k in range(n + 1)]
+        cover = sum(pmf[k] for k, b in enumerate(ours) if b is not None and b[0] <= p <= b[1])
+        width = sum(pmf[k] * (b[1] - b[0]) for k, b in enumerate(ours) if b is not None)
+        reference = sum(pmf[k] * (b[1] - b[0]) for k, b in enumerate(plain) if b is not None)
+        return float(cover), float(width), float(reference)
+
+    return exact
+
+
+def pooled_scenario(inputs: tuple[int, ...], runs: int, a: float, b: float) -> Callable[[np.random.Generator], Drawn]:
+    """Statements of `inputs` inputs each (unequal strata), per-input rates Beta(a, b), `runs` verdicts an input."""
+    strata = {i: s for s, count in enumerate(inputs) for i in range(sum(inputs[:s]), sum(inputs[:s]) + count)}
+    clusters = [i for i in range(sum(inputs)) for _ in range(runs)]
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        p = rng.beta(a, b, sum(inputs))
+        values = (rng.random((sum(inputs), runs)) < p[:, None]).reshape(-1).astype(float).tolist()
+        return _pair(rate_interval(values, clusters, strata)), wilson_interval(sum(values), len(values))
+
+    return draw
+
+
+def panel_scenario(inputs: int, runs: int, judges: int, a: float, b: float) -> Callable[[np.random.Generator], Drawn]:
+    """A panel's verdict: the share of `judges` judges finding an answer compliant (each at the input's rate)."""
+    clusters = [i for i in range(inputs) for _ in range(runs)]
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        p = rng.beta(a, b, inputs)
+        shares = (rng.random((inputs, runs, judges)) < p[:, None, None]).mean(axis=2).reshape(-1).tolist()
+        return _pair(rate_interval(shares, clusters)), wilson_interval(sum(shares), len(shares))
+
+    return draw
+
+
+# -- paired differences and leniency --------------------------------------------------------------------------------
+
+
+def paired_scenario(inputs: int, runs: int, pa: float, pb: float) -> Callable[[np.random.Generator], Drawn]:
+    """Each input shifts both sides' rates the same way (correlated verdicts, across sides and runs)."""
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        shift = rng.choice([-1.0, 1.0], inputs)
+        ra, rb = pa + shift * (1 - pa) / 2, pb + shift * (1 - pb) / 2
+        ya, yb = rng.random((inputs, runs)) < ra[:, None], rng.random((inputs, runs)) < rb[:, None]
+        side_a = [(i, float(v)) for i in range(inputs) for v in ya[i]]
+        side_b = [(i, float(v)) for i in range(inputs) for v in yb[i]]
+        found = paired_difference(side_a, side_b)
+        if found is None or found.ci_low is None or found.ci_high is None:
+            return None, None
+        # The interval this replaced: estimate ± t(G-1) · the cluster-robust SE of the difference.
+        half = t975(inputs - 1) * (found.se or 0.0)
+        return (found.ci_low, found.ci_high), (found.difference - half, found.difference + half)
+
+    return draw
+
+
+def verdict_row(judge: str, index: int, compliant: bool, run: int = 1, statement: str | None = None) -> ComplianceRow:
+    """One judged binary verdict of candidate `m` on input `index` (of statement `statement`, else st0/st1 by
+    parity), as the report reads it; the simulations and the edge tests build their rows with it."""
+    statement = f"st{index % 2}" if statement is None else statement
+    return ComplianceRow(
+        spec="s",
+        judge=judge,
+        model="m",
+        statement_id=statement,
+        mode="binary",
+        prompt_version="p",
+        input=f"{statement} q{index}",
+        output=f"{statement} a{index} r{run}",
+        run=run,
+        outcome="judged",
+        compliant=compliant,
+        confidence=None,
+        rating=None,
+        source="sim",
+    )
+
+
+def leniency_scenario(
+    inputs: int, runs: int, rates: tuple[float, ...]
+) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """Judges with planted rates on the same answers (independent errors); truth: the first judge's rate minus
+    the judges' mean."""
+    truth = rates[0] - sum(rates) / len(rates)
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        rows = [
+            verdict_row(f"j{k}", i, bool(rng.random() < rate), run)
+            for k, rate in enumerate(rates)
+            for i in range(inputs)
+            for run in range(1, runs + 1)
+        ]
+        found = next(r for r in leniency(rows) if r.judge == "j0")
+        return (None if found.ci_low is None or found.ci_high is None else (found.ci_low, found.ci_high)), None
+
+    return truth, draw
+
+
+# -- means -----------------------------------------------------------------------------------------------------------
+
+
+def sample_zero_inflated(rng: np.random.Generator, inputs: int, runs: int, zero: float) -> np.ndarray:
+    """A 0-10 score: a share `zero` of inputs always scores 0, the others a noisy 2-8 (inputs x runs)."""
+    active = rng.random(inputs) > zero
+    centre = rng.uniform(2, 8, inputs)
+    values: np.ndarray = np.clip(np.round(rng.normal(centre[:, None], 2, (inputs, runs))), 0, 10) * active[:, None]
+    return values
+
+
+def bounded_scenario(inputs: int, runs: int, zero: float) -> Callable[[np.random.Generator], Drawn]:
+    clusters = [i for i in range(inputs) for _ in range(runs)]
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        values = sample_zero_inflated(rng, inputs, runs, zero).reshape(-1).tolist()
+        return (
+            mean_interval(values, clusters, range=(0.0, 10.0)),  # the registered bounded mean
+            mean_interval(values, clusters),
+        )  # mean ± t · SE, what it replaced
+
+    return draw
+
+
+def sample_likert(rng: np.random.Generator, inputs: int, runs: int) -> np.ndarray:
+    centre = rng.normal(3.5, 0.8, inputs)
+    found: np.ndarray = np.clip(np.round(rng.normal(centre[:, None], 0.7, (inputs, runs))), 1, 5)
+    return found
+
+
+def mean_scenario(inputs: int, runs: int) -> Callable[[np.random.Generator], Drawn]:
+    clusters = [i for i in range(inputs) for _ in range(runs)]
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        values = sample_likert(rng, inputs, runs).reshape(-1).tolist()
+        naive = mean_interval(values, list(range(len(values))))  # every rating its own cluster (the naive t)
+        return mean_interval(values, clusters), naive
+
+    return draw
+
+
+# -- rankings ---------------------------------------------------------------------------------------------------------
+
+
+def _games(
+    rng: np.random.Generator, inputs: int, runs: int, ties: float, strength: dict[str, float], noise: float = 0.5
+) -> list[RankingRow]:
+    rows = []
+    models = list(strength)
+    for i in range(inputs):
+        shift = rng.normal(0, noise)  # an input favours one side in every run and order (clustered)
+        for run in range(1, runs + 1):
+            for x, y in ((a, b) for a in models for b in models if a != b):
+                p = 1 / (1 + math.exp(-(math.log(strength[x] / strength[y]) + shift)))
+                rank = 0 if rng.random() < ties else (1 if rng.random() < p else -1)
+                rows.append(
+                    RankingRow(
+                        spec="s",
+                        judge="j",
+                        model_a=x,
+                        model_b=y,
+                        statement_id=f"st{i % 3}",
+                        index=i,
+                        input=f"q{i}",
+                        outcome="judged",
+                        rank=rank,
+                        source="sim",
+                        run=run,
+                    )
+                )
+    return rows
+
+
+def win_rate_scenario(
+    inputs: int, runs: int, ties: float, strength: dict[str, float]
+) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    big = win_rates(_games(np.random.default_rng(12345), 4000, 1, ties, strength))
+    truth = next(w.rate for w in big if (w.candidate, w.opponent) == ("a", "b"))
+    assert truth is not None
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        found = next(
+            w for w in win_rates(_games(rng, inputs, runs, ties, strength)) if (w.candidate, w.opponent) == ("a", "b")
+        )
+        if found.ci_low is None or found.ci_high is None or found.rate is None:
+            return None, None
+        return (found.ci_low, found.ci_high), wilson_interval(found.rate * found.games, found.games)
+
+    return truth, draw
+
+
+def bradley_terry_scenario(inputs: int, bootstrap: int) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    planted = {"a": 0.5, "b": 0.3, "c": 0.2}
+    truth = next(
+        s.strength
+        for s in strengths(_games(np.random.default_rng(54321), 4000, 1, 0.0, planted), draws=1)
+        if s.candidate == "a"
+    )
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        found = next(s for s in strengths(_games(rng, inputs, 1, 0.0, planted), draws=bootstrap) if s.candidate == "a")
+        return (None if found.ci_low is None or found.ci_high is None else (found.ci_low, found.ci_high)), None
+
+    return truth, draw
+
+
+# -- agreement --------------------------------------------------------------------------------------------------------
+
+
+def kappa_scenario(prevalence: float, error: float, items: int) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    positive = prevalence * (1 - error) + (1 - prevalence) * error
+    agree = (1 - error) ** 2 + error**2
+    chance = positive**2 + (1 - positive) ** 2
+    truth = (agree - chance) / (1 - chance)
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        true = rng.random(items) < prevalence
+        verdicts = [np.where(rng.random(items) < error, ~true, true) for _ in range(2)]
+        rows = [verdict_row(f"j{k}", i, bool(v[i])) for k, v in enumerate(verdicts) for i in range(items)]
+        found = judge_agreement(rows)
+        if not found or found[0].ci_low is None or found[0].ci_high is None:
+            return None, None
+        return (found[0].ci_low, found[0].ci_high), None
+
+    return truth, draw
+
+
+# -- PPI and the bias-corrected rate --------------------------------------------------------------------------------
+
+
+def labelled_scenario(
+    sizes: tuple[int, ...],
+    truth_rates: tuple[float, ...],
+    false_positive: tuple[float, ...],
+    labels: int,
+    runs: int,
+    bias_corrected: bool,
+) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """Statements of `sizes` inputs (unequal: the sheet labels small statements at a higher rate), a judge whose
+    false-positive rate differs by statement (false negatives 5%), `runs` answers an input judged independently;
+    the label sheet's own draw (`label_sheet`) chooses the labelled answers."""
+    truth = sum(n * t for n, t in zip(sizes, truth_rates, strict=True)) / sum(sizes)
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        rows, human = [], {}
+        for h, (size, rate, fp) in enumerate(zip(sizes, truth_rates, false_positive, strict=True)):
+            for i in range(size):
+                compliant_input = rng.random() < rate  # runs of one input share its truth (clustered)
+                for run in range(1, runs + 1):
+                    verdict = bool(rng.random() < 0.95) if compliant_input else bool(rng.random() < fp)
+                    found = verdict_row("j", i, verdict, run, f"st{h}")
+                    rows.append(found)
+                    human[item_id(found)] = bool(compliant_input)
+        sheet = label_sheet(rows, labels, seed=int(rng.integers(1 << 30)))
+        labels_of = {record["item"]: human[record["item"]] for record in sheet}
+        [found] = ppi_rates(rows, labels_of)
+        ours = (
+            (found.bias_corrected_low, found.bias_corrected_high) if bias_corrected else (found.ci_low, found.ci_high)
+        )
+        f_u = [float(bool(r.compliant)) for r in rows if item_id(r) not in labels_of]
+        pairs = [(float(labels_of[item_id(r)]), float(bool(r.compliant))) for r in rows if item_id(r) in labels_of]
+        classic = ppi_mean(f_u, pairs)
+        return (None if ours[0] is None or ours[1] is None else (ours[0], ours[1])), (
+            None if classic is None else (classic[1], classic[2])
+        )
+
+    return truth, draw
+
+
+def _spearman_sample(rng: np.random.Generator, n: int, rho: float, tied: bool) -> tuple[np.ndarray, np.ndarray]:
+    """`n` pairs of a bivariate normal with correlation `rho`; `tied`: each side a share of 5 inputs drawn at the
+    normal's probability (statements' split and all-fail shares are such shares, with many ties)."""
+    x = rng.normal(size=n)
+    y = rho * x + math.sqrt(1 - rho * rho) * rng.normal(size=n)
+    if not tied:
+        return x, y
+    to_p = np.vectorize(lambda v: 0.5 * (1 + math.erf(v / math.sqrt(2))))
+    return rng.binomial(5, to_p(x)) / 5, rng.binomial(5, to_p(y)) / 5
+
+
+def spearman_scenario(n: int, rho: float, tied: bool) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """Spearman's rho across `n` statements; the truth is the population rho of the same model (continuous:
+    (6/pi) asin(rho/2); tied: a 400,000-pair sample)."""
+    if tied:
+        x, y = _spearman_sample(np.random.default_rng(12345), 400_000, rho, True)
+        truth = spearman(x, y) or 0.0
+    else:
+        truth = 6 / math.pi * math.asin(rho / 2)
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        x, y = _spearman_sample(rng, n, rho, tied)
+        found = spearman(x, y)
+        return (None if found is None else spearman_interval(found, n)), None
+
+    return truth, draw

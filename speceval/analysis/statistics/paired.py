@@ -1,0 +1,165 @@
+"""Differences of two rates measured on the same inputs (two candidates, two variations, a judge against the others).
+
+A paired difference's interval must not collapse when both sides are constant on the shared inputs, which is the
+common case near 100%: the old estimate ± t · SE of the per-input differences gave [0, 0] whenever no input told
+the two sides apart (coverage 0.56 at n = 10 for 0.97 vs 0.95). Here the interval is built from the two rates'
+own score intervals instead, by the method of variance estimates recovery (MOVER, Zou & Donner, Stat Med 2008;
+Newcombe, Stat Med 1998, method 10, the hybrid score interval for paired proportions):
+
+    L = d - sqrt((p_a - l_a)^2 - 2 r (p_a - l_a)(u_b - p_b) + (u_b - p_b)^2)
+    U = d + sqrt((u_a - p_a)^2 - 2 r (u_a - p_a)(p_b - l_b) + (p_b - l_b)^2)
+
+where (l, u) are each rate's 95% interval and r the correlation of the two sides over inputs. Each side's interval
+is the report's own rate interval (`rate_interval_codes`: Wilson with continuity correction when every input holds
+one answer, which makes this Newcombe's hybrid score interval with continuity-corrected Wilson limits; the clustered
+Wilson over several runs), and r is the correlation of the inputs' totals (their cluster-robust influence, centred
+within statements), which for one answer per input is Newcombe's phi. A constant side has r = 0 (Newcombe's rule for
+a zero margin), so the interval keeps both rates' own widths; a correlation of 1 is capped at 1 - 1/G (G inputs), so
+two sides that agree on every input still get an interval. Values outside [0, 1] (means, not rates) combine the
+two means' t intervals the same way. Pure functions, numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from speceval.analysis.statistics.clustered import (
+    _strata_codes,
+    _variance,
+    codes_of,
+    dense_codes,
+    mean_interval_codes,
+    rate_interval_codes,
+)
+
+
+class PairedDifference(BaseModel):
+    """mean(A) - mean(B) over the clusters both sides were observed on."""
+
+    difference: float
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    clusters: int
+    n_a: int
+    n_b: int
+    correlation: float | None = None
+    """The correlation of the two sides over shared inputs the interval used (None without an interval)."""
+
+
+def paired_difference(
+    a: Sequence[tuple[Hashable, float]],
+    b: Sequence[tuple[Hashable, float]],
+    strata: Mapping[Any, Hashable] | None = None,
+) -> PairedDifference | None:
+    """Difference of two means on shared clusters, with a MOVER interval (see the module's docstring).
+
+    Each side lists (cluster, value); clusters seen on only one side are left out, so both means are over the
+    same inputs and their correlation (an easy input is easy for both) enters the interval.
+    """
+    codes, distinct = codes_of([c for c, _ in a] + [c for c, _ in b])
+    values = np.array([v for _, v in a] + [v for _, v in b], dtype=float)
+    return paired_difference_codes(
+        codes[: len(a)], values[: len(a)], codes[len(a) :], values[len(a) :], _strata_codes(distinct, strata)
+    )
+
+
+def paired_difference_codes(
+    ca: np.ndarray, ya: np.ndarray, cb: np.ndarray, yb: np.ndarray, strata: np.ndarray | None = None
+) -> PairedDifference | None:
+    """`paired_difference` on codes: cluster codes of both sides index `strata` (a stratum code per cluster)."""
+    shared = np.intersect1d(ca, cb)
+    in_a, in_b = np.isin(ca, shared), np.isin(cb, shared)
+    ya, yb = np.asarray(ya, dtype=float)[in_a], np.asarray(yb, dtype=float)[in_b]
+    if not len(ya) or not len(yb):
+        return None
+    local_a, local_b = np.searchsorted(shared, ca[in_a]), np.searchsorted(shared, cb[in_b])
+    local_strata = None if strata is None else dense_codes(np.asarray(strata)[shared])
+    return mover_difference(ya, local_a, yb, local_b, len(shared), local_strata)
+
+
+def mover_difference(
+    ya: np.ndarray,
+    la: np.ndarray,
+    yb: np.ndarray,
+    lb: np.ndarray,
+    clusters: int,
+    strata: np.ndarray | None = None,
+    scale: float = 1.0,
+) -> PairedDifference:
+    """scale · (mean(ya) - mean(yb)) with its MOVER interval; `la`, `lb` are cluster codes 0..`clusters`-1 (each
+    used by both sides), `strata` a stratum code per cluster. `scale` (> 0) multiplies the difference and its
+    bounds (leniency: a judge against all judges' mean is (K-1)/K of its difference from the others')."""
+    mean_a, mean_b = float(ya.sum() / len(ya)), float(yb.sum() / len(yb))
+    za = np.bincount(la, weights=(ya - mean_a) / len(ya), minlength=clusters)
+    zb = np.bincount(lb, weights=(yb - mean_b) / len(yb), minlength=clusters)
+    variance, _ = _variance(za - zb, strata)
+    difference = mean_a - mean_b
+    se = math.sqrt(variance) if variance is not None else None
+    side_a, side_b = _side_interval(ya, la, strata), _side_interval(yb, lb, strata)
+    if side_a is None or side_b is None:
+        return PairedDifference(
+            difference=scale * difference,
+            se=None if se is None else scale * se,
+            ci_low=None,
+            ci_high=None,
+            clusters=clusters,
+            n_a=len(ya),
+            n_b=len(yb),
+        )
+    r = _correlation(za, zb, strata)
+    (low_a, high_a), (low_b, high_b) = side_a, side_b
+    below = math.sqrt(
+        max(0.0, (mean_a - low_a) ** 2 - 2 * r * (mean_a - low_a) * (high_b - mean_b) + (high_b - mean_b) ** 2)
+    )
+    above = math.sqrt(
+        max(0.0, (high_a - mean_a) ** 2 - 2 * r * (high_a - mean_a) * (mean_b - low_b) + (mean_b - low_b) ** 2)
+    )
+    rates = _in_unit(ya) and _in_unit(yb)
+    low, high = difference - below, difference + above
+    if rates:  # a difference of rates lies in [-1, 1]
+        low, high = max(-1.0, low), min(1.0, high)
+    return PairedDifference(
+        difference=scale * difference,
+        se=None if se is None else scale * se,
+        ci_low=scale * min(low, difference),
+        ci_high=scale * max(high, difference),
+        clusters=clusters,
+        n_a=len(ya),
+        n_b=len(yb),
+        correlation=r,
+    )
+
+
+def _in_unit(y: np.ndarray) -> bool:
+    return bool(len(y)) and float(y.min()) >= 0.0 and float(y.max()) <= 1.0
+
+
+def _side_interval(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None) -> tuple[float, float] | None:
+    """One side's 95% interval on the shared clusters: the report's rate interval for values in [0, 1] (a
+    cluster left without values by the sides' codes does not occur: both sides use every shared cluster)."""
+    if _in_unit(y):
+        found = rate_interval_codes(y, clusters, strata)
+        return None if found is None else (found[0], found[1])
+    return mean_interval_codes(y, clusters, strata)
+
+
+def _correlation(za: np.ndarray, zb: np.ndarray, strata: np.ndarray | None) -> float:
+    """Correlation of the two sides' cluster totals, centred within strata; 0 when a side does not vary (Newcombe's
+    rule for an empty margin: nothing is known of the correlation, and 0 keeps both sides' widths)."""
+    if strata is None:
+        strata = np.zeros(len(za), dtype=np.int64)
+    sizes = np.maximum(np.bincount(strata), 1)
+    da = za - (np.bincount(strata, weights=za) / sizes)[strata]
+    db = zb - (np.bincount(strata, weights=zb) / sizes)[strata]
+    spread = math.sqrt(float((da * da).sum()) * float((db * db).sum()))
+    if spread <= 0.0:
+        return 0.0
+    # At r = 1 two equal sides (every input answered alike by both, not all alike) would give [0, 0]: no input
+    # told them apart, yet the next one could. The cap 1 - 1/G keeps a width that shrinks as inputs accumulate.
+    return max(-1.0, min(1.0 - 1.0 / len(za), float((da * db).sum()) / spread))

@@ -1,0 +1,211 @@
+"""A judge's rate corrected by human labels drawn by the label sheet's design: stratified prediction-powered
+inference (PPI) and the Rogan–Gladen bias-corrected rate. Pure functions over arrays, numpy only.
+
+The label sheet (`speceval label-sheet`) takes statements in turn, so a statement with 10 answers gets as many labels
+as one with 150: labels are a stratified sample with inclusion probability n_h/N_h in statement h. Classic PPI
+treats them as a uniform sample and is biased wherever the judge's errors differ by statement (bias +0.10, coverage
+0.64-0.73 in the issue's study). Here each label weighs N_h/n_h (N_h verdicts of the group in statement h, n_h of
+them labelled), which is the stratified estimator with weights N_h/N where every statement has labels (Cochran,
+Sampling Techniques, ch. 5); a statement without labels borrows the weighted rectifier of the others:
+
+    theta = p + sum_L w_i (y_i - f_i) / sum_L w_i,     p = the judge's rate over all N verdicts of the group.
+
+Its interval adds the two terms' half-widths in quadrature (MOVER for a sum of independent terms; classic PPI
+adds their variances likewise): the judge's rate p takes the report's clustered rate interval (Wilson at the
+cluster-robust effective size, clusters = inputs, so runs and turns of one input are one cluster), the rectifier a
+t interval from its cluster-robust SE among the labelled inputs, stratified by statement, on the labels' degrees of
+freedom. The rectifier's variance is never taken as 0: a statement whose labels all agree with the judge adds the
+spread of one disagreement among its n_h + 1 labels (a sample that saw no judge error has not shown there is none).
+
+Rogan–Gladen (Am J Epidemiol 1978): with the judge's sensitivity q1 = P(f = 1 | y = 1) and specificity
+q0 = P(f = 0 | y = 0) estimated on the labels (weighted N_h/n_h), the true rate is (p + q0 - 1)/(q0 + q1 - 1),
+clipped to [0, 1]; undefined when q0 + q1 <= 1 (a judge no better than chance) or when the labels hold no example of
+one class. Its interval is the hull of a percentile bootstrap over inputs (labels and verdicts resampled together)
+and a delta-method interval with Agresti–Coull-adjusted q0, q1, so it carries the labels' uncertainty (Lee et al.,
+How to correctly report LLM-as-a-judge evaluations, arXiv 2511.21140); the bootstrap alone covered 0.82-0.85 with
+20-30 labels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel
+
+from speceval.analysis.statistics.clustered import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+    _variance,
+    bootstrap_cluster_counts,
+    clustered_mean_codes,
+    dense_codes,
+    rate_interval_codes,
+    t975,
+)
+from speceval.analysis.statistics.stats import Z95
+
+UNDEFINED_NO_NEGATIVE = "no label says non-compliant: the judge's specificity is unknown"
+UNDEFINED_NO_POSITIVE = "no label says compliant: the judge's sensitivity is unknown"
+UNDEFINED_CHANCE = "sensitivity + specificity <= 1 on the labels: the judge is no better than chance, no correction"
+
+
+class Corrected(BaseModel):
+    """A corrected rate with its 95% interval (None when undefined: `note` says why)."""
+
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    note: str | None = None
+
+
+def label_weights(labelled: np.ndarray, strata: np.ndarray) -> np.ndarray:
+    """Per verdict: N_h/n_h for a labelled one (its stratum's verdicts over its labels), 0 for the others."""
+    verdicts = np.bincount(strata)
+    labels = np.bincount(strata, weights=labelled.astype(float), minlength=len(verdicts))
+    per_stratum = np.where(labels > 0, verdicts / np.where(labels > 0, labels, 1), 0.0)
+    return np.where(labelled, per_stratum[strata], 0.0)
+
+
+def stratified_ppi(
+    f: np.ndarray, y: np.ndarray, labelled: np.ndarray, clusters: np.ndarray, strata: np.ndarray
+) -> Corrected:
+    """The stratified PPI rate (see the module's docstring): `f` the judge's verdicts (0/1), `y` the labels (read
+    where `labelled`), `clusters` an input code 0..G-1 per verdict, `strata` a statement code per verdict (inputs
+    are nested in statements)."""
+    n = int(labelled.sum())
+    if n < 2 or len(f) < 2:
+        return Corrected(rate=None, ci_low=None, ci_high=None, note="fewer than 2 labelled answers")
+    w = label_weights(labelled, strata)
+    total = float(w.sum())
+    p = float(f.mean())
+    r = np.where(labelled, y - f, 0.0)
+    rbar = float((w * r).sum() / total)
+    theta = p + rbar
+    cluster_strata = _cluster_strata(clusters, strata)
+    # The rectifier's spread among the labelled inputs only (their own count per statement in the G_h/(G_h - 1)
+    # factor, not every input's). It is taken as independent of the judge's rate, as classic PPI takes it: their
+    # covariance is negative when the judge tracks the labels, so this errs wide (one linearised influence of both
+    # covered 0.943 with 60 labels on 10/40/150 answers).
+    rectifier = np.bincount(clusters, weights=np.where(labelled, w * (r - rbar) / total, 0.0))
+    with_labels = np.bincount(clusters, weights=labelled.astype(float)) > 0
+    label_variance, _ = _variance(rectifier[with_labels], dense_codes(cluster_strata[with_labels]))
+    if label_variance is None:
+        return Corrected(
+            rate=_clip(theta), ci_low=0.0, ci_high=1.0, note="every label from one input: no spread to estimate"
+        )
+    label_variance += _rectifier_floor(r, labelled, strata, len(f))
+    # The two terms combine as independent (MOVER for a sum; classic PPI adds their variances likewise): the judge's
+    # rate takes the report's own clustered rate interval (a score interval, which keeps its width near 0 and 1 and
+    # with few inputs, where p +- t * SE covered 0.934 at 20 inputs x 5 runs), the rectifier t on the labels'
+    # degrees of freedom (less one per labelled statement).
+    rate = rate_interval_codes(f, clusters, cluster_strata)
+    if rate is None:
+        return Corrected(rate=None, ci_low=None, ci_high=None, note="no verdicts")
+    labelled_strata = int(np.count_nonzero(np.bincount(strata, weights=labelled.astype(float))))
+    half = t975(max(1, n - labelled_strata)) * math.sqrt(label_variance)
+    estimate = _clip(theta)
+    low = theta - math.sqrt((p - rate[0]) ** 2 + half**2)
+    high = theta + math.sqrt((rate[1] - p) ** 2 + half**2)
+    return Corrected(rate=estimate, ci_low=min(estimate, max(0.0, low)), ci_high=max(estimate, min(1.0, high)))
+
+
+def _rectifier_floor(r: np.ndarray, labelled: np.ndarray, strata: np.ndarray, verdicts: int) -> float:
+    """Extra variance for each statement whose labels show no disagreement with the judge: that of one
+    disagreement (of either sign: a variance of 1/(n_h+1)) among n_h + 1 labels, for a mean of n_h labels, at the
+    statement's weight N_h/N. Ten labels that happened to miss a 12% error rate (28% of the time) would otherwise
+    claim the judge is exact there."""
+    sizes = np.bincount(strata).astype(float)
+    labels = np.bincount(strata, weights=labelled.astype(float), minlength=len(sizes))
+    off = np.bincount(strata, weights=(labelled & (r != 0)).astype(float), minlength=len(sizes))
+    clean = (labels > 0) & (off == 0)
+    share = sizes / verdicts
+    return float((share[clean] ** 2 / (labels[clean] * (labels[clean] + 1))).sum())
+
+
+def _clip(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+def rogan_gladen(
+    f: np.ndarray,
+    y: np.ndarray,
+    labelled: np.ndarray,
+    clusters: np.ndarray,
+    strata: np.ndarray,
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+) -> Corrected:
+    """The bias-corrected judge rate (see the module's docstring) with its cluster bootstrap interval."""
+    w = label_weights(labelled, strata)
+    groups = int(clusters.max()) + 1 if len(clusters) else 0
+    # Per input: verdicts, compliant verdicts, and the weighted labels in each (label, verdict) cell.
+    features = np.stack(
+        [np.bincount(clusters, minlength=groups).astype(float), np.bincount(clusters, weights=f, minlength=groups)]
+        + [
+            np.bincount(clusters, weights=w * ((y == a) & (f == b) & labelled), minlength=groups)
+            for a, b in ((1, 1), (1, 0), (0, 0), (0, 1))
+        ],
+        axis=1,
+    )
+    point, note = _rogan_gladen(features.sum(axis=0))
+    if point is None:
+        return Corrected(rate=None, ci_low=None, ci_high=None, note=note)
+
+    def resampled(counts: np.ndarray) -> np.ndarray | None:
+        value, _ = _rogan_gladen(counts @ features)
+        return None if value is None else np.array([value])
+
+    bounds = bootstrap_cluster_counts(groups, resampled, draws=draws, seed=seed)
+    low, high = _delta_interval(f, y, labelled, w, clusters, strata)
+    if bounds is not None:  # the hull of both: the bootstrap alone covered 0.82-0.85 with 20-30 labels
+        low, high = min(low, float(bounds[0][0])), max(high, float(bounds[1][0]))
+    return Corrected(rate=point, ci_low=max(0.0, min(point, low)), ci_high=min(1.0, max(point, high)))
+
+
+def _delta_interval(
+    f: np.ndarray, y: np.ndarray, labelled: np.ndarray, w: np.ndarray, clusters: np.ndarray, strata: np.ndarray
+) -> tuple[float, float]:
+    """The delta-method interval of the Rogan–Gladen rate: the judge's rate's variance cluster-robust by input,
+    the sensitivity's and specificity's binomial at their weighted labels' effective sizes, each of the two taken
+    one agreement and one disagreement further (Agresti–Coull's adjustment), so a judge that erred on no label is
+    not taken as exact."""
+    estimate = clustered_mean_codes(f, clusters, _cluster_strata(clusters, strata))
+    p = float(f.mean())
+    var_p = (estimate.se or 0.0) ** 2 if estimate is not None else 0.0
+    adjusted = []
+    for truth in (0, 1):
+        weights = np.where(labelled & (y == truth), w, 0.0)
+        size = float(weights.sum()) ** 2 / float((weights**2).sum())
+        right = float((weights * (f == truth)).sum() / weights.sum())
+        adjusted.append(((right * size + 1) / (size + 2), size + 2))
+    (q0, m0), (q1, m1) = adjusted
+    denominator = q0 + q1 - 1
+    if denominator <= 0:
+        return 0.0, 1.0  # the adjusted judge is no better than chance: nothing is known of the rate
+    theta = _clip((p + q0 - 1) / denominator)
+    variance = (var_p + (1 - theta) ** 2 * q0 * (1 - q0) / m0 + theta**2 * q1 * (1 - q1) / m1) / denominator**2
+    half = Z95 * math.sqrt(variance)
+    centre = _clip((p + q0 - 1) / denominator)
+    return centre - half, centre + half
+
+
+def _cluster_strata(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
+    """A stratum code per cluster code, from one per verdict (inputs are nested in statements)."""
+    found = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
+    found[clusters] = strata
+    return found
+
+
+def _rogan_gladen(sums: np.ndarray) -> tuple[float | None, str | None]:
+    verdicts, compliant, true_positive, false_negative, true_negative, false_positive = sums
+    if true_positive + false_negative <= 0:
+        return None, UNDEFINED_NO_POSITIVE
+    if true_negative + false_positive <= 0:
+        return None, UNDEFINED_NO_NEGATIVE
+    sensitivity = true_positive / (true_positive + false_negative)
+    specificity = true_negative / (true_negative + false_positive)
+    if sensitivity + specificity <= 1.0:
+        return None, UNDEFINED_CHANCE
+    p = compliant / verdicts
+    return _clip(float((p + specificity - 1.0) / (sensitivity + specificity - 1.0))), None
