@@ -53,7 +53,8 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """`model`'s JSON schema in the shape strict structured output accepts: `$ref`s inlined (OpenAI refuses a `$ref`
     with a sibling description), no titles or defaults, every property required, no additional properties."""
     schema = model.model_json_schema()
-    return _strict(schema, schema.pop("$defs", {}))
+    strict: dict[str, Any] = _strict(schema, schema.pop("$defs", {}))
+    return strict
 
 
 def _strict(node: Any, defs: dict[str, Any]) -> Any:

@@ -19,7 +19,7 @@ import sys
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -327,7 +327,7 @@ class VerdictColumns:
         """A judged verdict (of all, or of `rows`) as the number rates average: 1 or 0, or a panel's share
         (meaningless elsewhere)."""
         compliant = self.compliant if rows is None else self.compliant[rows]
-        binary = (compliant == 1).astype(float)
+        binary: np.ndarray = (compliant == 1).astype(float)
         if self._score is None:
             return binary
         score = self._score if rows is None else self._score[rows]
@@ -373,11 +373,10 @@ class VerdictColumns:
 
         lazy = {name for name in _OPTIONAL
                 if getattr(self, "_" + name) is None and getattr(other, "_" + name) is None}
-        return VerdictColumns(
-            facts=facts, paths=paths, outcomes=outcomes, categories=categories,
-            **{name: np.concatenate([getattr(self, name), of_other(name)]) for name in _ARRAYS},
-            **{name: None if name in lazy else np.concatenate([getattr(self, name), of_other(name)])
-               for name in _OPTIONAL})
+        arrays: dict[str, Any] = {name: np.concatenate([getattr(self, name), of_other(name)]) for name in _ARRAYS}
+        arrays |= {name: None if name in lazy else np.concatenate([getattr(self, name), of_other(name)])
+                   for name in _OPTIONAL}
+        return VerdictColumns(facts=facts, paths=paths, outcomes=outcomes, categories=categories, **arrays)
 
     def outcome_code(self, name: str) -> int:
         return self.outcomes.index(name) if name in self.outcomes else -1

@@ -229,10 +229,12 @@ def dense_codes(codes: np.ndarray) -> np.ndarray:
     if len(codes) and codes.dtype.kind in "iu" and codes.min() >= 0 and codes.max() < 4 * len(codes) + 1024:
         present = np.zeros(int(codes.max()) + 1, dtype=bool)
         present[codes] = True
-        renumbered = np.cumsum(present, dtype=np.int32 if len(present) < 2**31 else np.int64)
+        renumbered: np.ndarray = np.cumsum(present, dtype=np.int32 if len(present) < 2**31 else np.int64)
         renumbered -= 1
-        return renumbered[codes]
-    return np.unique(codes, return_inverse=True)[1].reshape(-1)
+        found: np.ndarray = renumbered[codes]
+        return found
+    inverse: np.ndarray = np.unique(codes, return_inverse=True)[1]
+    return inverse.reshape(-1)
 
 
 def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[list[int]], np.ndarray | None],

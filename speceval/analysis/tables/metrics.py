@@ -82,16 +82,16 @@ def _summarise(key: dict[str, str], spec: MetricSpec, found: list[tuple[_Observa
         result = []
         for category in sorted(counts):
             values = [float(str(value) == category) for _, value in present]
-            interval = rate_interval(values, clusters, strata)
+            share = rate_interval(values, clusters, strata)
             result.append(MetricRow(**key, n=len(present), missing=missing, mean=counts[category] / len(present),
-                                    sd=None,
-                                    ci_low=interval[0] if interval else None,
-                                    ci_high=interval[1] if interval else None, category=category))
+                                    sd=None, ci_low=share[0] if share else None, ci_high=share[1] if share else None,
+                                    ci_method=share[2] if share else None, category=category))
         return result or [MetricRow(**key, n=0, missing=missing, mean=None, sd=None, ci_low=None, ci_high=None)]
     values = [float(value) for _, value in present]  # type: ignore[arg-type]
     estimate = clustered_mean(values, clusters, strata) if values else None
-    interval = (rate_interval(values, clusters, strata) if spec.type == "bool" else
-                mean_interval(values, clusters, strata, range=spec.range)) if len(values) > 1 else None
+    interval: tuple[float, float, str] | tuple[float, float] | None = (
+        rate_interval(values, clusters, strata) if spec.type == "bool" else
+        mean_interval(values, clusters, strata, range=spec.range)) if len(values) > 1 else None
     mean = sum(values) / len(values) if values else None
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if mean is not None and len(values) > 1 \
         else None
@@ -133,11 +133,15 @@ def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:
 def _judge_observations(paths: Sequence[Path], judge: str) -> Iterator[_Observation]:
     for file, data in _results_files(paths):
         metadata = data.get("metadata") if isinstance(data, dict) else None
-        if not isinstance(metadata, dict) or metadata.get("judge") != judge or "results" not in data:
+        if not isinstance(data, dict) or not isinstance(metadata, dict) or metadata.get("judge") != judge:
             continue
+        entries = data.get("results")
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise InputError(file, "a judge's results file whose `results` is not a list of verdict objects",
+                             field="results")
         variation = locate(file).variation
         spec, statement = str(metadata.get("spec")), str(metadata.get("statement_id"))
-        for entry in data["results"]:
+        for entry in entries:
             yield _Observation(spec=spec, candidate=str(metadata.get("model")), variation=variation,
                                cluster=(spec, statement, str(entry.get("input"))), stratum=(spec, statement),
                                text=entry.get("raw_judge_response"))
