@@ -30,11 +30,15 @@ def register(commands: Any) -> None:
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
-    export.add_argument("--format", choices=("jsonl", "parquet", "original"), default="jsonl",
+    export.add_argument("--format", choices=("jsonl", "parquet", "original", "inspect"), default="jsonl",
                         help="jsonl or parquet: one row per verdict; original: the original SpecEval's folders and "
-                             "file shapes, for its analysis scripts")
+                             "file shapes, for its analysis scripts; inspect: Inspect AI eval logs, one per spec, "
+                             "candidate, variation and run (needs speceval[inspect])")
     export.add_argument("--out", type=Path, help="output file (default verdicts.jsonl / verdicts.parquet), or for "
-                                                 "--format original a new folder (default original_layout)")
+                                                 "--format original / inspect a new folder (default original_layout "
+                                                 "/ inspect_logs)")
+    export.add_argument("--log-format", choices=("eval", "json"), default="eval",
+                        help="--format inspect: Inspect's .eval (zip, the default) or .json log files")
     export.set_defaults(handler=_export)
 
 
@@ -110,6 +114,10 @@ def _export(args: argparse.Namespace) -> int:
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
+    if args.format == "inspect":
+        from speceval.cli.interop_cmd import export_inspect_logs
+
+        return export_inspect_logs(args.paths, args.out or Path("inspect_logs"), args.log_format)
     if args.format == "original":
         from speceval.analysis.original_export import export_original
         from speceval.paths import check_output_dir

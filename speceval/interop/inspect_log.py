@@ -1,0 +1,440 @@
+"""`speceval export --format inspect`: compliance verdicts as Inspect AI eval logs, one per (spec, candidate,
+variation, run), which `inspect_ai.log.read_eval_log`, `inspect log dump|convert` and Inspect View read.
+
+The mapping (docs/inspect.md shows it as a table):
+
+- a log: `eval.task` `speceval/<spec>`, `eval.model` the candidate, `eval.model_roles` one `grader` role per judge
+  (`grader`, or `grader_1`, `grader_2`, ... in judge name order), `eval.model_generate_config` the settings the
+  candidate's run sent (all of them in `eval.metadata["speceval"]["candidate_sent"]`); the spec, variation and its
+  settings, run, judges, the synthetic flag, and each judge's (and the panel's) rate with the report's interval and
+  its method in `eval.metadata["speceval"]` (Inspect's own metrics give a standard error only);
+- a sample per answer: id `<statement_id>_<original_index>`, `metadata.statement_id`, `input` the input text,
+  `messages` the whole conversation (or the input and the answer), `output` the (last) answer, `target` the
+  statement's text;
+- a score per judge, named by the judge: binary `"C"`/`"I"`, Likert the rating 1-5, categorical the category; the
+  explanation as Inspect's explanation, confidence, raw answer, prompt version and outcome in the score's metadata.
+  A verdict that is not `judged` (unparsed, failed, missing) is `Score.unscored(reason="grader_failed")` with its
+  outcome and reason in metadata: Inspect's metrics leave it out, as speceval's rates do;
+- with several judges, one more score `panel`: the share of the judges that found the answer compliant (the mean
+  rating for Likert), on answers every judge judged, as the report's panel; others unscored (`panel_incomplete`);
+- a per-turn judge's verdicts (`scope: turn`): a sample per turn, id `<statement_id>_<original_index>_turn<k>`,
+  `metadata.turn` k, messages up to that turn's answer, output that answer;
+- usage: `model_usage[candidate]` from the generation record (on the answer's sample, or its first turn's) and
+  `model_usage[judge]` / `role_usage[<role>]` from the judge's request; `input_tokens` counts cached tokens too.
+
+Rankings have no home in Inspect's schema and are left out (counted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from speceval.analysis.load import ComplianceRow, Found, separate_row_settings, walk
+from speceval.analysis.panel import PANEL, panel_verdicts
+from speceval.analysis.summary import interval_methods
+from speceval.analysis.variations import summarize
+from speceval.atomic import atomic_write_bytes
+from speceval.batch.records import Usage
+from speceval.errors import InputError
+from speceval.interop.inspect_dependency import require_inspect
+from speceval.interop.run_facts import JudgeRun, RunFacts
+from speceval.paths import readable_names, safe_filename
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.model import ChatMessage, GenerateConfig, ModelUsage
+    from inspect_ai.scorer import Score
+
+LOG_FORMATS = ("eval", "json")
+SCHEMA = "speceval-inspect/1"
+"""`eval.metadata["speceval"]["schema"]`: the version of this mapping."""
+
+_LogKey = tuple[str, str, str, int]  # spec, candidate, variation, run
+_SampleKey = tuple[str, int, int | None]  # statement id, original index, turn
+
+
+@dataclass
+class _Answer:
+    """Everything one sample of a log is made of: the verdicts on one answer (or one turn of it)."""
+
+    rows: list[tuple[ComplianceRow, Path]] = field(default_factory=list)
+    scores: dict[str, Score] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InspectExport:
+    """What `export_inspect` wrote."""
+
+    logs: list[Path]
+    samples: int
+    rankings_left_out: int
+
+
+def export_inspect(paths: Sequence[Path], out: Path, log_format: str = "eval") -> InspectExport:
+    """Write one Inspect eval log (`.eval` or `.json`) per (spec, candidate, variation, run) under `out`."""
+    require_inspect()
+    found = Found()
+    rankings = [0]
+
+    def count(_: Path, rows: Any, __: Any) -> None:
+        rankings[0] += sum(1 for _ in rows)
+
+    rows: list[ComplianceRow] = []
+    files: list[Path] = []
+    for file, file_rows, _ in walk(paths, found, detail=True, rankings=count):
+        for row in file_rows:
+            rows.append(row)
+            files.append(file)
+    if not rows:
+        raise InputError(
+            paths[0],
+            "no compliance results found here (expected results/*.json files of a judge "
+            "run); nothing to export as Inspect logs",
+        )
+    separate_row_settings(rows)
+    logs: dict[_LogKey, list[tuple[ComplianceRow, Path]]] = defaultdict(list)
+    for row, file in zip(rows, files, strict=True):
+        logs[(row.spec, row.model, row.variation, row.run)].append((row, file))
+    del rows, files
+    folders = readable_names(sorted({key[2] for key in logs}))
+    written, samples = [], 0
+    for key in sorted(logs):
+        log = _log(key, logs.pop(key), found.settings.get(key[2], {}))
+        samples += len(log.samples or [])
+        spec, candidate, variation, run = key
+        name = "_".join(
+            (safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
+        )
+        written.append(_write(log, out / f"{name}.{log_format}"))
+    return InspectExport(logs=written, samples=samples, rankings_left_out=rankings[0])
+
+
+def _write(log: EvalLog, path: Path) -> Path:
+    """inspect_ai writes the file (its format, its zip layout); it is then moved into place atomically."""
+    from inspect_ai.log import write_eval_log
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".inspect-") as scratch:
+        staged = Path(scratch) / path.name
+        write_eval_log(log, str(staged))
+        atomic_write_bytes(path, staged.read_bytes())
+    return path
+
+
+def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any]) -> EvalLog:
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats, recompute_metrics
+    from inspect_ai.log._log import EvalMetricDefinition, EvalScorer  # not re-exported by inspect_ai.log
+    from inspect_ai.model import ModelConfig
+
+    spec, candidate, variation, run = key
+    facts = RunFacts()
+    judges = sorted({row.judge for row, _ in verdicts})
+    roles = {judge: "grader" if len(judges) == 1 else f"grader_{n}" for n, judge in enumerate(judges, start=1)}
+    answers: dict[_SampleKey, _Answer] = defaultdict(_Answer)
+    for row, file in verdicts:
+        index = row.detail.original_index if row.detail is not None else None
+        if index is None:
+            raise InputError(
+                file,
+                f"a verdict on {row.statement_id} has no original_index: it cannot be tied to "
+                "its answer in an Inspect log",
+                field="results.original_index",
+            )
+        answer = answers[(row.statement_id, index, row.turn)]
+        answer.rows.append((row, file))
+        answer.scores[row.judge] = _score(row)
+    intervals = {judge: _interval([row for row, _ in verdicts if row.judge == judge]) for judge in judges}
+    if len(judges) > 1:
+        intervals[PANEL] = _panel_scores([row for row, _ in verdicts], [f for _, f in verdicts], answers)
+    runs = {judge: next(facts.judge_run(f.parent.parent) for r, f in verdicts if r.judge == judge) for judge in judges}
+    first = runs[judges[0]]
+    sent = facts.candidate_sent(first.candidate_run)
+    samples = [_sample(k, a, candidate, roles, facts, runs) for k, a in sorted(answers.items(), key=_order)]
+    synthetic = any(row.synthetic for row, _ in verdicts)
+    modes = {judge: next(r.mode for r, _ in verdicts if r.judge == judge) for judge in judges}
+    scorers = [
+        EvalScorer(name=judge, metrics=[EvalMetricDefinition(name=f"inspect_ai/{m}") for m in _metrics(modes[judge])])
+        for judge in judges
+    ]
+    if len(judges) > 1:
+        scorers.append(
+            EvalScorer(
+                name=PANEL,
+                metrics=[EvalMetricDefinition(name="inspect_ai/mean"), EvalMetricDefinition(name="inspect_ai/stderr")],
+            )
+        )
+    created = min((r.created for r in runs.values() if r.created), default=None)
+    log = EvalLog(
+        status="success",
+        eval=EvalSpec(
+            created=created or datetime.now(UTC).isoformat(),
+            task=f"speceval/{spec}",
+            task_id=f"speceval/{spec}",
+            eval_id=_id("eval", key),
+            run_id=_id("run", key),
+            task_version="+".join(sorted({row.prompt_version for row, _ in verdicts})),
+            dataset=EvalDataset(name=spec, samples=len(samples), sample_ids=[s.id for s in samples]),
+            model=candidate,
+            model_generate_config=_generate_config(sent),
+            model_roles={roles[j]: ModelConfig(model=j, config=_generate_config(runs[j].sent)) for j in judges},
+            config=EvalConfig(epochs=1),
+            packages={"speceval": version("speceval")},
+            scorers=scorers,
+            tags=["speceval", "synthetic" if synthetic else "provider"],
+            metadata={
+                "speceval": {
+                    "schema": SCHEMA,
+                    "spec": spec,
+                    "candidate": candidate,
+                    "variation": variation,
+                    "variation_settings": settings,
+                    "run": run,
+                    "synthetic": synthetic,
+                    "synthetic_note": "answers and verdicts come from the speceval emulator (offline), not from a model"
+                    if synthetic
+                    else None,
+                    "judges": {roles[j]: j for j in judges},
+                    "modes": modes,
+                    "candidate_sent": sent,
+                    "judge_sent": {j: runs[j].sent for j in judges},
+                    "rates": intervals,
+                    "interval_methods": interval_methods(),
+                }
+            },
+        ),
+        samples=samples,
+        stats=EvalStats(model_usage=_totals(samples)),
+    )
+    recompute_metrics(log)
+    return log
+
+
+def _id(kind: str, key: _LogKey) -> str:
+    """A stable id of the log (Inspect View tells logs apart by it): the same verdicts export to the same ids."""
+    return hashlib.sha256(json.dumps([kind, *key]).encode()).hexdigest()[:22]
+
+
+def _order(item: tuple[_SampleKey, _Answer]) -> tuple[str, int, int]:
+    statement, index, turn = item[0]
+    return statement, index, turn or 0
+
+
+def _metrics(mode: str) -> list[str]:
+    """Inspect's metrics per mode: accuracy of "C"/"I", the mean of Likert ratings; categories have none."""
+    return {"binary": ["accuracy", "stderr"], "likert": ["mean", "stderr"]}.get(mode, [])
+
+
+def _generate_config(sent: dict[str, Any]) -> GenerateConfig:
+    """The settings a run sent, as Inspect's GenerateConfig: those it has a field for, with a value it accepts (a
+    setting speceval recorded as not sent, e.g. `"not sent: ..."`, stays in the metadata only)."""
+    from inspect_ai.model import GenerateConfig
+
+    kept = {}
+    for name, value in sent.items():
+        if name in GenerateConfig.model_fields and value is not None:
+            try:
+                GenerateConfig.model_validate({name: value})
+            except ValueError:
+                continue
+            kept[name] = value
+    return GenerateConfig.model_validate(kept)
+
+
+def sample_id(statement_id: str, original_index: int, turn: int | None = None) -> str:
+    """A sample's id: `<statement_id>_<original_index>`, `_turn<k>` added for a per-turn verdict."""
+    return f"{statement_id}_{original_index}" + (f"_turn{turn}" if turn is not None else "")
+
+
+def _score(row: ComplianceRow) -> Score:
+    from inspect_ai.scorer import Score
+
+    detail = row.detail
+    metadata = {
+        "outcome": row.outcome,
+        "prompt_version": row.prompt_version,
+        "raw_judge_response": detail.raw_judge_response if detail is not None else None,
+    }
+    if row.outcome != "judged":
+        return Score.unscored(
+            reason="grader_failed",
+            explanation=row.problem,
+            metadata={**metadata, "parse_error": detail.parse_error if detail else None},
+        )
+    value: str | float | int | None
+    if row.mode == "categories":
+        value = row.category
+    elif row.mode == "likert":
+        value = None if row.rating is None else int(row.rating)
+    else:
+        value = None if row.compliant is None else ("C" if row.compliant else "I")
+    if value is None:
+        return Score.unscored(reason="grader_failed", explanation=row.problem, metadata=metadata)
+    return Score(value=value, explanation=row.explanation, metadata={**metadata, "confidence": row.confidence})
+
+
+def _interval(rows: list[ComplianceRow]) -> dict[str, Any]:
+    """A judge's rate in this log with the report's interval (per-turn and categorical verdicts are rated apart in
+    the report: their rows here say where)."""
+    if any(row.turn is not None for row in rows) or any(row.mode == "categories" for row in rows):
+        return {"note": "per-turn or categorical verdicts: see the report's per-turn and category tables"}
+    summary = summarize(rows)
+    return summary.model_dump(
+        include={
+            "judged",
+            "compliant",
+            "not_judged",
+            "rate",
+            "ci_low",
+            "ci_high",
+            "ci_method",
+            "inputs",
+            "mean_rating",
+            "rating_ci_low",
+            "rating_ci_high",
+        }
+    )
+
+
+def _panel_scores(rows: list[ComplianceRow], files: list[Path], answers: dict[_SampleKey, _Answer]) -> dict[str, Any]:
+    """Adds the `panel` score to every answer the panel judged (as the report's panel) and returns its rate."""
+    from inspect_ai.scorer import Score
+
+    panel = panel_verdicts(rows)
+    if panel is None:
+        return {"note": "no answer has verdicts of two judges"}
+    c = panel.verdicts
+    for position in range(len(c)):
+        source = rows[int(c.source_row[position])]
+        index = source.detail.original_index if source.detail is not None else None
+        answer = answers.get((source.statement_id, index if index is not None else -1, source.turn))
+        if answer is None:
+            continue
+        value = float(c.score[position]) if not math.isnan(c.score[position]) else float(c.rating[position])
+        outcome = c.outcomes[int(c.outcome[position])]
+        if outcome == "judged" and not math.isnan(value):
+            answer.scores[PANEL] = Score(
+                value=value, explanation=panel.explanation(position), metadata={"outcome": outcome}
+            )
+        else:
+            answer.scores[PANEL] = Score.unscored(
+                reason="grader_failed", explanation=panel.explanation(position), metadata={"outcome": outcome}
+            )
+    summary = summarize(c)
+    return summary.model_dump(
+        include={
+            "judged",
+            "compliant",
+            "not_judged",
+            "rate",
+            "ci_low",
+            "ci_high",
+            "ci_method",
+            "inputs",
+            "mean_rating",
+            "rating_ci_low",
+            "rating_ci_high",
+        }
+    )
+
+
+def _sample(
+    key: _SampleKey, answer: _Answer, candidate: str, roles: dict[str, str], facts: RunFacts, runs: dict[str, JudgeRun]
+) -> EvalSample:
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+
+    statement_id, index, turn = key
+    row, _ = answer.rows[0]
+    run = runs[row.judge]
+    record = facts.candidate_record(run.candidate_run, statement_id, index)
+    conversation = record.get("conversation") if record is not None else None
+    messages: list[ChatMessage]
+    if isinstance(conversation, list) and conversation:
+        messages = _messages(conversation, candidate, turn, len(record.get("turns") or []) if record else 0)
+    else:
+        messages = [ChatMessageUser(content=row.input), ChatMessageAssistant(content=row.output, model=candidate)]
+    usage: dict[str, ModelUsage] = {}
+    role_usage: dict[str, ModelUsage] = {}
+    if record is not None and isinstance(record.get("usage"), dict) and (turn is None or turn == 1):
+        usage[candidate] = _usage(Usage.model_validate(record["usage"]))
+    for judged, file in answer.rows:
+        if judged.turn is None:
+            found = facts.judge_usage(file.parent.parent, statement_id, index)
+            if found is not None:
+                usage[judged.judge] = role_usage[roles[judged.judge]] = _usage(found)
+    return EvalSample(
+        id=sample_id(statement_id, index, turn),
+        epoch=1,
+        input=row.input,
+        target=facts.statement_text(run.spec_path, statement_id) or "",
+        messages=messages,
+        output=ModelOutput.from_content(candidate, row.output),
+        scores=answer.scores,
+        metadata={
+            "statement_id": statement_id,
+            "original_index": index,
+            "turn": turn,
+            "statement_type": row.statement_type,
+            "authority_level": row.authority_level,
+            "synthetic": row.synthetic,
+            "candidate_settings": row.candidate_settings,
+            "sources": sorted({judged.source for judged, _ in answer.rows}),
+        },
+        model_usage=usage,
+        role_usage=role_usage,
+    )
+
+
+def _messages(conversation: list[Any], candidate: str, turn: int | None, turns: int) -> list[ChatMessage]:
+    """A recorded conversation as Inspect's messages; for a turn, up to that turn's answer (the candidate's answers
+    are the last `turns` assistant messages: the ones before them were a fixed history)."""
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+    built: list[ChatMessage] = []
+    assistant = sum(1 for m in conversation if isinstance(m, dict) and m.get("role") == "assistant")
+    stop_after = assistant - turns + turn if turn is not None else None
+    seen = 0
+    for message in conversation:
+        role, content = message.get("role"), str(message.get("content", ""))
+        if role == "system":
+            built.append(ChatMessageSystem(content=content))
+        elif role == "assistant":
+            seen += 1
+            built.append(ChatMessageAssistant(content=content, model=candidate if seen > assistant - turns else None))
+            if stop_after is not None and seen >= stop_after:
+                break
+        else:
+            built.append(ChatMessageUser(content=content))
+    return built
+
+
+def _usage(usage: Usage) -> ModelUsage:
+    from inspect_ai.model import ModelUsage
+
+    return ModelUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.input_tokens + usage.output_tokens,
+        input_tokens_cache_read=usage.cached_input_tokens or None,
+        input_tokens_cache_write=usage.cache_write_tokens or None,
+    )
+
+
+def _totals(samples: list[EvalSample]) -> dict[str, ModelUsage]:
+    from inspect_ai.model import ModelUsage
+
+    totals: dict[str, ModelUsage] = {}
+    for sample in samples:
+        for model, usage in sample.model_usage.items():
+            totals[model] = totals[model] + usage if model in totals else ModelUsage() + usage
+    return totals
