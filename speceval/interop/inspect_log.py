@@ -112,8 +112,10 @@ def export_inspect(paths: Sequence[Path], out: Path, log_format: str = "eval") -
         log = _log(key, logs.pop(key), found.settings.get(key[2], {}))
         samples += len(log.samples or [])
         spec, candidate, variation, run = key
+        # Inspect lists a .json log only when its name starts with a time stamp (as its own logs' names do).
+        stamp = datetime.fromisoformat(log.eval.created).astimezone(UTC).strftime("%Y-%m-%dT%H-%M-%S+00-00")
         name = "_".join(
-            (safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
+            (stamp, safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
         )
         written.append(_write(log, out / f"{name}.{log_format}"))
     return InspectExport(logs=written, samples=samples, rankings_left_out=rankings[0])
