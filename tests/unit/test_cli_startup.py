@@ -17,9 +17,9 @@ from speceval.cli.main import build_parser
 # Each costs tens to hundreds of milliseconds to import; none is needed to print a parser's help.
 HEAVY = (
     "openai", "anthropic", "google.genai", "google.cloud", "httpx", "pydantic", "pydantic_core", "rich", "yaml",
-    "ray", "numpy", "pandas", "inspect_ai", "speceval.interop", "speceval.pipelines", "speceval.batch", "speceval.providers", "speceval.realtime",
+    "ray", "numpy", "pandas", "speceval.pipelines", "speceval.batch", "speceval.providers", "speceval.realtime",
     "speceval.raydata", "speceval.emulator", "speceval.experiments", "speceval.analysis", "speceval.judging",
-    "speceval.costs", "speceval.manifest", "speceval.cli.console",
+    "speceval.costs", "speceval.manifest", "speceval.cli.console", "inspect_ai", "speceval.interop",
 )
 SCRIPTS = ("run_batched_generation", "run_batched_binary_compliance", "run_batched_ranking")
 
