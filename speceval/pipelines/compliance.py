@@ -80,6 +80,8 @@ class ComplianceMetadata(BaseModel):
     mode: Mode
     batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
     candidate_dir: str = Field(description="the generation run the answers come from")
+    run: int | None = Field(default=None, description="the candidate's run when its answers say (an Inspect log's "
+                            "epoch); None: the run is where the folder sits (an experiment's run<k>, else 1)")
     categories: list[str] | None = Field(default=None, description="categories mode: the category names, in order")
     scope: Scope | None = Field(default=None, description="conversations, or judged turn by turn: what one verdict "
                                 "covers (absent for plain answers judged one verdict each)")
@@ -444,6 +446,7 @@ class BatchedComplianceJudge:
                 mode=self.mode,
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),
+                run=candidate.run,
                 categories=list(self.categories) or None,
                 scope=scope,
                 transcript_prompt_version=self._transcript_template.value if scope else None,
@@ -455,7 +458,8 @@ class BatchedComplianceJudge:
                 {"turn"} if scope is Scope.CONVERSATION else {"conversation"}))
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
             exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
-                {"scope", "transcript_prompt_version"} if scope is None else set())
+                {"scope", "transcript_prompt_version"} if scope is None else set()) | (
+                {"run"} if candidate.run is None else set())
             # Serialised by pydantic (in Rust, as the canaries' files are), not by `json.dumps` over a dumped dict:
             # the same JSON (a float may be spelt differently: 1e-05 as 0.00001) in about half the time, which a
             # judge of a million answers pays for every one of them.

@@ -38,8 +38,10 @@ def report_rates(out: Path) -> dict[tuple[str, str], dict[str, str]]:
 @pytest.mark.parametrize("log_format", ["eval", "json"])
 def test_inspect_reads_one_scored_sample_per_answer_with_each_judges_verdict(experiment, tmp_path, log_format):
     out = tmp_path / "logs"
-    assert speceval_main(["export", str(experiment), "--format", "inspect", "--out", str(out),
-                          "--log-format", log_format]) == 0
+    assert (
+        speceval_main(["export", str(experiment), "--format", "inspect", "--out", str(out), "--log-format", log_format])
+        == 0
+    )
     logs = [read_eval_log(info.name) for info in list_eval_logs(str(out))]
     assert len(logs) == 2 and all(info.name.endswith(f".{log_format}") for info in list_eval_logs(str(out)))
     expected = verdict_files(experiment)
@@ -77,8 +79,9 @@ def test_inspect_reads_one_scored_sample_per_answer_with_each_judges_verdict(exp
             assert by_name[judge].unscored_samples == len(answers) - judged
             assert by_name[judge].metrics["accuracy"].value == pytest.approx(float(row["rate"]))
             interval = log.eval.metadata["speceval"]["rates"][judge]
-            assert (interval["ci_low"], interval["ci_high"]) == pytest.approx((float(row["ci_low"]),
-                                                                              float(row["ci_high"])))
+            assert (interval["ci_low"], interval["ci_high"]) == pytest.approx(
+                (float(row["ci_low"]), float(row["ci_high"]))
+            )
             assert interval["ci_method"] == row["ci_method"]
         panel = rates[("panel", candidate)]
         assert by_name["panel"].metrics["mean"].value == pytest.approx(float(panel["rate"]))
