@@ -251,6 +251,8 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                     continue
                 if file.parent not in locations:  # every file of one results folder sits in the same place
                     offline[file.parent] = _offline(file.parent.parent)
+                    if offline[file.parent] is None:  # no run.json: `speceval export --format original` says
+                        offline[file.parent] = _exported_synthetic(data)
                     locations[file.parent] = locate(file, experiments).model_copy(
                         update={"synthetic": offline[file.parent] is True})
                 where = locations[file.parent]
@@ -397,6 +399,14 @@ def _offline(run_dir: Path) -> bool | None:
     except (OSError, ValueError):
         return None
     return bool(manifest.get("offline", False)) if isinstance(manifest, dict) else None
+
+
+def _exported_synthetic(data: dict[str, Any]) -> bool | None:
+    """Whether a file `speceval export --format original` wrote holds synthetic verdicts (None: not such a file)."""
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("exported_by") == "speceval export":
+        return bool(metadata.get("synthetic"))
+    return None
 
 
 def locate(file: Path, experiments: dict[Path, GridFolders] | None = None) -> Location:

@@ -127,9 +127,13 @@ def _export(args: argparse.Namespace) -> int:
         if out.exists() and any(out.iterdir()):
             raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other "
                               "files)")
-        written, left_out = export_original(args.paths, out)
-        stdout.print(f"{written} file(s) in the original layout written under {out}"
-                     + (f"; {left_out} categorical verdict(s) left out (no original shape)" if left_out else ""))
+        done = export_original(args.paths, out)
+        stdout.print(f"{done.files} file(s) in the original layout written under {out}"
+                     + (f"; {done.categorical_left_out} categorical verdict(s) left out (no original shape)"
+                        if done.categorical_left_out else "")
+                     + (f"; {done.turn_verdicts_left_out} per-turn verdict(s) left out (the original's scripts "
+                        "would count each turn as an answer; --format jsonl keeps them)"
+                        if done.turn_verdicts_left_out else ""))
         return 0
     out = args.out or Path(f"verdicts.{args.format}")
     check_output_file(out, "--out")
