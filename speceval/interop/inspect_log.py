@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
@@ -40,13 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from speceval.analysis.load import ComplianceRow, Found, separate_row_settings, walk
-from speceval.analysis.panel import PANEL, panel_verdicts
+from speceval.analysis.panel import PANEL
 from speceval.analysis.summary import interval_methods
-from speceval.analysis.variations import summarize
 from speceval.atomic import atomic_write_bytes
 from speceval.batch.records import Usage
 from speceval.errors import InputError
 from speceval.interop.inspect_dependency import require_inspect
+from speceval.interop.inspect_scores import SampleKey, judge_rate, judge_score, metrics, panel_scores, sample_key
 from speceval.interop.run_facts import JudgeRun, RunFacts
 from speceval.paths import readable_names, safe_filename
 
@@ -60,7 +59,6 @@ SCHEMA = "speceval-inspect/1"
 """`eval.metadata["speceval"]["schema"]`: the version of this mapping."""
 
 _LogKey = tuple[str, str, str, int]  # spec, candidate, variation, run
-_SampleKey = tuple[str, int, int | None]  # statement id, original index, turn
 
 
 @dataclass
@@ -142,7 +140,7 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
     facts = RunFacts()
     judges = sorted({row.judge for row, _ in verdicts})
     roles = {judge: "grader" if len(judges) == 1 else f"grader_{n}" for n, judge in enumerate(judges, start=1)}
-    answers: dict[_SampleKey, _Answer] = defaultdict(_Answer)
+    answers: dict[SampleKey, _Answer] = defaultdict(_Answer)
     for row, file in verdicts:
         index = row.detail.original_index if row.detail is not None else None
         if index is None:
@@ -152,12 +150,14 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
                 "its answer in an Inspect log",
                 field="results.original_index",
             )
-        answer = answers[(row.statement_id, index, row.turn)]
+        answer = answers[sample_key(row)]
         answer.rows.append((row, file))
-        answer.scores[row.judge] = _score(row)
-    intervals = {judge: _interval([row for row, _ in verdicts if row.judge == judge]) for judge in judges}
+        answer.scores[row.judge] = judge_score(row)
+    intervals = {judge: judge_rate([row for row, _ in verdicts if row.judge == judge]) for judge in judges}
     if len(judges) > 1:
-        intervals[PANEL] = _panel_scores([row for row, _ in verdicts], [f for _, f in verdicts], answers)
+        panel, intervals[PANEL] = panel_scores([row for row, _ in verdicts])
+        for key_of_sample, score in panel.items():
+            answers[key_of_sample].scores[PANEL] = score
     runs = {judge: next(facts.judge_run(f.parent.parent) for r, f in verdicts if r.judge == judge) for judge in judges}
     first = runs[judges[0]]
     sent = facts.candidate_sent(first.candidate_run)
@@ -165,7 +165,7 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
     synthetic = any(row.synthetic for row, _ in verdicts)
     modes = {judge: next(r.mode for r, _ in verdicts if r.judge == judge) for judge in judges}
     scorers = [
-        EvalScorer(name=judge, metrics=[EvalMetricDefinition(name=f"inspect_ai/{m}") for m in _metrics(modes[judge])])
+        EvalScorer(name=judge, metrics=[EvalMetricDefinition(name=f"inspect_ai/{m}") for m in metrics(modes[judge])])
         for judge in judges
     ]
     if len(judges) > 1:
@@ -226,14 +226,9 @@ def _id(kind: str, key: _LogKey) -> str:
     return hashlib.sha256(json.dumps([kind, *key]).encode()).hexdigest()[:22]
 
 
-def _order(item: tuple[_SampleKey, _Answer]) -> tuple[str, int, int]:
+def _order(item: tuple[SampleKey, _Answer]) -> tuple[str, int, int]:
     statement, index, turn = item[0]
     return statement, index, turn or 0
-
-
-def _metrics(mode: str) -> list[str]:
-    """Inspect's metrics per mode: accuracy of "C"/"I", the mean of Likert ratings; categories have none."""
-    return {"binary": ["accuracy", "stderr"], "likert": ["mean", "stderr"]}.get(mode, [])
 
 
 def _generate_config(sent: dict[str, Any]) -> GenerateConfig:
@@ -257,100 +252,8 @@ def sample_id(statement_id: str, original_index: int, turn: int | None = None) -
     return f"{statement_id}_{original_index}" + (f"_turn{turn}" if turn is not None else "")
 
 
-def _score(row: ComplianceRow) -> Score:
-    from inspect_ai.scorer import Score
-
-    detail = row.detail
-    metadata = {
-        "outcome": row.outcome,
-        "prompt_version": row.prompt_version,
-        "raw_judge_response": detail.raw_judge_response if detail is not None else None,
-    }
-    if row.outcome != "judged":
-        return Score.unscored(
-            reason="grader_failed",
-            explanation=row.problem,
-            metadata={**metadata, "parse_error": detail.parse_error if detail else None},
-        )
-    value: str | float | int | None
-    if row.mode == "categories":
-        value = row.category
-    elif row.mode == "likert":
-        value = None if row.rating is None else int(row.rating)
-    else:
-        value = None if row.compliant is None else ("C" if row.compliant else "I")
-    if value is None:
-        return Score.unscored(reason="grader_failed", explanation=row.problem, metadata=metadata)
-    return Score(value=value, explanation=row.explanation, metadata={**metadata, "confidence": row.confidence})
-
-
-def _interval(rows: list[ComplianceRow]) -> dict[str, Any]:
-    """A judge's rate in this log with the report's interval (per-turn and categorical verdicts are rated apart in
-    the report: their rows here say where)."""
-    if any(row.turn is not None for row in rows) or any(row.mode == "categories" for row in rows):
-        return {"note": "per-turn or categorical verdicts: see the report's per-turn and category tables"}
-    summary = summarize(rows)
-    return summary.model_dump(
-        include={
-            "judged",
-            "compliant",
-            "not_judged",
-            "rate",
-            "ci_low",
-            "ci_high",
-            "ci_method",
-            "inputs",
-            "mean_rating",
-            "rating_ci_low",
-            "rating_ci_high",
-        }
-    )
-
-
-def _panel_scores(rows: list[ComplianceRow], files: list[Path], answers: dict[_SampleKey, _Answer]) -> dict[str, Any]:
-    """Adds the `panel` score to every answer the panel judged (as the report's panel) and returns its rate."""
-    from inspect_ai.scorer import Score
-
-    panel = panel_verdicts(rows)
-    if panel is None:
-        return {"note": "no answer has verdicts of two judges"}
-    c = panel.verdicts
-    for position in range(len(c)):
-        source = rows[int(c.source_row[position])]
-        index = source.detail.original_index if source.detail is not None else None
-        answer = answers.get((source.statement_id, index if index is not None else -1, source.turn))
-        if answer is None:
-            continue
-        value = float(c.score[position]) if not math.isnan(c.score[position]) else float(c.rating[position])
-        outcome = c.outcomes[int(c.outcome[position])]
-        if outcome == "judged" and not math.isnan(value):
-            answer.scores[PANEL] = Score(
-                value=value, explanation=panel.explanation(position), metadata={"outcome": outcome}
-            )
-        else:
-            answer.scores[PANEL] = Score.unscored(
-                reason="grader_failed", explanation=panel.explanation(position), metadata={"outcome": outcome}
-            )
-    summary = summarize(c)
-    return summary.model_dump(
-        include={
-            "judged",
-            "compliant",
-            "not_judged",
-            "rate",
-            "ci_low",
-            "ci_high",
-            "ci_method",
-            "inputs",
-            "mean_rating",
-            "rating_ci_low",
-            "rating_ci_high",
-        }
-    )
-
-
 def _sample(
-    key: _SampleKey, answer: _Answer, candidate: str, roles: dict[str, str], facts: RunFacts, runs: dict[str, JudgeRun]
+    key: SampleKey, answer: _Answer, candidate: str, roles: dict[str, str], facts: RunFacts, runs: dict[str, JudgeRun]
 ) -> EvalSample:
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
