@@ -41,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from speceval.manifest import RunManifest  # noqa: E402
+from speceval.batch.manifest import RunManifest  # noqa: E402
 from speceval.spec import load_spec  # noqa: E402
 
 JUDGE = "gpt-4.1-2025-04-14"

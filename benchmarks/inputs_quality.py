@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from speceval.costs import PriceTable  # noqa: E402
-from speceval.ops import run_costs  # noqa: E402
+from speceval.batch.costs import PriceTable  # noqa: E402
+from speceval.operations.jobs import run_costs  # noqa: E402
 
 
 def main() -> None:

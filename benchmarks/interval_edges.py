@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from speceval.analysis.clustered import rate_interval
-from speceval.analysis.load import RankingRow
-from speceval.analysis.stats import wilson_interval
-from speceval.analysis.tables import strengths, win_rates
+from speceval.analysis.reading.rows import RankingRow
+from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.tables.rankings import strengths, win_rates
 
 
 def binomial_pmf(n: int, p: float) -> np.ndarray:
@@ -124,8 +124,8 @@ def win_rate_and_bt_table(draws: int, bt_draws: int, seed: int) -> None:
 
 
 def end_to_end(replications: int, seed: int) -> None:
-    from speceval.analysis.data import compute
-    from speceval.costs import PriceTable
+    from speceval.analysis.rendering.data import compute
+    from speceval.batch.costs import PriceTable
 
     prices = PriceTable.load()
     rng = np.random.default_rng(seed)

@@ -37,13 +37,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from speceval.batch.costs import PriceTable  # noqa: E402
 from speceval.batch.engine import BatchEngine, EngineOptions  # noqa: E402
 from speceval.batch.model import GenerationParams  # noqa: E402
+from speceval.batch.prompt import PromptItem  # noqa: E402
 from speceval.batch.records import Usage  # noqa: E402
 from speceval.batch.store import RunStore  # noqa: E402
-from speceval.costs import PriceTable  # noqa: E402
 from speceval.emulator import Emulator, FaultConfig  # noqa: E402
-from speceval.inputs import PromptItem  # noqa: E402
 from speceval.judging.prompts import TemplateId, new_salt, render_compliance, split_shared_prefix  # noqa: E402
 from speceval.judging.verdicts import parse_compliance  # noqa: E402
 from speceval.pipelines.candidates import CandidateAnswers, load_answers, resolve_candidates  # noqa: E402

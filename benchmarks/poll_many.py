@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from speceval.batch.engine import BatchEngine, EngineOptions  # noqa: E402
+from speceval.batch.prompt import PromptItem  # noqa: E402
 from speceval.batch.store import RunStore  # noqa: E402
 from speceval.emulator import Emulator, FaultConfig  # noqa: E402
-from speceval.inputs import PromptItem  # noqa: E402
 from speceval.providers.openai_batch import OpenAIBatchedModel  # noqa: E402
 
 

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is imported on first use
     from speceval.batch.engine import BatchEngine, EngineOptions
+    from speceval.batch.manifest import RunManifest
     from speceval.batch.model import BatchedModel, GenerationParams, ProviderLimits
     from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
+    from speceval.batch.prompt import PromptItem
     from speceval.batch.records import (
         BatchRecord,
         GenericHandle,
@@ -37,12 +39,12 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
         TransientProviderError,
         UsageError,
     )
-    from speceval.inputs import InputSet, PromptItem, load_inputs
-    from speceval.manifest import RunManifest
+    from speceval.inputs import InputSet, load_inputs
+    from speceval.judging.files import JudgeOutcome
     from speceval.pipelines.candidates import Candidate, resolve_candidates
     from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
     from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-    from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings
+    from speceval.pipelines.judge_run import JudgeSettings
     from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
     from speceval.providers.registry import (
         ENTRY_POINT_GROUP,
@@ -77,13 +79,13 @@ _EXPORTS: dict[str, str] = {
     "InputError": "speceval.errors",
     "InputSet": "speceval.inputs",
     "JobState": "speceval.batch.records",
-    "JudgeOutcome": "speceval.pipelines.judge_run",
+    "JudgeOutcome": "speceval.judging.files",
     "JudgeSettings": "speceval.pipelines.judge_run",
     "MissingCredentialsError": "speceval.errors",
     "ModelMismatchError": "speceval.errors",
     "Outcome": "speceval.batch.records",
     "PairSummary": "speceval.pipelines.ranking",
-    "PromptItem": "speceval.inputs",
+    "PromptItem": "speceval.batch.prompt",
     "ProviderEntry": "speceval.providers.registry",
     "ProviderError": "speceval.errors",
     "ProviderLimits": "speceval.batch.model",
@@ -91,7 +93,7 @@ _EXPORTS: dict[str, str] = {
     "RequestError": "speceval.batch.records",
     "RequestOutcome": "speceval.batch.records",
     "ResultRecord": "speceval.batch.records",
-    "RunManifest": "speceval.manifest",
+    "RunManifest": "speceval.batch.manifest",
     "RunStateError": "speceval.errors",
     "RunStore": "speceval.batch.store",
     "SpecevalError": "speceval.errors",

@@ -1,4 +1,5 @@
-"""A behaviour specification: statements loaded from strict JSONL, one statement per line (DESIGN §3).
+"""A behaviour specification: statements loaded from strict JSONL, one statement per line
+(docs/formats.md#the-spec-one-statement-per-line).
 
 The format is the original SpecEval one, so existing spec files keep working, but reading is strict where the
 original was silent: a line that is not valid JSON, a missing, empty or duplicate id, a value of the wrong type or

@@ -19,12 +19,13 @@ Methods and references: docs/judging-and-statistics.md.
 
 from __future__ import annotations
 
-from speceval.analysis.clustered import mean_interval, paired_difference, rate_interval
-from speceval.analysis.judge_quality import human_agreement, label_sheet, leniency, ppi_mean, ppi_rates
-from speceval.analysis.load import load_verdicts
-from speceval.analysis.report import build_report
-from speceval.analysis.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha_ordinal, wilson_interval
-from speceval.analysis.tables import judge_agreement, position_consistency, strengths, win_rates
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.rendering.report import build_report
+from speceval.analysis.statistics.clustered import mean_interval, paired_difference, rate_interval
+from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha_ordinal, wilson_interval
+from speceval.analysis.tables.judge_quality import human_agreement, label_sheet, leniency, ppi_mean, ppi_rates
+from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
+from speceval.analysis.tables.rates import judge_agreement
 
 __all__ = [
     "build_report",

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from speceval.analysis.categories import MODE as CATEGORIES_MODE
-from speceval.analysis.categories import category_differences, category_distribution
-from speceval.analysis.clustered import paired_difference, rate_interval
-from speceval.analysis.load import ComplianceRow
-from speceval.analysis.stats import wilson_interval
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.clustered import paired_difference, rate_interval
+from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.tables.categories import MODE as CATEGORIES_MODE
+from speceval.analysis.tables.categories import category_differences, category_distribution
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(80)
 
@@ -132,7 +132,8 @@ def coverage(design: Design, interval: Interval, truth: float, draws: int, seed:
 # Categorical judges: the same design with K categories instead of compliant / not. Variation v answers input i of
 # statement s with category k with probability softmax_k(b[v, s, k] + u_ik + w_vik): u shared by the variations (the
 # same input under two follow-up scripts), w the variation's own; every run redraws the category. The report's
-# shares and their differences (speceval/analysis/categories.py) are computed from rows built from each draw, so the
+# shares and their differences (speceval/analysis/tables/categories.py) are computed from rows built from each draw,
+# so the
 # coverage measured is that of the code path the report runs.
 
 _CATEGORY_TRUTH_DRAWS = 200_000

@@ -16,7 +16,7 @@ from speceval.batch.records import BatchRecord, SubmissionIntent
 
 
 class CostEstimator(Protocol):
-    """Prices a job before it is submitted (see `speceval.costs` for the shipped implementation)."""
+    """Prices a job before it is submitted (see `speceval.batch.costs` for the shipped implementation)."""
 
     def estimate(self, model: BatchedModel, intent: SubmissionIntent, request_file: Path) -> float:
         """Estimated cost in USD of running every request of `intent` (input and expected output tokens)."""

@@ -26,12 +26,11 @@ from speceval.batch.loop import Engine, run_engines
 from speceval.batch.model import BatchedModel
 from speceval.batch.options import EngineOptions, as_source, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
-from speceval.batch.prompt import PromptLike
+from speceval.batch.prompt import PromptItem, PromptLike
 from speceval.batch.records import BatchRecord, ItemRef, RemoteJob, SubmissionIntent, utcnow
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError, TransientProviderError
-from speceval.inputs import PromptItem
 
 __all__ = ["BatchEngine", "Engine", "EngineOptions", "as_source", "is_final", "run_engines"]
 

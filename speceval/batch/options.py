@@ -8,8 +8,8 @@ from typing import Any
 
 from speceval.batch.budget import Budget
 from speceval.batch.ledger import ItemSource, ListSource, final_outcome
+from speceval.batch.prompt import PromptItem
 from speceval.batch.records import ResultRecord
-from speceval.inputs import PromptItem
 
 
 @dataclass

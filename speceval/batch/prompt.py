@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
+
 Role = Literal["user", "assistant"]
 
 
@@ -56,3 +58,24 @@ PromptLike = str | Prompt
 def as_prompt(prompt: PromptLike) -> Prompt:
     """A `Prompt` for either form: a plain string is one user message with no schema."""
     return prompt if isinstance(prompt, Prompt) else Prompt.user(prompt)
+
+
+class PromptItem(BaseModel):
+    """One user prompt to send to a candidate model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statement_id: str
+    """The statement the prompt tests."""
+    original_index: int = Field(ge=0)
+    """Its position in the statement's `inputs` list (results are ordered and merged by it)."""
+    input_text: str
+    """The prompt itself (for a conversation's round: that round's user turn)."""
+    prompt: InstanceOf[Prompt] | None = None
+    """What to send when it is more than `input_text` alone: a conversation's transcript so far (realtime rounds).
+    None for a single prompt, which is sent as `input_text`."""
+
+    @property
+    def request(self) -> str | Prompt:
+        """What an engine sends for this item."""
+        return self.input_text if self.prompt is None else self.prompt

@@ -1,6 +1,6 @@
 """The on-disk state of one run: batch records, submission intents, request files and results.
 
-Layout under the run directory (DESIGN §3):
+Layout under the run directory (docs/generation.md#output-layout):
 
     metadata/<batch_id>.json     one BatchRecord per provider job
     intents/<key>.json           a SubmissionIntent while its job is being created (normally gone at once)

@@ -20,10 +20,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from speceval.analysis.reading.grid_place import grid_place
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import BatchRecord, Outcome
 from speceval.errors import InputError
-from speceval.grid_place import grid_place
 from speceval.redaction import RedactingFilter, RedactingWriter
 
 # Marks a record for the log file only (`logger.error(..., extra=FILE_ONLY)`): the terminal already shows a

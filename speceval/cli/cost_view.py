@@ -11,9 +11,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from speceval.batch.costs import PriceTable
 from speceval.cli.console import run_heading, stdout
-from speceval.costs import PriceTable
-from speceval.ops import RunCost, run_costs
+from speceval.operations.jobs import RunCost, run_costs
 
 
 def _money(value: float | None) -> str:

@@ -12,10 +12,10 @@ from pathlib import Path
 from rich.table import Table
 
 from speceval.batch.budget import Budget
+from speceval.batch.costs import CostEstimator, PriceTable
 from speceval.batch.model import BatchedModel
 from speceval.batch.records import SubmissionIntent
 from speceval.cli.console import console, stdout
-from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError
 
 PlannedJob = tuple[Path, SubmissionIntent]

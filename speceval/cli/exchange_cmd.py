@@ -32,7 +32,7 @@ def register(commands: Any) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     from speceval.cli.console import stdout
-    from speceval.exchange import export_requests
+    from speceval.pipelines.exchange import export_requests
 
     summary = export_requests(args.run_dir, args.out)
     stdout.print(
@@ -46,7 +46,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from speceval.cli.console import console, stdout
-    from speceval.exchange import import_results
+    from speceval.pipelines.exchange import import_results
 
     summary = import_results(args.run_dir, args.results)
     counts = ", ".join(f"{n:,} {outcome}" for outcome, n in sorted(summary.imported.items())) or "nothing"

@@ -1,4 +1,4 @@
-"""Exit codes (DESIGN §5) and the one wrapper that maps exceptions to them for every command."""
+"""Exit codes (docs/generation.md#exit-codes) and the one wrapper that maps exceptions to them for every command."""
 
 from __future__ import annotations
 

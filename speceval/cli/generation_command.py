@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from speceval.batch.costs import PriceTable
 from speceval.batch.engine import EngineOptions
+from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import StopReason
 from speceval.batch.records import Usage
@@ -37,10 +39,9 @@ from speceval.cli.flags import given_poll_interval
 from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.conversations.estimate import later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
-from speceval.costs import PriceTable
 from speceval.errors import ConfigError
-from speceval.manifest import RunManifest
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
+from speceval.operations.runs import find_identical_runs
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.models import simulated_user_model
@@ -50,7 +51,6 @@ from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import ray_settings, refuse_ray_flags
 from speceval.realtime import AnyModel
 from speceval.realtime.settings import create_realtime_model, realtime_settings
-from speceval.runs import find_identical_runs
 
 
 def engine_options(args: argparse.Namespace, base: EngineOptions | None, offline: bool) -> EngineOptions:

@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 
 from speceval.batch.engine import BatchEngine
+from speceval.batch.manifest import RunManifest
 from speceval.cli.console import console, setup_logging, stdout, summary_table
 from speceval.cli.exits import ExitCode
 from speceval.cli.generation import main as generation_main
 from speceval.conversations.rounds import ROUNDS_DIR
 from speceval.errors import ConfigError
-from speceval.manifest import RunManifest
+from speceval.operations.runs import open_run
 from speceval.pipelines.generation import BatchedGenerationPipeline
-from speceval.runs import open_run
 
 
 def cancel(args: argparse.Namespace) -> int:

@@ -9,8 +9,9 @@ from rich.table import Table
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
 from speceval.batch.records import BatchRecord
 from speceval.cli.console import ProgressObserver
+from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.compliance import CandidateSummary
-from speceval.pipelines.judge_run import JudgeOutcome, JudgeTarget
+from speceval.pipelines.judge_run import JudgeTarget
 from speceval.pipelines.position import PositionReport
 from speceval.pipelines.ranking import PairSummary
 

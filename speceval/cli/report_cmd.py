@@ -55,9 +55,9 @@ def _share(text: str) -> float:
 def _report(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from speceval.analysis.report import build_report
+    from speceval.analysis.rendering.report import build_report
+    from speceval.batch.costs import PriceTable
     from speceval.cli.console import stdout
-    from speceval.costs import PriceTable
     from speceval.paths import check_output_dir
 
     check_output_dir(args.out, "--out")
@@ -89,8 +89,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _label_sheet(args: argparse.Namespace) -> int:
-    from speceval.analysis.judge_quality import label_sheet, write_label_sheet
-    from speceval.analysis.load import load_verdicts
+    from speceval.analysis.reading.load import load_verdicts
+    from speceval.analysis.tables.judge_quality import label_sheet, write_label_sheet
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
@@ -110,7 +110,7 @@ def _fmt(value: float | None) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from speceval.analysis.export import export_verdicts
+    from speceval.analysis.rendering.export import export_verdicts
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
@@ -119,7 +119,7 @@ def _export(args: argparse.Namespace) -> int:
 
         return export_inspect_logs(args.paths, args.out or Path("inspect_logs"), args.log_format)
     if args.format == "original":
-        from speceval.analysis.original_export import export_original
+        from speceval.analysis.rendering.original_export import export_original
         from speceval.paths import check_output_dir
 
         out = args.out or Path("original_layout")

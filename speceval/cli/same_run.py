@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from speceval.batch.manifest import RunManifest
 from speceval.batch.records import Outcome
 from speceval.cli.console import console, stdout, summary_table, synthetic_banner
 from speceval.conversations.simulated_user import read_instructions
 from speceval.errors import ConfigError
-from speceval.manifest import RunManifest
 from speceval.providers.registry import resolve_org
 
 

@@ -10,9 +10,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from speceval.batch.costs import PriceTable
 from speceval.cli.console import run_heading, stdout
-from speceval.costs import PriceTable
-from speceval.ops import JobRow, job_rows
+from speceval.operations.jobs import JobRow, job_rows
 
 
 def show_status(args: argparse.Namespace) -> int:

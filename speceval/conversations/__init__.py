@@ -1,4 +1,5 @@
-"""Conversations in generation (DESIGN §7c): scripted inputs, sent one round per user turn through the engine.
+"""Conversations in generation (docs/generation.md#conversations): scripted inputs, sent one round per user turn
+through the engine.
 
 - `script`: what an inputs file may say (`turns`, `messages`), validated into `Conversation`s;
 - `rounds`: which conversations each round holds, and the request of each (the transcript so far);

@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from speceval.conversations.script import Conversation
+from speceval.batch.costs import estimate_prompt_tokens
 from speceval.conversations.simulated_user import SimulatedUser, user_prompt
-from speceval.costs import estimate_prompt_tokens
 from speceval.inputs import InputSet
+from speceval.inputs.script import Conversation
 
 
 class LaterRounds(BaseModel):

@@ -1,6 +1,7 @@
 """The final record of each input of a conversation run, assembled from the rounds' results on disk.
 
-`results/<statement_id>.json` keeps the format every consumer reads (DESIGN §3): `input_text` is the first user
+`results/<statement_id>.json` keeps the format every consumer reads (docs/generation.md#conversations): `input_text`
+is the first user
 message, `output_text` the last answer, `outcome` the outcome of the last turn sent (a turn that did not succeed
 ends its conversation), `usage` the sum over turns. A conversation's record adds `conversation` (every message,
 roles user / assistant, the fixed history included) and `turns` (per round: outcome, answer, error, usage, job).
@@ -26,9 +27,9 @@ from speceval.atomic import atomic_write_bytes
 from speceval.batch.records import Outcome, RequestError, ResultRecord, ResultRow, Usage
 from speceval.batch.store import RunStore
 from speceval.conversations.rounds import RoundRecord, earlier_rows, user_rows
-from speceval.conversations.script import ChatMessage, Conversation
 from speceval.conversations.simulated_user import SimulatedUser, UserEnd
 from speceval.inputs import InputSet
+from speceval.inputs.script import ChatMessage, Conversation
 
 
 class TurnRecord(BaseModel):

@@ -18,12 +18,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_json
-from speceval.batch.prompt import PromptLike
+from speceval.batch.prompt import PromptItem, PromptLike
 from speceval.batch.records import Outcome, ResultRow
 from speceval.batch.store import RunStore
-from speceval.conversations.script import ChatMessage, Conversation
 from speceval.errors import InputError
-from speceval.inputs import InputSet, PromptItem
+from speceval.inputs import InputSet
+from speceval.inputs.script import ChatMessage, Conversation
 
 ROUNDS_DIR = "rounds"
 ROUND_RECORD = "round.json"

@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from speceval.batch.engine import BatchEngine
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest, run_recorded
 from speceval.batch.model import BatchedModel
 from speceval.batch.options import EngineOptions
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
@@ -38,7 +39,6 @@ from speceval.conversations.rounds import (
 )
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.inputs import InputSet
-from speceval.manifest import MANIFEST_NAME, RunManifest, run_recorded
 from speceval.providers.registry import resolve_org
 from speceval.providers.sent import settings_as_sent
 from speceval.realtime.engine import RealtimeEngine

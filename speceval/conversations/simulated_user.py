@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from speceval.batch.model import GenerationParams
 from speceval.batch.prompt import Prompt
-from speceval.conversations.script import ChatMessage
 from speceval.errors import InputError
+from speceval.inputs.script import ChatMessage
 from speceval.judging.prompts import fence, make_nonce
 from speceval.settings_checks import MaxTokens, MaxTurns, Temperature
 

@@ -4,7 +4,8 @@ Real providers cache a prompt's prefix when a later request for the same model r
 across requests and batches of the same organisation. The emulator models that with one cache per emulator
 (not persisted: a restarted emulator starts cold, as an expired cache would), filled by each job's requests in
 the order they are executed, at the job's end time; an entry lives `TTL_SECONDS` after its last use. The rules
-follow the providers' documentation (reference/provider-apis.md, and each provider's prompt caching guide):
+follow the providers' prompt caching guides (OpenAI "Prompt caching", Anthropic "Prompt caching", Gemini "Context
+caching"):
 
 - OpenAI caches automatically: prompts of 1,024 tokens or more, the cached part being the longest previously
   seen prefix in 128-token steps (1,024, 1,152, ...). Reported as `prompt_tokens_details.cached_tokens`

@@ -1,4 +1,5 @@
-"""Realtime chat endpoints of the emulator, with rate limits (reference/provider-apis.md §4).
+"""Realtime chat endpoints of the emulator, with rate limits (the providers' chat APIs and rate-limit headers:
+docs/scale-out.md).
 
     POST /openai/v1/chat/completions               OpenAI chat completions (also what Together, vLLM, Ollama serve)
     POST /anthropic/v1/messages                    Anthropic messages

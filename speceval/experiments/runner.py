@@ -23,17 +23,17 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
+from speceval.analysis.reading.grid_place import STATE_NAME
 from speceval.atomic import atomic_write_json
 from speceval.batch.budget import Budget
+from speceval.batch.costs import CostEstimator, PriceTable
 from speceval.batch.engine import EngineOptions
 from speceval.batch.records import SCHEMA_VERSION, utcnow
-from speceval.costs import CostEstimator, PriceTable
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, inputs_config, resolve_path, stage_overview
-from speceval.grid_place import STATE_NAME
 from speceval.inputgen.pipeline import check_config
 from speceval.inputs import load_inputs
 from speceval.offline import STATE_DIR_NAME, emulator_options, offline_emulator, offline_poll_interval

@@ -17,18 +17,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from speceval.batch.budget import RunBudget
+from speceval.batch.costs import CostEstimator, PriceTable
 from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.manifest import RunManifest
 from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
-from speceval.costs import CostEstimator, PriceTable
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
 from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig, default_rater
 from speceval.inputs import load_inputs
 from speceval.judging.verdicts import category_schema
-from speceval.manifest import RunManifest
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
@@ -413,7 +413,7 @@ def _consistency(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, n
 
 def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
     def finish(summaries: list[EngineSummary]) -> None:
-        from speceval.analysis.report import build_report  # plotting libraries load only when a report is due
+        from speceval.analysis.rendering.report import build_report  # plotting libraries load only when a report is due
 
         labels = ctx.resolve(ctx.config.labels) if ctx.config.labels is not None else None
         ctx.report = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,

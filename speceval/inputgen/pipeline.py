@@ -37,17 +37,7 @@ from pydantic import BaseModel
 
 from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions
-from speceval.batch.model import BatchedModel, GenerationParams
-from speceval.batch.progress import EngineSummary
-from speceval.batch.records import SubmissionIntent
-from speceval.batch.store import RunStore
-from speceval.errors import ConfigError, RunStateError
-from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
-from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
-from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate, InputsFile, InputsMetadata
-from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
-from speceval.inputs import PromptItem
-from speceval.manifest import (
+from speceval.batch.manifest import (
     MANIFEST_NAME,
     RunManifest,
     current_command,
@@ -55,6 +45,16 @@ from speceval.manifest import (
     run_recorded,
     software_versions,
 )
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.progress import EngineSummary
+from speceval.batch.prompt import PromptItem
+from speceval.batch.records import SubmissionIntent
+from speceval.batch.store import RunStore
+from speceval.errors import ConfigError, RunStateError
+from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
+from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE, generator_prompt, rater_prompt
+from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate, InputsFile, InputsMetadata
+from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.models import use_model

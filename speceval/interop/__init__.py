@@ -1,3 +1,3 @@
-"""Bridges to other evaluation tools' formats: Inspect AI's eval logs, both ways (`inspect_log` writes speceval's
-verdicts as logs, `inspect_answers` reads a log's samples as a candidate's answers). `inspect_ai` is an optional
-extra, imported only here (`inspect_dependency`)."""
+"""speceval's verdicts in other evaluation tools' formats: `inspect_log` writes them as Inspect AI eval logs (the
+other direction, Inspect logs read as a candidate's answers, is `speceval.pipelines.inspect_logs`). `inspect_ai` is
+an optional extra, imported only inside the bridge's functions."""

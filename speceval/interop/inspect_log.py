@@ -38,16 +38,18 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from speceval.analysis.load import ComplianceRow, Found, separate_row_settings, walk
-from speceval.analysis.panel import PANEL
-from speceval.analysis.summary import interval_methods
+from speceval.analysis.reading.load import walk
+from speceval.analysis.reading.rows import ComplianceRow, Found
+from speceval.analysis.reading.settings import separate_row_settings
+from speceval.analysis.rendering.summary import interval_methods
+from speceval.analysis.tables.panel import PANEL
 from speceval.atomic import atomic_write_bytes
 from speceval.batch.records import Usage
 from speceval.errors import InputError
-from speceval.interop.inspect_dependency import require_inspect
 from speceval.interop.inspect_scores import SampleKey, judge_rate, judge_score, metrics, panel_scores, sample_key
 from speceval.interop.run_facts import JudgeRun, RunFacts
 from speceval.paths import readable_names, safe_filename
+from speceval.pipelines.inspect_logs import require_inspect
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from speceval.analysis.columns import VerdictColumns
-from speceval.analysis.load import ComplianceRow
-from speceval.analysis.panel import panel_verdicts
-from speceval.analysis.variations import summarize
+from speceval.analysis.reading.columns import VerdictColumns
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.tables.panel import panel_verdicts
+from speceval.analysis.tables.variations import summarize
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from speceval.batch.manifest import MANIFEST_NAME
 from speceval.batch.records import Usage
 from speceval.errors import UsageError
-from speceval.manifest import MANIFEST_NAME
 from speceval.paths import safe_path
 from speceval.pipelines.judge_run import JUDGE_RESPONSES
 from speceval.pipelines.legacy import RESULTS

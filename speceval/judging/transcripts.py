@@ -22,7 +22,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from speceval.conversations.script import ChatMessage
+from speceval.inputs.script import ChatMessage
 from speceval.judging.prompts import CURRENT, Blocks, category_list, render
 from speceval.spec import Statement
 

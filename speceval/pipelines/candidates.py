@@ -2,7 +2,7 @@
 
 A candidate is given as a generation run directory, its `results/` folder, a folder written by the original
 SpecEval (no `run.json`; see `speceval.pipelines.legacy`), or an Inspect AI eval log or folder of them (one candidate
-per model and epoch; see `speceval.interop.inspect_answers`). Its name comes from its run's `run.json`
+per model and epoch; see `speceval.pipelines.inspect_logs`). Its name comes from its run's `run.json`
 (`model_name`), from an explicit name → directory mapping, or, for an original folder only, from the path as the
 original laid it out (`…/<model>/<stamp>/results` → `<model>`).
 
@@ -25,13 +25,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest
 from speceval.batch.records import Outcome
-from speceval.conversations.script import ChatMessage
 from speceval.errors import ConfigError, InputError, RunStateError
-from speceval.interop.inspect_answers import InspectRun, inspect_logs_in, inspect_records, inspect_runs, log_sha256
+from speceval.inputs.script import ChatMessage
 from speceval.judging.transcripts import Transcript
-from speceval.manifest import MANIFEST_NAME, RunManifest
 from speceval.paths import safe_path
+from speceval.pipelines.inspect_logs import InspectRun, inspect_logs_in, inspect_records, inspect_runs, log_sha256
 from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, legacy_outcome, read_together_file
 from speceval.spec import Specification
 

@@ -1,6 +1,6 @@
 """`BatchedComplianceJudge`: a judge model decides whether each candidate answer complies with its statement.
 
-Output (DESIGN §3), one directory per candidate:
+Output (`speceval.judging.files`, docs/architecture.md#on-disk-formats), one directory per candidate:
 
     {output_dir_base}/spec_{spec}/judge_{judge}/{candidate}/
         run.json, metadata/, preprocessed/     the judge run (as for generation)
@@ -22,16 +22,26 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import BaseModel, Field
 
 from speceval.atomic import atomic_write_bytes
 from speceval.batch.progress import EngineObserver, EngineSummary
-from speceval.batch.records import SCHEMA_VERSION, RequestError
-from speceval.conversations.script import ChatMessage
+from speceval.batch.records import SCHEMA_VERSION
 from speceval.errors import ConfigError
-from speceval.judging.canaries import CANARY_DIR, Canary, CanaryKind, likert_correct, spec_canaries, without_example
+from speceval.judging.canaries import CANARY_DIR, Canary, likert_correct, spec_canaries, without_example
+from speceval.judging.files import (
+    CONVERSATION_FIELDS,
+    CanaryEntry,
+    CanaryFile,
+    CanaryMetadata,
+    ComplianceEntry,
+    ComplianceFile,
+    ComplianceMetadata,
+    JudgeOutcome,
+    Mode,
+)
 from speceval.judging.prompts import CURRENT, TemplateId, render_category, render_compliance
 from speceval.judging.transcripts import Scope, render_transcript_compliance
 from speceval.judging.verdicts import (
@@ -48,7 +58,6 @@ from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.answer_prompts import AnswerPrompts, StatementPrompts, TurnPrompts, turn_request_index
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
 from speceval.pipelines.judge_run import (
-    JudgeOutcome,
     JudgeSettings,
     JudgeTarget,
     check_resumable,
@@ -65,93 +74,6 @@ from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
-
-Mode = Literal["binary", "likert", "categories"]
-
-
-class ComplianceMetadata(BaseModel):
-    """The `metadata` of a compliance results file."""
-
-    model: str = Field(description="the candidate model judged")
-    judge: str = Field(description="the judge model")
-    spec: str = Field(description="the spec's name")
-    statement_id: str
-    prompt_version: str = Field(description="the judge template id, e.g. compliance_binary_v2")
-    mode: Mode
-    batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
-    candidate_dir: str = Field(description="the generation run the answers come from")
-    run: int | None = Field(default=None, description="the candidate's run when its answers say (an Inspect log's "
-                            "epoch); None: the run is where the folder sits (an experiment's run<k>, else 1)")
-    categories: list[str] | None = Field(default=None, description="categories mode: the category names, in order")
-    scope: Scope | None = Field(default=None, description="conversations, or judged turn by turn: what one verdict "
-                                "covers (absent for plain answers judged one verdict each)")
-    transcript_prompt_version: str | None = Field(default=None, description="the template conversations were "
-                                                  "judged with (prompt_version is the plain answers' template)")
-
-
-class ComplianceEntry(BaseModel):
-    """One judged answer. `compliant`/`confidence`/`rating` are null unless `outcome` is judged."""
-
-    input: str
-    output: str
-    compliant: StrictBool | None = None
-    confidence: float | None = None
-    rating: int | None = Field(default=None, description="Likert mode only: 1 (violates) to 5 (fully complies)")
-    category: str | None = Field(default=None, description="categories mode only: the category the judge chose")
-    explanation: str | None = None
-    outcome: JudgeOutcome
-    raw_judge_response: str | None = None
-    parse_error: str | None = Field(default=None, description="why an unparsed answer has no verdict")
-    error: RequestError | None = Field(default=None, description="the provider's error for a failed judge request")
-    original_index: int = Field(description="the answer's original_index in the candidate's results file")
-    batch_id: str | None = None
-    turn: int | None = Field(default=None, description="scope turn: which assistant turn of the answer's "
-                             "conversation was judged (1-based; 1 for a plain answer); `output` is that turn's answer")
-    conversation: list[ChatMessage] | None = Field(default=None, description="scope conversation: the whole "
-                                                   "transcript judged (`output` is its last answer)")
-    prompt_version: str | None = Field(default=None, description="this verdict's template when it is not the "
-                                       "file's `metadata.prompt_version` (a conversation's transcript template)")
-
-
-CONVERSATION_FIELDS = ("turn", "conversation", "prompt_version")
-"""Fields of a verdict that only judging conversations fills (absent from the files of plain answers)."""
-
-
-class ComplianceFile(BaseModel):
-    """`results/<statement_id>.json` of a candidate."""
-
-    schema_version: int = SCHEMA_VERSION
-    metadata: ComplianceMetadata
-    results: list[ComplianceEntry]
-
-
-class CanaryMetadata(BaseModel):
-    """The `metadata` of a canaries file: the spec's example responses judged by one judge (no candidate)."""
-
-    judge: str
-    spec: str
-    statement_id: str
-    prompt_version: str
-    mode: Mode
-    batch_ids: list[str]
-
-
-class CanaryEntry(ComplianceEntry):
-    """One example response of the spec, judged. `original_index` numbers it within its statement (see
-    `speceval.judging.canaries`); `correct` is null unless judged."""
-
-    kind: CanaryKind = Field(description="good: expected compliant; bad: expected non-compliant")
-    example: int = Field(description="1-based number of the example among its statement's examples")
-    correct: bool | None = None
-
-
-class CanaryFile(BaseModel):
-    """`spec_<spec>/_canaries/judge_<judge>/results/<statement_id>.json`."""
-
-    schema_version: int = SCHEMA_VERSION
-    metadata: CanaryMetadata
-    canaries: list[CanaryEntry]
-
 
 class CandidateSummary(BaseModel):
     """`summary.json` of a candidate: what was judged, and rates over judged answers only.

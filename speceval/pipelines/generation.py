@@ -1,7 +1,8 @@
 """`BatchedGenerationPipeline`: a candidate model answers the pre-generated inputs of a spec, through a batch API.
 
 Everything is validated before anything is submitted: the spec, every inputs file, and (on resume) that neither
-changed since the run started. The run directory then holds all state (DESIGN §3), so `resume` continues it.
+changed since the run started. The run directory then holds all state (docs/generation.md#output-layout), so `resume`
+continues it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SubmissionIntent
@@ -23,13 +25,12 @@ from speceval.conversations.runner import ConversationRun
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
-from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
+from speceval.operations.runs import find_identical_runs
 from speceval.pipelines.models import check_model, simulated_user_model, use_model
 from speceval.providers.registry import create_batched_model, resolve_org
 from speceval.providers.sent import settings_as_sent
 from speceval.realtime import AnyModel, RealtimeModel, make_engine
-from speceval.runs import find_identical_runs
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)

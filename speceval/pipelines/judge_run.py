@@ -16,15 +16,16 @@ import logging
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from speceval.atomic import atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
 from speceval.batch.ledger import ItemSource
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.batch.model import BatchedModel, GenerationParams
 from speceval.batch.progress import EngineObserver, EngineSummary
+from speceval.batch.prompt import PromptItem
 from speceval.batch.records import (
     BatchRecord,
     Outcome,
@@ -35,9 +36,8 @@ from speceval.batch.records import (
 )
 from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.errors import RunStateError
-from speceval.inputs import PromptItem
+from speceval.judging.files import JudgeOutcome
 from speceval.judging.prompts import TemplateId, new_salt
-from speceval.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
 from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
 from speceval.pipelines.answer_prompts import JudgeSource
@@ -52,29 +52,6 @@ logger = logging.getLogger(__name__)
 
 JUDGE_RESPONSES = "judge_responses"
 """Subfolder of a judge run directory holding the engine's per-request records (the judge's raw answers)."""
-
-
-class JudgeOutcome(StrEnum):
-    """What happened to one judgement (the closed set of `outcome` values in verdict files).
-
-    Only `judged` records carry a verdict and enter rates, win counts and tie counts; every other outcome is
-    counted separately.
-    """
-
-    JUDGED = "judged"
-    """The judge answered and its verdict was parsed and valid."""
-    UNPARSED = "unparsed"
-    """The judge answered, but without a valid verdict (`parse_error` says why)."""
-    JUDGE_ERRORED = "judge_errored"
-    """The provider returned an error for the judge request (`error` has its code and message)."""
-    JUDGE_EXPIRED = "judge_expired"
-    """The judge's batch job expired before the request ran, and no attempts are left."""
-    JUDGE_CANCELLED = "judge_cancelled"
-    """The judge's batch job was cancelled before the request ran."""
-    JUDGE_MISSING = "judge_missing"
-    """The provider returned no result for the request, and no attempts are left."""
-    PENDING = "pending"
-    """No final outcome yet (the run stopped early: timeout, budget, Ctrl+C); rerun the command to continue."""
 
 
 _FAILED = {

@@ -1,6 +1,7 @@
 """`BatchedRankingPipeline`: a judge compares candidates two at a time, in both orders, on every shared input.
 
-Output (DESIGN §3), one directory per ORDERED pair (A is shown first):
+Output (`speceval.judging.files`, docs/architecture.md#on-disk-formats), one directory per ORDERED pair (A is shown
+first):
 
     {output_dir_base}/spec_{spec}/judge_{judge}/{A}x{B}/
         run.json, metadata/, preprocessed/, judge_responses/    the judge run
@@ -38,22 +39,21 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
-from speceval.batch.records import SCHEMA_VERSION, RequestError
-from speceval.conversations.script import ChatMessage
+from speceval.batch.records import SCHEMA_VERSION
 from speceval.errors import ConfigError
+from speceval.judging.files import JudgeOutcome, RankingEntry, RankingFile, RankingMetadata
 from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.transcripts import Transcript, render_transcript_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
 from speceval.pipelines.judge_run import (
-    JudgeOutcome,
     JudgeSettings,
     JudgeTarget,
     PromptSetup,
@@ -72,50 +72,6 @@ from speceval.realtime import AnyModel
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
-
-
-class RankingMetadata(BaseModel):
-    """The `metadata` of a ranking results file."""
-
-    model_a: str = Field(description="the candidate whose answers are output_a (shown first to the judge)")
-    model_b: str = Field(description="the candidate whose answers are output_b")
-    judge: str
-    spec: str
-    statement_id: str
-    prompt_version: str
-    batch_ids: list[str]
-    candidate_dir_a: str
-    candidate_dir_b: str
-
-
-class RankingEntry(BaseModel):
-    """One comparison. `rank`/`winner` are null unless `outcome` is judged."""
-
-    index: int = Field(description="the task index (see the module docstring); the same input in AxB and BxA")
-    input: str
-    output_a: str
-    output_b: str
-    rank: Literal[1, 0, -1] | None = None
-    winner: Literal["A", "B", "tie"] | None = None
-    explanation: str | None = None
-    outcome: JudgeOutcome
-    raw_judge_response: str | None = None
-    parse_error: str | None = None
-    error: RequestError | None = None
-    original_index_a: int
-    original_index_b: int
-    batch_id: str | None = None
-    conversation_a: list[ChatMessage] | None = Field(default=None, description="conversations: A's whole transcript "
-                                                     "as the judge saw it (output_a is its last answer)")
-    conversation_b: list[ChatMessage] | None = None
-
-
-class RankingFile(BaseModel):
-    """`results/<statement_id>.json` of an ordered pair."""
-
-    schema_version: int = SCHEMA_VERSION
-    metadata: RankingMetadata
-    rankings: list[RankingEntry]
 
 
 class PairSummary(BaseModel):

@@ -1,6 +1,6 @@
 """Anthropic Message Batches adapter: requests sent inline → one batch → a JSONL results stream.
 
-Wire format (reference/provider-apis.md §2): each request is `{custom_id, params}` where `params` are Messages API
+Wire format (Anthropic, "Batch processing"): each request is `{custom_id, params}` where `params` are Messages API
 parameters; each result line is `{custom_id, result}` whose `result.type` is `succeeded` (with a `message`),
 `errored` (with `error.error.{type, message}`), `canceled` or `expired`, in any order. A batch's
 `processing_status` is `in_progress`, `canceling` or `ended`; `ended` covers completed, cancelled and expired

@@ -1,6 +1,6 @@
 """Gemini Batch API adapter (Gemini Developer API, API key): JSONL upload → batch job → responses file.
 
-Wire format (reference/provider-apis.md §3): request lines `{key, request: GenerateContentRequest}` uploaded
+Wire format (Gemini API, "Batch Mode"): request lines `{key, request: GenerateContentRequest}` uploaded
 through the Files API; the job is a long-running operation tagged with our idempotency key as its
 `display_name`; a succeeded job names a generated responses file whose lines are `{key, response}` or
 `{key, error}`. Failed, cancelled and expired jobs have no results: every request of such a job is recorded by

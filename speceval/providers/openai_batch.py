@@ -1,6 +1,6 @@
 """OpenAI Batch API adapter: JSONL request file → upload → batch → output and error files.
 
-Wire format (reference/provider-apis.md §1): request lines `{custom_id, method, url, body}`; result lines
+Wire format (OpenAI, "Batch API"): request lines `{custom_id, method, url, body}`; result lines
 `{custom_id, response: {status_code, body}, error}` in two files (successes in the output file, failures in the
 error file), in any order. The error file's HTTP failures carry the real message in `response.body.error`;
 requests that never ran (expiry, cancellation) have `response: null` and a top-level `error`.

@@ -2,7 +2,7 @@
 
 The OpenAI shape also serves Together, vLLM, SGLang and Ollama (`--base-url`). Every SDK client is built with
 `max_retries=0` (Gemini's never retries by default): retries belong to the engine, whose limiter must see every
-429 to slow all workers down. Wire reference: reference/provider-apis.md §4.
+429 to slow all workers down. Wire reference: each provider's chat API documentation.
 """
 
 from __future__ import annotations

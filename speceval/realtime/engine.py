@@ -23,14 +23,14 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from speceval.batch.costs import PriceTable
 from speceval.batch.engine import EngineOptions, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
+from speceval.batch.prompt import PromptItem
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
-from speceval.costs import PriceTable
 from speceval.errors import ConfigError
-from speceval.inputs import PromptItem
 from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel

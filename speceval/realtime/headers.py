@@ -1,4 +1,4 @@
-"""The providers' rate-limit headers, read into one shape (reference/provider-apis.md §4).
+"""The providers' rate-limit headers, read into one shape (each provider's rate-limit documentation).
 
 OpenAI (and Together, vLLM behind gateways) send `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` with the
 reset as a Go duration (`12ms`, `1.5s`, `6m0s`); Anthropic sends `anthropic-ratelimit-{requests,tokens}-{limit,

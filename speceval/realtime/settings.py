@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from speceval.batch.manifest import RunManifest
 from speceval.batch.model import GenerationParams
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
 from speceval.errors import ConfigError, MissingCredentialsError
-from speceval.manifest import RunManifest
 from speceval.providers.registry import ProviderEntry, load_class, resolve_org
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from speceval.analysis.clustered import (
+from speceval.analysis.reading.rows import ComplianceRow, RankingRow
+from speceval.analysis.statistics.clustered import (
     WILSON,
     bootstrap_percentiles,
     clustered_mean,
@@ -17,11 +18,10 @@ from speceval.analysis.clustered import (
     rate_interval,
     t975,
 )
-from speceval.analysis.load import ComplianceRow, RankingRow
-from speceval.analysis.panel import PANEL, panel_rows
-from speceval.analysis.stats import wilson_interval
-from speceval.analysis.tables import position_consistency, strengths, win_rates
-from speceval.analysis.variations import paired_comparisons, variation_statistics
+from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.tables.panel import PANEL, panel_rows
+from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
+from speceval.analysis.tables.variations import paired_comparisons, variation_statistics
 
 
 def test_t_quantiles_match_the_tables():
@@ -91,7 +91,7 @@ def test_a_weighted_bootstrap_draws_the_same_resamples_as_the_list_one():
     # the same seed must give the same resamples, so every percentile is the same number.
     import numpy as np
 
-    from speceval.analysis.clustered import bootstrap_weighted
+    from speceval.analysis.statistics.clustered import bootstrap_weighted
 
     clusters = ["c", "a", "c", "b", "d", "a", "e", "b"]
     values = [1.0, 0.0, 0.5, 1.0, 0.0, 1.0, 0.5, 0.0]
@@ -205,7 +205,7 @@ def test_likert_ratings_get_a_clustered_mean_and_stay_out_of_the_binary_rate():
 
 
 def test_breakdowns_group_by_statement_type():
-    from speceval.analysis.variations import breakdown
+    from speceval.analysis.tables.variations import breakdown
 
     rows = [row("j", "m", "a", "q1", True).model_copy(update={"statement_type": "prohibition"}),
             row("j", "m", "b", "q2", False).model_copy(update={"statement_type": "prohibition"}),
@@ -216,7 +216,7 @@ def test_breakdowns_group_by_statement_type():
 
 
 def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
-    from speceval.analysis.tables import compliance_rates, judge_bias
+    from speceval.analysis.tables.rates import compliance_rates, judge_bias
 
     rows = [row("j1", "m", "st", f"q{i}", i < 3) for i in range(4)] + [row("j2", "m", "st", f"q{i}", i < 1)
                                                                        for i in range(4)]
@@ -226,7 +226,7 @@ def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
 
 
 def test_a_large_experiment_embeds_the_same_number_of_samples_from_every_cell():
-    from speceval.analysis.samples import sample_section, select_samples
+    from speceval.analysis.rendering.samples import sample_section, select_samples
 
     rows = [row("j", model, "st", f"q{i}", True, run=run) for model in ("a", "b") for run in (1, 2, 3)
             for i in range(10)]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.export import export_verdicts
-from speceval.analysis.load import load_verdicts
-from speceval.analysis.report import build_report
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.rendering.export import export_verdicts
+from speceval.analysis.rendering.report import build_report
+from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
-from speceval.manifest import RunManifest
 
 SPECS = ("openai", "anthropic", "google")
 JUDGES = ("gpt-4.1-2025-04-14", "claude-3-7-sonnet-20250219", "gemini-2.0-flash-001")
@@ -176,7 +176,7 @@ def test_a_report_over_offline_and_provider_folders_says_mixed_at_the_top(tmp_pa
 
 
 def test_the_page_stays_small_however_long_the_answers(tmp_path):
-    from speceval.analysis.samples import TEXT_LIMIT
+    from speceval.analysis.rendering.samples import TEXT_LIMIT
 
     root = tmp_path / "runs"
     results = [{"input": f"q{i}", "output": f"{i} " + "x" * 50_000, "compliant": i % 2 == 0, "confidence": 0.9,

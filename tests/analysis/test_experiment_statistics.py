@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from speceval.analysis.report import build_report
+from speceval.analysis.rendering.report import build_report
 from tests import forked
 from tests.conftest import REPO, TEST_KEY, cli_env, write_inputs
 from tests.independent.openai_server import IndependentOpenAIServer

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from speceval.analysis.clustered import rate_interval
-from speceval.analysis.stats import wilson_interval
+from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.stats import wilson_interval
 
 
 def binomial_pmf(n: int, p: np.ndarray) -> np.ndarray:

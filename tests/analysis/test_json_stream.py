@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis import json_stream, load
-from speceval.analysis.fold import fold_verdicts
-from speceval.analysis.json_stream import read_json
-from speceval.analysis.load import VerdictReader, load_verdicts
+from speceval.analysis.reading import json_stream, load
+from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.reading.json_stream import read_json
+from speceval.analysis.reading.load import VerdictReader, load_verdicts
 from speceval.errors import InputError
 from tests.analysis.test_report_golden import fabricate
 from tests.analysis.test_report_stream import fold_peak_per_verdict

@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speceval.analysis.judge_quality import (
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.tables.judge_quality import (
     LABEL_COLUMNS,
     item_id,
     label_sheet,
@@ -19,7 +21,6 @@ from speceval.analysis.judge_quality import (
     ppi_rates,
     read_labels,
 )
-from speceval.analysis.load import ComplianceRow, load_verdicts
 from speceval.cli.main import main as speceval_main
 from speceval.errors import InputError
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.judge_quality import LabelTally, human_agreement, item_id, ppi_rates, read_labels
-from speceval.analysis.labelled import labelled_tally
-from speceval.analysis.load import load_verdicts
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.tables.judge_quality import LabelTally, human_agreement, item_id, ppi_rates, read_labels
+from speceval.analysis.tables.labelled import labelled_tally
 from speceval.errors import InputError
 
 

@@ -10,11 +10,11 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from speceval.analysis import plots
-from speceval.analysis.categories import CategoryShare
-from speceval.analysis.judge_quality import Leniency
-from speceval.analysis.tables import ComplianceRate
-from speceval.analysis.variations import RunStatistics, VariationStatistics
+from speceval.analysis.rendering import plots
+from speceval.analysis.tables.categories import CategoryShare
+from speceval.analysis.tables.judge_quality import Leniency
+from speceval.analysis.tables.rates import ComplianceRate
+from speceval.analysis.tables.variations import RunStatistics, VariationStatistics
 
 JUDGE = "claude-3-7-sonnet-20250219"
 CANDIDATES = ["claude-3-5-haiku-20241022", "gpt-4.1-mini-2025-04-14"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.report import build_report
+from speceval.analysis.rendering.report import build_report
 
 PUBLISHED = Path(__file__).parent.parent / "fixtures" / "original_published"
 STATEMENTS = {"openai": 46, "anthropic": 49, "google": 23}  # × 20 inputs = 920 / 980 / 460 records per cell

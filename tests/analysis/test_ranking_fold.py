@@ -9,18 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speceval.analysis import tables
-from speceval.analysis.columns import NO_OFFSET, first_seen, first_seen_bounded
-from speceval.analysis.fold import fold_verdicts
-from speceval.analysis.load import load_verdicts
-from speceval.analysis.ranking_columns import RankingColumns
-from speceval.analysis.read_back import RankingReadBack
-from speceval.analysis.report import build_report
-from speceval.analysis.sample_record import record_size
-from speceval.analysis.samples import ranking_samples, select_rankings
-from speceval.analysis.tables import position_consistency, strengths, win_rates
+from speceval.analysis.reading.columns import NO_OFFSET
+from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.reading.ranking_columns import RankingColumns
+from speceval.analysis.rendering.read_back import RankingReadBack
+from speceval.analysis.rendering.report import build_report
+from speceval.analysis.rendering.sample_record import record_size
+from speceval.analysis.rendering.samples import ranking_samples, select_rankings
+from speceval.analysis.statistics.codes import first_seen, first_seen_bounded
+from speceval.analysis.tables import rankings as tables
+from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
 from speceval.errors import InputError
-from speceval.pipelines.ranking import RankingEntry, RankingFile, RankingMetadata
+from speceval.judging.files import RankingEntry, RankingFile, RankingMetadata
 
 
 def write_ranking(root: Path, judge: str, a: str, b: str, ranks: list[int | None], statement: str = "st0",

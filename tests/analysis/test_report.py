@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speceval.analysis.export import export_verdicts
-from speceval.analysis.report import build_report
-from speceval.analysis.stats import (
+from speceval.analysis.rendering.export import export_verdicts
+from speceval.analysis.rendering.report import build_report
+from speceval.analysis.statistics.stats import (
     bradley_terry,
     cohen_kappa,
     fleiss_kappa,
@@ -115,7 +115,7 @@ def test_export_writes_one_row_per_verdict(tmp_path):
 
 
 def test_verdicts_in_an_experiment_carry_their_variation_name_settings_and_run(tmp_path):
-    from speceval.analysis.load import load_verdicts
+    from speceval.analysis.reading.load import load_verdicts
     from speceval.paths import safe_filename
 
     name = "temperature_0.7+time_pressure"
@@ -147,7 +147,7 @@ def test_report_command_writes_every_file_and_prints_rates_by_variation(tmp_path
 
 
 def test_an_unparsed_verdict_shows_the_judges_raw_answer_and_why_in_the_sample_view(tmp_path):
-    from speceval.analysis.report import build_report
+    from speceval.analysis.rendering.report import build_report
 
     root = tmp_path / "runs"
     path = root / "c/m1/results/s1.json"
@@ -165,8 +165,8 @@ def test_an_unparsed_verdict_shows_the_judges_raw_answer_and_why_in_the_sample_v
 
 
 def test_agreement_kappas_carry_a_bootstrap_interval_that_brackets_them(tmp_path):
-    from speceval.analysis.load import ComplianceRow
-    from speceval.analysis.tables import judge_agreement
+    from speceval.analysis.reading.rows import ComplianceRow
+    from speceval.analysis.tables.rates import judge_agreement
 
     rows = []
     for judge, offset in (("a", 0), ("b", 1), ("c", 2)):
@@ -183,14 +183,14 @@ def test_agreement_kappas_carry_a_bootstrap_interval_that_brackets_them(tmp_path
         assert agreement.ci_low is not None and agreement.ci_low <= agreement.kappa <= agreement.ci_high
         assert "bootstrap" in agreement.ci_method
     # The same figure the plain formulas give: the interval's statistic is the kappa itself.
-    from speceval.analysis.tables import _cohen_from_counts
+    from speceval.analysis.tables.rates import _cohen_from_counts
 
     assert _cohen_from_counts(np.array([40.0, 5.0, 5.0, 50.0])) == pytest.approx(
         ((90 / 100) - (45 * 45 + 55 * 55) / 100 ** 2) / (1 - (45 * 45 + 55 * 55) / 100 ** 2))
 
 
 def test_ranking_verdicts_are_browsable_with_both_answers_and_win_rates_link_to_them(tmp_path):
-    from speceval.analysis.report import build_report
+    from speceval.analysis.rendering.report import build_report
 
     root = tmp_path / "runs"
     ranking_file(root / "r/m1xm2/results/s1.json", "m1", "m2", [1, -1, 0])

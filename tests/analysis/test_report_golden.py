@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.report import build_report
-from speceval.manifest import RunManifest
+from speceval.analysis.rendering.report import build_report
+from speceval.batch.manifest import RunManifest
 
 GOLDEN = Path(__file__).parent / "golden_report"
 STATEMENTS = [("s1", "prohibition", "platform"), ("s2", "requirement", "user"), ("s3", "guideline", "developer"),

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speceval.analysis.fold import fold_verdicts
-from speceval.analysis.load import load_verdicts
-from speceval.analysis.panel import panel_rows, panel_verdicts
-from speceval.analysis.sample_record import sample_record
-from speceval.analysis.samples import sample_records
+from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.rendering.sample_record import sample_record
+from speceval.analysis.rendering.samples import sample_records
+from speceval.analysis.tables.panel import panel_rows, panel_verdicts
 from tests.analysis.test_report_golden import fabricate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def test_every_embedded_record_is_the_verdict_read_back_from_its_file(tmp_path: 
 
 
 def test_a_small_page_budget_embeds_fewer_records_and_never_more_bytes(tmp_path: Path) -> None:
-    from speceval.analysis.sample_record import record_size
+    from speceval.analysis.rendering.sample_record import record_size
 
     root = fabricate(tmp_path / "data")
     columns = fold_verdicts([root]).columns
@@ -123,7 +123,7 @@ def _results_file(root: Path, entries: int, bad: int | None = None) -> Path:
 def test_a_bad_entry_past_the_first_chunk_is_named_by_its_place_in_the_file(tmp_path: Path) -> None:
     import pytest
 
-    from speceval.analysis.load import ENTRY_CHUNK
+    from speceval.analysis.reading.load import ENTRY_CHUNK
     from speceval.errors import InputError
 
     bad = ENTRY_CHUNK * 2 + 7
@@ -140,7 +140,8 @@ def test_a_fold_takes_a_files_rows_as_each_chunk_is_validated(tmp_path: Path) ->
 
     import pytest
 
-    from speceval.analysis.load import ENTRY_CHUNK, Found, walk
+    from speceval.analysis.reading.load import ENTRY_CHUNK, walk
+    from speceval.analysis.reading.rows import Found
     from speceval.errors import InputError
 
     root = _results_file(tmp_path / "runs", ENTRY_CHUNK * 2, bad=ENTRY_CHUNK + 1)
@@ -156,8 +157,8 @@ def test_a_report_keeps_no_array_per_verdict_beyond_its_columns_and_input_cluste
     """Fact codes, strata, judged masks and values are computed from per-file codes when asked: after every table
     the judges' columns hold their own arrays (no score or source array: those are a panel's) and a cluster code
     per verdict, nothing else of their size."""
-    from speceval.analysis.tables import compliance_rates, judge_agreement
-    from speceval.analysis.variations import breakdown, paired_comparisons, variation_statistics
+    from speceval.analysis.tables.rates import compliance_rates, judge_agreement
+    from speceval.analysis.tables.variations import breakdown, paired_comparisons, variation_statistics
 
     root = fabricate(tmp_path / "data")
     columns = fold_verdicts([root]).columns
@@ -173,7 +174,8 @@ def test_groups_found_among_files_are_the_groups_a_stable_sort_gives(tmp_path: P
     """`grouped` takes each file's run of rows instead of sorting a code per verdict: the same groups, in the same
     order, with the same rows in the same order and dtype, for the folded columns, a panel joined to them, columns
     taken out of order, all verdicts or a subset."""
-    from speceval.analysis.columns import _sorted_groups, dense, grouped, index_array
+    from speceval.analysis.reading.columns import _sorted_groups, grouped
+    from speceval.analysis.statistics.codes import dense, index_array
 
     columns = fold_verdicts([fabricate(tmp_path / "data")]).columns
     panel = panel_verdicts(columns)
@@ -192,9 +194,9 @@ def test_groups_found_among_files_are_the_groups_a_stable_sort_gives(tmp_path: P
 
 def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn() -> None:
     """matplotlib (30 MB) is imported by the first figure, after the statistics have let their arrays go."""
-    code = ("import sys; import speceval.analysis.report, speceval.cli.main; "
+    code = ("import sys; import speceval.analysis.rendering.report, speceval.cli.main; "
             "assert 'matplotlib' not in sys.modules, 'imported'; "
-            "import numpy as np; from speceval.analysis.plots import heatmap; "
+            "import numpy as np; from speceval.analysis.rendering.plots import heatmap; "
             "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
             "assert 'matplotlib' in sys.modules")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
@@ -222,7 +224,7 @@ def test_a_results_file_changed_after_it_was_folded_is_refused_not_shown(tmp_pat
 def test_the_sample_is_sized_a_block_at_a_time_and_no_further_than_the_budget() -> None:
     """Each verdict weighed is read back from its file: `pick` asks the sizes of no block past the one where the
     page's budget is reached (a million verdicts: a few thousand reads, not a million)."""
-    from speceval.analysis.samples import SIZE_BLOCK, pick
+    from speceval.analysis.rendering.samples import SIZE_BLOCK, pick
 
     asked: list[int] = []
 
@@ -243,7 +245,7 @@ def test_the_sample_is_sized_a_block_at_a_time_and_no_further_than_the_budget() 
 def test_offsets_are_kept_in_four_bytes_and_a_file_past_4_gib_is_read_back_by_position() -> None:
     from array import array
 
-    from speceval.analysis.columns import NO_OFFSET, file_offsets
+    from speceval.analysis.reading.columns import NO_OFFSET, file_offsets
 
     assert file_offsets(array("Q", [10, 2_000, 2**32 - 2]), 3).tolist() == [10, 2_000, 2**32 - 2]
     assert file_offsets(array("Q", [10, 2**32]), 2).tolist() == [NO_OFFSET] * 2  # one past 4 GiB: none kept

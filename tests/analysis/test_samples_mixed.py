@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from speceval.analysis.data import compute
-from speceval.costs import PriceTable
+from speceval.analysis.rendering.data import compute
+from speceval.batch.costs import PriceTable
 
 
 def _write(root: Path, judge: str, mode: str, turn: bool) -> set[tuple[str, ...]]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.report import ReportSummary, build_report
-from speceval.analysis.summary import _signed
+from speceval.analysis.rendering.report import ReportSummary, build_report
+from speceval.analysis.rendering.summary import _signed
 from tests.analysis.test_evidence import JUDGES, MODELS, SPECS, write_original_compliance, write_original_ranking
 
 

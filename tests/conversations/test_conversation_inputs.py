@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from speceval.batch.prompt import Message
-from speceval.conversations.script import ChatMessage, Conversation
 from speceval.errors import ConfigError, InputError
 from speceval.inputs import load_inputs
+from speceval.inputs.script import ChatMessage, Conversation
 from speceval.spec import Specification, load_spec
 from tests.conftest import cli_env, run_generation, write_spec
 

@@ -253,10 +253,10 @@ def _records(run_dir: Path) -> dict[str, list[Any]]:
 @pytest.mark.slow
 def test_the_budget_counts_the_user_models_jobs_and_stops_before_one_it_cannot_pay(tmp_path: Path) -> None:
     from speceval.batch.budget import Budget, RunBudget
+    from speceval.batch.costs import CostEstimator, PriceTable
     from speceval.batch.engine import EngineOptions
     from speceval.batch.progress import StopReason
     from speceval.conversations.simulated_user import SimulatedUser
-    from speceval.costs import CostEstimator, PriceTable
     from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
@@ -332,9 +332,9 @@ def test_ray_refuses_a_simulated_user_before_writing_anything(tmp_path: Path) ->
 
 
 def test_the_emulator_answers_a_simulated_users_prompt_deterministically_sometimes_with_the_stop_word() -> None:
-    from speceval.conversations.script import ChatMessage
     from speceval.conversations.simulated_user import SimulatedUser, UserEnd
     from speceval.emulator import respond
+    from speceval.inputs.script import ChatMessage
 
     user = SimulatedUser(model="claude-3-5-haiku-20241022", instructions="A regulator.", stop_word=STOP)
     answers = []

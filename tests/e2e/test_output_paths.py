@@ -95,7 +95,7 @@ def test_a_prices_file_missing_or_malformed_is_refused_even_without_a_budget(tmp
 def test_a_verdict_that_is_not_a_boolean_is_refused_not_read_as_true(tmp_path):
     import json
 
-    from speceval.analysis.load import load_verdicts
+    from speceval.analysis.reading.load import load_verdicts
     from speceval.errors import InputError
 
     compliance_file(tmp_path / "runs/c/m1/results/s1.json", "m1", "j", [True])

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.prompt import PromptItem
 from speceval.batch.records import Outcome, RemoteJob, SubmissionIntent
 from speceval.batch.store import RunStore
-from speceval.inputs import PromptItem
 from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
 
 

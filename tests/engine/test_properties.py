@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from speceval.batch.chunking import custom_id_for, new_idempotency_key
 from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.prompt import PromptItem
 from speceval.batch.store import RunStore
-from speceval.inputs import PromptItem
 from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
 
 ANTHROPIC_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -13,7 +13,7 @@ import pytest
 from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec, write_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
 
-from speceval.analysis.load import load_verdicts
+from speceval.analysis.reading.load import load_verdicts
 from speceval.cli.judge import compliance_main
 from tests.conftest import SAMPLE_SPEC
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from speceval.analysis.load import load_verdicts
+from speceval.analysis.reading.load import load_verdicts
 from tests import forked
 from tests.conftest import REPO, cli_env
 from tests.interop.test_inspect_answers import NAME, build_log

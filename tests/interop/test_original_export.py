@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.report import build_report
+from speceval.analysis.rendering.report import build_report
 from speceval.cli.main import main as speceval_main
 from tests.interop.conftest import CANDIDATES, JUDGES
 

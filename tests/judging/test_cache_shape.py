@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from speceval.batch.costs import CostEstimator, PriceTable, marks_cache, record_cost
 from speceval.batch.engine import EngineOptions
+from speceval.batch.manifest import RunManifest
 from speceval.batch.model import GenerationParams
 from speceval.batch.records import BatchRecord, Usage
-from speceval.costs import CostEstimator, PriceTable, marks_cache, record_cost
 from speceval.emulator import Emulator, FaultConfig
 from speceval.emulator.prompt_cache import CacheUse, PrefixCache
 from speceval.emulator.responder import respond
@@ -31,7 +32,6 @@ from speceval.judging.prompts import (
     statement_nonce,
 )
 from speceval.judging.transcripts import Transcript, render_transcript_compliance, render_transcript_ranking
-from speceval.manifest import RunManifest
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import SALT_FILE, JudgeSettings, JudgeTarget, write_manifest

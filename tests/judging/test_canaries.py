@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.report import build_report
+from speceval.analysis.rendering.report import build_report
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.cli.main import main as speceval_main

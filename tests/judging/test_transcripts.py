@@ -10,9 +10,9 @@ import re
 import pytest
 
 from speceval.batch.engine import EngineOptions
-from speceval.conversations.script import ChatMessage
 from speceval.emulator.responder import respond
 from speceval.errors import InputError
+from speceval.inputs.script import ChatMessage
 from speceval.judging.prompts import split_shared_prefix, statement_nonce
 from speceval.judging.transcripts import Transcript, render_transcript_compliance, render_transcript_ranking
 from speceval.judging.verdicts import parse_compliance, parse_likert, parse_ranking

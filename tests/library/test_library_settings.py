@@ -13,7 +13,7 @@ from speceval import (
     JudgeSettings,
     resolve_candidates,
 )
-from speceval.analysis.report import build_report
+from speceval.analysis.rendering.report import build_report
 from tests.conftest import write_inputs, write_spec
 
 

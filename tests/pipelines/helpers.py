@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from speceval.manifest import RunManifest
+from speceval.batch.manifest import RunManifest
 from speceval.spec import load_spec
 
 JUDGE = "gpt-4.1-2025-04-14"

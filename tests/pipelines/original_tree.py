@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from speceval.manifest import RunManifest
+from speceval.batch.manifest import RunManifest
 from speceval.paths import safe_path
 from speceval.spec import load_spec
 from tests.pipelines.helpers import write_spec

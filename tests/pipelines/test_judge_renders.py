@@ -14,20 +14,14 @@ from typing import Any
 
 import pytest
 
+from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
 from speceval.errors import InputError, RunStateError
 from speceval.judging import prompts as prompt_module
-from speceval.manifest import RunManifest
+from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.judge_run import (
-    INPUTS_HASH,
-    JudgeOutcome,
-    JudgeSettings,
-    plan_targets,
-    save_judge_salt,
-    write_manifest,
-)
+from speceval.pipelines.judge_run import INPUTS_HASH, JudgeSettings, plan_targets, save_judge_salt, write_manifest
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from tests.pipelines.helpers import JUDGE, make_run, rewrite_answer, write_spec
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.emulator import ERROR_MARKER, Emulator, FaultConfig
+from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.judge_run import JudgeOutcome, JudgeSettings
+from speceval.pipelines.judge_run import JudgeSettings
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model
 from tests.conftest import TEST_KEY

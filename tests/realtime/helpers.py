@@ -7,9 +7,9 @@ from pathlib import Path
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import GenerationParams
 from speceval.batch.progress import EngineSummary
+from speceval.batch.prompt import PromptItem
 from speceval.batch.store import RunStore
 from speceval.emulator import Emulator
-from speceval.inputs import PromptItem
 from speceval.realtime import RateLimits, RealtimeEngine, RealtimeModel, RealtimeOptions
 from speceval.realtime.clients import AnthropicMessagesModel, GeminiGenerateModel, OpenAIChatModel
 

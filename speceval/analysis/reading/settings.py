@@ -1,0 +1,73 @@
+"""Runs made outside an experiment with different settings: told apart as variations named by their settings.
+
+An experiment records each run's variation; a folder of runs made by hand does not. When one candidate's runs under
+one judge were made with different settings (two temperatures, two system prompts), pooling them would report one
+rate for two treatments, so each run's settings (read from its `run.json`) become its variation, with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow
+
+logger = logging.getLogger(__name__)
+
+
+def mixed_settings(kinds: dict[tuple[str, str, str], set[str | None]]) -> set[tuple[str, str, str]]:
+    """Of (spec, judge, candidate) → the settings its runs outside an experiment were made with: those made with
+    more than one, each warned about. Pooling them would report one rate for two treatments (two system prompts
+    from a Python script, two temperatures): each such run's settings become its variation instead."""
+    mixed = {key for key, settings in kinds.items() if len(settings) > 1}
+    for key in sorted(mixed):
+        logger.warning("%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
+                       "variations named by their settings, not pooled", key[2], key[1], key[0])
+    return mixed
+
+
+def settings_variation(candidate_settings: str | None) -> str:
+    """The variation a run outside an experiment is reported as when its candidate's runs differ in settings."""
+    return candidate_settings or "settings unrecorded"
+
+
+def separate_row_settings(rows: list[ComplianceRow]) -> None:
+    """Runs outside an experiment carry no variation; see `mixed_settings`."""
+    kinds: dict[tuple[str, str, str], set[str | None]] = defaultdict(set)
+    for row in rows:
+        if row.variation == DEFAULT_VARIATION:
+            kinds[(row.spec, row.judge, row.model)].add(row.candidate_settings)
+    mixed = mixed_settings(kinds)
+    if not mixed:
+        return
+    for index, row in enumerate(rows):
+        if row.variation == DEFAULT_VARIATION and (row.spec, row.judge, row.model) in mixed:
+            rows[index] = row.model_copy(update={"variation": settings_variation(row.candidate_settings)})
+
+
+class CandidateSettings:
+    """candidate run directory → its recorded sampling settings as a label (read once per directory)."""
+
+    def __init__(self) -> None:
+        self._labels: dict[str, str | None] = {}
+
+    def label(self, candidate_dir: str) -> str | None:
+        if candidate_dir not in self._labels:
+            self._labels[candidate_dir] = self._read(Path(candidate_dir))
+        return self._labels[candidate_dir]
+
+    @staticmethod
+    def _read(directory: Path) -> str | None:
+        run_dir = directory if (directory / "run.json").is_file() else directory.parent
+        try:
+            params = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["parameters"]["params"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        parts = [f"temperature={params.get('temperature')}", f"max_tokens={params.get('max_tokens')}"]
+        prompt = params.get("system_prompt")
+        if prompt:
+            parts.append(f"system_prompt={hashlib.sha256(str(prompt).encode()).hexdigest()[:8]}")
+        return ",".join(parts)

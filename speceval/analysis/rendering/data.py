@@ -1,0 +1,254 @@
+"""What the report shows (`ReportData`), computed from every verdict and run manifest under some folders.
+
+The page (`speceval.analysis.rendering.page`) and `summary.md` (`speceval.analysis.rendering.summary`) render it;
+`speceval.analysis.rendering.report`
+writes them and the CSVs. This module sits below all three, so none of them imports another to get the data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from speceval.analysis.reading.columns import rows_of
+from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.reading.rows import UNKNOWN
+from speceval.analysis.rendering.samples import ranking_samples, sample_records
+from speceval.analysis.tables.categories import (
+    MODE as CATEGORIES,
+)
+from speceval.analysis.tables.categories import (
+    CategoryAgreement,
+    CategoryDifference,
+    CategoryShare,
+    category_agreement,
+    category_differences,
+    category_distribution,
+)
+from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
+from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
+from speceval.analysis.tables.judge_quality import (
+    HumanAgreement,
+    Leniency,
+    PpiRate,
+    human_agreement,
+    leniency,
+    ppi_rates,
+)
+from speceval.analysis.tables.labelled import labelled_tally
+from speceval.analysis.tables.metrics import MetricRow, metric_table
+from speceval.analysis.tables.panel import PanelCounts, panel_verdicts
+from speceval.analysis.tables.rankings import Consistency, Strength, WinRate, position_consistency, strengths, win_rates
+from speceval.analysis.tables.rates import Agreement, ComplianceRate, compliance_rates, judge_agreement
+from speceval.analysis.tables.turns import TurnRate, turn_rates
+from speceval.analysis.tables.variations import (
+    Breakdown,
+    PairedComparison,
+    VariationStatistics,
+    breakdown,
+    paired_comparisons,
+    variation_statistics,
+)
+from speceval.batch.costs import PriceTable
+from speceval.batch.manifest import RunManifest
+from speceval.errors import InputError
+from speceval.metric_spec import MetricSpec
+from speceval.operations.jobs import RunCost, run_costs
+from speceval.operations.runs import find_run_dirs
+
+
+class SentSettings(BaseModel):
+    """The sampling settings one stage's requests to one model actually carried (from each run's `run.json`)."""
+
+    stage: str
+    model: str
+    variation: str
+    sent: str = Field(description="setting = value, or 'not sent: why' for one asked for but left out")
+
+
+class StageCounts(BaseModel):
+    """Requests of one stage (generation, compliance, ranking) and their final outcomes, from the run manifests."""
+
+    stage: str
+    runs: int
+    requests: int
+    outcomes: dict[str, int]
+    cost_usd: float | None = Field(description="None when a price is unknown for any run of the stage")
+
+
+class ReportData(BaseModel):
+    """Everything the report shows; the HTML page and summary.md are both rendered from it."""
+
+    samples: list[dict[str, str]] = Field(default_factory=list, description="verdicts embedded in the page (a "
+                                                                           "bounded seeded stratified sample)")
+    sample_total: int = Field(default=0, description="verdicts in all (the judges' and the panel's)")
+    unknown_statement_types: list[str] = Field(
+        default_factory=list, description="judge run folders whose statements' type and authority are unknown")
+    variations: list[VariationStatistics]
+    compliance: list[ComplianceRate]
+    per_statement: list[ComplianceRate]
+    by_type: list[Breakdown]
+    by_authority: list[Breakdown]
+    paired: list[PairedComparison]
+    panel: list[PanelCounts]
+    win_rates: list[WinRate]
+    bradley_terry: list[Strength]
+    position_consistency: list[Consistency]
+    agreement: list[Agreement]
+    costs: list[RunCost]
+    stages: list[StageCounts]
+    settings: dict[str, dict[str, object]]
+    prompt_versions: dict[str, list[str]] = Field(description="judge → prompt template ids it used")
+    sent: list[SentSettings] = Field(default_factory=list, description="settings as the requests carried them")
+    leniency: list[Leniency] = Field(default_factory=list, description="each judge against the judges' mean")
+    human_agreement: list[HumanAgreement] = Field(default_factory=list, description="judges against human labels")
+    ppi: list[PpiRate] = Field(default_factory=list, description="rates corrected by human labels (PPI)")
+    judge_checks: list[JudgeCheck] = Field(default_factory=list, description="judges on the spec's own examples")
+    judge_accuracy: list[JudgeAccuracy] = Field(default_factory=list, description="per judge, both kinds together")
+    min_canary_accuracy: float | None = Field(default=None, description="judges below it are flagged")
+    categories: list[CategoryShare] = Field(default_factory=list, description="categorical judges' distributions")
+    category_differences: list[CategoryDifference] = Field(default_factory=list)
+    category_agreement: list[CategoryAgreement] = Field(default_factory=list)
+    metrics: list[MetricRow] = Field(default_factory=list, description="custom metrics per candidate and variation")
+    turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
+    inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
+    kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
+    data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
+    synthetic_folders: int = 0
+    real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
+    skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
+    ranking_samples: list[dict[str, str]] = Field(default_factory=list, description="comparisons shown in the page")
+    ranking_total: int = 0
+
+    @property
+    def data_banner(self) -> str | None:
+        """The sentence every quotable output starts with when any verdict is synthetic; None otherwise."""
+        if self.data_kind == "synthetic":
+            return ("SYNTHETIC DATA: every answer and verdict here was made up by the speceval emulator (offline "
+                    "runs), not by a model; no rate, interval or cost here says anything about a model.")
+        if self.data_kind == "mixed":
+            return (f"MIXED DATA: {self.synthetic_folders} results folder(s) come from offline runs (synthetic "
+                    f"answers and verdicts by the speceval emulator) and {self.real_folders} from providers or "
+                    "unrecorded runs; rows carry a `synthetic` flag in the export.")
+        return None
+
+
+def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
+            min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None) -> ReportData:
+    """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
+    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged."""
+    verdicts = fold_verdicts(paths)
+    metric_rows = metric_table(paths, metrics) if metrics else []
+    inputs, kept_inputs = inputs_tables(paths)
+    found, rankings = verdicts.columns, verdicts.ranking_columns
+    if not len(found) and not verdicts.turn_rows and not len(rankings) and not metric_rows and not inputs:
+        raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files)")
+    # A turn verdict (scope turn) is one of several per conversation: per-turn rates only, never pooled with the
+    # per-conversation compliance or category tables (the fold keeps them apart).
+    turn_rows = verdicts.turn_rows
+    # A categorical verdict is no compliance verdict: it has its own tables and never enters a compliance rate.
+    categorical_mask = found.fact("mode") == found.code_of("mode", CATEGORIES) if len(found) else np.zeros(0, bool)
+    # Without categorical judges (the usual case) the columns are used as they are: a copy is 60 bytes a verdict.
+    judges = found.take(~categorical_mask) if categorical_mask.any() else found
+    categorical = rows_of(found.take(categorical_mask))
+    panel = panel_verdicts(judges)
+    both = judges if panel is None else judges.concat(panel.verdicts)
+    manifests = [RunManifest.load(run_dir) for run_dir in find_run_dirs(paths)]
+    costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
+             for c in run_costs(paths, prices)]
+    checks = judge_checks(verdicts.canaries)
+    versions: dict[str, set[str]] = {}
+    for facts in [*found.facts, *verdicts.turn_columns.facts]:
+        versions.setdefault(facts.judge, set()).add(facts.prompt_version)
+    # The statistics first, the sample view's records (up to 12 MB of text) after: the records are not held while
+    # the statistics' million-verdict arrays are (the peak of a large report is there).
+    variations, compliance = variation_statistics(both, verdicts.settings), compliance_rates(both)
+    per_statement = compliance_rates(both, per_statement=True)
+    by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
+    paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
+    shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
+    samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
+                                           else shown, panel)
+    return ReportData(
+        samples=samples, sample_total=sample_total, variations=variations, compliance=compliance,
+        per_statement=per_statement, by_type=by_type, by_authority=by_authority, paired=paired, agreement=agreement,
+        leniency=lenient, panel=panel.counts if panel is not None else [],
+        win_rates=win_rates(rankings), bradley_terry=strengths(rankings),
+        position_consistency=position_consistency(rankings),
+        costs=costs, stages=_stage_counts(manifests, costs),
+        sent=_sent_settings(manifests), **_labelled(paths, labels_path),
+        judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
+        min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
+        metrics=metric_rows, ranking_samples=ranking_samples(rankings), ranking_total=len(rankings),
+        categories=category_distribution(categorical),
+        category_differences=category_differences(categorical),
+        category_agreement=category_agreement(categorical),
+        turn_rates=turn_rates(turn_rows),
+        settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
+        data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
+        real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,
+        unknown_statement_types=sorted({PurePosixPath(f.source).parent.parent.as_posix()
+                                        for f in [*found.facts, *verdicts.turn_columns.facts]
+                                        if f.statement_type == UNKNOWN}),
+    )
+
+
+def _relative(path: Path, roots: Sequence[Path]) -> str:
+    """`path` relative to the folder the report was asked about that holds it (no machine-specific prefix)."""
+    resolved = Path(path).resolve()
+    for root in roots:
+        base = Path(root).resolve()
+        if resolved.is_relative_to(base):
+            return resolved.relative_to(base).as_posix() or "."
+    return Path(os.path.relpath(path)).as_posix()
+
+
+def _labelled(paths: Sequence[Path], labels_path: Path | None) -> dict[str, Any]:
+    """Human agreement and PPI rates match labels to answers by their texts: with labels, the judges' verdicts
+    are read again a file at a time, each kept as its verdict and its label only (`labelled_tally`)."""
+    if labels_path is None:
+        return {}
+    tally = labelled_tally(paths, labels_path)
+    return {"human_agreement": human_agreement(tally), "ppi": ppi_rates(tally)}
+
+
+def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:
+    found = set()
+    for manifest in manifests:
+        sent = manifest.parameters.get("sent")
+        if not isinstance(sent, dict):  # a run from before this was recorded: say what was asked, and that
+            asked = manifest.parameters.get("params")
+            sent = {k: f"{v!r} asked (what was sent is not recorded)"
+                    for k, v in (asked.items() if isinstance(asked, dict) else []) if v is not None}
+        place = manifest.parameters.get("experiment")
+        variation = str(place.get("variation", "default")) if isinstance(place, dict) else "default"
+        described = "; ".join(f"{k} = {v if isinstance(v, str) else repr(v)}"
+                              for k, v in sorted(sent.items()) if k != "system_prompt")
+        found.add((manifest.kind, manifest.model_name, variation, described))
+    return [SentSettings(stage=s, model=m, variation=v, sent=d) for s, m, v, d in sorted(found)]
+
+
+def _stage_counts(manifests: list[RunManifest], costs: list[RunCost]) -> list[StageCounts]:
+    stages: dict[str, StageCounts] = {}
+    for manifest in manifests:
+        counts = stages.setdefault(manifest.kind, StageCounts(stage=manifest.kind, runs=0, requests=0, outcomes={},
+                                                              cost_usd=0.0))
+        counts.runs += 1
+        if manifest.totals is not None:
+            counts.requests += manifest.totals.total_requests
+            outcomes = Counter(counts.outcomes)
+            outcomes.update({str(k): n for k, n in manifest.totals.outcome_counts.items()})
+            counts.outcomes = dict(sorted(outcomes.items()))
+    for cost in costs:
+        stage = stages.get(cost.kind)
+        if stage is not None:
+            known = stage.cost_usd is not None and cost.cost_usd is not None
+            stage.cost_usd = (stage.cost_usd or 0.0) + (cost.cost_usd or 0.0) if known else None
+    order = {"generation": 0, "compliance": 1, "ranking": 2}
+    return sorted(stages.values(), key=lambda s: (order.get(s.stage, 9), s.stage))

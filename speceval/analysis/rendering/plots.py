@@ -1,0 +1,200 @@
+"""The report's figures as PNG bytes (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from speceval.analysis.tables.categories import CategoryShare
+from speceval.analysis.tables.judge_quality import Leniency
+from speceval.analysis.tables.rankings import WinRate
+from speceval.analysis.tables.rates import ComplianceRate
+from speceval.analysis.tables.variations import VariationStatistics
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot on the Agg backend, imported when the first figure is drawn: its 30 MB are then taken
+    after the statistics have let their arrays go, not on top of them (the peak of a million verdicts' report)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # the backend must be chosen first
+
+    return plt
+
+
+def _png(figure: Figure) -> bytes:
+    """The figure as PNG with nothing cut: titles wider than the figure are wrapped onto more lines, and the image is
+    cropped to what was drawn (`bbox_inches="tight"`), so a long label widens the image instead of leaving it."""
+    _wrap_titles(figure)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
+    _pyplot().close(figure)
+    return buffer.getvalue()
+
+
+def _wrap_titles(figure: Figure) -> None:
+    """Wrap each axes title to the width it can take, centred over its axes inside the figure: long model, judge
+    and variation names made titles run past the figure's edge, where the PNG cut them off."""
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg canvases have one
+    for axes in figure.axes:
+        title = axes.title
+        if not title.get_text():
+            continue
+        box = axes.get_window_extent(renderer)
+        centre = (box.x0 + box.x1) / 2
+        room = 2 * min(centre, figure.bbox.width - centre) * 0.95
+        width = title.get_window_extent(renderer).width
+        if width <= room:
+            continue
+        lines = title.get_text().split("\n")
+        chars = max(16, int(max(len(line) for line in lines) * room / width))
+        title.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
+
+
+def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
+    """Compliance per candidate under `judge`, one bar per variation with its clustered 95% interval, and each
+    run's own rate as a dot (the run-to-run spread)."""
+    rows = [s for s in stats if s.judge == judge]
+    candidates = sorted({s.candidate for s in rows})
+    variations = sorted({s.variation for s in rows})
+    figure, axes = _pyplot().subplots(figsize=(max(6.0, 1.6 * len(candidates) * max(1, len(variations)) + 2), 4.5))
+    width = 0.8 / max(1, len(variations))
+    for v, variation in enumerate(variations):
+        xs: list[float] = []
+        ys: list[float] = []
+        errors: list[list[float]] = [[], []]
+        for c, candidate in enumerate(candidates):
+            record = next((s for s in rows if s.candidate == candidate and s.variation == variation), None)
+            if record is None or record.rate is None or record.ci_low is None or record.ci_high is None:
+                continue
+            x = c + v * width
+            xs.append(x)
+            ys.append(record.rate)
+            errors[0].append(record.rate - record.ci_low)
+            errors[1].append(record.ci_high - record.rate)
+            runs = [r.rate for r in record.runs if r.rate is not None]
+            axes.scatter([x] * len(runs), runs, color="black", s=12, zorder=3)
+        axes.bar(xs, ys, width, yerr=errors, capsize=3, label=variation)
+    axes.set_xticks([c + width * (len(variations) - 1) / 2 for c in range(len(candidates))], candidates,
+                    rotation=15, ha="right")
+    axes.set_ylim(0, 1)
+    axes.set_ylabel("compliance rate (judged answers only)")
+    axes.set_title(f"Compliance by variation, judge {judge}: 95% clustered intervals; dots are single runs")
+    axes.legend(fontsize=8, title="variation")
+    return _png(figure)
+
+
+HEATMAP_MAX_INCHES = 20.0
+"""Tallest heatmap: rows beyond 35 get thinner, beyond about 400 their names are left to the CSV."""
+
+
+def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str, *, diverging: bool = False) -> bytes:
+    """A labelled heatmap with values written in the cells (NaN cells left blank)."""
+    # A row is half an inch until the figure reaches HEATMAP_MAX_INCHES, then thinner: the picture of hundreds of
+    # statements stays a few MB to draw (200 at half an inch were an 11,000-pixel-tall canvas, 145 MiB and 20 s).
+    height = min(max(3.5, 0.5 * len(rows) + 2.5), HEATMAP_MAX_INCHES)
+    figure, axes = _pyplot().subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), height))
+    if diverging:
+        bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
+        image = axes.imshow(matrix, cmap="RdBu", vmin=-bound or -1, vmax=bound or 1)
+    else:
+        image = axes.imshow(matrix, cmap="viridis", vmin=0, vmax=1)
+    axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
+    row_points = 72 * (height - 2.5) / max(1, len(rows))
+    if row_points >= 3:
+        axes.set_yticks(range(len(rows)), rows, fontsize=min(10.0, row_points * 0.8))
+    else:  # too many rows to name legibly: the CSV names them
+        axes.set_yticks([])
+        axes.set_ylabel(f"{len(rows)} rows (named in the CSV)")
+    for (i, j), value in np.ndenumerate(matrix if matrix.size <= 150 else np.empty((0, 0))):
+        if np.isfinite(value):  # values written only where they stay legible (and fast to draw)
+            axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white")
+    figure.colorbar(image, ax=axes)
+    axes.set_title(title, pad=12)  # the colorbar's top tick label reaches above the axes
+    return _png(figure)
+
+
+def leniency_heatmap(rows: list[Leniency], spec: str, variation: str) -> bytes:
+    """Judge (rows) × candidate (columns): each judge's rate minus the judges' mean, with its 95% interval in the
+    cell; `*` marks an interval that excludes 0."""
+    rows = [r for r in rows if r.spec == spec and r.variation == variation]
+    judges, candidates = sorted({r.judge for r in rows}), sorted({r.candidate for r in rows})
+    matrix = np.full((len(judges), len(candidates)), np.nan)
+    labels: dict[tuple[int, int], str] = {}
+    for r in rows:
+        i, j = judges.index(r.judge), candidates.index(r.candidate)
+        matrix[i, j] = r.delta
+        interval = "" if r.ci_low is None or r.ci_high is None else f"\n[{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
+        excludes = r.ci_low is not None and r.ci_high is not None and (r.ci_low > 0 or r.ci_high < 0)
+        labels[(i, j)] = f"{r.delta:+.3f}{'*' if excludes else ''}{interval}"
+    figure, axes = _pyplot().subplots(figsize=(max(6.5, 1.8 * len(candidates) + 3), max(3.5, 0.8 * len(judges) + 2.5)))
+    bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
+    image = axes.imshow(matrix, cmap="RdBu", vmin=-(bound or 1), vmax=bound or 1)
+    axes.set_xticks(range(len(candidates)), candidates, rotation=30, ha="right")
+    axes.set_yticks(range(len(judges)), judges)
+    for (i, j), text in labels.items():
+        axes.text(j, i, text, ha="center", va="center", fontsize=7)
+    figure.colorbar(image, ax=axes)
+    axes.set_title(f"judge leniency (rate − judges' mean), spec {spec}, {variation}")
+    return _png(figure)
+
+
+def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
+    """Stacked bars: one bar per candidate and variation, split by the judge's categories (shares sum to 1)."""
+    shares = [s for s in shares if s.spec == spec and s.judge == judge and s.rate is not None]
+    bars = sorted({(s.candidate, s.variation) for s in shares})
+    categories = sorted({s.category for s in shares})
+    figure, axes = _pyplot().subplots(figsize=(max(6.5, 0.9 * len(bars) + 3), 4.5))
+    bottom = np.zeros(len(bars))
+    for category in categories:
+        heights = np.array([next((s.rate or 0.0 for s in shares if (s.candidate, s.variation) == bar
+                                  and s.category == category), 0.0) for bar in bars])
+        axes.bar(range(len(bars)), heights, bottom=bottom, label=category)
+        bottom += heights
+    axes.set_xticks(range(len(bars)), [f"{c}\n{v}" for c, v in bars], rotation=30, ha="right", fontsize=8)
+    axes.set_ylim(0, 1)
+    axes.set_ylabel("share of judged answers")
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes.set_title(f"categories, spec {spec}, judge {judge}")
+    figure.tight_layout()
+    return _png(figure)
+
+
+def win_matrix(rates: list[WinRate], spec: str, judge: str, variation: str) -> tuple[np.ndarray, list[str]]:
+    """Row model's win rate against column model in one spec (NaN on the diagonal and for unplayed pairs)."""
+    rates = [r for r in rates if r.spec == spec and r.judge == judge and r.variation == variation]
+    models = sorted({r.model for r in rates})
+    matrix = np.full((len(models), len(models)), np.nan)
+    for r in rates:
+        if r.rate is not None:
+            matrix[models.index(r.model), models.index(r.opponent)] = r.rate
+    return matrix, models
+
+
+def length_scatter(rates: list[ComplianceRate]) -> bytes:
+    """Mean answer length against compliance rate, one point per candidate, variation and judge."""
+    figure, axes = _pyplot().subplots(figsize=(6, 4.5))
+    for judge in sorted({r.judge for r in rates}):
+        points = [
+            (r.mean_output_chars, r.rate)
+            for r in rates
+            if r.judge == judge and r.rate is not None and r.mean_output_chars is not None
+        ]
+        if points:
+            axes.scatter([float(p[0] or 0) for p in points], [float(p[1] or 0) for p in points],
+                         label=f"judge {judge}")
+    axes.set_xlabel("mean answer length (characters)")
+    axes.set_ylabel("compliance rate")
+    axes.set_ylim(0, 1)
+    axes.set_title("Answer length vs compliance")
+    axes.legend(fontsize=8)
+    return _png(figure)

@@ -1,0 +1,124 @@
+"""Statistics for the report: confidence intervals, agreement, pairwise strength. Pure functions, numpy only."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: float, n: float, z: float = Z95, continuity: bool = True) -> tuple[float, float] | None:
+    """95% Wilson score interval of a proportion, with continuity correction by default; None for n = 0.
+
+    Wilson rather than the normal approximation: it stays inside [0, 1] and behaves at rates near 0 or 1 and
+    small n, which is where per-statement compliance often is. The continuity correction (Newcombe 1998, method 4)
+    keeps the exact coverage at or above 95% for n >= 10 and every p in [0.01, 0.99] (plain Wilson dips to 83% just
+    inside its bounds at n = 10); it costs width, about 1/n on each side. The ends are exact: a rate of 0 has lower
+    bound 0.0 and a rate of 1 upper bound 1.0, and the interval always contains its estimate. `successes` may be
+    fractional (an effective count, see `speceval.analysis.statistics.clustered`).
+    """
+    if n <= 0:
+        return None
+    p = min(1.0, max(0.0, successes / n))
+    zz = z * z
+    if continuity:
+        spread_low = math.sqrt(max(0.0, zz - 2 - 1 / n + 4 * p * (n * (1 - p) + 1)))
+        spread_high = math.sqrt(max(0.0, zz + 2 - 1 / n + 4 * p * (n * (1 - p) - 1)))
+        low = (2 * n * p + zz - 1 - z * spread_low) / (2 * (n + zz))
+        high = (2 * n * p + zz + 1 + z * spread_high) / (2 * (n + zz))
+    else:
+        denominator = 1 + zz / n
+        centre = (p + zz / (2 * n)) / denominator
+        half = z * math.sqrt(p * (1 - p) / n + zz / (4 * n * n)) / denominator
+        low, high = centre - half, centre + half
+    # Rounding must never move a bound past the estimate or off [0, 1] (a plot's error bar would turn negative).
+    low = 0.0 if p == 0.0 else min(p, max(0.0, low))
+    high = 1.0 if p == 1.0 else max(p, min(1.0, high))
+    return low, high
+
+
+def cohen_kappa(a: Sequence[object], b: Sequence[object]) -> float | None:
+    """Cohen's kappa of two raters over the same items; None if undefined (no items, or chance agreement 1)."""
+    if len(a) != len(b) or not a:
+        return None
+    labels = sorted({*a, *b}, key=str)
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    expected = sum((list(a).count(label) / n) * (list(b).count(label) / n) for label in labels)
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def fleiss_kappa(counts: np.ndarray) -> float | None:
+    """Fleiss' kappa from an items × categories matrix of rating counts (same number of raters per item)."""
+    if counts.size == 0:
+        return None
+    raters = counts.sum(axis=1)
+    if np.any(raters != raters[0]) or raters[0] < 2:
+        return None
+    n, total = raters[0], counts.sum()
+    p_j = counts.sum(axis=0) / total
+    p_i = (np.square(counts).sum(axis=1) - n) / (n * (n - 1))
+    p_bar, p_e = p_i.mean(), np.square(p_j).sum()
+    if p_e >= 1.0:
+        return None
+    return float((p_bar - p_e) / (1 - p_e))
+
+
+def bradley_terry(wins: np.ndarray, iterations: int = 1000, tolerance: float = 1e-10) -> np.ndarray:
+    """Bradley–Terry strengths (normalised to sum to 1) from a wins matrix, wins[i, j] = times i beat j.
+
+    Zermelo's / Hunter's MM iteration: p_i ← W_i / Σ_j n_ij / (p_i + p_j). Ties should be given as half a win to
+    each side. A model that never wins gets strength 0; the iteration needs every model to have played.
+    """
+    k = wins.shape[0]
+    games = wins + wins.T
+    total_wins = wins.sum(axis=1)
+    strengths = np.full(k, 1.0 / k)
+    for _ in range(iterations):
+        denominator = np.array([
+            sum(games[i, j] / (strengths[i] + strengths[j]) for j in range(k) if j != i and games[i, j] > 0)
+            for i in range(k)
+        ])
+        updated = np.where(denominator > 0, total_wins / np.where(denominator > 0, denominator, 1), 0.0)
+        updated = updated / updated.sum() if updated.sum() > 0 else strengths
+        if np.max(np.abs(updated - strengths)) < tolerance:
+            return updated
+        strengths = updated
+    return strengths
+
+
+def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:
+    """Krippendorff's alpha with the ordinal metric; each unit lists the ratings it got (missing ones left out).
+
+    Units with fewer than two ratings carry no pairable information and are ignored. None when undefined (fewer
+    than two pairable values, or no disagreement is possible).
+    """
+    pairable = [list(u) for u in units if len(u) >= 2]
+    values = sorted({v for u in pairable for v in u})
+    if len(values) < 2:
+        return None
+    index = {v: i for i, v in enumerate(values)}
+    k = len(values)
+    coincidence = np.zeros((k, k))
+    for unit in pairable:
+        m = len(unit)
+        for a, b in itertools.permutations(range(m), 2):
+            coincidence[index[unit[a]], index[unit[b]]] += 1 / (m - 1)
+    totals = coincidence.sum(axis=1)
+    n = totals.sum()
+    delta = np.zeros((k, k))
+    for c in range(k):
+        for d in range(c, k):
+            distance = (totals[c:d + 1].sum() - (totals[c] + totals[d]) / 2) ** 2
+            delta[c, d] = delta[d, c] = distance
+    observed = float((coincidence * delta).sum())
+    expected = float((np.outer(totals, totals) * delta).sum() / (n - 1))
+    if expected == 0:
+        return None
+    return 1 - observed / expected

@@ -1,0 +1,353 @@
+"""A judge that is itself measured: leniency against the other judges, agreement with human labels, and
+prediction-powered rates (PPI) that correct a judge's rate with a few human labels.
+
+* Leniency (per spec, judge, candidate and variation): on the answers every judge judged, the judge's rate minus
+  the mean of all judges' rates, with a paired interval clustered by input (stratified by statement), and whether
+  judge and candidate come from the same provider (self-preference, arXiv 2404.13076).
+* Human agreement: accuracy and Cohen's kappa of a judge against human labels, on labelled answers it judged.
+* PPI (Angelopoulos et al., Science 2023, arXiv 2301.09709), the classic estimator of a mean:
+  theta = mean over unlabelled judged answers of the judge's verdict f + mean over labelled judged answers of
+  (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample variances (ddof 1),
+  clipped to [0, 1]. A native estimator of a few lines instead of `ppi_py`, whose install pulls numba, scikit-learn
+  and gdown into every user's environment for this one formula (and defaults to alpha = 0.1).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+from array import array
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, as_columns, grouped, local_clusters
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.clustered import mean_interval_codes
+from speceval.analysis.statistics.codes import dense
+from speceval.analysis.statistics.stats import Z95, cohen_kappa
+from speceval.errors import ConfigError, InputError
+
+PANEL = "panel"
+LABEL_COLUMNS = ["item", "spec", "candidate", "statement_id", "statement_text", "input", "output", "human_compliant",
+                 "notes"]
+_YES = {"yes", "true", "1", "compliant", "y"}
+_NO = {"no", "false", "0", "non-compliant", "noncompliant", "not compliant", "n"}
+
+
+def item_id(row: ComplianceRow, variation: str | None = None) -> str:
+    """A stable id of one answer (spec, candidate, variation, run, statement, input, output): what a label names
+    (`variation`: the one the row is reported under, when that is not yet the row's own; see
+    `speceval.analysis.tables.labelled`)."""
+    key = "\x00".join([row.spec, row.model, row.variation if variation is None else variation, str(row.run),
+                       row.statement_id, row.input, row.output])
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _judged(row: ComplianceRow) -> bool:
+    return row.judge != PANEL and row.outcome == "judged" and row.compliant is not None
+
+
+class Leniency(BaseModel):
+    """One judge's rate minus the judges' mean rate on the answers every judge judged."""
+
+    spec: str
+    judge: str
+    candidate: str
+    variation: str
+    items: int
+    rate: float
+    mean_rate: float
+    delta: float
+    ci_low: float | None
+    ci_high: float | None
+    same_provider: bool | None
+
+
+def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
+    """Per (spec, candidate, variation) with two or more judges: each judge's delta with a paired interval."""
+    c = as_columns(rows)
+    judged = c.is_outcome("judged") & (c.compliant != NO_VERDICT)
+    if PANEL in c.names("judge"):
+        judged &= c.fact("judge") != c.code_of("judge", PANEL)
+    results = []
+    for (spec, candidate, variation), members in grouped(c, np.flatnonzero(judged), "spec", "model", "variation"):
+        judges_here = grouped(c, members, "judge")
+        if len(judges_here) < 2:
+            continue  # one judge: no leniency (and no answer numbering to pay for)
+        item = dense(c.runs(members), c.fact("statement_id", members), c.input[members], c.output[members])
+        by_judge: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for (judge,), rows_of in judges_here:
+            of = item[np.searchsorted(members, rows_of)]
+            _, last_reversed = np.unique(of[::-1], return_index=True)  # one verdict per item: the last
+            last = len(of) - 1 - last_reversed
+            by_judge[judge] = of[last], rows_of[last]
+        judges = sorted(by_judge)
+        if len(judges) < 2:
+            continue
+        shared = by_judge[judges[0]][0]
+        for judge in judges[1:]:
+            shared = np.intersect1d(shared, by_judge[judge][0])
+        if not len(shared):
+            continue
+        verdicts = np.array([(c.compliant[by_judge[j][1][np.isin(by_judge[j][0], shared)]] == 1).astype(float)
+                             for j in judges])
+        means = verdicts.mean(axis=0)
+        clusters, strata = local_clusters(c, by_judge[judges[0]][1][np.isin(by_judge[judges[0]][0], shared)])
+        for index, judge in enumerate(judges):
+            interval = mean_interval_codes(verdicts[index] - means, clusters, strata)
+            results.append(Leniency(
+                spec=spec, judge=judge, candidate=candidate, variation=variation, items=len(shared),
+                rate=float(verdicts[index].mean()), mean_rate=float(means.mean()),
+                delta=float(verdicts[index].mean() - means.mean()),
+                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
+                same_provider=_same_provider(judge, candidate)))
+    return results
+
+
+def _same_provider(judge: str, candidate: str) -> bool | None:
+    from speceval.providers.registry import resolve_org
+
+    try:
+        return resolve_org(judge).org == resolve_org(candidate).org
+    except ConfigError:
+        return None  # a model name no provider claims: unknown, not "different"
+
+
+# -- human labels --------------------------------------------------------------------------------------------
+
+
+def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: dict[str, str] | None = None
+                ) -> list[dict[str, str]]:
+    """`n` distinct answers (each once, however many judges judged it), stratified by statement: statements take
+    turns in a seeded order, each giving its next answer in a seeded order. No judge verdict is shown."""
+    if n < 1:
+        raise ConfigError("--n must be at least 1")
+    answers: dict[str, ComplianceRow] = {}
+    for row in rows:
+        if row.judge != PANEL:
+            answers.setdefault(item_id(row), row)
+    by_statement: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for item, row in sorted(answers.items()):
+        by_statement[(row.spec, row.statement_id)].append(item)
+    rng = np.random.default_rng(seed)
+    queues = []
+    for key in sorted(by_statement):
+        items = by_statement[key]
+        queues.append([items[i] for i in rng.permutation(len(items))])
+    order = [queues[i] for i in rng.permutation(len(queues))]
+    picked: list[str] = []
+    while len(picked) < n and any(order):
+        for queue in order:
+            if queue and len(picked) < n:
+                picked.append(queue.pop(0))
+    texts = statement_texts or {}
+    return [{"item": item, "spec": answers[item].spec, "candidate": answers[item].model,
+             "statement_id": answers[item].statement_id, "statement_text": texts.get(answers[item].statement_id, ""),
+             "input": answers[item].input, "output": answers[item].output, "human_compliant": "", "notes": ""}
+            for item in picked]
+
+
+def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
+    """The sheet as CSV (written atomically)."""
+    import io
+
+    from speceval.atomic import atomic_write_bytes
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=LABEL_COLUMNS)
+    writer.writeheader()
+    writer.writerows(sheet)
+    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
+
+
+def read_labels(path: Path, rows: list[ComplianceRow]) -> dict[str, bool]:
+    """item → the human's verdict, from a filled sheet; blank is unlabelled. A malformed value or an item that
+    matches no answer under the report's folders is an InputError naming the line."""
+    return checked_labels(path, label_records(path), {item_id(r) for r in rows if r.judge != PANEL})
+
+
+LabelRecord = tuple[int, str, str]
+"""(line, item, human_compliant as written, stripped and lower-cased) of one row of a label sheet."""
+
+
+def label_records(path: Path) -> list[LabelRecord]:
+    """Every row of a filled sheet, unchecked but for its header (`checked_labels` checks them in line order)."""
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise InputError(path, f"cannot read the labels: {exc.strerror or exc}") from None
+    with handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
+            raise InputError(path, "a label sheet needs the columns item and human_compliant "
+                                   "(make one with speceval label-sheet)", line=1)
+        return [(reader.line_num, (record.get("item") or "").strip(),
+                 (record.get("human_compliant") or "").strip().lower()) for record in reader]
+
+
+def checked_labels(path: Path, records: list[LabelRecord], known: set[str]) -> dict[str, bool]:
+    """item → verdict of the labelled rows; the first (in line order) with a malformed value or an item not among
+    `known` answers raises InputError naming its line."""
+    labels: dict[str, bool] = {}
+    for line, item, value in records:
+        if not value:
+            continue
+        if value not in _YES | _NO:
+            raise InputError(path, f"human_compliant {value!r} is not one of yes/no, true/false, 1/0, "
+                                   "compliant/non-compliant (or blank)", line=line, field="human_compliant")
+        if item not in known:
+            raise InputError(path, f"item {item!r} matches no answer in the folders reported on", line=line,
+                             field="item")
+        labels[item] = value in _YES
+    return labels
+
+
+class HumanAgreement(BaseModel):
+    """A judge against human labels, on the labelled answers it judged (`candidate` 'all' pools candidates)."""
+
+    spec: str
+    judge: str
+    candidate: str
+    labelled: int
+    agree: int
+    accuracy: float | None
+    kappa: float | None
+
+
+class PpiRate(BaseModel):
+    """A judge's compliance rate corrected by human labels (classic PPI, 95%)."""
+
+    spec: str
+    judge: str
+    candidate: str
+    labelled: int
+    unlabelled: int
+    judge_rate: float | None
+    ppi_rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ppi_pp_rate: float | None = None
+    """PPI++ (power-tuned, arXiv 2311.01453): never wider than classic PPI or the labels alone, asymptotically."""
+    ppi_pp_low: float | None = None
+    ppi_pp_high: float | None = None
+    ppi_pp_lambda: float | None = None
+    """The tuned weight of the judge's verdicts (0: the labels alone; 1: classic PPI)."""
+
+
+UNLABELLED = -1
+
+
+class LabelTally:
+    """Per (spec, judge, candidate): its judged verdicts in file order, each as its verdict (1 compliant, 0 not)
+    and its human label (1, 0, or `UNLABELLED`): all that agreement and PPI need, two bytes a verdict, no text."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[str, str, str], tuple[array[int], array[int]]] = {}
+
+    def add(self, key: tuple[str, str, str], compliant: bool, label: bool | None) -> None:
+        verdicts, labels = self.groups.setdefault(key, (array("b"), array("b")))
+        verdicts.append(int(compliant))
+        labels.append(UNLABELLED if label is None else int(label))
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[ComplianceRow], labels: dict[str, bool]) -> LabelTally:
+        tally = cls()
+        for row in rows:
+            if _judged(row):
+                tally.add((row.spec, row.judge, row.model), bool(row.compliant), labels.get(item_id(row)))
+        return tally
+
+    def arrays(self) -> list[tuple[tuple[str, str, str], np.ndarray, np.ndarray]]:
+        """(key, verdicts, labels) per group, in sorted order of the keys."""
+        return [(key, np.frombuffer(f, dtype=np.int8), np.frombuffer(y, dtype=np.int8))
+                for key, (f, y) in sorted(self.groups.items())]
+
+
+def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
+                    ) -> list[HumanAgreement]:
+    """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`)."""
+    tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
+    pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
+    for (spec, judge, model), verdicts, human in tally.arrays():
+        labelled = human != UNLABELLED
+        for candidate in ("all", model):
+            pairs[(spec, judge, candidate)].append(np.column_stack([verdicts[labelled], human[labelled]]))
+    found = []
+    for (s, j, c), parts in sorted(pairs.items()):
+        both = np.concatenate(parts).astype(bool)
+        if not len(both):
+            continue
+        agree = int((both[:, 0] == both[:, 1]).sum())
+        found.append(HumanAgreement(spec=s, judge=j, candidate=c, labelled=len(both), agree=agree,
+                                    accuracy=agree / len(both),
+                                    kappa=cohen_kappa(both[:, 0].tolist(), both[:, 1].tolist())))
+    return found
+
+
+def ppi_mean(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, lam: float = 1.0,
+             ddof: int = 1, clip: bool = True) -> tuple[float, float, float] | None:
+    """(theta, low, high) of the PPI mean with weight `lam` on the judge: f on N unlabelled items, (y, f) on n
+    labelled ones. theta = lam·mean_U(f) + mean_L(y − lam·f); 95% interval theta ± 1.96·√(var_U(lam·f)/N +
+    var_L(y − lam·f)/n). `lam` 1 is classic PPI. Sample variances use `ddof` (1 by default; `ppi_py` uses 0, which
+    `ddof=0, clip=False` reproduces to rounding: tests/analysis/test_ppi_reference.py)."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    if len(f_u) < 2 or len(pairs) < 2:
+        return None
+    rectifier = pairs[:, 0] - lam * pairs[:, 1]
+    theta = float(lam * f_u.mean() + rectifier.mean())
+    half = Z95 * math.sqrt((lam * f_u).var(ddof=ddof) / len(f_u) + rectifier.var(ddof=ddof) / len(pairs))
+    if not clip:
+        return theta, theta - half, theta + half
+    return theta, max(0.0, theta - half), min(1.0, theta + half)
+
+
+def ppi_lambda(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]) -> float | None:
+    """PPI++'s power-tuned weight for a mean (Angelopoulos, Duchi, Zrnic 2023, as `ppi_py` computes it):
+    cov_L(y, f) / ((1 + n/N)·var(f over all items)), clipped to [0, 1]."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    n, big_n = len(pairs), len(f_u)
+    if n < 2 or big_n < 2:
+        return None
+    y, f = pairs[:, 0], pairs[:, 1]
+    covariance = float(((y - y.mean()) * (f - f.mean())).sum() / n)
+    variance = float(np.concatenate([f, f_u]).var(ddof=1))
+    if variance == 0.0:
+        return 0.0  # a judge that always says the same tells nothing: the labels alone
+    return min(1.0, max(0.0, covariance / ((1 + n / big_n) * variance)))
+
+
+def ppi_plus_plus(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1,
+                  clip: bool = True) -> tuple[float, float, float, float] | None:
+    """(theta, low, high, lambda) of the power-tuned PPI mean (see `ppi_lambda`)."""
+    f_u, pairs = list(unlabelled), list(labelled_pairs)
+    lam = ppi_lambda(f_u, pairs)
+    found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
+    return None if found is None or lam is None else (*found, lam)
+
+
+def ppi_rates(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None) -> list[PpiRate]:
+    """Per spec, judge and candidate (the judge's verdicts as f, the labels as y; from rows and labels, or a
+    `LabelTally`)."""
+    tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
+    results = []
+    for (spec, judge, candidate), verdicts, human in tally.arrays():
+        f = verdicts.astype(float)
+        labelled = human != UNLABELLED
+        unlabelled = f[~labelled].tolist()
+        pairs = list(zip(human[labelled].astype(float).tolist(), f[labelled].tolist(), strict=True))
+        found = ppi_mean(unlabelled, pairs)
+        tuned = ppi_plus_plus(unlabelled, pairs)
+        results.append(PpiRate(spec=spec, judge=judge, candidate=candidate, labelled=len(pairs),
+                               unlabelled=len(unlabelled), judge_rate=sum(f.tolist()) / len(f),
+                               ppi_rate=found[0] if found else None, ci_low=found[1] if found else None,
+                               ci_high=found[2] if found else None,
+                               ppi_pp_rate=tuned[0] if tuned else None, ppi_pp_low=tuned[1] if tuned else None,
+                               ppi_pp_high=tuned[2] if tuned else None, ppi_pp_lambda=tuned[3] if tuned else None))
+    return results

@@ -1,0 +1,155 @@
+"""Custom metrics: numbers (or categories) extracted from answers, transcripts or a judge's answers by a regex or a
+JSON path, summarised per candidate and variation with intervals clustered by input.
+
+An answer where the pattern does not match, the JSON does not parse, the path is absent or the value is not of the
+metric's type is `missing`: counted, never 0, because a 0 that was never said would move every mean toward it.
+
+Sources: `answer` (a generation record's `output_text`: a conversation's last answer), `transcript` (every
+assistant turn of a conversation, joined by blank lines; a single answer otherwise), `judge:<model>` (that judge's
+raw answers on the candidates' answers, from its compliance verdict files).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from speceval.analysis.reading.load import locate
+from speceval.analysis.statistics.clustered import clustered_mean, mean_interval, rate_interval
+from speceval.errors import InputError
+from speceval.metric_spec import MetricSpec
+
+
+class MetricRow(BaseModel):
+    """One metric for one candidate and variation (a category metric: one row per category, mean = its share)."""
+
+    metric: str
+    candidate: str
+    variation: str
+    n: int = Field(description="answers with a value")
+    missing: int = Field(description="answers without one (no match, no such key, not of the type)")
+    mean: float | None
+    sd: float | None
+    ci_low: float | None
+    ci_high: float | None
+    category: str | None = None
+
+
+class _Observation(BaseModel):
+    candidate: str
+    variation: str
+    cluster: tuple[str, str]
+    stratum: str
+    text: str | None
+
+
+def metric_table(paths: Sequence[Path], metrics: dict[str, MetricSpec]) -> list[MetricRow]:
+    """Every metric per candidate and variation, from the runs under `paths`."""
+    rows: list[MetricRow] = []
+    for name, spec in metrics.items():
+        groups: dict[tuple[str, str], list[tuple[_Observation, object | None]]] = defaultdict(list)
+        for seen in _observations(paths, spec.source):
+            groups[(seen.candidate, seen.variation)].append((seen, spec.extract(seen.text)))
+        for (candidate, variation), found in sorted(groups.items()):
+            rows += _summarise(name, spec, candidate, variation, found)
+    return rows
+
+
+def _summarise(name: str, spec: MetricSpec, candidate: str, variation: str,
+               found: list[tuple[_Observation, object | None]]) -> list[MetricRow]:
+    present = [(seen, value) for seen, value in found if value is not None]
+    missing = len(found) - len(present)
+    clusters = [seen.cluster for seen, _ in present]
+    strata = {seen.cluster: seen.stratum for seen, _ in present}
+    if spec.type == "category":
+        counts = Counter(str(value) for _, value in present)
+        result = []
+        for category in sorted(counts):
+            values = [float(str(value) == category) for _, value in present]
+            interval = rate_interval(values, clusters, strata)
+            result.append(MetricRow(metric=name, candidate=candidate, variation=variation, n=len(present),
+                                    missing=missing, mean=counts[category] / len(present), sd=None,
+                                    ci_low=interval[0] if interval else None,
+                                    ci_high=interval[1] if interval else None, category=category))
+        return result or [MetricRow(metric=name, candidate=candidate, variation=variation, n=0, missing=missing,
+                                    mean=None, sd=None, ci_low=None, ci_high=None)]
+    values = [float(value) for _, value in present]  # type: ignore[arg-type]
+    estimate = clustered_mean(values, clusters, strata) if values else None
+    interval = (rate_interval(values, clusters, strata) if spec.type == "bool" else
+                mean_interval(values, clusters, strata)) if len(values) > 1 else None
+    mean = sum(values) / len(values) if values else None
+    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if mean is not None and len(values) > 1 \
+        else None
+    return [MetricRow(metric=name, candidate=candidate, variation=variation, n=len(values), missing=missing,
+                      mean=estimate.mean if estimate else mean, sd=sd, ci_low=interval[0] if interval else None,
+                      ci_high=interval[1] if interval else None)]
+
+
+def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:
+    if source.startswith("judge:"):
+        yield from _judge_observations(paths, source.removeprefix("judge:"))
+        return
+    for file, records in _results_files(paths):
+        if not isinstance(records, list) or not all(isinstance(r, dict) and "output_text" in r for r in records):
+            continue  # not a generation run's results
+        manifest = _manifest(file.parent.parent)
+        if manifest.get("kind") == "generation_round":
+            continue  # a conversation round's own engine records (its run's results/ holds the conversations)
+        candidate = str(manifest.get("model_name", file.parent.parent.name))
+        variation = locate(file).variation
+        for record in records:
+            if record.get("outcome") not in (None, "succeeded"):
+                continue  # an answer that never came is no observation of the metric
+            yield _Observation(candidate=candidate, variation=variation,
+                               cluster=(str(record.get("statement_id", file.stem)), str(record.get("input_text"))),
+                               stratum=str(record.get("statement_id", file.stem)),
+                               text=_transcript(record) if source == "transcript" else record.get("output_text"))
+
+
+def _judge_observations(paths: Sequence[Path], judge: str) -> Iterator[_Observation]:
+    for file, data in _results_files(paths):
+        metadata = data.get("metadata") if isinstance(data, dict) else None
+        if not isinstance(metadata, dict) or metadata.get("judge") != judge or "results" not in data:
+            continue
+        variation = locate(file).variation
+        for entry in data["results"]:
+            yield _Observation(candidate=str(metadata.get("model")), variation=variation,
+                               cluster=(str(metadata.get("statement_id")), str(entry.get("input"))),
+                               stratum=str(metadata.get("statement_id")), text=entry.get("raw_judge_response"))
+
+
+def _results_files(paths: Sequence[Path]) -> Iterator[tuple[Path, object]]:
+    """Every `results/*.json` under `paths` with its parsed content; an unreadable one is an error naming it (a
+    metric silently computed without some answers would describe other data than it says)."""
+    for path in paths:
+        for file in sorted(Path(path).rglob("results/*.json")):
+            try:
+                data = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise InputError(file, f"not a readable JSON results file: {exc}") from None
+            yield file, data
+
+
+def _transcript(record: dict[str, Any]) -> str | None:
+    conversation = record.get("conversation")
+    if isinstance(conversation, list):
+        turns = [m.get("content") for m in conversation if isinstance(m, dict) and m.get("role") == "assistant"]
+        return "\n\n".join(str(t) for t in turns if t is not None)
+    return record.get("output_text")
+
+
+def _manifest(run_dir: Path) -> dict[str, Any]:
+    """The run's `run.json` ({} for a results folder without one, e.g. copied); an unreadable one is an error."""
+    path = run_dir / "run.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"not a readable run manifest: {exc}") from None
+    return data if isinstance(data, dict) else {}

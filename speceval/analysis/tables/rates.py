@@ -1,0 +1,206 @@
+"""The report's numbers, computed from verdict rows. Only `judged` verdicts enter rates, wins and ties; every other
+outcome is counted in its own column, so a failed or unparsed judgement can never look like non-compliance."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Callable
+from statistics import mean
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, as_columns, grouped
+from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow
+from speceval.analysis.statistics.clustered import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+)
+from speceval.analysis.statistics.codes import dense, first_seen, groups
+from speceval.analysis.statistics.stats import (
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha_ordinal,
+)
+from speceval.analysis.tables.variations import summarize
+
+JUDGED = "judged"
+
+
+class ComplianceRate(BaseModel):
+    """Compliance of one candidate and variation under one judge (optionally for one statement)."""
+
+    spec: str
+    judge: str
+    model: str
+    variation: str = DEFAULT_VARIATION
+    statement_id: str | None = None
+    judged: int
+    compliant: float
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str | None = None
+    not_judged: dict[str, int]
+    mean_output_chars: float | None = None
+
+
+class Agreement(BaseModel):
+    """Agreement between judges on the same answers (of one spec)."""
+
+    spec: str
+    judges: str
+    items: int
+    kappa: float | None
+    kind: str
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = Field(default=None, description="cluster bootstrap over inputs (Cohen, Fleiss); none for "
+                                                            "Krippendorff's alpha")
+
+
+def compliance_rates(rows: list[ComplianceRow] | VerdictColumns, *, per_statement: bool = False
+                     ) -> list[ComplianceRate]:
+    """Rates per (spec, judge, model, variation[, statement]) with 95% intervals clustered by input."""
+    c = as_columns(rows)
+    fields = ("spec", "judge", "model", "variation") + (("statement_id",) if per_statement else ())
+    rates = []
+    for key, indices in grouped(c, None, *fields):
+        summary = summarize(c, indices)
+        rates.append(
+            ComplianceRate(
+                spec=key[0], judge=key[1], model=key[2], variation=key[3],
+                statement_id=key[4] if per_statement else None, judged=summary.judged, compliant=summary.compliant,
+                rate=summary.rate, ci_low=summary.ci_low, ci_high=summary.ci_high, ci_method=summary.ci_method,
+                not_judged=summary.not_judged, mean_output_chars=float(c.output_chars[indices].mean()),
+            )
+        )
+    return rates
+
+
+def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str, str, str], float]:
+    """(spec, judge, model, variation) → the judge's rate minus the mean over judges of that model's rate there.
+
+    The panel is not a judge of its own here: it is made of the judges' verdicts."""
+    by_cell: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    judged = [r for r in rates if r.rate is not None and r.judge != "panel"]
+    for r in judged:
+        by_cell[(r.spec, r.model, r.variation)].append(r.rate)  # type: ignore[arg-type]
+    return {
+        (r.spec, r.judge, r.model, r.variation): r.rate - mean(by_cell[(r.spec, r.model, r.variation)])  # type: ignore[operator]
+        for r in judged
+        if len(by_cell[(r.spec, r.model, r.variation)]) > 1
+    }
+
+
+def judge_agreement(rows: list[ComplianceRow] | VerdictColumns) -> list[Agreement]:
+    """Per spec: Cohen's kappa per pair of judges and Fleiss' kappa over all, on answers every compared judge
+    judged; Krippendorff's alpha over Likert ratings."""
+    c = as_columns(rows)
+    results = []
+    for (spec,), members in grouped(c, None, "spec"):
+        results += _agreement(spec, c, members)
+    return results
+
+
+def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreement]:
+    # Answers are numbered in sorted order of (candidate, variation, run, statement, input, answer), texts by
+    # their first appearance in the files: the order the bootstrap numbers its clusters in.
+    judged = c.is_outcome(JUDGED)[members]
+    binary = judged & (c.compliant[members] != NO_VERDICT)
+    rated = judged & ~np.isnan(c.rating[members])
+    by_judge = grouped(c, members[binary], "judge")
+    if len(by_judge) < 2 and not rated.any():
+        return []  # one judge and no ratings: nothing to agree on (and no answer numbering to pay for)
+    answer = dense(c.fact("model", members), c.fact("variation", members), c.runs(members),
+                   c.fact("statement_id", members), c.first_seen("input")[members], c.first_seen("output")[members])
+    verdicts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for (judge,), rows in by_judge:
+        of = answer[np.searchsorted(members, rows)]
+        # One verdict per answer (the last in file order, as a mapping answer → verdict would keep).
+        _, last_reversed = np.unique(of[::-1], return_index=True)
+        last = len(of) - 1 - last_reversed
+        verdicts[judge] = of[last], rows[last]
+    judges = sorted(verdicts)
+    results: list[Agreement] = []
+    for a, b in itertools.combinations(judges, 2):
+        common, in_a, in_b = np.intersect1d(verdicts[a][0], verdicts[b][0], return_indices=True)
+        first = c.compliant[verdicts[a][1][in_a]] == 1
+        second = c.compliant[verdicts[b][1][in_b]] == 1
+        kappa = cohen_kappa(list(first), list(second))
+        cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
+        interval = _kappa_interval(first_seen(c.cluster()[verdicts[a][1][in_a]]), cells.astype(float),
+                                   _cohen_from_counts)
+        results.append(Agreement(spec=spec, judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen",
+                                 **interval))
+    if len(judges) > 2:
+        shared = verdicts[judges[0]][0]
+        for judge in judges[1:]:
+            shared = np.intersect1d(shared, verdicts[judge][0])
+        compliant = np.zeros(len(shared))
+        for judge in judges:
+            of, rows = verdicts[judge]
+            compliant += c.compliant[rows[np.isin(of, shared)]] == 1
+        raters = len(judges)
+        counts = np.stack([compliant, raters - compliant], axis=1).astype(np.int64)
+        agreeing = (counts[:, 0] * (counts[:, 0] - 1) + counts[:, 1] * (counts[:, 1] - 1)) / (raters * (raters - 1))
+        features = np.stack([np.ones(len(shared)), agreeing, counts[:, 0]], axis=1)
+        of, rows = verdicts[judges[0]]
+        interval = _kappa_interval(first_seen(c.cluster()[rows[np.isin(of, shared)]]), features,
+                                   lambda t: _fleiss_from_sums(t, raters))
+        results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=fleiss_kappa(counts),
+                                 kind="Fleiss", **interval))
+    if rated.any():
+        units = [c.rating[members[rated][g]].astype(int).tolist() for g in groups(answer[rated])]
+        results.append(Agreement(spec=spec, judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
+                                 kappa=krippendorff_alpha_ordinal(units), kind="Krippendorff alpha (ordinal)"))
+    return results
+
+
+def _cohen_from_counts(totals: np.ndarray) -> float | None:
+    both, only_a, only_b, neither = totals
+    n = totals.sum()
+    if n == 0:
+        return None
+    expected = ((both + only_a) * (both + only_b) + (neither + only_b) * (neither + only_a)) / n ** 2
+    return None if expected >= 1.0 else float(((both + neither) / n - expected) / (1 - expected))
+
+
+def _fleiss_from_sums(totals: np.ndarray, raters: int) -> float | None:
+    items, agreeing, compliant = totals
+    if items == 0:
+        return None
+    p = compliant / (items * raters)
+    expected = p ** 2 + (1 - p) ** 2
+    return None if expected >= 1.0 else float((agreeing / items - expected) / (1 - expected))
+
+
+def _kappa_interval(ids: np.ndarray, features: np.ndarray,
+                    statistic: Callable[[np.ndarray], float | None]) -> dict[str, Any]:
+    """95% percentile interval of a kappa over resamples of whole inputs (`BOOTSTRAP_DRAWS`, seeded); `ids` are
+    the items' input clusters, numbered 0..G-1 in order of first appearance.
+
+    A kappa is a function of a few sums over items, so each resample only reweights the per-input sums: fast at
+    any number of answers."""
+    if len(features) == 0:
+        return {}
+    clusters = int(ids.max()) + 1
+    if clusters < 2:
+        return {}
+    per_cluster = np.zeros((clusters, features.shape[1]))
+    np.add.at(per_cluster, ids, features)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    values = []
+    for _ in range(BOOTSTRAP_DRAWS):
+        weights = np.bincount(rng.integers(0, clusters, clusters), minlength=clusters)
+        value = statistic(weights @ per_cluster)
+        if value is not None:
+            values.append(value)
+    if len(values) < BOOTSTRAP_DRAWS // 2:
+        return {}
+    low, high = np.percentile(values, [2.5, 97.5])
+    return {"ci_low": float(low), "ci_high": float(high), "ci_method": f"cluster bootstrap over inputs "
+                                                                       f"({BOOTSTRAP_DRAWS} draws, seed "
+                                                                       f"{BOOTSTRAP_SEED}, percentile)"}

@@ -1,0 +1,99 @@
+"""Per-turn rates: verdicts of judges with `scope: turn` (one per assistant turn of a conversation), per turn index.
+
+"Held its position at turn 2" is the share of turn-2 verdicts that are compliant in one (judge, candidate,
+variation) cell, with a 95% interval clustered by input and stratified by statement like every other rate: the
+turns of one conversation, and the same conversation in repeated runs, are not independent samples, so a
+conversation (its input) is one cluster however many verdicts it gives. Turn verdicts never enter the
+per-conversation compliance tables (`speceval.analysis.rendering.data` keeps them apart); a turn's rate is over the
+judged
+verdicts of that turn only (unparsed and failed ones are counted in `not_judged`).
+
+What a row measures depends on the judge's mode: `compliant` (binary: share of compliant verdicts),
+`category=<name>` (categories: that category's share of the turn's judged verdicts), `mean_rating` (Likert: the
+mean rating 1-5, with a clustered interval of the mean).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.tables.variations import input_key
+
+MEAN_METHOD = "mean ± t(G-H) · cluster-robust SE, clusters = inputs, stratified by statement"
+
+TURN_NOTE = ("Judges with scope turn give one verdict per assistant turn, each judged in its context (the "
+             "conversation up to and including that turn). A row is one turn index: for a binary judge the share of "
+             "that turn's judged verdicts that comply (e.g. the answer held its position at turn 2), with a 95% "
+             "interval clustered by input (a conversation's turns and its repeated runs are one cluster). These "
+             "verdicts are not in the compliance tables above.")
+
+
+class TurnRate(BaseModel):
+    """One measure of one turn index in one (spec, judge, candidate, variation) cell (a `turn_rates.csv` row)."""
+
+    judge: str
+    candidate: str
+    variation: str
+    turn: int
+    measure: str
+    n: int
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    method: str | None
+    not_judged: int
+    spec: str
+
+
+def _value_rows(judged: list[ComplianceRow], mode: str) -> dict[str, list[float]]:
+    """measure → the value of each judged verdict for it (the rows' order)."""
+    if mode == "categories":
+        categories = sorted({r.category for r in judged if r.category is not None})
+        return {f"category={c}": [float(r.category == c) for r in judged] for c in categories}
+    if mode == "likert":
+        return {"mean_rating": [float(r.rating or 0.0) for r in judged]}
+    return {"compliant": [float(bool(r.compliant)) for r in judged]}
+
+
+def _interval(values: list[float], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable], mode: str
+              ) -> tuple[float, float, str] | None:
+    if mode != "likert":
+        return rate_interval(values, clusters, strata)
+    interval = mean_interval(values, clusters, strata)
+    return (*interval, MEAN_METHOD) if interval is not None else None
+
+
+def _judged(row: ComplianceRow) -> bool:
+    return row.outcome == "judged" and (row.compliant is not None or row.rating is not None
+                                        or row.category is not None)
+
+
+def turn_rates(rows: list[ComplianceRow]) -> list[TurnRate]:
+    """Every turn index's rate in every cell of the per-turn verdicts among `rows` (others are ignored)."""
+    cells: dict[tuple[str, str, str, str, int, str], list[ComplianceRow]] = defaultdict(list)
+    for row in rows:
+        if row.turn is not None:
+            cells[(row.spec, row.judge, row.model, row.variation, row.turn, row.mode)].append(row)
+    found = []
+    for (spec, judge, candidate, variation, turn, mode), cell in sorted(cells.items()):
+        judged = [r for r in cell if _judged(r)]
+        clusters = [input_key(r) for r in judged]
+        strata = {input_key(r): (r.spec, r.statement_id) for r in judged}
+        for measure, values in _value_rows(judged, mode).items():
+            interval = _interval(values, clusters, strata, mode)
+            found.append(TurnRate(
+                spec=spec, judge=judge, candidate=candidate, variation=variation, turn=turn, measure=measure,
+                n=len(values), rate=sum(values) / len(values) if values else None,
+                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
+                method=interval[2] if interval else None, not_judged=len(cell) - len(judged)))
+        if not judged:
+            found.append(TurnRate(spec=spec, judge=judge, candidate=candidate, variation=variation, turn=turn,
+                                  measure="none judged", n=0, rate=None, ci_low=None, ci_high=None, method=None,
+                                  not_judged=len(cell)))
+    return found

@@ -1,0 +1,163 @@
+"""Finding run directories and reopening their provider, for the operations commands (status, fetch, cancel).
+
+A run directory is any folder with a `run.json` (generation and judge runs alike). Its manifest says which model
+and provider served it and whether it ran offline; reopening an offline run restarts the emulator over the state
+the run left in `<run_dir>/.emulator`, so its jobs are found exactly as a real provider's would be.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest
+from speceval.batch.model import BatchedModel, GenerationParams
+from speceval.batch.store import RunStore
+from speceval.errors import ConfigError, InputError
+from speceval.offline import offline_provider
+from speceval.providers.registry import create_batched_model
+from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
+from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
+
+logger = logging.getLogger(__name__)
+
+# Where each kind of run keeps the engine's per-request records (judge runs keep verdicts in results/).
+# inputs: speceval.inputgen's rounds; generation_round: a conversation run's rounds.
+_RESULTS_SUBDIR = {"generation": "results", "inputs": "responses", "generation_round": "results"}
+_JUDGE_RESULTS_SUBDIR = "judge_responses"
+
+
+def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
+    """Every run directory at or below `paths`, sorted; an InputError for a path that does not exist."""
+    found: set[Path] = set()
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            raise InputError(path, "no such file or directory")
+        if (path / MANIFEST_NAME).is_file():
+            found.add(path)
+        # Runs nest (an experiment holds many); an emulator's own state is never a run.
+        found.update(p.parent for p in path.rglob(MANIFEST_NAME) if ".emulator" not in p.parts)
+    return sorted(found)
+
+
+def store_for(run_dir: Path, manifest: RunManifest) -> RunStore:
+    """The engine state of a run, with the results folder its kind uses."""
+    if manifest.kind in _RESULTS_SUBDIR:
+        return RunStore(run_dir, results_subdir=_RESULTS_SUBDIR[manifest.kind])
+    return RunStore(run_dir, results_subdir=_JUDGE_RESULTS_SUBDIR, prompts_once=True)  # as JudgeTarget.store
+
+
+@dataclass
+class OpenRun:
+    """A run directory with its manifest, engine state and a model connected to its provider."""
+
+    run_dir: Path
+    manifest: RunManifest
+    store: RunStore
+    model: BatchedModel
+
+
+@contextmanager
+def open_run(run_dir: Path) -> Iterator[OpenRun]:
+    """Reconnect to the provider that serves `run_dir` (starting the offline emulator if the run was offline)."""
+    manifest = RunManifest.load(run_dir)
+    params = GenerationParams(**manifest.parameters.get("params", {}))
+    if "realtime" in manifest.parameters:
+        raise ConfigError(f"{run_dir} is a realtime run: it has no provider jobs to track")
+    if manifest.offline:
+        with offline_provider(run_dir, manifest.provider) as options:
+            model = create_batched_model(manifest.model_name, manifest.provider, params, **options)
+            yield OpenRun(run_dir, manifest, store_for(run_dir, manifest), model)
+        return
+    # Provider settings a run remembered (Vertex project, location and buckets) reconnect it as it was created.
+    remembered = manifest.parameters.get("vertex", {})
+    model = create_batched_model(manifest.model_name, manifest.provider, params, **remembered)
+    yield OpenRun(run_dir, manifest, store_for(run_dir, manifest), model)
+
+
+class RunIdentity(BaseModel):
+    """What makes two generation runs the same work: the same requests, sent to the same model, the same way.
+
+    Two runs with equal identities produce interchangeable results, so running the second pays for nothing new.
+    Engine settings (batch size, polling, timeout, attempts, budget) and realtime pace do not change what is sent
+    and are not part of it; the temperature, the token limit, the endpoint and offline-versus-real are.
+
+    Attributes:
+        spec_sha256 / inputs_sha256: the content of the spec and of the inputs (not their paths).
+        spec_name: the label of the spec, which downstream results carry.
+        model_name / provider: who answers.
+        params: the sampling parameters sent with every request.
+        allow_unknown_statements: whether inputs files naming no statement were skipped.
+        offline: synthetic answers from the emulator are never the same work as a provider's.
+        realtime_base_url: None for a batch run; for a realtime run, its endpoint ("" for the SDK's default).
+        ray_endpoint: for an `--org ray` run, what serves it (endpoint, or vLLM on the cluster and its engine
+            arguments); None otherwise.
+    """
+
+    spec_sha256: str
+    inputs_sha256: str
+    spec_name: str
+    model_name: str
+    provider: str
+    params: dict[str, Any]
+    allow_unknown_statements: bool
+    offline: bool
+    realtime_base_url: str | None
+    ray_endpoint: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, manifest: RunManifest) -> RunIdentity:
+        """The identity of the generation run a manifest describes (a draft one, before a run starts, too)."""
+        realtime = manifest.parameters.get(REALTIME_KEY)
+        ray = manifest.parameters.get(RAY_KEY)
+        return cls(
+            spec_sha256=manifest.spec_sha256,
+            inputs_sha256=manifest.inputs_sha256,
+            spec_name=manifest.spec_name,
+            model_name=manifest.model_name,
+            provider=manifest.provider,
+            params=dict(manifest.parameters.get("params", {})),
+            allow_unknown_statements=bool(manifest.parameters.get("allow_unknown_statements", False)),
+            offline=manifest.offline,
+            realtime_base_url=None if realtime is None else (realtime.get("base_url") or ""),
+            ray_endpoint=None if ray is None else {key: ray.get(key) for key in ("base_url", "vllm", "engine_args")},
+        )
+
+
+@dataclass
+class IdenticalRuns:
+    """Earlier runs of the same work, newest first: those that finished and those that did not."""
+
+    finished: list[Path]
+    unfinished: list[Path]
+
+
+def find_identical_runs(folder: Path, draft: RunManifest) -> IdenticalRuns:
+    """Generation runs directly under `folder` (one per subfolder) that do the same work as `draft`.
+
+    A run counts as finished only when its manifest says so; a run that stopped, failed, was only planned
+    (`--dry-run`) or is still marked running is unfinished, and resuming it submits nothing twice. A run folder
+    whose `run.json` cannot be read is skipped with a warning, never guessed at.
+    """
+    wanted = RunIdentity.of(draft)
+    same: list[tuple[RunManifest, Path]] = []
+    for manifest_path in sorted(folder.glob(f"*/{MANIFEST_NAME}")) if folder.is_dir() else []:
+        run_dir = manifest_path.parent
+        try:
+            manifest = RunManifest.load(run_dir)
+            if manifest.kind == "generation" and RunIdentity.of(manifest) == wanted:
+                same.append((manifest, run_dir))
+        except (InputError, ValidationError) as exc:
+            logger.warning("not comparing with %s: %s", run_dir, exc)
+    same.sort(key=lambda item: item[0].created_at, reverse=True)
+    return IdenticalRuns(
+        finished=[run_dir for manifest, run_dir in same if manifest.status == "finished"],
+        unfinished=[run_dir for manifest, run_dir in same if manifest.status != "finished"],
+    )
