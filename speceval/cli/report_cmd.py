@@ -89,16 +89,13 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _label_sheet(args: argparse.Namespace) -> int:
-    from speceval.analysis.reading.load import load_verdicts
-    from speceval.analysis.tables.judge_quality import label_sheet, write_label_sheet
+    from speceval.analysis.tables.judge_quality import write_label_sheet
+    from speceval.analysis.tables.label_sampling import streamed_label_sheet
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
     check_output_file(args.out, "--out")
-    verdicts = load_verdicts(args.paths)
-    if not verdicts.compliance:
-        raise ConfigError("no compliance results found under the given folders: nothing to label")
-    sheet = label_sheet(verdicts.compliance, args.n, args.seed)
+    sheet = streamed_label_sheet(args.paths, args.n, args.seed)
     write_label_sheet(args.out, sheet)
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
                  "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))

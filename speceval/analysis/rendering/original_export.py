@@ -28,14 +28,13 @@ its scripts as one answer each: both are left out (counted; `--format jsonl` kee
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from speceval.analysis.reading.original import ERROR_PREFIX
-from speceval.analysis.rendering.export import verdict_rows
+from speceval.analysis.rendering.export import surveyed, verdict_rows
 from speceval.atomic import atomic_write_json
 from speceval.paths import MAX_NAME_LENGTH, readable_names, safe_filename, safe_path
 
@@ -64,10 +63,23 @@ def original_folder(name: str) -> str:
 
 
 def export_original(paths: Sequence[Path], out: Path) -> OriginalExport:
-    """Write the original-layout folders under `out`."""
-    files: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    """Write the original-layout folders under `out`, one file at a time as the verdicts stream by (a source file's
+    verdicts come together; a file two sources write to, e.g. two judge runs of one candidate given together, has
+    the second one's entries added after the first's)."""
+    plan = surveyed(paths)
+    variation_folders = readable_names(sorted({variation for variation, _ in plan.grids}))  # as an experiment does
+    several = len(plan.grids) > 1
+    written: set[tuple[Any, ...]] = set()
+    key: tuple[Any, ...] | None = None
+    rows: list[dict[str, Any]] = []
     categorical = turns = 0
-    for row in verdict_rows(paths):
+
+    def flush() -> None:
+        if key is not None and rows:
+            _write(out, key, rows, variation_folders if several else None, key in written)
+            written.add(key)
+
+    for row in verdict_rows(paths, plan):
         if row["kind"] == "compliance" and row["mode"] == "categories":
             categorical += 1
             continue
@@ -76,28 +88,38 @@ def export_original(paths: Sequence[Path], out: Path) -> OriginalExport:
             continue
         folder = (original_folder(row["candidate"]) if row["kind"] == "compliance"
                   else f"{original_folder(row['model_a'])}x{original_folder(row['model_b'])}")
-        files[(row["kind"], row["variation"], row["run"], row["spec"], row["judge"], folder,
-               row["statement_id"])].append(row)
-    grids = {(key[1], key[2]) for key in files}
-    variation_folders = readable_names(sorted({key[1] for key in files}))  # as an experiment names them
-    for key, rows in files.items():
-        kind, variation, run, spec, judge, folder, statement_id = key
-        base = out / variation_folders[variation] / f"run{run}" if len(grids) > 1 else out
-        directory = (base / TREES[kind] / f"spec_{safe_filename(spec)}" / f"judge_{original_folder(judge)}" / folder
-                     / "results")
-        # The original's own metadata keys (its compliance files named the judge nowhere; `judge_model` is what
-        # speceval reads when present), plus where the file came from and whether its answers are synthetic.
-        metadata = {"statement_id": statement_id, "exported_by": EXPORTED_BY,
-                    "synthetic": any(r["synthetic"] for r in rows)}
-        if kind == "compliance":
-            payload: dict[str, Any] = {"metadata": {**metadata, "model": rows[0]["candidate"], "judge_model": judge},
-                                       "results": [_compliance(r) for r in _ordered(rows, "original_index")]}
-        else:
-            payload = {"metadata": {**metadata, "model_a": rows[0]["model_a"], "model_b": rows[0]["model_b"],
-                                    "org_spec_name": spec, "ranking_judge_model_info": {"model_name": judge}},
-                       "rankings": [_ranking(r) for r in _ordered(rows, "index")]}
-        atomic_write_json(safe_path(directory, statement_id, ".json"), payload)
-    return OriginalExport(files=len(files), categorical_left_out=categorical, turn_verdicts_left_out=turns)
+        row_key = (row["kind"], row["variation"], row["run"], row["spec"], row["judge"], folder, row["statement_id"])
+        if row_key != key:
+            flush()
+            key, rows = row_key, []
+        rows.append(row)
+    flush()
+    return OriginalExport(files=len(written), categorical_left_out=categorical, turn_verdicts_left_out=turns)
+
+
+def _write(out: Path, key: tuple[Any, ...], rows: list[dict[str, Any]], variation_folders: dict[str, str] | None,
+           again: bool) -> None:
+    kind, variation, run, spec, judge, folder, statement_id = key
+    base = out / variation_folders[variation] / f"run{run}" if variation_folders is not None else out
+    path = safe_path(base / TREES[kind] / f"spec_{safe_filename(spec)}" / f"judge_{original_folder(judge)}" / folder
+                     / "results", statement_id, ".json")
+    # The original's own metadata keys (its compliance files named the judge nowhere; `judge_model` is what
+    # speceval reads when present), plus where the file came from and whether its answers are synthetic.
+    metadata = {"statement_id": statement_id, "exported_by": EXPORTED_BY,
+                "synthetic": any(r["synthetic"] for r in rows)}
+    if kind == "compliance":
+        payload: dict[str, Any] = {"metadata": {**metadata, "model": rows[0]["candidate"], "judge_model": judge},
+                                   "results": [_compliance(r) for r in _ordered(rows, "original_index")]}
+    else:
+        payload = {"metadata": {**metadata, "model_a": rows[0]["model_a"], "model_b": rows[0]["model_b"],
+                                "org_spec_name": spec, "ranking_judge_model_info": {"model_name": judge}},
+                   "rankings": [_ranking(r) for r in _ordered(rows, "index")]}
+    if again:
+        before = json.loads(path.read_bytes())
+        entries = "results" if kind == "compliance" else "rankings"
+        payload[entries] = before[entries] + payload[entries]
+        payload["metadata"]["synthetic"] = payload["metadata"]["synthetic"] or before["metadata"]["synthetic"]
+    atomic_write_json(path, payload)
 
 
 def _ordered(rows: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:

@@ -134,6 +134,17 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
     by_statement: dict[tuple[str, str], list[str]] = defaultdict(list)
     for item, row in sorted(answers.items()):
         by_statement[(row.spec, row.statement_id)].append(item)
+    picked = pick_items(by_statement, n, seed)
+    texts = statement_texts or {}
+    return [{"item": item, "spec": answers[item].spec, "candidate": answers[item].model,
+             "statement_id": answers[item].statement_id, "statement_text": texts.get(answers[item].statement_id, ""),
+             "input": answers[item].input, "output": answers[item].output, "human_compliant": "", "notes": ""}
+            for item in picked]
+
+
+def pick_items(by_statement: dict[tuple[str, str], list[str]], n: int, seed: int) -> list[str]:
+    """`n` of the answers' items, stratified by statement (each statement's items sorted): statements take turns in
+    a seeded order, each giving its next item in a seeded order."""
     rng = np.random.default_rng(seed)
     queues = []
     for key in sorted(by_statement):
@@ -145,11 +156,7 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
         for queue in order:
             if queue and len(picked) < n:
                 picked.append(queue.pop(0))
-    texts = statement_texts or {}
-    return [{"item": item, "spec": answers[item].spec, "candidate": answers[item].model,
-             "statement_id": answers[item].statement_id, "statement_text": texts.get(answers[item].statement_id, ""),
-             "input": answers[item].input, "output": answers[item].output, "human_compliant": "", "notes": ""}
-            for item in picked]
+    return picked
 
 
 def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:

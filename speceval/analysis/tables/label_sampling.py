@@ -1,0 +1,51 @@
+"""`speceval label-sheet` over a million verdicts: the same sample as `judge_quality.label_sheet`, drawn without
+holding the verdicts. The verdicts stream by twice (`speceval.analysis.reading.streamed`): first each distinct
+answer's item (8 bytes of it) is noted per statement, then, once the sample is drawn, the texts of the answers
+drawn are kept as they pass."""
+
+from __future__ import annotations
+
+from array import array
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.reading.streamed import Survey, streamed_verdicts, survey
+from speceval.analysis.tables.judge_quality import item_id, pick_items
+from speceval.analysis.tables.panel import PANEL
+from speceval.errors import ConfigError
+
+
+def streamed_label_sheet(paths: Sequence[Path], n: int, seed: int,
+                         statement_texts: dict[str, str] | None = None) -> list[dict[str, str]]:
+    """`n` distinct answers under `paths`, drawn as `label_sheet` draws them from the same verdicts."""
+    if n < 1:
+        raise ConfigError("--n must be at least 1")
+    plan = survey(paths)
+    if not plan.compliance_files:
+        raise ConfigError("no compliance results found under the given folders: nothing to label")
+    items: dict[tuple[str, str], array[int]] = defaultdict(lambda: array("Q"))
+    for row in _answers(paths, plan):
+        items[(row.spec, row.statement_id)].append(int(item_id(row), 16))
+    by_statement = {key: [f"{item:016x}" for item in sorted(set(found))] for key, found in items.items()}
+    del items
+    picked = pick_items(by_statement, n, seed)
+    wanted = set(picked)
+    kept: dict[str, ComplianceRow] = {}
+    for row in _answers(paths, plan):
+        item = item_id(row)
+        if item in wanted and item not in kept:
+            kept[item] = row
+            if len(kept) == len(wanted):
+                break
+    texts = statement_texts or {}
+    return [{"item": item, "spec": kept[item].spec, "candidate": kept[item].model,
+             "statement_id": kept[item].statement_id, "statement_text": texts.get(kept[item].statement_id, ""),
+             "input": kept[item].input, "output": kept[item].output, "human_compliant": "", "notes": ""}
+            for item in picked]
+
+
+def _answers(paths: Sequence[Path], plan: Survey) -> Iterator[ComplianceRow]:
+    return (row for row in streamed_verdicts(paths, plan, rankings=False)
+            if isinstance(row, ComplianceRow) and row.judge != PANEL)
