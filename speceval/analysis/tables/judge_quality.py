@@ -19,8 +19,9 @@ import hashlib
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -142,20 +143,19 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
             for item in picked]
 
 
-def pick_items(by_statement: dict[tuple[str, str], list[str]], n: int, seed: int) -> list[str]:
+def pick_items(by_statement: Mapping[tuple[str, str], Sequence[Any] | np.ndarray], n: int, seed: int) -> list[Any]:
     """`n` of the answers' items, stratified by statement (each statement's items sorted): statements take turns in
-    a seeded order, each giving its next item in a seeded order."""
+    a seeded order, each giving its next item in a seeded order. (Items may be a numpy array: nothing is copied.)"""
     rng = np.random.default_rng(seed)
-    queues = []
-    for key in sorted(by_statement):
-        items = by_statement[key]
-        queues.append([items[i] for i in rng.permutation(len(items))])
-    order = [queues[i] for i in rng.permutation(len(queues))]
-    picked: list[str] = []
-    while len(picked) < n and any(order):
-        for queue in order:
-            if queue and len(picked) < n:
-                picked.append(queue.pop(0))
+    queues = [(by_statement[key], rng.permutation(len(by_statement[key]))) for key in sorted(by_statement)]
+    turns = [queues[i] for i in rng.permutation(len(queues))]
+    picked: list[Any] = []
+    position = 0  # round `position` takes the position-th item of every statement that has one
+    while len(picked) < n and any(position < len(order) for _, order in turns):
+        for items, order in turns:
+            if position < len(order) and len(picked) < n:
+                picked.append(items[order[position]])
+        position += 1
     return picked
 
 
