@@ -12,7 +12,9 @@ in its own process (`_measure.py`: wall time and the process's own peak RSS):
 - `ranking` (only when asked, `--only ranking`): `speceval report` over N fabricated pairwise comparisons of two
   candidates (N/2 inputs, each judged in both orders; answers of realistic length) in the shape `RankingFile` writes;
 - `export` and `label-sheet` (only when asked, `--only export label-sheet`): `speceval export --format jsonl` and
-  `speceval label-sheet --n 200` over the N fabricated verdicts (issue 37: both stream the verdicts).
+  `speceval label-sheet --n 200` over the N fabricated verdicts (issue 37: both stream the verdicts);
+- `inspect` (only when asked): `speceval export --format inspect` over them (one Inspect log of N samples, which
+  inspect_ai builds in memory: measured, no target).
 
 Every provider call goes to an emulator in its own process (`speceval emulator --port 0`, a fresh one for each
 measured run, so no run pays for another's jobs). The measured programs are interleaved: generation, judge,
@@ -49,8 +51,8 @@ from speceval.spec import load_spec  # noqa: E402
 
 JUDGE = "gpt-4.1-2025-04-14"
 CANDIDATE = "gpt-4.1-mini"
-PROGRAMS = ("generation", "judge", "report", "ranking", "export", "label-sheet")
-NEEDS_VERDICTS = ("report", "export", "label-sheet")
+PROGRAMS = ("generation", "judge", "report", "ranking", "export", "label-sheet", "inspect")
+NEEDS_VERDICTS = ("report", "export", "label-sheet", "inspect")
 RIVAL = "gpt-4.1-nano"
 
 _WORDS = ("the", "assistant", "should", "answer", "carefully", "and", "explain", "which", "parts", "of", "the",
@@ -217,6 +219,8 @@ def measure(program: str, data: dict[str, Path], scratch: Path, poll: float) -> 
     elif program == "export":
         out.mkdir()
         argv = ["-m", "speceval", "export", str(data["verdicts"]), "--out", str(out / "verdicts.jsonl")]
+    elif program == "inspect":
+        argv = ["-m", "speceval", "export", str(data["verdicts"]), "--format", "inspect", "--out", str(out)]
     elif program == "label-sheet":
         out.mkdir()
         argv = ["-m", "speceval", "label-sheet", str(data["verdicts"]), "--n", "200", "--out", str(out / "labels.csv")]
@@ -282,7 +286,7 @@ def main() -> None:
                 peaks = [r[program]["peak_mib"] for r in rounds]
                 seconds = [r[program]["seconds"] for r in rounds]
                 line = f"  {program:>10}: peak MiB {spread(peaks, 1)}; seconds {spread(seconds, 1)}"
-                if program != "generation":
+                if program not in ("generation", "inspect"):
                     ratios = [r[program]["peak_mib"] / r["generation"]["peak_mib"] for r in rounds]
                     target = 1.5 if program == "judge" else 2.0  # a ranking report: the report's target
                     line += f"; / generation {spread(ratios)} (target <= {target})"

@@ -21,9 +21,9 @@ def export_inspect_logs(paths: list[Path], out: Path, log_format: str) -> int:
         f"{len(done.logs)} Inspect eval log(s) with {done.samples} sample(s) written under {out} "
         f"(open them with: inspect view --log-dir {out})"
         + (
-            f"; {done.rankings_left_out} ranking verdict(s) left out (Inspect logs have no place for "
-            "pairwise comparisons; --format jsonl keeps them)"
-            if done.rankings_left_out
+            f"; the rankings of {done.ranking_files_left_out} results file(s) left out (Inspect logs have no place "
+            "for pairwise comparisons; --format jsonl keeps them)"
+            if done.ranking_files_left_out
             else ""
         )
     )

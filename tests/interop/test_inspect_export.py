@@ -100,3 +100,23 @@ def test_export_refuses_a_folder_that_is_not_empty_and_one_without_verdicts(expe
     assert speceval_main(["export", str(empty), "--format", "inspect", "--out", str(tmp_path / "logs")]) == 2
     assert "no compliance results" in capsys.readouterr().err
     assert not (tmp_path / "logs").exists()
+
+
+def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path):
+    """The .eval writer flushes every FLUSH_EVERY samples: a log of 2.2 flushes keeps every sample and verdict."""
+    from speceval.interop.inspect_log import FLUSH_EVERY
+
+    count = FLUSH_EVERY * 2 + FLUSH_EVERY // 5
+    results = tmp_path / "judged" / "spec_s" / "judge_j" / "m" / "results"
+    results.mkdir(parents=True)
+    entries = [{"input": f"q{i}", "output": f"a{i}", "compliant": i % 3 != 0, "confidence": 0.9, "explanation": "e",
+                "outcome": "judged", "original_index": i} for i in range(count)]
+    (results / "s1.json").write_text(json.dumps({"schema_version": 1, "metadata": {
+        "model": "m", "judge": "j", "spec": "s", "statement_id": "s1", "prompt_version": "v", "mode": "binary",
+        "batch_ids": [], "candidate_dir": str(tmp_path / "gone")}, "results": entries}))
+    assert speceval_main(["export", str(tmp_path / "judged"), "--format", "inspect", "--out", str(tmp_path / "l")]) == 0
+    (info,) = list_eval_logs(str(tmp_path / "l"))
+    log = read_eval_log(info.name)
+    assert [s.id for s in log.samples] == sorted(f"s1_{i}" for i in range(count))
+    assert {s.id: s.scores["j"].value for s in log.samples} == {
+        f"s1_{i}": "C" if i % 3 != 0 else "I" for i in range(count)}

@@ -34,6 +34,8 @@ class Survey:
     compliance_files: int = 0
     ranking_files: int = 0
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    firsts: list[tuple[Path, ComplianceRow]] = field(default_factory=list)
+    """Each compliance results file with its first verdict (texts left out)."""
 
     def variation(self, row: ComplianceRow) -> str:
         """The variation the report gives a compliance verdict (see `settings.separate_row_settings`)."""
@@ -46,7 +48,6 @@ def survey(paths: Sequence[Path]) -> Survey:
     """Look at the first verdict of every results file under `paths`."""
     found = Found()
     kinds: dict[tuple[str, str, str], set[str | None]] = defaultdict(set)
-    firsts: list[ComplianceRow] = []
     done = Survey()
 
     def first_ranking(_: Path, rows: Iterator[RankingRow], __: Any) -> None:
@@ -55,16 +56,16 @@ def survey(paths: Sequence[Path]) -> Survey:
             done.ranking_files += 1
             done.grids.add((row.variation, row.run))
 
-    for _, rows, _ in walk(paths, found, keep=False, rankings=first_ranking):
+    for file, rows, _ in walk(paths, found, keep=False, rankings=first_ranking):
         row = next(iter(rows), None)
         if row is None:
             continue
-        firsts.append(row.model_copy(update={"input": "", "output": "", "explanation": None}))
+        done.firsts.append((file, row.model_copy(update={"input": "", "output": "", "explanation": None})))
         if row.variation == DEFAULT_VARIATION:
             kinds[(row.spec, row.judge, row.model)].add(row.candidate_settings)
     done.mixed = mixed_settings(kinds)
-    done.compliance_files = len(firsts)
-    done.grids |= {(done.variation(row), row.run) for row in firsts}
+    done.compliance_files = len(done.firsts)
+    done.grids |= {(done.variation(row), row.run) for _, row in done.firsts}
     done.settings = found.settings
     return done
 
