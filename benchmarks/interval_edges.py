@@ -98,15 +98,15 @@ def win_rate_and_bt_table(draws: int, bt_draws: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     # The truth of a win rate with input noise: its expectation over inputs, by simulation with many inputs.
     big = ranking_rows(np.random.default_rng(seed + 1), models, planted, 4000, 1)
-    truth_win = next(w.rate for w in win_rates(big) if w.model == "a" and w.opponent == "b")
-    truth_bt = {s.model: s.strength for s in strengths(big, draws=1)}
+    truth_win = next(w.rate for w in win_rates(big) if w.candidate == "a" and w.opponent == "b")
+    truth_bt = {s.candidate: s.strength for s in strengths(big, draws=1)}
     print("| statistic | design | coverage | ± MC SE | mean width |")
     print("|---|---|---|---|---|")
     for inputs, runs in ((30, 1), (30, 5)):
         hits, widths = 0, []
         for _ in range(draws):
             found = next(w for w in win_rates(ranking_rows(rng, models, planted, inputs, runs))
-                         if w.model == "a" and w.opponent == "b")
+                         if w.candidate == "a" and w.opponent == "b")
             hits += found.ci_low <= truth_win <= found.ci_high  # type: ignore[operator]
             widths.append(found.ci_high - found.ci_low)  # type: ignore[operator]
         share = hits / draws
@@ -114,7 +114,7 @@ def win_rate_and_bt_table(draws: int, bt_draws: int, seed: int) -> None:
               f"{share:.3f} | {math.sqrt(share * (1 - share) / draws):.3f} | {np.mean(widths):.3f} |", flush=True)
     hits, widths = 0, []
     for _ in range(bt_draws):
-        found = {s.model: s for s in strengths(ranking_rows(rng, models, planted, 30, 1))}
+        found = {s.candidate: s for s in strengths(ranking_rows(rng, models, planted, 30, 1))}
         a = found["a"]
         hits += a.ci_low is not None and a.ci_low <= truth_bt["a"] <= a.ci_high  # type: ignore[operator]
         widths.append((a.ci_high or 0) - (a.ci_low or 0))

@@ -77,6 +77,12 @@ TIMEOUT_HOURS = Range("timeout_hours", integer=False, minimum=0, exclusive_minim
 MAX_ATTEMPTS = Range("max_attempts", integer=True, minimum=1)
 MAX_TURNS = Range("max_turns", integer=True, minimum=1, maximum=100)
 BUDGET_USD = Range("budget_usd", integer=False, minimum=0)
+# A dry run's precision plan (`speceval run --dry-run`): the rate and intra-input correlation it assumes.
+ASSUME_RATE = Range("assume_rate", integer=False, minimum=0, maximum=1, exclusive_minimum=True)
+ASSUME_ICC = Range("assume_icc", integer=False, minimum=0, maximum=1)
+# `speceval label-sheet`: how many answers to sample, and the sample's seed (numpy takes no negative seed).
+SAMPLE_SIZE = Range("n", integer=True, minimum=1)
+SEED = Range("seed", integer=True, minimum=0)
 # Realtime runs' pace and retries.
 RPM = Range("rpm", integer=False, minimum=0, exclusive_minimum=True)
 TPM = Range("tpm", integer=False, minimum=0, exclusive_minimum=True)

@@ -14,9 +14,9 @@ re-exported here beside the pydantic types.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, WithJsonSchema
+from pydantic import AfterValidator, Strict, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from speceval.ranges import (
@@ -84,8 +84,9 @@ __all__ = [
 ]
 
 
-def _checked(setting: Range) -> tuple[AfterValidator, WithJsonSchema]:
-    """Pydantic metadata: the range check with the flags' message, and the range in the JSON Schema."""
+def _checked(setting: Range) -> tuple[Any, ...]:
+    """Pydantic metadata: the range check with the flags' message, and the range in the JSON Schema. A whole-number
+    setting is strict: YAML's `true` is not 1 (`max_turns: true` would otherwise run one turn)."""
 
     def validate(value: float) -> float:
         problem = setting.problem(value)
@@ -93,7 +94,8 @@ def _checked(setting: Range) -> tuple[AfterValidator, WithJsonSchema]:
             raise PydanticCustomError("out_of_range", problem)
         return value
 
-    return AfterValidator(validate), WithJsonSchema(setting.json_schema())
+    checks = (AfterValidator(validate), WithJsonSchema(setting.json_schema()))
+    return (Strict(), *checks) if setting.integer else checks
 
 
 # Types for pydantic schemas of YAML files: the same ranges and messages as the flags.

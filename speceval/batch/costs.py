@@ -124,6 +124,11 @@ class PriceTable:
         return dollars / 1e6 * factor
 
 
+REQUEST_FRAMING_TOKENS = 64
+"""Tokens a request adds around its prompt text (roles, chat-template markers, JSON keys): counted in an upper bound
+priced from the prompt text alone (a realtime call, a dry run), as a batch job's bound counts its whole request file."""
+
+
 def estimate_prompt_tokens(text: str) -> int:
     """Input tokens of one prompt, estimated as UTF-8 bytes / 4 (at least 1)."""
     return max(1, len(text.encode("utf-8")) // _BYTES_PER_TOKEN)
@@ -141,8 +146,10 @@ class CostEstimator:
         price = self.prices.price(model.model_name)
         if price is None:
             raise ConfigError(
-                f"no price for model {model.model_name!r}, so --budget-usd cannot be enforced; add it to a price "
-                f"table (--prices FILE or ${PRICES_ENV}) or run without a budget"
+                # Worded for every limit (--budget-usd, budget_usd, cost_per_run_limit): a message naming a flag the
+                # user never gave sends them looking for it.
+                f"no price for model {model.model_name!r}, so the spending limit cannot be enforced; add it to a "
+                f"price table (--prices FILE or ${PRICES_ENV}) or run without a limit"
             )
         input_tokens = request_file.stat().st_size // _BYTES_PER_TOKEN
         output_tokens = intent.request_count * model.params.max_tokens
@@ -152,6 +159,10 @@ class CostEstimator:
         usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, cache_write_tokens=writes)
         cost = self.prices.cost(model.model_name, model.provider, usage, batch=self.batch)
         return cost if cost is not None else 0.0
+
+    def actual(self, record: BatchRecord) -> float | None:
+        """What a collected job cost, from the usage its provider reported (None: no price for its model)."""
+        return record_cost(self.prices, record)
 
 
 _CACHE_MARK = b'"cache_control"'

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from speceval.batch.budget import Claim
 from speceval.batch.chunking import Lookahead, build_chunk
 from speceval.batch.collect import collect_job
 from speceval.batch.ledger import ItemSource, Ledger, PromptSource
@@ -53,7 +54,8 @@ class _State:
     active: list[BatchRecord] = field(default_factory=list)
     intents: list[SubmissionIntent] = field(default_factory=list)
     jobs: int = 0
-    budget_blocked: bool = False
+    budget_blocked: bool = False  # the next job would not fit even if every job in flight cost nothing
+    budget_held: bool = False  # the next job fits once jobs in flight settle: submitted then
     recorded_ids: set[str] = field(default_factory=set)
 
 
@@ -209,6 +211,7 @@ class BatchEngine:
     def _submit_ready(self, state: _State) -> None:
         if state.budget_blocked:
             return  # nothing new is paid for once the budget said no; running jobs are left to finish
+        state.budget_held = False  # asked again each round: reservations may have settled since
         # First the intents already on disk (left by a crash, a failed create or a dry run), then new chunks.
         for intent in list(state.intents):
             if not self._ready(intent.idempotency_key) or not self._submit(state, intent):
@@ -250,16 +253,26 @@ class BatchEngine:
         if intent.estimated_cost_usd is None:
             intent.estimated_cost_usd = budget.estimate(self.model, intent, request_file)
             self.store.save_intent(intent)
-        if budget.reserve(intent.estimated_cost_usd):
+        claim = budget.claim(intent.estimated_cost_usd)
+        if claim is Claim.GRANTED:
             return True
+        if claim is Claim.HELD:
+            if not state.budget_held:
+                logger.info(
+                    "budget: holding the next job (%d requests, up to $%.4f) until jobs in flight are collected (%s)",
+                    intent.request_count,
+                    intent.estimated_cost_usd,
+                    budget.describe(),
+                )
+            state.budget_held = True
+            return False
         state.budget_blocked = True
         logger.warning(
-            "budget: the next job (%d requests, about $%.2f) would exceed $%.2f (committed: $%.2f); "
-            "not submitting it or any later job",
+            "budget: the next job (%d requests, up to $%.4f) would pass the limit even if every job in flight cost "
+            "nothing (%s); not submitting it or any later job",
             intent.request_count,
             intent.estimated_cost_usd,
-            budget.limit_usd,
-            budget.committed_usd,
+            budget.describe(),
         )
         return False
 
@@ -361,6 +374,13 @@ class BatchEngine:
     def _collect(self, state: _State, record: BatchRecord) -> bool:
         """Write every request's outcome of a terminal job (raises TransientProviderError to retry)."""
         collect_job(self.model, self.store, state.ledger, lambda sid: self._texts(state, sid), record)
+        budget = self.options.budget
+        if budget is not None:
+            # The reservation (every answer at max_tokens) gives way to what the job actually cost, so jobs held
+            # back can go now rather than in the next process.
+            record.cost_usd = budget.job_cost(record)
+            self.store.save_record(record)
+            budget.settle(record.estimated_cost_usd or 0.0, record.cost_usd)
         self.observer.job_collected(record)
         return True
 
@@ -379,7 +399,7 @@ class BatchEngine:
         backoff.not_before = self._clock() + delay
 
     def _next_wait(self, state: _State, pending: bool) -> float:
-        if pending and not any(b.not_before > self._clock() for b in self._backoff.values()):
+        if pending and not state.budget_held and not any(b.not_before > self._clock() for b in self._backoff.values()):
             return 0.0  # retries were just queued: submit them without waiting a whole round
         return self.options.poll_interval
 

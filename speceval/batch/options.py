@@ -21,8 +21,9 @@ class EngineOptions:
         poll_interval: seconds between polling rounds.
         timeout_hours: stop (leaving jobs running, state saved) after this long.
         max_attempts: how many jobs one request may be sent in before its last outcome is final.
-        budget: when set, each job's estimated cost is reserved before it is submitted, and submitting stops
-            when the next job would exceed the limit (shared by every engine of one `run_engines` call).
+        budget: when set, each job's upper-bound cost is reserved before it is submitted and replaced by its
+            actual cost once collected; a job that does not fit waits for jobs in flight to settle, and submitting
+            stops only when it would not fit even then (shared by every engine of one `run_engines` call).
     """
 
     batch_size: int = 500

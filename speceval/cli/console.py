@@ -124,11 +124,15 @@ def log_file() -> Path | None:
     return None
 
 
-def report_stop(text: str) -> None:
-    """Print why a command stopped with work outstanding (rich markup allowed) and keep it in the log file."""
+def report_stop(text: str, last_line: str | None = None) -> None:
+    """Print why a command stopped with work outstanding (rich markup allowed) and keep it in the log file;
+    `last_line` (a budget stop's figures) is printed last, after the log's path."""
     logging.getLogger("speceval.cli").warning("%s", Text.from_markup(text).plain.strip(), extra=FILE_ONLY)
     where = log_file()
     console.print(text + (f"\nLog: {where}" if where else ""))
+    if last_line is not None:
+        logging.getLogger("speceval.cli").warning("%s", last_line, extra=FILE_ONLY)
+        console.print(last_line, markup=False)
 
 
 def close_logging() -> None:

@@ -31,8 +31,6 @@ def budget_option(budget_usd: float | None, prices: Path | None) -> Budget | Non
         if prices is not None:
             PriceTable.load(prices)
         return None
-    if budget_usd <= 0:
-        raise ConfigError(f"--budget-usd must be positive, got {budget_usd}")
     # The budget is per invocation: a resume may raise it (what was already paid for still counts).
     return Budget(budget_usd, CostEstimator(PriceTable.load(prices)))
 

@@ -212,11 +212,15 @@ def generate(args: argparse.Namespace) -> int:
     stdout.print(f"Results: {pipeline.run_dir / 'results'}")
     if summary.finished:
         return ExitCode.FINISHED
+    budget = pipeline.config.engine.budget
+    last = None
     if summary.reason is StopReason.BUDGET:
         resume_command += " --budget-usd <a higher limit>"
+        if budget is not None:
+            last = budget.stop_line(f"{summary.outstanding} request(s)")
     report_stop(
         f"[yellow]Stopped with {summary.outstanding} request(s) outstanding ({summary.reason.value}).[/] "
-        f"Resume with: {resume_command}"
+        f"Resume with: {resume_command}", last
     )
     return ExitCode.STOPPED
 

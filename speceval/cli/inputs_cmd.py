@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from speceval.ranges import BATCH_SIZE, BUDGET_USD, MAX_ATTEMPTS, POLL_INTERVAL, TIMEOUT_HOURS, flag_type
+
 
 def register(commands: Any) -> None:
     """Add the `inputs` subcommand."""
@@ -19,19 +21,21 @@ def register(commands: Any) -> None:
     parser.add_argument("--rater-model", help="the model that rates them (default: another provider's, whose key "
                                               "is set; the generator itself when there is none)")
     parser.add_argument("--rater-org", help="its provider, when the name does not tell")
-    parser.add_argument("--per-statement", type=int, default=10, metavar="N", help="inputs to keep per statement "
-                                                                                  "(default 10)")
-    parser.add_argument("--rating-threshold", type=int, default=7, metavar="T", help="lowest rating kept, 1-10 "
-                                                                                    "(default 7)")
-    parser.add_argument("--max-rounds", type=int, default=3, help="rounds at most (default 3)")
+    parser.add_argument("--per-statement", type=int, metavar="N", help="inputs to keep per statement (default 10)")
+    parser.add_argument("--rating-threshold", type=int, metavar="T", help="lowest rating kept, 1-10 (default 7)")
+    parser.add_argument("--max-rounds", type=int, help="rounds at most (default 3)")
     parser.add_argument("--statements", nargs="+", metavar="ID", help="only these statements")
     parser.add_argument("--output-dir", type=Path, default=Path("data/generated_inputs"),
                         help="runs go to OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<timestamp>/")
-    parser.add_argument("--batch-size", type=int, help="requests per job at most")
-    parser.add_argument("--poll-interval", type=float, help="seconds between polls")
-    parser.add_argument("--timeout-hours", type=float, help="stop waiting after this long (resume later)")
-    parser.add_argument("--max-attempts", type=int, help="attempts per request")
-    parser.add_argument("--budget-usd", type=float, help="stop submitting before the estimated spend passes this")
+    # Ranges from the one table (speceval.ranges): `--batch-size 0` would cut empty jobs forever.
+    parser.add_argument("--batch-size", type=flag_type(BATCH_SIZE), help="requests per job at most")
+    parser.add_argument("--poll-interval", type=flag_type(POLL_INTERVAL), help="seconds between polls")
+    parser.add_argument("--timeout-hours", type=flag_type(TIMEOUT_HOURS),
+                        help="stop waiting after this long (resume later)")
+    parser.add_argument("--max-attempts", type=flag_type(MAX_ATTEMPTS), help="attempts per request")
+    parser.add_argument("--budget-usd", type=flag_type(BUDGET_USD),
+                        help="USD the run may spend (0: send nothing); jobs are held back while the upper bound of "
+                             "jobs in flight would pass it")
     parser.add_argument("--prices", type=Path, help="price table overriding the shipped one")
     parser.add_argument("--dry-run", action="store_true", help="write the first round's request files and show "
                                                                "their cost; submit nothing")
@@ -43,6 +47,7 @@ def register(commands: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from speceval.batch.model import BatchedModel
+    from speceval.batch.progress import StopReason
     from speceval.cli.console import console, report_stop, setup_logging, stdout, synthetic_banner
     from speceval.cli.dry_run import show_dry_run
     from speceval.cli.exits import ExitCode
@@ -55,6 +60,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.resume is not None:
         pipeline = BatchedInputGenerationPipeline.resume(args.resume)
+        _refuse_changed(args, pipeline.config)
         pipeline.config.engine = engine_options(args, None, pipeline.config.offline)
     else:
         missing = [flag for flag, value in (("--spec-path", args.spec_path), ("--generator-model",
@@ -68,7 +74,7 @@ def _run(args: argparse.Namespace) -> int:
         config = InputGenerationConfig(
             spec_path=args.spec_path, spec_name=args.spec_name, generator_model=args.generator_model,
             generator_org=args.generator_org, rater_model=rater, rater_org=args.rater_org if args.rater_model else None,
-            per_statement=args.per_statement, rating_threshold=args.rating_threshold, max_rounds=args.max_rounds,
+            **{name: getattr(args, name) for name in _RECORDED if getattr(args, name) is not None},
             statements=args.statements, output_dir=args.output_dir, offline=args.offline,
             engine=engine_options(args, None, args.offline))
         pipeline = BatchedInputGenerationPipeline(config)  # every check, before anything is written
@@ -111,5 +117,26 @@ def _run(args: argparse.Namespace) -> int:
     stdout.print(f"Inputs: {pipeline.run_dir / 'inputs'}  (use as --pregenerated-inputs-dir)")
     if summary.finished:
         return ExitCode.FINISHED
-    report_stop(f"[yellow]Stopped before every round finished.[/] Resume with: {resume_command}")
+    budget, last = config.engine.budget, None
+    if budget is not None and any(s.reason is StopReason.BUDGET for s in summary.engine):
+        resume_command += " --budget-usd <a higher limit>"
+        unsent = sum(s.outstanding for s in summary.engine)
+        last = budget.stop_line(f"{unsent} request(s) of this round, and every later round")
+    report_stop(f"[yellow]Stopped before every round finished.[/] Resume with: {resume_command}", last)
     return ExitCode.STOPPED
+
+
+_RECORDED = ("per_statement", "rating_threshold", "max_rounds")
+"""Flags that decide what a run keeps: recorded in its run.json, so a resume cannot change them."""
+
+
+def _refuse_changed(args: argparse.Namespace, config: Any) -> None:
+    """A resume given one of `_RECORDED` with another value than the run's: refused, naming each flag (running on
+    with the recorded value would silently ignore what the user asked for)."""
+    from speceval.errors import ConfigError
+
+    changed = [f"--{name.replace('_', '-')} {getattr(config, name)} -> {getattr(args, name)}" for name in _RECORDED
+               if getattr(args, name) is not None and getattr(args, name) != getattr(config, name)]
+    if changed:
+        raise ConfigError(f"{args.resume} was started with other settings ({'; '.join(changed)}); a resume keeps "
+                          "them: drop these flags, or start a new run")

@@ -210,9 +210,11 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     if all(s.finished for s in summaries):
         return ExitCode.FINISHED
     outstanding = sum(s.outstanding for s in summaries)
+    last = None
     if settings.engine.budget is not None and any(s.reason is StopReason.BUDGET for s in summaries):
         rerun += " --budget-usd <a higher limit>"
-    report_stop(f"[yellow]Stopped with {outstanding} judge request(s) outstanding.[/] Resume with: {rerun}")
+        last = settings.engine.budget.stop_line(f"{outstanding} judge request(s)")
+    report_stop(f"[yellow]Stopped with {outstanding} judge request(s) outstanding.[/] Resume with: {rerun}", last)
     return ExitCode.STOPPED
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.errors import ConfigError
+from speceval.ranges import SAMPLE_SIZE, SEED, flag_type
 
 
 def register(commands: Any) -> None:
@@ -24,9 +25,11 @@ def register(commands: Any) -> None:
     report.set_defaults(handler=_report)
     sheet = commands.add_parser("label-sheet", help="a CSV of sampled answers for a person to label")
     sheet.add_argument("paths", nargs="+", type=Path, help="folders holding compliance runs")
-    sheet.add_argument("--n", type=int, required=True, help="how many distinct answers to sample")
-    sheet.add_argument("--seed", type=int, default=0, help="seed of the stratified sample (default 0)")
-    sheet.add_argument("--out", type=Path, default=Path("labels.csv"), help="the CSV to write (default labels.csv)")
+    sheet.add_argument("--n", type=flag_type(SAMPLE_SIZE), required=True, help="how many distinct answers to sample")
+    sheet.add_argument("--seed", type=flag_type(SEED), default=0, help="seed of the stratified sample (default 0)")
+    sheet.add_argument("--out", type=Path, default=Path("labels.csv"), help="the CSV to write (default labels.csv; "
+                                                                            "never over an existing file)")
+    sheet.add_argument("--force", action="store_true", help="replace an existing --out file (its labels are lost)")
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
@@ -53,18 +56,25 @@ def _share(text: str) -> float:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from speceval.analysis.rendering.report import build_report
     from speceval.batch.costs import PriceTable
-    from speceval.cli.console import stdout
+    from speceval.cli.console import console, stdout
     from speceval.paths import check_output_dir
 
     check_output_dir(args.out, "--out")
     summary = build_report(args.paths, args.out, PriceTable.load(args.prices), labels=args.labels,
                            min_canary_accuracy=args.min_canary_accuracy)
+    if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
+        # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
+        console.print("[bold yellow]warning:[/] --min-canary-accuracy checked nothing: no judge under these "
+                      "folders judged the spec's example responses (canaries)")
     if summary.data.data_banner:
         stdout.print(f"[bold red]{summary.data.data_banner}[/]")
+    for skipped in summary.data.skipped:
+        stdout.print(f"[yellow]Skipped (no verdicts): {escape(skipped)}[/]")
     table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
                   header_style="bold")
     for column in ("spec", "judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
@@ -77,7 +87,7 @@ def _report(args: argparse.Namespace) -> int:
     stdout.print(table)
     strengths = summary.data.bradley_terry
     for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
-        order = ", ".join(f"{s.model} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
+        order = ", ".join(f"{s.candidate} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
     for accuracy in summary.data.judge_accuracy:
         if accuracy.below_minimum:
@@ -95,7 +105,14 @@ def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.paths import check_output_file
 
     check_output_file(args.out, "--out")
+    if args.out.exists() and not args.force:  # a filled sheet holds a person's work: never replaced by default
+        raise ConfigError(f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to "
+                          "replace it")
     sheet = streamed_label_sheet(args.paths, args.n, args.seed)
+    if not sheet:
+        raise ConfigError(f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
+                          "categorical or judge per turn (neither is a yes/no verdict on an answer that a label "
+                          "could agree with)")
     write_label_sheet(args.out, sheet)
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
                  "leaves one unlabelled), then: speceval report ... --labels " + str(args.out))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.cli.exits import ExitCode
+from speceval.ranges import ASSUME_ICC, ASSUME_RATE, flag_type
 
 
 def register(commands: Any) -> None:
@@ -15,6 +16,15 @@ def register(commands: Any) -> None:
     parser.add_argument("experiment", type=Path)
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic answers)")
     parser.add_argument("--resume", action="store_true", help="accepted for clarity: running again always resumes")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each stage's requests, jobs and cost, and the precision plan; send and write "
+                             "nothing")
+    parser.add_argument("--json", action="store_true", help="with --dry-run: the plan as JSON on stdout")
+    # Defaults in speceval.experiments.precision (not imported here: `--help` must not import pydantic).
+    parser.add_argument("--assume-rate", type=flag_type(ASSUME_RATE),
+                        help="with --dry-run: the compliance rate the precision plan assumes (default 0.8)")
+    parser.add_argument("--assume-icc", type=flag_type(ASSUME_ICC),
+                        help="with --dry-run: how alike two answers to one input are, 0-1 (default 0.3)")
     parser.add_argument("--verbose", action="store_true")
     parser.set_defaults(handler=_run)
 
@@ -27,6 +37,15 @@ def _run(args: argparse.Namespace) -> int:
     from speceval.cli.flags import given_poll_interval
     from speceval.experiments.runner import preflight, run_experiment
 
+    if args.json and not args.dry_run:
+        from speceval.errors import ConfigError
+
+        raise ConfigError("--json goes with --dry-run (a run prints its progress, not a plan)")
+    if args.dry_run:
+        from speceval.cli.run_plan import show_plan
+
+        return show_plan(args.experiment, offline=args.offline, rate=args.assume_rate, icc=args.assume_icc,
+                         as_json=args.json)
     # Exit 2 with file, line and key before anything is written (the log included) or submitted.
     _, output_dir, offline = preflight(args.experiment, offline=args.offline)
     # As for the other commands, $SPECEVAL_POLL_INTERVAL (range-checked) wins over the file's engine.poll_interval.
@@ -44,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
         report_stop(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
         return ExitCode.STOPPED
     if not outcome.finished:
-        report_stop(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}")
+        report_stop(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}", outcome.budget_line)
         return ExitCode.STOPPED
     stdout.print(f"Experiment finished: {outcome.output_dir}")
     if outcome.report is not None:

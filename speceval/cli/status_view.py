@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from speceval.analysis.reading.grid_place import STATE_NAME
 from speceval.batch.costs import PriceTable
 from speceval.cli.console import run_heading, stdout
 from speceval.operations.jobs import JobRow, job_rows
@@ -21,8 +23,27 @@ def show_status(args: argparse.Namespace) -> int:
     if args.json:
         stdout.print_json(json.dumps([row.model_dump(mode="json") for row in rows]))
         return 0
+    for line in experiment_lines(args.paths):
+        stdout.print(line, markup=False)
     stdout.print(status_view(rows), soft_wrap=False)  # wrap long names at the terminal's width, never cut them
     return 0
+
+
+def experiment_lines(paths: list[Path]) -> list[str]:
+    """One line per experiment folder among `paths`: its name and status as experiment.json records them (an
+    interrupted experiment says so, with the time, rather than "running")."""
+    lines = []
+    for path in paths:
+        state_file = Path(path) / STATE_NAME
+        if not state_file.is_file():
+            continue
+        try:
+            state = json.loads(state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # the jobs below are still shown; `speceval run` names what is wrong with the file
+        since = f" at {state['stopped_at']}" if state.get("stopped_at") else ""
+        lines.append(f"Experiment {state.get('experiment_name', '?')} in {path}: {state.get('status', '?')}{since}")
+    return lines
 
 
 def status_view(rows: list[JobRow]) -> Group:

@@ -95,9 +95,13 @@ def read_instructions(value: str) -> str:
         return value
     path = Path(value[1:])
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, f"cannot read the simulated user's instructions: {exc}") from None
+    if not text.strip():  # the model would be asked to play a user described by nothing
+        raise InputError(path, "the simulated user's instructions file is empty; describe who the user is and what "
+                               "they want")
+    return text
 
 
 def user_prompt(instructions: str, stop_word: str | None, transcript: Sequence[ChatMessage]) -> str:

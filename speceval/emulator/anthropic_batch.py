@@ -123,6 +123,7 @@ def _validate_requests(body: Any, limit: int, version: str | None) -> list[Reque
                 prompt=prompt,
                 cache_breakpoint=breakpoint,
                 response_schema=schema_of_anthropic(params),
+                max_tokens=max_tokens,
             )
         )
     return items

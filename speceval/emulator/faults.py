@@ -85,6 +85,9 @@ class FaultConfig(BaseModel):
         default=0.5, ge=0, le=1, description="share of an expiring job's requests that were done before expiry"
     )
     fail_validation: bool = Field(default=False, description="new jobs are accepted, then fail validation")
+    answer_at_max_tokens: bool = Field(
+        default=False, description="every batch answer runs to its request's max_tokens (the most a job can cost)"
+    )
     http_faults: list[HttpFault] = Field(default_factory=list, description="HTTP-level error injections")
     create_delay_seconds: float = Field(
         default=0.0, ge=0, description="delay of the create response, after the job is already stored"
@@ -134,6 +137,7 @@ class JobPlan(BaseModel):
     duplicate_rate: float
     expire: bool
     complete_fraction_on_expiry: float
+    answer_at_max_tokens: bool = False
 
     @classmethod
     def capture(cls, faults: FaultConfig, job_id: str) -> JobPlan:
@@ -149,6 +153,7 @@ class JobPlan(BaseModel):
             duplicate_rate=faults.duplicate_rate,
             expire=expire,
             complete_fraction_on_expiry=faults.complete_fraction_on_expiry,
+            answer_at_max_tokens=faults.answer_at_max_tokens,
         )
 
     def turnaround_for(self, model: str | None) -> float:

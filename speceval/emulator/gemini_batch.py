@@ -28,6 +28,7 @@ from speceval.emulator.jobs import (
     Phase,
     RequestItem,
     emitted,
+    gemini_output_limit,
     progress_counts,
     random_id,
     random_lower_id,
@@ -132,6 +133,7 @@ def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[Job
                 model=model,
                 prompt=_prompt_of(row["request"]),
                 response_schema=schema_of_gemini(row["request"]),
+                max_tokens=gemini_output_limit(row["request"]),
             )
         )
     if not items:
@@ -220,6 +222,7 @@ class GeminiApp(ProviderApp):
                         prompt=_prompt_of(entry["request"]),
                         metadata=metadata,
                         response_schema=schema_of_gemini(entry["request"]),
+                        max_tokens=gemini_output_limit(entry["request"]),
                     )
                 )
         else:

@@ -61,6 +61,37 @@ class RequestItem(BaseModel):
     response_schema: dict[str, Any] | None = Field(
         default=None, description="the JSON schema a structured-output request asks its answer to conform to"
     )
+    max_tokens: int | None = Field(
+        default=None, description="the request's output limit: no more output tokens are billed (reported)"
+    )
+
+
+def gemini_output_limit(request: object) -> int | None:
+    """`generationConfig.maxOutputTokens` of a Gemini request (either spelling)."""
+    config = request.get("generationConfig", request.get("generation_config")) if isinstance(request, dict) else None
+    if not isinstance(config, dict):
+        return None
+    return output_limit(config.get("maxOutputTokens", config.get("max_output_tokens")))
+
+
+def output_limit(value: object) -> int | None:
+    """A request's output-token limit as its body gives it (None when absent or not a positive whole number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def within_limit(text: str, limit: int | None, *, at_limit: bool) -> str:
+    """`text`, padded with `at_limit` to exactly `limit` output tokens: an answer that runs to its request's
+    max_tokens (a budget's worst case). Otherwise unchanged: `output_tokens` caps what is billed."""
+    if limit is None or not at_limit:
+        return text
+    return text.ljust(limit * 4)  # estimate_tokens counts four characters a token
+
+
+def billed_output_tokens(text: str, limit: int | None) -> int:
+    """Output tokens billed for `text`: never more than the request's max_tokens, as a provider bills. (The text
+    itself is kept whole, so answers read the same whatever the limit.)"""
+    tokens = estimate_tokens(text)
+    return tokens if limit is None else min(tokens, limit)
 
 
 class JobFailure(BaseModel):
@@ -274,6 +305,8 @@ def final_outcomes(
     for index, item in enumerate(job.requests):
         kind = executed_kind(job, index) if index in done else unexecuted
         text = answer_text(responder, item.model, item.prompt, item.response_schema) if kind is Kind.SUCCEEDED else None
+        if text is not None:
+            text = within_limit(text, item.max_tokens, at_limit=job.plan.answer_at_max_tokens)
         executed = index in done
         outcomes.append(
             Outcome(
@@ -282,7 +315,7 @@ def final_outcomes(
                 kind=kind,
                 text=text,
                 input_tokens=estimate_tokens(item.prompt) if executed else 0,
-                output_tokens=estimate_tokens(text) if text is not None else 0,
+                output_tokens=billed_output_tokens(text, item.max_tokens) if text is not None else 0,
                 dropped=executed and request_draw(job, index, "drop") < job.plan.drop_rate,
                 duplicated=executed and request_draw(job, index, "duplicate") < job.plan.duplicate_rate,
                 cache=cache.get(index, NO_CACHE),

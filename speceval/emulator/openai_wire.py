@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from speceval.emulator.common import text_of
-from speceval.emulator.jobs import JobFailure, Kind, Outcome, RequestItem, random_id
+from speceval.emulator.jobs import JobFailure, Kind, Outcome, RequestItem, output_limit, random_id
 from speceval.emulator.structured import schema_of_openai
 
 INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
@@ -103,6 +103,7 @@ def parse_input_file(content: bytes, endpoint: str) -> tuple[list[RequestItem], 
                     model=body["model"],
                     prompt=_prompt_of(body),
                     response_schema=schema_of_openai(body),
+                    max_tokens=output_limit(body.get("max_completion_tokens", body.get("max_tokens"))),
                 )
             )
     if not lines or not any(line.strip() for line in lines):

@@ -23,7 +23,7 @@ from speceval.emulator.common import refused_sampling_field, text_of
 from speceval.emulator.context import EmulatorContext
 from speceval.emulator.faults import ERROR_MARKER
 from speceval.emulator.gemini_files import VERSIONS
-from speceval.emulator.jobs import random_id
+from speceval.emulator.jobs import billed_output_tokens, gemini_output_limit, output_limit, random_id
 from speceval.emulator.realtime_limits import Admission, RealtimeLog
 from speceval.emulator.responder import estimate_tokens
 from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
@@ -100,13 +100,14 @@ class RealtimeEndpoints:
     # -- shared -------------------------------------------------------------------------------------------
 
     def _serve(
-        self, provider: str, model: str, prompt: str, schema: dict[str, Any] | None = None
+        self, provider: str, model: str, prompt: str, schema: dict[str, Any] | None = None, limit: int | None = None
     ) -> tuple[Admission, str | None, int, int]:
-        """Admit (or not) one request; returns the decision, the answer (None for the error marker) and tokens."""
+        """Admit (or not) one request; returns the decision, the answer (None for the error marker) and tokens
+        (output billed at most the request's max_tokens, `limit`, as a provider bills)."""
         faults = self.ctx.faults
         answer = None if ERROR_MARKER in prompt else answer_text(self.ctx.responder, model, prompt, schema)
         input_tokens = estimate_tokens(prompt)
-        output_tokens = estimate_tokens(answer) if answer is not None else 0
+        output_tokens = billed_output_tokens(answer, limit) if answer is not None else 0
         admission = self.log.window(provider).admit(
             time.monotonic(),
             input_tokens + output_tokens,
@@ -141,7 +142,8 @@ class RealtimeEndpoints:
                 400, "Missing required parameter: 'messages'.", param="messages", code="missing_required_parameter"
             )
         admission, answer, input_tokens, output_tokens = self._serve(
-            "openai", model, text_of(messages), schema_of_openai(body)
+            "openai", model, text_of(messages), schema_of_openai(body),
+            output_limit(body.get("max_completion_tokens", body.get("max_tokens"))),
         )
         headers = _openai_headers(admission) if self.ctx.faults.realtime_rate_headers else {}
         if not admission.admitted:
@@ -199,7 +201,7 @@ class RealtimeEndpoints:
             raise ApiError(400, f"{refused}: Extra inputs are not permitted")
         prompt = "\n".join(t for t in (text_of(body.get("system")), text_of(messages)) if t)
         admission, answer, input_tokens, output_tokens = self._serve(
-            "anthropic", model, prompt, schema_of_anthropic(body)
+            "anthropic", model, prompt, schema_of_anthropic(body), max_tokens
         )
         headers = _anthropic_headers(admission) if self.ctx.faults.realtime_rate_headers else {}
         if not admission.admitted:
@@ -237,7 +239,7 @@ class RealtimeEndpoints:
         system = body.get("systemInstruction", body.get("system_instruction"))
         prompt = "\n".join(t for t in (text_of(system), text_of(contents)) if t)
         admission, answer, input_tokens, output_tokens = self._serve(
-            "gemini", model, prompt, schema_of_gemini(body)
+            "gemini", model, prompt, schema_of_gemini(body), gemini_output_limit(body)
         )
         if not admission.admitted:
             return _gemini_rate_limited(model, admission)

@@ -36,6 +36,7 @@ from speceval.emulator.jobs import (
     Phase,
     RequestItem,
     emitted,
+    gemini_output_limit,
     progress_counts,
     random_id,
     timeline,
@@ -89,6 +90,7 @@ def _parse_input(content: bytes, model: str) -> tuple[list[RequestItem], list[Jo
                 prompt=_prompt_of(row["request"]),
                 metadata={"line": row},
                 response_schema=schema_of_gemini(row["request"]),
+                max_tokens=gemini_output_limit(row["request"]),
             )
         )
     if not items:

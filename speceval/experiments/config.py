@@ -229,18 +229,6 @@ class ExperimentConfig(_Strict):
             return data
         return {**data, "simulated_user": None, "variations": {**data["variations"], "simulated_user": merged}}
 
-    @model_validator(mode="after")
-    def _follow_ups_within_max_turns(self) -> ExperimentConfig:
-        # Known before anything runs (an input's own turns are checked when its run starts, before it sends).
-        for name, settings in self.variations.named_combinations().items():
-            user = self.simulated_user_of(settings)
-            follow_ups = settings.get("follow_ups") or []
-            if user is not None and isinstance(follow_ups, list) and 1 + len(follow_ups) > user.max_turns:
-                raise ValueError(f"variation {name}: the input and its {len(follow_ups)} follow-up(s) make "
-                                 f"{1 + len(follow_ups)} rounds, more than its simulated user's max_turns "
-                                 f"{user.max_turns} (which bounds the candidate's answers)")
-        return self
-
     def simulated_user_of(self, settings: dict[str, object]) -> SimulatedUser | None:
         """The simulated user of a variation's settings (its axis value, else the top-level key)."""
         if "simulated_user" in settings:

@@ -28,10 +28,13 @@ from speceval.atomic import atomic_write_json
 from speceval.batch.budget import Budget
 from speceval.batch.costs import CostEstimator, PriceTable
 from speceval.batch.engine import EngineOptions
+from speceval.batch.progress import StopReason
 from speceval.batch.records import SCHEMA_VERSION, utcnow
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
+from speceval.experiments.changes import CHANGEABLE_KEYS, grid_digest, refused_changes, settings_of
 from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.grid import GenerationRun, Group
+from speceval.experiments.prechecks import check_before_paying, check_simulated_users
 from speceval.experiments.scheduler import StageScheduler, StageTask, TaskState
 from speceval.experiments.stages import StageContext, build_tasks, inputs_config, resolve_path, stage_overview
 from speceval.inputgen.pipeline import check_config
@@ -67,7 +70,12 @@ class ExperimentState(BaseModel):
     folders: dict[str, str] | None = Field(default=None, description="variation name → its folder under "
                                            "generations/<spec>/, compliance/<spec>/, ranking/<spec>/; None in "
                                            "folders started before this was recorded")
-    status: str = "running"
+    settings: dict[str, Any] | None = Field(default=None, description="the file's settings at the last run (what a "
+                                            "changed file is compared with, key by key); None in folders started "
+                                            "before this was recorded")
+    status: str = Field(default="running", description="running, finished, stopped (timeout or budget) or "
+                                                       "interrupted (Ctrl+C)")
+    stopped_at: str | None = Field(default=None, description="when the last run stopped early (UTC, ISO 8601)")
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
 
@@ -79,12 +87,14 @@ class ExperimentOutcome:
     reason: str
     output_dir: Path
     report: Path | None = None
+    budget_line: str | None = None
 
 
 def load_experiment(path: Path) -> ExperimentConfig:
     """Read and validate an experiment file, and check every model and input before anything is submitted."""
     config = load_config(path, ExperimentConfig)  # same YAML rules as judge configs
     text = path.read_text(encoding="utf-8")
+    check_simulated_users(config, path, lambda value: _line_of(text, value))
     models: list[tuple[str, int, ModelEntry]] = [("candidates", i, c) for i, c in enumerate(config.candidates)]
     models += [("judges", i, j) for i, j in enumerate(config.judges)]
     for section, index, entry in models:
@@ -172,7 +182,8 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     base = path.parent
     variations, groups = plan(config, output_dir)
     state = _state(output_dir, config, path, variations, groups, offline)
-    budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd else None
+    budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) \
+        if config.budget_usd is not None else None  # 0 is a budget: send nothing
     poll = poll_interval or config.engine.poll_interval or (offline_poll_interval() if offline else 60.0)
     engine = EngineOptions(batch_size=config.engine.batch_size, poll_interval=poll,
                            timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
@@ -193,12 +204,31 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
             if task.state is not TaskState.WAITING:
                 say(f"{task.key}: {task.state.value}{detail} | {stage_overview(tasks)}")
 
-        finished = StageScheduler(tasks, on_change=changed, deadline=ctx.deadline).run()
+        state.status, state.stopped_at = "running", None
+        _save(output_dir, state)
+        try:
+            finished = StageScheduler(tasks, on_change=changed, deadline=ctx.deadline).run()
+        except KeyboardInterrupt:
+            # Every task's state is saved by the scheduler's abort; the folder must not go on saying "running".
+            state.status, state.stopped_at = "interrupted", utcnow().isoformat()
+            _save(output_dir, state)
+            raise
     if not finished:
         unfinished = [task.key for task in tasks if task.state is not TaskState.FINISHED]
         more = " ..." if len(unfinished) > 3 else ""
-        return _stopped(output_dir, state, f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): "
-                                           f"{', '.join(unfinished[:3])}{more}")
+        outcome = _stopped(output_dir, state, f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): "
+                                              f"{', '.join(unfinished[:3])}{more}")
+        summaries = [summary for task in tasks for summary in task.summaries.values()]
+        if any(summary.reason is StopReason.BUDGET for summary in summaries):
+            unsent = sum(task.outstanding for task in tasks if task.state is TaskState.STOPPED)
+            not_started = sum(task.state in (TaskState.BLOCKED, TaskState.WAITING) for task in tasks)
+            left = f"{unsent} request(s) of stopped tasks, and {not_started} task(s) not started"
+            if budget is not None and budget.refused_usd is not None:
+                outcome.budget_line = budget.stop_line(f"{left}; raise budget_usd in the file and run it again")
+            else:  # a run's own limit stopped it (each run's budget lives in its task)
+                outcome.budget_line = (f"Stopped by cost_per_run_limit (${config.cost_per_run_limit} per run): not "
+                                       f"sent: {left}; raise cost_per_run_limit in the file and run it again.")
+        return outcome
     state.status = "finished"
     _save(output_dir, state)
     return ExperimentOutcome(True, "finished", output_dir, ctx.report)
@@ -224,21 +254,26 @@ def _providers(output_dir: Path, offline: bool) -> Iterator[Callable[[str], dict
         yield lambda org: emulator_options(emulator, org)
 
 
-def preflight(path: Path, *, offline: bool = False) -> tuple[ExperimentConfig, Path, bool]:
+def preflight(path: Path, *, offline: bool = False, dry_run: bool = False) -> tuple[ExperimentConfig, Path, bool]:
     """Every check that needs no provider, before anything is written: the file, its models and inputs, the keys,
-    and that an existing experiment folder was started with the same file and the same `--offline`.
+    and that an existing experiment folder was started with the same file and the same `--offline`. A dry run
+    needs no key and asks no provider for its model list (it sends nothing).
 
     Returns the config, the output folder and whether the run is offline."""
     config = load_experiment(path)
     output_dir = _resolve(path.parent, config.output_dir)
     check_output_dir(output_dir, "output_dir")
-    if config.labels is not None and not _resolve(path.parent, config.labels).is_file():
-        raise InputError(path, f"labels: {_resolve(path.parent, config.labels)} is not a file (a label sheet "
-                               "filled in after `speceval label-sheet`)", field="labels")
+    labels = _resolve(path.parent, config.labels) if config.labels is not None else None
+    if labels is not None and not labels.is_file():
+        raise InputError(path, f"labels: {labels} is not a file (a label sheet filled in after `speceval "
+                               "label-sheet`)", field="labels")
     offline = offline or config.offline
-    if not offline:
+    if not offline and not dry_run:
         _check_keys(config, path)  # a missing key leaves no folder behind
-    _check_model_names(config, path, offline)
+    if not dry_run:
+        _check_model_names(config, path, offline)
+    text = path.read_text(encoding="utf-8")  # after the names: a misspelt model is named as such, not as unpriced
+    check_before_paying(config, path, labels, lambda value: _line_of(text, value))
     existing = output_dir / STATE_NAME
     if existing.is_file():
         try:
@@ -257,8 +292,18 @@ def _check_started(output_dir: Path, path: Path, state: ExperimentState, offline
             f"{'synthetic' if started_offline else 'from the providers'}); a folder never mixes synthetic and "
             f"real answers: {'add' if started_offline else 'drop'} --offline to continue it, or use another "
             "output_dir")
-    if state.config_sha256 != hashlib.sha256(path.read_bytes()).hexdigest() and (
-            state.grid_sha256 is None or state.grid_sha256 != grid_digest(load_experiment(path))):
+    if state.config_sha256 == hashlib.sha256(path.read_bytes()).hexdigest():
+        return
+    config = load_experiment(path)
+    if state.settings is not None:
+        refused = refused_changes(state.settings, settings_of(config))
+        if not refused:
+            return  # budget, polling, report-only keys: taken as they are now
+        raise ConfigError(
+            f"{path} changed since {output_dir} was started: {'; '.join(refused)}. Only "
+            f"{', '.join(sorted(CHANGEABLE_KEYS))} may change on a started experiment; use another output_dir for "
+            "a different experiment")
+    if state.grid_sha256 is None or state.grid_sha256 != grid_digest(config):
         raise ConfigError(
             f"{path} changed since {output_dir} was started; use another output_dir for a different experiment"
         )
@@ -309,16 +354,6 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
                              field=f"{section}[{index}].model") from None
 
 
-REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics"})
-"""Experiment keys that change only what the report shows: adding human labels after a run is the normal order."""
-
-
-def grid_digest(config: ExperimentConfig) -> str:
-    """A hash of everything in the experiment file but the report-only keys."""
-    settings = config.model_dump(mode="json", exclude=set(REPORT_ONLY_KEYS))
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
-
-
 def _check_keys(config: ExperimentConfig, path: Path) -> None:
     """Every batch provider's key is set (a MissingCredentialsError naming the variable otherwise)."""
     generating = [entry for _, entry in config.inputs.models()] if config.inputs and "inputs" in config.stages else []
@@ -344,11 +379,14 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
             # Started by a version that named variations differently: its runs live in other directories.
             raise ConfigError(f"{output_dir} names its variations {', '.join(state.variations)}, not "
                               f"{', '.join(variations)}; finish it with the speceval that started it")
+        # An accepted change (a raised budget) becomes what the next run compares with.
+        state.config_sha256, state.settings = digest, settings_of(config)
         return state
     state = ExperimentState(
         experiment_name=config.experiment_name, config_sha256=digest, grid_sha256=grid_digest(config),
         variations=variations, generation_runs=[str(run.run_dir) for group in groups for run in group.runs],
         offline=offline, naming=READABLE_NAMING, folders={group.variation: group.folder for group in groups},
+        settings=settings_of(config),
     )
     _save(output_dir, state)
     return state
@@ -386,7 +424,7 @@ def _save(output_dir: Path, state: ExperimentState) -> None:
 
 
 def _stopped(output_dir: Path, state: ExperimentState, reason: str) -> ExperimentOutcome:
-    state.status = "stopped"
+    state.status, state.stopped_at = "stopped", utcnow().isoformat()
     _save(output_dir, state)
     return ExperimentOutcome(False, reason, output_dir)
 

@@ -10,6 +10,7 @@ experiment started by either resumes under the other.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -48,6 +49,8 @@ from speceval.raydata.settings import RaySettings
 from speceval.realtime import AnyModel, make_engine
 from speceval.realtime.settings import RealtimeSettings
 from speceval.spec import Specification, load_spec
+
+logger = logging.getLogger(__name__)
 
 
 class JudgePipeline(Protocol):
@@ -416,9 +419,12 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
         from speceval.analysis.rendering.report import build_report  # plotting libraries load only when a report is due
 
         labels = ctx.resolve(ctx.config.labels) if ctx.config.labels is not None else None
-        ctx.report = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,
-                                  min_canary_accuracy=ctx.config.min_canary_accuracy,
-                                  metrics=ctx.config.metrics).html_path
+        built = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,
+                             min_canary_accuracy=ctx.config.min_canary_accuracy, metrics=ctx.config.metrics)
+        if ctx.config.min_canary_accuracy is not None and not built.data.judge_accuracy:
+            logger.warning("min_canary_accuracy checked nothing: no judge of %s judged the spec's example responses "
+                           "(categorical judges have none, and a spec without examples gives none)", ctx.config_path)
+        ctx.report = built.html_path
 
     return StageTask("report", "report", needs, lambda: [], finish)
 

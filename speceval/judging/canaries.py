@@ -5,8 +5,8 @@ A statement's `metadata.examples` carry known answers: each `good_response` shou
 gets the spec's clearest cases right. Each example is judged with that example (its query and both responses)
 left out of the prompt's calibration examples, otherwise the prompt would hand the judge the answer.
 
-These are the easiest cases the spec offers, so a canary accuracy is an upper bound on the judge's accuracy on
-candidate answers, not an estimate of it.
+These are meant to be the clearest cases the spec offers, so a canary accuracy is, as a heuristic, likely above the
+judge's accuracy on candidate answers (a rough upper bound, not a guaranteed one), and not an estimate of it.
 
 A canary's `original_index` is stable across runs: `2 × (example number − 1)` for the good response and one more
 for the bad one, so a judge directory judged before resumes (and a spec with more examples adds requests).

@@ -59,6 +59,9 @@ class ComplianceMetadata(BaseModel):
     candidate_dir: str = Field(description="the generation run the answers come from")
     run: int | None = Field(default=None, description="the candidate's run when its answers say (an Inspect log's "
                             "epoch); None: the run is where the folder sits (an experiment's run<k>, else 1)")
+    answers_synthetic: bool | None = Field(default=None, description="true: the answers' generation run was offline "
+                                           "(the emulator's answers); absent otherwise, and in files written before "
+                                           "it was recorded (the answers' run.json then says)")
     categories: list[str] | None = Field(default=None, description="categories mode: the category names, in order")
     scope: Scope | None = Field(default=None, description="conversations, or judged turn by turn: what one verdict "
                                 "covers (absent for plain answers judged one verdict each)")
@@ -142,6 +145,8 @@ class RankingMetadata(BaseModel):
     batch_ids: list[str]
     candidate_dir_a: str
     candidate_dir_b: str
+    answers_synthetic: bool | None = Field(default=None, description="true: either answers' generation run was "
+                                           "offline; absent otherwise (see `ComplianceMetadata.answers_synthetic`)")
 
 
 class RankingEntry(BaseModel):

@@ -421,3 +421,30 @@ def _outcome(path: Path, position: str, record: dict[str, Any]) -> Outcome:
 
 def _plain_file_name(statement_id: str) -> bool:
     return bool(statement_id) and statement_id not in {".", ".."} and not any(c in statement_id for c in "/\\\0")
+
+
+def refuse_mixed_scripts(candidates: Sequence[Candidate]) -> None:
+    """Answers are compared input by input: two runs whose conversations followed different scripts (follow-up
+    turns, a simulated user, or none) answered different things to the same first message. Refused, naming both
+    (their run.json says the script; a folder without one has none recorded and is not checked)."""
+    scripts: dict[str, tuple[str, str]] = {}
+    for candidate in candidates:
+        if candidate.legacy or not (candidate.directory / MANIFEST_NAME).is_file():
+            continue
+        parameters = RunManifest.load(candidate.directory).parameters
+        script = json.dumps({"follow_ups": parameters.get("follow_ups") or [],
+                             "simulated_user": parameters.get("simulated_user")}, sort_keys=True)
+        scripts.setdefault(script, (candidate.name, _describe_script(parameters)))
+    if len(scripts) > 1:
+        (first, one), (second, other) = list(scripts.values())[:2]
+        raise ConfigError(f"{first} and {second} answered different conversation scripts ({one}; {other}): "
+                          "ranking compares answers to the same script; rank runs of the same variation")
+
+
+def _describe_script(parameters: dict[str, Any]) -> str:
+    follow_ups = parameters.get("follow_ups") or []
+    user = parameters.get("simulated_user")
+    parts = [f"{len(follow_ups)} follow-up(s)"] if follow_ups else []
+    if isinstance(user, dict):
+        parts.append(f"simulated user {user.get('model')}")
+    return ", ".join(parts) or "a single answer per input"

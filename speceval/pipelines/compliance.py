@@ -369,6 +369,7 @@ class BatchedComplianceJudge:
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),
                 run=candidate.run,
+                answers_synthetic=candidate.offline or None,  # written when true: a provider's keep their shape
                 categories=list(self.categories) or None,
                 scope=scope,
                 transcript_prompt_version=self._transcript_template.value if scope else None,
@@ -381,7 +382,8 @@ class BatchedComplianceJudge:
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
             exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
                 {"scope", "transcript_prompt_version"} if scope is None else set()) | (
-                {"run"} if candidate.run is None else set())
+                {"run"} if candidate.run is None else set()) | (
+                {"answers_synthetic"} if metadata.answers_synthetic is None else set())
             # Serialised by pydantic (in Rust, as the canaries' files are), not by `json.dumps` over a dumped dict:
             # the same JSON (a float may be spelt differently: 1e-05 as 0.00001) in about half the time, which a
             # judge of a million answers pays for every one of them.

@@ -52,7 +52,7 @@ from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.transcripts import Transcript, render_transcript_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
-from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
+from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers, refuse_mixed_scripts
 from speceval.pipelines.judge_run import (
     JudgeSettings,
     JudgeTarget,
@@ -187,6 +187,7 @@ class BatchedRankingPipeline:
         self.spec_name = settings.spec_name or self.spec.name
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
+        refuse_mixed_scripts(candidates)
         answers = [load_answers(candidate, self.spec) for candidate in candidates]
         self.salt = judge_salt(self.output_dir)
         self.pairs = [self._pair(first, second) for first, second in itertools.permutations(answers, 2)
@@ -327,11 +328,14 @@ class BatchedRankingPipeline:
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir_a=str(pair.a.directory),
                 candidate_dir_b=str(pair.b.directory),
+                answers_synthetic=pair.a.offline or pair.b.offline or None,  # written when true (see compliance)
             )
             path = safe_path(pair.target.run_dir / "results", statement_id, ".json")
             # A file of plain answers keeps the exact shape it had before conversations existed.
             plain = all(e.conversation_a is None and e.conversation_b is None for e in entries)
-            exclude = {"rankings": {"__all__": {"conversation_a", "conversation_b"}}} if plain else None
+            exclude: dict[str, Any] = {"rankings": {"__all__": {"conversation_a", "conversation_b"}}} if plain else {}
+            if metadata.answers_synthetic is None:
+                exclude["metadata"] = {"answers_synthetic"}
             shown = RankingFile(metadata=metadata, rankings=entries).model_dump_json(indent=2, exclude=exclude)
             atomic_write_bytes(path, (shown + "\n").encode("utf-8"))
         atomic_write_json(pair.target.run_dir / "summary.json", summary)

@@ -23,13 +23,15 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from speceval.batch.costs import PriceTable
+from speceval.batch.budget import Claim
+from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.engine import EngineOptions, is_final
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.prompt import PromptItem
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord, Usage
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
+from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
@@ -44,6 +46,8 @@ MERGE_INTERVAL_SECONDS = 2.0
 TICK_SECONDS = 0.1
 # Until outputs have been seen, a request is expected to produce this many tokens (capped by max_tokens).
 DEFAULT_OUTPUT_TOKENS = 256
+# A request held back by the budget asks again this often (calls in flight settle within a call's latency).
+_HELD_WAIT_SECONDS = 0.05
 
 
 _limiters: weakref.WeakKeyDictionary[RealtimeModel, RateLimiter] = weakref.WeakKeyDictionary()
@@ -291,9 +295,9 @@ class RealtimeEngine:
         prices = getattr(budget.estimator, "prices", None)
         if not isinstance(prices, PriceTable) or prices.price(self.model.model_name) is None:
             raise ConfigError(
-                f"no price for model {self.model.model_name!r}, so --budget-usd cannot be enforced for its realtime "
-                "calls; give its live price in a price table (--prices FILE) or run without a budget (an endpoint "
-                "of your own has no price unless you give one)")
+                f"no price for model {self.model.model_name!r}, so the spending limit cannot be enforced for its "
+                f"realtime calls; give its live price in a price table (--prices FILE or ${PRICES_ENV}) or run "
+                "without a limit (an endpoint of your own has no price unless you give one)")
         return prices
 
     def _cost(self, usage: Usage | None) -> float:
@@ -307,12 +311,18 @@ class RealtimeEngine:
         budget = self.options.budget
         if budget is None or self._prices is None:
             return 0.0
-        bound = self._cost(Usage(input_tokens=estimate_prompt_tokens(prompt),
+        bound = self._cost(Usage(input_tokens=estimate_prompt_tokens(prompt) + REQUEST_FRAMING_TOKENS,
                                  output_tokens=self.model.params.max_tokens))
-        if not budget.reserve(bound):
-            self._budget_reached.set()
-            return None
-        return bound
+        while True:
+            claim = budget.claim(bound)
+            if claim is Claim.GRANTED:
+                return bound
+            if claim is Claim.REFUSED:
+                self._budget_reached.set()
+                return None
+            # Held: calls (or jobs) in flight hold reservations that will settle; ask again shortly.
+            if self._stop.wait(_HELD_WAIT_SECONDS):
+                return None
 
     def _settle(self, reserved: float, usage: Usage | None) -> None:
         """Replace the reservation by the call's actual cost (nothing for a call that was refused or failed)."""

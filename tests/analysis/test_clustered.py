@@ -187,10 +187,10 @@ def test_position_consistency_counts_each_run_and_a_never_flipping_judge_scores_
             rows += [ranking("m1", "m2", i, 1 if i < 4 else -1, run), ranking("m2", "m1", i, -1 if i < 4 else 1, run)]
     consistency = position_consistency(rows)
     assert [(c.run, c.consistent, c.compared, c.rate) for c in consistency] == [(r, 5, 5, 1.0) for r in (1, 2, 3)]
-    wins = {w.model: w for w in win_rates(rows)}
+    wins = {w.candidate: w for w in win_rates(rows)}
     assert wins["m1"].rate == 0.8 and wins["m1"].games == 30
-    once = {s.model: (s.ci_low, s.ci_high) for s in strengths([r for r in rows if r.run == 1])}
-    thrice = {s.model: (s.ci_low, s.ci_high) for s in strengths(rows)}
+    once = {s.candidate: (s.ci_low, s.ci_high) for s in strengths([r for r in rows if r.run == 1])}
+    thrice = {s.candidate: (s.ci_low, s.ci_high) for s in strengths(rows)}
     assert once["m1"][0] < 0.8 < once["m1"][1]  # type: ignore[operator]
     assert once == thrice  # resampling inputs: identical repeated runs do not narrow the bootstrap interval
     assert math.isclose(sum(s.strength for s in strengths(rows)), 1.0)
@@ -240,11 +240,11 @@ def test_a_model_that_wins_every_comparison_gets_no_point_interval_but_a_reason(
     # m1 beats m2 on every input in both orders: the Bradley–Terry MLE is at the boundary (Ford's condition
     # fails), and every bootstrap resample repeats it, so an interval would claim certainty that is not there.
     rows = [row for i in range(6) for row in (ranking("m1", "m2", i, 1, 1), ranking("m2", "m1", i, -1, 1))]
-    separated = {s.model: s for s in strengths(rows)}
+    separated = {s.candidate: s for s in strengths(rows)}
     assert separated["m1"].strength == pytest.approx(1.0) and separated["m2"].strength == pytest.approx(0.0)
     assert all(s.ci_low is None and s.ci_high is None and s.note and "Ford" in s.note for s in separated.values())
     # One loss (a 3-cycle of wins is not needed for two models: any score both ways) makes it estimable again.
     rows.append(ranking("m1", "m2", 6, -1, 1))
-    mixed = {s.model: s for s in strengths(rows)}
+    mixed = {s.candidate: s for s in strengths(rows)}
     assert all(s.note is None and s.ci_low is not None for s in mixed.values())
     assert mixed["m1"].ci_low < mixed["m1"].strength < 1.0  # type: ignore[operator]

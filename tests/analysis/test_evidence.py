@@ -101,7 +101,7 @@ def test_original_rankings_keep_specs_apart_and_error_answers_are_missing_not_ti
         with (tmp_path / "report" / name).open(encoding="utf-8") as handle:
             assert "spec" in next(csv.reader(handle)), name
     with (tmp_path / "report" / "win_rates.csv").open(encoding="utf-8") as handle:
-        rates = {(r["spec"], r["model"]): r for r in csv.DictReader(handle)}
+        rates = {(r["spec"], r["candidate"]): r for r in csv.DictReader(handle)}
     # Recomputed from the files: openai m1 won 3 + 3, tied 2 + 1 (one error left out) of 9 games.
     assert float(rates[("openai", "m1")]["rate"]) == pytest.approx((6 + 0.5 * 3) / 9)
     assert int(rates[("openai", "m1")]["games"]) == 9
@@ -259,7 +259,7 @@ def test_the_original_layout_export_is_read_back_to_the_same_rates_and_the_origi
     rates = lambda s: {(v.spec, v.judge, v.candidate): (v.judged, v.compliant, dict(v.not_judged))  # noqa: E731
                        for v in s.data.variations}
     assert rates(after) == rates(before)
-    wins = lambda s: {(w.spec, w.model, w.opponent): (w.games, w.rate) for w in s.data.win_rates}  # noqa: E731
+    wins = lambda s: {(w.spec, w.candidate, w.opponent): (w.games, w.rate) for w in s.data.win_rates}  # noqa: E731
     assert wins(after) == wins(before)
     # The original's own rule, compliant ÷ every record, from the exported files alone:
     for path in (tmp_path / "out").rglob("results/*.json"):

@@ -170,12 +170,12 @@ def test_position_consistency_is_counted_per_run_and_is_one_for_a_judge_that_nev
     out, _ = grid
     with (out / "report" / "position_consistency.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0])[:4] == ["judge", "consistent", "compared", "rate"]
+    assert list(rows[0])[:5] == ["spec", "judge", "variation", "run", "data"]  # keyed as every table
     assert {(r["variation"], r["run"]) for r in rows} == {(v, k) for v in ("baseline", "time_pressure")
                                                           for k in ("1", "2")}
     assert all(r["compared"] == "18" and float(r["rate"]) == 1.0 for r in rows)
     strengths = json.loads(json.dumps([s.model_dump() for s in build_report([out], out / "again").data.bradley_terry]))
-    strong = [s for s in strengths if s["model"] == STRONG]
+    strong = [s for s in strengths if s["candidate"] == STRONG]
     # The strong candidate wins every comparison: no finite Bradley–Terry estimate, so no (point) interval, a reason.
     assert all(s["strength"] > 0.99 and s["ci_low"] is None and "Ford" in s["note"] for s in strong)
 

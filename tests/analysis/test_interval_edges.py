@@ -52,13 +52,14 @@ def test_every_interval_contains_its_estimate_and_stays_in_the_unit_interval():
                 assert 0.0 <= low <= k / n <= high <= 1.0, (k, n, continuity)
 
 
-def test_the_single_run_interval_covers_at_least_93_percent_from_p_001_to_099_for_every_n_10_to_200():
+def test_the_single_run_interval_covers_at_least_95_percent_from_p_001_to_099_for_every_n_10_to_200():
+    # What docs/judging-and-statistics.md promises (the worst case: 0.9503 at n = 193, p ≈ 0.435).
     worst = min((minimum_coverage(n) + (n,) for n in range(10, 201)), key=lambda found: found[0])
-    assert worst[0] >= 0.93, f"n={worst[2]}: exact coverage {worst[0]:.4f} at p={worst[1]:.4f}"
+    assert worst[0] >= 0.95, f"n={worst[2]}: exact coverage {worst[0]:.4f} at p={worst[1]:.4f}"
 
 
 def test_plain_wilson_is_what_the_correction_fixes():
-    # The check above is not vacuous: plain Wilson's exact coverage falls well below 93% near the edges.
+    # The check above is not vacuous: plain Wilson's exact coverage falls well below 95% near the edges.
     bounds = [wilson_interval(k, 10, continuity=False) for k in range(11)]
     p = np.array([0.9822])  # just above the upper bound of 9/10
     low = np.array([b[0] for b in bounds])[:, None]  # type: ignore[index]

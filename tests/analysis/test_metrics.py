@@ -73,6 +73,11 @@ def test_an_experiments_metric_means_equal_a_recomputation_from_the_answers(tmp_
         assert float(row["ci_low"]) <= float(row["mean"]) <= float(row["ci_high"])
     never = [r for r in rows if r["metric"] == "never"]
     assert never and all(int(r["n"]) == 0 and int(r["missing"]) > 0 and r["mean"] == "" for r in never)
+    # An offline generation-only experiment: no verdict anywhere, and still synthetic in every table and on top.
+    assert {r["data"] for r in rows} == {"synthetic"} and {r["spec"] for r in rows} == {"openai"}
+    with (out / "report" / "costs.csv").open(encoding="utf-8") as handle:
+        assert {r["data"] for r in csv.DictReader(handle)} == {"synthetic"}
+    assert "SYNTHETIC DATA" in (out / "report" / "summary.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

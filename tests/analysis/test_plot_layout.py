@@ -45,7 +45,7 @@ FIGURES = {
                        ci_low=0.0, ci_high=1.0, not_judged=0, spec="openai")
          for c in CANDIDATES for k in ("total_honesty_with_caveats", "evasion")], "openai", JUDGE),
     "answer length": lambda: plots.length_scatter(
-        [ComplianceRate(spec="openai", judge=j, model=c, judged=1, compliant=1, rate=0.5, ci_low=0.0, ci_high=1.0,
+        [ComplianceRate(spec="openai", judge=j, candidate=c, judged=1, compliant=1, rate=0.5, ci_low=0.0, ci_high=1.0,
                         not_judged={}, mean_output_chars=100.0)
          for j in (JUDGE, "gpt-4.1-2025-04-14") for c in CANDIDATES]),
 }

@@ -18,8 +18,8 @@ from speceval.analysis.rendering.report import build_report
 from speceval.analysis.rendering.sample_record import record_size
 from speceval.analysis.rendering.samples import ranking_samples, select_rankings
 from speceval.analysis.statistics.codes import first_seen, first_seen_bounded
-from speceval.analysis.tables import rankings as tables
 from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
+from speceval.analysis.tables import rankings as tables
 from speceval.errors import InputError
 from speceval.judging.files import RankingEntry, RankingFile, RankingMetadata
 
@@ -54,7 +54,7 @@ def planted(root: Path) -> Path:
 def test_planted_rankings_give_the_counts_worked_out_by_hand(tmp_path: Path) -> None:
     rankings = fold_verdicts([planted(tmp_path)]).ranking_columns
     assert len(rankings) == 20
-    rates = {(r.judge, r.model, r.opponent): r for r in win_rates(rankings)}
+    rates = {(r.judge, r.candidate, r.opponent): r for r in win_rates(rankings)}
     # m1 vs m2: A-B gives win, tie, loss, win; B-A (m1 is B) gives win, tie, win and one unparsed (not a game).
     m1 = rates[("j1", "m1", "m2")]
     assert (m1.games, m1.wins, m1.ties, m1.losses) == (7, 4, 2, 1) and m1.rate == pytest.approx(5 / 7)

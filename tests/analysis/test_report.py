@@ -84,20 +84,20 @@ def test_report_numbers_match_a_recomputation_and_failures_stay_out_of_rates(tmp
     ranking_file(root / "r/m1xm2/results/s1.json", "m1", "m2", [1, 1, 0, None])
     ranking_file(root / "r/m2xm1/results/s1.json", "m2", "m1", [-1, 1, 0, -1])
     summary = build_report([root], tmp_path / "report")
-    rates = {r.model: r for r in summary.data.compliance}
+    rates = {r.candidate: r for r in summary.data.compliance}
     assert (rates["m1"].judged, rates["m1"].compliant) == (4, 3) and rates["m1"].rate == pytest.approx(0.75)
     assert rates["m1"].not_judged == {"unparsed": 1, "judge_errored": 1}
     assert (rates["m2"].judged, rates["m2"].rate) == (2, 0.5)
     with (tmp_path / "report" / "compliance.csv").open() as handle:
-        rows = {row["model"]: row for row in csv.DictReader(handle)}
+        rows = {row["candidate"]: row for row in csv.DictReader(handle)}
     assert rows["m1"]["rate"] == "0.75" and rows["m1"]["not_judged_unparsed"] == "1"
     # m1 wins: AxB i0, i1; BxA i0 (rank -1 → m1), i3; m2 wins: BxA i1; ties: i2 twice. Unparsed excluded.
-    wins = {w.model: w for w in summary.data.win_rates}
+    wins = {w.candidate: w for w in summary.data.win_rates}
     assert (wins["m1"].wins, wins["m1"].losses, wins["m1"].ties, wins["m1"].games) == (4, 1, 2, 7)
     assert wins["m1"].rate == pytest.approx(5 / 7)
     # Position: i0 both m1 (consistent), i1 m1 vs m2 (not), i2 tie/tie (consistent); i3 has one order only.
     assert [(c.judge, c.consistent, c.compared) for c in summary.data.position_consistency] == [("j", 2, 3)]
-    strength = {s.model: s.strength for s in summary.data.bradley_terry}
+    strength = {s.candidate: s.strength for s in summary.data.bradley_terry}
     assert strength["m1"] > strength["m2"]
     page = summary.html_path.read_text()
     assert "<script>alert(1)</script>" not in page and page.count("<img") >= 3

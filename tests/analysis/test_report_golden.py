@@ -6,6 +6,11 @@ the files the report wrote before the restructuring (`golden_report/`, made by `
 exactly, every number to 1e-12 relative. (Not byte for byte: the report's float sums already differ in the last
 digit from one process to the next, with the string hash seed; e.g. paired_comparisons.csv under
 PYTHONHASHSEED=4 and 6 at the commit that wrote the golden files.)
+
+Regenerated once, for issue 34 item 5 (every table keyed by `speceval.analysis.tables.keys`): key columns first and
+`data` after them, `model` → `candidate` in compliance, win-rate and Bradley–Terry tables, `spec`, `judge`,
+`candidate` and `variation` added to costs.csv, `compliant` as an integer. Every value of every row was checked
+equal to the files before (by column name, numbers to 1e-12) when they were regenerated.
 """
 
 from __future__ import annotations

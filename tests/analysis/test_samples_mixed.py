@@ -22,8 +22,8 @@ def _write(root: Path, judge: str, mode: str, turn: bool) -> set[tuple[str, ...]
                          "explanation": f"because {name}", "outcome": "judged", "original_index": i}
                 entry.update({"category": ("flatters", "holds")[i % 2]} if mode == "categories"
                              else {"compliant": i % 2 == 0})
-                if turn:
-                    entry["turn"] = 1 + i % 2
+                if turn:  # one verdict per assistant turn: answers 0 and 1 have two turns, answer 2 one
+                    entry.update(turn=1 + i % 2, original_index=i // 2)
                 results.append(entry)
                 shown.add((judge, model, statement, entry["input"], entry["output"], entry["explanation"]))
             metadata = {"model": model, "judge": judge, "spec": "s", "statement_id": statement, "prompt_version": "p",

@@ -82,5 +82,5 @@ def test_a_ranking_only_summary_leads_with_strengths_and_has_no_compliance_table
     text = report.summary_path.read_text(encoding="utf-8")
     assert re.findall(r"^## (.+)$", text, flags=re.M)[0] == "Headline: Bradley–Terry strength by candidate"
     rows = section(text, "Headline")
-    assert {row.split(" | ")[3] for row in rows} == {"m1", "m2"} == {s.model for s in report.data.bradley_terry}
+    assert {row.split(" | ")[3] for row in rows} == {"m1", "m2"} == {s.candidate for s in report.data.bradley_terry}
     assert "Compliance" not in text and "Candidates: –" not in text and "- Candidates: m1, m2" in text

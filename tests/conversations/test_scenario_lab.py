@@ -91,18 +91,20 @@ def test_each_simulated_user_variation_takes_the_shared_keys_and_a_bad_one_is_na
 
 
 def test_follow_ups_longer_than_a_simulated_users_max_turns_are_refused_naming_the_variation() -> None:
-    from pydantic import ValidationError
-
+    from speceval.errors import InputError
     from speceval.experiments.config import ExperimentConfig
+    from speceval.experiments.prechecks import check_simulated_users
 
     data = yaml.safe_load(SOURCE.read_text(encoding="utf-8"))
     data["variations"]["follow_ups"] = {"none": [], "long": ["a", "b", "c", "d"]}
-    with pytest.raises(ValidationError, match=r"variation company\+long\+strict_regulator: the input and its 4 "
-                                              r"follow-up\(s\) make 5 rounds, more than its simulated user's "
-                                              r"max_turns 4"):
-        ExperimentConfig.model_validate(data)
+    with pytest.raises(InputError, match=r"variation company\+long\+strict_regulator: the input and its 4 "
+                                         r"follow-up\(s\) make 5 rounds, more than its simulated user's "
+                                         r"max_turns 4"):
+        check_simulated_users(ExperimentConfig.model_validate(data), SOURCE, lambda value: None)
     data["variations"]["follow_ups"] = {"none": [], "short": ["a", "b", "c"]}
-    assert len(ExperimentConfig.model_validate(data).variations.named_combinations()) == 4
+    config = ExperimentConfig.model_validate(data)
+    check_simulated_users(config, SOURCE, lambda value: None)
+    assert len(config.variations.named_combinations()) == 4
 
 
 def test_a_misspelt_simulated_user_model_is_refused_with_its_line(tmp_path: Path, capsys) -> None:

@@ -284,11 +284,16 @@ def test_the_budget_counts_the_user_models_jobs_and_stops_before_one_it_cannot_p
     assert budget.committed_usd == pytest.approx(paid["user"] + paid["candidate"])
     assert budget.parent is not None and budget.parent.committed_usd == pytest.approx(budget.committed_usd)
 
-    # A limit that pays for round 1 but not for the user model's job of round 2: nothing more is submitted.
-    first = halves["candidate"][0].estimated_cost_usd
-    budget, summary, run_dir = run(first + halves["user"][0].estimated_cost_usd / 2, "short")
+    # A limit of exactly round 1's upper bound: round 1 settles at its (much lower) actual cost, so the user
+    # model's job fits and is sent; round 2's candidate job carries the transcript, its bound is larger than round
+    # 1's, and with what was spent it no longer fits: nothing more is submitted.
+    first = halves["candidate"][0]
+    assert first.estimated_cost_usd is not None and first.cost_usd is not None
+    assert first.cost_usd < first.estimated_cost_usd  # collected: its actual cost, not its bound
+    budget, summary, run_dir = run(first.estimated_cost_usd, "short")
     assert summary.reason is StopReason.BUDGET and not summary.finished
-    assert not _records(run_dir)["user"] and len(_records(run_dir)["candidate"]) == 1
+    assert len(_records(run_dir)["user"]) == 1 and len(_records(run_dir)["candidate"]) == 1
+    assert budget.spent_usd <= first.estimated_cost_usd and budget.reserved_usd == pytest.approx(0.0)
 
 
 def test_the_dry_run_bounds_the_later_rounds_of_both_models(tmp_path: Path) -> None:

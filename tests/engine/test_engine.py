@@ -181,10 +181,65 @@ def test_resume_with_jobs_in_flight_polls_instead_of_resubmitting(tmp_path):
 
 
 class PerRequestCost:
-    """One dollar per request: easy to reason about in budget tests."""
+    """One dollar per request reserved, `actual_per_request` spent once a job is collected: easy to reason about."""
+
+    def __init__(self, actual_per_request: float = 1.0):
+        self.actual_per_request = actual_per_request
 
     def estimate(self, model, intent, request_file) -> float:
         return float(intent.request_count)
+
+    def actual(self, record) -> float:
+        return record.request_count * self.actual_per_request
+
+
+def _budgeted_engine(remote: FakeProvider, store: RunStore, budget) -> BatchEngine:
+    """Jobs of 2; each wait takes a minute of a fake clock, so a run held for good ends at its 1-hour timeout
+    instead of spinning."""
+    opts = EngineOptions(batch_size=2, poll_interval=0.01, timeout_hours=1, budget=budget)
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += 60
+
+    return BatchEngine(FakeBatchedModel(remote), store, opts, clock=lambda: now[0], sleep=sleep)
+
+
+def test_a_collected_job_counts_its_actual_cost_so_held_jobs_go_in_the_same_run(tmp_path):
+    """Upper bound 9 × the budget's 5 would stop after 2 jobs if reservations stayed; actual cost is a quarter."""
+    from speceval.batch.budget import Budget
+
+    remote = FakeProvider()
+    store = RunStore(tmp_path / "run")
+    budget = Budget(5.0, PerRequestCost(actual_per_request=0.25))
+    summary = _budgeted_engine(remote, store, budget).run(make_items(ITEMS))
+    assert summary.finished and remote.creates == 5
+    assert budget.spent_usd == pytest.approx(9 * 0.25) and budget.reserved_usd == pytest.approx(0.0)
+    assert [r.cost_usd for r in store.load_records()] == [0.5, 0.5, 0.5, 0.5, 0.25]
+
+
+def test_spend_never_passes_the_budget_when_every_answer_costs_its_upper_bound(tmp_path):
+    from speceval.batch.budget import Budget
+    from speceval.batch.progress import StopReason
+
+    remote = FakeProvider()
+    store = RunStore(tmp_path / "run")
+    budget = Budget(5.0, PerRequestCost(actual_per_request=1.0))
+    summary = _budgeted_engine(remote, store, budget).run(make_items(ITEMS))
+    assert summary.reason is StopReason.BUDGET and remote.creates == 2
+    assert budget.spent_usd == 4.0 <= budget.limit_usd and budget.reserved_usd == 0.0
+    assert "spent $4.0000, reserved $0.0000 of the $5.0000 limit" in budget.stop_line("5 request(s)")
+
+
+def test_a_zero_budget_sends_nothing(tmp_path):
+    from speceval.batch.budget import Budget
+    from speceval.batch.progress import StopReason
+
+    remote = FakeProvider()
+    opts = EngineOptions(batch_size=2, poll_interval=0.01, budget=Budget(0.0, PerRequestCost()))
+    engine = BatchEngine(FakeBatchedModel(remote), RunStore(tmp_path / "run"), opts, sleep=lambda s: None)
+    summary = engine.run(make_items(ITEMS))
+    assert summary.reason is StopReason.BUDGET and remote.creates == 0 and summary.outstanding == 9
 
 
 def test_budget_stops_submitting_and_a_resume_with_more_budget_finishes(tmp_path):
@@ -194,14 +249,12 @@ def test_budget_stops_submitting_and_a_resume_with_more_budget_finishes(tmp_path
     remote = FakeProvider()
     items = make_items(ITEMS)  # 9 requests → jobs of 2, 2, 2, 2, 1
     store = RunStore(tmp_path / "run")
-    opts = EngineOptions(batch_size=2, poll_interval=0.01, budget=Budget(5.0, PerRequestCost()))
-    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    summary = _budgeted_engine(remote, store, Budget(5.0, PerRequestCost())).run(items)
     assert summary.reason is StopReason.BUDGET and not summary.finished
     assert remote.creates == 2 and summary.outcome_counts == {Outcome.SUCCEEDED: 4} and summary.outstanding == 5
     assert [r.estimated_cost_usd for r in store.load_records()] == [2.0, 2.0]
 
-    opts = EngineOptions(batch_size=2, poll_interval=0.01, budget=Budget(9.0, PerRequestCost()))
-    summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
+    summary = _budgeted_engine(remote, store, Budget(9.0, PerRequestCost())).run(items)
     assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 9}
     assert remote.creates == 5  # the two paid jobs were not sent again
 

@@ -78,18 +78,24 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
     assert {p: len(j) for p, j in server_jobs(out).items()} == EXPECTED_JOBS
 
 
+def start_until_jobs(command: list[str], out: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`command` running in a child, returned once some generation run has a job on the server."""
+    proc = forked.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not list(out.glob("generations/*/*/*/*/metadata/*.json")):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    return proc
+
+
 def test_sigkill_midway_then_resume_submits_nothing_twice(tmp_path):
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(GRID)
     command = [sys.executable, "-m", "speceval", "run", str(experiment), "--offline"]
-    proc = forked.Popen(command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
     out = tmp_path / "out"
     # Kill once some, but not all, generation runs have jobs on the server.
-    while not list(out.glob("generations/*/*/*/*/metadata/*.json")):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
+    proc = start_until_jobs(command, out, cli_env())
     proc.kill()
     proc.wait()
     done = forked.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,

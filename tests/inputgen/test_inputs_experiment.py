@@ -96,3 +96,10 @@ def test_the_docs_offline_inputs_command_runs_as_shown(tmp_path):
     [inputs] = list((tmp_path / "generated").glob("*/input_judge/*/*/inputs"))
     kept = {p.stem: json.loads(p.read_text())["inputs"] for p in inputs.iterdir()}
     assert set(kept) == {"avoid_errors", "do_not_lie"} and all(kept.values())
+    # Reported alone (no verdicts anywhere), the offline run's inputs are said to be synthetic, row by row and on top.
+    from speceval.analysis.rendering.report import build_report
+
+    report = build_report([tmp_path / "generated"], tmp_path / "report")
+    with (tmp_path / "report" / "inputs.csv").open(encoding="utf-8") as handle:
+        assert {row["data"] for row in csv.DictReader(handle)} == {"synthetic"}
+    assert "SYNTHETIC DATA" in report.summary_path.read_text(encoding="utf-8")

@@ -32,7 +32,7 @@ def verdict_files(out: Path) -> dict[str, dict[tuple[str, int], dict[str, dict]]
 
 def report_rates(out: Path) -> dict[tuple[str, str], dict[str, str]]:
     with (out / "report" / "compliance.csv").open() as handle:
-        return {(r["judge"], r["model"]): r for r in csv.DictReader(handle) if not r["statement_id"]}
+        return {(r["judge"], r["candidate"]): r for r in csv.DictReader(handle) if not r["statement_id"]}
 
 
 @pytest.mark.parametrize("log_format", ["eval", "json"])

@@ -79,7 +79,7 @@ def test_rankings_stay_out_of_the_compliance_judges_folders(exported):
 def test_the_originals_compliance_script_sees_each_model_once_at_speceval_rate_times_judged_share(experiment,
                                                                                                    exported):
     with (experiment / "report" / "compliance.csv").open() as handle:
-        ours = {(r["judge"], r["model"]): r for r in csv.DictReader(handle) if not r["statement_id"]}
+        ours = {(r["judge"], r["candidate"]): r for r in csv.DictReader(handle) if not r["statement_id"]}
     for judge in JUDGES:
         scores = original_compliance_by_model(exported / "batched_compliance", "openai", judge)
         assert set(scores) == {c.replace("/", "-") for c in CANDIDATES}  # no `<A>x<B>` model with compliance 0

@@ -110,13 +110,15 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     assert flagged == {JUDGES[1]}  # 5 of 7 right, below 0.9
     text = summary.summary_path.read_text(encoding="utf-8")
     assert "## Judge checks" in text and "upper bound" in text and f"**Flagged:** judge {JUDGES[1]}" in text
+    checks = text.split("## Judge checks")[1].split("\n## ")[0]
+    assert "heuristic" in checks and "not a guaranteed one" in checks  # a ceiling nothing guarantees, said so
     # The headline puts each judge's accuracy on the examples beside its verdicts on the candidates.
     headline = text.split("## Headline")[1].split("\n## ")[0]
     last_cell = {judge: {line.split(" | ")[-1] for line in headline.splitlines() if f"| {judge} |" in line}
                  for judge in JUDGES}
     assert last_cell == {JUDGES[0]: {"1.000 (8 of 8) |"}, JUDGES[1]: {"0.714 (5 of 7) **below the minimum 0.90** |"}}
     page = summary.html_path.read_text(encoding="utf-8")
-    assert 'id="judge-checks"' in page and "upper bound" in page
+    assert 'id="judge-checks"' in page and "upper bound" in page and "heuristic" in page
     # The candidates' rates do not include the canaries.
     assert {v.candidate for v in summary.data.variations} == {"cand-model", "panel"} or {
         v.candidate for v in summary.data.variations} == {"cand-model"}

@@ -359,7 +359,10 @@ class VerdictColumns:
         category_codes = np.array([categories.index(c) for c in other.categories] + [NO_VERDICT], dtype=np.int64)
         renumbered = {"file": other.file + len(self.facts), "outcome": outcome_codes[other.outcome],
                       "category": category_codes[other.category],  # NO_VERDICT (-1) indexes the last: stays -1
-                      "source_row": other.source_row + len(self)}
+                      # a verdict of its own is its own source, now past these; a panel's sources are rows of the
+                      # judges' verdicts it was made of, which lead these (a report's sample view: judges, then
+                      # categorical and turn verdicts, then the panel's), so they stay where they are
+                      "source_row": other.source_row + len(self) if other._source_row is None else other._source_row}
         return self._joined(other, self.facts + other.facts, self.paths + other.paths, outcomes, categories,
                             renumbered)
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
+from speceval.analysis.reading.checks import ANSWERS, EMPTY, EntryChecks, distinct_roots, list_kind, run_kind
 from speceval.analysis.reading.grid_place import GridFolders, grid_place
 from speceval.analysis.reading.json_stream import READ_BACK_CHUNK, StreamedJson, elements_at, read_json
 from speceval.analysis.reading.original import (
@@ -82,18 +83,19 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
     statements = _StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
-    offline: dict[Path, bool | None] = {}
     for path in paths:
-        path = Path(path)
-        if not path.exists():
-            raise InputError(path, "no such file or directory")
+        if not Path(path).exists():
+            raise InputError(Path(path), "no such file or directory")
+    for path in distinct_roots(paths):  # a folder given twice (or inside another given) is read once
         for file in sorted(path.rglob("results/*.json")):
             # closed however the caller leaves it
             with read_json(file, ("results", "rankings"), offsets=True) as streamed:
                 source = _relative(file, path)
                 data: object
                 if streamed.head is None:  # a list: a generation run's answers, read through and let go
-                    if _is_generation_results(streamed.items):
+                    listed = list_kind(streamed.items)
+                    if listed == ANSWERS or (listed == EMPTY
+                                             and run_kind(file.parent.parent).startswith("generation")):
                         continue  # not verdicts, documented as such
                     data = []
                 else:  # our compliance files are read a verdict at a time (metadata first, as `ComplianceFile` writes
@@ -106,22 +108,22 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                     continue
                 if not isinstance(data, dict) or not (ranking or (("results" in data or streamed.pending)
                                                                   and "metadata" in data)):
-                    reason = ("a JSON list that is not a generation run's results" if isinstance(data, list)
-                              else "no 'rankings', or no 'results' and 'metadata'")
+                    reason = ("an empty JSON list, outside a generation run: no verdicts (a judge's results file "
+                              "is an object with 'metadata' and 'results' or 'rankings')" if isinstance(data, list)
+                              and listed == EMPTY else "a JSON list that is not a generation run's results"
+                              if isinstance(data, list) else "no 'rankings', or no 'results' and 'metadata'")
                     logger.warning("skipped %s: not a results file (%s)", source, reason)
                     found.skipped.append(f"{source}: {reason}")
                     continue
                 if file.parent not in locations:  # every file of one results folder sits in the same place
-                    offline[file.parent] = _offline(file.parent.parent)
-                    if offline[file.parent] is None:  # no run.json: `speceval export --format original` says
-                        offline[file.parent] = _exported_synthetic(data)
                     locations[file.parent] = locate(file, experiments).model_copy(
-                        update={"synthetic": offline[file.parent] is True})
+                        update={"synthetic": _offline(file.parent.parent) is True})
                 where = locations[file.parent]
                 found.settings.setdefault(where.variation, where.settings)
                 if ranking:
                     entries = streamed.items if streamed.pending else data["rankings"]
-                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail)
+                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail,
+                                                   statements.candidates)
                     if rankings is None:
                         found.rankings.extend(ranking_rows)
                     else:
@@ -137,9 +139,6 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                         rows = _compliance_stream(file, data, entries, where, source, statements, detail)
                     del data, entries  # the parsed file goes before the next is read
                     yield file, rows, offsets
-    flags = list(offline.values())
-    found.synthetic_folders, found.provider_folders = flags.count(True), flags.count(False)
-    found.unrecorded_folders = flags.count(None)
 
 
 class VerdictReader:
@@ -181,15 +180,6 @@ class VerdictReader:
         return dict(zip(chosen, rows, strict=True))
 
 
-def _is_generation_results(records: Iterable[Any]) -> bool:
-    """A generation run's `results/<statement>.json`: records with `output_text` (or an empty list). Every record
-    is read (a file that is not JSON to its end is an error, not a skipped file)."""
-    found = True
-    for record in records:
-        found = found and isinstance(record, dict) and "output_text" in record
-    return found
-
-
 def _streams_verdicts(streamed: StreamedJson) -> bool:
     """A compliance or ranking results file as speceval writes it: its metadata (naming the judge: not the
     original's) comes before `results` or `rankings`, which can then be read a verdict at a time."""
@@ -206,14 +196,6 @@ def _offline(run_dir: Path) -> bool | None:
     except (OSError, ValueError):
         return None
     return bool(manifest.get("offline", False)) if isinstance(manifest, dict) else None
-
-
-def _exported_synthetic(data: dict[str, Any]) -> bool | None:
-    """Whether a file `speceval export --format original` wrote holds synthetic verdicts (None: not such a file)."""
-    metadata = data.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("exported_by") == "speceval export":
-        return bool(metadata.get("synthetic"))
-    return None
 
 
 def locate(file: Path, experiments: dict[Path, GridFolders] | None = None) -> Location:
@@ -294,7 +276,8 @@ def _compliance_stream(file: Path, data: dict[str, Any], results: object, where:
     if is_original_compliance({**data, "results": results}):
         names, records = compliance_records(file, {**data, "results": results})
         common = {**names, "variation": where.variation, "run": where.run, "mode": "binary",
-                  "prompt_version": "speceval-original", "source": source, "synthetic": where.synthetic}
+                  "prompt_version": "speceval-original", "source": source,
+                  "synthetic": where.synthetic or exported_synthetic(data)}
         yield from (ComplianceRow.model_validate({**common, **record, "detail": record["detail"] if detail
                                                   else None}) for record in records)
         return
@@ -304,8 +287,16 @@ def _compliance_stream(file: Path, data: dict[str, Any], results: object, where:
         return
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
     settings = statements.candidates.label(m.candidate_dir)
+    answers = m.answers_synthetic if m.answers_synthetic is not None else statements.candidates.offline(
+        m.candidate_dir)  # a file from before the answers' flag was written: their run.json, if it is still there
+    where = where.model_copy(update={"synthetic": where.synthetic or answers}) if answers else where
+    checks, position = EntryChecks(file, m), 0
     for validated in _validated_chunks(file, results, _ENTRIES, "results", "compliance"):
+        for entry in validated:
+            checks.check(position, entry)
+            position += 1
         yield from _rows_of(validated, m, where, source, kind, authority, settings, statements, detail)
+    checks.done()
 
 
 _Entry = TypeVar("_Entry", ComplianceEntry, RankingEntry)
@@ -429,8 +420,15 @@ _DETAIL_FIELDS = set(VerdictDetail.model_fields)
 _END = object()
 
 
+def exported_synthetic(data: dict[str, Any]) -> bool:
+    """An original-shaped file `speceval export --format original` wrote from synthetic verdicts (its metadata
+    says so: the original's layout has no run.json to say it)."""
+    metadata = data.get("metadata")
+    return isinstance(metadata, dict) and metadata.get("synthetic") is True
+
+
 def _ranking_stream(file: Path, data: dict[str, Any], entries: object, where: Location, source: str,
-                    detail: bool = False) -> Iterator[RankingRow]:
+                    detail: bool = False, candidates: CandidateSettings | None = None) -> Iterator[RankingRow]:
     """The rows of one ranking results file (`data`: its other keys; `entries`: its comparisons, a list or read
     from the file as they come), validated `ENTRY_CHUNK` at a time as `_compliance_stream` does. An original
     SpecEval file (no entry has our `outcome`) is read whole: its comparisons are numbered by its sorted inputs."""
@@ -443,7 +441,7 @@ def _ranking_stream(file: Path, data: dict[str, Any], entries: object, where: Lo
     if isinstance(entries, list) and is_original_ranking({**data, "rankings": entries}):
         names, records = ranking_records(file, {**data, "rankings": entries})
         common = {**names, "source": source, "variation": where.variation, "run": where.run,
-                  "synthetic": where.synthetic}
+                  "synthetic": where.synthetic or exported_synthetic(data)}
         yield from (RankingRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
                     for record in records)
         return
@@ -451,13 +449,16 @@ def _ranking_stream(file: Path, data: dict[str, Any], entries: object, where: Lo
     if not isinstance(entries, list | Iterator):
         _parse(file, {**data, "rankings": entries}, RankingFile, "ranking")  # raises, naming the field
         return
+    answers = m.answers_synthetic if m.answers_synthetic is not None or candidates is None else (
+        candidates.offline(m.candidate_dir_a) or candidates.offline(m.candidate_dir_b))
+    synthetic = where.synthetic or bool(answers)
     for validated in _validated_chunks(file, entries, _RANKINGS, "rankings", "ranking"):
         # Built as `built_row` builds verdicts (validated just now): `model_construct` was most of a fold's time.
         yield from (
             built(RankingRow, _RANKING_FIELDS, dict(
                 spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
                 index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
-                variation=where.variation, run=where.run, synthetic=where.synthetic,
+                variation=where.variation, run=where.run, synthetic=synthetic,
                 detail=built(VerdictDetail, _DETAIL_FIELDS, dict(
                     original_index=e.original_index_a, original_index_b=e.original_index_b, output_a=e.output_a,
                     output_b=e.output_b, explanation=e.explanation, raw_judge_response=e.raw_judge_response,

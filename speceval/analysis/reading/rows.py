@@ -20,7 +20,7 @@ class Location(BaseModel):
     variation: str = DEFAULT_VARIATION
     settings: dict[str, Any] = Field(default_factory=dict)
     run: int = 1
-    synthetic: bool = Field(default=False, description="the run that wrote the folder was offline (emulator)")
+    synthetic: bool = Field(default=False, description="the judge run that wrote the folder was offline (emulator)")
 
 
 class ComplianceRow(BaseModel):
@@ -45,7 +45,8 @@ class ComplianceRow(BaseModel):
     rating: float | None
     source: str
     synthetic: bool = False
-    """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
+    """The judge's run or the answers' run was offline: the verdict or the answer comes from the speceval
+    emulator, not from a model."""
     detail: VerdictDetail | None = None
     """What only an export needs (`load_verdicts(..., detail=True)`); None in a report, to keep it small."""
     category: str | None = None
@@ -121,7 +122,7 @@ class RankingRow(BaseModel):
     variation: str = DEFAULT_VARIATION
     run: int = 1
     synthetic: bool = False
-    """The judge run was offline: answers and verdict come from the speceval emulator, not from a model."""
+    """The judge's run or either answers' run was offline (see `ComplianceRow.synthetic`)."""
     detail: VerdictDetail | None = None
     """What only an export needs (`load_verdicts(..., detail=True)`)."""
 
@@ -152,19 +153,9 @@ class Found(BaseModel):
     )
     canaries: list[CanaryRow] = Field(default_factory=list, description="the spec's examples, judged")
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="variation → its settings")
-    synthetic_folders: int = Field(default=0, description="results folders of offline runs (emulator answers)")
-    provider_folders: int = Field(default=0, description="results folders of runs against a provider")
-    unrecorded_folders: int = Field(default=0, description="results folders without a run.json (e.g. the original's)")
     skipped: list[str] = Field(
         default_factory=list, description="files under results/ that hold no verdicts, each with the reason"
     )
-
-    @property
-    def data_kind(self) -> str:
-        """'synthetic', 'provider' or 'mixed': what the verdicts are, for every file a reader might quote."""
-        if self.synthetic_folders and (self.provider_folders or self.unrecorded_folders):
-            return "mixed"
-        return "synthetic" if self.synthetic_folders else "provider"
 
 
 class Verdicts(Found):

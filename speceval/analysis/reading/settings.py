@@ -49,25 +49,42 @@ def separate_row_settings(rows: list[ComplianceRow]) -> None:
 
 
 class CandidateSettings:
-    """candidate run directory → its recorded sampling settings as a label (read once per directory)."""
+    """candidate run directory → its recorded sampling settings as a label, and whether it ran offline (its
+    run.json read once per directory)."""
 
     def __init__(self) -> None:
-        self._labels: dict[str, str | None] = {}
+        self._labels: dict[str, tuple[str | None, bool]] = {}
 
     def label(self, candidate_dir: str) -> str | None:
+        return self._read_once(candidate_dir)[0]
+
+    def offline(self, candidate_dir: str) -> bool:
+        """The answers' run was offline (False when its run.json cannot be read: a copied or original folder)."""
+        return self._read_once(candidate_dir)[1]
+
+    def _read_once(self, candidate_dir: str) -> tuple[str | None, bool]:
         if candidate_dir not in self._labels:
             self._labels[candidate_dir] = self._read(Path(candidate_dir))
         return self._labels[candidate_dir]
 
     @staticmethod
-    def _read(directory: Path) -> str | None:
+    def _read(directory: Path) -> tuple[str | None, bool]:
         run_dir = directory if (directory / "run.json").is_file() else directory.parent
         try:
-            params = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["parameters"]["params"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        parts = [f"temperature={params.get('temperature')}", f"max_tokens={params.get('max_tokens')}"]
-        prompt = params.get("system_prompt")
-        if prompt:
-            parts.append(f"system_prompt={hashlib.sha256(str(prompt).encode()).hexdigest()[:8]}")
-        return ",".join(parts)
+            manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None, False
+        if not isinstance(manifest, dict):
+            return None, False
+        parameters = manifest.get("parameters")
+        params = parameters.get("params") if isinstance(parameters, dict) else None
+        return (_label(params) if isinstance(params, dict) else None), manifest.get("offline") is True
+
+
+def _label(params: dict[str, object]) -> str:
+    """A run's sampling settings as a label (`temperature=…,max_tokens=…[,system_prompt=<hash>]`)."""
+    parts = [f"temperature={params.get('temperature')}", f"max_tokens={params.get('max_tokens')}"]
+    prompt = params.get("system_prompt")
+    if prompt:
+        parts.append(f"system_prompt={hashlib.sha256(str(prompt).encode()).hexdigest()[:8]}")
+    return ",".join(parts)

@@ -7,7 +7,6 @@ writes them and the CSVs. This module sits below all three, so none of them impo
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
@@ -16,10 +15,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from speceval.analysis.reading.checks import distinct_roots
 from speceval.analysis.reading.columns import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
-from speceval.analysis.reading.rows import UNKNOWN
+from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
 from speceval.analysis.rendering.samples import ranking_samples, sample_records
+from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
 from speceval.analysis.tables.categories import (
     MODE as CATEGORIES,
 )
@@ -41,10 +42,18 @@ from speceval.analysis.tables.judge_quality import (
     leniency,
     ppi_rates,
 )
+from speceval.analysis.tables.keys import DataKinds, Source
 from speceval.analysis.tables.labelled import labelled_tally
 from speceval.analysis.tables.metrics import MetricRow, metric_table
 from speceval.analysis.tables.panel import PanelCounts, panel_verdicts
-from speceval.analysis.tables.rankings import Consistency, Strength, WinRate, position_consistency, strengths, win_rates
+from speceval.analysis.tables.rankings import (
+    Consistency,
+    Strength,
+    WinRate,
+    position_consistency,
+    strengths,
+    win_rates,
+)
 from speceval.analysis.tables.rates import Agreement, ComplianceRate, compliance_rates, judge_agreement
 from speceval.analysis.tables.turns import TurnRate, turn_rates
 from speceval.analysis.tables.variations import (
@@ -70,6 +79,16 @@ class SentSettings(BaseModel):
     model: str
     variation: str
     sent: str = Field(description="setting = value, or 'not sent: why' for one asked for but left out")
+
+
+class ReportCost(RunCost):
+    """A run's spend as the report's `costs.csv` keys it: the spec, and the model as the judge (a judge run) or
+    the candidate (a generation run); `model` stays the model the run called, whatever its role."""
+
+    spec: str
+    judge: str | None = None
+    candidate: str | None = None
+    variation: str = DEFAULT_VARIATION
 
 
 class StageCounts(BaseModel):
@@ -101,7 +120,7 @@ class ReportData(BaseModel):
     bradley_terry: list[Strength]
     position_consistency: list[Consistency]
     agreement: list[Agreement]
-    costs: list[RunCost]
+    costs: list[ReportCost]
     stages: list[StageCounts]
     settings: dict[str, dict[str, object]]
     prompt_versions: dict[str, list[str]] = Field(description="judge → prompt template ids it used")
@@ -120,8 +139,10 @@ class ReportData(BaseModel):
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
-    synthetic_folders: int = 0
-    real_folders: int = Field(default=0, description="results folders from a provider, or without a run.json")
+    synthetic_folders: int = Field(default=0, description="run folders holding synthetic answers or verdicts")
+    real_folders: int = Field(default=0, description="run folders of a provider's answers and verdicts (or without "
+                                                     "a run.json)")
+    sources: list[Source] = Field(default_factory=list, description="the runs read: every row's data kind")
     skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
     ranking_samples: list[dict[str, str]] = Field(default_factory=list, description="comparisons shown in the page")
     ranking_total: int = 0
@@ -130,19 +151,23 @@ class ReportData(BaseModel):
     def data_banner(self) -> str | None:
         """The sentence every quotable output starts with when any verdict is synthetic; None otherwise."""
         if self.data_kind == "synthetic":
-            return ("SYNTHETIC DATA: every answer and verdict here was made up by the speceval emulator (offline "
-                    "runs), not by a model; no rate, interval or cost here says anything about a model.")
+            return ("SYNTHETIC DATA: the answers, the verdicts or both behind every number here were made up by the "
+                    "speceval emulator (offline runs), not by a model; no rate or interval here says anything about "
+                    "a model.")
         if self.data_kind == "mixed":
-            return (f"MIXED DATA: {self.synthetic_folders} results folder(s) come from offline runs (synthetic "
-                    f"answers and verdicts by the speceval emulator) and {self.real_folders} from providers or "
-                    "unrecorded runs; rows carry a `synthetic` flag in the export.")
+            return (f"MIXED DATA: {self.synthetic_folders} run folder(s) hold synthetic answers or verdicts "
+                    f"(offline runs: made up by the speceval emulator) and {self.real_folders} a provider's (or "
+                    "unrecorded runs'); every CSV row says which in its `data` column, and every exported verdict "
+                    "in its `synthetic` flag.")
         return None
 
 
 def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
             min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
-    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged."""
+    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged. A folder given twice,
+    or inside another given folder, is read once."""
+    paths = distinct_roots(paths)
     verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
     inputs, kept_inputs = inputs_tables(paths)
@@ -159,9 +184,12 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     categorical = rows_of(found.take(categorical_mask))
     panel = panel_verdicts(judges)
     both = judges if panel is None else judges.concat(panel.verdicts)
-    manifests = [RunManifest.load(run_dir) for run_dir in find_run_dirs(paths)]
-    costs = [c.model_copy(update={"run_dir": _relative(Path(c.run_dir), paths)})
-             for c in run_costs(paths, prices)]
+    run_manifests = {run_dir: RunManifest.load(run_dir) for run_dir in find_run_dirs(paths)}
+    manifests = list(run_manifests.values())
+    costs = [_keyed_cost(c, run_manifests[Path(c.run_dir)], paths) for c in run_costs(paths, prices)]
+    kinds = DataKinds([*verdict_sources(verdicts), *manifest_sources(run_manifests.items(), paths)])
+    synthetic = {s.run_dir for s in kinds.sources if s.synthetic}  # run folders, for the mixed banner's counts
+    real = {s.run_dir for s in kinds.sources if not s.synthetic} - synthetic
     checks = judge_checks(verdicts.canaries)
     versions: dict[str, set[str]] = {}
     for facts in [*found.facts, *verdicts.turn_columns.facts]:
@@ -191,22 +219,23 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
         category_agreement=category_agreement(categorical),
         turn_rates=turn_rates(turn_rows),
         settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
-        data_kind=verdicts.data_kind, synthetic_folders=verdicts.synthetic_folders,
-        real_folders=verdicts.provider_folders + verdicts.unrecorded_folders, skipped=verdicts.skipped,
+        data_kind=kinds.overall, sources=kinds.sources, skipped=verdicts.skipped,
+        synthetic_folders=len(synthetic), real_folders=len(real),
         unknown_statement_types=sorted({PurePosixPath(f.source).parent.parent.as_posix()
                                         for f in [*found.facts, *verdicts.turn_columns.facts]
                                         if f.statement_type == UNKNOWN}),
     )
 
 
-def _relative(path: Path, roots: Sequence[Path]) -> str:
-    """`path` relative to the folder the report was asked about that holds it (no machine-specific prefix)."""
-    resolved = Path(path).resolve()
-    for root in roots:
-        base = Path(root).resolve()
-        if resolved.is_relative_to(base):
-            return resolved.relative_to(base).as_posix() or "."
-    return Path(os.path.relpath(path)).as_posix()
+def _keyed_cost(cost: RunCost, manifest: RunManifest, roots: Sequence[Path]) -> ReportCost:
+    """A run's cost with the key of its run (see `ReportCost`)."""
+    place = manifest.parameters.get("experiment")
+    judge = manifest.kind in JUDGE_KINDS
+    return ReportCost(**{**cost.model_dump(), "run_dir": relative(Path(cost.run_dir), roots)},
+                      spec=manifest.spec_name, judge=manifest.model_name if judge else None,
+                      candidate=manifest.model_name if manifest.kind.startswith("generation") else None,
+                      variation=str(place.get("variation", DEFAULT_VARIATION)) if isinstance(place, dict)
+                      else DEFAULT_VARIATION)
 
 
 def _labelled(paths: Sequence[Path], labels_path: Path | None) -> dict[str, Any]:
@@ -234,7 +263,7 @@ def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:
     return [SentSettings(stage=s, model=m, variation=v, sent=d) for s, m, v, d in sorted(found)]
 
 
-def _stage_counts(manifests: list[RunManifest], costs: list[RunCost]) -> list[StageCounts]:
+def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> list[StageCounts]:
     stages: dict[str, StageCounts] = {}
     for manifest in manifests:
         counts = stages.setdefault(manifest.kind, StageCounts(stage=manifest.kind, runs=0, requests=0, outcomes={},

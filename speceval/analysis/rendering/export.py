@@ -35,8 +35,8 @@ def verdict_rows(paths: Sequence[Path], plan: Survey | None = None) -> Iterator[
     """One row per verdict with everything a reviewer needs to rebuild any table of the report: `kind`
     ('compliance' or 'ranking'), spec, statement, variation and its settings, run, candidate (or both models and both
     answers), original index, input, output, judge, verdict (compliant/rating, or rank), explanation, the judge's raw
-    answer and parse error, outcome, source file, and `synthetic` (an offline run's emulator answer, never a
-    model's). Compliance verdicts first, then comparisons, each built as it is read."""
+    answer and parse error, outcome, source file, and `synthetic` (the judge's run or the answers' run was offline:
+    the emulator's, never a model's). Compliance verdicts first, then comparisons, each built as it is read."""
     plan = plan or surveyed(paths)
     settings = {name: json.dumps(values, sort_keys=True) for name, values in plan.settings.items()}
     for row in streamed_verdicts(paths, plan, detail=True):

@@ -107,6 +107,8 @@ def _summary(data: ReportData) -> str:
         ("verdicts", "; ".join(verdicts) if data.variations or not data.categories else verdicts[1]),
         ("total cost USD", _fmt(total) if data.stages else "–"),
     ]
+    if data.skipped:  # files under results/ that hold no verdicts, each with why: never passed over in silence
+        facts.append(("skipped files", "; ".join(data.skipped)))
     parts = ['<h2 id="summary">Summary</h2>', _table(["", ""], facts)]
     if data.stages:
         parts.append(_table(["stage", "runs", "requests", "final outcomes", "cost USD"],
@@ -140,7 +142,7 @@ def _variation(data: ReportData, name: str) -> str:
     several = len({r.judge for r in per_statement}) > 1
 
     def column(r: ComplianceRate) -> str:
-        return f"{r.model} / {r.judge}" if several else r.model
+        return f"{r.candidate} / {r.judge}" if several else r.candidate
 
     columns = sorted({column(r) for r in per_statement})
     matrix = np.full((len(statements), len(columns)), np.nan)
@@ -224,8 +226,8 @@ def _rankings(data: ReportData) -> str:
         parts.append("<h2>Pairwise win rates (both orders and runs; ties count half; clustered by input)</h2>")
         parts.append(_table(["spec", "judge", "variation", "model", "opponent", "games", "wins", "ties", "losses",
                              "win rate", "95% CI"],
-                            ([w.spec, w.judge, w.variation, w.model, w.opponent, w.games, w.wins, w.ties, w.losses,
-                              _ranking_link(_fmt(w.rate), w.judge, pair_label(w.model, w.opponent), w.variation),
+                            ([w.spec, w.judge, w.variation, w.candidate, w.opponent, w.games, w.wins, w.ties, w.losses,
+                              _ranking_link(_fmt(w.rate), w.judge, pair_label(w.candidate, w.opponent), w.variation),
                               _ci(w.ci_low, w.ci_high)] for w in data.win_rates), raw={9}))
         for spec, judge, variation in sorted({(w.spec, w.judge, w.variation) for w in data.win_rates}):
             matrix, models = win_matrix(data.win_rates, spec, judge, variation)
@@ -234,7 +236,7 @@ def _rankings(data: ReportData) -> str:
     if data.bradley_terry:
         parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")
         parts.append(_table(["spec", "judge", "variation", "model", "strength", "95% CI"],
-                            ([s.spec, s.judge, s.variation, s.model,
+                            ([s.spec, s.judge, s.variation, s.candidate,
                               _ranking_link(_fmt(s.strength), s.judge, "", s.variation), _ci(s.ci_low, s.ci_high)]
                              for s in data.bradley_terry), raw={4}))
         for note in sorted({f"{s.spec}, {s.judge}, {s.variation}: {s.note}" for s in data.bradley_terry if s.note}):

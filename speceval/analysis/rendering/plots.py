@@ -172,11 +172,11 @@ def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
 def win_matrix(rates: list[WinRate], spec: str, judge: str, variation: str) -> tuple[np.ndarray, list[str]]:
     """Row model's win rate against column model in one spec (NaN on the diagonal and for unplayed pairs)."""
     rates = [r for r in rates if r.spec == spec and r.judge == judge and r.variation == variation]
-    models = sorted({r.model for r in rates})
+    models = sorted({r.candidate for r in rates})
     matrix = np.full((len(models), len(models)), np.nan)
     for r in rates:
         if r.rate is not None:
-            matrix[models.index(r.model), models.index(r.opponent)] = r.rate
+            matrix[models.index(r.candidate), models.index(r.opponent)] = r.rate
     return matrix, models
 
 

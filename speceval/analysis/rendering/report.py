@@ -11,10 +11,20 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from speceval.analysis.rendering.data import ReportData, StageCounts, compute
+from speceval.analysis.rendering.data import ReportCost, ReportData, StageCounts, compute
 from speceval.analysis.rendering.page import page_parts
 from speceval.analysis.rendering.summary import render_summary
-from speceval.analysis.tables.variations import VariationStatistics
+from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
+from speceval.analysis.tables.inputs_report import InputsRow
+from speceval.analysis.tables.judge_checks import JudgeCheck
+from speceval.analysis.tables.judge_quality import HumanAgreement, Leniency, PpiRate
+from speceval.analysis.tables.keys import DataKinds, keyed_columns, keyed_rows
+from speceval.analysis.tables.metrics import MetricRow
+from speceval.analysis.tables.panel import PanelCounts
+from speceval.analysis.tables.rankings import Consistency, Strength, WinRate
+from speceval.analysis.tables.rates import Agreement, ComplianceRate
+from speceval.analysis.tables.turns import TurnRate
+from speceval.analysis.tables.variations import Breakdown, PairedComparison, VariationStatistics
 from speceval.atomic import atomic_write_bytes, atomic_write_lines
 from speceval.batch.costs import PriceTable
 from speceval.metric_spec import MetricSpec
@@ -39,46 +49,42 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
-    def _csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = ()) -> Path:
-        # Every table says what its numbers are made of: a quoted CSV row must not pass synthetic data for real.
-        return _write_csv(path, ({**row, "data": data.data_kind} for row in rows), first)
+    kinds = DataKinds(data.sources)
 
-    csv_paths = [
-        _csv(out_dir / "variation_statistics.csv", [_flat_record(v) for v in data.variations]),
-        _csv(out_dir / "compliance.csv", [_flat_record(r) for r in data.compliance]),
-        _csv(out_dir / "compliance_per_statement.csv", [_flat_record(r) for r in data.per_statement]),
-        _csv(out_dir / "compliance_by_type.csv", [_flat_record(r) for r in data.by_type]),
-        _csv(out_dir / "compliance_by_authority.csv", [_flat_record(r) for r in data.by_authority]),
-        _csv(out_dir / "paired_comparisons.csv", [p.model_dump() for p in data.paired]),
-        _csv(out_dir / "panel.csv", [p.model_dump() for p in data.panel]),
-        _csv(out_dir / "win_rates.csv", [w.model_dump() for w in data.win_rates]),
-        _csv(out_dir / "bradley_terry.csv", [s.model_dump() for s in data.bradley_terry]),
-        _csv(out_dir / "position_consistency.csv",
-             [c.model_dump(include={"spec", "judge", "consistent", "compared", "rate", "variation", "run"})
-              for c in data.position_consistency], first=["judge", "consistent", "compared", "rate", "spec"]),
-        _csv(out_dir / "agreement.csv", [a.model_dump() for a in data.agreement]),
-        _csv(out_dir / "costs.csv", [c.model_dump() for c in data.costs]),
+    def _csv(name: str, records: Sequence[BaseModel], model: type[BaseModel]) -> Path:
+        # Every table is keyed in one place: its key columns first, and what its numbers are made of (`data`), so
+        # a quoted CSV row cannot pass synthetic data for a provider's. A table without rows keeps its header.
+        rows = [_flat_record(r) for r in records]
+        header = keyed_columns(name, [f for f in model.model_fields if f not in _flattened(model)])
+        return _write_csv(out_dir / name, keyed_rows(name, rows, kinds), header)
+
+    labelled = bool(data.human_agreement or data.ppi)
+    tables: list[tuple[str, Sequence[BaseModel], type[BaseModel], bool]] = [  # (name, rows, record, written)
+        ("variation_statistics.csv", data.variations, VariationStatistics, True),
+        ("compliance.csv", data.compliance, ComplianceRate, True),
+        ("compliance_per_statement.csv", data.per_statement, ComplianceRate, True),
+        ("compliance_by_type.csv", data.by_type, Breakdown, True),
+        ("compliance_by_authority.csv", data.by_authority, Breakdown, True),
+        ("paired_comparisons.csv", data.paired, PairedComparison, True),
+        ("panel.csv", data.panel, PanelCounts, True),
+        ("win_rates.csv", data.win_rates, WinRate, True),
+        ("bradley_terry.csv", data.bradley_terry, Strength, True),
+        ("position_consistency.csv", data.position_consistency, Consistency, True),
+        ("agreement.csv", data.agreement, Agreement, True),
+        ("costs.csv", data.costs, ReportCost, True),
+        # the others only when the report has such data
+        ("category_distribution.csv", data.categories, CategoryShare, bool(data.categories)),
+        ("category_differences.csv", data.category_differences, CategoryDifference, bool(data.categories)),
+        ("category_agreement.csv", data.category_agreement, CategoryAgreement, bool(data.category_agreement)),
+        ("turn_rates.csv", data.turn_rates, TurnRate, bool(data.turn_rates)),
+        ("metrics.csv", data.metrics, MetricRow, bool(data.metrics)),
+        ("inputs.csv", data.inputs, InputsRow, bool(data.inputs)),
+        ("judge_checks.csv", data.judge_checks, JudgeCheck, bool(data.judge_checks)),
+        ("judge_leniency.csv", data.leniency, Leniency, bool(data.leniency)),
+        ("human_agreement.csv", data.human_agreement, HumanAgreement, labelled),
+        ("ppi.csv", data.ppi, PpiRate, labelled),
     ]
-    if data.categories:
-        csv_paths.append(_csv(out_dir / "category_distribution.csv", [c.model_dump() for c in data.categories]))
-        csv_paths.append(_csv(out_dir / "category_differences.csv",
-                              [c.model_dump() for c in data.category_differences]))
-        if data.category_agreement:
-            csv_paths.append(_csv(out_dir / "category_agreement.csv",
-                                  [c.model_dump() for c in data.category_agreement]))
-    if data.turn_rates:
-        csv_paths.append(_csv(out_dir / "turn_rates.csv", [r.model_dump() for r in data.turn_rates]))
-    if data.metrics:
-        csv_paths.append(_csv(out_dir / "metrics.csv", [m.model_dump() for m in data.metrics]))
-    if data.inputs:
-        csv_paths.append(_csv(out_dir / "inputs.csv", [r.model_dump() for r in data.inputs]))
-    if data.judge_checks:
-        csv_paths.append(_csv(out_dir / "judge_checks.csv", [c.model_dump() for c in data.judge_checks]))
-    if data.leniency:
-        csv_paths.append(_csv(out_dir / "judge_leniency.csv", [r.model_dump() for r in data.leniency]))
-    if data.human_agreement or data.ppi:
-        csv_paths.append(_csv(out_dir / "human_agreement.csv", [r.model_dump() for r in data.human_agreement]))
-        csv_paths.append(_csv(out_dir / "ppi.csv", [r.model_dump() for r in data.ppi]))
+    csv_paths = [_csv(name, records, model) for name, records, model, written in tables if written]
     html_path = out_dir / "report.html"
     atomic_write_lines(html_path, (part.encode("utf-8") for part in page_parts(data)))
     summary_path = out_dir / "summary.md"
@@ -91,20 +97,28 @@ def _json_list(records: Sequence[BaseModel]) -> str:
     return "[\n" + ",\n".join(r.model_dump_json(indent=2) for r in records) + "\n]\n"
 
 
+def _flattened(model: type[BaseModel]) -> set[str]:
+    """Fields written as several columns, or as text (see `_flat_record`)."""
+    found = {"runs", "settings"} if issubclass(model, VariationStatistics) else set()
+    not_judged = model.model_fields.get("not_judged")
+    return found | ({"not_judged"} if not_judged is not None and not_judged.annotation is not int else set())
+
+
 def _flat_record(record: BaseModel) -> dict[str, object]:
     """A record as one CSV row: counts of outcomes as not_judged_* columns, runs as run<k>_rate columns."""
-    row = record.model_dump(exclude={"not_judged", "runs", "settings"})
+    row = record.model_dump(exclude=_flattened(type(record)))
     if isinstance(record, VariationStatistics):
         row["settings"] = "; ".join(f"{k}={v!r}" for k, v in record.settings.items())
         row.update({f"run{r.run}_rate": r.rate for r in record.runs})
-    not_judged = getattr(record, "not_judged", {})
-    row.update({f"not_judged_{k}": v for k, v in sorted(not_judged.items())})
+    not_judged = getattr(record, "not_judged", None)
+    if isinstance(not_judged, dict):
+        row.update({f"not_judged_{k}": v for k, v in sorted(not_judged.items())})
     return row
 
 
-def _write_csv(path: Path, rows: Iterable[dict[str, object]], first: Sequence[str] = ()) -> Path:
+def _write_csv(path: Path, rows: Iterable[dict[str, object]], header: Sequence[str] = ()) -> Path:
     rows = list(rows)
-    columns = list(first)
+    columns = list(header)
     for row in rows:
         columns += [key for key in row if key not in columns]
     buffer = io.StringIO()

@@ -56,7 +56,8 @@ def _headline(data: ReportData) -> list[str]:
     methods: dict[str, int] = {}
     lines = ["## Headline: compliance by candidate", "",
              "Share of judged answers the judge found compliant, with its 95% interval; the last column is the "
-             "judge's accuracy on the spec's own example responses (an upper bound on its accuracy here).", "",
+             "judge's accuracy on the spec's own example responses (heuristically, likely above its accuracy here: "
+             "a rough upper bound, not a guaranteed one).", "",
              "| spec | judge | candidate | " + ("variation | " if varied else "")
              + "compliance [95% CI] | n | judge's accuracy on the spec's examples |",
              "|---|---|---|" + ("---|" if varied else "") + "---|---|---|"]
@@ -87,7 +88,7 @@ def _strength_headline(data: ReportData) -> list[str]:
              "Strengths of one spec, judge and variation sum to 1; 95% interval: "
              f"{BOOTSTRAP.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}.", "",
              "| spec | judge | variation | candidate | strength [95% CI] |", "|---|---|---|---|---|"]
-    lines += [f"| {s.spec} | {s.judge} | {s.variation} | {s.model} | {_fmt(s.strength)} "
+    lines += [f"| {s.spec} | {s.judge} | {s.variation} | {s.candidate} | {_fmt(s.strength)} "
               f"{_bracket(s.ci_low, s.ci_high) if s.note is None else f'({s.note})'} |" for s in data.bradley_terry]
     return [*lines, ""]
 
@@ -110,7 +111,7 @@ def _win_rates(data: ReportData) -> list[str]:
     lines = ["## Win rates (both orders and runs; ties count ½; 95% CI clustered by input)", "",
              "| spec | judge | variation | model | opponent | games | win rate [95% CI] |",
              "|---|---|---|---|---|---|---|"]
-    lines += [f"| {w.spec} | {w.judge} | {w.variation} | {w.model} | {w.opponent} | {w.games} | {_fmt(w.rate)} "
+    lines += [f"| {w.spec} | {w.judge} | {w.variation} | {w.candidate} | {w.opponent} | {w.games} | {_fmt(w.rate)} "
               f"{_bracket(w.ci_low, w.ci_high)} |" for w in data.win_rates]
     return [*lines, ""]
 
@@ -143,8 +144,8 @@ def _judge_checks(data: ReportData) -> list[str]:
 def candidates_and_judges(data: ReportData) -> tuple[list[str], list[str]]:
     """Every candidate and judge the report has verdicts of: compliance, ranking or categorical (a report of one kind
     only must still name them)."""
-    candidates = ({v.candidate for v in data.variations} | {w.model for w in data.win_rates}
-                  | {s.model for s in data.bradley_terry} | {c.candidate for c in data.categories}
+    candidates = ({v.candidate for v in data.variations} | {w.candidate for w in data.win_rates}
+                  | {s.candidate for s in data.bradley_terry} | {c.candidate for c in data.categories}
                   | {r.candidate for r in data.turn_rates})
     judges = ({v.judge for v in data.variations} | {w.judge for w in data.win_rates}
               | {c.judge for c in data.categories} | {r.judge for r in data.turn_rates}) - {"panel"}

@@ -3,8 +3,9 @@
 Per spec, judge and kind (`good`: expected compliant, `bad`: expected non-compliant): the examples, how many were
 judged, how many the judge got right, the rate with a 95% Wilson interval (continuity-corrected; each example
 response is its own item, so no clustering), the count not judged (failed, unparsed, missing) and, for a Likert
-judge, the mean rating. The spec's examples are its clearest cases, so this accuracy is an upper bound on the
-judge's accuracy on candidate answers, never an estimate of it.
+judge, the mean rating. The spec's examples are written to be clear cases, so this accuracy probably overstates the
+judge's accuracy on candidate answers: a heuristic ceiling, not a bound anything guarantees (an example can be harder
+than the answers judged) and never an estimate of that accuracy.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.stats import wilson_interval
 
-UPPER_BOUND_NOTE = ("The spec's example responses are its clearest cases: a judge's accuracy on them is an upper "
-                    "bound on its accuracy on candidate answers, not an estimate of it.")
+UPPER_BOUND_NOTE = ("The spec's example responses are written to be clear cases, so a judge's accuracy on them is, "
+                    "as a heuristic, likely to be higher than its accuracy on candidate answers (a rough upper "
+                    "bound, not a guaranteed one); it is not an estimate of that accuracy.")
 
 
 class JudgeCheck(BaseModel):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
+import logging
 import math
 from array import array
 from collections import defaultdict
@@ -31,7 +33,10 @@ from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import mean_interval_codes
 from speceval.analysis.statistics.codes import dense
 from speceval.analysis.statistics.stats import Z95, cohen_kappa
+from speceval.analysis.tables.categories import is_categorical
 from speceval.errors import ConfigError, InputError
+
+logger = logging.getLogger(__name__)
 
 PANEL = "panel"
 LABEL_COLUMNS = ["item", "spec", "candidate", "statement_id", "statement_text", "input", "output", "human_compliant",
@@ -130,7 +135,7 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int, statement_texts: d
         raise ConfigError("--n must be at least 1")
     answers: dict[str, ComplianceRow] = {}
     for row in rows:
-        if row.judge != PANEL:
+        if labellable(row):
             answers.setdefault(item_id(row), row)
     by_statement: dict[tuple[str, str], list[str]] = defaultdict(list)
     for item, row in sorted(answers.items()):
@@ -159,6 +164,13 @@ def pick_items(by_statement: Mapping[tuple[str, str], Sequence[Any] | np.ndarray
     return picked
 
 
+def labellable(row: ComplianceRow) -> bool:
+    """Whether a human label of the row's answer is compared with the row's verdict: one judge's yes/no on a whole
+    answer. A panel is no judge; a categorical judge answers a category; a per-turn verdict (`scope: turn`) is a
+    per-turn rate, never a compliance rate: labels of those would be accepted and never used."""
+    return row.judge != PANEL and not is_categorical(row) and row.turn is None
+
+
 def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
     """The sheet as CSV (written atomically)."""
     import io
@@ -175,7 +187,7 @@ def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
 def read_labels(path: Path, rows: list[ComplianceRow]) -> dict[str, bool]:
     """item → the human's verdict, from a filled sheet; blank is unlabelled. A malformed value or an item that
     matches no answer under the report's folders is an InputError naming the line."""
-    return checked_labels(path, label_records(path), {item_id(r) for r in rows if r.judge != PANEL})
+    return checked_labels(path, label_records(path), {item_id(r) for r in rows if labellable(r)})
 
 
 LabelRecord = tuple[int, str, str]
@@ -183,34 +195,51 @@ LabelRecord = tuple[int, str, str]
 
 
 def label_records(path: Path) -> list[LabelRecord]:
-    """Every row of a filled sheet, unchecked but for its header (`checked_labels` checks them in line order)."""
+    """Every row of a filled sheet, unchecked but for its header (`checked_labels` checks them in line order).
+
+    Read as people save sheets: a UTF-8 byte-order mark (Excel's "CSV UTF-8") and CRLF line ends are fine; text in
+    another encoding is refused naming its first line that is not UTF-8 (a sheet is small: read whole)."""
     try:
-        handle = path.open(encoding="utf-8", newline="")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(path, f"cannot read the labels: {exc.strerror or exc}") from None
-    with handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
-            raise InputError(path, "a label sheet needs the columns item and human_compliant "
-                                   "(make one with speceval label-sheet)", line=1)
-        return [(reader.line_num, (record.get("item") or "").strip(),
-                 (record.get("human_compliant") or "").strip().lower()) for record in reader]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(path, "not UTF-8 text; save the sheet as CSV UTF-8", line=line) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
+        raise InputError(path, "a label sheet needs the columns item and human_compliant "
+                               "(make one with speceval label-sheet)", line=1)
+    return [(reader.line_num, (record.get("item") or "").strip(),
+             (record.get("human_compliant") or "").strip().lower()) for record in reader]
 
 
-def checked_labels(path: Path, records: list[LabelRecord], known: set[str]) -> dict[str, bool]:
-    """item → verdict of the labelled rows; the first (in line order) with a malformed value or an item not among
-    `known` answers raises InputError naming its line."""
+def checked_labels(path: Path, records: list[LabelRecord], known: set[str] | None) -> dict[str, bool]:
+    """item → verdict of the labelled rows; the first (in line order) with a malformed value, an item labelled on
+    an earlier line too (kept one would be a silent pick), or an item not among `known` answers (None: not checked
+    yet, before the answers exist) raises InputError naming its line. A sheet without any label is logged."""
     labels: dict[str, bool] = {}
+    lines: dict[str, int] = {}
     for line, item, value in records:
         if not value:
             continue
         if value not in _YES | _NO:
             raise InputError(path, f"human_compliant {value!r} is not one of yes/no, true/false, 1/0, "
                                    "compliant/non-compliant (or blank)", line=line, field="human_compliant")
-        if item not in known:
+        if item in lines:
+            how = "the same label" if labels[item] == (value in _YES) else "a conflicting label"
+            raise InputError(path, f"item {item!r} is labelled on line {lines[item]} too ({how}); keep one row per "
+                                   "item", line=line, field="item")
+        if known is not None and item not in known:
             raise InputError(path, f"item {item!r} matches no answer in the folders reported on", line=line,
                              field="item")
         labels[item] = value in _YES
+        lines[item] = line
+    if not labels:
+        logger.warning("%s has no filled human_compliant value: no human agreement or prediction-powered rate "
+                       "can be computed from it", path)
     return labels
 
 

@@ -14,8 +14,7 @@ import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import Survey, streamed_verdicts, survey
-from speceval.analysis.tables.judge_quality import item_id, pick_items
-from speceval.analysis.tables.panel import PANEL
+from speceval.analysis.tables.judge_quality import item_id, labellable, pick_items
 from speceval.errors import ConfigError
 
 
@@ -26,7 +25,9 @@ def streamed_label_sheet(paths: Sequence[Path], n: int, seed: int,
         raise ConfigError("--n must be at least 1")
     plan = survey(paths)
     if not plan.compliance_files:
-        raise ConfigError("no compliance results found under the given folders: nothing to label")
+        folders = ", ".join(str(path) for path in paths)
+        raise ConfigError(f"no compliance results found under {folders}: nothing to label (give the folders a "
+                          "compliance judge wrote, e.g. an experiment's output_dir)")
     items: dict[tuple[str, str], array[int]] = defaultdict(lambda: array("Q"))
     for row in _answers(paths, plan):
         items[(row.spec, row.statement_id)].append(int(item_id(row), 16))
@@ -51,4 +52,4 @@ def streamed_label_sheet(paths: Sequence[Path], n: int, seed: int,
 
 def _answers(paths: Sequence[Path], plan: Survey) -> Iterator[ComplianceRow]:
     return (row for row in streamed_verdicts(paths, plan, rankings=False)
-            if isinstance(row, ComplianceRow) and row.judge != PANEL)
+            if isinstance(row, ComplianceRow) and labellable(row))

@@ -17,13 +17,12 @@ from pathlib import Path
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
-from speceval.analysis.tables.categories import is_categorical
 from speceval.analysis.tables.judge_quality import (
-    PANEL,
     LabelTally,
     checked_labels,
     item_id,
     label_records,
+    labellable,
 )
 
 _Key = tuple[str, str, str]
@@ -47,7 +46,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             default = row.variation == DEFAULT_VARIATION
             if default:
                 kinds[key].add(row.candidate_settings)
-            if is_categorical(row) or row.judge == PANEL:
+            if not labellable(row):
                 continue
             plain = item_id(row)
             apart = item_id(row, settings_variation(row.candidate_settings)) if default else plain

@@ -1,5 +1,6 @@
 """Custom metrics: numbers (or categories) extracted from answers, transcripts or a judge's answers by a regex or a
-JSON path, summarised per candidate and variation with intervals clustered by input.
+JSON path, summarised per spec, candidate and variation with intervals clustered by input (an input is its spec,
+statement and text: two specs that share statement ids are never pooled, nor are their inputs one cluster).
 
 An answer where the pattern does not match, the JSON does not parse, the path is absent or the value is not of the
 metric's type is `missing`: counted, never 0, because a 0 that was never said would move every mean toward it.
@@ -19,16 +20,21 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from speceval.analysis.reading.grid_place import grid_place
 from speceval.analysis.reading.load import locate
+from speceval.analysis.reading.rows import UNKNOWN
 from speceval.analysis.statistics.clustered import clustered_mean, mean_interval, rate_interval
 from speceval.errors import InputError
 from speceval.metric_spec import MetricSpec
 
 
 class MetricRow(BaseModel):
-    """One metric for one candidate and variation (a category metric: one row per category, mean = its share)."""
+    """One metric for one spec, candidate and variation (a category metric: one row per category, mean = its
+    share)."""
 
+    spec: str
     metric: str
+    source: str = Field(description="what the values were read from: answer, transcript or judge:<model>")
     candidate: str
     variation: str
     n: int = Field(description="answers with a value")
@@ -41,27 +47,30 @@ class MetricRow(BaseModel):
 
 
 class _Observation(BaseModel):
+    spec: str
     candidate: str
     variation: str
-    cluster: tuple[str, str]
-    stratum: str
+    cluster: tuple[str, str, str]
+    stratum: tuple[str, str]
     text: str | None
 
 
 def metric_table(paths: Sequence[Path], metrics: dict[str, MetricSpec]) -> list[MetricRow]:
-    """Every metric per candidate and variation, from the runs under `paths`."""
+    """Every metric per spec, candidate and variation, from the runs under `paths`."""
     rows: list[MetricRow] = []
-    for name, spec in metrics.items():
-        groups: dict[tuple[str, str], list[tuple[_Observation, object | None]]] = defaultdict(list)
-        for seen in _observations(paths, spec.source):
-            groups[(seen.candidate, seen.variation)].append((seen, spec.extract(seen.text)))
-        for (candidate, variation), found in sorted(groups.items()):
-            rows += _summarise(name, spec, candidate, variation, found)
+    for name, metric in metrics.items():
+        groups: dict[tuple[str, str, str], list[tuple[_Observation, object | None]]] = defaultdict(list)
+        for seen in _observations(paths, metric.source):
+            groups[(seen.spec, seen.candidate, seen.variation)].append((seen, metric.extract(seen.text)))
+        for (spec, candidate, variation), found in sorted(groups.items()):
+            key = {"spec": spec, "metric": name, "source": metric.source, "candidate": candidate,
+                   "variation": variation}
+            rows += _summarise(key, metric, found)
     return rows
 
 
-def _summarise(name: str, spec: MetricSpec, candidate: str, variation: str,
-               found: list[tuple[_Observation, object | None]]) -> list[MetricRow]:
+def _summarise(key: dict[str, str], spec: MetricSpec, found: list[tuple[_Observation, object | None]]
+               ) -> list[MetricRow]:
     present = [(seen, value) for seen, value in found if value is not None]
     missing = len(found) - len(present)
     clusters = [seen.cluster for seen, _ in present]
@@ -72,12 +81,11 @@ def _summarise(name: str, spec: MetricSpec, candidate: str, variation: str,
         for category in sorted(counts):
             values = [float(str(value) == category) for _, value in present]
             interval = rate_interval(values, clusters, strata)
-            result.append(MetricRow(metric=name, candidate=candidate, variation=variation, n=len(present),
-                                    missing=missing, mean=counts[category] / len(present), sd=None,
+            result.append(MetricRow(**key, n=len(present), missing=missing, mean=counts[category] / len(present),
+                                    sd=None,
                                     ci_low=interval[0] if interval else None,
                                     ci_high=interval[1] if interval else None, category=category))
-        return result or [MetricRow(metric=name, candidate=candidate, variation=variation, n=0, missing=missing,
-                                    mean=None, sd=None, ci_low=None, ci_high=None)]
+        return result or [MetricRow(**key, n=0, missing=missing, mean=None, sd=None, ci_low=None, ci_high=None)]
     values = [float(value) for _, value in present]  # type: ignore[arg-type]
     estimate = clustered_mean(values, clusters, strata) if values else None
     interval = (rate_interval(values, clusters, strata) if spec.type == "bool" else
@@ -85,8 +93,8 @@ def _summarise(name: str, spec: MetricSpec, candidate: str, variation: str,
     mean = sum(values) / len(values) if values else None
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if mean is not None and len(values) > 1 \
         else None
-    return [MetricRow(metric=name, candidate=candidate, variation=variation, n=len(values), missing=missing,
-                      mean=estimate.mean if estimate else mean, sd=sd, ci_low=interval[0] if interval else None,
+    return [MetricRow(**key, n=len(values), missing=missing, mean=estimate.mean if estimate else mean, sd=sd,
+                      ci_low=interval[0] if interval else None,
                       ci_high=interval[1] if interval else None)]
 
 
@@ -101,13 +109,14 @@ def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:
         if manifest.get("kind") == "generation_round":
             continue  # a conversation round's own engine records (its run's results/ holds the conversations)
         candidate = str(manifest.get("model_name", file.parent.parent.name))
+        spec = _spec_of(file, manifest)
         variation = locate(file).variation
         for record in records:
             if record.get("outcome") not in (None, "succeeded"):
                 continue  # an answer that never came is no observation of the metric
-            yield _Observation(candidate=candidate, variation=variation,
-                               cluster=(str(record.get("statement_id", file.stem)), str(record.get("input_text"))),
-                               stratum=str(record.get("statement_id", file.stem)),
+            statement = str(record.get("statement_id", file.stem))
+            yield _Observation(spec=spec, candidate=candidate, variation=variation,
+                               cluster=(spec, statement, str(record.get("input_text"))), stratum=(spec, statement),
                                text=_transcript(record) if source == "transcript" else record.get("output_text"))
 
 
@@ -117,10 +126,11 @@ def _judge_observations(paths: Sequence[Path], judge: str) -> Iterator[_Observat
         if not isinstance(metadata, dict) or metadata.get("judge") != judge or "results" not in data:
             continue
         variation = locate(file).variation
+        spec, statement = str(metadata.get("spec")), str(metadata.get("statement_id"))
         for entry in data["results"]:
-            yield _Observation(candidate=str(metadata.get("model")), variation=variation,
-                               cluster=(str(metadata.get("statement_id")), str(entry.get("input"))),
-                               stratum=str(metadata.get("statement_id")), text=entry.get("raw_judge_response"))
+            yield _Observation(spec=spec, candidate=str(metadata.get("model")), variation=variation,
+                               cluster=(spec, statement, str(entry.get("input"))), stratum=(spec, statement),
+                               text=entry.get("raw_judge_response"))
 
 
 def _results_files(paths: Sequence[Path]) -> Iterator[tuple[Path, object]]:
@@ -141,6 +151,15 @@ def _transcript(record: dict[str, Any]) -> str | None:
         turns = [m.get("content") for m in conversation if isinstance(m, dict) and m.get("role") == "assistant"]
         return "\n\n".join(str(t) for t in turns if t is not None)
     return record.get("output_text")
+
+
+def _spec_of(file: Path, manifest: dict[str, Any]) -> str:
+    """The spec a generation run answered: its manifest's `spec_name`; for a folder without one (copied, or the
+    original's), the spec folder of an experiment above it, else `unknown`."""
+    if isinstance(manifest.get("spec_name"), str):
+        return str(manifest["spec_name"])
+    place = grid_place(file)
+    return place.spec_folder if place is not None else UNKNOWN
 
 
 def _manifest(run_dir: Path) -> dict[str, Any]:

@@ -26,14 +26,14 @@ JUDGED = "judged"
 
 
 class WinRate(BaseModel):
-    """How often `model` beat `opponent` under `judge` in one variation (ties count half), both orders and all
+    """How often `candidate` beat `opponent` under `judge` in one variation (ties count half), both orders and all
     runs pooled; the interval is clustered by input (both orders and every run of an input are one cluster).
     Never pooled across specs: the same judges under two specs are two tables."""
 
     spec: str
     judge: str
     variation: str = DEFAULT_VARIATION
-    model: str
+    candidate: str
     opponent: str
     games: int
     wins: int
@@ -105,7 +105,7 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
         clusters, strata = _local_clusters(c, games)
         del games
         interval = rate_interval_codes(y, clusters, strata, stratified=True)
-        rates.append(WinRate(spec=spec, judge=judge, variation=variation, model=name, opponent=rival,
+        rates.append(WinRate(spec=spec, judge=judge, variation=variation, candidate=name, opponent=rival,
                              games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
                              losses=int((y == 0.0).sum()), rate=float(y.sum()) / len(y),
                              ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None))
@@ -121,7 +121,7 @@ class Strength(BaseModel):
     spec: str
     judge: str
     variation: str
-    model: str
+    candidate: str
     strength: float
     ci_low: float | None
     ci_high: float | None
@@ -202,7 +202,8 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
         bounds = None if separated else bootstrap_cluster_counts(
             int(clusters.max()) + 1, lambda counts: bradley_terry(tally(counts)), draws=draws)
         for i, model in enumerate(models):
-            result.append(Strength(spec=spec, judge=judge, variation=variation, model=model, strength=float(point[i]),
+            result.append(Strength(spec=spec, judge=judge, variation=variation, candidate=model,
+                                   strength=float(point[i]),
                                    ci_low=float(bounds[0][i]) if bounds else None,
                                    ci_high=float(bounds[1][i]) if bounds else None,
                                    note=SEPARATED if separated else None))

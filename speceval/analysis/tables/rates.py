@@ -24,7 +24,7 @@ from speceval.analysis.statistics.stats import (
     fleiss_kappa,
     krippendorff_alpha_ordinal,
 )
-from speceval.analysis.tables.variations import summarize
+from speceval.analysis.tables.variations import COMPLIANT_COUNT, summarize
 
 JUDGED = "judged"
 
@@ -34,11 +34,11 @@ class ComplianceRate(BaseModel):
 
     spec: str
     judge: str
-    model: str
+    candidate: str
     variation: str = DEFAULT_VARIATION
     statement_id: str | None = None
     judged: int
-    compliant: float
+    compliant: int | float = Field(description=COMPLIANT_COUNT)
     rate: float | None
     ci_low: float | None
     ci_high: float | None
@@ -71,7 +71,7 @@ def compliance_rates(rows: list[ComplianceRow] | VerdictColumns, *, per_statemen
         summary = summarize(c, indices)
         rates.append(
             ComplianceRate(
-                spec=key[0], judge=key[1], model=key[2], variation=key[3],
+                spec=key[0], judge=key[1], candidate=key[2], variation=key[3],
                 statement_id=key[4] if per_statement else None, judged=summary.judged, compliant=summary.compliant,
                 rate=summary.rate, ci_low=summary.ci_low, ci_high=summary.ci_high, ci_method=summary.ci_method,
                 not_judged=summary.not_judged, mean_output_chars=float(c.output_chars[indices].mean()),
@@ -87,11 +87,11 @@ def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str, str, str], f
     by_cell: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     judged = [r for r in rates if r.rate is not None and r.judge != "panel"]
     for r in judged:
-        by_cell[(r.spec, r.model, r.variation)].append(r.rate)  # type: ignore[arg-type]
+        by_cell[(r.spec, r.candidate, r.variation)].append(r.rate)  # type: ignore[arg-type]
     return {
-        (r.spec, r.judge, r.model, r.variation): r.rate - mean(by_cell[(r.spec, r.model, r.variation)])  # type: ignore[operator]
+        (r.spec, r.judge, r.candidate, r.variation): r.rate - mean(by_cell[(r.spec, r.candidate, r.variation)])  # type: ignore[operator]
         for r in judged
-        if len(by_cell[(r.spec, r.model, r.variation)]) > 1
+        if len(by_cell[(r.spec, r.candidate, r.variation)]) > 1
     }
 
 

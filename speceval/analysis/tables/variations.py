@@ -28,6 +28,15 @@ from speceval.analysis.statistics.codes import index_array
 from speceval.analysis.statistics.stats import wilson_interval
 
 JUDGED = "judged"
+COMPLIANT_COUNT = ("compliant verdicts, an integer; a panel's is the sum of its per-answer shares (a split of two "
+                   "judges counts 1/2), so it may be fractional")
+
+
+def count(total: float) -> int | float:
+    """A sum of verdicts as a count: an integer when it is one (a single judge's always is; a panel's may not be),
+    so a table says 688, not 688.0."""
+    value = float(total)
+    return int(value) if value.is_integer() else value
 
 
 def input_key(row: ComplianceRow) -> tuple[str, str, str]:
@@ -49,7 +58,7 @@ class RateSummary(BaseModel):
     """Counts, rate and 95% intervals of one group of verdicts."""
 
     judged: int
-    compliant: float = Field(description="compliant verdicts (a panel's: the sum of its per-answer shares)")
+    compliant: int | float = Field(description=COMPLIANT_COUNT)
     not_judged: dict[str, int] = Field(description="outcome → count of verdicts that are not in the rate")
     rate: float | None
     ci_low: float | None
@@ -90,7 +99,7 @@ def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | 
     rating_clusters, rating_strata = local_clusters(c, rated)
     rating_interval = mean_interval_codes(ratings, rating_clusters, rating_strata)
     return RateSummary(
-        judged=len(judged), compliant=float(values.sum()),
+        judged=len(judged), compliant=count(values.sum()),
         not_judged={c.outcomes[k]: int(counts[k]) for k in np.flatnonzero(counts)},
         rate=float(values.sum() / len(values)) if len(values) else None,
         ci_low=by_input[0] if by_input else None, ci_high=by_input[1] if by_input else None,
@@ -108,7 +117,7 @@ class RunStatistics(BaseModel):
 
     run: int
     judged: int
-    compliant: float
+    compliant: int | float = Field(description=COMPLIANT_COUNT)
     rate: float | None
     ci_low: float | None
     ci_high: float | None
@@ -137,7 +146,7 @@ def variation_statistics(rows: list[ComplianceRow] | VerdictColumns, settings: d
         runs = []
         for (run,), members in grouped(c, group, "run"):
             judged = members[c.judged(members)]
-            compliant = float(c.values(judged).sum())
+            compliant = count(c.values(judged).sum())
             interval = wilson_interval(compliant, len(judged))
             runs.append(RunStatistics(run=int(run), judged=len(judged), compliant=compliant,
                                       rate=compliant / len(judged) if len(judged) else None,

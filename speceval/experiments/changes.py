@@ -1,0 +1,65 @@
+"""Which settings of an experiment file may change once the experiment has started, and what changed.
+
+A started experiment's folder holds paid-for runs named by its plan. Settings that decide what is sent (models,
+specs, variations, max_tokens, batch size, ...) must stay, or the folder would mix two experiments; settings that
+only decide how much may be spent, how often jobs are polled, or what the report shows may change between runs:
+raising `budget_usd` after a budget stop is how a study continues. `experiment.json` keeps the settings the
+folder was last run with, so a refused change names each key and its old and new value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from speceval.experiments.config import ExperimentConfig
+
+REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics"})
+"""Experiment keys that change only what the report shows: adding human labels after a run is the normal order."""
+
+CHANGEABLE_KEYS = REPORT_ONLY_KEYS | {"budget_usd", "cost_per_run_limit", "engine.poll_interval"}
+"""Keys (dotted: `engine.poll_interval`) a started experiment may change without a new output_dir."""
+
+
+def settings_of(config: ExperimentConfig) -> dict[str, Any]:
+    """The file's settings as JSON values (what experiment.json records and later runs compare with)."""
+    return config.model_dump(mode="json")
+
+
+def changed_keys(before: dict[str, Any], after: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Every dotted key whose value differs: key → (old, new). Mappings are compared key by key, other values
+    (lists included: `candidates` as a whole) as one."""
+    changed: dict[str, tuple[Any, Any]] = {}
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if isinstance(old, dict) and isinstance(new, dict):
+            changed.update({f"{key}.{inner}": values for inner, values in changed_keys(old, new).items()})
+        elif old != new:
+            changed[key] = (old, new)
+    return changed
+
+
+def _changeable(key: str) -> bool:
+    return key in CHANGEABLE_KEYS or key.split(".", 1)[0] in REPORT_ONLY_KEYS
+
+
+def refused_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The changes a started experiment may not take, each as `key: old -> new` (empty: every change is allowed)."""
+    return [
+        f"{key}: {_show(old)} -> {_show(new)}"
+        for key, (old, new) in changed_keys(before, after).items()
+        if not _changeable(key)
+    ]
+
+
+def _show(value: Any) -> str:
+    text = "(not set)" if value is None else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def grid_digest(config: ExperimentConfig) -> str:
+    """A hash of everything in the experiment file but the report-only keys (what folders started before
+    experiment.json kept the settings are compared by)."""
+    settings = config.model_dump(mode="json", exclude=set(REPORT_ONLY_KEYS))
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()

@@ -1,0 +1,308 @@
+"""What an experiment will send and cost, and how precise it will be, before anything is sent (`--dry-run`).
+
+Counts come from the same plan the run follows (`runner.plan`: every spec × variation × repeat × candidate) and the
+inputs on disk: generation sends one request per input and run; compliance one per answer and judge, plus the
+spec's example responses once per spec and judge (canaries); ranking one per input, pair and order. Nothing is
+written and no provider is contacted.
+
+Costs are at batch prices. *Expected*: the inputs' tokens (UTF-8 bytes / 4, as `speceval.batch.costs` counts them),
+answers of `EXPECTED_OUTPUT_TOKENS` (or max_tokens when lower), and a judge prompt's shared prefix (template,
+statement, examples) read from the prompt cache by every request of its statement after the first. *Upper bound*:
+every answer at max_tokens, nothing cached, each request's JSON framing counted: what the budget reserves.
+Conversations plan their first round only (later rounds are built from the answers before them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
+from speceval.batch.records import Usage
+from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
+from speceval.experiments.grid import GenerationRun, Group
+from speceval.experiments.precision import Assumptions, PairPlan, pair_plan
+from speceval.inputs import InputSet, load_inputs
+from speceval.judging.canaries import spec_canaries
+from speceval.judging.prompts import render_category, render_compliance, render_ranking, split_shared_prefix
+from speceval.providers.registry import resolve_org
+from speceval.spec import Specification, Statement, load_spec
+
+EXPECTED_OUTPUT_TOKENS = 256
+"""The answer length an expected cost assumes (a typical chat answer or verdict; max_tokens is the bound)."""
+
+
+class StagePlan(BaseModel):
+    """What one stage will send."""
+
+    stage: str
+    runs: int = Field(description="run folders (generation) or judge targets (one per candidate or ordered pair)")
+    requests: int
+    jobs: int = Field(description="provider jobs at the experiment's batch_size (a provider limit may add more)")
+    expected_usd: float | None = Field(description="expected cost; None when a model has no price")
+    upper_bound_usd: float | None = Field(description="every answer at max_tokens; None when a model has no price")
+    unpriced: list[str] = Field(default_factory=list, description="models the price table does not know")
+
+
+class ExperimentPlan(BaseModel):
+    """`speceval run --dry-run --json`: the stages, their costs and the precision plan."""
+
+    experiment_name: str
+    stages: list[StagePlan]
+    expected_usd: float | None
+    upper_bound_usd: float | None
+    budget_usd: float | None
+    assumptions: Assumptions
+    precision: list[PairPlan]
+    notes: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class _Tally:
+    runs: int = 0
+    requests: int = 0
+    jobs: int = 0
+    expected: float = 0.0
+    bound: float = 0.0
+    unpriced: set[str] = field(default_factory=set)
+
+    def add(
+        self, requests: int, batch_size: int, model: ModelEntry, prices: PriceTable, expected: Usage, bound: Usage
+    ) -> None:
+        self.runs += 1
+        self.requests += requests
+        self.jobs += math.ceil(requests / batch_size) if requests else 0
+        provider = resolve_org(model.model, model.org)
+        costs = [prices.cost(model.model, provider.org, usage, batch=provider.batch) for usage in (expected, bound)]
+        if costs[0] is None or costs[1] is None:
+            self.unpriced.add(model.model)
+            return
+        self.expected += costs[0]
+        self.bound += costs[1]
+
+    def plan(self, stage: str) -> StagePlan:
+        unknown = bool(self.unpriced)
+        return StagePlan(
+            stage=stage,
+            runs=self.runs,
+            requests=self.requests,
+            jobs=self.jobs,
+            expected_usd=None if unknown else self.expected,
+            upper_bound_usd=None if unknown else self.bound,
+            unpriced=sorted(self.unpriced),
+        )
+
+
+@dataclass
+class _SpecInputs:
+    """A spec's inputs as the plan needs them: per statement, each input's tokens."""
+
+    spec: Specification
+    tokens: dict[str, list[int]]
+    conversations: bool
+
+    @property
+    def count(self) -> int:
+        return sum(len(t) for t in self.tokens.values())
+
+
+def plan_experiment(
+    config: ExperimentConfig,
+    base: Path,
+    groups: list[Group],
+    assumptions: Assumptions,
+    prices: PriceTable | None = None,
+) -> ExperimentPlan:
+    """The dry-run plan of `config` (paths relative to `base`) over the planned `groups` (`runner.plan`)."""
+    prices = prices or PriceTable.load()
+    notes: list[str] = []
+    specs = {spec.name: _read_inputs(config, base, spec, notes) for spec in config.specs}
+    tallies = {stage: _Tally() for stage in ("generation", "compliance", "ranking") if stage in config.stages}
+    batch_size = config.engine.batch_size
+    for group in groups:
+        inputs = specs[group.spec.name]
+        for run in group.runs:
+            max_tokens = _max_tokens(config, run)
+            if "generation" in tallies:
+                system = (
+                    estimate_prompt_tokens(run.settings["system_prompt"]) if run.settings.get("system_prompt") else 0
+                )
+                prompt = _sum(inputs) + system * inputs.count
+                tallies["generation"].add(
+                    inputs.count,
+                    batch_size,
+                    run.candidate,
+                    prices,
+                    _usage(prompt, 0, inputs.count, min(max_tokens, EXPECTED_OUTPUT_TOKENS)),
+                    _usage(prompt, 0, inputs.count, max_tokens, framing=True),
+                )
+        for judge in config.judges:
+            judge_tokens = config.engine.max_tokens
+            if "compliance" in tallies:
+                for run in group.runs:
+                    _judge_requests(
+                        tallies["compliance"],
+                        inputs,
+                        judge,
+                        1,
+                        _max_tokens(config, run),
+                        judge_tokens,
+                        batch_size,
+                        prices,
+                    )
+            if "ranking" in tallies:
+                for a, b in itertools.combinations(group.runs, 2):
+                    answers = max(_max_tokens(config, a), _max_tokens(config, b))
+                    for _ in range(2):  # both orders, each its own target
+                        _judge_requests(tallies["ranking"], inputs, judge, 2, answers, judge_tokens, batch_size, prices)
+    if "compliance" in tallies:
+        for inputs in specs.values():
+            for judge in config.judges:
+                if judge.mode != "categories":  # as build_tasks: no known category to check an example against
+                    _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
+    stages = [tally.plan(stage) for stage, tally in tallies.items()]
+    known = all(s.expected_usd is not None for s in stages)
+    precision = _precision(config, specs, assumptions) if "compliance" in config.stages and config.judges else []
+    if not precision:
+        notes.append("no precision plan: rates come from compliance judging, and this experiment has none")
+    return ExperimentPlan(
+        experiment_name=config.experiment_name,
+        stages=stages,
+        expected_usd=sum(s.expected_usd or 0.0 for s in stages) if known else None,
+        upper_bound_usd=sum(s.upper_bound_usd or 0.0 for s in stages) if known else None,
+        budget_usd=config.budget_usd,
+        assumptions=assumptions,
+        precision=precision,
+        notes=notes,
+    )
+
+
+def _sum(inputs: _SpecInputs) -> int:
+    return sum(sum(t) for t in inputs.tokens.values())
+
+
+def _max_tokens(config: ExperimentConfig, run: GenerationRun) -> int:
+    return int(run.settings.get("max_tokens", config.engine.max_tokens))
+
+
+def _usage(prompt: int, cached: int, requests: int, output: int, *, framing: bool = False) -> Usage:
+    extra = REQUEST_FRAMING_TOKENS * requests if framing else 0
+    return Usage(input_tokens=prompt + extra, cached_input_tokens=cached, output_tokens=requests * output)
+
+
+def _read_inputs(config: ExperimentConfig, base: Path, spec: SpecEntry, notes: list[str]) -> _SpecInputs:
+    loaded = load_spec(spec.spec_path if spec.spec_path.is_absolute() else base / spec.spec_path)
+    if spec.inputs_dir is None:
+        # Generated by the `inputs` stage: planned at its target count, with the statement's text as a stand-in.
+        assert config.inputs is not None  # load_experiment refuses a spec with neither
+        per = config.inputs.per_statement
+        notes.append(
+            f"spec {spec.name}: inputs are generated by the inputs stage (not costed here); planned at "
+            f"{per} per statement"
+        )
+        return _SpecInputs(loaded, {s.id: [estimate_prompt_tokens(s.text)] * per for s in loaded.statements}, False)
+    inputs: InputSet = load_inputs(spec.inputs_dir if spec.inputs_dir.is_absolute() else base / spec.inputs_dir, loaded)
+    if inputs.has_conversations:
+        notes.append(
+            f"spec {spec.name}: conversations are planned for their first round only (each later round "
+            "is built from the answers before it)"
+        )
+    tokens = {
+        sid: [estimate_prompt_tokens(text) for text in inputs.texts(sid).values()] for sid in inputs.statement_ids
+    }
+    return _SpecInputs(loaded, tokens, inputs.has_conversations)
+
+
+def _judge_prompt(judge: JudgeEntry, statement: Statement, answers: int) -> tuple[int, int]:
+    """(tokens of a judge prompt around its input and answers, tokens of its shared prefix) for `statement`."""
+    if answers == 2:
+        prompt = render_ranking(statement, "", "", "")
+    elif judge.mode == "categories" and judge.categories:
+        prompt = render_category(statement, "", "", judge.categories)
+    else:
+        prompt = render_compliance(statement, "", "", likert=judge.mode == "likert")
+    split = split_shared_prefix(prompt)
+    return estimate_prompt_tokens(prompt), estimate_prompt_tokens(split[0]) if split else 0
+
+
+def _judge_requests(
+    tally: _Tally,
+    inputs: _SpecInputs,
+    judge: JudgeEntry,
+    answers: int,
+    answer_tokens: int,
+    judge_tokens: int,
+    batch_size: int,
+    prices: PriceTable,
+) -> None:
+    """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking)."""
+    expected_answer = min(answer_tokens, EXPECTED_OUTPUT_TOKENS)
+    expected_prompt = bound_prompt = cached = requests = 0
+    for statement in inputs.spec.statements:
+        tokens = inputs.tokens.get(statement.id, [])
+        if not tokens:
+            continue
+        around, prefix = _judge_prompt(judge, statement, answers)
+        requests += len(tokens)
+        expected_prompt += len(tokens) * (around + answers * expected_answer) + sum(tokens)
+        bound_prompt += len(tokens) * (around + answers * answer_tokens) + sum(tokens)
+        cached += (len(tokens) - 1) * prefix  # the statement's first request writes the cache, the rest read it
+    output = min(judge_tokens, EXPECTED_OUTPUT_TOKENS)
+    tally.add(
+        requests,
+        batch_size,
+        judge,
+        prices,
+        _usage(expected_prompt, cached, requests, output),
+        _usage(bound_prompt, 0, requests, judge_tokens, framing=True),
+    )
+
+
+def _canary_requests(
+    tally: _Tally, inputs: _SpecInputs, judge: JudgeEntry, judge_tokens: int, batch_size: int, prices: PriceTable
+) -> None:
+    canaries = spec_canaries(inputs.spec, [sid for sid, tokens in inputs.tokens.items() if tokens])
+    if not canaries:
+        return
+    statements = {s.id: s for s in inputs.spec.statements}
+    prompt = sum(
+        estimate_prompt_tokens(
+            render_compliance(statements[c.statement_id], c.user_query, c.response, likert=judge.mode == "likert")
+        )
+        for c in canaries
+    )
+    output = min(judge_tokens, EXPECTED_OUTPUT_TOKENS)
+    tally.add(
+        len(canaries),
+        batch_size,
+        judge,
+        prices,
+        _usage(prompt, 0, len(canaries), output),
+        _usage(prompt, 0, len(canaries), judge_tokens, framing=True),
+    )
+
+
+def _precision(config: ExperimentConfig, specs: dict[str, _SpecInputs], assumptions: Assumptions) -> list[PairPlan]:
+    """Every comparison the report makes: candidates within each variation, variations within each candidate."""
+    variations = list(config.variations.named_combinations())
+    candidates = [c.model for c in config.candidates]
+    runs = config.runs_per_variation
+    plans = []
+    for name, inputs in specs.items():
+        for variation in variations:
+            plans += [
+                pair_plan(name, "candidates", a, b, variation, inputs.count, runs, assumptions)
+                for a, b in itertools.combinations(candidates, 2)
+            ]
+        for candidate in candidates:
+            plans += [
+                pair_plan(name, "variations", a, b, candidate, inputs.count, runs, assumptions)
+                for a, b in itertools.combinations(variations, 2)
+            ]
+        if len(candidates) == 1 and len(variations) == 1:
+            plans.append(pair_plan(name, "rate", candidates[0], "", variations[0], inputs.count, runs, assumptions))
+    return plans

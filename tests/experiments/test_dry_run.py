@@ -1,0 +1,60 @@
+"""`speceval run --dry-run`: sends and writes nothing, and its request counts are what the run then sends."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from speceval.cli.main import main as speceval_main
+from tests.experiments.test_experiments import GRID
+
+STAGE_OF_FOLDER = {"generations": "generation", "compliance": "compliance", "ranking": "ranking"}
+
+
+def _sent(out: Path) -> Counter[str]:
+    """Requests of every provider job the run recorded, per stage (the top folder of its run directory)."""
+    sent: Counter[str] = Counter()
+    for record in out.rglob("metadata/*.json"):
+        sent[STAGE_OF_FOLDER[record.relative_to(out).parts[0]]] += json.loads(record.read_text())["request_count"]
+    return sent
+
+
+def test_dry_run_writes_nothing_and_counts_what_the_run_sends(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID + "budget_usd: 50\n")
+    assert speceval_main(["run", str(experiment), "--offline", "--dry-run", "--json", "--assume-rate", "0.9"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.yaml"]  # no output_dir, no log
+    requests = {stage["stage"]: stage["requests"] for stage in planned["stages"]}
+    assert planned["assumptions"]["rate"] == 0.9 and planned["budget_usd"] == 50
+    assert all(s["expected_usd"] < s["upper_bound_usd"] for s in planned["stages"])
+    comparisons = Counter(p["compared"] for p in planned["precision"])
+    assert comparisons == {"candidates": 2, "variations": 2}  # per variation, per candidate
+    assert {(p["inputs"], p["runs"]) for p in planned["precision"]} == {(40, 2)}
+
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    assert _sent(tmp_path / "out") == requests
+
+
+def test_dry_run_table_names_requests_cost_and_precision(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID)
+    assert speceval_main(["run", str(experiment), "--dry-run", "--assume-icc", "0"]) == 0  # no key needed
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "nothing sent, nothing written" in shown
+    assert "MDD: minimum detectable difference" in shown and "intra-input correlation 0 (--assume-icc)" in shown
+    assert "│ 0.177 │" in shown  # 40 inputs x 2 runs, ICC 0, rate 0.8: MDD (1.96 + 0.84) x sqrt(2 x 0.16 / 80)
+    assert not (tmp_path / "out").exists()
+
+
+def test_assumptions_and_json_are_range_checked(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GRID)
+    for flags in (["--dry-run", "--assume-rate", "1.5"], ["--dry-run", "--assume-icc", "-0.1"], ["--json"]):
+        try:
+            code = speceval_main(["run", str(experiment), *flags])
+        except SystemExit as exit_:  # argparse refuses a value out of range
+            code = exit_.code
+        assert code == 2, flags
+    assert not (tmp_path / "out").exists()
