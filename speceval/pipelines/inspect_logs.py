@@ -25,7 +25,6 @@ Each log is read once to learn its model and epochs (header only) and once, whol
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
 import zipfile
@@ -45,13 +44,16 @@ TESTED_RANGE = ">=0.3.285,<0.4"
 
 
 def require_inspect() -> None:
-    """Raise a ConfigError that says how to install inspect_ai when it is not installed. inspect_ai is an optional
-    extra (about a second to import, dozens of packages to install), so every function of the bridge calls this
-    first and imports inspect_ai inside its body: no other command pays for it."""
-    if importlib.util.find_spec("inspect_ai") is None:
+    """Raise a ConfigError that says how to install inspect_ai when it cannot be imported. inspect_ai is an
+    optional extra (about a second to import, dozens of packages to install), so every function of the bridge
+    calls this first and imports inspect_ai inside its body: no other command pays for it."""
+    try:
+        import inspect_ai  # noqa: F401  (the bridge is about to use it: importing it here costs nothing extra)
+    except ImportError as exc:
         raise ConfigError(
-            f"the Inspect AI bridge needs inspect_ai ({TESTED_RANGE}), which is not installed: {INSTALL_HINT}"
-        )
+            f"the Inspect AI bridge needs inspect_ai ({TESTED_RANGE}), which cannot be imported ({exc}): "
+            f"{INSTALL_HINT}"
+        ) from None
 
 
 _ID = re.compile(r"^(?P<statement>.+)_(?P<index>\d+)$")

@@ -120,3 +120,33 @@ def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path):
     assert [s.id for s in log.samples] == sorted(f"s1_{i}" for i in range(count))
     assert {s.id: s.scores["j"].value for s in log.samples} == {
         f"s1_{i}": "C" if i % 3 != 0 else "I" for i in range(count)}
+
+
+def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tmp_path):
+    """A Python where `import inspect_ai` fails (sys.modules entry None): exit 2 with the install command, nothing
+    written, in both directions."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, SAMPLE_SPEC, cli_env
+
+    from tests.interop.test_inspect_answers import build_log
+
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "logs" / "2026-11-27T00-00-00+00-00_x.eval"
+    build_log(log)  # built here, where inspect_ai imports; the commands below run where it does not
+    blocked = "import sys; sys.modules['inspect_ai'] = None; from speceval.cli.main import main; "
+    commands = {
+        "export": f"sys.exit(main(['export', {str(experiment)!r}, '--format', 'inspect', '--out', "
+                  f"{str(tmp_path / 'out')!r}]))",
+        "judge": "from speceval.cli.judge import compliance_main; sys.exit(compliance_main(['--spec-path', "
+                 f"{str(SAMPLE_SPEC)!r}, '--candidate-generation-dirs', {str(log)!r}, "
+                 f"'--compliance-judge-model-name', 'gpt-4.1-2025-04-14', '--output-dir-base', "
+                 f"{str(tmp_path / 'judged')!r}, '--offline']))",
+    }
+    for name, code in commands.items():
+        done = subprocess.run([sys.executable, "-c", blocked + code], cwd=REPO, env=cli_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 2, (name, done.stderr[-2000:])
+        assert "pip install 'speceval[inspect]'" in done.stderr, (name, done.stderr[-2000:])
+    assert not (tmp_path / "out").exists() and not (tmp_path / "judged").exists()
