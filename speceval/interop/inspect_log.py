@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, GenerateConfig, ModelUsage
     from inspect_ai.scorer import Score
 
-LOG_FORMATS = ("eval", "json")
 SCHEMA = "speceval-inspect/1"
 """`eval.metadata["speceval"]["schema"]`: the version of this mapping."""
 

@@ -51,8 +51,7 @@ def require_inspect() -> None:
         import inspect_ai  # noqa: F401  (the bridge is about to use it: importing it here costs nothing extra)
     except ImportError as exc:
         raise ConfigError(
-            f"the Inspect AI bridge needs inspect_ai ({TESTED_RANGE}), which cannot be imported ({exc}): "
-            f"{INSTALL_HINT}"
+            f"the Inspect AI bridge needs inspect_ai ({TESTED_RANGE}), which cannot be imported ({exc}): {INSTALL_HINT}"
         ) from None
 
 

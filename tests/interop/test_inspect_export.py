@@ -129,7 +129,6 @@ def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tm
     import sys
 
     from tests.conftest import REPO, SAMPLE_SPEC, cli_env
-
     from tests.interop.test_inspect_answers import build_log
 
     (tmp_path / "logs").mkdir()

@@ -70,8 +70,9 @@ def survey(paths: Sequence[Path]) -> Survey:
     return done
 
 
-def streamed_verdicts(paths: Sequence[Path], plan: Survey, *, detail: bool = False, rankings: bool = True
-                      ) -> Iterator[ComplianceRow | RankingRow]:
+def streamed_verdicts(
+    paths: Sequence[Path], plan: Survey, *, detail: bool = False, rankings: bool = True
+) -> Iterator[ComplianceRow | RankingRow]:
     """Every compliance verdict (its variation as the report gives it), then every comparison (unless `rankings`
     is false: the ranking files are then not read past their first entries), one at a time."""
     found = Found()

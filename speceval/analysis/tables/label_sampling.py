@@ -18,16 +18,19 @@ from speceval.analysis.tables.judge_quality import item_id, labellable, pick_ite
 from speceval.errors import ConfigError
 
 
-def streamed_label_sheet(paths: Sequence[Path], n: int, seed: int,
-                         statement_texts: dict[str, str] | None = None) -> list[dict[str, str]]:
+def streamed_label_sheet(
+    paths: Sequence[Path], n: int, seed: int, statement_texts: dict[str, str] | None = None
+) -> list[dict[str, str]]:
     """`n` distinct answers under `paths`, drawn as `label_sheet` draws them from the same verdicts."""
     if n < 1:
         raise ConfigError("--n must be at least 1")
     plan = survey(paths)
     if not plan.compliance_files:
         folders = ", ".join(str(path) for path in paths)
-        raise ConfigError(f"no compliance results found under {folders}: nothing to label (give the folders a "
-                          "compliance judge wrote, e.g. an experiment's output_dir)")
+        raise ConfigError(
+            f"no compliance results found under {folders}: nothing to label (give the folders a "
+            "compliance judge wrote, e.g. an experiment's output_dir)"
+        )
     items: dict[tuple[str, str], array[int]] = defaultdict(lambda: array("Q"))
     for row in _answers(paths, plan):
         items[(row.spec, row.statement_id)].append(int(item_id(row), 16))
@@ -44,12 +47,25 @@ def streamed_label_sheet(paths: Sequence[Path], n: int, seed: int,
             if len(kept) == len(wanted):
                 break
     texts = statement_texts or {}
-    return [{"item": item, "spec": kept[item].spec, "candidate": kept[item].model,
-             "statement_id": kept[item].statement_id, "statement_text": texts.get(kept[item].statement_id, ""),
-             "input": kept[item].input, "output": kept[item].output, "human_compliant": "", "notes": ""}
-            for item in picked]
+    return [
+        {
+            "item": item,
+            "spec": kept[item].spec,
+            "candidate": kept[item].model,
+            "statement_id": kept[item].statement_id,
+            "statement_text": texts.get(kept[item].statement_id, ""),
+            "input": kept[item].input,
+            "output": kept[item].output,
+            "human_compliant": "",
+            "notes": "",
+        }
+        for item in picked
+    ]
 
 
 def _answers(paths: Sequence[Path], plan: Survey) -> Iterator[ComplianceRow]:
-    return (row for row in streamed_verdicts(paths, plan, rankings=False)
-            if isinstance(row, ComplianceRow) and labellable(row))
+    return (
+        row
+        for row in streamed_verdicts(paths, plan, rankings=False)
+        if isinstance(row, ComplianceRow) and labellable(row)
+    )
