@@ -32,7 +32,7 @@ import hashlib
 import json
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -104,20 +104,21 @@ def export_inspect(paths: Sequence[Path], out: Path, log_format: str = "eval") -
             for row in rows
             if (row.spec, row.model, plan.variation(row), row.run) == key
         ]
-        log = _log(
+        built = _log(
             key,
             [(row.model_copy(update={"variation": key[2]}), file) for row, file in verdicts],
             plan.settings.get(key[2], {}),
         )
         del verdicts
-        samples += len(log.samples or [])
+        log = built.log
+        samples += built.count
         spec, candidate, variation, run = key
         # Inspect lists a .json log only when its name starts with a time stamp (as its own logs' names do).
         stamp = datetime.fromisoformat(log.eval.created).astimezone(UTC).strftime("%Y-%m-%dT%H-%M-%S+00-00")
         name = "_".join(
             (stamp, safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
         )
-        written.append(_write(log, out / f"{name}.{log_format}"))
+        written.append(_write(built, out / f"{name}.{log_format}"))
     return InspectExport(logs=written, samples=samples, ranking_files_left_out=plan.ranking_files)
 
 
@@ -125,41 +126,83 @@ FLUSH_EVERY = 500
 """Samples the `.eval` writer buffers before it writes them into the zip (see `_write_eval`)."""
 
 
-def _write(log: EvalLog, path: Path) -> Path:
+@dataclass
+class _Built:
+    """A log to write: its header (`log`: the eval spec; results and stats are filled once its samples are made)
+    and its samples, made one at a time as they are written (a log of a million answers is never held whole)."""
+
+    log: EvalLog
+    samples: Iterator[EvalSample]
+    count: int
+
+
+def _write(built: _Built, path: Path) -> Path:
     """inspect_ai writes the file (its format, its zip layout) beside `path`; it is then moved into place
-    atomically."""
+    atomically. A `.json` log is one document, so its samples are made first."""
     from inspect_ai.log import write_eval_log
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".inspect-") as scratch:
         staged = Path(scratch) / path.name
         if path.suffix == ".eval":
-            asyncio.run(_write_eval(log, staged))
+            asyncio.run(_write_eval(built, staged))
         else:
-            write_eval_log(log, str(staged))
+            built.log.samples = list(built.samples)
+            _finish(built.log, built.log.samples)
+            write_eval_log(built.log, str(staged))
         atomic_write_bytes(path, staged.read_bytes())
     return path
 
 
-async def _write_eval(log: EvalLog, path: Path) -> None:
-    """`write_eval_log` for a `.eval` file, flushing every `FLUSH_EVERY` samples as Inspect's own eval loop does:
-    `write_eval_log` buffers them all and scans the buffer for each new sample (quadratic: 30 s for 3,000 samples;
-    7.7 s flushed, inspect_ai 0.3.285). The recorder is inspect_ai's own (a private module, hence the pinned range)."""
+async def _write_eval(built: _Built, path: Path) -> None:
+    """The `.eval` file, written through inspect_ai's own recorder (a private module, hence the pinned range) as
+    the samples are made, flushed every `FLUSH_EVERY` samples as Inspect's eval loop does (`write_eval_log`
+    buffers every sample and scans the buffer for each new one: 30 s for 3,000 samples, inspect_ai 0.3.285). Only
+    each sample's score values are kept, for the header's metrics."""
     from inspect_ai.log._condense import condense_sample
     from inspect_ai.log._recorders.eval import EvalRecorder
 
+    log = built.log
     recorder = EvalRecorder(str(path.parent))
     await recorder.log_init(log.eval, str(path), clean=True)
     await recorder.log_start(log.eval, log.plan)
-    for number, sample in enumerate(log.samples or [], start=1):
+    kept = []
+    for number, sample in enumerate(built.samples, start=1):
         await recorder.log_sample(log.eval, condense_sample(sample))
+        kept.append(_scores_only(sample))
         if number % FLUSH_EVERY == 0:
             await recorder.flush(log.eval)
+    _finish(log, kept)
     await recorder.log_finish(log.eval, log.status, log.stats, log.results, log.reductions, log.error)
 
 
-def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any]) -> EvalLog:
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats, recompute_metrics
+def _scores_only(sample: EvalSample) -> EvalSample:
+    """What Inspect's metrics read of a sample: its id, its scores' values and its usage."""
+    from inspect_ai.log import EvalSample
+    from inspect_ai.scorer import Score
+
+    return EvalSample(
+        id=sample.id,
+        epoch=sample.epoch,
+        input="",
+        target="",
+        model_usage=sample.model_usage,
+        scores={name: Score(value=score.value) for name, score in (sample.scores or {}).items()},
+    )
+
+
+def _finish(log: EvalLog, samples: list[EvalSample]) -> None:
+    """The header's results (Inspect's metrics over the samples' scores) and usage totals."""
+    from inspect_ai.log import EvalLog, EvalStats, recompute_metrics
+
+    scored = EvalLog(eval=log.eval, status=log.status, samples=samples)
+    recompute_metrics(scored)
+    log.results = scored.results
+    log.stats = EvalStats(model_usage=_totals(samples))
+
+
+def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any]) -> _Built:
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec
     from inspect_ai.log._log import EvalMetricDefinition, EvalScorer  # not re-exported by inspect_ai.log
     from inspect_ai.model import ModelConfig
 
@@ -188,7 +231,9 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
     runs = {judge: next(facts.judge_run(f.parent.parent) for r, f in verdicts if r.judge == judge) for judge in judges}
     first = runs[judges[0]]
     sent = facts.candidate_sent(first.candidate_run)
-    samples = [_sample(k, a, candidate, roles, facts, runs) for k, a in sorted(answers.items(), key=_order)]
+    ordered = sorted(answers.items(), key=_order)
+    ids = [sample_id(*k) for k, _ in ordered]
+    samples = (_sample(k, a, candidate, roles, facts, runs) for k, a in ordered)
     synthetic = any(row.synthetic for row, _ in verdicts)
     modes = {judge: next(r.mode for r, _ in verdicts if r.judge == judge) for judge in judges}
     scorers = [
@@ -212,7 +257,7 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
             eval_id=_id("eval", key),
             run_id=_id("run", key),
             task_version="+".join(sorted({row.prompt_version for row, _ in verdicts})),
-            dataset=EvalDataset(name=spec, samples=len(samples), sample_ids=[s.id for s in samples]),
+            dataset=EvalDataset(name=spec, samples=len(ids), sample_ids=ids),
             model=candidate,
             model_generate_config=_generate_config(sent),
             model_roles={roles[j]: ModelConfig(model=j, config=_generate_config(runs[j].sent)) for j in judges},
@@ -241,11 +286,8 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
                 }
             },
         ),
-        samples=samples,
-        stats=EvalStats(model_usage=_totals(samples)),
     )
-    recompute_metrics(log)
-    return log
+    return _Built(log=log, samples=samples, count=len(ids))
 
 
 def _id(kind: str, key: _LogKey) -> str:
