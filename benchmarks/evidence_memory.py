@@ -10,15 +10,20 @@ in its own process (`_measure.py`: wall time and the process's own peak RSS):
 - `judge`: `run_batched_binary_compliance` over the N answers (compliance and canaries);
 - `report`: `speceval report` over the N fabricated verdicts;
 - `ranking` (only when asked, `--only ranking`): `speceval report` over N fabricated pairwise comparisons of two
-  candidates (N/2 inputs, each judged in both orders; answers of realistic length) in the shape `RankingFile` writes.
+  candidates (N/2 inputs, each judged in both orders; answers of realistic length) in the shape `RankingFile` writes;
+- `export` and `label-sheet` (only when asked, `--only export label-sheet`): `speceval export --format jsonl` and
+  `speceval label-sheet --n 200` over the N fabricated verdicts (issue 37: both stream the verdicts);
+- `inspect` (only when asked): `speceval export --format inspect` over them (one Inspect log of N samples, which
+  inspect_ai builds in memory: measured, no target).
 
 Every provider call goes to an emulator in its own process (`speceval emulator --port 0`, a fresh one for each
 measured run, so no run pays for another's jobs). The measured programs are interleaved: generation, judge,
 report, then report, judge, generation, ... (`--pairs` rounds), and each ratio (judge / generation, report /
-generation) is taken within one round and shown as min / median / max. Targets: judge ≤ 1.5×, report ≤ 2× the
-generation engine at the same count.
+generation) is taken within one round and shown as min / median / max. Targets: judge ≤ 1.5×, report, export and
+label sheet ≤ 2× the generation engine at the same count.
 
-    python benchmarks/evidence_memory.py [--sizes 10000 100000] [--pairs 3] [--only judge report ranking]
+    python benchmarks/evidence_memory.py [--sizes 10000 100000] [--pairs 3]
+        [--only judge report ranking export label-sheet]
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ from speceval.spec import load_spec  # noqa: E402
 
 JUDGE = "gpt-4.1-2025-04-14"
 CANDIDATE = "gpt-4.1-mini"
-PROGRAMS = ("generation", "judge", "report", "ranking")
+PROGRAMS = ("generation", "judge", "report", "ranking", "export", "label-sheet", "inspect")
+NEEDS_VERDICTS = ("report", "export", "label-sheet", "inspect")
 RIVAL = "gpt-4.1-nano"
 
 _WORDS = ("the", "assistant", "should", "answer", "carefully", "and", "explain", "which", "parts", "of", "the",
@@ -210,12 +216,23 @@ def measure(program: str, data: dict[str, Path], scratch: Path, poll: float) -> 
         argv = ["-m", "batched_examples.run_batched_binary_compliance", "--spec-path", str(data["spec"]),
                 "--candidate-generation-dirs", str(data["run"]), "--compliance-judge-model-name", JUDGE,
                 "--output-dir-base", str(out), "--batch-size", "50000", "--poll-interval", str(poll)]
+    elif program == "export":
+        out.mkdir()
+        argv = ["-m", "speceval", "export", str(data["verdicts"]), "--out", str(out / "verdicts.jsonl")]
+    elif program == "inspect":
+        argv = ["-m", "speceval", "export", str(data["verdicts"]), "--format", "inspect", "--out", str(out)]
+    elif program == "label-sheet":
+        out.mkdir()
+        argv = ["-m", "speceval", "label-sheet", str(data["verdicts"]), "--n", "200", "--out", str(out / "labels.csv")]
     else:
         folder = data["rankings"] if program == "ranking" else data["verdicts"]
         argv = ["-m", "speceval", "report", str(folder), "--out", str(out)]
     result = measured(program, argv, scratch, cwd=REPO)
     if program in ("report", "ranking"):
         result["html_mb"] = (out / "report.html").stat().st_size / 1e6
+    if program == "export":
+        with (out / "verdicts.jsonl").open("rb") as handle:
+            result["rows"] = sum(1 for _ in handle)
     if program == "judge":
         result["verdicts"] = sum(len(json.loads(p.read_text())["results"])
                                  for p in out.glob("spec_*/judge_*/*/results/*.json") if "_canaries" not in p.parts)
@@ -233,7 +250,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--statements", type=int, default=200)
     parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds (ABC, CBA, ...)")
-    parser.add_argument("--only", nargs="+", choices=("judge", "report", "ranking"), default=["judge", "report"],
+    parser.add_argument("--only", nargs="+", choices=PROGRAMS[1:], default=["judge", "report"],
                         help="what to measure against generation")
     parser.add_argument("--poll", type=float, default=0.5)
     args = parser.parse_args()
@@ -243,7 +260,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="speceval-evidence-") as tmp:
             root = Path(tmp)
             started = time.perf_counter()
-            data = make_data(root / "data", size, args.statements, verdicts="report" in args.only)
+            data = make_data(root / "data", size, args.statements,
+                             verdicts=any(program in args.only for program in NEEDS_VERDICTS))
             if "ranking" in args.only:
                 data["rankings"] = make_rankings(root / "data", size, args.statements)
             print(f"\n{size:,} answers over {args.statements} statements (fabricated in "
@@ -255,17 +273,20 @@ def main() -> None:
                 for program in order:
                     results[program] = result = measure(program, data, root, args.poll)
                     extra = (f", report.html {result['html_mb']:.1f} MB" if "html_mb" in result
-                             else f", {result['verdicts']:,.0f} verdicts" if "verdicts" in result else "")
+                             else f", {result['verdicts']:,.0f} verdicts" if "verdicts" in result
+                             else f", {result['rows']:,.0f} rows" if "rows" in result else "")
                     print(f"  round {index + 1} {program:>10}: {result['seconds']:7.1f} s, peak "
                           f"{result['peak_mib']:7.1f} MiB{extra}", flush=True)
                     if program == "judge" and result["verdicts"] != size:
                         sys.exit(f"the judge wrote {result['verdicts']} verdicts, expected {size}")
+                    if program == "export" and result["rows"] != size:
+                        sys.exit(f"the export wrote {result['rows']} rows, expected {size}")
                 rounds.append(results)
             for program in programs:
                 peaks = [r[program]["peak_mib"] for r in rounds]
                 seconds = [r[program]["seconds"] for r in rounds]
                 line = f"  {program:>10}: peak MiB {spread(peaks, 1)}; seconds {spread(seconds, 1)}"
-                if program != "generation":
+                if program not in ("generation", "inspect"):
                     ratios = [r[program]["peak_mib"] / r["generation"]["peak_mib"] for r in rounds]
                     target = 1.5 if program == "judge" else 2.0  # a ranking report: the report's target
                     line += f"; / generation {spread(ratios)} (target <= {target})"

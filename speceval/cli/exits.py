@@ -67,6 +67,8 @@ def _run(body: Callable[[], int]) -> int:
     # Imported here, not at the top: every parser imports this module, and --help needs none of them.
     import logging
 
+    from rich.markup import escape
+
     from speceval.cli.console import FILE_ONLY, console, log_file
     from speceval.redaction import redact
 
@@ -77,7 +79,8 @@ def _run(body: Callable[[], int]) -> int:
             logger.log(level, "%s %s", label, text, exc_info=traceback, extra=FILE_ONLY)
         where = log_file()
         style = "bold yellow" if level < logging.ERROR else "bold red"
-        console.print(f"[{style}]{label}[/] {text}" + (f"\nDetails: {where}" if where else ""))
+        # The message is text, not markup: `pip install 'speceval[inspect]'` must keep its brackets.
+        console.print(f"[{style}]{label}[/] {escape(text)}" + (f"\nDetails: {escape(str(where))}" if where else ""))
 
     try:
         return body()

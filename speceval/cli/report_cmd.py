@@ -36,11 +36,15 @@ def register(commands: Any) -> None:
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
-    export.add_argument("--format", choices=("jsonl", "parquet", "original"), default="jsonl",
+    export.add_argument("--format", choices=("jsonl", "parquet", "original", "inspect"), default="jsonl",
                         help="jsonl or parquet: one row per verdict; original: the original SpecEval's folders and "
-                             "file shapes, for its analysis scripts")
+                             "file shapes, for its analysis scripts; inspect: Inspect AI eval logs, one per spec, "
+                             "candidate, variation and run (needs speceval[inspect])")
     export.add_argument("--out", type=Path, help="output file (default verdicts.jsonl / verdicts.parquet), or for "
-                                                 "--format original a new folder (default original_layout)")
+                                                 "--format original / inspect a new folder (default original_layout "
+                                                 "/ inspect_logs)")
+    export.add_argument("--log-format", choices=("eval", "json"), default="eval",
+                        help="--format inspect: Inspect's .eval (zip, the default) or .json log files")
     export.set_defaults(handler=_export)
 
 
@@ -121,10 +125,10 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _label_sheet(args: argparse.Namespace) -> int:
-    from speceval.analysis.reading.load import load_verdicts
     from speceval.analysis.reading.statement_texts import statement_texts
-    from speceval.analysis.tables.judge_quality import label_sheet, write_label_sheet
-    from speceval.analysis.tables.label_design import label_design, write_design
+    from speceval.analysis.tables.judge_quality import write_label_sheet
+    from speceval.analysis.tables.label_design import design_of, write_design
+    from speceval.analysis.tables.label_sampling import streamed_label_sheet
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
@@ -132,18 +136,13 @@ def _label_sheet(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.force:  # a filled sheet holds a person's work: never replaced by default
         raise ConfigError(f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to "
                           "replace it")
-    verdicts = load_verdicts(args.paths)
-    if not verdicts.compliance:
-        folders = ", ".join(str(path) for path in args.paths)
-        raise ConfigError(f"no compliance results found under {folders}: nothing to label (give the folders a "
-                          "compliance judge wrote, e.g. an experiment's output_dir)")
-    sheet = label_sheet(verdicts.compliance, args.n, args.seed, statement_texts(args.paths))
+    sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, statement_texts(args.paths))
     if not sheet:
         raise ConfigError(f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
                           "categorical or Likert (neither gives a yes/no verdict that a label "
                           "could agree with)")
     write_label_sheet(args.out, sheet)
-    design = write_design(args.out, label_design(verdicts.compliance, sheet, args.n, args.seed))
+    design = write_design(args.out, design_of(population, sheet, args.n, args.seed))
     stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
                  f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels "
                  + str(args.out))
@@ -159,6 +158,10 @@ def _export(args: argparse.Namespace) -> int:
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
+    if args.format == "inspect":
+        from speceval.cli.interop_cmd import export_inspect_logs
+
+        return export_inspect_logs(args.paths, args.out or Path("inspect_logs"), args.log_format)
     if args.format == "original":
         from speceval.analysis.rendering.original_export import export_original
         from speceval.paths import check_output_dir
@@ -168,9 +171,13 @@ def _export(args: argparse.Namespace) -> int:
         if out.exists() and any(out.iterdir()):
             raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other "
                               "files)")
-        written, left_out = export_original(args.paths, out)
-        stdout.print(f"{written} file(s) in the original layout written under {out}"
-                     + (f"; {left_out} categorical verdict(s) left out (no original shape)" if left_out else ""))
+        done = export_original(args.paths, out)
+        stdout.print(f"{done.files} file(s) in the original layout written under {out}"
+                     + (f"; {done.categorical_left_out} categorical verdict(s) left out (no original shape)"
+                        if done.categorical_left_out else "")
+                     + (f"; {done.turn_verdicts_left_out} per-turn verdict(s) left out (the original's scripts "
+                        "would count each turn as an answer; --format jsonl keeps them)"
+                        if done.turn_verdicts_left_out else ""))
         return 0
     out = args.out or Path(f"verdicts.{args.format}")
     check_output_file(out, "--out")

@@ -57,6 +57,8 @@ class ComplianceMetadata(BaseModel):
     mode: Mode
     batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
     candidate_dir: str = Field(description="the generation run the answers come from")
+    run: int | None = Field(default=None, description="the candidate's run when its answers say (an Inspect log's "
+                            "epoch); None: the run is where the folder sits (an experiment's run<k>, else 1)")
     answers_synthetic: bool | None = Field(default=None, description="true: the answers' generation run was offline "
                                            "(the emulator's answers); absent otherwise, and in files written before "
                                            "it was recorded (the answers' run.json then says)")

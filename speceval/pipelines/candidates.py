@@ -1,7 +1,8 @@
 """Candidates for judging: generation folders, their model names, and the answers they hold.
 
-A candidate is given as a generation run directory, its `results/` folder, or a folder written by the original
-SpecEval (no `run.json`; see `speceval.pipelines.legacy`). Its name comes from its run's `run.json`
+A candidate is given as a generation run directory, its `results/` folder, a folder written by the original
+SpecEval (no `run.json`; see `speceval.pipelines.legacy`), or an Inspect AI eval log or folder of them (one candidate
+per model and epoch; see `speceval.pipelines.inspect_logs`). Its name comes from its run's `run.json`
 (`model_name`), from an explicit name → directory mapping, or, for an original folder only, from the path as the
 original laid it out (`…/<model>/<stamp>/results` → `<model>`).
 
@@ -30,6 +31,7 @@ from speceval.errors import ConfigError, InputError, RunStateError
 from speceval.inputs.script import ChatMessage
 from speceval.judging.transcripts import Transcript
 from speceval.paths import safe_path
+from speceval.pipelines.inspect_logs import InspectRun, inspect_logs_in, inspect_records, inspect_runs, log_sha256
 from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, legacy_outcome, read_together_file
 from speceval.spec import Specification
 
@@ -52,6 +54,7 @@ class Candidate:
             statement id and its failures are text in `output_text`.
         combined_file: the original Together script's single `results.json` holding every statement's records
             (instead of one file per statement).
+        inspect: the answers are the samples of Inspect AI eval logs, one epoch of one model's.
     """
 
     name: str
@@ -61,11 +64,17 @@ class Candidate:
     spec_sha256: str | None = None
     legacy: bool = False
     combined_file: Path | None = None
+    inspect: InspectRun | None = None
+
+    @property
+    def run(self) -> int | None:
+        """The run the answers are (an Inspect log's epoch, when it has several); None: the folder is the run."""
+        return self.inspect.epoch if self.inspect is not None and self.inspect.epochs > 1 else None
 
     @property
     def path_name(self) -> str:
         """The name as one path component ('/' → '-', as generation runs do; made fully safe by the caller)."""
-        return self.name.replace("/", "-")
+        return self.name.replace("/", "-") + (f"-epoch{self.run}" if self.run is not None else "")
 
     def results_file(self, statement_id: str) -> Path:
         """Where the answers to `statement_id` are (the original named files by the raw id; we make it safe)."""
@@ -190,18 +199,33 @@ def resolve_candidates(
     """
     candidates: list[Candidate] = []
     for name, directory in (named or {}).items():
-        candidates.append(_candidate(Path(directory), name))
+        candidates.extend(_candidates(Path(directory), name))
     for directory in directories or []:
-        candidates.append(_candidate(Path(directory), None))
-    seen: dict[str, Path] = {}
+        candidates.extend(_candidates(Path(directory), None))
+    seen: dict[tuple[str, int | None], Path] = {}
     for candidate in candidates:
-        if candidate.name in seen:
+        if (candidate.name, candidate.run) in seen:
             raise ConfigError(
-                f"two candidates are both named {candidate.name!r} ({seen[candidate.name]} and "
+                f"two candidates are both named {candidate.name!r} ({seen[(candidate.name, candidate.run)]} and "
                 f"{candidate.directory}); name them explicitly with the `candidates: {{name: directory}}` YAML key"
             )
-        seen[candidate.name] = candidate.directory
+        seen[(candidate.name, candidate.run)] = candidate.directory
     return candidates
+
+
+def _candidates(path: Path, name: str | None) -> list[Candidate]:
+    """The candidates of one folder: one, or for Inspect logs one per model and epoch."""
+    logs = [] if (path / MANIFEST_NAME).is_file() or (path / RESULTS).is_dir() else inspect_logs_in(path)
+    if not logs:
+        return [_candidate(path, name)]
+    runs = inspect_runs(path, logs)
+    if name is not None and len({run.model for run in runs}) > 1:
+        raise ConfigError(f"{path} holds Inspect logs of {len({run.model for run in runs})} models "
+                          f"({', '.join(sorted({run.model for run in runs}))}): one name cannot stand for them all; "
+                          "give each model's logs their own folder")
+    directory = path if path.is_dir() else path.parent
+    return [Candidate(name=name if name is not None else run.model, directory=path, results_dir=directory,
+                      inspect=run) for run in runs]
 
 
 def _candidate(path: Path, name: str | None) -> Candidate:
@@ -253,6 +277,8 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
         )
     if candidate.combined_file is not None:
         return _load_combined(answers, candidate.combined_file, spec)
+    if candidate.inspect is not None:
+        return _load_inspect(answers, candidate.inspect, spec)
     results_dir = candidate.results_dir
     known = set()
     for statement in spec.statements:
@@ -287,6 +313,25 @@ def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -
     foreign = sorted(set(by_statement) - set(spec.ids))
     if foreign:
         logger.warning("%s: records of %d statement(s) not in the spec are ignored: %s", path, len(foreign),
+                       ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""))
+    return answers
+
+
+def _load_inspect(answers: CandidateAnswers, run: InspectRun, spec: Specification) -> CandidateAnswers:
+    """An Inspect run's answers, held (its logs are read once; their samples are checked as results records)."""
+    by_statement = inspect_records(run)
+    held_sha256 = log_sha256(run.logs)
+    source = run.logs[0] if len(run.logs) == 1 else run.logs[0].parent
+    for statement in spec.statements:
+        if statement.id in by_statement:
+            answers.add(statement.id, _answers(source, by_statement[statement.id], answers.skipped),
+                        held_sha256=held_sha256)
+    foreign = sorted(set(by_statement) - set(spec.ids))
+    if foreign and not answers.statement_ids:
+        raise ConfigError(f"none of the {len(foreign)} statement(s) the Inspect samples of {source} name is in "
+                          f"{spec.source_path} (e.g. {foreign[0]!r}): is this the spec the task was built from?")
+    if foreign:
+        logger.warning("%s: samples of %d statement(s) not in the spec are ignored: %s", source, len(foreign),
                        ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""))
     return answers
 

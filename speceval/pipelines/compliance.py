@@ -376,6 +376,7 @@ class BatchedComplianceJudge:
                 mode=self.mode,
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),
+                run=candidate.run,
                 answers_synthetic=candidate.offline or None,  # written when true: a provider's keep their shape
                 categories=list(self.categories) or None,
                 scope=scope,
@@ -389,6 +390,7 @@ class BatchedComplianceJudge:
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
             exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
                 {"scope", "transcript_prompt_version"} if scope is None else set()) | (
+                {"run"} if candidate.run is None else set()) | (
                 {"answers_synthetic"} if metadata.answers_synthetic is None else set())
             # Serialised by pydantic (in Rust, as the canaries' files are), not by `json.dumps` over a dumped dict:
             # the same JSON (a float may be spelt differently: 1e-05 as 0.00001) in about half the time, which a

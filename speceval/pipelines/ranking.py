@@ -191,7 +191,10 @@ class BatchedRankingPipeline:
         refuse_mixed_scripts(candidates)
         answers = [load_answers(candidate, self.spec) for candidate in candidates]
         self.salt = judge_salt(self.output_dir)
-        self.pairs = [self._pair(first, second) for first, second in itertools.permutations(answers, 2)]
+        self.pairs = [self._pair(first, second) for first, second in itertools.permutations(answers, 2)
+                      if _comparable(first.candidate, second.candidate)]
+        if not self.pairs:
+            raise ConfigError("ranking needs two different candidates; these are runs of one model")
         seen: dict[Path, tuple[str, str]] = {}
         for pair in self.pairs:
             if pair.target.run_dir in seen:
@@ -364,3 +367,9 @@ class BatchedRankingPipeline:
         return entry.model_copy(
             update={"rank": verdict.rank, "winner": verdict.winner, "explanation": verdict.explanation}
         )
+
+
+def _comparable(a: Candidate, b: Candidate) -> bool:
+    """Whether two candidates are ranked against each other: runs of one model (an Inspect log's epochs) never are,
+    and a run only against the same run of another model (epoch k against epoch k)."""
+    return a.name != b.name and (a.run is None or b.run is None or a.run == b.run)

@@ -19,7 +19,7 @@ HEAVY = (
     "openai", "anthropic", "google.genai", "google.cloud", "httpx", "pydantic", "pydantic_core", "rich", "yaml",
     "ray", "numpy", "pandas", "speceval.pipelines", "speceval.batch", "speceval.providers", "speceval.realtime",
     "speceval.raydata", "speceval.emulator", "speceval.experiments", "speceval.analysis", "speceval.judging",
-    "speceval.batch.costs", "speceval.batch.manifest", "speceval.cli.console",
+    "speceval.batch.costs", "speceval.batch.manifest", "speceval.cli.console", "inspect_ai", "speceval.interop",
 )
 SCRIPTS = ("run_batched_generation", "run_batched_binary_compliance", "run_batched_ranking")
 

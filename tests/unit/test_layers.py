@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("engines", ["batch", "providers", "realtime", "raydata", "engines"]),
     ("pipelines", ["inputs", "judging", "conversations", "operations", "pipelines", "inputgen"]),
     ("analysis", ["analysis.statistics", "analysis.reading", "analysis.tables", "analysis.rendering",
-                  "analysis.simulation", "analysis"]),
+                  "analysis.simulation", "analysis", "interop"]),
     ("studies", ["experiments"]),
     ("interfaces", ["cli", "__main__", ""]),
 ]

@@ -334,7 +334,7 @@ def _rows_of(entries: list[ComplianceEntry], m: ComplianceMetadata, where: Locat
     # share one fields-set (a per-row set was a fifth of a row's memory). The values are what validation gives;
     # what every row of the file shares is laid out once (a million verdicts: seconds less than naming 25 fields
     # per row).
-    common = {"spec": m.spec, "variation": where.variation, "run": where.run, "statement_type": kind,
+    common = {"spec": m.spec, "variation": where.variation, "run": m.run or where.run, "statement_type": kind,
               "authority_level": authority, "judge": m.judge, "model": m.model, "statement_id": m.statement_id,
               "mode": str(m.mode), "source": source, "synthetic": where.synthetic, "candidate_settings": settings,
               "score": None, "detail": None}

@@ -2,64 +2,124 @@
 so its analysis scripts (`analyze_batch_binary_compliance.py`, `analyze_batch_rankings.py --all_pairs`, ...) run on
 speceval's results unchanged.
 
-    OUT/[<variation>/run<k>/]spec_<spec>/judge_<judge>/<model>/results/<statement_id>.json
+    OUT/[<variation>/run<k>/]batched_compliance/spec_<spec>/judge_<judge>/<model>/results/<statement_id>.json
         {"metadata": {...}, "results": [{"input", "output", "compliant", "confidence", "explanation"[, "rating"]}]}
-    OUT/[<variation>/run<k>/]spec_<spec>/judge_<judge>/<A>x<B>/results/<statement_id>.json
+    OUT/[<variation>/run<k>/]batched_rankings/spec_<spec>/judge_<judge>/<A>x<B>/results/<statement_id>.json
         {"metadata": {...}, "rankings": [{"input", "output_a", "output_b", "rank", "raw_judge_response"}]}
+
+Two trees, as the original wrote them (its `output_dir_base` defaults `data/batched_compliance` and
+`data/batched_rankings`): its compliance scripts take every folder under `judge_<judge>/` for a model, so a pair's
+folder there would be reported as a model with compliance 0. Model and judge folders are named as the original
+named them, the model name with `/` → `-` and capitals kept (`Qwen-Qwen3-235B-A22B-fp8-tput`:
+`utils/parsing.py:69` and `run_batched_binary_compliance.py:129,172` at b1936bd; its diagonal script looks the folder
+up by that name); only a name that cannot be a folder so (a backslash, a control character, `.`/`..`, too long) gets
+speceval's safe name. Each file's metadata says `"synthetic"` (offline emulator answers) and `"exported_by"`, and
+`speceval report` over the export reads the flag back.
 
 The variation/run level appears only when the verdicts come from more than one (a study the original could not
 express); a variation's folder is named as an experiment names it (`temperature-0.7_plain`). What the original wrote
 for what it could not judge is kept: `compliant: null` for a compliance verdict (its scripts divide by every record,
 so their rates are compliant ÷ all records, not ÷ judged), and for a ranking `rank: 0` with a raw answer starting
 `ERROR:` (its `--all_pairs` stops on `rank: null`); speceval reads such a ranking back as missing, not a tie.
-Categorical verdicts have no original shape and are left out (counted).
+Categorical verdicts have no original shape, and per-turn verdicts (a judge with `scope: turn`) would be counted by
+its scripts as one answer each: both are left out (counted; `--format jsonl` keeps them).
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from speceval.analysis.reading.original import ERROR_PREFIX
-from speceval.analysis.rendering.export import verdict_rows
+from speceval.analysis.rendering.export import surveyed, verdict_rows
 from speceval.atomic import atomic_write_json
-from speceval.paths import readable_names, safe_filename, safe_path
+from speceval.paths import MAX_NAME_LENGTH, readable_names, safe_filename, safe_path
+
+EXPORTED_BY = "speceval export"
+"""`metadata.exported_by` of every file the export writes (how `speceval report` knows to read `synthetic` back)."""
+TREES = {"compliance": "batched_compliance", "ranking": "batched_rankings"}
+"""The folder of each kind of verdict, named as the original's default `output_dir_base`s."""
 
 
-def export_original(paths: Sequence[Path], out: Path) -> tuple[int, int]:
-    """Write the original-layout folders under `out`; returns (files written, categorical verdicts left out)."""
-    files: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
-    left_out = 0
-    for row in verdict_rows(paths):
+@dataclass(frozen=True)
+class OriginalExport:
+    """What `export_original` wrote and what it left out."""
+
+    files: int
+    categorical_left_out: int
+    turn_verdicts_left_out: int
+
+
+def original_folder(name: str) -> str:
+    """A model's (or judge's) folder as the original named it: `/` → `-`, capitals kept; speceval's safe name only
+    for a name no file system would take so."""
+    folder = name.replace("/", "-")
+    plain = (folder not in ("", ".", "..") and len(folder) <= MAX_NAME_LENGTH and not folder.startswith(".")
+             and not any(c == "\\" or ord(c) < 32 for c in folder))
+    return folder if plain else safe_filename(folder)
+
+
+def export_original(paths: Sequence[Path], out: Path) -> OriginalExport:
+    """Write the original-layout folders under `out`, one file at a time as the verdicts stream by (a source file's
+    verdicts come together; a file two sources write to, e.g. two judge runs of one candidate given together, has
+    the second one's entries added after the first's)."""
+    plan = surveyed(paths)
+    variation_folders = readable_names(sorted({variation for variation, _ in plan.grids}))  # as an experiment does
+    several = len(plan.grids) > 1
+    written: set[tuple[Any, ...]] = set()
+    key: tuple[Any, ...] | None = None
+    rows: list[dict[str, Any]] = []
+    categorical = turns = 0
+
+    def flush() -> None:
+        if key is not None and rows:
+            _write(out, key, rows, variation_folders if several else None, key in written)
+            written.add(key)
+
+    for row in verdict_rows(paths, plan):
         if row["kind"] == "compliance" and row["mode"] == "categories":
-            left_out += 1
+            categorical += 1
             continue
-        folder = row["candidate"] if row["kind"] == "compliance" else f"{row['model_a']}x{row['model_b']}"
-        files[(row["kind"], row["variation"], row["run"], row["spec"], row["judge"], folder,
-               row["statement_id"])].append(row)
-    grids = {(key[1], key[2]) for key in files}
-    variation_folders = readable_names(sorted({key[1] for key in files}))  # as an experiment names them
-    for key, rows in files.items():
-        kind, variation, run, spec, judge, folder, statement_id = key
-        base = out / variation_folders[variation] / f"run{run}" if len(grids) > 1 else out
-        directory = (base / f"spec_{safe_filename(spec)}" / f"judge_{safe_filename(judge.replace('/', '-'))}"
-                     / safe_filename(folder.replace("/", "-")) / "results")
-        # The original's own metadata keys (its compliance files named the judge nowhere; `judge_model` is what
-        # speceval reads when present), plus where the file came from and whether its answers are synthetic.
-        metadata = {"statement_id": statement_id, "exported_by": "speceval export",
-                    "synthetic": any(r["synthetic"] for r in rows)}
-        if kind == "compliance":
-            payload: dict[str, Any] = {"metadata": {**metadata, "model": rows[0]["candidate"], "judge_model": judge},
-                                       "results": [_compliance(r) for r in _ordered(rows, "original_index")]}
-        else:
-            payload = {"metadata": {**metadata, "model_a": rows[0]["model_a"], "model_b": rows[0]["model_b"],
-                                    "org_spec_name": spec, "ranking_judge_model_info": {"model_name": judge}},
-                       "rankings": [_ranking(r) for r in _ordered(rows, "index")]}
-        atomic_write_json(safe_path(directory, statement_id, ".json"), payload)
-    return len(files), left_out
+        if row["kind"] == "compliance" and row.get("turn") is not None:
+            turns += 1
+            continue
+        folder = (original_folder(row["candidate"]) if row["kind"] == "compliance"
+                  else f"{original_folder(row['model_a'])}x{original_folder(row['model_b'])}")
+        row_key = (row["kind"], row["variation"], row["run"], row["spec"], row["judge"], folder, row["statement_id"])
+        if row_key != key:
+            flush()
+            key, rows = row_key, []
+        rows.append(row)
+    flush()
+    return OriginalExport(files=len(written), categorical_left_out=categorical, turn_verdicts_left_out=turns)
+
+
+def _write(out: Path, key: tuple[Any, ...], rows: list[dict[str, Any]], variation_folders: dict[str, str] | None,
+           again: bool) -> None:
+    kind, variation, run, spec, judge, folder, statement_id = key
+    base = out / variation_folders[variation] / f"run{run}" if variation_folders is not None else out
+    path = safe_path(base / TREES[kind] / f"spec_{safe_filename(spec)}" / f"judge_{original_folder(judge)}" / folder
+                     / "results", statement_id, ".json")
+    # The original's own metadata keys (its compliance files named the judge nowhere; `judge_model` is what
+    # speceval reads when present), plus where the file came from and whether its answers are synthetic.
+    metadata = {"statement_id": statement_id, "exported_by": EXPORTED_BY,
+                "synthetic": any(r["synthetic"] for r in rows)}
+    if kind == "compliance":
+        payload: dict[str, Any] = {"metadata": {**metadata, "model": rows[0]["candidate"], "judge_model": judge},
+                                   "results": [_compliance(r) for r in _ordered(rows, "original_index")]}
+    else:
+        payload = {"metadata": {**metadata, "model_a": rows[0]["model_a"], "model_b": rows[0]["model_b"],
+                                "org_spec_name": spec, "ranking_judge_model_info": {"model_name": judge}},
+                   "rankings": [_ranking(r) for r in _ordered(rows, "index")]}
+    if again:
+        before = json.loads(path.read_bytes())
+        entries = "results" if kind == "compliance" else "rankings"
+        payload[entries] = before[entries] + payload[entries]
+        payload["metadata"]["synthetic"] = payload["metadata"]["synthetic"] or before["metadata"]["synthetic"]
+    atomic_write_json(path, payload)
 
 
 def _ordered(rows: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:

@@ -24,8 +24,9 @@ import logging
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -154,28 +155,35 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int,
     by_statement: dict[tuple[str, str], list[str]] = defaultdict(list)
     for item, row in sorted(answers.items()):
         by_statement[(row.spec, row.statement_id)].append(item)
-    rng = np.random.default_rng(seed)
-    queues = []
-    for key in sorted(by_statement):
-        items = by_statement[key]
-        queues.append([items[i] for i in rng.permutation(len(items))])
-    order = [queues[i] for i in rng.permutation(len(queues))]
-    picked: list[str] = []
-    while len(picked) < n and any(order):
-        for queue in order:
-            if queue and len(picked) < n:
-                picked.append(queue.pop(0))
+    picked = pick_items(by_statement, n, seed)
     texts = statement_texts or {}
-    return [_sheet_row(item, answers[item], texts) for item in picked]
+    return [sheet_row(item, answers[item], texts) for item in picked]
 
 
-def _sheet_row(item: str, row: ComplianceRow, texts: dict[tuple[str, str], str]) -> dict[str, str]:
+def sheet_row(item: str, row: ComplianceRow, texts: dict[tuple[str, str], str]) -> dict[str, str]:
+    """One row of a label sheet: the answer (a conversation's turn with its transcript so far), no verdict."""
     transcript = "\n\n".join(f"[{'simulated user' if m.author else m.role}]\n{m.content}"
                                for m in row.transcript or [])
     return {"item": item, "spec": row.spec, "candidate": row.model, "variation": row.variation,
             "statement_id": row.statement_id, "statement_text": texts.get((row.spec, row.statement_id), ""),
             "turn": "" if row.turn is None else str(row.turn), "input": row.input, "transcript": transcript,
             "output": row.output, "human_compliant": "", "notes": ""}
+
+
+def pick_items(by_statement: Mapping[tuple[str, str], Sequence[Any] | np.ndarray], n: int, seed: int) -> list[Any]:
+    """`n` of the answers' items, stratified by statement (each statement's items sorted): statements take turns in
+    a seeded order, each giving its next item in a seeded order. (Items may be a numpy array: nothing is copied.)"""
+    rng = np.random.default_rng(seed)
+    queues = [(by_statement[key], rng.permutation(len(by_statement[key]))) for key in sorted(by_statement)]
+    turns = [queues[i] for i in rng.permutation(len(queues))]
+    picked: list[Any] = []
+    position = 0  # round `position` takes the position-th item of every statement that has one
+    while len(picked) < n and any(position < len(order) for _, order in turns):
+        for items, order in turns:
+            if position < len(order) and len(picked) < n:
+                picked.append(items[order[position]])
+        position += 1
+    return picked
 
 
 def labellable(row: ComplianceRow) -> bool:

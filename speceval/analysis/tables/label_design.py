@@ -12,12 +12,13 @@ was drawn the same way.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.tables.judge_quality import PANEL, item_id
+from speceval.analysis.tables.judge_quality import item_id, labellable
 from speceval.atomic import atomic_write_bytes
 
 DESIGN_SCHEMA = 1
@@ -56,8 +57,13 @@ def design_path(sheet: Path) -> Path:
 
 def label_design(rows: list[ComplianceRow], sheet: list[dict[str, str]], n: int, seed: int) -> LabelDesign:
     """The design of `sheet`, drawn by `label_sheet` from `rows` with `n` and `seed`."""
-    answers = {item_id(row): (row.spec, row.statement_id) for row in rows if row.judge != PANEL}
-    population = Counter(answers.values())
+    answers = {item_id(row): (row.spec, row.statement_id) for row in rows if labellable(row)}
+    return design_of(Counter(answers.values()), sheet, n, seed)
+
+
+def design_of(population: Mapping[tuple[str, str], int], sheet: list[dict[str, str]], n: int, seed: int
+              ) -> LabelDesign:
+    """The design of `sheet` from the distinct labellable answers per (spec, statement) it was drawn from."""
     drawn = Counter((record["spec"], record["statement_id"]) for record in sheet)
     return LabelDesign(
         seed=seed,

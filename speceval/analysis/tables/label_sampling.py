@@ -1,0 +1,60 @@
+"""`speceval label-sheet` over a million verdicts: the same sample as `judge_quality.label_sheet`, drawn without
+holding the verdicts. The verdicts stream by twice (`speceval.analysis.reading.streamed`): first each distinct
+answer's item (8 bytes of it) is noted per statement, then, once the sample is drawn, the texts of the answers
+drawn are kept as they pass."""
+
+from __future__ import annotations
+
+from array import array
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.reading.streamed import Survey, streamed_verdicts, survey
+from speceval.analysis.tables.judge_quality import item_id, labellable, pick_items, sheet_row
+from speceval.errors import ConfigError
+
+
+def streamed_label_sheet(
+    paths: Sequence[Path], n: int, seed: int, statement_texts: dict[tuple[str, str], str] | None = None
+) -> tuple[list[dict[str, str]], dict[tuple[str, str], int]]:
+    """`n` distinct answers under `paths`, drawn as `label_sheet` draws them from the same verdicts, and the
+    distinct answers per (spec, statement) they were drawn from (the sheet's design)."""
+    if n < 1:
+        raise ConfigError("--n must be at least 1")
+    plan = survey(paths)
+    if not plan.compliance_files:
+        folders = ", ".join(str(path) for path in paths)
+        raise ConfigError(
+            f"no compliance results found under {folders}: nothing to label (give the folders a "
+            "compliance judge wrote, e.g. an experiment's output_dir)"
+        )
+    items: dict[tuple[str, str], array[int]] = defaultdict(lambda: array("Q"))
+    for row in _answers(paths, plan):
+        items[(row.spec, row.statement_id)].append(int(item_id(row), 16))
+    # An item is 16 hex digits: as numbers they sort as the strings do, and hold 8 bytes each instead of ~70.
+    by_statement = {key: np.unique(np.frombuffer(found, dtype=np.uint64)) for key, found in items.items()}
+    del items
+    population = {key: len(found) for key, found in by_statement.items()}
+    picked = [f"{int(item):016x}" for item in pick_items(by_statement, n, seed)]
+    wanted = set(picked)
+    kept: dict[str, ComplianceRow] = {}
+    for row in _answers(paths, plan):
+        item = item_id(row)
+        if item in wanted and item not in kept:
+            kept[item] = row
+            if len(kept) == len(wanted):
+                break
+    texts = statement_texts or {}
+    return [sheet_row(item, kept[item], texts) for item in picked], population
+
+
+def _answers(paths: Sequence[Path], plan: Survey) -> Iterator[ComplianceRow]:
+    return (
+        row
+        for row in streamed_verdicts(paths, plan, rankings=False)
+        if isinstance(row, ComplianceRow) and labellable(row)
+    )

@@ -1,0 +1,30 @@
+"""`speceval export --format inspect`: the console side of the Inspect AI bridge (`speceval.interop`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from speceval.errors import ConfigError
+
+
+def export_inspect_logs(paths: list[Path], out: Path, log_format: str) -> int:
+    """Write the Inspect eval logs of the verdicts under `paths` into the new folder `out`; print what was written."""
+    from speceval.cli.console import stdout
+    from speceval.interop.inspect_log import export_inspect
+    from speceval.paths import check_output_dir
+
+    check_output_dir(out, "--out")
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other files)")
+    done = export_inspect(paths, out, log_format)
+    stdout.print(
+        f"{len(done.logs)} Inspect eval log(s) with {done.samples} sample(s) written under {out} "
+        f"(open them with: inspect view --log-dir {out})"
+        + (
+            f"; the rankings of {done.ranking_files_left_out} results file(s) left out (Inspect logs have no place "
+            "for pairwise comparisons; --format jsonl keeps them)"
+            if done.ranking_files_left_out
+            else ""
+        )
+    )
+    return 0

@@ -1,0 +1,247 @@
+"""Inspect AI eval logs as a candidate's answers: wherever a generation folder is accepted (a judge YAML's
+`candidate_generation_dirs` or `candidates`, the judge commands' folders), an Inspect log file (`.eval` or `.json`)
+or a folder of them is accepted too, and its samples are judged as a generation run's records.
+
+How a sample becomes an answer (docs/inspect.md shows it as a table):
+
+- the model: `eval.model` without its provider prefix (`openai/gpt-4o` → `gpt-4o`, `together/Qwen/Qwen3-235B` →
+  `Qwen/Qwen3-235B`); logs of one model in a folder are one candidate;
+- the statement: `sample.metadata["statement_id"]`, else the sample id read as `<statement_id>_<original_index>`
+  (the id speceval's own export gives); a sample with neither is refused, naming the log and the sample;
+- the original index: `sample.metadata["original_index"]`, else the id's `_<n>` suffix, else the sample's place
+  among its statement's samples (ordered by id);
+- epochs as runs: a log of one epoch is one candidate; of several, one candidate per epoch (its verdicts carry
+  `run` k, so the report shows the epochs as runs of one candidate);
+- input and answer: `sample.input` (or its first user message) and `sample.output.completion` (or the last assistant
+  message); a sample with more than one user turn, or whose input holds assistant turns, is a conversation: its
+  user and assistant messages are the transcript (assistant messages in the input are fixed history). System
+  messages are not shown to the judge (as speceval's own system prompts are not); a tool message is refused;
+- failures: `sample.error` → outcome `errored` (its message kept), no answer → `missing`; both are counted and
+  not judged, like a generation run's failed records.
+
+Each log is read once to learn its model and epochs (header only) and once, whole, when its answers are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zipfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from speceval.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalSample
+
+INSTALL_HINT = "pip install 'speceval[inspect]'"
+TESTED_RANGE = ">=0.3.285,<0.4"
+"""The versions of inspect_ai the bridge is tested with (the `inspect` extra pins the same range)."""
+
+
+def require_inspect() -> None:
+    """Raise a ConfigError that says how to install inspect_ai when it cannot be imported. inspect_ai is an
+    optional extra (about a second to import, dozens of packages to install), so every function of the bridge
+    calls this first and imports inspect_ai inside its body: no other command pays for it."""
+    try:
+        import inspect_ai  # noqa: F401  (the bridge is about to use it: importing it here costs nothing extra)
+    except ImportError as exc:
+        raise ConfigError(
+            f"the Inspect AI bridge needs inspect_ai ({TESTED_RANGE}), which cannot be imported ({exc}): {INSTALL_HINT}"
+        ) from None
+
+
+_ID = re.compile(r"^(?P<statement>.+)_(?P<index>\d+)$")
+
+
+@dataclass(frozen=True)
+class InspectRun:
+    """One candidate run read from Inspect logs: a model's samples of one epoch in one or more logs."""
+
+    model: str
+    epoch: int
+    epochs: int
+    logs: tuple[Path, ...]
+
+
+def is_inspect_log(path: Path) -> bool:
+    """A file Inspect wrote: a `.eval` zip with a `header.json`, or a `.json` document with `eval` and `version`."""
+    if not path.is_file():
+        return False
+    if path.suffix == ".eval":
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return "header.json" in archive.namelist()
+        except (OSError, zipfile.BadZipFile):
+            return False
+    if path.suffix == ".json":
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(4096)
+        except OSError:
+            return False
+        # Inspect writes `version` and `status` before `eval`: enough of the head to tell without reading it all.
+        return head.lstrip().startswith(b"{") and b'"eval"' in head and b'"version"' in head
+    return False
+
+
+def inspect_logs_in(path: Path) -> list[Path]:
+    """The Inspect log files at `path` (the file itself, or those directly in the folder), sorted."""
+    if path.is_file():
+        return [path] if is_inspect_log(path) else []
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json") and is_inspect_log(p))
+
+
+def model_name(inspect_model: str) -> str:
+    """`provider/model` as Inspect names it → the model's own name (the part after the provider)."""
+    return inspect_model.split("/", 1)[1] if "/" in inspect_model else inspect_model
+
+
+def inspect_runs(path: Path, logs: list[Path]) -> list[InspectRun]:
+    """The candidate runs of Inspect logs: one per model and epoch (headers only are read)."""
+    require_inspect()
+    from inspect_ai.log import read_eval_log
+
+    by_model: dict[str, list[Path]] = defaultdict(list)
+    epochs: dict[str, int] = {}
+    for log in logs:
+        header = read_eval_log(str(log), header_only=True)
+        name = model_name(header.eval.model)
+        by_model[name].append(log)
+        epochs[name] = max(epochs.get(name, 1), header.eval.config.epochs or 1)
+    if not by_model:
+        raise ConfigError(f"{path} holds no Inspect eval log (.eval, or .json as Inspect writes it)")
+    return [
+        InspectRun(model=model, epoch=epoch, epochs=epochs[model], logs=tuple(files))
+        for model, files in sorted(by_model.items())
+        for epoch in range(1, epochs[model] + 1)
+    ]
+
+
+def inspect_records(run: InspectRun) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """statement id → (where, record) of every sample of the run's epoch, each record shaped as a generation
+    run's results record (`original_index`, `input_text`, `output_text`, `outcome`, `error`, and for a conversation
+    `conversation` and `turns`), `where` naming the log and sample for error messages."""
+    require_inspect()
+    from inspect_ai.log import read_eval_log
+
+    found: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    seen: dict[tuple[str, int], str] = {}
+    for log_path in run.logs:
+        log = read_eval_log(str(log_path))
+        if model_name(log.eval.model) != run.model:
+            continue
+        samples = [s for s in log.samples or [] if s.epoch == run.epoch]
+        positions = _positions(log_path, samples)
+        for sample in samples:
+            statement_id = _statement(log_path, sample)
+            index = _index(sample, statement_id, positions)
+            where = f"sample {sample.id!r} (epoch {sample.epoch})"
+            if (statement_id, index) in seen:
+                raise InputError(
+                    log_path,
+                    f"{where} answers statement {statement_id!r} input {index}, as {seen[(statement_id, index)]} does",
+                    field="samples",
+                )
+            seen[(statement_id, index)] = f"{where} of {log_path.name}"
+            found[statement_id].append((f"samples[{sample.id!r}]", _record(log_path, sample, index)))
+    return found
+
+
+def _statement(log: Path, sample: EvalSample) -> str:
+    value = (sample.metadata or {}).get("statement_id")
+    if isinstance(value, str) and value:
+        return value
+    match = _ID.match(str(sample.id))
+    if match is None:
+        raise InputError(
+            log,
+            f"sample {sample.id!r} names no statement: give it metadata statement_id, or an id <statement_id>_<n>",
+            field=f"samples[{sample.id!r}].metadata.statement_id",
+        )
+    return match["statement"]
+
+
+def _positions(log: Path, samples: list[EvalSample]) -> dict[str, int]:
+    """The place of each sample among its statement's samples, ordered by id (the index of last resort)."""
+    by_statement: dict[str, list[str]] = defaultdict(list)
+    for sample in samples:
+        by_statement[_statement(log, sample)].append(str(sample.id))
+    return {sample_id: n for ids in by_statement.values() for n, sample_id in enumerate(sorted(ids))}
+
+
+def _index(sample: EvalSample, statement_id: str, positions: dict[str, int]) -> int:
+    value = (sample.metadata or {}).get("original_index")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    match = _ID.match(str(sample.id))
+    if match is not None and match["statement"] == statement_id:
+        return int(match["index"])
+    return positions[str(sample.id)]
+
+
+def _record(log: Path, sample: EvalSample, index: int) -> dict[str, Any]:
+    messages = _messages(log, sample)
+    first_user = next((content for role, content in messages if role == "user"), None)
+    input_text = sample.input if isinstance(sample.input, str) else first_user or ""
+    record: dict[str, Any] = {"original_index": index, "input_text": input_text}
+    if sample.error is not None:
+        return {
+            **record,
+            "output_text": None,
+            "outcome": "errored",
+            "error": {"code": "inspect_error", "message": sample.error.message},
+        }
+    answer = sample.output.completion if sample.output is not None and sample.output.completion else None
+    if answer is None:
+        answer = next((content for role, content in reversed(messages) if role == "assistant"), None)
+    if not answer:
+        reason = f"the sample hit its {sample.limit.type} limit" if sample.limit is not None else "no answer"
+        return {
+            **record,
+            "output_text": None,
+            "outcome": "missing",
+            "error": {"code": "inspect_no_answer", "message": reason},
+        }
+    record.update(output_text=answer, outcome="succeeded", error=None)
+    prefilled = sum(1 for m in sample.input if m.role == "assistant") if isinstance(sample.input, list) else 0
+    users = sum(1 for role, _ in messages if role == "user")
+    if users > 1 or prefilled:
+        if not messages or messages[-1] != ("assistant", answer):
+            messages.append(("assistant", answer))
+        answers = sum(1 for role, _ in messages if role == "assistant") - prefilled
+        record["conversation"] = [{"role": role, "content": content} for role, content in messages]
+        record["turns"] = [{"round": n} for n in range(1, answers + 1)]
+    return record
+
+
+def _messages(log: Path, sample: EvalSample) -> list[tuple[str, str]]:
+    """The sample's user and assistant messages as (role, text); a tool message is refused (it cannot be shown to a
+    judge as a transcript of text)."""
+    found: list[tuple[str, str]] = []
+    for number, message in enumerate(sample.messages or []):
+        if message.role == "tool" or (message.role == "assistant" and getattr(message, "tool_calls", None)):
+            raise InputError(
+                log,
+                f"sample {sample.id!r} uses tools (message {number}); speceval judges text "
+                "answers and conversations only",
+                field=f"samples[{sample.id!r}].messages",
+            )
+        if message.role in ("user", "assistant"):
+            found.append((message.role, message.text))
+    return found
+
+
+def log_sha256(logs: tuple[Path, ...]) -> str:
+    """One hash of the logs a run's answers were read from (a judge run records where its answers came from)."""
+    digest = hashlib.sha256()
+    for log in logs:
+        digest.update(json.dumps(str(log)).encode())
+        digest.update(log.read_bytes())
+    return digest.hexdigest()

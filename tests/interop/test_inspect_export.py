@@ -1,0 +1,151 @@
+"""`speceval export --format inspect`: what inspect_ai's own reader sees in the exported logs equals the verdict
+files (a sample per answer, a score per judge, unparsed verdicts unscored), Inspect's metrics equal the report's
+rates, and the report's intervals ride in the log's metadata."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from speceval.cli.main import main as speceval_main
+from tests.interop.conftest import CANDIDATES, JUDGES
+
+
+def verdict_files(out: Path) -> dict[str, dict[tuple[str, int], dict[str, dict]]]:
+    """candidate → (statement, original_index) → judge → the verdict entry, from the compliance results files."""
+    found: dict[str, dict[tuple[str, int], dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))
+    for file in (out / "compliance").rglob("results/*.json"):
+        data = json.loads(file.read_text())
+        if "canaries" in data:
+            continue
+        m = data["metadata"]
+        for entry in data["results"]:
+            found[m["model"]][(m["statement_id"], entry["original_index"])][m["judge"]] = entry
+    return found
+
+
+def report_rates(out: Path) -> dict[tuple[str, str], dict[str, str]]:
+    with (out / "report" / "compliance.csv").open() as handle:
+        return {(r["judge"], r["candidate"]): r for r in csv.DictReader(handle) if not r["statement_id"]}
+
+
+@pytest.mark.parametrize("log_format", ["eval", "json"])
+def test_inspect_reads_one_scored_sample_per_answer_with_each_judges_verdict(experiment, tmp_path, log_format):
+    out = tmp_path / "logs"
+    assert (
+        speceval_main(["export", str(experiment), "--format", "inspect", "--out", str(out), "--log-format", log_format])
+        == 0
+    )
+    logs = [read_eval_log(info.name) for info in list_eval_logs(str(out))]
+    assert len(logs) == 2 and all(info.name.endswith(f".{log_format}") for info in list_eval_logs(str(out)))
+    expected = verdict_files(experiment)
+    rates = report_rates(experiment)
+    unscored_seen = 0
+    for log in logs:
+        candidate = log.eval.model
+        assert candidate in CANDIDATES and log.status == "success"
+        assert log.eval.metadata["speceval"]["synthetic"] is True and "synthetic" in log.eval.tags
+        answers = expected[candidate]
+        assert len(log.samples) == len(answers)
+        for sample in log.samples:
+            statement, index = sample.metadata["statement_id"], sample.metadata["original_index"]
+            assert sample.id == f"{statement}_{index}"
+            verdicts = answers[(statement, index)]
+            assert set(sample.scores) == {*JUDGES, "panel"}
+            for judge, entry in verdicts.items():
+                score = sample.scores[judge]
+                if entry["outcome"] == "judged":
+                    assert score.value == ("C" if entry["compliant"] else "I")
+                    assert score.explanation == entry["explanation"]
+                else:
+                    assert isinstance(score.value, float) and math.isnan(score.value)
+                    assert score.metadata["outcome"] == entry["outcome"]
+                    unscored_seen += 1
+            assert sample.output.completion == next(iter(verdicts.values()))["output"]
+            assert sample.messages[-1].content == sample.output.completion
+            assert sample.target  # the statement's text
+            assert sample.model_usage[candidate].output_tokens > 0
+        by_name = {score.name: score for score in log.results.scores}
+        for judge in JUDGES:
+            row = rates[(judge, candidate)]
+            judged = sum(1 for v in answers.values() if v[judge]["outcome"] == "judged")
+            assert by_name[judge].scored_samples == judged == int(row["judged"])
+            assert by_name[judge].unscored_samples == len(answers) - judged
+            assert by_name[judge].metrics["accuracy"].value == pytest.approx(float(row["rate"]))
+            interval = log.eval.metadata["speceval"]["rates"][judge]
+            assert (interval["ci_low"], interval["ci_high"]) == pytest.approx(
+                (float(row["ci_low"]), float(row["ci_high"]))
+            )
+            assert interval["ci_method"] == row["ci_method"]
+        panel = rates[("panel", candidate)]
+        assert by_name["panel"].metrics["mean"].value == pytest.approx(float(panel["rate"]))
+        assert by_name["panel"].scored_samples == int(panel["judged"])
+    assert unscored_seen > 0  # the emulator leaves some verdicts unparsed: they must come through unscored
+
+
+def test_export_refuses_a_folder_that_is_not_empty_and_one_without_verdicts(experiment, tmp_path, capsys):
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "keep.txt").write_text("mine")
+    assert speceval_main(["export", str(experiment), "--format", "inspect", "--out", str(busy)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    assert speceval_main(["export", str(empty), "--format", "inspect", "--out", str(tmp_path / "logs")]) == 2
+    assert "no compliance results" in capsys.readouterr().err
+    assert not (tmp_path / "logs").exists()
+
+
+def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path):
+    """The .eval writer flushes every FLUSH_EVERY samples: a log of 2.2 flushes keeps every sample and verdict."""
+    from speceval.interop.inspect_log import FLUSH_EVERY
+
+    count = FLUSH_EVERY * 2 + FLUSH_EVERY // 5
+    results = tmp_path / "judged" / "spec_s" / "judge_j" / "m" / "results"
+    results.mkdir(parents=True)
+    entries = [{"input": f"q{i}", "output": f"a{i}", "compliant": i % 3 != 0, "confidence": 0.9, "explanation": "e",
+                "outcome": "judged", "original_index": i} for i in range(count)]
+    (results / "s1.json").write_text(json.dumps({"schema_version": 1, "metadata": {
+        "model": "m", "judge": "j", "spec": "s", "statement_id": "s1", "prompt_version": "v", "mode": "binary",
+        "batch_ids": [], "candidate_dir": str(tmp_path / "gone")}, "results": entries}))
+    assert speceval_main(["export", str(tmp_path / "judged"), "--format", "inspect", "--out", str(tmp_path / "l")]) == 0
+    (info,) = list_eval_logs(str(tmp_path / "l"))
+    log = read_eval_log(info.name)
+    assert [s.id for s in log.samples] == sorted(f"s1_{i}" for i in range(count))
+    assert {s.id: s.scores["j"].value for s in log.samples} == {
+        f"s1_{i}": "C" if i % 3 != 0 else "I" for i in range(count)}
+
+
+def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tmp_path):
+    """A Python where `import inspect_ai` fails (sys.modules entry None): exit 2 with the install command, nothing
+    written, in both directions."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, SAMPLE_SPEC, cli_env
+    from tests.interop.test_inspect_answers import build_log
+
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "logs" / "2026-11-27T00-00-00+00-00_x.eval"
+    build_log(log)  # built here, where inspect_ai imports; the commands below run where it does not
+    blocked = "import sys; sys.modules['inspect_ai'] = None; from speceval.cli.main import main; "
+    commands = {
+        "export": f"sys.exit(main(['export', {str(experiment)!r}, '--format', 'inspect', '--out', "
+                  f"{str(tmp_path / 'out')!r}]))",
+        "judge": "from speceval.cli.judge import compliance_main; sys.exit(compliance_main(['--spec-path', "
+                 f"{str(SAMPLE_SPEC)!r}, '--candidate-generation-dirs', {str(log)!r}, "
+                 f"'--compliance-judge-model-name', 'gpt-4.1-2025-04-14', '--output-dir-base', "
+                 f"{str(tmp_path / 'judged')!r}, '--offline']))",
+    }
+    for name, code in commands.items():
+        done = subprocess.run([sys.executable, "-c", blocked + code], cwd=REPO, env=cli_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 2, (name, done.stderr[-2000:])
+        assert "pip install 'speceval[inspect]'" in done.stderr, (name, done.stderr[-2000:])
+    assert not (tmp_path / "out").exists() and not (tmp_path / "judged").exists()
