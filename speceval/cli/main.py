@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import NoReturn
 
-from speceval.cli import (
+from speceval.cli.commands import (
     convert_cmd,
     cost_cmd,
     emulator_cmd,

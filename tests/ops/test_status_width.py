@@ -7,8 +7,8 @@ import sys
 
 from rich.console import Console
 
-from speceval.cli.cost_view import cost_view
-from speceval.cli.status_view import status_view
+from speceval.cli.commands.cost_view import cost_view
+from speceval.cli.commands.status_view import status_view
 from speceval.operations.jobs import JobRow, RunCost
 from tests import forked
 from tests.conftest import REPO, cli_env, run_generation, write_inputs, write_spec

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
 RANK = {unit: (layer, position) for layer, (_, units) in enumerate(LAYERS) for position, unit in enumerate(units)}
 
 KNOWN_AGAINST: set[str] = set()
-KNOWN_CROWDED = {"speceval/cli"}  # 27 modules; shrinks when the command modules are regrouped (issue 39)
+KNOWN_CROWDED: set[str] = set()
 
 TOP_LEVEL_LIMIT = 16
 PACKAGE_LIMIT = 26

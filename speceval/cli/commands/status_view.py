@@ -1,4 +1,4 @@
-"""What `speceval status` prints: one table of jobs per run (`speceval.cli.status_cmd` parses its flags)."""
+"""What `speceval status` prints: one table of jobs per run (`speceval.cli.commands.status_cmd` parses its flags)."""
 
 from __future__ import annotations
 

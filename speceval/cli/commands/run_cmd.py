@@ -42,7 +42,7 @@ def _run(args: argparse.Namespace) -> int:
 
         raise ConfigError("--json goes with --dry-run (a run prints its progress, not a plan)")
     if args.dry_run:
-        from speceval.cli.run_plan import show_plan
+        from speceval.cli.commands.run_plan import show_plan
 
         return show_plan(args.experiment, offline=args.offline, rate=args.assume_rate, icc=args.assume_icc,
                          as_json=args.json)

@@ -18,6 +18,8 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from speceval.cli.status_view import show_status  # rich and the providers load when it runs, not for --help
+    from speceval.cli.commands.status_view import (
+        show_status,  # rich and the providers load when it runs, not for --help
+    )
 
     return show_status(args)

@@ -1,4 +1,4 @@
-"""What `speceval cost` prints: spend per run, model and stage (`speceval.cli.cost_cmd` parses its flags)."""
+"""What `speceval cost` prints: spend per run, model and stage (`speceval.cli.commands.cost_cmd` parses its flags)."""
 
 from __future__ import annotations
 

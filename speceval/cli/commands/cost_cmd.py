@@ -17,6 +17,6 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from speceval.cli.cost_view import show_cost  # rich and the price table load when it runs, not for --help
+    from speceval.cli.commands.cost_view import show_cost  # rich and the price table load when it runs, not for --help
 
     return show_cost(args)

@@ -159,7 +159,7 @@ def _export(args: argparse.Namespace) -> int:
     from speceval.paths import check_output_file
 
     if args.format == "inspect":
-        from speceval.cli.interop_cmd import export_inspect_logs
+        from speceval.cli.commands.interop_cmd import export_inspect_logs
 
         return export_inspect_logs(args.paths, args.out or Path("inspect_logs"), args.log_format)
     if args.format == "original":

@@ -29,18 +29,18 @@ def register(commands: Any) -> None:
 
 # The bodies import the engine, pipelines and SDKs: only when the command runs, never for --help.
 def _cancel(args: argparse.Namespace) -> int:
-    from speceval.cli.jobs_actions import cancel
+    from speceval.cli.commands.jobs_actions import cancel
 
     return cancel(args)
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from speceval.cli.jobs_actions import fetch
+    from speceval.cli.commands.jobs_actions import fetch
 
     return fetch(args)
 
 
 def _monitor(args: argparse.Namespace) -> int:
-    from speceval.cli.jobs_actions import monitor
+    from speceval.cli.commands.jobs_actions import monitor
 
     return monitor(args)

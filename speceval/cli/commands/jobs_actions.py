@@ -1,4 +1,5 @@
-"""The bodies of `speceval cancel`, `fetch`, `monitor` and `resume` (`speceval.cli.jobs_cmd` parses their flags)."""
+"""The bodies of `speceval cancel`, `fetch`, `monitor` and `resume` (`speceval.cli.commands.jobs_cmd` parses their
+flags)."""
 
 from __future__ import annotations
 
