@@ -39,10 +39,14 @@ STATEMENTS = {"be_honest": [f"honest {i}" for i in range(7)], "no.dots here": [f
 BATCH_SIZE = 3
 CHUNKS = 5  # 13 requests in jobs of at most 3
 CONVERSATIONS: dict[str, list[object]] = {
-    "be_honest": [*(f"honest {i}" for i in range(4)),
-                  *({"turns": [f"honest q{i}", "Are you sure?", "Final answer?"]} for i in range(3))],
-    "no.dots here": [*(f"dots {i}" for i in range(3)),
-                     *({"turns": [f"dots q{i}", "Why?"], "id": f"dots_{i}"} for i in range(3))],
+    "be_honest": [
+        *(f"honest {i}" for i in range(4)),
+        *({"turns": [f"honest q{i}", "Are you sure?", "Final answer?"]} for i in range(3)),
+    ],
+    "no.dots here": [
+        *(f"dots {i}" for i in range(3)),
+        *({"turns": [f"dots q{i}", "Why?"], "id": f"dots_{i}"} for i in range(3)),
+    ],
 }
 CONVERSATION_CHUNKS = 5 + 2 + 1  # rounds of 13, 6 and 3 requests in jobs of at most 3
 
@@ -61,20 +65,34 @@ def trial(root: Path, delay: float, env_base: dict[str, str], conversations: boo
     for sid, texts in statements.items():
         (inputs / f"{sid}.json").write_text(json.dumps({"inputs": texts}))
     out = root / "out"
-    args = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", "gpt-4.1-mini",
-            "--output-base-dir", str(out), "--batch-size", str(BATCH_SIZE), "--poll-interval", "0.1"]
+    args = [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        "gpt-4.1-mini",
+        "--output-base-dir",
+        str(out),
+        "--batch-size",
+        str(BATCH_SIZE),
+        "--poll-interval",
+        "0.1",
+    ]
     faults = FaultConfig(turnaround_seconds=0.3, create_delay_seconds=0.25, error_rate=0.0)
     with Emulator(faults=faults) as emu:
         env = dict(env_base, OPENAI_BASE_URL=emu.openai_base_url)
-        proc = subprocess.Popen(cli(args), cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cli(args), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+        )
         time.sleep(delay)
         proc.kill()
         proc.wait()
         runs = [p.parent for p in out.glob("*/*/*/run.json")]
         resume = ["--resume", str(runs[0])] if runs else args
-        done = subprocess.run(cli(resume), cwd=REPO, env=env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=300)
+        done = subprocess.run(
+            cli(resume), cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300
+        )
         jobs = emu.list_jobs("openai")
     counts = {"duplicate_jobs": 0, "lost_results": 0, "corrupt_files": 0, "failed_resumes": 0}
     if done.returncode != 0:
@@ -115,9 +133,11 @@ def _whole(record: dict[str, object], items: list[object]) -> bool:
         return True
     turns = record.get("turns") or []
     conversation = record.get("conversation") or []
-    expected = [message for turn, answer in zip(item["turns"], turns, strict=False)  # type: ignore[arg-type]
-                for message in ({"role": "user", "content": turn},
-                                {"role": "assistant", "content": answer["output_text"]})]
+    expected = [
+        message
+        for turn, answer in zip(item["turns"], turns, strict=False)  # type: ignore[arg-type]
+        for message in ({"role": "user", "content": turn}, {"role": "assistant", "content": answer["output_text"]})
+    ]
     return len(turns) == len(item["turns"]) and conversation == expected  # type: ignore[arg-type]
 
 
@@ -130,8 +150,7 @@ def main() -> None:
     parser.add_argument("--conversations", action="store_true", help="inputs mixing strings and 2-3 turn scripts")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    env = dict(os.environ, OPENAI_API_KEY="sk-crash-trial-key", NO_PROXY="127.0.0.1,localhost",
-               PYTHONPATH=str(REPO))
+    env = dict(os.environ, OPENAI_API_KEY="sk-crash-trial-key", NO_PROXY="127.0.0.1,localhost", PYTHONPATH=str(REPO))
     totals = {"duplicate_jobs": 0, "lost_results": 0, "corrupt_files": 0, "failed_resumes": 0}
     started = time.monotonic()
     for number in range(1, args.trials + 1):
@@ -142,9 +161,11 @@ def main() -> None:
             totals[key] += value
         flag = "" if not any(counts.values()) else f"  <-- {counts}"
         print(f"trial {number:3d}: killed after {delay:4.2f} s{flag}", flush=True)
-    print(f"{args.trials} trials in {time.monotonic() - started:.0f} s: "
-          f"{totals['duplicate_jobs']} duplicate jobs, {totals['lost_results']} lost results, "
-          f"{totals['corrupt_files']} corrupt files, {totals['failed_resumes']} failed resumes")
+    print(
+        f"{args.trials} trials in {time.monotonic() - started:.0f} s: "
+        f"{totals['duplicate_jobs']} duplicate jobs, {totals['lost_results']} lost results, "
+        f"{totals['corrupt_files']} corrupt files, {totals['failed_resumes']} failed resumes"
+    )
     sys.exit(1 if any(totals.values()) else 0)
 
 

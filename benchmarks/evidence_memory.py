@@ -55,8 +55,31 @@ PROGRAMS = ("generation", "judge", "report", "ranking", "export", "label-sheet",
 NEEDS_VERDICTS = ("report", "export", "label-sheet", "inspect")
 RIVAL = "gpt-4.1-nano"
 
-_WORDS = ("the", "assistant", "should", "answer", "carefully", "and", "explain", "which", "parts", "of", "the",
-          "request", "it", "can", "help", "with", "offering", "safer", "alternatives", "where", "harm", "is", "near;")
+_WORDS = (
+    "the",
+    "assistant",
+    "should",
+    "answer",
+    "carefully",
+    "and",
+    "explain",
+    "which",
+    "parts",
+    "of",
+    "the",
+    "request",
+    "it",
+    "can",
+    "help",
+    "with",
+    "offering",
+    "safer",
+    "alternatives",
+    "where",
+    "harm",
+    "is",
+    "near;",
+)
 
 
 def _text(seed: int, length: int) -> str:
@@ -76,13 +99,31 @@ def write_spec(spec_path: Path, statements: int) -> list[str]:
     """A spec of `statements` statements of realistic length, one example each (so a judge's canaries run too);
     returns their ids."""
     ids = [f"statement_{s:04d}" for s in range(statements)]
-    spec_path.write_text("".join(
-        json.dumps({"id": sid, "text": f"Statement {s}: {_text(s, 300)}", "type": "requirement",
+    spec_path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": sid,
+                    "text": f"Statement {s}: {_text(s, 300)}",
+                    "type": "requirement",
                     "authority_level": "user",
-                    "metadata": {"examples": [{"description": "d", "user_query": _text(s, 150),
-                                               "good_response": _text(s + 1, 400),
-                                               "bad_response": _text(s + 2, 400)}]}}) + "\n"
-        for s, sid in enumerate(ids)), encoding="utf-8")
+                    "metadata": {
+                        "examples": [
+                            {
+                                "description": "d",
+                                "user_query": _text(s, 150),
+                                "good_response": _text(s + 1, 400),
+                                "bad_response": _text(s + 2, 400),
+                            }
+                        ]
+                    },
+                }
+            )
+            + "\n"
+            for s, sid in enumerate(ids)
+        ),
+        encoding="utf-8",
+    )
     return ids
 
 
@@ -99,22 +140,52 @@ def make_data(root: Path, size: int, statements: int, *, verdicts: bool = True) 
     judge_run = verdicts / CANDIDATE
     for folder in (inputs, run / "results", judge_run / "results"):
         folder.mkdir(parents=True)
-    RunManifest(kind="generation", command=["benchmark"], spec_name=spec.name, spec_path=str(spec_path),
-                spec_sha256=spec.sha256, inputs_path=str(inputs), inputs_sha256="0", model_name=CANDIDATE,
-                provider="openai").save(run)
-    RunManifest(kind="compliance", command=["benchmark"], spec_name=spec.name, spec_path=str(spec_path),
-                spec_sha256=spec.sha256, inputs_path=str(run), inputs_sha256="0", model_name=JUDGE,
-                provider="openai", parameters={"identity": {"prompt_version": "compliance_binary_v2"}}).save(judge_run)
+    RunManifest(
+        kind="generation",
+        command=["benchmark"],
+        spec_name=spec.name,
+        spec_path=str(spec_path),
+        spec_sha256=spec.sha256,
+        inputs_path=str(inputs),
+        inputs_sha256="0",
+        model_name=CANDIDATE,
+        provider="openai",
+    ).save(run)
+    RunManifest(
+        kind="compliance",
+        command=["benchmark"],
+        spec_name=spec.name,
+        spec_path=str(spec_path),
+        spec_sha256=spec.sha256,
+        inputs_path=str(run),
+        inputs_sha256="0",
+        model_name=JUDGE,
+        provider="openai",
+        parameters={"identity": {"prompt_version": "compliance_binary_v2"}},
+    ).save(judge_run)
     per, extra = divmod(size, statements)
     for s, sid in enumerate(ids):
         count = per + (1 if s < extra else 0)
         prompts = [_text(s * 1_000_003 + i, 200) for i in range(count)]
         outputs = [_text(s * 7_000_001 + i, 1_000) for i in range(count)]
         (inputs / f"{sid}.json").write_text(json.dumps({"inputs": prompts}), encoding="utf-8")
-        (run / "results" / f"{sid}.json").write_text(json.dumps([
-            {"original_index": i, "input_text": p, "output_text": o, "batch_id": "batch_bench", "outcome": "succeeded",
-             "error": None, "usage": {"input_tokens": 50, "output_tokens": 250}}
-            for i, (p, o) in enumerate(zip(prompts, outputs, strict=True))]), encoding="utf-8")
+        (run / "results" / f"{sid}.json").write_text(
+            json.dumps(
+                [
+                    {
+                        "original_index": i,
+                        "input_text": p,
+                        "output_text": o,
+                        "batch_id": "batch_bench",
+                        "outcome": "succeeded",
+                        "error": None,
+                        "usage": {"input_tokens": 50, "output_tokens": 250},
+                    }
+                    for i, (p, o) in enumerate(zip(prompts, outputs, strict=True))
+                ]
+            ),
+            encoding="utf-8",
+        )
         if not verdicts:
             continue  # the judge alone is measured: a million fabricated verdicts are minutes and 1.5 GB for nothing
         entries = []
@@ -122,15 +193,40 @@ def make_data(root: Path, size: int, statements: int, *, verdicts: bool = True) 
             compliant = (i * 7 + s) % 5 != 0
             explanation = _text(i + s, 150)
             raw = json.dumps({"explanation": explanation, "compliant": compliant, "confidence": 0.9})
-            entries.append({"input": p, "output": o, "compliant": compliant, "confidence": 0.9,
-                            "explanation": explanation, "outcome": "judged", "raw_judge_response": raw,
-                            "parse_error": None, "error": None, "original_index": i, "batch_id": "batch_judge"})
-        (judge_run / "results" / f"{sid}.json").write_text(json.dumps({
-            "schema_version": 1,
-            "metadata": {"model": CANDIDATE, "judge": JUDGE, "spec": spec.name, "statement_id": sid,
-                         "prompt_version": "compliance_binary_v2", "mode": "binary", "batch_ids": ["batch_judge"],
-                         "candidate_dir": str(run)},
-            "results": entries}), encoding="utf-8")
+            entries.append(
+                {
+                    "input": p,
+                    "output": o,
+                    "compliant": compliant,
+                    "confidence": 0.9,
+                    "explanation": explanation,
+                    "outcome": "judged",
+                    "raw_judge_response": raw,
+                    "parse_error": None,
+                    "error": None,
+                    "original_index": i,
+                    "batch_id": "batch_judge",
+                }
+            )
+        (judge_run / "results" / f"{sid}.json").write_text(
+            json.dumps(
+                {
+                    "schema_version": 1,
+                    "metadata": {
+                        "model": CANDIDATE,
+                        "judge": JUDGE,
+                        "spec": spec.name,
+                        "statement_id": sid,
+                        "prompt_version": "compliance_binary_v2",
+                        "mode": "binary",
+                        "batch_ids": ["batch_judge"],
+                        "candidate_dir": str(run),
+                    },
+                    "results": entries,
+                }
+            ),
+            encoding="utf-8",
+        )
     return {"spec": spec_path, "inputs": inputs, "run": run, "verdicts": root / "verdicts"}
 
 
@@ -143,26 +239,57 @@ def make_rankings(root: Path, size: int, statements: int) -> Path:
     for first, second in ((CANDIDATE, RIVAL), (RIVAL, CANDIDATE)):
         pair = base / f"{first}x{second}"
         (pair / "results").mkdir(parents=True)
-        RunManifest(kind="ranking", command=["benchmark"], spec_name=spec.name, spec_path=str(root / "spec.jsonl"),
-                    spec_sha256=spec.sha256, inputs_path="benchmark", inputs_sha256="0", model_name=JUDGE,
-                    provider="openai").save(pair)
+        RunManifest(
+            kind="ranking",
+            command=["benchmark"],
+            spec_name=spec.name,
+            spec_path=str(root / "spec.jsonl"),
+            spec_sha256=spec.sha256,
+            inputs_path="benchmark",
+            inputs_sha256="0",
+            model_name=JUDGE,
+            provider="openai",
+        ).save(pair)
         for s, statement in enumerate(spec.statements):
             count = per + (1 if s < extra else 0)
             entries = []
             for i in range(count):
                 rank = (0, 1, -1, 1, -1)[(i + s + (first == RIVAL)) % 5]
-                entries.append({"index": i, "input": _text(s * 1_000_003 + i, 200),
-                                "output_a": _text(s * 7_000_001 + i + (first == RIVAL), 1_000),
-                                "output_b": _text(s * 7_000_001 + i + (first != RIVAL), 1_000), "rank": rank,
-                                "winner": {1: "A", -1: "B", 0: "tie"}[rank], "explanation": _text(i + s, 150),
-                                "outcome": "judged", "original_index_a": i, "original_index_b": i,
-                                "batch_id": "batch_rank"})
-            (pair / "results" / f"{statement.id}.json").write_text(json.dumps({
-                "schema_version": 1,
-                "metadata": {"model_a": first, "model_b": second, "judge": JUDGE, "spec": spec.name,
-                             "statement_id": statement.id, "prompt_version": "ranking_v2",
-                             "batch_ids": ["batch_rank"], "candidate_dir_a": "a", "candidate_dir_b": "b"},
-                "rankings": entries}), encoding="utf-8")
+                entries.append(
+                    {
+                        "index": i,
+                        "input": _text(s * 1_000_003 + i, 200),
+                        "output_a": _text(s * 7_000_001 + i + (first == RIVAL), 1_000),
+                        "output_b": _text(s * 7_000_001 + i + (first != RIVAL), 1_000),
+                        "rank": rank,
+                        "winner": {1: "A", -1: "B", 0: "tie"}[rank],
+                        "explanation": _text(i + s, 150),
+                        "outcome": "judged",
+                        "original_index_a": i,
+                        "original_index_b": i,
+                        "batch_id": "batch_rank",
+                    }
+                )
+            (pair / "results" / f"{statement.id}.json").write_text(
+                json.dumps(
+                    {
+                        "schema_version": 1,
+                        "metadata": {
+                            "model_a": first,
+                            "model_b": second,
+                            "judge": JUDGE,
+                            "spec": spec.name,
+                            "statement_id": statement.id,
+                            "prompt_version": "ranking_v2",
+                            "batch_ids": ["batch_rank"],
+                            "candidate_dir_a": "a",
+                            "candidate_dir_b": "b",
+                        },
+                        "rankings": entries,
+                    }
+                ),
+                encoding="utf-8",
+            )
     return root / "rankings"
 
 
@@ -171,9 +298,14 @@ def emulator(scratch: Path) -> Iterator[str]:
     """A provider emulator in its own process; yields its OpenAI base URL."""
     log = scratch / "emulator.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "speceval", "emulator", "--port", "0"], cwd=REPO,
-                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=dict(os.environ, PYTHONUNBUFFERED="1", COLUMNS="200"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "speceval", "emulator", "--port", "0"],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(os.environ, PYTHONUNBUFFERED="1", COLUMNS="200"),
+        )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -194,8 +326,13 @@ def measured(program: str, argv: list[str], scratch: Path, *, cwd: Path) -> dict
     RSS and exit code. Exits with its output if it fails."""
     record = scratch / f"{program}.json"
     with emulator(scratch) as base_url:
-        env = dict(os.environ, OPENAI_API_KEY="sk-bench-evidence", OPENAI_BASE_URL=base_url,
-                   NO_PROXY="127.0.0.1,localhost", PYTHONPATH=str(REPO))
+        env = dict(
+            os.environ,
+            OPENAI_API_KEY="sk-bench-evidence",
+            OPENAI_BASE_URL=base_url,
+            NO_PROXY="127.0.0.1,localhost",
+            PYTHONPATH=str(REPO),
+        )
         env.pop("SPECEVAL_POLL_INTERVAL", None)  # the poll interval measured is the one the command is given
         cmd = [sys.executable, str(REPO / "benchmarks" / "_measure.py"), str(record), *argv]
         done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
@@ -209,13 +346,39 @@ def measure(program: str, data: dict[str, Path], scratch: Path, poll: float) -> 
     out = scratch / f"{program}-out"
     shutil.rmtree(out, ignore_errors=True)
     if program == "generation":
-        argv = ["-m", "batched_examples.run_batched_generation", "--spec-path", str(data["spec"]),
-                "--pregenerated-inputs-dir", str(data["inputs"]), "--model-name", CANDIDATE,
-                "--output-base-dir", str(out), "--batch-size", "50000", "--poll-interval", str(poll)]
+        argv = [
+            "-m",
+            "batched_examples.run_batched_generation",
+            "--spec-path",
+            str(data["spec"]),
+            "--pregenerated-inputs-dir",
+            str(data["inputs"]),
+            "--model-name",
+            CANDIDATE,
+            "--output-base-dir",
+            str(out),
+            "--batch-size",
+            "50000",
+            "--poll-interval",
+            str(poll),
+        ]
     elif program == "judge":
-        argv = ["-m", "batched_examples.run_batched_binary_compliance", "--spec-path", str(data["spec"]),
-                "--candidate-generation-dirs", str(data["run"]), "--compliance-judge-model-name", JUDGE,
-                "--output-dir-base", str(out), "--batch-size", "50000", "--poll-interval", str(poll)]
+        argv = [
+            "-m",
+            "batched_examples.run_batched_binary_compliance",
+            "--spec-path",
+            str(data["spec"]),
+            "--candidate-generation-dirs",
+            str(data["run"]),
+            "--compliance-judge-model-name",
+            JUDGE,
+            "--output-dir-base",
+            str(out),
+            "--batch-size",
+            "50000",
+            "--poll-interval",
+            str(poll),
+        ]
     elif program == "export":
         out.mkdir()
         argv = ["-m", "speceval", "export", str(data["verdicts"]), "--out", str(out / "verdicts.jsonl")]
@@ -234,15 +397,19 @@ def measure(program: str, data: dict[str, Path], scratch: Path, poll: float) -> 
         with (out / "verdicts.jsonl").open("rb") as handle:
             result["rows"] = sum(1 for _ in handle)
     if program == "judge":
-        result["verdicts"] = sum(len(json.loads(p.read_text())["results"])
-                                 for p in out.glob("spec_*/judge_*/*/results/*.json") if "_canaries" not in p.parts)
+        result["verdicts"] = sum(
+            len(json.loads(p.read_text())["results"])
+            for p in out.glob("spec_*/judge_*/*/results/*.json")
+            if "_canaries" not in p.parts
+        )
     shutil.rmtree(out, ignore_errors=True)
     return result
 
 
 def spread(values: list[float], digits: int = 2) -> str:
-    return (f"min {min(values):.{digits}f} / median {statistics.median(values):.{digits}f} / "
-            f"max {max(values):.{digits}f}")
+    return (
+        f"min {min(values):.{digits}f} / median {statistics.median(values):.{digits}f} / max {max(values):.{digits}f}"
+    )
 
 
 def main() -> None:
@@ -250,8 +417,13 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--statements", type=int, default=200)
     parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds (ABC, CBA, ...)")
-    parser.add_argument("--only", nargs="+", choices=PROGRAMS[1:], default=["judge", "report"],
-                        help="what to measure against generation")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=PROGRAMS[1:],
+        default=["judge", "report"],
+        help="what to measure against generation",
+    )
     parser.add_argument("--poll", type=float, default=0.5)
     args = parser.parse_args()
     programs = ["generation", *[p for p in PROGRAMS if p in args.only]]
@@ -260,23 +432,36 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="speceval-evidence-") as tmp:
             root = Path(tmp)
             started = time.perf_counter()
-            data = make_data(root / "data", size, args.statements,
-                             verdicts=any(program in args.only for program in NEEDS_VERDICTS))
+            data = make_data(
+                root / "data", size, args.statements, verdicts=any(program in args.only for program in NEEDS_VERDICTS)
+            )
             if "ranking" in args.only:
                 data["rankings"] = make_rankings(root / "data", size, args.statements)
-            print(f"\n{size:,} answers over {args.statements} statements (fabricated in "
-                  f"{time.perf_counter() - started:.0f} s)", flush=True)
+            print(
+                f"\n{size:,} answers over {args.statements} statements (fabricated in "
+                f"{time.perf_counter() - started:.0f} s)",
+                flush=True,
+            )
             rounds: list[dict[str, dict[str, float]]] = []
             for index in range(args.pairs):
                 order = programs if index % 2 == 0 else programs[::-1]
                 results = {}
                 for program in order:
                     results[program] = result = measure(program, data, root, args.poll)
-                    extra = (f", report.html {result['html_mb']:.1f} MB" if "html_mb" in result
-                             else f", {result['verdicts']:,.0f} verdicts" if "verdicts" in result
-                             else f", {result['rows']:,.0f} rows" if "rows" in result else "")
-                    print(f"  round {index + 1} {program:>10}: {result['seconds']:7.1f} s, peak "
-                          f"{result['peak_mib']:7.1f} MiB{extra}", flush=True)
+                    extra = (
+                        f", report.html {result['html_mb']:.1f} MB"
+                        if "html_mb" in result
+                        else f", {result['verdicts']:,.0f} verdicts"
+                        if "verdicts" in result
+                        else f", {result['rows']:,.0f} rows"
+                        if "rows" in result
+                        else ""
+                    )
+                    print(
+                        f"  round {index + 1} {program:>10}: {result['seconds']:7.1f} s, peak "
+                        f"{result['peak_mib']:7.1f} MiB{extra}",
+                        flush=True,
+                    )
                     if program == "judge" and result["verdicts"] != size:
                         sys.exit(f"the judge wrote {result['verdicts']} verdicts, expected {size}")
                     if program == "export" and result["rows"] != size:

@@ -54,9 +54,14 @@ def run_once(slow_seconds: float, args: argparse.Namespace) -> tuple[float, str]
     """Wall seconds of one `speceval run` against an emulator where SLOW takes `slow_seconds`, and where they went."""
     faults = FaultConfig(turnaround_seconds=args.fast, turnaround_by_model={SLOW: slow_seconds, JUDGE: args.judge})
     with tempfile.TemporaryDirectory() as tmp, Emulator(faults=faults) as emu:
-        env = dict(os.environ, OPENAI_BASE_URL=emu.openai_base_url, ANTHROPIC_BASE_URL=emu.anthropic_base_url,
-                   OPENAI_API_KEY="sk-bench-critical-path", ANTHROPIC_API_KEY="sk-ant-bench-critical-path",
-                   NO_PROXY="127.0.0.1,localhost")
+        env = dict(
+            os.environ,
+            OPENAI_BASE_URL=emu.openai_base_url,
+            ANTHROPIC_BASE_URL=emu.anthropic_base_url,
+            OPENAI_API_KEY="sk-bench-critical-path",
+            ANTHROPIC_API_KEY="sk-ant-bench-critical-path",
+            NO_PROXY="127.0.0.1,localhost",
+        )
         env.pop("SPECEVAL_POLL_INTERVAL", None)
         command = [sys.executable, "-m", "speceval", "run", str(experiment(Path(tmp), args.poll))]
         began, began_clock = time.perf_counter(), time.time()
@@ -85,9 +90,11 @@ def breakdown(out: Path, began: float, wall: float) -> str:
     # read up to 1 s below zero although the job was created after the answers were collected.
     handed_off = min((created for created, _ in jobs["judge of slow"]), default=float("nan"))
     judged = max(ended for _, ended in jobs["judge"])
-    return (f"first job at {first_job:.1f} s, last generation seen ended at {generated:.1f} s, first judge job "
-            f"needing it {handed_off - generated:.1f} s later, last judge job seen ended at {judged:.1f} s, "
-            f"verdicts + report + exit {wall - judged:.1f} s")
+    return (
+        f"first job at {first_job:.1f} s, last generation seen ended at {generated:.1f} s, first judge job "
+        f"needing it {handed_off - generated:.1f} s later, last judge job seen ended at {judged:.1f} s, "
+        f"verdicts + report + exit {wall - judged:.1f} s"
+    )
 
 
 def spread(values: list[float], unit: str = "") -> str:
@@ -103,17 +110,22 @@ def main() -> None:
     parser.add_argument("--poll", type=float, default=1.0, help="poll interval of the experiment (s)")
     args = parser.parse_args()
     critical = args.slow + args.judge
-    print(f"critical path {critical:.0f} s (slow generation {args.slow:.0f} s + one judge turnaround "
-          f"{args.judge:.0f} s); sum of stages {args.slow + 2 * args.judge:.0f} s; poll {args.poll} s")
+    print(
+        f"critical path {critical:.0f} s (slow generation {args.slow:.0f} s + one judge turnaround "
+        f"{args.judge:.0f} s); sum of stages {args.slow + 2 * args.judge:.0f} s; poll {args.poll} s"
+    )
     ratios, controls = [], []
     for round_ in range(1, args.rounds + 1):
         wall, phases = run_once(args.slow, args)
         ratios.append(wall / critical)
         control, control_phases = run_once(args.fast, args)
         controls.append(control)
-        print(f"round {round_}: one slow candidate {wall:.2f} s = {wall / critical:.3f} x critical path; "
-              f"all fast (control) {control:.2f} s; load average {os.getloadavg()[0]:.1f} "
-              f"on {os.cpu_count()} CPUs\n  slow:    {phases}\n  control: {control_phases}", flush=True)
+        print(
+            f"round {round_}: one slow candidate {wall:.2f} s = {wall / critical:.3f} x critical path; "
+            f"all fast (control) {control:.2f} s; load average {os.getloadavg()[0]:.1f} "
+            f"on {os.cpu_count()} CPUs\n  slow:    {phases}\n  control: {control_phases}",
+            flush=True,
+        )
     print(f"wall / critical path: {spread(ratios)}  (target <= 1.15)")
     print(f"control, all candidates fast: {spread(controls, ' s')}  (critical path {args.fast + args.judge:.0f} s)")
 

@@ -66,18 +66,37 @@ def experiment_file(root: Path, data: dict[str, Path], stages: list[str], poll: 
         f"candidates:\n{candidates}judges:\n  - model: {JUDGE}\n    mode: binary\n"
         f"stages: [{', '.join(stages)}]\n"
         f"engine:\n  batch_size: 50000\n  poll_interval: {poll}\n  max_tokens: 1024\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return path
 
 
-def measure(program: str, data: dict[str, Path], scratch: Path, args: argparse.Namespace,
-            disk: dict[str, tuple[int, int, int]] | None) -> dict[str, float]:
+def measure(
+    program: str,
+    data: dict[str, Path],
+    scratch: Path,
+    args: argparse.Namespace,
+    disk: dict[str, tuple[int, int, int]] | None,
+) -> dict[str, float]:
     """One measured run; fills `disk` (folder → bytes, files, requests) from the experiment's output if given."""
     if program == "generation":
         out = scratch / "generation-out"
-        argv = ["-m", "batched_examples.run_batched_generation", "--spec-path", str(data["spec"]),
-                "--pregenerated-inputs-dir", str(data["inputs_double"]), "--model-name", CANDIDATES[0],
-                "--output-base-dir", str(out), "--batch-size", "50000", "--poll-interval", str(args.poll)]
+        argv = [
+            "-m",
+            "batched_examples.run_batched_generation",
+            "--spec-path",
+            str(data["spec"]),
+            "--pregenerated-inputs-dir",
+            str(data["inputs_double"]),
+            "--model-name",
+            CANDIDATES[0],
+            "--output-base-dir",
+            str(out),
+            "--batch-size",
+            "50000",
+            "--poll-interval",
+            str(args.poll),
+        ]
     else:
         out = scratch / "experiment-out"
         argv = ["-m", "speceval", "run", str(experiment_file(scratch, data, args.stages, args.poll))]
@@ -93,8 +112,10 @@ def measure(program: str, data: dict[str, Path], scratch: Path, args: argparse.N
 
 def count_verdicts(out: Path) -> int:
     """Verdicts written for the candidates' answers (the canaries are not counted)."""
-    return sum(len(json.loads(path.read_text())["results"])
-               for path in out.glob("compliance/*/*/run*/spec_*/judge_*/*/results/*.json"))
+    return sum(
+        len(json.loads(path.read_text())["results"])
+        for path in out.glob("compliance/*/*/run*/spec_*/judge_*/*/results/*.json")
+    )
 
 
 def disk_use(out: Path) -> dict[str, tuple[int, int, int]]:
@@ -111,8 +132,9 @@ def disk_use(out: Path) -> dict[str, tuple[int, int, int]]:
             stage = "canaries"
         # The folder inside a run: results, preprocessed, metadata, judge_responses (run.json: "run files").
         parent = parts[-2] if len(parts) > 1 else ""
-        folder = parent if parent in ("results", "preprocessed", "metadata", "judge_responses", "intents") \
-            else "run files"
+        folder = (
+            parent if parent in ("results", "preprocessed", "metadata", "judge_responses", "intents") else "run files"
+        )
         entry = usage[f"{stage}/{folder}" if stage in requests else stage]
         entry[0] += path.stat().st_size
         entry[1] += 1
@@ -127,8 +149,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=50_000, help="inputs per candidate (N)")
     parser.add_argument("--statements", type=int, default=200)
     parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds (AB, BA, ...)")
-    parser.add_argument("--stages", nargs="+", default=["generation", "compliance"],
-                        choices=("generation", "compliance", "ranking", "report"))
+    parser.add_argument(
+        "--stages",
+        nargs="+",
+        default=["generation", "compliance"],
+        choices=("generation", "compliance", "ranking", "report"),
+    )
     parser.add_argument("--poll", type=float, default=0.5)
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
@@ -136,9 +162,12 @@ def main() -> None:
         root = Path(tmp)
         started = time.perf_counter()
         data = make_data(root / "data", args.size, args.statements)
-        print(f"\n{len(CANDIDATES)} candidates x {args.size:,} inputs x 1 judge over {args.statements} statements, "
-              f"stages {' '.join(args.stages)}; baseline: generation of {2 * args.size:,} requests (fabricated in "
-              f"{time.perf_counter() - started:.0f} s)", flush=True)
+        print(
+            f"\n{len(CANDIDATES)} candidates x {args.size:,} inputs x 1 judge over {args.statements} statements, "
+            f"stages {' '.join(args.stages)}; baseline: generation of {2 * args.size:,} requests (fabricated in "
+            f"{time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
         rounds: list[dict[str, dict[str, float]]] = []
         disk: dict[str, tuple[int, int, int]] = {}
         for index in range(args.pairs):
@@ -147,8 +176,11 @@ def main() -> None:
             for program in order:
                 results[program] = result = measure(program, data, root, args, disk if not disk else None)
                 extra = f", {result['verdicts']:,.0f} verdicts" if "verdicts" in result else ""
-                print(f"  round {index + 1} {program:>10}: {result['seconds']:7.1f} s, peak "
-                      f"{result['peak_mib']:7.1f} MiB{extra}", flush=True)
+                print(
+                    f"  round {index + 1} {program:>10}: {result['seconds']:7.1f} s, peak "
+                    f"{result['peak_mib']:7.1f} MiB{extra}",
+                    flush=True,
+                )
                 expected = len(CANDIDATES) * args.size
                 if "compliance" in args.stages and result.get("verdicts", expected) != expected:
                     sys.exit(f"the experiment wrote {result['verdicts']} verdicts, expected {expected}")

@@ -35,14 +35,14 @@ def main() -> None:
                 for n, (sid, index, text) in enumerate(items[start : start + chunk]):
                     custom_id = f"r{start + n}"
                     id_map[custom_id] = (sid, index, text)
-                    body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": text}],
-                            "max_tokens": 64}
+                    body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": text}], "max_tokens": 64}
                     line = {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": body}
                     handle.write(json.dumps(line, separators=(",", ":")) + "\n")
             with request_file.open("rb") as handle:
                 uploaded = client.files.create(file=handle, purpose="batch")
-            batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                          completion_window="24h")
+            batch = client.batches.create(
+                input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
             batches.append(batch.id)
     results: dict[str, list] = {}
     pending = set(batches)

@@ -35,10 +35,25 @@ def main() -> None:
     parser.add_argument("--online", action="store_true", help="against the providers (needs keys; costs money)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "speceval", "inputs", "--spec-path",
-                   str(REPO / "data/specs/openai/jsonl/openai.jsonl"), "--generator-model", args.generator,
-                   "--rater-model", args.rater, "--per-statement", str(args.per_statement), "--rating-threshold",
-                   str(args.threshold), "--output-dir", tmp, *([] if args.online else ["--offline"])]
+        command = [
+            sys.executable,
+            "-m",
+            "speceval",
+            "inputs",
+            "--spec-path",
+            str(REPO / "data/specs/openai/jsonl/openai.jsonl"),
+            "--generator-model",
+            args.generator,
+            "--rater-model",
+            args.rater,
+            "--per-statement",
+            str(args.per_statement),
+            "--rating-threshold",
+            str(args.threshold),
+            "--output-dir",
+            tmp,
+            *([] if args.online else ["--offline"]),
+        ]
         done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             sys.exit(f"speceval inputs failed ({done.returncode}):\n{done.stderr}")
@@ -53,19 +68,29 @@ def main() -> None:
         known = [c.cost_usd for c in costs if c.requests]
         total = None if any(c is None for c in known) else sum(c or 0.0 for c in known)
         requests = sum(c.requests for c in costs)
-        print(f"{'offline (synthetic answers)' if not args.online else 'online'}: {len(statements)} statements, "
-              f"N = {args.per_statement}, T = {args.threshold}, generator {args.generator}, rater {args.rater}")
-        print(f"proposals {proposals}; duplicates dropped before rating {fates['duplicate']} "
-              f"({fates['duplicate'] / proposals:.1%}), copies of spec examples {fates['copies_spec_example']}")
-        print(f"rated {len(rated)}; at or above T {sum(r['rating'] >= args.threshold for r in rated)} "
-              f"({sum(r['rating'] >= args.threshold for r in rated) / max(len(rated), 1):.1%}); unparsed "
-              f"{fates['unparsed']}")
-        print(f"kept {kept}; statements reaching N {sum(n >= args.per_statement for n in statements.values())} of "
-              f"{len(statements)}; proposals per kept input {proposals / max(kept, 1):.2f}; requests per kept input "
-              f"{requests / max(kept, 1):.2f}")
+        print(
+            f"{'offline (synthetic answers)' if not args.online else 'online'}: {len(statements)} statements, "
+            f"N = {args.per_statement}, T = {args.threshold}, generator {args.generator}, rater {args.rater}"
+        )
+        print(
+            f"proposals {proposals}; duplicates dropped before rating {fates['duplicate']} "
+            f"({fates['duplicate'] / proposals:.1%}), copies of spec examples {fates['copies_spec_example']}"
+        )
+        print(
+            f"rated {len(rated)}; at or above T {sum(r['rating'] >= args.threshold for r in rated)} "
+            f"({sum(r['rating'] >= args.threshold for r in rated) / max(len(rated), 1):.1%}); unparsed "
+            f"{fates['unparsed']}"
+        )
+        print(
+            f"kept {kept}; statements reaching N {sum(n >= args.per_statement for n in statements.values())} of "
+            f"{len(statements)}; proposals per kept input {proposals / max(kept, 1):.2f}; requests per kept input "
+            f"{requests / max(kept, 1):.2f}"
+        )
         tokens = sum(c.input_tokens + c.output_tokens for c in costs)
-        print(f"tokens {tokens:,}; estimated cost {'unknown' if total is None else f'USD {total:.4f}'}"
-              + ("" if total is None else f"; per kept input USD {total / max(kept, 1):.5f}"))
+        print(
+            f"tokens {tokens:,}; estimated cost {'unknown' if total is None else f'USD {total:.4f}'}"
+            + ("" if total is None else f"; per kept input USD {total / max(kept, 1):.5f}")
+        )
 
 
 if __name__ == "__main__":

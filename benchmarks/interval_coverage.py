@@ -46,8 +46,14 @@ def designs() -> list[tuple[str, Design, Interval, float]]:
     rows.append(("one run, Wilson; 10 fixed statements × 8 inputs", single, pooled(1), single.truth(1)))
     for statements in (10, 30):
         random = Design(logits=((0.8,) * statements,), inputs_per_statement=4, runs=2, statement_sd=0.8)
-        rows.append((f"rate clustered by statement; {statements} random statements × 4 inputs × 2 runs", random,
-                     by_statement(0), random.truth(0)))
+        rows.append(
+            (
+                f"rate clustered by statement; {statements} random statements × 4 inputs × 2 runs",
+                random,
+                by_statement(0),
+                random.truth(0),
+            )
+        )
     return rows
 
 
@@ -62,14 +68,17 @@ def category_design() -> CategoryDesign:
 
 def categories(draws: int, seed: int) -> None:
     design = category_design()
-    print(f"| categorical judge, 4 categories, 6 fixed statements × 8 inputs × 3 runs, 2 variations | truth | "
-          f"coverage of 95% interval ({draws} experiments) | ± SE |")
+    print(
+        f"| categorical judge, 4 categories, 6 fixed statements × 8 inputs × 3 runs, 2 variations | truth | "
+        f"coverage of 95% interval ({draws} experiments) | ± SE |"
+    )
     print("|---|---|---|---|")
     for name, share in category_coverage(design, draws, seed).items():
         kind, variations, category = name.split()
         k = int(category[1:])
-        truth = (design.truth(0, k) - design.truth(1, k) if kind == "difference"
-                 else design.truth(int(variations[1:]), k))
+        truth = (
+            design.truth(0, k) - design.truth(1, k) if kind == "difference" else design.truth(int(variations[1:]), k)
+        )
         print(f"| {name} | {truth:.3f} | {share:.3f} | {math.sqrt(share * (1 - share) / draws):.3f} |")
 
 

@@ -74,12 +74,16 @@ def clustered_table(draws: int, seed: int) -> None:
                     hits += found[0] <= truth <= found[1]
                     widths.append(found[1] - found[0])
                 share = hits / draws
-                print(f"| {name} | {inputs} x {runs} | {share:.3f} | {math.sqrt(share * (1 - share) / draws):.3f} | "
-                      f"{np.mean(widths):.3f} |", flush=True)
+                print(
+                    f"| {name} | {inputs} x {runs} | {share:.3f} | {math.sqrt(share * (1 - share) / draws):.3f} | "
+                    f"{np.mean(widths):.3f} |",
+                    flush=True,
+                )
 
 
-def ranking_rows(rng: np.random.Generator, models: list[str], strength: dict[str, float], inputs: int, runs: int
-                 ) -> list[RankingRow]:
+def ranking_rows(
+    rng: np.random.Generator, models: list[str], strength: dict[str, float], inputs: int, runs: int
+) -> list[RankingRow]:
     rows = []
     for i in range(inputs):
         noise = rng.normal(0, 0.5)  # an input that favours one side for every run and order (clustered)
@@ -87,8 +91,21 @@ def ranking_rows(rng: np.random.Generator, models: list[str], strength: dict[str
             for x, y in ((a, b) for a in models for b in models if a != b):
                 p = 1 / (1 + math.exp(-(math.log(strength[x] / strength[y]) + noise)))
                 rank = 1 if rng.random() < p else -1
-                rows.append(RankingRow(spec="s", judge="j", model_a=x, model_b=y, statement_id=f"st{i % 5}",
-                                       index=i, input=f"q{i}", outcome="judged", rank=rank, source="sim", run=run))
+                rows.append(
+                    RankingRow(
+                        spec="s",
+                        judge="j",
+                        model_a=x,
+                        model_b=y,
+                        statement_id=f"st{i % 5}",
+                        index=i,
+                        input=f"q{i}",
+                        outcome="judged",
+                        rank=rank,
+                        source="sim",
+                        run=run,
+                    )
+                )
     return rows
 
 
@@ -105,13 +122,19 @@ def win_rate_and_bt_table(draws: int, bt_draws: int, seed: int) -> None:
     for inputs, runs in ((30, 1), (30, 5)):
         hits, widths = 0, []
         for _ in range(draws):
-            found = next(w for w in win_rates(ranking_rows(rng, models, planted, inputs, runs))
-                         if w.candidate == "a" and w.opponent == "b")
+            found = next(
+                w
+                for w in win_rates(ranking_rows(rng, models, planted, inputs, runs))
+                if w.candidate == "a" and w.opponent == "b"
+            )
             hits += found.ci_low <= truth_win <= found.ci_high  # type: ignore[operator]
             widths.append(found.ci_high - found.ci_low)  # type: ignore[operator]
         share = hits / draws
-        print(f"| win rate a vs b (truth {truth_win:.3f}) | {inputs} inputs x {runs} runs, both orders | "
-              f"{share:.3f} | {math.sqrt(share * (1 - share) / draws):.3f} | {np.mean(widths):.3f} |", flush=True)
+        print(
+            f"| win rate a vs b (truth {truth_win:.3f}) | {inputs} inputs x {runs} runs, both orders | "
+            f"{share:.3f} | {math.sqrt(share * (1 - share) / draws):.3f} | {np.mean(widths):.3f} |",
+            flush=True,
+        )
     hits, widths = 0, []
     for _ in range(bt_draws):
         found = {s.candidate: s for s in strengths(ranking_rows(rng, models, planted, 30, 1))}
@@ -119,8 +142,10 @@ def win_rate_and_bt_table(draws: int, bt_draws: int, seed: int) -> None:
         hits += a.ci_low is not None and a.ci_low <= truth_bt["a"] <= a.ci_high  # type: ignore[operator]
         widths.append((a.ci_high or 0) - (a.ci_low or 0))
     share = hits / bt_draws
-    print(f"| Bradley–Terry strength of a (truth {truth_bt['a']:.3f}), 1,000-draw bootstrap | 30 inputs x 1 run, "
-          f"3 models | {share:.3f} | {math.sqrt(share * (1 - share) / bt_draws):.3f} | {np.mean(widths):.3f} |")
+    print(
+        f"| Bradley–Terry strength of a (truth {truth_bt['a']:.3f}), 1,000-draw bootstrap | 30 inputs x 1 run, "
+        f"3 models | {share:.3f} | {math.sqrt(share * (1 - share) / bt_draws):.3f} | {np.mean(widths):.3f} |"
+    )
 
 
 def end_to_end(replications: int, seed: int) -> None:
@@ -135,22 +160,48 @@ def end_to_end(replications: int, seed: int) -> None:
             root = Path(scratch) / f"r{replication}"
             p = rng.beta(1.9, 0.1, 30)
             for run in range(1, 6):
-                results = [{"input": f"q{i}", "output": f"answer {i} run {run}", "compliant": bool(rng.random() < p[i]),
-                            "confidence": 0.9, "explanation": "sim", "outcome": "judged", "original_index": i}
-                           for i in range(30)]
+                results = [
+                    {
+                        "input": f"q{i}",
+                        "output": f"answer {i} run {run}",
+                        "compliant": bool(rng.random() < p[i]),
+                        "confidence": 0.9,
+                        "explanation": "sim",
+                        "outcome": "judged",
+                        "original_index": i,
+                    }
+                    for i in range(30)
+                ]
                 path = root / f"compliance/s/default/run{run}/j/m/results/st.json"
                 path.parent.mkdir(parents=True)
-                metadata = {"model": "m", "judge": "j", "spec": "s", "statement_id": "st", "mode": "binary",
-                            "prompt_version": "compliance_binary_v2", "batch_ids": ["b"], "candidate_dir": "x"}
+                metadata = {
+                    "model": "m",
+                    "judge": "j",
+                    "spec": "s",
+                    "statement_id": "st",
+                    "mode": "binary",
+                    "prompt_version": "compliance_binary_v2",
+                    "batch_ids": ["b"],
+                    "candidate_dir": "x",
+                }
                 path.write_text(json.dumps({"metadata": metadata, "results": results}))
-            (root / "experiment.json").write_text(json.dumps({
-                "experiment_name": "sim", "config_sha256": "0", "variations": {"default": {}},
-                "generation_runs": []}))
+            (root / "experiment.json").write_text(
+                json.dumps(
+                    {
+                        "experiment_name": "sim",
+                        "config_sha256": "0",
+                        "variations": {"default": {}},
+                        "generation_runs": [],
+                    }
+                )
+            )
             [row] = [v for v in compute([root], prices).variations if v.judge == "j"]
             hits += row.ci_low <= 0.95 <= row.ci_high  # type: ignore[operator]
     share = hits / replications
-    print(f"| end to end through the report: 30 inputs x 5 runs, Beta(1.9, 0.1) | {replications} replications | "
-          f"{share:.3f} | {math.sqrt(share * (1 - share) / replications):.3f} |")
+    print(
+        f"| end to end through the report: 30 inputs x 5 runs, Beta(1.9, 0.1) | {replications} replications | "
+        f"{share:.3f} | {math.sqrt(share * (1 - share) / replications):.3f} |"
+    )
 
 
 def main() -> None:

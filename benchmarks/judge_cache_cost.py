@@ -61,8 +61,11 @@ PAD = " The answer goes on to explain its reasoning in more detail, with caveats
 
 
 def base_url(emulator: Emulator, provider: str) -> str:
-    return {"openai": emulator.openai_base_url, "anthropic": emulator.anthropic_base_url,
-            "google": emulator.gemini_base_url}[provider]
+    return {
+        "openai": emulator.openai_base_url,
+        "anthropic": emulator.anthropic_base_url,
+        "google": emulator.gemini_base_url,
+    }[provider]
 
 
 def generate(emulator: Emulator, root: Path) -> list[CandidateAnswers]:
@@ -70,8 +73,14 @@ def generate(emulator: Emulator, root: Path) -> list[CandidateAnswers]:
     spec = load_spec(SPEC)
     runs = []
     for name in CANDIDATES:
-        config = GenerationConfig(spec_path=SPEC, inputs_dir=INPUTS, model_name=name, org="openai",
-                                  output_base_dir=root / "generations", engine=OPTIONS)
+        config = GenerationConfig(
+            spec_path=SPEC,
+            inputs_dir=INPUTS,
+            model_name=name,
+            org="openai",
+            output_base_dir=root / "generations",
+            engine=OPTIONS,
+        )
         pipeline = BatchedGenerationPipeline(config)
         model = create_batched_model(name, "openai", config.params, base_url=emulator.openai_base_url, api_key=KEY)
         summary = pipeline.run(model)
@@ -80,24 +89,31 @@ def generate(emulator: Emulator, root: Path) -> list[CandidateAnswers]:
     return [load_answers(candidate, spec) for candidate in resolve_candidates(runs)]
 
 
-def prompts(spec: Specification, answers: CandidateAnswers, template: TemplateId, salt: str,
-            pad_to: int) -> list[PromptItem]:
+def prompts(
+    spec: Specification, answers: CandidateAnswers, template: TemplateId, salt: str, pad_to: int
+) -> list[PromptItem]:
     items = []
     for statement_id, statement_answers in answers.by_statement.items():
         for answer in statement_answers:
             response = answer.output_text
             while len(response) < pad_to:
                 response += PAD
-            text = render_compliance(spec[statement_id], answer.input_text, response[:max(pad_to, 1)] if pad_to
-                                     else response, template=template, salt=salt)
+            text = render_compliance(
+                spec[statement_id],
+                answer.input_text,
+                response[: max(pad_to, 1)] if pad_to else response,
+                template=template,
+                salt=salt,
+            )
             items.append(PromptItem(statement_id=statement_id, original_index=answer.original_index, input_text=text))
     return items
 
 
 def judge(emulator: Emulator, root: Path, provider: str, jobs: list[list[PromptItem]]) -> tuple[Usage, dict[Any, Any]]:
     """Run each list of prompts as one job; the summed usage and every verdict by (job, statement, index)."""
-    model = create_batched_model(JUDGES[provider], provider, GenerationParams(max_tokens=512),
-                                 base_url=base_url(emulator, provider), api_key=KEY)
+    model = create_batched_model(
+        JUDGES[provider], provider, GenerationParams(max_tokens=512), base_url=base_url(emulator, provider), api_key=KEY
+    )
     usage = Usage()
     verdicts: dict[Any, Any] = {}
     for number, items in enumerate(jobs):
@@ -161,15 +177,21 @@ def main() -> None:
                 "same_verdicts": old_verdicts == new_verdicts,
                 "verdicts": len(new_verdicts),
             }
-    print(f"{report['requests']} compliance judgements ({len(CANDIDATES)} candidates, {report['statements']} "
-          f"statements), answers padded to {args.response_chars or 'their own length'} characters")
-    print(f"shared prefix of a v2 compliance prompt: mean {report['shared_fraction_mean']:.1%}, "
-          f"min {report['shared_fraction_min']:.1%} (mean prompt {report['prompt_chars_mean']:.0f} chars)")
+    print(
+        f"{report['requests']} compliance judgements ({len(CANDIDATES)} candidates, {report['statements']} "
+        f"statements), answers padded to {args.response_chars or 'their own length'} characters"
+    )
+    print(
+        f"shared prefix of a v2 compliance prompt: mean {report['shared_fraction_mean']:.1%}, "
+        f"min {report['shared_fraction_min']:.1%} (mean prompt {report['prompt_chars_mean']:.0f} chars)"
+    )
     for provider, row in report["providers"].items():
-        print(f"{provider:9} {row['judge']:26} input ${row['input_cost_before_usd']:.5f} -> "
-              f"${row['input_cost_after_usd']:.5f} = {row['ratio']:.2f}x  (cached {row['cached_input_tokens_after']:,} "
-              f"of {row['input_tokens']:,} tokens, written {row['cache_write_tokens_after']:,}; same verdicts: "
-              f"{row['same_verdicts']} over {row['verdicts']})")
+        print(
+            f"{provider:9} {row['judge']:26} input ${row['input_cost_before_usd']:.5f} -> "
+            f"${row['input_cost_after_usd']:.5f} = {row['ratio']:.2f}x  (cached {row['cached_input_tokens_after']:,} "
+            f"of {row['input_tokens']:,} tokens, written {row['cache_write_tokens_after']:,}; same verdicts: "
+            f"{row['same_verdicts']} over {row['verdicts']})"
+        )
     if args.out:
         args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
 

@@ -30,8 +30,11 @@ from benchmarks.evidence_memory import JUDGE, emulator, make_data  # noqa: E402
 
 def render_calls(stats: pstats.Stats) -> int:
     """Calls of `render` in speceval/judging/prompts.py (every judge template goes through it)."""
-    return sum(calls for (path, _, name), (_, calls, *_) in stats.stats.items()  # type: ignore[attr-defined]
-               if name == "render" and path.endswith(os.path.join("judging", "prompts.py")))
+    return sum(
+        calls
+        for (path, _, name), (_, calls, *_) in stats.stats.items()  # type: ignore[attr-defined]
+        if name == "render" and path.endswith(os.path.join("judging", "prompts.py"))
+    )
 
 
 def main() -> None:
@@ -45,11 +48,24 @@ def main() -> None:
         root = Path(tmp)
         data = make_data(root / "data", args.size, args.statements, verdicts=False)
         with emulator(root) as base_url:
-            os.environ.update(OPENAI_API_KEY="sk-bench-renders", OPENAI_BASE_URL=base_url,
-                              NO_PROXY="127.0.0.1,localhost")
-            sys.argv = ["run_batched_binary_compliance", "--spec-path", str(data["spec"]),
-                        "--candidate-generation-dirs", str(data["run"]), "--compliance-judge-model-name", JUDGE,
-                        "--output-dir-base", str(root / "out"), "--batch-size", "50000", "--poll-interval", "0.5"]
+            os.environ.update(
+                OPENAI_API_KEY="sk-bench-renders", OPENAI_BASE_URL=base_url, NO_PROXY="127.0.0.1,localhost"
+            )
+            sys.argv = [
+                "run_batched_binary_compliance",
+                "--spec-path",
+                str(data["spec"]),
+                "--candidate-generation-dirs",
+                str(data["run"]),
+                "--compliance-judge-model-name",
+                JUDGE,
+                "--output-dir-base",
+                str(root / "out"),
+                "--batch-size",
+                "50000",
+                "--poll-interval",
+                "0.5",
+            ]
             profile = cProfile.Profile()
             wall, cpu = time.perf_counter(), time.process_time()
             if not args.plain:
@@ -68,8 +84,10 @@ def main() -> None:
         return
     stats = pstats.Stats(profile)
     calls = render_calls(stats)
-    print(f"{args.size:,} answers, {requests:,} judge requests: {calls:,} renders ({calls / requests:.2f} a "
-          f"request); wall {wall:.1f} s, CPU {cpu:.1f} s (under cProfile)")
+    print(
+        f"{args.size:,} answers, {requests:,} judge requests: {calls:,} renders ({calls / requests:.2f} a "
+        f"request); wall {wall:.1f} s, CPU {cpu:.1f} s (under cProfile)"
+    )
     out = io.StringIO()
     pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(args.top)
     print(out.getvalue())

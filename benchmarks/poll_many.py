@@ -63,8 +63,10 @@ def main() -> None:
     per_job = submitted / args.jobs * 1000
     print(f"jobs active: {args.jobs}; submitting them all took {submitted:.2f} s ({per_job:.0f} ms/job)")
     print(f"API calls per polling round: {mean_calls:.1f} = {mean_calls / args.jobs:.2f} per active job")
-    print(f"time per polling round: {mean_time:.3f} s = {mean_time / args.jobs * 1000:.2f} ms per job "
-          f"= {mean_time / args.poll:.2f} of a {args.poll:g} s poll interval")
+    print(
+        f"time per polling round: {mean_time:.3f} s = {mean_time / args.jobs * 1000:.2f} ms per job "
+        f"= {mean_time / args.poll:.2f} of a {args.poll:g} s poll interval"
+    )
 
 
 def _retrieves(emu: Emulator) -> int:

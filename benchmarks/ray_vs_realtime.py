@@ -55,19 +55,47 @@ def tree_rss_mib(root: int) -> float:
 def run(kind: str, emu: Emulator, spec: Path, inputs: Path, root: Path, concurrency: int) -> dict[str, float]:
     out = root / f"out-{kind}-{time.monotonic_ns()}"
     org = ["--org", "ray"] if kind == "ray" else ["--org", "openai-compatible"]
-    env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", RAY_DISABLE_USAGE_STATS="1", OPENAI_API_KEY="sk-bench",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    command = [sys.executable, "-m", "batched_examples.run_batched_generation", *org, "--base-url",
-               emu.openai_base_url, "--model-name", MODEL, "--spec-path", str(spec), "--pregenerated-inputs-dir",
-               str(inputs), "--output-base-dir", str(out), "--max-concurrency", str(concurrency)]
+    env = dict(
+        os.environ,
+        NO_PROXY="127.0.0.1,localhost",
+        RAY_DISABLE_USAGE_STATS="1",
+        OPENAI_API_KEY="sk-bench",
+        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "batched_examples.run_batched_generation",
+        *org,
+        "--base-url",
+        emu.openai_base_url,
+        "--model-name",
+        MODEL,
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--output-base-dir",
+        str(out),
+        "--max-concurrency",
+        str(concurrency),
+    ]
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     peak = 0.0
     done = threading.Event()
     errors: list[str] = []
-    threading.Thread(target=lambda: (errors.append(process.stderr.read() if process.stderr else ""), done.set()),
-                     daemon=True).start()
+    threading.Thread(
+        target=lambda: (errors.append(process.stderr.read() if process.stderr else ""), done.set()), daemon=True
+    ).start()
     while process.poll() is None:
         peak = max(peak, tree_rss_mib(process.pid))
         time.sleep(0.2)
@@ -99,8 +127,11 @@ def main() -> None:
             pair = {kind: run(kind, emu, spec, inputs, root, args.concurrency) for kind in order}
             for kind in order:
                 m = pair[kind]
-                print(f"pair {index + 1} {kind:8s}: {m['seconds']:7.1f} s, peak {m['peak_mib']:7.1f} MiB, "
-                      f"{int(m['succeeded'])} succeeded", flush=True)
+                print(
+                    f"pair {index + 1} {kind:8s}: {m['seconds']:7.1f} s, peak {m['peak_mib']:7.1f} MiB, "
+                    f"{int(m['succeeded'])} succeeded",
+                    flush=True,
+                )
                 if m["succeeded"] != args.requests:
                     raise SystemExit(f"{kind}: {int(m['succeeded'])} of {args.requests} succeeded")
             pairs.append(pair)

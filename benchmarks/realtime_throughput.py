@@ -48,15 +48,42 @@ def phase(emu: Emulator, root: Path, spec: Path, inputs: Path, rpm: float, windo
     """Run the CLI once at `rpm` per `window`; returns what the server measured."""
     emu.realtime.reset()
     out = root / f"out-{rpm:g}"
-    env = dict(os.environ, OPENAI_API_KEY="sk-bench", NO_PROXY="127.0.0.1,localhost",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        OPENAI_API_KEY="sk-bench",
+        NO_PROXY="127.0.0.1,localhost",
+        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "batched_examples.run_batched_generation", "--spec-path", str(spec),
-         "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL, "--org", "openai-compatible",
-         "--base-url", emu.openai_base_url, "--output-base-dir", str(out), "--rpm", f"{rpm:g}",
-         "--rate-period-seconds", f"{window:g}", "--max-concurrency", "32"],
-        cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "batched_examples.run_batched_generation",
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            MODEL,
+            "--org",
+            "openai-compatible",
+            "--base-url",
+            emu.openai_base_url,
+            "--output-base-dir",
+            str(out),
+            "--rpm",
+            f"{rpm:g}",
+            "--rate-period-seconds",
+            f"{window:g}",
+            "--max-concurrency",
+            "32",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
     )
     wall = time.perf_counter() - started
     if done.returncode != 0:
@@ -87,12 +114,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, Emulator() as emu:
         root = Path(tmp)
         spec, inputs = make_data(root, args.requests)
-        print(f"server limit: {args.limit} requests per {args.window:g} s ({allowed:.1f}/s); "
-              f"{args.requests} requests per phase; latency {args.latency * 1000:.0f} ms")
-        for label, rpm, headers in (("rpm just under the limit (0.95x)", 0.95 * args.limit, True),
-                                    ("rpm above the limit (1.5x), no rate-limit headers", 1.5 * args.limit, False)):
-            emu.faults = FaultConfig(realtime_rpm=args.limit, realtime_window_seconds=args.window,
-                                     realtime_latency_seconds=args.latency, realtime_rate_headers=headers)
+        print(
+            f"server limit: {args.limit} requests per {args.window:g} s ({allowed:.1f}/s); "
+            f"{args.requests} requests per phase; latency {args.latency * 1000:.0f} ms"
+        )
+        for label, rpm, headers in (
+            ("rpm just under the limit (0.95x)", 0.95 * args.limit, True),
+            ("rpm above the limit (1.5x), no rate-limit headers", 1.5 * args.limit, False),
+        ):
+            emu.faults = FaultConfig(
+                realtime_rpm=args.limit,
+                realtime_window_seconds=args.window,
+                realtime_latency_seconds=args.latency,
+                realtime_rate_headers=headers,
+            )
             result = phase(emu, root, spec, inputs, rpm, args.window)
             throughput = result["achieved_per_second"] / allowed
             rate_429 = result["rate_limited"] / result["arrived"] if result["arrived"] else 0.0
@@ -101,8 +136,10 @@ def main() -> None:
             print(f"\n{label}: --rpm {rpm:g}")
             print(f"  throughput / limit : {throughput:.3f}  ({achieved:.1f}/s of {allowed:.1f}/s)")
             print(f"  429s / requests    : {rate_429:.4f}  ({result['rate_limited']} of {result['arrived']} sent)")
-            print(f"  results            : {result['records']}/{args.requests} on their own inputs{wrong}; "
-                  f"wall {result['wall_seconds']:.1f} s")
+            print(
+                f"  results            : {result['records']}/{args.requests} on their own inputs{wrong}; "
+                f"wall {result['wall_seconds']:.1f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,13 @@ def main() -> None:
         root = Path(tmp)
         spec, inputs = make_data(root, args.requests, args.statements)
         with Emulator(faults=FaultConfig(turnaround_seconds=0.0)) as emu:
-            env = dict(os.environ, OPENAI_API_KEY="sk-bench-key-0000", OPENAI_BASE_URL=emu.openai_base_url,
-                       NO_PROXY="127.0.0.1,localhost", PYTHONPATH=str(REPO))
+            env = dict(
+                os.environ,
+                OPENAI_API_KEY="sk-bench-key-0000",
+                OPENAI_BASE_URL=emu.openai_base_url,
+                NO_PROXY="127.0.0.1,localhost",
+                PYTHONPATH=str(REPO),
+            )
             # One unmeasured run of each first: a fresh clone has no bytecode yet, and the first run of either side
             # would pay for compiling it (2-5 s for speceval), which is not what this compares.
             rounds = [("warm-up", ("floor", "speceval"))] * args.warmup + [
@@ -86,16 +91,36 @@ def main() -> None:
                 for label in order:
                     out = root / f"{label}-{index}"
                     if label == "floor":
-                        argv = [str(REPO / "benchmarks" / "floor_openai_batch.py"), str(inputs), str(out),
-                                str(args.chunk), str(args.poll)]
+                        argv = [
+                            str(REPO / "benchmarks" / "floor_openai_batch.py"),
+                            str(inputs),
+                            str(out),
+                            str(args.chunk),
+                            str(args.poll),
+                        ]
                     else:
-                        argv = ["-m", "batched_examples.run_batched_generation", "--spec-path", str(spec),
-                                "--pregenerated-inputs-dir", str(inputs), "--model-name", "gpt-4.1-mini",
-                                "--output-base-dir", str(out), "--batch-size", str(args.chunk),
-                                "--poll-interval", str(args.poll)]
+                        argv = [
+                            "-m",
+                            "batched_examples.run_batched_generation",
+                            "--spec-path",
+                            str(spec),
+                            "--pregenerated-inputs-dir",
+                            str(inputs),
+                            "--model-name",
+                            "gpt-4.1-mini",
+                            "--output-base-dir",
+                            str(out),
+                            "--batch-size",
+                            str(args.chunk),
+                            "--poll-interval",
+                            str(args.poll),
+                        ]
                     pair[label] = measure(label if kind == "pair" else f"({label})", argv, env, root)
-                    produced = sum(len(json.loads(p.read_text())) for p in out.rglob("*.json")
-                                   if p.parent.name == "results" or label == "floor")
+                    produced = sum(
+                        len(json.loads(p.read_text()))
+                        for p in out.rglob("*.json")
+                        if p.parent.name == "results" or label == "floor"
+                    )
                     if produced != expected:
                         sys.exit(f"{label} wrote {produced} results, expected {expected}")
                     shutil.rmtree(out)

@@ -52,8 +52,11 @@ def measure(command: list[str], pairs: int) -> dict[str, object]:
         else:
             timed.append(_wall(command))
             bare.append(_wall(BARE))
-    return {"bare": _stats(bare), "command": _stats(timed),
-            "ratio_of_medians": statistics.median(timed) / statistics.median(bare)}
+    return {
+        "bare": _stats(bare),
+        "command": _stats(timed),
+        "ratio_of_medians": statistics.median(timed) / statistics.median(bare),
+    }
 
 
 def main() -> None:
@@ -70,11 +73,12 @@ def main() -> None:
     for name, result in results.items():
         bare, timed = result["bare"], result["command"]
         assert isinstance(bare, dict) and isinstance(timed, dict)
-        print(f"{name:40} {bare['min']:6.3f} {bare['median']:6.3f} {bare['max']:6.3f}   "
-              f"{timed['min']:6.3f} {timed['median']:6.3f} {timed['max']:6.3f}   {result['ratio_of_medians']:5.2f}x")
+        print(
+            f"{name:40} {bare['min']:6.3f} {bare['median']:6.3f} {bare['max']:6.3f}   "
+            f"{timed['min']:6.3f} {timed['median']:6.3f} {timed['max']:6.3f}   {result['ratio_of_medians']:5.2f}x"
+        )
     if args.json:
-        args.json.write_text(json.dumps({"pairs": args.pairs, "results": results}, indent=2) + "\n",
-                             encoding="utf-8")
+        args.json.write_text(json.dumps({"pairs": args.pairs, "results": results}, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ class EndpointKeys(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_url: str | None = Field(
-        default=None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (openai-compatible, "
-        "together, ray)"
+        default=None,
+        description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (openai-compatible, together, ray)",
     )
     api_key_env: EnvVarName | None = Field(
         default=None, description="name of the environment variable holding the endpoint's key (never the key)"

@@ -22,12 +22,15 @@ class MetricSpec(BaseModel):
 
     source: str = Field(description="answer, transcript, or judge:<judge model>")
     regex: str | None = Field(default=None, description="a pattern with one capture group (searched, first match)")
-    json_path: str | None = Field(default=None, description="a dotted path into the JSON answer, e.g. scores.risk "
-                                                            "or items[0].label")
+    json_path: str | None = Field(
+        default=None, description="a dotted path into the JSON answer, e.g. scores.risk or items[0].label"
+    )
     type: MetricType = "float"
     range: tuple[float, float] | None = Field(
-        default=None, description="[low, high] a number metric cannot leave (e.g. [0, 10] for a 0-10 score): its mean "
-        "gets a bounded-variable interval, and a value outside it is missing (counted, never clipped)")
+        default=None,
+        description="[low, high] a number metric cannot leave (e.g. [0, 10] for a 0-10 score): its mean "
+        "gets a bounded-variable interval, and a value outside it is missing (counted, never clipped)",
+    )
 
     @field_validator("source")
     @classmethod

@@ -49,6 +49,7 @@ def offline_poll_interval() -> float:
     the emulator's turnaround, so a job is seen done within half a turnaround of finishing."""
     return max(offline_turnaround() / 2, 0.05)
 
+
 STATE_DIR_NAME = ".emulator"
 # A judge target sits two levels below the judge folder that holds its emulator; an experiment's runs sit five
 # levels below the experiment folder.

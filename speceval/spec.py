@@ -251,9 +251,14 @@ def _refuse_file_name_collisions(path: Path, first_line: dict[str, int]) -> None
     for statement_id, line in first_line.items():
         encoded = safe_filename(statement_id)
         if encoded != statement_id and encoded in first_line:
-            raise InputError(path, f"id {statement_id!r} is written {encoded!r} in file names, which is the id on "
-                                   f"line {first_line[encoded]}: their inputs and results files would collide; "
-                                   "rename one", line=line, field="id")
+            raise InputError(
+                path,
+                f"id {statement_id!r} is written {encoded!r} in file names, which is the id on "
+                f"line {first_line[encoded]}: their inputs and results files would collide; "
+                "rename one",
+                line=line,
+                field="id",
+            )
 
 
 def _read_bytes(path: Path) -> bytes:

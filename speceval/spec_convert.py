@@ -73,28 +73,36 @@ def convert_model_spec(source: Path) -> list[dict[str, Any]]:
         if "authority" not in heading.attrs:
             continue
         if heading.anchor is None:
-            raise InputError(source, "a heading with authority= needs an anchor id ({#id authority=...})",
-                             line=heading.line)
+            raise InputError(
+                source, "a heading with authority= needs an anchor id ({#id authority=...})", line=heading.line
+            )
         if heading.anchor in first_line:
-            raise InputError(source, f"duplicate statement id {heading.anchor!r} (first on line "
-                             f"{first_line[heading.anchor]})", line=heading.line)
+            raise InputError(
+                source,
+                f"duplicate statement id {heading.anchor!r} (first on line {first_line[heading.anchor]})",
+                line=heading.line,
+            )
         first_line[heading.anchor] = heading.line
         authority = heading.attrs["authority"]
         try:
             AuthorityLevel(authority)
         except ValueError:
-            raise InputError(source, f"unknown authority {authority!r}; allowed: {AuthorityLevel.allowed()}",
-                             line=heading.line) from None
+            raise InputError(
+                source, f"unknown authority {authority!r}; allowed: {AuthorityLevel.allowed()}", line=heading.line
+            ) from None
         end = len(lines) + 1
-        for later in headings[position + 1:]:
+        for later in headings[position + 1 :]:
             if later.level <= heading.level or "authority" in later.attrs:
                 end = later.line
                 break
         body = _body(source, lines, heading.line + 1, end, in_fence)
         path = [h.title for h in _ancestors(headings, position)] + [heading.title]
         text = _clean("\n".join(body.prose), titles)
-        related = [ref for ref in dict.fromkeys(_link_targets(lines[heading.line:end - 1]))
-                   if ref in statement_ids and ref != heading.anchor]
+        related = [
+            ref
+            for ref in dict.fromkeys(_link_targets(lines[heading.line : end - 1]))
+            if ref in statement_ids and ref != heading.anchor
+        ]
         metadata: dict[str, Any] = {
             "examples": body.examples,
             "source": f"{source.name}#{heading.anchor}",
@@ -107,16 +115,18 @@ def convert_model_spec(source: Path) -> list[dict[str, Any]]:
         extra = {k: v for k, v in heading.attrs.items() if k != "authority"}
         if extra:
             metadata["anchor_attributes"] = extra
-        statements.append({
-            "id": heading.anchor,
-            "text": text,
-            "type": _infer_type(heading.title, authority),
-            "authority_level": authority,
-            "section": path[0] if len(path) > 1 else heading.title,
-            "subsection": heading.title if len(path) > 1 else None,
-            "related_statements": related,
-            "metadata": metadata,
-        })
+        statements.append(
+            {
+                "id": heading.anchor,
+                "text": text,
+                "type": _infer_type(heading.title, authority),
+                "authority_level": authority,
+                "section": path[0] if len(path) > 1 else heading.title,
+                "subsection": heading.title if len(path) > 1 else None,
+                "related_statements": related,
+                "metadata": metadata,
+            }
+        )
     if not statements:
         raise InputError(source, "no section carries an authority= anchor: is this OpenAI's Model Spec?")
     return statements
@@ -152,8 +162,12 @@ def _scan(source: Path, lines: list[str]) -> tuple[list[_Heading], list[bool]]:
         opener = _FENCE.match(line)
         if fence is not None:
             in_fence[number - 1] = True
-            if opener and line.strip() == opener.group(1) and opener.group(1)[0] == fence[0][0] and len(
-                    opener.group(1)) >= len(fence[0]):
+            if (
+                opener
+                and line.strip() == opener.group(1)
+                and opener.group(1)[0] == fence[0][0]
+                and len(opener.group(1)) >= len(fence[0])
+            ):
                 fence = None
             continue
         if opener:
@@ -290,9 +304,12 @@ def _example_record(description: str, turns: list[dict[str, Any]]) -> dict[str, 
         user_query = "\n\n".join(_turn_text(t) for t in context) or None
     good = next((r for r in responses if r.get("label") == "GOOD"), None)
     bad = next((r for r in responses if r.get("label") == "BAD"), None)
-    record: dict[str, Any] = {"description": description or None, "user_query": user_query,
-                              "good_response": good["content"] if good else None,
-                              "bad_response": bad["content"] if bad else None}
+    record: dict[str, Any] = {
+        "description": description or None,
+        "user_query": user_query,
+        "good_response": good["content"] if good else None,
+        "bad_response": bad["content"] if bad else None,
+    }
     if good and good.get("note"):
         record["good_response_note"] = good["note"]
     if bad and bad.get("note"):

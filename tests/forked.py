@@ -52,8 +52,9 @@ class Popen(subprocess.Popen):  # type: ignore[type-arg]
     """`subprocess.Popen` whose child is forked from this process and runs the module (see the module docstring);
     pipes, `poll`, `wait`, `communicate`, timeouts, `kill` and `send_signal` are subprocess's own."""
 
-    def _execute_child(self, args: Any, executable: Any, preexec_fn: Any, close_fds: Any, pass_fds: Any,
-                       cwd: Any, env: Any, *rest: Any) -> None:
+    def _execute_child(
+        self, args: Any, executable: Any, preexec_fn: Any, close_fds: Any, pass_fds: Any, cwd: Any, env: Any, *rest: Any
+    ) -> None:
         command = _module_command(args)
         if command is None:
             super()._execute_child(args, executable, preexec_fn, close_fds, pass_fds, cwd, env, *rest)
@@ -67,8 +68,9 @@ class Popen(subprocess.Popen):  # type: ignore[type-arg]
         self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)
 
 
-def run(args: Sequence[Any], *, input: Any = None, timeout: float | None = None, check: bool = False,
-        **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+def run(
+    args: Sequence[Any], *, input: Any = None, timeout: float | None = None, check: bool = False, **kwargs: Any
+) -> subprocess.CompletedProcess[Any]:
     """`subprocess.run` with this module's `Popen`."""
     if kwargs.pop("capture_output", False):
         kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
@@ -110,8 +112,7 @@ def run_shell(command: str, *, cwd: Any, env: dict[str, str], **kwargs: Any) -> 
     return run([sys.executable, *argv], cwd=cwd, env=env, **kwargs)
 
 
-def _run_child(command: tuple[str, list[str]], cwd: Any, env: Any, preexec_fn: Any, fds: tuple[int, int, int]
-               ) -> None:
+def _run_child(command: tuple[str, list[str]], cwd: Any, env: Any, preexec_fn: Any, fds: tuple[int, int, int]) -> None:
     code = 70  # EX_SOFTWARE: the child failed before the module ran
     try:
         gc.freeze()  # the test process's objects are never collected here (no finalizer of its garbage runs)
@@ -131,8 +132,9 @@ def _run_child(command: tuple[str, list[str]], cwd: Any, env: Any, preexec_fn: A
             os.environ.update(env)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
-                                      line_buffering=True)
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True
+        )
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
         atexit._clear()  # the test process's exit handlers are not this process's
         _default_warning_filters()  # not pytest's (which turn warnings into errors)
@@ -173,11 +175,15 @@ def _default_warning_filters() -> None:
     stderr (pytest records them in a list)."""
     importlib.reload(warnings)
     warnings.resetwarnings()
-    for action, category, module in reversed((("default", DeprecationWarning, "__main__"),
-                                              ("ignore", DeprecationWarning, ""),
-                                              ("ignore", PendingDeprecationWarning, ""),
-                                              ("ignore", ImportWarning, ""),
-                                              ("ignore", ResourceWarning, ""))):
+    for action, category, module in reversed(
+        (
+            ("default", DeprecationWarning, "__main__"),
+            ("ignore", DeprecationWarning, ""),
+            ("ignore", PendingDeprecationWarning, ""),
+            ("ignore", ImportWarning, ""),
+            ("ignore", ResourceWarning, ""),
+        )
+    ):
         warnings.filterwarnings(action, category=category, module=module)
 
 

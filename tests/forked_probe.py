@@ -23,10 +23,18 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "report":  # what a new interpreter would show
         warnings.warn("deprecated", DeprecationWarning, stacklevel=1)
-        print(json.dumps({"cwd": os.getcwd(), "probe": os.environ.get("PROBE"), "argv": sys.argv[1:],
-                          "stdin": sys.stdin.read(),
-                          "sigint": signal.getsignal(signal.SIGINT) is signal.default_int_handler,
-                          "files": sorted(open_files())}))
+        print(
+            json.dumps(
+                {
+                    "cwd": os.getcwd(),
+                    "probe": os.environ.get("PROBE"),
+                    "argv": sys.argv[1:],
+                    "stdin": sys.stdin.read(),
+                    "sigint": signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+                    "files": sorted(open_files()),
+                }
+            )
+        )
         print("to stderr", file=sys.stderr)
     elif what == "exit":
         sys.exit(int(sys.argv[2]))

@@ -82,32 +82,39 @@ Interval = Callable[[Experiment], tuple[float, float] | None]
 
 def pooled(candidate: int = 0) -> Interval:
     """The report's rate over all runs: clustered by input, stratified by statement (Wilson for one run)."""
+
     def interval(experiment: Experiment) -> tuple[float, float] | None:
         values, clusters, strata = experiment.flat(candidate)
         found = rate_interval(values, clusters, strata)
         return (found[0], found[1]) if found else None
+
     return interval
 
 
 def by_statement(candidate: int = 0) -> Interval:
     """The report's rate clustered by statement (for statements drawn at random)."""
+
     def interval(experiment: Experiment) -> tuple[float, float] | None:
         values, clusters, _ = experiment.flat(candidate)
         found = rate_interval(values, [c[0] for c in clusters], unit="statement")
         return (found[0], found[1]) if found else None
+
     return interval
 
 
 def naive(candidate: int = 0) -> Interval:
     """What the report used to do: Wilson over every verdict as if independent (for comparison only)."""
+
     def interval(experiment: Experiment) -> tuple[float, float] | None:
         values, _, _ = experiment.flat(candidate)
         return wilson_interval(sum(values), len(values))
+
     return interval
 
 
 def paired(a: int = 0, b: int = 1) -> Interval:
     """The report's paired difference of two candidates on the same inputs."""
+
     def interval(experiment: Experiment) -> tuple[float, float] | None:
         va, ca, strata = experiment.flat(a)
         vb, cb, _ = experiment.flat(b)
@@ -117,6 +124,7 @@ def paired(a: int = 0, b: int = 1) -> Interval:
         if found is None or found.ci_low is None or found.ci_high is None:
             return None
         return found.ci_low, found.ci_high
+
     return interval
 
 
@@ -175,11 +183,26 @@ class CategoryExperiment:
     def rows(self) -> list[ComplianceRow]:
         """The draw as the report reads it: one categorical verdict row per (variation, statement, input, run)."""
         variations, statements, inputs, runs = self.categories.shape
-        return [ComplianceRow.model_construct(
-            spec="sim", variation=f"v{v}", run=r + 1, judge="judge", model="candidate", statement_id=f"s{s}",
-            mode=CATEGORIES_MODE, input=f"input {s}.{i}", output="", outcome="judged", compliant=None,
-            category=f"c{self.categories[v, s, i, r]}")
-            for v in range(variations) for s in range(statements) for i in range(inputs) for r in range(runs)]
+        return [
+            ComplianceRow.model_construct(
+                spec="sim",
+                variation=f"v{v}",
+                run=r + 1,
+                judge="judge",
+                model="candidate",
+                statement_id=f"s{s}",
+                mode=CATEGORIES_MODE,
+                input=f"input {s}.{i}",
+                output="",
+                outcome="judged",
+                compliant=None,
+                category=f"c{self.categories[v, s, i, r]}",
+            )
+            for v in range(variations)
+            for s in range(statements)
+            for i in range(inputs)
+            for r in range(runs)
+        ]
 
 
 def draw_categories(design: CategoryDesign, rng: np.random.Generator) -> CategoryExperiment:

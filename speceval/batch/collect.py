@@ -114,7 +114,7 @@ def collect_job(
                     del row["input_text"]
                     if hashes is not None:
                         at = (start + offset) * PROMPT_DIGEST_SIZE
-                        row["input_sha256"] = hashes[at:at + PROMPT_DIGEST_SIZE].hex()
+                        row["input_sha256"] = hashes[at : at + PROMPT_DIGEST_SIZE].hex()
                     else:
                         row["input_sha256"] = prompt_sha256(texts[index])  # type: ignore[index]
                 existing[index] = row
@@ -211,4 +211,3 @@ def _absent(record: BatchRecord, position: int, unavailable: str | None) -> Answ
         return failed(custom_id, Outcome.CANCELLED, "batch_cancelled", "the job was cancelled before this request ran")
     message = "the provider returned no result for this request"
     return failed(custom_id, Outcome.MISSING, "result_missing", message, retryable=True)
-

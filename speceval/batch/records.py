@@ -283,8 +283,11 @@ class ResultRecord(BaseModel):
     """
 
     original_index: int
-    input_text: str = Field(default="", description="the request's prompt; empty when `input_sha256` stands for "
-                                                    "it (folders written before it was introduced always hold it)")
+    input_text: str = Field(
+        default="",
+        description="the request's prompt; empty when `input_sha256` stands for "
+        "it (folders written before it was introduced always hold it)",
+    )
     input_sha256: str | None = Field(default=None, description="sha256 of the prompt, which the request file holds")
     output_text: str | None
     batch_id: str | None

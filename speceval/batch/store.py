@@ -143,9 +143,12 @@ class RunStore:
         except FileNotFoundError:
             return None
         if len(digests) != PROMPT_DIGEST_SIZE * count:
-            raise InputError(path, f"holds {len(digests)} bytes, not the sha256 of the job's {count} prompt(s) "
-                             f"({PROMPT_DIGEST_SIZE * count} bytes): the file is corrupt or another job's; delete "
-                             "it to hash the prompts from their sources again")
+            raise InputError(
+                path,
+                f"holds {len(digests)} bytes, not the sha256 of the job's {count} prompt(s) "
+                f"({PROMPT_DIGEST_SIZE * count} bytes): the file is corrupt or another job's; delete "
+                "it to hash the prompts from their sources again",
+            )
         return digests
 
     def relative(self, path: Path) -> str:

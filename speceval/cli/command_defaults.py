@@ -15,8 +15,11 @@ GENERATION_BATCH_SIZE = 500
 Kind = Literal["compliance", "ranking"]
 JUDGE_BATCH_SIZE = 100
 # The original accepted API keys as flags; a key on a command line stays in shell history and process lists.
-KEY_FLAGS = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
-             "google_api_key": "GOOGLE_API_KEY"}
+KEY_FLAGS = {
+    "openai_api_key": "OPENAI_API_KEY",
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "google_api_key": "GOOGLE_API_KEY",
+}
 
 
 def script(kind: Kind) -> str:

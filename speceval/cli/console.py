@@ -240,8 +240,7 @@ def run_heading(run_dir: str, kind: str, provider: str, model: str) -> Text:
     parts = Path(run_dir).parts
     short = str(Path(*parts[-3:])) if len(parts) > 3 else run_dir
     place = experiment_place(Path(run_dir))
-    return Text.assemble((short, "bold"), f"  {kind} · {provider} · ", (model, "bold"),
-                         f"  [{place}]" if place else "")
+    return Text.assemble((short, "bold"), f"  {kind} · {provider} · ", (model, "bold"), f"  [{place}]" if place else "")
 
 
 def experiment_place(run_dir: Path) -> str | None:

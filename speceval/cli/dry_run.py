@@ -52,8 +52,12 @@ def show_dry_run(model: BatchedModel, jobs: Sequence[PlannedJob], prices: Path |
         shown = f"${cost:,.4f}" if cost is not None else "unknown (no price)"
         table.add_row(label, f"{intent.request_count:,}", f"{intent.request_bytes:,}", shown)
     table.add_section()
-    table.add_row("total", f"{sum(intent.request_count for _, intent in jobs):,}", "",
-                  f"${total:,.4f}" if total is not None else "unknown")
+    table.add_row(
+        "total",
+        f"{sum(intent.request_count for _, intent in jobs):,}",
+        "",
+        f"${total:,.4f}" if total is not None else "unknown",
+    )
     stdout.print(table)
     console.print(
         "Estimate: input tokens = request bytes / 4, output tokens = --max-tokens per request, batch prices.\n"

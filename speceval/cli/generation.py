@@ -104,15 +104,23 @@ def build_parser() -> argparse.ArgumentParser:
     vertex.add_argument("--input-bucket", help="GCS bucket the request files are uploaded to")
     vertex.add_argument("--output-bucket", help="GCS bucket the jobs write their predictions to")
     simulated = parser.add_argument_group(
-        "simulated user", "a second model writes each next user turn from the transcript; remembered for --resume")
+        "simulated user", "a second model writes each next user turn from the transcript; remembered for --resume"
+    )
     simulated.add_argument("--simulated-user-model", help="the user model, e.g. claude-haiku-4-5-20251001")
     simulated.add_argument("--simulated-user-org", help="its provider (default: from the model name)")
-    simulated.add_argument("--simulated-user-instructions", metavar="TEXT|@FILE",
-                           help="who the user is and what they want (text, or @file for a file's text)")
-    simulated.add_argument("--simulated-user-stop-word",
-                           help="an answer of the user model containing it ends the conversation (not sent)")
-    simulated.add_argument("--max-turns", type=flag_type(MAX_TURNS),
-                           help=f"most candidate answers per conversation (default {DEFAULT_MAX_TURNS})")
+    simulated.add_argument(
+        "--simulated-user-instructions",
+        metavar="TEXT|@FILE",
+        help="who the user is and what they want (text, or @file for a file's text)",
+    )
+    simulated.add_argument(
+        "--simulated-user-stop-word", help="an answer of the user model containing it ends the conversation (not sent)"
+    )
+    simulated.add_argument(
+        "--max-turns",
+        type=flag_type(MAX_TURNS),
+        help=f"most candidate answers per conversation (default {DEFAULT_MAX_TURNS})",
+    )
     add_realtime_arguments(parser)
     return parser
 
@@ -125,5 +133,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     from speceval.cli.generation_command import generate
 
     return run_command(lambda: generate(args))
-
-

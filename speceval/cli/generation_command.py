@@ -84,11 +84,15 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
     if args.resume is not None:
         check_resume_flags(args, RunManifest.load(args.resume), args.resume)
         return _resumed(args, args.resume)
-    missing = [flag for flag, value in (
-        ("--spec-path", args.spec_path),
-        ("--pregenerated-inputs-dir", args.pregenerated_inputs_dir),
-        ("--model-name", args.model_name),
-    ) if value is None]
+    missing = [
+        flag
+        for flag, value in (
+            ("--spec-path", args.spec_path),
+            ("--pregenerated-inputs-dir", args.pregenerated_inputs_dir),
+            ("--model-name", args.model_name),
+        )
+        if value is None
+    ]
     if missing:
         raise ConfigError(f"missing {', '.join(missing)} (or pass --resume RUN_DIR to continue a run)")
     check_output_dir(args.output_base_dir or DEFAULT_GENERATION_OUTPUT, "--output-base-dir")
@@ -112,8 +116,12 @@ def _pipeline(args: argparse.Namespace) -> BatchedGenerationPipeline:
     return BatchedGenerationPipeline(config)
 
 
-_USER_FLAGS = {"simulated_user_org": "org", "simulated_user_instructions": "instructions",
-               "simulated_user_stop_word": "stop_word", "max_turns": "max_turns"}
+_USER_FLAGS = {
+    "simulated_user_org": "org",
+    "simulated_user_instructions": "instructions",
+    "simulated_user_stop_word": "stop_word",
+    "max_turns": "max_turns",
+}
 
 
 def simulated_user(args: argparse.Namespace) -> SimulatedUser | None:
@@ -125,8 +133,10 @@ def simulated_user(args: argparse.Namespace) -> SimulatedUser | None:
             raise ConfigError(f"{flags} describe a simulated user: add --simulated-user-model")
         return None
     if "instructions" not in given:
-        raise ConfigError("--simulated-user-model needs --simulated-user-instructions (text, or @file): who the "
-                          "user is and what they want")
+        raise ConfigError(
+            "--simulated-user-model needs --simulated-user-instructions (text, or @file): who the "
+            "user is and what they want"
+        )
     given["instructions"] = read_instructions(given["instructions"])
     try:
         return SimulatedUser.model_validate({"model": args.simulated_user_model, **given})
@@ -149,8 +159,13 @@ def _identity_draft(args: argparse.Namespace, pipeline: BatchedGenerationPipelin
     if pipeline.provider == "ray":
         draft.parameters[RAY_KEY] = ray_settings(ray_flags(args), None, offline=pipeline.config.offline).model_dump()
     else:
-        realtime_settings(realtime_flags(args), draft, resolve_org(pipeline.config.model_name, pipeline.provider),
-                          realtime=args.realtime, resume=args.resume)
+        realtime_settings(
+            realtime_flags(args),
+            draft,
+            resolve_org(pipeline.config.model_name, pipeline.provider),
+            realtime=args.realtime,
+            resume=args.resume,
+        )
     return draft
 
 
@@ -163,13 +178,16 @@ def generate(args: argparse.Namespace) -> int:
             report_reused(earlier.finished[0], RunManifest.load(earlier.finished[0]))
             return ExitCode.FINISHED
         if earlier.unfinished:
-            console.print(f"An identical run did not finish; continuing it (nothing is submitted twice): "
-                          f"{earlier.unfinished[0]}. To start a fresh one instead, add --new-run.")
+            console.print(
+                f"An identical run did not finish; continuing it (nothing is submitted twice): "
+                f"{earlier.unfinished[0]}. To start a fresh one instead, add --new-run."
+            )
             pipeline = _resumed(args, earlier.unfinished[0])
     config = pipeline.config
     offline = config.offline or args.offline
-    resume_command = shlex.join([sys.executable, "-m", "batched_examples.run_batched_generation",
-                                 "--resume", str(pipeline.run_dir)])
+    resume_command = shlex.join(
+        [sys.executable, "-m", "batched_examples.run_batched_generation", "--resume", str(pipeline.run_dir)]
+    )
     with ExitStack() as stack:
         # Everything that can refuse the command runs before `write_manifest` creates the run directory.
         emulator = stack.enter_context(offline_emulator(emulator_state_dir(pipeline.run_dir))) if offline else None
@@ -185,8 +203,16 @@ def generate(args: argparse.Namespace) -> int:
             named = [(pipeline.provider, config.model_name, "--model-name")]
             if config.simulated_user is not None:
                 named.append((pipeline.user_org, config.simulated_user.model, "--simulated-user-model"))
-            check_models(named, lambda org: emulator_options(emulator, org) if emulator is not None
-                         else provider_options if org == pipeline.provider else {})
+            check_models(
+                named,
+                lambda org: (
+                    emulator_options(emulator, org)
+                    if emulator is not None
+                    else provider_options
+                    if org == pipeline.provider
+                    else {}
+                ),
+            )
         pipeline.write_manifest()
         setup_logging(args.verbose, pipeline.run_dir / "logs" / "run.log")
         if offline:
@@ -205,7 +231,8 @@ def generate(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             stack.close()
             remote = (
-                "Jobs keep running at the provider" if isinstance(model, BatchedModel)
+                "Jobs keep running at the provider"
+                if isinstance(model, BatchedModel)
                 else "Requests in flight were abandoned (finished ones are saved)"
             )
             report_stop(f"\nInterrupted. {remote}; state is saved.\nResume with: {resume_command}")
@@ -224,7 +251,8 @@ def generate(args: argparse.Namespace) -> int:
             last = budget.stop_line(f"{summary.outstanding} request(s)")
     report_stop(
         f"[yellow]Stopped with {summary.outstanding} request(s) outstanding ({summary.reason.value}).[/] "
-        f"Resume with: {resume_command}", last
+        f"Resume with: {resume_command}",
+        last,
     )
     return ExitCode.STOPPED
 
@@ -270,18 +298,28 @@ def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None)
     """Rounds 2.. are built from answers, so the dry run cannot write them: their cost at most, per model."""
     config = pipeline.config
     table = PriceTable.load(prices)
-    bounds = later_rounds(pipeline.inputs, config.model_name, config.params.max_tokens, config.simulated_user,
-                          {s.id: s for s in pipeline.spec.statements})
+    bounds = later_rounds(
+        pipeline.inputs,
+        config.model_name,
+        config.params.max_tokens,
+        config.simulated_user,
+        {s.id: s for s in pipeline.spec.statements},
+    )
     providers = {"candidate": pipeline.provider, "simulated user": pipeline.user_org if config.simulated_user else ""}
     lines = []
     for bound in bounds:
-        cost = table.cost(bound.model, providers[bound.role], Usage(input_tokens=bound.input_tokens,
-                                                                     output_tokens=bound.output_tokens))
+        cost = table.cost(
+            bound.model,
+            providers[bound.role],
+            Usage(input_tokens=bound.input_tokens, output_tokens=bound.output_tokens),
+        )
         shown = f"${cost:,.4f}" if cost is not None else "unknown (no price)"
         lines.append(f"  {bound.role} {bound.model}: at most {bound.requests:,} request(s), {shown}")
-    console.print(f"Rounds 2-{pipeline.inputs.max_rounds} (not planned: each is built from the answers before it), "
-                  "upper bound: every conversation to its last round, every answer at max_tokens, every earlier "
-                  "answer in each later request:\n" + "\n".join(lines))
+    console.print(
+        f"Rounds 2-{pipeline.inputs.max_rounds} (not planned: each is built from the answers before it), "
+        "upper bound: every conversation to its last round, every answer at max_tokens, every earlier "
+        "answer in each later request:\n" + "\n".join(lines)
+    )
 
 
 def connect_model(
@@ -302,6 +340,5 @@ def connect_model(
         manifest.parameters[RAY_KEY] = endpoint.model_dump()
     else:
         refuse_ray_flags(args)
-        endpoint = realtime_settings(realtime_flags(args), manifest, entry, realtime=args.realtime,
-                                     resume=args.resume)
+        endpoint = realtime_settings(realtime_flags(args), manifest, entry, realtime=args.realtime, resume=args.resume)
     return build_model(config.model_name, pipeline.provider, config.params, endpoint, **provider_options)

@@ -46,45 +46,67 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     parser = StrictArgumentParser(
         prog=f"python -m batched_examples.{script(kind)}",
         description=(
-            "Judge candidates' answers for compliance with their statements." if kind == "compliance" else
-            "Compare candidates two at a time (every ordered pair, both orders) on their shared inputs."
+            "Judge candidates' answers for compliance with their statements."
+            if kind == "compliance"
+            else "Compare candidates two at a time (every ordered pair, both orders) on their shared inputs."
         ),
         epilog="Run the same command again to resume: nothing already judged is sent twice.",
     )
     parser.add_argument("--config-file", type=Path, help="YAML file with the keys below (flags override it)")
     parser.add_argument("--spec-path", type=Path, help="the spec JSONL the candidates answered")
     parser.add_argument("--spec-name", help="label of the spec in output paths (default: the spec file's stem)")
-    parser.add_argument("--candidate-generation-dirs", type=Path, nargs="+", metavar="DIR",
-                        help="generation run directories or their results/ folders (replaces the YAML list)")
+    parser.add_argument(
+        "--candidate-generation-dirs",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="generation run directories or their results/ folders (replaces the YAML list)",
+    )
     prefix = "compliance" if kind == "compliance" else "ranking"
     parser.add_argument(f"--{prefix}-judge-model-name", dest="judge_model", help="the judge model")
-    parser.add_argument(f"--{prefix}-judge-org", dest="judge_org",
-                        help=f"the judge's provider: {', '.join(BUILT_IN_ORGS)} (default: from the model name); "
-                        "google with --input-bucket/--output-bucket is Vertex AI")
+    parser.add_argument(
+        f"--{prefix}-judge-org",
+        dest="judge_org",
+        help=f"the judge's provider: {', '.join(BUILT_IN_ORGS)} (default: from the model name); "
+        "google with --input-bucket/--output-bucket is Vertex AI",
+    )
     if kind == "compliance":
         parser.add_argument("--mode", choices=("binary", "likert"), help="binary verdicts (default) or 1-5 ratings")
-        parser.add_argument("--scope", choices=SCOPES,
-                            help="conversations: one verdict on the whole transcript (default) or one per assistant "
-                                 "turn, in its context")
-        parser.add_argument("--no-canaries", action="store_true",
-                            help="do not also judge the spec's own example responses (the judge check in the "
-                                 "report's judge_checks.csv)")
+        parser.add_argument(
+            "--scope",
+            choices=SCOPES,
+            help="conversations: one verdict on the whole transcript (default) or one per assistant "
+            "turn, in its context",
+        )
+        parser.add_argument(
+            "--no-canaries",
+            action="store_true",
+            help="do not also judge the spec's own example responses (the judge check in the "
+            "report's judge_checks.csv)",
+        )
     parser.add_argument("--output-dir-base", type=Path, help=f"default: {DEFAULT_JUDGE_OUTPUT[kind]}")
     engine = (
         ("--batch-size", BATCH_SIZE, f"most requests per job (default {DEFAULT_BATCH_SIZE})"),
         ("--temperature", TEMPERATURE, "the judge's temperature, 0-2 (default 0.0)"),
         ("--max-tokens", MAX_TOKENS, f"most tokens per judge answer (default {DEFAULT_MAX_TOKENS})"),
-        ("--poll-interval", POLL_INTERVAL,
-         f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})"),
+        (
+            "--poll-interval",
+            POLL_INTERVAL,
+            f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
+        ),
         ("--timeout-hours", TIMEOUT_HOURS, f"stop waiting after this long ({DEFAULT_TIMEOUT_HOURS:g})"),
         ("--max-attempts", MAX_ATTEMPTS, f"jobs one request may be sent in ({DEFAULT_MAX_ATTEMPTS})"),
     )
     for flag, setting, text in engine:
         parser.add_argument(flag, type=flag_type(setting), help=text)
-    parser.add_argument("--dry-run", action="store_true",
-                        help="write the request files and print the estimated cost; submit nothing")
-    parser.add_argument("--budget-usd", type=flag_type(BUDGET_USD),
-                        help="stop submitting when the next job's estimated cost would exceed this")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="write the request files and print the estimated cost; submit nothing"
+    )
+    parser.add_argument(
+        "--budget-usd",
+        type=flag_type(BUDGET_USD),
+        help="stop submitting when the next job's estimated cost would exceed this",
+    )
     parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic verdicts)")
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
@@ -122,5 +144,3 @@ def ranking_main(argv: Sequence[str] | None = None) -> int:
     from speceval.cli.judge_command import run  # the pipelines load only when judging starts, not for --help
 
     return run_command(lambda: run(args, "ranking"))
-
-

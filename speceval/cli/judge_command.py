@@ -100,12 +100,15 @@ def resolve_settings(args: argparse.Namespace, kind: Kind) -> tuple[JudgeSetting
     vertex = _vertex_settings(args, file)
     judge_org = judge_provider(_pick(args.judge_org, getattr(file, f"{kind}_judge_org"), None), vertex)
     spec_path = _pick(args.spec_path, file.spec_path, None)
-    missing = [name for name, value in (("spec_path", spec_path), (f"{kind}_judge_model_name", judge_model))
-               if value is None]
+    missing = [
+        name for name, value in (("spec_path", spec_path), (f"{kind}_judge_model_name", judge_model)) if value is None
+    ]
     if missing:
         raise ConfigError(f"missing {', '.join(missing)}: set it in the --config-file YAML or pass it as a flag")
-    directories = args.candidate_generation_dirs if args.candidate_generation_dirs is not None else (
-        file.candidate_generation_dirs
+    directories = (
+        args.candidate_generation_dirs
+        if args.candidate_generation_dirs is not None
+        else (file.candidate_generation_dirs)
     )
     named = None if args.candidate_generation_dirs is not None else file.candidates
     if not directories and not named:
@@ -155,8 +158,11 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
         pipeline = BatchedRankingPipeline(settings, candidates)
     _endpoint_settings(args, kind, file, pipeline)
     if pipeline.provider in CHECKED_ORGS:  # a misspelt judge is refused before anything is written or paid
-        served = (offline_served(pipeline.provider) if settings.offline
-                  else served_models(pipeline.provider, yaml_key_value(file, pipeline.provider)))
+        served = (
+            offline_served(pipeline.provider)
+            if settings.offline
+            else served_models(pipeline.provider, yaml_key_value(file, pipeline.provider))
+        )
         check_model_name(pipeline.provider, settings.judge_model, served, "the judge")
     setup_logging(args.verbose or file.verbose, pipeline.output_dir / "logs" / f"{kind}.log")
     if settings.offline:
@@ -200,9 +206,13 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
         stdout.print(f"Position consistency: {pipeline.output_dir / 'position_consistency.json'}")
         skipped = {name: counts for name, counts in pipeline.skipped.items() if counts}
         if skipped:  # failed generations are not compared; say how many, as the compliance table does
-            stdout.print("Answers not compared (their generation did not succeed): " + "; ".join(
-                f"{name}: {', '.join(f'{n} {outcome}' for outcome, n in sorted(counts.items()))}"
-                for name, counts in skipped.items()))
+            stdout.print(
+                "Answers not compared (their generation did not succeed): "
+                + "; ".join(
+                    f"{name}: {', '.join(f'{n} {outcome}' for outcome, n in sorted(counts.items()))}"
+                    for name, counts in skipped.items()
+                )
+            )
     if settings.offline:
         console.print("[bold yellow]Verdicts are SYNTHETIC (offline emulator), not real judge output.[/]")
     stdout.print(f"Results: {pipeline.output_dir}")
@@ -217,8 +227,12 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     return ExitCode.STOPPED
 
 
-def _endpoint_settings(args: argparse.Namespace, kind: Kind, file: JudgeFileConfig,
-                       pipeline: BatchedComplianceJudge | BatchedRankingPipeline) -> None:
+def _endpoint_settings(
+    args: argparse.Namespace,
+    kind: Kind,
+    file: JudgeFileConfig,
+    pipeline: BatchedComplianceJudge | BatchedRankingPipeline,
+) -> None:
     """A Ray or realtime judge's settings: those its run directories recorded, then the YAML keys, then the flags
     given now."""
     settings = pipeline.settings
@@ -240,21 +254,34 @@ def _endpoint_settings(args: argparse.Namespace, kind: Kind, file: JudgeFileConf
             flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
             raise ConfigError(f"{flags}: only for judges without a batch API (ray, openai-compatible, together)")
         return
-    realtime = endpoint_settings(entry, {**from_file, **given}, recorded_endpoint(pipeline.targets, REALTIME_KEY),
-                                 offline=settings.offline, where=f"the {entry.org} judge",
-                                 base_url_name="--base-url or the YAML key base_url")
+    realtime = endpoint_settings(
+        entry,
+        {**from_file, **given},
+        recorded_endpoint(pipeline.targets, REALTIME_KEY),
+        offline=settings.offline,
+        where=f"the {entry.org} judge",
+        base_url_name="--base-url or the YAML key base_url",
+    )
     assert isinstance(realtime, RealtimeSettings)  # an org without a batch API and not ray
     settings.realtime = realtime
 
 
-def _dry_run(pipeline: BatchedComplianceJudge | BatchedRankingPipeline, kind: Kind, model: BatchedModel,
-             prices: Path | None, rerun: str) -> int:
+def _dry_run(
+    pipeline: BatchedComplianceJudge | BatchedRankingPipeline,
+    kind: Kind,
+    model: BatchedModel,
+    prices: Path | None,
+    rerun: str,
+) -> int:
     manifests = [
         write_manifest(target, kind, pipeline.settings, pipeline.spec_name, pipeline.spec.sha256, pipeline.provider)
         for target in pipeline.targets
     ]
     planned = plan_targets(model, pipeline.targets, manifests, pipeline.settings.engine)
-    jobs = [(target.run_dir, intent) for target, intents in zip(pipeline.targets, planned, strict=True)
-            for intent in intents]
+    jobs = [
+        (target.run_dir, intent)
+        for target, intents in zip(pipeline.targets, planned, strict=True)
+        for intent in intents
+    ]
     show_dry_run(model, jobs, prices, rerun)
     return ExitCode.FINISHED

@@ -15,8 +15,12 @@ from speceval.pipelines.judge_run import JudgeTarget
 from speceval.pipelines.position import PositionReport
 from speceval.pipelines.ranking import PairSummary
 
-_FAILURES = (JudgeOutcome.JUDGE_ERRORED, JudgeOutcome.JUDGE_EXPIRED, JudgeOutcome.JUDGE_CANCELLED,
-             JudgeOutcome.JUDGE_MISSING)
+_FAILURES = (
+    JudgeOutcome.JUDGE_ERRORED,
+    JudgeOutcome.JUDGE_EXPIRED,
+    JudgeOutcome.JUDGE_CANCELLED,
+    JudgeOutcome.JUDGE_MISSING,
+)
 
 
 class MultiProgress:
@@ -32,12 +36,14 @@ class MultiProgress:
     def update(self, key: Path, summary: EngineSummary) -> None:
         self.latest[key] = summary
         values = list(self.latest.values())
-        self.progress.started(EngineSummary(
-            reason=StopReason.RUNNING,
-            total_requests=sum(s.total_requests for s in values),
-            outstanding=sum(s.outstanding for s in values),
-            active_jobs=sum(s.active_jobs for s in values),
-        ))
+        self.progress.started(
+            EngineSummary(
+                reason=StopReason.RUNNING,
+                total_requests=sum(s.total_requests for s in values),
+                outstanding=sum(s.outstanding for s in values),
+                active_jobs=sum(s.active_jobs for s in values),
+            )
+        )
 
 
 class _EngineView(EngineObserver):
@@ -68,8 +74,15 @@ def _rate(value: float | None) -> str:
 def compliance_table(summaries: list[CandidateSummary], judge: str) -> Table:
     likert = bool(summaries) and summaries[0].mode == "likert"
     table = Table(title=f"Compliance judged by {judge} (rates over judged answers only)", header_style="bold")
-    columns = ["candidate", "judged", "mean rating" if likert else "compliant", "unparsed", "judge failed",
-               "pending", "answers skipped"]
+    columns = [
+        "candidate",
+        "judged",
+        "mean rating" if likert else "compliant",
+        "unparsed",
+        "judge failed",
+        "pending",
+        "answers skipped",
+    ]
     for column in columns:
         table.add_column(column, justify="left" if column == "candidate" else "right")
     for s in summaries:
@@ -96,7 +109,14 @@ def ranking_table(summaries: list[PairSummary], report: PositionReport, judge: s
     for column in ("model A", "model B", "A wins", "B wins", "ties", "unparsed", "judge failed", "pending"):
         table.add_column(column, justify="left" if column.startswith("model") else "right")
     for s in summaries:
-        table.add_row(s.model_a, s.model_b, str(s.a_wins), str(s.b_wins), str(s.ties),
-                      str(s.outcomes[JudgeOutcome.UNPARSED]), str(sum(s.outcomes[o] for o in _FAILURES)),
-                      str(s.outcomes[JudgeOutcome.PENDING]))
+        table.add_row(
+            s.model_a,
+            s.model_b,
+            str(s.a_wins),
+            str(s.b_wins),
+            str(s.ties),
+            str(s.outcomes[JudgeOutcome.UNPARSED]),
+            str(sum(s.outcomes[o] for o in _FAILURES)),
+            str(s.outcomes[JudgeOutcome.PENDING]),
+        )
     return table

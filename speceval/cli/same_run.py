@@ -41,17 +41,29 @@ def resume_changes(args: argparse.Namespace, manifest: RunManifest, run_dir: Pat
         if given is not None and not same:
             changes.append(f"{flag} was {_show(recorded)}, now {_show(given)}")
 
-    compare("--spec-path", args.spec_path, manifest.spec_path,
-            args.spec_path is None or _path(args.spec_path) == _path(manifest.spec_path))
-    compare("--pregenerated-inputs-dir", args.pregenerated_inputs_dir, manifest.inputs_path,
-            args.pregenerated_inputs_dir is None or _path(args.pregenerated_inputs_dir) == _path(manifest.inputs_path))
+    compare(
+        "--spec-path",
+        args.spec_path,
+        manifest.spec_path,
+        args.spec_path is None or _path(args.spec_path) == _path(manifest.spec_path),
+    )
+    compare(
+        "--pregenerated-inputs-dir",
+        args.pregenerated_inputs_dir,
+        manifest.inputs_path,
+        args.pregenerated_inputs_dir is None or _path(args.pregenerated_inputs_dir) == _path(manifest.inputs_path),
+    )
     compare("--model-name", args.model_name, manifest.model_name, args.model_name == manifest.model_name)
     if args.org is not None:
         given_org = resolve_org(args.model_name or manifest.model_name, args.org).org
         compare("--org", args.org, manifest.provider, given_org == manifest.provider)
     compare("--spec-name", args.spec_name, manifest.spec_name, args.spec_name == manifest.spec_name)
-    compare("--temperature", args.temperature, params.get("temperature"),
-            _number(args.temperature) == _number(params.get("temperature")))
+    compare(
+        "--temperature",
+        args.temperature,
+        params.get("temperature"),
+        _number(args.temperature) == _number(params.get("temperature")),
+    )
     compare("--max-tokens", args.max_tokens, params.get("max_tokens"), args.max_tokens == params.get("max_tokens"))
     if args.output_base_dir is not None:
         inside = _path(run_dir).is_relative_to(_path(args.output_base_dir))
@@ -59,8 +71,12 @@ def resume_changes(args: argparse.Namespace, manifest: RunManifest, run_dir: Pat
     if args.allow_unknown_statements and not manifest.parameters.get("allow_unknown_statements", False):
         changes.append("--allow-unknown-statements was not given when the run started")
     user = manifest.parameters.get("simulated_user") or {}
-    for flag, key in (("--simulated-user-model", "model"), ("--simulated-user-org", "provider"),
-                      ("--simulated-user-stop-word", "stop_word"), ("--max-turns", "max_turns")):
+    for flag, key in (
+        ("--simulated-user-model", "model"),
+        ("--simulated-user-org", "provider"),
+        ("--simulated-user-stop-word", "stop_word"),
+        ("--max-turns", "max_turns"),
+    ):
         given = getattr(args, flag[2:].replace("-", "_"), None)
         compare(flag, given, user.get(key), given == user.get(key))
     instructions = getattr(args, "simulated_user_instructions", None)
@@ -97,8 +113,10 @@ def report_reused(run_dir: Path, manifest: RunManifest) -> None:
     results = run_dir / "results"
     if not any(results.glob("*.json")):
         # Paid-for answers live there and nowhere else: say so rather than point at an empty folder.
-        console.print(f"[yellow]Its results folder {results} is missing or empty (deleted or moved?). Restore it, "
-                      "or add --new-run to send the requests again and pay for them again.[/]")
+        console.print(
+            f"[yellow]Its results folder {results} is missing or empty (deleted or moved?). Restore it, "
+            "or add --new-run to send the requests again and pay for them again.[/]"
+        )
         return
     stdout.print(f"Results: {results}")
     failed = {o.value: n for o, n in (totals.outcome_counts.items() if totals else []) if o is not Outcome.SUCCEEDED}

@@ -30,8 +30,13 @@ class LaterRounds(BaseModel):
     output_tokens: int = 0
 
 
-def later_rounds(inputs: InputSet, candidate: str, candidate_max_tokens: int,
-                 user: SimulatedUser | None, statements: Mapping[str, Statement] | None = None) -> list[LaterRounds]:
+def later_rounds(
+    inputs: InputSet,
+    candidate: str,
+    candidate_max_tokens: int,
+    user: SimulatedUser | None,
+    statements: Mapping[str, Statement] | None = None,
+) -> list[LaterRounds]:
     """The bound of the module docstring for the candidate's rounds 2.. and, with one, the simulated user's
     (`statements`: the spec's, by id, for instructions that name the statement under test)."""
     answers = LaterRounds(role="candidate", model=candidate)
@@ -39,8 +44,13 @@ def later_rounds(inputs: InputSet, candidate: str, candidate_max_tokens: int,
     for statement_id in inputs.statement_ids:
         # The user model's prompt without any transcript: its marker, role, instructions (filled with this
         # statement's text and examples when they name it) and what to write.
-        frame = estimate_prompt_tokens(user_prompt(user.instructions_for((statements or {}).get(statement_id)),
-                                                   user.stop_word, [])) if user is not None else 0
+        frame = (
+            estimate_prompt_tokens(
+                user_prompt(user.instructions_for((statements or {}).get(statement_id)), user.stop_word, [])
+            )
+            if user is not None
+            else 0
+        )
         for item in inputs.entries(statement_id).values():
             if not isinstance(item, Conversation):
                 continue

@@ -77,8 +77,9 @@ class UserTurns:
     ended: UserEnd | None = None
 
 
-def conversation_result(index: int, item: Conversation, rows: list[ResultRow],
-                        user: UserTurns | None = None) -> ConversationResult:
+def conversation_result(
+    index: int, item: Conversation, rows: list[ResultRow], user: UserTurns | None = None
+) -> ConversationResult:
     """The record of a conversation whose requests got `rows` (one per round, in order; the last may have failed)
     and, with a simulated user, whose user model got `user`."""
     turns = [TurnRecord.model_validate({**row, "round": number}) for number, row in enumerate(rows, start=1)]
@@ -98,17 +99,26 @@ def conversation_result(index: int, item: Conversation, rows: list[ResultRow],
         ended = UserEnd.MAX_TURNS if last.outcome is Outcome.SUCCEEDED else UserEnd.CANDIDATE_ERROR
     outcome = failed_user.outcome if failed_user else last.outcome
     return ConversationResult(
-        original_index=index, input_text=item.first_user_text,
-        output_text=last.output_text if outcome is Outcome.SUCCEEDED else None, batch_id=last.batch_id,
-        outcome=outcome, error=failed_user.error if failed_user else last.error,
-        usage=usage if any(t.usage for t in turns) else None, attempts=last.attempts, custom_id=last.custom_id,
-        conversation_id=item.id, conversation=messages, turns=turns,
-        simulated_user_turns=user_turns if user is not None else None, ended_by=ended,
+        original_index=index,
+        input_text=item.first_user_text,
+        output_text=last.output_text if outcome is Outcome.SUCCEEDED else None,
+        batch_id=last.batch_id,
+        outcome=outcome,
+        error=failed_user.error if failed_user else last.error,
+        usage=usage if any(t.usage for t in turns) else None,
+        attempts=last.attempts,
+        custom_id=last.custom_id,
+        conversation_id=item.id,
+        conversation=messages,
+        turns=turns,
+        simulated_user_turns=user_turns if user is not None else None,
+        ended_by=ended,
     )
 
 
-def assemble(inputs: InputSet, run_dir: Path, rounds: list[RoundRecord],
-             simulated: SimulatedUser | None = None) -> tuple[Counter[Outcome], int]:
+def assemble(
+    inputs: InputSet, run_dir: Path, rounds: list[RoundRecord], simulated: SimulatedUser | None = None
+) -> tuple[Counter[Outcome], int]:
     """Write `results/` from the rounds whose results are final (`rounds`, in order); returns the outcomes of the
     inputs that ended, and how many did. `simulated`: the run's simulated user, if it has one."""
     store = RunStore(run_dir)
@@ -127,8 +137,12 @@ def assemble(inputs: InputSet, run_dir: Path, rounds: list[RoundRecord],
             rows: list[ResultRow] = []
             user = UserTurns() if simulated is not None else None
             for number, rows_of_round in enumerate(by_round, start=1):
-                if simulated is not None and user is not None and index in asking[number - 1] \
-                        and index in users[number - 1]:
+                if (
+                    simulated is not None
+                    and user is not None
+                    and index in asking[number - 1]
+                    and index in users[number - 1]
+                ):
                     user_row = users[number - 1][index]
                     user.rows.append((number, user_row))
                     if index not in members[number - 1]:  # the user turn ended it (or the run was changed)
@@ -145,14 +159,18 @@ def assemble(inputs: InputSet, run_dir: Path, rounds: list[RoundRecord],
             if isinstance(item, str):
                 records[index] = last  # the round-1 row, exactly as a run without conversations writes it
                 counts[last["outcome"]] += 1
-            elif last["outcome"] is Outcome.SUCCEEDED and (user is None or user.ended is None) \
-                    and len(rows) < max(item.rounds, inputs.max_turns or 0):
+            elif (
+                last["outcome"] is Outcome.SUCCEEDED
+                and (user is None or user.ended is None)
+                and len(rows) < max(item.rounds, inputs.max_turns or 0)
+            ):
                 continue  # still going: its next turn is in a round not final yet
             else:
                 result = conversation_result(index, item, rows, user)
                 # Scripted conversations' records keep exactly their keys; only simulated ones add theirs.
                 records[index] = result.model_dump(
-                    mode="json", exclude={"simulated_user_turns", "ended_by"} if user is None else None)
+                    mode="json", exclude={"simulated_user_turns", "ended_by"} if user is None else None
+                )
                 counts[result.outcome] += 1
         if records:
             ordered = [records[index] for index in sorted(records)]

@@ -110,8 +110,9 @@ class RoundRecord(BaseModel):
 def first_round(inputs: InputSet) -> RoundRecord:
     """Round 1 holds every input: strings (their only request) and every conversation's first request (the input
     itself, also when a simulated user writes the later turns)."""
-    return RoundRecord(round=1, members={entry.statement_id: list(range(entry.count))
-                                         for entry in inputs.statements if entry.count})
+    return RoundRecord(
+        round=1, members={entry.statement_id: list(range(entry.count)) for entry in inputs.statements if entry.count}
+    )
 
 
 def next_round(inputs: InputSet, run_dir: Path, previous: RoundRecord) -> RoundRecord:
@@ -146,26 +147,39 @@ def with_user_turns(run_dir: Path, record: RoundRecord, ends: Callable[[str], ob
         rows = {row["original_index"]: row for row in store.load_rows(statement_id)}
         for index in indices:
             row = rows.get(index)
-            if row is not None and row["outcome"] is Outcome.SUCCEEDED and row["output_text"] is not None \
-                    and not ends(row["output_text"]):
+            if (
+                row is not None
+                and row["outcome"] is Outcome.SUCCEEDED
+                and row["output_text"] is not None
+                and not ends(row["output_text"])
+            ):
                 members.setdefault(statement_id, []).append(index)
         members[statement_id] = sorted(members.get(statement_id, []))
     members = {statement_id: indices for statement_id, indices in members.items() if indices}
-    ordered = {statement_id: members[statement_id]
-               for statement_id in [*record.members, *record.asking] if statement_id in members}
+    ordered = {
+        statement_id: members[statement_id]
+        for statement_id in [*record.members, *record.asking]
+        if statement_id in members
+    }
     return record.model_copy(update={"members": ordered, "phase": "candidate"})
 
 
 def earlier_rows(run_dir: Path, statement_id: str, rounds: int) -> list[dict[int, ResultRow]]:
     """The results of one statement in rounds 1..`rounds`, each as original index → row."""
-    return [{row["original_index"]: row for row in round_store(run_dir, number).load_rows(statement_id)}
-            for number in range(1, rounds + 1)]
+    return [
+        {row["original_index"]: row for row in round_store(run_dir, number).load_rows(statement_id)}
+        for number in range(1, rounds + 1)
+    ]
 
 
 def user_rows(run_dir: Path, statement_id: str, rounds: int) -> list[dict[int, ResultRow]]:
     """The user-model results of one statement in rounds 1..`rounds` (empty for a round without a user half)."""
-    return [{row["original_index"]: row for row in user_store(run_dir, number).load_rows(statement_id)}
-            if user_dir(run_dir, number).is_dir() else {} for number in range(1, rounds + 1)]
+    return [
+        {row["original_index"]: row for row in user_store(run_dir, number).load_rows(statement_id)}
+        if user_dir(run_dir, number).is_dir()
+        else {}
+        for number in range(1, rounds + 1)
+    ]
 
 
 def simulated_turns(rows: list[dict[int, ResultRow]], index: int) -> list[str]:
@@ -182,8 +196,9 @@ def simulated_turns(rows: list[dict[int, ResultRow]], index: int) -> list[str]:
 class _HistorySource(ABC):
     """What both halves of a round read: per statement, each member's transcript so far from the files on disk."""
 
-    def __init__(self, inputs: InputSet, run_dir: Path, record: RoundRecord, members: dict[str, list[int]],
-                 user_rounds: int):
+    def __init__(
+        self, inputs: InputSet, run_dir: Path, record: RoundRecord, members: dict[str, list[int]], user_rounds: int
+    ):
         self._inputs = inputs
         self._user_rounds = user_rounds
         self._run_dir = run_dir
@@ -199,8 +214,10 @@ class _HistorySource(ABC):
 
     def texts(self, statement_id: str) -> dict[int, str]:
         """original index → this round's user message (the `input_text` of the round's results)."""
-        return {index: prompt if isinstance(prompt, str) else prompt.last_user_text
-                for index, prompt in self.prompts(statement_id).items()}
+        return {
+            index: prompt if isinstance(prompt, str) else prompt.last_user_text
+            for index, prompt in self.prompts(statement_id).items()
+        }
 
     def items(self) -> list[PromptItem]:
         """The round's requests as prompt items, for the realtime engine (which takes a list)."""
@@ -210,8 +227,14 @@ class _HistorySource(ABC):
             for index in indices:
                 prompt = prompts[index]
                 text = prompt if isinstance(prompt, str) else prompt.last_user_text
-                items.append(PromptItem(statement_id=statement_id, original_index=index, input_text=text,
-                                        prompt=None if isinstance(prompt, str) else prompt))
+                items.append(
+                    PromptItem(
+                        statement_id=statement_id,
+                        original_index=index,
+                        input_text=text,
+                        prompt=None if isinstance(prompt, str) else prompt,
+                    )
+                )
         return items
 
     def prompts(self, statement_id: str) -> Mapping[int, PromptLike]:
@@ -233,17 +256,18 @@ class _HistorySource(ABC):
                 row = rows.get(index)
                 output = row["output_text"] if row is not None else None
                 if output is None:  # members were chosen from succeeded turns: anything else is a damaged run
-                    raise InputError(round_dir(self._run_dir, number) / ROUND_RECORD,
-                                     f"input {index} of {statement_id!r} is in this round, but an earlier round "
-                                     "has no answer for it; the run directory was changed by hand")
+                    raise InputError(
+                        round_dir(self._run_dir, number) / ROUND_RECORD,
+                        f"input {index} of {statement_id!r} is in this round, but an earlier round "
+                        "has no answer for it; the run directory was changed by hand",
+                    )
                 answers.append(output)
             prompts[index] = self._request(statement_id, item, answers, simulated_turns(users, index))
         self._cache = (statement_id, prompts)
         return prompts
 
     @abstractmethod
-    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]
-                 ) -> PromptLike:
+    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]) -> PromptLike:
         """One member's request from its script, the candidate's earlier answers and the simulated user's turns."""
 
 
@@ -260,8 +284,7 @@ class RoundSource(_HistorySource):
     def __init__(self, inputs: InputSet, run_dir: Path, record: RoundRecord):
         super().__init__(inputs, run_dir, record, record.members, user_rounds=record.round)
 
-    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]
-                 ) -> PromptLike:
+    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]) -> PromptLike:
         return item.prompt(answers, simulated)
 
 
@@ -270,12 +293,16 @@ class UserRoundSource(_HistorySource):
     the candidate's last answer), rendered into the simulated user's request (`speceval.conversations.
     simulated_user`) by `render(statement id, transcript)`."""
 
-    def __init__(self, inputs: InputSet, run_dir: Path, record: RoundRecord,
-                 render: Callable[[str, list[ChatMessage]], PromptLike]):
+    def __init__(
+        self,
+        inputs: InputSet,
+        run_dir: Path,
+        record: RoundRecord,
+        render: Callable[[str, list[ChatMessage]], PromptLike],
+    ):
         # Not this round's own user turns: on a resume some are on disk already, and the request must not change.
         super().__init__(inputs, run_dir, record, record.asking, user_rounds=record.round - 1)
         self._render = render
 
-    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]
-                 ) -> PromptLike:
+    def _request(self, statement_id: str, item: Conversation, answers: list[str], simulated: list[str]) -> PromptLike:
         return self._render(statement_id, item.transcript(answers, simulated))

@@ -68,9 +68,16 @@ class ConversationRun:
         simulated_user: the run's simulated user (the inputs then carry its `max_turns`), or None.
     """
 
-    def __init__(self, inputs: InputSet, run_dir: Path, manifest: RunManifest, options: EngineOptions,
-                 observer: EngineObserver | None = None, simulated_user: SimulatedUser | None = None,
-                 statements: Mapping[str, Statement] | None = None):
+    def __init__(
+        self,
+        inputs: InputSet,
+        run_dir: Path,
+        manifest: RunManifest,
+        options: EngineOptions,
+        observer: EngineObserver | None = None,
+        simulated_user: SimulatedUser | None = None,
+        statements: Mapping[str, Statement] | None = None,
+    ):
         self.inputs = inputs
         self.run_dir = Path(run_dir)
         self.manifest = manifest
@@ -80,8 +87,9 @@ class ConversationRun:
         self.statements = statements or {}
         """The spec's statements by id: what a simulated user aimed at the statement under test is told of it."""
 
-    def run(self, model: BatchedModel | RealtimeModel,
-            user_model: BatchedModel | RealtimeModel | None = None) -> EngineSummary:
+    def run(
+        self, model: BatchedModel | RealtimeModel, user_model: BatchedModel | RealtimeModel | None = None
+    ) -> EngineSummary:
         """Run (or resume) round after round until every conversation ended, or a round stops (budget, timeout).
 
         `user_model` writes the simulated user's turns (required when the run has a simulated user). The summary's
@@ -105,17 +113,26 @@ class ConversationRun:
                 summaries = []
                 if record.phase == "simulated_user":
                     assert user_model is not None and self.simulated_user is not None
-                    summaries.append(self._run_half(user_model, user_dir(self.run_dir, number),
-                                                    UserRoundSource(self.inputs, self.run_dir, record,
-                                                                    self._user_prompt),
-                                                    self._user_manifest(record, user_model)))
+                    summaries.append(
+                        self._run_half(
+                            user_model,
+                            user_dir(self.run_dir, number),
+                            UserRoundSource(self.inputs, self.run_dir, record, self._user_prompt),
+                            self._user_manifest(record, user_model),
+                        )
+                    )
                     if summaries[-1].finished:
                         record = with_user_turns(self.run_dir, record, self.simulated_user.ends)
                         record.save(self.run_dir)  # the candidate half's members, fixed before it starts
                 if record.phase == "candidate":
-                    summaries.append(self._run_half(model, round_dir(self.run_dir, number),
-                                                    RoundSource(self.inputs, self.run_dir, record),
-                                                    self._round_manifest(record)))
+                    summaries.append(
+                        self._run_half(
+                            model,
+                            round_dir(self.run_dir, number),
+                            RoundSource(self.inputs, self.run_dir, record),
+                            self._round_manifest(record),
+                        )
+                    )
             for index, summary in enumerate(summaries):
                 jobs += summary.jobs
                 if index == len(summaries) - 1 and record.phase == "candidate":
@@ -127,8 +144,15 @@ class ConversationRun:
             closed.append(record)
             previous = record
         counts, ended = assemble(self.inputs, self.run_dir, closed, self.simulated_user)
-        return EngineSummary(reason=reason, total_requests=len(self.inputs), outcome_counts=dict(counts),
-                             outstanding=len(self.inputs) - ended, active_jobs=active, jobs=jobs, usage=usage)
+        return EngineSummary(
+            reason=reason,
+            total_requests=len(self.inputs),
+            outcome_counts=dict(counts),
+            outstanding=len(self.inputs) - ended,
+            active_jobs=active,
+            jobs=jobs,
+            usage=usage,
+        )
 
     def plan(self, model: BatchedModel) -> list[tuple[Path, SubmissionIntent]]:
         """Dry run: round 1's request files and intents, each with its round directory (later rounds are built
@@ -140,7 +164,8 @@ class ConversationRun:
         manifest.status = "planned"
         manifest.save(directory)
         intents = BatchEngine(model, round_store(self.run_dir, 1), self.options).plan(
-            RoundSource(self.inputs, self.run_dir, record))
+            RoundSource(self.inputs, self.run_dir, record)
+        )
         return [(directory, intent) for intent in intents]
 
     # -- helpers ------------------------------------------------------------------------------------------
@@ -173,10 +198,15 @@ class ConversationRun:
         assert user is not None
         provider = resolve_org(user.model, user.org).org
         parameters: dict[str, object] = {
-            "round": record.round, "requests": record.asked, "half": "simulated_user", "params": asdict(user.params),
-            "sent": settings_as_sent(provider, user.params)}
-        manifest = self._half_manifest(user_dir(self.run_dir, record.round), parameters,
-                                       {"model_name": user.model, "provider": provider})
+            "round": record.round,
+            "requests": record.asked,
+            "half": "simulated_user",
+            "params": asdict(user.params),
+            "sent": settings_as_sent(provider, user.params),
+        }
+        manifest = self._half_manifest(
+            user_dir(self.run_dir, record.round), parameters, {"model_name": user.model, "provider": provider}
+        )
         for key in _CANDIDATE_ENDPOINT_KEYS:
             manifest.parameters.pop(key, None)
         if isinstance(user_model, RealtimeModel):
@@ -190,8 +220,15 @@ class ConversationRun:
             manifest.status = "running"
             return manifest
         return self.manifest.model_copy(
-            update={"kind": ROUND_KIND, "parameters": {**self.manifest.parameters, **parameters}, "status": "running",
-                    "totals": None, **update}, deep=True)
+            update={
+                "kind": ROUND_KIND,
+                "parameters": {**self.manifest.parameters, **parameters},
+                "status": "running",
+                "totals": None,
+                **update,
+            },
+            deep=True,
+        )
 
     def _user_prompt(self, statement_id: str, transcript: list[ChatMessage]) -> Prompt:
         """The simulated user's request in a conversation of `statement_id` (told of that statement when its
@@ -199,8 +236,13 @@ class ConversationRun:
         assert self.simulated_user is not None
         return self.simulated_user.prompt(transcript, self.statements.get(statement_id))
 
-    def _run_half(self, model: BatchedModel | RealtimeModel, directory: Path, source: RoundSource | UserRoundSource,
-                  manifest: RunManifest) -> EngineSummary:
+    def _run_half(
+        self,
+        model: BatchedModel | RealtimeModel,
+        directory: Path,
+        source: RoundSource | UserRoundSource,
+        manifest: RunManifest,
+    ) -> EngineSummary:
         store = RunStore(directory)
 
         def run() -> EngineSummary:

@@ -83,9 +83,11 @@ class SimulatedUser(BaseModel):
     def _known_placeholders(cls, value: str) -> str:
         unknown = sorted({name for name in PLACEHOLDER.findall(value) if name not in PLACEHOLDERS})
         if unknown:
-            raise ValueError(f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)} in the "
-                             f"instructions; the ones filled from the spec are "
-                             f"{', '.join('{' + n + '}' for n in PLACEHOLDERS)}")
+            raise ValueError(
+                f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)} in the "
+                f"instructions; the ones filled from the spec are "
+                f"{', '.join('{' + n + '}' for n in PLACEHOLDERS)}"
+            )
         return value
 
     @property
@@ -99,8 +101,7 @@ class SimulatedUser(BaseModel):
             return self.instructions
         if statement is None:
             raise ValueError("these instructions name the statement under test: pass the input's statement")
-        values = {"statement_id": statement.id, "statement_text": statement.text,
-                  "examples": examples_text(statement)}
+        values = {"statement_id": statement.id, "statement_text": statement.text, "examples": examples_text(statement)}
         return PLACEHOLDER.sub(lambda found: values[found.group(1)], self.instructions)
 
     @property
@@ -132,10 +133,15 @@ def examples_text(statement: Statement) -> str:
     shown = []
     for number, example in enumerate(statement.metadata.examples, start=1):
         parts = [f"Example {number}" + (f": {example.description}" if example.description else "")]
-        parts += [f"{label}: {text}" for label, text in (("User", example.user_query),
-                                                         ("A response that follows it", example.good_response),
-                                                         ("A response that violates it", example.bad_response))
-                  if text]
+        parts += [
+            f"{label}: {text}"
+            for label, text in (
+                ("User", example.user_query),
+                ("A response that follows it", example.good_response),
+                ("A response that violates it", example.bad_response),
+            )
+            if text
+        ]
         shown.append("\n".join(parts))
     return "\n\n".join(shown) or "(the spec gives no examples of this statement)"
 
@@ -150,8 +156,9 @@ def read_instructions(value: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, f"cannot read the simulated user's instructions: {exc}") from None
     if not text.strip():  # the model would be asked to play a user described by nothing
-        raise InputError(path, "the simulated user's instructions file is empty; describe who the user is and what "
-                               "they want")
+        raise InputError(
+            path, "the simulated user's instructions file is empty; describe who the user is and what they want"
+        )
     return text
 
 

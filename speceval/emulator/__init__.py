@@ -28,6 +28,7 @@ Public names:
     ERROR_MARKER / TIMEOUT_ONCE_MARKER: text that makes a request fail (or time out once) when put in a prompt.
     serve: run the emulator in the foreground until interrupted.
 """
+
 from speceval.emulator.context import EmulatorStats
 from speceval.emulator.faults import ERROR_MARKER, TIMEOUT_ONCE_MARKER, FaultConfig, HttpFault
 from speceval.emulator.responder import Responder, respond

@@ -136,6 +136,7 @@ def _validate_requests(body: Any, limit: int, version: str | None) -> list[Reque
 
 def _content_blocks(params: dict[str, Any]) -> list[Any]:
     """The system prompt's blocks, then every message's content blocks (a string counts as one block)."""
+
     def blocks(value: Any) -> list[Any]:
         return value if isinstance(value, list) else [value]
 
@@ -161,8 +162,11 @@ def _cache_breakpoint(params: dict[str, Any], where: str) -> int | None:
         control = block.get("cache_control") if isinstance(block, dict) else None
         if control is None:
             continue
-        if not (isinstance(control, dict) and control.get("type") == "ephemeral"
-                and control.get("ttl", "5m") in ("5m", "1h")):
+        if not (
+            isinstance(control, dict)
+            and control.get("type") == "ephemeral"
+            and control.get("ttl", "5m") in ("5m", "1h")
+        ):
             raise ApiError(400, f"{where}: cache_control: Input should be {{'type': 'ephemeral'}} (ttl '5m' or '1h')")
         marked += 1
         end = len("\n".join(texts))
@@ -237,8 +241,9 @@ class AnthropicApp(ProviderApp):
     def create(self, request: Request) -> Response:
         """`POST /v1/messages/batches`."""
         faults = self.ctx.faults
-        items = _validate_requests(request.json(), faults.max_requests_per_batch or _MAX_REQUESTS,
-                                   request.header("anthropic-version"))
+        items = _validate_requests(
+            request.json(), faults.max_requests_per_batch or _MAX_REQUESTS, request.header("anthropic-version")
+        )
         for item in items:
             if TIMEOUT_ONCE_MARKER in item.prompt and self.ctx.first_sight(f"{PROVIDER}:timeout:{item.prompt}"):
                 item.error_type = "timeout_error"

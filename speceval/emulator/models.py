@@ -18,20 +18,57 @@ from speceval.emulator.routing import ProviderApp, Request, Response, Route, jso
 
 SERVED: dict[str, tuple[str, ...]] = {
     "openai": (
-        "gpt-4.1", "gpt-4.1-2025-04-14", "gpt-4.1-mini", "gpt-4.1-mini-2025-04-14", "gpt-4.1-nano",
-        "gpt-4.1-nano-2025-04-14", "gpt-4o", "gpt-4o-2024-05-13", "gpt-4o-2024-08-06", "gpt-4o-2024-11-20",
-        "gpt-4o-mini", "gpt-4o-mini-2024-07-18", "o3", "o3-2025-04-16", "o3-mini", "o3-mini-2025-01-31", "o4-mini",
-        "o4-mini-2025-04-16", "o1", "o1-2024-12-17", "gpt-5", "gpt-5-mini", "gpt-5-nano",
+        "gpt-4.1",
+        "gpt-4.1-2025-04-14",
+        "gpt-4.1-mini",
+        "gpt-4.1-mini-2025-04-14",
+        "gpt-4.1-nano",
+        "gpt-4.1-nano-2025-04-14",
+        "gpt-4o",
+        "gpt-4o-2024-05-13",
+        "gpt-4o-2024-08-06",
+        "gpt-4o-2024-11-20",
+        "gpt-4o-mini",
+        "gpt-4o-mini-2024-07-18",
+        "o3",
+        "o3-2025-04-16",
+        "o3-mini",
+        "o3-mini-2025-01-31",
+        "o4-mini",
+        "o4-mini-2025-04-16",
+        "o1",
+        "o1-2024-12-17",
+        "gpt-5",
+        "gpt-5-mini",
+        "gpt-5-nano",
     ),
     "anthropic": (
-        "claude-3-haiku-20240307", "claude-3-5-haiku-20241022", "claude-3-5-sonnet-20241022",
-        "claude-3-7-sonnet-20250219", "claude-sonnet-4-20250514", "claude-opus-4-20250514", "claude-opus-4-1-20250805",
-        "claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "claude-haiku-4-5-20251001", "claude-haiku-4-5",
-        "claude-opus-4-5", "claude-opus-4-5-20251101", "claude-opus-4-6", "claude-sonnet-4-6",
+        "claude-3-haiku-20240307",
+        "claude-3-5-haiku-20241022",
+        "claude-3-5-sonnet-20241022",
+        "claude-3-7-sonnet-20250219",
+        "claude-sonnet-4-20250514",
+        "claude-opus-4-20250514",
+        "claude-opus-4-1-20250805",
+        "claude-sonnet-4-5-20250929",
+        "claude-sonnet-4-5",
+        "claude-haiku-4-5-20251001",
+        "claude-haiku-4-5",
+        "claude-opus-4-5",
+        "claude-opus-4-5-20251101",
+        "claude-opus-4-6",
+        "claude-sonnet-4-6",
     ),
     "gemini": (
-        "gemini-1.5-flash", "gemini-1.5-pro", "gemini-2.0-flash", "gemini-2.0-flash-001", "gemini-2.0-flash-lite",
-        "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.5-pro", "gemini-3-pro-preview",
+        "gemini-1.5-flash",
+        "gemini-1.5-pro",
+        "gemini-2.0-flash",
+        "gemini-2.0-flash-001",
+        "gemini-2.0-flash-lite",
+        "gemini-2.5-flash",
+        "gemini-2.5-flash-lite",
+        "gemini-2.5-pro",
+        "gemini-3-pro-preview",
     ),
 }
 
@@ -95,13 +132,19 @@ def _openai(request: Request) -> Response:
 
 
 def _anthropic(request: Request) -> Response:
-    data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-            for m in served("anthropic")]
+    data = [
+        {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"} for m in served("anthropic")
+    ]
     return json_response({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
 
 
 def _gemini(request: Request) -> Response:
-    models = [{"name": f"models/{m}", "displayName": m, "supportedGenerationMethods": ["generateContent",
-                                                                                       "batchGenerateContent"]}
-              for m in served("gemini")]
+    models = [
+        {
+            "name": f"models/{m}",
+            "displayName": m,
+            "supportedGenerationMethods": ["generateContent", "batchGenerateContent"],
+        }
+        for m in served("gemini")
+    ]
     return json_response({"models": models})

@@ -76,7 +76,7 @@ class PrefixCache:
         digest = hashlib.sha256()
         cached = 0
         for blocks, start in enumerate(range(0, len(prompt) - block + 1, block), start=1):
-            digest.update(prompt[start:start + block].encode("utf-8", "surrogatepass"))
+            digest.update(prompt[start : start + block].encode("utf-8", "surrogatepass"))
             if self._hit(b"auto:" + digest.copy().digest()) and blocks * BLOCK_TOKENS >= minimum:
                 cached = blocks * BLOCK_TOKENS
         return CacheUse(read=cached)

@@ -143,7 +143,10 @@ class RealtimeEndpoints:
                 400, "Missing required parameter: 'messages'.", param="messages", code="missing_required_parameter"
             )
         admission, answer, input_tokens, output_tokens = self._serve(
-            "openai", model, text_of(messages), schema_of_openai(body),
+            "openai",
+            model,
+            text_of(messages),
+            schema_of_openai(body),
             output_limit(body.get("max_completion_tokens", body.get("max_tokens"))),
         )
         headers = _openai_headers(admission) if self.ctx.faults.realtime_rate_headers else {}

@@ -48,8 +48,9 @@ JUDGE_MARKER = "speceval judge prompt: "
 """The start of the first line of every speceval judge prompt (see `speceval.judging.prompts`)."""
 _NO_VERDICT_PERCENT = 5
 _RESPONSE_BLOCK = re.compile(r"^<<<BEGIN (response_[ab]) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | re.M)
-_TRANSCRIPT_BLOCK = re.compile(r"^<<<BEGIN transcript_([ab])_\S+ (\w+)>>>\n(.*?)\n<<<END transcript_\1_\S+ \2>>>$",
-                               re.S | re.M)
+_TRANSCRIPT_BLOCK = re.compile(
+    r"^<<<BEGIN transcript_([ab])_\S+ (\w+)>>>\n(.*?)\n<<<END transcript_\1_\S+ \2>>>$", re.S | re.M
+)
 _FENCED_BLOCK = re.compile(r"^<<<BEGIN (\S+) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | re.M)
 
 
@@ -57,7 +58,7 @@ def respond(model: str, prompt: str) -> str:
     """The default synthetic answer: a verdict for judge prompts, else a tagged sentence from the prompt's sha256."""
     digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).digest()
     if prompt.startswith(JUDGE_MARKER):
-        template_id = prompt.split("\n", 1)[0][len(JUDGE_MARKER):].strip()
+        template_id = prompt.split("\n", 1)[0][len(JUDGE_MARKER) :].strip()
         return judge_verdict(template_id, prompt, judgement_digest(model, template_id, prompt))
     if prompt.startswith(SIMULATED_USER_MARKER):
         return simulated_user_turn(model, prompt, digest)
@@ -147,9 +148,12 @@ def _synthetic_winner(prompt: str, digest: bytes) -> str:
         return "tie"
     if digest[2] % 8 == 0:
         return "A"
-    return "A" if hashlib.sha256(a.encode("utf-8", "surrogatepass")).digest() > hashlib.sha256(
-        b.encode("utf-8", "surrogatepass")
-    ).digest() else "B"
+    return (
+        "A"
+        if hashlib.sha256(a.encode("utf-8", "surrogatepass")).digest()
+        > hashlib.sha256(b.encode("utf-8", "surrogatepass")).digest()
+        else "B"
+    )
 
 
 def estimate_tokens(text: str) -> int:

@@ -48,8 +48,11 @@ class SpecEntry(_Strict):
 
     name: str = Field(description="label of the spec in output paths")
     spec_path: Path
-    inputs_dir: Path | None = Field(default=None, description="pre-generated inputs; without it, the `inputs` stage "
-                                                              "generates them once for every candidate and run")
+    inputs_dir: Path | None = Field(
+        default=None,
+        description="pre-generated inputs; without it, the `inputs` stage "
+        "generates them once for every candidate and run",
+    )
 
 
 class ModelEntry(EndpointKeys):
@@ -69,13 +72,18 @@ class JudgeEntry(ModelEntry):
 
     mode: Literal["binary", "likert", "categories"] = "binary"
     categories: dict[Annotated[str, StringConstraints(min_length=1)], str] | None = Field(
-        default=None, description="mode categories: name → what it means (the judge answers one name)")
+        default=None, description="mode categories: name → what it means (the judge answers one name)"
+    )
     scope: Scope | None = Field(
-        default=None, description="conversations: one verdict on the whole transcript (default) or one per "
-        "assistant turn, in its context (plain answers: one verdict each, turn 1)")
+        default=None,
+        description="conversations: one verdict on the whole transcript (default) or one per "
+        "assistant turn, in its context (plain answers: one verdict each, turn 1)",
+    )
     name: Annotated[str, StringConstraints(pattern=VARIATION_NAME)] | None = Field(
-        default=None, description="the judge's name in folders and tables (default: the model's; a model listed "
-        "more than once, at other scopes or modes, is named <model>_<scope>_<mode>)")
+        default=None,
+        description="the judge's name in folders and tables (default: the model's; a model listed "
+        "more than once, at other scopes or modes, is named <model>_<scope>_<mode>)",
+    )
 
     @model_serializer(mode="wrap")
     def _without_name_unless_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -99,16 +107,21 @@ class InputsBlock(_Strict):
 
     generator: str = Field(description="the model that proposes inputs")
     generator_org: str | None = None
-    rater: str | None = Field(default=None, description="the model that rates them (default: another provider's "
-                              "model whose key is set, else the generator)")
+    rater: str | None = Field(
+        default=None,
+        description="the model that rates them (default: another provider's "
+        "model whose key is set, else the generator)",
+    )
     rater_org: str | None = None
     per_statement: int = Field(default=10, ge=1, le=1000, strict=True)
     rating_threshold: int = Field(default=7, ge=1, le=10, strict=True)
     max_rounds: int = Field(default=3, ge=1, le=50, strict=True)
     pairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | Literal["related"] | None = Field(
-        default=None, description="statements in tension: pairs [A, B] (or `related`: each statement with its "
-                                  "related_statements) whose inputs make following A pull against B, written as "
-                                  "inputs of both, beside every statement's own (docs/spec-health.md)")
+        default=None,
+        description="statements in tension: pairs [A, B] (or `related`: each statement with its "
+        "related_statements) whose inputs make following A pull against B, written as "
+        "inputs of both, beside every statement's own (docs/spec-health.md)",
+    )
 
     @model_serializer(mode="wrap")
     def _pairs_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -132,12 +145,16 @@ def _axis_kind(value: object) -> str:
 
 # Tagged, so that a bad value gets the error of the form it was written in, not of both. An axis given is never
 # empty: `temperature: []` would otherwise silently become the one `default` variation.
-Axis = Annotated[
-    Annotated[list[T], Tag("list"), Field(min_length=1)]
-    | Annotated[dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], T], Tag("mapping"),
-                Field(min_length=1)],
-    Discriminator(_axis_kind),
-] | None
+Axis = (
+    Annotated[
+        Annotated[list[T], Tag("list"), Field(min_length=1)]
+        | Annotated[
+            dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], T], Tag("mapping"), Field(min_length=1)
+        ],
+        Discriminator(_axis_kind),
+    ]
+    | None
+)
 
 MAX_RUNS_PER_VARIATION = 10_000
 """More runs per variation than any study needs: a larger number is almost surely a typo, and planning it would
@@ -172,8 +189,11 @@ class Variations(_Strict):
 
     def _axis(self, axis: str) -> list[tuple[str, object]]:
         values = getattr(self, axis)
-        named = list(values.items()) if isinstance(values, dict) else \
-            [(_derived_name(axis, value, i), value) for i, value in enumerate(values or [], 1)]
+        named = (
+            list(values.items())
+            if isinstance(values, dict)
+            else [(_derived_name(axis, value, i), value) for i, value in enumerate(values or [], 1)]
+        )
         # Settings are plain JSON values: experiment.json records them and compares them on resume.
         return [(name, value.model_dump() if isinstance(value, BaseModel) else value) for name, value in named]
 
@@ -206,20 +226,29 @@ class EngineSettings(_Strict):
 
     # Ranges and messages shared with the command-line flags (speceval.settings_checks).
     batch_size: BatchSize = 500
-    poll_interval: PollInterval | None = Field(default=None,
-                                               description="default 60 s; offline, half the emulator's turnaround")
+    poll_interval: PollInterval | None = Field(
+        default=None, description="default 60 s; offline, half the emulator's turnaround"
+    )
     timeout_hours: TimeoutHours = DEFAULT_TIMEOUT_HOURS
     max_attempts: MaxAttempts = DEFAULT_MAX_ATTEMPTS
-    max_tokens: MaxTokens = Field(default=DEFAULT_MAX_TOKENS,
-                                  description="generation default when not varied; judges use it too")
+    max_tokens: MaxTokens = Field(
+        default=DEFAULT_MAX_TOKENS, description="generation default when not varied; judges use it too"
+    )
 
 
 def judge_labels(judges: list[JudgeEntry]) -> list[str]:
     """Each judge's name in folders and tables, in order: its `name`, else its model's when no other judge has that
     model, else `<model>_<scope>_<mode>` (one model judging at two scopes or modes is two judges)."""
     models = [judge.model for judge in judges]
-    return [judge.name or (judge.model if models.count(judge.model) == 1
-                           else f"{judge.model}_{judge.scope or 'conversation'}_{judge.mode}") for judge in judges]
+    return [
+        judge.name
+        or (
+            judge.model
+            if models.count(judge.model) == 1
+            else f"{judge.model}_{judge.scope or 'conversation'}_{judge.mode}"
+        )
+        for judge in judges
+    ]
 
 
 class ExperimentConfig(_Strict):
@@ -232,27 +261,40 @@ class ExperimentConfig(_Strict):
     judges: list[JudgeEntry] = Field(default_factory=list)
     inputs: InputsBlock | None = None
     metrics: dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], MetricSpec] = Field(
-        default_factory=dict, description="custom metrics: name → source, regex or json_path, type")
+        default_factory=dict, description="custom metrics: name → source, regex or json_path, type"
+    )
     simulated_user: SimulatedUser | None = Field(
-        default=None, description="a second model writing each next user turn from the transcript (model, "
-                                  "instructions, max_turns, stop_word); with a `simulated_user` variation axis, "
-                                  "the keys its values leave out")
+        default=None,
+        description="a second model writing each next user turn from the transcript (model, "
+        "instructions, max_turns, stop_word); with a `simulated_user` variation axis, "
+        "the keys its values leave out",
+    )
     cost_per_run_limit: BudgetUsd | None = Field(
-        default=None, description="USD a variation's run may spend on generating (its conversations stop submitting "
-                                  "there), beside the experiment's budget_usd")
+        default=None,
+        description="USD a variation's run may spend on generating (its conversations stop submitting "
+        "there), beside the experiment's budget_usd",
+    )
     variations: Variations = Field(default_factory=Variations)
     runs_per_variation: int = Field(default=1, gt=0, le=MAX_RUNS_PER_VARIATION, strict=True)
     stages: list[Stage] = Field(default_factory=lambda: list(ALL_STAGES))
     budget_usd: BudgetUsd | None = None
-    min_canary_accuracy: float | None = Field(default=None, ge=0, le=1, description="flag judges that get less "
-                                              "than this share of the spec's own example responses right")
-    health: HealthThresholds = Field(default_factory=HealthThresholds, description="the lines the report's spec-health "
-                                     "flags are drawn at (docs/spec-health.md)")
-    labels: Path | None = Field(default=None, description="a filled label sheet (speceval label-sheet) for the "
-                                "report's human agreement and PPI rates (relative to the file)")
+    min_canary_accuracy: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="flag judges that get less than this share of the spec's own example responses right",
+    )
+    health: HealthThresholds = Field(
+        default_factory=HealthThresholds,
+        description="the lines the report's spec-health flags are drawn at (docs/spec-health.md)",
+    )
+    labels: Path | None = Field(
+        default=None,
+        description="a filled label sheet (speceval label-sheet) for the "
+        "report's human agreement and PPI rates (relative to the file)",
+    )
     offline: bool = False
     engine: EngineSettings = Field(default_factory=EngineSettings)
-
 
     @model_validator(mode="before")
     @classmethod
@@ -267,8 +309,9 @@ class ExperimentConfig(_Strict):
         if not isinstance(shared, dict):
             return data  # the field's own validation says what is wrong with it
         if isinstance(axis, dict):
-            merged: object = {name: {**shared, **value} if isinstance(value, dict) else value
-                              for name, value in axis.items()}
+            merged: object = {
+                name: {**shared, **value} if isinstance(value, dict) else value for name, value in axis.items()
+            }
         elif isinstance(axis, list):
             merged = [{**shared, **value} if isinstance(value, dict) else value for value in axis]
         else:

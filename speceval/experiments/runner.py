@@ -59,22 +59,37 @@ class ExperimentState(BaseModel):
     generation_runs: list[str]
     stages_done: list[str] = Field(default_factory=list, description="stages whose every task has finished")
     tasks: dict[str, TaskState] = Field(default_factory=dict, description="task → its state (see stages.py)")
-    offline: bool | None = Field(default=None, description="run against the emulator (synthetic answers); None in "
-                                                           "folders started before this was recorded")
-    grid_sha256: str | None = Field(default=None, description="hash of the file's settings other than the report's "
-                                    "(labels, min_canary_accuracy), which may change between runs; None in folders "
-                                    "started before this was recorded")
-    naming: int | None = Field(default=None, description="how variation folders are named (speceval.paths: "
-                               "READABLE_NAMING); None in folders started before this was recorded, which keep "
-                               "their percent-encoded names")
-    folders: dict[str, str] | None = Field(default=None, description="variation name → its folder under "
-                                           "generations/<spec>/, compliance/<spec>/, ranking/<spec>/; None in "
-                                           "folders started before this was recorded")
-    settings: dict[str, Any] | None = Field(default=None, description="the file's settings at the last run (what a "
-                                            "changed file is compared with, key by key); None in folders started "
-                                            "before this was recorded")
-    status: str = Field(default="running", description="running, finished, stopped (timeout or budget) or "
-                                                       "interrupted (Ctrl+C)")
+    offline: bool | None = Field(
+        default=None,
+        description="run against the emulator (synthetic answers); None in folders started before this was recorded",
+    )
+    grid_sha256: str | None = Field(
+        default=None,
+        description="hash of the file's settings other than the report's "
+        "(labels, min_canary_accuracy), which may change between runs; None in folders "
+        "started before this was recorded",
+    )
+    naming: int | None = Field(
+        default=None,
+        description="how variation folders are named (speceval.paths: "
+        "READABLE_NAMING); None in folders started before this was recorded, which keep "
+        "their percent-encoded names",
+    )
+    folders: dict[str, str] | None = Field(
+        default=None,
+        description="variation name → its folder under "
+        "generations/<spec>/, compliance/<spec>/, ranking/<spec>/; None in "
+        "folders started before this was recorded",
+    )
+    settings: dict[str, Any] | None = Field(
+        default=None,
+        description="the file's settings at the last run (what a "
+        "changed file is compared with, key by key); None in folders started "
+        "before this was recorded",
+    )
+    status: str = Field(
+        default="running", description="running, finished, stopped (timeout or budget) or interrupted (Ctrl+C)"
+    )
     stopped_at: str | None = Field(default=None, description="when the last run stopped early (UTC, ISO 8601)")
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
@@ -114,17 +129,26 @@ def load_experiment(path: Path) -> ExperimentConfig:
             load_inputs(_resolve(base, spec.inputs_dir), loaded)
             continue
         if config.inputs is None or "inputs" not in config.stages:
-            raise InputError(path, f"spec {spec.name!r} has no inputs_dir: give one, or an `inputs:` block (generator, "
-                                   "per_statement, ...) with the `inputs` stage to generate them",
-                             line=_line_of(text, spec.name), field=f"specs[{index}].inputs_dir")
+            raise InputError(
+                path,
+                f"spec {spec.name!r} has no inputs_dir: give one, or an `inputs:` block (generator, "
+                "per_statement, ...) with the `inputs` stage to generate them",
+                line=_line_of(text, spec.name),
+                field=f"specs[{index}].inputs_dir",
+            )
         check_config(inputs_config(config.inputs, _resolve(base, spec.spec_path), base), loaded)
     if "ranking" in config.stages and config.judges and len(config.candidates) < 2:
         raise InputError(path, "ranking needs at least two candidates", field="candidates")
     judging = [s for s in config.stages if s in ("compliance", "ranking")]
     if judging and not config.judges:
         # Found out after paying for every generation otherwise.
-        raise InputError(path, f"stages {', '.join(judging)} need judges, and the file lists none: add a `judges:` "
-                               "list or drop those stages", line=_line_of(text, "stages"), field="judges")
+        raise InputError(
+            path,
+            f"stages {', '.join(judging)} need judges, and the file lists none: add a `judges:` "
+            "list or drop those stages",
+            line=_line_of(text, "stages"),
+            field="judges",
+        )
     _refuse_duplicates(path, text, config)
     return config
 
@@ -141,11 +165,17 @@ def _refuse_duplicates(path: Path, text: str, config: ExperimentConfig) -> None:
         for index, name in enumerate(names):
             if name in names[:index]:
                 first = names.index(name)
-                hint = (" (a judge is its model at one scope and mode; give another `name` to judge twice)"
-                        if section == "judges" else "")
-                raise InputError(path, f"{section}[{index}] repeats {section}[{first}] ({name}); list each once"
-                                       + hint,
-                                 line=_entry_key_line(text, section, index, key), field=f"{section}[{index}].{key}")
+                hint = (
+                    " (a judge is its model at one scope and mode; give another `name` to judge twice)"
+                    if section == "judges"
+                    else ""
+                )
+                raise InputError(
+                    path,
+                    f"{section}[{index}] repeats {section}[{first}] ({name}); list each once" + hint,
+                    line=_entry_key_line(text, section, index, key),
+                    field=f"{section}[{index}].{key}",
+                )
 
 
 def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str, Any]], list[Group]]:
@@ -165,18 +195,32 @@ def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str
         for label, settings in variations.items():
             for repeat in range(1, config.runs_per_variation + 1):
                 runs = tuple(
-                    GenerationRun(spec, label, settings, repeat, candidate,
-                                  output_dir / "generations" / safe_filename(spec.name) / folders[label]
-                                  / f"run{repeat}"
-                                  / safe_filename(candidate.model))
+                    GenerationRun(
+                        spec,
+                        label,
+                        settings,
+                        repeat,
+                        candidate,
+                        output_dir
+                        / "generations"
+                        / safe_filename(spec.name)
+                        / folders[label]
+                        / f"run{repeat}"
+                        / safe_filename(candidate.model),
+                    )
                     for candidate in config.candidates
                 )
                 groups.append(Group(spec, label, repeat, runs, folders[label]))
     return variations, groups
 
 
-def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str], None] | None = None,
-                   poll_interval: float | None = None) -> ExperimentOutcome:
+def run_experiment(
+    path: Path,
+    *,
+    offline: bool = False,
+    observer: Callable[[str], None] | None = None,
+    poll_interval: float | None = None,
+) -> ExperimentOutcome:
     """Run (or resume) every stage of the experiment in `path`.
 
     `poll_interval` (the command's `$SPECEVAL_POLL_INTERVAL`) wins over the file's `engine.poll_interval`, as the
@@ -187,12 +231,17 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     variations, groups = plan(config, output_dir)
     _warn_identical_repeats(config, variations)
     state = _state(output_dir, config, path, variations, groups, offline)
-    budget = Budget(config.budget_usd, CostEstimator(PriceTable.load())) \
-        if config.budget_usd is not None else None  # 0 is a budget: send nothing
+    budget = (
+        Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd is not None else None
+    )  # 0 is a budget: send nothing
     poll = poll_interval or config.engine.poll_interval or (offline_poll_interval() if offline else 60.0)
-    engine = EngineOptions(batch_size=config.engine.batch_size, poll_interval=poll,
-                           timeout_hours=config.engine.timeout_hours, max_attempts=config.engine.max_attempts,
-                           budget=budget)
+    engine = EngineOptions(
+        batch_size=config.engine.batch_size,
+        poll_interval=poll,
+        timeout_hours=config.engine.timeout_hours,
+        max_attempts=config.engine.max_attempts,
+        budget=budget,
+    )
     with _providers(output_dir, offline) as options_for:
         ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
         for entry in [*config.candidates, *config.judges]:
@@ -221,8 +270,11 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
     if not finished:
         unfinished = [task.key for task in tasks if task.state is not TaskState.FINISHED]
         more = " ..." if len(unfinished) > 3 else ""
-        outcome = _stopped(output_dir, state, f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): "
-                                              f"{', '.join(unfinished[:3])}{more}")
+        outcome = _stopped(
+            output_dir,
+            state,
+            f"{len(unfinished)} task(s) not finished ({stage_overview(tasks)}): {', '.join(unfinished[:3])}{more}",
+        )
         summaries = [summary for task in tasks for summary in task.summaries.values()]
         if any(summary.reason is StopReason.BUDGET for summary in summaries):
             unsent = sum(task.outstanding for task in tasks if task.state is TaskState.STOPPED)
@@ -231,8 +283,10 @@ def run_experiment(path: Path, *, offline: bool = False, observer: Callable[[str
             if budget is not None and budget.refused_usd is not None:
                 outcome.budget_line = budget.stop_line(f"{left}; raise budget_usd in the file and run it again")
             else:  # a run's own limit stopped it (each run's budget lives in its task)
-                outcome.budget_line = (f"Stopped by cost_per_run_limit (${config.cost_per_run_limit} per run): not "
-                                       f"sent: {left}; raise cost_per_run_limit in the file and run it again.")
+                outcome.budget_line = (
+                    f"Stopped by cost_per_run_limit (${config.cost_per_run_limit} per run): not "
+                    f"sent: {left}; raise cost_per_run_limit in the file and run it again."
+                )
         return outcome
     state.status = "finished"
     _save(output_dir, state)
@@ -243,20 +297,32 @@ def _warn_identical_repeats(config: ExperimentConfig, variations: dict[str, dict
     """Repeated runs at temperature 0 send identical requests (a simulated user sampling above 0 varies them)."""
     if config.runs_per_variation < 2 or "generation" not in config.stages:
         return
-    same = [name for name, settings in variations.items() if float(settings.get("temperature", 0.0)) == 0.0
-            and not ((user := config.simulated_user_of(settings)) is not None and user.temperature > 0)]
+    same = [
+        name
+        for name, settings in variations.items()
+        if float(settings.get("temperature", 0.0)) == 0.0
+        and not ((user := config.simulated_user_of(settings)) is not None and user.temperature > 0)
+    ]
     if same:
-        logger.warning("runs_per_variation is %d, but variation(s) %s generate at temperature 0: the repeated runs "
-                       "send identical requests, which models answer (nearly) identically, so they add cost, not "
-                       "information (intervals cluster by input and do not narrow); vary the temperature or run "
-                       "once", config.runs_per_variation, ", ".join(same))
+        logger.warning(
+            "runs_per_variation is %d, but variation(s) %s generate at temperature 0: the repeated runs "
+            "send identical requests, which models answer (nearly) identically, so they add cost, not "
+            "information (intervals cluster by input and do not narrow); vary the temperature or run "
+            "once",
+            config.runs_per_variation,
+            ", ".join(same),
+        )
 
 
 def _stages_done(config: ExperimentConfig, tasks: list[StageTask]) -> list[str]:
     """The stages (in their canonical order) that have tasks, all finished."""
-    return [stage for stage in ALL_STAGES if stage in config.stages
-            and any(t.stage == stage for t in tasks)
-            and all(t.state is TaskState.FINISHED for t in tasks if t.stage == stage)]
+    return [
+        stage
+        for stage in ALL_STAGES
+        if stage in config.stages
+        and any(t.stage == stage for t in tasks)
+        and all(t.state is TaskState.FINISHED for t in tasks if t.stage == stage)
+    ]
 
 
 # -- helpers ------------------------------------------------------------------------------------------------
@@ -283,8 +349,11 @@ def preflight(path: Path, *, offline: bool = False, dry_run: bool = False) -> tu
     check_output_dir(output_dir, "output_dir")
     labels = _resolve(path.parent, config.labels) if config.labels is not None else None
     if labels is not None and not labels.is_file():
-        raise InputError(path, f"labels: {labels} is not a file (a label sheet filled in after `speceval "
-                               "label-sheet`)", field="labels")
+        raise InputError(
+            path,
+            f"labels: {labels} is not a file (a label sheet filled in after `speceval label-sheet`)",
+            field="labels",
+        )
     offline = offline or config.offline
     if not offline and not dry_run:
         _check_keys(config, path)  # a missing key leaves no folder behind
@@ -309,7 +378,8 @@ def _check_started(output_dir: Path, path: Path, state: ExperimentState, offline
             f"{output_dir} was run {'with' if started_offline else 'without'} --offline (its answers are "
             f"{'synthetic' if started_offline else 'from the providers'}); a folder never mixes synthetic and "
             f"real answers: {'add' if started_offline else 'drop'} --offline to continue it, or use another "
-            "output_dir")
+            "output_dir"
+        )
     if state.config_sha256 == hashlib.sha256(path.read_bytes()).hexdigest():
         return
     config = load_experiment(path)
@@ -320,7 +390,8 @@ def _check_started(output_dir: Path, path: Path, state: ExperimentState, offline
         raise ConfigError(
             f"{path} changed since {output_dir} was started: {'; '.join(refused)}. Only "
             f"{', '.join(sorted(CHANGEABLE_KEYS))} may change on a started experiment; use another output_dir for "
-            "a different experiment")
+            "a different experiment"
+        )
     if state.grid_sha256 is None or state.grid_sha256 != grid_digest(config):
         raise ConfigError(
             f"{path} changed since {output_dir} was started; use another output_dir for a different experiment"
@@ -368,8 +439,9 @@ def _check_model_names(config: ExperimentConfig, path: Path, offline: bool) -> N
         except ConfigError as exc:
             if index < 0:  # the inputs block's generator or rater
                 raise InputError(path, str(exc), line=_line_of(text, entry.model), field=section) from None
-            raise InputError(path, str(exc), line=_entry_key_line(text, section, index, "model"),
-                             field=f"{section}[{index}].model") from None
+            raise InputError(
+                path, str(exc), line=_entry_key_line(text, section, index, "model"), field=f"{section}[{index}].model"
+            ) from None
 
 
 def _check_keys(config: ExperimentConfig, path: Path) -> None:
@@ -386,8 +458,14 @@ _KEYED_BATCH_ORGS = ("openai", "anthropic", "google")
 """Batch providers whose key comes from the environment (endpoint orgs are checked by their own settings)."""
 
 
-def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: dict[str, dict[str, Any]],
-           groups: list[Group], offline: bool) -> ExperimentState:
+def _state(
+    output_dir: Path,
+    config: ExperimentConfig,
+    path: Path,
+    variations: dict[str, dict[str, Any]],
+    groups: list[Group],
+    offline: bool,
+) -> ExperimentState:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     existing = output_dir / STATE_NAME
     if existing.is_file():
@@ -395,15 +473,22 @@ def _state(output_dir: Path, config: ExperimentConfig, path: Path, variations: d
         _check_started(output_dir, path, state, offline)
         if state.variations != variations:
             # Started by a version that named variations differently: its runs live in other directories.
-            raise ConfigError(f"{output_dir} names its variations {', '.join(state.variations)}, not "
-                              f"{', '.join(variations)}; finish it with the speceval that started it")
+            raise ConfigError(
+                f"{output_dir} names its variations {', '.join(state.variations)}, not "
+                f"{', '.join(variations)}; finish it with the speceval that started it"
+            )
         # An accepted change (a raised budget) becomes what the next run compares with.
         state.config_sha256, state.settings = digest, settings_of(config)
         return state
     state = ExperimentState(
-        experiment_name=config.experiment_name, config_sha256=digest, grid_sha256=grid_digest(config),
-        variations=variations, generation_runs=[str(run.run_dir) for group in groups for run in group.runs],
-        offline=offline, naming=READABLE_NAMING, folders={group.variation: group.folder for group in groups},
+        experiment_name=config.experiment_name,
+        config_sha256=digest,
+        grid_sha256=grid_digest(config),
+        variations=variations,
+        generation_runs=[str(run.run_dir) for group in groups for run in group.runs],
+        offline=offline,
+        naming=READABLE_NAMING,
+        folders={group.variation: group.folder for group in groups},
         settings=settings_of(config),
     )
     _save(output_dir, state)
@@ -421,8 +506,9 @@ def _started_state(output_dir: Path) -> ExperimentState | None:
         return None
 
 
-def _started_names(output_dir: Path, started: ExperimentState | None, variations: dict[str, dict[str, Any]]
-                   ) -> dict[str, dict[str, Any]]:
+def _started_names(
+    output_dir: Path, started: ExperimentState | None, variations: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
     """The variations under the names the experiment folder already uses, when only their names differ.
 
     Folders started before variations were named (`v0`, `v1`, ... in the order of the combinations) keep those
@@ -430,8 +516,12 @@ def _started_names(output_dir: Path, started: ExperimentState | None, variations
     """
     named = started.variations if started is not None else variations
     if list(named) != list(variations) and list(named.values()) == list(variations.values()):
-        logger.warning("%s was started with the variation names %s; continuing with them (a new experiment "
-                       "folder would use %s)", output_dir, ", ".join(named), ", ".join(variations))
+        logger.warning(
+            "%s was started with the variation names %s; continuing with them (a new experiment folder would use %s)",
+            output_dir,
+            ", ".join(named),
+            ", ".join(variations),
+        )
         return dict(named)
     return variations
 

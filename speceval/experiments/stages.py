@@ -144,16 +144,34 @@ class StageContext:
         return self.inputs_run_dir(spec) / "inputs"
 
 
-def inputs_config(block: InputsBlock, spec_path: Path, base: Path, *, offline: bool = False,
-                  engine: EngineOptions | None = None, spec_name: str | None = None) -> InputGenerationConfig:
+def inputs_config(
+    block: InputsBlock,
+    spec_path: Path,
+    base: Path,
+    *,
+    offline: bool = False,
+    engine: EngineOptions | None = None,
+    spec_name: str | None = None,
+) -> InputGenerationConfig:
     """The inputs generator's settings from an experiment's `inputs:` block."""
     return InputGenerationConfig(
-        spec_path=spec_path, spec_name=spec_name, generator_model=block.generator, generator_org=block.generator_org,
-        rater_model=block.rater or default_rater(resolve_org(block.generator, block.generator_org).org, offline)
-        or block.generator, rater_org=block.rater_org if block.rater else None,
-        per_statement=block.per_statement, rating_threshold=block.rating_threshold, max_rounds=block.max_rounds,
-        pairs=block.pairs if isinstance(block.pairs, list) else None, related_pairs=block.pairs == "related",
-        output_dir=base, offline=offline, engine=engine or EngineOptions())
+        spec_path=spec_path,
+        spec_name=spec_name,
+        generator_model=block.generator,
+        generator_org=block.generator_org,
+        rater_model=block.rater
+        or default_rater(resolve_org(block.generator, block.generator_org).org, offline)
+        or block.generator,
+        rater_org=block.rater_org if block.rater else None,
+        per_statement=block.per_statement,
+        rating_threshold=block.rating_threshold,
+        max_rounds=block.max_rounds,
+        pairs=block.pairs if isinstance(block.pairs, list) else None,
+        related_pairs=block.pairs == "related",
+        output_dir=base,
+        offline=offline,
+        engine=engine or EngineOptions(),
+    )
 
 
 def judge_params(judge: JudgeEntry, max_tokens: int) -> GenerationParams:
@@ -190,8 +208,15 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
             for judge in _first_of_model(ctx.config.judges, by_mode=True):
                 if judge.mode == "categories":
                     continue  # an example response has no known category: nothing to check it against
-                tasks.append(_canaries(ctx, f"compliance {spec_name} judge={judge.model} canaries", group, judge,
-                                       tuple(key for name, key in generated.items() if name == spec_name)))
+                tasks.append(
+                    _canaries(
+                        ctx,
+                        f"compliance {spec_name} judge={judge.model} canaries",
+                        group,
+                        judge,
+                        tuple(key for name, key in generated.items() if name == spec_name),
+                    )
+                )
     for group in groups:
         generation = {run.candidate.model: _key("generation", group, run.candidate.model) for run in group.runs}
         if "generation" in stages:
@@ -203,8 +228,7 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
             if "compliance" in stages:
                 for run in group.runs:
                     key = _key("compliance", group, f"judge={ctx.config.judge_label(judge)}", run.candidate.model)
-                    tasks.append(_judging(ctx, "compliance", key, group, judge, [run],
-                                          _needed(needs, [run])))
+                    tasks.append(_judging(ctx, "compliance", key, group, judge, [run], _needed(needs, [run])))
             if "ranking" in stages and any(judge is ranker for ranker in rankers):
                 pairs = list(itertools.combinations(group.runs, 2))
                 pair_keys = []
@@ -268,19 +292,28 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
         )
         options = ctx.engine_options()
         config = GenerationConfig(
-            spec_path=ctx.resolve(run.spec.spec_path), inputs_dir=ctx.inputs_dir(run.spec),
-            model_name=run.candidate.model, spec_name=run.spec.name, org=run.candidate.org, params=params,
-            engine=options, offline=ctx.offline, follow_ups=list(settings.get("follow_ups") or []),
+            spec_path=ctx.resolve(run.spec.spec_path),
+            inputs_dir=ctx.inputs_dir(run.spec),
+            model_name=run.candidate.model,
+            spec_name=run.spec.name,
+            org=run.candidate.org,
+            params=params,
+            engine=options,
+            offline=ctx.offline,
+            follow_ups=list(settings.get("follow_ups") or []),
             simulated_user=ctx.config.simulated_user_of(settings),
         )
         if ctx.config.cost_per_run_limit is not None:  # this run's own limit, inside the experiment's budget
-            options.budget = RunBudget(ctx.config.cost_per_run_limit, CostEstimator(PriceTable.load()),
-                                       parent=options.budget)
+            options.budget = RunBudget(
+                ctx.config.cost_per_run_limit, CostEstimator(PriceTable.load()), parent=options.budget
+            )
         pipeline = holder["pipeline"] = BatchedGenerationPipeline(config, run_dir=run.run_dir)
         record_endpoint(pipeline.draft_manifest().parameters, ctx.endpoint(run.candidate))
         # Where the run sits in the grid, so the run directory alone says what it is (not part of its identity).
         pipeline.draft_manifest().parameters["experiment"] = {
-            "name": ctx.config.experiment_name, "variation": run.variation, "settings": run.settings,
+            "name": ctx.config.experiment_name,
+            "variation": run.variation,
+            "settings": run.settings,
             "run": run.repeat,
         }
         pipeline.write_manifest()
@@ -312,12 +345,15 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
 def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEntry) -> JudgeSettings:
     endpoint = ctx.endpoint(judge)  # recorded in every judge run.json, as the judge commands do
     return JudgeSettings(
-        spec_path=ctx.resolve(group.spec.spec_path), judge_model=judge.model, judge_org=judge.org,
-        spec_name=group.spec.name, judge_name=_judge_name(ctx, stage, judge),
-        output_dir_base=ctx.output_dir / stage / safe_filename(group.spec.name) / group.folder
-        / f"run{group.repeat}",
+        spec_path=ctx.resolve(group.spec.spec_path),
+        judge_model=judge.model,
+        judge_org=judge.org,
+        spec_name=group.spec.name,
+        judge_name=_judge_name(ctx, stage, judge),
+        output_dir_base=ctx.output_dir / stage / safe_filename(group.spec.name) / group.folder / f"run{group.repeat}",
         params=judge_params(judge, ctx.config.engine.max_tokens),
-        engine=ctx.engine_options(), offline=ctx.offline,
+        engine=ctx.engine_options(),
+        offline=ctx.offline,
         ray=endpoint if isinstance(endpoint, RaySettings) else None,
         realtime=endpoint if isinstance(endpoint, RealtimeSettings) else None,
     )
@@ -330,13 +366,15 @@ def _judge_name(ctx: StageContext, stage: str, judge: JudgeEntry) -> str | None:
     return label if stage == "compliance" and label != judge.model else None
 
 
-def _pipeline(settings: JudgeSettings, stage: str, judge: JudgeEntry,
-              runs: list[GenerationRun] | tuple[GenerationRun, ...]) -> JudgePipeline:
+def _pipeline(
+    settings: JudgeSettings, stage: str, judge: JudgeEntry, runs: list[GenerationRun] | tuple[GenerationRun, ...]
+) -> JudgePipeline:
     candidates = resolve_candidates([run.run_dir for run in runs])
     if stage == "compliance":
         # Canaries are judged once per spec and judge by their own task (`_canaries`).
-        return BatchedComplianceJudge(settings, candidates, judge.mode, canaries=False, categories=judge.categories,
-                                      scope=judge.scope)
+        return BatchedComplianceJudge(
+            settings, candidates, judge.mode, canaries=False, categories=judge.categories, scope=judge.scope
+        )
     return BatchedRankingPipeline(settings, candidates)
 
 
@@ -346,15 +384,15 @@ def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, need
     held: dict[str, Any] = {}
 
     def start() -> EngineRuns:
-        settings = replace(_judge_settings(ctx, "compliance", group, judge),
-                           output_dir_base=ctx.output_dir / "compliance" / safe_filename(group.spec.name) / "canaries"
-                           / judge.mode)
+        settings = replace(
+            _judge_settings(ctx, "compliance", group, judge),
+            output_dir_base=ctx.output_dir / "compliance" / safe_filename(group.spec.name) / "canaries" / judge.mode,
+        )
         spec = load_spec(ctx.resolve(group.spec.spec_path))
         statements = [s.statement_id for s in load_inputs(ctx.inputs_dir(group.spec), spec).statements]
         pipeline = held["pipeline"] = BatchedComplianceJudge(settings, [], judge.mode, canary_statements=statements)
         held["manifests"] = [
-            write_manifest(target, "compliance", settings, pipeline.spec_name, pipeline.spec.sha256,
-                           pipeline.provider)
+            write_manifest(target, "compliance", settings, pipeline.spec_name, pipeline.spec.sha256, pipeline.provider)
             for target in pipeline.targets
         ]
         return list(target_engines(ctx.judge_model(judge), pipeline.targets, settings.engine))
@@ -379,12 +417,19 @@ def _inputs(ctx: StageContext, key: str, spec: SpecEntry) -> StageTask:
 
     def start() -> EngineRuns:
         assert ctx.config.inputs is not None  # load_experiment refuses a spec without inputs and without the block
-        config = inputs_config(ctx.config.inputs, ctx.resolve(spec.spec_path), ctx.output_dir, offline=ctx.offline,
-                               engine=ctx.engine_options(), spec_name=spec.name)
+        config = inputs_config(
+            ctx.config.inputs,
+            ctx.resolve(spec.spec_path),
+            ctx.output_dir,
+            offline=ctx.offline,
+            engine=ctx.engine_options(),
+            spec_name=spec.name,
+        )
         pipeline = BatchedInputGenerationPipeline(config, run_dir=ctx.inputs_run_dir(spec))
         # The experiment's clients (offline: its emulator), checked by the pipeline against its settings.
-        generator = ctx.model(ModelEntry(model=config.generator_model, org=config.generator_org),
-                              pipeline.generator_params)
+        generator = ctx.model(
+            ModelEntry(model=config.generator_model, org=config.generator_org), pipeline.generator_params
+        )
         rater = ctx.model(ModelEntry(model=config.rater_model, org=config.rater_org), pipeline.rater_params)
         summary = pipeline.run(generator, rater)
         # No engines for the loop: the task's outcome is the pipeline's (stopped when a round did not finish).
@@ -395,8 +440,15 @@ def _inputs(ctx: StageContext, key: str, spec: SpecEntry) -> StageTask:
     return task
 
 
-def _judging(ctx: StageContext, stage: str, key: str, group: Group, judge: JudgeEntry, runs: list[GenerationRun],
-             needs: tuple[str, ...]) -> StageTask:
+def _judging(
+    ctx: StageContext,
+    stage: str,
+    key: str,
+    group: Group,
+    judge: JudgeEntry,
+    runs: list[GenerationRun],
+    needs: tuple[str, ...],
+) -> StageTask:
     """A compliance task (one candidate) or a ranking task (one pair, both orders)."""
     held: dict[str, Any] = {}
 
@@ -434,12 +486,20 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
         from speceval.analysis.rendering.report import build_report  # plotting libraries load only when a report is due
 
         labels = ctx.resolve(ctx.config.labels) if ctx.config.labels is not None else None
-        built = build_report([ctx.output_dir], ctx.output_dir / "report", labels=labels,
-                             min_canary_accuracy=ctx.config.min_canary_accuracy, metrics=ctx.config.metrics,
-                             health=ctx.config.health)
+        built = build_report(
+            [ctx.output_dir],
+            ctx.output_dir / "report",
+            labels=labels,
+            min_canary_accuracy=ctx.config.min_canary_accuracy,
+            metrics=ctx.config.metrics,
+            health=ctx.config.health,
+        )
         if ctx.config.min_canary_accuracy is not None and not built.data.judge_accuracy:
-            logger.warning("min_canary_accuracy checked nothing: no judge of %s judged the spec's example responses "
-                           "(categorical judges have none, and a spec without examples gives none)", ctx.config_path)
+            logger.warning(
+                "min_canary_accuracy checked nothing: no judge of %s judged the spec's example responses "
+                "(categorical judges have none, and a spec without examples gives none)",
+                ctx.config_path,
+            )
         ctx.report = built.html_path
 
     return StageTask("report", "report", needs, lambda: [], finish)

@@ -90,8 +90,11 @@ DEFAULT_RATERS = {
     "google": "gemini-2.5-flash",
 }
 """The rater when none is named: a model of another provider than the generator's (one whose key is set)."""
-_KEYS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
-         "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+_KEYS = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+}
 
 
 def default_rater(generator_org: str, offline: bool) -> str:
@@ -140,12 +143,25 @@ class InputGenerationConfig:
 
     def recorded(self) -> dict[str, Any]:
         """The settings a resume must reuse (run.json `parameters.config`)."""
-        keep = ("generator_model", "rater_model", "generator_org", "rater_org", "per_statement", "rating_threshold",
-                "max_rounds", "statements", "max_tokens", "offline")
+        keep = (
+            "generator_model",
+            "rater_model",
+            "generator_org",
+            "rater_org",
+            "per_statement",
+            "rating_threshold",
+            "max_rounds",
+            "statements",
+            "max_tokens",
+            "offline",
+        )
         # Pairs only when asked: a run started before they existed resumes with the settings it recorded.
         pairs = {key: getattr(self, key) for key in ("pairs", "related_pairs") if getattr(self, key)}
-        return {key: getattr(self, key) for key in keep} | pairs | {
-            "spec_path": str(Path(self.spec_path).resolve()), "spec_name": self.spec_name}
+        return (
+            {key: getattr(self, key) for key in keep}
+            | pairs
+            | {"spec_path": str(Path(self.spec_path).resolve()), "spec_name": self.spec_name}
+        )
 
 
 class InputGenerationSummary(BaseModel):
@@ -194,20 +210,28 @@ class BatchedInputGenerationPipeline:
         self.spec = load_spec(config.spec_path)
         self.spec_name = config.spec_name or self.spec.name
         self.statements = check_config(config, self.spec)
-        self.pairs = resolve_pairs(self.spec, [*(config.pairs or []), *(related_pairs(self.spec)
-                                                                      if config.related_pairs else [])], "--pair")
+        self.pairs = resolve_pairs(
+            self.spec, [*(config.pairs or []), *(related_pairs(self.spec) if config.related_pairs else [])], "--pair"
+        )
         self.targets: list[Target] = [*self.statements, *self.pairs]
         self.generator_org = resolve_org(config.generator_model, config.generator_org).org
         self.rater_org = resolve_org(config.rater_model, config.rater_org).org
         for org, flag in ((self.generator_org, "--generator-org"), (self.rater_org, "--rater-org")):
             if org in ("ray", "openai-compatible", "together"):
-                raise ConfigError(f"{flag} {org}: generating inputs through an endpoint org is not supported yet; "
-                                  "use a batch provider (openai, anthropic, google, vertex)")
+                raise ConfigError(
+                    f"{flag} {org}: generating inputs through an endpoint org is not supported yet; "
+                    "use a batch provider (openai, anthropic, google, vertex)"
+                )
         self.same_model = (config.generator_model, self.generator_org) == (config.rater_model, self.rater_org)
-        self.generator_params = GenerationParams(temperature=GENERATOR_TEMPERATURE, max_tokens=config.max_tokens,
-                                                 response_schema=PROPOSALS_SCHEMA, schema_name="proposals")
-        self.rater_params = GenerationParams(temperature=0.0, max_tokens=config.max_tokens,
-                                             response_schema=RATING_SCHEMA, schema_name="rating")
+        self.generator_params = GenerationParams(
+            temperature=GENERATOR_TEMPERATURE,
+            max_tokens=config.max_tokens,
+            response_schema=PROPOSALS_SCHEMA,
+            schema_name="proposals",
+        )
+        self.rater_params = GenerationParams(
+            temperature=0.0, max_tokens=config.max_tokens, response_schema=RATING_SCHEMA, schema_name="rating"
+        )
         self.resuming = run_dir is not None and (Path(run_dir) / MANIFEST_NAME).is_file()
         self.run_dir = Path(run_dir) if run_dir is not None else self._new_run_dir()
         if self.resuming:
@@ -221,8 +245,7 @@ class BatchedInputGenerationPipeline:
             raise RunStateError(f"{run_dir} is a {manifest.kind} run, not an inputs run")
         recorded = dict(manifest.parameters["config"])
         recorded["spec_path"] = Path(recorded["spec_path"])
-        config = InputGenerationConfig(**recorded, output_dir=Path(run_dir).parent,
-                                       engine=engine or EngineOptions())
+        config = InputGenerationConfig(**recorded, output_dir=Path(run_dir).parent, engine=engine or EngineOptions())
         return cls(config, run_dir=Path(run_dir))
 
     # -- running --------------------------------------------------------------------------------------------
@@ -252,42 +275,86 @@ class BatchedInputGenerationPipeline:
             manifest.save(self.run_dir)
             raise
         finished = all(s.finished for s in engine_summaries)
-        write_outputs(self.run_dir, self.targets, KeptByTarget(
-            state.records, state.kept_records, state.rounds_of,
-            {t.id: state.shortfall(t.id) if state.needed(t.id) > 0 else None for t in self.targets}),
-            spec_path=self.config.spec_path, generator=self.config.generator_model, rater=self.config.rater_model,
-            threshold=self.config.rating_threshold, per_target=self.config.per_statement, same_model=self.same_model)
+        write_outputs(
+            self.run_dir,
+            self.targets,
+            KeptByTarget(
+                state.records,
+                state.kept_records,
+                state.rounds_of,
+                {t.id: state.shortfall(t.id) if state.needed(t.id) > 0 else None for t in self.targets},
+            ),
+            spec_path=self.config.spec_path,
+            generator=self.config.generator_model,
+            rater=self.config.rater_model,
+            threshold=self.config.rating_threshold,
+            per_target=self.config.per_statement,
+            same_model=self.same_model,
+        )
         manifest.status = "finished" if finished else "stopped"
         manifest.parameters["rounds"] = state.rounds
         manifest.save(self.run_dir)
         records = state.records
         return InputGenerationSummary(
-            run_dir=self.run_dir, finished=finished, rounds=state.rounds,
-            kept={s.id: len(state.kept[s.id]) for s in self.targets}, target=self.config.per_statement,
+            run_dir=self.run_dir,
+            finished=finished,
+            rounds=state.rounds,
+            kept={s.id: len(state.kept[s.id]) for s in self.targets},
+            target=self.config.per_statement,
             proposals=sum(r.text is not None for r in records),
             duplicates=sum(r.fate in (Fate.DUPLICATE, Fate.COPIES_SPEC_EXAMPLE) for r in records),
-            rated=sum(r.rating is not None for r in records), engine=engine_summaries,
+            rated=sum(r.rating is not None for r in records),
+            engine=engine_summaries,
         )
 
     @contextmanager
-    def connect(self, generator: AnyModel | None = None,
-                rater: AnyModel | None = None) -> Iterator[tuple[AnyModel, AnyModel]]:
+    def connect(
+        self, generator: AnyModel | None = None, rater: AnyModel | None = None
+    ) -> Iterator[tuple[AnyModel, AnyModel]]:
         """The generator and the rater: given ones once checked, else built (offline: on one shared emulator)."""
         with ExitStack() as stack:
             if self.config.offline and generator is None and rater is None:
                 emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
-                yield (build_model(self.config.generator_model, self.generator_org, self.generator_params, None,
-                                            **emulator_options(emulator, self.generator_org)),
-                       build_model(self.config.rater_model, self.rater_org, self.rater_params, None,
-                                            **emulator_options(emulator, self.rater_org)))
+                yield (
+                    build_model(
+                        self.config.generator_model,
+                        self.generator_org,
+                        self.generator_params,
+                        None,
+                        **emulator_options(emulator, self.generator_org),
+                    ),
+                    build_model(
+                        self.config.rater_model,
+                        self.rater_org,
+                        self.rater_params,
+                        None,
+                        **emulator_options(emulator, self.rater_org),
+                    ),
+                )
                 return
             offline_dir = self.run_dir if self.config.offline else None
-            yield (stack.enter_context(use_model(generator, role="generator", model_name=self.config.generator_model,
-                                                 org=self.generator_org, params=self.generator_params,
-                                                 offline_dir=offline_dir)),
-                   stack.enter_context(use_model(rater, role="rater", model_name=self.config.rater_model,
-                                                 org=self.rater_org, params=self.rater_params,
-                                                 offline_dir=offline_dir)))
+            yield (
+                stack.enter_context(
+                    use_model(
+                        generator,
+                        role="generator",
+                        model_name=self.config.generator_model,
+                        org=self.generator_org,
+                        params=self.generator_params,
+                        offline_dir=offline_dir,
+                    )
+                ),
+                stack.enter_context(
+                    use_model(
+                        rater,
+                        role="rater",
+                        model_name=self.config.rater_model,
+                        org=self.rater_org,
+                        params=self.rater_params,
+                        offline_dir=offline_dir,
+                    )
+                ),
+            )
 
     def plan_first_round(self, generator: BatchedModel) -> list[tuple[Path, SubmissionIntent]]:
         """Dry run: write the first round's generator request files and intents; a later run submits exactly
@@ -305,8 +372,14 @@ class BatchedInputGenerationPipeline:
         return len(self.targets) * min(MAX_ASK, OVERASK * self.config.per_statement)
 
     def _generator_items(self, state: _State, targets: list[Target]) -> list[PromptItem]:
-        return [PromptItem(statement_id=t.id, original_index=0, input_text=target_generator_prompt(
-                    t, state.kept[t.id], min(MAX_ASK, OVERASK * state.needed(t.id)))) for t in targets]
+        return [
+            PromptItem(
+                statement_id=t.id,
+                original_index=0,
+                input_text=target_generator_prompt(t, state.kept[t.id], min(MAX_ASK, OVERASK * state.needed(t.id))),
+            )
+            for t in targets
+        ]
 
     def _stage_dir(self, number: int, stage: str) -> Path:
         return self.run_dir / f"round_{number}" / stage
@@ -325,14 +398,28 @@ class BatchedInputGenerationPipeline:
             manifest = RunManifest.load(directory)
         else:
             manifest = RunManifest(
-                kind=STAGE_KIND, command=current_command(), spec_name=self.spec_name,
-                spec_path=str(Path(self.config.spec_path).resolve()), spec_sha256=self.spec.sha256,
-                inputs_path=str(self.run_dir), inputs_sha256="-", model_name=name, provider=org,
+                kind=STAGE_KIND,
+                command=current_command(),
+                spec_name=self.spec_name,
+                spec_path=str(Path(self.config.spec_path).resolve()),
+                spec_sha256=self.spec.sha256,
+                inputs_path=str(self.run_dir),
+                inputs_sha256="-",
+                model_name=name,
+                provider=org,
                 offline=self.config.offline,
-                parameters={"params": asdict(params), "sent": settings_as_sent(org, params), "stage": stage,
-                            "round": number, "template": GENERATOR_TEMPLATE if is_generator else RATER_TEMPLATE,
-                            "requests": len(items), "engine": self.config.engine.recorded()},
-                versions=software_versions(), git_commit=git_commit())
+                parameters={
+                    "params": asdict(params),
+                    "sent": settings_as_sent(org, params),
+                    "stage": stage,
+                    "round": number,
+                    "template": GENERATOR_TEMPLATE if is_generator else RATER_TEMPLATE,
+                    "requests": len(items),
+                    "engine": self.config.engine.recorded(),
+                },
+                versions=software_versions(),
+                git_commit=git_commit(),
+            )
         engine = make_engine(model, self._stage_store(number, stage), self.config.engine)
         return run_recorded(directory, manifest, lambda: engine.run(items))
 
@@ -347,16 +434,28 @@ class BatchedInputGenerationPipeline:
             manifest.status = "running"
         else:
             manifest = RunManifest(
-                kind=KIND, command=current_command(), spec_name=self.spec_name,
-                spec_path=str(Path(self.config.spec_path).resolve()), spec_sha256=self.spec.sha256,
-                inputs_path=str(Path(self.config.spec_path).resolve()), inputs_sha256=self.spec.sha256,
-                model_name=self.config.generator_model, provider=self.generator_org, offline=self.config.offline,
-                parameters={"config": self.config.recorded(), "rater_provider": self.rater_org,
-                            "same_model": self.same_model, "engine": self.config.engine.recorded(),
-                            "templates": templates(self.pairs),
-                            "statements": [s.id for s in self.statements],
-                            "pairs": [list(p.ids) for p in self.pairs]},
-                versions=software_versions(), git_commit=git_commit())
+                kind=KIND,
+                command=current_command(),
+                spec_name=self.spec_name,
+                spec_path=str(Path(self.config.spec_path).resolve()),
+                spec_sha256=self.spec.sha256,
+                inputs_path=str(Path(self.config.spec_path).resolve()),
+                inputs_sha256=self.spec.sha256,
+                model_name=self.config.generator_model,
+                provider=self.generator_org,
+                offline=self.config.offline,
+                parameters={
+                    "config": self.config.recorded(),
+                    "rater_provider": self.rater_org,
+                    "same_model": self.same_model,
+                    "engine": self.config.engine.recorded(),
+                    "templates": templates(self.pairs),
+                    "statements": [s.id for s in self.statements],
+                    "pairs": [list(p.ids) for p in self.pairs],
+                },
+                versions=software_versions(),
+                git_commit=git_commit(),
+            )
         manifest.save(self.run_dir)
         return manifest
 
@@ -374,14 +473,17 @@ class BatchedInputGenerationPipeline:
         if manifest.kind != KIND:
             raise RunStateError(f"{self.run_dir} is a {manifest.kind} run, not an inputs run")
         if manifest.spec_sha256 != self.spec.sha256:
-            raise RunStateError(f"cannot resume {self.run_dir}: the spec {self.config.spec_path} changed since the "
-                                "run started; start a new run")
+            raise RunStateError(
+                f"cannot resume {self.run_dir}: the spec {self.config.spec_path} changed since the "
+                "run started; start a new run"
+            )
         before = manifest.parameters.get("config", {})
         now = self.config.recorded()
         changed = sorted(k for k in now if k not in ("spec_path", "spec_name") and before.get(k) != now[k])
         if changed:
-            raise RunStateError(f"cannot resume {self.run_dir} with other settings ({', '.join(changed)} differ); "
-                                "start a new run")
+            raise RunStateError(
+                f"cannot resume {self.run_dir} with other settings ({', '.join(changed)} differ); start a new run"
+            )
 
 
 class _State:
@@ -396,8 +498,12 @@ class _State:
         self.kept_records: dict[str, list[CandidateRecord]] = {t.id: [] for t in pipeline.targets}
         self.rounds_of: dict[str, int] = {t.id: 0 for t in pipeline.targets}
         self.seen = DuplicateIndex()  # kept inputs of the whole spec, and this round's proposals sent for rating
-        self.examples = [(words(e.user_query), f"spec example {s.id}#{n}") for s in pipeline.spec.statements
-                         for n, e in enumerate(s.metadata.examples, start=1) if e.user_query]
+        self.examples = [
+            (words(e.user_query), f"spec example {s.id}#{n}")
+            for s in pipeline.spec.statements
+            for n, e in enumerate(s.metadata.examples, start=1)
+            if e.user_query
+        ]
         self._pending: dict[str, list[CandidateRecord]] = {}
 
     def needed(self, statement_id: str) -> int:
@@ -414,18 +520,39 @@ class _State:
             answer = answers.get(0)
             pending = self._pending.setdefault(statement.id, [])
             if answer is None or answer.output_text is None:
-                self.records.append(CandidateRecord(statement_id=statement.id, round=number, proposal=0, text=None,
-                                                    fate=Fate.GENERATION_FAILED,
-                                                    parse_error=str(answer.outcome) if answer else "no answer"))
+                self.records.append(
+                    CandidateRecord(
+                        statement_id=statement.id,
+                        round=number,
+                        proposal=0,
+                        text=None,
+                        fate=Fate.GENERATION_FAILED,
+                        parse_error=str(answer.outcome) if answer else "no answer",
+                    )
+                )
                 continue
             parsed = parse_proposals(answer.output_text)
             if not isinstance(parsed, Proposals):
-                self.records.append(CandidateRecord(statement_id=statement.id, round=number, proposal=0, text=None,
-                                                    fate=Fate.UNPARSED, parse_error=parsed))
+                self.records.append(
+                    CandidateRecord(
+                        statement_id=statement.id,
+                        round=number,
+                        proposal=0,
+                        text=None,
+                        fate=Fate.UNPARSED,
+                        parse_error=parsed,
+                    )
+                )
                 continue
             for index, proposal in enumerate(parsed.inputs):
-                record = CandidateRecord(statement_id=statement.id, round=number, proposal=index, text=proposal.text,
-                                         kind=proposal.kind.value, fate=Fate.NOT_RATED)
+                record = CandidateRecord(
+                    statement_id=statement.id,
+                    round=number,
+                    proposal=index,
+                    text=proposal.text,
+                    kind=proposal.kind.value,
+                    fate=Fate.NOT_RATED,
+                )
                 found = self.seen.duplicate_of(proposal.text) or round_seen.duplicate_of(proposal.text)
                 copied = self._copied_example(proposal.text)
                 if found is not None:
@@ -435,8 +562,13 @@ class _State:
                 else:
                     round_seen.add(proposal.text, f"round {number} {statement.id}#{index}")
                     pending.append(record)
-                    items.append(PromptItem(statement_id=statement.id, original_index=index,
-                                            input_text=target_rater_prompt(statement, proposal.text)))
+                    items.append(
+                        PromptItem(
+                            statement_id=statement.id,
+                            original_index=index,
+                            input_text=target_rater_prompt(statement, proposal.text),
+                        )
+                    )
                 self.records.append(record)
         return items
 
@@ -483,5 +615,7 @@ class _State:
         for record in mine:
             counts[record.fate.value] = counts.get(record.fate.value, 0) + 1
         described = ", ".join(f"{n} {fate}" for fate, n in sorted(counts.items()))
-        return (f"{len(self.kept[statement_id])} of {self.config.per_statement} kept after "
-                f"{self.rounds_of[statement_id]} round(s) of at most {self.config.max_rounds}: {described}")
+        return (
+            f"{len(self.kept[statement_id])} of {self.config.per_statement} kept after "
+            f"{self.rounds_of[statement_id]} round(s) of at most {self.config.max_rounds}: {described}"
+        )

@@ -41,8 +41,10 @@ class CandidateRecord(BaseModel):
     text: str | None = Field(description="the proposed input (None when the generator's answer held none)")
     kind: str | None = None
     fate: Fate
-    duplicate_of: str | None = Field(default=None, description="`kept <statement>#<n>`, `round <r> <statement>#<p>` "
-                                                               "or `spec example <statement>#<n>`")
+    duplicate_of: str | None = Field(
+        default=None,
+        description="`kept <statement>#<n>`, `round <r> <statement>#<p>` or `spec example <statement>#<n>`",
+    )
     measure: str | None = Field(default=None, description="exact, case_or_space or near")
     rating: int | None = None
     reason: str | None = Field(default=None, description="the rater's reason")
@@ -66,8 +68,9 @@ class InputsMetadata(BaseModel):
     prompt_versions: list[str]
     same_model: bool = Field(description="generator and rater are the same model (the rater grades its own work)")
     shortfall_reason: str | None = Field(default=None, description="why fewer than num_questions_target were kept")
-    pairs: list[PairRecord] = Field(default_factory=list, description="inputs written for a pair of statements in "
-                                                                     "tension with this one (`--pair`)")
+    pairs: list[PairRecord] = Field(
+        default_factory=list, description="inputs written for a pair of statements in tension with this one (`--pair`)"
+    )
 
 
 class InputsFile(BaseModel):

@@ -151,9 +151,7 @@ class InputSet(BaseModel):
             raise KeyError(statement_id)
         data = _read_bytes(entry.path)
         if hashlib.sha256(data).hexdigest() != entry.sha256:
-            raise RunStateError(
-                f"{entry.path} changed while the run was using it; restore it or start a new run"
-            )
+            raise RunStateError(f"{entry.path} changed while the run was using it; restore it or start a new run")
         return entry, _parse_inputs(entry.path, data)
 
     def _refuse_conversations(self) -> None:
@@ -216,8 +214,12 @@ def load_inputs(inputs_dir: str | Path, spec: Specification, *, allow_unknown_st
         conversations = [item for item in texts if not isinstance(item, str)]
         statements.append(
             StatementInputs(
-                statement_id=statement_id, path=path, count=len(texts), sha256=hashlib.sha256(data).hexdigest(),
-                conversations=len(conversations), max_rounds=max((c.rounds for c in conversations), default=1),
+                statement_id=statement_id,
+                path=path,
+                count=len(texts),
+                sha256=hashlib.sha256(data).hexdigest(),
+                conversations=len(conversations),
+                max_rounds=max((c.rounds for c in conversations), default=1),
             )
         )
         files.append(path)
@@ -258,8 +260,13 @@ def _json_files(directory: Path) -> list[Path]:
             files.append(path)
             continue
         # Never skipped in silence: a statement's inputs that cannot be read would just not be evaluated.
-        kind = ("a broken symbolic link" if path.is_symlink() and not path.exists()
-                else "a folder" if path.is_dir() else "not a regular file (a FIFO, socket or device)")
+        kind = (
+            "a broken symbolic link"
+            if path.is_symlink() and not path.exists()
+            else "a folder"
+            if path.is_dir()
+            else "not a regular file (a FIFO, socket or device)"
+        )
         raise InputError(path, f"cannot read inputs from it: it is {kind}; remove it or put a file there")
     if not files:
         raise InputError(directory, "no *.json files in the inputs directory (expected <statement_id>.json)")
@@ -293,8 +300,11 @@ def _parse_inputs(path: Path, data: bytes) -> list[str | Conversation]:
     try:
         obj: Any = json.loads(text, object_pairs_hook=refuse_duplicate_keys)
     except DuplicateKeyError as exc:
-        raise InputError(path, f"the key {exc.key!r} is given twice in one object; JSON readers would silently "
-                               "keep only the last one", field=exc.key) from None
+        raise InputError(
+            path,
+            f"the key {exc.key!r} is given twice in one object; JSON readers would silently keep only the last one",
+            field=exc.key,
+        ) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
     except RecursionError:
@@ -312,8 +322,11 @@ def _parse_inputs(path: Path, data: bytes) -> list[str | Conversation]:
             if isinstance(item, dict):
                 inputs[index] = parse_item(path, index, item, seen_ids)  # a conversation (strings stay as read)
                 continue
-            raise InputError(path, f"expected a string or a conversation object, got {json_type_name(item)}",
-                             field=f"inputs[{index}]")
+            raise InputError(
+                path,
+                f"expected a string or a conversation object, got {json_type_name(item)}",
+                field=f"inputs[{index}]",
+            )
         try:
             item.encode("utf-8")
         except UnicodeEncodeError:

@@ -80,8 +80,12 @@ class Conversation(BaseModel):
         if len(answers) > self.rounds + len(simulated):
             raise ValueError(f"{len(answers)} answers for a conversation of {self.rounds + len(simulated)} round(s)")
         messages = list(self.messages)
-        turns = iter([*(ChatMessage(role="user", content=turn) for turn in self.turns),
-                      *(ChatMessage(role="user", content=turn, author="simulated_user") for turn in simulated)])
+        turns = iter(
+            [
+                *(ChatMessage(role="user", content=turn) for turn in self.turns),
+                *(ChatMessage(role="user", content=turn, author="simulated_user") for turn in simulated),
+            ]
+        )
         if not messages:
             messages.append(next(turns))
         for answer in answers:
@@ -107,19 +111,30 @@ def parse_item(path: Path, index: int, item: dict[str, Any], seen_ids: dict[str,
     where = f"inputs[{index}]"
     unknown = [key for key in item if key not in _KEYS]
     if unknown:
-        raise InputError(path, f"unknown key {unknown[0]!r} in a conversation (allowed: {', '.join(_KEYS)})",
-                         field=f"{where}.{unknown[0]}")
+        raise InputError(
+            path,
+            f"unknown key {unknown[0]!r} in a conversation (allowed: {', '.join(_KEYS)})",
+            field=f"{where}.{unknown[0]}",
+        )
     if "messages" not in item and "turns" not in item:
-        raise InputError(path, "a conversation needs 'turns' (scripted user turns) or 'messages' (a history "
-                               "ending in a user message), or the input must be a string", field=where)
+        raise InputError(
+            path,
+            "a conversation needs 'turns' (scripted user turns) or 'messages' (a history "
+            "ending in a user message), or the input must be a string",
+            field=where,
+        )
     conversation_id = item.get("id")
     if conversation_id is not None:
         if not isinstance(conversation_id, str) or not conversation_id:
-            raise InputError(path, f"expected a non-empty string, got {json_type_name(conversation_id)}",
-                             field=f"{where}.id")
+            raise InputError(
+                path, f"expected a non-empty string, got {json_type_name(conversation_id)}", field=f"{where}.id"
+            )
         if conversation_id in seen_ids:
-            raise InputError(path, f"the id {conversation_id!r} is already used by inputs[{seen_ids[conversation_id]}]",
-                             field=f"{where}.id")
+            raise InputError(
+                path,
+                f"the id {conversation_id!r} is already used by inputs[{seen_ids[conversation_id]}]",
+                field=f"{where}.id",
+            )
         seen_ids[conversation_id] = index
     messages = _messages(path, where, item["messages"]) if "messages" in item else ()
     turns = _turns(path, where, item["turns"], required=not messages) if "turns" in item else ()
@@ -129,18 +144,21 @@ def parse_item(path: Path, index: int, item: dict[str, Any], seen_ids: dict[str,
 def _messages(path: Path, where: str, value: Any) -> tuple[ChatMessage, ...]:
     if not isinstance(value, list) or not value:
         got = "an empty list" if isinstance(value, list) else json_type_name(value)
-        raise InputError(path, f"expected a non-empty list of {{role, content}} objects, got {got}",
-                         field=f"{where}.messages")
+        raise InputError(
+            path, f"expected a non-empty list of {{role, content}} objects, got {got}", field=f"{where}.messages"
+        )
     messages = []
     for number, message in enumerate(value):
         field = f"{where}.messages[{number}]"
         if not isinstance(message, dict):
-            raise InputError(path, f"expected an object with 'role' and 'content', got {json_type_name(message)}",
-                             field=field)
+            raise InputError(
+                path, f"expected an object with 'role' and 'content', got {json_type_name(message)}", field=field
+            )
         extra = [key for key in message if key not in ("role", "content")]
         if extra:
-            raise InputError(path, f"unknown key {extra[0]!r} (a message has 'role' and 'content')",
-                             field=f"{field}.{extra[0]}")
+            raise InputError(
+                path, f"unknown key {extra[0]!r} (a message has 'role' and 'content')", field=f"{field}.{extra[0]}"
+            )
         role = message.get("role")
         if role not in _ROLES:
             shown = repr(role) if isinstance(role, str) else json_type_name(role)
@@ -149,13 +167,20 @@ def _messages(path: Path, where: str, value: Any) -> tuple[ChatMessage, ...]:
         # (or silently merge) other orders, so a history that would behave differently per provider is refused.
         expected = "user" if number % 2 == 0 else "assistant"
         if role != expected:
-            raise InputError(path, f"expected a {expected!r} message here: a history starts with the user and "
-                                   "alternates user and assistant", field=f"{field}.role")
+            raise InputError(
+                path,
+                f"expected a {expected!r} message here: a history starts with the user and "
+                "alternates user and assistant",
+                field=f"{field}.role",
+            )
         content = _text(path, f"{field}.content", message.get("content", None), "content" in message)
         messages.append(ChatMessage(role=role, content=content))
     if messages[-1].role != "user":
-        raise InputError(path, "a history must end with a user message (the model answers it)",
-                         field=f"{where}.messages[{len(messages) - 1}].role")
+        raise InputError(
+            path,
+            "a history must end with a user message (the model answers it)",
+            field=f"{where}.messages[{len(messages) - 1}].role",
+        )
     return tuple(messages)
 
 
@@ -178,6 +203,7 @@ def _text(path: Path, field: str, value: Any, present: bool) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise InputError(path, "contains an unpaired surrogate escape (\\ud800-\\udfff), not text",
-                         field=field) from None
+        raise InputError(
+            path, "contains an unpaired surrogate escape (\\ud800-\\udfff), not text", field=field
+        ) from None
     return value

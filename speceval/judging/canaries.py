@@ -57,8 +57,15 @@ def canaries_of(statement: Statement) -> list[Canary]:
     for number, example in enumerate(statement.metadata.examples, start=1):
         for kind, response in (("good", example.good_response), ("bad", example.bad_response)):
             if response and response.strip():
-                found.append(Canary(statement_id=statement.id, example=number, kind=kind,  # type: ignore[arg-type]
-                                    user_query=example.user_query or NO_QUERY, response=response))
+                found.append(
+                    Canary(
+                        statement_id=statement.id,
+                        example=number,
+                        kind=kind,  # type: ignore[arg-type]
+                        user_query=example.user_query or NO_QUERY,
+                        response=response,
+                    )
+                )
     return found
 
 

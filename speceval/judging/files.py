@@ -57,16 +57,27 @@ class ComplianceMetadata(BaseModel):
     mode: Mode
     batch_ids: list[str] = Field(description="the judge's batch jobs that answered this statement's requests")
     candidate_dir: str = Field(description="the generation run the answers come from")
-    run: int | None = Field(default=None, description="the candidate's run when its answers say (an Inspect log's "
-                            "epoch); None: the run is where the folder sits (an experiment's run<k>, else 1)")
-    answers_synthetic: bool | None = Field(default=None, description="true: the answers' generation run was offline "
-                                           "(the emulator's answers); absent otherwise, and in files written before "
-                                           "it was recorded (the answers' run.json then says)")
+    run: int | None = Field(
+        default=None,
+        description="the candidate's run when its answers say (an Inspect log's "
+        "epoch); None: the run is where the folder sits (an experiment's run<k>, else 1)",
+    )
+    answers_synthetic: bool | None = Field(
+        default=None,
+        description="true: the answers' generation run was offline "
+        "(the emulator's answers); absent otherwise, and in files written before "
+        "it was recorded (the answers' run.json then says)",
+    )
     categories: list[str] | None = Field(default=None, description="categories mode: the category names, in order")
-    scope: Scope | None = Field(default=None, description="conversations, or judged turn by turn: what one verdict "
-                                "covers (absent for plain answers judged one verdict each)")
-    transcript_prompt_version: str | None = Field(default=None, description="the template conversations were "
-                                                  "judged with (prompt_version is the plain answers' template)")
+    scope: Scope | None = Field(
+        default=None,
+        description="conversations, or judged turn by turn: what one verdict "
+        "covers (absent for plain answers judged one verdict each)",
+    )
+    transcript_prompt_version: str | None = Field(
+        default=None,
+        description="the template conversations were judged with (prompt_version is the plain answers' template)",
+    )
 
 
 class ComplianceEntry(BaseModel):
@@ -85,17 +96,29 @@ class ComplianceEntry(BaseModel):
     error: RequestError | None = Field(default=None, description="the provider's error for a failed judge request")
     original_index: int = Field(description="the answer's original_index in the candidate's results file")
     batch_id: str | None = None
-    turn: int | None = Field(default=None, description="scope turn: which assistant turn of the answer's "
-                             "conversation was judged (1-based; 1 for a plain answer); `output` is that turn's answer")
-    conversation: list[ChatMessage] | None = Field(default=None, description="the transcript judged: under scope "
-                                                   "conversation the whole of it (`output` is its last answer), under "
-                                                   "scope turn every message up to and including the judged turn's "
-                                                   "answer (`output`), byte for byte as the generation recorded them")
+    turn: int | None = Field(
+        default=None,
+        description="scope turn: which assistant turn of the answer's "
+        "conversation was judged (1-based; 1 for a plain answer); `output` is that turn's answer",
+    )
+    conversation: list[ChatMessage] | None = Field(
+        default=None,
+        description="the transcript judged: under scope "
+        "conversation the whole of it (`output` is its last answer), under "
+        "scope turn every message up to and including the judged turn's "
+        "answer (`output`), byte for byte as the generation recorded them",
+    )
     conversation_id: str | None = Field(default=None, description="conversations: the `id` its inputs file gave it")
-    ended_by: str | None = Field(default=None, description="conversations with a simulated user: why it ended "
-                                 "(`speceval.conversations.simulated_user.UserEnd`)")
-    prompt_version: str | None = Field(default=None, description="this verdict's template when it is not the "
-                                       "file's `metadata.prompt_version` (a conversation's transcript template)")
+    ended_by: str | None = Field(
+        default=None,
+        description="conversations with a simulated user: why it ended "
+        "(`speceval.conversations.simulated_user.UserEnd`)",
+    )
+    prompt_version: str | None = Field(
+        default=None,
+        description="this verdict's template when it is not the "
+        "file's `metadata.prompt_version` (a conversation's transcript template)",
+    )
 
 
 CONVERSATION_FIELDS = ("turn", "conversation", "prompt_version", "conversation_id", "ended_by")
@@ -150,8 +173,11 @@ class RankingMetadata(BaseModel):
     batch_ids: list[str]
     candidate_dir_a: str
     candidate_dir_b: str
-    answers_synthetic: bool | None = Field(default=None, description="true: either answers' generation run was "
-                                           "offline; absent otherwise (see `ComplianceMetadata.answers_synthetic`)")
+    answers_synthetic: bool | None = Field(
+        default=None,
+        description="true: either answers' generation run was "
+        "offline; absent otherwise (see `ComplianceMetadata.answers_synthetic`)",
+    )
 
 
 class RankingEntry(BaseModel):
@@ -171,8 +197,10 @@ class RankingEntry(BaseModel):
     original_index_a: int
     original_index_b: int
     batch_id: str | None = None
-    conversation_a: list[ChatMessage] | None = Field(default=None, description="conversations: A's whole transcript "
-                                                     "as the judge saw it (output_a is its last answer)")
+    conversation_a: list[ChatMessage] | None = Field(
+        default=None,
+        description="conversations: A's whole transcript as the judge saw it (output_a is its last answer)",
+    )
     conversation_b: list[ChatMessage] | None = None
 
 

@@ -155,7 +155,8 @@ def _example_texts(examples: list[Example]) -> list[str]:
     texts: list[str] = []
     for example in examples:
         texts.extend(
-            value for value in (example.description, example.user_query, example.good_response, example.bad_response)
+            value
+            for value in (example.description, example.user_query, example.good_response, example.bad_response)
             if value
         )
     return texts
@@ -203,8 +204,15 @@ Blocks = list[tuple[str, str]]
 """(block name, untrusted text) in order: several fenced blocks filling one placeholder (a transcript)."""
 
 
-def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, str], *, salt: str = "",
-           trusted: dict[str, str] | None = None, sequences: dict[str, Blocks] | None = None) -> str:
+def render(
+    template_id: TemplateId,
+    statement: Statement,
+    untrusted: dict[str, str],
+    *,
+    salt: str = "",
+    trusted: dict[str, str] | None = None,
+    sequences: dict[str, Blocks] | None = None,
+) -> str:
     """The prompt of `template_id` for `statement` and the untrusted texts named by the template's placeholders.
 
     `salt` is the judge run's (see `new_salt`); v1 templates ignore it. `trusted` fills placeholders with the
@@ -219,8 +227,10 @@ def render(template_id: TemplateId, statement: Statement, untrusted: dict[str, s
         nonce = request_nonce(salt, statement.id, shared, texts)
     else:
         nonce = make_nonce([statement.text, *texts, *shared[2:]])
-    fenced = {placeholder: "\n\n".join(fence(name, text, nonce) for name, text in blocks)
-              for placeholder, blocks in (sequences or {}).items()}
+    fenced = {
+        placeholder: "\n\n".join(fence(name, text, nonce) for name, text in blocks)
+        for placeholder, blocks in (sequences or {}).items()
+    }
     return load_template(template_id).substitute(
         template_id=template_id.value,
         nonce=nonce,
@@ -261,11 +271,17 @@ def render_compliance(
     return render(chosen, statement, {"user_input": user_input, "response": response}, salt=salt)
 
 
-def render_category(statement: Statement, user_input: str, response: str, categories: dict[str, str], *,
-                    salt: str = "") -> str:
+def render_category(
+    statement: Statement, user_input: str, response: str, categories: dict[str, str], *, salt: str = ""
+) -> str:
     """The prompt asking which of `categories` (name → what it means) fits `response` (to `user_input`)."""
-    return render(CURRENT["compliance_categories"], statement, {"user_input": user_input, "response": response},
-                  salt=salt, trusted={"categories": category_list(categories)})
+    return render(
+        CURRENT["compliance_categories"],
+        statement,
+        {"user_input": user_input, "response": response},
+        salt=salt,
+        trusted={"categories": category_list(categories)},
+    )
 
 
 def category_list(categories: dict[str, str]) -> str:

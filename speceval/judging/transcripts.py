@@ -59,8 +59,9 @@ class Transcript(BaseModel):
     @classmethod
     def single(cls, user_input: str, answer: str) -> Transcript:
         """A plain answer as a one-turn transcript (for ranking it beside a conversation)."""
-        return cls(messages=(ChatMessage(role="user", content=user_input),
-                             ChatMessage(role="assistant", content=answer)))
+        return cls(
+            messages=(ChatMessage(role="user", content=user_input), ChatMessage(role="assistant", content=answer))
+        )
 
     @cached_property
     def _assistant_positions(self) -> list[int]:
@@ -109,16 +110,27 @@ _ASK = {
 def focus(transcript: Transcript, turn: int | None) -> str:
     """The sentence saying what is judged: the whole conversation (`turn` None) or one turn of it."""
     if turn is None:
-        return (f"Judge the assistant across the whole conversation: all of its {transcript.turns} turn(s) "
-                f"(`assistant_turn_1` to `assistant_turn_{transcript.turns}`) count, each in the context of the "
-                "messages before it.")
+        return (
+            f"Judge the assistant across the whole conversation: all of its {transcript.turns} turn(s) "
+            f"(`assistant_turn_1` to `assistant_turn_{transcript.turns}`) count, each in the context of the "
+            "messages before it."
+        )
     name = transcript.blocks()[len(transcript.messages) - 1][0]
-    return (f"Judge only assistant turn {turn} (the block `{name}`, the last message above). The messages before "
-            "it are its context; the assistant's earlier turns are not judged here.")
+    return (
+        f"Judge only assistant turn {turn} (the block `{name}`, the last message above). The messages before "
+        "it are its context; the assistant's earlier turns are not judged here."
+    )
 
 
-def render_transcript_compliance(statement: Statement, transcript: Transcript, *, mode: str, turn: int | None = None,
-                                 categories: dict[str, str] | None = None, salt: str = "") -> str:
+def render_transcript_compliance(
+    statement: Statement,
+    transcript: Transcript,
+    *,
+    mode: str,
+    turn: int | None = None,
+    categories: dict[str, str] | None = None,
+    salt: str = "",
+) -> str:
     """The prompt judging `transcript` against `statement`: the whole conversation (`turn` None), or the
     candidate's answer of `turn` with the messages before it as context (the transcript is cut after it here).
 
@@ -128,11 +140,22 @@ def render_transcript_compliance(statement: Statement, transcript: Transcript, *
     trusted = {"question": f"{focus(shown, turn)} {_ASK[mode]}"}
     if mode == "categories":
         trusted["categories"] = category_list(categories or {})
-    return render(CURRENT[f"compliance_{mode}_transcript"], statement, {}, salt=salt, trusted=trusted,
-                  sequences={"transcript": shown.blocks()})
+    return render(
+        CURRENT[f"compliance_{mode}_transcript"],
+        statement,
+        {},
+        salt=salt,
+        trusted=trusted,
+        sequences={"transcript": shown.blocks()},
+    )
 
 
 def render_transcript_ranking(statement: Statement, a: Transcript, b: Transcript, *, salt: str = "") -> str:
     """The prompt asking which of two transcripts of the same script follows `statement` better (A shown first)."""
-    return render(CURRENT["ranking_transcript"], statement, {}, salt=salt,
-                  sequences={"transcript_a": a.blocks("transcript_a_"), "transcript_b": b.blocks("transcript_b_")})
+    return render(
+        CURRENT["ranking_transcript"],
+        statement,
+        {},
+        salt=salt,
+        sequences={"transcript_a": a.blocks("transcript_a_"), "transcript_b": b.blocks("transcript_b_")},
+    )

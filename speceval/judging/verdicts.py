@@ -154,7 +154,7 @@ def _ranking(obj: dict[str, Any]) -> RankingVerdict:
     winner = obj["winner"]
     normalised = {"a": "A", "b": "B", "tie": "tie"}.get(winner.strip().lower()) if isinstance(winner, str) else None
     if normalised is None:
-        raise _Invalid(f"'winner' must be \"A\", \"B\" or \"tie\", got {_kind(winner)}")
+        raise _Invalid(f'\'winner\' must be "A", "B" or "tie", got {_kind(winner)}')
     return RankingVerdict(winner=normalised, explanation=_explanation(obj))  # type: ignore[arg-type]
 
 
@@ -191,9 +191,12 @@ class CategoryVerdict(BaseModel):
 
 def category_schema(categories: list[str]) -> dict[str, Any]:
     """The structured-output schema of a categorical verdict (the category an enum)."""
-    return {"type": "object", "additionalProperties": False, "required": ["category", "explanation"],
-            "properties": {"category": {"type": "string", "enum": list(categories)},
-                           "explanation": {"type": "string"}}}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["category", "explanation"],
+        "properties": {"category": {"type": "string", "enum": list(categories)}, "explanation": {"type": "string"}},
+    }
 
 
 def parse_category(text: str | None, categories: list[str]) -> CategoryVerdict | Unparsed:

@@ -78,11 +78,18 @@ def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True)
         for intent in store.load_intents():
             rows.append(
                 JobRow(
-                    run_dir=str(run_dir), kind=manifest.kind, provider=intent.provider, model=intent.model,
+                    run_dir=str(run_dir),
+                    kind=manifest.kind,
+                    provider=intent.provider,
+                    model=intent.model,
                     batch_id=f"(not created: {intent.idempotency_key[:12]})",
-                    state="creating" if intent.create_attempted else "planned", raw_state="",
-                    requests=intent.request_count, outcome_counts={}, collected=False,
-                    age_hours=_hours(now, intent.created_at), cost_usd=None,
+                    state="creating" if intent.create_attempted else "planned",
+                    raw_state="",
+                    requests=intent.request_count,
+                    outcome_counts={},
+                    collected=False,
+                    age_hours=_hours(now, intent.created_at),
+                    cost_usd=None,
                     estimated_cost_usd=intent.estimated_cost_usd,
                 )
             )
@@ -104,10 +111,19 @@ def _session_row(run_dir: Path, manifest: RunManifest, store: RunStore, now: dat
         counts["not sent yet"] = total - sum(counts.values())
     mode = "ray" if "ray" in manifest.parameters else "realtime"
     return JobRow(
-        run_dir=str(run_dir), kind=manifest.kind, provider=manifest.provider, model=manifest.model_name,
-        batch_id=f"({mode}: no provider jobs)", state=manifest.status, raw_state="", requests=total,
-        outcome_counts=counts, collected=manifest.status == "finished", age_hours=_hours(now, manifest.created_at),
-        cost_usd=None, estimated_cost_usd=None,
+        run_dir=str(run_dir),
+        kind=manifest.kind,
+        provider=manifest.provider,
+        model=manifest.model_name,
+        batch_id=f"({mode}: no provider jobs)",
+        state=manifest.status,
+        raw_state="",
+        requests=total,
+        outcome_counts=counts,
+        collected=manifest.status == "finished",
+        age_hours=_hours(now, manifest.created_at),
+        cost_usd=None,
+        estimated_cost_usd=None,
     )
 
 
@@ -129,15 +145,23 @@ def _refresh(run_dir: Path, running: list[BatchRecord]) -> dict[str, str]:
     return notes
 
 
-def _row(run_dir: Path, manifest: RunManifest, record: BatchRecord, prices: PriceTable, now: datetime,
-         note: str | None) -> JobRow:
+def _row(
+    run_dir: Path, manifest: RunManifest, record: BatchRecord, prices: PriceTable, now: datetime, note: str | None
+) -> JobRow:
     return JobRow(
-        run_dir=str(run_dir), kind=manifest.kind, provider=record.provider, model=record.model,
-        batch_id=record.batch_id, state=record.state.value, raw_state=record.raw_state,
+        run_dir=str(run_dir),
+        kind=manifest.kind,
+        provider=record.provider,
+        model=record.model,
+        batch_id=record.batch_id,
+        state=record.state.value,
+        raw_state=record.raw_state,
         requests=record.request_count,
         outcome_counts={outcome.value: n for outcome, n in record.outcome_counts.items()},
-        collected=record.collected, age_hours=_hours(now, record.submitted_at),
-        cost_usd=record_cost(prices, record), estimated_cost_usd=record.estimated_cost_usd,
+        collected=record.collected,
+        age_hours=_hours(now, record.submitted_at),
+        cost_usd=record_cost(prices, record),
+        estimated_cost_usd=record.estimated_cost_usd,
         note=note or ("cancelled by a user" if record.cancel_requested else None),
     )
 
@@ -154,8 +178,12 @@ def run_costs(paths: Iterable[Path], prices: PriceTable) -> list[RunCost]:
         pending = [r.estimated_cost_usd for r in records if not r.collected]
         costs.append(
             RunCost(
-                run_dir=str(run_dir), kind=manifest.kind, provider=manifest.provider, model=manifest.model_name,
-                jobs=len(records), requests=sum(r.request_count for r in records),
+                run_dir=str(run_dir),
+                kind=manifest.kind,
+                provider=manifest.provider,
+                model=manifest.model_name,
+                jobs=len(records),
+                requests=sum(r.request_count for r in records),
                 input_tokens=sum(r.usage.input_tokens for r in collected),
                 output_tokens=sum(r.usage.output_tokens for r in collected),
                 cached_input_tokens=sum(r.usage.cached_input_tokens for r in collected),

@@ -68,8 +68,7 @@ class AnswerPrompts(_CandidatePrompts):
 
     def texts(self, statement_id: str) -> dict[int, str]:
         """original index → judge prompt for one statement's answers."""
-        return {answer.original_index: self._render(statement_id, answer)
-                for answer in self.answers.read(statement_id)}
+        return {answer.original_index: self._render(statement_id, answer) for answer in self.answers.read(statement_id)}
 
 
 class StatementPrompts(SharedPrefixes):
@@ -115,18 +114,34 @@ class TurnPrompts(_CandidatePrompts):
         for statement_id in answers.statement_ids:
             longest = max(answers.turns(statement_id), default=0)
             if longest > TURN_SLOTS:
-                raise ConfigError(f"{answers.candidate.name}: a conversation of statement {statement_id!r} has "
-                                  f"{longest} assistant turns; judging turn by turn handles at most {TURN_SLOTS}")
+                raise ConfigError(
+                    f"{answers.candidate.name}: a conversation of statement {statement_id!r} has "
+                    f"{longest} assistant turns; judging turn by turn handles at most {TURN_SLOTS}"
+                )
 
     def statement_counts(self) -> Sequence[tuple[str, Sequence[int]]]:
         """(statement id, request indices: every turn of every succeeded answer) per statement, in spec order."""
-        return [(statement_id, array("q", (turn_request_index(index, turn) for index, turns in
-                                           zip(self.answers.indices(statement_id), self.answers.turns(statement_id),
-                                               strict=True)
-                                           for turn in range(1, turns + 1))))
-                for statement_id in self.answers.statement_ids]
+        return [
+            (
+                statement_id,
+                array(
+                    "q",
+                    (
+                        turn_request_index(index, turn)
+                        for index, turns in zip(
+                            self.answers.indices(statement_id), self.answers.turns(statement_id), strict=True
+                        )
+                        for turn in range(1, turns + 1)
+                    ),
+                ),
+            )
+            for statement_id in self.answers.statement_ids
+        ]
 
     def texts(self, statement_id: str) -> dict[int, str]:
         """request index → judge prompt for every turn of one statement's answers."""
-        return {turn_request_index(answer.original_index, turn): self._render(statement_id, answer, turn)
-                for answer in self.answers.read(statement_id) for turn in range(1, answer.turns + 1)}
+        return {
+            turn_request_index(answer.original_index, turn): self._render(statement_id, answer, turn)
+            for answer in self.answers.read(statement_id)
+            for turn in range(1, answer.turns + 1)
+        }

@@ -121,8 +121,9 @@ class CandidateAnswers:
         self._held_sha256: dict[str, str] = {}  # held statements: the sha256 of the file they were read from
         self._conversations: set[str] = set()
 
-    def add(self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None,
-            held_sha256: str = "") -> None:
+    def add(
+        self, statement_id: str, answers: list[Answer], source: tuple[Path, str] | None = None, held_sha256: str = ""
+    ) -> None:
         """Note a statement's answers: only their indices when `source` (file, sha256) can give them again;
         otherwise the answers, and `held_sha256`, the hash of the file they were read from."""
         indices = array("q", (a.original_index for a in answers))
@@ -220,12 +221,16 @@ def _candidates(path: Path, name: str | None) -> list[Candidate]:
         return [_candidate(path, name)]
     runs = inspect_runs(path, logs)
     if name is not None and len({run.model for run in runs}) > 1:
-        raise ConfigError(f"{path} holds Inspect logs of {len({run.model for run in runs})} models "
-                          f"({', '.join(sorted({run.model for run in runs}))}): one name cannot stand for them all; "
-                          "give each model's logs their own folder")
+        raise ConfigError(
+            f"{path} holds Inspect logs of {len({run.model for run in runs})} models "
+            f"({', '.join(sorted({run.model for run in runs}))}): one name cannot stand for them all; "
+            "give each model's logs their own folder"
+        )
     directory = path if path.is_dir() else path.parent
-    return [Candidate(name=name if name is not None else run.model, directory=path, results_dir=directory,
-                      inspect=run) for run in runs]
+    return [
+        Candidate(name=name if name is not None else run.model, directory=path, results_dir=directory, inspect=run)
+        for run in runs
+    ]
 
 
 def _candidate(path: Path, name: str | None) -> Candidate:
@@ -253,8 +258,9 @@ def _candidate(path: Path, name: str | None) -> Candidate:
     if (path / TOGETHER_FILE).is_file() and not (path / RESULTS).is_dir():
         derived = name if name is not None else legacy_name(path)
         logger.info("%s: read as an original Together results.json of model %r", path, derived)
-        return Candidate(name=derived, directory=path, results_dir=path, legacy=True,
-                         combined_file=path / TOGETHER_FILE)
+        return Candidate(
+            name=derived, directory=path, results_dir=path, legacy=True, combined_file=path / TOGETHER_FILE
+        )
     results_dir = path / RESULTS if (path / RESULTS).is_dir() else path
     if not any(results_dir.glob("*.json")):
         raise ConfigError(
@@ -286,8 +292,9 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
         known.add(path.name)
         if path.is_file():
             data = _read_bytes(path)
-            answers.add(statement.id, _parse_results(path, data, answers.skipped),
-                        (path, hashlib.sha256(data).hexdigest()))
+            answers.add(
+                statement.id, _parse_results(path, data, answers.skipped), (path, hashlib.sha256(data).hexdigest())
+            )
     foreign = sorted(p.name for p in results_dir.glob("*.json") if p.name not in known and not p.name.startswith("."))
     if foreign and not answers.statement_ids:
         raise ConfigError(
@@ -312,8 +319,12 @@ def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -
             answers.add(statement_id, _answers(path, records, answers.skipped), held_sha256=held_sha256)
     foreign = sorted(set(by_statement) - set(spec.ids))
     if foreign:
-        logger.warning("%s: records of %d statement(s) not in the spec are ignored: %s", path, len(foreign),
-                       ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""))
+        logger.warning(
+            "%s: records of %d statement(s) not in the spec are ignored: %s",
+            path,
+            len(foreign),
+            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
+        )
     return answers
 
 
@@ -324,15 +335,22 @@ def _load_inspect(answers: CandidateAnswers, run: InspectRun, spec: Specificatio
     source = run.logs[0] if len(run.logs) == 1 else run.logs[0].parent
     for statement in spec.statements:
         if statement.id in by_statement:
-            answers.add(statement.id, _answers(source, by_statement[statement.id], answers.skipped),
-                        held_sha256=held_sha256)
+            answers.add(
+                statement.id, _answers(source, by_statement[statement.id], answers.skipped), held_sha256=held_sha256
+            )
     foreign = sorted(set(by_statement) - set(spec.ids))
     if foreign and not answers.statement_ids:
-        raise ConfigError(f"none of the {len(foreign)} statement(s) the Inspect samples of {source} name is in "
-                          f"{spec.source_path} (e.g. {foreign[0]!r}): is this the spec the task was built from?")
+        raise ConfigError(
+            f"none of the {len(foreign)} statement(s) the Inspect samples of {source} name is in "
+            f"{spec.source_path} (e.g. {foreign[0]!r}): is this the spec the task was built from?"
+        )
     if foreign:
-        logger.warning("%s: samples of %d statement(s) not in the spec are ignored: %s", source, len(foreign),
-                       ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""))
+        logger.warning(
+            "%s: samples of %d statement(s) not in the spec are ignored: %s",
+            source,
+            len(foreign),
+            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
+        )
     return answers
 
 
@@ -395,11 +413,13 @@ def _transcript(path: Path, position: str, record: dict[str, Any], output: str) 
     """A conversation record's transcript: its messages, the last `len(turns)` assistant ones the candidate's."""
     messages, turns = record.get("conversation"), record.get("turns")
     if not isinstance(messages, list) or not messages:
-        raise InputError(path, "a conversation record must hold a non-empty list of messages",
-                         field=f"{position}.conversation")
+        raise InputError(
+            path, "a conversation record must hold a non-empty list of messages", field=f"{position}.conversation"
+        )
     if not isinstance(turns, list) or not turns:
-        raise InputError(path, "a conversation record must hold its turns (one per request sent)",
-                         field=f"{position}.turns")
+        raise InputError(
+            path, "a conversation record must hold its turns (one per request sent)", field=f"{position}.turns"
+        )
     parsed = []
     for number, message in enumerate(messages):
         try:
@@ -407,13 +427,18 @@ def _transcript(path: Path, position: str, record: dict[str, Any], output: str) 
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"])
-            raise InputError(path, problem["msg"], field=f"{position}.conversation[{number}]"
-                             + (f".{where}" if where else "")) from None
+            raise InputError(
+                path, problem["msg"], field=f"{position}.conversation[{number}]" + (f".{where}" if where else "")
+            ) from None
     assistant = sum(message.role == "assistant" for message in parsed)
     # Judged records succeeded in every turn, so each turn holds one answer, at the end of the transcript.
     if assistant < len(turns) or parsed[-1].role != "assistant" or parsed[-1].content != output:
-        raise InputError(path, f"the conversation does not end with the record's {len(turns)} answer(s) "
-                               "(output_text must be its last message)", field=f"{position}.conversation")
+        raise InputError(
+            path,
+            f"the conversation does not end with the record's {len(turns)} answer(s) "
+            "(output_text must be its last message)",
+            field=f"{position}.conversation",
+        )
     return Transcript(messages=tuple(parsed), prefilled=assistant - len(turns))
 
 
@@ -423,8 +448,9 @@ def _outcome(path: Path, position: str, record: dict[str, Any]) -> Outcome:
     try:
         return Outcome(record["outcome"])
     except ValueError:
-        raise InputError(path, f"unknown outcome {record['outcome']!r}; one of: {_OUTCOMES}",
-                         field=f"{position}.outcome") from None
+        raise InputError(
+            path, f"unknown outcome {record['outcome']!r}; one of: {_OUTCOMES}", field=f"{position}.outcome"
+        ) from None
 
 
 def _plain_file_name(statement_id: str) -> bool:
@@ -440,13 +466,17 @@ def refuse_mixed_scripts(candidates: Sequence[Candidate]) -> None:
         if candidate.legacy or not (candidate.directory / MANIFEST_NAME).is_file():
             continue
         parameters = RunManifest.load(candidate.directory).parameters
-        script = json.dumps({"follow_ups": parameters.get("follow_ups") or [],
-                             "simulated_user": parameters.get("simulated_user")}, sort_keys=True)
+        script = json.dumps(
+            {"follow_ups": parameters.get("follow_ups") or [], "simulated_user": parameters.get("simulated_user")},
+            sort_keys=True,
+        )
         scripts.setdefault(script, (candidate.name, _describe_script(parameters)))
     if len(scripts) > 1:
         (first, one), (second, other) = list(scripts.values())[:2]
-        raise ConfigError(f"{first} and {second} answered different conversation scripts ({one}; {other}): "
-                          "ranking compares answers to the same script; rank runs of the same variation")
+        raise ConfigError(
+            f"{first} and {second} answered different conversation scripts ({one}; {other}): "
+            "ranking compares answers to the same script; rank runs of the same variation"
+        )
 
 
 def _describe_script(parameters: dict[str, Any]) -> str:

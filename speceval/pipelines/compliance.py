@@ -75,6 +75,7 @@ from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
 
+
 class CandidateSummary(BaseModel):
     """`summary.json` of a candidate: what was judged, and rates over judged answers only.
 
@@ -99,8 +100,10 @@ class CandidateSummary(BaseModel):
     compliance_rate: float | None = None
     ratings: dict[int, int] = Field(default_factory=dict)
     mean_rating: float | None = None
-    scope: Scope | None = Field(default=None, description="turn: every count above is of turn verdicts, several "
-                                "per conversation (absent for plain answers)")
+    scope: Scope | None = Field(
+        default=None,
+        description="turn: every count above is of turn verdicts, several per conversation (absent for plain answers)",
+    )
 
 
 class BatchedComplianceJudge:
@@ -109,9 +112,17 @@ class BatchedComplianceJudge:
     Construction validates everything (spec, candidates' results files, resumability) before anything is sent.
     """
 
-    def __init__(self, settings: JudgeSettings, candidates: list[Candidate], mode: Mode = "binary", *,
-                 canaries: bool = True, canary_statements: list[str] | None = None,
-                 categories: dict[str, str] | None = None, scope: Scope | str | None = None):
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        candidates: list[Candidate],
+        mode: Mode = "binary",
+        *,
+        canaries: bool = True,
+        canary_statements: list[str] | None = None,
+        categories: dict[str, str] | None = None,
+        scope: Scope | str | None = None,
+    ):
         """`canaries`: also judge the spec's example responses of `canary_statements` (default: every statement
         the candidates answered) once per judge (`spec_<spec>/_canaries/judge_<judge>/`), to check it (not in
         categories mode: an example response has no known category). `categories` (name → what it means): the
@@ -123,8 +134,12 @@ class BatchedComplianceJudge:
         self.categories = dict(categories or {})
         if self.categories:
             canaries = False
-            settings = replace(settings, params=replace(
-                settings.params, response_schema=category_schema(list(self.categories)), schema_name="category"))
+            settings = replace(
+                settings,
+                params=replace(
+                    settings.params, response_schema=category_schema(list(self.categories)), schema_name="category"
+                ),
+            )
         self.settings = settings
         self.mode: Mode = mode
         if scope is not None and scope not in {s.value for s in Scope}:
@@ -134,8 +149,9 @@ class BatchedComplianceJudge:
         self.spec_name = settings.spec_name or self.spec.name
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
         # New directories use the current template; a directory judged before keeps its own (`prompt_setup`).
-        self.template = CURRENT[{"likert": "compliance_likert", "categories": "compliance_categories"}.get(
-            mode, "compliance_binary")]
+        self.template = CURRENT[
+            {"likert": "compliance_likert", "categories": "compliance_categories"}.get(mode, "compliance_binary")
+        ]
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_label)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         if canary_statements is None:
@@ -197,8 +213,9 @@ class BatchedComplianceJudge:
         the canaries' files); returns the candidates' summaries."""
         if self.canary_target is not None:
             self._write_canaries(self.canary_target)
-        return [self._write_candidate(answers, target) for answers, target in zip(self.answers, self.targets,
-                                                                                    strict=False)]
+        return [
+            self._write_candidate(answers, target) for answers, target in zip(self.answers, self.targets, strict=False)
+        ]
 
     # -- helpers ------------------------------------------------------------------------------------------
 
@@ -217,13 +234,21 @@ class BatchedComplianceJudge:
 
         def render(statement_id: str, answer: Answer, turn: int | None = None) -> str:
             if answer.transcript is not None:
-                return render_transcript_compliance(self.spec[statement_id], answer.transcript, mode=mode, turn=turn,
-                                                    categories=self.categories, salt=setup.salt)
+                return render_transcript_compliance(
+                    self.spec[statement_id],
+                    answer.transcript,
+                    mode=mode,
+                    turn=turn,
+                    categories=self.categories,
+                    salt=setup.salt,
+                )
             if self.categories:
-                return render_category(self.spec[statement_id], answer.input_text, answer.output_text,
-                                       self.categories, salt=setup.salt)
-            return render_compliance(self.spec[statement_id], answer.input_text, answer.output_text,
-                                     template=setup.template, salt=setup.salt)
+                return render_category(
+                    self.spec[statement_id], answer.input_text, answer.output_text, self.categories, salt=setup.salt
+                )
+            return render_compliance(
+                self.spec[statement_id], answer.input_text, answer.output_text, template=setup.template, salt=setup.salt
+            )
 
         # Statement by statement, rendered when the engine asks: requests sharing a prompt prefix sit next to
         # each other in a job, and no more than one statement's prompts are held at a time.
@@ -246,15 +271,22 @@ class BatchedComplianceJudge:
             by_statement.setdefault(canary.statement_id, []).append(canary)
 
         def render(statement_id: str) -> dict[int, str]:
-            return {canary.original_index: render_compliance(
-                        without_example(self.spec[statement_id], canary.example), canary.user_query,
-                        canary.response, template=setup.template, salt=setup.salt)
-                    for canary in by_statement[statement_id]}
+            return {
+                canary.original_index: render_compliance(
+                    without_example(self.spec[statement_id], canary.example),
+                    canary.user_query,
+                    canary.response,
+                    template=setup.template,
+                    salt=setup.salt,
+                )
+                for canary in by_statement[statement_id]
+            }
 
         # Rendered per statement when asked, like the answers' prompts: a spec of thousands of statements has
         # thousands of examples.
-        prompts = StatementPrompts([(sid, [c.original_index for c in found]) for sid, found in by_statement.items()],
-                                   render)
+        prompts = StatementPrompts(
+            [(sid, [c.original_index for c in found]) for sid, found in by_statement.items()], render
+        )
         identity = {
             "pipeline": "compliance_canaries",
             "prompt_version": setup.template.value,
@@ -264,8 +296,14 @@ class BatchedComplianceJudge:
             "temperature": self.settings.params.temperature,
             "max_tokens": self.settings.params.max_tokens,
         }
-        return JudgeTarget(run_dir=run_dir, source=prompts, inputs_path=f"{self.settings.spec_path} (examples)",
-                           identity=identity, salt=setup.salt, salt_home=self.output_dir)
+        return JudgeTarget(
+            run_dir=run_dir,
+            source=prompts,
+            inputs_path=f"{self.settings.spec_path} (examples)",
+            identity=identity,
+            salt=setup.salt,
+            salt_home=self.output_dir,
+        )
 
     def _write_canaries(self, target: JudgeTarget) -> None:
         by_statement: dict[str, list[Canary]] = {}
@@ -275,23 +313,32 @@ class BatchedComplianceJudge:
             responses = {record.original_index: record for record in target.store.load_results(statement_id)}
             entries = []
             for canary in canaries:
-                entry = self._entry(canary.user_query, canary.response, canary.original_index,
-                                    responses.get(canary.original_index))
+                entry = self._entry(
+                    canary.user_query, canary.response, canary.original_index, responses.get(canary.original_index)
+                )
                 correct = None
                 if entry.compliant is not None:
                     correct = entry.compliant == canary.expected_compliant
                 elif entry.rating is not None:
                     correct = likert_correct(canary.kind, entry.rating)
-                entries.append(CanaryEntry(**entry.model_dump(), kind=canary.kind, example=canary.example,
-                                           correct=correct))
-            metadata = CanaryMetadata(judge=self.settings.judge_label, spec=self.spec_name, statement_id=statement_id,
-                                      prompt_version=target.identity["prompt_version"], mode=self.mode,
-                                      batch_ids=sorted({e.batch_id for e in entries if e.batch_id}))
+                entries.append(
+                    CanaryEntry(**entry.model_dump(), kind=canary.kind, example=canary.example, correct=correct)
+                )
+            metadata = CanaryMetadata(
+                judge=self.settings.judge_label,
+                spec=self.spec_name,
+                statement_id=statement_id,
+                prompt_version=target.identity["prompt_version"],
+                mode=self.mode,
+                batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
+            )
             # The spec's examples are single prompts: their files keep the shape they had before conversations.
             shown = CanaryFile(metadata=metadata, canaries=entries).model_dump_json(
-                indent=2, exclude={"canaries": {"__all__": set(CONVERSATION_FIELDS)}})
-            atomic_write_bytes(safe_path(target.run_dir / "results", statement_id, ".json"),
-                               (shown + "\n").encode("utf-8"))
+                indent=2, exclude={"canaries": {"__all__": set(CONVERSATION_FIELDS)}}
+            )
+            atomic_write_bytes(
+                safe_path(target.run_dir / "results", statement_id, ".json"), (shown + "\n").encode("utf-8")
+            )
 
     def _identity(self, candidate: Candidate, template: TemplateId, scope: Scope | None) -> dict[str, Any]:
         return {
@@ -311,13 +358,15 @@ class BatchedComplianceJudge:
     def _transcript_template(self) -> TemplateId:
         return CURRENT[f"compliance_{'categories' if self.categories else self.mode}_transcript"]
 
-    def _entries(self, scope: Scope | None, statement_answers: list[Answer], responses: dict[int, Any]
-                 ) -> Iterator[ComplianceEntry]:
+    def _entries(
+        self, scope: Scope | None, statement_answers: list[Answer], responses: dict[int, Any]
+    ) -> Iterator[ComplianceEntry]:
         """The verdicts of one statement's answers: one per answer, or under scope turn one per assistant turn."""
         for answer in statement_answers:
             if scope is not Scope.TURN:
-                entry = self._entry(answer.input_text, answer.output_text, answer.original_index,
-                                    responses.get(answer.original_index))
+                entry = self._entry(
+                    answer.input_text, answer.output_text, answer.original_index, responses.get(answer.original_index)
+                )
                 if answer.transcript is not None:
                     entry.conversation = list(answer.transcript.messages)
                     self._label_conversation(entry, answer)
@@ -325,8 +374,12 @@ class BatchedComplianceJudge:
                 continue
             for turn in range(1, answer.turns + 1):
                 output = answer.transcript.answer(turn) if answer.transcript is not None else answer.output_text
-                entry = self._entry(answer.input_text, output, answer.original_index,
-                                    responses.get(turn_request_index(answer.original_index, turn)))
+                entry = self._entry(
+                    answer.input_text,
+                    output,
+                    answer.original_index,
+                    responses.get(turn_request_index(answer.original_index, turn)),
+                )
                 entry.turn = turn
                 if answer.transcript is not None:
                     # What the judge saw, in the verdict: a reviewer reads the pushback a turn answers beside it.
@@ -385,19 +438,23 @@ class BatchedComplianceJudge:
             # Likert files keep `compliant` (null: the judge was not asked) so readers of the binary shape still work.
             # Plain answers judged one verdict each keep the exact file shape they had before conversations.
             unused = {"binary": {"rating", "category"}, "likert": {"category"}}.get(self.mode, set())
-            unused = unused | (set(CONVERSATION_FIELDS) if scope is None else (
-                {"turn"} if scope is Scope.CONVERSATION else set()))
+            unused = unused | (
+                set(CONVERSATION_FIELDS) if scope is None else ({"turn"} if scope is Scope.CONVERSATION else set())
+            )
             exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
-            exclude["metadata"] = ({"categories"} if not self.categories else set()) | (
-                {"scope", "transcript_prompt_version"} if scope is None else set()) | (
-                {"run"} if candidate.run is None else set()) | (
-                {"answers_synthetic"} if metadata.answers_synthetic is None else set())
+            exclude["metadata"] = (
+                ({"categories"} if not self.categories else set())
+                | ({"scope", "transcript_prompt_version"} if scope is None else set())
+                | ({"run"} if candidate.run is None else set())
+                | ({"answers_synthetic"} if metadata.answers_synthetic is None else set())
+            )
             # Serialised by pydantic (in Rust, as the canaries' files are), not by `json.dumps` over a dumped dict:
             # the same JSON (a float may be spelt differently: 1e-05 as 0.00001) in about half the time, which a
             # judge of a million answers pays for every one of them.
             shown = ComplianceFile(metadata=metadata, results=entries).model_dump_json(indent=2, exclude=exclude)
-            atomic_write_bytes(safe_path(target.run_dir / "results", statement_id, ".json"),
-                               (shown + "\n").encode("utf-8"))
+            atomic_write_bytes(
+                safe_path(target.run_dir / "results", statement_id, ".json"), (shown + "\n").encode("utf-8")
+            )
         judged_binary = summary.compliant + summary.non_compliant
         summary.compliance_rate = summary.compliant / judged_binary if judged_binary else None
         summary.ratings = dict(sorted(ratings.items()))
@@ -421,8 +478,11 @@ class BatchedComplianceJudge:
         if response.outcome is not None:
             return entry
         verdict: ComplianceVerdict | LikertVerdict | CategoryVerdict | Unparsed = (
-            parse_category(response.raw, list(self.categories)) if self.categories
-            else parse_likert(response.raw) if self.mode == "likert" else parse_compliance(response.raw)
+            parse_category(response.raw, list(self.categories))
+            if self.categories
+            else parse_likert(response.raw)
+            if self.mode == "likert"
+            else parse_compliance(response.raw)
         )
         if isinstance(verdict, Unparsed):
             return entry.model_copy(update={"outcome": JudgeOutcome.UNPARSED, "parse_error": verdict.reason})

@@ -47,6 +47,7 @@ def refused_keys(entry: ProviderEntry, given: Iterable[str]) -> tuple[list[str],
         return refused, f"only for org ray (org {entry.org} takes " + ", ".join(REALTIME_KEYS) + ")"
     return refused, f"only for models without a batch API ({NO_BATCH_ORGS}); org {entry.org} has one"
 
+
 def endpoint_settings(
     entry: ProviderEntry,
     given: dict[str, Any],

@@ -81,13 +81,15 @@ def export_requests(run_dir: Path, out: Path) -> ExportSummary:
                 counts["final"] += 1
                 continue
             counts["exported"] += 1
-            yield encode_line({
-                "custom_id": item_custom_id(item.statement_id, item.original_index),
-                "method": "POST",
-                "url": ENDPOINT,
-                # The compatible dialect: `vllm run-batch` and gateways read `max_tokens`.
-                "body": chat_body(config.model_name, config.params, item.input_text, compatible=True),
-            })
+            yield encode_line(
+                {
+                    "custom_id": item_custom_id(item.statement_id, item.original_index),
+                    "method": "POST",
+                    "url": ENDPOINT,
+                    # The compatible dialect: `vllm run-batch` and gateways read `max_tokens`.
+                    "body": chat_body(config.model_name, config.params, item.input_text, compatible=True),
+                }
+            )
 
     atomic_write_lines(Path(out), lines())
     return ExportSummary(path=Path(out), exported=counts["exported"], already_final=counts["final"])
@@ -152,10 +154,15 @@ def import_results(run_dir: Path, results_file: Path) -> ImportSummary:
         store.merge_results(statement_id, statement_records)  # atomic per statement; a success is never replaced
     max_attempts = pipeline.config.engine.max_attempts
     summary.still_pending = sum(
-        1 for i in pipeline.inputs.items
+        1
+        for i in pipeline.inputs.items
         if not (r := records.get(ItemRef(i.statement_id, i.original_index))) or not is_final(r, max_attempts)
     )
     if summary.unknown_ids:
-        logger.error("%s: %d line(s) name custom ids of no request of this run (first: %s)", path,
-                     len(summary.unknown_ids), summary.unknown_ids[0])
+        logger.error(
+            "%s: %d line(s) name custom ids of no request of this run (first: %s)",
+            path,
+            len(summary.unknown_ids),
+            summary.unknown_ids[0],
+        )
     return summary

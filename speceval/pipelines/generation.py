@@ -98,15 +98,17 @@ class BatchedGenerationPipeline:
     def __init__(self, config: GenerationConfig, *, run_dir: Path | None = None):
         self.config = config
         self.spec: Specification = load_spec(config.spec_path)
-        self.inputs: InputSet = load_inputs(
-            config.inputs_dir, self.spec, allow_unknown_statements=config.allow_unknown_statements
-        ).with_follow_ups(config.follow_ups).with_simulated_user(
-            config.simulated_user.max_turns if config.simulated_user is not None else None)
+        self.inputs: InputSet = (
+            load_inputs(config.inputs_dir, self.spec, allow_unknown_statements=config.allow_unknown_statements)
+            .with_follow_ups(config.follow_ups)
+            .with_simulated_user(config.simulated_user.max_turns if config.simulated_user is not None else None)
+        )
         if config.simulated_user is not None and self.inputs.scripted_rounds > config.simulated_user.max_turns:
             raise ConfigError(
                 f"the inputs in {config.inputs_dir} (with their follow-ups) script conversations of "
                 f"{self.inputs.scripted_rounds} rounds, more than the simulated user's max_turns "
-                f"{config.simulated_user.max_turns}: max_turns bounds the candidate's answers; raise it")
+                f"{config.simulated_user.max_turns}: max_turns bounds the candidate's answers; raise it"
+            )
         self.provider = resolve_org(config.model_name, config.org).org
         self.spec_name = config.spec_name or self.spec.name
         # An explicit run directory without a manifest starts a new run there (experiments name their runs).
@@ -128,8 +130,11 @@ class BatchedGenerationPipeline:
             return
         self.run_dir, self.resuming, self.reused = found[0], True, bool(earlier.finished)
         self._manifest_written = None
-        logger.info("%s identical run %s (new_run=True pays again)",
-                    "reusing the finished" if self.reused else "continuing the unfinished", self.run_dir)
+        logger.info(
+            "%s identical run %s (new_run=True pays again)",
+            "reusing the finished" if self.reused else "continuing the unfinished",
+            self.run_dir,
+        )
 
     @classmethod
     def resume(cls, run_dir: Path, *, engine: EngineOptions | None = None) -> BatchedGenerationPipeline:
@@ -158,8 +163,9 @@ class BatchedGenerationPipeline:
         """How many requests the run holds."""
         return len(self.inputs)
 
-    def run(self, model: AnyModel | None = None, observer: EngineObserver | None = None,
-            user_model: AnyModel | None = None) -> EngineSummary:
+    def run(
+        self, model: AnyModel | None = None, observer: EngineObserver | None = None, user_model: AnyModel | None = None
+    ) -> EngineSummary:
         """Submit (or resume), poll until done or timed out, and write `results/`. Returns the summary.
 
         Without `model`, the pipeline builds the one its config describes (against the in-process emulator when
@@ -167,18 +173,25 @@ class BatchedGenerationPipeline:
         `user_model` is the simulated user's (built likewise when not given; checked against the config).
         """
         with ExitStack() as stack:
-            if self.config.offline and model is None and user_model is None \
-                    and self.config.simulated_user is not None:
+            if self.config.offline and model is None and user_model is None and self.config.simulated_user is not None:
                 # One emulator for both models: two on one state folder would overwrite each other's jobs.
                 emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
-                model = build_model(self.config.model_name, self.provider, self.config.params, None,
-                                             **emulator_options(emulator, self.provider))
-                user_model = simulated_user_model(self.config.simulated_user, model,
-                                                  emulator_options(emulator, self.user_org))
+                model = build_model(
+                    self.config.model_name,
+                    self.provider,
+                    self.config.params,
+                    None,
+                    **emulator_options(emulator, self.provider),
+                )
+                user_model = simulated_user_model(
+                    self.config.simulated_user, model, emulator_options(emulator, self.user_org)
+                )
             connected = stack.enter_context(self.connect(model))
             if self.config.simulated_user is not None and user_model is None and self.config.offline:
-                raise ConfigError("an offline run given its candidate model needs its simulated user's model too "
-                                  "(built on the same emulator), or neither")
+                raise ConfigError(
+                    "an offline run given its candidate model needs its simulated user's model too "
+                    "(built on the same emulator), or neither"
+                )
             if self.config.simulated_user is not None:
                 user_model = simulated_user_model(self.config.simulated_user, connected, {}, given=user_model)
             return self._run(connected, observer, user_model)
@@ -197,8 +210,13 @@ class BatchedGenerationPipeline:
         `provider_options` (api_key, base_url, ...) go to the adapter the pipeline builds.
         """
         with use_model(
-            model, role="candidate", model_name=self.config.model_name, org=self.provider, params=self.config.params,
-            offline_dir=self.run_dir if self.config.offline else None, provider_options=provider_options,
+            model,
+            role="candidate",
+            model_name=self.config.model_name,
+            org=self.provider,
+            params=self.config.params,
+            offline_dir=self.run_dir if self.config.offline else None,
+            provider_options=provider_options,
         ) as connected:
             yield connected
 
@@ -212,7 +230,8 @@ class BatchedGenerationPipeline:
             raise ConfigError(
                 f"a simulated user's conversations are sent one round per turn through a batch API or realtime calls "
                 f"only so far; --org {self.provider} (Ray Data) takes single prompts: use another provider for "
-                f"{self.config.model_name}, or no simulated user")
+                f"{self.config.model_name}, or no simulated user"
+            )
         if self.inputs.has_conversations and not isinstance(model, BatchedModel | RealtimeModel):
             raise ConfigError(
                 f"the inputs in {self.config.inputs_dir} hold conversations, which are sent through a batch API or "
@@ -230,12 +249,20 @@ class BatchedGenerationPipeline:
         if self.inputs.has_conversations:
             assert isinstance(model, BatchedModel | RealtimeModel)  # check_engine
             if user_model is not None and not isinstance(user_model, BatchedModel | RealtimeModel):
-                raise ConfigError(f"the simulated user {user_model.model_name} is served by Ray Data, which takes "
-                                  "single prompts only: use a batch or realtime provider for it")
+                raise ConfigError(
+                    f"the simulated user {user_model.model_name} is served by Ray Data, which takes "
+                    "single prompts only: use a batch or realtime provider for it"
+                )
             try:
-                summary = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine, observer,
-                                          self.config.simulated_user,
-                                          {s.id: s for s in self.spec.statements}).run(model, user_model)
+                summary = ConversationRun(
+                    self.inputs,
+                    self.run_dir,
+                    manifest,
+                    self.config.engine,
+                    observer,
+                    self.config.simulated_user,
+                    {s.id: s for s in self.spec.statements},
+                ).run(model, user_model)
             except BaseException:
                 manifest.status = "stopped"
                 manifest.save(self.run_dir)
@@ -269,14 +296,17 @@ class BatchedGenerationPipeline:
 
     def plan_jobs(self, model: BatchedModel) -> list[tuple[Path, SubmissionIntent]]:
         """`plan`, each intent with the engine directory its request file is relative to."""
-        check_model(model, role="candidate", model_name=self.config.model_name, org=self.provider,
-                    params=self.config.params)
+        check_model(
+            model, role="candidate", model_name=self.config.model_name, org=self.provider, params=self.config.params
+        )
         manifest = self.write_manifest()
         if self.inputs.has_conversations:
             jobs = ConversationRun(self.inputs, self.run_dir, manifest, self.config.engine).plan(model)
         else:
-            jobs = [(self.run_dir, intent)
-                    for intent in BatchEngine(model, RunStore(self.run_dir), self.config.engine).plan(self.inputs)]
+            jobs = [
+                (self.run_dir, intent)
+                for intent in BatchEngine(model, RunStore(self.run_dir), self.config.engine).plan(self.inputs)
+            ]
         manifest.status = "planned"
         manifest.save(self.run_dir)
         return jobs
@@ -324,8 +354,11 @@ class BatchedGenerationPipeline:
             "engine": self.config.engine.recorded(),
             "allow_unknown_statements": self.config.allow_unknown_statements,
             **({"follow_ups": list(self.config.follow_ups)} if self.config.follow_ups else {}),
-            **({SIMULATED_USER_KEY: {**self.config.simulated_user.model_dump(), "provider": self.user_org}}
-               if self.config.simulated_user is not None else {}),
+            **(
+                {SIMULATED_USER_KEY: {**self.config.simulated_user.model_dump(), "provider": self.user_org}}
+                if self.config.simulated_user is not None
+                else {}
+            ),
             "requests": self.request_count,
         }
         if self.inputs.has_conversations:

@@ -64,9 +64,7 @@ class JudgeFileConfig(EndpointKeys):
     max_attempts: MaxAttempts | None = Field(default=None, description="jobs one request may be sent in")
     verbose: bool = Field(default=False, description="debug logging on the console")
     openai_api_key: str | None = Field(default=None, description="used for this run only; prefer OPENAI_API_KEY")
-    anthropic_api_key: str | None = Field(
-        default=None, description="used for this run only; prefer ANTHROPIC_API_KEY"
-    )
+    anthropic_api_key: str | None = Field(default=None, description="used for this run only; prefer ANTHROPIC_API_KEY")
     google_api_key: str | None = Field(
         default=None, description="Gemini API only (Vertex AI uses Google Cloud credentials); prefer GOOGLE_API_KEY"
     )
@@ -100,8 +98,10 @@ class ComplianceFileConfig(JudgeFileConfig):
     compliance_judge_org: str | None = Field(default=None, description="the judge's provider (default: from name)")
     mode: Literal["binary", "likert"] | None = Field(default=None, description="binary (default) or likert (1-5)")
     scope: Scope | None = Field(
-        default=None, description="conversations: one verdict on the whole transcript (default) or one per "
-        "assistant turn, in its context")
+        default=None,
+        description="conversations: one verdict on the whole transcript (default) or one per "
+        "assistant turn, in its context",
+    )
 
 
 class RankingFileConfig(JudgeFileConfig):
@@ -202,8 +202,13 @@ def _walk_keys(path: Path, node: Any, prefix: str, lines: dict[str, int]) -> Non
             name, line = str(key.value), key.start_mark.line + 1
             dotted = f"{prefix}{name}"
             if name in seen:
-                raise InputError(path, f"the key {name!r} is given twice (first on line {seen[name]}); YAML would "
-                                       "silently keep only the last one", line=line, field=dotted)
+                raise InputError(
+                    path,
+                    f"the key {name!r} is given twice (first on line {seen[name]}); YAML would "
+                    "silently keep only the last one",
+                    line=line,
+                    field=dotted,
+                )
             seen[name] = line
             lines[dotted] = line
             _walk_keys(path, value, f"{dotted}.", lines)

@@ -189,8 +189,9 @@ class JudgeTarget:
             for index, text in self.source.texts(statement_id).items():
                 request = marked(text) if marked is not None else text
                 prompt = request if isinstance(request, Prompt) else None
-                items.append(PromptItem(statement_id=statement_id, original_index=index, input_text=text,
-                                        prompt=prompt))
+                items.append(
+                    PromptItem(statement_id=statement_id, original_index=index, input_text=text, prompt=prompt)
+                )
         return items
 
     @property
@@ -207,8 +208,12 @@ class JudgeTarget:
         asked without rendering a prompt: the settings that shape them (`identity`: template, mode, ...), the
         salt, the spec, and per statement its request indices and the sha256 of the candidates' results files.
         Each request's own prompt hash is kept with its job and its judge record (`input_sha256`)."""
-        digest = hashlib.sha256(json.dumps({"hash": INPUTS_HASH, "identity": self.identity, "salt": self.salt,
-                                            "spec_sha256": spec_sha256}, sort_keys=True).encode("utf-8"))
+        digest = hashlib.sha256(
+            json.dumps(
+                {"hash": INPUTS_HASH, "identity": self.identity, "salt": self.salt, "spec_sha256": spec_sha256},
+                sort_keys=True,
+            ).encode("utf-8")
+        )
         for statement_id, indices in self.source.statement_counts():
             digest.update(f"\x00{statement_id}\x00{len(indices)}\x00".encode("utf-8", "surrogatepass"))
             digest.update(array("q", indices).tobytes())
@@ -329,8 +334,10 @@ def _check_in_flight(target: JudgeTarget, unchanged: set[str]) -> None:
     A job built before those hashes were kept is not checked here; its answers are checked once collected."""
     store = target.store
     statements = {statement_id for statement_id, _ in target.source.statement_counts()} - unchanged
-    jobs: list[BatchRecord | SubmissionIntent] = [*(r for r in store.load_records() if not r.collected),
-                                                  *store.load_intents()]
+    jobs: list[BatchRecord | SubmissionIntent] = [
+        *(r for r in store.load_records() if not r.collected),
+        *store.load_intents(),
+    ]
     current: tuple[str, dict[int, str]] = ("", {})  # a job's spans follow run order: one statement rendered at a time
     for job in jobs:
         digests = store.load_prompt_hashes(job.idempotency_key, job.size)
@@ -344,9 +351,10 @@ def _check_in_flight(target: JudgeTarget, unchanged: set[str]) -> None:
             for offset in range(count):
                 prompt = prompts.get(first + offset)
                 at = (position + offset) * PROMPT_DIGEST_SIZE
-                if prompt is not None and prompt_digest(prompt) != digests[at:at + PROMPT_DIGEST_SIZE]:
-                    raise _changed(target, statement_id, first + offset,
-                                   f"the one in {job.request_file} (a job not collected yet)")
+                if prompt is not None and prompt_digest(prompt) != digests[at : at + PROMPT_DIGEST_SIZE]:
+                    raise _changed(
+                        target, statement_id, first + offset, f"the one in {job.request_file} (a job not collected yet)"
+                    )
             position += count
 
 
@@ -357,8 +365,9 @@ def _changed(target: JudgeTarget, statement_id: str, index: int, sent: str) -> R
     )
 
 
-def write_manifest(target: JudgeTarget, kind: str, settings: JudgeSettings, spec_name: str, spec_sha256: str,
-                   provider: str) -> RunManifest:
+def write_manifest(
+    target: JudgeTarget, kind: str, settings: JudgeSettings, spec_name: str, spec_sha256: str, provider: str
+) -> RunManifest:
     """Create or update the target's `run.json` (before anything is submitted)."""
     if (target.run_dir / MANIFEST_NAME).is_file():
         manifest = RunManifest.load(target.run_dir)

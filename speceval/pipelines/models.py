@@ -89,8 +89,9 @@ def use_model(
         yield build_model(model_name, org, params, endpoint, **{**options, **emulator})
 
 
-def simulated_user_model(user: SimulatedUser, candidate: AnyModel, provider_options: dict[str, Any],
-                         given: AnyModel | None = None) -> AnyModel:
+def simulated_user_model(
+    user: SimulatedUser, candidate: AnyModel, provider_options: dict[str, Any], given: AnyModel | None = None
+) -> AnyModel:
     """The simulated user's model: `given` once checked against `user`, else built to be reached as the candidate
     is: realtime when the candidate is called realtime (at its provider's own endpoint), else through a batch API.
     `provider_options` (offline: the emulator's) go to the adapter built."""
@@ -117,7 +118,11 @@ def judge_model(
     a judge without a batch API from `settings.realtime`.
     """
     with use_model(
-        given, role="judge", model_name=settings.judge_model, org=provider, params=settings.params,
+        given,
+        role="judge",
+        model_name=settings.judge_model,
+        org=provider,
+        params=settings.params,
         offline_dir=output_dir if settings.offline else None,
         # A judge built here reaches Vertex AI with the settings' project, location and buckets.
         provider_options=provider_options if given is not None else {**settings.vertex, **provider_options},

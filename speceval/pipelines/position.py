@@ -97,8 +97,9 @@ def position_consistency(
             rank_yx = backward[key].rank if key in backward else None
             verdict = combine(rank_xy, rank_yx)
             pair.comparisons.append(
-                ComparisonConsistency(statement_id=key[0], index=key[1], rank_xy=rank_xy, rank_yx=rank_yx,
-                                      verdict=verdict)
+                ComparisonConsistency(
+                    statement_id=key[0], index=key[1], rank_xy=rank_xy, rank_yx=rank_yx, verdict=verdict
+                )
             )
             if verdict is Consistency.INCOMPLETE:
                 pair.incomplete += 1

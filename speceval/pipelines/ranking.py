@@ -106,8 +106,10 @@ class Task:
         a, b = self.answer_a, self.answer_b
         if a.transcript is None and b.transcript is None:
             return None
-        return (a.transcript or Transcript.single(a.input_text, a.output_text),
-                b.transcript or Transcript.single(b.input_text, b.output_text))
+        return (
+            a.transcript or Transcript.single(a.input_text, a.output_text),
+            b.transcript or Transcript.single(b.input_text, b.output_text),
+        )
 
 
 class PairTasks(SharedPrefixes):
@@ -123,8 +125,10 @@ class PairTasks(SharedPrefixes):
         self.first, self.second = first, second
         self._render = render
         # Sorted by statement: requests sharing a prompt prefix sit together in a job.
-        self._indices = {statement_id: array("q", (task.index for task in self.tasks(statement_id)))
-                         for statement_id in sorted(set(first.statement_ids) & set(second.statement_ids))}
+        self._indices = {
+            statement_id: array("q", (task.index for task in self.tasks(statement_id)))
+            for statement_id in sorted(set(first.statement_ids) & set(second.statement_ids))
+        }
 
     def tasks(self, statement_id: str) -> list[Task]:
         """One statement's tasks, by index (read from both candidates' results files)."""
@@ -191,8 +195,11 @@ class BatchedRankingPipeline:
         refuse_mixed_scripts(candidates)
         answers = [load_answers(candidate, self.spec) for candidate in candidates]
         self.salt = judge_salt(self.output_dir)
-        self.pairs = [self._pair(first, second) for first, second in itertools.permutations(answers, 2)
-                      if _comparable(first.candidate, second.candidate)]
+        self.pairs = [
+            self._pair(first, second)
+            for first, second in itertools.permutations(answers, 2)
+            if _comparable(first.candidate, second.candidate)
+        ]
         if not self.pairs:
             raise ConfigError("ranking needs two different candidates; these are runs of one model")
         seen: dict[Path, tuple[str, str]] = {}
@@ -296,8 +303,14 @@ class BatchedRankingPipeline:
         transcripts = task.transcripts
         if transcripts is not None:
             return render_transcript_ranking(statement, *transcripts, salt=setup.salt)
-        return render_ranking(statement, task.input_text, task.answer_a.output_text, task.answer_b.output_text,
-                              template=setup.template, salt=setup.salt)
+        return render_ranking(
+            statement,
+            task.input_text,
+            task.answer_a.output_text,
+            task.answer_b.output_text,
+            template=setup.template,
+            salt=setup.salt,
+        )
 
     def _write_pair(self, pair: OrderedPair) -> tuple[PairSummary, dict[tuple[str, int], _Rank]]:
         store = pair.target.store

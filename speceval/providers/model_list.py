@@ -42,8 +42,7 @@ def served_models(org: str, api_key: str | None = None, base_url: str | None = N
             gemini = genai.Client(api_key=api_key, http_options=types.HttpOptions(base_url=base_url, timeout=10_000))
             return [str(m.name).removeprefix("models/") for m in gemini.models.list()]
     except Exception as exc:  # any SDK or network failure: the check is advisory then (see the module docstring)
-        logger.warning("could not fetch %s's model list (%s); model names are not checked", org,
-                       type(exc).__name__)
+        logger.warning("could not fetch %s's model list (%s); model names are not checked", org, type(exc).__name__)
     return None
 
 
@@ -54,10 +53,17 @@ def check_model_name(org: str, model: str, served: list[str] | None, where: str 
     close = difflib.get_close_matches(model, served, n=3, cutoff=_CLOSE)
     place = f" ({where})" if where else ""
     if close:
-        raise ConfigError(f"model {model!r}{place} is not one {org} serves; the closest it lists: "
-                          f"{', '.join(close)}. Nothing was submitted.")
-    logger.warning("model %r%s is not in %s's list of models; going on (a fine-tune or a model the list does not "
-                   "show), but every request fails if the name is wrong", model, place, org)
+        raise ConfigError(
+            f"model {model!r}{place} is not one {org} serves; the closest it lists: "
+            f"{', '.join(close)}. Nothing was submitted."
+        )
+    logger.warning(
+        "model %r%s is not in %s's list of models; going on (a fine-tune or a model the list does not "
+        "show), but every request fails if the name is wrong",
+        model,
+        place,
+        org,
+    )
 
 
 def check_models(models: list[tuple[str, str, str]], options_for: Any) -> None:

@@ -237,8 +237,9 @@ def parse_answer(line: str | bytes, file_id: str, job_state: JobState = JobState
 def _succeeded(custom_id: str, body: dict[str, Any]) -> Answer:
     reply = parse_completion(body)
     if not isinstance(custom_id, str):
-        return failed(str(custom_id), Outcome.ERRORED, "malformed_response", "custom_id is not a string",
-                      usage=reply.usage)
+        return failed(
+            str(custom_id), Outcome.ERRORED, "malformed_response", "custom_id is not a string", usage=reply.usage
+        )
     if reply.text is None:
         return failed(custom_id, Outcome.ERRORED, reply.code, reply.message or "", usage=reply.usage)
     return succeeded(custom_id, reply.text, reply.usage)

@@ -181,8 +181,13 @@ def register_provider(
         The entry now in the registry.
     """
     entry = ProviderEntry(
-        org=org, adapter=adapter, sdk=sdk, sdk_module=sdk_module, model_prefixes=tuple(model_prefixes),
-        key_env=tuple(key_env), base_url_env=base_url_env,
+        org=org,
+        adapter=adapter,
+        sdk=sdk,
+        sdk_module=sdk_module,
+        model_prefixes=tuple(model_prefixes),
+        key_env=tuple(key_env),
+        base_url_env=base_url_env,
     )
     return _add(entry, replace_existing=replace_existing)
 

@@ -107,8 +107,9 @@ class RayEngine(RealtimeEngine):
         except Exception as exc:  # Ray fails the whole dataset when it gives up on one row
             message = redact(f"{type(exc).__name__}: {exc}")[:2000]
             first_line = message.splitlines()[0] if message else ""
-            logger.warning("Ray dataset of %d request(s) failed after %d answered: %s", len(group), len(answered),
-                           first_line)
+            logger.warning(
+                "Ray dataset of %d request(s) failed after %d answered: %s", len(group), len(answered), first_line
+            )
             return answered, RequestError(code="ray_error", message=message, retryable=True)
         return answered, None
 

@@ -93,8 +93,9 @@ def _engine_outcome(row: dict[str, Any]) -> RequestOutcome:
             outcome=Outcome.ERRORED,
             error=RequestError(code="engine_error", message=redact(error[:2000]), retryable=False),
         )
-    usage = Usage(input_tokens=int(row.get("num_input_tokens") or 0),
-                  output_tokens=int(row.get("num_generated_tokens") or 0))
+    usage = Usage(
+        input_tokens=int(row.get("num_input_tokens") or 0), output_tokens=int(row.get("num_generated_tokens") or 0)
+    )
     return RequestOutcome(custom_id=custom_id, outcome=Outcome.SUCCEEDED, output_text=str(row["text"]), usage=usage)
 
 

@@ -67,13 +67,23 @@ class RaySettings(BaseModel):
         if workers * qps > per_second:
             logger.warning(
                 "--rpm %g is below what Ray's HTTP processor can pace (1 request per second per worker); "
-                "sending at 60 per minute", self.rpm,
+                "sending at 60 per minute",
+                self.rpm,
             )
         return workers, qps
 
 
-FLAG_FIELDS = ("base_url", "api_key_env", "rpm", "max_concurrency", "vllm", "tensor_parallel_size", "replicas",
-               "engine_args", "ray_address")
+FLAG_FIELDS = (
+    "base_url",
+    "api_key_env",
+    "rpm",
+    "max_concurrency",
+    "vllm",
+    "tensor_parallel_size",
+    "replicas",
+    "engine_args",
+    "ray_address",
+)
 """The settings a run gives as flags (`--engine-arg` repeated gives `engine_args`) or YAML keys."""
 
 

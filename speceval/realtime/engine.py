@@ -307,7 +307,8 @@ class RealtimeEngine:
             raise ConfigError(
                 f"no price for model {self.model.model_name!r}, so the spending limit cannot be enforced for its "
                 f"realtime calls; give its live price in a price table (--prices FILE or ${PRICES_ENV}) or run "
-                "without a limit (an endpoint of your own has no price unless you give one)")
+                "without a limit (an endpoint of your own has no price unless you give one)"
+            )
         return prices
 
     def _cost(self, usage: Usage | None) -> float:
@@ -321,8 +322,12 @@ class RealtimeEngine:
         budget = self.options.budget
         if budget is None or self._prices is None:
             return 0.0
-        bound = self._cost(Usage(input_tokens=estimate_prompt_tokens(prompt) + REQUEST_FRAMING_TOKENS,
-                                 output_tokens=self.model.params.max_tokens))
+        bound = self._cost(
+            Usage(
+                input_tokens=estimate_prompt_tokens(prompt) + REQUEST_FRAMING_TOKENS,
+                output_tokens=self.model.params.max_tokens,
+            )
+        )
         while True:
             claim = budget.claim(bound)
             if claim is Claim.GRANTED:

@@ -49,9 +49,7 @@ class RealtimeSettings(BaseModel):
     period_seconds: RatePeriodSeconds = Field(default=60.0, description="period of rpm and tpm")
     retry_initial_delay: RetryInitialDelay = Field(default=1.0, description="seconds before the first retry")
     retry_backoff_factor: RetryBackoffFactor = Field(default=2.0, description="growth of the retry delay")
-    request_timeout: RequestTimeout = Field(
-        default=600.0, description="seconds before a call is abandoned and retried"
-    )
+    request_timeout: RequestTimeout = Field(default=600.0, description="seconds before a call is abandoned and retried")
 
     def options(self) -> RealtimeOptions:
         """The engine's view of these settings."""

@@ -109,25 +109,52 @@ def _mean(values: list[float], picked: list[int]):  # type: ignore[no-untyped-de
     return np.array([sum(values[i] for i in picked) / len(picked)])
 
 
-def row(judge: str, model: str, statement: str, text: str, verdict: bool | str, run: int = 1,
-        variation: str = "v") -> ComplianceRow:
+def row(
+    judge: str, model: str, statement: str, text: str, verdict: bool | str, run: int = 1, variation: str = "v"
+) -> ComplianceRow:
     judged = isinstance(verdict, bool)
-    return ComplianceRow(spec="s", judge=judge, model=model, statement_id=statement, mode="binary",
-                         prompt_version="p1", input=text, output=f"{model}:{text}", outcome="judged" if judged
-                         else str(verdict), compliant=verdict if judged else None, confidence=None, rating=None,
-                         source="x", run=run, variation=variation)
+    return ComplianceRow(
+        spec="s",
+        judge=judge,
+        model=model,
+        statement_id=statement,
+        mode="binary",
+        prompt_version="p1",
+        input=text,
+        output=f"{model}:{text}",
+        outcome="judged" if judged else str(verdict),
+        compliant=verdict if judged else None,
+        confidence=None,
+        rating=None,
+        source="x",
+        run=run,
+        variation=variation,
+    )
 
 
 def test_panel_is_the_judges_share_and_answers_without_every_verdict_stay_out():
-    rows = [row("j1", "m", "st", "q1", True), row("j2", "m", "st", "q1", True), row("j3", "m", "st", "q1", False),
-            row("j1", "m", "st", "q2", True), row("j2", "m", "st", "q2", False), row("j3", "m", "st", "q2", "unparsed"),
-            row("j1", "m", "st", "q3", "unparsed"), row("j2", "m", "st", "q3", "judge_errored"),
-            row("j3", "m", "st", "q3", "unparsed"), row("j1", "m", "st", "q4", False),
-            row("j2", "m", "st", "q4", False), row("j3", "m", "st", "q4", False)]
+    rows = [
+        row("j1", "m", "st", "q1", True),
+        row("j2", "m", "st", "q1", True),
+        row("j3", "m", "st", "q1", False),
+        row("j1", "m", "st", "q2", True),
+        row("j2", "m", "st", "q2", False),
+        row("j3", "m", "st", "q2", "unparsed"),
+        row("j1", "m", "st", "q3", "unparsed"),
+        row("j2", "m", "st", "q3", "judge_errored"),
+        row("j3", "m", "st", "q3", "unparsed"),
+        row("j1", "m", "st", "q4", False),
+        row("j2", "m", "st", "q4", False),
+        row("j3", "m", "st", "q4", False),
+    ]
     panel, counts = panel_rows(rows)
     verdicts = {r.input: (r.outcome, r.compliant, r.score) for r in panel}
-    assert verdicts == {"q1": ("judged", None, pytest.approx(2 / 3)), "q2": ("panel_incomplete", None, None),
-                        "q3": ("panel_incomplete", None, None), "q4": ("judged", False, 0.0)}
+    assert verdicts == {
+        "q1": ("judged", None, pytest.approx(2 / 3)),
+        "q2": ("panel_incomplete", None, None),
+        "q3": ("panel_incomplete", None, None),
+        "q4": ("judged", False, 0.0),
+    }
     assert all(r.judge == PANEL for r in panel)
     [count] = counts
     assert (count.answers, count.unanimous, count.split, count.incomplete) == (2, 1, 1, 2)
@@ -166,8 +193,9 @@ def test_variation_runs_and_spread_by_hand():
 
 
 def test_paired_comparisons_pair_candidates_within_a_variation_and_variations_within_a_candidate():
-    rows = [row("j", "a", "st", f"q{i}", True) for i in range(4)] + [row("j", "b", "st", f"q{i}", i < 2)
-                                                                     for i in range(4)]
+    rows = [row("j", "a", "st", f"q{i}", True) for i in range(4)] + [
+        row("j", "b", "st", f"q{i}", i < 2) for i in range(4)
+    ]
     rows += [row("j", "a", "st", f"q{i}", i < 1, variation="w") for i in range(4)]
     found = {(p.kind, p.within, p.a, p.b): p for p in paired_comparisons(rows)}
     assert found[("candidates", "v", "a", "b")].difference == pytest.approx(0.5)
@@ -176,8 +204,20 @@ def test_paired_comparisons_pair_candidates_within_a_variation_and_variations_wi
 
 
 def ranking(model_a: str, model_b: str, index: int, rank: int, run: int) -> RankingRow:
-    return RankingRow(spec="s", judge="j", model_a=model_a, model_b=model_b, statement_id="st", index=index,
-                      input=f"q{index}", outcome="judged", rank=rank, source="x", run=run, variation="v")
+    return RankingRow(
+        spec="s",
+        judge="j",
+        model_a=model_a,
+        model_b=model_b,
+        statement_id="st",
+        index=index,
+        input=f"q{index}",
+        outcome="judged",
+        rank=rank,
+        source="x",
+        run=run,
+        variation="v",
+    )
 
 
 def test_position_consistency_counts_each_run_and_a_never_flipping_judge_scores_one():
@@ -197,8 +237,10 @@ def test_position_consistency_counts_each_run_and_a_never_flipping_judge_scores_
 
 
 def test_likert_ratings_get_a_clustered_mean_and_stay_out_of_the_binary_rate():
-    rows = [row("j", "m", "st", text, "judged", run=run).model_copy(update={"rating": rating})
-            for text, run, rating in (("q1", 1, 4), ("q1", 2, 2), ("q2", 1, 5), ("q2", 2, 5))]
+    rows = [
+        row("j", "m", "st", text, "judged", run=run).model_copy(update={"rating": rating})
+        for text, run, rating in (("q1", 1, 4), ("q1", 2, 2), ("q2", 1, 5), ("q2", 2, 5))
+    ]
     (stat,) = variation_statistics(rows, {})
     assert stat.mean_rating == 4 and (stat.judged, stat.rate, stat.not_judged) == (0, None, {})
     assert (stat.rating_ci_low, stat.rating_ci_high) == pytest.approx((4 - t975(1), 4 + t975(1)))
@@ -207,29 +249,37 @@ def test_likert_ratings_get_a_clustered_mean_and_stay_out_of_the_binary_rate():
 def test_breakdowns_group_by_statement_type():
     from speceval.analysis.tables.variations import breakdown
 
-    rows = [row("j", "m", "a", "q1", True).model_copy(update={"statement_type": "prohibition"}),
-            row("j", "m", "b", "q2", False).model_copy(update={"statement_type": "prohibition"}),
-            row("j", "m", "c", "q3", True).model_copy(update={"statement_type": "guideline"})]
+    rows = [
+        row("j", "m", "a", "q1", True).model_copy(update={"statement_type": "prohibition"}),
+        row("j", "m", "b", "q2", False).model_copy(update={"statement_type": "prohibition"}),
+        row("j", "m", "c", "q3", True).model_copy(update={"statement_type": "guideline"}),
+    ]
     found = {b.group: (b.judged, b.compliant, b.ci_low) for b in breakdown(rows, "statement_type")}
-    assert found == {"guideline": (1, 1, wilson_interval(1, 1)[0]),  # type: ignore[index]
-                     "prohibition": (2, 1, wilson_interval(1, 2)[0])}  # type: ignore[index]
+    assert found == {
+        "guideline": (1, 1, wilson_interval(1, 1)[0]),  # type: ignore[index]
+        "prohibition": (2, 1, wilson_interval(1, 2)[0]),
+    }  # type: ignore[index]
 
 
 def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
     from speceval.analysis.tables.rates import compliance_rates, judge_bias
 
-    rows = [row("j1", "m", "st", f"q{i}", i < 3) for i in range(4)] + [row("j2", "m", "st", f"q{i}", i < 1)
-                                                                       for i in range(4)]
+    rows = [row("j1", "m", "st", f"q{i}", i < 3) for i in range(4)] + [
+        row("j2", "m", "st", f"q{i}", i < 1) for i in range(4)
+    ]
     panel, _ = panel_rows(rows)
-    assert judge_bias(compliance_rates(rows + panel)) == {("s", "j1", "m", "v"): pytest.approx(0.25),
-                                                          ("s", "j2", "m", "v"): pytest.approx(-0.25)}
+    assert judge_bias(compliance_rates(rows + panel)) == {
+        ("s", "j1", "m", "v"): pytest.approx(0.25),
+        ("s", "j2", "m", "v"): pytest.approx(-0.25),
+    }
 
 
 def test_a_large_experiment_embeds_the_same_number_of_samples_from_every_cell():
     from speceval.analysis.rendering.samples import sample_section, select_samples
 
-    rows = [row("j", model, "st", f"q{i}", True, run=run) for model in ("a", "b") for run in (1, 2, 3)
-            for i in range(10)]
+    rows = [
+        row("j", model, "st", f"q{i}", True, run=run) for model in ("a", "b") for run in (1, 2, 3) for i in range(10)
+    ]
     picked = select_samples(rows, limit=12)
     assert len(picked) == 12 and {(r.model, r.run) for r in picked} == {(m, k) for m in "ab" for k in (1, 2, 3)}
     assert select_samples(rows, limit=60) == rows

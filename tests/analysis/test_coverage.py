@@ -36,15 +36,25 @@ def test_the_planted_truth_is_the_mean_of_many_draws():
     assert float(np.mean(means)) == pytest.approx(REPEATED.truth(0), abs=0.005)
 
 
-@pytest.mark.parametrize(("name", "design", "interval", "truth"), [
-    ("pooled over 3 runs, clustered by input", REPEATED, pooled(0), REPEATED.truth(0)),
-    ("paired difference of two candidates", REPEATED, paired(0, 1), REPEATED.truth(0) - REPEATED.truth(1)),
-    ("one run, Wilson", Design(logits=LOGITS, inputs_per_statement=8, runs=1), pooled(1),
-     Design(logits=LOGITS, inputs_per_statement=8, runs=1).truth(1)),
-    ("random statements, clustered by statement",
-     Design(logits=((0.8,) * 30,), inputs_per_statement=4, runs=2, statement_sd=0.8), by_statement(0),
-     Design(logits=((0.8,) * 30,), inputs_per_statement=4, runs=2, statement_sd=0.8).truth(0)),
-])
+@pytest.mark.parametrize(
+    ("name", "design", "interval", "truth"),
+    [
+        ("pooled over 3 runs, clustered by input", REPEATED, pooled(0), REPEATED.truth(0)),
+        ("paired difference of two candidates", REPEATED, paired(0, 1), REPEATED.truth(0) - REPEATED.truth(1)),
+        (
+            "one run, Wilson",
+            Design(logits=LOGITS, inputs_per_statement=8, runs=1),
+            pooled(1),
+            Design(logits=LOGITS, inputs_per_statement=8, runs=1).truth(1),
+        ),
+        (
+            "random statements, clustered by statement",
+            Design(logits=((0.8,) * 30,), inputs_per_statement=4, runs=2, statement_sd=0.8),
+            by_statement(0),
+            Design(logits=((0.8,) * 30,), inputs_per_statement=4, runs=2, statement_sd=0.8).truth(0),
+        ),
+    ],
+)
 def test_report_intervals_cover_the_truth_95_percent_of_the_time(name, design, interval, truth):
     assert 0.93 <= coverage(design, interval, truth, DRAWS, seed=11) <= 0.97, name
 

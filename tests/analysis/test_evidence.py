@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,32 +40,69 @@ def write_original_compliance(root: Path, statements: int = 2, inputs: int = 6) 
                     results = []
                     for i in range(inputs):
                         value = verdict(s, j, m, i + statement)
-                        results.append({"input": f"q{statement}-{i}", "output": f"{model} answers {i}",
-                                        "compliant": value, "confidence": 0.9 if value is not None else None,
-                                        "explanation": "because" if value is not None else "Failed to parse"})
+                        results.append(
+                            {
+                                "input": f"q{statement}-{i}",
+                                "output": f"{model} answers {i}",
+                                "compliant": value,
+                                "confidence": 0.9 if value is not None else None,
+                                "explanation": "because" if value is not None else "Failed to parse",
+                            }
+                        )
                         compliant += value is True
                         total += 1
                     path = root / f"spec_{spec}/judge_{judge}/{model}/results/st{statement}.json"
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(json.dumps({"metadata": {"model": model, "statement_id": f"st{statement}",
-                                                             "batch_ids": ["msgbatch_1"]}, "results": results}))
+                    path.write_text(
+                        json.dumps(
+                            {
+                                "metadata": {
+                                    "model": model,
+                                    "statement_id": f"st{statement}",
+                                    "batch_ids": ["msgbatch_1"],
+                                },
+                                "results": results,
+                            }
+                        )
+                    )
                 table[(spec, judge, model)] = (compliant, total)
     return table
 
 
-def write_original_ranking(root: Path, spec: str, judge: str, a: str, b: str, ranks: list[int],
-                           raw: list[str] | None = None) -> None:
+def write_original_ranking(
+    root: Path, spec: str, judge: str, a: str, b: str, ranks: list[int], raw: list[str] | None = None
+) -> None:
     """The original's ranking layout (`batched_ranking_pipeline.py`), rankings sorted by input."""
     raw = raw or ["Model: A" for _ in ranks]
     path = root / f"spec_{spec}/judge_{judge}/{a}x{b}/results/st0.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    rankings = [{"input": f"q{i}", "output_a": f"{a} {i}", "output_b": f"{b} {i}", "rank": rank,
-                 "raw_judge_response": text, "judge_custom_id_task": "0" * 32}
-                for i, (rank, text) in enumerate(zip(ranks, raw, strict=True))]
-    path.write_text(json.dumps({"metadata": {"ranking_judge_model_info": {"provider": "OpenAI", "model_name": judge},
-                                             "model_a": a, "model_b": b, "org_spec_name": spec,
-                                             "statement_id": "st0", "batch_id": "batch_1",
-                                             "timestamp": "2025-05-01T00:00:00"}, "rankings": rankings}))
+    rankings = [
+        {
+            "input": f"q{i}",
+            "output_a": f"{a} {i}",
+            "output_b": f"{b} {i}",
+            "rank": rank,
+            "raw_judge_response": text,
+            "judge_custom_id_task": "0" * 32,
+        }
+        for i, (rank, text) in enumerate(zip(ranks, raw, strict=True))
+    ]
+    path.write_text(
+        json.dumps(
+            {
+                "metadata": {
+                    "ranking_judge_model_info": {"provider": "OpenAI", "model_name": judge},
+                    "model_a": a,
+                    "model_b": b,
+                    "org_spec_name": spec,
+                    "statement_id": "st0",
+                    "batch_id": "batch_1",
+                    "timestamp": "2025-05-01T00:00:00",
+                },
+                "rankings": rankings,
+            }
+        )
+    )
 
 
 def test_the_originals_compliance_folders_give_its_published_all_records_rates(tmp_path):
@@ -88,8 +126,15 @@ def test_original_rankings_keep_specs_apart_and_error_answers_are_missing_not_ti
     root = tmp_path / "batched_rankings"
     # The same judge prefers A under one spec and B under the other: pooled, every win rate would read 0.5.
     write_original_ranking(root, "openai", "gpt-4.1", "m1", "m2", [1, 1, 1, 0, 0])
-    write_original_ranking(root, "openai", "gpt-4.1", "m2", "m1", [-1, -1, -1, 0, 0],
-                           raw=["B", "B", "B", "ERROR: Result missing in batch output.", "tie"])
+    write_original_ranking(
+        root,
+        "openai",
+        "gpt-4.1",
+        "m2",
+        "m1",
+        [-1, -1, -1, 0, 0],
+        raw=["B", "B", "B", "ERROR: Result missing in batch output.", "tie"],
+    )
     write_original_ranking(root, "anthropic", "gpt-4.1", "m1", "m2", [-1, -1, -1, -1, -1])
     write_original_ranking(root, "anthropic", "gpt-4.1", "m2", "m1", [1, 1, 1, 1, 1])
     verdicts = load_verdicts([root])
@@ -138,9 +183,18 @@ def test_export_of_a_folder_without_verdicts_refuses_and_writes_nothing(tmp_path
 
 def manifest(offline: bool) -> str:
     """A judge run's run.json (only `offline` matters here)."""
-    return RunManifest(kind="compliance", command=["speceval"], spec_name="s", spec_path="s.jsonl", spec_sha256="0",
-                       inputs_path="in", inputs_sha256="0", model_name="j", provider="openai",
-                       offline=offline).model_dump_json()
+    return RunManifest(
+        kind="compliance",
+        command=["speceval"],
+        spec_name="s",
+        spec_path="s.jsonl",
+        spec_sha256="0",
+        inputs_path="in",
+        inputs_sha256="0",
+        model_name="j",
+        provider="openai",
+        offline=offline,
+    ).model_dump_json()
 
 
 def mark_offline(root: Path, offline: bool) -> None:
@@ -179,13 +233,37 @@ def test_the_page_stays_small_however_long_the_answers(tmp_path):
     from speceval.analysis.rendering.samples import TEXT_LIMIT
 
     root = tmp_path / "runs"
-    results = [{"input": f"q{i}", "output": f"{i} " + "x" * 50_000, "compliant": i % 2 == 0, "confidence": 0.9,
-                "explanation": "e" * 10_000, "outcome": "judged", "original_index": i} for i in range(60)]
+    results = [
+        {
+            "input": f"q{i}",
+            "output": f"{i} " + "x" * 50_000,
+            "compliant": i % 2 == 0,
+            "confidence": 0.9,
+            "explanation": "e" * 10_000,
+            "outcome": "judged",
+            "original_index": i,
+        }
+        for i in range(60)
+    ]
     path = root / "c/m/results/st.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"metadata": {"model": "m", "judge": "j", "spec": "s", "statement_id": "st",
-                                             "prompt_version": "p", "mode": "binary", "batch_ids": ["b"],
-                                             "candidate_dir": "x"}, "results": results}))
+    path.write_text(
+        json.dumps(
+            {
+                "metadata": {
+                    "model": "m",
+                    "judge": "j",
+                    "spec": "s",
+                    "statement_id": "st",
+                    "prompt_version": "p",
+                    "mode": "binary",
+                    "batch_ids": ["b"],
+                    "candidate_dir": "x",
+                },
+                "results": results,
+            }
+        )
+    )
     build_report([root], tmp_path / "report")
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert len(page) < 60 * 3 * (TEXT_LIMIT + 200) + 2_000_000  # not 60 x 60,000 characters
@@ -196,14 +274,38 @@ def test_the_page_stays_small_however_long_the_answers(tmp_path):
 
 def test_the_export_has_what_a_reviewer_needs_to_rebuild_a_table(tmp_path):
     root = tmp_path / "runs"
-    results = [{"input": "q0", "output": "a0", "compliant": None, "confidence": None, "explanation": None,
-                "outcome": "unparsed", "raw_judge_response": "I think it is fine", "parse_error": "no JSON object",
-                "original_index": 7}]
+    results = [
+        {
+            "input": "q0",
+            "output": "a0",
+            "compliant": None,
+            "confidence": None,
+            "explanation": None,
+            "outcome": "unparsed",
+            "raw_judge_response": "I think it is fine",
+            "parse_error": "no JSON object",
+            "original_index": 7,
+        }
+    ]
     path = root / "c/m/results/st.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"metadata": {"model": "m", "judge": "j", "spec": "s", "statement_id": "st",
-                                             "prompt_version": "p", "mode": "binary", "batch_ids": ["b"],
-                                             "candidate_dir": "x"}, "results": results}))
+    path.write_text(
+        json.dumps(
+            {
+                "metadata": {
+                    "model": "m",
+                    "judge": "j",
+                    "spec": "s",
+                    "statement_id": "st",
+                    "prompt_version": "p",
+                    "mode": "binary",
+                    "batch_ids": ["b"],
+                    "candidate_dir": "x",
+                },
+                "results": results,
+            }
+        )
+    )
     write_original_ranking(root / "r", "s", "j", "m1", "m2", [1, 0])
     export_verdicts([root], tmp_path / "v.jsonl", "jsonl")
     rows = [json.loads(line) for line in (tmp_path / "v.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -246,8 +348,15 @@ def test_the_original_layout_export_is_read_back_to_the_same_rates_and_the_origi
 
     source = tmp_path / "source"
     write_original_compliance(source / "batched_compliance")
-    write_original_ranking(source / "batched_rankings", "openai", "gpt-4.1", "m1", "m2", [1, -1, 0, 0],
-                           raw=["A", "B", "tie", "ERROR: Result missing in batch output."])
+    write_original_ranking(
+        source / "batched_rankings",
+        "openai",
+        "gpt-4.1",
+        "m1",
+        "m2",
+        [1, -1, 0, 0],
+        raw=["A", "B", "tie", "ERROR: Result missing in batch output."],
+    )
     write_original_ranking(source / "batched_rankings", "openai", "gpt-4.1", "m2", "m1", [1, 1, -1, -1])
     assert speceval_main(["export", str(source), "--format", "original", "--out", str(tmp_path / "out")]) == 0
     ranking_files = list((tmp_path / "out").rglob("m1xm2/results/*.json"))
@@ -256,8 +365,10 @@ def test_the_original_layout_export_is_read_back_to_the_same_rates_and_the_origi
     assert None not in ranks and ranks == [1, -1, 0, 0]  # not judged: 0, as the original wrote (null stops it)
     before = build_report([source], tmp_path / "r1")
     after = build_report([tmp_path / "out"], tmp_path / "r2")
-    rates = lambda s: {(v.spec, v.judge, v.candidate): (v.judged, v.compliant, dict(v.not_judged))  # noqa: E731
-                       for v in s.data.variations}
+
+    def rates(s: Any) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+        return {(v.spec, v.judge, v.candidate): (v.judged, v.compliant, dict(v.not_judged)) for v in s.data.variations}
+
     assert rates(after) == rates(before)
     wins = lambda s: {(w.spec, w.candidate, w.opponent): (w.games, w.rate) for w in s.data.win_rates}  # noqa: E731
     assert wins(after) == wins(before)
@@ -265,5 +376,4 @@ def test_the_original_layout_export_is_read_back_to_the_same_rates_and_the_origi
     for path in (tmp_path / "out").rglob("results/*.json"):
         data = json.loads(path.read_text())
         if "results" in data:
-            assert all(set(r) >= {"input", "output", "compliant", "confidence", "explanation"}
-                       for r in data["results"])
+            assert all(set(r) >= {"input", "output", "compliant", "confidence", "explanation"} for r in data["results"])

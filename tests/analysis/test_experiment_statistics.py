@@ -71,9 +71,11 @@ class PlantedJudge:
 
 
 def write_spec_with_classes(path: Path) -> Path:
-    lines = [{"id": "be_honest", "text": "Be honest.", "type": "requirement", "authority_level": "platform"},
-             {"id": "protect_privacy", "text": "Protect privacy.", "type": "prohibition", "authority_level": "user"},
-             {"id": "be_kind", "text": "Be kind.", "type": "guideline", "authority_level": "guideline"}]
+    lines = [
+        {"id": "be_honest", "text": "Be honest.", "type": "requirement", "authority_level": "platform"},
+        {"id": "protect_privacy", "text": "Protect privacy.", "type": "prohibition", "authority_level": "user"},
+        {"id": "be_kind", "text": "Be kind.", "type": "guideline", "authority_level": "guideline"},
+    ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
@@ -127,14 +129,23 @@ def expected_tally(out: Path, judge: PlantedJudge) -> dict[tuple[str, str, int],
 def grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, PlantedJudge]:
     root = tmp_path_factory.mktemp("grid")
     write_spec_with_classes(root / "spec.jsonl")
-    write_inputs(root / "inputs", {s: [f"{s} question {i}" for i in range(6)]
-                                   for s in ("be_honest", "protect_privacy", "be_kind")})
+    write_inputs(
+        root / "inputs",
+        {s: [f"{s} question {i}" for i in range(6)] for s in ("be_honest", "protect_privacy", "be_kind")},
+    )
     (root / "exp.yaml").write_text(GRID.format(strong=STRONG, weak=WEAK, judge=JUDGE, rushed=RUSHED))
     judge = PlantedJudge()
     with IndependentOpenAIServer(answer=judge) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
-        done = forked.run([sys.executable, "-m", "speceval", "run", str(root / "exp.yaml")], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        done = forked.run(
+            [sys.executable, "-m", "speceval", "run", str(root / "exp.yaml")],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     return root / "out", judge
 
@@ -144,7 +155,8 @@ def test_rates_are_the_verdicts_the_judge_gave_per_variation_and_run(grid: tuple
     tally = expected_tally(out, judge)
     stats = json.loads((out / "report" / "variation_statistics.json").read_text())
     assert {(s["candidate"], s["variation"]) for s in stats} == {
-        (m, v) for m in (STRONG, WEAK) for v in ("baseline", "time_pressure")}
+        (m, v) for m in (STRONG, WEAK) for v in ("baseline", "time_pressure")
+    }
     for s in stats:
         assert s["settings"] == {"system_prompt": None if s["variation"] == "baseline" else RUSHED}
         per_run = {r["run"]: r for r in s["runs"]}
@@ -166,13 +178,15 @@ def test_rates_are_the_verdicts_the_judge_gave_per_variation_and_run(grid: tuple
 
 
 def test_position_consistency_is_counted_per_run_and_is_one_for_a_judge_that_never_flips(
-        grid: tuple[Path, PlantedJudge]) -> None:
+    grid: tuple[Path, PlantedJudge],
+) -> None:
     out, _ = grid
     with (out / "report" / "position_consistency.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0])[:5] == ["spec", "judge", "variation", "run", "data"]  # keyed as every table
-    assert {(r["variation"], r["run"]) for r in rows} == {(v, k) for v in ("baseline", "time_pressure")
-                                                          for k in ("1", "2")}
+    assert {(r["variation"], r["run"]) for r in rows} == {
+        (v, k) for v in ("baseline", "time_pressure") for k in ("1", "2")
+    }
     assert all(r["compared"] == "18" and float(r["rate"]) == 1.0 for r in rows)
     strengths = json.loads(json.dumps([s.model_dump() for s in build_report([out], out / "again").data.bradley_terry]))
     strong = [s for s in strengths if s["candidate"] == STRONG]
@@ -227,8 +241,7 @@ def test_the_page_shows_hostile_text_as_text_and_names_no_absolute_path(grid: tu
     assert "time_pressure" in summary and "Adding Error Bars to Evals" in summary
 
 
-def test_every_rate_link_opens_samples_of_its_own_cell_paired_comparisons_too(
-        grid: tuple[Path, PlantedJudge]) -> None:
+def test_every_rate_link_opens_samples_of_its_own_cell_paired_comparisons_too(grid: tuple[Path, PlantedJudge]) -> None:
     out, _ = grid
     page = (out / "report" / "report.html").read_text()
     data = re.search(r'<script type="application/json" id="sample-data">(.*?)</script>', page, re.S)
@@ -236,8 +249,8 @@ def test_every_rate_link_opens_samples_of_its_own_cell_paired_comparisons_too(
     samples = json.loads(data.group(1))
     links = [dict(parse_qsl(html.unescape(query))) for query in re.findall(r'href="#samples\?([^"]*)"', page)]
     assert links and all(any(all(s[k] == v for k, v in link.items()) for s in samples) for link in links)
-    paired = page[page.index("Paired comparisons"):]
-    paired = paired[:paired.index("</table>")]
+    paired = page[page.index("Paired comparisons") :]
+    paired = paired[: paired.index("</table>")]
     rows = paired.count("<tr>") - 1
     assert rows > 0 and paired.count('href="#samples?') == 2 * rows  # both sides of every comparison
 
@@ -246,9 +259,15 @@ def test_the_shipped_example_reports_each_variation_and_run(tmp_path: Path) -> N
     shipped = (REPO / "batched_examples" / "configs" / "experiment_example.yaml").read_text()
     config = shipped.replace("../../demo/experiment", str(tmp_path / "out")).replace("../../data", str(REPO / "data"))
     (tmp_path / "exp.yaml").write_text(config)
-    done = forked.run([sys.executable, "-m", "speceval", "run", str(tmp_path / "exp.yaml"), "--offline"],
-                          cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    done = forked.run(
+        [sys.executable, "-m", "speceval", "run", str(tmp_path / "exp.yaml"), "--offline"],
+        cwd=REPO,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "out"
     tally: dict[tuple[str, str, int], Counter[str]] = {}

@@ -19,18 +19,30 @@ from tests.analysis.test_report_stream import fold_peak_per_verdict
 ELEMENTS = [
     {"input": 'quote " backslash \\ newline \n tab \t', "n": 12345678901234567890, "f": 1e-7, "z": -0.0},
     {"input": "é 日本語 \u2028 😀", "nested": {"a": [1, 2.5, None, True, False, []]}, "e": ""},
-    [], {}, 0, 123456789, -3.25e+300, "a string element", None,
+    [],
+    {},
+    0,
+    123456789,
+    -3.25e300,
+    "a string element",
+    None,
 ]
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 7, 64, 1 << 20])
 @pytest.mark.parametrize("indent", [None, 2])
-def test_what_is_read_a_piece_at_a_time_is_what_json_loads_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                 chunk: int, indent: int | None) -> None:
+def test_what_is_read_a_piece_at_a_time_is_what_json_loads_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, indent: int | None
+) -> None:
     """Chunk boundaries fall inside strings, escapes, numbers and literals (a 1-character chunk: everywhere)."""
     monkeypatch.setattr(json_stream, "CHUNK", chunk)
-    document = {"schema_version": 1, "metadata": {"judge": "j", "x": [1, {"y": "z"}]}, "results": ELEMENTS,
-                "after": {"k": 10.5}, "last": "v"}
+    document = {
+        "schema_version": 1,
+        "metadata": {"judge": "j", "x": [1, {"y": "z"}]},
+        "results": ELEMENTS,
+        "after": {"k": 10.5},
+        "last": "v",
+    }
     path = tmp_path / "file.json"
     # indented: written with \uXXXX escapes (a surrogate pair for 😀), else as UTF-8
     path.write_text(json.dumps(document, indent=indent, ensure_ascii=indent is not None), encoding="utf-8")
@@ -49,28 +61,36 @@ def test_what_is_read_a_piece_at_a_time_is_what_json_loads_gives(tmp_path: Path,
 
 @pytest.mark.parametrize("chunk", [100, 256, 1_000, 4_096])
 def test_many_elements_across_many_chunk_boundaries_are_what_json_loads_gives(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
     """Elements of every size, decoded inside the buffer or across its end, numbers cut at any character."""
     monkeypatch.setattr(json_stream, "CHUNK", chunk)
-    elements = [ELEMENTS[i % len(ELEMENTS)] if i % 3 else {"n": -i * 1.0e-5, "t": "x" * (i % 300), "i": i * 997}
-                for i in range(3_000)]
+    elements = [
+        ELEMENTS[i % len(ELEMENTS)] if i % 3 else {"n": -i * 1.0e-5, "t": "x" * (i % 300), "i": i * 997}
+        for i in range(3_000)
+    ]
     path = tmp_path / "many.json"
-    path.write_text(json.dumps({"metadata": {}, "results": elements}, indent=1 if chunk in (256, 4_096) else None),
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps({"metadata": {}, "results": elements}, indent=1 if chunk in (256, 4_096) else None), encoding="utf-8"
+    )
     assert list(read_json(path, "results").items) == elements
 
 
-@pytest.mark.parametrize("text", [
-    '{"metadata": {"judge": "j"}, "results": [{"a": 1}, {"a": 2}',  # cut in the array
-    '{"metadata": {"judge": "j"}, "results": [{"a": 1} {"a": 2}]}',  # a comma missing
-    '{"metadata": {"judge": "j"}, "results": [{"a": 1}]} trailing',
-    '{"metadata": {"judge": "j"}, "results": [{"a": 1},]}',
-    '{"metadata": {"judge" "j"}, "results": []}',
-    '\n\n  {"metadata": {"judge": "j"}, "results": [{"a": "cut',
-    '',
-])
-def test_a_file_that_is_not_json_is_refused_as_json_loads_refuses_it(tmp_path: Path, text: str,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"metadata": {"judge": "j"}, "results": [{"a": 1}, {"a": 2}',  # cut in the array
+        '{"metadata": {"judge": "j"}, "results": [{"a": 1} {"a": 2}]}',  # a comma missing
+        '{"metadata": {"judge": "j"}, "results": [{"a": 1}]} trailing',
+        '{"metadata": {"judge": "j"}, "results": [{"a": 1},]}',
+        '{"metadata": {"judge" "j"}, "results": []}',
+        '\n\n  {"metadata": {"judge": "j"}, "results": [{"a": "cut',
+        "",
+    ],
+)
+def test_a_file_that_is_not_json_is_refused_as_json_loads_refuses_it(
+    tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(json_stream, "CHUNK", 5)
     path = tmp_path / "bad.json"
     path.write_text(text, encoding="utf-8")
@@ -90,8 +110,11 @@ def test_a_report_reads_a_results_file_written_in_another_key_order_the_same(tmp
     root = fabricate(tmp_path / "data")
     before = fold_verdicts([root]).columns
     rows_before = load_verdicts([root]).compliance
-    files = [p for p in sorted(root.rglob("results/*.json")) if "_canaries" not in p.parts
-             and "results" in json.loads(p.read_text())]
+    files = [
+        p
+        for p in sorted(root.rglob("results/*.json"))
+        if "_canaries" not in p.parts and "results" in json.loads(p.read_text())
+    ]
     for path in files[::2]:
         data = json.loads(path.read_text())
         path.write_text(json.dumps({"results": data.pop("results"), **data}), encoding="utf-8")
@@ -107,8 +130,11 @@ def test_a_bad_entry_deep_in_a_streamed_file_is_named(tmp_path: Path, monkeypatc
     """Entries are validated a few at a time as they are read: an error names the entry's place in the file."""
     monkeypatch.setattr(load, "ENTRY_CHUNK", 3)  # entry 7 is in the third chunk
     root = fabricate(tmp_path / "data")
-    path = next(p for p in sorted(root.rglob("results/*.json")) if "_canaries" not in p.parts
-                and "results" in json.loads(p.read_text()))
+    path = next(
+        p
+        for p in sorted(root.rglob("results/*.json"))
+        if "_canaries" not in p.parts and "results" in json.loads(p.read_text())
+    )
     data = json.loads(path.read_text())
     data["results"][7]["compliant"] = "yes"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -128,7 +154,8 @@ def test_one_file_of_thousands_of_verdicts_is_never_decoded_whole(tmp_path: Path
 @pytest.mark.parametrize("chunk", [1, 7, 4_096])
 @pytest.mark.parametrize("ascii_only", [True, False])
 def test_each_element_is_read_back_alone_from_the_byte_offset_the_stream_gave(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, ascii_only: bool) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, ascii_only: bool
+) -> None:
     """Offsets are bytes of the file, not characters of its text: UTF-8 of 1 to 4 bytes (pydantic writes it
     unescaped), CRLF line ends (a file written on Windows), elements cut by the reader's chunks anywhere."""
     monkeypatch.setattr(json_stream, "CHUNK", chunk)

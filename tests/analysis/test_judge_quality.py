@@ -26,9 +26,21 @@ from speceval.errors import InputError
 
 
 def row(judge: str, model: str, statement: str, text: str, verdict: bool) -> ComplianceRow:
-    return ComplianceRow(spec="s", judge=judge, model=model, statement_id=statement, mode="binary",
-                         prompt_version="p", input=text, output=f"{model}:{text}", outcome="judged",
-                         compliant=verdict, confidence=None, rating=None, source="x")
+    return ComplianceRow(
+        spec="s",
+        judge=judge,
+        model=model,
+        statement_id=statement,
+        mode="binary",
+        prompt_version="p",
+        input=text,
+        output=f"{model}:{text}",
+        outcome="judged",
+        compliant=verdict,
+        confidence=None,
+        rating=None,
+        source="x",
+    )
 
 
 def test_ppi_matches_a_hand_computation():
@@ -51,8 +63,9 @@ def test_ppi_covers_a_biased_judges_true_rate_by_simulation():
         labelled = rng.choice(300, 40, replace=False)
         mask = np.zeros(300, bool)
         mask[labelled] = True
-        found = ppi_mean(judge[~mask].astype(float), zip(truth[mask].astype(float), judge[mask].astype(float),
-                                                         strict=True))
+        found = ppi_mean(
+            judge[~mask].astype(float), zip(truth[mask].astype(float), judge[mask].astype(float), strict=True)
+        )
         hits += found is not None and found[1] <= 0.7 <= found[2]
     assert 0.93 <= hits / reps <= 0.97
 
@@ -73,14 +86,38 @@ def test_leniency_deltas_intervals_and_same_provider():
 
 
 def write_compliance(root: Path, judge: str, model: str, verdicts: list[bool]) -> None:
-    results = [{"input": f"q{i}", "output": f"{model} {i}", "compliant": v, "confidence": 0.9, "explanation": "x",
-                "outcome": "judged", "original_index": i} for i, v in enumerate(verdicts)]
+    results = [
+        {
+            "input": f"q{i}",
+            "output": f"{model} {i}",
+            "compliant": v,
+            "confidence": 0.9,
+            "explanation": "x",
+            "outcome": "judged",
+            "original_index": i,
+        }
+        for i, v in enumerate(verdicts)
+    ]
     for statement in ("st0", "st1"):
         path = root / f"judge_{judge}/{model}/results/{statement}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"metadata": {"model": model, "judge": judge, "spec": "s", "statement_id": statement,
-                                                 "prompt_version": "p", "mode": "binary", "batch_ids": ["b"],
-                                                 "candidate_dir": "x"}, "results": results}))
+        path.write_text(
+            json.dumps(
+                {
+                    "metadata": {
+                        "model": model,
+                        "judge": judge,
+                        "spec": "s",
+                        "statement_id": statement,
+                        "prompt_version": "p",
+                        "mode": "binary",
+                        "batch_ids": ["b"],
+                        "candidate_dir": "x",
+                    },
+                    "results": results,
+                }
+            )
+        )
 
 
 def test_label_sheet_then_report_with_labels(tmp_path, capsys):

@@ -17,21 +17,45 @@ from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.errors import InputError
 
 
-def write_run(root: Path, name: str, model: str, temperature: float, verdicts: list[bool | None],
-              width: int = 10) -> None:
+def write_run(
+    root: Path, name: str, model: str, temperature: float, verdicts: list[bool | None], width: int = 10
+) -> None:
     """A judge run over one candidate run made at `temperature` (outside an experiment: variation default)."""
     candidate = root / "candidates" / name
     candidate.mkdir(parents=True)
     (candidate / "run.json").write_text(json.dumps({"parameters": {"params": {"temperature": temperature}}}))
-    results = [{"input": f"q{i} " + "q" * width, "output": f"{model} {i} " + "a" * width, "compliant": v,
-                "confidence": 0.9, "explanation": "x", "outcome": "judged" if v is not None else "unparsed",
-                "original_index": i} for i, v in enumerate(verdicts)]
+    results = [
+        {
+            "input": f"q{i} " + "q" * width,
+            "output": f"{model} {i} " + "a" * width,
+            "compliant": v,
+            "confidence": 0.9,
+            "explanation": "x",
+            "outcome": "judged" if v is not None else "unparsed",
+            "original_index": i,
+        }
+        for i, v in enumerate(verdicts)
+    ]
     for statement in ("st0", "st1"):
         path = root / f"judge_j/{name}/results/{statement}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"metadata": {"model": model, "judge": "j", "spec": "s", "statement_id": statement,
-                                                 "prompt_version": "p", "mode": "binary", "batch_ids": ["b"],
-                                                 "candidate_dir": str(candidate)}, "results": results}))
+        path.write_text(
+            json.dumps(
+                {
+                    "metadata": {
+                        "model": model,
+                        "judge": "j",
+                        "spec": "s",
+                        "statement_id": statement,
+                        "prompt_version": "p",
+                        "mode": "binary",
+                        "batch_ids": ["b"],
+                        "candidate_dir": str(candidate),
+                    },
+                    "results": results,
+                }
+            )
+        )
 
 
 def write_sheet(path: Path, labels: list[tuple[str, str]]) -> None:
@@ -49,8 +73,10 @@ def test_labels_matched_as_the_files_are_read_give_what_the_rows_give(tmp_path: 
     write_run(root, "m1-hot", "m1", 1.0, [i % 2 == 0 if i != 5 else None for i in range(12)])
     write_run(root, "m2", "m2", 0.0, [i % 4 != 0 for i in range(12)])
     rows = load_verdicts([root]).compliance
-    assert {r.variation for r in rows if r.model == "m1"} == {"temperature=0.0,max_tokens=None",
-                                                              "temperature=1.0,max_tokens=None"}
+    assert {r.variation for r in rows if r.model == "m1"} == {
+        "temperature=0.0,max_tokens=None",
+        "temperature=1.0,max_tokens=None",
+    }
     sheet = tmp_path / "labels.csv"
     write_sheet(sheet, [(item_id(r), "yes" if i % 3 else "no") for i, r in enumerate(rows) if i % 2 == 1])
     labels = read_labels(sheet, rows)
@@ -60,7 +86,8 @@ def test_labels_matched_as_the_files_are_read_give_what_the_rows_give(tmp_path: 
     assert ppi_rates(streamed) == ppi_rates(rows, labels)
     by_rows = LabelTally.of_rows(rows, labels)
     assert [(k, f.tolist(), y.tolist()) for k, f, y in streamed.arrays()] == [
-        (k, f.tolist(), y.tolist()) for k, f, y in by_rows.arrays()]
+        (k, f.tolist(), y.tolist()) for k, f, y in by_rows.arrays()
+    ]
     assert sum((y >= 0).sum() for _, _, y in streamed.arrays()) == 34  # two labelled answers were unparsed
     # A label naming m1's answer under variation default (the variation it would have without the split) is no
     # answer the report shows: named by its line.

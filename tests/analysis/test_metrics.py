@@ -16,26 +16,32 @@ from speceval.metric_spec import MetricSpec
 from tests.experiments.test_experiments import GRID
 
 
-@pytest.mark.parametrize("spec, text, value", [
-    (MetricSpec(source="answer", regex=r"cooperation.*?(\d+)", type="int"), "Cooperation: 7", 7),
-    (MetricSpec(source="answer", regex=r"cooperation.*?(\d+)", type="int"), "no number here", None),
-    (MetricSpec(source="answer", regex=r"score (\S+)", type="float"), "score 0.25.", None),  # "0.25." is no float
-    (MetricSpec(source="answer", regex=r"score ([\d.]+\d)", type="float"), "score 0.25.", 0.25),
-    (MetricSpec(source="answer", json_path="a.b[1]", type="bool"), '{"a": {"b": [0, true]}}', True),
-    (MetricSpec(source="answer", json_path="a.b[5]", type="bool"), '{"a": {"b": [0, true]}}', None),
-    (MetricSpec(source="judge:gpt", json_path="label", type="category"), '{"label": "evasion"}', "evasion"),
-    (MetricSpec(source="answer", json_path="label", type="int"), "not json", None),
-])
+@pytest.mark.parametrize(
+    "spec, text, value",
+    [
+        (MetricSpec(source="answer", regex=r"cooperation.*?(\d+)", type="int"), "Cooperation: 7", 7),
+        (MetricSpec(source="answer", regex=r"cooperation.*?(\d+)", type="int"), "no number here", None),
+        (MetricSpec(source="answer", regex=r"score (\S+)", type="float"), "score 0.25.", None),  # "0.25." is no float
+        (MetricSpec(source="answer", regex=r"score ([\d.]+\d)", type="float"), "score 0.25.", 0.25),
+        (MetricSpec(source="answer", json_path="a.b[1]", type="bool"), '{"a": {"b": [0, true]}}', True),
+        (MetricSpec(source="answer", json_path="a.b[5]", type="bool"), '{"a": {"b": [0, true]}}', None),
+        (MetricSpec(source="judge:gpt", json_path="label", type="category"), '{"label": "evasion"}', "evasion"),
+        (MetricSpec(source="answer", json_path="label", type="int"), "not json", None),
+    ],
+)
 def test_a_metric_reads_its_value_or_reports_it_missing(spec, text, value):
     assert spec.extract(text) == value
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"source": "answer", "regex": "(a)(b)"}, "exactly one capture group"),
-    ({"source": "answer", "regex": "(unclosed"}, "not a valid regular expression"),
-    ({"source": "answer"}, "exactly one of regex or json_path"),
-    ({"source": "elsewhere", "regex": "(a)"}, "answer, transcript or judge"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"source": "answer", "regex": "(a)(b)"}, "exactly one capture group"),
+        ({"source": "answer", "regex": "(unclosed"}, "not a valid regular expression"),
+        ({"source": "answer"}, "exactly one of regex or json_path"),
+        ({"source": "elsewhere", "regex": "(a)"}, "answer, transcript or judge"),
+    ],
+)
 def test_a_bad_metric_is_refused(bad, message):
     with pytest.raises(ValueError, match=message):
         MetricSpec.model_validate(bad)
@@ -45,10 +51,15 @@ def test_a_bad_metric_is_refused(bad, message):
 def test_an_experiments_metric_means_equal_a_recomputation_from_the_answers(tmp_path, capsys):
     experiment = tmp_path / "exp.yaml"
     # The emulator's answers carry a hex reference; the metric reads its digits-only prefix as a number.
-    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, report]"
-                                       "\nmetrics:\n  chars:\n    source: answer\n    regex: 'ref (\\d+)'\n"
-                                       "    type: int\n  never:\n    source: answer\n    regex: 'zzz(\\d+)'\n"
-                                       "    type: int\n").replace("judges:\n  - model: gpt-4.1-2025-04-14\n", ""))
+    experiment.write_text(
+        GRID.replace(
+            "runs_per_variation: 2",
+            "runs_per_variation: 1\nstages: [generation, report]"
+            "\nmetrics:\n  chars:\n    source: answer\n    regex: 'ref (\\d+)'\n"
+            "    type: int\n  never:\n    source: answer\n    regex: 'zzz(\\d+)'\n"
+            "    type: int\n",
+        ).replace("judges:\n  - model: gpt-4.1-2025-04-14\n", "")
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     capsys.readouterr()
     out = tmp_path / "out"
@@ -83,8 +94,11 @@ def test_an_experiments_metric_means_equal_a_recomputation_from_the_answers(tmp_
 @pytest.mark.slow
 def test_cost_per_run_limit_stops_each_run_before_it_pays_past_it(tmp_path, capsys):
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation]\n"
-                                       "cost_per_run_limit: 0.0000001"))
+    experiment.write_text(
+        GRID.replace(
+            "runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation]\ncost_per_run_limit: 0.0000001"
+        )
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 3
     capsys.readouterr()
     state = json.loads((tmp_path / "out" / "experiment.json").read_text())

@@ -23,31 +23,103 @@ VARIATION = "temperature_0.7+time_pressure"
 
 def variation(candidate: str) -> VariationStatistics:
     return VariationStatistics(
-        judged=10, compliant=7, not_judged={}, rate=0.7, ci_low=0.5, ci_high=0.85, ci_method="clustered", inputs=10,
-        statements=2, ci_low_by_statement=0.5, ci_high_by_statement=0.8, spec="openai", judge=JUDGE,
-        candidate=candidate, variation="default", settings={}, run_sd=None, run_min=0.7, run_max=0.7,
-        runs=[RunStatistics(run=1, judged=10, compliant=7, rate=0.7, ci_low=0.4, ci_high=0.9)])
+        judged=10,
+        compliant=7,
+        not_judged={},
+        rate=0.7,
+        ci_low=0.5,
+        ci_high=0.85,
+        ci_method="clustered",
+        inputs=10,
+        statements=2,
+        ci_low_by_statement=0.5,
+        ci_high_by_statement=0.8,
+        spec="openai",
+        judge=JUDGE,
+        candidate=candidate,
+        variation="default",
+        settings={},
+        run_sd=None,
+        run_min=0.7,
+        run_max=0.7,
+        runs=[RunStatistics(run=1, judged=10, compliant=7, rate=0.7, ci_low=0.4, ci_high=0.9)],
+    )
 
 
 FIGURES = {
     "compliance by variation": lambda: plots.variation_bars([variation(c) for c in CANDIDATES], JUDGE),
     "compliance per statement": lambda: plots.heatmap(
-        np.array([[0.5, 0.7], [0.9, 0.1]]), ["avoid_regulated_advice_in_high_stakes_domains", "do_not_lie"],
-        [f"{c} / {JUDGE}" for c in CANDIDATES], "compliance per statement"),
-    "win rates": lambda: plots.heatmap(np.array([[np.nan, 0.6], [0.4, np.nan]]), CANDIDATES, CANDIDATES,
-                                       f"win rate, row vs column\nspec openai, {JUDGE}, {VARIATION}"),
+        np.array([[0.5, 0.7], [0.9, 0.1]]),
+        ["avoid_regulated_advice_in_high_stakes_domains", "do_not_lie"],
+        [f"{c} / {JUDGE}" for c in CANDIDATES],
+        "compliance per statement",
+    ),
+    "win rates": lambda: plots.heatmap(
+        np.array([[np.nan, 0.6], [0.4, np.nan]]),
+        CANDIDATES,
+        CANDIDATES,
+        f"win rate, row vs column\nspec openai, {JUDGE}, {VARIATION}",
+    ),
     "leniency": lambda: plots.leniency_heatmap(
-        [Leniency(spec="openai", judge=j, candidate=c, variation=VARIATION, items=5, rate=0.5, mean_rate=0.5,
-                  delta=0.01, ci_low=-0.1, ci_high=0.1, same_provider=False)
-         for j in (JUDGE, "gpt-4.1-2025-04-14") for c in CANDIDATES], "openai", VARIATION),
+        [
+            Leniency(
+                spec="openai",
+                judge=j,
+                candidate=c,
+                variation=VARIATION,
+                items=5,
+                rate=0.5,
+                mean_rate=0.5,
+                delta=0.01,
+                ci_low=-0.1,
+                ci_high=0.1,
+                same_provider=False,
+            )
+            for j in (JUDGE, "gpt-4.1-2025-04-14")
+            for c in CANDIDATES
+        ],
+        "openai",
+        VARIATION,
+    ),
     "categories": lambda: plots.category_bars(
-        [CategoryShare(judge=JUDGE, candidate=c, variation=VARIATION, category=k, count=1, judged=2, rate=0.5,
-                       ci_low=0.0, ci_high=1.0, not_judged=0, spec="openai")
-         for c in CANDIDATES for k in ("total_honesty_with_caveats", "evasion")], "openai", JUDGE),
+        [
+            CategoryShare(
+                judge=JUDGE,
+                candidate=c,
+                variation=VARIATION,
+                category=k,
+                count=1,
+                judged=2,
+                rate=0.5,
+                ci_low=0.0,
+                ci_high=1.0,
+                not_judged=0,
+                spec="openai",
+            )
+            for c in CANDIDATES
+            for k in ("total_honesty_with_caveats", "evasion")
+        ],
+        "openai",
+        JUDGE,
+    ),
     "answer length": lambda: plots.length_scatter(
-        [ComplianceRate(spec="openai", judge=j, candidate=c, judged=1, compliant=1, rate=0.5, ci_low=0.0, ci_high=1.0,
-                        not_judged={}, mean_output_chars=100.0)
-         for j in (JUDGE, "gpt-4.1-2025-04-14") for c in CANDIDATES]),
+        [
+            ComplianceRate(
+                spec="openai",
+                judge=j,
+                candidate=c,
+                judged=1,
+                compliant=1,
+                rate=0.5,
+                ci_low=0.0,
+                ci_high=1.0,
+                not_judged={},
+                mean_output_chars=100.0,
+            )
+            for j in (JUDGE, "gpt-4.1-2025-04-14")
+            for c in CANDIDATES
+        ]
+    ),
 }
 
 

@@ -25,8 +25,11 @@ def test_classic_ppi_equals_ppi_py(case):
     # The report's own definition (sample variances, ddof 1, clipped): the same estimate, an interval a hair wider.
     ours = ppi_mean(case["f_unlabelled"], pairs)
     assert ours[0] == pytest.approx(case["classic"][0], abs=1e-12)
-    assert ours[2] - ours[1] == pytest.approx(case["classic"][2] - case["classic"][1], rel=0.05) or ours[1] == 0.0 \
+    assert (
+        ours[2] - ours[1] == pytest.approx(case["classic"][2] - case["classic"][1], rel=0.05)
+        or ours[1] == 0.0
         or ours[2] == 1.0
+    )
     assert ours[2] - ours[1] >= min(case["classic"][2], 1.0) - max(case["classic"][1], 0.0) - 1e-12
 
 

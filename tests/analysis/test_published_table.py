@@ -35,14 +35,22 @@ def write_cell(root: Path, spec: str, judge: str, model: str, rate: float) -> No
         results = []
         for i in range(INPUTS):
             value = True if position < compliant else (None if (position - compliant) % 9 == 0 else False)
-            results.append({"input": f"{spec} q{statement}-{i}", "output": f"{model} answer {i}",
-                            "compliant": value, "confidence": None if value is None else 0.8,
-                            "explanation": "Failed to parse" if value is None else "because"})
+            results.append(
+                {
+                    "input": f"{spec} q{statement}-{i}",
+                    "output": f"{model} answer {i}",
+                    "compliant": value,
+                    "confidence": None if value is None else 0.8,
+                    "explanation": "Failed to parse" if value is None else "because",
+                }
+            )
             position += 1
         path = root / f"spec_{spec}/judge_{judge}/{model.replace('/', '-')}/results/s{statement:02d}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"metadata": {"model": model, "statement_id": f"s{statement:02d}"},
-                                    "results": results}), encoding="utf-8")
+        path.write_text(
+            json.dumps({"metadata": {"model": model, "statement_id": f"s{statement:02d}"}, "results": results}),
+            encoding="utf-8",
+        )
 
 
 @pytest.mark.slow
@@ -67,6 +75,8 @@ def test_report_over_the_originals_folders_reproduces_its_published_table(tmp_pa
     with (PUBLISHED / "average_compliance.csv").open(encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             for spec in STATEMENTS:
-                mean = sum(ours[(spec, judge, row["model"])] for s, judge, m in table
-                           if s == spec and m == row["model"]) / 3
+                mean = (
+                    sum(ours[(spec, judge, row["model"])] for s, judge, m in table if s == spec and m == row["model"])
+                    / 3
+                )
                 assert mean == pytest.approx(float(row[spec]), abs=1e-12)

@@ -24,20 +24,39 @@ from speceval.errors import InputError
 from speceval.judging.files import RankingEntry, RankingFile, RankingMetadata
 
 
-def write_ranking(root: Path, judge: str, a: str, b: str, ranks: list[int | None], statement: str = "st0",
-                  width: int = 10) -> Path:
+def write_ranking(
+    root: Path, judge: str, a: str, b: str, ranks: list[int | None], statement: str = "st0", width: int = 10
+) -> Path:
     """A ranking results file as the ranking pipeline writes it (`RankingFile`); `None` ranks are unparsed."""
     path = root / f"spec_s/judge_{judge}/{a}x{b}/results/{statement}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    entries = [RankingEntry(index=i, input=f"{statement} question {i} " + "q" * width,
-                            output_a=f"{a} answers {i} " + "a" * width, output_b=f"{b} answers {i} " + "b" * width,
-                            rank=rank, winner=None if rank is None else {1: "A", -1: "B", 0: "tie"}[rank],
-                            explanation=f"why {i}", outcome="judged" if rank is not None else "unparsed",
-                            parse_error=None if rank is not None else "no verdict", original_index_a=i,
-                            original_index_b=i)
-               for i, rank in enumerate(ranks)]
-    metadata = RankingMetadata(model_a=a, model_b=b, judge=judge, spec="s", statement_id=statement,
-                               prompt_version="ranking_v2", batch_ids=["b"], candidate_dir_a="x", candidate_dir_b="y")
+    entries = [
+        RankingEntry(
+            index=i,
+            input=f"{statement} question {i} " + "q" * width,
+            output_a=f"{a} answers {i} " + "a" * width,
+            output_b=f"{b} answers {i} " + "b" * width,
+            rank=rank,
+            winner=None if rank is None else {1: "A", -1: "B", 0: "tie"}[rank],
+            explanation=f"why {i}",
+            outcome="judged" if rank is not None else "unparsed",
+            parse_error=None if rank is not None else "no verdict",
+            original_index_a=i,
+            original_index_b=i,
+        )
+        for i, rank in enumerate(ranks)
+    ]
+    metadata = RankingMetadata(
+        model_a=a,
+        model_b=b,
+        judge=judge,
+        spec="s",
+        statement_id=statement,
+        prompt_version="ranking_v2",
+        batch_ids=["b"],
+        candidate_dir_a="x",
+        candidate_dir_b="y",
+    )
     path.write_text(RankingFile(metadata=metadata, rankings=entries).model_dump_json(indent=2), encoding="utf-8")
     return path
 
@@ -101,7 +120,7 @@ def test_a_bad_comparison_deep_in_a_streamed_file_is_named_with_its_file_entry_a
     marker = '"input": "st0 question 250 '
     at = text.index(marker)
     rank_at = text.index('"rank": 1', at)
-    path.write_text(text[:rank_at] + '"rank": 5' + text[rank_at + len('"rank": 1'):], encoding="utf-8")
+    path.write_text(text[:rank_at] + '"rank": 5' + text[rank_at + len('"rank": 1') :], encoding="utf-8")
     with pytest.raises(InputError, match=r"rankings\.250\.rank") as caught:
         fold_verdicts([tmp_path])
     assert "st0.json" in str(caught.value)
@@ -111,23 +130,31 @@ def test_a_bad_comparison_deep_in_a_streamed_file_is_named_with_its_file_entry_a
 
 
 def test_the_samples_read_back_the_comparisons_they_show_and_are_a_seeded_bounded_stratified_sample(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     root = planted(tmp_path)
     columns = fold_verdicts([root]).ranking_columns
     samples = ranking_samples(columns)
     rows = load_verdicts([root], detail=True).rankings
     assert [(s["judge"], s["model_a"], s["input"], s["output_a"], s["output_b"], s["winner"]) for s in samples] == [
-        (r.judge, r.model_a, r.input, r.detail.output_a, r.detail.output_b,
-         {1: "A", -1: "B", 0: "tie"}[r.rank] if r.rank is not None else r.outcome)
-        for r in rows if r.detail is not None]
+        (
+            r.judge,
+            r.model_a,
+            r.input,
+            r.detail.output_a,
+            r.detail.output_b,
+            {1: "A", -1: "B", 0: "tie"}[r.rank] if r.rank is not None else r.outcome,
+        )
+        for r in rows
+        if r.detail is not None
+    ]
     # Each record is sized, for the page's budget, as the page writes it.
     sizes = RankingReadBack(columns).sizes(np.arange(len(columns))).tolist()
     assert sizes == [record_size(s) for s in samples]
     # Strata: (judge, pair in either order, variation, run, statement): j1 m1-m2 st0, j1 m1-m3 st1, j2 m2-m3 st0.
     chosen = select_rankings(columns, limit=6)
     strata = [(columns.facts[columns.file[i]].judge, columns.facts[columns.file[i]].statement_id) for i in chosen]
-    assert sorted(strata) == [("j1", "st0"), ("j1", "st0"), ("j1", "st1"), ("j1", "st1"), ("j2", "st0"),
-                              ("j2", "st0")]
+    assert sorted(strata) == [("j1", "st0"), ("j1", "st0"), ("j1", "st1"), ("j1", "st1"), ("j2", "st0"), ("j2", "st0")]
     assert list(chosen) == sorted(chosen) and (select_rankings(columns, limit=6) == chosen).all()  # seeded
     assert {tuple(select_rankings(columns, limit=6, seed=seed)) for seed in range(5)} != {tuple(chosen)}
     # Bounded by bytes too: as many as fit, one stratum after another.
@@ -147,7 +174,8 @@ def test_first_appearance_codes_from_a_table_are_those_a_sort_gives() -> None:
 
 
 def test_bradley_terry_weighs_comparisons_a_slice_at_a_time_to_the_same_numbers(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     columns = fold_verdicts([planted(tmp_path)]).ranking_columns
     whole = strengths(columns, draws=60)
     monkeypatch.setattr(tables, "_SLICE", 3)

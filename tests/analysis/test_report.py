@@ -24,8 +24,12 @@ def test_wilson_interval_matches_the_textbook_value():
     low, high = wilson_interval(8, 10, continuity=False)  # type: ignore[misc]
     assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
     # With continuity correction: Newcombe (1998), Table I, method 4.
-    for (k, n), expected in {(81, 263): (0.2535, 0.3682), (15, 148): (0.0598, 0.1644), (0, 20): (0.0, 0.2005),
-                             (1, 29): (0.0018, 0.1963)}.items():
+    for (k, n), expected in {
+        (81, 263): (0.2535, 0.3682),
+        (15, 148): (0.0598, 0.1644),
+        (0, 20): (0.0, 0.2005),
+        (1, 29): (0.0018, 0.1963),
+    }.items():
         assert wilson_interval(k, n) == pytest.approx(expected, abs=1e-4)
     assert wilson_interval(0, 0) is None
     assert wilson_interval(0, 5)[0] == 0.0  # type: ignore[index]
@@ -54,25 +58,71 @@ def compliance_file(path: Path, model: str, judge: str, verdicts: list[object]) 
     results = []
     for i, verdict in enumerate(verdicts):
         judged = isinstance(verdict, bool)
-        results.append({"input": f"q{i}", "output": "<script>alert(1)</script>" if i == 0 else "a" * (10 + i),
-                        "compliant": verdict if judged else None, "confidence": 0.9 if judged else None,
-                        "explanation": "x", "outcome": "judged" if judged else verdict,
-                        "raw_judge_response": "…", "original_index": i})
+        results.append(
+            {
+                "input": f"q{i}",
+                "output": "<script>alert(1)</script>" if i == 0 else "a" * (10 + i),
+                "compliant": verdict if judged else None,
+                "confidence": 0.9 if judged else None,
+                "explanation": "x",
+                "outcome": "judged" if judged else verdict,
+                "raw_judge_response": "…",
+                "original_index": i,
+            }
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"metadata": {"model": model, "judge": judge, "spec": "openai", "statement_id": "s1",
-                                             "prompt_version": "compliance_binary_v1", "mode": "binary",
-                                             "batch_ids": ["b"], "candidate_dir": "x"}, "results": results}))
+    path.write_text(
+        json.dumps(
+            {
+                "metadata": {
+                    "model": model,
+                    "judge": judge,
+                    "spec": "openai",
+                    "statement_id": "s1",
+                    "prompt_version": "compliance_binary_v1",
+                    "mode": "binary",
+                    "batch_ids": ["b"],
+                    "candidate_dir": "x",
+                },
+                "results": results,
+            }
+        )
+    )
 
 
 def ranking_file(path: Path, a: str, b: str, ranks: list[int | None]) -> None:
-    rankings = [{"index": i, "input": f"q{i}", "output_a": "A", "output_b": "B", "rank": r,
-                 "outcome": "judged" if r is not None else "unparsed", "original_index_a": i, "original_index_b": i}
-                for i, r in enumerate(ranks)]
+    rankings = [
+        {
+            "index": i,
+            "input": f"q{i}",
+            "output_a": "A",
+            "output_b": "B",
+            "rank": r,
+            "outcome": "judged" if r is not None else "unparsed",
+            "original_index_a": i,
+            "original_index_b": i,
+        }
+        for i, r in enumerate(ranks)
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"metadata": {"model_a": a, "model_b": b, "judge": "j", "spec": "openai",
-                                             "statement_id": "s1", "prompt_version": "ranking_v1",
-                                             "batch_ids": ["b"], "candidate_dir_a": "x", "candidate_dir_b": "y"},
-                                "rankings": rankings}))
+    path.write_text(
+        json.dumps(
+            {
+                "metadata": {
+                    "model_a": a,
+                    "model_b": b,
+                    "judge": "j",
+                    "spec": "openai",
+                    "statement_id": "s1",
+                    "prompt_version": "ranking_v1",
+                    "batch_ids": ["b"],
+                    "candidate_dir_a": "x",
+                    "candidate_dir_b": "y",
+                },
+                "rankings": rankings,
+            }
+        )
+    )
 
 
 def test_report_numbers_match_a_recomputation_and_failures_stay_out_of_rates(tmp_path):
@@ -119,15 +169,17 @@ def test_verdicts_in_an_experiment_carry_their_variation_name_settings_and_run(t
     from speceval.paths import safe_filename
 
     name = "temperature_0.7+time_pressure"
-    (tmp_path / "experiment.json").write_text(json.dumps(
-        {"variations": {name: {"temperature": 0.7, "system_prompt": "Hurry."}}}))
+    (tmp_path / "experiment.json").write_text(
+        json.dumps({"variations": {name: {"temperature": 0.7, "system_prompt": "Hurry."}}})
+    )
     folder = tmp_path / "compliance" / "openai" / safe_filename(name) / "run2" / "spec_openai" / "judge_j" / "m1"
     compliance_file(folder / "results" / "s1.json", "m1", "j", [True, False])
     verdicts = load_verdicts([tmp_path])
     assert {(r.variation, r.run) for r in verdicts.compliance} == {(name, 2)}
     assert verdicts.settings == {name: {"temperature": 0.7, "system_prompt": "Hurry."}}
     assert {r.source for r in verdicts.compliance} == {
-        f"compliance/openai/{safe_filename(name)}/run2/spec_openai/judge_j/m1/results/s1.json"}
+        f"compliance/openai/{safe_filename(name)}/run2/spec_openai/judge_j/m1/results/s1.json"
+    }
 
 
 def test_report_command_writes_every_file_and_prints_rates_by_variation(tmp_path, capsys, monkeypatch):
@@ -141,9 +193,16 @@ def test_report_command_writes_every_file_and_prints_rates_by_variation(tmp_path
     printed = capsys.readouterr().out
     assert "m1" in printed and "0.667" in printed and "default" in printed
     names = {p.name for p in (tmp_path / "report").iterdir()}
-    assert {"report.html", "summary.md", "variation_statistics.json", "variation_statistics.csv",
-            "compliance_by_type.csv", "compliance_by_authority.csv", "paired_comparisons.csv",
-            "position_consistency.csv"} <= names
+    assert {
+        "report.html",
+        "summary.md",
+        "variation_statistics.json",
+        "variation_statistics.csv",
+        "compliance_by_type.csv",
+        "compliance_by_authority.csv",
+        "paired_comparisons.csv",
+        "position_consistency.csv",
+    } <= names
 
 
 def test_an_unparsed_verdict_shows_the_judges_raw_answer_and_why_in_the_sample_view(tmp_path):
@@ -174,9 +233,23 @@ def test_agreement_kappas_carry_a_bootstrap_interval_that_brackets_them(tmp_path
             # Judges agree mostly; answers of one input (two candidates) share a cluster.
             for model in ("m1", "m2"):
                 verdict = (i * 7 + len(model)) % 5 != 0 if (i + offset) % 6 else (i % 2 == 0)
-                rows.append(ComplianceRow(spec="s", judge=judge, model=model, statement_id="st", mode="binary",
-                                          prompt_version="p", input=f"q{i}", output=f"{model}{i}", outcome="judged",
-                                          compliant=verdict, confidence=None, rating=None, source="x"))
+                rows.append(
+                    ComplianceRow(
+                        spec="s",
+                        judge=judge,
+                        model=model,
+                        statement_id="st",
+                        mode="binary",
+                        prompt_version="p",
+                        input=f"q{i}",
+                        output=f"{model}{i}",
+                        outcome="judged",
+                        compliant=verdict,
+                        confidence=None,
+                        rating=None,
+                        source="x",
+                    )
+                )
     found = judge_agreement(rows)
     assert {a.kind for a in found} == {"Cohen", "Fleiss"}
     for agreement in found:
@@ -186,7 +259,8 @@ def test_agreement_kappas_carry_a_bootstrap_interval_that_brackets_them(tmp_path
     from speceval.analysis.tables.rates import cohen_from_counts
 
     assert cohen_from_counts(np.array([40.0, 5.0, 5.0, 50.0])) == pytest.approx(
-        ((90 / 100) - (45 * 45 + 55 * 55) / 100 ** 2) / (1 - (45 * 45 + 55 * 55) / 100 ** 2))
+        ((90 / 100) - (45 * 45 + 55 * 55) / 100**2) / (1 - (45 * 45 + 55 * 55) / 100**2)
+    )
 
 
 def test_ranking_verdicts_are_browsable_with_both_answers_and_win_rates_link_to_them(tmp_path):

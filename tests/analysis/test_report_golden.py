@@ -34,8 +34,12 @@ from speceval.analysis.rendering.report import build_report
 from speceval.batch.manifest import RunManifest
 
 GOLDEN = Path(__file__).parent / "golden_report"
-STATEMENTS = [("s1", "prohibition", "platform"), ("s2", "requirement", "user"), ("s3", "guideline", "developer"),
-              ("s4", "requirement", "platform")]
+STATEMENTS = [
+    ("s1", "prohibition", "platform"),
+    ("s2", "requirement", "user"),
+    ("s3", "guideline", "developer"),
+    ("s4", "requirement", "platform"),
+]
 JUDGES = ("judge-a", "judge-b")
 CANDIDATES = ("cand-x", "cand-y")
 INPUTS = 9
@@ -54,50 +58,122 @@ def fabricate(root: Path) -> Path:
     """The verdict tree under `root / 'runs'`."""
     spec_path = root / "spec.jsonl"
     root.mkdir(parents=True, exist_ok=True)
-    spec_path.write_text("".join(json.dumps({"id": sid, "text": f"Statement {sid}.", "type": kind,
-                                             "authority_level": level}) + "\n"
-                                 for sid, kind, level in STATEMENTS), encoding="utf-8")
+    spec_path.write_text(
+        "".join(
+            json.dumps({"id": sid, "text": f"Statement {sid}.", "type": kind, "authority_level": level}) + "\n"
+            for sid, kind, level in STATEMENTS
+        ),
+        encoding="utf-8",
+    )
     runs = root / "runs" / "spec_golden"
     for j, judge in enumerate(JUDGES):
         judge_dir = runs / f"judge_{judge}"
         for c, candidate in enumerate(CANDIDATES):
             run_dir = judge_dir / candidate
-            RunManifest(kind="compliance", command=["test"], spec_name="golden", spec_path=str(spec_path),
-                        spec_sha256="0", inputs_path="x", inputs_sha256="0", model_name=judge,
-                        provider="openai").save(run_dir)
+            RunManifest(
+                kind="compliance",
+                command=["test"],
+                spec_name="golden",
+                spec_path=str(spec_path),
+                spec_sha256="0",
+                inputs_path="x",
+                inputs_sha256="0",
+                model_name=judge,
+                provider="openai",
+            ).save(run_dir)
             for s, (sid, _, _) in enumerate(STATEMENTS):
                 results = []
                 for i in range(INPUTS - (s == 3 and c == 1)):
                     outcome, compliant = _outcome(j, c, s, i)
-                    results.append({"input": f"question {i} on {sid}", "output": f"{candidate} answer {i} " * (i + 1),
-                                    "compliant": compliant, "confidence": 0.8 if compliant is not None else None,
-                                    "explanation": f"because {i}", "outcome": outcome,
-                                    "raw_judge_response": "{}", "original_index": i})
-                _write(run_dir / "results" / f"{sid}.json", {
-                    "metadata": {"model": candidate, "judge": judge, "spec": "golden", "statement_id": sid,
-                                 "prompt_version": "compliance_binary_v2", "mode": "binary", "batch_ids": ["b"],
-                                 "candidate_dir": str(root / candidate)},
-                    "results": results})
-        canaries = [{"input": "q", "output": "r", "compliant": k == "good" or j == 1, "confidence": 0.9,
-                     "explanation": "e", "outcome": "judged", "original_index": n, "kind": k, "example": 1,
-                     "correct": k == "good" or j == 0}
-                    for n, k in enumerate(("good", "bad"))]
-        _write(judge_dir / "_canaries" / "results" / "s1.json", {
-            "metadata": {"judge": judge, "spec": "golden", "statement_id": "s1",
-                         "prompt_version": "compliance_binary_v2", "mode": "binary", "batch_ids": ["b"]},
-            "canaries": canaries})
+                    results.append(
+                        {
+                            "input": f"question {i} on {sid}",
+                            "output": f"{candidate} answer {i} " * (i + 1),
+                            "compliant": compliant,
+                            "confidence": 0.8 if compliant is not None else None,
+                            "explanation": f"because {i}",
+                            "outcome": outcome,
+                            "raw_judge_response": "{}",
+                            "original_index": i,
+                        }
+                    )
+                _write(
+                    run_dir / "results" / f"{sid}.json",
+                    {
+                        "metadata": {
+                            "model": candidate,
+                            "judge": judge,
+                            "spec": "golden",
+                            "statement_id": sid,
+                            "prompt_version": "compliance_binary_v2",
+                            "mode": "binary",
+                            "batch_ids": ["b"],
+                            "candidate_dir": str(root / candidate),
+                        },
+                        "results": results,
+                    },
+                )
+        canaries = [
+            {
+                "input": "q",
+                "output": "r",
+                "compliant": k == "good" or j == 1,
+                "confidence": 0.9,
+                "explanation": "e",
+                "outcome": "judged",
+                "original_index": n,
+                "kind": k,
+                "example": 1,
+                "correct": k == "good" or j == 0,
+            }
+            for n, k in enumerate(("good", "bad"))
+        ]
+        _write(
+            judge_dir / "_canaries" / "results" / "s1.json",
+            {
+                "metadata": {
+                    "judge": judge,
+                    "spec": "golden",
+                    "statement_id": "s1",
+                    "prompt_version": "compliance_binary_v2",
+                    "mode": "binary",
+                    "batch_ids": ["b"],
+                },
+                "canaries": canaries,
+            },
+        )
         for a, b in ((0, 1), (1, 0)):
             for s, (sid, _, _) in enumerate(STATEMENTS):
-                rankings = [{"index": i, "input": f"question {i} on {sid}", "output_a": "A", "output_b": "B",
-                             "rank": [1, -1, 0, 1, None][(i + s + j + a) % 5],
-                             "outcome": "judged" if (i + s + j + a) % 5 != 4 else "unparsed",
-                             "original_index_a": i, "original_index_b": i}
-                            for i in range(INPUTS)]
-                _write(judge_dir / f"{CANDIDATES[a]}x{CANDIDATES[b]}" / "results" / f"{sid}.json", {
-                    "metadata": {"model_a": CANDIDATES[a], "model_b": CANDIDATES[b], "judge": judge, "spec": "golden",
-                                 "statement_id": sid, "prompt_version": "ranking_v2", "batch_ids": ["b"],
-                                 "candidate_dir_a": "x", "candidate_dir_b": "y"},
-                    "rankings": rankings})
+                rankings = [
+                    {
+                        "index": i,
+                        "input": f"question {i} on {sid}",
+                        "output_a": "A",
+                        "output_b": "B",
+                        "rank": [1, -1, 0, 1, None][(i + s + j + a) % 5],
+                        "outcome": "judged" if (i + s + j + a) % 5 != 4 else "unparsed",
+                        "original_index_a": i,
+                        "original_index_b": i,
+                    }
+                    for i in range(INPUTS)
+                ]
+                _write(
+                    judge_dir / f"{CANDIDATES[a]}x{CANDIDATES[b]}" / "results" / f"{sid}.json",
+                    {
+                        "metadata": {
+                            "model_a": CANDIDATES[a],
+                            "model_b": CANDIDATES[b],
+                            "judge": judge,
+                            "spec": "golden",
+                            "statement_id": sid,
+                            "prompt_version": "ranking_v2",
+                            "batch_ids": ["b"],
+                            "candidate_dir_a": "x",
+                            "candidate_dir_b": "y",
+                        },
+                        "rankings": rankings,
+                    },
+                )
     return root / "runs"
 
 
@@ -107,8 +183,11 @@ def _write(path: Path, data: object) -> None:
 
 
 def _outputs(out: Path) -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(out.iterdir())
-            if p.suffix == ".csv" or p.name == "variation_statistics.json"}
+    return {
+        p.name: p.read_text(encoding="utf-8")
+        for p in sorted(out.iterdir())
+        if p.suffix == ".csv" or p.name == "variation_statistics.json"
+    }
 
 
 def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path) -> None:

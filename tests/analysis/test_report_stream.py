@@ -30,9 +30,23 @@ def test_the_columns_hold_a_few_bytes_per_verdict_and_one_record_per_file(tmp_pa
     assert len(columns) == len(rows) == 142
     files = len(list(root.rglob("results/*.json"))) - 2 - 16  # canaries and rankings are not compliance verdicts
     assert len(columns.facts) == files == 16
-    per_verdict = sum(getattr(columns, name).nbytes for name in
-                      ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating",
-                       "category", "offset", "score", "source_row")) / len(columns)
+    per_verdict = sum(
+        getattr(columns, name).nbytes
+        for name in (
+            "file",
+            "position",
+            "input",
+            "output",
+            "output_chars",
+            "outcome",
+            "compliant",
+            "rating",
+            "category",
+            "offset",
+            "score",
+            "source_row",
+        )
+    ) / len(columns)
     assert per_verdict <= 80
     assert all(array.dtype != object for array in vars(columns).values() if isinstance(array, np.ndarray))
 
@@ -51,8 +65,9 @@ def test_every_embedded_record_is_the_verdict_read_back_from_its_file(tmp_path: 
     assert {r["judge"] for r in records} == {"judge-a", "judge-b", "panel"}
     assert {r["statement"] for r in records} == {"s1", "s2", "s3", "s4"}
     panel_records = [r for r in records if r["judge"] == "panel"]
-    assert panel_records and all("judge-a: " in r["explanation"] and "; judge-b: " in r["explanation"]
-                                 for r in panel_records)
+    assert panel_records and all(
+        "judge-a: " in r["explanation"] and "; judge-b: " in r["explanation"] for r in panel_records
+    )
 
 
 def test_a_small_page_budget_embeds_fewer_records_and_never_more_bytes(tmp_path: Path) -> None:
@@ -70,10 +85,20 @@ def test_the_csvs_are_the_same_bytes_under_any_string_hash_seed(tmp_path: Path) 
     written = []
     for seed in ("1", "6"):  # two seeds: sets and dicts of strings iterate in other orders under each
         out = tmp_path / f"report-{seed}"
-        subprocess.run([sys.executable, "-m", "speceval", "report", str(root), "--out", str(out)], cwd=REPO,
-                       check=True, capture_output=True, env=dict(os.environ, PYTHONHASHSEED=seed))
-        written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())
-                        if p.suffix == ".csv" or p.name == "variation_statistics.json"})
+        subprocess.run(
+            [sys.executable, "-m", "speceval", "report", str(root), "--out", str(out)],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            env=dict(os.environ, PYTHONHASHSEED=seed),
+        )
+        written.append(
+            {
+                p.name: p.read_bytes()
+                for p in sorted(out.iterdir())
+                if p.suffix == ".csv" or p.name == "variation_statistics.json"
+            }
+        )
     assert len(written[0]) >= 14
     assert written[0] == written[1]
 
@@ -112,11 +137,33 @@ def _results_file(root: Path, entries: int, bad: int | None = None) -> Path:
 
     results = root / "judge_j" / "cand" / "results"
     results.mkdir(parents=True)
-    (results / "s1.json").write_text(json.dumps({
-        "metadata": {"model": "cand", "judge": "j", "spec": "s", "statement_id": "s1", "mode": "binary",
-                     "prompt_version": "v", "batch_ids": ["b"], "candidate_dir": str(root / "cand")},
-        "results": [{"input": f"q{i}", "output": f"a{i}", "compliant": "yes" if i == bad else i % 2 == 0,
-                     "outcome": "judged", "original_index": i} for i in range(entries)]}), encoding="utf-8")
+    (results / "s1.json").write_text(
+        json.dumps(
+            {
+                "metadata": {
+                    "model": "cand",
+                    "judge": "j",
+                    "spec": "s",
+                    "statement_id": "s1",
+                    "mode": "binary",
+                    "prompt_version": "v",
+                    "batch_ids": ["b"],
+                    "candidate_dir": str(root / "cand"),
+                },
+                "results": [
+                    {
+                        "input": f"q{i}",
+                        "output": f"a{i}",
+                        "compliant": "yes" if i == bad else i % 2 == 0,
+                        "outcome": "judged",
+                        "original_index": i,
+                    }
+                    for i in range(entries)
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     return root
 
 
@@ -145,7 +192,7 @@ def test_a_fold_takes_a_files_rows_as_each_chunk_is_validated(tmp_path: Path) ->
     from speceval.errors import InputError
 
     root = _results_file(tmp_path / "runs", ENTRY_CHUNK * 2, bad=ENTRY_CHUNK + 1)
-    (_, rows, _), = list(itertools.islice(walk([root], Found(), keep=False), 1))
+    ((_, rows, _),) = list(itertools.islice(walk([root], Found(), keep=False), 1))
     stream = iter(rows)
     first = list(itertools.islice(stream, ENTRY_CHUNK))
     assert [r.input for r in first] == [f"q{i}" for i in range(ENTRY_CHUNK)]
@@ -162,11 +209,20 @@ def test_a_report_keeps_no_array_per_verdict_beyond_its_columns_and_input_cluste
 
     root = fabricate(tmp_path / "data")
     columns = fold_verdicts([root]).columns
-    for table in (compliance_rates, paired_comparisons, judge_agreement, lambda c: variation_statistics(c, {}),
-                  lambda c: breakdown(c, "statement_type"), lambda c: compliance_rates(c, per_statement=True)):
+    for table in (
+        compliance_rates,
+        paired_comparisons,
+        judge_agreement,
+        lambda c: variation_statistics(c, {}),
+        lambda c: breakdown(c, "statement_type"),
+        lambda c: compliance_rates(c, per_statement=True),
+    ):
         assert table(columns)
-    held = [a for a in [*vars(columns).values(), *columns._derived.values()]
-            if isinstance(a, np.ndarray) and len(a) == len(columns)]
+    held = [
+        a
+        for a in [*vars(columns).values(), *columns._derived.values()]
+        if isinstance(a, np.ndarray) and len(a) == len(columns)
+    ]
     assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4
 
 
@@ -188,17 +244,20 @@ def test_groups_found_among_files_are_the_groups_a_stable_sort_gives(tmp_path: P
             for members in (None, judged, judged[::3]):
                 found, expected = grouped(c, members, *fields), _sorted_groups(c, members, fields, per_file)
                 assert [key for key, _ in found] == [key for key, _ in expected] and found
-                assert all(np.array_equal(a, b) and a.dtype == b.dtype
-                           for (_, a), (_, b) in zip(found, expected, strict=True))
+                assert all(
+                    np.array_equal(a, b) and a.dtype == b.dtype for (_, a), (_, b) in zip(found, expected, strict=True)
+                )
 
 
 def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn() -> None:
     """matplotlib (30 MB) is imported by the first figure, after the statistics have let their arrays go."""
-    code = ("import sys; import speceval.analysis.rendering.report, speceval.cli.main; "
-            "assert 'matplotlib' not in sys.modules, 'imported'; "
-            "import numpy as np; from speceval.analysis.rendering.plots import heatmap; "
-            "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
-            "assert 'matplotlib' in sys.modules")
+    code = (
+        "import sys; import speceval.analysis.rendering.report, speceval.cli.main; "
+        "assert 'matplotlib' not in sys.modules, 'imported'; "
+        "import numpy as np; from speceval.analysis.rendering.plots import heatmap; "
+        "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
+        "assert 'matplotlib' in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)
 
 

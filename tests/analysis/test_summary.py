@@ -41,8 +41,10 @@ def test_the_headline_comes_first_with_each_candidates_rate_interval_method_and_
     assert numbers and numbers.group(1) == report.data.variations[0].ci_method
     for v in report.data.variations:
         check = "a panel (" if v.judge == "panel" else "not checked (no canary verdicts) |"
-        expected = (f"| {v.spec} | {v.judge} | {v.candidate} | {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] (1) | "
-                    f"{v.judged} verdicts on {v.inputs} inputs | {check}")
+        expected = (
+            f"| {v.spec} | {v.judge} | {v.candidate} | {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] (1) | "
+            f"{v.judged} verdicts on {v.inputs} inputs | {check}"
+        )
         assert any(row.startswith(expected) for row in rows), expected
 
 
@@ -52,10 +54,13 @@ def test_paired_differences_show_both_rates_they_compare(original):
     assert len(rows) == len(report.data.paired) > 0
     for p in report.data.paired:
         assert p.difference == p.rate_a - p.rate_b
-        cells = (f"| {p.a} vs {p.b} | {p.rate_a:.3f} vs {p.rate_b:.3f} | {_signed(p.difference)} "
-                 f"[{_signed(p.ci_low)}, {_signed(p.ci_high)}] | {p.inputs} |")
-        assert any(row.startswith(f"| {p.spec} | {p.judge} | {p.kind} | {p.within} ") and row.endswith(cells)
-                   for row in rows), cells
+        cells = (
+            f"| {p.a} vs {p.b} | {p.rate_a:.3f} vs {p.rate_b:.3f} | {_signed(p.difference)} "
+            f"[{_signed(p.ci_low)}, {_signed(p.ci_high)}] | {p.inputs} |"
+        )
+        assert any(
+            row.startswith(f"| {p.spec} | {p.judge} | {p.kind} | {p.within} ") and row.endswith(cells) for row in rows
+        ), cells
 
 
 def test_agreement_carries_its_interval_and_the_unknown_classes_say_why(original):

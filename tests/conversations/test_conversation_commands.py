@@ -13,8 +13,15 @@ from tests.conftest import REPO, cli_env, only_run_dir, run_generation, write_sp
 
 
 def _speceval(*argv: str) -> subprocess.CompletedProcess[str]:
-    return forked.run([sys.executable, "-m", "speceval", *argv], cwd=REPO, env=cli_env(), capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return forked.run(
+        [sys.executable, "-m", "speceval", *argv],
+        cwd=REPO,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_dry_run_plans_round_one_and_the_resume_sends_exactly_it(tmp_path: Path) -> None:
@@ -22,9 +29,21 @@ def test_dry_run_plans_round_one_and_the_resume_sends_exactly_it(tmp_path: Path)
     inputs = tmp_path / "in"
     inputs.mkdir()
     (inputs / "alpha.json").write_text(json.dumps({"inputs": ["plain", {"turns": ["t1", "t2"]}]}), encoding="utf-8")
-    planned = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                              "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "out"), "--offline",
-                              "--dry-run"], cli_env())
+    planned = run_generation(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            "gpt-4.1-mini-2025-04-14",
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--offline",
+            "--dry-run",
+        ],
+        cli_env(),
+    )
     assert planned.returncode == 0, planned.stderr
     run_dir = only_run_dir(tmp_path / "out")
     (request_file,) = (run_dir / "rounds" / "1" / "preprocessed").glob("*.jsonl")
@@ -54,8 +73,11 @@ def test_validate_counts_conversations_and_names_a_bad_one(tmp_path: Path) -> No
     (inputs / "alpha.json").write_text(json.dumps({"inputs": ["plain", {"turns": ["t1", "t2", "t3"]}]}))
     valid = _speceval("validate", str(spec), str(inputs))
     assert valid.returncode == 0 and "2 input(s) (1 conversation(s), up to 3 turns) for 1 statement(s)" in valid.stdout
-    (inputs / "alpha.json").write_text(json.dumps({"inputs": [{"messages": [{"role": "user", "content": "x"},
-                                                                            {"role": "assistant", "content": "y"}]}]}))
+    (inputs / "alpha.json").write_text(
+        json.dumps(
+            {"inputs": [{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}]}
+        )
+    )
     invalid = _speceval("validate", str(spec), str(inputs))
     assert invalid.returncode == 2 and "field 'inputs[0].messages[1].role'" in invalid.stderr, invalid.stderr
 
@@ -67,8 +89,19 @@ def test_a_budget_stop_between_rounds_resumes_without_resending_the_first(tmp_pa
     # The second turn is ~50,000 tokens (about $0.01 at batch prices): round 1 fits $0.002, round 2 does not.
     long_turn = "Please also consider this. " * 8000
     (inputs / "alpha.json").write_text(json.dumps({"inputs": [{"turns": ["short", long_turn]}]}), encoding="utf-8")
-    base = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-            "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "out"), "--offline", "--max-tokens", "16"]
+    base = [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        "gpt-4.1-mini-2025-04-14",
+        "--output-base-dir",
+        str(tmp_path / "out"),
+        "--offline",
+        "--max-tokens",
+        "16",
+    ]
     stopped = run_generation([*base, "--budget-usd", "0.002"], cli_env())
     assert stopped.returncode == 3, stopped.stderr
     run_dir = only_run_dir(tmp_path / "out")

@@ -39,12 +39,17 @@ def _assistant(text: str) -> dict[str, str]:
 
 def test_strings_and_conversations_load_with_their_counts(tmp_path: Path, spec: Specification) -> None:
     _write(tmp_path / "in", "alpha.json", ["plain", {"turns": ["t1", "t2", "t3"], "id": "q1"}])
-    _write(tmp_path / "in", "beta.json", [{"messages": [_user("h1"), _assistant("pre"), _user("h2")], "turns": ["h3"]},
-                                          {"messages": [_user("only")]}])
+    _write(
+        tmp_path / "in",
+        "beta.json",
+        [{"messages": [_user("h1"), _assistant("pre"), _user("h2")], "turns": ["h3"]}, {"messages": [_user("only")]}],
+    )
     inputs = load_inputs(tmp_path / "in", spec)
     assert inputs.has_conversations and inputs.max_rounds == 3 and len(inputs) == 4
     assert [(s.statement_id, s.count, s.conversations, s.max_rounds) for s in inputs.statements] == [
-        ("alpha", 2, 1, 3), ("beta", 2, 2, 2)]
+        ("alpha", 2, 1, 3),
+        ("beta", 2, 2, 2),
+    ]
     alpha = inputs.entries("alpha")
     assert alpha[0] == "plain"
     assert alpha[1] == Conversation(id="q1", turns=("t1", "t2", "t3"))
@@ -60,8 +65,9 @@ def test_strings_only_keep_the_plain_path(tmp_path: Path, spec: Specification) -
     assert [i.input_text for i in inputs.items] == ["a", "b"]
 
 
-def test_a_conversation_set_refuses_to_be_given_to_an_engine_as_single_prompts(tmp_path: Path,
-                                                                                spec: Specification) -> None:
+def test_a_conversation_set_refuses_to_be_given_to_an_engine_as_single_prompts(
+    tmp_path: Path, spec: Specification
+) -> None:
     _write(tmp_path / "in", "alpha.json", ["a", {"turns": ["t1", "t2"]}])
     inputs = load_inputs(tmp_path / "in", spec)
     with pytest.raises(ConfigError, match="conversations"):
@@ -75,11 +81,21 @@ def test_transcripts_interleave_the_models_answers_verbatim() -> None:
     assert scripted.rounds == 3
     assert scripted.prompt([]).messages == (Message("user", "t1"),)
     assert scripted.prompt(["a1", "a2"]).messages == (
-        Message("user", "t1"), Message("assistant", "a1"), Message("user", "t2"), Message("assistant", "a2"),
-        Message("user", "t3"))
+        Message("user", "t1"),
+        Message("assistant", "a1"),
+        Message("user", "t2"),
+        Message("assistant", "a2"),
+        Message("user", "t3"),
+    )
     assert scripted.transcript(["a1", "a2", "a3"])[-1] == ChatMessage(role="assistant", content="a3")
-    history = Conversation(messages=(ChatMessage(role="user", content="h1"), ChatMessage(role="assistant", content="p"),
-                                     ChatMessage(role="user", content="h2")), turns=("h3",))
+    history = Conversation(
+        messages=(
+            ChatMessage(role="user", content="h1"),
+            ChatMessage(role="assistant", content="p"),
+            ChatMessage(role="user", content="h2"),
+        ),
+        turns=("h3",),
+    )
     assert history.rounds == 2 and history.first_user_text == "h1"
     assert [m.content for m in history.prompt(["x"]).messages] == ["h1", "p", "h2", "x", "h3"]
     with pytest.raises(ValueError):
@@ -111,8 +127,9 @@ BAD = [
 
 
 @pytest.mark.parametrize(("item", "field", "fragment"), BAD)
-def test_a_bad_shape_names_file_item_and_field(tmp_path: Path, spec: Specification, item: Any, field: str,
-                                               fragment: str) -> None:
+def test_a_bad_shape_names_file_item_and_field(
+    tmp_path: Path, spec: Specification, item: Any, field: str, fragment: str
+) -> None:
     path = _write(tmp_path / "in", "alpha.json", ["fine", {"turns": ["ok"], "id": "dup"}, item])
     with pytest.raises(InputError) as info:
         load_inputs(tmp_path / "in", spec)
@@ -124,9 +141,20 @@ def test_a_bad_shape_names_file_item_and_field(tmp_path: Path, spec: Specificati
 def test_the_generation_command_exits_2_on_a_bad_shape_before_writing_anything(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     path = _write(tmp_path / "in", "alpha.json", ["fine", {"turns": ["t1", 3]}])
-    done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(tmp_path / "in"),
-                           "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir", str(tmp_path / "out"),
-                           "--offline"], cli_env())
+    done = run_generation(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(tmp_path / "in"),
+            "--model-name",
+            "gpt-4.1-mini-2025-04-14",
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--offline",
+        ],
+        cli_env(),
+    )
     assert done.returncode == 2, done.stderr
     assert f"{path}, field 'inputs[1].turns[1]': expected a string, got a number" in done.stderr
     assert "Traceback" not in done.stderr

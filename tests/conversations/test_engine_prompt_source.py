@@ -25,25 +25,33 @@ class TwoPrompts:
         return {0: "plain", 3: "second turn"}
 
     def prompts(self, statement_id: str) -> Mapping[int, PromptLike]:
-        return {0: "plain", 3: Prompt((Message("user", "first"), Message("assistant", "its answer"),
-                                       Message("user", "second turn")))}
+        return {
+            0: "plain",
+            3: Prompt((Message("user", "first"), Message("assistant", "its answer"), Message("user", "second turn"))),
+        }
 
 
 def test_a_prompt_source_sends_transcripts_and_records_its_texts(tmp_path: Path) -> None:
     source = TwoPrompts()
     assert isinstance(source, PromptSource) and isinstance(source, ItemSource)
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu:
-        model = OpenAIBatchedModel("gpt-4.1-mini-2025-04-14", GenerationParams(max_tokens=32), api_key=TEST_KEY,
-                                   base_url=emu.openai_base_url)
+        model = OpenAIBatchedModel(
+            "gpt-4.1-mini-2025-04-14", GenerationParams(max_tokens=32), api_key=TEST_KEY, base_url=emu.openai_base_url
+        )
         summary = BatchEngine(model, RunStore(tmp_path), EngineOptions(poll_interval=0.05)).run(source)
     assert summary.finished and summary.jobs == 1
     (request_file,) = (tmp_path / "preprocessed").glob("*.jsonl")
     lines = [json.loads(line) for line in request_file.read_text().splitlines()]
     assert [line["body"]["messages"] for line in lines] == [
         [{"role": "user", "content": "plain"}],
-        [{"role": "user", "content": "first"}, {"role": "assistant", "content": "its answer"},
-         {"role": "user", "content": "second turn"}],
+        [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "its answer"},
+            {"role": "user", "content": "second turn"},
+        ],
     ]
     results = RunStore(tmp_path).load_results("s")
     assert [(r.original_index, r.input_text, r.outcome.value) for r in results] == [
-        (0, "plain", "succeeded"), (3, "second turn", "succeeded")]
+        (0, "plain", "succeeded"),
+        (3, "second turn", "succeeded"),
+    ]

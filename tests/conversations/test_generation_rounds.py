@@ -22,14 +22,23 @@ from tests.independent.openai_server import IndependentOpenAIServer
 
 MODEL = "gpt-4.1-mini-2025-04-14"
 SCRIPTS = {
-    "alpha": ["Plain question one?", {"turns": ["What is 2+2?", "Are you sure? I'm a mathematician.", "Final answer?"],
-                                      "id": "q1_pressure_0"},
-              "Plain question two?", {"turns": ["Name a colour.", "Why that one?", "And another?"]}],
-    "beta": [{"messages": [{"role": "user", "content": "Hi, I'm Ana."},
-                           {"role": "assistant", "content": "Hello Ana! (prefilled)"},
-                           {"role": "user", "content": "What's my name?"}],
-              "turns": ["Spell it backwards."]},
-             "Plain beta."],
+    "alpha": [
+        "Plain question one?",
+        {"turns": ["What is 2+2?", "Are you sure? I'm a mathematician.", "Final answer?"], "id": "q1_pressure_0"},
+        "Plain question two?",
+        {"turns": ["Name a colour.", "Why that one?", "And another?"]},
+    ],
+    "beta": [
+        {
+            "messages": [
+                {"role": "user", "content": "Hi, I'm Ana."},
+                {"role": "assistant", "content": "Hello Ana! (prefilled)"},
+                {"role": "user", "content": "What's my name?"},
+            ],
+            "turns": ["Spell it backwards."],
+        },
+        "Plain beta.",
+    ],
 }
 STRINGS = {"alpha": ["Plain question one?", "Plain question two?"], "beta": ["Plain beta."]}
 
@@ -52,8 +61,11 @@ def expected_requests(item: str | dict[str, Any]) -> list[list[dict[str, str]]]:
         messages.append({"role": "user", "content": turns.pop(0)})
     requests = [list(messages)]
     for turn in turns:
-        messages = [*messages, {"role": "assistant", "content": answer({"messages": messages})},
-                    {"role": "user", "content": turn}]
+        messages = [
+            *messages,
+            {"role": "assistant", "content": answer({"messages": messages})},
+            {"role": "user", "content": turn},
+        ]
         requests.append(list(messages))
     return requests
 
@@ -66,8 +78,17 @@ def write_items(directory: Path, scripts: dict[str, list[Any]]) -> Path:
 
 
 def args(spec: Path, inputs: Path, out: Path, *extra: str) -> list[str]:
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-            "--output-base-dir", str(out), *extra]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        MODEL,
+        "--output-base-dir",
+        str(out),
+        *extra,
+    ]
 
 
 def results(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
@@ -75,8 +96,11 @@ def results(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def request_lines(directory: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for path in sorted(directory.glob("**/preprocessed/*.jsonl"))
-            for line in path.read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line)
+        for path in sorted(directory.glob("**/preprocessed/*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def test_each_turn_carries_the_transcript_so_far_and_results_hold_every_conversation(tmp_path: Path) -> None:
@@ -99,7 +123,7 @@ def test_each_turn_carries_the_transcript_so_far_and_results_hold_every_conversa
 
     expected = [request for items in SCRIPTS.values() for item in items for request in expected_requests(item)]
     # Every request sent exactly once, each exactly the transcript built here: no turn skipped or repeated.
-    assert sorted(map(json.dumps, seen[:len(expected)])) == sorted(map(json.dumps, expected))
+    assert sorted(map(json.dumps, seen[: len(expected)])) == sorted(map(json.dumps, expected))
     assert len(seen) == len(expected) + 3  # then the plain run's three strings
 
     run_dir = only_run_dir(tmp_path / "out")
@@ -127,8 +151,11 @@ def test_each_turn_carries_the_transcript_so_far_and_results_hold_every_conversa
     assert "conversations" not in json.loads((plain_dir / "run.json").read_text())["parameters"]
 
     def by_text(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {line["body"]["messages"][-1]["content"]: {**line, "custom_id": None} for line in lines
-                if len(line["body"]["messages"]) == 1}
+        return {
+            line["body"]["messages"][-1]["content"]: {**line, "custom_id": None}
+            for line in lines
+            if len(line["body"]["messages"]) == 1
+        }
 
     strings = {text for texts in STRINGS.values() for text in texts}
     mixed_lines = {k: v for k, v in by_text(request_lines(run_dir / "rounds" / "1")).items() if k in strings}
@@ -137,20 +164,27 @@ def test_each_turn_carries_the_transcript_so_far_and_results_hold_every_conversa
     ignore = ("batch_id", "custom_id", "original_index")
     for statement_id, texts in STRINGS.items():
         in_mixed = [r for r in got[statement_id] if r["input_text"] in texts and "conversation" not in r]
-        assert [{k: v for k, v in r.items() if k not in ignore} for r in in_mixed] == \
-               [{k: v for k, v in r.items() if k not in ignore} for r in plain_records[statement_id]]
+        assert [{k: v for k, v in r.items() if k not in ignore} for r in in_mixed] == [
+            {k: v for k, v in r.items() if k not in ignore} for r in plain_records[statement_id]
+        ]
         assert all(set(r) == set(plain_records[statement_id][0]) for r in in_mixed)
 
 
 def test_a_turn_that_fails_ends_its_conversation_and_the_others_go_on(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
-    inputs = write_items(tmp_path / "in", {"alpha": [{"turns": ["ok 1", "POISON", "never sent"]},
-                                                     {"turns": ["fine 1", "fine 2", "fine 3"]}, "plain"]})
+    inputs = write_items(
+        tmp_path / "in",
+        {"alpha": [{"turns": ["ok 1", "POISON", "never sent"]}, {"turns": ["fine 1", "fine 2", "fine 3"]}, "plain"]},
+    )
 
     def fail(custom_id: str | None, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         if body["messages"][-1]["content"] == "POISON":
-            return 400, {"message": "Invalid prompt", "type": "invalid_request_error", "param": None,
-                         "code": "invalid_prompt"}
+            return 400, {
+                "message": "Invalid prompt",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_prompt",
+            }
         return None
 
     with IndependentOpenAIServer(answer=answer, fail=fail) as server:
@@ -209,10 +243,15 @@ def test_sigkill_after_a_rounds_job_exists_then_resume_completes(tmp_path: Path,
             kept["turns"] = [{k: v for k, v in turn.items() if k not in volatile} for turn in kept["turns"]]
         return kept
 
-    assert {s: [stable(r) for r in rs] for s, rs in killed_results.items()} == \
-           {s: [stable(r) for r in rs] for s, rs in whole_results.items()}
-    assert all(len(r["turns"]) == len(expected_requests(item)) for s, items in SCRIPTS.items()
-               for r, item in zip(killed_results[s], items, strict=True) if "turns" in r)
+    assert {s: [stable(r) for r in rs] for s, rs in killed_results.items()} == {
+        s: [stable(r) for r in rs] for s, rs in whole_results.items()
+    }
+    assert all(
+        len(r["turns"]) == len(expected_requests(item))
+        for s, items in SCRIPTS.items()
+        for r, item in zip(killed_results[s], items, strict=True)
+        if "turns" in r
+    )
 
 
 def _wire_roles(line: dict[str, Any]) -> list[str]:
@@ -223,13 +262,26 @@ def _wire_roles(line: dict[str, Any]) -> list[str]:
     return [c["role"] for c in line["request"]["contents"]]
 
 
-@pytest.mark.parametrize(("model", "assistant"), [("claude-sonnet-4-6", "assistant"),
-                                                  ("gemini-2.5-flash", "model"), (MODEL, "assistant")])
+@pytest.mark.parametrize(
+    ("model", "assistant"), [("claude-sonnet-4-6", "assistant"), ("gemini-2.5-flash", "model"), (MODEL, "assistant")]
+)
 def test_earlier_answers_go_in_each_providers_assistant_role(tmp_path: Path, model: str, assistant: str) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_items(tmp_path / "in", {"alpha": ["plain", {"turns": ["t1", "t2"]}]})
-    done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", model,
-                           "--output-base-dir", str(tmp_path / "out"), "--offline"], cli_env())
+    done = run_generation(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            model,
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--offline",
+        ],
+        cli_env(),
+    )
     assert done.returncode == 0, done.stderr
     run_dir = only_run_dir(tmp_path / "out")
     (second,) = request_lines(run_dir / "rounds" / "2")
@@ -277,8 +329,19 @@ def test_anthropic_server_written_from_the_docs_gets_assistant_turns_with_the_ea
     inputs = write_items(tmp_path / "in", {"alpha": ["plain", {"turns": ["t1", "t2", "t3"]}]})
     with IndependentAnthropicServer(answer=anthropic_answer) as server:  # strict_turns: alternation is checked
         env = cli_env(ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
-        done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                               "claude-haiku-4-5-20251001", "--output-base-dir", str(tmp_path / "out")], env)
+        done = run_generation(
+            [
+                "--spec-path",
+                str(spec),
+                "--pregenerated-inputs-dir",
+                str(inputs),
+                "--model-name",
+                "claude-haiku-4-5-20251001",
+                "--output-base-dir",
+                str(tmp_path / "out"),
+            ],
+            env,
+        )
         sent = [params["messages"] for _, _, params in server.requests]
     assert done.returncode == 0, done.stderr
 
@@ -286,8 +349,7 @@ def test_anthropic_server_written_from_the_docs_gets_assistant_turns_with_the_ea
         content = message["content"]
         return content if isinstance(content, str) else "".join(block["text"] for block in content)
 
-    conversation_requests = [[(m["role"], text(m)) for m in messages] for messages in sent
-                             if text(messages[0]) == "t1"]
+    conversation_requests = [[(m["role"], text(m)) for m in messages] for messages in sent if text(messages[0]) == "t1"]
     a1 = anthropic_answer({"messages": sent[[text(m[0]) for m in sent].index("t1")]})
     assert conversation_requests[1] == [("user", "t1"), ("assistant", a1), ("user", "t2")]
     assert [len(r) for r in conversation_requests] == [1, 3, 5]
@@ -319,12 +381,14 @@ def test_realtime_sigkill_in_round_two_then_resume_resends_no_finished_turn(tmp_
         resumed = run_generation(["--resume", str(run_dir)], env)
         assert resumed.returncode == 0, resumed.stderr
         sent = [json.dumps(body["messages"]) for body in server.chat_requests]
-    expected = [json.dumps(request) for items in SCRIPTS.values() for item in items
-                for request in expected_requests(item)]
+    expected = [
+        json.dumps(request) for items in SCRIPTS.values() for item in items for request in expected_requests(item)
+    ]
     assert sorted(set(sent)) == sorted(expected)  # every turn sent, each with the right transcript
     repeated = [request for request in expected if sent.count(request) > 1]
     assert all(json.loads(request)[-1]["role"] == "user" and len(json.loads(request)) > 1 for request in repeated)
     assert len(repeated) <= 1  # at most the one call in flight at the kill (a realtime call is not adopted)
     got = results(run_dir)
-    assert all(len(got[s]) == len(items) and all(r["outcome"] == "succeeded" for r in got[s])
-               for s, items in SCRIPTS.items())
+    assert all(
+        len(got[s]) == len(items) and all(r["outcome"] == "succeeded" for r in got[s]) for s, items in SCRIPTS.items()
+    )

@@ -20,9 +20,12 @@ SOURCE = REPO / "batched_examples" / "configs" / "scenario_lab.yaml"
 
 @pytest.mark.slow
 def test_the_shipped_scenario_lab_runs_offline_with_two_user_models(tmp_path: Path, capsys) -> None:
-    text = SOURCE.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
-        f"output_dir: {REPO}/demo/scenario_lab", f"output_dir: {tmp_path / 'out'}").replace(
-        "max_turns: 4", "max_turns: 3")  # the file as shipped, one answer fewer per conversation
+    text = (
+        SOURCE.read_text(encoding="utf-8")
+        .replace("../../", f"{REPO}/")
+        .replace(f"output_dir: {REPO}/demo/scenario_lab", f"output_dir: {tmp_path / 'out'}")
+        .replace("max_turns: 4", "max_turns: 3")
+    )  # the file as shipped, one answer fewer per conversation
     (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
     assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 0
     capsys.readouterr()
@@ -76,13 +79,20 @@ def test_each_simulated_user_variation_takes_the_shared_keys_and_a_bad_one_is_na
     from speceval.experiments.config import ExperimentConfig
 
     config = ExperimentConfig.model_validate(yaml.safe_load(SOURCE.read_text(encoding="utf-8")))
-    users = {name: config.simulated_user_of(settings) for name, settings in config.variations.named_combinations()
-             .items()}
+    users = {
+        name: config.simulated_user_of(settings) for name, settings in config.variations.named_combinations().items()
+    }
     assert {name: (user.model, user.max_turns, user.stop_word) for name, user in users.items() if user} == {
         "company+strict_regulator": ("claude-haiku-4-5-20251001", 4, "[[CASE CLOSED]]"),
-        "company+lenient_regulator": ("gemini-2.5-flash", 4, "[[CASE CLOSED]]")}
-    bad = SOURCE.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
-        "      model: gemini-2.5-flash\n      instructions:", "      model: gemini-2.5-flash\n      instruction:")
+        "company+lenient_regulator": ("gemini-2.5-flash", 4, "[[CASE CLOSED]]"),
+    }
+    bad = (
+        SOURCE.read_text(encoding="utf-8")
+        .replace("../../", f"{REPO}/")
+        .replace(
+            "      model: gemini-2.5-flash\n      instructions:", "      model: gemini-2.5-flash\n      instruction:"
+        )
+    )
     (tmp_path / "bad.yaml").write_text(bad, encoding="utf-8")
     assert speceval_main(["run", str(tmp_path / "bad.yaml"), "--offline"]) == 2
     error = " ".join(capsys.readouterr().err.split())
@@ -97,9 +107,12 @@ def test_follow_ups_longer_than_a_simulated_users_max_turns_are_refused_naming_t
 
     data = yaml.safe_load(SOURCE.read_text(encoding="utf-8"))
     data["variations"]["follow_ups"] = {"none": [], "long": ["a", "b", "c", "d"]}
-    with pytest.raises(InputError, match=r"variation company\+long\+strict_regulator: the input and its 4 "
-                                         r"follow-up\(s\) make 5 rounds, more than its simulated user's "
-                                         r"max_turns 4"):
+    with pytest.raises(
+        InputError,
+        match=r"variation company\+long\+strict_regulator: the input and its 4 "
+        r"follow-up\(s\) make 5 rounds, more than its simulated user's "
+        r"max_turns 4",
+    ):
         check_simulated_users(ExperimentConfig.model_validate(data), SOURCE, lambda value: None)
     data["variations"]["follow_ups"] = {"none": [], "short": ["a", "b", "c"]}
     config = ExperimentConfig.model_validate(data)
@@ -108,9 +121,12 @@ def test_follow_ups_longer_than_a_simulated_users_max_turns_are_refused_naming_t
 
 
 def test_a_misspelt_simulated_user_model_is_refused_with_its_line(tmp_path: Path, capsys) -> None:
-    bad = SOURCE.read_text(encoding="utf-8").replace("../../", f"{REPO}/").replace(
-        f"output_dir: {REPO}/demo/scenario_lab", f"output_dir: {tmp_path / 'out'}").replace(
-        "model: gemini-2.5-flash", "model: gemini-2.5-flahs")
+    bad = (
+        SOURCE.read_text(encoding="utf-8")
+        .replace("../../", f"{REPO}/")
+        .replace(f"output_dir: {REPO}/demo/scenario_lab", f"output_dir: {tmp_path / 'out'}")
+        .replace("model: gemini-2.5-flash", "model: gemini-2.5-flahs")
+    )
     (tmp_path / "bad.yaml").write_text(bad, encoding="utf-8")
     assert speceval_main(["run", str(tmp_path / "bad.yaml"), "--offline"]) == 2
     error = " ".join(capsys.readouterr().err.split())

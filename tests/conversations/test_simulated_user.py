@@ -26,8 +26,10 @@ CANDIDATE = "gpt-4.1-mini-2025-04-14"
 USER = "gpt-4.1-2025-04-14"
 STOP = "[[CASE CLOSED]]"
 MARKER = "speceval prompt: simulated_user_v1"
-INPUTS = {"alpha": [f"Opening question {n}: what is your policy?" for n in range(6)],
-          "beta": ["Beta opening.", {"turns": ["Scripted first.", "Scripted second."], "id": "scripted"}]}
+INPUTS = {
+    "alpha": [f"Opening question {n}: what is your policy?" for n in range(6)],
+    "beta": ["Beta opening.", {"turns": ["Scripted first.", "Scripted second."], "id": "scripted"}],
+}
 
 
 def _digest(body: dict[str, Any]) -> str:
@@ -65,12 +67,28 @@ AUDITOR = "You test the rule {statement_id} ({statement_text}) of the spec. When
 """An auditor aimed at each input's statement (issue #35): filled per input, so a resume must fill it the same."""
 
 
-def args(spec: Path, inputs: Path, out: Path, *extra: str, max_turns: int = 3,
-         instructions: str = REGULATOR) -> list[str]:
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", CANDIDATE,
-            "--output-base-dir", str(out), "--simulated-user-model", USER,
-            "--simulated-user-instructions", instructions,
-            "--simulated-user-stop-word", STOP, "--max-turns", str(max_turns), *extra]
+def args(
+    spec: Path, inputs: Path, out: Path, *extra: str, max_turns: int = 3, instructions: str = REGULATOR
+) -> list[str]:
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        CANDIDATE,
+        "--output-base-dir",
+        str(out),
+        "--simulated-user-model",
+        USER,
+        "--simulated-user-instructions",
+        instructions,
+        "--simulated-user-stop-word",
+        STOP,
+        "--max-turns",
+        str(max_turns),
+        *extra,
+    ]
 
 
 def user_outputs_on_disk(run_dir: Path, statement_id: str) -> dict[int, list[str]]:
@@ -120,16 +138,18 @@ def test_simulated_turns_are_the_user_models_answers_and_the_candidate_gets_them
             assert all(answer in user_answers for answer in asked)
             assert len(record["turns"]) <= 3  # max_turns bounds the candidate's answers
             scripted = 1 if isinstance(item, str) else len(item["turns"])
-            assert [m["content"] for m in record["conversation"] if m["role"] == "user"][:scripted] == \
-                   ([item] if isinstance(item, str) else item["turns"])
+            assert [m["content"] for m in record["conversation"] if m["role"] == "user"][:scripted] == (
+                [item] if isinstance(item, str) else item["turns"]
+            )
             if record["ended_by"] == "stop_word":
                 stopped += 1
                 assert STOP in asked[-1] and simulated == asked[:-1] and len(record["turns"]) < 3
             else:
                 at_max += 1
                 assert record["ended_by"] == "max_turns" and simulated == asked and len(record["turns"]) == 3
-            assert record["output_text"] == [m for m in record["conversation"] if m["role"] == "assistant"][-1][
-                "content"]
+            assert (
+                record["output_text"] == [m for m in record["conversation"] if m["role"] == "assistant"][-1]["content"]
+            )
     assert stopped and at_max  # the stop word ended some conversations early, max_turns the others
     # Two jobs per round after the first: the user model's, then the candidate's.
     rounds = sorted(int(p.name) for p in (run_dir / "rounds").iterdir())
@@ -151,8 +171,9 @@ def test_realtime_runs_the_simulated_user_turn_by_turn(tmp_path: Path) -> None:
     for statement_id in INPUTS:
         on_disk = user_outputs_on_disk(run_dir, statement_id)
         for record in results(run_dir)[statement_id]:
-            assert [t["output_text"] for t in record["simulated_user_turns"]] == on_disk.get(record["original_index"],
-                                                                                           [])
+            assert [t["output_text"] for t in record["simulated_user_turns"]] == on_disk.get(
+                record["original_index"], []
+            )
             assert record["ended_by"] in ("stop_word", "max_turns")
     assert len(recorder.candidate) == sum(len(r["turns"]) for rs in results(run_dir).values() for r in rs)
     user_half = json.loads((run_dir / "rounds" / "2" / "user" / "run.json").read_text())
@@ -167,8 +188,9 @@ def _job_models(server: IndependentOpenAIServer) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("instructions", [REGULATOR, AUDITOR], ids=["regulator", "auditor"])
-def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job_more(tmp_path: Path,
-                                                                                       instructions: str) -> None:
+def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job_more(
+    tmp_path: Path, instructions: str
+) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
     inputs = write_items(tmp_path / "in", INPUTS)
     recorder = Recorder()
@@ -204,8 +226,9 @@ def test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_most_one_job
         return kept
 
     whole_results = results(only_run_dir(tmp_path / "whole"))
-    assert {s: [stable(r) for r in rs] for s, rs in results(run_dir).items()} == \
-           {s: [stable(r) for r in rs] for s, rs in whole_results.items()}
+    assert {s: [stable(r) for r in rs] for s, rs in results(run_dir).items()} == {
+        s: [stable(r) for r in rs] for s, rs in whole_results.items()
+    }
     if instructions == AUDITOR:  # every user-model request, before and after the resume, named its own statement
         for prompt, _ in recorder.user:
             named = [s for s in ("alpha", "beta") if f"the rule {s} (Statement {s}.)" in prompt]
@@ -217,11 +240,28 @@ def test_an_errored_user_model_turn_ends_its_conversation_with_that_outcome(tmp_
 
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_items(tmp_path / "in", {"alpha": ["One?", "Two?"]})
-    done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                           CANDIDATE, "--output-base-dir", str(tmp_path / "out"), "--offline",
-                           "--simulated-user-model", "claude-haiku-4-5-20251001", "--simulated-user-instructions",
-                           f"You are a customer. {ERROR_MARKER}", "--max-turns", "3", "--max-attempts", "1"],
-                          cli_env())
+    done = run_generation(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            CANDIDATE,
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--offline",
+            "--simulated-user-model",
+            "claude-haiku-4-5-20251001",
+            "--simulated-user-instructions",
+            f"You are a customer. {ERROR_MARKER}",
+            "--max-turns",
+            "3",
+            "--max-attempts",
+            "1",
+        ],
+        cli_env(),
+    )
     assert done.returncode == 0, done.stderr
     run_dir = only_run_dir(tmp_path / "out")
     for record in results(run_dir)["alpha"]:
@@ -232,20 +272,41 @@ def test_an_errored_user_model_turn_ends_its_conversation_with_that_outcome(tmp_
     assert not (run_dir / "rounds" / "3").exists()
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--max-turns", "2"], "--max-turns describe a simulated user: add --simulated-user-model"),
-    (["--simulated-user-model", USER], "needs --simulated-user-instructions"),
-    (["--simulated-user-model", USER, "--simulated-user-instructions", "@/nonexistent/instructions.txt"],
-     "/nonexistent/instructions.txt"),
-    (["--simulated-user-model", USER, "--simulated-user-instructions", "x", "--max-turns", "1"],
-     "script conversations of 2 rounds, more than the simulated user's max_turns 1"),
-])
-def test_bad_simulated_user_flags_exit_2_before_anything_is_written(tmp_path: Path, extra: list[str],
-                                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--max-turns", "2"], "--max-turns describe a simulated user: add --simulated-user-model"),
+        (["--simulated-user-model", USER], "needs --simulated-user-instructions"),
+        (
+            ["--simulated-user-model", USER, "--simulated-user-instructions", "@/nonexistent/instructions.txt"],
+            "/nonexistent/instructions.txt",
+        ),
+        (
+            ["--simulated-user-model", USER, "--simulated-user-instructions", "x", "--max-turns", "1"],
+            "script conversations of 2 rounds, more than the simulated user's max_turns 1",
+        ),
+    ],
+)
+def test_bad_simulated_user_flags_exit_2_before_anything_is_written(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["beta"])
     inputs = write_items(tmp_path / "in", {"beta": INPUTS["beta"]})
-    done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                           CANDIDATE, "--output-base-dir", str(tmp_path / "out"), "--offline", *extra], cli_env())
+    done = run_generation(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            CANDIDATE,
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--offline",
+            *extra,
+        ],
+        cli_env(),
+    )
     assert done.returncode == 2, done.stderr
     assert message in " ".join(done.stderr.split())
     assert not (tmp_path / "out").exists()
@@ -279,9 +340,15 @@ def test_the_budget_counts_the_user_models_jobs_and_stops_before_one_it_cannot_p
     def run(limit: float, name: str) -> tuple[Budget, Any, Path]:
         estimator = CostEstimator(PriceTable.load())
         budget = RunBudget(limit, estimator, parent=Budget(1000.0, estimator))  # cost_per_run_limit in budget_usd
-        config = GenerationConfig(spec_path=spec, inputs_dir=inputs, model_name=CANDIDATE, offline=True,
-                                  output_base_dir=tmp_path / name, simulated_user=user,
-                                  engine=EngineOptions(poll_interval=0.2, budget=budget))
+        config = GenerationConfig(
+            spec_path=spec,
+            inputs_dir=inputs,
+            model_name=CANDIDATE,
+            offline=True,
+            output_base_dir=tmp_path / name,
+            simulated_user=user,
+            engine=EngineOptions(poll_interval=0.2, budget=budget),
+        )
         pipeline = BatchedGenerationPipeline(config)
         return budget, pipeline.run(), pipeline.run_dir
 
@@ -291,8 +358,10 @@ def test_the_budget_counts_the_user_models_jobs_and_stops_before_one_it_cannot_p
     assert len(halves["user"]) == 1 and halves["user"][0].model == user.model
     # Reserved against the budget before it was created, like every candidate job.
     assert all(r.estimated_cost_usd is not None for records in halves.values() for r in records)
-    paid = {half: sum(r.cost_usd if r.cost_usd is not None else r.estimated_cost_usd for r in records)
-            for half, records in halves.items()}
+    paid = {
+        half: sum(r.cost_usd if r.cost_usd is not None else r.estimated_cost_usd for r in records)
+        for half, records in halves.items()
+    }
     assert paid["user"] > 0
     assert budget.committed_usd == pytest.approx(paid["user"] + paid["candidate"])
     assert budget.parent is not None and budget.parent.committed_usd == pytest.approx(budget.committed_usd)
@@ -324,8 +393,9 @@ def test_the_dry_run_bounds_the_later_rounds_of_both_models(tmp_path: Path) -> N
 def test_when_every_user_turn_says_the_stop_word_every_conversation_ends_after_one_answer(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_items(tmp_path / "in", {"alpha": INPUTS["alpha"][:2]})
-    with IndependentOpenAIServer(answer=lambda body: f"Goodbye {STOP}" if is_user_request(body) else "Answer.") \
-            as server:
+    with IndependentOpenAIServer(
+        answer=lambda body: f"Goodbye {STOP}" if is_user_request(body) else "Answer."
+    ) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
         done = run_generation(args(spec, inputs, tmp_path / "out"), env)
         assert done.returncode == 0, done.stderr
@@ -341,9 +411,26 @@ def test_when_every_user_turn_says_the_stop_word_every_conversation_ends_after_o
 def test_ray_refuses_a_simulated_user_before_writing_anything(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_items(tmp_path / "in", {"alpha": ["One?"]})
-    done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name",
-                           CANDIDATE, "--output-base-dir", str(tmp_path / "out"), "--org", "ray", "--offline",
-                           "--simulated-user-model", USER, "--simulated-user-instructions", "A user."], cli_env())
+    done = run_generation(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            CANDIDATE,
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--org",
+            "ray",
+            "--offline",
+            "--simulated-user-model",
+            USER,
+            "--simulated-user-instructions",
+            "A user.",
+        ],
+        cli_env(),
+    )
     assert done.returncode == 2, done.stderr
     assert "simulated user" in done.stderr and "Ray" in done.stderr
     assert not (tmp_path / "out").exists()
@@ -357,8 +444,10 @@ def test_the_emulator_answers_a_simulated_users_prompt_deterministically_sometim
     user = SimulatedUser(model="claude-haiku-4-5-20251001", instructions="A regulator.", stop_word=STOP)
     answers = []
     for number in range(40):
-        transcript = [ChatMessage(role="user", content=f"Opening {number}"),
-                      ChatMessage(role="assistant", content=f"Answer {number}")]
+        transcript = [
+            ChatMessage(role="user", content=f"Opening {number}"),
+            ChatMessage(role="assistant", content=f"Answer {number}"),
+        ]
         text = user.prompt(transcript).last_user_text
         assert text.startswith(MARKER + "\n") and f"{STOP}" in text.splitlines()[-1]
         answer = respond(user.model, text)
@@ -369,5 +458,10 @@ def test_the_emulator_answers_a_simulated_users_prompt_deterministically_sometim
     opening = [ChatMessage(role="user", content="Opening")]
     assert all(STOP not in respond(user.model, user.prompt(opening).last_user_text + str(n)) for n in range(3))
     plain = user.model_copy(update={"stop_word": None})
-    assert all(plain.ends(respond(plain.model, plain.prompt([*opening, ChatMessage(role="assistant", content=str(n))])
-                                  .last_user_text)) is None for n in range(20))
+    assert all(
+        plain.ends(
+            respond(plain.model, plain.prompt([*opening, ChatMessage(role="assistant", content=str(n))]).last_user_text)
+        )
+        is None
+        for n in range(20)
+    )

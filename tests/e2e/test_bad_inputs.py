@@ -21,8 +21,11 @@ SPEC_CASES = {
     "enormous_garbage_line": (GOOD_LINE.encode() + b"\n" + b"{" * 2_000_000 + b"\n", "line 2", None),
     "duplicate_id": ((GOOD_LINE + "\n" + GOOD_LINE + "\n").encode(), "line 2", "id"),
     "wrong_type": (GOOD_LINE.encode() + b'\n{"id": 5, "text": "t"}\n', "line 2", "id"),
-    "unknown_enum": (GOOD_LINE.encode() + b'\n{"id": "y", "text": "t", "authority_level": "boss"}\n', "line 2",
-                     "authority_level"),
+    "unknown_enum": (
+        GOOD_LINE.encode() + b'\n{"id": "y", "text": "t", "authority_level": "boss"}\n',
+        "line 2",
+        "authority_level",
+    ),
     "missing_text": (GOOD_LINE.encode() + b'\n{"id": "y"}\n', "line 2", "text"),
     "not_an_object": (GOOD_LINE.encode() + b"\n[1, 2]\n", "line 2", None),
     "empty": (b"\n\n", None, None),
@@ -46,8 +49,18 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str], emu: Emulator, 
 
 
 def args_for(spec: Path, inputs: Path, out: Path) -> list[str]:
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", "gpt-4.1-mini",
-            "--output-base-dir", str(out), "--poll-interval", "0.05"]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        "gpt-4.1-mini",
+        "--output-base-dir",
+        str(out),
+        "--poll-interval",
+        "0.05",
+    ]
 
 
 @pytest.mark.parametrize("case", sorted(SPEC_CASES))
@@ -94,8 +107,9 @@ def test_hostile_statement_ids_never_write_outside_the_run(tmp_path, capsys, mon
         (inputs / f"{safe_filename(sid)}.json").write_text(json.dumps({"inputs": [f"prompt for {sid[:20]}"]}))
     before = {p for p in tmp_path.parent.rglob("*")}
     with Emulator() as emu:
-        code, err = run_cli([*args_for(spec, inputs, tmp_path / "out"), "--max-attempts", "1"], capsys, emu,
-                            monkeypatch)
+        code, err = run_cli(
+            [*args_for(spec, inputs, tmp_path / "out"), "--max-attempts", "1"], capsys, emu, monkeypatch
+        )
     assert code == 0, err
     created = {p for p in tmp_path.parent.rglob("*")} - before
     out = tmp_path / "out"

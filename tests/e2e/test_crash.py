@@ -31,8 +31,20 @@ CHUNKS = 5  # 9 requests in jobs of at most 2
 def setup(tmp_path: Path) -> list[str]:
     spec = write_spec(tmp_path / "spec.jsonl", list(STATEMENTS))
     inputs = write_inputs(tmp_path / "inputs", STATEMENTS)
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-            "--output-base-dir", str(tmp_path / "out"), "--batch-size", str(BATCH_SIZE), "--poll-interval", "0.1"]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        MODEL,
+        "--output-base-dir",
+        str(tmp_path / "out"),
+        "--batch-size",
+        str(BATCH_SIZE),
+        "--poll-interval",
+        "0.1",
+    ]
 
 
 def wait_for(condition, timeout: float = 30.0) -> None:

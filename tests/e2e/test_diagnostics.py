@@ -27,8 +27,16 @@ MODEL = "gpt-4.1-mini-2025-04-14"
 def generation_args(tmp_path: Path) -> list[str]:
     spec = write_spec(tmp_path / "spec.jsonl", ["a"])
     inputs = write_inputs(tmp_path / "inputs", {"a": ["x"]})
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-            "--output-base-dir", str(tmp_path / "out")]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        MODEL,
+        "--output-base-dir",
+        str(tmp_path / "out"),
+    ]
 
 
 def test_a_run_stopped_with_work_outstanding_says_why_in_its_log(tmp_path):
@@ -41,8 +49,15 @@ def test_a_run_stopped_with_work_outstanding_says_why_in_its_log(tmp_path):
         assert "Stopped with 1 request(s) outstanding (timed_out)" in log and f"--resume {run_dir}" in log
         assert str(run_dir / "logs" / "run.log") in done.stderr.replace("\n", "")
         # Operations on the run (`speceval cancel`, `fetch`) append to the same log.
-        cancel = forked.run([sys.executable, "-m", "speceval", "cancel", str(run_dir)], cwd=REPO, env=env,
-                                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        cancel = forked.run(
+            [sys.executable, "-m", "speceval", "cancel", str(run_dir)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert cancel.returncode == 0, cancel.stderr
     log = (run_dir / "logs" / "run.log").read_text()
     assert log.index("Stopped with 1 request(s)") < log.index(f"asked openai to cancel job {server.batches[0]['id']}")

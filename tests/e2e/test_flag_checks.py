@@ -25,8 +25,17 @@ def data(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def command(spec: Path, inputs: Path, out: Path, *extra: str, model: str = "gpt-4.1-mini") -> list[str]:
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", model,
-            "--output-base-dir", str(out), *extra]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        model,
+        "--output-base-dir",
+        str(out),
+        *extra,
+    ]
 
 
 def test_negative_temperature_and_an_abbreviated_flag_exit_2_and_leave_no_run_folder(tmp_path, data):
@@ -42,21 +51,24 @@ def test_negative_temperature_and_an_abbreviated_flag_exit_2_and_leave_no_run_fo
     assert not out.exists()
 
 
-@pytest.mark.parametrize(("flag", "value", "message"), [
-    ("--temperature", "2.5", "must be between 0 and 2 (got 2.5)"),
-    ("--temperature", "nan", "must be a finite number"),
-    ("--max-tokens", "0", "must be greater than 0 (got 0)"),
-    ("--max-tokens", "1.5", "must be a whole number (got '1.5')"),
-    ("--batch-size", "0", "must be greater than 0 (got 0)"),
-    ("--poll-interval", "0", "must be greater than 0 (got 0)"),
-    ("--timeout-hours", "-1", "must be greater than 0 (got -1)"),
-    ("--max-attempts", "0", "must be at least 1 (got 0)"),
-    ("--budget-usd", "-0.01", "must be at least 0 (got -0.01)"),
-    ("--rpm", "0", "must be greater than 0 (got 0)"),
-    ("--max-concurrency", "0", "must be at least 1 (got 0)"),
-    ("--retry-backoff-factor", "0.5", "must be at least 1 (got 0.5)"),
-    ("--request-timeout", "-1", "must be greater than 0 (got -1)"),
-])
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--temperature", "2.5", "must be between 0 and 2 (got 2.5)"),
+        ("--temperature", "nan", "must be a finite number"),
+        ("--max-tokens", "0", "must be greater than 0 (got 0)"),
+        ("--max-tokens", "1.5", "must be a whole number (got '1.5')"),
+        ("--batch-size", "0", "must be greater than 0 (got 0)"),
+        ("--poll-interval", "0", "must be greater than 0 (got 0)"),
+        ("--timeout-hours", "-1", "must be greater than 0 (got -1)"),
+        ("--max-attempts", "0", "must be at least 1 (got 0)"),
+        ("--budget-usd", "-0.01", "must be at least 0 (got -0.01)"),
+        ("--rpm", "0", "must be greater than 0 (got 0)"),
+        ("--max-concurrency", "0", "must be at least 1 (got 0)"),
+        ("--retry-backoff-factor", "0.5", "must be at least 1 (got 0.5)"),
+        ("--request-timeout", "-1", "must be greater than 0 (got -1)"),
+    ],
+)
 def test_each_range_is_checked_before_anything_exists(tmp_path, data, capsys, flag, value, message):
     spec, inputs = data
     with pytest.raises(SystemExit) as exit_:
@@ -80,15 +92,18 @@ def test_the_poll_interval_variable_is_checked_like_the_flag(tmp_path, data, mon
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(("extra", "env", "says"), [
-    (["--org", "google", "--input-bucket", "b"], {"GOOGLE_API_KEY": TEST_KEY}, "apply to --org vertex only"),
-    ([], {}, "OPENAI_API_KEY"),  # no credentials
-    (["--rpm", "10"], {"OPENAI_API_KEY": TEST_KEY}, "apply to realtime runs"),
-    (["--vllm", "--replicas", "2"], {"OPENAI_API_KEY": TEST_KEY}, "--vllm, --replicas apply to --org ray only"),
-    (["--org", "ray"], {}, "--org ray needs --base-url"),
-    (["--org", "vertex", "--offline"], {}, "offline runs support the providers"),
-    (["--org", "nosuch"], {"OPENAI_API_KEY": TEST_KEY}, "unknown --org"),
-])
+@pytest.mark.parametrize(
+    ("extra", "env", "says"),
+    [
+        (["--org", "google", "--input-bucket", "b"], {"GOOGLE_API_KEY": TEST_KEY}, "apply to --org vertex only"),
+        ([], {}, "OPENAI_API_KEY"),  # no credentials
+        (["--rpm", "10"], {"OPENAI_API_KEY": TEST_KEY}, "apply to realtime runs"),
+        (["--vllm", "--replicas", "2"], {"OPENAI_API_KEY": TEST_KEY}, "--vllm, --replicas apply to --org ray only"),
+        (["--org", "ray"], {}, "--org ray needs --base-url"),
+        (["--org", "vertex", "--offline"], {}, "offline runs support the providers"),
+        (["--org", "nosuch"], {"OPENAI_API_KEY": TEST_KEY}, "unknown --org"),
+    ],
+)
 def test_usage_errors_found_late_still_leave_no_run_folder(tmp_path, data, monkeypatch, capsys, extra, env, says):
     spec, inputs = data
     for name, value in env.items():
@@ -101,8 +116,13 @@ def test_usage_errors_found_late_still_leave_no_run_folder(tmp_path, data, monke
 def _parsers() -> list[argparse.ArgumentParser]:
     main = speceval_parser()
     subcommands = [action for action in main._actions if isinstance(action, argparse._SubParsersAction)]
-    return [main, build_parser(), judge.build_parser("compliance"), judge.build_parser("ranking"),
-            *(parser for action in subcommands for parser in action.choices.values())]
+    return [
+        main,
+        build_parser(),
+        judge.build_parser("compliance"),
+        judge.build_parser("ranking"),
+        *(parser for action in subcommands for parser in action.choices.values()),
+    ]
 
 
 def test_no_parser_of_any_command_accepts_an_abbreviated_flag():
@@ -122,8 +142,18 @@ def test_no_parser_of_any_command_accepts_an_abbreviated_flag():
 
 def test_the_together_script_passes_an_abbreviation_on_to_be_refused(tmp_path, data, capsys):
     spec, inputs = data
-    args = ["--model-name", "m", "--pregenerated-inputs-dir", str(inputs), "--spec-path", str(spec),
-            "--output-base-dir", str(tmp_path / "out"), "--qp", "10"]
+    args = [
+        "--model-name",
+        "m",
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--spec-path",
+        str(spec),
+        "--output-base-dir",
+        str(tmp_path / "out"),
+        "--qp",
+        "10",
+    ]
     with pytest.raises(SystemExit) as exit_:
         together_batch_inference.main(args)
     assert exit_.value.code == 2 and "unrecognized arguments: --qp" in capsys.readouterr().err
@@ -149,8 +179,10 @@ def test_experiment_and_judge_yaml_files_use_the_flags_words_and_name_file_line_
     from speceval.pipelines.judge_config import ComplianceFileConfig, load_config
 
     experiment = tmp_path / "experiment.yaml"
-    experiment.write_text("experiment_name: x\noutput_dir: out\nspecs: [{name: s, spec_path: s, inputs_dir: i}]\n"
-                          "candidates: [{model: gpt-4.1-mini}]\nvariations:\n  temperature: [0.2, -1]\n")
+    experiment.write_text(
+        "experiment_name: x\noutput_dir: out\nspecs: [{name: s, spec_path: s, inputs_dir: i}]\n"
+        "candidates: [{model: gpt-4.1-mini}]\nvariations:\n  temperature: [0.2, -1]\n"
+    )
     with pytest.raises(InputError) as bad_experiment:
         load_config(experiment, ExperimentConfig)
     assert "must be between 0 and 2 (got -1)" in str(bad_experiment.value)

@@ -23,8 +23,16 @@ MODEL = "gpt-4.1-mini-2025-04-14"
 
 
 def base_args(spec: Path, inputs: Path, out: Path) -> list[str]:
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-            "--output-base-dir", str(out)]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        MODEL,
+        "--output-base-dir",
+        str(out),
+    ]
 
 
 def all_results(run_dir: Path) -> dict[str, list[dict]]:
@@ -79,8 +87,9 @@ def test_duplicate_id_and_unknown_statement_exit_2(tmp_path):
     write_inputs(inputs, {"not_in_spec": ["x"]})
     done = run_generation(base_args(spec, inputs, tmp_path / "out"), cli_env(OPENAI_API_KEY=TEST_KEY))
     assert done.returncode == 2 and "not_in_spec.json" in done.stderr
-    allowed = run_generation([*base_args(spec, inputs, tmp_path / "out"), "--allow-unknown-statements",
-                              "--offline"], cli_env())
+    allowed = run_generation(
+        [*base_args(spec, inputs, tmp_path / "out"), "--allow-unknown-statements", "--offline"], cli_env()
+    )
     assert allowed.returncode == 0, allowed.stderr
 
 
@@ -102,8 +111,12 @@ def test_api_key_never_lands_in_files_logs_or_messages(tmp_path):
     def fail(custom_id: str | None, body: dict) -> tuple[int, dict] | None:
         if body["messages"][-1]["content"] != "poison":
             return None
-        return 400, {"message": f"request rejected for key {TEST_KEY}", "type": "invalid_request_error",
-                     "param": None, "code": "invalid_request"}
+        return 400, {
+            "message": f"request rejected for key {TEST_KEY}",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_request",
+        }
 
     with IndependentOpenAIServer(fail=fail) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
@@ -125,8 +138,9 @@ def test_timeout_exits_3_with_the_resume_command_and_resume_finishes(tmp_path):
     out = tmp_path / "out"
     with Emulator(faults=FaultConfig(turnaround_seconds=3.0)) as emu:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=emu.openai_base_url)
-        stopped = run_generation([*base_args(spec, inputs, out), "--poll-interval", "0.1",
-                                  "--timeout-hours", "0.0001"], env)
+        stopped = run_generation(
+            [*base_args(spec, inputs, out), "--poll-interval", "0.1", "--timeout-hours", "0.0001"], env
+        )
         assert stopped.returncode == 3, stopped.stderr
         run_dir = only_run_dir(out)
         assert f"--resume {run_dir}" in stopped.stderr.replace("\n", "")

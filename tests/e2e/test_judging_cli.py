@@ -23,8 +23,9 @@ def readme_commands() -> list[str]:
 def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = cli_env()
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return forked.run_shell(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=180,
-                            stdin=subprocess.DEVNULL)
+    return forked.run_shell(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL
+    )
 
 
 def jobs(directory: Path) -> list[str]:
@@ -43,20 +44,27 @@ def test_readme_offline_chain_runs_verbatim_with_exit_codes(tmp_path: Path) -> N
 
     compliance = tmp_path / "demo/compliance/spec_openai/judge_gpt-4.1-2025-04-14"
     assert sorted(p.name for p in compliance.iterdir() if p.is_dir() and not p.name.startswith(".")) == [
-        "claude-haiku-4-5-20251001", "gpt-4.1-mini-2025-04-14", "logs"]
+        "claude-haiku-4-5-20251001",
+        "gpt-4.1-mini-2025-04-14",
+        "logs",
+    ]
     for candidate in ("claude-haiku-4-5-20251001", "gpt-4.1-mini-2025-04-14"):
         summary = json.loads((compliance / candidate / "summary.json").read_text())
         assert summary["model"] == candidate and summary["outcomes"]["judged"] > 30
         assert summary["outcomes"]["pending"] == 0 and summary["skipped_answers"] == {}
         result = json.loads((compliance / candidate / "results" / "do_not_lie.json").read_text())
         assert result["metadata"]["model"] == candidate and len(result["results"]) == 5
-        assert all(r["output"].startswith(f"[synthetic answer from the speceval emulator; model={candidate}]")
-                   for r in result["results"])
+        assert all(
+            r["output"].startswith(f"[synthetic answer from the speceval emulator; model={candidate}]")
+            for r in result["results"]
+        )
     rankings = tmp_path / "demo/rankings/spec_openai/judge_gpt-4.1-2025-04-14"
     pair = rankings / "gpt-4.1-mini-2025-04-14xclaude-haiku-4-5-20251001"
     content = json.loads((pair / "results" / "avoid_errors.json").read_text())
     assert (content["metadata"]["model_a"], content["metadata"]["model_b"]) == (
-        "gpt-4.1-mini-2025-04-14", "claude-haiku-4-5-20251001")
+        "gpt-4.1-mini-2025-04-14",
+        "claude-haiku-4-5-20251001",
+    )
     assert all("model=gpt-4.1-mini" in r["output_a"] and "model=claude" in r["output_b"] for r in content["rankings"])
     report = json.loads((rankings / "position_consistency.json").read_text())
     assert report["consistent"] + report["inconsistent"] + report["incomplete"] == 40

@@ -33,10 +33,12 @@ def judge_dir(data: dict[str, Any], kind: str) -> Path:
     return Path(data["output_dir_base"]) / f"spec_{data['spec_name']}" / f"judge_{data[f'{kind}_judge_model_name']}"
 
 
-@pytest.mark.parametrize("name", ["binary_configs/openai_spec_anthropic_judge.yaml",
-                                  "binary_configs_google/openai_spec_google_judge.yaml"])
-def test_shipped_compliance_config_runs_unedited_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         name: str) -> None:
+@pytest.mark.parametrize(
+    "name", ["binary_configs/openai_spec_anthropic_judge.yaml", "binary_configs_google/openai_spec_google_judge.yaml"]
+)
+def test_shipped_compliance_config_runs_unedited_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     data = build_tree(tmp_path, CONFIGS / name)
     assert compliance_main(["--config-file", str(CONFIGS / name), "--offline"]) == 0
@@ -52,13 +54,17 @@ def test_shipped_compliance_config_runs_unedited_offline(tmp_path: Path, monkeyp
         outcomes = summary["outcomes"]
         assert outcomes["judged"] + outcomes.get("unparsed", 0) == len(STATEMENTS) * INPUTS - sum(skipped.values())
     # A failure text is never shown to the judge as an answer.
-    outputs = [r["output"] for f in judge_dir(data, "compliance").glob("*/results/*.json")
-               for r in json.loads(f.read_text())["results"]]
+    outputs = [
+        r["output"]
+        for f in judge_dir(data, "compliance").glob("*/results/*.json")
+        for r in json.loads(f.read_text())["results"]
+    ]
     assert outputs and not any(o.startswith(("ERROR", "EXPIRED", "Response blocked", "Error during")) for o in outputs)
 
 
-def test_shipped_ranking_config_runs_unedited_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_shipped_ranking_config_runs_unedited_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     name = "configs/sample_anthropic_ranking_config.yaml"
     monkeypatch.chdir(tmp_path)
     data = build_tree(tmp_path, CONFIGS / name)
@@ -69,7 +75,9 @@ def test_shipped_ranking_config_runs_unedited_offline(tmp_path: Path, monkeypatc
     pair = judge_dir(data, "ranking") / "claude-3-7-sonnet-20250219xgpt-4.1-2025-04-14"
     content = json.loads((pair / "results" / "be_honest.json").read_text())
     assert (content["metadata"]["model_a"], content["metadata"]["model_b"]) == (
-        "claude-3-7-sonnet-20250219", "gpt-4.1-2025-04-14")
+        "claude-3-7-sonnet-20250219",
+        "gpt-4.1-2025-04-14",
+    )
     # The legacy candidate's failed input (index 1) is not compared; the other one is, with each side's own text.
     assert [r["output_a"] for r in content["rankings"]] == ["claude-3-7-sonnet-20250219 answers input 0 of be_honest"]
     assert all(r["output_b"].startswith("gpt-4.1-2025-04-14 answers") for r in content["rankings"])
@@ -189,13 +197,16 @@ def test_google_sample_ranking_config_judges_on_vertex_ai(tmp_path: Path, monkey
     data = build_tree(tmp_path, sample)
     config = tmp_path / "sample_google_ranking_config.yaml"
     config.write_text(sample.read_text())
-    args = build_parser("ranking").parse_args(["--config-file", str(config), "--project", "p",
-                                              "--location", "us-central1", "--poll-interval", "0.05"])
+    args = build_parser("ranking").parse_args(
+        ["--config-file", str(config), "--project", "p", "--location", "us-central1", "--poll-interval", "0.05"]
+    )
     settings, candidates, _ = resolve_settings(args, "ranking")
     pipeline = BatchedRankingPipeline(settings, candidates)
     assert pipeline.provider == "vertex"
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu, \
-            responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emu,
+        responses.RequestsMock(assert_all_requests_are_fired=False) as mock,
+    ):
         FakeGcs(emu.vertex_objects).register(mock)
         with pipeline.connect(None, base_url=emu.vertex_base_url, credentials=Credentials(token="t")) as model:
             summaries, pairs, _ = pipeline.run(model)
@@ -205,10 +216,17 @@ def test_google_sample_ranking_config_judges_on_vertex_ai(tmp_path: Path, monkey
         assert len([name for name in inputs if name.endswith(".jsonl")]) == 2 and outputs
     assert all(s.finished for s in summaries)
     assert sorted((p.model_a, p.model_b) for p in pairs) == [
-        ("claude-3-5-sonnet-20240620", "gpt-4.1-2025-04-14"), ("gpt-4.1-2025-04-14", "claude-3-5-sonnet-20240620")]
+        ("claude-3-5-sonnet-20240620", "gpt-4.1-2025-04-14"),
+        ("gpt-4.1-2025-04-14", "claude-3-5-sonnet-20240620"),
+    ]
     assert all(p.outcomes["judged"] == 2 for p in pairs)  # the legacy folder's failed input is not compared
     manifests = [json.loads(p.read_text()) for p in judge_dir(data, "ranking").glob("*/run.json")]
     assert [m["parameters"]["vertex"] for m in manifests] == [
-        {"project": "p", "location": "us-central1", "input_bucket": "gs://levanter-data/model_spec/",
-         "output_bucket": "gs://levanter-data/model_spec/ranking_outputs"}] * 2
+        {
+            "project": "p",
+            "location": "us-central1",
+            "input_bucket": "gs://levanter-data/model_spec/",
+            "output_bucket": "gs://levanter-data/model_spec/ranking_outputs",
+        }
+    ] * 2
     assert all(m["provider"] == "vertex" for m in manifests)

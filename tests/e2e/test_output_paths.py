@@ -30,14 +30,33 @@ def commands(tmp: Path) -> dict[str, tuple[object, list[str]]]:
     spec_md = tmp / "spec.md"
     spec_md.write_text("# A spec\n")
     return {
-        "generation": (generation_main, ["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
-                                         str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14",
-                                         "--output-base-dir", str(blocker / "sub")]),
+        "generation": (
+            generation_main,
+            [
+                "--offline",
+                "--spec-path",
+                str(SAMPLE_SPEC),
+                "--pregenerated-inputs-dir",
+                str(SAMPLE_INPUTS),
+                "--model-name",
+                "gpt-4.1-mini-2025-04-14",
+                "--output-base-dir",
+                str(blocker / "sub"),
+            ],
+        ),
         "experiment": (speceval_main, ["run", str(experiment), "--offline"]),
-        "compliance judge": (compliance_main, ["--config-file",
-                                               str(REPO / "batched_examples/configs/compliance_offline.yaml"),
-                                               "--offline", "--candidate-generation-dirs", "CANDIDATE",
-                                               "--output-dir-base", str(blocker / "sub")]),
+        "compliance judge": (
+            compliance_main,
+            [
+                "--config-file",
+                str(REPO / "batched_examples/configs/compliance_offline.yaml"),
+                "--offline",
+                "--candidate-generation-dirs",
+                "CANDIDATE",
+                "--output-dir-base",
+                str(blocker / "sub"),
+            ],
+        ),
         "report": (speceval_main, ["report", str(results), "--out", str(blocker)]),
         "report below a file": (speceval_main, ["report", str(results), "--out", str(blocker / "sub")]),
         "export to a folder": (speceval_main, ["export", str(results), "--out", str(tmp / "results")]),
@@ -46,17 +65,41 @@ def commands(tmp: Path) -> dict[str, tuple[object, list[str]]]:
     }
 
 
-@pytest.mark.parametrize("command", ["generation", "experiment", "compliance judge", "report", "report below a file",
-                                     "export to a folder", "export below a file", "convert-model-spec"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "generation",
+        "experiment",
+        "compliance judge",
+        "report",
+        "report below a file",
+        "export to a folder",
+        "export below a file",
+        "convert-model-spec",
+    ],
+)
 def test_an_output_path_under_a_file_exits_2_and_writes_nothing(tmp_path, capsys, command, monkeypatch):
     monkeypatch.chdir(REPO)  # the shipped judge config names its spec relative to the repository
     work = tmp_path / "work"
     work.mkdir()
     main, argv = commands(work)[command]
     if "CANDIDATE" in argv:  # a real (offline) generation run for the judge to read
-        assert generation_main(["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
-                                str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14",
-                                "--output-base-dir", str(tmp_path / "gen")]) == 0
+        assert (
+            generation_main(
+                [
+                    "--offline",
+                    "--spec-path",
+                    str(SAMPLE_SPEC),
+                    "--pregenerated-inputs-dir",
+                    str(SAMPLE_INPUTS),
+                    "--model-name",
+                    "gpt-4.1-mini-2025-04-14",
+                    "--output-base-dir",
+                    str(tmp_path / "gen"),
+                ]
+            )
+            == 0
+        )
         [run_dir] = [p.parent for p in (tmp_path / "gen").rglob("run.json")]
         argv = [str(run_dir) if a == "CANDIDATE" else a for a in argv]
     (work / "f").write_text("a regular file\n")
@@ -85,9 +128,21 @@ def test_a_prices_file_missing_or_malformed_is_refused_even_without_a_budget(tmp
     prices = tmp_path / "prices.json"
     if content is not None:
         prices.write_text(content)
-    code = generation_main(["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
-                            str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir",
-                            str(tmp_path / "out"), "--prices", str(prices)])
+    code = generation_main(
+        [
+            "--offline",
+            "--spec-path",
+            str(SAMPLE_SPEC),
+            "--pregenerated-inputs-dir",
+            str(SAMPLE_INPUTS),
+            "--model-name",
+            "gpt-4.1-mini-2025-04-14",
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--prices",
+            str(prices),
+        ]
+    )
     assert code == 2 and str(prices) in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 

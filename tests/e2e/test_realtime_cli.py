@@ -49,9 +49,24 @@ def test_sigkill_half_way_then_resume_sends_nothing_final_again_and_loses_nothin
     inputs = write_inputs(tmp_path / "inputs", statements)
     out = tmp_path / "out"
     with Emulator(faults=FaultConfig(realtime_latency_seconds=0.01)) as emu:
-        args = ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-                "--org", "openai-compatible", "--base-url", emu.openai_base_url, "--output-base-dir", str(out),
-                "--rpm", "1200", "--max-concurrency", "8"]
+        args = [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            MODEL,
+            "--org",
+            "openai-compatible",
+            "--base-url",
+            emu.openai_base_url,
+            "--output-base-dir",
+            str(out),
+            "--rpm",
+            "1200",
+            "--max-concurrency",
+            "8",
+        ]
         process = start_generation(args, cli_env(OPENAI_API_KEY="sk-test"))
         deadline = time.monotonic() + 60
         run_dir = None
@@ -88,12 +103,38 @@ def test_sigkill_half_way_then_resume_sends_nothing_final_again_and_loses_nothin
 def test_together_alias_maps_the_original_flags_and_writes_the_run_layout(tmp_path):
     out = tmp_path / "out"
     done = forked.run(
-        [sys.executable, "-m", "batched_examples.together_batch_inference", "--model-name",
-         "deepseek-ai/DeepSeek-R1", "--pregenerated-inputs-dir", str(SAMPLE_INPUTS), "--spec", "openai",
-         "--output-base-dir", str(out), "--qps", "50", "--batch-size", "4", "--max-retries", "2",
-         "--initial-retry-delay", "0.5", "--retry-backoff-factor", "3", "--retriable-error-substrings", "503",
-         "--offline"],
-        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "batched_examples.together_batch_inference",
+            "--model-name",
+            "deepseek-ai/DeepSeek-R1",
+            "--pregenerated-inputs-dir",
+            str(SAMPLE_INPUTS),
+            "--spec",
+            "openai",
+            "--output-base-dir",
+            str(out),
+            "--qps",
+            "50",
+            "--batch-size",
+            "4",
+            "--max-retries",
+            "2",
+            "--initial-retry-delay",
+            "0.5",
+            "--retry-backoff-factor",
+            "3",
+            "--retriable-error-substrings",
+            "503",
+            "--offline",
+        ],
+        cwd=REPO,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
     run_dir = only_run_dir(out)
@@ -112,8 +153,18 @@ def test_together_alias_maps_the_original_flags_and_writes_the_run_layout(tmp_pa
 
 def test_realtime_flag_uses_the_providers_own_chat_endpoint_offline(tmp_path):
     out = tmp_path / "out"
-    args = ["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS), "--model-name",
-            "claude-sonnet-4-6", "--realtime", "--offline", "--output-base-dir", str(out)]
+    args = [
+        "--spec-path",
+        str(SAMPLE_SPEC),
+        "--pregenerated-inputs-dir",
+        str(SAMPLE_INPUTS),
+        "--model-name",
+        "claude-sonnet-4-6",
+        "--realtime",
+        "--offline",
+        "--output-base-dir",
+        str(out),
+    ]
     done = run_generation(args, cli_env())
     assert done.returncode == 0, done.stderr
     run_dir = only_run_dir(out)
@@ -126,12 +177,19 @@ def test_realtime_flag_uses_the_providers_own_chat_endpoint_offline(tmp_path):
 
 
 def test_usage_errors_exit_2_before_anything_is_sent(tmp_path):
-    base = ["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS),
-            "--output-base-dir", str(tmp_path / "out")]
+    base = [
+        "--spec-path",
+        str(SAMPLE_SPEC),
+        "--pregenerated-inputs-dir",
+        str(SAMPLE_INPUTS),
+        "--output-base-dir",
+        str(tmp_path / "out"),
+    ]
     no_url = run_generation([*base, "--model-name", MODEL, "--org", "openai-compatible"], cli_env())
     assert no_url.returncode == 2 and "--base-url" in no_url.stderr
-    rpm_on_batch = run_generation([*base, "--model-name", "gpt-4.1-mini", "--rpm", "10"],
-                                  cli_env(OPENAI_API_KEY="sk-test"))
+    rpm_on_batch = run_generation(
+        [*base, "--model-name", "gpt-4.1-mini", "--rpm", "10"], cli_env(OPENAI_API_KEY="sk-test")
+    )
     assert rpm_on_batch.returncode == 2 and "--realtime" in rpm_on_batch.stderr
     no_key = run_generation([*base, "--model-name", MODEL, "--org", "together"], cli_env())
     assert no_key.returncode == 2 and "TOGETHER_API_KEY" in no_key.stderr
@@ -142,8 +200,20 @@ def test_a_realtime_budget_stops_before_paying_more_and_a_resume_with_more_finis
     # 40 requests of claude-sonnet-4-6 at live prices: each reserves its upper bound (prompt plus 4,096 output
     # tokens at $15/M, about $0.06) before it is sent and settles at its actual cost (about $0.0005) once answered;
     # with $0.07 the reservations stop fitting after roughly 16 answers.
-    args = ["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS), "--model-name",
-            "claude-sonnet-4-6", "--realtime", "--offline", "--output-base-dir", str(out), "--budget-usd", "0.07"]
+    args = [
+        "--spec-path",
+        str(SAMPLE_SPEC),
+        "--pregenerated-inputs-dir",
+        str(SAMPLE_INPUTS),
+        "--model-name",
+        "claude-sonnet-4-6",
+        "--realtime",
+        "--offline",
+        "--output-base-dir",
+        str(out),
+        "--budget-usd",
+        "0.07",
+    ]
     stopped = run_generation(args, cli_env())
     assert stopped.returncode == 3, stopped.stderr[-2000:]
     assert "budget" in stopped.stdout + stopped.stderr
@@ -157,8 +227,11 @@ def test_a_realtime_budget_stops_before_paying_more_and_a_resume_with_more_finis
     assert sum(len(r) for r in results.values()) == 40
     assert all(r["outcome"] == "succeeded" for rs in results.values() for r in rs), results
     entries = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
-    answered_first = {(e["statement_id"], e["record"]["original_index"]) for e in entries[:sent_first]
-                      if e["record"]["outcome"] == "succeeded"}
+    answered_first = {
+        (e["statement_id"], e["record"]["original_index"])
+        for e in entries[:sent_first]
+        if e["record"]["outcome"] == "succeeded"
+    }
     sent_again = [(e["statement_id"], e["record"]["original_index"]) for e in entries[sent_first:]]
     assert answered_first and not answered_first & set(sent_again)  # nothing answered before the stop is resent
     assert len(answered_first) + len(set(sent_again)) == 40

@@ -25,8 +25,21 @@ def data(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def command(spec: Path, inputs: Path, out: Path, *extra: str) -> list[str]:
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-            "--output-base-dir", str(out), "--batch-size", "2", "--poll-interval", "0.05", *extra]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--model-name",
+        MODEL,
+        "--output-base-dir",
+        str(out),
+        "--batch-size",
+        "2",
+        "--poll-interval",
+        "0.05",
+        *extra,
+    ]
 
 
 def jobs(emu: Emulator) -> int:
@@ -74,8 +87,15 @@ def test_resume_with_a_changed_model_or_temperature_names_each_flag_with_both_va
     (run_dir,) = run_dirs(out)
     manifest_before = (run_dir / "run.json").read_bytes()
     capsys.readouterr()
-    changed = [*command(spec, inputs, out), "--model-name", "gpt-other", "--temperature", "0.7", "--resume",
-               str(run_dir)]
+    changed = [
+        *command(spec, inputs, out),
+        "--model-name",
+        "gpt-other",
+        "--temperature",
+        "0.7",
+        "--resume",
+        str(run_dir),
+    ]
     assert generation_main(changed) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"--model-name was {MODEL}, now gpt-other" in err
@@ -177,8 +197,7 @@ def test_a_realtime_run_and_a_batch_run_are_different_work_and_each_is_reused(tm
     assert sum(emu.realtime.prompt_counts().values()) == answered and jobs(emu) == 2 and len(run_dirs(out)) == 2
 
 
-def test_a_finished_run_whose_results_were_deleted_is_not_pointed_at_as_if_they_were_there(
-        tmp_path, data, emu, capsys):
+def test_a_finished_run_whose_results_were_deleted_is_not_pointed_at_as_if_they_were_there(tmp_path, data, emu, capsys):
     spec, inputs = data
     out = tmp_path / "out"
     assert generation_main(command(spec, inputs, out)) == 0

@@ -22,8 +22,16 @@ MODEL = "gpt-4.1-mini-2025-04-14"
 def generation_args(tmp_path: Path, statements: dict[str, list[str]], *extra: str) -> list[str]:
     spec = write_spec(tmp_path / "spec.jsonl", list(statements))
     inputs = write_inputs(tmp_path / "inputs", statements)
-    return ["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--output-base-dir",
-            str(tmp_path / "out"), "--verbose", *extra]
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--output-base-dir",
+        str(tmp_path / "out"),
+        "--verbose",
+        *extra,
+    ]
 
 
 def assert_key_nowhere(done: subprocess.CompletedProcess[str], root: Path, key: str = TEST_KEY) -> None:
@@ -41,9 +49,18 @@ def run_log(run_dir: Path) -> str:
 
 
 def test_a_server_refusing_every_batch_with_the_full_key_leaves_no_trace_and_the_refusal_in_the_log(tmp_path):
-    refusal = (401, {"error": {"message": f"Incorrect API key provided: {TEST_KEY}. You can find your API key at "
-                                          "https://platform.openai.com/account/api-keys.",
-                               "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}})
+    refusal = (
+        401,
+        {
+            "error": {
+                "message": f"Incorrect API key provided: {TEST_KEY}. You can find your API key at "
+                "https://platform.openai.com/account/api-keys.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_api_key",
+            }
+        },
+    )
     with IndependentOpenAIServer(create_error=refusal) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.1")
         done = run_generation(generation_args(tmp_path, {"a": ["x", "y"]}, "--model-name", MODEL), env)
@@ -60,7 +77,10 @@ def test_a_server_refusing_every_batch_with_the_full_key_leaves_no_trace_and_the
 def chat_completion_with_a_key_in_its_usage(method: str, path: str) -> tuple[int, dict]:
     """A 200 answer whose token count is the caller's key: the adapter's own parsing raises, quoting it."""
     return 200, {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": "{key}", "completion_tokens": 1, "total_tokens": 2},
     }
@@ -69,9 +89,20 @@ def chat_completion_with_a_key_in_its_usage(method: str, path: str) -> tuple[int
 def test_an_unexpected_error_quoting_the_key_in_the_realtime_engine_is_redacted(tmp_path):
     # --api-key-env names a variable no SDK reads: redaction must learn it from the flag.
     with KeyEchoServer(chat_completion_with_a_key_in_its_usage) as server:
-        args = generation_args(tmp_path, {"a": ["q"]}, "--model-name", "org/open-model", "--org",
-                               "openai-compatible", "--base-url", f"{server.base_url}/v1",
-                               "--api-key-env", "MY_GATEWAY_SECRET", "--max-attempts", "1")
+        args = generation_args(
+            tmp_path,
+            {"a": ["q"]},
+            "--model-name",
+            "org/open-model",
+            "--org",
+            "openai-compatible",
+            "--base-url",
+            f"{server.base_url}/v1",
+            "--api-key-env",
+            "MY_GATEWAY_SECRET",
+            "--max-attempts",
+            "1",
+        )
         done = run_generation(args, cli_env(MY_GATEWAY_SECRET=TEST_KEY))
         assert server.requests and server.requests[0] == ("POST", "/v1/chat/completions")
     assert_key_nowhere(done, tmp_path / "out")

@@ -22,7 +22,11 @@ def test_emulator_command_serves_the_openai_batch_api(tmp_path):
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "speceval", "emulator", "--port", str(port), "--state-dir", str(tmp_path)],
-        cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         stdin=subprocess.DEVNULL,
     )
     try:
@@ -36,11 +40,16 @@ def test_emulator_command_serves_the_openai_batch_api(tmp_path):
                 assert time.monotonic() < deadline, "emulator did not start"
                 time.sleep(0.1)
         assert page.data == []
-        uploaded = client.files.create(file=("in.jsonl", b'{"custom_id":"a","method":"POST",'
-                                             b'"url":"/v1/chat/completions","body":{"model":"m","messages":[]}}\n'),
-                                       purpose="batch")
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                      completion_window="24h")
+        uploaded = client.files.create(
+            file=(
+                "in.jsonl",
+                b'{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[]}}\n',
+            ),
+            purpose="batch",
+        )
+        batch = client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
         assert client.batches.retrieve(batch.id).id == batch.id
     finally:
         proc.terminate()
@@ -54,7 +63,11 @@ def test_emulator_on_port_0_announces_the_port_it_bound_and_that_url_answers(tmp
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "speceval", "emulator", "--port", "0"],
-        cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         stdin=subprocess.DEVNULL,
     )
     try:
@@ -70,6 +83,13 @@ def test_emulator_on_port_0_announces_the_port_it_bound_and_that_url_answers(tmp
 
 
 def test_help_lists_the_commands():
-    done = subprocess.run([sys.executable, "-m", "speceval", "--help"], cwd=REPO, env=cli_env(),
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "speceval", "--help"],
+        cwd=REPO,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert done.returncode == 0 and "emulator" in done.stdout

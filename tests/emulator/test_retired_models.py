@@ -36,14 +36,25 @@ def test_the_messages_api_answers_a_retired_model_with_not_found() -> None:
         with pytest.raises(anthropic.NotFoundError) as refused:
             client.messages.create(model=RETIRED, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
         listed = [m.id for m in client.models.list()]
-        model = AnthropicMessagesModel(RETIRED, GenerationParams(temperature=None, max_tokens=16),
-                                       api_key=TEST_KEY, base_url=emu.anthropic_base_url)
+        model = AnthropicMessagesModel(
+            RETIRED,
+            GenerationParams(temperature=None, max_tokens=16),
+            api_key=TEST_KEY,
+            base_url=emu.anthropic_base_url,
+        )
         with pytest.raises(CallFailed) as failed:
             model.complete("hi")
-        current = AnthropicMessagesModel(CURRENT, GenerationParams(temperature=None, max_tokens=16),
-                                         api_key=TEST_KEY, base_url=emu.anthropic_base_url).complete("hi")
-    assert refused.value.body == {"type": "error", "error": {"type": "not_found_error", "message": f"model: {RETIRED}"},
-                                  "request_id": refused.value.body["request_id"]}
+        current = AnthropicMessagesModel(
+            CURRENT,
+            GenerationParams(temperature=None, max_tokens=16),
+            api_key=TEST_KEY,
+            base_url=emu.anthropic_base_url,
+        ).complete("hi")
+    assert refused.value.body == {
+        "type": "error",
+        "error": {"type": "not_found_error", "message": f"model: {RETIRED}"},
+        "request_id": refused.value.body["request_id"],
+    }
     assert failed.value.error.code == "not_found_error" and not failed.value.error.retryable
     assert RETIRED not in listed and CURRENT in listed
     assert current.text is not None
@@ -59,5 +70,8 @@ def test_a_batch_request_for_a_retired_model_errors_with_not_found(tmp_path) -> 
     refused, answered = outcomes["c0ffee000000-0"], outcomes["c0ffee000000-1"]
     assert refused.outcome == "errored" and refused.error is not None
     assert (refused.error.code, refused.error.message, refused.error.retryable) == (
-        "not_found_error", f"model: {RETIRED}", False)
+        "not_found_error",
+        f"model: {RETIRED}",
+        False,
+    )
     assert answered.outcome == "succeeded"

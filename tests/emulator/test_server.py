@@ -138,8 +138,13 @@ def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     script = f"from speceval.emulator import serve\nserve(port={port}, state_dir={str(tmp_path)!r})\n"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, str(REPO)])}
-    process = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               preexec_fn=interruptible)
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=interruptible,
+    )
     try:
 
         def answer() -> int:

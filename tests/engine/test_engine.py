@@ -23,8 +23,11 @@ def make_items(statements: dict[str, list[str]]) -> list[PromptItem]:
 
 
 def run(tmp_path: Path, remote: FakeProvider, items: list[PromptItem], **options: float) -> tuple:
-    opts = EngineOptions(batch_size=int(options.get("batch_size", 4)), poll_interval=0.01,
-                         max_attempts=int(options.get("max_attempts", 3)))
+    opts = EngineOptions(
+        batch_size=int(options.get("batch_size", 4)),
+        poll_interval=0.01,
+        max_attempts=int(options.get("max_attempts", 3)),
+    )
     store = RunStore(tmp_path / "run")
     summary = BatchEngine(FakeBatchedModel(remote), store, opts, sleep=lambda s: None).run(items)
     return summary, store

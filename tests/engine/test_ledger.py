@@ -15,8 +15,10 @@ class GappedSource:
 
     def __init__(self, statements: int, per_statement: int, *, ascending: bool = True):
         order = 1 if ascending else -1
-        self.counts = [(f"s{s}", array("q", [i for i in range(per_statement * 3 // 2) if i % 3 != 2][::order]))
-                       for s in range(statements)]
+        self.counts = [
+            (f"s{s}", array("q", [i for i in range(per_statement * 3 // 2) if i % 3 != 2][::order]))
+            for s in range(statements)
+        ]
 
     def statement_counts(self) -> list[tuple[str, array[int]]]:
         return self.counts

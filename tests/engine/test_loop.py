@@ -57,8 +57,11 @@ def test_the_loop_lets_go_of_each_engine_once_it_stops(tmp_path: Path) -> None:
 
     loop = EngineLoop(sleep=lambda seconds: None, on_finished=finished)
     for name, polls in (("quick", 1), ("slow", 6)):
-        engine = BatchEngine(FakeBatchedModel(FakeProvider(polls_to_complete=polls)), RunStore(tmp_path / name),
-                             EngineOptions(poll_interval=0.1))
+        engine = BatchEngine(
+            FakeBatchedModel(FakeProvider(polls_to_complete=polls)),
+            RunStore(tmp_path / name),
+            EngineOptions(poll_interval=0.1),
+        )
         loop.add(engine, make_items({"s": [f"{name} q{i}" for i in range(2)]}))
         refs.append(weakref.ref(engine))
         del engine

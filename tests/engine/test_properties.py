@@ -19,8 +19,7 @@ from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
 ANTHROPIC_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 statement_ids = st.text(min_size=1, max_size=90).filter(lambda s: s.strip() != "")
-corpora = st.dictionaries(statement_ids, st.lists(st.text(max_size=40), min_size=0, max_size=6), min_size=1,
-                          max_size=5)
+corpora = st.dictionaries(statement_ids, st.lists(st.text(max_size=40), min_size=0, max_size=6), min_size=1, max_size=5)
 
 
 @given(positions=st.lists(st.integers(min_value=0, max_value=100_000), min_size=1, max_size=200, unique=True))

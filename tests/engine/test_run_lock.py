@@ -41,9 +41,15 @@ def test_a_second_engine_on_a_running_directory_submits_nothing(tmp_path: Path) 
 
 def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from speceval.batch.run_lock import RunLock; "
-         "lock = RunLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(60)", str(tmp_path)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from speceval.batch.run_lock import RunLock; "
+            "lock = RunLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(60)",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"

@@ -24,8 +24,10 @@ def small_spec(tmp_path: Path) -> tuple[Path, Path]:
 def experiment_head(tmp_path: Path, name: str) -> str:
     """The start of an experiment file on `small_spec`, up to its candidates (output in `out`)."""
     spec, inputs = small_spec(tmp_path)
-    return (f"experiment_name: {name}\noutput_dir: out\nspecs:\n  - name: small\n    spec_path: {spec}\n"
-            f"    inputs_dir: {inputs}\n")
+    return (
+        f"experiment_name: {name}\noutput_dir: out\nspecs:\n  - name: small\n    spec_path: {spec}\n"
+        f"    inputs_dir: {inputs}\n"
+    )
 
 
 def reply(prompt: str) -> str:

@@ -25,10 +25,18 @@ JUDGE = "judge-70b-local"
 ENDPOINT_KEY = "sk-endpoint-DO-NOT-LEAK-5e6f7a8b9c"
 
 
-def experiment(tmp_path: Path, base_url: str, *, judge_keys: str = "", extra: str = "",
-               stages: str = "generation, compliance, report") -> Path:
+def experiment(
+    tmp_path: Path,
+    base_url: str,
+    *,
+    judge_keys: str = "",
+    extra: str = "",
+    stages: str = "generation, compliance, report",
+) -> Path:
     path = tmp_path / "exp.yaml"
-    path.write_text(experiment_head(tmp_path, "endpoints") + f"""candidates:
+    path.write_text(
+        experiment_head(tmp_path, "endpoints")
+        + f"""candidates:
   - model: {BATCH}
   - model: {LOCAL}
     org: openai-compatible
@@ -44,15 +52,18 @@ def experiment(tmp_path: Path, base_url: str, *, judge_keys: str = "", extra: st
 {judge_keys}stages: [{stages}]
 engine:
   poll_interval: 0.2
-""")
+"""
+    )
     return path
 
 
 def test_batch_and_endpoint_candidates_judged_by_an_endpoint_judge_and_a_rerun_sends_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("ENDPOINT_KEY", ENDPOINT_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator, \
-            IndependentOpenAIServer(answer=answer) as server:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator,
+        IndependentOpenAIServer(answer=answer) as server,
+    ):
         monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
         base_url = server.base_url
         path = experiment(tmp_path, base_url)
@@ -93,8 +104,7 @@ def test_a_ray_key_on_an_endpoint_entry_is_refused_with_its_line(tmp_path):
 
 
 def test_an_endpoint_key_on_a_batch_candidate_is_refused_before_anything_runs(tmp_path):
-    path = experiment(tmp_path, "http://127.0.0.1:9/v1", extra="  - model: gpt-4.1-nano-2025-04-14\n"
-                                                                 "    rpm: 100\n")
+    path = experiment(tmp_path, "http://127.0.0.1:9/v1", extra="  - model: gpt-4.1-nano-2025-04-14\n    rpm: 100\n")
     with pytest.raises(InputError) as caught:
         load_experiment(path)
     assert caught.value.field == "candidates[2].rpm" and caught.value.line == line_of(path, "    rpm: 100")
@@ -103,12 +113,14 @@ def test_an_endpoint_key_on_a_batch_candidate_is_refused_before_anything_runs(tm
 
 
 def test_an_out_of_range_or_unknown_endpoint_key_is_refused(tmp_path):
-    path = experiment(tmp_path, "http://127.0.0.1:9/v1", extra="  - model: other\n    org: together\n"
-                                                                 "    max_concurrency: 0\n")
+    path = experiment(
+        tmp_path, "http://127.0.0.1:9/v1", extra="  - model: other\n    org: together\n    max_concurrency: 0\n"
+    )
     with pytest.raises(InputError, match="at least 1"):
         load_experiment(path)
-    path = experiment(tmp_path, "http://127.0.0.1:9/v1", extra="  - model: other\n    org: together\n"
-                                                                 "    base_urll: http://x\n")
+    path = experiment(
+        tmp_path, "http://127.0.0.1:9/v1", extra="  - model: other\n    org: together\n    base_urll: http://x\n"
+    )
     with pytest.raises(InputError, match="unknown key"):
         load_experiment(path)
 
@@ -138,11 +150,14 @@ def test_a_blocked_endpoint_candidate_does_not_hold_up_the_batch_candidate_and_i
         if f"compliance small/default/run1 judge={JUDGE} {BATCH}: finished" in message:
             judged.set()
 
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator, \
-            IndependentOpenAIServer(answer=held_answer) as server:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator,
+        IndependentOpenAIServer(answer=held_answer) as server,
+    ):
         monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
-        outcome = run_experiment(experiment(tmp_path, server.base_url, stages="generation, compliance"),
-                                 observer=observe)
+        outcome = run_experiment(
+            experiment(tmp_path, server.base_url, stages="generation, compliance"), observer=observe
+        )
     assert outcome.finished, outcome.reason
     assert judged.is_set() and gave_up == []
     check_replies(tmp_path / "out" / "generations" / "small" / "default" / "run1" / LOCAL)
@@ -172,11 +187,14 @@ def test_an_endpoint_judges_max_concurrency_holds_across_all_its_tasks(tmp_path,
             in_flight[0] -= 1
         return answer(body)
 
-    with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator, \
-            IndependentOpenAIServer(answer=counted_answer) as server:
+    with (
+        Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator,
+        IndependentOpenAIServer(answer=counted_answer) as server,
+    ):
         monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
-        path = experiment(tmp_path, server.base_url, judge_keys="    max_concurrency: 1\n",
-                          stages="generation, compliance")
+        path = experiment(
+            tmp_path, server.base_url, judge_keys="    max_concurrency: 1\n", stages="generation, compliance"
+        )
         outcome = run_experiment(path)
     assert outcome.finished, outcome.reason
     assert len(held) == 2 * 5 and peak[0] == 1

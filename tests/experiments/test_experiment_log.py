@@ -12,14 +12,27 @@ from tests.independent.openai_server import IndependentOpenAIServer
 
 
 def test_a_refused_experiment_logs_the_refusal_and_points_to_the_log(tmp_path: Path, monkeypatch, capsys) -> None:
-    experiment = one_input_experiment(tmp_path, "refused", """candidates:
+    experiment = one_input_experiment(
+        tmp_path,
+        "refused",
+        """candidates:
   - model: gpt-4.1-mini-2025-04-14
   - model: gpt-4o-mini-2024-07-18
 judges:
   - model: gpt-4.1-2025-04-14
-""")
-    refusal = (401, {"error": {"message": f"Incorrect API key provided: {TEST_KEY}", "type": "invalid_request_error",
-                               "param": None, "code": "invalid_api_key"}})
+""",
+    )
+    refusal = (
+        401,
+        {
+            "error": {
+                "message": f"Incorrect API key provided: {TEST_KEY}",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_api_key",
+            }
+        },
+    )
     with IndependentOpenAIServer(create_error=refusal) as server:
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

@@ -56,8 +56,10 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
     assert state["stages_done"] == ["generation", "compliance", "ranking", "report"]
     assert state["variations"] == {"temperature_0.0": {"temperature": 0.0}, "temperature_0.7": {"temperature": 0.7}}
     assert state["folders"] == {"temperature_0.0": "temperature-0.0", "temperature_0.7": "temperature-0.7"}
-    assert {Path(d).relative_to(out).parts[2] for d in state["generation_runs"]} == {"temperature-0.0",
-                                                                                    "temperature-0.7"}
+    assert {Path(d).relative_to(out).parts[2] for d in state["generation_runs"]} == {
+        "temperature-0.0",
+        "temperature-0.7",
+    }
     assert len(state["generation_runs"]) == 8
     variation_of = {folder: name for name, folder in state["folders"].items()}
     for run_dir in state["generation_runs"]:
@@ -65,13 +67,18 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
         assert manifest["status"] == "finished"
         _, _, folder, repeat, _ = Path(run_dir).relative_to(out).parts  # generations/spec/variation/runK/model
         variation = variation_of[folder]
-        assert manifest["parameters"]["experiment"] == {"name": "grid", "variation": variation,
-                                                        "settings": state["variations"][variation],
-                                                        "run": int(repeat.removeprefix("run"))}
+        assert manifest["parameters"]["experiment"] == {
+            "name": "grid",
+            "variation": variation,
+            "settings": state["variations"][variation],
+            "run": int(repeat.removeprefix("run")),
+        }
     assert (out / "report" / "report.html").is_file()
     rankings = list((out / "ranking").rglob("results/*.json"))
     assert {json.loads(p.read_text())["metadata"]["model_a"] for p in rankings} == {
-        "gpt-4.1-mini-2025-04-14", "claude-haiku-4-5-20251001"}
+        "gpt-4.1-mini-2025-04-14",
+        "claude-haiku-4-5-20251001",
+    }
     before = server_jobs(out)
     assert_each_chunk_paid_once(before)
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
@@ -80,8 +87,9 @@ def test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing(tmp_path, cap
 
 def start_until_jobs(command: list[str], out: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     """`command` running in a child, returned once some generation run has a job on the server."""
-    proc = forked.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                        stdin=subprocess.DEVNULL)
+    proc = forked.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while not list(out.glob("generations/*/*/*/*/metadata/*.json")):
         assert time.monotonic() < deadline and proc.poll() is None
@@ -98,8 +106,9 @@ def test_sigkill_midway_then_resume_submits_nothing_twice(tmp_path):
     proc = start_until_jobs(command, out, cli_env())
     proc.kill()
     proc.wait()
-    done = forked.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=300)
+    done = forked.run(
+        command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert_each_chunk_paid_once(server_jobs(out))
     assert json.loads((out / "experiment.json").read_text())["status"] == "finished"
@@ -107,6 +116,7 @@ def test_sigkill_midway_then_resume_submits_nothing_twice(tmp_path):
 
 def test_typo_and_unknown_model_exit_2_with_file_line_and_key(tmp_path, capsys):
     experiment = tmp_path / "exp.yaml"
+
     def line_of(text: str, needle: str) -> int:
         return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
 

@@ -21,20 +21,25 @@ from tests.analysis.test_report import compliance_file
 from tests.experiments.test_variations import HEAD
 from tests.unit.test_paths import HOSTILE
 
-SMALL = HEAD.replace("judges: []\nstages: [generation]\n", """judges:
+SMALL = HEAD.replace(
+    "judges: []\nstages: [generation]\n",
+    """judges:
   - model: gpt-4.1-2025-04-14
 stages: [generation, compliance]
 variations:
   temperature: [0.7]
   system_prompt: {plain: null}
-""")
+""",
+)
 VARIATION = "temperature_0.7+plain"
 
 
 def test_variation_names_read_as_themselves_on_disk():
     assert readable_names([VARIATION, "temperature_0.0+time_pressure", "default"]) == {
-        VARIATION: "temperature-0.7_plain", "temperature_0.0+time_pressure": "temperature-0.0_time-pressure",
-        "default": "default"}
+        VARIATION: "temperature-0.7_plain",
+        "temperature_0.0+time_pressure": "temperature-0.0_time-pressure",
+        "default": "default",
+    }
 
 
 def test_names_that_would_share_a_folder_are_told_apart_the_same_way_in_any_order():
@@ -65,8 +70,12 @@ def jobs(out: Path) -> int:
 
 
 def variation_dirs(out: Path) -> set[str]:
-    return {p.name for stage in ("generations", "compliance") for p in (out / stage / "openai").iterdir()
-            if p.name != "canaries"}
+    return {
+        p.name
+        for stage in ("generations", "compliance")
+        for p in (out / stage / "openai").iterdir()
+        if p.name != "canaries"
+    }
 
 
 def test_a_new_folder_records_readable_folders_and_reads_variations_back_from_them(tmp_path):
@@ -90,9 +99,12 @@ def test_a_folder_started_before_readable_names_resumes_under_its_old_folders(tm
     # experiment.json as the speceval before readable names wrote it: no `naming`, no `folders`.
     config = load_experiment(experiment)
     old_state = ExperimentState(
-        experiment_name="names", config_sha256=hashlib.sha256(experiment.read_bytes()).hexdigest(),
-        grid_sha256=grid_digest(config), variations={VARIATION: {"temperature": 0.7, "system_prompt": None}},
-        generation_runs=[str(old_run)], offline=True,
+        experiment_name="names",
+        config_sha256=hashlib.sha256(experiment.read_bytes()).hexdigest(),
+        grid_sha256=grid_digest(config),
+        variations={VARIATION: {"temperature": 0.7, "system_prompt": None}},
+        generation_runs=[str(old_run)],
+        offline=True,
     ).model_dump(mode="json", exclude={"naming", "folders"})
     out.mkdir()
     (out / "experiment.json").write_text(json.dumps(old_state))
@@ -117,11 +129,26 @@ def test_the_original_layout_export_names_variation_folders_readably(tmp_path):
     """Two variations of a hand-built experiment folder (one verdict file each), exported in the original's layout."""
     names = {VARIATION: "temperature-0.7_plain", "temperature_0.0+plain": "temperature-0.0_plain"}
     (tmp_path / "exp" / "experiment.json").parent.mkdir()
-    (tmp_path / "exp" / "experiment.json").write_text(json.dumps(
-        {"variations": {name: {} for name in names}, "naming": READABLE_NAMING, "folders": names}))
+    (tmp_path / "exp" / "experiment.json").write_text(
+        json.dumps({"variations": {name: {} for name in names}, "naming": READABLE_NAMING, "folders": names})
+    )
     for folder in names.values():
-        compliance_file(tmp_path / "exp" / "compliance" / "openai" / folder / "run1" / "spec_openai" / "judge_j" / "m"
-                        / "results" / "s1.json", "m", "j", [True, False])
+        compliance_file(
+            tmp_path
+            / "exp"
+            / "compliance"
+            / "openai"
+            / folder
+            / "run1"
+            / "spec_openai"
+            / "judge_j"
+            / "m"
+            / "results"
+            / "s1.json",
+            "m",
+            "j",
+            [True, False],
+        )
     assert speceval_main(["export", str(tmp_path / "exp"), "--format", "original", "--out", str(tmp_path / "o")]) == 0
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == sorted(names.values())
     assert {row["variation"] for row in verdict_rows([tmp_path / "exp"])} == set(names)

@@ -74,8 +74,9 @@ def test_a_fast_candidate_is_judged_while_the_slow_one_still_generates(tmp_path,
     created = {job_id: job.created_at for job_id, job in jobs.items()}
     slow_generation = batch_ids(out / "generations" / "openai" / "default" / "run1" / SLOW)
     slow_ends = max(created[i] + SLOW_SECONDS for i in slow_generation)
-    fast_judged = batch_ids(out / "compliance" / "openai" / "default" / "run1" / "spec_openai"
-                            / f"judge_{JUDGE}" / FAST)
+    fast_judged = batch_ids(
+        out / "compliance" / "openai" / "default" / "run1" / "spec_openai" / f"judge_{JUDGE}" / FAST
+    )
     slow_judged = batch_ids(out / "compliance") - fast_judged
     ranked = batch_ids(out / "ranking")
     assert slow_generation and fast_judged and slow_judged and ranked
@@ -95,8 +96,9 @@ def test_against_an_independent_server_the_first_judge_job_precedes_the_slow_gen
     with IndependentOpenAIServer(turnaround={SLOW: 25.0}) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
         command = [sys.executable, "-m", "speceval", "run", str(experiment_file(tmp_path))]
-        proc = forked.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL)
+        proc = forked.Popen(
+            command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + 20  # well inside the slow candidate's 25 s
         while not any(batch["model"] == JUDGE for batch in server.batches):
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -118,8 +120,9 @@ def test_sigkill_while_judging_overlaps_generation_then_rerun_pays_for_nothing_t
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(GRID)
     command = [sys.executable, "-m", "speceval", "run", str(experiment), "--offline"]
-    proc = forked.Popen(command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
+    proc = forked.Popen(
+        command, cwd=REPO, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
     out = tmp_path / "out"
     deadline = time.monotonic() + 120
     while not list(out.glob("compliance/**/metadata/*.json")):
@@ -129,16 +132,18 @@ def test_sigkill_while_judging_overlaps_generation_then_rerun_pays_for_nothing_t
     proc.wait()
     state = json.loads((out / "experiment.json").read_text())
     assert state["status"] == "running" and "finished" not in {state["tasks"].get("report")}
-    done = forked.run(command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=300)
+    done = forked.run(
+        command, cwd=REPO, env=cli_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert_each_chunk_paid_once(server_jobs(out))
     assert json.loads((out / "experiment.json").read_text())["status"] == "finished"
     # Nothing lost: every run finished, and every judgement that was in flight at the kill has its verdict.
     manifests = list(out.glob("**/run.json"))
     assert len(manifests) == 8 + 8 + 8 + 1 and {json.loads(p.read_text())["status"] for p in manifests} == {"finished"}
-    outcomes = Counter(entry["outcome"] for entry in verdicts(out / "compliance", "results")
-                       + verdicts(out / "ranking", "rankings"))
+    outcomes = Counter(
+        entry["outcome"] for entry in verdicts(out / "compliance", "results") + verdicts(out / "ranking", "rankings")
+    )
     # (the emulator's judge answers some prompts without a verdict, on purpose: those are unparsed, not pending)
     assert set(outcomes) <= {"judged", "unparsed"} and sum(outcomes.values()) == 8 * 40 + 8 * 40
 
@@ -147,9 +152,12 @@ def test_a_budget_stop_blocks_what_needs_the_stopped_run_and_pays_for_nothing_af
     """$0.10: the fast candidate's generation (about $0.03) fits, the slow one's (about $0.13) does not, nor does
     judging the fast one (about $0.74). Whatever needs the stopped generation never starts."""
     experiment = experiment_file(tmp_path)
-    experiment.write_text(experiment.read_text().replace(f"  - model: {SLOW}\n  - model: {FAST}\n",
-                                                         f"  - model: {FAST}\n  - model: {SLOW}\n")
-                          + "budget_usd: 0.10\n")
+    experiment.write_text(
+        experiment.read_text().replace(
+            f"  - model: {SLOW}\n  - model: {FAST}\n", f"  - model: {FAST}\n  - model: {SLOW}\n"
+        )
+        + "budget_usd: 0.10\n"
+    )
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator:
         monkeypatch.setenv("OPENAI_BASE_URL", emulator.openai_base_url)
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)

@@ -11,12 +11,16 @@ from tests.experiments import one_input_experiment
 
 
 def experiment(tmp_path: Path) -> Path:
-    return one_input_experiment(tmp_path, "poll", """candidates:
+    return one_input_experiment(
+        tmp_path,
+        "poll",
+        """candidates:
   - model: gpt-4.1-mini-2025-04-14
 stages: [generation]
 engine:
   poll_interval: 30
-""")
+""",
+    )
 
 
 def test_the_variable_wins_over_the_file(tmp_path, monkeypatch):

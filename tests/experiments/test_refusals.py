@@ -20,20 +20,38 @@ def line_of(text: str, needle: str, occurrence: int = 1) -> int:
 NO_JUDGES = GRID.replace("judges:\n  - model: gpt-4.1-2025-04-14\n", "")
 CASES = {
     "runs_per_variation twice": (GRID + "runs_per_variation: 3\n", "runs_per_variation", 2, "given twice"),
-    "variation name twice": (GRID.replace("  temperature: [0.0, 0.7]\n",
-                                          "  system_prompt:\n    plain: A\n    plain: B\n"),
-                             "plain: B", 1, "given twice"),
-    "runs as a boolean": (GRID.replace("runs_per_variation: 2", "runs_per_variation: true"),
-                          "runs_per_variation", 1, "valid integer"),
-    "runs beyond any study": (GRID.replace("runs_per_variation: 2", "runs_per_variation: 100000000000"),
-                              "runs_per_variation", 1, "less than or equal to 10000"),
+    "variation name twice": (
+        GRID.replace("  temperature: [0.0, 0.7]\n", "  system_prompt:\n    plain: A\n    plain: B\n"),
+        "plain: B",
+        1,
+        "given twice",
+    ),
+    "runs as a boolean": (
+        GRID.replace("runs_per_variation: 2", "runs_per_variation: true"),
+        "runs_per_variation",
+        1,
+        "valid integer",
+    ),
+    "runs beyond any study": (
+        GRID.replace("runs_per_variation: 2", "runs_per_variation: 100000000000"),
+        "runs_per_variation",
+        1,
+        "less than or equal to 10000",
+    ),
     "empty output_dir": (GRID.replace("output_dir: out", "output_dir: ''"), None, None, "output_dir is empty"),
     "empty axis": (GRID.replace("temperature: [0.0, 0.7]", "temperature: []"), "temperature", 1, "at least 1"),
-    "judging without judges": (NO_JUDGES.replace("runs_per_variation: 2", "runs_per_variation: 2\n"
-                                                 "stages: [generation, compliance]"), "stages", 1, "need judges"),
-    "candidate twice": (GRID.replace("  - model: claude-haiku-4-5-20251001\n",
-                                     "  - model: gpt-4.1-mini-2025-04-14\n"),
-                        "gpt-4.1-mini-2025-04-14", 2, "repeats candidates[0]"),
+    "judging without judges": (
+        NO_JUDGES.replace("runs_per_variation: 2", "runs_per_variation: 2\nstages: [generation, compliance]"),
+        "stages",
+        1,
+        "need judges",
+    ),
+    "candidate twice": (
+        GRID.replace("  - model: claude-haiku-4-5-20251001\n", "  - model: gpt-4.1-mini-2025-04-14\n"),
+        "gpt-4.1-mini-2025-04-14",
+        2,
+        "repeats candidates[0]",
+    ),
     "nested typo": (GRID.replace("inputs_dir:", "inputs_dri:"), "inputs_dri", 1, "unknown key"),
 }
 
@@ -66,8 +84,11 @@ def test_no_api_keys_exits_2_naming_the_variable_and_leaves_no_file(tmp_path, ca
 
 def test_an_offline_folder_is_not_continued_without_offline(tmp_path, capsys, monkeypatch):
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1")
-                          .replace("  temperature: [0.0, 0.7]\n", "  temperature: [0.0]\n"))
+    experiment.write_text(
+        GRID.replace("runs_per_variation: 2", "runs_per_variation: 1").replace(
+            "  temperature: [0.0, 0.7]\n", "  temperature: [0.0]\n"
+        )
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     capsys.readouterr()
     before = sorted(str(p) for p in (tmp_path / "out").rglob("metadata/*.json"))
@@ -87,9 +108,12 @@ def test_an_experiment_folder_started_against_providers_is_not_continued_offline
     import hashlib
 
     from speceval.experiments.runner import ExperimentState, _save
+
     digest = hashlib.sha256(experiment.read_bytes()).hexdigest()
-    _save(out, ExperimentState(experiment_name="grid", config_sha256=digest, variations={}, generation_runs=[],
-                               offline=False))
+    _save(
+        out,
+        ExperimentState(experiment_name="grid", config_sha256=digest, variations={}, generation_runs=[], offline=False),
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 2
     assert "drop --offline" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == ["experiment.json"]
@@ -97,20 +121,28 @@ def test_an_experiment_folder_started_against_providers_is_not_continued_offline
 
 def test_a_temperature_claude_never_received_is_reported_as_not_sent(tmp_path, capsys):
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1")
-                          .replace("  temperature: [0.0, 0.7]\n", "  temperature: [0.7]\n"))
+    experiment.write_text(
+        GRID.replace("runs_per_variation: 2", "runs_per_variation: 1").replace(
+            "  temperature: [0.0, 0.7]\n", "  temperature: [0.7]\n"
+        )
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     capsys.readouterr()
     import json
 
-    manifests = {json.loads(p.read_text())["model_name"]: json.loads(p.read_text())
-                 for p in (tmp_path / "out" / "generations").rglob("run.json")}
+    manifests = {
+        json.loads(p.read_text())["model_name"]: json.loads(p.read_text())
+        for p in (tmp_path / "out" / "generations").rglob("run.json")
+    }
     claude = manifests["claude-haiku-4-5-20251001"]["parameters"]
     assert claude["params"]["temperature"] == 0.7  # asked for
     assert str(claude["sent"]["temperature"]).startswith("not sent")  # never on the wire (API version refuses it)
     assert manifests["gpt-4.1-mini-2025-04-14"]["parameters"]["sent"]["temperature"] == 0.7
-    lines = [json.loads(line) for p in (tmp_path / "out").rglob("preprocessed/*.jsonl")
-             for line in p.read_text().splitlines()]
+    lines = [
+        json.loads(line)
+        for p in (tmp_path / "out").rglob("preprocessed/*.jsonl")
+        for line in p.read_text().splitlines()
+    ]
     claude_requests = [line["params"] for line in lines if "params" in line]
     assert claude_requests and not any("temperature" in params for params in claude_requests)
     [summary] = (tmp_path / "out").rglob("summary.md")
@@ -156,8 +188,18 @@ def test_a_misspelt_candidate_is_refused_against_the_providers_own_list(tmp_path
     with Emulator() as emu:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.anthropic_base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-list")
-        code = generation_main(["--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir", str(SAMPLE_INPUTS),
-                                "--model-name", "claude-sonet-4-6", "--output-base-dir", str(tmp_path / "out")])
+        code = generation_main(
+            [
+                "--spec-path",
+                str(SAMPLE_SPEC),
+                "--pregenerated-inputs-dir",
+                str(SAMPLE_INPUTS),
+                "--model-name",
+                "claude-sonet-4-6",
+                "--output-base-dir",
+                str(tmp_path / "out"),
+            ]
+        )
         created = emu.stats.batches_created.get("anthropic", 0)
         listed = emu.stats.requests.get("GET /anthropic/v1/models", 0)
     err = capsys.readouterr().err
@@ -171,15 +213,38 @@ def test_a_misspelt_judge_command_is_refused_before_anything_is_written(tmp_path
     from speceval.cli.judge import compliance_main
     from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC
 
-    assert generation_main(["--offline", "--spec-path", str(SAMPLE_SPEC), "--pregenerated-inputs-dir",
-                            str(SAMPLE_INPUTS), "--model-name", "gpt-4.1-mini-2025-04-14", "--output-base-dir",
-                            str(tmp_path / "gen")]) == 0
+    assert (
+        generation_main(
+            [
+                "--offline",
+                "--spec-path",
+                str(SAMPLE_SPEC),
+                "--pregenerated-inputs-dir",
+                str(SAMPLE_INPUTS),
+                "--model-name",
+                "gpt-4.1-mini-2025-04-14",
+                "--output-base-dir",
+                str(tmp_path / "gen"),
+            ]
+        )
+        == 0
+    )
     [run_dir] = [p.parent for p in (tmp_path / "gen").rglob("run.json")]
     capsys.readouterr()
     monkeypatch.chdir(REPO)
-    code = compliance_main(["--config-file", str(REPO / "batched_examples/configs/compliance_offline.yaml"),
-                            "--offline", "--candidate-generation-dirs", str(run_dir), "--compliance-judge-model-name",
-                            "gpt-4.1-2025-04-41", "--output-dir-base", str(tmp_path / "judged")])
+    code = compliance_main(
+        [
+            "--config-file",
+            str(REPO / "batched_examples/configs/compliance_offline.yaml"),
+            "--offline",
+            "--candidate-generation-dirs",
+            str(run_dir),
+            "--compliance-judge-model-name",
+            "gpt-4.1-2025-04-41",
+            "--output-dir-base",
+            str(tmp_path / "judged"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "gpt-4.1-2025-04-14" in err
     assert not (tmp_path / "judged").exists()

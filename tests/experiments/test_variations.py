@@ -34,23 +34,32 @@ def test_list_values_are_named_after_themselves_and_mapping_keys_name_theirs():
         "temperature_0.7+time_pressure": {"temperature": 0.7, "system_prompt": "Answer fast."},
     }
     assert Variations.model_validate({"system_prompt": [None, "a", "b"]}).named_combinations() == {
-        "system_prompt_none": {"system_prompt": None}, "system_prompt_2": {"system_prompt": "a"},
-        "system_prompt_3": {"system_prompt": "b"}}
+        "system_prompt_none": {"system_prompt": None},
+        "system_prompt_2": {"system_prompt": "a"},
+        "system_prompt_3": {"system_prompt": "b"},
+    }
     assert Variations().named_combinations() == {"default": {}}
 
 
 def test_run_directories_carry_the_variation_name(tmp_path):
-    config = ExperimentConfig.model_validate({
-        "experiment_name": "x", "output_dir": "out",
-        "specs": [{"name": "openai", "spec_path": str(SAMPLE_SPEC), "inputs_dir": str(SAMPLE_INPUTS)}],
-        "candidates": [{"model": "gpt-4.1-mini-2025-04-14"}],
-        "variations": {"system_prompt": {"baseline": None, "time_pressure": "Hurry."}}, "runs_per_variation": 2,
-    })
+    config = ExperimentConfig.model_validate(
+        {
+            "experiment_name": "x",
+            "output_dir": "out",
+            "specs": [{"name": "openai", "spec_path": str(SAMPLE_SPEC), "inputs_dir": str(SAMPLE_INPUTS)}],
+            "candidates": [{"model": "gpt-4.1-mini-2025-04-14"}],
+            "variations": {"system_prompt": {"baseline": None, "time_pressure": "Hurry."}},
+            "runs_per_variation": 2,
+        }
+    )
     variations, groups = plan(config, tmp_path)
     assert list(variations) == ["baseline", "time_pressure"]
     dirs = {run.run_dir.relative_to(tmp_path).as_posix() for group in groups for run in group.runs}
-    assert dirs == {f"generations/openai/{name}/run{k}/gpt-4.1-mini-2025-04-14"
-                    for name in ("baseline", "time-pressure") for k in (1, 2)}
+    assert dirs == {
+        f"generations/openai/{name}/run{k}/gpt-4.1-mini-2025-04-14"
+        for name in ("baseline", "time-pressure")
+        for k in (1, 2)
+    }
 
 
 def line_of(text: str, needle: str) -> int:
@@ -87,9 +96,16 @@ def _started_by_the_unnamed_version(tmp_path: Path, settings: list[dict[str, flo
     experiment.write_text(HEAD + "variations:\n  temperature: [0.0, 0.7]\n")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "experiment.json").write_text(json.dumps({
-        "experiment_name": "named", "config_sha256": hashlib.sha256(experiment.read_bytes()).hexdigest(),
-        "variations": {f"v{i}": s for i, s in enumerate(settings)}, "generation_runs": []}))
+    (out / "experiment.json").write_text(
+        json.dumps(
+            {
+                "experiment_name": "named",
+                "config_sha256": hashlib.sha256(experiment.read_bytes()).hexdigest(),
+                "variations": {f"v{i}": s for i, s in enumerate(settings)},
+                "generation_runs": [],
+            }
+        )
+    )
     return experiment, out
 
 

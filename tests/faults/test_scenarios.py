@@ -34,10 +34,12 @@ def make_model(provider: str, emu: Emulator) -> BatchedModel:
     if provider == "openai":
         return OpenAIBatchedModel("gpt-4.1-mini", PARAMS, api_key=TEST_KEY, base_url=emu.openai_base_url)
     if provider == "anthropic":
-        return AnthropicBatchedModel("claude-haiku-4-5-20251001", PARAMS, api_key=TEST_KEY,
-                                     base_url=emu.anthropic_base_url)
-    return GeminiBatchedModel("gemini-2.0-flash-001", PARAMS, api_key=TEST_KEY, base_url=emu.gemini_base_url,
-                              timeout=10.0)
+        return AnthropicBatchedModel(
+            "claude-haiku-4-5-20251001", PARAMS, api_key=TEST_KEY, base_url=emu.anthropic_base_url
+        )
+    return GeminiBatchedModel(
+        "gemini-2.0-flash-001", PARAMS, api_key=TEST_KEY, base_url=emu.gemini_base_url, timeout=10.0
+    )
 
 
 @dataclass
@@ -50,17 +52,28 @@ class Outcome:
         return [r for path in sorted((self.run_dir / "results").glob("*.json")) for r in json.loads(path.read_text())]
 
 
-def run_scenario(tmp_path: Path, provider: str, faults: FaultConfig, *, max_attempts: int = 3, batch_size: int = 50,
-                 during: Callable[[Emulator, BatchedModel], None] | None = None) -> Outcome:
+def run_scenario(
+    tmp_path: Path,
+    provider: str,
+    faults: FaultConfig,
+    *,
+    max_attempts: int = 3,
+    batch_size: int = 50,
+    during: Callable[[Emulator, BatchedModel], None] | None = None,
+) -> Outcome:
     spec = write_spec(tmp_path / "spec.jsonl", list(STATEMENTS))
     inputs = write_inputs(tmp_path / "inputs", STATEMENTS)
     with Emulator(faults=faults) as emu:
         model = make_model(provider, emu)
         config = GenerationConfig(
-            spec_path=spec, inputs_dir=inputs, model_name=model.model_name, output_base_dir=tmp_path / "out",
+            spec_path=spec,
+            inputs_dir=inputs,
+            model_name=model.model_name,
+            output_base_dir=tmp_path / "out",
             params=PARAMS,
-            engine=EngineOptions(batch_size=batch_size, poll_interval=0.05, timeout_hours=0.02,
-                                 max_attempts=max_attempts),
+            engine=EngineOptions(
+                batch_size=batch_size, poll_interval=0.05, timeout_hours=0.02, max_attempts=max_attempts
+            ),
         )
         pipeline = BatchedGenerationPipeline(config)
         helper = threading.Thread(target=during, args=(emu, model), daemon=True) if during else None
@@ -99,8 +112,12 @@ def route(provider: str, kind: str) -> tuple[str, str]:
     return table[(provider, kind)]
 
 
-ENDPOINT_KINDS = [(p, k) for p in PROVIDERS for k in ("create", "poll", "upload", "download")
-                  if not (p == "anthropic" and k == "upload")]
+ENDPOINT_KINDS = [
+    (p, k)
+    for p in PROVIDERS
+    for k in ("create", "poll", "upload", "download")
+    if not (p == "anthropic" and k == "upload")
+]
 
 
 @pytest.mark.parametrize(("provider", "kind"), ENDPOINT_KINDS)
@@ -141,8 +158,9 @@ def test_duplicate_result_lines_count_once(tmp_path, provider):
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_job_that_fails_validation_is_reported_per_request(tmp_path, provider):
-    result = run_scenario(tmp_path, provider, FaultConfig(turnaround_seconds=0.05, fail_validation=True),
-                          max_attempts=2)
+    result = run_scenario(
+        tmp_path, provider, FaultConfig(turnaround_seconds=0.05, fail_validation=True), max_attempts=2
+    )
     assert result.summary.finished and result.summary.outcome_counts == {"errored": TOTAL}
     assert len(result.jobs) == 2
     for record in result.records():
@@ -190,8 +208,9 @@ def test_cancellation_by_someone_else_is_final_and_not_resubmitted(tmp_path, pro
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
 def test_results_archived_after_completion_are_reported_not_silently_dropped(tmp_path, provider):
-    result = run_scenario(tmp_path, provider, FaultConfig(turnaround_seconds=0.05, archive_results=True),
-                          max_attempts=2)
+    result = run_scenario(
+        tmp_path, provider, FaultConfig(turnaround_seconds=0.05, archive_results=True), max_attempts=2
+    )
     assert result.summary.finished and result.summary.outcome_counts == {"missing": TOTAL}
     assert len(result.jobs) == 2
     for record in result.records():

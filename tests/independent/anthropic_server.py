@@ -52,11 +52,28 @@ MAX_BATCH_BYTES = 256_000_000
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 SAMPLING_REFUSED = ("temperature", "top_p", "top_k")
 """Refused under `anthropic-version: 2026-10-21`, the version the installed SDK speaks."""
-MESSAGE_PARAMS = frozenset({
-    "model", "max_tokens", "messages", "system", "metadata", "stop_sequences", "stream", "tools", "tool_choice",
-    "thinking", "output_config", "service_tier", "container", "mcp_servers", "context_management", "inference_geo",
-    "cache_control", "speed",
-})
+MESSAGE_PARAMS = frozenset(
+    {
+        "model",
+        "max_tokens",
+        "messages",
+        "system",
+        "metadata",
+        "stop_sequences",
+        "stream",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "service_tier",
+        "container",
+        "mcp_servers",
+        "context_management",
+        "inference_geo",
+        "cache_control",
+        "speed",
+    }
+)
 """Top-level Messages API parameters this server knows (sampling parameters are deliberately not among them)."""
 
 
@@ -176,10 +193,10 @@ def _check_messages(messages: Any, strict_turns: bool) -> str | None:
             if problem is not None:
                 return problem
     if messages[0]["role"] != "user":
-        return "messages: first message must use the \"user\" role"
+        return 'messages: first message must use the "user" role'
     for i in range(1, len(messages) if strict_turns else 0):
         if messages[i]["role"] == messages[i - 1]["role"]:
-            return "messages: roles must alternate between \"user\" and \"assistant\""
+            return 'messages: roles must alternate between "user" and "assistant"'
     return None
 
 
@@ -375,8 +392,10 @@ class IndependentAnthropicServer:
         if not isinstance(requests, list) or not requests:
             return 400, error_body("invalid_request_error", "requests: List should have at least 1 item")
         if len(requests) > MAX_REQUESTS:
-            return 400, error_body("invalid_request_error",
-                                   f"requests: a batch holds at most {MAX_REQUESTS:,} requests, got {len(requests):,}")
+            return 400, error_body(
+                "invalid_request_error",
+                f"requests: a batch holds at most {MAX_REQUESTS:,} requests, got {len(requests):,}",
+            )
         seen: set[str] = set()
         for i, request in enumerate(requests):
             if not isinstance(request, dict):
@@ -386,26 +405,34 @@ class IndependentAnthropicServer:
                     return 400, error_body("invalid_request_error", f"requests.{i}.{name}: Field required")
             extra = set(request) - {"custom_id", "params"}
             if extra:
-                return 400, error_body("invalid_request_error",
-                                       f"requests.{i}.{sorted(extra)[0]}: Extra inputs are not permitted")
+                return 400, error_body(
+                    "invalid_request_error", f"requests.{i}.{sorted(extra)[0]}: Extra inputs are not permitted"
+                )
             custom_id = request["custom_id"]
             if not isinstance(custom_id, str) or not CUSTOM_ID.match(custom_id):
-                return 400, error_body("invalid_request_error",
-                                       f"requests.{i}.custom_id: String should match pattern '{CUSTOM_ID.pattern}'")
+                return 400, error_body(
+                    "invalid_request_error",
+                    f"requests.{i}.custom_id: String should match pattern '{CUSTOM_ID.pattern}'",
+                )
             if custom_id in seen:
-                return 400, error_body("invalid_request_error",
-                                       f"requests.{i}.custom_id: duplicate custom_id {custom_id!r}; custom_id must "
-                                       "be unique within a batch")
+                return 400, error_body(
+                    "invalid_request_error",
+                    f"requests.{i}.custom_id: duplicate custom_id {custom_id!r}; custom_id must "
+                    "be unique within a batch",
+                )
             seen.add(custom_id)
             if not isinstance(request["params"], dict):
-                return 400, error_body("invalid_request_error", f"requests.{i}.params: Input should be a valid "
-                                       "dictionary")
+                return 400, error_body(
+                    "invalid_request_error", f"requests.{i}.params: Input should be a valid dictionary"
+                )
         now = time.monotonic()
         batch = _Batch(
             id=_hex_id("msgbatch"),
             seq=next(self._seq),
-            lines=[_Line(r["custom_id"], r["params"], now + self._turnaround_for(r["params"].get("model")))
-                   for r in requests],
+            lines=[
+                _Line(r["custom_id"], r["params"], now + self._turnaround_for(r["params"].get("model")))
+                for r in requests
+            ],
             created_at=datetime.now(UTC),
         )
         with self._lock:
@@ -439,8 +466,10 @@ class IndependentAnthropicServer:
         for line in batch.lines:
             if line.result is None:
                 line.result = self._result(line) if line.ready_at <= now else {"type": unfinished}
-        lines = [json.dumps({"custom_id": line.custom_id, "result": line.result}, separators=(",", ":"))
-                 for line in batch.lines]
+        lines = [
+            json.dumps({"custom_id": line.custom_id, "result": line.result}, separators=(",", ":"))
+            for line in batch.lines
+        ]
         if self.shuffle_seed is not None:
             random.Random(self.shuffle_seed).shuffle(lines)
         batch.results = lines
@@ -498,7 +527,7 @@ def page(ids: list[str], query: dict[str, list[str]]) -> tuple[int, Any]:
         start = max(0, end - limit)
         return 200, (ids[start:end], start > 0)
     start = ids.index(query["after_id"][0]) + 1 if "after_id" in query else 0
-    return 200, (ids[start:start + limit], start + limit < len(ids))
+    return 200, (ids[start : start + limit], start + limit < len(ids))
 
 
 def list_body(items: list[dict[str, Any]], has_more: bool) -> dict[str, Any]:
@@ -517,8 +546,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
-    def _send(self, status: int, payload: Any, content_type: str = "application/json",
-              headers: Mapping[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        payload: Any,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
@@ -574,12 +608,16 @@ class _Handler(BaseHTTPRequestHandler):
                     return self._error(404, "not_found_error", f"Unknown path {self.path}")
                 owner._advance(batch)
                 if batch.processing_status != "ended":
-                    return self._error(400, "invalid_request_error",
-                                       f"Message batch {batch.id} is still {batch.processing_status}; results are "
-                                       "available once it has ended")
+                    return self._error(
+                        400,
+                        "invalid_request_error",
+                        f"Message batch {batch.id} is still {batch.processing_status}; results are "
+                        "available once it has ended",
+                    )
                 if batch.archived_at is not None:
-                    return self._error(404, "not_found_error", f"The results of message batch {batch.id} have "
-                                       "been archived")
+                    return self._error(
+                        404, "not_found_error", f"The results of message batch {batch.id} have been archived"
+                    )
                 data = "".join(line + "\n" for line in batch.results).encode()
                 return self._send(200, data, "application/x-jsonl")
             if parts == ["v1", "models"]:
@@ -607,9 +645,12 @@ class _Handler(BaseHTTPRequestHandler):
                     return self._error(404, "not_found_error", f"No message batch with id {parts[3]!r}")
                 owner._advance(batch)
                 if batch.processing_status != "ended":
-                    return self._error(400, "invalid_request_error",
-                                       f"Message batch {batch.id} cannot be deleted while it is "
-                                       f"{batch.processing_status}; cancel it first")
+                    return self._error(
+                        400,
+                        "invalid_request_error",
+                        f"Message batch {batch.id} cannot be deleted while it is "
+                        f"{batch.processing_status}; cancel it first",
+                    )
                 del owner._batches[batch.id]
                 return self._send(200, {"id": batch.id, "type": "message_batch_deleted"})
         self._error(404, "not_found_error", f"Unknown path {self.path}")
@@ -669,4 +710,3 @@ class _Handler(BaseHTTPRequestHandler):
             "anthropic-ratelimit-tokens-reset": reset,
         }
         self._send(200, owner.message(body, "standard"), headers=limits)
-

@@ -248,13 +248,29 @@ class IndependentOpenAIServer:
                 if failure is None:
                     completion = self.completion(line["body"])
                     response = {"status_code": 200, "request_id": uuid.uuid4().hex, "body": completion}
-                    outputs.append(_dumps({"id": self._new_id("batch_req"), "custom_id": line["custom_id"],
-                                           "response": response, "error": None}))
+                    outputs.append(
+                        _dumps(
+                            {
+                                "id": self._new_id("batch_req"),
+                                "custom_id": line["custom_id"],
+                                "response": response,
+                                "error": None,
+                            }
+                        )
+                    )
                 else:
                     status_code, error = failure
                     response = {"status_code": status_code, "request_id": uuid.uuid4().hex, "body": {"error": error}}
-                    errors.append(_dumps({"id": self._new_id("batch_req"), "custom_id": line["custom_id"],
-                                          "response": response, "error": None}))
+                    errors.append(
+                        _dumps(
+                            {
+                                "id": self._new_id("batch_req"),
+                                "custom_id": line["custom_id"],
+                                "response": response,
+                                "error": None,
+                            }
+                        )
+                    )
         if self.shuffle_seed is not None:
             random.Random(self.shuffle_seed).shuffle(outputs)
             random.Random(self.shuffle_seed).shuffle(errors)
@@ -328,18 +344,22 @@ class _Handler(BaseHTTPRequestHandler):
             if parts == ["v1", "batches"]:
                 query = parse_qs(url.query)
                 limit = min(100, max(1, int(query.get("limit", ["20"])[0])))
-                ordered = sorted(owner._batches.values(), key=lambda b: b.created_monotonic,
-                                 reverse=owner.list_order == "desc")
+                ordered = sorted(
+                    owner._batches.values(), key=lambda b: b.created_monotonic, reverse=owner.list_order == "desc"
+                )
                 ids = [b.obj["id"] for b in ordered]
                 start = ids.index(query["after"][0]) + 1 if "after" in query and query["after"][0] in ids else 0
-                page = [owner._refresh(b) for b in ordered[start:start + limit]]
-                return self._send(200, {
-                    "object": "list",
-                    "data": page,
-                    "first_id": page[0]["id"] if page else None,
-                    "last_id": page[-1]["id"] if page else None,
-                    "has_more": start + limit < len(ordered),
-                })
+                page = [owner._refresh(b) for b in ordered[start : start + limit]]
+                return self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": page,
+                        "first_id": page[0]["id"] if page else None,
+                        "last_id": page[-1]["id"] if page else None,
+                        "has_more": start + limit < len(ordered),
+                    },
+                )
         self._send(404, _error(f"Unknown path {url.path}", "invalid_request_error"))
 
     def do_POST(self) -> None:
@@ -363,8 +383,9 @@ class _Handler(BaseHTTPRequestHandler):
             purpose = fields["purpose"][1].decode()
             file_id = owner._new_id("file")
             with owner._lock:
-                owner.files[file_id] = _File(file_id, fields["file"][0] or "upload.jsonl", purpose,
-                                             fields["file"][1], int(time.time()))
+                owner.files[file_id] = _File(
+                    file_id, fields["file"][0] or "upload.jsonl", purpose, fields["file"][1], int(time.time())
+                )
                 return self._send(200, owner.files[file_id].as_object())
         body = json.loads(raw or b"{}")
         if path == "/v1/batches":

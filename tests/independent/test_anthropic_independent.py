@@ -87,8 +87,10 @@ def test_create_then_retrieve_until_ended_then_results_gives_every_custom_id_onc
 def test_list_pages_newest_first_two_at_a_time() -> None:
     with IndependentAnthropicServer() as server:
         client = _client(server)
-        made = [client.messages.batches.create(requests=[{"custom_id": "only", "params": _params(str(i))}]).id
-                for i in range(5)]
+        made = [
+            client.messages.batches.create(requests=[{"custom_id": "only", "params": _params(str(i))}]).id
+            for i in range(5)
+        ]
         first = client.messages.batches.list(limit=2)
         assert [b.id for b in first.data] == made[::-1][:2] and first.has_more
         assert first.first_id == made[4] and first.last_id == made[3]
@@ -103,9 +105,11 @@ def test_cancel_ends_the_batch_with_unfinished_requests_canceled() -> None:
     turnaround = {MODEL: 0.0, SLOW_MODEL: 60.0}
     with IndependentAnthropicServer(answer=_answer, turnaround=turnaround) as server:
         client = _client(server)
-        requests = [{"custom_id": "fast", "params": _params("fast")},
-                    {"custom_id": "slow-1", "params": _params("slow-1", SLOW_MODEL)},
-                    {"custom_id": "slow-2", "params": _params("slow-2", SLOW_MODEL)}]
+        requests = [
+            {"custom_id": "fast", "params": _params("fast")},
+            {"custom_id": "slow-1", "params": _params("slow-1", SLOW_MODEL)},
+            {"custom_id": "slow-2", "params": _params("slow-2", SLOW_MODEL)},
+        ]
         batch = client.messages.batches.create(requests=requests)
         assert client.messages.batches.retrieve(batch.id).processing_status == "in_progress"
         canceling = client.messages.batches.cancel(batch.id)
@@ -138,9 +142,11 @@ def test_delete_refuses_a_batch_in_progress_and_works_once_it_has_ended() -> Non
 def test_a_sampling_parameter_is_refused_per_line_in_a_batch_and_with_400_live() -> None:
     with IndependentAnthropicServer() as server:
         client = _client(server)
-        requests = [{"custom_id": "plain", "params": _params("x")},
-                    {"custom_id": "hot", "params": _params("x", temperature=0.7)},
-                    {"custom_id": "nucleus", "params": _params("x", top_p=0.9)}]
+        requests = [
+            {"custom_id": "plain", "params": _params("x")},
+            {"custom_id": "hot", "params": _params("x", temperature=0.7)},
+            {"custom_id": "nucleus", "params": _params("x", top_p=0.9)},
+        ]
         batch = client.messages.batches.create(requests=requests)  # params are validated asynchronously
         _until_ended(client, batch.id)
         results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
@@ -150,16 +156,20 @@ def test_a_sampling_parameter_is_refused_per_line_in_a_batch_and_with_400_live()
             assert results[custom_id].error.error.type == "invalid_request_error"
             assert "Extra inputs are not permitted" in results[custom_id].error.error.message
         with pytest.raises(anthropic.BadRequestError, match="Extra inputs are not permitted"):
-            client.messages.create(model=MODEL, max_tokens=8, messages=[{"role": "user", "content": "x"}],
-                                   extra_body={"temperature": 0.0})
+            client.messages.create(
+                model=MODEL, max_tokens=8, messages=[{"role": "user", "content": "x"}], extra_body={"temperature": 0.0}
+            )
 
 
-@pytest.mark.parametrize("requests, fragment", [
-    ([], "at least 1"),
-    ([{"custom_id": "has space", "params": _params("x")}], "custom_id"),
-    ([{"custom_id": "x" * 65, "params": _params("x")}], "custom_id"),
-    ([{"custom_id": "same", "params": _params("x")}, {"custom_id": "same", "params": _params("y")}], "duplicate"),
-])
+@pytest.mark.parametrize(
+    "requests, fragment",
+    [
+        ([], "at least 1"),
+        ([{"custom_id": "has space", "params": _params("x")}], "custom_id"),
+        ([{"custom_id": "x" * 65, "params": _params("x")}], "custom_id"),
+        ([{"custom_id": "same", "params": _params("x")}, {"custom_id": "same", "params": _params("y")}], "duplicate"),
+    ],
+)
 def test_create_refuses_what_the_docs_forbid(requests: list[dict[str, Any]], fragment: str) -> None:
     with IndependentAnthropicServer() as server:
         with pytest.raises(anthropic.BadRequestError, match=fragment) as refused:
@@ -185,14 +195,16 @@ def test_models_list_and_a_live_message() -> None:
     with IndependentAnthropicServer(answer=_answer, models=["claude-haiku-4-5-20251001", "claude-opus-4-6"]) as server:
         client = _client(server)
         assert [m.id for m in client.models.list()] == ["claude-haiku-4-5-20251001", "claude-opus-4-6"]
-        raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=8, system="Be brief.",
-                                                       messages=[{"role": "user", "content": "hello"}])
+        raw = client.messages.with_raw_response.create(
+            model=MODEL, max_tokens=8, system="Be brief.", messages=[{"role": "user", "content": "hello"}]
+        )
         message = raw.parse()
         assert message.content[0].text == "answer to hello" and message.usage.service_tier == "standard"
         assert raw.headers["request-id"] and raw.headers["anthropic-ratelimit-requests-limit"]
         with pytest.raises(anthropic.NotFoundError):
-            client.messages.create(model="claude-nonexistent", max_tokens=8,
-                                   messages=[{"role": "user", "content": "hello"}])
+            client.messages.create(
+                model="claude-nonexistent", max_tokens=8, messages=[{"role": "user", "content": "hello"}]
+            )
         assert server.live_requests[0]["system"] == "Be brief."
 
 
@@ -208,8 +220,12 @@ def test_speceval_request_lines_are_valid_batch_requests() -> None:
 
     cache_shaped = next(t for t in TemplateId if t.cache_shaped)
     judge_prompt = f"{MARKER_PREFIX}{cache_shaped.value}\nshared rubric\n{SHARED_PREFIX_END}abc>>>\nthe input"
-    schema = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"],
-              "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"score": {"type": "integer"}},
+        "required": ["score"],
+        "additionalProperties": False,
+    }
     prompts: dict[str, Any] = {
         "plain": "a plain prompt",
         "schema": Prompt.user("rate this", response_schema=schema),
@@ -222,8 +238,12 @@ def test_speceval_request_lines_are_valid_batch_requests() -> None:
         return json.dumps({"score": 3}) if "output_config" in params else _answer(params)
 
     with IndependentAnthropicServer(answer=answer) as server:
-        model = AnthropicBatchedModel(MODEL, GenerationParams(temperature=0.5, system_prompt="Be brief."),
-                                      api_key=TEST_KEY, base_url=server.base_url)
+        model = AnthropicBatchedModel(
+            MODEL,
+            GenerationParams(temperature=0.5, system_prompt="Be brief."),
+            api_key=TEST_KEY,
+            base_url=server.base_url,
+        )
         lines = [json.loads(model.format_request(cid, prompt)) for cid, prompt in prompts.items()]
         client = _client(server)
         batch = client.messages.batches.create(requests=lines)
@@ -240,17 +260,32 @@ def test_speceval_request_lines_are_valid_batch_requests() -> None:
     assert all(params["system"] == "Be brief." for params in sent.values())
 
 
-def _run(tmp_path: Path, server: IndependentAnthropicServer, inputs: dict[str, list[str]], model: str,
-         *extra: str) -> Any:
+def _run(
+    tmp_path: Path, server: IndependentAnthropicServer, inputs: dict[str, list[str]], model: str, *extra: str
+) -> Any:
     spec = write_spec(tmp_path / "spec.jsonl", list(inputs))
     inputs_dir = write_inputs(tmp_path / "inputs", inputs)
     env = cli_env(ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.1")
-    return run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs_dir),
-                           "--model-name", model, "--output-base-dir", str(tmp_path / "out"), *extra], env, timeout=60)
+    return run_generation(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs_dir),
+            "--model-name",
+            model,
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            *extra,
+        ],
+        env,
+        timeout=60,
+    )
 
 
-def _generation(tmp_path: Path, server: IndependentAnthropicServer, inputs: dict[str, list[str]],
-                *extra: str) -> tuple[Any, dict[str, list[dict[str, Any]]]]:
+def _generation(
+    tmp_path: Path, server: IndependentAnthropicServer, inputs: dict[str, list[str]], *extra: str
+) -> tuple[Any, dict[str, list[dict[str, Any]]]]:
     done = _run(tmp_path, server, inputs, MODEL, *extra)
     assert done.returncode == 0, done.stderr
     run_dir = only_run_dir(tmp_path / "out")

@@ -23,8 +23,9 @@ CLAUDE = "claude-haiku-4-5-20251001"
 JUDGE_1 = "gpt-4.1-2025-04-14"
 JUDGE_2 = "gpt-4.1-nano-2025-04-14"
 JUDGE_PROMPT = "speceval judge prompt: compliance_binary_v2"
-RESPONSE = re.compile(r"^<<<BEGIN assistant_response (\S+)>>>\n(.*?)\n<<<END assistant_response \1>>>$",
-                      re.MULTILINE | re.DOTALL)
+RESPONSE = re.compile(
+    r"^<<<BEGIN assistant_response (\S+)>>>\n(.*?)\n<<<END assistant_response \1>>>$", re.MULTILINE | re.DOTALL
+)
 
 
 def _digest(text: str) -> int:
@@ -60,8 +61,10 @@ def _anthropic_answer(params: dict[str, Any]) -> str:
 
 def _experiment(tmp_path: Path) -> Path:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])  # no examples: no canaries to judge
-    inputs = write_inputs(tmp_path / "inputs", {"alpha": [f"alpha question {i}" for i in range(4)],
-                                                "beta": [f"beta question {i}" for i in range(4)]})
+    inputs = write_inputs(
+        tmp_path / "inputs",
+        {"alpha": [f"alpha question {i}" for i in range(4)], "beta": [f"beta question {i}" for i in range(4)]},
+    )
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(f"""experiment_name: evidence
 output_dir: out
@@ -87,8 +90,13 @@ engine:
 
 def _batch_lines(server: IndependentOpenAIServer) -> list[dict[str, Any]]:
     """Every request line of every batch input file uploaded to the OpenAI server."""
-    return [json.loads(raw) for f in list(server.files.values()) if f.purpose == "batch"
-            for raw in f.data.splitlines() if raw.strip()]
+    return [
+        json.loads(raw)
+        for f in list(server.files.values())
+        if f.purpose == "batch"
+        for raw in f.data.splitlines()
+        if raw.strip()
+    ]
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -97,10 +105,13 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 
 def test_not_sent_temperature_and_panel_within_its_judges_against_independent_servers(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     experiment = _experiment(tmp_path)
-    with IndependentOpenAIServer(answer=_openai_answer) as openai_server, \
-            IndependentAnthropicServer(answer=_anthropic_answer) as anthropic_server:
+    with (
+        IndependentOpenAIServer(answer=_openai_answer) as openai_server,
+        IndependentAnthropicServer(answer=_anthropic_answer) as anthropic_server,
+    ):
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
@@ -125,12 +136,17 @@ def test_not_sent_temperature_and_panel_within_its_judges_against_independent_se
 
     out = tmp_path / "out"
     folder = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"]  # variation → its folder
-    for variation, on_wire in (("temperature_0.0", {GPT: 0.0, CLAUDE: None}),
-                               ("temperature_0.7", {GPT: 0.7, CLAUDE: None})):
+    for variation, on_wire in (
+        ("temperature_0.0", {GPT: 0.0, CLAUDE: None}),
+        ("temperature_0.7", {GPT: 0.7, CLAUDE: None}),
+    ):
         for model, temperature in on_wire.items():  # each answer names the temperature its request carried
             run_dir = out / "generations" / "tiny" / folder[variation] / "run1" / model
-            texts = [record["output_text"] for path in (run_dir / "results").glob("*.json")
-                     for record in json.loads(path.read_text(encoding="utf-8"))]
+            texts = [
+                record["output_text"]
+                for path in (run_dir / "results").glob("*.json")
+                for record in json.loads(path.read_text(encoding="utf-8"))
+            ]
             assert len(texts) == 8 and all(t.startswith(f"{model} at temperature {temperature} ") for t in texts)
     report = out / "report"
     summary = (report / "summary.md").read_text(encoding="utf-8")
@@ -140,8 +156,9 @@ def test_not_sent_temperature_and_panel_within_its_judges_against_independent_se
     assert "SYNTHETIC" not in summary and "SYNTHETIC" not in page
     sent_rows = [line for line in summary.splitlines() if CLAUDE in line and "not sent" in line]
     assert len(sent_rows) == 2 and all("generation" in row for row in sent_rows), sent_rows
-    assert {variation for variation in ("temperature_0.0", "temperature_0.7")
-            if any(variation in row for row in sent_rows)} == {"temperature_0.0", "temperature_0.7"}
+    assert {
+        variation for variation in ("temperature_0.0", "temperature_0.7") if any(variation in row for row in sent_rows)
+    } == {"temperature_0.0", "temperature_0.7"}
     assert not [line for line in summary.splitlines() if GPT in line and "not sent" in line]
     page_rows = [row for row in re.findall(r"<tr>.*?</tr>", page, re.DOTALL) if CLAUDE in row and "not sent" in row]
     assert len(page_rows) == 2 and all("generation" in row for row in page_rows), page_rows
@@ -161,8 +178,11 @@ def test_not_sent_temperature_and_panel_within_its_judges_against_independent_se
     # The judges' rates are their verdicts on exactly the answers speceval saved (all 8 judged by both).
     for (_, candidate, variation), by_judge in rates.items():
         run_dir = out / "generations" / "tiny" / folder[variation] / "run1" / candidate
-        answers = [record["output_text"] for path in sorted((run_dir / "results").glob("*.json"))
-                   for record in json.loads(path.read_text(encoding="utf-8"))]
+        answers = [
+            record["output_text"]
+            for path in sorted((run_dir / "results").glob("*.json"))
+            for record in json.loads(path.read_text(encoding="utf-8"))
+        ]
         assert len(answers) == 8 and all(answers)
         for judge in (JUDGE_1, JUDGE_2):
             expected = sum(_judge_compliant(judge, a) for a in answers) / len(answers)

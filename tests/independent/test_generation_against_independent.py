@@ -20,15 +20,31 @@ def test_every_answer_lands_on_its_own_input_and_a_failed_line_is_typed(tmp_path
 
     def fail(custom_id: str | None, body: dict) -> tuple[int, dict] | None:
         if body["messages"][-1]["content"] == "POISON":
-            return 400, {"message": "Invalid prompt", "type": "invalid_request_error", "param": None,
-                         "code": "invalid_prompt"}
+            return 400, {
+                "message": "Invalid prompt",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_prompt",
+            }
         return None
 
     with IndependentOpenAIServer(answer=answer, fail=fail) as server:
         env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.1")
-        done = run_generation(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs),
-                               "--model-name", MODEL, "--output-base-dir", str(tmp_path / "out"),
-                               "--batch-size", "4"], env)
+        done = run_generation(
+            [
+                "--spec-path",
+                str(spec),
+                "--pregenerated-inputs-dir",
+                str(inputs),
+                "--model-name",
+                MODEL,
+                "--output-base-dir",
+                str(tmp_path / "out"),
+                "--batch-size",
+                "4",
+            ],
+            env,
+        )
         batches = server.batches
     assert done.returncode == 0, done.stderr
     assert len(batches) == 3 and all(b["status"] == "completed" for b in batches)

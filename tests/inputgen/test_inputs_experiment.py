@@ -11,8 +11,9 @@ import pytest
 from speceval.cli.main import main as speceval_main
 from tests import forked
 
-SPEC_LINES = [{"id": f"rule_{i}", "text": f"Rule number {i}.", "type": "requirement", "authority_level": "user"}
-              for i in range(3)]
+SPEC_LINES = [
+    {"id": f"rule_{i}", "text": f"Rule number {i}.", "type": "requirement", "authority_level": "user"} for i in range(3)
+]
 EXPERIMENT = """\
 experiment_name: generated
 output_dir: out
@@ -67,8 +68,9 @@ def test_an_experiment_generates_inputs_once_and_reports_them(tmp_path, capsys):
 
 def test_a_spec_without_inputs_and_without_an_inputs_block_exits_2(tmp_path, capsys):
     (tmp_path / "spec.jsonl").write_text("".join(json.dumps(line) + "\n" for line in SPEC_LINES), encoding="utf-8")
-    text = EXPERIMENT.replace("inputs:\n  generator: gpt-4.1-2025-04-14\n  rater: claude-haiku-4-5-20251001\n"
-                              "  per_statement: 3\n", "")
+    text = EXPERIMENT.replace(
+        "inputs:\n  generator: gpt-4.1-2025-04-14\n  rater: claude-haiku-4-5-20251001\n  per_statement: 3\n", ""
+    )
     (tmp_path / "exp.yaml").write_text(text, encoding="utf-8")
     assert speceval_main(["run", str(tmp_path / "exp.yaml"), "--offline"]) == 2
     error = capsys.readouterr().err
@@ -85,13 +87,24 @@ def test_the_docs_offline_inputs_command_runs_as_shown(tmp_path):
     from tests.conftest import REPO, cli_env
 
     page = (REPO / "docs" / "inputs-from-a-spec.md").read_text(encoding="utf-8")
-    command = next(line for block in re.findall(r"```bash\n(.*?)```", page, flags=re.S)
-                   for line in block.splitlines() if "--offline" in line)
+    command = next(
+        line
+        for block in re.findall(r"```bash\n(.*?)```", page, flags=re.S)
+        for line in block.splitlines()
+        if "--offline" in line
+    )
     words = shlex.split(command)
     words[words.index("--output-dir") + 1] = str(tmp_path / "generated")
     assert words[:2] == ["speceval", "inputs"]
-    done = forked.run([sys.executable, "-m", "speceval", *words[1:]], cwd=REPO, env=cli_env(),
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = forked.run(
+        [sys.executable, "-m", "speceval", *words[1:]],
+        cwd=REPO,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     [inputs] = list((tmp_path / "generated").glob("*/input_judge/*/*/inputs"))
     kept = {p.stem: json.loads(p.read_text())["inputs"] for p in inputs.iterdir()}

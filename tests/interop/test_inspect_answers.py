@@ -165,15 +165,38 @@ def test_ranking_two_models_logs_pairs_epoch_k_with_epoch_k_never_a_model_with_i
         monkeypatch.setattr(f"{__name__}.MODEL", model)
         build_log(tmp_path / folder / "2026-11-27T00-00-00+00-00_model-spec.eval")
     out = tmp_path / "ranked"
-    assert ranking_main(["--spec-path", str(SAMPLE_SPEC), "--candidate-generation-dirs", str(tmp_path / "a"),
-                         str(tmp_path / "b"), "--ranking-judge-model-name", "gpt-4.1-2025-04-14",
-                         "--output-dir-base", str(out), "--offline", "--poll-interval", "0.2"]) == 0
-    pairs = {(m["model_a"], m["model_b"], m["statement_id"]) for m in
-             (json.loads(p.read_text())["metadata"] for p in out.rglob("results/*.json"))}
+    assert (
+        ranking_main(
+            [
+                "--spec-path",
+                str(SAMPLE_SPEC),
+                "--candidate-generation-dirs",
+                str(tmp_path / "a"),
+                str(tmp_path / "b"),
+                "--ranking-judge-model-name",
+                "gpt-4.1-2025-04-14",
+                "--output-dir-base",
+                str(out),
+                "--offline",
+                "--poll-interval",
+                "0.2",
+            ]
+        )
+        == 0
+    )
+    pairs = {
+        (m["model_a"], m["model_b"], m["statement_id"])
+        for m in (json.loads(p.read_text())["metadata"] for p in out.rglob("results/*.json"))
+    }
     assert {(a, b) for a, b, _ in pairs} == {(NAME, "gpt-4o"), ("gpt-4o", NAME)}
-    folders = sorted(p.name.split("~")[0] for p in (out / "spec_openai" / "judge_gpt-4.1-2025-04-14").iterdir()
-                     if "x" in p.name and p.is_dir())
-    assert folders == ["Qwen-Qwen3-235B-A22B-fp8-tput-epoch1xgpt-4o-epoch1",
-                       "Qwen-Qwen3-235B-A22B-fp8-tput-epoch2xgpt-4o-epoch2",
-                       "gpt-4o-epoch1xQwen-Qwen3-235B-A22B-fp8-tput-epoch1",
-                       "gpt-4o-epoch2xQwen-Qwen3-235B-A22B-fp8-tput-epoch2"]
+    folders = sorted(
+        p.name.split("~")[0]
+        for p in (out / "spec_openai" / "judge_gpt-4.1-2025-04-14").iterdir()
+        if "x" in p.name and p.is_dir()
+    )
+    assert folders == [
+        "Qwen-Qwen3-235B-A22B-fp8-tput-epoch1xgpt-4o-epoch1",
+        "Qwen-Qwen3-235B-A22B-fp8-tput-epoch2xgpt-4o-epoch2",
+        "gpt-4o-epoch1xQwen-Qwen3-235B-A22B-fp8-tput-epoch1",
+        "gpt-4o-epoch2xQwen-Qwen3-235B-A22B-fp8-tput-epoch2",
+    ]

@@ -33,8 +33,9 @@ def test_the_worked_example_judges_every_answered_sample_and_exports_it_back(tmp
     commands = worked_example()
     assert len(commands) == 3
     for command in commands:
-        done = forked.run_shell(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
-                                stdin=subprocess.DEVNULL)
+        done = forked.run_shell(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL
+        )
         assert done.returncode == 0, (command, done.stderr[-3000:])
     answered = [s for s in log.samples if s.error is None]
     verdicts = load_verdicts([tmp_path / "judged"])

@@ -109,17 +109,43 @@ def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path):
     count = FLUSH_EVERY * 2 + FLUSH_EVERY // 5
     results = tmp_path / "judged" / "spec_s" / "judge_j" / "m" / "results"
     results.mkdir(parents=True)
-    entries = [{"input": f"q{i}", "output": f"a{i}", "compliant": i % 3 != 0, "confidence": 0.9, "explanation": "e",
-                "outcome": "judged", "original_index": i} for i in range(count)]
-    (results / "s1.json").write_text(json.dumps({"schema_version": 1, "metadata": {
-        "model": "m", "judge": "j", "spec": "s", "statement_id": "s1", "prompt_version": "v", "mode": "binary",
-        "batch_ids": [], "candidate_dir": str(tmp_path / "gone")}, "results": entries}))
+    entries = [
+        {
+            "input": f"q{i}",
+            "output": f"a{i}",
+            "compliant": i % 3 != 0,
+            "confidence": 0.9,
+            "explanation": "e",
+            "outcome": "judged",
+            "original_index": i,
+        }
+        for i in range(count)
+    ]
+    (results / "s1.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "metadata": {
+                    "model": "m",
+                    "judge": "j",
+                    "spec": "s",
+                    "statement_id": "s1",
+                    "prompt_version": "v",
+                    "mode": "binary",
+                    "batch_ids": [],
+                    "candidate_dir": str(tmp_path / "gone"),
+                },
+                "results": entries,
+            }
+        )
+    )
     assert speceval_main(["export", str(tmp_path / "judged"), "--format", "inspect", "--out", str(tmp_path / "l")]) == 0
     (info,) = list_eval_logs(str(tmp_path / "l"))
     log = read_eval_log(info.name)
     assert [s.id for s in log.samples] == sorted(f"s1_{i}" for i in range(count))
     assert {s.id: s.scores["j"].value for s in log.samples} == {
-        f"s1_{i}": "C" if i % 3 != 0 else "I" for i in range(count)}
+        f"s1_{i}": "C" if i % 3 != 0 else "I" for i in range(count)
+    }
 
 
 def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tmp_path):
@@ -137,15 +163,16 @@ def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tm
     blocked = "import sys; sys.modules['inspect_ai'] = None; from speceval.cli.main import main; "
     commands = {
         "export": f"sys.exit(main(['export', {str(experiment)!r}, '--format', 'inspect', '--out', "
-                  f"{str(tmp_path / 'out')!r}]))",
+        f"{str(tmp_path / 'out')!r}]))",
         "judge": "from speceval.cli.judge import compliance_main; sys.exit(compliance_main(['--spec-path', "
-                 f"{str(SAMPLE_SPEC)!r}, '--candidate-generation-dirs', {str(log)!r}, "
-                 f"'--compliance-judge-model-name', 'gpt-4.1-2025-04-14', '--output-dir-base', "
-                 f"{str(tmp_path / 'judged')!r}, '--offline']))",
+        f"{str(SAMPLE_SPEC)!r}, '--candidate-generation-dirs', {str(log)!r}, "
+        f"'--compliance-judge-model-name', 'gpt-4.1-2025-04-14', '--output-dir-base', "
+        f"{str(tmp_path / 'judged')!r}, '--offline']))",
     }
     for name, code in commands.items():
-        done = subprocess.run([sys.executable, "-c", blocked + code], cwd=REPO, env=cli_env(), capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", blocked + code], cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 2, (name, done.stderr[-2000:])
         assert "pip install 'speceval[inspect]'" in done.stderr, (name, done.stderr[-2000:])
     assert not (tmp_path / "out").exists() and not (tmp_path / "judged").exists()

@@ -76,8 +76,7 @@ def test_rankings_stay_out_of_the_compliance_judges_folders(exported):
         assert pairs == sorted([f"{a}x{b}", f"{b}x{a}"])
 
 
-def test_the_originals_compliance_script_sees_each_model_once_at_speceval_rate_times_judged_share(experiment,
-                                                                                                   exported):
+def test_the_originals_compliance_script_sees_each_model_once_at_speceval_rate_times_judged_share(experiment, exported):
     with (experiment / "report" / "compliance.csv").open() as handle:
         ours = {(r["judge"], r["candidate"]): r for r in csv.DictReader(handle) if not r["statement_id"]}
     for judge in JUDGES:
@@ -89,8 +88,9 @@ def test_the_originals_compliance_script_sees_each_model_once_at_speceval_rate_t
             not_judged = sum(int(v) for k, v in row.items() if k.startswith("not_judged_") and v)
             expected = float(row["rate"]) * judged / (judged + not_judged)
             assert scores[candidate.replace("/", "-")] == pytest.approx(expected)
-            assert original_diagonal(exported / "batched_compliance", "openai", judge, candidate) == \
-                pytest.approx(expected)
+            assert original_diagonal(exported / "batched_compliance", "openai", judge, candidate) == pytest.approx(
+                expected
+            )
 
 
 def test_the_synthetic_flag_comes_back_with_the_report_over_the_export(exported, tmp_path):

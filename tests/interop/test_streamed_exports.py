@@ -23,15 +23,18 @@ def test_the_streamed_export_has_every_verdict_once_compliance_first_and_parquet
     whole = load_verdicts([experiment], detail=True)
     kinds = [row["kind"] for row in rows]
     assert kinds == ["compliance"] * len(whole.compliance) + ["ranking"] * len(whole.rankings)
-    assert {(r["judge"], r["candidate"], r["statement_id"], r["original_index"], r["outcome"], r["compliant"])
-            for r in rows if r["kind"] == "compliance"} == {
-        (v.judge, v.model, v.statement_id, v.detail.original_index, v.outcome, v.compliant) for v in whole.compliance}
-    assert sorted((r["judge"], r["model_a"], r["statement_id"], r["index"], r["rank"]) for r in rows
-                  if r["kind"] == "ranking") == sorted(
-        (v.judge, v.model_a, v.statement_id, v.index, v.rank) for v in whole.rankings)
+    assert {
+        (r["judge"], r["candidate"], r["statement_id"], r["original_index"], r["outcome"], r["compliant"])
+        for r in rows
+        if r["kind"] == "compliance"
+    } == {(v.judge, v.model, v.statement_id, v.detail.original_index, v.outcome, v.compliant) for v in whole.compliance}
+    assert sorted(
+        (r["judge"], r["model_a"], r["statement_id"], r["index"], r["rank"]) for r in rows if r["kind"] == "ranking"
+    ) == sorted((v.judge, v.model_a, v.statement_id, v.index, v.rank) for v in whole.rankings)
     table = pq.read_table(tmp_path / "v.parquet").to_pylist()
     assert [{k: v for k, v in r.items() if v is not None} for r in table] == [
-        {k: v for k, v in r.items() if v is not None} for r in rows]
+        {k: v for k, v in r.items() if v is not None} for r in rows
+    ]
 
 
 def test_the_streamed_label_sheet_draws_the_sample_label_sheet_draws(experiment):

@@ -57,12 +57,15 @@ def _render_all(template: TemplateId, statement_id: str, salt: str, pairs: list[
     if template.is_transcript:
         transcripts = [Transcript.single(q, r) for q, r in pairs]
         if template.kind == "ranking_transcript":
-            return [render_transcript_ranking(statement, t, Transcript.single(t.messages[0].content, "other"),
-                                              salt=salt) for t in transcripts]
+            return [
+                render_transcript_ranking(statement, t, Transcript.single(t.messages[0].content, "other"), salt=salt)
+                for t in transcripts
+            ]
         mode = template.kind.split("_")[1]
         categories = {"held": "kept its position", "caved": "changed its answer under pressure"}
-        return [render_transcript_compliance(statement, t, mode=mode, categories=categories, salt=salt)
-                for t in transcripts]
+        return [
+            render_transcript_compliance(statement, t, mode=mode, categories=categories, salt=salt) for t in transcripts
+        ]
     if template.kind == "ranking":
         return [render_ranking(statement, q, r, r[::-1], template=template, salt=salt) for q, r in pairs]
     if template.kind == "compliance_categories":
@@ -110,14 +113,31 @@ def test_nonce_is_per_run_and_statement_and_redrawn_only_for_a_request_containin
 
 def _candidate(directory: Path, model: str) -> Path:
     """A generation run of `model` over the shipped inputs, answered by the emulator's synthetic responder."""
-    RunManifest(kind="generation", command=["test"], spec_name=SPEC.name, spec_path=str(SAMPLE_SPEC),
-                spec_sha256=SPEC.sha256, inputs_path=str(SAMPLE_INPUTS), inputs_sha256="0", model_name=model,
-                provider="openai").save(directory)
+    RunManifest(
+        kind="generation",
+        command=["test"],
+        spec_name=SPEC.name,
+        spec_path=str(SAMPLE_SPEC),
+        spec_sha256=SPEC.sha256,
+        inputs_path=str(SAMPLE_INPUTS),
+        inputs_sha256="0",
+        model_name=model,
+        provider="openai",
+    ).save(directory)
     (directory / "results").mkdir(parents=True)
     for path in sorted(SAMPLE_INPUTS.glob("*.json")):
         inputs = json.loads(path.read_text(encoding="utf-8"))["inputs"]
-        records = [{"original_index": i, "input_text": text, "output_text": respond(model, text), "batch_id": "b",
-                    "outcome": "succeeded", "error": None} for i, text in enumerate(inputs)]
+        records = [
+            {
+                "original_index": i,
+                "input_text": text,
+                "output_text": respond(model, text),
+                "batch_id": "b",
+                "outcome": "succeeded",
+                "error": None,
+            }
+            for i, text in enumerate(inputs)
+        ]
         (directory / "results" / path.name).write_text(json.dumps(records), encoding="utf-8")
     return directory
 
@@ -136,11 +156,17 @@ def _request_lines(target: JudgeTarget) -> list[tuple[str, dict[str, Any]]]:
 def _judge(tmp_path: Path, provider: str, emulator: Emulator) -> BatchedComplianceJudge:
     base_url = emulator.openai_base_url if provider == "openai" else emulator.anthropic_base_url
     params = GenerationParams(max_tokens=64)
-    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES[provider], output_dir_base=tmp_path / provider,
-                             judge_org=provider, params=params,
-                             engine=EngineOptions(batch_size=1000, poll_interval=0.05, max_attempts=1))
-    pipeline = BatchedComplianceJudge(settings, resolve_candidates([_candidate(tmp_path / "cand", "cand-model")]),
-                                      canaries=False)
+    settings = JudgeSettings(
+        spec_path=SAMPLE_SPEC,
+        judge_model=JUDGES[provider],
+        output_dir_base=tmp_path / provider,
+        judge_org=provider,
+        params=params,
+        engine=EngineOptions(batch_size=1000, poll_interval=0.05, max_attempts=1),
+    )
+    pipeline = BatchedComplianceJudge(
+        settings, resolve_candidates([_candidate(tmp_path / "cand", "cand-model")]), canaries=False
+    )
     model = create_batched_model(JUDGES[provider], provider, params, base_url=base_url, api_key=TEST_KEY)
     summaries, _ = pipeline.run(model)
     assert all(s.finished for s in summaries)
@@ -200,7 +226,7 @@ def test_anthropic_breakpoint_reaches_the_emulator_and_cached_tokens_reach_recor
         breakpoint = request["cache_breakpoint"]
         assert breakpoint is not None, "the emulator received no cache_control block"
         head, tail = request["prompt"][:breakpoint], request["prompt"][breakpoint:]
-        assert any(p.startswith(head) and p[len(head):] == tail.removeprefix("\n") for p in prompts)
+        assert any(p.startswith(head) and p[len(head) :] == tail.removeprefix("\n") for p in prompts)
         assert tail.removeprefix("\n").startswith(SHARED_PREFIX_END)
 
     usage = Usage()
@@ -217,26 +243,42 @@ def test_anthropic_breakpoint_reaches_the_emulator_and_cached_tokens_reach_recor
     prices = PriceTable.load()
     record = BatchRecord.model_validate_json(next((target.run_dir / "metadata").glob("*.json")).read_text())
     cost = record_cost(prices, record)
-    uncached = prices.cost(record.model, "anthropic", Usage(input_tokens=record.usage.input_tokens,
-                                                          output_tokens=record.usage.output_tokens))
+    uncached = prices.cost(
+        record.model,
+        "anthropic",
+        Usage(input_tokens=record.usage.input_tokens, output_tokens=record.usage.output_tokens),
+    )
     assert cost is not None and uncached is not None and cost < 0.5 * uncached
     # A budget's estimate stays an upper bound even if every request had to write the cache (1.25x input).
     model = create_batched_model(record.model, "anthropic", GenerationParams(max_tokens=64), api_key=TEST_KEY)
     estimate = CostEstimator(prices).estimate(model, record, target.run_dir / record.request_file)  # type: ignore[arg-type]
-    worst = prices.cost(record.model, "anthropic", Usage(input_tokens=record.usage.input_tokens,
-                                                         cache_write_tokens=record.usage.input_tokens,
-                                                         output_tokens=64 * record.request_count))
+    worst = prices.cost(
+        record.model,
+        "anthropic",
+        Usage(
+            input_tokens=record.usage.input_tokens,
+            cache_write_tokens=record.usage.input_tokens,
+            output_tokens=64 * record.request_count,
+        ),
+    )
     assert worst is not None and estimate >= worst
 
 
 def test_costs_price_cached_reads_and_cache_writes(tmp_path: Path) -> None:
     table = tmp_path / "prices.json"
-    table.write_text(json.dumps({"models": {"m": {"input": 10.0, "cached_input": 1.0, "cache_write": 12.5,
-                                                  "output": 100.0}, "plain": {"input": 10.0, "output": 100.0}},
-                                 "batch_discount": {"anthropic": 0.5}}))
+    table.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "m": {"input": 10.0, "cached_input": 1.0, "cache_write": 12.5, "output": 100.0},
+                    "plain": {"input": 10.0, "output": 100.0},
+                },
+                "batch_discount": {"anthropic": 0.5},
+            }
+        )
+    )
     prices = PriceTable.load(table)
-    usage = Usage(input_tokens=1_000_000, cached_input_tokens=600_000, cache_write_tokens=100_000,
-                  output_tokens=10_000)
+    usage = Usage(input_tokens=1_000_000, cached_input_tokens=600_000, cache_write_tokens=100_000, output_tokens=10_000)
     assert prices.cost("m", "anthropic", usage, batch=False) == pytest.approx(3.0 + 0.6 + 1.25 + 1.0)
     assert prices.cost("m", "anthropic", usage) == pytest.approx((3.0 + 0.6 + 1.25 + 1.0) / 2)
     assert prices.cost("plain", "anthropic", usage, batch=False) == pytest.approx(10.0 + 1.0)
@@ -251,34 +293,38 @@ def test_a_judge_directory_shares_each_statement_prefix_across_candidates_and_a_
     tmp_path: Path,
 ) -> None:
     candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
-    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["anthropic"], judge_org="anthropic",
-                             output_dir_base=tmp_path / "out")
+    settings = JudgeSettings(
+        spec_path=SAMPLE_SPEC, judge_model=JUDGES["anthropic"], judge_org="anthropic", output_dir_base=tmp_path / "out"
+    )
     first = BatchedComplianceJudge(settings, candidates, canaries=False)
     by_statement: dict[str, set[str]] = defaultdict(set)
     for target in first.targets:
         for item in target.items:
-            by_statement[item.statement_id].add(item.input_text[:_conversation_start(item.input_text)])
+            by_statement[item.statement_id].add(item.input_text[: _conversation_start(item.input_text)])
     assert len(first.targets) == 2 and all(len(prefixes) == 1 for prefixes in by_statement.values())
     for target in first.targets:  # what run() does before submitting anything
         write_manifest(target, "compliance", settings, first.spec_name, first.spec.sha256, first.provider)
     (first.output_dir / SALT_FILE).unlink()  # the run.json files alone say how to render again
     again = BatchedComplianceJudge(settings, candidates, canaries=False)
     assert [t.items for t in again.targets] == [t.items for t in first.targets]
-    other = BatchedComplianceJudge(replace(settings, output_dir_base=tmp_path / "elsewhere"), candidates,
-                                   canaries=False)
+    other = BatchedComplianceJudge(
+        replace(settings, output_dir_base=tmp_path / "elsewhere"), candidates, canaries=False
+    )
     assert other.targets[0].items[0].input_text != first.targets[0].items[0].input_text  # another run, another salt
 
 
 def test_building_a_judge_writes_nothing_and_the_first_run_json_keeps_the_salt(tmp_path: Path) -> None:
     # A command refused after its pipeline is built (budget, dry run, a missing key) must leave no folder behind.
     candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
-    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai",
-                             output_dir_base=tmp_path / "out")
+    settings = JudgeSettings(
+        spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai", output_dir_base=tmp_path / "out"
+    )
     compliance = BatchedComplianceJudge(settings, candidates, canaries=False)
     ranking = BatchedRankingPipeline(settings, candidates)
     assert not (tmp_path / "out").exists()
-    write_manifest(compliance.targets[0], "compliance", settings, compliance.spec_name, compliance.spec.sha256,
-                   compliance.provider)
+    write_manifest(
+        compliance.targets[0], "compliance", settings, compliance.spec_name, compliance.spec.sha256, compliance.provider
+    )
     saved = json.loads((compliance.output_dir / SALT_FILE).read_text())["salt"]
     assert saved == compliance.salt == RunManifest.load(compliance.targets[0].run_dir).parameters["prompt_salt"]
     # Pipelines built later over the same judge directory draw no salt of their own: prefixes stay shared.
@@ -306,12 +352,15 @@ def test_emulated_prompt_cache_follows_each_providers_rules() -> None:
 
 
 def test_each_providers_usage_counts_cached_tokens_inside_input_tokens() -> None:
-    openai = chat_tokens({"prompt_tokens": 2000, "completion_tokens": 10,
-                         "prompt_tokens_details": {"cached_tokens": 1536}}).typed()
-    anthropic = message_tokens({"input_tokens": 300, "output_tokens": 10, "cache_read_input_tokens": 1500,
-                               "cache_creation_input_tokens": 200}).typed()
-    gemini = content_tokens({"promptTokenCount": 2000, "candidatesTokenCount": 10,
-                             "cachedContentTokenCount": 1024}).typed()
+    openai = chat_tokens(
+        {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 1536}}
+    ).typed()
+    anthropic = message_tokens(
+        {"input_tokens": 300, "output_tokens": 10, "cache_read_input_tokens": 1500, "cache_creation_input_tokens": 200}
+    ).typed()
+    gemini = content_tokens(
+        {"promptTokenCount": 2000, "candidatesTokenCount": 10, "cachedContentTokenCount": 1024}
+    ).typed()
     assert openai == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1536)
     assert anthropic == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1500, cache_write_tokens=200)
     assert gemini == Usage(input_tokens=2000, output_tokens=10, cached_input_tokens=1024)
@@ -322,28 +371,35 @@ def test_each_providers_usage_counts_cached_tokens_inside_input_tokens() -> None
 def test_ranking_requests_of_both_orders_share_each_statement_prefix_and_carry_the_breakpoint(tmp_path: Path) -> None:
     candidates = resolve_candidates([_candidate(tmp_path / name, name) for name in ("cand-one", "cand-two")])
     params = GenerationParams(max_tokens=64)
-    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["anthropic"], judge_org="anthropic",
-                             output_dir_base=tmp_path / "out", params=params,
-                             engine=EngineOptions(batch_size=1000, poll_interval=0.05, max_attempts=1))
+    settings = JudgeSettings(
+        spec_path=SAMPLE_SPEC,
+        judge_model=JUDGES["anthropic"],
+        judge_org="anthropic",
+        output_dir_base=tmp_path / "out",
+        params=params,
+        engine=EngineOptions(batch_size=1000, poll_interval=0.05, max_attempts=1),
+    )
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1)) as emulator:
         pipeline = BatchedRankingPipeline(settings, candidates)
-        model = create_batched_model(JUDGES["anthropic"], "anthropic", params, base_url=emulator.anthropic_base_url,
-                                     api_key=TEST_KEY)
+        model = create_batched_model(
+            JUDGES["anthropic"], "anthropic", params, base_url=emulator.anthropic_base_url, api_key=TEST_KEY
+        )
         summaries, _, _ = pipeline.run(model)
     assert all(s.finished for s in summaries) and len(pipeline.targets) == 2
     shared: dict[str, set[str | None]] = defaultdict(set)
     for target in pipeline.targets:
         for statement_id, request in _request_lines(target):
             prompt, marker = _prompt_of("anthropic", request)
-            assert marker == prompt[:_conversation_start(prompt)]
+            assert marker == prompt[: _conversation_start(prompt)]
             shared[statement_id].add(marker)
     assert len(shared) == 8 and all(len(markers) == 1 for markers in shared.values())
 
 
 def test_a_directory_judged_with_a_v1_template_resumes_with_it(tmp_path: Path) -> None:
     candidates = resolve_candidates([_candidate(tmp_path / "cand", "cand-model")])
-    settings = JudgeSettings(spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai",
-                             output_dir_base=tmp_path / "out")
+    settings = JudgeSettings(
+        spec_path=SAMPLE_SPEC, judge_model=JUDGES["openai"], judge_org="openai", output_dir_base=tmp_path / "out"
+    )
     (target,) = BatchedComplianceJudge(settings, candidates, canaries=False).targets
     write_manifest(target, "compliance", settings, SPEC.name, SPEC.sha256, "openai")
     manifest = RunManifest.load(target.run_dir)  # as a run started before the v2 templates left it
@@ -355,8 +411,9 @@ def test_a_directory_judged_with_a_v1_template_resumes_with_it(tmp_path: Path) -
     assert resumed.identity["prompt_version"] == "compliance_binary_v1"
     item = resumed.items[0]
     answer = json.loads((tmp_path / "cand" / "results" / f"{item.statement_id}.json").read_text())[item.original_index]
-    assert item.input_text == render_compliance(SPEC[item.statement_id], answer["input_text"], answer["output_text"],
-                                                template=TemplateId.COMPLIANCE_BINARY_V1)
+    assert item.input_text == render_compliance(
+        SPEC[item.statement_id], answer["input_text"], answer["output_text"], template=TemplateId.COMPLIANCE_BINARY_V1
+    )
 
 
 def test_cache_write_prices_enter_an_estimate_only_for_requests_that_mark_a_breakpoint(tmp_path: Path) -> None:

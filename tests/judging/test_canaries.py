@@ -35,10 +35,22 @@ RESPONSE = re.compile(r"<<<BEGIN assistant_response (\w+)>>>\n(.*?)\n<<<END assi
 def write_spec(path: Path) -> Path:
     lines = []
     for sid, examples in EXAMPLES.items():
-        lines.append(json.dumps({"id": sid, "text": f"Statement {sid}.", "type": "requirement",
-                                 "authority_level": "user", "metadata": {"examples": [
-                                     {"description": f"example {q}", "user_query": q, "good_response": g,
-                                      "bad_response": b} for q, g, b in examples]}}))
+        lines.append(
+            json.dumps(
+                {
+                    "id": sid,
+                    "text": f"Statement {sid}.",
+                    "type": "requirement",
+                    "authority_level": "user",
+                    "metadata": {
+                        "examples": [
+                            {"description": f"example {q}", "user_query": q, "good_response": g, "bad_response": b}
+                            for q, g, b in examples
+                        ]
+                    },
+                }
+            )
+        )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -69,15 +81,25 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     judge = Judge()
     with IndependentOpenAIServer(answer=judge) as server:
         for name in JUDGES:
-            settings = JudgeSettings(spec_path=spec, judge_model=name, judge_org="openai",
-                                     output_dir_base=tmp_path / "judged", params=GenerationParams(max_tokens=64),
-                                     engine=EngineOptions(poll_interval=0.05, max_attempts=1))
+            settings = JudgeSettings(
+                spec_path=spec,
+                judge_model=name,
+                judge_org="openai",
+                output_dir_base=tmp_path / "judged",
+                params=GenerationParams(max_tokens=64),
+                engine=EngineOptions(poll_interval=0.05, max_attempts=1),
+            )
             model = create_batched_model(name, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
             engine_summaries, _ = BatchedComplianceJudge(settings, resolve_candidates([run])).run(model)
             assert all(s.finished for s in engine_summaries)
     canary_prompts = [(m, p) for m, p in judge.prompts if RESPONSE.search(p).group(2) not in ("an answer", "another")]
-    expected = {(sid, n, kind, text) for sid, examples in EXAMPLES.items() for n, (q, g, b) in enumerate(examples, 1)
-                for kind, text in (("good", g), ("bad", b)) if text}
+    expected = {
+        (sid, n, kind, text)
+        for sid, examples in EXAMPLES.items()
+        for n, (q, g, b) in enumerate(examples, 1)
+        for kind, text in (("good", g), ("bad", b))
+        if text
+    }
     assert len(canary_prompts) == len(expected) * len(JUDGES)  # once per judge and example response, not per candidate
     for name in JUDGES:
         quoted = sorted(RESPONSE.search(p).group(2) for m, p in canary_prompts if m == name)
@@ -89,8 +111,12 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
         assert f"GOOD-{suffix}" not in calibration and f"BAD-{suffix}" not in calibration
         assert f"example q{suffix}" not in calibration
         # ...while the statement's other examples stay as calibration
-        others = [g or b for sid, examples in EXAMPLES.items() for q, g, b in examples
-                  if q != f"q{suffix}" and q.startswith(f"q{suffix[0]}")]
+        others = [
+            g or b
+            for sid, examples in EXAMPLES.items()
+            for q, g, b in examples
+            if q != f"q{suffix}" and q.startswith(f"q{suffix[0]}")
+        ]
         assert all(text in calibration for text in others)
     summary = build_report([tmp_path / "judged"], tmp_path / "report", min_canary_accuracy=0.9)
     with (tmp_path / "report" / "judge_checks.csv").open(encoding="utf-8") as handle:
@@ -102,7 +128,11 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     assert (big_bad["items"], big_bad["judged"], big_bad["correct"]) == ("4", "4", "4")
     mini_good, mini_bad = rows[(JUDGES[1], "good")], rows[(JUDGES[1], "bad")]
     assert (mini_good["items"], mini_good["judged"], mini_good["correct"], mini_good["not_judged"]) == (
-        "4", "3", "3", "1")
+        "4",
+        "3",
+        "3",
+        "1",
+    )
     assert (mini_bad["judged"], mini_bad["correct"], float(mini_bad["rate"])) == ("4", "2", 0.5)
     assert float(mini_bad["ci_low"]) < 0.5 < float(mini_bad["ci_high"])
     assert all(r["spec"] == "spec" for r in rows.values())
@@ -114,22 +144,26 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     assert "heuristic" in checks and "not a guaranteed one" in checks  # a ceiling nothing guarantees, said so
     # The headline puts each judge's accuracy on the examples beside its verdicts on the candidates.
     headline = text.split("## Headline")[1].split("\n## ")[0]
-    last_cell = {judge: {line.split(" | ")[-1] for line in headline.splitlines() if f"| {judge} |" in line}
-                 for judge in JUDGES}
+    last_cell = {
+        judge: {line.split(" | ")[-1] for line in headline.splitlines() if f"| {judge} |" in line} for judge in JUDGES
+    }
     assert last_cell == {JUDGES[0]: {"1.000 (8 of 8) |"}, JUDGES[1]: {"0.714 (5 of 7) **below the minimum 0.90** |"}}
     page = summary.html_path.read_text(encoding="utf-8")
     assert 'id="judge-checks"' in page and "upper bound" in page and "heuristic" in page
     # The candidates' rates do not include the canaries.
     assert {v.candidate for v in summary.data.variations} == {"cand-model", "panel"} or {
-        v.candidate for v in summary.data.variations} == {"cand-model"}
+        v.candidate for v in summary.data.variations
+    } == {"cand-model"}
 
 
 def test_an_experiment_judges_the_examples_once_per_judge_across_variations_and_runs(tmp_path, capsys):
     from tests.experiments.test_experiments import GRID
 
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(GRID.replace("runs_per_variation: 2", "runs_per_variation: 1\n"
-                                       "stages: [generation, compliance, report]") + "min_canary_accuracy: 0.5\n")
+    experiment.write_text(
+        GRID.replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, report]")
+        + "min_canary_accuracy: 0.5\n"
+    )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     capsys.readouterr()
     canary_runs = sorted((tmp_path / "out").rglob("_canaries/*/run.json"))

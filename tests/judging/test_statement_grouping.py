@@ -40,9 +40,12 @@ JUDGES = {"openai": "gpt-4.1-2025-04-14", "anthropic": "claude-sonnet-4-6"}
 def _interleaved_candidate(directory: Path, answer: str) -> Path:
     """An original Together `results.json` whose records take the statements in turn (s1, s2, s3, s4, s1, ...)."""
     records = [
-        {"statement_id": statement_id, "original_index": index,
-         "input_text": f"Question {index} on {statement_id}? <<{statement_id}#{index}>>",
-         "output_text": f"{answer} {index}."}
+        {
+            "statement_id": statement_id,
+            "original_index": index,
+            "input_text": f"Question {index} on {statement_id}? <<{statement_id}#{index}>>",
+            "output_text": f"{answer} {index}.",
+        }
         for index in range(PER_STATEMENT)
         for statement_id in STATEMENTS
     ]
@@ -63,11 +66,22 @@ def _grouped(order: list[str]) -> bool:
 
 def _settings(tmp_path: Path, provider: str) -> JudgeSettings:
     spec = tmp_path / "spec.jsonl"
-    spec.write_text("".join(line + "\n" for line in SAMPLE_SPEC.read_text(encoding="utf-8").splitlines()
-                            if json.loads(line)["id"] in STATEMENTS), encoding="utf-8")
-    return JudgeSettings(spec_path=spec, judge_model=JUDGES[provider], judge_org=provider,
-                         output_dir_base=tmp_path / "judged", params=GenerationParams(max_tokens=64),
-                         engine=EngineOptions(batch_size=BATCH_SIZE, poll_interval=0.05, max_attempts=1))
+    spec.write_text(
+        "".join(
+            line + "\n"
+            for line in SAMPLE_SPEC.read_text(encoding="utf-8").splitlines()
+            if json.loads(line)["id"] in STATEMENTS
+        ),
+        encoding="utf-8",
+    )
+    return JudgeSettings(
+        spec_path=spec,
+        judge_model=JUDGES[provider],
+        judge_org=provider,
+        output_dir_base=tmp_path / "judged",
+        params=GenerationParams(max_tokens=64),
+        engine=EngineOptions(batch_size=BATCH_SIZE, poll_interval=0.05, max_attempts=1),
+    )
 
 
 def _openai_jobs(server: IndependentOpenAIServer) -> Iterator[list[str]]:
@@ -101,8 +115,9 @@ def test_compliance_requests_uploaded_to_openai_are_grouped_by_statement(tmp_pat
     candidates = resolve_candidates([_interleaved_candidate(tmp_path / "cand-model", "An answer")])
     settings = _settings(tmp_path, "openai")
     with IndependentOpenAIServer() as server:
-        model = create_batched_model(JUDGES["openai"], "openai", settings.params, base_url=server.base_url,
-                                     api_key=TEST_KEY)
+        model = create_batched_model(
+            JUDGES["openai"], "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY
+        )
         summaries, _ = BatchedComplianceJudge(settings, candidates, canaries=False).run(model)
         jobs = list(_openai_jobs(server))
     assert all(summary.finished for summary in summaries)
@@ -114,20 +129,26 @@ def test_compliance_message_batches_sent_to_anthropic_are_grouped_by_statement(t
     settings = _settings(tmp_path, "anthropic")
     state_dir = tmp_path / "emulator-state"
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05), state_dir=state_dir) as emulator:
-        model = create_batched_model(JUDGES["anthropic"], "anthropic", settings.params,
-                                     base_url=emulator.anthropic_base_url, api_key=TEST_KEY)
+        model = create_batched_model(
+            JUDGES["anthropic"], "anthropic", settings.params, base_url=emulator.anthropic_base_url, api_key=TEST_KEY
+        )
         summaries, _ = BatchedComplianceJudge(settings, candidates, canaries=False).run(model)
     assert all(summary.finished for summary in summaries)
     _check(list(_emulated_anthropic_jobs(state_dir)), len(STATEMENTS) * PER_STATEMENT)
 
 
 def test_ranking_requests_of_both_orders_are_grouped_by_statement(tmp_path: Path) -> None:
-    candidates = resolve_candidates([_interleaved_candidate(tmp_path / "model-one", "One says"),
-                                     _interleaved_candidate(tmp_path / "model-two", "Two says")])
+    candidates = resolve_candidates(
+        [
+            _interleaved_candidate(tmp_path / "model-one", "One says"),
+            _interleaved_candidate(tmp_path / "model-two", "Two says"),
+        ]
+    )
     settings = _settings(tmp_path, "openai")
     with IndependentOpenAIServer() as server:
-        model = create_batched_model(JUDGES["openai"], "openai", settings.params, base_url=server.base_url,
-                                     api_key=TEST_KEY)
+        model = create_batched_model(
+            JUDGES["openai"], "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY
+        )
         summaries, _, _ = BatchedRankingPipeline(settings, candidates).run(model)
         jobs = list(_openai_jobs(server))
     assert len(summaries) == 2 and all(summary.finished for summary in summaries)  # both orders of the pair

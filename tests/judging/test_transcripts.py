@@ -28,8 +28,12 @@ BLOCK = re.compile(r"^<<<BEGIN (\S+) (\w+)>>>\n(.*?)\n<<<END \1 \2>>>$", re.S | 
 
 
 def _transcript(*texts: str, prefilled: int = 0) -> Transcript:
-    return Transcript(messages=tuple(ChatMessage(role="user" if i % 2 == 0 else "assistant", content=text)
-                                     for i, text in enumerate(texts)), prefilled=prefilled)
+    return Transcript(
+        messages=tuple(
+            ChatMessage(role="user" if i % 2 == 0 else "assistant", content=text) for i, text in enumerate(texts)
+        ),
+        prefilled=prefilled,
+    )
 
 
 def test_a_message_holding_the_fence_code_cannot_close_its_block():
@@ -38,8 +42,12 @@ def test_a_message_holding_the_fence_code_cannot_close_its_block():
     transcript = _transcript("Q?", sneaky, "Are you sure?", "Yes.")
     prompt = render_transcript_compliance(STATEMENT, transcript, mode="binary", salt="salt")
     blocks = [(name, text) for name, _, text in BLOCK.findall(prompt) if name.startswith("message_")]
-    assert blocks == [("message_1_user", "Q?"), ("message_2_assistant_turn_1", sneaky),
-                      ("message_3_user", "Are you sure?"), ("message_4_assistant_turn_2", "Yes.")]
+    assert blocks == [
+        ("message_1_user", "Q?"),
+        ("message_2_assistant_turn_1", sneaky),
+        ("message_3_user", "Are you sure?"),
+        ("message_4_assistant_turn_2", "Yes."),
+    ]
     used = BLOCK.search(prompt.split("## The conversation to judge")[1]).group(2)  # type: ignore[union-attr]
     assert used != nonce and all(used not in m.content for m in transcript.messages)
     shared = split_shared_prefix(prompt)
@@ -51,8 +59,14 @@ def test_turn_k_shows_the_transcript_up_to_turn_k_only():
     assert transcript.turns == 3 and [transcript.answer(k) for k in (1, 2, 3)] == ["A1", "A2", "A3"]
     prompt = render_transcript_compliance(STATEMENT, transcript, mode="likert", turn=2, salt="s")
     names = [name for name, _, _ in BLOCK.findall(prompt) if name.startswith("message_")]
-    assert names == ["message_1_user", "message_2_prefilled_assistant", "message_3_user",
-                     "message_4_assistant_turn_1", "message_5_user", "message_6_assistant_turn_2"]
+    assert names == [
+        "message_1_user",
+        "message_2_prefilled_assistant",
+        "message_3_user",
+        "message_4_assistant_turn_1",
+        "message_5_user",
+        "message_6_assistant_turn_2",
+    ]
     assert "A3" not in prompt and "Judge only assistant turn 2 (the block `message_6_assistant_turn_2`" in prompt
     with pytest.raises(ValueError):
         transcript.until(4)
@@ -61,13 +75,34 @@ def test_turn_k_shows_the_transcript_up_to_turn_k_only():
 
 
 def test_the_emulator_answers_transcript_prompts_in_each_judges_format():
-    binary = [parse_compliance(respond("judge", render_transcript_compliance(
-        STATEMENT, _transcript(f"q{i}", "a", "Sure?", "b"), mode="binary", turn=1 + i % 2))) for i in range(100)]
-    likert = [parse_likert(respond("judge", render_transcript_compliance(
-        STATEMENT, _transcript(f"q{i}", "a"), mode="likert"))) for i in range(100)]
-    ranking = [parse_ranking(respond("judge", render_transcript_ranking(
-        STATEMENT, _transcript(f"q{i}", "a", "Sure?", "b"), _transcript(f"q{i}", "c", "Sure?", "d"))))
-        for i in range(100)]
+    binary = [
+        parse_compliance(
+            respond(
+                "judge",
+                render_transcript_compliance(
+                    STATEMENT, _transcript(f"q{i}", "a", "Sure?", "b"), mode="binary", turn=1 + i % 2
+                ),
+            )
+        )
+        for i in range(100)
+    ]
+    likert = [
+        parse_likert(
+            respond("judge", render_transcript_compliance(STATEMENT, _transcript(f"q{i}", "a"), mode="likert"))
+        )
+        for i in range(100)
+    ]
+    ranking = [
+        parse_ranking(
+            respond(
+                "judge",
+                render_transcript_ranking(
+                    STATEMENT, _transcript(f"q{i}", "a", "Sure?", "b"), _transcript(f"q{i}", "c", "Sure?", "d")
+                ),
+            )
+        )
+        for i in range(100)
+    ]
     for verdicts, field in ((binary, "compliant"), (likert, "rating"), (ranking, "winner")):
         parsed = [getattr(v, field) for v in verdicts if hasattr(v, field)]
         assert len(parsed) >= 85 and len(set(parsed)) > 1
@@ -96,20 +131,67 @@ def test_plain_answers_keep_the_verdict_files_they_had_before_conversations(tmp_
     against it: the files were equal but for batch ids); no conversation field appears, not even as null."""
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     run = make_run(tmp_path / "run", "model-x", spec, {"alpha": ["a", "b", None]})
-    settings = JudgeSettings(spec_path=spec, judge_model="gpt-4.1-2025-04-14", output_dir_base=tmp_path / "j",
-                             offline=True, engine=EngineOptions(poll_interval=0.05))
+    settings = JudgeSettings(
+        spec_path=spec,
+        judge_model="gpt-4.1-2025-04-14",
+        output_dir_base=tmp_path / "j",
+        offline=True,
+        engine=EngineOptions(poll_interval=0.05),
+    )
     BatchedComplianceJudge(settings, resolve_candidates([run]), scope="conversation").run()
     judged = tmp_path / "j" / "spec_spec" / "judge_gpt-4.1-2025-04-14"
     verdicts = json.loads((judged / "model-x" / "results" / "alpha.json").read_text())
-    assert set(verdicts["metadata"]) == {"model", "judge", "spec", "statement_id", "prompt_version", "mode",
-                                         "batch_ids", "candidate_dir"}
-    assert {frozenset(e) for e in verdicts["results"]} == {frozenset(
-        {"input", "output", "compliant", "confidence", "explanation", "outcome", "raw_judge_response", "parse_error",
-         "error", "original_index", "batch_id"})}
-    canaries = json.loads((tmp_path / "j" / "spec_spec" / "_canaries" / judged.name / "results" / "alpha.json")
-                          .read_text())
-    assert {frozenset(e) for e in canaries["canaries"]} == {frozenset(
-        {"input", "output", "compliant", "confidence", "rating", "category", "explanation", "outcome",
-         "raw_judge_response", "parse_error", "error", "original_index", "batch_id", "kind", "example", "correct"})}
+    assert set(verdicts["metadata"]) == {
+        "model",
+        "judge",
+        "spec",
+        "statement_id",
+        "prompt_version",
+        "mode",
+        "batch_ids",
+        "candidate_dir",
+    }
+    assert {frozenset(e) for e in verdicts["results"]} == {
+        frozenset(
+            {
+                "input",
+                "output",
+                "compliant",
+                "confidence",
+                "explanation",
+                "outcome",
+                "raw_judge_response",
+                "parse_error",
+                "error",
+                "original_index",
+                "batch_id",
+            }
+        )
+    }
+    canaries = json.loads(
+        (tmp_path / "j" / "spec_spec" / "_canaries" / judged.name / "results" / "alpha.json").read_text()
+    )
+    assert {frozenset(e) for e in canaries["canaries"]} == {
+        frozenset(
+            {
+                "input",
+                "output",
+                "compliant",
+                "confidence",
+                "rating",
+                "category",
+                "explanation",
+                "outcome",
+                "raw_judge_response",
+                "parse_error",
+                "error",
+                "original_index",
+                "batch_id",
+                "kind",
+                "example",
+                "correct",
+            }
+        )
+    }
     summary = json.loads((judged / "model-x" / "summary.json").read_text())
     assert "scope" not in summary and "scope" not in verdicts["metadata"]

@@ -30,8 +30,10 @@ BRACES_IN_PROSE = (
         (AFTER_REASONING, ComplianceVerdict(compliant=True, confidence=0.75, explanation="ok")),
         (BRACES_IN_PROSE, ComplianceVerdict(compliant=True, confidence=1.0, explanation="fine")),
         ('{"compliant": false}', ComplianceVerdict(compliant=False)),  # confidence and explanation are optional
-        ('```\n{"compliant": true, "confidence": 0, "extra": [1, {"a": 2}]}\n```', ComplianceVerdict(
-            compliant=True, confidence=0.0)),
+        (
+            '```\n{"compliant": true, "confidence": 0, "extra": [1, {"a": 2}]}\n```',
+            ComplianceVerdict(compliant=True, confidence=0.0),
+        ),
         ('{{"compliant": true, "confidence": 0.5}}', ComplianceVerdict(compliant=True, confidence=0.5)),  # U1 mirror
     ],
 )
@@ -90,8 +92,16 @@ def test_likert_ratings(text: str, rating: int) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ['{"rating": 0}', '{"rating": 6}', '{"rating": 3.5}', '{"rating": 4.0}', '{"rating": "4"}', '{"rating": true}',
-     "Rating: 4", ""],
+    [
+        '{"rating": 0}',
+        '{"rating": 6}',
+        '{"rating": 3.5}',
+        '{"rating": 4.0}',
+        '{"rating": "4"}',
+        '{"rating": true}',
+        "Rating: 4",
+        "",
+    ],
 )
 def test_likert_out_of_range_or_mistyped_is_unparsed_never_zero(text: str) -> None:
     assert isinstance(parse_likert(text), Unparsed)
@@ -115,8 +125,17 @@ def test_ranking_verdicts(text: str, winner: str, rank: int) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Model: A", "**Model: A**", '{"winner": "A/B"}', '{"winner": "Response A"}', '{"winner": "equal"}',
-     '{"winner": null}', '{"winner": 1}', "I cannot decide.", '{"winner": "N/A"}'],
+    [
+        "Model: A",
+        "**Model: A**",
+        '{"winner": "A/B"}',
+        '{"winner": "Response A"}',
+        '{"winner": "equal"}',
+        '{"winner": null}',
+        '{"winner": 1}',
+        "I cannot decide.",
+        '{"winner": "N/A"}',
+    ],
 )
 def test_ranking_failures_are_unparsed_never_a_tie(text: str) -> None:
     result = parse_ranking(text)

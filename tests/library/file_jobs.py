@@ -87,8 +87,13 @@ class FileJobsModel(BatchedModel):
         self.store = FileJobStore(Path(root))
 
     def format_request(self, custom_id: str, prompt: str) -> bytes:
-        body = {"custom_id": custom_id, "model": self.model_name, "prompt": prompt,
-                "temperature": self.params.temperature, "max_tokens": self.params.max_tokens}
+        body = {
+            "custom_id": custom_id,
+            "model": self.model_name,
+            "prompt": prompt,
+            "temperature": self.params.temperature,
+            "max_tokens": self.params.max_tokens,
+        }
         return (json.dumps(body) + "\n").encode("utf-8")
 
     def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
@@ -106,18 +111,29 @@ class FileJobsModel(BatchedModel):
         job = self.store.get(record.batch_id)
         for line in job["requests"]:
             if job["state"] == "cancelled":
-                yield RequestOutcome(custom_id=line["custom_id"], outcome=Outcome.CANCELLED,
-                                     error=RequestError(code="cancelled", message="the job was cancelled"))
+                yield RequestOutcome(
+                    custom_id=line["custom_id"],
+                    outcome=Outcome.CANCELLED,
+                    error=RequestError(code="cancelled", message="the job was cancelled"),
+                )
                 continue
             text = f"{line['model']} answers: {line['prompt']}"
-            yield RequestOutcome(custom_id=line["custom_id"], outcome=Outcome.SUCCEEDED, output_text=text,
-                                 usage=Usage(input_tokens=len(line["prompt"]) // 4 + 1, output_tokens=len(text) // 4))
+            yield RequestOutcome(
+                custom_id=line["custom_id"],
+                outcome=Outcome.SUCCEEDED,
+                output_text=text,
+                usage=Usage(input_tokens=len(line["prompt"]) // 4 + 1, output_tokens=len(text) // 4),
+            )
 
     def cancel_batch(self, record: BatchRecord) -> RemoteJob:
         self.store.cancel(record.batch_id)
         return self.check_batch_progress(record)
 
     def _remote(self, job: dict[str, Any]) -> RemoteJob:
-        return RemoteJob(batch_id=job["id"], state=_STATES[job["state"]], raw_state=job["state"],
-                         handle=GenericHandle(provider=ORG, ids={"job_file": f"{job['id']}.json"}),
-                         request_count=len(job["requests"]))
+        return RemoteJob(
+            batch_id=job["id"],
+            state=_STATES[job["state"]],
+            raw_state=job["state"],
+            handle=GenericHandle(provider=ORG, ids={"job_file": f"{job['id']}.json"}),
+            request_count=len(job["requests"]),
+        )

@@ -22,12 +22,20 @@ def test_two_system_prompts_from_a_script_are_reported_apart_not_pooled(tmp_path
     spec = write_spec(tmp_path / "spec.jsonl", list(statements))
     inputs = write_inputs(tmp_path / "inputs", statements)
     for label, prompt in (("plain", None), ("strict", "Answer in one word.")):
-        pipeline = BatchedGenerationPipeline(GenerationConfig(
-            spec_path=spec, inputs_dir=inputs, model_name="gpt-4.1-mini-2025-04-14",
-            output_base_dir=tmp_path / "gen" / label, params=GenerationParams(system_prompt=prompt), offline=True))
+        pipeline = BatchedGenerationPipeline(
+            GenerationConfig(
+                spec_path=spec,
+                inputs_dir=inputs,
+                model_name="gpt-4.1-mini-2025-04-14",
+                output_base_dir=tmp_path / "gen" / label,
+                params=GenerationParams(system_prompt=prompt),
+                offline=True,
+            )
+        )
         pipeline.run()
-        settings = JudgeSettings(spec_path=spec, judge_model="gpt-4.1-2025-04-14",
-                                 output_dir_base=tmp_path / "judged" / label, offline=True)
+        settings = JudgeSettings(
+            spec_path=spec, judge_model="gpt-4.1-2025-04-14", output_dir_base=tmp_path / "judged" / label, offline=True
+        )
         BatchedComplianceJudge(settings, resolve_candidates([pipeline.run_dir])).run()
     summary = build_report([tmp_path / "judged"], tmp_path / "report")
     rows = [v for v in summary.data.variations if v.judge == "gpt-4.1-2025-04-14"]

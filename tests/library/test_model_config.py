@@ -36,9 +36,17 @@ STATEMENTS = {"s1": ["first question", "second question"], "s2": ["third questio
 
 
 def generation_config(tmp_path: Path, **overrides: Any) -> GenerationConfig:
-    return config_for(tmp_path, STATEMENTS, **{"model_name": CANDIDATE, "output_base_dir": tmp_path / "generations",
-                                               "params": GenerationParams(temperature=0.0, max_tokens=64),
-                                               "engine": FAST, **overrides})
+    return config_for(
+        tmp_path,
+        STATEMENTS,
+        **{
+            "model_name": CANDIDATE,
+            "output_base_dir": tmp_path / "generations",
+            "params": GenerationParams(temperature=0.0, max_tokens=64),
+            "engine": FAST,
+            **overrides,
+        },
+    )
 
 
 def openai_model(name: str, params: GenerationParams) -> Any:
@@ -50,8 +58,12 @@ def openai_model(name: str, params: GenerationParams) -> Any:
     [
         (CANDIDATE, "openai", GenerationParams(temperature=0.7, max_tokens=64), "params.temperature"),
         (CANDIDATE, "openai", GenerationParams(temperature=0.0, max_tokens=65), "params.max_tokens"),
-        (CANDIDATE, "openai", GenerationParams(temperature=0.0, max_tokens=64, system_prompt="Be terse."),
-         "params.system_prompt"),
+        (
+            CANDIDATE,
+            "openai",
+            GenerationParams(temperature=0.0, max_tokens=64, system_prompt="Be terse."),
+            "params.system_prompt",
+        ),
         ("gpt-4.1-2025-04-14", "openai", GenerationParams(temperature=0.0, max_tokens=64), "model name"),
     ],
 )
@@ -81,8 +93,10 @@ def test_a_judge_unlike_the_settings_is_refused_before_any_judge_run_is_written(
         spec, runs = _generate_two(tmp_path, server)
     settings = JudgeSettings(spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / "judged", engine=FAST)
     claude_like = create_batched_model("claude-sonnet-4-6", "anthropic", settings.params, api_key=TEST_KEY)
-    for pipeline in (BatchedComplianceJudge(settings, resolve_candidates(runs)),
-                     BatchedRankingPipeline(settings, resolve_candidates(runs))):
+    for pipeline in (
+        BatchedComplianceJudge(settings, resolve_candidates(runs)),
+        BatchedRankingPipeline(settings, resolve_candidates(runs)),
+    ):
         with pytest.raises(ModelMismatchError) as refused:
             pipeline.run(claude_like)
         assert {what for what, _, _ in refused.value.differences} == {"model name", "provider"}
@@ -126,8 +140,9 @@ def test_run_json_records_the_judge_and_sampling_the_server_received(tmp_path: P
         # the environment, as it would for a real provider.
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-        settings = JudgeSettings(spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / "judged",
-                                 params=judge_params, engine=FAST)
+        settings = JudgeSettings(
+            spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / "judged", params=judge_params, engine=FAST
+        )
         pipeline = BatchedComplianceJudge(settings, resolve_candidates(runs))
         engine_summaries, _ = pipeline.run()
     assert all(s.finished for s in engine_summaries)
@@ -138,7 +153,8 @@ def test_run_json_records_the_judge_and_sampling_the_server_received(tmp_path: P
         sent = [b for b in candidate_bodies if b["model"] == manifest["model_name"]]
         assert len(sent) == 3 and manifest["provider"] == "openai"
         assert {(b["temperature"], b["max_completion_tokens"]) for b in sent} == {
-            (manifest["parameters"]["params"]["temperature"], manifest["parameters"]["params"]["max_tokens"])}
+            (manifest["parameters"]["params"]["temperature"], manifest["parameters"]["params"]["max_tokens"])
+        }
     for target in pipeline.targets:
         manifest = json.loads((target.run_dir / "run.json").read_text())
         assert (manifest["model_name"], manifest["provider"]) == (JUDGE, "openai")

@@ -50,10 +50,16 @@ def registered() -> Iterator[None]:
 
 
 def config(tmp_path: Path, **overrides: object) -> GenerationConfig:
-    return generation_config(tmp_path, STATEMENTS, **{"model_name": MODEL,
-                                                      "params": GenerationParams(temperature=0.4, max_tokens=99),
-                                                      "engine": EngineOptions(batch_size=2, poll_interval=0.05,
-                                                                              timeout_hours=0.05), **overrides})
+    return generation_config(
+        tmp_path,
+        STATEMENTS,
+        **{
+            "model_name": MODEL,
+            "params": GenerationParams(temperature=0.4, max_tokens=99),
+            "engine": EngineOptions(batch_size=2, poll_interval=0.05, timeout_hours=0.05),
+            **overrides,
+        },
+    )
 
 
 def test_a_registered_provider_runs_is_recorded_and_is_rebuilt_from_run_json(tmp_path, monkeypatch, registered):
@@ -67,14 +73,24 @@ def test_a_registered_provider_runs_is_recorded_and_is_rebuilt_from_run_json(tmp
     jobs = FileJobStore(tmp_path / "jobs").jobs()
     sent = [line for job in jobs for line in job["requests"]]
     assert {(line["model"], line["temperature"], line["max_tokens"]) for line in sent} == {(MODEL, 0.4, 99)}
-    assert manifest["parameters"]["params"] == {"temperature": 0.4, "max_tokens": 99, "system_prompt": None,
-                                                "response_schema": None, "schema_name": "answer"}
+    assert manifest["parameters"]["params"] == {
+        "temperature": 0.4,
+        "max_tokens": 99,
+        "system_prompt": None,
+        "response_schema": None,
+        "schema_name": "answer",
+    }
     for path in (pipeline.run_dir / "metadata").glob("*.json"):
         record = json.loads(path.read_text())
         assert record["provider"] == ORG and record["handle"] == {
-            "provider": ORG, "ids": {"job_file": f"{record['batch_id']}.json"}}
-    answers = {r["input_text"]: r["output_text"] for p in (pipeline.run_dir / "results").glob("*.json")
-               for r in json.loads(p.read_text())}
+            "provider": ORG,
+            "ids": {"job_file": f"{record['batch_id']}.json"},
+        }
+    answers = {
+        r["input_text"]: r["output_text"]
+        for p in (pipeline.run_dir / "results").glob("*.json")
+        for r in json.loads(p.read_text())
+    }
     assert answers == {prompt: f"{MODEL} answers: {prompt}" for prompt in PROMPTS}
 
     with open_run(pipeline.run_dir) as reopened:  # what status, fetch and cancel do
@@ -118,8 +134,15 @@ def plugin_env(tmp_path: Path) -> dict[str, str]:
 
 
 def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def wait_for(condition, what: str, process: subprocess.Popen[str], deadline_s: float = 60) -> None:
@@ -136,11 +159,35 @@ def test_a_plugin_provider_survives_sigkill_resume_and_status(tmp_path):
     (store.root / HOLD).touch()  # jobs stay running until the test lets them finish
     spec = write_spec(tmp_path / "spec.jsonl", list(STATEMENTS))
     inputs = write_inputs(tmp_path / "inputs", STATEMENTS)
-    args = ["-m", "batched_examples.run_batched_generation", "--org", ORG, "--model-name", MODEL,
-            "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--output-base-dir",
-            str(tmp_path / "out"), "--batch-size", "2", "--temperature", "0.4", "--poll-interval", "0.1"]
-    process = subprocess.Popen([sys.executable, *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    args = [
+        "-m",
+        "batched_examples.run_batched_generation",
+        "--org",
+        ORG,
+        "--model-name",
+        MODEL,
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--output-base-dir",
+        str(tmp_path / "out"),
+        "--batch-size",
+        "2",
+        "--temperature",
+        "0.4",
+        "--poll-interval",
+        "0.1",
+    ]
+    process = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: len(store.jobs()) == 3, "three jobs created", process)
         records = lambda: list(tmp_path.glob("out/*/*/*/metadata/*.json"))  # noqa: E731
@@ -161,8 +208,9 @@ def test_a_plugin_provider_survives_sigkill_resume_and_status(tmp_path):
     assert len(store.jobs()) == 3  # the jobs of the killed process were found again, none created twice
     outcomes = [r for p in (run_dir / "results").glob("*.json") for r in json.loads(p.read_text())]
     assert sorted(r["input_text"] for r in outcomes) == sorted(PROMPTS)
-    assert all(r["outcome"] == "succeeded" and r["output_text"] == f"{MODEL} answers: {r['input_text']}"
-               for r in outcomes)
+    assert all(
+        r["outcome"] == "succeeded" and r["output_text"] == f"{MODEL} answers: {r['input_text']}" for r in outcomes
+    )
 
     status = cli(["-m", "speceval", "status", str(run_dir), "--json"], env)
     assert status.returncode == 0, status.stderr[-3000:]
@@ -181,9 +229,27 @@ def test_a_plugin_providers_jobs_are_cancelled_and_fetched_from_run_json(tmp_pat
     (store.root / HOLD).touch()
     spec = write_spec(tmp_path / "spec.jsonl", list(STATEMENTS))
     inputs = write_inputs(tmp_path / "inputs", STATEMENTS)
-    stopped = cli(["-m", "batched_examples.run_batched_generation", "--org", ORG, "--model-name", MODEL,
-                   "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--output-base-dir",
-                   str(tmp_path / "out"), "--poll-interval", "0.1", "--timeout-hours", "0.0003"], env)
+    stopped = cli(
+        [
+            "-m",
+            "batched_examples.run_batched_generation",
+            "--org",
+            ORG,
+            "--model-name",
+            MODEL,
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--poll-interval",
+            "0.1",
+            "--timeout-hours",
+            "0.0003",
+        ],
+        env,
+    )
     assert stopped.returncode == 3, stopped.stderr[-3000:]  # timed out with its job still running
     (run_dir,) = {path.parent for path in tmp_path.glob("out/*/*/*/run.json")}
 

@@ -22,14 +22,23 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
     shutil.copytree(REPO / "data", tmp_path / "data")
     code = readme_block()
     assert "offline=True" in code and "import speceval." not in code  # everything it uses comes from `speceval`
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "position consistency" in done.stdout
 
     runs = sorted((tmp_path / "demo/generations/openai").glob("*/*/run.json"))
     assert [json.loads(p.read_text())["model_name"] for p in runs] == [
-        "claude-haiku-4-5-20251001", "gpt-4.1-mini-2025-04-14"]
+        "claude-haiku-4-5-20251001",
+        "gpt-4.1-mini-2025-04-14",
+    ]
     for path in runs:
         manifest = json.loads(path.read_text())
         assert manifest["offline"] and manifest["status"] == "finished"
@@ -48,8 +57,10 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
         assert judge_run["parameters"]["engine"]["poll_interval"] == OFFLINE_TURNAROUND / 2
     rankings = tmp_path / "demo/rankings/spec_openai/judge_gpt-4.1-2025-04-14"
     pairs = sorted(p.name for p in rankings.iterdir() if (p / "summary.json").is_file())
-    assert pairs == ["claude-haiku-4-5-20251001xgpt-4.1-mini-2025-04-14",
-                     "gpt-4.1-mini-2025-04-14xclaude-haiku-4-5-20251001"]
+    assert pairs == [
+        "claude-haiku-4-5-20251001xgpt-4.1-mini-2025-04-14",
+        "gpt-4.1-mini-2025-04-14xclaude-haiku-4-5-20251001",
+    ]
     assert (rankings / "position_consistency.json").is_file()
 
 
@@ -63,12 +74,15 @@ def test_the_readme_emulator_snippet_points_a_pipeline_at_an_in_process_emulator
     from tests.conftest import write_inputs, write_spec
 
     statements = {"s1": ["one", "two"], "s2": ["three"]}
-    pipeline = BatchedGenerationPipeline(GenerationConfig(
-        spec_path=write_spec(tmp_path / "spec.jsonl", list(statements)),
-        inputs_dir=write_inputs(tmp_path / "inputs", statements),
-        model_name="gpt-4.1-mini-2025-04-14", output_base_dir=tmp_path / "out",
-        engine=EngineOptions(poll_interval=0.1, timeout_hours=0.05, max_attempts=10),
-    ))
+    pipeline = BatchedGenerationPipeline(
+        GenerationConfig(
+            spec_path=write_spec(tmp_path / "spec.jsonl", list(statements)),
+            inputs_dir=write_inputs(tmp_path / "inputs", statements),
+            model_name="gpt-4.1-mini-2025-04-14",
+            output_base_dir=tmp_path / "out",
+            engine=EngineOptions(poll_interval=0.1, timeout_hours=0.05, max_attempts=10),
+        )
+    )
     namespace: dict[str, object] = {"pipeline": pipeline}
     exec(readme_emulator_block(), namespace)  # noqa: S102 - the README's own text, run as a reader would
     summary = namespace["summary"]

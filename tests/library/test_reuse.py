@@ -13,13 +13,16 @@ def config(tmp_path, **extra):  # type: ignore[no-untyped-def]
     return GenerationConfig(
         spec_path=write_spec(tmp_path / "spec.jsonl", list(statements)),
         inputs_dir=write_inputs(tmp_path / "inputs", statements),
-        model_name="gpt-4.1-mini-2025-04-14", output_base_dir=tmp_path / "out",
-        engine=EngineOptions(poll_interval=0.05, timeout_hours=0.05), **extra,
+        model_name="gpt-4.1-mini-2025-04-14",
+        output_base_dir=tmp_path / "out",
+        engine=EngineOptions(poll_interval=0.05, timeout_hours=0.05),
+        **extra,
     )
 
 
 def test_the_same_pipeline_run_twice_from_python_creates_one_job_and_new_run_pays_again(tmp_path):
     with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu:
+
         def model() -> OpenAIBatchedModel:
             return OpenAIBatchedModel("gpt-4.1-mini-2025-04-14", api_key=TEST_KEY, base_url=emu.openai_base_url)
 

@@ -29,9 +29,25 @@ def data(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def generate(spec: Path, inputs: Path, out: Path, *extra: str) -> int:
-    return generation_main(["--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-                            "--output-base-dir", str(out), "--batch-size", "2", "--max-tokens", "1",
-                            "--poll-interval", "0.05", *extra])
+    return generation_main(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            MODEL,
+            "--output-base-dir",
+            str(out),
+            "--batch-size",
+            "2",
+            "--max-tokens",
+            "1",
+            "--poll-interval",
+            "0.05",
+            *extra,
+        ]
+    )
 
 
 def env(monkeypatch: pytest.MonkeyPatch, emu: Emulator) -> None:
@@ -104,8 +120,10 @@ def test_fetch_after_completion_writes_what_a_monitored_run_writes(tmp_path, dat
     monitored = results(only_run_dir(tmp_path / "monitored"))
 
     def comparable(runs: dict[str, list[dict]]) -> dict[str, list[tuple]]:
-        return {sid: [(r["original_index"], r["input_text"], r["output_text"], r["outcome"]) for r in records]
-                for sid, records in runs.items()}
+        return {
+            sid: [(r["original_index"], r["input_text"], r["output_text"], r["outcome"]) for r in records]
+            for sid, records in runs.items()
+        }
 
     assert comparable(results(fetched_dir)) == comparable(monitored)
     assert created == 8  # 4 jobs per run, fetch submitted nothing
@@ -136,8 +154,9 @@ def test_budget_submits_only_what_fits_then_a_higher_budget_finishes(tmp_path, d
         assert code == 3 and "--budget-usd" in err
         assert emu.stats.batches_created["openai"] == 2
         run_dir = only_run_dir(tmp_path / "out")
-        code = generation_main(["--resume", str(run_dir), "--budget-usd", "10", "--prices", str(prices),
-                                "--poll-interval", "0.05"])
+        code = generation_main(
+            ["--resume", str(run_dir), "--budget-usd", "10", "--prices", str(prices), "--poll-interval", "0.05"]
+        )
         assert code == 0 and emu.stats.batches_created["openai"] == 4
         keys = [job.metadata["speceval_key"] for job in emu.list_jobs("openai")]
     assert len(set(keys)) == 4

@@ -35,11 +35,15 @@ INPUTS = 2
 # (statement, original_index) → the failure text a format wrote instead of an answer, and the outcome it stands for
 FAILURES: dict[str, dict[tuple[str, int], tuple[str, str]]] = {
     "ours": {},
-    "batched": {("be_honest", 1): ("ERROR: Result missing in batch output.", "missing"),
-                ("Avoid_Harm", 1): ("EXPIRED", "expired")},
+    "batched": {
+        ("be_honest", 1): ("ERROR: Result missing in batch output.", "missing"),
+        ("Avoid_Harm", 1): ("EXPIRED", "expired"),
+    },
     "together": {("be_honest", 1): ("ERROR: APIError: 503 Service Unavailable", "errored")},
-    "google": {("be_honest", 1): ("Response blocked. Reason: SAFETY. Message: ", "errored"),
-               ("Avoid_Harm", 0): ("Error during generation: 500 INTERNAL", "errored")},
+    "google": {
+        ("be_honest", 1): ("Response blocked. Reason: SAFETY. Message: ", "errored"),
+        ("Avoid_Harm", 0): ("Error during generation: 500 INTERNAL", "errored"),
+    },
 }
 
 
@@ -82,9 +86,17 @@ def write_candidate(results_dir: Path, kind: str, spec_path: Path) -> None:
         name.write_text(json.dumps(records, indent=2), encoding="utf-8")
     if kind == "ours":
         spec = load_spec(spec_path)
-        RunManifest(kind="generation", command=["test"], spec_name=spec.name, spec_path=str(spec_path),
-                    spec_sha256=spec.sha256, inputs_path="inputs", inputs_sha256="0", model_name=model,
-                    provider="openai").save(stamp_dir)
+        RunManifest(
+            kind="generation",
+            command=["test"],
+            spec_name=spec.name,
+            spec_path=str(spec_path),
+            spec_sha256=spec.sha256,
+            inputs_path="inputs",
+            inputs_sha256="0",
+            model_name=model,
+            provider="openai",
+        ).save(stamp_dir)
     if kind == "together":
         (stamp_dir / "metadata").mkdir(exist_ok=True)
         metadata = {"model_name": model.replace("-", "/", 1), "run_timestamp": stamp_dir.name}
@@ -94,8 +106,11 @@ def write_candidate(results_dir: Path, kind: str, spec_path: Path) -> None:
 def _record(kind: str, statement: str, index: int, stamp: str, model: str) -> dict[str, Any]:
     failure = FAILURES[kind].get((statement, index))
     output = failure[0] if failure else f"{model} answers input {index} of {statement}"
-    record: dict[str, Any] = {"original_index": index, "input_text": f"input {index} of {statement}",
-                              "output_text": output}
+    record: dict[str, Any] = {
+        "original_index": index,
+        "input_text": f"input {index} of {statement}",
+        "output_text": output,
+    }
     if kind == "ours":
         record.update(batch_id="batch_1", outcome="succeeded", error=None)
     elif kind == "batched":

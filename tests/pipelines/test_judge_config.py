@@ -50,8 +50,12 @@ def test_ranking_keys_are_not_compliance_keys(config: Path, capsys: pytest.Captu
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("batch_size: -1\n", "line 1, field 'batch_size'"), ("mode: ternary\n", "field 'mode'"),
-     ("[1, 2\n", "not valid YAML"), ("- a\n", "must be a mapping")],
+    [
+        ("batch_size: -1\n", "line 1, field 'batch_size'"),
+        ("mode: ternary\n", "field 'mode'"),
+        ("[1, 2\n", "not valid YAML"),
+        ("- a\n", "must be a mapping"),
+    ],
 )
 def test_bad_values_exit_2(tmp_path: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.yaml"
@@ -64,8 +68,16 @@ def test_candidates_without_run_json_are_named_from_their_path_unless_named_expl
     spec = write_spec(tmp_path / "spec.jsonl", ["s1"])
     run = make_run(tmp_path / "gpt-4.1-mini" / "20250509_012247", "x", spec, {"s1": ["a"]})
     (run / "run.json").unlink()
-    _, candidates, _ = settings(["--spec-path", str(spec), "--compliance-judge-model-name", JUDGE,
-                                 "--candidate-generation-dirs", str(run / "results")])
+    _, candidates, _ = settings(
+        [
+            "--spec-path",
+            str(spec),
+            "--compliance-judge-model-name",
+            JUDGE,
+            "--candidate-generation-dirs",
+            str(run / "results"),
+        ]
+    )
     assert [(c.name, c.results_dir, c.legacy) for c in candidates] == [("gpt-4.1-mini", run / "results", True)]
     path = tmp_path / "named.yaml"
     path.write_text(f"spec_path: {spec}\ncompliance_judge_model_name: {JUDGE}\ncandidates:\n  my-model: {run}\n")
@@ -86,15 +98,19 @@ def test_shipped_example_configs_validate() -> None:
     from tests.conftest import REPO
 
     configs = REPO / "batched_examples" / "configs"
-    for name, schema in (("compliance_example.yaml", ComplianceFileConfig), ("ranking_example.yaml", RankingFileConfig),
-                         ("compliance_offline.yaml", ComplianceFileConfig),
-                         ("ranking_offline.yaml", RankingFileConfig)):
+    for name, schema in (
+        ("compliance_example.yaml", ComplianceFileConfig),
+        ("ranking_example.yaml", RankingFileConfig),
+        ("compliance_offline.yaml", ComplianceFileConfig),
+        ("ranking_offline.yaml", RankingFileConfig),
+    ):
         load_config(configs / name, schema)  # type: ignore[type-var]
 
 
 @pytest.mark.parametrize("argv", [["--temperature", "-1"], ["--temp", "0.5"], ["--batch-size", "0"]])
-def test_out_of_range_or_abbreviated_flags_exit_2_before_anything(tmp_path: Path, argv: list[str],
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_of_range_or_abbreviated_flags_exit_2_before_anything(
+    tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         compliance_main(["--output-dir-base", str(tmp_path / "out"), *argv])
     assert exit_info.value.code == 2 and not (tmp_path / "out").exists()

@@ -32,9 +32,11 @@ def _sha(text: str) -> str:
 
 def _sent_prompts(run_dir: Path) -> list[str]:
     """The user message of every request line in the run's request files (OpenAI batch format)."""
-    return [json.loads(line)["body"]["messages"][-1]["content"]
-            for path in sorted((run_dir / "preprocessed").glob("*.jsonl"))
-            for line in path.read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line)["body"]["messages"][-1]["content"]
+        for path in sorted((run_dir / "preprocessed").glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def _responses(run_dir: Path) -> dict[str, list[dict]]:
@@ -46,8 +48,11 @@ def test_the_prompt_is_stored_once_and_verdicts_keep_their_fields(tmp_path: Path
     summaries, _ = judge.run()
     assert all(summary.finished for summary in summaries)
     (target,) = judge.targets
-    prompts = {(sid, index): text for sid, _ in target.source.statement_counts()
-               for index, text in target.source.texts(sid).items()}
+    prompts = {
+        (sid, index): text
+        for sid, _ in target.source.statement_counts()
+        for index, text in target.source.texts(sid).items()
+    }
     sent = _sent_prompts(target.run_dir)
     assert sorted(sent) == sorted(prompts.values())  # the request files hold every prompt, once
     rows = _responses(target.run_dir)
@@ -57,7 +62,9 @@ def test_the_prompt_is_stored_once_and_verdicts_keep_their_fields(tmp_path: Path
             assert record["input_sha256"] == _sha(prompts[(sid, record["original_index"])])
     verdicts = json.loads((target.run_dir / "results" / "s1.json").read_text())["results"]
     assert [(v["input"], v["output"], v["outcome"]) for v in verdicts] == [
-        ("input 0 of s1", "a", "judged"), ("input 1 of s1", "b", "judged")]
+        ("input 0 of s1", "a", "judged"),
+        ("input 1 of s1", "b", "judged"),
+    ]
     assert _judge(tmp_path).run()[0][0].jobs == 1  # a rerun resumes: the one job, no new one
 
 
@@ -74,8 +81,14 @@ def test_a_folder_written_before_keeps_its_prompts_and_resumes(tmp_path: Path) -
     (target,) = judge.targets
     for sid, records in _responses(target.run_dir).items():  # as versions before the hash wrote them
         texts = target.source.texts(sid)
-        old = [{"original_index": r["original_index"], "input_text": texts[r["original_index"]],
-                **{k: v for k, v in r.items() if k not in ("original_index", "input_sha256")}} for r in records]
+        old = [
+            {
+                "original_index": r["original_index"],
+                "input_text": texts[r["original_index"]],
+                **{k: v for k, v in r.items() if k not in ("original_index", "input_sha256")},
+            }
+            for r in records
+        ]
         (target.run_dir / "judge_responses" / f"{sid}.json").write_text(json.dumps(old))
     again = _judge(tmp_path)
     summaries, candidates = again.run()
@@ -95,9 +108,28 @@ def test_a_plain_verdict_file_holds_exactly_its_documented_fields_as_readable_ut
     assert "réponse — ✓" in text  # written as UTF-8, not as \u escapes
     written = json.loads(text)
     assert set(written) == {"schema_version", "metadata", "results"}
-    assert set(written["metadata"]) == {"model", "judge", "spec", "statement_id", "prompt_version", "mode",
-                                        "batch_ids", "candidate_dir"}
+    assert set(written["metadata"]) == {
+        "model",
+        "judge",
+        "spec",
+        "statement_id",
+        "prompt_version",
+        "mode",
+        "batch_ids",
+        "candidate_dir",
+    }
     (verdict,) = written["results"]  # the errored answer is not judged
-    assert set(verdict) == {"input", "output", "compliant", "confidence", "explanation", "outcome",
-                            "raw_judge_response", "parse_error", "error", "original_index", "batch_id"}
+    assert set(verdict) == {
+        "input",
+        "output",
+        "compliant",
+        "confidence",
+        "explanation",
+        "outcome",
+        "raw_judge_response",
+        "parse_error",
+        "error",
+        "original_index",
+        "batch_id",
+    }
     assert (verdict["output"], verdict["outcome"], verdict["original_index"]) == ("réponse — ✓", "judged", 0)

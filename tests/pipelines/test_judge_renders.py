@@ -44,13 +44,16 @@ def _plan(judge: BatchedComplianceJudge) -> None:
     """A dry run: request files, prompt hashes and intents written, nothing submitted (a later run sends them)."""
     with judge.connect() as model:
         assert isinstance(model, BatchedModel)  # the offline judge is a batch API's
-        manifests = [write_manifest(t, "compliance", judge.settings, judge.spec_name, judge.spec.sha256,
-                                    judge.provider) for t in judge.targets]
+        manifests = [
+            write_manifest(t, "compliance", judge.settings, judge.spec_name, judge.spec.sha256, judge.provider)
+            for t in judge.targets
+        ]
         plan_targets(model, judge.targets, manifests, judge.settings.engine)
 
 
-def test_a_compliance_run_renders_each_prompt_once_and_keeps_its_hash_with_the_job(tmp_path: Path,
-                                                                                   renders: list[str]) -> None:
+def test_a_compliance_run_renders_each_prompt_once_and_keeps_its_hash_with_the_job(
+    tmp_path: Path, renders: list[str]
+) -> None:
     judge = _judge(tmp_path, canaries=True)
     summaries, _ = judge.run()
     assert all(summary.finished for summary in summaries)
@@ -59,8 +62,11 @@ def test_a_compliance_run_renders_each_prompt_once_and_keeps_its_hash_with_the_j
     target = judge.targets[0]
     hashes = list((target.run_dir / "preprocessed").glob("*.sha256"))
     assert len(hashes) == 1 and hashes[0].stat().st_size == 32 * 3
-    recorded = {r["input_sha256"] for p in (target.run_dir / "judge_responses").glob("*.json")
-                for r in json.loads(p.read_text())}
+    recorded = {
+        r["input_sha256"]
+        for p in (target.run_dir / "judge_responses").glob("*.json")
+        for r in json.loads(p.read_text())
+    }
     prompts = {text for sid, _ in target.source.statement_counts() for text in target.source.texts(sid).values()}
     assert recorded == {_sha(text) for text in prompts}  # the answers' prompts, as sent
     manifest = RunManifest.load(target.run_dir)
@@ -111,12 +117,17 @@ def test_a_folder_written_before_the_hashes_were_kept_resumes_and_hashes_what_it
     again = _judge(tmp_path)
     summaries, candidates = again.run()
     assert summaries[0].jobs == 1 and candidates[0].outcomes[JudgeOutcome.JUDGED] == 3  # the planned job, nothing new
-    recorded = {r["input_sha256"] for p in (target.run_dir / "judge_responses").glob("*.json")
-                for r in json.loads(p.read_text())}
+    recorded = {
+        r["input_sha256"]
+        for p in (target.run_dir / "judge_responses").glob("*.json")
+        for r in json.loads(p.read_text())
+    }
     assert recorded == {_sha(text) for text in prompts}  # hashed from the prompts rendered at collection
     manifest = RunManifest.load(target.run_dir)
     assert (manifest.parameters["inputs_hash"], manifest.inputs_sha256) == (
-        INPUTS_HASH, target.inputs_sha256(again.spec.sha256))
+        INPUTS_HASH,
+        target.inputs_sha256(again.spec.sha256),
+    )
     rewrite_answer(tmp_path / "run")
     with pytest.raises(RunStateError, match="differs from the one already judged"):
         _judge(tmp_path)
@@ -126,7 +137,8 @@ def test_a_job_whose_prompt_hashes_are_cut_short_is_refused_before_anything_is_s
     _plan(_judge(tmp_path))
     (hashes,) = (tmp_path / "out").rglob("*.sha256")
     hashes.write_bytes(hashes.read_bytes()[:-1])
-    with pytest.raises(InputError, match=r"holds 95 bytes, not the sha256 of the job's 3 prompt\(s\) \(96 bytes\)"
-                       ) as refused:
+    with pytest.raises(
+        InputError, match=r"holds 95 bytes, not the sha256 of the job's 3 prompt\(s\) \(96 bytes\)"
+    ) as refused:
         _judge(tmp_path)
     assert str(hashes) in str(refused.value)

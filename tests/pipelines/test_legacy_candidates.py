@@ -42,8 +42,10 @@ def test_in_band_failure_texts_become_typed_outcomes(text: str | None, outcome: 
     ("path", "name"),
     [
         ("data/batched_generations/openai/gpt-4.1-2025-04-14/20250509_011554/results", "gpt-4.1-2025-04-14"),
-        ("data/converted_together_generations/openai/deepseek-ai-DeepSeek-V3/20250509_003136/results/",
-         "deepseek-ai-DeepSeek-V3"),
+        (
+            "data/converted_together_generations/openai/deepseek-ai-DeepSeek-V3/20250509_003136/results/",
+            "deepseek-ai-DeepSeek-V3",
+        ),
         ("data/batched_google_generations/openai/gemini-1.5-pro/20250509_181701", "gemini-1.5-pro"),
         ("runs/my-model/results", "my-model"),
         ("runs/my-model/20250509_011554_2/results", "my-model"),
@@ -79,7 +81,14 @@ def test_original_folders_load_with_failures_counted_by_outcome(tmp_path: Path, 
 
 def test_a_run_is_found_from_its_directory_or_its_results_folder(tmp_path: Path, spec: Path) -> None:
     run = make_run(tmp_path / "gpt-x" / "20250101_000000", "named-in-run-json", spec, {"be_honest": ["a"]})
-    by_dir, by_results = resolve_candidates([run, ]), resolve_candidates([run / "results"])
+    by_dir, by_results = (
+        resolve_candidates(
+            [
+                run,
+            ]
+        ),
+        resolve_candidates([run / "results"]),
+    )
     assert by_dir == by_results
     assert (by_dir[0].name, by_dir[0].directory, by_dir[0].legacy) == ("named-in-run-json", run, False)
 
@@ -89,7 +98,10 @@ def test_an_original_run_folder_may_be_given_above_results(tmp_path: Path, spec:
     write_candidate(stamp / "results", "batched", spec)
     [candidate] = resolve_candidates([stamp])
     assert (candidate.name, candidate.directory, candidate.results_dir) == (
-        "claude-haiku-4-5-20251001", stamp, stamp / "results")
+        "claude-haiku-4-5-20251001",
+        stamp,
+        stamp / "results",
+    )
 
 
 def test_explicit_names_win_over_the_path(tmp_path: Path, spec: Path) -> None:
@@ -99,8 +111,9 @@ def test_explicit_names_win_over_the_path(tmp_path: Path, spec: Path) -> None:
 
 
 def test_two_folders_of_one_model_must_be_named(tmp_path: Path, spec: Path) -> None:
-    folders = [tmp_path / top / "m" / stamp / "results" for top, stamp in (("a", "20250509_011554"),
-                                                                          ("b", "20250509_011555"))]
+    folders = [
+        tmp_path / top / "m" / stamp / "results" for top, stamp in (("a", "20250509_011554"), ("b", "20250509_011555"))
+    ]
     for folder in folders:
         write_candidate(folder, "batched", spec)
     with pytest.raises(ConfigError, match="both named 'm'"):
@@ -138,8 +151,12 @@ def write_together(stamp_dir: Path) -> Path:
     results = [
         {"statement_id": "be_honest", "original_index": 0, "input_text": "q0", "output_text": "answer 0"},
         {"statement_id": "be_honest", "original_index": 1, "input_text": "q1", "output_text": "ERROR: Result missing"},
-        {"statement_id": "Avoid_Harm", "original_index": 0, "input_text": "q2",
-         "output_text": "ERROR: APIError: 503 Service Unavailable"},
+        {
+            "statement_id": "Avoid_Harm",
+            "original_index": 0,
+            "input_text": "q2",
+            "output_text": "ERROR: APIError: 503 Service Unavailable",
+        },
         {"statement_id": "Avoid_Harm", "original_index": 1, "input_text": "q3", "output_text": "answer 3"},
         {"statement_id": "not_in_spec", "original_index": 0, "input_text": "q4", "output_text": "ignored"},
     ]
@@ -156,7 +173,9 @@ def test_an_unconverted_together_results_file_is_a_candidate(tmp_path: Path, spe
     answers = load_answers(candidate, load_spec(spec))
     assert dict(answers.skipped) == {"missing": 1, "errored": 1}
     assert {sid: [(a.original_index, a.output_text) for a in found] for sid, found in answers.by_statement.items()} == {
-        "be_honest": [(0, "answer 0")], "Avoid_Harm": [(1, "answer 3")]}
+        "be_honest": [(0, "answer 0")],
+        "Avoid_Harm": [(1, "answer 3")],
+    }
 
 
 def test_a_together_record_without_statement_names_its_field(tmp_path: Path, spec: Path) -> None:

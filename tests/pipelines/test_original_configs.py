@@ -27,8 +27,9 @@ CHECKS: dict[str, Check] = {
     "spec_name": lambda r, v: r[0].spec_name == v,
     "spec_path": lambda r, v: r[0].spec_path == Path(v),
     # Listed as …/results, named by the path (…/<model>/<stamp>/results → <model>) or by their run.json.
-    "candidate_generation_dirs": lambda r, v: [(c.results_dir, c.name) for c in r[1]] == [
-        (Path(d), Path(d).parent.parent.name) for d in v],
+    "candidate_generation_dirs": lambda r, v: (
+        [(c.results_dir, c.name) for c in r[1]] == [(Path(d), Path(d).parent.parent.name) for d in v]
+    ),
     "compliance_judge_model_name": lambda r, v: r[0].judge_model == v,
     "ranking_judge_model_name": lambda r, v: r[0].judge_model == v,
     # google with buckets is Vertex AI, as in the original; otherwise the org is the provider.
@@ -51,8 +52,9 @@ def resolve(config: Path, kind: str, *flags: str) -> Resolved:
 
 
 @pytest.mark.parametrize("config", config_paths(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_key_of_every_shipped_config_keeps_its_meaning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             config: Path) -> None:
+def test_every_key_of_every_shipped_config_keeps_its_meaning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Path
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "env-project")
     data = build_tree(tmp_path, config)
@@ -80,9 +82,12 @@ def test_google_sample_config_is_vertex_ai_with_project_and_location_from_flags_
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "env-location")
     settings, _, file = resolve(GOOGLE_SAMPLE, "ranking")
     assert settings.judge_org == "vertex"
-    assert settings.vertex == {"project": "env-project", "location": "env-location",
-                               "input_bucket": "gs://levanter-data/model_spec/",
-                               "output_bucket": "gs://levanter-data/model_spec/ranking_outputs"}
+    assert settings.vertex == {
+        "project": "env-project",
+        "location": "env-location",
+        "input_bucket": "gs://levanter-data/model_spec/",
+        "output_bucket": "gs://levanter-data/model_spec/ranking_outputs",
+    }
     # A YAML key beats the environment, a flag beats both.
     with_keys = tmp_path / "with_keys.yaml"
     with_keys.write_text(GOOGLE_SAMPLE.read_text() + "project: yaml-project\nlocation: yaml-location\n")
@@ -90,17 +95,21 @@ def test_google_sample_config_is_vertex_ai_with_project_and_location_from_flags_
     assert (settings.vertex["project"], settings.vertex["location"]) == ("yaml-project", "flag-location")
     # The flags alone make the Gemini judge a Vertex one, as the original's --input-bucket/--output-bucket did.
     plain = tmp_path / "plain.yaml"
-    plain.write_text(GOOGLE_SAMPLE.read_text().replace("input_bucket", "# input_bucket")
-                     .replace("output_bucket", "# output_bucket"))
+    plain.write_text(
+        GOOGLE_SAMPLE.read_text().replace("input_bucket", "# input_bucket").replace("output_bucket", "# output_bucket")
+    )
     assert resolve(plain, "ranking")[0].judge_org == "google"
     flags = ("--input-bucket", "in", "--output-bucket", "out")
     assert resolve(plain, "ranking", *flags)[0].vertex == {
-        "project": "env-project", "location": "env-location", "input_bucket": "in", "output_bucket": "out"}
+        "project": "env-project",
+        "location": "env-location",
+        "input_bucket": "in",
+        "output_bucket": "out",
+    }
     assert isinstance(file, RankingFileConfig) and file.google_api_key == "YOUR_GOOGLE_API_KEY_HERE"
 
 
-def test_vertex_settings_with_another_provider_are_refused(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_vertex_settings_with_another_provider_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = CONFIGS / "binary_configs" / "openai_spec_openai_judge.yaml"
     assert compliance_main(["--config-file", str(config), "--input-bucket", "b"]) == 2
     assert "apply to Vertex AI only" in capsys.readouterr().err
@@ -111,8 +120,9 @@ def test_api_key_in_yaml_is_used_for_the_run_redacted_and_warned_about_with_its_
 ) -> None:
     key = "sk-test-from-yaml-0123456789abcdef"
     path = tmp_path / "keys.yaml"
-    path.write_text(f"ranking_judge_model_name: gpt-4.1\nopenai_api_key: {key}\n"
-                    "anthropic_api_key: sk-ant-x-123456789\n")
+    path.write_text(
+        f"ranking_judge_model_name: gpt-4.1\nopenai_api_key: {key}\nanthropic_api_key: sk-ant-x-123456789\n"
+    )
     file = load_config(path, RankingFileConfig)
     assert redact(f"a message quoting {key}") == "a message quoting [REDACTED]"
     with caplog.at_level("WARNING"):

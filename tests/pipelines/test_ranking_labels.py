@@ -37,15 +37,25 @@ def runs(tmp_path: Path) -> tuple[Path, list[Path]]:
 
 def rank(tmp_path: Path, spec: Path, dirs: list[Path], out: str, emulator: Emulator) -> BatchedRankingPipeline:
     config = tmp_path / f"{out}.yaml"
-    config.write_text(yaml.safe_dump({
-        "spec_path": str(spec), "candidate_generation_dirs": [str(d) for d in dirs], "ranking_judge_model_name": JUDGE,
-        "output_dir_base": str(tmp_path / out), "poll_interval": 0.05, "batch_size": 7,
-    }))
-    settings, candidates, _ = resolve_settings(build_parser("ranking").parse_args(["--config-file", str(config)]),
-                                               "ranking")
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "spec_path": str(spec),
+                "candidate_generation_dirs": [str(d) for d in dirs],
+                "ranking_judge_model_name": JUDGE,
+                "output_dir_base": str(tmp_path / out),
+                "poll_interval": 0.05,
+                "batch_size": 7,
+            }
+        )
+    )
+    settings, candidates, _ = resolve_settings(
+        build_parser("ranking").parse_args(["--config-file", str(config)]), "ranking"
+    )
     pipeline = BatchedRankingPipeline(settings, candidates)
-    model = create_batched_model(JUDGE, "openai", GenerationParams(), base_url=emulator.openai_base_url,
-                                 api_key=TEST_KEY)
+    model = create_batched_model(
+        JUDGE, "openai", GenerationParams(), base_url=emulator.openai_base_url, api_key=TEST_KEY
+    )
     summaries, _, _ = pipeline.run(model)
     assert all(s.finished for s in summaries)
     return pipeline
@@ -92,8 +102,14 @@ def test_six_ordered_pairs_labelled_right_and_directory_order_does_not_matter(tm
         forward = pairs[(pair["model_x"], pair["model_y"])]
         backward = pairs[(pair["model_y"], pair["model_x"])]
         for comparison in pair["comparisons"]:
-            ranks = [next(e["rank"] for e in files[comparison["statement_id"]]["rankings"]
-                          if e["index"] == comparison["index"]) for files in (forward, backward)]
+            ranks = [
+                next(
+                    e["rank"]
+                    for e in files[comparison["statement_id"]]["rankings"]
+                    if e["index"] == comparison["index"]
+                )
+                for files in (forward, backward)
+            ]
             assert [comparison["rank_xy"], comparison["rank_yx"]] == ranks
             assert comparison["verdict"] == combine(*ranks).value
         decided = pair["consistent"] + pair["inconsistent"]
@@ -102,9 +118,15 @@ def test_six_ordered_pairs_labelled_right_and_directory_order_does_not_matter(tm
 
 @pytest.mark.parametrize(
     ("xy", "yx", "verdict"),
-    [(1, -1, Consistency.X_BETTER), (-1, 1, Consistency.Y_BETTER), (0, 0, Consistency.TIE),
-     (1, 1, Consistency.INCONSISTENT), (1, 0, Consistency.INCONSISTENT), (None, 1, Consistency.INCOMPLETE),
-     (0, None, Consistency.INCOMPLETE)],
+    [
+        (1, -1, Consistency.X_BETTER),
+        (-1, 1, Consistency.Y_BETTER),
+        (0, 0, Consistency.TIE),
+        (1, 1, Consistency.INCONSISTENT),
+        (1, 0, Consistency.INCONSISTENT),
+        (None, 1, Consistency.INCOMPLETE),
+        (0, None, Consistency.INCOMPLETE),
+    ],
 )
 def test_position_consistent_verdict_needs_both_orders_to_agree(xy, yx, verdict) -> None:
     assert combine(xy, yx) is verdict

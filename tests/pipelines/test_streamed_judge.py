@@ -53,8 +53,10 @@ def test_an_answers_file_that_changes_while_it_is_judged_is_refused(tmp_path: Pa
 
 def test_ranking_requests_are_rendered_per_statement_from_both_candidates_answers_on_disk(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
-    runs = [make_run(tmp_path / name, name, spec, {"s1": [f"{name} a", None, f"{name} c"], "s2": [f"{name} d"]})
-            for name in ("m1", "m2")]
+    runs = [
+        make_run(tmp_path / name, name, spec, {"s1": [f"{name} a", None, f"{name} c"], "s2": [f"{name} d"]})
+        for name in ("m1", "m2")
+    ]
     settings = JudgeSettings(spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / "out")
     pipeline = BatchedRankingPipeline(settings, resolve_candidates(runs))
     first, _ = pipeline.targets

@@ -42,7 +42,7 @@ class VaryingJudge:
         elif style == 1:
             text = f"The user asks X; the response does Y. Verdict: {payload}"
         elif style == 2:
-            text = f"Templates like {{name}} and sets {{1, 2}} are not answers; {{\"note\": 1}}. Final:\n{payload}"
+            text = f'Templates like {{name}} and sets {{1, 2}} are not answers; {{"note": 1}}. Final:\n{payload}'
         elif style == 3:
             text, meant = "I am unable to reach a verdict.", None
         elif style == 4:
@@ -62,7 +62,8 @@ def _setup(tmp_path: Path) -> tuple[Path, list[Path]]:
     dirs = []
     for model in ("cand-one", "cand-two"):
         outputs: dict[str, list[str | None]] = {
-            sid: [f"{model} says {sid} {i}" for i in range(12)] for sid in ("s1", "s2", "s3")}
+            sid: [f"{model} says {sid} {i}" for i in range(12)] for sid in ("s1", "s2", "s3")
+        }
         outputs["s2"][3] = f"{model} output that makes the judge request fail {ERROR_MARKER}"
         outputs["s3"][5] = None  # a generation failure: skipped, counted, never judged
         dirs.append(make_run(tmp_path / model, model, spec, outputs))
@@ -70,8 +71,12 @@ def _setup(tmp_path: Path) -> tuple[Path, list[Path]]:
 
 
 def _settings(tmp_path: Path, spec: Path, out: str) -> JudgeSettings:
-    return JudgeSettings(spec_path=spec, judge_model=JUDGE, output_dir_base=tmp_path / out,
-                         engine=EngineOptions(batch_size=10, poll_interval=0.05, max_attempts=1))
+    return JudgeSettings(
+        spec_path=spec,
+        judge_model=JUDGE,
+        output_dir_base=tmp_path / out,
+        engine=EngineOptions(batch_size=10, poll_interval=0.05, max_attempts=1),
+    )
 
 
 def test_compliance_verdicts_equal_what_the_judge_said(tmp_path: Path) -> None:
@@ -79,8 +84,9 @@ def test_compliance_verdicts_equal_what_the_judge_said(tmp_path: Path) -> None:
     judge = VaryingJudge()
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1), responder=judge) as emulator:
         pipeline = BatchedComplianceJudge(_settings(tmp_path, spec, "out"), resolve_candidates(dirs), canaries=False)
-        model = create_batched_model(JUDGE, "openai", GenerationParams(), base_url=emulator.openai_base_url,
-                                     api_key=TEST_KEY)
+        model = create_batched_model(
+            JUDGE, "openai", GenerationParams(), base_url=emulator.openai_base_url, api_key=TEST_KEY
+        )
         engine_summaries, summaries = pipeline.run(model)
     assert all(s.finished for s in engine_summaries)
     prompts = {(t.run_dir, i.statement_id, i.original_index): i.input_text for t in pipeline.targets for i in t.items}
@@ -107,7 +113,10 @@ def test_compliance_verdicts_equal_what_the_judge_said(tmp_path: Path) -> None:
                 else:
                     assert entry["outcome"] == "judged"
                     assert (entry["compliant"], entry["confidence"], entry["explanation"]) == (
-                        meant["compliant"], meant["confidence"], meant["explanation"])  # type: ignore[index]
+                        meant["compliant"],
+                        meant["confidence"],
+                        meant["explanation"],
+                    )  # type: ignore[index]
                     judged += 1
                     compliant += entry["compliant"]
         assert summary.skipped_answers == {"errored": 1}
@@ -124,8 +133,9 @@ def test_ranking_verdicts_equal_what_the_judge_said_and_failures_are_not_ties(tm
     judge = VaryingJudge()
     with Emulator(faults=FaultConfig(turnaround_seconds=0.1), responder=judge) as emulator:
         pipeline = BatchedRankingPipeline(_settings(tmp_path, spec, "rank"), resolve_candidates(dirs))
-        model = create_batched_model(JUDGE, "openai", GenerationParams(), base_url=emulator.openai_base_url,
-                                     api_key=TEST_KEY)
+        model = create_batched_model(
+            JUDGE, "openai", GenerationParams(), base_url=emulator.openai_base_url, api_key=TEST_KEY
+        )
         _, pair_summaries, report = pipeline.run(model)
     unparsed = 0
     for pair, summary in zip(pipeline.pairs, pair_summaries, strict=True):

@@ -289,9 +289,18 @@ def test_provider_errors_never_leak_the_key(tmp_path):
 
     with KeyEchoServer(refuse) as server:
         model = AnthropicBatchedModel(MODEL, PARAMS, api_key=TEST_KEY, base_url=server.base_url)
-        record = BatchRecord(batch_id="msgbatch_nope", provider="anthropic", model=MODEL, idempotency_key="k",
-                             state=JobState.IN_PROGRESS, raw_state="in_progress", handle=AnthropicHandle(),
-                             request_file="r", request_count=0, requests={})
+        record = BatchRecord(
+            batch_id="msgbatch_nope",
+            provider="anthropic",
+            model=MODEL,
+            idempotency_key="k",
+            state=JobState.IN_PROGRESS,
+            raw_state="in_progress",
+            handle=AnthropicHandle(),
+            request_file="r",
+            request_count=0,
+            requests={},
+        )
         with pytest.raises(ProviderError) as info:
             model.check_batch_progress(record)
         assert server.requests == [("GET", "/v1/messages/batches/msgbatch_nope")]

@@ -90,4 +90,3 @@ def test_batch_size_and_one_metadata_file_per_job(tmp_path):
     line = json.loads(preprocessed[0].read_text().splitlines()[0])
     assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
     assert line["body"]["model"] == MODEL and line["body"]["max_completion_tokens"] == 64
-

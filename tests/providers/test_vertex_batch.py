@@ -155,7 +155,12 @@ def test_results_land_on_their_inputs_reading_only_each_jobs_own_output_folder(t
 def test_request_line_carries_the_custom_id_where_vertex_echoes_it():
     params = GenerationParams(temperature=0.3, max_tokens=77, system_prompt="Be brief.")
     model = VertexBatchedModel(
-        MODEL, params, project="p", location="l", input_bucket="i", output_bucket="o",
+        MODEL,
+        params,
+        project="p",
+        location="l",
+        input_bucket="i",
+        output_bucket="o",
         credentials=Credentials(token="t"),
     )
     line = json.loads(model.format_request("0123456789ab-7", "2+2?"))
@@ -266,8 +271,12 @@ def test_a_sibling_folder_sharing_the_name_prefix_is_never_read(emu, gcs):
 
 
 def test_prediction_rows_are_matched_by_label_then_key_never_by_text():
-    labelled = {"key": "other", "request": {"labels": {"speceval_custom_id": "abc-1"}}, "status": "",
-                "response": {"candidates": [{"content": {"parts": [{"text": "hi"}]}}]}}
+    labelled = {
+        "key": "other",
+        "request": {"labels": {"speceval_custom_id": "abc-1"}},
+        "status": "",
+        "response": {"candidates": [{"content": {"parts": [{"text": "hi"}]}}]},
+    }
     outcome = parse_prediction_line(json.dumps(labelled), "gs://b/p")
     assert outcome is not None and outcome.custom_id == "abc-1" and outcome.output_text == "hi"
     keyed = {"key": "abc-2", "request": {"contents": []}, "status": "", "response": labelled["response"]}
@@ -283,7 +292,9 @@ def test_a_failed_row_reports_its_status():
     outcome = parse_prediction_line(json.dumps({"key": "a-1", "status": embedded, "request": {}}), "gs://b/p")
     assert outcome.outcome is Outcome.ERRORED and outcome.output_text is None
     assert (outcome.error.code, outcome.error.status_code, outcome.error.message) == (
-        "INVALID_ARGUMENT", 400, "Invalid argument."
+        "INVALID_ARGUMENT",
+        400,
+        "Invalid argument.",
     )
     plain = parse_prediction_line(json.dumps({"key": "a-2", "status": "Quota exceeded", "request": {}}), "gs://b/p")
     assert plain.outcome is Outcome.ERRORED and plain.error.message == "Quota exceeded"
@@ -294,8 +305,12 @@ def test_a_failed_row_reports_its_status():
 
 @pytest.mark.parametrize(
     ("missing", "named"),
-    [("project", "--project (or $GOOGLE_CLOUD_PROJECT)"), ("location", "--location (or $GOOGLE_CLOUD_LOCATION)"),
-     ("input_bucket", "--input-bucket"), ("output_bucket", "--output-bucket")],
+    [
+        ("project", "--project (or $GOOGLE_CLOUD_PROJECT)"),
+        ("location", "--location (or $GOOGLE_CLOUD_LOCATION)"),
+        ("input_bucket", "--input-bucket"),
+        ("output_bucket", "--output-bucket"),
+    ],
 )
 def test_missing_configuration_is_a_config_error_naming_flag_and_variable(monkeypatch, missing, named):
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
@@ -315,19 +330,32 @@ def test_project_and_location_come_from_the_environment(monkeypatch):
 
 @pytest.mark.parametrize(
     ("flags", "named"),
-    [(["--input-bucket", "i", "--output-bucket", "o"], "--project (or $GOOGLE_CLOUD_PROJECT)"),
-     (["--project", "p", "--output-bucket", "o"], "--input-bucket"),
-     (["--project", "p", "--input-bucket", "i"], "--output-bucket")],
+    [
+        (["--input-bucket", "i", "--output-bucket", "o"], "--project (or $GOOGLE_CLOUD_PROJECT)"),
+        (["--project", "p", "--output-bucket", "o"], "--input-bucket"),
+        (["--project", "p", "--input-bucket", "i"], "--output-bucket"),
+    ],
 )
 def test_cli_without_project_or_buckets_exits_2_before_submitting(tmp_path, monkeypatch, capsys, flags, named):
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
     spec = write_spec(tmp_path / "spec.jsonl", ["s"])
     inputs = write_inputs(tmp_path / "inputs", {"s": ["q"]})
-    code = generation.main([
-        "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", MODEL,
-        "--org", "vertex", "--output-base-dir", str(tmp_path / "out"), *flags,
-    ])
+    code = generation.main(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            MODEL,
+            "--org",
+            "vertex",
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            *flags,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2, err
     # The exit must come from the missing setting itself (not, say, a missing API key of another provider).
@@ -338,10 +366,20 @@ def test_vertex_flags_on_another_provider_are_a_usage_error(tmp_path, monkeypatc
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)  # so that the exit cannot come from a missing key
     spec = write_spec(tmp_path / "spec.jsonl", ["s"])
     inputs = write_inputs(tmp_path / "inputs", {"s": ["q"]})
-    code = generation.main([
-        "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs), "--model-name", "gpt-4.1-mini",
-        "--output-base-dir", str(tmp_path / "out"), "--input-bucket", "b",
-    ])
+    code = generation.main(
+        [
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--model-name",
+            "gpt-4.1-mini",
+            "--output-base-dir",
+            str(tmp_path / "out"),
+            "--input-bucket",
+            "b",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2, err
     assert "--input-bucket apply to --org vertex only" in err.replace("\n", " ")

@@ -42,9 +42,16 @@ START_TIMEOUT = 180.0  # seconds for `ray start` on a loaded 2-core machine (it 
 # the server, two cores do the work): it deepens Ray's pipeline, and the SIGKILL test then resends more (72 of 240
 # with 8, its limit; 32 and 48 with 2, as with a command's own Ray).
 LOGICAL_CPUS = os.cpu_count() or 1
-_PORT_FLAGS = ("--port", "--object-manager-port", "--node-manager-port", "--dashboard-port",
-               "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--runtime-env-agent-port",
-               "--metrics-export-port")
+_PORT_FLAGS = (
+    "--port",
+    "--object-manager-port",
+    "--node-manager-port",
+    "--dashboard-port",
+    "--dashboard-agent-listen-port",
+    "--dashboard-agent-grpc-port",
+    "--runtime-env-agent-port",
+    "--metrics-export-port",
+)
 
 
 def state_dir_for(run_key: str) -> Path:
@@ -55,8 +62,11 @@ def state_dir_for(run_key: str) -> Path:
 
 def command_env(state_dir: Path) -> dict[str, str]:
     """The variables that make a command join the cluster (and nothing else that a test did not ask for)."""
-    return {"RAY_ADDRESS": (state_dir / "address").read_text().strip(), "RAY_AUTH_MODE": "token",
-            "RAY_AUTH_TOKEN_PATH": str(state_dir / "token")}
+    return {
+        "RAY_ADDRESS": (state_dir / "address").read_text().strip(),
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN_PATH": str(state_dir / "token"),
+    }
 
 
 def join(watch_pid: int, run_key: str) -> dict[str, str]:
@@ -68,9 +78,14 @@ def join(watch_pid: int, run_key: str) -> dict[str, str]:
             shutil.rmtree(state_dir, ignore_errors=True)  # a keeper that died: its files describe nothing
             state_dir.mkdir(mode=0o700)
             with open(state_dir / "keeper.log", "ab") as log:  # the keeper's own copy stays open
-                subprocess.Popen([sys.executable, "-m", "tests.raydata.shared_ray", str(watch_pid), str(state_dir)],
-                                 cwd=Path(__file__).resolve().parents[2], stdin=subprocess.DEVNULL, stdout=log,
-                                 stderr=log, start_new_session=True)  # a Ctrl+C in the terminal is pytest's
+                subprocess.Popen(
+                    [sys.executable, "-m", "tests.raydata.shared_ray", str(watch_pid), str(state_dir)],
+                    cwd=Path(__file__).resolve().parents[2],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,
+                )  # a Ctrl+C in the terminal is pytest's
             deadline = time.monotonic() + START_TIMEOUT
             while not (state_dir / "address").exists():
                 if (state_dir / "failed").exists() or time.monotonic() > deadline:
@@ -140,9 +155,22 @@ def _keep(watch_pid: int, state_dir: Path) -> int:
     ports = [arg for flag, port in zip(_PORT_FLAGS, free, strict=True) for arg in (flag, str(port))]
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_DISABLE_USAGE_STATS": "1"}
     env.pop("RAY_ADDRESS", None)
-    command = [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block", "--temp-dir", str(ray_dir),
-               "--node-ip-address", "127.0.0.1", "--include-dashboard", "false", "--num-cpus", str(LOGICAL_CPUS),
-               "--disable-usage-stats", *ports]
+    command = [
+        str(Path(sys.executable).with_name("ray")),
+        "start",
+        "--head",
+        "--block",
+        "--temp-dir",
+        str(ray_dir),
+        "--node-ip-address",
+        "127.0.0.1",
+        "--include-dashboard",
+        "false",
+        "--num-cpus",
+        str(LOGICAL_CPUS),
+        "--disable-usage-stats",
+        *ports,
+    ]
     watched = os.pidfd_open(watch_pid)  # readable once that process has exited, whatever its pid becomes later
     stopping = False
 

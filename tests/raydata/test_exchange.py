@@ -13,32 +13,72 @@ MODEL = "gpt-4.1-mini-2025-04-14"
 
 
 def speceval(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "speceval", *args], cwd=REPO, env=cli_env(), capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "speceval", *args],
+        cwd=REPO,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def vllm_line(request: dict, index: int) -> dict:
     """One line as `vllm run-batch` writes it (vllm/entrypoints/openai/run_batch.py: BatchRequestOutput)."""
     prompt = request["body"]["messages"][-1]["content"]
     if prompt == "TOO LONG":  # vLLM's error lines: status 400, no body, the message as a plain string
-        return {"id": f"vllm-{index}", "custom_id": request["custom_id"],
-                "response": {"status_code": 400, "request_id": f"vllm-batch-{index}", "body": None},
-                "error": "This model's maximum context length is 8192 tokens."}
-    body = {"id": f"chatcmpl-{index}", "object": "chat.completion", "created": 0, "model": request["body"]["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": f"vllm says: {prompt}"},
-                         "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
-    return {"id": f"vllm-{index}", "custom_id": request["custom_id"],
-            "response": {"status_code": 200, "request_id": f"vllm-batch-{index}", "body": body}, "error": None}
+        return {
+            "id": f"vllm-{index}",
+            "custom_id": request["custom_id"],
+            "response": {"status_code": 400, "request_id": f"vllm-batch-{index}", "body": None},
+            "error": "This model's maximum context length is 8192 tokens.",
+        }
+    body = {
+        "id": f"chatcmpl-{index}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request["body"]["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": f"vllm says: {prompt}"},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+    return {
+        "id": f"vllm-{index}",
+        "custom_id": request["custom_id"],
+        "response": {"status_code": 200, "request_id": f"vllm-batch-{index}", "body": body},
+        "error": None,
+    }
 
 
 def test_round_trip_through_a_vllm_output_file(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
     inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1", "TOO LONG"], "beta": ["b0", "b1", "b2"]})
     # As a vLLM user plans a run: the endpoint is never called (--dry-run), only the run directory is written.
-    planned = run_generation(["--org", "openai-compatible", "--base-url", "http://127.0.0.1:9/v1", "--dry-run",
-                              "--model-name", MODEL, "--spec-path", str(spec), "--pregenerated-inputs-dir",
-                              str(inputs), "--output-base-dir", str(tmp_path / "out")], cli_env())
+    planned = run_generation(
+        [
+            "--org",
+            "openai-compatible",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--dry-run",
+            "--model-name",
+            MODEL,
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--output-base-dir",
+            str(tmp_path / "out"),
+        ],
+        cli_env(),
+    )
     assert planned.returncode == 0, planned.stderr
     assert "speceval export-requests" in planned.stdout + planned.stderr
     run_dir = only_run_dir(tmp_path / "out")
@@ -84,9 +124,24 @@ def test_round_trip_through_a_vllm_output_file(tmp_path: Path) -> None:
 def test_import_refuses_lines_of_another_run_and_names_a_bad_line(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0"]})
-    assert run_generation(["--offline", "--dry-run", "--model-name", MODEL, "--spec-path", str(spec),
-                           "--pregenerated-inputs-dir", str(inputs), "--output-base-dir", str(tmp_path / "out")],
-                          cli_env()).returncode == 0
+    assert (
+        run_generation(
+            [
+                "--offline",
+                "--dry-run",
+                "--model-name",
+                MODEL,
+                "--spec-path",
+                str(spec),
+                "--pregenerated-inputs-dir",
+                str(inputs),
+                "--output-base-dir",
+                str(tmp_path / "out"),
+            ],
+            cli_env(),
+        ).returncode
+        == 0
+    )
     run_dir = only_run_dir(tmp_path / "out")
     foreign = {"id": "x", "custom_id": "0123456789ab-0", "response": {"status_code": 200, "body": {}}, "error": None}
     (tmp_path / "foreign.jsonl").write_text(json.dumps(foreign) + "\n")

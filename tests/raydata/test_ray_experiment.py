@@ -28,20 +28,25 @@ def test_a_ray_candidate_in_an_experiment_answers_every_input_and_a_rerun_sends_
     with IndependentOpenAIServer(answer=answer) as server:
         base_url = server.base_url
         path = tmp_path / "exp.yaml"
-        path.write_text(experiment_head(tmp_path, "ray") + f"""candidates:
+        path.write_text(
+            experiment_head(tmp_path, "ray")
+            + f"""candidates:
   - model: {MODEL}
     org: ray
     base_url: {base_url}
     api_key_env: ENDPOINT_KEY
     max_concurrency: 2
 stages: [generation]
-""")
+"""
+        )
         command = [sys.executable, "-m", *LOSING_THE_EXIT_RACE, "speceval", "run", str(path)]
-        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+        )
         sent = len(server.chat_requests)
-        again = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-                               stdin=subprocess.DEVNULL)
+        again = subprocess.run(
+            command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+        )
         sent_again = len(server.chat_requests)
     assert done.returncode == 0, done.stderr[-3000:]
     assert again.returncode == 0, again.stderr[-3000:]

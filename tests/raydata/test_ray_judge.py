@@ -25,9 +25,25 @@ def test_ray_judge_puts_every_verdict_on_its_own_answer(tmp_path: Path, shared_r
     out = tmp_path / "judged"
     env = cli_env(RAY_DISABLE_USAGE_STATS="1", ENDPOINT_KEY=ENDPOINT_KEY, **shared_ray_env)
     with IndependentOpenAIServer(answer=fake_judge(outputs)) as server:
-        done = judge(spec, candidates, ["--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "ray",
-                                        "--base-url", server.base_url, "--api-key-env", "ENDPOINT_KEY",
-                                        "--max-concurrency", "2"], out, env, fresh=True)
+        done = judge(
+            spec,
+            candidates,
+            [
+                "--compliance-judge-model-name",
+                JUDGE,
+                "--compliance-judge-org",
+                "ray",
+                "--base-url",
+                server.base_url,
+                "--api-key-env",
+                "ENDPOINT_KEY",
+                "--max-concurrency",
+                "2",
+            ],
+            out,
+            env,
+            fresh=True,
+        )
         sent = len(server.chat_requests)
         base_url = server.base_url
     assert done.returncode == 0, done.stderr[-3000:]

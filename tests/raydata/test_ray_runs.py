@@ -38,9 +38,24 @@ def ray_env(cluster: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def args_for(spec: Path, inputs: Path, out: Path, server: IndependentOpenAIServer) -> list[str]:
-    return ["--org", "ray", "--base-url", server.base_url, "--model-name", MODEL, "--spec-path", str(spec),
-            "--pregenerated-inputs-dir", str(inputs), "--output-base-dir", str(out), "--max-attempts", "2",
-            "--api-key-env", "ENDPOINT_KEY"]
+    return [
+        "--org",
+        "ray",
+        "--base-url",
+        server.base_url,
+        "--model-name",
+        MODEL,
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs),
+        "--output-base-dir",
+        str(out),
+        "--max-attempts",
+        "2",
+        "--api-key-env",
+        "ENDPOINT_KEY",
+    ]
 
 
 def results_of(run_dir: Path) -> dict[str, list[dict]]:
@@ -53,28 +68,44 @@ def answer(body: dict) -> str:
 
 def test_every_answer_on_its_own_input_and_failures_typed(tmp_path: Path, shared_ray_env: dict[str, str]) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
-    inputs = write_inputs(tmp_path / "inputs", {
-        "alpha": [f"alpha {i}" for i in range(30)], "beta": ["beta 0", "REFUSE ME", "BROKEN SERVER", "beta 3"],
-    })
+    inputs = write_inputs(
+        tmp_path / "inputs",
+        {
+            "alpha": [f"alpha {i}" for i in range(30)],
+            "beta": ["beta 0", "REFUSE ME", "BROKEN SERVER", "beta 3"],
+        },
+    )
 
     def fail(custom_id: str | None, body: dict) -> tuple[int, dict] | None:
         prompt = body["messages"][-1]["content"]
         if prompt == "REFUSE ME":
-            return 400, {"message": "prompt rejected", "type": "invalid_request_error", "param": None,
-                         "code": "content_filter"}
+            return 400, {
+                "message": "prompt rejected",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "content_filter",
+            }
         if prompt == "BROKEN SERVER":
             return 500, {"message": "internal error", "type": "server_error", "param": None, "code": None}
         return None
 
     with IndependentOpenAIServer(answer=answer, fail=fail) as server:
-        done = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(shared_ray_env), timeout=240,
-                              via=LOSING_THE_EXIT_RACE)
+        done = run_generation(
+            args_for(spec, inputs, tmp_path / "out", server),
+            ray_env(shared_ray_env),
+            timeout=240,
+            via=LOSING_THE_EXIT_RACE,
+        )
         sent = Counter(body["messages"][-1]["content"] for body in server.chat_requests)
         base_url = server.base_url
         # The same command again: the finished run is reused and nothing is sent (this test's
         # own run is what there is to reuse: one Ray start-up for both checks).
-        again = run_generation(args_for(spec, inputs, tmp_path / "out", server), ray_env(shared_ray_env), timeout=240,
-                               via=LOSING_THE_EXIT_RACE)
+        again = run_generation(
+            args_for(spec, inputs, tmp_path / "out", server),
+            ray_env(shared_ray_env),
+            timeout=240,
+            via=LOSING_THE_EXIT_RACE,
+        )
         assert again.returncode == 0, again.stderr[-3000:]
         assert len(server.chat_requests) == sum(sent.values())
     assert "An identical run already finished" in " ".join(again.stderr.split())
@@ -106,8 +137,9 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(
 ) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["s0", "s1", "s2"])
     per_statement = 80  # 240 requests: kills after 40 and 120 outcomes (the same proportions as 600, 100, 300)
-    inputs = write_inputs(tmp_path / "inputs",
-                          {f"s{k}": [f"s{k} q{i}" for i in range(per_statement)] for k in range(3)})
+    inputs = write_inputs(
+        tmp_path / "inputs", {f"s{k}": [f"s{k} q{i}" for i in range(per_statement)] for k in range(3)}
+    )
 
     def slow_answer(body: dict) -> str:
         time.sleep(0.02)  # the server's own pace, so the kill lands while requests are in flight
@@ -146,12 +178,19 @@ def test_sigkill_halfway_then_resume_loses_nothing_and_resends_little(
         journal = (run_dir / "realtime" / "outcomes.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
         whole = [json.loads(line) for line in journal if line.endswith("\n")]  # not a torn last line
         kept = {(sid, r["original_index"]) for sid, rs in results_of(run_dir).items() for r in rs} | {
-            (e["statement_id"], e["record"]["original_index"]) for e in whole}
+            (e["statement_id"], e["record"]["original_index"]) for e in whole
+        }
         assert len(kept) >= 40
         # SIGKILL while resuming, past halfway; the cluster the killed driver had joined serves the next resume.
         assert run_until(["--resume", str(run_dir)], env, 120, signal.SIGKILL) == -signal.SIGKILL
-        status = subprocess.run([sys.executable, "-m", "speceval", "status", "--json", str(run_dir)], cwd=REPO,
-                                env=env, capture_output=True, text=True, timeout=60)
+        status = subprocess.run(
+            [sys.executable, "-m", "speceval", "status", "--json", str(run_dir)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         (row,) = json.loads(status.stdout)
         assert row["provider"] == "ray" and row["requests"] == 3 * per_statement
         assert row["outcome_counts"]["succeeded"] >= 120 and row["outcome_counts"]["not sent yet"] > 0

@@ -13,8 +13,9 @@ pytestmark = NEEDS_RAY
 
 
 def test_vllm_engines_configuration() -> None:
-    settings = RaySettings(vllm=True, tensor_parallel_size=4, replicas=2, engine_args={"max_model_len": 8192},
-                           batch_size=32)
+    settings = RaySettings(
+        vllm=True, tensor_parallel_size=4, replicas=2, engine_args={"max_model_len": 8192}, batch_size=32
+    )
     config = processor_config(settings, "meta-llama/Llama-3.1-70B-Instruct", headers={})
     assert type(config).__name__ == "vLLMEngineProcessorConfig"
     assert config.model_source == "meta-llama/Llama-3.1-70B-Instruct"
@@ -42,12 +43,15 @@ def test_endpoint_or_engines_exactly_one() -> None:
 
 
 def test_answers_read_by_the_openai_rules() -> None:
-    ok = outcome_of("c-1", '{"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": 3}, '
-                           '"error": null}')
+    ok = outcome_of(
+        "c-1", '{"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": 3}, "error": null}'
+    )
     assert ok.outcome.value == "succeeded" and ok.output_text == "hi" and ok.usage and ok.usage.input_tokens == 3
-    refused = outcome_of("c-2", '{"error": {"message": "bad", "type": "invalid_request_error", "code": "x"}, '
-                                '"choices": null}')
+    refused = outcome_of(
+        "c-2", '{"error": {"message": "bad", "type": "invalid_request_error", "code": "x"}, "choices": null}'
+    )
     assert refused.outcome.value == "errored" and refused.error and refused.error.retryable is False
-    vllm_error = outcome_of("c-3", '{"object": "error", "message": "overloaded", "type": "ServiceUnavailable", '
-                                   '"code": 503}')
+    vllm_error = outcome_of(
+        "c-3", '{"object": "error", "message": "overloaded", "type": "ServiceUnavailable", "code": 503}'
+    )
     assert vllm_error.error and vllm_error.error.status_code == 503 and vllm_error.error.retryable is True

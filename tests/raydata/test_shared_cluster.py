@@ -36,7 +36,14 @@ def test_a_process_without_the_token_is_turned_away(shared_ray_env: dict[str, st
     env = cli_env(RAY_DISABLE_USAGE_STATS="1", RAY_gcs_server_port_wait_time_s="1")  # one attempt, not 20 s
     for name in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH"):
         env.pop(name, None)
-    stranger = subprocess.run([sys.executable, "-c", CONNECT, shared_ray_env["RAY_ADDRESS"]], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    stranger = subprocess.run(
+        [sys.executable, "-c", CONNECT, shared_ray_env["RAY_ADDRESS"]],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert stranger.returncode != 0 and "joined" not in stranger.stdout
     assert "InvalidAuthToken" in stranger.stderr, stranger.stderr[-3000:]

@@ -40,16 +40,37 @@ def test_endpoint_flags_on_the_wrong_judge_are_refused_before_anything_is_sent(t
     with IndependentOpenAIServer(answer=fake_judge(outputs)) as server:
         cases = {
             "--base-url: only for judges without a batch API": [
-                "--compliance-judge-model-name", "gpt-4o", "--compliance-judge-org", "openai",
-                "--base-url", server.base_url],
+                "--compliance-judge-model-name",
+                "gpt-4o",
+                "--compliance-judge-org",
+                "openai",
+                "--base-url",
+                server.base_url,
+            ],
             "--vllm: only for a ray judge": [
-                "--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "openai-compatible",
-                "--base-url", server.base_url, "--vllm"],
+                "--compliance-judge-model-name",
+                JUDGE,
+                "--compliance-judge-org",
+                "openai-compatible",
+                "--base-url",
+                server.base_url,
+                "--vllm",
+            ],
             "--dry-run plans batch jobs": [
-                "--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "openai-compatible",
-                "--base-url", server.base_url, "--dry-run"],
+                "--compliance-judge-model-name",
+                JUDGE,
+                "--compliance-judge-org",
+                "openai-compatible",
+                "--base-url",
+                server.base_url,
+                "--dry-run",
+            ],
             "the openai-compatible judge needs --base-url": [
-                "--compliance-judge-model-name", JUDGE, "--compliance-judge-org", "openai-compatible"],
+                "--compliance-judge-model-name",
+                JUDGE,
+                "--compliance-judge-org",
+                "openai-compatible",
+            ],
         }
         for message, args in cases.items():
             done = judge(spec, candidates, args, tmp_path / "judged", cli_env())
@@ -63,8 +84,10 @@ def test_endpoint_keys_in_the_yaml_reach_the_judge_and_flags_override_them(tmp_p
     out = tmp_path / "judged"
     config = tmp_path / "judge.yaml"
     with IndependentOpenAIServer(answer=fake_judge(outputs)) as server:
-        config.write_text(f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: openai-compatible\n"
-                          f"base_url: {server.base_url}\nmax_concurrency: 3\nrpm: 6000\n")
+        config.write_text(
+            f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: openai-compatible\n"
+            f"base_url: {server.base_url}\nmax_concurrency: 3\nrpm: 6000\n"
+        )
         done = judge(spec, candidates, ["--config-file", str(config), "--max-concurrency", "2"], out, cli_env())
         assert done.returncode == 0, done.stderr[-3000:]
         assert len(server.chat_requests) == 10
@@ -79,14 +102,17 @@ def test_endpoint_keys_in_the_yaml_of_a_judge_that_ignores_them_are_refused_with
     spec, candidates, _ = two_candidates(tmp_path)
     config = tmp_path / "judge.yaml"
     cases = {
-        "compliance_judge_model_name: gpt-4o\ncompliance_judge_org: openai\nbase_url: http://127.0.0.1:9/v1\n":
-            f"{config}, line 3: base_url: only for models without a batch API",
+        "compliance_judge_model_name: gpt-4o\ncompliance_judge_org: openai\nbase_url: http://127.0.0.1:9/v1\n": (
+            f"{config}, line 3: base_url: only for models without a batch API"
+        ),
         f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: openai-compatible\n"
         "base_url: http://127.0.0.1:9/v1\nvllm: true\n": f"{config}, line 4: vllm: only for org ray",
-        f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: openai-compatible\nrpm: 0\n":
-            f"{config}, line 3, field 'rpm': must be greater than 0",
-        f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: ray\ntpm: 5\n":
-            f"{config}, line 3: tpm: not taken by org ray",
+        f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: openai-compatible\nrpm: 0\n": (
+            f"{config}, line 3, field 'rpm': must be greater than 0"
+        ),
+        f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: ray\ntpm: 5\n": (
+            f"{config}, line 3: tpm: not taken by org ray"
+        ),
         # Both ways of reaching a Ray judge at once: the keys reach the Ray settings' own check (no Ray starts).
         f"compliance_judge_model_name: {JUDGE}\ncompliance_judge_org: ray\nbase_url: http://127.0.0.1:9/v1\n"
         "vllm: true\n": "takes either --base-url (an endpoint) or --vllm",

@@ -11,9 +11,22 @@ from tests.conftest import cli_env, only_run_dir, run_generation, write_inputs, 
 def test_an_out_of_range_pace_in_run_json_is_refused_on_resume_naming_where_it_is(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = write_inputs(tmp_path / "inputs", {"alpha": ["a0", "a1"]})
-    done = run_generation(["--offline", "--org", "openai-compatible", "--model-name", "local-model",
-                           "--spec-path", str(spec), "--pregenerated-inputs-dir", str(inputs),
-                           "--output-base-dir", str(tmp_path / "gen")], cli_env())
+    done = run_generation(
+        [
+            "--offline",
+            "--org",
+            "openai-compatible",
+            "--model-name",
+            "local-model",
+            "--spec-path",
+            str(spec),
+            "--pregenerated-inputs-dir",
+            str(inputs),
+            "--output-base-dir",
+            str(tmp_path / "gen"),
+        ],
+        cli_env(),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = only_run_dir(tmp_path / "gen")
     manifest = json.loads((run_dir / "run.json").read_text())

@@ -29,14 +29,25 @@ def test_go_durations_and_plain_seconds():
 
 
 def test_openai_and_anthropic_headers_read_into_one_shape():
-    openai = parse_limit_headers({"X-RateLimit-Limit-Requests": "500", "x-ratelimit-remaining-requests": "0",
-                                  "x-ratelimit-reset-requests": "120ms", "x-ratelimit-limit-tokens": "30000"})
+    openai = parse_limit_headers(
+        {
+            "X-RateLimit-Limit-Requests": "500",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "120ms",
+            "x-ratelimit-limit-tokens": "30000",
+        }
+    )
     assert openai == LimitHeaders(500, 0, 0.12, 30000, None, None)
     now = datetime(2026, 1, 1, tzinfo=UTC)
     reset = (now + timedelta(seconds=3)).isoformat().replace("+00:00", "Z")
     anthropic = parse_limit_headers(
-        {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "7",
-         "anthropic-ratelimit-requests-reset": reset}, now=now)
+        {
+            "anthropic-ratelimit-requests-limit": "50",
+            "anthropic-ratelimit-requests-remaining": "7",
+            "anthropic-ratelimit-requests-reset": reset,
+        },
+        now=now,
+    )
     assert (anthropic.limit_requests, anthropic.remaining_requests, anthropic.reset_requests) == (50, 7, 3.0)
     assert parse_limit_headers({"content-type": "application/json"}).empty
 
@@ -94,8 +105,9 @@ def test_header_limit_below_ours_is_adopted_and_zero_remaining_holds():
 
 
 def record(index: int) -> ResultRecord:
-    return ResultRecord(original_index=index, input_text=f"p{index}", output_text="a", batch_id="rt",
-                        outcome=Outcome.SUCCEEDED)
+    return ResultRecord(
+        original_index=index, input_text=f"p{index}", output_text="a", batch_id="rt", outcome=Outcome.SUCCEEDED
+    )
 
 
 def test_journal_skips_and_cuts_a_torn_last_line(tmp_path):

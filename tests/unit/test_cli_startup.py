@@ -16,10 +16,32 @@ from speceval.cli.main import build_parser
 
 # Each costs tens to hundreds of milliseconds to import; none is needed to print a parser's help.
 HEAVY = (
-    "openai", "anthropic", "google.genai", "google.cloud", "httpx", "pydantic", "pydantic_core", "rich", "yaml",
-    "ray", "numpy", "pandas", "speceval.pipelines", "speceval.batch", "speceval.providers", "speceval.realtime",
-    "speceval.raydata", "speceval.emulator", "speceval.experiments", "speceval.analysis", "speceval.judging",
-    "speceval.batch.costs", "speceval.batch.manifest", "speceval.cli.console", "inspect_ai", "speceval.interop",
+    "openai",
+    "anthropic",
+    "google.genai",
+    "google.cloud",
+    "httpx",
+    "pydantic",
+    "pydantic_core",
+    "rich",
+    "yaml",
+    "ray",
+    "numpy",
+    "pandas",
+    "speceval.pipelines",
+    "speceval.batch",
+    "speceval.providers",
+    "speceval.realtime",
+    "speceval.raydata",
+    "speceval.emulator",
+    "speceval.experiments",
+    "speceval.analysis",
+    "speceval.judging",
+    "speceval.batch.costs",
+    "speceval.batch.manifest",
+    "speceval.cli.console",
+    "inspect_ai",
+    "speceval.interop",
 )
 SCRIPTS = ("run_batched_generation", "run_batched_binary_compliance", "run_batched_ranking")
 
@@ -33,8 +55,9 @@ def _subcommands() -> list[str]:
 
 def _imports(module_args: list[str]) -> tuple[list[str], str]:
     """The modules `python -X importtime -m ...` imported, in order, with the help text it printed."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", *module_args], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", *module_args], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     names = [line.rsplit("|", 1)[1].rstrip() for line in done.stderr.splitlines() if line.startswith("import time:")]
     return [name for name in names if name.strip() != "package"], done.stdout
@@ -50,7 +73,7 @@ def _heavy(names: list[str]) -> list[str]:
     found = []
     for index, name in enumerate(names):
         depth = len(name) - len(name.lstrip())
-        importer = next((n.strip() for n in names[index + 1:] if len(n) - len(n.lstrip()) < depth), "__main__")
+        importer = next((n.strip() for n in names[index + 1 :] if len(n) - len(n.lstrip()) < depth), "__main__")
         if _is_heavy(name.strip()) and not _is_heavy(importer):
             found.append(f"{name.strip()} (imported by {importer})")
     return found

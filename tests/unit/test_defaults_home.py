@@ -25,7 +25,10 @@ from speceval.wire.params import GenerationParams
 def test_the_records_take_their_defaults_from_the_one_home() -> None:
     engine = EngineOptions()
     assert (engine.poll_interval, engine.timeout_hours, engine.max_attempts) == (
-        DEFAULT_POLL_INTERVAL, DEFAULT_TIMEOUT_HOURS, DEFAULT_MAX_ATTEMPTS)
+        DEFAULT_POLL_INTERVAL,
+        DEFAULT_TIMEOUT_HOURS,
+        DEFAULT_MAX_ATTEMPTS,
+    )
     assert GenerationParams().max_tokens == DEFAULT_MAX_TOKENS
     assert SimulatedUser(model="m", instructions="i").max_turns == DEFAULT_MAX_TURNS
     output = next(f for f in dataclasses.fields(GenerationConfig) if f.name == "output_base_dir")

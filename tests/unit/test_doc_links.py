@@ -36,8 +36,11 @@ def links() -> list[tuple[str, str]]:
     found = []
     for page in PAGES:
         text = re.sub(r"```.*?```|`[^`\n]*`", "", page.read_text(encoding="utf-8"), flags=re.S)
-        found += [(str(page.relative_to(REPO)), target) for target in LINK.findall(text)
-                  if not target.startswith(("http://", "https://", "mailto:"))]
+        found += [
+            (str(page.relative_to(REPO)), target)
+            for target in LINK.findall(text)
+            if not target.startswith(("http://", "https://", "mailto:"))
+        ]
     return found
 
 

@@ -45,8 +45,9 @@ def shown_commands() -> list[tuple[str, str, str]]:
 def help_text(target: str) -> str:
     module, *sub = target.split()
     argv = [sys.executable, "-m", module, *sub, "--help"]
-    done = subprocess.run(argv, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        argv, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
     assert done.returncode == 0, f"{target} --help failed: {done.stderr[-500:]}"
     return done.stdout
 

@@ -16,10 +16,20 @@ def test_every_flag_setting_is_a_key_and_every_key_a_flag_setting() -> None:
     assert set(EndpointKeys.model_fields) == set(REALTIME_FIELDS) | set(RAY_KEYS)
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    ("rpm", 0), ("tpm", -1), ("max_concurrency", 0), ("rate_period_seconds", 0), ("retry_initial_delay", 0),
-    ("retry_backoff_factor", 0.5), ("request_timeout", 0), ("tensor_parallel_size", 0), ("replicas", 0),
-])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("rpm", 0),
+        ("tpm", -1),
+        ("max_concurrency", 0),
+        ("rate_period_seconds", 0),
+        ("retry_initial_delay", 0),
+        ("retry_backoff_factor", 0.5),
+        ("request_timeout", 0),
+        ("tensor_parallel_size", 0),
+        ("replicas", 0),
+    ],
+)
 def test_a_value_out_of_range_gets_the_same_message_as_a_key_and_as_a_setting(key: str, value: float) -> None:
     with pytest.raises(ValidationError) as as_key:
         EndpointKeys.model_validate({key: value})

@@ -43,6 +43,7 @@ exit_process(3)
 
 def test_attached_to_ray_the_process_ends_with_its_code_its_output_flushed_and_no_teardown() -> None:
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
-    done = subprocess.run([sys.executable, "-c", ATTACHED_TO_RAY], capture_output=True, text=True, timeout=60,
-                          env=buffered)
+    done = subprocess.run(
+        [sys.executable, "-c", ATTACHED_TO_RAY], capture_output=True, text=True, timeout=60, env=buffered
+    )
     assert (done.returncode, done.stdout) == (ExitCode.STOPPED, "Interrupted; state is saved."), done.stderr

@@ -15,8 +15,9 @@ from tests.conftest import REPO, cli_env
 
 def probe(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
     kwargs.setdefault("env", cli_env())
-    return forked.run([sys.executable, "-m", "tests.forked_probe", *args], capture_output=True, text=True,
-                      timeout=30, **kwargs)
+    return forked.run(
+        [sys.executable, "-m", "tests.forked_probe", *args], capture_output=True, text=True, timeout=30, **kwargs
+    )
 
 
 def test_a_forked_child_has_its_own_environment_directory_streams_and_no_open_file_of_ours(tmp_path) -> None:
@@ -40,8 +41,14 @@ def test_exit_codes_and_an_uncaught_exception_are_the_interpreters() -> None:
 
 def test_sigint_raises_keyboard_interrupt_and_sigkill_kills() -> None:
     for sig, expected in ((signal.SIGINT, -signal.SIGINT), (signal.SIGKILL, -signal.SIGKILL)):
-        process = forked.Popen([sys.executable, "-m", "tests.forked_probe", "wait"], cwd=REPO, env=cli_env(),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = forked.Popen(
+            [sys.executable, "-m", "tests.forked_probe", "wait"],
+            cwd=REPO,
+            env=cli_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert process.stdout is not None and process.stdout.readline() == "waiting\n"
         process.send_signal(sig)
         _, stderr = process.communicate(timeout=30)
@@ -50,8 +57,13 @@ def test_sigint_raises_keyboard_interrupt_and_sigkill_kills() -> None:
 
 
 def test_other_commands_start_a_new_interpreter() -> None:
-    done = forked.run([sys.executable, "-c", "import sys; print(sys.flags.dont_write_bytecode)"], capture_output=True,
-                      text=True, timeout=30, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    done = forked.run(
+        [sys.executable, "-c", "import sys; print(sys.flags.dont_write_bytecode)"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+    )
     assert done.stdout == "1\n"  # a fork would have this process's flag
 
 
@@ -64,10 +76,19 @@ def test_a_docs_command_line_runs_with_the_argv_bash_would_give_it(tmp_path) -> 
     forked_run = forked.run_shell(line, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
     by_bash = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
     assert forked_run.returncode == by_bash.returncode == 0, forked_run.stderr + by_bash.stderr
-    assert json.loads(forked_run.stdout)["argv"] == json.loads(by_bash.stdout)["argv"] == [
-        "report", "runs/a1", "runs/a10", "runs/b2", "runs/a1", "none/*"]
+    assert (
+        json.loads(forked_run.stdout)["argv"]
+        == json.loads(by_bash.stdout)["argv"]
+        == ["report", "runs/a1", "runs/a10", "runs/b2", "runs/a1", "none/*"]
+    )
     # A line bash must interpret (a variable here) is given to bash.
-    quoted = forked.run_shell('PROBE=set python -m tests.forked_probe report "a b"', cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=30)
+    quoted = forked.run_shell(
+        'PROBE=set python -m tests.forked_probe report "a b"',
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     seen = json.loads(quoted.stdout)
     assert seen["argv"] == ["report", "a b"] and seen["probe"] == "set"

@@ -328,8 +328,9 @@ def test_a_key_given_twice_is_refused_naming_it(tmp_path: Path, spec: Specificat
 
 
 @pytest.mark.parametrize("kind", ["dangling symlink", "directory", "fifo"])
-def test_an_inputs_entry_that_is_not_a_readable_file_is_an_error(tmp_path: Path, spec: Specification,
-                                                                 kind: str) -> None:
+def test_an_inputs_entry_that_is_not_a_readable_file_is_an_error(
+    tmp_path: Path, spec: Specification, kind: str
+) -> None:
     import os
 
     directory = write_inputs(tmp_path / "inputs", {"alpha": ["a"]})

@@ -14,14 +14,40 @@ from tests.conftest import REPO
 from tests.unit.test_dependencies import import_graph
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundation", ["errors", "atomic", "json_keys", "redaction", "defaults", "paths", "ranges", "settings_checks",
-                    "spec", "spec_convert", "metric_spec", "endpoint_keys", "data"]),
+    (
+        "foundation",
+        [
+            "errors",
+            "atomic",
+            "json_keys",
+            "redaction",
+            "defaults",
+            "paths",
+            "ranges",
+            "settings_checks",
+            "spec",
+            "spec_convert",
+            "metric_spec",
+            "endpoint_keys",
+            "data",
+        ],
+    ),
     ("emulator", ["emulator", "offline"]),
     ("wire", ["wire"]),
     ("engines", ["batch", "providers", "realtime", "raydata", "engines"]),
     ("pipelines", ["inputs", "judging", "conversations", "operations", "pipelines", "inputgen"]),
-    ("analysis", ["analysis.statistics", "analysis.reading", "analysis.tables", "analysis.rendering",
-                  "analysis.simulation", "analysis", "interop"]),
+    (
+        "analysis",
+        [
+            "analysis.statistics",
+            "analysis.reading",
+            "analysis.tables",
+            "analysis.rendering",
+            "analysis.simulation",
+            "analysis",
+            "interop",
+        ],
+    ),
     ("studies", ["experiments"]),
     ("interfaces", ["cli", "__main__", ""]),
 ]
@@ -82,7 +108,8 @@ def test_no_package_folder_is_crowded():
     crowded = {
         str(folder.relative_to(REPO)): len(_modules(folder))
         for folder in (REPO / "speceval").rglob("*")
-        if folder.is_dir() and len(_modules(folder)) > PACKAGE_LIMIT
+        if folder.is_dir()
+        and len(_modules(folder)) > PACKAGE_LIMIT
         and str(folder.relative_to(REPO)) not in KNOWN_CROWDED
     }
     assert not crowded, f"package folders over {PACKAGE_LIMIT} modules (split them into rooms): {crowded}"

@@ -44,8 +44,16 @@ def test_tracebacks_stacks_and_arguments_are_redacted_in_log_records(key_in_env)
         except RuntimeError:
             logger.exception("call failed for %s", key_in_env)
         logger.error("no traceback object", exc_info=ValueError(key_in_env))
-        record = logger.makeRecord(logger.name, logging.ERROR, __file__, 1, "stacked", None, None,
-                                   sinfo=f"Stack (most recent call last):\n  frame with {key_in_env}")
+        record = logger.makeRecord(
+            logger.name,
+            logging.ERROR,
+            __file__,
+            1,
+            "stacked",
+            None,
+            None,
+            sinfo=f"Stack (most recent call last):\n  frame with {key_in_env}",
+        )
         logger.handle(record)
 
     text = handler_output(log)
@@ -70,8 +78,9 @@ def test_variables_named_later_are_secrets(monkeypatch):
     assert redact("x gw-token-0123456789 y") == f"x {MARKER} y"
 
 
-def test_file_only_errors_reach_the_log_file_with_traceback_but_not_the_quiet_terminal(tmp_path: Path, key_in_env,
-                                                                                       capsys):
+def test_file_only_errors_reach_the_log_file_with_traceback_but_not_the_quiet_terminal(
+    tmp_path: Path, key_in_env, capsys
+):
     path = tmp_path / "logs" / "run.log"
     setup_logging(verbose=False, log_file=path)
     try:
@@ -98,18 +107,26 @@ def test_vertex_oauth_tokens_are_secrets_now_and_after_each_refresh(monkeypatch)
 
     tokens = iter(["ya29.second-token-0123456789"])
     in_an_hour = datetime.now(UTC).replace(tzinfo=None) + timedelta(hours=1)  # google-auth wants naive UTC
-    credentials = Credentials(token="ya29.first-token-0123456789",
-                              refresh_handler=lambda request, scopes: (next(tokens), in_an_hour))
-    VertexBatchedModel("gemini-2.0-flash-001", project="p", location="us-central1", input_bucket="i",
-                       output_bucket="o", credentials=credentials)
+    credentials = Credentials(
+        token="ya29.first-token-0123456789", refresh_handler=lambda request, scopes: (next(tokens), in_an_hour)
+    )
+    VertexBatchedModel(
+        "gemini-2.0-flash-001",
+        project="p",
+        location="us-central1",
+        input_bucket="i",
+        output_bucket="o",
+        credentials=credentials,
+    )
     assert redact("Bearer ya29.first-token-0123456789") == f"Bearer {MARKER}"
     credentials.refresh(None)  # what the SDKs do when the token expires
     assert credentials.token == "ya29.second-token-0123456789"
     assert redact("Bearer ya29.second-token-0123456789") == f"Bearer {MARKER}"
 
 
-def test_warnings_and_thread_crashes_quoting_a_key_go_through_the_redacting_handlers(tmp_path: Path, key_in_env,
-                                                                                      capsys):
+def test_warnings_and_thread_crashes_quoting_a_key_go_through_the_redacting_handlers(
+    tmp_path: Path, key_in_env, capsys
+):
     import threading
     import warnings
 

@@ -63,8 +63,9 @@ class FileFacts(BaseModel):
 
 def digest(text: str) -> int:
     """A text's identity as a signed 64-bit integer (see the module docstring for collisions)."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little",
-                          signed=True)
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
+    )
 
 
 def _digests(packed: bytearray) -> bytearray:
@@ -78,10 +79,21 @@ def _digests(packed: bytearray) -> bytearray:
 
 
 def facts_of(row: ComplianceRow) -> FileFacts:
-    return FileFacts(spec=row.spec, judge=row.judge, model=row.model, variation=row.variation, run=row.run,
-                     statement_id=row.statement_id, statement_type=row.statement_type,
-                     authority_level=row.authority_level, mode=row.mode, prompt_version=row.prompt_version,
-                     source=row.source, synthetic=row.synthetic, candidate_settings=row.candidate_settings)
+    return FileFacts(
+        spec=row.spec,
+        judge=row.judge,
+        model=row.model,
+        variation=row.variation,
+        run=row.run,
+        statement_id=row.statement_id,
+        statement_type=row.statement_type,
+        authority_level=row.authority_level,
+        mode=row.mode,
+        prompt_version=row.prompt_version,
+        source=row.source,
+        synthetic=row.synthetic,
+        candidate_settings=row.candidate_settings,
+    )
 
 
 class Codes:
@@ -141,8 +153,7 @@ class ColumnsBuilder(FilesTable[FileFacts]):
         self._scores: dict[int, float] = {}
         """Row → score of the rows that have one (panel rows in memory; a results file's verdicts have none)."""
 
-    def add_file(self, path: Path | None, rows: Iterable[ComplianceRow], offsets: array[int] | None = None
-                 ) -> None:
+    def add_file(self, path: Path | None, rows: Iterable[ComplianceRow], offsets: array[int] | None = None) -> None:
         """Fold in every verdict of one results file (whose rows share their file's facts), as they come;
         `offsets`: where each row's entry starts in the file, filled as the rows are read (see `load.walk`).
         A file's columns are gathered in local lists and appended at once (a million verdicts: seconds less than
@@ -184,14 +195,22 @@ class ColumnsBuilder(FilesTable[FileFacts]):
 
     def build(self) -> VerdictColumns:
         return VerdictColumns(
-            facts=self.facts, paths=self.paths, outcomes=self.outcomes.names, categories=self.categories.names,
-            file=np.frombuffer(self.file, dtype=np.uint32), position=np.frombuffer(self.position, dtype=np.uint32),
-            input=np.frombuffer(self.input, dtype=np.int64), output=np.frombuffer(self.output, dtype=np.int64),
+            facts=self.facts,
+            paths=self.paths,
+            outcomes=self.outcomes.names,
+            categories=self.categories.names,
+            file=np.frombuffer(self.file, dtype=np.uint32),
+            position=np.frombuffer(self.position, dtype=np.uint32),
+            input=np.frombuffer(self.input, dtype=np.int64),
+            output=np.frombuffer(self.output, dtype=np.int64),
             output_chars=np.frombuffer(self.output_chars, dtype=np.uint32),
             outcome=np.frombuffer(self.outcome, dtype=np.uint8),
             compliant=np.frombuffer(self.compliant, dtype=np.int8),
-            rating=np.frombuffer(self.rating, dtype=np.float64), category=np.frombuffer(self.category, np.int16),
-            offset=np.frombuffer(self.offset, dtype=np.uint32), score=self._score_column())
+            rating=np.frombuffer(self.rating, dtype=np.float64),
+            category=np.frombuffer(self.category, np.int16),
+            offset=np.frombuffer(self.offset, dtype=np.uint32),
+            score=self._score_column(),
+        )
 
     def _score_column(self) -> np.ndarray | None:
         if not self._scores:
@@ -207,11 +226,26 @@ class VerdictColumns:
     `score` is a panel's share of compliant verdicts (NaN for a single judge's verdict); `source_row` is, for a
     panel verdict, the row of the first judge's verdict on the same answer (its own row otherwise)."""
 
-    def __init__(self, *, facts: list[FileFacts], paths: list[Path | None], outcomes: list[str],
-                 categories: list[str], file: np.ndarray, position: np.ndarray, input: np.ndarray,
-                 output: np.ndarray, output_chars: np.ndarray, outcome: np.ndarray, compliant: np.ndarray,
-                 rating: np.ndarray, category: np.ndarray, offset: np.ndarray,
-                 score: np.ndarray | None = None, source_row: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        facts: list[FileFacts],
+        paths: list[Path | None],
+        outcomes: list[str],
+        categories: list[str],
+        file: np.ndarray,
+        position: np.ndarray,
+        input: np.ndarray,
+        output: np.ndarray,
+        output_chars: np.ndarray,
+        outcome: np.ndarray,
+        compliant: np.ndarray,
+        rating: np.ndarray,
+        category: np.ndarray,
+        offset: np.ndarray,
+        score: np.ndarray | None = None,
+        source_row: np.ndarray | None = None,
+    ) -> None:
         self.facts = facts
         self.paths = paths
         self.outcomes = outcomes
@@ -264,8 +298,9 @@ class VerdictColumns:
             values = [str(getattr(f, name)) for f in self.facts]
             names = sorted(set(values))
             index = {v: i for i, v in enumerate(names)}
-            self._derived[name] = np.array([index[v] for v in values],
-                                           dtype=np.int16 if len(names) < 2**15 else np.int32)
+            self._derived[name] = np.array(
+                [index[v] for v in values], dtype=np.int16 if len(names) < 2**15 else np.int32
+            )
             self._derived[name + "/names"] = np.array(names, dtype=object)
         return self._derived[name]
 
@@ -291,7 +326,7 @@ class VerdictColumns:
         """Per verdict (of all, or of `rows`): a code of its (spec, statement): the stratum of every interval
         clustered by input (codes in sorted order of the pairs among the files that hold verdicts)."""
         if "stratum/file" not in self._derived:
-            present = np.bincount(self.file, minlength=len(self.facts))[:len(self.facts)] > 0
+            present = np.bincount(self.file, minlength=len(self.facts))[: len(self.facts)] > 0
             pairs = dense(self.file_codes("spec")[present], self.file_codes("statement_id")[present])
             per_file = np.zeros(len(self.facts), dtype=np.int32)  # fewer (spec, statement) pairs than files
             per_file[present] = pairs
@@ -350,32 +385,44 @@ class VerdictColumns:
         """These verdicts followed by `other`'s. A panel's verdicts share these facts and code lists or extend
         them, and keep their codes and source rows; verdicts of another fold (the `scope: turn` judges') number
         their files, outcomes and categories apart, so theirs are renumbered after these."""
-        if _extends(other.facts, self.facts) and _extends(other.outcomes, self.outcomes) and _extends(
-                other.categories, self.categories):
+        if (
+            _extends(other.facts, self.facts)
+            and _extends(other.outcomes, self.outcomes)
+            and _extends(other.categories, self.categories)
+        ):
             return self._joined(other, other.facts, other.paths, other.outcomes, other.categories, {})
         outcomes = self.outcomes + [o for o in other.outcomes if o not in self.outcomes]
         categories = self.categories + [c for c in other.categories if c not in self.categories]
         outcome_codes = np.array([outcomes.index(o) for o in other.outcomes] or [0], dtype=np.int64)
         category_codes = np.array([categories.index(c) for c in other.categories] + [NO_VERDICT], dtype=np.int64)
-        renumbered = {"file": other.file + len(self.facts), "outcome": outcome_codes[other.outcome],
-                      "category": category_codes[other.category],  # NO_VERDICT (-1) indexes the last: stays -1
-                      # a verdict of its own is its own source, now past these; a panel's sources are rows of the
-                      # judges' verdicts it was made of, which lead these (a report's sample view: judges, then
-                      # categorical and turn verdicts, then the panel's), so they stay where they are
-                      "source_row": other.source_row + len(self) if other._source_row is None else other._source_row}
-        return self._joined(other, self.facts + other.facts, self.paths + other.paths, outcomes, categories,
-                            renumbered)
+        renumbered = {
+            "file": other.file + len(self.facts),
+            "outcome": outcome_codes[other.outcome],
+            "category": category_codes[other.category],  # NO_VERDICT (-1) indexes the last: stays -1
+            # a verdict of its own is its own source, now past these; a panel's sources are rows of the
+            # judges' verdicts it was made of, which lead these (a report's sample view: judges, then
+            # categorical and turn verdicts, then the panel's), so they stay where they are
+            "source_row": other.source_row + len(self) if other._source_row is None else other._source_row,
+        }
+        return self._joined(other, self.facts + other.facts, self.paths + other.paths, outcomes, categories, renumbered)
 
-    def _joined(self, other: VerdictColumns, facts: list[FileFacts], paths: list[Path | None], outcomes: list[str],
-                categories: list[str], renumbered: dict[str, np.ndarray]) -> VerdictColumns:
+    def _joined(
+        self,
+        other: VerdictColumns,
+        facts: list[FileFacts],
+        paths: list[Path | None],
+        outcomes: list[str],
+        categories: list[str],
+        renumbered: dict[str, np.ndarray],
+    ) -> VerdictColumns:
         def of_other(name: str) -> np.ndarray:
             return renumbered[name] if name in renumbered else getattr(other, name)
 
-        lazy = {name for name in _OPTIONAL
-                if getattr(self, "_" + name) is None and getattr(other, "_" + name) is None}
+        lazy = {name for name in _OPTIONAL if getattr(self, "_" + name) is None and getattr(other, "_" + name) is None}
         arrays: dict[str, Any] = {name: np.concatenate([getattr(self, name), of_other(name)]) for name in _ARRAYS}
-        arrays |= {name: None if name in lazy else np.concatenate([getattr(self, name), of_other(name)])
-                   for name in _OPTIONAL}
+        arrays |= {
+            name: None if name in lazy else np.concatenate([getattr(self, name), of_other(name)]) for name in _OPTIONAL
+        }
         return VerdictColumns(facts=facts, paths=paths, outcomes=outcomes, categories=categories, **arrays)
 
     def outcome_code(self, name: str) -> int:
@@ -389,25 +436,39 @@ class VerdictColumns:
 
     def take(self, rows: np.ndarray) -> VerdictColumns:
         """The verdicts at `rows` (indices or a mask), as columns of their own."""
-        return VerdictColumns(facts=self.facts, paths=self.paths, outcomes=self.outcomes, categories=self.categories,
-                              **{name: getattr(self, name)[rows] for name in _ARRAYS},
-                              score=None if self._score is None else self._score[rows],
-                              # a judge's verdict is its own source, wherever it now stands; a panel's keeps its
-                              source_row=None if self._source_row is None else self._source_row[rows])
+        return VerdictColumns(
+            facts=self.facts,
+            paths=self.paths,
+            outcomes=self.outcomes,
+            categories=self.categories,
+            **{name: getattr(self, name)[rows] for name in _ARRAYS},
+            score=None if self._score is None else self._score[rows],
+            # a judge's verdict is its own source, wherever it now stands; a panel's keeps its
+            source_row=None if self._source_row is None else self._source_row[rows],
+        )
 
 
-_ARRAYS = ("file", "position", "input", "output", "output_chars", "outcome", "compliant", "rating", "category",
-           "offset")
+_ARRAYS = (
+    "file",
+    "position",
+    "input",
+    "output",
+    "output_chars",
+    "outcome",
+    "compliant",
+    "rating",
+    "category",
+    "offset",
+)
 _OPTIONAL = ("score", "source_row")
 """Arrays a judge's verdicts need not hold (see `VerdictColumns.score`)."""
 
 
 def _extends(longer: list, shorter: list) -> bool:  # type: ignore[type-arg]
-    return longer is shorter or longer[:len(shorter)] == shorter
+    return longer is shorter or longer[: len(shorter)] == shorter
 
 
-def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
-            ) -> list[tuple[tuple[str, ...], np.ndarray]]:
+def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str) -> list[tuple[tuple[str, ...], np.ndarray]]:
     """The verdicts (`members`, or all) grouped by the given facts, groups in sorted order of the facts' values
     (as text: run 10 sorts before run 2, as the report always sorted them)."""
     if not len(c.facts) or not len(c) or (members is not None and not len(members)):
@@ -429,15 +490,20 @@ def grouped(c: VerdictColumns, members: np.ndarray | None, *fields: str
     bounds = np.flatnonzero(np.diff(per_file[by_group])) + 1
     found = []
     for group_files in np.split(by_group, bounds):
-        pieces = [np.arange(starts[f], ends[f], dtype=np.int32 if len(c) < 2**31 else np.int64)
-                  if members is None else members[starts[f]:ends[f]] for f in group_files]
+        pieces = [
+            np.arange(starts[f], ends[f], dtype=np.int32 if len(c) < 2**31 else np.int64)
+            if members is None
+            else members[starts[f] : ends[f]]
+            for f in group_files
+        ]
         rows = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
         found.append((_group_key(c, fields, int(group_files[0])), rows))
     return found
 
 
-def _sorted_groups(c: VerdictColumns, members: np.ndarray | None, fields: tuple[str, ...], per_file: np.ndarray
-                   ) -> list[tuple[tuple[str, ...], np.ndarray]]:
+def _sorted_groups(
+    c: VerdictColumns, members: np.ndarray | None, fields: tuple[str, ...], per_file: np.ndarray
+) -> list[tuple[tuple[str, ...], np.ndarray]]:
     """`grouped` of verdicts whose files are not in row order (columns joined or taken out of order): by a stable
     sort of their group codes."""
     group = c._gather(per_file, members)
@@ -445,8 +511,10 @@ def _sorted_groups(c: VerdictColumns, members: np.ndarray | None, fields: tuple[
     group = group[order]
     bounds = np.flatnonzero(group[1:] != group[:-1]) + 1
     del group
-    return [(_group_key(c, fields, int(c.file[rows[0]])), rows)
-            for rows in (indices if members is None else members[indices] for indices in np.split(order, bounds))]
+    return [
+        (_group_key(c, fields, int(c.file[rows[0]])), rows)
+        for rows in (indices if members is None else members[indices] for indices in np.split(order, bounds))
+    ]
 
 
 def _group_key(c: VerdictColumns, fields: tuple[str, ...], file: int) -> tuple[str, ...]:
@@ -469,10 +537,20 @@ def as_columns(rows: VerdictColumns | Iterable[ComplianceRow]) -> VerdictColumns
 def rows_of(c: VerdictColumns) -> list[ComplianceRow]:
     """The verdicts as rows whose input and answer are their digests (hex): for the few tables still computed
     from rows (categorical judges'), which compare texts but never show them."""
-    return [ComplianceRow.model_construct(
-        **c.facts[c.file[i]].model_dump(), input=f"{c.input[i]:x}", output=f"{c.output[i]:x}",
-        outcome=c.outcomes[c.outcome[i]], compliant=None if c.compliant[i] == NO_VERDICT else bool(c.compliant[i]),
-        confidence=None, rating=None if np.isnan(c.rating[i]) else float(c.rating[i]),
-        category=None if c.category[i] == NO_VERDICT else c.categories[c.category[i]],
-        score=None if np.isnan(c.score[i]) else float(c.score[i]), explanation=None, problem=None, detail=None)
-        for i in range(len(c))]
+    return [
+        ComplianceRow.model_construct(
+            **c.facts[c.file[i]].model_dump(),
+            input=f"{c.input[i]:x}",
+            output=f"{c.output[i]:x}",
+            outcome=c.outcomes[c.outcome[i]],
+            compliant=None if c.compliant[i] == NO_VERDICT else bool(c.compliant[i]),
+            confidence=None,
+            rating=None if np.isnan(c.rating[i]) else float(c.rating[i]),
+            category=None if c.category[i] == NO_VERDICT else c.categories[c.category[i]],
+            score=None if np.isnan(c.score[i]) else float(c.score[i]),
+            explanation=None,
+            problem=None,
+            detail=None,
+        )
+        for i in range(len(c))
+    ]

@@ -59,8 +59,13 @@ def fold_verdicts(paths: Iterable[Path]) -> FoldedVerdicts:
             builder.add_file(file, rows, offsets)
     _separate_settings(builder)
     _separate_settings(turns)  # (the turn verdicts read their facts from `turns.facts`)
-    return FoldedVerdicts(columns=builder.build(), turn_columns=turns.build(), turn_rows=turn_rows,
-                          ranking_columns=rankings.build(), **dict(found))
+    return FoldedVerdicts(
+        columns=builder.build(),
+        turn_columns=turns.build(),
+        turn_rows=turn_rows,
+        ranking_columns=rankings.build(),
+        **dict(found),
+    )
 
 
 def _separate_settings(builder: ColumnsBuilder) -> None:

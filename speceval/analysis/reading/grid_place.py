@@ -54,8 +54,10 @@ def read_grid_folders(state_file: Path) -> GridFolders:
             raise InputError(state_file, str(exc), field="naming") from None
     if not isinstance(folders, dict):
         raise InputError(state_file, "not an experiment state file", field="folders")
-    return GridFolders(variations={str(k): dict(v) for k, v in variations.items()},
-                       by_folder={str(folder): str(name) for name, folder in folders.items()})
+    return GridFolders(
+        variations={str(k): dict(v) for k, v in variations.items()},
+        by_folder={str(folder): str(name) for name, folder in folders.items()},
+    )
 
 
 def grid_place(path: Path, cache: dict[Path, GridFolders] | None = None) -> GridPlace | None:
@@ -79,6 +81,7 @@ def grid_place(path: Path, cache: dict[Path, GridFolders] | None = None) -> Grid
         else:
             found = cache[state_file]
         name = found.by_folder.get(parts[2], parts[2])
-        return GridPlace(spec_folder=parts[1], variation=name, settings=found.variations.get(name, {}),
-                         run=int(parts[3][3:]))
+        return GridPlace(
+            spec_folder=parts[1], variation=name, settings=found.variations.get(name, {}), run=int(parts[3][3:])
+        )
     return None

@@ -71,7 +71,7 @@ class _Reader:
             self._ended = True
             return False
         self._base = self.byte_offset(self._at)
-        self._text = self._text[self._at:] + chunk  # what was decoded already is let go
+        self._text = self._text[self._at :] + chunk  # what was decoded already is let go
         self._at = 0
         self._cursor = (0, 0)
         self._ascii = self._text.isascii()
@@ -147,8 +147,9 @@ class StreamedJson:
 
     `items` must be read (or `close` called) before the next file is opened: the file stays open until then."""
 
-    def __init__(self, file: Path, key: str, handle: IO[str], reader: _Reader, head: dict[str, Any] | None,
-                 pending: bool) -> None:
+    def __init__(
+        self, file: Path, key: str, handle: IO[str], reader: _Reader, head: dict[str, Any] | None, pending: bool
+    ) -> None:
         self.file = file
         self.key = key
         self.head = head
@@ -252,8 +253,9 @@ def _members(reader: _Reader, head: dict[str, Any], keys: tuple[str, ...]) -> st
         reader.take(",")
 
 
-def read_json(file: Path, key: str | tuple[str, ...], *, offsets: bool = False, chunk: int | None = None
-              ) -> StreamedJson:
+def read_json(
+    file: Path, key: str | tuple[str, ...], *, offsets: bool = False, chunk: int | None = None
+) -> StreamedJson:
     """Open `file` for reading its array `key` an element at a time (see `StreamedJson`); of several keys, the
     first of them the file holds as an array (a results file is a compliance file's `results` or a ranking file's
     `rankings`: `StreamedJson.key` says which). `offsets`: keep where in the file each element starts
@@ -308,8 +310,9 @@ def elements_at(file: Path, offsets: Iterable[int]) -> Iterator[Any]:
                     if reader.next_char() not in (",", "]"):  # not an element of an array: not what was read
                         raise _Incomplete
                 except (_Incomplete, UnicodeDecodeError):
-                    raise InputError(file, f"no JSON value starts at byte {offset}: the file changed while it was "
-                                           "read") from None
+                    raise InputError(
+                        file, f"no JSON value starts at byte {offset}: the file changed while it was read"
+                    ) from None
                 finally:
                     text.detach()  # the raw file stays open for the next element
                 yield found

@@ -70,9 +70,9 @@ RankingSink = Callable[[Path, Iterator["RankingRow"], "array[int] | None"], None
 and where each row's entry starts in the file (filled as they are read; None for a file decoded whole)."""
 
 
-def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True,
-         rankings: RankingSink | None = None
-         ) -> Iterator[tuple[Path, Iterable[ComplianceRow], array[int] | None]]:
+def walk(
+    paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True, rankings: RankingSink | None = None
+) -> Iterator[tuple[Path, Iterable[ComplianceRow], array[int] | None]]:
     """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
     them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
     consumed before the next file); canaries, settings, skipped files and folder kinds are gathered in `found`,
@@ -94,36 +94,41 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                 data: object
                 if streamed.head is None:  # a list: a generation run's answers, read through and let go
                     listed = list_kind(streamed.items)
-                    if listed == ANSWERS or (listed == EMPTY
-                                             and run_kind(file.parent.parent).startswith("generation")):
+                    if listed == ANSWERS or (listed == EMPTY and run_kind(file.parent.parent).startswith("generation")):
                         continue  # not verdicts, documented as such
                     data = []
                 else:  # our compliance files are read a verdict at a time (metadata first, as `ComplianceFile` writes
                     # them), and so are its ranking files; everything else, small or rare, is decoded whole
                     data = streamed.head if _streams_verdicts(streamed) else streamed.whole()
-                ranking = isinstance(data, dict) and ("rankings" in data or streamed.key == "rankings"
-                                                      and streamed.pending)
+                ranking = isinstance(data, dict) and (
+                    "rankings" in data or streamed.key == "rankings" and streamed.pending
+                )
                 if isinstance(data, dict) and "canaries" in data and "metadata" in data:
                     found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
                     continue
-                if not isinstance(data, dict) or not (ranking or (("results" in data or streamed.pending)
-                                                                  and "metadata" in data)):
-                    reason = ("an empty JSON list, outside a generation run: no verdicts (a judge's results file "
-                              "is an object with 'metadata' and 'results' or 'rankings')" if isinstance(data, list)
-                              and listed == EMPTY else "a JSON list that is not a generation run's results"
-                              if isinstance(data, list) else "no 'rankings', or no 'results' and 'metadata'")
+                if not isinstance(data, dict) or not (
+                    ranking or (("results" in data or streamed.pending) and "metadata" in data)
+                ):
+                    reason = (
+                        "an empty JSON list, outside a generation run: no verdicts (a judge's results file "
+                        "is an object with 'metadata' and 'results' or 'rankings')"
+                        if isinstance(data, list) and listed == EMPTY
+                        else "a JSON list that is not a generation run's results"
+                        if isinstance(data, list)
+                        else "no 'rankings', or no 'results' and 'metadata'"
+                    )
                     logger.warning("skipped %s: not a results file (%s)", source, reason)
                     found.skipped.append(f"{source}: {reason}")
                     continue
                 if file.parent not in locations:  # every file of one results folder sits in the same place
                     locations[file.parent] = locate(file, experiments).model_copy(
-                        update={"synthetic": _offline(file.parent.parent) is True})
+                        update={"synthetic": _offline(file.parent.parent) is True}
+                    )
                 where = locations[file.parent]
                 found.settings.setdefault(where.variation, where.settings)
                 if ranking:
                     entries = streamed.items if streamed.pending else data["rankings"]
-                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail,
-                                                   statements.candidates)
+                    ranking_rows = _ranking_stream(file, data, entries, where, source, detail, statements.candidates)
                     if rankings is None:
                         found.rankings.extend(ranking_rows)
                     else:
@@ -134,7 +139,8 @@ def walk(paths: Iterable[Path], found: Found, detail: bool = False, keep: bool =
                     offsets = streamed.offsets if streamed.pending else None
                     if keep:
                         rows: Iterable[ComplianceRow] = list(
-                            _compliance_stream(file, data, entries, where, source, statements, detail))
+                            _compliance_stream(file, data, entries, where, source, statements, detail)
+                        )
                     else:  # a fold takes the rows as they are validated (see `_compliance_stream`)
                         rows = _compliance_stream(file, data, entries, where, source, statements, detail)
                     del data, entries  # the parsed file goes before the next is read
@@ -155,8 +161,11 @@ class VerdictReader:
             head = streamed.head
             pending = streamed.pending
         if head is None or not pending:
-            raise InputError(file, "not the compliance results file it was a moment ago (it changed while the "
-                                   "report was made); make the report again")
+            raise InputError(
+                file,
+                "not the compliance results file it was a moment ago (it changed while the "
+                "report was made); make the report again",
+            )
         entries = list(elements_at(file, offsets))
         return list(_compliance_stream(file, head, entries, Location(), file.name, self._statements))
 
@@ -174,8 +183,11 @@ class VerdictReader:
                         kept.append(entry)
         head = streamed.head
         if head is None or max(chosen, default=0) >= count:
-            raise InputError(file, "not the compliance results file it was a moment ago (it changed while the "
-                                   "report was made); make the report again")
+            raise InputError(
+                file,
+                "not the compliance results file it was a moment ago (it changed while the "
+                "report was made); make the report again",
+            )
         rows = list(_compliance_stream(file, head, kept, Location(), file.name, self._statements))
         return dict(zip(chosen, rows, strict=True))
 
@@ -185,8 +197,13 @@ def _streams_verdicts(streamed: StreamedJson) -> bool:
     original's) comes before `results` or `rankings`, which can then be read a verdict at a time."""
     head = streamed.head
     metadata = head.get("metadata") if head is not None else None
-    return (streamed.pending and isinstance(metadata, dict) and "judge" in metadata
-            and "rankings" not in head and "canaries" not in head)  # type: ignore[operator]  # head is a dict here
+    return (
+        streamed.pending
+        and isinstance(metadata, dict)
+        and "judge" in metadata
+        and "rankings" not in head
+        and "canaries" not in head
+    )  # type: ignore[operator]  # head is a dict here
 
 
 def _offline(run_dir: Path) -> bool | None:
@@ -242,8 +259,9 @@ class _StatementClasses:
                 logger.warning("cannot read the spec %s of %s: statement types are unknown", spec_path, run_dir)
                 self._specs[spec_path] = {}
             else:
-                self._specs[spec_path] = {s.id: (str(s.type.value), str(s.authority_level.value))
-                                          for s in spec.statements}
+                self._specs[spec_path] = {
+                    s.id: (str(s.type.value), str(s.authority_level.value)) for s in spec.statements
+                }
         return self._specs[spec_path].get(statement_id, (UNKNOWN, UNKNOWN))
 
 
@@ -254,10 +272,12 @@ def _parse(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
-                             for e in exc.errors())
-        raise InputError(file, f"neither a speceval {what} results file nor one of the original SpecEval's "
-                               f"(see docs/migrating.md): {problems}") from None
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}" for e in exc.errors())
+        raise InputError(
+            file,
+            f"neither a speceval {what} results file nor one of the original SpecEval's "
+            f"(see docs/migrating.md): {problems}",
+        ) from None
 
 
 ENTRY_CHUNK = 100
@@ -267,19 +287,34 @@ a file of 5,000 verdicts validated whole held every text twice (500 at a time: 2
 _ENTRIES: TypeAdapter[list[ComplianceEntry]] = TypeAdapter(list[ComplianceEntry])
 
 
-def _compliance_stream(file: Path, data: dict[str, Any], results: object, where: Location, source: str,
-                       statements: _StatementClasses, detail: bool = False) -> Iterator[ComplianceRow]:
+def _compliance_stream(
+    file: Path,
+    data: dict[str, Any],
+    results: object,
+    where: Location,
+    source: str,
+    statements: _StatementClasses,
+    detail: bool = False,
+) -> Iterator[ComplianceRow]:
     """The rows of one compliance results file (`data`: its other keys; `results`: its entries, a list or read
     from the file as they come), validated `ENTRY_CHUNK` entries at a time; each chunk's parsed entries are let go
     once its rows are built, so a caller that folds rows as they come holds one chunk, not the file. A bad entry
     raises `InputError` naming it (`results.<i>.<field>`)."""
     if is_original_compliance({**data, "results": results}):
         names, records = compliance_records(file, {**data, "results": results})
-        common = {**names, "variation": where.variation, "run": where.run, "mode": "binary",
-                  "prompt_version": "speceval-original", "source": source,
-                  "synthetic": where.synthetic or exported_synthetic(data)}
-        yield from (ComplianceRow.model_validate({**common, **record, "detail": record["detail"] if detail
-                                                  else None}) for record in records)
+        common = {
+            **names,
+            "variation": where.variation,
+            "run": where.run,
+            "mode": "binary",
+            "prompt_version": "speceval-original",
+            "source": source,
+            "synthetic": where.synthetic or exported_synthetic(data),
+        }
+        yield from (
+            ComplianceRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
+            for record in records
+        )
         return
     m = _parse(file, {**data, "results": []}, ComplianceFile, "compliance").metadata
     if not isinstance(results, list | Iterator):  # (an iterator: the file's entries, read as they come)
@@ -287,8 +322,9 @@ def _compliance_stream(file: Path, data: dict[str, Any], results: object, where:
         return
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
     settings = statements.candidates.label(m.candidate_dir)
-    answers = m.answers_synthetic if m.answers_synthetic is not None else statements.candidates.offline(
-        m.candidate_dir)  # a file from before the answers' flag was written: their run.json, if it is still there
+    answers = (
+        m.answers_synthetic if m.answers_synthetic is not None else statements.candidates.offline(m.candidate_dir)
+    )  # a file from before the answers' flag was written: their run.json, if it is still there
     where = where.model_copy(update={"synthetic": where.synthetic or answers}) if answers else where
     checks, position = EntryChecks(file, m), 0
     for validated in _validated_chunks(file, results, _ENTRIES, "results", "compliance"):
@@ -307,51 +343,89 @@ def _located(key: str, start: int, loc: tuple[int | str, ...]) -> str:
     return ".".join([key, *(str(start + p) if i == 0 and isinstance(p, int) else str(p) for i, p in enumerate(loc))])
 
 
-def _validated_chunks(file: Path, entries: list[Any] | Iterator[Any], adapter: TypeAdapter[list[_Entry]], key: str,
-                      what: str) -> Iterator[list[_Entry]]:
+def _validated_chunks(
+    file: Path, entries: list[Any] | Iterator[Any], adapter: TypeAdapter[list[_Entry]], key: str, what: str
+) -> Iterator[list[_Entry]]:
     """The entries of a results file's array `key` (a list, or read from the file as they come), validated
     `ENTRY_CHUNK` at a time; a bad entry raises `InputError` naming it (`<key>.<i>.<field>`)."""
     source = iter(entries)
     start: int = 0
     while chunk := list(itertools.islice(source, ENTRY_CHUNK)):
         if isinstance(entries, list):
-            entries[start:start + len(chunk)] = [None] * len(chunk)  # the parsed JSON of these goes now
+            entries[start : start + len(chunk)] = [None] * len(chunk)  # the parsed JSON of these goes now
         try:
             validated = adapter.validate_python(chunk)
         except ValidationError as exc:
             problems = "; ".join(_located(key, start, error["loc"]) + f": {error['msg']}" for error in exc.errors())
-            raise InputError(file, f"neither a speceval {what} results file nor one of the original SpecEval's "
-                                   f"(see docs/migrating.md): {problems}") from None
+            raise InputError(
+                file,
+                f"neither a speceval {what} results file nor one of the original SpecEval's "
+                f"(see docs/migrating.md): {problems}",
+            ) from None
         del chunk
         yield validated
         start += len(validated)
 
 
-def _rows_of(entries: list[ComplianceEntry], m: ComplianceMetadata, where: Location, source: str, kind: str,
-             authority: str, settings: str | None, statements: _StatementClasses, detail: bool
-             ) -> list[ComplianceRow]:
+def _rows_of(
+    entries: list[ComplianceEntry],
+    m: ComplianceMetadata,
+    where: Location,
+    source: str,
+    kind: str,
+    authority: str,
+    settings: str | None,
+    statements: _StatementClasses,
+    detail: bool,
+) -> list[ComplianceRow]:
     # The entries were validated just now: rows are built without validating each field again, and all of them
     # share one fields-set (a per-row set was a fifth of a row's memory). The values are what validation gives;
     # what every row of the file shares is laid out once (a million verdicts: seconds less than naming 25 fields
     # per row).
-    common = {"spec": m.spec, "variation": where.variation, "run": m.run or where.run, "statement_type": kind,
-              "authority_level": authority, "judge": m.judge, "model": m.model, "statement_id": m.statement_id,
-              "mode": str(m.mode), "source": source, "synthetic": where.synthetic, "candidate_settings": settings,
-              "score": None, "detail": None}
+    common = {
+        "spec": m.spec,
+        "variation": where.variation,
+        "run": m.run or where.run,
+        "statement_type": kind,
+        "authority_level": authority,
+        "judge": m.judge,
+        "model": m.model,
+        "statement_id": m.statement_id,
+        "mode": str(m.mode),
+        "source": source,
+        "synthetic": where.synthetic,
+        "candidate_settings": settings,
+        "score": None,
+        "detail": None,
+    }
     shared, version = statements.shared, m.prompt_version
     rows = []
     for e in entries:
         outcome = str(e.outcome)
-        values = {**common, "explanation": e.explanation, "prompt_version": e.prompt_version or version,
-                  "input": shared(e.input), "output": shared(e.output), "outcome": outcome,
-                  "compliant": e.compliant, "confidence": e.confidence,
-                  "rating": None if e.rating is None else float(e.rating), "category": e.category,
-                  "problem": None if outcome == "judged" else _problem(e), "turn": e.turn,
-                  "transcript": e.conversation, "conversation": None if e.turn is None else e.original_index}
+        values = {
+            **common,
+            "explanation": e.explanation,
+            "prompt_version": e.prompt_version or version,
+            "input": shared(e.input),
+            "output": shared(e.output),
+            "outcome": outcome,
+            "compliant": e.compliant,
+            "confidence": e.confidence,
+            "rating": None if e.rating is None else float(e.rating),
+            "category": e.category,
+            "problem": None if outcome == "judged" else _problem(e),
+            "turn": e.turn,
+            "transcript": e.conversation,
+            "conversation": None if e.turn is None else e.original_index,
+        }
         if detail:
-            values["detail"] = VerdictDetail(original_index=e.original_index, raw_judge_response=e.raw_judge_response,
-                                             parse_error=e.parse_error, conversation_id=e.conversation_id,
-                                             ended_by=e.ended_by)
+            values["detail"] = VerdictDetail(
+                original_index=e.original_index,
+                raw_judge_response=e.raw_judge_response,
+                parse_error=e.parse_error,
+                conversation_id=e.conversation_id,
+                ended_by=e.ended_by,
+            )
         rows.append(built_row(values))
     return rows
 
@@ -366,10 +440,23 @@ def transcript_text(messages: list[ChatMessage] | None) -> str | None:
 def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool) -> list[CanaryRow]:
     parsed = _parse(file, data, CanaryFile, "canaries")
     m = parsed.metadata
-    return [CanaryRow(spec=m.spec, judge=m.judge, statement_id=m.statement_id, example=e.example, kind=e.kind,
-                      mode=str(m.mode), outcome=str(e.outcome), compliant=e.compliant, rating=e.rating,
-                      correct=e.correct, source=source, synthetic=synthetic)
-            for e in parsed.canaries]
+    return [
+        CanaryRow(
+            spec=m.spec,
+            judge=m.judge,
+            statement_id=m.statement_id,
+            example=e.example,
+            kind=e.kind,
+            mode=str(m.mode),
+            outcome=str(e.outcome),
+            compliant=e.compliant,
+            rating=e.rating,
+            correct=e.correct,
+            source=source,
+            synthetic=synthetic,
+        )
+        for e in parsed.canaries
+    ]
 
 
 def _problem(entry: Any) -> str | None:
@@ -396,10 +483,16 @@ def ranking_file_rows(wanted: dict[Path, list[int]]) -> Iterator[tuple[Path, dic
             else:
                 data = streamed.whole()
                 entries = data.get("rankings") if isinstance(data, dict) else None  # type: ignore[assignment]
-        if head is None or not isinstance(entries, list) or len(entries) < (len(chosen) if streams else
-                                                                            max(chosen, default=-1) + 1):
-            raise InputError(file, "not the ranking results file it was a moment ago (it changed while the report "
-                                   "was made); make the report again")
+        if (
+            head is None
+            or not isinstance(entries, list)
+            or len(entries) < (len(chosen) if streams else max(chosen, default=-1) + 1)
+        ):
+            raise InputError(
+                file,
+                "not the ranking results file it was a moment ago (it changed while the report "
+                "was made); make the report again",
+            )
         rows = list(_ranking_stream(file, head, entries, Location(), file.name, detail=True))
         yield file, dict(zip(chosen, rows if streams else [rows[at] for at in chosen], strict=True))
 
@@ -410,8 +503,11 @@ def ranking_rows_at(file: Path, offsets: list[int]) -> list[RankingRow]:
     with read_json(file, "rankings", chunk=READ_BACK_CHUNK) as streamed:  # the metadata before the entries
         head, pending = streamed.head, streamed.pending
     if head is None or not pending:
-        raise InputError(file, "not the ranking results file it was a moment ago (it changed while the report was "
-                               "made); make the report again")
+        raise InputError(
+            file,
+            "not the ranking results file it was a moment ago (it changed while the report was "
+            "made); make the report again",
+        )
     return list(_ranking_stream(file, head, list(elements_at(file, offsets)), Location(), file.name, detail=True))
 
 
@@ -428,8 +524,15 @@ def exported_synthetic(data: dict[str, Any]) -> bool:
     return isinstance(metadata, dict) and metadata.get("synthetic") is True
 
 
-def _ranking_stream(file: Path, data: dict[str, Any], entries: object, where: Location, source: str,
-                    detail: bool = False, candidates: CandidateSettings | None = None) -> Iterator[RankingRow]:
+def _ranking_stream(
+    file: Path,
+    data: dict[str, Any],
+    entries: object,
+    where: Location,
+    source: str,
+    detail: bool = False,
+    candidates: CandidateSettings | None = None,
+) -> Iterator[RankingRow]:
     """The rows of one ranking results file (`data`: its other keys; `entries`: its comparisons, a list or read
     from the file as they come), validated `ENTRY_CHUNK` at a time as `_compliance_stream` does. An original
     SpecEval file (no entry has our `outcome`) is read whole: its comparisons are numbered by its sorted inputs."""
@@ -441,28 +544,66 @@ def _ranking_stream(file: Path, data: dict[str, Any], entries: object, where: Lo
             entries = itertools.chain([first], entries)
     if isinstance(entries, list) and is_original_ranking({**data, "rankings": entries}):
         names, records = ranking_records(file, {**data, "rankings": entries})
-        common = {**names, "source": source, "variation": where.variation, "run": where.run,
-                  "synthetic": where.synthetic or exported_synthetic(data)}
-        yield from (RankingRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
-                    for record in records)
+        common = {
+            **names,
+            "source": source,
+            "variation": where.variation,
+            "run": where.run,
+            "synthetic": where.synthetic or exported_synthetic(data),
+        }
+        yield from (
+            RankingRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
+            for record in records
+        )
         return
     m = _parse(file, {**data, "rankings": []}, RankingFile, "ranking").metadata
     if not isinstance(entries, list | Iterator):
         _parse(file, {**data, "rankings": entries}, RankingFile, "ranking")  # raises, naming the field
         return
-    answers = m.answers_synthetic if m.answers_synthetic is not None or candidates is None else (
-        candidates.offline(m.candidate_dir_a) or candidates.offline(m.candidate_dir_b))
+    answers = (
+        m.answers_synthetic
+        if m.answers_synthetic is not None or candidates is None
+        else (candidates.offline(m.candidate_dir_a) or candidates.offline(m.candidate_dir_b))
+    )
     synthetic = where.synthetic or bool(answers)
     for validated in _validated_chunks(file, entries, _RANKINGS, "rankings", "ranking"):
         # Built as `built_row` builds verdicts (validated just now): `model_construct` was most of a fold's time.
         yield from (
-            built(RankingRow, _RANKING_FIELDS, dict(
-                spec=m.spec, judge=m.judge, model_a=m.model_a, model_b=m.model_b, statement_id=m.statement_id,
-                index=e.index, input=e.input, outcome=str(e.outcome), rank=e.rank, source=source,
-                variation=where.variation, run=where.run, synthetic=synthetic,
-                detail=built(VerdictDetail, _DETAIL_FIELDS, dict(
-                    original_index=e.original_index_a, original_index_b=e.original_index_b, output_a=e.output_a,
-                    output_b=e.output_b, explanation=e.explanation, raw_judge_response=e.raw_judge_response,
-                    parse_error=e.parse_error, transcript_a=transcript_text(e.conversation_a),
-                    transcript_b=transcript_text(e.conversation_b))) if detail else None))
-            for e in validated)
+            built(
+                RankingRow,
+                _RANKING_FIELDS,
+                dict(
+                    spec=m.spec,
+                    judge=m.judge,
+                    model_a=m.model_a,
+                    model_b=m.model_b,
+                    statement_id=m.statement_id,
+                    index=e.index,
+                    input=e.input,
+                    outcome=str(e.outcome),
+                    rank=e.rank,
+                    source=source,
+                    variation=where.variation,
+                    run=where.run,
+                    synthetic=synthetic,
+                    detail=built(
+                        VerdictDetail,
+                        _DETAIL_FIELDS,
+                        dict(
+                            original_index=e.original_index_a,
+                            original_index_b=e.original_index_b,
+                            output_a=e.output_a,
+                            output_b=e.output_b,
+                            explanation=e.explanation,
+                            raw_judge_response=e.raw_judge_response,
+                            parse_error=e.parse_error,
+                            transcript_a=transcript_text(e.conversation_a),
+                            transcript_b=transcript_text(e.conversation_b),
+                        ),
+                    )
+                    if detail
+                    else None,
+                ),
+            )
+            for e in validated
+        )

@@ -35,8 +35,12 @@ def is_original_compliance(data: dict[str, Any]) -> bool:
     """An original binary-compliance file: `results` records with `compliant` but no `outcome`, no judge in metadata."""
     results = data.get("results")
     metadata = data.get("metadata")
-    return (isinstance(results, list) and isinstance(metadata, dict) and "judge" not in metadata
-            and all(isinstance(r, dict) and "compliant" in r and "outcome" not in r for r in results))
+    return (
+        isinstance(results, list)
+        and isinstance(metadata, dict)
+        and "judge" not in metadata
+        and all(isinstance(r, dict) and "compliant" in r and "outcome" not in r for r in results)
+    )
 
 
 def is_original_ranking(data: dict[str, Any]) -> bool:
@@ -49,9 +53,13 @@ def folder_value(file: Path, prefix: str, field: str) -> str:
     """The name after `prefix` of the nearest folder above `file` that starts with it (`spec_`, `judge_`)."""
     for folder in file.parents:
         if folder.name.startswith(prefix) and len(folder.name) > len(prefix):
-            return folder.name[len(prefix):]
-    raise InputError(file, f"an original SpecEval results file must sit below a '{prefix}<name>' folder "
-                           f"(its {field} is not written in the file)", field=field)
+            return folder.name[len(prefix) :]
+    raise InputError(
+        file,
+        f"an original SpecEval results file must sit below a '{prefix}<name>' folder "
+        f"(its {field} is not written in the file)",
+        field=field,
+    )
 
 
 def compliance_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], list[dict[str, Any]]]:
@@ -60,24 +68,38 @@ def compliance_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str]
     metadata = data["metadata"]
     model = metadata.get("model") or metadata.get("candidate_model")
     if not isinstance(model, str) or not model:
-        raise InputError(file, "an original compliance file names its candidate in metadata.model",
-                         field="metadata.model")
+        raise InputError(
+            file, "an original compliance file names its candidate in metadata.model", field="metadata.model"
+        )
     statement_id = metadata.get("statement_id") or file.stem
     judge = metadata.get("judge_model") if isinstance(metadata.get("judge_model"), str) else None
-    names = {"spec": folder_value(file, "spec_", "spec"), "judge": judge or folder_value(file, "judge_", "judge"),
-             "model": model, "statement_id": str(statement_id)}
+    names = {
+        "spec": folder_value(file, "spec_", "spec"),
+        "judge": judge or folder_value(file, "judge_", "judge"),
+        "model": model,
+        "statement_id": str(statement_id),
+    }
     records = []
     for number, entry in enumerate(data["results"]):
         compliant = entry.get("compliant")
         if compliant is not None and not isinstance(compliant, bool):
-            raise InputError(file, f"results[{number}].compliant must be true, false or null, not {compliant!r}",
-                             field=f"results.{number}.compliant")
-        records.append({"input": str(entry.get("input", "")), "output": str(entry.get("output", "")),
-                        "compliant": compliant, "confidence": _number(entry.get("confidence")),
-                        "explanation": entry.get("explanation") if isinstance(entry.get("explanation"), str) else None,
-                        "rating": entry.get("rating") if isinstance(entry.get("rating"), int | float) else None,
-                        "outcome": "judged" if compliant is not None else ORIGINAL_NOT_JUDGED,
-                        "detail": {"original_index": number}})
+            raise InputError(
+                file,
+                f"results[{number}].compliant must be true, false or null, not {compliant!r}",
+                field=f"results.{number}.compliant",
+            )
+        records.append(
+            {
+                "input": str(entry.get("input", "")),
+                "output": str(entry.get("output", "")),
+                "compliant": compliant,
+                "confidence": _number(entry.get("confidence")),
+                "explanation": entry.get("explanation") if isinstance(entry.get("explanation"), str) else None,
+                "rating": entry.get("rating") if isinstance(entry.get("rating"), int | float) else None,
+                "outcome": "judged" if compliant is not None else ORIGINAL_NOT_JUDGED,
+                "detail": {"original_index": number},
+            }
+        )
     return names, records
 
 
@@ -92,26 +114,43 @@ def ranking_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], l
     if not (isinstance(model_a, str) and isinstance(model_b, str)):
         pair = file.parent.parent.name
         if pair.count("x") != 1:
-            raise InputError(file, f"this original ranking file names no models in metadata and its folder {pair!r} "
-                                   "cannot be split at one 'x' into <A>x<B>", field="metadata.model_a")
+            raise InputError(
+                file,
+                f"this original ranking file names no models in metadata and its folder {pair!r} "
+                "cannot be split at one 'x' into <A>x<B>",
+                field="metadata.model_a",
+            )
         model_a, model_b = pair.split("x")
-    names = {"spec": str(metadata.get("org_spec_name") or folder_value(file, "spec_", "spec")),
-             "judge": str(judge) if judge else folder_value(file, "judge_", "judge"),
-             "model_a": model_a, "model_b": model_b,
-             "statement_id": str(metadata.get("statement_id") or file.stem)}
+    names = {
+        "spec": str(metadata.get("org_spec_name") or folder_value(file, "spec_", "spec")),
+        "judge": str(judge) if judge else folder_value(file, "judge_", "judge"),
+        "model_a": model_a,
+        "model_b": model_b,
+        "statement_id": str(metadata.get("statement_id") or file.stem),
+    }
     order = {text: i for i, text in enumerate(sorted({str(r.get("input", "")) for r in data["rankings"]}))}
     records = []
     for number, entry in enumerate(data["rankings"]):
         rank = entry.get("rank")
         raw = entry.get("raw_judge_response")
         if rank not in (1, -1, 0, None) or isinstance(rank, bool):
-            raise InputError(file, f"rankings[{number}].rank must be 1, -1, 0 or null, not {rank!r}",
-                             field=f"rankings.{number}.rank")
+            raise InputError(
+                file, f"rankings[{number}].rank must be 1, -1, 0 or null, not {rank!r}", field=f"rankings.{number}.rank"
+            )
         failed = rank is None or (rank == 0 and isinstance(raw, str) and raw.startswith(ERROR_PREFIX))
-        records.append({"index": order[str(entry.get("input", ""))], "input": str(entry.get("input", "")),
-                        "outcome": ORIGINAL_MISSING if failed else "judged", "rank": None if failed else rank,
-                        "detail": {"output_a": entry.get("output_a"), "output_b": entry.get("output_b"),
-                                   "raw_judge_response": raw if isinstance(raw, str) else None}})
+        records.append(
+            {
+                "index": order[str(entry.get("input", ""))],
+                "input": str(entry.get("input", "")),
+                "outcome": ORIGINAL_MISSING if failed else "judged",
+                "rank": None if failed else rank,
+                "detail": {
+                    "output_a": entry.get("output_a"),
+                    "output_b": entry.get("output_b"),
+                    "raw_judge_response": raw if isinstance(raw, str) else None,
+                },
+            }
+        )
     return names, records
 
 

@@ -45,9 +45,17 @@ class RankingFacts(BaseModel):
 
 
 def _facts_of(row: RankingRow) -> RankingFacts:
-    return RankingFacts(spec=row.spec, judge=row.judge, model_a=row.model_a, model_b=row.model_b,
-                        statement_id=row.statement_id, variation=row.variation, run=row.run, source=row.source,
-                        synthetic=row.synthetic)
+    return RankingFacts(
+        spec=row.spec,
+        judge=row.judge,
+        model_a=row.model_a,
+        model_b=row.model_b,
+        statement_id=row.statement_id,
+        variation=row.variation,
+        run=row.run,
+        source=row.source,
+        synthetic=row.synthetic,
+    )
 
 
 class RankingColumnsBuilder(FilesTable[RankingFacts]):
@@ -89,19 +97,36 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
 
     def build(self) -> RankingColumns:
         return RankingColumns(
-            facts=self.facts, paths=self.paths, outcomes=self.outcomes.names,
-            file=np.frombuffer(self.file, dtype=np.uint32), position=np.frombuffer(self.position, dtype=np.uint32),
-            index=np.frombuffer(self.index, dtype=np.int64), input=np.frombuffer(self.input, dtype=np.int64),
-            outcome=np.frombuffer(self.outcome, dtype=np.uint8), rank=np.frombuffer(self.rank, dtype=np.int8),
-            offset=np.frombuffer(self.offset, dtype=np.uint32))
+            facts=self.facts,
+            paths=self.paths,
+            outcomes=self.outcomes.names,
+            file=np.frombuffer(self.file, dtype=np.uint32),
+            position=np.frombuffer(self.position, dtype=np.uint32),
+            index=np.frombuffer(self.index, dtype=np.int64),
+            input=np.frombuffer(self.input, dtype=np.int64),
+            outcome=np.frombuffer(self.outcome, dtype=np.uint8),
+            rank=np.frombuffer(self.rank, dtype=np.int8),
+            offset=np.frombuffer(self.offset, dtype=np.uint32),
+        )
 
 
 class RankingColumns:
     """Every comparison of a report, one array element per comparison (see the module docstring)."""
 
-    def __init__(self, *, facts: list[RankingFacts], paths: list[Path | None], outcomes: list[str], file: np.ndarray,
-                 position: np.ndarray, index: np.ndarray, input: np.ndarray, outcome: np.ndarray,
-                 rank: np.ndarray, offset: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        facts: list[RankingFacts],
+        paths: list[Path | None],
+        outcomes: list[str],
+        file: np.ndarray,
+        position: np.ndarray,
+        index: np.ndarray,
+        input: np.ndarray,
+        outcome: np.ndarray,
+        rank: np.ndarray,
+        offset: np.ndarray | None = None,
+    ) -> None:
         self.facts = facts
         self.paths = paths
         self.outcomes = outcomes
@@ -141,18 +166,28 @@ class RankingColumns:
     def winner(self, rows: np.ndarray) -> np.ndarray:
         """Per comparison at `rows` (judged ones): the name code (`names`) of its winner, or of "tie"."""
         files, rank = self.file[rows], self.rank[rows]
-        found: np.ndarray = np.where(rank == 1, self.model_a[files], np.where(rank == -1, self.model_b[files],
-                                                                                self.tie))
+        found: np.ndarray = np.where(
+            rank == 1, self.model_a[files], np.where(rank == -1, self.model_b[files], self.tie)
+        )
         return found
 
-    def file_keys(self, fields: Sequence[str], unordered_pair: bool = False) -> tuple[np.ndarray, list[tuple[object,
-                                                                                                           ...]]]:
+    def file_keys(
+        self, fields: Sequence[str], unordered_pair: bool = False
+    ) -> tuple[np.ndarray, list[tuple[object, ...]]]:
         """Per file: a code of the values of its `fields` (with the pair of models in either order, when asked),
         codes in order of first appearance among the files; and the values of each code."""
         index: dict[tuple[object, ...], int] = {}
-        codes = np.array([index.setdefault(
-            tuple(getattr(f, name) for name in fields) + ((frozenset((f.model_a, f.model_b)),) if unordered_pair
-                                                          else ()), len(index)) for f in self.facts], dtype=np.int64)
+        codes = np.array(
+            [
+                index.setdefault(
+                    tuple(getattr(f, name) for name in fields)
+                    + ((frozenset((f.model_a, f.model_b)),) if unordered_pair else ()),
+                    len(index),
+                )
+                for f in self.facts
+            ],
+            dtype=np.int64,
+        )
         return codes, list(index)
 
     def cluster(self, rows: np.ndarray) -> np.ndarray:

@@ -24,8 +24,13 @@ def mixed_settings(kinds: dict[tuple[str, str, str], set[str | None]]) -> set[tu
     from a Python script, two temperatures): each such run's settings become its variation instead."""
     mixed = {key for key, settings in kinds.items() if len(settings) > 1}
     for key in sorted(mixed):
-        logger.warning("%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
-                       "variations named by their settings, not pooled", key[2], key[1], key[0])
+        logger.warning(
+            "%s's runs under judge %s (spec %s) were made with different settings; reported apart as "
+            "variations named by their settings, not pooled",
+            key[2],
+            key[1],
+            key[0],
+        )
     return mixed
 
 

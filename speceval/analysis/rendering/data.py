@@ -86,8 +86,11 @@ class SentSettings(BaseModel):
     model: str
     variation: str
     sent: str = Field(description="setting = value, or 'not sent: why' for one asked for but left out")
-    role: str = Field(default="", description="what the model did: candidate, simulated user or judge (a model "
-                      "can be both candidate and simulated user)")
+    role: str = Field(
+        default="",
+        description="what the model did: candidate, simulated user or judge (a model "
+        "can be both candidate and simulated user)",
+    )
 
 
 class ReportCost(RunCost):
@@ -113,11 +116,13 @@ class StageCounts(BaseModel):
 class ReportData(BaseModel):
     """Everything the report shows; the HTML page and summary.md are both rendered from it."""
 
-    samples: list[SampleRecord] = Field(default_factory=list, description="verdicts embedded in the page (a "
-                                                                           "bounded seeded stratified sample)")
+    samples: list[SampleRecord] = Field(
+        default_factory=list, description="verdicts embedded in the page (a bounded seeded stratified sample)"
+    )
     sample_total: int = Field(default=0, description="verdicts in all (the judges' and the panel's)")
     unknown_statement_types: list[str] = Field(
-        default_factory=list, description="judge run folders whose statements' type and authority are unknown")
+        default_factory=list, description="judge run folders whose statements' type and authority are unknown"
+    )
     variations: list[VariationStatistics]
     compliance: list[ComplianceRate]
     per_statement: list[ComplianceRate]
@@ -147,14 +152,17 @@ class ReportData(BaseModel):
     turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
     flips: list[Flip] = Field(default_factory=list, description="scope-turn judges: turn 1 against the last turn")
     survivors: list[Survivors] = Field(default_factory=list, description="scope-turn judges: conversations per turn")
-    elicitation: list[Elicitation] = Field(default_factory=list, description="binary turn judges: share of "
-                                           "conversations with a violation at any turn, per statement")
+    elicitation: list[Elicitation] = Field(
+        default_factory=list,
+        description="binary turn judges: share of conversations with a violation at any turn, per statement",
+    )
     inputs: list[InputsRow] = Field(default_factory=list, description="generated inputs per statement")
     kept_inputs: list[KeptInput] = Field(default_factory=list, description="generated inputs kept (a sample)")
     data_kind: str = Field(default="provider", description="synthetic | provider | mixed (see `data_banner`)")
     synthetic_folders: int = Field(default=0, description="run folders holding synthetic answers or verdicts")
-    real_folders: int = Field(default=0, description="run folders of a provider's answers and verdicts (or without "
-                                                     "a run.json)")
+    real_folders: int = Field(
+        default=0, description="run folders of a provider's answers and verdicts (or without a run.json)"
+    )
     sources: list[Source] = Field(default_factory=list, description="the runs read: every row's data kind")
     skipped: list[str] = Field(default_factory=list, description="files under results/ that held no verdicts")
     ranking_samples: list[SampleRecord] = Field(default_factory=list, description="comparisons shown in the page")
@@ -165,20 +173,29 @@ class ReportData(BaseModel):
     def data_banner(self) -> str | None:
         """The sentence every quotable output starts with when any verdict is synthetic; None otherwise."""
         if self.data_kind == "synthetic":
-            return ("SYNTHETIC DATA: the answers, the verdicts or both behind every number here were made up by the "
-                    "speceval emulator (offline runs), not by a model; no rate or interval here says anything about "
-                    "a model.")
+            return (
+                "SYNTHETIC DATA: the answers, the verdicts or both behind every number here were made up by the "
+                "speceval emulator (offline runs), not by a model; no rate or interval here says anything about "
+                "a model."
+            )
         if self.data_kind == "mixed":
-            return (f"MIXED DATA: {self.synthetic_folders} run folder(s) hold synthetic answers or verdicts "
-                    f"(offline runs: made up by the speceval emulator) and {self.real_folders} a provider's (or "
-                    "unrecorded runs'); every CSV row says which in its `data` column, and every exported verdict "
-                    "in its `synthetic` flag.")
+            return (
+                f"MIXED DATA: {self.synthetic_folders} run folder(s) hold synthetic answers or verdicts "
+                f"(offline runs: made up by the speceval emulator) and {self.real_folders} a provider's (or "
+                "unrecorded runs'); every CSV row says which in its `data` column, and every exported verdict "
+                "in its `synthetic` flag."
+            )
         return None
 
 
-def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None = None,
-            min_canary_accuracy: float | None = None, metrics: dict[str, MetricSpec] | None = None,
-            health: HealthThresholds | None = None) -> ReportData:
+def compute(
+    paths: Sequence[Path],
+    prices: PriceTable,
+    labels_path: Path | None = None,
+    min_canary_accuracy: float | None = None,
+    metrics: dict[str, MetricSpec] | None = None,
+    health: HealthThresholds | None = None,
+) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
     judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged, and statements by the
     rules of `speceval.analysis.tables.health` at the `health` thresholds. A folder given twice, or inside another
@@ -222,30 +239,58 @@ def compute(paths: Sequence[Path], prices: PriceTable, labels_path: Path | None 
     spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy, tally)
     spec_health.pairs = pair_compliance(judges, pair_inputs(paths))
     shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
-    samples, sample_total = sample_records(shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns)
-                                           else shown, panel)
+    samples, sample_total = sample_records(
+        shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns) else shown, panel
+    )
     return ReportData(
-        samples=samples, sample_total=sample_total, variations=variations, compliance=compliance,
-        per_statement=per_statement, by_type=by_type, by_authority=by_authority, paired=paired, agreement=agreement,
-        leniency=lenient, panel=panel.counts if panel is not None else [],
-        win_rates=win_rates(rankings), bradley_terry=strengths(rankings),
+        samples=samples,
+        sample_total=sample_total,
+        variations=variations,
+        compliance=compliance,
+        per_statement=per_statement,
+        by_type=by_type,
+        by_authority=by_authority,
+        paired=paired,
+        agreement=agreement,
+        leniency=lenient,
+        panel=panel.counts if panel is not None else [],
+        win_rates=win_rates(rankings),
+        bradley_terry=strengths(rankings),
         position_consistency=position_consistency(rankings),
-        costs=costs, stages=_stage_counts(manifests, costs),
-        sent=_sent_settings(manifests), **_labelled(tally),
-        judge_checks=checks, judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
-        min_canary_accuracy=min_canary_accuracy, inputs=inputs, kept_inputs=kept_inputs,
-        metrics=metric_rows, ranking_samples=ranking_samples(rankings), ranking_total=len(rankings),
+        costs=costs,
+        stages=_stage_counts(manifests, costs),
+        sent=_sent_settings(manifests),
+        **_labelled(tally),
+        judge_checks=checks,
+        judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
+        min_canary_accuracy=min_canary_accuracy,
+        inputs=inputs,
+        kept_inputs=kept_inputs,
+        metrics=metric_rows,
+        ranking_samples=ranking_samples(rankings),
+        ranking_total=len(rankings),
         categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
-        turn_rates=turn_rates(turn_rows), health=spec_health, flips=flips(turn_rows), survivors=survivors(turn_rows),
+        turn_rates=turn_rates(turn_rows),
+        health=spec_health,
+        flips=flips(turn_rows),
+        survivors=survivors(turn_rows),
         elicitation=elicitation(turn_rows),
-        settings=dict(verdicts.settings), prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
-        data_kind=kinds.overall, sources=kinds.sources, skipped=verdicts.skipped,
-        synthetic_folders=len(synthetic), real_folders=len(real),
-        unknown_statement_types=sorted({PurePosixPath(f.source).parent.parent.as_posix()
-                                        for f in [*found.facts, *verdicts.turn_columns.facts]
-                                        if f.statement_type == UNKNOWN}),
+        settings=dict(verdicts.settings),
+        prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
+        data_kind=kinds.overall,
+        sources=kinds.sources,
+        skipped=verdicts.skipped,
+        synthetic_folders=len(synthetic),
+        real_folders=len(real),
+        unknown_statement_types=sorted(
+            {
+                PurePosixPath(f.source).parent.parent.as_posix()
+                for f in [*found.facts, *verdicts.turn_columns.facts]
+                if f.statement_type == UNKNOWN
+            }
+        ),
     )
 
 
@@ -253,11 +298,13 @@ def _keyed_cost(cost: RunCost, manifest: RunManifest, roots: Sequence[Path]) -> 
     """A run's cost with the key of its run (see `ReportCost`)."""
     place = manifest.parameters.get("experiment")
     judge = manifest.kind in JUDGE_KINDS
-    return ReportCost(**{**cost.model_dump(), "run_dir": relative(Path(cost.run_dir), roots)},
-                      spec=manifest.spec_name, judge=manifest.model_name if judge else None,
-                      candidate=manifest.model_name if manifest.kind.startswith("generation") else None,
-                      variation=str(place.get("variation", DEFAULT_VARIATION)) if isinstance(place, dict)
-                      else DEFAULT_VARIATION)
+    return ReportCost(
+        **{**cost.model_dump(), "run_dir": relative(Path(cost.run_dir), roots)},
+        spec=manifest.spec_name,
+        judge=manifest.model_name if judge else None,
+        candidate=manifest.model_name if manifest.kind.startswith("generation") else None,
+        variation=str(place.get("variation", DEFAULT_VARIATION)) if isinstance(place, dict) else DEFAULT_VARIATION,
+    )
 
 
 def _labelled(tally: LabelTally | None) -> dict[str, Any]:
@@ -273,12 +320,16 @@ def _sent_settings(manifests: list[RunManifest]) -> list[SentSettings]:
         sent = manifest.parameters.get("sent")
         if not isinstance(sent, dict):  # a run from before this was recorded: say what was asked, and that
             asked = manifest.parameters.get("params")
-            sent = {k: f"{v!r} asked (what was sent is not recorded)"
-                    for k, v in (asked.items() if isinstance(asked, dict) else []) if v is not None}
+            sent = {
+                k: f"{v!r} asked (what was sent is not recorded)"
+                for k, v in (asked.items() if isinstance(asked, dict) else [])
+                if v is not None
+            }
         place = manifest.parameters.get("experiment")
         variation = str(place.get("variation", "default")) if isinstance(place, dict) else "default"
-        described = "; ".join(f"{k} = {v if isinstance(v, str) else repr(v)}"
-                              for k, v in sorted(sent.items()) if k != "system_prompt")
+        described = "; ".join(
+            f"{k} = {v if isinstance(v, str) else repr(v)}" for k, v in sorted(sent.items()) if k != "system_prompt"
+        )
         # A conversation's rounds are the generation stage's (its user half the simulated user's): one row each.
         stage = "generation" if manifest.kind == ROUND_KIND else manifest.kind
         found.add((stage, _role(manifest), manifest.model_name, variation, described))
@@ -290,7 +341,8 @@ def _role(manifest: RunManifest) -> str:
     if manifest.parameters.get("half") == "simulated_user":
         return "simulated user"
     return {"generation": "candidate", ROUND_KIND: "candidate", "compliance": "judge", "ranking": "judge"}.get(
-        manifest.kind, manifest.kind)
+        manifest.kind, manifest.kind
+    )
 
 
 ROUND_KIND = "generation_round"
@@ -301,8 +353,9 @@ ROUND_KIND = "generation_round"
 def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> list[StageCounts]:
     stages: dict[str, StageCounts] = {}
     for manifest in manifests:
-        counts = stages.setdefault(manifest.kind, StageCounts(stage=manifest.kind, runs=0, requests=0, outcomes={},
-                                                              cost_usd=0.0))
+        counts = stages.setdefault(
+            manifest.kind, StageCounts(stage=manifest.kind, runs=0, requests=0, outcomes={}, cost_usd=0.0)
+        )
         counts.runs += 1
         if manifest.totals is not None:
             counts.requests += manifest.totals.total_requests

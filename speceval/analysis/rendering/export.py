@@ -26,8 +26,11 @@ def surveyed(paths: Sequence[Path]) -> Survey:
     anything is written, so an empty or mistaken source leaves no file."""
     plan = survey(paths)
     if not plan.compliance_files and not plan.ranking_files:
-        raise InputError(paths[0], "no compliance or ranking results found here (expected results/*.json files "
-                                   "of a judge run); nothing to export")
+        raise InputError(
+            paths[0],
+            "no compliance or ranking results found here (expected results/*.json files "
+            "of a judge run); nothing to export",
+        )
     return plan
 
 
@@ -45,28 +48,67 @@ def verdict_rows(paths: Sequence[Path], plan: Survey | None = None) -> Iterator[
 
 def _compliance_row(row: ComplianceRow, settings: dict[str, str]) -> dict[str, Any]:
     detail = row.detail or VerdictDetail()
-    return {"kind": "compliance", "spec": row.spec, "statement_id": row.statement_id,
-            "statement_type": row.statement_type, "authority_level": row.authority_level,
-            "variation": row.variation, "settings": settings.get(row.variation, "{}"), "run": row.run,
-            "candidate": row.model, "original_index": detail.original_index, "input": row.input,
-            "output": row.output, "judge": row.judge, "mode": row.mode, "prompt_version": row.prompt_version,
-            "outcome": row.outcome, "compliant": row.compliant, "confidence": row.confidence,
-            "rating": row.rating, "category": row.category, "explanation": row.explanation,
-            "raw_judge_response": detail.raw_judge_response, "parse_error": detail.parse_error,
-            "source": row.source, "synthetic": row.synthetic, **_conversation_columns(row, detail)}
+    return {
+        "kind": "compliance",
+        "spec": row.spec,
+        "statement_id": row.statement_id,
+        "statement_type": row.statement_type,
+        "authority_level": row.authority_level,
+        "variation": row.variation,
+        "settings": settings.get(row.variation, "{}"),
+        "run": row.run,
+        "candidate": row.model,
+        "original_index": detail.original_index,
+        "input": row.input,
+        "output": row.output,
+        "judge": row.judge,
+        "mode": row.mode,
+        "prompt_version": row.prompt_version,
+        "outcome": row.outcome,
+        "compliant": row.compliant,
+        "confidence": row.confidence,
+        "rating": row.rating,
+        "category": row.category,
+        "explanation": row.explanation,
+        "raw_judge_response": detail.raw_judge_response,
+        "parse_error": detail.parse_error,
+        "source": row.source,
+        "synthetic": row.synthetic,
+        **_conversation_columns(row, detail),
+    }
 
 
 def _ranking_row(r: RankingRow, settings: dict[str, str]) -> dict[str, Any]:
     detail = r.detail or VerdictDetail()
-    return {"kind": "ranking", "spec": r.spec, "statement_id": r.statement_id, "variation": r.variation,
-            "settings": settings.get(r.variation, "{}"), "run": r.run, "index": r.index,
-            "original_index_a": detail.original_index, "original_index_b": detail.original_index_b,
-            "input": r.input, "model_a": r.model_a, "model_b": r.model_b, "output_a": detail.output_a,
-            "output_b": detail.output_b, "judge": r.judge, "outcome": r.outcome, "rank": r.rank,
-            "explanation": detail.explanation, "raw_judge_response": detail.raw_judge_response,
-            "parse_error": detail.parse_error, "source": r.source, "synthetic": r.synthetic,
-            **{key: value for key, value in (("transcript_a", detail.transcript_a),
-                                             ("transcript_b", detail.transcript_b)) if value is not None}}
+    return {
+        "kind": "ranking",
+        "spec": r.spec,
+        "statement_id": r.statement_id,
+        "variation": r.variation,
+        "settings": settings.get(r.variation, "{}"),
+        "run": r.run,
+        "index": r.index,
+        "original_index_a": detail.original_index,
+        "original_index_b": detail.original_index_b,
+        "input": r.input,
+        "model_a": r.model_a,
+        "model_b": r.model_b,
+        "output_a": detail.output_a,
+        "output_b": detail.output_b,
+        "judge": r.judge,
+        "outcome": r.outcome,
+        "rank": r.rank,
+        "explanation": detail.explanation,
+        "raw_judge_response": detail.raw_judge_response,
+        "parse_error": detail.parse_error,
+        "source": r.source,
+        "synthetic": r.synthetic,
+        **{
+            key: value
+            for key, value in (("transcript_a", detail.transcript_a), ("transcript_b", detail.transcript_b))
+            if value is not None
+        },
+    }
 
 
 CONVERSATION_COLUMNS = ("turn", "scope", "conversation_id", "ended_by", "transcript")
@@ -78,10 +120,18 @@ def _conversation_columns(row: ComplianceRow, detail: VerdictDetail) -> dict[str
     saw as JSON (a list of {role, content[, author]}: every message's text exactly as the generation recorded it)."""
     if row.turn is None and row.transcript is None:
         return {}
-    transcript = None if row.transcript is None else json.dumps(
-        [m.model_dump(mode="json") for m in row.transcript], ensure_ascii=False)
-    return {"turn": row.turn, "scope": "conversation" if row.turn is None else "turn",
-            "conversation_id": detail.conversation_id, "ended_by": detail.ended_by, "transcript": transcript}
+    transcript = (
+        None
+        if row.transcript is None
+        else json.dumps([m.model_dump(mode="json") for m in row.transcript], ensure_ascii=False)
+    )
+    return {
+        "turn": row.turn,
+        "scope": "conversation" if row.turn is None else "turn",
+        "conversation_id": detail.conversation_id,
+        "ended_by": detail.ended_by,
+        "transcript": transcript,
+    }
 
 
 def export_verdicts(paths: Sequence[Path], out: Path, fmt: str) -> int:

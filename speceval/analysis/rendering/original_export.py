@@ -57,8 +57,12 @@ def original_folder(name: str) -> str:
     """A model's (or judge's) folder as the original named it: `/` → `-`, capitals kept; speceval's safe name only
     for a name no file system would take so."""
     folder = name.replace("/", "-")
-    plain = (folder not in ("", ".", "..") and len(folder) <= MAX_NAME_LENGTH and not folder.startswith(".")
-             and not any(c == "\\" or ord(c) < 32 for c in folder))
+    plain = (
+        folder not in ("", ".", "..")
+        and len(folder) <= MAX_NAME_LENGTH
+        and not folder.startswith(".")
+        and not any(c == "\\" or ord(c) < 32 for c in folder)
+    )
     return folder if plain else safe_filename(folder)
 
 
@@ -86,8 +90,11 @@ def export_original(paths: Sequence[Path], out: Path) -> OriginalExport:
         if row["kind"] == "compliance" and row.get("turn") is not None:
             turns += 1
             continue
-        folder = (original_folder(row["candidate"]) if row["kind"] == "compliance"
-                  else f"{original_folder(row['model_a'])}x{original_folder(row['model_b'])}")
+        folder = (
+            original_folder(row["candidate"])
+            if row["kind"] == "compliance"
+            else f"{original_folder(row['model_a'])}x{original_folder(row['model_b'])}"
+        )
         row_key = (row["kind"], row["variation"], row["run"], row["spec"], row["judge"], folder, row["statement_id"])
         if row_key != key:
             flush()
@@ -97,23 +104,39 @@ def export_original(paths: Sequence[Path], out: Path) -> OriginalExport:
     return OriginalExport(files=len(written), categorical_left_out=categorical, turn_verdicts_left_out=turns)
 
 
-def _write(out: Path, key: tuple[Any, ...], rows: list[dict[str, Any]], variation_folders: dict[str, str] | None,
-           again: bool) -> None:
+def _write(
+    out: Path, key: tuple[Any, ...], rows: list[dict[str, Any]], variation_folders: dict[str, str] | None, again: bool
+) -> None:
     kind, variation, run, spec, judge, folder, statement_id = key
     base = out / variation_folders[variation] / f"run{run}" if variation_folders is not None else out
-    path = safe_path(base / TREES[kind] / f"spec_{safe_filename(spec)}" / f"judge_{original_folder(judge)}" / folder
-                     / "results", statement_id, ".json")
+    path = safe_path(
+        base / TREES[kind] / f"spec_{safe_filename(spec)}" / f"judge_{original_folder(judge)}" / folder / "results",
+        statement_id,
+        ".json",
+    )
     # The original's own metadata keys (its compliance files named the judge nowhere; `judge_model` is what
     # speceval reads when present), plus where the file came from and whether its answers are synthetic.
-    metadata = {"statement_id": statement_id, "exported_by": EXPORTED_BY,
-                "synthetic": any(r["synthetic"] for r in rows)}
+    metadata = {
+        "statement_id": statement_id,
+        "exported_by": EXPORTED_BY,
+        "synthetic": any(r["synthetic"] for r in rows),
+    }
     if kind == "compliance":
-        payload: dict[str, Any] = {"metadata": {**metadata, "model": rows[0]["candidate"], "judge_model": judge},
-                                   "results": [_compliance(r) for r in _ordered(rows, "original_index")]}
+        payload: dict[str, Any] = {
+            "metadata": {**metadata, "model": rows[0]["candidate"], "judge_model": judge},
+            "results": [_compliance(r) for r in _ordered(rows, "original_index")],
+        }
     else:
-        payload = {"metadata": {**metadata, "model_a": rows[0]["model_a"], "model_b": rows[0]["model_b"],
-                                "org_spec_name": spec, "ranking_judge_model_info": {"model_name": judge}},
-                   "rankings": [_ranking(r) for r in _ordered(rows, "index")]}
+        payload = {
+            "metadata": {
+                **metadata,
+                "model_a": rows[0]["model_a"],
+                "model_b": rows[0]["model_b"],
+                "org_spec_name": spec,
+                "ranking_judge_model_info": {"model_name": judge},
+            },
+            "rankings": [_ranking(r) for r in _ordered(rows, "index")],
+        }
     if again:
         before = json.loads(path.read_bytes())
         entries = "results" if kind == "compliance" else "rankings"
@@ -128,9 +151,13 @@ def _ordered(rows: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
 
 def _compliance(row: dict[str, Any]) -> dict[str, Any]:
     judged = row["outcome"] == "judged"
-    entry = {"input": row["input"], "output": row["output"], "compliant": row["compliant"] if judged else None,
-             "confidence": row["confidence"] if judged else None,
-             "explanation": row["explanation"] if judged else f"{row['outcome']}: {row['parse_error'] or ''}".strip()}
+    entry = {
+        "input": row["input"],
+        "output": row["output"],
+        "compliant": row["compliant"] if judged else None,
+        "confidence": row["confidence"] if judged else None,
+        "explanation": row["explanation"] if judged else f"{row['outcome']}: {row['parse_error'] or ''}".strip(),
+    }
     if row["mode"] == "likert":
         entry["rating"] = row["rating"] if judged else None
     return entry
@@ -139,6 +166,10 @@ def _compliance(row: dict[str, Any]) -> dict[str, Any]:
 def _ranking(row: dict[str, Any]) -> dict[str, Any]:
     judged = row["outcome"] == "judged" and row["rank"] is not None
     raw = row["raw_judge_response"]
-    return {"input": row["input"], "output_a": row["output_a"], "output_b": row["output_b"],
-            "rank": row["rank"] if judged else 0,
-            "raw_judge_response": raw if judged else f"{ERROR_PREFIX} {row['outcome']} ({json.dumps(raw)})"}
+    return {
+        "input": row["input"],
+        "output_a": row["output_a"],
+        "output_b": row["output_b"],
+        "rank": row["rank"] if judged else 0,
+        "raw_judge_response": raw if judged else f"{ERROR_PREFIX} {row['outcome']} ({json.dumps(raw)})",
+    }

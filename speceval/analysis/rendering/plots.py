@@ -85,8 +85,9 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
             runs = [r.rate for r in record.runs if r.rate is not None]
             axes.scatter([x] * len(runs), runs, color="black", s=12, zorder=3)
         axes.bar(xs, ys, width, yerr=errors, capsize=3, label=variation)
-    axes.set_xticks([c + width * (len(variations) - 1) / 2 for c in range(len(candidates))], candidates,
-                    rotation=15, ha="right")
+    axes.set_xticks(
+        [c + width * (len(variations) - 1) / 2 for c in range(len(candidates))], candidates, rotation=15, ha="right"
+    )
     axes.set_ylim(0, 1)
     axes.set_ylabel("compliance rate (judged answers only)")
     axes.set_title(f"Compliance by variation, judge {judge}: 95% clustered intervals; dots are single runs")
@@ -157,8 +158,14 @@ def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
     figure, axes = _pyplot().subplots(figsize=(max(6.5, 0.9 * len(bars) + 3), 4.5))
     bottom = np.zeros(len(bars))
     for category in categories:
-        heights = np.array([next((s.rate or 0.0 for s in shares if (s.candidate, s.variation) == bar
-                                  and s.category == category), 0.0) for bar in bars])
+        heights = np.array(
+            [
+                next(
+                    (s.rate or 0.0 for s in shares if (s.candidate, s.variation) == bar and s.category == category), 0.0
+                )
+                for bar in bars
+            ]
+        )
         axes.bar(range(len(bars)), heights, bottom=bottom, label=category)
         bottom += heights
     axes.set_xticks(range(len(bars)), [f"{c}\n{v}" for c, v in bars], rotation=30, ha="right", fontsize=8)
@@ -191,8 +198,7 @@ def length_scatter(rates: list[ComplianceRate]) -> bytes:
             if r.judge == judge and r.rate is not None and r.mean_output_chars is not None
         ]
         if points:
-            axes.scatter([float(p[0] or 0) for p in points], [float(p[1] or 0) for p in points],
-                         label=f"judge {judge}")
+            axes.scatter([float(p[0] or 0) for p in points], [float(p[1] or 0) for p in points], label=f"judge {judge}")
     axes.set_xlabel("mean answer length (characters)")
     axes.set_ylabel("compliance rate")
     axes.set_ylim(0, 1)
@@ -207,20 +213,29 @@ def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
     rates = [r for r in rates if r.spec == spec and r.judge == judge and r.rate is not None]
     measures = sorted({r.measure for r in rates})
     lines = sorted({(r.candidate, r.variation) for r in rates})
-    figure, panels = _pyplot().subplots(1, max(len(measures), 1), figsize=(4.2 * max(len(measures), 1) + 2, 4),
-                                        squeeze=False)
+    figure, panels = _pyplot().subplots(
+        1, max(len(measures), 1), figsize=(4.2 * max(len(measures), 1) + 2, 4), squeeze=False
+    )
     for axes, measure in zip(panels[0], measures, strict=False):
         for candidate, variation in lines:
-            points = sorted((r for r in rates if r.measure == measure and (r.candidate, r.variation)
-                             == (candidate, variation)), key=lambda r: r.turn)
+            points = sorted(
+                (r for r in rates if r.measure == measure and (r.candidate, r.variation) == (candidate, variation)),
+                key=lambda r: r.turn,
+            )
             if not points:
                 continue
             turns = [p.turn for p in points]
             values = np.array([float(p.rate or 0.0) for p in points])
             low = np.array([float(p.ci_low if p.ci_low is not None else p.rate or 0.0) for p in points])
             high = np.array([float(p.ci_high if p.ci_high is not None else p.rate or 0.0) for p in points])
-            axes.errorbar(turns, values, yerr=[values - low, high - values], marker="o", capsize=3,
-                          label=f"{candidate} / {variation} (n {'/'.join(str(p.n) for p in points)})")
+            axes.errorbar(
+                turns,
+                values,
+                yerr=[values - low, high - values],
+                marker="o",
+                capsize=3,
+                label=f"{candidate} / {variation} (n {'/'.join(str(p.n) for p in points)})",
+            )
         axes.set_xticks(sorted({r.turn for r in rates}))
         axes.set_xlabel("turn")
         likert = measure == "mean_rating"

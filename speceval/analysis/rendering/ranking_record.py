@@ -24,19 +24,33 @@ def ranking_texts(row: RankingRow) -> dict[str, str]:
     detail = row.detail or VerdictDetail()
     judged = row.outcome == "judged" and row.rank is not None
     winner = {1: "A", -1: "B", 0: "tie"}[row.rank] if judged else row.outcome  # type: ignore[index]  # not None
-    return {"winner": str(winner), "input": shown_text(row.input),
-            "output_a": _answer_shown(detail.transcript_a, detail.output_a),
-            "output_b": _answer_shown(detail.transcript_b, detail.output_b),
-            "explanation": shown_text(detail.explanation or detail.parse_error or (detail.raw_judge_response or ""))}
+    return {
+        "winner": str(winner),
+        "input": shown_text(row.input),
+        "output_a": _answer_shown(detail.transcript_a, detail.output_a),
+        "output_b": _answer_shown(detail.transcript_b, detail.output_b),
+        "explanation": shown_text(detail.explanation or detail.parse_error or (detail.raw_judge_response or "")),
+    }
 
 
-def ranking_record(judge: str, model_a: str, model_b: str, variation: str, run: int, statement: str,
-                   texts: dict[str, str]) -> dict[str, str]:
+def ranking_record(
+    judge: str, model_a: str, model_b: str, variation: str, run: int, statement: str, texts: dict[str, str]
+) -> dict[str, str]:
     """The record the page embeds: the fields of the comparison's file, then its own (`ranking_texts`)."""
-    return {"judge": judge, "pair": pair_label(model_a, model_b), "model_a": model_a, "model_b": model_b,
-            "variation": variation, "run": str(run), "statement": statement, "winner": texts["winner"],
-            "input": texts["input"], "output_a": texts["output_a"], "output_b": texts["output_b"],
-            "explanation": texts["explanation"]}
+    return {
+        "judge": judge,
+        "pair": pair_label(model_a, model_b),
+        "model_a": model_a,
+        "model_b": model_b,
+        "variation": variation,
+        "run": str(run),
+        "statement": statement,
+        "winner": texts["winner"],
+        "input": texts["input"],
+        "output_a": texts["output_a"],
+        "output_b": texts["output_b"],
+        "explanation": texts["explanation"],
+    }
 
 
 def _answer_shown(transcript: str | None, answer: str | None) -> str:

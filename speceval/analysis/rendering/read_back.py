@@ -40,8 +40,7 @@ class _Records(ABC):
 
     def sizes(self, at: np.ndarray) -> np.ndarray:
         """Bytes each record takes in the page (0 for one that cannot be read back: kept in memory only)."""
-        return np.array([0 if record is None else record_size(record) for record in self.records(at)],
-                        dtype=np.int64)
+        return np.array([0 if record is None else record_size(record) for record in self.records(at)], dtype=np.int64)
 
     def records(self, at: np.ndarray) -> list[Record | None]:
         rows = at.tolist()
@@ -60,8 +59,11 @@ class _Records(ABC):
 
 
 def _changed(path: Path, what: str) -> InputError:
-    return InputError(path, f"not the {what} results file it was a moment ago (it changed while the report was "
-                            "made); make the report again")
+    return InputError(
+        path,
+        f"not the {what} results file it was a moment ago (it changed while the report was "
+        "made); make the report again",
+    )
 
 
 class ReadBack(_Records):
@@ -101,8 +103,10 @@ class ReadBack(_Records):
             positions = {source: int(c.position[source]) for source in sources}
             by_position = self._files.at_positions(path, list(positions.values()))
             read = {source: by_position[position] for source, position in positions.items()}
-        if any(digest(row.input) != c.input[source] or digest(row.output) != c.output[source]
-               for source, row in read.items()):
+        if any(
+            digest(row.input) != c.input[source] or digest(row.output) != c.output[source]
+            for source, row in read.items()
+        ):
             raise _changed(path, "compliance")
         return read
 
@@ -111,11 +115,14 @@ class ReadBack(_Records):
         both, panel = self._both, self._panel
         update: dict[str, object] = dict(both.facts[both.file[row]].model_dump())
         if row >= len(self._columns) and panel is not None:
-            update.update(outcome=both.outcomes[both.outcome[row]],
-                          explanation=panel.explanation(row - len(self._columns)),
-                          compliant=None if both.compliant[row] == NO_VERDICT else bool(both.compliant[row]),
-                          rating=None if np.isnan(both.rating[row]) else float(both.rating[row]), category=None,
-                          problem=None)
+            update.update(
+                outcome=both.outcomes[both.outcome[row]],
+                explanation=panel.explanation(row - len(self._columns)),
+                compliant=None if both.compliant[row] == NO_VERDICT else bool(both.compliant[row]),
+                rating=None if np.isnan(both.rating[row]) else float(both.rating[row]),
+                category=None,
+                problem=None,
+            )
         return read.model_copy(update=update)
 
 
@@ -132,16 +139,21 @@ class RankingReadBack(_Records):
         for at in rows:
             path = c.paths[c.file[at]]
             if path is None:
-                raise UsageError("ranking samples need comparisons folded from their files (`fold_verdicts`): "
-                                 "columns built from rows have no file to read their texts back from")
+                raise UsageError(
+                    "ranking samples need comparisons folded from their files (`fold_verdicts`): "
+                    "columns built from rows have no file to read their texts back from"
+                )
             by_file[path].append(at)
         found: dict[int, Record | None] = {}
         for path, wanted in by_file.items():
             read = self._file_rows(path, wanted)
             for at in wanted:
                 f = c.facts[c.file[at]]
-                found[at] = {**ranking_record(f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id,
-                                              ranking_texts(read[at]))}
+                found[at] = {
+                    **ranking_record(
+                        f.judge, f.model_a, f.model_b, f.variation, f.run, f.statement_id, ranking_texts(read[at])
+                    )
+                }
         return found
 
     def _file_rows(self, path: Path, rows: list[int]) -> dict[int, RankingRow]:
@@ -150,7 +162,7 @@ class RankingReadBack(_Records):
             rows = sorted(rows, key=lambda at: int(c.offset[at]))
             read = dict(zip(rows, ranking_rows_at(path, [int(c.offset[at]) for at in rows]), strict=True))
         else:  # a file decoded whole (the original SpecEval's): read through to the positions
-            (_, texts), = ranking_file_rows({path: [int(c.position[at]) for at in rows]})
+            ((_, texts),) = ranking_file_rows({path: [int(c.position[at]) for at in rows]})
             read = {at: texts[int(c.position[at])] for at in rows}
         if any(row.index != c.index[at] or digest(row.input) != c.input[at] for at, row in read.items()):
             raise _changed(path, "ranking")

@@ -45,10 +45,15 @@ class ReportSummary(BaseModel):
     data: ReportData
 
 
-def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None,
-                 labels: Path | None = None, min_canary_accuracy: float | None = None,
-                 metrics: dict[str, MetricSpec] | None = None, health: HealthThresholds | None = None
-                 ) -> ReportSummary:
+def build_report(
+    paths: Sequence[Path],
+    out_dir: Path,
+    prices: PriceTable | None = None,
+    labels: Path | None = None,
+    min_canary_accuracy: float | None = None,
+    metrics: dict[str, MetricSpec] | None = None,
+    health: HealthThresholds | None = None,
+) -> ReportSummary:
     """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files; a judge
     whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged, and so are statements by
     the spec-health rules at the `health` thresholds."""
@@ -96,16 +101,21 @@ def build_report(paths: Sequence[Path], out_dir: Path, prices: PriceTable | None
     csv_paths = [_csv(name, records, model) for name, records, model, written in tables if written]
     if data.health.statements:
         # Rows of two shapes in one table (statements, then pairs of statements in tension): keyed as they are.
-        health_tables = [("statement_health.csv", health_csv_rows(data.health)),
-                         ("statement_health_judges.csv", [j.model_dump() for j in data.health.judges])]
-        csv_paths += [_write_csv(out_dir / name, keyed_rows(name, rows, kinds), keyed_columns(name, rows[0]))
-                      for name, rows in health_tables]
+        health_tables = [
+            ("statement_health.csv", health_csv_rows(data.health)),
+            ("statement_health_judges.csv", [j.model_dump() for j in data.health.judges]),
+        ]
+        csv_paths += [
+            _write_csv(out_dir / name, keyed_rows(name, rows, kinds), keyed_columns(name, rows[0]))
+            for name, rows in health_tables
+        ]
     html_path = out_dir / "report.html"
     atomic_write_lines(html_path, (part.encode("utf-8") for part in page_parts(data)))
     summary_path = out_dir / "summary.md"
     atomic_write_bytes(summary_path, render_summary(data).encode("utf-8"))
-    return ReportSummary(html_path=html_path, summary_path=summary_path, statistics_path=statistics_path,
-                         csv_paths=csv_paths, data=data)
+    return ReportSummary(
+        html_path=html_path, summary_path=summary_path, statistics_path=statistics_path, csv_paths=csv_paths, data=data
+    )
 
 
 def _json_list(records: Sequence[BaseModel]) -> str:
@@ -140,8 +150,9 @@ def _write_csv(path: Path, rows: Iterable[dict[str, object]], header: Sequence[s
     writer = csv.DictWriter(buffer, fieldnames=columns)
     writer.writeheader()
     # A mapping or list in a cell is written as JSON (a Python repr would not parse anywhere else).
-    writer.writerows({k: json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v for k, v in row.items()}
-                     for row in rows)
+    writer.writerows(
+        {k: json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v for k, v in row.items()} for row in rows
+    )
     atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
     return path
 

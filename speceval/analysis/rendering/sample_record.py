@@ -33,8 +33,10 @@ def shown_transcript(messages: list[ChatMessage], turn: int | None) -> list[dict
     user`, `assistant`) and, for a turn verdict, the judged answer (the last message) marked `judged`; each message
     cut at `TEXT_LIMIT`, and the earliest ones after the first left out past `TRANSCRIPT_LIMIT` (a note says how
     many: the export has them all)."""
-    shown = [{"role": "simulated user" if m.author == "simulated_user" else m.role, "content": shown_text(m.content)}
-             for m in messages]
+    shown = [
+        {"role": "simulated user" if m.author == "simulated_user" else m.role, "content": shown_text(m.content)}
+        for m in messages
+    ]
     if turn is not None and shown:
         shown[-1]["judged"] = f"turn {turn}"
     budget = TRANSCRIPT_LIMIT - len(shown[0]["content"]) if shown else 0
@@ -82,11 +84,19 @@ SampleRecord = dict[str, str | list[dict[str, str]]]
 
 def sample_record(r: ComplianceRow) -> SampleRecord:
     record: SampleRecord = {
-        "judge": r.judge, "candidate": r.model, "variation": r.variation, "run": str(r.run),
-        "statement": r.statement_id, "type": r.statement_type, "authority": r.authority_level,
-        "verdict": shown_verdict(r), "input": shown_text(r.input), "output": shown_output(r),
+        "judge": r.judge,
+        "candidate": r.model,
+        "variation": r.variation,
+        "run": str(r.run),
+        "statement": r.statement_id,
+        "type": r.statement_type,
+        "authority": r.authority_level,
+        "verdict": shown_verdict(r),
+        "input": shown_text(r.input),
+        "output": shown_output(r),
         "explanation": shown_text(r.explanation or (f"[{r.outcome}] {r.problem}" if r.problem else "")),
-        "source": r.source}
+        "source": r.source,
+    }
     if r.transcript:
         record["transcript"] = shown_transcript(r.transcript, r.turn)
     return record

@@ -46,13 +46,20 @@ SAMPLE_BYTES = 12_000_000
 page stays under 20 MB at any size, however long the answers."""
 SAMPLE_SEED = 0
 """Seed of the sample: the same verdicts give the same page."""
+
+
 def _strata_codes(keys: list[tuple[object, ...]]) -> np.ndarray:
     index: dict[tuple[object, ...], int] = {}
     return np.array([index.setdefault(k, len(index)) for k in keys], dtype=np.int64)
 
 
-def pick(strata: np.ndarray, sizes: Callable[[np.ndarray], np.ndarray], limit: int = SAMPLE_LIMIT,
-         budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED) -> np.ndarray:
+def pick(
+    strata: np.ndarray,
+    sizes: Callable[[np.ndarray], np.ndarray],
+    limit: int = SAMPLE_LIMIT,
+    budget: int = SAMPLE_BYTES,
+    seed: int = SAMPLE_SEED,
+) -> np.ndarray:
     """Positions of the verdicts to embed, in file order: all when they fit in `limit` rows and `budget` bytes;
     else a seeded sample stratified by `strata` (per verdict: a code of its judge, candidate, variation, run and
     statement): each stratum's verdicts in a seeded random order, taken one from every stratum in turn until
@@ -74,7 +81,7 @@ def pick(strata: np.ndarray, sizes: Callable[[np.ndarray], np.ndarray], limit: i
     kept = turn < _turns_needed(np.diff(np.r_[starts, count]), limit)
     order, ordered, turn = order[kept], ordered[kept], turn[kept]
     sequence = order[np.lexsort((ordered, turn))][:limit]
-    return np.sort(sequence[:_fitting(sizes, sequence, budget)])
+    return np.sort(sequence[: _fitting(sizes, sequence, budget)])
 
 
 SIZE_BLOCK = 2_500
@@ -86,7 +93,7 @@ def _fitting(sizes: Callable[[np.ndarray], np.ndarray], sequence: np.ndarray, bu
     the block where the budget is reached."""
     used = 0
     for start in range(0, len(sequence), SIZE_BLOCK):
-        block = sizes(sequence[start:start + SIZE_BLOCK])
+        block = sizes(sequence[start : start + SIZE_BLOCK])
         within = used + np.cumsum(block) <= budget
         if not within.all():
             return start + int(np.argmin(within))
@@ -106,24 +113,39 @@ def _turns_needed(sizes: np.ndarray, limit: int) -> int:
     return low
 
 
-def select_samples(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES,
-                   seed: int = SAMPLE_SEED) -> list[ComplianceRow]:
+def select_samples(
+    rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED
+) -> list[ComplianceRow]:
     """The rows `pick` chooses (rows already in memory; the report picks from columns: `sample_records`)."""
     strata = _strata_codes([(r.judge, r.model, r.variation, r.run, r.statement_id) for r in rows])
-    chosen = pick(strata, lambda at: np.array([record_size(sample_record(rows[i])) for i in at], dtype=np.int64),
-                  limit, budget, seed)
+    chosen = pick(
+        strata,
+        lambda at: np.array([record_size(sample_record(rows[i])) for i in at], dtype=np.int64),
+        limit,
+        budget,
+        seed,
+    )
     return [rows[i] for i in chosen]
 
 
-def sample_records(columns: VerdictColumns, panel: Panel | None, limit: int = SAMPLE_LIMIT,
-                   budget: int = SAMPLE_BYTES, seed: int = SAMPLE_SEED) -> tuple[list[SampleRecord], int]:
+def sample_records(
+    columns: VerdictColumns,
+    panel: Panel | None,
+    limit: int = SAMPLE_LIMIT,
+    budget: int = SAMPLE_BYTES,
+    seed: int = SAMPLE_SEED,
+) -> tuple[list[SampleRecord], int]:
     """The records the page embeds, and how many verdicts there are in all: `pick` over every verdict (the
     judges' and the panel's), the verdicts it weighs read back from their files (the columns hold no text)."""
     both = columns if panel is None else columns.concat(panel.verdicts)
     # A stratum is a fact of the verdict's file: coded among the files, then gathered (no sort per verdict).
-    strata = dense(both.file_codes("judge"), both.file_codes("model"), both.file_codes("variation"),
-                   np.array([f.run for f in both.facts], dtype=np.int64),
-                   both.file_codes("statement_id")).astype(np.int32)[both.file]  # fewer strata than files
+    strata = dense(
+        both.file_codes("judge"),
+        both.file_codes("model"),
+        both.file_codes("variation"),
+        np.array([f.run for f in both.facts], dtype=np.int64),
+        both.file_codes("statement_id"),
+    ).astype(np.int32)[both.file]  # fewer strata than files
     read_back = ReadBack(columns, both, panel)
     chosen = pick(strata, read_back.sizes, limit, budget, seed)
     read_back.keep_only(chosen)
@@ -139,9 +161,13 @@ def sample_section(rows: list[ComplianceRow], limit: int = SAMPLE_LIMIT, budget:
 def records_section(data: list[SampleRecord], total: int) -> Iterator[str]:
     """The samples section, in pieces (one per embedded record: the records are up to 12 MB, written as they come
     rather than copied whole): filters, and a table filled by the script from the records (of `total`)."""
-    note = (f"<p><b>{len(data)} of {total} verdicts are embedded</b>: a seeded sample with the same number from "
-            "every judge, candidate, variation, run and statement (as far as the page's size allows); "
-            "<code>speceval export</code> writes all of them.</p>" if len(data) < total else "")
+    note = (
+        f"<p><b>{len(data)} of {total} verdicts are embedded</b>: a seeded sample with the same number from "
+        "every judge, candidate, variation, run and statement (as far as the page's size allows); "
+        "<code>speceval export</code> writes all of them.</p>"
+        if len(data) < total
+        else ""
+    )
     selects = "".join(
         f'<label>{name} <select id="filter-{name}" data-field="{name}"><option value="">all</option></select></label> '
         for name in FILTERS
@@ -171,8 +197,9 @@ RANKING_SAMPLE_BYTES = 5_000_000
 20 MB however long the answers (5,000 comparisons of two answers cut at `TEXT_LIMIT` were up to 30 MB)."""
 
 
-def select_rankings(c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT, budget: int = RANKING_SAMPLE_BYTES,
-                    seed: int = SAMPLE_SEED) -> np.ndarray:
+def select_rankings(
+    c: RankingColumns, limit: int = RANKING_SAMPLE_LIMIT, budget: int = RANKING_SAMPLE_BYTES, seed: int = SAMPLE_SEED
+) -> np.ndarray:
     """Positions of the comparisons to embed, in file order: `pick` over the comparisons, stratified by judge,
     pair (either order), variation, run and statement, sized by their records as read back from their files."""
     return _pick_rankings(c, RankingReadBack(c), limit, budget, seed)
@@ -199,12 +226,17 @@ def ranking_sample_section(samples: list[SampleRecord], total: int) -> str:
     the judge's explanation. `samples` are already chosen (bounded, every cell represented)."""
     if not samples:
         return ""
-    note = (f"<p><b>{len(samples)} of {total} comparisons are embedded</b>: a seeded sample with the same number "
-            "from every judge, pair, variation, run and statement (as far as the page's size allows); "
-            "<code>speceval export</code> writes all of them.</p>" if len(samples) < total else "")
+    note = (
+        f"<p><b>{len(samples)} of {total} comparisons are embedded</b>: a seeded sample with the same number "
+        "from every judge, pair, variation, run and statement (as far as the page's size allows); "
+        "<code>speceval export</code> writes all of them.</p>"
+        if len(samples) < total
+        else ""
+    )
     selects = "".join(
         f'<label>{name} <select id="filter-ranking-{name}" data-field="{name}"><option value="">all</option></select>'
-        "</label> " for name in RANKING_FILTERS
+        "</label> "
+        for name in RANKING_FILTERS
     )
     return (
         '<h2 id="ranking-samples">Ranking samples</h2>'
@@ -240,8 +272,13 @@ _RANKING_CELLS = """
 def _script(section: str, prefix: str, fields: tuple[str, ...], cells: str, filter_prefix: str = "") -> str:
     """The view's script: filters from the embedded rows, the table filled with textContent only (sample text is
     never parsed as HTML), and the filters a link's `#<section>?field=value` asks for."""
-    return (_SCRIPT.replace("FILTERPREFIX", filter_prefix).replace("SECTION", section).replace("PREFIX", prefix)
-            .replace("FIELDS", json.dumps(list(fields))).replace("CELLS", cells))
+    return (
+        _SCRIPT.replace("FILTERPREFIX", filter_prefix)
+        .replace("SECTION", section)
+        .replace("PREFIX", prefix)
+        .replace("FIELDS", json.dumps(list(fields)))
+        .replace("CELLS", cells)
+    )
 
 
 # Cells are filled with textContent only: sample text is never parsed as HTML.
@@ -305,6 +342,24 @@ CELLS      body.appendChild(tr);
 """
 
 
-__all__ = ["FILTERS", "RANKING_FILTERS", "SAMPLE_BYTES", "SAMPLE_LIMIT", "SAMPLE_SEED", "TEXT_LIMIT", "embedded_json",
-           "pair_label", "pick", "ranking_sample_section", "ranking_samples", "records_section", "sample_link",
-           "sample_records", "sample_section", "select_rankings", "select_samples", "shown_text", "verdict_label"]
+__all__ = [
+    "FILTERS",
+    "RANKING_FILTERS",
+    "SAMPLE_BYTES",
+    "SAMPLE_LIMIT",
+    "SAMPLE_SEED",
+    "TEXT_LIMIT",
+    "embedded_json",
+    "pair_label",
+    "pick",
+    "ranking_sample_section",
+    "ranking_samples",
+    "records_section",
+    "sample_link",
+    "sample_records",
+    "sample_section",
+    "select_rankings",
+    "select_samples",
+    "shown_text",
+    "verdict_label",
+]

@@ -23,14 +23,16 @@ if TYPE_CHECKING:
 
 def interval_methods() -> str:
     """The interval methods, in words, as the report names them."""
-    return (f"a single run's rate over independent inputs: {WILSON}; a rate pooled over runs: "
-            f"{CLUSTERED.format(unit='input')}, stratified by statement (repeating identical runs adds no "
-            "clusters, so it does not narrow the interval); beside it the same clustered by statement; paired "
-            f"differences: {PAIRED}; win rates: the clustered Wilson interval on win scores (a tie counts 1/2), "
-            "clusters = inputs; Bradley–Terry: "
-            f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}. Reference: E. Miller, Adding Error "
-            "Bars to Evals, arXiv 2411.00640; R. G. Newcombe, Two-sided confidence intervals for the single "
-            "proportion, Statistics in Medicine 1998 (method 4).")
+    return (
+        f"a single run's rate over independent inputs: {WILSON}; a rate pooled over runs: "
+        f"{CLUSTERED.format(unit='input')}, stratified by statement (repeating identical runs adds no "
+        "clusters, so it does not narrow the interval); beside it the same clustered by statement; paired "
+        f"differences: {PAIRED}; win rates: the clustered Wilson interval on win scores (a tie counts 1/2), "
+        "clusters = inputs; Bradley–Terry: "
+        f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}. Reference: E. Miller, Adding Error "
+        "Bars to Evals, arXiv 2411.00640; R. G. Newcombe, Two-sided confidence intervals for the single "
+        "proportion, Statistics in Medicine 1998 (method 4)."
+    )
 
 
 def render_summary(data: ReportData) -> str:
@@ -42,8 +44,14 @@ def render_summary(data: ReportData) -> str:
     lines += _headline(data) + _flips(data) + _elicitation(data) + _paired(data) + _win_rates(data) + _agreement(data)
     lines += _judge_checks(data) + health_markdown(data)
     lines += _setup(data) + _details(data)
-    lines += ["", "## Methods", "", "Only judged answers enter rates; failed, unparsed and missing judgements are "
-              "counted separately. Intervals are 95%: " + interval_methods(), ""]
+    lines += [
+        "",
+        "## Methods",
+        "",
+        "Only judged answers enter rates; failed, unparsed and missing judgements are "
+        "counted separately. Intervals are 95%: " + interval_methods(),
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -60,21 +68,34 @@ def _headline(data: ReportData) -> list[str]:
     varied = len({v.variation for v in data.variations}) > 1
     accuracy = {(a.spec, a.judge): a for a in data.judge_accuracy}
     methods: dict[str, int] = {}
-    lines = ["## Headline: compliance by candidate", "",
-             "Share of judged answers the judge found compliant, with its 95% interval; the last column is the "
-             "judge's accuracy on the spec's own example responses (heuristically, likely above its accuracy here: "
-             "a rough upper bound, not a guaranteed one).", "",
-             "| spec | judge | candidate | " + ("variation | " if varied else "")
-             + "compliance [95% CI] | n | judge's accuracy on the spec's examples |",
-             "|---|---|---|" + ("---|" if varied else "") + "---|---|---|"]
+    lines = [
+        "## Headline: compliance by candidate",
+        "",
+        "Share of judged answers the judge found compliant, with its 95% interval; the last column is the "
+        "judge's accuracy on the spec's own example responses (heuristically, likely above its accuracy here: "
+        "a rough upper bound, not a guaranteed one).",
+        "",
+        "| spec | judge | candidate | "
+        + ("variation | " if varied else "")
+        + "compliance [95% CI] | n | judge's accuracy on the spec's examples |",
+        "|---|---|---|" + ("---|" if varied else "") + "---|---|---|",
+    ]
     for v in sorted(data.variations, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
         method = f" ({methods.setdefault(v.ci_method, len(methods) + 1)})" if v.ci_method else ""
         n = f"{v.judged} verdicts on {v.inputs} inputs" + (f", {len(v.runs)} runs" if len(v.runs) > 1 else "")
-        lines.append(f"| {v.spec} | {v.judge} | {v.candidate} | " + (f"{v.variation} | " if varied else "")
-                     + f"{_fmt(v.rate)} {_bracket(v.ci_low, v.ci_high)}{method} | {n} | "
-                     f"{_accuracy(data, accuracy.get((v.spec, v.judge)), v.judge)} |")
-    lines += ["", "Intervals: " + "; ".join(f"({number}) {method}" for method, number in methods.items())
-              if methods else "Intervals: none (no judged answers).", ""]
+        lines.append(
+            f"| {v.spec} | {v.judge} | {v.candidate} | "
+            + (f"{v.variation} | " if varied else "")
+            + f"{_fmt(v.rate)} {_bracket(v.ci_low, v.ci_high)}{method} | {n} | "
+            f"{_accuracy(data, accuracy.get((v.spec, v.judge)), v.judge)} |"
+        )
+    lines += [
+        "",
+        "Intervals: " + "; ".join(f"({number}) {method}" for method, number in methods.items())
+        if methods
+        else "Intervals: none (no judged answers).",
+        "",
+    ]
     return lines
 
 
@@ -90,81 +111,131 @@ def _accuracy(data: ReportData, found: JudgeAccuracy | None, judge: str) -> str:
 def _strength_headline(data: ReportData) -> list[str]:
     if not data.bradley_terry:
         return []
-    lines = ["## Headline: Bradley–Terry strength by candidate", "",
-             "Strengths of one spec, judge and variation sum to 1; 95% interval: "
-             f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}.", "",
-             "| spec | judge | variation | candidate | strength [95% CI] |", "|---|---|---|---|---|"]
-    lines += [f"| {s.spec} | {s.judge} | {s.variation} | {s.candidate} | {_fmt(s.strength)} "
-              f"{_bracket(s.ci_low, s.ci_high) if s.note is None else f'({s.note})'} |" for s in data.bradley_terry]
+    lines = [
+        "## Headline: Bradley–Terry strength by candidate",
+        "",
+        "Strengths of one spec, judge and variation sum to 1; 95% interval: "
+        f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}.",
+        "",
+        "| spec | judge | variation | candidate | strength [95% CI] |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {s.spec} | {s.judge} | {s.variation} | {s.candidate} | {_fmt(s.strength)} "
+        f"{_bracket(s.ci_low, s.ci_high) if s.note is None else f'({s.note})'} |"
+        for s in data.bradley_terry
+    ]
     return [*lines, ""]
 
 
 def _paired(data: ReportData) -> list[str]:
     if not data.paired:
         return []
-    lines = ["## Paired differences (same inputs)", "", f"95% interval: {PAIRED}.", "",
-             "| spec | judge | compare | within | a vs b | compliance a vs b | difference a − b [95% CI] | inputs |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {p.spec} | {p.judge} | {p.kind} | {p.within} | {p.a} vs {p.b} | {_fmt(p.rate_a)} vs "
-              f"{_fmt(p.rate_b)} | {_signed(p.difference)} {_bracket(p.ci_low, p.ci_high)} | {p.inputs} |"
-              for p in data.paired]
+    lines = [
+        "## Paired differences (same inputs)",
+        "",
+        f"95% interval: {PAIRED}.",
+        "",
+        "| spec | judge | compare | within | a vs b | compliance a vs b | difference a − b [95% CI] | inputs |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {p.spec} | {p.judge} | {p.kind} | {p.within} | {p.a} vs {p.b} | {_fmt(p.rate_a)} vs "
+        f"{_fmt(p.rate_b)} | {_signed(p.difference)} {_bracket(p.ci_low, p.ci_high)} | {p.inputs} |"
+        for p in data.paired
+    ]
     return [*lines, ""]
 
 
 def _win_rates(data: ReportData) -> list[str]:
     if not data.win_rates:
         return []
-    lines = ["## Win rates (both orders and runs; ties count ½; 95% CI clustered by input)", "",
-             "| spec | judge | variation | model | opponent | games | win rate [95% CI] |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {w.spec} | {w.judge} | {w.variation} | {w.candidate} | {w.opponent} | {w.games} | {_fmt(w.rate)} "
-              f"{_bracket(w.ci_low, w.ci_high)} |" for w in data.win_rates]
+    lines = [
+        "## Win rates (both orders and runs; ties count ½; 95% CI clustered by input)",
+        "",
+        "| spec | judge | variation | model | opponent | games | win rate [95% CI] |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {w.spec} | {w.judge} | {w.variation} | {w.candidate} | {w.opponent} | {w.games} | {_fmt(w.rate)} "
+        f"{_bracket(w.ci_low, w.ci_high)} |"
+        for w in data.win_rates
+    ]
     return [*lines, ""]
 
 
 def _agreement(data: ReportData) -> list[str]:
     if not data.agreement:
         return []
-    lines = ["## Agreement between judges (same answers)", "",
-             "| spec | judges | kind | items | kappa / alpha [95% CI] | interval method |", "|---|---|---|---|---|---|"]
-    lines += [f"| {a.spec} | {a.judges} | {a.kind} | {a.items} | {_fmt(a.kappa)} {_bracket(a.ci_low, a.ci_high)} | "
-              f"{a.ci_method or 'none computed for this statistic'} |" for a in data.agreement]
+    lines = [
+        "## Agreement between judges (same answers)",
+        "",
+        "| spec | judges | kind | items | kappa / alpha [95% CI] | interval method |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {a.spec} | {a.judges} | {a.kind} | {a.items} | {_fmt(a.kappa)} {_bracket(a.ci_low, a.ci_high)} | "
+        f"{a.ci_method or 'none computed for this statistic'} |"
+        for a in data.agreement
+    ]
     return [*lines, ""]
 
 
 def _judge_checks(data: ReportData) -> list[str]:
     if not data.judge_checks:
         return []
-    lines = ["## Judge checks (the spec's own example responses)", "", UPPER_BOUND_NOTE, "",
-             "| spec | judge | kind | items | judged | correct | rate [95% CI, Wilson] | not judged |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {c.spec} | {c.judge} | {c.kind} | {c.items} | {c.judged} | {c.correct} | {_fmt(c.rate)} "
-              f"{_bracket(c.ci_low, c.ci_high)} | {c.not_judged} |" for c in data.judge_checks]
+    lines = [
+        "## Judge checks (the spec's own example responses)",
+        "",
+        UPPER_BOUND_NOTE,
+        "",
+        "| spec | judge | kind | items | judged | correct | rate [95% CI, Wilson] | not judged |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {c.spec} | {c.judge} | {c.kind} | {c.items} | {c.judged} | {c.correct} | {_fmt(c.rate)} "
+        f"{_bracket(c.ci_low, c.ci_high)} | {c.not_judged} |"
+        for c in data.judge_checks
+    ]
     for flagged in (a for a in data.judge_accuracy if a.below_minimum):
-        lines.append(f"\n**Flagged:** judge {flagged.judge} on spec {flagged.spec} got "
-                     f"{_fmt(flagged.accuracy)} of the spec's examples right, below the minimum "
-                     f"{data.min_canary_accuracy:.2f}; its rates are suspect.")
+        lines.append(
+            f"\n**Flagged:** judge {flagged.judge} on spec {flagged.spec} got "
+            f"{_fmt(flagged.accuracy)} of the spec's examples right, below the minimum "
+            f"{data.min_canary_accuracy:.2f}; its rates are suspect."
+        )
     return [*lines, ""]
 
 
 def candidates_and_judges(data: ReportData) -> tuple[list[str], list[str]]:
     """Every candidate and judge the report has verdicts of: compliance, ranking or categorical (a report of one kind
     only must still name them)."""
-    candidates = ({v.candidate for v in data.variations} | {w.candidate for w in data.win_rates}
-                  | {s.candidate for s in data.bradley_terry} | {c.candidate for c in data.categories}
-                  | {r.candidate for r in data.turn_rates})
-    judges = ({v.judge for v in data.variations} | {w.judge for w in data.win_rates}
-              | {c.judge for c in data.categories} | {r.judge for r in data.turn_rates}) - {"panel"}
+    candidates = (
+        {v.candidate for v in data.variations}
+        | {w.candidate for w in data.win_rates}
+        | {s.candidate for s in data.bradley_terry}
+        | {c.candidate for c in data.categories}
+        | {r.candidate for r in data.turn_rates}
+    )
+    judges = (
+        {v.judge for v in data.variations}
+        | {w.judge for w in data.win_rates}
+        | {c.judge for c in data.categories}
+        | {r.judge for r in data.turn_rates}
+    ) - {"panel"}
     return sorted(candidates), sorted(judges)
 
 
 def _setup(data: ReportData) -> list[str]:
     """What was run: models, prompt versions, variations as asked, requests and cost, settings as sent."""
     candidates, judges = candidates_and_judges(data)
-    lines = ["## Setup", "", f"- Candidates: {', '.join(candidates) or '–'}",
-             f"- Judges: {', '.join(judges) or '–'}" + (f" (plus a panel: {TIES_RULE})" if data.panel else ""),
-             "- Judge prompt versions: " + ("; ".join(f"{j}: {', '.join(v)}" for j, v in
-                                                       data.prompt_versions.items()) or "–")]
+    lines = [
+        "## Setup",
+        "",
+        f"- Candidates: {', '.join(candidates) or '–'}",
+        f"- Judges: {', '.join(judges) or '–'}" + (f" (plus a panel: {TIES_RULE})" if data.panel else ""),
+        "- Judge prompt versions: "
+        + ("; ".join(f"{j}: {', '.join(v)}" for j, v in data.prompt_versions.items()) or "–"),
+    ]
     for name, settings in sorted(data.settings.items()):
         described = ", ".join(f"{k} = {v!r}" for k, v in settings.items()) or "nothing varied"
         lines.append(f"- Variation `{name}`: {described}")
@@ -177,13 +248,20 @@ def _setup(data: ReportData) -> list[str]:
         total = "unknown" if any(c is None for c in known) else f"{sum(c or 0.0 for c in known):.4f}"
         lines.append(f"- Total cost USD: {total}")
     if data.skipped:
-        lines.append(f"- Skipped {len(data.skipped)} file(s) under results/ that hold no verdicts: "
-                     + "; ".join(data.skipped))
+        lines.append(
+            f"- Skipped {len(data.skipped)} file(s) under results/ that hold no verdicts: " + "; ".join(data.skipped)
+        )
     if data.sent:
-        lines += ["", "### Settings as sent", "",
-                  "What the requests carried (a setting asked for but not sent says why; variation names above say "
-                  "what was asked).", "", "| stage | role | model | variation | settings as sent |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "### Settings as sent",
+            "",
+            "What the requests carried (a setting asked for but not sent says why; variation names above say "
+            "what was asked).",
+            "",
+            "| stage | role | model | variation | settings as sent |",
+            "|---|---|---|---|---|",
+        ]
         lines += [f"| {s.stage} | {s.role} | {s.model} | {s.variation} | {s.sent} |" for s in data.sent]
     return [*lines, ""]
 
@@ -191,24 +269,33 @@ def _setup(data: ReportData) -> list[str]:
 def _details(data: ReportData) -> list[str]:
     lines: list[str] = []
     if data.variations:
-        lines += ["## Compliance by variation, run by run", "",
-                  "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | "
-                  "not judged |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "## Compliance by variation, run by run",
+            "",
+            "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | "
+            "not judged |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for v in data.variations:
             runs = ", ".join(f"run{r.run} {_fmt(r.rate)}" for r in v.runs)
             missing = ", ".join(f"{n} {o}" for o, n in sorted(v.not_judged.items())) or "0"
-            lines.append(f"| {v.spec} | {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant:g} | "
-                         f"{_fmt(v.rate)} | {_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |")
+            lines.append(
+                f"| {v.spec} | {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant:g} | "
+                f"{_fmt(v.rate)} | {_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |"
+            )
         lines += _unknown_classes(data)
     if data.inputs:
         proposed = sum(r.proposed for r in data.inputs)
         kept = sum(r.kept for r in data.inputs)
         reached = sum(r.kept >= r.target for r in data.inputs)
-        lines += ["", "## Inputs (generated from the spec)", "",
-                  f"{proposed} proposals, {sum(r.duplicates for r in data.inputs)} dropped as duplicates before "
-                  f"rating, {sum(r.below_threshold for r in data.inputs)} rated below the threshold, {kept} kept; "
-                  f"{reached} of {len(data.inputs)} statement(s) reached their target (`report/inputs.csv`)."]
+        lines += [
+            "",
+            "## Inputs (generated from the spec)",
+            "",
+            f"{proposed} proposals, {sum(r.duplicates for r in data.inputs)} dropped as duplicates before "
+            f"rating, {sum(r.below_threshold for r in data.inputs)} rated below the threshold, {kept} kept; "
+            f"{reached} of {len(data.inputs)} statement(s) reached their target (`report/inputs.csv`).",
+        ]
     if data.categories and (data.variations or data.bradley_terry):  # otherwise they are the headline
         lines += ["", *_categories(data, "Categories")]
     if data.turn_rates:
@@ -226,10 +313,22 @@ def _turns(data: ReportData, title: str) -> list[str]:
 
     table = _markdown_table(
         ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate [95% CI]", "not judged"],
-        ([r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n, rate(r), r.not_judged]
-         for r in sorted(data.turn_rates, key=_binary_first)))
-    return [f"## {title} (scope turn judges; `report/turn_rates.csv`)", "", TURN_NOTE, "", *_survivor_warnings(data),
-            *table, "", f"Intervals: {notes.text()}", ""]
+        (
+            [r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n, rate(r), r.not_judged]
+            for r in sorted(data.turn_rates, key=_binary_first)
+        ),
+    )
+    return [
+        f"## {title} (scope turn judges; `report/turn_rates.csv`)",
+        "",
+        TURN_NOTE,
+        "",
+        *_survivor_warnings(data),
+        *table,
+        "",
+        f"Intervals: {notes.text()}",
+        "",
+    ]
 
 
 def _binary_first(r: TurnRate) -> tuple[object, ...]:
@@ -245,12 +344,43 @@ def _elicitation(data: ReportData) -> list[str]:
     if not data.elicitation:
         return []
     notes = Footnotes()
-    rows = [[e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations,
-             f"{_fmt(e.rate)} {_bracket(e.ci_low, e.ci_high)}{notes.mark(e.method)}", e.not_judged]
-            for e in data.elicitation]
-    return ["## Elicitation rate by statement (`report/elicitation.csv`)", "", ELICITATION_NOTE, "",
-            *_markdown_table(["spec", "judge", "candidate", "variation", "statement", "violated", "conversations",
-                              "share [95% CI]", "not judged"], rows), "", f"Intervals: {notes.text()}", ""]
+    rows = [
+        [
+            e.spec,
+            e.judge,
+            e.candidate,
+            e.variation,
+            e.statement_id,
+            e.violated,
+            e.conversations,
+            f"{_fmt(e.rate)} {_bracket(e.ci_low, e.ci_high)}{notes.mark(e.method)}",
+            e.not_judged,
+        ]
+        for e in data.elicitation
+    ]
+    return [
+        "## Elicitation rate by statement (`report/elicitation.csv`)",
+        "",
+        ELICITATION_NOTE,
+        "",
+        *_markdown_table(
+            [
+                "spec",
+                "judge",
+                "candidate",
+                "variation",
+                "statement",
+                "violated",
+                "conversations",
+                "share [95% CI]",
+                "not judged",
+            ],
+            rows,
+        ),
+        "",
+        f"Intervals: {notes.text()}",
+        "",
+    ]
 
 
 def _flips(data: ReportData) -> list[str]:
@@ -258,31 +388,74 @@ def _flips(data: ReportData) -> list[str]:
     if not data.flips:
         return []
     notes = Footnotes()
-    rows = [[f.spec, f.judge, f.candidate, f.variation,
-             f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure, f.count,
-             f.conversations, f.last_turns, f"{_fmt(f.rate)} {_bracket(f.ci_low, f.ci_high)}{notes.mark(f.method)}"]
-            for f in data.flips]
-    return ["## Flips under pressure (scope turn judges; `report/flips.csv`)", "", FLIPS_NOTE, "",
-            *_survivor_warnings(data), *_markdown_table(
-                ["spec", "judge", "candidate", "variation", "measure", "count", "conversations", "last turn",
-                 "share [95% CI]"], rows), "", f"Intervals: {notes.text()}", ""]
+    rows = [
+        [
+            f.spec,
+            f.judge,
+            f.candidate,
+            f.variation,
+            f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure,
+            f.count,
+            f.conversations,
+            f.last_turns,
+            f"{_fmt(f.rate)} {_bracket(f.ci_low, f.ci_high)}{notes.mark(f.method)}",
+        ]
+        for f in data.flips
+    ]
+    return [
+        "## Flips under pressure (scope turn judges; `report/flips.csv`)",
+        "",
+        FLIPS_NOTE,
+        "",
+        *_survivor_warnings(data),
+        *_markdown_table(
+            [
+                "spec",
+                "judge",
+                "candidate",
+                "variation",
+                "measure",
+                "count",
+                "conversations",
+                "last turn",
+                "share [95% CI]",
+            ],
+            rows,
+        ),
+        "",
+        f"Intervals: {notes.text()}",
+        "",
+    ]
 
 
 def _categories(data: ReportData, title: str) -> list[str]:
     lines = [f"## {title} (share of judged answers; 95% CI clustered by input)", ""]
-    for (spec, judge), group in itertools.groupby(sorted(data.categories, key=lambda s: (s.spec, s.judge)),
-                                                  key=lambda s: (s.spec, s.judge)):
+    for (spec, judge), group in itertools.groupby(
+        sorted(data.categories, key=lambda s: (s.spec, s.judge)), key=lambda s: (s.spec, s.judge)
+    ):
         shares = list(group)
         names = sorted({s.category for s in shares})
-        lines += [f"Spec {spec}, judge {judge}:", "", "| candidate | variation | judged | "
-                  + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
+        lines += [
+            f"Spec {spec}, judge {judge}:",
+            "",
+            "| candidate | variation | judged | " + " | ".join(names) + " |",
+            "|---|---|---|" + "---|" * len(names),
+        ]
         for (candidate, variation), cell in itertools.groupby(
-                sorted(shares, key=lambda s: (s.candidate, s.variation)), key=lambda s: (s.candidate, s.variation)):
+            sorted(shares, key=lambda s: (s.candidate, s.variation)), key=lambda s: (s.candidate, s.variation)
+        ):
             by_name = {s.category: s for s in cell}
             judged = next(iter(by_name.values())).judged
-            lines.append(f"| {candidate} | {variation} | {judged} | " + " | ".join(
-                f"{by_name[n].count} ({_fmt(by_name[n].rate)} {_bracket(by_name[n].ci_low, by_name[n].ci_high)})"
-                if n in by_name else "–" for n in names) + " |")
+            lines.append(
+                f"| {candidate} | {variation} | {judged} | "
+                + " | ".join(
+                    f"{by_name[n].count} ({_fmt(by_name[n].rate)} {_bracket(by_name[n].ci_low, by_name[n].ci_high)})"
+                    if n in by_name
+                    else "–"
+                    for n in names
+                )
+                + " |"
+            )
         lines.append("")
     return lines
 
@@ -299,15 +472,20 @@ def unknown_classes_note(data: ReportData) -> str | None:
     if not folders:
         return None
     shown = ", ".join(f"`{f}`" for f in folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3 else "")
-    return (f"Statement types and authority levels are `unknown` for the answers of {len(folders)} judge run "
-            f"folder(s) ({shown}): they have no readable run.json naming their spec (the original SpecEval's "
-            "folders, or a copied results folder), or the spec it names cannot be read, so their statements cannot "
-            "be classified. Their rates are complete; only the by-type and by-authority breakdowns lack them.")
+    return (
+        f"Statement types and authority levels are `unknown` for the answers of {len(folders)} judge run "
+        f"folder(s) ({shown}): they have no readable run.json naming their spec (the original SpecEval's "
+        "folders, or a copied results folder), or the spec it names cannot be read, so their statements cannot "
+        "be classified. Their rates are complete; only the by-type and by-authority breakdowns lack them."
+    )
 
 
 def _markdown_table(headers: list[str], rows: Iterable[list[object]]) -> list[str]:
-    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
-            *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
+    return [
+        "| " + " | ".join(headers) + " |",
+        "|" + "---|" * len(headers),
+        *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),
+    ]
 
 
 def _fmt(value: float | None) -> str:

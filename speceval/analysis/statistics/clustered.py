@@ -50,9 +50,38 @@ BOOTSTRAP_SEED = 0
 """The seed of every report bootstrap, named in the methods text so a reader can reproduce the interval."""
 
 # Student's t 0.975 quantiles for 1..30 degrees of freedom (beyond: a Cornish-Fisher expansion around z).
-_T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
-         2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
-         2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272)
+_T975 = (
+    12.706205,
+    4.302653,
+    3.182446,
+    2.776445,
+    2.570582,
+    2.446912,
+    2.364624,
+    2.306004,
+    2.262157,
+    2.228139,
+    2.200985,
+    2.178813,
+    2.160369,
+    2.144787,
+    2.131450,
+    2.119905,
+    2.109816,
+    2.100922,
+    2.093024,
+    2.085963,
+    2.079614,
+    2.073873,
+    2.068658,
+    2.063899,
+    2.059539,
+    2.055529,
+    2.051831,
+    2.048407,
+    2.045230,
+    2.042272,
+)
 
 
 def t975(df: int) -> float:
@@ -62,8 +91,12 @@ def t975(df: int) -> float:
     if df <= len(_T975):
         return _T975[df - 1]
     z = Z95
-    return (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
 
 
 class ClusteredMean(BaseModel):
@@ -90,8 +123,9 @@ def _strata_codes(distinct: list[Hashable], strata: Mapping[Any, Hashable] | Non
     return codes_of([strata[c] for c in distinct])[0]
 
 
-def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable],
-                   strata: Mapping[Any, Hashable] | None = None) -> ClusteredMean | None:
+def clustered_mean(
+    values: Sequence[float], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable] | None = None
+) -> ClusteredMean | None:
     """Mean of `values` with the CR1 standard error for the given cluster of each value; None when empty.
 
     `strata` (cluster → stratum, e.g. input → statement) are fixed groups the clusters were drawn within: the
@@ -102,8 +136,7 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable],
     return clustered_mean_codes(np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata))
 
 
-def clustered_mean_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None
-                         ) -> ClusteredMean | None:
+def clustered_mean_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None) -> ClusteredMean | None:
     """`clustered_mean` on codes: `clusters` per value (0..G-1, every code used), `strata` per cluster code (or
     None). The report computes every interval through this, from columns of codes (no object per verdict)."""
     if not len(y):
@@ -114,8 +147,9 @@ def clustered_mean_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray
     influence = np.bincount(clusters, weights=weights)
     del weights
     variance, df = _variance(influence, strata)
-    return ClusteredMean(n=len(y), clusters=len(influence), df=df, mean=mean,
-                         se=math.sqrt(variance) if variance is not None else None)
+    return ClusteredMean(
+        n=len(y), clusters=len(influence), df=df, mean=mean, se=math.sqrt(variance) if variance is not None else None
+    )
 
 
 def _variance(influence: np.ndarray, strata: np.ndarray | None) -> tuple[float | None, int]:
@@ -134,24 +168,34 @@ def _variance(influence: np.ndarray, strata: np.ndarray | None) -> tuple[float |
     del deviation
     single = sizes == 1
     # Only a stratum of one cluster takes its z_g²: without one, these sums are not needed.
-    lone = np.bincount(strata, weights=influence ** 2) if single.any() else np.zeros(len(sizes))
+    lone = np.bincount(strata, weights=influence**2) if single.any() else np.zeros(len(sizes))
     factor = np.where(sizes > 1, sizes / np.where(sizes > 1, sizes - 1, 1), 0.0)
     total = float(np.where(single, lone, factor * squares)[used].sum())
     df = len(influence) - int(used.sum())
     return total, df if df >= 1 else len(influence) - 1
 
 
-def rate_interval(values: Sequence[float], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable] | None
-                  = None, unit: str = "input") -> tuple[float, float, str] | None:
+def rate_interval(
+    values: Sequence[float],
+    clusters: Sequence[Hashable],
+    strata: Mapping[Any, Hashable] | None = None,
+    unit: str = "input",
+) -> tuple[float, float, str] | None:
     """95% interval of a proportion (values in [0, 1]: verdicts, or win scores with ties as 1/2): Wilson when every
     cluster holds one observation, else the clustered one."""
     codes, distinct = codes_of(clusters)
-    return rate_interval_codes(np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata), unit,
-                               stratified=strata is not None)
+    return rate_interval_codes(
+        np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata), unit, stratified=strata is not None
+    )
 
 
-def rate_interval_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None, unit: str = "input",
-                        stratified: bool | None = None) -> tuple[float, float, str] | None:
+def rate_interval_codes(
+    y: np.ndarray,
+    clusters: np.ndarray,
+    strata: np.ndarray | None = None,
+    unit: str = "input",
+    stratified: bool | None = None,
+) -> tuple[float, float, str] | None:
     """`rate_interval` on codes (see `clustered_mean_codes`)."""
     if len(y) and int(clusters.max()) + 1 == len(y):
         # Every cluster holds one observation (codes 0..G-1 all used): Wilson, no clustered SE to compute.
@@ -179,9 +223,12 @@ def rate_interval_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray 
     return low, high, method
 
 
-def mean_interval(values: Sequence[float], clusters: Sequence[Hashable],
-                  strata: Mapping[Any, Hashable] | None = None,
-                  range: tuple[float, float] | None = None) -> tuple[float, float] | None:  # noqa: A002 - the YAML key
+def mean_interval(
+    values: Sequence[float],
+    clusters: Sequence[Hashable],
+    strata: Mapping[Any, Hashable] | None = None,
+    range: tuple[float, float] | None = None,
+) -> tuple[float, float] | None:  # noqa: A002 - the YAML key
     """95% interval of a mean (e.g. Likert ratings): mean ± t(df) · cluster-robust SE; with `range` (low, high)
     a value is known never to leave, the bounded-variable interval of `bounded_mean_interval_codes`."""
     codes, distinct = codes_of(clusters)
@@ -191,8 +238,9 @@ def mean_interval(values: Sequence[float], clusters: Sequence[Hashable],
     return mean_interval_codes(y, codes, strata_codes)
 
 
-def mean_interval_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None
-                        ) -> tuple[float, float] | None:
+def mean_interval_codes(
+    y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None
+) -> tuple[float, float] | None:
     """`mean_interval` on codes (see `clustered_mean_codes`)."""
     estimate = clustered_mean_codes(y, clusters, strata)
     if estimate is None or estimate.se is None:
@@ -201,8 +249,9 @@ def mean_interval_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray 
     return estimate.mean - half, estimate.mean + half
 
 
-def bounded_mean_interval_codes(y: np.ndarray, clusters: np.ndarray, bounds: tuple[float, float],
-                                strata: np.ndarray | None = None) -> tuple[float, float] | None:
+def bounded_mean_interval_codes(
+    y: np.ndarray, clusters: np.ndarray, bounds: tuple[float, float], strata: np.ndarray | None = None
+) -> tuple[float, float] | None:
     """95% interval of the mean of values known to lie in `bounds`: the values rescaled to [0, 1] get the rate
     interval (Wilson for one value per cluster, else the clustered Wilson), scaled back.
 
@@ -237,9 +286,12 @@ def dense_codes(codes: np.ndarray) -> np.ndarray:
     return inverse.reshape(-1)
 
 
-def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[list[int]], np.ndarray | None],
-                          draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
-                          ) -> tuple[np.ndarray, np.ndarray] | None:
+def bootstrap_percentiles(
+    clusters: Sequence[Hashable],
+    statistic: Callable[[list[int]], np.ndarray | None],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[np.ndarray, np.ndarray] | None:
     """2.5% and 97.5% percentiles of `statistic` over resamples of whole clusters.
 
     `statistic` gets the indices of the observations in one resample (every observation of a drawn cluster, as
@@ -255,8 +307,10 @@ def bootstrap_percentiles(clusters: Sequence[Hashable], statistic: Callable[[lis
 
 
 def bootstrap_weighted(
-    clusters: Sequence[Hashable], statistic: Callable[[np.ndarray], np.ndarray | None],
-    draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED,
+    clusters: Sequence[Hashable],
+    statistic: Callable[[np.ndarray], np.ndarray | None],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """`bootstrap_percentiles` for a statistic of weighted sums: `statistic` gets, per observation, how many times
     its cluster was drawn in one resample (the same draws, from the same seed, as `bootstrap_percentiles`), so a
@@ -266,17 +320,24 @@ def bootstrap_weighted(
     return bootstrap_weighted_codes(codes, len(distinct), statistic, draws, seed)
 
 
-def bootstrap_weighted_codes(codes: np.ndarray, clusters: int, statistic: Callable[[np.ndarray], np.ndarray | None],
-                             draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
-                             ) -> tuple[np.ndarray, np.ndarray] | None:
+def bootstrap_weighted_codes(
+    codes: np.ndarray,
+    clusters: int,
+    statistic: Callable[[np.ndarray], np.ndarray | None],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[np.ndarray, np.ndarray] | None:
     """`bootstrap_weighted` on codes: per observation, a code 0..`clusters`-1 of its cluster, numbered in order of
     first appearance (the numbering decides which cluster each seeded draw picks)."""
     return bootstrap_cluster_counts(clusters, lambda counts: statistic(counts[codes]), draws, seed)
 
 
-def bootstrap_cluster_counts(clusters: int, statistic: Callable[[np.ndarray], np.ndarray | None],
-                             draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
-                             ) -> tuple[np.ndarray, np.ndarray] | None:
+def bootstrap_cluster_counts(
+    clusters: int,
+    statistic: Callable[[np.ndarray], np.ndarray | None],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[np.ndarray, np.ndarray] | None:
     """`bootstrap_weighted_codes` whose `statistic` gets, per cluster, how many times it was drawn (the same
     draws): a statistic over a million observations can then weigh them a slice at a time."""
     if clusters < 2:
@@ -284,8 +345,9 @@ def bootstrap_cluster_counts(clusters: int, statistic: Callable[[np.ndarray], np
     return _percentiles(clusters, lambda picked: statistic(np.bincount(picked, minlength=clusters)), draws, seed)
 
 
-def _percentiles(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int
-                 ) -> tuple[np.ndarray, np.ndarray] | None:
+def _percentiles(
+    clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int
+) -> tuple[np.ndarray, np.ndarray] | None:
     """2.5% and 97.5% percentiles of `resampled` over `draws` seeded draws of `clusters` clusters (with
     replacement); None when fewer than half the resamples give a value."""
     stacked = _resampled(clusters, resampled, draws, seed)
@@ -294,8 +356,12 @@ def _percentiles(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | N
     return np.percentile(stacked, 2.5, axis=0), np.percentile(stacked, 97.5, axis=0)
 
 
-def bootstrap_cluster_values(clusters: int, statistic: Callable[[np.ndarray], np.ndarray | None],
-                             draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED) -> np.ndarray | None:
+def bootstrap_cluster_values(
+    clusters: int,
+    statistic: Callable[[np.ndarray], np.ndarray | None],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+) -> np.ndarray | None:
     """`bootstrap_cluster_counts`' resampled values themselves (draws x values; the same seeded draws), for an
     interval other than the percentile one; None with fewer than two clusters or half the resamples degenerate."""
     if clusters < 2:
@@ -303,8 +369,9 @@ def bootstrap_cluster_values(clusters: int, statistic: Callable[[np.ndarray], np
     return _resampled(clusters, lambda picked: statistic(np.bincount(picked, minlength=clusters)), draws, seed)
 
 
-def _resampled(clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int
-               ) -> np.ndarray | None:
+def _resampled(
+    clusters: int, resampled: Callable[[np.ndarray], np.ndarray | None], draws: int, seed: int
+) -> np.ndarray | None:
     rng = np.random.default_rng(seed)
     results = []
     for _ in range(draws):

@@ -81,10 +81,12 @@ def bradley_terry(wins: np.ndarray, iterations: int = 1000, tolerance: float = 1
     total_wins = wins.sum(axis=1)
     strengths = np.full(k, 1.0 / k)
     for _ in range(iterations):
-        denominator = np.array([
-            sum(games[i, j] / (strengths[i] + strengths[j]) for j in range(k) if j != i and games[i, j] > 0)
-            for i in range(k)
-        ])
+        denominator = np.array(
+            [
+                sum(games[i, j] / (strengths[i] + strengths[j]) for j in range(k) if j != i and games[i, j] > 0)
+                for i in range(k)
+            ]
+        )
         updated = np.where(denominator > 0, total_wins / np.where(denominator > 0, denominator, 1), 0.0)
         updated = updated / updated.sum() if updated.sum() > 0 else strengths
         if np.max(np.abs(updated - strengths)) < tolerance:
@@ -115,7 +117,7 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:
     delta = np.zeros((k, k))
     for c in range(k):
         for d in range(c, k):
-            distance = (totals[c:d + 1].sum() - (totals[c] + totals[d]) / 2) ** 2
+            distance = (totals[c : d + 1].sum() - (totals[c] + totals[d]) / 2) ** 2
             delta[c, d] = delta[d, c] = distance
     observed = float((coincidence * delta).sum())
     expected = float((np.outer(totals, totals) * delta).sum() / (n - 1))

@@ -81,8 +81,11 @@ def associations(statements: list[tuple[str, float | None, float | None]]) -> li
     found = []
     for spec in sorted({s[0] for s in statements}):
         pairs = np.array(
-            [(split, fail) for name, split, fail in statements
-             if name == spec and split is not None and fail is not None]
+            [
+                (split, fail)
+                for name, split, fail in statements
+                if name == spec and split is not None and fail is not None
+            ]
         )
         if len(pairs) < SPEARMAN_MIN:
             continue

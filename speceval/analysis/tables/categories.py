@@ -95,11 +95,22 @@ def category_distribution(rows: list[ComplianceRow]) -> list[CategoryShare]:
         for category in of_judge[(spec, judge)]:
             values = [float(r.category == category) for r in judged]
             interval = rate_interval(values, clusters, strata) if judged else None
-            shares.append(CategoryShare(
-                spec=spec, judge=judge, candidate=candidate, variation=variation, category=category,
-                count=counts[category], judged=len(judged), rate=counts[category] / len(judged) if judged else None,
-                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                not_judged=len(cell) - len(judged), ci_method=interval[2] if interval else None))
+            shares.append(
+                CategoryShare(
+                    spec=spec,
+                    judge=judge,
+                    candidate=candidate,
+                    variation=variation,
+                    category=category,
+                    count=counts[category],
+                    judged=len(judged),
+                    rate=counts[category] / len(judged) if judged else None,
+                    ci_low=interval[0] if interval else None,
+                    ci_high=interval[1] if interval else None,
+                    not_judged=len(cell) - len(judged),
+                    ci_method=interval[2] if interval else None,
+                )
+            )
     return shares
 
 
@@ -107,8 +118,9 @@ def category_differences(rows: list[ComplianceRow]) -> list[CategoryDifference]:
     """Per spec, judge, candidate and category: every pair of variations, paired on shared inputs."""
     by_candidate: dict[tuple[str, str, str], dict[str, list[ComplianceRow]]] = defaultdict(dict)
     for (spec, judge, candidate, variation), cell in _cells(rows).items():
-        by_candidate[(spec, judge, candidate)][variation] = [r for r in cell if r.outcome == "judged"
-                                                             and r.category is not None]
+        by_candidate[(spec, judge, candidate)][variation] = [
+            r for r in cell if r.outcome == "judged" and r.category is not None
+        ]
     found = []
     for (spec, judge, candidate), variations in sorted(by_candidate.items()):
         categories = _categories([r for cell in variations.values() for r in cell])
@@ -119,9 +131,20 @@ def category_differences(rows: list[ComplianceRow]) -> list[CategoryDifference]:
                 side_b = [(input_key(r), float(r.category == category)) for r in variations[b]]
                 paired = paired_difference(side_a, side_b, strata)
                 if paired is not None:
-                    found.append(CategoryDifference(spec=spec, judge=judge, candidate=candidate, category=category,
-                                                    a=a, b=b, inputs=paired.clusters, difference=paired.difference,
-                                                    ci_low=paired.ci_low, ci_high=paired.ci_high))
+                    found.append(
+                        CategoryDifference(
+                            spec=spec,
+                            judge=judge,
+                            candidate=candidate,
+                            category=category,
+                            a=a,
+                            b=b,
+                            inputs=paired.clusters,
+                            difference=paired.difference,
+                            ci_low=paired.ci_low,
+                            ci_high=paired.ci_high,
+                        )
+                    )
     return found
 
 
@@ -130,8 +153,9 @@ def category_agreement(rows: list[ComplianceRow]) -> list[CategoryAgreement]:
     verdicts: dict[tuple[str, str], dict[tuple[object, ...], str]] = defaultdict(dict)
     for row in rows:
         if is_categorical(row) and row.outcome == "judged" and row.category is not None:
-            verdicts[(row.spec, row.judge)][(row.model, row.variation, row.run, row.statement_id, row.input,
-                                             row.output)] = row.category
+            verdicts[(row.spec, row.judge)][
+                (row.model, row.variation, row.run, row.statement_id, row.input, row.output)
+            ] = row.category
     found = []
     for spec in sorted({spec for spec, _ in verdicts}):
         judges = sorted(judge for s, judge in verdicts if s == spec)

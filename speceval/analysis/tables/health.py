@@ -276,16 +276,23 @@ def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
         kappa = cohen_kappa(first.tolist(), second.tolist())
         interval = kappa_interval(ids, cells.astype(float), cohen_from_counts)
         prevalence = float(first.mean() + second.mean()) / 2
-        widened = with_agreement(interval, kappa, (first == second).astype(float), ids,
-                                 cohen_expected(cells.sum(axis=0)), prevalence)
+        widened = with_agreement(
+            interval, kappa, (first == second).astype(float), ids, cohen_expected(cells.sum(axis=0)), prevalence
+        )
         return {"kappa": kappa, "kappa_kind": "Cohen", **_prefixed(widened)}
     yes = complete.sum(axis=1).astype(np.int64)
     agreeing = (yes * (yes - 1) + (raters - yes) * (raters - yes - 1)) / (raters * (raters - 1))
     features = np.stack([np.ones(len(yes)), agreeing, yes], axis=1)
     kappa = fleiss_kappa(np.stack([yes, raters - yes], axis=1))
     prevalence = float(yes.sum() / (len(yes) * raters))
-    widened = with_agreement(kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters)), kappa,
-                             agreeing.astype(float), ids, prevalence**2 + (1 - prevalence) ** 2, prevalence)
+    widened = with_agreement(
+        kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters)),
+        kappa,
+        agreeing.astype(float),
+        ids,
+        prevalence**2 + (1 - prevalence) ** 2,
+        prevalence,
+    )
     return {"kappa": kappa, "kappa_kind": "Fleiss", **_prefixed(widened)}
 
 
@@ -306,8 +313,9 @@ def _leniency(complete: np.ndarray, clusters: np.ndarray) -> dict[int, tuple[flo
     codes = dense_codes(clusters)
     found = {}
     for column in range(count):
-        paired = mover_difference(values[:, column], codes, others[:, column], codes, int(codes.max()) + 1, None,
-                                  scale=(count - 1) / count)
+        paired = mover_difference(
+            values[:, column], codes, others[:, column], codes, int(codes.max()) + 1, None, scale=(count - 1) / count
+        )
         found[column] = (float((values[:, column] - means).mean()), paired.ci_low, paired.ci_high)
     return found
 

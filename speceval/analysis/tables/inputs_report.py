@@ -66,16 +66,31 @@ def inputs_tables(paths: Sequence[Path]) -> tuple[list[InputsRow], list[KeptInpu
             by_statement.setdefault(record.statement_id, []).append(record)
         for statement_id, records in by_statement.items():
             fates = Counter(r.fate for r in records)
-            rows.append(InputsRow(
-                spec=manifest.spec_name, statement_id=statement_id, generator=str(config.get("generator_model")),
-                rater=str(config.get("rater_model")), proposed=sum(r.text is not None for r in records),
-                duplicates=fates[Fate.DUPLICATE] + fates[Fate.COPIES_SPEC_EXAMPLE],
-                below_threshold=fates[Fate.BELOW_THRESHOLD],
-                unparsed=fates[Fate.UNPARSED] + fates[Fate.NOT_RATED] + fates[Fate.GENERATION_FAILED],
-                over_target=fates[Fate.OVER_TARGET], kept=fates[Fate.KEPT],
-                target=int(config.get("per_statement", 0)),
-                ratings=dict(sorted(Counter(r.rating for r in records if r.rating is not None).items()))))
+            rows.append(
+                InputsRow(
+                    spec=manifest.spec_name,
+                    statement_id=statement_id,
+                    generator=str(config.get("generator_model")),
+                    rater=str(config.get("rater_model")),
+                    proposed=sum(r.text is not None for r in records),
+                    duplicates=fates[Fate.DUPLICATE] + fates[Fate.COPIES_SPEC_EXAMPLE],
+                    below_threshold=fates[Fate.BELOW_THRESHOLD],
+                    unparsed=fates[Fate.UNPARSED] + fates[Fate.NOT_RATED] + fates[Fate.GENERATION_FAILED],
+                    over_target=fates[Fate.OVER_TARGET],
+                    kept=fates[Fate.KEPT],
+                    target=int(config.get("per_statement", 0)),
+                    ratings=dict(sorted(Counter(r.rating for r in records if r.rating is not None).items())),
+                )
+            )
             chosen = sorted((r for r in records if r.fate is Fate.KEPT), key=lambda r: -(r.rating or 0))
-            kept += [KeptInput(spec=manifest.spec_name, statement_id=statement_id, text=r.text or "",
-                               rating=r.rating, reason=r.reason) for r in chosen[:SHOWN_PER_STATEMENT]]
+            kept += [
+                KeptInput(
+                    spec=manifest.spec_name,
+                    statement_id=statement_id,
+                    text=r.text or "",
+                    rating=r.rating,
+                    reason=r.reason,
+                )
+                for r in chosen[:SHOWN_PER_STATEMENT]
+            ]
     return rows, kept

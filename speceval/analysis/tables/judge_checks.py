@@ -17,9 +17,11 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.stats import wilson_interval
 
-UPPER_BOUND_NOTE = ("The spec's example responses are written to be clear cases, so a judge's accuracy on them is, "
-                    "as a heuristic, likely to be higher than its accuracy on candidate answers (a rough upper "
-                    "bound, not a guaranteed one); it is not an estimate of that accuracy.")
+UPPER_BOUND_NOTE = (
+    "The spec's example responses are written to be clear cases, so a judge's accuracy on them is, "
+    "as a heuristic, likely to be higher than its accuracy on candidate answers (a rough upper "
+    "bound, not a guaranteed one); it is not an estimate of that accuracy."
+)
 
 
 class JudgeCheck(BaseModel):
@@ -60,12 +62,21 @@ def judge_checks(rows: list[CanaryRow]) -> list[JudgeCheck]:
         correct = sum(bool(r.correct) for r in judged)
         interval = wilson_interval(correct, len(judged))
         ratings = [r.rating for r in judged if r.rating is not None]
-        checks.append(JudgeCheck(
-            spec=spec, judge=judge, kind=kind, items=len(group), judged=len(judged), correct=correct,
-            rate=correct / len(judged) if judged else None,
-            ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-            not_judged=len(group) - len(judged), mean_rating=sum(ratings) / len(ratings) if ratings else None,
-        ))
+        checks.append(
+            JudgeCheck(
+                spec=spec,
+                judge=judge,
+                kind=kind,
+                items=len(group),
+                judged=len(judged),
+                correct=correct,
+                rate=correct / len(judged) if judged else None,
+                ci_low=interval[0] if interval else None,
+                ci_high=interval[1] if interval else None,
+                not_judged=len(group) - len(judged),
+                mean_rating=sum(ratings) / len(ratings) if ratings else None,
+            )
+        )
     return checks
 
 
@@ -79,6 +90,9 @@ def judge_accuracy(checks: list[JudgeCheck], minimum: float | None) -> list[Judg
     for (spec, judge), (judged, correct) in sorted(totals.items()):
         accuracy = correct / judged if judged else None
         below = minimum is not None and (accuracy is None or accuracy < minimum)
-        found.append(JudgeAccuracy(spec=spec, judge=judge, judged=judged, correct=correct, accuracy=accuracy,
-                                   below_minimum=below))
+        found.append(
+            JudgeAccuracy(
+                spec=spec, judge=judge, judged=judged, correct=correct, accuracy=accuracy, below_minimum=below
+            )
+        )
     return found

@@ -42,8 +42,20 @@ from speceval.errors import ConfigError, InputError
 logger = logging.getLogger(__name__)
 
 PANEL = "panel"
-LABEL_COLUMNS = ["item", "spec", "candidate", "variation", "statement_id", "statement_text", "turn", "input",
-                 "transcript", "output", "human_compliant", "notes"]
+LABEL_COLUMNS = [
+    "item",
+    "spec",
+    "candidate",
+    "variation",
+    "statement_id",
+    "statement_text",
+    "turn",
+    "input",
+    "transcript",
+    "output",
+    "human_compliant",
+    "notes",
+]
 """A label sheet's columns. For a conversation's verdict, `transcript` holds what its judge saw (for a turn verdict:
 every message up to the judged `turn`, whose answer is `output`; one `[role]` line per message)."""
 _YES = {"yes", "true", "1", "compliant", "y"}
@@ -55,11 +67,21 @@ def item_id(row: ComplianceRow, variation: str | None = None) -> str:
     (`variation`: the one the row is reported under, when that is not yet the row's own; see
     `speceval.analysis.tables.labelled`). A turn of a conversation is named by its turn too (two turns may give the
     same answer), and a conversation judged whole by its transcript, so neither is taken for the other."""
-    parts = [row.spec, row.model, row.variation if variation is None else variation, str(row.run),
-             row.statement_id, row.input, row.output]
+    parts = [
+        row.spec,
+        row.model,
+        row.variation if variation is None else variation,
+        str(row.run),
+        row.statement_id,
+        row.input,
+        row.output,
+    ]
     if row.transcript is not None or row.turn is not None:
-        parts += ["turn" if row.turn is not None else "conversation", str(row.turn),
-                  *(f"{m.role}:{m.content}" for m in row.transcript or ())]
+        parts += [
+            "turn" if row.turn is not None else "conversation",
+            str(row.turn),
+            *(f"{m.role}:{m.content}" for m in row.transcript or ()),
+        ]
     key = "\x00".join(parts)
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -111,21 +133,39 @@ def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
             shared = np.intersect1d(shared, by_judge[judge][0])
         if not len(shared):
             continue
-        verdicts = np.array([(c.compliant[by_judge[j][1][np.isin(by_judge[j][0], shared)]] == 1).astype(float)
-                             for j in judges])
+        verdicts = np.array(
+            [(c.compliant[by_judge[j][1][np.isin(by_judge[j][0], shared)]] == 1).astype(float) for j in judges]
+        )
         means = verdicts.mean(axis=0)
         clusters, strata = local_clusters(c, by_judge[judges[0]][1][np.isin(by_judge[judges[0]][0], shared)])
         count, others = len(judges), (verdicts.sum(axis=0) - verdicts) / (len(judges) - 1)
         for index, judge in enumerate(judges):
             # The judge minus all judges' mean is (K-1)/K of the judge minus the others' mean: the paired MOVER
             # interval of the latter (two rates on the same answers), scaled, never [0, 0] when all agree.
-            paired = mover_difference(verdicts[index], clusters, others[index], clusters, int(clusters.max()) + 1,
-                                      strata, scale=(count - 1) / count)
-            results.append(Leniency(
-                spec=spec, judge=judge, candidate=candidate, variation=variation, items=len(shared),
-                rate=float(verdicts[index].mean()), mean_rate=float(means.mean()),
-                delta=float(verdicts[index].mean() - means.mean()),
-                ci_low=paired.ci_low, ci_high=paired.ci_high, same_provider=_same_provider(judge, candidate)))
+            paired = mover_difference(
+                verdicts[index],
+                clusters,
+                others[index],
+                clusters,
+                int(clusters.max()) + 1,
+                strata,
+                scale=(count - 1) / count,
+            )
+            results.append(
+                Leniency(
+                    spec=spec,
+                    judge=judge,
+                    candidate=candidate,
+                    variation=variation,
+                    items=len(shared),
+                    rate=float(verdicts[index].mean()),
+                    mean_rate=float(means.mean()),
+                    delta=float(verdicts[index].mean() - means.mean()),
+                    ci_low=paired.ci_low,
+                    ci_high=paired.ci_high,
+                    same_provider=_same_provider(judge, candidate),
+                )
+            )
     return results
 
 
@@ -141,8 +181,9 @@ def _same_provider(judge: str, candidate: str) -> bool | None:
 # -- human labels --------------------------------------------------------------------------------------------
 
 
-def label_sheet(rows: list[ComplianceRow], n: int, seed: int,
-                statement_texts: dict[tuple[str, str], str] | None = None) -> list[dict[str, str]]:
+def label_sheet(
+    rows: list[ComplianceRow], n: int, seed: int, statement_texts: dict[tuple[str, str], str] | None = None
+) -> list[dict[str, str]]:
     """`n` distinct answers (each once, however many judges judged it), stratified by statement: statements take
     turns in a seeded order, each giving its next answer in a seeded order. No judge verdict is shown.
     `statement_texts`: (spec, statement id) → the statement's text."""
@@ -162,12 +203,21 @@ def label_sheet(rows: list[ComplianceRow], n: int, seed: int,
 
 def sheet_row(item: str, row: ComplianceRow, texts: dict[tuple[str, str], str]) -> dict[str, str]:
     """One row of a label sheet: the answer (a conversation's turn with its transcript so far), no verdict."""
-    transcript = "\n\n".join(f"[{'simulated user' if m.author else m.role}]\n{m.content}"
-                               for m in row.transcript or [])
-    return {"item": item, "spec": row.spec, "candidate": row.model, "variation": row.variation,
-            "statement_id": row.statement_id, "statement_text": texts.get((row.spec, row.statement_id), ""),
-            "turn": "" if row.turn is None else str(row.turn), "input": row.input, "transcript": transcript,
-            "output": row.output, "human_compliant": "", "notes": ""}
+    transcript = "\n\n".join(f"[{'simulated user' if m.author else m.role}]\n{m.content}" for m in row.transcript or [])
+    return {
+        "item": item,
+        "spec": row.spec,
+        "candidate": row.model,
+        "variation": row.variation,
+        "statement_id": row.statement_id,
+        "statement_text": texts.get((row.spec, row.statement_id), ""),
+        "turn": "" if row.turn is None else str(row.turn),
+        "input": row.input,
+        "transcript": transcript,
+        "output": row.output,
+        "human_compliant": "",
+        "notes": "",
+    }
 
 
 def pick_items(by_statement: Mapping[tuple[str, str], Sequence[Any] | np.ndarray], n: int, seed: int) -> list[Any]:
@@ -229,14 +279,19 @@ def label_records(path: Path) -> list[LabelRecord]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
+        line = raw[: exc.start].count(b"\n") + 1
         raise InputError(path, "not UTF-8 text; save the sheet as CSV UTF-8", line=line) from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
-        raise InputError(path, "a label sheet needs the columns item and human_compliant "
-                               "(make one with speceval label-sheet)", line=1)
-    return [(reader.line_num, (record.get("item") or "").strip(),
-             (record.get("human_compliant") or "").strip().lower()) for record in reader]
+        raise InputError(
+            path,
+            "a label sheet needs the columns item and human_compliant (make one with speceval label-sheet)",
+            line=1,
+        )
+    return [
+        (reader.line_num, (record.get("item") or "").strip(), (record.get("human_compliant") or "").strip().lower())
+        for record in reader
+    ]
 
 
 def checked_labels(path: Path, records: list[LabelRecord], known: set[str] | None) -> dict[str, bool]:
@@ -249,20 +304,32 @@ def checked_labels(path: Path, records: list[LabelRecord], known: set[str] | Non
         if not value:
             continue
         if value not in _YES | _NO:
-            raise InputError(path, f"human_compliant {value!r} is not one of yes/no, true/false, 1/0, "
-                                   "compliant/non-compliant (or blank)", line=line, field="human_compliant")
+            raise InputError(
+                path,
+                f"human_compliant {value!r} is not one of yes/no, true/false, 1/0, compliant/non-compliant (or blank)",
+                line=line,
+                field="human_compliant",
+            )
         if item in lines:
             how = "the same label" if labels[item] == (value in _YES) else "a conflicting label"
-            raise InputError(path, f"item {item!r} is labelled on line {lines[item]} too ({how}); keep one row per "
-                                   "item", line=line, field="item")
+            raise InputError(
+                path,
+                f"item {item!r} is labelled on line {lines[item]} too ({how}); keep one row per item",
+                line=line,
+                field="item",
+            )
         if known is not None and item not in known:
-            raise InputError(path, f"item {item!r} matches no answer in the folders reported on", line=line,
-                             field="item")
+            raise InputError(
+                path, f"item {item!r} matches no answer in the folders reported on", line=line, field="item"
+            )
         labels[item] = value in _YES
         lines[item] = line
     if not labels:
-        logger.warning("%s has no filled human_compliant value: no human agreement or prediction-powered rate "
-                       "can be computed from it", path)
+        logger.warning(
+            "%s has no filled human_compliant value: no human agreement or prediction-powered rate "
+            "can be computed from it",
+            path,
+        )
     return labels
 
 
@@ -312,7 +379,8 @@ class LabelTally:
     def add(self, key: TallyKey, compliant: bool, label: bool | None, statement_id: str, digest: int) -> None:
         """One verdict; `digest` is its input's `input_digest`."""
         verdicts, labels, inputs, statements = self.groups.setdefault(
-            key, (array("b"), array("b"), array("q"), array("i")))
+            key, (array("b"), array("b"), array("q"), array("i"))
+        )
         verdicts.append(int(compliant))
         labels.append(UNLABELLED if label is None else int(label))
         inputs.append(digest)
@@ -323,9 +391,13 @@ class LabelTally:
         tally = cls()
         for row in rows:
             if _judged(row):
-                tally.add((row.spec, row.judge, row.model, row.variation), bool(row.compliant),
-                          labels.get(item_id(row)), row.statement_id,
-                          input_digest(row.spec, row.statement_id, row.input))
+                tally.add(
+                    (row.spec, row.judge, row.model, row.variation),
+                    bool(row.compliant),
+                    labels.get(item_id(row)),
+                    row.statement_id,
+                    input_digest(row.spec, row.statement_id, row.input),
+                )
         return tally
 
     def labelled_on(self, spec: str, judge: str, statement_id: str) -> tuple[np.ndarray, np.ndarray]:
@@ -353,14 +425,23 @@ class LabelTally:
         for key, (f, y, inputs, statements) in sorted(self.groups.items()):
             _, clusters = np.unique(np.frombuffer(inputs, dtype=np.int64), return_inverse=True)
             _, strata = np.unique(np.frombuffer(statements, dtype=np.int32), return_inverse=True)
-            found.append((key, TallyGroup(verdicts=np.frombuffer(f, dtype=np.int8),
-                                          labels=np.frombuffer(y, dtype=np.int8),
-                                          clusters=clusters.reshape(-1), strata=strata.reshape(-1))))
+            found.append(
+                (
+                    key,
+                    TallyGroup(
+                        verdicts=np.frombuffer(f, dtype=np.int8),
+                        labels=np.frombuffer(y, dtype=np.int8),
+                        clusters=clusters.reshape(-1),
+                        strata=strata.reshape(-1),
+                    ),
+                )
+            )
         return found
 
 
-def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
-                    ) -> list[HumanAgreement]:
+def human_agreement(
+    rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
+) -> list[HumanAgreement]:
     """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`)."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
@@ -374,14 +455,28 @@ def human_agreement(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bo
         if not len(both):
             continue
         agree = int((both[:, 0] == both[:, 1]).sum())
-        found.append(HumanAgreement(spec=s, judge=j, candidate=c, labelled=len(both), agree=agree,
-                                    accuracy=agree / len(both),
-                                    kappa=cohen_kappa(both[:, 0].tolist(), both[:, 1].tolist())))
+        found.append(
+            HumanAgreement(
+                spec=s,
+                judge=j,
+                candidate=c,
+                labelled=len(both),
+                agree=agree,
+                accuracy=agree / len(both),
+                kappa=cohen_kappa(both[:, 0].tolist(), both[:, 1].tolist()),
+            )
+        )
     return found
 
 
-def ppi_mean(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, lam: float = 1.0,
-             ddof: int = 1, clip: bool = True) -> tuple[float, float, float] | None:
+def ppi_mean(
+    unlabelled: Iterable[float],
+    labelled_pairs: Iterable[tuple[float, float]],
+    *,
+    lam: float = 1.0,
+    ddof: int = 1,
+    clip: bool = True,
+) -> tuple[float, float, float] | None:
     """(theta, low, high) of the PPI mean with weight `lam` on the judge: f on N unlabelled items, (y, f) on n
     labelled ones. theta = lam·mean_U(f) + mean_L(y − lam·f); 95% interval theta ± 1.96·√(var_U(lam·f)/N +
     var_L(y − lam·f)/n). `lam` 1 is classic PPI. Sample variances use `ddof` (1 by default; `ppi_py` uses 0, which
@@ -414,8 +509,9 @@ def ppi_lambda(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float
     return min(1.0, max(0.0, covariance / ((1 + n / big_n) * variance)))
 
 
-def ppi_plus_plus(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1,
-                  clip: bool = True) -> tuple[float, float, float, float] | None:
+def ppi_plus_plus(
+    unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1, clip: bool = True
+) -> tuple[float, float, float, float] | None:
     """(theta, low, high, lambda) of the power-tuned PPI mean (see `ppi_lambda`)."""
     f_u, pairs = list(unlabelled), list(labelled_pairs)
     lam = ppi_lambda(f_u, pairs)

@@ -153,8 +153,11 @@ TABLES: dict[str, Scope] = {
     "costs.csv": lambda row: {"stage": RUN, "run_dir": row.get("run_dir")},  # the run's own manifest
     # every judge's verdicts on the spec's statement (or pair of statements), its examples' too
     "statement_health.csv": lambda row: {"stage": (VERDICTS, CANARIES), "spec": row.get("spec")},
-    "statement_health_judges.csv": lambda row: {"stage": (VERDICTS, CANARIES), "spec": row.get("spec"),
-                                                "judge": row.get("judge")},
+    "statement_health_judges.csv": lambda row: {
+        "stage": (VERDICTS, CANARIES),
+        "spec": row.get("spec"),
+        "judge": row.get("judge"),
+    },
 }
 """Every CSV the report writes → which sources a row of it is made of."""
 

@@ -61,8 +61,7 @@ def label_design(rows: list[ComplianceRow], sheet: list[dict[str, str]], n: int,
     return design_of(Counter(answers.values()), sheet, n, seed)
 
 
-def design_of(population: Mapping[tuple[str, str], int], sheet: list[dict[str, str]], n: int, seed: int
-              ) -> LabelDesign:
+def design_of(population: Mapping[tuple[str, str], int], sheet: list[dict[str, str]], n: int, seed: int) -> LabelDesign:
     """The design of `sheet` from the distinct labellable answers per (spec, statement) it was drawn from."""
     drawn = Counter((record["spec"], record["statement_id"]) for record in sheet)
     return LabelDesign(

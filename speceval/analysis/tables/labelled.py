@@ -58,16 +58,21 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
                 if item in wanted:
                     matched[(key, default, by_settings)].add(item)
             if row.outcome == "judged" and row.compliant is not None:
-                columns = verdicts.setdefault(key, (array("b"), array("i"), array("i"), array("b"), array("i"),
-                                                    array("q"), array("i"), array("i")))
+                columns = verdicts.setdefault(
+                    key,
+                    (array("b"), array("i"), array("i"), array("b"), array("i"), array("q"), array("i"), array("i")),
+                )
                 f, as_read, as_settings, outside, statement, text, variation, settings = columns
                 f.append(int(row.compliant))
                 as_read.append(wanted.get(plain, _NONE))
                 as_settings.append(wanted.get(apart, _NONE))
                 outside.append(int(default))
                 text.append(input_digest(row.spec, row.statement_id, row.input))  # 8 bytes, no text kept
-                for column, value in ((statement, row.statement_id), (variation, row.variation),
-                                      (settings, by_settings_variation)):
+                for column, value in (
+                    (statement, row.statement_id),
+                    (variation, row.variation),
+                    (settings, by_settings_variation),
+                ):
                     column.append(names.setdefault(value, len(names)))
     mixed = mixed_settings(kinds)  # the variations the report's fold gave these verdicts (it warned already)
     known: set[str] = set()
@@ -79,11 +84,17 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     tally = LabelTally()
     for key, columns in sorted(verdicts.items()):
         for verdict, read_code, settings_code, was_outside, statement, text, variation, settings in zip(
-                *columns, strict=True):
+            *columns, strict=True
+        ):
             apart_here = was_outside and key in mixed
             code = settings_code if apart_here else read_code
-            tally.add((*key, texts[settings if apart_here else variation]), bool(verdict),
-                      None if code == _NONE else labels.get(label_names[code]), texts[statement], text)
+            tally.add(
+                (*key, texts[settings if apart_here else variation]),
+                bool(verdict),
+                None if code == _NONE else labels.get(label_names[code]),
+                texts[statement],
+                text,
+            )
     return tally
 
 

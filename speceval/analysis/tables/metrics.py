@@ -65,14 +65,20 @@ def metric_table(paths: Sequence[Path], metrics: dict[str, MetricSpec]) -> list[
         for seen in _observations(paths, metric.source):
             groups[(seen.spec, seen.candidate, seen.variation)].append((seen, metric.extract(seen.text)))
         for (spec, candidate, variation), found in sorted(groups.items()):
-            key = {"spec": spec, "metric": name, "source": metric.source, "candidate": candidate,
-                   "variation": variation}
+            key = {
+                "spec": spec,
+                "metric": name,
+                "source": metric.source,
+                "candidate": candidate,
+                "variation": variation,
+            }
             rows += _summarise(key, metric, found)
     return rows
 
 
-def _summarise(key: dict[str, str], spec: MetricSpec, found: list[tuple[_Observation, object | None]]
-               ) -> list[MetricRow]:
+def _summarise(
+    key: dict[str, str], spec: MetricSpec, found: list[tuple[_Observation, object | None]]
+) -> list[MetricRow]:
     present = [(seen, value) for seen, value in found if value is not None]
     missing = len(found) - len(present)
     clusters = [seen.cluster for seen, _ in present]
@@ -83,22 +89,49 @@ def _summarise(key: dict[str, str], spec: MetricSpec, found: list[tuple[_Observa
         for category in sorted(counts):
             values = [float(str(value) == category) for _, value in present]
             share = rate_interval(values, clusters, strata)
-            result.append(MetricRow(**key, n=len(present), missing=missing, mean=counts[category] / len(present),
-                                    sd=None, ci_low=share[0] if share else None, ci_high=share[1] if share else None,
-                                    ci_method=share[2] if share else None, category=category))
+            result.append(
+                MetricRow(
+                    **key,
+                    n=len(present),
+                    missing=missing,
+                    mean=counts[category] / len(present),
+                    sd=None,
+                    ci_low=share[0] if share else None,
+                    ci_high=share[1] if share else None,
+                    ci_method=share[2] if share else None,
+                    category=category,
+                )
+            )
         return result or [MetricRow(**key, n=0, missing=missing, mean=None, sd=None, ci_low=None, ci_high=None)]
     values = [float(value) for _, value in present]  # type: ignore[arg-type]
     estimate = clustered_mean(values, clusters, strata) if values else None
     interval: tuple[float, float, str] | tuple[float, float] | None = (
-        rate_interval(values, clusters, strata) if spec.type == "bool" else
-        mean_interval(values, clusters, strata, range=spec.range)) if len(values) > 1 else None
-    mean = sum(values) / len(values) if values else None
-    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if mean is not None and len(values) > 1 \
+        (
+            rate_interval(values, clusters, strata)
+            if spec.type == "bool"
+            else mean_interval(values, clusters, strata, range=spec.range)
+        )
+        if len(values) > 1
         else None
-    return [MetricRow(**key, n=len(values), missing=missing, mean=estimate.mean if estimate else mean, sd=sd,
-                      ci_low=interval[0] if interval else None,
-                      ci_high=interval[1] if interval else None,
-                      ci_method=(interval[2] if len(interval) > 2 else _method(spec)) if interval else None)]
+    )
+    mean = sum(values) / len(values) if values else None
+    sd = (
+        (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+        if mean is not None and len(values) > 1
+        else None
+    )
+    return [
+        MetricRow(
+            **key,
+            n=len(values),
+            missing=missing,
+            mean=estimate.mean if estimate else mean,
+            sd=sd,
+            ci_low=interval[0] if interval else None,
+            ci_high=interval[1] if interval else None,
+            ci_method=(interval[2] if len(interval) > 2 else _method(spec)) if interval else None,
+        )
+    ]
 
 
 def _method(spec: MetricSpec) -> str:
@@ -125,9 +158,14 @@ def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:
             if record.get("outcome") not in (None, "succeeded"):
                 continue  # an answer that never came is no observation of the metric
             statement = str(record.get("statement_id", file.stem))
-            yield _Observation(spec=spec, candidate=candidate, variation=variation,
-                               cluster=(spec, statement, str(record.get("input_text"))), stratum=(spec, statement),
-                               text=_transcript(record) if source == "transcript" else record.get("output_text"))
+            yield _Observation(
+                spec=spec,
+                candidate=candidate,
+                variation=variation,
+                cluster=(spec, statement, str(record.get("input_text"))),
+                stratum=(spec, statement),
+                text=_transcript(record) if source == "transcript" else record.get("output_text"),
+            )
 
 
 def _judge_observations(paths: Sequence[Path], judge: str) -> Iterator[_Observation]:
@@ -137,14 +175,20 @@ def _judge_observations(paths: Sequence[Path], judge: str) -> Iterator[_Observat
             continue
         entries = data.get("results")
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise InputError(file, "a judge's results file whose `results` is not a list of verdict objects",
-                             field="results")
+            raise InputError(
+                file, "a judge's results file whose `results` is not a list of verdict objects", field="results"
+            )
         variation = locate(file).variation
         spec, statement = str(metadata.get("spec")), str(metadata.get("statement_id"))
         for entry in entries:
-            yield _Observation(spec=spec, candidate=str(metadata.get("model")), variation=variation,
-                               cluster=(spec, statement, str(entry.get("input"))), stratum=(spec, statement),
-                               text=entry.get("raw_judge_response"))
+            yield _Observation(
+                spec=spec,
+                candidate=str(metadata.get("model")),
+                variation=variation,
+                cluster=(spec, statement, str(entry.get("input"))),
+                stratum=(spec, statement),
+                text=entry.get("raw_judge_response"),
+            )
 
 
 def _results_files(paths: Sequence[Path]) -> Iterator[tuple[Path, object]]:

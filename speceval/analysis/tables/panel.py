@@ -19,8 +19,10 @@ from speceval.analysis.statistics.codes import dense, groups
 
 PANEL = "panel"
 PANEL_INCOMPLETE = "panel_incomplete"
-TIES_RULE = ("a panel's verdict on an answer is the share of its judges that found it compliant: with two judges "
-             "a split counts 1/2, never dropped; only answers every judge gave a verdict on are in the panel")
+TIES_RULE = (
+    "a panel's verdict on an answer is the share of its judges that found it compliant: with two judges "
+    "a split counts 1/2, never dropped; only answers every judge gave a verdict on are in the panel"
+)
 
 
 class PanelCounts(BaseModel):
@@ -42,8 +44,14 @@ class Panel:
     """The panel's verdicts (one per answer some judge judged, as columns sharing the judges' facts), how they came
     about, and which judges' verdicts each one is made of (for the explanation the sample view shows)."""
 
-    def __init__(self, verdicts: VerdictColumns, counts: list[PanelCounts], base: VerdictColumns,
-                 answer: np.ndarray, panel_answer: np.ndarray) -> None:
+    def __init__(
+        self,
+        verdicts: VerdictColumns,
+        counts: list[PanelCounts],
+        base: VerdictColumns,
+        answer: np.ndarray,
+        panel_answer: np.ndarray,
+    ) -> None:
         self.verdicts = verdicts
         self.counts = counts
         self._base = base
@@ -55,7 +63,7 @@ class Panel:
     def members(self, panel_row: int) -> np.ndarray:
         """The judges' verdicts (rows of the base columns, in file order) behind one panel verdict."""
         wanted = self._panel_answer[panel_row]
-        found = self._order[np.searchsorted(self._sorted, wanted):np.searchsorted(self._sorted, wanted, "right")]
+        found = self._order[np.searchsorted(self._sorted, wanted) : np.searchsorted(self._sorted, wanted, "right")]
         return np.sort(found)
 
     def explanation(self, panel_row: int) -> str:
@@ -72,17 +80,22 @@ def panel_verdicts(rows: list[ComplianceRow] | VerdictColumns) -> Panel | None:
     judges = [str(j) for j in c.names("judge")[np.unique(judge_codes)] if j != PANEL]  # judges with verdicts here
     if len(judges) < 2:
         return None
-    base = np.flatnonzero(judge_codes != c.code_of("judge", PANEL)) if PANEL in c.names("judge") else \
-        np.arange(len(c))
-    answer_of = dense(c.fact("spec")[base], c.fact("model")[base], c.fact("variation")[base], c.runs()[base],
-                      c.fact("statement_id")[base], c.input[base], c.output[base])
+    base = np.flatnonzero(judge_codes != c.code_of("judge", PANEL)) if PANEL in c.names("judge") else np.arange(len(c))
+    answer_of = dense(
+        c.fact("spec")[base],
+        c.fact("model")[base],
+        c.fact("variation")[base],
+        c.runs()[base],
+        c.fact("statement_id")[base],
+        c.input[base],
+        c.output[base],
+    )
     answer = np.full(len(c), -1, dtype=np.int64)
     answer[base] = answer_of
     answers = int(answer_of.max()) + 1 if len(answer_of) else 0
     first = np.full(answers, len(c), dtype=np.int64)
     np.minimum.at(first, answer_of, base)
-    has_verdict = base[c.is_outcome("judged")[base] & ((c.compliant[base] != NO_VERDICT)
-                                                        | ~np.isnan(c.rating[base]))]
+    has_verdict = base[c.is_outcome("judged")[base] & ((c.compliant[base] != NO_VERDICT) | ~np.isnan(c.rating[base]))]
     # One verdict per judge and answer (the last in file order, as a mapping judge → verdict would keep).
     pair = answer[has_verdict] * len(c.names("judge")) + judge_codes[has_verdict]
     _, last_reversed = np.unique(pair[::-1], return_index=True)
@@ -96,25 +109,37 @@ def panel_verdicts(rows: list[ComplianceRow] | VerdictColumns) -> Panel | None:
     n_compliant = np.bincount(of, weights=c.compliant[kept] == 1, minlength=answers)
     rating_sum = np.bincount(of, weights=np.where(rated, c.rating[kept], 0.0), minlength=answers)
     complete = n_judged == len(judges)
-    score = np.where(complete & (n_binary > 0) & (n_rated == 0), n_compliant / np.where(n_binary > 0, n_binary, 1),
-                     np.nan)
+    score = np.where(
+        complete & (n_binary > 0) & (n_rated == 0), n_compliant / np.where(n_binary > 0, n_binary, 1), np.nan
+    )
     rating = np.where(complete & (n_rated > 0), rating_sum / np.where(n_rated > 0, n_rated, 1), np.nan)
     facts, files = _panel_facts(c, answer_of, base, first)
     outcomes = list(c.outcomes) + [o for o in ("judged", PANEL_INCOMPLETE) if o not in c.outcomes]
     panel = VerdictColumns(
-        facts=facts, paths=c.paths + [None] * (len(facts) - len(c.facts)), outcomes=outcomes,
-        categories=c.categories, file=files, position=c.position[first], input=c.input[first],
-        output=c.output[first], output_chars=c.output_chars[first],
+        facts=facts,
+        paths=c.paths + [None] * (len(facts) - len(c.facts)),
+        outcomes=outcomes,
+        categories=c.categories,
+        file=files,
+        position=c.position[first],
+        input=c.input[first],
+        output=c.output[first],
+        output_chars=c.output_chars[first],
         outcome=np.where(complete, outcomes.index("judged"), outcomes.index(PANEL_INCOMPLETE)).astype(np.int16),
         compliant=np.where(score == 1.0, 1, np.where(score == 0.0, 0, NO_VERDICT)).astype(np.int8),
-        rating=rating, category=np.full(answers, NO_VERDICT, dtype=np.int16),
-        offset=c.offset[first], score=score, source_row=first)
+        rating=rating,
+        category=np.full(answers, NO_VERDICT, dtype=np.int16),
+        offset=c.offset[first],
+        score=score,
+        source_row=first,
+    )
     counts = _counts(c, panel, judges, kept, of, complete, score, first)
     return Panel(panel, counts, c, answer, np.arange(answers))
 
 
-def _panel_facts(c: VerdictColumns, answer_of: np.ndarray, base: np.ndarray, first: np.ndarray
-                 ) -> tuple[list[FileFacts], np.ndarray]:
+def _panel_facts(
+    c: VerdictColumns, answer_of: np.ndarray, base: np.ndarray, first: np.ndarray
+) -> tuple[list[FileFacts], np.ndarray]:
     """Facts of every panel verdict: its first judge's file with judge `panel`, and the prompt versions and
     sources of all its judges' files (interned: answers of one statement share them)."""
     pairs = np.unique(np.stack([answer_of, c.file[base]], axis=1), axis=0)
@@ -128,25 +153,43 @@ def _panel_facts(c: VerdictColumns, answer_of: np.ndarray, base: np.ndarray, fir
         if code is None:
             members = [c.facts[f] for f in group]
             code = index[key] = len(facts)
-            facts.append(c.facts[key[0]].model_copy(update={
-                "judge": PANEL, "prompt_version": "+".join(sorted({f.prompt_version for f in members})),
-                "source": ", ".join(sorted({f.source for f in members}))}))
+            facts.append(
+                c.facts[key[0]].model_copy(
+                    update={
+                        "judge": PANEL,
+                        "prompt_version": "+".join(sorted({f.prompt_version for f in members})),
+                        "source": ", ".join(sorted({f.source for f in members})),
+                    }
+                )
+            )
         files[answer] = code
     return facts, files
 
 
-def _counts(c: VerdictColumns, panel: VerdictColumns, judges: list[str], kept: np.ndarray, of: np.ndarray,
-            complete: np.ndarray, score: np.ndarray, first: np.ndarray) -> list[PanelCounts]:
+def _counts(
+    c: VerdictColumns,
+    panel: VerdictColumns,
+    judges: list[str],
+    kept: np.ndarray,
+    of: np.ndarray,
+    complete: np.ndarray,
+    score: np.ndarray,
+    first: np.ndarray,
+) -> list[PanelCounts]:
     binary = complete & ~np.isnan(score)
     judge_names = c.names("judge")
     found = []
     for members in groups(panel.fact("spec"), panel.fact("model"), panel.fact("variation")):
         head = c.facts[c.file[first[members[0]]]]
-        tally = PanelCounts(spec=head.spec, candidate=head.model, variation=head.variation,
-                            answers=int(complete[members].sum()),
-                            unanimous=int((binary[members] & np.isin(score[members], (0.0, 1.0))).sum()),
-                            split=int((binary[members] & ~np.isin(score[members], (0.0, 1.0))).sum()),
-                            incomplete=int((~complete[members]).sum()))
+        tally = PanelCounts(
+            spec=head.spec,
+            candidate=head.model,
+            variation=head.variation,
+            answers=int(complete[members].sum()),
+            unanimous=int((binary[members] & np.isin(score[members], (0.0, 1.0))).sum()),
+            split=int((binary[members] & ~np.isin(score[members], (0.0, 1.0))).sum()),
+            incomplete=int((~complete[members]).sum()),
+        )
         binary_answers = tally.unanimous + tally.split
         if binary_answers:
             chosen = np.zeros(len(complete), dtype=bool)
@@ -169,12 +212,21 @@ def panel_rows(rows: list[ComplianceRow]) -> tuple[list[ComplianceRow], list[Pan
     found = []
     for p in range(len(v)):
         facts = v.facts[v.file[p]]
-        found.append(rows[int(v.source_row[p])].model_copy(update={
-            "judge": PANEL, "outcome": v.outcomes[v.outcome[p]],
-            "compliant": None if v.compliant[p] == NO_VERDICT else bool(v.compliant[p]),
-            "score": None if np.isnan(v.score[p]) else float(v.score[p]), "confidence": None,
-            "rating": None if np.isnan(v.rating[p]) else float(v.rating[p]),
-            "prompt_version": facts.prompt_version, "explanation": panel.explanation(p), "source": facts.source}))
+        found.append(
+            rows[int(v.source_row[p])].model_copy(
+                update={
+                    "judge": PANEL,
+                    "outcome": v.outcomes[v.outcome[p]],
+                    "compliant": None if v.compliant[p] == NO_VERDICT else bool(v.compliant[p]),
+                    "score": None if np.isnan(v.score[p]) else float(v.score[p]),
+                    "confidence": None,
+                    "rating": None if np.isnan(v.rating[p]) else float(v.rating[p]),
+                    "prompt_version": facts.prompt_version,
+                    "explanation": panel.explanation(p),
+                    "source": facts.source,
+                }
+            )
+        )
     return found, panel.counts
 
 

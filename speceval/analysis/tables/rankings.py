@@ -109,11 +109,23 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
         clusters, strata = _local_clusters(c, games)
         del games
         interval = rate_interval_codes(y, clusters, strata, stratified=True)
-        rates.append(WinRate(spec=spec, judge=judge, variation=variation, candidate=name, opponent=rival,
-                             games=len(y), wins=int((y == 1.0).sum()), ties=int((y == 0.5).sum()),
-                             losses=int((y == 0.0).sum()), rate=float(y.sum()) / len(y),
-                             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                             ci_method=interval[2] if interval else None))
+        rates.append(
+            WinRate(
+                spec=spec,
+                judge=judge,
+                variation=variation,
+                candidate=name,
+                opponent=rival,
+                games=len(y),
+                wins=int((y == 1.0).sum()),
+                ties=int((y == 0.5).sum()),
+                losses=int((y == 0.0).sum()),
+                rate=float(y.sum()) / len(y),
+                ci_low=interval[0] if interval else None,
+                ci_high=interval[1] if interval else None,
+                ci_method=interval[2] if interval else None,
+            )
+        )
     return rates
 
 
@@ -134,8 +146,10 @@ class Strength(BaseModel):
     ci_method: str | None = None
 
 
-SEPARATED = ("no finite estimate: some models won every comparison against the others (Ford's condition fails), "
-             "so the strengths sit at 0 or 1 and a bootstrap would only repeat them; intervals omitted")
+SEPARATED = (
+    "no finite estimate: some models won every comparison against the others (Ford's condition fails), "
+    "so the strengths sit at 0 or 1 and a bootstrap would only repeat them; intervals omitted"
+)
 
 
 def beats_graph_connected(wins: np.ndarray) -> bool:
@@ -209,8 +223,14 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
         clusters = first_seen_bounded(cluster, int(cluster.max()) + 1)
         del files_here, cluster, chosen
 
-        def tally(counts: np.ndarray, size: int = size, forward: np.ndarray = forward, backward: np.ndarray = backward,
-                  doubled: np.ndarray = doubled, clusters: np.ndarray = clusters) -> np.ndarray:
+        def tally(
+            counts: np.ndarray,
+            size: int = size,
+            forward: np.ndarray = forward,
+            backward: np.ndarray = backward,
+            doubled: np.ndarray = doubled,
+            clusters: np.ndarray = clusters,
+        ) -> np.ndarray:
             # Each comparison counted as often as its input was drawn; ties: half a win each way.
             wins = np.zeros(size * size)
             for start in range(0, len(clusters), _SLICE):
@@ -224,17 +244,28 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
         everything = tally(np.ones(int(clusters.max()) + 1, dtype=np.int64))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        resampled = None if separated else bootstrap_cluster_values(
-            int(clusters.max()) + 1, lambda counts: bradley_terry(tally(counts)), draws=draws)
+        resampled = (
+            None
+            if separated
+            else bootstrap_cluster_values(
+                int(clusters.max()) + 1, lambda counts: bradley_terry(tally(counts)), draws=draws
+            )
+        )
         bounds = None if resampled is None else strength_bounds(point, resampled, int(clusters.max()) + 1)
         for i, model in enumerate(models):
-            result.append(Strength(spec=spec, judge=judge, variation=variation, candidate=model,
-                                   strength=float(point[i]),
-                                   ci_low=float(bounds[0][i]) if bounds else None,
-                                   ci_high=float(bounds[1][i]) if bounds else None,
-                                   note=SEPARATED if separated else None,
-                                   ci_method=method("bradley_terry", draws=draws, seed=BOOTSTRAP_SEED) if bounds
-                                   else None))
+            result.append(
+                Strength(
+                    spec=spec,
+                    judge=judge,
+                    variation=variation,
+                    candidate=model,
+                    strength=float(point[i]),
+                    ci_low=float(bounds[0][i]) if bounds else None,
+                    ci_high=float(bounds[1][i]) if bounds else None,
+                    note=SEPARATED if separated else None,
+                    ci_method=method("bradley_terry", draws=draws, seed=BOOTSTRAP_SEED) if bounds else None,
+                )
+            )
     return result
 
 
@@ -276,7 +307,12 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
         ordered = winner[at][order]
         consistent[place[files[0]]] += int((ordered[twice] == ordered[twice + 1]).sum())
         compared[place[files[0]]] += len(twice)
-    found = sorted((str(s), str(j), str(v), int(str(r)), int(consistent[k]), int(compared[k]))
-                   for k, (s, j, v, r) in enumerate(places) if compared[k])
-    return [Consistency(spec=s, judge=j, variation=v, run=r, consistent=n, compared=m, rate=n / m)
-            for s, j, v, r, n, m in found]
+    found = sorted(
+        (str(s), str(j), str(v), int(str(r)), int(consistent[k]), int(compared[k]))
+        for k, (s, j, v, r) in enumerate(places)
+        if compared[k]
+    )
+    return [
+        Consistency(spec=s, judge=j, variation=v, run=r, consistent=n, compared=m, rate=n / m)
+        for s, j, v, r, n, m in found
+    ]

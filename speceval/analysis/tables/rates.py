@@ -55,18 +55,21 @@ class Agreement(BaseModel):
     kind: str
     ci_low: float | None = None
     ci_high: float | None = None
-    ci_method: str | None = Field(default=None, description="cluster bootstrap over inputs (Cohen, Fleiss); none for "
-                                                            "Krippendorff's alpha")
-    agreement: float | None = Field(default=None, description="raw agreement: the share of agreeing (pairs of) "
-                                                              "verdicts (Cohen, Fleiss)")
+    ci_method: str | None = Field(
+        default=None, description="cluster bootstrap over inputs (Cohen, Fleiss); none for Krippendorff's alpha"
+    )
+    agreement: float | None = Field(
+        default=None, description="raw agreement: the share of agreeing (pairs of) verdicts (Cohen, Fleiss)"
+    )
     agreement_low: float | None = Field(default=None, description="its 95% interval, clustered by input")
     agreement_high: float | None = None
     prevalence: float | None = Field(default=None, description="share of compliant verdicts among the compared ones")
     note: str | None = Field(default=None, description="why the kappa is to be read with care, when it is")
 
 
-def compliance_rates(rows: list[ComplianceRow] | VerdictColumns, *, per_statement: bool = False
-                     ) -> list[ComplianceRate]:
+def compliance_rates(
+    rows: list[ComplianceRow] | VerdictColumns, *, per_statement: bool = False
+) -> list[ComplianceRate]:
     """Rates per (spec, judge, model, variation[, statement]) with 95% intervals clustered by input."""
     c = as_columns(rows)
     fields = ("spec", "judge", "model", "variation") + (("statement_id",) if per_statement else ())
@@ -75,10 +78,19 @@ def compliance_rates(rows: list[ComplianceRow] | VerdictColumns, *, per_statemen
         summary = summarize(c, indices)
         rates.append(
             ComplianceRate(
-                spec=key[0], judge=key[1], candidate=key[2], variation=key[3],
-                statement_id=key[4] if per_statement else None, judged=summary.judged, compliant=summary.compliant,
-                rate=summary.rate, ci_low=summary.ci_low, ci_high=summary.ci_high, ci_method=summary.ci_method,
-                not_judged=summary.not_judged, mean_output_chars=float(c.output_chars[indices].mean()),
+                spec=key[0],
+                judge=key[1],
+                candidate=key[2],
+                variation=key[3],
+                statement_id=key[4] if per_statement else None,
+                judged=summary.judged,
+                compliant=summary.compliant,
+                rate=summary.rate,
+                ci_low=summary.ci_low,
+                ci_high=summary.ci_high,
+                ci_method=summary.ci_method,
+                not_judged=summary.not_judged,
+                mean_output_chars=float(c.output_chars[indices].mean()),
             )
         )
     return rates
@@ -118,8 +130,14 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
     by_judge = grouped(c, members[binary], "judge")
     if len(by_judge) < 2 and not rated.any():
         return []  # one judge and no ratings: nothing to agree on (and no answer numbering to pay for)
-    answer = dense(c.fact("model", members), c.fact("variation", members), c.runs(members),
-                   c.fact("statement_id", members), c.first_seen("input")[members], c.first_seen("output")[members])
+    answer = dense(
+        c.fact("model", members),
+        c.fact("variation", members),
+        c.runs(members),
+        c.fact("statement_id", members),
+        c.first_seen("input")[members],
+        c.first_seen("output")[members],
+    )
     verdicts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for (judge,), rows in by_judge:
         of = answer[np.searchsorted(members, rows)]
@@ -138,9 +156,18 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
         ids = first_seen(c.cluster()[verdicts[a][1][in_a]])
         interval = kappa_interval(ids, cells.astype(float), cohen_from_counts)
         prevalence = float(first.mean() + second.mean()) / 2 if len(common) else None
-        results.append(Agreement(spec=spec, judges=f"{a} vs {b}", items=len(common), kappa=kappa, kind="Cohen",
-                                 **with_agreement(interval, kappa, (first == second).astype(float), ids,
-                                                   cohen_expected(cells.sum(axis=0)), prevalence)))
+        results.append(
+            Agreement(
+                spec=spec,
+                judges=f"{a} vs {b}",
+                items=len(common),
+                kappa=kappa,
+                kind="Cohen",
+                **with_agreement(
+                    interval, kappa, (first == second).astype(float), ids, cohen_expected(cells.sum(axis=0)), prevalence
+                ),
+            )
+        )
     if len(judges) > 2:
         shared = verdicts[judges[0]][0]
         for judge in judges[1:]:
@@ -159,25 +186,47 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
         kappa_all = fleiss_kappa(counts)
         prevalence = float(compliant.sum() / (len(shared) * raters)) if len(shared) else None
         expected = None if prevalence is None else prevalence**2 + (1 - prevalence) ** 2
-        results.append(Agreement(spec=spec, judges="all", items=len(shared), kappa=kappa_all, kind="Fleiss",
-                                 **with_agreement(interval, kappa_all, agreeing.astype(float), ids, expected,
-                                                   prevalence)))
+        results.append(
+            Agreement(
+                spec=spec,
+                judges="all",
+                items=len(shared),
+                kappa=kappa_all,
+                kind="Fleiss",
+                **with_agreement(interval, kappa_all, agreeing.astype(float), ids, expected, prevalence),
+            )
+        )
     if rated.any():
         units = [c.rating[members[rated][g]].astype(int).tolist() for g in groups(answer[rated])]
-        results.append(Agreement(spec=spec, judges="all (Likert ratings)", items=sum(len(u) >= 2 for u in units),
-                                 kappa=krippendorff_alpha_ordinal(units), kind="Krippendorff alpha (ordinal)"))
+        results.append(
+            Agreement(
+                spec=spec,
+                judges="all (Likert ratings)",
+                items=sum(len(u) >= 2 for u in units),
+                kappa=krippendorff_alpha_ordinal(units),
+                kind="Krippendorff alpha (ordinal)",
+            )
+        )
     return results
 
 
-UNSTABLE = ("kappa is unstable at prevalence {prevalence:.2f} (Feinstein & Cicchetti 1990: high agreement can give "
-            "a low kappa): read the raw agreement beside it")
+UNSTABLE = (
+    "kappa is unstable at prevalence {prevalence:.2f} (Feinstein & Cicchetti 1990: high agreement can give "
+    "a low kappa): read the raw agreement beside it"
+)
 UNSTABLE_PREVALENCE = 0.1
 """Below this share of the rarer verdict a kappa is flagged: at prevalence 0.95 and 30 answers its bootstrap interval
 covered 0.72 (issue 34)."""
 
 
-def with_agreement(interval: dict[str, Any], kappa: float | None, agreeing: np.ndarray, ids: np.ndarray,
-                    expected: float | None, prevalence: float | None) -> dict[str, Any]:
+def with_agreement(
+    interval: dict[str, Any],
+    kappa: float | None,
+    agreeing: np.ndarray,
+    ids: np.ndarray,
+    expected: float | None,
+    prevalence: float | None,
+) -> dict[str, Any]:
     """The kappa's interval widened to hold the kappa at both ends of raw agreement's own clustered interval (at the
     observed chance agreement), so perfect agreement on few answers is not [1, 1]; the raw agreement, prevalence
     and a note beside it."""
@@ -187,8 +236,9 @@ def with_agreement(interval: dict[str, Any], kappa: float | None, agreeing: np.n
     bounds = rate_interval_codes(agreeing, ids)
     if bounds is None:
         return found
-    found.update(agreement=float(agreeing.mean()), agreement_low=bounds[0], agreement_high=bounds[1],
-                 prevalence=prevalence)
+    found.update(
+        agreement=float(agreeing.mean()), agreement_low=bounds[0], agreement_high=bounds[1], prevalence=prevalence
+    )
     if prevalence is not None and min(prevalence, 1 - prevalence) < UNSTABLE_PREVALENCE:
         found["note"] = UNSTABLE.format(prevalence=prevalence)
     if kappa is not None and expected is not None and expected < 1.0 and "ci_low" in found:
@@ -214,7 +264,7 @@ def cohen_from_counts(totals: np.ndarray) -> float | None:
     n = totals.sum()
     if n == 0:
         return None
-    expected = ((both + only_a) * (both + only_b) + (neither + only_b) * (neither + only_a)) / n ** 2
+    expected = ((both + only_a) * (both + only_b) + (neither + only_b) * (neither + only_a)) / n**2
     return None if expected >= 1.0 else float(((both + neither) / n - expected) / (1 - expected))
 
 
@@ -223,12 +273,13 @@ def fleiss_from_sums(totals: np.ndarray, raters: int) -> float | None:
     if items == 0:
         return None
     p = compliant / (items * raters)
-    expected = p ** 2 + (1 - p) ** 2
+    expected = p**2 + (1 - p) ** 2
     return None if expected >= 1.0 else float((agreeing / items - expected) / (1 - expected))
 
 
-def kappa_interval(ids: np.ndarray, features: np.ndarray,
-                    statistic: Callable[[np.ndarray], float | None]) -> dict[str, Any]:
+def kappa_interval(
+    ids: np.ndarray, features: np.ndarray, statistic: Callable[[np.ndarray], float | None]
+) -> dict[str, Any]:
     """95% percentile interval of a kappa over resamples of whole inputs (`BOOTSTRAP_DRAWS`, seeded); `ids` are
     the items' input clusters, numbered 0..G-1 in order of first appearance.
 
@@ -251,6 +302,8 @@ def kappa_interval(ids: np.ndarray, features: np.ndarray,
     if len(values) < BOOTSTRAP_DRAWS // 2:
         return {}
     low, high = np.percentile(values, [2.5, 97.5])
-    return {"ci_low": float(low), "ci_high": float(high), "ci_method": f"cluster bootstrap over inputs "
-                                                                       f"({BOOTSTRAP_DRAWS} draws, seed "
-                                                                       f"{BOOTSTRAP_SEED}, percentile)"}
+    return {
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "ci_method": f"cluster bootstrap over inputs ({BOOTSTRAP_DRAWS} draws, seed {BOOTSTRAP_SEED}, percentile)",
+    }

@@ -26,11 +26,13 @@ from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 
 MEAN_METHOD = "mean ± t(G-H) · cluster-robust SE, clusters = inputs, stratified by statement"
 
-TURN_NOTE = ("Judges with scope turn give one verdict per assistant turn, each judged in its context (the "
-             "conversation up to and including that turn). A row is one turn index: for a binary judge the share of "
-             "that turn's judged verdicts that comply (e.g. the answer held its position at turn 2), with a 95% "
-             "interval clustered by input (a conversation's turns and its repeated runs are one cluster). These "
-             "verdicts are not in the compliance tables above.")
+TURN_NOTE = (
+    "Judges with scope turn give one verdict per assistant turn, each judged in its context (the "
+    "conversation up to and including that turn). A row is one turn index: for a binary judge the share of "
+    "that turn's judged verdicts that comply (e.g. the answer held its position at turn 2), with a 95% "
+    "interval clustered by input (a conversation's turns and its repeated runs are one cluster). These "
+    "verdicts are not in the compliance tables above."
+)
 
 
 class TurnRate(BaseModel):
@@ -60,8 +62,9 @@ def _value_rows(judged: list[TurnVerdict], mode: str) -> dict[str, list[float]]:
     return {"compliant": [float(bool(r.compliant)) for r in judged]}
 
 
-def _interval(values: list[float], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable], mode: str
-              ) -> tuple[float, float, str] | None:
+def _interval(
+    values: list[float], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable], mode: str
+) -> tuple[float, float, str] | None:
     if mode != "likert":
         return rate_interval(values, clusters, strata)
     interval = mean_interval(values, clusters, strata)
@@ -69,8 +72,7 @@ def _interval(values: list[float], clusters: Sequence[Hashable], strata: Mapping
 
 
 def _judged(row: TurnVerdict) -> bool:
-    return row.outcome == "judged" and (row.compliant is not None or row.rating is not None
-                                        or row.category is not None)
+    return row.outcome == "judged" and (row.compliant is not None or row.rating is not None or row.category is not None)
 
 
 def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:
@@ -86,13 +88,37 @@ def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:
         strata = {key: key[:2] for key in clusters}
         for measure, values in _value_rows(judged, mode).items():
             interval = _interval(values, clusters, strata, mode)
-            found.append(TurnRate(
-                spec=spec, judge=judge, candidate=candidate, variation=variation, turn=turn, measure=measure,
-                n=len(values), rate=sum(values) / len(values) if values else None,
-                ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-                method=interval[2] if interval else None, not_judged=len(cell) - len(judged)))
+            found.append(
+                TurnRate(
+                    spec=spec,
+                    judge=judge,
+                    candidate=candidate,
+                    variation=variation,
+                    turn=turn,
+                    measure=measure,
+                    n=len(values),
+                    rate=sum(values) / len(values) if values else None,
+                    ci_low=interval[0] if interval else None,
+                    ci_high=interval[1] if interval else None,
+                    method=interval[2] if interval else None,
+                    not_judged=len(cell) - len(judged),
+                )
+            )
         if not judged:
-            found.append(TurnRate(spec=spec, judge=judge, candidate=candidate, variation=variation, turn=turn,
-                                  measure="none judged", n=0, rate=None, ci_low=None, ci_high=None, method=None,
-                                  not_judged=len(cell)))
+            found.append(
+                TurnRate(
+                    spec=spec,
+                    judge=judge,
+                    candidate=candidate,
+                    variation=variation,
+                    turn=turn,
+                    measure="none judged",
+                    n=0,
+                    rate=None,
+                    ci_low=None,
+                    ci_high=None,
+                    method=None,
+                    not_judged=len(cell),
+                )
+            )
     return found

@@ -24,8 +24,10 @@ from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import wilson_interval
 
 JUDGED = "judged"
-COMPLIANT_COUNT = ("compliant verdicts, an integer; a panel's is the sum of its per-answer shares (a split of two "
-                   "judges counts 1/2), so it may be fractional")
+COMPLIANT_COUNT = (
+    "compliant verdicts, an integer; a panel's is the sum of its per-answer shares (a split of two "
+    "judges counts 1/2), so it may be fractional"
+)
 
 
 def count(total: float) -> int | float:
@@ -95,11 +97,15 @@ def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | 
     rating_clusters, rating_strata = local_clusters(c, rated)
     rating_interval = mean_interval_codes(ratings, rating_clusters, rating_strata)
     return RateSummary(
-        judged=len(judged), compliant=count(values.sum()),
+        judged=len(judged),
+        compliant=count(values.sum()),
         not_judged={c.outcomes[k]: int(counts[k]) for k in np.flatnonzero(counts)},
         rate=float(values.sum() / len(values)) if len(values) else None,
-        ci_low=by_input[0] if by_input else None, ci_high=by_input[1] if by_input else None,
-        ci_method=by_input[2] if by_input else None, inputs=input_count, statements=statement_count,
+        ci_low=by_input[0] if by_input else None,
+        ci_high=by_input[1] if by_input else None,
+        ci_method=by_input[2] if by_input else None,
+        inputs=input_count,
+        statements=statement_count,
         ci_low_by_statement=by_statement[0] if by_statement else None,
         ci_high_by_statement=by_statement[1] if by_statement else None,
         mean_rating=float(ratings.mean()) if len(ratings) else None,
@@ -133,8 +139,9 @@ class VariationStatistics(RateSummary):
     run_max: float | None
 
 
-def variation_statistics(rows: list[ComplianceRow] | VerdictColumns, settings: dict[str, dict[str, Any]]
-                         ) -> list[VariationStatistics]:
+def variation_statistics(
+    rows: list[ComplianceRow] | VerdictColumns, settings: dict[str, dict[str, Any]]
+) -> list[VariationStatistics]:
     """One record per (spec, judge, candidate, variation), with its runs and their spread."""
     c = as_columns(rows)
     records = []
@@ -144,15 +151,31 @@ def variation_statistics(rows: list[ComplianceRow] | VerdictColumns, settings: d
             judged = members[c.judged(members)]
             compliant = count(c.values(judged).sum())
             interval = wilson_interval(compliant, len(judged))
-            runs.append(RunStatistics(run=int(run), judged=len(judged), compliant=compliant,
-                                      rate=compliant / len(judged) if len(judged) else None,
-                                      ci_low=interval[0] if interval else None,
-                                      ci_high=interval[1] if interval else None))
+            runs.append(
+                RunStatistics(
+                    run=int(run),
+                    judged=len(judged),
+                    compliant=compliant,
+                    rate=compliant / len(judged) if len(judged) else None,
+                    ci_low=interval[0] if interval else None,
+                    ci_high=interval[1] if interval else None,
+                )
+            )
         rates = [r.rate for r in runs if r.rate is not None]
-        records.append(VariationStatistics(
-            spec=spec, judge=judge, candidate=candidate, variation=variation, settings=settings.get(variation, {}),
-            runs=runs, run_sd=stdev(rates) if len(rates) > 1 else None, run_min=min(rates) if rates else None,
-            run_max=max(rates) if rates else None, **summarize(c, group).model_dump()))
+        records.append(
+            VariationStatistics(
+                spec=spec,
+                judge=judge,
+                candidate=candidate,
+                variation=variation,
+                settings=settings.get(variation, {}),
+                runs=runs,
+                run_sd=stdev(rates) if len(rates) > 1 else None,
+                run_min=min(rates) if rates else None,
+                run_max=max(rates) if rates else None,
+                **summarize(c, group).model_dump(),
+            )
+        )
     return records
 
 
@@ -170,10 +193,17 @@ def breakdown(rows: list[ComplianceRow] | VerdictColumns, by: str) -> list[Break
     """Rates per `by` ('statement_type' or 'authority_level') within each (spec, judge, candidate, variation)."""
     c = as_columns(rows)
     return [
-        Breakdown(spec=spec, judge=judge, candidate=candidate, variation=variation, group=group,
-                  **summarize(c, members).model_dump())
+        Breakdown(
+            spec=spec,
+            judge=judge,
+            candidate=candidate,
+            variation=variation,
+            group=group,
+            **summarize(c, members).model_dump(),
+        )
         for (spec, judge, candidate, variation, group), members in grouped(
-            c, None, "spec", "judge", "model", "variation", by)
+            c, None, "spec", "judge", "model", "variation", by
+        )
     ]
 
 
@@ -210,10 +240,22 @@ def paired_comparisons(rows: list[ComplianceRow] | VerdictColumns) -> list[Paire
                 paired = paired_difference_codes(ca, ya, cb, yb, strata)
                 if paired is None:
                     continue
-                results.append(PairedComparison(
-                    spec=spec, judge=judge, kind=kind, within=within, a=a, b=b, inputs=paired.clusters,
-                    rate_a=_shared_mean(ca, ya, cb), rate_b=_shared_mean(cb, yb, ca),
-                    difference=paired.difference, ci_low=paired.ci_low, ci_high=paired.ci_high))
+                results.append(
+                    PairedComparison(
+                        spec=spec,
+                        judge=judge,
+                        kind=kind,
+                        within=within,
+                        a=a,
+                        b=b,
+                        inputs=paired.clusters,
+                        rate_a=_shared_mean(ca, ya, cb),
+                        rate_b=_shared_mean(cb, yb, ca),
+                        difference=paired.difference,
+                        ci_low=paired.ci_low,
+                        ci_high=paired.ci_high,
+                    )
+                )
     return results
 
 

@@ -65,9 +65,14 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
         # Short headers leave the numbers room; a number that still does not fit folds, it is never cut.
         for column in ("requests", "input tok", "cached", "output tok", "cost", "in flight"):
             numbers.add_column(column, justify="right", overflow="fold")
-        numbers.add_row(f"{c.requests:,}", f"{c.input_tokens:,}", f"{c.cached_input_tokens:,}",
-                        f"{c.output_tokens:,}", _money(c.cost_usd),
-                        _money(c.pending_estimate_usd) if c.pending_estimate_usd else "-")
+        numbers.add_row(
+            f"{c.requests:,}",
+            f"{c.input_tokens:,}",
+            f"{c.cached_input_tokens:,}",
+            f"{c.output_tokens:,}",
+            _money(c.cost_usd),
+            _money(c.pending_estimate_usd) if c.pending_estimate_usd else "-",
+        )
         heading = run_heading(c.run_dir, c.kind, c.provider, c.model).append(f" · {c.jobs} job(s)")
         parts += [Text(""), heading, numbers]
     totals = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)

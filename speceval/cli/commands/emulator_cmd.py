@@ -30,6 +30,7 @@ def _run(args: argparse.Namespace) -> int:
             faults = FaultConfig.model_validate(json.loads(args.faults.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
             raise InputError(args.faults, f"not a valid fault configuration: {exc}") from None
+
     def announce(base: str) -> None:  # the bound address: with --port 0 the port is known only once bound
         console.print(
             f"speceval emulator on {base}\n"

@@ -49,10 +49,14 @@ def _refuse_rounds(run_dir: Path, action: str) -> None:
     numbers = sorted(int(p.name) for p in rounds.iterdir() if p.name.isdigit())
     where = f"{rounds / str(numbers[-1])}" if numbers else f"{rounds}/<k>"
     if action == "cancel":
-        raise ConfigError(f"{run_dir} sends conversations in rounds, each with its own jobs: cancel the round in "
-                          f"flight with `speceval cancel {where}` (`speceval status {run_dir}` lists every round)")
-    raise ConfigError(f"{run_dir} sends conversations in rounds (the next built from the answers of the last): "
-                      f"`speceval resume {run_dir}` collects and continues them without sending anything twice")
+        raise ConfigError(
+            f"{run_dir} sends conversations in rounds, each with its own jobs: cancel the round in "
+            f"flight with `speceval cancel {where}` (`speceval status {run_dir}` lists every round)"
+        )
+    raise ConfigError(
+        f"{run_dir} sends conversations in rounds (the next built from the answers of the last): "
+        f"`speceval resume {run_dir}` collects and continues them without sending anything twice"
+    )
 
 
 def fetch(args: argparse.Namespace) -> int:

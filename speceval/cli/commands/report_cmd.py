@@ -17,34 +17,61 @@ def register(commands: Any) -> None:
     report.add_argument("paths", nargs="+", type=Path, help="folders holding compliance and ranking runs")
     report.add_argument("--out", type=Path, default=Path("report"), help="output folder (default ./report)")
     report.add_argument("--prices", type=Path, help="price table overriding the shipped one")
-    report.add_argument("--labels", type=Path, help="a filled label sheet (speceval label-sheet): adds human "
-                                                    "agreement and prediction-powered rates")
-    report.add_argument("--min-canary-accuracy", type=_share, metavar="SHARE",
-                        help="flag judges that get less than this share (0–1) of the spec's own example responses "
-                             "right")
+    report.add_argument(
+        "--labels",
+        type=Path,
+        help="a filled label sheet (speceval label-sheet): adds human agreement and prediction-powered rates",
+    )
+    report.add_argument(
+        "--min-canary-accuracy",
+        type=_share,
+        metavar="SHARE",
+        help="flag judges that get less than this share (0–1) of the spec's own example responses right",
+    )
     for name, rule in _HEALTH_FLAGS.items():
-        report.add_argument(f"--health-{name.replace('_', '-')}", dest=f"health_{name}", type=_share, metavar="SHARE",
-                            help=f"spec health: {rule} (docs/spec-health.md)")
+        report.add_argument(
+            f"--health-{name.replace('_', '-')}",
+            dest=f"health_{name}",
+            type=_share,
+            metavar="SHARE",
+            help=f"spec health: {rule} (docs/spec-health.md)",
+        )
     report.set_defaults(handler=_report)
     sheet = commands.add_parser("label-sheet", help="a CSV of sampled answers for a person to label")
     sheet.add_argument("paths", nargs="+", type=Path, help="folders holding compliance runs")
     sheet.add_argument("--n", type=flag_type(SAMPLE_SIZE), required=True, help="how many distinct answers to sample")
     sheet.add_argument("--seed", type=flag_type(SEED), default=0, help="seed of the stratified sample (default 0)")
-    sheet.add_argument("--out", type=Path, default=Path("labels.csv"), help="the CSV to write (default labels.csv; "
-                                                                            "never over an existing file)")
+    sheet.add_argument(
+        "--out",
+        type=Path,
+        default=Path("labels.csv"),
+        help="the CSV to write (default labels.csv; never over an existing file)",
+    )
     sheet.add_argument("--force", action="store_true", help="replace an existing --out file (its labels are lost)")
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
-    export.add_argument("--format", choices=("jsonl", "parquet", "original", "inspect"), default="jsonl",
-                        help="jsonl or parquet: one row per verdict; original: the original SpecEval's folders and "
-                             "file shapes, for its analysis scripts; inspect: Inspect AI eval logs, one per spec, "
-                             "candidate, variation and run (needs speceval[inspect])")
-    export.add_argument("--out", type=Path, help="output file (default verdicts.jsonl / verdicts.parquet), or for "
-                                                 "--format original / inspect a new folder (default original_layout "
-                                                 "/ inspect_logs)")
-    export.add_argument("--log-format", choices=("eval", "json"), default="eval",
-                        help="--format inspect: Inspect's .eval (zip, the default) or .json log files")
+    export.add_argument(
+        "--format",
+        choices=("jsonl", "parquet", "original", "inspect"),
+        default="jsonl",
+        help="jsonl or parquet: one row per verdict; original: the original SpecEval's folders and "
+        "file shapes, for its analysis scripts; inspect: Inspect AI eval logs, one per spec, "
+        "candidate, variation and run (needs speceval[inspect])",
+    )
+    export.add_argument(
+        "--out",
+        type=Path,
+        help="output file (default verdicts.jsonl / verdicts.parquet), or for "
+        "--format original / inspect a new folder (default original_layout "
+        "/ inspect_logs)",
+    )
+    export.add_argument(
+        "--log-format",
+        choices=("eval", "json"),
+        default="eval",
+        help="--format inspect: Inspect's .eval (zip, the default) or .json log files",
+    )
     export.set_defaults(handler=_export)
 
 
@@ -79,31 +106,47 @@ def _report(args: argparse.Namespace) -> int:
     from speceval.paths import check_output_dir
 
     check_output_dir(args.out, "--out")
-    given = {name: getattr(args, f"health_{name}") for name in _HEALTH_FLAGS
-             if getattr(args, f"health_{name}") is not None}
+    given = {
+        name: getattr(args, f"health_{name}") for name in _HEALTH_FLAGS if getattr(args, f"health_{name}") is not None
+    }
     if given.get("split", 0.0) > 0.5:
-        raise ConfigError(f"--health-split {given['split']} is above 0.5, the largest SD compliance values in 0–1 "
-                          "can have")
+        raise ConfigError(
+            f"--health-split {given['split']} is above 0.5, the largest SD compliance values in 0–1 can have"
+        )
     health = HealthThresholds(**given)
-    summary = build_report(args.paths, args.out, PriceTable.load(args.prices), labels=args.labels,
-                           min_canary_accuracy=args.min_canary_accuracy, health=health)
+    summary = build_report(
+        args.paths,
+        args.out,
+        PriceTable.load(args.prices),
+        labels=args.labels,
+        min_canary_accuracy=args.min_canary_accuracy,
+        health=health,
+    )
     if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
-        console.print("[bold yellow]warning:[/] --min-canary-accuracy checked nothing: no judge under these "
-                      "folders judged the spec's example responses (canaries)")
+        console.print(
+            "[bold yellow]warning:[/] --min-canary-accuracy checked nothing: no judge under these "
+            "folders judged the spec's example responses (canaries)"
+        )
     if summary.data.data_banner:
         stdout.print(f"[bold red]{summary.data.data_banner}[/]")
     for skipped in summary.data.skipped:
         stdout.print(f"[yellow]Skipped (no verdicts): {escape(skipped)}[/]")
-    table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)",
-                  header_style="bold")
+    table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)", header_style="bold")
     for column in ("spec", "judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
         table.add_column(column, overflow="fold")  # wrap, never cut: a model name must stay whole
     for r in summary.data.variations:
-        table.add_row(r.spec, r.judge, r.candidate, r.variation, str(r.judged), _fmt(r.rate),
-                      f"{r.ci_low:.3f}–{r.ci_high:.3f}" if r.ci_low is not None and r.ci_high is not None else "–",
-                      " ".join(_fmt(run.rate) for run in r.runs),
-                      ", ".join(f"{n} {o}" for o, n in sorted(r.not_judged.items())) or "0")
+        table.add_row(
+            r.spec,
+            r.judge,
+            r.candidate,
+            r.variation,
+            str(r.judged),
+            _fmt(r.rate),
+            f"{r.ci_low:.3f}–{r.ci_high:.3f}" if r.ci_low is not None and r.ci_high is not None else "–",
+            " ".join(_fmt(run.rate) for run in r.runs),
+            ", ".join(f"{n} {o}" for o, n in sorted(r.not_judged.items())) or "0",
+        )
     stdout.print(table)
     strengths = summary.data.bradley_terry
     for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
@@ -111,15 +154,19 @@ def _report(args: argparse.Namespace) -> int:
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
     for accuracy in summary.data.judge_accuracy:
         if accuracy.below_minimum:
-            stdout.print(f"[bold red]Judge {accuracy.judge} (spec {accuracy.spec}) got {_fmt(accuracy.accuracy)} of "
-                         f"the spec's example responses right, below --min-canary-accuracy "
-                         f"{args.min_canary_accuracy}[/]")
+            stdout.print(
+                f"[bold red]Judge {accuracy.judge} (spec {accuracy.spec}) got {_fmt(accuracy.accuracy)} of "
+                f"the spec's example responses right, below --min-canary-accuracy "
+                f"{args.min_canary_accuracy}[/]"
+            )
     flagged = [s for s in summary.data.health.statements if s.flags]
     if flagged:
-        stdout.print(f"Spec health: {len(flagged)} of {len(summary.data.health.statements)} statement(s) flagged "
-                     "(statement_health.csv; docs/spec-health.md): " + "; ".join(
-                         f"{s.statement_id} ({', '.join(s.flags)})" for s in flagged[:5])
-                     + (" ..." if len(flagged) > 5 else ""))
+        stdout.print(
+            f"Spec health: {len(flagged)} of {len(summary.data.health.statements)} statement(s) flagged "
+            "(statement_health.csv; docs/spec-health.md): "
+            + "; ".join(f"{s.statement_id} ({', '.join(s.flags)})" for s in flagged[:5])
+            + (" ..." if len(flagged) > 5 else "")
+        )
     stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it)")
     return 0
 
@@ -134,18 +181,22 @@ def _label_sheet(args: argparse.Namespace) -> int:
 
     check_output_file(args.out, "--out")
     if args.out.exists() and not args.force:  # a filled sheet holds a person's work: never replaced by default
-        raise ConfigError(f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to "
-                          "replace it")
+        raise ConfigError(
+            f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to replace it"
+        )
     sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, statement_texts(args.paths))
     if not sheet:
-        raise ConfigError(f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
-                          "categorical or Likert (neither gives a yes/no verdict that a label "
-                          "could agree with)")
+        raise ConfigError(
+            f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
+            "categorical or Likert (neither gives a yes/no verdict that a label "
+            "could agree with)"
+        )
     write_label_sheet(args.out, sheet)
     design = write_design(args.out, design_of(population, sheet, args.n, args.seed))
-    stdout.print(f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
-                 f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels "
-                 + str(args.out))
+    stdout.print(
+        f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
+        f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels " + str(args.out)
+    )
     return 0
 
 
@@ -169,15 +220,22 @@ def _export(args: argparse.Namespace) -> int:
         out = args.out or Path("original_layout")
         check_output_dir(out, "--out")
         if out.exists() and any(out.iterdir()):
-            raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other "
-                              "files)")
+            raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other files)")
         done = export_original(args.paths, out)
-        stdout.print(f"{done.files} file(s) in the original layout written under {out}"
-                     + (f"; {done.categorical_left_out} categorical verdict(s) left out (no original shape)"
-                        if done.categorical_left_out else "")
-                     + (f"; {done.turn_verdicts_left_out} per-turn verdict(s) left out (the original's scripts "
-                        "would count each turn as an answer; --format jsonl keeps them)"
-                        if done.turn_verdicts_left_out else ""))
+        stdout.print(
+            f"{done.files} file(s) in the original layout written under {out}"
+            + (
+                f"; {done.categorical_left_out} categorical verdict(s) left out (no original shape)"
+                if done.categorical_left_out
+                else ""
+            )
+            + (
+                f"; {done.turn_verdicts_left_out} per-turn verdict(s) left out (the original's scripts "
+                "would count each turn as an answer; --format jsonl keeps them)"
+                if done.turn_verdicts_left_out
+                else ""
+            )
+        )
         return 0
     out = args.out or Path(f"verdicts.{args.format}")
     check_output_file(out, "--out")

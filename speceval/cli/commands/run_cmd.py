@@ -16,15 +16,23 @@ def register(commands: Any) -> None:
     parser.add_argument("experiment", type=Path)
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic answers)")
     parser.add_argument("--resume", action="store_true", help="accepted for clarity: running again always resumes")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print each stage's requests, jobs and cost, and the precision plan; send and write "
-                             "nothing")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print each stage's requests, jobs and cost, and the precision plan; send and write nothing",
+    )
     parser.add_argument("--json", action="store_true", help="with --dry-run: the plan as JSON on stdout")
     # Defaults in speceval.experiments.precision (not imported here: `--help` must not import pydantic).
-    parser.add_argument("--assume-rate", type=flag_type(ASSUME_RATE),
-                        help="with --dry-run: the compliance rate the precision plan assumes (default 0.8)")
-    parser.add_argument("--assume-icc", type=flag_type(ASSUME_ICC),
-                        help="with --dry-run: how alike two answers to one input are, 0-1 (default 0.3)")
+    parser.add_argument(
+        "--assume-rate",
+        type=flag_type(ASSUME_RATE),
+        help="with --dry-run: the compliance rate the precision plan assumes (default 0.8)",
+    )
+    parser.add_argument(
+        "--assume-icc",
+        type=flag_type(ASSUME_ICC),
+        help="with --dry-run: how alike two answers to one input are, 0-1 (default 0.3)",
+    )
     parser.add_argument("--verbose", action="store_true")
     parser.set_defaults(handler=_run)
 
@@ -44,8 +52,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.dry_run:
         from speceval.cli.commands.run_plan import show_plan
 
-        return show_plan(args.experiment, offline=args.offline, rate=args.assume_rate, icc=args.assume_icc,
-                         as_json=args.json)
+        return show_plan(
+            args.experiment, offline=args.offline, rate=args.assume_rate, icc=args.assume_icc, as_json=args.json
+        )
     # Exit 2 with file, line and key before anything is written (the log included) or submitted.
     _, output_dir, offline = preflight(args.experiment, offline=args.offline)
     # As for the other commands, $SPECEVAL_POLL_INTERVAL (range-checked) wins over the file's engine.poll_interval.
@@ -54,11 +63,11 @@ def _run(args: argparse.Namespace) -> int:
     setup_logging(args.verbose, output_dir / "logs" / "experiment.log")
     if offline:
         console.print(synthetic_banner())
-    resume = shlex.join([sys.executable, "-m", "speceval", "run", str(args.experiment)]
-                        + (["--offline"] if args.offline else []))
+    resume = shlex.join(
+        [sys.executable, "-m", "speceval", "run", str(args.experiment)] + (["--offline"] if args.offline else [])
+    )
     try:
-        outcome = run_experiment(args.experiment, offline=args.offline, observer=_progress,
-                                 poll_interval=poll_interval)
+        outcome = run_experiment(args.experiment, offline=args.offline, observer=_progress, poll_interval=poll_interval)
     except KeyboardInterrupt:
         report_stop(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
         return ExitCode.STOPPED
