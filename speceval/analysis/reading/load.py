@@ -196,14 +196,16 @@ def _streams_verdicts(streamed: StreamedJson) -> bool:
     """A compliance or ranking results file as speceval writes it: its metadata (naming the judge: not the
     original's) comes before `results` or `rankings`, which can then be read a verdict at a time."""
     head = streamed.head
-    metadata = head.get("metadata") if head is not None else None
-    return (
+    if head is None:
+        return False
+    metadata = head.get("metadata")
+    return bool(
         streamed.pending
         and isinstance(metadata, dict)
         and "judge" in metadata
         and "rankings" not in head
         and "canaries" not in head
-    )  # type: ignore[operator]  # head is a dict here
+    )
 
 
 def _offline(run_dir: Path) -> bool | None:
