@@ -4,36 +4,34 @@ Per group (spec × variation × repeat): one generation task per candidate; per 
 candidate (needs that candidate's generation) and one ranking task per pair of candidates, both orders (needs
 both generations); with three or more candidates, a last ranking task rewrites the judge's position-consistency
 file over all pairs. The report needs everything. Every task writes where the unpipelined runner wrote, so an
-experiment started by either resumes under the other.
+experiment started by either resumes under the other. What the tasks share is `speceval.experiments.context`.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from speceval.batch.budget import RunBudget
 from speceval.batch.costs import CostEstimator, PriceTable
-from speceval.batch.engine import BatchEngine, EngineOptions
+from speceval.batch.engine import BatchEngine
 from speceval.batch.manifest import RunManifest
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
-from speceval.engines.factory import AnyModel, EndpointSettings, build_model, make_engine
-from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
+from speceval.engines.factory import make_engine
+from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry
+from speceval.experiments.context import StageContext, inputs_config, judge_params
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
-from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig, default_rater
+from speceval.inputgen.pipeline import BatchedInputGenerationPipeline
 from speceval.inputs import load_inputs
-from speceval.judging.verdicts import category_schema
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.endpoints import endpoint_settings, record_endpoint
+from speceval.pipelines.endpoints import record_endpoint
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.judge_run import (
     JudgeSettings,
@@ -44,7 +42,6 @@ from speceval.pipelines.judge_run import (
     write_manifest,
 )
 from speceval.pipelines.ranking import BatchedRankingPipeline
-from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import RaySettings
 from speceval.realtime.settings import RealtimeSettings
 from speceval.spec import Specification, load_spec
@@ -64,127 +61,6 @@ class JudgePipeline(Protocol):
     provider: str
 
     def write_verdicts(self) -> Any: ...
-
-
-@dataclass
-class StageContext:
-    """What every task of one experiment run shares.
-
-    Attributes:
-        config: the experiment file.
-        config_path: where it was read from (named in messages).
-        base: the experiment file's folder (paths in it are relative to it).
-        output_dir: the experiment's output folder.
-        engine: engine options of every run (the budget in it is shared by all).
-        options_for: provider options (base URL, key) per provider.
-        offline: answers come from the emulator (recorded in every run's manifest).
-        report: set by the report task to the report it wrote.
-    """
-
-    config: ExperimentConfig
-    config_path: Path
-    base: Path
-    output_dir: Path
-    engine: EngineOptions
-    options_for: Callable[[str], dict[str, Any]]
-    offline: bool
-    report: Path | None = None
-    started: float = field(default_factory=time.monotonic)
-    _judges: dict[str, AnyModel] = field(default_factory=dict)
-
-    @property
-    def deadline(self) -> float:
-        """When the experiment's timeout ends (monotonic clock): no task starts after it."""
-        return self.started + self.engine.timeout_hours * 3600
-
-    def engine_options(self) -> EngineOptions:
-        """The engine options for a task starting now: its timeout is what is left of the experiment's."""
-        left = max(self.deadline - time.monotonic(), 0.0)
-        return replace(self.engine, timeout_hours=left / 3600)
-
-    def judge_model(self, judge: JudgeEntry) -> AnyModel:
-        """One client per judge, shared by all its tasks."""
-        key = judge.model_dump_json()
-        if key not in self._judges:
-            self._judges[key] = self.model(judge, judge_params(judge, self.config.engine.max_tokens))
-        return self._judges[key]
-
-    def endpoint(self, entry: ModelEntry) -> EndpointSettings | None:
-        """How a model without a batch API is reached (None for a batch org), from its entry's keys."""
-        provider = resolve_org(entry.model, entry.org)
-        where = f"{self.config_path}, {self.entry_name(entry)} (org {provider.org})"
-        return endpoint_settings(provider, entry.endpoint_keys(), None, offline=self.offline, where=where)
-
-    def entry_name(self, entry: ModelEntry) -> str:
-        """`candidates[i]` or `judges[i]`, as the experiment file lists it."""
-        for section, entries in (("candidates", self.config.candidates), ("judges", self.config.judges)):
-            for index, listed in enumerate(entries):
-                if listed is entry:
-                    return f"{section}[{index}]"
-        return entry.model
-
-    def model(self, entry: ModelEntry, params: GenerationParams) -> AnyModel:
-        """The client of a candidate or judge: its batch adapter, or the endpoint or Ray model its keys describe."""
-        provider = resolve_org(entry.model, entry.org).org
-        options = self.options_for(provider)
-        return build_model(entry.model, provider, params, self.endpoint(entry), **options)
-
-    def resolve(self, path: Path) -> Path:
-        """A path of the experiment file, resolved against its folder."""
-        return resolve_path(self.base, path)
-
-    def inputs_run_dir(self, spec: SpecEntry) -> Path:
-        """Where the `inputs` stage generates a spec's inputs (one run per spec, shared by every candidate)."""
-        return self.output_dir / "inputs" / safe_filename(spec.name)
-
-    def inputs_dir(self, spec: SpecEntry) -> Path:
-        """The spec's inputs: its `inputs_dir`, or what the `inputs` stage generated."""
-        if spec.inputs_dir is not None:
-            return self.resolve(spec.inputs_dir)
-        return self.inputs_run_dir(spec) / "inputs"
-
-
-def inputs_config(
-    block: InputsBlock,
-    spec_path: Path,
-    base: Path,
-    *,
-    offline: bool = False,
-    engine: EngineOptions | None = None,
-    spec_name: str | None = None,
-) -> InputGenerationConfig:
-    """The inputs generator's settings from an experiment's `inputs:` block."""
-    return InputGenerationConfig(
-        spec_path=spec_path,
-        spec_name=spec_name,
-        generator_model=block.generator,
-        generator_org=block.generator_org,
-        rater_model=block.rater
-        or default_rater(resolve_org(block.generator, block.generator_org).org, offline)
-        or block.generator,
-        rater_org=block.rater_org if block.rater else None,
-        per_statement=block.per_statement,
-        rating_threshold=block.rating_threshold,
-        max_rounds=block.max_rounds,
-        pairs=block.pairs if isinstance(block.pairs, list) else None,
-        related_pairs=block.pairs == "related",
-        output_dir=base,
-        offline=offline,
-        engine=engine or EngineOptions(),
-    )
-
-
-def judge_params(judge: JudgeEntry, max_tokens: int) -> GenerationParams:
-    """What every judge of an experiment is sent with (a categorical judge: its answer schema too)."""
-    params = GenerationParams(temperature=0.0, max_tokens=max_tokens)
-    if judge.categories:
-        params = replace(params, response_schema=category_schema(list(judge.categories)), schema_name="category")
-    return params
-
-
-def resolve_path(base: Path, path: Path) -> Path:
-    """Paths in an experiment file are relative to the file."""
-    return path if path.is_absolute() else base / path
 
 
 def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[StageTask]:

@@ -20,18 +20,18 @@ Layout of a run directory `OUTPUT_DIR/<spec>/input_judge/<generator>x<rater>/<YY
     round_<k>/generate/, rate/    each an engine run directory (run.json, metadata/, responses/)
     candidates.jsonl              every proposal and its fate
     inputs/<statement_id>.json    kept inputs in the original format: a ready --pregenerated-inputs-dir
+
+What a run is asked to do lives in `speceval.inputgen.config`; what its rounds decided, in `speceval.inputgen.rounds`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -48,26 +48,25 @@ from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
-from speceval.defaults import DEFAULT_INPUTS_OUTPUT, DEFAULT_MAX_TOKENS
 from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.errors import ConfigError, RunStateError
-from speceval.inputgen.dedup import NEAR, DuplicateIndex, jaccard, words
+from speceval.inputgen.config import InputGenerationConfig, check_config
 from speceval.inputgen.outputs import KeptByTarget, templates, write_outputs
 from speceval.inputgen.pairs import (
     Target,
     related_pairs,
     resolve_pairs,
     target_generator_prompt,
-    target_rater_prompt,
 )
 from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE
-from speceval.inputgen.records import RUN_KIND, CandidateRecord, Fate
-from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA, Proposals, parse_proposals, parse_rating
-from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
+from speceval.inputgen.records import RUN_KIND, Fate
+from speceval.inputgen.rounds import RoundState
+from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA
+from speceval.offline import emulator_options, emulator_state_dir, offline_emulator
 from speceval.paths import safe_filename
 from speceval.pipelines.models import use_model
 from speceval.providers.registry import resolve_org
-from speceval.spec import Specification, Statement, load_spec
+from speceval.spec import load_spec
 from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptItem
 from speceval.wire.sent import settings_as_sent
@@ -82,86 +81,6 @@ GENERATOR_TEMPERATURE = 1.0
 """Proposals should differ from round to round and from each other."""
 OVERASK = 2
 """Proposals asked per input still needed: duplicates and low ratings take their share."""
-
-
-DEFAULT_RATERS = {
-    "openai": "gpt-4.1-2025-04-14",
-    "anthropic": "claude-sonnet-4-6",
-    "google": "gemini-2.5-flash",
-}
-"""The rater when none is named: a model of another provider than the generator's (one whose key is set)."""
-_KEYS = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-}
-
-
-def default_rater(generator_org: str, offline: bool) -> str:
-    """Another provider's model, preferring one whose key is set (offline: every provider is at hand)."""
-    for org, model in DEFAULT_RATERS.items():
-        if org != generator_org and (offline or any(os.environ.get(name) for name in _KEYS[org])):
-            return model
-    return ""
-
-
-@dataclass
-class InputGenerationConfig:
-    """What to generate.
-
-    Attributes:
-        spec_path: the spec JSONL; spec_name: its label in the output path (default: the file's stem).
-        generator_model / rater_model: who proposes inputs and who rates them (orgs from the names, or given).
-        per_statement: inputs to keep per statement (N); rating_threshold: the lowest rating kept (1–10).
-        max_rounds: rounds at most; statements: a subset of statement ids (None: all; []: none, only pairs).
-        pairs: pairs of statement ids to write inputs in tension for; related_pairs: also every statement with its
-            `related_statements` (see `speceval.inputgen.pairs`).
-        output_dir: runs go to `{output_dir}/{spec}/input_judge/{generator}x{rater}/{timestamp}/`.
-        max_tokens: per answer; engine: batch size, polling, timeout, retries and the budget; offline: emulator.
-    """
-
-    spec_path: Path
-    generator_model: str
-    rater_model: str
-    output_dir: Path = DEFAULT_INPUTS_OUTPUT
-    spec_name: str | None = None
-    generator_org: str | None = None
-    rater_org: str | None = None
-    per_statement: int = 10
-    rating_threshold: int = 7
-    max_rounds: int = 3
-    statements: list[str] | None = None
-    pairs: list[list[str]] | None = None
-    related_pairs: bool = False
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    engine: EngineOptions = field(default_factory=EngineOptions)
-    offline: bool = False
-
-    def __post_init__(self) -> None:
-        if self.offline and self.engine == EngineOptions():
-            self.engine = replace(self.engine, poll_interval=offline_poll_interval())
-
-    def recorded(self) -> dict[str, Any]:
-        """The settings a resume must reuse (run.json `parameters.config`)."""
-        keep = (
-            "generator_model",
-            "rater_model",
-            "generator_org",
-            "rater_org",
-            "per_statement",
-            "rating_threshold",
-            "max_rounds",
-            "statements",
-            "max_tokens",
-            "offline",
-        )
-        # Pairs only when asked: a run started before they existed resumes with the settings it recorded.
-        pairs = {key: getattr(self, key) for key in ("pairs", "related_pairs") if getattr(self, key)}
-        return (
-            {key: getattr(self, key) for key in keep}
-            | pairs
-            | {"spec_path": str(Path(self.spec_path).resolve()), "spec_name": self.spec_name}
-        )
 
 
 class InputGenerationSummary(BaseModel):
@@ -180,26 +99,6 @@ class InputGenerationSummary(BaseModel):
     @property
     def reached(self) -> int:
         return sum(n >= self.target for n in self.kept.values())
-
-
-def check_config(config: InputGenerationConfig, spec: Specification) -> list[Statement]:
-    """The statements to generate for; a ConfigError naming the flag for anything out of range."""
-    if config.per_statement < 1:
-        raise ConfigError(f"--per-statement must be at least 1, not {config.per_statement}")
-    if not 1 <= config.rating_threshold <= 10:
-        raise ConfigError(f"--rating-threshold must be between 1 and 10, not {config.rating_threshold}")
-    if config.max_rounds < 1:
-        raise ConfigError(f"--max-rounds must be at least 1, not {config.max_rounds}")
-    if not spec.statements:
-        raise ConfigError(f"the spec {config.spec_path} has no statements: nothing to generate inputs for")
-    if config.statements is None:
-        return list(spec.statements)
-    if not config.statements and not (config.pairs or config.related_pairs):
-        raise ConfigError("no statements and no pairs: nothing to generate inputs for")
-    unknown = [s for s in config.statements if s not in spec.ids]
-    if unknown:
-        raise ConfigError(f"--statements: {', '.join(repr(s) for s in unknown)} not in the spec {config.spec_path}")
-    return [spec[s] for s in dict.fromkeys(config.statements)]
 
 
 class BatchedInputGenerationPipeline:
@@ -256,7 +155,7 @@ class BatchedInputGenerationPipeline:
         engine_summaries: list[EngineSummary] = []
         try:
             with self.connect(generator, rater) as (generator_model, rater_model):
-                state = _State(self)
+                state = RoundState(self.config, self.spec, self.targets)
                 for number in range(1, self.config.max_rounds + 1):
                     short = [s for s in self.targets if state.needed(s.id) > 0]
                     if not short:
@@ -360,7 +259,7 @@ class BatchedInputGenerationPipeline:
         """Dry run: write the first round's generator request files and intents; a later run submits exactly
         these."""
         self.write_manifest()
-        state = _State(self)
+        state = RoundState(self.config, self.spec, self.targets)
         items = self._generator_items(state, [s for s in self.targets if state.needed(s.id) > 0])
         directory = self._stage_dir(1, "generate")
         intents = BatchEngine(generator, self._stage_store(1, "generate"), self.config.engine).plan(items)
@@ -371,7 +270,7 @@ class BatchedInputGenerationPipeline:
         """Rating requests of a first round at most (every proposal asked for, none a duplicate)."""
         return len(self.targets) * min(MAX_ASK, OVERASK * self.config.per_statement)
 
-    def _generator_items(self, state: _State, targets: list[Target]) -> list[PromptItem]:
+    def _generator_items(self, state: RoundState, targets: list[Target]) -> list[PromptItem]:
         return [
             PromptItem(
                 statement_id=t.id,
@@ -484,138 +383,3 @@ class BatchedInputGenerationPipeline:
             raise RunStateError(
                 f"cannot resume {self.run_dir} with other settings ({', '.join(changed)} differ); start a new run"
             )
-
-
-class _State:
-    """Everything decided so far, rebuilt from the answers on disk round by round."""
-
-    def __init__(self, pipeline: BatchedInputGenerationPipeline) -> None:
-        self.pipeline = pipeline
-        self.config = pipeline.config
-        self.rounds = 0
-        self.records: list[CandidateRecord] = []
-        self.kept: dict[str, list[str]] = {t.id: [] for t in pipeline.targets}
-        self.kept_records: dict[str, list[CandidateRecord]] = {t.id: [] for t in pipeline.targets}
-        self.rounds_of: dict[str, int] = {t.id: 0 for t in pipeline.targets}
-        self.seen = DuplicateIndex()  # kept inputs of the whole spec, and this round's proposals sent for rating
-        self.examples = [
-            (words(e.user_query), f"spec example {s.id}#{n}")
-            for s in pipeline.spec.statements
-            for n, e in enumerate(s.metadata.examples, start=1)
-            if e.user_query
-        ]
-        self._pending: dict[str, list[CandidateRecord]] = {}
-
-    def needed(self, statement_id: str) -> int:
-        return self.config.per_statement - len(self.kept[statement_id])
-
-    def propose(self, number: int, statements: list[Target], store: RunStore) -> list[PromptItem]:
-        """Read the round's proposals, drop duplicates, and return the rating requests of the rest."""
-        round_seen = DuplicateIndex()
-        items: list[PromptItem] = []
-        self._pending = {}
-        for statement in statements:
-            self.rounds_of[statement.id] += 1
-            answers = {r.original_index: r for r in store.load_results(statement.id)}
-            answer = answers.get(0)
-            pending = self._pending.setdefault(statement.id, [])
-            if answer is None or answer.output_text is None:
-                self.records.append(
-                    CandidateRecord(
-                        statement_id=statement.id,
-                        round=number,
-                        proposal=0,
-                        text=None,
-                        fate=Fate.GENERATION_FAILED,
-                        parse_error=str(answer.outcome) if answer else "no answer",
-                    )
-                )
-                continue
-            parsed = parse_proposals(answer.output_text)
-            if not isinstance(parsed, Proposals):
-                self.records.append(
-                    CandidateRecord(
-                        statement_id=statement.id,
-                        round=number,
-                        proposal=0,
-                        text=None,
-                        fate=Fate.UNPARSED,
-                        parse_error=parsed,
-                    )
-                )
-                continue
-            for index, proposal in enumerate(parsed.inputs):
-                record = CandidateRecord(
-                    statement_id=statement.id,
-                    round=number,
-                    proposal=index,
-                    text=proposal.text,
-                    kind=proposal.kind.value,
-                    fate=Fate.NOT_RATED,
-                )
-                found = self.seen.duplicate_of(proposal.text) or round_seen.duplicate_of(proposal.text)
-                copied = self._copied_example(proposal.text)
-                if found is not None:
-                    record.fate, record.measure, record.duplicate_of = Fate.DUPLICATE, found[0], found[1]
-                elif copied is not None:
-                    record.fate, record.measure, record.duplicate_of = Fate.COPIES_SPEC_EXAMPLE, "near", copied
-                else:
-                    round_seen.add(proposal.text, f"round {number} {statement.id}#{index}")
-                    pending.append(record)
-                    items.append(
-                        PromptItem(
-                            statement_id=statement.id,
-                            original_index=index,
-                            input_text=target_rater_prompt(statement, proposal.text),
-                        )
-                    )
-                self.records.append(record)
-        return items
-
-    def rate(self, number: int, store: RunStore) -> None:
-        """Read the round's ratings and keep the best at or above the threshold, up to each statement's need."""
-        for statement_id, pending in self._pending.items():
-            answers = {r.original_index: r for r in store.load_results(statement_id)}
-            eligible = []
-            for record in pending:
-                answer = answers.get(record.proposal)
-                if answer is None or answer.output_text is None:
-                    continue  # stays not_rated
-                rating = parse_rating(answer.output_text)
-                if isinstance(rating, str):
-                    record.fate, record.parse_error = Fate.UNPARSED, rating
-                    continue
-                record.rating, record.reason = rating.rating, rating.reason
-                if rating.rating < self.config.rating_threshold:
-                    record.fate = Fate.BELOW_THRESHOLD
-                else:
-                    eligible.append(record)
-            eligible.sort(key=lambda r: (-(r.rating or 0), r.proposal))
-            room = self.needed(statement_id)
-            for record in eligible:
-                if room > 0:
-                    record.fate = Fate.KEPT
-                    self.kept[statement_id].append(record.text or "")
-                    self.kept_records[statement_id].append(record)
-                    self.seen.add(record.text or "", f"kept {statement_id}#{len(self.kept[statement_id])}")
-                    room -= 1
-                else:
-                    record.fate = Fate.OVER_TARGET
-
-    def _copied_example(self, text: str) -> str | None:
-        mine = words(text)
-        for theirs, label in self.examples:
-            if mine and jaccard(mine, theirs) >= NEAR:
-                return label
-        return None
-
-    def shortfall(self, statement_id: str) -> str:
-        mine = [r for r in self.records if r.statement_id == statement_id]
-        counts: dict[str, int] = {}
-        for record in mine:
-            counts[record.fate.value] = counts.get(record.fate.value, 0) + 1
-        described = ", ".join(f"{n} {fate}" for fate, n in sorted(counts.items()))
-        return (
-            f"{len(self.kept[statement_id])} of {self.config.per_statement} kept after "
-            f"{self.rounds_of[statement_id]} round(s) of at most {self.config.max_rounds}: {described}"
-        )

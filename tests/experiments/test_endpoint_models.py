@@ -14,7 +14,8 @@ import pytest
 
 from speceval.emulator import Emulator, FaultConfig
 from speceval.errors import ConfigError, InputError
-from speceval.experiments.runner import load_experiment, run_experiment
+from speceval.experiments.loading import load_experiment
+from speceval.experiments.runner import run_experiment
 from tests.conftest import TEST_KEY
 from tests.experiments.endpoint_grid import answer, check_replies, check_verdicts, experiment_head
 from tests.independent.openai_server import IndependentOpenAIServer

@@ -15,7 +15,9 @@ from speceval.analysis.rendering.export import verdict_rows
 from speceval.cli.console import experiment_place
 from speceval.cli.main import main as speceval_main
 from speceval.emulator import Emulator
-from speceval.experiments.runner import ExperimentState, grid_digest, load_experiment
+from speceval.experiments.changes import grid_digest
+from speceval.experiments.loading import load_experiment
+from speceval.experiments.state import ExperimentState
 from speceval.paths import READABLE_NAMING, folder_names, readable_names, safe_filename
 from tests.analysis.test_report import compliance_file
 from tests.experiments.test_variations import HEAD

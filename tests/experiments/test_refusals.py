@@ -107,10 +107,10 @@ def test_an_experiment_folder_started_against_providers_is_not_continued_offline
     out.mkdir()
     import hashlib
 
-    from speceval.experiments.runner import ExperimentState, _save
+    from speceval.experiments.state import ExperimentState, save_state
 
     digest = hashlib.sha256(experiment.read_bytes()).hexdigest()
-    _save(
+    save_state(
         out,
         ExperimentState(experiment_name="grid", config_sha256=digest, variations={}, generation_runs=[], offline=False),
     )

@@ -86,8 +86,9 @@ def _run(args: argparse.Namespace) -> int:
     from speceval.cli.exits import ExitCode
     from speceval.cli.generation_command import engine_options
     from speceval.errors import ConfigError
+    from speceval.inputgen.config import InputGenerationConfig, default_rater
     from speceval.inputgen.pairs import read_pairs_file
-    from speceval.inputgen.pipeline import BatchedInputGenerationPipeline, InputGenerationConfig, default_rater
+    from speceval.inputgen.pipeline import BatchedInputGenerationPipeline
     from speceval.paths import check_output_dir
     from speceval.providers.model_list import check_models
     from speceval.providers.registry import resolve_org
