@@ -170,7 +170,7 @@ def _results_file(root: Path, entries: int, bad: int | None = None) -> Path:
 def test_a_bad_entry_past_the_first_chunk_is_named_by_its_place_in_the_file(tmp_path: Path) -> None:
     import pytest
 
-    from speceval.analysis.reading.load import ENTRY_CHUNK
+    from speceval.analysis.reading.entry_chunks import ENTRY_CHUNK
     from speceval.errors import InputError
 
     bad = ENTRY_CHUNK * 2 + 7
@@ -187,7 +187,8 @@ def test_a_fold_takes_a_files_rows_as_each_chunk_is_validated(tmp_path: Path) ->
 
     import pytest
 
-    from speceval.analysis.reading.load import ENTRY_CHUNK, walk
+    from speceval.analysis.reading.entry_chunks import ENTRY_CHUNK
+    from speceval.analysis.reading.load import walk
     from speceval.analysis.reading.rows import Found
     from speceval.errors import InputError
 

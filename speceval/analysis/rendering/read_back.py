@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from speceval.analysis.reading.columns import NO_OFFSET, NO_VERDICT, VerdictColumns, digest
-from speceval.analysis.reading.load import VerdictReader, ranking_file_rows, ranking_rows_at
+from speceval.analysis.reading.verdict_reader import VerdictReader, ranking_file_rows, ranking_rows_at
 from speceval.analysis.reading.ranking_columns import RankingColumns
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.rendering.ranking_record import ranking_record, ranking_texts
