@@ -305,7 +305,7 @@ def test_the_sample_is_sized_a_block_at_a_time_and_no_further_than_the_budget() 
 def test_offsets_are_kept_in_four_bytes_and_a_file_past_4_gib_is_read_back_by_position() -> None:
     from array import array
 
-    from speceval.analysis.reading.columns import NO_OFFSET, file_offsets
+    from speceval.analysis.reading.column_codes import NO_OFFSET, file_offsets
 
     assert file_offsets(array("Q", [10, 2_000, 2**32 - 2]), 3).tolist() == [10, 2_000, 2**32 - 2]
     assert file_offsets(array("Q", [10, 2**32]), 2).tolist() == [NO_OFFSET] * 2  # one past 4 GiB: none kept

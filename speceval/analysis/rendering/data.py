@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.checks import distinct_roots
-from speceval.analysis.reading.columns import rows_of
+from speceval.analysis.reading.column_rows import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, as_columns, grouped, local_clusters
+from speceval.analysis.reading.column_rows import as_columns
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.codes import dense
 from speceval.analysis.statistics.paired import mover_difference
