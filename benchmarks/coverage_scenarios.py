@@ -18,7 +18,8 @@ from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval, t975
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
-from speceval.analysis.tables.judge_quality import item_id, label_sheet, leniency, ppi_mean
+from speceval.analysis.tables.human_labels import item_id, label_sheet
+from speceval.analysis.tables.judge_quality import leniency, ppi_mean
 from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.analysis.tables.rankings import strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement

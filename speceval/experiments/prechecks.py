@@ -43,7 +43,7 @@ def check_before_paying(config: ExperimentConfig, path: Path, labels: Path | Non
 def _check_labels(config: ExperimentConfig, labels: Path) -> None:
     """Every label well formed, no item twice, and every row's spec and candidate one of this experiment's (a sheet
     from another experiment names others); whether each item matches an answer is known only once they exist."""
-    from speceval.analysis.tables.judge_quality import checked_labels, label_records  # the report's own reader
+    from speceval.analysis.tables.human_labels import checked_labels, label_records  # the report's own reader
 
     records = label_records(labels)
     checked_labels(labels, records, None)

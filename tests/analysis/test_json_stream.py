@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.reading import json_stream, load
+from speceval.analysis.reading import entry_chunks, json_stream
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.json_stream import read_json
-from speceval.analysis.reading.load import VerdictReader, load_verdicts
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.reading.verdict_reader import VerdictReader
 from speceval.errors import InputError
 from tests.analysis.test_report_golden import fabricate
 from tests.analysis.test_report_stream import fold_peak_per_verdict
@@ -128,7 +129,7 @@ def test_a_report_reads_a_results_file_written_in_another_key_order_the_same(tmp
 
 def test_a_bad_entry_deep_in_a_streamed_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Entries are validated a few at a time as they are read: an error names the entry's place in the file."""
-    monkeypatch.setattr(load, "ENTRY_CHUNK", 3)  # entry 7 is in the third chunk
+    monkeypatch.setattr(entry_chunks, "ENTRY_CHUNK", 3)  # entry 7 is in the third chunk
     root = fabricate(tmp_path / "data")
     path = next(
         p

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from speceval.analysis.reading.load import load_verdicts
-from speceval.analysis.tables.judge_quality import item_id, read_labels
+from speceval.analysis.tables.human_labels import item_id, read_labels
 from speceval.cli.main import main as speceval_main
 from speceval.errors import InputError
 from tests.analysis.test_labelled import write_run

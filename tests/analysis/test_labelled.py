@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from speceval.analysis.reading.load import load_verdicts
-from speceval.analysis.tables.judge_quality import LabelTally, human_agreement, item_id, read_labels
+from speceval.analysis.tables.human_labels import item_id, read_labels
+from speceval.analysis.tables.judge_quality import LabelTally, human_agreement
 from speceval.analysis.tables.labelled import labelled_tally
 from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.errors import InputError

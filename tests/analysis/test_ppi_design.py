@@ -11,7 +11,7 @@ import pytest
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.ppi import UNDEFINED_NO_NEGATIVE, rogan_gladen, stratified_ppi
-from speceval.analysis.tables.judge_quality import item_id, label_sheet
+from speceval.analysis.tables.human_labels import item_id, label_sheet
 from speceval.analysis.tables.label_design import label_design
 from speceval.analysis.tables.ppi_table import ppi_rates
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speceval.analysis.reading.columns import NO_OFFSET
+from speceval.analysis.reading.column_codes import NO_OFFSET
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.reading.ranking_columns import RankingColumns

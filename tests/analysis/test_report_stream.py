@@ -170,7 +170,7 @@ def _results_file(root: Path, entries: int, bad: int | None = None) -> Path:
 def test_a_bad_entry_past_the_first_chunk_is_named_by_its_place_in_the_file(tmp_path: Path) -> None:
     import pytest
 
-    from speceval.analysis.reading.load import ENTRY_CHUNK
+    from speceval.analysis.reading.entry_chunks import ENTRY_CHUNK
     from speceval.errors import InputError
 
     bad = ENTRY_CHUNK * 2 + 7
@@ -187,7 +187,8 @@ def test_a_fold_takes_a_files_rows_as_each_chunk_is_validated(tmp_path: Path) ->
 
     import pytest
 
-    from speceval.analysis.reading.load import ENTRY_CHUNK, walk
+    from speceval.analysis.reading.entry_chunks import ENTRY_CHUNK
+    from speceval.analysis.reading.load import walk
     from speceval.analysis.reading.rows import Found
     from speceval.errors import InputError
 
@@ -304,7 +305,7 @@ def test_the_sample_is_sized_a_block_at_a_time_and_no_further_than_the_budget() 
 def test_offsets_are_kept_in_four_bytes_and_a_file_past_4_gib_is_read_back_by_position() -> None:
     from array import array
 
-    from speceval.analysis.reading.columns import NO_OFFSET, file_offsets
+    from speceval.analysis.reading.column_codes import NO_OFFSET, file_offsets
 
     assert file_offsets(array("Q", [10, 2_000, 2**32 - 2]), 3).tolist() == [10, 2_000, 2**32 - 2]
     assert file_offsets(array("Q", [10, 2**32]), 2).tolist() == [NO_OFFSET] * 2  # one past 4 GiB: none kept

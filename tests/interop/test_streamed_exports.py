@@ -10,7 +10,7 @@ import json
 import pyarrow.parquet as pq
 
 from speceval.analysis.reading.load import load_verdicts
-from speceval.analysis.tables.judge_quality import label_sheet
+from speceval.analysis.tables.human_labels import label_sheet
 from speceval.analysis.tables.label_design import design_of, label_design
 from speceval.analysis.tables.label_sampling import streamed_label_sheet
 from speceval.cli.main import main as speceval_main

@@ -7,7 +7,8 @@ cluster, panel and agreement needs: equal texts, equal digests), the answer's le
 and category codes, and where its entry starts in the file (a byte offset). No text is held: the sample view reads
 the few verdicts it shows back from their files, each alone at its offset (`speceval.analysis.rendering.samples`).
 
-Digests of 8 bytes: the chance that two different texts among a million share one is about 3e-8.
+The codes kept per file and per verdict are made in `column_codes`; rows and columns are turned into each other in
+`column_rows`.
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-import sys
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
+from speceval.analysis.reading.column_codes import Codes, FileFacts, FilesTable, facts_of, file_offsets, packed_digests
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import dense_codes
 from speceval.analysis.statistics.codes import dense, first_seen, index_array
@@ -31,106 +31,6 @@ from speceval.analysis.statistics.codes import dense, first_seen, index_array
 JUDGED = "judged"
 NO_VERDICT = -1
 """`compliant` of a verdict without one (unparsed, failed, a Likert or categorical judge)."""
-NO_OFFSET = 2**32 - 1
-"""`offset` of a verdict whose file was decoded whole (not as speceval writes it), or of any verdict of a file
-past 4 GiB: read back by its position instead (an offset is kept in 4 bytes)."""
-
-
-def file_offsets(offsets: array[int] | None, count: int) -> array[int]:
-    """Where a file's `count` entries start, as the columns keep them (`NO_OFFSET` for every one when unknown)."""
-    if offsets is not None and len(offsets) == count and (not count or offsets[-1] < NO_OFFSET):  # (increasing)
-        return array("I", offsets)
-    return array("I", [NO_OFFSET]) * count
-
-
-class FileFacts(BaseModel):
-    """What every verdict of one results file shares."""
-
-    spec: str
-    judge: str
-    model: str
-    variation: str
-    run: int
-    statement_id: str
-    statement_type: str
-    authority_level: str
-    mode: str
-    prompt_version: str
-    source: str
-    synthetic: bool
-    candidate_settings: str | None = None
-
-
-def digest(text: str) -> int:
-    """A text's identity as a signed 64-bit integer (see the module docstring for collisions)."""
-    return int.from_bytes(
-        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
-    )
-
-
-def _digests(packed: bytearray) -> bytearray:
-    """Digests as `blake2b(...).digest()` gives them, one after another, in the byte order of the machine's
-    8-byte integers: what `digest` reads them as (little-endian)."""
-    if sys.byteorder == "big":
-        swapped = array("q", bytes(packed))
-        swapped.byteswap()
-        return bytearray(swapped.tobytes())
-    return packed
-
-
-def facts_of(row: ComplianceRow) -> FileFacts:
-    return FileFacts(
-        spec=row.spec,
-        judge=row.judge,
-        model=row.model,
-        variation=row.variation,
-        run=row.run,
-        statement_id=row.statement_id,
-        statement_type=row.statement_type,
-        authority_level=row.authority_level,
-        mode=row.mode,
-        prompt_version=row.prompt_version,
-        source=row.source,
-        synthetic=row.synthetic,
-        candidate_settings=row.candidate_settings,
-    )
-
-
-class Codes:
-    """Strings interned to small integers, in order of first appearance."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self._index: dict[str, int] = {}
-
-    def code(self, name: str) -> int:
-        found = self._index.get(name)
-        if found is None:
-            found = self._index[name] = len(self.names)
-            self.names.append(name)
-        return found
-
-
-_Facts = TypeVar("_Facts", bound=BaseModel)
-
-
-class FilesTable(Generic[_Facts]):
-    """What the verdicts of each results file share (its facts) and where the file is, each kept once: a verdict
-    keeps the code of its file's (the base of the compliance and the ranking columns' builders)."""
-
-    def __init__(self) -> None:
-        self.facts: list[_Facts] = []
-        self.paths: list[Path | None] = []
-        self._facts_index: dict[tuple[object, ...], int] = {}
-
-    def facts_code(self, facts: _Facts, path: Path | None) -> int:
-        key = (*facts.model_dump().values(), path)
-        code = self._facts_index.get(key)
-        if code is None:
-            code = self._facts_index[key] = len(self.facts)
-            self.facts.append(facts)
-            self.paths.append(path)
-        return code
 
 
 class ColumnsBuilder(FilesTable[FileFacts]):
@@ -184,8 +84,8 @@ class ColumnsBuilder(FilesTable[FileFacts]):
         count = len(chars)
         self.file.extend(itertools.repeat(code, count))
         self.position.extend(range(count))
-        self.input.frombytes(_digests(inputs))
-        self.output.frombytes(_digests(outputs))
+        self.input.frombytes(packed_digests(inputs))
+        self.output.frombytes(packed_digests(outputs))
         self.output_chars.extend(chars)
         self.outcome.extend(outcomes)
         self.compliant.extend(compliant)
@@ -527,30 +427,3 @@ def local_clusters(c: VerdictColumns, members: np.ndarray) -> tuple[np.ndarray, 
     strata = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int32)  # fewer statements than 2^31
     strata[clusters] = c.stratum(members)
     return clusters, strata
-
-
-def as_columns(rows: VerdictColumns | Iterable[ComplianceRow]) -> VerdictColumns:
-    """The library's functions take rows (a list of `ComplianceRow`) or columns; they compute on columns."""
-    return rows if isinstance(rows, VerdictColumns) else VerdictColumns.from_rows(rows)
-
-
-def rows_of(c: VerdictColumns) -> list[ComplianceRow]:
-    """The verdicts as rows whose input and answer are their digests (hex): for the few tables still computed
-    from rows (categorical judges'), which compare texts but never show them."""
-    return [
-        ComplianceRow.model_construct(
-            **c.facts[c.file[i]].model_dump(),
-            input=f"{c.input[i]:x}",
-            output=f"{c.output[i]:x}",
-            outcome=c.outcomes[c.outcome[i]],
-            compliant=None if c.compliant[i] == NO_VERDICT else bool(c.compliant[i]),
-            confidence=None,
-            rating=None if np.isnan(c.rating[i]) else float(c.rating[i]),
-            category=None if c.category[i] == NO_VERDICT else c.categories[c.category[i]],
-            score=None if np.isnan(c.score[i]) else float(c.score[i]),
-            explanation=None,
-            problem=None,
-            detail=None,
-        )
-        for i in range(len(c))
-    ]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import ConfigDict
 
-from speceval.analysis.reading.columns import ColumnsBuilder, VerdictColumns, facts_of
+from speceval.analysis.reading.column_codes import facts_of
+from speceval.analysis.reading.columns import ColumnsBuilder, VerdictColumns
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.ranking_columns import RankingColumns, RankingColumnsBuilder
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found

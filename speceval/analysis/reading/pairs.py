@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from speceval.analysis.reading.columns import digest
+from speceval.analysis.reading.column_codes import digest
 from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
 from speceval.inputgen.pairs import PairRecord

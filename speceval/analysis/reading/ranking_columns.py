@@ -5,7 +5,7 @@ A ranking results file's comparisons share spec, judge, the ordered pair (A show
 and source: those are kept once per file (`RankingFacts`). Each comparison keeps a code of its file, its position in
 the file and the byte offset where its entry starts (where the sample view reads it back), its task index (both
 orders of an input share it), a 64-bit digest of its input (the cluster of every interval; see
-`speceval.analysis.reading.columns` on collisions), its outcome and its rank. Comparisons keep the order they were
+`speceval.analysis.reading.column_codes` on collisions), its outcome and its rank. Comparisons keep the order they were
 read in
 (files in walk order, entries in file order): every table numbers clusters in order of first appearance, as it did
 from rows, so every number is the same.
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.reading.columns import NO_OFFSET, Codes, FilesTable, digest, file_offsets
+from speceval.analysis.reading.column_codes import NO_OFFSET, Codes, FilesTable, digest, file_offsets
 from speceval.analysis.reading.rows import RankingRow
 from speceval.analysis.statistics.codes import index_array
 

@@ -2,12 +2,12 @@
 slots a verdict and a reference to its file's facts, not a row with its texts (a row per turn verdict, its input
 text included, was most of a conversation study's report: 1.7 KB a verdict).
 
-The input is kept as its digest (`speceval.analysis.reading.columns.digest`): what clusters need is its identity.
+The input is kept as its digest (`speceval.analysis.reading.column_codes.digest`): what clusters need is its identity.
 """
 
 from __future__ import annotations
 
-from speceval.analysis.reading.columns import FileFacts, digest
+from speceval.analysis.reading.column_codes import FileFacts, digest
 from speceval.analysis.reading.rows import ComplianceRow
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.checks import distinct_roots
-from speceval.analysis.reading.columns import rows_of
+from speceval.analysis.reading.column_rows import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
@@ -40,13 +40,7 @@ from speceval.analysis.tables.health import statement_health
 from speceval.analysis.tables.health_records import Health, HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
-from speceval.analysis.tables.judge_quality import (
-    HumanAgreement,
-    LabelTally,
-    Leniency,
-    human_agreement,
-    leniency,
-)
+from speceval.analysis.tables.judge_quality import HumanAgreement, LabelTally, Leniency, human_agreement, leniency
 from speceval.analysis.tables.keys import DataKinds, Source
 from speceval.analysis.tables.labelled import labelled_tally
 from speceval.analysis.tables.metrics import MetricRow, metric_table

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from speceval.analysis.reading.columns import NO_OFFSET, NO_VERDICT, VerdictColumns, digest
-from speceval.analysis.reading.load import VerdictReader, ranking_file_rows, ranking_rows_at
+from speceval.analysis.reading.column_codes import NO_OFFSET, digest
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns
 from speceval.analysis.reading.ranking_columns import RankingColumns
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
+from speceval.analysis.reading.verdict_reader import VerdictReader, ranking_file_rows, ranking_rows_at
 from speceval.analysis.rendering.ranking_record import ranking_record, ranking_texts
 from speceval.analysis.rendering.sample_record import SampleRecord, record_size, sample_record
 from speceval.analysis.tables.panel import Panel

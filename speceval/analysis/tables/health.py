@@ -33,7 +33,8 @@ from speceval.analysis.tables.health_records import (
     JudgeOnStatement,
     StatementHealth,
 )
-from speceval.analysis.tables.judge_quality import PANEL, LabelTally
+from speceval.analysis.tables.judge_quality import LabelTally
+from speceval.analysis.tables.panel import PANEL
 
 # The per-spec agreement's kappa from sums, its bootstrap and its widening by raw agreement: one mechanism.
 from speceval.analysis.tables.rates import (

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.tables.judge_quality import item_id, labellable
+from speceval.analysis.tables.human_labels import item_id, labellable
 from speceval.atomic import atomic_write_bytes
 
 DESIGN_SCHEMA = 1

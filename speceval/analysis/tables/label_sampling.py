@@ -1,4 +1,4 @@
-"""`speceval label-sheet` over a million verdicts: the same sample as `judge_quality.label_sheet`, drawn without
+"""`speceval label-sheet` over a million verdicts: the same sample as `human_labels.label_sheet`, drawn without
 holding the verdicts. The verdicts stream by twice (`speceval.analysis.reading.streamed`): first each distinct
 answer's item (8 bytes of it) is noted per statement, then, once the sample is drawn, the texts of the answers
 drawn are kept as they pass."""
@@ -14,7 +14,7 @@ import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import Survey, streamed_verdicts, survey
-from speceval.analysis.tables.judge_quality import item_id, labellable, pick_items, sheet_row
+from speceval.analysis.tables.human_labels import item_id, labellable, pick_items, sheet_row
 from speceval.errors import ConfigError
 
 

@@ -17,14 +17,8 @@ from pathlib import Path
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
-from speceval.analysis.tables.judge_quality import (
-    LabelTally,
-    checked_labels,
-    input_digest,
-    item_id,
-    label_records,
-    labellable,
-)
+from speceval.analysis.tables.human_labels import checked_labels, item_id, label_records, labellable
+from speceval.analysis.tables.judge_quality import LabelTally, input_digest
 
 _Key = tuple[str, str, str]
 _NONE = -1

@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.reading.columns import NO_VERDICT, FileFacts, VerdictColumns, as_columns
+from speceval.analysis.reading.column_codes import FileFacts
+from speceval.analysis.reading.column_rows import as_columns
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.codes import dense, groups
 

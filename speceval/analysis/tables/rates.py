@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, as_columns, grouped
+from speceval.analysis.reading.column_rows import as_columns
+from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen, groups

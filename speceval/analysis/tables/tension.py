@@ -19,7 +19,7 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, groupe
 from speceval.analysis.reading.pairs import PairInputs
 from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense
-from speceval.analysis.tables.judge_quality import PANEL
+from speceval.analysis.tables.panel import PANEL
 
 
 class PairCompliance(BaseModel):

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.reading.columns import VerdictColumns, as_columns, grouped, local_clusters
+from speceval.analysis.reading.column_rows import as_columns
+from speceval.analysis.reading.columns import VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import dense_codes, mean_interval_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import index_array

@@ -173,7 +173,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.analysis.reading.statement_texts import statement_texts
-    from speceval.analysis.tables.judge_quality import write_label_sheet
+    from speceval.analysis.tables.human_labels import write_label_sheet
     from speceval.analysis.tables.label_design import design_of, write_design
     from speceval.analysis.tables.label_sampling import streamed_label_sheet
     from speceval.cli.console import stdout

@@ -1,0 +1,119 @@
+"""What the columns keep once per results file and, per verdict, instead of text (split from `columns`; the
+ranking columns, `ranking_columns`, build on it too): a file's facts and path kept once (`FilesTable`), strings
+interned to small codes (`Codes`), a text as a 64-bit digest, where an entry starts in its file as a 4-byte offset.
+
+Digests of 8 bytes: the chance that two different texts among a million share one is about 3e-8.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from array import array
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel
+
+from speceval.analysis.reading.rows import ComplianceRow
+
+NO_OFFSET = 2**32 - 1
+"""`offset` of a verdict whose file was decoded whole (not as speceval writes it), or of any verdict of a file
+past 4 GiB: read back by its position instead (an offset is kept in 4 bytes)."""
+
+
+def file_offsets(offsets: array[int] | None, count: int) -> array[int]:
+    """Where a file's `count` entries start, as the columns keep them (`NO_OFFSET` for every one when unknown)."""
+    if offsets is not None and len(offsets) == count and (not count or offsets[-1] < NO_OFFSET):  # (increasing)
+        return array("I", offsets)
+    return array("I", [NO_OFFSET]) * count
+
+
+class FileFacts(BaseModel):
+    """What every verdict of one results file shares."""
+
+    spec: str
+    judge: str
+    model: str
+    variation: str
+    run: int
+    statement_id: str
+    statement_type: str
+    authority_level: str
+    mode: str
+    prompt_version: str
+    source: str
+    synthetic: bool
+    candidate_settings: str | None = None
+
+
+def digest(text: str) -> int:
+    """A text's identity as a signed 64-bit integer (see the module docstring for collisions)."""
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+def packed_digests(packed: bytearray) -> bytearray:
+    """Digests as `blake2b(...).digest()` gives them, one after another, in the byte order of the machine's
+    8-byte integers: what `digest` reads them as (little-endian)."""
+    if sys.byteorder == "big":
+        swapped = array("q", bytes(packed))
+        swapped.byteswap()
+        return bytearray(swapped.tobytes())
+    return packed
+
+
+def facts_of(row: ComplianceRow) -> FileFacts:
+    return FileFacts(
+        spec=row.spec,
+        judge=row.judge,
+        model=row.model,
+        variation=row.variation,
+        run=row.run,
+        statement_id=row.statement_id,
+        statement_type=row.statement_type,
+        authority_level=row.authority_level,
+        mode=row.mode,
+        prompt_version=row.prompt_version,
+        source=row.source,
+        synthetic=row.synthetic,
+        candidate_settings=row.candidate_settings,
+    )
+
+
+class Codes:
+    """Strings interned to small integers, in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def code(self, name: str) -> int:
+        found = self._index.get(name)
+        if found is None:
+            found = self._index[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+
+_Facts = TypeVar("_Facts", bound=BaseModel)
+
+
+class FilesTable(Generic[_Facts]):
+    """What the verdicts of each results file share (its facts) and where the file is, each kept once: a verdict
+    keeps the code of its file's (the base of the compliance and the ranking columns' builders)."""
+
+    def __init__(self) -> None:
+        self.facts: list[_Facts] = []
+        self.paths: list[Path | None] = []
+        self._facts_index: dict[tuple[object, ...], int] = {}
+
+    def facts_code(self, facts: _Facts, path: Path | None) -> int:
+        key = (*facts.model_dump().values(), path)
+        code = self._facts_index.get(key)
+        if code is None:
+            code = self._facts_index[key] = len(self.facts)
+            self.facts.append(facts)
+            self.paths.append(path)
+        return code

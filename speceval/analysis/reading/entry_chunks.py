@@ -1,0 +1,94 @@
+"""What the compliance and the ranking readers share about one results file (split from `load`, which walks the
+folders): whether its verdicts can be read one at a time, its metadata parsed, its entries validated `ENTRY_CHUNK` at
+a time (a bad one named by its place in the file), and whether an export marked it synthetic.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from speceval.analysis.reading.json_stream import StreamedJson
+from speceval.errors import InputError
+from speceval.judging.files import CanaryFile, ComplianceEntry, ComplianceFile, RankingEntry, RankingFile
+
+
+def streams_verdicts(streamed: StreamedJson) -> bool:
+    """A compliance or ranking results file as speceval writes it: its metadata (naming the judge: not the
+    original's) comes before `results` or `rankings`, which can then be read a verdict at a time."""
+    head = streamed.head
+    if head is None:  # a JSON list at the top: not a results file as speceval writes it
+        return False
+    metadata = head.get("metadata")
+    return (
+        streamed.pending
+        and isinstance(metadata, dict)
+        and "judge" in metadata
+        and "rankings" not in head
+        and "canaries" not in head
+    )
+
+
+_File = TypeVar("_File", ComplianceFile, RankingFile, CanaryFile)
+
+
+def parse_file(file: Path, data: dict[str, Any], model: type[_File], what: str) -> _File:
+    """`data` as a speceval `what` results file, or an `InputError` naming every field that is not."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}" for e in exc.errors())
+        raise InputError(
+            file,
+            f"neither a speceval {what} results file nor one of the original SpecEval's "
+            f"(see docs/migrating.md): {problems}",
+        ) from None
+
+
+ENTRY_CHUNK = 100
+"""Verdicts of a results file validated at a time by `validated_chunks`: a validated entry copies its texts, so
+a file of 5,000 verdicts validated whole held every text twice (500 at a time: 2.6 KB a verdict of one file of
+3,000 at the fold's peak, against 370 bytes with 100)."""
+
+
+_Entry = TypeVar("_Entry", ComplianceEntry, RankingEntry)
+
+
+def _located(key: str, start: int, loc: tuple[int | str, ...]) -> str:
+    """`<key>.<i>.<field>` of a validation error in a chunk of entries that starts at entry `start`."""
+    return ".".join([key, *(str(start + p) if i == 0 and isinstance(p, int) else str(p) for i, p in enumerate(loc))])
+
+
+def validated_chunks(
+    file: Path, entries: list[Any] | Iterator[Any], adapter: TypeAdapter[list[_Entry]], key: str, what: str
+) -> Iterator[list[_Entry]]:
+    """The entries of a results file's array `key` (a list, or read from the file as they come), validated
+    `ENTRY_CHUNK` at a time; a bad entry raises `InputError` naming it (`<key>.<i>.<field>`)."""
+    source = iter(entries)
+    start: int = 0
+    while chunk := list(itertools.islice(source, ENTRY_CHUNK)):
+        if isinstance(entries, list):
+            entries[start : start + len(chunk)] = [None] * len(chunk)  # the parsed JSON of these goes now
+        try:
+            validated = adapter.validate_python(chunk)
+        except ValidationError as exc:
+            problems = "; ".join(_located(key, start, error["loc"]) + f": {error['msg']}" for error in exc.errors())
+            raise InputError(
+                file,
+                f"neither a speceval {what} results file nor one of the original SpecEval's "
+                f"(see docs/migrating.md): {problems}",
+            ) from None
+        del chunk
+        yield validated
+        start += len(validated)
+
+
+def exported_synthetic(data: dict[str, Any]) -> bool:
+    """An original-shaped file `speceval export --format original` wrote from synthetic verdicts (its metadata
+    says so: the original's layout has no run.json to say it)."""
+    metadata = data.get("metadata")
+    return isinstance(metadata, dict) and metadata.get("synthetic") is True
