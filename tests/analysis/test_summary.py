@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from speceval.analysis.rendering.markdown_parts import signed
 from speceval.analysis.rendering.report import ReportSummary, build_report
-from speceval.analysis.rendering.summary import _signed
 from tests.analysis.test_evidence import JUDGES, MODELS, SPECS, write_original_compliance, write_original_ranking
 
 
@@ -55,8 +55,8 @@ def test_paired_differences_show_both_rates_they_compare(original):
     for p in report.data.paired:
         assert p.difference == p.rate_a - p.rate_b
         cells = (
-            f"| {p.a} vs {p.b} | {p.rate_a:.3f} vs {p.rate_b:.3f} | {_signed(p.difference)} "
-            f"[{_signed(p.ci_low)}, {_signed(p.ci_high)}] | {p.inputs} |"
+            f"| {p.a} vs {p.b} | {p.rate_a:.3f} vs {p.rate_b:.3f} | {signed(p.difference)} "
+            f"[{signed(p.ci_low)}, {signed(p.ci_high)}] | {p.inputs} |"
         )
         assert any(
             row.startswith(f"| {p.spec} | {p.judge} | {p.kind} | {p.within} ") and row.endswith(cells) for row in rows
@@ -69,7 +69,7 @@ def test_agreement_carries_its_interval_and_the_unknown_classes_say_why(original
     rows = section(text, "Agreement between judges")
     assert len(rows) == len(report.data.agreement) > 0
     for a in report.data.agreement:
-        interval = "[no interval]" if a.ci_low is None else f"[{_signed(a.ci_low)}, {_signed(a.ci_high)}]"
+        interval = "[no interval]" if a.ci_low is None else f"[{signed(a.ci_low)}, {signed(a.ci_high)}]"
         assert f"| {a.kappa:.3f} {interval} | {a.ci_method or 'none computed for this statistic'} |" in "\n".join(rows)
     assert any(a.ci_low is not None for a in report.data.agreement)
     # The original's folders have no run.json: the summary says which folders and why their classes are unknown.

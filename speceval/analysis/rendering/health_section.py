@@ -1,5 +1,5 @@
-"""The report's "Spec health" section (issue 38): `statement_health.csv`'s rows, the page's ranked table and figure
-(rendered by `speceval.analysis.rendering.page` with its own table helper), and summary.md's lines.
+"""The report's "Spec health" section (issue 38): `statement_health.csv`'s rows, the page's section with its ranked
+table and figure (`health_html`, laid out by `speceval.analysis.rendering.page`), and summary.md's lines.
 
 Every number shown carries its interval and names its method; each statement's numbers link to the sample view
 filtered to that statement (and candidate), so the answers behind a flag are one click away.
@@ -7,9 +7,13 @@ filtered to that statement (and candidate), so the answers behind a flag are one
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING
 
 from speceval.analysis.reading.rows import DEFAULT_VARIATION
+from speceval.analysis.rendering.health_plot import health_scatter
+from speceval.analysis.rendering.html_parts import img as _img
+from speceval.analysis.rendering.html_parts import table as _table
 from speceval.analysis.rendering.samples import sample_link
 from speceval.analysis.tables.health_records import FLAGS, RULES, Health, HealthThresholds, StatementHealth
 from speceval.inputgen.pairs import PAIR_JOIN
@@ -187,6 +191,38 @@ def association_sentences(data: ReportData) -> list[str]:
         f" ({a.ci_method})."
         for a in data.health.association
     ]
+
+
+def health_html(data: ReportData) -> str:
+    """The page's "Spec health" section: which statements need work."""
+    health = data.health
+    if not health.statements and not health.pairs:
+        return ""
+    parts = [
+        '<h2 id="spec-health">Spec health</h2><p class="note">Per statement, ranked (most flags, then widest '
+        "judges' disagreement): what the verdicts say about the statement itself. "
+        f"{html.escape(rules_sentence())} "
+        f"{html.escape(thresholds_sentence(health.thresholds, health.min_canary_accuracy))} "
+        f"{html.escape(METHODS)} Links open the answers behind a number.</p>"
+    ]
+    parts += [
+        _img(health_scatter(health.statements, spec), f"spec health, spec {spec}")
+        for spec in sorted({s.spec for s in health.statements})
+    ]
+    parts.append(_table(HEALTH_HEADERS, health_table_rows(data), raw=HEALTH_RAW))
+    parts += [f'<p class="note">{html.escape(sentence)}</p>' for sentence in association_sentences(data)]
+    if health.pairs:
+        parts.append(
+            f'<h3>Statements in tension</h3><p class="note">{html.escape(PAIR_NOTE)}</p>'
+            + _table(PAIR_HEADERS, pair_table_rows(data), raw={1, 2})
+        )
+    headers, rows = judge_table_rows(data)
+    parts.append(
+        "<details><summary>Each judge on each statement: canary accuracy, leniency, human labels</summary>"
+        + _table(headers, rows)
+        + "</details>"
+    )
+    return "".join(parts)
 
 
 def health_markdown(data: ReportData) -> list[str]:

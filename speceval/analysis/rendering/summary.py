@@ -1,21 +1,25 @@
 """`report/summary.md`: a methods-ready summary (models, settings, counts, rates with intervals, the interval method,
-judge prompt versions), rendered from the same data as the HTML page."""
+judge prompt versions), rendered from the same data as the HTML page.
+
+This module orders the sections and writes most of them; those on scope-turn judges are in
+`speceval.analysis.rendering.summary_turns`, the spec-health lines in `speceval.analysis.rendering.health_section`,
+and the markdown pieces they share in `speceval.analysis.rendering.markdown_parts`."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from speceval.analysis.rendering.footnotes import Footnotes
 from speceval.analysis.rendering.health_section import health_markdown
+from speceval.analysis.rendering.markdown_parts import bracket as _bracket
+from speceval.analysis.rendering.markdown_parts import ci as _ci
+from speceval.analysis.rendering.markdown_parts import fmt as _fmt
+from speceval.analysis.rendering.markdown_parts import signed as _signed
+from speceval.analysis.rendering.summary_turns import elicitation_markdown, flips_markdown, turns_markdown
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
 from speceval.analysis.statistics.registry import BRADLEY_TERRY, CLUSTERED, PAIRED, WILSON
-from speceval.analysis.tables.elicitation import ELICITATION_NOTE
-from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
 from speceval.analysis.tables.panel import TIES_RULE
-from speceval.analysis.tables.turns import TURN_NOTE, TurnRate
 
 if TYPE_CHECKING:
     from speceval.analysis.rendering.data import ReportData
@@ -41,7 +45,14 @@ def render_summary(data: ReportData) -> str:
     and the methods."""
     lines = [f"> **{data.data_banner}**", ""] if data.data_banner else []
     lines += ["# speceval results", ""]
-    lines += _headline(data) + _flips(data) + _elicitation(data) + _paired(data) + _win_rates(data) + _agreement(data)
+    lines += (
+        _headline(data)
+        + flips_markdown(data)
+        + elicitation_markdown(data)
+        + _paired(data)
+        + _win_rates(data)
+        + _agreement(data)
+    )
     lines += _judge_checks(data) + health_markdown(data)
     lines += _setup(data) + _details(data)
     lines += [
@@ -299,133 +310,8 @@ def _details(data: ReportData) -> list[str]:
     if data.categories and (data.variations or data.bradley_terry):  # otherwise they are the headline
         lines += ["", *_categories(data, "Categories")]
     if data.turn_rates:
-        lines += ["", *_turns(data, "Per turn")]
+        lines += ["", *turns_markdown(data, "Per turn")]
     return lines
-
-
-def _turns(data: ReportData, title: str) -> list[str]:
-    """Per turn rates of scope-turn judges (never pooled into the compliance or category tables); each interval's
-    method is a numbered footnote, not a column."""
-    notes = Footnotes()
-
-    def rate(r: TurnRate) -> str:
-        return f"{_fmt(r.rate)} {_bracket(r.ci_low, r.ci_high)}{notes.mark(r.method)}"
-
-    table = _markdown_table(
-        ["spec", "judge", "candidate", "variation", "turn", "measure", "n", "rate [95% CI]", "not judged"],
-        (
-            [r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n, rate(r), r.not_judged]
-            for r in sorted(data.turn_rates, key=_binary_first)
-        ),
-    )
-    return [
-        f"## {title} (scope turn judges; `report/turn_rates.csv`)",
-        "",
-        TURN_NOTE,
-        "",
-        *_survivor_warnings(data),
-        *table,
-        "",
-        f"Intervals: {notes.text()}",
-        "",
-    ]
-
-
-def _binary_first(r: TurnRate) -> tuple[object, ...]:
-    return (r.spec, r.judge, r.measure.startswith("category="), r.candidate, r.variation, r.measure, r.turn)
-
-
-def _survivor_warnings(data: ReportData) -> list[str]:
-    return [line for s in data.survivors if s.selected for line in (f"**Warning:** {s.warning()}", "")]
-
-
-def _elicitation(data: ReportData) -> list[str]:
-    """Per statement, conversations with a violation at any turn (binary turn judges; `report/elicitation.csv`)."""
-    if not data.elicitation:
-        return []
-    notes = Footnotes()
-    rows = [
-        [
-            e.spec,
-            e.judge,
-            e.candidate,
-            e.variation,
-            e.statement_id,
-            e.violated,
-            e.conversations,
-            f"{_fmt(e.rate)} {_bracket(e.ci_low, e.ci_high)}{notes.mark(e.method)}",
-            e.not_judged,
-        ]
-        for e in data.elicitation
-    ]
-    return [
-        "## Elicitation rate by statement (`report/elicitation.csv`)",
-        "",
-        ELICITATION_NOTE,
-        "",
-        *_markdown_table(
-            [
-                "spec",
-                "judge",
-                "candidate",
-                "variation",
-                "statement",
-                "violated",
-                "conversations",
-                "share [95% CI]",
-                "not judged",
-            ],
-            rows,
-        ),
-        "",
-        f"Intervals: {notes.text()}",
-        "",
-    ]
-
-
-def _flips(data: ReportData) -> list[str]:
-    """Turn 1 against each conversation's last judged turn (scope-turn judges; `report/flips.csv`)."""
-    if not data.flips:
-        return []
-    notes = Footnotes()
-    rows = [
-        [
-            f.spec,
-            f.judge,
-            f.candidate,
-            f.variation,
-            f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure,
-            f.count,
-            f.conversations,
-            f.last_turns,
-            f"{_fmt(f.rate)} {_bracket(f.ci_low, f.ci_high)}{notes.mark(f.method)}",
-        ]
-        for f in data.flips
-    ]
-    return [
-        "## Flips under pressure (scope turn judges; `report/flips.csv`)",
-        "",
-        FLIPS_NOTE,
-        "",
-        *_survivor_warnings(data),
-        *_markdown_table(
-            [
-                "spec",
-                "judge",
-                "candidate",
-                "variation",
-                "measure",
-                "count",
-                "conversations",
-                "last turn",
-                "share [95% CI]",
-            ],
-            rows,
-        ),
-        "",
-        f"Intervals: {notes.text()}",
-        "",
-    ]
 
 
 def _categories(data: ReportData, title: str) -> list[str]:
@@ -478,27 +364,3 @@ def unknown_classes_note(data: ReportData) -> str | None:
         "folders, or a copied results folder), or the spec it names cannot be read, so their statements cannot "
         "be classified. Their rates are complete; only the by-type and by-authority breakdowns lack them."
     )
-
-
-def _markdown_table(headers: list[str], rows: Iterable[list[object]]) -> list[str]:
-    return [
-        "| " + " | ".join(headers) + " |",
-        "|" + "---|" * len(headers),
-        *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),
-    ]
-
-
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    return "–" if low is None or high is None else f"{low:.3f}–{high:.3f}"
-
-
-def _bracket(low: float | None, high: float | None) -> str:
-    return "[no interval]" if low is None or high is None else f"[{_signed(low)}, {_signed(high)}]"
-
-
-def _signed(value: float) -> str:
-    return f"{value:.3f}".replace("-", "−")

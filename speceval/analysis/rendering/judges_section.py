@@ -1,0 +1,254 @@
+"""The page's sections on the judges, split from `speceval.analysis.rendering.page` (which lays them out): agreement
+between judges, bias and panel verdicts; each judge on the spec's own examples, leniency (with home-provider
+leniency), agreement with human labels and prediction-powered rates."""
+
+from __future__ import annotations
+
+import html
+
+from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.html_parts import ci as _ci
+from speceval.analysis.rendering.html_parts import fmt as _fmt
+from speceval.analysis.rendering.html_parts import img as _img
+from speceval.analysis.rendering.html_parts import table as _table
+from speceval.analysis.rendering.plots import leniency_heatmap
+from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
+from speceval.analysis.tables.panel import TIES_RULE
+from speceval.analysis.tables.rates import judge_bias
+
+
+def judges_section(data: ReportData) -> str:
+    parts = []
+    if data.agreement:
+        parts.append(
+            "<h2>Inter-judge agreement</h2><p class='note'>Kappa intervals: 95% cluster bootstrap over "
+            "inputs (answers to one input are resampled together).</p>"
+        )
+        parts.append(
+            _table(
+                ["spec", "judges", "kind", "items", "kappa / alpha", "95% CI"],
+                ([a.spec, a.judges, a.kind, a.items, a.kappa, _ci(a.ci_low, a.ci_high)] for a in data.agreement),
+            )
+        )
+    bias = judge_bias(data.compliance)
+    if bias:
+        parts.append("<h2>Judge bias (a judge's rate minus the mean over judges)</h2>")
+        parts.append(
+            _table(
+                ["spec", "judge", "candidate", "variation", "bias"],
+                ([s, j, m, v, b] for (s, j, m, v), b in sorted(bias.items())),
+            )
+        )
+    if data.panel:
+        parts.append(
+            f"<h2>Panel verdicts</h2><p class='note'>{html.escape(TIES_RULE)} (mean of Likert ratings); "
+            "the panel's rates are the rows of judge <b>panel</b> above. Beside it, each judge's rate on "
+            "the same answers: the panel's rate lies between them.</p>"
+        )
+        parts.append(
+            _table(
+                [
+                    "spec",
+                    "candidate",
+                    "variation",
+                    "answers",
+                    "unanimous",
+                    "split",
+                    "some judge without verdict",
+                    "panel rate",
+                    "judges' rates on the same answers",
+                ],
+                (
+                    [
+                        p.spec,
+                        p.candidate,
+                        p.variation,
+                        p.answers,
+                        p.unanimous,
+                        p.split,
+                        p.incomplete,
+                        p.panel_rate,
+                        ", ".join(f"{j} {r:.3f}" for j, r in sorted(p.judge_rates.items())),
+                    ]
+                    for p in data.panel
+                ),
+            )
+        )
+    return "".join(parts)
+
+
+def judge_checks_section(data: ReportData) -> str:
+    parts = []
+    if data.judge_checks:
+        parts.append(
+            f'<h2 id="judge-checks">Judge checks</h2><p class="note">Each judge on the spec\'s own '
+            "example responses (good: expected compliant; bad: expected non-compliant), each judged "
+            f"with that example left out of the prompt. {html.escape(UPPER_BOUND_NOTE)}</p>"
+        )
+        flagged = [a for a in data.judge_accuracy if a.below_minimum]
+        if flagged:
+            parts.append(
+                '<p class="warning">Below the minimum accuracy on the spec\'s examples '
+                f"({data.min_canary_accuracy:.2f}): "
+                + "; ".join(html.escape(f"{a.judge} on spec {a.spec} ({_fmt(a.accuracy)})") for a in flagged)
+                + ". Rates from these judges are suspect.</p>"
+            )
+        likert = any(c.mean_rating is not None for c in data.judge_checks)
+        parts.append(
+            _table(
+                [
+                    "spec",
+                    "judge",
+                    "kind",
+                    "items",
+                    "judged",
+                    "correct",
+                    "rate",
+                    "95% CI (Wilson)",
+                    "not judged",
+                    *(["mean rating"] if likert else []),
+                ],
+                (
+                    [
+                        c.spec,
+                        c.judge,
+                        c.kind,
+                        c.items,
+                        c.judged,
+                        c.correct,
+                        c.rate,
+                        _ci(c.ci_low, c.ci_high),
+                        c.not_judged,
+                        *([c.mean_rating] if likert else []),
+                    ]
+                    for c in data.judge_checks
+                ),
+            )
+        )
+    if data.leniency:
+        parts.append(
+            '<h2 id="judge-leniency">Judge leniency</h2><p class="note">On the answers every judge judged: '
+            "a judge's rate minus the judges' mean rate, with a paired 95% interval clustered by input; "
+            "same provider = judge and candidate from one provider (self-preference).</p>"
+        )
+        parts.append(
+            _table(
+                [
+                    "spec",
+                    "judge",
+                    "candidate",
+                    "variation",
+                    "items",
+                    "rate",
+                    "mean rate",
+                    "delta",
+                    "95% CI",
+                    "same provider",
+                ],
+                (
+                    [
+                        r.spec,
+                        r.judge,
+                        r.candidate,
+                        r.variation,
+                        r.items,
+                        r.rate,
+                        r.mean_rate,
+                        r.delta,
+                        _ci(r.ci_low, r.ci_high),
+                        r.same_provider,
+                    ]
+                    for r in data.leniency
+                ),
+            )
+        )
+        for spec, variation in sorted({(r.spec, r.variation) for r in data.leniency}):
+            parts.append(
+                _img(leniency_heatmap(data.leniency, spec, variation), f"judge leniency, spec {spec}, {variation}")
+            )
+        parts.append(_home_provider(data))
+    if data.human_agreement:
+        parts.append('<h2 id="human-labels">Judges against human labels</h2>')
+        parts.append(
+            _table(
+                ["spec", "judge", "candidate", "labelled", "agree", "accuracy", "kappa"],
+                (
+                    [a.spec, a.judge, a.candidate, a.labelled, a.agree, a.accuracy, a.kappa]
+                    for a in data.human_agreement
+                ),
+            )
+        )
+    if data.ppi:
+        parts.append(
+            '<h2 id="ppi">Prediction-powered rates</h2><p class="note">The judge\'s rate corrected by the '
+            "human labels, weighted by how the label sheet drew them (stratified PPI, Angelopoulos et al. "
+            "2023), and the Rogan–Gladen rate corrected by the judge's sensitivity and specificity on the "
+            "labels (Lee et al. 2025): 95% intervals for the rate a human would give.</p>"
+        )
+        parts.append(
+            _table(
+                [
+                    "spec",
+                    "judge",
+                    "candidate",
+                    "variation",
+                    "labelled",
+                    "unlabelled",
+                    "judge rate",
+                    "PPI rate",
+                    "95% CI",
+                    "bias-corrected rate",
+                    "95% CI",
+                    "note",
+                ],
+                (
+                    [
+                        r.spec,
+                        r.judge,
+                        r.candidate,
+                        r.variation,
+                        r.labelled,
+                        r.unlabelled,
+                        r.judge_rate,
+                        r.ppi_rate,
+                        _ci(r.ci_low, r.ci_high),
+                        r.bias_corrected_rate,
+                        _ci(r.bias_corrected_low, r.bias_corrected_high),
+                        r.bias_corrected_note or r.ppi_note or "",
+                    ]
+                    for r in data.ppi
+                ),
+            )
+        )
+    return "".join(parts)
+
+
+def _home_provider(data: ReportData) -> str:
+    """Per spec and judge: the mean leniency on its own provider's candidates against the others' (descriptive; each
+    cell's own interval is in the table above)."""
+    rows = []
+    for spec, judge in sorted({(r.spec, r.judge) for r in data.leniency}):
+        mine = [r for r in data.leniency if r.spec == spec and r.judge == judge]
+        home = [r.delta for r in mine if r.same_provider]
+        away = [r.delta for r in mine if r.same_provider is False]
+        if home and away:
+            rows.append(
+                [
+                    spec,
+                    judge,
+                    len(home),
+                    sum(home) / len(home),
+                    len(away),
+                    sum(away) / len(away),
+                    sum(home) / len(home) - sum(away) / len(away),
+                ]
+            )
+    if not rows:
+        return ""
+    return (
+        '<h3>Home-provider leniency</h3><p class="note">Mean delta on candidates from the judge\'s own provider '
+        "against the others' (descriptive: a mean of the cells above, each with its own interval).</p>"
+        + _table(
+            ["spec", "judge", "own-provider cells", "mean delta", "other cells", "mean delta", "own − other"], rows
+        )
+    )

@@ -1,0 +1,36 @@
+"""summary.md's small markdown pieces, split from `speceval.analysis.rendering.summary` so its sections' modules
+share them: a table, a number and an interval as summary.md shows them (a minus sign, not a hyphen, in signed
+numbers). The page's HTML counterparts are in `speceval.analysis.rendering.html_parts`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def markdown_table(headers: list[str], rows: Iterable[list[object]]) -> list[str]:
+    """A markdown table's lines; cells shown with `str`."""
+    return [
+        "| " + " | ".join(headers) + " |",
+        "|" + "---|" * len(headers),
+        *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),
+    ]
+
+
+def fmt(value: float | None) -> str:
+    """A rate as shown: three decimals, `–` for none."""
+    return "–" if value is None else f"{value:.3f}"
+
+
+def ci(low: float | None, high: float | None) -> str:
+    """An interval as a table cell: `low–high`, `–` for none."""
+    return "–" if low is None or high is None else f"{low:.3f}–{high:.3f}"
+
+
+def bracket(low: float | None, high: float | None) -> str:
+    """An interval beside its rate: `[low, high]`, or says there is none."""
+    return "[no interval]" if low is None or high is None else f"[{signed(low)}, {signed(high)}]"
+
+
+def signed(value: float) -> str:
+    """Three decimals with a true minus sign, as typeset results show it."""
+    return f"{value:.3f}".replace("-", "−")

@@ -1,0 +1,105 @@
+"""The page's sections on what went in and what it cost, split from `speceval.analysis.rendering.page` (which lays
+them out): the inputs generated from the spec, the settings each stage's requests carried, and the cost."""
+
+from __future__ import annotations
+
+from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.html_parts import table as _table
+from speceval.analysis.rendering.samples import shown_text
+
+
+def inputs_section(data: ReportData) -> str:
+    if not data.inputs:
+        return ""
+    parts = [
+        '<h2 id="inputs">Inputs</h2><p class="note">Test inputs generated from the spec: per statement, what '
+        "the generator proposed, what was dropped before rating (duplicates, copies of the spec's examples), "
+        "what the rater scored below the threshold, and what was kept. Ratings: rating × proposals.</p>"
+    ]
+    parts.append(
+        _table(
+            [
+                "spec",
+                "statement",
+                "generator",
+                "rater",
+                "proposed",
+                "duplicates",
+                "below threshold",
+                "unparsed / failed",
+                "over target",
+                "kept",
+                "target",
+                "ratings",
+            ],
+            (
+                [
+                    r.spec,
+                    r.statement_id,
+                    r.generator,
+                    r.rater,
+                    r.proposed,
+                    r.duplicates,
+                    r.below_threshold,
+                    r.unparsed,
+                    r.over_target,
+                    r.kept,
+                    r.target,
+                    ", ".join(f"{k}×{n}" for k, n in r.ratings.items()),
+                ]
+                for r in data.inputs
+            ),
+        )
+    )
+    if data.kept_inputs:
+        parts.append("<details><summary>Kept inputs with their ratings and the rater's reasons</summary>")
+        parts.append(
+            _table(
+                ["spec", "statement", "rating", "input", "reason"],
+                (
+                    [k.spec, k.statement_id, k.rating, shown_text(k.text), shown_text(k.reason or "")]
+                    for k in data.kept_inputs
+                ),
+            )
+        )
+        parts.append("</details>")
+    return "".join(parts)
+
+
+def sent_section(data: ReportData) -> str:
+    if not data.sent:
+        return ""
+    return (
+        '<h2 id="settings-as-sent">Settings as sent</h2><p class="note">What each stage\'s requests carried; a '
+        "setting asked for but not sent (e.g. a temperature Anthropic's API refuses) says so and why.</p>"
+        + _table(
+            ["stage", "role", "model", "variation", "settings as sent"],
+            ([s.stage, s.role, s.model, s.variation, s.sent] for s in data.sent),
+        )
+    )
+
+
+def costs_section(data: ReportData) -> str:
+    if not data.costs:
+        return ""
+    total = None if any(c.cost_usd is None for c in data.costs) else sum(c.cost_usd or 0.0 for c in data.costs)
+    rows: list[list[object]] = [
+        [c.run_dir, c.kind, c.model, c.requests, c.input_tokens, c.output_tokens, c.cost_usd] for c in data.costs
+    ]
+    rows += [[f"subtotal {s.stage}", s.stage, "", s.requests, "", "", s.cost_usd] for s in data.stages]
+    rows.append(
+        [
+            "total",
+            "",
+            "",
+            sum(c.requests for c in data.costs),
+            sum(c.input_tokens for c in data.costs),
+            sum(c.output_tokens for c in data.costs),
+            total,
+        ]
+    )
+    return (
+        "<h2>Cost</h2><p class='note'>run folders relative to the report's input folder; a price that is not "
+        "known leaves the cost empty (never 0).</p>"
+        + _table(["run", "stage", "model", "requests", "input tokens", "output tokens", "cost USD"], rows)
+    )
