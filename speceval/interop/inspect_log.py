@@ -1,5 +1,7 @@
 """`speceval export --format inspect`: compliance verdicts as Inspect AI eval logs, one per (spec, candidate,
-variation, run), which `inspect_ai.log.read_eval_log`, `inspect log dump|convert` and Inspect View read.
+variation, run), which `inspect_ai.log.read_eval_log`, `inspect log dump|convert` and Inspect View read. A log
+of more than `--max-samples-per-log` samples is written as parts (`inspect_parts`), each a log file of its own whose
+metadata names the part (`part`: number, of, log) and carries the whole log's rates.
 
 The mapping (docs/inspect.md shows it as a table):
 
@@ -39,14 +41,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from speceval.analysis.reading.load import walk
-from speceval.analysis.reading.rows import ComplianceRow, Found
+from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import survey
 from speceval.analysis.rendering.summary import interval_methods
 from speceval.analysis.tables.panel import PANEL
 from speceval.atomic import atomic_write_bytes
-from speceval.errors import InputError
-from speceval.interop.inspect_scores import SampleKey, judge_rate, judge_score, metrics, panel_scores, sample_key
+from speceval.errors import ConfigError, InputError
+from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, plan_log
+from speceval.interop.inspect_scores import SampleKey, judge_score, metrics, panel_scores, sample_key
 from speceval.interop.run_facts import JudgeRun, RunFacts
 from speceval.paths import readable_names, safe_filename
 from speceval.pipelines.inspect_logs import require_inspect
@@ -80,10 +82,16 @@ class InspectExport:
     ranking_files_left_out: int
 
 
-def export_inspect(paths: Sequence[Path], out: Path, log_format: str = "eval") -> InspectExport:
-    """Write one Inspect eval log (`.eval` or `.json`) per (spec, candidate, variation, run) under `out`, one log
-    at a time: a survey tells which judge folders hold each log's verdicts, and only those are read for it."""
+def export_inspect(
+    paths: Sequence[Path], out: Path, log_format: str = "eval", max_samples: int = MAX_SAMPLES_PER_LOG
+) -> InspectExport:
+    """Write each (spec, candidate, variation, run) as Inspect eval logs (`.eval` or `.json`) under `out`: one
+    log, or parts of at most `max_samples` samples each (`inspect_parts`), one at a time. A survey tells which
+    results files hold each log's verdicts; one pass over them gives the whole log's rates and its parts, and a
+    part reads only the files of its statements."""
     require_inspect()
+    if max_samples < 1:
+        raise ConfigError(f"--max-samples-per-log {max_samples}: give at least 1")
     plan = survey(paths)
     if not plan.compliance_files:
         raise InputError(
@@ -91,35 +99,41 @@ def export_inspect(paths: Sequence[Path], out: Path, log_format: str = "eval") -
             "no compliance results found here (expected results/*.json files of a judge "
             "run); nothing to export as Inspect logs",
         )
-    logs: dict[_LogKey, set[Path]] = defaultdict(set)
+    logs: dict[_LogKey, dict[Path, ComplianceRow]] = defaultdict(dict)
     for file, first in plan.firsts:
-        logs[(first.spec, first.model, plan.variation(first), first.run)].add(file.parent.parent)
+        logs[(first.spec, first.model, plan.variation(first), first.run)][file] = first
     folders = readable_names(sorted({key[2] for key in logs}))
     written, samples = [], 0
     for key in sorted(logs):
-        verdicts = [
-            (row, file)
-            for folder in sorted(logs[key])
-            for file, rows, _ in walk([folder], Found(), detail=True)
-            for row in rows
-            if (row.spec, row.model, plan.variation(row), row.run) == key
-        ]
-        built = _log(
-            key,
-            [(row.model_copy(update={"variation": key[2]}), file) for row, file in verdicts],
-            plan.settings.get(key[2], {}),
-        )
-        del verdicts
-        log = built.log
-        samples += built.count
+        whole = plan_log(logs[key], max_samples)
         spec, candidate, variation, run = key
-        # Inspect lists a .json log only when its name starts with a time stamp (as its own logs' names do).
-        stamp = datetime.fromisoformat(log.eval.created).astimezone(UTC).strftime("%Y-%m-%dT%H-%M-%S+00-00")
         name = "_".join(
-            (stamp, safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
+            (safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
         )
-        written.append(_write(built, out / f"{name}.{log_format}"))
+        for number, part in enumerate(whole.parts, start=1):
+            verdicts = [
+                (row if row.variation == variation else row.model_copy(update={"variation": variation}), file)
+                for row, file in whole.part_verdicts(part)
+            ]
+            of = _PartOf(number=number, parts=len(whole.parts), log=name)
+            built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of)
+            del verdicts
+            samples += built.count
+            # Inspect lists a .json log only when its name starts with a time stamp (as its own logs' names do).
+            created = datetime.fromisoformat(built.log.eval.created).astimezone(UTC)
+            stamp = created.strftime("%Y-%m-%dT%H-%M-%S+00-00")
+            suffix = f"_part{number}of{len(whole.parts)}" if len(whole.parts) > 1 else ""
+            written.append(_write(built, out / f"{stamp}_{name}{suffix}.{log_format}"))
     return InspectExport(logs=written, samples=samples, ranking_files_left_out=plan.ranking_files)
+
+
+@dataclass(frozen=True)
+class _PartOf:
+    """Which part of which log a file is (`eval.metadata["speceval"]["part"]`)."""
+
+    number: int
+    parts: int
+    log: str
 
 
 FLUSH_EVERY = 500
@@ -201,41 +215,36 @@ def _finish(log: EvalLog, samples: list[EvalSample]) -> None:
     log.stats = EvalStats(model_usage=_totals(samples))
 
 
-def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any]) -> _Built:
+def _log(
+    key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any], whole: LogPlan, of: _PartOf
+) -> _Built:
+    """One part's header and samples; the judges, their runs, the rates and the synthetic flag are the whole
+    log's (`whole`), so every part of a log says the same of it."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec
     from inspect_ai.log._log import EvalMetricDefinition, EvalScorer  # not re-exported by inspect_ai.log
     from inspect_ai.model import ModelConfig
 
     spec, candidate, variation, run = key
-    facts = RunFacts()
-    judges = sorted({row.judge for row, _ in verdicts})
+    facts = RunFacts()  # a part's own: it caches the generation records the part's samples read
+    judges = whole.judges
     roles = {judge: "grader" if len(judges) == 1 else f"grader_{n}" for n, judge in enumerate(judges, start=1)}
     answers: dict[SampleKey, _Answer] = defaultdict(_Answer)
     for row, file in verdicts:
-        index = row.detail.original_index if row.detail is not None else None
-        if index is None:
-            raise InputError(
-                file,
-                f"a verdict on {row.statement_id} has no original_index: it cannot be tied to "
-                "its answer in an Inspect log",
-                field="results.original_index",
-            )
         answer = answers[sample_key(row)]
         answer.rows.append((row, file))
         answer.scores[row.judge] = judge_score(row)
-    intervals = {judge: judge_rate([row for row, _ in verdicts if row.judge == judge]) for judge in judges}
     if len(judges) > 1:
-        panel, intervals[PANEL] = panel_scores([row for row, _ in verdicts])
+        panel = panel_scores([row for row, _ in verdicts])  # each answer's panel: its judges are all in the part
         for key_of_sample, score in panel.items():
             answers[key_of_sample].scores[PANEL] = score
-    runs = {judge: next(facts.judge_run(f.parent.parent) for r, f in verdicts if r.judge == judge) for judge in judges}
+    runs = {judge: facts.judge_run(folder) for judge, folder in whole.judge_folders().items()}
     first = runs[judges[0]]
     sent = facts.candidate_sent(first.candidate_run)
     ordered = sorted(answers.items(), key=_order)
     ids = [sample_id(*k) for k, _ in ordered]
     samples = (_sample(k, a, candidate, roles, facts, runs) for k, a in ordered)
-    synthetic = any(row.synthetic for row, _ in verdicts)
-    modes = {judge: next(r.mode for r, _ in verdicts if r.judge == judge) for judge in judges}
+    synthetic = whole.synthetic()
+    modes = whole.modes()
     scorers = [
         EvalScorer(name=judge, metrics=[EvalMetricDefinition(name=f"inspect_ai/{m}") for m in metrics(modes[judge])])
         for judge in judges
@@ -254,9 +263,9 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
             created=created or datetime.now(UTC).isoformat(),
             task=f"speceval/{spec}",
             task_id=f"speceval/{spec}",
-            eval_id=_id("eval", key),
+            eval_id=_id("eval", key) if of.parts == 1 else _id("eval", (*key, of.number)),
             run_id=_id("run", key),
-            task_version="+".join(sorted({row.prompt_version for row, _ in verdicts})),
+            task_version="+".join(whole.prompt_versions()),
             dataset=EvalDataset(name=spec, samples=len(ids), sample_ids=ids),
             model=candidate,
             model_generate_config=_generate_config(sent),
@@ -281,8 +290,10 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
                     "modes": modes,
                     "candidate_sent": sent,
                     "judge_sent": {j: runs[j].sent for j in judges},
-                    "rates": intervals,
+                    "rates": whole.rates,
+                    "rates_scope": "the whole log (every part), as the report's compliance.csv",
                     "interval_methods": interval_methods(),
+                    "part": {"number": of.number, "of": of.parts, "log": of.log, "log_samples": whole.samples},
                 }
             },
         ),
@@ -290,7 +301,7 @@ def _log(key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dic
     return _Built(log=log, samples=samples, count=len(ids))
 
 
-def _id(kind: str, key: _LogKey) -> str:
+def _id(kind: str, key: tuple[str | int, ...]) -> str:
     """A stable id of the log (Inspect View tells logs apart by it): the same verdicts export to the same ids."""
     return hashlib.sha256(json.dumps([kind, *key]).encode()).hexdigest()[:22]
 

@@ -1,15 +1,14 @@
-"""speceval's verdicts as Inspect scores (one per judge, and the panel's), and each one's rate with the report's
-interval, for `inspect_log` (the mapping is in its docstring and docs/inspect.md)."""
+"""speceval's verdicts as Inspect scores (one per judge, and the panel's), and what a log keeps of the report's
+rates, for `inspect_log` (the mapping is in its docstring and docs/inspect.md)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from speceval.analysis.reading.columns import VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.tables.panel import panel_verdicts
-from speceval.analysis.tables.variations import summarize
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score
@@ -73,22 +72,15 @@ def judge_score(row: ComplianceRow) -> Score:
     return Score(value=value, explanation=row.explanation, metadata={**metadata, "confidence": row.confidence})
 
 
-def judge_rate(rows: list[ComplianceRow]) -> dict[str, Any]:
-    """A judge's rate in one log with the report's interval (per-turn and categorical verdicts are rated apart in
-    the report: their entry says where)."""
-    if any(row.turn is not None or row.mode == "categories" for row in rows):
-        return {"note": "per-turn or categorical verdicts: see the report's per-turn and category tables"}
-    return summarize(rows).model_dump(include=RATE_FIELDS)
-
-
-def panel_scores(rows: list[ComplianceRow]) -> tuple[dict[SampleKey, Score], dict[str, Any]]:
+def panel_scores(rows: list[ComplianceRow]) -> dict[SampleKey, Score]:
     """The `panel` score of every answer some judge judged (as the report's panel: the share of judges that found
-    it compliant, on answers every judge judged; others unscored) and the panel's rate."""
+    it compliant, on answers every judge judged; others unscored). The panel's rate is the whole log's
+    (`inspect_parts`)."""
     from inspect_ai.scorer import Score
 
     panel = panel_verdicts(rows)
     if panel is None:
-        return {}, {"note": "no answer has verdicts of two judges"}
+        return {}
     c: VerdictColumns = panel.verdicts
     scores: dict[SampleKey, Score] = {}
     for position in range(len(c)):
@@ -101,4 +93,4 @@ def panel_scores(rows: list[ComplianceRow]) -> tuple[dict[SampleKey, Score], dic
             if outcome == "judged" and not math.isnan(value)
             else Score.unscored(reason="grader_failed", explanation=explanation, metadata={"outcome": outcome})
         )
-    return scores, summarize(c).model_dump(include=RATE_FIELDS)
+    return scores

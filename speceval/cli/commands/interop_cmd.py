@@ -7,18 +7,19 @@ from pathlib import Path
 from speceval.errors import ConfigError
 
 
-def export_inspect_logs(paths: list[Path], out: Path, log_format: str) -> int:
+def export_inspect_logs(paths: list[Path], out: Path, log_format: str, max_samples: int | None = None) -> int:
     """Write the Inspect eval logs of the verdicts under `paths` into the new folder `out`; print what was written."""
     from speceval.cli.console import stdout
     from speceval.interop.inspect_log import export_inspect
+    from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG
     from speceval.paths import check_output_dir
 
     check_output_dir(out, "--out")
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other files)")
-    done = export_inspect(paths, out, log_format)
+    done = export_inspect(paths, out, log_format, MAX_SAMPLES_PER_LOG if max_samples is None else max_samples)
     stdout.print(
-        f"{len(done.logs)} Inspect eval log(s) with {done.samples} sample(s) written under {out} "
+        f"{len(done.logs)} Inspect eval log file(s) with {done.samples} sample(s) written under {out} "
         f"(open them with: inspect view --log-dir {out})"
         + (
             f"; the rankings of {done.ranking_files_left_out} results file(s) left out (Inspect logs have no place "

@@ -72,6 +72,13 @@ def register(commands: Any) -> None:
         default="eval",
         help="--format inspect: Inspect's .eval (zip, the default) or .json log files",
     )
+    export.add_argument(
+        "--max-samples-per-log",
+        type=int,
+        default=None,
+        help="--format inspect: a log of more samples is written as parts of at most this many, each its own "
+        "file carrying the whole log's rates (default 5000: keeps memory flat; see docs/inspect.md)",
+    )
     export.set_defaults(handler=_export)
 
 
@@ -212,7 +219,9 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "inspect":
         from speceval.cli.commands.interop_cmd import export_inspect_logs
 
-        return export_inspect_logs(args.paths, args.out or Path("inspect_logs"), args.log_format)
+        return export_inspect_logs(
+            args.paths, args.out or Path("inspect_logs"), args.log_format, args.max_samples_per_log
+        )
     if args.format == "original":
         from speceval.analysis.rendering.original_export import export_original
         from speceval.paths import check_output_dir
