@@ -13,8 +13,8 @@ in its own process (`_measure.py`: wall time and the process's own peak RSS):
   candidates (N/2 inputs, each judged in both orders; answers of realistic length) in the shape `RankingFile` writes;
 - `export` and `label-sheet` (only when asked, `--only export label-sheet`): `speceval export --format jsonl` and
   `speceval label-sheet --n 200` over the N fabricated verdicts (issue 37: both stream the verdicts);
-- `inspect` (only when asked): `speceval export --format inspect` over them (one Inspect log of N samples, which
-  inspect_ai builds in memory: measured, no target).
+- `inspect` (only when asked): `speceval export --format inspect` over them (one candidate's log of N samples,
+  written as parts of at most `--max-samples-per-log`, default 2,000; target as the other exports: within 2x).
 
 Every provider call goes to an emulator in its own process (`speceval emulator --port 0`, a fresh one for each
 measured run, so no run pays for another's jobs). The measured programs are interleaved: generation, judge,

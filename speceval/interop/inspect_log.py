@@ -47,7 +47,7 @@ from speceval.analysis.rendering.summary import interval_methods
 from speceval.analysis.tables.panel import PANEL
 from speceval.atomic import atomic_write_bytes
 from speceval.errors import ConfigError, InputError
-from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, plan_log
+from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, PartOf, plan_log
 from speceval.interop.inspect_scores import SampleKey, judge_score, metrics, panel_scores, sample_key
 from speceval.interop.run_facts import JudgeRun, RunFacts
 from speceval.paths import readable_names, safe_filename
@@ -115,7 +115,7 @@ def export_inspect(
                 (row if row.variation == variation else row.model_copy(update={"variation": variation}), file)
                 for row, file in whole.part_verdicts(part)
             ]
-            of = _PartOf(number=number, parts=len(whole.parts), log=name)
+            of = PartOf(number=number, parts=len(whole.parts), log=name)
             built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of)
             del verdicts
             samples += built.count
@@ -125,15 +125,6 @@ def export_inspect(
             suffix = f"_part{number}of{len(whole.parts)}" if len(whole.parts) > 1 else ""
             written.append(_write(built, out / f"{stamp}_{name}{suffix}.{log_format}"))
     return InspectExport(logs=written, samples=samples, ranking_files_left_out=plan.ranking_files)
-
-
-@dataclass(frozen=True)
-class _PartOf:
-    """Which part of which log a file is (`eval.metadata["speceval"]["part"]`)."""
-
-    number: int
-    parts: int
-    log: str
 
 
 FLUSH_EVERY = 500
@@ -216,7 +207,7 @@ def _finish(log: EvalLog, samples: list[EvalSample]) -> None:
 
 
 def _log(
-    key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any], whole: LogPlan, of: _PartOf
+    key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any], whole: LogPlan, of: PartOf
 ) -> _Built:
     """One part's header and samples; the judges, their runs, the rates and the synthetic flag are the whole
     log's (`whole`), so every part of a log says the same of it."""

@@ -34,7 +34,7 @@ from speceval.analysis.tables.variations import summarize
 from speceval.errors import InputError
 from speceval.interop.inspect_scores import RATE_FIELDS, SampleKey
 
-MAX_SAMPLES_PER_LOG = 5_000
+MAX_SAMPLES_PER_LOG = 2_000
 """Samples in one log file (`--max-samples-per-log`): a larger log is written as several parts. Measured in
 benchmarks/RESULTS.md ("Exports at scale")."""
 
@@ -53,6 +53,15 @@ class Part:
         statement, index, turn = key
         bounds = self.ranges.get(statement)
         return bounds is not None and bounds[0] <= _code(index, turn) <= bounds[1]
+
+
+@dataclass(frozen=True)
+class PartOf:
+    """Which part of which log a file is (`eval.metadata["speceval"]["part"]`)."""
+
+    number: int
+    parts: int
+    log: str
 
 
 @dataclass

@@ -77,7 +77,7 @@ def register(commands: Any) -> None:
         type=int,
         default=None,
         help="--format inspect: a log of more samples is written as parts of at most this many, each its own "
-        "file carrying the whole log's rates (default 5000: keeps memory flat; see docs/inspect.md)",
+        "file carrying the whole log's rates (default 2000: keeps memory flat; see docs/inspect.md)",
     )
     export.set_defaults(handler=_export)
 
