@@ -91,8 +91,8 @@ def scenarios(bootstrap: int) -> list[Scenario]:
             Scenario(
                 "rate-pooled",
                 # A flip, a violation at any turn and two judges' disagreement are each one indicator per
-                # conversation or answer, clustered by input across runs: the pooled rate's estimator.
-                ("pooled_rate", "turn_rate", "flips", "elicitation", "disagreement"),
+                # conversation, answer or answer pair, clustered by input across runs: the pooled rate's estimator.
+                ("pooled_rate", "turn_rate", "flips", "elicitation", "disagreement", "pair_share"),
                 label,
                 a / (a + b),
                 pooled_scenario(inputs, runs, a, b),

@@ -145,6 +145,13 @@ ESTIMATORS: dict[str, Estimator] = {
             scenarios=("rate-pooled",),
         ),
         Estimator(
+            name="pair_share",
+            method=CLUSTERED,
+            reference=_MILLER + "; one indicator per answer pair (both, one or neither statement complied with)",
+            tables=("statement_health.csv",),
+            scenarios=("rate-pooled",),
+        ),
+        Estimator(
             name="split_share",
             method=WILSON,
             reference=_NEWCOMBE + " (method 4); the measure: arXiv 2510.07686",

@@ -22,10 +22,10 @@ from speceval.analysis.statistics.clustered import (
     dense_codes,
 )
 from speceval.analysis.statistics.codes import dense
-from speceval.analysis.statistics.registry import SPEARMAN
+from speceval.analysis.statistics.registry import SPEARMAN, WILSON
 from speceval.analysis.statistics.stats import SPEARMAN_MIN, spearman, spearman_interval, wilson_interval
 
-SPLIT_METHOD = "share of inputs: Wilson score interval with continuity correction (inputs independent)"
+SPLIT_METHOD = WILSON  # the registry's `split_share`: a share of independent inputs
 ASSOCIATION_METHOD = SPEARMAN
 
 

@@ -23,7 +23,7 @@ from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen
 from speceval.analysis.statistics.paired import mover_difference, paired_difference_codes
-from speceval.analysis.statistics.registry import PAIRED, WILSON
+from speceval.analysis.statistics.registry import LENIENCY, PAIRED, WILSON
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
 from speceval.analysis.tables.candidate_split import associations, split_shares
 from speceval.analysis.tables.health_records import (
@@ -210,7 +210,7 @@ def _judge_on(
         leniency=lenient[0] if lenient else None,
         leniency_ci_low=lenient[1] if lenient else None,
         leniency_ci_high=lenient[2] if lenient else None,
-        leniency_ci_method=_LENIENCY_METHOD if lenient and lenient[1] is not None else None,
+        leniency_ci_method=LENIENCY if lenient and lenient[1] is not None else None,
     )
 
 
@@ -245,7 +245,6 @@ def _candidates(
     }
 
 
-_LENIENCY_METHOD = "paired: mean of (judge − judges' mean) per answer, cluster-robust SE by input, t(G-1)"
 _Disagreement = tuple[float | None, float | None, float | None, int, str | None]
 
 
