@@ -104,3 +104,25 @@ def test_cost_per_run_limit_stops_each_run_before_it_pays_past_it(tmp_path, caps
     state = json.loads((tmp_path / "out" / "experiment.json").read_text())
     assert set(state["tasks"].values()) == {"stopped"}
     assert not list((tmp_path / "out").rglob("metadata/*.json"))  # no job created anywhere
+
+
+def test_a_judge_metric_over_a_results_file_that_holds_no_verdict_list_is_refused_naming_it(tmp_path):
+    import json
+
+    import pytest
+
+    from speceval.analysis.tables.metrics import metric_table
+    from speceval.errors import InputError
+
+    results = tmp_path / "judge_j" / "m" / "results"
+    results.mkdir(parents=True)
+    bad = results / "st0.json"
+    bad.write_text(
+        json.dumps(
+            {"metadata": {"judge": "j", "spec": "s", "statement_id": "st0", "model": "m"}, "results": {"not": "a list"}}
+        )
+    )
+    spec = MetricSpec(source="judge:j", regex=r"risk: (\d+)", type="int")
+    with pytest.raises(InputError, match="not a list of verdict objects") as refused:
+        metric_table([tmp_path], {"risk": spec})
+    assert str(bad) in str(refused.value)

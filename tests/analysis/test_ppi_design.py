@@ -99,6 +99,27 @@ def test_the_design_counts_each_statements_answers_and_draws():
     ]
 
 
+def test_the_design_counts_only_answers_a_label_can_be_drawn_from():
+    # A categorical judge's answers are never on a sheet: counting them in N_h would weigh the labels wrongly.
+    rows, _ = draw_rows(np.random.default_rng(0))
+    categorical = [
+        r.model_copy(
+            update={
+                "statement_id": "st9",
+                "mode": "categories",
+                "compliant": None,
+                "category": "helps",
+                "input": f"q9 {i}",
+                "output": f"a9 {i}",
+            }
+        )
+        for i, r in enumerate(rows[:20])
+    ]
+    sheet = label_sheet(rows + categorical, 30, seed=1)
+    design = label_design(rows + categorical, sheet, 30, 1)
+    assert [s.statement_id for s in design.strata] == ["st0", "st1", "st2"]
+
+
 def test_an_estimate_past_one_is_clipped_and_stays_inside_its_interval():
     # The judge says non-compliant where every label says compliant: the raw PPI estimate is far above 1.
     f = np.array([1.0] * 90 + [0.0] * 10)
