@@ -21,10 +21,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from speceval.analysis.reading.column_codes import NO_OFFSET, Codes, FilesTable, digest, file_offsets
+from speceval.analysis.reading.columns import JUDGED
 from speceval.analysis.reading.rows import RankingRow
 from speceval.analysis.statistics.codes import index_array
 
-JUDGED = "judged"
 TIE = "tie"
 NO_RANK = 127
 """`rank` of a comparison without one (not judged, or judged without a parsed rank)."""

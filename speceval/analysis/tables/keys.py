@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from speceval.analysis.tables.panel import PANEL  # a panel row's sources are all the judges'
 from speceval.errors import UsageError
 from speceval.inputgen.records import RUN_KIND as INPUTS_RUN
 
@@ -24,8 +25,6 @@ KEY_COLUMNS = ("spec", "judge", "candidate", "variation", "run", "turn", "metric
 """The key columns, in the order every table writes those it has."""
 DATA = "data"
 SYNTHETIC, PROVIDER, MIXED = "synthetic", "provider", "mixed"
-PANEL = "panel"
-"""The panel's verdicts are made of every judge's (a panel row's sources are all the judges')."""
 
 
 def data_kind(flags: Iterable[bool]) -> str:

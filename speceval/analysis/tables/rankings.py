@@ -25,8 +25,6 @@ from speceval.analysis.statistics.stats import (
     bradley_terry,
 )
 
-JUDGED = "judged"
-
 
 class WinRate(BaseModel):
     """How often `candidate` beat `opponent` under `judge` in one variation (ties count half), both orders and all

@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.column_rows import as_columns
-from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped
+from speceval.analysis.reading.columns import JUDGED, NO_VERDICT, VerdictColumns, grouped
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen, groups
@@ -24,8 +24,6 @@ from speceval.analysis.statistics.stats import (
     krippendorff_alpha_ordinal,
 )
 from speceval.analysis.tables.variations import COMPLIANT_COUNT, summarize
-
-JUDGED = "judged"
 
 
 class ComplianceRate(BaseModel):

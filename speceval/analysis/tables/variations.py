@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.column_rows import as_columns
-from speceval.analysis.reading.columns import VerdictColumns, grouped, local_clusters
+from speceval.analysis.reading.columns import JUDGED, VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import dense_codes, mean_interval_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import index_array
@@ -24,7 +24,6 @@ from speceval.analysis.statistics.paired import paired_difference_codes
 from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import wilson_interval
 
-JUDGED = "judged"
 COMPLIANT_COUNT = (
     "compliant verdicts, an integer; a panel's is the sum of its per-answer shares (a split of two "
     "judges counts 1/2), so it may be fractional"
