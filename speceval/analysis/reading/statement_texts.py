@@ -24,8 +24,8 @@ def statement_texts(paths: Iterable[Path]) -> dict[tuple[str, str], str]:
         try:
             manifest = RunManifest.load(run_dir)
         except UsageError as exc:
-            # Not a manifest of ours (a hand-made or older run.json): it records no spec, so it has no texts to give.
-            logger.debug("%s records no spec: %s", run_dir, exc)
+            # Not a manifest this version reads (hand-made, older, damaged): said, since its texts stay blank.
+            logger.warning("cannot read %s/run.json (%s): statement texts of its verdicts are left blank", run_dir, exc)
             continue
         if manifest.kind != "compliance" or (manifest.spec_name, manifest.spec_path) in read:
             continue
