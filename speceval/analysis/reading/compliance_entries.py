@@ -71,11 +71,14 @@ def compliance_stream(
     source: str,
     statements: StatementClasses,
     detail: bool = False,
+    whole: bool = True,
 ) -> Iterator[ComplianceRow]:
     """The rows of one compliance results file (`data`: its other keys; `results`: its entries, a list or read
     from the file as they come), validated `ENTRY_CHUNK` entries at a time; each chunk's parsed entries are let go
     once its rows are built, so a caller that folds rows as they come holds one chunk, not the file. A bad entry
-    raises `InputError` naming it (`results.<i>.<field>`)."""
+    raises `InputError` naming it (`results.<i>.<field>`). `whole`: `results` is every entry of the file, so the
+    checks across entries (a conversation's turns 1..n) apply; False for a few entries read back at their offsets
+    (the file passed those checks when it was folded, and the read-back is checked against the fold)."""
     if is_original_compliance({**data, "results": results}):
         names, records = compliance_records(file, {**data, "results": results})
         common = {
@@ -104,11 +107,13 @@ def compliance_stream(
     where = where.model_copy(update={"synthetic": where.synthetic or answers}) if answers else where
     checks, position = EntryChecks(file, m), 0
     for validated in validated_chunks(file, results, _ENTRIES, "results", "compliance"):
-        for entry in validated:
-            checks.check(position, entry)
-            position += 1
+        if whole:
+            for entry in validated:
+                checks.check(position, entry)
+                position += 1
         yield from _rows_of(validated, m, where, source, kind, authority, settings, statements, detail)
-    checks.done()
+    if whole:
+        checks.done()
 
 
 def _rows_of(

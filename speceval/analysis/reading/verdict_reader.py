@@ -36,7 +36,7 @@ class VerdictReader:
                 "report was made); make the report again",
             )
         entries = list(elements_at(file, offsets))
-        return list(compliance_stream(file, head, entries, Location(), file.name, self._statements))
+        return list(compliance_stream(file, head, entries, Location(), file.name, self._statements, whole=False))
 
     def at_positions(self, file: Path, positions: list[int]) -> dict[int, ComplianceRow]:
         """The rows at `positions` of a file decoded whole (written in another key order), reading it through:
@@ -57,7 +57,7 @@ class VerdictReader:
                 "not the compliance results file it was a moment ago (it changed while the "
                 "report was made); make the report again",
             )
-        rows = list(compliance_stream(file, head, kept, Location(), file.name, self._statements))
+        rows = list(compliance_stream(file, head, kept, Location(), file.name, self._statements, whole=False))
         return dict(zip(chosen, rows, strict=True))
 
 
