@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from speceval.batch.progress import EngineSummary
+from speceval.interrupts import raise_if_requested
 
 if TYPE_CHECKING:
     from speceval.batch.options import EngineOptions
@@ -84,6 +85,7 @@ class EngineLoop:
     def run(self) -> list[EngineSummary]:
         """Tick until every engine (including those added meanwhile) has stopped; their summaries, by index."""
         while len(self._summaries) < len(self._engines):
+            raise_if_requested()  # a Ctrl+C lost in a finalizer stops the run here (`speceval.interrupts`)
             # The engines there are when the round starts; one added during the round was ticked by whoever
             # added it, or is due in the next round (an engine never ticked is due at once).
             for index in range(len(self._engines)):

@@ -56,9 +56,11 @@ def run_command(body: Callable[[], int]) -> int:
     message on the terminal says where that file is. The command's log handlers are closed on the way out.
     """
     from speceval.cli.console import close_logging
+    from speceval.interrupts import interrupts_recorded
 
     try:
-        return _run(body)
+        with interrupts_recorded():
+            return _run(body)
     finally:
         close_logging()
 

@@ -34,6 +34,7 @@ from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
 from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError
+from speceval.interrupts import raise_if_requested
 from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel
@@ -130,6 +131,7 @@ class RealtimeEngine:
         self.start(items)
         try:
             while True:
+                raise_if_requested()  # a Ctrl+C lost in a finalizer stops the run here (`speceval.interrupts`)
                 summary = self.tick()
                 if summary is not None:
                     return summary

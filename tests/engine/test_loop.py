@@ -69,3 +69,37 @@ def test_the_loop_lets_go_of_each_engine_once_it_stops(tmp_path: Path) -> None:
     gc.collect()
     assert all(summary.finished for summary in summaries) and stopped == [True, True]
     assert [ref() for ref in refs] == [None, None]
+
+
+class _SwallowedInterrupt:
+    """An object whose finalizer is running when Ctrl+C is handled: Python prints the KeyboardInterrupt as
+    "Exception ignored" and goes on, as if the key had never been pressed."""
+
+    def __del__(self) -> None:
+        import signal
+
+        signal.raise_signal(signal.SIGINT)
+
+
+def test_a_ctrl_c_lost_in_a_finalizer_still_stops_the_loop_at_its_next_round(tmp_path: Path) -> None:
+    import pytest
+
+    from speceval.interrupts import interrupts_recorded
+
+    rounds: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        rounds.append(seconds)
+        if len(rounds) == 1:
+            _SwallowedInterrupt()  # made and dropped at once: its finalizer handles the signal and loses it
+
+    loop = EngineLoop(sleep=sleep)
+    engine = BatchEngine(
+        FakeBatchedModel(FakeProvider(polls_to_complete=50)),
+        RunStore(tmp_path / "run"),
+        EngineOptions(poll_interval=0.1),
+    )
+    loop.add(engine, make_items({"s": ["q0", "q1"]}))
+    with interrupts_recorded(), pytest.raises(KeyboardInterrupt):
+        loop.run()
+    assert len(rounds) == 1  # stopped at the round after the lost interrupt, not after 50 polls

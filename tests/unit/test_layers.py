@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "spec_convert",
             "metric_spec",
             "endpoint_keys",
+            "interrupts",
             "data",
         ],
     ),
