@@ -42,4 +42,5 @@ DEFAULT_INPUTS_OUTPUT = Path("data/generated_inputs")
 """Where `speceval inputs` writes unless `--output-dir` says otherwise."""
 
 BUILT_IN_ORGS = ("openai", "anthropic", "google", "vertex", "openai-compatible", "together", "ray")
-"""The built-in providers, in the order of `speceval.providers.registry.PROVIDERS` (a test keeps them equal)."""
+"""The built-in providers, each registered by `speceval.providers.registry` through `register_provider`
+(tests/unit/test_model_room.py keeps them equal)."""

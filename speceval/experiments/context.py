@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
+from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
 from speceval.inputgen.config import InputGenerationConfig, default_rater
 from speceval.judging.verdicts import category_schema
 from speceval.paths import safe_filename
-from speceval.pipelines.endpoints import endpoint_settings
 from speceval.providers.registry import resolve_org
 from speceval.wire.params import GenerationParams
 

@@ -21,6 +21,7 @@ from speceval.batch.engine import BatchEngine
 from speceval.batch.manifest import RunManifest
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
+from speceval.engines.endpoints import record_endpoint
 from speceval.engines.factory import make_engine
 from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.context import StageContext, inputs_config, judge_params
@@ -31,7 +32,6 @@ from speceval.inputs import load_inputs
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.endpoints import record_endpoint
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.judge_run import (
     JudgeSettings,

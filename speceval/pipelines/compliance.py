@@ -30,6 +30,7 @@ from speceval.atomic import atomic_write_bytes
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION
 from speceval.engines.factory import AnyModel
+from speceval.engines.models import judge_model
 from speceval.errors import ConfigError
 from speceval.judging.canaries import CANARY_DIR, Canary, likert_correct, spec_canaries, without_example
 from speceval.judging.files import (
@@ -69,7 +70,6 @@ from speceval.pipelines.judge_run import (
     run_targets,
     write_manifest,
 )
-from speceval.pipelines.models import judge_model
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec
 

@@ -47,6 +47,7 @@ from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION
 from speceval.engines.factory import AnyModel
+from speceval.engines.models import judge_model
 from speceval.errors import ConfigError
 from speceval.judging.files import JudgeOutcome, RankingEntry, RankingFile, RankingMetadata
 from speceval.judging.prompts import CURRENT, render_ranking
@@ -67,7 +68,6 @@ from speceval.pipelines.judge_run import (
     run_targets,
     write_manifest,
 )
-from speceval.pipelines.models import judge_model
 from speceval.pipelines.position import PositionReport, position_consistency
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec
