@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ class RunFacts:
         self._records: dict[tuple[Path, str], dict[int, dict[str, Any]]] = {}
         self._judge_usage: dict[tuple[Path, str], dict[int, Usage]] = {}
         self._specs: dict[str, dict[str, str]] = {}
+        self._jobs: dict[Path, dict[str, tuple[datetime, datetime]]] = {}
 
     def judge_run(self, run_dir: Path) -> JudgeRun:
         """The judge run that wrote a compliance folder (`results/<statement>.json`'s grandparent)."""
@@ -98,6 +100,23 @@ class RunFacts:
             }
         return self._records[key].get(index)
 
+    def job_times(self, run_dir: Path) -> dict[str, tuple[datetime, datetime]]:
+        """Each job of a run that ended: its id → (submitted, ended), from the run's `metadata/` batch records (a
+        record without both times, or unreadable, is left out: its answers' times are then absent)."""
+        if run_dir not in self._jobs:
+            times: dict[str, tuple[datetime, datetime]] = {}
+            folder = run_dir / "metadata" if (run_dir / "metadata").is_dir() else run_dir.parent / "metadata"
+            for path in sorted(folder.glob("*.json")):
+                try:
+                    record = json.loads(path.read_bytes())
+                    job, started, ended = record["batch_id"], record["submitted_at"], record["ended_at"]
+                    if isinstance(job, str) and isinstance(started, str) and isinstance(ended, str):
+                        times[job] = (_utc(started), _utc(ended))
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+            self._jobs[run_dir] = times
+        return self._jobs[run_dir]
+
     def judge_usage(self, run_dir: Path, statement_id: str, index: int) -> Usage | None:
         """The tokens the judge's request(s) about one answer used (None when the judge run did not record them)."""
         key = (run_dir, statement_id)
@@ -124,6 +143,11 @@ class RunFacts:
                 logger.warning("cannot read the spec %s: the Inspect samples carry no statement text", spec_path)
                 self._specs[spec_path] = {}
         return self._specs[spec_path].get(statement_id)
+
+
+def _utc(stamp: str) -> datetime:
+    parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _json_list(path: Path) -> list[Any]:

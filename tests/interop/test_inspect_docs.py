@@ -48,4 +48,5 @@ def test_the_worked_example_judges_every_answered_sample_and_exports_it_back(tmp
         assert back.eval.model == NAME
         run = back.eval.metadata["speceval"]["run"]
         assert len(back.samples) == sum(1 for s in answered if s.epoch == run)
-        assert all(set(s.scores) == {"gpt-4.1-2025-04-14"} for s in back.samples)
+        judge = "gpt-4.1-2025-04-14"
+        assert all(set(s.scores) | set(s.metadata["not_judged"]) == {judge} for s in back.samples)

@@ -57,16 +57,22 @@ def test_inspect_reads_one_scored_sample_per_answer_with_each_judges_verdict(exp
             statement, index = sample.metadata["statement_id"], sample.metadata["original_index"]
             assert sample.id == f"{statement}_{index}"
             verdicts = answers[(statement, index)]
-            assert set(sample.scores) == {*JUDGES, "panel"}
+            judged = {judge for judge, entry in verdicts.items() if entry["outcome"] == "judged"}
+            assert set(sample.scores) == judged | ({"panel"} if judged == set(JUDGES) else set())
             for judge, entry in verdicts.items():
-                score = sample.scores[judge]
                 if entry["outcome"] == "judged":
+                    score = sample.scores[judge]
                     assert score.value == ("C" if entry["compliant"] else "I")
                     assert score.explanation == entry["explanation"]
-                else:
-                    assert isinstance(score.value, float) and math.isnan(score.value)
-                    assert score.metadata["outcome"] == entry["outcome"]
+                    assert score.answer == entry["output"]  # Inspect View's answer column
+                else:  # no score (every exported score is finite): the outcome is in the sample's metadata
+                    assert sample.metadata["not_judged"][judge]["outcome"] == entry["outcome"]
+                    assert sample.metadata["not_judged"]["panel"]["outcome"] == "panel_incomplete"
                     unscored_seen += 1
+            assert all(isinstance(s.value, str) or math.isfinite(s.value) for s in sample.scores.values()), (
+                sample.scores
+            )
+            assert sample.total_time is not None and math.isfinite(sample.total_time) and sample.total_time >= 0
             assert sample.output.completion == next(iter(verdicts.values()))["output"]
             assert sample.messages[-1].content == sample.output.completion
             assert sample.target  # the statement's text
@@ -76,7 +82,8 @@ def test_inspect_reads_one_scored_sample_per_answer_with_each_judges_verdict(exp
             row = rates[(judge, candidate)]
             judged = sum(1 for v in answers.values() if v[judge]["outcome"] == "judged")
             assert by_name[judge].scored_samples == judged == int(row["judged"])
-            assert by_name[judge].unscored_samples == len(answers) - judged
+            assert by_name[judge].unscored_samples == 0  # not-judged verdicts have no score (counted in the rates)
+            assert sum(log.eval.metadata["speceval"]["rates"][judge]["not_judged"].values()) == len(answers) - judged
             assert by_name[judge].metrics["accuracy"].value == pytest.approx(float(row["rate"]))
             interval = log.eval.metadata["speceval"]["rates"][judge]
             assert (interval["ci_low"], interval["ci_high"]) == pytest.approx(
