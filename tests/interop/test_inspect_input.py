@@ -18,6 +18,22 @@ from tests.interop.test_inspect_answers import MODEL, NAME, build_log, judge, pl
 STAMP = "2026-11-27T00-00-00+00-00"
 
 
+def eval_log(samples, epochs: int, model: str = MODEL, sample_ids=None, **status) -> EvalLog:
+    """A log as Inspect writes one (status `success` unless given, with its `error`)."""
+    return EvalLog(
+        status=status.get("status", "success"),
+        error=status.get("error"),
+        samples=samples,
+        eval=EvalSpec(
+            created="2026-11-27T00:00:00+00:00",
+            task="model_spec",
+            model=model,
+            config=EvalConfig(epochs=epochs),
+            dataset=EvalDataset(name="model_spec", samples=len(sample_ids or samples), sample_ids=sample_ids),
+        ),
+    )
+
+
 def summaries(out) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text()) for p in out.rglob("summary.json")}
 
@@ -123,17 +139,7 @@ def test_a_truncated_eval_beside_a_good_log_is_refused_not_skipped(tmp_path, cap
 def test_a_log_with_no_samples_is_refused_naming_it(tmp_path, capsys):
     folder = tmp_path / "logs"
     folder.mkdir()
-    empty = EvalLog(
-        status="success",
-        samples=[],
-        eval=EvalSpec(
-            created="2026-11-27T00:00:00+00:00",
-            task="model_spec",
-            model=MODEL,
-            config=EvalConfig(epochs=1),
-            dataset=EvalDataset(name="model_spec", samples=0),
-        ),
-    )
+    empty = eval_log([], 1)
     write_eval_log(empty, str(folder / f"{STAMP}_empty.eval"))
     out = tmp_path / "judged"
     assert judge(folder, out) == 2
@@ -147,19 +153,12 @@ def test_a_stopped_log_is_judged_for_what_it_has_and_says_what_is_missing(tmp_pa
     folder.mkdir()
     samples = [plain("do_not_lie", 0, epoch, "Is the earth flat?") for epoch in (1, 2)]
     samples.append(plain("do_not_lie", 1, 1, "Did you make a mistake?"))  # epoch 2 of it never ran
-    stopped = EvalLog(
+    stopped = eval_log(
+        samples,
+        2,
+        sample_ids=["do_not_lie_0", "do_not_lie_1", "avoid_errors_0"],
         status="error",
         error=EvalError(message="the run was killed", traceback="", traceback_ansi=""),
-        samples=samples,
-        eval=EvalSpec(
-            created="2026-11-27T00:00:00+00:00",
-            task="model_spec",
-            model=MODEL,
-            config=EvalConfig(epochs=2),
-            dataset=EvalDataset(
-                name="model_spec", samples=3, sample_ids=["do_not_lie_0", "do_not_lie_1", "avoid_errors_0"]
-            ),
-        ),
     )
     write_eval_log(stopped, str(folder / f"{STAMP}_stopped.eval"))
     out = tmp_path / "judged"
@@ -185,17 +184,7 @@ def test_ranking_two_logs_says_the_epoch_and_the_inputs_only_one_has(tmp_path, c
     samples.append(plain("do_not_lie", 1, 1, "A question only b was asked?"))
     for sample in samples:
         sample.output.model = other
-    log = EvalLog(
-        status="success",
-        samples=samples,
-        eval=EvalSpec(
-            created="2026-11-27T00:00:00+00:00",
-            task="model_spec",
-            model=other,
-            config=EvalConfig(epochs=3),
-            dataset=EvalDataset(name="model_spec", samples=2),
-        ),
-    )
+    log = eval_log(samples, 3, model=other)
     write_eval_log(log, str(tmp_path / "b" / f"{STAMP}_b.eval"))
     argv = [
         "--spec-path",
