@@ -346,3 +346,4 @@ class ResultRow(TypedDict):
     usage: NotRequired[UsageRow | None]
     attempts: NotRequired[int]
     custom_id: NotRequired[str | None]
+    seconds: NotRequired[float | None]

@@ -101,12 +101,13 @@ class RunFacts:
         return self._records[key].get(index)
 
     def job_times(self, run_dir: Path) -> dict[str, tuple[datetime, datetime]]:
-        """Each job of a run that ended: its id → (submitted, ended), from the run's `metadata/` batch records (a
-        record without both times, or unreadable, is left out: its answers' times are then absent)."""
+        """Each job of a run that ended: its id → (submitted, ended), from the run's (and its rounds') `metadata/`
+        batch records (a record without both times, or unreadable, is left out: its answers' times are absent)."""
         if run_dir not in self._jobs:
             times: dict[str, tuple[datetime, datetime]] = {}
-            folder = run_dir / "metadata" if (run_dir / "metadata").is_dir() else run_dir.parent / "metadata"
-            for path in sorted(folder.glob("*.json")):
+            base = run_dir if (run_dir / "run.json").is_file() else run_dir.parent  # (given its results folder)
+            # a conversation's rounds are runs of their own: `rounds/<n>/metadata/`
+            for path in sorted([*base.glob("metadata/*.json"), *base.glob("rounds/*/metadata/*.json")]):
                 try:
                     record = json.loads(path.read_bytes())
                     job, started, ended = record["batch_id"], record["submitted_at"], record["ended_at"]

@@ -183,3 +183,21 @@ def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tm
         assert done.returncode == 2, (name, done.stderr[-2000:])
         assert "pip install 'speceval[inspect]'" in done.stderr, (name, done.stderr[-2000:])
     assert not (tmp_path / "out").exists() and not (tmp_path / "judged").exists()
+
+
+def test_an_experiments_inspect_export_has_one_task_id_per_log_and_a_finite_duration_per_sample(experiment, tmp_path):
+    """Inspect View hides logs that share a task id as retries of one task, and `inspect log list` reads the task and
+    task id out of the file name (`<created>_<task>_<id>`): each log its own, named as Inspect names its logs. Every
+    sample's duration is the time its answer took as the run recorded it (a batch job's, a realtime request's)."""
+    out = tmp_path / "logs"
+    assert speceval_main(["export", str(experiment), "--format", "inspect", "--out", str(out)]) == 0
+    infos = list_eval_logs(str(out))
+    logs = [read_eval_log(info.name) for info in infos]
+    assert len(logs) == len(CANDIDATES)
+    assert len({log.eval.task_id for log in logs}) == len(logs)
+    assert len({log.eval.task for log in logs}) == len(logs)
+    for info, log in zip(infos, logs, strict=True):
+        assert info.task_id == log.eval.task_id and info.task_id.isalnum()
+        assert info.task == log.eval.task.split("/", 1)[1].replace("_", "-")  # Inspect's own cleaning of the name
+        assert all(s.total_time is not None and math.isfinite(s.total_time) for s in log.samples)
+        assert all(s.total_time >= 0 for s in log.samples)
