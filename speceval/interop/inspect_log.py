@@ -52,7 +52,7 @@ from speceval.paths import readable_names, safe_filename
 from speceval.pipelines.inspect_logs import require_inspect
 
 if TYPE_CHECKING:
-    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.log import EvalLog, EvalSample, EvalStats
     from inspect_ai.log._log import EvalScorer
     from inspect_ai.model import GenerateConfig
 
@@ -188,7 +188,9 @@ def _finish(log: EvalLog, samples: list[EvalSample]) -> None:
     scored = EvalLog(eval=log.eval, status=log.status, samples=samples)
     recompute_metrics(scored)
     log.results = scored.results
-    log.stats = EvalStats(model_usage=usage_totals(samples))
+    log.stats = EvalStats(
+        started_at=log.stats.started_at, completed_at=log.stats.completed_at, model_usage=usage_totals(samples)
+    )
 
 
 def _file_name(log: EvalLog) -> str:
@@ -238,6 +240,7 @@ def _log(
     created = min((r.created for r in runs.values() if r.created), default=None)
     log = EvalLog(
         status="success",
+        stats=_stats(facts, [first.candidate_run, *whole.judge_folders().values()]),
         eval=EvalSpec(
             created=created or datetime.now(UTC).isoformat(),
             task=f"speceval/{of.log}" + (f"_part{of.number}of{of.parts}" if of.parts > 1 else ""),
@@ -280,6 +283,19 @@ def _log(
         ),
     )
     return _Built(log=log, samples=samples, count=len(ids))
+
+
+def _stats(facts: RunFacts, runs: list[Path | None]) -> EvalStats:
+    """The log's time span (View's duration): from the first of its runs' creation (the candidate's generation,
+    its judges') to the last one's last update, as their run.json recorded them; absent when one is unrecorded."""
+    from inspect_ai.log import EvalStats
+
+    spans = [facts.span(run) for run in runs]
+    if not spans or any(start is None or end is None for start, end in spans):
+        return EvalStats()
+    started = min(start for start, _ in spans if start is not None)
+    completed = max(end for _, end in spans if end is not None)
+    return EvalStats(started_at=started.isoformat(), completed_at=completed.isoformat())
 
 
 def _id(kind: str, key: tuple[str | int, ...]) -> str:

@@ -77,6 +77,15 @@ class RunFacts:
             )
         return self._judges[run_dir]
 
+    def span(self, run_dir: Path | None) -> tuple[datetime | None, datetime | None]:
+        """When a run was created and last updated, as its `run.json` says (None where it does not)."""
+        manifest = _manifest(run_dir) if run_dir is not None else {}
+        times = [manifest.get(key) for key in ("created_at", "updated_at")]
+        return (
+            _utc(times[0]) if isinstance(times[0], str) else None,
+            _utc(times[1]) if isinstance(times[1], str) else None,
+        )
+
     def candidate_sent(self, candidate_run: Path | None) -> dict[str, Any]:
         """The settings the candidate's generation run sent with every request (empty when unrecorded)."""
         if candidate_run is None:
