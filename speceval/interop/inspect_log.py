@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import tempfile
 from collections import defaultdict
@@ -47,6 +48,7 @@ from speceval.errors import ConfigError, InputError
 from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, PartOf, plan_log
 from speceval.interop.inspect_samples import Answer, build_sample, sample_id, usage_totals
 from speceval.interop.inspect_scores import SampleKey, metrics, panel_names, panel_scores, sample_key, score_name
+from speceval.interop.inspect_source import InspectSource, inspect_source
 from speceval.interop.run_facts import RunFacts
 from speceval.paths import readable_names, safe_filename
 from speceval.pipelines.inspect_logs import require_inspect
@@ -89,15 +91,24 @@ def export_inspect(
             "run); nothing to export as Inspect logs",
         )
     logs: dict[_LogKey, dict[Path, ComplianceRow]] = defaultdict(dict)
+    sources = _sources(plan.firsts)
     for file, first in plan.firsts:
-        logs[(first.spec, first.model, plan.variation(first), first.run)][file] = first
+        # an Inspect candidate's epochs are one log (run 0 stands for "its epochs"), as Inspect had them
+        run = 0 if sources.get(file) is not None else first.run
+        logs[(first.spec, first.model, plan.variation(first), run)][file] = first
     folders = readable_names(sorted({key[2] for key in logs}))
     written, samples = [], 0
     for key in sorted(logs):
         whole = plan_log(logs[key], max_samples)
         spec, candidate, variation, run = key
+        source = sources[next(iter(logs[key]))]
         name = "_".join(
-            (safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
+            (
+                safe_filename(spec),
+                safe_filename(candidate.replace("/", "-")),
+                folders[variation],
+                f"run{run}" if source is None else "epochs",
+            )
         )
         for number, part in enumerate(whole.parts, start=1):
             verdicts = [
@@ -105,7 +116,7 @@ def export_inspect(
                 for row, file in whole.part_verdicts(part)
             ]
             of = PartOf(number=number, parts=len(whole.parts), log=name)
-            built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of)
+            built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of, source)
             del verdicts
             samples += built.count
             written.append(_write(built, out / f"{_file_name(built.log)}.{log_format}"))
@@ -202,11 +213,30 @@ def _file_name(log: EvalLog) -> str:
     return eval_log_name(task=log.eval.task, task_id=log.eval.task_id, created=created, model=log.eval.model)
 
 
+def _sources(firsts: list[tuple[Path, ComplianceRow]]) -> dict[Path, InspectSource | None]:
+    """Each results file's Inspect source (`inspect_source`: the judged answers were an Inspect log's), or None."""
+    facts = RunFacts()
+    found: dict[tuple[Path | None, str], InspectSource | None] = {}
+    sources: dict[Path, InspectSource | None] = {}
+    for file, first in firsts:
+        candidate_run = facts.judge_run(file.parent.parent).candidate_run
+        if (candidate_run, first.model) not in found:
+            found[(candidate_run, first.model)] = inspect_source(candidate_run, first.model)
+        sources[file] = found[(candidate_run, first.model)]
+    return sources
+
+
 def _log(
-    key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any], whole: LogPlan, of: PartOf
+    key: _LogKey,
+    verdicts: list[tuple[ComplianceRow, Path]],
+    settings: dict[str, Any],
+    whole: LogPlan,
+    of: PartOf,
+    source: InspectSource | None = None,
 ) -> _Built:
     """One part's header and samples; the judges, their runs, the rates and the synthetic flag are the whole
-    log's (`whole`), so every part of a log says the same of it."""
+    log's (`whole`), so every part of a log says the same of it. From an Inspect `source`: the model as Inspect
+    named it, the epochs, and (in the last part) the samples that had no answer to judge."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec
     from inspect_ai.model import ModelConfig
 
@@ -232,9 +262,14 @@ def _log(
     runs = {judge: facts.judge_run(folder) for judge, folder in whole.judge_folders().items()}
     first = runs[judges[0]]
     sent = facts.candidate_sent(first.candidate_run)
+    model = candidate if source is None else source.model
     ordered = sorted(answers.items())
-    ids = [sample_id(*k) for k, _ in ordered]
-    samples = (build_sample(k, a, candidate, roles, facts, runs) for k, a in ordered)
+    epochs = sorted({first.run for first in whole.files.values()})
+    unanswered = source.unanswered(set(epochs)) if source is not None and of.number == of.parts else []
+    ids = sorted({sample_id(k[0], k[1]) for k, _ in ordered} | {str(s.id) for s in unanswered})
+    samples = itertools.chain(
+        (build_sample(k, a, model, roles, facts, runs, epochs=source is not None) for k, a in ordered), unanswered
+    )
     synthetic = whole.synthetic()
     scorers = _scorers(judges, modes, turns, panels)
     created = min((r.created for r in runs.values() if r.created), default=None)
@@ -249,10 +284,10 @@ def _log(
             run_id=_id("run", key),
             task_version="+".join(whole.prompt_versions()),
             dataset=EvalDataset(name=spec, samples=len(ids), sample_ids=ids),
-            model=candidate,
+            model=model,
             model_generate_config=_generate_config(sent),
             model_roles={roles[j]: ModelConfig(model=j, config=_generate_config(runs[j].sent)) for j in judges},
-            config=EvalConfig(epochs=1),
+            config=EvalConfig(epochs=1 if source is None else source.epochs),
             packages={"speceval": version("speceval")},
             scorers=scorers,
             tags=["speceval", "synthetic" if synthetic else "provider"],
@@ -263,7 +298,9 @@ def _log(
                     "candidate": candidate,
                     "variation": variation,
                     "variation_settings": settings,
-                    "run": run,
+                    "run": run if source is None else None,
+                    "epochs": epochs if source is not None else None,
+                    "inspect_source": [str(log) for log in source.logs] if source is not None else None,
                     "synthetic": synthetic,
                     "synthetic_note": "answers and verdicts come from the speceval emulator (offline), not from a model"
                     if synthetic
@@ -282,7 +319,7 @@ def _log(
             },
         ),
     )
-    return _Built(log=log, samples=samples, count=len(ids))
+    return _Built(log=log, samples=samples, count=len(ordered) + len(unanswered))
 
 
 def _stats(facts: RunFacts, runs: list[Path | None]) -> EvalStats:

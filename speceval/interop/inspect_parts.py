@@ -47,9 +47,9 @@ class Part:
     samples: int
 
     def holds(self, key: SampleKey) -> bool:
-        statement, index = key
+        statement, index, epoch = key
         bounds = self.ranges.get(statement)
-        return bounds is not None and bounds[0] <= index <= bounds[1]
+        return bounds is not None and bounds[0] <= _code(index, epoch) <= bounds[1]
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,8 @@ def plan_log(files: dict[Path, ComplianceRow], max_samples: int) -> LogPlan:
 
 def _noting(rows: Iterable[ComplianceRow], file: Path, keys: array[int]) -> Iterator[ComplianceRow]:
     for row in rows:
-        keys.append(_key(row, file)[1])
+        _, index, epoch = _key(row, file)
+        keys.append(_code(index, epoch))
         yield row
 
 
@@ -155,7 +156,16 @@ def _key(row: ComplianceRow, file: Path) -> SampleKey:
             f"a verdict on {row.statement_id} has no original_index: it cannot be tied to its answer in an Inspect log",
             field="results.original_index",
         )
-    return row.statement_id, index
+    return row.statement_id, index, row.run
+
+
+_EPOCH_BITS = 16
+"""A sample key as one number: original index << 16 | epoch (a log of an Inspect candidate's epochs holds each
+answer once per epoch; any other log has one run)."""
+
+
+def _code(index: int, epoch: int) -> int:
+    return (index << _EPOCH_BITS) | epoch
 
 
 def _rates(builder: ColumnsBuilder, scoped: dict[str, bool], modes: dict[str, str]) -> dict[str, dict[str, Any]]:

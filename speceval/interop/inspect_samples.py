@@ -61,12 +61,20 @@ def sample_id(statement_id: str, original_index: int) -> str:
 
 
 def build_sample(
-    key: SampleKey, answer: Answer, candidate: str, roles: dict[str, str], facts: RunFacts, runs: dict[str, JudgeRun]
+    key: SampleKey,
+    answer: Answer,
+    candidate: str,
+    roles: dict[str, str],
+    facts: RunFacts,
+    runs: dict[str, JudgeRun],
+    epochs: bool = False,
 ) -> EvalSample:
+    """One answer's sample; `candidate` the model as the log names it; `epochs`: the log holds its candidate's
+    runs as epochs (the sample's epoch is its verdicts' run), else every sample is epoch 1."""
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
 
-    statement_id, index = key
+    statement_id, index, run_of = key
     row, _ = answer.rows[0]
     run = runs[row.judge]
     output = answer.text()
@@ -89,7 +97,7 @@ def build_sample(
     turns = sorted({judged.turn for judged, _ in answer.rows if judged.turn is not None})
     return EvalSample(
         id=sample_id(statement_id, index),
-        epoch=1,
+        epoch=run_of if epochs else 1,
         input=row.input,
         target=facts.statement_text(run.spec_path, statement_id) or "",
         messages=messages,

@@ -20,8 +20,9 @@ from speceval.analysis.tables.panel import PANEL, panel_verdicts
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score
 
-SampleKey = tuple[str, int]
-"""A sample of a log: statement id, original index (a conversation is one sample, its judged turns its scores)."""
+SampleKey = tuple[str, int, int]
+"""A sample of a log: statement id, original index, epoch (the verdict's run: a log of an Inspect candidate's epochs
+holds each of them; a conversation is one sample, its judged turns its scores)."""
 
 PANEL_MODES = ("binary", "likert")
 """The scales a panel is formed on: one panel per scale, over the judges of the whole answer on that scale (a
@@ -51,7 +52,7 @@ def metrics(mode: str) -> list[str]:
 def sample_key(row: ComplianceRow) -> SampleKey:
     """The sample a verdict belongs to (its row must carry its `detail`: `load_verdicts(..., detail=True)`)."""
     index = row.detail.original_index if row.detail is not None else None
-    return row.statement_id, index if index is not None else -1
+    return row.statement_id, index if index is not None else -1, row.run
 
 
 def score_name(judge: str, turn: int | None) -> str:

@@ -206,3 +206,26 @@ def test_ranking_two_logs_says_the_epoch_and_the_inputs_only_one_has(tmp_path, c
     assert "gpt-4o epoch 3: no other model has epoch 3 (1 answer(s))" in said
     # epoch 1: a has 4 answers (5 samples, one errored), b has 2, sharing one input
     assert f"{NAME} epoch 1 vs gpt-4o epoch 1: 3 answer(s) of {NAME} epoch 1 and 1 of gpt-4o epoch 1" in said
+
+
+def test_a_round_trip_inspect_speceval_inspect_keeps_epochs_errored_samples_and_the_provider_prefix(
+    tmp_path, monkeypatch
+):
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from speceval.cli.main import main as speceval_main
+
+    monkeypatch.setattr("tests.interop.test_inspect_answers.MODEL", "openai/gpt-4o")
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    log = build_log(folder / f"{STAMP}_model-spec.eval")
+    assert judge(folder, tmp_path / "judged") == 0
+    assert (
+        speceval_main(["export", str(tmp_path / "judged"), "--format", "inspect", "--out", str(tmp_path / "back")]) == 0
+    )
+    (back,) = [read_eval_log(info.name) for info in list_eval_logs(str(tmp_path / "back"))]
+    assert back.eval.model == "openai/gpt-4o" and back.eval.config.epochs == 2
+    assert sorted((s.epoch, s.error is not None) for s in back.samples) == sorted(
+        (s.epoch, s.error is not None) for s in log.samples
+    )
+    assert {s.id for s in back.samples if s.error is not None} == {"avoid_errors_1"}
