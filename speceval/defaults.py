@@ -43,3 +43,19 @@ DEFAULT_INPUTS_OUTPUT = Path("data/generated_inputs")
 
 BUILT_IN_ORGS = ("openai", "anthropic", "google", "vertex", "openai-compatible", "together", "ray")
 """The built-in providers, in the order of `speceval.providers.registry.PROVIDERS` (a test keeps them equal)."""
+BUILT_IN_MODEL_FAMILIES: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-", "o1", "o3", "o4", "chatgpt-"),
+    "anthropic": ("claude-",),
+    "google": ("gemini-",),
+}
+"""The model-name prefixes of the built-in providers that claim model families (the registry's `model_prefixes`;
+a test keeps them equal). The report's self-preference column reads them here, so it loads no provider code."""
+
+
+def model_family(model_name: str) -> str | None:
+    """The built-in provider whose model family `model_name` belongs to (None for a name none claims)."""
+    lowered = model_name.lower()
+    for org, prefixes in BUILT_IN_MODEL_FAMILIES.items():
+        if lowered.startswith(prefixes):
+            return org
+    return None

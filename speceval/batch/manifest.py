@@ -23,6 +23,10 @@ from speceval.errors import InputError
 from speceval.redaction import redact
 
 MANIFEST_NAME = "run.json"
+# The `parameters` keys of a run sent without provider jobs: its realtime or Ray settings (the engines that write
+# them own their meaning; a report or a status table only needs to know which one a run used).
+REALTIME_KEY = "realtime"
+RAY_KEY = "ray"
 _PACKAGES = ("speceval", "openai", "anthropic", "google-genai", "pydantic")
 
 

@@ -22,6 +22,9 @@ from speceval.judging.transcripts import Scope
 Mode = Literal["binary", "likert", "categories"]
 """What a compliance judge answers: compliant or not, a 1-5 rating, or one of named categories."""
 
+JUDGE_RESPONSES = "judge_responses"
+"""Subfolder of a judge run directory holding the engine's per-request records (the judge's raw answers)."""
+
 
 class JudgeOutcome(StrEnum):
     """What happened to one judgement (the closed set of `outcome` values in verdict files).

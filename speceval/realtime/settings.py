@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from speceval.batch.manifest import RunManifest
+from speceval.batch.manifest import REALTIME_KEY, RunManifest
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
 from speceval.errors import ConfigError, MissingCredentialsError
 from speceval.providers.registry import ProviderEntry, load_class, resolve_org
@@ -33,7 +33,7 @@ from speceval.settings_checks import (
 )
 from speceval.wire.params import GenerationParams
 
-MANIFEST_KEY = "realtime"
+MANIFEST_KEY = REALTIME_KEY
 _OPENAI_SHAPED = "speceval.realtime.clients:OpenAIChatModel"
 
 

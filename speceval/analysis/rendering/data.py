@@ -69,7 +69,7 @@ from speceval.batch.costs import PriceTable
 from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
 from speceval.metric_spec import MetricSpec
-from speceval.operations.jobs import RunCost, run_costs
+from speceval.operations.costs import RunCost, run_costs
 from speceval.operations.runs import find_run_dirs
 
 
