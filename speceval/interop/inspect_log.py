@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import survey
-from speceval.analysis.rendering.summary import interval_methods
+from speceval.analysis.rendering.markdown.summary import interval_methods
 from speceval.atomic import atomic_write_bytes
 from speceval.errors import ConfigError, InputError
 from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, PartOf, plan_log

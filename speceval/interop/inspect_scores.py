@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from speceval.analysis.reading.columns import VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.tables.panel import PANEL, panel_verdicts
+from speceval.defaults import Mode
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score
@@ -81,9 +82,9 @@ def judge_score(row: ComplianceRow, answer: str | None) -> Score | None:
     if row.outcome != "judged":
         return None
     value: str | float | int | None
-    if row.mode == "categories":
+    if row.mode == Mode.CATEGORIES:
         value = row.category
-    elif row.mode == "likert":
+    elif row.mode == Mode.LIKERT:
         value = None if row.rating is None else int(row.rating)
     else:
         value = None if row.compliant is None else ("C" if row.compliant else "I")
