@@ -45,6 +45,10 @@ from speceval.analysis.simulation import CategoryDesign, category_coverage  # no
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
 from speceval.atomic import atomic_write_bytes  # noqa: E402
 
+NEWCOMBE_NAIVE = "Newcombe method 10 over every verdict (naive)"
+VALID = 0.93
+"""A reference interval's width is compared with only where the reference itself covers this often."""
+
 # -- the grid ----------------------------------------------------------------------------------------------------
 
 
@@ -110,23 +114,26 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 reference="Wilson over every verdict (naive)",
             )
         )
-    for inputs, runs, pa, pb in (
-        (10, 1, 0.97, 0.95),
-        (10, 3, 0.97, 0.95),
-        (10, 1, 0.99, 0.98),
-        (20, 3, 0.99, 0.98),
-        (30, 1, 0.5, 0.4),
-        (50, 5, 0.9, 0.8),
-        (200, 1, 0.5, 0.45),
+    for inputs, runs, pa, pb, spread in (
+        (10, 1, 0.97, 0.95, 0.5),
+        (10, 3, 0.97, 0.95, 0.5),
+        (10, 3, 0.97, 0.95, 0.95),
+        (10, 1, 0.99, 0.98, 0.5),
+        (20, 3, 0.99, 0.98, 0.5),
+        (10, 1, 0.85, 0.7, 0.5),
+        (30, 1, 0.5, 0.4, 0.5),
+        (50, 5, 0.9, 0.8, 0.5),
+        (200, 1, 0.5, 0.45, 0.5),
     ):
         found.append(
             Scenario(
                 "paired",
                 ("paired_difference",),
-                f"{inputs} inputs x {runs} runs, {pa} vs {pb}, correlated",
+                f"{inputs} inputs x {runs} runs, {pa} vs {pb}, "
+                + ("correlated" if spread == 0.5 else "strongly clustered (inputs shift rates by 95% of 1 - p)"),
                 pa - pb,
-                paired_scenario(inputs, runs, pa, pb),
-                reference="estimate ± t · clustered SE (before)",
+                paired_scenario(inputs, runs, pa, pb, spread),
+                reference=NEWCOMBE_NAIVE,
             )
         )
     rng = np.random.default_rng(777)
@@ -217,6 +224,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 f"{len(rates)} judges at {rates}, {inputs} answers x {runs} runs",
                 truth,
                 draw,
+                reference=NEWCOMBE_NAIVE + ", scaled (K-1)/K",
             )
         )
     for statements, rho, tied in ((8, 0.9, False), (8, 0.0, False), (15, 0.5, True), (30, 0.9, True), (59, 0.5, True)):
@@ -271,6 +279,7 @@ class Row(BaseModel):
     width: float | None
     reference: str
     reference_width: float | None
+    reference_coverage: float | None = None
     undefined: int = 0
     """Draws where the estimator gave no interval (e.g. a bias-corrected rate without a non-compliant label)."""
 
@@ -301,7 +310,7 @@ def measure(scenario: Scenario, draws: int, seed: int) -> Row:
         )
     assert scenario.draw is not None
     rng = np.random.default_rng(seed)
-    hits, widths, reference_widths, undefined = 0, [], [], 0
+    hits, reference_hits, widths, reference_widths, undefined = 0, 0, [], [], 0
     for _ in range(count):
         ours, reference = scenario.draw(rng)
         if ours is None:
@@ -311,6 +320,7 @@ def measure(scenario: Scenario, draws: int, seed: int) -> Row:
         widths.append(ours[1] - ours[0])
         if reference is not None:
             reference_widths.append(reference[1] - reference[0])
+            reference_hits += reference[0] <= scenario.truth <= reference[1]
     defined = count - undefined
     share = hits / defined if defined else math.nan
     return Row(
@@ -321,6 +331,7 @@ def measure(scenario: Scenario, draws: int, seed: int) -> Row:
         width=float(np.mean(widths)) if widths else None,
         undefined=undefined,
         reference_width=float(np.mean(reference_widths)) if reference_widths else None,
+        reference_coverage=reference_hits / len(reference_widths) if reference_widths else None,
     )
 
 
@@ -331,8 +342,9 @@ def run(draws: int, seed: int, bootstrap: int, only: set[str] | None = None) -> 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| estimator | scenario | truth | draws | coverage | ± MC SE | mean width | reference: mean width |",
-        "|---|---|---|---|---|---|---|---|",
+        "| estimator | scenario | truth | draws | coverage | ± MC SE | mean width | reference: mean width "
+        "(its coverage) | width ÷ covering reference |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         draws = "exact" if r.draws is None else f"{r.draws}" + (f" ({r.undefined} undefined)" if r.undefined else "")
@@ -340,9 +352,18 @@ def table(rows: list[Row]) -> str:
         coverage = f"{r.coverage:.3f}" + (" (worst of 12)" if r.family == "category" else "")
         lines.append(
             f"| {', '.join(r.estimators)} | {r.name} | {truth} | {draws} | {coverage} | "
-            f"{_num(r.se)} | {_num(r.width)} | {r.reference}: {_num(r.reference_width)} |"
+            f"{_num(r.se)} | {_num(r.width)} | {r.reference}: {_num(r.reference_width)}"
+            + ("" if r.reference_coverage is None else f" ({r.reference_coverage:.3f})")
+            + f" | {_ratio(r)} |"
         )
     return "\n".join(lines)
+
+
+def _ratio(r: Row) -> str:
+    """Width over the reference's where the reference covers at least `VALID` (else "–": no valid reference)."""
+    if r.width is None or not r.reference_width or r.reference_coverage is None or r.reference_coverage < VALID:
+        return "–"
+    return f"{r.width / r.reference_width:.2f}"
 
 
 def _num(value: float | None) -> str:
