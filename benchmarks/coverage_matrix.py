@@ -42,8 +42,10 @@ from benchmarks.coverage_scenarios import (
     win_rate_scenario,
 )
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
+from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
 from speceval.atomic import atomic_write_bytes  # noqa: E402
+from speceval.experiments.precision import POWER, minimum_detectable_difference  # noqa: E402
 
 NEWCOMBE_NAIVE = "Newcombe method 10 over every verdict (naive)"
 VALID = 0.93
@@ -262,6 +264,51 @@ def scenarios(bootstrap: int) -> list[Scenario]:
     return found
 
 
+PLANS = ((0.8, 20, 1), (0.8, 50, 1), (0.9, 100, 1), (0.5, 40, 2), (0.8, 30, 3), (0.95, 100, 3), (0.8, 200, 3))
+"""(assumed rate, inputs, runs) of the precision plans whose promised power is checked, at ICC 0.3."""
+
+
+def plan_power(draws: int, seed: int, icc: float = 0.3) -> list[tuple[str, float, float, float]]:
+    """Per plan of `PLANS` and direction: (plan, its MDD, the promised 0.80, the share of simulated pairs whose
+    report interval excludes 0), under the plan's own assumptions: one candidate at the assumed rate, the other the
+    MDD below (or above), inputs' rates Beta with intra-input correlation `icc` over runs, candidates independent."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for rate, inputs, runs in PLANS:
+        mdd = minimum_detectable_difference(rate, inputs, runs, icc)
+        assert mdd is not None
+        for label, (pa, pb) in (("below", (rate, rate - mdd)), ("above", (rate + mdd, rate))):
+            if not (pb > 0 and pa < 1):
+                continue
+            hits = 0
+            for _ in range(draws):
+                sides = []
+                for p in (pa, pb):
+                    size = 1 / icc - 1  # Beta(p s, (1 - p) s) has intra-class correlation 1 / (s + 1) = icc
+                    per_input = rng.beta(p * size, (1 - p) * size, inputs) if runs > 1 else np.full(inputs, p)
+                    verdicts = rng.random((inputs, runs)) < per_input[:, None]
+                    sides.append([(i, float(v)) for i in range(inputs) for v in verdicts[i]])
+                result = paired_difference(sides[0], sides[1])
+                assert result is not None and result.ci_low is not None and result.ci_high is not None
+                hits += result.ci_low > 0 or result.ci_high < 0
+            found.append(
+                (f"rate {rate}, {inputs} inputs x {runs} runs, ICC {icc}, the other {label}", mdd, POWER, hits / draws)
+            )
+    return found
+
+
+def plan_table(rows: list[tuple[str, float, float, float]], draws: int) -> str:
+    lines = [
+        "| plan | MDD | promised power | simulated power (report's interval excludes 0) | ± MC SE |",
+        "|---|---|---|---|---|",
+    ]
+    for name, mdd, promised, power in rows:
+        lines.append(
+            f"| {name} | {mdd:.3f} | {promised:.2f} | {power:.3f} | {math.sqrt(power * (1 - power) / draws):.3f} |"
+        )
+    return "\n".join(lines)
+
+
 RESULTS = Path(__file__).parent / "RESULTS.md"
 START, END = "<!-- coverage-matrix:start -->", "<!-- coverage-matrix:end -->"
 
@@ -388,6 +435,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="Bradley–Terry bootstrap draws")
     parser.add_argument("--family", action="append", help="only these scenario families (repeatable)")
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    parser.add_argument("--plan", type=int, default=0, help="also check the precision plan's power at this many draws")
     args = parser.parse_args()
     started = time.monotonic()
     rows = run(args.draws, args.seed, args.bootstrap, set(args.family) if args.family else None)
@@ -407,6 +455,8 @@ def main() -> None:
         print(f"\nregistered estimators without a scenario here: {', '.join(missing)}")
     if args.write:
         write(header + text)
+    if args.plan:
+        print("\n## Precision plan power (issue 47)\n\n" + plan_table(plan_power(args.plan, args.seed), args.plan))
 
 
 if __name__ == "__main__":

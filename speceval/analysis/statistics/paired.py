@@ -38,7 +38,7 @@ from speceval.analysis.statistics.clustered import (
     mean_interval_codes,
     t975,
 )
-from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.statistics.stats import Z95, wilson_interval
 
 NEAR_BOUND = 0.2
 """A side whose rarer kind is under this share (and under `RARE_COUNT` effective answers) takes plain Wilson limits."""
@@ -158,8 +158,7 @@ def _side_interval(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | Non
     if not _in_unit(y):
         return mean_interval_codes(y, clusters, strata)
     if int(clusters.max()) + 1 == len(y):
-        p = float(y.sum()) / len(y)
-        return wilson_interval(p * len(y), len(y), continuity=_moderate(p, len(y)))
+        return side_limits(float(y.sum()) / len(y), len(y), None)
     estimate = clustered_mean_codes(y, clusters, strata)
     if estimate is None:
         return None
@@ -167,7 +166,18 @@ def _side_interval(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | Non
         return 0.0, 1.0  # one cluster: nothing is known about the spread between clusters
     p, variance = estimate.mean, estimate.se**2
     effective = min(p * (1 - p) / variance if variance > 0 else float(len(y)), float(len(y)))
-    return wilson_interval(p * effective, effective, z=t975(estimate.df), continuity=_moderate(p, effective))
+    return side_limits(p, effective, estimate.df)
+
+
+def side_limits(p: float, effective: float, df: int | None) -> tuple[float, float]:
+    """Wilson limits of one side of a paired difference at rate `p` and `effective` answers, on t(`df`) (None: one
+    answer per input, z). The precision plan (`speceval.experiments.precision`) computes its power with these, so
+    the plan's promise is about the interval the report prints."""
+    found = wilson_interval(
+        p * effective, effective, z=Z95 if df is None else t975(df), continuity=_moderate(p, effective)
+    )
+    assert found is not None  # effective > 0
+    return found
 
 
 def _moderate(p: float, effective: float) -> bool:
