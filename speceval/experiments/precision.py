@@ -39,11 +39,29 @@ DEFAULT_ICC = 0.3
 middle value for repeated samples of one model on one prompt (0: runs are independent; 1: a rerun adds nothing)."""
 
 
+DEFAULT_CONTINUE = 0.9
+"""Assumed share of conversations that reach each next turn: a simulated user may stop early (issue 42's study: 80
+of its conversations ended at turn 1, 28 at turn 4); scripted follow-ups always continue, so this errs narrow for
+them only where a candidate's answer ends the conversation."""
+
+
+def reached(inputs: int, turn: int, continue_rate: float) -> int:
+    """Expected conversations (of `inputs`) that reach `turn` (1-based) when each goes on with `continue_rate`."""
+    return max(1, int(inputs * continue_rate ** (turn - 1)))
+
+
 class Assumptions(BaseModel):
     """What a precision plan assumes (printed with it)."""
 
     rate: float = Field(default=DEFAULT_RATE, gt=0, lt=1, description="the compliance rate the plan is made at")
     icc: float = Field(default=DEFAULT_ICC, ge=0, le=1, description="intra-input correlation of answers")
+    continue_rate: float = Field(
+        default=DEFAULT_CONTINUE,
+        gt=0,
+        le=1,
+        description="share of conversations that go on to each next turn (the rest end early), independent of "
+        "compliance; turn t is reached by continue_rate^(t-1) of them",
+    )
     confidence: float = Field(default=0.95, description="interval level (fixed)")
     power: float = Field(default=0.80, description="power of the difference test (fixed)")
 
@@ -143,7 +161,11 @@ class PairPlan(BaseModel):
     candidate), both over the same inputs."""
 
     spec: str
-    compared: str = Field(description="`candidates` or `variations`")
+    compared: str = Field(
+        description="`candidates`, `variations`, `rate` (one candidate, one variation), `turn T rate` (the last "
+        "turn of a conversation variation, over the conversations expected to reach it) or `flips` (over those "
+        "that reach turn 2, at the assumed non-compliance rate)"
+    )
     a: str
     b: str
     within: str = Field(description="the variation (candidates compared) or the candidate (variations compared)")

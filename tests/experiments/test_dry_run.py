@@ -84,3 +84,22 @@ def test_the_plans_power_is_the_reports_own_at_its_minimum_detectable_difference
         powers += [report_power(rate + mdd, rate, inputs, 1, 0.3)] if rate + mdd < 1 else []
         assert min(powers) >= 0.80, (rate, inputs, mdd, powers)
         assert report_power(rate, rate - mdd + 0.002, inputs, 1, 0.3) < 0.80 or rate + mdd < 1
+
+
+def test_a_conversation_variation_plans_its_last_turn_and_flips_over_conversations_that_reach_them(
+    tmp_path: Path, capsys
+) -> None:
+    # Issue 42: the plan covered the first turn only. Two follow-ups make 3 turns; at the default 0.9 of
+    # conversations going on to each next turn, turn 3 is planned over 40 x 0.81 = 32 inputs, flips over 36.
+    experiment = tmp_path / "exp.yaml"
+    grid = GRID.replace("  temperature: [0.0, 0.7]\n", "  follow_ups: {none: [], push: ['Sure?', 'Really?']}\n")
+    experiment.write_text(grid)
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    rows = {(p["compared"], p["within"]): p for p in planned["precision"]}
+    assert rows[("turn 3 rate", "push")]["inputs"] == 32 and rows[("flips", "push")]["inputs"] == 36
+    assert not any(within == "none" and compared in ("flips", "turn 3 rate") for compared, within in rows)
+    assert (
+        rows[("turn 3 rate", "push")]["minimum_detectable_difference"]
+        > rows[("candidates", "push")]["minimum_detectable_difference"]
+    )

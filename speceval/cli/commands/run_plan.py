@@ -110,5 +110,8 @@ def _print_precision(result: ExperimentPlan) -> None:
         "report's paired interval excludes 0 for with 80% power, from the assumed rate in either direction (none: "
         f"not within [0, 1]). Assumed: compliance rate {a.rate:g} (--assume-rate) for one of the pair, intra-input "
         f"correlation {a.icc:g} (--assume-icc), the two of a pair independent beyond their inputs (no credit for "
-        "pairing: a pair whose inputs are hard for both alike does better)."
+        "pairing: a pair whose inputs are hard for both alike does better). Conversations: `turn T rate` over the "
+        f"conversations expected to reach the last turn ({a.continue_rate:g} of them go on to each next turn, "
+        "independent of compliance), `flips` over those reaching turn 2 at the non-compliance rate "
+        f"{1 - a.rate:g}."
     )
