@@ -33,8 +33,11 @@ def test_a_kappa_at_high_prevalence_says_it_is_unstable_and_shows_raw_agreement(
     second = np.array([True] * 28 + [False, True])
     found = agreement_of(first, second)
     assert found.prevalence is not None and found.prevalence > 0.9
-    assert found.note is not None and "unstable" in found.note
+    assert found.note is not None and "uninformative" in found.note
     assert found.agreement == pytest.approx(28 / 30)
+    # Issue 47: the note gives the number to read there, raw agreement with its own interval.
+    assert found.agreement_low is not None and found.agreement_high is not None
+    assert f"0.933 [{found.agreement_low:.3f}, {found.agreement_high:.3f}]" in found.note
     assert found.ci_low is not None and found.ci_low >= -1.0
 
 
