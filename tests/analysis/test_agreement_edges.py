@@ -1,5 +1,5 @@
 """Agreement and Bradley–Terry at the edges (issue 34): a perfect kappa on few answers is not [1, 1], a kappa at
-high prevalence says it is unstable and shows raw agreement and prevalence beside it, and both cover."""
+high prevalence says it is uninformative and shows raw agreement and prevalence beside it, and both cover."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_perfect_agreement_on_ten_answers_is_not_one_to_one():
     assert found.prevalence == pytest.approx(0.6) and found.note is None
 
 
-def test_a_kappa_at_high_prevalence_says_it_is_unstable_and_shows_raw_agreement():
+def test_a_kappa_at_high_prevalence_says_it_is_uninformative_and_shows_raw_agreement():
     first = np.array([True] * 29 + [False])
     second = np.array([True] * 28 + [False, True])
     found = agreement_of(first, second)
