@@ -24,7 +24,7 @@ from typing import Any
 
 from speceval.batch.model import BatchedModel
 from speceval.batch.records import BUILT_IN_HANDLES
-from speceval.defaults import BUILT_IN_ORGS
+from speceval.defaults import BUILT_IN_MODEL_FAMILIES, BUILT_IN_ORGS
 from speceval.errors import ConfigError
 from speceval.redaction import register_secret_env
 from speceval.wire.params import GenerationParams
@@ -179,7 +179,7 @@ register_provider(
     "speceval.providers.openai_batch:OpenAIBatchedModel",
     sdk="openai",
     sdk_module="openai",
-    model_prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
+    model_prefixes=BUILT_IN_MODEL_FAMILIES["openai"],
     key_env=("OPENAI_API_KEY",),
     base_url_env="OPENAI_BASE_URL",
     realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
@@ -189,7 +189,7 @@ register_provider(
     "speceval.providers.anthropic_batch:AnthropicBatchedModel",
     sdk="anthropic",
     sdk_module="anthropic",
-    model_prefixes=("claude-",),
+    model_prefixes=BUILT_IN_MODEL_FAMILIES["anthropic"],
     key_env=("ANTHROPIC_API_KEY",),
     base_url_env="ANTHROPIC_BASE_URL",
     realtime_adapter="speceval.realtime.clients:AnthropicMessagesModel",
@@ -199,7 +199,7 @@ register_provider(
     "speceval.providers.gemini_batch:GeminiBatchedModel",
     sdk="google-genai",
     sdk_module="google.genai",
-    model_prefixes=("gemini-",),
+    model_prefixes=BUILT_IN_MODEL_FAMILIES["google"],
     key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
     base_url_env="GOOGLE_GEMINI_BASE_URL",
     realtime_adapter="speceval.realtime.clients:GeminiGenerateModel",
