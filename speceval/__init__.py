@@ -9,6 +9,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is imported on first use
+    from speceval.analysis.frames.answers import read_answers
+    from speceval.analysis.frames.tables import report_tables
+    from speceval.analysis.frames.verdicts import read_rankings, read_verdicts
     from speceval.batch.engine import BatchEngine, EngineOptions
     from speceval.batch.manifest import RunManifest
     from speceval.batch.model import BatchedModel, ProviderLimits
@@ -110,7 +113,11 @@ _EXPORTS: dict[str, str] = {
     "create_batched_model": "speceval.providers.registry",
     "load_inputs": "speceval.inputs",
     "load_spec": "speceval.spec",
+    "read_answers": "speceval.analysis.frames.answers",
+    "read_rankings": "speceval.analysis.frames.verdicts",
+    "read_verdicts": "speceval.analysis.frames.verdicts",
     "register_provider": "speceval.providers.registry",
+    "report_tables": "speceval.analysis.frames.tables",
     "resolve_candidates": "speceval.pipelines.candidates",
     "resolve_org": "speceval.providers.registry",
     "unregister_provider": "speceval.providers.registry",
@@ -184,7 +191,11 @@ __all__ = [
     "create_batched_model",
     "load_inputs",
     "load_spec",
+    "read_answers",
+    "read_rankings",
+    "read_verdicts",
     "register_provider",
+    "report_tables",
     "resolve_candidates",
     "resolve_org",
     "unregister_provider",
