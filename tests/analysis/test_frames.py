@@ -17,7 +17,7 @@ from speceval.cli.main import main as speceval_main
 from speceval.errors import ConfigError
 from tests.conftest import write_inputs, write_spec
 
-EXPERIMENT = f"""experiment_name: frames
+EXPERIMENT = """experiment_name: frames
 output_dir: out
 specs:
   - name: openai
@@ -76,7 +76,15 @@ def test_read_verdicts_gives_one_typed_row_per_verdict(experiment: Path) -> None
             expected[(meta["judge"], meta["model"], variation, run, meta["statement_id"], entry["input"])] += 1
     assert len(frame) == sum(expected.values()) > 0
     got = Counter(
-        zip(frame["judge"], frame["candidate"], frame["variation"], frame["run"], frame["statement_id"], frame["input"])
+        zip(
+            frame["judge"],
+            frame["candidate"],
+            frame["variation"],
+            frame["run"],
+            frame["statement_id"],
+            frame["input"],
+            strict=True,
+        )
     )
     assert got == expected
     assert set(frame["variation"]) == {"temperature_0.0", "temperature_0.7"} and set(frame["run"]) == {1, 2}
@@ -104,7 +112,9 @@ def test_read_rankings_and_answers_give_one_row_per_record(experiment: Path) -> 
         if isinstance(r, dict) and "output_text" in r
     ]
     assert len(answers) == len(records) > 0
-    assert Counter(zip(answers["variation"], answers["run"])) == Counter(_place(f, experiment) for f, _ in records)
+    assert Counter(zip(answers["variation"], answers["run"], strict=True)) == Counter(
+        _place(f, experiment) for f, _ in records
+    )
     assert list(answers["output"]) == [r["output_text"] for _, r in records]
 
 
