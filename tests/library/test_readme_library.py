@@ -23,15 +23,7 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
     shutil.copytree(REPO / "data", tmp_path / "data")
     code = readme_block()
     assert "offline=True" in code and "import speceval." not in code  # everything it uses comes from `speceval`
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_code(code, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "position consistency" in done.stdout
 
@@ -65,15 +57,7 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
     assert (rankings / "position_consistency.json").is_file()
 
     # The "Results as data frames" block, run as a notebook would after the chain: one row per verdict.
-    frames = subprocess.run(
-        [sys.executable, "-c", frames_block()],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    frames = run_code(frames_block(), tmp_path)
     assert frames.returncode == 0, frames.stderr[-3000:]
     verdicts = sum(
         len(json.loads(f.read_text())["results"])
@@ -82,6 +66,19 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
     )
     assert f"{verdicts} verdicts; ['synthetic']" in frames.stdout
     assert "ci_method" in frames.stdout and "claude-haiku-4-5-20251001" in frames.stdout
+
+
+def run_code(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """A doc's Python block run in a fresh interpreter in `folder`, as a reader would."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def frames_block() -> str:
