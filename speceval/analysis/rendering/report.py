@@ -13,9 +13,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from speceval.analysis.rendering.data import ReportData, StageCounts, compute
-from speceval.analysis.rendering.page import page_parts
+from speceval.analysis.rendering.html.page import page_parts
+from speceval.analysis.rendering.markdown.summary import render_summary
 from speceval.analysis.rendering.report_tables import keyed_tables
-from speceval.analysis.rendering.summary import render_summary
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.atomic import atomic_write_bytes, atomic_write_lines
 from speceval.batch.costs import PriceTable
