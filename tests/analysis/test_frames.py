@@ -135,3 +135,27 @@ def test_without_pandas_the_error_names_the_extra(reader: str, tmp_path: Path, m
     monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` raises ImportError
     with pytest.raises(ConfigError, match=r"pip install 'speceval\[frames\]'"):
         getattr(speceval, reader)(tmp_path)
+
+
+@pytest.mark.slow  # the small offline experiment above, exported and read back
+def test_an_original_export_reads_back_with_its_variations_runs_and_position_consistency(
+    experiment: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "original"
+    assert speceval_main(["export", str(experiment), "--format", "original", "--out", str(out)]) == 0
+    native, back = speceval.read_verdicts(experiment), speceval.read_verdicts(out)
+    key = ["judge", "candidate", "variation", "run", "statement_id", "input", "compliant"]
+    assert Counter(map(tuple, back[key].astype(object).values)) == Counter(
+        map(tuple, native[key].astype(object).values)
+    )
+    rankings = ["judge", "candidate_a", "candidate_b", "variation", "run", "statement_id", "input", "rank"]
+    native_r, back_r = speceval.read_rankings(experiment), speceval.read_rankings(out)
+    assert Counter(map(tuple, back_r[rankings].astype(object).values)) == Counter(
+        map(tuple, native_r[rankings].astype(object).values)
+    )
+    # Position consistency per run: the export's, read back, is the experiment's own (not one pooled run at 1.0).
+    columns = ["variation", "run", "consistent", "compared"]
+    native_pc = speceval.report_tables(experiment)["position_consistency"][columns]
+    back_pc = speceval.report_tables(out)["position_consistency"][columns]
+    assert len(native_pc) == 4
+    assert sorted(map(tuple, back_pc.values)) == sorted(map(tuple, native_pc.values))
