@@ -275,13 +275,7 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
             f"none of the {len(foreign)} results file(s) in {results_dir} names a statement of {spec.source_path} "
             f"(e.g. {foreign[0]}): is this the spec these answers were generated for?"
         )
-    if foreign:
-        logger.warning(
-            "%s: %d results file(s) name no statement of the spec and are ignored: %s",
-            results_dir,
-            len(foreign),
-            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
-        )
+    _warn_ignored(results_dir, "{} results file(s) name no statement of the spec and are", foreign)
     return answers
 
 
@@ -292,13 +286,7 @@ def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -
         if statement_id in spec:
             answers.add(statement_id, answers_in(path, records, answers.skipped), held_sha256=held_sha256)
     foreign = sorted(set(by_statement) - set(spec.ids))
-    if foreign:
-        logger.warning(
-            "%s: records of %d statement(s) not in the spec are ignored: %s",
-            path,
-            len(foreign),
-            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
-        )
+    _warn_ignored(path, "records of {} statement(s) not in the spec are", foreign)
     return answers
 
 
@@ -318,14 +306,15 @@ def _load_inspect(answers: CandidateAnswers, run: InspectRun, spec: Specificatio
             f"none of the {len(foreign)} statement(s) the Inspect samples of {source} name is in "
             f"{spec.source_path} (e.g. {foreign[0]!r}): is this the spec the task was built from?"
         )
-    if foreign:
-        logger.warning(
-            "%s: samples of %d statement(s) not in the spec are ignored: %s",
-            source,
-            len(foreign),
-            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
-        )
+    _warn_ignored(source, "samples of {} statement(s) not in the spec are", foreign)
     return answers
+
+
+def _warn_ignored(where: Path, what: str, names: list[str]) -> None:
+    """A warning naming the first five of what a candidate holds beyond the spec (`what` says it of their count)."""
+    if names:
+        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+        logger.warning("%s: %s ignored: %s", where, what.format(len(names)), shown)
 
 
 def _plain_file_name(statement_id: str) -> bool:
