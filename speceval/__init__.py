@@ -44,7 +44,8 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
     from speceval.inputs import InputSet, load_inputs
     from speceval.judging.files import JudgeOutcome
     from speceval.pipelines.candidates import Candidate, resolve_candidates
-    from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
+    from speceval.pipelines.compliance import BatchedComplianceJudge
+    from speceval.pipelines.compliance_files import CandidateSummary
     from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
     from speceval.pipelines.judge_run import JudgeSettings
     from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
@@ -72,7 +73,7 @@ _EXPORTS: dict[str, str] = {
     "BatchedRankingPipeline": "speceval.pipelines.ranking",
     "BudgetExceeded": "speceval.errors",
     "Candidate": "speceval.pipelines.candidates",
-    "CandidateSummary": "speceval.pipelines.compliance",
+    "CandidateSummary": "speceval.pipelines.compliance_files",
     "ConfigError": "speceval.errors",
     "ENTRY_POINT_GROUP": "speceval.providers.registry",
     "EngineObserver": "speceval.batch.progress",
