@@ -12,6 +12,7 @@ import html
 import re
 from collections.abc import Iterator
 
+from speceval.analysis.rendering.card_section import card_html
 from speceval.analysis.rendering.categories_section import categories_section, metrics_section
 from speceval.analysis.rendering.compliance_section import (
     breakdowns_section,
@@ -71,6 +72,7 @@ def page_parts(data: ReportData) -> Iterator[str]:
         categories_section(data),
         turns_section(data),
         metrics_section(data),
+        card_html(data),
         judge_checks_section(data),
         health_html(data),
         inputs_section(data),

@@ -15,6 +15,7 @@ from speceval.analysis.rendering.data import ReportCost, ReportData, StageCounts
 from speceval.analysis.rendering.health_section import health_csv_rows
 from speceval.analysis.rendering.page import page_parts
 from speceval.analysis.rendering.summary import render_summary
+from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
 from speceval.analysis.tables.elicitation import Elicitation
 from speceval.analysis.tables.flips import Flip
@@ -24,7 +25,7 @@ from speceval.analysis.tables.judge_checks import JudgeCheck
 from speceval.analysis.tables.judge_quality import HumanAgreement, Leniency
 from speceval.analysis.tables.keys import DataKinds, keyed_columns, keyed_rows
 from speceval.analysis.tables.metrics import MetricRow
-from speceval.analysis.tables.panel import PanelCounts
+from speceval.analysis.tables.panel import PANEL, PanelCounts
 from speceval.analysis.tables.ppi_table import PpiRate
 from speceval.analysis.tables.rankings import Consistency, Strength, WinRate
 from speceval.analysis.tables.rates import Agreement, ComplianceRate
@@ -53,11 +54,12 @@ def build_report(
     min_canary_accuracy: float | None = None,
     metrics: dict[str, MetricSpec] | None = None,
     health: HealthThresholds | None = None,
+    card: JudgeCardLines | None = None,
 ) -> ReportSummary:
     """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files; a judge
     whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged, and so are statements by
     the spec-health rules at the `health` thresholds."""
-    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics, health)
+    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics, health, card)
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))
@@ -67,7 +69,12 @@ def build_report(
         # Every table is keyed in one place: its key columns first, and what its numbers are made of (`data`), so
         # a quoted CSV row cannot pass synthetic data for a provider's. A table without rows keeps its header.
         rows = [_flat_record(r) for r in records]
-        header = keyed_columns(name, [f for f in model.model_fields if f not in _flattened(model)])
+        columns = [f for f in model.model_fields if f not in _flattened(model)]
+        if name in HEADLINE_TABLES:  # whether the judge behind each rate passes its card (judge_card.csv)
+            columns.append("judge_passes")
+            for row in rows:
+                row["judge_passes"] = data.judge_passes(str(row["spec"]), str(row.get("judge", PANEL)))
+        header = keyed_columns(name, columns)
         return _write_csv(out_dir / name, keyed_rows(name, rows, kinds), header)
 
     labelled = bool(data.human_agreement or data.ppi)
@@ -94,6 +101,7 @@ def build_report(
         ("metrics.csv", data.metrics, MetricRow, bool(data.metrics)),
         ("inputs.csv", data.inputs, InputsRow, bool(data.inputs)),
         ("judge_checks.csv", data.judge_checks, JudgeCheck, bool(data.judge_checks)),
+        ("judge_card.csv", data.judge_card, JudgeCardRow, bool(data.judge_card)),
         ("judge_leniency.csv", data.leniency, Leniency, bool(data.leniency)),
         ("human_agreement.csv", data.human_agreement, HumanAgreement, labelled),
         ("ppi.csv", data.ppi, PpiRate, labelled),
@@ -116,6 +124,24 @@ def build_report(
     return ReportSummary(
         html_path=html_path, summary_path=summary_path, statistics_path=statistics_path, csv_paths=csv_paths, data=data
     )
+
+
+HEADLINE_TABLES = frozenset(
+    {
+        "variation_statistics.csv",
+        "compliance.csv",
+        "compliance_per_statement.csv",
+        "compliance_by_type.csv",
+        "compliance_by_authority.csv",
+        "paired_comparisons.csv",
+        "panel.csv",
+        "turn_rates.csv",
+        "flips.csv",
+        "elicitation.csv",
+        "category_distribution.csv",
+    }
+)
+"""The tables of rates a reader may quote: each row says whether its judge passes its card (`judge_passes`)."""
 
 
 def _json_list(records: Sequence[BaseModel]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
+from speceval.analysis.rendering.card_section import card_markdown, headline_passes, kept_out_markdown
 from speceval.analysis.rendering.health_section import health_markdown
 from speceval.analysis.rendering.markdown_parts import bracket as _bracket
 from speceval.analysis.rendering.markdown_parts import ci as _ci
@@ -53,7 +54,7 @@ def render_summary(data: ReportData) -> str:
         + _win_rates(data)
         + _agreement(data)
     )
-    lines += _judge_checks(data) + health_markdown(data)
+    lines += card_markdown(data) + _judge_checks(data) + health_markdown(data)
     lines += _setup(data) + _details(data)
     lines += [
         "",
@@ -91,7 +92,8 @@ def _headline(data: ReportData) -> list[str]:
         + "compliance [95% CI] | n | judge's accuracy on the spec's examples |",
         "|---|---|---|" + ("---|" if varied else "") + "---|---|---|",
     ]
-    for v in sorted(data.variations, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
+    shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
+    for v in sorted(shown, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
         method = f" ({methods.setdefault(v.ci_method, len(methods) + 1)})" if v.ci_method else ""
         n = f"{v.judged} verdicts on {v.inputs} inputs" + (f", {len(v.runs)} runs" if len(v.runs) > 1 else "")
         lines.append(
@@ -107,7 +109,7 @@ def _headline(data: ReportData) -> list[str]:
         else "Intervals: none (no judged answers).",
         "",
     ]
-    return lines
+    return lines + kept_out_markdown(data)
 
 
 def _accuracy(data: ReportData, found: JudgeAccuracy | None, judge: str) -> str:
