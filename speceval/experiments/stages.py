@@ -393,6 +393,11 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
                 ctx.config_path,
             )
         ctx.report = built.html_path
+        ctx.judge_warnings = [
+            f"judge {row.judge} on spec {row.spec} is kept out of the headline: failed {'; '.join(row.failed_checks)}"
+            for row in built.data.judge_card
+            if row.passes is False
+        ]
 
     return StageTask("report", "report", needs, lambda: [], finish)
 

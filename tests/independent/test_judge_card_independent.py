@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import re
 import threading
 from collections import Counter
 from pathlib import Path
@@ -26,19 +25,13 @@ from speceval.cli.main import main as speceval_main
 from tests.conftest import TEST_KEY, write_inputs
 from tests.independent.anthropic_server import IndependentAnthropicServer, last_user_text
 from tests.independent.openai_server import IndependentOpenAIServer
+from tests.independent.test_health_independent import CLAUDE, JUDGE_1, JUDGE_2, RESPONSE, STATEMENT_ID
+from tests.independent.test_health_independent import GPT_A as GPT
 
-GPT = "gpt-4.1-mini-2025-04-14"
-CLAUDE = "claude-haiku-4-5-20251001"
-JUDGE_1 = "gpt-4.1-2025-04-14"
-JUDGE_2 = "gpt-4.1-nano-2025-04-14"
 JUDGE_PROMPT = "speceval judge prompt: compliance_binary"
 STATEMENTS = ("alpha", "beta", "gamma", "delta")
 INPUTS = 5
 REWORDED = "In other words"
-RESPONSE = re.compile(
-    r"^<<<BEGIN assistant_response (\S+)>>>\n(.*?)\n<<<END assistant_response \1>>>$", re.MULTILINE | re.DOTALL
-)
-STATEMENT_ID = re.compile(r"^ID: (\S+)$", re.MULTILINE)
 
 pytestmark = pytest.mark.slow
 
@@ -87,7 +80,7 @@ def _anthropic_answer(params: dict[str, Any]) -> str:
     return f"{params['model']} answers #{_digest(params['model'] + prompt)}: {prompt}"
 
 
-def _experiment(tmp_path: Path, card: str) -> Path:
+def _experiment(tmp_path: Path, card: str, judges: str = f"  - model: {JUDGE_1}\n  - model: {JUDGE_2}") -> Path:
     spec = tmp_path / "spec.jsonl"
     examples = [{"user_query": "a question", "good_response": "GOOD EXAMPLE answer", "bad_response": "BAD EXAMPLE"}]
     spec.write_text(
@@ -110,8 +103,7 @@ candidates:
   - model: {GPT}
   - model: {CLAUDE}
 judges:
-  - model: {JUDGE_1}
-  - model: {JUDGE_2}
+{judges}
 {card}
 stages: [generation, compliance, report]
 engine:
@@ -218,7 +210,7 @@ def test_the_judge_card_resends_rewords_and_keeps_failing_judges_out_of_the_head
         # Canaries: 4 statements x (good, bad); judge 2 calls alpha's bad example compliant.
         assert float(row["canary_accuracy"]) == (1.0 if judge == JUDGE_1 else 7 / 8)
         assert row["passes"] == "False" and row["failed_checks"].startswith('["canary_accuracy')
-    assert 0 < flips
+    assert flips > 0
 
     # 4. Both judges kept out of the headline, and why, in summary.md, compliance.csv and the page.
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
@@ -231,6 +223,8 @@ def test_the_judge_card_resends_rewords_and_keeps_failing_judges_out_of_the_head
     assert {row["judge_passes"] for row in _csv(out / "report" / "compliance.csv")} == {"False"}
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="judge-card"' in page and "Kept out of the headline" in page
+    printed = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    assert f"Judge card: judge {JUDGE_2} on spec tiny is kept out of the headline: failed canary_accuracy" in printed
 
 
 def test_without_a_judge_card_nothing_is_resent_and_the_headline_stays(
@@ -245,3 +239,33 @@ def test_without_a_judge_card_nothing_is_resent_and_the_headline_stays(
     assert set(rows) == {JUDGE_1, JUDGE_2} and {r["passes"] for r in rows.values()} == {""}  # not checked
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
     assert "Kept out of the headline" not in summary and f"| tiny | {JUDGE_1} | {GPT} |" in summary
+
+
+def test_one_model_at_two_scopes_shares_its_canaries_and_spec_health_reads_the_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: the whole-conversation entry's canary verdicts are the turn entry's too (said), spec health's canary
+    column is filled for both, judge_unreliable fires at the line, and `speceval run` prints the flag at its end."""
+    # The turn entry first: the examples are judged under its name, and the conversation entry behind the headline
+    # read "not checked" (the defect).
+    judges = f"  - model: {JUDGE_2}\n    scope: turn\n  - model: {JUDGE_2}\n    scope: conversation"
+    experiment = _experiment(tmp_path, "min_canary_accuracy: 0.9", judges)
+    assert _run(experiment, Planted(), monkeypatch) == 0, capsys.readouterr().err
+    report = tmp_path / "out" / "report"
+    conversation, turn = f"{JUDGE_2}_conversation_binary", f"{JUDGE_2}_turn_binary"
+    rows = {row["judge"]: row for row in _csv(report / "judge_card.csv")}
+    assert set(rows) == {conversation, turn}
+    for row in rows.values():  # 4 statements x (good, bad); alpha's bad example judged compliant
+        assert int(row["canary_judged"]) == 8 and float(row["canary_accuracy"]) == 7 / 8
+        assert row["passes"] == "False" and "min_canary_accuracy 0.9" in row["failed_checks"]
+    assert (rows[conversation]["canary_shared_from"], rows[turn]["canary_shared_from"]) == (turn, "")
+    # Spec health reads the per-answer entry's canaries (turn verdicts are per-turn rates, not in spec health).
+    health = {(r["statement_id"], r["judge"]): r for r in _csv(report / "statement_health_judges.csv")}
+    assert float(health[("alpha", conversation)]["canary_accuracy"]) == 0.5
+    assert float(health[("beta", conversation)]["canary_accuracy"]) == 1.0
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    assert "not checked (no canary verdicts)" not in summary and f"shared with {turn}" in summary
+    flags = {r["statement_id"]: r["flags"] for r in _csv(report / "statement_health.csv") if r["kind"] == "statement"}
+    assert "judge_unreliable" in flags["alpha"] and "judge_unreliable" not in flags["beta"]
+    printed = " ".join(capsys.readouterr().out.split())
+    assert f"Judge card: judge {turn} on spec tiny is kept out of the headline" in printed
