@@ -250,7 +250,7 @@ ESTIMATORS: dict[str, Estimator] = {
             method=PAIRED,
             reference=_MOVER + "; per answer, its wording flip share minus its retest flip",
             tables=("judge_card.csv",),
-            scenarios=("paired",),
+            scenarios=("wording-excess",),
         ),
         Estimator(
             name="self_preference",
