@@ -146,10 +146,17 @@ def test_the_judge_card_resends_rewords_and_keeps_failing_judges_out_of_the_head
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     experiment = _experiment(tmp_path, "judge_card: {retest: 0.3, paraphrases: 3, min_canary_accuracy: 1.01}")
+    # The dry run prices the card: each check's requests, which the run then sends exactly.
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    plan = {stage["stage"].split(" (")[0]: stage for stage in json.loads(capsys.readouterr().out)["stages"]}
     planted = Planted()
     code = _run(experiment, planted, monkeypatch)
     assert code == 0, capsys.readouterr().err
     out = tmp_path / "out"
+    assert plan["judge card: paraphrases"]["requests"] == len(planted.paraphrase_prompts)
+    assert plan["judge card: retest"]["requests"] == 2 * 2 * round(0.3 * len(STATEMENTS) * INPUTS)
+    assert plan["judge card: rewordings"]["requests"] == sum(REWORDED in p for _, p in planted.judge_prompts)
+    assert all(plan[name]["expected_usd"] > 0 for name in plan if name.startswith("judge card"))
 
     # 1. The statements were reworded 3 ways each by the paraphraser (the first judge's model), kept in the folder.
     assert len(planted.paraphrase_prompts) == 3 * len(STATEMENTS)
