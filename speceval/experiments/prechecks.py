@@ -44,9 +44,11 @@ def _check_labels(config: ExperimentConfig, labels: Path) -> None:
     """Every label well formed, no item twice, and every row's spec and candidate one of this experiment's (a sheet
     from another experiment names others); whether each item matches an answer is known only once they exist."""
     from speceval.analysis.tables.human_labels import checked_labels, label_records  # the report's own reader
+    from speceval.analysis.tables.label_design import check_design
 
     records = label_records(labels)
     checked_labels(labels, records, None)
+    check_design(labels, records)  # labels the design did not draw, or another sheet's design: refused before paying
     specs = {spec.name for spec in config.specs}
     candidates = {candidate.model for candidate in config.candidates}
     text = labels.read_bytes().decode("utf-8-sig")  # label_records decoded it already: it is UTF-8

@@ -15,14 +15,21 @@ import numpy as np
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import Survey, streamed_verdicts, survey
 from speceval.analysis.tables.human_labels import item_id, labellable, pick_items, sheet_row
+from speceval.analysis.tables.label_design import SheetFilter
 from speceval.errors import ConfigError
 
 
 def streamed_label_sheet(
-    paths: Sequence[Path], n: int, seed: int, statement_texts: dict[tuple[str, str], str] | None = None
+    paths: Sequence[Path],
+    n: int,
+    seed: int,
+    statement_texts: dict[tuple[str, str], str] | None = None,
+    aim: SheetFilter | None = None,
 ) -> tuple[list[dict[str, str]], dict[tuple[str, str], int]]:
-    """`n` distinct answers under `paths`, drawn as `label_sheet` draws them from the same verdicts, and the
-    distinct answers per (spec, statement) they were drawn from (the sheet's design)."""
+    """`n` distinct answers under `paths`, drawn as `label_sheet` draws them from the same verdicts (of the verdicts
+    `aim` selects: a judge entry, scope, candidate, variation), and the distinct answers per (spec, statement) they
+    were drawn from (the sheet's design)."""
+    aim = aim or SheetFilter()
     if n < 1:
         raise ConfigError("--n must be at least 1")
     plan = survey(paths)
@@ -33,8 +40,18 @@ def streamed_label_sheet(
             "compliance judge wrote, e.g. an experiment's output_dir)"
         )
     items: dict[tuple[str, str], array[int]] = defaultdict(lambda: array("Q"))
+    seen: dict[str, set[str]] = defaultdict(set)
     for row in _answers(paths, plan):
-        items[(row.spec, row.statement_id)].append(int(item_id(row), 16))
+        for name, value in (("judge", row.judge), ("candidate", row.model), ("variation", row.variation)):
+            seen[name].add(value)
+        if aim.matches(row):
+            items[(row.spec, row.statement_id)].append(int(item_id(row), 16))
+    if not items and aim.given():
+        asked = ", ".join(f"--{name} {value}" for name, value in aim.given().items())
+        known = "; ".join(f"{name}s: {', '.join(sorted(values))}" for name, values in sorted(seen.items()))
+        raise ConfigError(
+            f"no answer to label matches {asked} (under these folders: {known}; scopes: turn, conversation)"
+        )
     # An item is 16 hex digits: as numbers they sort as the strings do, and hold 8 bytes each instead of ~70.
     by_statement = {key: np.unique(np.frombuffer(found, dtype=np.uint64)) for key, found in items.items()}
     del items
@@ -44,7 +61,7 @@ def streamed_label_sheet(
     kept: dict[str, ComplianceRow] = {}
     for row in _answers(paths, plan):
         item = item_id(row)
-        if item in wanted and item not in kept:
+        if item in wanted and item not in kept and aim.matches(row):
             kept[item] = row
             if len(kept) == len(wanted):
                 break

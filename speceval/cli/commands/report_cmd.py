@@ -48,6 +48,11 @@ def register(commands: Any) -> None:
         help="the CSV to write (default labels.csv; never over an existing file)",
     )
     sheet.add_argument("--force", action="store_true", help="replace an existing --out file (its labels are lost)")
+    # Aim the labels where they pay: the headline judge's answers, one scope, candidate or variation.
+    sheet.add_argument("--judge", metavar="ENTRY", help="only answers this judge entry judged (its name in the tables)")
+    sheet.add_argument("--scope", choices=("conversation", "turn"), help="only whole answers, or only turn verdicts")
+    sheet.add_argument("--candidate", metavar="C", help="only this candidate's answers")
+    sheet.add_argument("--variation", metavar="V", help="only answers of this variation")
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
@@ -181,7 +186,7 @@ def _report(args: argparse.Namespace) -> int:
 def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.analysis.reading.statement_texts import statement_texts
     from speceval.analysis.tables.human_labels import write_label_sheet
-    from speceval.analysis.tables.label_design import design_of, write_design
+    from speceval.analysis.tables.label_design import SheetFilter, design_of, write_design
     from speceval.analysis.tables.label_sampling import streamed_label_sheet
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
@@ -191,7 +196,8 @@ def _label_sheet(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to replace it"
         )
-    sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, statement_texts(args.paths))
+    aim = SheetFilter(judge=args.judge, scope=args.scope, candidate=args.candidate, variation=args.variation)
+    sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, statement_texts(args.paths), aim)
     if not sheet:
         raise ConfigError(
             f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
@@ -199,7 +205,7 @@ def _label_sheet(args: argparse.Namespace) -> int:
             "could agree with)"
         )
     write_label_sheet(args.out, sheet)
-    design = write_design(args.out, design_of(population, sheet, args.n, args.seed))
+    design = write_design(args.out, design_of(population, sheet, args.n, args.seed, aim))
     stdout.print(
         f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
         f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels " + str(args.out)
