@@ -68,6 +68,7 @@ class Stratum(BaseModel):
     statement_id: str
     answers: int = Field(description="N_h: distinct answers to this statement under the folders sampled")
     drawn: int = Field(description="n_h: answers of this statement on the sheet")
+    spread: float | None = Field(default=None, description="S_h, the judge's error spread Neyman's allocation used")
 
 
 class LabelDesign(BaseModel):
@@ -87,6 +88,9 @@ class LabelDesign(BaseModel):
         default_factory=dict, description="what the sheet was aimed at (label-sheet --judge/--scope/...)"
     )
     items: list[str] | None = Field(default=None, description="the answers drawn, in sheet order (schema 2)")
+    allocation: str = Field(
+        default="equal", description="labels per statement: equal, proportional (∝ N_h) or neyman (∝ N_h · S_h)"
+    )
 
 
 def design_path(sheet: Path) -> Path:
@@ -106,6 +110,8 @@ def design_of(
     n: int,
     seed: int,
     filters: SheetFilter | None = None,
+    allocation: str = "equal",
+    spreads: Mapping[tuple[str, str], float] | None = None,
 ) -> LabelDesign:
     """The design of `sheet` from the distinct labellable answers per (spec, statement) it was drawn from."""
     drawn = Counter((record["spec"], record["statement_id"]) for record in sheet)
@@ -114,8 +120,15 @@ def design_of(
         requested=n,
         filters=filters.given() if filters is not None else {},
         items=[record["item"] for record in sheet],
+        allocation=allocation,
         strata=[
-            Stratum(spec=spec, statement_id=statement, answers=count, drawn=drawn[(spec, statement)])
+            Stratum(
+                spec=spec,
+                statement_id=statement,
+                answers=count,
+                drawn=drawn[(spec, statement)],
+                spread=(spreads or {}).get((spec, statement)) if allocation == "neyman" else None,
+            )
             for (spec, statement), count in sorted(population.items())
         ],
     )

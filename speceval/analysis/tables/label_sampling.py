@@ -15,6 +15,7 @@ import numpy as np
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import Survey, streamed_verdicts, survey
 from speceval.analysis.tables.human_labels import item_id, labellable, pick_items, sheet_row
+from speceval.analysis.tables.label_allocation import allocate, pick_allocated, shrunk_spread
 from speceval.analysis.tables.label_design import SheetFilter
 from speceval.errors import ConfigError
 
@@ -25,6 +26,8 @@ def streamed_label_sheet(
     seed: int,
     statement_texts: dict[tuple[str, str], str] | None = None,
     aim: SheetFilter | None = None,
+    allocation: str = "equal",
+    spreads: dict[tuple[str, str], float] | None = None,
 ) -> tuple[list[dict[str, str]], dict[tuple[str, str], int]]:
     """`n` distinct answers under `paths`, drawn as `label_sheet` draws them from the same verdicts (of the verdicts
     `aim` selects: a judge entry, scope, candidate, variation), and the distinct answers per (spec, statement) they
@@ -56,7 +59,12 @@ def streamed_label_sheet(
     by_statement = {key: np.unique(np.frombuffer(found, dtype=np.uint64)) for key, found in items.items()}
     del items
     population = {key: len(found) for key, found in by_statement.items()}
-    picked = [f"{int(item):016x}" for item in pick_items(by_statement, n, seed)]
+    if allocation == "equal":
+        chosen = pick_items(by_statement, n, seed)
+    else:  # proportional, or neyman with the error spreads given (`statement_spreads`)
+        counts = allocate(population, n, spreads if allocation == "neyman" else None)
+        chosen = pick_allocated(by_statement, counts, seed)
+    picked = [f"{int(item):016x}" for item in chosen]
     wanted = set(picked)
     kept: dict[str, ComplianceRow] = {}
     for row in _answers(paths, plan):
@@ -75,3 +83,35 @@ def _answers(paths: Sequence[Path], plan: Survey) -> Iterator[ComplianceRow]:
         for row in streamed_verdicts(paths, plan, rankings=False)
         if isinstance(row, ComplianceRow) and labellable(row)
     )
+
+
+def statement_spreads(
+    paths: Sequence[Path], aim: SheetFilter | None = None, pilot: dict[str, bool] | None = None
+) -> dict[tuple[str, str], float]:
+    """Per (spec, statement): the spread of the judge's errors there, for Neyman's allocation
+    (`speceval.analysis.tables.label_allocation`): from the `pilot` labels (item → human verdict) where given, the
+    share of the aimed verdicts that disagree with them; else the share of answers the judges disagree on."""
+    aim = aim or SheetFilter()
+    plan = survey(paths)
+    wrong: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    panel: dict[tuple[str, str], dict[str, set[bool]]] = defaultdict(lambda: defaultdict(set))
+    judges: set[str] = set()
+    for row in _answers(paths, plan):
+        if row.outcome != "judged" or row.compliant is None:
+            continue
+        key, item = (row.spec, row.statement_id), item_id(row)
+        judges.add(row.judge)
+        if pilot is not None:
+            if item in pilot and aim.matches(row):
+                wrong[key][0] += row.compliant != pilot[item]
+                wrong[key][1] += 1
+        else:
+            panel[key][item].add(bool(row.compliant))
+    if pilot is None:
+        if len(judges) < 2:
+            raise ConfigError("--allocation neyman needs a pilot of labels (--pilot SHEET) or two or more judges")
+        for key, verdicts in panel.items():
+            wrong[key] = [sum(len(v) > 1 for v in verdicts.values()), len(verdicts)]
+    elif not wrong:
+        raise ConfigError("--pilot: none of its labels names an answer of the verdicts aimed at here")
+    return {key: shrunk_spread(k, m) for key, (k, m) in wrong.items()}

@@ -53,6 +53,14 @@ def register(commands: Any) -> None:
     sheet.add_argument("--scope", choices=("conversation", "turn"), help="only whole answers, or only turn verdicts")
     sheet.add_argument("--candidate", metavar="C", help="only this candidate's answers")
     sheet.add_argument("--variation", metavar="V", help="only answers of this variation")
+    sheet.add_argument(
+        "--allocation",
+        choices=("equal", "proportional", "neyman"),
+        default="equal",
+        help="labels per statement: equal (default), proportional to its answers, or neyman: to its answers x "
+        "the judge's error spread there (from --pilot labels, else the judges' disagreement)",
+    )
+    sheet.add_argument("--pilot", type=Path, metavar="SHEET", help="neyman: a filled sheet whose labels estimate it")
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
@@ -197,7 +205,17 @@ def _label_sheet(args: argparse.Namespace) -> int:
             f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to replace it"
         )
     aim = SheetFilter(judge=args.judge, scope=args.scope, candidate=args.candidate, variation=args.variation)
-    sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, statement_texts(args.paths), aim)
+    spreads = None
+    if args.allocation == "neyman":
+        from speceval.analysis.tables.human_labels import checked_labels, label_records
+        from speceval.analysis.tables.label_sampling import statement_spreads
+
+        pilot = checked_labels(args.pilot, label_records(args.pilot), None) if args.pilot is not None else None
+        spreads = statement_spreads(args.paths, aim, pilot)
+    elif args.pilot is not None:
+        raise ConfigError("--pilot goes with --allocation neyman (it estimates the error spreads it allocates by)")
+    texts = statement_texts(args.paths)
+    sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, texts, aim, args.allocation, spreads)
     if not sheet:
         raise ConfigError(
             f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
@@ -205,7 +223,7 @@ def _label_sheet(args: argparse.Namespace) -> int:
             "could agree with)"
         )
     write_label_sheet(args.out, sheet)
-    design = write_design(args.out, design_of(population, sheet, args.n, args.seed, aim))
+    design = write_design(args.out, design_of(population, sheet, args.n, args.seed, aim, args.allocation, spreads))
     stdout.print(
         f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
         f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels " + str(args.out)
