@@ -51,6 +51,13 @@ class InputError(UsageError):
             where += f", field '{field}'"
         super().__init__(f"{where}: {reason}")
 
+    @classmethod
+    def not_utf8(cls, path: str | Path, data: bytes, exc: UnicodeDecodeError, hint: str) -> InputError:
+        """The error for a file that is not UTF-8 text: the line and byte of the first bad byte, and `hint`
+        (how to save the file as UTF-8)."""
+        line = data.count(b"\n", 0, exc.start) + 1
+        return cls(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x}); {hint}", line=line)
+
 
 class ConfigError(UsageError):
     """A command-line flag, YAML key or environment variable is wrong or missing."""

@@ -274,3 +274,18 @@ def test_the_emulator_bills_a_realtime_answer_at_most_its_max_tokens() -> None:
         free = client.chat.completions.create(model=MINI, messages=chat, max_completion_tokens=4000)  # type: ignore[arg-type]
     assert capped.usage is not None and free.usage is not None
     assert capped.usage.completion_tokens == 3 < free.usage.completion_tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        (GRID + "health:\n  pass_above: true\n", "health.pass_above"),  # issue 42: accepted as 1.0
+        (GRID.replace("temperature: [0.0, 0.7]", "temperature: [0.0, true]"), "temperature"),  # sampled at 1.0
+    ],
+)
+def test_yes_is_not_a_number(tmp_path: Path, capsys, text: str, key: str) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(text)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    shown = " ".join("".join(capsys.readouterr()).split())
+    assert key in shown and "valid number" in shown and not (tmp_path / "out").exists(), shown

@@ -11,8 +11,6 @@ was drawn the same way.
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -21,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.tables.human_labels import item_id, labellable
+from speceval.analysis.tables.human_labels import item_id, labellable, sheet_reader
 from speceval.atomic import atomic_write_bytes
 from speceval.errors import InputError
 
@@ -199,6 +197,4 @@ def check_design(sheet: Path, records: Sequence[tuple[int, str, str]]) -> LabelD
 def _sheet_counts(sheet: Path) -> Counter[tuple[str, str]]:
     """Rows per (spec, statement) of a sheet (its text was checked by `label_records`: UTF-8, a header)."""
     text = sheet.read_bytes().decode("utf-8-sig")
-    return Counter(
-        (row.get("spec") or "", row.get("statement_id") or "") for row in csv.DictReader(io.StringIO(text, newline=""))
-    )
+    return Counter((row.get("spec") or "", row.get("statement_id") or "") for row in sheet_reader(text))
