@@ -7,7 +7,7 @@ import pytest
 
 from speceval.analysis.reading.card_verdicts import CardItem, CardVerdicts
 from speceval.analysis.statistics.registry import KAPPA, PAIRED, SELF_PREFERENCE, WILSON
-from speceval.analysis.tables.card_records import JudgeCardLines
+from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_card import TEMPERATURE_ZERO_NOTE, card_lines, judge_card
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
 from speceval.analysis.tables.judge_quality import LabelTally, Leniency, input_digest
@@ -44,16 +44,21 @@ def test_every_rate_of_the_card_with_its_interval_and_the_lines_checked() -> Non
     card = CardVerdicts("s", "j", wordings=2, temperatures={0.0})
     for i in range(20):  # the retest flips 2 of 20; each wording flips the same 4 answers
         card.items.append(CardItem(f"st{i % 2}", f"q{i}", True, i >= 2, [i >= 4, i >= 4]))
-    [row] = judge_card(
-        [("s", "j")],
-        [JudgeAccuracy(spec="s", judge="j", judged=10, correct=9, accuracy=0.9, below_minimum=False)],
-        [],
-        _tally(),
-        [_lenient("gpt-4o-mini-2024-07-18", 0.1, True), _lenient("claude-haiku-4-5-20251001", -0.05, False)],
-        [],
-        {("s", "j"): card},
-        card_lines(JudgeCardLines(), None),
-    )
+
+    def card_of(lines: JudgeCardLines) -> JudgeCardRow:
+        [row] = judge_card(
+            [("s", "j")],
+            [JudgeAccuracy(spec="s", judge="j", judged=10, correct=9, accuracy=0.9, below_minimum=False)],
+            [],
+            _tally(),
+            [_lenient("gpt-4o-mini-2024-07-18", 0.1, True), _lenient("claude-haiku-4-5-20251001", -0.05, False)],
+            [],
+            {("s", "j"): card},
+            card_lines(lines, None),
+        )
+        return row
+
+    row = card_of(JudgeCardLines())
     assert (row.canary_accuracy, row.canary_ci_method) == (0.9, WILSON)
     assert row.human_labelled == 40 and row.human_accuracy == pytest.approx(0.75)
     assert row.human_kappa == pytest.approx(0.5) and row.human_kappa_ci_method is not None
@@ -75,6 +80,12 @@ def test_every_rate_of_the_card_with_its_interval_and_the_lines_checked() -> Non
         assert low <= getattr(row, measure) <= high, measure
     # Lines: canary 0.9 >= 0.8, retest 0.9 >= 0.9, excess 0.1 <= 0.1, kappa 0.5 >= 0.4: passes.
     assert row.passes is True and row.failed_checks == [] and row.unmeasured == []
+    strict = card_of(JudgeCardLines(max_wording_excess=0.05, min_retest_agreement=0.95, min_human_kappa=0.6))
+    assert strict.passes is False and strict.failed_checks == [
+        "retest_agreement 0.900 < min_retest_agreement 0.95",
+        "wording_flip_excess 0.100 > max_wording_excess 0.05",
+        "human_kappa 0.500 < min_human_kappa 0.6",
+    ]
 
 
 def test_a_line_without_its_measure_is_unmeasured_and_no_line_checks_nothing() -> None:
