@@ -9,9 +9,9 @@ independently. Proportional allocation gives every statement n/20 labels; Neyman
 --allocation neyman`) gives them ∝ N_h · S_h, the spreads estimated from the two judges' disagreement on every answer
 (`shrunk_spread`), as the command does without `--pilot`. For each, labels
 are drawn by the command's own code (`allocate`, `pick_allocated`) and the rate estimated by the report's stratified
-PPI (`stratified_ppi`); a draw's pilot labels are not reused. Printed: proportional's mean half-width at n = 200,
-the smallest Neyman n (60 to 400, step 20) whose mean half-width is at most that, their ratio, and both coverages; per seed,
-then min/median/max of the ratio over seeds. Synthetic data throughout.
+PPI (`stratified_ppi`). Printed: proportional's mean half-width at n = 200, the smallest Neyman n (60 to 400, step
+20) whose mean half-width is at most that, their ratio, and both coverages; per seed, then min/median/max of the
+ratio over seeds. Synthetic data throughout.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from speceval.analysis.statistics.ppi import stratified_ppi  # noqa: E402
-from speceval.analysis.tables.label_allocation import allocate, pick_allocated, shrunk_spread  # noqa: E402
+from speceval.analysis.tables.label_sampling import allocate, pick_allocated, shrunk_spread  # noqa: E402
 
 STATEMENTS, ANSWERS = 20, 1000
 ERRORS = (0.45,) + (0.005,) * (STATEMENTS - 1)

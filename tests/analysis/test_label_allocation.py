@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.tables.label_allocation import allocate, shrunk_spread
+from speceval.analysis.tables.label_sampling import allocate, shrunk_spread
 from speceval.cli.main import main as speceval_main
 from tests.analysis.test_judge_quality import write_compliance
 
