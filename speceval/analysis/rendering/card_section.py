@@ -10,7 +10,7 @@ import html
 from typing import TYPE_CHECKING
 
 from speceval.analysis.rendering.html_parts import table as html_table
-from speceval.analysis.rendering.markdown_parts import bracket, fmt
+from speceval.analysis.rendering.markdown_parts import bracket, fmt, signed
 from speceval.analysis.tables.card_records import JudgeCardRow
 
 if TYPE_CHECKING:
@@ -45,7 +45,9 @@ def kept_out(data: ReportData) -> list[JudgeCardRow]:
 def _cell(value: float | None, low: float | None, high: float | None, count: int | None = None) -> str:
     if value is None:
         return "not measured"
-    return f"{fmt(value)} {bracket(low, high)}" + (f" (n={count})" if count is not None else "")
+    return f"{signed(value) if value < 0 else fmt(value)} {bracket(low, high)}" + (
+        f" (n={count})" if count is not None else ""
+    )
 
 
 def card_rows(data: ReportData) -> list[list[str]]:

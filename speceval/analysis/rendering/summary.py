@@ -106,6 +106,8 @@ def _headline(data: ReportData) -> list[str]:
         "",
         "Intervals: " + "; ".join(f"({number}) {method}" for method, number in methods.items())
         if methods
+        else "No judge entry passed its judge card: no rate heads this report (see below)."
+        if data.variations and not shown
         else "Intervals: none (no judged answers).",
         "",
     ]
