@@ -233,6 +233,14 @@ def test_the_judge_card_resends_rewords_and_keeps_failing_judges_out_of_the_head
     printed = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
     assert f"Judge card: judge {JUDGE_2} on spec tiny is kept out of the headline: failed canary_accuracy" in printed
 
+    # 5. Run again: the card resumes as every judge run does, and nothing is sent twice.
+    again = Planted()
+    assert _run(experiment, again, monkeypatch) == 0
+    assert not again.judge_prompts and not again.paraphrase_prompts
+    assert {row["judge"]: row["wording_flip_rate"] for row in _csv(out / "report" / "judge_card.csv")} == {
+        judge: row["wording_flip_rate"] for judge, row in rows.items()
+    }
+
 
 def test_without_a_judge_card_nothing_is_resent_and_the_headline_stays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
