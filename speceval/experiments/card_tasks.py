@@ -27,7 +27,7 @@ from speceval.atomic import atomic_write_bytes
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
 from speceval.engines.factory import make_engine
-from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry
+from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.context import StageContext
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask
@@ -118,7 +118,7 @@ def _paraphrases(ctx: StageContext, key: str, spec: SpecEntry) -> StageTask:
         statements = _statements(ctx, spec)
         if card.paraphrases_file is not None:
             path = ctx.resolve(card.paraphrases_file)
-            wordings = read_user_paraphrases(path, statements, card.paraphrases)
+            wordings = read_user_paraphrases(path, statements, card.paraphrases, user_statements(ctx.config, ctx.base))
             _write_wordings(ctx, spec, Paraphrases(spec=spec.name, source=f"file {path}", wordings=wordings))
             return []
         if (root / PARAPHRASES_FILE).is_file():
@@ -312,3 +312,29 @@ def _sample(
     )
     sample.save(folder)
     return sample
+
+
+def user_statements(config: ExperimentConfig, base: Path) -> set[str]:
+    """Every statement id of the experiment's specs (a user's rewordings file may serve them all)."""
+    return {
+        statement.id
+        for spec in config.specs
+        for statement in load_spec(spec.spec_path if spec.spec_path.is_absolute() else base / spec.spec_path).statements
+    }
+
+
+def check_user_paraphrases(config: ExperimentConfig, base: Path) -> None:
+    """The user's rewordings file read before anything is paid for: every statement with pre-generated inputs needs
+    its K wordings (a spec whose inputs are generated is checked when they are)."""
+    card = config.judge_card
+    if card is None or card.paraphrases_file is None or not card.retest:
+        return
+    path = card.paraphrases_file if card.paraphrases_file.is_absolute() else base / card.paraphrases_file
+    known = user_statements(config, base)
+    for spec in config.specs:
+        if spec.inputs_dir is None:
+            continue
+        loaded = load_spec(spec.spec_path if spec.spec_path.is_absolute() else base / spec.spec_path)
+        inputs = spec.inputs_dir if spec.inputs_dir.is_absolute() else base / spec.inputs_dir
+        statements = [s.statement_id for s in load_inputs(inputs, loaded).statements]
+        read_user_paraphrases(path, statements, card.paraphrases, known)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from speceval.batch.costs import PriceTable
 from speceval.errors import InputError
+from speceval.experiments.card_tasks import check_user_paraphrases
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.providers.registry import resolve_org
 
@@ -36,6 +37,7 @@ def check_before_paying(config: ExperimentConfig, path: Path, labels: Path | Non
                 field=f"metrics.{name}.source",
             )
     _check_prices(config, path, line_of)
+    check_user_paraphrases(config, path.parent)
 
 
 def _check_labels(config: ExperimentConfig, labels: Path) -> None:

@@ -69,9 +69,12 @@ class Paraphrases(BaseModel):
         atomic_write_bytes(folder / PARAPHRASES_FILE, (self.model_dump_json(indent=2) + "\n").encode("utf-8"))
 
 
-def read_user_paraphrases(path: Path, statements: list[str], count: int) -> dict[str, list[str]]:
+def read_user_paraphrases(
+    path: Path, statements: list[str], count: int, known: set[str] | None = None
+) -> dict[str, list[str]]:
     """A user's rewordings: a JSON object statement id → a list of `count` non-empty texts, for every statement of
-    `statements`; anything else is refused naming the file and the statement."""
+    `statements`; an id outside `known` (default: `statements`; one file may serve several specs) and anything else
+    is refused naming the file and the statement."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -94,7 +97,7 @@ def read_user_paraphrases(path: Path, statements: list[str], count: int) -> dict
                 field=statement,
             )
         found[statement] = list(texts)
-    unknown = sorted(set(data) - set(statements))
+    unknown = sorted(set(data) - (known if known is not None else set(statements)))
     if unknown:
         raise InputError(path, f"{unknown[0]!r} is not a statement the experiment judges", field=unknown[0])
     return found

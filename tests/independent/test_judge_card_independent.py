@@ -284,3 +284,22 @@ def test_one_model_at_two_scopes_shares_its_canaries_and_spec_health_reads_the_c
     assert "judge_unreliable" in flags["alpha"] and "judge_unreliable" not in flags["beta"]
     printed = " ".join(capsys.readouterr().out.split())
     assert f"Judge card: judge {turn} on spec tiny is kept out of the headline" in printed
+
+
+def test_your_own_rewordings_are_judged_and_a_bad_file_is_refused_before_anything_is_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wordings = tmp_path / "wordings.json"
+    wordings.write_text(json.dumps({s: [f"Mine: rule {s} stands."] for s in STATEMENTS[:-1]}), encoding="utf-8")
+    card = f"judge_card: {{retest: 0.2, paraphrases: 1, paraphrases_file: {wordings}}}"
+    planted = Planted()
+    assert _run(_experiment(tmp_path, card), planted, monkeypatch) == 2  # delta has no wording
+    said = " ".join(capsys.readouterr().err.split())
+    assert "wordings.json" in said and "'delta'" in said
+    assert not planted.judge_prompts and not (tmp_path / "out").exists()
+    wordings.write_text(json.dumps({s: [f"Mine: rule {s} stands."] for s in STATEMENTS}), encoding="utf-8")
+    assert _run(_experiment(tmp_path, card), planted, monkeypatch) == 0, capsys.readouterr().err
+    assert not planted.paraphrase_prompts  # nothing asked of a paraphraser
+    assert sum("Mine: rule" in p for _, p in planted.judge_prompts) == 2 * 2 * round(0.2 * len(STATEMENTS) * INPUTS)
+    shown = json.loads((tmp_path / "out" / "_judge_card" / "tiny" / "paraphrases.json").read_text(encoding="utf-8"))
+    assert shown["source"] == f"file {wordings}"
