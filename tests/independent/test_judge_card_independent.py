@@ -233,7 +233,11 @@ def test_the_judge_card_resends_rewords_and_keeps_failing_judges_out_of_the_head
     printed = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
     assert f"Judge card: judge {JUDGE_2} on spec tiny is kept out of the headline: failed canary_accuracy" in printed
 
-    # 5. Run again: the card resumes as every judge run does, and nothing is sent twice.
+    # 5. `speceval report` on the folder gates as the experiment's own report did (the lines it was run with).
+    assert speceval_main(["report", str(out), "--out", str(tmp_path / "again")]) == 0
+    assert kept in (tmp_path / "again" / "summary.md").read_text(encoding="utf-8")
+
+    # 6. Run again: the card resumes as every judge run does, and nothing is sent twice.
     again = Planted()
     assert _run(experiment, again, monkeypatch) == 0
     assert not again.judge_prompts and not again.paraphrase_prompts

@@ -16,19 +16,22 @@ rate with its 95% interval and the registry's method, and whether the entry pass
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from speceval.analysis.reading.card_verdicts import CardVerdicts
+from speceval.analysis.reading.grid_place import STATE_NAME
 from speceval.analysis.reading.rows import CanaryRow, ComplianceRow
 from speceval.analysis.statistics.clustered import codes_of, rate_interval
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE, WILSON
 from speceval.analysis.statistics.stats import wilson_interval
-from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
+from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow, JudgeCardSettings
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
 from speceval.analysis.tables.judge_quality import UNLABELLED, LabelTally, Leniency
 from speceval.analysis.tables.rankings import Consistency
@@ -257,3 +260,18 @@ def _position(rows: Sequence[Consistency]) -> dict[str, object]:
         "position_ci_high": high,
         "position_ci_method": WILSON,
     }
+
+
+def experiment_lines(paths: Sequence[Path]) -> JudgeCardLines | None:
+    """The card's lines an experiment folder among `paths` was run with (its `experiment.json` settings), so that
+    `speceval report` on the folder gates the headline as the experiment's own report did; None without one."""
+    for path in paths:
+        state = Path(path) / STATE_NAME
+        try:
+            settings = json.loads(state.read_text(encoding="utf-8")).get("settings") or {}
+            block = settings.get("judge_card")
+            if block is not None:
+                return JudgeCardSettings.model_validate(block).lines()
+        except (OSError, ValueError, AttributeError):
+            continue  # no experiment here (or not one of ours): the report reads the folder as runs
+    return None

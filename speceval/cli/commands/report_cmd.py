@@ -121,6 +121,7 @@ def _report(args: argparse.Namespace) -> int:
 
     from speceval.analysis.rendering.report import build_report
     from speceval.analysis.tables.health_records import HealthThresholds
+    from speceval.analysis.tables.judge_card import experiment_lines
     from speceval.batch.costs import PriceTable
     from speceval.cli.console import console, stdout
     from speceval.paths import check_output_dir
@@ -141,6 +142,7 @@ def _report(args: argparse.Namespace) -> int:
         labels=args.labels,
         min_canary_accuracy=args.min_canary_accuracy,
         health=health,
+        card=experiment_lines(args.paths),  # an experiment's judge card gates this report as it gated its own
     )
     if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
@@ -172,6 +174,12 @@ def _report(args: argparse.Namespace) -> int:
     for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
         order = ", ".join(f"{s.candidate} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
+    for row in summary.data.judge_card:
+        if row.passes is False:
+            stdout.print(
+                f"[yellow]Judge card:[/] judge {escape(row.judge)} on spec {escape(row.spec)} is kept out of the "
+                f"headline: failed {escape('; '.join(row.failed_checks))}"
+            )
     for accuracy in summary.data.judge_accuracy:
         if accuracy.below_minimum:
             stdout.print(
