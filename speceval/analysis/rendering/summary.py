@@ -72,11 +72,12 @@ def _headline(data: ReportData) -> list[str]:
     judge's accuracy on the spec's examples; a ranking-only report leads with the Bradley–Terry strengths, a
     categorical-only one with each candidate's share of each category."""
     if not data.variations:
+        # A ranking-only or categorical-only report leads with its own first table, gated alike.
         if data.bradley_terry:
-            return _strength_headline(data)
+            return _strength_headline(data) + kept_out_markdown(data)
         if data.categories:
-            return _categories(data, "Headline: categories by candidate")
-        return []  # turn verdicts only: flips lead, the per-turn detail follows
+            return _categories(data, "Headline: categories by candidate", headline=True) + kept_out_markdown(data)
+        return kept_out_markdown(data)  # turn verdicts only: flips lead, the per-turn detail follows
     varied = len({v.variation for v in data.variations}) > 1
     accuracy = {(a.spec, a.judge): a for a in data.judge_accuracy}
     methods: dict[str, int] = {}
@@ -139,6 +140,7 @@ def _strength_headline(data: ReportData) -> list[str]:
         f"| {s.spec} | {s.judge} | {s.variation} | {s.candidate} | {_fmt(s.strength)} "
         f"{_bracket(s.ci_low, s.ci_high) if s.note is None else f'({s.note})'} |"
         for s in data.bradley_terry
+        if headline_passes(data, s.spec, s.judge)
     ]
     return [*lines, ""]
 
@@ -318,10 +320,11 @@ def _details(data: ReportData) -> list[str]:
     return lines
 
 
-def _categories(data: ReportData, title: str) -> list[str]:
+def _categories(data: ReportData, title: str, headline: bool = False) -> list[str]:
     lines = [f"## {title} (share of judged answers; 95% CI clustered by input)", ""]
+    shown = [s for s in data.categories if not headline or headline_passes(data, s.spec, s.judge)]
     for (spec, judge), group in itertools.groupby(
-        sorted(data.categories, key=lambda s: (s.spec, s.judge)), key=lambda s: (s.spec, s.judge)
+        sorted(shown, key=lambda s: (s.spec, s.judge)), key=lambda s: (s.spec, s.judge)
     ):
         shares = list(group)
         names = sorted({s.category for s in shares})
