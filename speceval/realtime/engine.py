@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from speceval.batch.budget import Claim
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.engine import EngineOptions, is_final
+from speceval.batch.journal import Journal, JournalEntry
 from speceval.batch.ledger import ItemSource, ListSource
 from speceval.batch.options import as_source
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
@@ -35,7 +36,6 @@ from speceval.batch.store import RunStore
 from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.interrupts import raise_if_requested
-from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel
 from speceval.realtime.prompts import PromptCache

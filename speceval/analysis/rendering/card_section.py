@@ -9,8 +9,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from speceval.analysis.rendering.html_parts import table as html_table
-from speceval.analysis.rendering.markdown_parts import bracket, fmt, signed
+from speceval.analysis.rendering.html.html_parts import table as html_table
+from speceval.analysis.rendering.markdown.markdown_parts import bracket, fmt, signed
 from speceval.analysis.tables.card_records import JudgeCardRow
 
 if TYPE_CHECKING:

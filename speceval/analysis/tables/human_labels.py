@@ -18,6 +18,7 @@ import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.tables.panel import PANEL
+from speceval.defaults import Mode
 from speceval.errors import ConfigError, InputError
 
 logger = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ def labellable(row: ComplianceRow) -> bool:
     answer or on one turn of a conversation (its own item, named by its turn and transcript: see `item_id`). A panel
     is no judge; a categorical judge answers a category and a Likert judge a rating, neither a yes/no a label
     could agree with: labels of those would be accepted and never used."""
-    return row.judge != PANEL and row.mode == "binary"
+    return row.judge != PANEL and row.mode == Mode.BINARY
 
 
 def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
