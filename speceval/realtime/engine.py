@@ -28,6 +28,7 @@ from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.engine import EngineOptions, is_final
 from speceval.batch.journal import Journal, JournalEntry
 from speceval.batch.ledger import ItemSource, ListSource
+from speceval.batch.loop import advance_enclosing
 from speceval.batch.options import as_source
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord
@@ -136,6 +137,7 @@ class RealtimeEngine:
                 if summary is not None:
                     return summary
                 self._sleep(self.next_wait)
+                advance_enclosing(self.next_wait)  # a conversation round blocking an experiment (`EngineLoop`)
         except BaseException:
             self.stop()
             self._run_lock.release()
