@@ -48,7 +48,6 @@ from speceval.pipelines.candidates import Candidate, load_answers, resolve_candi
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.judge_run import (
-    SALT_FILE,
     JudgeSettings,
     judge_dir,
     mark_stopped,
@@ -56,6 +55,7 @@ from speceval.pipelines.judge_run import (
     target_engines,
     write_manifest,
 )
+from speceval.pipelines.judge_setup import SALT_FILE
 from speceval.spec import load_spec
 from speceval.wire.params import GenerationParams
 
