@@ -92,11 +92,23 @@ class EngineLoop:
                 if index not in self._summaries and self._due.get(index, 0.0) <= _DUE:
                     self.tick(index)
             running = [index for index in range(len(self._engines)) if index not in self._summaries]
+            self._stop_deadlocked_holds(running)
             wait = min((self._due.get(index, 0.0) for index in running), default=0.0)
             if wait > _DUE:
                 self._sleep(wait)
                 self._due = {index: left - wait for index, left in self._due.items()}
         return [self._summaries[index] for index in range(len(self._engines))]
+
+    def _stop_deadlocked_holds(self, running: list[int]) -> None:
+        """Every running engine held by the budget with nothing of its own in flight: no tick of this loop can
+        settle a reservation, so the holds would last forever (issue 42: a conversation's rounds waited on canary
+        jobs of the experiment's loop, which nothing polled meanwhile). They become budget stops, due at once."""
+        engines = [self._engines[index] for index in running]
+        if not engines or not all(getattr(engine, "held_idle", False) for engine in engines):
+            return
+        for index, engine in zip(running, engines, strict=True):
+            engine.stop_holding()  # type: ignore[union-attr]
+            self._due[index] = 0.0
 
 
 def run_engines(
