@@ -55,3 +55,35 @@ def test_a_tight_budget_in_a_conversation_study_ends_with_exit_3_and_the_budget_
     assert done.returncode in (0, 3), shown[-10:]
     if done.returncode == 3:
         assert shown[-1].startswith("Stopped by the budget: spent $"), shown[-5:]
+
+
+def test_a_run_held_on_jobs_polled_by_an_outer_loop_stops_for_the_budget_instead_of_waiting_forever(tmp_path):
+    """The freeze, deterministically, at the engines' seam: an outer engine's job (the canaries) holds $2 of a $5
+    budget and is not polled while an inner run (a conversation's round) runs in a loop of its own. The inner run's
+    second job fits only once the outer job settles: it used to wait until its timeout (a fake hour here, forever
+    in the study, whose conversation timeout is long); now it stops for the budget at once."""
+    from speceval.batch.budget import Budget
+    from speceval.batch.engine import BatchEngine, EngineOptions
+    from speceval.batch.progress import StopReason
+    from speceval.batch.store import RunStore
+    from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
+    from tests.engine.test_engine import PerRequestCost, make_items
+
+    remote = FakeProvider(polls_to_complete=10**6)  # the outer job never completes while the inner run waits
+    budget = Budget(5.0, PerRequestCost(actual_per_request=1.0))
+    now = [0.0]
+
+    def engine(name: str) -> BatchEngine:
+        opts = EngineOptions(batch_size=2, poll_interval=0.01, timeout_hours=1, budget=budget)
+        return BatchEngine(FakeBatchedModel(remote), RunStore(tmp_path / name), opts, clock=lambda: now[0], sleep=sleep)
+
+    def sleep(seconds: float) -> None:
+        now[0] += 60
+
+    outer = engine("canaries")
+    outer.start(make_items({"canary": ["c0", "c1"]}))
+    assert outer.tick() is None and budget.reserved_usd == 2.0  # its job is in flight
+    remote.polls_to_complete = 0
+    summary = engine("round").run(make_items({"turn": ["t0", "t1", "t2", "t3"]}))
+    assert summary.reason is StopReason.BUDGET and now[0] < 3600  # stopped, not timed out
+    assert summary.outstanding == 2 and budget.spent_usd == 2.0 and budget.reserved_usd == 2.0
