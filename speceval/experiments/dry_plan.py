@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
+from speceval.defaults import Mode
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.precision import Assumptions, PairPlan, pair_plan
@@ -162,7 +163,7 @@ def plan_experiment(
     if "compliance" in tallies:
         for inputs in specs.values():
             for judge in config.judges:
-                if judge.mode != "categories":  # as build_tasks: no known category to check an example against
+                if judge.mode != Mode.CATEGORIES:  # as build_tasks: no known category to check an example against
                     _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     known = all(s.expected_usd is not None for s in stages)
@@ -221,10 +222,10 @@ def _judge_prompt(judge: JudgeEntry, statement: Statement, answers: int) -> tupl
     """(tokens of a judge prompt around its input and answers, tokens of its shared prefix) for `statement`."""
     if answers == 2:
         prompt = render_ranking(statement, "", "", "")
-    elif judge.mode == "categories" and judge.categories:
+    elif judge.mode == Mode.CATEGORIES and judge.categories:
         prompt = render_category(statement, "", "", judge.categories)
     else:
-        prompt = render_compliance(statement, "", "", likert=judge.mode == "likert")
+        prompt = render_compliance(statement, "", "", likert=judge.mode == Mode.LIKERT)
     split = split_shared_prefix(prompt)
     return estimate_prompt_tokens(prompt), estimate_prompt_tokens(split[0]) if split else 0
 
@@ -271,7 +272,7 @@ def _canary_requests(
     statements = {s.id: s for s in inputs.spec.statements}
     prompt = sum(
         estimate_prompt_tokens(
-            render_compliance(statements[c.statement_id], c.user_query, c.response, likert=judge.mode == "likert")
+            render_compliance(statements[c.statement_id], c.user_query, c.response, likert=judge.mode == Mode.LIKERT)
         )
         for c in canaries
     )

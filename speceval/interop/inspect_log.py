@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import survey
-from speceval.analysis.rendering.summary import interval_methods
+from speceval.analysis.rendering.markdown.summary import interval_methods
 from speceval.analysis.tables.panel import PANEL
 from speceval.atomic import atomic_write_bytes
 from speceval.errors import ConfigError, InputError

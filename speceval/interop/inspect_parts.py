@@ -31,6 +31,7 @@ from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import ComplianceRow, Found
 from speceval.analysis.tables.panel import PANEL, panel_verdicts
 from speceval.analysis.tables.variations import summarize
+from speceval.defaults import Mode
 from speceval.errors import InputError
 from speceval.interop.inspect_scores import RATE_FIELDS, SampleKey
 
@@ -124,7 +125,7 @@ def plan_log(files: dict[Path, ComplianceRow], max_samples: int) -> LogPlan:
         first = next(stream, None)
         if first is None:
             continue
-        separate = first.turn is not None or first.mode == "categories"
+        separate = first.turn is not None or first.mode == Mode.CATEGORIES
         scoped[first.judge] = scoped.get(first.judge, False) or separate
         noted = _noting(itertools.chain([first], stream), file, keys[first.statement_id])
         if first.turn is not None:  # per-turn verdicts are never pooled with answers' (as the report's fold)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from speceval.analysis.reading.columns import VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.tables.panel import panel_verdicts
+from speceval.defaults import Mode
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score
@@ -61,9 +62,9 @@ def judge_score(row: ComplianceRow) -> Score:
             metadata={**metadata, "parse_error": detail.parse_error if detail else None},
         )
     value: str | float | int | None
-    if row.mode == "categories":
+    if row.mode == Mode.CATEGORIES:
         value = row.category
-    elif row.mode == "likert":
+    elif row.mode == Mode.LIKERT:
         value = None if row.rating is None else int(row.rating)
     else:
         value = None if row.compliant is None else ("C" if row.compliant else "I")

@@ -16,8 +16,8 @@ from typing import Any
 
 from speceval.batch.manifest import MANIFEST_NAME
 from speceval.errors import UsageError
+from speceval.judging.files import JUDGE_RESPONSES
 from speceval.paths import safe_path
-from speceval.pipelines.judge_run import JUDGE_RESPONSES
 from speceval.pipelines.legacy import RESULTS
 from speceval.spec import load_spec
 from speceval.wire.usage import Usage

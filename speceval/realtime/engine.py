@@ -26,7 +26,9 @@ from datetime import UTC, datetime
 from speceval.batch.budget import Claim
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.engine import EngineOptions, is_final
+from speceval.batch.journal import Journal, JournalEntry
 from speceval.batch.ledger import ItemSource, ListSource
+from speceval.batch.loop import advance_enclosing
 from speceval.batch.options import as_source
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord
@@ -35,7 +37,6 @@ from speceval.batch.store import RunStore
 from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.interrupts import raise_if_requested
-from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel
 from speceval.realtime.prompts import PromptCache
@@ -136,6 +137,7 @@ class RealtimeEngine:
                 if summary is not None:
                     return summary
                 self._sleep(self.next_wait)
+                advance_enclosing(self.next_wait)  # a conversation round blocking an experiment (`EngineLoop`)
         except BaseException:
             self.stop()
             self._run_lock.release()

@@ -51,7 +51,17 @@ def test_dry_run_table_names_requests_cost_and_precision(tmp_path: Path, capsys)
 def test_assumptions_and_json_are_range_checked(tmp_path: Path, capsys) -> None:
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(GRID)
-    for flags in (["--dry-run", "--assume-rate", "1.5"], ["--dry-run", "--assume-icc", "-0.1"], ["--json"]):
+    refused = (
+        ["--dry-run", "--assume-rate", "1.5"],
+        ["--dry-run", "--assume-icc", "-0.1"],
+        ["--json"],
+        # Issue 42: a rate of 1 crashed the plan (a ValidationError), and the assumptions without --dry-run ran the
+        # experiment (paid) instead of planning it.
+        ["--dry-run", "--assume-rate", "1"],
+        ["--offline", "--assume-rate", "0.9"],
+        ["--offline", "--assume-icc", "0.1"],
+    )
+    for flags in refused:
         try:
             code = speceval_main(["run", str(experiment), *flags])
         except SystemExit as exit_:  # argparse refuses a value out of range
