@@ -68,6 +68,7 @@ class Outcome:
     failures: dict[str, list[str]]
     expected: dict[str, list[str]]
     seconds: float
+    checks: int  # invariants checked (a budget stop is checked for its ending only: its tables are partial)
 
 
 def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> str:
@@ -122,4 +123,4 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
         results["canaries_per_judge_entry"] = checks.canaries_per_judge_entry(out, entries)
     failures = {k: v for k, v in results.items() if v and k not in checks.EXPECTED_FAIL}
     expected = {k: v for k, v in results.items() if v and k in checks.EXPECTED_FAIL}
-    return Outcome(config, failures, expected, seconds)
+    return Outcome(config, failures, expected, seconds, len(results))
