@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.rendering.data import ReportCost, ReportData
 from speceval.analysis.rendering.health_section import health_csv_rows
+from speceval.analysis.tables.card_records import JudgeCardRow
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
 from speceval.analysis.tables.elicitation import Elicitation
 from speceval.analysis.tables.flips import Flip
@@ -18,7 +19,7 @@ from speceval.analysis.tables.judge_checks import JudgeCheck
 from speceval.analysis.tables.judge_quality import HumanAgreement, Leniency
 from speceval.analysis.tables.keys import DataKinds, keyed_columns, keyed_rows
 from speceval.analysis.tables.metrics import MetricRow
-from speceval.analysis.tables.panel import PanelCounts
+from speceval.analysis.tables.panel import PANEL, PanelCounts
 from speceval.analysis.tables.ppi_table import PpiRate
 from speceval.analysis.tables.rankings import Consistency, Strength, WinRate
 from speceval.analysis.tables.rates import Agreement, ComplianceRate
@@ -63,14 +64,20 @@ def keyed_tables(data: ReportData) -> Iterator[KeyedTable]:
         ("metrics.csv", data.metrics, MetricRow, bool(data.metrics)),
         ("inputs.csv", data.inputs, InputsRow, bool(data.inputs)),
         ("judge_checks.csv", data.judge_checks, JudgeCheck, bool(data.judge_checks)),
+        ("judge_card.csv", data.judge_card, JudgeCardRow, bool(data.judge_card)),
         ("judge_leniency.csv", data.leniency, Leniency, bool(data.leniency)),
         ("human_agreement.csv", data.human_agreement, HumanAgreement, labelled),
         ("ppi.csv", data.ppi, PpiRate, labelled),
     ]
     for name, records, model, written in tables:
         if written:
-            header = keyed_columns(name, [f for f in model.model_fields if f not in _flattened(model)])
-            yield _table(name, header, keyed_rows(name, [_flat_record(r) for r in records], kinds))
+            columns = [f for f in model.model_fields if f not in _flattened(model)]
+            rows = [_flat_record(r) for r in records]
+            if name in HEADLINE_TABLES:  # whether the judge behind each rate passes its card (judge_card.csv)
+                columns.append("judge_passes")
+                for row in rows:
+                    row["judge_passes"] = data.judge_passes(str(row["spec"]), str(row.get("judge", PANEL)))
+            yield _table(name, keyed_columns(name, columns), keyed_rows(name, rows, kinds))
     if data.health.statements:
         # Rows of two shapes in one table (statements, then pairs of statements in tension): keyed as they are.
         health_tables = [
@@ -79,6 +86,24 @@ def keyed_tables(data: ReportData) -> Iterator[KeyedTable]:
         ]
         for name, rows in health_tables:
             yield _table(name, keyed_columns(name, rows[0]), keyed_rows(name, rows, kinds))
+
+
+HEADLINE_TABLES = frozenset(
+    {
+        "variation_statistics.csv",
+        "compliance.csv",
+        "compliance_per_statement.csv",
+        "compliance_by_type.csv",
+        "compliance_by_authority.csv",
+        "paired_comparisons.csv",
+        "panel.csv",
+        "turn_rates.csv",
+        "flips.csv",
+        "elicitation.csv",
+        "category_distribution.csv",
+    }
+)
+"""The tables of rates a reader may quote: each row says whether its judge passes its card (`judge_passes`)."""
 
 
 def _table(name: str, header: list[str], rows: list[dict[str, Any]]) -> KeyedTable:

@@ -26,6 +26,7 @@ from speceval.analysis.reading.rows import UNKNOWN
 from speceval.analysis.statistics.clustered import clustered_mean, mean_interval, rate_interval
 from speceval.analysis.statistics.registry import method
 from speceval.errors import InputError
+from speceval.judging.card_files import CARD_DIR
 from speceval.metric_spec import MetricSpec
 
 
@@ -198,6 +199,8 @@ def _results_files(paths: Sequence[Path]) -> Iterator[tuple[Path, object]]:
     metric silently computed without some answers would describe other data than it says)."""
     for path in paths:
         for file in sorted(Path(path).rglob("results/*.json")):
+            if CARD_DIR in file.relative_to(path).parts:
+                continue  # the judge card's samples and re-sent verdicts (speceval.judging.card_files)
             try:
                 data = json.loads(file.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
