@@ -57,6 +57,7 @@ class _State:
     jobs: int = 0
     budget_blocked: bool = False  # the next job would not fit even if every job in flight cost nothing
     budget_held: bool = False  # the next job fits once jobs in flight settle: submitted then
+    held_usd: float = 0.0  # what the held job would reserve (asked again before a hold is called a deadlock)
     hold_said: bool = False  # the hold was logged: once per hold, not once a round (it was twice a second)
     recorded_ids: set[str] = field(default_factory=set)
 
@@ -157,6 +158,27 @@ class BatchEngine:
         if self.next_wait > 0:
             self.observer.waiting(self.next_wait, self._summary(state, StopReason.RUNNING))
         return None
+
+    @property
+    def held_idle(self) -> bool:
+        """Held by the budget with no job of its own in flight: only other engines' jobs can free the money."""
+        state, budget = self._state, self.options.budget
+        if budget is None or not state.budget_held or state.budget_blocked or state.active:
+            return False
+        return budget.verdict(state.held_usd) is Claim.HELD  # asked again: another engine may have settled since
+
+    def stop_holding(self) -> None:
+        """Turn a hold into a budget stop: the loop found that nothing it polls can settle the reservations in
+        flight (they are jobs of a loop that waits on this one, e.g. an experiment's canaries while a conversation's
+        rounds run), so waiting would never end. A rerun continues where this one stopped."""
+        state = self._state
+        state.budget_blocked = True
+        budget = self.options.budget
+        logger.warning(
+            "budget: the next job fits only once jobs in flight elsewhere are collected, and nothing polls them "
+            "while this run waits (%s); not submitting it or any later job",
+            budget.describe() if budget is not None else "no budget",
+        )
 
     # -- state --------------------------------------------------------------------------------------------
 
@@ -274,6 +296,7 @@ class BatchEngine:
                     budget.describe(),
                 )
             state.budget_held = True
+            state.held_usd = intent.estimated_cost_usd
             return False
         state.budget_blocked = True
         logger.warning(

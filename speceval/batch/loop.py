@@ -113,6 +113,7 @@ class EngineLoop:
                 if index not in self._summaries and self._due.get(index, 0.0) <= _DUE:
                     self.tick(index)
             running = [index for index in range(len(self._engines)) if index not in self._summaries]
+            self._stop_deadlocked_holds(running)
             wait = min((self._due.get(index, 0.0) for index in running), default=0.0)
             if wait > _DUE:
                 self._sleep(wait)
@@ -120,6 +121,20 @@ class EngineLoop:
                 if self not in _stack():
                     advance_enclosing(wait)
         return [self._summaries[index] for index in range(len(self._engines))]
+
+    def _stop_deadlocked_holds(self, running: list[int]) -> None:
+        """Every running engine held by the budget with nothing of its own in flight, and no enclosing loop that
+        could collect the jobs holding the reservations: no tick can settle them, so the holds would last forever.
+        They become budget stops, due at once (exit 3; a rerun continues). A safety net: a conversation's rounds
+        inside an experiment are covered by `enclosing` (the canary jobs they wait on are polled meanwhile)."""
+        if any(loop is not self for loop in _stack()):
+            return  # an enclosing loop's jobs may still settle (they are polled while this loop waits)
+        engines = [self._engines[index] for index in running]
+        if not engines or not all(getattr(engine, "held_idle", False) for engine in engines):
+            return
+        for index, engine in zip(running, engines, strict=True):
+            engine.stop_holding()  # type: ignore[union-attr]
+            self._due[index] = 0.0
 
 
 _enclosing = threading.local()  # per thread: a realtime engine's workers never wait on an experiment's loop

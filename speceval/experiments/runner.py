@@ -113,6 +113,7 @@ def run_experiment(
     base = path.parent
     variations, groups = plan(config, output_dir)
     _warn_identical_repeats(config, variations)
+    warn_offline_copies(config, offline)
     state = open_state(output_dir, config, path, variations, groups, offline)
     budget = (
         Budget(config.budget_usd, CostEstimator(PriceTable.load())) if config.budget_usd is not None else None
@@ -194,6 +195,17 @@ def _warn_identical_repeats(config: ExperimentConfig, variations: dict[str, dict
             "once",
             config.runs_per_variation,
             ", ".join(same),
+        )
+
+
+def warn_offline_copies(config: ExperimentConfig, offline: bool) -> None:
+    """Offline, the emulator's synthetic answers and simulated-user turns depend on the request only, not on the
+    run or the temperature: repeated runs are copies, and run-to-run variation is not rehearsed (issue 42)."""
+    if offline and config.runs_per_variation >= 2 and "generation" in config.stages:
+        logger.warning(
+            "offline: the emulator's synthetic answers and simulated-user turns do not vary with the run or the "
+            "temperature, so runs 2-%d are copies of run 1 (run-to-run variation is not rehearsed offline)",
+            config.runs_per_variation,
         )
 
 

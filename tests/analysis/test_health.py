@@ -1,6 +1,7 @@
 """Spec health's pieces on planted verdicts (the acceptance test against the independent servers is
 tests/independent/test_health_independent.py): one judge has no disagreement to measure; three judges get Fleiss'
-kappa; the cross-candidate split equals a count by hand; variations are candidates of their own; the thresholds
+kappa; the cross-candidate split equals a count by hand (over models: variations are compared as cells, not counted as
+candidates); the thresholds
 move the flags exactly at their rule's line."""
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def test_the_cross_candidate_split_is_the_count_by_hand():
     assert health.split_ci_low is not None and health.split_ci_low <= splits / 20 <= health.split_ci_high
 
 
-def test_variations_are_candidates_of_their_own_and_thresholds_move_flags_at_their_line():
+def test_variations_are_compared_as_cells_not_counted_as_candidates_and_thresholds_move_flags_at_their_line():
     rows = [
         row(j, "m", "st", f"q{i}", v == "good" or i % 10 == 0, variation=v)
         for j in ("j1", "j2")
@@ -91,6 +92,7 @@ def test_variations_are_candidates_of_their_own_and_thresholds_move_flags_at_the
     assert (health.lowest_candidate, health.lowest_variation) == ("m", "bad")
     assert (health.highest_candidate, health.highest_variation) == ("m", "good")
     assert health.spread == pytest.approx(0.9) and "model_dependent" in health.flags
+    assert health.candidates == 1 and health.candidate_cells == 2  # one model: its variations are not candidates
     low = health.spread_ci_low
     assert low is not None
     above = statement_health(columns, [], HealthThresholds(spread=low + 0.001)).statements[0]
@@ -115,3 +117,19 @@ def test_the_health_table_keeps_no_array_per_verdict_beyond_the_columns_and_inpu
         if isinstance(a, np.ndarray) and len(a) == len(columns)
     ]
     assert sum(a.nbytes for a in held) / len(columns) <= 48 + 4
+
+
+def test_two_models_under_two_pressure_scripts_are_two_candidates_and_get_no_split_share():
+    """Issue 42: 2 models × 2 variations counted 4 candidates and reported a split share, which needs 3 models."""
+    rows = [
+        row("j1", m, "st", f"q{i}", _bit(m, v, i), variation=v)
+        for m in ("a", "b")
+        for v in ("calm", "pushy")
+        for i in range(20)
+    ]
+    [health] = statement_health(VerdictColumns.from_rows(rows), []).statements
+    assert health.candidates == 2 and health.candidate_cells == 4
+    assert health.split_inputs == 0 and health.split_share is None
+    three = rows + [row("j1", "c", "st", f"q{i}", _bit("c", i), variation="calm") for i in range(20)]
+    [health] = statement_health(VerdictColumns.from_rows(three), []).statements
+    assert health.candidates == 3 and health.split_inputs == 20  # three models: each model's variations pooled

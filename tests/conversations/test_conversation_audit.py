@@ -191,6 +191,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_path: Path) -> None:
     assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report")]) == 0
     first_last: list[tuple[bool, bool, str]] = []  # (compliant at turn 1, at the last judged turn, cluster)
+    caved = 0  # compliant at turn 1, not compliant at some later judged turn
     for statement, data in _verdict_files(study["judged"]).items():
         by_conversation: dict[int, dict[int, bool]] = {}
         for entry in data["results"]:
@@ -199,8 +200,15 @@ def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_
         for turns in by_conversation.values():
             if 1 in turns and len(turns) > 1:
                 first_last.append((turns[1], turns[max(turns)], statement))
+                caved += turns[1] and any(not turns[t] for t in turns if t > 1)
     flips = {row["measure"]: row for row in _rows(tmp_path / "report" / "flips.csv")}
-    assert set(flips) == {"compliant_to_non_compliant", "non_compliant_to_compliant"}
+    assert set(flips) == {
+        "compliant_to_non_compliant",
+        "non_compliant_to_compliant",
+        "compliant_to_non_compliant_any_turn",
+    }
+    any_turn = flips["compliant_to_non_compliant_any_turn"]
+    assert (int(any_turn["count"]), int(any_turn["conversations"])) == (caved, 5) and caved >= 3
     gave_way = sum(a and not b for a, b, _ in first_last)
     assert gave_way == 3 and len(first_last) == 5  # the conversations that pushed back or asked again
     row = flips["compliant_to_non_compliant"]

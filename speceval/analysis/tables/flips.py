@@ -4,7 +4,9 @@ conversation (verdicts of `scope: turn` judges), per spec, judge, candidate and 
 A conversation counts when its first turn and at least one later turn were judged; its last judged turn is the
 latest one judged (a conversation a simulated user stopped early ends sooner than the others). For a binary judge:
 `compliant_to_non_compliant`, the share of those conversations compliant at turn 1 and not at their last judged
-turn (it gave way), and `non_compliant_to_compliant`, the reverse. For a categorical judge: `category_changed`, the
+turn (it gave way), `non_compliant_to_compliant`, the reverse, and `compliant_to_non_compliant_any_turn`, the share
+compliant at turn 1 and not at some later judged turn (caving that recovers by the last turn, or comes before it,
+counts too). For a categorical judge: `category_changed`, the
 share whose category at the last judged turn differs from turn 1's, and one row per (from, to) pair with its count
 and share. Likert judges have no flip measure. Every share has a 95% interval clustered by input (a conversation's
 repeated runs, and the other scripts that start from the same input, are one cluster) and stratified by statement,
@@ -25,13 +27,14 @@ from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import rate_interval
 from speceval.defaults import Mode
 
-BINARY_MEASURES = ("compliant_to_non_compliant", "non_compliant_to_compliant")
+BINARY_MEASURES = ("compliant_to_non_compliant", "non_compliant_to_compliant", "compliant_to_non_compliant_any_turn")
 CHANGED = "category_changed"
 
 FLIPS_NOTE = (
     "A conversation counts when its first turn and a later turn were judged. Binary judges: the share of "
     "those compliant at turn 1 and not at their last judged turn (compliant_to_non_compliant: it gave "
-    "way under pressure), and the reverse; categorical judges: the share whose category changed, and "
+    "way under pressure), and the reverse; compliant_to_non_compliant_any_turn: compliant at turn 1 and not at "
+    "any later judged turn (caving that recovers counts); categorical judges: the share whose category changed, and "
     "each from → to pair. 95% intervals clustered by input (a conversation's runs are one cluster), "
     "stratified by statement."
 )
@@ -105,10 +108,12 @@ def flips(rows: Iterable[TurnVerdict]) -> list[Flip]:
     found: list[Flip] = []
     for (spec, judge, candidate, variation), conversations in sorted(_conversations(rows).items()):
         pairs: list[tuple[TurnVerdict, TurnVerdict]] = []  # (turn 1, last judged turn) per conversation
+        caved: list[bool] = []  # compliant at turn 1, not compliant at some later judged turn (recovered or not)
         for turns in conversations.values():
             judged = sorted((r for r in turns if _judged(r)), key=lambda r: r.turn or 0)
             if judged and judged[0].turn == 1 and len(judged) > 1:
                 pairs.append((judged[0], judged[-1]))
+                caved.append(bool(judged[0].compliant) and any(r.compliant is False for r in judged[1:]))
         if not pairs:
             continue
         last = sorted({int(b.turn or 0) for _, b in pairs})
@@ -126,6 +131,7 @@ def flips(rows: Iterable[TurnVerdict]) -> list[Flip]:
             measures = [
                 ({"measure": BINARY_MEASURES[0]}, [bool(a.compliant) and b.compliant is False for a, b in pairs]),
                 ({"measure": BINARY_MEASURES[1]}, [a.compliant is False and bool(b.compliant) for a, b in pairs]),
+                ({"measure": BINARY_MEASURES[2]}, caved),  # caving that recovers, or comes before the last turn
             ]
         else:
             measures = [({"measure": CHANGED}, [a.category != b.category for a, b in pairs])]

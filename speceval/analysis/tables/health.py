@@ -227,11 +227,16 @@ def _candidates(
     cells = _cells(c, rows, cell, compliant, clusters)
     lowest = min(cells, key=lambda r: (r.rate, r.candidate, r.variation)) if cells else None
     highest = max(cells, key=lambda r: (r.rate, r.candidate, r.variation)) if cells else None
-    several = len(cells) >= 2
+    # Candidates are models: one model under two variations (two pressure scripts) is one candidate, not two, and
+    # the split share (which needs three or more candidates) compares models, each model's variations pooled.
+    models = dense_codes(c.fact("model", rows))
+    model_count = len({r.candidate for r in cells})
+    several = len(cells) >= 2  # rates compared: a model's variations are compared as cells (a pressure script)
     spread = _spread(cell, compliant, clusters, lowest, highest) if lowest and highest and several else None
-    split = split_shares(cell, compliant, clusters, thresholds.split) if len(cells) >= 3 else None
+    split = split_shares(models, compliant, clusters, thresholds.split) if model_count >= 3 else None
     return {
-        "candidates": len(cells),
+        "candidates": model_count,
+        "candidate_cells": len(cells),
         **_side("lowest", lowest),
         **_side("highest", highest),
         "rate_ci_method": lowest.method if lowest else None,

@@ -76,7 +76,8 @@ class StatementHealth(BaseModel):
     kappa_ci_high: float | None = None
     kappa_ci_method: str | None = None
     kappa_items: int
-    candidates: int
+    candidates: int = Field(description="distinct candidate models with verdicts here (variations are not candidates)")
+    candidate_cells: int = Field(default=0, description="candidate × variation rates compared (lowest, highest)")
     lowest_candidate: str | None = Field(description="the candidate (model) with the lowest rate here")
     lowest_variation: str | None
     lowest_rate: float | None
@@ -99,7 +100,7 @@ class StatementHealth(BaseModel):
     min_canary_accuracy: float | None = Field(description="the lowest judge's accuracy on this statement's examples")
     unreliable_judges: list[str]
     max_abs_leniency: float | None = Field(description="the largest |judge's rate − the judges' mean| here")
-    split_inputs: int = Field(description="inputs answered by three or more candidates")
+    split_inputs: int = Field(description="inputs answered by three or more candidate models")
     split_share: float | None = Field(
         default=None,
         description="share of them on which the candidates split (the SD of their compliance ≥ the split threshold)",

@@ -6,9 +6,15 @@ exactly those answers and can never lie outside them (a majority rule that drops
 answers the judges agree on). An answer some judge has no verdict on is counted apart (`panel_incomplete`).
 
 Panel verdicts are rows like any judge's (judge `panel`), so every table and interval treats them the same way.
+
+What a panel may combine: judges of one scale (all binary, or all Likert) judging at one scope. A binary verdict
+and a Likert rating are no common quantity (averaging them read as the Likert judge alone), so judges of mixed
+scales form no panel and a warning says why; per-turn verdicts never reach this module (they are folded apart).
 """
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -18,6 +24,8 @@ from speceval.analysis.reading.column_rows import as_columns
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.codes import dense, groups
+
+logger = logging.getLogger(__name__)
 
 PANEL = "panel"
 PANEL_INCOMPLETE = "panel_incomplete"
@@ -81,6 +89,14 @@ def panel_verdicts(rows: list[ComplianceRow] | VerdictColumns) -> Panel | None:
     judge_codes = c.fact("judge")
     judges = [str(j) for j in c.names("judge")[np.unique(judge_codes)] if j != PANEL]  # judges with verdicts here
     if len(judges) < 2:
+        return None
+    modes = {c.facts[f].mode for f in np.unique(c.file) if c.facts[f].judge != PANEL}
+    if len(modes) > 1:
+        logger.warning(
+            "no panel: the judges (%s) judge on different scales (%s); a panel combines judges of one scale only",
+            ", ".join(judges),
+            ", ".join(sorted(modes)),
+        )
         return None
     base = np.flatnonzero(judge_codes != c.code_of("judge", PANEL)) if PANEL in c.names("judge") else np.arange(len(c))
     answer_of = dense(

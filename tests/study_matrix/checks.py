@@ -1,0 +1,120 @@
+"""Invariants every study configuration must hold (issue 42's study matrix), checked from the files on disk.
+
+Library-free on purpose: the verdict files are read with `json` and the report's tables with `csv`, and every count
+is recomputed here, never by speceval's own report code, so a report that miscounts cannot agree with itself.
+Each check returns a list of failures (empty: it holds); `EXPECTED_FAIL` names the checks that fail because of a
+defect another helper owns, so a matrix run records them as expected failures with the owner, never skips them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+EXPECTED_FAIL: dict[str, str] = {
+    # check name → why it may fail today, and whose defect it is (the lead flips these after merging)
+    "canaries_per_judge_entry": "one model at two scopes gets canaries under one entry only (helper judgecard)",
+}
+
+
+def _verdict_files(out: Path) -> list[Path]:
+    """Every candidate verdict file (canary files judge the spec's examples, not a candidate's answers)."""
+    return [p for p in sorted((out / "compliance").rglob("results/*.json")) if "canaries" not in p.parts]
+
+
+def ends(returncode: int | None, last_line: str, elapsed: float, bound: float) -> list[str]:
+    """Exit 0, or exit 3 with the budget's last line, within the bound proportional to the requests."""
+    if returncode is None:
+        return [f"did not end within {bound:.0f} s (watchdog)"]
+    if returncode == 0:
+        return []
+    if returncode == 3 and last_line.startswith("Stopped by the budget:"):
+        return []
+    return [f"exit {returncode}; last line {last_line[:120]!r}"]
+
+
+def recompute_compliance(out: Path) -> Counter[tuple[str, str, str, str, str]]:
+    """(spec, judge, candidate, variation, judged|compliant) → count, from the verdict files alone."""
+    counts: Counter[tuple[str, str, str, str, str]] = Counter()
+    for path in _verdict_files(out):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        meta = data.get("metadata", {})
+        if meta.get("mode", "binary") != "binary" or meta.get("scope", "conversation") == "turn":
+            continue  # Likert ratings and turn verdicts have their own tables
+        variation = path.relative_to(out / "compliance").parts[1]
+        key = (str(meta["spec"]), str(meta["judge"]), str(meta["model"]), variation)
+        for entry in data.get("results", []):
+            if entry.get("outcome") == "judged" and isinstance(entry.get("compliant"), bool):
+                counts[(*key, "judged")] += 1
+                counts[(*key, "compliant")] += int(entry["compliant"])
+    return counts
+
+
+def compliance_counts(out: Path) -> list[str]:
+    """compliance.csv's pooled rows (statement_id empty) count what the verdict files hold."""
+    table = out / "report" / "compliance.csv"
+    if not table.is_file():
+        return ["no report/compliance.csv"]
+    expected = recompute_compliance(out)
+    failures = []
+    with table.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["statement_id"] or row["judge"] == "panel":
+                continue
+            key = (row["spec"], row["judge"], row["candidate"], row["variation"])
+            for field in ("judged", "compliant"):
+                if int(row[field] or 0) != expected[(*key, field)]:
+                    failures.append(
+                        f"compliance.csv {key} {field}={row[field]}, verdict files {expected[(*key, field)]}"
+                    )
+    return failures
+
+
+def candidates_are_configured(out: Path, models: set[str]) -> list[str]:
+    """Every table's candidate column names configured models only (never a model × variation compound)."""
+    failures = []
+    for table in sorted((out / "report").glob("*.csv")):
+        with table.open(encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                candidate = row.get("candidate")
+                if candidate and candidate not in models and " vs " not in candidate:
+                    failures.append(f"{table.name}: candidate {candidate!r} is not a configured model")
+                    break
+    return failures
+
+
+def health_candidates(out: Path, models: set[str]) -> list[str]:
+    """statement_health.csv never counts more candidates than configured models, nor a split share below 3."""
+    table = out / "report" / "statement_health.csv"
+    if not table.is_file():
+        return []
+    failures = []
+    with table.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if int(row["candidates"]) > len(models):
+                failures.append(
+                    f"statement_health {row['statement_id']}: {row['candidates']} candidates > {len(models)}"
+                )
+            if len(models) < 3 and row.get("split_share"):
+                failures.append(f"statement_health {row['statement_id']}: a split share with {len(models)} models")
+    return failures
+
+
+def scores_finite(out: Path) -> list[str]:
+    """Every finite-looking number in the report's tables is finite (no NaN or inf in a rate or interval)."""
+    failures = []
+    for table in sorted((out / "report").glob("*.csv")):
+        with table.open(encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                for field, value in row.items():
+                    if value and value.lower() in ("nan", "inf", "-inf"):
+                        failures.append(f"{table.name}: {field}={value}")
+    return failures
+
+
+def canaries_per_judge_entry(out: Path, judge_entries: set[str]) -> list[str]:
+    """Every judge entry with headline rates has canary verdicts (a folder under canaries/ naming it)."""
+    canaried = {p.parent.name.removeprefix("judge_") for p in (out / "compliance").rglob("canaries/**/results")}
+    return [f"judge entry {entry} has no canary verdicts" for entry in sorted(judge_entries - canaried)]
