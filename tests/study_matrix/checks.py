@@ -15,7 +15,6 @@ from pathlib import Path
 
 EXPECTED_FAIL: dict[str, str] = {
     # check name → why it may fail today, and whose defect it is (the lead flips these after merging)
-    "canaries_per_judge_entry": "one model at two scopes gets canaries under one entry only (helper judgecard)",
 }
 
 
@@ -117,4 +116,7 @@ def scores_finite(out: Path) -> list[str]:
 def canaries_per_judge_entry(out: Path, judge_entries: set[str]) -> list[str]:
     """Every judge entry with headline rates has canary verdicts (a folder under canaries/ naming it)."""
     canaried = {p.parent.name.removeprefix("judge_") for p in (out / "compliance").rglob("canaries/**/results")}
+    # One model's canaries are judged once per mode and shared with its other scopes, which the file names.
+    for shared in (out / "compliance").rglob("canaries/**/shared_with.json"):
+        canaried.update(json.loads(shared.read_text(encoding="utf-8"))["shared_with"])
     return [f"judge entry {entry} has no canary verdicts" for entry in sorted(judge_entries - canaried)]
