@@ -42,8 +42,14 @@ from benchmarks.coverage_scenarios import (
     win_rate_scenario,
 )
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
+from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
 from speceval.atomic import atomic_write_bytes  # noqa: E402
+from speceval.experiments.precision import POWER, minimum_detectable_difference  # noqa: E402
+
+NEWCOMBE_NAIVE = "Newcombe method 10 over every verdict (naive)"
+VALID = 0.93
+"""A reference interval's width is compared with only where the reference itself covers this often."""
 
 # -- the grid ----------------------------------------------------------------------------------------------------
 
@@ -110,23 +116,26 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 reference="Wilson over every verdict (naive)",
             )
         )
-    for inputs, runs, pa, pb in (
-        (10, 1, 0.97, 0.95),
-        (10, 3, 0.97, 0.95),
-        (10, 1, 0.99, 0.98),
-        (20, 3, 0.99, 0.98),
-        (30, 1, 0.5, 0.4),
-        (50, 5, 0.9, 0.8),
-        (200, 1, 0.5, 0.45),
+    for inputs, runs, pa, pb, spread in (
+        (10, 1, 0.97, 0.95, 0.5),
+        (10, 3, 0.97, 0.95, 0.5),
+        (10, 3, 0.97, 0.95, 0.95),
+        (10, 1, 0.99, 0.98, 0.5),
+        (20, 3, 0.99, 0.98, 0.5),
+        (10, 1, 0.85, 0.7, 0.5),
+        (30, 1, 0.5, 0.4, 0.5),
+        (50, 5, 0.9, 0.8, 0.5),
+        (200, 1, 0.5, 0.45, 0.5),
     ):
         found.append(
             Scenario(
                 "paired",
                 ("paired_difference",),
-                f"{inputs} inputs x {runs} runs, {pa} vs {pb}, correlated",
+                f"{inputs} inputs x {runs} runs, {pa} vs {pb}, "
+                + ("correlated" if spread == 0.5 else "strongly clustered (inputs shift rates by 95% of 1 - p)"),
                 pa - pb,
-                paired_scenario(inputs, runs, pa, pb),
-                reference="estimate ± t · clustered SE (before)",
+                paired_scenario(inputs, runs, pa, pb, spread),
+                reference=NEWCOMBE_NAIVE,
             )
         )
     rng = np.random.default_rng(777)
@@ -217,6 +226,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 f"{len(rates)} judges at {rates}, {inputs} answers x {runs} runs",
                 truth,
                 draw,
+                reference=NEWCOMBE_NAIVE + ", scaled (K-1)/K",
             )
         )
     for statements, rho, tied in ((8, 0.9, False), (8, 0.0, False), (15, 0.5, True), (30, 0.9, True), (59, 0.5, True)):
@@ -254,6 +264,51 @@ def scenarios(bootstrap: int) -> list[Scenario]:
     return found
 
 
+PLANS = ((0.8, 20, 1), (0.8, 50, 1), (0.9, 100, 1), (0.5, 40, 2), (0.8, 30, 3), (0.95, 100, 3), (0.8, 200, 3))
+"""(assumed rate, inputs, runs) of the precision plans whose promised power is checked, at ICC 0.3."""
+
+
+def plan_power(draws: int, seed: int, icc: float = 0.3) -> list[tuple[str, float, float, float]]:
+    """Per plan of `PLANS` and direction: (plan, its MDD, the promised 0.80, the share of simulated pairs whose
+    report interval excludes 0), under the plan's own assumptions: one candidate at the assumed rate, the other the
+    MDD below (or above), inputs' rates Beta with intra-input correlation `icc` over runs, candidates independent."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for rate, inputs, runs in PLANS:
+        mdd = minimum_detectable_difference(rate, inputs, runs, icc)
+        assert mdd is not None
+        for label, (pa, pb) in (("below", (rate, rate - mdd)), ("above", (rate + mdd, rate))):
+            if not (pb > 0 and pa < 1):
+                continue
+            hits = 0
+            for _ in range(draws):
+                sides = []
+                for p in (pa, pb):
+                    size = 1 / icc - 1  # Beta(p s, (1 - p) s) has intra-class correlation 1 / (s + 1) = icc
+                    per_input = rng.beta(p * size, (1 - p) * size, inputs) if runs > 1 else np.full(inputs, p)
+                    verdicts = rng.random((inputs, runs)) < per_input[:, None]
+                    sides.append([(i, float(v)) for i in range(inputs) for v in verdicts[i]])
+                result = paired_difference(sides[0], sides[1])
+                assert result is not None and result.ci_low is not None and result.ci_high is not None
+                hits += result.ci_low > 0 or result.ci_high < 0
+            found.append(
+                (f"rate {rate}, {inputs} inputs x {runs} runs, ICC {icc}, the other {label}", mdd, POWER, hits / draws)
+            )
+    return found
+
+
+def plan_table(rows: list[tuple[str, float, float, float]], draws: int) -> str:
+    lines = [
+        "| plan | MDD | promised power | simulated power (report's interval excludes 0) | ± MC SE |",
+        "|---|---|---|---|---|",
+    ]
+    for name, mdd, promised, power in rows:
+        lines.append(
+            f"| {name} | {mdd:.3f} | {promised:.2f} | {power:.3f} | {math.sqrt(power * (1 - power) / draws):.3f} |"
+        )
+    return "\n".join(lines)
+
+
 RESULTS = Path(__file__).parent / "RESULTS.md"
 START, END = "<!-- coverage-matrix:start -->", "<!-- coverage-matrix:end -->"
 
@@ -271,6 +326,7 @@ class Row(BaseModel):
     width: float | None
     reference: str
     reference_width: float | None
+    reference_coverage: float | None = None
     undefined: int = 0
     """Draws where the estimator gave no interval (e.g. a bias-corrected rate without a non-compliant label)."""
 
@@ -301,7 +357,7 @@ def measure(scenario: Scenario, draws: int, seed: int) -> Row:
         )
     assert scenario.draw is not None
     rng = np.random.default_rng(seed)
-    hits, widths, reference_widths, undefined = 0, [], [], 0
+    hits, reference_hits, widths, reference_widths, undefined = 0, 0, [], [], 0
     for _ in range(count):
         ours, reference = scenario.draw(rng)
         if ours is None:
@@ -311,6 +367,7 @@ def measure(scenario: Scenario, draws: int, seed: int) -> Row:
         widths.append(ours[1] - ours[0])
         if reference is not None:
             reference_widths.append(reference[1] - reference[0])
+            reference_hits += reference[0] <= scenario.truth <= reference[1]
     defined = count - undefined
     share = hits / defined if defined else math.nan
     return Row(
@@ -321,6 +378,7 @@ def measure(scenario: Scenario, draws: int, seed: int) -> Row:
         width=float(np.mean(widths)) if widths else None,
         undefined=undefined,
         reference_width=float(np.mean(reference_widths)) if reference_widths else None,
+        reference_coverage=reference_hits / len(reference_widths) if reference_widths else None,
     )
 
 
@@ -331,8 +389,9 @@ def run(draws: int, seed: int, bootstrap: int, only: set[str] | None = None) -> 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| estimator | scenario | truth | draws | coverage | ± MC SE | mean width | reference: mean width |",
-        "|---|---|---|---|---|---|---|---|",
+        "| estimator | scenario | truth | draws | coverage | ± MC SE | mean width | reference: mean width "
+        "(its coverage) | width ÷ covering reference |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         draws = "exact" if r.draws is None else f"{r.draws}" + (f" ({r.undefined} undefined)" if r.undefined else "")
@@ -340,9 +399,18 @@ def table(rows: list[Row]) -> str:
         coverage = f"{r.coverage:.3f}" + (" (worst of 12)" if r.family == "category" else "")
         lines.append(
             f"| {', '.join(r.estimators)} | {r.name} | {truth} | {draws} | {coverage} | "
-            f"{_num(r.se)} | {_num(r.width)} | {r.reference}: {_num(r.reference_width)} |"
+            f"{_num(r.se)} | {_num(r.width)} | {r.reference}: {_num(r.reference_width)}"
+            + ("" if r.reference_coverage is None else f" ({r.reference_coverage:.3f})")
+            + f" | {_ratio(r)} |"
         )
     return "\n".join(lines)
+
+
+def _ratio(r: Row) -> str:
+    """Width over the reference's where the reference covers at least `VALID` (else "–": no valid reference)."""
+    if r.width is None or not r.reference_width or r.reference_coverage is None or r.reference_coverage < VALID:
+        return "–"
+    return f"{r.width / r.reference_width:.2f}"
 
 
 def _num(value: float | None) -> str:
@@ -367,6 +435,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="Bradley–Terry bootstrap draws")
     parser.add_argument("--family", action="append", help="only these scenario families (repeatable)")
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    parser.add_argument("--plan", type=int, default=0, help="also check the precision plan's power at this many draws")
     args = parser.parse_args()
     started = time.monotonic()
     rows = run(args.draws, args.seed, args.bootstrap, set(args.family) if args.family else None)
@@ -386,6 +455,8 @@ def main() -> None:
         print(f"\nregistered estimators without a scenario here: {', '.join(missing)}")
     if args.write:
         write(header + text)
+    if args.plan:
+        print("\n## Precision plan power (issue 47)\n\n" + plan_table(plan_power(args.plan, args.seed), args.plan))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
-from speceval.analysis.statistics.clustered import mean_interval, rate_interval, t975
+from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
 from speceval.analysis.tables.human_labels import item_id, label_sheet
@@ -100,21 +100,36 @@ def panel_scenario(inputs: int, runs: int, judges: int, a: float, b: float) -> C
 # -- paired differences and leniency --------------------------------------------------------------------------------
 
 
-def paired_scenario(inputs: int, runs: int, pa: float, pb: float) -> Callable[[np.random.Generator], Drawn]:
-    """Each input shifts both sides' rates the same way (correlated verdicts, across sides and runs)."""
+def newcombe_naive(ya: np.ndarray, yb: np.ndarray, scale: float = 1.0) -> Bounds:
+    """Newcombe's method 10 (plain Wilson limits, phi over every pair) over every verdict as if independent: the
+    narrowest reference the paired rows are measured against (it ignores clustering, so it is valid only where the
+    clustering is mild; its coverage is printed beside it)."""
+    x, y = ya.reshape(-1).astype(float), yb.reshape(-1).astype(float)
+    n, a, b = len(x), float(x.mean()), float(y.mean())
+    (la, ua), (lb, ub) = wilson_interval(x.sum(), n, continuity=False), wilson_interval(y.sum(), n, continuity=False)  # type: ignore[misc]
+    r = 0.0 if x.std() == 0 or y.std() == 0 else float(np.corrcoef(x, y)[0, 1])
+    d = a - b
+    low = d - math.sqrt(max(0.0, (a - la) ** 2 - 2 * r * (a - la) * (ub - b) + (ub - b) ** 2))
+    high = d + math.sqrt(max(0.0, (ua - a) ** 2 - 2 * r * (ua - a) * (b - lb) + (b - lb) ** 2))
+    return scale * low, scale * high
+
+
+def paired_scenario(
+    inputs: int, runs: int, pa: float, pb: float, spread: float = 0.5
+) -> Callable[[np.random.Generator], Drawn]:
+    """Each input shifts both sides' rates the same way, by `spread` of the distance to 1 (correlated verdicts,
+    across sides and runs; 0.95: inputs almost always or almost never failing, strong clustering)."""
 
     def draw(rng: np.random.Generator) -> Drawn:
         shift = rng.choice([-1.0, 1.0], inputs)
-        ra, rb = pa + shift * (1 - pa) / 2, pb + shift * (1 - pb) / 2
+        ra, rb = pa + shift * (1 - pa) * spread, pb + shift * (1 - pb) * spread
         ya, yb = rng.random((inputs, runs)) < ra[:, None], rng.random((inputs, runs)) < rb[:, None]
         side_a = [(i, float(v)) for i in range(inputs) for v in ya[i]]
         side_b = [(i, float(v)) for i in range(inputs) for v in yb[i]]
         found = paired_difference(side_a, side_b)
         if found is None or found.ci_low is None or found.ci_high is None:
             return None, None
-        # The interval this replaced: estimate ± t(G-1) · the cluster-robust SE of the difference.
-        half = t975(inputs - 1) * (found.se or 0.0)
-        return (found.ci_low, found.ci_high), (found.difference - half, found.difference + half)
+        return (found.ci_low, found.ci_high), newcombe_naive(ya, yb)
 
     return draw
 
@@ -149,14 +164,17 @@ def leniency_scenario(
     truth = rates[0] - sum(rates) / len(rates)
 
     def draw(rng: np.random.Generator) -> Drawn:
+        verdicts = rng.random((len(rates), inputs, runs)) < np.array(rates)[:, None, None]
         rows = [
-            verdict_row(f"j{k}", i, bool(rng.random() < rate), run)
-            for k, rate in enumerate(rates)
+            verdict_row(f"j{k}", i, bool(verdicts[k, i, run - 1]), run)
+            for k in range(len(rates))
             for i in range(inputs)
             for run in range(1, runs + 1)
         ]
         found = next(r for r in leniency(rows) if r.judge == "j0")
-        return (None if found.ci_low is None or found.ci_high is None else (found.ci_low, found.ci_high)), None
+        others = verdicts[1:].mean(axis=0)
+        reference = newcombe_naive(verdicts[0].astype(float), others, (len(rates) - 1) / len(rates))
+        return (None if found.ci_low is None or found.ci_high is None else (found.ci_low, found.ci_high)), reference
 
     return truth, draw
 

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from speceval.batch.costs import PriceTable  # noqa: E402
-from speceval.operations.jobs import run_costs  # noqa: E402
+from speceval.operations.costs import run_costs  # noqa: E402
 
 
 def main() -> None:

@@ -6,8 +6,11 @@ and no pipeline; the library modules that own these values import them from here
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Self
+
+from speceval.errors import ConfigError
 
 PRICES_ENV = "SPECEVAL_PRICES"
 """The environment variable naming a price table that overrides the shipped one."""
@@ -30,9 +33,34 @@ DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_MAX_TURNS = 3
 """Most candidate answers per simulated-user conversation."""
 
-Scope = Literal["conversation", "turn"]
-"""What one verdict covers when the answers are conversations (`speceval.judging.transcripts.Scope`'s values)."""
-SCOPES: tuple[Scope, ...] = ("conversation", "turn")
+
+class _Choice(StrEnum):
+    """A closed set of names a file or flag may give; `of` says which are allowed when one is not."""
+
+    @classmethod
+    def of(cls, value: str) -> Self:
+        try:
+            return cls(value)
+        except ValueError:
+            raise ConfigError(f"{cls.__name__.lower()} {value!r} is not one of: {', '.join(cls)}") from None
+
+
+class Scope(_Choice):
+    """What one verdict of a judge covers when the answers are conversations."""
+
+    CONVERSATION = "conversation"
+    """One verdict per conversation: the candidate across all its turns (the default for conversations)."""
+    TURN = "turn"
+    """One verdict per assistant turn, each judged in its context (the transcript up to and including it)."""
+
+
+class Mode(_Choice):
+    """What a compliance judge answers: compliant or not, a 1-5 rating, or one of named categories."""
+
+    BINARY = "binary"
+    LIKERT = "likert"
+    CATEGORIES = "categories"
+
 
 DEFAULT_GENERATION_OUTPUT = Path("data/batched_generations")
 """Where generation runs go unless `--output-base-dir` says otherwise."""
@@ -43,3 +71,19 @@ DEFAULT_INPUTS_OUTPUT = Path("data/generated_inputs")
 
 BUILT_IN_ORGS = ("openai", "anthropic", "google", "vertex", "openai-compatible", "together", "ray")
 """The built-in providers, in the order of `speceval.providers.registry.PROVIDERS` (a test keeps them equal)."""
+BUILT_IN_MODEL_FAMILIES: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-", "o1", "o3", "o4", "chatgpt-"),
+    "anthropic": ("claude-",),
+    "google": ("gemini-",),
+}
+"""The model-name prefixes of the built-in providers that claim model families (the registry's `model_prefixes`;
+a test keeps them equal). The report's self-preference column reads them here, so it loads no provider code."""
+
+
+def model_family(model_name: str) -> str | None:
+    """The built-in provider whose model family `model_name` belongs to (None for a name none claims)."""
+    lowered = model_name.lower()
+    for org, prefixes in BUILT_IN_MODEL_FAMILIES.items():
+        if lowered.startswith(prefixes):
+            return org
+    return None

@@ -19,6 +19,10 @@ Nothing here ever carries an API key: messages that come from a provider pass th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class SpecevalError(Exception):
@@ -50,6 +54,13 @@ class InputError(UsageError):
         if field is not None:
             where += f", field '{field}'"
         super().__init__(f"{where}: {reason}")
+
+    @classmethod
+    def not_utf8(cls, path: str | Path, data: bytes, exc: UnicodeDecodeError, hint: str) -> InputError:
+        """The error for a file that is not UTF-8 text: the line and byte of the first bad byte, and `hint`
+        (how to save the file as UTF-8)."""
+        line = data.count(b"\n", 0, exc.start) + 1
+        return cls(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x}); {hint}", line=line)
 
 
 class ConfigError(UsageError):
@@ -151,3 +162,10 @@ class UnmatchedResultsError(SpecevalError):
 
 class BudgetExceeded(SpecevalError):
     """Submitting the next job would exceed the run's budget; running jobs are left to finish."""
+
+
+def first_problem(exc: ValidationError) -> tuple[str, str]:
+    """The first problem pydantic found in a value: its field path, dotted ("" for the value as a whole), and its
+    message. Every error we raise from a validation names one field, the first, so a person fixes one at a time."""
+    error = exc.errors()[0]
+    return ".".join(str(part) for part in error["loc"]), error["msg"]

@@ -23,6 +23,7 @@ class Range(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect`, sl
         minimum: the lowest allowed value (None: no lower bound).
         maximum: the highest allowed value (None: no upper bound).
         exclusive_minimum: the minimum itself is not allowed (e.g. "greater than 0").
+        exclusive_maximum: the maximum itself is not allowed (e.g. "less than 1").
     """
 
     name: str
@@ -30,6 +31,7 @@ class Range(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect`, sl
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
 
     @property
     def flag(self) -> str:
@@ -42,13 +44,16 @@ class Range(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect`, sl
             return f"must be a finite number (got {value})"
         low, high = self.minimum, self.maximum
         too_low = low is not None and (value <= low if self.exclusive_minimum else value < low)
-        too_high = high is not None and value > high
+        too_high = high is not None and (value >= high if self.exclusive_maximum else value > high)
         if not (too_low or too_high):
             return None
-        if low is not None and high is not None:
+        if low is not None and high is not None and (self.exclusive_minimum or self.exclusive_maximum):
+            left, right = "(" if self.exclusive_minimum else "[", ")" if self.exclusive_maximum else "]"
+            expected = f"in {left}{_show(low)}, {_show(high)}{right}"
+        elif low is not None and high is not None:
             expected = f"between {_show(low)} and {_show(high)}"
         elif high is not None:
-            expected = f"at most {_show(high)}"
+            expected = f"{'less than' if self.exclusive_maximum else 'at most'} {_show(high)}"
         elif self.exclusive_minimum:
             expected = f"greater than {_show(low)}"
         else:
@@ -61,7 +66,7 @@ class Range(NamedTuple):  # not a dataclass: `dataclasses` imports `inspect`, sl
         if self.minimum is not None:
             schema["exclusiveMinimum" if self.exclusive_minimum else "minimum"] = self.minimum
         if self.maximum is not None:
-            schema["maximum"] = self.maximum
+            schema["exclusiveMaximum" if self.exclusive_maximum else "maximum"] = self.maximum
         return schema
 
 
@@ -78,7 +83,8 @@ MAX_ATTEMPTS = Range("max_attempts", integer=True, minimum=1)
 MAX_TURNS = Range("max_turns", integer=True, minimum=1, maximum=100)
 BUDGET_USD = Range("budget_usd", integer=False, minimum=0)
 # A dry run's precision plan (`speceval run --dry-run`): the rate and intra-input correlation it assumes.
-ASSUME_RATE = Range("assume_rate", integer=False, minimum=0, maximum=1, exclusive_minimum=True)
+# A rate of 0 or 1 has no sampling spread to plan for (the plan's model refuses both).
+ASSUME_RATE = Range("assume_rate", integer=False, minimum=0, maximum=1, exclusive_minimum=True, exclusive_maximum=True)
 ASSUME_ICC = Range("assume_icc", integer=False, minimum=0, maximum=1)
 # `speceval label-sheet`: how many answers to sample, and the sample's seed (numpy takes no negative seed).
 SAMPLE_SIZE = Range("n", integer=True, minimum=1)

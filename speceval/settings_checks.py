@@ -85,8 +85,9 @@ __all__ = [
 
 
 def _checked(setting: Range) -> tuple[Any, ...]:
-    """Pydantic metadata: the range check with the flags' message, and the range in the JSON Schema. A whole-number
-    setting is strict: YAML's `true` is not 1 (`max_turns: true` would otherwise run one turn)."""
+    """Pydantic metadata: the range check with the flags' message, and the range in the JSON Schema. Every setting
+    is strict: YAML's `true` is not 1 (`max_turns: true` would otherwise run one turn, `temperature: true` sample at
+    1.0); a whole number is still a number where a fraction is allowed."""
 
     def validate(value: float) -> float:
         problem = setting.problem(value)
@@ -95,7 +96,7 @@ def _checked(setting: Range) -> tuple[Any, ...]:
         return value
 
     checks = (AfterValidator(validate), WithJsonSchema(setting.json_schema()))
-    return (Strict(), *checks) if setting.integer else checks
+    return (Strict(), *checks)
 
 
 # Types for pydantic schemas of YAML files: the same ranges and messages as the flags.

@@ -56,6 +56,7 @@ class _State:
     jobs: int = 0
     budget_blocked: bool = False  # the next job would not fit even if every job in flight cost nothing
     budget_held: bool = False  # the next job fits once jobs in flight settle: submitted then
+    hold_said: bool = False  # the hold was logged: once per hold, not once a round (it was twice a second)
     recorded_ids: set[str] = field(default_factory=set)
 
 
@@ -258,9 +259,11 @@ class BatchEngine:
             self.store.save_intent(intent)
         claim = budget.claim(intent.estimated_cost_usd)
         if claim is Claim.GRANTED:
+            state.hold_said = False
             return True
         if claim is Claim.HELD:
-            if not state.budget_held:
+            if not state.hold_said:
+                state.hold_said = True
                 logger.info(
                     "budget: holding the next job (%d requests, up to $%.4f) until jobs in flight are collected (%s)",
                     intent.request_count,

@@ -7,8 +7,10 @@ run is final, while the other candidates are still generating. Both are this one
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from speceval.batch.progress import EngineSummary
@@ -82,6 +84,25 @@ class EngineLoop:
         if self._on_finished is not None:
             self._on_finished(index, summary)
 
+    @contextmanager
+    def enclosing(self) -> Iterator[None]:
+        """While a caller blocks inside this loop's work (an experiment's conversation run drives its rounds itself,
+        each with an engine loop of its own), this loop's engines are still polled: every wait of a loop run in
+        between also advances this one (`advance`). Without it, a job of this loop that holds a shared budget's
+        reservation is never collected, and the blocked run waits for that reservation forever."""
+        _enclosing.stack = [*_stack(), self]
+        try:
+            yield
+        finally:
+            _enclosing.stack = _stack()[:-1]
+
+    def advance(self, seconds: float) -> None:
+        """`seconds` passed outside `run` (a nested loop slept them): tick every engine whose wait is now over."""
+        self._due = {index: left - seconds for index, left in self._due.items()}
+        for index in range(len(self._engines)):
+            if self._engines[index] is not None and self._due.get(index, 0.0) <= _DUE:
+                self.tick(index)
+
     def run(self) -> list[EngineSummary]:
         """Tick until every engine (including those added meanwhile) has stopped; their summaries, by index."""
         while len(self._summaries) < len(self._engines):
@@ -96,7 +117,23 @@ class EngineLoop:
             if wait > _DUE:
                 self._sleep(wait)
                 self._due = {index: left - wait for index, left in self._due.items()}
+                if self not in _stack():
+                    advance_enclosing(wait)
         return [self._summaries[index] for index in range(len(self._engines))]
+
+
+_enclosing = threading.local()  # per thread: a realtime engine's workers never wait on an experiment's loop
+
+
+def _stack() -> list[EngineLoop]:
+    stack: list[EngineLoop] = getattr(_enclosing, "stack", [])
+    return stack
+
+
+def advance_enclosing(seconds: float) -> None:
+    """A loop blocked inside another loop's work waited `seconds`: let the enclosing loops poll what is due."""
+    for loop in reversed(_stack()):
+        loop.advance(seconds)
 
 
 def run_engines(

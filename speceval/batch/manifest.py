@@ -19,10 +19,14 @@ from pydantic import BaseModel, Field, ValidationError
 from speceval.atomic import atomic_write_json
 from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SCHEMA_VERSION, utcnow
-from speceval.errors import InputError
+from speceval.errors import InputError, first_problem
 from speceval.redaction import redact
 
 MANIFEST_NAME = "run.json"
+# The `parameters` keys of a run sent without provider jobs: its realtime or Ray settings (the engines that write
+# them own their meaning; a report or a status table only needs to know which one a run used).
+REALTIME_KEY = "realtime"
+RAY_KEY = "ray"
 _PACKAGES = ("speceval", "openai", "anthropic", "google-genai", "pydantic")
 
 
@@ -69,9 +73,8 @@ class RunManifest(BaseModel):
         try:
             return cls.model_validate_json(path.read_bytes())
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or None
-            raise InputError(path, f"not a run manifest of this version: {first['msg']}", field=field) from None
+            field, message = first_problem(exc)
+            raise InputError(path, f"not a run manifest of this version: {message}", field=field or None) from None
 
     def save(self, run_dir: Path) -> None:
         """Write `run.json` atomically."""

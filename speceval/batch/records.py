@@ -296,6 +296,12 @@ class ResultRecord(BaseModel):
     usage: Usage | None = None
     attempts: int = 1
     custom_id: str | None = None
+    seconds: float | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,  # batch records have none: their files do not grow by a key
+        description="a realtime request's wall time, first send to final response, retries included (a batch "
+        "job's time is its metadata record's submitted_at to ended_at)",
+    )
 
     def sent(self, prompt: str) -> bool:
         """Whether this record answers `prompt` (by its text, or by its hash when only that is kept)."""
@@ -340,3 +346,4 @@ class ResultRow(TypedDict):
     usage: NotRequired[UsageRow | None]
     attempts: NotRequired[int]
     custom_id: NotRequired[str | None]
+    seconds: NotRequired[float | None]

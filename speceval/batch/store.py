@@ -24,7 +24,7 @@ from pydantic_core import to_json
 
 from speceval.atomic import atomic_write_bytes, atomic_write_json, atomic_write_lines
 from speceval.batch.records import BatchRecord, Outcome, ResultRecord, ResultRow, SubmissionIntent
-from speceval.errors import InputError
+from speceval.errors import InputError, first_problem
 from speceval.paths import safe_path
 
 logger = logging.getLogger(__name__)
@@ -185,9 +185,8 @@ class RunStore:
         try:
             return adapter.validate_json(path.read_bytes())
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or None
-            raise InputError(path, f"not a results file of this version: {first['msg']}", field=field) from exc
+            field, message = first_problem(exc)
+            raise InputError(path, f"not a results file of this version: {message}", field=field or None) from exc
 
     def merge_results(self, statement_id: str, updates: Iterable[ResultRecord]) -> None:
         """Merge `updates` into a statement's results file by `original_index`, atomically.
@@ -229,6 +228,5 @@ class RunStore:
         try:
             return model.model_validate_json(path.read_bytes())
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or None
-            raise InputError(path, f"corrupt or foreign state file: {first['msg']}", field=field) from exc
+            field, message = first_problem(exc)
+            raise InputError(path, f"corrupt or foreign state file: {message}", field=field or None) from exc

@@ -41,7 +41,7 @@ from speceval.defaults import (
     DEFAULT_TIMEOUT_HOURS,
 )
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
-from speceval.errors import ConfigError
+from speceval.errors import ConfigError, first_problem
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.operations.runs import find_identical_runs
 from speceval.paths import check_output_dir
@@ -141,10 +141,10 @@ def simulated_user(args: argparse.Namespace) -> SimulatedUser | None:
     try:
         return SimulatedUser.model_validate({"model": args.simulated_user_model, **given})
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else "model"
+        where, message = first_problem(exc)
+        field = where.split(".")[0] or "model"
         flag = next((f for f, name in _USER_FLAGS.items() if name == field), "simulated_user_model")
-        raise ConfigError(f"--{flag.replace('_', '-')}: {error['msg']}") from None
+        raise ConfigError(f"--{flag.replace('_', '-')}: {message}") from None
 
 
 def _resumed(args: argparse.Namespace, run_dir: Path) -> BatchedGenerationPipeline:

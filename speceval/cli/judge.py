@@ -23,7 +23,8 @@ from speceval.defaults import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TIMEOUT_HOURS,
     PRICES_ENV,
-    SCOPES,
+    Mode,
+    Scope,
 )
 from speceval.ranges import (
     BATCH_SIZE,
@@ -71,10 +72,12 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
         "google with --input-bucket/--output-bucket is Vertex AI",
     )
     if kind == "compliance":
-        parser.add_argument("--mode", choices=("binary", "likert"), help="binary verdicts (default) or 1-5 ratings")
+        parser.add_argument(
+            "--mode", choices=(Mode.BINARY, Mode.LIKERT), help="binary verdicts (default) or 1-5 ratings"
+        )
         parser.add_argument(
             "--scope",
-            choices=SCOPES,
+            choices=tuple(Scope),
             help="conversations: one verdict on the whole transcript (default) or one per assistant "
             "turn, in its context",
         )

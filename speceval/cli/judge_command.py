@@ -213,6 +213,8 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
                     for name, counts in skipped.items()
                 )
             )
+        if pipeline.not_compared:  # an epoch or an input only one side has: not ranked, said with its count
+            stdout.print("Not ranked: " + "; ".join(pipeline.not_compared))
     if settings.offline:
         console.print("[bold yellow]Verdicts are SYNTHETIC (offline emulator), not real judge output.[/]")
     stdout.print(f"Results: {pipeline.output_dir}")

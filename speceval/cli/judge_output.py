@@ -9,6 +9,7 @@ from rich.table import Table
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
 from speceval.batch.records import BatchRecord
 from speceval.cli.console import ProgressObserver
+from speceval.defaults import Mode
 from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.compliance import CandidateSummary
 from speceval.pipelines.judge_run import JudgeTarget
@@ -72,7 +73,7 @@ def _rate(value: float | None) -> str:
 
 
 def compliance_table(summaries: list[CandidateSummary], judge: str) -> Table:
-    likert = bool(summaries) and summaries[0].mode == "likert"
+    likert = bool(summaries) and summaries[0].mode == Mode.LIKERT
     table = Table(title=f"Compliance judged by {judge} (rates over judged answers only)", header_style="bold")
     columns = [
         "candidate",

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from pydantic_core import to_json
 
 from speceval.atomic import atomic_write_bytes
@@ -49,6 +49,7 @@ class TurnRecord(BaseModel):
     batch_id: str | None = None
     attempts: int = 1
     custom_id: str | None = None
+    seconds: float | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ConversationResult(ResultRecord):

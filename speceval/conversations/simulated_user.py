@@ -81,13 +81,9 @@ class SimulatedUser(BaseModel):
     @field_validator("instructions")
     @classmethod
     def _known_placeholders(cls, value: str) -> str:
-        unknown = sorted({name for name in PLACEHOLDER.findall(value) if name not in PLACEHOLDERS})
-        if unknown:
-            raise ValueError(
-                f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)} in the "
-                f"instructions; the ones filled from the spec are "
-                f"{', '.join('{' + n + '}' for n in PLACEHOLDERS)}"
-            )
+        problem = _placeholder_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @property
@@ -159,7 +155,22 @@ def read_instructions(value: str) -> str:
         raise InputError(
             path, "the simulated user's instructions file is empty; describe who the user is and what they want"
         )
+    for number, line in enumerate(text.splitlines(), start=1):  # named here by file and line, not later as a flag
+        problem = _placeholder_problem(line)
+        if problem:
+            raise InputError(path, problem, line=number)
     return text
+
+
+def _placeholder_problem(text: str) -> str | None:
+    """Why `text` cannot be instructions (placeholders the spec cannot fill), or None."""
+    unknown = sorted({name for name in PLACEHOLDER.findall(text) if name not in PLACEHOLDERS})
+    if not unknown:
+        return None
+    return (
+        f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)} in the instructions; the ones filled "
+        f"from the spec are {', '.join('{' + n + '}' for n in PLACEHOLDERS)}"
+    )
 
 
 def user_prompt(instructions: str, stop_word: str | None, transcript: Sequence[ChatMessage]) -> str:

@@ -11,8 +11,9 @@ A retired model is answered as its provider answers it: Anthropic's Messages API
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 
+from speceval.data import is_retired
 from speceval.emulator.gemini_files import VERSIONS
 from speceval.emulator.routing import ProviderApp, Request, Response, Route, json_response
 
@@ -76,31 +77,11 @@ SERVED: dict[str, tuple[str, ...]] = {
 NOT_FOUND = "not_found_error"
 """Anthropic's error type for a model it does not serve (any more)."""
 
-RETIRED: dict[str, dict[str, date]] = {
-    # Anthropic's model deprecations page (platform.claude.com/docs/en/about-claude/model-deprecations): "Requests
-    # to retired models will fail". The last four are deprecated, not retired yet: the anthropic SDK's
-    # `_data/deprecated_models.py` names their end of life.
-    "anthropic": {
-        "claude-3-5-sonnet-20240620": date(2025, 10, 22),
-        "claude-3-5-sonnet-20241022": date(2025, 10, 22),
-        "claude-3-7-sonnet-20250219": date(2026, 2, 19),
-        "claude-3-5-haiku-20241022": date(2026, 2, 19),
-        "claude-sonnet-4-20250514": date(2026, 6, 15),
-        "claude-opus-4-20250514": date(2026, 6, 15),
-        "claude-opus-4-1-20250805": date(2026, 8, 5),
-        "claude-sonnet-4-5": date(2026, 11, 30),
-        "claude-sonnet-4-5-20250929": date(2026, 11, 30),
-        "claude-opus-4-5": date(2027, 1, 22),
-        "claude-opus-4-5-20251101": date(2027, 1, 22),
-    },
-}
-"""Models past (or nearing) their end of life, by provider: from that day on, requests to them fail."""
-
 
 def retired(provider: str, model: str, on: date | None = None) -> bool:
-    """Whether `model` of `provider` (the emulator's provider names) is retired on `on` (default: today, UTC)."""
-    end = RETIRED.get(provider, {}).get(model)
-    return end is not None and (on or datetime.now(UTC).date()) >= end
+    """Whether `model` of `provider` (the emulator's provider names) is retired on `on` (default: today, UTC), by
+    the table speceval's own model check reads (`speceval/data/retired_models.json`)."""
+    return is_retired(provider, model, on)
 
 
 def served(provider: str, on: date | None = None) -> list[str]:

@@ -28,34 +28,62 @@ def settings_of(config: ExperimentConfig) -> dict[str, Any]:
 
 
 def changed_keys(before: dict[str, Any], after: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """Every dotted key whose value differs: key → (old, new). Mappings are compared key by key, other values
-    (lists included: `candidates` as a whole) as one."""
+    """Every dotted key whose value differs: key → (old, new). Mappings are compared key by key and lists entry by
+    entry (`candidates[1].base_url`), so a refusal names the one field that changed, not a whole list."""
     changed: dict[str, tuple[Any, Any]] = {}
     for key in sorted(set(before) | set(after)):
-        old, new = before.get(key), after.get(key)
-        if isinstance(old, dict) and isinstance(new, dict):
-            changed.update({f"{key}.{inner}": values for inner, values in changed_keys(old, new).items()})
-        elif old != new:
-            changed[key] = (old, new)
+        changed.update(_differences(key, before.get(key), after.get(key)))
     return changed
 
 
+def _differences(key: str, old: Any, new: Any) -> dict[str, tuple[Any, Any]]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        return {f"{key}.{inner}": values for inner, values in changed_keys(old, new).items()}
+    if isinstance(old, list) and isinstance(new, list):
+        changed: dict[str, tuple[Any, Any]] = {}
+        for index in range(max(len(old), len(new))):
+            changed.update(
+                _differences(
+                    f"{key}[{index}]",
+                    old[index] if index < len(old) else None,
+                    new[index] if index < len(new) else None,
+                )
+            )
+        return changed
+    return {} if old == new else {key: (old, new)}
+
+
 def _changeable(key: str) -> bool:
-    return key in CHANGEABLE_KEYS or key.split(".", 1)[0] in REPORT_ONLY_KEYS
+    top = key.split(".", 1)[0].split("[", 1)[0]
+    return key in CHANGEABLE_KEYS or top in REPORT_ONLY_KEYS
 
 
 def refused_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The changes a started experiment may not take, each as `key: old -> new` (empty: every change is allowed)."""
     return [
-        f"{key}: {_show(old)} -> {_show(new)}"
+        f"{key}: {' -> '.join(_shown(old, new))}"
         for key, (old, new) in changed_keys(before, after).items()
         if not _changeable(key)
     ]
 
 
-def _show(value: Any) -> str:
-    text = "(not set)" if value is None else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+_SHOWN = 80
+"""Characters of a value a refusal shows."""
+
+
+def _shown(old: Any, new: Any) -> tuple[str, str]:
+    """Both values as text; two long texts are shown from a little before where they first differ, so the two sides
+    never read the same (a long prompt changed near its end was shown as two equal cut-off texts)."""
+    texts = ["(not set)" if value is None else repr(value) for value in (old, new)]
+    if all(len(text) <= _SHOWN for text in texts):
+        return texts[0], texts[1]
+    first = next((i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b), min(map(len, texts)))
+    start = max(0, first - 20)
+
+    def cut(text: str) -> str:
+        return ("..." if start else "") + text[start : start + _SHOWN] + ("..." if len(text) > start + _SHOWN else "")
+
+    return cut(texts[0]), cut(texts[1])
 
 
 def grid_digest(config: ExperimentConfig) -> str:

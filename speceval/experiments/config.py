@@ -21,7 +21,7 @@ from pydantic import (
 
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
-from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Scope
+from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope
 from speceval.endpoint_keys import EndpointKeys
 from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
@@ -70,7 +70,7 @@ VARIATION_NAME = r"^[A-Za-z0-9_.=-]+$"
 class JudgeEntry(ModelEntry):
     """A judge model and how it judges compliance: binary, Likert 1–5, or one of named `categories`."""
 
-    mode: Literal["binary", "likert", "categories"] = "binary"
+    mode: Mode = Mode.BINARY
     categories: dict[Annotated[str, StringConstraints(min_length=1)], str] | None = Field(
         default=None, description="mode categories: name → what it means (the judge answers one name)"
     )
@@ -95,9 +95,9 @@ class JudgeEntry(ModelEntry):
 
     @model_validator(mode="after")
     def _categories_with_their_mode(self) -> JudgeEntry:
-        if self.mode == "categories" and (not self.categories or len(self.categories) < 2):
+        if self.mode is Mode.CATEGORIES and (not self.categories or len(self.categories) < 2):
             raise ValueError("mode categories needs `categories`: at least two, name: what it means")
-        if self.mode != "categories" and self.categories:
+        if self.mode is not Mode.CATEGORIES and self.categories:
             raise ValueError("`categories` is given but mode is not categories (add `mode: categories`)")
         return self
 

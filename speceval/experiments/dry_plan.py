@@ -22,9 +22,10 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
+from speceval.defaults import Mode
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
-from speceval.experiments.precision import Assumptions, PairPlan, pair_plan
+from speceval.experiments.precision import Assumptions, PairPlan, pair_plan, reached
 from speceval.inputs import InputSet, load_inputs
 from speceval.judging.canaries import spec_canaries
 from speceval.judging.prompts import render_category, render_compliance, render_ranking, split_shared_prefix
@@ -162,7 +163,7 @@ def plan_experiment(
     if "compliance" in tallies:
         for inputs in specs.values():
             for judge in config.judges:
-                if judge.mode != "categories":  # as build_tasks: no known category to check an example against
+                if judge.mode != Mode.CATEGORIES:  # as build_tasks: no known category to check an example against
                     _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     known = all(s.expected_usd is not None for s in stages)
@@ -221,10 +222,10 @@ def _judge_prompt(judge: JudgeEntry, statement: Statement, answers: int) -> tupl
     """(tokens of a judge prompt around its input and answers, tokens of its shared prefix) for `statement`."""
     if answers == 2:
         prompt = render_ranking(statement, "", "", "")
-    elif judge.mode == "categories" and judge.categories:
+    elif judge.mode == Mode.CATEGORIES and judge.categories:
         prompt = render_category(statement, "", "", judge.categories)
     else:
-        prompt = render_compliance(statement, "", "", likert=judge.mode == "likert")
+        prompt = render_compliance(statement, "", "", likert=judge.mode == Mode.LIKERT)
     split = split_shared_prefix(prompt)
     return estimate_prompt_tokens(prompt), estimate_prompt_tokens(split[0]) if split else 0
 
@@ -271,7 +272,7 @@ def _canary_requests(
     statements = {s.id: s for s in inputs.spec.statements}
     prompt = sum(
         estimate_prompt_tokens(
-            render_compliance(statements[c.statement_id], c.user_query, c.response, likert=judge.mode == "likert")
+            render_compliance(statements[c.statement_id], c.user_query, c.response, likert=judge.mode == Mode.LIKERT)
         )
         for c in canaries
     )
@@ -305,4 +306,37 @@ def _precision(config: ExperimentConfig, specs: dict[str, _SpecInputs], assumpti
             ]
         if len(candidates) == 1 and len(variations) == 1:
             plans.append(pair_plan(name, "rate", candidates[0], "", variations[0], inputs.count, runs, assumptions))
+        plans += _conversation_plans(config, name, inputs.count, candidates, assumptions)
     return plans
+
+
+def _conversation_plans(
+    config: ExperimentConfig, spec: str, inputs: int, candidates: list[str], assumptions: Assumptions
+) -> list[PairPlan]:
+    """Per conversation variation: the last turn's rate (over the conversations expected to reach it) and the flip
+    rate (one indicator per conversation that reaches turn 2; a conversation that ends at turn 1 cannot flip), for
+    each pair of candidates (or the one candidate). Flips are planned at the assumed rate of non-compliance, 1 -
+    rate: a flip needs a non-compliant later turn, so flips are at most that common."""
+    runs = config.runs_per_variation
+    found = []
+    pairs = list(itertools.combinations(candidates, 2)) or [(candidates[0], "")]
+    flip = assumptions.model_copy(update={"rate": 1 - assumptions.rate})
+    for variation, settings in config.variations.named_combinations().items():
+        turns = _turns(config, settings)
+        if turns < 2:
+            continue
+        last = reached(inputs, turns, assumptions.continue_rate)
+        second = reached(inputs, 2, assumptions.continue_rate)
+        for a, b in pairs:
+            found.append(pair_plan(spec, f"turn {turns} rate", a, b, variation, last, runs, assumptions))
+            found.append(pair_plan(spec, "flips", a, b, variation, second, runs, flip))
+    return found
+
+
+def _turns(config: ExperimentConfig, settings: dict[str, object]) -> int:
+    """The most turns a variation's conversations have: its simulated user's max_turns, else 1 + its follow-ups."""
+    user = config.simulated_user_of(settings)
+    if user is not None:
+        return int(user.max_turns)
+    follow_ups = settings.get("follow_ups")
+    return 1 + len(follow_ups) if isinstance(follow_ups, list) else 1

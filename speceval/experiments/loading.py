@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
-from speceval.experiments.config import ExperimentConfig, ModelEntry, judge_labels
+from speceval.experiments.config import ExperimentConfig, InputsBlock, ModelEntry, judge_labels
 from speceval.experiments.context import inputs_config, resolve_path
 from speceval.experiments.prechecks import check_simulated_users
 from speceval.inputgen.config import check_config
@@ -20,7 +20,7 @@ from speceval.inputs import load_inputs
 from speceval.pipelines.endpoints import refused_keys
 from speceval.pipelines.judge_config import load_config
 from speceval.providers.registry import resolve_org
-from speceval.spec import load_spec
+from speceval.spec import Specification, load_spec
 
 
 def load_experiment(path: Path) -> ExperimentConfig:
@@ -55,6 +55,7 @@ def load_experiment(path: Path) -> ExperimentConfig:
                 field=f"specs[{index}].inputs_dir",
             )
         check_config(inputs_config(config.inputs, resolve_path(base, spec.spec_path), base), loaded)
+        _check_pairs(config.inputs, loaded, spec.name, path, text)
     if "ranking" in config.stages and config.judges and len(config.candidates) < 2:
         raise InputError(path, "ranking needs at least two candidates", field="candidates")
     judging = [s for s in config.stages if s in ("compliance", "ranking")]
@@ -69,6 +70,21 @@ def load_experiment(path: Path) -> ExperimentConfig:
         )
     _refuse_duplicates(path, text, config)
     return config
+
+
+def _check_pairs(block: InputsBlock, spec: Specification, name: str, path: Path, text: str) -> None:
+    """The `inputs.pairs` of one spec, checked before the experiment's folder exists (an id the spec lacks was
+    found by the inputs stage, after the folder and its log were written)."""
+    from speceval.inputgen.pairs import related_pairs, resolve_pairs
+
+    try:
+        if block.pairs == "related":
+            related_pairs(spec)
+        elif block.pairs:
+            resolve_pairs(spec, block.pairs, f"spec {name!r}")
+    except ConfigError as exc:
+        message = str(exc).replace("--related-pairs", "pairs: related")
+        raise InputError(path, message, line=line_of(text, "pairs:"), field="inputs.pairs") from None
 
 
 def _refuse_duplicates(path: Path, text: str, config: ExperimentConfig) -> None:

@@ -7,8 +7,6 @@ about to be submitted: each found wrong only then would be found after paying fo
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,14 +41,14 @@ def check_before_paying(config: ExperimentConfig, path: Path, labels: Path | Non
 def _check_labels(config: ExperimentConfig, labels: Path) -> None:
     """Every label well formed, no item twice, and every row's spec and candidate one of this experiment's (a sheet
     from another experiment names others); whether each item matches an answer is known only once they exist."""
-    from speceval.analysis.tables.human_labels import checked_labels, label_records  # the report's own reader
+    from speceval.analysis.tables.human_labels import checked_labels, label_records, sheet_reader  # the report's
 
     records = label_records(labels)
     checked_labels(labels, records, None)
     specs = {spec.name for spec in config.specs}
     candidates = {candidate.model for candidate in config.candidates}
     text = labels.read_bytes().decode("utf-8-sig")  # label_records decoded it already: it is UTF-8
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = sheet_reader(text)
     for row in reader:
         for column, allowed in (("spec", specs), ("candidate", candidates)):
             value = (row.get(column) or "").strip()

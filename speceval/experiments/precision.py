@@ -6,21 +6,31 @@ per input. Answers to one input are a cluster, so `m` runs are worth `m / (1 + (
 (the design effect, Kish 1965); a rate over `n` inputs has the standard error `sqrt(p (1 - p) * deff / (n m))`.
 
 The 95% interval half-width is 1.96 standard errors (the normal approximation the clustered intervals of the
-report reduce to for large n). The minimum detectable difference between two candidates (or two variations) at
-80% power and a two-sided 5% test is (1.96 + 0.84) standard errors of the difference; the two rates are taken as
-uncorrelated beyond their inputs' clusters (no credit for pairing: when inputs are hard for both candidates alike,
-the paired test does better than planned, never worse). References: Miller 2024, "Adding error bars to evals"
-(arXiv:2411.00640), sections 2-4; Donner & Klar 2000 for the design effect.
+report reduce to for large n). The minimum detectable difference between two candidates (or two variations) is
+the smallest difference at which the report's own paired interval (MOVER on Wilson limits, the one
+paired_comparisons.csv prints) excludes 0 with 80% probability, each rate at its own value (the assumed rate and
+the assumed rate minus, or plus, the difference: the larger of the two directions' differences), the two
+candidates' answers independent of each other given the clustering (no credit for pairing: when inputs are hard for
+both candidates alike, the paired interval is narrower than planned). Issue 47: (1.96 + 0.84) standard errors at
+the assumed rate for both sides promised 0.80 and gave 0.64-0.71 with the report's interval. References: Miller
+2024, "Adding error bars to evals" (arXiv:2411.00640), sections 2-4; Donner & Klar 2000 for the design effect.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from pydantic import BaseModel, Field
+
+from speceval.analysis.statistics.paired import side_limits
 
 Z_95 = 1.959963984540054  # two-sided 5% test, 95% interval
 Z_80 = 0.8416212335729143  # 80% power
+POWER = 0.80
+EXACT_INPUTS = 300
+"""Up to this many inputs of one run the plan's power is enumerated exactly (every pair of counts); above, and
+over several runs, it takes the normal approximation around the report's own limits."""
 
 DEFAULT_RATE = 0.8
 """Assumed compliance rate when none is given: rates near 0.5 are the least precise, near 0 or 1 the most."""
@@ -29,11 +39,29 @@ DEFAULT_ICC = 0.3
 middle value for repeated samples of one model on one prompt (0: runs are independent; 1: a rerun adds nothing)."""
 
 
+DEFAULT_CONTINUE = 0.9
+"""Assumed share of conversations that reach each next turn: a simulated user may stop early (issue 42's study: 80
+of its conversations ended at turn 1, 28 at turn 4); scripted follow-ups always continue, so this errs narrow for
+them only where a candidate's answer ends the conversation."""
+
+
+def reached(inputs: int, turn: int, continue_rate: float) -> int:
+    """Expected conversations (of `inputs`) that reach `turn` (1-based) when each goes on with `continue_rate`."""
+    return max(1, int(inputs * continue_rate ** (turn - 1)))
+
+
 class Assumptions(BaseModel):
     """What a precision plan assumes (printed with it)."""
 
     rate: float = Field(default=DEFAULT_RATE, gt=0, lt=1, description="the compliance rate the plan is made at")
     icc: float = Field(default=DEFAULT_ICC, ge=0, le=1, description="intra-input correlation of answers")
+    continue_rate: float = Field(
+        default=DEFAULT_CONTINUE,
+        gt=0,
+        le=1,
+        description="share of conversations that go on to each next turn (the rest end early), independent of "
+        "compliance; turn t is reached by continue_rate^(t-1) of them",
+    )
     confidence: float = Field(default=0.95, description="interval level (fixed)")
     power: float = Field(default=0.80, description="power of the difference test (fixed)")
 
@@ -56,13 +84,76 @@ def rate_half_width(rate: float, inputs: int, runs: int, icc: float) -> float:
 
 
 def difference_standard_error(rate: float, inputs: int, runs: int, icc: float) -> float:
-    """Standard error of the difference of two rates over the same inputs (no credit for pairing)."""
+    """Standard error of the difference of two rates both at `rate` over the same inputs (no credit for pairing)."""
     return math.sqrt(2.0) * rate_standard_error(rate, inputs, runs, icc)
 
 
-def minimum_detectable_difference(rate: float, inputs: int, runs: int, icc: float) -> float:
-    """The smallest difference of two rates a two-sided 5% test detects with 80% power."""
-    return (Z_95 + Z_80) * difference_standard_error(rate, inputs, runs, icc)
+def report_power(rate_a: float, rate_b: float, inputs: int, runs: int, icc: float) -> float:
+    """Power of the report's own test: the probability that the paired difference's printed interval (MOVER on
+    Wilson limits at each side's effective size, `speceval.analysis.statistics.paired`) excludes 0 when the two
+    candidates' true rates are `rate_a` and `rate_b`, their answers independent of each other (no credit for
+    pairing), clustered by input at `icc`. The interval's lower limit is d - w, w the MOVER half-width from each
+    side's Wilson limits at its own rate (not both at one assumed rate), on t(inputs - 1) over several runs; the
+    estimate d is normal with both rates' own variances times the design effect. Checked by simulation in
+    benchmarks/coverage_matrix.py (section "precision plan")."""
+    high, low = max(rate_a, rate_b), min(rate_a, rate_b)
+    if runs == 1 and inputs <= EXACT_INPUTS:
+        return _exact_one_run_power(high, low, inputs)
+    count = inputs * runs
+    effective = float(count) if runs == 1 else count / design_effect(runs, icc)
+    df = None if runs == 1 else max(1, inputs - 1)
+    low_a, _ = side_limits(high, effective, df)
+    _, high_b = side_limits(low, effective, df)
+    width = math.sqrt((high - low_a) ** 2 + (high_b - low) ** 2)
+    se = math.sqrt((high * (1 - high) + low * (1 - low)) * design_effect(runs, icc) / count)
+    if se <= 0:
+        return 1.0 if high - low > width else 0.0
+    return 0.5 * (1.0 + math.erf((high - low - width) / se / math.sqrt(2.0)))
+
+
+def _exact_one_run_power(high: float, low: float, n: int) -> float:
+    """`report_power` for one run by enumeration of both sides' counts (independent binomials): the report's
+    interval, MOVER on each count's Wilson limits with correlation 0, excludes 0 at counts (a, b) when
+    a/n - b/n - w(a, b) > 0 or the mirror; at 20 inputs the normal approximation promised 0.80 and gave 0.745."""
+    k = np.arange(n + 1)
+    rates = k / n
+    limits = np.array([side_limits(float(r), float(n), None) for r in rates])
+    below, above = rates - limits[:, 0], limits[:, 1] - rates
+    d = rates[:, None] - rates[None, :]
+    # The report's correlation is estimated: independent sides give a sample phi of about +-1/sqrt(n), and a
+    # negative one widens the interval more than a positive one narrows it; it is taken at -1/sqrt(n).
+    r = -1.0 / math.sqrt(n)
+    lower = d - np.sqrt(below[:, None] ** 2 - 2 * r * below[:, None] * above[None, :] + above[None, :] ** 2)
+    upper = d + np.sqrt(above[:, None] ** 2 - 2 * r * above[:, None] * below[None, :] + below[None, :] ** 2)
+    rejects = (lower > 0) | (upper < 0)
+    weights = np.outer(_binomial(n, high), _binomial(n, low))
+    return float((weights * rejects).sum())
+
+
+def _binomial(n: int, p: float) -> np.ndarray:
+    k = np.arange(n + 1)
+    log_choose = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(n + 1)])
+    found: np.ndarray = np.exp(log_choose + k * math.log(p) + (n - k) * math.log1p(-p))
+    return found
+
+
+def minimum_detectable_difference(rate: float, inputs: int, runs: int, icc: float) -> float | None:
+    """The smallest difference d that the report's interval detects with 80% power in both directions from the
+    assumed rate: `rate` against `rate` - d and `rate` + d against `rate` (a direction off [0, 1] is left out);
+    None when no difference within [0, 1] reaches 80%."""
+
+    def power(d: float) -> float:
+        found = [report_power(rate, rate - d, inputs, runs, icc)] if rate - d > 0 else []
+        found += [report_power(rate + d, rate, inputs, runs, icc)] if rate + d < 1 else []
+        return min(found) if found else 0.0
+
+    step = 0.001
+    d = step
+    while d < 1.0:  # power grows with d; a scan (1,000 steps at most) needs no monotonicity beyond that
+        if power(d) >= POWER:
+            return round(d, 3)
+        d += step
+    return None
 
 
 class PairPlan(BaseModel):
@@ -70,7 +161,11 @@ class PairPlan(BaseModel):
     candidate), both over the same inputs."""
 
     spec: str
-    compared: str = Field(description="`candidates` or `variations`")
+    compared: str = Field(
+        description="`candidates`, `variations`, `rate` (one candidate, one variation), `turn T rate` (the last "
+        "turn of a conversation variation, over the conversations expected to reach it) or `flips` (over those "
+        "that reach turn 2, at the assumed non-compliance rate)"
+    )
     a: str
     b: str
     within: str = Field(description="the variation (candidates compared) or the candidate (variations compared)")
@@ -78,7 +173,10 @@ class PairPlan(BaseModel):
     runs: int
     design_effect: float
     rate_half_width: float = Field(description="expected half-width of each rate's 95% interval")
-    minimum_detectable_difference: float = Field(description="at 80% power, two-sided 5% test")
+    minimum_detectable_difference: float | None = Field(
+        description="at 80% power of the report's own interval excluding 0, in both directions from the assumed "
+        "rate (None: no difference within [0, 1] reaches it)"
+    )
 
 
 def pair_plan(

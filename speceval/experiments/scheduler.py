@@ -157,7 +157,8 @@ class StageScheduler:
 
     def _start(self, task: StageTask) -> None:
         self._set(task, TaskState.RUNNING)
-        runs = task.start()
+        with self._loop.enclosing():  # a task that blocks (a conversation run) still lets this loop's jobs be polled
+            runs = task.start()
         task.engine_count = len(runs)
         if not runs:
             self._complete(task)

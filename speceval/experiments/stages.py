@@ -21,6 +21,7 @@ from speceval.batch.engine import BatchEngine
 from speceval.batch.manifest import RunManifest
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
+from speceval.defaults import Mode
 from speceval.engines.factory import make_engine
 from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.context import StageContext, inputs_config, judge_params
@@ -82,7 +83,7 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
         first_of_spec = {group.spec.name: group for group in reversed(groups)}
         for spec_name, group in first_of_spec.items():
             for judge in _first_of_model(ctx.config.judges, by_mode=True):
-                if judge.mode == "categories":
+                if judge.mode == Mode.CATEGORIES:
                     continue  # an example response has no known category: nothing to check it against
                 tasks.append(
                     _canaries(

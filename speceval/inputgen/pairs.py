@@ -86,13 +86,20 @@ def related_pairs(spec: Specification) -> list[list[str]]:
     return pairs
 
 
-def read_pairs_file(path: Path) -> list[list[str]]:
+def read_pairs_file(path: Path, spec: Specification) -> list[list[str]]:
     """`--pairs FILE`: one pair a line, two statement ids separated by spaces, tabs or a comma; blank lines and
-    lines starting with # are skipped. A line with another number of ids is an InputError naming it."""
+    lines starting with # are skipped; a byte-order mark is allowed. Refused as an InputError naming the file and
+    line: text that is not UTF-8, a line with another number of ids, an id the spec lacks, a statement paired with
+    itself, and a file that holds no pair at all (it would otherwise mean "no pairs" and generate every
+    statement's inputs instead)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(path, f"cannot read the pairs: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError.not_utf8(path, data, exc, "save the pairs file as UTF-8") from None
     pairs = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
@@ -101,7 +108,14 @@ def read_pairs_file(path: Path) -> list[list[str]]:
         ids = stripped.replace(",", " ").split()
         if len(ids) != 2:
             raise InputError(path, f"a pair is two statement ids, found {len(ids)}: {stripped!r}", line=number)
+        unknown = [s for s in ids if s not in spec.ids]
+        if unknown:
+            raise InputError(path, f"{', '.join(repr(s) for s in unknown)} not in the spec", line=number)
+        if ids[0] == ids[1]:
+            raise InputError(path, f"{ids[0]!r} is paired with itself", line=number)
         pairs.append(ids)
+    if not pairs:
+        raise InputError(path, "holds no pair (only blank or # lines): write two statement ids a line")
     return pairs
 
 

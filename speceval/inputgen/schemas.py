@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from speceval.errors import first_problem
+
 
 class InputKind(StrEnum):
     """What a proposed input tries, as the generator labels it."""
@@ -84,7 +86,7 @@ def parse_proposals(text: str | None) -> Proposals | str:
     try:
         return Proposals.model_validate(data)
     except ValidationError as exc:
-        return f"does not match the proposals schema: {exc.errors()[0]['msg']}"
+        return f"does not match the proposals schema: {first_problem(exc)[1]}"
 
 
 def parse_rating(text: str | None) -> Rating | str:
@@ -95,7 +97,7 @@ def parse_rating(text: str | None) -> Rating | str:
     try:
         rating = Rating.model_validate(data, strict=False)
     except ValidationError as exc:
-        return f"does not match the rating schema: {exc.errors()[0]['msg']}"
+        return f"does not match the rating schema: {first_problem(exc)[1]}"
     if not MIN_RATING <= rating.rating <= MAX_RATING:
         return f"rating {rating.rating} is outside {MIN_RATING}–{MAX_RATING}"
     return rating

@@ -1,28 +1,26 @@
 """`speceval export --format inspect`: compliance verdicts as Inspect AI eval logs, one per (spec, candidate,
-variation, run), which `inspect_ai.log.read_eval_log`, `inspect log dump|convert` and Inspect View read. A log
+variation, run), which `inspect_ai.log.read_eval_log`, `inspect log dump|convert|list` and Inspect View read. A log
 of more than `--max-samples-per-log` samples is written as parts (`inspect_parts`), each a log file of its own whose
 metadata names the part (`part`: number, of, log) and carries the whole log's rates.
 
 The mapping (docs/inspect.md shows it as a table):
 
-- a log: `eval.task` `speceval/<spec>`, `eval.model` the candidate, `eval.model_roles` one `grader` role per judge
+- a log (each part): its own task, `eval.task` `speceval/<spec>_<candidate>_<variation>_run<k>` (`_part<i>of<n>`
+  added for a part) and `eval.task_id` a hash of the same, so Inspect View lists every log (logs sharing a task id
+  it takes for retries of one task and hides); the file is named as Inspect names its own,
+  `<created>_<task>_<task id>` (`inspect_ai._util.log_layout.eval_log_name`), so `inspect log list` parses the
+  task and task id back out of the name. `eval.model` the candidate, `eval.model_roles` one `grader` role per judge
   (`grader`, or `grader_1`, `grader_2`, ... in judge name order), `eval.model_generate_config` the settings the
   candidate's run sent (all of them in `eval.metadata["speceval"]["candidate_sent"]`); the spec, variation and its
-  settings, run, judges, the synthetic flag, and each judge's (and the panel's) rate with the report's interval and
-  its method in `eval.metadata["speceval"]` (Inspect's own metrics give a standard error only);
-- a sample per answer: id `<statement_id>_<original_index>`, `metadata.statement_id`, `input` the input text,
-  `messages` the whole conversation (or the input and the answer), `output` the (last) answer, `target` the
-  statement's text;
-- a score per judge, named by the judge: binary `"C"`/`"I"`, Likert the rating 1-5, categorical the category; the
-  explanation as Inspect's explanation, confidence, raw answer, prompt version and outcome in the score's metadata.
-  A verdict that is not `judged` (unparsed, failed, missing) is `Score.unscored(reason="grader_failed")` with its
-  outcome and reason in metadata: Inspect's metrics leave it out, as speceval's rates do;
-- with several judges, one more score `panel`: the share of the judges that found the answer compliant (the mean
-  rating for Likert), on answers every judge judged, as the report's panel; others unscored (`panel_incomplete`);
-- a per-turn judge's verdicts (`scope: turn`): a sample per turn, id `<statement_id>_<original_index>_turn<k>`,
-  `metadata.turn` k, messages up to that turn's answer, output that answer;
-- usage: `model_usage[candidate]` from the generation record (on the answer's sample, or its first turn's) and
-  `model_usage[judge]` / `role_usage[<role>]` from the judge's request; `input_tokens` counts cached tokens too.
+  settings, run, judges, the synthetic flag, and each judge's (and each panel's) rate with the report's interval
+  and its method in `eval.metadata["speceval"]` (Inspect's own metrics give a standard error only);
+- a sample per answer (a conversation is one sample): `inspect_samples`;
+- its scores (`inspect_scores`): one per judge, named by the judge, and for a per-turn judge one per judged turn,
+  `<judge>_turn<k>`; binary `"C"`/`"I"`, Likert the rating 1-5, categorical the category, each with the answer it
+  judged (View's answer column) and the judge's explanation. A verdict that is not `judged` has no score (every
+  exported score is finite); its outcome is in the sample's `metadata.not_judged`;
+- with two or more whole-answer judges on one scale, a panel score (`panel`): the share of the judges that found the
+  answer compliant (the mean rating for Likert), on answers every judge judged, as the report's panel.
 
 Rankings have no home in Inspect's schema and are left out (counted).
 """
@@ -31,11 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -43,34 +42,26 @@ from typing import TYPE_CHECKING, Any
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import survey
-from speceval.analysis.rendering.summary import interval_methods
-from speceval.analysis.tables.panel import PANEL
+from speceval.analysis.rendering.markdown.summary import interval_methods
 from speceval.atomic import atomic_write_bytes
 from speceval.errors import ConfigError, InputError
 from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, PartOf, plan_log
-from speceval.interop.inspect_scores import SampleKey, judge_score, metrics, panel_scores, sample_key
-from speceval.interop.run_facts import JudgeRun, RunFacts
+from speceval.interop.inspect_samples import Answer, build_sample, sample_id, usage_totals
+from speceval.interop.inspect_scores import SampleKey, metrics, panel_names, panel_scores, sample_key, score_name
+from speceval.interop.inspect_source import InspectSource, inspect_source
+from speceval.interop.run_facts import RunFacts
 from speceval.paths import readable_names, safe_filename
 from speceval.pipelines.inspect_logs import require_inspect
-from speceval.wire.usage import Usage
 
 if TYPE_CHECKING:
-    from inspect_ai.log import EvalLog, EvalSample
-    from inspect_ai.model import ChatMessage, GenerateConfig, ModelUsage
-    from inspect_ai.scorer import Score
+    from inspect_ai.log import EvalLog, EvalSample, EvalStats
+    from inspect_ai.log._log import EvalScorer
+    from inspect_ai.model import GenerateConfig
 
-SCHEMA = "speceval-inspect/1"
+SCHEMA = "speceval-inspect/2"
 """`eval.metadata["speceval"]["schema"]`: the version of this mapping."""
 
 _LogKey = tuple[str, str, str, int]  # spec, candidate, variation, run
-
-
-@dataclass
-class _Answer:
-    """Everything one sample of a log is made of: the verdicts on one answer (or one turn of it)."""
-
-    rows: list[tuple[ComplianceRow, Path]] = field(default_factory=list)
-    scores: dict[str, Score] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,15 +91,24 @@ def export_inspect(
             "run); nothing to export as Inspect logs",
         )
     logs: dict[_LogKey, dict[Path, ComplianceRow]] = defaultdict(dict)
+    sources = _sources(plan.firsts)
     for file, first in plan.firsts:
-        logs[(first.spec, first.model, plan.variation(first), first.run)][file] = first
+        # an Inspect candidate's epochs are one log (run 0 stands for "its epochs"), as Inspect had them
+        run = 0 if sources.get(file) is not None else first.run
+        logs[(first.spec, first.model, plan.variation(first), run)][file] = first
     folders = readable_names(sorted({key[2] for key in logs}))
     written, samples = [], 0
     for key in sorted(logs):
         whole = plan_log(logs[key], max_samples)
         spec, candidate, variation, run = key
+        source = sources[next(iter(logs[key]))]
         name = "_".join(
-            (safe_filename(spec), safe_filename(candidate.replace("/", "-")), folders[variation], f"run{run}")
+            (
+                safe_filename(spec),
+                safe_filename(candidate.replace("/", "-")),
+                folders[variation],
+                f"run{run}" if source is None else "epochs",
+            )
         )
         for number, part in enumerate(whole.parts, start=1):
             verdicts = [
@@ -116,14 +116,10 @@ def export_inspect(
                 for row, file in whole.part_verdicts(part)
             ]
             of = PartOf(number=number, parts=len(whole.parts), log=name)
-            built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of)
+            built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of, source)
             del verdicts
             samples += built.count
-            # Inspect lists a .json log only when its name starts with a time stamp (as its own logs' names do).
-            created = datetime.fromisoformat(built.log.eval.created).astimezone(UTC)
-            stamp = created.strftime("%Y-%m-%dT%H-%M-%S+00-00")
-            suffix = f"_part{number}of{len(whole.parts)}" if len(whole.parts) > 1 else ""
-            written.append(_write(built, out / f"{stamp}_{name}{suffix}.{log_format}"))
+            written.append(_write(built, out / f"{_file_name(built.log)}.{log_format}"))
     return InspectExport(logs=written, samples=samples, ranking_files_left_out=plan.ranking_files)
 
 
@@ -203,65 +199,95 @@ def _finish(log: EvalLog, samples: list[EvalSample]) -> None:
     scored = EvalLog(eval=log.eval, status=log.status, samples=samples)
     recompute_metrics(scored)
     log.results = scored.results
-    log.stats = EvalStats(model_usage=_totals(samples))
+    log.stats = EvalStats(
+        started_at=log.stats.started_at, completed_at=log.stats.completed_at, model_usage=usage_totals(samples)
+    )
+
+
+def _file_name(log: EvalLog) -> str:
+    """The file name Inspect gives its own logs, `<created>_<task>_<task id>` (Inspect lists a `.json` log only
+    when its name starts with a time stamp, and `inspect log list` reads the task and task id out of the name)."""
+    from inspect_ai._util.log_layout import eval_log_name  # private, hence the pinned range
+
+    created = datetime.fromisoformat(log.eval.created).astimezone(UTC).isoformat(timespec="seconds")
+    return eval_log_name(task=log.eval.task, task_id=log.eval.task_id, created=created, model=log.eval.model)
+
+
+def _sources(firsts: list[tuple[Path, ComplianceRow]]) -> dict[Path, InspectSource | None]:
+    """Each results file's Inspect source (`inspect_source`: the judged answers were an Inspect log's), or None."""
+    facts = RunFacts()
+    found: dict[tuple[Path | None, str], InspectSource | None] = {}
+    sources: dict[Path, InspectSource | None] = {}
+    for file, first in firsts:
+        candidate_run = facts.judge_run(file.parent.parent).candidate_run
+        if (candidate_run, first.model) not in found:
+            found[(candidate_run, first.model)] = inspect_source(candidate_run, first.model)
+        sources[file] = found[(candidate_run, first.model)]
+    return sources
 
 
 def _log(
-    key: _LogKey, verdicts: list[tuple[ComplianceRow, Path]], settings: dict[str, Any], whole: LogPlan, of: PartOf
+    key: _LogKey,
+    verdicts: list[tuple[ComplianceRow, Path]],
+    settings: dict[str, Any],
+    whole: LogPlan,
+    of: PartOf,
+    source: InspectSource | None = None,
 ) -> _Built:
     """One part's header and samples; the judges, their runs, the rates and the synthetic flag are the whole
-    log's (`whole`), so every part of a log says the same of it."""
+    log's (`whole`), so every part of a log says the same of it. From an Inspect `source`: the model as Inspect
+    named it, the epochs, and (in the last part) the samples that had no answer to judge."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec
-    from inspect_ai.log._log import EvalMetricDefinition, EvalScorer  # not re-exported by inspect_ai.log
     from inspect_ai.model import ModelConfig
 
     spec, candidate, variation, run = key
     facts = RunFacts()  # a part's own: it caches the generation records the part's samples read
     judges = whole.judges
     roles = {judge: "grader" if len(judges) == 1 else f"grader_{n}" for n, judge in enumerate(judges, start=1)}
-    answers: dict[SampleKey, _Answer] = defaultdict(_Answer)
+    answers: dict[SampleKey, Answer] = defaultdict(Answer)
     for row, file in verdicts:
-        answer = answers[sample_key(row)]
-        answer.rows.append((row, file))
-        answer.scores[row.judge] = judge_score(row)
-    if len(judges) > 1:
-        panel = panel_scores([row for row, _ in verdicts])  # each answer's panel: its judges are all in the part
-        for key_of_sample, score in panel.items():
-            answers[key_of_sample].scores[PANEL] = score
+        answers[sample_key(row)].rows.append((row, file))
+    for answer in answers.values():
+        answer.score_verdicts()
+    modes, turns = whole.modes(), whole.turns()
+    panels = panel_names({judge: mode for judge, mode in modes.items() if judge not in turns})
+    texts = {k: a.text() for k, a in answers.items()}
+    for panel, members in panels.items():  # each answer's panel: its judges' verdicts are all in the part
+        rows = [row for row, _ in verdicts if row.judge in members and row.turn is None]
+        for key_of_sample, score in panel_scores(rows, texts).items():
+            if isinstance(score, str):
+                answers[key_of_sample].not_judged[panel] = {"outcome": score, "reason": None, "parse_error": None}
+            else:
+                answers[key_of_sample].scores[panel] = score
     runs = {judge: facts.judge_run(folder) for judge, folder in whole.judge_folders().items()}
     first = runs[judges[0]]
     sent = facts.candidate_sent(first.candidate_run)
-    ordered = sorted(answers.items(), key=_order)
-    ids = [sample_id(*k) for k, _ in ordered]
-    samples = (_sample(k, a, candidate, roles, facts, runs) for k, a in ordered)
+    model = candidate if source is None else source.model
+    ordered = sorted(answers.items())
+    epochs = sorted({first.run for first in whole.files.values()})
+    unanswered = source.unanswered(set(epochs)) if source is not None and of.number == of.parts else []
+    ids = sorted({sample_id(k[0], k[1]) for k, _ in ordered} | {str(s.id) for s in unanswered})
+    samples = itertools.chain(
+        (build_sample(k, a, model, roles, facts, runs, epochs=source is not None) for k, a in ordered), unanswered
+    )
     synthetic = whole.synthetic()
-    modes = whole.modes()
-    scorers = [
-        EvalScorer(name=judge, metrics=[EvalMetricDefinition(name=f"inspect_ai/{m}") for m in metrics(modes[judge])])
-        for judge in judges
-    ]
-    if len(judges) > 1:
-        scorers.append(
-            EvalScorer(
-                name=PANEL,
-                metrics=[EvalMetricDefinition(name="inspect_ai/mean"), EvalMetricDefinition(name="inspect_ai/stderr")],
-            )
-        )
+    scorers = _scorers(judges, modes, turns, panels)
     created = min((r.created for r in runs.values() if r.created), default=None)
     log = EvalLog(
         status="success",
+        stats=_stats(facts, [first.candidate_run, *whole.judge_folders().values()]),
         eval=EvalSpec(
             created=created or datetime.now(UTC).isoformat(),
-            task=f"speceval/{spec}",
-            task_id=f"speceval/{spec}",
+            task=f"speceval/{of.log}" + (f"_part{of.number}of{of.parts}" if of.parts > 1 else ""),
+            task_id=_id("task", key) if of.parts == 1 else _id("task", (*key, of.number)),
             eval_id=_id("eval", key) if of.parts == 1 else _id("eval", (*key, of.number)),
             run_id=_id("run", key),
             task_version="+".join(whole.prompt_versions()),
             dataset=EvalDataset(name=spec, samples=len(ids), sample_ids=ids),
-            model=candidate,
+            model=model,
             model_generate_config=_generate_config(sent),
             model_roles={roles[j]: ModelConfig(model=j, config=_generate_config(runs[j].sent)) for j in judges},
-            config=EvalConfig(epochs=1),
+            config=EvalConfig(epochs=1 if source is None else source.epochs),
             packages={"speceval": version("speceval")},
             scorers=scorers,
             tags=["speceval", "synthetic" if synthetic else "provider"],
@@ -272,13 +298,17 @@ def _log(
                     "candidate": candidate,
                     "variation": variation,
                     "variation_settings": settings,
-                    "run": run,
+                    "run": run if source is None else None,
+                    "epochs": epochs if source is not None else None,
+                    "inspect_source": [str(log) for log in source.logs] if source is not None else None,
                     "synthetic": synthetic,
                     "synthetic_note": "answers and verdicts come from the speceval emulator (offline), not from a model"
                     if synthetic
                     else None,
                     "judges": {roles[j]: j for j in judges},
                     "modes": modes,
+                    "turn_judges": turns,
+                    "panels": panels,
                     "candidate_sent": sent,
                     "judge_sent": {j: runs[j].sent for j in judges},
                     "rates": whole.rates,
@@ -289,17 +319,25 @@ def _log(
             },
         ),
     )
-    return _Built(log=log, samples=samples, count=len(ids))
+    return _Built(log=log, samples=samples, count=len(ordered) + len(unanswered))
+
+
+def _stats(facts: RunFacts, runs: list[Path | None]) -> EvalStats:
+    """The log's time span (View's duration): from the first of its runs' creation (the candidate's generation,
+    its judges') to the last one's last update, as their run.json recorded them; absent when one is unrecorded."""
+    from inspect_ai.log import EvalStats
+
+    spans = [facts.span(run) for run in runs]
+    if not spans or any(start is None or end is None for start, end in spans):
+        return EvalStats()
+    started = min(start for start, _ in spans if start is not None)
+    completed = max(end for _, end in spans if end is not None)
+    return EvalStats(started_at=started.isoformat(), completed_at=completed.isoformat())
 
 
 def _id(kind: str, key: tuple[str | int, ...]) -> str:
     """A stable id of the log (Inspect View tells logs apart by it): the same verdicts export to the same ids."""
     return hashlib.sha256(json.dumps([kind, *key]).encode()).hexdigest()[:22]
-
-
-def _order(item: tuple[SampleKey, _Answer]) -> tuple[str, int, int]:
-    statement, index, turn = item[0]
-    return statement, index, turn or 0
 
 
 def _generate_config(sent: dict[str, Any]) -> GenerateConfig:
@@ -318,99 +356,20 @@ def _generate_config(sent: dict[str, Any]) -> GenerateConfig:
     return GenerateConfig.model_validate(kept)
 
 
-def sample_id(statement_id: str, original_index: int, turn: int | None = None) -> str:
-    """A sample's id: `<statement_id>_<original_index>`, `_turn<k>` added for a per-turn verdict."""
-    return f"{statement_id}_{original_index}" + (f"_turn{turn}" if turn is not None else "")
+def _scorers(
+    judges: list[str], modes: dict[str, str], turns: dict[str, int], panels: dict[str, list[str]]
+) -> list[EvalScorer]:
+    """The log's scorers (Inspect's metrics are computed per scorer): each whole-answer judge, each turn a per-turn
+    judge judged anywhere in the log, each panel."""
+    from inspect_ai.log._log import EvalMetricDefinition, EvalScorer  # not re-exported by inspect_ai.log
 
+    def scorer(name: str, mode: str) -> EvalScorer:
+        return EvalScorer(name=name, metrics=[EvalMetricDefinition(name=f"inspect_ai/{m}") for m in metrics(mode)])
 
-def _sample(
-    key: SampleKey, answer: _Answer, candidate: str, roles: dict[str, str], facts: RunFacts, runs: dict[str, JudgeRun]
-) -> EvalSample:
-    from inspect_ai.log import EvalSample
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
-
-    statement_id, index, turn = key
-    row, _ = answer.rows[0]
-    run = runs[row.judge]
-    record = facts.candidate_record(run.candidate_run, statement_id, index)
-    conversation = record.get("conversation") if record is not None else None
-    messages: list[ChatMessage]
-    if isinstance(conversation, list) and conversation:
-        messages = _messages(conversation, candidate, turn, len(record.get("turns") or []) if record else 0)
-    else:
-        messages = [ChatMessageUser(content=row.input), ChatMessageAssistant(content=row.output, model=candidate)]
-    usage: dict[str, ModelUsage] = {}
-    role_usage: dict[str, ModelUsage] = {}
-    if record is not None and isinstance(record.get("usage"), dict) and (turn is None or turn == 1):
-        usage[candidate] = _usage(Usage.model_validate(record["usage"]))
-    for judged, file in answer.rows:
-        if judged.turn is None:
-            found = facts.judge_usage(file.parent.parent, statement_id, index)
-            if found is not None:
-                usage[judged.judge] = role_usage[roles[judged.judge]] = _usage(found)
-    return EvalSample(
-        id=sample_id(statement_id, index, turn),
-        epoch=1,
-        input=row.input,
-        target=facts.statement_text(run.spec_path, statement_id) or "",
-        messages=messages,
-        output=ModelOutput.from_content(candidate, row.output),
-        scores=answer.scores,
-        metadata={
-            "statement_id": statement_id,
-            "original_index": index,
-            "turn": turn,
-            "statement_type": row.statement_type,
-            "authority_level": row.authority_level,
-            "synthetic": row.synthetic,
-            "candidate_settings": row.candidate_settings,
-            "sources": sorted({judged.source for judged, _ in answer.rows}),
-        },
-        model_usage=usage,
-        role_usage=role_usage,
-    )
-
-
-def _messages(conversation: list[Any], candidate: str, turn: int | None, turns: int) -> list[ChatMessage]:
-    """A recorded conversation as Inspect's messages; for a turn, up to that turn's answer (the candidate's answers
-    are the last `turns` assistant messages: the ones before them were a fixed history)."""
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
-
-    built: list[ChatMessage] = []
-    assistant = sum(1 for m in conversation if isinstance(m, dict) and m.get("role") == "assistant")
-    stop_after = assistant - turns + turn if turn is not None else None
-    seen = 0
-    for message in conversation:
-        role, content = message.get("role"), str(message.get("content", ""))
-        if role == "system":
-            built.append(ChatMessageSystem(content=content))
-        elif role == "assistant":
-            seen += 1
-            built.append(ChatMessageAssistant(content=content, model=candidate if seen > assistant - turns else None))
-            if stop_after is not None and seen >= stop_after:
-                break
+    found = []
+    for judge in judges:
+        if judge in turns:
+            found += [scorer(score_name(judge, turn), modes[judge]) for turn in range(1, turns[judge] + 1)]
         else:
-            built.append(ChatMessageUser(content=content))
-    return built
-
-
-def _usage(usage: Usage) -> ModelUsage:
-    from inspect_ai.model import ModelUsage
-
-    return ModelUsage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        total_tokens=usage.input_tokens + usage.output_tokens,
-        input_tokens_cache_read=usage.cached_input_tokens or None,
-        input_tokens_cache_write=usage.cache_write_tokens or None,
-    )
-
-
-def _totals(samples: list[EvalSample]) -> dict[str, ModelUsage]:
-    from inspect_ai.model import ModelUsage
-
-    totals: dict[str, ModelUsage] = {}
-    for sample in samples:
-        for model, usage in sample.model_usage.items():
-            totals[model] = totals[model] + usage if model in totals else ModelUsage() + usage
-    return totals
+            found.append(scorer(judge, modes[judge]))
+    return found + [scorer(panel, "likert") for panel in panels]  # likert: Inspect's mean, as the panel's share

@@ -29,17 +29,15 @@ import numpy as np
 from speceval.analysis.reading.columns import ColumnsBuilder
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import ComplianceRow, Found
-from speceval.analysis.tables.panel import PANEL, panel_verdicts
+from speceval.analysis.tables.panel import panel_verdicts
 from speceval.analysis.tables.variations import summarize
+from speceval.defaults import Mode
 from speceval.errors import InputError
-from speceval.interop.inspect_scores import RATE_FIELDS, SampleKey
+from speceval.interop.inspect_scores import RATE_FIELDS, SampleKey, panel_names
 
 MAX_SAMPLES_PER_LOG = 2_000
 """Samples in one log file (`--max-samples-per-log`): a larger log is written as several parts. Measured in
 benchmarks/RESULTS.md ("Exports at scale")."""
-
-_TURN_BITS = 20
-"""A sample key as one number: original index << 20 | turn (0: the whole answer)."""
 
 
 @dataclass(frozen=True)
@@ -50,9 +48,9 @@ class Part:
     samples: int
 
     def holds(self, key: SampleKey) -> bool:
-        statement, index, turn = key
+        statement, index, epoch = key
         bounds = self.ranges.get(statement)
-        return bounds is not None and bounds[0] <= _code(index, turn) <= bounds[1]
+        return bounds is not None and bounds[0] <= _code(index, epoch) <= bounds[1]
 
 
 @dataclass(frozen=True)
@@ -72,6 +70,7 @@ class LogPlan:
     files: dict[Path, ComplianceRow] = field(default_factory=dict)
     rates: dict[str, dict[str, Any]] = field(default_factory=dict)
     parts: list[Part] = field(default_factory=list)
+    last_turns: dict[str, int] = field(default_factory=dict)
 
     @property
     def samples(self) -> int:
@@ -80,6 +79,10 @@ class LogPlan:
     @property
     def judges(self) -> list[str]:
         return sorted({first.judge for first in self.files.values()})
+
+    def turns(self) -> dict[str, int]:
+        """Each per-turn judge's last judged turn anywhere in the log (its scores are named by turn)."""
+        return dict(self.last_turns)
 
     def modes(self) -> dict[str, str]:
         return {first.judge: first.mode for first in self.files.values()}
@@ -102,10 +105,10 @@ class LogPlan:
         return sorted({file.parent.parent for file in self.files})
 
     def part_verdicts(self, part: Part) -> Iterator[tuple[ComplianceRow, Path]]:
-        """The verdicts (with their detail) of one part, read from the files of its statements only."""
-        for file, rows, _ in walk(self.folders(), Found(), detail=True, keep=False):
-            if file not in self.files or self.files[file].statement_id not in part.ranges:
-                continue  # (its rows are never read: the file is closed unread past its metadata)
+        """The verdicts (with their detail) of one part, read from the files of its statements only (the others
+        are not opened)."""
+        wanted = {file for file, first in self.files.items() if first.statement_id in part.ranges}
+        for file, rows, _ in walk(self.folders(), Found(), detail=True, keep=False, only=wanted):
             for row in rows:
                 if part.holds(_key(row, file)):
                     yield row, file
@@ -124,23 +127,25 @@ def plan_log(files: dict[Path, ComplianceRow], max_samples: int) -> LogPlan:
         first = next(stream, None)
         if first is None:
             continue
-        separate = first.turn is not None or first.mode == "categories"
+        separate = first.turn is not None or first.mode == Mode.CATEGORIES
         scoped[first.judge] = scoped.get(first.judge, False) or separate
         noted = _noting(itertools.chain([first], stream), file, keys[first.statement_id])
         if first.turn is not None:  # per-turn verdicts are never pooled with answers' (as the report's fold)
-            for _ in noted:
-                pass
+            last = plan.last_turns.get(first.judge, 0)
+            for row in noted:
+                last = max(last, row.turn or 0)
+            plan.last_turns[first.judge] = last
         else:
             builder.add_file(file, noted, offsets)
-    plan.rates = _rates(builder, scoped)
+    plan.rates = _rates(builder, scoped, plan.modes())
     plan.parts = _parts({s: np.unique(np.frombuffer(codes, dtype=np.int64)) for s, codes in keys.items()}, max_samples)
     return plan
 
 
 def _noting(rows: Iterable[ComplianceRow], file: Path, keys: array[int]) -> Iterator[ComplianceRow]:
     for row in rows:
-        _, index, turn = _key(row, file)
-        keys.append(_code(index, turn))
+        _, index, epoch = _key(row, file)
+        keys.append(_code(index, epoch))
         yield row
 
 
@@ -152,15 +157,21 @@ def _key(row: ComplianceRow, file: Path) -> SampleKey:
             f"a verdict on {row.statement_id} has no original_index: it cannot be tied to its answer in an Inspect log",
             field="results.original_index",
         )
-    return row.statement_id, index, row.turn
+    return row.statement_id, index, row.run
 
 
-def _code(index: int, turn: int | None) -> int:
-    return (index << _TURN_BITS) | (turn or 0)
+_EPOCH_BITS = 16
+"""A sample key as one number: original index << 16 | epoch (a log of an Inspect candidate's epochs holds each
+answer once per epoch; any other log has one run)."""
 
 
-def _rates(builder: ColumnsBuilder, scoped: dict[str, bool]) -> dict[str, dict[str, Any]]:
-    """Each judge's rate in the whole log with the report's interval, and the panel's (several judges)."""
+def _code(index: int, epoch: int) -> int:
+    return (index << _EPOCH_BITS) | epoch
+
+
+def _rates(builder: ColumnsBuilder, scoped: dict[str, bool], modes: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each judge's rate in the whole log with the report's interval, and each panel's (`panel_names`: judges of
+    the whole answer on one scale)."""
     c = builder.build()
     judges = c.fact("judge")
     rates: dict[str, dict[str, Any]] = {}
@@ -170,9 +181,10 @@ def _rates(builder: ColumnsBuilder, scoped: dict[str, bool]) -> dict[str, dict[s
         else:
             members = np.flatnonzero(judges == c.code_of("judge", judge))
             rates[judge] = summarize(c, members).model_dump(include=RATE_FIELDS)
-    if len(scoped) > 1:
-        panel = panel_verdicts(c) if len(c) else None
-        rates[PANEL] = (
+    for name, panelists in panel_names({j: modes[j] for j in scoped if not scoped[j]}).items():
+        chosen = np.flatnonzero(np.isin(judges, np.array([c.code_of("judge", j) for j in panelists], dtype=np.int64)))
+        panel = panel_verdicts(c.take(chosen)) if len(chosen) else None
+        rates[name] = (
             {"note": "no answer has verdicts of two judges"}
             if panel is None
             else summarize(panel.verdicts).model_dump(include=RATE_FIELDS)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from speceval.batch.manifest import MANIFEST_NAME
 from speceval.errors import UsageError
+from speceval.judging.files import JUDGE_RESPONSES
 from speceval.paths import safe_path
-from speceval.pipelines.judge_run import JUDGE_RESPONSES
 from speceval.pipelines.legacy import RESULTS
 from speceval.spec import load_spec
 from speceval.wire.usage import Usage
@@ -59,6 +60,7 @@ class RunFacts:
         self._records: dict[tuple[Path, str], dict[int, dict[str, Any]]] = {}
         self._judge_usage: dict[tuple[Path, str], dict[int, Usage]] = {}
         self._specs: dict[str, dict[str, str]] = {}
+        self._jobs: dict[Path, dict[str, tuple[datetime, datetime]]] = {}
 
     def judge_run(self, run_dir: Path) -> JudgeRun:
         """The judge run that wrote a compliance folder (`results/<statement>.json`'s grandparent)."""
@@ -74,6 +76,15 @@ class RunFacts:
                 offline=bool(manifest["offline"]) if "offline" in manifest else None,
             )
         return self._judges[run_dir]
+
+    def span(self, run_dir: Path | None) -> tuple[datetime | None, datetime | None]:
+        """When a run was created and last updated, as its `run.json` says (None where it does not)."""
+        manifest = _manifest(run_dir) if run_dir is not None else {}
+        times = [manifest.get(key) for key in ("created_at", "updated_at")]
+        return (
+            _utc(times[0]) if isinstance(times[0], str) else None,
+            _utc(times[1]) if isinstance(times[1], str) else None,
+        )
 
     def candidate_sent(self, candidate_run: Path | None) -> dict[str, Any]:
         """The settings the candidate's generation run sent with every request (empty when unrecorded)."""
@@ -97,6 +108,24 @@ class RunFacts:
                 if isinstance(r, dict) and isinstance(r.get("original_index"), int)
             }
         return self._records[key].get(index)
+
+    def job_times(self, run_dir: Path) -> dict[str, tuple[datetime, datetime]]:
+        """Each job of a run that ended: its id → (submitted, ended), from the run's (and its rounds') `metadata/`
+        batch records (a record without both times, or unreadable, is left out: its answers' times are absent)."""
+        if run_dir not in self._jobs:
+            times: dict[str, tuple[datetime, datetime]] = {}
+            base = run_dir if (run_dir / "run.json").is_file() else run_dir.parent  # (given its results folder)
+            # a conversation's rounds are runs of their own: `rounds/<n>/metadata/`
+            for path in sorted([*base.glob("metadata/*.json"), *base.glob("rounds/*/metadata/*.json")]):
+                try:
+                    record = json.loads(path.read_bytes())
+                    job, started, ended = record["batch_id"], record["submitted_at"], record["ended_at"]
+                    if isinstance(job, str) and isinstance(started, str) and isinstance(ended, str):
+                        times[job] = (_utc(started), _utc(ended))
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+            self._jobs[run_dir] = times
+        return self._jobs[run_dir]
 
     def judge_usage(self, run_dir: Path, statement_id: str, index: int) -> Usage | None:
         """The tokens the judge's request(s) about one answer used (None when the judge run did not record them)."""
@@ -124,6 +153,11 @@ class RunFacts:
                 logger.warning("cannot read the spec %s: the Inspect samples carry no statement text", spec_path)
                 self._specs[spec_path] = {}
         return self._specs[spec_path].get(statement_id)
+
+
+def _utc(stamp: str) -> datetime:
+    parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _json_list(path: Path) -> list[Any]:

@@ -15,12 +15,12 @@ from typing import Literal
 from pydantic import BaseModel, Field, StrictBool
 
 from speceval.batch.records import SCHEMA_VERSION, RequestError
+from speceval.defaults import Mode, Scope
 from speceval.inputs.script import ChatMessage
 from speceval.judging.canaries import CanaryKind
-from speceval.judging.transcripts import Scope
 
-Mode = Literal["binary", "likert", "categories"]
-"""What a compliance judge answers: compliant or not, a 1-5 rating, or one of named categories."""
+JUDGE_RESPONSES = "judge_responses"
+"""Subfolder of a judge run directory holding the engine's per-request records (the judge's raw answers)."""
 
 
 class JudgeOutcome(StrEnum):

@@ -1,7 +1,7 @@
-"""What the operations commands report about runs: one typed row per provider job, and spend per run.
+"""What `speceval status` reports about runs: one typed row per provider job.
 
 `job_rows` reads every run's records and (unless told not to) asks the provider for the current state of jobs
-still running; `run_costs` totals usage and cost. The CLI renders both as tables or JSON.
+still running. Spend per run (`speceval cost`, the report) is `speceval.operations.costs`'s, which reads files only.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from speceval.batch.costs import PriceTable, record_cost
-from speceval.batch.manifest import RunManifest
+from speceval.batch.manifest import RAY_KEY, REALTIME_KEY, RunManifest
 from speceval.batch.records import BatchRecord, utcnow
 from speceval.batch.store import RunStore
 from speceval.errors import ProviderError
-from speceval.operations.runs import find_run_dirs, open_run, store_for
+from speceval.operations.reopen import open_run
+from speceval.operations.runs import find_run_dirs, store_for
 
 logger = logging.getLogger(__name__)
 
@@ -42,23 +43,6 @@ class JobRow(BaseModel):
     note: str | None = None
 
 
-class RunCost(BaseModel):
-    """Spend of one run (`speceval cost`)."""
-
-    run_dir: str
-    kind: str
-    provider: str
-    model: str
-    jobs: int
-    requests: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    pending_estimate_usd: float | None
-    cached_input_tokens: int = 0
-    """Of `input_tokens`, those the provider read from its prompt cache (billed at the cached-input price)."""
-
-
 def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True) -> list[JobRow]:
     """A row for every job (and every job still being created) under `paths`."""
     rows: list[JobRow] = []
@@ -68,7 +52,7 @@ def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True)
         records = store.load_records()
         notes: dict[str, str] = {}
         running = [r for r in records if not r.state.is_terminal]
-        if refresh and running and "realtime" not in manifest.parameters:
+        if refresh and running and REALTIME_KEY not in manifest.parameters:
             notes = _refresh(run_dir, running)
         now = utcnow()
         for record in records:
@@ -98,18 +82,18 @@ def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True)
 
 def _sent_without_jobs(manifest: RunManifest) -> bool:
     """Realtime and Ray runs send requests themselves: there is no provider job to show, only progress."""
-    return any(key in manifest.parameters for key in ("realtime", "ray"))
+    return any(key in manifest.parameters for key in (REALTIME_KEY, RAY_KEY))
 
 
 def _session_row(run_dir: Path, manifest: RunManifest, store: RunStore, now: datetime) -> JobRow:
     """The progress of a run sent without provider jobs: its requests, their outcomes so far, and the rest."""
-    from speceval.realtime.journal import outcome_counts
+    from speceval.batch.journal import outcome_counts
 
     counts = dict(outcome_counts(run_dir, store.results_dir))
     total = int(manifest.parameters.get("requests") or sum(counts.values()))
     if total > sum(counts.values()):
         counts["not sent yet"] = total - sum(counts.values())
-    mode = "ray" if "ray" in manifest.parameters else "realtime"
+    mode = RAY_KEY if RAY_KEY in manifest.parameters else REALTIME_KEY
     return JobRow(
         run_dir=str(run_dir),
         kind=manifest.kind,
@@ -164,34 +148,6 @@ def _row(
         estimated_cost_usd=record.estimated_cost_usd,
         note=note or ("cancelled by a user" if record.cancel_requested else None),
     )
-
-
-def run_costs(paths: Iterable[Path], prices: PriceTable) -> list[RunCost]:
-    """Usage and cost per run under `paths` (unknown prices stay None, never 0)."""
-    costs = []
-    for run_dir in find_run_dirs(paths):
-        manifest = RunManifest.load(run_dir)
-        records = store_for(run_dir, manifest).load_records()
-        collected = [r for r in records if r.collected]
-        parts = [record_cost(prices, r) for r in collected]
-        known = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
-        pending = [r.estimated_cost_usd for r in records if not r.collected]
-        costs.append(
-            RunCost(
-                run_dir=str(run_dir),
-                kind=manifest.kind,
-                provider=manifest.provider,
-                model=manifest.model_name,
-                jobs=len(records),
-                requests=sum(r.request_count for r in records),
-                input_tokens=sum(r.usage.input_tokens for r in collected),
-                output_tokens=sum(r.usage.output_tokens for r in collected),
-                cached_input_tokens=sum(r.usage.cached_input_tokens for r in collected),
-                cost_usd=known,
-                pending_estimate_usd=None if any(p is None for p in pending) else sum(p or 0.0 for p in pending),
-            )
-        )
-    return costs
 
 
 def _hours(now: datetime, then: datetime) -> float:

@@ -1,37 +1,30 @@
-"""Finding run directories and reopening their provider, for the operations commands (status, fetch, cancel).
+"""Finding run directories, their engine state, and earlier runs of the same work.
 
-A run directory is any folder with a `run.json` (generation and judge runs alike). Its manifest says which model
-and provider served it and whether it ran offline; reopening an offline run restarts the emulator over the state
-the run left in `<run_dir>/.emulator`, so its jobs are found exactly as a real provider's would be.
+A run directory is any folder with a `run.json` (generation and judge runs alike). This module reads files only:
+the report reads runs through it, so it imports no provider, transport or emulator (`tests/unit/test_layers.py`
+holds that). Reconnecting a run to its provider is `speceval.operations.reopen`'s.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from speceval.batch.manifest import MANIFEST_NAME, RunManifest
-from speceval.batch.model import BatchedModel
+from speceval.batch.manifest import MANIFEST_NAME, RAY_KEY, REALTIME_KEY, RunManifest
 from speceval.batch.store import RunStore
-from speceval.errors import ConfigError, InputError
-from speceval.offline import offline_provider
-from speceval.providers.registry import create_batched_model
-from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
-from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
-from speceval.wire.params import GenerationParams
+from speceval.errors import InputError
+from speceval.judging.files import JUDGE_RESPONSES
 
 logger = logging.getLogger(__name__)
 
 # Where each kind of run keeps the engine's per-request records (judge runs keep verdicts in results/).
 # inputs: speceval.inputgen's rounds; generation_round: a conversation run's rounds.
 _RESULTS_SUBDIR = {"generation": "results", "inputs": "responses", "generation_round": "results"}
-_JUDGE_RESULTS_SUBDIR = "judge_responses"
 
 
 def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
@@ -52,35 +45,7 @@ def store_for(run_dir: Path, manifest: RunManifest) -> RunStore:
     """The engine state of a run, with the results folder its kind uses."""
     if manifest.kind in _RESULTS_SUBDIR:
         return RunStore(run_dir, results_subdir=_RESULTS_SUBDIR[manifest.kind])
-    return RunStore(run_dir, results_subdir=_JUDGE_RESULTS_SUBDIR, prompts_once=True)  # as JudgeTarget.store
-
-
-@dataclass
-class OpenRun:
-    """A run directory with its manifest, engine state and a model connected to its provider."""
-
-    run_dir: Path
-    manifest: RunManifest
-    store: RunStore
-    model: BatchedModel
-
-
-@contextmanager
-def open_run(run_dir: Path) -> Iterator[OpenRun]:
-    """Reconnect to the provider that serves `run_dir` (starting the offline emulator if the run was offline)."""
-    manifest = RunManifest.load(run_dir)
-    params = GenerationParams(**manifest.parameters.get("params", {}))
-    if "realtime" in manifest.parameters:
-        raise ConfigError(f"{run_dir} is a realtime run: it has no provider jobs to track")
-    if manifest.offline:
-        with offline_provider(run_dir, manifest.provider) as options:
-            model = create_batched_model(manifest.model_name, manifest.provider, params, **options)
-            yield OpenRun(run_dir, manifest, store_for(run_dir, manifest), model)
-        return
-    # Provider settings a run remembered (Vertex project, location and buckets) reconnect it as it was created.
-    remembered = manifest.parameters.get("vertex", {})
-    model = create_batched_model(manifest.model_name, manifest.provider, params, **remembered)
-    yield OpenRun(run_dir, manifest, store_for(run_dir, manifest), model)
+    return RunStore(run_dir, results_subdir=JUDGE_RESPONSES, prompts_once=True)  # as JudgeTarget.store
 
 
 class RunIdentity(BaseModel):

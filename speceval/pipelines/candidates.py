@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from speceval.batch.manifest import MANIFEST_NAME, RunManifest
 from speceval.batch.records import Outcome
-from speceval.errors import ConfigError, InputError, RunStateError
+from speceval.errors import ConfigError, InputError, RunStateError, first_problem
 from speceval.inputs.script import ChatMessage
 from speceval.judging.transcripts import Transcript
 from speceval.paths import safe_path
@@ -425,10 +425,9 @@ def _transcript(path: Path, position: str, record: dict[str, Any], output: str) 
         try:
             parsed.append(ChatMessage.model_validate(message))
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"])
+            where, message = first_problem(exc)
             raise InputError(
-                path, problem["msg"], field=f"{position}.conversation[{number}]" + (f".{where}" if where else "")
+                path, message, field=f"{position}.conversation[{number}]" + (f".{where}" if where else "")
             ) from None
     assistant = sum(message.role == "assistant" for message in parsed)
     # Judged records succeeded in every turn, so each turn holds one answer, at the end of the transcript.

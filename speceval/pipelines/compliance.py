@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from speceval.atomic import atomic_write_bytes
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION
+from speceval.defaults import Mode, Scope
 from speceval.engines.factory import AnyModel
 from speceval.errors import ConfigError
 from speceval.judging.canaries import CANARY_DIR, Canary, likert_correct, spec_canaries, without_example
@@ -41,10 +42,9 @@ from speceval.judging.files import (
     ComplianceFile,
     ComplianceMetadata,
     JudgeOutcome,
-    Mode,
 )
 from speceval.judging.prompts import CURRENT, TemplateId, render_category, render_compliance
-from speceval.judging.transcripts import Scope, render_transcript_compliance
+from speceval.judging.transcripts import render_transcript_compliance
 from speceval.judging.verdicts import (
     CategoryVerdict,
     ComplianceVerdict,
@@ -116,7 +116,7 @@ class BatchedComplianceJudge:
         self,
         settings: JudgeSettings,
         candidates: list[Candidate],
-        mode: Mode = "binary",
+        mode: Mode | str = Mode.BINARY,
         *,
         canaries: bool = True,
         canary_statements: list[str] | None = None,
@@ -129,7 +129,8 @@ class BatchedComplianceJudge:
         categories of mode `categories`, answered by structured output (the category an enum). `scope`: what one
         verdict of a conversation covers (default `conversation`: the whole transcript; `turn`: one verdict per
         assistant turn); plain answers are judged as ever, one verdict each (with `turn` 1 under scope turn)."""
-        if (mode == "categories") != bool(categories):
+        mode = Mode.of(mode)
+        if (mode is Mode.CATEGORIES) != bool(categories):
             raise ConfigError("a categorical judge needs `categories` (name: description), and only it takes them")
         self.categories = dict(categories or {})
         if self.categories:
@@ -141,17 +142,13 @@ class BatchedComplianceJudge:
                 ),
             )
         self.settings = settings
-        self.mode: Mode = mode
-        if scope is not None and scope not in {s.value for s in Scope}:
-            raise ConfigError(f"scope {scope!r} is not one of: {', '.join(s.value for s in Scope)}")
-        self.scope = Scope(scope) if scope is not None else None
+        self.mode = mode
+        self.scope = Scope.of(scope) if scope is not None else None
         self.spec: Specification = load_spec(settings.spec_path)
         self.spec_name = settings.spec_name or self.spec.name
         self.provider = resolve_org(settings.judge_model, settings.judge_org).org
         # New directories use the current template; a directory judged before keeps its own (`prompt_setup`).
-        self.template = CURRENT[
-            {"likert": "compliance_likert", "categories": "compliance_categories"}.get(mode, "compliance_binary")
-        ]
+        self.template = CURRENT[f"compliance_{mode.value}"]
         self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_label)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         if canary_statements is None:
@@ -230,7 +227,7 @@ class BatchedComplianceJudge:
         candidate = answers.candidate
         run_dir = self.candidate_dir(candidate)
         setup = prompt_setup(run_dir, self.template, self.salt)
-        mode = "categories" if self.categories else self.mode
+        mode = Mode.CATEGORIES if self.categories else self.mode
 
         def render(statement_id: str, answer: Answer, turn: int | None = None) -> str:
             if answer.transcript is not None:
@@ -437,7 +434,7 @@ class BatchedComplianceJudge:
             )
             # Likert files keep `compliant` (null: the judge was not asked) so readers of the binary shape still work.
             # Plain answers judged one verdict each keep the exact file shape they had before conversations.
-            unused = {"binary": {"rating", "category"}, "likert": {"category"}}.get(self.mode, set())
+            unused = {Mode.BINARY: {"rating", "category"}, Mode.LIKERT: {"category"}}.get(self.mode, set())
             unused = unused | (
                 set(CONVERSATION_FIELDS) if scope is None else ({"turn"} if scope is Scope.CONVERSATION else set())
             )
@@ -481,7 +478,7 @@ class BatchedComplianceJudge:
             parse_category(response.raw, list(self.categories))
             if self.categories
             else parse_likert(response.raw)
-            if self.mode == "likert"
+            if self.mode is Mode.LIKERT
             else parse_compliance(response.raw)
         )
         if isinstance(verdict, Unparsed):

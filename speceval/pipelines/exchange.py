@@ -51,7 +51,7 @@ class ImportSummary:
 
 def _final_results(pipeline: BatchedGenerationPipeline, store: RunStore) -> dict[ItemRef, ResultRecord]:
     """Every input's current record, from `results/` and the realtime journal (a run killed between merges)."""
-    from speceval.realtime.journal import Journal
+    from speceval.batch.journal import Journal
 
     records: dict[ItemRef, ResultRecord] = {}
     for statement_id in pipeline.inputs.statement_ids:

@@ -19,6 +19,15 @@ How a sample becomes an answer (docs/inspect.md shows it as a table):
 - failures: `sample.error` → outcome `errored` (its message kept), no answer → `missing`; both are counted and
   not judged, like a generation run's failed records.
 
+A folder written by `inspect eval-set` is read as any folder of logs: its manifests (`logs.json`, `eval-set.json`)
+are not logs; of several logs of one task (the same task id and model: an eval-set's retries), the one that
+finished is read (else the newest) and the others are named in a warning.
+
+Refused, naming the file, before anything is sent: a `.eval` that is not a zip archive (truncated, or not Inspect's),
+a log inspect_ai cannot read (malformed JSON, a missing field), a log with no samples. A log that stopped (status
+`error`, `cancelled` or `started`) is read for the samples it has, and the samples it lacks (its dataset's sample
+ids times its epochs, less those it holds) are said in a warning and counted as `missing` answers.
+
 Each log is read once to learn its model and epochs (header only) and once, whole, when its answers are read.
 """
 
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import zipfile
 from collections import defaultdict
@@ -36,7 +46,12 @@ from typing import TYPE_CHECKING, Any
 from speceval.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from inspect_ai.log import EvalSample
+    from inspect_ai.log import EvalLog, EvalSample
+
+logger = logging.getLogger(__name__)
+
+MANIFESTS = ("logs.json", "eval-set.json")
+"""What `inspect eval-set` writes beside its logs (a listing of their headers, the set's tasks): not logs."""
 
 INSTALL_HINT = "pip install 'speceval[inspect]'"
 TESTED_RANGE = ">=0.3.285,<0.4"
@@ -69,15 +84,12 @@ class InspectRun:
 
 
 def is_inspect_log(path: Path) -> bool:
-    """A file Inspect wrote: a `.eval` zip with a `header.json`, or a `.json` document with `eval` and `version`."""
-    if not path.is_file():
+    """A file Inspect wrote, by its name and head: a `.eval` file (read as a zip later: one that is not is refused,
+    not skipped), or a `.json` document with `eval` and `version` that is not an eval-set manifest."""
+    if not path.is_file() or path.name in MANIFESTS:
         return False
     if path.suffix == ".eval":
-        try:
-            with zipfile.ZipFile(path) as archive:
-                return "header.json" in archive.namelist()
-        except (OSError, zipfile.BadZipFile):
-            return False
+        return True
     if path.suffix == ".json":
         try:
             with path.open("rb") as handle:
@@ -95,7 +107,46 @@ def inspect_logs_in(path: Path) -> list[Path]:
         return [path] if is_inspect_log(path) else []
     if not path.is_dir():
         return []
-    return sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json") and is_inspect_log(p))
+    logs = sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json") and is_inspect_log(p))
+    others = sorted(p.name for p in path.iterdir() if p.suffix == ".json" and p.name not in MANIFESTS)
+    ignored = [name for name in others if path / name not in logs]
+    if logs and ignored:
+        logger.warning("%s: %d .json file(s) that are not Inspect logs ignored: %s", path, len(ignored), ignored[:5])
+    return logs
+
+
+def read_log(path: Path, header_only: bool = False) -> EvalLog:
+    """inspect_ai's reading of one log, any failure an InputError naming the file (a `.eval` that is not a zip
+    archive, a malformed `.json`, a field inspect_ai refuses)."""
+    from inspect_ai.log import read_eval_log
+
+    if path.suffix == ".eval" and not zipfile.is_zipfile(path):
+        raise InputError(path, "not a zip archive: a truncated or damaged .eval log, or not an Inspect log at all")
+    try:
+        return read_eval_log(str(path), header_only=header_only)
+    except Exception as exc:  # inspect_ai raises ValueError, KeyError, zip and pydantic errors alike
+        raise InputError(path, f"inspect_ai cannot read this log: {type(exc).__name__}: {exc}") from None
+
+
+def _current(headers: dict[Path, EvalLog]) -> dict[Path, EvalLog]:
+    """The logs to read: of several of one task (task id and model: an eval-set's retries), the one that
+    finished, else the newest (by name: Inspect's names start with the time); the others are named."""
+    by_task: dict[tuple[str, str], list[Path]] = defaultdict(list)
+    for log, header in headers.items():
+        by_task[(header.eval.task_id or str(log), header.eval.model)].append(log)
+    kept: dict[Path, EvalLog] = {}
+    for logs in by_task.values():
+        best = max(logs, key=lambda log: (headers[log].status == "success", log.name))
+        kept[best] = headers[best]
+        if len(logs) > 1:
+            logger.warning(
+                "%s: %d other log(s) of the same task (%s, its retries) left out: %s",
+                best,
+                len(logs) - 1,
+                headers[best].eval.task,
+                ", ".join(log.name for log in sorted(logs) if log != best),
+            )
+    return kept
 
 
 def model_name(inspect_model: str) -> str:
@@ -106,12 +157,10 @@ def model_name(inspect_model: str) -> str:
 def inspect_runs(path: Path, logs: list[Path]) -> list[InspectRun]:
     """The candidate runs of Inspect logs: one per model and epoch (headers only are read)."""
     require_inspect()
-    from inspect_ai.log import read_eval_log
-
     by_model: dict[str, list[Path]] = defaultdict(list)
     epochs: dict[str, int] = {}
-    for log in logs:
-        header = read_eval_log(str(log), header_only=True)
+    headers = _current({log: read_log(log, header_only=True) for log in logs})
+    for log, header in sorted(headers.items()):
         name = model_name(header.eval.model)
         by_model[name].append(log)
         epochs[name] = max(epochs.get(name, 1), header.eval.config.epochs or 1)
@@ -129,15 +178,22 @@ def inspect_records(run: InspectRun) -> dict[str, list[tuple[str, dict[str, Any]
     run's results record (`original_index`, `input_text`, `output_text`, `outcome`, `error`, and for a conversation
     `conversation` and `turns`), `where` naming the log and sample for error messages."""
     require_inspect()
-    from inspect_ai.log import read_eval_log
-
     found: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     seen: dict[tuple[str, int], str] = {}
     for log_path in run.logs:
-        log = read_eval_log(str(log_path))
+        log = read_log(log_path)
         if model_name(log.eval.model) != run.model:
             continue
-        samples = [s for s in log.samples or [] if s.epoch == run.epoch]
+        if not log.samples:
+            raise InputError(
+                log_path,
+                f"the log holds no samples (status {log.status}): no answers to judge; give a log of the task's run",
+                field="samples",
+            )
+        samples = [s for s in log.samples if s.epoch == run.epoch]
+        if log.status != "success":
+            for statement_id, record in _stopped(log_path, log, run.epoch, samples):
+                found[statement_id].append(("stopped", record))
         positions = _positions(log_path, samples)
         for sample in samples:
             statement_id = _statement(log_path, sample)
@@ -152,6 +208,47 @@ def inspect_records(run: InspectRun) -> dict[str, list[tuple[str, dict[str, Any]
             seen[(statement_id, index)] = f"{where} of {log_path.name}"
             found[statement_id].append((f"samples[{sample.id!r}]", _record(log_path, sample, index)))
     return found
+
+
+def _stopped(log_path: Path, log: EvalLog, epoch: int, samples: list[EvalSample]) -> list[tuple[str, dict[str, Any]]]:
+    """A stopped log's missing samples of one epoch, said in a warning and returned as `missing` records (those
+    whose id names a statement: `<statement_id>_<n>`; the others are counted in the warning only)."""
+    ids = log.eval.dataset.sample_ids
+    why = f"{log.status}" + (f": {log.error.message}" if log.error is not None else "")
+    if ids is None:
+        logger.warning("%s: the log stopped (%s); it lists no sample ids, so what is missing is unknown", log_path, why)
+        return []
+    present = {str(sample.id) for sample in samples}
+    missing = [str(i) for i in ids if str(i) not in present]
+    if not missing:
+        return []
+    logger.warning(
+        "%s: the log stopped (%s): %d of its %d sample(s) of epoch %d missing, counted as missing answers: %s",
+        log_path,
+        why,
+        len(missing),
+        len(ids),
+        epoch,
+        ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),
+    )
+    records = []
+    for sample_id in missing:
+        match = _ID.match(sample_id)
+        if match is not None:
+            message = f"sample {sample_id} of epoch {epoch}: not in the log, which stopped ({why})"
+            records.append(
+                (
+                    match["statement"],
+                    {
+                        "original_index": int(match["index"]),
+                        "input_text": "",
+                        "output_text": None,
+                        "outcome": "missing",
+                        "error": {"code": "inspect_stopped", "message": message},
+                    },
+                )
+            )
+    return records
 
 
 def _statement(log: Path, sample: EvalSample) -> str:

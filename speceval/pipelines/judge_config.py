@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from speceval.defaults import Scope
+from speceval.defaults import Mode, Scope
 from speceval.endpoint_keys import EndpointKeys
 from speceval.errors import ConfigError, InputError
 from speceval.redaction import redact, register_secret
@@ -96,7 +96,7 @@ class ComplianceFileConfig(JudgeFileConfig):
 
     compliance_judge_model_name: str | None = Field(default=None, description="the judge model")
     compliance_judge_org: str | None = Field(default=None, description="the judge's provider (default: from name)")
-    mode: Literal["binary", "likert"] | None = Field(default=None, description="binary (default) or likert (1-5)")
+    mode: Literal[Mode.BINARY, Mode.LIKERT] | None = Field(default=None, description="binary (default) or likert (1-5)")
     scope: Scope | None = Field(
         default=None,
         description="conversations: one verdict on the whole transcript (default) or one per "

@@ -36,7 +36,7 @@ from speceval.batch.records import (
 from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.engines.factory import AnyModel, make_engine
 from speceval.errors import RunStateError
-from speceval.judging.files import JudgeOutcome
+from speceval.judging.files import JUDGE_RESPONSES, JudgeOutcome
 from speceval.judging.prompts import TemplateId, new_salt
 from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
@@ -52,9 +52,6 @@ from speceval.wire.prompt import Prompt, PromptItem
 from speceval.wire.sent import settings_as_sent
 
 logger = logging.getLogger(__name__)
-
-JUDGE_RESPONSES = "judge_responses"
-"""Subfolder of a judge run directory holding the engine's per-request records (the judge's raw answers)."""
 
 
 _FAILED = {

@@ -124,16 +124,24 @@ class PairTasks(SharedPrefixes):
     def __init__(self, first: CandidateAnswers, second: CandidateAnswers, render: Callable[[Task], str]):
         self.first, self.second = first, second
         self._render = render
+        self.unpaired = [0, 0]  # answers of the first, of the second, to an input the other did not answer
+        shared = set(first.statement_ids) & set(second.statement_ids)
         # Sorted by statement: requests sharing a prompt prefix sit together in a job.
         self._indices = {
-            statement_id: array("q", (task.index for task in self.tasks(statement_id)))
-            for statement_id in sorted(set(first.statement_ids) & set(second.statement_ids))
+            statement_id: array("q", (task.index for task in self.tasks(statement_id, count=True)))
+            for statement_id in sorted(shared)
         }
+        for side, answers in enumerate((first, second)):
+            self.unpaired[side] += sum(len(answers.read(s)) for s in set(answers.statement_ids) - shared)
 
-    def tasks(self, statement_id: str) -> list[Task]:
-        """One statement's tasks, by index (read from both candidates' results files)."""
+    def tasks(self, statement_id: str, count: bool = False) -> list[Task]:
+        """One statement's tasks, by index (read from both candidates' results files); `count`: add the answers
+        only one side has to `unpaired`."""
         canonical = self.first if self.first.candidate.name <= self.second.candidate.name else self.second
         mine, theirs = _keyed(self.first.read(statement_id)), _keyed(self.second.read(statement_id))
+        if count:
+            self.unpaired[0] += len(mine.keys() - theirs.keys())
+            self.unpaired[1] += len(theirs.keys() - mine.keys())
         tasks = []
         for key in mine.keys() & theirs.keys():
             a, b = mine[key], theirs[key]
@@ -210,7 +218,10 @@ class BatchedRankingPipeline:
                     f"directory {pair.target.run_dir}; rename a candidate in the `candidates` mapping"
                 )
             seen[pair.target.run_dir] = (pair.a.name, pair.b.name)
-        self.skipped = {a.candidate.name: dict(a.skipped) for a in answers}
+        self.skipped = {_label(a.candidate): dict(a.skipped) for a in answers}
+        self.not_compared = _not_compared(answers, self.pairs)
+        for line in self.not_compared:
+            logger.warning("not ranked: %s", line)
         for pair in self.pairs:
             check_resumable(pair.target, self.spec.sha256)
 
@@ -380,6 +391,30 @@ class BatchedRankingPipeline:
         return entry.model_copy(
             update={"rank": verdict.rank, "winner": verdict.winner, "explanation": verdict.explanation}
         )
+
+
+def _label(candidate: Candidate) -> str:
+    return candidate.name + (f" epoch {candidate.run}" if candidate.run is not None else "")
+
+
+def _not_compared(answers: list[CandidateAnswers], pairs: list[OrderedPair]) -> list[str]:
+    """What no comparison covers, in words with counts: a run (an Inspect log's epoch) no other model has, and
+    per pair the answers to inputs only one side answered."""
+    said = []
+    for one in answers:
+        c = one.candidate
+        others = [o.candidate for o in answers if o.candidate.name != c.name]
+        if c.run is not None and others and not any(_comparable(c, o) for o in others):
+            total = sum(len(one.read(s)) for s in one.statement_ids)
+            said.append(f"{_label(c)}: no other model has epoch {c.run} ({total} answer(s))")
+    for pair in pairs:
+        if pair.a.name < pair.b.name and any(pair.tasks.unpaired):
+            only_a, only_b = pair.tasks.unpaired
+            said.append(
+                f"{_label(pair.a)} vs {_label(pair.b)}: {only_a} answer(s) of {_label(pair.a)} and {only_b} of "
+                f"{_label(pair.b)} to inputs the other did not answer"
+            )
+    return said
 
 
 def _comparable(a: Candidate, b: Candidate) -> bool:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import difflib
 import logging
+from datetime import UTC, datetime
 from typing import Any
 
+from speceval.data import retired_on
 from speceval.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -47,11 +49,18 @@ def served_models(org: str, api_key: str | None = None, base_url: str | None = N
 
 
 def check_model_name(org: str, model: str, served: list[str] | None, where: str = "") -> None:
-    """Refuse `model` when `served` lacks it but holds names close to it (a likely typo)."""
+    """Refuse `model` when its provider has retired it (by the shipped table, whatever the list says), or when
+    `served` lacks it but holds names close to it (a likely typo)."""
+    place = f" ({where})" if where else ""
+    end = retired_on("gemini" if org == "google" else org, model)
+    if end is not None and datetime.now(UTC).date() >= end:
+        raise ConfigError(
+            f"model {model!r}{place} was retired by {org} on {end.isoformat()}: requests to it fail. Choose a "
+            "current model; nothing was submitted."
+        )
     if served is None or model in served or org not in CHECKED_ORGS:
         return
     close = difflib.get_close_matches(model, served, n=3, cutoff=_CLOSE)
-    place = f" ({where})" if where else ""
     if close:
         raise ConfigError(
             f"model {model!r}{place} is not one {org} serves; the closest it lists: "

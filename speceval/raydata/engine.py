@@ -18,10 +18,10 @@ import threading
 from collections import deque
 
 from speceval.batch.chunking import item_custom_id
+from speceval.batch.journal import JournalEntry
 from speceval.batch.records import ItemRef, Outcome, RequestError, RequestOutcome, ResultRecord
 from speceval.raydata.model import RayModel, ensure_ray
 from speceval.realtime.engine import RealtimeEngine
-from speceval.realtime.journal import JournalEntry
 from speceval.redaction import redact
 
 logger = logging.getLogger(__name__)

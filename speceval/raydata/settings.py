@@ -13,12 +13,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from speceval.batch.manifest import RAY_KEY
 from speceval.errors import ConfigError
 from speceval.settings_checks import MaxConcurrency, Replicas, Rpm, TensorParallelSize
 
 logger = logging.getLogger(__name__)
 
-MANIFEST_KEY = "ray"
+MANIFEST_KEY = RAY_KEY
 INSTALL_HINT = "pip install 'speceval[ray]'"
 # Rows per Ray batch: small enough that a kill loses little, large enough to keep a worker busy.
 DEFAULT_BATCH_SIZE = 16

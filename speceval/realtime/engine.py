@@ -26,7 +26,9 @@ from datetime import UTC, datetime
 from speceval.batch.budget import Claim
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.engine import EngineOptions, is_final
+from speceval.batch.journal import Journal, JournalEntry
 from speceval.batch.ledger import ItemSource, ListSource
+from speceval.batch.loop import advance_enclosing
 from speceval.batch.options import as_source
 from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord
@@ -35,7 +37,6 @@ from speceval.batch.store import RunStore
 from speceval.defaults import PRICES_ENV
 from speceval.errors import ConfigError
 from speceval.interrupts import raise_if_requested
-from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter
 from speceval.realtime.model import CallFailed, Completion, RealtimeModel
 from speceval.realtime.prompts import PromptCache
@@ -136,6 +137,7 @@ class RealtimeEngine:
                 if summary is not None:
                     return summary
                 self._sleep(self.next_wait)
+                advance_enclosing(self.next_wait)  # a conversation round blocking an experiment (`EngineLoop`)
         except BaseException:
             self.stop()
             self._run_lock.release()
@@ -253,6 +255,7 @@ class RealtimeEngine:
         attempts = earlier.attempts if earlier is not None else 0
         options = self.model.options
         rate_limited = 0
+        began = time.monotonic()  # the record's `seconds`: first send to the final response
         while True:
             estimate = self._estimate(prompt)
             reserved = self._reserve(prompt)
@@ -278,14 +281,14 @@ class RealtimeEngine:
                     if self._stop.wait(self._backoff(attempts, failure.retry_after)):
                         return None
                     continue
-                return self._record(ref, attempts, error=failure.error)
+                return self._record(ref, attempts, began, error=failure.error)
             except Exception as exc:  # a bug or an SDK surprise must not kill the worker silently
                 self._settle(reserved, None)
                 self.limiter.release(permit)
                 # The traceback goes to the log (handlers redact it); the record keeps a redacted one-liner.
                 logger.exception("realtime call for %s[%d] failed unexpectedly", ref.statement_id, ref.original_index)
                 error = RequestError(code="client_error", message=redact(f"{type(exc).__name__}: {exc}"))
-                return self._record(ref, attempts + 1, error=error)
+                return self._record(ref, attempts + 1, began, error=error)
             usage = completion.usage
             self._settle(reserved, usage)
             self.limiter.release(
@@ -296,7 +299,7 @@ class RealtimeEngine:
                 with self._lock:
                     self._output_tokens[0] += usage.output_tokens
                     self._output_tokens[1] += 1
-            return self._record(ref, attempts + 1, completion=completion)
+            return self._record(ref, attempts + 1, began, completion=completion)
 
     # -- budget (live prices: a realtime call is not discounted like a batch job) ---------------------------
 
@@ -355,7 +358,13 @@ class RealtimeEngine:
         return max(delay, retry_after or 0.0)
 
     def _record(
-        self, ref: ItemRef, attempts: int, *, completion: Completion | None = None, error: RequestError | None = None
+        self,
+        ref: ItemRef,
+        attempts: int,
+        began: float,
+        *,
+        completion: Completion | None = None,
+        error: RequestError | None = None,
     ) -> ResultRecord:
         succeeded = completion is not None and completion.error is None and completion.text is not None
         if completion is not None and not succeeded:
@@ -369,6 +378,7 @@ class RealtimeEngine:
             error=error,
             usage=completion.usage if completion is not None else None,
             attempts=attempts,
+            seconds=round(time.monotonic() - began, 6),
         )
 
     # -- results ------------------------------------------------------------------------------------------

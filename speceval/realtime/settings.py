@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from speceval.batch.manifest import RunManifest
+from speceval.batch.manifest import REALTIME_KEY, RunManifest
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
-from speceval.errors import ConfigError, MissingCredentialsError
+from speceval.errors import ConfigError, MissingCredentialsError, first_problem
 from speceval.providers.registry import ProviderEntry, load_class, resolve_org
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
@@ -33,7 +33,7 @@ from speceval.settings_checks import (
 )
 from speceval.wire.params import GenerationParams
 
-MANIFEST_KEY = "realtime"
+MANIFEST_KEY = REALTIME_KEY
 _OPENAI_SHAPED = "speceval.realtime.clients:OpenAIChatModel"
 
 
@@ -99,9 +99,8 @@ def realtime_settings(
     try:  # flags are checked as they are parsed; this covers values from run.json
         settings = RealtimeSettings.model_validate({**(stored or {}), **given})
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        raise ConfigError(f"run.json parameters.{MANIFEST_KEY}.{field}: {error['msg']}") from None
+        field, message = first_problem(exc)
+        raise ConfigError(f"run.json parameters.{MANIFEST_KEY}.{field}: {message}") from None
     if settings.base_url is None and stored is None:
         settings.base_url = entry.default_base_url
     if entry.org == "openai-compatible" and settings.base_url is None and not manifest.offline:

@@ -1,5 +1,5 @@
 """Agreement and Bradley–Terry at the edges (issue 34): a perfect kappa on few answers is not [1, 1], a kappa at
-high prevalence says it is unstable and shows raw agreement and prevalence beside it, and both cover."""
+high prevalence says it is uninformative and shows raw agreement and prevalence beside it, and both cover."""
 
 from __future__ import annotations
 
@@ -28,13 +28,16 @@ def test_perfect_agreement_on_ten_answers_is_not_one_to_one():
     assert found.prevalence == pytest.approx(0.6) and found.note is None
 
 
-def test_a_kappa_at_high_prevalence_says_it_is_unstable_and_shows_raw_agreement():
+def test_a_kappa_at_high_prevalence_says_it_is_uninformative_and_shows_raw_agreement():
     first = np.array([True] * 29 + [False])
     second = np.array([True] * 28 + [False, True])
     found = agreement_of(first, second)
     assert found.prevalence is not None and found.prevalence > 0.9
-    assert found.note is not None and "unstable" in found.note
+    assert found.note is not None and "uninformative" in found.note
     assert found.agreement == pytest.approx(28 / 30)
+    # Issue 47: the note gives the number to read there, raw agreement with its own interval.
+    assert found.agreement_low is not None and found.agreement_high is not None
+    assert f"0.933 [{found.agreement_low:.3f}, {found.agreement_high:.3f}]" in found.note
     assert found.ci_low is not None and found.ci_low >= -1.0
 
 

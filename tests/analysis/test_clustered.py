@@ -275,7 +275,7 @@ def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
 
 
 def test_a_large_experiment_embeds_the_same_number_of_samples_from_every_cell():
-    from speceval.analysis.rendering.samples import sample_section, select_samples
+    from speceval.analysis.rendering.samples.samples import sample_section, select_samples
 
     rows = [
         row("j", model, "st", f"q{i}", True, run=run) for model in ("a", "b") for run in (1, 2, 3) for i in range(10)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from speceval.analysis.reading.load import load_verdicts
-from speceval.analysis.rendering.export import export_verdicts
+from speceval.analysis.rendering.exports.export import export_verdicts
 from speceval.analysis.rendering.report import build_report
 from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
@@ -230,7 +230,7 @@ def test_a_report_over_offline_and_provider_folders_says_mixed_at_the_top(tmp_pa
 
 
 def test_the_page_stays_small_however_long_the_answers(tmp_path):
-    from speceval.analysis.rendering.samples import TEXT_LIMIT
+    from speceval.analysis.rendering.samples.samples import TEXT_LIMIT
 
     root = tmp_path / "runs"
     results = [

@@ -149,3 +149,15 @@ def test_per_turn_verdicts_are_their_own_items_and_likert_verdicts_are_not_offer
     assert "categorical or Likert" in " ".join(capsys.readouterr().err.split())
     with pytest.raises(InputError, match="matches no answer"):
         read_labels(sheet, load_verdicts([root]).compliance)
+
+
+def test_a_cell_longer_than_the_csv_modules_default_limit_is_read(tmp_path: Path) -> None:
+    """Issue 42: `report --labels` crashed ("field larger than field limit") on a sheet speceval wrote whose
+    transcript cell held 425 KB."""
+    csv.field_size_limit(131_072)  # the module's default, whatever an earlier test in this process set
+    root, items = _folder(tmp_path)
+    sheet = tmp_path / "labels.csv"
+    long_transcript = "user: " + "tell me more " * 35_000  # 425 KB
+    sheet.write_text(_sheet([(items[0], "yes", long_transcript), (items[1], "no", "")]), encoding="utf-8")
+    labels = read_labels(sheet, load_verdicts([root]).compliance)
+    assert len(labels) == 2

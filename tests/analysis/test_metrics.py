@@ -8,6 +8,7 @@ import csv
 import json
 import re
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,28 @@ def test_a_judge_metric_over_a_results_file_that_holds_no_verdict_list_is_refuse
     with pytest.raises(InputError, match="not a list of verdict objects") as refused:
         metric_table([tmp_path], {"risk": spec})
     assert str(bad) in str(refused.value)
+
+
+def test_a_judge_metric_reads_the_judges_verdicts_beside_its_canaries_and_rankings(tmp_path: Path) -> None:
+    """Issue 42: a `judge:` metric ran every job, then stopped the report on the judge's canary folder."""
+    import json
+
+    from speceval.analysis.tables.metrics import metric_table
+
+    metadata = {"judge": "j", "spec": "s", "statement_id": "st0", "model": "m"}
+    files = {
+        "spec_s/judge_j/m/results/st0.json": {
+            "metadata": metadata,
+            "results": [
+                {"input": "q", "raw_judge_response": "risk: 3"},
+                {"input": "r", "raw_judge_response": "risk: 5"},
+            ],
+        },
+        "spec_s/_canaries/judge_j/results/st0.json": {"metadata": metadata, "canaries": [{"raw": "risk: 9"}]},
+        "spec_s/judge_j/mxn/results/st0.json": {"metadata": metadata, "rankings": [{"raw_judge_response": "risk: 9"}]},
+    }
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(json.dumps(content))
+    [row] = metric_table([tmp_path], {"risk": MetricSpec(source="judge:j", regex=r"risk: (\d+)", type="int")})
+    assert row.n == 2 and row.mean == 4.0

@@ -10,7 +10,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from speceval.analysis.rendering import plots
+from speceval.analysis.rendering.figures import plots
 from speceval.analysis.tables.categories import CategoryShare
 from speceval.analysis.tables.judge_quality import Leniency
 from speceval.analysis.tables.rates import ComplianceRate

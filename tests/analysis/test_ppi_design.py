@@ -176,3 +176,27 @@ def test_rogan_gladen_covers_with_30_labels_on_unequal_statements():
         defined += 1
         hits += found.bias_corrected_low <= PLANTED <= found.bias_corrected_high
     assert defined > 100 and hits / defined >= 0.93
+
+
+def test_labels_that_show_no_judge_error_take_the_jeffreys_rate_of_disagreement() -> None:
+    # Issue 47: 20 labels that all agree with the judge do not make the rectifier exact; its variance is that of a
+    # disagreement at Jeffreys' Bayes rate 0.5/21, over 20 labels (the floor before, 1/21 per label, was about
+    # twice that and made PPI 1.2-2.6x as wide as a covering reference).
+    import math
+
+    import numpy as np
+
+    from speceval.analysis.statistics.clustered import rate_interval_codes, t975
+    from speceval.analysis.statistics.ppi import stratified_ppi
+
+    f = np.array([1.0] * 90 + [0.0] * 10)
+    labelled = np.zeros(100, dtype=bool)
+    labelled[::5] = True
+    clusters, strata = np.arange(100), np.zeros(100, dtype=np.int64)
+    found = stratified_ppi(f, f.copy(), labelled, clusters, strata)
+    rate = 0.5 / 21
+    half = t975(19) * math.sqrt(rate * (1 - rate) / 20)
+    low, high, _ = rate_interval_codes(f, clusters, np.zeros(100, dtype=np.int64))
+    assert found.ci_low is not None and found.ci_high is not None
+    assert math.isclose(found.ci_low, 0.9 - math.sqrt((0.9 - low) ** 2 + half**2), rel_tol=1e-9)
+    assert math.isclose(found.ci_high, min(1.0, 0.9 + math.sqrt((high - 0.9) ** 2 + half**2)), rel_tol=1e-9)

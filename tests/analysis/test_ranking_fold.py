@@ -13,10 +13,10 @@ from speceval.analysis.reading.column_codes import NO_OFFSET
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.reading.ranking_columns import RankingColumns
-from speceval.analysis.rendering.read_back import RankingReadBack
 from speceval.analysis.rendering.report import build_report
-from speceval.analysis.rendering.sample_record import record_size
-from speceval.analysis.rendering.samples import ranking_samples, select_rankings
+from speceval.analysis.rendering.samples.read_back import RankingReadBack
+from speceval.analysis.rendering.samples.sample_record import record_size
+from speceval.analysis.rendering.samples.samples import ranking_samples, select_rankings
 from speceval.analysis.statistics.codes import first_seen, first_seen_bounded
 from speceval.analysis.tables import rankings as tables
 from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speceval.analysis.rendering.export import export_verdicts
+from speceval.analysis.rendering.exports.export import export_verdicts
 from speceval.analysis.rendering.report import build_report
 from speceval.analysis.statistics.stats import (
     bradley_terry,

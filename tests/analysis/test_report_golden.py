@@ -18,6 +18,11 @@ agreement, its interval, prevalence and a note), Bradley–Terry's by a t interv
 by-statement intervals allow an effective size above the count, and `ci_method` columns were added. Estimates did not
 move; every other cell equals the files before, and every cell of the estimators' own tables equals the `stats`
 branch's regeneration (by column name, numbers to 1e-9) at the merge.
+
+Regenerated for issue 47 item 1 (paired differences and leniency on Wilson limits without continuity correction near
+0 and 1): only the interval columns moved (`ci_low`, `ci_high`, `ci_method` of paired_comparisons.csv and
+judge_leniency.csv, `spread_ci_*` of statement_health.csv, `leniency_ci_*` of statement_health_judges.csv); every
+other cell equals the files before (checked by column name, numbers to 1e-12).
 """
 
 from __future__ import annotations

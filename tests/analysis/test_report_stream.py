@@ -14,8 +14,8 @@ import pytest
 
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.load import load_verdicts
-from speceval.analysis.rendering.sample_record import sample_record
-from speceval.analysis.rendering.samples import sample_records
+from speceval.analysis.rendering.samples.sample_record import sample_record
+from speceval.analysis.rendering.samples.samples import sample_records
 from speceval.analysis.tables.panel import panel_rows, panel_verdicts
 from tests.analysis.test_report_golden import fabricate
 
@@ -71,7 +71,7 @@ def test_every_embedded_record_is_the_verdict_read_back_from_its_file(tmp_path: 
 
 
 def test_a_small_page_budget_embeds_fewer_records_and_never_more_bytes(tmp_path: Path) -> None:
-    from speceval.analysis.rendering.sample_record import record_size
+    from speceval.analysis.rendering.samples.sample_record import record_size
 
     root = fabricate(tmp_path / "data")
     columns = fold_verdicts([root]).columns
@@ -255,7 +255,7 @@ def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn() -> None:
     code = (
         "import sys; import speceval.analysis.rendering.report, speceval.cli.main; "
         "assert 'matplotlib' not in sys.modules, 'imported'; "
-        "import numpy as np; from speceval.analysis.rendering.plots import heatmap; "
+        "import numpy as np; from speceval.analysis.rendering.figures.plots import heatmap; "
         "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
         "assert 'matplotlib' in sys.modules"
     )
@@ -284,7 +284,7 @@ def test_a_results_file_changed_after_it_was_folded_is_refused_not_shown(tmp_pat
 def test_the_sample_is_sized_a_block_at_a_time_and_no_further_than_the_budget() -> None:
     """Each verdict weighed is read back from its file: `pick` asks the sizes of no block past the one where the
     page's budget is reached (a million verdicts: a few thousand reads, not a million)."""
-    from speceval.analysis.rendering.samples import SIZE_BLOCK, pick
+    from speceval.analysis.rendering.samples.samples import SIZE_BLOCK, pick
 
     asked: list[int] = []
 

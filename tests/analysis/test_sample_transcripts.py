@@ -4,7 +4,7 @@ always shown and marked, simulated-user turns marked."""
 
 from __future__ import annotations
 
-from speceval.analysis.rendering.sample_record import TEXT_LIMIT, TRANSCRIPT_LIMIT, shown_transcript
+from speceval.analysis.rendering.samples.sample_record import TEXT_LIMIT, TRANSCRIPT_LIMIT, shown_transcript
 from speceval.inputs.script import ChatMessage
 
 

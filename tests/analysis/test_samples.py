@@ -6,7 +6,7 @@ import json
 import re
 from collections import Counter
 
-from speceval.analysis.rendering.samples import TEXT_LIMIT, sample_section, select_samples
+from speceval.analysis.rendering.samples.samples import TEXT_LIMIT, sample_section, select_samples
 from tests.analysis.test_clustered import row
 
 

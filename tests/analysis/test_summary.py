@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.rendering.markdown_parts import signed
+from speceval.analysis.rendering.markdown.markdown_parts import signed
 from speceval.analysis.rendering.report import ReportSummary, build_report
 from tests.analysis.test_evidence import JUDGES, MODELS, SPECS, write_original_compliance, write_original_ranking
 

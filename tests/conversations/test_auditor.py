@@ -167,6 +167,17 @@ def test_an_unknown_placeholder_is_refused_before_anything_is_sent(tmp_path: Pat
     assert "{statement_text}" in done.stderr  # the allowed ones are named
 
 
+def test_an_unknown_placeholder_in_an_instructions_file_names_the_file_and_line(tmp_path: Path) -> None:
+    """Issue 42: the refusal named the flag, not the @file the text came from."""
+    instructions = tmp_path / "auditor.txt"
+    instructions.write_text("You audit {statement_id}.\nPress on {statment_text} hard.\n", encoding="utf-8")
+    with IndependentOpenAIServer(answer=_answer) as server:
+        _, done = _generate(tmp_path, server, f"@{instructions}")
+        assert not server.files and not server.batches and not server.chat_requests
+    shown = " ".join(done.stderr.split())
+    assert done.returncode == 2 and f"{instructions}, line 2" in shown and "{statment_text}" in shown, shown
+
+
 def test_the_shipped_auditor_config_runs_offline(tmp_path: Path) -> None:
     shutil.copytree(REPO / "data" / "specs" / "openai", tmp_path / "data" / "specs" / "openai")
     shutil.copytree(REPO / "batched_examples" / "configs", tmp_path / "batched_examples" / "configs")

@@ -274,3 +274,64 @@ def test_the_emulator_bills_a_realtime_answer_at_most_its_max_tokens() -> None:
         free = client.chat.completions.create(model=MINI, messages=chat, max_completion_tokens=4000)  # type: ignore[arg-type]
     assert capped.usage is not None and free.usage is not None
     assert capped.usage.completion_tokens == 3 < free.usage.completion_tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        (GRID + "health:\n  pass_above: true\n", "health.pass_above"),  # issue 42: accepted as 1.0
+        (GRID.replace("temperature: [0.0, 0.7]", "temperature: [0.0, true]"), "temperature"),  # sampled at 1.0
+    ],
+)
+def test_yes_is_not_a_number(tmp_path: Path, capsys, text: str, key: str) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(text)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    shown = " ".join("".join(capsys.readouterr()).split())
+    assert key in shown and "valid number" in shown and not (tmp_path / "out").exists(), shown
+
+
+@pytest.mark.slow
+def test_a_conversation_run_held_by_the_budget_lets_the_canary_jobs_in_flight_be_collected(tmp_path: Path) -> None:
+    """Issue 42: a conversation run drives its rounds itself, inside the experiment's task; while the budget held its
+    round for the judge's canary job in flight, nothing polled that job, and the run logged "holding" twice a second
+    forever. The experiment must end (here it finishes: the canary job's actual cost is far below its bound)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC, cli_env
+
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(
+        f"""experiment_name: held
+output_dir: out
+specs:
+  - name: openai
+    spec_path: {SAMPLE_SPEC}
+    inputs_dir: {SAMPLE_INPUTS}
+candidates:
+  - model: gpt-4.1-mini-2025-04-14
+judges:
+  - model: gpt-4.1-2025-04-14
+variations:
+  simulated_user:
+    pushy:
+      model: gpt-4.1-mini-2025-04-14
+      instructions: Push back hard.
+      max_turns: 2
+stages: [generation, compliance, report]
+budget_usd: 1
+"""
+    )
+    # A watchdog, not a timing assertion: the defect was a run that never ends.
+    done = subprocess.run(
+        [sys.executable, "-m", "speceval", "run", str(experiment), "--offline"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=cli_env(),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    log = (tmp_path / "out" / "logs" / "experiment.log").read_text()
+    assert log.count("budget: holding the next job") == 1  # said once per hold, not once a round

@@ -43,18 +43,63 @@ def test_dry_run_table_names_requests_cost_and_precision(tmp_path: Path, capsys)
     assert speceval_main(["run", str(experiment), "--dry-run", "--assume-icc", "0"]) == 0  # no key needed
     shown = " ".join(capsys.readouterr().out.split())
     assert "nothing sent, nothing written" in shown
-    assert "MDD: minimum detectable difference" in shown and "intra-input correlation 0 (--assume-icc)" in shown
-    assert "│ 0.177 │" in shown  # 40 inputs x 2 runs, ICC 0, rate 0.8: MDD (1.96 + 0.84) x sqrt(2 x 0.16 / 80)
+    assert "MDD: the smallest difference" in shown and "intra-input correlation 0 (--assume-icc)" in shown
+    # 40 inputs x 2 runs, ICC 0, rate 0.8: the report's own interval needs 0.217 for 80% power (issue 47; the
+    # normal test at the assumed rate for both sides promised 0.177, where the report's interval had 0.64-0.71).
+    assert "│ 0.217 │" in shown
     assert not (tmp_path / "out").exists()
 
 
 def test_assumptions_and_json_are_range_checked(tmp_path: Path, capsys) -> None:
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(GRID)
-    for flags in (["--dry-run", "--assume-rate", "1.5"], ["--dry-run", "--assume-icc", "-0.1"], ["--json"]):
+    refused = (
+        ["--dry-run", "--assume-rate", "1.5"],
+        ["--dry-run", "--assume-icc", "-0.1"],
+        ["--json"],
+        # Issue 42: a rate of 1 crashed the plan (a ValidationError), and the assumptions without --dry-run ran the
+        # experiment (paid) instead of planning it.
+        ["--dry-run", "--assume-rate", "1"],
+        ["--offline", "--assume-rate", "0.9"],
+        ["--offline", "--assume-icc", "0.1"],
+    )
+    for flags in refused:
         try:
             code = speceval_main(["run", str(experiment), *flags])
         except SystemExit as exit_:  # argparse refuses a value out of range
             code = exit_.code
         assert code == 2, flags
     assert not (tmp_path / "out").exists()
+
+
+def test_the_plans_power_is_the_reports_own_at_its_minimum_detectable_difference() -> None:
+    # Exact for one run: the report's interval excludes 0 with at least 80% probability at the MDD, in both
+    # directions from the assumed rate, and with less just below it (the MDD is the smallest such difference).
+    from speceval.experiments.precision import minimum_detectable_difference, report_power
+
+    for rate, inputs in ((0.8, 50), (0.5, 30), (0.9, 100)):
+        mdd = minimum_detectable_difference(rate, inputs, 1, 0.3)
+        assert mdd is not None
+        powers = [report_power(rate, rate - mdd, inputs, 1, 0.3)]
+        powers += [report_power(rate + mdd, rate, inputs, 1, 0.3)] if rate + mdd < 1 else []
+        assert min(powers) >= 0.80, (rate, inputs, mdd, powers)
+        assert report_power(rate, rate - mdd + 0.002, inputs, 1, 0.3) < 0.80 or rate + mdd < 1
+
+
+def test_a_conversation_variation_plans_its_last_turn_and_flips_over_conversations_that_reach_them(
+    tmp_path: Path, capsys
+) -> None:
+    # Issue 42: the plan covered the first turn only. Two follow-ups make 3 turns; at the default 0.9 of
+    # conversations going on to each next turn, turn 3 is planned over 40 x 0.81 = 32 inputs, flips over 36.
+    experiment = tmp_path / "exp.yaml"
+    grid = GRID.replace("  temperature: [0.0, 0.7]\n", "  follow_ups: {none: [], push: ['Sure?', 'Really?']}\n")
+    experiment.write_text(grid)
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    rows = {(p["compared"], p["within"]): p for p in planned["precision"]}
+    assert rows[("turn 3 rate", "push")]["inputs"] == 32 and rows[("flips", "push")]["inputs"] == 36
+    assert not any(within == "none" and compared in ("flips", "turn 3 rate") for compared, within in rows)
+    assert (
+        rows[("turn 3 rate", "push")]["minimum_detectable_difference"]
+        > rows[("candidates", "push")]["minimum_detectable_difference"]
+    )

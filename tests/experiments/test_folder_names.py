@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.rendering.export import verdict_rows
+from speceval.analysis.rendering.exports.export import verdict_rows
 from speceval.cli.console import experiment_place
 from speceval.cli.main import main as speceval_main
 from speceval.emulator import Emulator

@@ -67,3 +67,12 @@ def test_follow_ups_past_max_turns_and_an_unknown_user_org_name_line_and_key(tmp
     shown = _refused(tmp_path, text, capsys)
     line = text.splitlines().index("  org: bogus") + 1
     assert f"line {line}, field 'simulated_user.org': unknown org 'bogus'" in shown and "--org" not in shown
+
+
+def test_a_retired_simulated_user_is_refused_before_any_job(tmp_path, capsys) -> None:
+    """Issue 42: a retired model as the simulated user was only warned about; three jobs were sent, then exit 2."""
+    user = "simulated_user:\n  model: claude-3-5-sonnet-20241022\n  instructions: Ask.\n"
+    text = GRID + user
+    shown = _refused(tmp_path, text, capsys)
+    line = text.splitlines().index("  model: claude-3-5-sonnet-20241022") + 1
+    assert f"line {line}" in shown and "was retired by anthropic on 2025-10-22" in shown, shown

@@ -68,3 +68,17 @@ def test_a_pair_that_is_not_two_ids_is_an_error_naming_the_key(tmp_path: Path, c
     assert speceval_main(["run", str(_experiment(tmp_path, "[[rule_0]]")), "--offline"]) == 2
     err = capsys.readouterr().err
     assert "inputs.pairs" in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("pairs", ["[[rule_0, nope]]", "[[rule_1, rule_1]]"])
+def test_a_pair_the_spec_cannot_make_is_refused_before_the_folder_exists(
+    tmp_path: Path, pairs: str, capsys: pytest.CaptureFixture[str]
+):
+    """Issue 42: exit 2 came from the inputs stage, after the experiment's folder and log were written, and named
+    `--pair`, a flag the user never gave."""
+    experiment = _experiment(tmp_path, pairs)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    line = experiment.read_text().splitlines().index(f"  pairs: {pairs}") + 1
+    assert f"line {line}, field 'inputs.pairs'" in err and "--pair" not in err, err
+    assert not (tmp_path / "out").exists()

@@ -15,7 +15,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from speceval.analysis.reading.load import load_verdicts
 from tests import forked
 from tests.conftest import REPO, cli_env
-from tests.interop.test_inspect_answers import NAME, build_log
+from tests.interop.test_inspect_answers import MODEL, build_log
 
 
 def worked_example() -> list[str]:
@@ -42,10 +42,15 @@ def test_the_worked_example_judges_every_answered_sample_and_exports_it_back(tmp
     assert len(verdicts.compliance) == len(answered)
     assert verdicts.canaries  # the spec's own examples were judged beside them
     assert (tmp_path / "judged" / "report" / "summary.md").is_file()
-    exported = [read_eval_log(info.name) for info in list_eval_logs(str(tmp_path / "inspect_logs"))]
-    assert sorted(x.eval.metadata["speceval"]["run"] for x in exported) == [1, 2]  # the two epochs, as runs
-    for back in exported:
-        assert back.eval.model == NAME
-        run = back.eval.metadata["speceval"]["run"]
-        assert len(back.samples) == sum(1 for s in answered if s.epoch == run)
-        assert all(set(s.scores) == {"gpt-4.1-2025-04-14"} for s in back.samples)
+    (back,) = [read_eval_log(info.name) for info in list_eval_logs(str(tmp_path / "inspect_logs"))]
+    # The round trip keeps what Inspect had: the model's provider prefix, the epochs in one log, the errored sample.
+    assert back.eval.model == MODEL and back.eval.config.epochs == 2
+    assert back.eval.metadata["speceval"]["epochs"] == [1, 2]
+    assert sorted(s.epoch for s in back.samples) == sorted(s.epoch for s in log.samples)
+    (errored,) = [s for s in back.samples if s.error is not None]
+    assert (errored.id, errored.epoch, errored.error.message) == ("avoid_errors_1", 1, "rate limited")
+    assert not errored.scores
+    judge = "gpt-4.1-2025-04-14"
+    for sample in back.samples:
+        if sample.error is None:
+            assert set(sample.scores) | set(sample.metadata["not_judged"]) == {judge}

@@ -57,16 +57,22 @@ def test_inspect_reads_one_scored_sample_per_answer_with_each_judges_verdict(exp
             statement, index = sample.metadata["statement_id"], sample.metadata["original_index"]
             assert sample.id == f"{statement}_{index}"
             verdicts = answers[(statement, index)]
-            assert set(sample.scores) == {*JUDGES, "panel"}
+            judged = {judge for judge, entry in verdicts.items() if entry["outcome"] == "judged"}
+            assert set(sample.scores) == judged | ({"panel"} if judged == set(JUDGES) else set())
             for judge, entry in verdicts.items():
-                score = sample.scores[judge]
                 if entry["outcome"] == "judged":
+                    score = sample.scores[judge]
                     assert score.value == ("C" if entry["compliant"] else "I")
                     assert score.explanation == entry["explanation"]
-                else:
-                    assert isinstance(score.value, float) and math.isnan(score.value)
-                    assert score.metadata["outcome"] == entry["outcome"]
+                    assert score.answer == entry["output"]  # Inspect View's answer column
+                else:  # no score (every exported score is finite): the outcome is in the sample's metadata
+                    assert sample.metadata["not_judged"][judge]["outcome"] == entry["outcome"]
+                    assert sample.metadata["not_judged"]["panel"]["outcome"] == "panel_incomplete"
                     unscored_seen += 1
+            assert all(isinstance(s.value, str) or math.isfinite(s.value) for s in sample.scores.values()), (
+                sample.scores
+            )
+            assert sample.total_time is not None and math.isfinite(sample.total_time) and sample.total_time >= 0
             assert sample.output.completion == next(iter(verdicts.values()))["output"]
             assert sample.messages[-1].content == sample.output.completion
             assert sample.target  # the statement's text
@@ -76,7 +82,8 @@ def test_inspect_reads_one_scored_sample_per_answer_with_each_judges_verdict(exp
             row = rates[(judge, candidate)]
             judged = sum(1 for v in answers.values() if v[judge]["outcome"] == "judged")
             assert by_name[judge].scored_samples == judged == int(row["judged"])
-            assert by_name[judge].unscored_samples == len(answers) - judged
+            assert by_name[judge].unscored_samples == 0  # not-judged verdicts have no score (counted in the rates)
+            assert sum(log.eval.metadata["speceval"]["rates"][judge]["not_judged"].values()) == len(answers) - judged
             assert by_name[judge].metrics["accuracy"].value == pytest.approx(float(row["rate"]))
             interval = log.eval.metadata["speceval"]["rates"][judge]
             assert (interval["ci_low"], interval["ci_high"]) == pytest.approx(
@@ -176,3 +183,21 @@ def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tm
         assert done.returncode == 2, (name, done.stderr[-2000:])
         assert "pip install 'speceval[inspect]'" in done.stderr, (name, done.stderr[-2000:])
     assert not (tmp_path / "out").exists() and not (tmp_path / "judged").exists()
+
+
+def test_an_experiments_inspect_export_has_one_task_id_per_log_and_a_finite_duration_per_sample(experiment, tmp_path):
+    """Inspect View hides logs that share a task id as retries of one task, and `inspect log list` reads the task and
+    task id out of the file name (`<created>_<task>_<id>`): each log its own, named as Inspect names its logs. Every
+    sample's duration is the time its answer took as the run recorded it (a batch job's, a realtime request's)."""
+    out = tmp_path / "logs"
+    assert speceval_main(["export", str(experiment), "--format", "inspect", "--out", str(out)]) == 0
+    infos = list_eval_logs(str(out))
+    logs = [read_eval_log(info.name) for info in infos]
+    assert len(logs) == len(CANDIDATES)
+    assert len({log.eval.task_id for log in logs}) == len(logs)
+    assert len({log.eval.task for log in logs}) == len(logs)
+    for info, log in zip(infos, logs, strict=True):
+        assert info.task_id == log.eval.task_id and info.task_id.isalnum()
+        assert info.task == log.eval.task.split("/", 1)[1].replace("_", "-")  # Inspect's own cleaning of the name
+        assert all(s.total_time is not None and math.isfinite(s.total_time) for s in log.samples)
+        assert all(s.total_time >= 0 for s in log.samples)

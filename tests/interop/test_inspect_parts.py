@@ -4,6 +4,8 @@ report's compliance.csv), not its own."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import Counter, defaultdict
 
 import pytest
@@ -55,11 +57,13 @@ def test_parts_hold_every_answer_once_and_each_carries_the_whole_logs_rates(expe
                 assert rate["ci_method"] == row["ci_method"]
             for sample in log.samples:  # each sample's scores are its verdicts, as in a log of one part
                 verdicts = answers[(sample.metadata["statement_id"], sample.metadata["original_index"])]
-                assert set(sample.scores) == {*JUDGES, "panel"}
+                judged = {judge for judge, entry in verdicts.items() if entry["outcome"] == "judged"}
+                assert set(sample.scores) == judged | ({"panel"} if judged == set(JUDGES) else set())
                 for judge, entry in verdicts.items():
                     if entry["outcome"] == "judged":
                         assert sample.scores[judge].value == ("C" if entry["compliant"] else "I")
         assert len({log.eval.eval_id for log in parts}) == len(parts)
+        assert len({log.eval.task_id for log in parts}) == len(parts)  # View lists each part, none as a retry
         assert len({log.eval.run_id for log in parts}) == 1
 
 
@@ -73,3 +77,29 @@ def test_a_log_within_the_maximum_is_one_file_and_a_maximum_below_one_is_refused
     assert speceval_main([*argv[:-1], str(tmp_path / "none"), "--max-samples-per-log", "0"]) == 2
     assert "--max-samples-per-log 0" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()
+
+
+_OPENED: list[str] | None = None
+
+
+def _count_opens(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], str | bytes | os.PathLike):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+def test_each_part_opens_only_its_own_statements_files(experiment, tmp_path):
+    """Issue 47: a part read the head of every results file of its log's folders (500 parts x every file at 10^6);
+    now it opens only its own statements' files: each verdict file is opened a bounded number of times (the
+    survey, the whole-log pass, the parts holding its statement), however many parts the log has."""
+    global _OPENED
+    sys.addaudithook(_count_opens)  # (a hook cannot be removed: it records only while _OPENED is a list)
+    _OPENED = []
+    try:
+        argv = ["export", str(experiment), "--format", "inspect", "--out", str(tmp_path / "parts")]
+        assert speceval_main([*argv, "--max-samples-per-log", "2"]) == 0
+        opened = Counter(path for path in _OPENED if "/results/" in path and "/compliance/" in path)
+    finally:
+        _OPENED = None
+    parts = len(list_eval_logs(str(tmp_path / "parts")))
+    assert parts >= 20  # 40 answers per log, 2 a part
+    assert opened and max(opened.values()) <= 5, opened.most_common(3)

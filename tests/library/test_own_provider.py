@@ -30,7 +30,7 @@ from speceval import (
     register_provider,
     unregister_provider,
 )
-from speceval.operations.runs import open_run
+from speceval.operations.reopen import open_run
 from tests.conftest import REPO, cli_env, write_inputs, write_spec
 from tests.library.file_jobs import HOLD, ORG, STORE_ENV, FileJobsModel, FileJobStore
 from tests.library.helpers import generation_config

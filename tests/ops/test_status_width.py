@@ -9,7 +9,8 @@ from rich.console import Console
 
 from speceval.cli.commands.cost_view import cost_view
 from speceval.cli.commands.status_view import status_view
-from speceval.operations.jobs import JobRow, RunCost
+from speceval.operations.costs import RunCost
+from speceval.operations.jobs import JobRow
 from tests import forked
 from tests.conftest import REPO, cli_env, run_generation, write_inputs, write_spec
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 
+from speceval.batch.journal import Journal, JournalEntry
 from speceval.batch.records import Outcome, ResultRecord
 from speceval.realtime.headers import LimitHeaders, go_duration_seconds, parse_limit_headers
-from speceval.realtime.journal import Journal, JournalEntry
 from speceval.realtime.limiter import RateLimiter, RateLimits
 
 

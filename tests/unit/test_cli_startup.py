@@ -106,3 +106,12 @@ def test_the_light_list_of_built_in_orgs_is_the_registry_s() -> None:
     from speceval.providers.registry import PROVIDERS
 
     assert tuple(PROVIDERS) == BUILT_IN_ORGS
+
+
+def test_the_light_table_of_model_families_is_the_registry_s() -> None:
+    # The report's self-preference column reads the families from `speceval.defaults` (it loads no provider code).
+    from speceval.defaults import BUILT_IN_MODEL_FAMILIES
+    from speceval.providers.registry import PROVIDERS
+
+    claimed = {org: entry.model_prefixes for org, entry in PROVIDERS.items() if entry.model_prefixes}
+    assert claimed == BUILT_IN_MODEL_FAMILIES

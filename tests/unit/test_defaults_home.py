@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 from speceval.batch.options import EngineOptions
 from speceval.conversations.simulated_user import SimulatedUser
@@ -13,10 +14,10 @@ from speceval.defaults import (
     DEFAULT_MAX_TURNS,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TIMEOUT_HOURS,
-    SCOPES,
+    Mode,
+    Scope,
 )
 from speceval.experiments.config import JudgeEntry
-from speceval.judging.transcripts import Scope
 from speceval.pipelines.generation import GenerationConfig
 from speceval.pipelines.judge_config import ComplianceFileConfig
 from speceval.wire.params import GenerationParams
@@ -35,8 +36,16 @@ def test_the_records_take_their_defaults_from_the_one_home() -> None:
     assert output.default == DEFAULT_GENERATION_OUTPUT
 
 
-def test_every_declaration_of_scope_accepts_exactly_the_same_values() -> None:
-    assert tuple(scope.value for scope in Scope) == SCOPES
-    for model in (ComplianceFileConfig, JudgeEntry):
-        annotation = str(model.model_fields["scope"].annotation)
-        assert all(f"'{value}'" in annotation for value in SCOPES), (model, annotation)
+def test_scope_and_mode_are_declared_once_and_used_by_every_record() -> None:
+    # One enum each (speceval.defaults): the files, the commands' settings files and the experiment file take it.
+    from speceval.judging.files import ComplianceMetadata
+
+    for model in (ComplianceFileConfig, JudgeEntry, ComplianceMetadata):
+        assert Scope in typing.get_args(model.model_fields["scope"].annotation), model
+    assert JudgeEntry.model_fields["mode"].annotation is Mode
+    assert ComplianceMetadata.model_fields["mode"].annotation is Mode
+    # a narrower choice is still made of the enum's members
+    assert set(typing.get_args(typing.get_args(ComplianceFileConfig.model_fields["mode"].annotation)[0])) == {
+        Mode.BINARY,
+        Mode.LIKERT,
+    }

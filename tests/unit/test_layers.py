@@ -125,6 +125,48 @@ def test_no_module_is_over_500_lines():
     assert not long, f"modules over {MODULE_LINES_LIMIT} lines: {long}"
 
 
+TRANSPORTS = ("providers", "realtime", "raydata", "emulator", "offline", "engines")
+"""Units that talk to a provider or stand in for one: the analysis reads files and never needs them."""
+
+
+def import_closure(starts: list[str], graph: dict[str, set[str]]) -> dict[str, str | None]:
+    """Every module loaded by importing `starts`, each with the module that first imports it (None for a start).
+
+    Importing `a.b.c` runs the `__init__` of `a.b` too, so a package's own imports count; the public API's
+    `speceval/__init__.py` imports lazily and is left out (its TYPE_CHECKING names would pull in everything)."""
+    first: dict[str, str | None] = dict.fromkeys(starts)
+    todo = list(starts)
+    while todo:
+        module = todo.pop()
+        parts = module.split(".")
+        parents = [".".join(parts[:end]) for end in range(2, len(parts))]
+        for target in sorted(graph.get(module, set())) + [p for p in parents if p in graph]:
+            if target not in first and target != "speceval":
+                first[target] = module
+                todo.append(target)
+    return first
+
+
+def transports_read_by_the_analysis() -> list[str]:
+    graph = import_graph()
+    analysis = [m for m in graph if RANK[unit_of(m)][0] == RANK["analysis.rendering"][0]]
+    first = import_closure(sorted(analysis), graph)
+    chains = []
+    for module in sorted(m for m in first if unit_of(m) in TRANSPORTS):
+        chain = [module]
+        while (parent := first[chain[-1]]) is not None:
+            chain.append(parent)
+        chains.append(" <- ".join(chain))
+    return chains
+
+
+def test_the_analysis_imports_no_transport():
+    # A report reads files: run manifests, engine records, verdicts. Loading a provider, the realtime or Ray
+    # engines, the emulator or the model factory to read them ties the report to every SDK and transport change.
+    found = transports_read_by_the_analysis()
+    assert not found, "the analysis layer (and the report) loads transport modules:\n" + "\n".join(found)
+
+
 def test_the_layer_rule_refuses_an_import_back_up():
     # The rule itself, so a broken `allowed` cannot pass the test above by allowing everything.
     assert allowed("cli", "batch") and allowed("analysis.tables", "analysis.reading")

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from speceval.defaults import Mode
 from speceval.errors import InputError
 from speceval.judging.files import ComplianceEntry, ComplianceMetadata
 
@@ -54,7 +55,7 @@ class EntryChecks:
 
     def __init__(self, file: Path, metadata: ComplianceMetadata) -> None:
         self._file = file
-        self._categories = set(metadata.categories or []) if metadata.mode == "categories" else None
+        self._categories = set(metadata.categories or []) if metadata.mode == Mode.CATEGORIES else None
         self._turns: dict[int, dict[int, int]] = defaultdict(dict)
         """original_index → turn → the entry (position) that gave it: the turns of each conversation."""
         if self._categories is not None and not metadata.categories:

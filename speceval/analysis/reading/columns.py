@@ -5,7 +5,8 @@ type and authority, mode, prompt version, source. Those are kept once per file (
 only a code for its file, its position in the file, 64-bit digests of its input and answer (the identities every
 cluster, panel and agreement needs: equal texts, equal digests), the answer's length, its outcome, verdict, rating
 and category codes, and where its entry starts in the file (a byte offset). No text is held: the sample view reads
-the few verdicts it shows back from their files, each alone at its offset (`speceval.analysis.rendering.samples`).
+the few verdicts it shows back from their files, each alone at its offset
+(`speceval.analysis.rendering.samples.samples`).
 
 The codes kept per file and per verdict are made in `column_codes`; rows and columns are turned into each other in
 `column_rows`.

@@ -19,6 +19,7 @@ from speceval.analysis.reading.entry_chunks import exported_synthetic, parse_fil
 from speceval.analysis.reading.original import compliance_records, is_original_compliance
 from speceval.analysis.reading.rows import UNKNOWN, ComplianceRow, Location, VerdictDetail, built_row
 from speceval.analysis.reading.settings import CandidateSettings
+from speceval.defaults import Mode
 from speceval.errors import UsageError
 from speceval.judging.files import ComplianceEntry, ComplianceFile, ComplianceMetadata
 from speceval.spec import load_spec
@@ -85,7 +86,7 @@ def compliance_stream(
             **names,
             "variation": where.variation,
             "run": where.run,
-            "mode": "binary",
+            "mode": Mode.BINARY,
             "prompt_version": "speceval-original",
             "source": source,
             "synthetic": where.synthetic or exported_synthetic(data),

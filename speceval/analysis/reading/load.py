@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +48,19 @@ and where each row's entry starts in the file (filled as they are read; None for
 
 
 def walk(
-    paths: Iterable[Path], found: Found, detail: bool = False, keep: bool = True, rankings: RankingSink | None = None
+    paths: Iterable[Path],
+    found: Found,
+    detail: bool = False,
+    keep: bool = True,
+    rankings: RankingSink | None = None,
+    only: Container[Path] | None = None,
 ) -> Iterator[tuple[Path, Iterable[ComplianceRow], array[int] | None]]:
     """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
     them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
     consumed before the next file); canaries, settings, skipped files and folder kinds are gathered in `found`,
     and so are the ranking rows unless `rankings` takes each ranking file's rows, with their details, as they are
     read (a report folds them into columns: a row per comparison held was most of a ranking report's memory).
+    `only`: the results files to read (the others are not opened: a reader that knows its files reads nothing else).
     With each compliance file, where each of its rows' entries starts in it (byte offsets, filled as the rows are
     read: `VerdictReader.at_offsets` reads them back), or None for a file decoded whole."""
     statements = StatementClasses(share_texts=keep)
@@ -65,6 +71,8 @@ def walk(
             raise InputError(Path(path), "no such file or directory")
     for path in distinct_roots(paths):  # a folder given twice (or inside another given) is read once
         for file in sorted(path.rglob("results/*.json")):
+            if only is not None and file not in only:
+                continue
             # closed however the caller leaves it
             with read_json(file, ("results", "rankings"), offsets=True) as streamed:
                 source = _relative(file, path)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from speceval.analysis.reading.column_codes import digest
 from speceval.batch.manifest import RunManifest
-from speceval.errors import InputError
+from speceval.errors import InputError, first_problem
 from speceval.inputgen.pairs import PairRecord
 from speceval.inputgen.records import RUN_KIND
 from speceval.operations.runs import find_run_dirs
@@ -63,7 +63,7 @@ def _pairs_of_file(path: Path) -> list[tuple[str, str, list[str]]]:
         records = _RECORDS.validate_python(metadata["pairs"])
     except ValidationError as exc:
         raise InputError(
-            path, f"metadata.pairs is not a list of pair records: {exc.errors()[0]['msg']}", field="metadata.pairs"
+            path, f"metadata.pairs is not a list of pair records: {first_problem(exc)[1]}", field="metadata.pairs"
         ) from None
     found = []
     for record in records:

@@ -1,8 +1,8 @@
 """What the report shows (`ReportData`), computed from every verdict and run manifest under some folders.
 
-The page (`speceval.analysis.rendering.page`) and `summary.md` (`speceval.analysis.rendering.summary`) render it;
-`speceval.analysis.rendering.report`
-writes them and the CSVs. This module sits below all three, so none of them imports another to get the data.
+The page (`speceval.analysis.rendering.html.page`) and `summary.md` (`speceval.analysis.rendering.markdown.summary`)
+render it; `speceval.analysis.rendering.report` writes them and the CSVs. This module sits below all three, so none
+of them imports another to get the data.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from speceval.analysis.reading.column_rows import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
-from speceval.analysis.rendering.sample_record import SampleRecord
-from speceval.analysis.rendering.samples import ranking_samples, sample_records
+from speceval.analysis.rendering.samples.sample_record import SampleRecord
+from speceval.analysis.rendering.samples.samples import ranking_samples, sample_records
 from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
 from speceval.analysis.tables.categories import (
     MODE as CATEGORIES,
@@ -69,7 +69,7 @@ from speceval.batch.costs import PriceTable
 from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
 from speceval.metric_spec import MetricSpec
-from speceval.operations.jobs import RunCost, run_costs
+from speceval.operations.costs import RunCost, run_costs
 from speceval.operations.runs import find_run_dirs
 
 

@@ -1,5 +1,5 @@
 """The report's "Spec health" section (issue 38): `statement_health.csv`'s rows, the page's section with its ranked
-table and figure (`health_html`, laid out by `speceval.analysis.rendering.page`), and summary.md's lines.
+table and figure (`health_html`, laid out by `speceval.analysis.rendering.html.page`), and summary.md's lines.
 
 Every number shown carries its interval and names its method; each statement's numbers link to the sample view
 filtered to that statement (and candidate), so the answers behind a flag are one click away.
@@ -11,10 +11,10 @@ import html
 from typing import TYPE_CHECKING
 
 from speceval.analysis.reading.rows import DEFAULT_VARIATION
-from speceval.analysis.rendering.health_plot import health_scatter
-from speceval.analysis.rendering.html_parts import img as _img
-from speceval.analysis.rendering.html_parts import table as _table
-from speceval.analysis.rendering.samples import sample_link
+from speceval.analysis.rendering.figures.health_plot import health_scatter
+from speceval.analysis.rendering.html.html_parts import img as _img
+from speceval.analysis.rendering.html.html_parts import table as _table
+from speceval.analysis.rendering.samples.samples import sample_link
 from speceval.analysis.tables.health_records import FLAGS, RULES, Health, HealthThresholds, StatementHealth
 from speceval.inputgen.pairs import PAIR_JOIN
 

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from speceval.analysis.rendering.data import ReportCost, ReportData, StageCounts, compute
 from speceval.analysis.rendering.health_section import health_csv_rows
-from speceval.analysis.rendering.page import page_parts
-from speceval.analysis.rendering.summary import render_summary
+from speceval.analysis.rendering.html.page import page_parts
+from speceval.analysis.rendering.markdown.summary import render_summary
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
 from speceval.analysis.tables.elicitation import Elicitation
 from speceval.analysis.tables.flips import Flip

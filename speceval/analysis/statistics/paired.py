@@ -29,13 +29,19 @@ import numpy as np
 from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import (
+    RARE_COUNT,
     _strata_codes,
     _variance,
+    clustered_mean_codes,
     codes_of,
     dense_codes,
     mean_interval_codes,
-    rate_interval_codes,
+    t975,
 )
+from speceval.analysis.statistics.stats import Z95, wilson_interval
+
+NEAR_BOUND = 0.2
+"""A side whose rarer kind is under this share (and under `RARE_COUNT` effective answers) takes plain Wilson limits."""
 
 
 class PairedDifference(BaseModel):
@@ -141,12 +147,46 @@ def _in_unit(y: np.ndarray) -> bool:
 
 
 def _side_interval(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None) -> tuple[float, float] | None:
-    """One side's 95% interval on the shared clusters: the report's rate interval for values in [0, 1] (a
-    cluster left without values by the sides' codes does not occur: both sides use every shared cluster)."""
-    if _in_unit(y):
-        found = rate_interval_codes(y, clusters, strata)
-        return None if found is None else (found[0], found[1])
-    return mean_interval_codes(y, clusters, strata)
+    """One side's 95% interval on the shared clusters (a cluster left without values by the sides' codes does not
+    occur: both sides use every shared cluster). Values in [0, 1] take Wilson limits at the side's effective size,
+    without continuity correction near 0 or 1 (`_moderate`): there MOVER's coverage comes from combining the two
+    sides (Newcombe's method 10), and the single rate's correction only widened the difference (1.8-3.1x the
+    naive method 10 at 10 inputs x 3 runs). One answer per input: Wilson at n; several: Wilson at the
+    cluster-robust effective size p(1-p)/SE^2 with t(G-H), capped at the count; a constant side (SE 0, no design
+    effect to estimate) at the count of its answers (Korn & Graubard's rule: a design effect that cannot be
+    estimated is taken as 1), with t(G-H)."""
+    if not _in_unit(y):
+        return mean_interval_codes(y, clusters, strata)
+    if int(clusters.max()) + 1 == len(y):
+        return side_limits(float(y.sum()) / len(y), len(y), None)
+    estimate = clustered_mean_codes(y, clusters, strata)
+    if estimate is None:
+        return None
+    if estimate.se is None:
+        return 0.0, 1.0  # one cluster: nothing is known about the spread between clusters
+    p, variance = estimate.mean, estimate.se**2
+    effective = min(p * (1 - p) / variance if variance > 0 else float(len(y)), float(len(y)))
+    return side_limits(p, effective, estimate.df)
+
+
+def side_limits(p: float, effective: float, df: int | None) -> tuple[float, float]:
+    """Wilson limits of one side of a paired difference at rate `p` and `effective` answers, on t(`df`) (None: one
+    answer per input, z). The precision plan (`speceval.experiments.precision`) computes its power with these, so
+    the plan's promise is about the interval the report prints."""
+    found = wilson_interval(
+        p * effective, effective, z=Z95 if df is None else t975(df), continuity=_moderate(p, effective)
+    )
+    assert found is not None  # effective > 0
+    return found
+
+
+def _moderate(p: float, effective: float) -> bool:
+    """Whether a side keeps the continuity correction: away from 0 and 1 (the rarer kind at least `RARE_COUNT`
+    effective answers, or at least `NEAR_BOUND` of them) plain limits undercover (0.928 at 30 inputs, 0.5 vs 0.4;
+    0.915 at 10 inputs) and the correction costs about 1/n a side; near 0 or 1 MOVER is conservative without it
+    (0.995-1.000 at 10-20 inputs, 0.97 vs 0.95 and 0.99 vs 0.98), where it cost 1.2-2x the width."""
+    rare = min(p, 1 - p)
+    return rare * effective >= RARE_COUNT or rare >= NEAR_BOUND
 
 
 def _correlation(za: np.ndarray, zb: np.ndarray, strata: np.ndarray | None) -> float:

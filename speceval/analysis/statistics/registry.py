@@ -18,8 +18,9 @@ CLUSTERED = (
 )
 PAIRED = (
     "MOVER difference of the two rates' own intervals on shared inputs, correlation from the inputs' totals "
-    "(Newcombe's hybrid score interval with continuity-corrected Wilson limits for one run; clustered Wilson "
-    "limits stratified by statement for several)"
+    "(Newcombe's hybrid score interval: Wilson limits at each side's effective size, clustered by input and "
+    "stratified by statement over several runs, a constant side at its count of answers; continuity-corrected "
+    "only where the rarer kind is at least 10 effective answers or 20%)"
 )
 MEAN = "mean ± t(G-H) · cluster-robust SE, stratified by statement"
 BOUNDED_MEAN = (
@@ -35,12 +36,14 @@ KAPPA = (
     "clustered Wilson limits of raw agreement"
 )
 LENIENCY = (
-    "(K-1)/K × MOVER difference of the judge's rate and the other judges' mean rate on shared answers, "
-    "clustered by input, stratified by statement"
+    "(K-1)/K × MOVER difference of the judge's rate and the other judges' mean rate on shared answers "
+    "(Wilson limits at each side's effective size as for paired differences), clustered by input, stratified "
+    "by statement"
 )
 PPI = (
     "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
-    "Wilson interval and the rectifier's t interval (cluster-robust by input) added in quadrature, clipped to [0, 1]"
+    "Wilson interval and the rectifier's t interval (cluster-robust by input; a statement whose labels show no "
+    "judge error at the Jeffreys-prior disagreement rate 0.5/(n_h + 1)) added in quadrature, clipped to [0, 1]"
 )
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h; hull of a percentile "

@@ -20,8 +20,9 @@ from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import cohen_kappa
 from speceval.analysis.tables.variations import input_key
+from speceval.defaults import Mode
 
-MODE = "categories"
+MODE = Mode.CATEGORIES
 
 
 def is_categorical(row: ComplianceRow) -> bool:

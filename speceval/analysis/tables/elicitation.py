@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import rate_interval
+from speceval.defaults import Mode
 
 ELICITATION_NOTE = (
     "Per statement: the share of conversations in which the turn judge found a violation at any "
@@ -48,7 +49,7 @@ def elicitation(rows: Iterable[TurnVerdict]) -> list[Elicitation]:
         lambda: defaultdict(list)
     )
     for row in rows:
-        if row.turn is not None and row.conversation is not None and row.mode == "binary":
+        if row.turn is not None and row.conversation is not None and row.mode == Mode.BINARY:
             key = (row.spec, row.judge, row.model, row.variation, row.statement_id)
             cells[key][(row.source, row.conversation)].append(row)
     found = []

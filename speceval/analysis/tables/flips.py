@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import rate_interval
+from speceval.defaults import Mode
 
 BINARY_MEASURES = ("compliant_to_non_compliant", "non_compliant_to_compliant")
 CHANGED = "category_changed"
@@ -94,7 +95,7 @@ def _judged(row: TurnVerdict) -> bool:
 def _conversations(rows: Iterable[TurnVerdict]) -> dict[_Cell, dict[_Conversation, list[TurnVerdict]]]:
     cells: dict[_Cell, dict[_Conversation, list[TurnVerdict]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        if row.turn is not None and row.conversation is not None and row.mode != "likert":
+        if row.turn is not None and row.conversation is not None and row.mode != Mode.LIKERT:
             cells[(row.spec, row.judge, row.model, row.variation)][(row.source, row.conversation)].append(row)
     return cells
 

@@ -4,7 +4,9 @@ the report quote it, and the rows of `statement_health.csv` and `statement_healt
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from speceval.analysis.tables.candidate_split import HealthAssociation
 from speceval.analysis.tables.tension import PairCompliance
@@ -21,27 +23,31 @@ RULES = {
 }
 
 
+Share = Annotated[float, Strict()]
+"""A line between 0 and 1: strict, so YAML's `true` is refused instead of read as 1."""
+
+
 class HealthThresholds(BaseModel):
     """The lines the flags are drawn at (report flags `--health-*`, experiment key `health:`)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    disagreement: float = Field(
+    disagreement: Share = Field(
         default=0.2, ge=0, le=1, description="judges_disagree: the disagreement's interval is above this"
     )
-    fail_below: float = Field(
+    fail_below: Share = Field(
         default=0.5, ge=0, le=1, description="all_fail: every candidate's interval is below this compliance rate"
     )
-    pass_above: float = Field(
+    pass_above: Share = Field(
         default=0.9, ge=0, le=1, description="all_pass: every candidate's interval is above this compliance rate"
     )
-    spread: float = Field(
+    spread: Share = Field(
         default=0.0,
         ge=0,
         le=1,
         description="model_dependent: the interval of the highest minus the lowest candidate's rate is above this",
     )
-    split: float = Field(
+    split: Share = Field(
         default=0.4,
         ge=0,
         le=0.5,

@@ -18,6 +18,7 @@ import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.tables.panel import PANEL
+from speceval.defaults import Mode
 from speceval.errors import ConfigError, InputError
 
 logger = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ def labellable(row: ComplianceRow) -> bool:
     answer or on one turn of a conversation (its own item, named by its turn and transcript: see `item_id`). A panel
     is no judge; a categorical judge answers a category and a Likert judge a rating, neither a yes/no a label
     could agree with: labels of those would be accepted and never used."""
-    return row.judge != PANEL and row.mode == "binary"
+    return row.judge != PANEL and row.mode == Mode.BINARY
 
 
 def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:
@@ -153,6 +154,13 @@ LabelRecord = tuple[int, str, str]
 """(line, item, human_compliant as written, stripped and lower-cased) of one row of a label sheet."""
 
 
+def sheet_reader(text: str) -> csv.DictReader[str]:
+    """A label sheet's rows. A cell may hold a whole transcript (speceval writes them: 425 KB seen), past the csv
+    module's default field limit of 128 KiB, so the limit is raised to the sheet's own length first."""
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
+    return csv.DictReader(io.StringIO(text, newline=""))
+
+
 def label_records(path: Path) -> list[LabelRecord]:
     """Every row of a filled sheet, unchecked but for its header (`checked_labels` checks them in line order).
 
@@ -167,7 +175,7 @@ def label_records(path: Path) -> list[LabelRecord]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError(path, "not UTF-8 text; save the sheet as CSV UTF-8", line=line) from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = sheet_reader(text)
     if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
         raise InputError(
             path,

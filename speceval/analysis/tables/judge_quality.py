@@ -38,7 +38,7 @@ from speceval.analysis.statistics.registry import LENIENCY
 from speceval.analysis.statistics.stats import Z95, cohen_kappa
 from speceval.analysis.tables.human_labels import item_id
 from speceval.analysis.tables.panel import PANEL
-from speceval.errors import ConfigError
+from speceval.defaults import model_family
 
 
 def _judged(row: ComplianceRow) -> bool:
@@ -125,12 +125,10 @@ def leniency(rows: list[ComplianceRow] | VerdictColumns) -> list[Leniency]:
 
 
 def _same_provider(judge: str, candidate: str) -> bool | None:
-    from speceval.providers.registry import resolve_org
-
-    try:
-        return resolve_org(judge).org == resolve_org(candidate).org
-    except ConfigError:
-        return None  # a model name no provider claims: unknown, not "different"
+    judge_family, candidate_family = model_family(judge), model_family(candidate)
+    if judge_family is None or candidate_family is None:
+        return None  # a model name no built-in family claims: unknown, not "different"
+    return judge_family == candidate_family
 
 
 class HumanAgreement(BaseModel):

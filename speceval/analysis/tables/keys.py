@@ -77,7 +77,7 @@ class DataKinds:
 
 
 Row = Mapping[str, Any]
-Scope = Callable[[Row], Where]
+Sources = Callable[[Row], Where]
 """Which sources a row of a table is made of (their `stage` included)."""
 VERDICTS, RANKINGS, CANARIES, RUN = "compliance", "ranking", "canary", "run"
 GENERATION_RUNS = ("generation", "generation_round")
@@ -125,7 +125,7 @@ def _metric(row: Row) -> Where:
     return {**_cell(row, RUN), "judge": None, "kind": GENERATION_RUNS}
 
 
-TABLES: dict[str, Scope] = {
+TABLES: dict[str, Sources] = {
     "variation_statistics.csv": _cell,
     "compliance.csv": _cell,
     "compliance_per_statement.csv": _cell,
@@ -161,7 +161,7 @@ TABLES: dict[str, Scope] = {
 """Every CSV the report writes → which sources a row of it is made of."""
 
 
-def _scope(name: str) -> Scope:
+def _scope(name: str) -> Sources:
     scope = TABLES.get(name)
     if scope is None:
         raise UsageError(

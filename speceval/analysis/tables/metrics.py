@@ -173,6 +173,8 @@ def _judge_observations(paths: Sequence[Path], judge: str) -> Iterator[_Observat
         metadata = data.get("metadata") if isinstance(data, dict) else None
         if not isinstance(data, dict) or not isinstance(metadata, dict) or metadata.get("judge") != judge:
             continue
+        if "canaries" in data or "rankings" in data:
+            continue  # the judge's canary checks or its rankings: no verdict on one candidate's answer to observe
         entries = data.get("results")
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise InputError(

@@ -210,8 +210,9 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
 
 
 UNSTABLE = (
-    "kappa is unstable at prevalence {prevalence:.2f} (Feinstein & Cicchetti 1990: high agreement can give "
-    "a low kappa): read the raw agreement beside it"
+    "kappa is uninformative at prevalence {prevalence:.2f} (Feinstein & Cicchetti 1990: high agreement can give "
+    "almost any kappa; its interval here is as wide as the scale allows): read raw agreement instead, "
+    "{agreement:.3f} [{low:.3f}, {high:.3f}]"
 )
 UNSTABLE_PREVALENCE = 0.1
 """Below this share of the rarer verdict a kappa is flagged: at prevalence 0.95 and 30 answers its bootstrap interval
@@ -239,7 +240,11 @@ def with_agreement(
         agreement=float(agreeing.mean()), agreement_low=bounds[0], agreement_high=bounds[1], prevalence=prevalence
     )
     if prevalence is not None and min(prevalence, 1 - prevalence) < UNSTABLE_PREVALENCE:
-        found["note"] = UNSTABLE.format(prevalence=prevalence)
+        # Issue 47: at prevalence 0.9-0.99 kappa's covering interval spans up to 1.8 of [-1, 1]; no narrower valid
+        # one was found, so the note says it plainly and gives the number to read, with its own interval.
+        found["note"] = UNSTABLE.format(
+            prevalence=prevalence, agreement=float(agreeing.mean()), low=bounds[0], high=bounds[1]
+        )
     if kappa is not None and expected is not None and expected < 1.0 and "ci_low" in found:
         low, high = ((bound - expected) / (1 - expected) for bound in bounds[:2])
         # A kappa of two judges is never below -1 (agreement 0 at chance agreement 1/2 at most).

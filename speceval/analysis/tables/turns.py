@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.defaults import Mode
 
 MEAN_METHOD = "mean ± t(G-H) · cluster-robust SE, clusters = inputs, stratified by statement"
 
@@ -54,10 +55,10 @@ class TurnRate(BaseModel):
 
 def _value_rows(judged: list[TurnVerdict], mode: str) -> dict[str, list[float]]:
     """measure → the value of each judged verdict for it (the rows' order)."""
-    if mode == "categories":
+    if mode == Mode.CATEGORIES:
         categories = sorted({r.category for r in judged if r.category is not None})
         return {f"category={c}": [float(r.category == c) for r in judged] for c in categories}
-    if mode == "likert":
+    if mode == Mode.LIKERT:
         return {"mean_rating": [float(r.rating or 0.0) for r in judged]}
     return {"compliant": [float(bool(r.compliant)) for r in judged]}
 
@@ -65,7 +66,7 @@ def _value_rows(judged: list[TurnVerdict], mode: str) -> dict[str, list[float]]:
 def _interval(
     values: list[float], clusters: Sequence[Hashable], strata: Mapping[Any, Hashable], mode: str
 ) -> tuple[float, float, str] | None:
-    if mode != "likert":
+    if mode != Mode.LIKERT:
         return rate_interval(values, clusters, strata)
     interval = mean_interval(values, clusters, strata)
     return (*interval, MEAN_METHOD) if interval is not None else None

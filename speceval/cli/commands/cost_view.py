@@ -13,7 +13,7 @@ from rich.text import Text
 
 from speceval.batch.costs import PriceTable
 from speceval.cli.console import run_heading, stdout
-from speceval.operations.jobs import RunCost, run_costs
+from speceval.operations.costs import RunCost, run_costs
 
 
 def _money(value: float | None) -> str:

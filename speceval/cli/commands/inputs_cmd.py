@@ -92,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     from speceval.paths import check_output_dir
     from speceval.providers.model_list import check_models
     from speceval.providers.registry import resolve_org
+    from speceval.spec import load_spec
 
     if args.resume is not None:
         pipeline = BatchedInputGenerationPipeline.resume(args.resume)
@@ -110,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
         check_output_dir(args.output_dir, "--output-dir")
         generator_org = resolve_org(args.generator_model, args.generator_org).org
         rater = args.rater_model or default_rater(generator_org, args.offline) or args.generator_model
-        pairs = [*(args.pair or []), *(read_pairs_file(args.pairs) if args.pairs else [])]
+        pairs = [*(args.pair or []), *(read_pairs_file(args.pairs, load_spec(args.spec_path)) if args.pairs else [])]
         statements = args.statements or ([] if pairs or args.related_pairs else None)
         config = InputGenerationConfig(
             spec_path=args.spec_path,

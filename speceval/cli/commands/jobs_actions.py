@@ -13,7 +13,7 @@ from speceval.cli.exits import ExitCode
 from speceval.cli.generation import main as generation_main
 from speceval.conversations.rounds import ROUNDS_DIR
 from speceval.errors import ConfigError
-from speceval.operations.runs import open_run
+from speceval.operations.reopen import open_run
 from speceval.pipelines.generation import BatchedGenerationPipeline
 
 

@@ -212,7 +212,7 @@ def _fmt(value: float | None) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from speceval.analysis.rendering.export import export_verdicts
+    from speceval.analysis.rendering.exports.export import export_verdicts
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
 
@@ -223,7 +223,7 @@ def _export(args: argparse.Namespace) -> int:
             args.paths, args.out or Path("inspect_logs"), args.log_format, args.max_samples_per_log
         )
     if args.format == "original":
-        from speceval.analysis.rendering.original_export import export_original
+        from speceval.analysis.rendering.exports.original_export import export_original
         from speceval.paths import check_output_dir
 
         out = args.out or Path("original_layout")

@@ -45,10 +45,23 @@ def _run(args: argparse.Namespace) -> int:
     from speceval.cli.flags import given_poll_interval
     from speceval.experiments.runner import preflight, run_experiment
 
-    if args.json and not args.dry_run:
+    plan_only = [
+        flag
+        for flag, given in (
+            ("--json", args.json),
+            ("--assume-rate", args.assume_rate is not None),
+            ("--assume-icc", args.assume_icc is not None),
+        )
+        if given
+    ]
+    if plan_only and not args.dry_run:
         from speceval.errors import ConfigError
 
-        raise ConfigError("--json goes with --dry-run (a run prints its progress, not a plan)")
+        # Refused rather than ignored: whoever typed them expected a plan, not a paid run.
+        raise ConfigError(
+            f"{' and '.join(plan_only)} {'goes' if len(plan_only) == 1 else 'go'} with --dry-run (a run prints "
+            "its progress, not a plan)"
+        )
     if args.dry_run:
         from speceval.cli.commands.run_plan import show_plan
 

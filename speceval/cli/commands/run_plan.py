@@ -84,7 +84,7 @@ def _print_precision(result: ExperimentPlan) -> None:
         return
     a = result.assumptions
     table = Table(
-        title="precision plan (normal approximation with design effect; assumptions below)", header_style="bold"
+        title="precision plan (the report's own paired interval, design effect; assumptions below)", header_style="bold"
     )
     # Short headers, explained below the table: at 80 columns long ones leave the model names no room.
     for column in ("spec", "compared", "pair", "within"):
@@ -101,13 +101,17 @@ def _print_precision(result: ExperimentPlan) -> None:
             f"{row.inputs} x {row.runs}",
             f"{row.design_effect:.2f}",
             f"{row.rate_half_width:.3f}",
-            f"{row.minimum_detectable_difference:.3f}",
+            "none" if row.minimum_detectable_difference is None else f"{row.minimum_detectable_difference:.3f}",
         )
     stdout.print(table)
     stdout.print(
         "n x runs: inputs x runs per variation; deff: design effect 1 + (runs - 1) x ICC; CI ±: expected "
-        "half-width of each rate's 95% interval; MDD: minimum detectable difference of the pair's two rates at 80% "
-        f"power in a two-sided 5% test. Assumed: compliance rate {a.rate:g} (--assume-rate), intra-input "
-        f"correlation {a.icc:g} (--assume-icc), the two rates of a pair uncorrelated beyond their inputs (no "
-        "credit for pairing: conservative)."
+        "half-width of each rate's 95% interval; MDD: the smallest difference of the pair's two rates that the "
+        "report's paired interval excludes 0 for with 80% power, from the assumed rate in either direction (none: "
+        f"not within [0, 1]). Assumed: compliance rate {a.rate:g} (--assume-rate) for one of the pair, intra-input "
+        f"correlation {a.icc:g} (--assume-icc), the two of a pair independent beyond their inputs (no credit for "
+        "pairing: a pair whose inputs are hard for both alike does better). Conversations: `turn T rate` over the "
+        f"conversations expected to reach the last turn ({a.continue_rate:g} of them go on to each next turn, "
+        "independent of compliance), `flips` over those reaching turn 2 at the non-compliance rate "
+        f"{1 - a.rate:g}."
     )

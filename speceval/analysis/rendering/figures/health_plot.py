@@ -3,7 +3,7 @@ intervals as error bars; flagged statements are labelled with their id and flags
 
 from __future__ import annotations
 
-from speceval.analysis.rendering.plots import _png, _pyplot  # one figure style and backend for the whole report
+from speceval.analysis.rendering.figures.plots import _png, _pyplot  # one figure style and backend for the whole report
 from speceval.analysis.tables.health_records import StatementHealth
 
 LABELLED = 30

@@ -1,16 +1,16 @@
-"""summary.md's sections on scope-turn judges, split from `speceval.analysis.rendering.summary` (which orders the
-sections): flips under pressure, the elicitation rate by statement and rates by turn, each with a warning where
+"""summary.md's sections on scope-turn judges, split from `speceval.analysis.rendering.markdown.summary` (which orders
+the sections): flips under pressure, the elicitation rate by statement and rates by turn, each with a warning where
 later turns hold fewer conversations than turn 1, and each interval's method a numbered footnote. The page's
-counterpart is `speceval.analysis.rendering.turns_section`."""
+counterpart is `speceval.analysis.rendering.html.turns_section`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from speceval.analysis.rendering.footnotes import Footnotes
-from speceval.analysis.rendering.markdown_parts import bracket as _bracket
-from speceval.analysis.rendering.markdown_parts import fmt as _fmt
-from speceval.analysis.rendering.markdown_parts import markdown_table as _markdown_table
+from speceval.analysis.rendering.markdown.markdown_parts import bracket as _bracket
+from speceval.analysis.rendering.markdown.markdown_parts import fmt as _fmt
+from speceval.analysis.rendering.markdown.markdown_parts import markdown_table as _markdown_table
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.turns import TURN_NOTE, TurnRate

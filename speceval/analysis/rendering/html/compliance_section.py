@@ -1,4 +1,4 @@
-"""The page's compliance sections, split from `speceval.analysis.rendering.page` (which lays them out): the summary
+"""The page's compliance sections, split from `speceval.analysis.rendering.html.page` (which lays them out): the summary
 at the top (what was run, and every compliance rate with its interval), one section per variation, the paired
 comparisons and the breakdowns by statement type and authority level. Rates link to their samples."""
 
@@ -10,13 +10,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.rendering.html_parts import ci as _ci
-from speceval.analysis.rendering.html_parts import fmt as _fmt
-from speceval.analysis.rendering.html_parts import img as _img
-from speceval.analysis.rendering.html_parts import table as _table
-from speceval.analysis.rendering.plots import heatmap
-from speceval.analysis.rendering.samples import sample_link
-from speceval.analysis.rendering.summary import candidates_and_judges, interval_methods, unknown_classes_note
+from speceval.analysis.rendering.figures.plots import heatmap
+from speceval.analysis.rendering.html.html_parts import ci as _ci
+from speceval.analysis.rendering.html.html_parts import fmt as _fmt
+from speceval.analysis.rendering.html.html_parts import img as _img
+from speceval.analysis.rendering.html.html_parts import table as _table
+from speceval.analysis.rendering.markdown.summary import candidates_and_judges, interval_methods, unknown_classes_note
+from speceval.analysis.rendering.samples.samples import sample_link
 from speceval.analysis.tables.rates import ComplianceRate
 from speceval.analysis.tables.variations import Breakdown, PairedComparison
 

@@ -1,5 +1,5 @@
-"""The page's sections on the judges, split from `speceval.analysis.rendering.page` (which lays them out): agreement
-between judges, bias and panel verdicts; each judge on the spec's own examples, leniency (with home-provider
+"""The page's sections on the judges, split from `speceval.analysis.rendering.html.page` (which lays them out):
+agreement between judges, bias and panel verdicts; each judge on the spec's own examples, leniency (with home-provider
 leniency), agreement with human labels and prediction-powered rates."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import html
 
 from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.rendering.html_parts import ci as _ci
-from speceval.analysis.rendering.html_parts import fmt as _fmt
-from speceval.analysis.rendering.html_parts import img as _img
-from speceval.analysis.rendering.html_parts import table as _table
-from speceval.analysis.rendering.plots import leniency_heatmap
+from speceval.analysis.rendering.figures.plots import leniency_heatmap
+from speceval.analysis.rendering.html.html_parts import ci as _ci
+from speceval.analysis.rendering.html.html_parts import fmt as _fmt
+from speceval.analysis.rendering.html.html_parts import img as _img
+from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.tables.panel import TIES_RULE
 from speceval.analysis.tables.rates import judge_bias

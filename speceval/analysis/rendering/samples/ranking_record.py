@@ -1,13 +1,13 @@
 """One comparison as the page's ranking samples show it (a record of short strings), and the bytes it takes there.
 
 Below both the read-back of the comparisons the sample view weighs and the sample view (which picks and renders
-records), as `speceval.analysis.rendering.sample_record` is for verdicts.
+records), as `speceval.analysis.rendering.samples.sample_record` is for verdicts.
 """
 
 from __future__ import annotations
 
 from speceval.analysis.reading.rows import RankingRow, VerdictDetail
-from speceval.analysis.rendering.sample_record import TRANSCRIPT_LIMIT, shown_text
+from speceval.analysis.rendering.samples.sample_record import TRANSCRIPT_LIMIT, shown_text
 
 _TEXTS = ("winner", "input", "output_a", "output_b", "explanation")
 """The fields of a record that are its comparison's own; the others come from its file."""

@@ -1,11 +1,11 @@
-"""The page's sections on what went in and what it cost, split from `speceval.analysis.rendering.page` (which lays
+"""The page's sections on what went in and what it cost, split from `speceval.analysis.rendering.html.page` (which lays
 them out): the inputs generated from the spec, the settings each stage's requests carried, and the cost."""
 
 from __future__ import annotations
 
 from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.rendering.html_parts import table as _table
-from speceval.analysis.rendering.samples import shown_text
+from speceval.analysis.rendering.html.html_parts import table as _table
+from speceval.analysis.rendering.samples.samples import shown_text
 
 
 def inputs_section(data: ReportData) -> str:

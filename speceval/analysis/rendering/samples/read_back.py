@@ -25,8 +25,8 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns
 from speceval.analysis.reading.ranking_columns import RankingColumns
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.reading.verdict_reader import VerdictReader, ranking_file_rows, ranking_rows_at
-from speceval.analysis.rendering.ranking_record import ranking_record, ranking_texts
-from speceval.analysis.rendering.sample_record import SampleRecord, record_size, sample_record
+from speceval.analysis.rendering.samples.ranking_record import ranking_record, ranking_texts
+from speceval.analysis.rendering.samples.sample_record import SampleRecord, record_size, sample_record
 from speceval.analysis.tables.panel import Panel
 from speceval.errors import InputError, UsageError
 

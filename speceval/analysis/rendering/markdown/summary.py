@@ -2,8 +2,9 @@
 judge prompt versions), rendered from the same data as the HTML page.
 
 This module orders the sections and writes most of them; those on scope-turn judges are in
-`speceval.analysis.rendering.summary_turns`, the spec-health lines in `speceval.analysis.rendering.health_section`,
-and the markdown pieces they share in `speceval.analysis.rendering.markdown_parts`."""
+`speceval.analysis.rendering.markdown.summary_turns`, the spec-health lines in
+`speceval.analysis.rendering.health_section`, and the markdown pieces they share in
+`speceval.analysis.rendering.markdown.markdown_parts`."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import itertools
 from typing import TYPE_CHECKING
 
 from speceval.analysis.rendering.health_section import health_markdown
-from speceval.analysis.rendering.markdown_parts import bracket as _bracket
-from speceval.analysis.rendering.markdown_parts import ci as _ci
-from speceval.analysis.rendering.markdown_parts import fmt as _fmt
-from speceval.analysis.rendering.markdown_parts import signed as _signed
-from speceval.analysis.rendering.summary_turns import elicitation_markdown, flips_markdown, turns_markdown
+from speceval.analysis.rendering.markdown.markdown_parts import bracket as _bracket
+from speceval.analysis.rendering.markdown.markdown_parts import ci as _ci
+from speceval.analysis.rendering.markdown.markdown_parts import fmt as _fmt
+from speceval.analysis.rendering.markdown.markdown_parts import signed as _signed
+from speceval.analysis.rendering.markdown.summary_turns import elicitation_markdown, flips_markdown, turns_markdown
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
 from speceval.analysis.statistics.registry import BRADLEY_TERRY, CLUSTERED, PAIRED, WILSON
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy

@@ -7,10 +7,10 @@ from __future__ import annotations
 import html
 
 from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.figures.plots import turn_lines
 from speceval.analysis.rendering.footnotes import Footnotes
-from speceval.analysis.rendering.html_parts import ci, fmt, img, table
-from speceval.analysis.rendering.plots import turn_lines
-from speceval.analysis.rendering.samples import sample_link
+from speceval.analysis.rendering.html.html_parts import ci, fmt, img, table
+from speceval.analysis.rendering.samples.samples import sample_link
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.turns import TURN_NOTE

@@ -1,4 +1,4 @@
-"""The page's ranking section, split from `speceval.analysis.rendering.page` (which lays it out): pairwise win
+"""The page's ranking section, split from `speceval.analysis.rendering.html.page` (which lays it out): pairwise win
 rates with their matrices, Bradley–Terry strengths and position consistency; rates link to the ranking
 samples."""
 
@@ -8,12 +8,12 @@ import html
 from urllib.parse import urlencode
 
 from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.rendering.html_parts import ci as _ci
-from speceval.analysis.rendering.html_parts import fmt as _fmt
-from speceval.analysis.rendering.html_parts import img as _img
-from speceval.analysis.rendering.html_parts import table as _table
-from speceval.analysis.rendering.plots import heatmap, win_matrix
-from speceval.analysis.rendering.samples import pair_label
+from speceval.analysis.rendering.figures.plots import heatmap, win_matrix
+from speceval.analysis.rendering.html.html_parts import ci as _ci
+from speceval.analysis.rendering.html.html_parts import fmt as _fmt
+from speceval.analysis.rendering.html.html_parts import img as _img
+from speceval.analysis.rendering.html.html_parts import table as _table
+from speceval.analysis.rendering.samples.samples import pair_label
 
 
 def rankings_section(data: ReportData) -> str:

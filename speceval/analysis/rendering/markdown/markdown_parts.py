@@ -1,6 +1,6 @@
-"""summary.md's small markdown pieces, split from `speceval.analysis.rendering.summary` so its sections' modules
-share them: a table, a number and an interval as summary.md shows them (a minus sign, not a hyphen, in signed
-numbers). The page's HTML counterparts are in `speceval.analysis.rendering.html_parts`."""
+"""summary.md's small markdown pieces, split from `speceval.analysis.rendering.markdown.summary` so its sections'
+modules share them: a table, a number and an interval as summary.md shows them (a minus sign, not a hyphen, in signed
+numbers). The page's HTML counterparts are in `speceval.analysis.rendering.html.html_parts`."""
 
 from __future__ import annotations
 

@@ -12,22 +12,22 @@ import html
 import re
 from collections.abc import Iterator
 
-from speceval.analysis.rendering.categories_section import categories_section, metrics_section
-from speceval.analysis.rendering.compliance_section import (
+from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.figures.plots import length_scatter, variation_bars
+from speceval.analysis.rendering.health_section import health_html
+from speceval.analysis.rendering.html.categories_section import categories_section, metrics_section
+from speceval.analysis.rendering.html.compliance_section import (
     breakdowns_section,
     paired_section,
     summary_section,
     variation_section,
 )
-from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.rendering.health_section import health_html
-from speceval.analysis.rendering.html_parts import img as _img
-from speceval.analysis.rendering.judges_section import judge_checks_section, judges_section
-from speceval.analysis.rendering.plots import length_scatter, variation_bars
-from speceval.analysis.rendering.rankings_section import rankings_section
-from speceval.analysis.rendering.run_section import costs_section, inputs_section, sent_section
-from speceval.analysis.rendering.samples import ranking_sample_section, records_section
-from speceval.analysis.rendering.turns_section import turns_section
+from speceval.analysis.rendering.html.html_parts import img as _img
+from speceval.analysis.rendering.html.judges_section import judge_checks_section, judges_section
+from speceval.analysis.rendering.html.rankings_section import rankings_section
+from speceval.analysis.rendering.html.run_section import costs_section, inputs_section, sent_section
+from speceval.analysis.rendering.html.turns_section import turns_section
+from speceval.analysis.rendering.samples.samples import ranking_sample_section, records_section
 
 _STYLE = (
     "body{font-family:sans-serif;margin:2em;max-width:1400px;color:#222}"

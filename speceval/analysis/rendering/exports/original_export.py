@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.analysis.reading.original import ERROR_PREFIX
-from speceval.analysis.rendering.export import surveyed, verdict_rows
+from speceval.analysis.rendering.exports.export import surveyed, verdict_rows
 from speceval.atomic import atomic_write_json
 from speceval.paths import MAX_NAME_LENGTH, readable_names, safe_filename, safe_path
 

@@ -16,9 +16,9 @@ import numpy as np
 from speceval.analysis.reading.columns import VerdictColumns
 from speceval.analysis.reading.ranking_columns import RankingColumns
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.rendering.ranking_record import pair_label
-from speceval.analysis.rendering.read_back import RankingReadBack, ReadBack
-from speceval.analysis.rendering.sample_record import (
+from speceval.analysis.rendering.samples.ranking_record import pair_label
+from speceval.analysis.rendering.samples.read_back import RankingReadBack, ReadBack
+from speceval.analysis.rendering.samples.sample_record import (
     TEXT_LIMIT,
     SampleRecord,
     embedded_json,
@@ -214,7 +214,7 @@ def ranking_samples(c: RankingColumns) -> list[SampleRecord]:
     """The embedded comparisons: a bounded seeded selection (`select_rankings`) with the input, both answers and
     the explanation read back from their files: the report keeps no text of a comparison in memory otherwise, and
     reads only the comparisons it weighs, each alone at the byte offset where the fold found it, checked to be the
-    comparison that was folded (`speceval.analysis.rendering.read_back`)."""
+    comparison that was folded (`speceval.analysis.rendering.samples.read_back`)."""
     read_back = RankingReadBack(c)
     chosen = _pick_rankings(c, read_back, RANKING_SAMPLE_LIMIT, RANKING_SAMPLE_BYTES, SAMPLE_SEED)
     read_back.keep_only(chosen)

@@ -1,16 +1,16 @@
 """The page's sections on what the answers were beyond compliant or not, split from
-`speceval.analysis.rendering.page` (which lays them out): categorical judges' shares (with differences between
+`speceval.analysis.rendering.html.page` (which lays them out): categorical judges' shares (with differences between
 variations and agreement between judges) and the experiment file's custom metrics."""
 
 from __future__ import annotations
 
 from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.rendering.html_parts import ci as _ci
-from speceval.analysis.rendering.html_parts import fmt as _fmt
-from speceval.analysis.rendering.html_parts import img as _img
-from speceval.analysis.rendering.html_parts import table as _table
-from speceval.analysis.rendering.plots import category_bars
-from speceval.analysis.rendering.samples import sample_link
+from speceval.analysis.rendering.figures.plots import category_bars
+from speceval.analysis.rendering.html.html_parts import ci as _ci
+from speceval.analysis.rendering.html.html_parts import fmt as _fmt
+from speceval.analysis.rendering.html.html_parts import img as _img
+from speceval.analysis.rendering.html.html_parts import table as _table
+from speceval.analysis.rendering.samples.samples import sample_link
 
 
 def categories_section(data: ReportData) -> str:

@@ -1,0 +1,1 @@
+"""Verdicts as flat tables and the original SpecEval's files (`speceval export`)."""

@@ -1,0 +1,1 @@
+"""Report.html: the page and its sections, laid out by `page.py`."""

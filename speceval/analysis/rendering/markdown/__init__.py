@@ -1,0 +1,1 @@
+"""Summary.md: the methods-ready summary and its sections."""

@@ -1,0 +1,1 @@
+"""The browsable sample view: verdicts and comparisons read back from their results files."""

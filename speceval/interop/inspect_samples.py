@@ -1,0 +1,186 @@
+"""One Inspect sample per answer, for `inspect_log`: the verdicts on it (every judge's, every judged turn's, the
+panels') as its scores, the conversation as its messages, the candidate's and judges' token usage, and the time
+its answer took as the run recorded it.
+
+Time: a batch API gives no time per request, only per job; a sample's `started_at` / `completed_at` are the
+submission and end of the job(s) its answer was in (a conversation's: the first turn's job's submission, the last
+turn's job's end), `total_time` the seconds between. A realtime request records its own seconds (first send to
+final response, retries included: the record's `seconds`), which a conversation sums over its requests. Where the
+run recorded neither (its folder is gone, or written before times were recorded) they are absent, never NaN.
+`working_time` (Inspect's time spent working, without waits) is absent: a job's time is mostly the provider's
+queue, which no record separates out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.interop.inspect_scores import SampleKey, judge_score, not_judged, score_name
+from speceval.interop.run_facts import JudgeRun, RunFacts
+from speceval.wire.usage import Usage
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ChatMessage, ModelUsage
+    from inspect_ai.scorer import Score
+
+
+@dataclass
+class Answer:
+    """Everything one sample is made of: the verdicts on one answer (a conversation's on each turn too)."""
+
+    rows: list[tuple[ComplianceRow, Path]] = field(default_factory=list)
+    scores: dict[str, Score] = field(default_factory=dict)
+    not_judged: dict[str, dict[str, str | None]] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The answer judged: a whole-answer verdict's, else the last judged turn's."""
+        whole = [row for row, _ in self.rows if row.turn is None]
+        if whole:
+            return whole[0].output
+        return max((row for row, _ in self.rows), key=lambda row: row.turn or 0).output
+
+    def score_verdicts(self) -> None:
+        for row, _ in self.rows:
+            name = score_name(row.judge, row.turn)
+            score = judge_score(row, row.output)
+            if score is None:
+                self.not_judged[name] = not_judged(row)
+            else:
+                self.scores[name] = score
+
+
+def sample_id(statement_id: str, original_index: int) -> str:
+    """A sample's id: `<statement_id>_<original_index>` (what the reading direction parses back)."""
+    return f"{statement_id}_{original_index}"
+
+
+def build_sample(
+    key: SampleKey,
+    answer: Answer,
+    candidate: str,
+    roles: dict[str, str],
+    facts: RunFacts,
+    runs: dict[str, JudgeRun],
+    epochs: bool = False,
+) -> EvalSample:
+    """One answer's sample; `candidate` the model as the log names it; `epochs`: the log holds its candidate's
+    runs as epochs (the sample's epoch is its verdicts' run), else every sample is epoch 1."""
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+
+    statement_id, index, run_of = key
+    row, _ = answer.rows[0]
+    run = runs[row.judge]
+    output = answer.text()
+    record = facts.candidate_record(run.candidate_run, statement_id, index)
+    conversation = record.get("conversation") if record is not None else None
+    messages: list[ChatMessage]
+    if record is not None and isinstance(conversation, list) and conversation:
+        messages = _messages(conversation, candidate, len(record.get("turns") or []))
+    else:
+        messages = [ChatMessageUser(content=row.input), ChatMessageAssistant(content=output, model=candidate)]
+    usage: dict[str, ModelUsage] = {}
+    role_usage: dict[str, ModelUsage] = {}
+    if record is not None and isinstance(record.get("usage"), dict):
+        usage[candidate] = _usage(Usage.model_validate(record["usage"]))
+    for judged, file in answer.rows:
+        found = facts.judge_usage(file.parent.parent, statement_id, index)
+        if found is not None and judged.judge not in usage:
+            usage[judged.judge] = role_usage[roles[judged.judge]] = _usage(found)
+    started, completed, seconds = _times(facts, run.candidate_run, record)
+    turns = sorted({judged.turn for judged, _ in answer.rows if judged.turn is not None})
+    return EvalSample(
+        id=sample_id(statement_id, index),
+        epoch=run_of if epochs else 1,
+        input=row.input,
+        target=facts.statement_text(run.spec_path, statement_id) or "",
+        messages=messages,
+        output=ModelOutput.from_content(candidate, output),
+        scores=answer.scores,
+        metadata={
+            "statement_id": statement_id,
+            "original_index": index,
+            "judged_turns": turns,
+            "statement_type": row.statement_type,
+            "authority_level": row.authority_level,
+            "synthetic": row.synthetic,
+            "candidate_settings": row.candidate_settings,
+            "sources": sorted({judged.source for judged, _ in answer.rows}),
+            "not_judged": answer.not_judged,
+        },
+        model_usage=usage,
+        role_usage=role_usage,
+        started_at=started.isoformat() if started else None,
+        completed_at=completed.isoformat() if completed else None,
+        total_time=seconds,
+    )
+
+
+def _times(
+    facts: RunFacts, candidate_run: Path | None, record: dict[str, Any] | None
+) -> tuple[datetime | None, datetime | None, float | None]:
+    """When the answer's first job was submitted and its last ended, and the seconds between; for a realtime
+    answer, its requests' own seconds (no times of day). All None when the run recorded neither."""
+    if record is None or candidate_run is None:
+        return None, None, None
+    turns = [turn for turn in record.get("turns") or [] if isinstance(turn, dict)]
+    users = [turn for turn in record.get("simulated_user_turns") or [] if isinstance(turn, dict)]
+    own = [record.get("seconds")] if not turns else [turn.get("seconds") for turn in turns + users]
+    seconds = [float(s) for s in own if isinstance(s, int | float) and math.isfinite(s)]
+    if own and len(seconds) == len(own):
+        return None, None, sum(seconds)
+    known = facts.job_times(candidate_run)
+    jobs = [record.get("batch_id")] + [turn.get("batch_id") for turn in turns + users]
+    spans = [known[job] for job in jobs if isinstance(job, str) and job in known]
+    if not spans:
+        return None, None, None
+    started, completed = min(start for start, _ in spans), max(end for _, end in spans)
+    return started, completed, (completed - started).total_seconds()
+
+
+def _messages(conversation: list[Any], candidate: str, turns: int) -> list[ChatMessage]:
+    """A recorded conversation as Inspect's messages (the candidate's answers are the last `turns` assistant
+    messages: the ones before them were a fixed history, so they name no model)."""
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+    built: list[ChatMessage] = []
+    assistant = sum(1 for m in conversation if isinstance(m, dict) and m.get("role") == "assistant")
+    seen = 0
+    for message in conversation:
+        role, content = message.get("role"), str(message.get("content", ""))
+        if role == "system":
+            built.append(ChatMessageSystem(content=content))
+        elif role == "assistant":
+            seen += 1
+            built.append(ChatMessageAssistant(content=content, model=candidate if seen > assistant - turns else None))
+        else:
+            built.append(ChatMessageUser(content=content))
+    return built
+
+
+def _usage(usage: Usage) -> ModelUsage:
+    from inspect_ai.model import ModelUsage
+
+    return ModelUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.input_tokens + usage.output_tokens,
+        input_tokens_cache_read=usage.cached_input_tokens or None,
+        input_tokens_cache_write=usage.cache_write_tokens or None,
+    )
+
+
+def usage_totals(samples: list[EvalSample]) -> dict[str, ModelUsage]:
+    from inspect_ai.model import ModelUsage
+
+    totals: dict[str, ModelUsage] = {}
+    for sample in samples:
+        for model, usage in sample.model_usage.items():
+            totals[model] = totals[model] + usage if model in totals else ModelUsage() + usage
+    return totals
