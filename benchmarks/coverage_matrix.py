@@ -24,6 +24,7 @@ from pydantic import BaseModel
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.card_scenarios import self_preference_scenario, wording_excess_scenario  # noqa: E402
 from benchmarks.coverage_scenarios import (
     Scenario,
     bounded_scenario,
@@ -76,7 +77,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
             found.append(
                 Scenario(
                     "rate-one-run",
-                    ("rate", "split_share"),
+                    ("rate", "split_share", "canary_accuracy", "human_accuracy", "position_consistency"),
                     f"n={n}, p={p}",
                     p,
                     pooled_scenario((n,), 1, 1, 1),
@@ -98,7 +99,16 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 "rate-pooled",
                 # A flip, a violation at any turn and two judges' disagreement are each one indicator per
                 # conversation, answer or answer pair, clustered by input across runs: the pooled rate's estimator.
-                ("pooled_rate", "turn_rate", "flips", "elicitation", "disagreement", "pair_share"),
+                (
+                    "pooled_rate",
+                    "turn_rate",
+                    "flips",
+                    "elicitation",
+                    "disagreement",
+                    "pair_share",
+                    "retest_agreement",
+                    "wording_flip_rate",
+                ),
                 label,
                 a / (a + b),
                 pooled_scenario(inputs, runs, a, b),
@@ -210,7 +220,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         found.append(
             Scenario(
                 "kappa",
-                ("kappa",),
+                ("kappa", "human_kappa"),
                 f"Cohen, prevalence {prevalence}, each judge errs {error:.0%}, {items} answers",
                 truth,
                 draw,
@@ -261,6 +271,41 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     cost=3,
                 )
             )
+    found += card_scenarios()
+    return found
+
+
+def card_scenarios() -> list[Scenario]:
+    """The judge card's own compositions (benchmarks/card_scenarios.py)."""
+    found = []
+    for inputs, per_input, wordings, retest, wording in (
+        (10, 2, 3, 0.0, 0.1),
+        (20, 2, 3, 0.05, 0.09),
+        (30, 1, 2, 0.02, 0.02),
+        (50, 2, 3, 0.1, 0.3),
+    ):
+        truth, draw = wording_excess_scenario(inputs, per_input, wordings, retest, wording)
+        found.append(
+            Scenario(
+                "wording-excess",
+                ("wording_flip_excess",),
+                f"{inputs} inputs x {per_input} answers, {wordings} wordings, retest flips {retest}, wording flips "
+                f"{wording}",
+                truth,
+                draw,
+            )
+        )
+    for inputs, own, others, peer in ((10, 0.9, 0.8, 0.85), (30, 0.95, 0.95, 0.9), (50, 0.7, 0.5, 0.6)):
+        truth, draw = self_preference_scenario(inputs, own, others, peer)
+        found.append(
+            Scenario(
+                "self-preference",
+                ("self_preference",),
+                f"{inputs} inputs, 1 own-provider and 2 other candidates, judge {own}/{others}, peer {peer}",
+                truth,
+                draw,
+            )
+        )
     return found
 
 

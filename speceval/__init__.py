@@ -9,6 +9,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is imported on first use
+    from speceval.analysis.frames.answers import read_answers
+    from speceval.analysis.frames.tables import report_tables
+    from speceval.analysis.frames.verdicts import read_rankings, read_verdicts
     from speceval.batch.engine import BatchEngine, EngineOptions
     from speceval.batch.manifest import RunManifest
     from speceval.batch.model import BatchedModel, ProviderLimits
@@ -41,7 +44,8 @@ if TYPE_CHECKING:  # the names as mypy and IDEs see them; at run time each is im
     from speceval.inputs import InputSet, load_inputs
     from speceval.judging.files import JudgeOutcome
     from speceval.pipelines.candidates import Candidate, resolve_candidates
-    from speceval.pipelines.compliance import BatchedComplianceJudge, CandidateSummary
+    from speceval.pipelines.compliance import BatchedComplianceJudge
+    from speceval.pipelines.compliance_files import CandidateSummary
     from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
     from speceval.pipelines.judge_run import JudgeSettings
     from speceval.pipelines.ranking import BatchedRankingPipeline, PairSummary
@@ -69,7 +73,7 @@ _EXPORTS: dict[str, str] = {
     "BatchedRankingPipeline": "speceval.pipelines.ranking",
     "BudgetExceeded": "speceval.errors",
     "Candidate": "speceval.pipelines.candidates",
-    "CandidateSummary": "speceval.pipelines.compliance",
+    "CandidateSummary": "speceval.pipelines.compliance_files",
     "ConfigError": "speceval.errors",
     "ENTRY_POINT_GROUP": "speceval.providers.registry",
     "EngineObserver": "speceval.batch.progress",
@@ -110,7 +114,11 @@ _EXPORTS: dict[str, str] = {
     "create_batched_model": "speceval.providers.registry",
     "load_inputs": "speceval.inputs",
     "load_spec": "speceval.spec",
+    "read_answers": "speceval.analysis.frames.answers",
+    "read_rankings": "speceval.analysis.frames.verdicts",
+    "read_verdicts": "speceval.analysis.frames.verdicts",
     "register_provider": "speceval.providers.registry",
+    "report_tables": "speceval.analysis.frames.tables",
     "resolve_candidates": "speceval.pipelines.candidates",
     "resolve_org": "speceval.providers.registry",
     "unregister_provider": "speceval.providers.registry",
@@ -184,7 +192,11 @@ __all__ = [
     "create_batched_model",
     "load_inputs",
     "load_spec",
+    "read_answers",
+    "read_rankings",
+    "read_verdicts",
     "register_provider",
+    "report_tables",
     "resolve_candidates",
     "resolve_org",
     "unregister_provider",

@@ -70,14 +70,15 @@ DEFAULT_INPUTS_OUTPUT = Path("data/generated_inputs")
 """Where `speceval inputs` writes unless `--output-dir` says otherwise."""
 
 BUILT_IN_ORGS = ("openai", "anthropic", "google", "vertex", "openai-compatible", "together", "ray")
-"""The built-in providers, in the order of `speceval.providers.registry.PROVIDERS` (a test keeps them equal)."""
+"""The built-in providers, each registered by `speceval.providers.registry` through `register_provider`
+(tests/unit/test_model_room.py keeps them equal)."""
 BUILT_IN_MODEL_FAMILIES: dict[str, tuple[str, ...]] = {
     "openai": ("gpt-", "o1", "o3", "o4", "chatgpt-"),
     "anthropic": ("claude-",),
     "google": ("gemini-",),
 }
-"""The model-name prefixes of the built-in providers that claim model families (the registry's `model_prefixes`;
-a test keeps them equal). The report's self-preference column reads them here, so it loads no provider code."""
+"""The model-name prefixes of the built-in providers that claim model families (the registry registers them with
+these). The report's self-preference column reads them here, so it loads no provider code."""
 
 
 def model_family(model_name: str) -> str | None:

@@ -2,7 +2,7 @@
 
 They are the command-line flags of the same names (`base_url` is `--base-url`, `engine_args` is the repeated
 `--engine-arg`), with the flags' ranges and messages (`speceval.settings_checks`). Which org takes which keys,
-and the settings they become, is `speceval.pipelines.endpoints`; this module only reads them, so a config
+and the settings they become, is `speceval.engines.endpoints`; this module only reads them, so a config
 schema can include it without importing anything of the realtime or Ray paths.
 
 An API key is never one of them: `api_key_env` names the environment variable that holds it.

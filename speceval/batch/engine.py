@@ -22,6 +22,7 @@ from pathlib import Path
 from speceval.batch.budget import Claim
 from speceval.batch.chunking import Lookahead, build_chunk
 from speceval.batch.collect import collect_job
+from speceval.batch.endpoint_poll import poll_interval_for
 from speceval.batch.ledger import ItemSource, Ledger, PromptSource, request_of
 from speceval.batch.loop import Engine, run_engines
 from speceval.batch.model import BatchedModel
@@ -76,6 +77,8 @@ class BatchEngine:
         self.model = model
         self.store = store
         self.options = options or EngineOptions()
+        # seconds between polls of this model's jobs: the options' interval, or a local server's (`endpoint_poll`)
+        self.poll_interval = poll_interval_for(model.endpoint, self.options.poll_interval)
         self.observer = observer or NullObserver()
         self._clock = clock
         self._sleep = sleep
@@ -399,7 +402,7 @@ class BatchEngine:
     def _failed(self, key: str, exc: ProviderError) -> None:
         backoff = self._backoff.setdefault(key, _Backoff())
         backoff.failures += 1
-        delay = min(self.options.poll_interval * 2 ** (backoff.failures - 1), MAX_BACKOFF_SECONDS)
+        delay = min(self.poll_interval * 2 ** (backoff.failures - 1), MAX_BACKOFF_SECONDS)
         if exc.retry_after is not None:
             delay = max(delay, exc.retry_after)
         backoff.not_before = self._clock() + delay
@@ -407,7 +410,7 @@ class BatchEngine:
     def _next_wait(self, state: _State, pending: bool) -> float:
         if pending and not state.budget_held and not any(b.not_before > self._clock() for b in self._backoff.values()):
             return 0.0  # retries were just queued: submit them without waiting a whole round
-        return self.options.poll_interval
+        return self.poll_interval
 
     # -- summary ------------------------------------------------------------------------------------------
 

@@ -40,6 +40,10 @@ class BatchedModel(ABC):
     provider: ClassVar[str]
     limits: ClassVar[ProviderLimits]
 
+    endpoint: str | None = None
+    """The base URL the model's client talks to (None: the provider's own hosts). A loopback one (the emulator, a
+    local server) is polled as an offline run is (`speceval.batch.endpoint_poll`)."""
+
     def __init__(self, model_name: str, params: GenerationParams | None = None):
         self.model_name = model_name
         self.params = params or GenerationParams()

@@ -41,12 +41,12 @@ from speceval.defaults import (
     DEFAULT_TIMEOUT_HOURS,
 )
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
+from speceval.engines.models import simulated_user_model
 from speceval.errors import ConfigError, first_problem
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.operations.runs import find_identical_runs
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
-from speceval.pipelines.models import simulated_user_model
 from speceval.providers.model_list import check_models
 from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY

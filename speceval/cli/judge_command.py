@@ -32,12 +32,12 @@ from speceval.defaults import (
     DEFAULT_TIMEOUT_HOURS,
 )
 from speceval.emulator.models import offline_served
+from speceval.engines.endpoints import endpoint_settings, refused_keys
 from speceval.errors import ConfigError
 from speceval.offline import offline_poll_interval
 from speceval.paths import check_output_dir
 from speceval.pipelines.candidates import Candidate, resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.endpoints import endpoint_settings, refused_keys
 from speceval.pipelines.judge_config import (
     VERTEX_KEYS,
     ComplianceFileConfig,

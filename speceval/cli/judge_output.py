@@ -11,7 +11,7 @@ from speceval.batch.records import BatchRecord
 from speceval.cli.console import ProgressObserver
 from speceval.defaults import Mode
 from speceval.judging.files import JudgeOutcome
-from speceval.pipelines.compliance import CandidateSummary
+from speceval.pipelines.compliance_files import CandidateSummary
 from speceval.pipelines.judge_run import JudgeTarget
 from speceval.pipelines.position import PositionReport
 from speceval.pipelines.ranking import PairSummary

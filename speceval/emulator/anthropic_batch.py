@@ -11,6 +11,7 @@ from typing import Any
 
 from speceval.emulator.common import (
     download_bytes,
+    error_kind,
     int_arg,
     jsonl,
     new_generated_file,
@@ -198,11 +199,7 @@ class AnthropicApp(ProviderApp):
 
     def render_error(self, error: ApiError) -> Response:
         """`{"type": "error", "error": {type, message}, "request_id"}` with a `request-id` header."""
-        kind = (
-            error.kind
-            or _ERROR_TYPES.get(error.status)
-            or ("api_error" if error.status >= 500 else "invalid_request_error")
-        )
+        kind = error_kind(error, _ERROR_TYPES, "api_error")
         request_id = random_id("req_")
         body = {"type": "error", "error": {"type": kind, "message": error.message}, "request_id": request_id}
         return json_response(body, error.status, {"request-id": request_id, **error.headers})

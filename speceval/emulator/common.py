@@ -11,7 +11,7 @@ from typing import Any
 
 from speceval.emulator.context import EmulatorContext
 from speceval.emulator.jobs import TERMINAL, Job, Outcome, Phase, final_outcomes, phase, summarize
-from speceval.emulator.routing import ApiError
+from speceval.emulator.routing import ApiError, ProviderApp, Request
 from speceval.emulator.state import StoredFile
 
 #: Writes a terminal job's outputs (files) and records their ids in `job.outputs`.
@@ -132,3 +132,30 @@ def refused_sampling_field(params: dict[str, Any], anthropic_version: str | None
     if (anthropic_version or "2023-06-01") < "2026-10-21":
         return None
     return next((name for name in SAMPLING_FIELDS if name in params), None)
+
+
+class BatchApp(ProviderApp):
+    """A provider whose jobs finish lazily on read (`refresh`) and whose state names are a table of phases."""
+
+    state_names: dict[Phase, str]
+
+    def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
+        """Write the finished job's outputs in the provider's shape (each provider overrides this)."""
+        raise NotImplementedError
+
+    def state_name(self, job: Job) -> str:
+        """The provider's name for the job's state now (finishing it first if it just ended)."""
+        return self.state_names[refresh(self.ctx, job, self.ctx.now(), self.finalize)]
+
+
+class GoogleApp(BatchApp):
+    """Gemini and Vertex AI: Google's front end answers an unknown path alike for both."""
+
+    def unknown_route(self, request: Request) -> ApiError:
+        """Google's 404 for an unknown path."""
+        return ApiError(404, f"The requested URL {request.full_path} was not found on this server.")
+
+
+def error_kind(error: ApiError, by_status: dict[int, str], server: str) -> str:
+    """An error's `type` as OpenAI and Anthropic name it: the one given, the status's, else server or request."""
+    return error.kind or by_status.get(error.status) or (server if error.status >= 500 else "invalid_request_error")

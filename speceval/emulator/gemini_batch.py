@@ -10,7 +10,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from speceval.emulator.common import int_arg, jsonl, new_generated_file, refresh, rfc3339, text_of
+from speceval.emulator.common import (
+    GoogleApp,
+    int_arg,
+    jsonl,
+    new_generated_file,
+    refresh,
+    rfc3339,
+    text_of,
+)
 from speceval.emulator.faults import JobPlan
 from speceval.emulator.gemini_files import (
     FILE_RETENTION_SECONDS,
@@ -34,7 +42,7 @@ from speceval.emulator.jobs import (
     random_lower_id,
     timeline,
 )
-from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+from speceval.emulator.routing import ApiError, Request, Response, Route, json_response
 from speceval.emulator.structured import schema_of_gemini
 
 _STATE = {
@@ -141,11 +149,12 @@ def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[Job
     return items, []
 
 
-class GeminiApp(ProviderApp):
+class GeminiApp(GoogleApp):
     """Gemini Batch and Files APIs (Gemini Developer API mode, not Vertex)."""
 
     name = PROVIDER
     prefix = "/gemini"
+    state_names = _STATE
 
     def build_routes(self) -> list[Route]:
         """Files, upload and batch routes for v1 and v1beta."""
@@ -176,14 +185,6 @@ class GeminiApp(ProviderApp):
             "Method doesn't allow unregistered callers (callers without established identity). "
             "Please use API Key or other form of API consumer identity to call this API.",
         )
-
-    def unknown_route(self, request: Request) -> ApiError:
-        """Google's 404 for an unknown path."""
-        return ApiError(404, f"The requested URL {request.full_path} was not found on this server.")
-
-    def state_name(self, job: Job) -> str:
-        """The `BATCH_STATE_*` now."""
-        return _STATE[refresh(self.ctx, job, self.ctx.now(), self.finalize)]
 
     def _job(self, batch_id: str) -> Job:
         job = self.ctx.store.get_job(PROVIDER, batch_id)

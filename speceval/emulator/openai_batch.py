@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from speceval.emulator.common import int_arg, jsonl, new_generated_file, refresh
+from speceval.emulator.common import BatchApp, error_kind, int_arg, jsonl, new_generated_file, refresh
 from speceval.emulator.faults import JobPlan
 from speceval.emulator.jobs import (
     TERMINAL,
@@ -24,7 +24,7 @@ from speceval.emulator.jobs import (
 )
 from speceval.emulator.openai_files import PROVIDER, OpenAIFiles
 from speceval.emulator.openai_wire import parse_input_file, result_line
-from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+from speceval.emulator.routing import ApiError, Request, Response, Route, json_response
 
 _ENDPOINTS = {
     "/v1/responses",
@@ -53,11 +53,12 @@ _STATUS = {
 _ERROR_TYPES = {401: "invalid_request_error", 403: "permission_error", 429: "requests"}
 
 
-class OpenAIApp(ProviderApp):
+class OpenAIApp(BatchApp):
     """OpenAI Batch and Files APIs."""
 
     name = PROVIDER
     prefix = "/openai"
+    state_names = _STATUS
 
     def build_routes(self) -> list[Route]:
         """Files and batches routes."""
@@ -71,11 +72,7 @@ class OpenAIApp(ProviderApp):
 
     def render_error(self, error: ApiError) -> Response:
         """`{"error": {message, type, param, code}}` with an `x-request-id` header."""
-        kind = (
-            error.kind
-            or _ERROR_TYPES.get(error.status)
-            or ("server_error" if error.status >= 500 else "invalid_request_error")
-        )
+        kind = error_kind(error, _ERROR_TYPES, "server_error")
         code = error.code
         if code is None and error.status == 429:
             code = "rate_limit_exceeded"
@@ -94,10 +91,6 @@ class OpenAIApp(ProviderApp):
             "You didn't provide an API key. You need to provide your API key in an Authorization "
             "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
         )
-
-    def state_name(self, job: Job) -> str:
-        """The Batch `status` now."""
-        return _STATUS[refresh(self.ctx, job, self.ctx.now(), self.finalize)]
 
     # Batches -----------------------------------------------------------------------------------------------
 

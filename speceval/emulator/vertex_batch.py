@@ -22,7 +22,7 @@ import string
 from datetime import UTC, datetime
 from typing import Any
 
-from speceval.emulator.common import int_arg, jsonl, refresh, rfc3339
+from speceval.emulator.common import GoogleApp, int_arg, jsonl, refresh, rfc3339
 from speceval.emulator.context import EmulatorContext
 from speceval.emulator.faults import JobPlan
 from speceval.emulator.gcs import GcsObjects, split_gs_uri
@@ -41,7 +41,7 @@ from speceval.emulator.jobs import (
     random_id,
     timeline,
 )
-from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, json_response
+from speceval.emulator.routing import ApiError, Request, Response, Route, json_response
 from speceval.emulator.structured import schema_of_gemini
 
 __all__ = ["GcsObjects", "VertexApp", "split_gs_uri"]
@@ -98,11 +98,12 @@ def _parse_input(content: bytes, model: str) -> tuple[list[RequestItem], list[Jo
     return items, []
 
 
-class VertexApp(ProviderApp):
+class VertexApp(GoogleApp):
     """Vertex AI batch prediction (Gemini models) with an in-memory Cloud Storage behind it."""
 
     name = PROVIDER
     prefix = "/vertex"
+    state_names = _STATE
 
     def __init__(self, ctx: EmulatorContext) -> None:
         """Bind to the emulator context; `objects` is the Cloud Storage the jobs read and write."""
@@ -138,14 +139,6 @@ class VertexApp(ProviderApp):
             "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie "
             "or other valid authentication credential.",
         )
-
-    def unknown_route(self, request: Request) -> ApiError:
-        """Google's 404 for an unknown path."""
-        return ApiError(404, f"The requested URL {request.full_path} was not found on this server.")
-
-    def state_name(self, job: Job) -> str:
-        """The `JOB_STATE_*` now."""
-        return _STATE[refresh(self.ctx, job, self.ctx.now(), self.finalize)]
 
     def _job(self, request: Request) -> Job:
         job = self.ctx.store.get_job(PROVIDER, request.params["job_id"])

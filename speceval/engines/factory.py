@@ -4,7 +4,7 @@ drives it.
 Every caller builds models here: the generation and judge commands, experiments, the judge pipelines, the
 simulated user and the library. Which transport a model uses follows from its settings alone:
 
-- no endpoint settings: the org's batch adapter (`speceval.providers.registry.create_batched_model`);
+- no endpoint settings: the org's batch adapter (`speceval.providers.registry.batched_model_of`);
 - `RealtimeSettings`: the org's realtime client (`--realtime`, or an org without a batch API);
 - `RaySettings` (or org `ray`): Ray Data LLM.
 
@@ -20,7 +20,7 @@ from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver
 from speceval.batch.store import RunStore
-from speceval.providers.registry import create_batched_model, resolve_org
+from speceval.providers.registry import ProviderEntry, batched_model_of, resolve_org
 from speceval.raydata.engine import RayEngine
 from speceval.raydata.model import RayModel
 from speceval.raydata.settings import RaySettings
@@ -38,7 +38,7 @@ EndpointSettings = RealtimeSettings | RaySettings
 
 def build_model(
     model_name: str,
-    org: str | None,
+    org: str | ProviderEntry | None,
     params: GenerationParams,
     endpoint: EndpointSettings | None = None,
     **provider_options: Any,
@@ -47,13 +47,14 @@ def build_model(
 
     Args:
         model_name: the provider's model name.
-        org: the provider (None: resolved from the model name by the registry).
+        org: the provider (None: resolved from the model name by the registry), or its entry when the caller
+            resolved it already. The provider is resolved here once; the adapters are built from the entry.
         params: the sampling settings every request carries.
         endpoint: realtime or Ray settings; None for the org's batch API (org `ray` takes default Ray settings).
         provider_options: passed to the client (api_key, base_url, Vertex project, ...). Offline, the emulator's
             `base_url` stands in for a Ray cluster's endpoint (never recorded: its port changes).
     """
-    entry = resolve_org(model_name, org)
+    entry = org if isinstance(org, ProviderEntry) else resolve_org(model_name, org)
     if endpoint is None and entry.org == "ray":
         endpoint = RaySettings()
     if isinstance(endpoint, RaySettings):
@@ -62,8 +63,8 @@ def build_model(
         endpoint.check(offline=bool(provider_options.get("base_url")))
         return RayModel(model_name, params, endpoint, api_key=provider_options.get("api_key"))
     if isinstance(endpoint, RealtimeSettings):
-        return create_realtime_model(model_name, entry.org, params, endpoint, **provider_options)
-    return create_batched_model(model_name, org, params, **provider_options)
+        return create_realtime_model(model_name, entry, params, endpoint, **provider_options)
+    return batched_model_of(entry, model_name, params, **provider_options)
 
 
 def make_engine(

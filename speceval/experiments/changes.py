@@ -18,7 +18,16 @@ from speceval.experiments.config import ExperimentConfig
 REPORT_ONLY_KEYS = frozenset({"labels", "min_canary_accuracy", "metrics", "health"})
 """Experiment keys that change only what the report shows: adding human labels after a run is the normal order."""
 
-CHANGEABLE_KEYS = REPORT_ONLY_KEYS | {"budget_usd", "cost_per_run_limit", "engine.poll_interval"}
+CHANGEABLE_KEYS = REPORT_ONLY_KEYS | {
+    "budget_usd",
+    "cost_per_run_limit",
+    "engine.poll_interval",
+    # the card's lines decide only what the headline shows; what it re-sends (retest, paraphrases) stays
+    "judge_card.min_canary_accuracy",
+    "judge_card.min_retest_agreement",
+    "judge_card.max_wording_excess",
+    "judge_card.min_human_kappa",
+}
 """Keys (dotted: `engine.poll_interval`) a started experiment may change without a new output_dir."""
 
 
@@ -89,5 +98,7 @@ def _shown(old: Any, new: Any) -> tuple[str, str]:
 def grid_digest(config: ExperimentConfig) -> str:
     """A hash of everything in the experiment file but the report-only keys (what folders started before
     experiment.json kept the settings are compared by)."""
-    settings = config.model_dump(mode="json", exclude=set(REPORT_ONLY_KEYS))
+    # Without a judge card the digest is the one folders started before the card existed were recorded with.
+    unset = {"judge_card"} if config.judge_card is None else set()
+    settings = config.model_dump(mode="json", exclude=set(REPORT_ONLY_KEYS) | unset)
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from speceval.analysis.tables.card_records import JudgeCardSettings
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope
@@ -283,6 +284,11 @@ class ExperimentConfig(_Strict):
         ge=0,
         le=1,
         description="flag judges that get less than this share of the spec's own example responses right",
+    )
+    judge_card: JudgeCardSettings | None = Field(
+        default=None,
+        description="re-send a share of each judge's requests unchanged and under reworded statements, and keep "
+        "a judge entry failing its card's lines out of the headline (docs/judging-and-statistics.md#the-judge-card)",
     )
     health: HealthThresholds = Field(
         default_factory=HealthThresholds,

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
+from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
 from speceval.inputgen.config import InputGenerationConfig, default_rater
 from speceval.judging.verdicts import category_schema
 from speceval.paths import safe_filename
-from speceval.pipelines.endpoints import endpoint_settings
 from speceval.providers.registry import resolve_org
 from speceval.wire.params import GenerationParams
 
@@ -37,6 +37,7 @@ class StageContext:
         options_for: provider options (base URL, key) per provider.
         offline: answers come from the emulator (recorded in every run's manifest).
         report: set by the report task to the report it wrote.
+        judge_warnings: set by the report task: each judge entry kept out of the headline, and why.
     """
 
     config: ExperimentConfig
@@ -47,6 +48,7 @@ class StageContext:
     options_for: Callable[[str], dict[str, Any]]
     offline: bool
     report: Path | None = None
+    judge_warnings: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     _judges: dict[str, AnyModel] = field(default_factory=dict)
 

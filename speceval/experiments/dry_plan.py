@@ -166,6 +166,7 @@ def plan_experiment(
                 if judge.mode != Mode.CATEGORIES:  # as build_tasks: no known category to check an example against
                     _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
+    stages += _card_stages(config, specs, groups, prices)
     known = all(s.expected_usd is not None for s in stages)
     precision = _precision(config, specs, assumptions) if "compliance" in config.stages and config.judges else []
     if not precision:
@@ -180,6 +181,63 @@ def plan_experiment(
         precision=precision,
         notes=notes,
     )
+
+
+def _card_stages(
+    config: ExperimentConfig, specs: dict[str, _SpecInputs], groups: list[Group], prices: PriceTable
+) -> list[StagePlan]:
+    """What the judge card adds (`judge_card:`): its paraphrases, once per spec; per judging target, the drawn
+    share re-sent unchanged, and judged again under each wording. Every answer is assumed to succeed (the share is
+    drawn from the answers that did, so a failed answer makes the card smaller, never larger)."""
+    card = config.judge_card
+    if card is None or not card.retest or "compliance" not in config.stages or not config.judges:
+        return []
+    paraphrases, retest, worded = _Tally(), _Tally(), _Tally()
+    batch_size, judge_tokens = config.engine.batch_size, config.engine.max_tokens
+    if card.paraphrases and card.paraphrases_file is None:
+        first = config.judges[0]
+        paraphraser = ModelEntry(
+            model=card.paraphraser or first.model, org=card.paraphraser_org if card.paraphraser else first.org
+        )
+        for inputs in specs.values():
+            texts = [s.text for s in inputs.spec.statements if inputs.tokens.get(s.id)]
+            requests = len(texts) * card.paraphrases
+            prompt = card.paraphrases * sum(estimate_prompt_tokens(t) + 60 for t in texts)  # 60: the instruction
+            output = min(judge_tokens, EXPECTED_OUTPUT_TOKENS)
+            paraphrases.add(
+                requests,
+                batch_size,
+                paraphraser,
+                prices,
+                _usage(prompt, 0, requests, output),
+                _usage(prompt, 0, requests, judge_tokens, framing=True),
+            )
+    for group in groups:
+        drawn = _drawn(specs[group.spec.name], card.retest)
+        for judge in config.judges:
+            for run in group.runs:
+                answers = _max_tokens(config, run)
+                _judge_requests(retest, drawn, judge, 1, answers, judge_tokens, batch_size, prices)
+                for _ in range(card.paraphrases):
+                    _judge_requests(worded, drawn, judge, 1, answers, judge_tokens, batch_size, prices)
+    found = [retest.plan(f"judge card: retest ({card.retest:g} of each judge's answers, re-sent unchanged)")]
+    if card.paraphrases:
+        if paraphrases.runs:
+            found.append(paraphrases.plan(f"judge card: paraphrases ({card.paraphrases} per statement, once)"))
+        found.append(worded.plan(f"judge card: rewordings (the retest's answers under {card.paraphrases} wordings)"))
+    return found
+
+
+def _drawn(inputs: _SpecInputs, share: float) -> _SpecInputs:
+    """The share of a candidate's answers the card draws (as `card_tasks` counts it: round(share × N), at least 1),
+    spread over the statements by largest remainders; each statement's first inputs stand for its drawn ones."""
+    total = inputs.count
+    count = min(total, max(1, round(share * total))) if total else 0
+    exact = {sid: len(t) * count / total for sid, t in inputs.tokens.items()} if total else {}
+    taken = {sid: int(value) for sid, value in exact.items()}
+    for sid in sorted(exact, key=lambda k: taken[k] - exact[k])[: count - sum(taken.values())]:
+        taken[sid] += 1
+    return _SpecInputs(inputs.spec, {sid: t[: taken[sid]] for sid, t in inputs.tokens.items()}, inputs.conversations)
 
 
 def _sum(inputs: _SpecInputs) -> int:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import yaml
 
+from speceval.engines.endpoints import refused_keys
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.config import ExperimentConfig, InputsBlock, ModelEntry, judge_labels
 from speceval.experiments.context import inputs_config, resolve_path
 from speceval.experiments.prechecks import check_simulated_users
 from speceval.inputgen.config import check_config
 from speceval.inputs import load_inputs
-from speceval.pipelines.endpoints import refused_keys
 from speceval.pipelines.judge_config import load_config
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from speceval.batch.costs import PriceTable
 from speceval.errors import InputError
+from speceval.experiments.card_tasks import check_user_paraphrases
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.providers.registry import resolve_org
 
@@ -36,15 +37,18 @@ def check_before_paying(config: ExperimentConfig, path: Path, labels: Path | Non
                 field=f"metrics.{name}.source",
             )
     _check_prices(config, path, line_of)
+    check_user_paraphrases(config, path.parent)
 
 
 def _check_labels(config: ExperimentConfig, labels: Path) -> None:
     """Every label well formed, no item twice, and every row's spec and candidate one of this experiment's (a sheet
     from another experiment names others); whether each item matches an answer is known only once they exist."""
     from speceval.analysis.tables.human_labels import checked_labels, label_records, sheet_reader  # the report's
+    from speceval.analysis.tables.label_design import check_design
 
     records = label_records(labels)
     checked_labels(labels, records, None)
+    check_design(labels, records)  # labels the design did not draw, or another sheet's design: refused before paying
     specs = {spec.name for spec in config.specs}
     candidates = {candidate.model for candidate in config.candidates}
     text = labels.read_bytes().decode("utf-8-sig")  # label_records decoded it already: it is UTF-8

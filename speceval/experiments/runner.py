@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class ExperimentOutcome:
     output_dir: Path
     report: Path | None = None
     budget_line: str | None = None
+    judge_warnings: list[str] = field(default_factory=list)
 
 
 def plan(config: ExperimentConfig, output_dir: Path) -> tuple[dict[str, dict[str, Any]], list[Group]]:
@@ -172,7 +173,7 @@ def run_experiment(
         return outcome
     state.status = "finished"
     save_state(output_dir, state)
-    return ExperimentOutcome(True, "finished", output_dir, ctx.report)
+    return ExperimentOutcome(True, "finished", output_dir, ctx.report, judge_warnings=ctx.judge_warnings)
 
 
 def _warn_identical_repeats(config: ExperimentConfig, variations: dict[str, dict[str, Any]]) -> None:

@@ -22,17 +22,19 @@ from speceval.batch.manifest import RunManifest
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
 from speceval.defaults import Mode
+from speceval.engines.endpoints import record_endpoint
 from speceval.engines.factory import make_engine
+from speceval.experiments.card_tasks import card_tasks
 from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.context import StageContext, inputs_config, judge_params
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
 from speceval.inputgen.pipeline import BatchedInputGenerationPipeline
 from speceval.inputs import load_inputs
+from speceval.judging.card_files import CanaryShare
 from speceval.paths import safe_filename
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.endpoints import record_endpoint
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.pipelines.judge_run import (
     JudgeSettings,
@@ -94,18 +96,20 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
                         tuple(key for name, key in generated.items() if name == spec_name),
                     )
                 )
-    for group in groups:
+    judged: dict[tuple[int, int, str], str] = {}  # what the judge card re-sends: (group, judge, candidate) → task
+    for g, group in enumerate(groups):
         generation = {run.candidate.model: _key("generation", group, run.candidate.model) for run in group.runs}
         if "generation" in stages:
             inputs_task = tuple(key for name, key in generated.items() if name == group.spec.name)
             tasks += [_generation(ctx, run, generation[run.candidate.model], inputs_task) for run in group.runs]
         needs = generation if "generation" in stages else {}
         rankers = _first_of_model(ctx.config.judges)
-        for judge in ctx.config.judges:
+        for j, judge in enumerate(ctx.config.judges):
             if "compliance" in stages:
                 for run in group.runs:
                     key = _key("compliance", group, f"judge={ctx.config.judge_label(judge)}", run.candidate.model)
                     tasks.append(_judging(ctx, "compliance", key, group, judge, [run], _needed(needs, [run])))
+                    judged[(g, j, run.candidate.model)] = key
             if "ranking" in stages and any(judge is ranker for ranker in rankers):
                 pairs = list(itertools.combinations(group.runs, 2))
                 pair_keys = []
@@ -116,6 +120,7 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
                 if len(pairs) > 1:
                     key = _key("ranking", group, f"judge={judge.model}", "position consistency")
                     tasks.append(_consistency(ctx, key, group, judge, tuple(pair_keys)))
+    tasks += card_tasks(ctx, groups, judged, lambda group, judge: _judge_settings(ctx, "compliance", group, judge))
     if "report" in stages:
         tasks.append(_report(ctx, tuple(task.key for task in tasks)))
     for task in tasks:
@@ -278,6 +283,16 @@ def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, need
         if "pipeline" in held:
             record_targets(held["pipeline"].targets, held["manifests"], summaries)
             held["pipeline"].write_verdicts()
+            # One judgement of the examples per model and mode: every entry of it (other scopes) reads them as its own.
+            label = ctx.config.judge_label(judge)
+            others = [
+                ctx.config.judge_label(j)
+                for j in ctx.config.judges
+                if (j.model, j.org, j.mode) == (judge.model, judge.org, judge.mode) and j is not judge
+            ]
+            canary_target = held["pipeline"].canary_target
+            if others and canary_target is not None:
+                CanaryShare(judge=label, shared_with=others).save(canary_target.run_dir)
 
     def abort() -> None:
         if "manifests" in held:
@@ -370,6 +385,7 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
             min_canary_accuracy=ctx.config.min_canary_accuracy,
             metrics=ctx.config.metrics,
             health=ctx.config.health,
+            card=ctx.config.judge_card.lines() if ctx.config.judge_card is not None else None,
         )
         if ctx.config.min_canary_accuracy is not None and not built.data.judge_accuracy:
             logger.warning(
@@ -378,6 +394,11 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
                 ctx.config_path,
             )
         ctx.report = built.html_path
+        ctx.judge_warnings = [
+            f"judge {row.judge} on spec {row.spec} is kept out of the headline: failed {'; '.join(row.failed_checks)}"
+            for row in built.data.judge_card
+            if row.passes is False
+        ]
 
     return StageTask("report", "report", needs, lambda: [], finish)
 

@@ -49,6 +49,7 @@ from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.engines.factory import AnyModel, build_model, make_engine
+from speceval.engines.models import use_model
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputgen.config import InputGenerationConfig, check_config
 from speceval.inputgen.outputs import KeptByTarget, templates, write_outputs
@@ -64,7 +65,6 @@ from speceval.inputgen.rounds import RoundState
 from speceval.inputgen.schemas import PROPOSALS_SCHEMA, RATING_SCHEMA
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator
 from speceval.paths import safe_filename
-from speceval.pipelines.models import use_model
 from speceval.providers.registry import resolve_org
 from speceval.spec import load_spec
 from speceval.wire.params import GenerationParams

@@ -17,7 +17,8 @@ from typing import Protocol
 from speceval.batch.ledger import ItemSource
 from speceval.errors import ConfigError
 from speceval.judging.prompts import shared_prefix_length
-from speceval.pipelines.candidates import Answer, CandidateAnswers
+from speceval.pipelines.answer_files import Answer
+from speceval.pipelines.candidates import CandidateAnswers
 
 Render = Callable[[str, Answer], str]
 """(statement id, answer) → the judge prompt."""

@@ -23,21 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from speceval.batch.manifest import MANIFEST_NAME, RunManifest
-from speceval.batch.records import Outcome
-from speceval.errors import ConfigError, InputError, RunStateError, first_problem
-from speceval.inputs.script import ChatMessage
-from speceval.judging.transcripts import Transcript
+from speceval.errors import ConfigError, RunStateError
 from speceval.paths import safe_path
+from speceval.pipelines.answer_files import Answer, answers_in, parse_results, read_bytes
 from speceval.pipelines.inspect_logs import InspectRun, inspect_logs_in, inspect_records, inspect_runs, log_sha256
-from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, legacy_outcome, read_together_file
+from speceval.pipelines.legacy import RESULTS, TOGETHER_FILE, legacy_name, read_together_file
 from speceval.spec import Specification
 
 logger = logging.getLogger(__name__)
-
-_OUTCOMES = ", ".join(outcome.value for outcome in Outcome)
 
 
 @dataclass(frozen=True)
@@ -81,26 +75,6 @@ class Candidate:
         if self.legacy and _plain_file_name(statement_id):
             return self.results_dir / f"{statement_id}.json"
         return safe_path(self.results_dir, statement_id, ".json")
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One succeeded answer of a candidate to one input (`transcript`: the whole conversation, for a conversation
-    input; None for a plain one)."""
-
-    original_index: int
-    input_text: str
-    output_text: str
-    transcript: Transcript | None = None
-    conversation_id: str | None = None
-    """The `id` the inputs file gave the conversation, if any."""
-    ended_by: str | None = None
-    """With a simulated user: why the conversation ended (its results record's `ended_by`)."""
-
-    @property
-    def turns(self) -> int:
-        """How many answers the candidate gave (1 for a plain input)."""
-        return self.transcript.turns if self.transcript is not None else 1
 
 
 class CandidateAnswers:
@@ -171,10 +145,10 @@ class CandidateAnswers:
         if statement_id in self._held:
             return self._held[statement_id]
         path, sha256 = self._files[statement_id]
-        data = _read_bytes(path)
+        data = read_bytes(path)
         if hashlib.sha256(data).hexdigest() != sha256:
             raise RunStateError(f"{path} changed while it was being judged; restore it or judge it again")
-        return _parse_results(path, data, Counter())
+        return parse_results(path, data, Counter())
 
     @property
     def by_statement(self) -> dict[str, list[Answer]]:
@@ -291,9 +265,9 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
         path = candidate.results_file(statement.id)
         known.add(path.name)
         if path.is_file():
-            data = _read_bytes(path)
+            data = read_bytes(path)
             answers.add(
-                statement.id, _parse_results(path, data, answers.skipped), (path, hashlib.sha256(data).hexdigest())
+                statement.id, parse_results(path, data, answers.skipped), (path, hashlib.sha256(data).hexdigest())
             )
     foreign = sorted(p.name for p in results_dir.glob("*.json") if p.name not in known and not p.name.startswith("."))
     if foreign and not answers.statement_ids:
@@ -301,30 +275,18 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
             f"none of the {len(foreign)} results file(s) in {results_dir} names a statement of {spec.source_path} "
             f"(e.g. {foreign[0]}): is this the spec these answers were generated for?"
         )
-    if foreign:
-        logger.warning(
-            "%s: %d results file(s) name no statement of the spec and are ignored: %s",
-            results_dir,
-            len(foreign),
-            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
-        )
+    _warn_ignored(results_dir, "{} results file(s) name no statement of the spec and are", foreign)
     return answers
 
 
 def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -> CandidateAnswers:
     by_statement = read_together_file(path)
-    held_sha256 = hashlib.sha256(_read_bytes(path)).hexdigest()
+    held_sha256 = hashlib.sha256(read_bytes(path)).hexdigest()
     for statement_id, records in by_statement.items():
         if statement_id in spec:
-            answers.add(statement_id, _answers(path, records, answers.skipped), held_sha256=held_sha256)
+            answers.add(statement_id, answers_in(path, records, answers.skipped), held_sha256=held_sha256)
     foreign = sorted(set(by_statement) - set(spec.ids))
-    if foreign:
-        logger.warning(
-            "%s: records of %d statement(s) not in the spec are ignored: %s",
-            path,
-            len(foreign),
-            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
-        )
+    _warn_ignored(path, "records of {} statement(s) not in the spec are", foreign)
     return answers
 
 
@@ -336,7 +298,7 @@ def _load_inspect(answers: CandidateAnswers, run: InspectRun, spec: Specificatio
     for statement in spec.statements:
         if statement.id in by_statement:
             answers.add(
-                statement.id, _answers(source, by_statement[statement.id], answers.skipped), held_sha256=held_sha256
+                statement.id, answers_in(source, by_statement[statement.id], answers.skipped), held_sha256=held_sha256
             )
     foreign = sorted(set(by_statement) - set(spec.ids))
     if foreign and not answers.statement_ids:
@@ -344,112 +306,15 @@ def _load_inspect(answers: CandidateAnswers, run: InspectRun, spec: Specificatio
             f"none of the {len(foreign)} statement(s) the Inspect samples of {source} name is in "
             f"{spec.source_path} (e.g. {foreign[0]!r}): is this the spec the task was built from?"
         )
-    if foreign:
-        logger.warning(
-            "%s: samples of %d statement(s) not in the spec are ignored: %s",
-            source,
-            len(foreign),
-            ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else ""),
-        )
+    _warn_ignored(source, "samples of {} statement(s) not in the spec are", foreign)
     return answers
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"not a readable results file: {exc}") from None
-
-
-def _parse_results(path: Path, data: bytes, skipped: Counter[str]) -> list[Answer]:
-    try:
-        records = json.loads(data)
-    except ValueError as exc:
-        raise InputError(path, f"not a readable results file: {exc}") from None
-    if not isinstance(records, list):
-        raise InputError(path, "a results file must hold a JSON list of records")
-    return _answers(path, [(str(position), record) for position, record in enumerate(records)], skipped)
-
-
-def _answers(path: Path, records: list[tuple[str, Any]], skipped: Counter[str]) -> list[Answer]:
-    """The succeeded answers among `records` (each with its field path in `path`), failures counted by outcome."""
-    answers: list[Answer] = []
-    seen: set[int] = set()
-    for position, record in records:
-        answer, skip = _answer(path, position, record)
-        if answer is not None and answer.original_index in seen:
-            raise InputError(path, f"original_index {answer.original_index} appears twice", field=f"{position}")
-        if answer is not None:
-            seen.add(answer.original_index)
-            answers.append(answer)
-        elif skip is not None:
-            skipped[skip] += 1
-    return sorted(answers, key=lambda a: a.original_index)
-
-
-def _answer(path: Path, position: str, record: Any) -> tuple[Answer | None, str | None]:
-    if not isinstance(record, dict):
-        raise InputError(path, "each record must be an object", field=position)
-    index, text, output = record.get("original_index"), record.get("input_text"), record.get("output_text")
-    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-        raise InputError(path, "must be a non-negative integer", field=f"{position}.original_index")
-    if not isinstance(text, str):
-        raise InputError(path, "must be a string", field=f"{position}.input_text")
-    outcome = _outcome(path, position, record)
-    if outcome is not Outcome.SUCCEEDED:
-        return None, outcome.value
-    if not isinstance(output, str):
-        raise InputError(path, "a succeeded record must have a string output_text", field=f"{position}.output_text")
-    if "conversation" in record:
-        labels = [record.get(key) for key in ("conversation_id", "ended_by")]
-        for key, value in zip(("conversation_id", "ended_by"), labels, strict=True):
-            if value is not None and not isinstance(value, str):
-                raise InputError(path, "must be a string or null", field=f"{position}.{key}")
-        return Answer(index, text, output, _transcript(path, position, record, output), *labels), None
-    return Answer(index, text, output), None
-
-
-def _transcript(path: Path, position: str, record: dict[str, Any], output: str) -> Transcript:
-    """A conversation record's transcript: its messages, the last `len(turns)` assistant ones the candidate's."""
-    messages, turns = record.get("conversation"), record.get("turns")
-    if not isinstance(messages, list) or not messages:
-        raise InputError(
-            path, "a conversation record must hold a non-empty list of messages", field=f"{position}.conversation"
-        )
-    if not isinstance(turns, list) or not turns:
-        raise InputError(
-            path, "a conversation record must hold its turns (one per request sent)", field=f"{position}.turns"
-        )
-    parsed = []
-    for number, message in enumerate(messages):
-        try:
-            parsed.append(ChatMessage.model_validate(message))
-        except ValidationError as exc:
-            where, message = first_problem(exc)
-            raise InputError(
-                path, message, field=f"{position}.conversation[{number}]" + (f".{where}" if where else "")
-            ) from None
-    assistant = sum(message.role == "assistant" for message in parsed)
-    # Judged records succeeded in every turn, so each turn holds one answer, at the end of the transcript.
-    if assistant < len(turns) or parsed[-1].role != "assistant" or parsed[-1].content != output:
-        raise InputError(
-            path,
-            f"the conversation does not end with the record's {len(turns)} answer(s) "
-            "(output_text must be its last message)",
-            field=f"{position}.conversation",
-        )
-    return Transcript(messages=tuple(parsed), prefilled=assistant - len(turns))
-
-
-def _outcome(path: Path, position: str, record: dict[str, Any]) -> Outcome:
-    if "outcome" not in record:  # written by the original SpecEval: failures are text inside output_text
-        return legacy_outcome(record.get("output_text"))
-    try:
-        return Outcome(record["outcome"])
-    except ValueError:
-        raise InputError(
-            path, f"unknown outcome {record['outcome']!r}; one of: {_OUTCOMES}", field=f"{position}.outcome"
-        ) from None
+def _warn_ignored(where: Path, what: str, names: list[str]) -> None:
+    """A warning naming the first five of what a candidate holds beyond the spec (`what` says it of their count)."""
+    if names:
+        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+        logger.warning("%s: %s ignored: %s", where, what.format(len(names)), shown)
 
 
 def _plain_file_name(statement_id: str) -> bool:

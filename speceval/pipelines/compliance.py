@@ -24,86 +24,48 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from speceval.atomic import atomic_write_bytes
 from speceval.batch.progress import EngineObserver, EngineSummary
-from speceval.batch.records import SCHEMA_VERSION
 from speceval.defaults import Mode, Scope
 from speceval.engines.factory import AnyModel
+from speceval.engines.models import judge_model
 from speceval.errors import ConfigError
 from speceval.judging.canaries import CANARY_DIR, Canary, likert_correct, spec_canaries, without_example
 from speceval.judging.files import (
-    CONVERSATION_FIELDS,
     CanaryEntry,
-    CanaryFile,
     CanaryMetadata,
     ComplianceEntry,
-    ComplianceFile,
     ComplianceMetadata,
     JudgeOutcome,
 )
 from speceval.judging.prompts import CURRENT, TemplateId, render_category, render_compliance
 from speceval.judging.transcripts import render_transcript_compliance
 from speceval.judging.verdicts import (
-    CategoryVerdict,
-    ComplianceVerdict,
-    LikertVerdict,
-    Unparsed,
     category_schema,
-    parse_category,
-    parse_compliance,
-    parse_likert,
 )
-from speceval.paths import safe_filename, safe_path
+from speceval.paths import safe_filename
+from speceval.pipelines.answer_files import Answer
 from speceval.pipelines.answer_prompts import AnswerPrompts, StatementPrompts, TurnPrompts, turn_request_index
-from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers
+from speceval.pipelines.candidates import Candidate, CandidateAnswers, load_answers
+from speceval.pipelines.compliance_files import (
+    CandidateSummary,
+    compliance_entry,
+    write_canary_file,
+    write_compliance_file,
+    write_summary,
+)
 from speceval.pipelines.judge_run import (
     JudgeSettings,
     JudgeTarget,
     check_resumable,
     judge_dir,
-    judge_response,
-    judge_salt,
-    prompt_setup,
     run_targets,
     write_manifest,
 )
-from speceval.pipelines.models import judge_model
+from speceval.pipelines.judge_setup import judge_salt, prompt_setup
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
-
-
-class CandidateSummary(BaseModel):
-    """`summary.json` of a candidate: what was judged, and rates over judged answers only.
-
-    Attributes:
-        outcomes: judgements per `JudgeOutcome`.
-        skipped_answers: candidate answers not judged, per generation outcome (errored, expired, ...).
-        compliant / non_compliant: binary verdicts (judged only).
-        compliance_rate: compliant / (compliant + non_compliant), None when nothing was judged.
-        ratings: Likert ratings 1..5 and their count; mean_rating over judged answers only.
-    """
-
-    schema_version: int = SCHEMA_VERSION
-    model: str
-    judge: str
-    spec: str
-    prompt_version: str
-    mode: Mode
-    outcomes: dict[JudgeOutcome, int]
-    skipped_answers: dict[str, int]
-    compliant: int = 0
-    non_compliant: int = 0
-    compliance_rate: float | None = None
-    ratings: dict[int, int] = Field(default_factory=dict)
-    mean_rating: float | None = None
-    scope: Scope | None = Field(
-        default=None,
-        description="turn: every count above is of turn verdicts, several per conversation (absent for plain answers)",
-    )
 
 
 class BatchedComplianceJudge:
@@ -329,13 +291,7 @@ class BatchedComplianceJudge:
                 mode=self.mode,
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
             )
-            # The spec's examples are single prompts: their files keep the shape they had before conversations.
-            shown = CanaryFile(metadata=metadata, canaries=entries).model_dump_json(
-                indent=2, exclude={"canaries": {"__all__": set(CONVERSATION_FIELDS)}}
-            )
-            atomic_write_bytes(
-                safe_path(target.run_dir / "results", statement_id, ".json"), (shown + "\n").encode("utf-8")
-            )
+            write_canary_file(target.run_dir, metadata, entries)
 
     def _identity(self, candidate: Candidate, template: TemplateId, scope: Scope | None) -> dict[str, Any]:
         return {
@@ -432,65 +388,22 @@ class BatchedComplianceJudge:
                 scope=scope,
                 transcript_prompt_version=self._transcript_template.value if scope else None,
             )
-            # Likert files keep `compliant` (null: the judge was not asked) so readers of the binary shape still work.
-            # Plain answers judged one verdict each keep the exact file shape they had before conversations.
-            unused = {Mode.BINARY: {"rating", "category"}, Mode.LIKERT: {"category"}}.get(self.mode, set())
-            unused = unused | (
-                set(CONVERSATION_FIELDS) if scope is None else ({"turn"} if scope is Scope.CONVERSATION else set())
-            )
-            exclude: dict[str, Any] = {"results": {"__all__": unused}} if unused else {}
-            exclude["metadata"] = (
-                ({"categories"} if not self.categories else set())
-                | ({"scope", "transcript_prompt_version"} if scope is None else set())
-                | ({"run"} if candidate.run is None else set())
-                | ({"answers_synthetic"} if metadata.answers_synthetic is None else set())
-            )
-            # Serialised by pydantic (in Rust, as the canaries' files are), not by `json.dumps` over a dumped dict:
-            # the same JSON (a float may be spelt differently: 1e-05 as 0.00001) in about half the time, which a
-            # judge of a million answers pays for every one of them.
-            shown = ComplianceFile(metadata=metadata, results=entries).model_dump_json(indent=2, exclude=exclude)
-            atomic_write_bytes(
-                safe_path(target.run_dir / "results", statement_id, ".json"), (shown + "\n").encode("utf-8")
-            )
+            write_compliance_file(target.run_dir, metadata, entries)
         judged_binary = summary.compliant + summary.non_compliant
         summary.compliance_rate = summary.compliant / judged_binary if judged_binary else None
         summary.ratings = dict(sorted(ratings.items()))
         total = sum(ratings.values())
         summary.mean_rating = sum(r * n for r, n in ratings.items()) / total if total else None
-        shown = summary.model_dump_json(indent=2, exclude={"scope"} if summary.scope is None else None)
-        atomic_write_bytes(target.run_dir / "summary.json", (shown + "\n").encode("utf-8"))
+        write_summary(target.run_dir, summary)
         return summary
 
     def _entry(self, input_text: str, output_text: str, index: int, record: Any) -> ComplianceEntry:
-        response = judge_response(record, self.settings.engine.max_attempts)
-        entry = ComplianceEntry(
-            input=input_text,
-            output=output_text,
-            outcome=response.outcome or JudgeOutcome.JUDGED,
-            raw_judge_response=response.raw,
-            error=response.error,
-            original_index=index,
-            batch_id=response.batch_id,
-        )
-        if response.outcome is not None:
-            return entry
-        verdict: ComplianceVerdict | LikertVerdict | CategoryVerdict | Unparsed = (
-            parse_category(response.raw, list(self.categories))
-            if self.categories
-            else parse_likert(response.raw)
-            if self.mode is Mode.LIKERT
-            else parse_compliance(response.raw)
-        )
-        if isinstance(verdict, Unparsed):
-            return entry.model_copy(update={"outcome": JudgeOutcome.UNPARSED, "parse_error": verdict.reason})
-        if isinstance(verdict, CategoryVerdict):
-            return entry.model_copy(update={"category": verdict.category, "explanation": verdict.explanation})
-        if isinstance(verdict, LikertVerdict):
-            return entry.model_copy(update={"rating": verdict.rating, "explanation": verdict.explanation})
-        return entry.model_copy(
-            update={
-                "compliant": verdict.compliant,
-                "confidence": verdict.confidence,
-                "explanation": verdict.explanation,
-            }
+        return compliance_entry(
+            record,
+            input_text,
+            output_text,
+            index,
+            mode=self.mode,
+            categories=list(self.categories),
+            max_attempts=self.settings.engine.max_attempts,
         )

@@ -25,11 +25,11 @@ from speceval.conversations.runner import ConversationRun
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.defaults import DEFAULT_GENERATION_OUTPUT
 from speceval.engines.factory import AnyModel, build_model, make_engine
+from speceval.engines.models import check_model, simulated_user_model, use_model
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet, load_inputs
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.operations.runs import find_identical_runs
-from speceval.pipelines.models import check_model, simulated_user_model, use_model
 from speceval.providers.registry import resolve_org
 from speceval.realtime import RealtimeModel
 from speceval.spec import Specification, load_spec

@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from speceval.atomic import atomic_write_json
 from speceval.batch.engine import BatchEngine, EngineOptions, is_final, run_engines
 from speceval.batch.ledger import ItemSource, request_of
 from speceval.batch.manifest import MANIFEST_NAME, RunManifest, current_command, git_commit, software_versions
@@ -37,10 +36,10 @@ from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.engines.factory import AnyModel, make_engine
 from speceval.errors import RunStateError
 from speceval.judging.files import JUDGE_RESPONSES, JudgeOutcome
-from speceval.judging.prompts import TemplateId, new_salt
 from speceval.offline import offline_poll_interval
 from speceval.paths import safe_filename
 from speceval.pipelines.answer_prompts import JudgeSource
+from speceval.pipelines.judge_setup import save_judge_salt
 from speceval.pipelines.judge_sources import save_sources, statement_sources, unchanged_statements
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import RaySettings
@@ -217,59 +216,6 @@ class JudgeTarget:
             for sha256 in self.source.source_hashes(statement_id):
                 digest.update(bytes.fromhex(sha256))
         return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class PromptSetup:
-    """The template and salt a judge run directory renders its prompts with."""
-
-    template: TemplateId
-    salt: str
-
-
-SALT_FILE = "prompt_salt.json"
-"""In a judge directory (`spec_*/judge_*`): the salt its new runs draw fence nonces from."""
-
-
-def judge_salt(directory: Path) -> str:
-    """The prompt salt of a judge directory: the saved one, or a new one that `save_judge_salt` keeps once a run
-    under it writes its `run.json`.
-
-    Shared by every run under it (each candidate, each pair), so a statement's requests have the same prefix
-    across candidates and pairs too and one cached copy serves them all. Each run also records the salt it used
-    in its own `run.json`, which is what a resume reads.
-    """
-    path = directory / SALT_FILE
-    if path.is_file():
-        try:
-            salt = json.loads(path.read_text(encoding="utf-8")).get("salt")
-        except (OSError, ValueError, AttributeError):
-            salt = None
-        if isinstance(salt, str) and salt:
-            return salt
-        logger.warning("%s is unreadable; drawing a new prompt salt (only prompt-cache sharing is affected)", path)
-    return new_salt()
-
-
-def save_judge_salt(directory: Path, salt: str) -> None:
-    """Keep `salt` as the judge directory's prompt salt, unless one is saved already."""
-    path = directory / SALT_FILE
-    if salt and not path.is_file():
-        atomic_write_json(path, {"schema_version": 1, "salt": salt})
-
-
-def prompt_setup(run_dir: Path, current: TemplateId, salt: str) -> PromptSetup:
-    """What `run_dir` renders with: for a new directory the `current` template and `salt` (see `judge_salt`);
-    for one judged before, the template of the same kind and the salt its `run.json` recorded, so a resume sends
-    exactly the prompts it sent before (a run started with a v1 template finishes with it)."""
-    if not (run_dir / MANIFEST_NAME).is_file():
-        return PromptSetup(current, salt)
-    parameters = RunManifest.load(run_dir).parameters
-    recorded = parameters.get("identity", {}).get("prompt_version")
-    template = current
-    if recorded in {t.value for t in TemplateId} and TemplateId(recorded).kind == current.kind:
-        template = TemplateId(recorded)
-    return PromptSetup(template, str(parameters.get("prompt_salt") or ""))
 
 
 def _endpoint(settings: JudgeSettings) -> dict[str, Any]:

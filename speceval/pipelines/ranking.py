@@ -47,27 +47,26 @@ from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION
 from speceval.engines.factory import AnyModel
+from speceval.engines.models import judge_model
 from speceval.errors import ConfigError
 from speceval.judging.files import JudgeOutcome, RankingEntry, RankingFile, RankingMetadata
 from speceval.judging.prompts import CURRENT, render_ranking
 from speceval.judging.transcripts import Transcript, render_transcript_ranking
 from speceval.judging.verdicts import Unparsed, parse_ranking
 from speceval.paths import safe_filename, safe_path
+from speceval.pipelines.answer_files import Answer
 from speceval.pipelines.answer_prompts import SharedPrefixes
-from speceval.pipelines.candidates import Answer, Candidate, CandidateAnswers, load_answers, refuse_mixed_scripts
+from speceval.pipelines.candidates import Candidate, CandidateAnswers, load_answers, refuse_mixed_scripts
 from speceval.pipelines.judge_run import (
     JudgeSettings,
     JudgeTarget,
-    PromptSetup,
     check_resumable,
     judge_dir,
     judge_response,
-    judge_salt,
-    prompt_setup,
     run_targets,
     write_manifest,
 )
-from speceval.pipelines.models import judge_model
+from speceval.pipelines.judge_setup import PromptSetup, judge_salt, prompt_setup
 from speceval.pipelines.position import PositionReport, position_consistency
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec

@@ -85,6 +85,7 @@ class AnthropicBatchedModel(LeanBatchedModel):
         # The key is always passed explicitly: without one the SDK would fall back to profile files and
         # workload-identity variables. base_url None lets the SDK honour ANTHROPIC_BASE_URL itself.
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=2)
+        self.endpoint = str(self._client.base_url)  # as the SDK resolved it (the argument, else ANTHROPIC_BASE_URL)
         self._sampling = sampling_fields(self.params, self.model_name)
         # Batches this instance created: never adopted again for another intent (same-size chunks of one run
         # would otherwise look alike to `find_submitted`).

@@ -13,6 +13,7 @@ SDK retries, so a create is sent once and a lost response is reconciled through 
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -101,6 +102,8 @@ class GeminiBatchedModel(LeanBatchedModel):
             api_key=key,
             http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url),
         )
+        # what the SDK reads when no base_url is given (its resolved URL is private)
+        self.endpoint = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")
 
     # -- request file -------------------------------------------------------------------------------------
 

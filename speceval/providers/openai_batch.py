@@ -82,6 +82,7 @@ class OpenAIBatchedModel(LeanBatchedModel):
         self._stream_errors: tuple[type[BaseException], ...] = (openai.APIConnectionError, *transport_errors())
         # base_url None lets the SDK honour OPENAI_BASE_URL exactly as it documents.
         self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=2)
+        self.endpoint = str(self._client.base_url)  # as the SDK resolved it (the argument, else OPENAI_BASE_URL)
 
     # -- request file -------------------------------------------------------------------------------------
 

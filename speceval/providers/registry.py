@@ -24,7 +24,9 @@ from typing import Any
 
 from speceval.batch.model import BatchedModel
 from speceval.batch.records import BUILT_IN_HANDLES
+from speceval.defaults import BUILT_IN_MODEL_FAMILIES, BUILT_IN_ORGS
 from speceval.errors import ConfigError
+from speceval.redaction import register_secret_env
 from speceval.wire.params import GenerationParams
 
 logger = logging.getLogger(__name__)
@@ -63,89 +65,10 @@ class ProviderEntry:
     default_base_url: str | None = None
 
 
-PROVIDERS: dict[str, ProviderEntry] = {
-    entry.org: entry
-    for entry in (
-        ProviderEntry(
-            org="openai",
-            adapter="speceval.providers.openai_batch:OpenAIBatchedModel",
-            sdk="openai",
-            sdk_module="openai",
-            model_prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
-            key_env=("OPENAI_API_KEY",),
-            base_url_env="OPENAI_BASE_URL",
-            realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
-        ),
-        ProviderEntry(
-            org="anthropic",
-            adapter="speceval.providers.anthropic_batch:AnthropicBatchedModel",
-            sdk="anthropic",
-            sdk_module="anthropic",
-            model_prefixes=("claude-",),
-            key_env=("ANTHROPIC_API_KEY",),
-            base_url_env="ANTHROPIC_BASE_URL",
-            realtime_adapter="speceval.realtime.clients:AnthropicMessagesModel",
-        ),
-        ProviderEntry(
-            org="google",
-            adapter="speceval.providers.gemini_batch:GeminiBatchedModel",
-            sdk="google-genai",
-            sdk_module="google.genai",
-            model_prefixes=("gemini-",),
-            key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-            base_url_env="GOOGLE_GEMINI_BASE_URL",
-            realtime_adapter="speceval.realtime.clients:GeminiGenerateModel",
-        ),
-        ProviderEntry(
-            org="vertex",
-            adapter="speceval.providers.vertex_batch:VertexBatchedModel",
-            sdk="google-genai google-cloud-storage",
-            sdk_module="google.cloud.storage",
-            model_prefixes=(),
-            key_env=(),
-            base_url_env=None,
-        ),
-        # OpenAI-shaped chat servers without a batch API (vLLM, SGLang, Ollama, ...): realtime only, --base-url.
-        ProviderEntry(
-            org="openai-compatible",
-            adapter="speceval.realtime.clients:OpenAIChatModel",
-            sdk="openai",
-            sdk_module="openai",
-            model_prefixes=(),
-            key_env=("OPENAI_API_KEY",),
-            base_url_env="OPENAI_BASE_URL",
-            realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
-            batch=False,
-        ),
-        ProviderEntry(
-            org="together",
-            adapter="speceval.realtime.clients:OpenAIChatModel",
-            sdk="openai",
-            sdk_module="openai",
-            model_prefixes=(),
-            key_env=("TOGETHER_API_KEY",),
-            base_url_env=None,
-            realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
-            batch=False,
-            default_base_url="https://api.together.xyz/v1",
-        ),
-        # Open-weights models on a Ray cluster (Ray Data LLM): an endpoint via --base-url, or vLLM engines (--vllm).
-        ProviderEntry(
-            org="ray",
-            adapter="speceval.raydata.model:RayModel",
-            sdk="'speceval[ray]'",
-            sdk_module="ray.data.llm",
-            model_prefixes=(),
-            key_env=(),
-            base_url_env=None,
-            realtime_adapter="speceval.raydata.model:RayModel",
-            batch=False,
-        ),
-    )
-}
-
-
-_BUILT_IN = frozenset(PROVIDERS)
+PROVIDERS: dict[str, ProviderEntry] = {}
+"""Every provider registered so far by org (read it through `providers()`, which adds installed plug-ins)."""
+_BUILT_IN = frozenset(BUILT_IN_ORGS)
+"""The providers speceval ships; registered below through `register_provider`, as a plug-in's are."""
 _entry_points_read = False
 _broken_plugins: dict[str, str] = {}  # org -> why its entry point could not be loaded
 
@@ -159,6 +82,9 @@ def register_provider(
     base_url_env: str | None = None,
     sdk: str | None = None,
     sdk_module: str | None = None,
+    realtime_adapter: str | None = None,
+    batch: bool = True,
+    default_base_url: str | None = None,
     replace_existing: bool = False,
 ) -> ProviderEntry:
     """Add a provider served by `adapter` (a BatchedModel subclass, or 'module:Class' of one).
@@ -175,6 +101,8 @@ def register_provider(
         key_env: environment variables that hold its key (for messages and redaction).
         base_url_env: environment variable that holds its base URL.
         sdk / sdk_module: a distribution the adapter needs, and the module whose absence means it is missing.
+        realtime_adapter / batch / default_base_url: its realtime client ('module:Class'), whether it has a batch
+            API, and the base URL of a realtime-only host (see `ProviderEntry`).
         replace_existing: replace a provider registered before under `org`.
 
     Returns:
@@ -188,6 +116,9 @@ def register_provider(
         model_prefixes=tuple(model_prefixes),
         key_env=tuple(key_env),
         base_url_env=base_url_env,
+        realtime_adapter=realtime_adapter,
+        batch=batch,
+        default_base_url=default_base_url,
     )
     return _add(entry, replace_existing=replace_existing)
 
@@ -220,6 +151,8 @@ def _add(entry: ProviderEntry, *, replace_existing: bool) -> ProviderEntry:
             + ("built-in providers cannot be replaced" if entry.org in _BUILT_IN else "pass replace_existing=True")
         )
     PROVIDERS[entry.org] = entry
+    for name in entry.key_env:  # a provider's key is redacted from every log line once it is registered
+        register_secret_env(name)
     return entry
 
 
@@ -239,6 +172,83 @@ def _read_entry_points() -> None:
         except Exception as exc:  # noqa: BLE001 - any plugin failure is reported when its org is asked for
             _broken_plugins[point.name] = f"{point.value}: {type(exc).__name__}: {exc}"
             logger.warning("provider plugin %r (%s) could not be loaded: %s", point.name, point.value, exc)
+
+
+register_provider(
+    "openai",
+    "speceval.providers.openai_batch:OpenAIBatchedModel",
+    sdk="openai",
+    sdk_module="openai",
+    model_prefixes=BUILT_IN_MODEL_FAMILIES["openai"],
+    key_env=("OPENAI_API_KEY",),
+    base_url_env="OPENAI_BASE_URL",
+    realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
+)
+register_provider(
+    "anthropic",
+    "speceval.providers.anthropic_batch:AnthropicBatchedModel",
+    sdk="anthropic",
+    sdk_module="anthropic",
+    model_prefixes=BUILT_IN_MODEL_FAMILIES["anthropic"],
+    key_env=("ANTHROPIC_API_KEY",),
+    base_url_env="ANTHROPIC_BASE_URL",
+    realtime_adapter="speceval.realtime.clients:AnthropicMessagesModel",
+)
+register_provider(
+    "google",
+    "speceval.providers.gemini_batch:GeminiBatchedModel",
+    sdk="google-genai",
+    sdk_module="google.genai",
+    model_prefixes=BUILT_IN_MODEL_FAMILIES["google"],
+    key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    base_url_env="GOOGLE_GEMINI_BASE_URL",
+    realtime_adapter="speceval.realtime.clients:GeminiGenerateModel",
+)
+register_provider(
+    "vertex",
+    "speceval.providers.vertex_batch:VertexBatchedModel",
+    sdk="google-genai google-cloud-storage",
+    sdk_module="google.cloud.storage",
+    model_prefixes=(),
+    key_env=(),
+    base_url_env=None,
+)
+# OpenAI-shaped chat servers without a batch API (vLLM, SGLang, Ollama, ...): realtime only, --base-url.
+register_provider(
+    "openai-compatible",
+    "speceval.realtime.clients:OpenAIChatModel",
+    sdk="openai",
+    sdk_module="openai",
+    model_prefixes=(),
+    key_env=("OPENAI_API_KEY",),
+    base_url_env="OPENAI_BASE_URL",
+    realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
+    batch=False,
+)
+register_provider(
+    "together",
+    "speceval.realtime.clients:OpenAIChatModel",
+    sdk="openai",
+    sdk_module="openai",
+    model_prefixes=(),
+    key_env=("TOGETHER_API_KEY",),
+    base_url_env=None,
+    realtime_adapter="speceval.realtime.clients:OpenAIChatModel",
+    batch=False,
+    default_base_url="https://api.together.xyz/v1",
+)
+# Open-weights models on a Ray cluster (Ray Data LLM): an endpoint via --base-url, or vLLM engines (--vllm).
+register_provider(
+    "ray",
+    "speceval.raydata.model:RayModel",
+    sdk="'speceval[ray]'",
+    sdk_module="ray.data.llm",
+    model_prefixes=(),
+    key_env=(),
+    base_url_env=None,
+    realtime_adapter="speceval.raydata.model:RayModel",
+    batch=False,
+)
 
 
 def resolve_org(model_name: str, org: str | None = None) -> ProviderEntry:
@@ -295,7 +305,13 @@ def create_batched_model(
     **provider_options: Any,
 ) -> BatchedModel:
     """Build the batched model for `model_name` (provider options: api_key, base_url, ...)."""
-    entry = resolve_org(model_name, org)
+    return batched_model_of(resolve_org(model_name, org), model_name, params, **provider_options)
+
+
+def batched_model_of(
+    entry: ProviderEntry, model_name: str, params: GenerationParams | None = None, **provider_options: Any
+) -> BatchedModel:
+    """The batched model of `model_name` served by the provider `entry` (already resolved)."""
     if not entry.batch:
         raise ConfigError(f"{entry.org} has no batch API; its runs are realtime (see speceval.realtime)")
     return adapter_class(entry)(model_name, params, **provider_options)

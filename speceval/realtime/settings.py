@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from speceval.batch.manifest import REALTIME_KEY, RunManifest
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY
 from speceval.errors import ConfigError, MissingCredentialsError, first_problem
-from speceval.providers.registry import ProviderEntry, load_class, resolve_org
+from speceval.providers.registry import ProviderEntry, load_class
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
@@ -111,13 +111,13 @@ def realtime_settings(
 
 def create_realtime_model(
     model_name: str,
-    org: str,
+    entry: ProviderEntry,
     params: GenerationParams,
     settings: RealtimeSettings,
     **provider_options: Any,
 ) -> RealtimeModel:
-    """The realtime adapter of `org` (provider options, e.g. from `--offline`, override the settings)."""
-    entry = resolve_org(model_name, org)
+    """The realtime adapter of the provider `entry`, already resolved by `speceval.engines.factory.build_model`
+    (provider options, e.g. from `--offline`, override the settings)."""
     if entry.realtime_adapter is None:
         raise ConfigError(f"{entry.org} has no realtime endpoint in speceval")
     cls = _adapter(entry, entry.realtime_adapter)

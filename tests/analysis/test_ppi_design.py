@@ -83,7 +83,7 @@ def test_the_label_sheet_records_its_design(tmp_path):
     sheet = tmp_path / "labels.csv"
     assert speceval_main(["label-sheet", str(root), "--n", "12", "--seed", "3", "--out", str(sheet)]) == 0
     design = json.loads((tmp_path / "labels.design.json").read_text(encoding="utf-8"))
-    assert design["seed"] == 3 and design["requested"] == 12 and design["schema_version"] == 1
+    assert design["seed"] == 3 and design["requested"] == 12 and design["schema_version"] == 2
     assert sum(s["drawn"] for s in design["strata"]) == 12
     assert all(0 < s["drawn"] <= s["answers"] for s in design["strata"])
 

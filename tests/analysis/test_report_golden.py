@@ -199,12 +199,25 @@ def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path)
     build_report([fabricate(tmp_path / "data")], tmp_path / "report")
     written = _outputs(tmp_path / "report")
     expected = {p.name: p.read_text(encoding="utf-8") for p in sorted(GOLDEN.iterdir())}
-    assert sorted(written) == sorted(expected)
+    assert sorted(set(written) - ADDED_FILES) == sorted(expected)
     for name, text in expected.items():
         if name.endswith(".json"):
             _same(json.loads(written[name]), json.loads(text), name)
         else:
-            _same(list(csv.reader(io.StringIO(written[name]))), list(csv.reader(io.StringIO(text))), name)
+            _same(
+                _without_added(list(csv.reader(io.StringIO(written[name])))), list(csv.reader(io.StringIO(text))), name
+            )
+
+
+ADDED_FILES = {"judge_card.csv"}
+"""Files the report gained after the golden files were made (issue 44: the judge card), not in them."""
+ADDED_COLUMNS = {"judge_passes"}
+"""Columns the report's tables gained since (issue 44: whether the judge behind a rate passes its card)."""
+
+
+def _without_added(rows: list[list[str]]) -> list[list[str]]:
+    keep = [i for i, column in enumerate(rows[0] if rows else []) if column not in ADDED_COLUMNS]
+    return [[row[i] for i in keep] for row in rows]
 
 
 def _same(found: object, wanted: object, where: str) -> None:

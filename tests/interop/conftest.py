@@ -3,6 +3,7 @@ as Together names its models), two judges, compliance and rankings in both order
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,20 @@ judges:
 """
 
 
-@pytest.fixture(scope="module")
-def experiment(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The experiment's output folder (its report in `report/`)."""
-    root = tmp_path_factory.mktemp("bridge")
-    (root / "exp.yaml").write_text(EXPERIMENT.replace("output_dir: out", f"output_dir: {root / 'out'}"))
-    assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
+@pytest.fixture(scope="session")
+def experiment(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The experiment's output folder (its report in `report/`), read and never written by the tests.
+
+    Run once per test session, not once per module: the four modules that read it ran it four times (about 90 s
+    each on a loaded machine). Under pytest-xdist the workers share the session's temporary root, so the first
+    worker to get here runs it under a lock and the others wait for it and read the same folder."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base if worker_id == "master" else base.parent) / "interop-bridge"
+    root.mkdir(exist_ok=True)
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (root / "done").is_file():
+            (root / "exp.yaml").write_text(EXPERIMENT.replace("output_dir: out", f"output_dir: {root / 'out'}"))
+            assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
+            (root / "done").touch()
     return root / "out"

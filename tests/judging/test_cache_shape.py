@@ -33,7 +33,8 @@ from speceval.judging.prompts import (
 from speceval.judging.transcripts import Transcript, render_transcript_compliance, render_transcript_ranking
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.judge_run import SALT_FILE, JudgeSettings, JudgeTarget, write_manifest
+from speceval.pipelines.judge_run import JudgeSettings, JudgeTarget, write_manifest
+from speceval.pipelines.judge_setup import SALT_FILE
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from speceval.providers.registry import create_batched_model
 from speceval.spec import load_spec

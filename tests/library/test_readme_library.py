@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.conftest import OFFLINE_TURNAROUND, REPO, cli_env, doc_text
 
 MARKER = "<!-- readme-library-chain:"
+FRAMES_MARKER = "<!-- library-frames:"
 
 
 def readme_block() -> str:
@@ -22,15 +23,7 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
     shutil.copytree(REPO / "data", tmp_path / "data")
     code = readme_block()
     assert "offline=True" in code and "import speceval." not in code  # everything it uses comes from `speceval`
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_code(code, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "position consistency" in done.stdout
 
@@ -62,6 +55,34 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
         "gpt-4.1-mini-2025-04-14xclaude-haiku-4-5-20251001",
     ]
     assert (rankings / "position_consistency.json").is_file()
+
+    # The "Results as data frames" block, run as a notebook would after the chain: one row per verdict.
+    frames = run_code(frames_block(), tmp_path)
+    assert frames.returncode == 0, frames.stderr[-3000:]
+    verdicts = sum(
+        len(json.loads(f.read_text())["results"])
+        for f in (tmp_path / "demo/compliance").rglob("results/*.json")
+        if "canaries" not in json.loads(f.read_text())
+    )
+    assert f"{verdicts} verdicts; ['synthetic']" in frames.stdout
+    assert "ci_method" in frames.stdout and "claude-haiku-4-5-20251001" in frames.stdout
+
+
+def run_code(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """A doc's Python block run in a fresh interpreter in `folder`, as a reader would."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def frames_block() -> str:
+    return doc_text().split(FRAMES_MARKER, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
 
 
 def readme_emulator_block() -> str:

@@ -18,7 +18,8 @@ from speceval.errors import InputError, RunStateError
 from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
-from speceval.pipelines.judge_run import INPUTS_HASH, JudgeSettings, plan_targets, save_judge_salt, write_manifest
+from speceval.pipelines.judge_run import INPUTS_HASH, JudgeSettings, plan_targets, write_manifest
+from speceval.pipelines.judge_setup import save_judge_salt
 from speceval.pipelines.ranking import BatchedRankingPipeline
 from tests.pipelines.helpers import JUDGE, make_run, rewrite_answer, write_spec
 

@@ -4,6 +4,7 @@ costs every user an install for nothing), and no module of speceval/ is part of 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import tomllib
 
@@ -37,6 +38,7 @@ def test_every_runtime_dependency_is_imported_by_the_package():
     assert not unused, f"declared in pyproject.toml but imported nowhere in speceval/: {unused}"
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """speceval module → the speceval modules it imports, counting every import (inside functions and under
     TYPE_CHECKING too: a cycle there is still two modules that cannot be understood apart)."""

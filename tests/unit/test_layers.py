@@ -44,6 +44,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "analysis.reading",
             "analysis.tables",
             "analysis.rendering",
+            "analysis.frames",
             "analysis.simulation",
             "analysis",
             "interop",

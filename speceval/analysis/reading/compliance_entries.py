@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from speceval.analysis.reading.checks import EntryChecks
-from speceval.analysis.reading.entry_chunks import exported_synthetic, parse_file, validated_chunks
+from speceval.analysis.reading.entry_chunks import exported_place, exported_synthetic, parse_file, validated_chunks
 from speceval.analysis.reading.original import compliance_records, is_original_compliance
 from speceval.analysis.reading.rows import UNKNOWN, ComplianceRow, Location, VerdictDetail, built_row
 from speceval.analysis.reading.settings import CandidateSettings
@@ -84,8 +84,7 @@ def compliance_stream(
         names, records = compliance_records(file, {**data, "results": results})
         common = {
             **names,
-            "variation": where.variation,
-            "run": where.run,
+            **exported_place(data, where.variation, where.run),
             "mode": Mode.BINARY,
             "prompt_version": "speceval-original",
             "source": source,

@@ -87,6 +87,20 @@ def validated_chunks(
         start += len(validated)
 
 
+def exported_place(data: dict[str, Any], variation: str, run: int) -> dict[str, Any]:
+    """The variation and run of an original-shaped file: those `speceval export --format original` recorded in its
+    metadata (the original's layout has no experiment.json to name them: a `temperature-0.7/run2/` folder would
+    read back as variation `default`, run 1), else the given ones."""
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("exported_by") is not None:
+        given, number = metadata.get("variation"), metadata.get("run")
+        if isinstance(given, str) and given:
+            variation = given
+        if isinstance(number, int) and not isinstance(number, bool) and number >= 1:
+            run = number
+    return {"variation": variation, "run": run}
+
+
 def exported_synthetic(data: dict[str, Any]) -> bool:
     """An original-shaped file `speceval export --format original` wrote from synthetic verdicts (its metadata
     says so: the original's layout has no run.json to say it)."""

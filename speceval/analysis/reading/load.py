@@ -26,6 +26,7 @@ from speceval.analysis.reading.ranking_entries import ranking_stream
 from speceval.analysis.reading.rows import CanaryRow, ComplianceRow, Found, Location, RankingRow, Verdicts
 from speceval.analysis.reading.settings import separate_row_settings
 from speceval.errors import InputError
+from speceval.judging.card_files import CARD_DIR, canary_share
 from speceval.judging.files import CanaryFile
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ def walk(
             raise InputError(Path(path), "no such file or directory")
     for path in distinct_roots(paths):  # a folder given twice (or inside another given) is read once
         for file in sorted(path.rglob("results/*.json")):
+            if CARD_DIR in file.relative_to(path).parts:
+                continue  # the judge card's re-sent verdicts check the judge: never a candidate's rate (card_verdicts)
             if only is not None and file not in only:
                 continue
             # closed however the caller leaves it
@@ -135,10 +138,16 @@ def walk(
 def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool) -> list[CanaryRow]:
     parsed = parse_file(file, data, CanaryFile, "canaries")
     m = parsed.metadata
+    share = canary_share(file.parent.parent)
+    # The same verdicts under every judge entry they stand for, each saying whose they are.
+    entries = [(m.judge, None)] + [
+        (other, m.judge) for other in (share.shared_with if share else []) if other != m.judge
+    ]
     return [
         CanaryRow(
             spec=m.spec,
-            judge=m.judge,
+            judge=judge,
+            shared_from=shared_from,
             statement_id=m.statement_id,
             example=e.example,
             kind=e.kind,
@@ -150,6 +159,7 @@ def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool)
             source=source,
             synthetic=synthetic,
         )
+        for judge, shared_from in entries
         for e in parsed.canaries
     ]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from speceval.analysis.reading.entry_chunks import exported_synthetic, parse_file, validated_chunks
+from speceval.analysis.reading.entry_chunks import exported_place, exported_synthetic, parse_file, validated_chunks
 from speceval.analysis.reading.original import is_original_ranking, ranking_records
 from speceval.analysis.reading.rows import Location, RankingRow, VerdictDetail, built
 from speceval.analysis.reading.settings import CandidateSettings
@@ -54,8 +54,7 @@ def ranking_stream(
         common = {
             **names,
             "source": source,
-            "variation": where.variation,
-            "run": where.run,
+            **exported_place(data, where.variation, where.run),
             "synthetic": where.synthetic or exported_synthetic(data),
         }
         yield from (

@@ -152,6 +152,9 @@ class CanaryRow(BaseModel):
     correct: bool | None
     source: str
     synthetic: bool = False
+    shared_from: str | None = None
+    """The judge entry that judged this example, when this row is another entry's (same model and mode: one
+    judgement of the spec's examples checks every scope of it)."""
 
 
 class Found(BaseModel):

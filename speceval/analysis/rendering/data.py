@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from speceval.analysis.reading.card_verdicts import card_verdicts, paraphrase_sets
 from speceval.analysis.reading.checks import distinct_roots
 from speceval.analysis.reading.column_rows import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
@@ -23,6 +24,7 @@ from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
 from speceval.analysis.rendering.samples.sample_record import SampleRecord
 from speceval.analysis.rendering.samples.samples import ranking_samples, sample_records
 from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
+from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.categories import (
     MODE as CATEGORIES,
 )
@@ -39,12 +41,13 @@ from speceval.analysis.tables.flips import Flip, Survivors, flips, survivors
 from speceval.analysis.tables.health import statement_health
 from speceval.analysis.tables.health_records import Health, HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
+from speceval.analysis.tables.judge_card import card_lines, judge_card
 from speceval.analysis.tables.judge_checks import JudgeAccuracy, JudgeCheck, judge_accuracy, judge_checks
 from speceval.analysis.tables.judge_quality import HumanAgreement, LabelTally, Leniency, human_agreement, leniency
 from speceval.analysis.tables.keys import DataKinds, Source
 from speceval.analysis.tables.labelled import labelled_tally
 from speceval.analysis.tables.metrics import MetricRow, metric_table
-from speceval.analysis.tables.panel import PanelCounts, panel_verdicts
+from speceval.analysis.tables.panel import PANEL, PanelCounts, panel_verdicts
 from speceval.analysis.tables.ppi_table import PpiRate, ppi_rates
 from speceval.analysis.tables.rankings import (
     Consistency,
@@ -68,6 +71,7 @@ from speceval.analysis.tables.variations import (
 from speceval.batch.costs import PriceTable
 from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
+from speceval.judging.card_files import Paraphrases
 from speceval.metric_spec import MetricSpec
 from speceval.operations.costs import RunCost, run_costs
 from speceval.operations.runs import find_run_dirs
@@ -162,6 +166,21 @@ class ReportData(BaseModel):
     ranking_samples: list[SampleRecord] = Field(default_factory=list, description="comparisons shown in the page")
     ranking_total: int = 0
     health: Health = Field(default_factory=Health, description="per statement: does the spec need work here")
+    judge_card: list[JudgeCardRow] = Field(default_factory=list, description="per judge entry: every check of it")
+    paraphrases: list[Paraphrases] = Field(
+        default_factory=list, description="the card's rewordings of each spec's statements, as judged"
+    )
+    card_lines: dict[str, float] = Field(
+        default_factory=dict, description="the lines the card held judges to (none: nothing was gated)"
+    )
+
+    def judge_passes(self, spec: str, judge: str) -> bool | None:
+        """Whether a judge entry passes its card (None: not checked); a panel passes when every judge of its spec
+        does (it is made of them)."""
+        if judge == PANEL:
+            found = [row.passes for row in self.judge_card if row.spec == spec]
+            return None if not found or None in found else all(found)
+        return next((row.passes for row in self.judge_card if (row.spec, row.judge) == (spec, judge)), None)
 
     @property
     def data_banner(self) -> str | None:
@@ -189,12 +208,16 @@ def compute(
     min_canary_accuracy: float | None = None,
     metrics: dict[str, MetricSpec] | None = None,
     health: HealthThresholds | None = None,
+    card: JudgeCardLines | None = None,
 ) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
     judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged, and statements by the
     rules of `speceval.analysis.tables.health` at the `health` thresholds. A folder given twice, or inside another
-    given folder, is read once."""
+    given folder, is read once. `card`: the judge card's lines (each judge entry failing one is kept out of the
+    headline; without it, only `min_canary_accuracy` is a line)."""
     paths = distinct_roots(paths)
+    lines = card_lines(card, min_canary_accuracy)
+    min_canary_accuracy = lines.get("min_canary_accuracy", min_canary_accuracy)
     verdicts = fold_verdicts(paths)
     metric_rows = metric_table(paths, metrics) if metrics else []
     inputs, kept_inputs = inputs_tables(paths)
@@ -227,11 +250,24 @@ def compute(
     per_statement = compliance_rates(both, per_statement=True)
     by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
+    turn_rates_ = turn_rates(turn_rows)
     # Labels match answers by their texts: with labels, the judges' verdicts are read again a file at a time,
     # each kept as its verdict and its label only (`labelled_tally`): for PPI, agreement, and per statement.
     tally = labelled_tally(paths, labels_path) if labels_path is not None else None
     spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy, tally)
     spec_health.pairs = pair_compliance(judges, pair_inputs(paths))
+    accuracy, consistency = judge_accuracy(checks, min_canary_accuracy), position_consistency(rankings)
+    entries = {(v.spec, v.judge) for v in variations} | {(r.spec, r.judge) for r in turn_rates_}
+    card_rows = judge_card(
+        entries - {(s, PANEL) for s, _ in entries},
+        accuracy,
+        verdicts.canaries,
+        tally,
+        lenient,
+        consistency,
+        card_verdicts(paths),
+        lines,
+    )
     shown = judges.concat(found.take(categorical_mask)) if categorical_mask.any() else judges
     samples, sample_total = sample_records(
         shown.concat(verdicts.turn_columns) if len(verdicts.turn_columns) else shown, panel
@@ -250,13 +286,16 @@ def compute(
         panel=panel.counts if panel is not None else [],
         win_rates=win_rates(rankings),
         bradley_terry=strengths(rankings),
-        position_consistency=position_consistency(rankings),
+        position_consistency=consistency,
         costs=costs,
         stages=_stage_counts(manifests, costs),
         sent=_sent_settings(manifests),
         **_labelled(tally),
         judge_checks=checks,
-        judge_accuracy=judge_accuracy(checks, min_canary_accuracy),
+        judge_accuracy=accuracy,
+        judge_card=card_rows,
+        card_lines=lines,
+        paraphrases=paraphrase_sets(paths),
         min_canary_accuracy=min_canary_accuracy,
         inputs=inputs,
         kept_inputs=kept_inputs,
@@ -266,7 +305,7 @@ def compute(
         categories=category_distribution(categorical),
         category_differences=category_differences(categorical),
         category_agreement=category_agreement(categorical),
-        turn_rates=turn_rates(turn_rows),
+        turn_rates=turn_rates_,
         health=spec_health,
         flips=flips(turn_rows),
         survivors=survivors(turn_rows),

@@ -50,6 +50,10 @@ ROGAN_GLADEN = (
     "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
     "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
 )
+SELF_PREFERENCE = (
+    "MOVER difference of the judge's mean leniency toward its own provider's candidates and toward the others' "
+    "(each candidate's leniency interval as above; candidates independent)"
+)
 
 
 class Estimator(BaseModel):
@@ -208,6 +212,62 @@ ESTIMATORS: dict[str, Estimator] = {
             "report LLM-as-a-judge evaluations, arXiv 2511.21140",
             tables=("ppi.csv",),
             scenarios=("ppi",),
+        ),
+        Estimator(
+            name="canary_accuracy",
+            method=WILSON,
+            reference=_NEWCOMBE + " (method 4); each example response its own item",
+            tables=("judge_card.csv",),
+            scenarios=("rate-one-run",),
+        ),
+        Estimator(
+            name="human_accuracy",
+            method=WILSON,
+            reference=_NEWCOMBE + " (method 4); labelled answers drawn by the sheet",
+            tables=("judge_card.csv",),
+            scenarios=("rate-one-run",),
+        ),
+        Estimator(
+            name="human_kappa",
+            method=KAPPA,
+            reference="J. Cohen 1960, the human as the second rater (the agreement table's estimator)",
+            tables=("judge_card.csv",),
+            scenarios=("kappa",),
+        ),
+        Estimator(
+            name="retest_agreement",
+            method=CLUSTERED,
+            reference=_MILLER + "; one indicator per answer re-sent unchanged",
+            tables=("judge_card.csv",),
+            scenarios=("rate-pooled",),
+        ),
+        Estimator(
+            name="wording_flip_rate",
+            method=CLUSTERED,
+            reference=_MILLER + "; one indicator per answer and wording; the measure: arXiv 2605.06161",
+            tables=("judge_card.csv",),
+            scenarios=("rate-pooled",),
+        ),
+        Estimator(
+            name="wording_flip_excess",
+            method=PAIRED,
+            reference=_MOVER + "; per answer, its wording flip share minus its retest flip",
+            tables=("judge_card.csv",),
+            scenarios=("wording-excess",),
+        ),
+        Estimator(
+            name="self_preference",
+            method=SELF_PREFERENCE,
+            reference=_MOVER + "; self-preference: A. Panickssery et al., arXiv 2404.13076",
+            tables=("judge_card.csv",),
+            scenarios=("self-preference",),
+        ),
+        Estimator(
+            name="position_consistency",
+            method=WILSON,
+            reference=_NEWCOMBE + " (method 4); one indicator per comparison judged in both orders",
+            tables=("judge_card.csv", "position_consistency.csv"),
+            scenarios=("rate-one-run",),
         ),
     )
 }

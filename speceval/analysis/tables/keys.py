@@ -147,6 +147,8 @@ TABLES: dict[str, Sources] = {
     "bradley_terry.csv": lambda row: {**_cell(row, RANKINGS), "candidate": None},  # one fit of every candidate
     "position_consistency.csv": lambda row: _cell(row, RANKINGS),
     "judge_checks.csv": lambda row: _cell(row, CANARIES),
+    # the judge's verdicts, its examples' and its card's re-sent ones (judged as the verdicts were)
+    "judge_card.csv": lambda row: {"stage": (VERDICTS, CANARIES), "spec": row.get("spec"), "judge": row.get("judge")},
     "metrics.csv": _metric,
     "inputs.csv": lambda row: {"stage": RUN, "kind": INPUTS_RUN, "spec": row.get("spec")},
     "costs.csv": lambda row: {"stage": RUN, "run_dir": row.get("run_dir")},  # the run's own manifest

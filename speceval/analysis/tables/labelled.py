@@ -19,6 +19,7 @@ from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
 from speceval.analysis.tables.human_labels import checked_labels, item_id, label_records, labellable
 from speceval.analysis.tables.judge_quality import LabelTally, input_digest
+from speceval.analysis.tables.label_design import check_design
 
 _Key = tuple[str, str, str]
 _NONE = -1
@@ -28,6 +29,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     """The judges' verdicts under `paths` (categorical judges' aside) with the human labels of `labels_path`, one
     results file at a time. A malformed label or one that names no answer is an InputError naming its line."""
     records = label_records(labels_path)
+    check_design(labels_path, records)  # a label the sheet's design did not draw is never weighed as if drawn
     wanted = {item: code for code, item in enumerate(dict.fromkeys(item for _, item, value in records if value))}
     kinds: dict[_Key, set[str | None]] = defaultdict(set)
     # Per (spec, judge, candidate): its judged verdicts, and the label each matches (a code of `wanted`, or _NONE)

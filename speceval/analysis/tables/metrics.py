@@ -26,6 +26,7 @@ from speceval.analysis.reading.rows import UNKNOWN
 from speceval.analysis.statistics.clustered import clustered_mean, mean_interval, rate_interval
 from speceval.analysis.statistics.registry import method
 from speceval.errors import InputError
+from speceval.judging.card_files import CARD_DIR
 from speceval.metric_spec import MetricSpec
 
 
@@ -148,11 +149,11 @@ def _observations(paths: Sequence[Path], source: str) -> Iterator[_Observation]:
     for file, records in _results_files(paths):
         if not isinstance(records, list) or not all(isinstance(r, dict) and "output_text" in r for r in records):
             continue  # not a generation run's results
-        manifest = _manifest(file.parent.parent)
+        manifest = run_manifest(file.parent.parent)
         if manifest.get("kind") == "generation_round":
             continue  # a conversation round's own engine records (its run's results/ holds the conversations)
         candidate = str(manifest.get("model_name", file.parent.parent.name))
-        spec = _spec_of(file, manifest)
+        spec = answers_spec(file, manifest)
         variation = locate(file).variation
         for record in records:
             if record.get("outcome") not in (None, "succeeded"):
@@ -198,6 +199,8 @@ def _results_files(paths: Sequence[Path]) -> Iterator[tuple[Path, object]]:
     metric silently computed without some answers would describe other data than it says)."""
     for path in paths:
         for file in sorted(Path(path).rglob("results/*.json")):
+            if CARD_DIR in file.relative_to(path).parts:
+                continue  # the judge card's samples and re-sent verdicts (speceval.judging.card_files)
             try:
                 data = json.loads(file.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
@@ -213,7 +216,7 @@ def _transcript(record: dict[str, Any]) -> str | None:
     return record.get("output_text")
 
 
-def _spec_of(file: Path, manifest: dict[str, Any]) -> str:
+def answers_spec(file: Path, manifest: dict[str, Any]) -> str:
     """The spec a generation run answered: its manifest's `spec_name`; for a folder without one (copied, or the
     original's), the spec folder of an experiment above it, else `unknown`."""
     if isinstance(manifest.get("spec_name"), str):
@@ -222,7 +225,7 @@ def _spec_of(file: Path, manifest: dict[str, Any]) -> str:
     return place.spec_folder if place is not None else UNKNOWN
 
 
-def _manifest(run_dir: Path) -> dict[str, Any]:
+def run_manifest(run_dir: Path) -> dict[str, Any]:
     """The run's `run.json` ({} for a results folder without one, e.g. copied); an unreadable one is an error."""
     path = run_dir / "run.json"
     if not path.is_file():

@@ -48,6 +48,19 @@ def register(commands: Any) -> None:
         help="the CSV to write (default labels.csv; never over an existing file)",
     )
     sheet.add_argument("--force", action="store_true", help="replace an existing --out file (its labels are lost)")
+    # Aim the labels where they pay: the headline judge's answers, one scope, candidate or variation.
+    sheet.add_argument("--judge", metavar="ENTRY", help="only answers this judge entry judged (its name in the tables)")
+    sheet.add_argument("--scope", choices=("conversation", "turn"), help="only whole answers, or only turn verdicts")
+    sheet.add_argument("--candidate", metavar="C", help="only this candidate's answers")
+    sheet.add_argument("--variation", metavar="V", help="only answers of this variation")
+    sheet.add_argument(
+        "--allocation",
+        choices=("equal", "proportional", "neyman"),
+        default="equal",
+        help="labels per statement: equal (default), proportional to its answers, or neyman: to its answers x "
+        "the judge's error spread there (from --pilot labels, else the judges' disagreement)",
+    )
+    sheet.add_argument("--pilot", type=Path, metavar="SHEET", help="neyman: a filled sheet whose labels estimate it")
     sheet.set_defaults(handler=_label_sheet)
     export = commands.add_parser("export", help="a flat table of every judged answer")
     export.add_argument("paths", nargs="+", type=Path)
@@ -108,6 +121,7 @@ def _report(args: argparse.Namespace) -> int:
 
     from speceval.analysis.rendering.report import build_report
     from speceval.analysis.tables.health_records import HealthThresholds
+    from speceval.analysis.tables.judge_card import experiment_lines
     from speceval.batch.costs import PriceTable
     from speceval.cli.console import console, stdout
     from speceval.paths import check_output_dir
@@ -128,6 +142,7 @@ def _report(args: argparse.Namespace) -> int:
         labels=args.labels,
         min_canary_accuracy=args.min_canary_accuracy,
         health=health,
+        card=experiment_lines(args.paths),  # an experiment's judge card gates this report as it gated its own
     )
     if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
@@ -159,6 +174,12 @@ def _report(args: argparse.Namespace) -> int:
     for (spec, judge, variation), group in itertools.groupby(strengths, lambda s: (s.spec, s.judge, s.variation)):
         order = ", ".join(f"{s.candidate} ({s.strength:.2f})" for s in sorted(group, key=lambda s: -s.strength))
         stdout.print(f"Bradley–Terry, spec {spec}, judge {judge}, {variation}: {order}")
+    for row in summary.data.judge_card:
+        if row.passes is False:
+            stdout.print(
+                f"[yellow]Judge card:[/] judge {escape(row.judge)} on spec {escape(row.spec)} is kept out of the "
+                f"headline: failed {escape('; '.join(row.failed_checks))}"
+            )
     for accuracy in summary.data.judge_accuracy:
         if accuracy.below_minimum:
             stdout.print(
@@ -181,7 +202,7 @@ def _report(args: argparse.Namespace) -> int:
 def _label_sheet(args: argparse.Namespace) -> int:
     from speceval.analysis.reading.statement_texts import statement_texts
     from speceval.analysis.tables.human_labels import write_label_sheet
-    from speceval.analysis.tables.label_design import design_of, write_design
+    from speceval.analysis.tables.label_design import SheetFilter, design_of, write_design
     from speceval.analysis.tables.label_sampling import streamed_label_sheet
     from speceval.cli.console import stdout
     from speceval.paths import check_output_file
@@ -191,7 +212,18 @@ def _label_sheet(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--out {args.out} exists (a sheet being filled?); name another file, or add --force to replace it"
         )
-    sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, statement_texts(args.paths))
+    aim = SheetFilter(judge=args.judge, scope=args.scope, candidate=args.candidate, variation=args.variation)
+    spreads = None
+    if args.allocation == "neyman":
+        from speceval.analysis.tables.human_labels import checked_labels, label_records
+        from speceval.analysis.tables.label_sampling import statement_spreads
+
+        pilot = checked_labels(args.pilot, label_records(args.pilot), None) if args.pilot is not None else None
+        spreads = statement_spreads(args.paths, aim, pilot)
+    elif args.pilot is not None:
+        raise ConfigError("--pilot goes with --allocation neyman (it estimates the error spreads it allocates by)")
+    texts = statement_texts(args.paths)
+    sheet, population = streamed_label_sheet(args.paths, args.n, args.seed, texts, aim, args.allocation, spreads)
     if not sheet:
         raise ConfigError(
             f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
@@ -199,7 +231,7 @@ def _label_sheet(args: argparse.Namespace) -> int:
             "could agree with)"
         )
     write_label_sheet(args.out, sheet)
-    design = write_design(args.out, design_of(population, sheet, args.n, args.seed))
+    design = write_design(args.out, design_of(population, sheet, args.n, args.seed, aim, args.allocation, spreads))
     stdout.print(
         f"{len(sheet)} answer(s) to label written to {args.out} (fill human_compliant: yes/no; blank "
         f"leaves one unlabelled; how they were drawn: {design}), then: speceval report ... --labels " + str(args.out)

@@ -90,6 +90,10 @@ def _run(args: argparse.Namespace) -> int:
     stdout.print(f"Experiment finished: {outcome.output_dir}")
     if outcome.report is not None:
         stdout.print(f"Report: {outcome.report}")
+    from rich.markup import escape
+
+    for warning in outcome.judge_warnings:  # the judge card's verdict, where the run ends, not only in the report
+        stdout.print(f"[yellow]Judge card:[/] {escape(warning)}")
     return ExitCode.FINISHED
 
 

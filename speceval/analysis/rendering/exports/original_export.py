@@ -13,8 +13,9 @@ folder there would be reported as a model with compliance 0. Model and judge fol
 named them, the model name with `/` → `-` and capitals kept (`Qwen-Qwen3-235B-A22B-fp8-tput`:
 `utils/parsing.py:69` and `run_batched_binary_compliance.py:129,172` at b1936bd; its diagonal script looks the folder
 up by that name); only a name that cannot be a folder so (a backslash, a control character, `.`/`..`, too long) gets
-speceval's safe name. Each file's metadata says `"synthetic"` (offline emulator answers) and `"exported_by"`, and
-`speceval report` over the export reads the flag back.
+speceval's safe name. Each file's metadata says `"synthetic"` (offline emulator answers), `"exported_by"`, and the
+verdicts' `"variation"` and `"run"`, and `speceval report` over the export reads them back (the folder names alone
+would not give the variation's name, and without the run every run's comparisons would be matched as one run's).
 
 The variation/run level appears only when the verdicts come from more than one (a study the original could not
 express); a variation's folder is named as an experiment names it (`temperature-0.7_plain`). What the original wrote
@@ -119,6 +120,9 @@ def _write(
     metadata = {
         "statement_id": statement_id,
         "exported_by": EXPORTED_BY,
+        # read back as the file's variation and run (the original's scripts read neither key)
+        "variation": variation,
+        "run": run,
         "synthetic": any(r["synthetic"] for r in rows),
     }
     if kind == "compliance":

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from speceval.analysis.rendering.card_section import headline_passes, kept_out_html
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import heatmap
 from speceval.analysis.rendering.html.html_parts import ci as _ci
@@ -80,10 +81,12 @@ def summary_section(data: ReportData) -> str:
                         _ci(v.ci_low, v.ci_high),
                     ]
                     for v in data.variations
+                    if headline_passes(data, v.spec, v.judge)
                 ),
                 raw={6},
             )
         )
+    parts.append(kept_out_html(data))
     return "".join(parts)
 
 

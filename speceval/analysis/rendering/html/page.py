@@ -12,6 +12,7 @@ import html
 import re
 from collections.abc import Iterator
 
+from speceval.analysis.rendering.card_section import card_html
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import length_scatter, variation_bars
 from speceval.analysis.rendering.health_section import health_html
@@ -71,6 +72,7 @@ def page_parts(data: ReportData) -> Iterator[str]:
         categories_section(data),
         turns_section(data),
         metrics_section(data),
+        card_html(data),
         judge_checks_section(data),
         health_html(data),
         inputs_section(data),

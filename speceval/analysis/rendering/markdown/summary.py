@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
+from speceval.analysis.rendering.card_section import card_markdown, headline_passes, kept_out_markdown
 from speceval.analysis.rendering.health_section import health_markdown
 from speceval.analysis.rendering.markdown.markdown_parts import bracket as _bracket
 from speceval.analysis.rendering.markdown.markdown_parts import ci as _ci
@@ -54,7 +55,7 @@ def render_summary(data: ReportData) -> str:
         + _win_rates(data)
         + _agreement(data)
     )
-    lines += _judge_checks(data) + health_markdown(data)
+    lines += card_markdown(data) + _judge_checks(data) + health_markdown(data)
     lines += _setup(data) + _details(data)
     lines += [
         "",
@@ -72,11 +73,12 @@ def _headline(data: ReportData) -> list[str]:
     judge's accuracy on the spec's examples; a ranking-only report leads with the Bradley–Terry strengths, a
     categorical-only one with each candidate's share of each category."""
     if not data.variations:
+        # A ranking-only or categorical-only report leads with its own first table, gated alike.
         if data.bradley_terry:
-            return _strength_headline(data)
+            return _strength_headline(data) + kept_out_markdown(data)
         if data.categories:
-            return _categories(data, "Headline: categories by candidate")
-        return []  # turn verdicts only: flips lead, the per-turn detail follows
+            return _categories(data, "Headline: categories by candidate", headline=True) + kept_out_markdown(data)
+        return kept_out_markdown(data)  # turn verdicts only: flips lead, the per-turn detail follows
     varied = len({v.variation for v in data.variations}) > 1
     accuracy = {(a.spec, a.judge): a for a in data.judge_accuracy}
     methods: dict[str, int] = {}
@@ -92,7 +94,8 @@ def _headline(data: ReportData) -> list[str]:
         + "compliance [95% CI] | n | judge's accuracy on the spec's examples |",
         "|---|---|---|" + ("---|" if varied else "") + "---|---|---|",
     ]
-    for v in sorted(data.variations, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
+    shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
+    for v in sorted(shown, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
         method = f" ({methods.setdefault(v.ci_method, len(methods) + 1)})" if v.ci_method else ""
         n = f"{v.judged} verdicts on {v.inputs} inputs" + (f", {len(v.runs)} runs" if len(v.runs) > 1 else "")
         lines.append(
@@ -105,10 +108,12 @@ def _headline(data: ReportData) -> list[str]:
         "",
         "Intervals: " + "; ".join(f"({number}) {method}" for method, number in methods.items())
         if methods
+        else "No judge entry passed its judge card: no rate heads this report (see below)."
+        if data.variations and not shown
         else "Intervals: none (no judged answers).",
         "",
     ]
-    return lines
+    return lines + kept_out_markdown(data)
 
 
 def _accuracy(data: ReportData, found: JudgeAccuracy | None, judge: str) -> str:
@@ -136,6 +141,7 @@ def _strength_headline(data: ReportData) -> list[str]:
         f"| {s.spec} | {s.judge} | {s.variation} | {s.candidate} | {_fmt(s.strength)} "
         f"{_bracket(s.ci_low, s.ci_high) if s.note is None else f'({s.note})'} |"
         for s in data.bradley_terry
+        if headline_passes(data, s.spec, s.judge)
     ]
     return [*lines, ""]
 
@@ -315,10 +321,11 @@ def _details(data: ReportData) -> list[str]:
     return lines
 
 
-def _categories(data: ReportData, title: str) -> list[str]:
+def _categories(data: ReportData, title: str, headline: bool = False) -> list[str]:
     lines = [f"## {title} (share of judged answers; 95% CI clustered by input)", ""]
+    shown = [s for s in data.categories if not headline or headline_passes(data, s.spec, s.judge)]
     for (spec, judge), group in itertools.groupby(
-        sorted(data.categories, key=lambda s: (s.spec, s.judge)), key=lambda s: (s.spec, s.judge)
+        sorted(shown, key=lambda s: (s.spec, s.judge)), key=lambda s: (s.spec, s.judge)
     ):
         shares = list(group)
         names = sorted({s.category for s in shares})

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError, ModelMismatchError
@@ -24,9 +24,28 @@ from speceval.realtime import RealtimeModel
 from speceval.realtime.settings import RealtimeSettings
 from speceval.wire.params import GenerationParams
 
-if TYPE_CHECKING:
-    from speceval.conversations.simulated_user import SimulatedUser
-    from speceval.pipelines.judge_run import JudgeSettings
+
+class UserModelConfig(Protocol):
+    """What building a simulated user's model reads of it (`speceval.conversations.SimulatedUser`): the engines
+    sit below the pipelines, so they name the fields, not the pipeline's class."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def org(self) -> str | None: ...
+    @property
+    def params(self) -> GenerationParams: ...
+
+
+class JudgeModelConfig(Protocol):
+    """What building a judge's model reads of its settings (`speceval.pipelines.judge_run.JudgeSettings`)."""
+
+    judge_model: str
+    params: GenerationParams
+    offline: bool
+    vertex: dict[str, str]
+    ray: RaySettings | None
+    realtime: RealtimeSettings | None
 
 
 def check_model(model: AnyModel, *, role: str, model_name: str, org: str, params: GenerationParams) -> None:
@@ -90,7 +109,7 @@ def use_model(
 
 
 def simulated_user_model(
-    user: SimulatedUser, candidate: AnyModel, provider_options: dict[str, Any], given: AnyModel | None = None
+    user: UserModelConfig, candidate: AnyModel, provider_options: dict[str, Any], given: AnyModel | None = None
 ) -> AnyModel:
     """The simulated user's model: `given` once checked against `user`, else built to be reached as the candidate
     is: realtime when the candidate is called realtime (at its provider's own endpoint), else through a batch API.
@@ -100,12 +119,12 @@ def simulated_user_model(
         check_model(given, role="simulated user", model_name=user.model, org=entry.org, params=user.params)
         return given
     endpoint = RealtimeSettings(base_url=entry.default_base_url) if isinstance(candidate, RealtimeModel) else None
-    return build_model(user.model, entry.org, user.params, endpoint, **provider_options)
+    return build_model(user.model, entry, user.params, endpoint, **provider_options)
 
 
 @contextmanager
 def judge_model(
-    settings: JudgeSettings,
+    settings: JudgeModelConfig,
     provider: str,
     output_dir: Path,
     given: AnyModel | None,
@@ -134,7 +153,7 @@ def judge_model(
         yield model
 
 
-def _judge_endpoint(settings: JudgeSettings, provider: str) -> EndpointSettings | None:
+def _judge_endpoint(settings: JudgeModelConfig, provider: str) -> EndpointSettings | None:
     """How a judge without a batch API is reached: its Ray settings (org `ray`) or its realtime endpoint."""
     if provider == "ray":
         return settings.ray or RaySettings()

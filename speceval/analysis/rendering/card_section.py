@@ -1,0 +1,157 @@
+"""The judge card as a report section (summary.md and the page), and the headline's gate: a judge entry that fails its
+card is kept out of the headline tables and listed below them with the checks it failed (issue 44).
+
+One section model for both formats: `card_rows` gives the cells once, `card_markdown` and `card_html` only lay them
+out; the headline renderers ask `headline_passes` which rows they may show and `kept_out_*` for the lines below."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from speceval.analysis.rendering.html.html_parts import table as html_table
+from speceval.analysis.rendering.markdown.markdown_parts import bracket, fmt, signed
+from speceval.analysis.tables.card_records import JudgeCardRow
+
+if TYPE_CHECKING:
+    from speceval.analysis.rendering.data import ReportData
+
+HEADERS = [
+    "spec",
+    "judge",
+    "canary accuracy [95% CI]",
+    "human accuracy [95% CI]",
+    "human κ [95% CI]",
+    "retest agreement [95% CI]",
+    "wording flip rate [95% CI]",
+    "wording flip excess over retest [95% CI]",
+    "self-preference [95% CI]",
+    "position consistency [95% CI]",
+    "passes",
+    "failed checks",
+]
+
+
+def headline_passes(data: ReportData, spec: str, judge: str) -> bool:
+    """Whether a rate of this judge entry may head the report: every entry does, unless its card failed."""
+    return data.judge_passes(spec, judge) is not False
+
+
+def kept_out(data: ReportData) -> list[JudgeCardRow]:
+    """The judge entries whose card failed (kept out of every headline table)."""
+    return [row for row in data.judge_card if row.passes is False]
+
+
+def _cell(value: float | None, low: float | None, high: float | None, count: int | None = None) -> str:
+    if value is None:
+        return "not measured"
+    return f"{signed(value) if value < 0 else fmt(value)} {bracket(low, high)}" + (
+        f" (n={count})" if count is not None else ""
+    )
+
+
+def card_rows(data: ReportData) -> list[list[str]]:
+    """The section's cells, once for both formats."""
+    rows = []
+    for r in data.judge_card:
+        canary = _cell(r.canary_accuracy, r.canary_ci_low, r.canary_ci_high, r.canary_judged or None)
+        if r.canary_shared_from:
+            canary += f", shared with {r.canary_shared_from} (same model and mode)"
+        retest = _cell(r.retest_agreement, r.retest_ci_low, r.retest_ci_high, r.retest_items or None)
+        rows.append(
+            [
+                r.spec,
+                r.judge,
+                canary,
+                _cell(r.human_accuracy, r.human_accuracy_ci_low, r.human_accuracy_ci_high, r.human_labelled or None),
+                _cell(r.human_kappa, r.human_kappa_ci_low, r.human_kappa_ci_high),
+                retest + (f"; {r.retest_note}" if r.retest_note and r.retest_agreement is not None else ""),
+                _cell(r.wording_flip_rate, r.wording_flip_ci_low, r.wording_flip_ci_high)
+                + (f" over {r.wordings} wordings" if r.wording_flip_rate is not None else ""),
+                _cell(r.wording_flip_excess, r.wording_excess_ci_low, r.wording_excess_ci_high),
+                _cell(r.self_preference, r.self_preference_ci_low, r.self_preference_ci_high),
+                _cell(r.position_consistency, r.position_ci_low, r.position_ci_high, r.position_compared or None),
+                {True: "yes", False: "**no**", None: "not checked"}[r.passes],
+                "; ".join(r.failed_checks) or "–",
+            ]
+        )
+    return rows
+
+
+def _lines_sentence(data: ReportData) -> str:
+    if not data.card_lines:
+        return (
+            "No line was set (no `judge_card:` block and no `min_canary_accuracy`): the card is shown, nothing is "
+            "kept out of the headline."
+        )
+    lines = ", ".join(f"{name} {value:g}" for name, value in sorted(data.card_lines.items()))
+    return (
+        f"Lines: {lines}. A check whose measure has no data here is listed as not measured and neither passes nor "
+        "fails the entry. Intervals: each cell's method is in judge_card.csv (`*_ci_method`, from the registry)."
+    )
+
+
+def card_markdown(data: ReportData) -> list[str]:
+    """`## Judge card` for summary.md (nothing without judge entries)."""
+    if not data.judge_card:
+        return []
+    lines = ["## Judge card", "", _lines_sentence(data), "", "| " + " | ".join(HEADERS) + " |"]
+    lines.append("|" + "---|" * len(HEADERS))
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in card_rows(data)]
+    lines += ["", *_paraphrases_markdown(data)]
+    return lines
+
+
+def kept_out_markdown(data: ReportData) -> list[str]:
+    """Below the headline: every judge entry kept out of it, and why."""
+    failing = kept_out(data)
+    if not failing:
+        return []
+    lines = ["**Kept out of the headline** (the judge failed its card; see the Judge card section):", ""]
+    lines += [f"- {r.judge} on spec {r.spec}: failed {'; '.join(r.failed_checks)}" for r in failing]
+    return [*lines, ""]
+
+
+def kept_out_html(data: ReportData) -> str:
+    """The same list on the page, below its headline table."""
+    failing = kept_out(data)
+    if not failing:
+        return ""
+    items = "".join(
+        f"<li>{html.escape(r.judge)} on spec {html.escape(r.spec)}: failed {html.escape('; '.join(r.failed_checks))}"
+        "</li>"
+        for r in failing
+    )
+    return f'<p class="warning">Kept out of the headline (the judge failed its card):</p><ul>{items}</ul>'
+
+
+def card_html(data: ReportData) -> str:
+    """The page's Judge card section."""
+    if not data.judge_card:
+        return ""
+    rows = [[cell.replace("**", "") for cell in row] for row in card_rows(data)]
+    parts = [
+        '<h2 id="judge-card">Judge card</h2>',
+        f'<p class="note">{html.escape(_lines_sentence(data))}</p>',
+        html_table(HEADERS, rows),
+    ]
+    for found in data.paraphrases:
+        parts.append(f"<h3>Rewordings of spec {html.escape(found.spec)} ({html.escape(found.source)})</h3>")
+        parts.append(
+            html_table(
+                ["statement", "wording", "text"],
+                ([sid, k, text] for sid, texts in sorted(found.wordings.items()) for k, text in enumerate(texts, 1)),
+            )
+        )
+    return "".join(parts)
+
+
+def _paraphrases_markdown(data: ReportData) -> list[str]:
+    lines = []
+    for found in data.paraphrases:
+        lines += [f"Rewordings of spec {found.spec} ({found.source}):", ""]
+        for statement_id, texts in sorted(found.wordings.items()):
+            for k, text in enumerate(texts, 1):
+                lines.append(f"- {statement_id}, wording {k}: {' '.join(text.split())}")
+        lines.append("")
+    return lines

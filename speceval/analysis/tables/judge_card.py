@@ -1,0 +1,277 @@
+"""The judge card (issue 44): one row per judge entry (spec × judge name) gathering every check of the judge, each
+rate with its 95% interval and the registry's method, and whether the entry passes the lines it is held to.
+
+* `canary_accuracy`: the spec's own good and bad examples judged right (`judge_checks`); an entry sharing its
+  model and mode with another shares its canary verdicts (`canary_shared_from` says whose).
+* `human_accuracy`, `human_kappa`: against human labels, on the labelled answers it judged (Wilson; Cohen's kappa
+  with the agreement table's cluster bootstrap, the human as the second rater).
+* `retest_agreement`: the card's sample re-sent unchanged; the share whose verdict is the same (clustered by input).
+* `wording_flip_rate`: the share of (answer, wording) verdicts that differ from the first verdict; and
+  `wording_flip_excess`: per answer, its wording flip share minus its retest flip (0/1), a paired MOVER difference on
+  the same answers: what the wording moves beyond the judge's own noise.
+* `self_preference`: the judge's mean leniency toward candidates of its own provider minus toward the others
+  (MOVER of the two means' intervals, candidates independent).
+* `position_consistency`: a ranking judge's share of comparisons with the same winner in both orders (Wilson).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from speceval.analysis.reading.card_verdicts import CardVerdicts
+from speceval.analysis.reading.grid_place import STATE_NAME
+from speceval.analysis.reading.rows import CanaryRow, ComplianceRow
+from speceval.analysis.statistics.clustered import codes_of, rate_interval
+from speceval.analysis.statistics.paired import mover_difference
+from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE, WILSON
+from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow, JudgeCardSettings
+from speceval.analysis.tables.judge_checks import JudgeAccuracy
+from speceval.analysis.tables.judge_quality import UNLABELLED, LabelTally, Leniency
+from speceval.analysis.tables.rankings import Consistency
+from speceval.analysis.tables.rates import judge_agreement
+
+TEMPERATURE_ZERO_NOTE = (
+    "judge at temperature 0: the same request re-sent measures the provider's nondeterminism (batching, "
+    "hardware, model updates), not sampling"
+)
+
+CHECKS = (
+    ("canary_accuracy", "min_canary_accuracy", "<"),
+    ("retest_agreement", "min_retest_agreement", "<"),
+    ("wording_flip_excess", "max_wording_excess", ">"),
+    ("human_kappa", "min_human_kappa", "<"),
+)
+"""(the card's measure, the line it is held to, failing when the measure is on this side of the line)."""
+
+
+def judge_card(
+    entries: Iterable[tuple[str, str]],
+    accuracy: Sequence[JudgeAccuracy],
+    canaries: Sequence[CanaryRow],
+    tally: LabelTally | None,
+    leniency: Sequence[Leniency],
+    consistency: Sequence[Consistency],
+    cards: dict[tuple[str, str], CardVerdicts],
+    lines: dict[str, float],
+) -> list[JudgeCardRow]:
+    """One row per (spec, judge) of `entries` (and of any check found), held to `lines` (line name → value; empty:
+    nothing is checked and `passes` is None)."""
+    keys = set(entries) | {(a.spec, a.judge) for a in accuracy} | set(cards) | {(c.spec, c.judge) for c in consistency}
+    shared = {(r.spec, r.judge): r.shared_from for r in canaries if r.shared_from}
+    by_accuracy = {(a.spec, a.judge): a for a in accuracy}
+    human = _human(tally)
+    rows = []
+    for spec, judge in sorted(keys):
+        row = JudgeCardRow(spec=spec, judge=judge, passes=None)
+        found = by_accuracy.get((spec, judge))
+        if found is not None and found.judged:
+            row.canary_judged, row.canary_accuracy = found.judged, found.correct / found.judged
+            row.canary_ci_low, row.canary_ci_high = _wilson(found.correct, found.judged)
+            row.canary_ci_method, row.canary_shared_from = WILSON, shared.get((spec, judge))
+        if (spec, judge) in human:
+            row = row.model_copy(update=human[(spec, judge)])
+        if (spec, judge) in cards:
+            row = row.model_copy(update=_retest_and_wording(cards[(spec, judge)]))
+        row = row.model_copy(update=self_preference([r for r in leniency if (r.spec, r.judge) == (spec, judge)]))
+        row = row.model_copy(update=_position([c for c in consistency if (c.spec, c.judge) == (spec, judge)]))
+        rows.append(_checked(row, lines))
+    return rows
+
+
+def _checked(row: JudgeCardRow, lines: dict[str, float]) -> JudgeCardRow:
+    if not lines:
+        return row
+    failed, unmeasured = [], []
+    for measure, line, side in CHECKS:
+        if line not in lines:
+            continue
+        value = getattr(row, measure)
+        if value is None:
+            unmeasured.append(measure)
+        elif (value < lines[line]) if side == "<" else (value > lines[line]):
+            failed.append(f"{measure} {value:.3f} {side} {line} {lines[line]:g}")
+    return row.model_copy(update={"passes": not failed, "failed_checks": failed, "unmeasured": unmeasured})
+
+
+def card_lines(lines: JudgeCardLines | None, min_canary_accuracy: float | None) -> dict[str, float]:
+    """The lines in force: the card's (all four), else the top-level `min_canary_accuracy` alone, else none."""
+    if lines is not None:
+        found = lines.model_dump()
+        if min_canary_accuracy is not None and "min_canary_accuracy" not in lines.model_fields_set:
+            found["min_canary_accuracy"] = min_canary_accuracy  # the older key, when the card does not set its own
+        return found
+    return {"min_canary_accuracy": min_canary_accuracy} if min_canary_accuracy is not None else {}
+
+
+def _wilson(successes: int, n: int) -> tuple[float | None, float | None]:
+    interval = wilson_interval(successes, n)
+    return (interval[0], interval[1]) if interval else (None, None)
+
+
+def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]:
+    """Accuracy and Cohen's kappa against the labels per (spec, judge), candidates and variations pooled."""
+    if tally is None:
+        return {}
+    pooled: dict[tuple[str, str], list[ComplianceRow]] = defaultdict(list)
+    for (spec, judge, candidate, variation), group in tally.group_arrays():
+        labelled = np.flatnonzero(group.labels != UNLABELLED)
+        for index in labelled:
+            # Each labelled answer twice, as the judge's verdict and as the person's: the agreement table's kappa
+            # (and its cluster bootstrap by input) with the human as the second rater.
+            cluster = f"{candidate}\x00{variation}\x00{group.clusters[index]}"
+            for rater, value in (("judge", group.verdicts[index]), ("human", group.labels[index])):
+                pooled[(spec, judge)].append(_row(spec, rater, str(group.strata[index]), cluster, bool(value)))
+    found: dict[tuple[str, str], dict[str, object]] = {}
+    for key, rows in pooled.items():
+        judged = [r for r in rows if r.judge == "judge"]
+        labels = [r for r in rows if r.judge == "human"]
+        agree = sum(a.compliant == b.compliant for a, b in zip(judged, labels, strict=True))
+        low, high = _wilson(agree, len(judged))
+        kappa = next(iter(judge_agreement(rows)), None)
+        found[key] = {
+            "human_labelled": len(judged),
+            "human_accuracy": agree / len(judged),
+            "human_accuracy_ci_low": low,
+            "human_accuracy_ci_high": high,
+            "human_accuracy_ci_method": WILSON,
+            "human_kappa": kappa.kappa if kappa else None,
+            "human_kappa_ci_low": kappa.ci_low if kappa else None,
+            "human_kappa_ci_high": kappa.ci_high if kappa else None,
+            "human_kappa_ci_method": kappa.ci_method if kappa else None,
+        }
+    return found
+
+
+def _row(spec: str, rater: str, statement: str, cluster: str, compliant: bool) -> ComplianceRow:
+    return ComplianceRow(
+        spec=spec,
+        judge=rater,
+        model="card",
+        statement_id=statement,
+        mode="binary",
+        prompt_version="card",
+        input=cluster,
+        output=cluster,
+        outcome="judged",
+        compliant=compliant,
+        confidence=None,
+        rating=None,
+        source="card",
+    )
+
+
+def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
+    found: dict[str, object] = {"wordings": card.wordings}
+    if card.temperatures == {0.0}:
+        found["retest_note"] = TEMPERATURE_ZERO_NOTE
+    retested = [item for item in card.items if item.retest is not None]
+    if retested:
+        same = [float(item.retest == item.first) for item in retested]
+        interval = rate_interval(same, [(i.statement_id, i.input) for i in retested], _strata(retested))
+        found.update(
+            retest_items=len(retested),
+            retest_agreement=sum(same) / len(same),
+            **_bounds("retest", interval),
+        )
+    flips, clusters, per_item, paired = [], [], [], []
+    for item in card.items:
+        worded = [w for w in item.wordings if w is not None]
+        flips += [float(w != item.first) for w in worded]
+        clusters += [(item.statement_id, item.input)] * len(worded)
+        if worded and item.retest is not None:
+            per_item.append(sum(w != item.first for w in worded) / len(worded))
+            paired.append(item)
+    if flips:
+        strata = {cluster: cluster[0] for cluster in clusters}
+        found.update(
+            wording_flip_rate=sum(flips) / len(flips), **_bounds("wording_flip", rate_interval(flips, clusters, strata))
+        )
+    if paired:
+        codes, distinct = codes_of([(i.statement_id, i.input) for i in paired])
+        stratum_codes, _ = codes_of([key[0] for key in distinct])  # type: ignore[index]
+        difference = mover_difference(
+            np.asarray(per_item),
+            codes,
+            np.asarray([float(i.retest != i.first) for i in paired]),
+            codes,
+            len(distinct),
+            stratum_codes,
+        )
+        found.update(
+            wording_flip_excess=difference.difference,
+            wording_excess_ci_low=difference.ci_low,
+            wording_excess_ci_high=difference.ci_high,
+            wording_excess_ci_method=PAIRED if difference.ci_low is not None else None,
+        )
+    return found
+
+
+def _strata(items: Sequence[object]) -> dict[object, object]:
+    return {(i.statement_id, i.input): i.statement_id for i in items}  # type: ignore[attr-defined]
+
+
+def _bounds(prefix: str, interval: tuple[float, float, str] | None) -> dict[str, object]:
+    if interval is None:
+        return {}
+    return {f"{prefix}_ci_low": interval[0], f"{prefix}_ci_high": interval[1], f"{prefix}_ci_method": interval[2]}
+
+
+def self_preference(rows: Sequence[Leniency]) -> dict[str, object]:
+    """The judge's mean leniency toward its own provider's candidates minus toward the others', with the MOVER
+    interval of the two means (each mean's half-widths combined as independent candidates'); none unless the
+    judge judged candidates of both kinds."""
+    own = [r for r in rows if r.same_provider is True and r.ci_low is not None and r.ci_high is not None]
+    others = [r for r in rows if r.same_provider is False and r.ci_low is not None and r.ci_high is not None]
+    if not own or not others:
+        return {}
+    (a, a_low, a_high), (b, b_low, b_high) = _mean_interval(own), _mean_interval(others)
+    difference = a - b
+    return {
+        "self_preference": difference,
+        "self_preference_ci_low": difference - math.hypot(a - a_low, b_high - b),
+        "self_preference_ci_high": difference + math.hypot(a_high - a, b - b_low),
+        "self_preference_ci_method": SELF_PREFERENCE,
+    }
+
+
+def _mean_interval(rows: Sequence[Leniency]) -> tuple[float, float, float]:
+    mean = sum(r.delta for r in rows) / len(rows)
+    below = math.sqrt(sum((r.delta - (r.ci_low or 0.0)) ** 2 for r in rows)) / len(rows)
+    above = math.sqrt(sum(((r.ci_high or 0.0) - r.delta) ** 2 for r in rows)) / len(rows)
+    return mean, mean - below, mean + above
+
+
+def _position(rows: Sequence[Consistency]) -> dict[str, object]:
+    consistent, compared = sum(r.consistent for r in rows), sum(r.compared for r in rows)
+    if not compared:
+        return {}
+    low, high = _wilson(consistent, compared)
+    return {
+        "position_consistency": consistent / compared,
+        "position_compared": compared,
+        "position_ci_low": low,
+        "position_ci_high": high,
+        "position_ci_method": WILSON,
+    }
+
+
+def experiment_lines(paths: Sequence[Path]) -> JudgeCardLines | None:
+    """The card's lines an experiment folder among `paths` was run with (its `experiment.json` settings), so that
+    `speceval report` on the folder gates the headline as the experiment's own report did; None without one."""
+    for path in paths:
+        state = Path(path) / STATE_NAME
+        try:
+            settings = json.loads(state.read_text(encoding="utf-8")).get("settings") or {}
+            block = settings.get("judge_card")
+            if block is not None:
+                return JudgeCardSettings.model_validate(block).lines()
+        except (OSError, ValueError, AttributeError):
+            continue  # no experiment here (or not one of ours): the report reads the folder as runs
+    return None
