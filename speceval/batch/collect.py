@@ -7,9 +7,11 @@ validated once per file (`RunStore.load_rows`). A job of 50,000 requests builds 
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from operator import itemgetter
 
 from speceval.batch.answers import Answer, failed
@@ -38,6 +40,26 @@ _OUTCOME_RANK = {
 }
 
 
+@contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a job is collected (then as it was).
+
+    A job's answers are held until its results are written (50,000 tuples for a full OpenAI job), and each 25% more
+    objects alive sets off a full collection that walks them all: four in a 100,000-request generation run, 0.3-0.7
+    s each on a loaded machine (benchmarks/scale_generation.py's setup), where its floor had none. Nothing built
+    here refers back to itself, so reference counting alone frees all of it; garbage with cycles made meanwhile (by
+    this or another thread) waits for the next collection after this one.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@_cycle_collector_paused()
 def collect_job(
     model: BatchedModel,
     store: RunStore,
@@ -132,7 +154,7 @@ def collect_job(
     record.usage = _total(job_tokens).typed()
     record.updated_at = utcnow()
     store.save_record(record)
-    ledger.set_flight(record.item_refs(), False)
+    ledger.set_flight(record.refs, False)
     logger.info(
         "job %s collected: %s",
         record.batch_id,

@@ -196,7 +196,7 @@ class BatchEngine:
             recorded_keys.add(record.idempotency_key)
             state.recorded_ids.add(record.batch_id)
             if not record.collected:
-                state.ledger.set_flight(record.item_refs(), True)
+                state.ledger.set_flight(record.refs, True)
                 state.active.append(record)
         for intent in self.store.load_intents():
             if intent.idempotency_key in recorded_keys:
@@ -204,7 +204,7 @@ class BatchEngine:
                 self.store.retire_intent(intent.idempotency_key)
                 continue
             state.intents.append(intent)
-            state.ledger.set_flight(intent.item_refs(), True)
+            state.ledger.set_flight(intent.refs, True)
         if state.active or state.intents:
             logger.info(
                 "resuming: %d job(s) in flight, %d submission(s) to reconcile, %d result(s) on disk",
@@ -266,7 +266,7 @@ class BatchEngine:
             attempt_of=lambda ref: state.ledger.attempts(ref) + 1,
         )
         state.intents.append(intent)
-        state.ledger.set_flight(intent.item_refs(), True)
+        state.ledger.set_flight(intent.refs, True)
         return intent
 
     def _chunk_all(self, state: _State) -> None:

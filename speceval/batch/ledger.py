@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from speceval.batch.records import ItemRef, Outcome, ResultRecord, ResultRow
+from speceval.batch.refmap import RefSpan
 from speceval.wire.prompt import Prompt, PromptLike
 from speceval.wire.usage import Tokens, Usage
 
@@ -234,12 +235,25 @@ class Ledger:
 
     # -- updates ------------------------------------------------------------------------------------------
 
-    def set_flight(self, refs: Iterable[ItemRef], flying: bool) -> None:
-        """Mark inputs as sent in a job not yet collected (or no longer)."""
+    def set_flight(self, spans: Iterable[RefSpan], flying: bool) -> None:
+        """Mark a job's inputs (its `refs` spans) as sent in a job not yet collected (or no longer)."""
         value = 1 if flying else 0
-        for statement_id, index in refs:
+        for statement_id, first, count in spans:
             statement = self._statements.get(statement_id)
-            if statement is not None:
+            if statement is None:
+                continue
+            start = statement.find(first)
+            if (
+                start is not None
+                and statement.position is None
+                and start + count <= len(statement.indices)
+                and statement.indices[start + count - 1] == first + count - 1
+            ):
+                # Stored in index order and consecutive: the whole span in one slice (in C), as every job cut
+                # in run order is; one lookup per input cost a 100,000-request run 200,000 calls.
+                statement.flight[start : start + count] = bytes([value]) * count
+                continue
+            for index in range(first, first + count):
                 statement.flight[statement.pos(index)] = value
 
     def record(self, statement_id: str, result: ResultRecord, *, count_usage: bool = True) -> None:

@@ -20,7 +20,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from speceval.analysis.reading.grid_place import grid_place
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import BatchRecord, Outcome
 from speceval.errors import InputError
@@ -246,6 +245,10 @@ def run_heading(run_dir: str, kind: str, provider: str, model: str) -> Text:
 def experiment_place(run_dir: Path) -> str | None:
     """'spec S · variation V · run K' for a run inside an experiment folder (`<stage>/<spec>/<variation>/run<k>/`
     below `experiment.json`; the variation's name as the experiment file gives it); None elsewhere."""
+    # Imported here: `speceval.analysis` imports the whole report with numpy (~0.4 s and 17 MiB), which every
+    # command showing this console (a generation run among them) would pay at start-up for this one function.
+    from speceval.analysis.reading.grid_place import grid_place
+
     try:
         place = grid_place(run_dir)
     except InputError as exc:  # the jobs are still worth showing; say why the place is missing

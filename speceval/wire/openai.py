@@ -52,7 +52,8 @@ def chat_body(
     model_name: str, params: GenerationParams, prompt: PromptLike, *, compatible: bool = False
 ) -> dict[str, Any]:
     """The chat-completions body of one prompt: OpenAI's own dialect, or a compatible server's (`compatible`)."""
-    prompt = with_run_schema(prompt, params)
+    if params.response_schema is not None:
+        prompt = with_run_schema(prompt, params)
     body: dict[str, Any] = {
         "model": model_name,
         "messages": chat_messages(params.system_prompt, prompt),
@@ -60,6 +61,8 @@ def chat_body(
     }
     if params.temperature is not None:
         body["temperature"] = params.temperature
+    if isinstance(prompt, str):
+        return body  # a plain user message (most requests of a run) asks for no schema and shares no prefix
     schema_format = response_format(prompt)
     if schema_format is not None:
         body["response_format"] = schema_format
@@ -73,14 +76,21 @@ def chat_body(
 
 def chat_tokens(usage_data: Any) -> Tokens:
     """A chat completion's `usage` object (dict) as `Tokens`; `prompt_tokens` include the cached ones."""
-    usage_data = usage_data if isinstance(usage_data, Mapping) else {}
-    details = usage_data.get("prompt_tokens_details")
+    usage_data = _mapping(usage_data)
     # Plain gets, not `count`: this runs once per result line.
     return Tokens(
         int(usage_data.get("prompt_tokens") or 0),
         int(usage_data.get("completion_tokens") or 0),
-        int(details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0,
+        int(_mapping(usage_data.get("prompt_tokens_details")).get("cached_tokens") or 0),
     )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` if it is a mapping, else an empty one. A `dict` (what json.loads gives) is recognised in C first: the
+    `Mapping` ABC's check runs Python code, and this runs twice per result line."""
+    if isinstance(value, dict):
+        return value
+    return value if isinstance(value, Mapping) else {}
 
 
 def parse_completion(body: Mapping[str, Any]) -> Reply:

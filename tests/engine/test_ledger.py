@@ -45,3 +45,22 @@ def test_gapped_indices_are_found_in_either_order() -> None:
         ledger.note("s0", 2, Outcome.SUCCEEDED, False, 1, None)  # not an input of the run: ignored
         assert ledger.is_final(ItemRef("s0", 3)) and not ledger.is_final(ItemRef("s0", 4))
         assert sorted(ref.original_index for ref in ledger.pending()) == [0, 1, 4]
+
+
+def test_flight_spans_mark_exactly_their_inputs_in_either_order() -> None:
+    # Indices 0, 1, 3, 4 (2 missing): the span (0, 2) is consecutive and set in one slice; (3, 2) too; a span over
+    # the gap (1, 3) cannot be a job's span and is refused as an unknown input, in either storage order.
+    for ascending in (True, False):
+        ledger = Ledger(GappedSource(statements=1, per_statement=4, ascending=ascending), max_attempts=3)
+        ledger.set_flight([("s0", 0, 2)], True)
+        assert sorted(ref.original_index for ref in ledger.pending()) == [3, 4]
+        ledger.set_flight([("s0", 3, 2)], True)
+        assert list(ledger.pending()) == []
+        ledger.set_flight([("s0", 0, 2)], False)
+        assert sorted(ref.original_index for ref in ledger.pending()) == [0, 1]
+        try:
+            ledger.set_flight([("s0", 1, 3)], True)
+        except KeyError:
+            pass
+        else:
+            raise AssertionError("a span over a missing index was accepted")
