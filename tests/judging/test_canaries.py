@@ -147,7 +147,11 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     last_cell = {
         judge: {line.split(" | ")[-1] for line in headline.splitlines() if f"| {judge} |" in line} for judge in JUDGES
     }
-    assert last_cell == {JUDGES[0]: {"1.000 (8 of 8) |"}, JUDGES[1]: {"0.714 (5 of 7) **below the minimum 0.90** |"}}
+    # A judge below the line fails its judge card (issue 44): kept out of the headline's table, listed below it with
+    # the check it failed.
+    assert last_cell == {JUDGES[0]: {"1.000 (8 of 8) |"}, JUDGES[1]: set()}
+    kept_out = headline.split("**Kept out of the headline**")[1]
+    assert f"{JUDGES[1]} on spec spec: failed canary_accuracy 0.714 < min_canary_accuracy 0.9" in kept_out
     page = summary.html_path.read_text(encoding="utf-8")
     assert 'id="judge-checks"' in page and "upper bound" in page and "heuristic" in page
     # The candidates' rates do not include the canaries.
