@@ -9,13 +9,29 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable
+from pathlib import Path
 
-from speceval.defaults import DEFAULT_FLEX_PATIENCE, DEFAULT_MAX_CONCURRENCY, FlexFallback, Tier
+from speceval.defaults import (
+    DEFAULT_FLEX_PATIENCE,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+    PRICES_ENV,
+    FlexFallback,
+    Tier,
+)
 from speceval.errors import ConfigError
 from speceval.ranges import (
+    BATCH_SIZE,
+    BUDGET_USD,
     DEADLINE_HOURS,
     FLEX_PATIENCE,
+    MAX_ATTEMPTS,
     MAX_CONCURRENCY,
+    MAX_TOKENS,
     POLL_INTERVAL,
     RATE_PERIOD_SECONDS,
     REPLICAS,
@@ -23,11 +39,55 @@ from speceval.ranges import (
     RETRY_BACKOFF_FACTOR,
     RETRY_INITIAL_DELAY,
     RPM,
+    TEMPERATURE,
     TENSOR_PARALLEL_SIZE,
+    TIMEOUT_HOURS,
     TPM,
+    Range,
     check,
     flag_type,
 )
+
+#: A range-checked flag: its name, the range its value must lie in, and its help text.
+RangedFlag = tuple[str, Range, str]
+
+
+def add_ranged_flags(target: argparse._ActionsContainer, flags: Iterable[RangedFlag]) -> None:
+    """Add each flag with its range's checker as the type (so a value out of range is refused by the parser)."""
+    for flag, setting, text in flags:
+        target.add_argument(flag, type=flag_type(setting), help=text)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser, batch_size: int, answer: str) -> None:
+    """The batch engine's flags of a generation or judge command (`answer`: what one request's answer is)."""
+    add_ranged_flags(
+        parser,
+        (
+            ("--batch-size", BATCH_SIZE, f"most requests per provider job (default {batch_size})"),
+            ("--temperature", TEMPERATURE, "sampling temperature, 0-2 (default 0.0)"),
+            ("--max-tokens", MAX_TOKENS, f"most output tokens per {answer} (default {DEFAULT_MAX_TOKENS})"),
+            (
+                "--poll-interval",
+                POLL_INTERVAL,
+                f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
+            ),
+            ("--timeout-hours", TIMEOUT_HOURS, f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})"),
+            ("--max-attempts", MAX_ATTEMPTS, f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})"),
+        ),
+    )
+
+
+def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--dry-run`, `--budget-usd` and `--prices`: what a batch command would spend, and a ceiling on it."""
+    parser.add_argument(
+        "--dry-run", action="store_true", help="write the request files and print the estimated cost; submit nothing"
+    )
+    parser.add_argument(
+        "--budget-usd",
+        type=flag_type(BUDGET_USD),
+        help="stop submitting when the next job's estimated cost would exceed this",
+    )
+    parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
 
 
 def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,28 +100,21 @@ def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--realtime", action="store_true", help="use the provider's realtime chat endpoint")
     group.add_argument("--base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 for vLLM")
     group.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
-    group.add_argument("--rpm", type=flag_type(RPM), help="requests per minute (per --rate-period-seconds)")
-    group.add_argument(
-        "--tpm", type=flag_type(TPM), help="tokens (input + output) per minute (per --rate-period-seconds)"
-    )
-    group.add_argument(
-        "--max-concurrency",
-        type=flag_type(MAX_CONCURRENCY),
-        help=f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
-    )
-    group.add_argument(
-        "--rate-period-seconds",
-        type=flag_type(RATE_PERIOD_SECONDS),
-        help="the period --rpm and --tpm count over (default 60; shorter only for tests)",
-    )
-    group.add_argument(
-        "--retry-initial-delay", type=flag_type(RETRY_INITIAL_DELAY), help="seconds before the first retry (default 1)"
-    )
-    group.add_argument(
-        "--retry-backoff-factor", type=flag_type(RETRY_BACKOFF_FACTOR), help="growth of the retry delay (default 2)"
-    )
-    group.add_argument(
-        "--request-timeout", type=flag_type(REQUEST_TIMEOUT), help="seconds before a call is abandoned (default 600)"
+    add_ranged_flags(
+        group,
+        (
+            ("--rpm", RPM, "requests per minute (per --rate-period-seconds)"),
+            ("--tpm", TPM, "tokens (input + output) per minute (per --rate-period-seconds)"),
+            ("--max-concurrency", MAX_CONCURRENCY, f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})"),
+            (
+                "--rate-period-seconds",
+                RATE_PERIOD_SECONDS,
+                "the period --rpm and --tpm count over (default 60; shorter only for tests)",
+            ),
+            ("--retry-initial-delay", RETRY_INITIAL_DELAY, "seconds before the first retry (default 1)"),
+            ("--retry-backoff-factor", RETRY_BACKOFF_FACTOR, "growth of the retry delay (default 2)"),
+            ("--request-timeout", REQUEST_TIMEOUT, "seconds before a call is abandoned (default 600)"),
+        ),
     )
     add_ray_arguments(parser)
     add_tier_arguments(parser)
