@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from speceval import ranges
 from speceval.defaults import (
     DEFAULT_FLEX_PATIENCE,
     DEFAULT_MAX_ATTEMPTS,
@@ -24,29 +25,7 @@ from speceval.defaults import (
     Tier,
 )
 from speceval.errors import ConfigError
-from speceval.ranges import (
-    BATCH_SIZE,
-    BUDGET_USD,
-    DEADLINE_HOURS,
-    FLEX_PATIENCE,
-    MAX_ATTEMPTS,
-    MAX_CONCURRENCY,
-    MAX_TOKENS,
-    POLL_INTERVAL,
-    RATE_PERIOD_SECONDS,
-    REPLICAS,
-    REQUEST_TIMEOUT,
-    RETRY_BACKOFF_FACTOR,
-    RETRY_INITIAL_DELAY,
-    RPM,
-    TEMPERATURE,
-    TENSOR_PARALLEL_SIZE,
-    TIMEOUT_HOURS,
-    TPM,
-    Range,
-    check,
-    flag_type,
-)
+from speceval.ranges import Range, check, flag_type
 
 #: A range-checked flag: its name, the range its value must lie in, and its help text.
 RangedFlag = tuple[str, Range, str]
@@ -63,16 +42,24 @@ def add_engine_arguments(parser: argparse.ArgumentParser, batch_size: int, answe
     add_ranged_flags(
         parser,
         (
-            ("--batch-size", BATCH_SIZE, f"most requests per provider job (default {batch_size})"),
-            ("--temperature", TEMPERATURE, "sampling temperature, 0-2 (default 0.0)"),
-            ("--max-tokens", MAX_TOKENS, f"most output tokens per {answer} (default {DEFAULT_MAX_TOKENS})"),
+            ("--batch-size", ranges.BATCH_SIZE, f"most requests per provider job (default {batch_size})"),
+            ("--temperature", ranges.TEMPERATURE, "sampling temperature, 0-2 (default 0.0)"),
+            ("--max-tokens", ranges.MAX_TOKENS, f"most output tokens per {answer} (default {DEFAULT_MAX_TOKENS})"),
             (
                 "--poll-interval",
-                POLL_INTERVAL,
+                ranges.POLL_INTERVAL,
                 f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
             ),
-            ("--timeout-hours", TIMEOUT_HOURS, f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})"),
-            ("--max-attempts", MAX_ATTEMPTS, f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})"),
+            (
+                "--timeout-hours",
+                ranges.TIMEOUT_HOURS,
+                f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})",
+            ),
+            (
+                "--max-attempts",
+                ranges.MAX_ATTEMPTS,
+                f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})",
+            ),
         ),
     )
 
@@ -84,7 +71,7 @@ def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget-usd",
-        type=flag_type(BUDGET_USD),
+        type=flag_type(ranges.BUDGET_USD),
         help="stop submitting when the next job's estimated cost would exceed this",
     )
     parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
@@ -103,17 +90,21 @@ def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
     add_ranged_flags(
         group,
         (
-            ("--rpm", RPM, "requests per minute (per --rate-period-seconds)"),
-            ("--tpm", TPM, "tokens (input + output) per minute (per --rate-period-seconds)"),
-            ("--max-concurrency", MAX_CONCURRENCY, f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})"),
+            ("--rpm", ranges.RPM, "requests per minute (per --rate-period-seconds)"),
+            ("--tpm", ranges.TPM, "tokens (input + output) per minute (per --rate-period-seconds)"),
+            (
+                "--max-concurrency",
+                ranges.MAX_CONCURRENCY,
+                f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
+            ),
             (
                 "--rate-period-seconds",
-                RATE_PERIOD_SECONDS,
+                ranges.RATE_PERIOD_SECONDS,
                 "the period --rpm and --tpm count over (default 60; shorter only for tests)",
             ),
-            ("--retry-initial-delay", RETRY_INITIAL_DELAY, "seconds before the first retry (default 1)"),
-            ("--retry-backoff-factor", RETRY_BACKOFF_FACTOR, "growth of the retry delay (default 2)"),
-            ("--request-timeout", REQUEST_TIMEOUT, "seconds before a call is abandoned (default 600)"),
+            ("--retry-initial-delay", ranges.RETRY_INITIAL_DELAY, "seconds before the first retry (default 1)"),
+            ("--retry-backoff-factor", ranges.RETRY_BACKOFF_FACTOR, "growth of the retry delay (default 2)"),
+            ("--request-timeout", ranges.REQUEST_TIMEOUT, "seconds before a call is abandoned (default 600)"),
         ),
     )
     add_ray_arguments(parser)
@@ -132,11 +123,13 @@ def add_tier_arguments(parser: argparse.ArgumentParser) -> None:
         "cheapest that meets --deadline-hours",
     )
     group.add_argument(
-        "--deadline-hours", type=flag_type(DEADLINE_HOURS), help="with --tier auto: hours the run must end within"
+        "--deadline-hours",
+        type=flag_type(ranges.DEADLINE_HOURS),
+        help="with --tier auto: hours the run must end within",
     )
     group.add_argument(
         "--flex-patience",
-        type=flag_type(FLEX_PATIENCE),
+        type=flag_type(ranges.FLEX_PATIENCE),
         help=f"seconds a request keeps retrying flex refusals (default {DEFAULT_FLEX_PATIENCE:.0f})",
     )
     group.add_argument(
@@ -153,9 +146,11 @@ def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--vllm", action="store_true", default=None, help="run vLLM engines on the cluster's GPUs")
     group.add_argument(
-        "--tensor-parallel-size", type=flag_type(TENSOR_PARALLEL_SIZE), help="GPUs per vLLM engine (default 1)"
+        "--tensor-parallel-size", type=flag_type(ranges.TENSOR_PARALLEL_SIZE), help="GPUs per vLLM engine (default 1)"
     )
-    group.add_argument("--replicas", type=flag_type(REPLICAS), help="vLLM engines, one per group of GPUs (default 1)")
+    group.add_argument(
+        "--replicas", type=flag_type(ranges.REPLICAS), help="vLLM engines, one per group of GPUs (default 1)"
+    )
     group.add_argument("--engine-arg", action="append", metavar="K=V", help="extra vLLM engine argument (repeatable)")
     group.add_argument("--ray-address", help="Ray cluster to join, e.g. ray://head:10001 (default: a local Ray)")
 
@@ -168,4 +163,4 @@ def given_poll_interval(flag: float | None) -> float | None:
         poll = float(os.environ["SPECEVAL_POLL_INTERVAL"])
     except ValueError:
         raise ConfigError("SPECEVAL_POLL_INTERVAL must be a number of seconds") from None
-    return check(POLL_INTERVAL, poll, source="SPECEVAL_POLL_INTERVAL")
+    return check(ranges.POLL_INTERVAL, poll, source="SPECEVAL_POLL_INTERVAL")
