@@ -5,8 +5,8 @@ by `run_batched_generation` four ways in one run: all-batch (`--tier batch`), al
 (`--tier standard`) and `--tier auto --deadline-hours D`. Time is scaled alike for every tier: one hour is
 `--hour` seconds (default 2, as the issue suggests), so a batch round trip of 6 h takes 12 s, a flex call of 2 min
 67 ms and a standard call of 10 s 6 ms (each plus the real HTTP work). Costs are the `speceval cost` of each run
-(shipped price table; the emulator's answers are SYNTHETIC, their token counts are what is priced). Printed: per tier the wall time
-(min / median / max over `--pairs` interleaved repeats) and cost, and the ratios the issue targets: auto's cost /
+(shipped price table; the emulator's answers are SYNTHETIC, their token counts are what is priced). Printed: per
+tier the wall time (min / median / max over `--pairs` interleaved repeats) and cost, and the ratios the issue targets: auto's cost /
 all-standard's (≤ 0.55) and auto's wall time / all-batch's (≤ 0.3).
 
     python benchmarks/tiers.py [--conversations 500] [--pairs 3] [--hour 2] [--deadline-hours 8]
