@@ -13,6 +13,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.tables.rankings import position_consistency
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
@@ -23,7 +25,7 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.endpoint_flags import RAY_ONLY_FLAGS, ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
-from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.cli.judge_output import MultiProgress, compliance_table, consistency_line, ranking_table
 from speceval.defaults import (
     DEFAULT_JUDGE_OUTPUT,
     DEFAULT_MAX_ATTEMPTS,
@@ -202,7 +204,11 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     if isinstance(pipeline, BatchedComplianceJudge):
         stdout.print(compliance_table(candidate_summaries, settings.judge_model))
     else:
-        stdout.print(ranking_table(pair_summaries, report, settings.judge_model))
+        stdout.print(ranking_table(pair_summaries, settings.judge_model))
+        # Counted by the report's own estimator from the files just written: every run, clustered by input.
+        found = load_verdicts([pair.target.run_dir for pair in pipeline.pairs]).rankings
+        epochs = any(pair.run is not None for pair in pipeline.pairs)
+        stdout.print(consistency_line(position_consistency(found), epochs))
         stdout.print(f"Position consistency: {pipeline.output_dir / 'position_consistency.json'}")
         skipped = {name: counts for name, counts in pipeline.skipped.items() if counts}
         if skipped:  # failed generations are not compared; say how many, as the compliance table does

@@ -269,6 +269,14 @@ ESTIMATORS: dict[str, Estimator] = {
             tables=("judge_card.csv", "position_consistency.csv"),
             scenarios=("rate-one-run",),
         ),
+        Estimator(
+            name="position_consistency_pooled",
+            method=CLUSTERED,
+            reference=_MILLER + "; one indicator per comparison judged in both orders, every run and pair of an "
+            "input one cluster (position_consistency.csv's pooled row, a run's row with several pairs)",
+            tables=("position_consistency.csv",),
+            scenarios=("rate-pooled",),
+        ),
     )
 }
 

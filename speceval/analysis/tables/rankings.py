@@ -268,20 +268,30 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
 
 
 class Consistency(BaseModel):
-    """Position consistency of one judge in one run of one variation: both orders of an input gave the same
-    winner (or both a tie). `compared` counts inputs judged in both orders."""
+    """Position consistency of one judge in one variation: both orders of an input gave the same winner (or both a
+    tie). One row per run, and one pooled row (`run` empty) over every run of the variation whose interval is
+    clustered by input: the runs of one input are not independent draws. `compared` counts comparisons judged in
+    both orders (an input of a run, per pair of candidates)."""
 
     spec: str
     judge: str
     variation: str
-    run: int
+    run: int | None = Field(description="the run (an experiment's run<k>, an Inspect log's epoch); empty: pooled")
+    runs: int = Field(default=1, description="the runs the row counts (1 for a run's row)")
+    inputs: int = Field(default=0, description="distinct inputs compared: the clusters of the interval")
     consistent: int
     compared: int
     rate: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
 
 
 def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consistency]:
-    """Per (spec, judge, variation, run); the two orders of one comparison are matched within their own run."""
+    """Per (spec, judge, variation): a row per run, then the pooled row of its runs (the two orders of one
+    comparison are matched within their own run). The pooled rate is consistent / compared over the runs, a
+    weighted mean of the runs' rates, so it never lies outside them; its interval is clustered by input and
+    stratified by statement (Wilson when every input is compared once: one run of one pair)."""
     c = as_ranking_columns(rows)
     judged = c.judged()
     winner = c.winner(judged)
@@ -294,7 +304,8 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
     together: dict[int, list[int]] = defaultdict(list)
     for f in by_file:
         together[int(comparison[f])].append(f)
-    consistent, compared = np.zeros(len(places), dtype=np.int64), np.zeros(len(places), dtype=np.int64)
+    # Per place: one row of each compared comparison (its first order: the cluster is its input) and its indicator.
+    seen: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     for files in together.values():
         at = np.sort(np.concatenate([by_file[f] for f in files]), kind="stable")
         index = c.index[judged[at]]
@@ -303,14 +314,42 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
         starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
         twice = starts[np.diff(np.r_[starts, len(index)]) == 2]
         ordered = winner[at][order]
-        consistent[place[files[0]]] += int((ordered[twice] == ordered[twice + 1]).sum())
-        compared[place[files[0]]] += len(twice)
-    found = sorted(
-        (str(s), str(j), str(v), int(str(r)), int(consistent[k]), int(compared[k]))
-        for k, (s, j, v, r) in enumerate(places)
-        if compared[k]
+        seen[int(place[files[0]])].append((judged[at][order][twice], ordered[twice] == ordered[twice + 1]))
+    cells: dict[tuple[str, str, str], dict[int, tuple[np.ndarray, np.ndarray]]] = defaultdict(dict)
+    for k, parts in seen.items():
+        s, j, v, r = places[k]
+        compared_rows = np.concatenate([p[0] for p in parts])
+        if len(compared_rows):
+            cells[(str(s), str(j), str(v))][int(str(r))] = (compared_rows, np.concatenate([p[1] for p in parts]))
+    found = []
+    for (spec, judge, variation), runs in sorted(cells.items()):
+        for run, (at, y) in sorted(runs.items()):
+            found.append(_consistency(c, spec, judge, variation, run, 1, at, y))
+        if len(runs) > 1:
+            at = np.concatenate([part[0] for part in runs.values()])
+            y = np.concatenate([part[1] for part in runs.values()])
+            found.append(_consistency(c, spec, judge, variation, None, len(runs), at, y))
+    return found
+
+
+def _consistency(
+    c: RankingColumns, spec: str, judge: str, variation: str, run: int | None, runs: int, at: np.ndarray, y: np.ndarray
+) -> Consistency:
+    """One row: the comparisons at `at` (a row of each) and whether each was consistent."""
+    clusters, strata = _local_clusters(c, at)
+    interval = rate_interval_codes(y.astype(float), clusters, strata, stratified=True)
+    consistent, compared = int(y.sum()), len(y)
+    return Consistency(
+        spec=spec,
+        judge=judge,
+        variation=variation,
+        run=run,
+        runs=runs,
+        inputs=int(clusters.max()) + 1,
+        consistent=consistent,
+        compared=compared,
+        rate=consistent / compared,
+        ci_low=interval[0] if interval else None,
+        ci_high=interval[1] if interval else None,
+        ci_method=interval[2] if interval else None,
     )
-    return [
-        Consistency(spec=s, judge=j, variation=v, run=r, consistent=n, compared=m, rate=n / m)
-        for s, j, v, r, n, m in found
-    ]
