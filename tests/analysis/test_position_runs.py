@@ -10,7 +10,9 @@ import pytest
 from speceval.analysis.reading.rows import RankingRow
 from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.registry import WILSON, method
-from speceval.analysis.tables.rankings import position_consistency
+from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.tables.judge_card import judge_card
+from speceval.analysis.tables.rankings import judge_position_consistency, position_consistency
 from tests.analysis.test_clustered import ranking
 
 
@@ -89,3 +91,29 @@ def test_one_run_has_no_pooled_row_and_several_pairs_of_one_run_are_clustered():
     assert (only.run, only.inputs, only.consistent, only.compared) == (1, 6, 10, 12)
     # Each input is compared for two pairs: not independent, so the clustered interval, not Wilson over 12.
     assert only.ci_method != WILSON and "clusters = inputs" in str(only.ci_method)
+
+
+def test_the_judge_cards_position_consistency_pools_every_variation_and_run_clustered_by_input():
+    one = [r for i in range(12) for r in comparison(i, 1, i % 4 != 0)]
+    rows = [
+        r.model_copy(update={"run": run, "variation": variation})
+        for variation in ("v", "w")
+        for run in (1, 2, 3)
+        for r in one
+    ]
+    (row,) = judge_position_consistency(rows)
+    assert (row.variation, row.run, row.runs, row.inputs, row.consistent, row.compared) == ("all", None, 6, 12, 54, 72)
+    (single,) = judge_position_consistency(one)
+    assert single.run == 1 and single.ci_method == WILSON
+    # Six copies of one run add no evidence: the clustered interval is wider than Wilson over the 72 comparisons
+    # taken as independent (what the card gave before), and the card quotes it as it is.
+    naive = wilson_interval(54, 72)
+    assert row.ci_low is not None and row.ci_high is not None
+    assert row.ci_high - row.ci_low > naive[1] - naive[0]  # type: ignore[operator]
+    [card] = judge_card([("s", "j")], [], [], None, [], [row], {}, {})
+    assert (card.position_consistency, card.position_compared) == (0.75, 72)
+    assert (card.position_ci_low, card.position_ci_high, card.position_ci_method) == (
+        row.ci_low,
+        row.ci_high,
+        row.ci_method,
+    )

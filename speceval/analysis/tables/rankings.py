@@ -293,6 +293,39 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
     weighted mean of the runs' rates, so it never lies outside them; its interval is clustered by input and
     stratified by statement (Wilson when every input is compared once: one run of one pair)."""
     c = as_ranking_columns(rows)
+    cells: dict[tuple[str, str, str], dict[int, tuple[np.ndarray, np.ndarray]]] = defaultdict(dict)
+    for (spec, judge, variation, run), compared in _compared(c).items():
+        cells[(spec, judge, variation)][run] = compared
+    found = []
+    for (spec, judge, variation), runs in sorted(cells.items()):
+        for run, (at, y) in sorted(runs.items()):
+            found.append(_consistency(c, spec, judge, variation, run, 1, at, y))
+        if len(runs) > 1:
+            at, y = (np.concatenate(parts) for parts in zip(*runs.values(), strict=True))
+            found.append(_consistency(c, spec, judge, variation, None, len(runs), at, y))
+    return found
+
+
+def judge_position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consistency]:
+    """Per (spec, judge): every variation and run of the judge pooled (the judge card's row, `variation` "all"),
+    clustered by input as the pooled rows are (Wilson when every input is compared once)."""
+    c = as_ranking_columns(rows)
+    judges: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    runs: dict[tuple[str, str], set[tuple[str, int]]] = defaultdict(set)
+    for (spec, judge, variation, run), compared in sorted(_compared(c).items()):
+        judges[(spec, judge)].append(compared)
+        runs[(spec, judge)].add((variation, run))
+    found = []
+    for (spec, judge), parts in sorted(judges.items()):
+        at, y = (np.concatenate(part) for part in zip(*parts, strict=True))
+        only = next(iter(runs[(spec, judge)]))[1] if len(runs[(spec, judge)]) == 1 else None
+        found.append(_consistency(c, spec, judge, "all", only, len(runs[(spec, judge)]), at, y))
+    return found
+
+
+def _compared(c: RankingColumns) -> dict[tuple[str, str, str, int], tuple[np.ndarray, np.ndarray]]:
+    """Per (spec, judge, variation, run) with a comparison judged in both orders: a row of each such comparison
+    (its cluster is its input) and whether both orders gave the same winner (or both a tie)."""
     judged = c.judged()
     winner = c.winner(judged)
     # One comparison: its statement, run and task index, and its pair of models in either order; compared when it
@@ -304,7 +337,6 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
     together: dict[int, list[int]] = defaultdict(list)
     for f in by_file:
         together[int(comparison[f])].append(f)
-    # Per place: one row of each compared comparison (its first order: the cluster is its input) and its indicator.
     seen: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     for files in together.values():
         at = np.sort(np.concatenate([by_file[f] for f in files]), kind="stable")
@@ -315,20 +347,12 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
         twice = starts[np.diff(np.r_[starts, len(index)]) == 2]
         ordered = winner[at][order]
         seen[int(place[files[0]])].append((judged[at][order][twice], ordered[twice] == ordered[twice + 1]))
-    cells: dict[tuple[str, str, str], dict[int, tuple[np.ndarray, np.ndarray]]] = defaultdict(dict)
+    found = {}
     for k, parts in seen.items():
         s, j, v, r = places[k]
-        compared_rows = np.concatenate([p[0] for p in parts])
-        if len(compared_rows):
-            cells[(str(s), str(j), str(v))][int(str(r))] = (compared_rows, np.concatenate([p[1] for p in parts]))
-    found = []
-    for (spec, judge, variation), runs in sorted(cells.items()):
-        for run, (at, y) in sorted(runs.items()):
-            found.append(_consistency(c, spec, judge, variation, run, 1, at, y))
-        if len(runs) > 1:
-            at = np.concatenate([part[0] for part in runs.values()])
-            y = np.concatenate([part[1] for part in runs.values()])
-            found.append(_consistency(c, spec, judge, variation, None, len(runs), at, y))
+        at = np.concatenate([p[0] for p in parts])
+        if len(at):
+            found[(str(s), str(j), str(v), int(str(r)))] = (at, np.concatenate([p[1] for p in parts]))
     return found
 
 
