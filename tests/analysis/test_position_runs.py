@@ -3,6 +3,7 @@ interval clustered by input (the runs of one input are not independent), its rat
 
 from __future__ import annotations
 
+import logging
 import random
 
 import pytest
@@ -117,3 +118,11 @@ def test_the_judge_cards_position_consistency_pools_every_variation_and_run_clus
         row.ci_high,
         row.ci_method,
     )
+
+
+def test_runs_that_were_not_told_apart_are_said_not_silently_dropped(caplog):
+    """Files of three epochs that do not name their run read as one run: every input is judged six times there."""
+    rows = [r.model_copy(update={"run": 1}) for run in (1, 2, 3) for i in range(4) for r in comparison(i, run, True)]
+    with caplog.at_level(logging.WARNING):
+        assert position_consistency(rows) == []
+    assert "4 comparison(s) judged more than twice in one run" in caplog.text and "not counted" in caplog.text

@@ -4,6 +4,7 @@ enter wins and ties; every other outcome is counted in its own column."""
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -24,6 +25,8 @@ from speceval.analysis.statistics.registry import method
 from speceval.analysis.statistics.stats import (
     bradley_terry,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class WinRate(BaseModel):
@@ -312,7 +315,7 @@ def judge_position_consistency(rows: list[RankingRow] | RankingColumns) -> list[
     c = as_ranking_columns(rows)
     judges: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     runs: dict[tuple[str, str], set[tuple[str, int]]] = defaultdict(set)
-    for (spec, judge, variation, run), compared in sorted(_compared(c).items()):
+    for (spec, judge, variation, run), compared in sorted(_compared(c, warn=False).items()):
         judges[(spec, judge)].append(compared)
         runs[(spec, judge)].add((variation, run))
     found = []
@@ -323,9 +326,10 @@ def judge_position_consistency(rows: list[RankingRow] | RankingColumns) -> list[
     return found
 
 
-def _compared(c: RankingColumns) -> dict[tuple[str, str, str, int], tuple[np.ndarray, np.ndarray]]:
+def _compared(c: RankingColumns, warn: bool = True) -> dict[tuple[str, str, str, int], tuple[np.ndarray, np.ndarray]]:
     """Per (spec, judge, variation, run) with a comparison judged in both orders: a row of each such comparison
-    (its cluster is its input) and whether both orders gave the same winner (or both a tie)."""
+    (its cluster is its input) and whether both orders gave the same winner (or both a tie); `warn`: say what is
+    left out (once per report: the judge card's pass over the same comparisons does not)."""
     judged = c.judged()
     winner = c.winner(judged)
     # One comparison: its statement, run and task index, and its pair of models in either order; compared when it
@@ -338,15 +342,27 @@ def _compared(c: RankingColumns) -> dict[tuple[str, str, str, int], tuple[np.nda
     for f in by_file:
         together[int(comparison[f])].append(f)
     seen: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    crowded: dict[int, int] = defaultdict(int)
     for files in together.values():
         at = np.sort(np.concatenate([by_file[f] for f in files]), kind="stable")
         index = c.index[judged[at]]
         order = np.argsort(index, kind="stable")
         index = index[order]
         starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-        twice = starts[np.diff(np.r_[starts, len(index)]) == 2]
+        counts = np.diff(np.r_[starts, len(index)])
+        twice = starts[counts == 2]
+        crowded[int(place[files[0]])] += int((counts > 2).sum())
         ordered = winner[at][order]
         seen[int(place[files[0]])].append((judged[at][order][twice], ordered[twice] == ordered[twice + 1]))
+    for k, n in crowded.items():
+        if n and warn:  # never silently: say what is left out, and why it happens
+            logger.warning(
+                "position consistency of %s: %d comparison(s) judged more than twice in one run (results files of "
+                "several runs with no run recorded, e.g. Inspect epochs ranked before `metadata.run` was written: "
+                "run the ranking command again to rewrite them); not counted",
+                ", ".join(str(v) for v in places[k]),
+                n,
+            )
     found = {}
     for k, parts in seen.items():
         s, j, v, r = places[k]
