@@ -1,15 +1,14 @@
 """Ranking two Inspect logs of three epochs counts position consistency over every epoch (issue 42): each epoch's
 pair is its own run in `position_consistency.json`, the command's line says how many epochs and inputs it counts,
-and the report's `position_consistency.csv` has a row per epoch and a pooled row clustered by input."""
+and the report's `position_consistency` table has a row per epoch and a pooled row clustered by input."""
 
 from __future__ import annotations
 
-import csv
 import json
 
 from inspect_ai.log import write_eval_log
 
-from speceval.cli.main import main as speceval_main
+import speceval
 from tests.interop.test_inspect_answers import judge, plain
 from tests.interop.test_inspect_input import STAMP, eval_log
 
@@ -45,13 +44,13 @@ def test_every_epoch_is_counted_in_position_consistency(tmp_path, capsys):
     assert f"counting {len(EPOCHS)} epoch(s) of {len(QUESTIONS)} input(s)" in " ".join(said.split())
     assert f"({report['consistent']}/{decided};" in said
 
-    assert speceval_main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
-    with (tmp_path / "report" / "position_consistency.csv").open() as handle:
-        rows = list(csv.DictReader(handle))
-    assert [r["run"] for r in rows] == ["1", "2", "3", ""]  # a row per epoch, then the pooled row
+    # The report's table (what `speceval report` writes as position_consistency.csv, without drawing the page).
+    table = speceval.report_tables(out)["position_consistency"]
+    rows = [{k: "" if v is None or v != v else v for k, v in row.items()} for row in table.to_dict("records")]
+    assert [r["run"] for r in rows] == [1, 2, 3, ""]  # a row per epoch, then the pooled row
     *runs, pooled = rows
-    assert [int(r["consistent"]) for r in runs] == [r["consistent"] for r in report["runs"]]
-    assert (int(pooled["consistent"]), int(pooled["compared"]), pooled["runs"]) == (report["consistent"], decided, "3")
-    assert pooled["inputs"] == str(len(QUESTIONS)) and pooled["data"] == "synthetic"
-    assert float(pooled["ci_low"]) <= float(pooled["rate"]) <= float(pooled["ci_high"])
+    assert [r["consistent"] for r in runs] == [r["consistent"] for r in report["runs"]]
+    assert (pooled["consistent"], pooled["compared"], pooled["runs"]) == (report["consistent"], decided, 3)
+    assert pooled["inputs"] == len(QUESTIONS) and pooled["data"] == "synthetic"
+    assert pooled["ci_low"] <= pooled["rate"] <= pooled["ci_high"]
     assert "clusters = inputs" in pooled["ci_method"]
