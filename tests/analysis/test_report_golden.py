@@ -218,9 +218,13 @@ ADDED_COLUMNS = {"judge_passes", "candidate_cells"}
 health's `candidate_cells`, the model x variation rates compared, now that `candidates` counts models)."""
 
 
-ADDED_TABLE_COLUMNS = {"position_consistency.csv": {"runs", "inputs", "ci_low", "ci_high", "ci_method"}}
+ADDED_TABLE_COLUMNS = {
+    "position_consistency.csv": {"runs", "inputs", "ci_low", "ci_high", "ci_method"},
+    "costs.csv": {"tiers"},
+}
 """Columns one table gained since (issue 42: position consistency's runs and inputs counted, and its interval; the
-fabricated verdicts have one run, so no pooled row is added and every other cell is as before)."""
+fabricated verdicts have one run, so no pooled row is added and every other cell is as before. Issue 43: each run's
+spend per service tier, `tiers`, in costs.csv)."""
 
 
 def _without_added(rows: list[list[str]], name: str) -> list[list[str]]:
