@@ -118,8 +118,9 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         found.append(
             Scenario(
                 "rate-pooled",
-                # A flip, a violation at any turn and two judges' disagreement are each one indicator per
-                # conversation, answer or answer pair, clustered by input across runs: the pooled rate's estimator.
+                # A flip, a violation at any turn, two judges' disagreement and a comparison's consistency over
+                # both orders are each one indicator per conversation, answer, answer pair or comparison, clustered
+                # by input across runs: the pooled rate's estimator.
                 (
                     "pooled_rate",
                     "turn_rate",
@@ -129,6 +130,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     "pair_share",
                     "retest_agreement",
                     "wording_flip_rate",
+                    "position_consistency_pooled",
                 ),
                 label,
                 a / (a + b),

@@ -54,6 +54,7 @@ from speceval.analysis.tables.rankings import (
     Consistency,
     Strength,
     WinRate,
+    judge_position_consistency,
     position_consistency,
     strengths,
     win_rates,
@@ -269,7 +270,7 @@ def compute(
         verdicts.canaries,
         tally,
         lenient,
-        consistency,
+        judge_position_consistency(rankings),
         card_verdicts(paths),
         lines,
     )

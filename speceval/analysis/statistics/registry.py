@@ -289,6 +289,15 @@ ESTIMATORS: dict[str, Estimator] = {
             tables=("judge_card.csv", "position_consistency.csv"),
             scenarios=("rate-one-run",),
         ),
+        Estimator(
+            name="position_consistency_pooled",
+            method=CLUSTERED,
+            reference=_MILLER + "; one indicator per comparison judged in both orders, every run and pair of an "
+            "input one cluster (position_consistency.csv's pooled row, a run's row with several pairs; the judge "
+            "card's row over every variation and run)",
+            tables=("position_consistency.csv", "judge_card.csv"),
+            scenarios=("rate-pooled",),
+        ),
     )
 }
 
