@@ -19,9 +19,10 @@ from typing import Any
 
 from speceval.analysis.reading.checks import ANSWERS, EMPTY, distinct_roots, list_kind, run_kind
 from speceval.analysis.reading.compliance_entries import StatementClasses, compliance_stream
-from speceval.analysis.reading.entry_chunks import parse_file, streams_verdicts
+from speceval.analysis.reading.entry_chunks import exported_where, parse_file, streams_verdicts
 from speceval.analysis.reading.grid_place import GridFolders, grid_place
 from speceval.analysis.reading.json_stream import read_json
+from speceval.analysis.reading.original import is_original_likert, is_ratings_file
 from speceval.analysis.reading.ranking_entries import ranking_stream
 from speceval.analysis.reading.rows import CanaryRow, ComplianceRow, Found, Location, RankingRow, Verdicts
 from speceval.analysis.reading.settings import separate_row_settings
@@ -71,7 +72,7 @@ def walk(
         if not Path(path).exists():
             raise InputError(Path(path), "no such file or directory")
     for path in distinct_roots(paths):  # a folder given twice (or inside another given) is read once
-        for file in sorted(path.rglob("results/*.json")):
+        for file in _results_files(path):
             if CARD_DIR in file.relative_to(path).parts:
                 continue  # the judge card's re-sent verdicts check the judge: never a candidate's rate (card_verdicts)
             if only is not None and file not in only:
@@ -91,11 +92,12 @@ def walk(
                 ranking = isinstance(data, dict) and (
                     "rankings" in data or streamed.key == "rankings" and streamed.pending
                 )
+                likert = isinstance(data, dict) and is_original_likert(data)
                 if isinstance(data, dict) and "canaries" in data and "metadata" in data:
                     found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
                     continue
                 if not isinstance(data, dict) or not (
-                    ranking or (("results" in data or streamed.pending) and "metadata" in data)
+                    ranking or likert or (("results" in data or streamed.pending) and "metadata" in data)
                 ):
                     reason = (
                         "an empty JSON list, outside a generation run: no verdicts (a judge's results file "
@@ -112,7 +114,7 @@ def walk(
                     locations[file.parent] = locate(file, experiments).model_copy(
                         update={"synthetic": _offline(file.parent.parent) is True}
                     )
-                where = locations[file.parent]
+                where = exported_where(data, locations[file.parent])
                 found.settings.setdefault(where.variation, where.settings)
                 if ranking:
                     entries = streamed.items if streamed.pending else data["rankings"]
@@ -123,7 +125,7 @@ def walk(
                         rankings(file, ranking_rows, streamed.offsets if streamed.pending else None)
                     del data, entries
                 else:
-                    entries = streamed.items if streamed.pending else data["results"]
+                    entries = streamed.items if streamed.pending else data["judgements" if likert else "results"]
                     offsets = streamed.offsets if streamed.pending else None
                     if keep:
                         rows: Iterable[ComplianceRow] = list(
@@ -133,6 +135,14 @@ def walk(
                         rows = compliance_stream(file, data, entries, where, source, statements, detail)
                     del data, entries  # the parsed file goes before the next is read
                     yield file, rows, offsets
+
+
+def _results_files(root: Path) -> list[Path]:
+    """The results files at or below `root`, in order: every `results/*.json`, and the original's ratings files
+    (`JUDGE_<…>/<date>/<evaluator>x<candidate>/<statement>.json`: no `results/` folder)."""
+    found = set(root.rglob("results/*.json"))
+    found.update(f for f in root.rglob("JUDGE_*/*/*/*.json") if is_ratings_file(f))
+    return sorted(found)
 
 
 def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool) -> list[CanaryRow]:
