@@ -178,6 +178,11 @@ class RankingMetadata(BaseModel):
         description="true: either answers' generation run was "
         "offline; absent otherwise (see `ComplianceMetadata.answers_synthetic`)",
     )
+    run: int | None = Field(
+        default=None,
+        description="the candidates' run when their answers say (an Inspect log's epoch: epoch k is ranked against "
+        "epoch k); absent otherwise: the run is where the folder sits (an experiment's run<k>, else 1)",
+    )
 
 
 class RankingEntry(BaseModel):

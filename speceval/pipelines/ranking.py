@@ -353,13 +353,14 @@ class BatchedRankingPipeline:
                 candidate_dir_a=str(pair.a.directory),
                 candidate_dir_b=str(pair.b.directory),
                 answers_synthetic=pair.a.offline or pair.b.offline or None,  # written when true (see compliance)
+                run=pair.a.run if pair.a.run is not None else pair.b.run,  # (epoch k is only ranked against epoch k)
             )
             path = safe_path(pair.target.run_dir / "results", statement_id, ".json")
             # A file of plain answers keeps the exact shape it had before conversations existed.
             plain = all(e.conversation_a is None and e.conversation_b is None for e in entries)
             exclude: dict[str, Any] = {"rankings": {"__all__": {"conversation_a", "conversation_b"}}} if plain else {}
-            if metadata.answers_synthetic is None:
-                exclude["metadata"] = {"answers_synthetic"}
+            # A file of plain runs keeps the shape it had before epochs were recorded.
+            exclude["metadata"] = {k for k in ("answers_synthetic", "run") if getattr(metadata, k) is None}
             shown = RankingFile(metadata=metadata, rankings=entries).model_dump_json(indent=2, exclude=exclude)
             atomic_write_bytes(path, (shown + "\n").encode("utf-8"))
         atomic_write_json(pair.target.run_dir / "summary.json", summary)
