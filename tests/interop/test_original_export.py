@@ -376,3 +376,6 @@ def test_the_report_over_the_epochs_export_keeps_each_runs_comparisons_apart(ran
     build_report([exported], tmp_path / "back")
     for name in ("position_consistency.csv", "win_rates.csv"):
         assert (tmp_path / "back" / name).read_text() == (tmp_path / "ours" / name).read_text()
+    with (tmp_path / "back" / "position_consistency.csv").open() as handle:
+        # each epoch's two orders matched within the epoch (all as run 1, epoch 1's AxB met epoch 3's BxA)
+        assert sorted(int(r["run"]) for r in csv.DictReader(handle)) == list(range(1, EPOCHS + 1))
