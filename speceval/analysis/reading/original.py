@@ -57,9 +57,9 @@ def is_original_likert(data: dict[str, Any]) -> bool:
     return isinstance(judgements, list) and all(isinstance(r, dict) and "outcome" not in r for r in judgements)
 
 
-def is_ratings_file(file: Path) -> bool:
-    """Where the original filed ratings: `JUDGE_<…>/<date>/<evaluator>x<candidate>/<statement>.json`."""
-    return file.suffix == ".json" and file.parent.parent.parent.name.startswith("JUDGE_")
+def is_ratings_folder(folder: Path) -> bool:
+    """Where the original filed ratings: `JUDGE_<…>/<date>/<evaluator>x<candidate>/` (of `<statement>.json`s)."""
+    return folder.parent.parent.name.startswith("JUDGE_")
 
 
 def likert_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], list[dict[str, Any]]]:
