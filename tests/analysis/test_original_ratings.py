@@ -77,3 +77,14 @@ def test_a_folder_that_cannot_be_split_into_evaluator_and_candidate_is_an_error_
     with pytest.raises(InputError) as caught:
         load_verdicts([tmp_path])
     assert str(path) in str(caught.value) and "metadata.candidate_model" in str(caught.value)
+
+
+def test_exporting_a_name_with_an_x_warns_that_the_originals_scripts_would_miscount_it(tmp_path, capsys):
+    from speceval.cli.main import main as speceval_main
+
+    ratings_file(tmp_path / "in", "mistralai-Mixtral-8x7B-Instruct", "be_creative", [4, 5])
+    assert speceval_main(["export", str(tmp_path / "in"), "--format", "original", "--out", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr().out
+    assert "warning" in said and "spec-unknownxmistralai-Mixtral-8x7B-Instruct" in said
+    (file,) = (tmp_path / "out" / "likert_judgements").rglob("*.json")
+    assert [j["rating"] for j in json.loads(file.read_text())["judgements"]] == [4, 5]
