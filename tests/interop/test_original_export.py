@@ -42,7 +42,7 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
 
 from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.rendering.report import build_report
-from speceval.cli.judge import ranking_main
+from speceval.cli.judge import compliance_main, ranking_main
 from speceval.cli.main import main as speceval_main
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
 from tests.interop.conftest import CANDIDATES, JUDGES
@@ -311,7 +311,8 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def ranked_epochs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(the ranking judge's folder, its export): two Inspect logs of the same four inputs, three epochs each."""
+    """(the judges' folder, its export): two Inspect logs of the same four inputs, three epochs each, ranked and
+    judged for compliance (binary) by gpt-4.1."""
     root = tmp_path_factory.mktemp("epochs")
     logs = []
     for name, model in (("a", "openai/gpt-4o"), ("b", "anthropic/claude-haiku-4-5-20251001")):
@@ -319,28 +320,24 @@ def ranked_epochs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
         samples = [answered(s, i, e, q, model) for e in range(1, EPOCHS + 1) for s, i, q in QUESTIONS]
         write_eval_log(eval_log(samples, EPOCHS, model=model), str(root / name / f"{STAMP}_{name}.eval"))
         logs.append(str(root / name))
-    argv = [
-        "--spec-path",
-        str(SAMPLE_SPEC),
-        "--candidate-generation-dirs",
-        *logs,
-        "--ranking-judge-model-name",
-        "gpt-4.1-2025-04-14",
-        "--output-dir-base",
-        str(root / "ranked"),
-        "--offline",
-        "--poll-interval",
-        "0.05",
-    ]
-    assert ranking_main(argv) == 0
-    assert speceval_main(["export", str(root / "ranked"), "--format", "original", "--out", str(root / "layout")]) == 0
-    return root / "ranked", root / "layout"
+    common = ["--spec-path", str(SAMPLE_SPEC), "--candidate-generation-dirs", *logs, "--offline"]
+    judged = root / "judged"
+    assert ranking_main([*common, "--ranking-judge-model-name", JUDGES[1], "--output-dir-base", str(judged / "r")]) == 0
+    assert (
+        compliance_main([*common, "--compliance-judge-model-name", JUDGES[1], "--output-dir-base", str(judged / "c")])
+        == 0
+    )
+    assert speceval_main(["export", str(judged), "--format", "original", "--out", str(root / "layout")]) == 0
+    return judged, root / "layout"
 
 
 def test_each_epoch_goes_into_its_own_run_folder_and_all_pairs_counts_every_comparison(ranked_epochs, tmp_path):
     ranked, exported = ranked_epochs
     runs = [f"default/run{k}" for k in range(1, EPOCHS + 1)]
     assert sorted(str(p.relative_to(exported)) for p in exported.glob("*/*")) == runs
+    assert all(
+        sorted(p.name for p in (exported / r).iterdir()) == ["batched_compliance", "batched_rankings"] for r in runs
+    )
     build_report([ranked], tmp_path / "ours")
     with (tmp_path / "ours" / "position_consistency.csv").open() as handle:
         consistency = {int(r["run"]): int(r["consistent"]) for r in csv.DictReader(handle)}
@@ -350,7 +347,7 @@ def test_each_epoch_goes_into_its_own_run_folder_and_all_pairs_counts_every_comp
         sides[(r.run, r.statement_id, r.index)][r.model_a] = None if r.outcome != "judged" else r.rank
     assert len(sides) == EPOCHS * len(QUESTIONS)
     for k, run in enumerate(runs, start=1):
-        stats = original_all_pairs(exported / run / "batched_rankings" / "spec_openai" / "judge_gpt-4.1-2025-04-14")
+        stats = original_all_pairs(exported / run / "batched_rankings" / "spec_openai" / f"judge_{JUDGES[1]}")
         decisive = {"gpt-4o": 0, "claude-haiku-4-5-20251001": 0}
         both_ties = 0
         for (at, _, _), ranks in sides.items():
@@ -379,3 +376,23 @@ def test_the_report_over_the_epochs_export_keeps_each_runs_comparisons_apart(ran
     with (tmp_path / "back" / "position_consistency.csv").open() as handle:
         # each epoch's two orders matched within the epoch (all as run 1, epoch 1's AxB met epoch 3's BxA)
         assert sorted(int(r["run"]) for r in csv.DictReader(handle)) == list(range(1, EPOCHS + 1))
+
+
+def test_the_originals_compliance_script_gives_each_epochs_rate_of_the_report(ranked_epochs, tmp_path):
+    judged, exported = ranked_epochs
+    build_report([judged], tmp_path / "ours")
+    with (tmp_path / "ours" / "variation_statistics.csv").open() as handle:
+        ours = {r["candidate"]: r for r in csv.DictReader(handle)}
+    records: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])  # judged, all
+    for r in load_verdicts([judged]).compliance:
+        records[(r.model, r.run)][0] += r.outcome == "judged"
+        records[(r.model, r.run)][1] += 1
+    for k in range(1, EPOCHS + 1):
+        scores = original_compliance_by_model(
+            exported / "default" / f"run{k}" / "batched_compliance", "openai", JUDGES[1]
+        )
+        assert set(scores) == set(ours) == {"gpt-4o", "claude-haiku-4-5-20251001"}
+        for candidate, score in scores.items():
+            judged_k, all_k = records[(candidate, k)]
+            assert all_k == len(QUESTIONS)  # each epoch's answers in its own folder, counted once
+            assert score == pytest.approx(float(ours[candidate][f"run{k}_rate"]) * judged_k / all_k)
