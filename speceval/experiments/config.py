@@ -22,12 +22,13 @@ from pydantic import (
 from speceval.analysis.tables.card_records import JudgeCardSettings
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
-from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope
+from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope, Tier
 from speceval.endpoint_keys import EndpointKeys
 from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
     BatchSize,
     BudgetUsd,
+    DeadlineHours,
     MaxAttempts,
     MaxTokens,
     PollInterval,
@@ -235,6 +236,22 @@ class EngineSettings(_Strict):
     max_tokens: MaxTokens = Field(
         default=DEFAULT_MAX_TOKENS, description="generation default when not varied; judges use it too"
     )
+    tier: Tier | None = Field(
+        default=None,
+        description="the study's default service tier for every candidate, judge and generator entry of an org with "
+        "a batch API that gives none: batch, flex, standard or auto (docs/service-tiers.md)",
+    )
+    deadline_hours: DeadlineHours | None = Field(
+        default=None, description="tier auto: the hours the study must end within (the plan picks tiers to meet it)"
+    )
+
+    @model_validator(mode="after")
+    def _deadline_with_auto(self) -> EngineSettings:
+        if self.deadline_hours is not None and self.tier is not Tier.AUTO:
+            raise ValueError("deadline_hours goes with tier: auto (the tiers are chosen to meet it)")
+        if self.tier is Tier.AUTO and self.deadline_hours is None:
+            raise ValueError("tier: auto needs deadline_hours: the hours the study must end within")
+        return self
 
 
 def judge_labels(judges: list[JudgeEntry]) -> list[str]:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
 from speceval.defaults import Mode
+from speceval.engines.tier_plan import RoundPlan
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.precision import Assumptions, PairPlan, pair_plan, reached
@@ -60,6 +61,9 @@ class ExperimentPlan(BaseModel):
     assumptions: Assumptions
     precision: list[PairPlan]
     notes: list[str] = Field(default_factory=list)
+    tier_plan: list[RoundPlan] | None = Field(
+        default=None, description="`tier: auto`: every entry's rounds at the tier the plan chose, with hours"
+    )
 
 
 @dataclass

@@ -43,6 +43,7 @@ from speceval.experiments.state import (
     started_names,
     started_state,
 )
+from speceval.experiments.tier_study import StudyTiers
 from speceval.offline import STATE_DIR_NAME, emulator_options, offline_emulator, offline_poll_interval
 from speceval.paths import READABLE_NAMING, check_output_dir, folder_names, safe_filename
 
@@ -128,6 +129,7 @@ def run_experiment(
     )
     with _providers(output_dir, offline) as options_for:
         ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
+        ctx.tiers = StudyTiers(config, base, groups)  # `tier: auto` planned once, before anything is sent
         for entry in [*config.candidates, *config.judges]:
             ctx.endpoint(entry)  # an endpoint that cannot run is refused before anything is sent
         done = {key for key, task_state in state.tasks.items() if task_state is TaskState.FINISHED}
