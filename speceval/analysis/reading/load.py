@@ -35,8 +35,9 @@ logger = logging.getLogger(__name__)
 
 
 def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
-    """Read every compliance and ranking results file at or below `paths` (with `detail`, each row's
-    `VerdictDetail` too: raw judge answers, both answers of a ranking, original indices)."""
+    """Read every compliance and ranking results file at or below `paths` (the original's ratings files too: see
+    `_results_files`; with `detail`, each row's `VerdictDetail` too: raw judge answers, both answers of a ranking,
+    original indices)."""
     found = Found()
     compliance: list[ComplianceRow] = []
     for _, rows, _ in walk(paths, found, detail):
@@ -58,14 +59,14 @@ def walk(
     rankings: RankingSink | None = None,
     only: Container[Path] | None = None,
 ) -> Iterator[tuple[Path, Iterable[ComplianceRow], array[int] | None]]:
-    """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
-    them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
-    consumed before the next file); canaries, settings, skipped files and folder kinds are gathered in `found`,
-    and so are the ranking rows unless `rankings` takes each ranking file's rows, with their details, as they are
-    read (a report folds them into columns: a row per comparison held was most of a ranking report's memory).
-    `only`: the results files to read (the others are not opened: a reader that knows its files reads nothing else).
-    With each compliance file, where each of its rows' entries starts in it (byte offsets, filled as the rows are
-    read: `VerdictReader.at_offsets` reads them back), or None for a file decoded whole."""
+    """Every compliance results file (or original ratings file) at or below `paths` with its rows, one file at a time
+    (so a caller can fold them and let them go: `keep` False, where a file's rows come as an iterator, validated a
+    chunk at a time, to be consumed before the next file); canaries, settings, skipped files and folder kinds are
+    gathered in `found`, and so are the ranking rows unless `rankings` takes each ranking file's rows, with their
+    details, as they are read (a report folds them into columns: a row per comparison held was most of a ranking
+    report's memory). `only`: the results files to read (the others are not opened: a reader that knows its files
+    reads nothing else). With each compliance file, where each of its rows' entries starts in it (byte offsets,
+    filled as the rows are read: `VerdictReader.at_offsets` reads them back), or None for a file decoded whole."""
     statements = StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
