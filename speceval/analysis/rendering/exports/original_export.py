@@ -111,11 +111,7 @@ def export_original(paths: Sequence[Path], out: Path, day: str | None = None) ->
             turns += 1
             continue
         kind = "likert" if row["kind"] == "compliance" and row["mode"] == "likert" else row["kind"]
-        folder = {
-            "compliance": lambda r: original_folder(r["candidate"]),
-            "likert": lambda r: f"{original_folder(evaluator_name(r['spec']))}x{original_folder(r['candidate'])}",
-            "ranking": lambda r: f"{original_folder(r['model_a'])}x{original_folder(r['model_b'])}",
-        }[kind](row)
+        folder = _folder(kind, row)
         if kind != "compliance" and folder.count("x") != 1:
             unsplittable.add(folder)
         row_key = (kind, row["variation"], row["run"], row["spec"], row["judge"], folder, row["statement_id"])
@@ -130,6 +126,15 @@ def export_original(paths: Sequence[Path], out: Path, day: str | None = None) ->
         turn_verdicts_left_out=turns,
         unsplittable=tuple(sorted(unsplittable)),
     )
+
+
+def _folder(kind: str, row: dict[str, Any]) -> str:
+    """The folder a verdict's file goes in: the candidate's, `<evaluator>x<candidate>` (ratings) or `<A>x<B>`."""
+    if kind == "compliance":
+        return original_folder(row["candidate"])
+    if kind == "likert":
+        return f"{original_folder(evaluator_name(row['spec']))}x{original_folder(row['candidate'])}"
+    return f"{original_folder(row['model_a'])}x{original_folder(row['model_b'])}"
 
 
 def _write(
