@@ -88,3 +88,11 @@ def test_exporting_a_name_with_an_x_warns_that_the_originals_scripts_would_misco
     assert "warning" in said and "spec-unknownxmistralai-Mixtral-8x7B-Instruct" in said
     (file,) = (tmp_path / "out" / "likert_judgements").rglob("*.json")
     assert [j["rating"] for j in json.loads(file.read_text())["judgements"]] == [4, 5]
+
+
+def test_a_judgements_file_outside_a_ratings_folder_is_not_read_as_ratings(tmp_path):
+    path = tmp_path / "run" / "results" / "be_creative.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"judgements": [{"input": "q", "output": "a", "rating": 4}]}))
+    found = load_verdicts([tmp_path])
+    assert not found.compliance and len(found.skipped) == 1 and "be_creative.json" in found.skipped[0]

@@ -94,7 +94,7 @@ def walk(
                 ranking = isinstance(data, dict) and (
                     "rankings" in data or streamed.key == "rankings" and streamed.pending
                 )
-                likert = isinstance(data, dict) and is_original_likert(data)
+                likert = isinstance(data, dict) and is_ratings_folder(file.parent) and is_original_likert(data)
                 if isinstance(data, dict) and "canaries" in data and "metadata" in data:
                     found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
                     continue
