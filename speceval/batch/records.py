@@ -354,3 +354,4 @@ class ResultRow(TypedDict):
     attempts: NotRequired[int]
     custom_id: NotRequired[str | None]
     seconds: NotRequired[float | None]
+    service_tier: NotRequired[str | None]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from speceval.batch.model import BatchedModel
 from speceval.batch.records import RequestError
 from speceval.providers.http_errors import is_transient_status, retry_after_seconds
 from speceval.realtime.headers import LimitHeaders, parse_limit_headers
@@ -139,6 +140,9 @@ class RealtimeModel(ABC):
         self.params = params or GenerationParams()
         self.options = options or RealtimeOptions()
         self.org = self.provider
+        # The same model through its Batch API, for requests flex kept refusing (`on_flex_unavailable: batch`);
+        # set by `speceval.engines.factory.build_model`.
+        self.batch_fallback: BatchedModel | None = None
 
     @abstractmethod
     def complete(self, prompt: PromptLike, *, service_tier: str | None = None) -> Completion:

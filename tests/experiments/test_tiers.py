@@ -53,6 +53,9 @@ def test_a_flex_candidate_runs_at_flex_and_records_the_tier_served(tmp_path: Pat
     records = [r for p in (run / "results").glob("*.json") for r in json.loads(p.read_text())]
     assert len(records) == 40 and {r["service_tier"] for r in records} == {"flex"}
     assert not list(run.glob("metadata/*.json"))  # no batch job was made for it
+    [report] = list((tmp_path / "out").rglob("report.html"))
+    page = " ".join(report.read_text().split())
+    assert "Per service tier" in page and "<td>flex</td><td>40</td>" in page.replace(" <td>", "<td>")
 
 
 def test_flex_for_a_model_without_it_is_refused_naming_the_entry_before_anything_is_sent(tmp_path: Path, capsys):

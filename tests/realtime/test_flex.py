@@ -119,3 +119,33 @@ def test_the_emulator_refuses_flex_for_a_model_as_its_provider_does(tmp_path, pr
     assert summary.outcome_counts == {"errored": 2} and summary.flex_refusals == 0  # not capacity: not retried
     for record in records(tmp_path):
         assert record["error"]["status_code"] == status and says in record["error"]["message"]
+
+
+def test_on_flex_unavailable_batch_sends_what_flex_refused_in_one_batch_job_of_the_run_and_resumes_it(tmp_path):
+    from speceval.engines.factory import build_model, make_engine
+    from speceval.realtime.settings import RealtimeSettings
+
+    prompts = items(10)
+    settings = RealtimeSettings(
+        service_tier="flex", flex_patience=0.0, on_flex_unavailable="batch", retry_initial_delay=0.01
+    )
+    faults = FaultConfig(flex_shed_every=2, turnaround_seconds=0.05)  # every second flex request refused
+    with Emulator(faults=faults) as emu:
+        rt = build_model(
+            "o4-mini", "openai", GenerationParams(max_tokens=64), settings, api_key=KEY, base_url=emu.openai_base_url
+        )
+        options = EngineOptions(poll_interval=0.05)
+        summary = make_engine(rt, RunStore(tmp_path), options).run(prompts)
+        jobs = emu.list_jobs("openai")
+        again = make_engine(rt, RunStore(tmp_path), options).run(prompts)  # a rerun: everything is final
+        jobs_after = emu.list_jobs("openai")
+        served = emu._realtime.flex.served
+    assert summary.finished and summary.outcome_counts == {"succeeded": 10}
+    assert summary.flex_fallbacks == {"batch": 5} and summary.tiers["batch"].requests == 5
+    assert summary.tiers["flex"].requests == 5 and served == 5
+    assert len(jobs) == 1 and len(jobs_after) == 1  # one job for the refused five; nothing sent again
+    assert again.finished and again.outcome_counts == {"succeeded": 10}
+    by_input = {r["input_text"]: r for r in records(tmp_path)}
+    assert len(by_input) == 10
+    assert sorted(r.get("service_tier") for r in by_input.values() if r.get("service_tier")) == ["flex"] * 5
+    assert json.loads((tmp_path / "realtime" / "deferred.json").read_text())  # recorded before the job was made
