@@ -65,3 +65,23 @@ def test_flex_for_a_model_without_it_is_refused_naming_the_entry_before_anything
     said = capsys.readouterr().err
     assert "judges[0]" in said and "does not serve gpt-4.1-2025-04-14 at flex" in said
     assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
+
+
+def test_a_simulated_user_at_flex_keeps_a_flex_conversation_study_off_the_batch_api(tmp_path: Path) -> None:
+    experiment = tmp_path / "exp.yaml"
+    user = "simulated_user:\n  model: gpt-5-mini\n  tier: flex\n  instructions: Push back.\n  max_turns: 2\n"
+    experiment.write_text(STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: flex\n") + user)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    generations = tmp_path / "out" / "generations"
+    assert not list(generations.rglob("metadata/*.json"))  # neither the candidate's rounds nor the user's turns
+    user_turns = [r for p in generations.rglob("rounds/*/user/results/*.json") for r in json.loads(p.read_text())]
+    assert user_turns and {r["service_tier"] for r in user_turns} == {"flex"}
+
+
+def test_tiers_the_provider_does_not_serve_are_refused_naming_the_entry(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(STUDY + "simulated_user:\n  model: claude-haiku-4-5\n  tier: flex\n  instructions: Hi.\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) != 0
+    said = capsys.readouterr().err
+    assert "claude-haiku-4-5" in said and "org anthropic has no flex tier" in said
+    assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
