@@ -285,6 +285,11 @@ def _export(args: argparse.Namespace) -> int:
                 else ""
             )
         )
+        if done.unsplittable:
+            stdout.print(
+                "warning: the original's scripts split these folders at an 'x' that is part of a model name "
+                f"(rankings: at the first; ratings: skipped): {', '.join(done.unsplittable)}"
+            )
         return 0
     out = args.out or Path(f"verdicts.{args.format}")
     check_output_file(out, "--out")
