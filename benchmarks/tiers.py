@@ -1,15 +1,16 @@
 """Benchmark (issue 43): a 4-round conversation study through each service tier, against the emulator.
 
-500 scripted conversations of 4 user turns (one round per turn: round k+1 is built from round k's answers), sent
-by `run_batched_generation` four ways in one run: all-batch (`--tier batch`), all-flex (`--tier flex`), all-standard
-(`--tier standard`) and `--tier auto --deadline-hours D`. Time is scaled alike for every tier: one hour is
-`--hour` seconds (default 2, as the issue suggests), so a batch round trip of 6 h takes 12 s, a flex call of 2 min
-67 ms and a standard call of 10 s 6 ms (each plus the real HTTP work). Costs are the `speceval cost` of each run (shipped price table;
-the emulator's answers are SYNTHETIC, their token counts are what is priced). Printed: per tier the wall time
+500 scripted conversations of 4 user turns (one round per turn: round k+1 is built from round k's answers), sent by
+`run_batched_generation` four ways in one run: all-batch (`--tier batch`), all-flex (`--tier flex`), all-standard
+(`--tier standard`) and `--tier auto --deadline-hours D`. Time is scaled alike for every tier: one hour is `--hour`
+seconds (default 2, as the issue suggests), so a batch round trip of 6 h takes 12 s, a flex call of 2 min 67 ms and a
+standard call of 10 s 6 ms (each plus the real HTTP work). Costs are the `speceval cost` of each run (shipped price
+table; the emulator's answers are SYNTHETIC, their token counts are what is priced). Printed: per tier the wall time
 (min / median / max over `--pairs` interleaved repeats) and cost, and the ratios the issue targets: auto's cost /
 all-standard's (≤ 0.55) and auto's wall time / all-batch's (≤ 0.3).
 
     python benchmarks/tiers.py [--conversations 500] [--pairs 3] [--hour 2] [--deadline-hours 8]
+
 """
 
 from __future__ import annotations
@@ -89,7 +90,11 @@ def run_tier(tier: str, spec: Path, inputs: Path, out: Path, env: dict[str, str]
 
 def cost(out: Path, env: dict[str, str]) -> float:
     done = subprocess.run(
-        [sys.executable, "-m", "speceval", "cost", str(out), "--json"], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "speceval", "cost", str(out), "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         sys.exit(done.stderr)

@@ -15,6 +15,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     StringConstraints,
     Tag,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -118,6 +119,11 @@ class InputsBlock(_Strict):
     per_statement: int = Field(default=10, ge=1, le=1000, strict=True)
     rating_threshold: int = Field(default=7, ge=1, le=10, strict=True)
     max_rounds: int = Field(default=3, ge=1, le=50, strict=True)
+    tier: Tier | None = Field(
+        default=None,
+        description="service tier of the generator and the rater: batch (default), flex or standard "
+        "(docs/service-tiers.md)",
+    )
     pairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | Literal["related"] | None = Field(
         default=None,
         description="statements in tension: pairs [A, B] (or `related`: each statement with its "
@@ -131,13 +137,22 @@ class InputsBlock(_Strict):
         data: dict[str, Any] = handler(self)
         if self.pairs is None:
             data.pop("pairs", None)
+        if self.tier is None:
+            data.pop("tier", None)
         return data
+
+    @field_validator("tier")
+    @classmethod
+    def _no_auto(cls, value: Tier | None) -> Tier | None:
+        if value is Tier.AUTO:
+            raise ValueError("auto is not planned for input generation: give batch, flex or standard")
+        return value
 
     def models(self) -> list[tuple[str, ModelEntry]]:
         """(key, entry) of the generator and the rater, for the checks every model of the file gets."""
-        found = [("generator", ModelEntry(model=self.generator, org=self.generator_org))]
+        found = [("generator", ModelEntry(model=self.generator, org=self.generator_org, tier=self.tier))]
         if self.rater is not None:
-            found.append(("rater", ModelEntry(model=self.rater, org=self.rater_org)))
+            found.append(("rater", ModelEntry(model=self.rater, org=self.rater_org, tier=self.tier)))
         return found
 
 

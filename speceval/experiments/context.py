@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
+from speceval.defaults import Tier
 from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
@@ -141,6 +142,7 @@ def inputs_config(
         output_dir=base,
         offline=offline,
         engine=engine or EngineOptions(),
+        tier=block.tier.value if block.tier not in (None, Tier.BATCH) else None,
     )
 
 

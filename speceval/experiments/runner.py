@@ -28,7 +28,7 @@ from speceval.batch.engine import EngineOptions
 from speceval.batch.progress import StopReason
 from speceval.batch.records import utcnow
 from speceval.errors import InputError
-from speceval.experiments.config import ALL_STAGES, ExperimentConfig
+from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.context import StageContext, resolve_path
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.loading import check_keys, check_model_names, line_of, load_experiment
@@ -130,8 +130,11 @@ def run_experiment(
     with _providers(output_dir, offline) as options_for:
         ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
         ctx.tiers = StudyTiers(config, base, groups)  # `tier: auto` planned once, before anything is sent
-        for entry in [*config.candidates, *config.judges]:
-            ctx.endpoint(entry)  # an endpoint that cannot run is refused before anything is sent
+        users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
+        actors = [ModelEntry(model=u.model, org=u.org, tier=u.tier) for u in users if u is not None and u.tier]
+        actors += [entry for _, entry in config.inputs.models()] if config.inputs is not None else []
+        for entry in [*config.candidates, *config.judges, *actors]:
+            ctx.endpoint(entry)  # an endpoint (or tier) that cannot run is refused before anything is sent
         done = {key for key, task_state in state.tasks.items() if task_state is TaskState.FINISHED}
         tasks = build_tasks(ctx, groups, done)
         say(f"{len(tasks)} task(s): {stage_overview(tasks)}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from speceval.cli.main import main as speceval_main
 from tests.experiments.test_experiments import SAMPLE_INPUTS, SAMPLE_SPEC
 
@@ -42,6 +44,7 @@ def test_auto_with_a_deadline_prints_a_plan_naming_tiers_and_hours_and_sends_not
     ]
 
 
+@pytest.mark.slow
 def test_a_flex_candidate_runs_at_flex_and_records_the_tier_served(tmp_path: Path) -> None:
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: flex\n"))
@@ -64,4 +67,25 @@ def test_flex_for_a_model_without_it_is_refused_naming_the_entry_before_anything
     assert speceval_main(["run", str(experiment), "--offline"]) != 0
     said = capsys.readouterr().err
     assert "judges[0]" in said and "does not serve gpt-4.1-2025-04-14 at flex" in said
+    assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
+
+
+@pytest.mark.slow
+def test_a_simulated_user_at_flex_keeps_a_flex_conversation_study_off_the_batch_api(tmp_path: Path) -> None:
+    experiment = tmp_path / "exp.yaml"
+    user = "simulated_user:\n  model: gpt-5-mini\n  tier: flex\n  instructions: Push back.\n  max_turns: 2\n"
+    experiment.write_text(STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: flex\n") + user)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    generations = tmp_path / "out" / "generations"
+    assert not list(generations.rglob("metadata/*.json"))  # neither the candidate's rounds nor the user's turns
+    user_turns = [r for p in generations.rglob("rounds/*/user/results/*.json") for r in json.loads(p.read_text())]
+    assert user_turns and {r["service_tier"] for r in user_turns} == {"flex"}
+
+
+def test_tiers_the_provider_does_not_serve_are_refused_naming_the_entry(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(STUDY + "simulated_user:\n  model: claude-haiku-4-5\n  tier: flex\n  instructions: Hi.\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) != 0
+    said = capsys.readouterr().err
+    assert "claude-haiku-4-5" in said and "org anthropic has no flex tier" in said
     assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
