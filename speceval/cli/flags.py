@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from speceval import ranges
+import speceval.ranges as ranges
 from speceval.defaults import (
     DEFAULT_FLEX_PATIENCE,
     DEFAULT_MAX_ATTEMPTS,
