@@ -64,6 +64,21 @@ def add_engine_arguments(parser: argparse.ArgumentParser, batch_size: int, answe
     )
 
 
+def add_vertex_arguments(parser: argparse.ArgumentParser, description: str, *, from_yaml: bool) -> None:
+    """Where Vertex AI batch prediction runs and keeps its files (`from_yaml`: the judge's YAML may say it too)."""
+    vertex = parser.add_argument_group("vertex", description)
+    yaml = "YAML {}, " if from_yaml else ""
+    vertex.add_argument(
+        "--project", help=f"Google Cloud project (default: {yaml.format('project')}$GOOGLE_CLOUD_PROJECT)"
+    )
+    vertex.add_argument(
+        "--location",
+        help=f"Vertex AI region, e.g. us-central1 (default: {yaml.format('location')}$GOOGLE_CLOUD_LOCATION)",
+    )
+    vertex.add_argument("--input-bucket", help="Cloud Storage bucket the request files are uploaded to")
+    vertex.add_argument("--output-bucket", help="Cloud Storage bucket the jobs write their predictions to")
+
+
 def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
     """`--dry-run`, `--budget-usd` and `--prices`: what a batch command would spend, and a ceiling on it."""
     parser.add_argument(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE
 from speceval.cli.exits import run_command
-from speceval.cli.flags import add_cost_arguments, add_engine_arguments, add_realtime_arguments
+from speceval.cli.flags import add_cost_arguments, add_engine_arguments, add_realtime_arguments, add_vertex_arguments
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
     DEFAULT_GENERATION_OUTPUT,
@@ -55,11 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
     add_cost_arguments(parser)
-    vertex = parser.add_argument_group("vertex", "Vertex AI batch prediction (--org vertex); remembered for --resume")
-    vertex.add_argument("--project", help="Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
-    vertex.add_argument("--location", help="Vertex AI region, e.g. us-central1 (default $GOOGLE_CLOUD_LOCATION)")
-    vertex.add_argument("--input-bucket", help="GCS bucket the request files are uploaded to")
-    vertex.add_argument("--output-bucket", help="GCS bucket the jobs write their predictions to")
+    add_vertex_arguments(parser, "Vertex AI batch prediction (--org vertex); remembered for --resume", from_yaml=False)
     simulated = parser.add_argument_group(
         "simulated user", "a second model writes each next user turn from the transcript; remembered for --resume"
     )

@@ -13,7 +13,13 @@ from pathlib import Path
 
 from speceval.cli.command_defaults import JUDGE_BATCH_SIZE, KEY_FLAGS, Kind, script
 from speceval.cli.exits import run_command
-from speceval.cli.flags import add_cost_arguments, add_engine_arguments, add_ray_arguments, add_tier_arguments
+from speceval.cli.flags import (
+    add_cost_arguments,
+    add_engine_arguments,
+    add_ray_arguments,
+    add_tier_arguments,
+    add_vertex_arguments,
+)
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
     BUILT_IN_ORGS,
@@ -80,11 +86,7 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     add_cost_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic verdicts)")
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
-    vertex = parser.add_argument_group("vertex", "Vertex AI batch prediction (judge org google with buckets)")
-    vertex.add_argument("--project", help="Google Cloud project (default: YAML project, $GOOGLE_CLOUD_PROJECT)")
-    vertex.add_argument("--location", help="Vertex AI region (default: YAML location, $GOOGLE_CLOUD_LOCATION)")
-    vertex.add_argument("--input-bucket", help="Cloud Storage bucket the request files are uploaded to")
-    vertex.add_argument("--output-bucket", help="Cloud Storage bucket the jobs write their predictions to")
+    add_vertex_arguments(parser, "Vertex AI batch prediction (judge org google with buckets)", from_yaml=True)
     ray = parser.add_argument_group(
         "ray or realtime judge",
         f"a judge without a batch API: Ray Data LLM (--{prefix}-judge-org ray) or concurrent calls "
