@@ -21,7 +21,6 @@ from speceval.experiments.dry_plan import _read_inputs, _turns
 from speceval.experiments.grid import Group
 from speceval.providers.registry import resolve_org
 
-
 USER = "simulated_user"
 """The plan's name of the simulated users' turns (every variation's user model: one group per model)."""
 
