@@ -11,10 +11,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import list_eval_logs, read_eval_log
 
 from speceval.cli.main import main as speceval_main
 from tests.interop.conftest import CANDIDATES, JUDGES
+from tests.interop.inspect_reader import list_eval_logs, read_eval_log
 
 
 def verdict_files(out: Path) -> dict[str, dict[tuple[str, int], dict[str, dict]]]:
