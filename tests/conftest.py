@@ -20,12 +20,13 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 SAMPLE_INPUTS = REPO / "data" / "inputs" / "openai"
 TEST_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
-OFFLINE_TURNAROUND = 0.2
+OFFLINE_TURNAROUND = 0.1
 """Seconds an offline job takes in the suite (the emulator fixture's turnaround too)."""
 # Offline runs (`--offline`, `offline=True`) finish a job in OFFLINE_TURNAROUND seconds instead of the demo's one
 # second: most of the suite's offline tests wait on that turnaround, stage after stage. Set for the whole process
 # (module-scoped fixtures run offline jobs too) and inherited by every command a test starts; a test that needs a
-# job in flight for longer sets the variable itself.
+# job in flight for longer sets the variable itself. 0.1 s (0.2 s until 2026-11-28): offline polls follow at half the
+# turnaround, and 0.05 s is the shortest poll interval an offline run takes.
 os.environ["SPECEVAL_OFFLINE_TURNAROUND"] = str(OFFLINE_TURNAROUND)
 
 _PROVIDER_ENV = (
