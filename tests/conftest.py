@@ -191,6 +191,10 @@ SLOW = (
     "tests/analysis/test_coverage_matrix.py::test_every_registered_estimator_has_scenarios_in_the_matrix",  # 70 s
     "tests/e2e/test_output_paths.py::test_report_and_results_files_follow_the_umask",  # 63 s
     "tests/independent/test_evidence_independent.py",  # 60 s
+    # 2026-11-28, measured by CPU (the machine was shared): a whole report over an experiment's original export (4 s
+    # of CPU, most of it the report's figures); tests/analysis/test_keyed_tables.py's
+    # test_an_original_export_of_synthetic_verdicts_reads_back_synthetic keeps the round trip in the inner loop.
+    "tests/interop/test_original_export.py::test_the_synthetic_flag_comes_back_with_the_report_over_the_export",
 )
 """Test files that start Ray, kill and resume processes, drive whole experiments or time rate limits: the
 `slow` marker, so `pytest -m "not slow"` is an inner loop (README.md says what it measured)."""
