@@ -97,6 +97,9 @@ RATE_PERIOD_SECONDS = Range("rate_period_seconds", integer=False, minimum=0, exc
 RETRY_INITIAL_DELAY = Range("retry_initial_delay", integer=False, minimum=0, exclusive_minimum=True)
 RETRY_BACKOFF_FACTOR = Range("retry_backoff_factor", integer=False, minimum=1)
 REQUEST_TIMEOUT = Range("request_timeout", integer=False, minimum=0, exclusive_minimum=True)
+# Service tiers: how long a request waits out flex refusals before `on_flex_unavailable`, and a study's deadline.
+FLEX_PATIENCE = Range("flex_patience", integer=False, minimum=0)
+DEADLINE_HOURS = Range("deadline_hours", integer=False, minimum=0, exclusive_minimum=True)
 # Ray runs' vLLM engines.
 TENSOR_PARALLEL_SIZE = Range("tensor_parallel_size", integer=True, minimum=1)
 REPLICAS = Range("replicas", integer=True, minimum=1)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import os
 
-from speceval.defaults import DEFAULT_MAX_CONCURRENCY
+from speceval.defaults import DEFAULT_FLEX_PATIENCE, DEFAULT_MAX_CONCURRENCY, FlexFallback, Tier
 from speceval.errors import ConfigError
 from speceval.ranges import (
+    DEADLINE_HOURS,
+    FLEX_PATIENCE,
     MAX_CONCURRENCY,
     POLL_INTERVAL,
     RATE_PERIOD_SECONDS,
@@ -62,6 +64,33 @@ def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
         "--request-timeout", type=flag_type(REQUEST_TIMEOUT), help="seconds before a call is abandoned (default 600)"
     )
     add_ray_arguments(parser)
+    add_tier_arguments(parser)
+
+
+def add_tier_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--tier` and what goes with it (docs/service-tiers.md); all default to None (not given)."""
+    group = parser.add_argument_group(
+        "service tier", "batch (default), flex (synchronous at batch rates, best effort), standard, or auto"
+    )
+    group.add_argument(
+        "--tier",
+        choices=[t.value for t in Tier],
+        help="where requests go: the Batch API, flex (OpenAI, Gemini), the standard realtime endpoint, or auto: the "
+        "cheapest that meets --deadline-hours",
+    )
+    group.add_argument(
+        "--deadline-hours", type=flag_type(DEADLINE_HOURS), help="with --tier auto: hours the run must end within"
+    )
+    group.add_argument(
+        "--flex-patience",
+        type=flag_type(FLEX_PATIENCE),
+        help=f"seconds a request keeps retrying flex refusals (default {DEFAULT_FLEX_PATIENCE:.0f})",
+    )
+    group.add_argument(
+        "--on-flex-unavailable",
+        choices=[f.value for f in FlexFallback],
+        help="then: wait (keep asking at flex; default), standard (full price) or batch (a batch job)",
+    )
 
 
 def add_ray_arguments(parser: argparse.ArgumentParser) -> None:

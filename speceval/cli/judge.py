@@ -13,7 +13,7 @@ from pathlib import Path
 
 from speceval.cli.command_defaults import JUDGE_BATCH_SIZE, KEY_FLAGS, Kind, script
 from speceval.cli.exits import run_command
-from speceval.cli.flags import add_ray_arguments
+from speceval.cli.flags import add_ray_arguments, add_tier_arguments
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
     BUILT_IN_ORGS,
@@ -128,6 +128,7 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     ray.add_argument("--rpm", type=flag_type(RPM), help="judge requests per minute across all workers")
     ray.add_argument("--max-concurrency", type=flag_type(MAX_CONCURRENCY), help="judge requests in flight at once")
     add_ray_arguments(parser)
+    add_tier_arguments(parser)
     for name in KEY_FLAGS:  # accepted only to say what to do instead
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=argparse.SUPPRESS)
     return parser

@@ -211,7 +211,7 @@ def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path)
 
 ADDED_FILES = {"judge_card.csv"}
 """Files the report gained after the golden files were made (issue 44: the judge card), not in them."""
-ADDED_COLUMNS = {"judge_passes", "candidate_cells"}
+ADDED_COLUMNS = {"judge_passes", "candidate_cells", "tiers"}  # tiers: costs.csv's answers per service tier (#43)
 """Columns the report's tables gained since (issue 44: whether the judge behind a rate passes its card; issue 42: spec
 health's `candidate_cells`, the model x variation rates compared, now that `candidates` counts models)."""
 

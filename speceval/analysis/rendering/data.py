@@ -335,9 +335,20 @@ def _keyed_cost(cost: RunCost, manifest: RunManifest, roots: Sequence[Path]) -> 
         **{**cost.model_dump(), "run_dir": relative(Path(cost.run_dir), roots)},
         spec=manifest.spec_name,
         judge=manifest.model_name if judge else None,
-        candidate=manifest.model_name if manifest.kind.startswith("generation") else None,
+        candidate=_candidate_of(manifest, Path(cost.run_dir)) if manifest.kind.startswith("generation") else None,
         variation=str(place.get("variation", DEFAULT_VARIATION)) if isinstance(place, dict) else DEFAULT_VARIATION,
     )
+
+
+def _candidate_of(manifest: RunManifest, run_dir: Path) -> str:
+    """The candidate a generation run's spend belongs to: its own model, or, for a simulated user's half of a
+    conversation round (`rounds/<k>/user`), the candidate whose conversations it wrote (the run two folders up):
+    the user's model is a cost of that candidate's study, not a candidate."""
+    if manifest.parameters.get("half") == "simulated_user":
+        owner = run_dir.parent.parent.parent / "run.json"
+        if owner.is_file():
+            return RunManifest.load(owner.parent).model_name
+    return manifest.model_name
 
 
 def _labelled(tally: LabelTally | None) -> dict[str, Any]:

@@ -117,6 +117,8 @@ def _table(name: str, header: list[str], rows: list[dict[str, Any]]) -> KeyedTab
 def _flattened(model: type[BaseModel]) -> set[str]:
     """Fields written as several columns, or as text (see `_flat_record`)."""
     found = {"runs", "settings"} if issubclass(model, VariationStatistics) else set()
+    if "tiers" in model.model_fields:
+        found.add("tiers")
     not_judged = model.model_fields.get("not_judged")
     return found | ({"not_judged"} if not_judged is not None and not_judged.annotation is not int else set())
 
@@ -127,6 +129,9 @@ def _flat_record(record: BaseModel) -> dict[str, object]:
     if isinstance(record, VariationStatistics):
         row["settings"] = "; ".join(f"{k}={v!r}" for k, v in record.settings.items())
         row.update({f"run{r.run}_rate": r.rate for r in record.runs})
+    tiers = getattr(record, "tiers", None)
+    if isinstance(tiers, dict):  # costs.csv: answered requests per service tier, `flex:40; batch:5`
+        row["tiers"] = "; ".join(f"{tier}:{count.requests}" for tier, count in sorted(tiers.items()))
     not_judged = getattr(record, "not_judged", None)
     if isinstance(not_judged, dict):
         row.update({f"not_judged_{k}": v for k, v in sorted(not_judged.items())})
