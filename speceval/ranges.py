@@ -89,6 +89,8 @@ ASSUME_ICC = Range("assume_icc", integer=False, minimum=0, maximum=1)
 # `speceval label-sheet`: how many answers to sample, and the sample's seed (numpy takes no negative seed).
 SAMPLE_SIZE = Range("n", integer=True, minimum=1)
 SEED = Range("seed", integer=True, minimum=0)
+# `speceval report --likert-drop`: a Likert flip is a drop of at least this many points (1-4 on a 1-5 scale).
+LIKERT_DROP = Range("likert_drop", integer=True, minimum=1, maximum=4)
 # Realtime runs' pace and retries.
 RPM = Range("rpm", integer=False, minimum=0, exclusive_minimum=True)
 TPM = Range("tpm", integer=False, minimum=0, exclusive_minimum=True)

@@ -13,6 +13,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.tables.rankings import position_consistency
 from speceval.batch.costs import PriceTable
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel
@@ -24,7 +26,7 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.endpoint_flags import RAY_ONLY_FLAGS, ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
-from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.cli.judge_output import MultiProgress, compliance_table, consistency_line, ranking_table
 from speceval.cli.tier_flags import print_tier_plan
 from speceval.defaults import (
     DEFAULT_JUDGE_OUTPUT,
@@ -208,7 +210,12 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     if isinstance(pipeline, BatchedComplianceJudge):
         stdout.print(compliance_table(candidate_summaries, settings.judge_model))
     else:
-        stdout.print(ranking_table(pair_summaries, report, settings.judge_model))
+        stdout.print(ranking_table(pair_summaries, settings.judge_model))
+        # Counted by the report's own estimator from the files just written (folded into columns, a few bytes a
+        # comparison): every run, clustered by input.
+        found = fold_verdicts([pair.target.run_dir for pair in pipeline.pairs]).ranking_columns
+        epochs = any(pair.run is not None for pair in pipeline.pairs)
+        stdout.print(consistency_line(position_consistency(found), epochs))
         stdout.print(f"Position consistency: {pipeline.output_dir / 'position_consistency.json'}")
         skipped = {name: counts for name, counts in pipeline.skipped.items() if counts}
         if skipped:  # failed generations are not compared; say how many, as the compliance table does

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from speceval.cli.main import main as speceval_main
 from tests.experiments.test_experiments import SAMPLE_INPUTS, SAMPLE_SPEC
 
@@ -42,6 +44,7 @@ def test_auto_with_a_deadline_prints_a_plan_naming_tiers_and_hours_and_sends_not
     ]
 
 
+@pytest.mark.slow
 def test_a_flex_candidate_runs_at_flex_and_records_the_tier_served(tmp_path: Path) -> None:
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: flex\n"))
@@ -67,6 +70,7 @@ def test_flex_for_a_model_without_it_is_refused_naming_the_entry_before_anything
     assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
 
 
+@pytest.mark.slow
 def test_a_simulated_user_at_flex_keeps_a_flex_conversation_study_off_the_batch_api(tmp_path: Path) -> None:
     experiment = tmp_path / "exp.yaml"
     user = "simulated_user:\n  model: gpt-5-mini\n  tier: flex\n  instructions: Push back.\n  max_turns: 2\n"

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from speceval.analysis.reading.load import load_verdicts
-from tests.conftest import SAMPLE_SPEC
 from tests.interop.test_inspect_answers import MODEL, NAME, build_log, judge, plain
 
 # inspect_ai is imported inside the functions that use it (see test_inspect_answers.py).
@@ -190,8 +189,6 @@ def test_a_stopped_log_is_judged_for_what_it_has_and_says_what_is_missing(tmp_pa
 def test_ranking_two_logs_says_the_epoch_and_the_inputs_only_one_has(tmp_path, capsys):
     from inspect_ai.log import write_eval_log
 
-    from speceval.cli.judge import ranking_main
-
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     build_log(tmp_path / "a" / f"{STAMP}_a.eval")
@@ -202,21 +199,7 @@ def test_ranking_two_logs_says_the_epoch_and_the_inputs_only_one_has(tmp_path, c
         sample.output.model = other
     log = eval_log(samples, 3, model=other)
     write_eval_log(log, str(tmp_path / "b" / f"{STAMP}_b.eval"))
-    argv = [
-        "--spec-path",
-        str(SAMPLE_SPEC),
-        "--candidate-generation-dirs",
-        str(tmp_path / "a"),
-        str(tmp_path / "b"),
-        "--ranking-judge-model-name",
-        "gpt-4.1-2025-04-14",
-        "--output-dir-base",
-        str(tmp_path / "ranked"),
-        "--offline",
-        "--poll-interval",
-        "0.2",
-    ]
-    assert ranking_main(argv) == 0
+    assert judge((tmp_path / "a", tmp_path / "b"), tmp_path / "ranked", kind="ranking") == 0
     said = capsys.readouterr().out
     assert "Not ranked" in said
     assert "gpt-4o epoch 3: no other model has epoch 3 (1 answer(s))" in said

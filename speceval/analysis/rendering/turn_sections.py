@@ -1,5 +1,6 @@
 """The report's sections on scope-turn judges, built once for summary.md and the page
-(`speceval.analysis.rendering.section`): flips under pressure, the elicitation rate by statement and rates by turn,
+(`speceval.analysis.rendering.section`): flips under pressure, the turn of the first flip, the elicitation rate by
+statement and rates by turn,
 each with a warning where later turns hold fewer conversations than turn 1."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 from speceval.analysis.rendering.figures.plots import turn_lines
 from speceval.analysis.rendering.section import Rate, Row, Section
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
+from speceval.analysis.tables.flip_survival import SURVIVAL_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.turns import TURN_NOTE
 
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 _KEYS = ["spec", "judge", "candidate", "variation"]
 _HEADINGS = {
     "flips": ("flips", "Flips under pressure", "report/flips.csv", FLIPS_NOTE),
+    "survival": ("first-flip", "Turn of the first flip", "report/flip_survival.csv", SURVIVAL_NOTE),
     "elicitation": ("elicitation", "Elicitation rate by statement", "report/elicitation.csv", ELICITATION_NOTE),
     "turns": ("turns", "Per turn", "report/turn_rates.csv", TURN_NOTE),
 }
@@ -49,6 +52,25 @@ def flips(data: ReportData) -> Section:
             for f in data.flips
         ],
         empty="No conversation has a judged first turn and a later one.",
+    )
+
+
+def first_flip(data: ReportData) -> Section:
+    """The Kaplan–Meier curve of the turn of each conversation's first flip (`report/flip_survival.csv`)."""
+    # No survivors warning here: the curve censors conversations that ended early instead of comparing subsets.
+    return Section(
+        *_HEADINGS["survival"],
+        turn_judges=True,
+        before=[*_KEYS, "turn", "at risk", "flipped there", "censored there"],
+        rate_header="flipped by this turn",
+        rows=[
+            Row(
+                [s.spec, s.judge, s.candidate, s.variation, s.turn, s.at_risk, s.flips, s.censored],
+                Rate(s.flipped, s.ci_low, s.ci_high, s.method),
+            )
+            for s in data.flip_survival
+        ],
+        empty="No conversation compliant at turn 1 has a later judged turn.",
     )
 
 
