@@ -21,11 +21,21 @@ from speceval.experiments.dry_plan import _read_inputs, _turns
 from speceval.experiments.grid import Group
 from speceval.providers.registry import resolve_org
 
+USER = "simulated_user"
+"""The plan's name of the simulated users' turns (every variation's user model: one group per model)."""
+
 
 def entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
     """(name as the file lists it, entry) of every candidate and judge."""
     named: list[tuple[str, ModelEntry]] = [(f"candidates[{i}]", c) for i, c in enumerate(config.candidates)]
     return named + [(f"judges[{i}]", j) for i, j in enumerate(config.judges)]
+
+
+def user_entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
+    """(plan name, entry) of each distinct simulated user model of the study's variations."""
+    users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
+    found = {(u.model, u.org, u.tier): u for u in users if u is not None}
+    return [(f"{USER} {m}", ModelEntry(model=m, org=o, tier=t)) for (m, o, t) in found]
 
 
 def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
@@ -36,7 +46,8 @@ def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
 
 
 def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> list[tuple[str, RoundLoad]]:
-    """The study's rounds per entry (name, load), stages numbered in the order they run."""
+    """The study's rounds per entry (name, load), stages numbered in the order they run: in round k, the simulated
+    users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round."""
     notes: list[str] = []
     specs = {spec.name: _read_inputs(config, base, spec, notes) for spec in config.specs}
     turns = max((_turns(config, s) for s in config.variations.combinations()), default=1)
@@ -55,13 +66,33 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
                     name,
                     RoundLoad(
                         label=f"round {number}" if turns > 1 else "answers",
-                        stage=number,
+                        stage=2 * number,
                         provider=provider,
                         model=entry.model,
                         requests=requests,
                         # every earlier answer in each later request, at max_tokens
                         input_tokens=prompt * number + requests * (number - 1) * max_tokens,
                         output_tokens=requests * max_tokens,
+                    ),
+                )
+            )
+    users = user_entries(config)
+    user_turns = answers - answers // turns if turns > 1 else 0  # rounds 2.. of every conversation, at most
+    for name, entry in users:
+        provider = resolve_org(entry.model, entry.org).org
+        per_round = user_turns // max(turns - 1, 1) // len(users)
+        for number in range(2, turns + 1):
+            loads.append(
+                (
+                    name,
+                    RoundLoad(
+                        label=f"round {number} (user turns)",
+                        stage=2 * number - 1,
+                        provider=provider,
+                        model=entry.model,
+                        requests=per_round,
+                        input_tokens=per_round * number * max_tokens,
+                        output_tokens=per_round * max_tokens,
                     ),
                 )
             )
@@ -72,7 +103,7 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
                 name,
                 RoundLoad(
                     label="judging",
-                    stage=turns + 1,
+                    stage=2 * turns + 1,
                     provider=provider,
                     model=entry.model,
                     requests=answers,
@@ -96,7 +127,7 @@ class StudyTiers:
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[str, Tier] = {}
-        named = entries(config)
+        named = entries(config) + user_entries(config)
         if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
             return
         assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
@@ -131,6 +162,9 @@ class StudyTiers:
         self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}
 
     def tier_of(self, name: str, entry: ModelEntry) -> Tier | None:
-        """The tier `entry` (listed as `name`) is sent at: `auto` resolved by the plan; None: the org's own path."""
+        """The tier `entry` (listed as `name`; a simulated user by its model) is sent at: `auto` resolved by the
+        plan; None: the org's own path."""
         tier = given_tier(self.config, entry)
-        return self._chosen.get(name, Tier.BATCH) if tier is Tier.AUTO else tier
+        if tier is not Tier.AUTO:
+            return tier
+        return self._chosen.get(name, self._chosen.get(f"{USER} {entry.model}", Tier.BATCH))

@@ -89,3 +89,20 @@ def test_tiers_the_provider_does_not_serve_are_refused_naming_the_entry(tmp_path
     said = capsys.readouterr().err
     assert "claude-haiku-4-5" in said and "org anthropic has no flex tier" in said
     assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
+
+
+def test_auto_plans_the_simulated_users_turns_as_rounds_of_their_own(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    user = "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n  max_turns: 2\n"
+    experiment.write_text(STUDY + user + "engine:\n  tier: auto\n  deadline_hours: 8\n")
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    rows = [(r["label"], r["model"], r["tier"]) for r in planned["tier_plan"]]
+    # All-batch is four round trips (24 h): the candidate's two rounds go to flex, then the user's turns (not served
+    # at flex) to standard; the judge's one round trip (6 h) fits what is left of 8 h.
+    assert rows == [
+        ("round 1", "o4-mini", "flex"),
+        ("round 2", "o4-mini", "flex"),
+        ("round 2 (user turns)", "gpt-4.1-mini-2025-04-14", "standard"),
+        ("judging", "gpt-4.1-2025-04-14", "batch"),
+    ]
