@@ -8,20 +8,27 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec, write_eval_log
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
 
 from speceval.analysis.reading.load import load_verdicts
 from speceval.cli.judge import compliance_main
 from tests.conftest import SAMPLE_SPEC
+
+# inspect_ai is imported inside the functions that use it: its import takes seconds of CPU, and every pytest-xdist
+# worker imports every test module at collection, also the workers that run no interop test.
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
 
 MODEL = "together/Qwen/Qwen3-235B-A22B-fp8-tput"
 NAME = "Qwen/Qwen3-235B-A22B-fp8-tput"
 
 
 def plain(statement: str, index: int, epoch: int, question: str) -> EvalSample:
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
+
     answer = f"epoch {epoch}: an answer to {question}"
     return EvalSample(
         id=f"{statement}_{index}",
@@ -39,6 +46,9 @@ def plain(statement: str, index: int, epoch: int, question: str) -> EvalSample:
 
 
 def build_log(path: Path, extra: list[EvalSample] | None = None) -> EvalLog:
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec, write_eval_log
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+
     samples = []
     for epoch in (1, 2):
         samples += [
@@ -150,6 +160,9 @@ def test_an_inspect_logs_samples_are_judged_as_answers_with_epochs_as_runs(tmp_p
 
 
 def test_a_sample_without_a_statement_id_is_refused_naming_it_before_anything_is_sent(tmp_path, capsys):
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
+
     folder = tmp_path / "logs"
     folder.mkdir()
     stray = EvalSample(id="question-7", epoch=1, input="Hi", target="", output=ModelOutput.from_content(MODEL, "Hello"))

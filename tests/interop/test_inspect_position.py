@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 
-from inspect_ai.log import write_eval_log
-
 import speceval
 from tests.interop.test_inspect_answers import judge, plain
 from tests.interop.test_inspect_input import STAMP, eval_log
@@ -22,6 +20,8 @@ EPOCHS = (1, 2, 3)
 
 
 def test_every_epoch_is_counted_in_position_consistency(tmp_path, capsys):
+    from inspect_ai.log import write_eval_log  # here, not at collection (see test_inspect_answers.py)
+
     for folder, model in (("a", "openai/gpt-4o-mini"), ("b", "openai/gpt-4o")):
         (tmp_path / folder).mkdir()
         samples = [plain(s, i, epoch, q) for epoch in EPOCHS for s, i, q in QUESTIONS]

@@ -35,10 +35,9 @@ import os
 import shutil
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from inspect_ai.log import EvalSample, write_eval_log
-from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
 
 from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.rendering.report import build_report
@@ -47,6 +46,10 @@ from speceval.cli.main import main as speceval_main
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
 from tests.interop.conftest import CANDIDATES, JUDGES
 from tests.interop.test_inspect_input import STAMP, eval_log
+
+# inspect_ai is imported inside the functions that use it (see test_inspect_answers.py).
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalSample
 
 
 def original_compliance_by_model(base_dir: Path, spec: str, judge: str) -> dict[str, float]:
@@ -288,6 +291,9 @@ def test_the_report_over_the_export_keeps_ratings_panel_variation_settings_and_r
 
 def answered(statement: str, index: int, epoch: int, question: str, model: str) -> EvalSample:
     """A sample of an Inspect log: the model's answer (the two logs' answers differ, so the judge picks one)."""
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+
     answer = f"epoch {epoch}: " + ("I cannot be sure." if "claude" in model else f"Here is a long answer to {question}")
     return EvalSample(
         id=f"{statement}_{index}",
@@ -313,6 +319,8 @@ QUESTIONS = [
 def ranked_epochs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the judges' folder, its export): two Inspect logs of the same four inputs, three epochs each, ranked and
     judged for compliance (binary) by gpt-4.1."""
+    from inspect_ai.log import write_eval_log
+
     root = tmp_path_factory.mktemp("epochs")
     logs = []
     for name, model in (("a", "openai/gpt-4o"), ("b", "anthropic/claude-haiku-4-5-20251001")):

@@ -149,3 +149,27 @@ def test_on_flex_unavailable_batch_sends_what_flex_refused_in_one_batch_job_of_t
     assert len(by_input) == 10
     assert sorted(r.get("service_tier") for r in by_input.values() if r.get("service_tier")) == ["flex"] * 5
     assert json.loads((tmp_path / "realtime" / "deferred.json").read_text())  # recorded before the job was made
+
+
+@pytest.mark.slow
+def test_a_killed_flex_run_resumes_without_sending_an_answered_request_again(tmp_path):
+    import time as clock
+
+    prompts = items(24)
+    faults = FaultConfig(flex_latency_seconds=0.05, flex_latency_spread=0.0, flex_shed_every=5)
+    with Emulator(faults=faults) as emu:
+        rt = flex_model(emu, "openai")
+        first = RealtimeEngine(rt, RunStore(tmp_path), EngineOptions())
+        first.start(prompts)
+        while not first.journal.read() or len(list(first.journal.read())) < 6:  # some answers recorded
+            first.tick()
+            clock.sleep(0.02)
+        first.stop()  # as a kill: calls in flight are abandoned
+        first._run_lock.release()  # a killed process's lock goes with it
+        recorded = {e.record.input_text for e in first.journal.read() if e.record.outcome.value == "succeeded"}
+        before = emu.realtime.prompt_counts()
+        summary = RealtimeEngine(rt, RunStore(tmp_path), EngineOptions()).run(prompts)
+        after = emu.realtime.prompt_counts()
+    assert summary.finished and summary.outcome_counts == {"succeeded": 24}
+    assert recorded and all(after[text] == before[text] == 1 for text in recorded)  # never sent again
+    assert {r["service_tier"] for r in records(tmp_path)} == {"flex"}
