@@ -73,7 +73,8 @@ def choose_tier(
     if tier is not Tier.FLEX:
         flex_given = [f"--{name.replace('_', '-')}" for name in _FLEX_FLAGS if realtime_flags.get(name) is not None]
         if flex_given:
-            raise ConfigError(f"{', '.join(flex_given)} apply to --tier flex")
+            verb = "applies" if len(flex_given) == 1 else "apply"
+            raise ConfigError(f"{', '.join(flex_given)} {verb} to --tier flex")
     fields = realtime_fields(tier)
     if fields is not None:
         choice.fields = fields
