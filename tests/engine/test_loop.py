@@ -4,6 +4,7 @@ and Ray engines do) must not make a batch engine poll its provider ten times a s
 from __future__ import annotations
 
 import gc
+import signal
 import weakref
 from pathlib import Path
 
@@ -100,6 +101,12 @@ def test_a_ctrl_c_lost_in_a_finalizer_still_stops_the_loop_at_its_next_round(tmp
         EngineOptions(poll_interval=0.1),
     )
     loop.add(engine, make_items({"s": ["q0", "q1"]}))
-    with interrupts_recorded(), pytest.raises(KeyboardInterrupt):
-        loop.run()
+    # As a command started at a terminal: a suite started in the background by a non-interactive shell inherits
+    # SIGINT ignored, and then speceval leaves it ignored on purpose (`interrupts_recorded`).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with interrupts_recorded(), pytest.raises(KeyboardInterrupt):
+            loop.run()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(rounds) == 1  # stopped at the round after the lost interrupt, not after 50 polls
