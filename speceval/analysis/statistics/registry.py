@@ -50,6 +50,15 @@ ROGAN_GLADEN = (
     "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
     "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
 )
+FLIP_SURVIVAL = (
+    "Kaplan–Meier of not yet flipped (compliant to non-compliant), conversations that end before flipping "
+    "censored; pointwise hull of a percentile bootstrap over inputs ({draws} draws, seed {seed}) and a Wilson "
+    "interval at the number of inputs at risk"
+)
+FLIPS_PER_CONVERSATION = (
+    "bounded mean: flips per conversation rescaled by 0..{high:g} (the most transitions its turns allow) to [0, 1] "
+    "and given the clustered Wilson interval (clustered by input, stratified by statement), scaled back"
+)
 SELF_PREFERENCE = (
     "MOVER difference of the judge's mean leniency toward its own provider's candidates and toward the others' "
     "(each candidate's leniency interval as above; candidates independent)"
@@ -101,6 +110,21 @@ ESTIMATORS: dict[str, Estimator] = {
         ),
         Estimator(
             name="mean", method=MEAN, reference=_MILLER, tables=("metrics.csv", "turn_rates.csv"), scenarios=("mean",)
+        ),
+        Estimator(
+            name="flip_survival",
+            method=FLIP_SURVIVAL,
+            reference="E. L. Kaplan & P. Meier, JASA 53 (1958) 457-481; B. Efron 1981 (censored-data bootstrap), "
+            "resampling whole inputs",
+            tables=("flip_survival.csv",),
+            scenarios=("flip-survival",),
+        ),
+        Estimator(
+            name="flips_per_conversation",
+            method=FLIPS_PER_CONVERSATION,
+            reference=_MILLER + "; " + _NEWCOMBE + " (method 4), on the rescaled mean",
+            tables=("flip_survival.csv",),
+            scenarios=("flips-per-conversation",),
         ),
         Estimator(
             name="bounded_mean",
