@@ -42,6 +42,7 @@ from benchmarks.coverage_scenarios import (
     spearman_scenario,  # noqa: E402
     win_rate_scenario,
 )
+from benchmarks.flip_scenarios import flip_scenarios  # noqa: E402
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
 from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
@@ -271,7 +272,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     cost=3,
                 )
             )
-    found += card_scenarios()
+    found += card_scenarios() + flip_scenarios(bootstrap)
     return found
 
 

@@ -31,6 +31,13 @@ FIRST_FLIP = "turn_of_first_flip"
 PER_CONVERSATION = "flips_per_conversation"
 
 
+class _Cell(BaseModel):
+    spec: str
+    judge: str
+    candidate: str
+    variation: str
+
+
 class FlipSurvivalRow(BaseModel):
     """One row of `flip_survival.csv`: a turn of the survival curve, or the cell's flips per conversation."""
 
@@ -84,14 +91,14 @@ def flip_survival(
         times = np.asarray([h[0] for h in histories])
         events = np.asarray([h[1] for h in histories])
         grid = list(range(1, int(times.max()) + 1))
-        estimate, intervals = survival_intervals(times, events, clusters, grid, draws, seed)
-        cell = {"spec": spec, "judge": judge, "candidate": candidate, "variation": variation}
+        estimate, intervals = survival_intervals(times.tolist(), events.tolist(), clusters, grid, draws, seed)
+        cell = _Cell(spec=spec, judge=judge, candidate=candidate, variation=variation)
         method = FLIP_SURVIVAL.format(draws=draws, seed=seed)
         for i, turn in enumerate(grid):
             band = intervals[i]
             found.append(
                 FlipSurvivalRow(
-                    **cell,
+                    **cell.model_dump(),
                     measure=FIRST_FLIP,
                     turn=turn,
                     at_risk=int((times >= turn).sum()),
@@ -108,16 +115,17 @@ def flip_survival(
 
 
 def _per_conversation(
-    cell: dict[str, str], histories: list[tuple[int, bool, int]], clusters: list[tuple[str, str, int]], turns: int
+    cell: _Cell, histories: list[tuple[int, bool, int]], clusters: list[tuple[str, str, int]], turns: int
 ) -> FlipSurvivalRow:
     """Mean transitions per conversation, as a bounded mean: at most one transition per two turns."""
     counts = np.asarray([float(h[2]) for h in histories])
     most = float(max(1, turns // 2))
     codes, distinct = codes_of(clusters)
-    strata, _ = codes_of([key[:2] for key in distinct])
+    strata, _ = codes_of([(spec, statement) for spec, statement, _ in clusters])
+    strata = strata[np.unique(codes, return_index=True)[1]]  # per cluster code, in code order
     interval = bounded_mean_interval_codes(counts, codes, (0.0, most), strata)
     return FlipSurvivalRow(
-        **cell,
+        **cell.model_dump(),
         measure=PER_CONVERSATION,
         turn=None,
         at_risk=len(histories),
