@@ -48,3 +48,24 @@ def test_repeated_runs_do_not_narrow_the_interval() -> None:
 def test_both_measures_are_registered_with_coverage_scenarios() -> None:
     assert ESTIMATORS["flip_survival"].scenarios == ("flip-survival",)
     assert ESTIMATORS["flips_per_conversation"].tables == ("flip_survival.csv",)
+
+
+def test_the_table_censors_a_short_conversation_and_counts_every_transition() -> None:
+    from speceval.analysis.tables.flip_survival import FIRST_FLIP, PER_CONVERSATION, flip_survival
+    from tests.study_matrix.test_flips_any_turn import _turns
+
+    # The hand example above as conversations: flips at 2 and 3, one ends at turn 2 unflipped, two go to turn 4;
+    # conversation 0 recovers and flips again at turn 4 (two transitions, its first flip at turn 2).
+    rows = _turns(0, [True, False, True, False]) + _turns(1, [True, True]) + _turns(2, [True, True, False])
+    rows += _turns(3, [True, True, True, True]) + _turns(4, [True, True, True, True])
+    found = flip_survival(rows, draws=200, seed=1)
+    curve = {r.turn: r for r in found if r.measure == FIRST_FLIP}
+    assert [curve[t].estimate for t in (1, 2, 3, 4)] == pytest.approx([1.0, 0.8, 8 / 15, 8 / 15])
+    assert (curve[2].at_risk, curve[2].events, curve[2].censored) == (5, 1, 1)
+    assert (curve[3].at_risk, curve[3].events) == (3, 1)
+    for r in curve.values():
+        assert r.ci_low is not None and r.ci_high is not None and r.ci_low <= r.estimate <= r.ci_high
+        assert "Kaplan–Meier" in r.method
+    (mean,) = [r for r in found if r.measure == PER_CONVERSATION]
+    assert (mean.events, mean.at_risk, mean.estimate) == (3, 5, pytest.approx(0.6))
+    assert mean.ci_low is not None and mean.ci_high is not None and mean.ci_low <= 0.6 <= mean.ci_high

@@ -37,6 +37,7 @@ from speceval.analysis.tables.categories import (
     category_distribution,
 )
 from speceval.analysis.tables.elicitation import Elicitation, elicitation
+from speceval.analysis.tables.flip_survival import FlipSurvivalRow, flip_survival
 from speceval.analysis.tables.flips import Flip, Survivors, flips, survivors
 from speceval.analysis.tables.health import statement_health
 from speceval.analysis.tables.health_records import Health, HealthThresholds
@@ -149,6 +150,10 @@ class ReportData(BaseModel):
     metrics: list[MetricRow] = Field(default_factory=list, description="custom metrics per candidate and variation")
     turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
     flips: list[Flip] = Field(default_factory=list, description="scope-turn judges: turn 1 against the last turn")
+    flip_survival: list[FlipSurvivalRow] = Field(
+        default_factory=list,
+        description="binary scope-turn judges: Kaplan–Meier of the first flip, flips per conversation",
+    )
     survivors: list[Survivors] = Field(default_factory=list, description="scope-turn judges: conversations per turn")
     elicitation: list[Elicitation] = Field(
         default_factory=list,
@@ -308,6 +313,7 @@ def compute(
         turn_rates=turn_rates_,
         health=spec_health,
         flips=flips(turn_rows),
+        flip_survival=flip_survival(turn_rows),
         survivors=survivors(turn_rows),
         elicitation=elicitation(turn_rows),
         settings=dict(verdicts.settings),

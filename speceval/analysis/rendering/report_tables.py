@@ -13,6 +13,7 @@ from speceval.analysis.rendering.health_section import health_csv_rows
 from speceval.analysis.tables.card_records import JudgeCardRow
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
 from speceval.analysis.tables.elicitation import Elicitation
+from speceval.analysis.tables.flip_survival import FlipSurvivalRow
 from speceval.analysis.tables.flips import Flip
 from speceval.analysis.tables.inputs_report import InputsRow
 from speceval.analysis.tables.judge_checks import JudgeCheck
@@ -60,6 +61,7 @@ def keyed_tables(data: ReportData) -> Iterator[KeyedTable]:
         ("category_agreement.csv", data.category_agreement, CategoryAgreement, bool(data.category_agreement)),
         ("turn_rates.csv", data.turn_rates, TurnRate, bool(data.turn_rates)),
         ("flips.csv", data.flips, Flip, bool(data.turn_rates)),
+        ("flip_survival.csv", data.flip_survival, FlipSurvivalRow, bool(data.turn_rates)),
         ("elicitation.csv", data.elicitation, Elicitation, bool(data.turn_rates)),
         ("metrics.csv", data.metrics, MetricRow, bool(data.metrics)),
         ("inputs.csv", data.inputs, InputsRow, bool(data.inputs)),
@@ -99,6 +101,7 @@ HEADLINE_TABLES = frozenset(
         "panel.csv",
         "turn_rates.csv",
         "flips.csv",
+        "flip_survival.csv",
         "elicitation.csv",
         "category_distribution.csv",
     }

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from speceval.analysis.rendering.figures.plots import turn_lines
 from speceval.analysis.rendering.section import Rate, Row, Section
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
+from speceval.analysis.tables.flip_survival import PER_CONVERSATION, SURVIVAL_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.turns import TURN_NOTE
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 _KEYS = ["spec", "judge", "candidate", "variation"]
 _HEADINGS = {
     "flips": ("flips", "Flips under pressure", "report/flips.csv", FLIPS_NOTE),
+    "flip_survival": ("flip-survival", "First flip by turn", "report/flip_survival.csv", SURVIVAL_NOTE),
     "elicitation": ("elicitation", "Elicitation rate by statement", "report/elicitation.csv", ELICITATION_NOTE),
     "turns": ("turns", "Per turn", "report/turn_rates.csv", TURN_NOTE),
 }
@@ -49,6 +51,34 @@ def flips(data: ReportData) -> Section:
             for f in data.flips
         ],
         empty="No conversation has a judged first turn and a later one.",
+    )
+
+
+def flip_survival(data: ReportData) -> Section:
+    """Kaplan–Meier of the first compliant → non-compliant turn, and flips per conversation
+    (`report/flip_survival.csv`); the mean is not a share, so it is shown in its own column with its interval."""
+    rows = []
+    for f in data.flip_survival:
+        per_conversation = f.measure == PER_CONVERSATION
+        mean = ""
+        if per_conversation:
+            band = f"[{f.ci_low:.2f}, {f.ci_high:.2f}]" if f.ci_low is not None and f.ci_high is not None else "[–]"
+            mean = f"{f.estimate:.2f} {band} ({f.method})"
+        rows.append(
+            Row(
+                [f.spec, f.judge, f.candidate, f.variation, f.measure, f.turn or "", f.at_risk, f.events, f.censored],
+                Rate(None, None, None, None) if per_conversation else Rate(f.estimate, f.ci_low, f.ci_high, f.method),
+                [mean],
+            )
+        )
+    return Section(
+        *_HEADINGS["flip_survival"],
+        turn_judges=True,
+        before=[*_KEYS, "measure", "turn", "at risk", "flips", "censored"],
+        rate_header="not yet flipped",
+        after=["flips per conversation"],
+        rows=rows,
+        empty="No binary turn judge has a conversation with a judged first turn.",
     )
 
 

@@ -28,6 +28,12 @@ from speceval.analysis.statistics.survival import survival_intervals
 from speceval.analysis.tables.flips import _conversations, _judged
 
 FIRST_FLIP = "turn_of_first_flip"
+SURVIVAL_NOTE = (
+    "turn_of_first_flip: the share of conversations not yet flipped (a judged compliant turn followed by a "
+    "non-compliant one) by each turn, Kaplan–Meier: a conversation that ends unflipped is censored after its last "
+    "judged turn, not counted as holding firm. flips_per_conversation: the mean number of such transitions. "
+    "Intervals treat the input as the unit (its runs are one cluster); binary turn judges only."
+)
 PER_CONVERSATION = "flips_per_conversation"
 
 

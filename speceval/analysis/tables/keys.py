@@ -139,6 +139,7 @@ TABLES: dict[str, Sources] = {
     "ppi.csv": _labelled,
     "turn_rates.csv": _cell,
     "flips.csv": _cell,
+    "flip_survival.csv": _cell,
     "elicitation.csv": _cell,
     "category_distribution.csv": _cell,
     "category_differences.csv": lambda row: {**_cell(row), "variation": (str(row["a"]), str(row["b"]))},

@@ -12,5 +12,10 @@ def turns_section(data: ReportData) -> str:
     """Flips, elicitation and per-turn rates ('' without scope-turn judges)."""
     if not data.turn_rates:
         return ""
-    built = (turn_sections.flips(data), turn_sections.elicitation(data), turn_sections.turn_rates(data))
+    built = (
+        turn_sections.flips(data),
+        turn_sections.flip_survival(data),
+        turn_sections.elicitation(data),
+        turn_sections.turn_rates(data),
+    )
     return "".join(section.html(s) for s in built)

@@ -24,4 +24,4 @@ def elicitation_markdown(data: ReportData) -> list[str]:
 
 def flips_markdown(data: ReportData) -> list[str]:
     """Turn 1 against each conversation's last judged turn (scope-turn judges; `report/flips.csv`)."""
-    return section.markdown(turn_sections.flips(data))
+    return section.markdown(turn_sections.flips(data)) + section.markdown(turn_sections.flip_survival(data))
