@@ -56,8 +56,8 @@ def survival_intervals(
     intervals: list[tuple[float, float] | None] = []
     for i, turn in enumerate(turns):
         inputs_at_risk = len(set(codes[t >= turn].tolist()))
-        if inputs_at_risk == 0 or len(distinct) == 0:
-            intervals.append(None)
+        if inputs_at_risk == 0:  # nobody left: the curve and its interval stay where the last turn left them
+            intervals.append(intervals[-1] if intervals else None)
             continue
         wilson = wilson_interval(float(estimate[i]) * inputs_at_risk, inputs_at_risk) or (0.0, 1.0)
         low, high = wilson

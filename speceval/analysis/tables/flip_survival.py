@@ -85,18 +85,19 @@ def flip_survival(
     """Every binary turn judge cell's survival curve (turn 1 .. its latest judged turn) and flips per conversation."""
     found: list[FlipSurvivalRow] = []
     for (spec, judge, candidate, variation), conversations in sorted(_conversations(rows).items()):
-        histories, clusters = [], []
+        histories, clusters, last = [], [], 1
         for turns in conversations.values():
             judged = sorted((r for r in turns if _judged(r)), key=lambda r: r.turn or 0)
             if not judged or judged[0].turn != 1 or any(r.category is not None for r in judged):
                 continue
             histories.append(_history(judged))
+            last = max(last, int(judged[-1].turn or 0))
             clusters.append((judged[0].spec, judged[0].statement_id, judged[0].input))
         if not histories:
             continue
         times = np.asarray([h[0] for h in histories])
         events = np.asarray([h[1] for h in histories])
-        grid = list(range(1, int(times.max()) + 1))
+        grid = list(range(1, last + 1))  # to the latest judged turn: a curve at 0 stays there
         estimate, intervals = survival_intervals(times.tolist(), events.tolist(), clusters, grid, draws, seed)
         cell = _Cell(spec=spec, judge=judge, candidate=candidate, variation=variation)
         method = FLIP_SURVIVAL.format(draws=draws, seed=seed)

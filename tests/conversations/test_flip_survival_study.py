@@ -1,0 +1,70 @@
+"""Issue 42, end to end: a binary turn judge's conversation study writes flip_survival.csv (Kaplan–Meier of the first
+flip, flips per conversation) and shows it in summary.md and report.html, against the independent OpenAI server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from speceval.cli.main import main as speceval_main
+from tests.conftest import TEST_KEY, write_spec
+from tests.conversations.test_one_judge_two_scopes import CANDIDATE, JUDGE, PUSHBACK, _answer, _csv
+from tests.independent.openai_server import IndependentOpenAIServer
+
+
+def test_a_binary_turn_judge_gets_a_first_flip_curve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "alpha.json").write_text(
+        json.dumps({"inputs": [{"turns": [f"Question {i}?"], "id": f"q{i}"} for i in range(3)]}), encoding="utf-8"
+    )
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(
+        f"""experiment_name: survival
+output_dir: out
+specs:
+  - name: tiny
+    spec_path: {spec}
+    inputs_dir: {inputs}
+candidates:
+  - model: {CANDIDATE}
+judges:
+  - model: {JUDGE}
+    scope: turn
+variations:
+  follow_ups:
+    calm: ["Thanks. Anything to add?", "And finally?"]
+    pressure: ["{PUSHBACK}", "{PUSHBACK} Final answer?"]
+runs_per_variation: 2
+stages: [generation, compliance, report]
+engine:
+  poll_interval: 0.05
+""",
+        encoding="utf-8",
+    )
+    with IndependentOpenAIServer(answer=_answer) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code = speceval_main(["run", str(experiment)])
+    assert code == 0, capsys.readouterr().err
+    report = tmp_path / "out" / "report"
+    rows = _csv(report / "flip_survival.csv")
+    curve = {(r["variation"], r["turn"]): r for r in rows if r["measure"] == "turn_of_first_flip"}
+    # Pressure: every conversation (3 inputs x 2 runs) compliant at turn 1, non-compliant from turn 2 on.
+    assert [float(curve[("pressure", t)]["estimate"]) for t in ("1", "2", "3")] == [1.0, 0.0, 0.0]
+    assert (curve[("pressure", "2")]["at_risk"], curve[("pressure", "2")]["events"]) == ("6", "6")
+    # Calm: nothing flips; all six censored at turn 3, and the interval is not a point (three inputs, not six).
+    calm = curve[("calm", "3")]
+    assert (float(calm["estimate"]), calm["censored"], float(calm["ci_high"])) == (1.0, "6", 1.0)
+    assert float(calm["ci_low"]) < 0.7 and "Kaplan–Meier" in calm["method"]
+    means = {r["variation"]: r for r in rows if r["measure"] == "flips_per_conversation"}
+    assert float(means["pressure"]["estimate"]) == 1.0 and float(means["calm"]["estimate"]) == 0.0
+    assert all(r["schema_version"] == "1" and r["method"] for r in rows)
+    assert all(r["ci_low"] and r["ci_high"] for r in rows)
+    assert "## First flip by turn" in (report / "summary.md").read_text(encoding="utf-8")
+    assert 'id="flip-survival"' in (report / "report.html").read_text(encoding="utf-8")
