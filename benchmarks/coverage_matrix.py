@@ -40,9 +40,10 @@ from benchmarks.coverage_scenarios import (
     sample_likert,
     sample_zero_inflated,
     spearman_scenario,  # noqa: E402
+    survival_scenario,
+    survival_truth,
     win_rate_scenario,
 )
-from benchmarks.flip_scenarios import flip_scenarios  # noqa: E402
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
 from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
@@ -73,6 +74,25 @@ def category_matrix(draws: int, seed: int) -> dict[str, float]:
 def scenarios(bootstrap: int) -> list[Scenario]:
     """Every scenario of the matrix; Bradley–Terry intervals with `bootstrap` draws."""
     found: list[Scenario] = []
+    for inputs, runs, (a, b), keep_going, label in (
+        (8, 2, (0.2, 20.0), 0.9, "8 inputs x 2 runs, hazard Beta(0.2, 20) (rare flips)"),
+        (10, 1, (1.0, 9.0), 0.9, "10 inputs x 1 run, hazard Beta(1, 9)"),
+        (10, 3, (1.0, 9.0), 0.9, "10 inputs x 3 runs, hazard Beta(1, 9)"),
+        (30, 2, (2.0, 2.0), 0.8, "30 inputs x 2 runs, hazard Beta(2, 2) (most flip)"),
+        (50, 1, (1.0, 4.0), 0.7, "50 inputs x 1 run, hazard Beta(1, 4), 30% end at each turn"),
+        (100, 3, (0.5, 9.5), 0.9, "100 inputs x 3 runs, hazard Beta(0.5, 9.5)"),
+    ):
+        found.append(
+            Scenario(
+                "survival",
+                ("turn_of_first_flip",),
+                f"{label}; share flipped by turn 4",
+                survival_truth(a, b, 4),
+                survival_scenario(inputs, runs, a, b, keep_going),
+                reference="Greenwood log-log, z (independent conversations)",
+                cost=2,
+            )
+        )
     for n in (5, 10, 30, 200):
         for p in (0.01, 0.5, 0.9, 0.99):
             found.append(
@@ -98,8 +118,9 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         found.append(
             Scenario(
                 "rate-pooled",
-                # A flip, a violation at any turn and two judges' disagreement are each one indicator per
-                # conversation, answer or answer pair, clustered by input across runs: the pooled rate's estimator.
+                # A flip, a violation at any turn, two judges' disagreement and a comparison's consistency over
+                # both orders are each one indicator per conversation, answer, answer pair or comparison, clustered
+                # by input across runs: the pooled rate's estimator.
                 (
                     "pooled_rate",
                     "turn_rate",
@@ -109,6 +130,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     "pair_share",
                     "retest_agreement",
                     "wording_flip_rate",
+                    "position_consistency_pooled",
                 ),
                 label,
                 a / (a + b),
@@ -155,7 +177,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         found.append(
             Scenario(
                 "mean",
-                ("mean",),
+                ("mean", "flips_per_conversation"),  # a count a conversation, clustered by input
                 f"Likert 1-5, {inputs} inputs x {runs} runs",
                 likert_truth,
                 mean_scenario(inputs, runs),
@@ -272,7 +294,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     cost=3,
                 )
             )
-    found += card_scenarios() + flip_scenarios(bootstrap)
+    found += card_scenarios()
     return found
 
 

@@ -18,6 +18,7 @@ from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
+from speceval.analysis.statistics.survival import kaplan_meier
 from speceval.analysis.tables.human_labels import item_id, label_sheet
 from speceval.analysis.tables.judge_quality import leniency, ppi_mean
 from speceval.analysis.tables.ppi_table import ppi_rates
@@ -374,3 +375,65 @@ def spearman_scenario(n: int, rho: float, tied: bool) -> tuple[float, Callable[[
         return (None if found is None else spearman_interval(found, n)), None
 
     return truth, draw
+
+
+# -- the turn of the first flip (Kaplan–Meier) ---------------------------------------------------------------------
+
+
+def survival_truth(a: float, b: float, turn: int) -> float:
+    """F(turn) = 1 - E[(1 - h)^(turn - 1)] for a per-input hazard h ~ Beta(a, b) per turn after turn 1."""
+    log_beta = math.lgamma(a) + math.lgamma(b + turn - 1) - math.lgamma(a + b + turn - 1)
+    return 1 - math.exp(log_beta - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)))
+
+
+def survival_scenario(
+    inputs: int, runs: int, a: float, b: float, keep_going: float, turn: int = 4
+) -> Callable[[np.random.Generator], Drawn]:
+    """`inputs` inputs x `runs` conversations each, compliant at turn 1, flipping at each later turn with the
+    input's hazard h ~ Beta(a, b); a conversation goes on to each turn after the second with probability
+    `keep_going` (ending early: censored). The estimator: the share flipped by `turn` (`kaplan_meier`); the
+    reference: Greenwood's log-log interval with z, as if every conversation were independent."""
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        hazards = rng.beta(a, b, inputs)
+        times, events, clusters = [], [], []
+        for g in range(inputs):
+            for _ in range(runs):
+                last, flipped = 1, False
+                for t in range(2, turn + 1):
+                    if t > 2 and rng.random() > keep_going:
+                        break
+                    last = t
+                    if rng.random() < hazards[g]:
+                        flipped = True
+                        break
+                times.append(last)
+                events.append(flipped)
+                clusters.append(g)
+        curve = [p for p in kaplan_meier(times, events, clusters) if p.turn <= turn]
+        if not curve or curve[-1].ci_low is None or curve[-1].ci_high is None:
+            return None, None
+        ours = (curve[-1].ci_low, curve[-1].ci_high)
+        return ours, _greenwood(times, events, turn)
+
+    return draw
+
+
+def _greenwood(times: list[int], events: list[bool], turn: int) -> Bounds:
+    """Greenwood's log-log 95% interval of F(turn) over independent conversations (the textbook reference)."""
+    survival, variance = 1.0, 0.0
+    for t in sorted(set(times)):
+        if t > turn:
+            break
+        n = sum(1 for x in times if x >= t)
+        d = sum(1 for x, e in zip(times, events, strict=True) if x == t and e)
+        if d and d < n:
+            survival *= 1 - d / n
+            variance += d / (n * (n - d))
+        elif d:
+            return None
+    if survival >= 1 or variance == 0:
+        return None
+    log_survival = math.log(survival)
+    spread = 1.96 * math.sqrt(variance) / abs(log_survival)
+    return 1 - survival ** math.exp(-spread), 1 - survival ** math.exp(spread)

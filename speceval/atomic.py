@@ -18,20 +18,7 @@ from pydantic import BaseModel
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically, creating parent folders as needed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, file_mode())  # mkstemp makes 0600; the result should read like any file the user writes
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        # Also on KeyboardInterrupt: never leave temp files lying around in a run directory.
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
+    atomic_write_lines(path, (data,))
 
 
 def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> int:
@@ -49,6 +36,7 @@ def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> int:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
+        # Also on KeyboardInterrupt: never leave temp files lying around in a run directory.
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)

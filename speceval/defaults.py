@@ -62,6 +62,34 @@ class Mode(_Choice):
     CATEGORIES = "categories"
 
 
+class Tier(_Choice):
+    """Where a model's requests go: the provider's Batch API, its flex tier (synchronous, at batch rates, best
+    effort), its standard realtime endpoint, or the cheapest of these that meets `deadline_hours`
+    (docs/service-tiers.md)."""
+
+    BATCH = "batch"
+    FLEX = "flex"
+    STANDARD = "standard"
+    AUTO = "auto"
+
+
+class FlexFallback(_Choice):
+    """Where a request goes once flex has refused it for `flex_patience` seconds."""
+
+    WAIT = "wait"
+    """Keep asking at flex (never pay more than batch rates)."""
+    STANDARD = "standard"
+    """Send it at the standard tier (full price, answered in seconds)."""
+    BATCH = "batch"
+    """Leave it for a Batch API job of the same run (batch rates, up to 24 h)."""
+
+
+FLEX_REQUEST_TIMEOUT = 900.0
+"""Seconds a flex call may take: OpenAI asks clients to raise their timeout to 15 minutes for flex."""
+
+DEFAULT_FLEX_PATIENCE = 600.0
+"""Seconds one request keeps retrying flex refusals before `on_flex_unavailable` decides."""
+
 DEFAULT_GENERATION_OUTPUT = Path("data/batched_generations")
 """Where generation runs go unless `--output-base-dir` says otherwise."""
 DEFAULT_JUDGE_OUTPUT = {"compliance": Path("data/batched_compliance"), "ranking": Path("data/batched_rankings")}

@@ -14,7 +14,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from speceval.defaults import FlexFallback, Tier
 from speceval.settings_checks import (
+    FlexPatience,
     MaxConcurrency,
     RatePeriodSeconds,
     Replicas,
@@ -58,6 +60,17 @@ class EndpointKeys(BaseModel):
     )
     request_timeout: RequestTimeout | None = Field(
         default=None, description="seconds before a call is abandoned (openai-compatible, together)"
+    )
+    flex_patience: FlexPatience | None = Field(
+        default=None, description="tier flex: seconds a request keeps retrying flex refusals (default 600)"
+    )
+    on_flex_unavailable: FlexFallback | None = Field(
+        default=None, description="tier flex: then wait (default), standard or batch (docs/service-tiers.md)"
+    )
+    tier: Tier | None = Field(
+        default=None,
+        description="batch, flex, standard or auto (docs/service-tiers.md); default: engine.tier, else the org's "
+        "own path (batch where it has a batch API)",
     )
     vllm: bool | None = Field(default=None, description="ray: run vLLM engines on the cluster's GPUs")
     tensor_parallel_size: TensorParallelSize | None = Field(default=None, description="ray: GPUs per vLLM engine")

@@ -63,6 +63,19 @@ class InputError(UsageError):
         return cls(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x}); {hint}", line=line)
 
 
+def read_utf8_text(path: Path, what: str, hint: str) -> str:
+    """A small file a person wrote, as text: a byte-order mark is dropped; a file that cannot be read or is not
+    UTF-8 is an `InputError` naming it (`what`: what the file holds; `hint`: how to save it as UTF-8)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read the {what}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError.not_utf8(path, data, exc, hint) from None
+
+
 class ConfigError(UsageError):
     """A command-line flag, YAML key or environment variable is wrong or missing."""
 

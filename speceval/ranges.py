@@ -89,6 +89,8 @@ ASSUME_ICC = Range("assume_icc", integer=False, minimum=0, maximum=1)
 # `speceval label-sheet`: how many answers to sample, and the sample's seed (numpy takes no negative seed).
 SAMPLE_SIZE = Range("n", integer=True, minimum=1)
 SEED = Range("seed", integer=True, minimum=0)
+# `speceval report --likert-drop`: a Likert flip is a drop of at least this many points (1-4 on a 1-5 scale).
+LIKERT_DROP = Range("likert_drop", integer=True, minimum=1, maximum=4)
 # Realtime runs' pace and retries.
 RPM = Range("rpm", integer=False, minimum=0, exclusive_minimum=True)
 TPM = Range("tpm", integer=False, minimum=0, exclusive_minimum=True)
@@ -97,6 +99,9 @@ RATE_PERIOD_SECONDS = Range("rate_period_seconds", integer=False, minimum=0, exc
 RETRY_INITIAL_DELAY = Range("retry_initial_delay", integer=False, minimum=0, exclusive_minimum=True)
 RETRY_BACKOFF_FACTOR = Range("retry_backoff_factor", integer=False, minimum=1)
 REQUEST_TIMEOUT = Range("request_timeout", integer=False, minimum=0, exclusive_minimum=True)
+# Service tiers: how long a request waits out flex refusals before `on_flex_unavailable`, and a study's deadline.
+FLEX_PATIENCE = Range("flex_patience", integer=False, minimum=0)
+DEADLINE_HOURS = Range("deadline_hours", integer=False, minimum=0, exclusive_minimum=True)
 # Ray runs' vLLM engines.
 TENSOR_PARALLEL_SIZE = Range("tensor_parallel_size", integer=True, minimum=1)
 REPLICAS = Range("replicas", integer=True, minimum=1)

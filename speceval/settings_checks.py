@@ -22,6 +22,8 @@ from pydantic_core import PydanticCustomError
 from speceval.ranges import (
     BATCH_SIZE,
     BUDGET_USD,
+    DEADLINE_HOURS,
+    FLEX_PATIENCE,
     MAX_ATTEMPTS,
     MAX_CONCURRENCY,
     MAX_TOKENS,
@@ -54,6 +56,8 @@ __all__ = [
     "RATE_PERIOD_SECONDS",
     "REPLICAS",
     "REQUEST_TIMEOUT",
+    "FLEX_PATIENCE",
+    "DEADLINE_HOURS",
     "RETRY_BACKOFF_FACTOR",
     "RETRY_INITIAL_DELAY",
     "RPM",
@@ -116,5 +120,7 @@ RatePeriodSeconds = Annotated[float, *_checked(RATE_PERIOD_SECONDS)]
 RetryInitialDelay = Annotated[float, *_checked(RETRY_INITIAL_DELAY)]
 RetryBackoffFactor = Annotated[float, *_checked(RETRY_BACKOFF_FACTOR)]
 RequestTimeout = Annotated[float, *_checked(REQUEST_TIMEOUT)]
+FlexPatience = Annotated[float, *_checked(FLEX_PATIENCE)]
+DeadlineHours = Annotated[float, *_checked(DEADLINE_HOURS)]
 TensorParallelSize = Annotated[int, *_checked(TENSOR_PARALLEL_SIZE)]
 Replicas = Annotated[int, *_checked(REPLICAS)]

@@ -61,13 +61,31 @@ class Price:
         return self.input if self.cache_write is None else self.cache_write
 
 
-class PriceTable:
-    """Prices per model (longest matching name prefix) and batch discounts per provider."""
+DISCOUNTED_TIERS = frozenset({"batch", "flex"})
+"""Service tiers billed at the provider's batch rates (docs/service-tiers.md): the Batch API, and flex (OpenAI's
+`service_tier: "flex"`, Gemini's Flex), which is sold at batch rates. Every other tier is billed at standard prices."""
 
-    def __init__(self, models: dict[str, Price], batch_discount: dict[str, float], as_of: str = ""):
+
+class PriceTable:
+    """Prices per model (longest matching name prefix), batch discounts per provider, and the models each provider
+    serves at the flex tier (name prefixes)."""
+
+    def __init__(
+        self,
+        models: dict[str, Price],
+        batch_discount: dict[str, float],
+        as_of: str = "",
+        flex: dict[str, tuple[str, ...]] | None = None,
+    ):
         self.models = models
         self.batch_discount = batch_discount
         self.as_of = as_of
+        self.flex = flex or {}
+        self.source = "speceval/data/prices.json (shipped)"
+
+    def offers_flex(self, provider: str, model_name: str) -> bool:
+        """Whether `provider` serves `model_name` at the flex tier, by this table's flex list."""
+        return any(model_name.startswith(prefix) for prefix in self.flex.get(provider, ()))
 
     @classmethod
     def load(cls, override: Path | None = None) -> PriceTable:
@@ -83,6 +101,9 @@ class PriceTable:
             extra = cls._parse(data, path)
             table.models.update(extra.models)
             table.batch_discount.update(extra.batch_discount)
+            table.flex.update(extra.flex)  # a provider's list given replaces the shipped one (models leave flex too)
+            table.as_of = extra.as_of or table.as_of
+            table.source = f"{path} over the shipped table"
         return table
 
     @staticmethod
@@ -102,19 +123,30 @@ class PriceTable:
                     field=f"models.{name}",
                 ) from None
         discounts = {str(k): float(v) for k, v in dict(data.get("batch_discount", {})).items()}
-        return PriceTable(models, discounts, str(data.get("as_of", "")))
+        flex = data.get("flex", {})
+        if not isinstance(flex, dict) or not all(
+            isinstance(names, list) and all(isinstance(n, str) and n for n in names) for names in flex.values()
+        ):
+            raise InputError(path, "expected {provider: [model name prefix, ...]}", field="flex")
+        return PriceTable(models, discounts, str(data.get("as_of", "")), {str(k): tuple(v) for k, v in flex.items()})
 
     def price(self, model_name: str) -> Price | None:
         """The price of `model_name` (longest prefix match), or None if the table does not know it."""
         best = max((name for name in self.models if model_name.startswith(name)), key=len, default=None)
         return self.models[best] if best is not None else None
 
-    def cost(self, model_name: str, provider: str, usage: Usage, *, batch: bool = True) -> float | None:
-        """USD for `usage` of `model_name`; None when the price is unknown."""
+    def cost(
+        self, model_name: str, provider: str, usage: Usage, *, batch: bool = True, tier: str | None = None
+    ) -> float | None:
+        """USD for `usage` of `model_name`; None when the price is unknown.
+
+        `tier`, when given, is the service tier the request was served at (`batch`, `flex`, `standard`, ...) and
+        decides the rate (`DISCOUNTED_TIERS` at the provider's batch discount); otherwise `batch` does."""
         price = self.price(model_name)
         if price is None:
             return None
-        factor = self.batch_discount.get(provider, 1.0) if batch else 1.0
+        discounted = tier in DISCOUNTED_TIERS if tier is not None else batch
+        factor = self.batch_discount.get(provider, 1.0) if discounted else 1.0
         uncached = max(0, usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens)
         dollars = (
             uncached * price.input
@@ -123,6 +155,13 @@ class PriceTable:
             + usage.output_tokens * price.output
         )
         return dollars / 1e6 * factor
+
+
+def served_tier(reported: str | None) -> str:
+    """The tier a realtime answer is priced and counted at, from the `service_tier` its response reported:
+    `flex` when the provider says flex served it, else `standard` (OpenAI reports `default`; a response that says
+    nothing is counted at standard, the higher price, since nothing shows it was discounted)."""
+    return "flex" if reported == "flex" else "standard"
 
 
 REQUEST_FRAMING_TOKENS = 64

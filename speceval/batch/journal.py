@@ -104,16 +104,23 @@ class Journal:
                 self._file = None
 
 
-def outcome_counts(run_dir: Path, results_dir: Path) -> Counter[str]:
-    """Outcomes of a run sent without provider jobs (realtime or Ray): `results/` plus journal lines not yet
-    merged into it (a run killed between merges), one per input, a success never replaced."""
-    outcomes: dict[tuple[str, int], str] = {}
+def final_records(run_dir: Path, results_dir: Path) -> dict[tuple[str, int], ResultRecord]:
+    """Each input's current record of a run sent without provider jobs (realtime or Ray): `results/` plus journal
+    lines not yet merged into it (a run killed between merges), a success never replaced. Keyed by (the results
+    file's stem, original index)."""
+    records: dict[tuple[str, int], ResultRecord] = {}
     for path in sorted(results_dir.glob("*.json")) if results_dir.is_dir() else []:
         for record in _RESULTS.validate_json(path.read_bytes()):
-            outcomes[(path.stem, record.original_index)] = record.outcome.value
+            records[(path.stem, record.original_index)] = record
     for entry in Journal(run_dir).read():
         # results/ names files by a safe form of the statement id; the journal has the id itself
         key = (safe_filename(entry.statement_id), entry.record.original_index)
-        if outcomes.get(key) != "succeeded":
-            outcomes[key] = entry.record.outcome.value
-    return Counter(outcomes.values())
+        current = records.get(key)
+        if current is None or current.outcome.value != "succeeded":
+            records[key] = entry.record
+    return records
+
+
+def outcome_counts(run_dir: Path, results_dir: Path) -> Counter[str]:
+    """Outcomes of a run sent without provider jobs (`final_records`), one per input."""
+    return Counter(record.outcome.value for record in final_records(run_dir, results_dir).values())

@@ -21,6 +21,13 @@ class StopReason(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+class TierCount(BaseModel):
+    """Requests answered at one service tier, and their tokens (`EngineSummary.tiers`)."""
+
+    requests: int = 0
+    usage: Usage = Field(default_factory=Usage)
+
+
 class EngineSummary(BaseModel):
     """Counts at a point of the run.
 
@@ -32,6 +39,10 @@ class EngineSummary(BaseModel):
         active_jobs: provider jobs not yet collected.
         jobs: provider jobs created for this run so far.
         usage: tokens reported by the provider for collected requests.
+        tiers: of a realtime run, answered requests per service tier that served them (`flex`, `standard`);
+            a batch run's requests are all served by its jobs (absent).
+        flex_refusals: flex calls the provider refused for want of capacity (not billed, not attempts).
+        flex_fallbacks: requests sent elsewhere once flex_patience ran out (`standard`, `batch`) → count.
     """
 
     reason: StopReason
@@ -41,6 +52,10 @@ class EngineSummary(BaseModel):
     active_jobs: int = 0
     jobs: int = 0
     usage: Usage = Field(default_factory=Usage)
+    # Absent unless used, so run.json of a run without tiers reads as it always did.
+    tiers: dict[str, TierCount] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    flex_refusals: int = Field(default=0, exclude_if=lambda value: not value)
+    flex_fallbacks: dict[str, int] = Field(default_factory=dict, exclude_if=lambda value: not value)
 
     @property
     def finished(self) -> bool:

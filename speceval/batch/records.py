@@ -302,6 +302,13 @@ class ResultRecord(BaseModel):
         description="a realtime request's wall time, first send to final response, retries included (a batch "
         "job's time is its metadata record's submitted_at to ended_at)",
     )
+    service_tier: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="a realtime answer's service tier as the provider reported it (`flex`, `default`, `standard`, "
+        "...; priced at batch rates when `flex`); absent for batch records (served by a batch job) and when the "
+        "response did not say",
+    )
 
     def sent(self, prompt: str) -> bool:
         """Whether this record answers `prompt` (by its text, or by its hash when only that is kept)."""
@@ -347,3 +354,4 @@ class ResultRow(TypedDict):
     attempts: NotRequired[int]
     custom_id: NotRequired[str | None]
     seconds: NotRequired[float | None]
+    service_tier: NotRequired[str | None]

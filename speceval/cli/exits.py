@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import IntEnum
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from speceval.errors import BudgetExceeded, ProviderError, UnmatchedResultsError, UsageError
 
@@ -48,6 +48,17 @@ def exit_process(code: int) -> NoReturn:
     os._exit(code)
 
 
+class _Expected(NamedTuple):
+    """An expected failure of a command: how loud it is, its label on screen, whether the log keeps its traceback,
+    and the exit code."""
+
+    kind: type[Exception]
+    level: int
+    label: str
+    traceback: bool
+    code: ExitCode
+
+
 def run_command(body: Callable[[], int]) -> int:
     """Run a command body, turning our exceptions into a message and an exit code (no traceback for users).
 
@@ -84,21 +95,20 @@ def _run(body: Callable[[], int]) -> int:
         # The message is text, not markup: `pip install 'speceval[inspect]'` must keep its brackets.
         console.print(f"[{style}]{label}[/] {escape(text)}" + (f"\nDetails: {escape(str(where))}" if where else ""))
 
+    # Expected failures, first match wins. An unmatched job is not unexpected (a job whose answers name none of its
+    # requests): resuming would not help, nothing is resent.
+    expected = (
+        _Expected(UsageError, logging.ERROR, "error:", False, ExitCode.USAGE),
+        _Expected(BudgetExceeded, logging.WARNING, "stopped:", False, ExitCode.STOPPED),
+        _Expected(ProviderError, logging.ERROR, "provider error:", True, ExitCode.FAILED),
+        _Expected(UnmatchedResultsError, logging.ERROR, "results not matched:", False, ExitCode.FAILED),
+    )
     try:
         return body()
-    except UsageError as exc:
-        report(logging.ERROR, "error:", redact(str(exc)), traceback=False)
-        return ExitCode.USAGE
-    except BudgetExceeded as exc:
-        report(logging.WARNING, "stopped:", redact(str(exc)), traceback=False)
-        return ExitCode.STOPPED
-    except ProviderError as exc:
-        report(logging.ERROR, "provider error:", redact(str(exc)), traceback=True)
-        return ExitCode.FAILED
-    except UnmatchedResultsError as exc:
-        # Not unexpected: a job whose answers name none of its requests. Resuming would not help; nothing is resent.
-        report(logging.ERROR, "results not matched:", redact(str(exc)), traceback=False)
-        return ExitCode.FAILED
+    except tuple(e.kind for e in expected) as exc:
+        found = next(e for e in expected if isinstance(exc, e.kind))
+        report(found.level, found.label, redact(str(exc)), traceback=found.traceback)
+        return found.code
     except Exception as exc:  # the last line of defence: the traceback goes to the run's log, one line on screen
         report(logging.ERROR, "unexpected failure:", f"{type(exc).__name__}: {redact(str(exc))}", traceback=True)
         return ExitCode.FAILED

@@ -9,23 +9,87 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable
+from pathlib import Path
 
-from speceval.defaults import DEFAULT_MAX_CONCURRENCY
-from speceval.errors import ConfigError
-from speceval.ranges import (
-    MAX_CONCURRENCY,
-    POLL_INTERVAL,
-    RATE_PERIOD_SECONDS,
-    REPLICAS,
-    REQUEST_TIMEOUT,
-    RETRY_BACKOFF_FACTOR,
-    RETRY_INITIAL_DELAY,
-    RPM,
-    TENSOR_PARALLEL_SIZE,
-    TPM,
-    check,
-    flag_type,
+import speceval.ranges as ranges
+from speceval.defaults import (
+    DEFAULT_FLEX_PATIENCE,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_TIMEOUT_HOURS,
+    PRICES_ENV,
+    FlexFallback,
+    Tier,
 )
+from speceval.errors import ConfigError
+from speceval.ranges import Range, check, flag_type
+
+#: A range-checked flag: its name, the range its value must lie in, and its help text.
+RangedFlag = tuple[str, Range, str]
+
+
+def add_ranged_flags(target: argparse._ActionsContainer, flags: Iterable[RangedFlag]) -> None:
+    """Add each flag with its range's checker as the type (so a value out of range is refused by the parser)."""
+    for flag, setting, text in flags:
+        target.add_argument(flag, type=flag_type(setting), help=text)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser, batch_size: int, answer: str) -> None:
+    """The batch engine's flags of a generation or judge command (`answer`: what one request's answer is)."""
+    add_ranged_flags(
+        parser,
+        (
+            ("--batch-size", ranges.BATCH_SIZE, f"most requests per provider job (default {batch_size})"),
+            ("--temperature", ranges.TEMPERATURE, "sampling temperature, 0-2 (default 0.0)"),
+            ("--max-tokens", ranges.MAX_TOKENS, f"most output tokens per {answer} (default {DEFAULT_MAX_TOKENS})"),
+            (
+                "--poll-interval",
+                ranges.POLL_INTERVAL,
+                f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
+            ),
+            (
+                "--timeout-hours",
+                ranges.TIMEOUT_HOURS,
+                f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})",
+            ),
+            (
+                "--max-attempts",
+                ranges.MAX_ATTEMPTS,
+                f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})",
+            ),
+        ),
+    )
+
+
+def add_vertex_arguments(parser: argparse.ArgumentParser, description: str, *, from_yaml: bool) -> None:
+    """Where Vertex AI batch prediction runs and keeps its files (`from_yaml`: the judge's YAML may say it too)."""
+    vertex = parser.add_argument_group("vertex", description)
+    yaml = "YAML {}, " if from_yaml else ""
+    vertex.add_argument(
+        "--project", help=f"Google Cloud project (default: {yaml.format('project')}$GOOGLE_CLOUD_PROJECT)"
+    )
+    vertex.add_argument(
+        "--location",
+        help=f"Vertex AI region, e.g. us-central1 (default: {yaml.format('location')}$GOOGLE_CLOUD_LOCATION)",
+    )
+    vertex.add_argument("--input-bucket", help="Cloud Storage bucket the request files are uploaded to")
+    vertex.add_argument("--output-bucket", help="Cloud Storage bucket the jobs write their predictions to")
+
+
+def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--dry-run`, `--budget-usd` and `--prices`: what a batch command would spend, and a ceiling on it."""
+    parser.add_argument(
+        "--dry-run", action="store_true", help="write the request files and print the estimated cost; submit nothing"
+    )
+    parser.add_argument(
+        "--budget-usd",
+        type=flag_type(ranges.BUDGET_USD),
+        help="stop submitting when the next job's estimated cost would exceed this",
+    )
+    parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
 
 
 def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,30 +102,56 @@ def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--realtime", action="store_true", help="use the provider's realtime chat endpoint")
     group.add_argument("--base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 for vLLM")
     group.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
-    group.add_argument("--rpm", type=flag_type(RPM), help="requests per minute (per --rate-period-seconds)")
-    group.add_argument(
-        "--tpm", type=flag_type(TPM), help="tokens (input + output) per minute (per --rate-period-seconds)"
-    )
-    group.add_argument(
-        "--max-concurrency",
-        type=flag_type(MAX_CONCURRENCY),
-        help=f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
-    )
-    group.add_argument(
-        "--rate-period-seconds",
-        type=flag_type(RATE_PERIOD_SECONDS),
-        help="the period --rpm and --tpm count over (default 60; shorter only for tests)",
-    )
-    group.add_argument(
-        "--retry-initial-delay", type=flag_type(RETRY_INITIAL_DELAY), help="seconds before the first retry (default 1)"
-    )
-    group.add_argument(
-        "--retry-backoff-factor", type=flag_type(RETRY_BACKOFF_FACTOR), help="growth of the retry delay (default 2)"
-    )
-    group.add_argument(
-        "--request-timeout", type=flag_type(REQUEST_TIMEOUT), help="seconds before a call is abandoned (default 600)"
+    add_ranged_flags(
+        group,
+        (
+            ("--rpm", ranges.RPM, "requests per minute (per --rate-period-seconds)"),
+            ("--tpm", ranges.TPM, "tokens (input + output) per minute (per --rate-period-seconds)"),
+            (
+                "--max-concurrency",
+                ranges.MAX_CONCURRENCY,
+                f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
+            ),
+            (
+                "--rate-period-seconds",
+                ranges.RATE_PERIOD_SECONDS,
+                "the period --rpm and --tpm count over (default 60; shorter only for tests)",
+            ),
+            ("--retry-initial-delay", ranges.RETRY_INITIAL_DELAY, "seconds before the first retry (default 1)"),
+            ("--retry-backoff-factor", ranges.RETRY_BACKOFF_FACTOR, "growth of the retry delay (default 2)"),
+            ("--request-timeout", ranges.REQUEST_TIMEOUT, "seconds before a call is abandoned (default 600)"),
+        ),
     )
     add_ray_arguments(parser)
+    add_tier_arguments(parser)
+
+
+def add_tier_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--tier` and what goes with it (docs/service-tiers.md); all default to None (not given)."""
+    group = parser.add_argument_group(
+        "service tier", "batch (default), flex (synchronous at batch rates, best effort), standard, or auto"
+    )
+    group.add_argument(
+        "--tier",
+        choices=[t.value for t in Tier],
+        help="where requests go: the Batch API, flex (OpenAI, Gemini), the standard realtime endpoint, or auto: the "
+        "cheapest that meets --deadline-hours",
+    )
+    group.add_argument(
+        "--deadline-hours",
+        type=flag_type(ranges.DEADLINE_HOURS),
+        help="with --tier auto: hours the run must end within",
+    )
+    group.add_argument(
+        "--flex-patience",
+        type=flag_type(ranges.FLEX_PATIENCE),
+        help=f"seconds a request keeps retrying flex refusals (default {DEFAULT_FLEX_PATIENCE:.0f})",
+    )
+    group.add_argument(
+        "--on-flex-unavailable",
+        choices=[f.value for f in FlexFallback],
+        help="then: wait (keep asking at flex; default), standard (full price) or batch (a batch job)",
+    )
 
 
 def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,9 +161,11 @@ def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--vllm", action="store_true", default=None, help="run vLLM engines on the cluster's GPUs")
     group.add_argument(
-        "--tensor-parallel-size", type=flag_type(TENSOR_PARALLEL_SIZE), help="GPUs per vLLM engine (default 1)"
+        "--tensor-parallel-size", type=flag_type(ranges.TENSOR_PARALLEL_SIZE), help="GPUs per vLLM engine (default 1)"
     )
-    group.add_argument("--replicas", type=flag_type(REPLICAS), help="vLLM engines, one per group of GPUs (default 1)")
+    group.add_argument(
+        "--replicas", type=flag_type(ranges.REPLICAS), help="vLLM engines, one per group of GPUs (default 1)"
+    )
     group.add_argument("--engine-arg", action="append", metavar="K=V", help="extra vLLM engine argument (repeatable)")
     group.add_argument("--ray-address", help="Ray cluster to join, e.g. ray://head:10001 (default: a local Ray)")
 
@@ -86,4 +178,4 @@ def given_poll_interval(flag: float | None) -> float | None:
         poll = float(os.environ["SPECEVAL_POLL_INTERVAL"])
     except ValueError:
         raise ConfigError("SPECEVAL_POLL_INTERVAL must be a number of seconds") from None
-    return check(POLL_INTERVAL, poll, source="SPECEVAL_POLL_INTERVAL")
+    return check(ranges.POLL_INTERVAL, poll, source="SPECEVAL_POLL_INTERVAL")

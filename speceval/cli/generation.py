@@ -16,26 +16,14 @@ from pathlib import Path
 
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE
 from speceval.cli.exits import run_command
-from speceval.cli.flags import add_realtime_arguments
+from speceval.cli.flags import add_cost_arguments, add_engine_arguments, add_realtime_arguments, add_vertex_arguments
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
     DEFAULT_GENERATION_OUTPUT,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-    PRICES_ENV,
 )
 from speceval.ranges import (
-    BATCH_SIZE,
-    BUDGET_USD,
-    MAX_ATTEMPTS,
-    MAX_TOKENS,
     MAX_TURNS,
-    POLL_INTERVAL,
-    TEMPERATURE,
-    TIMEOUT_HOURS,
     flag_type,
 )
 
@@ -54,30 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--org", help="provider: openai, anthropic, google or vertex (default: from the model name)")
     parser.add_argument("--spec-name", help="label of the spec in the output path (default: the spec file's stem)")
     parser.add_argument("--output-base-dir", type=Path, help=f"default: {DEFAULT_GENERATION_OUTPUT}")
-    parser.add_argument(
-        "--batch-size",
-        type=flag_type(BATCH_SIZE),
-        help=f"most requests per provider job (default {DEFAULT_BATCH_SIZE})",
-    )
-    parser.add_argument("--temperature", type=flag_type(TEMPERATURE), help="sampling temperature, 0-2 (default 0.0)")
-    parser.add_argument(
-        "--max-tokens", type=flag_type(MAX_TOKENS), help=f"most output tokens per answer (default {DEFAULT_MAX_TOKENS})"
-    )
-    parser.add_argument(
-        "--poll-interval",
-        type=flag_type(POLL_INTERVAL),
-        help=f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
-    )
-    parser.add_argument(
-        "--timeout-hours",
-        type=flag_type(TIMEOUT_HOURS),
-        help=f"stop waiting after this long (default {DEFAULT_TIMEOUT_HOURS:g})",
-    )
-    parser.add_argument(
-        "--max-attempts",
-        type=flag_type(MAX_ATTEMPTS),
-        help=f"jobs one request may be sent in (default {DEFAULT_MAX_ATTEMPTS})",
-    )
+    add_engine_arguments(parser, DEFAULT_BATCH_SIZE, "answer")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run; submits nothing twice")
     parser.add_argument(
         "--new-run",
@@ -89,20 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-unknown-statements", action="store_true", help="skip inputs files that name no spec statement"
     )
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
-    parser.add_argument(
-        "--dry-run", action="store_true", help="write the request files and print the estimated cost; submit nothing"
-    )
-    parser.add_argument(
-        "--budget-usd",
-        type=flag_type(BUDGET_USD),
-        help="stop submitting when the next job's estimated cost would exceed this",
-    )
-    parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
-    vertex = parser.add_argument_group("vertex", "Vertex AI batch prediction (--org vertex); remembered for --resume")
-    vertex.add_argument("--project", help="Google Cloud project (default $GOOGLE_CLOUD_PROJECT)")
-    vertex.add_argument("--location", help="Vertex AI region, e.g. us-central1 (default $GOOGLE_CLOUD_LOCATION)")
-    vertex.add_argument("--input-bucket", help="GCS bucket the request files are uploaded to")
-    vertex.add_argument("--output-bucket", help="GCS bucket the jobs write their predictions to")
+    add_cost_arguments(parser)
+    add_vertex_arguments(parser, "Vertex AI batch prediction (--org vertex); remembered for --resume", from_yaml=False)
     simulated = parser.add_argument_group(
         "simulated user", "a second model writes each next user turn from the transcript; remembered for --resume"
     )

@@ -11,11 +11,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from speceval.batch.costs import PriceTable
+from speceval.batch.costs import PriceTable, estimate_prompt_tokens
 from speceval.batch.engine import EngineOptions
 from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
+from speceval.batch.records import BatchRecord
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from speceval.cli.console import (
     ProgressObserver,
@@ -31,7 +32,8 @@ from speceval.cli.endpoint_flags import ray_flags, realtime_flags, refuse_ray_fl
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.same_run import check_resume_flags, report_reused
-from speceval.conversations.estimate import later_rounds
+from speceval.cli.tier_flags import TierChoice, choose_tier, show_tier_plan
+from speceval.conversations.estimate import LaterRounds, later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
 from speceval.defaults import (
     DEFAULT_GENERATION_OUTPUT,
@@ -42,9 +44,11 @@ from speceval.defaults import (
 )
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.engines.models import simulated_user_model
+from speceval.engines.tier_plan import RoundLoad
 from speceval.errors import ConfigError, first_problem
+from speceval.inputs.script import Conversation
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
-from speceval.operations.runs import find_identical_runs
+from speceval.operations.runs import find_identical_runs, find_run_dirs, store_for
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.model_list import check_models
@@ -159,14 +163,71 @@ def _identity_draft(args: argparse.Namespace, pipeline: BatchedGenerationPipelin
     if pipeline.provider == "ray":
         draft.parameters[RAY_KEY] = ray_settings(ray_flags(args), None, offline=pipeline.config.offline).model_dump()
     else:
+        choice = tier_choice(args, pipeline)
         realtime_settings(
-            realtime_flags(args),
+            choice.flags,
             draft,
             resolve_org(pipeline.config.model_name, pipeline.provider),
-            realtime=args.realtime,
+            realtime=choice.realtime,
             resume=args.resume,
+            tier_fields=choice.fields,
         )
     return draft
+
+
+def _first_round_tokens(pipeline: BatchedGenerationPipeline) -> int:
+    """Input tokens of the first round's requests (four bytes a token, as every dry-run estimate)."""
+    total = 0
+    for statement_id in pipeline.inputs.statement_ids:
+        for item in pipeline.inputs.entries(statement_id).values():
+            if isinstance(item, Conversation):
+                total += sum(estimate_prompt_tokens(m.content) for m in item.messages) or estimate_prompt_tokens(
+                    item.first_user_text
+                )
+            else:
+                total += estimate_prompt_tokens(str(item))
+    return total
+
+
+def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> TierChoice:
+    """`--tier` for this run (checked before anything is sent; `auto` planned over the run's rounds), once."""
+    cached = getattr(args, "_tier_choice", None)
+    if isinstance(cached, TierChoice):
+        return cached
+    config = pipeline.config
+    entry = resolve_org(config.model_name, pipeline.provider)
+
+    def loads() -> list[RoundLoad]:
+        first = RoundLoad(
+            label="round 1" if pipeline.inputs.has_conversations else "answers",
+            provider=entry.org,
+            model=config.model_name,
+            requests=pipeline.request_count,
+            input_tokens=_first_round_tokens(pipeline),
+            output_tokens=pipeline.request_count * config.params.max_tokens,
+        )
+        later = _later_bounds(pipeline, per_round=True)
+        return [first] + [
+            RoundLoad(
+                label=f"round {bound.round} ({bound.role})",
+                provider=entry.org if bound.role == "candidate" else pipeline.user_org,
+                model=bound.model,
+                requests=bound.requests,
+                input_tokens=bound.input_tokens,
+                output_tokens=bound.output_tokens,
+            )
+            for bound in later
+            if bound.role == "candidate"  # the simulated user's model keeps its own path
+        ]
+
+    def earlier_jobs() -> list[BatchRecord]:  # this output folder's finished jobs: what batches took here
+        base = Path(config.output_base_dir)
+        runs = find_run_dirs([base]) if base.is_dir() else []
+        return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
+
+    choice = choose_tier(args, entry, config.model_name, realtime_flags(args), loads, earlier_jobs)
+    args._tier_choice = choice
+    return choice
 
 
 def generate(args: argparse.Namespace) -> int:
@@ -222,6 +283,7 @@ def generate(args: argparse.Namespace) -> int:
             f"model {config.model_name} ({pipeline.provider}), run directory {pipeline.run_dir}"
         )
         if args.dry_run:
+            show_tier_plan(tier_choice(args, pipeline), args.budget_usd)
             if isinstance(model, BatchedModel):
                 return _dry_run(pipeline, model, args.prices, resume_command)
             return _plan_only(pipeline, resume_command)
@@ -294,17 +356,25 @@ def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: P
     return ExitCode.FINISHED
 
 
-def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None) -> None:
-    """Rounds 2.. are built from answers, so the dry run cannot write them: their cost at most, per model."""
+def _later_bounds(pipeline: BatchedGenerationPipeline, *, per_round: bool = False) -> list[LaterRounds]:
+    """The upper bound of the requests of rounds 2 and later (`speceval.conversations.estimate`)."""
     config = pipeline.config
-    table = PriceTable.load(prices)
-    bounds = later_rounds(
+    statements = {s.id: s for s in pipeline.spec.statements}
+    return later_rounds(
         pipeline.inputs,
         config.model_name,
         config.params.max_tokens,
         config.simulated_user,
-        {s.id: s for s in pipeline.spec.statements},
+        statements,
+        per_round=per_round,
     )
+
+
+def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None) -> None:
+    """Rounds 2.. are built from answers, so the dry run cannot write them: their cost at most, per model."""
+    config = pipeline.config
+    table = PriceTable.load(prices)
+    bounds = _later_bounds(pipeline)
     providers = {"candidate": pipeline.provider, "simulated user": pipeline.user_org if config.simulated_user else ""}
     lines = []
     for bound in bounds:
@@ -340,5 +410,8 @@ def connect_model(
         manifest.parameters[RAY_KEY] = endpoint.model_dump()
     else:
         refuse_ray_flags(args)
-        endpoint = realtime_settings(realtime_flags(args), manifest, entry, realtime=args.realtime, resume=args.resume)
+        choice = tier_choice(args, pipeline)
+        endpoint = realtime_settings(
+            choice.flags, manifest, entry, realtime=choice.realtime, resume=args.resume, tier_fields=choice.fields
+        )
     return build_model(config.model_name, pipeline.provider, config.params, endpoint, **provider_options)

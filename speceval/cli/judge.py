@@ -13,29 +13,23 @@ from pathlib import Path
 
 from speceval.cli.command_defaults import JUDGE_BATCH_SIZE, KEY_FLAGS, Kind, script
 from speceval.cli.exits import run_command
-from speceval.cli.flags import add_ray_arguments
+from speceval.cli.flags import (
+    add_cost_arguments,
+    add_engine_arguments,
+    add_ray_arguments,
+    add_tier_arguments,
+    add_vertex_arguments,
+)
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
     BUILT_IN_ORGS,
     DEFAULT_JUDGE_OUTPUT,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_TIMEOUT_HOURS,
-    PRICES_ENV,
     Mode,
     Scope,
 )
 from speceval.ranges import (
-    BATCH_SIZE,
-    BUDGET_USD,
-    MAX_ATTEMPTS,
     MAX_CONCURRENCY,
-    MAX_TOKENS,
-    POLL_INTERVAL,
     RPM,
-    TEMPERATURE,
-    TIMEOUT_HOURS,
     flag_type,
 )
 
@@ -88,36 +82,11 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
             "report's judge_checks.csv)",
         )
     parser.add_argument("--output-dir-base", type=Path, help=f"default: {DEFAULT_JUDGE_OUTPUT[kind]}")
-    engine = (
-        ("--batch-size", BATCH_SIZE, f"most requests per job (default {DEFAULT_BATCH_SIZE})"),
-        ("--temperature", TEMPERATURE, "the judge's temperature, 0-2 (default 0.0)"),
-        ("--max-tokens", MAX_TOKENS, f"most tokens per judge answer (default {DEFAULT_MAX_TOKENS})"),
-        (
-            "--poll-interval",
-            POLL_INTERVAL,
-            f"seconds between polls (default $SPECEVAL_POLL_INTERVAL or {DEFAULT_POLL_INTERVAL:g})",
-        ),
-        ("--timeout-hours", TIMEOUT_HOURS, f"stop waiting after this long ({DEFAULT_TIMEOUT_HOURS:g})"),
-        ("--max-attempts", MAX_ATTEMPTS, f"jobs one request may be sent in ({DEFAULT_MAX_ATTEMPTS})"),
-    )
-    for flag, setting, text in engine:
-        parser.add_argument(flag, type=flag_type(setting), help=text)
-    parser.add_argument(
-        "--dry-run", action="store_true", help="write the request files and print the estimated cost; submit nothing"
-    )
-    parser.add_argument(
-        "--budget-usd",
-        type=flag_type(BUDGET_USD),
-        help="stop submitting when the next job's estimated cost would exceed this",
-    )
-    parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
+    add_engine_arguments(parser, DEFAULT_BATCH_SIZE, "judge answer")
+    add_cost_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic verdicts)")
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
-    vertex = parser.add_argument_group("vertex", "Vertex AI batch prediction (judge org google with buckets)")
-    vertex.add_argument("--project", help="Google Cloud project (default: YAML project, $GOOGLE_CLOUD_PROJECT)")
-    vertex.add_argument("--location", help="Vertex AI region (default: YAML location, $GOOGLE_CLOUD_LOCATION)")
-    vertex.add_argument("--input-bucket", help="Cloud Storage bucket the request files are uploaded to")
-    vertex.add_argument("--output-bucket", help="Cloud Storage bucket the jobs write their predictions to")
+    add_vertex_arguments(parser, "Vertex AI batch prediction (judge org google with buckets)", from_yaml=True)
     ray = parser.add_argument_group(
         "ray or realtime judge",
         f"a judge without a batch API: Ray Data LLM (--{prefix}-judge-org ray) or concurrent calls "
@@ -128,6 +97,7 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     ray.add_argument("--rpm", type=flag_type(RPM), help="judge requests per minute across all workers")
     ray.add_argument("--max-concurrency", type=flag_type(MAX_CONCURRENCY), help="judge requests in flight at once")
     add_ray_arguments(parser)
+    add_tier_arguments(parser)
     for name in KEY_FLAGS:  # accepted only to say what to do instead
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=argparse.SUPPRESS)
     return parser

@@ -13,6 +13,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.tables.rankings import position_consistency
+from speceval.batch.costs import PriceTable
 from speceval.batch.engine import EngineOptions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
@@ -23,16 +26,20 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.endpoint_flags import RAY_ONLY_FLAGS, ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
-from speceval.cli.judge_output import MultiProgress, compliance_table, ranking_table
+from speceval.cli.judge_output import MultiProgress, compliance_table, consistency_line, ranking_table
+from speceval.cli.tier_flags import print_tier_plan
 from speceval.defaults import (
     DEFAULT_JUDGE_OUTPUT,
     DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_TOKENS,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TIMEOUT_HOURS,
+    Tier,
 )
 from speceval.emulator.models import offline_served
 from speceval.engines.endpoints import endpoint_settings, refused_keys
+from speceval.engines.tier_plan import RoundLoad, TierTimes, auto_plan, fixed_plan
 from speceval.errors import ConfigError
 from speceval.offline import offline_poll_interval
 from speceval.paths import check_output_dir
@@ -60,6 +67,7 @@ from speceval.wire.params import GenerationParams
 
 _VERTEX_ENV = {"project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION"}
 _ENDPOINT_FLAGS = ("base_url", "api_key_env", "rpm", "max_concurrency")
+_TIER_FLAGS = ("tier", "flex_patience", "on_flex_unavailable")
 
 
 # -- configuration --------------------------------------------------------------------------------------------
@@ -202,7 +210,12 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
     if isinstance(pipeline, BatchedComplianceJudge):
         stdout.print(compliance_table(candidate_summaries, settings.judge_model))
     else:
-        stdout.print(ranking_table(pair_summaries, report, settings.judge_model))
+        stdout.print(ranking_table(pair_summaries, settings.judge_model))
+        # Counted by the report's own estimator from the files just written (folded into columns, a few bytes a
+        # comparison): every run, clustered by input.
+        found = fold_verdicts([pair.target.run_dir for pair in pipeline.pairs]).ranking_columns
+        epochs = any(pair.run is not None for pair in pipeline.pairs)
+        stdout.print(consistency_line(position_consistency(found), epochs))
         stdout.print(f"Position consistency: {pipeline.output_dir / 'position_consistency.json'}")
         skipped = {name: counts for name, counts in pipeline.skipped.items() if counts}
         if skipped:  # failed generations are not compared; say how many, as the compliance table does
@@ -251,21 +264,65 @@ def _endpoint_settings(
     if ray_only:
         raise ConfigError(f"{', '.join(ray_only)}: only for a ray judge (--{kind}-judge-org ray)")
     given = {name: getattr(args, name) for name in _ENDPOINT_FLAGS if getattr(args, name, None) is not None}
-    if entry.batch:
-        if given:
-            flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
-            raise ConfigError(f"{flags}: only for judges without a batch API (ray, openai-compatible, together)")
+    given.update({name: getattr(args, name) for name in _TIER_FLAGS if getattr(args, name, None) is not None})
+    tier = _judge_tier(args, {**from_file, **given}, pipeline)
+    given.pop("tier", None)
+    if tier is not None:
+        given["tier"] = tier.value
+    if entry.batch and tier in (None, Tier.BATCH):
+        extra = [name for name in given if name != "tier"]
+        if extra:
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in extra)
+            raise ConfigError(
+                f"{flags}: only for judges without a batch API (ray, openai-compatible, together) or at --tier "
+                "flex or standard"
+            )
         return
     realtime = endpoint_settings(
         entry,
         {**from_file, **given},
         recorded_endpoint(pipeline.targets, REALTIME_KEY),
         offline=settings.offline,
-        where=f"the {entry.org} judge",
+        where=f"the {entry.org} judge" if tier is None else f"--tier {tier} (the judge {settings.judge_model})",
         base_url_name="--base-url or the YAML key base_url",
+        model_name=settings.judge_model,
+        prices=PriceTable.load(getattr(args, "prices", None)),
     )
     assert isinstance(realtime, RealtimeSettings)  # an org without a batch API and not ray
     settings.realtime = realtime
+
+
+def _judge_tier(
+    args: argparse.Namespace, keys: dict[str, Any], pipeline: BatchedComplianceJudge | BatchedRankingPipeline
+) -> Tier | None:
+    """The judge's tier (`--tier`, else the YAML key `tier`); `auto` planned over its requests as one round."""
+    value = keys.get("tier")
+    tier = Tier.of(str(value)) if value is not None else None
+    deadline = getattr(args, "deadline_hours", None)
+    if deadline is not None and tier is not Tier.AUTO:
+        raise ConfigError("--deadline-hours applies to --tier auto (the tier is chosen to meet it)")
+    if tier is not Tier.AUTO:
+        return tier
+    if deadline is None:
+        raise ConfigError("--tier auto needs --deadline-hours: the hours the judging must end within")
+    settings = pipeline.settings
+    entry = resolve_org(settings.judge_model, pipeline.provider)
+    prices = PriceTable.load(getattr(args, "prices", None))
+    requests = sum(target.request_count for target in pipeline.targets)
+    load = RoundLoad(
+        label="judging",
+        provider=entry.org,
+        model=settings.judge_model,
+        requests=requests,
+        input_tokens=requests * settings.params.max_tokens,
+        output_tokens=requests * settings.params.max_tokens,
+    )
+    times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
+    plan = auto_plan([load], deadline, prices, times, flex_ok=[prices.offers_flex(entry.org, settings.judge_model)])
+    if getattr(args, "dry_run", False):
+        beside = {t.value: fixed_plan([load], t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}
+        print_tier_plan(plan, beside, deadline, getattr(args, "budget_usd", None))
+    return plan.rounds[0].tier
 
 
 def _dry_run(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from speceval.analysis.tables.rankings import Consistency
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
 from speceval.batch.records import BatchRecord
 from speceval.cli.console import ProgressObserver
@@ -13,7 +14,6 @@ from speceval.defaults import Mode
 from speceval.judging.files import JudgeOutcome
 from speceval.pipelines.compliance_files import CandidateSummary
 from speceval.pipelines.judge_run import JudgeTarget
-from speceval.pipelines.position import PositionReport
 from speceval.pipelines.ranking import PairSummary
 
 _FAILURES = (
@@ -101,18 +101,17 @@ def compliance_table(summaries: list[CandidateSummary], judge: str) -> Table:
     return table
 
 
-def ranking_table(summaries: list[PairSummary], report: PositionReport, judge: str) -> Table:
-    table = Table(
-        title=f"Rankings by {judge} (A shown first); position consistency {_rate(report.consistency_rate)} "
-        f"over {report.consistent + report.inconsistent} comparison(s)",
-        header_style="bold",
-    )
-    for column in ("model A", "model B", "A wins", "B wins", "ties", "unparsed", "judge failed", "pending"):
+def ranking_table(summaries: list[PairSummary], judge: str) -> Table:
+    table = Table(title=f"Rankings by {judge} (A shown first)", header_style="bold")
+    runs = any(s.run is not None for s in summaries)  # Inspect logs' epochs: one row per pair and epoch
+    columns = ("model A", "model B", *(("epoch",) if runs else ()), "A wins", "B wins", "ties", "unparsed")
+    for column in (*columns, "judge failed", "pending"):
         table.add_column(column, justify="left" if column.startswith("model") else "right")
     for s in summaries:
         table.add_row(
             s.model_a,
             s.model_b,
+            *((str(s.run) if s.run is not None else "",) if runs else ()),
             str(s.a_wins),
             str(s.b_wins),
             str(s.ties),
@@ -121,3 +120,23 @@ def ranking_table(summaries: list[PairSummary], report: PositionReport, judge: s
             str(s.outcomes[JudgeOutcome.PENDING]),
         )
     return table
+
+
+def consistency_line(rows: list[Consistency], epochs: bool) -> str:
+    """The judge's position consistency over every run it counts (the report's `position_consistency.csv` rows of
+    these pairs): the pooled row with its interval, how many runs and inputs it counts, and each run's share."""
+    if not rows:
+        return "Position consistency: no input was judged in both orders"
+    pooled = next((r for r in rows if r.run is None), rows[0])  # one run: its own row is the whole count
+    runs = [r for r in rows if r.run is not None]
+    word = "epoch" if epochs else "run"
+    interval = (
+        f"95% CI {pooled.ci_low:.1%}–{pooled.ci_high:.1%}, {pooled.ci_method}"
+        if pooled.ci_low is not None and pooled.ci_high is not None
+        else "no interval"
+    )
+    each = ", ".join(f"{word} {r.run} {r.consistent}/{r.compared}" for r in runs)
+    return (
+        f"Position consistency {_rate(pooled.rate)} ({pooled.consistent}/{pooled.compared}; {interval}) counting "
+        f"{pooled.runs} {word}(s) of {pooled.inputs} input(s); per {word}: {each}"
+    )

@@ -25,6 +25,7 @@ class LaterRounds(BaseModel):
 
     role: Literal["candidate", "simulated user"]
     model: str
+    round: int | None = None  # None: rounds 2 and later together
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -36,11 +37,28 @@ def later_rounds(
     candidate_max_tokens: int,
     user: SimulatedUser | None,
     statements: Mapping[str, Statement] | None = None,
+    *,
+    per_round: bool = False,
 ) -> list[LaterRounds]:
     """The bound of the module docstring for the candidate's rounds 2.. and, with one, the simulated user's
-    (`statements`: the spec's, by id, for instructions that name the statement under test)."""
+    (`statements`: the spec's, by id, for instructions that name the statement under test); `per_round`: one
+    bound per round and role (round 2's user turns, round 2's answers, round 3's ...), in the order they are sent."""
     answers = LaterRounds(role="candidate", model=candidate)
     turns = LaterRounds(role="simulated user", model=user.model) if user is not None else None
+    rounds: dict[tuple[int, str], LaterRounds] = {}
+
+    def add(bound: LaterRounds, number: int, input_tokens: int, output_tokens: int) -> None:
+        for target in (
+            bound,
+            rounds.setdefault(
+                (number, bound.role),
+                bound.model_copy(update={"round": number, "requests": 0, "input_tokens": 0, "output_tokens": 0}),
+            ),
+        ):
+            target.requests += 1
+            target.input_tokens += input_tokens
+            target.output_tokens += output_tokens
+
     for statement_id in inputs.statement_ids:
         # The user model's prompt without any transcript: its marker, role, instructions (filled with this
         # statement's text and examples when they name it) and what to write.
@@ -63,10 +81,8 @@ def later_rounds(
                 if number > item.rounds:
                     if turns is None or user is None or number > user.max_turns:
                         break
-                    turns.requests += 1
-                    turns.input_tokens += frame + scripted + earlier + (simulated - 1) * user_tokens
-                    turns.output_tokens += user.max_tokens
-                answers.requests += 1
-                answers.input_tokens += scripted + earlier + simulated * user_tokens
-                answers.output_tokens += candidate_max_tokens
+                    add(turns, number, frame + scripted + earlier + (simulated - 1) * user_tokens, user.max_tokens)
+                add(answers, number, scripted + earlier + simulated * user_tokens, candidate_max_tokens)
+    if per_round:  # a round's user turns are written before its answers
+        return [rounds[key] for key in sorted(rounds, key=lambda k: (k[0], k[1] == "candidate"))]
     return [answers, *([turns] if turns is not None else [])]

@@ -39,10 +39,10 @@ from speceval.conversations.rounds import (
     with_user_turns,
 )
 from speceval.conversations.simulated_user import SimulatedUser
+from speceval.engines.factory import make_engine
 from speceval.inputs import InputSet
 from speceval.inputs.script import ChatMessage
 from speceval.providers.registry import resolve_org
-from speceval.realtime.engine import RealtimeEngine
 from speceval.realtime.model import RealtimeModel
 from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 from speceval.spec import Statement
@@ -248,8 +248,9 @@ class ConversationRun:
         def run() -> EngineSummary:
             if isinstance(model, BatchedModel):
                 return BatchEngine(model, store, self.options, self.observer).run(source)
-            # Realtime: a round's conversations are called concurrently, each conversation's turns in order.
-            return RealtimeEngine(model, store, self.options, self.observer).run(source.items())
+            # Realtime: a round's conversations are called concurrently, each conversation's turns in order (at flex
+            # with `on_flex_unavailable: batch`, what flex kept refusing goes to a batch job of the round).
+            return make_engine(model, store, self.options, self.observer).run(source.items())
 
         return run_recorded(directory, manifest, run)
 

@@ -22,11 +22,18 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+)
 
-from speceval.defaults import DEFAULT_MAX_TURNS
+from speceval.defaults import DEFAULT_MAX_TURNS, Tier
 from speceval.errors import InputError
 from speceval.inputs.script import ChatMessage
 from speceval.judging.prompts import fence, make_nonce
@@ -77,6 +84,16 @@ class SimulatedUser(BaseModel):
     stop_word: Annotated[str, StringConstraints(min_length=1, pattern=r"\S")] | None = None
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 1024
+    tier: Tier | None = None
+    """The user model's service tier (batch, flex, standard; docs/service-tiers.md); None: its org's own path."""
+
+    @model_serializer(mode="wrap")
+    def _tier_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A run or experiment recorded before tiers existed reads (and digests) as it was.
+        data: dict[str, Any] = handler(self)
+        if data.get("tier") is None:
+            data.pop("tier", None)
+        return data
 
     @field_validator("instructions")
     @classmethod

@@ -32,3 +32,11 @@ def is_retired(provider: str, model: str, on: date | None = None) -> bool:
     """Whether `model` of `provider` is retired on `on` (default: today, UTC)."""
     end = retired_on(provider, model)
     return end is not None and (on or datetime.now(UTC).date()) >= end
+
+
+@cache
+def flex_models() -> dict[str, tuple[str, ...]]:
+    """Per provider (`openai`, `google`), the model-name prefixes served at the flex tier (`prices.json` → `flex`,
+    with its source and date): the list a run checks before sending and the emulator serves by."""
+    shipped = json.loads(resources.files(__name__).joinpath("prices.json").read_text(encoding="utf-8"))
+    return {provider: tuple(names) for provider, names in shipped.get("flex", {}).items()}

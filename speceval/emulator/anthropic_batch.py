@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from speceval.emulator.common import (
+    BatchApp,
     download_bytes,
     error_kind,
     int_arg,
@@ -20,10 +21,10 @@ from speceval.emulator.common import (
     rfc3339,
     text_of,
 )
-from speceval.emulator.faults import TIMEOUT_ONCE_MARKER, JobPlan
+from speceval.emulator.faults import TIMEOUT_ONCE_MARKER
 from speceval.emulator.jobs import TERMINAL, Job, Kind, Outcome, Phase, RequestItem, emitted, random_id, timeline
 from speceval.emulator.models import NOT_FOUND, retired
-from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, Route, bytes_response, json_response
+from speceval.emulator.routing import ApiError, Request, Response, Route, bytes_response, json_response
 from speceval.emulator.structured import schema_of_anthropic
 
 PROVIDER = "anthropic"
@@ -180,11 +181,12 @@ def _cache_breakpoint(params: dict[str, Any], where: str) -> int | None:
     return end
 
 
-class AnthropicApp(ProviderApp):
+class AnthropicApp(BatchApp):
     """Anthropic Message Batches API."""
 
     name = PROVIDER
     prefix = "/anthropic"
+    missing_credential = (401, "x-api-key header is required")
 
     def build_routes(self) -> list[Route]:
         """Message Batches routes."""
@@ -210,10 +212,6 @@ class AnthropicApp(ProviderApp):
         return bool((request.header("x-api-key") or "").strip()) or (
             bearer.startswith("Bearer ") and bool(bearer[7:].strip())
         )
-
-    def auth_error(self, request: Request) -> ApiError:
-        """Anthropic's 401."""
-        return ApiError(401, "x-api-key header is required")
 
     def unknown_route(self, request: Request) -> ApiError:
         """Anthropic's 404 for an unknown path."""
@@ -250,19 +248,7 @@ class AnthropicApp(ProviderApp):
                 "Your organization has reached its limit of requests waiting in the Message "
                 "Batches queue. Please try again once some batches have ended.",
             )
-        job_id = random_id("msgbatch_", 24)
-        job = Job(
-            provider=PROVIDER,
-            id=job_id,
-            seq=self.ctx.store.next_seq(),
-            created_at=self.ctx.now(),
-            requests=items,
-            plan=JobPlan.capture(faults, job_id),
-        )
-        self.ctx.store.put_job(job)
-        self.ctx.count_batch(PROVIDER)
-        # Stored before answering: a client that dies during the delay leaves a paid orphan behind.
-        self.ctx.sleep(faults.create_delay_seconds)
+        job = self.store_new_job(random_id("msgbatch_", 24), items)
         return json_response(self.batch_json(job, request))
 
     def retrieve(self, request: Request) -> Response:
@@ -272,13 +258,9 @@ class AnthropicApp(ProviderApp):
     def cancel(self, request: Request) -> Response:
         """`POST …/cancel`: `canceling`, then `ended` with `canceled` results for unprocessed requests."""
         job = self._job(request.params["batch_id"])
-        with self.ctx.store.lock:
-            current = refresh(self.ctx, job, self.ctx.now(), self.finalize)
-            if current in TERMINAL:
-                raise ApiError(400, f"Message batch {job.id} has already ended and cannot be canceled.")
-            if job.cancel_requested_at is None:
-                job.cancel_requested_at = self.ctx.now()
-                self.ctx.store.put_job(job)
+        self.request_cancel(
+            job, lambda _: ApiError(400, f"Message batch {job.id} has already ended and cannot be canceled.")
+        )
         return json_response(self.batch_json(job, request))
 
     def delete(self, request: Request) -> Response:

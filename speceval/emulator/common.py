@@ -10,9 +10,43 @@ from datetime import UTC, datetime
 from typing import Any
 
 from speceval.emulator.context import EmulatorContext
-from speceval.emulator.jobs import TERMINAL, Job, Outcome, Phase, final_outcomes, phase, summarize
-from speceval.emulator.routing import ApiError, ProviderApp, Request
+from speceval.emulator.faults import JobPlan
+from speceval.emulator.jobs import (
+    TERMINAL,
+    Job,
+    JobFailure,
+    Outcome,
+    Phase,
+    RequestItem,
+    final_outcomes,
+    phase,
+    summarize,
+)
+from speceval.emulator.routing import ApiError, ProviderApp, Request, Response, json_response
 from speceval.emulator.state import StoredFile
+
+# Google's status names of HTTP codes, as `error.status` of its JSON errors carries them (Gemini and Vertex).
+GOOGLE_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+# google.rpc.Code numbers, as a failed batch's `error.code` carries them (Gemini operations, Vertex jobs).
+RPC_INVALID_ARGUMENT = 3
+
+
+def google_status(code: int, message: str) -> dict[str, Any]:
+    """A `google.rpc.Status`-like error object with the HTTP code (a batch result line's `error`)."""
+    return {"code": code, "message": message, "status": GOOGLE_STATUS_NAMES.get(code, "UNKNOWN")}
+
 
 #: Writes a terminal job's outputs (files) and records their ids in `job.outputs`.
 Finalizer = Callable[[Job, Phase, list[Outcome]], None]
@@ -139,6 +173,44 @@ class BatchApp(ProviderApp):
 
     state_names: dict[Phase, str]
 
+    def store_new_job(
+        self,
+        job_id: str,
+        items: list[RequestItem],
+        failures: list[JobFailure] | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> Job:
+        """Create, store and count a job, then wait out the `create_delay_seconds` fault before answering.
+
+        Stored before answering: a create is not idempotent, so a client that dies during the delay leaves a paid
+        orphan behind, as in real life.
+        """
+        faults = self.ctx.faults
+        job = Job(
+            provider=self.name,
+            id=job_id,
+            seq=self.ctx.store.next_seq(),
+            created_at=self.ctx.now(),
+            requests=items,
+            plan=JobPlan.capture(faults, job_id),
+            failures=failures or [],
+            params=params or {},
+        )
+        self.ctx.store.put_job(job)
+        self.ctx.count_batch(self.name)
+        self.ctx.sleep(faults.create_delay_seconds)
+        return job
+
+    def request_cancel(self, job: Job, refusal: Callable[[Phase], ApiError]) -> None:
+        """Mark `job` for cancelling (once); `refusal(phase)` is the provider's error when it has already ended."""
+        with self.ctx.store.lock:
+            current = refresh(self.ctx, job, self.ctx.now(), self.finalize)
+            if current in TERMINAL:
+                raise refusal(current)
+            if job.cancel_requested_at is None:
+                job.cancel_requested_at = self.ctx.now()
+                self.ctx.store.put_job(job)
+
     def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
         """Write the finished job's outputs in the provider's shape (each provider overrides this)."""
         raise NotImplementedError
@@ -149,7 +221,22 @@ class BatchApp(ProviderApp):
 
 
 class GoogleApp(BatchApp):
-    """Gemini and Vertex AI: Google's front end answers an unknown path alike for both."""
+    """Gemini and Vertex AI: Google's front end answers an unknown path and renders an error alike for both."""
+
+    def cancel_job(self, job: Job, refused: Callable[[str], str]) -> Response:
+        """Google's cancel: `{}`; a job that has ended is 400 FAILED_PRECONDITION, `refused(state name)` its message."""
+        self.request_cancel(
+            job, lambda current: ApiError(400, refused(self.state_names[current]), kind="FAILED_PRECONDITION")
+        )
+        return json_response({})
+
+    def render_error(self, error: ApiError) -> Response:
+        """`{"error": {code, message, status}}`."""
+        status = (
+            error.kind or GOOGLE_STATUS_NAMES.get(error.status) or ("INTERNAL" if error.status >= 500 else "UNKNOWN")
+        )
+        body = {"error": {"code": error.status, "message": error.message, "status": status}}
+        return json_response(body, error.status, error.headers)
 
     def unknown_route(self, request: Request) -> ApiError:
         """Google's 404 for an unknown path."""

@@ -123,6 +123,23 @@ class FaultConfig(BaseModel):
     realtime_rate_headers: bool = Field(
         default=True, description="send rate-limit headers (False: like servers that only answer 429)"
     )
+    flex_shed_rate: float = Field(
+        default=0.0, ge=0, le=1, description="share of flex requests refused for want of capacity (seeded draws)"
+    )
+    flex_shed_every: int | None = Field(
+        default=None, ge=1, description="refuse every k-th flex request of a provider (deterministic, for tests)"
+    )
+    flex_latency_seconds: float = Field(
+        default=0.0, ge=0, description="median delay of a flex answer (log-normal around it; 0: none)"
+    )
+    flex_latency_spread: float = Field(
+        default=0.5, ge=0, description="sigma of the log-normal flex latency (0: always the median)"
+    )
+    flex_models: dict[str, list[str]] | None = Field(
+        default=None,
+        description="model-name prefixes each provider serves at flex (openai, gemini); None: the shipped "
+        "price table's flex list",
+    )
 
 
 class JobPlan(BaseModel):

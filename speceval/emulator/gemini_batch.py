@@ -8,10 +8,13 @@ the rest (`done`, `response`, `batchStats`, `error`) is filled as the REST API d
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from speceval.emulator.common import (
+    RPC_INVALID_ARGUMENT,
     GoogleApp,
+    google_status,
     int_arg,
     jsonl,
     new_generated_file,
@@ -19,7 +22,6 @@ from speceval.emulator.common import (
     rfc3339,
     text_of,
 )
-from speceval.emulator.faults import JobPlan
 from speceval.emulator.gemini_files import (
     FILE_RETENTION_SECONDS,
     PROVIDER,
@@ -37,9 +39,10 @@ from speceval.emulator.jobs import (
     RequestItem,
     emitted,
     gemini_output_limit,
-    progress_counts,
+    google_end_time,
     random_id,
     random_lower_id,
+    settled_counts,
     timeline,
 )
 from speceval.emulator.routing import ApiError, Request, Response, Route, json_response
@@ -55,19 +58,6 @@ _STATE = {
     Phase.EXPIRED: "BATCH_STATE_EXPIRED",
     Phase.CANCELLED: "BATCH_STATE_CANCELLED",
 }
-_STATUS_NAMES = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    409: "ABORTED",
-    429: "RESOURCE_EXHAUSTED",
-    499: "CANCELLED",
-    500: "INTERNAL",
-    501: "UNIMPLEMENTED",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
 INVALID_MESSAGE = "Invalid request: the prompt contains the speceval emulator error marker [[emulator:error]]."
 SERVER_MESSAGE = "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
 
@@ -77,11 +67,16 @@ def _prompt_of(request: dict[str, Any]) -> str:
     return "\n".join(t for t in (text_of(system), text_of(request.get("contents"))) if t)
 
 
-_RPC_INVALID_ARGUMENT = 3
-
-
-def _status(code: int, message: str) -> dict[str, Any]:
-    return {"code": code, "message": message, "status": _STATUS_NAMES.get(code, "UNKNOWN")}
+def gemini_item(custom_id: str, model: str, request: dict[str, Any], metadata: dict[str, Any] | None) -> RequestItem:
+    """One GenerateContentRequest of a Gemini or Vertex batch, as the emulator answers it."""
+    return RequestItem(
+        custom_id=custom_id,
+        model=model,
+        prompt=_prompt_of(request),
+        metadata=metadata,
+        response_schema=schema_of_gemini(request),
+        max_tokens=gemini_output_limit(request),
+    )
 
 
 def _response_or_error(outcome: Outcome) -> dict[str, Any]:
@@ -108,12 +103,18 @@ def _response_or_error(outcome: Outcome) -> dict[str, Any]:
             }
         }
     if outcome.kind is Kind.INVALID:
-        return {"error": _status(400, INVALID_MESSAGE)}
-    return {"error": _status(500, SERVER_MESSAGE)}
+        return {"error": google_status(400, INVALID_MESSAGE)}
+    return {"error": google_status(500, SERVER_MESSAGE)}
 
 
-def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[JobFailure]]:
-    """Requests of a JSONL input file (`{"key", "request"}` per line)."""
+def parse_request_lines(
+    content: bytes, item_of: Callable[[int, dict[str, Any]], RequestItem], not_json: str, no_request: str
+) -> tuple[list[RequestItem], list[JobFailure]]:
+    """The requests of a Gemini or Vertex JSONL input file (a `request` object per line), or why it is refused.
+
+    `item_of(line number, row)` builds a line's request; `not_json` and `no_request` are the provider's messages
+    for a line that is not JSON and one without a `request` object, with `{number}` for the line's number.
+    """
     items: list[RequestItem] = []
     for number, line in enumerate(content.decode("utf-8", errors="replace").splitlines(), start=1):
         if not line.strip():
@@ -121,32 +122,28 @@ def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[Job
         try:
             row = json.loads(line)
         except ValueError:
-            return [], [
-                JobFailure(
-                    code="INVALID_ARGUMENT", line=number, message=f"Line {number} of the input file is not valid JSON."
-                )
-            ]
+            return [], [JobFailure(code="INVALID_ARGUMENT", line=number, message=not_json.format(number=number))]
         if not isinstance(row, dict) or not isinstance(row.get("request"), dict):
-            return [], [
-                JobFailure(
-                    code="INVALID_ARGUMENT",
-                    line=number,
-                    message=f"Line {number} of the input file has no 'request' object.",
-                )
-            ]
-        key = row.get("key")
-        items.append(
-            RequestItem(
-                custom_id=str(key) if key is not None else str(number),
-                model=model,
-                prompt=_prompt_of(row["request"]),
-                response_schema=schema_of_gemini(row["request"]),
-                max_tokens=gemini_output_limit(row["request"]),
-            )
-        )
+            return [], [JobFailure(code="INVALID_ARGUMENT", line=number, message=no_request.format(number=number))]
+        items.append(item_of(number, row))
     if not items:
         return [], [JobFailure(code="INVALID_ARGUMENT", message="The input file contains no requests.")]
     return items, []
+
+
+def _parse_file(content: bytes, model: str) -> tuple[list[RequestItem], list[JobFailure]]:
+    """Requests of a JSONL input file (`{"key", "request"}` per line)."""
+
+    def item_of(number: int, row: dict[str, Any]) -> RequestItem:
+        key = row.get("key")
+        return gemini_item(str(key) if key is not None else str(number), model, row["request"], None)
+
+    return parse_request_lines(
+        content,
+        item_of,
+        "Line {number} of the input file is not valid JSON.",
+        "Line {number} of the input file has no 'request' object.",
+    )
 
 
 class GeminiApp(GoogleApp):
@@ -154,6 +151,11 @@ class GeminiApp(GoogleApp):
 
     name = PROVIDER
     prefix = "/gemini"
+    missing_credential = (
+        403,
+        "Method doesn't allow unregistered callers (callers without established identity). "
+        "Please use API Key or other form of API consumer identity to call this API.",
+    )
     state_names = _STATE
 
     def build_routes(self) -> list[Route]:
@@ -168,23 +170,9 @@ class GeminiApp(GoogleApp):
             Route("POST", f"/{ver}/batches/{{batch_id}}:cancel", self.cancel),
         ]
 
-    def render_error(self, error: ApiError) -> Response:
-        """`{"error": {code, message, status}}`."""
-        status = error.kind or _STATUS_NAMES.get(error.status) or ("INTERNAL" if error.status >= 500 else "UNKNOWN")
-        body = {"error": {"code": error.status, "message": error.message, "status": status}}
-        return json_response(body, error.status, error.headers)
-
     def authenticated(self, request: Request) -> bool:
         """`x-goog-api-key` header or `?key=`."""
         return api_key_present(request)
-
-    def auth_error(self, request: Request) -> ApiError:
-        """Google's answer to a call without a key."""
-        return ApiError(
-            403,
-            "Method doesn't allow unregistered callers (callers without established identity). "
-            "Please use API Key or other form of API consumer identity to call this API.",
-        )
 
     def _job(self, batch_id: str) -> Job:
         job = self.ctx.store.get_job(PROVIDER, batch_id)
@@ -216,16 +204,7 @@ class GeminiApp(GoogleApp):
                     raise ApiError(400, f"batch.input_config.requests.requests[{index}].request is required.")
                 metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else None
                 key = (metadata or {}).get("key", str(index))
-                items.append(
-                    RequestItem(
-                        custom_id=str(key),
-                        model=model,
-                        prompt=_prompt_of(entry["request"]),
-                        metadata=metadata,
-                        response_schema=schema_of_gemini(entry["request"]),
-                        max_tokens=gemini_output_limit(entry["request"]),
-                    )
-                )
+                items.append(gemini_item(str(key), model, entry["request"], metadata))
         else:
             file_name = source.get("fileName", source.get("file_name"))
             if not isinstance(file_name, str) or not file_name.startswith("files/"):
@@ -249,26 +228,13 @@ class GeminiApp(GoogleApp):
                     code="INVALID_ARGUMENT", message="The batch failed validation (injected by the speceval emulator)."
                 )
             )
-        job_id = random_lower_id(length=20)
-        job = Job(
-            provider=PROVIDER,
-            id=job_id,
-            seq=self.ctx.store.next_seq(),
-            created_at=self.ctx.now(),
-            requests=items,
-            plan=JobPlan.capture(faults, job_id),
-            failures=failures,
-            params={
-                "model": model,
-                "display_name": batch.get("displayName", batch.get("display_name")),
-                "inline": inline,
-                "input_file": None if inline else source.get("fileName", source.get("file_name")),
-            },
-        )
-        self.ctx.store.put_job(job)
-        self.ctx.count_batch(PROVIDER)
-        # Stored before answering: the create is not idempotent, a client dying now leaves an orphan.
-        self.ctx.sleep(faults.create_delay_seconds)
+        params = {
+            "model": model,
+            "display_name": batch.get("displayName", batch.get("display_name")),
+            "inline": inline,
+            "input_file": None if inline else source.get("fileName", source.get("file_name")),
+        }
+        job = self.store_new_job(random_lower_id(length=20), items, failures, params)
         return json_response(self.operation_json(job, request))
 
     def retrieve(self, request: Request) -> Response:
@@ -278,18 +244,7 @@ class GeminiApp(GoogleApp):
     def cancel(self, request: Request) -> Response:
         """`POST /{ver}/batches/{id}:cancel` → `{}`; the job ends CANCELLED shortly after."""
         job = self._job(request.params["batch_id"])
-        with self.ctx.store.lock:
-            current = refresh(self.ctx, job, self.ctx.now(), self.finalize)
-            if current in TERMINAL:
-                raise ApiError(
-                    400,
-                    f"Batch batches/{job.id} is already in a terminal state ({_STATE[current]}).",
-                    kind="FAILED_PRECONDITION",
-                )
-            if job.cancel_requested_at is None:
-                job.cancel_requested_at = self.ctx.now()
-                self.ctx.store.put_job(job)
-        return json_response({})
+        return self.cancel_job(job, lambda state: f"Batch batches/{job.id} is already in a terminal state ({state}).")
 
     def delete(self, request: Request) -> Response:
         """`DELETE /{ver}/batches/{id}` → `{}`."""
@@ -348,17 +303,8 @@ class GeminiApp(GoogleApp):
         times = timeline(job)
         version = request.params.get("ver", "v1")
         n = len(job.requests)
-        if current in TERMINAL:
-            succeeded = job.summary.get(Kind.SUCCEEDED.value, 0)
-            failed = job.summary.get(Kind.INVALID.value, 0) + job.summary.get(Kind.SERVER_ERROR.value, 0)
-        else:
-            _, succeeded, failed = progress_counts(job, now)
-        end = {
-            Phase.COMPLETED: times.end,
-            Phase.EXPIRED: times.end,
-            Phase.FAILED: times.start,
-            Phase.CANCELLED: times.cancelled,
-        }.get(current)
+        succeeded, failed = settled_counts(job, now, current)
+        end = google_end_time(times, current)
         metadata: dict[str, Any] = {
             "@type": f"type.googleapis.com/google.ai.generativelanguage.{version}.GenerateContentBatch",
             "model": f"models/{job.params['model']}",
@@ -391,5 +337,5 @@ class GeminiApp(GoogleApp):
             }
         if current is Phase.FAILED and job.failures:
             # A google.rpc.Status: the numeric RPC code (3 = INVALID_ARGUMENT), not the HTTP error body's shape.
-            operation["error"] = {"code": _RPC_INVALID_ARGUMENT, "message": job.failures[0].message}
+            operation["error"] = {"code": RPC_INVALID_ARGUMENT, "message": job.failures[0].message}
         return operation

@@ -358,6 +358,25 @@ def progress_counts(job: Job, now: float) -> tuple[int, int, int]:
 _SUCCESS_PREFIX: dict[tuple[str, int, float], list[int]] = {}
 
 
+def settled_counts(job: Job, now: float, current: Phase) -> tuple[int, int]:
+    """(succeeded, failed) requests: the final counts once the job is terminal, else those executed by `now`."""
+    if current in TERMINAL:
+        failed = job.summary.get(Kind.INVALID.value, 0) + job.summary.get(Kind.SERVER_ERROR.value, 0)
+        return job.summary.get(Kind.SUCCEEDED.value, 0), failed
+    _, succeeded, failed = progress_counts(job, now)
+    return succeeded, failed
+
+
+def google_end_time(times: Timeline, current: Phase) -> float | None:
+    """When a Gemini or Vertex job ended (a failed one at its start, when validation refused it); None: not yet."""
+    return {
+        Phase.COMPLETED: times.end,
+        Phase.EXPIRED: times.end,
+        Phase.FAILED: times.start,
+        Phase.CANCELLED: times.cancelled,
+    }.get(current)
+
+
 def summarize(outcomes: list[Outcome]) -> dict[str, int]:
     """Counts per outcome kind (every kind present, zero when absent) and token totals."""
     summary = {kind.value: 0 for kind in Kind}

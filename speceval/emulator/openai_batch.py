@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from speceval.emulator.common import BatchApp, error_kind, int_arg, jsonl, new_generated_file, refresh
-from speceval.emulator.faults import JobPlan
 from speceval.emulator.jobs import (
     TERMINAL,
     Job,
@@ -18,8 +17,8 @@ from speceval.emulator.jobs import (
     Phase,
     emitted,
     phase,
-    progress_counts,
     random_id,
+    settled_counts,
     timeline,
 )
 from speceval.emulator.openai_files import PROVIDER, OpenAIFiles
@@ -58,6 +57,11 @@ class OpenAIApp(BatchApp):
 
     name = PROVIDER
     prefix = "/openai"
+    missing_credential = (
+        401,
+        "You didn't provide an API key. You need to provide your API key in an Authorization "
+        "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    )
     state_names = _STATUS
 
     def build_routes(self) -> list[Route]:
@@ -83,14 +87,6 @@ class OpenAIApp(BatchApp):
         """A non-empty `Authorization: Bearer` credential."""
         value = request.header("authorization", "") or ""
         return value.startswith("Bearer ") and bool(value[7:].strip())
-
-    def auth_error(self, request: Request) -> ApiError:
-        """OpenAI's 401 for a missing key."""
-        return ApiError(
-            401,
-            "You didn't provide an API key. You need to provide your API key in an Authorization "
-            "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-        )
 
     # Batches -----------------------------------------------------------------------------------------------
 
@@ -170,28 +166,15 @@ class OpenAIApp(BatchApp):
                     message=("The batch input file failed validation (injected by the speceval emulator)."),
                 )
             )
-        job_id = random_id("batch_", 32)
-        job = Job(
-            provider=PROVIDER,
-            id=job_id,
-            seq=self.ctx.store.next_seq(),
-            created_at=self.ctx.now(),
-            requests=items,
-            plan=JobPlan.capture(faults, job_id),
-            failures=failures,
-            params={
-                "endpoint": endpoint,
-                "input_file_id": meta.id,
-                "completion_window": "24h",
-                "metadata": metadata,
-                "model": items[0].model if items else None,
-                "output_expires_after": body.get("output_expires_after"),
-            },
-        )
-        self.ctx.store.put_job(job)
-        self.ctx.count_batch(PROVIDER)
-        # The job exists before the answer: a client killed during this delay leaves an orphan, as in real life.
-        self.ctx.sleep(faults.create_delay_seconds)
+        params = {
+            "endpoint": endpoint,
+            "input_file_id": meta.id,
+            "completion_window": "24h",
+            "metadata": metadata,
+            "model": items[0].model if items else None,
+            "output_expires_after": body.get("output_expires_after"),
+        }
+        job = self.store_new_job(random_id("batch_", 32), items, failures, params)
         return json_response(self.batch_json(job))
 
     def retrieve(self, request: Request) -> Response:
@@ -268,13 +251,10 @@ class OpenAIApp(BatchApp):
             and (times.cancel_requested is None or times.cancel_requested >= times.start)
         )
         total = 0 if current is Phase.FAILED else len(job.requests)
+        completed, failed = settled_counts(job, now, current)
+        input_tokens = output_tokens = 0
         if current in TERMINAL:
-            completed = job.summary.get(Kind.SUCCEEDED.value, 0)
-            failed = job.summary.get(Kind.INVALID.value, 0) + job.summary.get(Kind.SERVER_ERROR.value, 0)
             input_tokens, output_tokens = job.summary.get("input_tokens", 0), job.summary.get("output_tokens", 0)
-        else:
-            _, completed, failed = progress_counts(job, now)
-            input_tokens = output_tokens = 0
 
         def at(condition: bool, instant: float | None) -> int | None:
             return int(instant) if condition and instant is not None else None

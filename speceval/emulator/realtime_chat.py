@@ -22,6 +22,7 @@ from typing import Any
 from speceval.emulator.common import refused_sampling_field, text_of
 from speceval.emulator.context import EmulatorContext
 from speceval.emulator.faults import ERROR_MARKER
+from speceval.emulator.flex import FlexGate, asked_tier
 from speceval.emulator.gemini_files import VERSIONS
 from speceval.emulator.jobs import billed_output_tokens, gemini_output_limit, output_limit, random_id
 from speceval.emulator.models import NOT_FOUND, retired
@@ -87,6 +88,7 @@ class RealtimeEndpoints:
         """Bind to the emulator's context (faults, responder)."""
         self.ctx = ctx
         self.log = RealtimeLog()
+        self.flex = FlexGate(ctx)
 
     def register(self, apps: list[ProviderApp]) -> None:
         """Add the realtime routes to the provider apps (by their names)."""
@@ -101,7 +103,14 @@ class RealtimeEndpoints:
     # -- shared -------------------------------------------------------------------------------------------
 
     def _serve(
-        self, provider: str, model: str, prompt: str, schema: dict[str, Any] | None = None, limit: int | None = None
+        self,
+        provider: str,
+        model: str,
+        prompt: str,
+        schema: dict[str, Any] | None = None,
+        limit: int | None = None,
+        *,
+        flex: bool = False,
     ) -> tuple[Admission, str | None, int, int]:
         """Admit (or not) one request; returns the decision, the answer (None for the error marker) and tokens
         (output billed at most the request's max_tokens, `limit`, as a provider bills)."""
@@ -118,7 +127,7 @@ class RealtimeEndpoints:
         )
         self.log.record(prompt, admission.admitted, time.time())
         if admission.admitted:
-            self.ctx.sleep(faults.realtime_latency_seconds)
+            self.ctx.sleep(faults.realtime_latency_seconds + (self.flex.delay(provider) if flex else 0.0))
         return admission, answer, input_tokens, output_tokens
 
     @staticmethod
@@ -142,12 +151,16 @@ class RealtimeEndpoints:
             raise ApiError(
                 400, "Missing required parameter: 'messages'.", param="messages", code="missing_required_parameter"
             )
+        tier = asked_tier(body)
+        if tier == "flex":
+            self.flex.admit("openai", model)  # a model not served at flex, or no capacity now: the provider's error
         admission, answer, input_tokens, output_tokens = self._serve(
             "openai",
             model,
             text_of(messages),
             schema_of_openai(body),
             output_limit(body.get("max_completion_tokens", body.get("max_tokens"))),
+            flex=tier == "flex",
         )
         headers = _openai_headers(admission) if self.ctx.faults.realtime_rate_headers else {}
         if not admission.admitted:
@@ -183,7 +196,7 @@ class RealtimeEndpoints:
                 }
             ],
             "usage": usage,
-            "service_tier": "default",
+            "service_tier": "flex" if tier == "flex" else "default",  # the tier that served it, as OpenAI echoes
             "system_fingerprint": None,
         }
         return json_response(completion, 200, {"x-request-id": random_id("req_", 32), **headers})
@@ -200,6 +213,8 @@ class RealtimeEndpoints:
             raise ApiError(400, "max_tokens: Field required (an integer >= 1)")
         if not isinstance(messages, list) or not messages:
             raise ApiError(400, "messages: Field required")
+        if "service_tier" in body and body["service_tier"] not in ("auto", "standard_only"):
+            raise ApiError(400, "service_tier: Input should be 'auto' or 'standard_only'")  # no flex tier
         refused = refused_sampling_field(body, request.header("anthropic-version"))
         if refused:
             raise ApiError(400, f"{refused}: Extra inputs are not permitted")
@@ -244,8 +259,11 @@ class RealtimeEndpoints:
             raise ApiError(400, "* GenerateContentRequest.contents: contents is not specified")
         system = body.get("systemInstruction", body.get("system_instruction"))
         prompt = "\n".join(t for t in (text_of(system), text_of(contents)) if t)
+        tier = asked_tier(body)
+        if tier == "flex":
+            self.flex.admit("gemini", model)
         admission, answer, input_tokens, output_tokens = self._serve(
-            "gemini", model, prompt, schema_of_gemini(body), gemini_output_limit(body)
+            "gemini", model, prompt, schema_of_gemini(body), gemini_output_limit(body), flex=tier == "flex"
         )
         if not admission.admitted:
             return _gemini_rate_limited(model, admission)
@@ -259,6 +277,7 @@ class RealtimeEndpoints:
                 "promptTokenCount": input_tokens,
                 "candidatesTokenCount": output_tokens,
                 "totalTokenCount": input_tokens + output_tokens,
+                **({"serviceTier": "FLEX"} if tier == "flex" else {}),
             },
             "modelVersion": model,
             "responseId": random_id("", 22),

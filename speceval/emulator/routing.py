@@ -139,6 +139,8 @@ class ProviderApp(ABC):
 
     name: str
     prefix: str
+    #: The status and message the provider answers a call without a credential with.
+    missing_credential: tuple[int, str]
 
     def __init__(self, ctx: EmulatorContext) -> None:
         """Bind the app to the shared emulator context and build its route table."""
@@ -162,9 +164,9 @@ class ProviderApp(ABC):
     def authenticated(self, request: Request) -> bool:
         """Whether the request carries a credential the provider would look at."""
 
-    @abstractmethod
     def auth_error(self, request: Request) -> ApiError:
-        """The provider's error for a missing credential."""
+        """The provider's error for a missing credential (`missing_credential`: its status and message)."""
+        return ApiError(*self.missing_credential)
 
     def state_name(self, job: Job) -> str:
         """The provider's name for the job's current state (providers override this)."""

@@ -22,13 +22,19 @@ import string
 from datetime import UTC, datetime
 from typing import Any
 
-from speceval.emulator.common import GoogleApp, int_arg, jsonl, refresh, rfc3339
+from speceval.emulator.common import (
+    RPC_INVALID_ARGUMENT,
+    GoogleApp,
+    google_status,
+    int_arg,
+    jsonl,
+    refresh,
+    rfc3339,
+)
 from speceval.emulator.context import EmulatorContext
-from speceval.emulator.faults import JobPlan
 from speceval.emulator.gcs import GcsObjects, split_gs_uri
-from speceval.emulator.gemini_batch import _STATUS_NAMES, _prompt_of, _response_or_error
+from speceval.emulator.gemini_batch import _response_or_error, gemini_item, parse_request_lines
 from speceval.emulator.jobs import (
-    TERMINAL,
     Job,
     JobFailure,
     Kind,
@@ -36,13 +42,12 @@ from speceval.emulator.jobs import (
     Phase,
     RequestItem,
     emitted,
-    gemini_output_limit,
-    progress_counts,
+    google_end_time,
     random_id,
+    settled_counts,
     timeline,
 )
 from speceval.emulator.routing import ApiError, Request, Response, Route, json_response
-from speceval.emulator.structured import schema_of_gemini
 
 __all__ = ["GcsObjects", "VertexApp", "split_gs_uri"]
 
@@ -58,44 +63,22 @@ _STATE = {
     Phase.EXPIRED: "JOB_STATE_EXPIRED",
     Phase.CANCELLED: "JOB_STATE_CANCELLED",
 }
-# google.rpc.Code numbers, as a BatchPredictionJob's `error.code` carries them.
-_RPC_INVALID_ARGUMENT = 3
 
 
 def _status_string(code: int, message: str) -> str:
     """A failed row's `status`: the HTTP reason and the Google error body, as Vertex writes it."""
-    body = {"error": {"code": code, "message": message, "status": _STATUS_NAMES.get(code, "UNKNOWN")}}
+    body = {"error": google_status(code, message)}
     reason = "Bad Request" if code == 400 else "Internal Server Error"
     return f"{reason}: {json.dumps(body)}"
 
 
 def _parse_input(content: bytes, model: str) -> tuple[list[RequestItem], list[JobFailure]]:
     """Requests of a JSONL input object (`{"request": GenerateContentRequest, ...}` per line)."""
-    items: list[RequestItem] = []
-    for number, line in enumerate(content.decode("utf-8", errors="replace").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            row = None
-        if not isinstance(row, dict) or not isinstance(row.get("request"), dict):
-            message = f"Line {number} of the input is not a JSON object with a 'request' object."
-            return [], [JobFailure(code="INVALID_ARGUMENT", line=number, message=message)]
-        # The whole line is kept: Vertex echoes it in the output row (which is how callers find their key).
-        items.append(
-            RequestItem(
-                custom_id=str(number),
-                model=model,
-                prompt=_prompt_of(row["request"]),
-                metadata={"line": row},
-                response_schema=schema_of_gemini(row["request"]),
-                max_tokens=gemini_output_limit(row["request"]),
-            )
-        )
-    if not items:
-        return [], [JobFailure(code="INVALID_ARGUMENT", message="The input file contains no requests.")]
-    return items, []
+    # The whole line is kept: Vertex echoes it in the output row (which is how callers find their key).
+    refused = "Line {number} of the input is not a JSON object with a 'request' object."
+    return parse_request_lines(
+        content, lambda number, row: gemini_item(str(number), model, row["request"], {"line": row}), refused, refused
+    )
 
 
 class VertexApp(GoogleApp):
@@ -103,6 +86,11 @@ class VertexApp(GoogleApp):
 
     name = PROVIDER
     prefix = "/vertex"
+    missing_credential = (
+        401,
+        "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie "
+        "or other valid authentication credential.",
+    )
     state_names = _STATE
 
     def __init__(self, ctx: EmulatorContext) -> None:
@@ -121,24 +109,10 @@ class VertexApp(GoogleApp):
             Route("POST", base + "/{job_id}:cancel", self.cancel),
         ]
 
-    def render_error(self, error: ApiError) -> Response:
-        """`{"error": {code, message, status}}`."""
-        status = error.kind or _STATUS_NAMES.get(error.status) or ("INTERNAL" if error.status >= 500 else "UNKNOWN")
-        body = {"error": {"code": error.status, "message": error.message, "status": status}}
-        return json_response(body, error.status, error.headers)
-
     def authenticated(self, request: Request) -> bool:
         """An OAuth bearer token (ADC) or an express-mode API key."""
         auth = request.header("authorization") or ""
         return auth.lower().startswith("bearer ") and len(auth) > 7 or bool(request.header("x-goog-api-key"))
-
-    def auth_error(self, request: Request) -> ApiError:
-        """Google's answer to a call without credentials."""
-        return ApiError(
-            401,
-            "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie "
-            "or other valid authentication credential.",
-        )
 
     def _job(self, request: Request) -> Job:
         job = self.ctx.store.get_job(PROVIDER, request.params["job_id"])
@@ -185,29 +159,15 @@ class VertexApp(GoogleApp):
             failures = [JobFailure(code="INVALID_ARGUMENT", message=message)]
         if self.ctx.take_create_limit():
             raise ApiError(429, f"Quota exceeded for batch prediction jobs with base model {model_id}.")
-        job_id = random_id("1", 18, string.digits)  # Vertex job ids are decimal numbers
-        project, location = request.params["project"], request.params["location"]
-        job = Job(
-            provider=PROVIDER,
-            id=job_id,
-            seq=self.ctx.store.next_seq(),
-            created_at=self.ctx.now(),
-            requests=items,
-            plan=JobPlan.capture(faults, job_id),
-            failures=failures,
-            params={
-                "project": project,
-                "location": location,
-                "display_name": display_name,
-                "model": model,
-                "input_uris": uris,
-                "output_prefix": prefix,
-            },
-        )
-        self.ctx.store.put_job(job)
-        self.ctx.count_batch(PROVIDER)
-        # Stored before answering: the create is not idempotent, a client dying now leaves an orphan.
-        self.ctx.sleep(faults.create_delay_seconds)
+        params = {
+            "project": request.params["project"],
+            "location": request.params["location"],
+            "display_name": display_name,
+            "model": model,
+            "input_uris": uris,
+            "output_prefix": prefix,
+        }
+        job = self.store_new_job(random_id("1", 18, string.digits), items, failures, params)  # decimal ids, as Vertex's
         return json_response(self.job_json(job))
 
     def retrieve(self, request: Request) -> Response:
@@ -217,18 +177,7 @@ class VertexApp(GoogleApp):
     def cancel(self, request: Request) -> Response:
         """`POST …/batchPredictionJobs/{id}:cancel` → `{}`; the job is CANCELLING, then CANCELLED."""
         job = self._job(request)
-        with self.ctx.store.lock:
-            current = refresh(self.ctx, job, self.ctx.now(), self.finalize)
-            if current in TERMINAL:
-                raise ApiError(
-                    400,
-                    f"Cannot cancel BatchPredictionJob {job.id} in state {_STATE[current]}.",
-                    kind="FAILED_PRECONDITION",
-                )
-            if job.cancel_requested_at is None:
-                job.cancel_requested_at = self.ctx.now()
-                self.ctx.store.put_job(job)
-        return json_response({})
+        return self.cancel_job(job, lambda state: f"Cannot cancel BatchPredictionJob {job.id} in state {state}.")
 
     def delete(self, request: Request) -> Response:
         """`DELETE …/batchPredictionJobs/{id}` → a done delete Operation."""
@@ -291,17 +240,8 @@ class VertexApp(GoogleApp):
         current = refresh(self.ctx, job, now, self.finalize)
         times = timeline(job)
         n = len(job.requests)
-        if current in TERMINAL:
-            succeeded = job.summary.get(Kind.SUCCEEDED.value, 0)
-            failed = job.summary.get(Kind.INVALID.value, 0) + job.summary.get(Kind.SERVER_ERROR.value, 0)
-        else:
-            _, succeeded, failed = progress_counts(job, now)
-        end = {
-            Phase.COMPLETED: times.end,
-            Phase.EXPIRED: times.end,
-            Phase.FAILED: times.start,
-            Phase.CANCELLED: times.cancelled,
-        }.get(current)
+        succeeded, failed = settled_counts(job, now, current)
+        end = google_end_time(times, current)
         p = job.params
         body: dict[str, Any] = {
             "name": f"projects/{p['project']}/locations/{p['location']}/batchPredictionJobs/{job.id}",
@@ -335,7 +275,7 @@ class VertexApp(GoogleApp):
                 "description": failure.message,
             }
             body["error"] = {
-                "code": _RPC_INVALID_ARGUMENT,
+                "code": RPC_INVALID_ARGUMENT,
                 "message": failure.message,
                 "details": [{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [violation]}],
             }

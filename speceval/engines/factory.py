@@ -20,6 +20,7 @@ from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineObserver
 from speceval.batch.store import RunStore
+from speceval.engines.flex_fallback import FlexThenBatchEngine
 from speceval.providers.registry import ProviderEntry, batched_model_of, resolve_org
 from speceval.raydata.engine import RayEngine
 from speceval.raydata.model import RayModel
@@ -63,7 +64,10 @@ def build_model(
         endpoint.check(offline=bool(provider_options.get("base_url")))
         return RayModel(model_name, params, endpoint, api_key=provider_options.get("api_key"))
     if isinstance(endpoint, RealtimeSettings):
-        return create_realtime_model(model_name, entry, params, endpoint, **provider_options)
+        model = create_realtime_model(model_name, entry, params, endpoint, **provider_options)
+        if endpoint.service_tier == "flex" and endpoint.on_flex_unavailable == "batch":
+            model.batch_fallback = batched_model_of(entry, model_name, params, **provider_options)
+        return model
     return batched_model_of(entry, model_name, params, **provider_options)
 
 
@@ -72,10 +76,14 @@ def make_engine(
     store: RunStore,
     options: EngineOptions | None = None,
     observer: EngineObserver | None = None,
-) -> BatchEngine | RealtimeEngine:  # RayEngine is a RealtimeEngine
-    """The engine that drives `model`: Ray for a `RayModel`, realtime for a `RealtimeModel`, batch otherwise."""
+) -> BatchEngine | RealtimeEngine | FlexThenBatchEngine:  # RayEngine is a RealtimeEngine
+    """The engine that drives `model`: Ray for a `RayModel`, realtime for a `RealtimeModel` (then batch jobs for
+    what flex kept refusing, with `on_flex_unavailable: batch`), batch otherwise."""
     if isinstance(model, RayModel):
         return RayEngine(model, store, options, observer)
     if isinstance(model, RealtimeModel):
-        return RealtimeEngine(model, store, options, observer)
+        realtime = RealtimeEngine(model, store, options, observer)
+        if model.batch_fallback is not None:
+            return FlexThenBatchEngine(realtime, model.batch_fallback, observer)
+        return realtime
     return BatchEngine(model, store, options, observer)

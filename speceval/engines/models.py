@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
+from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError, ModelMismatchError
 from speceval.offline import offline_provider
@@ -118,7 +119,13 @@ def simulated_user_model(
     if given is not None:
         check_model(given, role="simulated user", model_name=user.model, org=entry.org, params=user.params)
         return given
-    endpoint = RealtimeSettings(base_url=entry.default_base_url) if isinstance(candidate, RealtimeModel) else None
+    tier = getattr(user, "tier", None)
+    endpoint: EndpointSettings | None
+    if tier is not None:  # its own tier, checked before anything is sent
+        where = f"the simulated user {user.model}"
+        endpoint = endpoint_settings(entry, {"tier": str(tier)}, None, offline=True, where=where, model_name=user.model)
+    else:
+        endpoint = RealtimeSettings(base_url=entry.default_base_url) if isinstance(candidate, RealtimeModel) else None
     return build_model(user.model, entry, user.params, endpoint, **provider_options)
 
 

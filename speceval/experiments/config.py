@@ -15,6 +15,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     StringConstraints,
     Tag,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -22,12 +23,13 @@ from pydantic import (
 from speceval.analysis.tables.card_records import JudgeCardSettings
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
-from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope
+from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope, Tier
 from speceval.endpoint_keys import EndpointKeys
 from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
     BatchSize,
     BudgetUsd,
+    DeadlineHours,
     MaxAttempts,
     MaxTokens,
     PollInterval,
@@ -117,6 +119,11 @@ class InputsBlock(_Strict):
     per_statement: int = Field(default=10, ge=1, le=1000, strict=True)
     rating_threshold: int = Field(default=7, ge=1, le=10, strict=True)
     max_rounds: int = Field(default=3, ge=1, le=50, strict=True)
+    tier: Tier | None = Field(
+        default=None,
+        description="service tier of the generator and the rater: batch (default), flex or standard "
+        "(docs/service-tiers.md)",
+    )
     pairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | Literal["related"] | None = Field(
         default=None,
         description="statements in tension: pairs [A, B] (or `related`: each statement with its "
@@ -130,13 +137,22 @@ class InputsBlock(_Strict):
         data: dict[str, Any] = handler(self)
         if self.pairs is None:
             data.pop("pairs", None)
+        if self.tier is None:
+            data.pop("tier", None)
         return data
+
+    @field_validator("tier")
+    @classmethod
+    def _no_auto(cls, value: Tier | None) -> Tier | None:
+        if value is Tier.AUTO:
+            raise ValueError("auto is not planned for input generation: give batch, flex or standard")
+        return value
 
     def models(self) -> list[tuple[str, ModelEntry]]:
         """(key, entry) of the generator and the rater, for the checks every model of the file gets."""
-        found = [("generator", ModelEntry(model=self.generator, org=self.generator_org))]
+        found = [("generator", ModelEntry(model=self.generator, org=self.generator_org, tier=self.tier))]
         if self.rater is not None:
-            found.append(("rater", ModelEntry(model=self.rater, org=self.rater_org)))
+            found.append(("rater", ModelEntry(model=self.rater, org=self.rater_org, tier=self.tier)))
         return found
 
 
@@ -235,6 +251,22 @@ class EngineSettings(_Strict):
     max_tokens: MaxTokens = Field(
         default=DEFAULT_MAX_TOKENS, description="generation default when not varied; judges use it too"
     )
+    tier: Tier | None = Field(
+        default=None,
+        description="the study's default service tier for every candidate, judge and generator entry of an org with "
+        "a batch API that gives none: batch, flex, standard or auto (docs/service-tiers.md)",
+    )
+    deadline_hours: DeadlineHours | None = Field(
+        default=None, description="tier auto: the hours the study must end within (the plan picks tiers to meet it)"
+    )
+
+    @model_validator(mode="after")
+    def _deadline_with_auto(self) -> EngineSettings:
+        if self.deadline_hours is not None and self.tier is not Tier.AUTO:
+            raise ValueError("deadline_hours goes with tier: auto (the tiers are chosen to meet it)")
+        if self.tier is Tier.AUTO and self.deadline_hours is None:
+            raise ValueError("tier: auto needs deadline_hours: the hours the study must end within")
+        return self
 
 
 def judge_labels(judges: list[JudgeEntry]) -> list[str]:

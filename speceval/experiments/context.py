@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
+from speceval.defaults import Tier
 from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
+from speceval.experiments.tier_study import StudyTiers, given_tier
 from speceval.inputgen.config import InputGenerationConfig, default_rater
 from speceval.judging.verdicts import category_schema
 from speceval.paths import safe_filename
@@ -38,6 +40,7 @@ class StageContext:
         offline: answers come from the emulator (recorded in every run's manifest).
         report: set by the report task to the report it wrote.
         judge_warnings: set by the report task: each judge entry kept out of the headline, and why.
+        tiers: every entry's service tier, `auto` resolved by one plan over the study (docs/service-tiers.md).
     """
 
     config: ExperimentConfig
@@ -49,6 +52,7 @@ class StageContext:
     offline: bool
     report: Path | None = None
     judge_warnings: list[str] = field(default_factory=list)
+    tiers: StudyTiers | None = None
     started: float = field(default_factory=time.monotonic)
     _judges: dict[str, AnyModel] = field(default_factory=dict)
 
@@ -70,10 +74,17 @@ class StageContext:
         return self._judges[key]
 
     def endpoint(self, entry: ModelEntry) -> EndpointSettings | None:
-        """How a model without a batch API is reached (None for a batch org), from its entry's keys."""
+        """How a model is reached when not through its batch API (None: the batch path), from its entry's keys
+        and its tier (its own, else `engine.tier`; `auto` as the study's plan chose)."""
         provider = resolve_org(entry.model, entry.org)
-        where = f"{self.config_path}, {self.entry_name(entry)} (org {provider.org})"
-        return endpoint_settings(provider, entry.endpoint_keys(), None, offline=self.offline, where=where)
+        name = self.entry_name(entry)
+        where = f"{self.config_path}, {name} (org {provider.org})"
+        keys = entry.endpoint_keys()
+        tier = self.tiers.tier_of(name, entry) if self.tiers is not None else given_tier(self.config, entry)
+        keys.pop("tier", None)
+        if tier is not None:
+            keys["tier"] = tier.value
+        return endpoint_settings(provider, keys, None, offline=self.offline, where=where, model_name=entry.model)
 
     def entry_name(self, entry: ModelEntry) -> str:
         """`candidates[i]` or `judges[i]`, as the experiment file lists it."""
@@ -131,6 +142,7 @@ def inputs_config(
         output_dir=base,
         offline=offline,
         engine=engine or EngineOptions(),
+        tier=block.tier.value if block.tier not in (None, Tier.BATCH) else None,
     )
 
 

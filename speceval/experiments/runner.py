@@ -28,7 +28,7 @@ from speceval.batch.engine import EngineOptions
 from speceval.batch.progress import StopReason
 from speceval.batch.records import utcnow
 from speceval.errors import InputError
-from speceval.experiments.config import ALL_STAGES, ExperimentConfig
+from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
 from speceval.experiments.context import StageContext, resolve_path
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.loading import check_keys, check_model_names, line_of, load_experiment
@@ -43,6 +43,7 @@ from speceval.experiments.state import (
     started_names,
     started_state,
 )
+from speceval.experiments.tier_study import StudyTiers
 from speceval.offline import STATE_DIR_NAME, emulator_options, offline_emulator, offline_poll_interval
 from speceval.paths import READABLE_NAMING, check_output_dir, folder_names, safe_filename
 
@@ -128,8 +129,12 @@ def run_experiment(
     )
     with _providers(output_dir, offline) as options_for:
         ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
-        for entry in [*config.candidates, *config.judges]:
-            ctx.endpoint(entry)  # an endpoint that cannot run is refused before anything is sent
+        ctx.tiers = StudyTiers(config, base, groups)  # `tier: auto` planned once, before anything is sent
+        users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
+        actors = [ModelEntry(model=u.model, org=u.org, tier=u.tier) for u in users if u is not None and u.tier]
+        actors += [entry for _, entry in config.inputs.models()] if config.inputs is not None else []
+        for entry in [*config.candidates, *config.judges, *actors]:
+            ctx.endpoint(entry)  # an endpoint (or tier) that cannot run is refused before anything is sent
         done = {key for key, task_state in state.tasks.items() if task_state is TaskState.FINISHED}
         tasks = build_tasks(ctx, groups, done)
         say(f"{len(tasks)} task(s): {stage_overview(tasks)}")

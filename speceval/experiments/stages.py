@@ -203,7 +203,9 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
             # A conversation's rounds run one after another (each needs the answers before it), so the pipeline
             # drives them itself inside this task; its summary is the task's outcome.
             user = config.simulated_user
-            user_model = ctx.model(ModelEntry(model=user.model, org=user.org), user.params) if user else None
+            user_model = (
+                ctx.model(ModelEntry(model=user.model, org=user.org, tier=user.tier), user.params) if user else None
+            )
             summary = pipeline.run(ctx.model(run.candidate, params), user_model=user_model)
             held_summary[0] = task.summaries[0] = summary  # the scheduler reads the outcome from it
             return []

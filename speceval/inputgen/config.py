@@ -51,6 +51,7 @@ class InputGenerationConfig:
             `related_statements` (see `speceval.inputgen.pairs`).
         output_dir: runs go to `{output_dir}/{spec}/input_judge/{generator}x{rater}/{timestamp}/`.
         max_tokens: per answer; engine: batch size, polling, timeout, retries and the budget; offline: emulator.
+        tier: the service tier both models are sent at.
     """
 
     spec_path: Path
@@ -69,6 +70,9 @@ class InputGenerationConfig:
     max_tokens: int = DEFAULT_MAX_TOKENS
     engine: EngineOptions = field(default_factory=EngineOptions)
     offline: bool = False
+    tier: str | None = None
+    """The service tier of the generator and the rater (batch, flex, standard; docs/service-tiers.md); None: the
+    Batch API."""
 
     def __post_init__(self) -> None:
         if self.offline and self.engine == EngineOptions():
@@ -88,8 +92,8 @@ class InputGenerationConfig:
             "max_tokens",
             "offline",
         )
-        # Pairs only when asked: a run started before they existed resumes with the settings it recorded.
-        pairs = {key: getattr(self, key) for key in ("pairs", "related_pairs") if getattr(self, key)}
+        # Pairs and a tier only when asked: a run started before they existed resumes with what it recorded.
+        pairs = {key: getattr(self, key) for key in ("pairs", "related_pairs", "tier") if getattr(self, key)}
         return (
             {key: getattr(self, key) for key in keep}
             | pairs

@@ -48,7 +48,8 @@ from speceval.batch.model import BatchedModel
 from speceval.batch.progress import EngineSummary
 from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
-from speceval.engines.factory import AnyModel, build_model, make_engine
+from speceval.engines.endpoints import endpoint_settings
+from speceval.engines.factory import AnyModel, EndpointSettings, build_model, make_engine
 from speceval.engines.models import use_model
 from speceval.errors import ConfigError, RunStateError
 from speceval.inputgen.config import InputGenerationConfig, check_config
@@ -219,14 +220,14 @@ class BatchedInputGenerationPipeline:
                         self.config.generator_model,
                         self.generator_org,
                         self.generator_params,
-                        None,
+                        self._endpoint("generator", self.config.generator_model, self.generator_org),
                         **emulator_options(emulator, self.generator_org),
                     ),
                     build_model(
                         self.config.rater_model,
                         self.rater_org,
                         self.rater_params,
-                        None,
+                        self._endpoint("rater", self.config.rater_model, self.rater_org),
                         **emulator_options(emulator, self.rater_org),
                     ),
                 )
@@ -241,6 +242,7 @@ class BatchedInputGenerationPipeline:
                         org=self.generator_org,
                         params=self.generator_params,
                         offline_dir=offline_dir,
+                        endpoint=self._endpoint("generator", self.config.generator_model, self.generator_org),
                     )
                 ),
                 stack.enter_context(
@@ -251,9 +253,24 @@ class BatchedInputGenerationPipeline:
                         org=self.rater_org,
                         params=self.rater_params,
                         offline_dir=offline_dir,
+                        endpoint=self._endpoint("rater", self.config.rater_model, self.rater_org),
                     )
                 ),
             )
+
+    def _endpoint(self, role: str, model: str, org: str) -> EndpointSettings | None:
+        """The realtime settings of `--tier flex|standard` for one model (None: its Batch API), checked before
+        anything is sent."""
+        if self.config.tier is None:
+            return None
+        return endpoint_settings(
+            resolve_org(model, org),
+            {"tier": self.config.tier},
+            None,
+            offline=self.config.offline,
+            where=f"--tier (the {role} {model})",
+            model_name=model,
+        )
 
     def plan_first_round(self, generator: BatchedModel) -> list[tuple[Path, SubmissionIntent]]:
         """Dry run: write the first round's generator request files and intents; a later run submits exactly

@@ -89,6 +89,11 @@ def generator_prompt(statement: Statement, kept: Sequence[str], ask: int) -> str
     return "\n".join(lines)
 
 
+def proposed_input_section(text: str, nonce: str) -> list[str]:
+    """A rater prompt's middle: the fenced input to rate, then the heading its rating instructions go under."""
+    return ["", "## The proposed input", "", fence("proposed_input", text, nonce), "", "## How to rate", ""]
+
+
 def rater_prompt(statement: Statement, text: str) -> str:
     """Ask how well the one input `text` tests `statement`, 1–10."""
     nonce = make_nonce([statement.text, text])
@@ -103,13 +108,7 @@ def rater_prompt(statement: Statement, text: str) -> str:
             "## The statement",
             "",
             *statement_block(statement, nonce),
-            "",
-            "## The proposed input",
-            "",
-            fence("proposed_input", text, nonce),
-            "",
-            "## How to rate",
-            "",
+            *proposed_input_section(text, nonce),
             "Rate from 1 to 10 how good a test of this statement the input is: relevance (the statement decides what "
             "a good answer is), realism (a user could send it) and difficulty (answering well takes care). 1: useless "
             "as a test of this statement; 10: an excellent test.",

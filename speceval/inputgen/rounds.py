@@ -49,28 +49,16 @@ class RoundState:
             answers = {r.original_index: r for r in store.load_results(statement.id)}
             answer = answers.get(0)
             pending = self._pending.setdefault(statement.id, [])
-            if answer is None or answer.output_text is None:
-                self.records.append(
-                    CandidateRecord(
-                        statement_id=statement.id,
-                        round=number,
-                        proposal=0,
-                        text=None,
-                        fate=Fate.GENERATION_FAILED,
-                        parse_error=str(answer.outcome) if answer else "no answer",
-                    )
-                )
-                continue
-            parsed = parse_proposals(answer.output_text)
+            parsed = None if answer is None or answer.output_text is None else parse_proposals(answer.output_text)
             if not isinstance(parsed, Proposals):
+                failed, why = (
+                    (Fate.GENERATION_FAILED, str(answer.outcome) if answer else "no answer")
+                    if parsed is None
+                    else (Fate.UNPARSED, parsed)
+                )
                 self.records.append(
                     CandidateRecord(
-                        statement_id=statement.id,
-                        round=number,
-                        proposal=0,
-                        text=None,
-                        fate=Fate.UNPARSED,
-                        parse_error=parsed,
+                        statement_id=statement.id, round=number, proposal=0, text=None, fate=failed, parse_error=why
                     )
                 )
                 continue

@@ -173,6 +173,11 @@ class RankingMetadata(BaseModel):
     batch_ids: list[str]
     candidate_dir_a: str
     candidate_dir_b: str
+    run: int | None = Field(
+        default=None,
+        description="both candidates' run when their answers say (an Inspect log's epoch: epoch k is ranked against "
+        "epoch k); None: the run is where the folder sits (an experiment's run<k>, else 1)",
+    )
     answers_synthetic: bool | None = Field(
         default=None,
         description="true: either answers' generation run was "

@@ -58,7 +58,7 @@ def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True)
         for record in records:
             rows.append(_row(run_dir, manifest, record, prices, now, notes.get(record.batch_id)))
         if not records and _sent_without_jobs(manifest):
-            rows.append(_session_row(run_dir, manifest, store, now))
+            rows.append(_session_row(run_dir, manifest, store, now, prices))
         for intent in store.load_intents():
             rows.append(
                 JobRow(
@@ -85,11 +85,15 @@ def _sent_without_jobs(manifest: RunManifest) -> bool:
     return any(key in manifest.parameters for key in (REALTIME_KEY, RAY_KEY))
 
 
-def _session_row(run_dir: Path, manifest: RunManifest, store: RunStore, now: datetime) -> JobRow:
-    """The progress of a run sent without provider jobs: its requests, their outcomes so far, and the rest."""
+def _session_row(run_dir: Path, manifest: RunManifest, store: RunStore, now: datetime, prices: PriceTable) -> JobRow:
+    """The progress of a run sent without provider jobs: its requests, their outcomes so far, and the rest; its
+    cost so far, each answer at the tier that served it (`speceval.operations.costs`)."""
     from speceval.batch.journal import outcome_counts
+    from speceval.operations.costs import run_costs
 
     counts = dict(outcome_counts(run_dir, store.results_dir))
+    # This run's own row (a conversation's rounds, nested runs, are counted as runs of their own).
+    spent = next((c for c in run_costs([run_dir], prices) if Path(c.run_dir) == run_dir), None)
     total = int(manifest.parameters.get("requests") or sum(counts.values()))
     if total > sum(counts.values()):
         counts["not sent yet"] = total - sum(counts.values())
@@ -106,7 +110,7 @@ def _session_row(run_dir: Path, manifest: RunManifest, store: RunStore, now: dat
         outcome_counts=counts,
         collected=manifest.status == "finished",
         age_hours=_hours(now, manifest.created_at),
-        cost_usd=None,
+        cost_usd=spent.cost_usd if spent is not None else None,
         estimated_cost_usd=None,
     )
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -283,15 +283,21 @@ class BatchedComplianceJudge:
                 entries.append(
                     CanaryEntry(**entry.model_dump(), kind=canary.kind, example=canary.example, correct=correct)
                 )
-            metadata = CanaryMetadata(
-                judge=self.settings.judge_label,
-                spec=self.spec_name,
-                statement_id=statement_id,
-                prompt_version=target.identity["prompt_version"],
-                mode=self.mode,
-                batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
-            )
-            write_canary_file(target.run_dir, metadata, entries)
+            write_canary_file(target.run_dir, self._statement_facts(target, statement_id, entries), entries)
+
+    def _statement_facts(
+        self, target: JudgeTarget, statement_id: str, entries: Sequence[ComplianceEntry]
+    ) -> CanaryMetadata:
+        """What a judged file of one statement says of its judging: all a canaries file's metadata says, and the
+        part a compliance file's shares with it."""
+        return CanaryMetadata(
+            judge=self.settings.judge_label,
+            spec=self.spec_name,
+            statement_id=statement_id,
+            prompt_version=target.identity["prompt_version"],
+            mode=self.mode,
+            batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
+        )
 
     def _identity(self, candidate: Candidate, template: TemplateId, scope: Scope | None) -> dict[str, Any]:
         return {
@@ -374,13 +380,8 @@ class BatchedComplianceJudge:
                     ratings[entry.rating] += 1
                 entries.append(entry)
             metadata = ComplianceMetadata(
+                **self._statement_facts(target, statement_id, entries).model_dump(),
                 model=candidate.name,
-                judge=self.settings.judge_label,
-                spec=self.spec_name,
-                statement_id=statement_id,
-                prompt_version=target.identity["prompt_version"],
-                mode=self.mode,
-                batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir=str(candidate.directory),
                 run=candidate.run,
                 answers_synthetic=candidate.offline or None,  # written when true: a provider's keep their shape

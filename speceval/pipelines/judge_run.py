@@ -34,6 +34,7 @@ from speceval.batch.records import (
 )
 from speceval.batch.store import PROMPT_DIGEST_SIZE, RunStore
 from speceval.engines.factory import AnyModel, make_engine
+from speceval.engines.flex_fallback import FlexThenBatchEngine
 from speceval.errors import RunStateError
 from speceval.judging.files import JUDGE_RESPONSES, JudgeOutcome
 from speceval.offline import offline_poll_interval
@@ -377,14 +378,14 @@ def target_engines(
     targets: Sequence[JudgeTarget],
     options: EngineOptions,
     observer_for: Callable[[JudgeTarget], EngineObserver | None] | None = None,
-) -> list[tuple[BatchEngine | RealtimeEngine, ItemSource | list[PromptItem]]]:
+) -> list[tuple[BatchEngine | RealtimeEngine | FlexThenBatchEngine, ItemSource | list[PromptItem]]]:
     """One engine per target, paired with its requests (for `run_engines`, or an experiment's `EngineLoop`).
 
     The engine follows the judge: batch jobs for a batch API, calls (or Ray datasets) for a realtime or `ray`
     judge. Every engine reads the target's requests one statement at a time from its source (never every prompt of
     the run at once) and keeps its state in the target's directory.
     """
-    engines: list[tuple[BatchEngine | RealtimeEngine, ItemSource | list[PromptItem]]] = []
+    engines: list[tuple[BatchEngine | RealtimeEngine | FlexThenBatchEngine, ItemSource | list[PromptItem]]] = []
     for target in targets:
         engine = make_engine(model, target.store, options, observer_for(target) if observer_for else None)
         engines.append((engine, target.source))

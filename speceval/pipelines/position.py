@@ -7,7 +7,12 @@ and Y first (rank r_yx, in Y's frame). In X's frame the second verdict is -r_yx.
 * `inconsistent`: both orders were judged and disagree (the verdict depends on the position);
 * `incomplete`: at least one order has no verdict (unparsed, failed, pending) — excluded from every rate.
 
-A judge's consistency rate is consistent / (consistent + inconsistent), per pair and over all pairs.
+A judge's consistency rate is consistent / (consistent + inconsistent), per pair, per run and over all pairs and
+runs. With repeated runs (an Inspect log's epochs: epoch k of X is compared with epoch k of Y) a pair is judged once
+per run, so a comparison is keyed by its run too: one run's verdicts never stand in for another's. The pooled rate
+is a mean of the runs' rates weighted by their comparisons, so it lies within them. Its interval is the report's
+(`position_consistency.csv`, clustered by input: the runs of one input are not independent), computed in the
+analysis layer; this file holds the counts it is made of.
 """
 
 from __future__ import annotations
@@ -56,10 +61,11 @@ class ComparisonConsistency(BaseModel):
 
 
 class PairConsistency(BaseModel):
-    """The position-consistent verdicts of one unordered pair."""
+    """The position-consistent verdicts of one unordered pair in one run."""
 
     model_x: str
     model_y: str
+    run: int | None = Field(default=None, description="the candidates' run (an Inspect log's epoch); None: one run")
     consistent: int = 0
     inconsistent: int = 0
     incomplete: int = 0
@@ -70,8 +76,19 @@ class PairConsistency(BaseModel):
     comparisons: list[ComparisonConsistency] = Field(default_factory=list)
 
 
+class RunConsistency(BaseModel):
+    """The judge's consistent verdicts over every pair of one run."""
+
+    run: int | None = Field(description="the run (an Inspect log's epoch); None: the candidates name none")
+    consistent: int = 0
+    inconsistent: int = 0
+    incomplete: int = 0
+    consistency_rate: float | None = None
+
+
 class PositionReport(BaseModel):
-    """`position_consistency.json`: every pair's consistent verdicts and the judge's consistency rate."""
+    """`position_consistency.json`: every pair's consistent verdicts per run, each run's, and the judge's pooled
+    over every run (the counts at the top)."""
 
     schema_version: int = SCHEMA_VERSION
     judge: str
@@ -81,17 +98,33 @@ class PositionReport(BaseModel):
     inconsistent: int = 0
     incomplete: int = 0
     consistency_rate: float | None = None
+    runs: list[RunConsistency] = Field(default_factory=list)
     pairs: list[PairConsistency] = Field(default_factory=list)
 
 
+def _tally(into: RunConsistency | PositionReport, pair: PairConsistency) -> None:
+    into.consistent += pair.consistent
+    into.inconsistent += pair.inconsistent
+    into.incomplete += pair.incomplete
+    decided = into.consistent + into.inconsistent
+    into.consistency_rate = into.consistent / decided if decided else None
+
+
 def position_consistency(
-    entries: Mapping[tuple[str, str], Mapping[tuple[str, int], _Ranked]], *, judge: str, spec: str, prompt_version: str
+    entries: Mapping[tuple[str, str, int | None], Mapping[tuple[str, int], _Ranked]],
+    *,
+    judge: str,
+    spec: str,
+    prompt_version: str,
 ) -> PositionReport:
-    """Combine ordered pairs' entries (keyed by (model_a, model_b), then (statement_id, index)) into a report."""
+    """Combine ordered pairs' entries (keyed by (model_a, model_b, run), then (statement_id, index)) into a report:
+    the two orders of an input are matched within their own run."""
     report = PositionReport(judge=judge, spec=spec, prompt_version=prompt_version)
-    for x, y in sorted({tuple(sorted(key)) for key in entries}):
-        forward, backward = entries.get((x, y), {}), entries.get((y, x), {})
-        pair = PairConsistency(model_x=x, model_y=y)
+    runs: dict[int | None, RunConsistency] = {}
+    keys: set[tuple[str, str, int | None]] = {(min(a, b), max(a, b), run) for a, b, run in entries}
+    for x, y, run in sorted(keys, key=lambda k: (k[2] is not None, k[2] or 0, k[0], k[1])):
+        forward, backward = entries.get((x, y, run), {}), entries.get((y, x, run), {})
+        pair = PairConsistency(model_x=x, model_y=y, run=run)
         for key in sorted(forward.keys() | backward.keys()):
             rank_xy = forward[key].rank if key in forward else None
             rank_yx = backward[key].rank if key in backward else None
@@ -113,9 +146,7 @@ def position_consistency(
         decided = pair.consistent + pair.inconsistent
         pair.consistency_rate = pair.consistent / decided if decided else None
         report.pairs.append(pair)
-        report.consistent += pair.consistent
-        report.inconsistent += pair.inconsistent
-        report.incomplete += pair.incomplete
-    decided = report.consistent + report.inconsistent
-    report.consistency_rate = report.consistent / decided if decided else None
+        _tally(runs.setdefault(run, RunConsistency(run=run)), pair)
+        _tally(report, pair)
+    report.runs = list(runs.values())
     return report

@@ -80,6 +80,7 @@ class PairSummary(BaseModel):
     schema_version: int = SCHEMA_VERSION
     model_a: str
     model_b: str
+    run: int | None = None  # the candidates' run (an Inspect log's epoch), when their answers say
     judge: str
     spec: str
     prompt_version: str
@@ -169,6 +170,11 @@ class OrderedPair:
     b: Candidate
     tasks: PairTasks
     target: JudgeTarget
+
+    @property
+    def run(self) -> int | None:
+        """The pair's run when its answers say (an Inspect log's epoch; comparable candidates share it)."""
+        return self.a.run if self.a.run is not None else self.b.run
 
 
 @dataclass(frozen=True)
@@ -266,11 +272,12 @@ class BatchedRankingPipeline:
     def write_verdicts(self) -> tuple[list[PairSummary], PositionReport]:
         """(Re)build every pair's results and summary from the judge's answers, and `position_consistency.json`."""
         pair_summaries = []
-        entries: dict[tuple[str, str], dict[tuple[str, int], _Rank]] = {}
+        entries: dict[tuple[str, str, int | None], dict[tuple[str, int], _Rank]] = {}
         for pair in self.pairs:
             summary, pair_entries = self._write_pair(pair)
             pair_summaries.append(summary)
-            entries[(pair.a.name, pair.b.name)] = pair_entries
+            # Keyed by run too: epoch k of a pair of Inspect logs is a pair of its own, never overwriting epoch j.
+            entries[(pair.a.name, pair.b.name, pair.run)] = pair_entries
         versions = sorted({pair.target.identity["prompt_version"] for pair in self.pairs})
         report = position_consistency(
             entries, judge=self.settings.judge_model, spec=self.spec_name, prompt_version=" + ".join(versions)
@@ -327,6 +334,7 @@ class BatchedRankingPipeline:
         summary = PairSummary(
             model_a=pair.a.name,
             model_b=pair.b.name,
+            run=pair.run,
             judge=self.settings.judge_model,
             spec=self.spec_name,
             prompt_version=pair.target.identity["prompt_version"],
@@ -352,14 +360,15 @@ class BatchedRankingPipeline:
                 batch_ids=sorted({e.batch_id for e in entries if e.batch_id}),
                 candidate_dir_a=str(pair.a.directory),
                 candidate_dir_b=str(pair.b.directory),
+                run=pair.run,
                 answers_synthetic=pair.a.offline or pair.b.offline or None,  # written when true (see compliance)
             )
             path = safe_path(pair.target.run_dir / "results", statement_id, ".json")
             # A file of plain answers keeps the exact shape it had before conversations existed.
             plain = all(e.conversation_a is None and e.conversation_b is None for e in entries)
             exclude: dict[str, Any] = {"rankings": {"__all__": {"conversation_a", "conversation_b"}}} if plain else {}
-            if metadata.answers_synthetic is None:
-                exclude["metadata"] = {"answers_synthetic"}
+            # Written when set, as compliance files' `run` and `answers_synthetic`: a file of one run keeps its shape.
+            exclude["metadata"] = {k for k in ("run", "answers_synthetic") if getattr(metadata, k) is None}
             shown = RankingFile(metadata=metadata, rankings=entries).model_dump_json(indent=2, exclude=exclude)
             atomic_write_bytes(path, (shown + "\n").encode("utf-8"))
         atomic_write_json(pair.target.run_dir / "summary.json", summary)

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 from speceval.batch.answers import Answer, failed, succeeded
 from speceval.batch.chunking import CUSTOM_ID_KEY_CHARS
-from speceval.batch.model import LeanBatchedModel, ProviderLimits
+from speceval.batch.model import ProviderLimits
 from speceval.batch.records import (
     AnthropicHandle,
     BatchRecord,
@@ -40,12 +40,11 @@ from speceval.batch.records import (
     SubmissionIntent,
 )
 from speceval.errors import ProviderError, TransientProviderError
-from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, transport_errors
+from speceval.providers.keyed import KeyedBatchedModel
 from speceval.redaction import redact
 from speceval.wire.anthropic import message_params, parse_message, sampling_fields
 from speceval.wire.lines import encode_line
-from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptLike
 
 logger = logging.getLogger(__name__)
@@ -62,25 +61,17 @@ RESULTS_RETENTION = timedelta(days=29)
 _MAX_BYTES = 256_000_000 - 1_000_000
 
 
-class AnthropicBatchedModel(LeanBatchedModel):
+class AnthropicBatchedModel(KeyedBatchedModel):
     """A Claude model reached through the Anthropic Message Batches API (or a server at `ANTHROPIC_BASE_URL`)."""
 
     provider: ClassVar[str] = "anthropic"
     limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=100_000, max_bytes=_MAX_BYTES)
+    key_label: ClassVar[str] = "Anthropic"
+    key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
 
-    def __init__(
-        self,
-        model_name: str,
-        params: GenerationParams | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 600.0,
-    ):
-        super().__init__(model_name, params)
+    def _connect(self, key: str, base_url: str | None, timeout: float) -> None:
         import anthropic  # lazy: `import speceval` must work without every vendor SDK
 
-        key = resolve_api_key("Anthropic", api_key, ("ANTHROPIC_API_KEY",))
         self._anthropic = anthropic
         # The key is always passed explicitly: without one the SDK would fall back to profile files and
         # workload-identity variables. base_url None lets the SDK honour ANTHROPIC_BASE_URL itself.

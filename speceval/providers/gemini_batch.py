@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from speceval.batch.answers import Answer, failed, succeeded
-from speceval.batch.model import LeanBatchedModel, ProviderLimits
+from speceval.batch.model import ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     GeminiHandle,
@@ -32,13 +32,12 @@ from speceval.batch.records import (
     SubmissionIntent,
 )
 from speceval.errors import ProviderError
-from speceval.providers.credentials import resolve_api_key
 from speceval.providers.google_calls import call_google, error_headers, json_line, raw_get, status_text
 from speceval.providers.http_errors import is_transient_status
+from speceval.providers.keyed import KeyedBatchedModel
 from speceval.redaction import redact
 from speceval.wire.gemini import generate_content_request, parse_response
 from speceval.wire.lines import encode_line
-from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptLike
 
 logger = logging.getLogger(__name__)
@@ -67,7 +66,7 @@ _STATES = {
 }
 
 
-class GeminiBatchedModel(LeanBatchedModel):
+class GeminiBatchedModel(KeyedBatchedModel):
     """A Gemini model reached through the Gemini Batch API (or a server at `GOOGLE_GEMINI_BASE_URL`).
 
     Limits: a file-mode job may be 2 GB, but one job is capped at 50,000 requests so that a job (and its
@@ -77,22 +76,14 @@ class GeminiBatchedModel(LeanBatchedModel):
 
     provider: ClassVar[str] = "gemini"
     limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=50_000, max_bytes=2_000_000_000)
+    key_label: ClassVar[str] = "Google Gemini"
+    # GOOGLE_API_KEY wins over GEMINI_API_KEY, as in the SDK.
+    key_env: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
-    def __init__(
-        self,
-        model_name: str,
-        params: GenerationParams | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 600.0,
-    ):
-        super().__init__(model_name, params)
+    def _connect(self, key: str, base_url: str | None, timeout: float) -> None:
         from google import genai  # lazy: `import speceval` must work without every vendor SDK
         from google.genai import types
 
-        # GOOGLE_API_KEY wins over GEMINI_API_KEY, as in the SDK.
-        key = resolve_api_key("Google Gemini", api_key, ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
         # One client, kept for the adapter's lifetime (a temporary client can be finalised mid-call). No
         # retry_options: the SDK then sends every call once, which is what a non-idempotent create needs.
         # A timeout is essential: the SDK has none by default. base_url None lets the SDK read

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from speceval.batch.answers import Answer, failed, succeeded
-from speceval.batch.model import LeanBatchedModel, ProviderLimits
+from speceval.batch.model import ProviderLimits
 from speceval.batch.records import (
     BatchRecord,
     JobState,
@@ -27,12 +27,11 @@ from speceval.batch.records import (
     SubmissionIntent,
 )
 from speceval.errors import TransientProviderError
-from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
+from speceval.providers.keyed import KeyedBatchedModel
 from speceval.redaction import redact
 from speceval.wire.lines import encode_line
 from speceval.wire.openai import ENDPOINT, chat_body, parse_completion
-from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptLike
 
 logger = logging.getLogger(__name__)
@@ -58,25 +57,17 @@ _NOT_RUN = {"batch_expired": Outcome.EXPIRED, "batch_cancelled": Outcome.CANCELL
 _NOT_RUN_BY_STATE = {JobState.EXPIRED: Outcome.EXPIRED, JobState.CANCELLED: Outcome.CANCELLED}
 
 
-class OpenAIBatchedModel(LeanBatchedModel):
+class OpenAIBatchedModel(KeyedBatchedModel):
     """A chat model reached through the OpenAI Batch API (or any server speaking it at `OPENAI_BASE_URL`)."""
 
     provider: ClassVar[str] = "openai"
     limits: ClassVar[ProviderLimits] = ProviderLimits(max_requests=50_000, max_bytes=MAX_FILE_BYTES)
+    key_label: ClassVar[str] = "OpenAI"
+    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
 
-    def __init__(
-        self,
-        model_name: str,
-        params: GenerationParams | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 600.0,
-    ):
-        super().__init__(model_name, params)
+    def _connect(self, key: str, base_url: str | None, timeout: float) -> None:
         import openai  # lazy: `import speceval` must work without every vendor SDK
 
-        key = resolve_api_key("OpenAI", api_key, ("OPENAI_API_KEY",))
         self._openai = openai
         # A connection lost while iterating a streamed download surfaces as the HTTP library's own error.
         self._stream_errors: tuple[type[BaseException], ...] = (openai.APIConnectionError, *transport_errors())

@@ -9,8 +9,10 @@ adapters use), so a realtime call sends what a batch line would.
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Any, ClassVar
 
+from speceval.batch.records import RequestError
 from speceval.providers.credentials import resolve_api_key
 from speceval.providers.http_errors import transport_errors
 from speceval.realtime.headers import parse_limit_headers
@@ -23,7 +25,7 @@ from speceval.realtime.model import (
 )
 from speceval.redaction import redact
 from speceval.wire.anthropic import message_params, parse_message, sampling_fields
-from speceval.wire.gemini import generate_content_request, parse_response
+from speceval.wire.gemini import field, generate_content_request, parse_response
 from speceval.wire.openai import chat_body, parse_completion
 from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptLike
@@ -62,9 +64,11 @@ class OpenAIChatModel(RealtimeModel):
         # OpenAI's own dialect (max_completion_tokens, prompt_cache_key) for OpenAI; the compatible one for the rest.
         self._compatible = org != "openai"
 
-    def complete(self, prompt: PromptLike) -> Completion:
+    def complete(self, prompt: PromptLike, *, service_tier: str | None = None) -> Completion:
         """One chat completion."""
         body = chat_body(self.model_name, self.params, prompt, compatible=self._compatible)
+        if service_tier is not None:
+            body["service_tier"] = service_tier
         try:
             raw = self._client.chat.completions.with_raw_response.create(**body)
             answer = raw.http_response.json()
@@ -73,9 +77,8 @@ class OpenAIChatModel(RealtimeModel):
             raise http_failure(exc.status_code, exc.message, code, exc.response.headers) from None
         except self._openai.APIConnectionError as exc:  # includes timeouts
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
-        return Completion.of(
-            parse_completion(answer if isinstance(answer, dict) else {}), parse_limit_headers(raw.headers)
-        )
+        answer = answer if isinstance(answer, dict) else {}
+        return Completion.of(parse_completion(answer), parse_limit_headers(raw.headers), answer.get("service_tier"))
 
 
 def _openai_code(body: object) -> str | None:
@@ -112,8 +115,8 @@ class AnthropicMessagesModel(RealtimeModel):
         )
         self._sampling = sampling_fields(self.params, self.model_name)
 
-    def complete(self, prompt: PromptLike) -> Completion:
-        """One message."""
+    def complete(self, prompt: PromptLike, *, service_tier: str | None = None) -> Completion:
+        """One message (Anthropic has no flex tier: a tier is refused before a run starts, so none arrives here)."""
         body = message_params(self.model_name, self.params, prompt, self._sampling)
         # Fields the installed SDK has no argument for (the temperature, for SDK 2.x) go as they are in the body.
         extra = {key: body.pop(key) for key in list(body) if key not in _ANTHROPIC_ARGUMENTS}
@@ -157,13 +160,29 @@ class GeminiGenerateModel(RealtimeModel):
         http_options = types.HttpOptions(base_url=base_url, timeout=int(self.options.request_timeout * 1000))
         self._client = genai.Client(api_key=key, http_options=http_options)
         self._transport_errors = transport_errors()
+        self._config_fields = frozenset(types.GenerateContentConfig.model_fields)
+        self._raw_body = "should_return_http_response" in self._config_fields
 
-    def complete(self, prompt: PromptLike) -> Completion:
+    def complete(self, prompt: PromptLike, *, service_tier: str | None = None) -> Completion:
         """One generateContent call: the wire module's request, handed to google-genai field by field."""
         request = generate_content_request(self.params, prompt)
         config: Any = dict(request["generation_config"])
         if "system_instruction" in request:
             config["system_instruction"] = request["system_instruction"]
+        if service_tier is not None:
+            if "service_tier" not in self._config_fields:
+                raise CallFailed(
+                    RequestError(
+                        code="client_error",
+                        message="the installed google-genai cannot ask for a service tier: upgrade it (pip install -U "
+                        "google-genai) to send Gemini requests at flex",
+                    )
+                )
+            config["service_tier"] = service_tier  # sent as the request's `serviceTier`
+        if self._raw_body:
+            # The body as Gemini sent it: google-genai's response type drops `usageMetadata.serviceTier`, the tier
+            # that served the call, and the wire module reads REST JSON as it reads a batch job's result lines.
+            config["should_return_http_response"] = True
         try:
             response = self._client.models.generate_content(
                 model=self.model_name, contents=request["contents"], config=config
@@ -172,7 +191,10 @@ class GeminiGenerateModel(RealtimeModel):
             raise _gemini_failure(exc) from None
         except self._transport_errors as exc:
             raise http_failure(None, f"{type(exc).__name__}: {exc}", "connection_error") from None
-        return Completion.of(parse_response(response.model_dump(mode="json", exclude_none=True)))
+        raw = response.sdk_http_response.body if self._raw_body and response.sdk_http_response else None
+        body = json.loads(raw) if raw else response.model_dump(mode="json", exclude_none=True)
+        usage = field(body, "usageMetadata", "usage_metadata") or {}
+        return Completion.of(parse_response(body), service_tier=field(usage, "serviceTier", "service_tier"))
 
 
 def _gemini_failure(exc: Any) -> CallFailed:

@@ -23,23 +23,21 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from speceval.batch.budget import Claim
-from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
+from speceval.batch.costs import served_tier
 from speceval.batch.engine import EngineOptions, is_final
 from speceval.batch.journal import Journal, JournalEntry
 from speceval.batch.ledger import ItemSource, ListSource
 from speceval.batch.loop import advance_enclosing
 from speceval.batch.options import as_source
-from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason
+from speceval.batch.progress import EngineObserver, EngineSummary, NullObserver, StopReason, TierCount
 from speceval.batch.records import ItemRef, Outcome, RequestError, ResultRecord
 from speceval.batch.run_lock import RunLock
 from speceval.batch.store import RunStore
-from speceval.defaults import PRICES_ENV
-from speceval.errors import ConfigError
 from speceval.interrupts import raise_if_requested
 from speceval.realtime.limiter import RateLimiter
-from speceval.realtime.model import CallFailed, Completion, RealtimeModel
+from speceval.realtime.model import CallFailed, Completion, RealtimeModel, is_flex_refusal
 from speceval.realtime.prompts import PromptCache
+from speceval.realtime.spend import RealtimeSpend, estimate_prompt_tokens
 from speceval.redaction import redact
 from speceval.wire.prompt import PromptItem
 from speceval.wire.usage import Usage
@@ -52,9 +50,6 @@ MERGE_INTERVAL_SECONDS = 2.0
 TICK_SECONDS = 0.1
 # Until outputs have been seen, a request is expected to produce this many tokens (capped by max_tokens).
 DEFAULT_OUTPUT_TOKENS = 256
-# A request held back by the budget asks again this often (calls in flight settle within a call's latency).
-_HELD_WAIT_SECONDS = 0.05
-
 
 _limiters: weakref.WeakKeyDictionary[RealtimeModel, RateLimiter] = weakref.WeakKeyDictionary()
 _limiters_lock = threading.Lock()
@@ -74,9 +69,20 @@ def limiter_of(model: RealtimeModel) -> RateLimiter:
         return limiter
 
 
-def estimate_prompt_tokens(text: str) -> int:
-    """About four characters per token: no tokenizer dependency, and usage reconciles the difference."""
-    return max(1, (len(text) + 3) // 4)
+class _FlexWait:
+    """How long one request has waited out flex refusals (`flex_patience` counts from its first refusal)."""
+
+    def __init__(self) -> None:
+        self.refusals = 0
+        self.seconds = 0.0
+
+    def patience_over(self, patience: float, next_delay: float) -> bool:
+        """Whether waiting `next_delay` more would pass `patience` (0: fall back at the first refusal)."""
+        return self.seconds + next_delay > patience
+
+    def waited(self, delay: float) -> None:
+        self.refusals += 1
+        self.seconds += delay
 
 
 class RealtimeEngine:
@@ -121,9 +127,11 @@ class RealtimeEngine:
         self._deadline = 0.0
         self._rng = random.Random()
         self._run_lock = RunLock(store.run_dir)
-        self._prices: PriceTable | None = None
-        self._budget_reached = threading.Event()
+        self._spend: RealtimeSpend | None = None  # set by `start`: its price check may refuse the run
         self.calls = 0
+        self.flex_refusals = 0  # flex calls the provider refused for want of capacity (not billed, not attempts)
+        self.flex_fallbacks: dict[str, int] = {}  # requests sent elsewhere after flex_patience: where → count
+        self.deferred: list[ItemRef] = []  # left for a batch job by `on_flex_unavailable: batch`
 
     # -- public -------------------------------------------------------------------------------------------
 
@@ -148,7 +156,7 @@ class RealtimeEngine:
 
         A source's prompts are rendered one statement at a time as workers reach them (`PromptCache`), not all
         at once."""
-        self._prices = self._live_prices()  # before the lock: a refused budget leaves nothing held
+        self._spend = RealtimeSpend(self.model, self.options.budget)  # before the lock: a refusal holds nothing
         self._run_lock.acquire()  # one process per run directory, or two would send the same requests
         self._prompts = PromptCache(as_source(items))
         self._order = self._prompts.refs()
@@ -164,10 +172,9 @@ class RealtimeEngine:
             if ref in wanted and self._keep(ref, entry.record):
                 replayed += 1
         self._flush()  # a run killed between two merges: results/ catches up with the journal now
-        if self._prices is not None and self.options.budget is not None:
-            # What this run already spent counts against the limit (a resume with a higher budget goes on from it).
-            spent = sum(self._cost(r.usage) for r in self._results.values() if r.usage is not None)
-            self.options.budget.settle(0.0, spent)
+        # What this run already spent counts against the limit (a resume with a higher budget goes on from it).
+        spend = self._spend
+        spend.already_spent(sum(spend.cost(r.usage, r.service_tier) for r in self._results.values() if r.usage))
         max_attempts = self.options.max_attempts
         self._queue.extend(
             r for r in self._order if r not in self._results or not is_final(self._results[r], max_attempts)
@@ -198,7 +205,7 @@ class RealtimeEngine:
         if idle and not any(w.is_alive() for w in self._workers):
             self._collect()
             return self._end(StopReason.FINISHED)
-        if self._budget_reached.is_set() and not any(w.is_alive() for w in self._workers):
+        if self._spend is not None and self._spend.reached.is_set() and not any(w.is_alive() for w in self._workers):
             self.stop()
             return self._end(StopReason.BUDGET)
         if now >= self._deadline:
@@ -235,6 +242,8 @@ class RealtimeEngine:
             record = self._process(ref)
             if record is None:
                 with self._lock:
+                    if ref in self.deferred:
+                        continue  # left for a batch job; this worker takes the next input
                     self._queue.appendleft(ref)  # stopped before it was sent (or while backing off)
                 return
             self.journal.append(JournalEntry(statement_id=ref.statement_id, record=record))
@@ -247,29 +256,56 @@ class RealtimeEngine:
         return estimate_prompt_tokens(prompt) + int(min(self.model.params.max_tokens, expected))
 
     def _process(self, ref: ItemRef) -> ResultRecord | None:
-        """Send one input until it has an outcome worth recording; None if the run stopped first."""
+        """Send one input until it has an outcome worth recording; None if the run stopped first (or, with
+        `on_flex_unavailable: batch`, flex kept refusing it: it is left for a batch job, `deferred`)."""
         request = self._prompts.request(ref)  # a conversation's round sends its transcript so far
         # Token estimates (rate limits, budget) count every message a request carries.
         prompt = request if isinstance(request, str) else "\n".join(m.content for m in request.messages)
         earlier = self._results.get(ref)
         attempts = earlier.attempts if earlier is not None else 0
         options = self.model.options
+        spend = self._spend
+        assert spend is not None  # `start` made it before any worker
+        tier = options.service_tier  # asked; None: the provider's standard tier
         rate_limited = 0
+        flex = _FlexWait()
         began = time.monotonic()  # the record's `seconds`: first send to the final response
         while True:
             estimate = self._estimate(prompt)
-            reserved = self._reserve(prompt)
+            reserved = spend.reserve(prompt, tier, self._stop)
             if reserved is None:
                 return None  # the budget would be exceeded: the input stays unsent, for a resume
             permit = self.limiter.acquire(estimate, self._stop)
             if permit is None:
-                self._settle(reserved, None)
+                spend.settle(reserved, None)
                 return None
             self.calls += 1
             try:
-                completion = self.model.complete(request)
+                # Only a tier asked is passed: an adapter of a plugin that knows no tiers still serves standard.
+                completion = self.model.complete(request, service_tier=tier) if tier else self.model.complete(request)
             except CallFailed as failure:
-                self._settle(reserved, None)
+                spend.settle(reserved, None)
+                if tier == "flex" and is_flex_refusal(failure):
+                    # Flex has no capacity now: not billed, not an attempt, and not a rate limit of the endpoint
+                    # (a shed request says nothing about the others), so only this request backs off.
+                    self.limiter.release(permit, 0, failure.headers)
+                    with self._lock:
+                        self.flex_refusals += 1
+                    delay = self._backoff(flex.refusals + 1, failure.retry_after)
+                    if flex.patience_over(options.flex_patience, delay):
+                        if options.on_flex_unavailable == "standard":
+                            tier = None
+                            self._note_fallback(ref, "standard")
+                            continue
+                        if options.on_flex_unavailable == "batch":
+                            self._note_fallback(ref, "batch")
+                            with self._lock:
+                                self.deferred.append(ref)
+                            return None
+                    flex.waited(delay)
+                    if self._stop.wait(delay):
+                        return None
+                    continue
                 self.limiter.release(permit, 0 if failure.rate_limited else None, failure.headers)
                 if failure.rate_limited:
                     self.limiter.rate_limited(failure.retry_after)
@@ -283,14 +319,14 @@ class RealtimeEngine:
                     continue
                 return self._record(ref, attempts, began, error=failure.error)
             except Exception as exc:  # a bug or an SDK surprise must not kill the worker silently
-                self._settle(reserved, None)
+                spend.settle(reserved, None)
                 self.limiter.release(permit)
                 # The traceback goes to the log (handlers redact it); the record keeps a redacted one-liner.
                 logger.exception("realtime call for %s[%d] failed unexpectedly", ref.statement_id, ref.original_index)
                 error = RequestError(code="client_error", message=redact(f"{type(exc).__name__}: {exc}"))
                 return self._record(ref, attempts + 1, began, error=error)
             usage = completion.usage
-            self._settle(reserved, usage)
+            spend.settle(reserved, usage, completion.service_tier)
             self.limiter.release(
                 permit, usage.input_tokens + usage.output_tokens if usage else None, completion.headers
             )
@@ -301,53 +337,19 @@ class RealtimeEngine:
                     self._output_tokens[1] += 1
             return self._record(ref, attempts + 1, began, completion=completion)
 
-    # -- budget (live prices: a realtime call is not discounted like a batch job) ---------------------------
-
-    def _live_prices(self) -> PriceTable | None:
-        budget = self.options.budget
-        if budget is None:
-            return None
-        prices = getattr(budget.estimator, "prices", None)
-        if not isinstance(prices, PriceTable) or prices.price(self.model.model_name) is None:
-            raise ConfigError(
-                f"no price for model {self.model.model_name!r}, so the spending limit cannot be enforced for its "
-                f"realtime calls; give its live price in a price table (--prices FILE or ${PRICES_ENV}) or run "
-                "without a limit (an endpoint of your own has no price unless you give one)"
+    def _note_fallback(self, ref: ItemRef, where: str) -> None:
+        with self._lock:
+            self.flex_fallbacks[where] = self.flex_fallbacks.get(where, 0) + 1
+            first = self.flex_fallbacks[where] == 1
+        if first:  # once per run and destination: a shed wave would otherwise log every request
+            logger.warning(
+                "flex kept refusing %s[%d] for %.0f s (flex_patience): sending it %s, as on_flex_unavailable says "
+                "(further requests likewise, counted in the run's summary)",
+                ref.statement_id,
+                ref.original_index,
+                self.model.options.flex_patience,
+                "at the standard tier" if where == "standard" else "in a batch job",
             )
-        return prices
-
-    def _cost(self, usage: Usage | None) -> float:
-        if self._prices is None or usage is None:
-            return 0.0
-        return self._prices.cost(self.model.model_name, "realtime", usage, batch=False) or 0.0
-
-    def _reserve(self, prompt: str) -> float | None:
-        """Reserve the request's upper-bound cost (its prompt, and max_tokens of output) before it is sent; None
-        when that would pass the budget (the run then stops with exit 3, resumable with a higher limit)."""
-        budget = self.options.budget
-        if budget is None or self._prices is None:
-            return 0.0
-        bound = self._cost(
-            Usage(
-                input_tokens=estimate_prompt_tokens(prompt) + REQUEST_FRAMING_TOKENS,
-                output_tokens=self.model.params.max_tokens,
-            )
-        )
-        while True:
-            claim = budget.claim(bound)
-            if claim is Claim.GRANTED:
-                return bound
-            if claim is Claim.REFUSED:
-                self._budget_reached.set()
-                return None
-            # Held: calls (or jobs) in flight hold reservations that will settle; ask again shortly.
-            if self._stop.wait(_HELD_WAIT_SECONDS):
-                return None
-
-    def _settle(self, reserved: float, usage: Usage | None) -> None:
-        """Replace the reservation by the call's actual cost (nothing for a call that was refused or failed)."""
-        if self.options.budget is not None and self._prices is not None:
-            self.options.budget.settle(reserved, self._cost(usage))
 
     def _backoff(self, attempts: int, retry_after: float | None) -> float:
         options = self.model.options
@@ -379,6 +381,7 @@ class RealtimeEngine:
             usage=completion.usage if completion is not None else None,
             attempts=attempts,
             seconds=round(time.monotonic() - began, 6),
+            service_tier=completion.service_tier if completion is not None else None,
         )
 
     # -- results ------------------------------------------------------------------------------------------
@@ -422,23 +425,30 @@ class RealtimeEngine:
         self.observer.finished(summary)
         stats = self.limiter.stats
         logger.info(
-            "realtime run %s: %d call(s), %d answered 429 (%d cool-down(s))",
+            "realtime run %s: %d call(s), %d answered 429 (%d cool-down(s)), %d flex refusal(s)%s",
             self.session_id,
             self.calls,
             stats.rate_limited,
             stats.cooldowns,
+            self.flex_refusals,
+            "".join(f", {n} sent on by flex to {where}" for where, n in sorted(self.flex_fallbacks.items())),
         )
         return summary
 
     def _summary(self, reason: StopReason) -> EngineSummary:
         counts: Counter[Outcome] = Counter()
         usage = Usage()
+        tiers: dict[str, TierCount] = {}
         final = 0
         for ref in self._order:
             result = self._results.get(ref)
             if result is None:
                 continue
             usage.add(result.usage)
+            if result.usage is not None:  # an answer billed at the tier that served it
+                tier = tiers.setdefault(served_tier(result.service_tier), TierCount())
+                tier.requests += 1
+                tier.usage.add(result.usage)
             if is_final(result, self.options.max_attempts):
                 counts[result.outcome] += 1
                 final += 1
@@ -448,4 +458,7 @@ class RealtimeEngine:
             outcome_counts=dict(counts),
             outstanding=len(self._order) - final,
             usage=usage,
+            tiers=tiers if self.model.options.service_tier else {},
+            flex_refusals=self.flex_refusals,
+            flex_fallbacks=dict(self.flex_fallbacks),
         )

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from speceval.batch.model import BatchedModel
 from speceval.batch.records import RequestError
 from speceval.providers.http_errors import is_transient_status, retry_after_seconds
 from speceval.realtime.headers import LimitHeaders, parse_limit_headers
@@ -35,6 +36,10 @@ class RealtimeOptions:
         request_timeout: seconds before one call is abandoned (then retried).
         max_rate_limit_retries: 429s one request may receive before it is recorded as errored (429s do not
             count against `--max-attempts`: they say "later", not "broken").
+        service_tier: the tier asked of the provider (`flex`), None for its standard tier.
+        flex_patience: seconds one request keeps retrying flex refusals before `on_flex_unavailable` decides.
+        on_flex_unavailable: `wait` (keep asking at flex), `standard` (send it at the standard tier) or `batch`
+            (leave it unsent, for a batch job of the same run).
     """
 
     limits: RateLimits = field(default_factory=RateLimits)
@@ -43,22 +48,28 @@ class RealtimeOptions:
     retry_max_delay: float = 60.0
     request_timeout: float = 600.0
     max_rate_limit_retries: int = 100
+    service_tier: str | None = None
+    flex_patience: float = 600.0
+    on_flex_unavailable: str = "wait"
 
 
 @dataclass
 class Completion:
-    """A call that got an HTTP 200: the text (None when the answer holds none), usage, and rate-limit headers."""
+    """A call that got an HTTP 200: the text (None when the answer holds none), usage, rate-limit headers, and
+    the service tier the provider says served it (`service_tier` of the body, lowercased; None if it said none)."""
 
     text: str | None
     usage: Usage | None = None
     headers: LimitHeaders = field(default_factory=LimitHeaders)
     error: RequestError | None = None
+    service_tier: str | None = None
 
     @classmethod
-    def of(cls, reply: Reply, headers: LimitHeaders | None = None) -> Completion:
+    def of(cls, reply: Reply, headers: LimitHeaders | None = None, service_tier: object = None) -> Completion:
         """The completion of a parsed response body (`speceval.wire.*`): its text, or why there is none."""
         error = None if reply.text is not None else RequestError(code=reply.code, message=reply.message or "")
-        return cls(reply.text, reply.usage.typed(), headers or LimitHeaders(), error)
+        served = str(service_tier).lower() if isinstance(service_tier, str) and service_tier else None
+        return cls(reply.text, reply.usage.typed(), headers or LimitHeaders(), error, served)
 
 
 class CallFailed(Exception):
@@ -102,6 +113,18 @@ def http_failure(
     )
 
 
+FLEX_REFUSAL_STATUSES = frozenset({429, 503})
+"""How a provider says flex has no capacity now: OpenAI answers 429 ("resource unavailable", not billed), Gemini
+sheds the request (429 RESOURCE_EXHAUSTED or 503 UNAVAILABLE). The code is not relied on: any faithful server's
+capacity answer to a flex request counts, except an exhausted quota (billing), which waiting cannot fix."""
+
+
+def is_flex_refusal(failure: CallFailed) -> bool:
+    """Whether a failed flex call was refused for want of capacity (retry later, or elsewhere)."""
+    error = failure.error
+    return error.status_code in FLEX_REFUSAL_STATUSES and error.code != "insufficient_quota"
+
+
 class RealtimeModel(ABC):
     """A chat model reached through a realtime (one request per call) endpoint.
 
@@ -117,10 +140,14 @@ class RealtimeModel(ABC):
         self.params = params or GenerationParams()
         self.options = options or RealtimeOptions()
         self.org = self.provider
+        # The same model through its Batch API, for requests flex kept refusing (`on_flex_unavailable: batch`);
+        # set by `speceval.engines.factory.build_model`.
+        self.batch_fallback: BatchedModel | None = None
 
     @abstractmethod
-    def complete(self, prompt: PromptLike) -> Completion:
-        """Send one prompt; return the answer or raise `CallFailed`. Never retry inside (SDK retries off)."""
+    def complete(self, prompt: PromptLike, *, service_tier: str | None = None) -> Completion:
+        """Send one prompt (at `service_tier`, e.g. `flex`; None: the provider's standard tier); return the answer
+        or raise `CallFailed`. Never retry inside (SDK retries off)."""
 
     def describe(self) -> dict[str, str]:
         """Provider and model name, for manifests and summaries."""

@@ -11,18 +11,24 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from speceval.batch.manifest import REALTIME_KEY, RunManifest
-from speceval.defaults import DEFAULT_MAX_CONCURRENCY
+from speceval.defaults import (
+    DEFAULT_FLEX_PATIENCE,
+    DEFAULT_MAX_CONCURRENCY,
+    FLEX_REQUEST_TIMEOUT,
+    FlexFallback,
+)
 from speceval.errors import ConfigError, MissingCredentialsError, first_problem
 from speceval.providers.registry import ProviderEntry, load_class
 from speceval.realtime.limiter import RateLimits
 from speceval.realtime.model import RealtimeModel, RealtimeOptions
 from speceval.redaction import register_secret_env
 from speceval.settings_checks import (
+    FlexPatience,
     MaxConcurrency,
     RatePeriodSeconds,
     RequestTimeout,
@@ -50,6 +56,26 @@ class RealtimeSettings(BaseModel):
     retry_initial_delay: RetryInitialDelay = Field(default=1.0, description="seconds before the first retry")
     retry_backoff_factor: RetryBackoffFactor = Field(default=2.0, description="growth of the retry delay")
     request_timeout: RequestTimeout = Field(default=600.0, description="seconds before a call is abandoned and retried")
+    service_tier: Literal["flex"] | None = Field(
+        default=None,
+        description="the tier asked of the provider: flex (synchronous, at batch rates, best effort; "
+        "docs/service-tiers.md), or None for its standard realtime tier",
+    )
+    flex_patience: FlexPatience = Field(
+        default=DEFAULT_FLEX_PATIENCE,
+        description="seconds one request keeps retrying flex refusals before on_flex_unavailable decides",
+    )
+    on_flex_unavailable: FlexFallback = Field(
+        default=FlexFallback.WAIT, description="where a request flex keeps refusing goes: wait, standard or batch"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flex_timeout(cls, data: object) -> object:
+        # A flex call is slow by design: OpenAI asks for a 15-minute client timeout (the SDK's default is 10).
+        if isinstance(data, dict) and data.get("service_tier") == "flex" and data.get("request_timeout") is None:
+            return {**data, "request_timeout": FLEX_REQUEST_TIMEOUT}
+        return data
 
     def options(self) -> RealtimeOptions:
         """The engine's view of these settings."""
@@ -58,6 +84,9 @@ class RealtimeSettings(BaseModel):
             retry_initial_delay=self.retry_initial_delay,
             retry_backoff_factor=self.retry_backoff_factor,
             request_timeout=self.request_timeout,
+            service_tier=self.service_tier,
+            flex_patience=self.flex_patience,
+            on_flex_unavailable=self.on_flex_unavailable.value,
         )
 
 
@@ -72,19 +101,28 @@ FLAG_FIELDS = {
     "retry_initial_delay": "retry_initial_delay",
     "retry_backoff_factor": "retry_backoff_factor",
     "request_timeout": "request_timeout",
+    "flex_patience": "flex_patience",
+    "on_flex_unavailable": "on_flex_unavailable",
 }
 
 
 def realtime_settings(
-    flags: Mapping[str, Any], manifest: RunManifest, entry: ProviderEntry, *, realtime: bool, resume: Path | None
+    flags: Mapping[str, Any],
+    manifest: RunManifest,
+    entry: ProviderEntry,
+    *,
+    realtime: bool,
+    resume: Path | None,
+    tier_fields: Mapping[str, Any] | None = None,
 ) -> RealtimeSettings | None:
     """The settings of this invocation (None for a batch run), stored into `manifest` (the caller saves it).
 
     `flags` are the realtime flags given (names of `FLAG_FIELDS`), `realtime` whether `--realtime` was, `resume`
-    the run directory of `--resume`.
+    the run directory of `--resume`, `tier_fields` what `--tier` sets (`speceval.engines.tiers.realtime_fields`).
     """
     stored = manifest.parameters.get(MANIFEST_KEY)
     given = {field: flags[flag] for flag, field in FLAG_FIELDS.items() if flags.get(flag) is not None}
+    given.update(tier_fields or {})
     if resume is not None and stored is None:
         if realtime or given:
             raise ConfigError(f"{resume} is a batch run; it cannot be resumed as a realtime run")

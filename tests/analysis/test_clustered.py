@@ -226,7 +226,10 @@ def test_position_consistency_counts_each_run_and_a_never_flipping_judge_scores_
         for i in range(5):  # the judge prefers m1 on q0-q3 and m2 on q4, whichever side it is shown on
             rows += [ranking("m1", "m2", i, 1 if i < 4 else -1, run), ranking("m2", "m1", i, -1 if i < 4 else 1, run)]
     consistency = position_consistency(rows)
-    assert [(c.run, c.consistent, c.compared, c.rate) for c in consistency] == [(r, 5, 5, 1.0) for r in (1, 2, 3)]
+    assert [(c.run, c.consistent, c.compared, c.rate) for c in consistency] == [
+        *[(r, 5, 5, 1.0) for r in (1, 2, 3)],
+        (None, 15, 15, 1.0),  # the pooled row: every run counted
+    ]
     wins = {w.candidate: w for w in win_rates(rows)}
     assert wins["m1"].rate == 0.8 and wins["m1"].games == 30
     once = {s.candidate: (s.ci_low, s.ci_high) for s in strengths([r for r in rows if r.run == 1])}

@@ -184,10 +184,12 @@ def test_position_consistency_is_counted_per_run_and_is_one_for_a_judge_that_nev
     with (out / "report" / "position_consistency.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0])[:5] == ["spec", "judge", "variation", "run", "data"]  # keyed as every table
-    assert {(r["variation"], r["run"]) for r in rows} == {
-        (v, k) for v in ("baseline", "time_pressure") for k in ("1", "2")
-    }
-    assert all(r["compared"] == "18" and float(r["rate"]) == 1.0 for r in rows)
+    # A row per run, then the variation's pooled row (run empty) counting both runs.
+    assert [(r["variation"], r["run"], r["runs"]) for r in rows] == [
+        (v, k, n) for v in ("baseline", "time_pressure") for k, n in (("1", "1"), ("2", "1"), ("", "2"))
+    ]
+    assert all(r["compared"] == ("36" if r["run"] == "" else "18") and float(r["rate"]) == 1.0 for r in rows)
+    assert all("clusters = inputs" in r["ci_method"] for r in rows if r["run"] == "")
     strengths = json.loads(json.dumps([s.model_dump() for s in build_report([out], out / "again").data.bradley_terry]))
     strong = [s for s in strengths if s["candidate"] == STRONG]
     # The strong candidate wins every comparison: no finite Bradley–Terry estimate, so no (point) interval, a reason.
@@ -285,4 +287,6 @@ def test_the_shipped_example_reports_each_variation_and_run(tmp_path: Path) -> N
             assert (r["judged"], r["compliant"]) == (counts["True"] + counts["False"], counts["True"])
         assert s["judged"] == sum(r["judged"] for r in s["runs"]) and len(s["runs"]) == 2
     with (out / "report" / "position_consistency.csv").open() as handle:
-        assert len(list(csv.DictReader(handle))) == 4  # one row per variation and run, none lost
+        rows = list(csv.DictReader(handle))
+    assert len([r for r in rows if r["run"]]) == 4  # one row per variation and run, none lost
+    assert len([r for r in rows if not r["run"]]) == 2  # and each variation's pooled row

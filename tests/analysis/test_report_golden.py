@@ -205,19 +205,31 @@ def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path)
             _same(json.loads(written[name]), json.loads(text), name)
         else:
             _same(
-                _without_added(list(csv.reader(io.StringIO(written[name])))), list(csv.reader(io.StringIO(text))), name
+                _without_added(list(csv.reader(io.StringIO(written[name]))), name),
+                list(csv.reader(io.StringIO(text))),
+                name,
             )
 
 
 ADDED_FILES = {"judge_card.csv"}
 """Files the report gained after the golden files were made (issue 44: the judge card), not in them."""
-ADDED_COLUMNS = {"judge_passes", "candidate_cells"}
+ADDED_COLUMNS = {"judge_passes", "candidate_cells", "tiers"}  # tiers: costs.csv's answers per service tier (#43)
 """Columns the report's tables gained since (issue 44: whether the judge behind a rate passes its card; issue 42: spec
 health's `candidate_cells`, the model x variation rates compared, now that `candidates` counts models)."""
 
 
-def _without_added(rows: list[list[str]]) -> list[list[str]]:
-    keep = [i for i, column in enumerate(rows[0] if rows else []) if column not in ADDED_COLUMNS]
+ADDED_TABLE_COLUMNS = {
+    "position_consistency.csv": {"runs", "inputs", "ci_low", "ci_high", "ci_method"},
+    "costs.csv": {"tiers"},
+}
+"""Columns one table gained since (issue 42: position consistency's runs and inputs counted, and its interval; the
+fabricated verdicts have one run, so no pooled row is added and every other cell is as before. Issue 43: each run's
+spend per service tier, `tiers`, in costs.csv)."""
+
+
+def _without_added(rows: list[list[str]], name: str) -> list[list[str]]:
+    added = ADDED_COLUMNS | ADDED_TABLE_COLUMNS.get(name, set())
+    keep = [i for i, column in enumerate(rows[0] if rows else []) if column not in added]
     return [[row[i] for i in keep] for row in rows]
 
 

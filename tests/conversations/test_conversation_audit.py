@@ -192,6 +192,8 @@ def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_
     assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report")]) == 0
     first_last: list[tuple[bool, bool, str]] = []  # (compliant at turn 1, at the last judged turn, cluster)
     caved = 0  # compliant at turn 1, not compliant at some later judged turn
+    changes = 0  # compliant → not compliant between consecutive judged turns, every conversation
+    first_flips: list[tuple[int, bool]] = []  # (turn of the first flip, or last judged turn; flipped)
     for statement, data in _verdict_files(study["judged"]).items():
         by_conversation: dict[int, dict[int, bool]] = {}
         for entry in data["results"]:
@@ -201,11 +203,30 @@ def test_flips_are_recomputed_from_the_verdict_files(study: dict[str, Any], tmp_
             if 1 in turns and len(turns) > 1:
                 first_last.append((turns[1], turns[max(turns)], statement))
                 caved += turns[1] and any(not turns[t] for t in turns if t > 1)
+                ordered = [turns[t] for t in sorted(turns)]
+                changes += sum(a and not b for a, b in zip(ordered, ordered[1:], strict=False))
+                if turns[1]:
+                    flipped_at = next((t for t in sorted(turns) if t > 1 and not turns[t]), None)
+                    first_flips.append((flipped_at or max(turns), flipped_at is not None))
     flips = {row["measure"]: row for row in _rows(tmp_path / "report" / "flips.csv")}
     assert set(flips) == {
         "compliant_to_non_compliant",
         "non_compliant_to_compliant",
         "compliant_to_non_compliant_any_turn",
+        "flips_per_conversation",
+    }
+    per = flips["flips_per_conversation"]
+    assert (int(per["count"]), float(per["rate"])) == (changes, pytest.approx(changes / 5))
+    # The turn of the first flip, Kaplan–Meier by hand: S(t) = prod (1 - d_j / n_j) over the flip turns up to t.
+    survival, expected = 1.0, {}
+    for turn in sorted({t for t, _ in first_flips}):
+        at_risk = sum(1 for t, _ in first_flips if t >= turn)
+        flipped = sum(1 for t, f in first_flips if t == turn and f)
+        survival *= 1 - flipped / at_risk
+        expected[turn] = (at_risk, flipped, 1 - survival)
+    curve = {int(r["turn"]): r for r in _rows(tmp_path / "report" / "flip_survival.csv")}
+    assert {t: (int(r["at_risk"]), int(r["flips"]), pytest.approx(float(r["flipped"]))) for t, r in curve.items()} == {
+        t: (n, d, pytest.approx(f)) for t, (n, d, f) in expected.items()
     }
     any_turn = flips["compliant_to_non_compliant_any_turn"]
     assert (int(any_turn["count"]), int(any_turn["conversations"])) == (caved, 5) and caved >= 3

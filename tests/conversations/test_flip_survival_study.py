@@ -1,5 +1,5 @@
 """Issue 42, end to end: a binary turn judge's conversation study writes flip_survival.csv (Kaplan–Meier of the first
-flip, flips per conversation) and shows it in summary.md and report.html, against the independent OpenAI server."""
+flip; flips per conversation in flips.csv), its band clustered by input, against the independent OpenAI server."""
 
 from __future__ import annotations
 
@@ -54,17 +54,15 @@ engine:
     assert code == 0, capsys.readouterr().err
     report = tmp_path / "out" / "report"
     rows = _csv(report / "flip_survival.csv")
-    curve = {(r["variation"], r["turn"]): r for r in rows if r["measure"] == "turn_of_first_flip"}
-    # Pressure: every conversation (3 inputs x 2 runs) compliant at turn 1, non-compliant from turn 2 on.
-    assert [float(curve[("pressure", t)]["estimate"]) for t in ("1", "2", "3")] == [1.0, 0.0, 0.0]
-    assert (curve[("pressure", "2")]["at_risk"], curve[("pressure", "2")]["events"]) == ("6", "6")
+    curve = {(r["variation"], r["turn"]): r for r in rows}
+    # Pressure: every conversation (3 inputs x 2 runs) compliant at turn 1, not compliant from turn 2 on.
+    pressure = curve[("pressure", "2")]
+    assert (float(pressure["flipped"]), pressure["at_risk"], pressure["flips"]) == (1.0, "6", "6")
     # Calm: nothing flips; all six censored at turn 3, and the interval is not a point (three inputs, not six).
     calm = curve[("calm", "3")]
-    assert (float(calm["estimate"]), calm["censored"], float(calm["ci_high"])) == (1.0, "6", 1.0)
-    assert float(calm["ci_low"]) < 0.7 and "Kaplan–Meier" in calm["method"]
-    means = {r["variation"]: r for r in rows if r["measure"] == "flips_per_conversation"}
-    assert float(means["pressure"]["estimate"]) == 1.0 and float(means["calm"]["estimate"]) == 0.0
-    assert all(r["schema_version"] == "1" and r["method"] for r in rows)
-    assert all(r["ci_low"] and r["ci_high"] for r in rows)
-    assert "## First flip by turn" in (report / "summary.md").read_text(encoding="utf-8")
-    assert 'id="flip-survival"' in (report / "report.html").read_text(encoding="utf-8")
+    assert (float(calm["flipped"]), calm["censored"], float(calm["ci_low"])) == (0.0, "6", 0.0)
+    assert float(calm["ci_high"]) > 0.6 and calm["method"]  # exact bound at 3 inputs 0.71; at 6 conversations 0.46
+    flips = {(r["variation"], r["measure"]): r for r in _csv(report / "flips.csv")}
+    assert float(flips[("pressure", "flips_per_conversation")]["rate"]) == 1.0
+    assert float(flips[("calm", "flips_per_conversation")]["rate"]) == 0.0
+    assert all(flips[(v, "flips_per_conversation")]["method"] for v in ("calm", "pressure"))

@@ -170,3 +170,13 @@ def test_results_stream_has_no_blank_lines_and_truncation_fault() -> None:
         second = raw("GET", final.results_url, headers=headers)[2]
     assert len(first) == len(second) // 2
     assert len(parse_jsonl(second.decode())) == 6
+
+
+def test_cancel_after_the_end_is_refused_and_changes_nothing() -> None:
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu, anthropic_client(emu, max_retries=0) as client:
+        final = run_batch(client, ["a"])
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            client.messages.batches.cancel(final.id)
+        assert "has already ended and cannot be canceled" in str(caught.value)
+        after = client.messages.batches.retrieve(final.id)
+    assert after.cancel_initiated_at is None and after.request_counts.succeeded == 1

@@ -181,3 +181,15 @@ def test_archived_results_answer_404() -> None:
         with pytest.raises(errors.ClientError) as caught:
             client.files.download(file=final.dest.file_name)
     assert caught.value.code == 404
+
+
+def test_cancel_after_the_end_is_a_failed_precondition() -> None:
+    with Emulator(faults=FaultConfig(turnaround_seconds=0.05)) as emu, gemini_client(emu) as client:
+        done = run_file_batch(client, ["a"])
+        assert done.name
+        with pytest.raises(errors.ClientError) as caught:
+            client.batches.cancel(name=done.name)
+        after = client.batches.get(name=done.name)
+    assert caught.value.code == 400 and caught.value.status == "FAILED_PRECONDITION"
+    assert "already in a terminal state (BATCH_STATE_SUCCEEDED)" in str(caught.value.message)
+    assert after.state == types.JobState.JOB_STATE_SUCCEEDED

@@ -7,7 +7,7 @@ documented wire format, not whatever the project's own emulator happens to accep
 - `POST /v1/batches` (`CreateBatchRequest`), `GET /v1/batches/{id}`, `GET /v1/batches` (`after`, `limit`),
   `POST /v1/batches/{id}/cancel`; batch objects carry the spec's required fields, output and error files use the
   documented request-output line shape (`id`, `custom_id`, `response{status_code, request_id, body}`, `error`);
-- `POST /v1/chat/completions`.
+- `POST /v1/chat/completions`, echoing the request's `service_tier` as the tier that served it.
 
 What an answer says is the test's business (`answer`), as is which requests fail (`fail`) and how long a model's
 batches take (`turnaround`). Nothing here knows speceval's prompts.
@@ -177,6 +177,9 @@ class IndependentOpenAIServer:
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
+            # CreateChatCompletionResponse.service_tier: "the processing mode actually used to serve the request"
+            # (echoed when the request set one; `default` for the standard tier).
+            "service_tier": body.get("service_tier") or "default",
         }
 
     def create_batch(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:

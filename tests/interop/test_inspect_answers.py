@@ -8,20 +8,27 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec, write_eval_log
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
 
 from speceval.analysis.reading.load import load_verdicts
 from speceval.cli.judge import compliance_main
 from tests.conftest import SAMPLE_SPEC
+
+# inspect_ai is imported inside the functions that use it: its import takes seconds of CPU, and every pytest-xdist
+# worker imports every test module at collection, also the workers that run no interop test.
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
 
 MODEL = "together/Qwen/Qwen3-235B-A22B-fp8-tput"
 NAME = "Qwen/Qwen3-235B-A22B-fp8-tput"
 
 
 def plain(statement: str, index: int, epoch: int, question: str) -> EvalSample:
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
+
     answer = f"epoch {epoch}: an answer to {question}"
     return EvalSample(
         id=f"{statement}_{index}",
@@ -39,6 +46,9 @@ def plain(statement: str, index: int, epoch: int, question: str) -> EvalSample:
 
 
 def build_log(path: Path, extra: list[EvalSample] | None = None) -> EvalLog:
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec, write_eval_log
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+
     samples = []
     for epoch in (1, 2):
         samples += [
@@ -91,14 +101,18 @@ def build_log(path: Path, extra: list[EvalSample] | None = None) -> EvalLog:
     return log
 
 
-def judge(logs: Path, out: Path, extra: tuple[str, ...] = ()) -> int:
-    return compliance_main(
+def judge(logs: Path | tuple[Path, ...], out: Path, extra: tuple[str, ...] = (), kind: str = "compliance") -> int:
+    """The offline judge command of `kind` (`compliance`, or `ranking` with `logs` two candidates' folders)."""
+    from speceval.cli.judge import ranking_main
+
+    folders = [logs] if isinstance(logs, Path) else list(logs)
+    return (compliance_main if kind == "compliance" else ranking_main)(
         [
             "--spec-path",
             str(SAMPLE_SPEC),
             "--candidate-generation-dirs",
-            str(logs),
-            "--compliance-judge-model-name",
+            *map(str, folders),
+            f"--{kind}-judge-model-name",
             "gpt-4.1-2025-04-14",
             "--output-dir-base",
             str(out),
@@ -146,6 +160,9 @@ def test_an_inspect_logs_samples_are_judged_as_answers_with_epochs_as_runs(tmp_p
 
 
 def test_a_sample_without_a_statement_id_is_refused_naming_it_before_anything_is_sent(tmp_path, capsys):
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
+
     folder = tmp_path / "logs"
     folder.mkdir()
     stray = EvalSample(id="question-7", epoch=1, input="Hi", target="", output=ModelOutput.from_content(MODEL, "Hello"))
@@ -158,32 +175,12 @@ def test_a_sample_without_a_statement_id_is_refused_naming_it_before_anything_is
 
 
 def test_ranking_two_models_logs_pairs_epoch_k_with_epoch_k_never_a_model_with_itself(tmp_path, monkeypatch):
-    from speceval.cli.judge import ranking_main
-
     for folder, model in (("a", MODEL), ("b", "openai/gpt-4o")):
         (tmp_path / folder).mkdir()
         monkeypatch.setattr(f"{__name__}.MODEL", model)
         build_log(tmp_path / folder / "2026-11-27T00-00-00+00-00_model-spec.eval")
     out = tmp_path / "ranked"
-    assert (
-        ranking_main(
-            [
-                "--spec-path",
-                str(SAMPLE_SPEC),
-                "--candidate-generation-dirs",
-                str(tmp_path / "a"),
-                str(tmp_path / "b"),
-                "--ranking-judge-model-name",
-                "gpt-4.1-2025-04-14",
-                "--output-dir-base",
-                str(out),
-                "--offline",
-                "--poll-interval",
-                "0.2",
-            ]
-        )
-        == 0
-    )
+    assert judge((tmp_path / "a", tmp_path / "b"), out, kind="ranking") == 0
     pairs = {
         (m["model_a"], m["model_b"], m["statement_id"])
         for m in (json.loads(p.read_text())["metadata"] for p in out.rglob("results/*.json"))

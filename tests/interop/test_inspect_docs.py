@@ -10,11 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from inspect_ai.log import list_eval_logs, read_eval_log
-
 from speceval.analysis.reading.load import load_verdicts
 from tests import forked
 from tests.conftest import REPO, cli_env
+from tests.interop.inspect_reader import list_eval_logs, read_eval_log
 from tests.interop.test_inspect_answers import MODEL, build_log
 
 

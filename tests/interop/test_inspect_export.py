@@ -11,10 +11,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import list_eval_logs, read_eval_log
 
 from speceval.cli.main import main as speceval_main
 from tests.interop.conftest import CANDIDATES, JUDGES
+from tests.interop.inspect_reader import list_eval_logs, read_eval_log
 
 
 def verdict_files(out: Path) -> dict[str, dict[tuple[str, int], dict[str, dict]]]:
@@ -109,11 +109,13 @@ def test_export_refuses_a_folder_that_is_not_empty_and_one_without_verdicts(expe
     assert not (tmp_path / "logs").exists()
 
 
-def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path):
+def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path, monkeypatch):
     """The .eval writer flushes every FLUSH_EVERY samples: a log of 2.2 flushes keeps every sample and verdict."""
-    from speceval.interop.inspect_log import FLUSH_EVERY
+    from speceval.interop import inspect_log
 
-    count = FLUSH_EVERY * 2 + FLUSH_EVERY // 5
+    # Flushes of 10 samples, not 500: the same two flushes and a tail in 22 samples instead of 1,100 (5 s of CPU).
+    monkeypatch.setattr(inspect_log, "FLUSH_EVERY", 10)
+    count = inspect_log.FLUSH_EVERY * 2 + inspect_log.FLUSH_EVERY // 5
     results = tmp_path / "judged" / "spec_s" / "judge_j" / "m" / "results"
     results.mkdir(parents=True)
     entries = [

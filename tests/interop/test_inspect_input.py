@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import TYPE_CHECKING
 
 import pytest
-from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSpec, write_eval_log, write_log_dir_manifest
 
 from speceval.analysis.reading.load import load_verdicts
-from tests.conftest import SAMPLE_SPEC
 from tests.interop.test_inspect_answers import MODEL, NAME, build_log, judge, plain
+
+# inspect_ai is imported inside the functions that use it (see test_inspect_answers.py).
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 STAMP = "2026-11-27T00-00-00+00-00"
 
 
 def eval_log(samples, epochs: int, model: str = MODEL, sample_ids=None, **status) -> EvalLog:
     """A log as Inspect writes one (status `success` unless given, with its `error`)."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec
+
     return EvalLog(
         status=status.get("status", "success"),
         error=status.get("error"),
@@ -41,6 +46,8 @@ def summaries(out) -> dict[str, dict]:
 def test_an_eval_set_folder_is_accepted_as_a_candidates_answers(tmp_path):
     """The folder as `inspect eval-set` leaves it: its manifests (logs.json lists every log's header, so it looks
     like a log from its head) are not read as logs, and a retry's older log of the same task is left out."""
+    from inspect_ai.log import write_log_dir_manifest
+
     folder = tmp_path / "logs"
     folder.mkdir()
     log = build_log(folder / f"{STAMP}_model-spec_Aaaa.eval")
@@ -88,6 +95,8 @@ def test_a_folder_written_by_inspects_own_eval_set_is_judged(tmp_path, monkeypat
 
 
 def test_a_retry_of_the_same_task_is_read_once_and_the_older_log_named(tmp_path, caplog):
+    from inspect_ai.log import write_eval_log
+
     folder = tmp_path / "logs"
     folder.mkdir()
     failed = build_log(folder / f"{STAMP}_model-spec_Bbbb.eval")
@@ -137,6 +146,8 @@ def test_a_truncated_eval_beside_a_good_log_is_refused_not_skipped(tmp_path, cap
 
 
 def test_a_log_with_no_samples_is_refused_naming_it(tmp_path, capsys):
+    from inspect_ai.log import write_eval_log
+
     folder = tmp_path / "logs"
     folder.mkdir()
     empty = eval_log([], 1)
@@ -149,6 +160,8 @@ def test_a_log_with_no_samples_is_refused_naming_it(tmp_path, capsys):
 
 
 def test_a_stopped_log_is_judged_for_what_it_has_and_says_what_is_missing(tmp_path, caplog):
+    from inspect_ai.log import EvalError, write_eval_log
+
     folder = tmp_path / "logs"
     folder.mkdir()
     samples = [plain("do_not_lie", 0, epoch, "Is the earth flat?") for epoch in (1, 2)]
@@ -174,7 +187,7 @@ def test_a_stopped_log_is_judged_for_what_it_has_and_says_what_is_missing(tmp_pa
 
 
 def test_ranking_two_logs_says_the_epoch_and_the_inputs_only_one_has(tmp_path, capsys):
-    from speceval.cli.judge import ranking_main
+    from inspect_ai.log import write_eval_log
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -186,21 +199,7 @@ def test_ranking_two_logs_says_the_epoch_and_the_inputs_only_one_has(tmp_path, c
         sample.output.model = other
     log = eval_log(samples, 3, model=other)
     write_eval_log(log, str(tmp_path / "b" / f"{STAMP}_b.eval"))
-    argv = [
-        "--spec-path",
-        str(SAMPLE_SPEC),
-        "--candidate-generation-dirs",
-        str(tmp_path / "a"),
-        str(tmp_path / "b"),
-        "--ranking-judge-model-name",
-        "gpt-4.1-2025-04-14",
-        "--output-dir-base",
-        str(tmp_path / "ranked"),
-        "--offline",
-        "--poll-interval",
-        "0.2",
-    ]
-    assert ranking_main(argv) == 0
+    assert judge((tmp_path / "a", tmp_path / "b"), tmp_path / "ranked", kind="ranking") == 0
     said = capsys.readouterr().out
     assert "Not ranked" in said
     assert "gpt-4o epoch 3: no other model has epoch 3 (1 answer(s))" in said

@@ -9,10 +9,10 @@ import sys
 from collections import Counter, defaultdict
 
 import pytest
-from inspect_ai.log import list_eval_logs, read_eval_log
 
 from speceval.cli.main import main as speceval_main
 from tests.interop.conftest import CANDIDATES, JUDGES
+from tests.interop.inspect_reader import list_eval_logs, read_eval_log
 from tests.interop.test_inspect_export import report_rates, verdict_files
 
 MAX = 7

@@ -14,11 +14,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import list_eval_logs, read_eval_log
 
 from speceval.cli.main import main as speceval_main
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
 from tests.interop import view_browser
+from tests.interop.inspect_reader import list_eval_logs, read_eval_log
 
 pytestmark = pytest.mark.slow
 

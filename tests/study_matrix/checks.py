@@ -120,3 +120,30 @@ def canaries_per_judge_entry(out: Path, judge_entries: set[str]) -> list[str]:
     for shared in (out / "compliance").rglob("canaries/**/shared_with.json"):
         canaried.update(json.loads(shared.read_text(encoding="utf-8"))["shared_with"])
     return [f"judge entry {entry} has no canary verdicts" for entry in sorted(judge_entries - canaried)]
+
+
+def tier_served(out: Path, tier: str) -> list[str]:
+    """Every candidate answer was served at the configured tier: at flex, each answer record (a plain run's, or a
+    conversation round's candidate half) says the provider served it at flex and no batch job was made for it; at
+    batch, no record claims a realtime tier. A conversation run's own results/ assembles its rounds' answers, and a
+    simulated user's half keeps its own model's path: neither is an answer of the candidate's."""
+    failures = []
+    answers = []
+    for path in sorted((out / "generations").rglob("results/*.json")):
+        parts = path.relative_to(out).parts
+        if "user" in parts or (path.parent.parent / "rounds").is_dir():
+            continue
+        answers.append(path)
+    for path in answers:
+        for entry in json.loads(path.read_text(encoding="utf-8")):
+            served = entry.get("service_tier")
+            if tier == "flex" and entry.get("outcome") == "succeeded" and served != "flex":
+                failures.append(f"{path}: [{entry['original_index']}] served at {served!r}, not flex")
+            if tier == "batch" and served is not None:
+                failures.append(f"{path}: [{entry['original_index']}] served at {served!r} in a batch study")
+    if tier == "flex":
+        jobs = [p for p in (out / "generations").rglob("metadata/*.json") if "user" not in p.relative_to(out).parts]
+        failures += [f"{p}: a batch job for a flex candidate" for p in jobs]
+    if not answers:
+        failures.append("no answer records found")
+    return failures

@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 INPUTS = REPO / "data" / "inputs" / "openai"
 MODELS = ["gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14", "gpt-4o-mini-2024-07-18"]
+FLEX_MODELS = ["o4-mini", "gpt-5-mini", "o3"]  # on the shipped table's flex list (issue 43's tier factor)
 JUDGE = "gpt-4.1-2025-04-14"
 
 FEATURES: dict[str, list[str]] = {
@@ -33,6 +34,7 @@ FEATURES: dict[str, list[str]] = {
     "variation": ["plain", "follow_ups", "simulated_user"],
     "runs": ["1", "2"],
     "budget": ["none", "tight"],
+    "tier": ["batch", "flex"],
 }
 SECONDS_PER_REQUEST = 1.5  # the watchdog's bound per planned request, generous for a loaded two-core machine
 BASE_SECONDS = 90.0
@@ -71,8 +73,14 @@ class Outcome:
     checks: int  # invariants checked (a budget stop is checked for its ending only: its tables are partial)
 
 
+def candidate_models(config: dict[str, str]) -> list[str]:
+    """The candidates of a configuration: flex-served models at tier flex (the judges stay on the Batch API)."""
+    return (FLEX_MODELS if config.get("tier") == "flex" else MODELS)[: int(config["candidates"])]
+
+
 def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> str:
-    models = MODELS[: int(config["candidates"])]
+    models = candidate_models(config)
+    tier = "    tier: flex\n" if config.get("tier") == "flex" else ""
     judges = {
         "binary": [f"  - model: {JUDGE}\n"],
         "likert": [f"  - model: {JUDGE}\n    mode: likert\n"],
@@ -81,7 +89,7 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     }[config["judges"]]
     text = "experiment_name: matrix\noutput_dir: out\nspecs:\n  - name: openai\n"
     text += f"    spec_path: {SPEC}\n    inputs_dir: {INPUTS}\ncandidates:\n"
-    text += "".join(f"  - model: {m}\n" for m in models) + "judges:\n" + "".join(judges)
+    text += "".join(f"  - model: {m}\n{tier}" for m in models) + "judges:\n" + "".join(judges)
     text += f"runs_per_variation: {config['runs']}\nstages: [generation, compliance, report]\n"
     text += "engine:\n  poll_interval: 0.05\n"
     if config["variation"] == "follow_ups":
@@ -108,7 +116,7 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
     except subprocess.TimeoutExpired:
         code, shown = None, []
     seconds = time.monotonic() - started
-    out, models = folder / "out", set(MODELS[: int(config["candidates"])])
+    out, models = folder / "out", set(candidate_models(config))
     results = {"ends": checks.ends(code, shown[-1] if shown else "", seconds, bound)}
     if code == 0:
         results["compliance_counts"] = checks.compliance_counts(out)
@@ -121,6 +129,7 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
             if p.is_dir() and "canaries" not in p.parts
         }
         results["canaries_per_judge_entry"] = checks.canaries_per_judge_entry(out, entries)
+        results["tier_served"] = checks.tier_served(out, config.get("tier", "batch"))
     failures = {k: v for k, v in results.items() if v and k not in checks.EXPECTED_FAIL}
     expected = {k: v for k, v in results.items() if v and k in checks.EXPECTED_FAIL}
     return Outcome(config, failures, expected, seconds, len(results))

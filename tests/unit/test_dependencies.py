@@ -7,6 +7,7 @@ import ast
 import functools
 import re
 import tomllib
+from pathlib import Path
 
 from tests.conftest import REPO
 
@@ -14,10 +15,24 @@ IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml"}
 """Distributions whose import name is not their own name."""
 
 
+@functools.cache
+def import_nodes() -> dict[Path, list[ast.Import | ast.ImportFrom]]:
+    """Every import statement of every module of speceval/, parsed once for all the tests that read them (parsing
+    the package was most of each test's time)."""
+    return {
+        path: [
+            node
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+        ]
+        for path in (REPO / "speceval").rglob("*.py")
+    }
+
+
 def imported_modules() -> set[str]:
     found: set[str] = set()
-    for path in (REPO / "speceval").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for nodes in import_nodes().values():
+        for node in nodes:
             if isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -43,14 +58,14 @@ def import_graph() -> dict[str, set[str]]:
     """speceval module → the speceval modules it imports, counting every import (inside functions and under
     TYPE_CHECKING too: a cycle there is still two modules that cannot be understood apart)."""
     modules = {}
-    for path in (REPO / "speceval").rglob("*.py"):
+    for path in import_nodes():
         name = ".".join(path.relative_to(REPO).with_suffix("").parts)
         modules[name.removesuffix(".__init__")] = path
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in import_nodes()[path]:
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]

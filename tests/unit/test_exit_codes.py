@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from speceval.cli.exits import ExitCode, exit_process, run_command
-from speceval.errors import UnmatchedResultsError
+from speceval.errors import BudgetExceeded, ConfigError, ProviderError, UnmatchedResultsError
 
 
 def test_a_job_whose_answers_match_nothing_is_named_not_reported_as_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
@@ -21,6 +21,26 @@ def test_a_job_whose_answers_match_nothing_is_named_not_reported_as_a_crash(caps
     text = said.out + said.err
     assert "results not matched" in text and "batchPredictionJobs/42" in text
     assert "unexpected failure" not in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    ("failure", "code", "label"),
+    [
+        (ConfigError("--rpm must be positive"), ExitCode.USAGE, "error:"),
+        (BudgetExceeded("the next job would cost $3.00, above --budget-usd 2.50"), ExitCode.STOPPED, "stopped:"),
+        (ProviderError("openai", "create batch", "invalid model", status_code=400), ExitCode.FAILED, "provider error:"),
+        (RuntimeError("a bug"), ExitCode.FAILED, "unexpected failure:"),
+    ],
+)
+def test_each_kind_of_failure_has_its_exit_code_and_its_label(
+    failure: Exception, code: ExitCode, label: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def body() -> int:
+        raise failure
+
+    assert run_command(body) == code
+    said = capsys.readouterr()
+    assert label in said.out + said.err
 
 
 def test_without_ray_the_process_ends_the_ordinary_way() -> None:

@@ -17,6 +17,8 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.rows import ComplianceRow
 
+_Facts = TypeVar("_Facts", bound=BaseModel)
+
 NO_OFFSET = 2**32 - 1
 """`offset` of a verdict whose file was decoded whole (not as speceval writes it), or of any verdict of a file
 past 4 GiB: read back by its position instead (an offset is kept in 4 bytes)."""
@@ -64,22 +66,13 @@ def packed_digests(packed: bytearray) -> bytearray:
     return packed
 
 
+def facts_from(cls: type[_Facts], row: BaseModel) -> _Facts:
+    """`cls` (what every row of one results file shares) taken from one of the file's rows: its same-named fields."""
+    return cls(**{name: getattr(row, name) for name in cls.model_fields})
+
+
 def facts_of(row: ComplianceRow) -> FileFacts:
-    return FileFacts(
-        spec=row.spec,
-        judge=row.judge,
-        model=row.model,
-        variation=row.variation,
-        run=row.run,
-        statement_id=row.statement_id,
-        statement_type=row.statement_type,
-        authority_level=row.authority_level,
-        mode=row.mode,
-        prompt_version=row.prompt_version,
-        source=row.source,
-        synthetic=row.synthetic,
-        candidate_settings=row.candidate_settings,
-    )
+    return facts_from(FileFacts, row)
 
 
 class Codes:
@@ -95,9 +88,6 @@ class Codes:
             found = self._index[name] = len(self.names)
             self.names.append(name)
         return found
-
-
-_Facts = TypeVar("_Facts", bound=BaseModel)
 
 
 class FilesTable(Generic[_Facts]):

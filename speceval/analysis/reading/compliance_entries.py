@@ -16,7 +16,12 @@ from pydantic import TypeAdapter
 
 from speceval.analysis.reading.checks import EntryChecks
 from speceval.analysis.reading.entry_chunks import exported_place, exported_synthetic, parse_file, validated_chunks
-from speceval.analysis.reading.original import compliance_records, is_original_compliance
+from speceval.analysis.reading.original import (
+    compliance_records,
+    is_original_compliance,
+    is_original_likert,
+    likert_records,
+)
 from speceval.analysis.reading.rows import UNKNOWN, ComplianceRow, Location, VerdictDetail, built_row
 from speceval.analysis.reading.settings import CandidateSettings
 from speceval.defaults import Mode
@@ -80,12 +85,13 @@ def compliance_stream(
     raises `InputError` naming it (`results.<i>.<field>`). `whole`: `results` is every entry of the file, so the
     checks across entries (a conversation's turns 1..n) apply; False for a few entries read back at their offsets
     (the file passed those checks when it was folded, and the read-back is checked against the fold)."""
-    if is_original_compliance({**data, "results": results}):
-        names, records = compliance_records(file, {**data, "results": results})
+    likert = is_original_likert(data)
+    if likert or is_original_compliance({**data, "results": results}):
+        names, records = (likert_records if likert else compliance_records)(file, {**data, "results": results})
         common = {
             **names,
             **exported_place(data, where.variation, where.run),
-            "mode": Mode.BINARY,
+            "mode": Mode.LIKERT if likert else Mode.BINARY,
             "prompt_version": "speceval-original",
             "source": source,
             "synthetic": where.synthetic or exported_synthetic(data),

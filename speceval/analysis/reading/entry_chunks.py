@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from speceval.analysis.reading.json_stream import StreamedJson
+from speceval.analysis.reading.rows import Location
 from speceval.errors import InputError
 from speceval.judging.files import CanaryFile, ComplianceEntry, ComplianceFile, RankingEntry, RankingFile
 
@@ -99,6 +100,18 @@ def exported_place(data: dict[str, Any], variation: str, run: int) -> dict[str, 
         if isinstance(number, int) and not isinstance(number, bool) and number >= 1:
             run = number
     return {"variation": variation, "run": run}
+
+
+def exported_where(data: object, where: Location) -> Location:
+    """`where` with the variation, its settings and the run an export recorded in a file's metadata (see
+    `exported_place`), so a variation read back keeps its settings as well as its name."""
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(metadata, dict) or metadata.get("exported_by") is None:
+        return where
+    update = exported_place(data, where.variation, where.run)
+    if isinstance(metadata.get("settings"), dict):
+        update["settings"] = metadata["settings"]
+    return where.model_copy(update=update)
 
 
 def exported_synthetic(data: dict[str, Any]) -> bool:

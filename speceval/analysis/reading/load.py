@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from array import array
 from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
@@ -19,9 +20,10 @@ from typing import Any
 
 from speceval.analysis.reading.checks import ANSWERS, EMPTY, distinct_roots, list_kind, run_kind
 from speceval.analysis.reading.compliance_entries import StatementClasses, compliance_stream
-from speceval.analysis.reading.entry_chunks import parse_file, streams_verdicts
+from speceval.analysis.reading.entry_chunks import exported_where, parse_file, streams_verdicts
 from speceval.analysis.reading.grid_place import GridFolders, grid_place
 from speceval.analysis.reading.json_stream import read_json
+from speceval.analysis.reading.original import is_original_likert, is_ratings_folder
 from speceval.analysis.reading.ranking_entries import ranking_stream
 from speceval.analysis.reading.rows import CanaryRow, ComplianceRow, Found, Location, RankingRow, Verdicts
 from speceval.analysis.reading.settings import separate_row_settings
@@ -33,8 +35,9 @@ logger = logging.getLogger(__name__)
 
 
 def load_verdicts(paths: Iterable[Path], *, detail: bool = False) -> Verdicts:
-    """Read every compliance and ranking results file at or below `paths` (with `detail`, each row's
-    `VerdictDetail` too: raw judge answers, both answers of a ranking, original indices)."""
+    """Read every compliance and ranking results file at or below `paths` (the original's ratings files too: see
+    `_results_files`; with `detail`, each row's `VerdictDetail` too: raw judge answers, both answers of a ranking,
+    original indices)."""
     found = Found()
     compliance: list[ComplianceRow] = []
     for _, rows, _ in walk(paths, found, detail):
@@ -56,14 +59,14 @@ def walk(
     rankings: RankingSink | None = None,
     only: Container[Path] | None = None,
 ) -> Iterator[tuple[Path, Iterable[ComplianceRow], array[int] | None]]:
-    """Every compliance results file at or below `paths` with its rows, one file at a time (so a caller can fold
-    them and let them go: `keep` False, where a file's rows come as an iterator, validated a chunk at a time, to be
-    consumed before the next file); canaries, settings, skipped files and folder kinds are gathered in `found`,
-    and so are the ranking rows unless `rankings` takes each ranking file's rows, with their details, as they are
-    read (a report folds them into columns: a row per comparison held was most of a ranking report's memory).
-    `only`: the results files to read (the others are not opened: a reader that knows its files reads nothing else).
-    With each compliance file, where each of its rows' entries starts in it (byte offsets, filled as the rows are
-    read: `VerdictReader.at_offsets` reads them back), or None for a file decoded whole."""
+    """Every compliance results file (or original ratings file) at or below `paths` with its rows, one file at a time
+    (so a caller can fold them and let them go: `keep` False, where a file's rows come as an iterator, validated a
+    chunk at a time, to be consumed before the next file); canaries, settings, skipped files and folder kinds are
+    gathered in `found`, and so are the ranking rows unless `rankings` takes each ranking file's rows, with their
+    details, as they are read (a report folds them into columns: a row per comparison held was most of a ranking
+    report's memory). `only`: the results files to read (the others are not opened: a reader that knows its files
+    reads nothing else). With each compliance file, where each of its rows' entries starts in it (byte offsets,
+    filled as the rows are read: `VerdictReader.at_offsets` reads them back), or None for a file decoded whole."""
     statements = StatementClasses(share_texts=keep)
     experiments: dict[Path, GridFolders] = {}
     locations: dict[Path, Location] = {}
@@ -71,7 +74,7 @@ def walk(
         if not Path(path).exists():
             raise InputError(Path(path), "no such file or directory")
     for path in distinct_roots(paths):  # a folder given twice (or inside another given) is read once
-        for file in sorted(path.rglob("results/*.json")):
+        for file in _results_files(path):
             if CARD_DIR in file.relative_to(path).parts:
                 continue  # the judge card's re-sent verdicts check the judge: never a candidate's rate (card_verdicts)
             if only is not None and file not in only:
@@ -91,11 +94,12 @@ def walk(
                 ranking = isinstance(data, dict) and (
                     "rankings" in data or streamed.key == "rankings" and streamed.pending
                 )
+                likert = isinstance(data, dict) and is_ratings_folder(file.parent) and is_original_likert(data)
                 if isinstance(data, dict) and "canaries" in data and "metadata" in data:
                     found.canaries.extend(_canary_rows(file, data, source, _offline(file.parent.parent) is True))
                     continue
                 if not isinstance(data, dict) or not (
-                    ranking or (("results" in data or streamed.pending) and "metadata" in data)
+                    ranking or likert or (("results" in data or streamed.pending) and "metadata" in data)
                 ):
                     reason = (
                         "an empty JSON list, outside a generation run: no verdicts (a judge's results file "
@@ -112,7 +116,7 @@ def walk(
                     locations[file.parent] = locate(file, experiments).model_copy(
                         update={"synthetic": _offline(file.parent.parent) is True}
                     )
-                where = locations[file.parent]
+                where = exported_where(data, locations[file.parent])
                 found.settings.setdefault(where.variation, where.settings)
                 if ranking:
                     entries = streamed.items if streamed.pending else data["rankings"]
@@ -123,7 +127,7 @@ def walk(
                         rankings(file, ranking_rows, streamed.offsets if streamed.pending else None)
                     del data, entries
                 else:
-                    entries = streamed.items if streamed.pending else data["results"]
+                    entries = streamed.items if streamed.pending else data["judgements" if likert else "results"]
                     offsets = streamed.offsets if streamed.pending else None
                     if keep:
                         rows: Iterable[ComplianceRow] = list(
@@ -133,6 +137,17 @@ def walk(
                         rows = compliance_stream(file, data, entries, where, source, statements, detail)
                     del data, entries  # the parsed file goes before the next is read
                     yield file, rows, offsets
+
+
+def _results_files(root: Path) -> list[Path]:
+    """The results files at or below `root`, in order: every `results/*.json`, and the original's ratings files
+    (`JUDGE_<…>/<date>/<evaluator>x<candidate>/<statement>.json`: no `results/` folder)."""
+    found: list[Path] = []
+    for folder, _, names in os.walk(root):  # one walk for both (two globs took 3x one's time)
+        here = Path(folder)
+        if here.name == "results" or is_ratings_folder(here):
+            found.extend(f for f in (here / name for name in names) if f.suffix == ".json")
+    return sorted(found)
 
 
 def _canary_rows(file: Path, data: dict[str, Any], source: str, synthetic: bool) -> list[CanaryRow]:

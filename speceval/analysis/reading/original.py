@@ -12,6 +12,12 @@ rankings: [{input, output_a, output_b, rank, raw_judge_response}]}` (sorted by i
 a real tie and for a missing or unparseable answer (`raw_judge_response` "ERROR: …"): the latter is `missing` here,
 the former a tie.
 
+Ratings (`analysis/analyze_likert_compliance.py`; `speceval export --format original` writes them so):
+`JUDGE_<provider>_<judge>/<MM_DD_YYYY>/<evaluator>x<candidate>/<statement>.json` = `{metadata: {candidate_model,
+judge_model, evaluator_model: {provider, model_name}, statement_id}, judgements: [{input, output, rating,
+explanation}]}`. A rating 1-5 is a judged Likert verdict; `null`, or the 0 the original's models wrote for an error,
+is `not_judged` (its script leaves null out of its mean; its 0 would have been averaged in).
+
 The original wrote no judge or spec name into compliance files, so those two come from the folder names
 `spec_<spec>` and `judge_<judge>` above the file; model names come from the files' metadata (a pair folder's
 `<A>x<B>` name only when a corrected file has no metadata at all).
@@ -29,6 +35,8 @@ ORIGINAL_NOT_JUDGED = "not_judged"
 files cannot tell which)."""
 ORIGINAL_MISSING = "missing"
 ERROR_PREFIX = "ERROR:"
+UNKNOWN_SPEC = "unknown"
+"""The spec of an original ratings file that names none (the original's ratings layout has no spec folder)."""
 
 
 def is_original_compliance(data: dict[str, Any]) -> bool:
@@ -41,6 +49,73 @@ def is_original_compliance(data: dict[str, Any]) -> bool:
         and "judge" not in metadata
         and all(isinstance(r, dict) and "compliant" in r and "outcome" not in r for r in results)
     )
+
+
+def is_original_likert(data: dict[str, Any]) -> bool:
+    """An original ratings file: a `judgements` list of records without our `outcome` field."""
+    judgements = data.get("judgements")
+    return isinstance(judgements, list) and all(isinstance(r, dict) and "outcome" not in r for r in judgements)
+
+
+def is_ratings_folder(folder: Path) -> bool:
+    """Where the original filed ratings: `JUDGE_<…>/<date>/<evaluator>x<candidate>/` (of `<statement>.json`s)."""
+    return folder.parent.parent.name.startswith("JUDGE_")
+
+
+def likert_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """(names, records) of an original ratings file: names = spec, judge, model, statement_id (from its metadata,
+    else its folders: the judge after `JUDGE_<provider>_`, the candidate after the `x` of `<evaluator>x<candidate>`);
+    each record with our field names (outcome judged or not_judged)."""
+    metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+    candidate = _model_name(metadata.get("candidate_model"))
+    if candidate is None:
+        pair = file.parent.name
+        if pair.count("x") != 1:
+            raise InputError(
+                file,
+                f"this original ratings file names no candidate in metadata.candidate_model and its folder {pair!r} "
+                "cannot be split at one 'x' into <evaluator>x<candidate>",
+                field="metadata.candidate_model",
+            )
+        candidate = pair.split("x")[1]
+    judge = _model_name(metadata.get("judge_model"))
+    if judge is None:
+        _, _, judge = folder_value(file, "JUDGE_", "judge").partition("_")  # JUDGE_<provider>_<model>
+    names = {
+        "spec": str(metadata.get("spec") or UNKNOWN_SPEC),
+        "judge": judge,
+        "model": candidate,
+        "statement_id": str(metadata.get("statement_id") or file.stem),
+    }
+    records = []
+    for number, entry in enumerate(data["judgements"]):
+        rating = entry.get("rating")
+        if rating is not None and (isinstance(rating, bool) or not isinstance(rating, int) or not 0 <= rating <= 5):
+            raise InputError(
+                file,
+                f"judgements[{number}].rating must be an integer from 1 to 5 (0 or null: no rating), not {rating!r}",
+                field=f"judgements.{number}.rating",
+            )
+        rated = float(rating) if isinstance(rating, int) and rating >= 1 else None
+        records.append(
+            {
+                "input": str(entry.get("input", "")),
+                "output": str(entry.get("output", "")),
+                "compliant": None,
+                "confidence": None,
+                "explanation": entry.get("explanation") if isinstance(entry.get("explanation"), str) else None,
+                "rating": rated,
+                "outcome": "judged" if rated is not None else ORIGINAL_NOT_JUDGED,
+                "detail": {"original_index": number},
+            }
+        )
+    return names, records
+
+
+def _model_name(value: object) -> str | None:
+    """A model's name as the original's metadata gives it: `{provider, model_name}` (or a plain string)."""
+    name = value.get("model_name") if isinstance(value, dict) else value
+    return name if isinstance(name, str) and name else None
 
 
 def is_original_ranking(data: dict[str, Any]) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.reading.column_codes import NO_OFFSET, Codes, FilesTable, digest, file_offsets
+from speceval.analysis.reading.column_codes import NO_OFFSET, Codes, FilesTable, digest, facts_from, file_offsets
 from speceval.analysis.reading.columns import JUDGED
 from speceval.analysis.reading.rows import RankingRow
 from speceval.analysis.statistics.codes import index_array
@@ -44,20 +44,6 @@ class RankingFacts(BaseModel):
     synthetic: bool
 
 
-def _facts_of(row: RankingRow) -> RankingFacts:
-    return RankingFacts(
-        spec=row.spec,
-        judge=row.judge,
-        model_a=row.model_a,
-        model_b=row.model_b,
-        statement_id=row.statement_id,
-        variation=row.variation,
-        run=row.run,
-        source=row.source,
-        synthetic=row.synthetic,
-    )
-
-
 class RankingColumnsBuilder(FilesTable[RankingFacts]):
     """Collects comparisons one at a time (a file's rows as they are read, then let go) into growable arrays."""
 
@@ -75,7 +61,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
     def add(self, row: RankingRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
         """Fold one comparison in (`path` and `position`: where the sample view can read it back; `facts`: the
         code of its file's facts when the caller knows it, see `add_file`)."""
-        code = self.facts_code(_facts_of(row), path) if facts is None else facts
+        code = self.facts_code(facts_from(RankingFacts, row), path) if facts is None else facts
         self.file.append(code)
         self.position.append(position)
         self.index.append(row.index)
@@ -91,7 +77,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
         start = len(self.file)
         for position, row in enumerate(rows):
             if code is None:
-                code = self.facts_code(_facts_of(row), path)
+                code = self.facts_code(facts_from(RankingFacts, row), path)
             self.add(row, path, position, code)
         self.offset[start:] = file_offsets(offsets, len(self.file) - start)
 

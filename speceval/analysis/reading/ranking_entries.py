@@ -90,7 +90,7 @@ def ranking_stream(
                     rank=e.rank,
                     source=source,
                     variation=where.variation,
-                    run=where.run,
+                    run=m.run or where.run,
                     synthetic=synthetic,
                     detail=built(
                         VerdictDetail,

@@ -7,8 +7,20 @@ The input is kept as its digest (`speceval.analysis.reading.column_codes.digest`
 
 from __future__ import annotations
 
+from typing import cast
+
 from speceval.analysis.reading.column_codes import FileFacts, digest
 from speceval.analysis.reading.rows import ComplianceRow
+
+
+class _FileFact:
+    """A verdict's attribute that is its file's, the same for every verdict of one file: read from its `facts`."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, verdict: TurnVerdict, owner: type | None = None) -> str:
+        return cast(str, getattr(verdict.facts, self._name))
 
 
 class TurnVerdict:
@@ -34,31 +46,11 @@ class TurnVerdict:
     def facts(self) -> FileFacts:
         return self._facts[self._code]
 
-    @property
-    def spec(self) -> str:
-        return self.facts.spec
-
-    @property
-    def judge(self) -> str:
-        return self.facts.judge
-
-    @property
-    def model(self) -> str:
-        return self.facts.model
-
-    @property
-    def variation(self) -> str:
-        return self.facts.variation
-
-    @property
-    def statement_id(self) -> str:
-        return self.facts.statement_id
-
-    @property
-    def mode(self) -> str:
-        return self.facts.mode
-
-    @property
-    def source(self) -> str:
-        """The verdict file (relative path): with `conversation`, one conversation of one run."""
-        return self.facts.source
+    spec = _FileFact()
+    judge = _FileFact()
+    model = _FileFact()
+    variation = _FileFact()
+    statement_id = _FileFact()
+    mode = _FileFact()
+    source = _FileFact()
+    """The verdict file (relative path): with `conversation`, one conversation of one run."""

@@ -44,7 +44,7 @@ class VerdictReader:
         chosen = sorted(set(positions))
         kept: list[Any] = []
         count = 0
-        with read_json(file, "results") as streamed:
+        with read_json(file, ("results", "judgements")) as streamed:  # (`judgements`: the original's ratings)
             if streamed.pending:  # (a compliance file's `results`, read through: only the entries shown are kept)
                 wanted_at = set(chosen)
                 for count, entry in enumerate(streamed.items, start=1):
@@ -57,6 +57,8 @@ class VerdictReader:
                 "not the compliance results file it was a moment ago (it changed while the "
                 "report was made); make the report again",
             )
+        if streamed.key == "judgements":
+            head = {**head, "judgements": kept}
         rows = list(compliance_stream(file, head, kept, Location(), file.name, self._statements, whole=False))
         return dict(zip(chosen, rows, strict=True))
 

@@ -37,8 +37,8 @@ from speceval.analysis.tables.categories import (
     category_distribution,
 )
 from speceval.analysis.tables.elicitation import Elicitation, elicitation
-from speceval.analysis.tables.flip_survival import FlipSurvivalRow, flip_survival
-from speceval.analysis.tables.flips import Flip, Survivors, flips, survivors
+from speceval.analysis.tables.flip_survival import FlipSurvival, flip_survival
+from speceval.analysis.tables.flips import DEFAULT_LIKERT_DROP, Flip, Survivors, flips, survivors
 from speceval.analysis.tables.health import statement_health
 from speceval.analysis.tables.health_records import Health, HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
@@ -54,6 +54,7 @@ from speceval.analysis.tables.rankings import (
     Consistency,
     Strength,
     WinRate,
+    judge_position_consistency,
     position_consistency,
     strengths,
     win_rates,
@@ -150,9 +151,8 @@ class ReportData(BaseModel):
     metrics: list[MetricRow] = Field(default_factory=list, description="custom metrics per candidate and variation")
     turn_rates: list[TurnRate] = Field(default_factory=list, description="scope-turn judges: rates per turn index")
     flips: list[Flip] = Field(default_factory=list, description="scope-turn judges: turn 1 against the last turn")
-    flip_survival: list[FlipSurvivalRow] = Field(
-        default_factory=list,
-        description="binary scope-turn judges: Kaplan–Meier of the first flip, flips per conversation",
+    flip_survival: list[FlipSurvival] = Field(
+        default_factory=list, description="scope-turn binary judges: the turn of the first flip, Kaplan–Meier"
     )
     survivors: list[Survivors] = Field(default_factory=list, description="scope-turn judges: conversations per turn")
     elicitation: list[Elicitation] = Field(
@@ -214,6 +214,7 @@ def compute(
     metrics: dict[str, MetricSpec] | None = None,
     health: HealthThresholds | None = None,
     card: JudgeCardLines | None = None,
+    likert_drop: int = DEFAULT_LIKERT_DROP,
 ) -> ReportData:
     """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
     judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged, and statements by the
@@ -269,7 +270,7 @@ def compute(
         verdicts.canaries,
         tally,
         lenient,
-        consistency,
+        judge_position_consistency(rankings),
         card_verdicts(paths),
         lines,
     )
@@ -312,7 +313,7 @@ def compute(
         category_agreement=category_agreement(categorical),
         turn_rates=turn_rates_,
         health=spec_health,
-        flips=flips(turn_rows),
+        flips=flips(turn_rows, likert_drop),
         flip_survival=flip_survival(turn_rows),
         survivors=survivors(turn_rows),
         elicitation=elicitation(turn_rows),
@@ -341,9 +342,20 @@ def _keyed_cost(cost: RunCost, manifest: RunManifest, roots: Sequence[Path]) -> 
         **{**cost.model_dump(), "run_dir": relative(Path(cost.run_dir), roots)},
         spec=manifest.spec_name,
         judge=manifest.model_name if judge else None,
-        candidate=manifest.model_name if manifest.kind.startswith("generation") else None,
+        candidate=_candidate_of(manifest, Path(cost.run_dir)) if manifest.kind.startswith("generation") else None,
         variation=str(place.get("variation", DEFAULT_VARIATION)) if isinstance(place, dict) else DEFAULT_VARIATION,
     )
+
+
+def _candidate_of(manifest: RunManifest, run_dir: Path) -> str:
+    """The candidate a generation run's spend belongs to: its own model, or, for a simulated user's half of a
+    conversation round (`rounds/<k>/user`), the candidate whose conversations it wrote (the run two folders up):
+    the user's model is a cost of that candidate's study, not a candidate."""
+    if manifest.parameters.get("half") == "simulated_user":
+        owner = run_dir.parent.parent.parent / "run.json"
+        if owner.is_file():
+            return RunManifest.load(owner.parent).model_name
+    return manifest.model_name
 
 
 def _labelled(tally: LabelTally | None) -> dict[str, Any]:

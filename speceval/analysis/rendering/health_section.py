@@ -96,16 +96,16 @@ def health_table_rows(data: ReportData) -> list[list[object]]:
             sample_link(s.statement_id, statement=s.statement_id),
             ", ".join(s.flags) or "–",
             sample_link(
-                f"{_fmt(s.disagreement)} {_bracket(s.disagreement_ci_low, s.disagreement_ci_high)}",
+                _rated(s.disagreement, s.disagreement_ci_low, s.disagreement_ci_high),
                 statement=s.statement_id,
             ),
             s.answers_multi_judged,
-            f"{_fmt(s.kappa)} {_bracket(s.kappa_ci_low, s.kappa_ci_high)}",
+            _rated(s.kappa, s.kappa_ci_low, s.kappa_ci_high),
             _candidate_link(s, "lowest"),
             _candidate_link(s, "highest"),
-            f"{_fmt(s.spread)} {_bracket(s.spread_ci_low, s.spread_ci_high)}",
+            _rated(s.spread, s.spread_ci_low, s.spread_ci_high),
             f"{_fmt(s.split_share)} {_bracket(s.split_ci_low, s.split_ci_high)} of {s.split_inputs}",
-            f"{_fmt(s.all_fail_share)} {_bracket(s.all_fail_ci_low, s.all_fail_ci_high)}",
+            _rated(s.all_fail_share, s.all_fail_ci_low, s.all_fail_ci_high),
             _fmt(s.min_canary_accuracy),
             _fmt(s.max_abs_leniency),
         ]
@@ -133,12 +133,12 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
             j.statement_id,
             j.judge,
             f"{j.canary_correct} / {j.canary_judged}",
-            f"{_fmt(j.canary_accuracy)} {_bracket(j.canary_ci_low, j.canary_ci_high)}",
+            _rated(j.canary_accuracy, j.canary_ci_low, j.canary_ci_high),
             j.below_minimum,
             j.leniency_items,
             f"{_signed(j.leniency)} {_bracket(j.leniency_ci_low, j.leniency_ci_high)}",
             f"{j.human_agree} / {j.human_labelled}" if j.human_labelled else "–",
-            f"{_fmt(j.human_accuracy)} {_bracket(j.human_ci_low, j.human_ci_high)}" if j.human_labelled else "–",
+            _rated(j.human_accuracy, j.human_ci_low, j.human_ci_high) if j.human_labelled else "–",
             _fmt(j.human_kappa),
         ]
         for j in data.health.judges
@@ -176,9 +176,9 @@ def pair_table_rows(data: ReportData) -> list[list[object]]:
             p.inputs,
             _fmt(p.rate_a),
             _fmt(p.rate_b),
-            f"{_fmt(p.both)} {_bracket(p.both_ci_low, p.both_ci_high)}",
-            f"{_fmt(p.one)} {_bracket(p.one_ci_low, p.one_ci_high)}",
-            f"{_fmt(p.neither)} {_bracket(p.neither_ci_low, p.neither_ci_high)}",
+            _rated(p.both, p.both_ci_low, p.both_ci_high),
+            _rated(p.one, p.one_ci_low, p.one_ci_high),
+            _rated(p.neither, p.neither_ci_low, p.neither_ci_high),
         ]
         for p in data.health.pairs
     ]
@@ -299,3 +299,8 @@ def _signed(value: float | None) -> str:
 
 def _bracket(low: float | None, high: float | None) -> str:
     return "[no interval]" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
+def _rated(value: float | None, low: float | None, high: float | None) -> str:
+    """A share and its interval in one cell."""
+    return f"{_fmt(value)} {_bracket(low, high)}"

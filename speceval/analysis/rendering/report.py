@@ -17,6 +17,7 @@ from speceval.analysis.rendering.html.page import page_parts
 from speceval.analysis.rendering.markdown.summary import render_summary
 from speceval.analysis.rendering.report_tables import keyed_tables
 from speceval.analysis.tables.card_records import JudgeCardLines
+from speceval.analysis.tables.flips import DEFAULT_LIKERT_DROP
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.atomic import atomic_write_bytes, atomic_write_lines
 from speceval.batch.costs import PriceTable
@@ -42,11 +43,12 @@ def build_report(
     metrics: dict[str, MetricSpec] | None = None,
     health: HealthThresholds | None = None,
     card: JudgeCardLines | None = None,
+    likert_drop: int = DEFAULT_LIKERT_DROP,
 ) -> ReportSummary:
     """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files; a judge
     whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged, and so are statements by
-    the spec-health rules at the `health` thresholds."""
-    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics, health, card)
+    the spec-health rules at the `health` thresholds; a Likert turn judge's flip is a drop of `likert_drop` points."""
+    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics, health, card, likert_drop)
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))

@@ -13,7 +13,7 @@ from speceval.analysis.rendering.health_section import health_csv_rows
 from speceval.analysis.tables.card_records import JudgeCardRow
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
 from speceval.analysis.tables.elicitation import Elicitation
-from speceval.analysis.tables.flip_survival import FlipSurvivalRow
+from speceval.analysis.tables.flip_survival import FlipSurvival
 from speceval.analysis.tables.flips import Flip
 from speceval.analysis.tables.inputs_report import InputsRow
 from speceval.analysis.tables.judge_checks import JudgeCheck
@@ -61,7 +61,7 @@ def keyed_tables(data: ReportData) -> Iterator[KeyedTable]:
         ("category_agreement.csv", data.category_agreement, CategoryAgreement, bool(data.category_agreement)),
         ("turn_rates.csv", data.turn_rates, TurnRate, bool(data.turn_rates)),
         ("flips.csv", data.flips, Flip, bool(data.turn_rates)),
-        ("flip_survival.csv", data.flip_survival, FlipSurvivalRow, bool(data.turn_rates)),
+        ("flip_survival.csv", data.flip_survival, FlipSurvival, bool(data.turn_rates)),
         ("elicitation.csv", data.elicitation, Elicitation, bool(data.turn_rates)),
         ("metrics.csv", data.metrics, MetricRow, bool(data.metrics)),
         ("inputs.csv", data.inputs, InputsRow, bool(data.inputs)),
@@ -120,6 +120,8 @@ def _table(name: str, header: list[str], rows: list[dict[str, Any]]) -> KeyedTab
 def _flattened(model: type[BaseModel]) -> set[str]:
     """Fields written as several columns, or as text (see `_flat_record`)."""
     found = {"runs", "settings"} if issubclass(model, VariationStatistics) else set()
+    if "tiers" in model.model_fields:
+        found.add("tiers")
     not_judged = model.model_fields.get("not_judged")
     return found | ({"not_judged"} if not_judged is not None and not_judged.annotation is not int else set())
 
@@ -130,6 +132,9 @@ def _flat_record(record: BaseModel) -> dict[str, object]:
     if isinstance(record, VariationStatistics):
         row["settings"] = "; ".join(f"{k}={v!r}" for k, v in record.settings.items())
         row.update({f"run{r.run}_rate": r.rate for r in record.runs})
+    tiers = getattr(record, "tiers", None)
+    if isinstance(tiers, dict):  # costs.csv: answered requests per service tier, `flex:40; batch:5`
+        row["tiers"] = "; ".join(f"{tier}:{count.requests}" for tier, count in sorted(tiers.items()))
     not_judged = getattr(record, "not_judged", None)
     if isinstance(not_judged, dict):
         row.update({f"not_judged_{k}": v for k, v in sorted(not_judged.items())})

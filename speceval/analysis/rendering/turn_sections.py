@@ -1,5 +1,6 @@
 """The report's sections on scope-turn judges, built once for summary.md and the page
-(`speceval.analysis.rendering.section`): flips under pressure, the elicitation rate by statement and rates by turn,
+(`speceval.analysis.rendering.section`): flips under pressure, the turn of the first flip, the elicitation rate by
+statement and rates by turn,
 each with a warning where later turns hold fewer conversations than turn 1."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 from speceval.analysis.rendering.figures.plots import turn_lines
 from speceval.analysis.rendering.section import Rate, Row, Section
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
-from speceval.analysis.tables.flip_survival import PER_CONVERSATION, SURVIVAL_NOTE
+from speceval.analysis.tables.flip_survival import SURVIVAL_NOTE
 from speceval.analysis.tables.flips import FLIPS_NOTE
 from speceval.analysis.tables.turns import TURN_NOTE
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 _KEYS = ["spec", "judge", "candidate", "variation"]
 _HEADINGS = {
     "flips": ("flips", "Flips under pressure", "report/flips.csv", FLIPS_NOTE),
-    "flip_survival": ("flip-survival", "First flip by turn", "report/flip_survival.csv", SURVIVAL_NOTE),
+    "survival": ("first-flip", "Turn of the first flip", "report/flip_survival.csv", SURVIVAL_NOTE),
     "elicitation": ("elicitation", "Elicitation rate by statement", "report/elicitation.csv", ELICITATION_NOTE),
     "turns": ("turns", "Per turn", "report/turn_rates.csv", TURN_NOTE),
 }
@@ -54,31 +55,22 @@ def flips(data: ReportData) -> Section:
     )
 
 
-def flip_survival(data: ReportData) -> Section:
-    """Kaplan–Meier of the first compliant → non-compliant turn, and flips per conversation
-    (`report/flip_survival.csv`); the mean is not a share, so it is shown in its own column with its interval."""
-    rows = []
-    for f in data.flip_survival:
-        per_conversation = f.measure == PER_CONVERSATION
-        mean = ""
-        if per_conversation:
-            band = f"[{f.ci_low:.2f}, {f.ci_high:.2f}]" if f.ci_low is not None and f.ci_high is not None else "[–]"
-            mean = f"{f.estimate:.2f} {band} ({f.method})"
-        rows.append(
-            Row(
-                [f.spec, f.judge, f.candidate, f.variation, f.measure, f.turn or "", f.at_risk, f.events, f.censored],
-                Rate(None, None, None, None) if per_conversation else Rate(f.estimate, f.ci_low, f.ci_high, f.method),
-                [mean],
-            )
-        )
+def first_flip(data: ReportData) -> Section:
+    """The Kaplan–Meier curve of the turn of each conversation's first flip (`report/flip_survival.csv`)."""
+    # No survivors warning here: the curve censors conversations that ended early instead of comparing subsets.
     return Section(
-        *_HEADINGS["flip_survival"],
+        *_HEADINGS["survival"],
         turn_judges=True,
-        before=[*_KEYS, "measure", "turn", "at risk", "flips", "censored"],
-        rate_header="not yet flipped",
-        after=["flips per conversation"],
-        rows=rows,
-        empty="No binary turn judge has a conversation with a judged first turn.",
+        before=[*_KEYS, "turn", "at risk", "flipped there", "censored there"],
+        rate_header="flipped by this turn",
+        rows=[
+            Row(
+                [s.spec, s.judge, s.candidate, s.variation, s.turn, s.at_risk, s.flips, s.censored],
+                Rate(s.flipped, s.ci_low, s.ci_high, s.method),
+            )
+            for s in data.flip_survival
+        ],
+        empty="No conversation compliant at turn 1 has a later judged turn.",
     )
 
 

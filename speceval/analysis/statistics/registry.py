@@ -50,14 +50,9 @@ ROGAN_GLADEN = (
     "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
     "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
 )
-FLIP_SURVIVAL = (
-    "Kaplan–Meier of not yet flipped (compliant to non-compliant), conversations that end before flipping "
-    "censored; pointwise hull of a percentile bootstrap over inputs ({draws} draws, seed {seed}) and a Wilson "
-    "interval at the number of inputs at risk"
-)
-FLIPS_PER_CONVERSATION = (
-    "bounded mean: flips per conversation rescaled by 0..{high:g} (the most transitions its turns allow) to [0, 1] "
-    "and given the clustered Wilson interval (clustered by input, stratified by statement), scaled back"
+SURVIVAL = (
+    "Kaplan–Meier, log-log pointwise interval with the cluster-robust (by input) variance of -log S and t(G-1); "
+    "the exact binomial bound at G clusters before the first flip"
 )
 SELF_PREFERENCE = (
     "MOVER difference of the judge's mean leniency toward its own provider's candidates and toward the others' "
@@ -112,21 +107,6 @@ ESTIMATORS: dict[str, Estimator] = {
             name="mean", method=MEAN, reference=_MILLER, tables=("metrics.csv", "turn_rates.csv"), scenarios=("mean",)
         ),
         Estimator(
-            name="flip_survival",
-            method=FLIP_SURVIVAL,
-            reference="E. L. Kaplan & P. Meier, JASA 53 (1958) 457-481; B. Efron 1981 (censored-data bootstrap), "
-            "resampling whole inputs",
-            tables=("flip_survival.csv",),
-            scenarios=("flip-survival",),
-        ),
-        Estimator(
-            name="flips_per_conversation",
-            method=FLIPS_PER_CONVERSATION,
-            reference=_MILLER + "; " + _NEWCOMBE + " (method 4), on the rescaled mean",
-            tables=("flip_survival.csv",),
-            scenarios=("flips-per-conversation",),
-        ),
-        Estimator(
             name="bounded_mean",
             method=BOUNDED_MEAN,
             reference=_NEWCOMBE + " (method 4), on the rescaled mean",
@@ -160,6 +140,22 @@ ESTIMATORS: dict[str, Estimator] = {
             reference=_MILLER + "; a flip is one indicator per conversation, clustered by input across runs",
             tables=("flips.csv",),
             scenarios=("rate-pooled",),
+        ),
+        Estimator(
+            name="flips_per_conversation",
+            method=MEAN,
+            reference=_MILLER
+            + "; compliant → not compliant between consecutive judged turns, one count a conversation",
+            tables=("flips.csv",),
+            scenarios=("mean",),
+        ),
+        Estimator(
+            name="turn_of_first_flip",
+            method=SURVIVAL,
+            reference="E. L. Kaplan & P. Meier, JASA 53 (1958) 457-481; D. Y. Lin & L. J. Wei, JASA 84 (1989) "
+            "1074-1078 (robust variance, here by input); log-log interval (Kalbfleisch & Prentice)",
+            tables=("flip_survival.csv",),
+            scenarios=("survival",),
         ),
         Estimator(
             name="elicitation",
@@ -292,6 +288,15 @@ ESTIMATORS: dict[str, Estimator] = {
             reference=_NEWCOMBE + " (method 4); one indicator per comparison judged in both orders",
             tables=("judge_card.csv", "position_consistency.csv"),
             scenarios=("rate-one-run",),
+        ),
+        Estimator(
+            name="position_consistency_pooled",
+            method=CLUSTERED,
+            reference=_MILLER + "; one indicator per comparison judged in both orders, every run and pair of an "
+            "input one cluster (position_consistency.csv's pooled row, a run's row with several pairs; the judge "
+            "card's row over every variation and run)",
+            tables=("position_consistency.csv", "judge_card.csv"),
+            scenarios=("rate-pooled",),
         ),
     )
 }

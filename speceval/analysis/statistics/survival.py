@@ -1,67 +1,88 @@
-"""Kaplan–Meier survival of "not yet flipped" over the turns of a conversation, with a pointwise 95% interval that
-treats the input, not the conversation, as the unit (a conversation's repeated runs, and other scripts from the same
-input, are not independent).
+"""Kaplan–Meier for the turn of a conversation's first flip, with a pointwise band clustered by input.
 
-The interval is the hull of a percentile bootstrap over whole inputs and a Wilson interval at the number of inputs
-at risk: the bootstrap alone collapses to a point where no resample shows a flip (S = 1 at small n, the common case),
-and the Wilson floor keeps the interval honest there; `benchmarks/coverage_matrix.py` ("flip-survival") measures it.
+Each conversation compliant at turn 1 is at risk from turn 2 on: its *time* is the first later judged turn at which
+it is not compliant (an event, a flip) or, if it never flips, its last judged turn (censored: a conversation that
+ends early, e.g. a simulated user that stopped, says nothing about later turns). Kaplan–Meier estimates
+S(t) = P(no flip through turn t) as the product over turns j ≤ t of (1 - d_j / n_j), n_j the conversations still at
+risk at turn j and d_j those that flip there; the table prints F(t) = 1 - S(t), the share flipped by turn t.
+
+A conversation's repeated runs, and the other scripts that start from the same input, are not independent, so the
+band is not Greenwood's: the variance of L(t) = -log S(t) is the cluster-robust sum of squared per-input influence
+totals, Σ_c (Σ_{i in c} IF_i(t))² · G/(G-1), with IF_i(t) = Σ_{j ≤ t} (1{i flips at j} - 1{i at risk at j} · d_j /
+n_j) / (n_j - d_j), whose sum of squares over independent conversations is Greenwood's Σ d_j / (n_j (n_j - d_j))
+(the robust variance of Lin & Wei 1989, by input). The interval is the log-log one, S^exp(±t·se/L) (always inside
+[0, 1]), with t(G-1) quantiles; where nothing has flipped yet
+(Λ = 0) or everything has, the exact binomial bound at G clusters (the rule of three's exact form) stands in.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
-import numpy as np
-
-from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, bootstrap_weighted, codes_of
-from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.statistics.clustered import t975
 
 
-def kaplan_meier(
-    times: np.ndarray, events: np.ndarray, turns: Sequence[int], weights: np.ndarray | None = None
-) -> np.ndarray:
-    """S(t) at each of `turns`: the product over event turns u <= t of (1 - d_u / n_u), with n_u the (weighted)
-    conversations whose time is >= u and d_u those flipping at u. `times` is the flip turn for an event, the last
-    judged turn for a censored conversation (censored at t: still at risk at t, as in the usual convention)."""
-    w = np.ones(len(times)) if weights is None else weights
-    survival, result = 1.0, []
-    order = sorted(set(int(t) for t in times[events.astype(bool)]))
-    events_at = {u: float(w[(times == u) & events.astype(bool)].sum()) for u in order}
-    at_risk = {u: float(w[times >= u].sum()) for u in order}
+@dataclass(frozen=True)
+class SurvivalPoint:
+    """The curve at one turn: conversations at risk, flips and censored there, and the share flipped by then."""
+
+    turn: int
+    at_risk: int
+    flips: int
+    censored: int
+    flipped: float
+    """F(t) = 1 - S(t): the estimated share of conversations (compliant at turn 1) flipped by this turn."""
+    ci_low: float | None
+    ci_high: float | None
+
+
+def kaplan_meier(times: Sequence[int], events: Sequence[bool], clusters: Sequence[Hashable]) -> list[SurvivalPoint]:
+    """The curve at every turn at which a conversation flips or ends (`times`: the turn of its first flip, or its
+    last judged turn when `events` is False; `clusters`: its input)."""
+    if not times:
+        return []
+    turns = sorted(set(times))
+    groups = sorted(set(clusters), key=repr)
+    index = {c: k for k, c in enumerate(groups)}
+    g = len(groups)
+    quantile = t975(max(g - 1, 1))
+    influence = [0.0] * g  # per cluster: Σ IF_i(t) so far
+    survival, hazard = 1.0, 0.0
+    found = []
     for turn in turns:
-        survival = 1.0
-        for u in order:
-            if u > turn:
-                break
-            if at_risk[u] > 0:
-                survival *= 1.0 - events_at[u] / at_risk[u]
-        result.append(survival)
-    return np.asarray(result)
+        at_risk = [i for i, time in enumerate(times) if time >= turn]
+        flips = sum(1 for i in at_risk if times[i] == turn and events[i])
+        censored = sum(1 for i in at_risk if times[i] == turn and not events[i])
+        n = len(at_risk)
+        if flips:
+            share = flips / n
+            survival *= 1 - share
+            if flips < n:  # (all at risk flipping ends the curve at S = 0: the exact bound below takes over)
+                hazard = -math.log(survival)
+                for i in at_risk:
+                    flipped = 1.0 if times[i] == turn and events[i] else 0.0
+                    influence[index[clusters[i]]] += (flipped - share) / (n - flips)
+        low, high = _band(survival, hazard, influence, g, quantile)
+        found.append(SurvivalPoint(turn, n, flips, censored, 1 - survival, low, high))
+    return found
 
 
-def survival_intervals(
-    times: Sequence[int],
-    events: Sequence[bool],
-    clusters: Sequence[Hashable],
-    turns: Sequence[int],
-    draws: int = BOOTSTRAP_DRAWS,
-    seed: int = BOOTSTRAP_SEED,
-) -> tuple[np.ndarray, list[tuple[float, float] | None]]:
-    """The Kaplan–Meier estimate at `turns` and its 95% interval per turn (None where no input is at risk)."""
-    t = np.asarray(times, dtype=int)
-    e = np.asarray(events, dtype=bool)
-    estimate = kaplan_meier(t, e, turns)
-    codes, distinct = codes_of(clusters)
-    band = bootstrap_weighted(clusters, lambda w: kaplan_meier(t, e, turns, w), draws, seed)
-    intervals: list[tuple[float, float] | None] = []
-    for i, turn in enumerate(turns):
-        inputs_at_risk = len(set(codes[t >= turn].tolist()))
-        if inputs_at_risk == 0:  # nobody left: the curve and its interval stay where the last turn left them
-            intervals.append(intervals[-1] if intervals else None)
-            continue
-        wilson = wilson_interval(float(estimate[i]) * inputs_at_risk, inputs_at_risk) or (0.0, 1.0)
-        low, high = wilson
-        if band is not None:
-            low, high = min(low, float(band[0][i])), max(high, float(band[1][i]))
-        intervals.append((max(0.0, low), min(1.0, high)))
-    return estimate, intervals
+def _band(
+    survival: float, hazard: float, influence: list[float], groups: int, quantile: float
+) -> tuple[float | None, float | None]:
+    """The 95% interval of F = 1 - S (see the module docstring)."""
+    if groups < 2:
+        return None, None
+    edge = 0.025
+    exact = 1 - edge ** (1 / groups)  # the exact binomial bound when every cluster is on one side
+    if hazard == 0:
+        return 0.0, exact
+    if survival == 0:
+        return 1 - exact, 1.0
+    variance = groups / (groups - 1) * sum(u * u for u in influence)
+    if variance <= 0:
+        return 1 - survival, 1 - survival
+    spread = quantile * math.sqrt(variance) / hazard  # on log(-log S)
+    return 1 - survival ** math.exp(-spread), 1 - survival ** math.exp(spread)

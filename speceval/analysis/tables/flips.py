@@ -20,13 +20,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from itertools import pairwise
 
 from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
-from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.registry import ESTIMATORS
 from speceval.defaults import Mode
 
+DEFAULT_LIKERT_DROP = 2
+"""A Likert judge's flip: a later turn rated this many points or more below turn 1 (`speceval report --likert-drop`)."""
+PER_CONVERSATION = "flips_per_conversation"
 BINARY_MEASURES = ("compliant_to_non_compliant", "non_compliant_to_compliant", "compliant_to_non_compliant_any_turn")
 CHANGED = "category_changed"
 
@@ -92,28 +97,40 @@ class Survivors(BaseModel):
 
 
 def _judged(row: TurnVerdict) -> bool:
-    return row.outcome == "judged" and (row.compliant is not None or row.category is not None)
+    return row.outcome == "judged" and (row.compliant is not None or row.category is not None or row.rating is not None)
 
 
-def _conversations(rows: Iterable[TurnVerdict]) -> dict[_Cell, dict[_Conversation, list[TurnVerdict]]]:
+def judged_turns(turns: Iterable[TurnVerdict]) -> list[TurnVerdict]:
+    """A conversation's judged turns, in turn order."""
+    return sorted((r for r in turns if _judged(r)), key=lambda r: r.turn or 0)
+
+
+def conversations_of(
+    rows: Iterable[TurnVerdict], *, likert: bool = False
+) -> dict[_Cell, dict[_Conversation, list[TurnVerdict]]]:
+    """Each cell's conversations (their turn verdicts): binary and categorical judges', or Likert judges'."""
     cells: dict[_Cell, dict[_Conversation, list[TurnVerdict]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        if row.turn is not None and row.conversation is not None and row.mode != Mode.LIKERT:
+        if row.turn is not None and row.conversation is not None and (row.mode == Mode.LIKERT) == likert:
             cells[(row.spec, row.judge, row.model, row.variation)][(row.source, row.conversation)].append(row)
     return cells
 
 
-def flips(rows: Iterable[TurnVerdict]) -> list[Flip]:
-    """Every flip measure of every cell of the turn verdicts among `rows` (others are ignored)."""
+def flips(rows: Iterable[TurnVerdict], likert_drop: int = DEFAULT_LIKERT_DROP) -> list[Flip]:
+    """Every flip measure of every cell of the turn verdicts among `rows` (others are ignored); a Likert judge's
+    flip is a rating `likert_drop` points or more below turn 1's at a later judged turn."""
+    rows = list(rows)
     found: list[Flip] = []
-    for (spec, judge, candidate, variation), conversations in sorted(_conversations(rows).items()):
+    for (spec, judge, candidate, variation), conversations in sorted(conversations_of(rows).items()):
         pairs: list[tuple[TurnVerdict, TurnVerdict]] = []  # (turn 1, last judged turn) per conversation
         caved: list[bool] = []  # compliant at turn 1, not compliant at some later judged turn (recovered or not)
+        counts: list[float] = []  # compliant → not compliant between consecutive judged turns
         for turns in conversations.values():
-            judged = sorted((r for r in turns if _judged(r)), key=lambda r: r.turn or 0)
+            judged = judged_turns(turns)
             if judged and judged[0].turn == 1 and len(judged) > 1:
                 pairs.append((judged[0], judged[-1]))
                 caved.append(bool(judged[0].compliant) and any(r.compliant is False for r in judged[1:]))
+                counts.append(float(sum(bool(a.compliant) and b.compliant is False for a, b in pairwise(judged))))
         if not pairs:
             continue
         last = sorted({int(b.turn or 0) for _, b in pairs})
@@ -143,7 +160,51 @@ def flips(rows: Iterable[TurnVerdict]) -> list[Flip]:
                 for start, end in sorted({(str(a.category), str(b.category)) for a, b in pairs})
             ]
         found += [Flip.model_validate({**common, **names, **_share(hits, clusters)}) for names, hits in measures]
+        if all(a.category is None for a, _ in pairs):
+            found.append(Flip.model_validate({**common, "measure": PER_CONVERSATION, **_mean(counts, clusters)}))
+    return found + _likert_flips(rows, likert_drop)
+
+
+def _likert_flips(rows: Iterable[TurnVerdict], drop: int) -> list[Flip]:
+    """Likert judges: the share of conversations rated `drop` points or more below turn 1 at a later judged turn."""
+    found: list[Flip] = []
+    for (spec, judge, candidate, variation), conversations in sorted(conversations_of(rows, likert=True).items()):
+        hits: list[bool] = []
+        clusters: list[tuple[str, str, int]] = []
+        last: set[int] = set()
+        for turns in conversations.values():
+            judged = [r for r in judged_turns(turns) if r.rating is not None]
+            if judged and judged[0].turn == 1 and len(judged) > 1:
+                first = float(judged[0].rating or 0)
+                hits.append(any(float(r.rating or 0) <= first - drop for r in judged[1:]))
+                clusters.append((judged[0].spec, judged[0].statement_id, judged[0].input))
+                last.add(int(judged[-1].turn or 0))
+        if not hits:
+            continue
+        turns_seen = sorted(last)
+        common = {
+            "spec": spec,
+            "judge": judge,
+            "candidate": candidate,
+            "variation": variation,
+            "conversations": len(hits),
+            "last_turns": str(turns_seen[0]) if len(turns_seen) == 1 else f"{turns_seen[0]}-{turns_seen[-1]}",
+        }
+        found.append(Flip.model_validate({**common, "measure": f"rating_drop_{drop}", **_share(hits, clusters)}))
     return found
+
+
+def _mean(values: list[float], clusters: list[tuple[str, str, int]]) -> dict[str, object]:
+    """The mean of `values` with its 95% interval, clustered by input and stratified by statement (`count`: their
+    sum, the flips counted)."""
+    interval = mean_interval(values, clusters, {key: key[:2] for key in clusters})
+    return {
+        "count": int(sum(values)),
+        "rate": sum(values) / len(values),
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
+        "method": ESTIMATORS[PER_CONVERSATION].method if interval else None,
+    }
 
 
 def _share(hits: list[bool], clusters: list[tuple[str, str, int]]) -> dict[str, object]:
@@ -162,7 +223,7 @@ def _share(hits: list[bool], clusters: list[tuple[str, str, int]]) -> dict[str, 
 def survivors(rows: Iterable[TurnVerdict]) -> list[Survivors]:
     """Per cell of the turn verdicts among `rows`: how many conversations have a verdict at each turn."""
     found = []
-    for (spec, judge, candidate, variation), conversations in sorted(_conversations(rows).items()):
+    for (spec, judge, candidate, variation), conversations in sorted(conversations_of(rows).items()):
         by_turn: dict[int, int] = defaultdict(int)
         for turns in conversations.values():
             for turn in {int(r.turn or 0) for r in turns}:

@@ -19,7 +19,7 @@ import numpy as np
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.tables.panel import PANEL
 from speceval.defaults import Mode
-from speceval.errors import ConfigError, InputError
+from speceval.errors import ConfigError, InputError, read_utf8_text
 
 logger = logging.getLogger(__name__)
 
@@ -166,15 +166,7 @@ def label_records(path: Path) -> list[LabelRecord]:
 
     Read as people save sheets: a UTF-8 byte-order mark (Excel's "CSV UTF-8") and CRLF line ends are fine; text in
     another encoding is refused naming its first line that is not UTF-8 (a sheet is small: read whole)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read the labels: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(path, "not UTF-8 text; save the sheet as CSV UTF-8", line=line) from None
+    text = read_utf8_text(path, "labels", "save the sheet as CSV UTF-8")
     reader = sheet_reader(text)
     if reader.fieldnames is None or not {"item", "human_compliant"} <= set(reader.fieldnames):
         raise InputError(

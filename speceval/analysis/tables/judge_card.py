@@ -11,7 +11,8 @@ rate with its 95% interval and the registry's method, and whether the entry pass
   the same answers: what the wording moves beyond the judge's own noise.
 * `self_preference`: the judge's mean leniency toward candidates of its own provider minus toward the others
   (MOVER of the two means' intervals, candidates independent).
-* `position_consistency`: a ranking judge's share of comparisons with the same winner in both orders (Wilson).
+* `position_consistency`: a ranking judge's share of comparisons with the same winner in both orders, over every
+  variation and run (Wilson for one run of one pair, else clustered by input).
 """
 
 from __future__ import annotations
@@ -249,16 +250,17 @@ def _mean_interval(rows: Sequence[Leniency]) -> tuple[float, float, float]:
 
 
 def _position(rows: Sequence[Consistency]) -> dict[str, object]:
-    consistent, compared = sum(r.consistent for r in rows), sum(r.compared for r in rows)
-    if not compared:
+    """The judge's row of `judge_position_consistency` (every variation and run pooled, clustered by input: the
+    runs of an input are not independent comparisons)."""
+    if not rows or not rows[0].compared:
         return {}
-    low, high = _wilson(consistent, compared)
+    (row,) = rows
     return {
-        "position_consistency": consistent / compared,
-        "position_compared": compared,
-        "position_ci_low": low,
-        "position_ci_high": high,
-        "position_ci_method": WILSON,
+        "position_consistency": row.rate,
+        "position_compared": row.compared,
+        "position_ci_low": row.ci_low,
+        "position_ci_high": row.ci_high,
+        "position_ci_method": row.ci_method,
     }
 
 

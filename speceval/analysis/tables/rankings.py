@@ -4,6 +4,7 @@ enter wins and ties; every other outcome is counted in its own column."""
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -24,6 +25,8 @@ from speceval.analysis.statistics.registry import method
 from speceval.analysis.statistics.stats import (
     bradley_terry,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class WinRate(BaseModel):
@@ -268,21 +271,65 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
 
 
 class Consistency(BaseModel):
-    """Position consistency of one judge in one run of one variation: both orders of an input gave the same
-    winner (or both a tie). `compared` counts inputs judged in both orders."""
+    """Position consistency of one judge in one variation: both orders of an input gave the same winner (or both a
+    tie). One row per run, and one pooled row (`run` empty) over every run of the variation whose interval is
+    clustered by input: the runs of one input are not independent draws. `compared` counts comparisons judged in
+    both orders (an input of a run, per pair of candidates)."""
 
     spec: str
     judge: str
     variation: str
-    run: int
+    run: int | None = Field(description="the run (an experiment's run<k>, an Inspect log's epoch); empty: pooled")
+    runs: int = Field(default=1, description="the runs the row counts (1 for a run's row)")
+    inputs: int = Field(default=0, description="distinct inputs compared: the clusters of the interval")
     consistent: int
     compared: int
     rate: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
 
 
 def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consistency]:
-    """Per (spec, judge, variation, run); the two orders of one comparison are matched within their own run."""
+    """Per (spec, judge, variation): a row per run, then the pooled row of its runs (the two orders of one
+    comparison are matched within their own run). The pooled rate is consistent / compared over the runs, a
+    weighted mean of the runs' rates, so it never lies outside them; its interval is clustered by input and
+    stratified by statement (Wilson when every input is compared once: one run of one pair)."""
     c = as_ranking_columns(rows)
+    cells: dict[tuple[str, str, str], dict[int, tuple[np.ndarray, np.ndarray]]] = defaultdict(dict)
+    for (spec, judge, variation, run), compared in _compared(c).items():
+        cells[(spec, judge, variation)][run] = compared
+    found = []
+    for (spec, judge, variation), runs in sorted(cells.items()):
+        for run, (at, y) in sorted(runs.items()):
+            found.append(_consistency(c, spec, judge, variation, run, 1, at, y))
+        if len(runs) > 1:
+            at, y = (np.concatenate(parts) for parts in zip(*runs.values(), strict=True))
+            found.append(_consistency(c, spec, judge, variation, None, len(runs), at, y))
+    return found
+
+
+def judge_position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consistency]:
+    """Per (spec, judge): every variation and run of the judge pooled (the judge card's row, `variation` "all"),
+    clustered by input as the pooled rows are (Wilson when every input is compared once)."""
+    c = as_ranking_columns(rows)
+    judges: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    runs: dict[tuple[str, str], set[tuple[str, int]]] = defaultdict(set)
+    for (spec, judge, variation, run), compared in sorted(_compared(c, warn=False).items()):
+        judges[(spec, judge)].append(compared)
+        runs[(spec, judge)].add((variation, run))
+    found = []
+    for (spec, judge), parts in sorted(judges.items()):
+        at, y = (np.concatenate(part) for part in zip(*parts, strict=True))
+        only = next(iter(runs[(spec, judge)]))[1] if len(runs[(spec, judge)]) == 1 else None
+        found.append(_consistency(c, spec, judge, "all", only, len(runs[(spec, judge)]), at, y))
+    return found
+
+
+def _compared(c: RankingColumns, warn: bool = True) -> dict[tuple[str, str, str, int], tuple[np.ndarray, np.ndarray]]:
+    """Per (spec, judge, variation, run) with a comparison judged in both orders: a row of each such comparison
+    (its cluster is its input) and whether both orders gave the same winner (or both a tie); `warn`: say what is
+    left out (once per report: the judge card's pass over the same comparisons does not)."""
     judged = c.judged()
     winner = c.winner(judged)
     # One comparison: its statement, run and task index, and its pair of models in either order; compared when it
@@ -294,23 +341,55 @@ def position_consistency(rows: list[RankingRow] | RankingColumns) -> list[Consis
     together: dict[int, list[int]] = defaultdict(list)
     for f in by_file:
         together[int(comparison[f])].append(f)
-    consistent, compared = np.zeros(len(places), dtype=np.int64), np.zeros(len(places), dtype=np.int64)
+    seen: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    crowded: dict[int, int] = defaultdict(int)
     for files in together.values():
         at = np.sort(np.concatenate([by_file[f] for f in files]), kind="stable")
         index = c.index[judged[at]]
         order = np.argsort(index, kind="stable")
         index = index[order]
         starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-        twice = starts[np.diff(np.r_[starts, len(index)]) == 2]
+        counts = np.diff(np.r_[starts, len(index)])
+        twice = starts[counts == 2]
+        crowded[int(place[files[0]])] += int((counts > 2).sum())
         ordered = winner[at][order]
-        consistent[place[files[0]]] += int((ordered[twice] == ordered[twice + 1]).sum())
-        compared[place[files[0]]] += len(twice)
-    found = sorted(
-        (str(s), str(j), str(v), int(str(r)), int(consistent[k]), int(compared[k]))
-        for k, (s, j, v, r) in enumerate(places)
-        if compared[k]
+        seen[int(place[files[0]])].append((judged[at][order][twice], ordered[twice] == ordered[twice + 1]))
+    for k, n in crowded.items():
+        if n and warn:  # never silently: say what is left out, and why it happens
+            logger.warning(
+                "position consistency of %s: %d comparison(s) judged more than twice in one run (results files of "
+                "several runs with no run recorded, e.g. Inspect epochs ranked before `metadata.run` was written: "
+                "run the ranking command again to rewrite them); not counted",
+                ", ".join(str(v) for v in places[k]),
+                n,
+            )
+    found = {}
+    for k, parts in seen.items():
+        s, j, v, r = places[k]
+        at = np.concatenate([p[0] for p in parts])
+        if len(at):
+            found[(str(s), str(j), str(v), int(str(r)))] = (at, np.concatenate([p[1] for p in parts]))
+    return found
+
+
+def _consistency(
+    c: RankingColumns, spec: str, judge: str, variation: str, run: int | None, runs: int, at: np.ndarray, y: np.ndarray
+) -> Consistency:
+    """One row: the comparisons at `at` (a row of each) and whether each was consistent."""
+    clusters, strata = _local_clusters(c, at)
+    interval = rate_interval_codes(y.astype(float), clusters, strata, stratified=True)
+    consistent, compared = int(y.sum()), len(y)
+    return Consistency(
+        spec=spec,
+        judge=judge,
+        variation=variation,
+        run=run,
+        runs=runs,
+        inputs=int(clusters.max()) + 1,
+        consistent=consistent,
+        compared=compared,
+        rate=consistent / compared,
+        ci_low=interval[0] if interval else None,
+        ci_high=interval[1] if interval else None,
+        ci_method=interval[2] if interval else None,
     )
-    return [
-        Consistency(spec=s, judge=j, variation=v, run=r, consistent=n, compared=m, rate=n / m)
-        for s, j, v, r, n, m in found
-    ]

@@ -87,8 +87,11 @@ def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:
         judged = [r for r in cell if _judged(r)]
         clusters = [(r.spec, r.statement_id, r.input) for r in judged]  # an input (its digest) is a cluster
         strata = {key: key[:2] for key in clusters}
-        for measure, values in _value_rows(judged, mode).items():
-            interval = _interval(values, clusters, strata, mode)
+        measures = list(_value_rows(judged, mode).items())
+        if not judged:  # a cell none of whose verdicts was judged still shows, as a row of no values
+            measures.append(("none judged", []))
+        for measure, values in measures:
+            interval = _interval(values, clusters, strata, mode)  # None without values
             found.append(
                 TurnRate(
                     spec=spec,
@@ -103,23 +106,6 @@ def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:
                     ci_high=interval[1] if interval else None,
                     method=interval[2] if interval else None,
                     not_judged=len(cell) - len(judged),
-                )
-            )
-        if not judged:
-            found.append(
-                TurnRate(
-                    spec=spec,
-                    judge=judge,
-                    candidate=candidate,
-                    variation=variation,
-                    turn=turn,
-                    measure="none judged",
-                    n=0,
-                    rate=None,
-                    ci_low=None,
-                    ci_high=None,
-                    method=None,
-                    not_judged=len(cell),
                 )
             )
     return found

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from speceval.batch.costs import PriceTable
 from speceval.cli.console import run_heading, stdout
+from speceval.defaults import PRICES_ENV
 from speceval.operations.costs import RunCost, run_costs
 
 
@@ -39,12 +40,31 @@ def show_cost(args: argparse.Namespace) -> int:
             "runs": [c.model_dump(mode="json") for c in costs],
             "per_model": {m: _total([c.cost_usd for c in cs]) for m, cs in by_model.items()},
             "per_stage": {k: _total([c.cost_usd for c in cs]) for k, cs in by_stage.items()},
+            "per_tier": _per_tier(costs),
             "total_usd": _total([c.cost_usd for c in costs]),
+            "prices_source": prices.source,
         }
         stdout.print_json(json.dumps(payload))
         return 0
     stdout.print(cost_view(costs, prices.as_of), soft_wrap=False)  # wrap long names, never cut them
+    stdout.print(
+        f"Prices: {prices.source}. Newer prices (or flex models): a table of the same format with --prices FILE or "
+        f"${PRICES_ENV}=FILE; its entries win.",
+        soft_wrap=True,
+    )
     return 0
+
+
+def _per_tier(costs: list[RunCost]) -> dict[str, dict[str, float | int | None]]:
+    """Answered requests and cost per service tier over every run (`batch`, `flex`, `standard`)."""
+    tiers: dict[str, dict[str, float | int | None]] = {}
+    for cost in costs:
+        for tier, row in cost.tiers.items():
+            total = tiers.setdefault(tier, {"requests": 0, "cost_usd": 0.0})
+            total["requests"] = int(total["requests"] or 0) + row.requests
+            spent = total["cost_usd"]
+            total["cost_usd"] = None if spent is None or row.cost_usd is None else float(spent) + row.cost_usd
+    return tiers
 
 
 def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
@@ -55,7 +75,9 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
 
     Readable at 80 columns: names sit on their own wrapping line, so the number columns keep their width.
     """
-    parts: list[RenderableType] = [Text(f"spend (batch prices, table as of {prices_as_of})", style="bold")]
+    parts: list[RenderableType] = [
+        Text(f"spend (each request at the tier that served it, table as of {prices_as_of})", style="bold")
+    ]
     by_model: dict[str, list[RunCost]] = defaultdict(list)
     by_stage: dict[str, list[RunCost]] = defaultdict(list)
     for c in costs:
@@ -74,6 +96,8 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
             _money(c.pending_estimate_usd) if c.pending_estimate_usd else "-",
         )
         heading = run_heading(c.run_dir, c.kind, c.provider, c.model).append(f" · {c.jobs} job(s)")
+        if c.tiers:
+            heading.append(" · " + ", ".join(f"{tier}: {row.requests:,} answered" for tier, row in c.tiers.items()))
         parts += [Text(""), heading, numbers]
     totals = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
     totals.add_column("total of")
@@ -83,5 +107,10 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
         totals.add_row("model", model, _money(_total([c.cost_usd for c in group])))
     for stage, group in sorted(by_stage.items()):
         totals.add_row("stage", stage, _money(_total([c.cost_usd for c in group])))
+    for tier, row in sorted(_per_tier(costs).items()):
+        spent = row["cost_usd"]
+        totals.add_row(
+            "tier", f"{tier} ({row['requests']:,} answered)", _money(float(spent) if spent is not None else None)
+        )
     totals.add_row("all runs", "", _money(_total([c.cost_usd for c in costs])), style="bold")
     return Group(*parts, Text(""), totals)

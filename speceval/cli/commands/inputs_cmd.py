@@ -74,6 +74,12 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--offline", action="store_true", help="run against the built-in emulator (synthetic)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an inputs run")
+    parser.add_argument(
+        "--tier",
+        choices=["batch", "flex", "standard"],
+        help="service tier of the generator and the rater: the Batch API (default), flex (synchronous at batch "
+        "rates, OpenAI and Gemini models on the price table's flex list) or standard (docs/service-tiers.md)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.set_defaults(handler=_run)
 
@@ -127,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
             output_dir=args.output_dir,
             offline=args.offline,
             engine=engine_options(args, None, args.offline),
+            tier=args.tier if args.tier != "batch" else None,
         )
         pipeline = BatchedInputGenerationPipeline(config)  # every check, before anything is written
     config = pipeline.config

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.errors import ConfigError
-from speceval.ranges import SAMPLE_SIZE, SEED, flag_type
+from speceval.ranges import LIKERT_DROP, SAMPLE_SIZE, SEED, flag_type
 
 
 def register(commands: Any) -> None:
@@ -27,6 +27,12 @@ def register(commands: Any) -> None:
         type=_share,
         metavar="SHARE",
         help="flag judges that get less than this share (0–1) of the spec's own example responses right",
+    )
+    report.add_argument(
+        "--likert-drop",
+        type=flag_type(LIKERT_DROP),
+        metavar="K",
+        help="a Likert turn judge's flip: a later turn rated K points or more below turn 1 (default 2)",
     )
     for name, rule in _HEALTH_FLAGS.items():
         report.add_argument(
@@ -120,6 +126,7 @@ def _report(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from speceval.analysis.rendering.report import build_report
+    from speceval.analysis.tables.flips import DEFAULT_LIKERT_DROP
     from speceval.analysis.tables.health_records import HealthThresholds
     from speceval.analysis.tables.judge_card import experiment_lines
     from speceval.batch.costs import PriceTable
@@ -143,6 +150,7 @@ def _report(args: argparse.Namespace) -> int:
         min_canary_accuracy=args.min_canary_accuracy,
         health=health,
         card=experiment_lines(args.paths),  # an experiment's judge card gates this report as it gated its own
+        likert_drop=int(args.likert_drop) if args.likert_drop is not None else DEFAULT_LIKERT_DROP,
     )
     if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
@@ -277,6 +285,11 @@ def _export(args: argparse.Namespace) -> int:
                 else ""
             )
         )
+        if done.unsplittable:
+            stdout.print(
+                "warning: the original's scripts split these folders at an 'x' that is part of a model name "
+                f"(rankings: at the first; ratings: skipped): {', '.join(done.unsplittable)}"
+            )
         return 0
     out = args.out or Path(f"verdicts.{args.format}")
     check_output_file(out, "--out")

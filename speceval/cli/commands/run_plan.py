@@ -8,9 +8,11 @@ from rich.table import Table
 
 from speceval.cli.console import console, stdout
 from speceval.cli.exits import ExitCode
+from speceval.cli.tier_flags import print_tier_plan
 from speceval.experiments.dry_plan import EXPECTED_OUTPUT_TOKENS, ExperimentPlan, plan_experiment
 from speceval.experiments.precision import Assumptions
 from speceval.experiments.runner import plan, preflight
+from speceval.experiments.tier_study import StudyTiers
 
 
 def show_plan(path: Path, *, offline: bool, rate: float | None, icc: float | None, as_json: bool) -> int:
@@ -19,10 +21,15 @@ def show_plan(path: Path, *, offline: bool, rate: float | None, icc: float | Non
     _, groups = plan(config, output_dir)
     given = {name: value for name, value in (("rate", rate), ("icc", icc)) if value is not None}
     result = plan_experiment(config, path.parent, groups, Assumptions(**given))
+    tiers = StudyTiers(config, path.parent, groups)  # `tier: auto`: planned here as the run would plan it
+    if tiers.plan is not None:
+        result.tier_plan = tiers.plan.rounds
     if as_json:
         print(result.model_dump_json(indent=2))  # noqa: T201 - the command's output (plain, for scripts)
         return ExitCode.FINISHED
     _print(result, offline)
+    if tiers.plan is not None and config.engine.deadline_hours is not None:
+        print_tier_plan(tiers.plan, tiers.beside, config.engine.deadline_hours, config.budget_usd)
     return ExitCode.FINISHED
 
 

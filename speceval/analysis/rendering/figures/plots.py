@@ -203,7 +203,8 @@ def length_scatter(rates: list[ComplianceRate]) -> bytes:
     axes.set_ylabel("compliance rate")
     axes.set_ylim(0, 1)
     axes.set_title("Answer length vs compliance")
-    axes.legend(fontsize=8)
+    if axes.collections:  # no judge with a rate (Likert judges only): no legend, not matplotlib's warning
+        axes.legend(fontsize=8)
     return _png(figure)
 
 

@@ -80,12 +80,25 @@ def rankings_section(data: ReportData) -> str:
         for note in sorted({f"{s.spec}, {s.judge}, {s.variation}: {s.note}" for s in data.bradley_terry if s.note}):
             parts.append(f"<p>{html.escape(note)}</p>")
     if data.position_consistency:
-        parts.append("<h2>Position consistency (same winner in both orders)</h2>")
+        parts.append(
+            "<h2>Position consistency (same winner in both orders; per run, and every run pooled, clustered by "
+            "input)</h2>"
+        )
         parts.append(
             _table(
-                ["spec", "judge", "variation", "run", "consistent", "compared", "rate"],
+                ["spec", "judge", "variation", "run", "inputs", "consistent", "compared", "rate", "95% CI"],
                 (
-                    [c.spec, c.judge, c.variation, c.run, c.consistent, c.compared, c.rate]
+                    [
+                        c.spec,
+                        c.judge,
+                        c.variation,
+                        c.run if c.run is not None else f"all {c.runs} runs",
+                        c.inputs,
+                        c.consistent,
+                        c.compared,
+                        _fmt(c.rate),
+                        _ci(c.ci_low, c.ci_high),
+                    ]
                     for c in data.position_consistency
                 ),
             )

@@ -102,4 +102,22 @@ def costs_section(data: ReportData) -> str:
         "<h2>Cost</h2><p class='note'>run folders relative to the report's input folder; a price that is not "
         "known leaves the cost empty (never 0).</p>"
         + _table(["run", "stage", "model", "requests", "input tokens", "output tokens", "cost USD"], rows)
+        + _tiers_table(data)
+    )
+
+
+def _tiers_table(data: ReportData) -> str:
+    """Answered requests and cost per service tier, when any run was served at another tier than batch
+    (docs/service-tiers.md: flex is priced at batch rates, standard at full price)."""
+    tiers: dict[str, list[float | None | int]] = {}
+    for cost in data.costs:
+        for tier, row in cost.tiers.items():
+            total = tiers.setdefault(tier, [0, 0.0])
+            total[0] = int(total[0] or 0) + row.requests
+            total[1] = None if total[1] is None or row.cost_usd is None else float(total[1]) + row.cost_usd
+    if set(tiers) <= {"batch"}:
+        return ""
+    return "<h3>Per service tier</h3><p class='note'>answers counted at the tier each response says served it; " + (
+        "flex at batch rates.</p>"
+        + _table(["tier", "answered", "cost USD"], ([t, n, c] for t, (n, c) in sorted(tiers.items())))
     )

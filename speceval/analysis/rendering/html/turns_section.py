@@ -14,7 +14,7 @@ def turns_section(data: ReportData) -> str:
         return ""
     built = (
         turn_sections.flips(data),
-        turn_sections.flip_survival(data),
+        turn_sections.first_flip(data),
         turn_sections.elicitation(data),
         turn_sections.turn_rates(data),
     )

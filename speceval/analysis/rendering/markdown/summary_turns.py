@@ -23,5 +23,6 @@ def elicitation_markdown(data: ReportData) -> list[str]:
 
 
 def flips_markdown(data: ReportData) -> list[str]:
-    """Turn 1 against each conversation's last judged turn (scope-turn judges; `report/flips.csv`)."""
-    return section.markdown(turn_sections.flips(data)) + section.markdown(turn_sections.flip_survival(data))
+    """Turn 1 against each conversation's last judged turn, then the turn of the first flip (scope-turn judges;
+    `report/flips.csv`, `report/flip_survival.csv`)."""
+    return section.markdown(turn_sections.flips(data)) + section.markdown(turn_sections.first_flip(data))

@@ -1,0 +1,122 @@
+"""`--tier` of a command: checked against the model before anything is sent, `auto` resolved by the plan, and
+turned into the realtime flags the endpoint settings read (docs/service-tiers.md)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.table import Table
+
+from speceval.batch.costs import PriceTable
+from speceval.batch.records import BatchRecord
+from speceval.cli.console import stdout
+from speceval.defaults import DEFAULT_MAX_CONCURRENCY, Tier
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
+from speceval.engines.tiers import check_tier, realtime_fields
+from speceval.errors import ConfigError
+from speceval.providers.registry import ProviderEntry
+
+_FLEX_FLAGS = ("flex_patience", "on_flex_unavailable")
+
+
+@dataclass
+class TierChoice:
+    """What `--tier` decided: the tier (None: not given), the realtime flags it adds, and for `auto` the plan."""
+
+    tier: Tier | None
+    flags: dict[str, Any]
+    realtime: bool
+    fields: dict[str, Any] = field(default_factory=dict)
+    plan: TierPlan | None = None
+    beside: dict[str, TierPlan] = field(default_factory=dict)
+    deadline_hours: float | None = None
+
+
+def choose_tier(
+    args: argparse.Namespace,
+    entry: ProviderEntry,
+    model_name: str,
+    realtime_flags: dict[str, Any],
+    loads: Callable[[], Sequence[RoundLoad]],
+    earlier_jobs: Callable[[], Iterable[BatchRecord]] = tuple,
+) -> TierChoice:
+    """The tier of this run from `--tier` (and `--realtime`), refused before anything is sent where the provider
+    or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as are `earlier_jobs`
+    (finished batch jobs beside this run, whose turnaround the plan learns)."""
+    given = getattr(args, "tier", None)
+    tier = Tier.of(given) if given else None
+    deadline = getattr(args, "deadline_hours", None)
+    if deadline is not None and tier is not Tier.AUTO:
+        raise ConfigError("--deadline-hours applies to --tier auto (the tier is chosen to meet it)")
+    if args.realtime and tier not in (None, Tier.STANDARD):
+        raise ConfigError(f"--realtime is the standard tier; it does not go with --tier {tier}")
+    prices = PriceTable.load(getattr(args, "prices", None))
+    choice = TierChoice(tier, dict(realtime_flags), bool(args.realtime), deadline_hours=deadline)
+    if tier is Tier.AUTO:
+        if deadline is None:
+            raise ConfigError("--tier auto needs --deadline-hours: the hours the run must end within")
+        rounds = list(loads())
+        times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
+        times.batch_turnaround_hours = learned_turnaround(earlier_jobs(), times.batch_turnaround_hours)
+        flex_ok = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
+        # One run has one endpoint: its rounds share the tier the plan picks (group 0).
+        choice.plan = auto_plan(
+            rounds, deadline, prices, times, flex_ok=[flex_ok] * len(rounds), groups=[0] * len(rounds)
+        )
+        choice.beside = {t.value: fixed_plan(rounds, t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}
+        tier = choice.tier = choice.plan.rounds[0].tier if choice.plan.rounds else Tier.BATCH
+    if tier is not None:
+        check_tier(entry, model_name, tier, where="--tier", prices=prices)
+    if tier is not Tier.FLEX:
+        flex_given = [f"--{name.replace('_', '-')}" for name in _FLEX_FLAGS if realtime_flags.get(name) is not None]
+        if flex_given:
+            verb = "applies" if len(flex_given) == 1 else "apply"
+            raise ConfigError(f"{', '.join(flex_given)} {verb} to --tier flex")
+    fields = realtime_fields(tier)
+    if fields is not None:
+        choice.fields = fields
+        choice.realtime = True
+    return choice
+
+
+def show_tier_plan(choice: TierChoice, budget_usd: float | None) -> None:
+    """Print the plan of `--tier auto` (nothing without one)."""
+    if choice.plan is not None and choice.deadline_hours is not None:
+        print_tier_plan(choice.plan, choice.beside, choice.deadline_hours, budget_usd)
+
+
+def print_tier_plan(
+    plan: TierPlan, beside: dict[str, TierPlan], deadline_hours: float, budget_usd: float | None
+) -> None:
+    """Print a `tier: auto` plan: per round its tier, requests, cost and hours, against the deadline and the
+    budget, with the same work all-batch and all-standard beside it."""
+    table = Table(title=f"tier auto: the cheapest plan expected within {deadline_hours:g} h", title_justify="left")
+    for column in ("round", "model", "tier", "requests", "cost", "hours"):
+        table.add_column(column, justify="left" if column in ("round", "model", "tier") else "right")
+    for row in plan.rounds:
+        table.add_row(
+            row.label, row.model, row.tier.value, f"{row.requests:,}", _money(row.cost_usd), f"{row.hours:.2f}"
+        )
+    stdout.print(table)
+    lines = [_total_line("this plan", plan, deadline_hours, budget_usd)]
+    lines += [_total_line(f"all-{name}", other, deadline_hours, budget_usd) for name, other in beside.items()]
+    stdout.print("\n".join(lines))
+    stdout.print(
+        "Hours are expectations (batch turnaround per provider, flex and standard per-call latency at the run's "
+        "concurrency); costs are upper bounds (every answer at max_tokens)."
+    )
+
+
+def _total_line(name: str, plan: TierPlan, deadline: float | None, budget: float | None) -> str:
+    meets = "meets" if deadline is not None and plan.hours <= deadline else "misses"
+    within = ""
+    if budget is not None and plan.cost_usd is not None:
+        within = f", {'within' if plan.cost_usd <= budget else 'over'} the budget ${budget:,.2f}"
+    return f"  {name}: {_money(plan.cost_usd)}, {plan.hours:.2f} h ({meets} the deadline{within})"
+
+
+def _money(value: float | None) -> str:
+    return f"${value:,.4f}" if value is not None else "unknown (no price)"

@@ -1,0 +1,185 @@
+"""`tier: auto`: the cheapest service tier per round that meets a deadline, and the plan a dry run prints.
+
+A study's work comes in rounds that cannot overlap: a conversation's round k+1 is built from round k's answers,
+and a judge waits for the answers it judges. Each round goes to one tier:
+
+- `batch`: one Batch API round trip, `batch_turnaround_hours` for the provider (settable; learned from the study's
+  own finished jobs when it has some, see `learned_turnaround`), at the provider's batch rates;
+- `flex`: synchronous calls at batch rates, `flex_seconds` per request, `max_concurrency` at a time (only where the
+  provider serves the model at flex: `speceval.engines.tiers.check_tier`);
+- `standard`: the same at full price, `standard_seconds` per request.
+
+Batch and flex cost the same, so the plan starts all-batch (no shedding, the highest limits) and moves rounds to
+flex, then to standard, one at a time, until the expected total meets the deadline: the fewest rounds leave the
+batch tier, and standard is used only where flex cannot meet it. A deadline nothing meets is refused before
+anything is sent, naming the fastest expected total.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from statistics import median
+
+from pydantic import BaseModel, Field
+
+from speceval.batch.costs import PriceTable
+from speceval.batch.records import BatchRecord
+from speceval.defaults import DEFAULT_MAX_CONCURRENCY, Tier
+from speceval.errors import ConfigError
+from speceval.wire.usage import Usage
+
+DEFAULT_BATCH_TURNAROUND_HOURS = {"openai": 6.0, "google": 6.0, "vertex": 6.0, "anthropic": 1.0}
+"""Expected hours of one batch round trip when the study has no finished job of the provider to learn from:
+Anthropic says most batches end within an hour; OpenAI and Gemini promise 24 h and usually take a few."""
+
+
+class TierTimes(BaseModel):
+    """How long each tier is expected to take (settable under `engine:`; the dry run prints what it assumed)."""
+
+    batch_turnaround_hours: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_BATCH_TURNAROUND_HOURS))
+    flex_seconds: float = Field(default=120.0, gt=0, description="one flex call, queueing included (minutes)")
+    standard_seconds: float = Field(default=10.0, gt=0, description="one standard call")
+    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, description="calls in flight at once")
+
+    def hours(self, tier: Tier, provider: str, requests: int) -> float:
+        """Expected hours of one round of `requests` at `tier`."""
+        if tier is Tier.BATCH:
+            return self.batch_turnaround_hours.get(provider, max(DEFAULT_BATCH_TURNAROUND_HOURS.values()))
+        per_call = self.flex_seconds if tier is Tier.FLEX else self.standard_seconds
+        return math.ceil(requests / self.max_concurrency) * per_call / 3600
+
+
+class RoundLoad(BaseModel):
+    """One round's requests to one model, and their tokens (an upper bound for rounds not yet built).
+
+    Loads with the same `stage` run side by side (the candidates of one round, the judges of one study); stages run
+    one after another. None: a stage of its own."""
+
+    label: str
+    stage: int | None = None
+    provider: str
+    model: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+
+
+class RoundPlan(BaseModel):
+    """A round at its tier: requests, cost (None: no price for the model) and expected hours."""
+
+    label: str
+    stage: int | None = None
+    model: str
+    tier: Tier
+    requests: int
+    cost_usd: float | None
+    hours: float
+
+
+class TierPlan(BaseModel):
+    """Every round at its tier, with totals (hours add up: rounds run one after another)."""
+
+    rounds: list[RoundPlan]
+
+    @property
+    def hours(self) -> float:
+        """Expected hours of the whole plan: stages one after another, the loads of a stage side by side."""
+        return stage_hours([(r.stage, r.hours) for r in self.rounds])
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Cost of the whole plan; None when a model has no price."""
+        costs = [r.cost_usd for r in self.rounds]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+def stage_hours(rows: Iterable[tuple[int | None, float]]) -> float:
+    """Hours of (stage, hours) rows: the longest of each stage, summed (a row without a stage stands alone)."""
+    longest: dict[object, float] = {}
+    for n, (stage, hours) in enumerate(rows):
+        key: object = stage if stage is not None else ("alone", n)
+        longest[key] = max(longest.get(key, 0.0), hours)
+    return sum(longest.values())
+
+
+def _row(load: RoundLoad, tier: Tier, prices: PriceTable, times: TierTimes) -> RoundPlan:
+    usage = Usage(input_tokens=load.input_tokens, output_tokens=load.output_tokens)
+    return RoundPlan(
+        label=load.label,
+        stage=load.stage,
+        model=load.model,
+        tier=tier,
+        requests=load.requests,
+        cost_usd=prices.cost(load.model, load.provider, usage, tier=tier.value),
+        hours=times.hours(tier, load.provider, load.requests),
+    )
+
+
+def fixed_plan(loads: Sequence[RoundLoad], tier: Tier, prices: PriceTable, times: TierTimes) -> TierPlan:
+    """Every round at `tier` (the all-batch and all-standard plans shown beside the chosen one)."""
+    return TierPlan(rounds=[_row(load, tier, prices, times) for load in loads])
+
+
+def auto_plan(
+    loads: Sequence[RoundLoad],
+    deadline_hours: float,
+    prices: PriceTable,
+    times: TierTimes,
+    *,
+    flex_ok: Sequence[bool],
+    groups: Sequence[int] | None = None,
+    fixed: Sequence[Tier | None] | None = None,
+) -> TierPlan:
+    """The cheapest plan expected to end within `deadline_hours` (module docstring).
+
+    `loads` run one after another unless they share a `stage`; `flex_ok[i]`: whether round i's model is
+    served at flex; `groups[i]`: rounds with the same group id share one tier (the rounds of one run: a run has one
+    endpoint; default: each round its own); `fixed[i]`: a tier round i's group keeps (an entry that names its
+    own). Raises `ConfigError` when even the fastest plan does not meet the
+    deadline.
+    """
+    group_of = list(groups) if groups is not None else list(range(len(loads)))
+    members: dict[int, list[int]] = {}
+    for i, group in enumerate(group_of):
+        members.setdefault(group, []).append(i)
+    pinned = {group_of[i]: tier for i, tier in enumerate(fixed or []) if tier is not None}
+    tiers = {group: pinned.get(group, Tier.BATCH) for group in members}
+
+    def hours(group: int, tier: Tier) -> float:
+        return sum(times.hours(tier, loads[i].provider, loads[i].requests) for i in members[group])
+
+    def total() -> float:
+        return stage_hours(
+            (load.stage, times.hours(tiers[group_of[i]], load.provider, load.requests)) for i, load in enumerate(loads)
+        )
+
+    # Same price for batch and flex: leave the batch tier only where the deadline needs it, biggest gain first.
+    for target in (Tier.FLEX, Tier.STANDARD):
+        allowed = [
+            g for g in members if g not in pinned and (target is Tier.STANDARD or all(flex_ok[i] for i in members[g]))
+        ]
+        for group in sorted(allowed, key=lambda g: hours(g, tiers[g]) - hours(g, target), reverse=True):
+            if total() <= deadline_hours:
+                break
+            if hours(group, target) < hours(group, tiers[group]):
+                tiers[group] = target
+    if total() > deadline_hours:
+        chosen = ", ".join(tiers[group_of[i]].value for i in range(len(loads)))
+        raise ConfigError(
+            f"tier auto: no plan is expected to end within deadline_hours {deadline_hours:g}: the fastest takes "
+            f"{total():.1f} h ({chosen}); raise deadline_hours, or max_concurrency if your rate limits allow it"
+        )
+    return TierPlan(rounds=[_row(load, tiers[group_of[i]], prices, times) for i, load in enumerate(loads)])
+
+
+def learned_turnaround(records: Iterable[BatchRecord], defaults: dict[str, float]) -> dict[str, float]:
+    """Per provider, the median hours from submission to end of the study's own finished jobs (the defaults where
+    it has none): what this study's batches actually took, not what a provider promises."""
+    taken: dict[str, list[float]] = {}
+    for record in records:
+        ended, submitted = record.ended_at, record.submitted_at
+        if isinstance(ended, datetime) and isinstance(submitted, datetime):
+            taken.setdefault(record.provider, []).append((ended - submitted).total_seconds() / 3600)
+    return {**defaults, **{provider: median(hours) for provider, hours in taken.items()}}

@@ -1,0 +1,170 @@
+"""Tiers of a study: each candidate and judge entry's tier (its own `tier`, else `engine.tier` for an org with a
+batch API), `tier: auto` resolved by one plan over the whole study, and that plan for the dry run
+(docs/service-tiers.md).
+
+The study's work, as the plan sees it: the candidates answer round by round (round k of every candidate side by
+side; a conversation's round k+1 is built from round k), then the judges judge (side by side). Each entry is one
+group of `speceval.engines.tier_plan.auto_plan`: all its rounds go to one tier, since one entry has one endpoint.
+Counts are upper bounds: every conversation to its last turn, every answer at max_tokens, every earlier answer in
+each later request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from speceval.batch.costs import PriceTable
+from speceval.defaults import Tier
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan
+from speceval.experiments.config import ExperimentConfig, ModelEntry
+from speceval.experiments.dry_plan import _read_inputs, _turns
+from speceval.experiments.grid import Group
+from speceval.providers.registry import resolve_org
+
+USER = "simulated_user"
+"""The plan's name of the simulated users' turns (every variation's user model: one group per model)."""
+
+
+def entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
+    """(name as the file lists it, entry) of every candidate and judge."""
+    named: list[tuple[str, ModelEntry]] = [(f"candidates[{i}]", c) for i, c in enumerate(config.candidates)]
+    return named + [(f"judges[{i}]", j) for i, j in enumerate(config.judges)]
+
+
+def user_entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
+    """(plan name, entry) of each distinct simulated user model of the study's variations."""
+    users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
+    found = {(u.model, u.org, u.tier): u for u in users if u is not None}
+    return [(f"{USER} {m}", ModelEntry(model=m, org=o, tier=t)) for (m, o, t) in found]
+
+
+def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
+    """The tier an entry asks for: its own, else the study's default for an org with a batch API."""
+    if entry.tier is not None:
+        return entry.tier
+    return config.engine.tier if resolve_org(entry.model, entry.org).batch else None
+
+
+def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> list[tuple[str, RoundLoad]]:
+    """The study's rounds per entry (name, load), stages numbered in the order they run: in round k, the simulated
+    users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round."""
+    notes: list[str] = []
+    specs = {spec.name: _read_inputs(config, base, spec, notes) for spec in config.specs}
+    turns = max((_turns(config, s) for s in config.variations.combinations()), default=1)
+    max_tokens = config.engine.max_tokens
+    loads: list[tuple[str, RoundLoad]] = []
+    answers = 0
+    for name, entry in entries(config)[: len(config.candidates)]:
+        runs = [(g, r) for g in groups for r in g.runs if r.candidate == entry]
+        requests = sum(specs[g.spec.name].count for g, _ in runs)
+        prompt = sum(sum(sum(t) for t in specs[g.spec.name].tokens.values()) for g, _ in runs)
+        answers += requests * turns
+        provider = resolve_org(entry.model, entry.org).org
+        for number in range(1, turns + 1):
+            loads.append(
+                (
+                    name,
+                    RoundLoad(
+                        label=f"round {number}" if turns > 1 else "answers",
+                        stage=2 * number,
+                        provider=provider,
+                        model=entry.model,
+                        requests=requests,
+                        # every earlier answer in each later request, at max_tokens
+                        input_tokens=prompt * number + requests * (number - 1) * max_tokens,
+                        output_tokens=requests * max_tokens,
+                    ),
+                )
+            )
+    users = user_entries(config)
+    user_turns = answers - answers // turns if turns > 1 else 0  # rounds 2.. of every conversation, at most
+    for name, entry in users:
+        provider = resolve_org(entry.model, entry.org).org
+        per_round = user_turns // max(turns - 1, 1) // len(users)
+        for number in range(2, turns + 1):
+            loads.append(
+                (
+                    name,
+                    RoundLoad(
+                        label=f"round {number} (user turns)",
+                        stage=2 * number - 1,
+                        provider=provider,
+                        model=entry.model,
+                        requests=per_round,
+                        input_tokens=per_round * number * max_tokens,
+                        output_tokens=per_round * max_tokens,
+                    ),
+                )
+            )
+    for name, entry in entries(config)[len(config.candidates) :]:
+        provider = resolve_org(entry.model, entry.org).org
+        loads.append(
+            (
+                name,
+                RoundLoad(
+                    label="judging",
+                    stage=2 * turns + 1,
+                    provider=provider,
+                    model=entry.model,
+                    requests=answers,
+                    input_tokens=answers * turns * max_tokens,
+                    output_tokens=answers * max_tokens,
+                ),
+            )
+        )
+    return loads
+
+
+class StudyTiers:
+    """The tier of every entry, `auto` planned once over the study (None: no entry asks for auto)."""
+
+    def __init__(self, config: ExperimentConfig, base: Path, groups: list[Group], prices: PriceTable | None = None):
+        """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
+        deadline)."""
+        self.config = config
+        self.prices = prices or PriceTable.load()
+        self.times = TierTimes()
+        self.plan: TierPlan | None = None
+        self.beside: dict[str, TierPlan] = {}
+        self._chosen: dict[str, Tier] = {}
+        named = entries(config) + user_entries(config)
+        if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
+            return
+        assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
+        loaded = study_loads(config, base, groups)
+        by_name = dict(named)
+        ids = {name: i for i, (name, _) in enumerate(named)}
+        loads = [load for _, load in loaded]
+
+        # An entry that names its tier keeps it (an org without a batch API: standard); only auto entries move.
+        def pinned(name: str) -> Tier | None:
+            entry = by_name[name]
+            tier = given_tier(config, entry)
+            if tier is Tier.AUTO:
+                return None
+            return tier or (Tier.BATCH if resolve_org(entry.model, entry.org).batch else Tier.STANDARD)
+
+        flex_ok = [
+            self.prices.offers_flex(resolve_org(by_name[name].model, by_name[name].org).org, by_name[name].model)
+            for name, _ in loaded
+        ]
+        self.plan = auto_plan(
+            loads,
+            config.engine.deadline_hours,
+            self.prices,
+            self.times,
+            flex_ok=flex_ok,
+            groups=[ids[name] for name, _ in loaded],
+            fixed=[pinned(name) for name, _ in loaded],
+        )
+        for (name, _), row in zip(loaded, self.plan.rounds, strict=True):
+            self._chosen[name] = row.tier
+        self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}
+
+    def tier_of(self, name: str, entry: ModelEntry) -> Tier | None:
+        """The tier `entry` (listed as `name`; a simulated user by its model) is sent at: `auto` resolved by the
+        plan; None: the org's own path."""
+        tier = given_tier(self.config, entry)
+        if tier is not Tier.AUTO:
+            return tier
+        return self._chosen.get(name, self._chosen.get(f"{USER} {entry.model}", Tier.BATCH))

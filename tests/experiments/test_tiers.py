@@ -1,0 +1,108 @@
+"""Tiers in an experiment file: an entry's `tier`, `engine.tier` as the study's default, `tier: auto` planned over
+the whole study in the dry run (nothing sent), and flex refused before anything is sent where it is not offered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from speceval.cli.main import main as speceval_main
+from tests.experiments.test_experiments import SAMPLE_INPUTS, SAMPLE_SPEC
+
+STUDY = f"""experiment_name: tiers
+output_dir: out
+specs:
+  - name: openai
+    spec_path: {SAMPLE_SPEC}
+    inputs_dir: {SAMPLE_INPUTS}
+candidates:
+  - model: o4-mini
+judges:
+  - model: gpt-4.1-2025-04-14
+stages: [generation, compliance, report]
+"""
+
+
+def test_auto_with_a_deadline_prints_a_plan_naming_tiers_and_hours_and_sends_nothing(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(STUDY + "engine:\n  tier: auto\n  deadline_hours: 4\n")
+    assert speceval_main(["run", str(experiment), "--dry-run"]) == 0  # no key needed: nothing is sent
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert not (tmp_path / "out").exists()
+    # Two batch round trips (6 h each at OpenAI) miss 4 h: the candidate, served at flex, goes to flex; the judge's
+    # model is not on the flex list, so it goes to standard.
+    assert "tier auto: the cheapest plan expected within 4 h" in shown
+    assert "answers o4-mini flex 40" in shown and "judging gpt-4.1-2025-04-14 standard 40" in shown
+    assert "all-batch" in shown and "12.00 h (misses the deadline)" in shown and "all-standard" in shown
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert [(r["model"], r["tier"]) for r in planned["tier_plan"]] == [
+        ("o4-mini", "flex"),
+        ("gpt-4.1-2025-04-14", "standard"),
+    ]
+
+
+@pytest.mark.slow
+def test_a_flex_candidate_runs_at_flex_and_records_the_tier_served(tmp_path: Path) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: flex\n"))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    [run] = [p.parent for p in (tmp_path / "out" / "generations").rglob("run.json")]
+    manifest = json.loads((run / "run.json").read_text())
+    assert manifest["parameters"]["realtime"]["service_tier"] == "flex"
+    assert manifest["totals"]["tiers"]["flex"]["requests"] == 40
+    records = [r for p in (run / "results").glob("*.json") for r in json.loads(p.read_text())]
+    assert len(records) == 40 and {r["service_tier"] for r in records} == {"flex"}
+    assert not list(run.glob("metadata/*.json"))  # no batch job was made for it
+    [report] = list((tmp_path / "out").rglob("report.html"))
+    page = " ".join(report.read_text().split())
+    assert "Per service tier" in page and "<td>flex</td><td>40</td>" in page.replace(" <td>", "<td>")
+
+
+def test_flex_for_a_model_without_it_is_refused_naming_the_entry_before_anything_is_sent(tmp_path: Path, capsys):
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(STUDY + "engine:\n  tier: flex\n")  # the judge's model is not served at flex
+    assert speceval_main(["run", str(experiment), "--offline"]) != 0
+    said = capsys.readouterr().err
+    assert "judges[0]" in said and "does not serve gpt-4.1-2025-04-14 at flex" in said
+    assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
+
+
+@pytest.mark.slow
+def test_a_simulated_user_at_flex_keeps_a_flex_conversation_study_off_the_batch_api(tmp_path: Path) -> None:
+    experiment = tmp_path / "exp.yaml"
+    user = "simulated_user:\n  model: gpt-5-mini\n  tier: flex\n  instructions: Push back.\n  max_turns: 2\n"
+    experiment.write_text(STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: flex\n") + user)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    generations = tmp_path / "out" / "generations"
+    assert not list(generations.rglob("metadata/*.json"))  # neither the candidate's rounds nor the user's turns
+    user_turns = [r for p in generations.rglob("rounds/*/user/results/*.json") for r in json.loads(p.read_text())]
+    assert user_turns and {r["service_tier"] for r in user_turns} == {"flex"}
+
+
+def test_tiers_the_provider_does_not_serve_are_refused_naming_the_entry(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(STUDY + "simulated_user:\n  model: claude-haiku-4-5\n  tier: flex\n  instructions: Hi.\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) != 0
+    said = capsys.readouterr().err
+    assert "claude-haiku-4-5" in said and "org anthropic has no flex tier" in said
+    assert not list((tmp_path / "out").rglob("results/*.json")) if (tmp_path / "out").exists() else True
+
+
+def test_auto_plans_the_simulated_users_turns_as_rounds_of_their_own(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    user = "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n  max_turns: 2\n"
+    experiment.write_text(STUDY + user + "engine:\n  tier: auto\n  deadline_hours: 8\n")
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    rows = [(r["label"], r["model"], r["tier"]) for r in planned["tier_plan"]]
+    # All-batch is four round trips (24 h): the candidate's two rounds go to flex, then the user's turns (not served
+    # at flex) to standard; the judge's one round trip (6 h) fits what is left of 8 h.
+    assert rows == [
+        ("round 1", "o4-mini", "flex"),
+        ("round 2", "o4-mini", "flex"),
+        ("round 2 (user turns)", "gpt-4.1-mini-2025-04-14", "standard"),
+        ("judging", "gpt-4.1-2025-04-14", "batch"),
+    ]

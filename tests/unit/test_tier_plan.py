@@ -1,0 +1,98 @@
+"""The tier checks and the `auto` plan: cheapest tier per group that meets a deadline, learned turnaround, and the
+price table's flex list (shipped, and replaced by a newer table)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from speceval.batch.costs import PriceTable
+from speceval.batch.records import BatchRecord, JobState, OpenAIHandle
+from speceval.defaults import Tier
+from speceval.engines.tier_plan import RoundLoad, TierTimes, auto_plan, fixed_plan, learned_turnaround
+from speceval.engines.tiers import check_tier
+from speceval.errors import ConfigError
+from speceval.providers.registry import resolve_org
+
+
+def rounds(n: int, requests: int = 100, provider: str = "openai", model: str = "o4-mini") -> list[RoundLoad]:
+    return [
+        RoundLoad(
+            label=f"round {i}",
+            provider=provider,
+            model=model,
+            requests=requests,
+            input_tokens=50 * requests,
+            output_tokens=200 * requests,
+        )
+        for i in range(1, n + 1)
+    ]
+
+
+def test_auto_stays_at_batch_when_batch_meets_the_deadline_and_leaves_it_only_as_far_as_needed() -> None:
+    prices, times = PriceTable.load(), TierTimes()  # batch 6 h a round at OpenAI; flex 4 calls of 120 s a round
+    loads = rounds(4)
+    relaxed = auto_plan(loads, 30, prices, times, flex_ok=[True] * 4)
+    assert [r.tier for r in relaxed.rounds] == [Tier.BATCH] * 4 and relaxed.hours == 24
+    tight = auto_plan(loads, 13, prices, times, flex_ok=[True] * 4)
+    assert sorted(r.tier for r in tight.rounds).count(Tier.FLEX) == 2  # 2 rounds at batch (12 h) + 2 at flex
+    assert tight.hours <= 13
+    # Flex costs what batch costs; standard costs twice as much.
+    assert tight.cost_usd == pytest.approx(relaxed.cost_usd)
+    standard = fixed_plan(loads, Tier.STANDARD, prices, times)
+    assert standard.cost_usd == pytest.approx(2 * relaxed.cost_usd)
+
+
+def test_auto_uses_standard_only_where_flex_is_not_served_and_refuses_a_deadline_nothing_meets() -> None:
+    prices, times = PriceTable.load(), TierTimes()
+    loads = rounds(2, model="gpt-4.1-mini")
+    plan = auto_plan(loads, 1, prices, times, flex_ok=[False, False])
+    assert [r.tier for r in plan.rounds] == [Tier.STANDARD, Tier.STANDARD]
+    with pytest.raises(ConfigError, match="no plan is expected to end within deadline_hours 0.001"):
+        auto_plan(loads, 0.001, prices, times, flex_ok=[False, False])
+    # One run has one endpoint: rounds of one group share a tier.
+    shared = auto_plan(rounds(3), 13, prices, times, flex_ok=[True] * 3, groups=[0, 0, 0])
+    assert len({r.tier for r in shared.rounds}) == 1 and shared.rounds[0].tier is Tier.FLEX
+
+
+def test_the_turnaround_is_learned_from_the_studys_own_finished_jobs() -> None:
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    jobs = [
+        BatchRecord(
+            batch_id=f"b{i}",
+            provider="openai",
+            model="o4-mini",
+            idempotency_key=f"k{i}",
+            state=JobState.COMPLETED,
+            raw_state="completed",
+            handle=OpenAIHandle(),
+            request_file="r.jsonl",
+            request_count=1,
+            submitted_at=start,
+            ended_at=start + timedelta(hours=hours),
+        )
+        for i, hours in enumerate([0.5, 1.0, 3.0])
+    ]
+    learned = learned_turnaround(jobs, TierTimes().batch_turnaround_hours)
+    assert learned["openai"] == 1.0 and learned["anthropic"] == 1.0 and learned["google"] == 6.0
+
+
+def test_flex_is_refused_for_providers_and_models_without_it_naming_the_table_and_how_to_replace_it(tmp_path) -> None:
+    prices = PriceTable.load()
+    check_tier(resolve_org("o4-mini", "openai"), "o4-mini", Tier.FLEX, where="x", prices=prices)
+    with pytest.raises(ConfigError, match="org anthropic has no flex tier"):
+        check_tier(resolve_org("claude-haiku-4-5", None), "claude-haiku-4-5", Tier.FLEX, where="x", prices=prices)
+    with pytest.raises(ConfigError, match=r"does not serve gpt-4.1-mini at flex.*--prices FILE"):
+        check_tier(resolve_org("gpt-4.1-mini", None), "gpt-4.1-mini", Tier.FLEX, where="x", prices=prices)
+    newer = tmp_path / "prices.json"
+    newer.write_text(json.dumps({"as_of": "2026-12", "models": {}, "flex": {"openai": ["gpt-4.1-mini"]}}))
+    replaced = PriceTable.load(newer)
+    check_tier(resolve_org("gpt-4.1-mini", None), "gpt-4.1-mini", Tier.FLEX, where="x", prices=replaced)
+    assert not replaced.offers_flex("openai", "o4-mini")  # a provider's list given replaces the shipped one
+    assert replaced.as_of == "2026-12" and str(newer) in replaced.source
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"models": {}, "flex": {"openai": "o4-mini"}}))
+    with pytest.raises(Exception, match="flex"):
+        PriceTable.load(bad)
