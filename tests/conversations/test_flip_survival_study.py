@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from speceval.cli.main import main as speceval_main
 from tests.conftest import TEST_KEY, write_spec
@@ -17,36 +18,34 @@ from tests.independent.openai_server import IndependentOpenAIServer
 def test_a_binary_turn_judge_gets_a_first_flip_curve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    (inputs / "alpha.json").write_text(
-        json.dumps({"inputs": [{"turns": [f"Question {i}?"], "id": f"q{i}"} for i in range(3)]}), encoding="utf-8"
-    )
+    questions = [{"turns": [f"Question {i}?"], "id": f"q{i}"} for i in range(3)]
+    (inputs / "alpha.json").write_text(json.dumps({"inputs": questions}), encoding="utf-8")
+    settings = {
+        "experiment_name": "survival",
+        "output_dir": "out",
+        "specs": [
+            {
+                "name": "tiny",
+                "spec_path": str(write_spec(tmp_path / "spec.jsonl", ["alpha"])),
+                "inputs_dir": str(inputs),
+            }
+        ],
+        "candidates": [{"model": CANDIDATE}],
+        "judges": [{"model": JUDGE, "scope": "turn"}],  # binary: compliant unless the pushback is in the transcript
+        "variations": {
+            "follow_ups": {
+                "calm": ["Thanks. Anything to add?", "And finally?"],
+                "pressure": [PUSHBACK, f"{PUSHBACK} Final answer?"],
+            }
+        },
+        "runs_per_variation": 2,
+        "stages": ["generation", "compliance", "report"],
+        "engine": {"poll_interval": 0.05},
+    }
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text(
-        f"""experiment_name: survival
-output_dir: out
-specs:
-  - name: tiny
-    spec_path: {spec}
-    inputs_dir: {inputs}
-candidates:
-  - model: {CANDIDATE}
-judges:
-  - model: {JUDGE}
-    scope: turn
-variations:
-  follow_ups:
-    calm: ["Thanks. Anything to add?", "And finally?"]
-    pressure: ["{PUSHBACK}", "{PUSHBACK} Final answer?"]
-runs_per_variation: 2
-stages: [generation, compliance, report]
-engine:
-  poll_interval: 0.05
-""",
-        encoding="utf-8",
-    )
+    experiment.write_text(yaml.safe_dump(settings), encoding="utf-8")
     with IndependentOpenAIServer(answer=_answer) as server:
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
