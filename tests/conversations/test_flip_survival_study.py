@@ -15,6 +15,7 @@ from tests.conversations.test_one_judge_two_scopes import CANDIDATE, JUDGE, PUSH
 from tests.independent.openai_server import IndependentOpenAIServer
 
 
+@pytest.mark.slow  # a whole offline conversation study (about 7 s)
 def test_a_binary_turn_judge_gets_a_first_flip_curve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
