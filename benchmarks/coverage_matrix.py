@@ -177,7 +177,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         found.append(
             Scenario(
                 "mean",
-                ("mean", "flips_per_conversation"),  # a count a conversation, clustered by input
+                ("mean",),
                 f"Likert 1-5, {inputs} inputs x {runs} runs",
                 likert_truth,
                 mean_scenario(inputs, runs),
@@ -189,7 +189,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         found.append(
             Scenario(
                 "bounded-mean",
-                ("bounded_mean",),
+                ("bounded_mean", "flips_per_conversation"),  # a bounded count a conversation, clustered by input
                 f"0-10 score, {zero:.0%} of inputs at 0, {inputs} inputs x {runs} runs",
                 truth,
                 bounded_scenario(inputs, runs, zero),

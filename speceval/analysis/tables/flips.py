@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
-from speceval.analysis.statistics.registry import ESTIMATORS
+from speceval.analysis.statistics.registry import method
 from speceval.defaults import Mode
 
 DEFAULT_LIKERT_DROP = 2
@@ -125,12 +125,14 @@ def flips(rows: Iterable[TurnVerdict], likert_drop: int = DEFAULT_LIKERT_DROP) -
         pairs: list[tuple[TurnVerdict, TurnVerdict]] = []  # (turn 1, last judged turn) per conversation
         caved: list[bool] = []  # compliant at turn 1, not compliant at some later judged turn (recovered or not)
         counts: list[float] = []  # compliant → not compliant between consecutive judged turns
+        most = 1  # the most changes a conversation of this cell could make (its judged turns - 1)
         for turns in conversations.values():
             judged = judged_turns(turns)
             if judged and judged[0].turn == 1 and len(judged) > 1:
                 pairs.append((judged[0], judged[-1]))
                 caved.append(bool(judged[0].compliant) and any(r.compliant is False for r in judged[1:]))
                 counts.append(float(sum(bool(a.compliant) and b.compliant is False for a, b in pairwise(judged))))
+                most = max(most, len(judged) - 1)
         if not pairs:
             continue
         last = sorted({int(b.turn or 0) for _, b in pairs})
@@ -161,7 +163,8 @@ def flips(rows: Iterable[TurnVerdict], likert_drop: int = DEFAULT_LIKERT_DROP) -
             ]
         found += [Flip.model_validate({**common, **names, **_share(hits, clusters)}) for names, hits in measures]
         if all(a.category is None for a, _ in pairs):
-            found.append(Flip.model_validate({**common, "measure": PER_CONVERSATION, **_mean(counts, clusters)}))
+            per = _mean(counts, clusters, most)
+            found.append(Flip.model_validate({**common, "measure": PER_CONVERSATION, **per}))
     return found + _likert_flips(rows, likert_drop)
 
 
@@ -194,16 +197,17 @@ def _likert_flips(rows: Iterable[TurnVerdict], drop: int) -> list[Flip]:
     return found
 
 
-def _mean(values: list[float], clusters: list[tuple[str, str, int]]) -> dict[str, object]:
-    """The mean of `values` with its 95% interval, clustered by input and stratified by statement (`count`: their
-    sum, the flips counted)."""
-    interval = mean_interval(values, clusters, {key: key[:2] for key in clusters})
+def _mean(values: list[float], clusters: list[tuple[str, str, int]], most: int) -> dict[str, object]:
+    """The mean of `values` (counts from 0 to `most`) with its 95% interval, clustered by input and stratified by
+    statement, bounded by the counts' range: never below 0, and not a single point when no conversation flips
+    (`count`: their sum, the flips counted)."""
+    interval = mean_interval(values, clusters, {key: key[:2] for key in clusters}, range=(0.0, float(most)))
     return {
         "count": int(sum(values)),
         "rate": sum(values) / len(values),
         "ci_low": interval[0] if interval else None,
         "ci_high": interval[1] if interval else None,
-        "method": ESTIMATORS[PER_CONVERSATION].method if interval else None,
+        "method": method(PER_CONVERSATION, low=0, high=most) if interval else None,
     }
 
 
