@@ -53,8 +53,11 @@ def choose_tier(
         raise ConfigError("--deadline-hours applies to --tier auto (the tier is chosen to meet it)")
     if args.realtime and tier not in (None, Tier.STANDARD):
         raise ConfigError(f"--realtime is the standard tier; it does not go with --tier {tier}")
-    prices = PriceTable.load(getattr(args, "prices", None))
     choice = TierChoice(tier, dict(realtime_flags), bool(args.realtime), deadline_hours=deadline)
+    if tier is None:
+        _refuse_flex_flags(realtime_flags)
+        return choice  # no tier asked: the price table is not read (a run without one never needed it)
+    prices = PriceTable.load(getattr(args, "prices", None))
     if tier is Tier.AUTO:
         if deadline is None:
             raise ConfigError("--tier auto needs --deadline-hours: the hours the run must end within")
@@ -71,15 +74,19 @@ def choose_tier(
     if tier is not None:
         check_tier(entry, model_name, tier, where="--tier", prices=prices)
     if tier is not Tier.FLEX:
-        flex_given = [f"--{name.replace('_', '-')}" for name in _FLEX_FLAGS if realtime_flags.get(name) is not None]
-        if flex_given:
-            verb = "applies" if len(flex_given) == 1 else "apply"
-            raise ConfigError(f"{', '.join(flex_given)} {verb} to --tier flex")
+        _refuse_flex_flags(realtime_flags)
     fields = realtime_fields(tier)
     if fields is not None:
         choice.fields = fields
         choice.realtime = True
     return choice
+
+
+def _refuse_flex_flags(realtime_flags: dict[str, Any]) -> None:
+    """The flex settings without `--tier flex` are a usage error, not something to ignore."""
+    given = [f"--{name.replace('_', '-')}" for name in _FLEX_FLAGS if realtime_flags.get(name) is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --tier flex")
 
 
 def show_tier_plan(choice: TierChoice, budget_usd: float | None) -> None:
