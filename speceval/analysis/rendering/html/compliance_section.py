@@ -73,7 +73,7 @@ def summary_section(data: ReportData) -> str:
                     [
                         v.spec,
                         v.variation,
-                        _settings(v.settings),
+                        _settings(v.settings, short=True),  # in full once, in the variation's own section
                         v.judge,
                         v.candidate,
                         v.judged,
@@ -235,8 +235,19 @@ def _rate_link(rate: float | None, judge: str, candidate: str, variation: str) -
     return sample_link(_fmt(rate), judge=judge, candidate=candidate, variation=variation)
 
 
-def _settings(settings: dict[str, object]) -> str:
-    return "; ".join(f"{k} = {v!r}" for k, v in settings.items()) or "(none varied)"
+def _settings(settings: dict[str, object], *, short: bool = False) -> str:
+    """A variation's settings as written; `short`: a table cell repeated on every row of the variation, where a
+    simulated user is its model and a long text its first words (each variation's own section has them whole)."""
+    if not short:
+        return "; ".join(f"{k} = {v!r}" for k, v in settings.items()) or "(none varied)"
+    return "; ".join(f"{k} = {_brief(v)}" for k, v in settings.items()) or "(none varied)"
+
+
+def _brief(value: object, width: int = 40) -> str:
+    if isinstance(value, dict) and "model" in value:  # a simulated user: who it is, not its whole brief
+        return f"{value['model']} ({_brief(value.get('instructions', ''), width)})"
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def _counts(counts: dict[str, int]) -> str:
