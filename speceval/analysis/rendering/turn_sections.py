@@ -131,4 +131,18 @@ def _binary_first(row: Row) -> tuple[object, ...]:
 
 
 def _survivor_warnings(data: ReportData) -> list[str]:
-    return [s.warning() for s in data.survivors if s.selected]
+    """One warning per cell whose later turns hold fewer conversations than turn 1; past three cells, one warning
+    naming them all (a study of many candidates and variations drew two dozen near-identical boxes)."""
+    selected = [s for s in data.survivors if s.selected]
+    if len(selected) <= 3:
+        return [s.warning() for s in selected]
+    cells = "; ".join(
+        f"{s.candidate} / {s.variation} (judge {s.judge}, spec {s.spec}): "
+        + ", ".join(f"turn {turn}: {n}" for turn, n in sorted(s.by_turn.items()))
+        for s in selected
+    )
+    return [
+        f"In {len(selected)} cells later turns hold fewer conversations than turn 1 (conversations that went on, e.g. "
+        "a simulated user that did not stop), so their rates are over a selected subset, not comparable with turn "
+        f"1's. Conversations reaching each turn: {cells}."
+    ]
