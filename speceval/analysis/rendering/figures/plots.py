@@ -214,8 +214,10 @@ def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
     rates = [r for r in rates if r.spec == spec and r.judge == judge and r.rate is not None]
     measures = sorted({r.measure for r in rates})
     lines = sorted({(r.candidate, r.variation) for r in rates})
+    # Room for the lines: a study of many candidates and variations drew a panel too small to read beside its legend.
+    height = max(4.0, 2.5 + 0.22 * len(lines))
     figure, panels = _pyplot().subplots(
-        1, max(len(measures), 1), figsize=(4.2 * max(len(measures), 1) + 2, 4), squeeze=False
+        1, max(len(measures), 1), figsize=(5.5 * max(len(measures), 1) + 3, height), squeeze=False
     )
     for axes, measure in zip(panels[0], measures, strict=False):
         for candidate, variation in lines:
