@@ -46,6 +46,7 @@ def test_every_epoch_is_counted_in_position_consistency(tmp_path, capsys):
 
     # The report's table (what `speceval report` writes as position_consistency.csv, without drawing the page).
     table = speceval.report_tables(out)["position_consistency"]
+    assert str(table["run"].dtype) == "Int64"  # whole runs with the pooled row's gap, not floats with NaN
     rows = [{k: "" if v is None or v != v else v for k, v in row.items()} for row in table.to_dict("records")]
     assert [r["run"] for r in rows] == [1, 2, 3, ""]  # a row per epoch, then the pooled row
     *runs, pooled = rows

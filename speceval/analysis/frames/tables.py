@@ -19,6 +19,14 @@ def report_tables(folder: str | Path | Sequence[str | Path]) -> dict[str, Any]:
     pd = pandas()  # said before any file is read
     folders = [Path(folder)] if isinstance(folder, str | Path) else [Path(f) for f in folder]
     data = compute(folders, PriceTable.load())
-    return {
-        table.name.removesuffix(".csv"): pd.DataFrame(table.rows, columns=table.columns) for table in keyed_tables(data)
-    }
+    frames = {}
+    for table in keyed_tables(data):
+        frame = pd.DataFrame(table.rows, columns=table.columns)
+        for column in table.columns:
+            # A column of whole numbers with gaps (position_consistency's `run`, empty on the pooled row) stays whole
+            # numbers (pandas' nullable Int64), not floats with NaN.
+            values = [row.get(column) for row in table.rows if row.get(column) is not None]
+            if values and len(values) < len(table.rows) and all(type(v) is int for v in values):
+                frame[column] = frame[column].astype("Int64")
+        frames[table.name.removesuffix(".csv")] = frame
+    return frames
