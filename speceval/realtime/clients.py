@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 from speceval.batch.records import RequestError
@@ -90,10 +91,12 @@ def _openai_code(body: object) -> str | None:
     return None
 
 
-class AnthropicMessagesModel(RealtimeModel):
-    """`POST /v1/messages` through the anthropic SDK."""
+class _KeyedRealtimeModel(RealtimeModel):
+    """A realtime adapter whose SDK takes an API key: the key is resolved once (from `key_env` unless given),
+    then `_connect` builds the subclass's client."""
 
-    provider: ClassVar[str] = "anthropic"
+    key_label: ClassVar[str]
+    key_env: ClassVar[tuple[str, ...]]
 
     def __init__(
         self,
@@ -104,12 +107,26 @@ class AnthropicMessagesModel(RealtimeModel):
         api_key: str | None = None,
         base_url: str | None = None,
     ):
-        """Build the client (key from `ANTHROPIC_API_KEY` unless given)."""
+        """Resolve the key and build the client."""
         super().__init__(model_name, params, options)
+        self._connect(resolve_api_key(self.key_label, api_key, self.key_env), base_url)
+
+    @abstractmethod
+    def _connect(self, key: str | None, base_url: str | None) -> None:
+        """Build the SDK client (its retries off: the engine owns them)."""
+
+
+class AnthropicMessagesModel(_KeyedRealtimeModel):
+    """`POST /v1/messages` through the anthropic SDK (key from `ANTHROPIC_API_KEY` unless given)."""
+
+    provider: ClassVar[str] = "anthropic"
+    key_label: ClassVar[str] = "Anthropic"
+    key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
+
+    def _connect(self, key: str | None, base_url: str | None) -> None:
         import anthropic
 
         self._anthropic = anthropic
-        key = resolve_api_key("Anthropic", api_key, ("ANTHROPIC_API_KEY",))
         self._client = anthropic.Anthropic(
             api_key=key, base_url=base_url, timeout=self.options.request_timeout, max_retries=0
         )
@@ -134,28 +151,20 @@ class AnthropicMessagesModel(RealtimeModel):
         )
 
 
-class GeminiGenerateModel(RealtimeModel):
-    """`POST /{ver}/models/{model}:generateContent` through google-genai (Gemini Developer API)."""
+class GeminiGenerateModel(_KeyedRealtimeModel):
+    """`POST /{ver}/models/{model}:generateContent` through google-genai (Gemini Developer API; key from
+    `GOOGLE_API_KEY` or `GEMINI_API_KEY` unless given)."""
 
     provider: ClassVar[str] = "google"
+    key_label: ClassVar[str] = "Gemini"
+    key_env: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
-    def __init__(
-        self,
-        model_name: str,
-        params: GenerationParams | None = None,
-        options: RealtimeOptions | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-    ):
-        """Build the client (key from `GOOGLE_API_KEY` or `GEMINI_API_KEY` unless given)."""
-        super().__init__(model_name, params, options)
+    def _connect(self, key: str | None, base_url: str | None) -> None:
         from google import genai
         from google.genai import errors, types
 
         self._errors = errors
         self._types = types
-        key = resolve_api_key("Gemini", api_key, ("GOOGLE_API_KEY", "GEMINI_API_KEY"))
         # The SDK has no default timeout: a hung server would hang a worker forever.
         http_options = types.HttpOptions(base_url=base_url, timeout=int(self.options.request_timeout * 1000))
         self._client = genai.Client(api_key=key, http_options=http_options)
