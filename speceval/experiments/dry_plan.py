@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
 from speceval.conversations.estimate import later_rounds
-from speceval.defaults import Mode
+from speceval.defaults import Mode, Tier
 from speceval.engines.tier_plan import RoundPlan
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
@@ -76,6 +76,7 @@ class _Tally:
     expected: float = 0.0
     bound: float = 0.0
     unpriced: set[str] = field(default_factory=set)
+    default_tier: Tier | None = None  # the study's `engine.tier`, for entries that give none
 
     def add(
         self, requests: int, batch_size: int, model: ModelEntry, prices: PriceTable, expected: Usage, bound: Usage
@@ -84,7 +85,11 @@ class _Tally:
         self.requests += requests
         self.jobs += math.ceil(requests / batch_size) if requests else 0
         provider = resolve_org(model.model, model.org)
-        costs = [prices.cost(model.model, provider.org, usage, batch=provider.batch) for usage in (expected, bound)]
+        # At the tier the entry is sent at: batch and flex at batch rates, standard at full price (auto: the plan
+        # prints its own tiers' costs; here at batch rates, the cheapest it can choose).
+        tier = model.tier or (self.default_tier if provider.batch else None)
+        batch = provider.batch and tier is not Tier.STANDARD
+        costs = [prices.cost(model.model, provider.org, usage, batch=batch) for usage in (expected, bound)]
         if costs[0] is None or costs[1] is None:
             self.unpriced.add(model.model)
             return
@@ -129,7 +134,10 @@ def plan_experiment(
     prices = prices or PriceTable.load()
     notes: list[str] = []
     specs = {spec.name: _read_inputs(config, base, spec, notes) for spec in config.specs}
-    tallies = {stage: _Tally() for stage in ("generation", "compliance", "ranking") if stage in config.stages}
+    tier = config.engine.tier
+    tallies = {
+        stage: _Tally(default_tier=tier) for stage in ("generation", "compliance", "ranking") if stage in config.stages
+    }
     batch_size = config.engine.batch_size
     later: dict[int, _Tally] = {}  # round number → its requests and bound (conversations)
     for group in groups:
@@ -225,10 +233,12 @@ def _later_rounds(
         model = (
             run.candidate
             if bound.role == "candidate"
-            else ModelEntry(model=bound.model, org=user.org if user else None)
+            else ModelEntry(model=bound.model, org=user.org if user else None, tier=user.tier if user else None)
         )
         usage = Usage(input_tokens=bound.input_tokens, output_tokens=bound.output_tokens)
-        later.setdefault(bound.round, _Tally()).add(bound.requests, batch_size, model, prices, usage, usage)
+        later.setdefault(bound.round, _Tally(default_tier=config.engine.tier)).add(
+            bound.requests, batch_size, model, prices, usage, usage
+        )
 
 
 def _card_stages(
@@ -240,7 +250,8 @@ def _card_stages(
     card = config.judge_card
     if card is None or not card.retest or "compliance" not in config.stages or not config.judges:
         return []
-    paraphrases, retest, worded = _Tally(), _Tally(), _Tally()
+    tier = config.engine.tier
+    paraphrases, retest, worded = _Tally(default_tier=tier), _Tally(default_tier=tier), _Tally(default_tier=tier)
     batch_size, judge_tokens = config.engine.batch_size, config.engine.max_tokens
     if card.paraphrases and card.paraphrases_file is None:
         first = config.judges[0]

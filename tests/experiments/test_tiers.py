@@ -106,3 +106,16 @@ def test_auto_plans_the_simulated_users_turns_as_rounds_of_their_own(tmp_path: P
         ("round 2 (user turns)", "gpt-4.1-mini-2025-04-14", "standard"),
         ("judging", "gpt-4.1-2025-04-14", "batch"),
     ]
+
+
+def test_the_dry_run_prices_each_entry_at_its_tier(tmp_path: Path, capsys) -> None:
+    experiment = tmp_path / "exp.yaml"
+    costs = {}
+    for tier in ("batch", "standard"):
+        experiment.write_text(STUDY + f"engine:\n  tier: {tier}\n")
+        assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+        planned = json.loads(capsys.readouterr().out)
+        costs[tier] = {s["stage"]: s["upper_bound_usd"] for s in planned["stages"]}
+    assert costs["batch"]["generation"] > 0
+    for stage, batch in costs["batch"].items():
+        assert costs["standard"][stage] == pytest.approx(2 * batch)  # OpenAI's Batch API: half of standard

@@ -72,7 +72,8 @@ def _print(result: ExperimentPlan, offline: bool) -> None:
             "in flight would pass it, so the run needs only the actual cost to fit."
         )
     stdout.print(
-        f"Costs at batch prices. Expected: input tokens = UTF-8 bytes / 4, answers of "
+        "Costs at each entry's tier (batch and flex at batch prices, standard at full price). "
+        f"Expected: input tokens = UTF-8 bytes / 4, answers of "
         f"{EXPECTED_OUTPUT_TOKENS} tokens (max_tokens if lower), a judge prompt's shared prefix read from "
         "the cache after its statement's first request. Upper bound: every answer at max_tokens, no cache."
     )
