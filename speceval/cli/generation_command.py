@@ -190,10 +190,8 @@ def _first_round_tokens(pipeline: BatchedGenerationPipeline) -> int:
 
 
 def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> TierChoice:
-    """`--tier` for this run (checked before anything is sent; `auto` planned over the run's rounds), once."""
-    cached = getattr(args, "_tier_choice", None)
-    if isinstance(cached, TierChoice):
-        return cached
+    """`--tier` for this run (checked before anything is sent; `auto` planned over the run's rounds): cheap and
+    the same for the same flags, so the identity draft and the model's connection each ask for it."""
     config = pipeline.config
     entry = resolve_org(config.model_name, pipeline.provider)
 
@@ -225,9 +223,7 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
         runs = find_run_dirs([base]) if base.is_dir() else []
         return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
 
-    choice = choose_tier(args, entry, config.model_name, realtime_flags(args), loads, earlier_jobs)
-    args._tier_choice = choice
-    return choice
+    return choose_tier(args, entry, config.model_name, realtime_flags(args), loads, earlier_jobs)
 
 
 def generate(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from speceval.batch.loop import advance_enclosing
 from speceval.batch.model import BatchedModel
 from speceval.batch.options import as_source
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason, TierCount
+from speceval.batch.records import Outcome
 from speceval.batch.refmap import ItemRef
 from speceval.interrupts import raise_if_requested
 from speceval.realtime.engine import RealtimeEngine
@@ -120,7 +121,7 @@ def _merged(flex: EngineSummary, batch: EngineSummary) -> EngineSummary:
         counts[outcome] = counts.get(outcome, 0) + n
     usage = flex.usage.model_copy(deep=True)
     usage.add(batch.usage)
-    answered = sum(batch.outcome_counts.values())
+    answered = batch.outcome_counts.get(Outcome.SUCCEEDED, 0)  # answers, as the flex part counts its own
     return EngineSummary(
         reason=batch.reason,
         total_requests=flex.total_requests + batch.total_requests,
