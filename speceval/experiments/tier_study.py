@@ -17,7 +17,7 @@ from speceval.batch.costs import PriceTable
 from speceval.defaults import Tier
 from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan
 from speceval.experiments.config import ExperimentConfig, ModelEntry
-from speceval.experiments.dry_plan import _read_inputs, _turns
+from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
 from speceval.providers.registry import resolve_org
 
@@ -49,8 +49,8 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
     """The study's rounds per entry (name, load), stages numbered in the order they run: in round k, the simulated
     users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round."""
     notes: list[str] = []
-    specs = {spec.name: _read_inputs(config, base, spec, notes) for spec in config.specs}
-    turns = max((_turns(config, s) for s in config.variations.combinations()), default=1)
+    specs = {spec.name: read_inputs(config, base, spec, notes) for spec in config.specs}
+    turns = max((most_turns(config, s) for s in config.variations.combinations()), default=1)
     max_tokens = config.engine.max_tokens
     loads: list[tuple[str, RoundLoad]] = []
     answers = 0
