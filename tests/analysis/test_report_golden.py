@@ -23,6 +23,11 @@ Regenerated for issue 47 item 1 (paired differences and leniency on Wilson limit
 0 and 1): only the interval columns moved (`ci_low`, `ci_high`, `ci_method` of paired_comparisons.csv and
 judge_leniency.csv, `spread_ci_*` of statement_health.csv, `leniency_ci_*` of statement_health_judges.csv); every
 other cell equals the files before (checked by column name, numbers to 1e-12).
+
+Updated for issue 47 item 1 again (Korn-Graubard degrees of freedom on the side limits over several runs): only
+`ci_method` of paired_comparisons.csv (one run: its limits did not move), `spread_ci_*` of statement_health.csv and
+`leniency_ci_low`/`leniency_ci_high` of statement_health_judges.csv were copied from a regeneration, by column name;
+every other cell is unchanged.
 """
 
 from __future__ import annotations
