@@ -160,9 +160,10 @@ def test_an_inspect_logs_samples_are_judged_as_answers_with_epochs_as_runs(tmp_p
     ]
 
 
-def test_the_compliance_command_prints_each_epochs_rate_with_its_interval(tmp_path, capsys):
+def test_the_compliance_command_prints_each_epochs_rate_with_its_interval(tmp_path, capsys, monkeypatch):
     """Every rate the command prints carries its interval and method, per epoch (an epoch is its own row: the
     interval was once pooled over epochs and the rows did not say which epoch they were)."""
+    monkeypatch.setenv("COLUMNS", "250")  # a table row on one line (rich wraps cells at 80 columns off a terminal)
     folder = tmp_path / "logs"
     folder.mkdir()
     build_log(folder / "2026-11-27T00-00-00+00-00_model-spec.eval")
