@@ -262,15 +262,28 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 reference=NEWCOMBE_NAIVE + ", scaled (K-1)/K",
             )
         )
-    for statements, rho, tied in ((8, 0.9, False), (8, 0.0, False), (15, 0.5, True), (30, 0.9, True), (59, 0.5, True)):
-        truth, draw = spearman_scenario(statements, rho, tied)
+    for statements, rho, inputs in (
+        (8, 0.9, None),
+        (8, 0.0, None),
+        (15, 0.5, 5),
+        (30, 0.9, 5),
+        (59, 0.5, 5),
+        (8, 0.9, 20),
+        (15, 0.0, 20),
+        (30, 0.9, 20),
+        (59, 0.5, 20),
+        (59, 0.9, 20),
+    ):
+        truth, draw = spearman_scenario(statements, rho, inputs)
         found.append(
             Scenario(
                 "spearman",
                 ("spearman",),
-                f"{statements} statements, latent correlation {rho}" + (", shares of 5 inputs (ties)" if tied else ""),
+                f"{statements} statements, latent correlation {rho}"
+                + (f", shares of {inputs} inputs (noisy, ties)" if inputs else ", exact values"),
                 truth,
                 draw,
+                reference="Bonett–Wright on the observed shares (before)",
             )
         )
     unequal = ((10, 40, 150), (0.9, 0.8, 0.7), (0.05, 0.2, 0.4))

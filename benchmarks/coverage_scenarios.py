@@ -19,6 +19,7 @@ from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
 from speceval.analysis.statistics.survival import kaplan_meier
+from speceval.analysis.tables.candidate_split import StatementShares, associations
 from speceval.analysis.tables.human_labels import item_id, label_sheet
 from speceval.analysis.tables.judge_quality import leniency, ppi_mean
 from speceval.analysis.tables.ppi_table import ppi_rates
@@ -349,30 +350,32 @@ def labelled_scenario(
     return truth, draw
 
 
-def _spearman_sample(rng: np.random.Generator, n: int, rho: float, tied: bool) -> tuple[np.ndarray, np.ndarray]:
-    """`n` pairs of a bivariate normal with correlation `rho`; `tied`: each side a share of 5 inputs drawn at the
-    normal's probability (statements' split and all-fail shares are such shares, with many ties)."""
+def _spearman_sample(rng: np.random.Generator, n: int, rho: float, inputs: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """`n` pairs of a bivariate normal with correlation `rho`; with `inputs`, each side a share of that many inputs
+    drawn at the normal's probability (a statement's split and all-fail shares: noisy, with many ties)."""
     x = rng.normal(size=n)
     y = rho * x + math.sqrt(1 - rho * rho) * rng.normal(size=n)
-    if not tied:
+    if inputs is None:
         return x, y
     to_p = np.vectorize(lambda v: 0.5 * (1 + math.erf(v / math.sqrt(2))))
-    return rng.binomial(5, to_p(x)) / 5, rng.binomial(5, to_p(y)) / 5
+    return rng.binomial(inputs, to_p(x)) / inputs, rng.binomial(inputs, to_p(y)) / inputs
 
 
-def spearman_scenario(n: int, rho: float, tied: bool) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
-    """Spearman's rho across `n` statements; the truth is the population rho of the same model (continuous:
-    (6/pi) asin(rho/2); tied: a 400,000-pair sample)."""
-    if tied:
-        x, y = _spearman_sample(np.random.default_rng(12345), 400_000, rho, True)
-        truth = spearman(x, y) or 0.0
-    else:
-        truth = 6 / math.pi * math.asin(rho / 2)
+def spearman_scenario(n: int, rho: float, inputs: int | None) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """Spearman's rho across `n` statements of the true shares: (6/pi) asin(rho/2), the latent normal's (the
+    probability transform keeps ranks). The estimator: the health table's association (`associations`, corrected
+    for the shares' noise over `inputs` inputs each); the reference: Bonett–Wright on the observed shares as if
+    exact (before)."""
+    truth = 6 / math.pi * math.asin(rho / 2)
 
     def draw(rng: np.random.Generator) -> Drawn:
-        x, y = _spearman_sample(rng, n, rho, tied)
-        found = spearman(x, y)
-        return (None if found is None else spearman_interval(found, n)), None
+        x, y = _spearman_sample(rng, n, rho, inputs)
+        found = associations([StatementShares("s", float(a), float(b), inputs) for a, b in zip(x, y, strict=True)])
+        observed = spearman(x, y)
+        reference = None if observed is None else spearman_interval(observed, n)
+        if not found or found[0].ci_low is None or found[0].ci_high is None:
+            return None, reference
+        return (found[0].ci_low, found[0].ci_high), reference
 
     return truth, draw
 

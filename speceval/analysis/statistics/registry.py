@@ -71,8 +71,10 @@ class Estimator(BaseModel):
 
 
 SPEARMAN = (
-    "Spearman rank correlation across statements; Fisher z with Bonett-Wright variance (1 + rho^2/2)/(n - 3), "
-    "given from 8 statements"
+    "Spearman rank correlation across statements of their true shares (as with unlimited inputs): the observed rho "
+    "and its Fisher-z limits (Bonett-Wright variance (1 + rho^2/2)/(n - 3)) corrected for the shares' binomial "
+    "noise over each statement's inputs (Spearman's correction for attenuation, with the two shares' sampling "
+    "covariance), clipped to [-1, 1]; given from 8 statements"
 )
 
 _MILLER = "E. Miller, Adding Error Bars to Evals, arXiv 2411.00640"
@@ -188,7 +190,8 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator(
             name="spearman",
             method=SPEARMAN,
-            reference="D. G. Bonett & T. A. Wright, Psychometrika 65 (2000) 23-28; C. Spearman 1904",
+            reference="D. G. Bonett & T. A. Wright, Psychometrika 65 (2000) 23-28; C. Spearman, Am J Psychol 15 (1904) "
+            "72-101 (correction for attenuation)",
             tables=("statement_health.csv",),
             scenarios=("spearman",),
         ),
