@@ -40,6 +40,7 @@ from benchmarks.coverage_scenarios import (
     sample_likert,
     sample_zero_inflated,
     spearman_scenario,  # noqa: E402
+    spread_scenario,
     survival_scenario,
     survival_truth,
     win_rate_scenario,
@@ -169,6 +170,26 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 pa - pb,
                 paired_scenario(inputs, runs, pa, pb, spread),
                 reference=NEWCOMBE_NAIVE,
+            )
+        )
+    for inputs, runs, rates in (
+        (20, 1, (0.8, 0.8, 0.8, 0.8, 0.8)),
+        (30, 3, (0.7, 0.7, 0.7)),
+        (50, 1, (0.9, 0.85, 0.8, 0.75)),
+        (20, 3, (0.95, 0.9, 0.9)),
+        (10, 1, (0.6, 0.6)),
+        (100, 2, (0.5, 0.5, 0.5, 0.5, 0.5, 0.5)),
+        (40, 1, (0.97, 0.9, 0.6, 0.6, 0.6)),
+    ):
+        truth, draw = spread_scenario(inputs, runs, rates)
+        found.append(
+            Scenario(
+                "spread",
+                ("candidate_spread",),
+                f"{len(rates)} candidates at {rates}, {inputs} inputs x {runs} runs, correlated; max - min",
+                truth,
+                draw,
+                reference="paired interval of the picked pair (before)",
             )
         )
     rng = np.random.default_rng(777)

@@ -17,6 +17,7 @@ import numpy as np
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
 from speceval.analysis.statistics.survival import kaplan_meier
 from speceval.analysis.tables.candidate_split import StatementShares, associations
@@ -134,6 +135,39 @@ def paired_scenario(
         return (found.ci_low, found.ci_high), newcombe_naive(ya, yb)
 
     return draw
+
+
+def spread_scenario(
+    inputs: int, runs: int, rates: tuple[float, ...], shift: float = 0.5
+) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """Candidates at `rates` on the same inputs, each input shifting every candidate's rate the same way (by `shift`
+    of the distance to 1, as `paired_scenario`); truth: max - min of the rates. The estimator: the health table's
+    spread (highest minus lowest candidate picked on the data, `spread_interval`); the reference: the plain paired
+    interval of the picked pair (before)."""
+    truth = max(rates) - min(rates)
+    clusters = np.repeat(np.arange(inputs), runs)
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        sign = rng.choice([-1.0, 1.0], inputs)
+        cells = []
+        for rate in rates:
+            per_input = rate + sign * (1 - rate) * shift
+            cells.append((clusters, (rng.random((inputs, runs)) < per_input[:, None]).reshape(-1).astype(float)))
+        means = [float(c[1].mean()) for c in cells]
+        high, low = int(np.argmax(means)), int(np.argmin(means))
+        if high == low:
+            low = (high + 1) % len(cells)
+        found = spread_interval(cells, low, high)
+        plain = paired_difference(
+            [(int(i), float(v)) for i, v in zip(*cells[high], strict=True)],
+            [(int(i), float(v)) for i, v in zip(*cells[low], strict=True)],
+        )
+        reference = (
+            None if plain is None or plain.ci_low is None or plain.ci_high is None else (plain.ci_low, plain.ci_high)
+        )
+        return (None if found is None else (found[1], found[2])), reference
+
+    return truth, draw
 
 
 def verdict_row(judge: str, index: int, compliant: bool, run: int = 1, statement: str | None = None) -> ComplianceRow:

@@ -77,6 +77,12 @@ SPEARMAN = (
     "covariance), clipped to [-1, 1]; given from 8 statements"
 )
 
+SPREAD = (
+    "highest minus lowest candidate on their shared inputs, selection-aware: from the largest of every pair's MOVER "
+    "lower limits at level 1 - 0.05/m (Bonferroni over the m pairs of candidates) to the largest of their 95% upper "
+    "limits (the paired interval's), the lower end at least 0"
+)
+
 _MILLER = "E. Miller, Adding Error Bars to Evals, arXiv 2411.00640"
 _NEWCOMBE = "R. G. Newcombe, Stat Med 17 (1998) 857-872 (method 4) and 2635-2650 (method 10)"
 _MOVER = "G. Y. Zou & A. Donner, Stat Med 27 (2008) 1693-1702; " + _NEWCOMBE
@@ -194,6 +200,14 @@ ESTIMATORS: dict[str, Estimator] = {
             "72-101 (correction for attenuation)",
             tables=("statement_health.csv",),
             scenarios=("spearman",),
+        ),
+        Estimator(
+            name="candidate_spread",
+            method=SPREAD,
+            reference=_MOVER + "; simultaneous limits: C. E. Bonferroni 1936, the range as the largest pairwise "
+            "difference",
+            tables=("statement_health.csv",),
+            scenarios=("spread",),
         ),
         Estimator(
             name="win_rate",

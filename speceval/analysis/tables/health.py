@@ -22,8 +22,9 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, groupe
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen
-from speceval.analysis.statistics.paired import mover_difference, paired_difference_codes
-from speceval.analysis.statistics.registry import LENIENCY, PAIRED, WILSON
+from speceval.analysis.statistics.paired import mover_difference
+from speceval.analysis.statistics.registry import LENIENCY, SPREAD, WILSON
+from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
 from speceval.analysis.tables.candidate_split import StatementShares, associations, split_shares
 from speceval.analysis.tables.health_records import (
@@ -236,7 +237,7 @@ def _candidates(
     models = dense_codes(c.fact("model", rows))
     model_count = len({r.candidate for r in cells})
     several = len(cells) >= 2  # rates compared: a model's variations are compared as cells (a pressure script)
-    spread = _spread(cell, compliant, clusters, lowest, highest) if lowest and highest and several else None
+    spread = _spread(cell, compliant, clusters, cells, lowest, highest) if lowest and highest and several else None
     split = split_shares(models, compliant, clusters, thresholds.split) if model_count >= 3 else None
     return {
         "candidates": model_count,
@@ -249,7 +250,7 @@ def _candidates(
         "spread": spread[0] if spread else None,
         "spread_ci_low": spread[1] if spread else None,
         "spread_ci_high": spread[2] if spread else None,
-        "spread_ci_method": PAIRED if spread else None,
+        "spread_ci_method": SPREAD if spread else None,
         **(split or {"split_inputs": 0}),
     }
 
@@ -362,11 +363,14 @@ def _cells(
 
 
 def _spread(
-    cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, low: _Cell, high: _Cell
+    cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, cells: list[_Cell], low: _Cell, high: _Cell
 ) -> tuple[float, float | None, float | None] | None:
-    """Highest minus lowest candidate's rate on the inputs both answered, with the paired clustered interval."""
-    a, b = cell == high.code, cell == low.code
-    paired = paired_difference_codes(clusters[a], compliant[a].astype(float), clusters[b], compliant[b].astype(float))
-    if paired is None:
-        return None
-    return paired.difference, paired.ci_low, paired.ci_high
+    """Highest minus lowest candidate's rate on the inputs both answered, with the selection-aware interval over
+    every pair of candidates (`spread_interval`: the two were picked on the same data)."""
+    members = [cell == c.code for c in cells]
+    found = spread_interval(
+        [(clusters[m], compliant[m].astype(float)) for m in members],
+        next(i for i, c in enumerate(cells) if c.code == low.code),
+        next(i for i, c in enumerate(cells) if c.code == high.code),
+    )
+    return found
