@@ -43,6 +43,7 @@ from benchmarks.coverage_scenarios import (
     spread_scenario,
     survival_scenario,
     survival_truth,
+    unranged_scenario,
     win_rate_scenario,
 )
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
@@ -203,6 +204,28 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 likert_truth,
                 mean_scenario(inputs, runs),
                 reference="t ignoring clusters",
+            )
+        )
+    for inputs, runs, zero in ((20, 3, 0.9), (20, 3, 0.7), (10, 1, 0.7), (50, 5, 0.5), (30, 1, 0.8)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean",),
+                f"no range: 0-10 score, {zero:.0%} of inputs at 0, {inputs} inputs x {runs} runs",
+                float(sample_zero_inflated(np.random.default_rng(778), 400_000, 1, zero).mean()),
+                unranged_scenario(inputs, runs, zero),
+                reference="mean ± t · SE (before)",
+            )
+        )
+    for inputs, runs, rate in ((5, 3, 0.1), (10, 1, 0.1), (8, 2, 0.3), (20, 1, 0.05)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean",),
+                f"no range: count of 5 trials at an input's rate Beta mean {rate}, {inputs} inputs x {runs} runs",
+                5 * rate,
+                unranged_scenario(inputs, runs, None, 5, rate),
+                reference="mean ± t · SE (before)",
             )
         )
     for inputs, runs, zero in ((20, 3, 0.9), (20, 3, 0.7), (10, 1, 0.9), (50, 5, 0.5), (20, 3, 0.99)):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
-from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.clustered import mean_interval, mean_interval_codes, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
@@ -235,6 +235,26 @@ def bounded_scenario(inputs: int, runs: int, zero: float) -> Callable[[np.random
             mean_interval(values, clusters, range=(0.0, 10.0)),  # the registered bounded mean
             mean_interval(values, clusters),
         )  # mean ± t · SE, what it replaced
+
+    return draw
+
+
+def unranged_scenario(
+    inputs: int, runs: int, zero: float | None, trials: int = 5, rate: float = 0.1
+) -> Callable[[np.random.Generator], Drawn]:
+    """A metric mean without `range:` (the registered `mean`): a zero-inflated 0-10 score (`zero` of inputs at 0), or
+    (zero None) a binomial count of `trials` at a per-input rate Beta around `rate` (small counts, skewed). The
+    reference: mean ± t(G-1) · cluster-robust SE (before)."""
+    clusters = [i for i in range(inputs) for _ in range(runs)]
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        if zero is not None:
+            values = sample_zero_inflated(rng, inputs, runs, zero).reshape(-1).tolist()
+        else:
+            p = rng.beta(rate * 4, (1 - rate) * 4, inputs)
+            values = rng.binomial(trials, np.repeat(p, runs)).astype(float).tolist()
+        codes = np.asarray(clusters)
+        return mean_interval(values, clusters), mean_interval_codes(np.asarray(values), codes)
 
     return draw
 

@@ -22,7 +22,10 @@ PAIRED = (
     "stratified by statement over several runs, a constant side at its count of answers; continuity-corrected "
     "only where the rarer kind is at least 10 effective answers or 20%)"
 )
-MEAN = "mean ± t(G-H) · cluster-robust SE, stratified by statement"
+MEAN = (
+    "hull of mean ± t(G-H) · cluster-robust SE (stratified by statement) and the bounded mean's interval over the "
+    "range the values were seen over (no range declared; none when every value is alike)"
+)
 BOUNDED_MEAN = (
     "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate "
     "interval (Wilson, or clustered Wilson over several runs), scaled back"
