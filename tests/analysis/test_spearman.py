@@ -82,3 +82,23 @@ def test_shares_that_are_mostly_noise_get_the_whole_range():
     y = np.array([0.5, 0.45, 0.5, 0.55, 0.45, 0.5, 0.55, 0.5])
     [row] = associations([StatementShares("s", float(a), float(b), 10) for a, b in zip(x, y, strict=True)])
     assert (row.ci_low, row.ci_high) == (-1.0, 1.0)
+
+
+def test_the_health_table_corrects_with_each_statements_inputs_and_the_shares_exclusion():
+    from speceval.analysis.reading.columns import VerdictColumns
+    from speceval.analysis.tables.health import statement_health
+    from tests.analysis.test_health import row
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for s in range(10):
+        base = rng.uniform(0.2, 0.9)
+        rows += [row("j1", m, f"st{s}", f"q{i}", bool(rng.random() < base)) for m in "abcd" for i in range(20)]
+    health = statement_health(VerdictColumns.from_rows(rows), [])
+    # At the default split line (0.4) a split input never fails every candidate: the joint share is 0.
+    expected = associations(
+        [StatementShares(h.spec, h.split_share, h.all_fail_share, h.split_inputs, 0.0) for h in health.statements]
+    )
+    [found], [want] = health.association, expected  # the same statements, maybe in another order: approx
+    assert (found.spearman, found.ci_low, found.ci_high) == pytest.approx((want.spearman, want.ci_low, want.ci_high))
+    assert want.spearman != pytest.approx(want.observed)
