@@ -18,11 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from speceval.batch.costs import PriceTable
+from speceval.batch.manifest import RunManifest
+from speceval.batch.records import BatchRecord
 from speceval.defaults import Tier
-from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
+from speceval.operations.runs import find_run_dirs, store_for
 from speceval.providers.registry import resolve_org
 
 USER = "simulated_user"
@@ -122,12 +125,24 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
 class StudyTiers:
     """The tier of every entry, `auto` planned once over the study (None: no entry asks for auto)."""
 
-    def __init__(self, config: ExperimentConfig, base: Path, groups: list[Group], prices: PriceTable | None = None):
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        base: Path,
+        groups: list[Group],
+        prices: PriceTable | None = None,
+        output_dir: Path | None = None,
+    ):
         """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
-        deadline)."""
+        deadline). A batch round trip takes what the finished jobs in `output_dir` took, where it has some (a
+        resumed study re-plans with them: a round already started keeps the tier it started at)."""
         self.config = config
         self.prices = prices or PriceTable.load()
         self.times = TierTimes()
+        if output_dir is not None and output_dir.is_dir():
+            self.times.batch_turnaround_hours = learned_turnaround(
+                finished_jobs(output_dir), self.times.batch_turnaround_hours
+            )
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[tuple[str, int], Tier] = {}
@@ -181,6 +196,12 @@ class StudyTiers:
         """Whether `entry` is sent at `auto` with a plan that may give its rounds different tiers (the caller
         then builds its model per round)."""
         return self.plan is not None and given_tier(self.config, entry) is Tier.AUTO
+
+
+def finished_jobs(folder: Path) -> list[BatchRecord]:
+    """The finished batch jobs of every run under `folder`: what batches took here."""
+    runs = find_run_dirs([folder])
+    return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
 
 
 def round_of(load: RoundLoad) -> int:
