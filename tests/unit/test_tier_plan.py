@@ -113,7 +113,13 @@ def test_auto_keeps_the_early_rounds_at_batch_and_sends_the_later_ones_at_flex_o
         load.model_copy(update={"input_tokens": load.input_tokens * n, "model": "gpt-4.1-mini"})
         for n, load in enumerate(staged, 1)
     ]
-    standard = auto_plan(growing, 13, prices, times, flex_ok=[False] * 4)
-    assert [r.tier for r in standard.rounds] == [Tier.STANDARD, Tier.STANDARD, Tier.BATCH, Tier.BATCH]
+    listed = [growing[i] for i in (2, 0, 3, 1)]  # listed out of order: the choice is by cost, not position
+    standard = auto_plan(listed, 13, prices, times, flex_ok=[False] * 4)
+    assert {r.label: r.tier for r in standard.rounds} == {
+        "round 1": Tier.STANDARD,
+        "round 2": Tier.STANDARD,
+        "round 3": Tier.BATCH,
+        "round 4": Tier.BATCH,
+    }
     later = [(r.cost_usd or 0) for r in fixed_plan(growing, Tier.STANDARD, prices, times).rounds]
     assert later[0] < later[-1]
