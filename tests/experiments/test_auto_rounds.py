@@ -133,3 +133,25 @@ def test_round_one_goes_as_a_batch_job_round_two_at_flex_and_a_kill_in_round_two
     assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
     replanned = json.loads(capsys.readouterr().out)["tier_plan"]
     assert [(r["label"], r["tier"]) for r in replanned][:2] == [("round 1", "batch"), ("round 2", "batch")]
+
+
+@pytest.mark.slow
+def test_the_simulated_users_turns_go_at_their_own_rounds_tier_and_record_it(tmp_path: Path) -> None:
+    experiment = tmp_path / "exp.yaml"
+    user = "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n  max_turns: 2\n"
+    study = STUDY.replace(f'variations:\n  follow_ups:\n    push: ["{FOLLOW_UP}"]\n', user)
+    # 8 h: the candidate's two rounds go to flex and the user's round-2 turns (its model is not served at flex) to
+    # standard; the judge's one batch round trip fits what is left.
+    experiment.write_text(study.replace("deadline_hours: 13", "deadline_hours: 8"))
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    [run_dir] = [p.parent.parent.parent for p in (tmp_path / "out").rglob("rounds/2/round.json")]
+    writer = json.loads((run_dir / "rounds" / "2" / "user" / "run.json").read_text())["parameters"]
+    assert writer["realtime"]["service_tier"] is None  # standard: realtime, no flex
+    assert not list(run_dir.rglob("metadata/*.json"))  # no round went to the Batch API
+    turns = [
+        r for p in (run_dir / "rounds" / "2" / "user" / "results").glob("*.json") for r in json.loads(p.read_text())
+    ]
+    assert turns and "flex" not in {r["service_tier"] for r in turns}
+    for number in (1, 2):
+        answers = _answered(run_dir / "rounds" / str(number))
+        assert len(answers) == 40 and {r["service_tier"] for r in answers} == {"flex"}
