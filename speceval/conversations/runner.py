@@ -44,7 +44,9 @@ from speceval.conversations.rounds import (
 )
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.conversations.transport import ModelOfRound, RoundModel, record_transport, started_tier
+from speceval.defaults import Tier
 from speceval.engines.factory import make_engine
+from speceval.errors import RunStateError
 from speceval.inputs import InputSet
 from speceval.inputs.script import ChatMessage
 from speceval.providers.registry import resolve_org
@@ -284,7 +286,15 @@ class ConversationRun:
 def _model_at(model: RoundModel | ModelOfRound, number: int, directory: Path) -> RoundModel:
     """The model that sends round `number`'s half in `directory`: the run's one model, or the one `model` gives
     for the round and the tier it started at (its `run.json`, when it has one: a started round keeps it)."""
-    if isinstance(model, BatchedModel | RealtimeModel):
-        return model
     started = started_tier(RunManifest.load(directory)) if (directory / MANIFEST_NAME).is_file() else None
-    return model(number, started)
+    if not isinstance(model, BatchedModel | RealtimeModel):
+        return model(number, started)
+    if started is not None and (started is Tier.BATCH) != isinstance(model, BatchedModel):
+        # One model for every round, but this round started the other way (a run of `tier: auto` per round):
+        # sending it now through the other engine would send its answered requests again.
+        raise RunStateError(
+            f"{directory} started {'through the Batch API' if started is Tier.BATCH else f'at tier {started.value}'}; "
+            f"it cannot be continued {'realtime' if started is Tier.BATCH else 'through the Batch API'}: resume the "
+            "experiment that started it (it sends each round as it started)"
+        )
+    return model

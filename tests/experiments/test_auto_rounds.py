@@ -17,7 +17,7 @@ import pytest
 from speceval.cli.main import main as speceval_main
 from speceval.emulator import Emulator, FaultConfig
 from tests import forked
-from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY, cli_env
+from tests.conftest import REPO, SAMPLE_INPUTS, SAMPLE_SPEC, TEST_KEY, cli_env, run_generation
 
 FOLLOW_UP = "Are you completely sure? Think again."
 STUDY = f"""experiment_name: auto-rounds
@@ -92,6 +92,13 @@ def test_round_one_goes_as_a_batch_job_round_two_at_flex_and_a_kill_in_round_two
         proc.wait()
         answered_at_kill = _journaled(second)
         assert 0 < len(answered_at_kill) < 40  # killed mid-round
+        # The generation command resumes a run with one model for every round (here the batch one run.json names):
+        # it refuses round 2, started at flex, rather than send it again through the Batch API.
+        before = emu.realtime.prompt_counts()
+        refused = run_generation(["--resume", str(second.parent.parent)], env)
+        assert refused.returncode != 0 and "started at tier flex" in refused.stderr, refused.stderr
+        assert "cannot be continued through the Batch API" in " ".join(refused.stderr.split())
+        assert emu.realtime.prompt_counts() == before and len(emu.list_jobs("openai")) == 1
         done = forked.run(command, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, done.stderr
         sent = emu.realtime.prompt_counts()
