@@ -11,7 +11,9 @@ and a judge waits for the answers it judges. Each round goes to one tier:
 
 Batch and flex cost the same, so the plan starts all-batch (no shedding, the highest limits) and moves rounds to
 flex, then to standard, one at a time, until the expected total meets the deadline: the fewest rounds leave the
-batch tier, and standard is used only where flex cannot meet it. A deadline nothing meets is refused before
+batch tier, and standard is used only where flex cannot meet it. Among rounds that gain alike, flex takes the latest
+(the early rounds' jobs teach the turnaround a re-plan reads) and standard the cheapest (the earliest, whose
+requests carry the fewest earlier answers). A deadline nothing meets is refused before
 anything is sent, naming the fastest expected total.
 """
 
@@ -135,8 +137,8 @@ def auto_plan(
     """The cheapest plan expected to end within `deadline_hours` (module docstring).
 
     `loads` run one after another unless they share a `stage`; `flex_ok[i]`: whether round i's model is
-    served at flex; `groups[i]`: rounds with the same group id share one tier (the rounds of one run: a run has one
-    endpoint; default: each round its own); `fixed[i]`: a tier round i's group keeps (an entry that names its
+    served at flex; `groups[i]`: rounds with the same group id share one tier (the rounds of a run with one
+    endpoint, e.g. the generation command's; default: each round its own, as an experiment's `auto` candidate); `fixed[i]`: a tier round i's group keeps (an entry that names its
     own). Raises `ConfigError` when even the fastest plan does not meet the
     deadline.
     """

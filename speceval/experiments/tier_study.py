@@ -139,10 +139,6 @@ class StudyTiers:
         self.config = config
         self.prices = prices or PriceTable.load()
         self.times = TierTimes()
-        if output_dir is not None and output_dir.is_dir():
-            self.times.batch_turnaround_hours = learned_turnaround(
-                finished_jobs(output_dir), self.times.batch_turnaround_hours
-            )
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[tuple[str, int], Tier] = {}
@@ -150,6 +146,10 @@ class StudyTiers:
         if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
             return
         assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
+        if output_dir is not None and output_dir.is_dir():
+            self.times.batch_turnaround_hours = learned_turnaround(
+                finished_jobs(output_dir), self.times.batch_turnaround_hours
+            )
         loaded = study_loads(config, base, groups)
         by_name = dict(named)
         loads = [load for _, load in loaded]
