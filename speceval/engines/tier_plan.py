@@ -138,9 +138,9 @@ def auto_plan(
 
     `loads` run one after another unless they share a `stage`; `flex_ok[i]`: whether round i's model is
     served at flex; `groups[i]`: rounds with the same group id share one tier (the rounds of a run with one
-    endpoint, e.g. the generation command's; default: each round its own, as an experiment's `auto` candidate); `fixed[i]`: a tier round i's group keeps (an entry that names its
-    own). Raises `ConfigError` when even the fastest plan does not meet the
-    deadline.
+    endpoint, e.g. the generation command's; default: each round its own, as an experiment's `auto` candidate);
+    `fixed[i]`: a tier round i's group keeps (an entry that names its own). Raises `ConfigError` when even the
+    fastest plan does not meet the deadline.
     """
     group_of = list(groups) if groups is not None else list(range(len(loads)))
     members: dict[int, list[int]] = {}
