@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
 from speceval.conversations.estimate import later_rounds
-from speceval.defaults import Mode, Tier
+from speceval.defaults import Mode, Scope, Tier
 from speceval.engines.tier_plan import RoundPlan
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
@@ -171,6 +171,7 @@ def plan_experiment(
                         judge_tokens,
                         batch_size,
                         prices,
+                        _turns(config, run, inputs) if judge.scope == Scope.TURN else None,
                     )
             if "ranking" in tallies:
                 for a, b in itertools.combinations(group.runs, 2):
@@ -179,9 +180,11 @@ def plan_experiment(
                         _judge_requests(tallies["ranking"], inputs, judge, 2, answers, judge_tokens, batch_size, prices)
     if "compliance" in tallies:
         for inputs in specs.values():
-            for judge in config.judges:
-                if judge.mode != Mode.CATEGORIES:  # as build_tasks: no known category to check an example against
-                    _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
+            # As build_tasks: once per model and mode (its other scopes share them), none for categories (no known
+            # category to check an example against).
+            canaried = {(j.model, j.org, j.mode): j for j in config.judges if j.mode != Mode.CATEGORIES}
+            for judge in canaried.values():
+                _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     stages[1:1] = [later[n].plan(f"generation round {n}") for n in sorted(later)] if "generation" in tallies else []
     if later:
@@ -218,15 +221,10 @@ def _later_rounds(
 ) -> None:
     """Add a run's conversation rounds 2.. (candidate answers, and its simulated user's turns) to `later`, per
     round: the bound of `speceval.conversations.estimate` (expected = bound: no answer length is known yet)."""
-    if inputs.inputs is None:
+    conversations = _conversations(config, run, inputs)
+    if conversations is None or not conversations.has_conversations or conversations.max_rounds < 2:
         return
     user = config.simulated_user_of(run.settings)
-    follow_ups = run.settings.get("follow_ups")
-    conversations = inputs.inputs.with_follow_ups(
-        follow_ups if isinstance(follow_ups, list) else []
-    ).with_simulated_user(user.max_turns if user is not None else None)
-    if not conversations.has_conversations or conversations.max_rounds < 2:
-        return
     statements = {s.id: s for s in inputs.spec.statements}
     for bound in later_rounds(conversations, run.candidate.model, max_tokens, user, statements, per_round=True):
         assert bound.round is not None  # per_round bounds name their round
@@ -239,6 +237,27 @@ def _later_rounds(
         later.setdefault(bound.round, _Tally(default_tier=config.engine.tier)).add(
             bound.requests, batch_size, model, prices, usage, usage
         )
+
+
+def _conversations(config: ExperimentConfig, run: GenerationRun, inputs: _SpecInputs) -> InputSet | None:
+    """A run's inputs as it sends them: with its variation's follow-ups and simulated user (None: not loaded)."""
+    if inputs.inputs is None:
+        return None
+    user = config.simulated_user_of(run.settings)
+    follow_ups = run.settings.get("follow_ups")
+    return inputs.inputs.with_follow_ups(follow_ups if isinstance(follow_ups, list) else []).with_simulated_user(
+        user.max_turns if user is not None else None
+    )
+
+
+def _turns(config: ExperimentConfig, run: GenerationRun, inputs: _SpecInputs) -> dict[str, int] | None:
+    """A turn judge's verdicts per input, by statement: one per turn, every conversation to its last turn (an upper
+    bound, as the later rounds are: a conversation that ends early has fewer). None: one per input."""
+    conversations = _conversations(config, run, inputs)
+    if conversations is None:
+        return None
+    follow_ups, most = len(conversations.follow_ups), conversations.max_turns or 0
+    return {e.statement_id: max(e.max_rounds + follow_ups, most) for e in conversations.statements}
 
 
 def _card_stages(
@@ -354,8 +373,11 @@ def _judge_requests(
     judge_tokens: int,
     batch_size: int,
     prices: PriceTable,
+    turns: dict[str, int] | None = None,
 ) -> None:
-    """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking)."""
+    """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking); a turn
+    judge's (`turns`: per statement, the turns of each input) a request per turn, each priced as the first turn's
+    (the transcript before it is not known yet)."""
     expected_answer = min(answer_tokens, EXPECTED_OUTPUT_TOKENS)
     expected_prompt = bound_prompt = cached = requests = 0
     for statement in inputs.spec.statements:
@@ -363,6 +385,7 @@ def _judge_requests(
         if not tokens:
             continue
         around, prefix = _judge_prompt(judge, statement, answers)
+        tokens = tokens * (turns or {}).get(statement.id, 1)
         requests += len(tokens)
         expected_prompt += len(tokens) * (around + answers * expected_answer) + sum(tokens)
         bound_prompt += len(tokens) * (around + answers * answer_tokens) + sum(tokens)

@@ -103,3 +103,20 @@ def test_a_conversation_variation_plans_its_last_turn_and_flips_over_conversatio
         rows[("turn 3 rate", "push")]["minimum_detectable_difference"]
         > rows[("candidates", "push")]["minimum_detectable_difference"]
     )
+
+
+def test_a_turn_judge_and_one_models_second_entry_are_planned_as_sent(tmp_path: Path, capsys) -> None:
+    # Issue 42 (found by the study matrix): a turn judge was planned at one verdict per conversation (it judges each
+    # turn), and one model at two scopes had its canaries planned twice (they are judged once per model and mode).
+    experiment = tmp_path / "exp.yaml"
+    grid = GRID.replace("  - model: claude-haiku-4-5-20251001\n", "").replace(
+        "runs_per_variation: 2", "stages: [generation, compliance]"
+    )
+    grid = grid.replace("  temperature: [0.0, 0.7]\n", "  follow_ups: {push: ['Sure?']}\n")
+    experiment.write_text(grid.replace("judges:\n", "judges:\n  - model: gpt-4.1-2025-04-14\n    scope: turn\n"))
+    assert speceval_main(["run", str(experiment), "--offline", "--dry-run", "--json"]) == 0
+    requests = {stage["stage"]: stage["requests"] for stage in json.loads(capsys.readouterr().out)["stages"]}
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    sent = _sent(tmp_path / "out")
+    assert sent["compliance"] == requests["compliance"]
+    assert sent["generation"] == requests["generation"] + requests["generation round 2"]  # every conversation ends

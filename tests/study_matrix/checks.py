@@ -113,6 +113,17 @@ def scores_finite(out: Path) -> list[str]:
     return failures
 
 
+def headline_entries(out: Path) -> set[str]:
+    """The judge entries with headline rates: binary and Likert ones (a categorical judge's verdicts are counted
+    per category, and the spec's examples say no category to check it against, so it has no canaries)."""
+    entries = set()
+    for path in _verdict_files(out):
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        if meta.get("mode", "binary") != "categories":
+            entries.add(str(meta["judge"]))
+    return entries
+
+
 def canaries_per_judge_entry(out: Path, judge_entries: set[str]) -> list[str]:
     """Every judge entry with headline rates has canary verdicts (a folder under canaries/ naming it)."""
     canaried = {p.parent.name.removeprefix("judge_") for p in (out / "compliance").rglob("canaries/**/results")}
