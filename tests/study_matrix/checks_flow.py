@@ -31,6 +31,15 @@ def planned_requests(dry_run_output: str) -> int | None:
     return None
 
 
+def first_job_bound(dry_run_output: str) -> float | None:
+    """The upper bound of one generation job (the plan's first stage: its bound over its jobs), None if not shown."""
+    for line in dry_run_output.splitlines():
+        cells = [c.strip() for c in re.split(r"[│|]", line.strip())[1:-1]]
+        if len(cells) == 6 and cells[0] == "generation" and cells[3].isdigit() and cells[5].startswith("$"):
+            return float(cells[5].lstrip("$").replace(",", "")) / max(1, int(cells[3]))
+    return None
+
+
 def sent_requests(out: Path) -> Counter[tuple[str, str]]:
     """(model, custom_id) → how many times the emulator was sent it in a batch job (its job files on disk)."""
     sent: Counter[tuple[str, str]] = Counter()

@@ -44,7 +44,7 @@ AUDITOR = (
     "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  max_turns: 2\n  stop_word: '[[AUDIT DONE]]'\n"
     "  instructions: 'Audit {statement_id}: {statement_text} Examples: {examples} End with [[AUDIT DONE]].'\n"
 )
-TIGHT_USD, RAISED_USD = 0.05, 1000.0  # a fraction of any configuration's planned cost; then more than all of it
+TIGHT_USD, RAISED_USD = 0.05, 1000.0  # a tight budget when the plan shows no job bound; then more than all of it
 SECONDS_PER_REQUEST = 1.0  # the watchdog's bound per request the dry run plans, generous for a loaded two-core machine
 BASE_SECONDS = 90.0
 
@@ -80,6 +80,7 @@ class Outcome:
     expected: dict[str, list[str]]
     seconds: float
     checks: int  # invariants checked (a budget stop is checked for its ending only: its tables are partial)
+    names: tuple[str, ...] = ()  # which
 
 
 def candidate_models(config: dict[str, str]) -> list[str]:
@@ -178,9 +179,12 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
     folder.mkdir(parents=True, exist_ok=True)
     budget = config.get("budget", "none")
     exp = folder / "exp.yaml"
-    exp.write_text(experiment_yaml(config, None if budget == "none" else TIGHT_USD), encoding="utf-8")
+    exp.write_text(experiment_yaml(config), encoding="utf-8")
     _, shown = _speceval(["run", "exp.yaml", "--dry-run", "--offline"], folder, env, BASE_SECONDS)
     planned = checks_flow.planned_requests("\n".join(shown))
+    if budget != "none":  # room for the first generation jobs, not for the judges after them: stops part-way
+        tight = 1.5 * (checks_flow.first_job_bound("\n".join(shown)) or TIGHT_USD)
+        exp.write_text(experiment_yaml(config, round(tight, 4)), encoding="utf-8")
     bound = BASE_SECONDS + SECONDS_PER_REQUEST * (planned or 1000)
     code, last, seconds = _run(folder, env, bound)
     results = {"ends": checks.ends(code, last, seconds, bound)}
@@ -205,4 +209,4 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
             results[f"export_{config['export']}"] = check_export(config["export"], folder, env)
     failures = {k: v for k, v in results.items() if v and k not in checks.EXPECTED_FAIL}
     expected = {k: v for k, v in results.items() if v and k in checks.EXPECTED_FAIL}
-    return Outcome(config, failures, expected, seconds, len(results))
+    return Outcome(config, failures, expected, seconds, len(results), tuple(results))
