@@ -171,7 +171,7 @@ def plan_experiment(
                         judge_tokens,
                         batch_size,
                         prices,
-                        _turns(config, run, inputs) if judge.scope == Scope.TURN else None,
+                        _transcript(config, run, inputs),
                     )
             if "ranking" in tallies:
                 for a, b in itertools.combinations(group.runs, 2):
@@ -179,10 +179,10 @@ def plan_experiment(
                     for _ in range(2):  # both orders, each its own target
                         _judge_requests(tallies["ranking"], inputs, judge, 2, answers, judge_tokens, batch_size, prices)
     if "compliance" in tallies:
+        # As build_tasks: none for a categorical judge (no known category to check an example against), and one
+        # model's examples judged once per mode, shared with its other scopes.
+        canaried = {(j.model, j.org, j.mode): j for j in config.judges if j.mode != Mode.CATEGORIES}
         for inputs in specs.values():
-            # As build_tasks: once per model and mode (its other scopes share them), none for categories (no known
-            # category to check an example against).
-            canaried = {(j.model, j.org, j.mode): j for j in config.judges if j.mode != Mode.CATEGORIES}
             for judge in canaried.values():
                 _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
@@ -221,10 +221,15 @@ def _later_rounds(
 ) -> None:
     """Add a run's conversation rounds 2.. (candidate answers, and its simulated user's turns) to `later`, per
     round: the bound of `speceval.conversations.estimate` (expected = bound: no answer length is known yet)."""
-    conversations = _conversations(config, run, inputs)
-    if conversations is None or not conversations.has_conversations or conversations.max_rounds < 2:
+    if inputs.inputs is None:
         return
     user = config.simulated_user_of(run.settings)
+    follow_ups = run.settings.get("follow_ups")
+    conversations = inputs.inputs.with_follow_ups(
+        follow_ups if isinstance(follow_ups, list) else []
+    ).with_simulated_user(user.max_turns if user is not None else None)
+    if not conversations.has_conversations or conversations.max_rounds < 2:
+        return
     statements = {s.id: s for s in inputs.spec.statements}
     for bound in later_rounds(conversations, run.candidate.model, max_tokens, user, statements, per_round=True):
         assert bound.round is not None  # per_round bounds name their round
@@ -239,25 +244,18 @@ def _later_rounds(
         )
 
 
-def _conversations(config: ExperimentConfig, run: GenerationRun, inputs: _SpecInputs) -> InputSet | None:
-    """A run's inputs as it sends them: with its variation's follow-ups and simulated user (None: not loaded)."""
-    if inputs.inputs is None:
-        return None
+def _transcript(config: ExperimentConfig, run: GenerationRun, inputs: _SpecInputs) -> tuple[int, int]:
+    """A run's conversations as the judges see them, at most: (assistant turns, tokens of a user turn after the
+    first: the simulated user's max_tokens, else the longest scripted follow-up)."""
     user = config.simulated_user_of(run.settings)
     follow_ups = run.settings.get("follow_ups")
-    return inputs.inputs.with_follow_ups(follow_ups if isinstance(follow_ups, list) else []).with_simulated_user(
-        user.max_turns if user is not None else None
-    )
-
-
-def _turns(config: ExperimentConfig, run: GenerationRun, inputs: _SpecInputs) -> dict[str, int] | None:
-    """A turn judge's verdicts per input, by statement: one per turn, every conversation to its last turn (an upper
-    bound, as the later rounds are: a conversation that ends early has fewer). None: one per input."""
-    conversations = _conversations(config, run, inputs)
-    if conversations is None:
-        return None
-    follow_ups, most = len(conversations.follow_ups), conversations.max_turns or 0
-    return {e.statement_id: max(e.max_rounds + follow_ups, most) for e in conversations.statements}
+    scripted = [str(f) for f in follow_ups] if isinstance(follow_ups, list) else []
+    turns = most_turns(config, run.settings)
+    if inputs.inputs is not None and inputs.inputs.has_conversations:
+        turns = max(turns, inputs.inputs.with_follow_ups(scripted).max_rounds)
+    if user is not None:
+        return turns, int(user.max_tokens)
+    return turns, max((estimate_prompt_tokens(f) for f in scripted), default=0)
 
 
 def _card_stages(
@@ -294,10 +292,10 @@ def _card_stages(
         drawn = _drawn(specs[group.spec.name], card.retest)
         for judge in config.judges:
             for run in group.runs:
-                answers = _max_tokens(config, run)
-                _judge_requests(retest, drawn, judge, 1, answers, judge_tokens, batch_size, prices)
+                answers, shape = _max_tokens(config, run), _transcript(config, run, specs[group.spec.name])
+                _judge_requests(retest, drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape)
                 for _ in range(card.paraphrases):
-                    _judge_requests(worded, drawn, judge, 1, answers, judge_tokens, batch_size, prices)
+                    _judge_requests(worded, drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape)
     found = [retest.plan(f"judge card: retest ({card.retest:g} of each judge's answers, re-sent unchanged)")]
     if card.paraphrases:
         if paraphrases.runs:
@@ -373,11 +371,15 @@ def _judge_requests(
     judge_tokens: int,
     batch_size: int,
     prices: PriceTable,
-    turns: dict[str, int] | None = None,
+    shape: tuple[int, int] = (1, 0),
 ) -> None:
-    """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking); a turn
-    judge's (`turns`: per statement, the turns of each input) a request per turn, each priced as the first turn's
-    (the transcript before it is not known yet)."""
+    """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking); in a
+    conversation run (`shape`: its turns and the tokens of a user turn) every conversation to its last turn, judged
+    once whole, or at `scope: turn` once per assistant turn with the transcript up to it (was: one plain answer a
+    conversation, a third of what a 3-turn study's turn judge sent)."""
+    turns, user = shape
+    per_input = turns if judge.scope is Scope.TURN else 1
+    seen = range(1, turns + 1) if judge.scope is Scope.TURN else [turns]  # assistant turns in each request
     expected_answer = min(answer_tokens, EXPECTED_OUTPUT_TOKENS)
     expected_prompt = bound_prompt = cached = requests = 0
     for statement in inputs.spec.statements:
@@ -385,11 +387,13 @@ def _judge_requests(
         if not tokens:
             continue
         around, prefix = _judge_prompt(judge, statement, answers)
-        tokens = tokens * (turns or {}).get(statement.id, 1)
-        requests += len(tokens)
-        expected_prompt += len(tokens) * (around + answers * expected_answer) + sum(tokens)
-        bound_prompt += len(tokens) * (around + answers * answer_tokens) + sum(tokens)
-        cached += (len(tokens) - 1) * prefix  # the statement's first request writes the cache, the rest read it
+        requests += len(tokens) * per_input
+        for t in seen:
+            expected_prompt += len(tokens) * (around + answers * t * expected_answer + (t - 1) * min(user, EXPECTED_OUTPUT_TOKENS))
+            bound_prompt += len(tokens) * (around + answers * t * answer_tokens + (t - 1) * user)
+        expected_prompt += sum(tokens) * per_input
+        bound_prompt += sum(tokens) * per_input
+        cached += (len(tokens) * per_input - 1) * prefix  # the first request writes the cache, the rest read it
     output = min(judge_tokens, EXPECTED_OUTPUT_TOKENS)
     tally.add(
         requests,

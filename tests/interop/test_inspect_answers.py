@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.statistics.stats import wilson_interval
 from speceval.cli.judge import compliance_main
 from tests.conftest import SAMPLE_SPEC
 
@@ -157,6 +158,24 @@ def test_an_inspect_logs_samples_are_judged_as_answers_with_epochs_as_runs(tmp_p
         "Say it is great!",
         "epoch 2: it has risks",
     ]
+
+
+def test_the_compliance_command_prints_each_epochs_rate_with_its_interval(tmp_path, capsys):
+    """Every rate the command prints carries its interval and method, per epoch (an epoch is its own row: the
+    interval was once pooled over epochs and the rows did not say which epoch they were)."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    build_log(folder / "2026-11-27T00-00-00+00-00_model-spec.eval")
+    out = tmp_path / "judged"
+    assert judge(folder, out) == 0
+    printed = capsys.readouterr().out
+    verdicts = load_verdicts([out])
+    for epoch in (1, 2):
+        judged = [row.compliant for row in verdicts.compliance if row.run == epoch and row.outcome == "judged"]
+        low, high = wilson_interval(sum(judged), len(judged))  # one run, independent inputs: the report's method
+        line = next(line for line in printed.splitlines() if f"{NAME} (epoch {epoch})" in line)
+        assert f"{sum(judged) / len(judged):.1%} [{low:.1%}, {high:.1%}]" in line, line
+    assert "95% CI: Wilson score interval" in printed
 
 
 def test_a_sample_without_a_statement_id_is_refused_naming_it_before_anything_is_sent(tmp_path, capsys):
