@@ -17,6 +17,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,20 +194,26 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
         results["budget_raised"] = checks_flow.budget_raised(code, last, *_run(folder, env, bound)[:2])
         code = 0 if not results["budget_raised"] else code
     out, models = folder / "out", set(candidate_models(config))
-    if code == 0:
-        results["compliance_counts"] = checks.compliance_counts(out)
-        results["candidates_are_configured"] = checks.candidates_are_configured(out, models)
-        results["health_candidates"] = checks.health_candidates(out, models)
-        results["scores_finite"] = checks.scores_finite(out)
-        results["canaries_per_judge_entry"] = checks.canaries_per_judge_entry(out, checks.headline_entries(out))
-        results["tier_served"] = checks.tier_served(out, config.get("tier", "batch"))
-        results["sent_once"] = checks_flow.sent_once(out)
-        conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
-        results["dry_run_matches"] = checks_flow.dry_run_matches(planned, out, conversations)
-        if config.get("labels", "none") == "aimed":
-            results["labels_aimed"] = check_labels(folder, env)
-        if "export" in config:
-            results[f"export_{config['export']}"] = check_export(config["export"], folder, env)
+    conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
+    invariants: dict[str, Callable[[], list[str]]] = {
+        "compliance_counts": lambda: checks.compliance_counts(out),
+        "candidates_are_configured": lambda: checks.candidates_are_configured(out, models),
+        "health_candidates": lambda: checks.health_candidates(out, models),
+        "scores_finite": lambda: checks.scores_finite(out),
+        "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
+        "tier_served": lambda: checks.tier_served(out, config.get("tier", "batch")),
+        "sent_once": lambda: checks_flow.sent_once(out),
+        "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations),
+    }
+    if config.get("labels", "none") == "aimed":
+        invariants["labels_aimed"] = lambda: check_labels(folder, env)
+    if "export" in config:
+        invariants[f"export_{config['export']}"] = lambda: check_export(config["export"], folder, env)
+    for name, check in invariants.items() if code == 0 else ():
+        try:
+            results[name] = check()
+        except Exception as exc:  # a check that crashes (a reader refusing an export) fails, never stops the matrix
+            results[name] = [f"{type(exc).__name__}: {str(exc)[:300]}"]
     failures = {k: v for k, v in results.items() if v and k not in checks.EXPECTED_FAIL}
     expected = {k: v for k, v in results.items() if v and k in checks.EXPECTED_FAIL}
     return Outcome(config, failures, expected, seconds, len(results), tuple(results))
