@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import speceval
+
 from speceval.pipelines.candidates import load_answers, resolve_candidates
 from speceval.spec import load_spec
 from tests.study_matrix.matrix import SPEC, experiment_yaml
@@ -25,12 +27,18 @@ def _speceval(*args: str, cwd: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("inspect_read_back")
+    (folder / "exp.yaml").write_text(experiment_yaml(CONFIG), encoding="utf-8")
+    _speceval("run", "exp.yaml", "--offline", cwd=folder)
+    _speceval("export", "out", "--format", "inspect", "--out", "logs", cwd=folder)
+    return folder / "logs"
+
+
 @pytest.mark.slow
-def test_an_inspect_export_of_two_runs_reads_back_as_the_candidates_two_runs(tmp_path: Path) -> None:
-    (tmp_path / "exp.yaml").write_text(experiment_yaml(CONFIG), encoding="utf-8")
-    _speceval("run", "exp.yaml", "--offline", cwd=tmp_path)
-    _speceval("export", "out", "--format", "inspect", "--out", "logs", cwd=tmp_path)
-    candidates = resolve_candidates([tmp_path / "logs"])
+def test_an_inspect_export_of_two_runs_reads_back_as_the_candidates_two_runs(logs: Path) -> None:
+    candidates = resolve_candidates([logs])
     assert sorted((c.name, c.run) for c in candidates) == [
         ("gpt-4.1-mini-2025-04-14", 1),
         ("gpt-4.1-mini-2025-04-14", 2),
@@ -39,3 +47,12 @@ def test_an_inspect_export_of_two_runs_reads_back_as_the_candidates_two_runs(tmp
     for candidate in candidates:
         answers = load_answers(candidate, spec)
         assert sum(len(answers.indices(s)) for s in answers.statement_ids) == 40  # every input of the run, once
+
+
+@pytest.mark.slow
+def test_read_answers_reads_a_folder_of_inspect_logs_as_answers(logs: Path) -> None:
+    # It gave an empty frame, without a word, for the logs the judging commands take as a candidate's answers.
+    frame = speceval.read_answers(logs)
+    assert len(frame) == 80 and frame["output"].notna().all() and set(frame["run"]) == {1, 2}
+    assert set(frame["candidate"]) == {"gpt-4.1-mini-2025-04-14"} and set(frame["data"]) == {"synthetic"}
+    assert set(frame["spec"]) == {"openai"} and set(frame["outcome"]) == {"succeeded"}
