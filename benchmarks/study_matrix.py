@@ -1,6 +1,8 @@
 """The whole study matrix (issue 42): every configuration of the all-pairs covering array over the feature lattice
-(`tests/study_matrix/matrix.py`), each run offline in a subprocess under a watchdog, every invariant checked
-(`tests/study_matrix/checks.py`). Prints each configuration, then the counts: configurations, checks, failures,
+(`tests/study_matrix/matrix.py`: candidates, judges, variation, runs, budget, tier, labels, export), each run
+offline in a subprocess under a watchdog (a dry run first, then the run; a budget raised mid-way runs twice; then
+an aimed label sheet and an export read back), every invariant checked (`tests/study_matrix/checks.py`,
+`checks_flow.py`). Prints each configuration with its checks, then the counts: configurations, checks, failures,
 and expected failures (defects other helpers own, named in `checks.EXPECTED_FAIL`).
 
     nice -n 10 .venv/bin/python benchmarks/study_matrix.py [--seed N] [--limit K]
@@ -34,7 +36,8 @@ def main() -> int:
             failures += len(outcome.failures)
             expected += len(outcome.expected)
             print(
-                f"{number:2d} {config} {outcome.seconds:.0f}s failures={outcome.failures} expected={outcome.expected}"
+                f"{number:2d} {config} {outcome.seconds:.0f}s checks={outcome.checks} failures={outcome.failures} "
+                f"expected={outcome.expected}"
             )
     print(f"configurations: {len(configs)}, checks: {checks}, failures: {failures}, expected failures: {expected}")
     return 1 if failures else 0
