@@ -158,3 +158,23 @@ def tier_served(out: Path, tier: str) -> list[str]:
     if not answers:
         failures.append("no answer records found")
     return failures
+
+
+def panels_one_scale(out: Path) -> list[str]:
+    """Every panel (panel.csv's row) is over judges of one scope and one scale (mode), as the verdict files say."""
+    table = out / "report" / "panel.csv"
+    if not table.is_file():
+        return []
+    kinds: dict[str, set[tuple[str, str]]] = {}
+    for path in _verdict_files(out):
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        kind = (str(meta.get("mode", "binary")), str(meta.get("scope", "conversation")))
+        kinds.setdefault(str(meta["judge"]), set()).add(kind)
+    failures = []
+    with table.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            judges = json.loads(row["judge_rates"] or "{}")
+            mixed = set().union(*(kinds.get(j, {("unknown", "unknown")}) for j in judges)) if judges else set()
+            if len(mixed) > 1:
+                failures.append(f"panel.csv {row['candidate']}/{row['variation']} mixes {sorted(mixed)}")
+    return failures

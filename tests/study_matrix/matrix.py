@@ -202,6 +202,7 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
         "scores_finite": lambda: checks.scores_finite(out),
         "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
         "tier_served": lambda: checks.tier_served(out, config.get("tier", "batch")),
+        "panels_one_scale": lambda: checks.panels_one_scale(out),
         "sent_once": lambda: checks_flow.sent_once(out),
         "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations),
     }

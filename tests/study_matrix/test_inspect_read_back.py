@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import speceval
-
 from speceval.pipelines.candidates import load_answers, resolve_candidates
 from speceval.spec import load_spec
 from tests.study_matrix.matrix import SPEC, experiment_yaml

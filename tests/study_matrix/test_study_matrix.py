@@ -86,6 +86,16 @@ def test_the_checks_fail_on_a_report_that_miscounts_or_names_a_compound_candidat
     models = {r["candidate"] for r in csv.DictReader(table.open(encoding="utf-8", newline=""))}
     assert checks.candidates_are_configured(out, models) == []
     assert checks.candidates_are_configured(out, {next(iter(models))})  # a candidate not configured is named
+    judges = {json.loads(p.read_text(encoding="utf-8"))["metadata"]["judge"] for p in checks._verdict_files(out)}
+    assert len(judges) == 2 and checks.panels_one_scale(out) == []  # a turn and a whole-conversation judge
+    panel = out / "report" / "panel.csv"
+    _rewrite(
+        panel,
+        lambda rows: rows.append(
+            {"candidate": "m", "variation": "v", "judge_rates": json.dumps(dict.fromkeys(judges, 0.5))}
+        ),
+    )
+    assert any("mixes" in failure for failure in checks.panels_one_scale(out))  # a panel over two scopes
 
 
 @pytest.mark.slow
