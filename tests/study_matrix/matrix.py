@@ -146,26 +146,26 @@ def label_aim(out: Path) -> dict[str, str] | None:
     return None
 
 
-def check_labels(folder: Path, env: dict[str, str]) -> list[str]:
+def check_labels(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
     """Aim a sheet (`speceval label-sheet --judge --scope --candidate --variation`), fill it, report with it."""
     aim, sheet = label_aim(folder / "out"), folder / "labels.csv"
     flags = [f"--{k}={v}" for k, v in (aim or {}).items()]
-    code, shown = _speceval(["label-sheet", "out", "--n", "12", "--out", sheet.name, *flags], folder, env, BASE_SECONDS)
+    code, shown = _speceval(["label-sheet", "out", "--n", "12", "--out", sheet.name, *flags], folder, env, bound)
     if aim is None:  # no yes/no verdicts: a sheet cannot be drawn, and saying so is the right answer
         return [] if code == 0 or (code == 2 and shown) else [f"label-sheet without binary verdicts: exit {code}"]
     if code != 0:
         return [f"label-sheet {flags}: exit {code}: {shown[-1:]}"]
     labelled = checks_flow.fill_labels(sheet)
-    code, shown = _speceval(["report", "out", "--labels", sheet.name, "--out", "labelled"], folder, env, BASE_SECONDS)
+    code, shown = _speceval(["report", "out", "--labels", sheet.name, "--out", "labelled"], folder, env, bound)
     if code != 0:
         return [f"report --labels: exit {code}: {shown[-1:]}"]
     return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled)
 
 
-def check_export(fmt: str, folder: Path, env: dict[str, str]) -> list[str]:
+def check_export(fmt: str, folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
     """`speceval export --format FMT`, then the export read back (counts, scores finite, answers present)."""
     target = folder / {"jsonl": "exported.jsonl", "parquet": "exported.parquet"}.get(fmt, f"exported_{fmt}")
-    code, shown = _speceval(["export", "out", "--format", fmt, "--out", target.name], folder, env, BASE_SECONDS)
+    code, shown = _speceval(["export", "out", "--format", fmt, "--out", target.name], folder, env, bound)
     if code != 0:
         return [f"export --format {fmt}: exit {code}: {shown[-1:]}"]
     if fmt in ("jsonl", "parquet"):
@@ -207,9 +207,9 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
         "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations),
     }
     if config.get("labels", "none") == "aimed":
-        invariants["labels_aimed"] = lambda: check_labels(folder, env)
+        invariants["labels_aimed"] = lambda: check_labels(folder, env, bound)
     if "export" in config:
-        invariants[f"export_{config['export']}"] = lambda: check_export(config["export"], folder, env)
+        invariants[f"export_{config['export']}"] = lambda: check_export(config["export"], folder, env, bound)
     for name, check in invariants.items() if code == 0 else ():
         try:
             results[name] = check()
