@@ -388,8 +388,9 @@ def _judge_requests(
             continue
         around, prefix = _judge_prompt(judge, statement, answers)
         requests += len(tokens) * per_input
+        expected_user = min(user, EXPECTED_OUTPUT_TOKENS)
         for t in seen:
-            expected_prompt += len(tokens) * (around + answers * t * expected_answer + (t - 1) * min(user, EXPECTED_OUTPUT_TOKENS))
+            expected_prompt += len(tokens) * (around + answers * t * expected_answer + (t - 1) * expected_user)
             bound_prompt += len(tokens) * (around + answers * t * answer_tokens + (t - 1) * user)
         expected_prompt += sum(tokens) * per_input
         bound_prompt += sum(tokens) * per_input
