@@ -161,7 +161,7 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
-    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=3, help="0: the kill-and-resume trial only")
     parser.add_argument("--chunk", type=int, default=50_000)
     parser.add_argument("--poll", type=float, default=0.5)
     parser.add_argument("--timeout", type=float, default=900.0)
@@ -201,10 +201,15 @@ def main() -> None:
                         root,
                         args.timeout,
                     )
+                if pair["inspect"]["seconds"] != pair["inspect"]["seconds"]:  # NaN: it did not finish
+                    bound = args.timeout / pair["speceval"]["seconds"]
+                    print(f"  (a lower bound) inspect / speceval wall time > {bound:.1f}")
+                    continue
                 walls.append(pair["inspect"]["seconds"] / pair["speceval"]["seconds"])
                 memory.append(pair["inspect"]["peak_mib"] / pair["speceval"]["peak_mib"])
-            print(f"  inspect / speceval wall time: {spread(walls)} (min / median / max, {args.pairs} pairs)")
-            print(f"  inspect / speceval peak memory: {spread(memory)}", flush=True)
+            if walls:
+                print(f"  inspect / speceval wall time: {spread(walls)} (min / median / max, {args.pairs} pairs)")
+                print(f"  inspect / speceval peak memory: {spread(memory)}", flush=True)
             if not args.no_resume:
                 for side in ("inspect", "speceval"):
                     again = kill_and_resume(side, emu, data, root / f"{side}-killed", env, args, n)
