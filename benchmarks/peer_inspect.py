@@ -114,7 +114,7 @@ def measure(side: str, argv: list[str], env: dict[str, str], scratch: Path, time
 
 
 def sent(emu: Emulator) -> int:
-    return sum(job.request_count for job in emu.list_jobs() if job.provider == "openai")
+    return sum(job.request_count for job in emu.list_jobs("openai"))
 
 
 def kill_and_resume(
