@@ -53,7 +53,8 @@ for path in sorted(inputs.glob("*.json")):
         samples.append(Sample(id=f"{path.stem}-{index}", input=text))
 batch = BatchConfig(size=chunk, max_size=chunk, send_delay=1.0, tick=poll)
 if retry:
-    logs = eval_retry(retry, log_dir=log_dir, max_connections=len(samples), max_samples=len(samples), batch=batch,
+    # eval_retry takes no generate config: the retried task keeps the log's own (batch mode included)
+    logs = eval_retry(retry, log_dir=log_dir, max_connections=len(samples), max_samples=len(samples),
                       display="none")
 else:
     task = Task(dataset=MemoryDataset(samples), solver=generate())
@@ -150,7 +151,9 @@ def kill_and_resume(
     else:
         # the same command again: a run left unfinished is resumed (speceval.cli.generation)
         argv = [sys.executable, *argv_of(side, data, out, args.chunk, args.poll)]
-    subprocess.run(argv, cwd=REPO, env=env, capture_output=True, timeout=args.timeout, check=True)
+    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=args.timeout)
+    if done.returncode != 0:
+        sys.exit(f"{side}'s resume failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return sent(emu) - before - n
 
 
