@@ -15,8 +15,9 @@ adds their variances likewise): the judge's rate p takes the report's clustered 
 cluster-robust effective size, clusters = inputs, so runs and turns of one input are one cluster), the rectifier a
 t interval from its cluster-robust SE among the labelled inputs, stratified by statement, on the labels' degrees of
 freedom. The rectifier's variance is never taken as 0: a statement whose labels all agree with the judge adds the
-variance of a disagreement at its Jeffreys-prior Bayes rate 1/2 / (n_h + 1) (a sample that saw no judge error has
-not shown there is none).
+variance of a disagreement at its empirical-Bayes rate, under a Beta prior shared by the statements and estimated
+from all of them (a sample that saw no judge error has not shown there is none; a panel of statements where the
+judge seldom errs says how seldom).
 
 Rogan–Gladen (Am J Epidemiol 1978): with the judge's sensitivity q1 = P(f = 1 | y = 1) and specificity
 q0 = P(f = 0 | y = 0) estimated on the labels (weighted N_h/n_h), the true rate is (p + q0 - 1)/(q0 + q1 - 1),
@@ -113,20 +114,41 @@ def stratified_ppi(
 
 def _rectifier_floor(r: np.ndarray, labelled: np.ndarray, strata: np.ndarray, verdicts: int) -> float:
     """The rectifier's variance for each statement whose labels show no disagreement with the judge, where the
-    sample variance is 0: the judge's disagreement rate there is taken at its Bayesian estimate under Jeffreys'
-    prior Beta(1/2, 1/2), (0 + 1/2)/(n_h + 1) after 0 disagreements in n_h labels, and a label's rectifier (-1, 0 or
-    1) at the variance d(1 - d) of a disagreement indicator at that rate; for the mean of n_h labels at the
-    statement's weight N_h/N. Ten labels that happened to miss a 12% error rate (28% of the time) would otherwise
-    claim the judge is exact there. (Issue 47: the floor before, one disagreement among n_h + 1 labels, a variance
-    of about 1/(n_h + 1), is the Bayes estimate under a Beta(1, 1) prior's double; it made PPI 1.2-2.6x as wide as
-    a covering reference.)"""
+    sample variance is 0: the judge's disagreement rate there at its empirical-Bayes estimate (`_shrunk_rates`),
+    and a label's rectifier (-1, 0 or 1) at the variance d(1 - d) of a disagreement indicator at that rate; for the
+    mean of n_h labels at the statement's weight N_h/N. Ten labels that happened to miss a 12% error rate (28% of
+    the time) would otherwise claim the judge is exact there. (Issue 47: the floor before took each statement's rate
+    at Jeffreys' 0.5/(n_h + 1), a prior centred on a judge wrong half the time; with many statements of few labels
+    each it made PPI up to 2.6x as wide as a covering reference, and it kept Neyman's allocation from saving labels.)"""
     sizes = np.bincount(strata).astype(float)
     labels = np.bincount(strata, weights=labelled.astype(float), minlength=len(sizes))
     off = np.bincount(strata, weights=(labelled & (r != 0)).astype(float), minlength=len(sizes))
-    clean = (labels > 0) & (off == 0)
-    share = sizes / verdicts
-    rate = 0.5 / (labels[clean] + 1)
-    return float((share[clean] ** 2 * rate * (1 - rate) / labels[clean]).sum())
+    seen = labels > 0
+    rate = _shrunk_rates(off[seen], labels[seen])
+    clean = off[seen] == 0
+    share = (sizes / verdicts)[seen]
+    return float((share[clean] ** 2 * rate[clean] * (1 - rate[clean]) / labels[seen][clean]).sum())
+
+
+def _shrunk_rates(wrong: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each statement's disagreement rate under a Beta prior shared by the statements and estimated from them
+    (empirical Bayes, the beta-binomial's method of moments: J. Kleinman, JASA 68 (1973) 46-54): the prior's mean
+    the pooled rate at Jeffreys' Bayes estimate (K + 1/2)/(n + 1), its strength m from the statements' spread beyond
+    binomial noise, τ² = (Σ n_h (x_h - x̄)² - x̄(1 - x̄)(H - 1)) / (n - Σ n_h²/n), m = x̄(1 - x̄)/τ² - 1 (at least
+    one label's worth; no spread beyond noise pools them fully). A statement's rate is (k_h + m·x̄)/(n_h + m): a
+    panel of statements where the judge seldom errs says so of a statement whose few labels all agree, while one
+    statement that errs often keeps the others' prior wide."""
+    n = float(labels.sum())
+    pooled = (float(wrong.sum()) + 0.5) / (n + 1)
+    observed = wrong / labels
+    spread = float((labels * (observed - wrong.sum() / n) ** 2).sum())
+    noise = pooled * (1 - pooled) * (len(labels) - 1)
+    scale = n - float((labels**2).sum()) / n
+    tau2 = (spread - noise) / scale if scale > 0 else 0.0
+    if tau2 <= 0:
+        return np.full(len(labels), pooled)
+    strength = max(1.0, pooled * (1 - pooled) / tau2 - 1)
+    return np.asarray((wrong + strength * pooled) / (labels + strength))
 
 
 def _clip(value: float) -> float:
