@@ -231,18 +231,27 @@ def test_statements_whose_labels_all_agree_share_the_pooled_rate_not_each_its_ow
 
 
 def test_one_statement_that_errs_often_leaves_the_clean_ones_near_the_panels_rate() -> None:
-    # Empirical Bayes by hand: 9 statements with 0 of 10 labels off, one with 5 of 10. x̄ = 5.5/101, spread
-    # Σ n_h (x_h - 0.05)² = 10 (0.45² + 9 · 0.05²), noise x̄(1 - x̄) · 9, scale 100 - 1000/100 = 90.
+    # Empirical Bayes by hand: 9 statements with 0 of 10 labels off, one with 5 of 10 (equal n_h, so Kleinman's
+    # weights are equal whatever ρ). x̄ = 0.05; c_h = 10 - 100/100 = 9; spread Σ 10 (x_h - 0.05)² = 2.25; noise
+    # x̄(1 - x̄) Σ c_h/n_h = 0.0475 · 9; τ² = (2.25 - 0.4275)/(10 · 9 · 0.9) = 0.0225; ρ = τ²/0.0475; m = 1/ρ - 1.
     from speceval.analysis.statistics.ppi import _shrunk_rates
 
     wrong, labels = np.array([0.0] * 9 + [5.0]), np.full(10, 10.0)
-    pooled = 5.5 / 101
-    tau2 = (10 * (0.45**2 + 9 * 0.05**2) - pooled * (1 - pooled) * 9) / 90
-    strength = max(1.0, pooled * (1 - pooled) / tau2 - 1)
+    rho = 0.0225 / 0.0475
+    strength = 1 / rho - 1
     found = _shrunk_rates(wrong, labels)
-    assert np.allclose(found[:9], strength * pooled / (10 + strength))
-    assert np.isclose(found[9], (5 + strength * pooled) / (10 + strength))
+    assert np.allclose(found[:9], strength * 0.05 / (10 + strength))
+    assert np.isclose(found[9], (5 + strength * 0.05) / (10 + strength))
     assert found[0] < 0.5 / 11  # below each clean statement's own Jeffreys rate (the floor before)
+
+
+def test_kleinmans_weights_keep_a_heavily_labelled_statement_from_lending_its_rate() -> None:
+    # Neyman's allocation puts 40 labels where the judge errs (18 off) and 4 on each of 10 clean statements: the
+    # prior's mean is near the statements' average rate (0.45/11), not the pooled 18/80.
+    from speceval.analysis.statistics.ppi import _shrunk_rates
+
+    found = _shrunk_rates(np.array([18.0] + [0.0] * 10), np.array([40.0] + [4.0] * 10))
+    assert found[1] < 0.025
 
 
 def test_many_small_statements_cover_at_a_rate_near_one_and_stay_near_the_labels_only_width() -> None:

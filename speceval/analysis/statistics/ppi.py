@@ -132,23 +132,33 @@ def _rectifier_floor(r: np.ndarray, labelled: np.ndarray, strata: np.ndarray, ve
 
 def _shrunk_rates(wrong: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Each statement's disagreement rate under a Beta prior shared by the statements and estimated from them
-    (empirical Bayes, the beta-binomial's method of moments: J. Kleinman, JASA 68 (1973) 46-54): the prior's mean
-    the pooled rate at Jeffreys' Bayes estimate (K + 1/2)/(n + 1), its strength m from the statements' spread beyond
-    binomial noise, τ² = (Σ n_h (x_h - x̄)² - x̄(1 - x̄)(H - 1)) / (n - Σ n_h²/n), m = x̄(1 - x̄)/τ² - 1 (at least
-    one label's worth; no spread beyond noise pools them fully). A statement's rate is (k_h + m·x̄)/(n_h + m): a
-    panel of statements where the judge seldom errs says so of a statement whose few labels all agree, while one
-    statement that errs often keeps the others' prior wide."""
-    n = float(labels.sum())
-    pooled = (float(wrong.sum()) + 0.5) / (n + 1)
+    (empirical Bayes, the beta-binomial's method of moments with Kleinman's weights: J. Kleinman, JASA 68 (1973)
+    46-54). With weights w_h (first n_h, W = Σ w_h), the mean x̄ = Σ w_h x_h / W and, as Var x_h = (x̄(1 - x̄) - τ²)/n_h
+    + τ², the spread beyond binomial noise τ² = (Σ w_h (x_h - x̄)² - x̄(1 - x̄) Σ c_h/n_h) / Σ c_h (1 - 1/n_h),
+    c_h = w_h - w_h²/W; then ρ = τ²/(x̄(1 - x̄)) and w_h = n_h/(1 + ρ(n_h - 1)), repeated to a fixed point. No spread
+    beyond noise pools the statements fully: each takes the pooled rate at Jeffreys' (K + 1/2)/(n + 1). Else a
+    statement's rate is (k_h + m x̄)/(n_h + m), the prior's strength m = 1/ρ - 1 at least one label's worth. The
+    weights matter where the labels were put where the judge errs (Neyman's allocation): the pooled rate there is
+    mostly that statement's, and would be lent to the clean ones."""
     observed = wrong / labels
-    spread = float((labels * (observed - wrong.sum() / n) ** 2).sum())
-    noise = pooled * (1 - pooled) * (len(labels) - 1)
-    scale = n - float((labels**2).sum()) / n
-    tau2 = (spread - noise) / scale if scale > 0 else 0.0
-    if tau2 <= 0:
-        return np.full(len(labels), pooled)
-    strength = max(1.0, pooled * (1 - pooled) / tau2 - 1)
-    return np.asarray((wrong + strength * pooled) / (labels + strength))
+    weights = labels.astype(float)
+    rho, mean = 0.0, 0.0
+    for _ in range(50):
+        total = float(weights.sum())
+        mean = float((weights * observed).sum()) / total
+        share = weights - weights**2 / total
+        spread = float((weights * (observed - mean) ** 2).sum())
+        excess = float((share * (1 - 1 / labels)).sum())
+        tau2 = (spread - mean * (1 - mean) * float((share / labels).sum())) / excess if excess > 0 else 0.0
+        if tau2 <= 0:
+            return np.full(len(labels), (float(wrong.sum()) + 0.5) / (float(labels.sum()) + 1))
+        updated = min(1.0, tau2 / (mean * (1 - mean)))
+        if abs(updated - rho) < 1e-9:
+            break
+        rho = updated
+        weights = labels / (1 + rho * (labels - 1))
+    strength = max(1.0, 1 / rho - 1)
+    return np.asarray((wrong + strength * mean) / (labels + strength))
 
 
 def _clip(value: float) -> float:
