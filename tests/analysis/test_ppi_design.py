@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.ppi import UNDEFINED_NO_NEGATIVE, rogan_gladen, stratified_ppi
+from speceval.analysis.statistics.ppi import rogan_gladen, stratified_ppi
 from speceval.analysis.tables.human_labels import item_id, label_sheet
 from speceval.analysis.tables.label_design import label_design
 from speceval.analysis.tables.ppi_table import ppi_rates
@@ -141,8 +141,10 @@ def test_ppi_is_per_variation_and_clustered_by_input():
     assert [(r.variation, r.labelled, r.unlabelled) for r in found] == [("v1", 8, 52), ("v2", 8, 52)]
 
 
-def test_rogan_gladen_by_hand_and_undefined_without_a_negative_label():
-    # 100 verdicts, judge rate 0.6; labels: sensitivity 8/10, specificity 8/10 -> (0.6 + 0.8 - 1)/(0.6) = 2/3.
+def test_rogan_gladen_by_hand_and_defined_without_a_negative_label():
+    # 100 verdicts, judge rate 0.6; labels: sensitivity 8/10, specificity 8/10, each one agreement and one
+    # disagreement further (Agresti–Coull; one label weighs 100/20 = 5 verdicts' worth, so 40 + 5 of 50 + 10):
+    # 0.75, 0.75 -> (0.6 + 0.75 - 1)/(0.5) = 0.7.
     f = np.array([1.0] * 60 + [0.0] * 40)
     labelled = np.zeros(100, dtype=bool)
     y = np.zeros(100)
@@ -157,10 +159,35 @@ def test_rogan_gladen_by_hand_and_undefined_without_a_negative_label():
     ]:
         labelled[index], y[index] = True, label
     found = rogan_gladen(f, y, labelled, np.arange(100), np.zeros(100, dtype=np.int64), draws=200)
-    assert found.rate == pytest.approx(2 / 3)
-    assert found.ci_low is not None and found.ci_high is not None and found.ci_low < 2 / 3 < found.ci_high
-    only_positive = rogan_gladen(f, np.ones(100), labelled, np.arange(100), np.zeros(100, dtype=np.int64))
-    assert only_positive.rate is None and only_positive.note == UNDEFINED_NO_NEGATIVE
+    assert found.rate == pytest.approx(0.7)
+    assert found.ci_low is not None and found.ci_high is not None and found.ci_low < 0.7 < found.ci_high
+    # Issue 47: no label says non-compliant: the specificity is taken at 1/2 (no agreement, no disagreement, one of
+    # each added) and the sensitivity, 10 of 12 labels judged compliant, at (10 + 1)/(12 + 2): 0.1/(11/14 - 0.5).
+    positives = np.zeros(100, dtype=bool)
+    positives[[*range(10), 70, 71]] = True
+    only_positive = rogan_gladen(f, np.ones(100), positives, np.arange(100), np.zeros(100, dtype=np.int64))
+    assert only_positive.rate == pytest.approx(0.1 / (11 / 14 - 0.5))
+    assert only_positive.ci_low is not None and only_positive.ci_high is not None
+    assert only_positive.ci_low <= only_positive.rate <= only_positive.ci_high
+
+
+@pytest.mark.slow  # 200 sheets with a bootstrap each: about 10 s
+def test_rogan_gladen_is_defined_and_covers_at_a_rate_of_097_with_20_labels() -> None:
+    # One statement of 100 answers at a 0.97 rate, a judge that passes 30% of the non-compliant ones and fails 5% of
+    # the compliant ones, 20 labels: most sheets hold no non-compliant label (undefined in 189 of 300 draws before).
+    rng = np.random.default_rng(11)
+    hits = defined = 0
+    for _ in range(200):
+        y = rng.random(100) < 0.97
+        f = np.where(y, rng.random(100) < 0.95, rng.random(100) < 0.3).astype(float)
+        labelled = np.zeros(100, dtype=bool)
+        labelled[rng.choice(100, 20, replace=False)] = True
+        found = rogan_gladen(f, y.astype(float), labelled, np.arange(100), np.zeros(100, dtype=np.int64), draws=200)
+        if found.ci_low is None or found.ci_high is None:
+            continue
+        defined += 1
+        hits += found.ci_low <= 0.97 <= found.ci_high
+    assert defined == 200 and hits / defined >= 0.93
 
 
 @pytest.mark.slow  # 150 simulated label sheets with a bootstrap each: 4 s

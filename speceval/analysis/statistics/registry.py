@@ -47,7 +47,8 @@ PPI = (
     "quadrature, clipped to [0, 1]"
 )
 ROGAN_GLADEN = (
-    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h; hull of a percentile "
+    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
+    "disagreement further (Agresti–Coull; defined without a label of one class); hull of a percentile "
     "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
     "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
 )
