@@ -305,3 +305,12 @@ def test_many_small_statements_cover_at_a_rate_near_one_and_stay_near_the_labels
     assert hits / 300 >= 0.93
     assert np.mean(widths) <= 1.5 * np.mean(reference)
     assert np.mean(widths) <= 0.075
+
+
+def test_a_spread_barely_beyond_noise_pools_the_statements_rather_than_dividing_by_zero() -> None:
+    # 2/2, 1/1, 1/3, 2/3 off: the spread beyond binomial noise is ~3e-17 (rounding), ρ ~ 0: the prior's strength is
+    # then unbounded and every statement takes the mean 6/9 (this raised ZeroDivisionError in the coverage matrix).
+    from speceval.analysis.statistics.ppi import _shrunk_rates
+
+    found = _shrunk_rates(np.array([2.0, 1.0, 1.0, 2.0]), np.array([2.0, 1.0, 3.0, 3.0]))
+    assert np.allclose(found, 6 / 9)

@@ -156,9 +156,9 @@ def _shrunk_rates(wrong: np.ndarray, labels: np.ndarray) -> np.ndarray:
         if tau2 <= 0:
             return np.full(len(labels), (float(wrong.sum()) + 0.5) / (float(labels.sum()) + 1))
         updated = min(1.0, tau2 / (mean * (1 - mean)))
-        if abs(updated - rho) < 1e-9:
+        settled, rho = abs(updated - rho) < 1e-9, updated
+        if settled:
             break
-        rho = updated
         weights = labels / (1 + rho * (labels - 1))
     strength = max(1.0, 1 / rho - 1)
     return np.asarray((wrong + strength * mean) / (labels + strength))
