@@ -16,6 +16,11 @@ def ci(low: float | None, high: float | None) -> str | None:
     return f"{low:.3f}–{high:.3f}" if low is not None and high is not None else None
 
 
+def ci_of(record: Any) -> str | None:
+    """A table record's interval (`ci_low`, `ci_high`) as a cell."""
+    return ci(record.ci_low, record.ci_high)
+
+
 def img(png: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
 

@@ -5,11 +5,10 @@ leniency), agreement with human labels and prediction-powered rates."""
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import leniency_heatmap
-from speceval.analysis.rendering.html.html_parts import Column
+from speceval.analysis.rendering.html.html_parts import Column, ci_of
 from speceval.analysis.rendering.html.html_parts import ci as _ci
 from speceval.analysis.rendering.html.html_parts import fmt as _fmt
 from speceval.analysis.rendering.html.html_parts import img as _img
@@ -96,7 +95,7 @@ def judge_checks_section(data: ReportData) -> str:
         likert = any(c.mean_rating is not None for c in data.judge_checks)
         columns: list[Column] = [
             *["spec", "judge", "kind", "items", "judged", "correct", "rate"],
-            ("95% CI (Wilson)", _interval),
+            ("95% CI (Wilson)", ci_of),
         ]
         columns.append("not_judged")
         parts.append(_record_table(data.judge_checks, [*columns, *(["mean_rating"] if likert else [])]))
@@ -108,7 +107,7 @@ def judge_checks_section(data: ReportData) -> str:
         )
         columns = [
             *["spec", "judge", "candidate", "variation", "items", "rate", "mean_rate", "delta"],
-            ("95% CI", _interval),
+            ("95% CI", ci_of),
         ]
         parts.append(_record_table(data.leniency, [*columns, "same_provider"]))
         for spec, variation in sorted({(r.spec, r.variation) for r in data.leniency}):
@@ -201,10 +200,6 @@ def _home_provider(data: ReportData) -> str:
             ["spec", "judge", "own-provider cells", "mean delta", "other cells", "mean delta", "own − other"], rows
         )
     )
-
-
-def _interval(record: Any) -> str | None:
-    return _ci(record.ci_low, record.ci_high)
 
 
 def _rate_ci(rate: float | None, low: float | None, high: float | None) -> str:
