@@ -338,6 +338,8 @@ def scenarios(bootstrap: int) -> list[Scenario]:
             (*unequal, 60, 1, "statements of 10/40/150 answers, judge errs by statement, 60 labels"),
             ((100,), (0.97,), (0.3,), 20, 1, "one statement, rate 0.97, 20 labels"),
             ((10, 10), (0.8, 0.8), (0.2, 0.2), 30, 5, "20 inputs x 5 runs, 30 labels"),
+            ((50,) * 20, (0.97,) * 20, (0.3,) * 20, 100, 1, "20 statements of 50 answers, rate 0.97, 5 labels each"),
+            ((20,) * 10, (0.99,) * 10, (0.5,) * 10, 30, 1, "10 statements of 20 answers, rate 0.99, 3 labels each"),
         ):
             truth, draw = labelled_scenario(sizes, rates, fps, labels, runs, corrected)
             found.append(
@@ -347,7 +349,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     f"{estimator}: {label} (the sheet's own draw)",
                     truth,
                     draw,
-                    reference="classic PPI (before)",
+                    reference="labels only, stratified, Wilson at the Kish size",
                     cost=3,
                 )
             )

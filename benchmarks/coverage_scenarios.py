@@ -22,7 +22,7 @@ from speceval.analysis.statistics.stats import spearman, spearman_interval, wils
 from speceval.analysis.statistics.survival import kaplan_meier
 from speceval.analysis.tables.candidate_split import StatementShares, associations
 from speceval.analysis.tables.human_labels import item_id, label_sheet
-from speceval.analysis.tables.judge_quality import leniency, ppi_mean
+from speceval.analysis.tables.judge_quality import leniency
 from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.analysis.tables.rankings import strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement
@@ -394,14 +394,24 @@ def labelled_scenario(
         ours = (
             (found.bias_corrected_low, found.bias_corrected_high) if bias_corrected else (found.ci_low, found.ci_high)
         )
-        f_u = [float(bool(r.compliant)) for r in rows if item_id(r) not in labels_of]
-        pairs = [(float(labels_of[item_id(r)]), float(bool(r.compliant))) for r in rows if item_id(r) in labels_of]
-        classic = ppi_mean(f_u, pairs)
-        return (None if ours[0] is None or ours[1] is None else (ours[0], ours[1])), (
-            None if classic is None else (classic[1], classic[2])
-        )
+        return (None if ours[0] is None or ours[1] is None else (ours[0], ours[1])), _labels_only(rows, labels_of)
 
     return truth, draw
+
+
+def _labels_only(rows: list[ComplianceRow], labels_of: dict[str, bool]) -> Bounds:
+    """The classical stratified estimator on the labels alone (Cochran ch. 5: each label weighs N_h/n_h, the judge
+    ignored), with a plain Wilson interval at its Kish effective size (Σw)²/Σw²: PPI's reference (issue 47)."""
+    verdicts: dict[str, int] = {}
+    labelled: dict[str, list[float]] = {}
+    for r in rows:
+        verdicts[r.statement_id] = verdicts.get(r.statement_id, 0) + 1
+        if item_id(r) in labels_of:
+            labelled.setdefault(r.statement_id, []).append(float(labels_of[item_id(r)]))
+    weights = np.concatenate([np.full(len(y), verdicts[h] / len(y)) for h, y in labelled.items()])
+    values = np.concatenate([np.asarray(y) for y in labelled.values()])
+    size = float(weights.sum()) ** 2 / float((weights**2).sum())
+    return _pair(wilson_interval(float((weights * values).sum() / weights.sum()) * size, size, continuity=False))
 
 
 def _spearman_sample(rng: np.random.Generator, n: int, rho: float, inputs: int | None) -> tuple[np.ndarray, np.ndarray]:

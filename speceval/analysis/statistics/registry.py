@@ -46,10 +46,12 @@ LENIENCY = (
 PPI = (
     "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
     "Wilson interval and the rectifier's t interval (cluster-robust by input; a statement whose labels show no "
-    "judge error at the Jeffreys-prior disagreement rate 0.5/(n_h + 1)) added in quadrature, clipped to [0, 1]"
+    "judge error at its empirical-Bayes disagreement rate, a beta-binomial prior shared by the statements) added in "
+    "quadrature, clipped to [0, 1]"
 )
 ROGAN_GLADEN = (
-    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h; hull of a percentile "
+    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
+    "disagreement further (Agresti–Coull; defined without a label of one class); hull of a percentile "
     "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
     "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
 )
