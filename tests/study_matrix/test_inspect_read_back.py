@@ -55,3 +55,10 @@ def test_read_answers_reads_a_folder_of_inspect_logs_as_answers(logs: Path) -> N
     assert len(frame) == 80 and frame["output"].notna().all() and set(frame["run"]) == {1, 2}
     assert set(frame["candidate"]) == {"gpt-4.1-mini-2025-04-14"} and set(frame["data"]) == {"synthetic"}
     assert set(frame["spec"]) == {"openai"} and set(frame["outcome"]) == {"succeeded"}
+
+
+@pytest.mark.slow
+def test_read_verdicts_on_inspect_logs_says_what_it_does_not_read(logs: Path) -> None:
+    # It gave an empty frame without a word (the study matrix's note).
+    with pytest.warns(UserWarning, match="Inspect logs: read_verdicts does not read their scores"):
+        assert len(speceval.read_verdicts(logs)) == 0
