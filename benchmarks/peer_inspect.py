@@ -38,31 +38,44 @@ sys.path.insert(0, str(REPO))
 from benchmarks.scale_generation import make_data  # noqa: E402
 from speceval.emulator import Emulator, FaultConfig  # noqa: E402
 
-INSPECT = r"""
-import json, sys
+TASK = r"""
+import json, os
 from pathlib import Path
-from inspect_ai import Task, eval, eval_retry
+from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import BatchConfig
 from inspect_ai.solver import generate
 
+
+@task
+def peer() -> Task:
+    samples = []
+    for path in sorted(Path(os.environ["PEER_INPUTS"]).glob("*.json")):
+        for index, text in enumerate(json.loads(path.read_text())["inputs"]):
+            samples.append(Sample(id=f"{path.stem}-{index}", input=text))
+    return Task(dataset=MemoryDataset(samples), solver=generate())
+"""
+
+# The task lives in a file of its own (`peer_task.py` beside this script's copy), so that `eval_retry` can load it
+# again from the log, as it does for any task file.
+INSPECT = r"""
+import os, sys
+from pathlib import Path
+from inspect_ai import eval, eval_retry
+from inspect_ai.model import BatchConfig
+
 inputs, log_dir, chunk, poll, retry = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-samples = []
-for path in sorted(inputs.glob("*.json")):
-    for index, text in enumerate(json.loads(path.read_text())["inputs"]):
-        samples.append(Sample(id=f"{path.stem}-{index}", input=text))
+os.environ["PEER_INPUTS"] = str(inputs)
 batch = BatchConfig(size=chunk, max_size=chunk, send_delay=1.0, tick=poll)
 if retry:
     # eval_retry takes no generate config: the retried task keeps the log's own (batch mode included)
-    logs = eval_retry(retry, log_dir=log_dir, max_connections=len(samples), max_samples=len(samples),
-                      display="none")
+    logs = eval_retry(retry, log_dir=log_dir, max_connections=100_000, max_samples=100_000, display="none")
 else:
-    task = Task(dataset=MemoryDataset(samples), solver=generate())
-    logs = eval(task, model="openai/gpt-4.1-mini", log_dir=log_dir, max_connections=len(samples),
-                max_samples=len(samples), max_tokens=64, batch=batch, display="none")
+    task_file = str(Path(__file__).with_name("peer_task.py"))
+    logs = eval(task_file + "@peer", model="openai/gpt-4.1-mini", log_dir=log_dir, max_connections=100_000,
+                max_samples=100_000, max_tokens=64, batch=batch, display="none")
 log = logs[0]
-if log.status != "success" or len(log.samples or []) != len(samples):
-    sys.exit(f"inspect: {log.status}, {len(log.samples or [])} samples of {len(samples)}")
+if log.status != "success":
+    sys.exit(f"inspect: {log.status}")
 """
 
 
@@ -100,6 +113,7 @@ def measure(side: str, argv: list[str], env: dict[str, str], scratch: Path, time
     if argv[0] == "-c":  # _measure.py runs a script file, not -c
         script = scratch / "inspect_side.py"
         script.write_text(argv[1])
+        script.with_name("peer_task.py").write_text(TASK)
         argv = [str(script), *argv[2:]]
     cmd = [sys.executable, str(REPO / "benchmarks" / "_measure.py"), str(report), *argv]
     try:
@@ -126,6 +140,7 @@ def kill_and_resume(
     if side == "inspect":
         script = out.parent / "inspect_side.py"
         script.write_text(INSPECT)
+        script.with_name("peer_task.py").write_text(TASK)
         argv = [sys.executable, str(script), str(data["inputs"]), str(out), str(args.chunk), str(args.poll), ""]
     else:
         argv = [sys.executable, *argv_of(side, data, out, args.chunk, args.poll)]
