@@ -27,6 +27,7 @@ if __package__ in (None, ""):
 from benchmarks.card_scenarios import self_preference_scenario, wording_excess_scenario  # noqa: E402
 from benchmarks.coverage_scenarios import (
     Scenario,
+    agresti_min_naive,
     bounded_scenario,
     bradley_terry_scenario,
     kappa_scenario,
@@ -53,6 +54,7 @@ from speceval.atomic import atomic_write_bytes  # noqa: E402
 from speceval.experiments.precision import minimum_detectable_difference, report_power  # noqa: E402
 
 NEWCOMBE_NAIVE = "Newcombe method 10 over every verdict (naive)"
+AGRESTI_MIN_NAIVE = "Agresti-Min over every verdict (naive)"
 VALID = 0.93
 """A reference interval's width is compared with only where the reference itself covers this often."""
 
@@ -157,6 +159,9 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         (10, 3, 0.97, 0.95, 0.95),
         (10, 1, 0.99, 0.98, 0.5),
         (20, 3, 0.99, 0.98, 0.5),
+        (10, 3, 0.99, 0.98, 0.5),  # issue 47: small n, several runs, extreme and moderate rates
+        (10, 3, 0.9, 0.8, 0.5),
+        (10, 3, 0.5, 0.4, 0.5),
         (10, 1, 0.85, 0.7, 0.5),
         (30, 1, 0.5, 0.4, 0.5),
         (50, 5, 0.9, 0.8, 0.5),
@@ -169,8 +174,8 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 f"{inputs} inputs x {runs} runs, {pa} vs {pb}, "
                 + ("correlated" if spread == 0.5 else "strongly clustered (inputs shift rates by 95% of 1 - p)"),
                 pa - pb,
-                paired_scenario(inputs, runs, pa, pb, spread),
-                reference=NEWCOMBE_NAIVE,
+                paired_scenario(inputs, runs, pa, pb, spread, agresti_min_naive),
+                reference=AGRESTI_MIN_NAIVE,
             )
         )
     for inputs, runs, rates in (
@@ -303,7 +308,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 f"{len(rates)} judges at {rates}, {inputs} answers x {runs} runs",
                 truth,
                 draw,
-                reference=NEWCOMBE_NAIVE + ", scaled (K-1)/K",
+                reference=(AGRESTI_MIN_NAIVE if len(rates) == 2 else NEWCOMBE_NAIVE) + ", scaled (K-1)/K",
             )
         )
     for statements, rho, inputs in (

@@ -18,7 +18,7 @@ from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.statistics.clustered import mean_interval, mean_interval_codes, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.spread import spread_interval
-from speceval.analysis.statistics.stats import spearman, spearman_interval, wilson_interval
+from speceval.analysis.statistics.stats import Z95, spearman, spearman_interval, wilson_interval
 from speceval.analysis.statistics.survival import kaplan_meier
 from speceval.analysis.tables.candidate_split import StatementShares, associations
 from speceval.analysis.tables.human_labels import item_id, label_sheet
@@ -117,8 +117,26 @@ def newcombe_naive(ya: np.ndarray, yb: np.ndarray, scale: float = 1.0) -> Bounds
     return scale * low, scale * high
 
 
+def agresti_min_naive(ya: np.ndarray, yb: np.ndarray, scale: float = 1.0) -> Bounds:
+    """Agresti & Min's Wald interval for paired proportions with 1/2 added to each cell of the 2x2 table (Biometrics
+    61, 2005) over every verdict as if independent: narrower than method 10 near 0 and 1 (no discordant pair gives
+    ±z/(n+2), not ±z²/(n+z²)), and it covers where the truth is near 0; it is not valid for every truth (10 pairs,
+    1.0 vs 0.8: 0.91), so it is a reference, not a candidate."""
+    x, y = ya.reshape(-1) > 0.5, yb.reshape(-1) > 0.5
+    n = len(x) + 2
+    only_a, only_b = float((x & ~y).sum()) + 0.5, float((~x & y).sum()) + 0.5
+    d = (only_a - only_b) / n
+    half = Z95 * math.sqrt(max(0.0, (only_a + only_b) - (only_a - only_b) ** 2 / n)) / n
+    return scale * max(-1.0, d - half), scale * min(1.0, d + half)
+
+
 def paired_scenario(
-    inputs: int, runs: int, pa: float, pb: float, spread: float = 0.5
+    inputs: int,
+    runs: int,
+    pa: float,
+    pb: float,
+    spread: float = 0.5,
+    reference: Callable[[np.ndarray, np.ndarray], Bounds] = newcombe_naive,
 ) -> Callable[[np.random.Generator], Drawn]:
     """Each input shifts both sides' rates the same way, by `spread` of the distance to 1 (correlated verdicts,
     across sides and runs; 0.95: inputs almost always or almost never failing, strong clustering)."""
@@ -132,7 +150,7 @@ def paired_scenario(
         found = paired_difference(side_a, side_b)
         if found is None or found.ci_low is None or found.ci_high is None:
             return None, None
-        return (found.ci_low, found.ci_high), newcombe_naive(ya, yb)
+        return (found.ci_low, found.ci_high), reference(ya, yb)
 
     return draw
 
@@ -208,8 +226,10 @@ def leniency_scenario(
             for run in range(1, runs + 1)
         ]
         found = next(r for r in leniency(rows) if r.judge == "j0")
-        others = verdicts[1:].mean(axis=0)
-        reference = newcombe_naive(verdicts[0].astype(float), others, (len(rates) - 1) / len(rates))
+        others, scale = verdicts[1:].mean(axis=0), (len(rates) - 1) / len(rates)
+        # Two judges: the other side is binary, and Agresti-Min (narrower near 0 and 1) applies.
+        naive = agresti_min_naive if len(rates) == 2 else newcombe_naive
+        reference = naive(verdicts[0].astype(float), others, scale)
         return (None if found.ci_low is None or found.ci_high is None else (found.ci_low, found.ci_high)), reference
 
     return truth, draw

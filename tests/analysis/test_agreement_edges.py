@@ -26,6 +26,7 @@ def test_perfect_agreement_on_ten_answers_is_not_one_to_one():
     assert found.ci_low is not None and found.ci_low < 0.9
     assert found.agreement == 1.0 and found.agreement_low is not None and found.agreement_low < 1.0
     assert found.prevalence == pytest.approx(0.6) and found.note is None
+    assert found.kappa_informative is True
 
 
 def test_a_kappa_at_high_prevalence_says_it_is_uninformative_and_shows_raw_agreement():
@@ -34,6 +35,7 @@ def test_a_kappa_at_high_prevalence_says_it_is_uninformative_and_shows_raw_agree
     found = agreement_of(first, second)
     assert found.prevalence is not None and found.prevalence > 0.9
     assert found.note is not None and "uninformative" in found.note
+    assert found.kappa_informative is False  # issue 47: a flag a reader's code can filter on, not only prose
     assert found.agreement == pytest.approx(28 / 30)
     # Issue 47: the note gives the number to read there, raw agreement with its own interval.
     assert found.agreement_low is not None and found.agreement_high is not None

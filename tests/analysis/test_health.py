@@ -133,3 +133,19 @@ def test_two_models_under_two_pressure_scripts_are_two_candidates_and_get_no_spl
     three = rows + [row("j1", "c", "st", f"q{i}", _bit("c", i), variation="calm") for i in range(20)]
     [health] = statement_health(VerdictColumns.from_rows(three), []).statements
     assert health.candidates == 3 and health.split_inputs == 20  # three models: each model's variations pooled
+
+
+def test_a_statements_kappa_at_high_prevalence_is_flagged_uninformative():
+    # Issue 47: two judges agreeing on 19 of 20 answers, 19 compliant verdicts each: kappa's interval spans most of
+    # [-1, 1]; the health row says kappa is uninformative (read disagreement and its interval instead).
+    rows = [
+        row(j, "a", "st", f"q{i}", not (i == 0 and j == "j1") and not (i == 1 and j == "j2"))
+        for j in ("j1", "j2")
+        for i in range(20)
+    ]
+    [health] = statement_health(VerdictColumns.from_rows(rows), []).statements
+    assert health.kappa_kind == "Cohen" and health.kappa_informative is False
+    assert health.disagreement == pytest.approx(0.1) and health.disagreement_ci_high is not None
+    balanced = [row(j, "a", "st", f"q{i}", i % 2 == 0) for j in ("j1", "j2") for i in range(20)]
+    [health] = statement_health(VerdictColumns.from_rows(balanced), []).statements
+    assert health.kappa_informative is True

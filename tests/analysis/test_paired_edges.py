@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from benchmarks.coverage_scenarios import paired_scenario, verdict_row
-from speceval.analysis.statistics.clustered import mean_interval
+from benchmarks.coverage_scenarios import Drawn, agresti_min_naive, paired_scenario, verdict_row
+from speceval.analysis.statistics.clustered import mean_interval, t975
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.stats import Z95, wilson_interval
 from speceval.analysis.tables.judge_quality import leniency
 
 
@@ -97,14 +99,19 @@ def test_several_runs_paired_difference_covers_with_correlated_verdicts(inputs, 
 def test_several_runs_paired_difference_is_within_1_5x_of_newcombes_method_10(inputs, runs, pa, pb):
     # Issue 47: continuity-corrected side limits (a constant side at n = inputs) made this 1.8-3.1x the naive
     # method 10 over every verdict, which itself covers 0.99+ here. Now 1.13-1.26x (benchmarks/RESULTS.md).
-    draw, rng = paired_scenario(inputs, runs, pa, pb), np.random.default_rng(11)
-    ours, naive = [], []
+    ours, naive = mean_widths(paired_scenario(inputs, runs, pa, pb))
+    assert ours <= 1.5 * naive, (ours, naive)
+
+
+def mean_widths(draw: Callable[[np.random.Generator], Drawn]) -> tuple[float, float]:
+    """Mean widths of ours and the scenario's reference over 200 seeded draws."""
+    rng, ours, reference = np.random.default_rng(11), [], []
     for _ in range(200):
-        found, reference = draw(rng)
-        assert found is not None and reference is not None
+        found, other = draw(rng)
+        assert found is not None and other is not None
         ours.append(found[1] - found[0])
-        naive.append(reference[1] - reference[0])
-    assert np.mean(ours) <= 1.5 * np.mean(naive), (np.mean(ours), np.mean(naive))
+        reference.append(other[1] - other[0])
+    return float(np.mean(ours)), float(np.mean(reference))
 
 
 def test_a_constant_side_over_several_runs_is_as_wide_as_its_answers_allow():
@@ -179,3 +186,21 @@ def test_win_scores_with_many_ties_are_not_held_to_the_width_of_verdicts():
     assert found[0] <= sum(scores) / 80 <= found[1]
     # Capped at the count of games (as before), it was as wide as Wilson at n = 80: about 0.2.
     assert found[1] - found[0] < 0.15
+
+
+def test_a_constant_side_over_several_runs_takes_korn_graubards_degrees_of_freedom():
+    # 10 inputs x 3 runs, both sides all compliant: each side is Wilson at its 30 answers on z · t(9) / t(29)
+    # (Korn & Graubard 1998), not on the bare t(9), which charged the 10 clusters twice (±0.146 before, ±0.125 now).
+    runs = [(i, 1.0) for i in range(10) for _ in range(3)]
+    found = paired_difference(runs, runs)
+    assert found is not None and found.ci_low is not None and found.ci_high is not None
+    low, _ = wilson_interval(30, 30, z=Z95 * t975(9) / t975(29), continuity=False)  # type: ignore[misc]
+    assert found.ci_high == pytest.approx(1 - low) and found.ci_low == pytest.approx(low - 1)
+
+
+@pytest.mark.parametrize(("inputs", "runs", "pa", "pb"), [(10, 3, 0.97, 0.95), (20, 3, 0.99, 0.98)])
+def test_several_runs_paired_difference_is_within_1_56x_of_agresti_min(inputs, runs, pa, pb):
+    # Issue 47: Agresti-Min over every verdict is the narrowest reference that covers here (0.99+). The bare t(G-H)
+    # on the side limits made ours 1.59-1.62x it; Korn-Graubard's degrees of freedom 1.52-1.53x (RESULTS.md).
+    ours, reference = mean_widths(paired_scenario(inputs, runs, pa, pb, reference=agresti_min_naive))
+    assert ours <= 1.56 * reference, (ours, reference)

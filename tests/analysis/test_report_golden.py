@@ -26,6 +26,12 @@ other cell equals the files before (checked by column name, numbers to 1e-12).
 
 Issue 47 item 2 (the candidate spread's selection-aware interval): only `spread_ci_low` and `spread_ci_method` of
 statement_health.csv moved, edited in place (the rest of the files as they were).
+
+Updated for issue 47 item 1 again (Korn-Graubard degrees of freedom on the side limits over several runs): only
+`ci_method` of paired_comparisons.csv (one run: its limits did not move), `spread_ci_*` of statement_health.csv and
+`leniency_ci_low`/`leniency_ci_high` of statement_health_judges.csv were copied from a regeneration, by column name;
+every other cell is unchanged. At the merge of the two, `spread_ci_*` of statement_health.csv were copied again
+from a regeneration (the selection-aware spread on the Korn-Graubard limits); nothing else moved.
 """
 
 from __future__ import annotations
@@ -225,10 +231,13 @@ ADDED_TABLE_COLUMNS = {
     "position_consistency.csv": {"runs", "inputs", "ci_low", "ci_high", "ci_method"},
     "costs.csv": {"tiers"},
     "panel.csv": {"panel_ci_low", "panel_ci_high", "judge_intervals", "ci_method"},
+    "agreement.csv": {"kappa_informative"},
+    "statement_health.csv": {"kappa_informative"},
 }
 """Columns one table gained since (issue 42: position consistency's runs and inputs counted, and its interval; the
 fabricated verdicts have one run, so no pooled row is added and every other cell is as before. Issue 43: each run's
-spend per service tier, `tiers`, in costs.csv. Every rate panel.csv shows, with its interval and method.)"""
+spend per service tier, `tiers`, in costs.csv. Every rate panel.csv shows, with its interval and method. Issue 47:
+whether a kappa is informative at its prevalence, `kappa_informative`, in agreement.csv and statement_health.csv.)"""
 
 
 def _without_added(rows: list[list[str]], name: str) -> list[list[str]]:

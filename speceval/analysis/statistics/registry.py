@@ -19,8 +19,8 @@ CLUSTERED = (
 PAIRED = (
     "MOVER difference of the two rates' own intervals on shared inputs, correlation from the inputs' totals "
     "(Newcombe's hybrid score interval: Wilson limits at each side's effective size, clustered by input and "
-    "stratified by statement over several runs, a constant side at its count of answers; continuity-corrected "
-    "only where the rarer kind is at least 10 effective answers or 20%)"
+    "stratified by statement over several runs on Korn-Graubard's z·t(G-H)/t(n-1), a constant side at its count "
+    "of answers; continuity-corrected only where the rarer kind is at least 10 effective answers or 20%)"
 )
 MEAN = (
     "hull of mean ± t(G-H) · cluster-robust SE (stratified by statement) and the bounded mean's interval over the "

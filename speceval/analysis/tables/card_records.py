@@ -120,6 +120,9 @@ class JudgeCardRow(BaseModel):
     human_kappa_ci_low: float | None = None
     human_kappa_ci_high: float | None = None
     human_kappa_ci_method: str | None = None
+    human_kappa_informative: bool | None = Field(
+        default=None, description="False where the rarer verdict is under 10%: read human_accuracy instead of kappa"
+    )
     retest_items: int = 0
     retest_agreement: float | None = None
     retest_ci_low: float | None = None

@@ -307,8 +307,12 @@ def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
 
 
 def _prefixed(interval: dict[str, Any]) -> dict[str, Any]:
-    # The interval only: raw agreement and prevalence are the per-spec agreement table's columns.
-    return {f"kappa_{key}": value for key, value in interval.items() if key.startswith("ci_")}
+    # The interval and whether kappa says anything at this prevalence: raw agreement and prevalence themselves are
+    # the per-spec agreement table's columns (here disagreement, with its interval, is the number to read instead).
+    found = {f"kappa_{key}": value for key, value in interval.items() if key.startswith("ci_")}
+    if "kappa_informative" in interval:
+        found["kappa_informative"] = interval["kappa_informative"]
+    return found
 
 
 def _leniency(complete: np.ndarray, clusters: np.ndarray) -> dict[int, tuple[float, float | None, float | None]]:

@@ -75,6 +75,11 @@ class StatementHealth(BaseModel):
     kappa_ci_low: float | None = None
     kappa_ci_high: float | None = None
     kappa_ci_method: str | None = None
+    kappa_informative: bool | None = Field(
+        default=None,
+        description="False where the rarer verdict is under 10% of the compared ones (prevalence 0.9-0.99 and beyond):"
+        " kappa is uninformative there; read disagreement and its interval (1 - raw agreement for two judges)",
+    )
     kappa_items: int
     candidates: int = Field(description="distinct candidate models with verdicts here (variations are not candidates)")
     candidate_cells: int = Field(default=0, description="candidate × variation rates compared (lowest, highest)")

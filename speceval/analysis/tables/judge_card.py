@@ -146,6 +146,7 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
             "human_kappa_ci_low": kappa.ci_low if kappa else None,
             "human_kappa_ci_high": kappa.ci_high if kappa else None,
             "human_kappa_ci_method": kappa.ci_method if kappa else None,
+            "human_kappa_informative": kappa.kappa_informative if kappa else None,
         }
     return found
 

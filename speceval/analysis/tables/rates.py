@@ -62,6 +62,11 @@ class Agreement(BaseModel):
     agreement_high: float | None = None
     prevalence: float | None = Field(default=None, description="share of compliant verdicts among the compared ones")
     note: str | None = Field(default=None, description="why the kappa is to be read with care, when it is")
+    kappa_informative: bool | None = Field(
+        default=None,
+        description="False where the rarer verdict is under 10% of the compared ones: kappa's interval then spans "
+        "most of [-1, 1] and raw agreement (agreement, agreement_low, agreement_high) is the number to read",
+    )
 
 
 def compliance_rates(
@@ -202,6 +207,12 @@ UNSTABLE_PREVALENCE = 0.1
 covered 0.72 (issue 34)."""
 
 
+def kappa_informative(prevalence: float) -> bool:
+    """Whether a kappa at this share of compliant verdicts says more than raw agreement: not when the rarer verdict
+    is under `UNSTABLE_PREVALENCE` (prevalence 0.9-0.99: the covering interval is up to 1.8 of [-1, 1] wide)."""
+    return min(prevalence, 1 - prevalence) >= UNSTABLE_PREVALENCE
+
+
 def with_agreement(
     interval: dict[str, Any],
     kappa: float | None,
@@ -222,7 +233,9 @@ def with_agreement(
     found.update(
         agreement=float(agreeing.mean()), agreement_low=bounds[0], agreement_high=bounds[1], prevalence=prevalence
     )
-    if prevalence is not None and min(prevalence, 1 - prevalence) < UNSTABLE_PREVALENCE:
+    if prevalence is not None:
+        found["kappa_informative"] = kappa_informative(prevalence)
+    if prevalence is not None and not found["kappa_informative"]:
         # Issue 47: at prevalence 0.9-0.99 kappa's covering interval spans up to 1.8 of [-1, 1]; no narrower valid
         # one was found, so the note says it plainly and gives the number to read, with its own interval.
         found["note"] = UNSTABLE.format(
