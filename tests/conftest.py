@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests import forked
 
@@ -28,6 +29,15 @@ OFFLINE_TURNAROUND = 0.1
 # job in flight for longer sets the variable itself. 0.1 s (0.2 s until 2026-11-28): offline polls follow at half the
 # turnaround, and 0.05 s is the shortest poll interval an offline run takes.
 os.environ["SPECEVAL_OFFLINE_TURNAROUND"] = str(OFFLINE_TURNAROUND)
+
+# Hypothesis's defaults include two clocks: a 200 ms deadline per example and the `too_slow` health check on data
+# generation. On a 2-core machine shared with other work a worker can wait longer than that for a core, and the
+# property tests (tests/unit/test_paths.py, tests/engine/test_properties.py) then failed at random with
+# DeadlineExceeded / "Unreliable test timings" (FlakyFailure) or FailedHealthCheck: a timing assertion, which the
+# suite does not make. Every other setting (examples, health checks on the data itself) stays Hypothesis's.
+# Registered here, at module level, before any test module's @settings (Hypothesis deprecates registering later).
+settings.register_profile("speceval", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("speceval")
 
 _PROVIDER_ENV = (
     "OPENAI_API_KEY",
