@@ -21,6 +21,7 @@ from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
     DEFAULT_GENERATION_OUTPUT,
     DEFAULT_MAX_TURNS,
+    Tier,
 )
 from speceval.ranges import (
     MAX_TURNS,
@@ -68,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulated.add_argument(
         "--simulated-user-stop-word", help="an answer of the user model containing it ends the conversation (not sent)"
+    )
+    simulated.add_argument(
+        "--simulated-user-tier",
+        choices=[Tier.BATCH.value, Tier.FLEX.value, Tier.STANDARD.value],
+        help="its service tier (docs/service-tiers.md); default: reached as the candidate is (realtime when the "
+        "candidate is realtime or at flex/standard, else its batch API)",
     )
     simulated.add_argument(
         "--max-turns",

@@ -124,6 +124,7 @@ _USER_FLAGS = {
     "simulated_user_org": "org",
     "simulated_user_instructions": "instructions",
     "simulated_user_stop_word": "stop_word",
+    "simulated_user_tier": "tier",
     "max_turns": "max_turns",
 }
 

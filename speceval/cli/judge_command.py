@@ -26,7 +26,13 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.endpoint_flags import RAY_ONLY_FLAGS, ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
-from speceval.cli.judge_output import MultiProgress, compliance_table, consistency_line, ranking_table
+from speceval.cli.judge_output import (
+    MultiProgress,
+    compliance_table,
+    consistency_line,
+    ranking_table,
+    rate_summary,
+)
 from speceval.cli.tier_flags import print_tier_plan
 from speceval.defaults import (
     DEFAULT_JUDGE_OUTPUT,
@@ -208,7 +214,11 @@ def run(args: argparse.Namespace, kind: Kind) -> int:
             report_stop(f"\nInterrupted. Jobs keep running at the provider; state is saved.\nResume with: {rerun}")
             return ExitCode.STOPPED
     if isinstance(pipeline, BatchedComplianceJudge):
-        stdout.print(compliance_table(candidate_summaries, settings.judge_model))
+        # Each candidate's run (an Inspect log's epoch is its own) with the report's interval, from its verdict files.
+        judged = [(a.candidate.run, t.run_dir) for a, t in zip(pipeline.answers, pipeline.targets, strict=False)]
+        rates = [rate_summary(run_dir) for _, run_dir in judged]
+        runs = [run for run, _ in judged]
+        stdout.print(compliance_table(candidate_summaries, settings.judge_model, rates, runs))
     else:
         stdout.print(ranking_table(pair_summaries, settings.judge_model))
         # Counted by the report's own estimator from the files just written (folded into columns, a few bytes a

@@ -6,7 +6,10 @@ from pathlib import Path
 
 from rich.table import Table
 
+from speceval.analysis.reading.fold import fold_verdicts
+from speceval.analysis.statistics.registry import method
 from speceval.analysis.tables.rankings import Consistency
+from speceval.analysis.tables.variations import RateSummary, summarize
 from speceval.batch.progress import EngineObserver, EngineSummary, StopReason
 from speceval.batch.records import BatchRecord
 from speceval.cli.console import ProgressObserver
@@ -72,13 +75,46 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def compliance_table(summaries: list[CandidateSummary], judge: str) -> Table:
+def rate_summary(run_dir: Path) -> RateSummary | None:
+    """One candidate's rate (or mean rating) over the verdicts just written to `run_dir`, with the report's
+    interval (clustered by input: a conversation's turn verdicts are one cluster), read back from the files."""
+    folded = fold_verdicts([run_dir])
+    for columns in (folded.columns, folded.turn_columns):
+        if len(columns):
+            return summarize(columns)
+    return None
+
+
+def _with_interval(value: float | None, low: float | None, high: float | None, percent: bool) -> str:
+    shown = "n/a" if value is None else (f"{value:.1%}" if percent else f"{value:.2f}")
+    if value is None or low is None or high is None:
+        return shown if value is None else f"{shown}, no interval"
+    return f"{shown} [{low:.1%}, {high:.1%}]" if percent else f"{shown} [{low:.2f}, {high:.2f}]"
+
+
+def compliance_table(
+    summaries: list[CandidateSummary],
+    judge: str,
+    rates: list[RateSummary | None] | None = None,
+    runs: list[int | None] | None = None,
+) -> Table:
+    """The compliance command's table; `rates` (`rate_summary` of each candidate's run, in `summaries`' order) gives
+    each rate its 95% interval, whose method the caption names (every number shown carries its interval); `runs`
+    names an Inspect log's epoch on its row."""
+    rates = rates or [None] * len(summaries)
+    runs = runs or [None] * len(summaries)
     likert = bool(summaries) and summaries[0].mode == Mode.LIKERT
-    table = Table(title=f"Compliance judged by {judge} (rates over judged answers only)", header_style="bold")
+    methods = sorted({r.ci_method for r in rates if r is not None and r.ci_method and not likert})
+    caption = ("95% CI: " + "; ".join(methods)) if methods else None
+    if likert and any(rates):
+        caption = "95% CI: " + method("mean")  # `summarize`'s rating interval
+    table = Table(
+        title=f"Compliance judged by {judge} (rates over judged answers only)", header_style="bold", caption=caption
+    )
     columns = [
         "candidate",
         "judged",
-        "mean rating" if likert else "compliant",
+        "mean rating [95% CI]" if likert else "compliant (rate [95% CI])",
         "unparsed",
         "judge failed",
         "pending",
@@ -86,13 +122,18 @@ def compliance_table(summaries: list[CandidateSummary], judge: str) -> Table:
     ]
     for column in columns:
         table.add_column(column, justify="left" if column == "candidate" else "right")
-    for s in summaries:
+    for s, found, run in zip(summaries, rates, runs, strict=True):
         outcome = s.outcomes
-        score = "n/a" if s.mean_rating is None else f"{s.mean_rating:.2f}"
+        if likert:
+            low, high = (found.rating_ci_low, found.rating_ci_high) if found else (None, None)
+            score = _with_interval(s.mean_rating, low, high, percent=False)
+        else:
+            low, high = (found.ci_low, found.ci_high) if found else (None, None)
+            score = f"{s.compliant} ({_with_interval(s.compliance_rate, low, high, percent=True)})"
         table.add_row(
-            s.model,
+            s.model if run is None else f"{s.model} (epoch {run})",
             str(outcome[JudgeOutcome.JUDGED]),
-            score if likert else f"{s.compliant} ({_rate(s.compliance_rate)})",
+            score,
             str(outcome[JudgeOutcome.UNPARSED]),
             str(sum(outcome[o] for o in _FAILURES)),
             str(outcome[JudgeOutcome.PENDING]),

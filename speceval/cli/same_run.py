@@ -75,6 +75,7 @@ def resume_changes(args: argparse.Namespace, manifest: RunManifest, run_dir: Pat
         ("--simulated-user-model", "model"),
         ("--simulated-user-org", "provider"),
         ("--simulated-user-stop-word", "stop_word"),
+        ("--simulated-user-tier", "tier"),
         ("--max-turns", "max_turns"),
     ):
         given = getattr(args, flag[2:].replace("-", "_"), None)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable, estimate_prompt_tokens
 from speceval.conversations.estimate import later_rounds
-from speceval.defaults import Mode, Tier
+from speceval.defaults import Mode, Scope, Tier
 from speceval.engines.tier_plan import RoundPlan
 from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.grid import GenerationRun, Group
@@ -171,6 +171,7 @@ def plan_experiment(
                         judge_tokens,
                         batch_size,
                         prices,
+                        _transcript(config, run, inputs),
                     )
             if "ranking" in tallies:
                 for a, b in itertools.combinations(group.runs, 2):
@@ -178,10 +179,12 @@ def plan_experiment(
                     for _ in range(2):  # both orders, each its own target
                         _judge_requests(tallies["ranking"], inputs, judge, 2, answers, judge_tokens, batch_size, prices)
     if "compliance" in tallies:
+        # As build_tasks: none for a categorical judge (no known category to check an example against), and one
+        # model's examples judged once per mode, shared with its other scopes.
+        canaried = {(j.model, j.org, j.mode): j for j in config.judges if j.mode != Mode.CATEGORIES}
         for inputs in specs.values():
-            for judge in config.judges:
-                if judge.mode != Mode.CATEGORIES:  # as build_tasks: no known category to check an example against
-                    _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
+            for judge in canaried.values():
+                _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     stages[1:1] = [later[n].plan(f"generation round {n}") for n in sorted(later)] if "generation" in tallies else []
     if later:
@@ -241,6 +244,20 @@ def _later_rounds(
         )
 
 
+def _transcript(config: ExperimentConfig, run: GenerationRun, inputs: _SpecInputs) -> tuple[int, int]:
+    """A run's conversations as the judges see them, at most: (assistant turns, tokens of a user turn after the
+    first: the simulated user's max_tokens, else the longest scripted follow-up)."""
+    user = config.simulated_user_of(run.settings)
+    follow_ups = run.settings.get("follow_ups")
+    scripted = [str(f) for f in follow_ups] if isinstance(follow_ups, list) else []
+    turns = most_turns(config, run.settings)
+    if inputs.inputs is not None and inputs.inputs.has_conversations:
+        turns = max(turns, inputs.inputs.with_follow_ups(scripted).max_rounds)
+    if user is not None:
+        return turns, int(user.max_tokens)
+    return turns, max((estimate_prompt_tokens(f) for f in scripted), default=0)
+
+
 def _card_stages(
     config: ExperimentConfig, specs: dict[str, _SpecInputs], groups: list[Group], prices: PriceTable
 ) -> list[StagePlan]:
@@ -275,10 +292,10 @@ def _card_stages(
         drawn = _drawn(specs[group.spec.name], card.retest)
         for judge in config.judges:
             for run in group.runs:
-                answers = _max_tokens(config, run)
-                _judge_requests(retest, drawn, judge, 1, answers, judge_tokens, batch_size, prices)
+                answers, shape = _max_tokens(config, run), _transcript(config, run, specs[group.spec.name])
+                _judge_requests(retest, drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape)
                 for _ in range(card.paraphrases):
-                    _judge_requests(worded, drawn, judge, 1, answers, judge_tokens, batch_size, prices)
+                    _judge_requests(worded, drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape)
     found = [retest.plan(f"judge card: retest ({card.retest:g} of each judge's answers, re-sent unchanged)")]
     if card.paraphrases:
         if paraphrases.runs:
@@ -354,8 +371,15 @@ def _judge_requests(
     judge_tokens: int,
     batch_size: int,
     prices: PriceTable,
+    shape: tuple[int, int] = (1, 0),
 ) -> None:
-    """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking)."""
+    """One judge target: a request per input, each with `answers` answers (1: compliance, 2: ranking); in a
+    conversation run (`shape`: its turns and the tokens of a user turn) every conversation to its last turn, judged
+    once whole, or at `scope: turn` once per assistant turn with the transcript up to it (was: one plain answer a
+    conversation, a third of what a 3-turn study's turn judge sent)."""
+    turns, user = shape
+    per_input = turns if judge.scope is Scope.TURN else 1
+    seen = range(1, turns + 1) if judge.scope is Scope.TURN else [turns]  # assistant turns in each request
     expected_answer = min(answer_tokens, EXPECTED_OUTPUT_TOKENS)
     expected_prompt = bound_prompt = cached = requests = 0
     for statement in inputs.spec.statements:
@@ -363,10 +387,14 @@ def _judge_requests(
         if not tokens:
             continue
         around, prefix = _judge_prompt(judge, statement, answers)
-        requests += len(tokens)
-        expected_prompt += len(tokens) * (around + answers * expected_answer) + sum(tokens)
-        bound_prompt += len(tokens) * (around + answers * answer_tokens) + sum(tokens)
-        cached += (len(tokens) - 1) * prefix  # the statement's first request writes the cache, the rest read it
+        requests += len(tokens) * per_input
+        expected_user = min(user, EXPECTED_OUTPUT_TOKENS)
+        for t in seen:
+            expected_prompt += len(tokens) * (around + answers * t * expected_answer + (t - 1) * expected_user)
+            bound_prompt += len(tokens) * (around + answers * t * answer_tokens + (t - 1) * user)
+        expected_prompt += sum(tokens) * per_input
+        bound_prompt += sum(tokens) * per_input
+        cached += (len(tokens) * per_input - 1) * prefix  # the first request writes the cache, the rest read it
     output = min(judge_tokens, EXPECTED_OUTPUT_TOKENS)
     tally.add(
         requests,

@@ -179,6 +179,11 @@ def test_a_two_judge_panel_rate_lies_between_its_judges_rates(seed):
     assert min(judge_rates) <= stats[PANEL].rate <= max(judge_rates)
     assert stats[PANEL].rate == pytest.approx(sum(judge_rates) / 2)  # every answer judged by both: the mean
     assert counts[0].split > 0 and stats[PANEL].judged == 80  # disagreements stay in, as halves
+    # panel.csv's rates carry the intervals compliance.csv gives them (every answer judged by both: the same answers)
+    assert (counts[0].panel_ci_low, counts[0].panel_ci_high) == (stats[PANEL].ci_low, stats[PANEL].ci_high)
+    for judge in ("lenient", "strict"):
+        assert counts[0].judge_intervals[judge] == (stats[judge].ci_low, stats[judge].ci_high)
+    assert counts[0].ci_method == stats[PANEL].ci_method
 
 
 def test_variation_runs_and_spread_by_hand():
@@ -262,19 +267,6 @@ def test_breakdowns_group_by_statement_type():
         "guideline": (1, 1, wilson_interval(1, 1)[0]),  # type: ignore[index]
         "prohibition": (2, 1, wilson_interval(1, 2)[0]),
     }  # type: ignore[index]
-
-
-def test_judge_bias_is_each_judges_rate_minus_the_judges_mean_per_variation():
-    from speceval.analysis.tables.rates import compliance_rates, judge_bias
-
-    rows = [row("j1", "m", "st", f"q{i}", i < 3) for i in range(4)] + [
-        row("j2", "m", "st", f"q{i}", i < 1) for i in range(4)
-    ]
-    panel, _ = panel_rows(rows)
-    assert judge_bias(compliance_rates(rows + panel)) == {
-        ("s", "j1", "m", "v"): pytest.approx(0.25),
-        ("s", "j2", "m", "v"): pytest.approx(-0.25),
-    }
 
 
 def test_a_large_experiment_embeds_the_same_number_of_samples_from_every_cell():

@@ -221,10 +221,11 @@ health's `candidate_cells`, the model x variation rates compared, now that `cand
 ADDED_TABLE_COLUMNS = {
     "position_consistency.csv": {"runs", "inputs", "ci_low", "ci_high", "ci_method"},
     "costs.csv": {"tiers"},
+    "panel.csv": {"panel_ci_low", "panel_ci_high", "judge_intervals", "ci_method"},
 }
 """Columns one table gained since (issue 42: position consistency's runs and inputs counted, and its interval; the
 fabricated verdicts have one run, so no pooled row is added and every other cell is as before. Issue 43: each run's
-spend per service tier, `tiers`, in costs.csv)."""
+spend per service tier, `tiers`, in costs.csv. Every rate panel.csv shows, with its interval and method.)"""
 
 
 def _without_added(rows: list[list[str]], name: str) -> list[list[str]]:

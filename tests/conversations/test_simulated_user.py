@@ -465,3 +465,31 @@ def test_the_emulator_answers_a_simulated_users_prompt_deterministically_sometim
         is None
         for n in range(20)
     )
+
+
+def test_the_simulated_user_tier_flag_sends_the_users_turns_at_flex_while_the_candidate_stays_on_batch(
+    tmp_path: Path,
+) -> None:
+    """`--simulated-user-tier flex`: the user model's turns are realtime calls at flex (recorded as served), the
+    candidate's answers batch jobs, and a resume with another user tier is refused as a changed run."""
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    inputs = write_items(tmp_path / "in", INPUTS)
+    flex_user = "gpt-5-mini"  # on the shipped price table's flex list
+
+    def answer(body: dict[str, Any]) -> str:
+        return f"Done. {STOP}" if is_user_request(body) else f"answer {_digest(body)[:8]}"
+
+    command = args(spec, inputs, tmp_path / "out", "--poll-interval", "0.1")
+    command[command.index(USER)] = flex_user
+    with IndependentOpenAIServer(answer=answer) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        done = run_generation([*command, "--simulated-user-tier", "flex"], env)
+        assert done.returncode == 0, done.stderr
+        assert set(_job_models(server)) == {CANDIDATE}  # no batch job for the user model
+        user_calls = [body for body in server.chat_requests if is_user_request(body)]
+        assert user_calls and {body.get("service_tier") for body in user_calls} == {"flex"}
+        run_dir = only_run_dir(tmp_path / "out")
+        user_records = json.loads((run_dir / "rounds" / "2" / "user" / "results" / "alpha.json").read_text())
+        assert user_records and {row["service_tier"] for row in user_records} == {"flex"}
+        again = run_generation([*command, "--simulated-user-tier", "standard", "--resume", str(run_dir)], env)
+    assert again.returncode == 2 and "--simulated-user-tier was flex, now standard" in again.stderr, again.stderr

@@ -50,7 +50,9 @@ def test_the_spec_health_walkthrough_runs_verbatim_and_shows_what_the_page_quote
         assert [
             f"{float(row[k]):.3f}" for k in ("disagreement", "disagreement_ci_low", "disagreement_ci_high", "kappa")
         ] == [share, low, high, kappa]
-    assert "## Spec health" in (report / "summary.md").read_text(encoding="utf-8")
+    health = (report / "summary.md").read_text(encoding="utf-8").split("## Spec health", 1)[1].split("\n## ", 1)[0]
+    cells = [line.split(" | ") for line in health.splitlines() if line.startswith("| openai |")]
+    assert cells and all(re.fullmatch(r"-?\d\.\d{3} \[.+, .+\]|n/a.*", row[4]) for row in cells), cells[:2]
     with (report.parent / "report_strict" / "statement_health.csv").open(encoding="utf-8", newline="") as handle:
         strict = {row["statement_id"]: row for row in csv.DictReader(handle) if row["kind"] == "statement"}
     assert strict["avoid_regulated_advice"]["flags"] == "judge_unreliable"  # the higher line, as the page says

@@ -103,3 +103,27 @@ def test_a_conversation_variation_plans_its_last_turn_and_flips_over_conversatio
         rows[("turn 3 rate", "push")]["minimum_detectable_difference"]
         > rows[("candidates", "push")]["minimum_detectable_difference"]
     )
+
+
+def test_a_conversation_studys_plan_counts_every_judge_request_it_then_sends(tmp_path: Path, capsys) -> None:
+    """Issue 42 (a planned study spent more than planned): a turn judge sends one request per assistant turn, the
+    card re-judges each drawn conversation's turns, and one model at two scopes judges the spec's examples once.
+    The plan counted one request a conversation for every judge and the examples once per entry."""
+    experiment = tmp_path / "exp.yaml"
+    grid = GRID.replace("  temperature: [0.0, 0.7]\n", "  follow_ups: {push: ['Sure?', 'Really?']}\n").replace(
+        "  - model: gpt-4.1-2025-04-14\n",
+        "  - model: gpt-4.1-2025-04-14\n    scope: turn\n  - model: gpt-4.1-2025-04-14\n    scope: conversation\n",
+    )
+    experiment.write_text(grid + "stages: [generation, compliance]\njudge_card: {retest: 0.2}\n")
+    assert speceval_main(["run", str(experiment), "--offline", "--dry-run", "--json"]) == 0
+    planned: Counter[str] = Counter()
+    for stage in json.loads(capsys.readouterr().out)["stages"]:
+        planned[stage["stage"].split(" ")[0].removesuffix(":")] += stage["requests"]
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    sent: Counter[str] = Counter()
+    for record in (tmp_path / "out").rglob("metadata/*.json"):
+        top = record.relative_to(tmp_path / "out").parts[0]
+        stage = "judge" if top == "_judge_card" else STAGE_OF_FOLDER[top]
+        sent[stage] += json.loads(record.read_text())["request_count"]
+    assert sent["compliance"] > 40 * 2 * 2 * 2  # more than one request a conversation and judge entry
+    assert planned == sent

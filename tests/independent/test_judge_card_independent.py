@@ -223,6 +223,7 @@ def test_the_judge_card_resends_rewords_and_keeps_failing_judges_out_of_the_head
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
     headline = summary.split("## Headline: compliance by candidate", 1)[1].split("**Kept out of the headline**")[0]
     assert JUDGE_1 not in headline and JUDGE_2 not in headline
+    assert "No judge entry passed its judge card" in headline and "| spec |" not in headline  # no empty table
     kept = summary.split("**Kept out of the headline**", 1)[1].split("##", 1)[0]
     for judge in (JUDGE_1, JUDGE_2):
         assert f"- {judge} on spec tiny: failed canary_accuracy" in kept and "min_canary_accuracy 1.01" in kept

@@ -6,6 +6,7 @@ without a statement id is refused naming it before anything is submitted."""
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,8 +14,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.statistics.stats import wilson_interval
 from speceval.cli.judge import compliance_main
-from tests.conftest import SAMPLE_SPEC
+from tests import forked
+from tests.conftest import REPO, SAMPLE_SPEC, cli_env
 
 # inspect_ai is imported inside the functions that use it: its import takes seconds of CPU, and every pytest-xdist
 # worker imports every test module at collection, also the workers that run no interop test.
@@ -157,6 +160,30 @@ def test_an_inspect_logs_samples_are_judged_as_answers_with_epochs_as_runs(tmp_p
         "Say it is great!",
         "epoch 2: it has risks",
     ]
+
+
+def test_the_compliance_command_prints_each_epochs_rate_with_its_interval(tmp_path):
+    """Every rate the command prints carries its interval and method, per epoch (an epoch is its own row: the
+    interval was once pooled over epochs and the rows did not say which epoch they were). Run as a user runs it, in
+    a process of its own (its stdout is the command's alone)."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    build_log(folder / "2026-11-27T00-00-00+00-00_model-spec.eval")
+    out = tmp_path / "judged"
+    command = [sys.executable, "-m", "batched_examples.run_batched_binary_compliance", "--spec-path", str(SAMPLE_SPEC)]
+    command += ["--candidate-generation-dirs", str(folder), "--compliance-judge-model-name", "gpt-4.1-2025-04-14"]
+    command += ["--output-dir-base", str(out), "--offline", "--poll-interval", "0.2"]
+    env = cli_env(COLUMNS="250")  # one table row a line, whatever the caller's terminal
+    done = forked.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdicts = load_verdicts([out])
+    for epoch in (1, 2):
+        judged = [row.compliant for row in verdicts.compliance if row.run == epoch and row.outcome == "judged"]
+        low, high = wilson_interval(sum(judged), len(judged))  # one run, independent inputs: the report's method
+        rows = [line for line in done.stdout.splitlines() if f"{NAME} (epoch {epoch})" in line]
+        assert len(rows) == 1, done.stdout
+        assert f"{sum(judged) / len(judged):.1%} [{low:.1%}, {high:.1%}]" in rows[0], rows[0]
+    assert "95% CI: Wilson score interval" in done.stdout
 
 
 def test_a_sample_without_a_statement_id_is_refused_naming_it_before_anything_is_sent(tmp_path, capsys):

@@ -25,7 +25,7 @@ def test_the_readme_library_chain_runs_verbatim_offline(tmp_path: Path) -> None:
     assert "offline=True" in code and "import speceval." not in code  # everything it uses comes from `speceval`
     done = run_code(code, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "position consistency" in done.stdout
+    assert "position-consistent" in done.stdout and "judged compliant" in done.stdout
 
     runs = sorted((tmp_path / "demo/generations/openai").glob("*/*/run.json"))
     assert [json.loads(p.read_text())["model_name"] for p in runs] == [

@@ -40,7 +40,7 @@ def test_answers_and_permanent_errors_are_final_after_one_call(tmp_path, provide
 def test_server_errors_are_retried_and_rate_limits_cool_down(tmp_path, provider):
     faults = FaultConfig(
         http_faults=[HttpFault(status=503, count=3), HttpFault(status=500, count=2)],
-        realtime_rpm=20,
+        realtime_rpm=10,  # a 0.5 s window admits 10: 30 requests meet a 429 unless they take 1.5 s (20: missed, loaded)
         realtime_window_seconds=0.5,
         realtime_rate_headers=False,
     )

@@ -60,6 +60,8 @@ def test_flips_per_conversation_counts_every_caving() -> None:
     per = next(f for f in flips(rows) if f.measure == "flips_per_conversation")
     assert per.count == 3 and per.conversations == 3 and per.rate == pytest.approx(1.0)
     assert per.ci_low is not None and per.ci_low <= 1.0 <= per.ci_high
+    # The method named is the one computed: the bounded mean over 0..3 (the text said "mean ± t" before).
+    assert per.method is not None and per.method.startswith("bounded mean") and "0..3" in per.method
 
 
 def _likert(conversation: int, ratings: list[float]) -> list[TurnVerdict]:

@@ -4,7 +4,7 @@ about the frame's own memory (a list of row objects, or of dicts, costs several 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from speceval.errors import ConfigError
@@ -38,18 +38,26 @@ class Column:
         self.pending: list[Any] = []  # text: this chunk's strings
         self.chunks: list[Any] = []  # text: the chunks handed to pandas
 
-    def add(self, value: Any) -> None:
-        if self.kind == "category":
-            code = -1 if value is None else self.names.setdefault(value, len(self.names))
-            self.codes.append(code)
-        elif self.kind == "text":
-            self.pending.append(value)
-            if len(self.pending) >= CHUNK:
-                self._flush()
-        elif self.kind == "bool":
-            self.flags.append(-1 if value is None else int(bool(value)))
-        else:
-            self.numbers.append(float("nan") if value is None else float(value))
+        # One appender per kind, chosen once: a frame of 10⁶ records calls it 23 × 10⁶ times.
+        self.add: Callable[[Any], None] = {
+            "category": self._add_category,
+            "text": self._add_text,
+            "bool": self._add_bool,
+        }.get(kind, self._add_number)
+
+    def _add_category(self, value: Any) -> None:
+        self.codes.append(-1 if value is None else self.names.setdefault(value, len(self.names)))
+
+    def _add_text(self, value: Any) -> None:
+        self.pending.append(value)
+        if len(self.pending) >= CHUNK:
+            self._flush()
+
+    def _add_bool(self, value: Any) -> None:
+        self.flags.append(-1 if value is None else int(bool(value)))
+
+    def _add_number(self, value: Any) -> None:
+        self.numbers.append(float("nan") if value is None else float(value))
 
     def _flush(self) -> None:
         pd = pandas()
@@ -85,10 +93,12 @@ class Frame:
 
     def __init__(self, schema: Mapping[str, str]) -> None:
         self.columns = {name: Column(kind) for name, kind in schema.items()}
+        self._appenders = [(name, column.add) for name, column in self.columns.items()]
 
     def add(self, record: Mapping[str, Any]) -> None:
-        for name, column in self.columns.items():
-            column.add(record.get(name))
+        get = record.get
+        for name, append in self._appenders:
+            append(get(name))
 
     def extend(self, records: Iterable[Mapping[str, Any]]) -> None:
         for record in records:

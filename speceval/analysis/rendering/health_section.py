@@ -239,13 +239,14 @@ def health_markdown(data: ReportData) -> list[str]:
         f"{len(flagged)} of {len(statements)} statement(s) flagged. "
         + thresholds_sentence(data.health.thresholds, data.health.min_canary_accuracy),
         "",
-        "| spec | statement | flags | judges' disagreement [95% CI] | kappa | lowest candidate [95% CI] | "
+        "| spec | statement | flags | judges' disagreement [95% CI] | kappa [95% CI] | lowest candidate [95% CI] | "
         "highest candidate [95% CI] | spread [95% CI] |",
         "|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {s.spec} | {s.statement_id} | {', '.join(s.flags) or '–'} | {_fmt(s.disagreement)} "
-        f"{_bracket(s.disagreement_ci_low, s.disagreement_ci_high)} | {_fmt(s.kappa)} | "
+        f"{_bracket(s.disagreement_ci_low, s.disagreement_ci_high)} | "
+        f"{_rated(s.kappa, s.kappa_ci_low, s.kappa_ci_high)} | "
         f"{_candidate_text(s, 'lowest')} | {_candidate_text(s, 'highest')} | {_fmt(s.spread)} "
         f"{_bracket(s.spread_ci_low, s.spread_ci_high)} |"
         for s in shown

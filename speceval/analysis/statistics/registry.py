@@ -143,11 +143,13 @@ ESTIMATORS: dict[str, Estimator] = {
         ),
         Estimator(
             name="flips_per_conversation",
-            method=MEAN,
-            reference=_MILLER
-            + "; compliant → not compliant between consecutive judged turns, one count a conversation",
+            # A count from 0 to the judged turns - 1: the bounded mean's interval, as `flips._mean` computes it (the
+            # text said "mean ± t" while the bounded interval was shown, issue 42).
+            method=BOUNDED_MEAN,
+            reference=_NEWCOMBE
+            + " (method 4), on the rescaled mean; compliant → not compliant between consecutive judged turns",
             tables=("flips.csv",),
-            scenarios=("mean",),
+            scenarios=("bounded-mean",),
         ),
         Estimator(
             name="turn_of_first_flip",

@@ -24,6 +24,7 @@ from speceval.analysis.reading.column_rows import as_columns
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.codes import dense, groups
+from speceval.analysis.tables.variations import summarize
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,13 @@ class PanelCounts(BaseModel):
     split: int = Field(description="answers the judges disagreed on (each counts as its share of compliant)")
     incomplete: int = Field(description="answers at least one judge gave no verdict on (failed or unparsed)")
     panel_rate: float | None = None
+    panel_ci_low: float | None = Field(default=None, description="the panel rate's 95% interval (ci_method)")
+    panel_ci_high: float | None = None
     judge_rates: dict[str, float] = Field(default_factory=dict, description="each judge's rate on the same answers")
+    judge_intervals: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="each judge's rate's 95% interval on the same answers (ci_method)"
+    )
+    ci_method: str | None = None
 
 
 class Panel:
@@ -213,10 +220,17 @@ def _counts(
             chosen = np.zeros(len(complete), dtype=bool)
             chosen[members[binary[members]]] = True
             tally.panel_rate = float(score[chosen].sum() / binary_answers)
+            # Every rate here with the interval compliance.csv gives it (clustered by input, as every rate).
+            whole = summarize(panel, members[binary[members]])
+            tally.panel_ci_low, tally.panel_ci_high, tally.ci_method = whole.ci_low, whole.ci_high, whole.ci_method
             in_panel = kept[chosen[of]]
             judge_of = judge_names[c.fact("judge")[in_panel]]
             yes = c.compliant[in_panel] == 1
             tally.judge_rates = {j: float(yes[judge_of == j].sum() / binary_answers) for j in judges}
+            for j in judges:
+                own = summarize(c, in_panel[judge_of == j])
+                if own.ci_low is not None and own.ci_high is not None:
+                    tally.judge_intervals[j] = (own.ci_low, own.ci_high)
         found.append(tally)
     return found
 

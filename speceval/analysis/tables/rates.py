@@ -4,9 +4,7 @@ outcome is counted in its own column, so a failed or unparsed judgement can neve
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
 from collections.abc import Callable
-from statistics import mean
 from typing import Any
 
 import numpy as np
@@ -93,21 +91,6 @@ def compliance_rates(
             )
         )
     return rates
-
-
-def judge_bias(rates: list[ComplianceRate]) -> dict[tuple[str, str, str, str], float]:
-    """(spec, judge, model, variation) → the judge's rate minus the mean over judges of that model's rate there.
-
-    The panel is not a judge of its own here: it is made of the judges' verdicts."""
-    by_cell: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    judged = [r for r in rates if r.rate is not None and r.judge != "panel"]
-    for r in judged:
-        by_cell[(r.spec, r.candidate, r.variation)].append(r.rate)  # type: ignore[arg-type]
-    return {
-        (r.spec, r.judge, r.candidate, r.variation): r.rate - mean(by_cell[(r.spec, r.candidate, r.variation)])  # type: ignore[operator]
-        for r in judged
-        if len(by_cell[(r.spec, r.candidate, r.variation)]) > 1
-    }
 
 
 def judge_agreement(rows: list[ComplianceRow] | VerdictColumns) -> list[Agreement]:

@@ -14,7 +14,6 @@ from speceval.analysis.rendering.html.html_parts import img as _img
 from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.tables.panel import TIES_RULE
-from speceval.analysis.tables.rates import judge_bias
 
 
 def judges_section(data: ReportData) -> str:
@@ -30,20 +29,15 @@ def judges_section(data: ReportData) -> str:
                 ([a.spec, a.judges, a.kind, a.items, a.kappa, _ci(a.ci_low, a.ci_high)] for a in data.agreement),
             )
         )
-    bias = judge_bias(data.compliance)
-    if bias:
-        parts.append("<h2>Judge bias (a judge's rate minus the mean over judges)</h2>")
-        parts.append(
-            _table(
-                ["spec", "judge", "candidate", "variation", "bias"],
-                ([s, j, m, v, b] for (s, j, m, v), b in sorted(bias.items())),
-            )
-        )
+    # (A bare 'judge bias' table was here: each judge's rate minus the judges' mean, without an interval and on
+    # different answers per judge. Judge leniency below measures it on shared answers, with its interval.)
     if data.panel:
         parts.append(
             f"<h2>Panel verdicts</h2><p class='note'>{html.escape(TIES_RULE)} (mean of Likert ratings); "
             "the panel's rates are the rows of judge <b>panel</b> above. Beside it, each judge's rate on "
-            "the same answers: the panel's rate lies between them.</p>"
+            "the same answers: the panel's rate lies between them. 95% intervals: "
+            + html.escape(next((p.ci_method for p in data.panel if p.ci_method), "none"))
+            + "</p>"
         )
         parts.append(
             _table(
@@ -67,8 +61,11 @@ def judges_section(data: ReportData) -> str:
                         p.unanimous,
                         p.split,
                         p.incomplete,
-                        p.panel_rate,
-                        ", ".join(f"{j} {r:.3f}" for j, r in sorted(p.judge_rates.items())),
+                        _rate_ci(p.panel_rate, p.panel_ci_low, p.panel_ci_high),
+                        ", ".join(
+                            f"{j} {_rate_ci(r, *p.judge_intervals.get(j, (None, None)))}"
+                            for j, r in sorted(p.judge_rates.items())
+                        ),
                     ]
                     for p in data.panel
                 ),
@@ -251,4 +248,13 @@ def _home_provider(data: ReportData) -> str:
         + _table(
             ["spec", "judge", "own-provider cells", "mean delta", "other cells", "mean delta", "own − other"], rows
         )
+    )
+
+
+def _rate_ci(rate: float | None, low: float | None, high: float | None) -> str:
+    """A rate with its interval (or said to have none)."""
+    if rate is None:
+        return "n/a"
+    return (
+        f"{rate:.3f} [{low:.3f}, {high:.3f}]" if low is not None and high is not None else f"{rate:.3f} (no interval)"
     )

@@ -95,6 +95,8 @@ def _headline(data: ReportData) -> list[str]:
         "|---|---|---|" + ("---|" if varied else "") + "---|---|---|",
     ]
     shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
+    if data.variations and not shown:
+        del lines[-3:]  # no row to head: the table's header alone would read as a blank table
     for v in sorted(shown, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
         method = f" ({methods.setdefault(v.ci_method, len(methods) + 1)})" if v.ci_method else ""
         n = f"{v.judged} verdicts on {v.inputs} inputs" + (f", {len(v.runs)} runs" if len(v.runs) > 1 else "")
