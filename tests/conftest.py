@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests import forked
+from tests import forked, forked_workers
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
@@ -228,6 +228,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # not a worker: before any worker or command starts
         for folder in ("speceval", "batched_examples", "tests"):
             compileall.compile_dir(REPO / folder, quiet=1)
+        workers = getattr(config.option, "numprocesses", None)
+        if isinstance(workers, int) and workers > 0 and getattr(config.option, "dist", "no") != "no":
+            forked_workers.park(workers)  # the workers start forked, the heavy libraries imported once
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the parked worker processes no worker took (see tests/forked_workers.py)."""
+    forked_workers.release()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
