@@ -23,6 +23,9 @@ Regenerated for issue 47 item 1 (paired differences and leniency on Wilson limit
 0 and 1): only the interval columns moved (`ci_low`, `ci_high`, `ci_method` of paired_comparisons.csv and
 judge_leniency.csv, `spread_ci_*` of statement_health.csv, `leniency_ci_*` of statement_health_judges.csv); every
 other cell equals the files before (checked by column name, numbers to 1e-12).
+
+Issue 47 item 2 (the candidate spread's selection-aware interval): only `spread_ci_low` and `spread_ci_method` of
+statement_health.csv moved, edited in place (the rest of the files as they were).
 """
 
 from __future__ import annotations
