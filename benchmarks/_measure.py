@@ -36,8 +36,10 @@ def main() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     elapsed = time.perf_counter() - start
     peak_kib = _vm_hwm_kib()
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # this process's CPU: steadier than wall time on a loaded machine
+    cpu = usage.ru_utime + usage.ru_stime
     with open(out, "w", encoding="utf-8") as handle:
-        json.dump({"seconds": elapsed, "peak_mib": peak_kib / 1024, "exit_code": code}, handle)
+        json.dump({"seconds": elapsed, "cpu_seconds": cpu, "peak_mib": peak_kib / 1024, "exit_code": code}, handle)
     sys.exit(code)
 
 

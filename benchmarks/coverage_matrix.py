@@ -41,15 +41,17 @@ from benchmarks.coverage_scenarios import (
     sample_likert,
     sample_zero_inflated,
     spearman_scenario,  # noqa: E402
+    spread_scenario,
     survival_scenario,
     survival_truth,
+    unranged_scenario,
     win_rate_scenario,
 )
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
 from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
 from speceval.atomic import atomic_write_bytes  # noqa: E402
-from speceval.experiments.precision import POWER, minimum_detectable_difference  # noqa: E402
+from speceval.experiments.precision import minimum_detectable_difference, report_power  # noqa: E402
 
 NEWCOMBE_NAIVE = "Newcombe method 10 over every verdict (naive)"
 AGRESTI_MIN_NAIVE = "Agresti-Min over every verdict (naive)"
@@ -176,6 +178,26 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 reference=AGRESTI_MIN_NAIVE,
             )
         )
+    for inputs, runs, rates in (
+        (20, 1, (0.8, 0.8, 0.8, 0.8, 0.8)),
+        (30, 3, (0.7, 0.7, 0.7)),
+        (50, 1, (0.9, 0.85, 0.8, 0.75)),
+        (20, 3, (0.95, 0.9, 0.9)),
+        (10, 1, (0.6, 0.6)),
+        (100, 2, (0.5, 0.5, 0.5, 0.5, 0.5, 0.5)),
+        (40, 1, (0.97, 0.9, 0.6, 0.6, 0.6)),
+    ):
+        truth, draw = spread_scenario(inputs, runs, rates)
+        found.append(
+            Scenario(
+                "spread",
+                ("candidate_spread",),
+                f"{len(rates)} candidates at {rates}, {inputs} inputs x {runs} runs, correlated; max - min",
+                truth,
+                draw,
+                reference="paired interval of the picked pair (before)",
+            )
+        )
     rng = np.random.default_rng(777)
     likert_truth = float(sample_likert(rng, 400_000, 1).mean())
     for inputs, runs in ((10, 1), (20, 3), (50, 5)):
@@ -187,6 +209,28 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 likert_truth,
                 mean_scenario(inputs, runs),
                 reference="t ignoring clusters",
+            )
+        )
+    for inputs, runs, zero in ((20, 3, 0.9), (20, 3, 0.7), (10, 1, 0.7), (50, 5, 0.5), (30, 1, 0.8)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean",),
+                f"no range: 0-10 score, {zero:.0%} of inputs at 0, {inputs} inputs x {runs} runs",
+                float(sample_zero_inflated(np.random.default_rng(778), 400_000, 1, zero).mean()),
+                unranged_scenario(inputs, runs, zero),
+                reference="mean ± t · SE (before)",
+            )
+        )
+    for inputs, runs, rate in ((5, 3, 0.1), (10, 1, 0.1), (8, 2, 0.3), (20, 1, 0.05)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean",),
+                f"no range: count of 5 trials at an input's rate Beta mean {rate}, {inputs} inputs x {runs} runs",
+                5 * rate,
+                unranged_scenario(inputs, runs, None, 5, rate),
+                reference="mean ± t · SE (before)",
             )
         )
     for inputs, runs, zero in ((20, 3, 0.9), (20, 3, 0.7), (10, 1, 0.9), (50, 5, 0.5), (20, 3, 0.99)):
@@ -267,15 +311,28 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 reference=(AGRESTI_MIN_NAIVE if len(rates) == 2 else NEWCOMBE_NAIVE) + ", scaled (K-1)/K",
             )
         )
-    for statements, rho, tied in ((8, 0.9, False), (8, 0.0, False), (15, 0.5, True), (30, 0.9, True), (59, 0.5, True)):
-        truth, draw = spearman_scenario(statements, rho, tied)
+    for statements, rho, inputs in (
+        (8, 0.9, None),
+        (8, 0.0, None),
+        (15, 0.5, 5),
+        (30, 0.9, 5),
+        (59, 0.5, 5),
+        (8, 0.9, 20),
+        (15, 0.0, 20),
+        (30, 0.9, 20),
+        (59, 0.5, 20),
+        (59, 0.9, 20),
+    ):
+        truth, draw = spearman_scenario(statements, rho, inputs)
         found.append(
             Scenario(
                 "spearman",
                 ("spearman",),
-                f"{statements} statements, latent correlation {rho}" + (", shares of 5 inputs (ties)" if tied else ""),
+                f"{statements} statements, latent correlation {rho}"
+                + (f", shares of {inputs} inputs (noisy, ties)" if inputs else ", exact values"),
                 truth,
                 draw,
+                reference="Bonett–Wright on the observed shares (before)",
             )
         )
     unequal = ((10, 40, 150), (0.9, 0.8, 0.7), (0.05, 0.2, 0.4))
@@ -286,6 +343,8 @@ def scenarios(bootstrap: int) -> list[Scenario]:
             (*unequal, 60, 1, "statements of 10/40/150 answers, judge errs by statement, 60 labels"),
             ((100,), (0.97,), (0.3,), 20, 1, "one statement, rate 0.97, 20 labels"),
             ((10, 10), (0.8, 0.8), (0.2, 0.2), 30, 5, "20 inputs x 5 runs, 30 labels"),
+            ((50,) * 20, (0.97,) * 20, (0.3,) * 20, 100, 1, "20 statements of 50 answers, rate 0.97, 5 labels each"),
+            ((20,) * 10, (0.99,) * 10, (0.5,) * 10, 30, 1, "10 statements of 20 answers, rate 0.99, 3 labels each"),
         ):
             truth, draw = labelled_scenario(sizes, rates, fps, labels, runs, corrected)
             found.append(
@@ -295,7 +354,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     f"{estimator}: {label} (the sheet's own draw)",
                     truth,
                     draw,
-                    reference="classic PPI (before)",
+                    reference="labels only, stratified, Wilson at the Kish size",
                     cost=3,
                 )
             )
@@ -342,9 +401,10 @@ PLANS = ((0.8, 20, 1), (0.8, 50, 1), (0.9, 100, 1), (0.5, 40, 2), (0.8, 30, 3), 
 
 
 def plan_power(draws: int, seed: int, icc: float = 0.3) -> list[tuple[str, float, float, float]]:
-    """Per plan of `PLANS` and direction: (plan, its MDD, the promised 0.80, the share of simulated pairs whose
-    report interval excludes 0), under the plan's own assumptions: one candidate at the assumed rate, the other the
-    MDD below (or above), inputs' rates Beta with intra-input correlation `icc` over runs, candidates independent."""
+    """Per plan of `PLANS` and direction: (plan, its MDD, the power the plan computes there (`report_power`: 0.80 in
+    the direction that sets the MDD, more in the other), the share of simulated pairs whose report interval excludes
+    0), under the plan's own assumptions: one candidate at the assumed rate, the other the MDD below (or above),
+    inputs' rates Beta with intra-input correlation `icc` over runs, candidates independent."""
     rng = np.random.default_rng(seed)
     found = []
     for rate, inputs, runs in PLANS:
@@ -364,20 +424,28 @@ def plan_power(draws: int, seed: int, icc: float = 0.3) -> list[tuple[str, float
                 result = paired_difference(sides[0], sides[1])
                 assert result is not None and result.ci_low is not None and result.ci_high is not None
                 hits += result.ci_low > 0 or result.ci_high < 0
+            promised = report_power(pa, pb, inputs, runs, icc)
             found.append(
-                (f"rate {rate}, {inputs} inputs x {runs} runs, ICC {icc}, the other {label}", mdd, POWER, hits / draws)
+                (
+                    f"rate {rate}, {inputs} inputs x {runs} runs, ICC {icc}, the other {label}",
+                    mdd,
+                    promised,
+                    hits / draws,
+                )
             )
     return found
 
 
 def plan_table(rows: list[tuple[str, float, float, float]], draws: int) -> str:
     lines = [
-        "| plan | MDD | promised power | simulated power (report's interval excludes 0) | ± MC SE |",
-        "|---|---|---|---|---|",
+        "| plan | MDD | the plan's power there | simulated power (report's interval excludes 0) | ± MC SE | "
+        "simulated - plan |",
+        "|---|---|---|---|---|---|",
     ]
     for name, mdd, promised, power in rows:
         lines.append(
-            f"| {name} | {mdd:.3f} | {promised:.2f} | {power:.3f} | {math.sqrt(power * (1 - power) / draws):.3f} |"
+            f"| {name} | {mdd:.3f} | {promised:.3f} | {power:.3f} | {math.sqrt(power * (1 - power) / draws):.3f} | "
+            f"{power - promised:+.3f} |"
         )
     return "\n".join(lines)
 

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
-from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.clustered import mean_interval, mean_interval_codes, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.statistics.stats import Z95, spearman, spearman_interval, wilson_interval
 from speceval.analysis.statistics.survival import kaplan_meier
+from speceval.analysis.tables.candidate_split import StatementShares, associations
 from speceval.analysis.tables.human_labels import item_id, label_sheet
-from speceval.analysis.tables.judge_quality import leniency, ppi_mean
+from speceval.analysis.tables.judge_quality import leniency
 from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.analysis.tables.rankings import strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement
@@ -153,6 +155,39 @@ def paired_scenario(
     return draw
 
 
+def spread_scenario(
+    inputs: int, runs: int, rates: tuple[float, ...], shift: float = 0.5
+) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """Candidates at `rates` on the same inputs, each input shifting every candidate's rate the same way (by `shift`
+    of the distance to 1, as `paired_scenario`); truth: max - min of the rates. The estimator: the health table's
+    spread (highest minus lowest candidate picked on the data, `spread_interval`); the reference: the plain paired
+    interval of the picked pair (before)."""
+    truth = max(rates) - min(rates)
+    clusters = np.repeat(np.arange(inputs), runs)
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        sign = rng.choice([-1.0, 1.0], inputs)
+        cells = []
+        for rate in rates:
+            per_input = rate + sign * (1 - rate) * shift
+            cells.append((clusters, (rng.random((inputs, runs)) < per_input[:, None]).reshape(-1).astype(float)))
+        means = [float(c[1].mean()) for c in cells]
+        high, low = int(np.argmax(means)), int(np.argmin(means))
+        if high == low:
+            low = (high + 1) % len(cells)
+        found = spread_interval(cells, low, high)
+        plain = paired_difference(
+            [(int(i), float(v)) for i, v in zip(*cells[high], strict=True)],
+            [(int(i), float(v)) for i, v in zip(*cells[low], strict=True)],
+        )
+        reference = (
+            None if plain is None or plain.ci_low is None or plain.ci_high is None else (plain.ci_low, plain.ci_high)
+        )
+        return (None if found is None else (found[1], found[2])), reference
+
+    return truth, draw
+
+
 def verdict_row(judge: str, index: int, compliant: bool, run: int = 1, statement: str | None = None) -> ComplianceRow:
     """One judged binary verdict of candidate `m` on input `index` (of statement `statement`, else st0/st1 by
     parity), as the report reads it; the simulations and the edge tests build their rows with it."""
@@ -220,6 +255,26 @@ def bounded_scenario(inputs: int, runs: int, zero: float) -> Callable[[np.random
             mean_interval(values, clusters, range=(0.0, 10.0)),  # the registered bounded mean
             mean_interval(values, clusters),
         )  # mean ± t · SE, what it replaced
+
+    return draw
+
+
+def unranged_scenario(
+    inputs: int, runs: int, zero: float | None, trials: int = 5, rate: float = 0.1
+) -> Callable[[np.random.Generator], Drawn]:
+    """A metric mean without `range:` (the registered `mean`): a zero-inflated 0-10 score (`zero` of inputs at 0), or
+    (zero None) a binomial count of `trials` at a per-input rate Beta around `rate` (small counts, skewed). The
+    reference: mean ± t(G-1) · cluster-robust SE (before)."""
+    clusters = [i for i in range(inputs) for _ in range(runs)]
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        if zero is not None:
+            values = sample_zero_inflated(rng, inputs, runs, zero).reshape(-1).tolist()
+        else:
+            p = rng.beta(rate * 4, (1 - rate) * 4, inputs)
+            values = rng.binomial(trials, np.repeat(p, runs)).astype(float).tolist()
+        codes = np.asarray(clusters)
+        return mean_interval(values, clusters), mean_interval_codes(np.asarray(values), codes)
 
     return draw
 
@@ -359,40 +414,52 @@ def labelled_scenario(
         ours = (
             (found.bias_corrected_low, found.bias_corrected_high) if bias_corrected else (found.ci_low, found.ci_high)
         )
-        f_u = [float(bool(r.compliant)) for r in rows if item_id(r) not in labels_of]
-        pairs = [(float(labels_of[item_id(r)]), float(bool(r.compliant))) for r in rows if item_id(r) in labels_of]
-        classic = ppi_mean(f_u, pairs)
-        return (None if ours[0] is None or ours[1] is None else (ours[0], ours[1])), (
-            None if classic is None else (classic[1], classic[2])
-        )
+        return (None if ours[0] is None or ours[1] is None else (ours[0], ours[1])), _labels_only(rows, labels_of)
 
     return truth, draw
 
 
-def _spearman_sample(rng: np.random.Generator, n: int, rho: float, tied: bool) -> tuple[np.ndarray, np.ndarray]:
-    """`n` pairs of a bivariate normal with correlation `rho`; `tied`: each side a share of 5 inputs drawn at the
-    normal's probability (statements' split and all-fail shares are such shares, with many ties)."""
+def _labels_only(rows: list[ComplianceRow], labels_of: dict[str, bool]) -> Bounds:
+    """The classical stratified estimator on the labels alone (Cochran ch. 5: each label weighs N_h/n_h, the judge
+    ignored), with a plain Wilson interval at its Kish effective size (Σw)²/Σw²: PPI's reference (issue 47)."""
+    verdicts: dict[str, int] = {}
+    labelled: dict[str, list[float]] = {}
+    for r in rows:
+        verdicts[r.statement_id] = verdicts.get(r.statement_id, 0) + 1
+        if item_id(r) in labels_of:
+            labelled.setdefault(r.statement_id, []).append(float(labels_of[item_id(r)]))
+    weights = np.concatenate([np.full(len(y), verdicts[h] / len(y)) for h, y in labelled.items()])
+    values = np.concatenate([np.asarray(y) for y in labelled.values()])
+    size = float(weights.sum()) ** 2 / float((weights**2).sum())
+    return _pair(wilson_interval(float((weights * values).sum() / weights.sum()) * size, size, continuity=False))
+
+
+def _spearman_sample(rng: np.random.Generator, n: int, rho: float, inputs: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """`n` pairs of a bivariate normal with correlation `rho`; with `inputs`, each side a share of that many inputs
+    drawn at the normal's probability (a statement's split and all-fail shares: noisy, with many ties)."""
     x = rng.normal(size=n)
     y = rho * x + math.sqrt(1 - rho * rho) * rng.normal(size=n)
-    if not tied:
+    if inputs is None:
         return x, y
     to_p = np.vectorize(lambda v: 0.5 * (1 + math.erf(v / math.sqrt(2))))
-    return rng.binomial(5, to_p(x)) / 5, rng.binomial(5, to_p(y)) / 5
+    return rng.binomial(inputs, to_p(x)) / inputs, rng.binomial(inputs, to_p(y)) / inputs
 
 
-def spearman_scenario(n: int, rho: float, tied: bool) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
-    """Spearman's rho across `n` statements; the truth is the population rho of the same model (continuous:
-    (6/pi) asin(rho/2); tied: a 400,000-pair sample)."""
-    if tied:
-        x, y = _spearman_sample(np.random.default_rng(12345), 400_000, rho, True)
-        truth = spearman(x, y) or 0.0
-    else:
-        truth = 6 / math.pi * math.asin(rho / 2)
+def spearman_scenario(n: int, rho: float, inputs: int | None) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """Spearman's rho across `n` statements of the true shares: (6/pi) asin(rho/2), the latent normal's (the
+    probability transform keeps ranks). The estimator: the health table's association (`associations`, corrected
+    for the shares' noise over `inputs` inputs each); the reference: Bonett–Wright on the observed shares as if
+    exact (before)."""
+    truth = 6 / math.pi * math.asin(rho / 2)
 
     def draw(rng: np.random.Generator) -> Drawn:
-        x, y = _spearman_sample(rng, n, rho, tied)
-        found = spearman(x, y)
-        return (None if found is None else spearman_interval(found, n)), None
+        x, y = _spearman_sample(rng, n, rho, inputs)
+        found = associations([StatementShares("s", float(a), float(b), inputs) for a, b in zip(x, y, strict=True)])
+        observed = spearman(x, y)
+        reference = None if observed is None else spearman_interval(observed, n)
+        if not found or found[0].ci_low is None or found[0].ci_high is None:
+            return None, reference
+        return (found[0].ci_low, found[0].ci_high), reference
 
     return truth, draw
 

@@ -10,7 +10,7 @@ independently. Proportional allocation gives every statement n/20 labels; Neyman
 (`shrunk_spread`), as the command does without `--pilot`. For each, labels
 are drawn by the command's own code (`allocate`, `pick_allocated`) and the rate estimated by the report's stratified
 PPI (`stratified_ppi`). Printed: proportional's mean half-width at n = 200, the smallest Neyman n (60 to 400, step
-20) whose mean half-width is at most that, their ratio, and both coverages; per seed, then min/median/max of the
+10) whose mean half-width is at most that, their ratio, and both coverages; per seed, then min/median/max of the
 ratio over seeds. Synthetic data throughout.
 """
 
@@ -52,7 +52,7 @@ def _draw(rng: np.random.Generator, n: int, neyman: bool) -> tuple[float, bool] 
     spreads = None
     if neyman:  # the judges' disagreement per statement, as `statement_spreads` counts it without a pilot
         differ = np.bincount(strata, weights=(f != other).astype(float), minlength=STATEMENTS)
-        spreads = {key: shrunk_spread(int(differ[h]), population[key]) for h, key in keys.items()}
+        spreads = {key: shrunk_spread(int(differ[h]), population[key], panel=True) for h, key in keys.items()}
     chosen = pick_allocated(items, allocate(population, n, spreads), int(rng.integers(1 << 31)))
     labelled = np.zeros(len(f), dtype=bool)
     labelled[np.asarray(chosen, dtype=int)] = True
@@ -77,7 +77,7 @@ def main() -> None:
     for seed in range(args.seeds):
         half, cover = _measure(seed, BASELINE_N, False, args.draws)
         needed, found = None, (0.0, 0.0)
-        for n in range(60, 2 * BASELINE_N + 1, 20):
+        for n in range(60, 2 * BASELINE_N + 1, 10):
             found = _measure(seed + 1000, n, True, args.draws)
             if found[0] <= half:
                 needed = n

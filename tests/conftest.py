@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
-from tests import forked
+from tests import forked, forked_workers
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
@@ -28,6 +29,15 @@ OFFLINE_TURNAROUND = 0.1
 # job in flight for longer sets the variable itself. 0.1 s (0.2 s until 2026-11-28): offline polls follow at half the
 # turnaround, and 0.05 s is the shortest poll interval an offline run takes.
 os.environ["SPECEVAL_OFFLINE_TURNAROUND"] = str(OFFLINE_TURNAROUND)
+
+# Hypothesis's defaults include two clocks: a 200 ms deadline per example and the `too_slow` health check on data
+# generation. On a 2-core machine shared with other work a worker can wait longer than that for a core, and the
+# property tests (tests/unit/test_paths.py, tests/engine/test_properties.py) then failed at random with
+# DeadlineExceeded / "Unreliable test timings" (FlakyFailure) or FailedHealthCheck: a timing assertion, which the
+# suite does not make. Every other setting (examples, health checks on the data itself) stays Hypothesis's.
+# Registered here, at module level, before any test module's @settings (Hypothesis deprecates registering later).
+settings.register_profile("speceval", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("speceval")
 
 _PROVIDER_ENV = (
     "OPENAI_API_KEY",
@@ -218,6 +228,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # not a worker: before any worker or command starts
         for folder in ("speceval", "batched_examples", "tests"):
             compileall.compile_dir(REPO / folder, quiet=1)
+        workers = getattr(config.option, "numprocesses", None)
+        if isinstance(workers, int) and workers > 0 and getattr(config.option, "dist", "no") != "no":
+            forked_workers.park(workers)  # the workers start forked, the heavy libraries imported once
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the parked worker processes no worker took (see tests/forked_workers.py)."""
+    forked_workers.release()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

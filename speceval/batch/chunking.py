@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from speceval.batch.model import BatchedModel
 from speceval.batch.records import SubmissionIntent, prompt_digest
-from speceval.batch.refmap import CUSTOM_ID_KEY_CHARS, ItemRef, SpanBuilder, custom_id_for
+from speceval.batch.refmap import CUSTOM_ID_KEY_CHARS, ItemRef, RefSpan, SpanBuilder, custom_id_for
 from speceval.batch.store import RunStore
 from speceval.errors import InputError
 from speceval.wire.prompt import PromptLike
@@ -68,7 +68,7 @@ def build_chunk(
     prompt_of: Callable[[ItemRef], PromptLike],
     *,
     batch_size: int,
-    attempt_of: Callable[[ItemRef], int],
+    attempts_of: Callable[[list[RefSpan]], int],
 ) -> tuple[SubmissionIntent, int]:
     """Write the request file and the intent of the next chunk, taken from the head of `pending`.
 
@@ -77,7 +77,6 @@ def build_chunk(
     key = new_idempotency_key()
     max_requests = min(batch_size, model.limits.max_requests)
     refs = SpanBuilder()
-    attempt = 1
     limit = model.limits.max_bytes
     format_request = model.format_request
     # A judge run keeps each prompt's hash, not its text (`RunStore.prompts_once`): hashed here, from the text just
@@ -87,7 +86,7 @@ def build_chunk(
     digests: bytearray | None = bytearray() if store.prompts_once else None
 
     def lines() -> Iterator[bytes]:
-        nonlocal attempt, digests
+        nonlocal digests
         size = 0
         while (ref := pending.peek()) is not None:
             if refs.count >= max_requests:
@@ -106,7 +105,6 @@ def build_chunk(
             pending.pop()
             size += len(line)
             refs.add(ref)
-            attempt = max(attempt, attempt_of(ref))
             if digests is not None:
                 text = prompt if isinstance(prompt, str) else prompt.single_text
                 if text is not None:
@@ -125,7 +123,7 @@ def build_chunk(
         request_file=store.relative(path),
         request_bytes=size,
         refs=refs.spans,
-        attempt=attempt,
+        attempt=attempts_of(refs.spans) + 1,  # once per chunk, from the ledger's columns
     )
     store.save_intent(intent)
     return intent, refs.count

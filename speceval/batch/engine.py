@@ -263,7 +263,7 @@ class BatchEngine:
             pending,
             prompt_of,
             batch_size=self.options.batch_size,
-            attempt_of=lambda ref: state.ledger.attempts(ref) + 1,
+            attempts_of=state.ledger.most_attempts,
         )
         state.intents.append(intent)
         state.ledger.set_flight(intent.refs, True)

@@ -238,6 +238,28 @@ class Ledger:
     def set_flight(self, spans: Iterable[RefSpan], flying: bool) -> None:
         """Mark a job's inputs (its `refs` spans) as sent in a job not yet collected (or no longer)."""
         value = 1 if flying else 0
+        for statement, where in self._span_positions(spans):
+            if isinstance(where, slice):
+                statement.flight[where] = bytes([value]) * (where.stop - where.start)
+            else:
+                for pos in where:
+                    statement.flight[pos] = value
+
+    def most_attempts(self, spans: Iterable[RefSpan]) -> int:
+        """The most jobs any input of these spans was sent in so far (from collected outcomes): asked once per
+        chunk, not once per request."""
+        most = 0
+        for statement, where in self._span_positions(spans):
+            if isinstance(where, slice):
+                most = max(most, max(statement.attempts[where], default=0))
+            else:
+                most = max([most, *(statement.attempts[pos] for pos in where)])
+        return most
+
+    def _span_positions(self, spans: Iterable[RefSpan]) -> Iterator[tuple[_Statement, slice | list[int]]]:
+        """Each span's positions in its statement's columns: one slice when the span's inputs are stored in index
+        order and consecutive (every job cut in run order: one lookup per input cost a 100,000-request run
+        200,000 calls), else each input's position. Spans of unknown statements are skipped."""
         for statement_id, first, count in spans:
             statement = self._statements.get(statement_id)
             if statement is None:
@@ -249,12 +271,9 @@ class Ledger:
                 and start + count <= len(statement.indices)
                 and statement.indices[start + count - 1] == first + count - 1
             ):
-                # Stored in index order and consecutive: the whole span in one slice (in C), as every job cut
-                # in run order is; one lookup per input cost a 100,000-request run 200,000 calls.
-                statement.flight[start : start + count] = bytes([value]) * count
-                continue
-            for index in range(first, first + count):
-                statement.flight[statement.pos(index)] = value
+                yield statement, slice(start, start + count)
+            else:
+                yield statement, [statement.pos(index) for index in range(first, first + count)]
 
     def record(self, statement_id: str, result: ResultRecord, *, count_usage: bool = True) -> None:
         """Take note of an input's (latest) outcome as written to its results file."""

@@ -9,6 +9,10 @@ finished turn again. `results/` is assembled from the closed rounds whenever the
 With a simulated user, a round's user turns are written first by the user model, as a batch (or realtime) run of
 their own in `rounds/<k>/user/` through the same engine and budget; `round.json`'s `phase` says which half is in
 flight, so a resume continues that half and never asks the user model again for a turn it answered.
+
+The candidate (and the user model) may be one model for every round, or one per round (`ModelOfRound`, for
+`tier: auto`): each half's `run.json` then records how that round was reached (`speceval.conversations.transport`),
+and a round that started keeps that transport on resume.
 """
 
 from __future__ import annotations
@@ -39,12 +43,14 @@ from speceval.conversations.rounds import (
     with_user_turns,
 )
 from speceval.conversations.simulated_user import SimulatedUser
+from speceval.conversations.transport import ModelOfRound, RoundModel, record_transport, started_tier
+from speceval.defaults import Tier
 from speceval.engines.factory import make_engine
+from speceval.errors import RunStateError
 from speceval.inputs import InputSet
 from speceval.inputs.script import ChatMessage
 from speceval.providers.registry import resolve_org
 from speceval.realtime.model import RealtimeModel
-from speceval.realtime.settings import MANIFEST_KEY as REALTIME_KEY
 from speceval.spec import Statement
 from speceval.wire.prompt import Prompt
 from speceval.wire.sent import settings_as_sent
@@ -88,12 +94,14 @@ class ConversationRun:
         """The spec's statements by id: what a simulated user aimed at the statement under test is told of it."""
 
     def run(
-        self, model: BatchedModel | RealtimeModel, user_model: BatchedModel | RealtimeModel | None = None
+        self, model: RoundModel | ModelOfRound, user_model: RoundModel | ModelOfRound | None = None
     ) -> EngineSummary:
         """Run (or resume) round after round until every conversation ended, or a round stops (budget, timeout).
 
-        `user_model` writes the simulated user's turns (required when the run has a simulated user). The summary's
-        jobs count both halves; its usage is the candidate's (the user model's is in each conversation's record).
+        `model` answers every round, or `model(k, started)` answers round k (`ModelOfRound`: a tier per round).
+        `user_model` writes the simulated user's turns likewise (required when the run has a simulated user). The
+        summary's jobs count both halves; its usage is the candidate's (the user model's is in each conversation's
+        record).
         """
         if self.simulated_user is not None and user_model is None:
             raise ValueError("a run with a simulated user needs its user model")
@@ -113,25 +121,26 @@ class ConversationRun:
                 summaries = []
                 if record.phase == "simulated_user":
                     assert user_model is not None and self.simulated_user is not None
+                    directory = user_dir(self.run_dir, number)
+                    writer = _model_at(user_model, number, directory)
                     summaries.append(
                         self._run_half(
-                            user_model,
-                            user_dir(self.run_dir, number),
+                            writer,
+                            directory,
                             UserRoundSource(self.inputs, self.run_dir, record, self._user_prompt),
-                            self._user_manifest(record, user_model),
+                            self._user_manifest(record, writer),
                         )
                     )
                     if summaries[-1].finished:
                         record = with_user_turns(self.run_dir, record, self.simulated_user.ends)
                         record.save(self.run_dir)  # the candidate half's members, fixed before it starts
                 if record.phase == "candidate":
+                    directory = round_dir(self.run_dir, number)
+                    answerer = _model_at(model, number, directory)
+                    per_round = not isinstance(model, BatchedModel | RealtimeModel)
+                    manifest = self._round_manifest(record, answerer if per_round else None)
                     summaries.append(
-                        self._run_half(
-                            model,
-                            round_dir(self.run_dir, number),
-                            RoundSource(self.inputs, self.run_dir, record),
-                            self._round_manifest(record),
-                        )
+                        self._run_half(answerer, directory, RoundSource(self.inputs, self.run_dir, record), manifest)
                     )
             for index, summary in enumerate(summaries):
                 jobs += summary.jobs
@@ -187,9 +196,15 @@ class ConversationRun:
         halves = [user_dir(self.run_dir, record.round)] if record.asking else []
         return [*halves, round_dir(self.run_dir, record.round)]
 
-    def _round_manifest(self, record: RoundRecord) -> RunManifest:
+    def _round_manifest(self, record: RoundRecord, answerer: RoundModel | None = None) -> RunManifest:
+        """The candidate half's run.json: the run's own settings; with a model per round (`answerer`), how this
+        round is reached (recorded when it starts, kept after)."""
         directory = round_dir(self.run_dir, record.round)
-        return self._half_manifest(directory, {"round": record.round, "requests": record.size}, {})
+        started = (directory / MANIFEST_NAME).is_file()
+        manifest = self._half_manifest(directory, {"round": record.round, "requests": record.size}, {})
+        if answerer is not None and not started:
+            record_transport(manifest, answerer)
+        return manifest
 
     def _user_manifest(self, record: RoundRecord, user_model: BatchedModel | RealtimeModel) -> RunManifest:
         """The user half's run.json: the user model's name, provider, settings as sent and how it is reached (not
@@ -207,10 +222,11 @@ class ConversationRun:
         manifest = self._half_manifest(
             user_dir(self.run_dir, record.round), parameters, {"model_name": user.model, "provider": provider}
         )
+        if (user_dir(self.run_dir, record.round) / MANIFEST_NAME).is_file():
+            return manifest  # started: it keeps what it recorded
         for key in _CANDIDATE_ENDPOINT_KEYS:
             manifest.parameters.pop(key, None)
-        if isinstance(user_model, RealtimeModel):
-            manifest.parameters[REALTIME_KEY] = {"base_url": resolve_org(user.model, user.org).default_base_url}
+        record_transport(manifest, user_model)
         return manifest
 
     def _half_manifest(self, directory: Path, parameters: dict[str, object], update: dict[str, object]) -> RunManifest:
@@ -265,3 +281,20 @@ class ConversationRun:
         for record in records:
             usage.add(record.usage)
         return EngineSummary(reason=StopReason.FINISHED, total_requests=0, jobs=len(records), usage=usage)
+
+
+def _model_at(model: RoundModel | ModelOfRound, number: int, directory: Path) -> RoundModel:
+    """The model that sends round `number`'s half in `directory`: the run's one model, or the one `model` gives
+    for the round and the tier it started at (its `run.json`, when it has one: a started round keeps it)."""
+    started = started_tier(RunManifest.load(directory)) if (directory / MANIFEST_NAME).is_file() else None
+    if not isinstance(model, BatchedModel | RealtimeModel):
+        return model(number, started)
+    if started is not None and (started is Tier.BATCH) != isinstance(model, BatchedModel):
+        # One model for every round, but this round started the other way (a run of `tier: auto` per round):
+        # sending it now through the other engine would send its answered requests again.
+        raise RunStateError(
+            f"{directory} started {'through the Batch API' if started is Tier.BATCH else f'at tier {started.value}'}; "
+            f"it cannot be continued {'realtime' if started is Tier.BATCH else 'through the Batch API'}: resume the "
+            "experiment that started it (it sends each round as it started)"
+        )
+    return model

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -50,16 +51,7 @@ def _retry_headers(admission: Admission) -> dict[str, str]:
 
 
 def _openai_headers(admission: Admission) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    if admission.limit_requests is not None:
-        headers["x-ratelimit-limit-requests"] = str(admission.limit_requests)
-        headers["x-ratelimit-remaining-requests"] = str(admission.remaining_requests)
-        headers["x-ratelimit-reset-requests"] = go_duration(admission.reset_requests)
-    if admission.limit_tokens is not None:
-        headers["x-ratelimit-limit-tokens"] = str(admission.limit_tokens)
-        headers["x-ratelimit-remaining-tokens"] = str(admission.remaining_tokens)
-        headers["x-ratelimit-reset-tokens"] = go_duration(admission.reset_tokens)
-    return headers
+    return _limit_headers(admission, "x-ratelimit-{field}-{kind}", go_duration, ("tokens",))
 
 
 def _anthropic_headers(admission: Admission) -> dict[str, str]:
@@ -68,16 +60,27 @@ def _anthropic_headers(admission: Admission) -> dict[str, str]:
             (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         )
 
+    # Anthropic's token limit stands for its input and output token limits too (one shared bucket here).
+    return _limit_headers(
+        admission, "anthropic-ratelimit-{kind}-{field}", at, ("tokens", "input-tokens", "output-tokens")
+    )
+
+
+def _limit_headers(
+    admission: Admission, name: str, reset: Callable[[float], str], token_kinds: tuple[str, ...]
+) -> dict[str, str]:
+    """A provider's rate-limit headers: `name` formatted with `kind` (requests, or each of `token_kinds`) and
+    `field` (limit, remaining, reset); `reset` writes a reset's seconds as the provider does."""
+    limits = [("requests", admission.limit_requests, admission.remaining_requests, admission.reset_requests)]
+    limits += [
+        (kind, admission.limit_tokens, admission.remaining_tokens, admission.reset_tokens) for kind in token_kinds
+    ]
     headers: dict[str, str] = {}
-    if admission.limit_requests is not None:
-        headers["anthropic-ratelimit-requests-limit"] = str(admission.limit_requests)
-        headers["anthropic-ratelimit-requests-remaining"] = str(admission.remaining_requests)
-        headers["anthropic-ratelimit-requests-reset"] = at(admission.reset_requests)
-    if admission.limit_tokens is not None:
-        for kind in ("tokens", "input-tokens", "output-tokens"):
-            headers[f"anthropic-ratelimit-{kind}-limit"] = str(admission.limit_tokens)
-            headers[f"anthropic-ratelimit-{kind}-remaining"] = str(admission.remaining_tokens)
-            headers[f"anthropic-ratelimit-{kind}-reset"] = at(admission.reset_tokens)
+    for kind, limit, remaining, seconds in limits:
+        if limit is not None:
+            headers[name.format(kind=kind, field="limit")] = str(limit)
+            headers[name.format(kind=kind, field="remaining")] = str(remaining)
+            headers[name.format(kind=kind, field="reset")] = reset(seconds)
     return headers
 
 

@@ -11,14 +11,16 @@ and a judge waits for the answers it judges. Each round goes to one tier:
 
 Batch and flex cost the same, so the plan starts all-batch (no shedding, the highest limits) and moves rounds to
 flex, then to standard, one at a time, until the expected total meets the deadline: the fewest rounds leave the
-batch tier, and standard is used only where flex cannot meet it. A deadline nothing meets is refused before
+batch tier, and standard is used only where flex cannot meet it. Among rounds that gain alike, flex takes the latest
+(the early rounds' jobs teach the turnaround a re-plan reads) and standard the cheapest (the earliest, whose
+requests carry the fewest earlier answers). A deadline nothing meets is refused before
 anything is sent, naming the fastest expected total.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from statistics import median
 
@@ -135,10 +137,10 @@ def auto_plan(
     """The cheapest plan expected to end within `deadline_hours` (module docstring).
 
     `loads` run one after another unless they share a `stage`; `flex_ok[i]`: whether round i's model is
-    served at flex; `groups[i]`: rounds with the same group id share one tier (the rounds of one run: a run has one
-    endpoint; default: each round its own); `fixed[i]`: a tier round i's group keeps (an entry that names its
-    own). Raises `ConfigError` when even the fastest plan does not meet the
-    deadline.
+    served at flex; `groups[i]`: rounds with the same group id share one tier (the rounds of a run with one
+    endpoint, e.g. the generation command's; default: each round its own, as an experiment's `auto` candidate);
+    `fixed[i]`: a tier round i's group keeps (an entry that names its own). Raises `ConfigError` when even the
+    fastest plan does not meet the deadline.
     """
     group_of = list(groups) if groups is not None else list(range(len(loads)))
     members: dict[int, list[int]] = {}
@@ -155,12 +157,28 @@ def auto_plan(
             (load.stage, times.hours(tiers[group_of[i]], load.provider, load.requests)) for i, load in enumerate(loads)
         )
 
+    def extra_cost(group: int, target: Tier) -> float:
+        now = [_row(loads[i], tiers[group], prices, times).cost_usd or 0.0 for i in members[group]]
+        to = [_row(loads[i], target, prices, times).cost_usd or 0.0 for i in members[group]]
+        return sum(to) - sum(now)
+
+    def order(target: Tier) -> Callable[[int], tuple[float, float, int]]:
+        # Biggest gain first. Among equal gains: at flex (the price of batch) the latest group first, so the early
+        # rounds stay at batch and their jobs teach the turnaround a later re-plan reads (`learned_turnaround`); at
+        # standard the cheapest first (a later round carries the earlier answers: it costs more).
+        def key(group: int) -> tuple[float, float, int]:
+            gain = hours(group, tiers[group]) - hours(group, target)
+            tie = -max(members[group]) if target is Tier.FLEX else 0
+            return (-round(gain, 9), extra_cost(group, target) if target is Tier.STANDARD else 0.0, tie)
+
+        return key
+
     # Same price for batch and flex: leave the batch tier only where the deadline needs it, biggest gain first.
     for target in (Tier.FLEX, Tier.STANDARD):
         allowed = [
             g for g in members if g not in pinned and (target is Tier.STANDARD or all(flex_ok[i] for i in members[g]))
         ]
-        for group in sorted(allowed, key=lambda g: hours(g, tiers[g]) - hours(g, target), reverse=True):
+        for group in sorted(allowed, key=order(target)):
             if total() <= deadline_hours:
                 break
             if hours(group, target) < hours(group, tiers[group]):

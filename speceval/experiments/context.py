@@ -14,15 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
+from speceval.batch.model import BatchedModel
+from speceval.conversations.transport import ModelOfRound, RoundModel
 from speceval.defaults import Tier
 from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
+from speceval.errors import ConfigError
 from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.tier_study import StudyTiers, given_tier
 from speceval.inputgen.config import InputGenerationConfig, default_rater
 from speceval.judging.verdicts import category_schema
 from speceval.paths import safe_filename
 from speceval.providers.registry import resolve_org
+from speceval.realtime.model import RealtimeModel
 from speceval.wire.params import GenerationParams
 
 
@@ -73,14 +77,15 @@ class StageContext:
             self._judges[key] = self.model(judge, judge_params(judge, self.config.engine.max_tokens))
         return self._judges[key]
 
-    def endpoint(self, entry: ModelEntry) -> EndpointSettings | None:
+    def endpoint(self, entry: ModelEntry, tier: Tier | None = None) -> EndpointSettings | None:
         """How a model is reached when not through its batch API (None: the batch path), from its entry's keys
-        and its tier (its own, else `engine.tier`; `auto` as the study's plan chose)."""
+        and its tier (`tier`, else its own, else `engine.tier`; `auto` as the study's plan chose for round 1)."""
         provider = resolve_org(entry.model, entry.org)
         name = self.entry_name(entry)
         where = f"{self.config_path}, {name} (org {provider.org})"
         keys = entry.endpoint_keys()
-        tier = self.tiers.tier_of(name, entry) if self.tiers is not None else given_tier(self.config, entry)
+        if tier is None:
+            tier = self.tiers.tier_of(name, entry) if self.tiers is not None else given_tier(self.config, entry)
         keys.pop("tier", None)
         if tier is not None:
             keys["tier"] = tier.value
@@ -94,11 +99,33 @@ class StageContext:
                     return f"{section}[{index}]"
         return entry.model
 
-    def model(self, entry: ModelEntry, params: GenerationParams) -> AnyModel:
-        """The client of a candidate or judge: its batch adapter, or the endpoint or Ray model its keys describe."""
+    def model(self, entry: ModelEntry, params: GenerationParams, tier: Tier | None = None) -> AnyModel:
+        """The client of a candidate or judge: its batch adapter, or the endpoint or Ray model its keys describe
+        (at `tier`, else the entry's own; see `endpoint`)."""
         provider = resolve_org(entry.model, entry.org).org
         options = self.options_for(provider)
-        return build_model(entry.model, provider, params, self.endpoint(entry), **options)
+        return build_model(entry.model, provider, params, self.endpoint(entry, tier), **options)
+
+    def per_round(self, entry: ModelEntry) -> bool:
+        """Whether a conversation run sends `entry`'s rounds at tiers of their own (`tier: auto`)."""
+        return self.tiers is not None and self.tiers.varies(self.entry_name(entry), entry)
+
+    def round_models(self, entry: ModelEntry, params: GenerationParams) -> ModelOfRound:
+        """A conversation run's client of a candidate or simulated user per round: at each round's planned tier
+        (`tier: auto`; a round that started: the tier it started at; docs/service-tiers.md), else the entry's own."""
+        name, tiers = self.entry_name(entry), self.tiers if self.per_round(entry) else None
+        built: dict[Tier | None, RoundModel] = {}  # one client per tier, shared by the rounds sent at it
+
+        def of(number: int, started: Tier | None) -> RoundModel:
+            tier = (started or tiers.tier_of(name, entry, number)) if tiers is not None else None
+            if tier not in built:
+                model = self.model(entry, params, tier)
+                if not isinstance(model, BatchedModel | RealtimeModel):
+                    raise ConfigError(f"{self.config_path}, {name}: Ray Data takes single prompts, not conversations")
+                built[tier] = model
+            return built[tier]
+
+        return of
 
     def resolve(self, path: Path) -> Path:
         """A path of the experiment file, resolved against its folder."""

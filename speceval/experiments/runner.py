@@ -129,7 +129,9 @@ def run_experiment(
     )
     with _providers(output_dir, offline) as options_for:
         ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
-        ctx.tiers = StudyTiers(config, base, groups)  # `tier: auto` planned once, before anything is sent
+        ctx.tiers = StudyTiers(
+            config, base, groups, output_dir=output_dir
+        )  # `tier: auto` planned once, before anything is sent
         users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
         actors = [ModelEntry(model=u.model, org=u.org, tier=u.tier) for u in users if u is not None and u.tier]
         actors += [entry for _, entry in config.inputs.models()] if config.inputs is not None else []

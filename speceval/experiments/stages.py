@@ -203,10 +203,14 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
             # A conversation's rounds run one after another (each needs the answers before it), so the pipeline
             # drives them itself inside this task; its summary is the task's outcome.
             user = config.simulated_user
-            user_model = (
-                ctx.model(ModelEntry(model=user.model, org=user.org, tier=user.tier), user.params) if user else None
-            )
-            summary = pipeline.run(ctx.model(run.candidate, params), user_model=user_model)
+            writer = ModelEntry(model=user.model, org=user.org, tier=user.tier) if user else None
+            if ctx.per_round(run.candidate) or (writer is not None and ctx.per_round(writer)):
+                # `tier: auto`: each round at the tier the study's plan chose for it
+                user_rounds = ctx.round_models(writer, user.params) if writer and user else None
+                summary = pipeline.run_per_round(ctx.round_models(run.candidate, params), user_rounds)
+            else:
+                user_model = ctx.model(writer, user.params) if writer and user else None
+                summary = pipeline.run(ctx.model(run.candidate, params), user_model=user_model)
             held_summary[0] = task.summaries[0] = summary  # the scheduler reads the outcome from it
             return []
         engine = make_engine(ctx.model(run.candidate, params), RunStore(run.run_dir), options)

@@ -4,21 +4,28 @@ batch API), `tier: auto` resolved by one plan over the whole study, and that pla
 
 The study's work, as the plan sees it: the candidates answer round by round (round k of every candidate side by
 side; a conversation's round k+1 is built from round k), then the judges judge (side by side). Each entry is one
-group of `speceval.engines.tier_plan.auto_plan`: all its rounds go to one tier, since one entry has one endpoint.
+group of `speceval.engines.tier_plan.auto_plan`, except that an `auto` candidate's rounds (and the simulated user's)
+are groups of their own: each round of a conversation run is an engine run of its own (`rounds/<k>/`), so round 1
+may go to the Batch API and round 3 to flex (`speceval.conversations.runner.ConversationRun` takes a model per
+round). A candidate that names its tier keeps it for every round.
 Counts are upper bounds: every conversation to its last turn, every answer at max_tokens, every earlier answer in
 each later request.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from speceval.batch.costs import PriceTable
+from speceval.batch.manifest import RunManifest
+from speceval.batch.records import BatchRecord
 from speceval.defaults import Tier
-from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
+from speceval.operations.runs import find_run_dirs, store_for
 from speceval.providers.registry import resolve_org
 
 USER = "simulated_user"
@@ -118,22 +125,33 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
 class StudyTiers:
     """The tier of every entry, `auto` planned once over the study (None: no entry asks for auto)."""
 
-    def __init__(self, config: ExperimentConfig, base: Path, groups: list[Group], prices: PriceTable | None = None):
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        base: Path,
+        groups: list[Group],
+        prices: PriceTable | None = None,
+        output_dir: Path | None = None,
+    ):
         """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
-        deadline)."""
+        deadline). A batch round trip takes what the finished jobs in `output_dir` took, where it has some (a
+        resumed study re-plans with them: a round already started keeps the tier it started at)."""
         self.config = config
         self.prices = prices or PriceTable.load()
         self.times = TierTimes()
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
-        self._chosen: dict[str, Tier] = {}
+        self._chosen: dict[tuple[str, int], Tier] = {}
         named = entries(config) + user_entries(config)
         if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
             return
         assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
+        if output_dir is not None and output_dir.is_dir():
+            self.times.batch_turnaround_hours = learned_turnaround(
+                finished_jobs(output_dir), self.times.batch_turnaround_hours
+            )
         loaded = study_loads(config, base, groups)
         by_name = dict(named)
-        ids = {name: i for i, (name, _) in enumerate(named)}
         loads = [load for _, load in loaded]
 
         # An entry that names its tier keeps it (an org without a batch API: standard); only auto entries move.
@@ -154,17 +172,44 @@ class StudyTiers:
             self.prices,
             self.times,
             flex_ok=flex_ok,
-            groups=[ids[name] for name, _ in loaded],
+            groups=_groups(loaded, lambda name: pinned(name) is None),
             fixed=[pinned(name) for name, _ in loaded],
         )
-        for (name, _), row in zip(loaded, self.plan.rounds, strict=True):
-            self._chosen[name] = row.tier
+        for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
+            self._chosen[(name, round_of(load))] = row.tier
         self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}
 
-    def tier_of(self, name: str, entry: ModelEntry) -> Tier | None:
-        """The tier `entry` (listed as `name`; a simulated user by its model) is sent at: `auto` resolved by the
-        plan; None: the org's own path."""
+    def tier_of(self, name: str, entry: ModelEntry, round: int = 1) -> Tier | None:
+        """The tier `entry` (listed as `name`; a simulated user by its model) is sent at in conversation round
+        `round` (a judge's one round: 1): `auto` resolved by the plan; None: the org's own path."""
         tier = given_tier(self.config, entry)
         if tier is not Tier.AUTO:
             return tier
-        return self._chosen.get(name, self._chosen.get(f"{USER} {entry.model}", Tier.BATCH))
+        planned = sorted((r, t) for (n, r), t in self._chosen.items() if n in (name, f"{USER} {entry.model}"))
+        if not planned:
+            return Tier.BATCH
+        # The round's own tier; a round the plan has no row for (a judge's, or past the plan's last): the tier of
+        # the latest planned round before it, else the first.
+        return next((t for r, t in reversed(planned) if r <= round), planned[0][1])
+
+    def varies(self, name: str, entry: ModelEntry) -> bool:
+        """Whether `entry` is sent at `auto` with a plan that may give its rounds different tiers (the caller
+        then builds its model per round)."""
+        return self.plan is not None and given_tier(self.config, entry) is Tier.AUTO
+
+
+def finished_jobs(folder: Path) -> list[BatchRecord]:
+    """The finished batch jobs of every run under `folder`: what batches took here."""
+    runs = find_run_dirs([folder])
+    return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
+
+
+def round_of(load: RoundLoad) -> int:
+    """The conversation round of a load (stage 2k - 1 or 2k is round k; a judge's stage comes after the last)."""
+    return (load.stage + 1) // 2 if load.stage is not None else 1
+
+
+def _groups(loaded: list[tuple[str, RoundLoad]], moves: Callable[[str], bool]) -> list[int]:
+    """The plan's groups: an entry that moves (`auto`) a group per round, any other one group for all its rounds."""
+    ids: dict[object, int] = {}
+    return [ids.setdefault((name, round_of(load)) if moves(name) else name, len(ids)) for name, load in loaded]

@@ -16,7 +16,6 @@ files of the statements its range spans.
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -26,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from speceval.analysis.reading.columns import ColumnsBuilder
+from speceval.analysis.reading.columns import ColumnsBuilder, VerdictColumns
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import ComplianceRow, Found
 from speceval.analysis.tables.panel import panel_verdicts
-from speceval.analysis.tables.variations import summarize
 from speceval.defaults import Mode
 from speceval.errors import InputError
-from speceval.interop.inspect_scores import RATE_FIELDS, SampleKey, panel_names
+from speceval.interop.inspect_rates import RateFold
+from speceval.interop.inspect_scores import SampleKey, panel_names
 
 MAX_SAMPLES_PER_LOG = 2_000
 """Samples in one log file (`--max-samples-per-log`): a larger log is written as several parts. Measured in
@@ -115,31 +114,74 @@ class LogPlan:
 
 
 def plan_log(files: dict[Path, ComplianceRow], max_samples: int) -> LogPlan:
-    """Read the log's `files` (results file → its first verdict) once: the whole log's rates and its parts."""
+    """Read the log's `files` (results file → its first verdict) once, a statement at a time (all judges' files of
+    it together): the whole log's rates (`inspect_rates`: a few sums per statement) and its parts, cut as the
+    statements go by. Memory follows the largest statement, not the log."""
     plan = LogPlan(files=files)
-    builder = ColumnsBuilder()
-    keys: dict[str, array[int]] = defaultdict(lambda: array("q"))
-    scoped: dict[str, bool] = {}  # judge → its verdicts are rated apart (per turn or categorical)
-    for file, rows, offsets in walk(plan.folders(), Found(), detail=True, keep=False):
-        if file not in files:
-            continue
-        stream = iter(rows)
-        first = next(stream, None)
-        if first is None:
-            continue
+    # judge → its verdicts are rated apart (per turn or categorical): known from each file's first verdict
+    scoped: dict[str, bool] = {}
+    by_statement: dict[str, set[Path]] = defaultdict(set)
+    for file, first in files.items():
         separate = first.turn is not None or first.mode == Mode.CATEGORIES
         scoped[first.judge] = scoped.get(first.judge, False) or separate
-        noted = _noting(itertools.chain([first], stream), file, keys[first.statement_id])
-        if first.turn is not None:  # per-turn verdicts are never pooled with answers' (as the report's fold)
-            last = plan.last_turns.get(first.judge, 0)
-            for row in noted:
-                last = max(last, row.turn or 0)
-            plan.last_turns[first.judge] = last
-        else:
-            builder.add_file(file, noted, offsets)
-    plan.rates = _rates(builder, scoped, plan.modes())
-    plan.parts = _parts({s: np.unique(np.frombuffer(codes, dtype=np.int64)) for s, codes in keys.items()}, max_samples)
+        by_statement[first.statement_id].add(file)
+    modes = plan.modes()
+    rated = sorted(judge for judge in scoped if not scoped[judge])
+    panels = panel_names({judge: modes[judge] for judge in rated})
+    folds = {name: RateFold() for name in [*rated, *panels]}
+    paneled = dict.fromkeys(panels, False)
+    parts = _PartCutter(max_samples)
+    for statement in sorted(by_statement):
+        builder = ColumnsBuilder()
+        keys: array[int] = array("q")
+        for file, rows, offsets in walk(plan.folders(), Found(), detail=True, keep=False, only=by_statement[statement]):
+            first = files[file]
+            noted = _noting(rows, file, keys)
+            if first.turn is not None:  # per-turn verdicts are never pooled with answers' (as the report's fold)
+                last = plan.last_turns.get(first.judge, 0)
+                for row in noted:
+                    last = max(last, row.turn or 0)
+                plan.last_turns[first.judge] = last
+            else:
+                builder.add_file(file, noted, offsets)
+        _fold_statement(builder.build(), folds, panels, paneled)
+        parts.add(statement, np.unique(np.frombuffer(keys, dtype=np.int64)))
+    plan.rates = {
+        judge: {"note": "per-turn or categorical verdicts: see the report's per-turn and category tables"}
+        for judge in scoped
+        if scoped[judge]
+    }
+    for name, fold in folds.items():
+        plan.rates[name] = (
+            {"note": "no answer has verdicts of two judges"}
+            if name in paneled and not paneled[name]
+            else fold.summary()
+        )
+    plan.rates = dict(sorted(plan.rates.items(), key=lambda item: (item[0] in panels, item[0])))
+    plan.parts = parts.finish()
     return plan
+
+
+def _fold_statement(
+    c: VerdictColumns, folds: dict[str, RateFold], panels: dict[str, list[str]], paneled: dict[str, bool]
+) -> None:
+    """One statement's verdicts (columns of every judge's file of it) into each judge's and each panel's fold."""
+    if not len(c):
+        return
+    judges = c.fact("judge")
+    for name, fold in folds.items():
+        if name in panels:
+            continue
+        code = c.code_of("judge", name)
+        if code is not None:
+            fold.add(c, np.flatnonzero(judges == code))
+    for name, panelists in panels.items():
+        codes = [code for j in panelists if (code := c.code_of("judge", j)) is not None]
+        chosen = np.flatnonzero(np.isin(judges, np.array(codes, dtype=np.int64)))
+        panel = panel_verdicts(c.take(chosen)) if len(codes) > 1 and len(chosen) else None
+        if panel is not None:
+            paneled[name] = True
+            folds[name].add(panel.verdicts, np.arange(len(panel.verdicts)))
 
 
 def _noting(rows: Iterable[ComplianceRow], file: Path, keys: array[int]) -> Iterator[ComplianceRow]:
@@ -169,45 +211,29 @@ def _code(index: int, epoch: int) -> int:
     return (index << _EPOCH_BITS) | epoch
 
 
-def _rates(builder: ColumnsBuilder, scoped: dict[str, bool], modes: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Each judge's rate in the whole log with the report's interval, and each panel's (`panel_names`: judges of
-    the whole answer on one scale)."""
-    c = builder.build()
-    judges = c.fact("judge")
-    rates: dict[str, dict[str, Any]] = {}
-    for judge in sorted(scoped):
-        if scoped[judge]:
-            rates[judge] = {"note": "per-turn or categorical verdicts: see the report's per-turn and category tables"}
-        else:
-            members = np.flatnonzero(judges == c.code_of("judge", judge))
-            rates[judge] = summarize(c, members).model_dump(include=RATE_FIELDS)
-    for name, panelists in panel_names({j: modes[j] for j in scoped if not scoped[j]}).items():
-        chosen = np.flatnonzero(np.isin(judges, np.array([c.code_of("judge", j) for j in panelists], dtype=np.int64)))
-        panel = panel_verdicts(c.take(chosen)) if len(chosen) else None
-        rates[name] = (
-            {"note": "no answer has verdicts of two judges"}
-            if panel is None
-            else summarize(panel.verdicts).model_dump(include=RATE_FIELDS)
-        )
-    return rates
+class _PartCutter:
+    """The log's samples in order (statement, then key), cut into consecutive parts of at most `max_samples`, a
+    statement's sorted keys at a time (statements given in sorted order)."""
 
+    def __init__(self, max_samples: int):
+        self.max_samples = max_samples
+        self.parts: list[Part] = []
+        self.ranges: dict[str, tuple[int, int]] = {}
+        self.room = max_samples
 
-def _parts(keys: dict[str, np.ndarray], max_samples: int) -> list[Part]:
-    """The log's samples in order (statement, then key), cut into consecutive parts of at most `max_samples`."""
-    parts: list[Part] = []
-    ranges: dict[str, tuple[int, int]] = {}
-    room = max_samples
-    for statement in sorted(keys):
-        codes = keys[statement]
+    def add(self, statement: str, codes: np.ndarray) -> None:
         start = 0
         while start < len(codes):
-            taken = codes[start : start + room]
-            ranges[statement] = (int(taken[0]), int(taken[-1]))
+            taken = codes[start : start + self.room]
+            self.ranges[statement] = (int(taken[0]), int(taken[-1]))
             start += len(taken)
-            room -= len(taken)
-            if room == 0:
-                parts.append(Part(ranges=ranges, samples=max_samples))
-                ranges, room = {}, max_samples
-    if ranges:
-        parts.append(Part(ranges=ranges, samples=max_samples - room))
-    return parts
+            self.room -= len(taken)
+            if self.room == 0:
+                self.parts.append(Part(ranges=self.ranges, samples=self.max_samples))
+                self.ranges, self.room = {}, self.max_samples
+
+    def finish(self) -> list[Part]:
+        if self.ranges:
+            self.parts.append(Part(ranges=self.ranges, samples=self.max_samples - self.room))
+            self.ranges, self.room = {}, self.max_samples
+        return self.parts

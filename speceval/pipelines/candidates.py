@@ -18,7 +18,7 @@ import json
 import logging
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -270,13 +270,16 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
                 statement.id, parse_results(path, data, answers.skipped), (path, hashlib.sha256(data).hexdigest())
             )
     foreign = sorted(p.name for p in results_dir.glob("*.json") if p.name not in known and not p.name.startswith("."))
-    if foreign and not answers.statement_ids:
-        raise ConfigError(
-            f"none of the {len(foreign)} results file(s) in {results_dir} names a statement of {spec.source_path} "
-            f"(e.g. {foreign[0]}): is this the spec these answers were generated for?"
-        )
-    _warn_ignored(results_dir, "{} results file(s) name no statement of the spec and are", foreign)
-    return answers
+    return _beyond_spec(
+        answers,
+        results_dir,
+        foreign,
+        "{} results file(s) name no statement of the spec and are",
+        lambda: (
+            f"none of the {len(foreign)} results file(s) in {results_dir} names a statement of "
+            f"{spec.source_path} (e.g. {foreign[0]}): is this the spec these answers were generated for?"
+        ),
+    )
 
 
 def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -> CandidateAnswers:
@@ -301,12 +304,26 @@ def _load_inspect(answers: CandidateAnswers, run: InspectRun, spec: Specificatio
                 statement.id, answers_in(source, by_statement[statement.id], answers.skipped), held_sha256=held_sha256
             )
     foreign = sorted(set(by_statement) - set(spec.ids))
-    if foreign and not answers.statement_ids:
-        raise ConfigError(
+    return _beyond_spec(
+        answers,
+        source,
+        foreign,
+        "samples of {} statement(s) not in the spec are",
+        lambda: (
             f"none of the {len(foreign)} statement(s) the Inspect samples of {source} name is in "
             f"{spec.source_path} (e.g. {foreign[0]!r}): is this the spec the task was built from?"
-        )
-    _warn_ignored(source, "samples of {} statement(s) not in the spec are", foreign)
+        ),
+    )
+
+
+def _beyond_spec(
+    answers: CandidateAnswers, where: Path, foreign: list[str], what: str, nothing_held: Callable[[], str]
+) -> CandidateAnswers:
+    """`answers`, once what the candidate holds beyond the spec (`foreign`) is warned of (`_warn_ignored`); a
+    `ConfigError` saying `nothing_held` when none of what it holds is of the spec (the wrong spec, most likely)."""
+    if foreign and not answers.statement_ids:
+        raise ConfigError(nothing_held())
+    _warn_ignored(where, what, foreign)
     return answers
 
 

@@ -19,15 +19,13 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.defaults import Mode, Scope
 from speceval.engines.factory import AnyModel
-from speceval.engines.models import judge_model
 from speceval.errors import ConfigError
 from speceval.judging.canaries import CANARY_DIR, Canary, likert_correct, spec_canaries, without_example
 from speceval.judging.files import (
@@ -53,26 +51,24 @@ from speceval.pipelines.compliance_files import (
     write_compliance_file,
     write_summary,
 )
+from speceval.pipelines.judge_pipeline import JudgePipeline
 from speceval.pipelines.judge_run import (
     JudgeSettings,
     JudgeTarget,
     check_resumable,
-    judge_dir,
-    run_targets,
-    write_manifest,
 )
 from speceval.pipelines.judge_setup import judge_salt, prompt_setup
-from speceval.providers.registry import resolve_org
-from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
 
 
-class BatchedComplianceJudge:
+class BatchedComplianceJudge(JudgePipeline):
     """Judge every succeeded answer of each candidate against its statement, one engine per candidate.
 
     Construction validates everything (spec, candidates' results files, resumability) before anything is sent.
     """
+
+    kind: ClassVar[str] = "compliance"
 
     def __init__(
         self,
@@ -103,15 +99,11 @@ class BatchedComplianceJudge:
                     settings.params, response_schema=category_schema(list(self.categories)), schema_name="category"
                 ),
             )
-        self.settings = settings
+        super().__init__(settings, settings.judge_label)
         self.mode = mode
         self.scope = Scope.of(scope) if scope is not None else None
-        self.spec: Specification = load_spec(settings.spec_path)
-        self.spec_name = settings.spec_name or self.spec.name
-        self.provider = resolve_org(settings.judge_model, settings.judge_org).org
         # New directories use the current template; a directory judged before keeps its own (`prompt_setup`).
         self.template = CURRENT[f"compliance_{mode.value}"]
-        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_label)
         self.answers = [load_answers(candidate, self.spec) for candidate in candidates]
         if canary_statements is None:
             canary_statements = sorted({s for answers in self.answers for s in answers.statement_ids})
@@ -153,19 +145,8 @@ class BatchedComplianceJudge:
         Without `model`, the judge the settings describe is built (against the in-process emulator when
         `offline`); a model given must be that judge (name, provider and `params`), or `ModelMismatchError`.
         """
-        with self.connect(model) as judge:
-            manifests = [
-                write_manifest(t, "compliance", self.settings, self.spec_name, self.spec.sha256, self.provider)
-                for t in self.targets
-            ]
-            engine_summaries = run_targets(judge, self.targets, manifests, self.settings.engine, observer_for)
+        engine_summaries = self.judge_all(self.targets, model, observer_for)
         return engine_summaries, self.write_verdicts()
-
-    @contextmanager
-    def connect(self, model: AnyModel | None = None, **provider_options: Any) -> Iterator[AnyModel]:
-        """The judge: `model` once checked against the settings, else built from them (with `provider_options`)."""
-        with judge_model(self.settings, self.provider, self.output_dir, model, provider_options) as judge:
-            yield judge
 
     def write_verdicts(self) -> list[CandidateSummary]:
         """(Re)build every `results/<statement_id>.json` and `summary.json` from the judge's answers on disk (and

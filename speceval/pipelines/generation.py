@@ -23,7 +23,8 @@ from speceval.batch.records import SubmissionIntent
 from speceval.batch.store import RunStore
 from speceval.conversations.runner import ConversationRun
 from speceval.conversations.simulated_user import SimulatedUser
-from speceval.defaults import DEFAULT_GENERATION_OUTPUT
+from speceval.conversations.transport import ModelOfRound, RoundModel
+from speceval.defaults import DEFAULT_GENERATION_OUTPUT, Tier
 from speceval.engines.factory import AnyModel, build_model, make_engine
 from speceval.engines.models import check_model, simulated_user_model, use_model
 from speceval.errors import ConfigError, RunStateError
@@ -253,25 +254,65 @@ class BatchedGenerationPipeline:
                     f"the simulated user {user_model.model_name} is served by Ray Data, which takes "
                     "single prompts only: use a batch or realtime provider for it"
                 )
-            try:
-                summary = ConversationRun(
-                    self.inputs,
-                    self.run_dir,
-                    manifest,
-                    self.config.engine,
-                    observer,
-                    self.config.simulated_user,
-                    {s.id: s for s in self.spec.statements},
-                ).run(model, user_model)
-            except BaseException:
-                manifest.status = "stopped"
-                manifest.save(self.run_dir)
-                raise
-            return self.record(summary)
+            return self._converse(manifest, observer, model, user_model)
         engine = make_engine(model, RunStore(self.run_dir), self.config.engine, observer)  # batch or realtime
         try:
             # The input set is an item source: the batch engine reads one statement's prompts at a time.
             summary = engine.run(self.inputs) if isinstance(engine, BatchEngine) else engine.run(self.inputs.items)
+        except BaseException:
+            manifest.status = "stopped"
+            manifest.save(self.run_dir)
+            raise
+        return self.record(summary)
+
+    def run_per_round(
+        self,
+        model: ModelOfRound,
+        user_model: ModelOfRound | None = None,
+        observer: EngineObserver | None = None,
+    ) -> EngineSummary:
+        """`run` a conversation run with a model per round (`tier: auto`: round 1 through the Batch API, a later
+        round at flex; docs/service-tiers.md): `model(k, started)` answers round k, each model checked against the
+        config as its round starts; `user_model` writes the user's turns likewise."""
+        if not self.inputs.has_conversations:
+            raise ConfigError(
+                f"a model per round needs conversations; the inputs in {self.config.inputs_dir} hold none"
+            )
+        if self.reused and (totals := RunManifest.load(self.run_dir).totals) is not None:
+            return totals
+        candidate = self._checked(model, "candidate", self.config.model_name, self.provider, self.config.params)
+        user = self.config.simulated_user
+        writer = None
+        if user is not None and user_model is not None:
+            writer = self._checked(user_model, "simulated user", user.model, self.user_org, user.params)
+        return self._converse(self.write_manifest(), observer, candidate, writer)
+
+    @staticmethod
+    def _checked(model: ModelOfRound, role: str, name: str, org: str, params: GenerationParams) -> ModelOfRound:
+        def of(number: int, started: Tier | None) -> RoundModel:
+            chosen = model(number, started)
+            check_model(chosen, role=role, model_name=name, org=org, params=params)
+            return chosen
+
+        return of
+
+    def _converse(
+        self,
+        manifest: RunManifest,
+        observer: EngineObserver | None,
+        model: RoundModel | ModelOfRound,
+        user_model: RoundModel | ModelOfRound | None,
+    ) -> EngineSummary:
+        try:
+            summary = ConversationRun(
+                self.inputs,
+                self.run_dir,
+                manifest,
+                self.config.engine,
+                observer,
+                self.config.simulated_user,
+                {s.id: s for s in self.spec.statements},
+            ).run(model, user_model)
         except BaseException:
             manifest.status = "stopped"
             manifest.save(self.run_dir)

@@ -81,6 +81,9 @@ class InspectRun:
     epoch: int
     epochs: int
     logs: tuple[Path, ...]
+    sample_epoch: int | None = None
+    """The epoch its samples carry, when it differs from `epoch`: a log speceval exported holds one run, its
+    samples at epoch 1 (`epoch` is then the run its metadata names)."""
 
 
 def is_inspect_log(path: Path) -> bool:
@@ -160,17 +163,34 @@ def inspect_runs(path: Path, logs: list[Path]) -> list[InspectRun]:
     by_model: dict[str, list[Path]] = defaultdict(list)
     epochs: dict[str, int] = {}
     headers = _current({log: read_log(log, header_only=True) for log in logs})
+    exported: dict[str, dict[int, list[Path]]] = defaultdict(lambda: defaultdict(list))
     for log, header in sorted(headers.items()):
         name = model_name(header.eval.model)
         by_model[name].append(log)
         epochs[name] = max(epochs.get(name, 1), header.eval.config.epochs or 1)
+        run = _exported_run(header)
+        if run is not None:
+            exported[name][run].append(log)
     if not by_model:
         raise ConfigError(f"{path} holds no Inspect eval log (.eval, or .json as Inspect writes it)")
-    return [
-        InspectRun(model=model, epoch=epoch, epochs=epochs[model], logs=tuple(files))
-        for model, files in sorted(by_model.items())
-        for epoch in range(1, epochs[model] + 1)
-    ]
+    found = []
+    for model, files in sorted(by_model.items()):
+        runs = exported[model]
+        if len(runs) > 1 and sum(len(logs) for logs in runs.values()) == len(files):
+            # speceval's export of several runs: a log per run, its samples at epoch 1; each log is its run.
+            found += [
+                InspectRun(model, run, max(runs), tuple(logs), sample_epoch=1) for run, logs in sorted(runs.items())
+            ]
+        else:
+            found += [InspectRun(model, epoch, epochs[model], tuple(files)) for epoch in range(1, epochs[model] + 1)]
+    return found
+
+
+def _exported_run(header: EvalLog) -> int | None:
+    """The run a log speceval exported holds (its `speceval` metadata), None for any other log or one of epochs."""
+    meta = (header.eval.metadata or {}).get("speceval")
+    run = meta.get("run") if isinstance(meta, dict) else None
+    return run if isinstance(run, int) and (header.eval.config.epochs or 1) == 1 else None
 
 
 def inspect_records(run: InspectRun) -> dict[str, list[tuple[str, dict[str, Any]]]]:
@@ -190,9 +210,10 @@ def inspect_records(run: InspectRun) -> dict[str, list[tuple[str, dict[str, Any]
                 f"the log holds no samples (status {log.status}): no answers to judge; give a log of the task's run",
                 field="samples",
             )
-        samples = [s for s in log.samples if s.epoch == run.epoch]
+        epoch = run.sample_epoch or run.epoch
+        samples = [s for s in log.samples if s.epoch == epoch]
         if log.status != "success":
-            for statement_id, record in _stopped(log_path, log, run.epoch, samples):
+            for statement_id, record in _stopped(log_path, log, epoch, samples):
                 found[statement_id].append(("stopped", record))
         positions = _positions(log_path, samples)
         for sample in samples:

@@ -35,11 +35,10 @@ import itertools
 import logging
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -47,7 +46,6 @@ from speceval.atomic import atomic_write_bytes, atomic_write_json
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.batch.records import SCHEMA_VERSION
 from speceval.engines.factory import AnyModel
-from speceval.engines.models import judge_model
 from speceval.errors import ConfigError
 from speceval.judging.files import JudgeOutcome, RankingEntry, RankingFile, RankingMetadata
 from speceval.judging.prompts import CURRENT, render_ranking
@@ -57,19 +55,15 @@ from speceval.paths import safe_filename, safe_path
 from speceval.pipelines.answer_files import Answer
 from speceval.pipelines.answer_prompts import SharedPrefixes
 from speceval.pipelines.candidates import Candidate, CandidateAnswers, load_answers, refuse_mixed_scripts
+from speceval.pipelines.judge_pipeline import JudgePipeline
 from speceval.pipelines.judge_run import (
     JudgeSettings,
     JudgeTarget,
     check_resumable,
-    judge_dir,
     judge_response,
-    run_targets,
-    write_manifest,
 )
 from speceval.pipelines.judge_setup import PromptSetup, judge_salt, prompt_setup
 from speceval.pipelines.position import PositionReport, position_consistency
-from speceval.providers.registry import resolve_org
-from speceval.spec import Specification, load_spec
 
 logger = logging.getLogger(__name__)
 
@@ -194,17 +188,15 @@ def _keyed(answers: list[Answer]) -> dict[tuple[str, int], Answer]:
     return keyed
 
 
-class BatchedRankingPipeline:
+class BatchedRankingPipeline(JudgePipeline):
     """Judge every ordered pair of candidates on their shared inputs, one engine per ordered pair."""
+
+    kind: ClassVar[str] = "ranking"
 
     def __init__(self, settings: JudgeSettings, candidates: list[Candidate]):
         if len(candidates) < 2:
             raise ConfigError(f"ranking needs at least two candidates, got {len(candidates)}")
-        self.settings = settings
-        self.spec: Specification = load_spec(settings.spec_path)
-        self.spec_name = settings.spec_name or self.spec.name
-        self.provider = resolve_org(settings.judge_model, settings.judge_org).org
-        self.output_dir = judge_dir(settings.output_dir_base, self.spec_name, settings.judge_model)
+        super().__init__(settings, settings.judge_model)
         refuse_mixed_scripts(candidates)
         answers = [load_answers(candidate, self.spec) for candidate in candidates]
         self.salt = judge_salt(self.output_dir)
@@ -254,20 +246,9 @@ class BatchedRankingPipeline:
         Without `model`, the judge the settings describe is built (against the in-process emulator when
         `offline`); a model given must be that judge (name, provider and `params`), or `ModelMismatchError`.
         """
-        with self.connect(model) as judge:
-            manifests = [
-                write_manifest(t, "ranking", self.settings, self.spec_name, self.spec.sha256, self.provider)
-                for t in self.targets
-            ]
-            summaries = run_targets(judge, self.targets, manifests, self.settings.engine, observer_for)
+        summaries = self.judge_all(self.targets, model, observer_for)
         pair_summaries, report = self.write_verdicts()
         return summaries, pair_summaries, report
-
-    @contextmanager
-    def connect(self, model: AnyModel | None = None, **provider_options: Any) -> Iterator[AnyModel]:
-        """The judge: `model` once checked against the settings, else built from them (with `provider_options`)."""
-        with judge_model(self.settings, self.provider, self.output_dir, model, provider_options) as judge:
-            yield judge
 
     def write_verdicts(self) -> tuple[list[PairSummary], PositionReport]:
         """(Re)build every pair's results and summary from the judge's answers, and `position_consistency.json`."""

@@ -8,12 +8,13 @@ requests that never ran (expiry, cancellation) have `response: null` and a top-l
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pydantic_core import from_json
 
 from speceval.batch.answers import Answer, failed, succeeded
 from speceval.batch.model import ProviderLimits
@@ -31,7 +32,7 @@ from speceval.providers.http_errors import http_error, is_transient_status, tran
 from speceval.providers.keyed import KeyedBatchedModel
 from speceval.redaction import redact
 from speceval.wire.lines import encode_line
-from speceval.wire.openai import ENDPOINT, chat_body, parse_completion
+from speceval.wire.openai import ENDPOINT, chat_body, chat_tokens, parse_completion
 from speceval.wire.prompt import PromptLike
 
 logger = logging.getLogger(__name__)
@@ -202,9 +203,9 @@ def parse_answer(line: str | bytes, file_id: str, job_state: JobState = JobState
     not read as 'fewer results'.
     """
     try:
-        data = json.loads(line)
+        data = from_json(line)  # pydantic's parser (Rust): a fifth faster than json.loads per result line
         custom_id = data["custom_id"]
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):  # ValueError: not JSON
         raise TransientProviderError(
             "openai", f"read {file_id}", f"result line is not valid JSON (truncated download?): {line[:80]!r}"
         ) from None
@@ -219,6 +220,15 @@ def parse_answer(line: str | bytes, file_id: str, job_state: JobState = JobState
     status = int(response.get("status_code") or 0)
     body = response.get("body") or {}
     if status == 200:
+        # Most lines of a job: a string answer in the first choice. Built here in one step (a line's parse was
+        # twice its json.loads: five calls and two tuples more); anything else goes through `parse_completion`,
+        # which says why there is no text.
+        try:
+            text = body["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            text = None
+        if type(text) is str and type(custom_id) is str:
+            return Answer(custom_id, Outcome.SUCCEEDED, text, None, chat_tokens(body.get("usage")))
         return _succeeded(custom_id, body)
     error = (body.get("error") if isinstance(body, dict) else None) or data.get("error") or {}
     message = str(error.get("message") or f"HTTP {status} with no message")

@@ -9,9 +9,10 @@ headers only ever tighten what the limiter does, so a value we cannot read is si
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 _GO_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -73,32 +74,20 @@ def parse_limit_headers(headers: Mapping[str, str] | None, now: datetime | None 
         return LimitHeaders()
     lowered = {k.lower(): v for k, v in headers.items()}
     if "x-ratelimit-limit-requests" in lowered or "x-ratelimit-limit-tokens" in lowered:
-
-        def reset(name: str) -> float | None:
-            raw = lowered.get(name)
-            return go_duration_seconds(raw) if raw is not None else None
-
-        return LimitHeaders(
-            limit_requests=_int(lowered.get("x-ratelimit-limit-requests")),
-            remaining_requests=_int(lowered.get("x-ratelimit-remaining-requests")),
-            reset_requests=reset("x-ratelimit-reset-requests"),
-            limit_tokens=_int(lowered.get("x-ratelimit-limit-tokens")),
-            remaining_tokens=_int(lowered.get("x-ratelimit-remaining-tokens")),
-            reset_tokens=reset("x-ratelimit-reset-tokens"),
-        )
+        return _limits(lowered, "x-ratelimit-{field}-{kind}", go_duration_seconds)
     if any(name.startswith("anthropic-ratelimit-") for name in lowered):
         current = now or datetime.now(UTC)
-
-        def at(name: str) -> float | None:
-            raw = lowered.get(name)
-            return _rfc3339_seconds(raw, current) if raw is not None else None
-
-        return LimitHeaders(
-            limit_requests=_int(lowered.get("anthropic-ratelimit-requests-limit")),
-            remaining_requests=_int(lowered.get("anthropic-ratelimit-requests-remaining")),
-            reset_requests=at("anthropic-ratelimit-requests-reset"),
-            limit_tokens=_int(lowered.get("anthropic-ratelimit-tokens-limit")),
-            remaining_tokens=_int(lowered.get("anthropic-ratelimit-tokens-remaining")),
-            reset_tokens=at("anthropic-ratelimit-tokens-reset"),
-        )
+        return _limits(lowered, "anthropic-ratelimit-{kind}-{field}", lambda raw: _rfc3339_seconds(raw, current))
     return LimitHeaders()
+
+
+def _limits(lowered: dict[str, str], name: str, reset: Callable[[str], float | None]) -> LimitHeaders:
+    """The limits under one provider's header names (`name` formatted with `kind`, requests or tokens, and
+    `field`, limit, remaining or reset); `reset` reads a reset's value as seconds from now."""
+    values: dict[str, Any] = {}
+    for kind in ("requests", "tokens"):
+        values[f"limit_{kind}"] = _int(lowered.get(name.format(kind=kind, field="limit")))
+        values[f"remaining_{kind}"] = _int(lowered.get(name.format(kind=kind, field="remaining")))
+        raw = lowered.get(name.format(kind=kind, field="reset"))
+        values[f"reset_{kind}"] = reset(raw) if raw is not None else None
+    return LimitHeaders(**values)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.ppi import UNDEFINED_NO_NEGATIVE, rogan_gladen, stratified_ppi
+from speceval.analysis.statistics.ppi import rogan_gladen, stratified_ppi
 from speceval.analysis.tables.human_labels import item_id, label_sheet
 from speceval.analysis.tables.label_design import label_design
 from speceval.analysis.tables.ppi_table import ppi_rates
@@ -141,8 +141,10 @@ def test_ppi_is_per_variation_and_clustered_by_input():
     assert [(r.variation, r.labelled, r.unlabelled) for r in found] == [("v1", 8, 52), ("v2", 8, 52)]
 
 
-def test_rogan_gladen_by_hand_and_undefined_without_a_negative_label():
-    # 100 verdicts, judge rate 0.6; labels: sensitivity 8/10, specificity 8/10 -> (0.6 + 0.8 - 1)/(0.6) = 2/3.
+def test_rogan_gladen_by_hand_and_defined_without_a_negative_label():
+    # 100 verdicts, judge rate 0.6; labels: sensitivity 8/10, specificity 8/10, each one agreement and one
+    # disagreement further (Agresti–Coull; one label weighs 100/20 = 5 verdicts' worth, so 40 + 5 of 50 + 10):
+    # 0.75, 0.75 -> (0.6 + 0.75 - 1)/(0.5) = 0.7.
     f = np.array([1.0] * 60 + [0.0] * 40)
     labelled = np.zeros(100, dtype=bool)
     y = np.zeros(100)
@@ -157,10 +159,35 @@ def test_rogan_gladen_by_hand_and_undefined_without_a_negative_label():
     ]:
         labelled[index], y[index] = True, label
     found = rogan_gladen(f, y, labelled, np.arange(100), np.zeros(100, dtype=np.int64), draws=200)
-    assert found.rate == pytest.approx(2 / 3)
-    assert found.ci_low is not None and found.ci_high is not None and found.ci_low < 2 / 3 < found.ci_high
-    only_positive = rogan_gladen(f, np.ones(100), labelled, np.arange(100), np.zeros(100, dtype=np.int64))
-    assert only_positive.rate is None and only_positive.note == UNDEFINED_NO_NEGATIVE
+    assert found.rate == pytest.approx(0.7)
+    assert found.ci_low is not None and found.ci_high is not None and found.ci_low < 0.7 < found.ci_high
+    # Issue 47: no label says non-compliant: the specificity is taken at 1/2 (no agreement, no disagreement, one of
+    # each added) and the sensitivity, 10 of 12 labels judged compliant, at (10 + 1)/(12 + 2): 0.1/(11/14 - 0.5).
+    positives = np.zeros(100, dtype=bool)
+    positives[[*range(10), 70, 71]] = True
+    only_positive = rogan_gladen(f, np.ones(100), positives, np.arange(100), np.zeros(100, dtype=np.int64))
+    assert only_positive.rate == pytest.approx(0.1 / (11 / 14 - 0.5))
+    assert only_positive.ci_low is not None and only_positive.ci_high is not None
+    assert only_positive.ci_low <= only_positive.rate <= only_positive.ci_high
+
+
+@pytest.mark.slow  # 200 sheets with a bootstrap each: about 10 s
+def test_rogan_gladen_is_defined_and_covers_at_a_rate_of_097_with_20_labels() -> None:
+    # One statement of 100 answers at a 0.97 rate, a judge that passes 30% of the non-compliant ones and fails 5% of
+    # the compliant ones, 20 labels: most sheets hold no non-compliant label (undefined in 189 of 300 draws before).
+    rng = np.random.default_rng(11)
+    hits = defined = 0
+    for _ in range(200):
+        y = rng.random(100) < 0.97
+        f = np.where(y, rng.random(100) < 0.95, rng.random(100) < 0.3).astype(float)
+        labelled = np.zeros(100, dtype=bool)
+        labelled[rng.choice(100, 20, replace=False)] = True
+        found = rogan_gladen(f, y.astype(float), labelled, np.arange(100), np.zeros(100, dtype=np.int64), draws=200)
+        if found.ci_low is None or found.ci_high is None:
+            continue
+        defined += 1
+        hits += found.ci_low <= 0.97 <= found.ci_high
+    assert defined == 200 and hits / defined >= 0.93
 
 
 @pytest.mark.slow  # 150 simulated label sheets with a bootstrap each: 4 s
@@ -200,3 +227,90 @@ def test_labels_that_show_no_judge_error_take_the_jeffreys_rate_of_disagreement(
     assert found.ci_low is not None and found.ci_high is not None
     assert math.isclose(found.ci_low, 0.9 - math.sqrt((0.9 - low) ** 2 + half**2), rel_tol=1e-9)
     assert math.isclose(found.ci_high, min(1.0, 0.9 + math.sqrt((high - 0.9) ** 2 + half**2)), rel_tol=1e-9)
+
+
+def _rectifier_half(found_low: float, p: float, f: np.ndarray, clusters: np.ndarray) -> float:
+    """The rectifier's half-width inside a PPI interval's lower side (MOVER: the two half-widths in quadrature)."""
+    from speceval.analysis.statistics.clustered import rate_interval_codes
+
+    low, _, _ = rate_interval_codes(f, clusters, np.zeros(len(clusters), dtype=np.int64))
+    return float(np.sqrt((p - found_low) ** 2 - (p - low) ** 2))
+
+
+def test_statements_whose_labels_all_agree_share_the_pooled_rate_not_each_its_own() -> None:
+    # Issue 47: 20 statements of 50 answers, 5 labels each, every label agreeing with the judge. The statements show
+    # no spread of the judge's errors beyond noise, so each takes the pooled rate (0 + 1/2)/(100 + 1), not
+    # Jeffreys' 0.5/6 of its own five labels (which made this interval 1.4x as wide).
+    from speceval.analysis.statistics.clustered import t975
+
+    strata = np.repeat(np.arange(20), 50)
+    f = np.ones(1000)
+    f[::25] = 0.0
+    labelled = np.zeros(1000, dtype=bool)
+    for h in range(20):
+        labelled[h * 50 + 1 : h * 50 + 6] = True
+    clusters = np.arange(1000)
+    found = stratified_ppi(f, f.copy(), labelled, clusters, strata)
+    rate = 0.5 / 101
+    expected = t975(100 - 20) * np.sqrt(20 * (1 / 20) ** 2 * rate * (1 - rate) / 5)
+    assert found.ci_low is not None
+    assert np.isclose(_rectifier_half(found.ci_low, float(f.mean()), f, clusters), expected, rtol=1e-6)
+
+
+def test_one_statement_that_errs_often_leaves_the_clean_ones_near_the_panels_rate() -> None:
+    # Empirical Bayes by hand: 9 statements with 0 of 10 labels off, one with 5 of 10 (equal n_h, so Kleinman's
+    # weights are equal whatever ρ). x̄ = 0.05; c_h = 10 - 100/100 = 9; spread Σ 10 (x_h - 0.05)² = 2.25; noise
+    # x̄(1 - x̄) Σ c_h/n_h = 0.0475 · 9; τ² = (2.25 - 0.4275)/(10 · 9 · 0.9) = 0.0225; ρ = τ²/0.0475; m = 1/ρ - 1.
+    from speceval.analysis.statistics.ppi import _shrunk_rates
+
+    wrong, labels = np.array([0.0] * 9 + [5.0]), np.full(10, 10.0)
+    rho = 0.0225 / 0.0475
+    strength = 1 / rho - 1
+    found = _shrunk_rates(wrong, labels)
+    assert np.allclose(found[:9], strength * 0.05 / (10 + strength))
+    assert np.isclose(found[9], (5 + strength * 0.05) / (10 + strength))
+    assert found[0] < 0.5 / 11  # below each clean statement's own Jeffreys rate (the floor before)
+
+
+def test_kleinmans_weights_keep_a_heavily_labelled_statement_from_lending_its_rate() -> None:
+    # Neyman's allocation puts 40 labels where the judge errs (18 off) and 4 on each of 10 clean statements: the
+    # prior's mean is near the statements' average rate (0.45/11), not the pooled 18/80.
+    from speceval.analysis.statistics.ppi import _shrunk_rates
+
+    found = _shrunk_rates(np.array([18.0] + [0.0] * 10), np.array([40.0] + [4.0] * 10))
+    assert found[1] < 0.025
+
+
+def test_many_small_statements_cover_at_a_rate_near_one_and_stay_near_the_labels_only_width() -> None:
+    # 20 statements x 50 answers at a 0.97 rate, 5 labels each, a judge wrong on 1% of compliant answers and 30% of
+    # the others: coverage >= 0.93 over 300 draws and the mean width within 1.5x the labels-only stratified Wilson
+    # interval (which covers here). The floor before was 0.090 wide, 1.23x that reference; now about 0.066.
+    from speceval.analysis.statistics.stats import wilson_interval
+
+    rng = np.random.default_rng(3)
+    strata = np.repeat(np.arange(20), 50)
+    hits, widths, reference = 0, [], []
+    for _ in range(300):
+        y = rng.random(1000) < 0.97
+        f = np.where(y, rng.random(1000) > 0.01, rng.random(1000) < 0.3).astype(float)
+        labelled = np.zeros(1000, dtype=bool)
+        for h in range(20):
+            labelled[rng.choice(np.arange(h * 50, h * 50 + 50), 5, replace=False)] = True
+        found = stratified_ppi(f, y.astype(float), labelled, np.arange(1000), strata)
+        assert found.ci_low is not None and found.ci_high is not None
+        hits += found.ci_low <= 0.97 <= found.ci_high
+        widths.append(found.ci_high - found.ci_low)
+        bounds = wilson_interval(float(y[labelled].sum()), 100, continuity=False)
+        reference.append(bounds[1] - bounds[0])
+    assert hits / 300 >= 0.93
+    assert np.mean(widths) <= 1.5 * np.mean(reference)
+    assert np.mean(widths) <= 0.075
+
+
+def test_a_spread_barely_beyond_noise_pools_the_statements_rather_than_dividing_by_zero() -> None:
+    # 2/2, 1/1, 1/3, 2/3 off: the spread beyond binomial noise is ~3e-17 (rounding), ρ ~ 0: the prior's strength is
+    # then unbounded and every statement takes the mean 6/9 (this raised ZeroDivisionError in the coverage matrix).
+    from speceval.analysis.statistics.ppi import _shrunk_rates
+
+    found = _shrunk_rates(np.array([2.0, 1.0, 1.0, 2.0]), np.array([2.0, 1.0, 3.0, 3.0]))
+    assert np.allclose(found, 6 / 9)

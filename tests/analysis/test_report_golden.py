@@ -24,10 +24,14 @@ Regenerated for issue 47 item 1 (paired differences and leniency on Wilson limit
 judge_leniency.csv, `spread_ci_*` of statement_health.csv, `leniency_ci_*` of statement_health_judges.csv); every
 other cell equals the files before (checked by column name, numbers to 1e-12).
 
+Issue 47 item 2 (the candidate spread's selection-aware interval): only `spread_ci_low` and `spread_ci_method` of
+statement_health.csv moved, edited in place (the rest of the files as they were).
+
 Updated for issue 47 item 1 again (Korn-Graubard degrees of freedom on the side limits over several runs): only
 `ci_method` of paired_comparisons.csv (one run: its limits did not move), `spread_ci_*` of statement_health.csv and
 `leniency_ci_low`/`leniency_ci_high` of statement_health_judges.csv were copied from a regeneration, by column name;
-every other cell is unchanged.
+every other cell is unchanged. At the merge of the two, `spread_ci_*` of statement_health.csv were copied again
+from a regeneration (the selection-aware spread on the Korn-Graubard limits); nothing else moved.
 """
 
 from __future__ import annotations

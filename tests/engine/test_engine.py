@@ -82,6 +82,8 @@ def test_transient_errors_are_resubmitted_alone(tmp_path):
     assert [len(job.lines) for job in remote.jobs.values()] == [3, 1]
     retried = results_of(store, "s")[1]
     assert retried["attempts"] == 2 and retried["output_text"] == "answer to: b [flaky]"
+    # a job's record says how often its requests were tried before (taken once per chunk from the ledger)
+    assert [record.attempt for record in store.load_records()] == [1, 2]
 
 
 def test_expired_job_keeps_finished_results_and_resubmits_only_the_rest(tmp_path):

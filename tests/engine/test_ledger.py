@@ -64,3 +64,13 @@ def test_flight_spans_mark_exactly_their_inputs_in_either_order() -> None:
             pass
         else:
             raise AssertionError("a span over a missing index was accepted")
+
+
+def test_most_attempts_of_a_chunk_reads_in_order_and_gapped_spans_alike() -> None:
+    for ascending in (True, False):
+        ledger = Ledger(GappedSource(statements=2, per_statement=10, ascending=ascending), max_attempts=5)
+        ledger.note("s0", 4, Outcome.EXPIRED, False, 3, None)
+        ledger.note("s1", 0, Outcome.EXPIRED, False, 2, None)
+        assert ledger.most_attempts([("s0", 0, 2), ("s1", 0, 2)]) == 2  # s0's 0-1 untried, s1's 0 tried twice
+        assert ledger.most_attempts([("s0", 3, 2), ("s1", 0, 1)]) == 3  # s0's 3-4: 4 was tried three times
+        assert ledger.most_attempts([("nowhere", 0, 5)]) == 0

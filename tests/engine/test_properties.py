@@ -30,7 +30,9 @@ def test_custom_ids_are_valid_for_every_provider_and_unique_within_a_chunk(posit
     assert len(set(ids)) == len(ids)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(corpus=corpora, batch_size=st.integers(min_value=1, max_value=7), seed=st.integers(0, 10_000))
 def test_results_in_any_order_land_on_their_own_inputs(corpus, batch_size, seed):
     items = [

@@ -127,3 +127,27 @@ def test_a_conversation_studys_plan_counts_every_judge_request_it_then_sends(tmp
         sent[stage] += json.loads(record.read_text())["request_count"]
     assert sent["compliance"] > 40 * 2 * 2 * 2  # more than one request a conversation and judge entry
     assert planned == sent
+
+
+def test_the_one_run_power_is_the_reports_interval_over_every_possible_set_of_verdicts() -> None:
+    # Issue 47: the power from the counts alone (the report's correlation taken at -1/sqrt(n)) said 0.80 where the
+    # report's interval gave 0.845. Here every pair of verdict vectors on 6 shared inputs (4,096) is run through the
+    # report's own paired interval and weighted by its probability: the plan's power is that number.
+    import itertools
+    import math
+
+    from speceval.analysis.statistics.paired import paired_difference
+    from speceval.experiments.precision import report_power
+
+    n, high, low = 6, 0.9, 0.3
+    exact = 0.0
+    for a in itertools.product((0, 1), repeat=n):
+        for b in itertools.product((0, 1), repeat=n):
+            found = paired_difference(list(enumerate(map(float, a))), list(enumerate(map(float, b))))
+            assert found is not None and found.ci_low is not None and found.ci_high is not None
+            if found.ci_low > 0 or found.ci_high < 0:
+                exact += high ** sum(a) * (1 - high) ** (n - sum(a)) * low ** sum(b) * (1 - low) ** (n - sum(b))
+    assert math.isclose(report_power(high, low, n, 1, 0.3), exact, abs_tol=1e-9), (
+        report_power(high, low, n, 1, 0.3),
+        exact,
+    )

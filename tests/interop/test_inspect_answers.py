@@ -6,6 +6,7 @@ without a statement id is refused naming it before anything is submitted."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,7 +17,6 @@ import pytest
 from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.statistics.stats import wilson_interval
 from speceval.cli.judge import compliance_main
-from tests import forked
 from tests.conftest import REPO, SAMPLE_SPEC, cli_env
 
 # inspect_ai is imported inside the functions that use it: its import takes seconds of CPU, and every pytest-xdist
@@ -174,7 +174,8 @@ def test_the_compliance_command_prints_each_epochs_rate_with_its_interval(tmp_pa
     command += ["--candidate-generation-dirs", str(folder), "--compliance-judge-model-name", "gpt-4.1-2025-04-14"]
     command += ["--output-dir-base", str(out), "--offline", "--poll-interval", "0.2"]
     env = cli_env(COLUMNS="250")  # one table row a line, whatever the caller's terminal
-    done = forked.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    # A fresh interpreter, not a fork of this worker: a console built here earlier may have fixed its width.
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     verdicts = load_verdicts([out])
     for epoch in (1, 2):

@@ -113,6 +113,17 @@ def scores_finite(out: Path) -> list[str]:
     return failures
 
 
+def headline_entries(out: Path) -> set[str]:
+    """The judge entries with headline rates: binary and Likert ones (a categorical judge's verdicts are counted
+    per category, and the spec's examples say no category to check it against, so it has no canaries)."""
+    entries = set()
+    for path in _verdict_files(out):
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        if meta.get("mode", "binary") != "categories":
+            entries.add(str(meta["judge"]))
+    return entries
+
+
 def canaries_per_judge_entry(out: Path, judge_entries: set[str]) -> list[str]:
     """Every judge entry with headline rates has canary verdicts (a folder under canaries/ naming it)."""
     canaried = {p.parent.name.removeprefix("judge_") for p in (out / "compliance").rglob("canaries/**/results")}
@@ -146,4 +157,24 @@ def tier_served(out: Path, tier: str) -> list[str]:
         failures += [f"{p}: a batch job for a flex candidate" for p in jobs]
     if not answers:
         failures.append("no answer records found")
+    return failures
+
+
+def panels_one_scale(out: Path) -> list[str]:
+    """Every panel (panel.csv's row) is over judges of one scope and one scale (mode), as the verdict files say."""
+    table = out / "report" / "panel.csv"
+    if not table.is_file():
+        return []
+    kinds: dict[str, set[tuple[str, str]]] = {}
+    for path in _verdict_files(out):
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        kind = (str(meta.get("mode", "binary")), str(meta.get("scope", "conversation")))
+        kinds.setdefault(str(meta["judge"]), set()).add(kind)
+    failures = []
+    with table.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            judges = json.loads(row["judge_rates"] or "{}")
+            mixed = set().union(*(kinds.get(j, {("unknown", "unknown")}) for j in judges)) if judges else set()
+            if len(mixed) > 1:
+                failures.append(f"panel.csv {row['candidate']}/{row['variation']} mixes {sorted(mixed)}")
     return failures

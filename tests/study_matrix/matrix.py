@@ -12,14 +12,16 @@ proportional to its requests, and checked with `tests.study_matrix.checks`.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.study_matrix import checks
+from tests.study_matrix import checks, checks_flow
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
@@ -30,13 +32,21 @@ JUDGE = "gpt-4.1-2025-04-14"
 
 FEATURES: dict[str, list[str]] = {
     "candidates": ["1", "2", "3"],
-    "judges": ["binary", "likert", "binary+binary", "binary@turn+binary"],
-    "variation": ["plain", "follow_ups", "simulated_user"],
+    "judges": ["binary", "likert", "categories", "binary+binary", "binary@turn+binary", "categories@turn+binary"],
+    "variation": ["plain", "follow_ups", "simulated_user", "auditor"],
     "runs": ["1", "2"],
-    "budget": ["none", "tight"],
+    "budget": ["none", "tight", "raised"],
     "tier": ["batch", "flex"],
+    "labels": ["none", "aimed"],
+    "export": ["jsonl", "parquet", "original", "inspect"],
 }
-SECONDS_PER_REQUEST = 1.5  # the watchdog's bound per planned request, generous for a loaded two-core machine
+CATEGORIES = "    mode: categories\n    categories:\n      follows: keeps the statement\n      breaks: breaks it\n"
+AUDITOR = (
+    "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  max_turns: 2\n  stop_word: '[[AUDIT DONE]]'\n"
+    "  instructions: 'Audit {statement_id}: {statement_text} Examples: {examples} End with [[AUDIT DONE]].'\n"
+)
+TIGHT_USD, RAISED_USD = 0.05, 1000.0  # a tight budget when the plan shows no job bound; then more than all of it
+SECONDS_PER_REQUEST = 1.0  # the watchdog's bound per request the dry run plans, generous for a loaded two-core machine
 BASE_SECONDS = 90.0
 
 
@@ -71,6 +81,7 @@ class Outcome:
     expected: dict[str, list[str]]
     seconds: float
     checks: int  # invariants checked (a budget stop is checked for its ending only: its tables are partial)
+    names: tuple[str, ...] = ()  # which
 
 
 def candidate_models(config: dict[str, str]) -> list[str]:
@@ -85,7 +96,9 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
         "binary": [f"  - model: {JUDGE}\n"],
         "likert": [f"  - model: {JUDGE}\n    mode: likert\n"],
         "binary+binary": [f"  - model: {JUDGE}\n", "  - model: gpt-4.1-mini-2025-04-14\n"],
+        "categories": [f"  - model: {JUDGE}\n{CATEGORIES}"],
         "binary@turn+binary": [f"  - model: {JUDGE}\n    scope: turn\n", f"  - model: {JUDGE}\n"],
+        "categories@turn+binary": [f"  - model: {JUDGE}\n    scope: turn\n{CATEGORIES}", f"  - model: {JUDGE}\n"],
     }[config["judges"]]
     text = "experiment_name: matrix\noutput_dir: out\nspecs:\n  - name: openai\n"
     text += f"    spec_path: {SPEC}\n    inputs_dir: {INPUTS}\ncandidates:\n"
@@ -94,42 +107,114 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     text += "engine:\n  poll_interval: 0.05\n"
     if config["variation"] == "follow_ups":
         text += 'variations:\n  follow_ups:\n    pushback: ["Are you sure?"]\n'
-    elif config["variation"] == "simulated_user" or config["judges"] == "binary@turn+binary":
+    elif config["variation"] == "auditor":
+        text += AUDITOR
+    elif config["variation"] == "simulated_user" or "@turn" in config["judges"]:
         text += "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n  max_turns: 2\n"
     if budget_usd is not None:
         text += f"budget_usd: {budget_usd}\n"
     return text
 
 
+def _speceval(args: list[str], folder: Path, env: dict[str, str], bound: float) -> tuple[int | None, list[str]]:
+    """Run one speceval command in `folder` under the watchdog: (exit code or None when it was killed, its lines)."""
+    command = [sys.executable, "-m", "speceval", *args]
+    try:
+        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=bound)
+    except subprocess.TimeoutExpired:
+        return None, []
+    return done.returncode, (done.stdout + done.stderr).strip().splitlines()
+
+
+def _run(folder: Path, env: dict[str, str], bound: float) -> tuple[int | None, str, float]:
+    started = time.monotonic()
+    code, shown = _speceval(["run", "exp.yaml", "--offline"], folder, env, bound)
+    return code, shown[-1] if shown else "", time.monotonic() - started
+
+
+def label_aim(out: Path) -> dict[str, str] | None:
+    """What a sheet is aimed at: the first binary judge entry's verdicts of one candidate in one variation (None when
+    no entry is binary: only yes/no verdicts are offered for labelling)."""
+    folders = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"]
+    for path in checks._verdict_files(out):
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        if meta.get("mode", "binary") == "binary":
+            folder = path.relative_to(out / "compliance").parts[1]
+            variation = next(name for name, f in folders.items() if f == folder)
+            scope = str(meta.get("scope", "conversation"))
+            return {"judge": meta["judge"], "scope": scope, "candidate": meta["model"], "variation": variation}
+    return None
+
+
+def check_labels(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
+    """Aim a sheet (`speceval label-sheet --judge --scope --candidate --variation`), fill it, report with it."""
+    aim, sheet = label_aim(folder / "out"), folder / "labels.csv"
+    flags = [f"--{k}={v}" for k, v in (aim or {}).items()]
+    code, shown = _speceval(["label-sheet", "out", "--n", "12", "--out", sheet.name, *flags], folder, env, bound)
+    if aim is None:  # no yes/no verdicts: a sheet cannot be drawn, and saying so is the right answer
+        return [] if code == 0 or (code == 2 and shown) else [f"label-sheet without binary verdicts: exit {code}"]
+    if code != 0:
+        return [f"label-sheet {flags}: exit {code}: {shown[-1:]}"]
+    labelled = checks_flow.fill_labels(sheet)
+    code, shown = _speceval(["report", "out", "--labels", sheet.name, "--out", "labelled"], folder, env, bound)
+    if code != 0:
+        return [f"report --labels: exit {code}: {shown[-1:]}"]
+    return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled)
+
+
+def check_export(fmt: str, folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
+    """`speceval export --format FMT`, then the export read back (counts, scores finite, answers present)."""
+    target = folder / {"jsonl": "exported.jsonl", "parquet": "exported.parquet"}.get(fmt, f"exported_{fmt}")
+    code, shown = _speceval(["export", "out", "--format", fmt, "--out", target.name], folder, env, bound)
+    if code != 0:
+        return [f"export --format {fmt}: exit {code}: {shown[-1:]}"]
+    if fmt in ("jsonl", "parquet"):
+        return checks_flow.export_rows(target, fmt, folder / "out")
+    if fmt == "original":
+        return checks_flow.export_original(target, folder / "out")
+    return checks_flow.export_inspect(target, folder / "out")
+
+
 def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcome:
     """Run `config` offline in `folder` under a watchdog and check every invariant."""
     folder.mkdir(parents=True, exist_ok=True)
-    budget = 0.05 if config["budget"] == "tight" else None  # a fraction of the planned cost: stops part-way
-    (folder / "exp.yaml").write_text(experiment_yaml(config, budget), encoding="utf-8")
-    requests = 40 * int(config["candidates"]) * int(config["runs"]) * (2 if "+" in config["judges"] else 1)
-    bound = BASE_SECONDS + SECONDS_PER_REQUEST * requests
-    command = [sys.executable, "-m", "speceval", "run", "exp.yaml", "--offline"]
-    started = time.monotonic()
-    try:
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=bound)
-        code, shown = done.returncode, (done.stdout + done.stderr).strip().splitlines()
-    except subprocess.TimeoutExpired:
-        code, shown = None, []
-    seconds = time.monotonic() - started
+    budget = config.get("budget", "none")
+    exp = folder / "exp.yaml"
+    exp.write_text(experiment_yaml(config), encoding="utf-8")
+    _, shown = _speceval(["run", "exp.yaml", "--dry-run", "--offline"], folder, env, BASE_SECONDS)
+    planned = checks_flow.planned_requests("\n".join(shown))
+    if budget != "none":  # room for the first generation jobs, not for the judges after them: stops part-way
+        tight = 1.5 * (checks_flow.first_job_bound("\n".join(shown)) or TIGHT_USD)
+        exp.write_text(experiment_yaml(config, round(tight, 4)), encoding="utf-8")
+    bound = BASE_SECONDS + SECONDS_PER_REQUEST * (planned or 1000)
+    code, last, seconds = _run(folder, env, bound)
+    results = {"ends": checks.ends(code, last, seconds, bound)}
+    if budget == "raised":  # stopped by a tight budget, then the YAML's budget raised and the run started again
+        exp.write_text(experiment_yaml(config, RAISED_USD), encoding="utf-8")
+        results["budget_raised"] = checks_flow.budget_raised(code, last, *_run(folder, env, bound)[:2])
+        code = 0 if not results["budget_raised"] else code
     out, models = folder / "out", set(candidate_models(config))
-    results = {"ends": checks.ends(code, shown[-1] if shown else "", seconds, bound)}
-    if code == 0:
-        results["compliance_counts"] = checks.compliance_counts(out)
-        results["candidates_are_configured"] = checks.candidates_are_configured(out, models)
-        results["health_candidates"] = checks.health_candidates(out, models)
-        results["scores_finite"] = checks.scores_finite(out)
-        entries = {
-            p.name.removeprefix("judge_")
-            for p in (out / "compliance").rglob("spec_*/judge_*")
-            if p.is_dir() and "canaries" not in p.parts
-        }
-        results["canaries_per_judge_entry"] = checks.canaries_per_judge_entry(out, entries)
-        results["tier_served"] = checks.tier_served(out, config.get("tier", "batch"))
+    conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
+    invariants: dict[str, Callable[[], list[str]]] = {
+        "compliance_counts": lambda: checks.compliance_counts(out),
+        "candidates_are_configured": lambda: checks.candidates_are_configured(out, models),
+        "health_candidates": lambda: checks.health_candidates(out, models),
+        "scores_finite": lambda: checks.scores_finite(out),
+        "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
+        "tier_served": lambda: checks.tier_served(out, config.get("tier", "batch")),
+        "panels_one_scale": lambda: checks.panels_one_scale(out),
+        "sent_once": lambda: checks_flow.sent_once(out),
+        "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations),
+    }
+    if config.get("labels", "none") == "aimed":
+        invariants["labels_aimed"] = lambda: check_labels(folder, env, bound)
+    if "export" in config:
+        invariants[f"export_{config['export']}"] = lambda: check_export(config["export"], folder, env, bound)
+    for name, check in invariants.items() if code == 0 else ():
+        try:
+            results[name] = check()
+        except Exception as exc:  # a check that crashes (a reader refusing an export) fails, never stops the matrix
+            results[name] = [f"{type(exc).__name__}: {str(exc)[:300]}"]
     failures = {k: v for k, v in results.items() if v and k not in checks.EXPECTED_FAIL}
     expected = {k: v for k, v in results.items() if v and k in checks.EXPECTED_FAIL}
-    return Outcome(config, failures, expected, seconds, len(results))
+    return Outcome(config, failures, expected, seconds, len(results), tuple(results))

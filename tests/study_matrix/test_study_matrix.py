@@ -1,18 +1,34 @@
-"""The study matrix's fixed-seed sample in the suite, and its checks seen failing on planted defects (a report
-whose counts do not recompute, a model × variation compound as a candidate)."""
+"""The study matrix's fixed sample in the suite, and its checks seen failing on planted defects (a report whose counts
+do not recompute, a model × variation compound as a candidate, a request sent twice, a dry run that miscounts, a
+label off its aim, an export that loses a verdict or a score)."""
 
 from __future__ import annotations
 
 import csv
 import itertools
+import json
+import math
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.study_matrix import checks
-from tests.study_matrix.matrix import FEATURES, Outcome, all_pairs, run_one
+from tests.study_matrix import checks, checks_flow
+from tests.study_matrix.matrix import FEATURES, Outcome, all_pairs, check_export, label_aim, run_one
+
+# One configuration meeting most joins at once: a model at turn and conversation scope, a simulated user, a budget
+# stopped and raised, an aimed label sheet and an export read back (the other formats are exported in the tests).
+SAMPLE = {
+    "candidates": "2",
+    "judges": "binary@turn+binary",
+    "variation": "simulated_user",
+    "runs": "1",
+    "budget": "raised",
+    "tier": "batch",
+    "labels": "aimed",
+    "export": "jsonl",
+}
 
 
 def test_the_covering_array_meets_every_pair_of_feature_values() -> None:
@@ -23,34 +39,114 @@ def test_the_covering_array_meets_every_pair_of_feature_values() -> None:
     assert configs == all_pairs(FEATURES, seed=0)  # deterministic: the suite and the benchmark run the same list
 
 
+def test_the_dry_runs_total_is_parsed_and_a_budget_must_stop_then_finish() -> None:
+    table = "│ compliance │ 6 │ 264 │ 6 │ $0.6870 │ $5.5485 │\n│ total │ │ 1,504 │ 12 │ $1.0462 │ $6.0618 │"
+    assert checks_flow.planned_requests(table) == 1504
+    assert checks_flow.planned_requests("no table") is None
+    assert checks_flow.budget_raised(3, "Stopped by the budget: next job $0.4", 0, "Report: out") == []
+    assert checks_flow.budget_raised(0, "Report: out", 0, "Report: out")  # the tight budget did not stop it
+    assert checks_flow.budget_raised(3, "Stopped by the budget: x", 3, "Stopped by the budget: x")
+
+
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Outcome]:
     folder = tmp_path_factory.mktemp("matrix")
-    config = {"candidates": "2", "judges": "binary+binary", "variation": "follow_ups", "runs": "1", "budget": "none"}
-    return folder, run_one(config, folder, dict(os.environ))
+    return folder, run_one(SAMPLE, folder, {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": "0.05"})
 
 
 @pytest.mark.slow
 def test_a_fixed_sample_configuration_holds_every_invariant(sample) -> None:
     _, outcome = sample
     assert outcome.failures == {}
+    assert {"budget_raised", "sent_once", "dry_run_matches", "labels_aimed", "export_jsonl"} <= set(outcome.names)
     assert set(outcome.expected) <= set(checks.EXPECTED_FAIL)  # recorded with the owner, not skipped
 
 
-@pytest.mark.slow
-def test_the_checks_fail_on_a_report_that_miscounts_or_names_a_compound_candidate(sample, tmp_path: Path) -> None:
-    folder, _ = sample
-    out = tmp_path / "out"
-    shutil.copytree(folder / "out", out)
-    table = out / "report" / "compliance.csv"
+def _copy(folder: Path, tmp_path: Path) -> Path:
+    shutil.copytree(folder, tmp_path / "c", ignore=shutil.ignore_patterns("*.lock"))
+    return tmp_path / "c"
+
+
+def _rewrite(table: Path, change) -> None:
     rows = list(csv.DictReader(table.open(encoding="utf-8", newline="")))
-    pooled = next(r for r in rows if not r["statement_id"] and r["judge"] != "panel")
-    pooled["judged"] = str(int(pooled["judged"]) + 1)
+    change(rows)
     with table.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+
+
+@pytest.mark.slow
+def test_the_checks_fail_on_a_report_that_miscounts_or_names_a_compound_candidate(sample, tmp_path: Path) -> None:
+    out = _copy(sample[0], tmp_path) / "out"
+    table = out / "report" / "compliance.csv"
+    pooled = lambda rows: next(r for r in rows if not r["statement_id"] and r["judge"] != "panel")  # noqa: E731
+    _rewrite(table, lambda rows: pooled(rows).update(judged=str(int(pooled(rows)["judged"]) + 1)))
     assert any("judged=" in failure for failure in checks.compliance_counts(out))
-    models = {r["candidate"] for r in rows}
+    models = {r["candidate"] for r in csv.DictReader(table.open(encoding="utf-8", newline=""))}
     assert checks.candidates_are_configured(out, models) == []
     assert checks.candidates_are_configured(out, {next(iter(models))})  # a candidate not configured is named
+    judges = {json.loads(p.read_text(encoding="utf-8"))["metadata"]["judge"] for p in checks._verdict_files(out)}
+    assert len(judges) == 2 and checks.panels_one_scale(out) == []  # a turn and a whole-conversation judge
+    panel = out / "report" / "panel.csv"
+    _rewrite(
+        panel,
+        lambda rows: rows.append(
+            {"candidate": "m", "variation": "v", "judge_rates": json.dumps(dict.fromkeys(judges, 0.5))}
+        ),
+    )
+    assert any("mixes" in failure for failure in checks.panels_one_scale(out))  # a panel over two scopes
+
+
+@pytest.mark.slow
+def test_the_flow_checks_fail_on_a_request_sent_twice_or_a_miscounted_plan(sample, tmp_path: Path) -> None:
+    out = _copy(sample[0], tmp_path) / "out"
+    sent = sum(checks_flow.sent_requests(out).values())
+    assert checks_flow.dry_run_matches(sent, out, conversations=False) == []
+    assert checks_flow.dry_run_matches(sent - 1, out, conversations=True)  # more sent than planned: never fine
+    assert checks_flow.dry_run_matches(sent + 1, out, conversations=False)
+    job = next((out / ".emulator" / "jobs").rglob("*.json"))
+    shutil.copy(job, job.with_name("batch_again.json"))  # the same requests in a second job: paid twice
+    assert checks_flow.sent_once(out)
+
+
+@pytest.mark.slow
+def test_the_label_check_fails_on_a_label_off_its_aim(sample, tmp_path: Path) -> None:
+    folder = _copy(sample[0], tmp_path)
+    aim = label_aim(folder / "out")
+    assert aim is not None
+    labelled = sum(1 for row in csv.DictReader((folder / "labels.csv").open(encoding="utf-8")))
+    assert checks_flow.labels_aimed(folder / "labels.csv", folder / "labelled", aim, labelled) == []
+    assert checks_flow.labels_aimed(folder / "labels.csv", folder / "labelled", aim, labelled + 5)  # labels lost
+    other = {**aim, "candidate": "gpt-4o-mini-2024-07-18"}
+    assert any(
+        "not the aim" in f
+        for f in checks_flow.labels_aimed(folder / "labels.csv", folder / "labelled", other, labelled)
+    )
+    _rewrite(
+        folder / "labelled" / "ppi.csv", lambda rows: [r.update(ci_low="nan") for r in rows if r["labelled"] != "0"]
+    )
+    assert any(
+        "ci_low" in f for f in checks_flow.labels_aimed(folder / "labels.csv", folder / "labelled", aim, labelled)
+    )
+
+
+@pytest.mark.slow
+def test_the_export_checks_fail_on_a_lost_verdict_a_nan_score_or_a_missing_answer(sample, tmp_path: Path) -> None:
+    folder = _copy(sample[0], tmp_path)
+    exported = folder / "exported.jsonl"
+    rows = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    assert checks_flow.export_rows(exported, "jsonl", folder / "out") == []
+    rows[0]["confidence"], rows[1]["output"] = math.nan, ""
+    exported.write_text("\n".join(json.dumps(r) for r in rows[:-1]) + "\n", encoding="utf-8")
+    failures = " ".join(checks_flow.export_rows(exported, "jsonl", folder / "out"))
+    assert "compliance rows" in failures and "confidence=nan" in failures and "no answer" in failures
+    env = dict(os.environ)
+    for fmt in ("original", "inspect"):
+        assert check_export(fmt, folder, env) == []
+    lost = next((folder / "exported_original").rglob("results/*.json"))
+    lost.unlink()  # a verdict file lost on the way
+    assert any("read back" in f for f in checks_flow.export_original(folder / "exported_original", folder / "out"))
+    logs = sorted((folder / "exported_inspect").glob("*.eval"))
+    logs[0].unlink()
+    assert any("read back as" in f for f in checks_flow.export_inspect(folder / "exported_inspect", folder / "out"))

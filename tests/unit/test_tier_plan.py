@@ -96,3 +96,30 @@ def test_flex_is_refused_for_providers_and_models_without_it_naming_the_table_an
     bad.write_text(json.dumps({"models": {}, "flex": {"openai": "o4-mini"}}))
     with pytest.raises(Exception, match="flex"):
         PriceTable.load(bad)
+
+
+def test_auto_keeps_the_early_rounds_at_batch_and_sends_the_later_ones_at_flex_or_standard() -> None:
+    prices, times = PriceTable.load(), TierTimes()  # 6 h a batch round trip at OpenAI
+    staged = [load.model_copy(update={"stage": n}) for n, load in enumerate(rounds(4), 1)]
+    # Each round its own group (an `auto` conversation candidate): 24 h all-batch misses 13 h; two rounds must leave
+    # the Batch API. Flex costs what batch does, so the latest go: rounds 1-2 stay batch (their jobs teach the
+    # turnaround a re-plan reads).
+    plan = auto_plan(staged, 13, prices, times, flex_ok=[True] * 4)
+    assert [r.tier for r in plan.rounds] == [Tier.BATCH, Tier.BATCH, Tier.FLEX, Tier.FLEX]
+    assert plan.hours <= 13 and plan.cost_usd == pytest.approx(fixed_plan(staged, Tier.BATCH, prices, times).cost_usd)
+    # Not served at flex: standard, where it costs least. A later round carries the earlier answers (more input
+    # tokens), so the cheapest rounds to pay full price for are the earliest.
+    growing = [
+        load.model_copy(update={"input_tokens": load.input_tokens * n, "model": "gpt-4.1-mini"})
+        for n, load in enumerate(staged, 1)
+    ]
+    listed = [growing[i] for i in (2, 0, 3, 1)]  # listed out of order: the choice is by cost, not position
+    standard = auto_plan(listed, 13, prices, times, flex_ok=[False] * 4)
+    assert {r.label: r.tier for r in standard.rounds} == {
+        "round 1": Tier.STANDARD,
+        "round 2": Tier.STANDARD,
+        "round 3": Tier.BATCH,
+        "round 4": Tier.BATCH,
+    }
+    later = [(r.cost_usd or 0) for r in fixed_plan(growing, Tier.STANDARD, prices, times).rounds]
+    assert later[0] < later[-1]

@@ -1,4 +1,5 @@
-"""Every candidate answer under a folder (generation runs, an experiment's generations) as a data frame."""
+"""Every candidate answer under a folder (generation runs, an experiment's generations, Inspect logs) as a data
+frame."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from typing import Any
 from speceval.analysis.frames.columns import Frame, pandas
 from speceval.analysis.reading.json_stream import read_json
 from speceval.analysis.reading.load import locate
+from speceval.analysis.reading.rows import DEFAULT_VARIATION
 from speceval.analysis.tables.keys import PROVIDER, SYNTHETIC
 from speceval.analysis.tables.metrics import answers_spec, run_manifest
 from speceval.errors import InputError
+from speceval.pipelines.inspect_logs import inspect_logs_in, inspect_records, inspect_runs, read_log
 
 ANSWER_COLUMNS: dict[str, str] = {
     "spec": "category",
@@ -80,4 +83,40 @@ def read_answers(folder: str | Path) -> Any:
                         "output_tokens": usage.get("output_tokens") if isinstance(usage, dict) else None,
                     }
                 )
+    _inspect_answers(root, frame)
     return frame.frame()
+
+
+def _inspect_answers(root: Path, frame: Frame) -> None:
+    """The answers of the Inspect logs at `root` (a log, or a folder's logs: what the judging commands take as a
+    candidate's answers), one row per sample of each model's run (an epoch, or a run speceval exported)."""
+    logs = inspect_logs_in(root)
+    if not logs:
+        return
+    for run in inspect_runs(root, logs):
+        # speceval's own exports say their spec, variation and whether the answers are synthetic; other logs do not.
+        meta = (read_log(run.logs[0], header_only=True).eval.metadata or {}).get("speceval") or {}
+        fixed = {
+            "spec": meta.get("spec"),
+            "candidate": run.model,
+            "variation": str(meta.get("variation", DEFAULT_VARIATION)),
+            "run": run.epoch,
+            "data": SYNTHETIC if meta.get("synthetic") else PROVIDER,
+            "source": run.logs[0].name,
+        }
+        for statement_id, records in inspect_records(run).items():
+            for _, record in records:
+                error = record.get("error") or {}
+                frame.add(
+                    {
+                        **fixed,
+                        "statement_id": statement_id,
+                        "original_index": record["original_index"],
+                        "input": record.get("input_text"),
+                        "output": record.get("output_text"),
+                        "outcome": record.get("outcome"),
+                        "error": error.get("message") if isinstance(error, dict) else None,
+                        "input_tokens": None,
+                        "output_tokens": None,
+                    }
+                )

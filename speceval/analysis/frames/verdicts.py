@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found, RankingRow
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
 from speceval.analysis.tables.keys import PROVIDER, SYNTHETIC
+from speceval.pipelines.inspect_logs import inspect_logs_in
 
 VERDICT_COLUMNS: dict[str, str] = {
     "spec": "category",
@@ -75,6 +77,15 @@ def read_verdicts(folder: str | Path) -> Any:
             )
     table = frame.frame()
     _settings_as_variations(table)
+    if not len(table) and inspect_logs_in(Path(folder)):
+        # Said, not an empty frame without a word: Inspect logs hold a candidate's answers (their scorers' scores
+        # are not speceval verdicts); judge them, or read them as answers.
+        warnings.warn(
+            f"{folder}: no speceval verdict files, but Inspect logs: read_verdicts does not read their scores "
+            "back as verdicts; speceval.read_answers reads their answers, and the compliance command judges them",
+            UserWarning,
+            stacklevel=2,
+        )
     return table
 
 

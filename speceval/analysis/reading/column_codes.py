@@ -11,8 +11,9 @@ import hashlib
 import sys
 from array import array
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+import numpy as np
 from pydantic import BaseModel
 
 from speceval.analysis.reading.rows import ComplianceRow
@@ -98,6 +99,27 @@ class FilesTable(Generic[_Facts]):
         self.facts: list[_Facts] = []
         self.paths: list[Path | None] = []
         self._facts_index: dict[tuple[object, ...], int] = {}
+        # What every row keeps, of either kind: its file's code, its position and byte offset there (where the
+        # sample view reads it back), its input's digest and its outcome's code.
+        self.outcomes = Codes()
+        self.file = array("I")
+        self.position = array("I")
+        self.input = array("q")
+        self.outcome = array("B")
+        self.offset = array("I")
+
+    def row_columns(self) -> dict[str, Any]:
+        """The columns every row keeps, as `RowColumns` takes them (the arrays viewed, not copied)."""
+        return {
+            "facts": self.facts,
+            "paths": self.paths,
+            "outcomes": self.outcomes.names,
+            "file": np.frombuffer(self.file, dtype=np.uint32),
+            "position": np.frombuffer(self.position, dtype=np.uint32),
+            "input": np.frombuffer(self.input, dtype=np.int64),
+            "outcome": np.frombuffer(self.outcome, dtype=np.uint8),
+            "offset": np.frombuffer(self.offset, dtype=np.uint32),
+        }
 
     def facts_code(self, facts: _Facts, path: Path | None) -> int:
         key = (*facts.model_dump().values(), path)
@@ -107,3 +129,32 @@ class FilesTable(Generic[_Facts]):
             self.facts.append(facts)
             self.paths.append(path)
         return code
+
+
+class RowColumns(Generic[_Facts]):
+    """The columns every row keeps, of either kind (`FilesTable` collects them): the base of the compliance and
+    the ranking columns. `offset` None: every row is read back by its position (`NO_OFFSET`)."""
+
+    def __init__(
+        self,
+        facts: list[_Facts],
+        paths: list[Path | None],
+        outcomes: list[str],
+        file: np.ndarray,
+        position: np.ndarray,
+        input: np.ndarray,
+        outcome: np.ndarray,
+        offset: np.ndarray | None,
+    ) -> None:
+        self.facts = facts
+        self.paths = paths
+        self.outcomes = outcomes
+        self.file = file
+        self.position = position
+        self.input = input
+        self.outcome = outcome
+        self.offset = np.full(len(file), NO_OFFSET, dtype=np.uint32) if offset is None else offset
+        """Where each row's entry starts in its file (`NO_OFFSET`: read back by its position)."""
+
+    def __len__(self) -> int:
+        return len(self.file)

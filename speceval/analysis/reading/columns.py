@@ -24,7 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from speceval.analysis.reading.column_codes import Codes, FileFacts, FilesTable, facts_of, file_offsets, packed_digests
+from speceval.analysis.reading.column_codes import (
+    Codes,
+    FileFacts,
+    FilesTable,
+    RowColumns,
+    facts_of,
+    file_offsets,
+    packed_digests,
+)
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import dense_codes
 from speceval.analysis.statistics.codes import dense, first_seen, index_array
@@ -39,18 +47,12 @@ class ColumnsBuilder(FilesTable[FileFacts]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.outcomes = Codes()
         self.categories = Codes()
-        self.file = array("I")
-        self.position = array("I")
-        self.input = array("q")
         self.output = array("q")
         self.output_chars = array("I")
-        self.outcome = array("B")
         self.compliant = array("b")
         self.rating = array("d")
         self.category = array("h")
-        self.offset = array("I")
         self._scores: dict[int, float] = {}
         """Row → score of the rows that have one (panel rows in memory; a results file's verdicts have none)."""
 
@@ -96,20 +98,13 @@ class ColumnsBuilder(FilesTable[FileFacts]):
 
     def build(self) -> VerdictColumns:
         return VerdictColumns(
-            facts=self.facts,
-            paths=self.paths,
-            outcomes=self.outcomes.names,
+            **self.row_columns(),
             categories=self.categories.names,
-            file=np.frombuffer(self.file, dtype=np.uint32),
-            position=np.frombuffer(self.position, dtype=np.uint32),
-            input=np.frombuffer(self.input, dtype=np.int64),
             output=np.frombuffer(self.output, dtype=np.int64),
             output_chars=np.frombuffer(self.output_chars, dtype=np.uint32),
-            outcome=np.frombuffer(self.outcome, dtype=np.uint8),
             compliant=np.frombuffer(self.compliant, dtype=np.int8),
             rating=np.frombuffer(self.rating, dtype=np.float64),
             category=np.frombuffer(self.category, np.int16),
-            offset=np.frombuffer(self.offset, dtype=np.uint32),
             score=self._score_column(),
         )
 
@@ -121,7 +116,7 @@ class ColumnsBuilder(FilesTable[FileFacts]):
         return score
 
 
-class VerdictColumns:
+class VerdictColumns(RowColumns[FileFacts]):
     """Every compliance verdict of a report, one array element per verdict (see the module docstring).
 
     `score` is a panel's share of compliant verdicts (NaN for a single judge's verdict); `source_row` is, for a
@@ -147,20 +142,10 @@ class VerdictColumns:
         score: np.ndarray | None = None,
         source_row: np.ndarray | None = None,
     ) -> None:
-        self.facts = facts
-        self.paths = paths
-        self.outcomes = outcomes
+        super().__init__(facts, paths, outcomes, file, position, input, outcome, offset)
         self.categories = categories
-        self.file = file
-        self.position = position
-        self.input = input
-        self.output = output
-        self.output_chars = output_chars
-        self.outcome = outcome
-        self.compliant = compliant
-        self.rating = rating
-        self.category = category
-        self.offset = offset
+        self.output, self.output_chars = output, output_chars
+        self.compliant, self.rating, self.category = compliant, rating, category
         # Judges' verdicts have no score and are their own source: None, not two arrays of 8 bytes a verdict.
         self._score = score
         self._source_row = source_row
@@ -173,9 +158,6 @@ class VerdictColumns:
     @property
     def source_row(self) -> np.ndarray:
         return np.arange(len(self.file)) if self._source_row is None else self._source_row
-
-    def __len__(self) -> int:
-        return len(self.file)
 
     @classmethod
     def from_rows(cls, rows: Iterable[ComplianceRow]) -> VerdictColumns:

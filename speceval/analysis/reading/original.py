@@ -69,15 +69,8 @@ def likert_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], li
     metadata: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
     candidate = _model_name(metadata.get("candidate_model"))
     if candidate is None:
-        pair = file.parent.name
-        if pair.count("x") != 1:
-            raise InputError(
-                file,
-                f"this original ratings file names no candidate in metadata.candidate_model and its folder {pair!r} "
-                "cannot be split at one 'x' into <evaluator>x<candidate>",
-                field="metadata.candidate_model",
-            )
-        candidate = pair.split("x")[1]
+        what = "ratings file names no candidate in metadata.candidate_model"
+        candidate = _folder_pair(file, file.parent.name, what, "<evaluator>x<candidate>", "metadata.candidate_model")[1]
     judge = _model_name(metadata.get("judge_model"))
     if judge is None:
         _, _, judge = folder_value(file, "JUDGE_", "judge").partition("_")  # JUDGE_<provider>_<model>
@@ -187,15 +180,8 @@ def ranking_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], l
     judge = judge or metadata.get("ranking_model") or metadata.get("evaluator_model")
     model_a, model_b = metadata.get("model_a"), metadata.get("model_b")
     if not (isinstance(model_a, str) and isinstance(model_b, str)):
-        pair = file.parent.parent.name
-        if pair.count("x") != 1:
-            raise InputError(
-                file,
-                f"this original ranking file names no models in metadata and its folder {pair!r} "
-                "cannot be split at one 'x' into <A>x<B>",
-                field="metadata.model_a",
-            )
-        model_a, model_b = pair.split("x")
+        what = "ranking file names no models in metadata"
+        model_a, model_b = _folder_pair(file, file.parent.parent.name, what, "<A>x<B>", "metadata.model_a")
     names = {
         "spec": str(metadata.get("org_spec_name") or folder_value(file, "spec_", "spec")),
         "judge": str(judge) if judge else folder_value(file, "judge_", "judge"),
@@ -231,3 +217,15 @@ def ranking_records(file: Path, data: dict[str, Any]) -> tuple[dict[str, str], l
 
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _folder_pair(file: Path, folder: str, what: str, pattern: str, field: str) -> list[str]:
+    """The two names an original's folder joins at one 'x' (`pattern`), for a file whose metadata lacks them
+    (`what` says so); `InputError` naming the file and `field` when the folder's name cannot be split so."""
+    if folder.count("x") != 1:
+        raise InputError(
+            file,
+            f"this original {what} and its folder {folder!r} cannot be split at one 'x' into {pattern}",
+            field=field,
+        )
+    return folder.split("x")

@@ -20,7 +20,15 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from speceval.analysis.reading.column_codes import NO_OFFSET, Codes, FilesTable, digest, facts_from, file_offsets
+from speceval.analysis.reading.column_codes import (
+    NO_OFFSET,
+    Codes,
+    FilesTable,
+    RowColumns,
+    digest,
+    facts_from,
+    file_offsets,
+)
 from speceval.analysis.reading.columns import JUDGED
 from speceval.analysis.reading.rows import RankingRow
 from speceval.analysis.statistics.codes import index_array
@@ -49,14 +57,8 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.outcomes = Codes()
-        self.file = array("I")
-        self.position = array("I")
         self.index = array("q")
-        self.input = array("q")
-        self.outcome = array("B")
         self.rank = array("b")
-        self.offset = array("I")
 
     def add(self, row: RankingRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
         """Fold one comparison in (`path` and `position`: where the sample view can read it back; `facts`: the
@@ -83,20 +85,13 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
 
     def build(self) -> RankingColumns:
         return RankingColumns(
-            facts=self.facts,
-            paths=self.paths,
-            outcomes=self.outcomes.names,
-            file=np.frombuffer(self.file, dtype=np.uint32),
-            position=np.frombuffer(self.position, dtype=np.uint32),
+            **self.row_columns(),
             index=np.frombuffer(self.index, dtype=np.int64),
-            input=np.frombuffer(self.input, dtype=np.int64),
-            outcome=np.frombuffer(self.outcome, dtype=np.uint8),
             rank=np.frombuffer(self.rank, dtype=np.int8),
-            offset=np.frombuffer(self.offset, dtype=np.uint32),
         )
 
 
-class RankingColumns:
+class RankingColumns(RowColumns[RankingFacts]):
     """Every comparison of a report, one array element per comparison (see the module docstring)."""
 
     def __init__(
@@ -113,26 +108,15 @@ class RankingColumns:
         rank: np.ndarray,
         offset: np.ndarray | None = None,
     ) -> None:
-        self.facts = facts
-        self.paths = paths
-        self.outcomes = outcomes
-        self.file = file
-        self.position = position
+        super().__init__(facts, paths, outcomes, file, position, input, outcome, offset)
         self.index = index
-        self.input = input
-        self.outcome = outcome
         self.rank = rank
-        self.offset = np.full(len(file), NO_OFFSET, dtype=np.uint32) if offset is None else offset
-        """Where each comparison's entry starts in its file (`NO_OFFSET`: read back by its position)."""
         # Model names and the word "tie" share one numbering, so a winner is one code whichever it is (a model
         # named "tie" is then a tie, as it was when winners were compared as text).
         self.names = Codes()
         self.tie = self.names.code(TIE)
         self.model_a = np.array([self.names.code(f.model_a) for f in facts], dtype=np.int32)
         self.model_b = np.array([self.names.code(f.model_b) for f in facts], dtype=np.int32)
-
-    def __len__(self) -> int:
-        return len(self.file)
 
     def judged(self) -> np.ndarray:
         """Positions of the comparisons with a winner (or a tie): judged, with a rank (4-byte indices)."""

@@ -22,6 +22,8 @@ _RANKINGS: TypeAdapter[list[RankingEntry]] = TypeAdapter(list[RankingEntry])
 _RANKING_FIELDS = set(RankingRow.model_fields)
 _DETAIL_FIELDS = set(VerdictDetail.model_fields)
 _END = object()
+_ENTRY_DETAIL = ("original_index_b", "output_a", "output_b", "explanation", "raw_judge_response", "parse_error")
+"""The detail a ranking entry carries under the detail's own names."""
 
 
 def transcript_text(messages: list[ChatMessage] | None) -> str | None:
@@ -71,45 +73,33 @@ def ranking_stream(
         if m.answers_synthetic is not None or candidates is None
         else (candidates.offline(m.candidate_dir_a) or candidates.offline(m.candidate_dir_b))
     )
-    synthetic = where.synthetic or bool(answers)
+    # What every comparison of the file shares, laid out once (as `compliance_entries._rows_of` does).
+    common = {"spec": m.spec, "judge": m.judge, "model_a": m.model_a, "model_b": m.model_b, "source": source}
+    common |= {"statement_id": m.statement_id, "variation": where.variation, "run": m.run or where.run}
+    common["synthetic"] = where.synthetic or bool(answers)
     for validated in validated_chunks(file, entries, _RANKINGS, "rankings", "ranking"):
         # Built as `built_row` builds verdicts (validated just now): `model_construct` was most of a fold's time.
         yield from (
             built(
                 RankingRow,
                 _RANKING_FIELDS,
-                dict(
-                    spec=m.spec,
-                    judge=m.judge,
-                    model_a=m.model_a,
-                    model_b=m.model_b,
-                    statement_id=m.statement_id,
-                    index=e.index,
-                    input=e.input,
-                    outcome=str(e.outcome),
-                    rank=e.rank,
-                    source=source,
-                    variation=where.variation,
-                    run=m.run or where.run,
-                    synthetic=synthetic,
-                    detail=built(
-                        VerdictDetail,
-                        _DETAIL_FIELDS,
-                        dict(
-                            original_index=e.original_index_a,
-                            original_index_b=e.original_index_b,
-                            output_a=e.output_a,
-                            output_b=e.output_b,
-                            explanation=e.explanation,
-                            raw_judge_response=e.raw_judge_response,
-                            parse_error=e.parse_error,
-                            transcript_a=transcript_text(e.conversation_a),
-                            transcript_b=transcript_text(e.conversation_b),
-                        ),
-                    )
-                    if detail
-                    else None,
-                ),
+                {
+                    **common,
+                    "index": e.index,
+                    "input": e.input,
+                    "outcome": str(e.outcome),
+                    "rank": e.rank,
+                    "detail": _detail(e) if detail else None,
+                },
             )
             for e in validated
         )
+
+
+def _detail(e: RankingEntry) -> VerdictDetail:
+    """The rest of a comparison (validated already), for an export."""
+    values = {name: getattr(e, name) for name in _ENTRY_DETAIL}
+    values["original_index"] = e.original_index_a
+    values["transcript_a"] = transcript_text(e.conversation_a)
+    values["transcript_b"] = transcript_text(e.conversation_b)
+    return built(VerdictDetail, _DETAIL_FIELDS, values)

@@ -28,6 +28,11 @@ class Rate:
     method: str | None
     link: dict[str, str] | None = None
 
+    @classmethod
+    def of(cls, record: Any, link: dict[str, str] | None = None) -> Rate:
+        """A table record's `rate` with its `ci_low`, `ci_high` and `method`."""
+        return cls(record.rate, record.ci_low, record.ci_high, record.method, link)
+
 
 @dataclass(frozen=True)
 class Row:

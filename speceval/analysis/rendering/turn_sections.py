@@ -5,7 +5,7 @@ each with a warning where later turns hold fewer conversations than turn 1."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from speceval.analysis.rendering.figures.plots import turn_lines
 from speceval.analysis.rendering.section import Rate, Row, Section
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from speceval.analysis.rendering.data import ReportData
 
 _KEYS = ["spec", "judge", "candidate", "variation"]
+"""The columns every turn table starts with (`_key_cells` of each row)."""
 _HEADINGS = {
     "flips": ("flips", "Flips under pressure", "report/flips.csv", FLIPS_NOTE),
     "survival": ("first-flip", "Turn of the first flip", "report/flip_survival.csv", SURVIVAL_NOTE),
@@ -38,16 +39,13 @@ def flips(data: ReportData) -> Section:
         rows=[
             Row(
                 [
-                    f.spec,
-                    f.judge,
-                    f.candidate,
-                    f.variation,
+                    *_key_cells(f),
                     f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure,
                     f.count,
                     f.conversations,
                     f.last_turns,
                 ],
-                Rate(f.rate, f.ci_low, f.ci_high, f.method),
+                Rate.of(f),
             )
             for f in data.flips
         ],
@@ -65,7 +63,7 @@ def first_flip(data: ReportData) -> Section:
         rate_header="flipped by this turn",
         rows=[
             Row(
-                [s.spec, s.judge, s.candidate, s.variation, s.turn, s.at_risk, s.flips, s.censored],
+                [*_key_cells(s), s.turn, s.at_risk, s.flips, s.censored],
                 Rate(s.flipped, s.ci_low, s.ci_high, s.method),
             )
             for s in data.flip_survival
@@ -83,8 +81,8 @@ def elicitation(data: ReportData) -> Section:
         after=["not judged"],
         rows=[
             Row(
-                [e.spec, e.judge, e.candidate, e.variation, e.statement_id, e.violated, e.conversations],
-                Rate(e.rate, e.ci_low, e.ci_high, e.method),
+                [*_key_cells(e), e.statement_id, e.violated, e.conversations],
+                Rate.of(e),
                 [e.not_judged],
             )
             for e in data.elicitation
@@ -105,14 +103,8 @@ def turn_rates(data: ReportData) -> Section:
         after=["not judged"],
         rows=[
             Row(
-                [r.spec, r.judge, r.candidate, r.variation, r.turn, r.measure, r.n],
-                Rate(
-                    r.rate,
-                    r.ci_low,
-                    r.ci_high,
-                    r.method,
-                    link={"judge": r.judge, "candidate": r.candidate, "variation": r.variation},
-                ),
+                [*_key_cells(r), r.turn, r.measure, r.n],
+                Rate.of(r, link={"judge": r.judge, "candidate": r.candidate, "variation": r.variation}),
                 [r.not_judged],
             )
             for r in data.turn_rates
@@ -146,3 +138,8 @@ def _survivor_warnings(data: ReportData) -> list[str]:
         "a simulated user that did not stop), so their rates are over a selected subset, not comparable with turn "
         f"1's. Conversations reaching each turn: {cells}."
     ]
+
+
+def _key_cells(record: Any) -> list[object]:
+    """A row's `_KEYS` cells."""
+    return [record.spec, record.judge, record.candidate, record.variation]

@@ -227,15 +227,40 @@ def mean_interval(
     values: Sequence[float],
     clusters: Sequence[Hashable],
     strata: Mapping[Any, Hashable] | None = None,
-    range: tuple[float, float] | None = None,
-) -> tuple[float, float] | None:  # noqa: A002 - the YAML key
-    """95% interval of a mean (e.g. Likert ratings): mean ± t(df) · cluster-robust SE; with `range` (low, high)
-    a value is known never to leave, the bounded-variable interval of `bounded_mean_interval_codes`."""
+    range: tuple[float, float] | None = None,  # noqa: A002 - the YAML key
+    seen: tuple[float, float] | None = None,
+) -> tuple[float, float] | None:
+    """95% interval of a mean (e.g. Likert ratings): with `range` (low, high) a value is known never to leave, the
+    bounded-variable interval of `bounded_mean_interval_codes`; without, `unbounded_mean_interval_codes` (`seen`:
+    the range the metric's values were seen over, default these values' own)."""
     codes, distinct = codes_of(clusters)
     y, strata_codes = np.asarray(values, dtype=float), _strata_codes(distinct, strata)
     if range is not None:
         return bounded_mean_interval_codes(y, codes, range, strata_codes)
-    return mean_interval_codes(y, codes, strata_codes)
+    return unbounded_mean_interval_codes(y, codes, strata_codes, seen)
+
+
+def unbounded_mean_interval_codes(
+    y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None, seen: tuple[float, float] | None = None
+) -> tuple[float, float] | None:
+    """A mean without a declared range: the hull of mean ± t(df) · cluster-robust SE and the bounded-variable
+    interval over the range the values were seen over (`seen`, at least their own min..max). Skewed values (a
+    zero-inflated score, small counts) push the t interval's coverage to 0.80-0.92, as its symmetric limits miss the
+    long tail; the bounded interval's score limits are skewed with the data. None when the values do not vary over
+    `seen` (every value alike: a point would claim certainty no sample gives; declare `range:` to bound it)."""
+    if not len(y):
+        return None
+    low, high = float(y.min()), float(y.max())
+    if seen is not None:
+        low, high = min(low, seen[0]), max(high, seen[1])
+    if not low < high:
+        return None
+    bounded = bounded_mean_interval_codes(y, clusters, (low, high), strata)
+    symmetric = mean_interval_codes(y, clusters, strata)
+    found = [f for f in (bounded, symmetric) if f is not None]
+    if not found:
+        return None
+    return min(f[0] for f in found), max(f[1] for f in found)
 
 
 def mean_interval_codes(

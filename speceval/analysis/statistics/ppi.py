@@ -15,13 +15,18 @@ adds their variances likewise): the judge's rate p takes the report's clustered 
 cluster-robust effective size, clusters = inputs, so runs and turns of one input are one cluster), the rectifier a
 t interval from its cluster-robust SE among the labelled inputs, stratified by statement, on the labels' degrees of
 freedom. The rectifier's variance is never taken as 0: a statement whose labels all agree with the judge adds the
-variance of a disagreement at its Jeffreys-prior Bayes rate 1/2 / (n_h + 1) (a sample that saw no judge error has
-not shown there is none).
+variance of a disagreement at its empirical-Bayes rate, under a Beta prior shared by the statements and estimated
+from all of them (a sample that saw no judge error has not shown there is none; a panel of statements where the
+judge seldom errs says how seldom).
 
 Rogan–Gladen (Am J Epidemiol 1978): with the judge's sensitivity q1 = P(f = 1 | y = 1) and specificity
 q0 = P(f = 0 | y = 0) estimated on the labels (weighted N_h/n_h), the true rate is (p + q0 - 1)/(q0 + q1 - 1),
-clipped to [0, 1]; undefined when q0 + q1 <= 1 (a judge no better than chance) or when the labels hold no example of
-one class. Its interval is the hull of a percentile bootstrap over inputs (labels and verdicts resampled together)
+clipped to [0, 1]. Each of q0, q1 is taken one agreement and one disagreement further (Agresti–Coull's adjustment,
+their posterior means under a uniform prior, one label's average weight each), so a sheet with no label of one
+class (20 labels at a 0.97 rate: 54% of sheets) still has a rate: the unseen class's q at 1/2, which near a rate of
+1 matters little, as (1 - rate)² weighs its variance. (Issue 47: the raw q's left the rate undefined in 72-87% of
+draws at rates 0.97-0.99.) Undefined only when the adjusted q0 + q1 <= 1 (a judge no better than chance).
+Its interval is the hull of a percentile bootstrap over inputs (labels and verdicts resampled together)
 and a delta-method interval with Agresti–Coull-adjusted q0, q1, so it carries the labels' uncertainty (Lee et al.,
 How to correctly report LLM-as-a-judge evaluations, arXiv 2511.21140); the bootstrap alone covered 0.82-0.85 with
 20-30 labels.
@@ -46,8 +51,7 @@ from speceval.analysis.statistics.clustered import (
 )
 from speceval.analysis.statistics.stats import Z95
 
-UNDEFINED_NO_NEGATIVE = "no label says non-compliant: the judge's specificity is unknown"
-UNDEFINED_NO_POSITIVE = "no label says compliant: the judge's sensitivity is unknown"
+UNDEFINED_NO_LABELS = "no labels"
 UNDEFINED_CHANCE = "sensitivity + specificity <= 1 on the labels: the judge is no better than chance, no correction"
 
 
@@ -113,20 +117,51 @@ def stratified_ppi(
 
 def _rectifier_floor(r: np.ndarray, labelled: np.ndarray, strata: np.ndarray, verdicts: int) -> float:
     """The rectifier's variance for each statement whose labels show no disagreement with the judge, where the
-    sample variance is 0: the judge's disagreement rate there is taken at its Bayesian estimate under Jeffreys'
-    prior Beta(1/2, 1/2), (0 + 1/2)/(n_h + 1) after 0 disagreements in n_h labels, and a label's rectifier (-1, 0 or
-    1) at the variance d(1 - d) of a disagreement indicator at that rate; for the mean of n_h labels at the
-    statement's weight N_h/N. Ten labels that happened to miss a 12% error rate (28% of the time) would otherwise
-    claim the judge is exact there. (Issue 47: the floor before, one disagreement among n_h + 1 labels, a variance
-    of about 1/(n_h + 1), is the Bayes estimate under a Beta(1, 1) prior's double; it made PPI 1.2-2.6x as wide as
-    a covering reference.)"""
+    sample variance is 0: the judge's disagreement rate there at its empirical-Bayes estimate (`_shrunk_rates`),
+    and a label's rectifier (-1, 0 or 1) at the variance d(1 - d) of a disagreement indicator at that rate; for the
+    mean of n_h labels at the statement's weight N_h/N. Ten labels that happened to miss a 12% error rate (28% of
+    the time) would otherwise claim the judge is exact there. (Issue 47: the floor before took each statement's rate
+    at Jeffreys' 0.5/(n_h + 1), a prior centred on a judge wrong half the time; with many statements of few labels
+    each it made PPI up to 2.6x as wide as a covering reference, and it kept Neyman's allocation from saving labels.)"""
     sizes = np.bincount(strata).astype(float)
     labels = np.bincount(strata, weights=labelled.astype(float), minlength=len(sizes))
     off = np.bincount(strata, weights=(labelled & (r != 0)).astype(float), minlength=len(sizes))
-    clean = (labels > 0) & (off == 0)
-    share = sizes / verdicts
-    rate = 0.5 / (labels[clean] + 1)
-    return float((share[clean] ** 2 * rate * (1 - rate) / labels[clean]).sum())
+    seen = labels > 0
+    rate = _shrunk_rates(off[seen], labels[seen])
+    clean = off[seen] == 0
+    share = (sizes / verdicts)[seen]
+    return float((share[clean] ** 2 * rate[clean] * (1 - rate[clean]) / labels[seen][clean]).sum())
+
+
+def _shrunk_rates(wrong: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each statement's disagreement rate under a Beta prior shared by the statements and estimated from them
+    (empirical Bayes, the beta-binomial's method of moments with Kleinman's weights: J. Kleinman, JASA 68 (1973)
+    46-54). With weights w_h (first n_h, W = Σ w_h), the mean x̄ = Σ w_h x_h / W and, as Var x_h = (x̄(1 - x̄) - τ²)/n_h
+    + τ², the spread beyond binomial noise τ² = (Σ w_h (x_h - x̄)² - x̄(1 - x̄) Σ c_h/n_h) / Σ c_h (1 - 1/n_h),
+    c_h = w_h - w_h²/W; then ρ = τ²/(x̄(1 - x̄)) and w_h = n_h/(1 + ρ(n_h - 1)), repeated to a fixed point. No spread
+    beyond noise pools the statements fully: each takes the pooled rate at Jeffreys' (K + 1/2)/(n + 1). Else a
+    statement's rate is (k_h + m x̄)/(n_h + m), the prior's strength m = 1/ρ - 1 at least one label's worth. The
+    weights matter where the labels were put where the judge errs (Neyman's allocation): the pooled rate there is
+    mostly that statement's, and would be lent to the clean ones."""
+    observed = wrong / labels
+    weights = labels.astype(float)
+    rho, mean = 0.0, 0.0
+    for _ in range(50):
+        total = float(weights.sum())
+        mean = float((weights * observed).sum()) / total
+        share = weights - weights**2 / total
+        spread = float((weights * (observed - mean) ** 2).sum())
+        excess = float((share * (1 - 1 / labels)).sum())
+        tau2 = (spread - mean * (1 - mean) * float((share / labels).sum())) / excess if excess > 0 else 0.0
+        if tau2 <= 0:
+            return np.full(len(labels), (float(wrong.sum()) + 0.5) / (float(labels.sum()) + 1))
+        updated = min(1.0, tau2 / (mean * (1 - mean)))
+        settled, rho = abs(updated - rho) < 1e-9, updated
+        if settled:
+            break
+        weights = labels / (1 + rho * (labels - 1))
+    strength = max(1.0, 1 / rho - 1)
+    return np.asarray((wrong + strength * mean) / (labels + strength))
 
 
 def _clip(value: float) -> float:
@@ -154,12 +189,15 @@ def rogan_gladen(
         ],
         axis=1,
     )
-    point, note = _rogan_gladen(features.sum(axis=0))
+    if not labelled.any():
+        return Corrected(rate=None, ci_low=None, ci_high=None, note=UNDEFINED_NO_LABELS)
+    prior = float(w.sum()) / int(labelled.sum())  # one label's worth, in the weighted counts
+    point, note = _rogan_gladen(features.sum(axis=0), prior)
     if point is None:
         return Corrected(rate=None, ci_low=None, ci_high=None, note=note)
 
     def resampled(counts: np.ndarray) -> np.ndarray | None:
-        value, _ = _rogan_gladen(counts @ features)
+        value, _ = _rogan_gladen(counts @ features, prior)
         return None if value is None else np.array([value])
 
     bounds = bootstrap_cluster_counts(groups, resampled, draws=draws, seed=seed)
@@ -182,6 +220,9 @@ def _delta_interval(
     adjusted = []
     for truth in (0, 1):
         weights = np.where(labelled & (y == truth), w, 0.0)
+        if not weights.any():  # no label of this class: the adjusted rate is 1/2 at two labels' worth
+            adjusted.append((0.5, 2.0))
+            continue
         size = float(weights.sum()) ** 2 / float((weights**2).sum())
         right = float((weights * (f == truth)).sum() / weights.sum())
         adjusted.append(((right * size + 1) / (size + 2), size + 2))
@@ -203,14 +244,12 @@ def _cluster_strata(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
     return found
 
 
-def _rogan_gladen(sums: np.ndarray) -> tuple[float | None, str | None]:
+def _rogan_gladen(sums: np.ndarray, prior: float) -> tuple[float | None, str | None]:
+    """The rate at sensitivity and specificity each one agreement and one disagreement further (`prior`: one
+    label's weight), their posterior means under a uniform prior: defined where a class has no label."""
     verdicts, compliant, true_positive, false_negative, true_negative, false_positive = sums
-    if true_positive + false_negative <= 0:
-        return None, UNDEFINED_NO_POSITIVE
-    if true_negative + false_positive <= 0:
-        return None, UNDEFINED_NO_NEGATIVE
-    sensitivity = true_positive / (true_positive + false_negative)
-    specificity = true_negative / (true_negative + false_positive)
+    sensitivity = (true_positive + prior) / (true_positive + false_negative + 2 * prior)
+    specificity = (true_negative + prior) / (true_negative + false_positive + 2 * prior)
     if sensitivity + specificity <= 1.0:
         return None, UNDEFINED_CHANCE
     p = compliant / verdicts

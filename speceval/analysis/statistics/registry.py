@@ -22,7 +22,10 @@ PAIRED = (
     "stratified by statement over several runs on Korn-Graubard's z·t(G-H)/t(n-1), a constant side at its count "
     "of answers; continuity-corrected only where the rarer kind is at least 10 effective answers or 20%)"
 )
-MEAN = "mean ± t(G-H) · cluster-robust SE, stratified by statement"
+MEAN = (
+    "hull of mean ± t(G-H) · cluster-robust SE (stratified by statement) and the bounded mean's interval over the "
+    "range the values were seen over (no range declared; none when every value is alike)"
+)
 BOUNDED_MEAN = (
     "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate "
     "interval (Wilson, or clustered Wilson over several runs), scaled back"
@@ -43,10 +46,12 @@ LENIENCY = (
 PPI = (
     "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
     "Wilson interval and the rectifier's t interval (cluster-robust by input; a statement whose labels show no "
-    "judge error at the Jeffreys-prior disagreement rate 0.5/(n_h + 1)) added in quadrature, clipped to [0, 1]"
+    "judge error at its empirical-Bayes disagreement rate, a beta-binomial prior shared by the statements) added in "
+    "quadrature, clipped to [0, 1]"
 )
 ROGAN_GLADEN = (
-    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h; hull of a percentile "
+    "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
+    "disagreement further (Agresti–Coull; defined without a label of one class); hull of a percentile "
     "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
     "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
 )
@@ -71,8 +76,16 @@ class Estimator(BaseModel):
 
 
 SPEARMAN = (
-    "Spearman rank correlation across statements; Fisher z with Bonett-Wright variance (1 + rho^2/2)/(n - 3), "
-    "given from 8 statements"
+    "Spearman rank correlation across statements of their true shares (as with unlimited inputs): the observed rho "
+    "and its Fisher-z limits (Bonett-Wright variance (1 + rho^2/2)/(n - 3)) corrected for the shares' binomial "
+    "noise over each statement's inputs (Spearman's correction for attenuation, with the two shares' sampling "
+    "covariance), clipped to [-1, 1]; given from 8 statements"
+)
+
+SPREAD = (
+    "highest minus lowest candidate on their shared inputs, selection-aware: from the largest of every pair's MOVER "
+    "lower limits at level 1 - 0.05/m (Bonferroni over the m pairs of candidates) to the largest of their 95% upper "
+    "limits (the paired interval's), the lower end at least 0"
 )
 
 _MILLER = "E. Miller, Adding Error Bars to Evals, arXiv 2411.00640"
@@ -190,9 +203,18 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator(
             name="spearman",
             method=SPEARMAN,
-            reference="D. G. Bonett & T. A. Wright, Psychometrika 65 (2000) 23-28; C. Spearman 1904",
+            reference="D. G. Bonett & T. A. Wright, Psychometrika 65 (2000) 23-28; C. Spearman, Am J Psychol 15 (1904) "
+            "72-101 (correction for attenuation)",
             tables=("statement_health.csv",),
             scenarios=("spearman",),
+        ),
+        Estimator(
+            name="candidate_spread",
+            method=SPREAD,
+            reference=_MOVER + "; simultaneous limits: C. E. Bonferroni 1936, the range as the largest pairwise "
+            "difference",
+            tables=("statement_health.csv",),
+            scenarios=("spread",),
         ),
         Estimator(
             name="win_rate",

@@ -160,3 +160,52 @@ def spearman_interval(rho: float, n: int, z: float = Z95) -> tuple[float, float]
     half = z * math.sqrt((1 + clipped * clipped / 2) / (n - 3))
     centre = math.atanh(clipped)
     return min(rho, math.tanh(centre - half)), max(rho, math.tanh(centre + half))
+
+
+RELIABILITY_MIN = 0.2
+"""Below this share of the shares' spread being real (the rest the noise of their own few inputs), a correction for
+that noise would divide by almost nothing: the association's interval is then all of [-1, 1]."""
+
+
+def share_noise(
+    x: np.ndarray, y: np.ndarray, inputs: np.ndarray, joint: np.ndarray | None = None
+) -> tuple[float, float]:
+    """(k, c) for `spearman_disattenuated`: k = sqrt(rel_x rel_y), each share's reliability rel = 1 - (its mean
+    binomial sampling variance p(1-p)/(n-1)) / (its variance across statements), and c = the shares' mean sampling
+    covariance (joint - xy)/(n-1) over sd_x sd_y (`joint`: the share of a statement's inputs counted in both, 0 when
+    the two exclude each other, as a split and an all-fail input do; None: the two shares' noises independent)."""
+    n = np.maximum(np.asarray(inputs, dtype=float) - 1, 1.0)
+    both = x * y if joint is None else np.asarray(joint, dtype=float)
+    vx, vy = float(np.var(x, ddof=1)), float(np.var(y, ddof=1))
+    if vx <= 0 or vy <= 0:
+        return 0.0, 0.0
+    rel_x = 1 - float(np.mean(x * (1 - x) / n)) / vx
+    rel_y = 1 - float(np.mean(y * (1 - y) / n)) / vy
+    k = math.sqrt(max(rel_x, 0.0) * max(rel_y, 0.0))
+    return k, float(np.mean((both - x * y) / n)) / math.sqrt(vx * vy)
+
+
+def spearman_disattenuated(
+    x: np.ndarray, y: np.ndarray, inputs: np.ndarray, joint: np.ndarray | None = None
+) -> tuple[float, float, float, float] | None:
+    """(rho of the true shares, its 95% low and high, the observed rho) across statements whose shares `x`, `y` each
+    come from `inputs` inputs (None: fewer than `SPEARMAN_MIN` statements or a constant side).
+
+    The observed rho is pulled toward 0 by the shares' own binomial noise (at 20 inputs a statement: coverage of the
+    plain interval 0.49-0.93 for the true shares' rho). Spearman's own correction for attenuation (Spearman 1904)
+    undoes it: rho_true = (rho_obs - c) / k (`share_noise`: k the root of the two reliabilities, c the sampling
+    covariance of the two shares, negative when they exclude each other), applied to the estimate and to the
+    Bonett–Wright limits of the observed rho (the map is increasing, so the limits stay limits), clipped to
+    [-1, 1]. Reliability under `RELIABILITY_MIN`: the noise is most of the spread, the interval [-1, 1]."""
+    rho = spearman(x, y)
+    interval = None if rho is None else spearman_interval(rho, len(x))
+    if rho is None or interval is None:
+        return None
+    k, c = share_noise(np.asarray(x, dtype=float), np.asarray(y, dtype=float), inputs, joint)
+    if k < RELIABILITY_MIN:
+        return max(-1.0, min(1.0, rho)), -1.0, 1.0, rho
+
+    def corrected(value: float) -> float:
+        return max(-1.0, min(1.0, (value - c) / k))
+
+    return corrected(rho), corrected(interval[0]), corrected(interval[1]), rho

@@ -22,10 +22,11 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, groupe
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen
-from speceval.analysis.statistics.paired import mover_difference, paired_difference_codes
-from speceval.analysis.statistics.registry import LENIENCY, PAIRED, WILSON
+from speceval.analysis.statistics.paired import mover_difference
+from speceval.analysis.statistics.registry import LENIENCY, SPREAD, WILSON
+from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
-from speceval.analysis.tables.candidate_split import associations, split_shares
+from speceval.analysis.tables.candidate_split import StatementShares, associations, split_shares
 from speceval.analysis.tables.health_records import (
     FLAGS,
     Health,
@@ -75,13 +76,14 @@ def statement_health(
     canary_groups: dict[tuple[str, str], list[CanaryRow]] = defaultdict(list)
     for row in canaries:
         canary_groups[(row.spec, row.statement_id)].append(row)
-    statements, judges = [], []
+    statements, judges, shares = [], [], []
     keys = grouped(c, np.flatnonzero(mask), "spec", "statement_id")
     for (spec, statement), rows in keys:
-        found, per_judge = _one_statement(
+        found, per_judge, joint = _one_statement(
             c, spec, statement, rows, canary_groups.pop((spec, statement), []), thresholds, min_canary_accuracy
         )
         statements.append(found)
+        shares.append(StatementShares(spec, found.split_share, found.all_fail_share, found.split_inputs, joint))
         judges += per_judge
     statements.sort(key=lambda s: (-s.flag_count, -(s.disagreement or 0.0), s.spec, s.statement_id))
     if labels is not None:
@@ -89,7 +91,7 @@ def statement_health(
     return Health(
         statements=statements,
         judges=judges,
-        association=associations([(s.spec, s.split_share, s.all_fail_share) for s in statements]),
+        association=associations(shares),
         thresholds=thresholds,
         min_canary_accuracy=min_canary_accuracy,
     )
@@ -103,7 +105,9 @@ def _one_statement(
     canaries: list[CanaryRow],
     thresholds: HealthThresholds,
     minimum: float | None,
-) -> tuple[StatementHealth, list[JudgeOnStatement]]:
+) -> tuple[StatementHealth, list[JudgeOnStatement], float]:
+    """The statement's health, its judges' rows, and the share of its inputs both split and all-fail (for the
+    association's noise correction)."""
     judge_codes = c.fact("judge", rows)
     present = np.unique(judge_codes)
     cell = dense(c.fact("model", rows), c.fact("variation", rows))
@@ -126,6 +130,7 @@ def _one_statement(
         for local, judge in enumerate(names)
     ]
     candidates = _candidates(c, rows, cell, compliant, clusters, thresholds)
+    joint = float(candidates.pop("split_and_fail_share", 0.0))
     accuracies = [j.canary_accuracy for j in per_judge if j.canary_accuracy is not None]
     unreliable = [j.judge for j in per_judge if j.below_minimum]
     lenient_values = [abs(j.leniency) for j in per_judge if j.leniency is not None]
@@ -156,7 +161,7 @@ def _one_statement(
         unreliable_judges=unreliable,
         max_abs_leniency=max(lenient_values) if lenient_values else None,
     )
-    return health, per_judge
+    return health, per_judge, joint
 
 
 def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatement:
@@ -232,7 +237,7 @@ def _candidates(
     models = dense_codes(c.fact("model", rows))
     model_count = len({r.candidate for r in cells})
     several = len(cells) >= 2  # rates compared: a model's variations are compared as cells (a pressure script)
-    spread = _spread(cell, compliant, clusters, lowest, highest) if lowest and highest and several else None
+    spread = _spread(cell, compliant, clusters, cells, lowest, highest) if lowest and highest and several else None
     split = split_shares(models, compliant, clusters, thresholds.split) if model_count >= 3 else None
     return {
         "candidates": model_count,
@@ -245,7 +250,7 @@ def _candidates(
         "spread": spread[0] if spread else None,
         "spread_ci_low": spread[1] if spread else None,
         "spread_ci_high": spread[2] if spread else None,
-        "spread_ci_method": PAIRED if spread else None,
+        "spread_ci_method": SPREAD if spread else None,
         **(split or {"split_inputs": 0}),
     }
 
@@ -362,11 +367,14 @@ def _cells(
 
 
 def _spread(
-    cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, low: _Cell, high: _Cell
+    cell: np.ndarray, compliant: np.ndarray, clusters: np.ndarray, cells: list[_Cell], low: _Cell, high: _Cell
 ) -> tuple[float, float | None, float | None] | None:
-    """Highest minus lowest candidate's rate on the inputs both answered, with the paired clustered interval."""
-    a, b = cell == high.code, cell == low.code
-    paired = paired_difference_codes(clusters[a], compliant[a].astype(float), clusters[b], compliant[b].astype(float))
-    if paired is None:
-        return None
-    return paired.difference, paired.ci_low, paired.ci_high
+    """Highest minus lowest candidate's rate on the inputs both answered, with the selection-aware interval over
+    every pair of candidates (`spread_interval`: the two were picked on the same data)."""
+    members = [cell == c.code for c in cells]
+    found = spread_interval(
+        [(clusters[m], compliant[m].astype(float)) for m in members],
+        next(i for i, c in enumerate(cells) if c.code == low.code),
+        next(i for i, c in enumerate(cells) if c.code == high.code),
+    )
+    return found

@@ -7,10 +7,12 @@ How many labels each statement gets (`--allocation`, issue 44):
 * `equal` (the default, as sheets were always drawn): statements take turns, so each gets about n / H.
 * `proportional`: n_h ∝ N_h, the statement's answers.
 * `neyman`: n_h ∝ N_h · S_h (Neyman), where S_h is the spread of the judge's errors there (the PPI rectifier's SD),
-  allocated greedily against the report's PPI variance, floor included (`_neyman`); S_h is estimated
+  allocated greedily against the stratified PPI rectifier's variance (`_neyman`); S_h is estimated
   from a pilot of labels (the share the judge got wrong among a filled sheet's labels of that statement) or, without
-  one, from the panel's disagreement (the share of answers on which the judges differ). Either share e is shrunk,
-  (k + ½)/(m + 1), so a statement that showed no error still gets some labels, and S_h = √(e(1 − e)). Neyman's
+  one, from the panel's disagreement (the share of answers on which the judges differ, d; a judge's own error share
+  is then taken as e = (1 − √(1 − 2d))/2, two judges independently wrong at e disagreeing at 2e(1 − e)). Either
+  share is shrunk, (k + ½)/(m + 1), so a statement that showed no error still gets some labels, and
+  S_h = √(e(1 − e)). Neyman's
   allocation minimises the stratified estimator's variance for a given n (W. G. Cochran, Sampling Techniques, 1977,
   §5.5); PPI weighs each statement's labels by N_h/n_h whatever the allocation, so its estimate stays unbiased.
 
@@ -131,7 +133,7 @@ def statement_spreads(
             wrong[key] = [sum(len(v) > 1 for v in verdicts.values()), len(verdicts)]
     elif not wrong:
         raise ConfigError("--pilot: none of its labels names an answer of the verdicts aimed at here")
-    return {key: shrunk_spread(k, m) for key, (k, m) in wrong.items()}
+    return {key: shrunk_spread(k, m, panel=pilot is None) for key, (k, m) in wrong.items()}
 
 
 # -- allocation ------------------------------------------------------------------------------------------
@@ -141,9 +143,14 @@ ALLOCATIONS = ("equal", "proportional", "neyman")
 Key = tuple[str, str]
 
 
-def shrunk_spread(wrong: int, seen: int) -> float:
-    """√(e(1 − e)) at e = (wrong + ½)/(seen + 1): never 0, so no statement is left without labels."""
+def shrunk_spread(wrong: int, seen: int, panel: bool = False) -> float:
+    """√(e(1 − e)) at e = (wrong + ½)/(seen + 1): never 0, so no statement is left without labels. `panel`: the
+    count is of answers two judges disagree on, which two judges each wrong at rate e independently do at
+    d = 2e(1 − e); the judge's own e = (1 − √(1 − 2d))/2 (d at ½ or more: e = ½). Taking d for e would put √2 times
+    the spread on statements where the judges seldom err, and too many labels there."""
     e = (wrong + 0.5) / (seen + 1)
+    if panel:
+        e = (1 - math.sqrt(max(0.0, 1 - 2 * e))) / 2
     return math.sqrt(e * (1 - e))
 
 
@@ -170,17 +177,23 @@ def allocate(population: Mapping[Key, int], n: int, spreads: Mapping[Key, float]
 def _neyman(
     population: Mapping[Key, int], keys: list[Key], total: int, taken: dict[Key, int], spreads: Mapping[Key, float]
 ) -> dict[Key, int]:
-    """Each next label where it lowers the expected variance of the stratified PPI rectifier most (greedy, which is
-    optimal for a sum of convex terms): W_h² · (S_h²/n_h + (1 − e_h)^n_h / (n_h(n_h + 1))), the second term the
-    report's floor for a statement whose labels show no error (`speceval.analysis.statistics.ppi`), at e_h, the
-    error share of spread S_h. Without that term this is Neyman's n_h ∝ N_h · S_h; with it, a statement where the
-    judge seldom errs still gets the labels that keep the floor from dominating."""
+    """Each next label where it lowers the expected variance of the report's stratified PPI rectifier most (greedy,
+    which is optimal for a sum of convex terms): W_h² · (S_h² + (1 − e_h)^n_h · c_h(n_h))/n_h, where e_h is the
+    error share of spread S_h and c_h(n) what the report takes for a statement whose n labels all agree with the
+    judge (`speceval.analysis.statistics.ppi`): the rate (m·μ)/(n + m) of a Beta prior shared by the statements, here
+    with its mean μ and strength m from the spreads' own e_h (method of moments). Without that term this is Neyman's
+    n_h ∝ N_h · S_h; with it, a statement where the judge seldom errs keeps the few labels that stop the prior's
+    rate from dominating (issue 47: with 3 labels the report cannot tell such a statement from an average one)."""
     size = sum(population[k] for k in keys)
+    errors = {k: (1 - math.sqrt(max(0.0, 1 - 4 * min(spreads.get(k, 0.5), 0.5) ** 2))) / 2 for k in keys}
+    mu = sum(errors.values()) / len(keys)
+    tau2 = sum((e - mu) ** 2 for e in errors.values()) / len(keys)
+    strength = max(1.0, mu * (1 - mu) / tau2 - 1) if tau2 > 0 else math.inf
 
     def variance(key: Key, n: int) -> float:
-        s = min(spreads.get(key, 0.5), 0.5)
-        e = (1 - math.sqrt(max(0.0, 1 - 4 * s * s))) / 2
-        return float((population[key] / size) ** 2 * (s * s / n + (1 - e) ** n / (n * (n + 1))))
+        e = errors[key]
+        clean = mu if math.isinf(strength) else strength * mu / (n + strength)
+        return float((population[key] / size) ** 2 * (e * (1 - e) + (1 - e) ** n * clean * (1 - clean)) / n)
 
     heap = [(variance(k, taken[k] + 1) - variance(k, taken[k]), k) for k in keys if 0 < taken[k] < population[k]]
     heap += [(-math.inf, k) for k in keys if taken[k] == 0 < population[k]]

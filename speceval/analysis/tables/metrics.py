@@ -65,6 +65,10 @@ def metric_table(paths: Sequence[Path], metrics: dict[str, MetricSpec]) -> list[
         groups: dict[tuple[str, str, str], list[tuple[_Observation, object | None]]] = defaultdict(list)
         for seen in _observations(paths, metric.source):
             groups[(seen.spec, seen.candidate, seen.variation)].append((seen, metric.extract(seen.text)))
+        # Without `range:`, a number metric's interval is bounded by the range its values were seen over in every
+        # cell (an all-zero cell beside cells that scored gets an interval, not a point).
+        numbers = [float(v) for pairs in groups.values() for _, v in pairs if isinstance(v, int | float)]
+        span = (min(numbers), max(numbers)) if numbers and metric.range is None else None
         for (spec, candidate, variation), found in sorted(groups.items()):
             key = {
                 "spec": spec,
@@ -73,12 +77,15 @@ def metric_table(paths: Sequence[Path], metrics: dict[str, MetricSpec]) -> list[
                 "candidate": candidate,
                 "variation": variation,
             }
-            rows += _summarise(key, metric, found)
+            rows += _summarise(key, metric, found, span)
     return rows
 
 
 def _summarise(
-    key: dict[str, str], spec: MetricSpec, found: list[tuple[_Observation, object | None]]
+    key: dict[str, str],
+    spec: MetricSpec,
+    found: list[tuple[_Observation, object | None]],
+    seen: tuple[float, float] | None = None,
 ) -> list[MetricRow]:
     present = [(seen, value) for seen, value in found if value is not None]
     missing = len(found) - len(present)
@@ -110,7 +117,7 @@ def _summarise(
         (
             rate_interval(values, clusters, strata)
             if spec.type == "bool"
-            else mean_interval(values, clusters, strata, range=spec.range)
+            else mean_interval(values, clusters, strata, range=spec.range, seen=seen)
         )
         if len(values) > 1
         else None

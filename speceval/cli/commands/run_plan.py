@@ -21,7 +21,9 @@ def show_plan(path: Path, *, offline: bool, rate: float | None, icc: float | Non
     _, groups = plan(config, output_dir)
     given = {name: value for name, value in (("rate", rate), ("icc", icc)) if value is not None}
     result = plan_experiment(config, path.parent, groups, Assumptions(**given))
-    tiers = StudyTiers(config, path.parent, groups)  # `tier: auto`: planned here as the run would plan it
+    tiers = StudyTiers(
+        config, path.parent, groups, output_dir=output_dir
+    )  # `tier: auto`: planned here as the run would plan it
     if tiers.plan is not None:
         result.tier_plan = tiers.plan.rounds
     if as_json:

@@ -4,8 +4,11 @@ variations and agreement between judges) and the experiment file's custom metric
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import category_bars
+from speceval.analysis.rendering.html.html_parts import Column, ci_of, record_table
 from speceval.analysis.rendering.html.html_parts import ci as _ci
 from speceval.analysis.rendering.html.html_parts import fmt as _fmt
 from speceval.analysis.rendering.html.html_parts import img as _img
@@ -77,28 +80,15 @@ def categories_section(data: ReportData) -> str:
     return "".join(parts)
 
 
+_METRIC_COLUMNS: list[Column] = ["metric", "candidate", "variation", ("category", lambda m: m.category or "")]
+_METRIC_COLUMNS += ["n", "missing", ("mean / share", attrgetter("mean")), "sd", ("95% CI", ci_of)]
+
+
 def metrics_section(data: ReportData) -> str:
     if not data.metrics:
         return ""
     return (
         '<h2 id="metrics">Metrics</h2><p class="note">Custom metrics of the experiment file, per candidate and '
         "variation; an answer without a value (no match, not of the type) is counted as missing, never 0. 95% "
-        "intervals clustered by input.</p>"
-        + _table(
-            ["metric", "candidate", "variation", "category", "n", "missing", "mean / share", "sd", "95% CI"],
-            (
-                [
-                    m.metric,
-                    m.candidate,
-                    m.variation,
-                    m.category or "",
-                    m.n,
-                    m.missing,
-                    m.mean,
-                    m.sd,
-                    _ci(m.ci_low, m.ci_high),
-                ]
-                for m in data.metrics
-            ),
-        )
+        "intervals clustered by input.</p>" + record_table(data.metrics, _METRIC_COLUMNS)
     )

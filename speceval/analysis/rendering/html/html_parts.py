@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+Column = str | tuple[str, Callable[[Any], object]]
+"""A column of `record_table`: a record's attribute by name (its header: the name, spaces for underscores), or
+(header, the cell of a record)."""
 
 
 def ci(low: float | None, high: float | None) -> str | None:
     return f"{low:.3f}–{high:.3f}" if low is not None and high is not None else None
+
+
+def ci_of(record: Any) -> str | None:
+    """A table record's interval (`ci_low`, `ci_high`) as a cell."""
+    return ci(record.ci_low, record.ci_high)
 
 
 def img(png: bytes, alt: str) -> str:
@@ -25,6 +35,13 @@ def table(headers: list[str], rows: Iterable[Sequence[object]], raw: frozenset[i
         for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def record_table(records: Iterable[Any], columns: Sequence[Column]) -> str:
+    """A `table` of records, one a row, its columns named once (header and cell side by side)."""
+    headers = [c.replace("_", " ") if isinstance(c, str) else c[0] for c in columns]
+    cells = [(lambda r, name=c: getattr(r, name)) if isinstance(c, str) else c[1] for c in columns]
+    return table(headers, ([cell(r) for cell in cells] for r in records))
 
 
 def fmt(value: object) -> str:

@@ -8,9 +8,11 @@ import html
 
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import leniency_heatmap
+from speceval.analysis.rendering.html.html_parts import Column, ci_of
 from speceval.analysis.rendering.html.html_parts import ci as _ci
 from speceval.analysis.rendering.html.html_parts import fmt as _fmt
 from speceval.analysis.rendering.html.html_parts import img as _img
+from speceval.analysis.rendering.html.html_parts import record_table as _record_table
 from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.tables.panel import TIES_RULE
@@ -91,74 +93,23 @@ def judge_checks_section(data: ReportData) -> str:
                 + ". Rates from these judges are suspect.</p>"
             )
         likert = any(c.mean_rating is not None for c in data.judge_checks)
-        parts.append(
-            _table(
-                [
-                    "spec",
-                    "judge",
-                    "kind",
-                    "items",
-                    "judged",
-                    "correct",
-                    "rate",
-                    "95% CI (Wilson)",
-                    "not judged",
-                    *(["mean rating"] if likert else []),
-                ],
-                (
-                    [
-                        c.spec,
-                        c.judge,
-                        c.kind,
-                        c.items,
-                        c.judged,
-                        c.correct,
-                        c.rate,
-                        _ci(c.ci_low, c.ci_high),
-                        c.not_judged,
-                        *([c.mean_rating] if likert else []),
-                    ]
-                    for c in data.judge_checks
-                ),
-            )
-        )
+        columns: list[Column] = [
+            *["spec", "judge", "kind", "items", "judged", "correct", "rate"],
+            ("95% CI (Wilson)", ci_of),
+        ]
+        columns.append("not_judged")
+        parts.append(_record_table(data.judge_checks, [*columns, *(["mean_rating"] if likert else [])]))
     if data.leniency:
         parts.append(
             '<h2 id="judge-leniency">Judge leniency</h2><p class="note">On the answers every judge judged: '
             "a judge's rate minus the judges' mean rate, with a paired 95% interval clustered by input; "
             "same provider = judge and candidate from one provider (self-preference).</p>"
         )
-        parts.append(
-            _table(
-                [
-                    "spec",
-                    "judge",
-                    "candidate",
-                    "variation",
-                    "items",
-                    "rate",
-                    "mean rate",
-                    "delta",
-                    "95% CI",
-                    "same provider",
-                ],
-                (
-                    [
-                        r.spec,
-                        r.judge,
-                        r.candidate,
-                        r.variation,
-                        r.items,
-                        r.rate,
-                        r.mean_rate,
-                        r.delta,
-                        _ci(r.ci_low, r.ci_high),
-                        r.same_provider,
-                    ]
-                    for r in data.leniency
-                ),
-            )
-        )
+        columns = [
+            *["spec", "judge", "candidate", "variation", "items", "rate", "mean_rate", "delta"],
+            ("95% CI", ci_of),
+        ]
+        parts.append(_record_table(data.leniency, [*columns, "same_provider"]))
         for spec, variation in sorted({(r.spec, r.variation) for r in data.leniency}):
             parts.append(
                 _img(leniency_heatmap(data.leniency, spec, variation), f"judge leniency, spec {spec}, {variation}")

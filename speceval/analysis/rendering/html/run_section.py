@@ -3,7 +3,10 @@ them out): the inputs generated from the spec, the settings each stage's request
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.html.html_parts import record_table
 from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.rendering.samples.samples import shown_text
 
@@ -72,10 +75,7 @@ def sent_section(data: ReportData) -> str:
     return (
         '<h2 id="settings-as-sent">Settings as sent</h2><p class="note">What each stage\'s requests carried; a '
         "setting asked for but not sent (e.g. a temperature Anthropic's API refuses) says so and why.</p>"
-        + _table(
-            ["stage", "role", "model", "variation", "settings as sent"],
-            ([s.stage, s.role, s.model, s.variation, s.sent] for s in data.sent),
-        )
+        + record_table(data.sent, ["stage", "role", "model", "variation", ("settings as sent", attrgetter("sent"))])
     )
 
 

@@ -16,6 +16,17 @@ def markdown_table(headers: list[str], rows: Iterable[list[object]]) -> list[str
     ]
 
 
+def section_table(
+    title: str, headers: list[str], rows: Iterable[list[object]], notes: Iterable[str] = (), after: Iterable[str] = ()
+) -> list[str]:
+    """A summary.md section of one table: `## title`, each of `notes` a paragraph, the table, the lines `after` it
+    and a blank line."""
+    lines = [f"## {title}", ""]
+    for note in notes:
+        lines += [note, ""]
+    return [*lines, *markdown_table(headers, rows), *after, ""]
+
+
 def fmt(value: float | None) -> str:
     """A rate as shown: three decimals, `–` for none."""
     return "–" if value is None else f"{value:.3f}"
@@ -29,6 +40,11 @@ def ci(low: float | None, high: float | None) -> str:
 def bracket(low: float | None, high: float | None) -> str:
     """An interval beside its rate: `[low, high]`, or says there is none."""
     return "[no interval]" if low is None or high is None else f"[{signed(low)}, {signed(high)}]"
+
+
+def rated(value: float | None, low: float | None, high: float | None) -> str:
+    """A rate (or any estimate) with its interval beside it: `0.812 [0.700, 0.900]`."""
+    return f"{fmt(value)} {bracket(low, high)}"
 
 
 def signed(value: float) -> str:

@@ -16,6 +16,8 @@ from speceval.analysis.rendering.health_section import health_markdown
 from speceval.analysis.rendering.markdown.markdown_parts import bracket as _bracket
 from speceval.analysis.rendering.markdown.markdown_parts import ci as _ci
 from speceval.analysis.rendering.markdown.markdown_parts import fmt as _fmt
+from speceval.analysis.rendering.markdown.markdown_parts import rated as _rated
+from speceval.analysis.rendering.markdown.markdown_parts import section_table
 from speceval.analysis.rendering.markdown.markdown_parts import signed as _signed
 from speceval.analysis.rendering.markdown.summary_turns import elicitation_markdown, flips_markdown, turns_markdown
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
@@ -25,6 +27,7 @@ from speceval.analysis.tables.panel import TIES_RULE
 
 if TYPE_CHECKING:
     from speceval.analysis.rendering.data import ReportData
+    from speceval.analysis.tables.rankings import Strength
 
 
 def interval_methods() -> str:
@@ -130,100 +133,88 @@ def _accuracy(data: ReportData, found: JudgeAccuracy | None, judge: str) -> str:
 def _strength_headline(data: ReportData) -> list[str]:
     if not data.bradley_terry:
         return []
-    lines = [
-        "## Headline: Bradley–Terry strength by candidate",
-        "",
-        "Strengths of one spec, judge and variation sum to 1; 95% interval: "
-        f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}.",
-        "",
-        "| spec | judge | variation | candidate | strength [95% CI] |",
-        "|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {s.spec} | {s.judge} | {s.variation} | {s.candidate} | {_fmt(s.strength)} "
-        f"{_bracket(s.ci_low, s.ci_high) if s.note is None else f'({s.note})'} |"
-        for s in data.bradley_terry
-        if headline_passes(data, s.spec, s.judge)
-    ]
-    return [*lines, ""]
+    return section_table(
+        "Headline: Bradley–Terry strength by candidate",
+        ["spec", "judge", "variation", "candidate", "strength [95% CI]"],
+        (
+            [s.spec, s.judge, s.variation, s.candidate, f"{_fmt(s.strength)} {_strength_interval(s)}"]
+            for s in data.bradley_terry
+            if headline_passes(data, s.spec, s.judge)
+        ),
+        [
+            "Strengths of one spec, judge and variation sum to 1; 95% interval: "
+            f"{BRADLEY_TERRY.format(draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)}."
+        ],
+    )
+
+
+def _strength_interval(s: Strength) -> str:
+    return _bracket(s.ci_low, s.ci_high) if s.note is None else f"({s.note})"
 
 
 def _paired(data: ReportData) -> list[str]:
     if not data.paired:
         return []
-    lines = [
-        "## Paired differences (same inputs)",
-        "",
-        f"95% interval: {PAIRED}.",
-        "",
-        "| spec | judge | compare | within | a vs b | compliance a vs b | difference a − b [95% CI] | inputs |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {p.spec} | {p.judge} | {p.kind} | {p.within} | {p.a} vs {p.b} | {_fmt(p.rate_a)} vs "
-        f"{_fmt(p.rate_b)} | {_signed(p.difference)} {_bracket(p.ci_low, p.ci_high)} | {p.inputs} |"
-        for p in data.paired
-    ]
-    return [*lines, ""]
+    headers = ["spec", "judge", "compare", "within", "a vs b", "compliance a vs b", "difference a − b [95% CI]"]
+    return section_table(
+        "Paired differences (same inputs)",
+        [*headers, "inputs"],
+        (
+            [p.spec, p.judge, p.kind, p.within, f"{p.a} vs {p.b}", f"{_fmt(p.rate_a)} vs {_fmt(p.rate_b)}"]
+            + [f"{_signed(p.difference)} {_bracket(p.ci_low, p.ci_high)}", p.inputs]
+            for p in data.paired
+        ),
+        [f"95% interval: {PAIRED}."],
+    )
 
 
 def _win_rates(data: ReportData) -> list[str]:
     if not data.win_rates:
         return []
-    lines = [
-        "## Win rates (both orders and runs; ties count ½; 95% CI clustered by input)",
-        "",
-        "| spec | judge | variation | model | opponent | games | win rate [95% CI] |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {w.spec} | {w.judge} | {w.variation} | {w.candidate} | {w.opponent} | {w.games} | {_fmt(w.rate)} "
-        f"{_bracket(w.ci_low, w.ci_high)} |"
-        for w in data.win_rates
-    ]
-    return [*lines, ""]
+    return section_table(
+        "Win rates (both orders and runs; ties count ½; 95% CI clustered by input)",
+        ["spec", "judge", "variation", "model", "opponent", "games", "win rate [95% CI]"],
+        (
+            [w.spec, w.judge, w.variation, w.candidate, w.opponent, w.games, _rated(w.rate, w.ci_low, w.ci_high)]
+            for w in data.win_rates
+        ),
+    )
 
 
 def _agreement(data: ReportData) -> list[str]:
     if not data.agreement:
         return []
-    lines = [
-        "## Agreement between judges (same answers)",
-        "",
-        "| spec | judges | kind | items | kappa / alpha [95% CI] | interval method |",
-        "|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {a.spec} | {a.judges} | {a.kind} | {a.items} | {_fmt(a.kappa)} {_bracket(a.ci_low, a.ci_high)} | "
-        f"{a.ci_method or 'none computed for this statistic'} |"
-        for a in data.agreement
-    ]
-    return [*lines, ""]
+    return section_table(
+        "Agreement between judges (same answers)",
+        ["spec", "judges", "kind", "items", "kappa / alpha [95% CI]", "interval method"],
+        (
+            [a.spec, a.judges, a.kind, a.items, _rated(a.kappa, a.ci_low, a.ci_high)]
+            + [a.ci_method or "none computed for this statistic"]
+            for a in data.agreement
+        ),
+    )
 
 
 def _judge_checks(data: ReportData) -> list[str]:
     if not data.judge_checks:
         return []
-    lines = [
-        "## Judge checks (the spec's own example responses)",
-        "",
-        UPPER_BOUND_NOTE,
-        "",
-        "| spec | judge | kind | items | judged | correct | rate [95% CI, Wilson] | not judged |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {c.spec} | {c.judge} | {c.kind} | {c.items} | {c.judged} | {c.correct} | {_fmt(c.rate)} "
-        f"{_bracket(c.ci_low, c.ci_high)} | {c.not_judged} |"
-        for c in data.judge_checks
-    ]
-    for flagged in (a for a in data.judge_accuracy if a.below_minimum):
-        lines.append(
+    return section_table(
+        "Judge checks (the spec's own example responses)",
+        ["spec", "judge", "kind", "items", "judged", "correct", "rate [95% CI, Wilson]", "not judged"],
+        (
+            [c.spec, c.judge, c.kind, c.items, c.judged, c.correct, _rated(c.rate, c.ci_low, c.ci_high)]
+            + [c.not_judged]
+            for c in data.judge_checks
+        ),
+        [UPPER_BOUND_NOTE],
+        (
             f"\n**Flagged:** judge {flagged.judge} on spec {flagged.spec} got "
             f"{_fmt(flagged.accuracy)} of the spec's examples right, below the minimum "
             f"{data.min_canary_accuracy:.2f}; its rates are suspect."
-        )
-    return [*lines, ""]
+            for flagged in data.judge_accuracy
+            if flagged.below_minimum
+        ),
+    )
 
 
 def candidates_and_judges(data: ReportData) -> tuple[list[str], list[str]]:

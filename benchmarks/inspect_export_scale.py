@@ -1,0 +1,133 @@
+"""Benchmark (issue 47 item 4): `speceval export --format inspect` flat in memory and linear in time to 10^6 verdicts.
+
+For each size N it fabricates one candidate's judged run of N verdicts over `--statements` statements
+(`evidence_memory.make_data`: realistic texts, one judge), so the export writes one log of N samples as parts of
+`--max-samples-per-log` (default 2,000). Each size runs in its own process, which calls the real `export_inspect`
+and notes, from `/proc/self/status`, the process's peak resident size (VmHWM) when the whole-log pass is done and
+after each part written; it stops after `--parts` parts (`--parts 0`: the whole export). A flat export has the same
+peak after the pass and the same peak and seconds per part at every N; a whole export's time is then the pass plus
+parts x seconds per part.
+
+    python benchmarks/inspect_export_scale.py [--sizes 100000 300000 1000000] [--parts 3] [--keep DIR]
+
+Sizes run smallest first; `--keep DIR` keeps (and reuses) the fabricated data there (10^6 verdicts: 3.4 GB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+CHILD = r"""
+import json, sys, time
+from pathlib import Path
+import speceval.interop.inspect_log as il
+
+def status(name):
+    for line in open("/proc/self/status", encoding="ascii"):
+        if line.startswith(name + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+verdicts, out, parts, report = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+marks = {"parts": []}
+started = time.perf_counter()
+plan_log, write = il.plan_log, il._write
+
+class Enough(Exception):
+    pass
+
+def planned(files, max_samples):
+    plan = plan_log(files, max_samples)
+    marks["pass_seconds"] = time.perf_counter() - started
+    marks["pass_peak_mib"] = status("VmHWM")
+    marks["log_parts"] = len(plan.parts)
+    marks["last"] = time.perf_counter()
+    return plan
+
+def written(built, path):
+    done = write(built, path)
+    now = time.perf_counter()
+    marks["parts"].append({"seconds": now - marks["last"], "peak_mib": status("VmHWM"), "rss_mib": status("VmRSS")})
+    marks["last"] = now
+    if parts and len(marks["parts"]) >= parts:
+        raise Enough
+    return done
+
+il.plan_log, il._write = planned, written
+try:
+    il.export_inspect([verdicts], out)
+    marks["whole"] = True
+except Enough:
+    marks["whole"] = False
+marks["seconds"] = time.perf_counter() - started
+marks["peak_mib"] = status("VmHWM")
+marks.pop("last", None)
+report.write_text(json.dumps(marks))
+"""
+
+
+def run(size: int, data_root: Path, statements: int, parts: int, scratch: Path) -> dict[str, object]:
+    from benchmarks.evidence_memory import make_data
+
+    data = data_root / f"n{size}"
+    if not (data / "verdicts").is_dir():
+        started = time.perf_counter()
+        make_data(data, size, statements)
+        print(f"  fabricated {size} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
+    out, report = scratch / f"out{size}", scratch / f"report{size}.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    argv = [sys.executable, "-c", CHILD, str(data / "verdicts"), str(out), str(parts), str(report)]
+    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        sys.exit(f"export of {size} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    marks: dict[str, object] = json.loads(report.read_text())
+    return marks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
+    parser.add_argument("--statements", type=int, default=200)
+    parser.add_argument("--parts", type=int, default=3, help="parts written per size (0: the whole export)")
+    parser.add_argument("--keep", type=Path, help="keep (and reuse) the fabricated data in this folder")
+    args = parser.parse_args()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="speceval-inspect-scale-") as tmp:
+        data_root = args.keep or Path(tmp) / "data"
+        print(
+            "| N | parts of the log | whole-log pass: seconds, peak | parts written | seconds a part (min / median / "
+            "max) | peak after them | whole export |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for size in sorted(args.sizes):
+            marks = run(size, data_root, args.statements, args.parts, Path(tmp))
+            written = marks["parts"]
+            assert isinstance(written, list)
+            seconds = sorted(float(p["seconds"]) for p in written)
+            spread = f"{seconds[0]:.1f} / {seconds[len(seconds) // 2]:.1f} / {seconds[-1]:.1f}" if seconds else "-"
+            whole = (
+                f"{float(marks['seconds']):.0f} s, peak {float(marks['peak_mib']):.1f} MiB"
+                if marks["whole"]
+                else ("stopped")
+            )
+            print(
+                f"| {size:,} | {marks['log_parts']} | {float(marks['pass_seconds']):.1f} s, "
+                f"{float(marks['pass_peak_mib']):.1f} MiB | {len(written)} | {spread} | "
+                f"{float(marks['peak_mib']):.1f} MiB | {whole} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

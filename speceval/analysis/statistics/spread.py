@@ -1,0 +1,79 @@
+"""The spread of a statement's candidates: the highest minus the lowest candidate's rate, with an interval that knows
+the two were picked on the same data.
+
+The highest and the lowest are chosen after looking, so their plain paired interval is too far from 0 (a winner's
+curse: coverage 0.91 of the true spread, max - min of the candidates' true rates, with five candidates alike). If
+every pair's difference d_jk lies in its interval at once, the true spread R = max d_jk lies in
+[max_jk L_jk, max_jk U_jk]; the lower end needs every pair at once (Bonferroni over the m = K(K-1)/2 pairs: each
+pair's MOVER limits at level 1 - 0.05/m), the upper end only the pair that is truly furthest apart (the report's
+95% paired interval, `paired_difference_codes`). The lower end is never below 0 (a spread is not negative).
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+
+from speceval.analysis.statistics.clustered import clustered_mean_codes, t975
+from speceval.analysis.statistics.paired import _correlation, _moderate, paired_difference_codes
+from speceval.analysis.statistics.stats import Z95, wilson_interval
+
+Cell = tuple[np.ndarray, np.ndarray]
+"""One candidate's (cluster codes, verdicts 0/1) on the statement."""
+
+
+def spread_interval(cells: list[Cell], low: int, high: int) -> tuple[float, float, float] | None:
+    """(highest - lowest on their shared inputs, its selection-aware 95% low and high) for the cells `high` and
+    `low` (indices into `cells`, chosen by their rates); None when the two share no input."""
+    chosen = paired_difference_codes(*cells[high], *cells[low])
+    if chosen is None or chosen.ci_high is None:
+        return None
+    pairs = max(1, len(cells) * (len(cells) - 1) // 2)
+    z = NormalDist().inv_cdf(1 - 0.025 / pairs)
+    lower, upper = 0.0, chosen.ci_high
+    for j, a in enumerate(cells):
+        for k, b in enumerate(cells):
+            if j == k:
+                continue
+            found = paired_difference_codes(*a, *b)
+            if found is not None and found.ci_high is not None:
+                upper = max(upper, found.ci_high)
+            lower = max(lower, _lower_limit(a, b, z))
+    return chosen.difference, min(lower, chosen.difference), max(upper, chosen.difference)
+
+
+def _lower_limit(a: Cell, b: Cell, z: float) -> float:
+    """MOVER's lower limit of rate(a) - rate(b) on their shared inputs with each side's Wilson limits at `z` (on
+    t over several runs: z scaled as the t quantile's expansion in 1/df); -1 when they share no input."""
+    shared = np.intersect1d(a[0], b[0])
+    if not len(shared):
+        return -1.0
+    in_a, in_b = np.isin(a[0], shared), np.isin(b[0], shared)
+    la, lb = np.searchsorted(shared, a[0][in_a]), np.searchsorted(shared, b[0][in_b])
+    ya, yb = a[1][in_a].astype(float), b[1][in_b].astype(float)
+    side_a, side_b = _limits(ya, la, z), _limits(yb, lb, z)
+    pa, pb = float(ya.mean()), float(yb.mean())
+    za = np.bincount(la, weights=(ya - pa) / len(ya), minlength=len(shared))
+    zb = np.bincount(lb, weights=(yb - pb) / len(yb), minlength=len(shared))
+    r = _correlation(za, zb, None)
+    below, above = pa - side_a[0], side_b[1] - pb
+    return pa - pb - math.sqrt(max(0.0, below**2 - 2 * r * below * above + above**2))
+
+
+def _limits(y: np.ndarray, clusters: np.ndarray, z: float) -> tuple[float, float]:
+    """A side's Wilson limits at `z`, as the paired interval's sides (`_side_interval`) at 95%: at n with one answer
+    an input, else at the cluster-robust effective size on t(G-1) (a constant side at its count)."""
+    p = float(y.mean())
+    if int(clusters.max()) + 1 == len(y):
+        effective, quantile = float(len(y)), z
+    else:
+        estimate = clustered_mean_codes(y, clusters)
+        if estimate is None or estimate.se is None:
+            return 0.0, 1.0
+        variance = estimate.se**2
+        effective = min(p * (1 - p) / variance if variance > 0 else float(len(y)), float(len(y)))
+        quantile = z * t975(max(1, estimate.df)) / Z95
+    found = wilson_interval(p * effective, effective, z=quantile, continuity=_moderate(p, effective))
+    return (0.0, 1.0) if found is None else found

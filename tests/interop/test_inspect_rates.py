@@ -1,0 +1,70 @@
+"""The Inspect export's whole-log rates, folded a statement at a time from a few sums (`inspect_rates`), are the
+report's `summarize` over every verdict at once: same counts, same rate, same intervals to rounding, on the
+clustered path (several runs per input), with a stratum of one input, outcomes not judged, and Likert ratings."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from speceval.analysis.reading.column_rows import as_columns
+from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.tables.variations import summarize
+from speceval.interop.inspect_rates import RateFold
+from speceval.interop.inspect_scores import RATE_FIELDS
+
+
+def verdict(statement: str, index: int, run: int, draw: float, mode: str) -> ComplianceRow:
+    likert = mode == "likert"
+    not_judged = draw > 0.93
+    return ComplianceRow(
+        spec="s",
+        judge="j",
+        model="m",
+        statement_id=statement,
+        mode=mode,
+        prompt_version="p1",
+        input=f"{statement} input {index}",
+        output=f"answer {index}",
+        outcome="parse_error" if not_judged else "judged",
+        compliant=None if not_judged or likert else draw < 0.7,
+        confidence=None,
+        rating=None if not_judged or not likert else float(1 + int(draw * 5)),
+        source="x",
+        run=run,
+    )
+
+
+def verdicts(mode: str, seed: int) -> list[ComplianceRow]:
+    draws = random.Random(seed)
+    rows = []
+    # unequal statements, one of a single input; 3 runs of each input, so inputs are clusters of several verdicts
+    for statement, inputs in (("a", 12), ("b", 1), ("c", 30), ("d", 5)):
+        for index in range(inputs):
+            slant = draws.random() * 0.4  # inputs differ: the runs of one input agree more than chance
+            rows += [verdict(statement, index, run, draws.random() * 0.8 + slant, mode) for run in (1, 2, 3)]
+    return rows
+
+
+@pytest.mark.parametrize("mode", ["binary", "likert"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_folded_rates_are_the_reports(mode: str, seed: int) -> None:
+    rows = verdicts(mode, seed)
+    expected = summarize(rows).model_dump(include=RATE_FIELDS)
+    fold = RateFold()
+    for statement in sorted({r.statement_id for r in rows}):
+        c = as_columns([r for r in rows if r.statement_id == statement])
+        fold.add(c, np.arange(len(c)))
+    got = fold.summary()
+    assert set(got) == RATE_FIELDS
+    for name in ("judged", "compliant", "not_judged", "inputs", "ci_method"):
+        assert got[name] == expected[name], name
+    assert "cluster-robust" in str(got["ci_method"]) or mode == "likert"  # the clustered path, not Wilson
+    numbers = ("rate", "ci_low", "ci_high") if mode == "binary" else ("mean_rating", "rating_ci_low", "rating_ci_high")
+    for name in numbers:
+        assert expected[name] is not None
+        assert got[name] == pytest.approx(expected[name], rel=1e-9, abs=1e-12), name
+    for name in {"rate", "ci_low", "ci_high", "mean_rating", "rating_ci_low", "rating_ci_high"} - set(numbers):
+        assert got[name] == expected[name], name

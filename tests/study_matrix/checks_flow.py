@@ -1,0 +1,238 @@
+"""Invariants of a study's flow across commands (issue 42's study matrix): the dry run's count against what was sent,
+nothing paid twice across a budget stop and its rerun, an aimed label sheet, and every export read back.
+
+As `checks`: each returns a list of failures (empty: it holds), and every count is recomputed from files on disk with
+`json` and `csv` (the emulator's job files, the verdict files, the exported files), never by speceval's report code.
+An export is read back by the reader that would take it as a candidate's answers or verdicts (that round trip is
+what is checked), and Parquet by pyarrow.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tests.study_matrix.checks import _verdict_files
+
+_PLANNED = re.compile(r"^[│|]\s*total\s*[│|]\s*[│|]\s*([\d,]+)\s*[│|]")
+
+
+def planned_requests(dry_run_output: str) -> int | None:
+    """The dry run's total request count (its table's `total` row), None when the output has none."""
+    for line in dry_run_output.splitlines():
+        match = _PLANNED.match(line.strip())
+        if match:
+            return int(match.group(1).replace(",", ""))
+    return None
+
+
+def first_job_bound(dry_run_output: str) -> float | None:
+    """The upper bound of one generation job (the plan's first stage: its bound over its jobs), None if not shown."""
+    for line in dry_run_output.splitlines():
+        cells = [c.strip() for c in re.split(r"[│|]", line.strip())[1:-1]]
+        if len(cells) == 6 and cells[0] == "generation" and cells[3].isdigit() and cells[5].startswith("$"):
+            return float(cells[5].lstrip("$").replace(",", "")) / max(1, int(cells[3]))
+    return None
+
+
+def sent_requests(out: Path) -> Counter[tuple[str, str]]:
+    """(model, custom_id) → how many times the emulator was sent it in a batch job (its job files on disk)."""
+    sent: Counter[tuple[str, str]] = Counter()
+    for job in sorted((out / ".emulator" / "jobs").rglob("*.json")):
+        for request in json.loads(job.read_text(encoding="utf-8")).get("requests", []):
+            sent[(str(request.get("model")), str(request["custom_id"]))] += 1
+    return sent
+
+
+def realtime_answers(out: Path) -> int:
+    """Answers served on a realtime tier (flex): each one request, which no batch job file records."""
+    count = 0
+    for path in sorted((out / "generations").rglob("results/*.json")):
+        if (path.parent.parent / "rounds").is_dir():
+            continue  # a conversation's assembled answers; its rounds' records are counted themselves
+        count += sum(1 for e in json.loads(path.read_text(encoding="utf-8")) if e.get("service_tier") is not None)
+    return count
+
+
+def sent_once(out: Path) -> list[str]:
+    """Nothing paid twice: every request id went to the provider in one job only (across stops and reruns)."""
+    return [f"{model} {cid} sent {n} times" for (model, cid), n in sorted(sent_requests(out).items()) if n > 1][:5]
+
+
+def dry_run_matches(planned: int | None, out: Path, conversations: bool) -> list[str]:
+    """The dry run's request count equals what was sent; a conversation's later rounds are planned as upper bounds
+    (every conversation to its last turn), so with a simulated user what was sent may be fewer, never more."""
+    if planned is None:
+        return ["the dry run printed no total request count"]
+    sent = sum(sent_requests(out).values()) + realtime_answers(out)
+    if sent == planned or (conversations and sent < planned):
+        return []
+    return [f"dry run planned {planned} requests, {sent} were sent"]
+
+
+def budget_raised(first: int | None, first_last: str, second: int | None, second_last: str) -> list[str]:
+    """A tight budget stops the run (exit 3, the budget's last line); the rerun with the budget raised finishes."""
+    failures = []
+    if first != 3 or not first_last.startswith("Stopped by the budget:"):
+        failures.append(f"the tight budget ended with exit {first}, last line {first_last[:120]!r}")
+    if second != 0:
+        failures.append(f"the rerun with the budget raised ended with exit {second}, last line {second_last[:120]!r}")
+    return failures
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def fill_labels(sheet: Path) -> int:
+    """Label every row of a sheet (a fixed pattern, two in three compliant); returns how many were labelled."""
+    rows = _rows(sheet)
+    for number, row in enumerate(rows):
+        row["human_compliant"] = "no" if number % 3 == 0 else "yes"
+    with sheet.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["item"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+def labels_aimed(sheet: Path, report: Path, aim: dict[str, str], labelled: int) -> list[str]:
+    """Every label landed on the aimed judge entry, candidate and variation: the sheet's rows are of the aimed
+    candidate and variation (and scope), ppi.csv's labelled rows are of that candidate and variation only, the aimed
+    entry's counts every label it judged, and their rates and intervals are finite."""
+    failures = []
+    for row in _rows(sheet):
+        if (row["candidate"], row["variation"]) != (aim["candidate"], aim["variation"]):
+            failures.append(f"sheet item {row['item']} is of {row['candidate']}/{row['variation']}, not the aim")
+        if (aim["scope"] == "turn") != bool(row["turn"]):
+            failures.append(f"sheet item {row['item']}: turn {row['turn']!r} at scope {aim['scope']}")
+    ppi = report / "ppi.csv"
+    if not ppi.is_file():
+        return [*failures, "no ppi.csv with --labels"]
+    counted = 0
+    for row in _rows(ppi):
+        if not int(row["labelled"] or 0):
+            continue
+        key = (row["judge"], row["candidate"], row["variation"])
+        # A label is the truth about an answer: another judge of the same answers may weigh it too, but no other
+        # candidate's or variation's answers are on an aimed sheet.
+        if key[1:] != (aim["candidate"], aim["variation"]):
+            failures.append(f"ppi.csv: labels weighed for {key}, not the aimed {aim}")
+        counted += int(row["labelled"]) if key[0] == aim["judge"] else 0
+        for field in ("judge_rate", "ppi_rate", "ci_low", "ci_high"):
+            if not row[field] or not math.isfinite(float(row[field])):
+                failures.append(f"ppi.csv {key}: {field}={row[field]!r}")
+    # A label on an answer the judge did not judge (unparsed) has no verdict to correct: it is not weighed.
+    unjudged = sum(
+        v.get("outcome") != "judged"
+        for m, v in _verdicts(report.parent / "out")
+        if (m.get("judge"), m.get("model")) == (aim["judge"], aim["candidate"])
+    )
+    if not labelled - unjudged <= counted <= labelled:
+        failures.append(f"ppi.csv weighs {counted} labels of the aimed entry, the sheet holds {labelled}")
+    return failures
+
+
+def _verdicts(out: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(file metadata, verdict) of every candidate verdict."""
+    found = []
+    for path in _verdict_files(out):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        found += [(data.get("metadata", {}), entry) for entry in data.get("results", [])]
+    return found
+
+
+def _finite(value: Any) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _exported_rows(path: Path, fmt: str) -> list[dict[str, Any]]:
+    if fmt == "parquet":
+        import pyarrow.parquet  # the file's own reader, not speceval's
+
+        return list(pyarrow.parquet.read_table(path).to_pylist())
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def export_rows(path: Path, fmt: str, out: Path) -> list[str]:
+    """jsonl / parquet: one row per verdict of the verdict files, every score finite, every answer present."""
+    rows = [r for r in _exported_rows(path, fmt) if r.get("kind") == "compliance"]
+    failures = []
+    verdicts = _verdicts(out)
+    if len(rows) != len(verdicts):
+        failures.append(f"{path.name}: {len(rows)} compliance rows, the verdict files hold {len(verdicts)}")
+    for row in rows:
+        for field in ("confidence", "rating"):
+            if not _finite(row.get(field)):
+                failures.append(f"{path.name}: {field}={row.get(field)} ({row.get('source')})")
+        if not row.get("output"):  # a verdict file holds judged answers only (a failed generation is not judged)
+            failures.append(f"{path.name}: no answer for a {row.get('outcome')} verdict ({row.get('source')})")
+    return failures[:10]
+
+
+def _answers(out: Path) -> set[tuple[str, str, str, str, int]]:
+    """(candidate, variation, run, statement, index) of every answer some verdict judged (a conversation once)."""
+    keys = set()
+    for path in _verdict_files(out):
+        parts = path.relative_to(out / "compliance").parts  # spec/variation/runN/spec_x/judge_y/candidate/results
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        for entry in json.loads(path.read_text(encoding="utf-8")).get("results", []):
+            keys.add((str(meta["model"]), parts[1], parts[2], path.stem, int(entry["original_index"])))
+    return keys
+
+
+def export_original(folder: Path, out: Path) -> list[str]:
+    """original: read back by `speceval.read_verdicts`, its verdicts the whole-answer verdicts of the verdict files
+    (per-turn verdicts are left out, said so), each answer present, each compliant as judged."""
+    import speceval
+
+    frame = speceval.read_verdicts(folder)
+    whole = [(m, v) for m, v in _verdicts(out) if m.get("scope", "conversation") != "turn"]
+    failures = []
+    if len(frame) != len(whole):
+        failures.append(f"original layout read back {len(frame)} verdicts, the verdict files hold {len(whole)}")
+    compliant = sum(v.get("compliant") is True for _, v in whole)
+    if int((frame["compliant"] == True).sum()) != compliant:  # noqa: E712 (a nullable column)
+        failures.append(f"original layout: {int((frame['compliant'] == True).sum())} compliant, not {compliant}")  # noqa: E712
+    if frame["output"].isna().any():
+        failures.append(f"original layout: {int(frame['output'].isna().sum())} verdicts without their answer")
+    return failures
+
+
+def export_inspect(folder: Path, out: Path) -> list[str]:
+    """inspect: the logs read back as a candidate's answers (speceval's Inspect reader) hold every judged answer,
+    each with its text; every score and metric in them is finite."""
+    from inspect_ai.log import read_eval_log
+
+    from speceval.pipelines.inspect_logs import inspect_logs_in, inspect_records, inspect_runs
+
+    failures, answers = [], 0
+    for run in inspect_runs(folder, inspect_logs_in(folder)):
+        for records in inspect_records(run).values():
+            answers += len(records)
+            failures += [
+                f"inspect {where}: no answer"
+                for where, r in records
+                if r["outcome"] == "succeeded" and not r["output_text"]
+            ]
+    expected = len(_answers(out))
+    if answers != expected:
+        failures.append(f"inspect logs read back as {answers} answers, the verdict files judged {expected}")
+    for log_path in inspect_logs_in(folder):
+        log = read_eval_log(str(log_path))
+        for sample in log.samples or []:
+            for name, score in (sample.scores or {}).items():
+                values = score.value.values() if isinstance(score.value, dict) else [score.value]
+                if not all(_finite(v) for v in values):
+                    failures.append(f"{log_path.name} sample {sample.id} epoch {sample.epoch}: {name}={score.value}")
+        for result in log.results.scores if log.results else []:
+            failures += [
+                f"{log_path.name} {result.name}.{m}" for m, v in result.metrics.items() if not _finite(v.value)
+            ]
+    return failures[:10]
