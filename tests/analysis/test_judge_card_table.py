@@ -97,3 +97,16 @@ def test_a_line_without_its_measure_is_unmeasured_and_no_line_checks_nothing() -
     assert row.passes is None and row.failed_checks == []
     [row] = judge_card([("s", "j")], accuracy, [], None, [], [], {}, card_lines(None, 0.6))
     assert row.passes is True  # the top-level min_canary_accuracy alone is the line
+
+
+def test_an_uninformative_kappa_is_not_held_to_its_line() -> None:
+    """At a prevalence where kappa says little (the rarer verdict under a tenth), a judge right on 58 of 60 labels
+    scores kappa 0.65 and failed a 0.8 min_human_kappa; now that check is unmeasured, neither a pass nor a failure."""
+    tally = LabelTally()
+    for i in range(60):  # the person says compliant on 58 of 60; the judge agrees on all but two of them
+        human = i >= 2
+        verdict = human if i not in (2, 3) else not human
+        tally.add(("s", "j", "m", "default"), verdict, human, f"st{i % 4}", input_digest("s", f"st{i % 4}", f"q{i}"))
+    [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, card_lines(JudgeCardLines(min_human_kappa=0.8), None))
+    assert row.human_kappa_informative is False and row.human_kappa is not None and row.human_kappa < 0.8
+    assert "human_kappa" in row.unmeasured and not any("human_kappa" in f for f in row.failed_checks)

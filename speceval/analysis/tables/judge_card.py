@@ -94,7 +94,9 @@ def _checked(row: JudgeCardRow, lines: dict[str, float]) -> JudgeCardRow:
         if line not in lines:
             continue
         value = getattr(row, measure)
-        if value is None:
+        # Kappa where the rarer verdict is under a tenth is uninformative (its covering interval spans most of
+        # [-1, 1], and a judge right 97 times in 100 can score near 0): not held to the line, neither pass nor fail.
+        if value is None or (measure == "human_kappa" and row.human_kappa_informative is False):
             unmeasured.append(measure)
         elif (value < lines[line]) if side == "<" else (value > lines[line]):
             failed.append(f"{measure} {value:.3f} {side} {line} {lines[line]:g}")
