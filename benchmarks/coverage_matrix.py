@@ -166,6 +166,13 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         (30, 1, 0.5, 0.4, 0.5),
         (50, 5, 0.9, 0.8, 0.5),
         (200, 1, 0.5, 0.45, 0.5),
+        # issue 47, adversarial truths for the narrower limits at a constant side: one side always compliant (no
+        # discordance is common, yet the truth is far from 0), and discordance concentrated in half the inputs
+        (10, 1, 1.0, 0.8, 0.5),
+        (10, 1, 1.0, 0.75, 0.5),
+        (10, 3, 1.0, 0.9, 0.95),
+        (10, 3, 1.0, 0.8, 0.95),
+        (20, 3, 1.0, 0.95, 0.95),
     ):
         found.append(
             Scenario(
@@ -299,7 +306,13 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 cost=4,
             )
         )
-    for inputs, runs, rates in ((10, 1, (0.99, 0.98)), (20, 3, (0.99, 0.98)), (30, 1, (0.8, 0.7, 0.75))):
+    for inputs, runs, rates in (
+        (10, 1, (0.99, 0.98)),
+        (20, 3, (0.99, 0.98)),
+        (30, 1, (0.8, 0.7, 0.75)),
+        (10, 1, (1.0, 0.8)),  # issue 47, adversarial: one judge always lenient, the truth far from 0
+        (20, 3, (1.0, 0.9)),
+    ):
         truth, draw = leniency_scenario(inputs, runs, rates)
         found.append(
             Scenario(

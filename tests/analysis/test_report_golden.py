@@ -32,6 +32,12 @@ Updated for issue 47 item 1 again (Korn-Graubard degrees of freedom on the side 
 `leniency_ci_low`/`leniency_ci_high` of statement_health_judges.csv were copied from a regeneration, by column name;
 every other cell is unchanged. At the merge of the two, `spread_ci_*` of statement_health.csv were copied again
 from a regeneration (the selection-aware spread on the Korn-Graubard limits); nothing else moved.
+
+Updated for issue 47 item 1 a third time (`tight2`: the mid-p exact limit at a constant side, no Korn-Graubard
+t-ratio where no design effect is estimated): only `ci_method` of paired_comparisons.csv and judge_leniency.csv
+(their limits did not move), `spread_ci_high` of statement_health.csv and `leniency_ci_*` of
+statement_health_judges.csv were copied from a regeneration, by column name; every other cell is unchanged (checked
+by column name, numbers to 1e-12).
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ CLUSTERED = (
 PAIRED = (
     "MOVER difference of the two rates' own intervals on shared inputs, correlation from the inputs' totals "
     "(Newcombe's hybrid score interval: Wilson limits at each side's effective size, clustered by input and "
-    "stratified by statement over several runs on Korn-Graubard's z·t(G-H)/t(n-1), a constant side at its count "
-    "of answers; continuity-corrected only where the rarer kind is at least 10 effective answers or 20%)"
+    "stratified by statement over several runs on Korn-Graubard's z·t(G-H)/t(n-1) where the design effect exceeds "
+    "1, else on z; continuity-corrected only where the rarer kind is at least 10 effective answers or 20%; a "
+    "constant side takes the mid-p exact limit 1 - 0.05^(1/n) at its count of answers)"
 )
 MEAN = (
     "hull of mean ± t(G-H) · cluster-robust SE (stratified by statement) and the bounded mean's interval over the "
@@ -40,8 +41,8 @@ KAPPA = (
 )
 LENIENCY = (
     "(K-1)/K × MOVER difference of the judge's rate and the other judges' mean rate on shared answers "
-    "(Wilson limits at each side's effective size as for paired differences), clustered by input, stratified "
-    "by statement"
+    "(Wilson limits at each side's effective size and the mid-p limit at a constant side, as for paired "
+    "differences), clustered by input, stratified by statement"
 )
 PPI = (
     "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
