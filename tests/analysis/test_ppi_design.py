@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.ppi import rogan_gladen, stratified_ppi
+from speceval.analysis.statistics.ppi import stratified_ppi
+from speceval.analysis.statistics.rogan_gladen import rogan_gladen
 from speceval.analysis.tables.human_labels import item_id, label_sheet
 from speceval.analysis.tables.label_design import label_design
 from speceval.analysis.tables.ppi_table import ppi_rates
@@ -171,7 +172,7 @@ def test_rogan_gladen_by_hand_and_defined_without_a_negative_label():
     assert only_positive.ci_low <= only_positive.rate <= only_positive.ci_high
 
 
-@pytest.mark.slow  # 200 sheets with a bootstrap each: about 10 s
+@pytest.mark.slow  # 200 sheets with a posterior each
 def test_rogan_gladen_is_defined_and_covers_at_a_rate_of_097_with_20_labels() -> None:
     # One statement of 100 answers at a 0.97 rate, a judge that passes 30% of the non-compliant ones and fails 5% of
     # the compliant ones, 20 labels: most sheets hold no non-compliant label (undefined in 189 of 300 draws before).
@@ -190,7 +191,7 @@ def test_rogan_gladen_is_defined_and_covers_at_a_rate_of_097_with_20_labels() ->
     assert defined == 200 and hits / defined >= 0.93
 
 
-@pytest.mark.slow  # 150 simulated label sheets with a bootstrap each: 4 s
+@pytest.mark.slow  # 150 simulated label sheets
 def test_rogan_gladen_covers_with_30_labels_on_unequal_statements():
     rng = np.random.default_rng(5)
     hits = defined = 0

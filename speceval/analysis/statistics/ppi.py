@@ -1,5 +1,5 @@
 """A judge's rate corrected by human labels drawn by the label sheet's design: stratified prediction-powered
-inference (PPI) and the Rogan–Gladen bias-corrected rate. Pure functions over arrays, numpy only.
+inference (PPI). Pure functions over arrays, numpy only.
 
 The label sheet (`speceval label-sheet`) takes statements in turn, so a statement with 10 answers gets as many labels
 as one with 150: labels are a stratified sample with inclusion probability n_h/N_h in statement h. Classic PPI
@@ -19,17 +19,8 @@ variance of a disagreement at its empirical-Bayes rate, under a Beta prior share
 from all of them (a sample that saw no judge error has not shown there is none; a panel of statements where the
 judge seldom errs says how seldom).
 
-Rogan–Gladen (Am J Epidemiol 1978): with the judge's sensitivity q1 = P(f = 1 | y = 1) and specificity
-q0 = P(f = 0 | y = 0) estimated on the labels (weighted N_h/n_h), the true rate is (p + q0 - 1)/(q0 + q1 - 1),
-clipped to [0, 1]. Each of q0, q1 is taken one agreement and one disagreement further (Agresti–Coull's adjustment,
-their posterior means under a uniform prior, one label's average weight each), so a sheet with no label of one
-class (20 labels at a 0.97 rate: 54% of sheets) still has a rate: the unseen class's q at 1/2, which near a rate of
-1 matters little, as (1 - rate)² weighs its variance. (Issue 47: the raw q's left the rate undefined in 72-87% of
-draws at rates 0.97-0.99.) Undefined only when the adjusted q0 + q1 <= 1 (a judge no better than chance).
-Its interval is the hull of a percentile bootstrap over inputs (labels and verdicts resampled together)
-and a delta-method interval with Agresti–Coull-adjusted q0, q1, so it carries the labels' uncertainty (Lee et al.,
-How to correctly report LLM-as-a-judge evaluations, arXiv 2511.21140); the bootstrap alone covered 0.82-0.85 with
-20-30 labels.
+The Rogan–Gladen bias-corrected rate, the other correction `ppi.csv` prints, is in
+`speceval.analysis.statistics.rogan_gladen`.
 """
 
 from __future__ import annotations
@@ -40,19 +31,11 @@ import numpy as np
 from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import (
-    BOOTSTRAP_DRAWS,
-    BOOTSTRAP_SEED,
     _variance,
-    bootstrap_cluster_counts,
-    clustered_mean_codes,
     dense_codes,
     rate_interval_codes,
     t975,
 )
-from speceval.analysis.statistics.stats import Z95
-
-UNDEFINED_NO_LABELS = "no labels"
-UNDEFINED_CHANCE = "sensitivity + specificity <= 1 on the labels: the judge is no better than chance, no correction"
 
 
 class Corrected(BaseModel):
@@ -168,89 +151,8 @@ def _clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def rogan_gladen(
-    f: np.ndarray,
-    y: np.ndarray,
-    labelled: np.ndarray,
-    clusters: np.ndarray,
-    strata: np.ndarray,
-    draws: int = BOOTSTRAP_DRAWS,
-    seed: int = BOOTSTRAP_SEED,
-) -> Corrected:
-    """The bias-corrected judge rate (see the module's docstring) with its cluster bootstrap interval."""
-    w = label_weights(labelled, strata)
-    groups = int(clusters.max()) + 1 if len(clusters) else 0
-    # Per input: verdicts, compliant verdicts, and the weighted labels in each (label, verdict) cell.
-    features = np.stack(
-        [np.bincount(clusters, minlength=groups).astype(float), np.bincount(clusters, weights=f, minlength=groups)]
-        + [
-            np.bincount(clusters, weights=w * ((y == a) & (f == b) & labelled), minlength=groups)
-            for a, b in ((1, 1), (1, 0), (0, 0), (0, 1))
-        ],
-        axis=1,
-    )
-    if not labelled.any():
-        return Corrected(rate=None, ci_low=None, ci_high=None, note=UNDEFINED_NO_LABELS)
-    prior = float(w.sum()) / int(labelled.sum())  # one label's worth, in the weighted counts
-    point, note = _rogan_gladen(features.sum(axis=0), prior)
-    if point is None:
-        return Corrected(rate=None, ci_low=None, ci_high=None, note=note)
-
-    def resampled(counts: np.ndarray) -> np.ndarray | None:
-        value, _ = _rogan_gladen(counts @ features, prior)
-        return None if value is None else np.array([value])
-
-    bounds = bootstrap_cluster_counts(groups, resampled, draws=draws, seed=seed)
-    low, high = _delta_interval(f, y, labelled, w, clusters, strata)
-    if bounds is not None:  # the hull of both: the bootstrap alone covered 0.82-0.85 with 20-30 labels
-        low, high = min(low, float(bounds[0][0])), max(high, float(bounds[1][0]))
-    return Corrected(rate=point, ci_low=max(0.0, min(point, low)), ci_high=min(1.0, max(point, high)))
-
-
-def _delta_interval(
-    f: np.ndarray, y: np.ndarray, labelled: np.ndarray, w: np.ndarray, clusters: np.ndarray, strata: np.ndarray
-) -> tuple[float, float]:
-    """The delta-method interval of the Rogan–Gladen rate: the judge's rate's variance cluster-robust by input,
-    the sensitivity's and specificity's binomial at their weighted labels' effective sizes, each of the two taken
-    one agreement and one disagreement further (Agresti–Coull's adjustment), so a judge that erred on no label is
-    not taken as exact."""
-    estimate = clustered_mean_codes(f, clusters, _cluster_strata(clusters, strata))
-    p = float(f.mean())
-    var_p = (estimate.se or 0.0) ** 2 if estimate is not None else 0.0
-    adjusted = []
-    for truth in (0, 1):
-        weights = np.where(labelled & (y == truth), w, 0.0)
-        if not weights.any():  # no label of this class: the adjusted rate is 1/2 at two labels' worth
-            adjusted.append((0.5, 2.0))
-            continue
-        size = float(weights.sum()) ** 2 / float((weights**2).sum())
-        right = float((weights * (f == truth)).sum() / weights.sum())
-        adjusted.append(((right * size + 1) / (size + 2), size + 2))
-    (q0, m0), (q1, m1) = adjusted
-    denominator = q0 + q1 - 1
-    if denominator <= 0:
-        return 0.0, 1.0  # the adjusted judge is no better than chance: nothing is known of the rate
-    theta = _clip((p + q0 - 1) / denominator)
-    variance = (var_p + (1 - theta) ** 2 * q0 * (1 - q0) / m0 + theta**2 * q1 * (1 - q1) / m1) / denominator**2
-    half = Z95 * math.sqrt(variance)
-    centre = _clip((p + q0 - 1) / denominator)
-    return centre - half, centre + half
-
-
 def _cluster_strata(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
     """A stratum code per cluster code, from one per verdict (inputs are nested in statements)."""
     found = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
     found[clusters] = strata
     return found
-
-
-def _rogan_gladen(sums: np.ndarray, prior: float) -> tuple[float | None, str | None]:
-    """The rate at sensitivity and specificity each one agreement and one disagreement further (`prior`: one
-    label's weight), their posterior means under a uniform prior: defined where a class has no label."""
-    verdicts, compliant, true_positive, false_negative, true_negative, false_positive = sums
-    sensitivity = (true_positive + prior) / (true_positive + false_negative + 2 * prior)
-    specificity = (true_negative + prior) / (true_negative + false_positive + 2 * prior)
-    if sensitivity + specificity <= 1.0:
-        return None, UNDEFINED_CHANCE
-    p = compliant / verdicts
-    return _clip(float((p + specificity - 1.0) / (sensitivity + specificity - 1.0))), None

@@ -52,9 +52,10 @@ PPI = (
 )
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
-    "disagreement further (Agresti–Coull; defined without a label of one class); hull of a percentile "
-    "bootstrap over inputs ({draws} draws, seed {seed}) of labels and verdicts together and a delta-method interval "
-    "(Agresti–Coull-adjusted q0, q1), clipped to [0, 1]"
+    "disagreement further (Agresti–Coull; defined without a label of one class); interval: the 95% equal-tailed "
+    "posterior of the rate in the double-sampling misclassification model (labels: Beta at their Kish size, Jeffreys "
+    "on the rate, at most one per labelled input; sensitivity and specificity uniform; the verdicts of inputs with no "
+    "label at their cluster-robust effective size), over {draws} draws of sensitivity and specificity (seed {seed})"
 )
 SURVIVAL = (
     "Kaplan–Meier, log-log pointwise interval with the cluster-robust (by input) variance of -log S and t(G-1); "
@@ -253,8 +254,9 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator(
             name="bias_corrected_rate",
             method=ROGAN_GLADEN,
-            reference="W. J. Rogan & B. Gladen, Am J Epidemiol 107 (1978) 71-76; Lee et al., How to correctly "
-            "report LLM-as-a-judge evaluations, arXiv 2511.21140",
+            reference="W. J. Rogan & B. Gladen, Am J Epidemiol 107 (1978) 71-76; A. Tenenbein, JASA 65 (1970) "
+            "1350-1361 (double sampling); Lee et al., How to correctly report LLM-as-a-judge evaluations, arXiv "
+            "2511.21140",
             tables=("ppi.csv",),
             scenarios=("ppi",),
         ),

@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
-from speceval.analysis.statistics.ppi import rogan_gladen, stratified_ppi
+from speceval.analysis.statistics.ppi import stratified_ppi
 from speceval.analysis.statistics.registry import method
+from speceval.analysis.statistics.rogan_gladen import rogan_gladen
 from speceval.analysis.tables.judge_quality import UNLABELLED, LabelTally
 
 
