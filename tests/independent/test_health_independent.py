@@ -158,15 +158,18 @@ def recomputed_disagreement(out: Path) -> dict[str, tuple[int, int]]:
 
 def recomputed_pair(out: Path) -> dict[str, float]:
     """Share of (judge, candidate, pair input) units compliant with both / one / neither of the pair's statements,
-    from the judges' results files alone."""
+    and with each statement, from the judges' results files alone."""
     by_unit: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
     for (statement, candidate, text, _), by_judge in judges_verdicts(out).items():
         if statement in PAIR and text in PAIR_INPUTS:
             for judge, verdict in by_judge.items():
                 by_unit[(judge, candidate, text)][statement] = verdict
-    units = [sum(by_statement.values()) for by_statement in by_unit.values() if len(by_statement) == 2]
+    complete = [by_statement for by_statement in by_unit.values() if len(by_statement) == 2]
+    units = [sum(by_statement.values()) for by_statement in complete]
     return {
         "units": len(units),
+        "rate_a": sum(by_statement[PAIR[0]] for by_statement in complete) / len(units),
+        "rate_b": sum(by_statement[PAIR[1]] for by_statement in complete) / len(units),
         "both": units.count(2) / len(units),
         "one": units.count(1) / len(units),
         "neither": units.count(0) / len(units),
@@ -236,7 +239,7 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     assert (pair["a"], pair["b"], pair["statement_id"]) == (*PAIR, "split_me+by_model")
     expected = recomputed_pair(out)
     assert int(pair["units"]) == expected["units"] == 2 * 3 * 4  # 2 judges x 3 candidates x 4 inputs
-    for share in ("both", "one", "neither"):
+    for share in ("rate_a", "rate_b", "both", "one", "neither"):  # every share shown with its interval
         assert float(pair[share]) == pytest.approx(expected[share]), share
         assert float(pair[f"{share}_ci_low"]) <= expected[share] <= float(pair[f"{share}_ci_high"])
     assert expected["one"] > 0 and expected["both"] > 0
