@@ -28,7 +28,8 @@ if __package__ in (None, ""):
 
 from speceval.analysis.statistics.ppi import label_weights, stratified_ppi  # noqa: E402
 from speceval.analysis.statistics.stats import wilson_interval  # noqa: E402
-from speceval.analysis.tables.label_sampling import allocate, pick_allocated, shrunk_spread, spread_error  # noqa: E402
+from speceval.analysis.tables.label_design import spread_error  # noqa: E402
+from speceval.analysis.tables.label_sampling import allocate, pick_allocated, shrunk_spread  # noqa: E402
 
 STATEMENTS, ANSWERS = 20, 1000
 ERRORS = (0.45,) + (0.005,) * (STATEMENTS - 1)

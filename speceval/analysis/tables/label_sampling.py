@@ -154,12 +154,6 @@ def shrunk_spread(wrong: int, seen: int, panel: bool = False) -> float:
     return math.sqrt(e * (1 - e))
 
 
-def spread_error(spread: float) -> float:
-    """The error share e ≤ ½ whose spread √(e(1 − e)) is `spread` (the design records spreads; PPI's prior reads
-    errors)."""
-    return (1 - math.sqrt(max(0.0, 1 - 4 * min(spread, 0.5) ** 2))) / 2
-
-
 def allocate(population: Mapping[Key, int], n: int, spreads: Mapping[Key, float] | None = None) -> dict[Key, int]:
     """n_h per statement, summing to min(n, Σ N_h), at least min(2, N_h) each while n allows, at most N_h: ∝ N_h
     without `spreads`; with them, Neyman's allocation for the report's stratified PPI (`_neyman`)."""
