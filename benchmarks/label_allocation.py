@@ -7,11 +7,14 @@ A judge errs where statements are hard: of 20 statements of 1,000 answers each, 
 one and 0.5% on the others (the planted truth: each statement's compliance rate); a second judge errs alike,
 independently. Proportional allocation gives every statement n/20 labels; Neyman's (`speceval label-sheet
 --allocation neyman`) gives them ∝ N_h · S_h, the spreads estimated from the two judges' disagreement on every answer
-(`shrunk_spread`), as the command does without `--pilot`. For each, labels
-are drawn by the command's own code (`allocate`, `pick_allocated`) and the rate estimated by the report's stratified
-PPI (`stratified_ppi`). Printed: proportional's mean half-width at n = 200, the smallest Neyman n (60 to 400, step
-10) whose mean half-width is at most that, their ratio, and both coverages; per seed, then min/median/max of the
-ratio over seeds. Synthetic data throughout.
+(`shrunk_spread`), as the command does without `--pilot`. For each, labels are drawn by the command's own code
+(`allocate`, `pick_allocated`) and the rate estimated by the report's stratified PPI (`stratified_ppi`) with the
+panel's error shares as its prior's covariate, as the report reads them from a Neyman sheet's design: the same
+estimator for both arms, so only the allocation differs. Printed: proportional's mean half-width at n = 200, the
+smallest Neyman n (60 to 400, step 10) whose mean half-width is at most that, their ratio, and both coverages; per
+seed, then min/median/max of the ratio over seeds; and the coverage with a panel blind to the judge's errors (on
+the clean statements the judge errs on 3% and the second judge repeats its verdicts), where the covariate misleads.
+Synthetic data throughout.
 """
 
 from __future__ import annotations
