@@ -17,7 +17,9 @@ t interval from its cluster-robust SE among the labelled inputs, stratified by s
 freedom. The rectifier's variance is never taken as 0: a statement whose labels all agree with the judge adds the
 variance of a disagreement at its empirical-Bayes rate, under a Beta prior shared by the statements and estimated
 from all of them (a sample that saw no judge error has not shown there is none; a panel of statements where the
-judge seldom errs says how seldom).
+judge seldom errs says how seldom). Where the sheet's design recorded each statement's expected error share (a
+Neyman sheet: the panel's disagreement or a pilot), the prior's mean follows it (`_guided_rates`) and every
+statement's variance is taken at its empirical-Bayes rate.
 
 Rogan–Gladen (Am J Epidemiol 1978): with the judge's sensitivity q1 = P(f = 1 | y = 1) and specificity
 q0 = P(f = 0 | y = 0) estimated on the labels (weighted N_h/n_h), the true rate is (p + q0 - 1)/(q0 + q1 - 1),
@@ -201,7 +203,7 @@ def _guided_rates(wrong: np.ndarray, labels: np.ndarray, guess: np.ndarray) -> n
     mean). A statement where the panel seldom disagrees and whose 3-5 labels show nothing then takes about the
     rate the panel shows there, not the statements' average: the covariate is what Neyman's allocation used, and the
     fit checks it against the labels (issue 44: with a panel blind to the judge's errors on the clean statements
-    the intercept takes them, and coverage held 0.95-0.97; benchmarks/label_allocation.py)."""
+    the intercept takes them, and coverage held 0.94-0.96; benchmarks/label_allocation.py)."""
     guess = np.clip(guess, 0.0, 0.5)
     expected = float((labels * guess).sum())
     counts = wrong + (0.5 * labels * guess / expected if expected > 0 else 0.5 * labels / float(labels.sum()))

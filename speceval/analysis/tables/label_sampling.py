@@ -183,7 +183,7 @@ def _neyman(
     (`speceval.analysis.statistics.ppi._guided_rates`), so a statement where the judge seldom errs is taken at
     about its own small rate with its 3-5 labels. (Issue 47's allocation added what the report then took for such a
     statement, nearly an average statement's variance, and gave them more labels: 0.70x proportional's labels
-    against 0.53-0.55x now; benchmarks/label_allocation.py.)"""
+    against 0.50-0.55x now; benchmarks/label_allocation.py.)"""
     size = sum(population[k] for k in keys)
 
     def variance(key: Key, n: int) -> float:
