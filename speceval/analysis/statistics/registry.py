@@ -48,8 +48,9 @@ LENIENCY = (
 PPI = (
     "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
     "Wilson interval and the rectifier's t interval (cluster-robust by input; a statement whose labels show no "
-    "judge error at its empirical-Bayes disagreement rate, a beta-binomial prior shared by the statements) added in "
-    "quadrature, clipped to [0, 1]"
+    "judge error at its empirical-Bayes disagreement rate, a beta-binomial prior shared by the statements; from a "
+    "Neyman sheet's design, the prior's mean a + b·e_h on the panel's error share per statement and every "
+    "statement's variance at its empirical-Bayes rate) added in quadrature, clipped to [0, 1]"
 )
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
