@@ -271,13 +271,13 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     assert again["split_me"]["flags"] == "judge_unreliable"
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
 
-    # 4. With human labels (a person says every answer complies), each judge's agreement with them per statement
-    # is the count the label sheet and the verdict files give.
+    # 4. With human labels (a person says every other answer complies), each judge's agreement with them per
+    # statement is the count the label sheet and the verdict files give, and its kappa with people has an interval.
     sheet = tmp_path / "labels.csv"
     assert speceval_main(["label-sheet", str(out), "--n", "20", "--seed", "3", "--out", str(sheet)]) == 0
     labelled = _csv(sheet)
-    for item in labelled:
-        item["human_compliant"] = "yes"
+    for index, item in enumerate(labelled):
+        item["human_compliant"] = "yes" if index % 2 == 0 else "no"
     with sheet.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(labelled[0]))
         writer.writeheader()
@@ -285,13 +285,22 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     assert speceval_main(["report", str(out), "--out", str(tmp_path / "labelled"), "--labels", str(sheet)]) == 0
     verdicts = judges_verdicts(out)
     found = {(r["statement_id"], r["judge"]): r for r in _csv(tmp_path / "labelled" / "statement_health_judges.csv")}
+    with_interval = 0
     for statement in STATEMENTS:
         items = [i for i in labelled if i["statement_id"] == statement]
         for judge in (JUDGE_1, JUDGE_2):
-            agree = sum(verdicts[(statement, i["candidate"], i["input"], i["output"])][judge] for i in items)
+            agree = sum(
+                verdicts[(statement, i["candidate"], i["input"], i["output"])][judge] == (i["human_compliant"] == "yes")
+                for i in items
+            )
             row = found[(statement, judge)]
             assert int(row["human_labelled"]) == len(items) and int(row["human_agree"]) == agree, (statement, judge)
+            if row["human_kappa"] not in ("", "nan") and len({i["input"] for i in items}) >= 2:
+                low, kappa, high = (float(row[k]) for k in ("human_kappa_ci_low", "human_kappa", "human_kappa_ci_high"))
+                assert low <= kappa <= high and "cluster bootstrap over inputs" in row["human_kappa_ci_method"]
+                with_interval += 1
     assert sum(int(r["human_labelled"]) for r in found.values()) == 2 * 20
+    assert with_interval > 0  # a kappa with people is shown with its interval, not bare
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert "## Spec health" in summary and "| tiny | split_me | judges_disagree, judge_unreliable |" in summary
     assert 'id="spec-health"' in page and "#samples?statement=split_me" in page

@@ -126,7 +126,7 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
         "leniency [95% CI]",
         "human labels: agree / labelled",
         "agreement with people [95% CI, Wilson]",
-        "kappa with people",
+        "kappa with people [95% CI]",
     ]
     return headers, [
         [
@@ -140,7 +140,7 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
             f"{_signed(j.leniency)} {_bracket(j.leniency_ci_low, j.leniency_ci_high)}",
             f"{j.human_agree} / {j.human_labelled}" if j.human_labelled else "–",
             _rated(j.human_accuracy, j.human_ci_low, j.human_ci_high) if j.human_labelled else "–",
-            _fmt(j.human_kappa),
+            _rated(j.human_kappa, j.human_kappa_ci_low, j.human_kappa_ci_high) if j.human_labelled else "–",
         ]
         for j in data.health.judges
     ]

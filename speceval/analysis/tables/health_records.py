@@ -141,6 +141,12 @@ class JudgeOnStatement(BaseModel):
     human_ci_high: float | None = None
     human_ci_method: str | None = None
     human_kappa: float | None = Field(default=None, description="Cohen's kappa, judge against the labels")
+    human_kappa_ci_low: float | None = None
+    human_kappa_ci_high: float | None = None
+    human_kappa_ci_method: str | None = None
+    human_kappa_informative: bool | None = Field(
+        default=None, description="False where one label is under a tenth of the answers: read agreement instead"
+    )
 
 
 class Health(BaseModel):

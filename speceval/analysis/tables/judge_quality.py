@@ -203,20 +203,23 @@ class LabelTally:
                 )
         return tally
 
-    def labelled_on(self, spec: str, judge: str, statement_id: str) -> tuple[np.ndarray, np.ndarray]:
-        """(verdicts, human labels) of `judge`'s labelled verdicts on one statement, candidates and variations
-        pooled (spec health's agreement with people, statement by statement)."""
+    def labelled_on(self, spec: str, judge: str, statement_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(verdicts, human labels, inputs) of `judge`'s labelled verdicts on one statement, candidates and
+        variations pooled (spec health's agreement with people, statement by statement); `inputs` are the answers'
+        input digests, the clusters of its interval (runs and candidates of one input are not independent)."""
         code = self.statements.get((spec, statement_id))
-        verdicts, human = [], []
-        for (group_spec, group_judge, _, _), (f, y, _, statements) in sorted(self.groups.items()):
+        verdicts, human, inputs = [], [], []
+        for (group_spec, group_judge, _, _), (f, y, digests, statements) in sorted(self.groups.items()):
             if code is None or (group_spec, group_judge) != (spec, judge):
                 continue
             labels = np.frombuffer(y, dtype=np.int8)
             mine = (np.frombuffer(statements, dtype=np.int32) == code) & (labels != UNLABELLED)
             verdicts.append(np.frombuffer(f, dtype=np.int8)[mine])
             human.append(labels[mine])
-        empty = np.zeros(0, dtype=np.int8)
-        return (np.concatenate(verdicts) if verdicts else empty), (np.concatenate(human) if human else empty)
+            inputs.append(np.frombuffer(digests, dtype=np.int64)[mine])
+        if not verdicts:
+            return np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64)
+        return np.concatenate(verdicts), np.concatenate(human), np.concatenate(inputs)
 
     def arrays(self) -> list[tuple[TallyKey, np.ndarray, np.ndarray]]:
         """(key, verdicts, labels) per group, in sorted order of the keys."""
