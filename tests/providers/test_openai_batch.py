@@ -137,3 +137,25 @@ def test_connection_lost_mid_download_is_transient_not_a_raw_http_error():
     finally:
         server.join(timeout=10)
         listener.close()
+
+
+def test_request_lines_are_compact_utf8_json_as_the_byte_limit_counts_them():
+    """A request line is what `json.dumps(..., ensure_ascii=False, separators=(",", ":"))` writes, newline-terminated:
+    compact (a job's byte limit is counted on these bytes) and UTF-8, not \\u-escaped (which would count a Chinese
+    or emoji prompt at up to 12 bytes a character)."""
+    model = OpenAIBatchedModel(MODEL, GenerationParams(temperature=0.7, max_tokens=64), api_key=TEST_KEY)
+    prompt = 'Grüße, 你好 😀 — "quoted" \\ back\tslash\nnew line \u2028 \x01'
+    line = model.format_request("c0ffee000000-7", prompt)
+    expected = {
+        "custom_id": "c0ffee000000-7",
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_completion_tokens": 64,
+            "temperature": 0.7,
+        },
+    }
+    assert line == (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    assert json.loads(line) == expected
