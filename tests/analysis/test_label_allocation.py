@@ -156,3 +156,15 @@ def test_the_design_records_neymans_spreads_and_the_reports_ppi_weighs_and_reads
     assert (found.ci_low, found.ci_high) == pytest.approx((guided.ci_low, guided.ci_high))
     plain = stratified_ppi(f, y, labelled, group.clusters, group.strata)
     assert plain.ci_low != pytest.approx(guided.ci_low)  # the guess changes the interval: the check has teeth
+
+
+def test_a_guided_prior_with_one_guess_for_every_statement_pools_them() -> None:
+    # One statement, or every statement the same guess: no slope to fit; the statements' pooled rate, Jeffreys'
+    # (K + 1/2)/n (the through-origin fit with half a disagreement added).
+    import numpy as np
+
+    from speceval.analysis.statistics.ppi import _guided_rates
+
+    assert np.allclose(_guided_rates(np.array([1.0]), np.array([10.0]), np.array([0.02])), 1.5 / 10)
+    found = _guided_rates(np.array([0.0, 1.0, 0.0]), np.array([5.0, 5.0, 5.0]), np.full(3, 0.1))
+    assert np.allclose(found, 1.5 / 15)

@@ -208,10 +208,9 @@ def _guided_rates(wrong: np.ndarray, labels: np.ndarray, guess: np.ndarray) -> n
     expected = float((labels * guess).sum())
     counts = wrong + (0.5 * labels * guess / expected if expected > 0 else 0.5 * labels / float(labels.sum()))
     design = np.stack([np.ones(len(guess)), guess], axis=1)
-    try:
-        a, b = np.linalg.solve(design.T @ (labels[:, None] * design), design.T @ counts)
-    except np.linalg.LinAlgError:  # every statement the same guess: the statements pooled
-        a, b = -1.0, 0.0
+    a, b = -1.0, 0.0  # every statement the same guess (or one statement): the fit through the origin, pooled
+    if float(np.ptp(guess)) > 0:
+        a, b = (float(v) for v in np.linalg.solve(design.T @ (labels[:, None] * design), design.T @ counts))
     if a < 0 and expected > 0:
         a, b = 0.0, float(counts.sum()) / expected
     elif a < 0 or b < 0:
