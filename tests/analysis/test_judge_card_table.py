@@ -122,6 +122,7 @@ def test_the_card_row_writes_its_published_columns_and_reads_them_back() -> None
         judge="j",
         canary=Estimate(value=0.9, ci_low=0.6, ci_high=1.0, ci_method=WILSON),
         position=Estimate(value=0.75, ci_low=0.5, ci_high=0.9, ci_method=WILSON),
+        human_kappa=Estimate(value=0.5, ci_low=0.2, ci_high=0.7, ci_method="k"),  # field named as its value column
         position_compared=72,
         passes=None,
     )
@@ -138,6 +139,7 @@ def test_the_card_row_writes_its_published_columns_and_reads_them_back() -> None
         "position_ci_high",
         "position_ci_method",
     ]
-    assert (flat["position_compared"], flat["position_ci_high"], flat["human_kappa"]) == (72, 0.9, None)
+    assert (flat["position_compared"], flat["position_ci_high"], flat["human_kappa"]) == (72, 0.9, 0.5)
+    assert (flat["human_accuracy"], flat["human_accuracy_ci_method"]) == (None, None)
     assert JudgeCardRow.model_validate(flat) == row
     assert JudgeCardRow.model_validate_json(row.model_dump_json()) == row

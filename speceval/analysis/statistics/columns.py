@@ -102,8 +102,10 @@ class FlatRecord(BaseModel):
             return data
         folded = dict(data)
         for name, columns in cls.estimate_columns().items():
+            if isinstance(folded.get(name), Estimate | dict):
+                continue  # given as the estimate (a field may share its value column's name: `leniency`)
             named = zip(Estimate.model_fields, columns.names(), strict=True)
             found = {key: folded.pop(column) for key, column in named if column in folded}
-            if found and name not in folded:
+            if found:
                 folded[name] = found
         return folded
