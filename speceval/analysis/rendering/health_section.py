@@ -184,13 +184,7 @@ def pair_table_rows(data: ReportData) -> list[list[object]]:
 
 def _pair_rates(p: PairCompliance) -> list[tuple[float | None, float | None, float | None]]:
     """A pair's five shares, each with its interval (A's, B's, both, one, neither)."""
-    return [
-        (p.rate_a, p.rate_a_ci_low, p.rate_a_ci_high),
-        (p.rate_b, p.rate_b_ci_low, p.rate_b_ci_high),
-        (p.both, p.both_ci_low, p.both_ci_high),
-        (p.one, p.one_ci_low, p.one_ci_high),
-        (p.neither, p.neither_ci_low, p.neither_ci_high),
-    ]
+    return [(s.value, s.ci_low, s.ci_high) for s in (p.rate_a, p.rate_b, p.both, p.one, p.neither)]
 
 
 def association_sentences(data: ReportData) -> list[str]:

@@ -19,15 +19,21 @@ def interval_columns(interval: Interval | None, *, method: str = "ci_method") ->
     return {"ci_low": low, "ci_high": high, method: text}
 
 
-class Estimate(BaseModel):
-    """One measure with its 95% interval and the registry's method text: what a record declares in one field and
-    writes as its published columns (`Columns` names them; `FlatRecord` flattens them)."""
+class Bounds(BaseModel):
+    """One measure with its 95% interval, in a row whose measures share one method column (`ci_method`): what a
+    record declares in one field and writes as its published columns (`Columns` names them; `FlatRecord` flattens
+    them)."""
 
     model_config = ConfigDict(frozen=True)
 
     value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+
+
+class Estimate(Bounds):
+    """One measure with its 95% interval and the registry's method text (written as four columns)."""
+
     ci_method: str | None = None
 
     @classmethod
@@ -38,9 +44,9 @@ class Estimate(BaseModel):
 
 class Columns(NamedTuple):
     """The CSV columns an `Estimate` field is written as: its value column, then `<interval>_ci_low`, `_ci_high`,
-    `_ci_method` (`interval` defaults to the value column's name). The names are published headers, and not all
-    of one pattern (`canary_accuracy` with `canary_ci_low`), so each field says its own; `then` names a field
-    written between the value and its interval (a published column order)."""
+    `_ci_method` (a `Bounds` field: the first three; `interval` defaults to the value column's name). The names are
+    published headers, and not all of one pattern (`canary_accuracy` with `canary_ci_low`), so each field says its
+    own; `then` names a field written between the value and its interval (a published column order)."""
 
     value: str
     interval: str | None = None
@@ -87,8 +93,14 @@ class FlatRecord(BaseModel):
             flat[value_column] = dumped.get("value")
             if columns.then is not None:
                 flat[columns.then] = fields.get(columns.then)
-            flat.update(zip(interval, (dumped.get(k) for k in ("ci_low", "ci_high", "ci_method")), strict=True))
+            flat.update((column, dumped.get(key)) for key, column in zip(cls._parts(name)[1:], interval, strict=False))
         return flat
+
+    @classmethod
+    def _parts(cls, name: str) -> list[str]:
+        """The estimate field's parts (`value`, `ci_low`, `ci_high`, and `ci_method` for an `Estimate`)."""
+        kind = cls.model_fields[name].annotation
+        return list(kind.model_fields) if isinstance(kind, type) and issubclass(kind, Bounds) else []
 
     @model_serializer(mode="wrap")
     def _flatten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -102,9 +114,9 @@ class FlatRecord(BaseModel):
             return data
         folded = dict(data)
         for name, columns in cls.estimate_columns().items():
-            if isinstance(folded.get(name), Estimate | dict):
+            if isinstance(folded.get(name), Bounds | dict):
                 continue  # given as the estimate (a field may share its value column's name: `leniency`)
-            named = zip(Estimate.model_fields, columns.names(), strict=True)
+            named = zip(cls._parts(name), columns.names(), strict=False)
             found = {key: folded.pop(column) for key, column in named if column in folded}
             if found:
                 folded[name] = found
