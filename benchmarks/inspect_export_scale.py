@@ -8,7 +8,7 @@ after each part written; it stops after `--parts` parts (`--parts 0`: the whole 
 peak after the pass and the same peak and seconds per part at every N; a whole export's time is then the pass plus
 parts x seconds per part.
 
-    python benchmarks/inspect_export_scale.py [--sizes 100000 300000 1000000] [--parts 3] [--keep DIR]
+    python benchmarks/inspect_export_scale.py [--sizes 100000 300000 1000000] [--parts 3] [--keep DIR] [--bound S]
 
 Sizes run smallest first; `--keep DIR` keeps (and reuses) the fabricated data there (10^6 verdicts: 3.4 GB).
 """
@@ -53,6 +53,7 @@ def planned(files, max_samples):
     marks["pass_peak_mib"] = status("VmHWM")
     marks["log_parts"] = len(plan.parts)
     marks["last"] = time.perf_counter()
+    report.write_text(json.dumps(dict(marks, seconds=marks["pass_seconds"], peak_mib=status("VmHWM"), whole=False)))
     return plan
 
 def written(built, path):
@@ -60,6 +61,8 @@ def written(built, path):
     now = time.perf_counter()
     marks["parts"].append({"seconds": now - marks["last"], "peak_mib": status("VmHWM"), "rss_mib": status("VmRSS")})
     marks["last"] = now
+    # Kept on disk after every part: a run stopped at the benchmark's time bound still reports what it wrote.
+    report.write_text(json.dumps(dict(marks, seconds=now - started, peak_mib=status("VmHWM"), whole=False)))
     if parts and len(marks["parts"]) >= parts:
         raise Enough
     return done
@@ -77,7 +80,9 @@ report.write_text(json.dumps(marks))
 """
 
 
-def run(size: int, data_root: Path, statements: int, parts: int, scratch: Path) -> dict[str, object]:
+def run(
+    size: int, data_root: Path, statements: int, parts: int, scratch: Path, bound: float | None
+) -> dict[str, object]:
     from benchmarks.evidence_memory import make_data
 
     data = data_root / f"n{size}"
@@ -88,11 +93,34 @@ def run(size: int, data_root: Path, statements: int, parts: int, scratch: Path) 
     out, report = scratch / f"out{size}", scratch / f"report{size}.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     argv = [sys.executable, "-c", CHILD, str(data / "verdicts"), str(out), str(parts), str(report)]
-    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    try:
+        done = subprocess.run(
+            argv, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=bound
+        )
+    except subprocess.TimeoutExpired:
+        # Stopped at the bound (subprocess.run kills the child): the marks it wrote after its last part stand.
+        if not report.exists():
+            sys.exit(f"export of {size} wrote no part within the bound of {bound:.0f} s")
+        marks: dict[str, object] = json.loads(report.read_text())
+        marks["bound"] = bound
+        return marks
     if done.returncode != 0:
         sys.exit(f"export of {size} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    marks: dict[str, object] = json.loads(report.read_text())
+    marks = json.loads(report.read_text())
     return marks
+
+
+def _stopped(marks: dict[str, object], seconds: list[float]) -> str:
+    """What a run stopped before its last part says: where it stopped, and the whole export it projects (the pass
+    plus every part at the median seconds of those written; an estimate, not a measurement)."""
+    if "bound" not in marks:
+        return "stopped"
+    text = f"stopped at the bound ({float(str(marks['bound'])):.0f} s) after {len(seconds)} parts"
+    if seconds:
+        parts = int(str(marks["log_parts"]))
+        projected = float(str(marks["pass_seconds"])) + parts * seconds[len(seconds) // 2]
+        text += f"; projected whole: {projected / 60:.0f} min"
+    return text
 
 
 def main() -> None:
@@ -101,6 +129,9 @@ def main() -> None:
     parser.add_argument("--statements", type=int, default=200)
     parser.add_argument("--parts", type=int, default=3, help="parts written per size (0: the whole export)")
     parser.add_argument("--keep", type=Path, help="keep (and reuse) the fabricated data in this folder")
+    parser.add_argument(
+        "--bound", type=float, help="seconds an export may run; then it is stopped and the parts written so far shown"
+    )
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="speceval-inspect-scale-") as tmp:
@@ -111,7 +142,7 @@ def main() -> None:
         )
         print("|---|---|---|---|---|---|---|")
         for size in sorted(args.sizes):
-            marks = run(size, data_root, args.statements, args.parts, Path(tmp))
+            marks = run(size, data_root, args.statements, args.parts, Path(tmp), args.bound)
             written = marks["parts"]
             assert isinstance(written, list)
             seconds = sorted(float(p["seconds"]) for p in written)
@@ -119,7 +150,7 @@ def main() -> None:
             whole = (
                 f"{float(marks['seconds']):.0f} s, peak {float(marks['peak_mib']):.1f} MiB"
                 if marks["whole"]
-                else ("stopped")
+                else _stopped(marks, seconds)
             )
             print(
                 f"| {size:,} | {marks['log_parts']} | {float(marks['pass_seconds']):.1f} s, "

@@ -177,7 +177,10 @@ class RunStore:
 
     def write_rows(self, statement_id: str, rows: dict[int, ResultRow]) -> None:
         """`write_results` for plain rows (original index → row); the file is the same."""
-        ordered = [rows[index] for index in sorted(rows)]
+        # The outcome as its text, in a copy of each row: pydantic's serializer takes 12 us a row to turn the
+        # `Outcome` enum into that same text (inferring its type through Python), nearly two thirds of writing the
+        # file; a row of str values is written in Rust at once. The bytes are the same.
+        ordered = [{**row, "outcome": row["outcome"].value} for row in map(rows.__getitem__, sorted(rows))]
         atomic_write_bytes(self.results_path(statement_id), to_json(ordered, indent=2) + b"\n")
 
     @staticmethod

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from speceval.batch.engine import EngineOptions
 from speceval.batch.records import Outcome
 from speceval.emulator import Emulator, FaultConfig
@@ -90,3 +92,70 @@ def test_batch_size_and_one_metadata_file_per_job(tmp_path):
     line = json.loads(preprocessed[0].read_text().splitlines()[0])
     assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
     assert line["body"]["model"] == MODEL and line["body"]["max_completion_tokens"] == 64
+
+
+def test_connection_lost_mid_download_is_transient_not_a_raw_http_error():
+    """A result file whose connection dies mid-body (fewer bytes than its Content-Length) must surface as our
+    TransientProviderError, so the download is retried; the SDK does not wrap errors raised while a streamed body is
+    iterated (they come from its HTTP library). The server is a bare socket: no emulator fault cuts a body short."""
+    import socket
+    import threading
+
+    from speceval.batch.records import BatchRecord, JobState
+    from speceval.errors import TransientProviderError
+    from speceval.providers.openai_batch import OpenAIHandle
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    line = json.dumps({"custom_id": "c0ffee000000-0", "response": {"status_code": 200, "body": {}}}).encode()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n"
+            conn.sendall(head + line + b"\n" + line[:20])  # one whole line, then the connection dies
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        model = OpenAIBatchedModel(MODEL, GenerationParams(), api_key=TEST_KEY, base_url=f"http://127.0.0.1:{port}/v1")
+        record = BatchRecord(
+            batch_id="batch_x",
+            provider="openai",
+            model=MODEL,
+            idempotency_key="c0ffee000000" + "0" * 20,
+            state=JobState.COMPLETED,
+            raw_state="completed",
+            handle=OpenAIHandle(output_file_id="file-x"),
+            request_file="r.jsonl",
+            request_count=1,
+            refs=[("s", 0, 1)],
+        )
+        with pytest.raises(TransientProviderError, match="download file-x"):
+            list(model.iter_answers(record))
+    finally:
+        server.join(timeout=10)
+        listener.close()
+
+
+def test_request_lines_are_compact_utf8_json_as_the_byte_limit_counts_them():
+    """A request line is what `json.dumps(..., ensure_ascii=False, separators=(",", ":"))` writes, newline-terminated:
+    compact (a job's byte limit is counted on these bytes) and UTF-8, not \\u-escaped (which would count a Chinese
+    or emoji prompt at up to 12 bytes a character)."""
+    model = OpenAIBatchedModel(MODEL, GenerationParams(temperature=0.7, max_tokens=64), api_key=TEST_KEY)
+    prompt = 'Grüße, 你好 😀 — "quoted" \\ back\tslash\nnew line \u2028 \x01'
+    line = model.format_request("c0ffee000000-7", prompt)
+    expected = {
+        "custom_id": "c0ffee000000-7",
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_completion_tokens": 64,
+            "temperature": 0.7,
+        },
+    }
+    assert line == (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    assert json.loads(line) == expected
