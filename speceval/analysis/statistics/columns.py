@@ -78,7 +78,7 @@ class FlatRecord(BaseModel):
 
     @classmethod
     def _layout(cls, fields: dict[str, Any]) -> dict[str, Any]:
-        """`fields` (field name → dumped value) as columns: each estimate's four in its place."""
+        """`fields` (field name → dumped value) as columns: each estimate's (three or four) in its place."""
         estimates, placed = cls.estimate_columns(), {c.then for c in cls.estimate_columns().values()}
         flat: dict[str, Any] = {}
         for name, value in fields.items():
