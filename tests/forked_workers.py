@@ -52,7 +52,9 @@ def park(count: int) -> None:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             ours.close()
-            del _parked[:]  # its older siblings' sockets: closed here, they are not this child's
+            for _pid, sibling in _parked:  # its older siblings' sockets: closed here, they are not this child's
+                sibling.close()
+            del _parked[:]
             _wait_and_serve(theirs)
         theirs.close()
         _parked.append((pid, ours))
