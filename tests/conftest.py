@@ -215,12 +215,13 @@ SLOW = (
 `slow` marker, so `pytest -m "not slow"` is an inner loop (README.md says what it measured)."""
 
 
-FIRST = ("tests/raydata/", "tests/analysis/test_experiment_statistics.py")
+FIRST = ("tests/raydata/", "tests/analysis/test_experiment_statistics.py", "tests/analysis/test_coverage_matrix.py")
 """Tests that start first. pytest-xdist's worksteal hands each worker a contiguous quarter of the collection and
 lets an idle worker take the tail half of a busy one's queue. The Ray tests mostly wait on Ray, a minute or more:
 at the front they overlap the other workers' CPU work; at their alphabetical place they ended the run alone. The
 experiment statistics' five tests share one module-scoped experiment (9 s): at a queue's tail they were stolen
-apart and the experiment ran on all four workers; at its head they run on one."""
+apart and the experiment ran on all four workers; at its head they run on one. The coverage matrix's families (up
+to 12 s of CPU each, a minute of wall at load 10) at the front too: at the end of a queue they ended the run alone."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
