@@ -4,6 +4,7 @@ path polls; a provider's host keeps the 60 s default, and an interval that was s
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from speceval import BatchEngine, EngineOptions, RunStore, create_batched_model
 from speceval.batch.endpoint_poll import is_loopback
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.defaults import DEFAULT_POLL_INTERVAL
+from speceval.emulator import Emulator, FaultConfig
 from speceval.offline import offline_poll_interval
 from speceval.wire.prompt import PromptItem
 
@@ -26,12 +28,18 @@ class Waits(EngineObserver):
         self.seconds.append(seconds)
 
 
-def test_a_model_aimed_at_the_emulator_is_polled_as_offline(emulator, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    model = create_batched_model("gpt-4.1-mini-2025-04-14", base_url=emulator.openai_base_url, api_key="sk-test")
-    waits = Waits()
-    engine = BatchEngine(model, RunStore(tmp_path / "run"), EngineOptions(), waits, sleep=lambda s: None)
-    items = [PromptItem(statement_id="be_honest", original_index=i, input_text=f"question {i}") for i in range(3)]
-    summary = engine.run(items)
+def test_a_model_aimed_at_the_emulator_is_polled_as_offline(tmp_path: Path) -> None:
+    # The job must still be running at the first poll for the engine to announce a wait: at the suite's 0.1 s
+    # turnaround a loaded machine (load 12 on 2 cores) ended it first and the test failed with no wait seen. One
+    # second, polled every 50 ms (the announced interval is what is asserted, not the time slept).
+    with Emulator(faults=FaultConfig(turnaround_seconds=1.0)) as emulator:
+        model = create_batched_model("gpt-4.1-mini-2025-04-14", base_url=emulator.openai_base_url, api_key="sk-test")
+        waits = Waits()
+        engine = BatchEngine(
+            model, RunStore(tmp_path / "run"), EngineOptions(), waits, sleep=lambda s: time.sleep(0.05)
+        )
+        items = [PromptItem(statement_id="be_honest", original_index=i, input_text=f"question {i}") for i in range(3)]
+        summary = engine.run(items)
     assert summary.finished and waits.seconds
     assert set(waits.seconds) == {offline_poll_interval()} and offline_poll_interval() < DEFAULT_POLL_INTERVAL
 
