@@ -211,7 +211,9 @@ def mark_offline(root: Path, offline: bool) -> None:
 
 
 def test_offline_verdicts_say_synthetic_in_summary_page_csv_and_export(tmp_path):
-    write_original_compliance(tmp_path / "c", statements=1, inputs=3)
+    # One spec of two judges: the report writes the same 16 tables as over the whole 3x3 grid (checked 2026-11-29),
+    # at a third of the figures.
+    write_original_compliance(tmp_path / "c", statements=1, inputs=3, specs=SPECS[:1], judges=JUDGES[:2])
     mark_offline(tmp_path / "c", True)
     summary = build_report([tmp_path / "c"], tmp_path / "report")
     first_line = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8").splitlines()[0]
@@ -338,7 +340,9 @@ def test_a_ranking_only_summary_names_its_models_and_shows_no_empty_compliance_t
 def test_every_section_of_the_page_has_an_anchor(tmp_path):
     import re
 
-    write_original_compliance(tmp_path / "c", statements=1, inputs=3)
+    # One spec of two judges: the page has the same 14 sections as over the whole 3x3 grid (checked 2026-11-29), at a
+    # third of the figures.
+    write_original_compliance(tmp_path / "c", statements=1, inputs=3, specs=SPECS[:1], judges=JUDGES[:2])
     write_original_ranking(tmp_path / "r", "openai", "j", "m1", "m2", [1, -1, 0])
     build_report([tmp_path], tmp_path / "report")
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
