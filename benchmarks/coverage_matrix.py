@@ -26,6 +26,7 @@ if __package__ in (None, ""):
 
 from benchmarks.card_scenarios import self_preference_scenario, wording_excess_scenario  # noqa: E402
 from benchmarks.coverage_scenarios import (
+    Drawn,
     Scenario,
     agresti_min_naive,
     bounded_scenario,
@@ -47,6 +48,7 @@ from benchmarks.coverage_scenarios import (
     unranged_scenario,
     win_rate_scenario,
 )
+from benchmarks.label_allocation import RATES, draw_bounds  # noqa: E402
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
 from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
@@ -358,7 +360,36 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     cost=3,
                 )
             )
+    found += guided_ppi_scenarios()
     found += card_scenarios()
+    return found
+
+
+def guided_ppi_scenarios() -> list[Scenario]:
+    """Stratified PPI with the panel's error shares as its prior's covariate, on a Neyman sheet (issue 44): the
+    allocation benchmark's design (benchmarks/label_allocation.py), and its panel blind to the judge's errors."""
+    found = []
+    for labels, neyman, blind, label in (
+        (110, True, False, "Neyman sheet of 110 labels, 20 statements x 1,000, judge wrong 45%/0.5%, panel-guided"),
+        (200, False, False, "proportional sheet of 200 labels, same design, panel-guided"),
+        (200, True, True, "Neyman sheet of 200 labels, the panel blind to the judge's 3% errors on 19 statements"),
+    ):
+
+        def draw(rng: np.random.Generator, n: int = labels, ney: bool = neyman, off: bool = blind) -> Drawn:
+            ours, reference, _ = draw_bounds(rng, n, ney, off)
+            return ours, reference
+
+        found.append(
+            Scenario(
+                "ppi",
+                ("ppi",),
+                f"ppi: {label} (the sheet's own draw)",
+                float(np.mean(RATES)),
+                draw,
+                reference="labels only, stratified, Wilson at the Kish size",
+                cost=3,
+            )
+        )
     return found
 
 

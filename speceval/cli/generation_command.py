@@ -31,16 +31,20 @@ from speceval.cli.dry_run import budget_option, show_dry_run
 from speceval.cli.endpoint_flags import ray_flags, realtime_flags, refuse_ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
+from speceval.cli.round_tiers import MANIFEST_KEY as ROUND_TIERS_KEY
+from speceval.cli.round_tiers import plan_round_tiers, round_models, stored_round_tiers
 from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.cli.tier_flags import TierChoice, choose_tier, show_tier_plan
 from speceval.conversations.estimate import LaterRounds, later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
+from speceval.conversations.transport import ModelOfRound
 from speceval.defaults import (
     DEFAULT_GENERATION_OUTPUT,
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TIMEOUT_HOURS,
+    Tier,
 )
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.engines.models import simulated_user_model
@@ -55,7 +59,8 @@ from speceval.providers.model_list import check_models
 from speceval.providers.registry import resolve_org
 from speceval.raydata.settings import MANIFEST_KEY as RAY_KEY
 from speceval.raydata.settings import ray_settings
-from speceval.realtime.settings import realtime_settings
+from speceval.realtime.model import RealtimeModel
+from speceval.realtime.settings import RealtimeSettings, realtime_settings
 from speceval.wire.params import GenerationParams
 from speceval.wire.usage import Usage
 
@@ -164,16 +169,27 @@ def _identity_draft(args: argparse.Namespace, pipeline: BatchedGenerationPipelin
     if pipeline.provider == "ray":
         draft.parameters[RAY_KEY] = ray_settings(ray_flags(args), None, offline=pipeline.config.offline).model_dump()
     else:
-        choice = tier_choice(args, pipeline)
-        realtime_settings(
-            choice.flags,
-            draft,
-            resolve_org(pipeline.config.model_name, pipeline.provider),
-            realtime=choice.realtime,
-            resume=args.resume,
-            tier_fields=choice.fields,
-        )
+        _endpoint(args, pipeline, draft)
     return draft
+
+
+def _endpoint(
+    args: argparse.Namespace, pipeline: BatchedGenerationPipeline, manifest: RunManifest
+) -> RealtimeSettings | None:
+    """The realtime settings of the run's endpoint (None: its batch API), stored into `manifest`; with `--tier auto`
+    over a conversation's rounds, the first round's, and every round's tier in `parameters.round_tiers`."""
+    entry = resolve_org(pipeline.config.model_name, pipeline.provider)
+    choice = tier_choice(args, pipeline)
+    flags = choice.flags
+    if choice.round_tiers:
+        assert choice.deadline_hours is not None  # `auto` needs one
+        plan = plan_round_tiers(choice.round_tiers, choice.deadline_hours, choice.flags, manifest, entry)
+        manifest.parameters[ROUND_TIERS_KEY] = plan.model_dump(mode="json")
+        if choice.round_tiers[0] is Tier.BATCH:
+            flags = {}  # the realtime flags are the later rounds' (kept in the plan); round 1 goes to the Batch API
+    return realtime_settings(
+        flags, manifest, entry, realtime=choice.realtime, resume=args.resume, tier_fields=choice.fields
+    )
 
 
 def _first_round_tokens(pipeline: BatchedGenerationPipeline) -> int:
@@ -224,7 +240,8 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
         runs = find_run_dirs([base]) if base.is_dir() else []
         return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
 
-    return choose_tier(args, entry, config.model_name, realtime_flags(args), loads, earlier_jobs)
+    rounds = pipeline.inputs.has_conversations and pipeline.inputs.max_rounds > 1
+    return choose_tier(args, entry, config.model_name, realtime_flags(args), loads, earlier_jobs, per_round=rounds)
 
 
 def generate(args: argparse.Namespace) -> int:
@@ -252,6 +269,7 @@ def generate(args: argparse.Namespace) -> int:
         provider_options = emulator_options(emulator, pipeline.provider) if emulator is not None else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = connect_model(args, pipeline, provider_options)  # batch, realtime (--realtime, --org) or Ray
+        per_round = models_per_round(pipeline, provider_options)
         pipeline.check_engine(model)  # conversations need a batch provider (so far)
         user_model = None
         if config.simulated_user is not None:  # the same emulator offline: one state folder, one emulator
@@ -286,7 +304,13 @@ def generate(args: argparse.Namespace) -> int:
             return _plan_only(pipeline, resume_command)
         observer = stack.enter_context(ProgressObserver())
         try:
-            summary = pipeline.run(model, observer, user_model)
+            if per_round is not None:  # `--tier auto`: each round at the tier the plan chose for it
+                writer = user_model
+                if writer is not None and not isinstance(writer, BatchedModel | RealtimeModel):
+                    raise ConfigError("a conversation's simulated user is sent through a batch API or realtime calls")
+                summary = pipeline.run_per_round(per_round, (lambda _k, _s: writer) if writer else None, observer)
+            else:
+                summary = pipeline.run(model, observer, user_model)
         except KeyboardInterrupt:
             stack.close()
             remote = (
@@ -407,8 +431,18 @@ def connect_model(
         manifest.parameters[RAY_KEY] = endpoint.model_dump()
     else:
         refuse_ray_flags(args)
-        choice = tier_choice(args, pipeline)
-        endpoint = realtime_settings(
-            choice.flags, manifest, entry, realtime=choice.realtime, resume=args.resume, tier_fields=choice.fields
-        )
+        endpoint = _endpoint(args, pipeline, manifest)
     return build_model(config.model_name, pipeline.provider, config.params, endpoint, **provider_options)
+
+
+def models_per_round(pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any]) -> ModelOfRound | None:
+    """The candidate's model per conversation round, when `--tier auto` planned a tier per round (kept in
+    `run.json`, so a resume sends each unstarted round as planned); None: one model answers every round."""
+    manifest = pipeline.draft_manifest()
+    plan = stored_round_tiers(manifest, str(pipeline.run_dir / "run.json"))
+    if plan is None:
+        return None
+    config = pipeline.config
+    return round_models(
+        plan, config.model_name, resolve_org(config.model_name, pipeline.provider), config.params, provider_options
+    )

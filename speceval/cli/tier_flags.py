@@ -31,6 +31,8 @@ class TierChoice:
     realtime: bool
     fields: dict[str, Any] = field(default_factory=dict)
     plan: TierPlan | None = None
+    round_tiers: list[Tier] = field(default_factory=list)
+    """Per conversation round (`[k - 1]` is round k's), when `auto` sends the rounds at tiers of their own."""
     beside: dict[str, TierPlan] = field(default_factory=dict)
     deadline_hours: float | None = None
 
@@ -42,10 +44,13 @@ def choose_tier(
     realtime_flags: dict[str, Any],
     loads: Callable[[], Sequence[RoundLoad]],
     earlier_jobs: Callable[[], Iterable[BatchRecord]] = tuple,
+    *,
+    per_round: bool = False,
 ) -> TierChoice:
     """The tier of this run from `--tier` (and `--realtime`), refused before anything is sent where the provider
     or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as are `earlier_jobs`
-    (finished batch jobs beside this run, whose turnaround the plan learns)."""
+    (finished batch jobs beside this run, whose turnaround the plan learns). `per_round`: `auto` may send each
+    load (a conversation round) at a tier of its own (`TierChoice.round_tiers`), else one tier for them all."""
     given = getattr(args, "tier", None)
     tier = Tier.of(given) if given else None
     deadline = getattr(args, "deadline_hours", None)
@@ -65,15 +70,17 @@ def choose_tier(
         times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
         times.batch_turnaround_hours = learned_turnaround(earlier_jobs(), times.batch_turnaround_hours)
         flex_ok = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
-        # One run has one endpoint: its rounds share the tier the plan picks (group 0).
-        choice.plan = auto_plan(
-            rounds, deadline, prices, times, flex_ok=[flex_ok] * len(rounds), groups=[0] * len(rounds)
-        )
+        # A conversation run's rounds each get their own tier (`per_round`); otherwise one endpoint for them all.
+        groups = list(range(len(rounds))) if per_round else [0] * len(rounds)
+        choice.plan = auto_plan(rounds, deadline, prices, times, flex_ok=[flex_ok] * len(rounds), groups=groups)
         choice.beside = {t.value: fixed_plan(rounds, t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}
-        tier = choice.tier = choice.plan.rounds[0].tier if choice.plan.rounds else Tier.BATCH
-    if tier is not None:
-        check_tier(entry, model_name, tier, where="--tier", prices=prices)
-    if tier is not Tier.FLEX:
+        planned = [row.tier for row in choice.plan.rounds]
+        if len(set(planned)) > 1:
+            choice.round_tiers = planned
+        tier = choice.tier = planned[0] if planned else Tier.BATCH
+    for each in dict.fromkeys(choice.round_tiers or [tier]):
+        check_tier(entry, model_name, each, where="--tier", prices=prices)
+    if Tier.FLEX not in (choice.round_tiers or [tier]):
         _refuse_flex_flags(realtime_flags)
     fields = realtime_fields(tier)
     if fields is not None:

@@ -23,6 +23,7 @@ from speceval.batch.store import RunStore
 from speceval.errors import InputError
 from speceval.inputs import InputSet
 from speceval.inputs.script import ChatMessage, Conversation
+from speceval.json_keys import read_optional_record
 from speceval.wire.prompt import PromptItem, PromptLike
 
 ROUNDS_DIR = "rounds"
@@ -98,13 +99,7 @@ class RoundRecord(BaseModel):
     @classmethod
     def load(cls, run_dir: Path, number: int) -> RoundRecord | None:
         """The record of round `number`, or None when that round has not started."""
-        path = round_dir(run_dir, number) / ROUND_RECORD
-        if not path.is_file():
-            return None
-        try:
-            return cls.model_validate_json(path.read_bytes())
-        except ValueError as exc:
-            raise InputError(path, f"corrupt round record: {exc}") from None
+        return read_optional_record(round_dir(run_dir, number) / ROUND_RECORD, cls, "corrupt round record")
 
 
 def first_round(inputs: InputSet) -> RoundRecord:

@@ -22,20 +22,18 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, ClassVar
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
-    SerializerFunctionWrapHandler,
     StringConstraints,
     field_validator,
-    model_serializer,
 )
 
 from speceval.defaults import DEFAULT_MAX_TURNS, Tier
 from speceval.errors import InputError
 from speceval.inputs.script import ChatMessage
+from speceval.json_keys import OmitsUnsetFields
 from speceval.judging.prompts import fence, make_nonce
 from speceval.settings_checks import MaxTokens, MaxTurns, Temperature
 from speceval.spec import Statement
@@ -64,7 +62,7 @@ class UserEnd(StrEnum):
     """The candidate's request did not succeed."""
 
 
-class SimulatedUser(BaseModel):
+class SimulatedUser(OmitsUnsetFields):
     """`simulated_user:` of an experiment (and the generation flags `--simulated-user-*`, `--max-turns`).
 
     Attributes:
@@ -87,13 +85,8 @@ class SimulatedUser(BaseModel):
     tier: Tier | None = None
     """The user model's service tier (batch, flex, standard; docs/service-tiers.md); None: its org's own path."""
 
-    @model_serializer(mode="wrap")
-    def _tier_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A run or experiment recorded before tiers existed reads (and digests) as it was.
-        data: dict[str, Any] = handler(self)
-        if data.get("tier") is None:
-            data.pop("tier", None)
-        return data
+    # A run or experiment recorded before tiers existed reads (and digests) as it was.
+    omitted_when_none: ClassVar[tuple[str, ...]] = ("tier",)
 
     @field_validator("instructions")
     @classmethod

@@ -228,10 +228,7 @@ class AnthropicApp(BatchApp):
         return "canceling" if current is Phase.CANCELLING else "in_progress"
 
     def _job(self, batch_id: str) -> Job:
-        job = self.ctx.store.get_job(PROVIDER, batch_id)
-        if job is None or job.deleted:
-            raise ApiError(404, f"No message batch found with id '{batch_id}'.")
-        return job
+        return self.live_job(batch_id, f"No message batch found with id '{batch_id}'.")
 
     def create(self, request: Request) -> Response:
         """`POST /v1/messages/batches`."""

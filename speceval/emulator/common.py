@@ -173,6 +173,18 @@ class BatchApp(ProviderApp):
 
     state_names: dict[Phase, str]
 
+    def live_job(self, job_id: str, missing: str, *, where: tuple[str, str] | None = None) -> Job:
+        """This provider's job `job_id` unless it was deleted (or, `where` given, lives in another Vertex project
+        and location); else the provider's 404, `missing` its own wording."""
+        job = self.ctx.store.get_job(self.name, job_id)
+        if (
+            job is None
+            or job.deleted
+            or (where is not None and (job.params["project"], job.params["location"]) != where)
+        ):
+            raise ApiError(404, missing)
+        return job
+
     def store_new_job(
         self,
         job_id: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -82,12 +83,7 @@ class EmulatorContext:
 
     def first_download(self, provider: str, file_id: str) -> bool:
         """True the first time a given file is downloaded from this emulator."""
-        with self._lock:
-            key = (provider, file_id)
-            if key in self._downloaded:
-                return False
-            self._downloaded.add(key)
-            return True
+        return self._first((provider, file_id), self._downloaded)
 
     # Counters ----------------------------------------------------------------------------------------------
 
@@ -98,10 +94,13 @@ class EmulatorContext:
 
     def first_sight(self, key: str) -> bool:
         """True the first time `key` is passed (e.g. a prompt that fails only on its first run), then False."""
+        return self._first(key, self._seen)
+
+    def _first(self, key: Any, seen: set[Any]) -> bool:
         with self._lock:
-            if key in self._seen:
+            if key in seen:
                 return False
-            self._seen.add(key)
+            seen.add(key)
             return True
 
     def count_batch(self, provider: str) -> None:

@@ -175,10 +175,7 @@ class GeminiApp(GoogleApp):
         return api_key_present(request)
 
     def _job(self, batch_id: str) -> Job:
-        job = self.ctx.store.get_job(PROVIDER, batch_id)
-        if job is None or job.deleted:
-            raise ApiError(404, f"Batch batches/{batch_id} not found.")
-        return job
+        return self.live_job(batch_id, f"Batch batches/{batch_id} not found.")
 
     def create(self, request: Request) -> Response:
         """`POST /{ver}/models/{model}:batchGenerateContent` with a file or inline source."""

@@ -91,10 +91,7 @@ class OpenAIApp(BatchApp):
     # Batches -----------------------------------------------------------------------------------------------
 
     def _job(self, batch_id: str) -> Job:
-        job = self.ctx.store.get_job(PROVIDER, batch_id)
-        if job is None:
-            raise ApiError(404, f"No batch found with id '{batch_id}'.")
-        return job
+        return self.live_job(batch_id, f"No batch found with id '{batch_id}'.")  # (no OpenAI route deletes one)
 
     def create(self, request: Request) -> Response:
         """`POST /v1/batches`: validate parameters, store the job, then (fault) delay the answer."""

@@ -115,11 +115,10 @@ class VertexApp(GoogleApp):
         return auth.lower().startswith("bearer ") and len(auth) > 7 or bool(request.header("x-goog-api-key"))
 
     def _job(self, request: Request) -> Job:
-        job = self.ctx.store.get_job(PROVIDER, request.params["job_id"])
-        where = (request.params["project"], request.params["location"])
-        if job is None or job.deleted or (job.params["project"], job.params["location"]) != where:
-            raise ApiError(404, f"The BatchPredictionJob does not exist: {request.params['job_id']}.")
-        return job
+        missing = f"The BatchPredictionJob does not exist: {request.params['job_id']}."
+        return self.live_job(
+            request.params["job_id"], missing, where=(request.params["project"], request.params["location"])
+        )
 
     def create(self, request: Request) -> Response:
         """`POST …/batchPredictionJobs` with a BatchPredictionJob body (GCS JSONL in, GCS JSONL out)."""

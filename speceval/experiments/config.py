@@ -5,18 +5,16 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Discriminator,
     Field,
-    SerializerFunctionWrapHandler,
     StringConstraints,
     Tag,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -25,6 +23,7 @@ from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope, Tier
 from speceval.endpoint_keys import EndpointKeys
+from speceval.json_keys import OmitsUnsetFields
 from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
     BatchSize,
@@ -70,7 +69,7 @@ VARIATION_NAME = r"^[A-Za-z0-9_.=-]+$"
 """A variation name: readable in a directory name, and without '+', which joins the names of several axes."""
 
 
-class JudgeEntry(ModelEntry):
+class JudgeEntry(ModelEntry, OmitsUnsetFields):
     """A judge model and how it judges compliance: binary, Likert 1–5, or one of named `categories`."""
 
     mode: Mode = Mode.BINARY
@@ -88,13 +87,8 @@ class JudgeEntry(ModelEntry):
         "more than once, at other scopes or modes, is named <model>_<scope>_<mode>)",
     )
 
-    @model_serializer(mode="wrap")
-    def _without_name_unless_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # An experiment started before judges had names keeps its grid digest (it resumes as the same grid).
-        data: dict[str, Any] = handler(self)
-        if data.get("name") is None:
-            data.pop("name", None)
-        return data
+    # An experiment started before judges had names keeps its grid digest (it resumes as the same grid).
+    omitted_when_none: ClassVar[tuple[str, ...]] = ("name",)
 
     @model_validator(mode="after")
     def _categories_with_their_mode(self) -> JudgeEntry:
@@ -105,7 +99,7 @@ class JudgeEntry(ModelEntry):
         return self
 
 
-class InputsBlock(_Strict):
+class InputsBlock(_Strict, OmitsUnsetFields):
     """How the `inputs` stage generates inputs for specs without `inputs_dir` (see `speceval inputs`)."""
 
     generator: str = Field(description="the model that proposes inputs")
@@ -131,15 +125,8 @@ class InputsBlock(_Strict):
         "inputs of both, beside every statement's own (docs/spec-health.md)",
     )
 
-    @model_serializer(mode="wrap")
-    def _pairs_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # An experiment started before `pairs` existed keeps its grid digest (runner.grid_digest) when unset.
-        data: dict[str, Any] = handler(self)
-        if self.pairs is None:
-            data.pop("pairs", None)
-        if self.tier is None:
-            data.pop("tier", None)
-        return data
+    # An experiment started before `pairs` (or `tier`) existed keeps its grid digest (runner.grid_digest) when unset.
+    omitted_when_none: ClassVar[tuple[str, ...]] = ("pairs", "tier")
 
     @field_validator("tier")
     @classmethod

@@ -32,6 +32,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -213,50 +214,34 @@ class BatchedInputGenerationPipeline:
     ) -> Iterator[tuple[AnyModel, AnyModel]]:
         """The generator and the rater: given ones once checked, else built (offline: on one shared emulator)."""
         with ExitStack() as stack:
+            emulator = None
             if self.config.offline and generator is None and rater is None:
                 emulator = stack.enter_context(offline_emulator(emulator_state_dir(self.run_dir)))
-                yield (
-                    build_model(
-                        self.config.generator_model,
-                        self.generator_org,
-                        self.generator_params,
-                        self._endpoint("generator", self.config.generator_model, self.generator_org),
-                        **emulator_options(emulator, self.generator_org),
-                    ),
-                    build_model(
-                        self.config.rater_model,
-                        self.rater_org,
-                        self.rater_params,
-                        self._endpoint("rater", self.config.rater_model, self.rater_org),
-                        **emulator_options(emulator, self.rater_org),
-                    ),
-                )
-                return
             offline_dir = self.run_dir if self.config.offline else None
-            yield (
-                stack.enter_context(
-                    use_model(
-                        generator,
-                        role="generator",
-                        model_name=self.config.generator_model,
-                        org=self.generator_org,
-                        params=self.generator_params,
-                        offline_dir=offline_dir,
-                        endpoint=self._endpoint("generator", self.config.generator_model, self.generator_org),
-                    )
-                ),
-                stack.enter_context(
-                    use_model(
-                        rater,
-                        role="rater",
-                        model_name=self.config.rater_model,
-                        org=self.rater_org,
-                        params=self.rater_params,
-                        offline_dir=offline_dir,
-                        endpoint=self._endpoint("rater", self.config.rater_model, self.rater_org),
-                    )
-                ),
-            )
+            models = []
+            for role, given in (("generator", generator), ("rater", rater)):
+                name, org, params = self._role(role)
+                endpoint = self._endpoint(role, name, org)
+                if emulator is not None:
+                    models.append(build_model(name, org, params, endpoint, **emulator_options(emulator, org)))
+                    continue
+                used = use_model(
+                    given,
+                    role=role,
+                    model_name=name,
+                    org=org,
+                    params=params,
+                    offline_dir=offline_dir,
+                    endpoint=endpoint,
+                )
+                models.append(stack.enter_context(used))
+            yield models[0], models[1]
+
+    def _role(self, role: str) -> tuple[str, str, GenerationParams]:
+        """The model name, org and sampling settings of the generator or the rater."""
+        if role == "generator":
+            return self.config.generator_model, self.generator_org, self.generator_params
+        return self.config.rater_model, self.rater_org, self.rater_params
 
     def _endpoint(self, role: str, model: str, org: str) -> EndpointSettings | None:
         """The realtime settings of `--tier flex|standard` for one model (None: its Batch API), checked before
@@ -307,24 +292,16 @@ class BatchedInputGenerationPipeline:
         """Run one round's generator or rater requests to the end (or until the engine stops)."""
         directory = self._stage_dir(number, stage)
         is_generator = stage == "generate"
-        params = self.generator_params if is_generator else self.rater_params
-        name = self.config.generator_model if is_generator else self.config.rater_model
-        org = self.generator_org if is_generator else self.rater_org
+        name, org, params = self._role("generator" if is_generator else "rater")
         if (directory / MANIFEST_NAME).is_file():
             manifest = RunManifest.load(directory)
         else:
-            manifest = RunManifest(
-                kind=STAGE_KIND,
-                command=current_command(),
-                spec_name=self.spec_name,
-                spec_path=str(Path(self.config.spec_path).resolve()),
-                spec_sha256=self.spec.sha256,
-                inputs_path=str(self.run_dir),
-                inputs_sha256="-",
-                model_name=name,
-                provider=org,
-                offline=self.config.offline,
-                parameters={
+            manifest = self._new_manifest(
+                STAGE_KIND,
+                name,
+                org,
+                (str(self.run_dir), "-"),
+                {
                     "params": asdict(params),
                     "sent": settings_as_sent(org, params),
                     "stage": stage,
@@ -333,8 +310,6 @@ class BatchedInputGenerationPipeline:
                     "requests": len(items),
                     "engine": self.config.engine.recorded(),
                 },
-                versions=software_versions(),
-                git_commit=git_commit(),
             )
         engine = make_engine(model, self._stage_store(number, stage), self.config.engine)
         return run_recorded(directory, manifest, lambda: engine.run(items))
@@ -349,18 +324,13 @@ class BatchedInputGenerationPipeline:
             manifest.parameters["engine"] = self.config.engine.recorded()
             manifest.status = "running"
         else:
-            manifest = RunManifest(
-                kind=KIND,
-                command=current_command(),
-                spec_name=self.spec_name,
-                spec_path=str(Path(self.config.spec_path).resolve()),
-                spec_sha256=self.spec.sha256,
-                inputs_path=str(Path(self.config.spec_path).resolve()),
-                inputs_sha256=self.spec.sha256,
-                model_name=self.config.generator_model,
-                provider=self.generator_org,
-                offline=self.config.offline,
-                parameters={
+            spec = str(Path(self.config.spec_path).resolve())
+            manifest = self._new_manifest(
+                KIND,
+                self.config.generator_model,
+                self.generator_org,
+                (spec, self.spec.sha256),  # the spec is this run's input
+                {
                     "config": self.config.recorded(),
                     "rater_provider": self.rater_org,
                     "same_model": self.same_model,
@@ -369,11 +339,29 @@ class BatchedInputGenerationPipeline:
                     "statements": [s.id for s in self.statements],
                     "pairs": [list(p.ids) for p in self.pairs],
                 },
-                versions=software_versions(),
-                git_commit=git_commit(),
             )
         manifest.save(self.run_dir)
         return manifest
+
+    def _new_manifest(
+        self, kind: str, model: str, org: str, inputs: tuple[str, str], parameters: dict[str, Any]
+    ) -> RunManifest:
+        """A new manifest of this run's spec (the whole run's or one stage's): `inputs` its path and digest."""
+        return RunManifest(
+            kind=kind,
+            command=current_command(),
+            spec_name=self.spec_name,
+            spec_path=str(Path(self.config.spec_path).resolve()),
+            spec_sha256=self.spec.sha256,
+            inputs_path=inputs[0],
+            inputs_sha256=inputs[1],
+            model_name=model,
+            provider=org,
+            offline=self.config.offline,
+            parameters=parameters,
+            versions=software_versions(),
+            git_commit=git_commit(),
+        )
 
     def _new_run_dir(self) -> Path:
         pair = f"{self.config.generator_model}x{self.config.rater_model}".replace("/", "-")

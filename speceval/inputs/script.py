@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict
 
 from speceval.errors import InputError
+from speceval.json_keys import OmitsUnsetFields
 from speceval.spec import json_type_name
 from speceval.wire.prompt import Message, Prompt
 
@@ -27,7 +28,7 @@ _KEYS = ("id", "messages", "turns")
 _ROLES = ("user", "assistant")
 
 
-class ChatMessage(BaseModel):
+class ChatMessage(OmitsUnsetFields):
     """One message of a conversation as results files hold it (roles are provider-neutral)."""
 
     model_config = ConfigDict(frozen=True)
@@ -39,13 +40,8 @@ class ChatMessage(BaseModel):
     author: Literal["simulated_user"] | None = None
     """`simulated_user` for a user turn a simulated user's model wrote (None: the inputs file's own text)."""
 
-    @model_serializer(mode="wrap")
-    def _without_author_unless_simulated(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Scripted conversations' records stay exactly as they were; only simulated turns say who wrote them.
-        data: dict[str, Any] = handler(self)
-        if data.get("author") is None:
-            data.pop("author", None)
-        return data
+    # Scripted conversations' records stay exactly as they were; only simulated turns say who wrote them.
+    omitted_when_none: ClassVar[tuple[str, ...]] = ("author",)
 
 
 class Conversation(BaseModel):

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from speceval.atomic import atomic_write_bytes
 from speceval.batch.records import SCHEMA_VERSION
 from speceval.errors import InputError
+from speceval.json_keys import read_optional_record
 
 CARD_DIR = "_judge_card"
 CARD_FILE = "card.json"
@@ -122,10 +123,4 @@ class CanaryShare(BaseModel):
 
 def canary_share(canary_dir: Path) -> CanaryShare | None:
     """The sharing recorded for a canary folder (None: its verdicts are its own entry's only)."""
-    path = canary_dir / SHARED_FILE
-    if not path.is_file():
-        return None
-    try:
-        return CanaryShare.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        raise InputError(path, f"not a canary share record of this version: {exc}") from None
+    return read_optional_record(canary_dir / SHARED_FILE, CanaryShare, "not a canary share record of this version")

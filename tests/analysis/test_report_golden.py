@@ -233,11 +233,26 @@ ADDED_TABLE_COLUMNS = {
     "panel.csv": {"panel_ci_low", "panel_ci_high", "judge_intervals", "ci_method"},
     "agreement.csv": {"kappa_informative"},
     "statement_health.csv": {"kappa_informative"},
+    "statement_health_judges.csv": {
+        "human_kappa_ci_low",
+        "human_kappa_ci_high",
+        "human_kappa_ci_method",
+        "human_kappa_informative",
+    },
+    "paired_comparisons.csv": {
+        "rate_a_ci_low",
+        "rate_a_ci_high",
+        "rate_b_ci_low",
+        "rate_b_ci_high",
+        "rate_ci_method",
+    },
 }
 """Columns one table gained since (issue 42: position consistency's runs and inputs counted, and its interval; the
 fabricated verdicts have one run, so no pooled row is added and every other cell is as before. Issue 43: each run's
 spend per service tier, `tiers`, in costs.csv. Every rate panel.csv shows, with its interval and method. Issue 47:
-whether a kappa is informative at its prevalence, `kappa_informative`, in agreement.csv and statement_health.csv.)"""
+whether a kappa is informative at its prevalence, `kappa_informative`, in agreement.csv and statement_health.csv;
+each side's rate of a paired comparison with its interval, in paired_comparisons.csv; a judge's kappa with people
+on a statement with its interval, in statement_health_judges.csv.)"""
 
 
 def _without_added(rows: list[list[str]], name: str) -> list[list[str]]:

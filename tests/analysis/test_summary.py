@@ -1,6 +1,7 @@
 """`summary.md` reads as a results section: the headline rates first (each with its interval, method and n), paired
-differences with both rates they compare, agreement with intervals, then the setup and the methods; a ranking-only
-report leads with strengths and prints no empty compliance table; `unknown` statement classes say why."""
+differences with both rates they compare (each with its interval), agreement with intervals, then the setup and the
+methods; a ranking-only report leads with strengths and prints no empty compliance table; `unknown` statement classes
+say why."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from speceval.analysis.rendering.markdown.markdown_parts import signed
 from speceval.analysis.rendering.report import ReportSummary, build_report
+from speceval.analysis.statistics.stats import wilson_interval
 from tests.analysis.test_evidence import JUDGES, MODELS, SPECS, write_original_compliance, write_original_ranking
 from tests.once import built_once
 
@@ -57,10 +59,21 @@ def test_paired_differences_show_both_rates_they_compare(original):
     _, report = original
     rows = section(report.summary_path.read_text(encoding="utf-8"), "Paired differences")
     assert len(rows) == len(report.data.paired) > 0
+    rates = {(v.spec, v.judge, v.candidate): v for v in report.data.variations}
     for p in report.data.paired:
         assert p.difference == p.rate_a - p.rate_b
+        for side, rate, low, high in (
+            (p.a, p.rate_a, p.rate_a_ci_low, p.rate_a_ci_high),
+            (p.b, p.rate_b, p.rate_b_ci_low, p.rate_b_ci_high),
+        ):
+            # The interval compliance.csv gives a rate (the same method), on the inputs both sides share.
+            assert p.rate_ci_method == rates[(p.spec, p.judge, side)].ci_method
+            assert low is not None and high is not None and low <= rate <= high
+            if p.judge != "panel":  # a panel's values are shares of its judges, not 0 or 1
+                assert (low, high) == pytest.approx(wilson_interval(round(rate * p.inputs), p.inputs)), (p, side)
         cells = (
-            f"| {p.a} vs {p.b} | {p.rate_a:.3f} vs {p.rate_b:.3f} | {signed(p.difference)} "
+            f"| {p.a} vs {p.b} | {p.rate_a:.3f} [{p.rate_a_ci_low:.3f}, {p.rate_a_ci_high:.3f}] vs "
+            f"{p.rate_b:.3f} [{p.rate_b_ci_low:.3f}, {p.rate_b_ci_high:.3f}] | {signed(p.difference)} "
             f"[{signed(p.ci_low)}, {signed(p.ci_high)}] | {p.inputs} |"
         )
         assert any(
@@ -94,3 +107,17 @@ def test_a_ranking_only_summary_leads_with_strengths_and_has_no_compliance_table
     rows = section(text, "Headline")
     assert {row.split(" | ")[3] for row in rows} == {"m1", "m2"} == {s.candidate for s in report.data.bradley_terry}
     assert "Compliance" not in text and "Candidates: –" not in text and "- Candidates: m1, m2" in text
+
+
+def test_each_runs_rate_in_the_run_by_run_table_carries_its_interval(original):
+    _, report = original
+    text = report.summary_path.read_text(encoding="utf-8")
+    rows = section(text, "Compliance by variation, run by run")
+    assert len(rows) == len(report.data.variations) > 0
+    for v in report.data.variations:
+        runs = ", ".join(f"run{r.run} {r.rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in v.runs)
+        assert any(
+            row.startswith(f"| {v.spec} | {v.judge} | {v.candidate} | {v.variation} |") and f"| {runs} |" in row
+            for row in rows
+        ), runs
+    assert "Each run's rate alone: 95% Wilson score interval" in text

@@ -329,7 +329,9 @@ budget_usd: 1
         capture_output=True,
         text=True,
         timeout=240,
-        env=cli_env(),
+        # Jobs that take 3 s, not the suite's 0.1 s: the canary job is still at the provider when the round wants
+        # its money, whatever the machine's load (at 0.1 s a loaded machine collected it first and nothing held).
+        env=cli_env(SPECEVAL_OFFLINE_TURNAROUND="3"),
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]

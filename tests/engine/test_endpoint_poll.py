@@ -18,6 +18,10 @@ from speceval.offline import offline_poll_interval
 from speceval.wire.prompt import PromptItem
 
 
+def _short_sleep(seconds: float) -> None:
+    time.sleep(min(seconds, 0.05))  # the wait is recorded by `Waits`; sleeping a little keeps the poll loop idle
+
+
 class Waits(EngineObserver):
     """Every wait the engine announced between polling rounds."""
 
@@ -29,15 +33,13 @@ class Waits(EngineObserver):
 
 
 def test_a_model_aimed_at_the_emulator_is_polled_as_offline(tmp_path: Path) -> None:
-    # The job must still be running at the first poll for the engine to announce a wait: at the suite's 0.1 s
-    # turnaround a loaded machine (load 12 on 2 cores) ended it first and the test failed with no wait seen. One
-    # second, polled every 50 ms (the announced interval is what is asserted, not the time slept).
-    with Emulator(faults=FaultConfig(turnaround_seconds=1.0)) as emulator:
+    # A job that takes 2 s, so the engine polls it unfinished at least once on any machine load (with the suite's
+    # 0.1 s a loaded machine could find it done at the first poll and announce no wait). The sleep is recorded, not
+    # slept: the engine asks for the offline interval, whatever the job takes.
+    with Emulator(faults=FaultConfig(turnaround_seconds=2.0)) as emulator:
         model = create_batched_model("gpt-4.1-mini-2025-04-14", base_url=emulator.openai_base_url, api_key="sk-test")
         waits = Waits()
-        engine = BatchEngine(
-            model, RunStore(tmp_path / "run"), EngineOptions(), waits, sleep=lambda s: time.sleep(0.05)
-        )
+        engine = BatchEngine(model, RunStore(tmp_path / "run"), EngineOptions(), waits, sleep=_short_sleep)
         items = [PromptItem(statement_id="be_honest", original_index=i, input_text=f"question {i}") for i in range(3)]
         summary = engine.run(items)
     assert summary.finished and waits.seconds

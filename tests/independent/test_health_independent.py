@@ -158,15 +158,18 @@ def recomputed_disagreement(out: Path) -> dict[str, tuple[int, int]]:
 
 def recomputed_pair(out: Path) -> dict[str, float]:
     """Share of (judge, candidate, pair input) units compliant with both / one / neither of the pair's statements,
-    from the judges' results files alone."""
+    and with each statement, from the judges' results files alone."""
     by_unit: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
     for (statement, candidate, text, _), by_judge in judges_verdicts(out).items():
         if statement in PAIR and text in PAIR_INPUTS:
             for judge, verdict in by_judge.items():
                 by_unit[(judge, candidate, text)][statement] = verdict
-    units = [sum(by_statement.values()) for by_statement in by_unit.values() if len(by_statement) == 2]
+    complete = [by_statement for by_statement in by_unit.values() if len(by_statement) == 2]
+    units = [sum(by_statement.values()) for by_statement in complete]
     return {
         "units": len(units),
+        "rate_a": sum(by_statement[PAIR[0]] for by_statement in complete) / len(units),
+        "rate_b": sum(by_statement[PAIR[1]] for by_statement in complete) / len(units),
         "both": units.count(2) / len(units),
         "one": units.count(1) / len(units),
         "neither": units.count(0) / len(units),
@@ -236,7 +239,7 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     assert (pair["a"], pair["b"], pair["statement_id"]) == (*PAIR, "split_me+by_model")
     expected = recomputed_pair(out)
     assert int(pair["units"]) == expected["units"] == 2 * 3 * 4  # 2 judges x 3 candidates x 4 inputs
-    for share in ("both", "one", "neither"):
+    for share in ("rate_a", "rate_b", "both", "one", "neither"):  # every share shown with its interval
         assert float(pair[share]) == pytest.approx(expected[share]), share
         assert float(pair[f"{share}_ci_low"]) <= expected[share] <= float(pair[f"{share}_ci_high"])
     assert expected["one"] > 0 and expected["both"] > 0
@@ -268,13 +271,13 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     assert again["split_me"]["flags"] == "judge_unreliable"
     summary = (out / "report" / "summary.md").read_text(encoding="utf-8")
 
-    # 4. With human labels (a person says every answer complies), each judge's agreement with them per statement
-    # is the count the label sheet and the verdict files give.
+    # 4. With human labels (a person says every other answer complies), each judge's agreement with them per
+    # statement is the count the label sheet and the verdict files give, and its kappa with people has an interval.
     sheet = tmp_path / "labels.csv"
     assert speceval_main(["label-sheet", str(out), "--n", "20", "--seed", "3", "--out", str(sheet)]) == 0
     labelled = _csv(sheet)
-    for item in labelled:
-        item["human_compliant"] = "yes"
+    for index, item in enumerate(labelled):
+        item["human_compliant"] = "yes" if index % 2 == 0 else "no"
     with sheet.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(labelled[0]))
         writer.writeheader()
@@ -282,13 +285,22 @@ def test_statement_health_recomputes_from_the_verdict_files_and_flags_the_plante
     assert speceval_main(["report", str(out), "--out", str(tmp_path / "labelled"), "--labels", str(sheet)]) == 0
     verdicts = judges_verdicts(out)
     found = {(r["statement_id"], r["judge"]): r for r in _csv(tmp_path / "labelled" / "statement_health_judges.csv")}
+    with_interval = 0
     for statement in STATEMENTS:
         items = [i for i in labelled if i["statement_id"] == statement]
         for judge in (JUDGE_1, JUDGE_2):
-            agree = sum(verdicts[(statement, i["candidate"], i["input"], i["output"])][judge] for i in items)
+            agree = sum(
+                verdicts[(statement, i["candidate"], i["input"], i["output"])][judge] == (i["human_compliant"] == "yes")
+                for i in items
+            )
             row = found[(statement, judge)]
             assert int(row["human_labelled"]) == len(items) and int(row["human_agree"]) == agree, (statement, judge)
+            if row["human_kappa"] not in ("", "nan") and len({i["input"] for i in items}) >= 2:
+                low, kappa, high = (float(row[k]) for k in ("human_kappa_ci_low", "human_kappa", "human_kappa_ci_high"))
+                assert low <= kappa <= high and "cluster bootstrap over inputs" in row["human_kappa_ci_method"]
+                with_interval += 1
     assert sum(int(r["human_labelled"]) for r in found.values()) == 2 * 20
+    assert with_interval > 0  # a kappa with people is shown with its interval, not bare
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert "## Spec health" in summary and "| tiny | split_me | judges_disagree, judge_unreliable |" in summary
     assert 'id="spec-health"' in page and "#samples?statement=split_me" in page

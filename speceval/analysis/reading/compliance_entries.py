@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from speceval.analysis.reading.checks import EntryChecks
-from speceval.analysis.reading.entry_chunks import exported_place, exported_synthetic, parse_file, validated_chunks
+from speceval.analysis.reading.entry_chunks import exported_rows, parse_file, validated_chunks
 from speceval.analysis.reading.original import (
     compliance_records,
     is_original_compliance,
@@ -88,18 +88,9 @@ def compliance_stream(
     likert = is_original_likert(data)
     if likert or is_original_compliance({**data, "results": results}):
         names, records = (likert_records if likert else compliance_records)(file, {**data, "results": results})
-        common = {
-            **names,
-            **exported_place(data, where.variation, where.run),
-            "mode": Mode.LIKERT if likert else Mode.BINARY,
-            "prompt_version": "speceval-original",
-            "source": source,
-            "synthetic": where.synthetic or exported_synthetic(data),
-        }
-        yield from (
-            ComplianceRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
-            for record in records
-        )
+        mode = Mode.LIKERT if likert else Mode.BINARY
+        columns = {**names, "mode": mode, "prompt_version": "speceval-original"}
+        yield from exported_rows(ComplianceRow, data, columns, records, where, source, detail)
         return
     m = parse_file(file, {**data, "results": []}, ComplianceFile, "compliance").metadata
     if not isinstance(results, list | Iterator):  # (an iterator: the file's entries, read as they come)

@@ -6,11 +6,11 @@ a time (a bad one named by its place in the file), and whether an export marked 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from speceval.analysis.reading.json_stream import StreamedJson
 from speceval.analysis.reading.rows import Location
@@ -57,6 +57,7 @@ a file of 5,000 verdicts validated whole held every text twice (500 at a time: 2
 
 
 _Entry = TypeVar("_Entry", ComplianceEntry, RankingEntry)
+_Row = TypeVar("_Row", bound=BaseModel)
 
 
 def _located(key: str, start: int, loc: tuple[int | str, ...]) -> str:
@@ -112,6 +113,28 @@ def exported_where(data: object, where: Location) -> Location:
     if isinstance(metadata.get("settings"), dict):
         update["settings"] = metadata["settings"]
     return where.model_copy(update=update)
+
+
+def exported_rows(
+    model: type[_Row],
+    data: dict[str, Any],
+    columns: dict[str, Any],
+    records: Iterable[dict[str, Any]],
+    where: Location,
+    source: str,
+    detail: bool,
+) -> Iterator[_Row]:
+    """The rows of an original-shaped file: each of its `records` with the file's own `columns`, its place
+    (`exported_place`) and `source`, synthetic when the run or the export says so; a record's detail only when
+    asked for (`detail`)."""
+    common = {
+        **columns,
+        **exported_place(data, where.variation, where.run),
+        "source": source,
+        "synthetic": where.synthetic or exported_synthetic(data),
+    }
+    for record in records:
+        yield model.model_validate({**common, **record, "detail": record["detail"] if detail else None})
 
 
 def exported_synthetic(data: dict[str, Any]) -> bool:

@@ -15,6 +15,7 @@ import json
 import re
 from array import array
 from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -140,6 +141,7 @@ class _Reader:
                 return found
 
 
+@dataclass(eq=False)
 class StreamedJson:
     """A JSON file whose top level is an object (`head`: its keys, `items`: the elements of its array `key` when it
     has one, after which any keys that follow it are added to `head`) or an array (`head` None; `items` its
@@ -147,15 +149,12 @@ class StreamedJson:
 
     `items` must be read (or `close` called) before the next file is opened: the file stays open until then."""
 
-    def __init__(
-        self, file: Path, key: str, handle: IO[str], reader: _Reader, head: dict[str, Any] | None, pending: bool
-    ) -> None:
-        self.file = file
-        self.key = key
-        self.head = head
-        self.pending = pending
-        self._handle = handle
-        self._reader = reader
+    file: Path
+    key: str
+    _handle: IO[str]
+    _reader: _Reader
+    head: dict[str, Any] | None
+    pending: bool
 
     @property
     def items(self) -> Iterator[Any]:

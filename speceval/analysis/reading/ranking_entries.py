@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from speceval.analysis.reading.entry_chunks import exported_place, exported_synthetic, parse_file, validated_chunks
+from speceval.analysis.reading.entry_chunks import exported_rows, parse_file, validated_chunks
 from speceval.analysis.reading.original import is_original_ranking, ranking_records
 from speceval.analysis.reading.rows import Location, RankingRow, VerdictDetail, built
 from speceval.analysis.reading.settings import CandidateSettings
@@ -53,16 +53,7 @@ def ranking_stream(
             entries = itertools.chain([first], entries)
     if isinstance(entries, list) and is_original_ranking({**data, "rankings": entries}):
         names, records = ranking_records(file, {**data, "rankings": entries})
-        common = {
-            **names,
-            "source": source,
-            **exported_place(data, where.variation, where.run),
-            "synthetic": where.synthetic or exported_synthetic(data),
-        }
-        yield from (
-            RankingRow.model_validate({**common, **record, "detail": record["detail"] if detail else None})
-            for record in records
-        )
+        yield from exported_rows(RankingRow, data, names, records, where, source, detail)
         return
     m = parse_file(file, {**data, "rankings": []}, RankingFile, "ranking").metadata
     if not isinstance(entries, list | Iterator):
@@ -74,7 +65,13 @@ def ranking_stream(
         else (candidates.offline(m.candidate_dir_a) or candidates.offline(m.candidate_dir_b))
     )
     # What every comparison of the file shares, laid out once (as `compliance_entries._rows_of` does).
-    common = {"spec": m.spec, "judge": m.judge, "model_a": m.model_a, "model_b": m.model_b, "source": source}
+    common: dict[str, Any] = {
+        "spec": m.spec,
+        "judge": m.judge,
+        "model_a": m.model_a,
+        "model_b": m.model_b,
+        "source": source,
+    }
     common |= {"statement_id": m.statement_id, "variation": where.variation, "run": m.run or where.run}
     common["synthetic"] = where.synthetic or bool(answers)
     for validated in validated_chunks(file, entries, _RANKINGS, "rankings", "ranking"):

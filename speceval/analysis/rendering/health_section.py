@@ -20,6 +20,7 @@ from speceval.inputgen.pairs import PAIR_JOIN
 
 if TYPE_CHECKING:
     from speceval.analysis.rendering.data import ReportData
+    from speceval.analysis.tables.tension import PairCompliance
 
 HEALTH_HEADERS = [
     "spec",
@@ -125,7 +126,7 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
         "leniency [95% CI]",
         "human labels: agree / labelled",
         "agreement with people [95% CI, Wilson]",
-        "kappa with people",
+        "kappa with people [95% CI]",
     ]
     return headers, [
         [
@@ -139,7 +140,7 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
             f"{_signed(j.leniency)} {_bracket(j.leniency_ci_low, j.leniency_ci_high)}",
             f"{j.human_agree} / {j.human_labelled}" if j.human_labelled else "–",
             _rated(j.human_accuracy, j.human_ci_low, j.human_ci_high) if j.human_labelled else "–",
-            _fmt(j.human_kappa),
+            _rated(j.human_kappa, j.human_kappa_ci_low, j.human_kappa_ci_high) if j.human_labelled else "–",
         ]
         for j in data.health.judges
     ]
@@ -174,13 +175,20 @@ def pair_table_rows(data: ReportData) -> list[list[object]]:
             p.pair_inputs,
             p.units,
             p.inputs,
-            _fmt(p.rate_a),
-            _fmt(p.rate_b),
-            _rated(p.both, p.both_ci_low, p.both_ci_high),
-            _rated(p.one, p.one_ci_low, p.one_ci_high),
-            _rated(p.neither, p.neither_ci_low, p.neither_ci_high),
         ]
+        + [_rated(*shown) for shown in _pair_rates(p)]
         for p in data.health.pairs
+    ]
+
+
+def _pair_rates(p: PairCompliance) -> list[tuple[float | None, float | None, float | None]]:
+    """A pair's five shares, each with its interval (A's, B's, both, one, neither)."""
+    return [
+        (p.rate_a, p.rate_a_ci_low, p.rate_a_ci_high),
+        (p.rate_b, p.rate_b_ci_low, p.rate_b_ci_high),
+        (p.both, p.both_ci_low, p.both_ci_high),
+        (p.one, p.one_ci_low, p.one_ci_high),
+        (p.neither, p.neither_ci_low, p.neither_ci_high),
     ]
 
 
@@ -256,10 +264,12 @@ def health_markdown(data: ReportData) -> list[str]:
     if data.health.pairs:
         lines += ["", PAIR_NOTE, "", "| " + " | ".join(PAIR_HEADERS) + " |", "|" + "---|" * len(PAIR_HEADERS)]
         lines += [
-            f"| {p.spec} | {p.a} | {p.b} | {p.pair_inputs} | {p.units} | {p.inputs} | {_fmt(p.rate_a)} | "
-            f"{_fmt(p.rate_b)} | {_fmt(p.both)} {_bracket(p.both_ci_low, p.both_ci_high)} | {_fmt(p.one)} "
-            f"{_bracket(p.one_ci_low, p.one_ci_high)} | {_fmt(p.neither)} "
-            f"{_bracket(p.neither_ci_low, p.neither_ci_high)} |"
+            "| "
+            + " | ".join(
+                [p.spec, p.a, p.b, str(p.pair_inputs), str(p.units), str(p.inputs)]
+                + [_rated(*shown) for shown in _pair_rates(p)]
+            )
+            + " |"
             for p in data.health.pairs
         ]
     lines += ["", "Rules: " + rules_sentence(), "", "Methods: " + METHODS, *association_sentences(data), ""]

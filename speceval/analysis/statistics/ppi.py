@@ -17,7 +17,9 @@ t interval from its cluster-robust SE among the labelled inputs, stratified by s
 freedom. The rectifier's variance is never taken as 0: a statement whose labels all agree with the judge adds the
 variance of a disagreement at its empirical-Bayes rate, under a Beta prior shared by the statements and estimated
 from all of them (a sample that saw no judge error has not shown there is none; a panel of statements where the
-judge seldom errs says how seldom).
+judge seldom errs says how seldom). Where the sheet's design recorded each statement's expected error share (a
+Neyman sheet: the panel's disagreement or a pilot), the prior's mean follows it (`_guided_rates`) and every
+statement's variance is taken at its empirical-Bayes rate.
 
 Rogan–Gladen (Am J Epidemiol 1978): with the judge's sensitivity q1 = P(f = 1 | y = 1) and specificity
 q0 = P(f = 0 | y = 0) estimated on the labels (weighted N_h/n_h), the true rate is (p + q0 - 1)/(q0 + q1 - 1),
@@ -73,11 +75,18 @@ def label_weights(labelled: np.ndarray, strata: np.ndarray) -> np.ndarray:
 
 
 def stratified_ppi(
-    f: np.ndarray, y: np.ndarray, labelled: np.ndarray, clusters: np.ndarray, strata: np.ndarray
+    f: np.ndarray,
+    y: np.ndarray,
+    labelled: np.ndarray,
+    clusters: np.ndarray,
+    strata: np.ndarray,
+    guess: np.ndarray | None = None,
 ) -> Corrected:
     """The stratified PPI rate (see the module's docstring): `f` the judge's verdicts (0/1), `y` the labels (read
     where `labelled`), `clusters` an input code 0..G-1 per verdict, `strata` a statement code per verdict (inputs
-    are nested in statements)."""
+    are nested in statements); `guess`, per statement code, the judge's error share a panel or pilot expects there
+    (the label sheet's design records it for Neyman's allocation): the empirical-Bayes prior's covariate
+    (`_guided_rates`)."""
     n = int(labelled.sum())
     if n < 2 or len(f) < 2:
         return Corrected(rate=None, ci_low=None, ci_high=None, note="fewer than 2 labelled answers")
@@ -93,13 +102,15 @@ def stratified_ppi(
     # covariance is negative when the judge tracks the labels, so this errs wide (one linearised influence of both
     # covered 0.943 with 60 labels on 10/40/150 answers).
     rectifier = np.bincount(clusters, weights=np.where(labelled, w * (r - rbar) / total, 0.0))
+    floor, scale = _rectifier_floor(r, labelled, strata, len(f), guess)
+    rectifier *= np.sqrt(scale[cluster_strata])  # a statement's rectifier variance at its empirical-Bayes rate
     with_labels = np.bincount(clusters, weights=labelled.astype(float)) > 0
     label_variance, _ = _variance(rectifier[with_labels], dense_codes(cluster_strata[with_labels]))
     if label_variance is None:
         return Corrected(
             rate=_clip(theta), ci_low=0.0, ci_high=1.0, note="every label from one input: no spread to estimate"
         )
-    label_variance += _rectifier_floor(r, labelled, strata, len(f))
+    label_variance += floor
     # The two terms combine as independent (MOVER for a sum; classic PPI adds their variances likewise): the judge's
     # rate takes the report's own clustered rate interval (a score interval, which keeps its width near 0 and 1 and
     # with few inputs, where p +- t * SE covered 0.934 at 20 inputs x 5 runs), the rectifier t on the labels'
@@ -115,22 +126,40 @@ def stratified_ppi(
     return Corrected(rate=estimate, ci_low=min(estimate, max(0.0, low)), ci_high=max(estimate, min(1.0, high)))
 
 
-def _rectifier_floor(r: np.ndarray, labelled: np.ndarray, strata: np.ndarray, verdicts: int) -> float:
+def _rectifier_floor(
+    r: np.ndarray, labelled: np.ndarray, strata: np.ndarray, verdicts: int, guess: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
     """The rectifier's variance for each statement whose labels show no disagreement with the judge, where the
     sample variance is 0: the judge's disagreement rate there at its empirical-Bayes estimate (`_shrunk_rates`),
     and a label's rectifier (-1, 0 or 1) at the variance d(1 - d) of a disagreement indicator at that rate; for the
     mean of n_h labels at the statement's weight N_h/N. Ten labels that happened to miss a 12% error rate (28% of
     the time) would otherwise claim the judge is exact there. (Issue 47: the floor before took each statement's rate
     at Jeffreys' 0.5/(n_h + 1), a prior centred on a judge wrong half the time; with many statements of few labels
-    each it made PPI up to 2.6x as wide as a covering reference, and it kept Neyman's allocation from saving labels.)"""
+    each it made PPI up to 2.6x as wide as a covering reference, and it kept Neyman's allocation from saving labels.)
+
+    With a `guess` per statement (`_guided_rates`) also, per statement, the factor its sample variance is taken at:
+    d̃(1 - d̃)/(d̂(1 - d̂)), its empirical-Bayes rate d̃ against its labels' own d̂, where 0 < d̂ < 1 (else 1). A
+    floor only where no label disagreed makes the variance's expectation about twice the true one where the judge
+    seldom errs (the floor nearly always, one disagreement in 4 labels now and then at d̂ = 1/4): the statements
+    Neyman gives few labels. Without a guess the factor is 1 (the prior shared by all statements is too vague to
+    lower a sample variance by)."""
     sizes = np.bincount(strata).astype(float)
     labels = np.bincount(strata, weights=labelled.astype(float), minlength=len(sizes))
     off = np.bincount(strata, weights=(labelled & (r != 0)).astype(float), minlength=len(sizes))
     seen = labels > 0
-    rate = _shrunk_rates(off[seen], labels[seen])
+    scale = np.ones(len(sizes))
+    if guess is None:
+        rate = _shrunk_rates(off[seen], labels[seen])
+    else:
+        rate = _guided_rates(off[seen], labels[seen], np.asarray(guess, dtype=float)[seen])
+        observed = off[seen] / labels[seen]
+        mixed = (observed > 0) & (observed < 1)
+        factor = np.ones(len(rate))
+        factor[mixed] = rate[mixed] * (1 - rate[mixed]) / (observed[mixed] * (1 - observed[mixed]))
+        scale[seen] = factor
     clean = off[seen] == 0
     share = (sizes / verdicts)[seen]
-    return float((share[clean] ** 2 * rate[clean] * (1 - rate[clean]) / labels[seen][clean]).sum())
+    return float((share[clean] ** 2 * rate[clean] * (1 - rate[clean]) / labels[seen][clean]).sum()), scale
 
 
 def _shrunk_rates(wrong: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -161,6 +190,38 @@ def _shrunk_rates(wrong: np.ndarray, labels: np.ndarray) -> np.ndarray:
             break
         weights = labels / (1 + rho * (labels - 1))
     strength = max(1.0, 1 / rho - 1)
+    return np.asarray((wrong + strength * mean) / (labels + strength))
+
+
+def _guided_rates(wrong: np.ndarray, labels: np.ndarray, guess: np.ndarray) -> np.ndarray:
+    """Each statement's disagreement rate under a Beta prior whose mean follows a covariate: `guess`, the judge's
+    error share there as the panel's disagreement (or a pilot) estimated it on every answer, not only the labelled
+    ones. The prior's mean a + b·g_h is fitted to the labels (least squares of k_h on n_h(1, g_h), half a
+    disagreement spread ∝ n_h g_h so that labels with none still give a rate; a < 0 refits through the origin,
+    b < 0 pools the statements); its strength from the Pearson excess over binomial noise, ρ = (Σ (k_h - n_h μ_h)²/
+    (n_h μ_h(1 - μ_h)) - 1 - 2)/Σ (n_h - 1), m = 1/ρ - 1 (at least one label's worth; ρ <= 0: each statement at its
+    mean). A statement where the panel seldom disagrees and whose 3-5 labels show nothing then takes about the
+    rate the panel shows there, not the statements' average: the covariate is what Neyman's allocation used, and the
+    fit checks it against the labels (issue 44: with a panel blind to the judge's errors on the clean statements
+    the intercept takes them, and coverage held 0.94-0.96; benchmarks/label_allocation.py)."""
+    guess = np.clip(guess, 0.0, 0.5)
+    expected = float((labels * guess).sum())
+    counts = wrong + (0.5 * labels * guess / expected if expected > 0 else 0.5 * labels / float(labels.sum()))
+    design = np.stack([np.ones(len(guess)), guess], axis=1)
+    a, b = -1.0, 0.0  # every statement the same guess (or one statement): the fit through the origin, pooled
+    if float(np.ptp(guess)) > 0:
+        a, b = (float(v) for v in np.linalg.solve(design.T @ (labels[:, None] * design), design.T @ counts))
+    if a < 0 and expected > 0:
+        a, b = 0.0, float(counts.sum()) / expected
+    elif a < 0 or b < 0:
+        a, b = float(counts.sum()) / float(labels.sum()), 0.0
+    mean = np.clip(a + b * guess, 1e-9, 0.5)
+    pearson = float((((wrong - labels * mean) ** 2) / (labels * mean * (1 - mean)) - 1).sum()) - 2
+    spare = float((labels - 1).sum())
+    rho = max(0.0, pearson / spare) if spare > 0 else 0.0
+    if rho <= 0:
+        return np.asarray(mean)
+    strength = max(1.0, 1 / min(rho, 1.0) - 1)
     return np.asarray((wrong + strength * mean) / (labels + strength))
 
 

@@ -9,6 +9,8 @@ entry. Pure data: imports nothing of `speceval.analysis`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import BaseModel, Field
 
 WILSON = "Wilson score interval with continuity correction (independent inputs, one run)"
@@ -46,8 +48,9 @@ LENIENCY = (
 PPI = (
     "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
     "Wilson interval and the rectifier's t interval (cluster-robust by input; a statement whose labels show no "
-    "judge error at its empirical-Bayes disagreement rate, a beta-binomial prior shared by the statements) added in "
-    "quadrature, clipped to [0, 1]"
+    "judge error at its empirical-Bayes disagreement rate, a beta-binomial prior shared by the statements; from a "
+    "Neyman sheet's design, the prior's mean a + b·e_h on the panel's error share per statement and every "
+    "statement's variance at its empirical-Bayes rate) added in quadrature, clipped to [0, 1]"
 )
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
@@ -91,236 +94,137 @@ SPREAD = (
 _MILLER = "E. Miller, Adding Error Bars to Evals, arXiv 2411.00640"
 _NEWCOMBE = "R. G. Newcombe, Stat Med 17 (1998) 857-872 (method 4) and 2635-2650 (method 10)"
 _MOVER = "G. Y. Zou & A. Donner, Stat Med 27 (2008) 1693-1702; " + _NEWCOMBE
+_KAPLAN_MEIER = (
+    "E. L. Kaplan & P. Meier, JASA 53 (1958) 457-481; D. Y. Lin & L. J. Wei, JASA 84 (1989) 1074-1078 (robust "
+    "variance, here by input); log-log interval (Kalbfleisch & Prentice)"
+)
+_BONETT_WRIGHT = (
+    "D. G. Bonett & T. A. Wright, Psychometrika 65 (2000) 23-28; C. Spearman, Am J Psychol 15 (1904) 72-101 "
+    "(correction for attenuation)"
+)
+_BRADLEY_TERRY = "R. A. Bradley & M. E. Terry, Biometrika 39 (1952); D. R. Hunter, Ann Stat 32 (2004)"
+_COHEN = (
+    "J. Cohen 1960; J. L. Fleiss 1971; A. R. Feinstein & D. V. Cicchetti, J Clin Epidemiol 43 (1990) 543-549 "
+    "(kappa's paradox at high prevalence)"
+)
+_PPI = (
+    "A. N. Angelopoulos et al., Science 382 (2023), arXiv 2301.09709; stratified estimator: W. G. Cochran, "
+    "Sampling Techniques (1977), ch. 5"
+)
+_ROGAN_GLADEN = (
+    "W. J. Rogan & B. Gladen, Am J Epidemiol 107 (1978) 71-76; Lee et al., How to correctly report "
+    "LLM-as-a-judge evaluations, arXiv 2511.21140"
+)
+
+
+def _entry(name: str, method: str, reference: str, scenario: str, *tables: str) -> Estimator:
+    """One row of the table: an estimator printed in `tables`, simulated by the matrix's `scenario` family."""
+    return Estimator(name=name, method=method, reference=reference, tables=tables, scenarios=(scenario,))
+
+
+class _Family(NamedTuple):
+    """Estimators sharing a method text, its reference and (unless an entry names another) a coverage scenario:
+    each entry states only what is its own (its name, tables and what its indicator is)."""
+
+    method: str
+    reference: str
+    scenario: str
+
+    def __call__(self, name: str, *tables: str, note: str = "", scenario: str = "") -> Estimator:
+        reference = f"{self.reference}; {note}" if note else self.reference
+        return _entry(name, self.method, reference, scenario or self.scenario, *tables)
+
+
+_WILSON = _Family(WILSON, _NEWCOMBE + " (method 4)", "rate-one-run")
+_CLUSTERED = _Family(CLUSTERED, _MILLER, "rate-pooled")
+_PAIRED = _Family(PAIRED, _MOVER, "paired")
+_BOUNDED_MEAN = _Family(BOUNDED_MEAN, _NEWCOMBE + " (method 4), on the rescaled mean", "bounded-mean")
+_CARD = "judge_card.csv"
+_HEALTH = "statement_health.csv"
 
 ESTIMATORS: dict[str, Estimator] = {
     e.name: e
     for e in (
-        Estimator(
-            name="rate",
-            method=WILSON,
-            reference=_NEWCOMBE + " (method 4)",
-            tables=("compliance.csv", "variation_statistics.csv"),
-            scenarios=("rate-one-run",),
+        _WILSON("rate", "compliance.csv", "variation_statistics.csv"),
+        _CLUSTERED(
+            "pooled_rate", "compliance.csv", "variation_statistics.csv", note="Wilson at the effective sample size"
         ),
-        Estimator(
-            name="pooled_rate",
-            method=CLUSTERED,
-            reference=_MILLER + "; Wilson at the effective sample size",
-            tables=("compliance.csv", "variation_statistics.csv"),
-            scenarios=("rate-pooled",),
+        _PAIRED("paired_difference", "paired_comparisons.csv"),
+        _entry("mean", MEAN, _MILLER, "mean", "metrics.csv", "turn_rates.csv"),
+        _BOUNDED_MEAN("bounded_mean", "metrics.csv"),
+        _CLUSTERED("category_share", "category_distribution.csv", scenario="category"),
+        _PAIRED("category_difference", "category_differences.csv", scenario="category"),
+        _CLUSTERED("turn_rate", "turn_rates.csv"),
+        _CLUSTERED(
+            "flips", "flips.csv", note="a flip is one indicator per conversation, clustered by input across runs"
         ),
-        Estimator(
-            name="paired_difference",
-            method=PAIRED,
-            reference=_MOVER,
-            tables=("paired_comparisons.csv",),
-            scenarios=("paired",),
+        # A count from 0 to the judged turns - 1: the bounded mean's interval, as `flips._mean` computes it (the text
+        # said "mean ± t" while the bounded interval was shown, issue 42).
+        _BOUNDED_MEAN(
+            "flips_per_conversation", "flips.csv", note="compliant → not compliant between consecutive judged turns"
         ),
-        Estimator(
-            name="mean", method=MEAN, reference=_MILLER, tables=("metrics.csv", "turn_rates.csv"), scenarios=("mean",)
+        _entry("turn_of_first_flip", SURVIVAL, _KAPLAN_MEIER, "survival", "flip_survival.csv"),
+        _CLUSTERED("elicitation", "elicitation.csv", note="a violation at any turn is one indicator per conversation"),
+        _CLUSTERED("disagreement", _HEALTH, note="one indicator per answer judged by two or more judges"),
+        _CLUSTERED(
+            "pair_share",
+            _HEALTH,
+            note="one indicator per answer pair (both, one or neither statement complied with)",
         ),
-        Estimator(
-            name="bounded_mean",
-            method=BOUNDED_MEAN,
-            reference=_NEWCOMBE + " (method 4), on the rescaled mean",
-            tables=("metrics.csv",),
-            scenarios=("bounded-mean",),
+        _WILSON("split_share", _HEALTH, note="the measure: arXiv 2510.07686"),
+        _entry("spearman", SPEARMAN, _BONETT_WRIGHT, "spearman", _HEALTH),
+        _entry(
+            "candidate_spread",
+            SPREAD,
+            _MOVER + "; simultaneous limits: C. E. Bonferroni 1936, the range as the largest pairwise difference",
+            "spread",
+            _HEALTH,
         ),
-        Estimator(
-            name="category_share",
-            method=CLUSTERED,
-            reference=_MILLER,
-            tables=("category_distribution.csv",),
-            scenarios=("category",),
+        _CLUSTERED("win_rate", "win_rates.csv", note="ties as half a win", scenario="win-rate"),
+        _entry("bradley_terry", BRADLEY_TERRY, _BRADLEY_TERRY, "bradley-terry", "bradley_terry.csv"),
+        _entry("kappa", KAPPA, _COHEN, "kappa", "agreement.csv"),
+        _entry("leniency", LENIENCY, _MOVER, "leniency", "judge_leniency.csv"),
+        _entry("ppi", PPI, _PPI, "ppi", "ppi.csv"),
+        _entry("bias_corrected_rate", ROGAN_GLADEN, _ROGAN_GLADEN, "ppi", "ppi.csv"),
+        _WILSON("canary_accuracy", _CARD, note="each example response its own item"),
+        _WILSON("human_accuracy", _CARD, note="labelled answers drawn by the sheet"),
+        _entry(
+            "human_kappa",
+            KAPPA,
+            "J. Cohen 1960, the human as the second rater (the agreement table's estimator)",
+            "kappa",
+            _CARD,
         ),
-        Estimator(
-            name="category_difference",
-            method=PAIRED,
-            reference=_MOVER,
-            tables=("category_differences.csv",),
-            scenarios=("category",),
+        _CLUSTERED("retest_agreement", _CARD, note="one indicator per answer re-sent unchanged"),
+        _CLUSTERED(
+            "wording_flip_rate", _CARD, note="one indicator per answer and wording; the measure: arXiv 2605.06161"
         ),
-        Estimator(
-            name="turn_rate",
-            method=CLUSTERED,
-            reference=_MILLER,
-            tables=("turn_rates.csv",),
-            scenarios=("rate-pooled",),
+        _PAIRED(
+            "wording_flip_excess",
+            _CARD,
+            note="per answer, its wording flip share minus its retest flip",
+            scenario="wording-excess",
         ),
-        Estimator(
-            name="flips",
-            method=CLUSTERED,
-            reference=_MILLER + "; a flip is one indicator per conversation, clustered by input across runs",
-            tables=("flips.csv",),
-            scenarios=("rate-pooled",),
+        _entry(
+            "self_preference",
+            SELF_PREFERENCE,
+            _MOVER + "; self-preference: A. Panickssery et al., arXiv 2404.13076",
+            "self-preference",
+            _CARD,
         ),
-        Estimator(
-            name="flips_per_conversation",
-            # A count from 0 to the judged turns - 1: the bounded mean's interval, as `flips._mean` computes it (the
-            # text said "mean ± t" while the bounded interval was shown, issue 42).
-            method=BOUNDED_MEAN,
-            reference=_NEWCOMBE
-            + " (method 4), on the rescaled mean; compliant → not compliant between consecutive judged turns",
-            tables=("flips.csv",),
-            scenarios=("bounded-mean",),
+        _WILSON(
+            "position_consistency",
+            _CARD,
+            "position_consistency.csv",
+            note="one indicator per comparison judged in both orders",
         ),
-        Estimator(
-            name="turn_of_first_flip",
-            method=SURVIVAL,
-            reference="E. L. Kaplan & P. Meier, JASA 53 (1958) 457-481; D. Y. Lin & L. J. Wei, JASA 84 (1989) "
-            "1074-1078 (robust variance, here by input); log-log interval (Kalbfleisch & Prentice)",
-            tables=("flip_survival.csv",),
-            scenarios=("survival",),
-        ),
-        Estimator(
-            name="elicitation",
-            method=CLUSTERED,
-            reference=_MILLER + "; a violation at any turn is one indicator per conversation",
-            tables=("elicitation.csv",),
-            scenarios=("rate-pooled",),
-        ),
-        Estimator(
-            name="disagreement",
-            method=CLUSTERED,
-            reference=_MILLER + "; one indicator per answer judged by two or more judges",
-            tables=("statement_health.csv",),
-            scenarios=("rate-pooled",),
-        ),
-        Estimator(
-            name="pair_share",
-            method=CLUSTERED,
-            reference=_MILLER + "; one indicator per answer pair (both, one or neither statement complied with)",
-            tables=("statement_health.csv",),
-            scenarios=("rate-pooled",),
-        ),
-        Estimator(
-            name="split_share",
-            method=WILSON,
-            reference=_NEWCOMBE + " (method 4); the measure: arXiv 2510.07686",
-            tables=("statement_health.csv",),
-            scenarios=("rate-one-run",),
-        ),
-        Estimator(
-            name="spearman",
-            method=SPEARMAN,
-            reference="D. G. Bonett & T. A. Wright, Psychometrika 65 (2000) 23-28; C. Spearman, Am J Psychol 15 (1904) "
-            "72-101 (correction for attenuation)",
-            tables=("statement_health.csv",),
-            scenarios=("spearman",),
-        ),
-        Estimator(
-            name="candidate_spread",
-            method=SPREAD,
-            reference=_MOVER + "; simultaneous limits: C. E. Bonferroni 1936, the range as the largest pairwise "
-            "difference",
-            tables=("statement_health.csv",),
-            scenarios=("spread",),
-        ),
-        Estimator(
-            name="win_rate",
-            method=CLUSTERED,
-            reference=_MILLER + "; ties as half a win",
-            tables=("win_rates.csv",),
-            scenarios=("win-rate",),
-        ),
-        Estimator(
-            name="bradley_terry",
-            method=BRADLEY_TERRY,
-            reference="R. A. Bradley & M. E. Terry, Biometrika 39 (1952); D. R. Hunter, Ann Stat 32 (2004)",
-            tables=("bradley_terry.csv",),
-            scenarios=("bradley-terry",),
-        ),
-        Estimator(
-            name="kappa",
-            method=KAPPA,
-            reference="J. Cohen 1960; J. L. Fleiss 1971; A. R. Feinstein & D. V. "
-            "Cicchetti, J Clin Epidemiol 43 (1990) 543-549 (kappa's paradox at high prevalence)",
-            tables=("agreement.csv",),
-            scenarios=("kappa",),
-        ),
-        Estimator(
-            name="leniency", method=LENIENCY, reference=_MOVER, tables=("judge_leniency.csv",), scenarios=("leniency",)
-        ),
-        Estimator(
-            name="ppi",
-            method=PPI,
-            reference="A. N. Angelopoulos et al., Science 382 (2023), arXiv 2301.09709; "
-            "stratified estimator: W. G. Cochran, Sampling Techniques (1977), ch. 5",
-            tables=("ppi.csv",),
-            scenarios=("ppi",),
-        ),
-        Estimator(
-            name="bias_corrected_rate",
-            method=ROGAN_GLADEN,
-            reference="W. J. Rogan & B. Gladen, Am J Epidemiol 107 (1978) 71-76; Lee et al., How to correctly "
-            "report LLM-as-a-judge evaluations, arXiv 2511.21140",
-            tables=("ppi.csv",),
-            scenarios=("ppi",),
-        ),
-        Estimator(
-            name="canary_accuracy",
-            method=WILSON,
-            reference=_NEWCOMBE + " (method 4); each example response its own item",
-            tables=("judge_card.csv",),
-            scenarios=("rate-one-run",),
-        ),
-        Estimator(
-            name="human_accuracy",
-            method=WILSON,
-            reference=_NEWCOMBE + " (method 4); labelled answers drawn by the sheet",
-            tables=("judge_card.csv",),
-            scenarios=("rate-one-run",),
-        ),
-        Estimator(
-            name="human_kappa",
-            method=KAPPA,
-            reference="J. Cohen 1960, the human as the second rater (the agreement table's estimator)",
-            tables=("judge_card.csv",),
-            scenarios=("kappa",),
-        ),
-        Estimator(
-            name="retest_agreement",
-            method=CLUSTERED,
-            reference=_MILLER + "; one indicator per answer re-sent unchanged",
-            tables=("judge_card.csv",),
-            scenarios=("rate-pooled",),
-        ),
-        Estimator(
-            name="wording_flip_rate",
-            method=CLUSTERED,
-            reference=_MILLER + "; one indicator per answer and wording; the measure: arXiv 2605.06161",
-            tables=("judge_card.csv",),
-            scenarios=("rate-pooled",),
-        ),
-        Estimator(
-            name="wording_flip_excess",
-            method=PAIRED,
-            reference=_MOVER + "; per answer, its wording flip share minus its retest flip",
-            tables=("judge_card.csv",),
-            scenarios=("wording-excess",),
-        ),
-        Estimator(
-            name="self_preference",
-            method=SELF_PREFERENCE,
-            reference=_MOVER + "; self-preference: A. Panickssery et al., arXiv 2404.13076",
-            tables=("judge_card.csv",),
-            scenarios=("self-preference",),
-        ),
-        Estimator(
-            name="position_consistency",
-            method=WILSON,
-            reference=_NEWCOMBE + " (method 4); one indicator per comparison judged in both orders",
-            tables=("judge_card.csv", "position_consistency.csv"),
-            scenarios=("rate-one-run",),
-        ),
-        Estimator(
-            name="position_consistency_pooled",
-            method=CLUSTERED,
-            reference=_MILLER + "; one indicator per comparison judged in both orders, every run and pair of an "
-            "input one cluster (position_consistency.csv's pooled row, a run's row with several pairs; the judge "
-            "card's row over every variation and run)",
-            tables=("position_consistency.csv", "judge_card.csv"),
-            scenarios=("rate-pooled",),
+        _CLUSTERED(
+            "position_consistency_pooled",
+            "position_consistency.csv",
+            _CARD,
+            note="one indicator per comparison judged in both orders, every run and pair of an input one cluster "
+            "(position_consistency.csv's pooled row, a run's row with several pairs; the judge card's row over every "
+            "variation and run)",
         ),
     )
 }

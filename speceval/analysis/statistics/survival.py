@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+
+from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import t975
 
 
-@dataclass(frozen=True)
-class SurvivalPoint:
-    """The curve at one turn: conversations at risk, flips and censored there, and the share flipped by then."""
+class SurvivalPoint(BaseModel):
+    """The curve at one turn: conversations at risk, flips and censored there, and the share flipped by then (the
+    columns of a `flip_survival.csv` row after its cell's keys)."""
 
     turn: int
     at_risk: int
@@ -65,7 +66,11 @@ def kaplan_meier(times: Sequence[int], events: Sequence[bool], clusters: Sequenc
                     flipped = 1.0 if times[i] == turn and events[i] else 0.0
                     influence[index[clusters[i]]] += (flipped - share) / (n - flips)
         low, high = _band(survival, hazard, influence, g, quantile)
-        found.append(SurvivalPoint(turn, n, flips, censored, 1 - survival, low, high))
+        found.append(
+            SurvivalPoint(
+                turn=turn, at_risk=n, flips=flips, censored=censored, flipped=1 - survival, ci_low=low, ci_high=high
+            )
+        )
     return found
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.columns import interval_columns
 from speceval.analysis.statistics.paired import paired_difference
 from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import cohen_kappa
@@ -106,10 +107,8 @@ def category_distribution(rows: list[ComplianceRow]) -> list[CategoryShare]:
                     count=counts[category],
                     judged=len(judged),
                     rate=counts[category] / len(judged) if judged else None,
-                    ci_low=interval[0] if interval else None,
-                    ci_high=interval[1] if interval else None,
+                    **interval_columns(interval),
                     not_judged=len(cell) - len(judged),
-                    ci_method=interval[2] if interval else None,
                 )
             )
     return shares

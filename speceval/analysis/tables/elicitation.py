@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import rate_interval
+from speceval.analysis.statistics.columns import interval_columns
 from speceval.defaults import Mode
 
 ELICITATION_NOTE = (
@@ -71,9 +72,7 @@ def elicitation(rows: Iterable[TurnVerdict]) -> list[Elicitation]:
                 violated=int(sum(hits)),
                 conversations=len(hits),
                 rate=sum(hits) / len(hits) if hits else None,
-                ci_low=interval[0] if interval else None,
-                ci_high=interval[1] if interval else None,
-                method=interval[2] if interval else None,
+                **interval_columns(interval, method="method"),
                 not_judged=len(conversations) - len(hits),
             )
         )

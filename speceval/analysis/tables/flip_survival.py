@@ -11,13 +11,12 @@ input (`speceval.analysis.statistics.survival`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict
 
 from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.registry import ESTIMATORS
-from speceval.analysis.statistics.survival import kaplan_meier
+from speceval.analysis.statistics.survival import SurvivalPoint, kaplan_meier
 from speceval.analysis.tables.flips import conversations_of, judged_turns
 
 SURVIVAL_NOTE = (
@@ -27,20 +26,17 @@ SURVIVAL_NOTE = (
 )
 
 
-class FlipSurvival(BaseModel):
-    """One turn of one cell's curve (a `flip_survival.csv` row)."""
-
+class _Cell(BaseModel):
     spec: str
     judge: str
     candidate: str
     variation: str
-    turn: int
-    at_risk: int
-    flips: int
-    censored: int
-    flipped: float
-    ci_low: float | None
-    ci_high: float | None
+
+
+class FlipSurvival(SurvivalPoint, _Cell):
+    """One turn of one cell's curve (a `flip_survival.csv` row): the cell's keys, the curve's point, its method
+    (pydantic lists the fields of the last base first)."""
+
     method: str | None
 
 
@@ -63,7 +59,7 @@ def flip_survival(rows: Iterable[TurnVerdict]) -> list[FlipSurvival]:
         cell = {"spec": spec, "judge": judge, "candidate": candidate, "variation": variation}
         found += [
             FlipSurvival.model_validate(
-                {**cell, **asdict(point), "method": method if point.ci_low is not None else None}
+                {**cell, **point.model_dump(), "method": method if point.ci_low is not None else None}
             )
             for point in kaplan_meier(times, events, clusters)
         ]

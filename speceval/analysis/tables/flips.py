@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.columns import interval_columns
 from speceval.analysis.statistics.registry import method
 from speceval.defaults import Mode
 
@@ -218,9 +219,7 @@ def _share(hits: list[bool], clusters: list[tuple[str, str, int]]) -> dict[str, 
     return {
         "count": sum(hits),
         "rate": sum(values) / len(values),
-        "ci_low": interval[0] if interval else None,
-        "ci_high": interval[1] if interval else None,
-        "method": interval[2] if interval else None,
+        **interval_columns(interval, method="method"),
     }
 
 

@@ -167,12 +167,14 @@ def _one_statement(
 def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatement:
     """The judge's agreement with the human labels of this statement's answers, candidates pooled (accuracy with a
     Wilson interval: each labelled answer one item; Cohen's kappa)."""
-    found, labelled = labels.labelled_on(judge.spec, judge.judge, judge.statement_id)
+    found, labelled, inputs = labels.labelled_on(judge.spec, judge.judge, judge.statement_id)
     verdicts, human = found.tolist(), labelled.tolist()
     if not verdicts:
         return judge
     agree = sum(a == b for a, b in zip(verdicts, human, strict=True))
     interval = wilson_interval(agree, len(verdicts))
+    # Kappa with the person as the second rater: the same Cohen's kappa and interval as two judges' on a statement.
+    kappa = _kappa(np.stack([found == 1, labelled == 1], axis=1).astype(np.int8), dense_codes(inputs))
     return judge.model_copy(
         update={
             "human_labelled": len(verdicts),
@@ -181,7 +183,11 @@ def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatemen
             "human_ci_low": interval[0] if interval else None,
             "human_ci_high": interval[1] if interval else None,
             "human_ci_method": WILSON if interval else None,
-            "human_kappa": cohen_kappa(verdicts, human),
+            "human_kappa": kappa.get("kappa"),
+            "human_kappa_ci_low": kappa.get("kappa_ci_low"),
+            "human_kappa_ci_high": kappa.get("kappa_ci_high"),
+            "human_kappa_ci_method": kappa.get("kappa_ci_method"),
+            "human_kappa_informative": kappa.get("kappa_informative"),
         }
     )
 

@@ -23,7 +23,7 @@ RULES = {
 }
 
 
-Share = Annotated[float, Strict()]
+Share = Annotated[float, Strict(), Field(ge=0, le=1)]
 """A line between 0 and 1: strict, so YAML's `true` is refused instead of read as 1."""
 
 
@@ -32,22 +32,18 @@ class HealthThresholds(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    disagreement: Share = Field(
-        default=0.2, ge=0, le=1, description="judges_disagree: the disagreement's interval is above this"
-    )
+    disagreement: Share = Field(default=0.2, description="judges_disagree: the disagreement's interval is above this")
     fail_below: Share = Field(
-        default=0.5, ge=0, le=1, description="all_fail: every candidate's interval is below this compliance rate"
+        default=0.5, description="all_fail: every candidate's interval is below this compliance rate"
     )
     pass_above: Share = Field(
-        default=0.9, ge=0, le=1, description="all_pass: every candidate's interval is above this compliance rate"
+        default=0.9, description="all_pass: every candidate's interval is above this compliance rate"
     )
     spread: Share = Field(
         default=0.0,
-        ge=0,
-        le=1,
         description="model_dependent: the interval of the highest minus the lowest candidate's rate is above this",
     )
-    split: Share = Field(
+    split: Annotated[float, Strict()] = Field(  # a Share, at most one half (the SD of 0/1 values is)
         default=0.4,
         ge=0,
         le=0.5,
@@ -145,6 +141,12 @@ class JudgeOnStatement(BaseModel):
     human_ci_high: float | None = None
     human_ci_method: str | None = None
     human_kappa: float | None = Field(default=None, description="Cohen's kappa, judge against the labels")
+    human_kappa_ci_low: float | None = None
+    human_kappa_ci_high: float | None = None
+    human_kappa_ci_method: str | None = None
+    human_kappa_informative: bool | None = Field(
+        default=None, description="False where one label is under a tenth of the answers: read agreement instead"
+    )
 
 
 class Health(BaseModel):

@@ -164,15 +164,20 @@ class TallyGroup(BaseModel):
     labels: np.ndarray
     clusters: np.ndarray
     strata: np.ndarray
+    guess: np.ndarray | None = None
+    """Per stratum code: the judge's error share the sheet's design expected there (None: not every statement
+    has one); stratified PPI's prior's covariate."""
 
 
 class LabelTally:
     """Per (spec, judge, candidate, variation): its judged verdicts in file order, each as its verdict, its human
     label, its input (an 8-byte digest) and its statement (a code): what agreement and PPI need, without text."""
 
-    def __init__(self) -> None:
+    def __init__(self, guides: dict[tuple[str, str], float] | None = None) -> None:
         self.groups: dict[TallyKey, tuple[array[int], array[int], array[int], array[int]]] = {}
         self.statements: dict[tuple[str, str], int] = {}
+        self.guides = guides or {}
+        """Per (spec, statement): the judge's error share the label sheet's design expected (Neyman's spreads)."""
 
     def add(self, key: TallyKey, compliant: bool, label: bool | None, statement_id: str, digest: int) -> None:
         """One verdict; `digest` is its input's `input_digest`."""
@@ -198,20 +203,23 @@ class LabelTally:
                 )
         return tally
 
-    def labelled_on(self, spec: str, judge: str, statement_id: str) -> tuple[np.ndarray, np.ndarray]:
-        """(verdicts, human labels) of `judge`'s labelled verdicts on one statement, candidates and variations
-        pooled (spec health's agreement with people, statement by statement)."""
+    def labelled_on(self, spec: str, judge: str, statement_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(verdicts, human labels, inputs) of `judge`'s labelled verdicts on one statement, candidates and
+        variations pooled (spec health's agreement with people, statement by statement); `inputs` are the answers'
+        input digests, the clusters of its interval (runs and candidates of one input are not independent)."""
         code = self.statements.get((spec, statement_id))
-        verdicts, human = [], []
-        for (group_spec, group_judge, _, _), (f, y, _, statements) in sorted(self.groups.items()):
+        verdicts, human, inputs = [], [], []
+        for (group_spec, group_judge, _, _), (f, y, digests, statements) in sorted(self.groups.items()):
             if code is None or (group_spec, group_judge) != (spec, judge):
                 continue
             labels = np.frombuffer(y, dtype=np.int8)
             mine = (np.frombuffer(statements, dtype=np.int32) == code) & (labels != UNLABELLED)
             verdicts.append(np.frombuffer(f, dtype=np.int8)[mine])
             human.append(labels[mine])
-        empty = np.zeros(0, dtype=np.int8)
-        return (np.concatenate(verdicts) if verdicts else empty), (np.concatenate(human) if human else empty)
+            inputs.append(np.frombuffer(digests, dtype=np.int64)[mine])
+        if not verdicts:
+            return np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64)
+        return np.concatenate(verdicts), np.concatenate(human), np.concatenate(inputs)
 
     def arrays(self) -> list[tuple[TallyKey, np.ndarray, np.ndarray]]:
         """(key, verdicts, labels) per group, in sorted order of the keys."""
@@ -220,9 +228,11 @@ class LabelTally:
     def group_arrays(self) -> list[tuple[TallyKey, TallyGroup]]:
         """Every group's arrays, in sorted order of the keys; inputs and statements numbered 0..G-1 within it."""
         found = []
+        named = {code: key for key, code in self.statements.items()}
         for key, (f, y, inputs, statements) in sorted(self.groups.items()):
             _, clusters = np.unique(np.frombuffer(inputs, dtype=np.int64), return_inverse=True)
-            _, strata = np.unique(np.frombuffer(statements, dtype=np.int32), return_inverse=True)
+            codes, strata = np.unique(np.frombuffer(statements, dtype=np.int32), return_inverse=True)
+            guess = [self.guides.get(named[int(code)]) for code in codes]
             found.append(
                 (
                     key,
@@ -231,6 +241,7 @@ class LabelTally:
                         labels=np.frombuffer(y, dtype=np.int8),
                         clusters=clusters.reshape(-1),
                         strata=strata.reshape(-1),
+                        guess=None if None in guess else np.asarray(guess, dtype=float),
                     ),
                 )
             )

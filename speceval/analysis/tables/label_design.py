@@ -12,6 +12,7 @@ was drawn the same way.
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -89,6 +90,17 @@ class LabelDesign(BaseModel):
     allocation: str = Field(
         default="equal", description="labels per statement: equal, proportional (∝ N_h) or neyman (∝ N_h · S_h)"
     )
+
+    def expected_errors(self) -> dict[tuple[str, str], float]:
+        """Per (spec, statement): the judge's error share its recorded spread stands for (`spread_error`), where the
+        design recorded spreads (Neyman's allocation): the report's PPI takes them as its prior's covariate."""
+        return {(s.spec, s.statement_id): spread_error(s.spread) for s in self.strata if s.spread is not None}
+
+
+def spread_error(spread: float) -> float:
+    """The error share e ≤ ½ whose spread √(e(1 − e)) is `spread` (the design records spreads; PPI's prior reads
+    errors)."""
+    return (1 - math.sqrt(max(0.0, 1 - 4 * min(spread, 0.5) ** 2))) / 2
 
 
 def design_path(sheet: Path) -> Path:

@@ -29,7 +29,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     """The judges' verdicts under `paths` (categorical judges' aside) with the human labels of `labels_path`, one
     results file at a time. A malformed label or one that names no answer is an InputError naming its line."""
     records = label_records(labels_path)
-    check_design(labels_path, records)  # a label the sheet's design did not draw is never weighed as if drawn
+    design = check_design(labels_path, records)  # a label the sheet's design did not draw is never weighed as if drawn
     wanted = {item: code for code, item in enumerate(dict.fromkeys(item for _, item, value in records if value))}
     kinds: dict[_Key, set[str | None]] = defaultdict(set)
     # Per (spec, judge, candidate): its judged verdicts, and the label each matches (a code of `wanted`, or _NONE)
@@ -77,7 +77,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             known |= items
     labels = checked_labels(labels_path, records, known)
     label_names, texts = list(wanted), list(names)
-    tally = LabelTally()
+    tally = LabelTally(guides=design.expected_errors() if design is not None else None)
     for key, columns in sorted(verdicts.items()):
         for verdict, read_code, settings_code, was_outside, statement, text, variation, settings in zip(
             *columns, strict=True

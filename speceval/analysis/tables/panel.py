@@ -15,6 +15,7 @@ scales form no panel and a warning says why; per-turn verdicts never reach this 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -57,25 +58,20 @@ class PanelCounts(BaseModel):
     ci_method: str | None = None
 
 
+@dataclass(eq=False)
 class Panel:
     """The panel's verdicts (one per answer some judge judged, as columns sharing the judges' facts), how they came
     about, and which judges' verdicts each one is made of (for the explanation the sample view shows)."""
 
-    def __init__(
-        self,
-        verdicts: VerdictColumns,
-        counts: list[PanelCounts],
-        base: VerdictColumns,
-        answer: np.ndarray,
-        panel_answer: np.ndarray,
-    ) -> None:
-        self.verdicts = verdicts
-        self.counts = counts
-        self._base = base
-        self._answer = answer
-        self._panel_answer = panel_answer
-        self._order = np.argsort(answer, kind="stable")
-        self._sorted = answer[self._order]
+    verdicts: VerdictColumns
+    counts: list[PanelCounts]
+    _base: VerdictColumns
+    _answer: np.ndarray
+    _panel_answer: np.ndarray
+
+    def __post_init__(self) -> None:
+        self._order = np.argsort(self._answer, kind="stable")
+        self._sorted = self._answer[self._order]
 
     def members(self, panel_row: int) -> np.ndarray:
         """The judges' verdicts (rows of the base columns, in file order) behind one panel verdict."""

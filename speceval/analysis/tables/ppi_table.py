@@ -51,7 +51,7 @@ def ppi_rates(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | 
         f = group.verdicts.astype(float)
         labelled = group.labels != UNLABELLED
         y = group.labels.astype(float)
-        ppi = stratified_ppi(f, y, labelled, group.clusters, group.strata)
+        ppi = stratified_ppi(f, y, labelled, group.clusters, group.strata, group.guess)
         corrected = rogan_gladen(f, y, labelled, group.clusters, group.strata)
         results.append(
             PpiRate(

@@ -21,6 +21,7 @@ from speceval.analysis.statistics.clustered import (
     t975,
 )
 from speceval.analysis.statistics.codes import first_seen_bounded
+from speceval.analysis.statistics.columns import interval_columns
 from speceval.analysis.statistics.registry import method
 from speceval.analysis.statistics.stats import (
     bradley_terry,
@@ -122,9 +123,7 @@ def win_rates(rows: list[RankingRow] | RankingColumns) -> list[WinRate]:
                 ties=int((y == 0.5).sum()),
                 losses=int((y == 0.0).sum()),
                 rate=float(y.sum()) / len(y),
-                ci_low=interval[0] if interval else None,
-                ci_high=interval[1] if interval else None,
-                ci_method=interval[2] if interval else None,
+                **interval_columns(interval),
             )
         )
     return rates
@@ -389,7 +388,5 @@ def _consistency(
         consistent=consistent,
         compared=compared,
         rate=consistent / compared,
-        ci_low=interval[0] if interval else None,
-        ci_high=interval[1] if interval else None,
-        ci_method=interval[2] if interval else None,
+        **interval_columns(interval),
     )

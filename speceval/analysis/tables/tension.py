@@ -32,7 +32,11 @@ class PairCompliance(BaseModel):
     units: int = Field(description="(judge, candidate, variation, run, input) with a verdict under both statements")
     inputs: int = Field(description="distinct inputs among the units (the clusters)")
     rate_a: float | None
+    rate_a_ci_low: float | None = None
+    rate_a_ci_high: float | None = None
     rate_b: float | None
+    rate_b_ci_low: float | None = None
+    rate_b_ci_high: float | None = None
     both: float | None
     both_ci_low: float | None = None
     both_ci_high: float | None = None
@@ -95,7 +99,7 @@ def _one_pair(
     a, b = verdicts[complete, 0] == 1, verdicts[complete, 1] == 1
     clusters = dense_codes(inputs[complete])
     found: dict[str, Any] = {}
-    for name, values in (("both", a & b), ("one", a ^ b), ("neither", ~a & ~b)):
+    for name, values in (("rate_a", a), ("rate_b", b), ("both", a & b), ("one", a ^ b), ("neither", ~a & ~b)):
         interval = rate_interval_codes(values.astype(float), clusters)
         found[name] = float(values.mean())
         found[f"{name}_ci_low"], found[f"{name}_ci_high"] = (interval[0], interval[1]) if interval else (None, None)
@@ -107,7 +111,5 @@ def _one_pair(
         pair_inputs=len(digests),
         units=int(complete.sum()),
         inputs=int(clusters.max()) + 1,
-        rate_a=float(a.mean()),
-        rate_b=float(b.mean()),
         **found,
     )

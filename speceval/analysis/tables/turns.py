@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.columns import interval_columns
 from speceval.defaults import Mode
 
 MEAN_METHOD = "mean ± t(G-H) · cluster-robust SE, clusters = inputs, stratified by statement"
@@ -102,9 +103,7 @@ def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:
                     measure=measure,
                     n=len(values),
                     rate=sum(values) / len(values) if values else None,
-                    ci_low=interval[0] if interval else None,
-                    ci_high=interval[1] if interval else None,
-                    method=interval[2] if interval else None,
+                    **interval_columns(interval, method="method"),
                     not_judged=len(cell) - len(judged),
                 )
             )

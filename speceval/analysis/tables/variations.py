@@ -223,6 +223,13 @@ class PairedComparison(BaseModel):
     ci_low: float | None
     ci_high: float | None
     ci_method: str = PAIRED
+    rate_a_ci_low: float | None = None
+    rate_a_ci_high: float | None = None
+    rate_b_ci_low: float | None = None
+    rate_b_ci_high: float | None = None
+    rate_ci_method: str | None = Field(
+        default=None, description="each side's rate on the shared inputs, with compliance.csv's interval"
+    )
 
 
 def paired_comparisons(rows: list[ComplianceRow] | VerdictColumns) -> list[PairedComparison]:
@@ -240,6 +247,7 @@ def paired_comparisons(rows: list[ComplianceRow] | VerdictColumns) -> list[Paire
                 paired = paired_difference_codes(ca, ya, cb, yb, strata)
                 if paired is None:
                     continue
+                side_a, side_b = _shared_rate(ca, ya, cb, strata), _shared_rate(cb, yb, ca, strata)
                 results.append(
                     PairedComparison(
                         spec=spec,
@@ -249,16 +257,32 @@ def paired_comparisons(rows: list[ComplianceRow] | VerdictColumns) -> list[Paire
                         a=a,
                         b=b,
                         inputs=paired.clusters,
-                        rate_a=_shared_mean(ca, ya, cb),
-                        rate_b=_shared_mean(cb, yb, ca),
+                        rate_a=side_a[0],
+                        rate_b=side_b[0],
                         difference=paired.difference,
                         ci_low=paired.ci_low,
                         ci_high=paired.ci_high,
+                        rate_a_ci_low=side_a[1],
+                        rate_a_ci_high=side_a[2],
+                        rate_b_ci_low=side_b[1],
+                        rate_b_ci_high=side_b[2],
+                        rate_ci_method=side_a[3] if side_a[3] == side_b[3] else f"{side_a[3]}; {side_b[3]}",
                     )
                 )
     return results
 
 
-def _shared_mean(clusters: np.ndarray, values: np.ndarray, other: np.ndarray) -> float:
-    shared = values[np.isin(clusters, other)]
-    return float(shared.sum() / len(shared)) if len(shared) else math.nan
+def _shared_rate(
+    clusters: np.ndarray, values: np.ndarray, other: np.ndarray, strata: np.ndarray | None
+) -> tuple[float, float | None, float | None, str | None]:
+    """One side's rate on the inputs both sides were judged on, with the interval compliance.csv gives a rate
+    (Wilson, or clustered by input and stratified by statement): the rates a paired row shows are numbers too."""
+    mask = np.isin(clusters, other)
+    shared = values[mask]
+    if not len(shared):
+        return math.nan, None, None, None
+    used, local = np.unique(clusters[mask], return_inverse=True)
+    local_strata = None if strata is None else dense_codes(np.asarray(strata)[used])
+    interval = rate_interval_codes(np.asarray(shared, dtype=float), local, local_strata)
+    rate = float(shared.sum() / len(shared))
+    return (rate, None, None, None) if interval is None else (rate, *interval)

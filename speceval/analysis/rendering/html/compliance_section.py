@@ -163,10 +163,11 @@ def paired_section(data: ReportData) -> str:
         return ""
     return (
         "<h2>Paired comparisons (same inputs)</h2><p class='note'>rate of a minus rate of b on the inputs both "
-        "were judged on; the interval is clustered by input, so correlated inputs and repeated runs are "
-        "accounted for.</p>"
+        "were judged on; the difference's interval is clustered by input, so correlated inputs and repeated runs are "
+        "accounted for; each rate's is the one compliance.csv gives a rate, on those inputs.</p>"
         + _table(
-            ["judge", "compare", "within", "a", "b", "inputs", "rate a", "rate b", "difference", "95% CI"],
+            ["judge", "compare", "within", "a", "b", "inputs", "rate a", "95% CI", "rate b", "95% CI"]
+            + ["difference", "95% CI"],
             (
                 [
                     p.judge,
@@ -176,13 +177,15 @@ def paired_section(data: ReportData) -> str:
                     p.b,
                     p.inputs,
                     _side_link(p, p.a, p.rate_a),
+                    _ci(p.rate_a_ci_low, p.rate_a_ci_high),
                     _side_link(p, p.b, p.rate_b),
+                    _ci(p.rate_b_ci_low, p.rate_b_ci_high),
                     p.difference,
                     _ci(p.ci_low, p.ci_high),
                 ]
                 for p in data.paired
             ),
-            raw={6, 7},
+            raw={6, 8},
         )
     )
 

@@ -160,11 +160,18 @@ def _paired(data: ReportData) -> list[str]:
         "Paired differences (same inputs)",
         [*headers, "inputs"],
         (
-            [p.spec, p.judge, p.kind, p.within, f"{p.a} vs {p.b}", f"{_fmt(p.rate_a)} vs {_fmt(p.rate_b)}"]
+            [p.spec, p.judge, p.kind, p.within, f"{p.a} vs {p.b}"]
+            + [
+                f"{_rated(p.rate_a, p.rate_a_ci_low, p.rate_a_ci_high)} vs "
+                f"{_rated(p.rate_b, p.rate_b_ci_low, p.rate_b_ci_high)}"
+            ]
             + [f"{_signed(p.difference)} {_bracket(p.ci_low, p.ci_high)}", p.inputs]
             for p in data.paired
         ),
-        [f"95% interval: {PAIRED}."],
+        [
+            f"95% interval of the difference: {PAIRED}. Each side's rate is on the inputs both were judged on, "
+            "with the interval compliance.csv gives a rate (rate_ci_method in paired_comparisons.csv)."
+        ],
     )
 
 
@@ -283,17 +290,18 @@ def _details(data: ReportData) -> list[str]:
         lines += [
             "## Compliance by variation, run by run",
             "",
-            "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each) | "
-            "not judged |",
+            "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each "
+            "[95% CI]) | not judged |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for v in data.variations:
-            runs = ", ".join(f"run{r.run} {_fmt(r.rate)}" for r in v.runs)
+            runs = ", ".join(f"run{r.run} {_rated(r.rate, r.ci_low, r.ci_high)}" for r in v.runs)
             missing = ", ".join(f"{n} {o}" for o, n in sorted(v.not_judged.items())) or "0"
             lines.append(
                 f"| {v.spec} | {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant:g} | "
                 f"{_fmt(v.rate)} | {_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |"
             )
+        lines += ["", f"Each run's rate alone: 95% {WILSON}."]
         lines += _unknown_classes(data)
     if data.inputs:
         proposed = sum(r.proposed for r in data.inputs)
