@@ -11,6 +11,7 @@ import numpy as np
 
 from speceval.analysis.reading.card_verdicts import CardItem, CardVerdicts
 from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.tables.judge_card import judge_card, self_preference
 from speceval.analysis.tables.judge_quality import leniency
 
@@ -43,9 +44,10 @@ def wording_excess_scenario(
                     )
                 )
         [row] = judge_card([], [], [], None, [], [], {("s", "j"): card}, {})
-        if row.wording_excess_ci_low is None or row.wording_excess_ci_high is None:
+        low, high = row.wording_excess.ci_low, row.wording_excess.ci_high
+        if low is None or high is None:
             return None, None
-        return (row.wording_excess_ci_low, row.wording_excess_ci_high), None
+        return (low, high), None
 
     return truth, draw
 
@@ -69,8 +71,9 @@ def self_preference_scenario(
                 verdicts = rng.random(inputs) < p
                 rows += [_row(judge, candidate, i, bool(v)) for i, v in enumerate(verdicts)]
         found = self_preference([r for r in leniency(rows) if r.judge == JUDGE])
-        low, high = found.get("self_preference_ci_low"), found.get("self_preference_ci_high")
-        if not isinstance(low, float) or not isinstance(high, float):
+        estimate = found.get("self_preference")
+        low, high = (estimate.ci_low, estimate.ci_high) if isinstance(estimate, Estimate) else (None, None)
+        if low is None or high is None:
             return None, None
         return (low, high), None
 

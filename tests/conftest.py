@@ -29,6 +29,11 @@ OFFLINE_TURNAROUND = 0.1
 # job in flight for longer sets the variable itself. 0.1 s (0.2 s until 2026-11-28): offline polls follow at half the
 # turnaround, and 0.05 s is the shortest poll interval an offline run takes.
 os.environ["SPECEVAL_OFFLINE_TURNAROUND"] = str(OFFLINE_TURNAROUND)
+# The command line's rich consoles are module-level objects (speceval/cli/console.py), built when it is imported: one
+# built while COLUMNS is set keeps that width for good, one built without it reads COLUMNS at each print. The commands
+# the suite forks (tests/forked.py) inherit the test process's consoles, so the suite's process never has COLUMNS (a
+# terminal's, exported by the developer's shell): a test that wants a width sets it in its command's environment.
+os.environ.pop("COLUMNS", None)
 
 # Hypothesis's defaults include two clocks: a 200 ms deadline per example and the `too_slow` health check on data
 # generation. On a 2-core machine shared with other work a worker can wait longer than that for a core, and the
@@ -210,12 +215,13 @@ SLOW = (
 `slow` marker, so `pytest -m "not slow"` is an inner loop (README.md says what it measured)."""
 
 
-FIRST = ("tests/raydata/", "tests/analysis/test_experiment_statistics.py")
+FIRST = ("tests/raydata/", "tests/analysis/test_experiment_statistics.py", "tests/analysis/test_coverage_matrix.py")
 """Tests that start first. pytest-xdist's worksteal hands each worker a contiguous quarter of the collection and
 lets an idle worker take the tail half of a busy one's queue. The Ray tests mostly wait on Ray, a minute or more:
 at the front they overlap the other workers' CPU work; at their alphabetical place they ended the run alone. The
 experiment statistics' five tests share one module-scoped experiment (9 s): at a queue's tail they were stolen
-apart and the experiment ran on all four workers; at its head they run on one."""
+apart and the experiment ran on all four workers; at its head they run on one. The coverage matrix's families (up
+to 12 s of CPU each, a minute of wall at load 10) at the front too: at the end of a queue they ended the run alone."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

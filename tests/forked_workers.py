@@ -33,8 +33,23 @@ from typing import Any
 
 from tests import forked
 
-_PRELOAD = ("openai", "anthropic", "google.genai", "pandas", "numpy", "matplotlib", "pyarrow", "httpx", "pydantic")
-"""What every worker imports at collection anyway (measured: 10 s of CPU per worker before its first test)."""
+_PRELOAD = (
+    "openai",
+    "anthropic",
+    "google.genai",
+    "pandas",
+    "numpy",
+    "matplotlib",
+    "pyarrow",
+    "httpx",
+    "pydantic",
+    "matplotlib.pyplot",
+    "inspect_ai.log",
+    "inspect_ai.model",
+)
+"""What every worker imports at collection anyway (measured: 10 s of CPU per worker before its first test), and what
+most workers import at their first report (pyplot, 0.6 s) or interop test (inspect_ai, 1.8 s; its tests import it
+inside the test functions, and worksteal spreads them over every worker). Nothing here starts a thread."""
 
 _parked: list[tuple[int, socket.socket]] = []
 
@@ -47,12 +62,16 @@ def park(count: int) -> None:
     for name in _PRELOAD:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    if threading.active_count() != 1:  # an import started a thread: execnet's own start-up instead
+        return
     for _ in range(count):
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             ours.close()
-            del _parked[:]  # its older siblings' sockets: closed here, they are not this child's
+            for _pid, sibling in _parked:  # its older siblings' sockets: closed here, they are not this child's
+                sibling.close()
+            del _parked[:]
             _wait_and_serve(theirs)
         theirs.close()
         _parked.append((pid, ours))

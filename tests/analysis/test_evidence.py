@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from speceval.analysis.reading.load import load_verdicts
+from speceval.analysis.rendering.data import compute
 from speceval.analysis.rendering.exports.export import export_verdicts
 from speceval.analysis.rendering.report import build_report
+from speceval.batch.costs import PriceTable
 from speceval.batch.manifest import RunManifest
 from speceval.errors import InputError
 
@@ -28,12 +30,15 @@ def verdict(spec: int, judge: int, model: int, i: int) -> bool | None:
     return (spec * 5 + judge * 3 + model + i) % 4 != 0
 
 
-def write_original_compliance(root: Path, statements: int = 2, inputs: int = 6) -> dict[tuple[str, str, str], tuple]:
+def write_original_compliance(
+    root: Path, statements: int = 2, inputs: int = 6, specs: tuple[str, ...] = SPECS, judges: tuple[str, ...] = JUDGES
+) -> dict[tuple[str, str, str], tuple]:
     """The original's binary-compliance layout (`run_batched_binary_compliance.py`): no judge or spec in the file.
-    Returns (spec, judge, model) → (compliant, all records)."""
+    Returns (spec, judge, model) → (compliant, all records). Fewer `specs` or `judges` (their first ones) where a
+    test's claim does not need the whole grid: each spec × judge cell is a figure or more of the report's page."""
     table = {}
-    for s, spec in enumerate(SPECS):
-        for j, judge in enumerate(JUDGES):
+    for s, spec in enumerate(specs):
+        for j, judge in enumerate(judges):
             for m, model in enumerate(MODELS):
                 compliant = total = 0
                 for statement in range(statements):
@@ -164,7 +169,9 @@ def test_a_file_that_is_neither_ours_nor_the_originals_names_itself_and_why(tmp_
 
 @pytest.mark.parametrize("content", [[1, 2], {}, {"results": []}])
 def test_files_without_verdicts_are_named_in_a_warning_and_in_the_summary(tmp_path, content, caplog):
-    write_original_compliance(tmp_path / "c", statements=1, inputs=2)
+    # One spec and one judge beside the stray file (all nine cells until 2026-11-29: 4 s of CPU a case, for the
+    # stray file's name): what is asserted is that file, named.
+    write_original_compliance(tmp_path / "c", statements=1, inputs=2, specs=SPECS[:1], judges=JUDGES[:1])
     stray = tmp_path / "c" / "stray" / "results" / "x.json"
     stray.parent.mkdir(parents=True)
     stray.write_text(json.dumps(content))
@@ -204,7 +211,9 @@ def mark_offline(root: Path, offline: bool) -> None:
 
 
 def test_offline_verdicts_say_synthetic_in_summary_page_csv_and_export(tmp_path):
-    write_original_compliance(tmp_path / "c", statements=1, inputs=3)
+    # One spec of two judges: the report writes the same 16 tables as over the whole 3x3 grid (checked 2026-11-29),
+    # at a third of the figures.
+    write_original_compliance(tmp_path / "c", statements=1, inputs=3, specs=SPECS[:1], judges=JUDGES[:2])
     mark_offline(tmp_path / "c", True)
     summary = build_report([tmp_path / "c"], tmp_path / "report")
     first_line = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8").splitlines()[0]
@@ -221,7 +230,8 @@ def test_offline_verdicts_say_synthetic_in_summary_page_csv_and_export(tmp_path)
 
 
 def test_a_report_over_offline_and_provider_folders_says_mixed_at_the_top(tmp_path):
-    write_original_compliance(tmp_path / "c", statements=1, inputs=3)
+    # Two specs (one offline, one not) of one judge: the mix is what is asserted, not the grid's size.
+    write_original_compliance(tmp_path / "c", statements=1, inputs=3, specs=SPECS[:2], judges=JUDGES[:1])
     mark_offline(tmp_path / "c", False)
     for results in (tmp_path / "c" / "spec_openai").rglob("results"):
         (results.parent / "run.json").write_text(manifest(True))
@@ -330,7 +340,9 @@ def test_a_ranking_only_summary_names_its_models_and_shows_no_empty_compliance_t
 def test_every_section_of_the_page_has_an_anchor(tmp_path):
     import re
 
-    write_original_compliance(tmp_path / "c", statements=1, inputs=3)
+    # One spec of two judges: the page has the same 14 sections as over the whole 3x3 grid (checked 2026-11-29), at a
+    # third of the figures.
+    write_original_compliance(tmp_path / "c", statements=1, inputs=3, specs=SPECS[:1], judges=JUDGES[:2])
     write_original_ranking(tmp_path / "r", "openai", "j", "m1", "m2", [1, -1, 0])
     build_report([tmp_path], tmp_path / "report")
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
@@ -363,14 +375,16 @@ def test_the_original_layout_export_is_read_back_to_the_same_rates_and_the_origi
     assert len(ranking_files) == 1
     ranks = [r["rank"] for r in json.loads(ranking_files[0].read_text())["rankings"]]
     assert None not in ranks and ranks == [1, -1, 0, 0]  # not judged: 0, as the original wrote (null stops it)
-    before = build_report([source], tmp_path / "r1")
-    after = build_report([tmp_path / "out"], tmp_path / "r2")
+    # The report's rates, computed as build_report computes them (`compute`, its first step) without drawing the two
+    # pages, whose 27 cells' figures were 8 s of CPU that nothing here reads.
+    before = compute([source], PriceTable.load())
+    after = compute([tmp_path / "out"], PriceTable.load())
 
     def rates(s: Any) -> dict[tuple[str, str, str], tuple[Any, ...]]:
-        return {(v.spec, v.judge, v.candidate): (v.judged, v.compliant, dict(v.not_judged)) for v in s.data.variations}
+        return {(v.spec, v.judge, v.candidate): (v.judged, v.compliant, dict(v.not_judged)) for v in s.variations}
 
     assert rates(after) == rates(before)
-    wins = lambda s: {(w.spec, w.candidate, w.opponent): (w.games, w.rate) for w in s.data.win_rates}  # noqa: E731
+    wins = lambda s: {(w.spec, w.candidate, w.opponent): (w.games, w.rate) for w in s.win_rates}  # noqa: E731
     assert wins(after) == wins(before)
     # The original's own rule, compliant ÷ every record, from the exported files alone:
     for path in (tmp_path / "out").rglob("results/*.json"):

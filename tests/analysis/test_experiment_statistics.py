@@ -24,7 +24,8 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from speceval.analysis.rendering.report import build_report
+from speceval.analysis.rendering.data import compute
+from speceval.batch.costs import PriceTable
 from tests import forked
 from tests.conftest import REPO, TEST_KEY, cli_env, write_inputs
 from tests.independent.openai_server import IndependentOpenAIServer
@@ -190,7 +191,9 @@ def test_position_consistency_is_counted_per_run_and_is_one_for_a_judge_that_nev
     ]
     assert all(r["compared"] == ("36" if r["run"] == "" else "18") and float(r["rate"]) == 1.0 for r in rows)
     assert all("clusters = inputs" in r["ci_method"] for r in rows if r["run"] == "")
-    strengths = json.loads(json.dumps([s.model_dump() for s in build_report([out], out / "again").data.bradley_terry]))
+    # The report's strengths as build_report computes them (`compute`, its first step; no second page drawn, and
+    # nothing written into the shared experiment's folder).
+    strengths = json.loads(json.dumps([s.model_dump() for s in compute([out], PriceTable.load()).bradley_terry]))
     strong = [s for s in strengths if s["candidate"] == STRONG]
     # The strong candidate wins every comparison: no finite Bradley–Terry estimate, so no (point) interval, a reason.
     assert all(s["strength"] > 0.99 and s["ci_low"] is None and "Ford" in s["note"] for s in strong)
@@ -205,7 +208,7 @@ def test_identical_runs_repeated_do_not_narrow_the_interval(grid: tuple[Path, Pl
         shutil.copytree(out / stage / "openai" / "baseline" / "run1", copy / stage / "openai" / "baseline" / "run1")
 
     def widths() -> dict[str, float]:
-        stats = build_report([copy], tmp_path / "report").data.variations
+        stats = compute([copy], PriceTable.load()).variations  # build_report's numbers, without drawing 4 pages
         return {s.candidate: s.ci_high - s.ci_low for s in stats if s.ci_low is not None and s.ci_high is not None}
 
     one = widths()

@@ -16,6 +16,7 @@ import speceval
 from speceval.cli.main import main as speceval_main
 from speceval.errors import ConfigError
 from tests.conftest import write_inputs, write_spec
+from tests.once import built_once
 
 EXPERIMENT = """experiment_name: frames
 output_dir: out
@@ -34,16 +35,20 @@ runs_per_variation: 2
 """
 
 
-@pytest.fixture(scope="module")
-def experiment(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small offline experiment (two statements of two inputs): two candidates, two variations, two runs."""
-    root = tmp_path_factory.mktemp("frames")
-    spec = write_spec(root / "spec.jsonl", ["be_honest", "be_kind"])
-    inputs = write_inputs(root / "inputs", {"be_honest": ["Is the sky green?", "2+2?"], "be_kind": ["Hi", "Help"]})
-    text = EXPERIMENT.replace("output_dir: out", f"output_dir: {root / 'out'}")
-    (root / "exp.yaml").write_text(text.replace("SPEC", str(spec)).replace("INPUTS", str(inputs)))
-    assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
-    return root / "out"
+@pytest.fixture(scope="session")
+def experiment(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A small offline experiment (two statements of two inputs): two candidates, two variations, two runs. Built
+    once per session (tests/once.py): the tests read it and write only under their own `tmp_path`."""
+
+    def build(root: Path) -> Path:
+        spec = write_spec(root / "spec.jsonl", ["be_honest", "be_kind"])
+        inputs = write_inputs(root / "inputs", {"be_honest": ["Is the sky green?", "2+2?"], "be_kind": ["Hi", "Help"]})
+        text = EXPERIMENT.replace("output_dir: out", f"output_dir: {root / 'out'}")
+        (root / "exp.yaml").write_text(text.replace("SPEC", str(spec)).replace("INPUTS", str(inputs)))
+        assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
+        return root / "out"
+
+    return built_once(tmp_path_factory, worker_id, "frames-experiment", build)
 
 
 def _files(root: Path, key: str) -> list[tuple[Path, dict]]:

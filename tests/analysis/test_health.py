@@ -12,9 +12,11 @@ import pytest
 
 from speceval.analysis.reading.columns import VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.columns import Bounds, Estimate
 from speceval.analysis.statistics.stats import fleiss_kappa
 from speceval.analysis.tables.health import statement_health
-from speceval.analysis.tables.health_records import HealthThresholds
+from speceval.analysis.tables.health_records import HealthThresholds, JudgeOnStatement
+from speceval.analysis.tables.tension import SHARES, PairCompliance
 
 
 def row(judge: str, model: str, statement: str, text: str, verdict: bool, variation: str = "default") -> ComplianceRow:
@@ -149,3 +151,49 @@ def test_a_statements_kappa_at_high_prevalence_is_flagged_uninformative():
     balanced = [row(j, "a", "st", f"q{i}", i % 2 == 0) for j in ("j1", "j2") for i in range(20)]
     [health] = statement_health(VerdictColumns.from_rows(balanced), []).statements
     assert health.kappa_informative is True
+
+
+def test_a_judge_on_a_statement_writes_its_published_columns_and_reads_them_back() -> None:
+    """statement_health_judges.csv's columns: each measure's value then its interval (`human_accuracy` with
+    `human_ci_*`), and `leniency` given as the estimate under its own value column's name reads back the same."""
+    judge = JudgeOnStatement(
+        spec="s",
+        statement_id="st",
+        judge="j",
+        canary_judged=2,
+        canary_correct=1,
+        canary=Estimate(value=0.5, ci_low=0.1, ci_high=0.9, ci_method="Wilson"),
+        below_minimum=False,
+        leniency_items=3,
+        leniency=Estimate(value=-0.1, ci_low=-0.3, ci_high=0.1, ci_method=None),
+    )
+    flat = judge.model_dump()
+    assert list(flat)[5:16] == [
+        "canary_accuracy",
+        "canary_ci_low",
+        "canary_ci_high",
+        "canary_ci_method",
+        "below_minimum",
+        "leniency_items",
+        "leniency",
+        "leniency_ci_low",
+        "leniency_ci_high",
+        "leniency_ci_method",
+        "human_labelled",
+    ]
+    assert list(flat)[-9:-5] == ["human_accuracy", "human_ci_low", "human_ci_high", "human_ci_method"]
+    assert (flat["leniency"], flat["leniency_ci_low"], flat["canary_ci_method"]) == (-0.1, -0.3, "Wilson")
+    assert JudgeOnStatement.model_validate(flat) == judge
+
+
+def test_a_pair_in_tension_writes_each_share_with_its_limits_and_one_method_column() -> None:
+    """statement_health.csv's pair rows: each share's value and limits, then the one method they share; a written
+    row reads back as the five shares and dumps to the same columns in the same order."""
+    keys = {"spec": "s", "a": "x", "b": "y", "pair_inputs": 4, "units": 8, "inputs": 4}
+    shares = {
+        f"{name}{part}": value for name in SHARES for part, value in (("", 0.5), ("_ci_low", 0.2), ("_ci_high", 0.7))
+    }
+    written = keys | shares | {"rate_b": None, "rate_b_ci_low": None, "rate_b_ci_high": None, "ci_method": "m"}
+    pair = PairCompliance.model_validate(written)
+    assert pair.both == Bounds(value=0.5, ci_low=0.2, ci_high=0.7) and pair.rate_b == Bounds()
+    assert list(pair.model_dump().items()) == list(written.items())

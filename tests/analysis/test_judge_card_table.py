@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from speceval.analysis.reading.card_verdicts import CardItem, CardVerdicts
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.registry import KAPPA, PAIRED, SELF_PREFERENCE, WILSON
 from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_card import TEMPERATURE_ZERO_NOTE, card_lines, judge_card
@@ -59,14 +60,15 @@ def test_every_rate_of_the_card_with_its_interval_and_the_lines_checked() -> Non
         return row
 
     row = card_of(JudgeCardLines())
-    assert (row.canary_accuracy, row.canary_ci_method) == (0.9, WILSON)
-    assert row.human_labelled == 40 and row.human_accuracy == pytest.approx(0.75)
-    assert row.human_kappa == pytest.approx(0.5) and row.human_kappa_ci_method is not None
-    assert row.human_kappa_ci_method.startswith(KAPPA.split("(")[0])
-    assert row.retest_agreement == pytest.approx(0.9) and row.retest_note == TEMPERATURE_ZERO_NOTE
-    assert row.wording_flip_rate == pytest.approx(0.2)
-    assert row.wording_flip_excess == pytest.approx(0.1) and row.wording_excess_ci_method == PAIRED
-    assert row.self_preference == pytest.approx(0.15) and row.self_preference_ci_method == SELF_PREFERENCE
+    flat = row.model_dump()  # as judge_card.csv's columns
+    assert (flat["canary_accuracy"], flat["canary_ci_method"]) == (0.9, WILSON)
+    assert row.human_labelled == 40 and flat["human_accuracy"] == pytest.approx(0.75)
+    assert flat["human_kappa"] == pytest.approx(0.5) and flat["human_kappa_ci_method"] is not None
+    assert flat["human_kappa_ci_method"].startswith(KAPPA.split("(")[0])
+    assert flat["retest_agreement"] == pytest.approx(0.9) and row.retest_note == TEMPERATURE_ZERO_NOTE
+    assert flat["wording_flip_rate"] == pytest.approx(0.2)
+    assert flat["wording_flip_excess"] == pytest.approx(0.1) and flat["wording_excess_ci_method"] == PAIRED
+    assert flat["self_preference"] == pytest.approx(0.15) and flat["self_preference_ci_method"] == SELF_PREFERENCE
     for measure, prefix in (
         ("canary_accuracy", "canary"),
         ("human_accuracy", "human_accuracy"),
@@ -76,8 +78,8 @@ def test_every_rate_of_the_card_with_its_interval_and_the_lines_checked() -> Non
         ("wording_flip_excess", "wording_excess"),
         ("self_preference", "self_preference"),
     ):
-        low, high = getattr(row, f"{prefix}_ci_low"), getattr(row, f"{prefix}_ci_high")
-        assert low <= getattr(row, measure) <= high, measure
+        low, high = flat[f"{prefix}_ci_low"], flat[f"{prefix}_ci_high"]
+        assert low <= flat[measure] <= high, measure
     # Lines: canary 0.9 >= 0.8, retest 0.9 >= 0.9, excess 0.1 <= 0.1, kappa 0.5 >= 0.4: passes.
     assert row.passes is True and row.failed_checks == [] and row.unmeasured == []
     strict = card_of(JudgeCardLines(max_wording_excess=0.05, min_retest_agreement=0.95, min_human_kappa=0.6))
@@ -108,5 +110,36 @@ def test_an_uninformative_kappa_is_not_held_to_its_line() -> None:
         verdict = human if i not in (2, 3) else not human
         tally.add(("s", "j", "m", "default"), verdict, human, f"st{i % 4}", input_digest("s", f"st{i % 4}", f"q{i}"))
     [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, card_lines(JudgeCardLines(min_human_kappa=0.8), None))
-    assert row.human_kappa_informative is False and row.human_kappa is not None and row.human_kappa < 0.8
+    assert row.human_kappa_informative is False and row.human_kappa.value is not None and row.human_kappa.value < 0.8
     assert "human_kappa" in row.unmeasured and not any("human_kappa" in f for f in row.failed_checks)
+
+
+def test_the_card_row_writes_its_published_columns_and_reads_them_back() -> None:
+    """Each measure is one `Estimate` field, written as its own four columns in the published order (a value, then
+    `position_compared` where it always stood, then the interval); a written row validates back to the same row."""
+    row = JudgeCardRow(
+        spec="s",
+        judge="j",
+        canary=Estimate(value=0.9, ci_low=0.6, ci_high=1.0, ci_method=WILSON),
+        position=Estimate(value=0.75, ci_low=0.5, ci_high=0.9, ci_method=WILSON),
+        human_kappa=Estimate(value=0.5, ci_low=0.2, ci_high=0.7, ci_method="k"),  # field named as its value column
+        position_compared=72,
+        passes=None,
+    )
+    flat = row.model_dump()
+    assert list(flat) == JudgeCardRow.flat_columns()
+    columns = list(flat)
+    at = columns.index("canary_accuracy")
+    assert columns[at : at + 4] == ["canary_accuracy", "canary_ci_low", "canary_ci_high", "canary_ci_method"]
+    at = columns.index("position_consistency")
+    assert columns[at : at + 5] == [
+        "position_consistency",
+        "position_compared",
+        "position_ci_low",
+        "position_ci_high",
+        "position_ci_method",
+    ]
+    assert (flat["position_compared"], flat["position_ci_high"], flat["human_kappa"]) == (72, 0.9, 0.5)
+    assert (flat["human_accuracy"], flat["human_accuracy_ci_method"]) == (None, None)
+    assert JudgeCardRow.model_validate(flat) == row
+    assert JudgeCardRow.model_validate_json(row.model_dump_json()) == row

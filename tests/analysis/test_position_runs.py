@@ -112,8 +112,8 @@ def test_the_judge_cards_position_consistency_pools_every_variation_and_run_clus
     assert row.ci_low is not None and row.ci_high is not None
     assert row.ci_high - row.ci_low > naive[1] - naive[0]  # type: ignore[operator]
     [card] = judge_card([("s", "j")], [], [], None, [], [row], {}, {})
-    assert (card.position_consistency, card.position_compared) == (0.75, 72)
-    assert (card.position_ci_low, card.position_ci_high, card.position_ci_method) == (
+    assert (card.position.value, card.position_compared) == (0.75, 72)
+    assert (card.position.ci_low, card.position.ci_high, card.position.ci_method) == (
         row.ci_low,
         row.ci_high,
         row.ci_method,

@@ -14,14 +14,19 @@ from speceval.analysis.rendering.markdown.markdown_parts import signed
 from speceval.analysis.rendering.report import ReportSummary, build_report
 from speceval.analysis.statistics.stats import wilson_interval
 from tests.analysis.test_evidence import JUDGES, MODELS, SPECS, write_original_compliance, write_original_ranking
+from tests.once import built_once
 
 
-@pytest.fixture(scope="module")
-def original(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ReportSummary]:
-    """The original's compliance folders (no run.json): 3 specs × 3 judges × 3 candidates, 12 inputs each."""
-    root = tmp_path_factory.mktemp("original")
-    write_original_compliance(root / "c", statements=2, inputs=6)
-    return root, build_report([root / "c"], root / "report")
+@pytest.fixture(scope="session")
+def original(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, ReportSummary]:
+    """The original's compliance folders (no run.json): 3 specs × 3 judges × 3 candidates, 12 inputs each, and the
+    report over them, built once per session (tests/once.py); the tests only read it."""
+
+    def build(root: Path) -> tuple[Path, ReportSummary]:
+        write_original_compliance(root / "c", statements=2, inputs=6)
+        return root, build_report([root / "c"], root / "report")
+
+    return built_once(tmp_path_factory, worker_id, "summary-original", build)
 
 
 def section(text: str, heading: str) -> list[str]:

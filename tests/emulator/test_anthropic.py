@@ -17,9 +17,11 @@ def run_batch(client: anthropic.Anthropic, prompts: list[str]) -> anthropic.type
     return wait_until(lambda: client.messages.batches.retrieve(batch.id), lambda b: b.processing_status == "ended")
 
 
-def test_full_workflow_maps_ids_back_and_shuffles(emu: Emulator) -> None:
+def test_full_workflow_maps_ids_back_and_shuffles() -> None:
     prompts = [f"question {i}" for i in range(10)] + [f"bad {MARKER}"]
-    with anthropic_client(emu) as client:
+    # The batch must still be in progress when its results are asked for: at the fixture's 0.1 s turnaround a loaded
+    # machine (load 12 on 2 cores) ended it first and the results came back. One second.
+    with Emulator(faults=FaultConfig(turnaround_seconds=1.0)) as emu, anthropic_client(emu) as client:
         created = client.messages.batches.create(requests=anthropic_requests(prompts))  # type: ignore[arg-type]
         assert created.id.startswith("msgbatch_") and created.processing_status == "in_progress"
         assert created.results_url is None and created.ended_at is None

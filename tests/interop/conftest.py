@@ -3,7 +3,6 @@ as Together names its models), two judges, compliance and rankings in both order
 
 from __future__ import annotations
 
-import fcntl
 import json
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from speceval.cli.main import main as speceval_main
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
+from tests.once import built_once
 
 CANDIDATES = ("gpt-4.1-mini-2025-04-14", "Qwen/Qwen3-235B-A22B-fp8-tput")
 JUDGES = ("claude-haiku-4-5-20251001", "gpt-4.1-2025-04-14")
@@ -46,17 +46,13 @@ def experiment(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path
     """The experiment's output folder (its report in `report/`), read and never written by the tests.
 
     Run once per test session, not once per module: the four modules that read it ran it four times (about 90 s
-    each on a loaded machine). Under pytest-xdist the workers share the session's temporary root, so the first
-    worker to get here runs it under a lock and the others wait for it and read the same folder."""
-    base = tmp_path_factory.getbasetemp()
-    root = (base if worker_id == "master" else base.parent) / "interop-bridge"
-    root.mkdir(exist_ok=True)
-    with (root / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (root / "done").is_file():
-            spec = trimmed_spec(root / "spec" / SAMPLE_SPEC.name)
-            text = EXPERIMENT.replace("output_dir: out", f"output_dir: {root / 'out'}").replace("{spec}", str(spec))
-            (root / "exp.yaml").write_text(text)
-            assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
-            (root / "done").touch()
-    return root / "out"
+    each on a loaded machine). Under pytest-xdist the first worker to get here runs it (tests/once.py)."""
+
+    def build(root: Path) -> Path:
+        spec = trimmed_spec(root / "spec" / SAMPLE_SPEC.name)
+        text = EXPERIMENT.replace("output_dir: out", f"output_dir: {root / 'out'}").replace("{spec}", str(spec))
+        (root / "exp.yaml").write_text(text)
+        assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
+        return root / "out"
+
+    return built_once(tmp_path_factory, worker_id, "interop-bridge", build)

@@ -17,6 +17,7 @@ import pytest
 from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.statistics.stats import wilson_interval
 from speceval.cli.judge import compliance_main
+from tests import forked
 from tests.conftest import REPO, SAMPLE_SPEC, cli_env
 
 # inspect_ai is imported inside the functions that use it: its import takes seconds of CPU, and every pytest-xdist
@@ -165,7 +166,9 @@ def test_an_inspect_logs_samples_are_judged_as_answers_with_epochs_as_runs(tmp_p
 def test_the_compliance_command_prints_each_epochs_rate_with_its_interval(tmp_path):
     """Every rate the command prints carries its interval and method, per epoch (an epoch is its own row: the
     interval was once pooled over epochs and the rows did not say which epoch they were). Run as a user runs it, in
-    a process of its own (its stdout is the command's alone)."""
+    a process of its own (its stdout is the command's alone), forked (tests/forked.py: a fresh interpreter cost 6 s
+    of CPU importing inspect_ai and the SDKs). The width comes from COLUMNS in the command's environment: the test
+    process has none (tests/conftest.py), so the consoles the child inherits read it at each print."""
     folder = tmp_path / "logs"
     folder.mkdir()
     build_log(folder / "2026-11-27T00-00-00+00-00_model-spec.eval")
@@ -174,8 +177,7 @@ def test_the_compliance_command_prints_each_epochs_rate_with_its_interval(tmp_pa
     command += ["--candidate-generation-dirs", str(folder), "--compliance-judge-model-name", "gpt-4.1-2025-04-14"]
     command += ["--output-dir-base", str(out), "--offline", "--poll-interval", "0.2"]
     env = cli_env(COLUMNS="250")  # one table row a line, whatever the caller's terminal
-    # A fresh interpreter, not a fork of this worker: a console built here earlier may have fixed its width.
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = forked.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-2000:]
     verdicts = load_verdicts([out])
     for epoch in (1, 2):

@@ -19,6 +19,7 @@ from speceval.cli.main import main as speceval_main
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
 from tests.interop import view_browser
 from tests.interop.inspect_reader import list_eval_logs, read_eval_log
+from tests.once import built_once
 
 pytestmark = pytest.mark.slow
 
@@ -34,13 +35,15 @@ JUDGES = """judges:
 """
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path]:
     """(the experiment's output, its Inspect export): two candidates (a batch one, a realtime one), three follow-up
-    turns, two binary judges of whole conversations, a per-turn judge and a Likert judge."""
-    root = tmp_path_factory.mktemp("talk")
-    (root / "exp.yaml").write_text(
-        f"""experiment_name: talk
+    turns, two binary judges of whole conversations, a per-turn judge and a Likert judge.
+    Built once per session (tests/once.py); the tests only read it."""
+
+    def build(root: Path) -> tuple[Path, Path]:
+        (root / "exp.yaml").write_text(
+            f"""experiment_name: talk
 output_dir: {root / "out"}
 specs:
   - name: openai
@@ -57,10 +60,12 @@ stages: [generation, compliance, report]
 engine:
   poll_interval: 0.05
 """
-    )
-    assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
-    assert speceval_main(["export", str(root / "out"), "--format", "inspect", "--out", str(root / "logs")]) == 0
-    return root / "out", root / "logs"
+        )
+        assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
+        assert speceval_main(["export", str(root / "out"), "--format", "inspect", "--out", str(root / "logs")]) == 0
+        return root / "out", root / "logs"
+
+    return built_once(tmp_path_factory, worker_id, "inspect-view-talk", build)
 
 
 def conversations(out: Path) -> Counter[str]:

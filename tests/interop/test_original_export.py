@@ -46,6 +46,7 @@ from speceval.cli.main import main as speceval_main
 from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
 from tests.interop.conftest import CANDIDATES, JUDGES
 from tests.interop.test_inspect_input import STAMP, eval_log
+from tests.once import built_once
 
 # inspect_ai is imported inside the functions that use it (see test_inspect_answers.py).
 if TYPE_CHECKING:
@@ -87,11 +88,15 @@ def original_diagonal(base_dir: Path, spec: str, judge: str, model: str) -> floa
     return compliant / total if total > 0 else None
 
 
-@pytest.fixture(scope="module")
-def exported(experiment: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("original") / "layout"
-    assert speceval_main(["export", str(experiment), "--format", "original", "--out", str(out)]) == 0
-    return out
+@pytest.fixture(scope="session")
+def exported(experiment: Path, tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The shared experiment's original layout, exported once per session (tests/once.py); read, never written."""
+
+    def build(root: Path) -> Path:
+        assert speceval_main(["export", str(experiment), "--format", "original", "--out", str(root / "layout")]) == 0
+        return root / "layout"
+
+    return built_once(tmp_path_factory, worker_id, "original-export-bridge", build)
 
 
 def test_rankings_stay_out_of_the_compliance_judges_folders(exported):
@@ -199,26 +204,29 @@ LIKERT_JUDGES = {
 RUN_FOLDERS = ("temperature-0.7/run1", "temperature-0.7/run2")
 
 
-@pytest.fixture(scope="module")
-def likert_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+@pytest.fixture(scope="session")
+def likert_study(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path]:
     """(the experiment's folder, its export): two candidates, two Likert judges, temperature 0.7, two runs, over
-    two statements' inputs (a few seconds offline)."""
-    root = tmp_path_factory.mktemp("likert")
-    inputs = root / "inputs"
-    inputs.mkdir()
-    for statement in ("do_not_lie", "avoid_errors"):
-        shutil.copy(SAMPLE_INPUTS / f"{statement}.json", inputs / f"{statement}.json")
-    judges = "".join(f"  - model: {judge}\n    mode: likert\n" for judge in LIKERT_JUDGES)
-    (root / "exp.yaml").write_text(
-        f"experiment_name: likert\noutput_dir: {root / 'out'}\nspecs:\n  - name: openai\n"
-        f"    spec_path: {SAMPLE_SPEC}\n    inputs_dir: {inputs}\ncandidates:\n"
-        + "".join(f"  - model: {c}\n" + ("    org: together\n" if "/" in c else "") for c in CANDIDATES)
-        + f"judges:\n{judges}variations:\n  temperature: [0.7]\nruns_per_variation: 2\n"
-        "stages: [generation, compliance, report]\nengine:\n  poll_interval: 0.05\n"
-    )
-    assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
-    assert speceval_main(["export", str(root / "out"), "--format", "original", "--out", str(root / "layout")]) == 0
-    return root / "out", root / "layout"
+    two statements' inputs (a few seconds offline), built once per session (tests/once.py)."""
+
+    def build(root: Path) -> tuple[Path, Path]:
+        inputs = root / "inputs"
+        inputs.mkdir()
+        for statement in ("do_not_lie", "avoid_errors"):
+            shutil.copy(SAMPLE_INPUTS / f"{statement}.json", inputs / f"{statement}.json")
+        judges = "".join(f"  - model: {judge}\n    mode: likert\n" for judge in LIKERT_JUDGES)
+        (root / "exp.yaml").write_text(
+            f"experiment_name: likert\noutput_dir: {root / 'out'}\nspecs:\n  - name: openai\n"
+            f"    spec_path: {SAMPLE_SPEC}\n    inputs_dir: {inputs}\ncandidates:\n"
+            + "".join(f"  - model: {c}\n" + ("    org: together\n" if "/" in c else "") for c in CANDIDATES)
+            + f"judges:\n{judges}variations:\n  temperature: [0.7]\nruns_per_variation: 2\n"
+            "stages: [generation, compliance, report]\nengine:\n  poll_interval: 0.05\n"
+        )
+        assert speceval_main(["run", str(root / "exp.yaml"), "--offline"]) == 0
+        assert speceval_main(["export", str(root / "out"), "--format", "original", "--out", str(root / "layout")]) == 0
+        return root / "out", root / "layout"
+
+    return built_once(tmp_path_factory, worker_id, "original-export-likert", build)
 
 
 def test_likert_verdicts_are_filed_as_the_original_files_ratings(likert_study):
@@ -315,39 +323,47 @@ QUESTIONS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def ranked_epochs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(the judges' folder, its export): two Inspect logs of the same four inputs, three epochs each, ranked and
-    judged for compliance (binary) by gpt-4.1."""
+@pytest.fixture(scope="session")
+def ranked_epochs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path, Path]:
+    """(the judges' folder, its export, the report over the judges' folder): two Inspect logs of the same four
+    inputs, three epochs each, ranked and judged for compliance (binary) by gpt-4.1. Built once per session
+    (tests/once.py); the tests read it and write under their own `tmp_path`."""
     from inspect_ai.log import write_eval_log
 
-    root = tmp_path_factory.mktemp("epochs")
-    logs = []
-    for name, model in (("a", "openai/gpt-4o"), ("b", "anthropic/claude-haiku-4-5-20251001")):
-        (root / name).mkdir()
-        samples = [answered(s, i, e, q, model) for e in range(1, EPOCHS + 1) for s, i, q in QUESTIONS]
-        write_eval_log(eval_log(samples, EPOCHS, model=model), str(root / name / f"{STAMP}_{name}.eval"))
-        logs.append(str(root / name))
-    common = ["--spec-path", str(SAMPLE_SPEC), "--candidate-generation-dirs", *logs, "--offline"]
-    judged = root / "judged"
-    assert ranking_main([*common, "--ranking-judge-model-name", JUDGES[1], "--output-dir-base", str(judged / "r")]) == 0
-    assert (
-        compliance_main([*common, "--compliance-judge-model-name", JUDGES[1], "--output-dir-base", str(judged / "c")])
-        == 0
-    )
-    assert speceval_main(["export", str(judged), "--format", "original", "--out", str(root / "layout")]) == 0
-    return judged, root / "layout"
+    def build(root: Path) -> tuple[Path, Path, Path]:
+        logs = []
+        for name, model in (("a", "openai/gpt-4o"), ("b", "anthropic/claude-haiku-4-5-20251001")):
+            (root / name).mkdir()
+            samples = [answered(s, i, e, q, model) for e in range(1, EPOCHS + 1) for s, i, q in QUESTIONS]
+            write_eval_log(eval_log(samples, EPOCHS, model=model), str(root / name / f"{STAMP}_{name}.eval"))
+            logs.append(str(root / name))
+        common = ["--spec-path", str(SAMPLE_SPEC), "--candidate-generation-dirs", *logs, "--offline"]
+        judged = root / "judged"
+        assert (
+            ranking_main([*common, "--ranking-judge-model-name", JUDGES[1], "--output-dir-base", str(judged / "r")])
+            == 0
+        )
+        assert (
+            compliance_main(
+                [*common, "--compliance-judge-model-name", JUDGES[1], "--output-dir-base", str(judged / "c")]
+            )
+            == 0
+        )
+        assert speceval_main(["export", str(judged), "--format", "original", "--out", str(root / "layout")]) == 0
+        build_report([judged], root / "ours")  # read by three tests (each built it until 2026-11-29)
+        return judged, root / "layout", root / "ours"
+
+    return built_once(tmp_path_factory, worker_id, "original-export-epochs", build)
 
 
-def test_each_epoch_goes_into_its_own_run_folder_and_all_pairs_counts_every_comparison(ranked_epochs, tmp_path):
-    ranked, exported = ranked_epochs
+def test_each_epoch_goes_into_its_own_run_folder_and_all_pairs_counts_every_comparison(ranked_epochs):
+    ranked, exported, ours = ranked_epochs
     runs = [f"default/run{k}" for k in range(1, EPOCHS + 1)]
     assert sorted(str(p.relative_to(exported)) for p in exported.glob("*/*")) == runs
     assert all(
         sorted(p.name for p in (exported / r).iterdir()) == ["batched_compliance", "batched_rankings"] for r in runs
     )
-    build_report([ranked], tmp_path / "ours")
-    with (tmp_path / "ours" / "position_consistency.csv").open() as handle:
+    with (ours / "position_consistency.csv").open() as handle:
         # one row per run, and a pooled row per variation (run empty) over them all
         consistency = {int(r["run"]): int(r["consistent"]) for r in csv.DictReader(handle) if r["run"]}
     # Each comparison of speceval's own results (not the export): both orders' ranks, from the first model's side.
@@ -377,20 +393,18 @@ def test_each_epoch_goes_into_its_own_run_folder_and_all_pairs_counts_every_comp
 
 
 def test_the_report_over_the_epochs_export_keeps_each_runs_comparisons_apart(ranked_epochs, tmp_path):
-    ranked, exported = ranked_epochs
-    build_report([ranked], tmp_path / "ours")
+    _, exported, ours = ranked_epochs
     build_report([exported], tmp_path / "back")
     for name in ("position_consistency.csv", "win_rates.csv"):
-        assert (tmp_path / "back" / name).read_text() == (tmp_path / "ours" / name).read_text()
+        assert (tmp_path / "back" / name).read_text() == (ours / name).read_text()
     with (tmp_path / "back" / "position_consistency.csv").open() as handle:
         # each epoch's two orders matched within the epoch (all as run 1, epoch 1's AxB met epoch 3's BxA)
         assert sorted(int(r["run"]) for r in csv.DictReader(handle) if r["run"]) == list(range(1, EPOCHS + 1))
 
 
-def test_the_originals_compliance_script_gives_each_epochs_rate_of_the_report(ranked_epochs, tmp_path):
-    judged, exported = ranked_epochs
-    build_report([judged], tmp_path / "ours")
-    with (tmp_path / "ours" / "variation_statistics.csv").open() as handle:
+def test_the_originals_compliance_script_gives_each_epochs_rate_of_the_report(ranked_epochs):
+    judged, exported, ours = ranked_epochs
+    with (ours / "variation_statistics.csv").open() as handle:
         ours = {r["candidate"]: r for r in csv.DictReader(handle)}
     records: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])  # judged, all
     for r in load_verdicts([judged]).compliance:

@@ -72,7 +72,9 @@ def results(run_dir: Path) -> dict[str, list[dict]]:
 
 def test_status_lists_exactly_the_jobs_the_server_knows(tmp_path, data, monkeypatch, capsys):
     spec, inputs, _ = data
-    with Emulator(faults=FaultConfig(turnaround_seconds=30)) as emu:
+    # The jobs stay in one state while the status is read and then the server (a job is `validating` for the first
+    # tenth of its turnaround): at 30 s, a machine at load 12 took over 3 s between the two and they differed.
+    with Emulator(faults=FaultConfig(turnaround_seconds=600)) as emu:
         env(monkeypatch, emu)
         assert generate(spec, inputs, tmp_path / "out", "--timeout-hours", "0.00003") == 3
         run_dir = only_run_dir(tmp_path / "out")

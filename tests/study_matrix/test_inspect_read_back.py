@@ -15,24 +15,32 @@ import pytest
 import speceval
 from speceval.pipelines.candidates import load_answers, resolve_candidates
 from speceval.spec import load_spec
+from tests import forked
+from tests.once import built_once
 from tests.study_matrix.matrix import SPEC, experiment_yaml
 
 CONFIG = {"candidates": "1", "judges": "binary", "variation": "plain", "runs": "2", "budget": "none"}
 
 
 def _speceval(*args: str, cwd: Path) -> None:
+    """The command in a child forked from this process (tests/forked.py: no fresh interpreter's imports)."""
     env = {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": "0.05"}
-    done = subprocess.run([sys.executable, "-m", "speceval", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    command = [sys.executable, "-m", "speceval", *args]
+    done = forked.run(command, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("inspect_read_back")
-    (folder / "exp.yaml").write_text(experiment_yaml(CONFIG), encoding="utf-8")
-    _speceval("run", "exp.yaml", "--offline", cwd=folder)
-    _speceval("export", "out", "--format", "inspect", "--out", "logs", cwd=folder)
-    return folder / "logs"
+@pytest.fixture(scope="session")
+def logs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """An experiment's Inspect export, made once per session (tests/once.py); the tests only read it."""
+
+    def build(folder: Path) -> Path:
+        (folder / "exp.yaml").write_text(experiment_yaml(CONFIG), encoding="utf-8")
+        _speceval("run", "exp.yaml", "--offline", cwd=folder)
+        _speceval("export", "out", "--format", "inspect", "--out", "logs", cwd=folder)
+        return folder / "logs"
+
+    return built_once(tmp_path_factory, worker_id, "inspect-read-back", build)
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.once import built_once
 from tests.study_matrix import checks, checks_flow
 from tests.study_matrix.matrix import FEATURES, Outcome, all_pairs, check_export, label_aim, run_one
 
@@ -48,10 +49,15 @@ def test_the_dry_runs_total_is_parsed_and_a_budget_must_stop_then_finish() -> No
     assert checks_flow.budget_raised(3, "Stopped by the budget: x", 3, "Stopped by the budget: x")
 
 
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Outcome]:
-    folder = tmp_path_factory.mktemp("matrix")
-    return folder, run_one(SAMPLE, folder, {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": "0.05"})
+@pytest.fixture(scope="session")
+def sample(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Outcome]:
+    """The fixed sample's folder and outcome, built once per session (tests/once.py): the tests that plant defects
+    copy the folder first."""
+
+    def build(folder: Path) -> tuple[Path, Outcome]:
+        return folder, run_one(SAMPLE, folder, {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": "0.05"})
+
+    return built_once(tmp_path_factory, worker_id, "study-matrix-sample", build)
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from speceval.analysis.rendering.html.html_parts import table as html_table
 from speceval.analysis.rendering.markdown.markdown_parts import bracket, fmt, signed
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.tables.card_records import JudgeCardRow
 
 if TYPE_CHECKING:
@@ -42,10 +43,11 @@ def kept_out(data: ReportData) -> list[JudgeCardRow]:
     return [row for row in data.judge_card if row.passes is False]
 
 
-def _cell(value: float | None, low: float | None, high: float | None, count: int | None = None) -> str:
+def _cell(estimate: Estimate, count: int | None = None) -> str:
+    value = estimate.value
     if value is None:
         return "not measured"
-    return f"{signed(value) if value < 0 else fmt(value)} {bracket(low, high)}" + (
+    return f"{signed(value) if value < 0 else fmt(value)} {bracket(estimate.ci_low, estimate.ci_high)}" + (
         f" (n={count})" if count is not None else ""
     )
 
@@ -54,23 +56,22 @@ def card_rows(data: ReportData) -> list[list[str]]:
     """The section's cells, once for both formats."""
     rows = []
     for r in data.judge_card:
-        canary = _cell(r.canary_accuracy, r.canary_ci_low, r.canary_ci_high, r.canary_judged or None)
+        canary = _cell(r.canary, r.canary_judged or None)
         if r.canary_shared_from:
             canary += f", shared with {r.canary_shared_from} (same model and mode)"
-        retest = _cell(r.retest_agreement, r.retest_ci_low, r.retest_ci_high, r.retest_items or None)
+        retest = _cell(r.retest, r.retest_items or None)
         rows.append(
             [
                 r.spec,
                 r.judge,
                 canary,
-                _cell(r.human_accuracy, r.human_accuracy_ci_low, r.human_accuracy_ci_high, r.human_labelled or None),
-                _cell(r.human_kappa, r.human_kappa_ci_low, r.human_kappa_ci_high),
-                retest + (f"; {r.retest_note}" if r.retest_note and r.retest_agreement is not None else ""),
-                _cell(r.wording_flip_rate, r.wording_flip_ci_low, r.wording_flip_ci_high)
-                + (f" over {r.wordings} wordings" if r.wording_flip_rate is not None else ""),
-                _cell(r.wording_flip_excess, r.wording_excess_ci_low, r.wording_excess_ci_high),
-                _cell(r.self_preference, r.self_preference_ci_low, r.self_preference_ci_high),
-                _cell(r.position_consistency, r.position_ci_low, r.position_ci_high, r.position_compared or None),
+                _cell(r.human_accuracy, r.human_labelled or None),
+                _cell(r.human_kappa),
+                retest + (f"; {r.retest_note}" if r.retest_note and r.retest.value is not None else ""),
+                _cell(r.wording_flip) + (f" over {r.wordings} wordings" if r.wording_flip.value is not None else ""),
+                _cell(r.wording_excess),
+                _cell(r.self_preference),
+                _cell(r.position, r.position_compared or None),
                 {True: "yes", False: "**no**", None: "not checked"}[r.passes],
                 "; ".join(r.failed_checks) or "–",
             ]

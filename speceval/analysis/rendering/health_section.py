@@ -15,6 +15,7 @@ from speceval.analysis.rendering.figures.health_plot import health_scatter
 from speceval.analysis.rendering.html.html_parts import img as _img
 from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.rendering.samples.samples import sample_link
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.tables.health_records import FLAGS, RULES, Health, HealthThresholds, StatementHealth
 from speceval.inputgen.pairs import PAIR_JOIN
 
@@ -134,13 +135,13 @@ def judge_table_rows(data: ReportData) -> tuple[list[str], list[list[object]]]:
             j.statement_id,
             j.judge,
             f"{j.canary_correct} / {j.canary_judged}",
-            _rated(j.canary_accuracy, j.canary_ci_low, j.canary_ci_high),
+            _estimated(j.canary),
             j.below_minimum,
             j.leniency_items,
-            f"{_signed(j.leniency)} {_bracket(j.leniency_ci_low, j.leniency_ci_high)}",
+            f"{_signed(j.leniency.value)} {_bracket(j.leniency.ci_low, j.leniency.ci_high)}",
             f"{j.human_agree} / {j.human_labelled}" if j.human_labelled else "–",
-            _rated(j.human_accuracy, j.human_ci_low, j.human_ci_high) if j.human_labelled else "–",
-            _rated(j.human_kappa, j.human_kappa_ci_low, j.human_kappa_ci_high) if j.human_labelled else "–",
+            _estimated(j.human_accuracy) if j.human_labelled else "–",
+            _estimated(j.human_kappa) if j.human_labelled else "–",
         ]
         for j in data.health.judges
     ]
@@ -183,13 +184,7 @@ def pair_table_rows(data: ReportData) -> list[list[object]]:
 
 def _pair_rates(p: PairCompliance) -> list[tuple[float | None, float | None, float | None]]:
     """A pair's five shares, each with its interval (A's, B's, both, one, neither)."""
-    return [
-        (p.rate_a, p.rate_a_ci_low, p.rate_a_ci_high),
-        (p.rate_b, p.rate_b_ci_low, p.rate_b_ci_high),
-        (p.both, p.both_ci_low, p.both_ci_high),
-        (p.one, p.one_ci_low, p.one_ci_high),
-        (p.neither, p.neither_ci_low, p.neither_ci_high),
-    ]
+    return [(s.value, s.ci_low, s.ci_high) for s in (p.rate_a, p.rate_b, p.both, p.one, p.neither)]
 
 
 def association_sentences(data: ReportData) -> list[str]:
@@ -315,3 +310,7 @@ def _bracket(low: float | None, high: float | None) -> str:
 def _rated(value: float | None, low: float | None, high: float | None) -> str:
     """A share and its interval in one cell."""
     return f"{_fmt(value)} {_bracket(low, high)}"
+
+
+def _estimated(estimate: Estimate) -> str:
+    return _rated(estimate.value, estimate.ci_low, estimate.ci_high)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from speceval.analysis.rendering.data import ReportCost, ReportData
 from speceval.analysis.rendering.health_section import health_csv_rows
+from speceval.analysis.statistics.columns import FlatRecord
 from speceval.analysis.tables.card_records import JudgeCardRow
 from speceval.analysis.tables.categories import CategoryAgreement, CategoryDifference, CategoryShare
 from speceval.analysis.tables.elicitation import Elicitation
@@ -73,7 +74,8 @@ def keyed_tables(data: ReportData) -> Iterator[KeyedTable]:
     ]
     for name, records, model, written in tables:
         if written:
-            columns = [f for f in model.model_fields if f not in _flattened(model)]
+            names = model.flat_columns() if issubclass(model, FlatRecord) else list(model.model_fields)
+            columns = [f for f in names if f not in _flattened(model)]
             rows = [_flat_record(r) for r in records]
             if name in HEADLINE_TABLES:  # whether the judge behind each rate passes its card (judge_card.csv)
                 columns.append("judge_passes")

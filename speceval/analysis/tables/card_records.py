@@ -20,8 +20,11 @@ silently: see `JudgeCardRow.unmeasured`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from speceval.analysis.statistics.columns import Columns, Estimate, FlatRecord
 
 DEFAULT_MIN_CANARY_ACCURACY = 0.8
 DEFAULT_MIN_RETEST_AGREEMENT = 0.9
@@ -97,56 +100,32 @@ class JudgeCardSettings(JudgeCardLines):
         return JudgeCardLines.model_validate(self.model_dump(include=set(JudgeCardLines.model_fields)))
 
 
-class JudgeCardRow(BaseModel):
+class JudgeCardRow(FlatRecord):
     """One judge entry (spec × judge name, which is model × scope × mode) on its card; every rate with its 95%
-    interval and the registry's method text."""
+    interval and the registry's method text (each written as its own columns, named by `Columns`)."""
 
     spec: str
     judge: str
     canary_judged: int = 0
-    canary_accuracy: float | None = None
-    canary_ci_low: float | None = None
-    canary_ci_high: float | None = None
-    canary_ci_method: str | None = None
+    canary: Annotated[Estimate, Columns("canary_accuracy", "canary")] = Estimate()
     canary_shared_from: str | None = Field(
         default=None, description="the judge entry whose canary verdicts these are (same model and mode)"
     )
     human_labelled: int = 0
-    human_accuracy: float | None = None
-    human_accuracy_ci_low: float | None = None
-    human_accuracy_ci_high: float | None = None
-    human_accuracy_ci_method: str | None = None
-    human_kappa: float | None = None
-    human_kappa_ci_low: float | None = None
-    human_kappa_ci_high: float | None = None
-    human_kappa_ci_method: str | None = None
+    human_accuracy: Annotated[Estimate, Columns("human_accuracy")] = Estimate()
+    human_kappa: Annotated[Estimate, Columns("human_kappa")] = Estimate()
     human_kappa_informative: bool | None = Field(
         default=None, description="False where the rarer verdict is under 10%: read human_accuracy instead of kappa"
     )
     retest_items: int = 0
-    retest_agreement: float | None = None
-    retest_ci_low: float | None = None
-    retest_ci_high: float | None = None
-    retest_ci_method: str | None = None
+    retest: Annotated[Estimate, Columns("retest_agreement", "retest")] = Estimate()
     retest_note: str | None = Field(default=None, description="what the retest measures at the judge's temperature")
     wordings: int = 0
-    wording_flip_rate: float | None = None
-    wording_flip_ci_low: float | None = None
-    wording_flip_ci_high: float | None = None
-    wording_flip_ci_method: str | None = None
-    wording_flip_excess: float | None = None
-    wording_excess_ci_low: float | None = None
-    wording_excess_ci_high: float | None = None
-    wording_excess_ci_method: str | None = None
-    self_preference: float | None = None
-    self_preference_ci_low: float | None = None
-    self_preference_ci_high: float | None = None
-    self_preference_ci_method: str | None = None
-    position_consistency: float | None = None
+    wording_flip: Annotated[Estimate, Columns("wording_flip_rate", "wording_flip")] = Estimate()
+    wording_excess: Annotated[Estimate, Columns("wording_flip_excess", "wording_excess")] = Estimate()
+    self_preference: Annotated[Estimate, Columns("self_preference")] = Estimate()
+    position: Annotated[Estimate, Columns("position_consistency", "position", then="position_compared")] = Estimate()
     position_compared: int = 0
-    position_ci_low: float | None = None
-    position_ci_high: float | None = None
-    position_ci_method: str | None = None
     passes: bool | None = Field(description="None: no line was checked (no `judge_card:` and no minimum)")
     failed_checks: list[str] = Field(default_factory=list)
     unmeasured: list[str] = Field(default_factory=list, description="lines set whose measure has no data here")

@@ -22,6 +22,7 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, groupe
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen
+from speceval.analysis.statistics.columns import Estimate, Interval
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import LENIENCY, SPREAD, WILSON
 from speceval.analysis.statistics.spread import spread_interval
@@ -131,9 +132,9 @@ def _one_statement(
     ]
     candidates = _candidates(c, rows, cell, compliant, clusters, thresholds)
     joint = float(candidates.pop("split_and_fail_share", 0.0))
-    accuracies = [j.canary_accuracy for j in per_judge if j.canary_accuracy is not None]
+    accuracies = [j.canary.value for j in per_judge if j.canary.value is not None]
     unreliable = [j.judge for j in per_judge if j.below_minimum]
-    lenient_values = [abs(j.leniency) for j in per_judge if j.leniency is not None]
+    lenient_values = [abs(j.leniency.value) for j in per_judge if j.leniency.value is not None]
     spread_low = candidates.get("spread_ci_low")
     flags = {
         "judges_disagree": disagreement[1] is not None and disagreement[1] > thresholds.disagreement,
@@ -172,21 +173,19 @@ def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatemen
     if not verdicts:
         return judge
     agree = sum(a == b for a, b in zip(verdicts, human, strict=True))
-    interval = wilson_interval(agree, len(verdicts))
     # Kappa with the person as the second rater: the same Cohen's kappa and interval as two judges' on a statement.
     kappa = _kappa(np.stack([found == 1, labelled == 1], axis=1).astype(np.int8), dense_codes(inputs))
     return judge.model_copy(
         update={
             "human_labelled": len(verdicts),
             "human_agree": agree,
-            "human_accuracy": agree / len(verdicts),
-            "human_ci_low": interval[0] if interval else None,
-            "human_ci_high": interval[1] if interval else None,
-            "human_ci_method": WILSON if interval else None,
-            "human_kappa": kappa.get("kappa"),
-            "human_kappa_ci_low": kappa.get("kappa_ci_low"),
-            "human_kappa_ci_high": kappa.get("kappa_ci_high"),
-            "human_kappa_ci_method": kappa.get("kappa_ci_method"),
+            "human_accuracy": _wilson(agree, len(verdicts)),
+            "human_kappa": Estimate(
+                value=kappa.get("kappa"),
+                ci_low=kappa.get("kappa_ci_low"),
+                ci_high=kappa.get("kappa_ci_high"),
+                ci_method=kappa.get("kappa_ci_method"),
+            ),
             "human_kappa_informative": kappa.get("kappa_informative"),
         }
     )
@@ -204,25 +203,34 @@ def _judge_on(
     """One judge on the statement: its verdicts on the statement's own examples, and its leniency there."""
     mine = [r for r in canaries if r.judge == judge and r.correct is not None]
     correct = sum(bool(r.correct) for r in mine)
-    accuracy = correct / len(mine) if mine else None
-    interval = wilson_interval(correct, len(mine))
+    canary = _wilson(correct, len(mine))
     return JudgeOnStatement(
         spec=spec,
         statement_id=statement,
         judge=judge,
         canary_judged=len(mine),
         canary_correct=correct,
-        canary_accuracy=accuracy,
-        canary_ci_low=interval[0] if interval else None,
-        canary_ci_high=interval[1] if interval else None,
-        canary_ci_method=WILSON if interval else None,
-        below_minimum=minimum is not None and accuracy is not None and accuracy < minimum,
+        canary=canary,
+        below_minimum=minimum is not None and canary.value is not None and canary.value < minimum,
         leniency_items=items if lenient else 0,
-        leniency=lenient[0] if lenient else None,
-        leniency_ci_low=lenient[1] if lenient else None,
-        leniency_ci_high=lenient[2] if lenient else None,
-        leniency_ci_method=LENIENCY if lenient and lenient[1] is not None else None,
+        leniency=Estimate(
+            value=lenient[0],
+            ci_low=lenient[1],
+            ci_high=lenient[2],
+            ci_method=LENIENCY if lenient[1] is not None else None,
+        )
+        if lenient
+        else Estimate(),
     )
+
+
+def _wilson(successes: int, n: int) -> Estimate:
+    """The share with its Wilson interval (all None for n = 0)."""
+    return Estimate.of(successes / n if n else None, _with_method(wilson_interval(successes, n), WILSON))
+
+
+def _with_method(interval: tuple[float, float] | None, method: str) -> Interval | None:
+    return (*interval, method) if interval is not None else None
 
 
 def _candidates(

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
+from speceval.analysis.statistics.columns import Columns, Estimate, FlatRecord
 from speceval.analysis.tables.candidate_split import HealthAssociation
 from speceval.analysis.tables.tension import PairCompliance
 
@@ -116,34 +117,27 @@ class StatementHealth(BaseModel):
     split_ci_method: str | None = None
 
 
-class JudgeOnStatement(BaseModel):
-    """One judge on one statement: its accuracy on the statement's own examples and its leniency there."""
+class JudgeOnStatement(FlatRecord):
+    """One judge on one statement: its accuracy on the statement's own examples and its leniency there (each measure
+    written as its own columns, named by `Columns`)."""
 
     spec: str
     statement_id: str
     judge: str
     canary_judged: int
     canary_correct: int
-    canary_accuracy: float | None
-    canary_ci_low: float | None
-    canary_ci_high: float | None
-    canary_ci_method: str | None
+    canary: Annotated[Estimate, Columns("canary_accuracy", "canary")]
     below_minimum: bool
     leniency_items: int = Field(description="answers every judge judged")
-    leniency: float | None = Field(description="this judge's rate minus the judges' mean rate on those answers")
-    leniency_ci_low: float | None
-    leniency_ci_high: float | None
-    leniency_ci_method: str | None
+    leniency: Annotated[Estimate, Columns("leniency")] = Field(
+        description="this judge's rate minus the judges' mean rate on those answers"
+    )
     human_labelled: int = Field(default=0, description="this judge's verdicts on answers a person labelled (--labels)")
     human_agree: int = 0
-    human_accuracy: float | None = None
-    human_ci_low: float | None = None
-    human_ci_high: float | None = None
-    human_ci_method: str | None = None
-    human_kappa: float | None = Field(default=None, description="Cohen's kappa, judge against the labels")
-    human_kappa_ci_low: float | None = None
-    human_kappa_ci_high: float | None = None
-    human_kappa_ci_method: str | None = None
+    human_accuracy: Annotated[Estimate, Columns("human_accuracy", "human")] = Estimate()
+    human_kappa: Annotated[Estimate, Columns("human_kappa")] = Field(
+        default=Estimate(), description="Cohen's kappa, judge against the labels"
+    )
     human_kappa_informative: bool | None = Field(
         default=None, description="False where one label is under a tenth of the answers: read agreement instead"
     )

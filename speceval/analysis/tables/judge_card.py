@@ -29,6 +29,7 @@ from speceval.analysis.reading.card_verdicts import CardVerdicts
 from speceval.analysis.reading.grid_place import STATE_NAME
 from speceval.analysis.reading.rows import CanaryRow, ComplianceRow
 from speceval.analysis.statistics.clustered import codes_of, rate_interval
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE, WILSON
 from speceval.analysis.statistics.stats import wilson_interval
@@ -44,12 +45,13 @@ TEMPERATURE_ZERO_NOTE = (
 )
 
 CHECKS = (
-    ("canary_accuracy", "min_canary_accuracy", "<"),
-    ("retest_agreement", "min_retest_agreement", "<"),
-    ("wording_flip_excess", "max_wording_excess", ">"),
+    ("canary", "min_canary_accuracy", "<"),
+    ("retest", "min_retest_agreement", "<"),
+    ("wording_excess", "max_wording_excess", ">"),
     ("human_kappa", "min_human_kappa", "<"),
 )
-"""(the card's measure, the line it is held to, failing when the measure is on this side of the line)."""
+"""(the card's measure, the line it is held to, failing when the measure is on this side of the line); a check
+names its measure by its column (`canary_accuracy`)."""
 
 
 def judge_card(
@@ -73,9 +75,8 @@ def judge_card(
         row = JudgeCardRow(spec=spec, judge=judge, passes=None)
         found = by_accuracy.get((spec, judge))
         if found is not None and found.judged:
-            row.canary_judged, row.canary_accuracy = found.judged, found.correct / found.judged
-            row.canary_ci_low, row.canary_ci_high = _wilson(found.correct, found.judged)
-            row.canary_ci_method, row.canary_shared_from = WILSON, shared.get((spec, judge))
+            row.canary_judged, row.canary_shared_from = found.judged, shared.get((spec, judge))
+            row.canary = _wilson(found.correct, found.judged)
         if (spec, judge) in human:
             row = row.model_copy(update=human[(spec, judge)])
         if (spec, judge) in cards:
@@ -90,10 +91,11 @@ def _checked(row: JudgeCardRow, lines: dict[str, float]) -> JudgeCardRow:
     if not lines:
         return row
     failed, unmeasured = [], []
-    for measure, line, side in CHECKS:
+    columns = JudgeCardRow.estimate_columns()
+    for field, line, side in CHECKS:
         if line not in lines:
             continue
-        value = getattr(row, measure)
+        value, measure = getattr(row, field).value, columns[field].value
         # Kappa where the rarer verdict is under a tenth is uninformative (its covering interval spans most of
         # [-1, 1], and a judge right 97 times in 100 can score near 0): not held to the line, neither pass nor fail.
         if value is None or (measure == "human_kappa" and row.human_kappa_informative is False):
@@ -113,9 +115,10 @@ def card_lines(lines: JudgeCardLines | None, min_canary_accuracy: float | None) 
     return {"min_canary_accuracy": min_canary_accuracy} if min_canary_accuracy is not None else {}
 
 
-def _wilson(successes: int, n: int) -> tuple[float | None, float | None]:
-    interval = wilson_interval(successes, n)
-    return (interval[0], interval[1]) if interval else (None, None)
+def _wilson(successes: int, n: int) -> Estimate:
+    """The share (n > 0) with its Wilson interval."""
+    low, high = wilson_interval(successes, n) or (None, None)
+    return Estimate(value=successes / n, ci_low=low, ci_high=high, ci_method=WILSON)
 
 
 def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]:
@@ -136,18 +139,15 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
         judged = [r for r in rows if r.judge == "judge"]
         labels = [r for r in rows if r.judge == "human"]
         agree = sum(a.compliant == b.compliant for a, b in zip(judged, labels, strict=True))
-        low, high = _wilson(agree, len(judged))
         kappa = next(iter(judge_agreement(rows)), None)
         found[key] = {
             "human_labelled": len(judged),
-            "human_accuracy": agree / len(judged),
-            "human_accuracy_ci_low": low,
-            "human_accuracy_ci_high": high,
-            "human_accuracy_ci_method": WILSON,
-            "human_kappa": kappa.kappa if kappa else None,
-            "human_kappa_ci_low": kappa.ci_low if kappa else None,
-            "human_kappa_ci_high": kappa.ci_high if kappa else None,
-            "human_kappa_ci_method": kappa.ci_method if kappa else None,
+            "human_accuracy": _wilson(agree, len(judged)),
+            "human_kappa": Estimate(
+                value=kappa.kappa, ci_low=kappa.ci_low, ci_high=kappa.ci_high, ci_method=kappa.ci_method
+            )
+            if kappa
+            else Estimate(),
             "human_kappa_informative": kappa.kappa_informative if kappa else None,
         }
     return found
@@ -179,11 +179,7 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
     if retested:
         same = [float(item.retest == item.first) for item in retested]
         interval = rate_interval(same, [(i.statement_id, i.input) for i in retested], _strata(retested))
-        found.update(
-            retest_items=len(retested),
-            retest_agreement=sum(same) / len(same),
-            **_bounds("retest", interval),
-        )
+        found.update(retest_items=len(retested), retest=Estimate.of(sum(same) / len(same), interval))
     flips, clusters, per_item, paired = [], [], [], []
     for item in card.items:
         worded = [w for w in item.wordings if w is not None]
@@ -194,9 +190,7 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
             paired.append(item)
     if flips:
         strata = {cluster: cluster[0] for cluster in clusters}
-        found.update(
-            wording_flip_rate=sum(flips) / len(flips), **_bounds("wording_flip", rate_interval(flips, clusters, strata))
-        )
+        found["wording_flip"] = Estimate.of(sum(flips) / len(flips), rate_interval(flips, clusters, strata))
     if paired:
         codes, distinct = codes_of([(i.statement_id, i.input) for i in paired])
         stratum_codes, _ = codes_of([key[0] for key in distinct])  # type: ignore[index]
@@ -208,23 +202,17 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
             len(distinct),
             stratum_codes,
         )
-        found.update(
-            wording_flip_excess=difference.difference,
-            wording_excess_ci_low=difference.ci_low,
-            wording_excess_ci_high=difference.ci_high,
-            wording_excess_ci_method=PAIRED if difference.ci_low is not None else None,
+        found["wording_excess"] = Estimate(
+            value=difference.difference,
+            ci_low=difference.ci_low,
+            ci_high=difference.ci_high,
+            ci_method=PAIRED if difference.ci_low is not None else None,
         )
     return found
 
 
 def _strata(items: Sequence[object]) -> dict[object, object]:
     return {(i.statement_id, i.input): i.statement_id for i in items}  # type: ignore[attr-defined]
-
-
-def _bounds(prefix: str, interval: tuple[float, float, str] | None) -> dict[str, object]:
-    if interval is None:
-        return {}
-    return {f"{prefix}_ci_low": interval[0], f"{prefix}_ci_high": interval[1], f"{prefix}_ci_method": interval[2]}
 
 
 def self_preference(rows: Sequence[Leniency]) -> dict[str, object]:
@@ -237,12 +225,8 @@ def self_preference(rows: Sequence[Leniency]) -> dict[str, object]:
         return {}
     (a, a_low, a_high), (b, b_low, b_high) = _mean_interval(own), _mean_interval(others)
     difference = a - b
-    return {
-        "self_preference": difference,
-        "self_preference_ci_low": difference - math.hypot(a - a_low, b_high - b),
-        "self_preference_ci_high": difference + math.hypot(a_high - a, b - b_low),
-        "self_preference_ci_method": SELF_PREFERENCE,
-    }
+    low, high = difference - math.hypot(a - a_low, b_high - b), difference + math.hypot(a_high - a, b - b_low)
+    return {"self_preference": Estimate.of(difference, (low, high, SELF_PREFERENCE))}
 
 
 def _mean_interval(rows: Sequence[Leniency]) -> tuple[float, float, float]:
@@ -258,13 +242,8 @@ def _position(rows: Sequence[Consistency]) -> dict[str, object]:
     if not rows or not rows[0].compared:
         return {}
     (row,) = rows
-    return {
-        "position_consistency": row.rate,
-        "position_compared": row.compared,
-        "position_ci_low": row.ci_low,
-        "position_ci_high": row.ci_high,
-        "position_ci_method": row.ci_method,
-    }
+    position = Estimate(value=row.rate, ci_low=row.ci_low, ci_high=row.ci_high, ci_method=row.ci_method)
+    return {"position": position, "position_compared": row.compared}
 
 
 def experiment_lines(paths: Sequence[Path]) -> JudgeCardLines | None:

@@ -10,19 +10,20 @@ answer twice: with a deterministic candidate they are the same text, with sampli
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped
 from speceval.analysis.reading.pairs import PairInputs
 from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense
+from speceval.analysis.statistics.columns import Bounds, Columns, FlatRecord
 from speceval.analysis.tables.panel import PANEL
 
 
-class PairCompliance(BaseModel):
+class PairCompliance(FlatRecord):
     """One pair of statements in tension: shares of units compliant with both, one, neither (95% intervals)."""
 
     spec: str
@@ -31,22 +32,16 @@ class PairCompliance(BaseModel):
     pair_inputs: int = Field(description="inputs written for the pair")
     units: int = Field(description="(judge, candidate, variation, run, input) with a verdict under both statements")
     inputs: int = Field(description="distinct inputs among the units (the clusters)")
-    rate_a: float | None
-    rate_a_ci_low: float | None = None
-    rate_a_ci_high: float | None = None
-    rate_b: float | None
-    rate_b_ci_low: float | None = None
-    rate_b_ci_high: float | None = None
-    both: float | None
-    both_ci_low: float | None = None
-    both_ci_high: float | None = None
-    one: float | None
-    one_ci_low: float | None = None
-    one_ci_high: float | None = None
-    neither: float | None
-    neither_ci_low: float | None = None
-    neither_ci_high: float | None = None
+    rate_a: Annotated[Bounds, Columns("rate_a")]
+    rate_b: Annotated[Bounds, Columns("rate_b")]
+    both: Annotated[Bounds, Columns("both")]
+    one: Annotated[Bounds, Columns("one")]
+    neither: Annotated[Bounds, Columns("neither")]
     ci_method: str | None = None
+
+
+SHARES = ("rate_a", "rate_b", "both", "one", "neither")
+"""A pair's five shares (A's, B's, both, one, neither), in their columns' order."""
 
 
 def pair_compliance(c: VerdictColumns, pairs: list[PairInputs]) -> list[PairCompliance]:
@@ -79,11 +74,11 @@ def _one_pair(
         pair_inputs=len(digests),
         units=0,
         inputs=0,
-        rate_a=None,
-        rate_b=None,
-        both=None,
-        one=None,
-        neither=None,
+        rate_a=Bounds(),
+        rate_b=Bounds(),
+        both=Bounds(),
+        one=Bounds(),
+        neither=Bounds(),
     )
     if not len(sides[0]) or not len(sides[1]):
         return empty
@@ -99,11 +94,10 @@ def _one_pair(
     a, b = verdicts[complete, 0] == 1, verdicts[complete, 1] == 1
     clusters = dense_codes(inputs[complete])
     found: dict[str, Any] = {}
-    for name, values in (("rate_a", a), ("rate_b", b), ("both", a & b), ("one", a ^ b), ("neither", ~a & ~b)):
+    for name, values in zip(SHARES, (a, b, a & b, a ^ b, ~a & ~b), strict=True):
         interval = rate_interval_codes(values.astype(float), clusters)
-        found[name] = float(values.mean())
-        found[f"{name}_ci_low"], found[f"{name}_ci_high"] = (interval[0], interval[1]) if interval else (None, None)
-        found["ci_method"] = interval[2] if interval else None
+        low, high, found["ci_method"] = interval if interval else (None, None, None)
+        found[name] = Bounds(value=float(values.mean()), ci_low=low, ci_high=high)
     return PairCompliance(
         spec=pair.spec,
         a=pair.a,
