@@ -20,7 +20,7 @@ from speceval.conversations.transport import ModelOfRound, RoundModel
 from speceval.defaults import Tier
 from speceval.engines.factory import build_model
 from speceval.engines.tiers import realtime_fields
-from speceval.errors import ConfigError, first_problem
+from speceval.errors import ConfigError, RunStateError, first_problem
 from speceval.providers.registry import ProviderEntry
 from speceval.realtime.model import RealtimeModel
 from speceval.realtime.settings import RealtimeSettings, realtime_settings
@@ -72,12 +72,18 @@ def stored_round_tiers(manifest: RunManifest, where: str) -> RoundTiers | None:
 def round_models(
     plan: RoundTiers, model_name: str, entry: ProviderEntry, params: GenerationParams, options: dict[str, Any]
 ) -> ModelOfRound:
-    """The candidate's client per round: at the tier round k started at, else the plan's (the last round's tier
-    for a round past the plan, which `max_rounds` does not allow). One client per tier, shared by its rounds."""
+    """The candidate's client per round: at the tier round k started at, else the plan's. One client per tier,
+    shared by its rounds."""
     built: dict[Tier, RoundModel] = {}
 
     def of(number: int, started: Tier | None) -> RoundModel:
-        tier = started or plan.tiers[min(number, len(plan.tiers)) - 1]
+        if started is None and not 1 <= number <= len(plan.tiers):
+            # The plan covers every round the inputs allow (`max_rounds`): another round means the inputs changed.
+            raise RunStateError(
+                f"round {number} is not in the run's plan of {len(plan.tiers)} rounds (run.json "
+                f"parameters.{MANIFEST_KEY}): the inputs changed since the run started"
+            )
+        tier = started or plan.tiers[number - 1]
         if tier not in built:
             endpoint = plan.realtime.get(tier)
             if tier is not Tier.BATCH and endpoint is None:

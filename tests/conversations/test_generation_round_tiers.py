@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, start_generation, write_spec
-from tests.conversations.test_generation_rounds import write_items
+from tests.conversations.test_generation_rounds import MODEL, args, write_items
 from tests.independent.openai_server import IndependentOpenAIServer
 
 FLEX_MODEL = "o4-mini"  # on the shipped price table's flex list
@@ -34,20 +34,9 @@ def _answer(body: dict[str, Any]) -> str:
 
 def _command(tmp_path: Path, *extra: str) -> list[str]:
     spec = write_spec(tmp_path / "spec.jsonl", list(SCRIPTS))
-    inputs = write_items(tmp_path / "in", SCRIPTS)
-    return [
-        "--spec-path",
-        str(spec),
-        "--pregenerated-inputs-dir",
-        str(inputs),
-        "--model-name",
-        FLEX_MODEL,
-        "--output-base-dir",
-        str(tmp_path / "out"),
-        "--poll-interval",
-        "0.1",
-        *extra,
-    ]
+    command = args(spec, write_items(tmp_path / "in", SCRIPTS), tmp_path / "out", "--poll-interval", "0.1", *extra)
+    command[command.index(MODEL)] = FLEX_MODEL
+    return command
 
 
 def _batch_request_lengths(server: IndependentOpenAIServer) -> list[int]:
@@ -132,3 +121,17 @@ def test_a_run_killed_in_a_batch_round_resumes_with_its_plan_and_sends_nothing_t
     assert {body.get("service_tier") for body in flex_calls} == {"flex"}
     results = {p.stem: json.loads(p.read_text()) for p in (run_dir / "results").glob("*.json")}
     assert [row["outcome"] for rows in results.values() for row in rows] == ["succeeded"] * CONVERSATIONS
+
+
+def test_a_round_outside_the_stored_plan_is_refused_not_sent_at_a_guessed_tier() -> None:
+    """A resumed run whose inputs now hold more rounds than its plan: refused, naming run.json's plan."""
+    from speceval.cli.round_tiers import RoundTiers, round_models
+    from speceval.defaults import Tier
+    from speceval.errors import RunStateError
+    from speceval.providers.registry import resolve_org
+    from speceval.wire.params import GenerationParams
+
+    plan = RoundTiers(tiers=[Tier.BATCH, Tier.BATCH], deadline_hours=13)
+    of = round_models(plan, FLEX_MODEL, resolve_org(FLEX_MODEL, None), GenerationParams(), {})
+    with pytest.raises(RunStateError, match="round 3 is not in the run's plan of 2 rounds"):
+        of(3, None)
