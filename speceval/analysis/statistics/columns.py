@@ -8,6 +8,9 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer, model_validator
 
+from speceval.analysis.statistics.registry import WILSON
+from speceval.analysis.statistics.stats import wilson_interval
+
 Interval = tuple[float, float, str]
 """What the interval functions return: the limits and the method text that made them."""
 
@@ -40,6 +43,12 @@ class Estimate(Bounds):
     def of(cls, value: float | None, interval: Interval | None) -> Estimate:
         """`value` with `interval`'s limits and method (all None without one)."""
         return cls(value=value, **interval_columns(interval))
+
+    @classmethod
+    def wilson(cls, successes: int, n: int) -> Estimate:
+        """A share with its Wilson interval and the registry's method text (all None for n = 0)."""
+        interval = wilson_interval(successes, n)
+        return cls.of(successes / n if n else None, (*interval, WILSON) if interval is not None else None)
 
 
 class Columns(NamedTuple):

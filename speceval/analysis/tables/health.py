@@ -22,11 +22,11 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, groupe
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen
-from speceval.analysis.statistics.columns import Estimate, Interval
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
-from speceval.analysis.statistics.registry import LENIENCY, SPREAD, WILSON
+from speceval.analysis.statistics.registry import LENIENCY, SPREAD
 from speceval.analysis.statistics.spread import spread_interval
-from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, wilson_interval
+from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa
 from speceval.analysis.tables.candidate_split import StatementShares, associations, split_shares
 from speceval.analysis.tables.health_records import (
     FLAGS,
@@ -179,7 +179,7 @@ def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatemen
         update={
             "human_labelled": len(verdicts),
             "human_agree": agree,
-            "human_accuracy": _wilson(agree, len(verdicts)),
+            "human_accuracy": Estimate.wilson(agree, len(verdicts)),
             "human_kappa": Estimate(
                 value=kappa.get("kappa"),
                 ci_low=kappa.get("kappa_ci_low"),
@@ -203,7 +203,7 @@ def _judge_on(
     """One judge on the statement: its verdicts on the statement's own examples, and its leniency there."""
     mine = [r for r in canaries if r.judge == judge and r.correct is not None]
     correct = sum(bool(r.correct) for r in mine)
-    canary = _wilson(correct, len(mine))
+    canary = Estimate.wilson(correct, len(mine))
     return JudgeOnStatement(
         spec=spec,
         statement_id=statement,
@@ -222,15 +222,6 @@ def _judge_on(
         if lenient
         else Estimate(),
     )
-
-
-def _wilson(successes: int, n: int) -> Estimate:
-    """The share with its Wilson interval (all None for n = 0)."""
-    return Estimate.of(successes / n if n else None, _with_method(wilson_interval(successes, n), WILSON))
-
-
-def _with_method(interval: tuple[float, float] | None, method: str) -> Interval | None:
-    return (*interval, method) if interval is not None else None
 
 
 def _candidates(

@@ -31,8 +31,7 @@ from speceval.analysis.reading.rows import CanaryRow, ComplianceRow
 from speceval.analysis.statistics.clustered import codes_of, rate_interval
 from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
-from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE, WILSON
-from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE
 from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow, JudgeCardSettings
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
 from speceval.analysis.tables.judge_quality import UNLABELLED, LabelTally, Leniency
@@ -76,7 +75,7 @@ def judge_card(
         found = by_accuracy.get((spec, judge))
         if found is not None and found.judged:
             row.canary_judged, row.canary_shared_from = found.judged, shared.get((spec, judge))
-            row.canary = _wilson(found.correct, found.judged)
+            row.canary = Estimate.wilson(found.correct, found.judged)
         if (spec, judge) in human:
             row = row.model_copy(update=human[(spec, judge)])
         if (spec, judge) in cards:
@@ -115,12 +114,6 @@ def card_lines(lines: JudgeCardLines | None, min_canary_accuracy: float | None) 
     return {"min_canary_accuracy": min_canary_accuracy} if min_canary_accuracy is not None else {}
 
 
-def _wilson(successes: int, n: int) -> Estimate:
-    """The share (n > 0) with its Wilson interval."""
-    low, high = wilson_interval(successes, n) or (None, None)
-    return Estimate(value=successes / n, ci_low=low, ci_high=high, ci_method=WILSON)
-
-
 def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]:
     """Accuracy and Cohen's kappa against the labels per (spec, judge), candidates and variations pooled."""
     if tally is None:
@@ -142,7 +135,7 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
         kappa = next(iter(judge_agreement(rows)), None)
         found[key] = {
             "human_labelled": len(judged),
-            "human_accuracy": _wilson(agree, len(judged)),
+            "human_accuracy": Estimate.wilson(agree, len(judged)),
             "human_kappa": Estimate(
                 value=kappa.kappa, ci_low=kappa.ci_low, ci_high=kappa.ci_high, ci_method=kappa.ci_method
             )
