@@ -9,6 +9,11 @@ peak after the pass and the same peak and seconds per part at every N; a whole e
 parts x seconds per part.
 
     python benchmarks/inspect_export_scale.py [--sizes 100000 300000 1000000] [--parts 3] [--keep DIR] [--bound S]
+    python benchmarks/inspect_export_scale.py --sizes 10000 --baseline DIR [--pairs 3]
+
+With `--baseline DIR` (a checkout of the code before, e.g. `git archive 1bdb089 | tar -x -C DIR`), each size is
+exported whole by the baseline and by this checkout, interleaved, `--pairs` times, and this checkout's wall time, CPU
+time and peak resident size over the baseline's are printed (min / median / max over the pairs).
 
 Sizes run smallest first; `--keep DIR` keeps (and reuses) the fabricated data there (10^6 verdicts: 3.4 GB).
 """
@@ -19,6 +24,8 @@ import argparse
 import json
 import os
 import platform
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,7 +49,9 @@ def status(name):
 verdicts, out, parts, report = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
 marks = {"parts": []}
 started = time.perf_counter()
-plan_log, write = il.plan_log, il._write
+# the writer's name: `write_log`, or `_write` in a baseline from before the `.eval` writer (issue 47)
+WRITER = "write_log" if hasattr(il, "write_log") else "_write"
+plan_log, write = il.plan_log, getattr(il, WRITER)
 
 class Enough(Exception):
     pass
@@ -67,13 +76,15 @@ def written(built, path):
         raise Enough
     return done
 
-il.plan_log, il._write = planned, written
+il.plan_log = planned
+setattr(il, WRITER, written)
 try:
     il.export_inspect([verdicts], out)
     marks["whole"] = True
 except Enough:
     marks["whole"] = False
 marks["seconds"] = time.perf_counter() - started
+marks["cpu_seconds"] = time.process_time()
 marks["peak_mib"] = status("VmHWM")
 marks.pop("last", None)
 report.write_text(json.dumps(marks))
@@ -81,8 +92,16 @@ report.write_text(json.dumps(marks))
 
 
 def run(
-    size: int, data_root: Path, statements: int, parts: int, scratch: Path, bound: float | None
+    size: int,
+    data_root: Path,
+    statements: int,
+    parts: int,
+    scratch: Path,
+    bound: float | None,
+    repo: Path = REPO,
 ) -> dict[str, object]:
+    """One export of `size` verdicts in a process of its own, with the code of `repo` (this checkout, or a
+    baseline's)."""
     from benchmarks.evidence_memory import make_data
 
     data = data_root / f"n{size}"
@@ -91,11 +110,13 @@ def run(
         make_data(data, size, statements)
         print(f"  fabricated {size} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
     out, report = scratch / f"out{size}", scratch / f"report{size}.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    shutil.rmtree(out, ignore_errors=True)
+    report.unlink(missing_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(repo))
     argv = [sys.executable, "-c", CHILD, str(data / "verdicts"), str(out), str(parts), str(report)]
     try:
         done = subprocess.run(
-            argv, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=bound
+            argv, cwd=repo, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=bound
         )
     except subprocess.TimeoutExpired:
         # Stopped at the bound (subprocess.run kills the child): the marks it wrote after its last part stand.
@@ -132,7 +153,17 @@ def main() -> None:
     parser.add_argument(
         "--bound", type=float, help="seconds an export may run; then it is stopped and the parts written so far shown"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout of the code before (e.g. `git archive 1bdb089 | tar -x -C DIR`): each size is exported by "
+        "both, interleaved (baseline first in odd pairs), `--pairs` times, and the ratios printed",
+    )
+    parser.add_argument("--pairs", type=int, default=3)
     args = parser.parse_args()
+    if args.baseline:
+        paired(args)
+        return
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="speceval-inspect-scale-") as tmp:
         data_root = args.keep or Path(tmp) / "data"
@@ -158,6 +189,36 @@ def main() -> None:
                 f"{float(marks['peak_mib']):.1f} MiB | {whole} |",
                 flush=True,
             )
+
+
+def paired(args: argparse.Namespace) -> None:
+    """Whole exports by the baseline's code and this checkout's, interleaved; wall, CPU and peak of each, and this
+    checkout's over the baseline's per pair (min / median / max)."""
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="speceval-inspect-pairs-") as tmp:
+        data_root = args.keep or Path(tmp) / "data"
+        for size in sorted(args.sizes):
+            ratios: dict[str, list[float]] = {"wall": [], "cpu": [], "peak": []}
+            for pair in range(args.pairs):
+                order = [("baseline", args.baseline), ("this", REPO)]
+                measured = {}
+                for name, repo in order if pair % 2 == 0 else order[::-1]:
+                    marks = run(size, data_root, args.statements, 0, Path(tmp), args.bound, repo=repo)
+                    if not marks.get("whole"):
+                        sys.exit(f"the {name} export of {size} did not finish")
+                    measured[name] = marks
+                    print(
+                        f"  pair {pair + 1} {name}: {float(str(marks['seconds'])):.1f} s wall, "
+                        f"{float(str(marks['cpu_seconds'])):.1f} s CPU, peak {float(str(marks['peak_mib'])):.1f} MiB",
+                        flush=True,
+                    )
+                for key, field in (("wall", "seconds"), ("cpu", "cpu_seconds"), ("peak", "peak_mib")):
+                    ratios[key].append(float(str(measured["this"][field])) / float(str(measured["baseline"][field])))
+            print(f"| {size:,} | " + " | ".join(_spread(ratios[key]) for key in ("wall", "cpu", "peak")) + " |")
+
+
+def _spread(values: list[float]) -> str:
+    return f"{min(values):.3f} / {statistics.median(values):.3f} / {max(values):.3f}"
 
 
 if __name__ == "__main__":

@@ -27,28 +27,28 @@ Rankings have no home in Inspect's schema and are left out (counted).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import json
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.reading.streamed import survey
+from speceval.analysis.reading.streamed import Survey, survey
 from speceval.analysis.rendering.markdown.summary import interval_methods
 from speceval.atomic import atomic_write_bytes
 from speceval.errors import ConfigError, InputError
 from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, PartOf, plan_log
-from speceval.interop.inspect_samples import Answer, build_sample, sample_id, usage_totals
+from speceval.interop.inspect_samples import Answer, Record, build_sample, sample_id, usage_totals
 from speceval.interop.inspect_scores import SampleKey, metrics, panel_names, panel_scores, sample_key, score_name
 from speceval.interop.inspect_source import InspectSource, inspect_source
+from speceval.interop.inspect_zip import write_eval
 from speceval.interop.run_facts import RunFacts
 from speceval.paths import readable_names, safe_filename
 from speceval.pipelines.inspect_logs import require_inspect
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample, EvalStats
     from inspect_ai.log._log import EvalScorer
     from inspect_ai.model import GenerateConfig
+    from inspect_ai.scorer import Score
 
 SCHEMA = "speceval-inspect/2"
 """`eval.metadata["speceval"]["schema"]`: the version of this mapping."""
@@ -77,9 +78,18 @@ def export_inspect(
     paths: Sequence[Path], out: Path, log_format: str = "eval", max_samples: int = MAX_SAMPLES_PER_LOG
 ) -> InspectExport:
     """Write each (spec, candidate, variation, run) as Inspect eval logs (`.eval` or `.json`) under `out`: one
-    log, or parts of at most `max_samples` samples each (`inspect_parts`), one at a time. A survey tells which
-    results files hold each log's verdicts; one pass over them gives the whole log's rates and its parts, and a
-    part reads only the files of its statements."""
+    log, or parts of at most `max_samples` samples each (`inspect_parts`), one at a time (`logs`)."""
+    written, samples = [], 0
+    plan = survey_for_export(paths, max_samples)
+    for built in logs(plan, max_samples):
+        samples += built.count
+        written.append(write_log(built, out / f"{_file_name(built.log)}.{log_format}"))
+    return InspectExport(logs=written, samples=samples, ranking_files_left_out=plan.ranking_files)
+
+
+def survey_for_export(paths: Sequence[Path], max_samples: int) -> Survey:
+    """The results files under `paths` (a survey: each file's first verdict), refused before anything is written
+    when there is nothing to export or the maximum is below one."""
     require_inspect()
     if max_samples < 1:
         raise ConfigError(f"--max-samples-per-log {max_samples}: give at least 1")
@@ -90,6 +100,13 @@ def export_inspect(
             "no compliance results found here (expected results/*.json files of a judge "
             "run); nothing to export as Inspect logs",
         )
+    return plan
+
+
+def logs(plan: Survey, max_samples: int) -> Iterator[BuiltLog]:
+    """Each log's parts, one at a time, to be written before the next is made. The survey tells which results
+    files hold each log's verdicts; one pass over them gives the whole log's rates and its parts, and a part reads
+    only the files of its statements."""
     logs: dict[_LogKey, dict[Path, ComplianceRow]] = defaultdict(dict)
     sources = _sources(plan.firsts)
     for file, first in plan.firsts:
@@ -97,7 +114,6 @@ def export_inspect(
         run = 0 if sources.get(file) is not None else first.run
         logs[(first.spec, first.model, plan.variation(first), run)][file] = first
     folders = readable_names(sorted({key[2] for key in logs}))
-    written, samples = [], 0
     for key in sorted(logs):
         whole = plan_log(logs[key], max_samples)
         spec, candidate, variation, run = key
@@ -118,93 +134,96 @@ def export_inspect(
             of = PartOf(number=number, parts=len(whole.parts), log=name)
             built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of, source)
             del verdicts
-            samples += built.count
-            written.append(_write(built, out / f"{_file_name(built.log)}.{log_format}"))
-    return InspectExport(logs=written, samples=samples, ranking_files_left_out=plan.ranking_files)
-
-
-FLUSH_EVERY = 50
-"""Samples the `.eval` writer buffers before it writes them into the zip (see `_write_eval`)."""
+            yield built
 
 
 @dataclass
-class _Built:
+class BuiltLog:
     """A log to write: its header (`log`: the eval spec; results and stats are filled once its samples are made)
     and its samples, made one at a time as they are written (a log of a million answers is never held whole)."""
 
     log: EvalLog
-    samples: Iterator[EvalSample]
+    samples: Iterator[Record | EvalSample]
     count: int
 
 
-def _write(built: _Built, path: Path) -> Path:
-    """inspect_ai writes the file (its format, its zip layout) beside `path`; it is then moved into place
-    atomically. A `.json` log is one document, so its samples are made first."""
-    from inspect_ai.log import write_eval_log
+def write_log(built: BuiltLog, path: Path) -> Path:
+    """The file is written beside `path` and then moved into place atomically. A `.eval` log is written by
+    `inspect_zip` as its samples are made, each kept only as its scores' values and its usage (the header's
+    metrics and totals); a `.json` log is one document, so inspect_ai writes it whole."""
+    from inspect_ai.log import EvalSample, write_eval_log
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".inspect-") as scratch:
         staged = Path(scratch) / path.name
         if path.suffix == ".eval":
-            asyncio.run(_write_eval(built, staged))
+            kept = _Kept()
+            write_eval(staged, built.log, kept.noting(built.samples), finish=lambda: _finish(built.log, kept))
         else:
-            built.log.samples = list(built.samples)
-            _finish(built.log, built.log.samples)
+            samples = [s if isinstance(s, EvalSample) else EvalSample.model_validate(s) for s in built.samples]
+            built.log.samples = samples
+            _finish(built.log, _Kept.of(samples))
             write_eval_log(built.log, str(staged))
         atomic_write_bytes(path, staged.read_bytes())
     return path
 
 
-async def _write_eval(built: _Built, path: Path) -> None:
-    """The `.eval` file, written through inspect_ai's own recorder (a private module, hence the pinned range) as
-    the samples are made. The recorder buffers samples and, for each new one, scans its buffer for an earlier
-    record of the same id (inspect_ai 0.3.285): its buffer is written into the log's zip every `FLUSH_EVERY`
-    samples (at 500, that scan was an eighth of an export's time). Only the log's zip is written then, not copied
-    to the destination as `recorder.flush` does (a copy of the part so far each time); `log_finish` writes the
-    file. `write_eval_log` instead buffers every sample: 30 s for 3,000 samples. Only each sample's score values are
-    kept, for the header's metrics."""
-    from inspect_ai.log._condense import condense_sample
-    from inspect_ai.log._recorders.eval import EvalRecorder
-
-    log = built.log
-    recorder = EvalRecorder(str(path.parent))
-    await recorder.log_init(log.eval, str(path), clean=True)
-    await recorder.log_start(log.eval, log.plan)
-    (zipped,) = recorder.data.values()  # the one log this recorder writes
-    kept = []
-    for number, sample in enumerate(built.samples, start=1):
-        await recorder.log_sample(log.eval, condense_sample(sample))
-        kept.append(_scores_only(sample))
-        if number % FLUSH_EVERY == 0:
-            await zipped.write_buffered_samples()
-    _finish(log, kept)
-    await recorder.log_finish(log.eval, log.status, log.stats, log.results, log.reductions, log.error)
+_KEPT_FIELDS = {"id", "epoch", "scores", "model_usage", "error"}
 
 
-def _scores_only(sample: EvalSample) -> EvalSample:
-    """What Inspect's metrics read of a sample: its id, its scores' values and its usage."""
-    from inspect_ai.log import EvalSample
-    from inspect_ai.scorer import Score
+@dataclass
+class _Kept:
+    """What Inspect's metrics and the header's usage totals read of a log's samples: each sample's id, epoch and
+    scores' values, and the sum of their usage."""
 
-    return EvalSample(
-        id=sample.id,
-        epoch=sample.epoch,
-        input="",
-        target="",
-        model_usage=sample.model_usage,
-        scores={name: Score(value=score.value) for name, score in (sample.scores or {}).items()},
-    )
+    samples: list[_Scored] = field(default_factory=list)
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, samples: list[EvalSample]) -> _Kept:
+        kept = cls()
+        for sample in samples:
+            kept.note(sample.model_dump(mode="json", include=_KEPT_FIELDS, exclude_none=True))
+        return kept
+
+    def noting(self, samples: Iterator[Record | EvalSample]) -> Iterator[Record | EvalSample]:
+        for sample in samples:
+            self.note(sample if isinstance(sample, dict) else sample.model_dump(mode="json", exclude_none=True))
+            yield sample
+
+    def note(self, sample: Record) -> None:
+        from inspect_ai.scorer import Score
+
+        scores = {name: Score(value=score["value"]) for name, score in (sample.get("scores") or {}).items()}
+        # an Inspect source's errored sample counts as not completed in the metrics' header
+        self.samples.append(_Scored(id=sample["id"], epoch=sample["epoch"], scores=scores, error=sample.get("error")))
+        usage_totals(self.usage, sample)
 
 
-def _finish(log: EvalLog, samples: list[EvalSample]) -> None:
+@dataclass
+class _Scored:
+    """What `recompute_metrics` reads of a sample (an `EvalSample` of these fields alone cost 1 ms to build)."""
+
+    id: str | int
+    epoch: int
+    scores: dict[str, Score]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: Any = None
+
+
+def _finish(log: EvalLog, kept: _Kept) -> None:
     """The header's results (Inspect's metrics over the samples' scores) and usage totals."""
     from inspect_ai.log import EvalLog, EvalStats, recompute_metrics
+    from inspect_ai.model import ModelUsage
 
-    scored = EvalLog(eval=log.eval, status=log.status, samples=samples)
+    scored = EvalLog(eval=log.eval, status=log.status)
+    scored.samples = kept.samples  # type: ignore[assignment]  # read as samples: id, epoch, scores, metadata, error
     recompute_metrics(scored)
     log.results = scored.results
     log.stats = EvalStats(
-        started_at=log.stats.started_at, completed_at=log.stats.completed_at, model_usage=usage_totals(samples)
+        started_at=log.stats.started_at,
+        completed_at=log.stats.completed_at,
+        model_usage={model: ModelUsage.model_validate(usage) for model, usage in kept.usage.items()},
     )
 
 
@@ -237,7 +256,7 @@ def _log(
     whole: LogPlan,
     of: PartOf,
     source: InspectSource | None = None,
-) -> _Built:
+) -> BuiltLog:
     """One part's header and samples; the judges, their runs, the rates and the synthetic flag are the whole
     log's (`whole`), so every part of a log says the same of it. From an Inspect `source`: the model as Inspect
     named it, the epochs, and (in the last part) the samples that had no answer to judge."""
@@ -271,7 +290,7 @@ def _log(
     epochs = sorted({first.run for first in whole.files.values()})
     unanswered = source.unanswered(set(epochs)) if source is not None and of.number == of.parts else []
     ids = sorted({sample_id(k[0], k[1]) for k, _ in ordered} | {str(s.id) for s in unanswered})
-    samples = itertools.chain(
+    samples: Iterator[Record | EvalSample] = itertools.chain(
         (build_sample(k, a, model, roles, facts, runs, epochs=source is not None) for k, a in ordered), unanswered
     )
     synthetic = whole.synthetic()
@@ -323,7 +342,7 @@ def _log(
             },
         ),
     )
-    return _Built(log=log, samples=samples, count=len(ordered) + len(unanswered))
+    return BuiltLog(log=log, samples=samples, count=len(ordered) + len(unanswered))
 
 
 def _stats(facts: RunFacts, runs: list[Path | None]) -> EvalStats:

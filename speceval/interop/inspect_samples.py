@@ -14,20 +14,16 @@ queue, which no record separates out.
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.interop.inspect_scores import SampleKey, judge_score, not_judged, score_name
+from speceval.interop.inspect_scores import SampleKey, Score, judge_score, not_judged, score_name
 from speceval.interop.run_facts import JudgeRun, RunFacts
 from speceval.wire.usage import Usage
-
-if TYPE_CHECKING:
-    from inspect_ai.log import EvalSample
-    from inspect_ai.model import ChatMessage, ModelUsage
-    from inspect_ai.scorer import Score
 
 
 @dataclass
@@ -60,6 +56,13 @@ def sample_id(statement_id: str, original_index: int) -> str:
     return f"{statement_id}_{original_index}"
 
 
+Record = dict[str, Any]
+"""An Inspect `EvalSample` as its log stores it (`condense_sample(sample).model_dump(mode="json",
+exclude_none=True)`, inspect_ai 0.3.285): made as JSON directly, without inspect_ai's objects per sample (building and
+validating them was most of an export's time, see benchmarks/RESULTS.md); `inspect_zip` writes it, and a `.json`
+log validates it into an `EvalSample`. tests/interop/test_inspect_zip.py holds it to what inspect_ai writes."""
+
+
 def build_sample(
     key: SampleKey,
     answer: Answer,
@@ -68,25 +71,22 @@ def build_sample(
     facts: RunFacts,
     runs: dict[str, JudgeRun],
     epochs: bool = False,
-) -> EvalSample:
+) -> Record:
     """One answer's sample; `candidate` the model as the log names it; `epochs`: the log holds its candidate's
     runs as epochs (the sample's epoch is its verdicts' run), else every sample is epoch 1."""
-    from inspect_ai.log import EvalSample
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
-
     statement_id, index, run_of = key
     row, _ = answer.rows[0]
     run = runs[row.judge]
     output = answer.text()
     record = facts.candidate_record(run.candidate_run, statement_id, index)
     conversation = record.get("conversation") if record is not None else None
-    messages: list[ChatMessage]
+    messages: list[dict[str, Any]]
     if record is not None and isinstance(conversation, list) and conversation:
         messages = _messages(conversation, candidate, len(record.get("turns") or []))
     else:
-        messages = [ChatMessageUser(content=row.input), ChatMessageAssistant(content=output, model=candidate)]
-    usage: dict[str, ModelUsage] = {}
-    role_usage: dict[str, ModelUsage] = {}
+        messages = [_message("user", row.input), _message("assistant", output, candidate)]
+    usage: dict[str, dict[str, int]] = {}
+    role_usage: dict[str, dict[str, int]] = {}
     if record is not None and isinstance(record.get("usage"), dict):
         usage[candidate] = _usage(Usage.model_validate(record["usage"]))
     for judged, file in answer.rows:
@@ -95,15 +95,19 @@ def build_sample(
             usage[judged.judge] = role_usage[roles[judged.judge]] = _usage(found)
     started, completed, seconds = _times(facts, run.candidate_run, record)
     turns = sorted({judged.turn for judged, _ in answer.rows if judged.turn is not None})
-    return EvalSample(
-        id=sample_id(statement_id, index),
-        epoch=run_of if epochs else 1,
-        input=row.input,
-        target=facts.statement_text(run.spec_path, statement_id) or "",
-        messages=messages,
-        output=ModelOutput.from_content(candidate, output),
-        scores=answer.scores,
-        metadata={
+    sample: Record = {
+        "id": sample_id(statement_id, index),
+        "epoch": run_of if epochs else 1,
+        "input": row.input,
+        "target": facts.statement_text(run.spec_path, statement_id) or "",
+        "messages": messages,
+        "output": {
+            "model": candidate,
+            "choices": [{"message": _message("assistant", output, candidate, "generate"), "stop_reason": "stop"}],
+            "completion": output,
+        },
+        "scores": answer.scores,
+        "metadata": {
             "statement_id": statement_id,
             "original_index": index,
             "judged_turns": turns,
@@ -114,12 +118,43 @@ def build_sample(
             "sources": sorted({judged.source for judged, _ in answer.rows}),
             "not_judged": answer.not_judged,
         },
-        model_usage=usage,
-        role_usage=role_usage,
-        started_at=started.isoformat() if started else None,
-        completed_at=completed.isoformat() if completed else None,
-        total_time=seconds,
-    )
+        "store": {},
+        "events": [],
+        "model_usage": usage,
+        "role_usage": role_usage,
+    }
+    if started is not None:
+        sample["started_at"] = _utc(started)
+    if completed is not None:
+        sample["completed_at"] = _utc(completed)
+    if seconds is not None:
+        sample["total_time"] = seconds
+    sample["attachments"] = {}
+    sample["events_data"] = {"messages": [], "calls": []}
+    return sample
+
+
+ID_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+"""A message id is what inspect_ai gives a message it makes: 22 characters of shortuuid's alphabet, random (128
+bits, as shortuuid's uuid4); drawn here directly, 4x faster than shortuuid's encoding of a uuid4 (3 per sample)."""
+
+_IDS = random.Random()  # seeded from the operating system's randomness
+
+
+def _utc(moment: datetime) -> str:
+    """A time as inspect_ai stores one (its `UtcDatetimeStr`: a time without a zone taken as UTC)."""
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+
+
+def _message(role: str, content: str, model: str | None = None, source: str | None = None) -> dict[str, Any]:
+    """A chat message as inspect_ai stores it, with a fresh id as inspect_ai gives a message it makes."""
+    message: dict[str, Any] = {"id": "".join(_IDS.choices(ID_ALPHABET, k=22)), "content": content}
+    if source is not None:
+        message["source"] = source
+    message["role"] = role
+    if model is not None:
+        message["model"] = model
+    return message
 
 
 def _times(
@@ -144,43 +179,55 @@ def _times(
     return started, completed, (completed - started).total_seconds()
 
 
-def _messages(conversation: list[Any], candidate: str, turns: int) -> list[ChatMessage]:
+def _messages(conversation: list[Any], candidate: str, turns: int) -> list[dict[str, Any]]:
     """A recorded conversation as Inspect's messages (the candidate's answers are the last `turns` assistant
     messages: the ones before them were a fixed history, so they name no model)."""
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
-
-    built: list[ChatMessage] = []
+    built: list[dict[str, Any]] = []
     assistant = sum(1 for m in conversation if isinstance(m, dict) and m.get("role") == "assistant")
     seen = 0
     for message in conversation:
         role, content = message.get("role"), str(message.get("content", ""))
         if role == "system":
-            built.append(ChatMessageSystem(content=content))
+            built.append(_message("system", content))
         elif role == "assistant":
             seen += 1
-            built.append(ChatMessageAssistant(content=content, model=candidate if seen > assistant - turns else None))
+            built.append(_message("assistant", content, candidate if seen > assistant - turns else None))
         else:
-            built.append(ChatMessageUser(content=content))
+            built.append(_message("user", content))
     return built
 
 
-def _usage(usage: Usage) -> ModelUsage:
-    from inspect_ai.model import ModelUsage
+def _usage(usage: Usage) -> dict[str, int]:
+    """Token usage as inspect_ai's `ModelUsage` stores it (a cache count of 0 left out, as before)."""
+    made = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+    if usage.cache_write_tokens:
+        made["input_tokens_cache_write"] = usage.cache_write_tokens
+    if usage.cached_input_tokens:
+        made["input_tokens_cache_read"] = usage.cached_input_tokens
+    return made
 
-    return ModelUsage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        total_tokens=usage.input_tokens + usage.output_tokens,
-        input_tokens_cache_read=usage.cached_input_tokens or None,
-        input_tokens_cache_write=usage.cache_write_tokens or None,
-    )
+
+USAGE_SUMS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "input_tokens_cache_write",
+    "input_tokens_cache_read",
+    "reasoning_tokens",
+    "total_cost",
+)
+"""`ModelUsage`'s fields, in its order (an Inspect source's samples may carry the last two)."""
 
 
-def usage_totals(samples: list[EvalSample]) -> dict[str, ModelUsage]:
-    from inspect_ai.model import ModelUsage
-
-    totals: dict[str, ModelUsage] = {}
-    for sample in samples:
-        for model, usage in sample.model_usage.items():
-            totals[model] = totals[model] + usage if model in totals else ModelUsage() + usage
-    return totals
+def usage_totals(totals: dict[str, dict[str, Any]], sample: Record) -> None:
+    """Add a sample's usage into the log's `totals` (model → ModelUsage's fields), as `ModelUsage.__add__` sums: a
+    count absent from every sample stays absent."""
+    for model, usage in sample.get("model_usage", {}).items():
+        total = totals.setdefault(model, {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+        for name in USAGE_SUMS:
+            if usage.get(name) is not None:
+                total[name] = total.get(name, 0) + usage[name]

@@ -11,15 +11,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any
 
 from speceval.analysis.reading.columns import VerdictColumns
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.tables.panel import PANEL, panel_verdicts
 from speceval.defaults import Mode
-
-if TYPE_CHECKING:
-    from inspect_ai.scorer import Score
 
 SampleKey = tuple[str, int, int]
 """A sample of a log: statement id, original index, epoch (the verdict's run: a log of an Inspect candidate's epochs
@@ -74,11 +71,26 @@ def panel_names(modes: dict[str, str]) -> dict[str, list[str]]:
     return {f"{PANEL}_{mode}": judges for mode, judges in sorted(formed.items())}
 
 
+Score = dict[str, Any]
+"""An Inspect `Score` as its log stores it (`Score.model_dump(mode="json", exclude_none=True)`): the samples are
+written as JSON without an inspect_ai object per sample (`inspect_zip`)."""
+
+
+def score(value: str | float | int, answer: str | None, explanation: str | None, metadata: dict[str, Any]) -> Score:
+    """A score in the order and form inspect_ai dumps it (a None field left out, an empty edit history)."""
+    made: Score = {"value": value}
+    if answer is not None:
+        made["answer"] = answer
+    if explanation is not None:
+        made["explanation"] = explanation
+    made["metadata"] = metadata
+    made["history"] = []
+    return made
+
+
 def judge_score(row: ComplianceRow, answer: str | None) -> Score | None:
     """One judge's verdict: "C"/"I", a rating or a category, with the answer it judged (Inspect View's answer
     column); None for a verdict that is not `judged` (see the module's docstring)."""
-    from inspect_ai.scorer import Score
-
     if row.outcome != "judged":
         return None
     value: str | float | int | None
@@ -97,7 +109,7 @@ def judge_score(row: ComplianceRow, answer: str | None) -> Score | None:
         "raw_judge_response": detail.raw_judge_response if detail is not None else None,
         "confidence": row.confidence,
     }
-    return Score(value=value, answer=answer, explanation=row.explanation, metadata=metadata)
+    return score(value, answer, row.explanation, metadata)
 
 
 def not_judged(row: ComplianceRow) -> dict[str, str | None]:
@@ -114,8 +126,6 @@ def panel_scores(rows: list[ComplianceRow], answers: Mapping[SampleKey, str]) ->
     """The panel's score of every answer some of its judges judged (as the report's panel: the share of judges that
     found it compliant, or their mean rating, on answers every judge judged), or the outcome of an answer left out
     (`panel_incomplete`). `rows` are the panel's judges' verdicts on the whole answer, of one scale."""
-    from inspect_ai.scorer import Score
-
     panel = panel_verdicts(rows)
     if panel is None:
         return {}
@@ -126,12 +136,7 @@ def panel_scores(rows: list[ComplianceRow], answers: Mapping[SampleKey, str]) ->
         value = float(c.score[position]) if not math.isnan(c.score[position]) else float(c.rating[position])
         outcome = c.outcomes[int(c.outcome[position])]
         scores[key] = (
-            Score(
-                value=value,
-                answer=answers.get(key),
-                explanation=panel.explanation(position),
-                metadata={"outcome": outcome},
-            )
+            score(value, answers.get(key), panel.explanation(position), {"outcome": outcome})
             if outcome == "judged" and math.isfinite(value)
             else outcome
         )

@@ -111,11 +111,11 @@ def test_export_refuses_a_folder_that_is_not_empty_and_one_without_verdicts(expe
 
 def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path, monkeypatch):
     """The .eval writer flushes every FLUSH_EVERY samples: a log of 2.2 flushes keeps every sample and verdict."""
-    from speceval.interop import inspect_log
+    from speceval.interop import inspect_zip
 
-    # Flushes of 10 samples, not 500: the same two flushes and a tail in 22 samples instead of 1,100 (5 s of CPU).
-    monkeypatch.setattr(inspect_log, "FLUSH_EVERY", 10)
-    count = inspect_log.FLUSH_EVERY * 2 + inspect_log.FLUSH_EVERY // 5
+    # Flushes of 10 samples, not 50: the same two flushes and a tail in 22 samples instead of 110.
+    monkeypatch.setattr(inspect_zip, "FLUSH_EVERY", 10)
+    count = inspect_zip.FLUSH_EVERY * 2 + inspect_zip.FLUSH_EVERY // 5
     results = tmp_path / "judged" / "spec_s" / "judge_j" / "m" / "results"
     results.mkdir(parents=True)
     entries = [
