@@ -179,7 +179,8 @@ def main() -> None:
             seconds = sorted(float(p["seconds"]) for p in written)
             spread = f"{seconds[0]:.1f} / {seconds[len(seconds) // 2]:.1f} / {seconds[-1]:.1f}" if seconds else "-"
             whole = (
-                f"{float(marks['seconds']):.0f} s, peak {float(marks['peak_mib']):.1f} MiB"
+                f"{float(marks['seconds']):.0f} s wall, {float(marks['cpu_seconds']):.0f} s CPU, peak "
+                f"{float(marks['peak_mib']):.1f} MiB"
                 if marks["whole"]
                 else _stopped(marks, seconds)
             )
