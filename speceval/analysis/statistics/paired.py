@@ -32,12 +32,12 @@ from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import (
     RARE_COUNT,
-    _strata_codes,
-    _variance,
+    cluster_stratum_codes,
     clustered_mean_codes,
     codes_of,
     dense_codes,
     mean_interval_codes,
+    stratified_variance,
     t975,
 )
 from speceval.analysis.statistics.stats import Z95, wilson_interval
@@ -73,7 +73,7 @@ def paired_difference(
     codes, distinct = codes_of([c for c, _ in a] + [c for c, _ in b])
     values = np.array([v for _, v in a] + [v for _, v in b], dtype=float)
     return paired_difference_codes(
-        codes[: len(a)], values[: len(a)], codes[len(a) :], values[len(a) :], _strata_codes(distinct, strata)
+        codes[: len(a)], values[: len(a)], codes[len(a) :], values[len(a) :], cluster_stratum_codes(distinct, strata)
     )
 
 
@@ -106,7 +106,7 @@ def mover_difference(
     mean_a, mean_b = float(ya.sum() / len(ya)), float(yb.sum() / len(yb))
     za = np.bincount(la, weights=(ya - mean_a) / len(ya), minlength=clusters)
     zb = np.bincount(lb, weights=(yb - mean_b) / len(yb), minlength=clusters)
-    variance, _ = _variance(za - zb, strata)
+    variance, _ = stratified_variance(za - zb, strata)
     difference = mean_a - mean_b
     se = math.sqrt(variance) if variance is not None else None
     side_a, side_b = _side_interval(ya, la, strata), _side_interval(yb, lb, strata)
