@@ -259,11 +259,7 @@ def parse_answer(line: str, file_name: str) -> Answer | None:
     error = data.get("error")
     if isinstance(error, dict):
         return error_answer(key, error)
-    response = data.get("response")
-    if not isinstance(response, dict):
-        error = {"status": "malformed_response", "message": "the result line has neither a response nor an error"}
-        return error_answer(key, error)
-    return response_answer(key, response)
+    return response_answer(key, data.get("response"), "the result line has neither a response nor an error")
 
 
 def error_answer(key: str, error: Mapping[str, Any]) -> Answer:
@@ -280,8 +276,11 @@ def error_answer(key: str, error: Mapping[str, Any]) -> Answer:
     )
 
 
-def response_answer(key: str, response: Mapping[str, Any]) -> Answer:
-    """The answer of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
+def response_answer(key: str, response: object, missing: str) -> Answer:
+    """The answer of a GenerateContentResponse: its text, or an error when it was blocked or empty; a
+    `malformed_response` error saying `missing` when the line or row holds no response object."""
+    if not isinstance(response, dict):
+        return error_answer(key, {"status": "malformed_response", "message": missing})
     reply = parse_response(response)
     if reply.text is None:
         return failed(key, Outcome.ERRORED, reply.code, reply.message or "", usage=reply.usage)
