@@ -34,7 +34,7 @@ from speceval.batch.records import (
 from speceval.errors import ProviderError
 from speceval.providers.google_calls import call_google, error_headers, json_line, raw_get, status_text
 from speceval.providers.http_errors import is_transient_status
-from speceval.providers.keyed import KeyedBatchedModel
+from speceval.providers.keyed import KeyedBatchedModel, find_tagged
 from speceval.redaction import redact
 from speceval.wire.gemini import generate_content_request, parse_response
 from speceval.wire.lines import encode_line
@@ -150,20 +150,14 @@ class GeminiBatchedModel(KeyedBatchedModel):
         )
 
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
-        def tagged() -> Any:
-            # Iterated inside `_call`: the pager fetches later pages while being iterated. The list has no
-            # server-side filter and no documented order, so every page is read.
-            for job in self._client.batches.list(config={"page_size": 100}):
-                if job.display_name == intent.idempotency_key:
-                    return job
-            return None
-
-        job = self._call("list batches", tagged)
-        if job is None:
-            return None
-        logger.info("found batch %s created for %s before an interruption", job.name, intent.idempotency_key)
         handle = intent.handle if isinstance(intent.handle, GeminiHandle) else None
-        return self._job(job, handle.input_file_name if handle else None)
+        return find_tagged(
+            self._call,
+            lambda: self._client.batches.list(config={"page_size": 100}),
+            lambda job: job.display_name,
+            intent.idempotency_key,
+            lambda job: self._job(job, handle.input_file_name if handle else None),
+        )
 
     # -- tracking -----------------------------------------------------------------------------------------
 
