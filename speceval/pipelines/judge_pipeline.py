@@ -43,14 +43,7 @@ class JudgePipeline:
     ) -> JudgeTarget:
         """A run directory of this judge, rendered with `setup`'s salt; a new run saves that salt in this judge's
         own directory (`output_dir`), where every other run under it draws the same one."""
-        return JudgeTarget(
-            run_dir=run_dir,
-            source=source,
-            inputs_path=inputs_path,
-            identity=identity,
-            salt=setup.salt,
-            salt_home=self.output_dir,
-        )
+        return JudgeTarget(run_dir, source, inputs_path, identity, salt=setup.salt, salt_home=self.output_dir)
 
     def judge_all(
         self,
