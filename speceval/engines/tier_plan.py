@@ -20,6 +20,7 @@ anything is sent, naming the fastest expected total.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from statistics import median
@@ -192,12 +193,51 @@ def auto_plan(
     return TierPlan(rounds=[_row(load, tiers[group_of[i]], prices, times) for i, load in enumerate(loads)])
 
 
-def learned_turnaround(records: Iterable[BatchRecord], defaults: dict[str, float]) -> dict[str, float]:
-    """Per provider, the median hours from submission to end of the study's own finished jobs (the defaults where
-    it has none): what this study's batches actually took, not what a provider promises."""
+HOUR_SECONDS_ENV = "SPECEVAL_HOUR_SECONDS"
+"""Seconds that count as one hour on the deadline's clock and in learned turnarounds (default 3600). A rehearsal
+against the emulator, whose batch jobs and flex calls are scaled alike (benchmarks/tiers.py: 1 h = 2 s), sets it so
+the plan reads the scaled clock; a real run never needs it."""
+
+
+def hour_seconds() -> float:
+    """`$SPECEVAL_HOUR_SECONDS` (checked), else 3600."""
+    given = os.environ.get(HOUR_SECONDS_ENV)
+    if not given:
+        return 3600.0
+    try:
+        value = float(given)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"${HOUR_SECONDS_ENV} must be a number of seconds above 0, got {given!r}")
+    return value
+
+
+def learned_turnaround(
+    records: Iterable[BatchRecord], defaults: dict[str, float], hour: float | None = None
+) -> dict[str, float]:
+    """Per provider, the median hours (of `hour` seconds, default `hour_seconds()`) from submission to end of the
+    study's own finished jobs (the defaults where it has none): what this study's batches actually took, not what a
+    provider promises."""
+    hour = hour or hour_seconds()
     taken: dict[str, list[float]] = {}
     for record in records:
         ended, submitted = record.ended_at, record.submitted_at
         if isinstance(ended, datetime) and isinstance(submitted, datetime):
-            taken.setdefault(record.provider, []).append((ended - submitted).total_seconds() / 3600)
+            taken.setdefault(record.provider, []).append((ended - submitted).total_seconds() / hour)
     return {**defaults, **{provider: median(hours) for provider, hours in taken.items()}}
+
+
+def next_round_tier(
+    loads: Sequence[RoundLoad], hours_left: float, prices: PriceTable, times: TierTimes, *, flex_ok: bool
+) -> tuple[Tier, bool]:
+    """The tier of `loads[0]`, the next round to start, when `loads` (that round and the ones after it) must end
+    within `hours_left`: the cheapest plan's, and whether it is expected to meet the deadline. Where none is, the
+    round goes at its fastest tier (the deadline is missed by the least; what was sent is kept, nothing refused)."""
+    try:
+        plan = auto_plan(loads, hours_left, prices, times, flex_ok=[flex_ok] * len(loads))
+    except ConfigError:
+        allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok else []), Tier.STANDARD]
+        first = loads[0]
+        return min(allowed, key=lambda tier: times.hours(tier, first.provider, first.requests)), False
+    return plan.rounds[0].tier, True

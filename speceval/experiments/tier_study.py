@@ -18,14 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from speceval.batch.costs import PriceTable
-from speceval.batch.manifest import RunManifest
-from speceval.batch.records import BatchRecord
 from speceval.defaults import Tier
 from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
-from speceval.operations.runs import find_run_dirs, store_for
+from speceval.operations.runs import finished_jobs
 from speceval.providers.registry import resolve_org
 
 USER = "simulated_user"
@@ -196,12 +194,6 @@ class StudyTiers:
         """Whether `entry` is sent at `auto` with a plan that may give its rounds different tiers (the caller
         then builds its model per round)."""
         return self.plan is not None and given_tier(self.config, entry) is Tier.AUTO
-
-
-def finished_jobs(folder: Path) -> list[BatchRecord]:
-    """The finished batch jobs of every run under `folder`: what batches took here."""
-    runs = find_run_dirs([folder])
-    return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
 
 
 def round_of(load: RoundLoad) -> int:
