@@ -28,7 +28,7 @@ from speceval.cli.tier_flags import FLEX_FLAGS
 from speceval.conversations.transport import ModelOfRound, RoundModel
 from speceval.defaults import Tier
 from speceval.engines.factory import build_model
-from speceval.engines.tier_plan import RoundLoad, TierTimes, learned_turnaround, next_round_tier
+from speceval.engines.tier_plan import Replan, RoundLoad, TierTimes, learned_turnaround, replanned
 from speceval.engines.tiers import realtime_fields
 from speceval.errors import ConfigError, RunStateError, first_problem
 from speceval.providers.registry import ProviderEntry
@@ -37,18 +37,6 @@ from speceval.realtime.settings import RealtimeSettings, realtime_settings
 from speceval.wire.params import GenerationParams
 
 MANIFEST_KEY = "round_tiers"
-
-
-class Replan(BaseModel):
-    """A round sent at another tier than the plan had for it, and why: the hours of the deadline left as it started
-    and what a batch round trip was taking by then."""
-
-    round: int
-    planned: Tier
-    sent: Tier
-    hours_left: float
-    batch_turnaround_hours: float
-    meets_deadline: bool
 
 
 class RoundTiers(BaseModel):
@@ -182,28 +170,16 @@ def _replan(
     times.batch_turnaround_hours = learned_turnaround(finished_jobs(), times.batch_turnaround_hours, plan.hour_seconds)
     hours_left = plan.deadline_hours - (at - plan.started_at).total_seconds() / plan.hour_seconds
     planned = plan.tiers[number - 1]
-    tier, meets = next_round_tier(left, hours_left, prices, times, flex_ok=plan.flex_ok)
-    if planned is Tier.FLEX and tier is Tier.BATCH:
-        tier = Tier.FLEX  # the same price, and faster: a round planned at flex stays there
+    tiers, meets = replanned(
+        left, hours_left, prices, times, planned=plan.tiers[number - 1 :], flex_ok=[plan.flex_ok] * len(left)
+    )
+    tier = tiers[0]
     if tier is not Tier.BATCH and tier not in plan.realtime:
         tier = planned  # no settings for it (cannot happen with a plan from plan_round_tiers)
     if tier is planned and meets:
         return
     turnaround = times.batch_turnaround_hours.get(left[0].provider, 0.0)
     plan.tiers[number - 1] = tier
-    plan.replans.append(
-        Replan(
-            round=number,
-            planned=planned,
-            sent=tier,
-            hours_left=round(hours_left, 4),
-            batch_turnaround_hours=round(turnaround, 4),
-            meets_deadline=meets,
-        )
-    )
+    plan.replans.append(Replan.of(number, planned, tier, hours_left, turnaround, meets))
     record(plan)
-    console.print(
-        f"tier auto: round {number} at {tier.value} (planned {planned.value}): {max(hours_left, 0):.1f} h of the "
-        f"{plan.deadline_hours:g} h deadline left, a batch round trip here takes {turnaround:.1f} h"
-        + ("" if meets else "; no plan meets the deadline now, so the fastest tier")
-    )
+    console.print(plan.replans[-1].line("the candidate's", plan.deadline_hours))

@@ -228,16 +228,63 @@ def learned_turnaround(
     return {**defaults, **{provider: median(hours) for provider, hours in taken.items()}}
 
 
-def next_round_tier(
-    loads: Sequence[RoundLoad], hours_left: float, prices: PriceTable, times: TierTimes, *, flex_ok: bool
-) -> tuple[Tier, bool]:
-    """The tier of `loads[0]`, the next round to start, when `loads` (that round and the ones after it) must end
-    within `hours_left`: the cheapest plan's, and whether it is expected to meet the deadline. Where none is, the
-    round goes at its fastest tier (the deadline is missed by the least; what was sent is kept, nothing refused)."""
+class Replan(BaseModel):
+    """A round sent at another tier than the plan had for it, and why: the hours of the deadline left as it started
+    and what a batch round trip was taking by then."""
+
+    round: int
+    planned: Tier
+    sent: Tier
+    hours_left: float
+    batch_turnaround_hours: float
+    meets_deadline: bool
+
+    @classmethod
+    def of(cls, number: int, planned: Tier, sent: Tier, hours_left: float, turnaround: float, meets: bool) -> Replan:
+        """The record, its hours rounded for reading."""
+        return cls(
+            round=number,
+            planned=planned,
+            sent=sent,
+            hours_left=round(hours_left, 4),
+            batch_turnaround_hours=round(turnaround, 4),
+            meets_deadline=meets,
+        )
+
+    def line(self, who: str, deadline_hours: float) -> str:
+        """What a run prints when a round goes at another tier than planned."""
+        return (
+            f"tier auto: {who} round {self.round} at {self.sent.value} (planned {self.planned.value}): "
+            f"{max(self.hours_left, 0):.1f} h of the {deadline_hours:g} h deadline left, a batch round trip here "
+            f"takes {self.batch_turnaround_hours:.1f} h"
+            + ("" if self.meets_deadline else "; no plan meets the deadline now, so the fastest tier")
+        )
+
+
+def replanned(
+    loads: Sequence[RoundLoad],
+    hours_left: float,
+    prices: PriceTable,
+    times: TierTimes,
+    *,
+    planned: Sequence[Tier],
+    flex_ok: Sequence[bool],
+    groups: Sequence[int] | None = None,
+    fixed: Sequence[Tier | None] | None = None,
+) -> tuple[list[Tier], bool]:
+    """The tiers of the rounds not started yet (`loads`, planned at `planned`) when they must end within
+    `hours_left`, and whether they are expected to. The cheapest plan that meets it, except that a round planned at
+    flex never goes back to batch (the same price, only slower); where no plan meets it, each round at its fastest
+    tier (the deadline missed by the least; nothing refused mid-run: what was sent is paid for)."""
     try:
-        plan = auto_plan(loads, hours_left, prices, times, flex_ok=[flex_ok] * len(loads))
+        plan = auto_plan(loads, hours_left, prices, times, flex_ok=flex_ok, groups=groups, fixed=fixed)
     except ConfigError:
-        allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok else []), Tier.STANDARD]
-        first = loads[0]
-        return min(allowed, key=lambda tier: times.hours(tier, first.provider, first.requests)), False
-    return plan.rounds[0].tier, True
+        pinned = list(fixed or [None] * len(loads))
+
+        def fastest(i: int) -> Tier:
+            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), Tier.STANDARD]
+            return pinned[i] or min(allowed, key=lambda tier: times.hours(tier, loads[i].provider, loads[i].requests))
+
+        return [fastest(i) for i in range(len(loads))], False
+    pairs = zip(planned, (row.tier for row in plan.rounds), strict=True)
+    return [Tier.FLEX if was is Tier.FLEX and now is Tier.BATCH else now for was, now in pairs], True
