@@ -68,7 +68,8 @@ def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
 
 def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> list[tuple[str, RoundLoad]]:
     """The study's rounds per entry (name, load), stages numbered in the order they run: in round k, the simulated
-    users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round."""
+    users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round (when
+    the study has a judging stage: a study of `stages: [generation]` plans no judge's hours)."""
     notes: list[str] = []
     specs = {spec.name: read_inputs(config, base, spec, notes) for spec in config.specs}
     turns = max((most_turns(config, s) for s in config.variations.combinations()), default=1)
@@ -117,7 +118,8 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
                     ),
                 )
             )
-    for name, entry in entries(config)[len(config.candidates) :]:
+    judged = any(stage in config.stages for stage in ("compliance", "ranking"))
+    for name, entry in entries(config)[len(config.candidates) :] if judged else []:  # no judging stage: no hours
         provider = resolve_org(entry.model, entry.org).org
         loads.append(
             (
