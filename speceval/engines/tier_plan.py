@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from statistics import median
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from speceval.batch.costs import PriceTable
 from speceval.batch.records import BatchRecord
@@ -39,12 +39,31 @@ Anthropic says most batches end within an hour; OpenAI and Gemini promise 24 h a
 
 
 class TierTimes(BaseModel):
-    """How long each tier is expected to take (settable under `engine:`; the dry run prints what it assumed)."""
+    """How long each tier is expected to take until the study's own jobs say (an experiment's `engine.tier_times`,
+    the commands' `--batch-turnaround-hours` and `--flex-seconds`; the dry run prints the plan it gives)."""
 
-    batch_turnaround_hours: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_BATCH_TURNAROUND_HOURS))
+    model_config = ConfigDict(extra="forbid")  # a misspelt expectation would silently plan with the default
+
+    batch_turnaround_hours: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_BATCH_TURNAROUND_HOURS),
+        description="hours of one batch round trip per provider (openai, anthropic, google, vertex); the others "
+        "keep their defaults",
+    )
     flex_seconds: float = Field(default=120.0, gt=0, description="one flex call, queueing included (minutes)")
     standard_seconds: float = Field(default=10.0, gt=0, description="one standard call")
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, description="calls in flight at once")
+
+    @field_validator("batch_turnaround_hours")
+    @classmethod
+    def _known_providers(cls, given: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(given) - set(DEFAULT_BATCH_TURNAROUND_HOURS))
+        if unknown:
+            raise ValueError(
+                f"{', '.join(unknown)}: not a batch provider ({', '.join(DEFAULT_BATCH_TURNAROUND_HOURS)})"
+            )
+        if any(not math.isfinite(hours) or hours <= 0 for hours in given.values()):
+            raise ValueError("a batch round trip takes a number of hours above 0")
+        return {**DEFAULT_BATCH_TURNAROUND_HOURS, **given}
 
     def hours(self, tier: Tier, provider: str, requests: int) -> float:
         """Expected hours of one round of `requests` at `tier`."""

@@ -154,7 +154,7 @@ class StudyTiers:
         resumed study re-plans with them: a round already started keeps the tier it started at)."""
         self.config = config
         self.prices = prices or PriceTable.load()
-        self.times = TierTimes()
+        self.times = (config.engine.tier_times or TierTimes()).model_copy(deep=True)
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[tuple[str, int], Tier] = {}

@@ -259,3 +259,22 @@ def test_the_command_replans_a_late_round_within_one_invocation(tmp_path: Path) 
     manifest = json.loads((only_run_dir(tmp_path / "out") / "run.json").read_text())
     assert manifest["parameters"]["round_tiers"]["tiers"] == ["batch", "flex", "flex"]
     assert [r["round"] for r in manifest["parameters"]["round_tiers"]["replans"]] == [2]
+
+
+def test_the_plans_expectations_are_flags_and_refused_without_auto(tmp_path: Path) -> None:
+    """`--batch-turnaround-hours 3`: a 7-hour deadline fits two batch round trips, so rounds 1-2 go through the
+    Batch API and only round 3 at flex (at the default 6 h only round 1 would). Without `--tier auto` the flag
+    is refused before anything is sent."""
+    with IndependentOpenAIServer(answer=_answer) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        shown_at = {}
+        for flags in ([], ["--batch-turnaround-hours", "3"]):
+            command = _command(tmp_path / str(len(flags)), "--tier", "auto", "--deadline-hours", "7", *flags)
+            plan = run_generation([*command, "--dry-run"], env)
+            assert plan.returncode == 0, plan.stderr
+            shown_at[len(flags)] = " ".join((plan.stdout + plan.stderr).replace("│", " ").split())
+        refused = run_generation([*_command(tmp_path / "x", "--batch-turnaround-hours", "3")], env)
+        assert server.chat_requests == [] and server.batches == []
+    assert "round 2 (candidate) o4-mini flex" in shown_at[0]
+    assert "round 2 (candidate) o4-mini batch" in shown_at[2] and "round 3 (candidate) o4-mini flex" in shown_at[2]
+    assert refused.returncode == 2 and "--batch-turnaround-hours applies to --tier auto" in refused.stderr
