@@ -276,7 +276,7 @@ class Replan(BaseModel):
             f"tier auto: {who} round {self.round} at {self.sent.value} (planned {self.planned.value}): "
             f"{max(self.hours_left, 0):.1f} h of the {deadline_hours:g} h deadline left, a batch round trip here "
             f"takes {self.batch_turnaround_hours:.1f} h"
-            + ("" if self.meets_deadline else "; no plan meets the deadline now, so the fastest tier")
+            + ("" if self.meets_deadline else "; no plan meets the deadline now: the fastest tier at the planned price")
         )
 
 
@@ -293,15 +293,17 @@ def replanned(
 ) -> tuple[list[Tier], bool]:
     """The tiers of the rounds not started yet (`loads`, planned at `planned`) when they must end within
     `hours_left`, and whether they are expected to. The cheapest plan that meets it, except that a round planned at
-    flex never goes back to batch (the same price, only slower); where no plan meets it, each round at its fastest
-    tier (the deadline missed by the least; nothing refused mid-run: what was sent is paid for)."""
+    flex never goes back to batch (the same price, only slower). Where no plan meets it any more, each round at its
+    fastest tier of no higher price than planned (batch to flex is free; a deadline already lost is not a reason to
+    pay full price the plan did not ask for), and nothing is refused mid-run: what was sent is paid for."""
     try:
         plan = auto_plan(loads, hours_left, prices, times, flex_ok=flex_ok, groups=groups, fixed=fixed)
     except ConfigError:
         pinned = list(fixed or [None] * len(loads))
 
         def fastest(i: int) -> Tier:
-            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), Tier.STANDARD]
+            dearer = [Tier.STANDARD] if planned[i] is Tier.STANDARD else []
+            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), *dearer]
             return pinned[i] or min(allowed, key=lambda tier: times.hours(tier, loads[i].provider, loads[i].requests))
 
         return [fastest(i) for i in range(len(loads))], False

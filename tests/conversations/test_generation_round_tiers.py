@@ -229,16 +229,22 @@ def test_a_round_planned_at_flex_stays_at_flex_when_batch_would_fit() -> None:
     assert [str(t) for t in plan.tiers] == ["batch", "batch", "flex"] and saved[-1]["replans"] == []
 
 
-def test_past_the_deadline_the_round_goes_at_its_fastest_tier_and_says_so() -> None:
+def test_past_the_deadline_the_round_goes_at_its_fastest_tier_of_the_planned_price() -> None:
     """No plan meets the deadline any more (round 1 took 20 of 13 hours): nothing is refused mid-run (round 1 is
-    paid for); round 2 goes at the fastest tier, recorded as not meeting the deadline."""
+    paid for); round 2 goes at the fastest tier of its planned price (flex, not standard at twice the price: the
+    deadline is lost either way), recorded as not meeting the deadline. A round planned at standard may stay there."""
     plan = _three_round_plan(["batch", "batch", "flex"])
     saved: list[Any] = []
     of = _models_at(plan, 20.0, [_job(20.0)], saved)
     of(1, None)
     of(2, None)
-    assert str(plan.tiers[1]) == "standard"  # 10 s a call against flex's 120 s
+    assert str(plan.tiers[1]) == "flex"
     assert saved[-1]["replans"][0]["meets_deadline"] is False
+    dear = _three_round_plan(["batch", "standard", "standard"])
+    of = _models_at(dear, 20.0, [_job(20.0)], [])
+    of(1, None)
+    of(2, None)
+    assert str(dear.tiers[1]) == "standard"  # 10 s a call, the fastest, at the price the plan already asked
 
 
 @pytest.mark.slow
