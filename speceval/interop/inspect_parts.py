@@ -2,9 +2,10 @@
 most `max_samples` samples, and the whole log's rates every part carries (issue 37: an export within 2x the
 generation engine's memory).
 
-inspect_ai's `.eval` recorder keeps a summary of every sample it has written (about 3 KB each, inspect_ai 0.3.285),
-and a sample is made from its verdicts' rows with their texts: one log of 10^5 samples held 2.3 GB. A part holds
-only its own samples, so memory is bounded by `max_samples`, not by the log.
+A `.eval` file ends with a summary of every sample it holds, which its writer keeps until the file is done (about
+2.5 KB of JSON each in `inspect_zip` at the benchmarks' texts; inspect_ai's recorder kept about 3 KB each as
+objects), and a sample is made from its verdicts' rows with their texts: one log of 10^5 samples held 2.3 GB through
+inspect_ai's recorder. A part holds only its own samples, so memory is bounded by `max_samples`, not by the log.
 
 One streamed pass over the log's results files (a file at a time, never its rows kept) folds its verdicts into
 columns, as the report does (`speceval.analysis.reading.fold`), for each judge's and the panel's rate with the

@@ -17,7 +17,7 @@ The layout, as inspect_ai's recorder writes a finished log:
 
 Every member is compressed as inspect_ai compresses its own (zstd, its `zipfile_compress_kwargs`). What inspect_ai
 reads back from a file written here equals what it reads from the file its recorder writes for the same samples:
-tests/interop/test_inspect_zip.py. Memory holds one part's summaries (about 1 KB a sample), never its samples.
+tests/interop/test_inspect_zip.py. Memory holds one part's summaries (a few KB a sample), never its samples.
 """
 
 from __future__ import annotations
