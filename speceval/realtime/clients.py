@@ -30,6 +30,7 @@ from speceval.wire.gemini import field, generate_content_request, parse_response
 from speceval.wire.openai import chat_body, parse_completion
 from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptLike
+from speceval.wire.tls import genai_tls_options
 
 # The keyword arguments of `messages.create` a body's fields are passed as (the rest go in `extra_body`).
 _ANTHROPIC_ARGUMENTS = frozenset({"model", "max_tokens", "messages", "output_config", "system"})
@@ -166,7 +167,9 @@ class GeminiGenerateModel(_KeyedRealtimeModel):
         self._errors = errors
         self._types = types
         # The SDK has no default timeout: a hung server would hang a worker forever.
-        http_options = types.HttpOptions(base_url=base_url, timeout=int(self.options.request_timeout * 1000))
+        http_options = types.HttpOptions(
+            base_url=base_url, timeout=int(self.options.request_timeout * 1000), **genai_tls_options()
+        )
         self._client = genai.Client(api_key=key, http_options=http_options)
         self._transport_errors = transport_errors()
         self._config_fields = frozenset(types.GenerateContentConfig.model_fields)
