@@ -19,7 +19,8 @@ from speceval.engines.tiers import check_tier, realtime_fields
 from speceval.errors import ConfigError
 from speceval.providers.registry import ProviderEntry
 
-_FLEX_FLAGS = ("flex_patience", "on_flex_unavailable")
+FLEX_FLAGS = ("flex_patience", "on_flex_unavailable")
+PLAN_FLAGS = ("batch_turnaround_hours", "flex_seconds")
 
 
 @dataclass
@@ -33,6 +34,10 @@ class TierChoice:
     plan: TierPlan | None = None
     round_tiers: list[Tier] = field(default_factory=list)
     """Per conversation round (`[k - 1]` is round k's), when `auto` sends the rounds at tiers of their own."""
+    loads: list[RoundLoad] = field(default_factory=list)
+    """The rounds `auto` planned (what a re-plan between rounds reads), with `times` and `flex_ok`."""
+    times: TierTimes | None = None
+    flex_ok: bool = False
     beside: dict[str, TierPlan] = field(default_factory=dict)
     deadline_hours: float | None = None
 
@@ -56,6 +61,8 @@ def choose_tier(
     deadline = getattr(args, "deadline_hours", None)
     if deadline is not None and tier is not Tier.AUTO:
         raise ConfigError("--deadline-hours applies to --tier auto (the tier is chosen to meet it)")
+    if tier is not Tier.AUTO:
+        refuse_plan_flags(args)
     if args.realtime and tier not in (None, Tier.STANDARD):
         raise ConfigError(f"--realtime is the standard tier; it does not go with --tier {tier}")
     choice = TierChoice(tier, dict(realtime_flags), bool(args.realtime), deadline_hours=deadline)
@@ -67,7 +74,7 @@ def choose_tier(
         if deadline is None:
             raise ConfigError("--tier auto needs --deadline-hours: the hours the run must end within")
         rounds = list(loads())
-        times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
+        times = tier_times(args, entry.org)
         times.batch_turnaround_hours = learned_turnaround(earlier_jobs(), times.batch_turnaround_hours)
         flex_ok = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
         # A conversation run's rounds each get their own tier (`per_round`); otherwise one endpoint for them all.
@@ -75,8 +82,8 @@ def choose_tier(
         choice.plan = auto_plan(rounds, deadline, prices, times, flex_ok=[flex_ok] * len(rounds), groups=groups)
         choice.beside = {t.value: fixed_plan(rounds, t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}
         planned = [row.tier for row in choice.plan.rounds]
-        if len(set(planned)) > 1:
-            choice.round_tiers = planned
+        if per_round:  # kept even when every round has one tier: a re-plan between rounds may move the later ones
+            choice.round_tiers, choice.loads, choice.times, choice.flex_ok = planned, rounds, times, flex_ok
         tier = choice.tier = planned[0] if planned else Tier.BATCH
     for each in dict.fromkeys(choice.round_tiers or [tier]):
         check_tier(entry, model_name, each, where="--tier", prices=prices)
@@ -89,9 +96,27 @@ def choose_tier(
     return choice
 
 
+def tier_times(args: argparse.Namespace, provider: str) -> TierTimes:
+    """What `--tier auto` expects each tier to take: the defaults, the run's `--max-concurrency`, and
+    `--batch-turnaround-hours` (for the run's provider) and `--flex-seconds` where given."""
+    times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
+    if getattr(args, "batch_turnaround_hours", None) is not None:
+        times.batch_turnaround_hours[provider] = args.batch_turnaround_hours
+    if getattr(args, "flex_seconds", None) is not None:
+        times.flex_seconds = args.flex_seconds
+    return times
+
+
+def refuse_plan_flags(args: argparse.Namespace) -> None:
+    """The plan's expectations without `--tier auto` are a usage error, not something to ignore."""
+    given = [f"--{name.replace('_', '-')}" for name in PLAN_FLAGS if getattr(args, name, None) is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --tier auto")
+
+
 def _refuse_flex_flags(realtime_flags: dict[str, Any]) -> None:
     """The flex settings without `--tier flex` are a usage error, not something to ignore."""
-    given = [f"--{name.replace('_', '-')}" for name in _FLEX_FLAGS if realtime_flags.get(name) is not None]
+    given = [f"--{name.replace('_', '-')}" for name in FLEX_FLAGS if realtime_flags.get(name) is not None]
     if given:
         raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --tier flex")
 
