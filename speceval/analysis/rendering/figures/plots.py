@@ -47,7 +47,8 @@ def _png(figure: Figure) -> bytes:
     _wrap_titles(figure)
     box = figure.get_tightbbox(figure.canvas.get_renderer()).padded(PAD_INCHES)  # type: ignore[attr-defined]
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches=box)
+    # zlib level 1, not PIL's 6: half the encoding CPU (25 to 13 ms a figure) for 7% more bytes.
+    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches=box, pil_kwargs={"compress_level": 1})
     _pyplot().close(figure)
     return buffer.getvalue()
 
