@@ -4,17 +4,16 @@ turned into the realtime flags the endpoint settings read (docs/service-tiers.md
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.table import Table
 
 from speceval.batch.costs import PriceTable
-from speceval.batch.records import BatchRecord
 from speceval.cli.console import stdout
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY, Tier
-from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan
 from speceval.engines.tiers import check_tier, realtime_fields
 from speceval.errors import ConfigError
 from speceval.providers.registry import ProviderEntry
@@ -48,12 +47,12 @@ def choose_tier(
     model_name: str,
     realtime_flags: dict[str, Any],
     loads: Callable[[], Sequence[RoundLoad]],
-    earlier_jobs: Callable[[], Iterable[BatchRecord]] = tuple,
+    learn: Callable[[TierTimes], TierTimes] = lambda times: times,
     *,
     per_round: bool = False,
 ) -> TierChoice:
     """The tier of this run from `--tier` (and `--realtime`), refused before anything is sent where the provider
-    or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as are `earlier_jobs`
+    or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as is `learn`
     (finished batch jobs beside this run, whose turnaround the plan learns). `per_round`: `auto` may send each
     load (a conversation round) at a tier of its own (`TierChoice.round_tiers`), else one tier for them all."""
     given = getattr(args, "tier", None)
@@ -75,7 +74,7 @@ def choose_tier(
             raise ConfigError("--tier auto needs --deadline-hours: the hours the run must end within")
         rounds = list(loads())
         times = tier_times(args, entry.org)
-        times.batch_turnaround_hours = learned_turnaround(earlier_jobs(), times.batch_turnaround_hours)
+        times = learn(times)
         flex_ok = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
         # A conversation run's rounds each get their own tier (`per_round`); otherwise one endpoint for them all.
         groups = list(range(len(rounds))) if per_round else [0] * len(rounds)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from statistics import median
 
@@ -278,6 +278,25 @@ class Replan(BaseModel):
             f"takes {self.batch_turnaround_hours:.1f} h"
             + ("" if self.meets_deadline else "; no plan meets the deadline now: the fastest tier at the planned price")
         )
+
+
+def learned_times(
+    times: TierTimes,
+    jobs: Iterable[BatchRecord],
+    call_seconds: Mapping[str, Sequence[float]],
+    hour: float | None = None,
+) -> TierTimes:
+    """`times` with what the study's own finished work says, each where it has some: the batch turnaround of its
+    jobs, and the median seconds a flex and a standard call took (`call_seconds` per tier, real seconds, read on
+    the clock of `hour` seconds an hour): what flex took here, not what was assumed."""
+    hour = hour or hour_seconds()
+    learned = times.model_copy(deep=True)
+    learned.batch_turnaround_hours = learned_turnaround(jobs, times.batch_turnaround_hours, hour)
+    if call_seconds.get(Tier.FLEX.value):
+        learned.flex_seconds = max(median(call_seconds[Tier.FLEX.value]) * 3600 / hour, 1e-9)
+    if call_seconds.get(Tier.STANDARD.value):
+        learned.standard_seconds = max(median(call_seconds[Tier.STANDARD.value]) * 3600 / hour, 1e-9)
+    return learned
 
 
 def replanned(

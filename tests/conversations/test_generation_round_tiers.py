@@ -170,6 +170,7 @@ def _models_at(plan: Any, hours: float, jobs: list[Any], saved: list[Any]) -> An
     """The plan's round models with round 1 started at 00:00 and the clock at `hours` when later rounds start."""
     from speceval.batch.costs import PriceTable
     from speceval.cli.round_tiers import round_models
+    from speceval.engines.tier_plan import learned_times
     from speceval.providers.registry import resolve_org
     from speceval.wire.params import GenerationParams
 
@@ -182,7 +183,7 @@ def _models_at(plan: Any, hours: float, jobs: list[Any], saved: list[Any]) -> An
         GenerationParams(),
         {"api_key": TEST_KEY},
         prices=PriceTable.load(),
-        finished_jobs=lambda: jobs,
+        learn=lambda times, hour: learned_times(times, jobs, {}, hour),
         record=lambda changed: saved.append(changed.model_dump(mode="json")),
         now=lambda: next(clock),
     )
