@@ -130,6 +130,7 @@ def main() -> None:
             "OPENAI_API_KEY": "sk-bench-key-0000",
             "OPENAI_BASE_URL": emu.openai_base_url,
             "SPECEVAL_POLL_INTERVAL": str(max(0.05, hour / 4)),
+            "SPECEVAL_HOUR_SECONDS": str(hour),  # the re-plan between rounds reads the same scaled clock
             "PYTHONPATH": str(REPO),
         }
         for repeat in range(args.pairs):

@@ -76,6 +76,16 @@ class RunManifest(BaseModel):
             field, message = first_problem(exc)
             raise InputError(path, f"not a run manifest of this version: {message}", field=field or None) from None
 
+    @classmethod
+    def resumed(cls, run_dir: Path, engine: dict[str, Any]) -> RunManifest:
+        """The run's `run.json` as a resumed run records it: this command line, the engine settings it runs with
+        now, and `running` (the caller saves it)."""
+        manifest = cls.load(run_dir)
+        manifest.command = current_command()
+        manifest.parameters["engine"] = engine
+        manifest.status = "running"
+        return manifest
+
     def save(self, run_dir: Path) -> None:
         """Write `run.json` atomically."""
         self.updated_at = utcnow()

@@ -16,7 +16,6 @@ from speceval.batch.engine import EngineOptions
 from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
 from speceval.batch.progress import StopReason
-from speceval.batch.records import BatchRecord
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE as DEFAULT_BATCH_SIZE
 from speceval.cli.console import (
     ProgressObserver,
@@ -32,7 +31,7 @@ from speceval.cli.endpoint_flags import ray_flags, realtime_flags, refuse_ray_fl
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
 from speceval.cli.round_tiers import MANIFEST_KEY as ROUND_TIERS_KEY
-from speceval.cli.round_tiers import plan_round_tiers, round_models, stored_round_tiers
+from speceval.cli.round_tiers import RoundTiers, plan_round_tiers, round_models, stored_round_tiers
 from speceval.cli.same_run import check_resume_flags, report_reused
 from speceval.cli.tier_flags import TierChoice, choose_tier, show_tier_plan
 from speceval.conversations.estimate import LaterRounds, later_rounds
@@ -48,11 +47,11 @@ from speceval.defaults import (
 )
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.engines.models import simulated_user_model
-from speceval.engines.tier_plan import RoundLoad
+from speceval.engines.tier_plan import RoundLoad, hour_seconds
 from speceval.errors import ConfigError, first_problem
 from speceval.inputs.script import Conversation
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
-from speceval.operations.runs import find_identical_runs, find_run_dirs, store_for
+from speceval.operations.runs import find_identical_runs, finished_jobs
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.model_list import check_models
@@ -183,7 +182,17 @@ def _endpoint(
     flags = choice.flags
     if choice.round_tiers:
         assert choice.deadline_hours is not None  # `auto` needs one
-        plan = plan_round_tiers(choice.round_tiers, choice.deadline_hours, choice.flags, manifest, entry)
+        plan = plan_round_tiers(
+            choice.round_tiers,
+            choice.deadline_hours,
+            choice.flags,
+            manifest,
+            entry,
+            loads=choice.loads,
+            times=choice.times,
+            flex_ok=choice.flex_ok,
+            hour=hour_seconds(),
+        )
         manifest.parameters[ROUND_TIERS_KEY] = plan.model_dump(mode="json")
         if choice.round_tiers[0] is Tier.BATCH:
             flags = {}  # the realtime flags are the later rounds' (kept in the plan); round 1 goes to the Batch API
@@ -235,13 +244,16 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
             if bound.role == "candidate"  # the simulated user's model keeps its own path
         ]
 
-    def earlier_jobs() -> list[BatchRecord]:  # this output folder's finished jobs: what batches took here
-        base = Path(config.output_base_dir)
-        runs = find_run_dirs([base]) if base.is_dir() else []
-        return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
-
     rounds = pipeline.inputs.has_conversations and pipeline.inputs.max_rounds > 1
-    return choose_tier(args, entry, config.model_name, realtime_flags(args), loads, earlier_jobs, per_round=rounds)
+    return choose_tier(
+        args,
+        entry,
+        config.model_name,
+        realtime_flags(args),
+        loads,
+        lambda: finished_jobs(Path(config.output_base_dir)),
+        per_round=rounds,
+    )
 
 
 def generate(args: argparse.Namespace) -> int:
@@ -269,7 +281,7 @@ def generate(args: argparse.Namespace) -> int:
         provider_options = emulator_options(emulator, pipeline.provider) if emulator is not None else {}
         provider_options.update(_vertex_options(args, pipeline))
         model = connect_model(args, pipeline, provider_options)  # batch, realtime (--realtime, --org) or Ray
-        per_round = models_per_round(pipeline, provider_options)
+        per_round = models_per_round(pipeline, provider_options, args.prices)
         pipeline.check_engine(model)  # conversations need a batch provider (so far)
         user_model = None
         if config.simulated_user is not None:  # the same emulator offline: one state folder, one emulator
@@ -435,14 +447,29 @@ def connect_model(
     return build_model(config.model_name, pipeline.provider, config.params, endpoint, **provider_options)
 
 
-def models_per_round(pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any]) -> ModelOfRound | None:
+def models_per_round(
+    pipeline: BatchedGenerationPipeline, provider_options: dict[str, Any], prices: Path | None = None
+) -> ModelOfRound | None:
     """The candidate's model per conversation round, when `--tier auto` planned a tier per round (kept in
-    `run.json`, so a resume sends each unstarted round as planned); None: one model answers every round."""
+    `run.json`, so a resume sends each unstarted round as planned, re-planned against the hours left as it
+    starts); None: one model answers every round."""
     manifest = pipeline.draft_manifest()
     plan = stored_round_tiers(manifest, str(pipeline.run_dir / "run.json"))
     if plan is None:
         return None
     config = pipeline.config
+
+    def record(changed: RoundTiers) -> None:  # the pipeline's own manifest: its later saves keep the change
+        manifest.parameters[ROUND_TIERS_KEY] = changed.model_dump(mode="json")
+        manifest.save(pipeline.run_dir)
+
     return round_models(
-        plan, config.model_name, resolve_org(config.model_name, pipeline.provider), config.params, provider_options
+        plan,
+        config.model_name,
+        resolve_org(config.model_name, pipeline.provider),
+        config.params,
+        provider_options,
+        prices=PriceTable.load(prices),
+        finished_jobs=lambda: finished_jobs(Path(config.output_base_dir)),
+        record=record,
     )

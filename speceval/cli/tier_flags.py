@@ -19,7 +19,7 @@ from speceval.engines.tiers import check_tier, realtime_fields
 from speceval.errors import ConfigError
 from speceval.providers.registry import ProviderEntry
 
-_FLEX_FLAGS = ("flex_patience", "on_flex_unavailable")
+FLEX_FLAGS = ("flex_patience", "on_flex_unavailable")
 
 
 @dataclass
@@ -33,6 +33,10 @@ class TierChoice:
     plan: TierPlan | None = None
     round_tiers: list[Tier] = field(default_factory=list)
     """Per conversation round (`[k - 1]` is round k's), when `auto` sends the rounds at tiers of their own."""
+    loads: list[RoundLoad] = field(default_factory=list)
+    """The rounds `auto` planned (what a re-plan between rounds reads), with `times` and `flex_ok`."""
+    times: TierTimes | None = None
+    flex_ok: bool = False
     beside: dict[str, TierPlan] = field(default_factory=dict)
     deadline_hours: float | None = None
 
@@ -75,8 +79,8 @@ def choose_tier(
         choice.plan = auto_plan(rounds, deadline, prices, times, flex_ok=[flex_ok] * len(rounds), groups=groups)
         choice.beside = {t.value: fixed_plan(rounds, t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}
         planned = [row.tier for row in choice.plan.rounds]
-        if len(set(planned)) > 1:
-            choice.round_tiers = planned
+        if per_round:  # kept even when every round has one tier: a re-plan between rounds may move the later ones
+            choice.round_tiers, choice.loads, choice.times, choice.flex_ok = planned, rounds, times, flex_ok
         tier = choice.tier = planned[0] if planned else Tier.BATCH
     for each in dict.fromkeys(choice.round_tiers or [tier]):
         check_tier(entry, model_name, each, where="--tier", prices=prices)
@@ -91,7 +95,7 @@ def choose_tier(
 
 def _refuse_flex_flags(realtime_flags: dict[str, Any]) -> None:
     """The flex settings without `--tier flex` are a usage error, not something to ignore."""
-    given = [f"--{name.replace('_', '-')}" for name in _FLEX_FLAGS if realtime_flags.get(name) is not None]
+    given = [f"--{name.replace('_', '-')}" for name in FLEX_FLAGS if realtime_flags.get(name) is not None]
     if given:
         raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --tier flex")
 

@@ -20,6 +20,7 @@ anything is sent, naming the fastest expected total.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from statistics import median
@@ -192,12 +193,98 @@ def auto_plan(
     return TierPlan(rounds=[_row(load, tiers[group_of[i]], prices, times) for i, load in enumerate(loads)])
 
 
-def learned_turnaround(records: Iterable[BatchRecord], defaults: dict[str, float]) -> dict[str, float]:
-    """Per provider, the median hours from submission to end of the study's own finished jobs (the defaults where
-    it has none): what this study's batches actually took, not what a provider promises."""
+HOUR_SECONDS_ENV = "SPECEVAL_HOUR_SECONDS"
+"""Seconds that count as one hour on the deadline's clock and in learned turnarounds (default 3600). A rehearsal
+against the emulator, whose batch jobs and flex calls are scaled alike (benchmarks/tiers.py: 1 h = 2 s), sets it so
+the plan reads the scaled clock; a real run never needs it."""
+
+
+def hour_seconds() -> float:
+    """`$SPECEVAL_HOUR_SECONDS` (checked), else 3600."""
+    given = os.environ.get(HOUR_SECONDS_ENV)
+    if not given:
+        return 3600.0
+    try:
+        value = float(given)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"${HOUR_SECONDS_ENV} must be a number of seconds above 0, got {given!r}")
+    return value
+
+
+def learned_turnaround(
+    records: Iterable[BatchRecord], defaults: dict[str, float], hour: float | None = None
+) -> dict[str, float]:
+    """Per provider, the median hours (of `hour` seconds, default `hour_seconds()`) from submission to end of the
+    study's own finished jobs (the defaults where it has none): what this study's batches actually took, not what a
+    provider promises."""
+    hour = hour or hour_seconds()
     taken: dict[str, list[float]] = {}
     for record in records:
         ended, submitted = record.ended_at, record.submitted_at
         if isinstance(ended, datetime) and isinstance(submitted, datetime):
-            taken.setdefault(record.provider, []).append((ended - submitted).total_seconds() / 3600)
+            taken.setdefault(record.provider, []).append((ended - submitted).total_seconds() / hour)
     return {**defaults, **{provider: median(hours) for provider, hours in taken.items()}}
+
+
+class Replan(BaseModel):
+    """A round sent at another tier than the plan had for it, and why: the hours of the deadline left as it started
+    and what a batch round trip was taking by then."""
+
+    round: int
+    planned: Tier
+    sent: Tier
+    hours_left: float
+    batch_turnaround_hours: float
+    meets_deadline: bool
+
+    @classmethod
+    def of(cls, number: int, planned: Tier, sent: Tier, hours_left: float, turnaround: float, meets: bool) -> Replan:
+        """The record, its hours rounded for reading."""
+        return cls(
+            round=number,
+            planned=planned,
+            sent=sent,
+            hours_left=round(hours_left, 4),
+            batch_turnaround_hours=round(turnaround, 4),
+            meets_deadline=meets,
+        )
+
+    def line(self, who: str, deadline_hours: float) -> str:
+        """What a run prints when a round goes at another tier than planned."""
+        return (
+            f"tier auto: {who} round {self.round} at {self.sent.value} (planned {self.planned.value}): "
+            f"{max(self.hours_left, 0):.1f} h of the {deadline_hours:g} h deadline left, a batch round trip here "
+            f"takes {self.batch_turnaround_hours:.1f} h"
+            + ("" if self.meets_deadline else "; no plan meets the deadline now, so the fastest tier")
+        )
+
+
+def replanned(
+    loads: Sequence[RoundLoad],
+    hours_left: float,
+    prices: PriceTable,
+    times: TierTimes,
+    *,
+    planned: Sequence[Tier],
+    flex_ok: Sequence[bool],
+    groups: Sequence[int] | None = None,
+    fixed: Sequence[Tier | None] | None = None,
+) -> tuple[list[Tier], bool]:
+    """The tiers of the rounds not started yet (`loads`, planned at `planned`) when they must end within
+    `hours_left`, and whether they are expected to. The cheapest plan that meets it, except that a round planned at
+    flex never goes back to batch (the same price, only slower); where no plan meets it, each round at its fastest
+    tier (the deadline missed by the least; nothing refused mid-run: what was sent is paid for)."""
+    try:
+        plan = auto_plan(loads, hours_left, prices, times, flex_ok=flex_ok, groups=groups, fixed=fixed)
+    except ConfigError:
+        pinned = list(fixed or [None] * len(loads))
+
+        def fastest(i: int) -> Tier:
+            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), Tier.STANDARD]
+            return pinned[i] or min(allowed, key=lambda tier: times.hours(tier, loads[i].provider, loads[i].requests))
+
+        return [fastest(i) for i in range(len(loads))], False
+    pairs = zip(planned, (row.tier for row in plan.rounds), strict=True)
+    return [Tier.FLEX if was is Tier.FLEX and now is Tier.BATCH else now for was, now in pairs], True

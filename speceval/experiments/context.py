@@ -117,6 +117,8 @@ class StageContext:
         built: dict[Tier | None, RoundModel] = {}  # one client per tier, shared by the rounds sent at it
 
         def of(number: int, started: Tier | None) -> RoundModel:
+            if tiers is not None and started is None and number > 1:
+                tiers.replan(name, entry, number)  # the rounds left, against the hours left of the deadline
             tier = (started or tiers.tier_of(name, entry, number)) if tiers is not None else None
             if tier not in built:
                 model = self.model(entry, params, tier)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from speceval.defaults import Tier
 from speceval.engines.endpoints import refused_keys
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.config import ExperimentConfig, InputsBlock, ModelEntry, judge_labels
@@ -69,7 +70,35 @@ def load_experiment(path: Path) -> ExperimentConfig:
             field="judges",
         )
     _refuse_duplicates(path, text, config)
+    _check_deadline(path, text, config)
     return config
+
+
+def _check_deadline(path: Path, text: str, config: ExperimentConfig) -> None:
+    """`tier: auto` (under engine, or on one entry: a candidate at auto, its judges at batch) and the study's
+    `engine.deadline_hours` go together: either without the other is refused, naming the entry's line."""
+    named = [("candidates", i, c.tier) for i, c in enumerate(config.candidates)]
+    named += [("judges", i, j.tier) for i, j in enumerate(config.judges)]
+    auto = [(section, i) for section, i, tier in named if tier is Tier.AUTO]
+    users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
+    user_auto = any(u is not None and u.tier is Tier.AUTO for u in users)
+    if (auto or user_auto or config.engine.tier is Tier.AUTO) and config.engine.deadline_hours is None:
+        section, index = auto[0] if auto else ("simulated_user", None)
+        where = f"{section}[{index}]" if index is not None else section
+        raise InputError(
+            path,
+            f"{where}: tier: auto needs engine.deadline_hours: the hours the study must end within",
+            line=_entry_key_line(text, section, index, "tier") if index is not None else line_of(text, "tier: auto"),
+            field=f"{where}.tier",
+        )
+    if not (auto or user_auto or config.engine.tier is Tier.AUTO) and config.engine.deadline_hours is not None:
+        raise InputError(
+            path,
+            "deadline_hours goes with tier: auto (under engine, or on a candidate, judge or simulated user): the "
+            "tiers are chosen to meet it",
+            line=line_of(text, "deadline_hours"),
+            field="engine.deadline_hours",
+        )
 
 
 def _check_pairs(block: InputsBlock, spec: Specification, name: str, path: Path, text: str) -> None:

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,8 @@ def run_experiment(
                 say(f"{task.key}: {task.state.value}{detail} | {stage_overview(tasks)}")
 
         state.status, state.stopped_at = "running", None
+        state.tiers_started_at = state.tiers_started_at or utcnow().isoformat()
+        ctx.tiers.started_at, ctx.tiers.say = datetime.fromisoformat(state.tiers_started_at), say
         save_state(output_dir, state)
         try:
             finished = StageScheduler(tasks, on_change=changed, deadline=ctx.deadline).run()

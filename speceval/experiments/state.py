@@ -72,6 +72,11 @@ class ExperimentState(BaseModel):
         default="running", description="running, finished, stopped (timeout or budget) or interrupted (Ctrl+C)"
     )
     stopped_at: str | None = Field(default=None, description="when the last run stopped early (UTC, ISO 8601)")
+    tiers_started_at: str | None = Field(
+        default=None,
+        description="when the study first started sending (UTC, ISO 8601): the clock of `tier: auto`'s deadline, "
+        "which a re-plan between rounds reads (a dry run or a refused start does not start it)",
+    )
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 
 

@@ -14,19 +14,33 @@ each later request.
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from speceval.batch.costs import PriceTable
-from speceval.batch.manifest import RunManifest
-from speceval.batch.records import BatchRecord
+from speceval.batch.records import utcnow
 from speceval.defaults import Tier
-from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
+from speceval.engines.tier_plan import (
+    Replan,
+    RoundLoad,
+    TierPlan,
+    TierTimes,
+    auto_plan,
+    fixed_plan,
+    hour_seconds,
+    learned_turnaround,
+    replanned,
+)
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
-from speceval.operations.runs import find_run_dirs, store_for
+from speceval.operations.runs import finished_jobs
 from speceval.providers.registry import resolve_org
+
+logger = logging.getLogger(__name__)
 
 USER = "simulated_user"
 """The plan's name of the simulated users' turns (every variation's user model: one group per model)."""
@@ -54,7 +68,8 @@ def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
 
 def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> list[tuple[str, RoundLoad]]:
     """The study's rounds per entry (name, load), stages numbered in the order they run: in round k, the simulated
-    users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round."""
+    users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round (when
+    the study has a judging stage: a study of `stages: [generation]` plans no judge's hours)."""
     notes: list[str] = []
     specs = {spec.name: read_inputs(config, base, spec, notes) for spec in config.specs}
     turns = max((most_turns(config, s) for s in config.variations.combinations()), default=1)
@@ -103,7 +118,8 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
                     ),
                 )
             )
-    for name, entry in entries(config)[len(config.candidates) :]:
+    judged = any(stage in config.stages for stage in ("compliance", "ranking"))
+    for name, entry in entries(config)[len(config.candidates) :] if judged else []:  # no judging stage: no hours
         provider = resolve_org(entry.model, entry.org).org
         loads.append(
             (
@@ -142,6 +158,12 @@ class StudyTiers:
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[tuple[str, int], Tier] = {}
+        self.output_dir = output_dir
+        self.started_at: datetime | None = None
+        """When the study's first task started (experiment.json `tiers_started_at`): the deadline's clock."""
+        self.replans: list[Replan] = []
+        self.say: Callable[[str], None] = lambda message: logger.info("%s", message)
+        self._lock = threading.Lock()
         named = entries(config) + user_entries(config)
         if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
             return
@@ -166,6 +188,7 @@ class StudyTiers:
             self.prices.offers_flex(resolve_org(by_name[name].model, by_name[name].org).org, by_name[name].model)
             for name, _ in loaded
         ]
+        self._loaded, self._flex_ok, self._pinned = loaded, flex_ok, [pinned(name) for name, _ in loaded]
         self.plan = auto_plan(
             loads,
             config.engine.deadline_hours,
@@ -185,12 +208,56 @@ class StudyTiers:
         tier = given_tier(self.config, entry)
         if tier is not Tier.AUTO:
             return tier
-        planned = sorted((r, t) for (n, r), t in self._chosen.items() if n in (name, f"{USER} {entry.model}"))
+        planned = sorted((r, t) for (n, r), t in self._chosen.items() if n in _names(name, entry))
         if not planned:
             return Tier.BATCH
         # The round's own tier; a round the plan has no row for (a judge's, or past the plan's last): the tier of
         # the latest planned round before it, else the first.
         return next((t for r, t in reversed(planned) if r <= round), planned[0][1])
+
+    def replan(self, name: str, entry: ModelEntry, number: int, now: datetime | None = None) -> None:
+        """As round `number` (2 or later) of `entry` starts: plan the study's stages from that round's on again,
+        against the hours left of the deadline and the turnaround of the batch jobs finished by then
+        (`speceval.engines.tier_plan.replanned`: a round planned at flex never goes back to batch; a started round
+        keeps its tier through the caller's `started`). A change of this round's tier is said and kept in
+        `replans`."""
+        deadline = self.config.engine.deadline_hours
+        if self.plan is None or self.started_at is None or deadline is None:
+            return
+        with self._lock:  # the candidates' tasks start their rounds side by side
+            stage = next(
+                (load.stage for n, load in self._loaded if n in _names(name, entry) and round_of(load) == number), None
+            )
+            if stage is None or given_tier(self.config, entry) is not Tier.AUTO:
+                return
+            at = [i for i, (_, load) in enumerate(self._loaded) if load.stage is not None and load.stage >= stage]
+            left = [self._loaded[i] for i in at]
+            times = self.times.model_copy(deep=True)
+            if self.output_dir is not None:
+                times.batch_turnaround_hours = learned_turnaround(
+                    finished_jobs(self.output_dir), times.batch_turnaround_hours
+                )
+            hours_left = deadline - ((now or utcnow()) - self.started_at).total_seconds() / hour_seconds()
+            moves = {n for (n, _), tier in zip(self._loaded, self._pinned, strict=True) if tier is None}
+            tiers, meets = replanned(
+                [load for _, load in left],
+                hours_left,
+                self.prices,
+                times,
+                planned=[self._chosen[(n, round_of(load))] for n, load in left],
+                flex_ok=[self._flex_ok[i] for i in at],
+                groups=_groups(left, lambda n: n in moves),
+                fixed=[self._pinned[i] for i in at],
+            )
+            before = self.tier_of(name, entry, number)
+            self._chosen.update({(n, round_of(load)): tier for (n, load), tier in zip(left, tiers, strict=True)})
+            after = self.tier_of(name, entry, number)
+            if before is None or after is None or (before is after and meets):
+                return
+            turnaround = times.batch_turnaround_hours.get(resolve_org(entry.model, entry.org).org, 0.0)
+            change = Replan.of(number, before, after, hours_left, turnaround, meets)
+            self.replans.append(change)
+        self.say(change.line(name, deadline))
 
     def varies(self, name: str, entry: ModelEntry) -> bool:
         """Whether `entry` is sent at `auto` with a plan that may give its rounds different tiers (the caller
@@ -198,10 +265,9 @@ class StudyTiers:
         return self.plan is not None and given_tier(self.config, entry) is Tier.AUTO
 
 
-def finished_jobs(folder: Path) -> list[BatchRecord]:
-    """The finished batch jobs of every run under `folder`: what batches took here."""
-    runs = find_run_dirs([folder])
-    return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
+def _names(name: str, entry: ModelEntry) -> tuple[str, str]:
+    """The plan's names an entry's rounds may have: as the file lists it, or as a simulated user."""
+    return (name, f"{USER} {entry.model}")
 
 
 def round_of(load: RoundLoad) -> int:

@@ -319,10 +319,7 @@ class BatchedInputGenerationPipeline:
     def write_manifest(self) -> RunManifest:
         """`run.json`: the first thing on disk, so any later crash is resumable."""
         if self.resuming:
-            manifest = RunManifest.load(self.run_dir)
-            manifest.command = current_command()
-            manifest.parameters["engine"] = self.config.engine.recorded()
-            manifest.status = "running"
+            manifest = RunManifest.resumed(self.run_dir, self.config.engine.recorded())
         else:
             spec = str(Path(self.config.spec_path).resolve())
             manifest = self._new_manifest(

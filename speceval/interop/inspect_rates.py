@@ -78,7 +78,7 @@ class _Mean:
         return sum(stratum.clusters for stratum in self.strata)
 
     def variance(self) -> tuple[float | None, int]:
-        """`clustered._variance` from the strata's sums: the variance of the mean and its degrees of freedom."""
+        """`clustered.stratified_variance` from the strata's sums: the mean's variance and its degrees of freedom."""
         strata, clusters = self.strata, self.clusters
         if clusters < 2:
             return None, 0

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from speceval.batch.manifest import MANIFEST_NAME, RAY_KEY, REALTIME_KEY, RunManifest
+from speceval.batch.records import BatchRecord
 from speceval.batch.store import RunStore
 from speceval.errors import InputError
 from speceval.judging.files import JUDGE_RESPONSES
@@ -46,6 +47,13 @@ def store_for(run_dir: Path, manifest: RunManifest) -> RunStore:
     if manifest.kind in _RESULTS_SUBDIR:
         return RunStore(run_dir, results_subdir=_RESULTS_SUBDIR[manifest.kind])
     return RunStore(run_dir, results_subdir=JUDGE_RESPONSES, prompts_once=True)  # as JudgeTarget.store
+
+
+def finished_jobs(folder: Path) -> list[BatchRecord]:
+    """The finished batch jobs of every run at or below `folder` (a conversation run's rounds too; none where the
+    folder does not exist yet): what batches took here, which `tier: auto` learns the turnaround from."""
+    runs = find_run_dirs([folder]) if folder.is_dir() else []
+    return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
 
 
 class RunIdentity(BaseModel):

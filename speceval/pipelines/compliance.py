@@ -194,14 +194,8 @@ class BatchedComplianceJudge(JudgePipeline):
         # each other in a job, and no more than one statement's prompts are held at a time.
         scope = self._scope(answers)
         source = TurnPrompts(answers, render) if scope is Scope.TURN else AnswerPrompts(answers, render)
-        return JudgeTarget(
-            run_dir=run_dir,
-            source=source,
-            inputs_path=str(candidate.directory.resolve()),
-            identity=self._identity(candidate, setup.template, scope),
-            salt=setup.salt,
-            salt_home=self.output_dir,
-        )
+        identity = self._identity(candidate, setup.template, scope)
+        return self._run_target(run_dir, source, str(candidate.directory.resolve()), identity, setup)
 
     def _canary_target(self) -> JudgeTarget:
         run_dir = self.output_dir.parent / CANARY_DIR / self.output_dir.name
@@ -236,14 +230,7 @@ class BatchedComplianceJudge(JudgePipeline):
             "temperature": self.settings.params.temperature,
             "max_tokens": self.settings.params.max_tokens,
         }
-        return JudgeTarget(
-            run_dir=run_dir,
-            source=prompts,
-            inputs_path=f"{self.settings.spec_path} (examples)",
-            identity=identity,
-            salt=setup.salt,
-            salt_home=self.output_dir,
-        )
+        return self._run_target(run_dir, prompts, f"{self.settings.spec_path} (examples)", identity, setup)
 
     def _write_canaries(self, target: JudgeTarget) -> None:
         by_statement: dict[str, list[Canary]] = {}

@@ -384,11 +384,7 @@ class BatchedGenerationPipeline:
 
     def _manifest(self) -> RunManifest:
         if self.resuming:
-            manifest = RunManifest.load(self.run_dir)
-            manifest.command = current_command()
-            manifest.parameters["engine"] = self.config.engine.recorded()
-            manifest.status = "running"
-            return manifest
+            return RunManifest.resumed(self.run_dir, self.config.engine.recorded())
         parameters: dict[str, Any] = {
             "params": asdict(self.config.params),
             "sent": settings_as_sent(self.provider, self.config.params),

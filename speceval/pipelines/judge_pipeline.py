@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, ClassVar
 
 from speceval.batch.progress import EngineObserver, EngineSummary
 from speceval.engines.factory import AnyModel
 from speceval.engines.models import judge_model
+from speceval.pipelines.answer_prompts import JudgeSource
 from speceval.pipelines.judge_run import JudgeSettings, JudgeTarget, judge_dir, run_targets, write_manifest
+from speceval.pipelines.judge_setup import PromptSetup
 from speceval.providers.registry import resolve_org
 from speceval.spec import Specification, load_spec
 
@@ -34,6 +37,13 @@ class JudgePipeline:
         """The judge: `model` once checked against the settings, else built from them (with `provider_options`)."""
         with judge_model(self.settings, self.provider, self.output_dir, model, provider_options) as judge:
             yield judge
+
+    def _run_target(
+        self, run_dir: Path, source: JudgeSource, inputs_path: str, identity: dict[str, Any], setup: PromptSetup
+    ) -> JudgeTarget:
+        """A run directory of this judge, rendered with `setup`'s salt; a new run saves that salt in this judge's
+        own directory (`output_dir`), where every other run under it draws the same one."""
+        return JudgeTarget(run_dir, source, inputs_path, identity, salt=setup.salt, salt_home=self.output_dir)
 
     def judge_all(
         self,

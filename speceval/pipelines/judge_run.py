@@ -314,12 +314,9 @@ def write_manifest(
 ) -> RunManifest:
     """Create or update the target's `run.json` (before anything is submitted)."""
     if (target.run_dir / MANIFEST_NAME).is_file():
-        manifest = RunManifest.load(target.run_dir)
-        manifest.command = current_command()
-        manifest.parameters["engine"] = settings.engine.recorded()
+        manifest = RunManifest.resumed(target.run_dir, settings.engine.recorded())
         if settings.vertex:
             manifest.parameters["vertex"] = dict(settings.vertex)
-        manifest.status = "running"
         manifest.parameters.update(_endpoint(settings))
     else:
         if target.salt_home is not None:

@@ -286,14 +286,7 @@ class BatchedRankingPipeline(JudgePipeline):
             "temperature": self.settings.params.temperature,
             "max_tokens": self.settings.params.max_tokens,
         }
-        target = JudgeTarget(
-            run_dir=run_dir,
-            source=tasks,
-            inputs_path=f"{a.directory.resolve()} | {b.directory.resolve()}",
-            identity=identity,
-            salt=setup.salt,
-            salt_home=self.output_dir,
-        )
+        target = self._run_target(run_dir, tasks, f"{a.directory.resolve()} | {b.directory.resolve()}", identity, setup)
         return OrderedPair(a, b, tasks, target)
 
     def _prompt(self, task: Task, setup: PromptSetup) -> str:

@@ -34,7 +34,7 @@ from speceval.batch.records import (
 from speceval.errors import ProviderError
 from speceval.providers.google_calls import call_google, error_headers, json_line, raw_get, status_text
 from speceval.providers.http_errors import is_transient_status
-from speceval.providers.keyed import KeyedBatchedModel
+from speceval.providers.keyed import KeyedBatchedModel, find_tagged
 from speceval.redaction import redact
 from speceval.wire.gemini import generate_content_request, parse_response
 from speceval.wire.lines import encode_line
@@ -150,20 +150,14 @@ class GeminiBatchedModel(KeyedBatchedModel):
         )
 
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
-        def tagged() -> Any:
-            # Iterated inside `_call`: the pager fetches later pages while being iterated. The list has no
-            # server-side filter and no documented order, so every page is read.
-            for job in self._client.batches.list(config={"page_size": 100}):
-                if job.display_name == intent.idempotency_key:
-                    return job
-            return None
-
-        job = self._call("list batches", tagged)
-        if job is None:
-            return None
-        logger.info("found batch %s created for %s before an interruption", job.name, intent.idempotency_key)
         handle = intent.handle if isinstance(intent.handle, GeminiHandle) else None
-        return self._job(job, handle.input_file_name if handle else None)
+        return find_tagged(
+            self._call,
+            lambda: self._client.batches.list(config={"page_size": 100}),
+            lambda job: job.display_name,
+            intent.idempotency_key,
+            lambda job: self._job(job, handle.input_file_name if handle else None),
+        )
 
     # -- tracking -----------------------------------------------------------------------------------------
 
@@ -259,11 +253,7 @@ def parse_answer(line: str, file_name: str) -> Answer | None:
     error = data.get("error")
     if isinstance(error, dict):
         return error_answer(key, error)
-    response = data.get("response")
-    if not isinstance(response, dict):
-        error = {"status": "malformed_response", "message": "the result line has neither a response nor an error"}
-        return error_answer(key, error)
-    return response_answer(key, response)
+    return response_answer(key, data.get("response"), "the result line has neither a response nor an error")
 
 
 def error_answer(key: str, error: Mapping[str, Any]) -> Answer:
@@ -280,8 +270,11 @@ def error_answer(key: str, error: Mapping[str, Any]) -> Answer:
     )
 
 
-def response_answer(key: str, response: Mapping[str, Any]) -> Answer:
-    """The answer of a GenerateContentResponse: its text, or an error when it was blocked or empty."""
+def response_answer(key: str, response: object, missing: str) -> Answer:
+    """The answer of a GenerateContentResponse: its text, or an error when it was blocked or empty; a
+    `malformed_response` error saying `missing` when the line or row holds no response object."""
+    if not isinstance(response, dict):
+        return error_answer(key, {"status": "malformed_response", "message": missing})
     reply = parse_response(response)
     if reply.text is None:
         return failed(key, Outcome.ERRORED, reply.code, reply.message or "", usage=reply.usage)

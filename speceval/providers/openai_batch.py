@@ -8,7 +8,6 @@ requests that never ran (expiry, cancellation) have `response: null` and a top-l
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,13 +28,11 @@ from speceval.batch.records import (
 )
 from speceval.errors import TransientProviderError
 from speceval.providers.http_errors import http_error, is_transient_status, transport_errors
-from speceval.providers.keyed import KeyedBatchedModel
+from speceval.providers.keyed import KeyedBatchedModel, find_tagged
 from speceval.redaction import redact
 from speceval.wire.lines import encode_line
 from speceval.wire.openai import ENDPOINT, chat_body, chat_tokens, parse_completion
 from speceval.wire.prompt import PromptLike
-
-logger = logging.getLogger(__name__)
 
 TAG_KEY = "speceval_key"
 # "The Batch API only supports `.jsonl` files up to 200 MB in size" (OpenAPI spec, POST /files). Whether that MB
@@ -110,19 +107,13 @@ class OpenAIBatchedModel(KeyedBatchedModel):
         return self._job(batch)
 
     def find_submitted(self, intent: SubmissionIntent) -> RemoteJob | None:
-        def search() -> Any:
-            # Paging happens while iterating, so the whole walk runs inside `_call` to translate its errors. The
-            # spec promises no order for the listing, so no page can be skipped: every batch is looked at.
-            for batch in self._client.batches.list(limit=100):
-                if (batch.metadata or {}).get(TAG_KEY) == intent.idempotency_key:
-                    return batch
-            return None
-
-        found = self._call("list batches", search)
-        if found is None:
-            return None
-        logger.info("found batch %s created for %s before an interruption", found.id, intent.idempotency_key)
-        return self._job(found)
+        return find_tagged(
+            self._call,
+            lambda: self._client.batches.list(limit=100),
+            lambda batch: (batch.metadata or {}).get(TAG_KEY),
+            intent.idempotency_key,
+            self._job,
+        )
 
     # -- tracking -----------------------------------------------------------------------------------------
 

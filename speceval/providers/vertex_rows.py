@@ -86,11 +86,7 @@ def row_answer(key: str, row: Mapping[str, Any]) -> Answer:
         return error_answer(key, status)
     if isinstance(status, str) and status.strip():
         return _status_answer(key, status)
-    response = row.get("response")
-    if not isinstance(response, dict):
-        error = {"status": "malformed_response", "message": "the prediction row has neither a response nor a status"}
-        return error_answer(key, error)
-    return response_answer(key, response)
+    return response_answer(key, row.get("response"), "the prediction row has neither a response nor a status")
 
 
 def parse_prediction_line(line: str, uri: str) -> RequestOutcome | None:

@@ -8,11 +8,14 @@ import json
 import os
 import signal
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from speceval.batch.manifest import RunManifest
+from speceval.realtime.model import RealtimeModel
 from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, start_generation, write_spec
 from tests.conversations.test_generation_rounds import MODEL, args, write_items
 from tests.independent.openai_server import IndependentOpenAIServer
@@ -83,7 +86,7 @@ def test_tier_auto_sends_the_early_rounds_as_batch_jobs_and_the_last_at_flex(tmp
 
 
 def test_tier_auto_with_one_tier_for_every_round_keeps_one_endpoint(tmp_path: Path) -> None:
-    """A deadline every batch plan meets: every round through the Batch API, no per-round plan recorded."""
+    """A deadline every batch plan meets: every round through the Batch API in the plan the dry run shows."""
     command = _command(tmp_path, "--tier", "auto", "--deadline-hours", "100", "--dry-run")
     with IndependentOpenAIServer(answer=_answer) as server:
         plan = run_generation(command, cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url))
@@ -135,3 +138,124 @@ def test_a_round_outside_the_stored_plan_is_refused_not_sent_at_a_guessed_tier()
     of = round_models(plan, FLEX_MODEL, resolve_org(FLEX_MODEL, None), GenerationParams(), {})
     with pytest.raises(RunStateError, match="round 3 is not in the run's plan of 2 rounds"):
         of(3, None)
+
+
+def _three_round_plan(tiers: list[str], model: str = FLEX_MODEL) -> Any:
+    """A stored 3-round plan (3 conversations a round) as `--tier auto --deadline-hours 13` writes it."""
+    from speceval.cli.round_tiers import plan_round_tiers
+    from speceval.defaults import Tier
+    from speceval.engines.tier_plan import RoundLoad, TierTimes
+    from speceval.providers.registry import resolve_org
+
+    entry = resolve_org(model, None)
+    loads = [
+        RoundLoad(label=f"round {k}", provider="openai", model=model, requests=3, input_tokens=100, output_tokens=300)
+        for k in (1, 2, 3)
+    ]
+    manifest = RunManifest.model_construct(parameters={})
+    return plan_round_tiers(
+        [Tier(t) for t in tiers], 13, {}, manifest, entry, loads=loads, times=TierTimes(), flex_ok=model == FLEX_MODEL
+    )
+
+
+def _job(hours: float) -> Any:
+    """A finished OpenAI batch job that took `hours`."""
+    from speceval.batch.records import BatchRecord
+
+    start = datetime(2026, 11, 29, tzinfo=UTC)
+    return BatchRecord.model_construct(provider="openai", submitted_at=start, ended_at=start + timedelta(hours=hours))
+
+
+def _models_at(plan: Any, hours: float, jobs: list[Any], saved: list[Any]) -> Any:
+    """The plan's round models with round 1 started at 00:00 and the clock at `hours` when later rounds start."""
+    from speceval.batch.costs import PriceTable
+    from speceval.cli.round_tiers import round_models
+    from speceval.providers.registry import resolve_org
+    from speceval.wire.params import GenerationParams
+
+    start = datetime(2026, 11, 29, tzinfo=UTC)
+    clock = iter([start, *[start + timedelta(hours=hours)] * 5])
+    return round_models(
+        plan,
+        plan.loads[0].model,
+        resolve_org(plan.loads[0].model, None),
+        GenerationParams(),
+        {"api_key": TEST_KEY},
+        prices=PriceTable.load(),
+        finished_jobs=lambda: jobs,
+        record=lambda changed: saved.append(changed.model_dump(mode="json")),
+        now=lambda: next(clock),
+    )
+
+
+def test_a_round_behind_schedule_is_replanned_off_the_batch_api() -> None:
+    """Round 1's batch job took 9 hours where 6 were planned: with 4 of 13 hours left, round 2 cannot wait for
+    another batch round trip, so it goes at flex (same price), and run.json says so with the reason."""
+    plan = _three_round_plan(["batch", "batch", "flex"])
+    saved: list[Any] = []
+    of = _models_at(plan, 9.0, [_job(9.0)], saved)
+    of(1, None)
+    assert saved[-1]["started_at"] is not None  # the deadline's clock starts with round 1, kept in run.json
+    second = of(2, None)
+    assert isinstance(second, RealtimeModel)
+    assert [str(t) for t in plan.tiers] == ["batch", "flex", "flex"]
+    replan = saved[-1]["replans"][0]
+    assert (replan["round"], replan["planned"], replan["sent"]) == (2, "batch", "flex")
+    assert replan["hours_left"] == pytest.approx(4.0) and replan["batch_turnaround_hours"] == pytest.approx(9.0)
+    assert replan["meets_deadline"] is True
+
+
+def test_a_round_ahead_of_schedule_leaves_standard_for_the_batch_price() -> None:
+    """A model not served at flex, planned at standard for round 3; batches here take an hour, so with 11 hours
+    left round 3 goes through the Batch API at half the price. A started round keeps its tier."""
+    plan = _three_round_plan(["batch", "batch", "standard"], model=MODEL)
+    saved: list[Any] = []
+    of = _models_at(plan, 2.0, [_job(1.0)], saved)
+    of(1, None)
+    of(2, None)
+    of(3, None)
+    assert [str(t) for t in plan.tiers] == ["batch", "batch", "batch"]
+    assert [(r["round"], r["planned"], r["sent"]) for r in saved[-1]["replans"]] == [(3, "standard", "batch")]
+
+
+def test_a_round_planned_at_flex_stays_at_flex_when_batch_would_fit() -> None:
+    """Batch and flex cost the same: moving a flex round back to the Batch API only makes it slower."""
+    plan = _three_round_plan(["batch", "batch", "flex"])
+    saved: list[Any] = []
+    of = _models_at(plan, 1.0, [_job(0.5)], saved)
+    of(1, None)
+    of(2, None)
+    of(3, None)
+    assert [str(t) for t in plan.tiers] == ["batch", "batch", "flex"] and saved[-1]["replans"] == []
+
+
+def test_past_the_deadline_the_round_goes_at_its_fastest_tier_and_says_so() -> None:
+    """No plan meets the deadline any more (round 1 took 20 of 13 hours): nothing is refused mid-run (round 1 is
+    paid for); round 2 goes at the fastest tier, recorded as not meeting the deadline."""
+    plan = _three_round_plan(["batch", "batch", "flex"])
+    saved: list[Any] = []
+    of = _models_at(plan, 20.0, [_job(20.0)], saved)
+    of(1, None)
+    of(2, None)
+    assert str(plan.tiers[1]) == "standard"  # 10 s a call against flex's 120 s
+    assert saved[-1]["replans"][0]["meets_deadline"] is False
+
+
+@pytest.mark.slow
+def test_the_command_replans_a_late_round_within_one_invocation(tmp_path: Path) -> None:
+    """End to end on a scaled clock (`SPECEVAL_HOUR_SECONDS=0.5`: 1 h = 0.5 s): the independent server takes 4.5 s
+    (9 h) for a batch job, so after round 1 the command sends rounds 2 and 3 at flex, each request once."""
+    command = _command(tmp_path, "--tier", "auto", "--deadline-hours", "13")
+    with IndependentOpenAIServer(answer=_answer, turnaround=4.5) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url, SPECEVAL_HOUR_SECONDS="0.5")
+        done = run_generation(command, env)
+        batch_lengths = _batch_request_lengths(server)
+        flex_calls = list(server.chat_requests)
+    assert done.returncode == 0, done.stderr
+    assert sorted(batch_lengths) == [1] * CONVERSATIONS
+    assert sorted(len(body["messages"]) for body in flex_calls) == [3] * CONVERSATIONS + [5] * CONVERSATIONS
+    shown = " ".join((done.stdout + done.stderr).split())
+    assert "round 2 at flex (planned batch)" in shown, shown
+    manifest = json.loads((only_run_dir(tmp_path / "out") / "run.json").read_text())
+    assert manifest["parameters"]["round_tiers"]["tiers"] == ["batch", "flex", "flex"]
+    assert [r["round"] for r in manifest["parameters"]["round_tiers"]["replans"]] == [2]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,12 +38,12 @@ variations:
 stages: [generation]
 engine:
   tier: auto
-  deadline_hours: 13
+  deadline_hours: 7
   poll_interval: 0.1
 """
-# All-batch: the candidate's two round trips and the judge's, 6 h each at OpenAI (18 h), miss 13 h: one candidate
-# round leaves the Batch API, and flex costs what batch does, so the later one goes (round 1's job is what a re-plan
-# learns the turnaround from).
+# All-batch: the candidate's two round trips, 6 h each at OpenAI (12 h; no judging stage, so no judge's hours), miss
+# 7 h: one round leaves the Batch API, and flex costs what batch does, so the later one goes (round 1's job is what a
+# re-plan learns the turnaround from).
 
 
 def test_the_dry_run_shows_round_one_at_batch_and_round_two_at_flex(tmp_path: Path, capsys) -> None:
@@ -51,9 +52,9 @@ def test_the_dry_run_shows_round_one_at_batch_and_round_two_at_flex(tmp_path: Pa
     assert speceval_main(["run", str(experiment), "--dry-run"]) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "round 1 o4-mini batch 40" in shown and "round 2 o4-mini flex 40" in shown
-    assert "judging gpt-4.1-2025-04-14 batch" in shown
-    assert "this plan:" in shown and "12.07 h (meets the deadline)" in shown
-    assert "all-batch" in shown and "18.00 h (misses the deadline)" in shown
+    assert "judging" not in shown.split("tier auto")[1]  # `stages: [generation]`: no judge's round is planned
+    assert "this plan:" in shown and "6.07 h (meets the deadline)" in shown
+    assert "all-batch" in shown and "12.00 h (misses the deadline)" in shown
     assert not (tmp_path / "out").exists()
 
 
@@ -147,9 +148,9 @@ def test_the_simulated_users_turns_go_at_their_own_rounds_tier_and_record_it(tmp
     experiment = tmp_path / "exp.yaml"
     user = "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n  max_turns: 2\n"
     study = STUDY.replace(f'variations:\n  follow_ups:\n    push: ["{FOLLOW_UP}"]\n', user)
-    # 8 h: the candidate's two rounds go to flex and the user's round-2 turns (its model is not served at flex) to
-    # standard; the judge's one batch round trip fits what is left.
-    experiment.write_text(study.replace("deadline_hours: 13", "deadline_hours: 8"))
+    # 2 h: no batch round trip fits, so the candidate's two rounds go to flex and the user's round-2 turns (its
+    # model is not served at flex) to standard.
+    experiment.write_text(study.replace("deadline_hours: 7", "deadline_hours: 2"))
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     [run_dir] = [p.parent.parent.parent for p in (tmp_path / "out").rglob("rounds/2/round.json")]
     writer = json.loads((run_dir / "rounds" / "2" / "user" / "run.json").read_text())["parameters"]
@@ -162,3 +163,86 @@ def test_the_simulated_users_turns_go_at_their_own_rounds_tier_and_record_it(tmp
     for number in (1, 2):
         answers = _answered(run_dir / "rounds" / str(number))
         assert len(answers) == 40 and {r["service_tier"] for r in answers} == {"flex"}
+
+
+def _study_tiers(tmp_path: Path, study: str = STUDY) -> Any:
+    """The study's tiers as `speceval run` plans them, its clock started at midnight."""
+    from datetime import UTC, datetime
+
+    from speceval.experiments.runner import plan, preflight
+    from speceval.experiments.tier_study import StudyTiers
+
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(study)
+    config, output_dir, _ = preflight(experiment, offline=True, dry_run=True)
+    _, groups = plan(config, output_dir)
+    tiers = StudyTiers(config, tmp_path, groups, output_dir=output_dir)
+    tiers.started_at = datetime(2026, 11, 29, tzinfo=UTC)
+    return tiers, config
+
+
+def test_a_study_round_behind_schedule_moves_to_flex_and_one_planned_at_flex_stays(tmp_path: Path) -> None:
+    """Planned: round 1 batch, round 2 flex (as the dry run shows). Round 2 starting 1 h in: batch would fit now,
+    but flex costs the same and is faster, so no change. Started 20 h in (past the 7 h deadline): no tier meets
+    it, so round 2 goes at the fastest tier and the line says so."""
+    from datetime import UTC, datetime, timedelta
+
+    from speceval.defaults import Tier
+
+    tiers, config = _study_tiers(tmp_path)
+    candidate = config.candidates[0]
+    said: list[str] = []
+    tiers.say = said.append
+    start = datetime(2026, 11, 29, tzinfo=UTC)
+    tiers.replan("candidates[0]", candidate, 2, now=start + timedelta(hours=1))
+    assert tiers.tier_of("candidates[0]", candidate, 2) is Tier.FLEX and tiers.replans == [] and said == []
+    tiers.replan("candidates[0]", candidate, 2, now=start + timedelta(hours=20))
+    assert tiers.tier_of("candidates[0]", candidate, 2) is Tier.STANDARD
+    assert [(r.round, r.planned, r.sent, r.meets_deadline) for r in tiers.replans] == [
+        (2, Tier.FLEX, Tier.STANDARD, False)
+    ]
+    assert "candidates[0] round 2 at standard (planned flex)" in said[0] and "fastest tier" in said[0]
+
+
+def test_a_study_planned_all_batch_moves_round_two_to_flex_when_round_one_ran_late(tmp_path: Path) -> None:
+    """A deadline of 13 h (all-batch 12 h meets it): planned all batch. Round 1's job took 12 h (more than the
+    6 h expected), so as round 2 starts 12 h in, the 1 h left cannot hold another batch round trip: round 2 moves
+    to flex."""
+    from datetime import UTC, datetime, timedelta
+
+    from speceval.defaults import Tier
+
+    tiers, config = _study_tiers(tmp_path, STUDY.replace("deadline_hours: 7", "deadline_hours: 13"))
+    candidate = config.candidates[0]
+    assert tiers.tier_of("candidates[0]", candidate, 2) is Tier.BATCH
+    tiers.say = lambda _line: None
+    tiers.replan("candidates[0]", candidate, 2, now=datetime(2026, 11, 29, tzinfo=UTC) + timedelta(hours=12))
+    assert tiers.tier_of("candidates[0]", candidate, 2) is Tier.FLEX
+    assert tiers.replans[0].hours_left == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_speceval_run_replans_round_two_as_it_starts(tmp_path: Path) -> None:
+    """End to end on a scaled clock (`SPECEVAL_HOUR_SECONDS=0.5`): a 13 h deadline, planned all-batch; the
+    emulator takes 4 s (8 h) for round 1's job, so `speceval run` sends round 2 at flex in the same invocation,
+    says so, and records it in round 2's run.json."""
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(STUDY.replace("deadline_hours: 7", "deadline_hours: 13"))
+    faults = FaultConfig(turnaround_seconds=4.0, flex_latency_seconds=0.05)
+    with Emulator(faults=faults) as emu:
+        env = cli_env(
+            OPENAI_API_KEY=TEST_KEY,
+            OPENAI_BASE_URL=emu.openai_base_url,
+            SPECEVAL_POLL_INTERVAL="0.1",
+            SPECEVAL_HOUR_SECONDS="0.5",
+        )
+        command = [sys.executable, "-m", "speceval", "run", str(experiment)]
+        done = forked.run(command, cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        jobs = emu.list_jobs("openai")
+        sent = emu.realtime.prompt_counts()
+    assert done.returncode == 0, done.stderr
+    shown = " ".join((done.stdout + done.stderr).split())
+    assert "candidates[0] round 2 at flex (planned batch)" in shown, shown
+    assert len(jobs) == 1 and len(sent) == 40 and set(sent.values()) == {1}  # round 2: 40 flex calls, each once
+    second = next((tmp_path / "out").glob("generations/**/rounds/2/run.json"))
+    assert json.loads(second.read_text())["parameters"]["realtime"]["service_tier"] == "flex"

@@ -119,3 +119,31 @@ def test_the_dry_run_prices_each_entry_at_its_tier(tmp_path: Path, capsys) -> No
     assert costs["batch"]["generation"] > 0
     for stage, batch in costs["batch"].items():
         assert costs["standard"][stage] == pytest.approx(2 * batch)  # OpenAI's Batch API: half of standard
+
+
+def test_one_candidate_at_auto_with_the_studys_deadline_keeps_its_judge_on_the_batch_api(tmp_path: Path, capsys):
+    """`tier: auto` on one candidate alone (the judge at its org's own path) with `engine.deadline_hours`: planned,
+    the judge staying at batch. It was refused ("deadline_hours goes with tier: auto") unless engine.tier was auto."""
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: auto\n")
+    experiment.write_text(study + "engine:\n  deadline_hours: 7\n")
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["tier_plan"]
+    # The judge's batch round trip (6 h, fixed) leaves 1 h: the candidate goes to flex.
+    assert [(r["model"], r["tier"]) for r in planned] == [("o4-mini", "flex"), ("gpt-4.1-2025-04-14", "batch")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ("engine:\n  deadline_hours: 7\n", "line 13, field 'engine.deadline_hours'"),  # a deadline nothing reads
+        ("", "line 9, field 'candidates[0].tier'"),  # an auto entry with no deadline
+    ],
+)
+def test_auto_and_the_deadline_go_together_refused_naming_the_line(tmp_path: Path, capsys, extra, where) -> None:
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY if extra else STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: auto\n")
+    experiment.write_text(study + extra)
+    assert speceval_main(["run", str(experiment), "--dry-run"]) == 2
+    assert where in " ".join(capsys.readouterr().err.split())
+    assert not (tmp_path / "out").exists()

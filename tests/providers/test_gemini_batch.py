@@ -389,6 +389,14 @@ def test_parse_error_lines(code, status, retryable):
     assert outcome.error.message == "went wrong"
 
 
+@pytest.mark.parametrize("response", [{}, {"response": None}, {"response": "text"}])
+def test_a_line_with_neither_a_response_nor_an_error_is_a_malformed_answer_not_a_success(response):
+    outcome = parse_result_line(json.dumps({"key": "k-5", **response}), "files/x")
+    assert outcome.custom_id == "k-5" and outcome.outcome is Outcome.ERRORED and outcome.output_text is None
+    assert (outcome.error.code, outcome.error.retryable) == ("malformed_response", False)
+    assert outcome.error.message == "the result line has neither a response nor an error"
+
+
 @pytest.mark.parametrize("bad", ['{"key": "k-0", "response": {"candi', "nonsense", "[1, 2]"])
 def test_unreadable_line_is_transient(bad):
     with pytest.raises(TransientProviderError):

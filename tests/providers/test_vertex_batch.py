@@ -300,6 +300,13 @@ def test_a_failed_row_reports_its_status():
     assert plain.outcome is Outcome.ERRORED and plain.error.message == "Quota exceeded"
 
 
+def test_a_row_with_neither_a_response_nor_a_status_is_a_malformed_answer_not_a_success():
+    outcome = parse_prediction_line(json.dumps({"key": "a-3", "status": "", "request": {}}), "gs://b/p")
+    assert outcome.custom_id == "a-3" and outcome.outcome is Outcome.ERRORED and outcome.output_text is None
+    assert (outcome.error.code, outcome.error.retryable) == ("malformed_response", False)
+    assert outcome.error.message == "the prediction row has neither a response nor a status"
+
+
 # -- configuration ------------------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ import csv
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 EXPECTED_FAIL: dict[str, str] = {
     # check name → why it may fail today, and whose defect it is (the lead flips these after merging)
@@ -157,6 +158,43 @@ def tier_served(out: Path, tier: str) -> list[str]:
         failures += [f"{p}: a batch job for a flex candidate" for p in jobs]
     if not answers:
         failures.append("no answer records found")
+    return failures
+
+
+def tier_as_planned(out: Path, plan: list[dict[str, Any]]) -> list[str]:
+    """`tier: auto`: each candidate round was sent at the tier the dry run planned for it (the matrix's clock does not
+    run late, so no re-plan moves a round: a flex round stays at flex, a batch plan still meets the deadline), as
+    its own run.json says, with batch jobs exactly where it went to the Batch API and answer records that say flex
+    exactly where it went at flex."""
+    planned = {
+        (row["model"], int(row["label"].split()[1]) if row["label"].startswith("round") else 1): row["tier"]
+        for row in plan
+        if row["label"] != "judging" and "user turns" not in row["label"]
+    }
+    failures = [] if planned else ["the dry run planned no candidate round"]
+    seen = 0
+    for manifest in sorted((out / "generations").rglob("run.json")):
+        parts = manifest.relative_to(out).parts
+        if "user" in parts or (manifest.parent / "rounds").is_dir():
+            continue  # a simulated user's half, or a conversation's run that assembles its rounds
+        meta = json.loads(manifest.read_text(encoding="utf-8"))
+        number = int(parts[parts.index("rounds") + 1]) if "rounds" in parts else 1
+        realtime = meta["parameters"].get("realtime")
+        sent = "batch" if realtime is None else realtime.get("service_tier") or "standard"
+        want = planned.get((meta["model_name"], number))
+        seen += 1
+        if sent != want:
+            failures.append(f"{manifest}: round {number} of {meta['model_name']} sent at {sent}, planned {want}")
+        if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
+            failures.append(f"{manifest}: sent at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")
+        for results in manifest.parent.glob("results/*.json"):
+            for entry in json.loads(results.read_text(encoding="utf-8")):
+                served = entry.get("service_tier")
+                expected = {"batch": served is None, "flex": served == "flex", "standard": served != "flex"}[sent]
+                if entry.get("outcome") == "succeeded" and not expected:
+                    failures.append(f"{results}: [{entry['original_index']}] served at {served!r}, sent at {sent}")
+    if not seen:
+        failures.append("no candidate run found")
     return failures
 
 

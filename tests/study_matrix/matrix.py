@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.study_matrix import checks, checks_flow
 
@@ -28,6 +29,9 @@ SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 INPUTS = REPO / "data" / "inputs" / "openai"
 MODELS = ["gpt-4.1-mini-2025-04-14", "gpt-4.1-nano-2025-04-14", "gpt-4o-mini-2024-07-18"]
 FLEX_MODELS = ["o4-mini", "gpt-5-mini", "o3"]  # on the shipped table's flex list (issue 43's tier factor)
+# `tier: auto` at 13 h: a batch round trip is planned at 6 h, so a two-round conversation's second round (and with a
+# simulated user on the Batch API, the first too) goes to flex, a one-round study stays on the Batch API.
+AUTO_DEADLINE_HOURS = 13
 JUDGE = "gpt-4.1-2025-04-14"
 
 FEATURES: dict[str, list[str]] = {
@@ -36,7 +40,7 @@ FEATURES: dict[str, list[str]] = {
     "variation": ["plain", "follow_ups", "simulated_user", "auditor"],
     "runs": ["1", "2"],
     "budget": ["none", "tight", "raised"],
-    "tier": ["batch", "flex"],
+    "tier": ["batch", "flex", "auto"],
     "labels": ["none", "aimed"],
     "export": ["jsonl", "parquet", "original", "inspect"],
 }
@@ -85,13 +89,14 @@ class Outcome:
 
 
 def candidate_models(config: dict[str, str]) -> list[str]:
-    """The candidates of a configuration: flex-served models at tier flex (the judges stay on the Batch API)."""
-    return (FLEX_MODELS if config.get("tier") == "flex" else MODELS)[: int(config["candidates"])]
+    """The candidates of a configuration: flex-served models at tier flex or auto (the judges stay on the Batch
+    API)."""
+    return (FLEX_MODELS if config.get("tier") in ("flex", "auto") else MODELS)[: int(config["candidates"])]
 
 
 def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> str:
     models = candidate_models(config)
-    tier = "    tier: flex\n" if config.get("tier") == "flex" else ""
+    tier = f"    tier: {config['tier']}\n" if config.get("tier") in ("flex", "auto") else ""
     judges = {
         "binary": [f"  - model: {JUDGE}\n"],
         "likert": [f"  - model: {JUDGE}\n    mode: likert\n"],
@@ -105,6 +110,8 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     text += "".join(f"  - model: {m}\n{tier}" for m in models) + "judges:\n" + "".join(judges)
     text += f"runs_per_variation: {config['runs']}\nstages: [generation, compliance, report]\n"
     text += "engine:\n  poll_interval: 0.05\n"
+    if config.get("tier") == "auto":
+        text += f"  deadline_hours: {AUTO_DEADLINE_HOURS}\n"
     if config["variation"] == "follow_ups":
         text += 'variations:\n  follow_ups:\n    pushback: ["Are you sure?"]\n'
     elif config["variation"] == "auditor":
@@ -124,6 +131,13 @@ def _speceval(args: list[str], folder: Path, env: dict[str, str], bound: float) 
     except subprocess.TimeoutExpired:
         return None, []
     return done.returncode, (done.stdout + done.stderr).strip().splitlines()
+
+
+def tier_plan(folder: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+    """The `tier: auto` plan the dry run prints (`speceval run --dry-run --json`'s `tier_plan` rows)."""
+    command = [sys.executable, "-m", "speceval", "run", "exp.yaml", "--dry-run", "--json", "--offline"]
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=BASE_SECONDS)
+    return list(json.loads(done.stdout).get("tier_plan") or []) if done.returncode == 0 else []
 
 
 def _run(folder: Path, env: dict[str, str], bound: float) -> tuple[int | None, str, float]:
@@ -183,6 +197,7 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
     exp.write_text(experiment_yaml(config), encoding="utf-8")
     _, shown = _speceval(["run", "exp.yaml", "--dry-run", "--offline"], folder, env, BASE_SECONDS)
     planned = checks_flow.planned_requests("\n".join(shown))
+    tiers = tier_plan(folder, env) if config.get("tier") == "auto" else []
     if budget != "none":  # room for the first generation jobs, not for the judges after them: stops part-way
         tight = 1.5 * (checks_flow.first_job_bound("\n".join(shown)) or TIGHT_USD)
         exp.write_text(experiment_yaml(config, round(tight, 4)), encoding="utf-8")
@@ -201,7 +216,11 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
         "health_candidates": lambda: checks.health_candidates(out, models),
         "scores_finite": lambda: checks.scores_finite(out),
         "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
-        "tier_served": lambda: checks.tier_served(out, config.get("tier", "batch")),
+        "tier_served": lambda: (
+            checks.tier_as_planned(out, tiers)
+            if config.get("tier") == "auto"
+            else checks.tier_served(out, config.get("tier", "batch"))
+        ),
         "panels_one_scale": lambda: checks.panels_one_scale(out),
         "sent_once": lambda: checks_flow.sent_once(out),
         "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations),

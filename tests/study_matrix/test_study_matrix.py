@@ -156,3 +156,25 @@ def test_the_export_checks_fail_on_a_lost_verdict_a_nan_score_or_a_missing_answe
     logs = sorted((folder / "exported_inspect").glob("*.eval"))
     logs[0].unlink()
     assert any("read back as" in f for f in checks_flow.export_inspect(folder / "exported_inspect", folder / "out"))
+
+
+def test_tier_auto_check_finds_a_round_sent_at_another_tier_than_planned(tmp_path: Path) -> None:
+    """`tier_as_planned` on a hand-made folder: round 1 through the Batch API (a job, no served tier), round 2 at
+    flex (records say flex): holds against that plan, and fails when the plan said batch for round 2 or when
+    round 1's job is missing."""
+    run = tmp_path / "generations" / "openai" / "pushback" / "run1" / "o4-mini"
+    for number, realtime in ((1, None), (2, {"service_tier": "flex"})):
+        folder = run / "rounds" / str(number)
+        (folder / "results").mkdir(parents=True)
+        parameters = {"realtime": realtime} if realtime else {}
+        (folder / "run.json").write_text(json.dumps({"model_name": "o4-mini", "parameters": parameters}))
+        served = realtime and realtime["service_tier"]
+        rows = [{"original_index": 0, "outcome": "succeeded", "service_tier": served}]
+        (folder / "results" / "s.json").write_text(json.dumps(rows))
+    (run / "rounds" / "1" / "metadata").mkdir()
+    (run / "rounds" / "1" / "metadata" / "batch_1.json").write_text("{}")
+    plan = [{"model": "o4-mini", "label": "round 1", "tier": "batch"}, {"model": "o4-mini", "label": "round 2"}]
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}]) == []
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}])
+    (run / "rounds" / "1" / "metadata" / "batch_1.json").unlink()
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}])

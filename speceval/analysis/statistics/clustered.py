@@ -119,7 +119,7 @@ def codes_of(keys: Sequence[Hashable]) -> tuple[np.ndarray, list[Hashable]]:
     return codes, list(index)
 
 
-def _strata_codes(distinct: list[Hashable], strata: Mapping[Any, Hashable] | None) -> np.ndarray | None:
+def cluster_stratum_codes(distinct: list[Hashable], strata: Mapping[Any, Hashable] | None) -> np.ndarray | None:
     """Per cluster code: a code of its stratum (None without strata)."""
     if strata is None:
         return None
@@ -136,7 +136,7 @@ def clustered_mean(
     are part of the spec, not sampling noise) do not widen the interval.
     """
     codes, distinct = codes_of(clusters)
-    return clustered_mean_codes(np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata))
+    return clustered_mean_codes(np.asarray(values, dtype=float), codes, cluster_stratum_codes(distinct, strata))
 
 
 def clustered_mean_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None = None) -> ClusteredMean | None:
@@ -149,13 +149,13 @@ def clustered_mean_codes(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray
     weights /= len(y)  # in place: a million verdicts' temporaries are 8 MB each
     influence = np.bincount(clusters, weights=weights)
     del weights
-    variance, df = _variance(influence, strata)
+    variance, df = stratified_variance(influence, strata)
     return ClusteredMean(
         n=len(y), clusters=len(influence), df=df, mean=mean, se=math.sqrt(variance) if variance is not None else None
     )
 
 
-def _variance(influence: np.ndarray, strata: np.ndarray | None) -> tuple[float | None, int]:
+def stratified_variance(influence: np.ndarray, strata: np.ndarray | None) -> tuple[float | None, int]:
     """Σ over strata of G_h/(G_h-1) Σ (z_g - mean_h z)²; a stratum with one cluster keeps z_g² (conservative)."""
     if len(influence) < 2:
         return None, 0
@@ -188,7 +188,11 @@ def rate_interval(
     cluster holds one observation, else the clustered one."""
     codes, distinct = codes_of(clusters)
     return rate_interval_codes(
-        np.asarray(values, dtype=float), codes, _strata_codes(distinct, strata), unit, stratified=strata is not None
+        np.asarray(values, dtype=float),
+        codes,
+        cluster_stratum_codes(distinct, strata),
+        unit,
+        stratified=strata is not None,
     )
 
 
@@ -264,7 +268,7 @@ def mean_interval(
     bounded-variable interval of `bounded_mean_interval_codes`; without, `unbounded_mean_interval_codes` (`seen`:
     the range the metric's values were seen over, default these values' own)."""
     codes, distinct = codes_of(clusters)
-    y, strata_codes = np.asarray(values, dtype=float), _strata_codes(distinct, strata)
+    y, strata_codes = np.asarray(values, dtype=float), cluster_stratum_codes(distinct, strata)
     if range is not None:
         return bounded_mean_interval_codes(y, codes, range, strata_codes)
     return unbounded_mean_interval_codes(y, codes, strata_codes, seen)

@@ -12,10 +12,11 @@ Newcombe, Stat Med 1998, method 10, the hybrid score interval for paired proport
 where (l, u) are each rate's 95% interval and r the correlation of the two sides over inputs. Each side's interval
 is a Wilson interval (`_side_interval`): at n for one answer per input, which makes this Newcombe's hybrid score
 interval; over several runs at the side's cluster-robust effective size with Korn and Graubard's degrees-of-freedom-
-adjusted z where its design effect exceeds 1; continuity-corrected only away from 0 and 1 (`_moderate`); a constant
-side (all 0 or all 1) takes the mid-p exact limit instead (`side_limits`); and r is the correlation of the inputs'
-totals (their cluster-robust influence, centred within statements), which for one answer per input is Newcombe's
-phi. A constant side has r = 0 (Newcombe's rule for a zero margin), so the interval keeps both rates' own widths; a
+adjusted z where its design effect exceeds 1; continuity-corrected only away from 0 and 1
+(`keeps_continuity_correction`); a constant side (all 0 or all 1) takes the mid-p exact limit instead
+(`side_limits`); and r is the correlation of the inputs' totals (their cluster-robust influence, centred within
+statements), which for one answer per input is Newcombe's phi.
+A constant side has r = 0 (Newcombe's rule for a zero margin), so the interval keeps both rates' own widths; a
 correlation of 1 is capped at 1 - 1/G (G inputs), so two sides that agree on every input still get an interval.
 Values outside [0, 1] (means, not rates) combine the two means' t intervals the same way. Pure functions, numpy
 only.
@@ -32,12 +33,12 @@ from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import (
     RARE_COUNT,
-    _strata_codes,
-    _variance,
+    cluster_stratum_codes,
     clustered_mean_codes,
     codes_of,
     dense_codes,
     mean_interval_codes,
+    stratified_variance,
     t975,
 )
 from speceval.analysis.statistics.stats import Z95, wilson_interval
@@ -73,7 +74,7 @@ def paired_difference(
     codes, distinct = codes_of([c for c, _ in a] + [c for c, _ in b])
     values = np.array([v for _, v in a] + [v for _, v in b], dtype=float)
     return paired_difference_codes(
-        codes[: len(a)], values[: len(a)], codes[len(a) :], values[len(a) :], _strata_codes(distinct, strata)
+        codes[: len(a)], values[: len(a)], codes[len(a) :], values[len(a) :], cluster_stratum_codes(distinct, strata)
     )
 
 
@@ -106,7 +107,7 @@ def mover_difference(
     mean_a, mean_b = float(ya.sum() / len(ya)), float(yb.sum() / len(yb))
     za = np.bincount(la, weights=(ya - mean_a) / len(ya), minlength=clusters)
     zb = np.bincount(lb, weights=(yb - mean_b) / len(yb), minlength=clusters)
-    variance, _ = _variance(za - zb, strata)
+    variance, _ = stratified_variance(za - zb, strata)
     difference = mean_a - mean_b
     se = math.sqrt(variance) if variance is not None else None
     side_a, side_b = _side_interval(ya, la, strata), _side_interval(yb, lb, strata)
@@ -120,7 +121,7 @@ def mover_difference(
             n_a=len(ya),
             n_b=len(yb),
         )
-    r = _correlation(za, zb, strata)
+    r = centred_correlation(za, zb, strata)
     (low_a, high_a), (low_b, high_b) = side_a, side_b
     below = math.sqrt(
         max(0.0, (mean_a - low_a) ** 2 - 2 * r * (mean_a - low_a) * (high_b - mean_b) + (high_b - mean_b) ** 2)
@@ -151,10 +152,11 @@ def _in_unit(y: np.ndarray) -> bool:
 def _side_interval(y: np.ndarray, clusters: np.ndarray, strata: np.ndarray | None) -> tuple[float, float] | None:
     """One side's 95% interval on the shared clusters (a cluster left without values by the sides' codes does not
     occur: both sides use every shared cluster). Values in [0, 1] take Wilson limits at the side's effective size,
-    without continuity correction near 0 or 1 (`_moderate`): there MOVER's coverage comes from combining the two
-    sides (Newcombe's method 10), and the single rate's correction only widened the difference (1.8-3.1x the
-    naive method 10 at 10 inputs x 3 runs). One answer per input: Wilson at n on z. Several: Korn & Graubard's
-    degrees-of-freedom-adjusted limits (Survey Methodology 1998): Wilson at the cluster-robust effective size
+    without continuity correction near 0 or 1 (`keeps_continuity_correction`): there MOVER's coverage comes from
+    combining the two sides (Newcombe's method 10), and the single rate's correction only widened the difference
+    (1.8-3.1x the naive method 10 at 10 inputs x 3 runs). One answer per input: Wilson at n on z.
+    Several: Korn & Graubard's degrees-of-freedom-adjusted limits (Survey Methodology 1998): Wilson at the
+    cluster-robust effective size
     p(1-p)/SE^2 on z · t(G-H) / t(n-1), n the count of answers, where the design effect exceeds 1; where it does
     not (the effective size capped at the count, or a constant side, whose design effect cannot be estimated and
     is taken as 1) on z: the t-ratio charges for estimating a design effect, and none is used. A constant side
@@ -193,12 +195,12 @@ def side_limits(p: float, effective: float, df: int | None, answers: int | None 
     if p in (0.0, 1.0):
         half = 1.0 - math.erfc(z / math.sqrt(2.0)) ** (1.0 / effective)
         return (0.0, half) if p == 0.0 else (1.0 - half, 1.0)
-    found = wilson_interval(p * effective, effective, z=z, continuity=_moderate(p, effective))
+    found = wilson_interval(p * effective, effective, z=z, continuity=keeps_continuity_correction(p, effective))
     assert found is not None  # effective > 0
     return found
 
 
-def _moderate(p: float, effective: float) -> bool:
+def keeps_continuity_correction(p: float, effective: float) -> bool:
     """Whether a side keeps the continuity correction: away from 0 and 1 (the rarer kind at least `RARE_COUNT`
     effective answers, or at least `NEAR_BOUND` of them) plain limits undercover (0.928 at 30 inputs, 0.5 vs 0.4;
     0.915 at 10 inputs) and the correction costs about 1/n a side; near 0 or 1 MOVER is conservative without it
@@ -207,7 +209,7 @@ def _moderate(p: float, effective: float) -> bool:
     return rare * effective >= RARE_COUNT or rare >= NEAR_BOUND
 
 
-def _correlation(za: np.ndarray, zb: np.ndarray, strata: np.ndarray | None) -> float:
+def centred_correlation(za: np.ndarray, zb: np.ndarray, strata: np.ndarray | None) -> float:
     """Correlation of the two sides' cluster totals, centred within strata; 0 when a side does not vary (Newcombe's
     rule for an empty margin: nothing is known of the correlation, and 0 keeps both sides' widths)."""
     if strata is None:

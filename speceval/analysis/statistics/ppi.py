@@ -33,9 +33,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import (
-    _variance,
     dense_codes,
     rate_interval_codes,
+    stratified_variance,
     t975,
 )
 
@@ -79,7 +79,7 @@ def stratified_ppi(
     r = np.where(labelled, y - f, 0.0)
     rbar = float((w * r).sum() / total)
     theta = p + rbar
-    cluster_strata = _cluster_strata(clusters, strata)
+    cluster_strata = stratum_per_cluster(clusters, strata)
     # The rectifier's spread among the labelled inputs only (their own count per statement in the G_h/(G_h - 1)
     # factor, not every input's). It is taken as independent of the judge's rate, as classic PPI takes it: their
     # covariance is negative when the judge tracks the labels, so this errs wide (one linearised influence of both
@@ -88,10 +88,10 @@ def stratified_ppi(
     floor, scale = _rectifier_floor(r, labelled, strata, len(f), guess)
     rectifier *= np.sqrt(scale[cluster_strata])  # a statement's rectifier variance at its empirical-Bayes rate
     with_labels = np.bincount(clusters, weights=labelled.astype(float)) > 0
-    label_variance, _ = _variance(rectifier[with_labels], dense_codes(cluster_strata[with_labels]))
+    label_variance, _ = stratified_variance(rectifier[with_labels], dense_codes(cluster_strata[with_labels]))
     if label_variance is None:
         return Corrected(
-            rate=_clip(theta), ci_low=0.0, ci_high=1.0, note="every label from one input: no spread to estimate"
+            rate=clip_to_unit(theta), ci_low=0.0, ci_high=1.0, note="every label from one input: no spread to estimate"
         )
     label_variance += floor
     # The two terms combine as independent (MOVER for a sum; classic PPI adds their variances likewise): the judge's
@@ -103,7 +103,7 @@ def stratified_ppi(
         return Corrected(rate=None, ci_low=None, ci_high=None, note="no verdicts")
     labelled_strata = int(np.count_nonzero(np.bincount(strata, weights=labelled.astype(float))))
     half = t975(max(1, n - labelled_strata)) * math.sqrt(label_variance)
-    estimate = _clip(theta)
+    estimate = clip_to_unit(theta)
     low = theta - math.sqrt((p - rate[0]) ** 2 + half**2)
     high = theta + math.sqrt((rate[1] - p) ** 2 + half**2)
     return Corrected(rate=estimate, ci_low=min(estimate, max(0.0, low)), ci_high=max(estimate, min(1.0, high)))
@@ -208,11 +208,11 @@ def _guided_rates(wrong: np.ndarray, labels: np.ndarray, guess: np.ndarray) -> n
     return np.asarray((wrong + strength * mean) / (labels + strength))
 
 
-def _clip(value: float) -> float:
+def clip_to_unit(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def _cluster_strata(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
+def stratum_per_cluster(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
     """A stratum code per cluster code, from one per verdict (inputs are nested in statements)."""
     found = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
     found[clusters] = strata

@@ -28,8 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, _variance, dense_codes, t975
-from speceval.analysis.statistics.ppi import Corrected, _clip, _cluster_strata, label_weights
+from speceval.analysis.statistics.clustered import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+    dense_codes,
+    stratified_variance,
+    t975,
+)
+from speceval.analysis.statistics.ppi import Corrected, clip_to_unit, label_weights, stratum_per_cluster
 from speceval.analysis.statistics.stats import Z95
 
 UNDEFINED_NO_LABELS = "no labels"
@@ -71,7 +77,7 @@ def _rogan_gladen(p: float, cells: list[float], prior: float) -> tuple[float | N
     specificity = (true_negative + prior) / (true_negative + false_positive + 2 * prior)
     if sensitivity + specificity <= 1.0:
         return None, UNDEFINED_CHANCE
-    return _clip((p + specificity - 1.0) / (sensitivity + specificity - 1.0)), None
+    return clip_to_unit((p + specificity - 1.0) / (sensitivity + specificity - 1.0)), None
 
 
 def _posterior_interval(
@@ -85,7 +91,7 @@ def _posterior_interval(
     seed: int,
 ) -> tuple[float, float]:
     """2.5% and 97.5% points of theta's posterior (see the module's docstring)."""
-    cluster_strata = _cluster_strata(clusters, strata)
+    cluster_strata = stratum_per_cluster(clusters, strata)
     rate, size = _weighted_share(y, w, labelled, clusters, cluster_strata)
     log_posterior = (rate * size - 0.5) * np.log(GRID) + ((1 - rate) * size - 0.5) * np.log1p(-GRID)
     rng = np.random.default_rng(seed)
@@ -130,7 +136,7 @@ def _weighted_share(
     count = int(in_use.sum())
     size = min(kish, float(count))
     influence = np.bincount(clusters, weights=weights * ((values > 0.5) - share) / float(weights.sum()))
-    variance, df = _variance(influence[in_use], dense_codes(cluster_strata[in_use]))
+    variance, df = stratified_variance(influence[in_use], dense_codes(cluster_strata[in_use]))
     if variance is not None and variance > 0 and 0 < share < 1:
         size = min(size, share * (1 - share) / variance)
     if size < kish and df >= 1:

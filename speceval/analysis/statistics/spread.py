@@ -17,7 +17,11 @@ from statistics import NormalDist
 import numpy as np
 
 from speceval.analysis.statistics.clustered import clustered_mean_codes, t975
-from speceval.analysis.statistics.paired import _correlation, _moderate, paired_difference_codes
+from speceval.analysis.statistics.paired import (
+    centred_correlation,
+    keeps_continuity_correction,
+    paired_difference_codes,
+)
 from speceval.analysis.statistics.stats import Z95, wilson_interval
 
 Cell = tuple[np.ndarray, np.ndarray]
@@ -57,7 +61,7 @@ def _lower_limit(a: Cell, b: Cell, z: float) -> float:
     pa, pb = float(ya.mean()), float(yb.mean())
     za = np.bincount(la, weights=(ya - pa) / len(ya), minlength=len(shared))
     zb = np.bincount(lb, weights=(yb - pb) / len(yb), minlength=len(shared))
-    r = _correlation(za, zb, None)
+    r = centred_correlation(za, zb, None)
     below, above = pa - side_a[0], side_b[1] - pb
     return pa - pb - math.sqrt(max(0.0, below**2 - 2 * r * below * above + above**2))
 
@@ -75,5 +79,5 @@ def _limits(y: np.ndarray, clusters: np.ndarray, z: float) -> tuple[float, float
         variance = estimate.se**2
         effective = min(p * (1 - p) / variance if variance > 0 else float(len(y)), float(len(y)))
         quantile = z * t975(max(1, estimate.df)) / Z95
-    found = wilson_interval(p * effective, effective, z=quantile, continuity=_moderate(p, effective))
+    found = wilson_interval(p * effective, effective, z=quantile, continuity=keeps_continuity_correction(p, effective))
     return (0.0, 1.0) if found is None else found
