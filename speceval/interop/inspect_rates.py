@@ -110,9 +110,10 @@ class _Mean:
         p = self.total / self.n
         effective = p * (1 - p) / variance if variance > 0 else float(clusters)
         spread = self.squares / self.n - p * p
-        independent = p * (1 - p) / spread * self.n if 0 < spread < p * (1 - p) * (1 - 1e-9) else float(self.n)
+        verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)
+        independent = float(self.n) if verdicts else p * (1 - p) / spread * self.n
         effective = min(effective, max(float(self.n), independent))
-        low, high = clustered_limits(p, effective, df, clusters)
+        low, high = clustered_limits(p, effective, df, clusters, verdicts)
         return low, high, method
 
     def mean_interval(self) -> tuple[float, float] | None:

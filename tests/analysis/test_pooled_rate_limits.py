@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speceval.analysis.statistics.clustered import EDGE_LEVEL, clustered_limits, rate_interval_codes, t975
+from speceval.analysis.statistics.clustered import (
+    EDGE_LEVEL,
+    bounded_mean_interval_codes,
+    clustered_limits,
+    clustered_mean_codes,
+    rate_interval_codes,
+    t975,
+)
 from speceval.analysis.statistics.stats import Z95, wilson_interval
 
 
@@ -67,3 +74,18 @@ def test_the_parts_that_keep_coverage():
     assert _coverage_and_width(0.5, 5, 20, 5.0, 5.0, 600)[0] >= 0.93
     # Few clusters, rare failures: the continuity correction on the bare z covered 0.91.
     assert _coverage_and_width(0.9, 4, 40, 9.0, 1.0, 600)[0] >= 0.93
+
+
+def test_a_rescaled_mean_keeps_the_bare_t_on_its_rare_limits():
+    # A mean whose values happen to be only the ends of their range is not a rate of verdicts: its rare limits keep
+    # t(G-H) (an unranged count's mean at 5 inputs x 3 runs covered 0.899 on the Korn-Graubard z, 0.943 on t).
+    y, clusters = np.ones(30), np.repeat(np.arange(10), 3)
+    y[0] = 0.0
+    rate = rate_interval_codes(y, clusters)
+    mean = bounded_mean_interval_codes(y, clusters, (0.0, 1.0))
+    estimate = clustered_mean_codes(y, clusters)
+    assert rate is not None and mean is not None and estimate is not None and estimate.se is not None
+    p = estimate.mean
+    n = p * (1 - p) / estimate.se**2  # 29.0: one failure alone in its input
+    assert mean == pytest.approx(wilson_interval(p * n, n, z=t975(9), continuity=True))
+    assert rate[:2] == pytest.approx(wilson_interval(p * n, n, z=Z95 * t975(9) / t975(int(n) - 1), continuity=True))

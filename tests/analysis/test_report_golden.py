@@ -44,7 +44,8 @@ z on its continuity-corrected limits): only interval cells were copied from a re
 (`ci_low_by_statement`/`ci_high_by_statement` of compliance_by_authority.csv, compliance_by_type.csv,
 variation_statistics.csv and .json; `ci_method` of win_rates.csv; `rate_ci_method`, `disagreement_ci_*`,
 `highest_ci_*`, `lowest_ci_*`, `kappa_ci_*` of statement_health.csv); every other cell is unchanged (checked by column
-name, numbers to 1e-12).
+name, numbers to 1e-12). Then once more, for a rescaled mean (a panel's shares by statement) keeping the bare t
+on its rare limits: `ci_*_by_statement` of the same files.
 """
 
 from __future__ import annotations

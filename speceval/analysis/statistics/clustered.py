@@ -202,8 +202,10 @@ def rate_interval_codes(
     strata: np.ndarray | None = None,
     unit: str = "input",
     stratified: bool | None = None,
+    rate: bool = True,
 ) -> tuple[float, float, str] | None:
-    """`rate_interval` on codes (see `clustered_mean_codes`)."""
+    """`rate_interval` on codes (see `clustered_mean_codes`); `rate` False for a rescaled mean (`clustered_limits`'
+    Korn-Graubard ratio is for rates: a mean of counts that happen to be 0 or 1 is not a rate of verdicts)."""
     if len(y) and int(clusters.max()) + 1 == len(y):
         # Every cluster holds one observation (codes 0..G-1 all used): Wilson, no clustered SE to compute.
         low, high = wilson_interval(float(y.sum()), len(y))  # type: ignore[misc]  # n > 0
@@ -223,15 +225,16 @@ def rate_interval_codes(
     # theirs is larger (capped at the count, a win rate with 75% ties was twice as wide as it needed to be).
     spread = float(np.dot(y, y)) / len(y) - p * p  # no temporary of a million verdicts
     # (Verdicts' spread is p(1 - p) to rounding: the relative 1e-9 keeps their cap exactly their count.)
-    independent = p * (1 - p) / spread * len(y) if 0 < spread < p * (1 - p) * (1 - 1e-9) else float(len(y))
+    verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)
+    independent = float(len(y)) if verdicts else p * (1 - p) / spread * len(y)
     effective = min(effective, max(float(estimate.n), independent))
-    low, high = clustered_limits(p, effective, estimate.df, estimate.clusters)
+    low, high = clustered_limits(p, effective, estimate.df, estimate.clusters, verdicts and rate)
     return low, high, method
 
 
-def clustered_limits(p: float, effective: float, df: int, clusters: int) -> tuple[float, float]:
+def clustered_limits(p: float, effective: float, df: int, clusters: int, verdicts: bool = True) -> tuple[float, float]:
     """The clustered rate interval's limits at rate `p`, `effective` verdicts, `df` degrees of freedom of the SE,
-    and `clusters` clusters (> 1).
+    and `clusters` clusters (> 1); `verdicts`: the values are 0 or 1 (else shares, scores with ties, rescaled means).
 
     * At a rate of 0 or 1 the SE is 0 and says nothing of how alike an input's runs are: the exact bound
       0.025^(1/G) on G clusters, valid at any intra-input correlation (every cluster alike in every run has
@@ -244,14 +247,16 @@ def clustered_limits(p: float, effective: float, df: int, clusters: int) -> tupl
       there (a sample that missed the rare failing inputs estimates a design effect near 1: 30 inputs x 5 runs at
       Beta(1.9, 0.1) rates covered 0.89 with plain limits, 0.95 with it); the bare t(G-H) on top of it charged the
       few clusters twice, and the bare z undercovers with few clusters (3-6 inputs x 30-40 runs at Beta(9, 1):
-      0.905-0.923).
+      0.905-0.923). Values that are not verdicts keep the bare t(G-H): their variance is not fixed by their mean, so
+      the SE's own noise counts even where the effective size is near G (an unranged count's mean, 5 inputs x 3
+      runs: 0.899 on the ratio, 0.943 on t; a rescaled mean keeps t even where its values are 0 or 1).
     * Otherwise plain Wilson on t(G-H): the rarer kind is common, and the SE's own noise with few clusters is what
       t pays for (5 inputs x 20 runs, Beta(5, 5): 0.90 on z, 0.97 on t)."""
     if p in (0.0, 1.0):
         half = 1.0 - EDGE_LEVEL ** (1.0 / clusters)
         return (0.0, half) if p == 0.0 else (1.0 - half, 1.0)
     rare = min(p, 1 - p) * effective < RARE_COUNT
-    z = Z95 * t975(df) / t975(max(df, int(effective) - 1)) if rare else t975(df)
+    z = Z95 * t975(df) / t975(max(df, int(effective) - 1)) if rare and verdicts else t975(df)
     found = wilson_interval(p * effective, effective, z=z, continuity=rare)
     assert found is not None  # effective > 0
     return found
@@ -322,7 +327,7 @@ def bounded_mean_interval_codes(
         raise ValueError(f"a range needs low < high, got {bounds}")
     if len(y) and (float(y.min()) < low or float(y.max()) > high):
         raise ValueError(f"values outside the declared range {low:g}..{high:g}")
-    found = rate_interval_codes((y - low) / (high - low), clusters, strata)
+    found = rate_interval_codes((y - low) / (high - low), clusters, strata, rate=False)
     if found is None:
         return None
     return low + found[0] * (high - low), low + found[1] * (high - low)
