@@ -102,6 +102,9 @@ REQUEST_TIMEOUT = Range("request_timeout", integer=False, minimum=0, exclusive_m
 # Service tiers: how long a request waits out flex refusals before `on_flex_unavailable`, and a study's deadline.
 FLEX_PATIENCE = Range("flex_patience", integer=False, minimum=0)
 DEADLINE_HOURS = Range("deadline_hours", integer=False, minimum=0, exclusive_minimum=True)
+# What `tier: auto` expects a tier to take before the run's own jobs teach it (engines/tier_plan.TierTimes).
+BATCH_TURNAROUND_HOURS = Range("batch_turnaround_hours", integer=False, minimum=0, exclusive_minimum=True)
+CALL_SECONDS = Range("call_seconds", integer=False, minimum=0, exclusive_minimum=True)
 # Ray runs' vLLM engines.
 TENSOR_PARALLEL_SIZE = Range("tensor_parallel_size", integer=True, minimum=1)
 REPLICAS = Range("replicas", integer=True, minimum=1)

@@ -137,11 +137,22 @@ def add_tier_arguments(parser: argparse.ArgumentParser) -> None:
         help="where requests go: the Batch API, flex (OpenAI, Gemini), the standard realtime endpoint, or auto: the "
         "cheapest that meets --deadline-hours",
     )
-    group.add_argument(
-        "--deadline-hours",
-        type=flag_type(ranges.DEADLINE_HOURS),
-        help="with --tier auto: hours the run must end within",
+    numbers = (
+        ("--deadline-hours", ranges.DEADLINE_HOURS, "with --tier auto: hours the run must end within"),
+        (
+            "--batch-turnaround-hours",
+            ranges.BATCH_TURNAROUND_HOURS,
+            "with --tier auto: hours a batch round trip is expected to take until this output folder's own jobs "
+            "say (default 6 for OpenAI and Gemini, 1 for Anthropic)",
+        ),
+        (
+            "--flex-seconds",
+            ranges.CALL_SECONDS,
+            "with --tier auto: seconds one flex call is expected to take, queueing included (default 120)",
+        ),
     )
+    for flag, setting, help_text in numbers:
+        group.add_argument(flag, type=flag_type(setting), help=help_text)
     group.add_argument(
         "--flex-patience",
         type=flag_type(ranges.FLEX_PATIENCE),

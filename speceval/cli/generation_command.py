@@ -51,7 +51,8 @@ from speceval.engines.tier_plan import RoundLoad, hour_seconds
 from speceval.errors import ConfigError, first_problem
 from speceval.inputs.script import Conversation
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
-from speceval.operations.runs import find_identical_runs, finished_jobs
+from speceval.operations.learned_times import learned_here
+from speceval.operations.runs import find_identical_runs
 from speceval.paths import check_output_dir
 from speceval.pipelines.generation import BatchedGenerationPipeline, GenerationConfig
 from speceval.providers.model_list import check_models
@@ -251,7 +252,7 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
         config.model_name,
         realtime_flags(args),
         loads,
-        lambda: finished_jobs(Path(config.output_base_dir)),
+        lambda times: learned_here(times, Path(config.output_base_dir)),
         per_round=rounds,
     )
 
@@ -470,6 +471,6 @@ def models_per_round(
         config.params,
         provider_options,
         prices=PriceTable.load(prices),
-        finished_jobs=lambda: finished_jobs(Path(config.output_base_dir)),
+        learn=lambda times, hour: learned_here(times, Path(config.output_base_dir), hour),
         record=record,
     )

@@ -33,11 +33,10 @@ from speceval.cli.judge_output import (
     ranking_table,
     rate_summary,
 )
-from speceval.cli.tier_flags import print_tier_plan
+from speceval.cli.tier_flags import print_tier_plan, refuse_plan_flags, tier_times
 from speceval.defaults import (
     DEFAULT_JUDGE_OUTPUT,
     DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_TOKENS,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_TIMEOUT_HOURS,
@@ -45,7 +44,7 @@ from speceval.defaults import (
 )
 from speceval.emulator.models import offline_served
 from speceval.engines.endpoints import endpoint_settings, refused_keys
-from speceval.engines.tier_plan import RoundLoad, TierTimes, auto_plan, fixed_plan
+from speceval.engines.tier_plan import RoundLoad, auto_plan, fixed_plan
 from speceval.errors import ConfigError
 from speceval.offline import offline_poll_interval
 from speceval.paths import check_output_dir
@@ -312,6 +311,7 @@ def _judge_tier(
     if deadline is not None and tier is not Tier.AUTO:
         raise ConfigError("--deadline-hours applies to --tier auto (the tier is chosen to meet it)")
     if tier is not Tier.AUTO:
+        refuse_plan_flags(args)
         return tier
     if deadline is None:
         raise ConfigError("--tier auto needs --deadline-hours: the hours the judging must end within")
@@ -327,7 +327,7 @@ def _judge_tier(
         input_tokens=requests * settings.params.max_tokens,
         output_tokens=requests * settings.params.max_tokens,
     )
-    times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
+    times = tier_times(args, entry.org)
     plan = auto_plan([load], deadline, prices, times, flex_ok=[prices.offers_flex(entry.org, settings.judge_model)])
     if getattr(args, "dry_run", False):
         beside = {t.value: fixed_plan([load], t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}

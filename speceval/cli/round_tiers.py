@@ -13,7 +13,7 @@ batch (the same price, only slower). A round that started keeps the tier it star
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,13 +22,12 @@ from pydantic import BaseModel, ValidationError
 from speceval.batch.costs import PriceTable
 from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
-from speceval.batch.records import BatchRecord
 from speceval.cli.console import console
 from speceval.cli.tier_flags import FLEX_FLAGS
 from speceval.conversations.transport import ModelOfRound, RoundModel
 from speceval.defaults import Tier
 from speceval.engines.factory import build_model
-from speceval.engines.tier_plan import Replan, RoundLoad, TierTimes, learned_turnaround, replanned
+from speceval.engines.tier_plan import Replan, RoundLoad, TierTimes, replanned
 from speceval.engines.tiers import realtime_fields
 from speceval.errors import ConfigError, RunStateError, first_problem
 from speceval.providers.registry import ProviderEntry
@@ -120,12 +119,13 @@ def round_models(
     options: dict[str, Any],
     *,
     prices: PriceTable | None = None,
-    finished_jobs: Callable[[], Iterable[BatchRecord]] = tuple,
+    learn: Callable[[TierTimes, float], TierTimes] = lambda times, _hour: times,
     record: Callable[[RoundTiers], None] = lambda _plan: None,
     now: Callable[[], datetime] = _now,
 ) -> ModelOfRound:
     """The candidate's client per round: at the tier round k started at, else the one a re-plan picks as it starts
-    (module docstring; with `prices`, and `finished_jobs` to learn the batch turnaround from). `record` saves the
+    (module docstring; with `prices`, and `learn` to read what the output folder's finished work took, on the
+    plan's clock). `record` saves the
     plan (round 1's start, each round's tier as sent) into run.json. One client per tier, shared by its rounds."""
     built: dict[Tier, RoundModel] = {}
 
@@ -140,7 +140,7 @@ def round_models(
             plan.started_at = now()  # the deadline counts from round 1's start, not from a dry run's
             record(plan)
         elif started is None and prices is not None:
-            _replan(plan, number, prices, finished_jobs, now(), record)
+            _replan(plan, number, prices, learn, now(), record)
         tier = started or plan.tiers[number - 1]
         if tier not in built:
             endpoint = plan.realtime.get(tier)
@@ -158,7 +158,7 @@ def _replan(
     plan: RoundTiers,
     number: int,
     prices: PriceTable,
-    finished_jobs: Callable[[], Iterable[BatchRecord]],
+    learn: Callable[[TierTimes, float], TierTimes],
     at: datetime,
     record: Callable[[RoundTiers], None],
 ) -> None:
@@ -166,8 +166,7 @@ def _replan(
     left = plan.loads[number - 1 :]
     if not left or plan.times is None or plan.started_at is None:
         return  # a plan stored before re-plans (no loads): sent as planned
-    times = plan.times.model_copy(deep=True)
-    times.batch_turnaround_hours = learned_turnaround(finished_jobs(), times.batch_turnaround_hours, plan.hour_seconds)
+    times = learn(plan.times, plan.hour_seconds)
     hours_left = plan.deadline_hours - (at - plan.started_at).total_seconds() / plan.hour_seconds
     planned = plan.tiers[number - 1]
     tiers, meets = replanned(

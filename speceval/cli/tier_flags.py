@@ -4,22 +4,22 @@ turned into the realtime flags the endpoint settings read (docs/service-tiers.md
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.table import Table
 
 from speceval.batch.costs import PriceTable
-from speceval.batch.records import BatchRecord
 from speceval.cli.console import stdout
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY, Tier
-from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan
 from speceval.engines.tiers import check_tier, realtime_fields
 from speceval.errors import ConfigError
 from speceval.providers.registry import ProviderEntry
 
 FLEX_FLAGS = ("flex_patience", "on_flex_unavailable")
+PLAN_FLAGS = ("batch_turnaround_hours", "flex_seconds")
 
 
 @dataclass
@@ -47,12 +47,12 @@ def choose_tier(
     model_name: str,
     realtime_flags: dict[str, Any],
     loads: Callable[[], Sequence[RoundLoad]],
-    earlier_jobs: Callable[[], Iterable[BatchRecord]] = tuple,
+    learn: Callable[[TierTimes], TierTimes] = lambda times: times,
     *,
     per_round: bool = False,
 ) -> TierChoice:
     """The tier of this run from `--tier` (and `--realtime`), refused before anything is sent where the provider
-    or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as are `earlier_jobs`
+    or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as is `learn`
     (finished batch jobs beside this run, whose turnaround the plan learns). `per_round`: `auto` may send each
     load (a conversation round) at a tier of its own (`TierChoice.round_tiers`), else one tier for them all."""
     given = getattr(args, "tier", None)
@@ -60,6 +60,8 @@ def choose_tier(
     deadline = getattr(args, "deadline_hours", None)
     if deadline is not None and tier is not Tier.AUTO:
         raise ConfigError("--deadline-hours applies to --tier auto (the tier is chosen to meet it)")
+    if tier is not Tier.AUTO:
+        refuse_plan_flags(args)
     if args.realtime and tier not in (None, Tier.STANDARD):
         raise ConfigError(f"--realtime is the standard tier; it does not go with --tier {tier}")
     choice = TierChoice(tier, dict(realtime_flags), bool(args.realtime), deadline_hours=deadline)
@@ -71,8 +73,8 @@ def choose_tier(
         if deadline is None:
             raise ConfigError("--tier auto needs --deadline-hours: the hours the run must end within")
         rounds = list(loads())
-        times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
-        times.batch_turnaround_hours = learned_turnaround(earlier_jobs(), times.batch_turnaround_hours)
+        times = tier_times(args, entry.org)
+        times = learn(times)
         flex_ok = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
         # A conversation run's rounds each get their own tier (`per_round`); otherwise one endpoint for them all.
         groups = list(range(len(rounds))) if per_round else [0] * len(rounds)
@@ -91,6 +93,24 @@ def choose_tier(
         choice.fields = fields
         choice.realtime = True
     return choice
+
+
+def tier_times(args: argparse.Namespace, provider: str) -> TierTimes:
+    """What `--tier auto` expects each tier to take: the defaults, the run's `--max-concurrency`, and
+    `--batch-turnaround-hours` (for the run's provider) and `--flex-seconds` where given."""
+    times = TierTimes(max_concurrency=getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY)
+    if getattr(args, "batch_turnaround_hours", None) is not None:
+        times.batch_turnaround_hours[provider] = args.batch_turnaround_hours
+    if getattr(args, "flex_seconds", None) is not None:
+        times.flex_seconds = args.flex_seconds
+    return times
+
+
+def refuse_plan_flags(args: argparse.Namespace) -> None:
+    """The plan's expectations without `--tier auto` are a usage error, not something to ignore."""
+    given = [f"--{name.replace('_', '-')}" for name in PLAN_FLAGS if getattr(args, name, None) is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --tier auto")
 
 
 def _refuse_flex_flags(realtime_flags: dict[str, Any]) -> None:

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from statistics import median
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from speceval.batch.costs import PriceTable
 from speceval.batch.records import BatchRecord
@@ -39,12 +39,31 @@ Anthropic says most batches end within an hour; OpenAI and Gemini promise 24 h a
 
 
 class TierTimes(BaseModel):
-    """How long each tier is expected to take (settable under `engine:`; the dry run prints what it assumed)."""
+    """How long each tier is expected to take until the study's own jobs say (an experiment's `engine.tier_times`,
+    the commands' `--batch-turnaround-hours` and `--flex-seconds`; the dry run prints the plan it gives)."""
 
-    batch_turnaround_hours: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_BATCH_TURNAROUND_HOURS))
+    model_config = ConfigDict(extra="forbid")  # a misspelt expectation would silently plan with the default
+
+    batch_turnaround_hours: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_BATCH_TURNAROUND_HOURS),
+        description="hours of one batch round trip per provider (openai, anthropic, google, vertex); the others "
+        "keep their defaults",
+    )
     flex_seconds: float = Field(default=120.0, gt=0, description="one flex call, queueing included (minutes)")
     standard_seconds: float = Field(default=10.0, gt=0, description="one standard call")
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, description="calls in flight at once")
+
+    @field_validator("batch_turnaround_hours")
+    @classmethod
+    def _known_providers(cls, given: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(given) - set(DEFAULT_BATCH_TURNAROUND_HOURS))
+        if unknown:
+            raise ValueError(
+                f"{', '.join(unknown)}: not a batch provider ({', '.join(DEFAULT_BATCH_TURNAROUND_HOURS)})"
+            )
+        if any(not math.isfinite(hours) or hours <= 0 for hours in given.values()):
+            raise ValueError("a batch round trip takes a number of hours above 0")
+        return {**DEFAULT_BATCH_TURNAROUND_HOURS, **given}
 
     def hours(self, tier: Tier, provider: str, requests: int) -> float:
         """Expected hours of one round of `requests` at `tier`."""
@@ -257,8 +276,27 @@ class Replan(BaseModel):
             f"tier auto: {who} round {self.round} at {self.sent.value} (planned {self.planned.value}): "
             f"{max(self.hours_left, 0):.1f} h of the {deadline_hours:g} h deadline left, a batch round trip here "
             f"takes {self.batch_turnaround_hours:.1f} h"
-            + ("" if self.meets_deadline else "; no plan meets the deadline now, so the fastest tier")
+            + ("" if self.meets_deadline else "; no plan meets the deadline now: the fastest tier at the planned price")
         )
+
+
+def learned_times(
+    times: TierTimes,
+    jobs: Iterable[BatchRecord],
+    call_seconds: Mapping[str, Sequence[float]],
+    hour: float | None = None,
+) -> TierTimes:
+    """`times` with what the study's own finished work says, each where it has some: the batch turnaround of its
+    jobs, and the median seconds a flex and a standard call took (`call_seconds` per tier, real seconds, read on
+    the clock of `hour` seconds an hour): what flex took here, not what was assumed."""
+    hour = hour or hour_seconds()
+    learned = times.model_copy(deep=True)
+    learned.batch_turnaround_hours = learned_turnaround(jobs, times.batch_turnaround_hours, hour)
+    if call_seconds.get(Tier.FLEX.value):
+        learned.flex_seconds = max(median(call_seconds[Tier.FLEX.value]) * 3600 / hour, 1e-9)
+    if call_seconds.get(Tier.STANDARD.value):
+        learned.standard_seconds = max(median(call_seconds[Tier.STANDARD.value]) * 3600 / hour, 1e-9)
+    return learned
 
 
 def replanned(
@@ -274,15 +312,17 @@ def replanned(
 ) -> tuple[list[Tier], bool]:
     """The tiers of the rounds not started yet (`loads`, planned at `planned`) when they must end within
     `hours_left`, and whether they are expected to. The cheapest plan that meets it, except that a round planned at
-    flex never goes back to batch (the same price, only slower); where no plan meets it, each round at its fastest
-    tier (the deadline missed by the least; nothing refused mid-run: what was sent is paid for)."""
+    flex never goes back to batch (the same price, only slower). Where no plan meets it any more, each round at its
+    fastest tier of no higher price than planned (batch to flex is free; a deadline already lost is not a reason to
+    pay full price the plan did not ask for), and nothing is refused mid-run: what was sent is paid for."""
     try:
         plan = auto_plan(loads, hours_left, prices, times, flex_ok=flex_ok, groups=groups, fixed=fixed)
     except ConfigError:
         pinned = list(fixed or [None] * len(loads))
 
         def fastest(i: int) -> Tier:
-            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), Tier.STANDARD]
+            dearer = [Tier.STANDARD] if planned[i] is Tier.STANDARD else []
+            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), *dearer]
             return pinned[i] or min(allowed, key=lambda tier: times.hours(tier, loads[i].provider, loads[i].requests))
 
         return [fastest(i) for i in range(len(loads))], False

@@ -23,6 +23,7 @@ from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_HOURS, Mode, Scope, Tier
 from speceval.endpoint_keys import EndpointKeys
+from speceval.engines.tier_plan import TierTimes
 from speceval.json_keys import OmitsUnsetFields
 from speceval.metric_spec import MetricSpec
 from speceval.settings_checks import (
@@ -245,6 +246,11 @@ class EngineSettings(_Strict):
     )
     deadline_hours: DeadlineHours | None = Field(
         default=None, description="tier auto: the hours the study must end within (the plan picks tiers to meet it)"
+    )
+    tier_times: TierTimes | None = Field(
+        default=None,
+        description="tier auto: what each tier is expected to take until the study's own jobs say "
+        "(batch_turnaround_hours per provider, flex_seconds and standard_seconds a call, max_concurrency)",
     )
 
     @model_validator(mode="after")

@@ -31,13 +31,12 @@ from speceval.engines.tier_plan import (
     auto_plan,
     fixed_plan,
     hour_seconds,
-    learned_turnaround,
     replanned,
 )
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
-from speceval.operations.runs import finished_jobs
+from speceval.operations.learned_times import learned_here
 from speceval.providers.registry import resolve_org
 
 logger = logging.getLogger(__name__)
@@ -154,7 +153,7 @@ class StudyTiers:
         resumed study re-plans with them: a round already started keeps the tier it started at)."""
         self.config = config
         self.prices = prices or PriceTable.load()
-        self.times = TierTimes()
+        self.times = (config.engine.tier_times or TierTimes()).model_copy(deep=True)
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[tuple[str, int], Tier] = {}
@@ -169,9 +168,7 @@ class StudyTiers:
             return
         assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
         if output_dir is not None and output_dir.is_dir():
-            self.times.batch_turnaround_hours = learned_turnaround(
-                finished_jobs(output_dir), self.times.batch_turnaround_hours
-            )
+            self.times = learned_here(self.times, output_dir)
         loaded = study_loads(config, base, groups)
         by_name = dict(named)
         loads = [load for _, load in loaded]
@@ -234,9 +231,7 @@ class StudyTiers:
             left = [self._loaded[i] for i in at]
             times = self.times.model_copy(deep=True)
             if self.output_dir is not None:
-                times.batch_turnaround_hours = learned_turnaround(
-                    finished_jobs(self.output_dir), times.batch_turnaround_hours
-                )
+                times = learned_here(times, self.output_dir)
             hours_left = deadline - ((now or utcnow()) - self.started_at).total_seconds() / hour_seconds()
             moves = {n for (n, _), tier in zip(self._loaded, self._pinned, strict=True) if tier is None}
             tiers, meets = replanned(

@@ -7,6 +7,7 @@ holds that). Reconnecting a run to its provider is `speceval.operations.reopen`'
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,8 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from speceval.batch.journal import JOURNAL_NAME, Journal
 from speceval.batch.manifest import MANIFEST_NAME, RAY_KEY, REALTIME_KEY, RunManifest
-from speceval.batch.records import BatchRecord
+from speceval.batch.records import BatchRecord, Outcome
 from speceval.batch.store import RunStore
 from speceval.errors import InputError
 from speceval.judging.files import JUDGE_RESPONSES
@@ -54,6 +56,23 @@ def finished_jobs(folder: Path) -> list[BatchRecord]:
     folder does not exist yet): what batches took here, which `tier: auto` learns the turnaround from."""
     runs = find_run_dirs([folder]) if folder.is_dir() else []
     return [r for d in runs for r in store_for(d, RunManifest.load(d)).load_records() if r.ended_at is not None]
+
+
+def realtime_call_seconds(folder: Path, most: int = 5_000) -> dict[str, list[float]]:
+    """Per service tier (`flex`, `standard`), the seconds each answered realtime call at or below `folder` took
+    (from the runs' journals, at most `most` calls a run): what flex and standard calls took here, which `tier:
+    auto` learns."""
+    taken: dict[str, list[float]] = {}
+    for run_dir in find_run_dirs([folder]) if folder.is_dir() else []:
+        if not (run_dir / JOURNAL_NAME).is_file():
+            continue
+        for entry in itertools.islice(Journal(run_dir).read(), most):
+            record = entry.record
+            if record.seconds is not None and record.outcome is Outcome.SUCCEEDED:
+                # The provider's own name for its full-price tier (`default`, `standard`, ...) is standard here.
+                tier = "flex" if record.service_tier == "flex" else "standard"
+                taken.setdefault(tier, []).append(record.seconds)
+    return taken
 
 
 class RunIdentity(BaseModel):

@@ -46,6 +46,7 @@ from speceval.redaction import redact
 from speceval.wire.anthropic import message_params, parse_message, sampling_fields
 from speceval.wire.lines import encode_line
 from speceval.wire.prompt import PromptLike
+from speceval.wire.tls import sdk_client
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,14 @@ class AnthropicBatchedModel(KeyedBatchedModel):
         self._anthropic = anthropic
         # The key is always passed explicitly: without one the SDK would fall back to profile files and
         # workload-identity variables. base_url None lets the SDK honour ANTHROPIC_BASE_URL itself.
-        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=2)
+        self._client = sdk_client(
+            anthropic.Anthropic,
+            anthropic.DefaultHttpxClient,
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=2,
+        )
         self.endpoint = str(self._client.base_url)  # as the SDK resolved it (the argument, else ANTHROPIC_BASE_URL)
         self._sampling = sampling_fields(self.params, self.model_name)
         # Batches this instance created: never adopted again for another intent (same-size chunks of one run

@@ -39,6 +39,7 @@ from speceval.redaction import redact
 from speceval.wire.gemini import generate_content_request, parse_response
 from speceval.wire.lines import encode_line
 from speceval.wire.prompt import PromptLike
+from speceval.wire.tls import genai_tls_options
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class GeminiBatchedModel(KeyedBatchedModel):
         self._client = genai.Client(
             vertexai=False,
             api_key=key,
-            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url),
+            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url, **genai_tls_options()),
         )
         # what the SDK reads when no base_url is given (its resolved URL is private)
         self.endpoint = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")

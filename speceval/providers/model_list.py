@@ -17,6 +17,7 @@ from typing import Any
 
 from speceval.data import retired_on
 from speceval.errors import ConfigError
+from speceval.wire.tls import genai_tls_options, sdk_client
 
 logger = logging.getLogger(__name__)
 
@@ -30,18 +31,28 @@ def served_models(org: str, api_key: str | None = None, base_url: str | None = N
         if org == "openai":
             import openai
 
-            client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=10)
+            client = sdk_client(
+                openai.OpenAI, openai.DefaultHttpxClient, api_key=api_key, base_url=base_url, max_retries=0, timeout=10
+            )
             return [m.id for m in client.models.list()]
         if org == "anthropic":
             import anthropic
 
-            messages = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=10)
+            messages = sdk_client(
+                anthropic.Anthropic,
+                anthropic.DefaultHttpxClient,
+                api_key=api_key,
+                base_url=base_url,
+                max_retries=0,
+                timeout=10,
+            )
             return [m.id for m in messages.models.list(limit=1000)]
         if org == "google":
             from google import genai
             from google.genai import types
 
-            gemini = genai.Client(api_key=api_key, http_options=types.HttpOptions(base_url=base_url, timeout=10_000))
+            options = types.HttpOptions(base_url=base_url, timeout=10_000, **genai_tls_options())
+            gemini = genai.Client(api_key=api_key, http_options=options)
             return [str(m.name).removeprefix("models/") for m in gemini.models.list()]
     except Exception as exc:  # any SDK or network failure: the check is advisory then (see the module docstring)
         logger.warning("could not fetch %s's model list (%s); model names are not checked", org, type(exc).__name__)

@@ -33,6 +33,7 @@ from speceval.redaction import redact
 from speceval.wire.lines import encode_line
 from speceval.wire.openai import ENDPOINT, chat_body, chat_tokens, parse_completion
 from speceval.wire.prompt import PromptLike
+from speceval.wire.tls import sdk_client
 
 TAG_KEY = "speceval_key"
 # "The Batch API only supports `.jsonl` files up to 200 MB in size" (OpenAPI spec, POST /files). Whether that MB
@@ -70,7 +71,9 @@ class OpenAIBatchedModel(KeyedBatchedModel):
         # A connection lost while iterating a streamed download surfaces as the HTTP library's own error.
         self._stream_errors: tuple[type[BaseException], ...] = (openai.APIConnectionError, *transport_errors())
         # base_url None lets the SDK honour OPENAI_BASE_URL exactly as it documents.
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=2)
+        self._client = sdk_client(
+            openai.OpenAI, openai.DefaultHttpxClient, api_key=key, base_url=base_url, timeout=timeout, max_retries=2
+        )
         self.endpoint = str(self._client.base_url)  # as the SDK resolved it (the argument, else OPENAI_BASE_URL)
 
     # -- request file -------------------------------------------------------------------------------------

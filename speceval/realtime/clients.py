@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 from abc import abstractmethod
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 from speceval.batch.records import RequestError
 from speceval.providers.credentials import resolve_api_key
@@ -30,6 +31,15 @@ from speceval.wire.gemini import field, generate_content_request, parse_response
 from speceval.wire.openai import chat_body, parse_completion
 from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptLike
+from speceval.wire.tls import genai_tls_options, sdk_client
+
+C = TypeVar("C")
+
+
+def _sdk(client: Callable[..., C], http_client: Any, key: str | None, base_url: str | None, timeout: float) -> C:
+    """The SDK's client sending each call once (`max_retries=0`: the realtime engine decides what is retried)."""
+    return sdk_client(client, http_client, api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+
 
 # The keyword arguments of `messages.create` a body's fields are passed as (the rest go in `extra_body`).
 _ANTHROPIC_ARGUMENTS = frozenset({"model", "max_tokens", "messages", "output_config", "system"})
@@ -59,9 +69,7 @@ class OpenAIChatModel(RealtimeModel):
         self.org = org
         self._openai = openai
         key = resolve_api_key(org, api_key, key_env, required=key_required)
-        self._client = openai.OpenAI(
-            api_key=key, base_url=base_url, timeout=self.options.request_timeout, max_retries=0
-        )
+        self._client = _sdk(openai.OpenAI, openai.DefaultHttpxClient, key, base_url, self.options.request_timeout)
         # OpenAI's own dialect (max_completion_tokens, prompt_cache_key) for OpenAI; the compatible one for the rest.
         self._compatible = org != "openai"
 
@@ -127,8 +135,8 @@ class AnthropicMessagesModel(_KeyedRealtimeModel):
         import anthropic
 
         self._anthropic = anthropic
-        self._client = anthropic.Anthropic(
-            api_key=key, base_url=base_url, timeout=self.options.request_timeout, max_retries=0
+        self._client = _sdk(
+            anthropic.Anthropic, anthropic.DefaultHttpxClient, key, base_url, self.options.request_timeout
         )
         self._sampling = sampling_fields(self.params, self.model_name)
 
@@ -166,7 +174,9 @@ class GeminiGenerateModel(_KeyedRealtimeModel):
         self._errors = errors
         self._types = types
         # The SDK has no default timeout: a hung server would hang a worker forever.
-        http_options = types.HttpOptions(base_url=base_url, timeout=int(self.options.request_timeout * 1000))
+        http_options = types.HttpOptions(
+            base_url=base_url, timeout=int(self.options.request_timeout * 1000), **genai_tls_options()
+        )
         self._client = genai.Client(api_key=key, http_options=http_options)
         self._transport_errors = transport_errors()
         self._config_fields = frozenset(types.GenerateContentConfig.model_fields)

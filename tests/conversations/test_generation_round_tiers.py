@@ -170,6 +170,7 @@ def _models_at(plan: Any, hours: float, jobs: list[Any], saved: list[Any]) -> An
     """The plan's round models with round 1 started at 00:00 and the clock at `hours` when later rounds start."""
     from speceval.batch.costs import PriceTable
     from speceval.cli.round_tiers import round_models
+    from speceval.engines.tier_plan import learned_times
     from speceval.providers.registry import resolve_org
     from speceval.wire.params import GenerationParams
 
@@ -182,7 +183,7 @@ def _models_at(plan: Any, hours: float, jobs: list[Any], saved: list[Any]) -> An
         GenerationParams(),
         {"api_key": TEST_KEY},
         prices=PriceTable.load(),
-        finished_jobs=lambda: jobs,
+        learn=lambda times, hour: learned_times(times, jobs, {}, hour),
         record=lambda changed: saved.append(changed.model_dump(mode="json")),
         now=lambda: next(clock),
     )
@@ -229,16 +230,22 @@ def test_a_round_planned_at_flex_stays_at_flex_when_batch_would_fit() -> None:
     assert [str(t) for t in plan.tiers] == ["batch", "batch", "flex"] and saved[-1]["replans"] == []
 
 
-def test_past_the_deadline_the_round_goes_at_its_fastest_tier_and_says_so() -> None:
+def test_past_the_deadline_the_round_goes_at_its_fastest_tier_of_the_planned_price() -> None:
     """No plan meets the deadline any more (round 1 took 20 of 13 hours): nothing is refused mid-run (round 1 is
-    paid for); round 2 goes at the fastest tier, recorded as not meeting the deadline."""
+    paid for); round 2 goes at the fastest tier of its planned price (flex, not standard at twice the price: the
+    deadline is lost either way), recorded as not meeting the deadline. A round planned at standard may stay there."""
     plan = _three_round_plan(["batch", "batch", "flex"])
     saved: list[Any] = []
     of = _models_at(plan, 20.0, [_job(20.0)], saved)
     of(1, None)
     of(2, None)
-    assert str(plan.tiers[1]) == "standard"  # 10 s a call against flex's 120 s
+    assert str(plan.tiers[1]) == "flex"
     assert saved[-1]["replans"][0]["meets_deadline"] is False
+    dear = _three_round_plan(["batch", "standard", "standard"])
+    of = _models_at(dear, 20.0, [_job(20.0)], [])
+    of(1, None)
+    of(2, None)
+    assert str(dear.tiers[1]) == "standard"  # 10 s a call, the fastest, at the price the plan already asked
 
 
 @pytest.mark.slow
@@ -259,3 +266,22 @@ def test_the_command_replans_a_late_round_within_one_invocation(tmp_path: Path) 
     manifest = json.loads((only_run_dir(tmp_path / "out") / "run.json").read_text())
     assert manifest["parameters"]["round_tiers"]["tiers"] == ["batch", "flex", "flex"]
     assert [r["round"] for r in manifest["parameters"]["round_tiers"]["replans"]] == [2]
+
+
+def test_the_plans_expectations_are_flags_and_refused_without_auto(tmp_path: Path) -> None:
+    """`--batch-turnaround-hours 3`: a 7-hour deadline fits two batch round trips, so rounds 1-2 go through the
+    Batch API and only round 3 at flex (at the default 6 h only round 1 would). Without `--tier auto` the flag
+    is refused before anything is sent."""
+    with IndependentOpenAIServer(answer=_answer) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        shown_at = {}
+        for flags in ([], ["--batch-turnaround-hours", "3"]):
+            command = _command(tmp_path / str(len(flags)), "--tier", "auto", "--deadline-hours", "7", *flags)
+            plan = run_generation([*command, "--dry-run"], env)
+            assert plan.returncode == 0, plan.stderr
+            shown_at[len(flags)] = " ".join((plan.stdout + plan.stderr).replace("│", " ").split())
+        refused = run_generation([*_command(tmp_path / "x", "--batch-turnaround-hours", "3")], env)
+        assert server.chat_requests == [] and server.batches == []
+    assert "round 2 (candidate) o4-mini flex" in shown_at[0]
+    assert "round 2 (candidate) o4-mini batch" in shown_at[2] and "round 3 (candidate) o4-mini flex" in shown_at[2]
+    assert refused.returncode == 2 and "--batch-turnaround-hours applies to --tier auto" in refused.stderr

@@ -147,3 +147,19 @@ def test_auto_and_the_deadline_go_together_refused_naming_the_line(tmp_path: Pat
     assert speceval_main(["run", str(experiment), "--dry-run"]) == 2
     assert where in " ".join(capsys.readouterr().err.split())
     assert not (tmp_path / "out").exists()
+
+
+def test_the_plans_expectations_are_settable_and_a_misspelt_one_is_refused(tmp_path: Path, capsys) -> None:
+    """`engine.tier_times`: with batches expected in 3 h (not 6), a 7-hour deadline fits both batch round trips,
+    so the candidate stays on the Batch API; a provider key that is not one is refused naming its line."""
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n    tier: auto\n")
+    times = "engine:\n  deadline_hours: 7\n  tier_times:\n    batch_turnaround_hours: {openai: 3}\n"
+    experiment.write_text(study + times)
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["tier_plan"]
+    assert [(r["tier"], r["hours"]) for r in planned] == [("batch", 3.0), ("batch", 3.0)]
+    experiment.write_text(study + times.replace("openai: 3", "opnai: 3"))
+    assert speceval_main(["run", str(experiment), "--dry-run"]) == 2
+    shown = " ".join(capsys.readouterr().err.split())
+    assert "line 16, field 'engine.tier_times.batch_turnaround_hours'" in shown and "opnai" in shown

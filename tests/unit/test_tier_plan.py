@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,45 @@ def test_auto_keeps_the_early_rounds_at_batch_and_sends_the_later_ones_at_flex_o
     }
     later = [(r.cost_usd or 0) for r in fixed_plan(growing, Tier.STANDARD, prices, times).rounds]
     assert later[0] < later[-1]
+
+
+def test_a_flex_call_takes_what_the_studys_own_flex_calls_took() -> None:
+    """The median seconds of the study's answered flex calls (not the assumed 120), read on the plan's clock (on a
+    clock of 2 s an hour, 0.5 s of wall time are a quarter hour); a tier without calls keeps its expectation."""
+    from speceval.engines.tier_plan import TierTimes, learned_times
+
+    seen = {"flex": [200.0, 300.0, 900.0], "standard": [20.0]}
+    learned = learned_times(TierTimes(), [], seen, hour=3600)
+    assert (learned.flex_seconds, learned.standard_seconds) == (300, 20)
+    assert learned.batch_turnaround_hours == TierTimes().batch_turnaround_hours
+    assert learned_times(TierTimes(), [], {"flex": [0.5]}, hour=2).flex_seconds == 900
+    assert learned_times(TierTimes(), [], {}, hour=3600).flex_seconds == 120
+
+
+def test_the_calls_a_folder_answered_are_read_from_its_journals(tmp_path: Path) -> None:
+    """`realtime_call_seconds`: every answered call's seconds per tier from the realtime journals at or below a
+    folder (a provider's `default` is standard); failed calls and batch runs teach nothing."""
+    from speceval.batch.journal import Journal, JournalEntry
+    from speceval.batch.records import Outcome, ResultRecord
+    from speceval.operations.runs import realtime_call_seconds
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    journal = Journal(run)
+    journal.open()
+    for index, (tier, seconds, outcome) in enumerate(
+        [("flex", 2.0, Outcome.SUCCEEDED), ("default", 0.5, Outcome.SUCCEEDED), ("flex", 9.0, Outcome.ERRORED)]
+    ):
+        record = ResultRecord(
+            original_index=index,
+            input_text="q",
+            output_text="a",
+            batch_id="realtime-1",
+            outcome=outcome,
+            seconds=seconds,
+            service_tier=tier,
+        )
+        journal.append(JournalEntry(statement_id="s", record=record))
+    journal.close()
+    assert realtime_call_seconds(tmp_path) == {"flex": [2.0], "standard": [0.5]}

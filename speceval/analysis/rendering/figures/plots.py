@@ -31,13 +31,24 @@ def _pyplot() -> ModuleType:
     return plt
 
 
+DPI = 110
+PAD_INCHES = 0.15
+
+
 def _png(figure: Figure) -> bytes:
     """The figure as PNG with nothing cut: titles wider than the figure are wrapped onto more lines, and the image is
-    cropped to what was drawn (`bbox_inches="tight"`), so a long label widens the image instead of leaving it."""
+    cropped to what was drawn plus a margin, so a long label widens the image instead of leaving it.
+
+    One measuring pass and one draw, both at the PNG's dpi. `tight_layout()` measured every label once more at the
+    screen's dpi, and `savefig(bbox_inches="tight")` drew the whole figure once more only to measure it: the three
+    passes were most of a report's CPU (0.25 s a figure). The box handed to `savefig` is the one "tight" measured
+    (same pixels). A figure of several panels spaces them itself before it gets here (`turn_lines`)."""
+    figure.set_dpi(DPI)  # first: the measuring pass then fills the text-size cache the draw reads
     _wrap_titles(figure)
-    figure.tight_layout()
+    box = figure.get_tightbbox(figure.canvas.get_renderer()).padded(PAD_INCHES)  # type: ignore[attr-defined]
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
+    # zlib level 1, not PIL's 6: half the encoding CPU (25 to 13 ms a figure) for 7% more bytes.
+    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches=box, pil_kwargs={"compress_level": 1})
     _pyplot().close(figure)
     return buffer.getvalue()
 
@@ -173,7 +184,6 @@ def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
     axes.set_ylabel("share of judged answers")
     axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axes.set_title(f"categories, spec {spec}, judge {judge}")
-    figure.tight_layout()
     return _png(figure)
 
 
@@ -247,4 +257,5 @@ def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
         axes.set_title(measure)
     panels[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     figure.suptitle(f"rates by turn, spec {spec}, judge {judge} (95% clustered intervals)")
+    figure.tight_layout()  # panels side by side: each one's tick labels clear of its neighbour
     return _png(figure)
