@@ -49,6 +49,7 @@ from benchmarks.coverage_scenarios import (
     win_rate_scenario,
 )
 from benchmarks.label_allocation import RATES, draw_bounds  # noqa: E402
+from benchmarks.pooled_references import NAIVE  # noqa: E402
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
 from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
@@ -120,6 +121,17 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         ((3, 7, 20), 3, (9.0, 1.0), "unequal strata 3/7/20 inputs x 3 runs, Beta(9, 1) mean 0.9"),
         ((100,), 3, (0.1, 9.9), "100 inputs x 3 runs, Beta(0.1, 9.9) mean 0.01"),
         ((200,), 2, (9.9, 0.1), "200 inputs x 2 runs, Beta(9.9, 0.1) mean 0.99"),
+        # issue 47: extreme rates with few clusters, a rate near 1 at 10 inputs, few clusters at moderate rates (where
+        # the t quantile is needed), and every input's runs identical (at temperature 0) near the exact bound
+        ((5,), 5, (0.1, 9.9), "5 inputs x 5 runs, Beta(0.1, 9.9) mean 0.01"),
+        ((5,), 5, (9.9, 0.1), "5 inputs x 5 runs, Beta(9.9, 0.1) mean 0.99"),
+        ((10,), 3, (29.1, 0.9), "10 inputs x 3 runs, Beta(29.1, 0.9) mean 0.97"),
+        ((10,), 10, (1.9, 0.1), "10 inputs x 10 runs, Beta(1.9, 0.1)"),
+        ((5,), 20, (5.0, 5.0), "5 inputs x 20 runs, Beta(5, 5) mean 0.5"),
+        ((6,), 8, (1.0, 1.0), "6 inputs x 8 runs, uniform rates"),
+        ((10,), 3, (0.7, None), "10 inputs x 3 identical runs, rate 0.7 (the exact bound at 0 failures: 0.692)"),
+        ((20,), 3, (0.85, None), "20 inputs x 3 identical runs, rate 0.85"),
+        ((5,), 5, (0.5, None), "5 inputs x 5 identical runs, rate 0.5"),
     ):
         found.append(
             Scenario(
@@ -139,9 +151,11 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                     "position_consistency_pooled",
                 ),
                 label,
-                a / (a + b),
-                pooled_scenario(inputs, runs, a, b),
-                reference="Wilson over every verdict (naive)",
+                a if b is None else a / (a + b),
+                pooled_scenario(inputs, runs, a, 1.0, identical=a)
+                if b is None
+                else pooled_scenario(inputs, runs, a, b),
+                reference=NAIVE,
             )
         )
     for inputs, runs, (a, b) in ((30, 1, (1.9, 0.1)), (10, 3, (1.9, 0.1)), (50, 1, (0.5, 0.5)), (100, 1, (9.9, 0.1))):
@@ -152,7 +166,7 @@ def scenarios(bootstrap: int) -> list[Scenario]:
                 f"panel of 3 judges (shares), {inputs} inputs x {runs} runs, Beta({a}, {b})",
                 a / (a + b),
                 panel_scenario(inputs, runs, 3, a, b),
-                reference="Wilson over every verdict (naive)",
+                reference=NAIVE,
             )
         )
     for inputs, runs, pa, pb, spread in (
@@ -542,29 +556,51 @@ def measure(scenario: Scenario, draws: int, seed: int) -> Row:
         )
     assert scenario.draw is not None
     rng = np.random.default_rng(seed)
-    hits, reference_hits, widths, reference_widths, undefined = 0, 0, [], [], 0
+    hits, widths, undefined = 0, [], 0
+    references: dict[str, list[tuple[float, bool]]] = {}
     for _ in range(count):
-        ours, reference = scenario.draw(rng)
+        ours, found = scenario.draw(rng)
         if ours is None:
             undefined += 1
             continue
         hits += ours[0] <= scenario.truth <= ours[1]
         widths.append(ours[1] - ours[0])
-        if reference is not None:
-            reference_widths.append(reference[1] - reference[0])
-            reference_hits += reference[0] <= scenario.truth <= reference[1]
+        for name, reference in (found if isinstance(found, dict) else {scenario.reference: found}).items():
+            if reference is not None:
+                held = reference[0] <= scenario.truth <= reference[1]
+                references.setdefault(name, []).append((reference[1] - reference[0], held))
     defined = count - undefined
     share = hits / defined if defined else math.nan
+    name, reference_width, reference_coverage = _narrowest_covering(references, scenario.reference)
     return Row(
-        **base,
+        **{**base, "reference": name},
         draws=count,
         coverage=share,
         se=math.sqrt(share * (1 - share) / defined) if defined else None,
         width=float(np.mean(widths)) if widths else None,
         undefined=undefined,
-        reference_width=float(np.mean(reference_widths)) if reference_widths else None,
-        reference_coverage=reference_hits / len(reference_widths) if reference_widths else None,
+        reference_width=reference_width,
+        reference_coverage=reference_coverage,
     )
+
+
+def _narrowest_covering(
+    references: dict[str, list[tuple[float, bool]]], named: str
+) -> tuple[str, float | None, float | None]:
+    """(name, mean width, coverage) of the narrowest reference covering at least `VALID`; of `named` (the scenario's
+    own reference) when none covers or none was drawn."""
+    measured = {
+        name: (float(np.mean([w for w, _ in found])), sum(h for _, h in found) / len(found))
+        for name, found in references.items()
+    }
+    covering = [(width, name) for name, (width, cover) in measured.items() if cover >= VALID]
+    if covering:
+        name = min(covering)[1]
+    elif named in measured:
+        name = named
+    else:
+        return named, None, None
+    return name, *measured[name]
 
 
 def run(draws: int, seed: int, bootstrap: int, only: set[str] | None = None) -> list[Row]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from benchmarks.pooled_references import pooled_references
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.statistics.clustered import mean_interval, mean_interval_codes, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
@@ -28,8 +29,9 @@ from speceval.analysis.tables.rankings import strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement
 
 Bounds = tuple[float, float] | None
-Drawn = tuple[Bounds, Bounds]
-"""(the estimator's interval, the reference's) of one simulated data set."""
+Drawn = tuple[Bounds, Bounds | dict[str, Bounds]]
+"""(the estimator's interval, the reference's) of one simulated data set; several references by name, of which the
+runner prints the narrowest that covers."""
 
 
 @dataclass
@@ -75,15 +77,22 @@ def one_run_exact_scenario(n: int, p: float) -> Callable[[], tuple[float, float,
     return exact
 
 
-def pooled_scenario(inputs: tuple[int, ...], runs: int, a: float, b: float) -> Callable[[np.random.Generator], Drawn]:
-    """Statements of `inputs` inputs each (unequal strata), per-input rates Beta(a, b), `runs` verdicts an input."""
+def pooled_scenario(
+    inputs: tuple[int, ...], runs: int, a: float, b: float, identical: float | None = None
+) -> Callable[[np.random.Generator], Drawn]:
+    """Statements of `inputs` inputs each (unequal strata), per-input rates Beta(a, b), `runs` verdicts an input; with
+    `identical`, every input's runs give one verdict (as at temperature 0), compliant with that probability."""
     strata = {i: s for s, count in enumerate(inputs) for i in range(sum(inputs[:s]), sum(inputs[:s]) + count)}
     clusters = [i for i in range(sum(inputs)) for _ in range(runs)]
 
+    own = np.random.default_rng(11)  # the references' bootstrap: the scenario's draws stay as they were
+
     def draw(rng: np.random.Generator) -> Drawn:
-        p = rng.beta(a, b, sum(inputs))
-        values = (rng.random((sum(inputs), runs)) < p[:, None]).reshape(-1).astype(float).tolist()
-        return _pair(rate_interval(values, clusters, strata)), wilson_interval(sum(values), len(values))
+        p = rng.beta(a, b, sum(inputs)) if identical is None else np.full(sum(inputs), identical)
+        verdicts = rng.random((sum(inputs), 1 if identical is not None else runs)) < p[:, None]
+        verdicts = np.repeat(verdicts, runs, axis=1) if identical is not None else verdicts
+        values = verdicts.reshape(-1).astype(float).tolist()
+        return _pair(rate_interval(values, clusters, strata)), pooled_references(verdicts.astype(float), own)
 
     return draw
 
@@ -91,11 +100,12 @@ def pooled_scenario(inputs: tuple[int, ...], runs: int, a: float, b: float) -> C
 def panel_scenario(inputs: int, runs: int, judges: int, a: float, b: float) -> Callable[[np.random.Generator], Drawn]:
     """A panel's verdict: the share of `judges` judges finding an answer compliant (each at the input's rate)."""
     clusters = [i for i in range(inputs) for _ in range(runs)]
+    own = np.random.default_rng(11)
 
     def draw(rng: np.random.Generator) -> Drawn:
         p = rng.beta(a, b, inputs)
-        shares = (rng.random((inputs, runs, judges)) < p[:, None, None]).mean(axis=2).reshape(-1).tolist()
-        return _pair(rate_interval(shares, clusters)), wilson_interval(sum(shares), len(shares))
+        shares = (rng.random((inputs, runs, judges)) < p[:, None, None]).mean(axis=2)
+        return _pair(rate_interval(shares.reshape(-1).tolist(), clusters)), pooled_references(shares, own)
 
     return draw
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from speceval.analysis.reading.columns import JUDGED, VerdictColumns, local_clusters
-from speceval.analysis.statistics.clustered import RARE_COUNT, t975
+from speceval.analysis.statistics.clustered import clustered_limits, t975
 from speceval.analysis.statistics.registry import CLUSTERED, WILSON
 from speceval.analysis.statistics.stats import wilson_interval
 from speceval.analysis.tables.variations import count
@@ -110,10 +110,10 @@ class _Mean:
         p = self.total / self.n
         effective = p * (1 - p) / variance if variance > 0 else float(clusters)
         spread = self.squares / self.n - p * p
-        independent = p * (1 - p) / spread * self.n if 0 < spread < p * (1 - p) * (1 - 1e-9) else float(self.n)
+        verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)
+        independent = float(self.n) if verdicts else p * (1 - p) / spread * self.n
         effective = min(effective, max(float(self.n), independent))
-        rare = min(p, 1 - p) * effective < RARE_COUNT
-        low, high = wilson_interval(p * effective, effective, z=t975(df), continuity=rare)  # type: ignore[misc]
+        low, high = clustered_limits(p, effective, df, clusters, verdicts)
         return low, high, method
 
     def mean_interval(self) -> tuple[float, float] | None:

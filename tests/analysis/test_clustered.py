@@ -18,7 +18,7 @@ from speceval.analysis.statistics.clustered import (
     t975,
 )
 from speceval.analysis.statistics.paired import paired_difference
-from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.statistics.stats import Z95, wilson_interval
 from speceval.analysis.tables.panel import PANEL, panel_rows
 from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
 from speceval.analysis.tables.variations import paired_comparisons, variation_statistics
@@ -44,13 +44,14 @@ def test_cluster_robust_se_by_hand():
 def test_rate_interval_is_wilson_for_independent_inputs_and_wilson_at_the_effective_size_when_clustered():
     low, high, method = rate_interval([True] * 8 + [False] * 2, list(range(10)))  # type: ignore[misc]
     assert (low, high) == wilson_interval(8, 10) and method == WILSON
-    # Clustered case above: p = 3/4, SE² = 1/16, effective n = (3/16) / (1/16) = 3, z = t(1).
+    # Clustered case above: p = 3/4, SE² = 1/16, effective n = (3/16) / (1/16) = 3; 0.75 of 3 non-compliant
+    # verdicts is rare (< 10): continuity-corrected on Korn-Graubard's z · t(1) / t(3 - 1).
     low, high, method = rate_interval([True, False, True, True], ["a", "a", "b", "b"])  # type: ignore[misc]
-    assert (low, high) == pytest.approx(wilson_interval(2.25, 3, z=t975(1)))
+    assert (low, high) == pytest.approx(wilson_interval(2.25, 3, z=Z95 * t975(1) / t975(2), continuity=True))
     assert "clusters = inputs" in method
-    # All compliant: SE 0, the effective size is the number of clusters.
+    # All compliant: SE 0, the exact bound on the number of clusters (tests/analysis/test_pooled_rate_limits.py).
     low, high, _ = rate_interval([True] * 6, ["a", "a", "b", "b", "c", "c"])  # type: ignore[misc]
-    assert (low, high) == pytest.approx(wilson_interval(3, 3, z=t975(2)))
+    assert (low, high) == pytest.approx((0.025 ** (1 / 3), 1.0))
 
 
 def test_repeating_identical_runs_leaves_the_clustered_interval_unchanged():

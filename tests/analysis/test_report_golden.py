@@ -38,6 +38,14 @@ t-ratio where no design effect is estimated): only `ci_method` of paired_compari
 (their limits did not move), `spread_ci_high` of statement_health.csv and `leniency_ci_*` of
 statement_health_judges.csv were copied from a regeneration, by column name; every other cell is unchanged (checked
 by column name, numbers to 1e-12).
+
+Updated for issue 47 item 1 (`pooled`: the clustered rate interval's exact bound at a rate of 0 or 1 and Korn-Graubard's
+z on its continuity-corrected limits): only interval cells were copied from a regeneration, by column name
+(`ci_low_by_statement`/`ci_high_by_statement` of compliance_by_authority.csv, compliance_by_type.csv,
+variation_statistics.csv and .json; `ci_method` of win_rates.csv; `rate_ci_method`, `disagreement_ci_*`,
+`highest_ci_*`, `lowest_ci_*`, `kappa_ci_*` of statement_health.csv); every other cell is unchanged (checked by column
+name, numbers to 1e-12). Then once more, for a rescaled mean (a panel's shares by statement) keeping the bare t
+on its rare limits: `ci_*_by_statement` of the same files.
 """
 
 from __future__ import annotations

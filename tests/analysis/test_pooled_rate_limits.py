@@ -1,0 +1,91 @@
+"""The pooled rate's clustered interval at its edges (issue 47 item 1): the exact bound at a rate of 0 or 1, the
+continuity correction on z where the rarer kind is rare, t(G-H) elsewhere; each checked by its coverage on the
+design that needs it (benchmarks/coverage_matrix.py, family rate-pooled, measures the same at 2,000 draws) and the
+tightening by the width it took off (10 inputs x 3 runs at Beta(1.9, 0.1): 0.352 wide before, 0.307 now)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from speceval.analysis.statistics.clustered import (
+    EDGE_LEVEL,
+    bounded_mean_interval_codes,
+    clustered_limits,
+    clustered_mean_codes,
+    rate_interval_codes,
+    t975,
+)
+from speceval.analysis.statistics.stats import Z95, wilson_interval
+
+
+def _draws(inputs: int, runs: int, a: float, b: float, draws: int, identical: float | None = None):
+    """Verdicts of `draws` simulated evals (seed 5): inputs' rates Beta(a, b), or every input's runs one verdict at
+    rate `identical`."""
+    rng = np.random.default_rng(5)
+    clusters = np.repeat(np.arange(inputs), runs)
+    for _ in range(draws):
+        if identical is not None:
+            yield np.repeat(rng.random(inputs) < identical, runs).astype(float), clusters
+        else:
+            p = rng.beta(a, b, inputs)
+            yield (rng.random((inputs, runs)) < p[:, None]).reshape(-1).astype(float), clusters
+
+
+def _coverage_and_width(truth: float, *args, **kwargs) -> tuple[float, float]:
+    hits, widths = 0, []
+    for y, clusters in _draws(*args, **kwargs):
+        found = rate_interval_codes(y, clusters)
+        assert found is not None
+        hits += found[0] <= truth <= found[1]
+        widths.append(found[1] - found[0])
+    return hits / len(widths), float(np.mean(widths))
+
+
+def test_a_rate_of_one_or_zero_takes_the_exact_bound_on_its_clusters():
+    clusters = np.repeat(np.arange(10), 3)
+    low, high, _ = rate_interval_codes(np.ones(30), clusters)  # type: ignore[misc]
+    assert (low, high) == pytest.approx((0.025 ** (1 / 10), 1.0)) and low == pytest.approx(0.6915, abs=1e-4)
+    low, high, _ = rate_interval_codes(np.zeros(30), clusters)  # type: ignore[misc]
+    assert (low, high) == pytest.approx((0.0, 1 - 0.025 ** (1 / 10)))
+    assert EDGE_LEVEL == 0.025  # the two-sided level's half: at 0.05 identical runs covered 0.933 near the bound
+
+
+def test_rare_failures_take_the_continuity_correction_on_korn_graubards_z_and_common_ones_plain_limits_on_t():
+    z = Z95 * t975(9) / t975(29)  # the t-ratio on the effective size, 30 (a repeat of every run keeps it)
+    assert clustered_limits(29 / 30, 30.0, 9, 10) == wilson_interval(29, 30, z=z, continuity=True)
+    assert clustered_limits(0.5, 40.0, 4, 5) == wilson_interval(20, 40, z=t975(4), continuity=False)
+
+
+def test_the_tightening_takes_a_tenth_off_ten_inputs_at_a_rate_near_one():
+    coverage, width = _coverage_and_width(0.95, 10, 3, 1.9, 0.1, 600)
+    # These 600 draws: 0.305 wide; 0.319 with the continuity-corrected limits on the bare t(9) (and the exact bound),
+    # 0.35 before either (Wilson at G on t(9) at 0 failures).
+    assert coverage >= 0.95 and width < 0.312
+
+
+def test_the_parts_that_keep_coverage():
+    # Identical runs (temperature 0): 0 failures has probability 0.85^10 = 0.20, and a bound at the count of verdicts
+    # (0.884) instead of the clusters' (0.692) misses then.
+    assert _coverage_and_width(0.85, 10, 3, 0, 0, 2000, identical=0.85)[0] >= 0.95
+    # Rare failures, most inputs never failing: plain limits covered 0.89.
+    assert _coverage_and_width(0.95, 30, 5, 1.9, 0.1, 600)[0] >= 0.93
+    # Few clusters at a moderate rate: z instead of t(4) covered 0.90.
+    assert _coverage_and_width(0.5, 5, 20, 5.0, 5.0, 600)[0] >= 0.93
+    # Few clusters, rare failures: the continuity correction on the bare z covered 0.91.
+    assert _coverage_and_width(0.9, 4, 40, 9.0, 1.0, 600)[0] >= 0.93
+
+
+def test_a_rescaled_mean_keeps_the_bare_t_on_its_rare_limits():
+    # A mean whose values happen to be only the ends of their range is not a rate of verdicts: its rare limits keep
+    # t(G-H) (an unranged count's mean at 5 inputs x 3 runs covered 0.899 on the Korn-Graubard z, 0.943 on t).
+    y, clusters = np.ones(30), np.repeat(np.arange(10), 3)
+    y[0] = 0.0
+    rate = rate_interval_codes(y, clusters)
+    mean = bounded_mean_interval_codes(y, clusters, (0.0, 1.0))
+    estimate = clustered_mean_codes(y, clusters)
+    assert rate is not None and mean is not None and estimate is not None and estimate.se is not None
+    p = estimate.mean
+    n = p * (1 - p) / estimate.se**2  # 29.0: one failure alone in its input
+    assert mean == pytest.approx(wilson_interval(p * n, n, z=t975(9), continuity=True))
+    assert rate[:2] == pytest.approx(wilson_interval(p * n, n, z=Z95 * t975(9) / t975(int(n) - 1), continuity=True))
