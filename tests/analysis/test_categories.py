@@ -111,6 +111,13 @@ def test_the_shipped_honesty_example_runs_offline(tmp_path, capsys):
     page = (report / "report.html").read_text(encoding="utf-8")
     assert "<td>candidates</td><td>claude-haiku-4-5-20251001, gpt-4.1-mini-2025-04-14</td>" in page
     assert "<td>verdicts</td><td>categorical: 240 judged, 0 not judged</td>" in page  # 2 × 3 variations × 40
+    # The original layout has no shape for categories: refused, saying so, nothing written (it exited 0 with no
+    # folder, which the study matrix read as an export that lost every verdict).
+    exported = tmp_path / "original"
+    assert speceval_main(["export", str(tmp_path / "out"), "--format", "original", "--out", str(exported)]) == 2
+    refused = " ".join(capsys.readouterr().err.split())
+    assert "nothing to write in the original layout" in refused and "240 categorical" in refused
+    assert not exported.exists()
 
 
 @pytest.mark.slow

@@ -187,6 +187,13 @@ def _answers(out: Path) -> set[tuple[str, str, str, str, int]]:
     return keys
 
 
+def original_shaped(out: Path) -> bool:
+    """Whether any verdict has a shape in the original layout (a whole-answer binary or Likert verdict)."""
+    return any(
+        m.get("scope", "conversation") != "turn" and m.get("mode", "binary") != "categories" for m, _ in _verdicts(out)
+    )
+
+
 def export_original(folder: Path, out: Path) -> list[str]:
     """original: read back by `speceval.read_verdicts`, its verdicts the whole-answer verdicts of the verdict files
     (per-turn verdicts are left out, said so), each answer present, each compliant as judged."""

@@ -180,6 +180,12 @@ def check_export(fmt: str, folder: Path, env: dict[str, str], bound: float = BAS
     """`speceval export --format FMT`, then the export read back (counts, scores finite, answers present)."""
     target = folder / {"jsonl": "exported.jsonl", "parquet": "exported.parquet"}.get(fmt, f"exported_{fmt}")
     code, shown = _speceval(["export", "out", "--format", fmt, "--out", target.name], folder, env, bound)
+    if fmt == "original" and not checks_flow.original_shaped(folder / "out"):
+        # Only categorical or per-turn verdicts: the original layout has no shape for them, and saying so (exit 2,
+        # nothing written) is the right answer, as label-sheet's without yes/no verdicts.
+        said = " ".join(" ".join(shown).split())
+        ok = code == 2 and "nothing to write in the original layout" in said and not target.exists()
+        return [] if ok else [f"export --format original without original-shaped verdicts: exit {code}: {shown[-1:]}"]
     if code != 0:
         return [f"export --format {fmt}: exit {code}: {shown[-1:]}"]
     if fmt in ("jsonl", "parquet"):

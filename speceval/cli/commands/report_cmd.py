@@ -271,6 +271,12 @@ def _export(args: argparse.Namespace) -> int:
         if out.exists() and any(out.iterdir()):
             raise ConfigError(f"--out {out} is not empty; give a new folder (the export never mixes with other files)")
         done = export_original(args.paths, out)
+        if not done.files:  # an exit 0 with an empty (absent) folder would read as an export that worked
+            raise ConfigError(
+                f"nothing to write in the original layout under {out}: it holds binary and Likert compliance "
+                f"verdicts and rankings, and these folders have {done.categorical_left_out} categorical and "
+                f"{done.turn_verdicts_left_out} per-turn verdict(s) only; --format jsonl or parquet keeps them"
+            )
         stdout.print(
             f"{done.files} file(s) in the original layout written under {out}"
             + (
