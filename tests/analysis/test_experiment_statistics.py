@@ -222,7 +222,7 @@ def test_identical_runs_repeated_do_not_narrow_the_interval(grid: tuple[Path, Pl
     for model, width in one.items():
         # Clustered by input, repeats add no clusters: no narrower than one run's Wilson interval, and equal
         # from two identical runs on.
-        assert all(r[model] >= width - 1e-12 for r in repeated)
+        assert all(r[model] >= width - 1e-12 for r in repeated), (model, width, repeated)
         assert repeated[1][model] == pytest.approx(repeated[0][model])
         assert repeated[2][model] == pytest.approx(repeated[0][model])
 

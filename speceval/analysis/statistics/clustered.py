@@ -213,6 +213,13 @@ def rate_interval_codes(
     estimate = clustered_mean_codes(y, clusters, strata)
     if estimate is None:
         return None
+    if rate and 0.0 < estimate.mean < 1.0 and _alike_within(y, clusters):
+        # Every input's runs agree (identical runs, e.g. at temperature 0): they say no more than one run, so the
+        # interval is one run's (Wilson on the inputs). The clustered one could come out narrower here: its
+        # stratified SE gains on one run's plain Wilson, and its rare limits' Korn-Graubard z is below t.
+        means = np.bincount(clusters, weights=y) / np.bincount(clusters)
+        low, high = wilson_interval(float(means.sum()), len(means))  # type: ignore[misc]  # clusters > 0
+        return low, high, WILSON
     stratified = strata is not None if stratified is None else stratified
     method = CLUSTERED.format(unit=unit) + (", stratified by statement" if stratified else "")
     if estimate.se is None:
@@ -230,6 +237,15 @@ def rate_interval_codes(
     effective = min(effective, max(float(estimate.n), independent))
     low, high = clustered_limits(p, effective, estimate.df, estimate.clusters, verdicts and rate)
     return low, high, method
+
+
+def _alike_within(y: np.ndarray, clusters: np.ndarray) -> bool:
+    """Whether every cluster's values are all the same (each input's runs agree)."""
+    counts = np.bincount(clusters)
+    sums = np.bincount(clusters, weights=y)
+    squares = np.bincount(clusters, weights=y * y)
+    used = counts > 0
+    return bool(np.allclose(squares[used] * counts[used], sums[used] ** 2, rtol=1e-12, atol=1e-9))
 
 
 def clustered_limits(p: float, effective: float, df: int, clusters: int, verdicts: bool = True) -> tuple[float, float]:
