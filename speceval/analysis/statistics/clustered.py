@@ -213,15 +213,15 @@ def rate_interval_codes(
     estimate = clustered_mean_codes(y, clusters, strata)
     if estimate is None:
         return None
-    if rate and 0.0 < estimate.mean < 1.0 and _alike_within(y, clusters):
-        # Every input's runs agree (identical runs, e.g. at temperature 0): they say no more than one run, so the
-        # interval is one run's (Wilson on the inputs). The clustered one could come out narrower here: its
-        # stratified SE gains on one run's plain Wilson, and its rare limits' Korn-Graubard z is below t.
-        means = np.bincount(clusters, weights=y) / np.bincount(clusters)
-        low, high = wilson_interval(float(means.sum()), len(means))  # type: ignore[misc]  # clusters > 0
-        return low, high, WILSON
     stratified = strata is not None if stratified is None else stratified
     method = CLUSTERED.format(unit=unit) + (", stratified by statement" if stratified else "")
+    if rate and 0.0 < estimate.mean < 1.0 and _alike_within(y, clusters):
+        # Every input's values agree (identical runs, e.g. at temperature 0): they say no more than one value an
+        # input, so the interval is Wilson on the inputs, as one run's. The clustered one could come out narrower
+        # here: its stratified SE gains on one run's plain Wilson, and its rare limits' Korn-Graubard z is below t.
+        means = np.bincount(clusters, weights=y) / np.bincount(clusters)
+        low, high = wilson_interval(float(means.sum()), len(means))  # type: ignore[misc]  # clusters > 0
+        return low, high, f"{method}; every {unit}'s values alike: Wilson on the {unit}s, as one run's"
     if estimate.se is None:
         return 0.0, 1.0, method  # one cluster: nothing is known about the spread between clusters
     p = estimate.mean
