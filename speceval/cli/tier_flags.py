@@ -108,16 +108,18 @@ def tier_times(args: argparse.Namespace, provider: str) -> TierTimes:
 
 def refuse_plan_flags(args: argparse.Namespace) -> None:
     """The plan's expectations without `--tier auto` are a usage error, not something to ignore."""
-    given = [f"--{name.replace('_', '-')}" for name in PLAN_FLAGS if getattr(args, name, None) is not None]
-    if given:
-        raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --tier auto")
+    _refuse_given(PLAN_FLAGS, vars(args), "--tier auto")
 
 
 def _refuse_flex_flags(realtime_flags: dict[str, Any]) -> None:
     """The flex settings without `--tier flex` are a usage error, not something to ignore."""
-    given = [f"--{name.replace('_', '-')}" for name in FLEX_FLAGS if realtime_flags.get(name) is not None]
+    _refuse_given(FLEX_FLAGS, realtime_flags, "--tier flex")
+
+
+def _refuse_given(names: tuple[str, ...], values: dict[str, Any], tier: str) -> None:
+    given = [f"--{name.replace('_', '-')}" for name in names if values.get(name) is not None]
     if given:
-        raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to --tier flex")
+        raise ConfigError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to {tier}")
 
 
 def show_tier_plan(choice: TierChoice, budget_usd: float | None) -> None:
