@@ -2,20 +2,22 @@
 emulator, in one run.
 
 Both sides send N chat requests to the OpenAI Batch API of one speceval emulator (in this process, turnaround 0,
-synthetic answers) and are measured each in its own process (`_measure.py`: wall time, peak resident size):
+synthetic answers) and are measured each in its own process (`_measure.py`: wall time, CPU time, peak resident size):
 
 - Inspect AI: `inspect_ai.eval` of a task of N samples (`generate()`), model `openai/gpt-4.1-mini`, `batch` on
-  (batches of up to `--chunk` requests, sent after 1 s, checked every `--poll` s; every sample in flight at once);
+  (batches of up to `--chunk` requests, sent after 1 s, checked every `--poll` s; every sample in flight at once),
+  `log_realtime=False` unless `--inspect-realtime` (see `inspect_options`; every setting is printed as sent);
 - speceval: `run_batched_generation` over the same N prompts (`--batch-size --chunk --poll-interval --poll`).
 
 Runs are interleaved (inspect, speceval, speceval, inspect, ...), `--pairs` pairs; ratios inspect / speceval are
 taken within a pair and shown as min / median / max. Then a kill-and-resume trial of each: the program is killed
 (SIGKILL) once the emulator has received its first batch job, and resumed (Inspect: `inspect_ai.eval_retry` of the
 log; speceval: the same command again, which resumes its unfinished run); the requests re-sent are the emulator's
-requests received over both runs less N. Skipped, with the reason, when inspect_ai is not installed (the `inspect`
-extra).
+requests received over both runs less N (a lower bound when the resume does not finish within `--timeout`).
+Skipped, with the reason, when inspect_ai is not installed (the `inspect` extra).
 
-    python benchmarks/peer_inspect.py [--sizes 1000 10000] [--pairs 3] [--timeout 900]
+    python benchmarks/peer_inspect.py [--sizes 1000 10000] [--pairs 3] [--timeout 900] [--no-resume]
+        [--inspect-realtime]
 """
 
 from __future__ import annotations
@@ -58,25 +60,36 @@ def peer() -> Task:
 # The task lives in a file of its own (`peer_task.py` beside this script's copy), so that `eval_retry` can load it
 # again from the log, as it does for any task file.
 INSPECT = r"""
-import os, sys
+import json, os, sys
 from pathlib import Path
 from inspect_ai import eval, eval_retry
 from inspect_ai.model import BatchConfig
 
 inputs, log_dir, chunk, poll, retry = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+options = json.loads(sys.argv[6])  # eval()'s logging options, as `inspect_options` builds them
 os.environ["PEER_INPUTS"] = str(inputs)
 batch = BatchConfig(size=chunk, max_size=chunk, send_delay=1.0, tick=poll)
 if retry:
     # eval_retry takes no generate config: the retried task keeps the log's own (batch mode included)
-    logs = eval_retry(retry, log_dir=log_dir, max_connections=100_000, max_samples=100_000, display="none")
+    logs = eval_retry(retry, log_dir=log_dir, max_connections=100_000, max_samples=100_000, display="none", **options)
 else:
     task_file = str(Path(__file__).with_name("peer_task.py"))
     logs = eval(task_file + "@peer", model="openai/gpt-4.1-mini", log_dir=log_dir, max_connections=100_000,
-                max_samples=100_000, max_tokens=64, batch=batch, display="none")
+                max_samples=100_000, max_tokens=64, batch=batch, display="none", **options)
 log = logs[0]
 if log.status != "success":
     sys.exit(f"inspect: {log.status}")
 """
+
+
+def inspect_options(realtime: bool) -> str:
+    """Inspect's documented logging options as sent to `eval`/`eval_retry` (JSON).
+
+    `log_realtime` (default on) writes every sample event to a SQLite buffer for live viewing in `inspect view`:
+    a profile at 10^3 put it among Inspect's largest per-sample costs, and speceval has no live viewer to match, so
+    by default it is off (the fairest documented setting); `--inspect-realtime` keeps Inspect's default.
+    """
+    return json.dumps({} if realtime else {"log_realtime": False})
 
 
 def inspect_available() -> str | None:
@@ -87,9 +100,14 @@ def inspect_available() -> str | None:
     return None
 
 
-def argv_of(side: str, data: dict[str, Path], out: Path, chunk: int, poll: float, retry: str = "") -> list[str]:
+def argv_of(side: str, data: dict[str, Path], out: Path, args: argparse.Namespace, retry: str = "") -> list[str]:
+    """The program of one side as `python` arguments (Inspect's as a script file written beside `out`)."""
     if side == "inspect":
-        return ["-c", INSPECT, str(data["inputs"]), str(out), str(chunk), str(poll), retry]
+        script = out.parent / "inspect_side.py"
+        script.write_text(INSPECT)
+        script.with_name("peer_task.py").write_text(TASK)
+        options = inspect_options(args.inspect_realtime)
+        return [str(script), str(data["inputs"]), str(out), str(args.chunk), str(args.poll), retry, options]
     return [
         "-m",
         "batched_examples.run_batched_generation",
@@ -102,29 +120,29 @@ def argv_of(side: str, data: dict[str, Path], out: Path, chunk: int, poll: float
         "--output-base-dir",
         str(out),
         "--batch-size",
-        str(chunk),
+        str(args.chunk),
         "--poll-interval",
-        str(poll),
+        str(args.poll),
     ]
 
 
+NOT_FINISHED = {"seconds": float("nan"), "cpu_seconds": float("nan"), "peak_mib": float("nan")}
+
+
 def measure(side: str, argv: list[str], env: dict[str, str], scratch: Path, timeout: float) -> dict[str, float]:
+    """Wall time, CPU time and peak memory of one side's run (`_measure.py`), or NaN when it did not finish."""
     report = scratch / f"{side}-{time.monotonic_ns()}.json"
-    if argv[0] == "-c":  # _measure.py runs a script file, not -c
-        script = scratch / "inspect_side.py"
-        script.write_text(argv[1])
-        script.with_name("peer_task.py").write_text(TASK)
-        argv = [str(script), *argv[2:]]
     cmd = [sys.executable, str(REPO / "benchmarks" / "_measure.py"), str(report), *argv]
     try:
         done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         print(f"{side:>9}: did not finish in {timeout:.0f} s", flush=True)
-        return {"seconds": float("nan"), "peak_mib": float("nan")}
+        return dict(NOT_FINISHED)
     if done.returncode != 0:
         sys.exit(f"{side} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     result: dict[str, float] = json.loads(report.read_text())
-    print(f"{side:>9}: {result['seconds']:8.2f} s   peak {result['peak_mib']:8.1f} MiB", flush=True)
+    seconds, cpu, peak = result["seconds"], result["cpu_seconds"], result["peak_mib"]
+    print(f"{side:>9}: {seconds:8.2f} s   CPU {cpu:8.2f} s   peak {peak:8.1f} MiB", flush=True)
     return result
 
 
@@ -134,46 +152,66 @@ def sent(emu: Emulator) -> int:
 
 def kill_and_resume(
     side: str, emu: Emulator, data: dict[str, Path], out: Path, env: dict[str, str], args: argparse.Namespace, n: int
-) -> int:
+) -> str:
     """Requests re-sent when `side` is killed after its first job reached the emulator and then resumed."""
     before = sent(emu)
-    if side == "inspect":
-        script = out.parent / "inspect_side.py"
-        script.write_text(INSPECT)
-        script.with_name("peer_task.py").write_text(TASK)
-        argv = [sys.executable, str(script), str(data["inputs"]), str(out), str(args.chunk), str(args.poll), ""]
-    else:
-        argv = [sys.executable, *argv_of(side, data, out, args.chunk, args.poll)]
-    child = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, *argv_of(side, data, out, args)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + args.timeout
     while sent(emu) == before and child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
+    at_kill = sent(emu) - before
+    retry = ""
     if side == "inspect":
         logs = sorted(out.glob("*.eval"))
         if not logs:
-            return -1
-        argv = [
-            sys.executable,
-            str(out.parent / "inspect_side.py"),
-            str(data["inputs"]),
-            str(out),
-            str(args.chunk),
-            str(args.poll),
-            str(logs[-1]),
-        ]
-    else:
-        # the same command again: a run left unfinished is resumed (speceval.cli.generation)
-        argv = [sys.executable, *argv_of(side, data, out, args.chunk, args.poll)]
-    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=args.timeout)
+            return f"no log to retry after the kill ({at_kill} request(s) sent before it)"
+        retry = str(logs[-1])  # eval_retry of the killed run's log
+    # speceval: the same command again, which resumes its unfinished run (speceval.cli.generation)
+    argv = [sys.executable, *argv_of(side, data, out, args, retry)]
+    try:
+        done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        again = sent(emu) - before - n
+        return f"{at_kill} sent before the kill; the resume did not finish in {args.timeout:.0f} s, >= {again} re-sent"
     if done.returncode != 0:
         sys.exit(f"{side}'s resume failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return sent(emu) - before - n
+    return f"{at_kill} sent before the kill, {sent(emu) - before - n} re-sent"
 
 
 def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
+
+
+def run_pairs(n: int, data: dict[str, Path], root: Path, env: dict[str, str], args: argparse.Namespace) -> None:
+    """`--pairs` interleaved pairs at size `n`; the ratios inspect / speceval within each pair, min / median / max."""
+    ratios: dict[str, list[float]] = {"wall time": [], "CPU time": [], "peak memory": []}
+    keys = {"wall time": "seconds", "CPU time": "cpu_seconds", "peak memory": "peak_mib"}
+    for index in range(args.pairs):
+        order = ("inspect", "speceval") if index % 2 == 0 else ("speceval", "inspect")
+        pair = {
+            side: measure(side, argv_of(side, data, root / f"{side}{index}", args), env, root, args.timeout)
+            for side in order
+        }
+        if pair["inspect"]["seconds"] != pair["inspect"]["seconds"]:  # NaN: it did not finish
+            bound = args.timeout / pair["speceval"]["seconds"]
+            print(f"  (a lower bound) inspect / speceval wall time > {bound:.1f}", flush=True)
+            continue
+        for name, key in keys.items():
+            ratios[name].append(pair["inspect"][key] / pair["speceval"][key])
+    finished = len(ratios["wall time"])
+    for name, values in ratios.items():
+        if values:
+            print(
+                f"  inspect / speceval {name}: {spread(values)} (min / median / max, {finished} of {args.pairs} pairs)"
+            )
 
 
 def main() -> None:
@@ -184,12 +222,24 @@ def main() -> None:
     parser.add_argument("--poll", type=float, default=0.5)
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--no-resume", action="store_true", help="skip the kill-and-resume trial")
+    parser.add_argument(
+        "--inspect-realtime", action="store_true", help="keep Inspect's log_realtime default (on) instead of off"
+    )
     args = parser.parse_args()
     missing = inspect_available()
     if missing:
         print(f"skipped: {missing}")
         return
+    import inspect_ai
+
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
+    print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    print(
+        f"inspect_ai {inspect_ai.__version__}: BatchConfig(size={args.chunk}, max_size={args.chunk}, send_delay=1.0, "
+        f"tick={args.poll}), max_connections=100000, max_samples=100000, max_tokens=64, "
+        f"eval options {inspect_options(args.inspect_realtime)}",
+        flush=True,
+    )
     with (
         tempfile.TemporaryDirectory(prefix="speceval-peer-") as tmp,
         Emulator(faults=FaultConfig(turnaround_seconds=0.0)) as emu,
@@ -207,31 +257,12 @@ def main() -> None:
             spec, inputs = make_data(_fresh(root), n, 10)
             data = {"spec": spec, "inputs": inputs}
             print(f"N = {n}", flush=True)
-            walls, memory = [], []
-            for index in range(args.pairs):
-                order = ("inspect", "speceval") if index % 2 == 0 else ("speceval", "inspect")
-                pair = {}
-                for side in order:
-                    pair[side] = measure(
-                        side,
-                        argv_of(side, data, root / f"{side}{index}", args.chunk, args.poll),
-                        env,
-                        root,
-                        args.timeout,
-                    )
-                if pair["inspect"]["seconds"] != pair["inspect"]["seconds"]:  # NaN: it did not finish
-                    bound = args.timeout / pair["speceval"]["seconds"]
-                    print(f"  (a lower bound) inspect / speceval wall time > {bound:.1f}")
-                    continue
-                walls.append(pair["inspect"]["seconds"] / pair["speceval"]["seconds"])
-                memory.append(pair["inspect"]["peak_mib"] / pair["speceval"]["peak_mib"])
-            if walls:
-                print(f"  inspect / speceval wall time: {spread(walls)} (min / median / max, {args.pairs} pairs)")
-                print(f"  inspect / speceval peak memory: {spread(memory)}", flush=True)
+            run_pairs(n, data, root, env, args)
             if not args.no_resume:
                 for side in ("inspect", "speceval"):
-                    again = kill_and_resume(side, emu, data, root / f"{side}-killed", env, args, n)
-                    print(f"  killed after its first job and resumed: {side} re-sent {again} request(s)", flush=True)
+                    outcome = kill_and_resume(side, emu, data, root / f"{side}-killed", env, args, n)
+                    print(f"  killed after its first job and resumed: {side}: {outcome}", flush=True)
+        print(f"load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
 
 
 def _fresh(root: Path) -> Path:
