@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -69,6 +70,14 @@ class _Server(ThreadingHTTPServer):
         finally:
             with self._connections_lock:
                 self._connections.discard(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client killed between requests resets its keep-alive connection while the handler waits in the stdlib's
+        # own readline (outside `_Handler._handle`'s guard): nothing to answer, so no traceback on stderr.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            logger.debug("client %s went away", client_address)
+            return
+        super().handle_error(request, client_address)
 
     def close_connections(self) -> None:
         """Wake handler threads blocked on idle keep-alive sockets."""

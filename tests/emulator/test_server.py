@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
@@ -13,6 +15,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 from speceval.emulator import Emulator, FaultConfig
 from tests.conftest import interruptible
@@ -163,3 +167,25 @@ def test_serve_runs_in_the_foreground_until_interrupted(tmp_path: Path) -> None:
             process.kill()
             process.communicate()
     assert process.returncode != 0 and b"KeyboardInterrupt" in stderr
+
+
+def test_a_client_killed_on_a_keep_alive_connection_prints_no_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    """A benchmark kills its client (SIGKILL) mid-run: the kernel resets the connection, and the server says nothing."""
+    emu = Emulator(faults=FaultConfig(turnaround_seconds=0.05)).start()
+
+    def handlers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if "process_request_thread" in t.name]
+
+    try:
+        host, port = emu.base_url.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port))
+        connection.request("GET", "/openai/v1/models", headers={"Authorization": f"Bearer {KEY}"})
+        response = connection.getresponse()
+        assert response.status == 200 and response.read()  # all of it: the handler now waits for the next request
+        assert handlers() and connection.sock is not None
+        connection.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = RST
+        connection.close()
+        wait_until(handlers, lambda alive: not alive)  # the handler met the reset (not the shutdown below) and ended
+    finally:
+        emu.close()
+    assert "Traceback" not in capsys.readouterr().err
