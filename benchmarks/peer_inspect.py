@@ -11,13 +11,14 @@ synthetic answers) and are measured each in its own process (`_measure.py`: wall
 
 Runs are interleaved (inspect, speceval, speceval, inspect, ...), `--pairs` pairs; ratios inspect / speceval are
 taken within a pair and shown as min / median / max. Then a kill-and-resume trial of each: the program is killed
-(SIGKILL) once the emulator has received its first batch job, and resumed (Inspect: `inspect_ai.eval_retry` of the
-log; speceval: the same command again, which resumes its unfinished run); the requests re-sent are the emulator's
-requests received over both runs less N (a lower bound when the resume does not finish within `--timeout`).
+(SIGKILL) once the emulator has received its first batch job (or, with `--kill-at F`, jobs holding F x N
+requests), and resumed (Inspect: `inspect_ai.eval_retry` of the log; speceval: the same command again, which
+resumes its unfinished run); the requests re-sent are the emulator's requests received over both runs less N (a
+lower bound when the resume does not finish within `--timeout`).
 Skipped, with the reason, when inspect_ai is not installed (the `inspect` extra).
 
     python benchmarks/peer_inspect.py [--sizes 1000 10000] [--pairs 3] [--timeout 900] [--no-resume]
-        [--inspect-realtime]
+        [--kill-at F] [--inspect-realtime]
 """
 
 from __future__ import annotations
@@ -126,24 +127,44 @@ def argv_of(side: str, data: dict[str, Path], out: Path, args: argparse.Namespac
     ]
 
 
-NOT_FINISHED = {"seconds": float("nan"), "cpu_seconds": float("nan"), "peak_mib": float("nan")}
-
-
 def measure(side: str, argv: list[str], env: dict[str, str], scratch: Path, timeout: float) -> dict[str, float]:
-    """Wall time, CPU time and peak memory of one side's run (`_measure.py`), or NaN when it did not finish."""
+    """Wall time, CPU time and peak memory of one side's run (`_measure.py`).
+
+    A run still going after `timeout` is stopped; its CPU time and peak memory so far (read from /proc just before
+    the kill) come back with `finished` 0: lower bounds, like its wall time.
+    """
     report = scratch / f"{side}-{time.monotonic_ns()}.json"
+    errors = report.with_suffix(".stderr")
     cmd = [sys.executable, str(REPO / "benchmarks" / "_measure.py"), str(report), *argv]
-    try:
-        done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print(f"{side:>9}: did not finish in {timeout:.0f} s", flush=True)
-        return dict(NOT_FINISHED)
-    if done.returncode != 0:
-        sys.exit(f"{side} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    result: dict[str, float] = json.loads(report.read_text())
-    seconds, cpu, peak = result["seconds"], result["cpu_seconds"], result["peak_mib"]
-    print(f"{side:>9}: {seconds:8.2f} s   CPU {cpu:8.2f} s   peak {peak:8.1f} MiB", flush=True)
+    with errors.open("w") as stderr:
+        child = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            code = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            result = {"seconds": timeout, **_so_far(child.pid), "finished": 0.0}
+            child.kill()
+            child.wait()
+            print(f"{side:>9}: did not finish in {timeout:.0f} s ({_shown(result)} when stopped)", flush=True)
+            return result
+    if code != 0:
+        sys.exit(f"{side} failed ({code}):\n{errors.read_text()[-3000:]}")
+    result = {**json.loads(report.read_text()), "finished": 1.0}
+    print(f"{side:>9}: {_shown(result)}", flush=True)
     return result
+
+
+def _shown(result: dict[str, float]) -> str:
+    return f"{result['seconds']:8.2f} s   CPU {result['cpu_seconds']:8.2f} s   peak {result['peak_mib']:8.1f} MiB"
+
+
+def _so_far(pid: int) -> dict[str, float]:
+    """CPU time (user + system) and peak resident size of a running process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime: fields 14 and 15 of proc(5)
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    peak_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return {"cpu_seconds": cpu, "peak_mib": peak_kib / 1024}
 
 
 def sent(emu: Emulator) -> int:
@@ -153,7 +174,7 @@ def sent(emu: Emulator) -> int:
 def kill_and_resume(
     side: str, emu: Emulator, data: dict[str, Path], out: Path, env: dict[str, str], args: argparse.Namespace, n: int
 ) -> str:
-    """Requests re-sent when `side` is killed after its first job reached the emulator and then resumed."""
+    """Requests re-sent when `side` is killed mid-run (SIGKILL) and then resumed."""
     before = sent(emu)
     child = subprocess.Popen(
         [sys.executable, *argv_of(side, data, out, args)],
@@ -162,8 +183,10 @@ def kill_and_resume(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    # killed once its first job has reached the emulator, or with --kill-at F once its jobs hold F * n requests
+    threshold = max(1, round(args.kill_at * n))
     deadline = time.monotonic() + args.timeout
-    while sent(emu) == before and child.poll() is None and time.monotonic() < deadline:
+    while sent(emu) - before < threshold and child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
@@ -179,7 +202,7 @@ def kill_and_resume(
     try:
         done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
-        again = sent(emu) - before - n
+        again = max(0, sent(emu) - before - n)  # the unfinished resume may not have sent every request yet
         return f"{at_kill} sent before the kill; the resume did not finish in {args.timeout:.0f} s, >= {again} re-sent"
     if done.returncode != 0:
         sys.exit(f"{side}'s resume failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -200,9 +223,14 @@ def run_pairs(n: int, data: dict[str, Path], root: Path, env: dict[str, str], ar
             side: measure(side, argv_of(side, data, root / f"{side}{index}", args), env, root, args.timeout)
             for side in order
         }
-        if pair["inspect"]["seconds"] != pair["inspect"]["seconds"]:  # NaN: it did not finish
-            bound = args.timeout / pair["speceval"]["seconds"]
-            print(f"  (a lower bound) inspect / speceval wall time > {bound:.1f}", flush=True)
+        if not pair["speceval"]["finished"]:
+            print("  (no ratio: speceval did not finish)", flush=True)
+            continue
+        if not pair["inspect"]["finished"]:
+            bounds = ", ".join(
+                f"{name} > {pair['inspect'][key] / pair['speceval'][key]:.1f}" for name, key in keys.items()
+            )
+            print(f"  (lower bounds, Inspect stopped) inspect / speceval {bounds}", flush=True)
             continue
         for name, key in keys.items():
             ratios[name].append(pair["inspect"][key] / pair["speceval"][key])
@@ -222,6 +250,12 @@ def main() -> None:
     parser.add_argument("--poll", type=float, default=0.5)
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--no-resume", action="store_true", help="skip the kill-and-resume trial")
+    parser.add_argument(
+        "--kill-at",
+        type=float,
+        default=0.0,
+        help="kill once the side's batch jobs hold this share of the N requests (0: once its first job exists)",
+    )
     parser.add_argument(
         "--inspect-realtime", action="store_true", help="keep Inspect's log_realtime default (on) instead of off"
     )
@@ -261,7 +295,8 @@ def main() -> None:
             if not args.no_resume:
                 for side in ("inspect", "speceval"):
                     outcome = kill_and_resume(side, emu, data, root / f"{side}-killed", env, args, n)
-                    print(f"  killed after its first job and resumed: {side}: {outcome}", flush=True)
+                    when = f"at {args.kill_at:g} of N sent" if args.kill_at else "after its first job"
+                    print(f"  killed {when} and resumed: {side}: {outcome}", flush=True)
         print(f"load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
 
 
