@@ -257,11 +257,23 @@ class Replan(BaseModel):
     hours_left: float
     batch_turnaround_hours: float
     meets_deadline: bool
+    entry: str | None = None
+    """In an experiment: the candidate (or simulated user) as the file lists it; a generation run has one."""
 
     @classmethod
-    def of(cls, number: int, planned: Tier, sent: Tier, hours_left: float, turnaround: float, meets: bool) -> Replan:
+    def of(
+        cls,
+        number: int,
+        planned: Tier,
+        sent: Tier,
+        hours_left: float,
+        turnaround: float,
+        meets: bool,
+        entry: str | None = None,
+    ) -> Replan:
         """The record, its hours rounded for reading."""
         return cls(
+            entry=entry,
             round=number,
             planned=planned,
             sent=sent,

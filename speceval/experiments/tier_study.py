@@ -250,7 +250,7 @@ class StudyTiers:
             if before is None or after is None or (before is after and meets):
                 return
             turnaround = times.batch_turnaround_hours.get(resolve_org(entry.model, entry.org).org, 0.0)
-            change = Replan.of(number, before, after, hours_left, turnaround, meets)
+            change = Replan.of(number, before, after, hours_left, turnaround, meets, entry=name)
             self.replans.append(change)
         self.say(change.line(name, deadline))
 

@@ -244,3 +244,8 @@ def test_speceval_run_replans_round_two_as_it_starts(tmp_path: Path) -> None:
     assert len(jobs) == 1 and len(sent) == 40 and set(sent.values()) == {1}  # round 2: 40 flex calls, each once
     second = next((tmp_path / "out").glob("generations/**/rounds/2/run.json"))
     assert json.loads(second.read_text())["parameters"]["realtime"]["service_tier"] == "flex"
+    # ... and experiment.json keeps why, naming the entry (a folder read later says what was re-planned).
+    [replan] = json.loads((tmp_path / "out" / "experiment.json").read_text())["replans"]
+    moved = (replan["entry"], replan["round"], replan["planned"], replan["sent"])
+    assert moved == ("candidates[0]", 2, "batch", "flex")
+    assert replan["hours_left"] < 13 - 8 + 1 and replan["batch_turnaround_hours"] >= 6
