@@ -333,8 +333,11 @@ def replanned(
         pinned = list(fixed or [None] * len(loads))
 
         def fastest(i: int) -> Tier:
+            # Never flex back to batch here either: what a flex call took on this clock may look slower than a
+            # batch round trip, but a round planned at flex was planned there to be sure of its hours.
             dearer = [Tier.STANDARD] if planned[i] is Tier.STANDARD else []
-            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), *dearer]
+            cheap = [Tier.FLEX] if planned[i] is Tier.FLEX else [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else [])]
+            allowed = [*cheap, *dearer]
             return pinned[i] or min(allowed, key=lambda tier: times.hours(tier, loads[i].provider, loads[i].requests))
 
         return [fastest(i) for i in range(len(loads))], False

@@ -33,6 +33,7 @@ from speceval.engines.tier_plan import (
     hour_seconds,
     replanned,
 )
+from speceval.errors import ConfigError
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
@@ -147,10 +148,13 @@ class StudyTiers:
         groups: list[Group],
         prices: PriceTable | None = None,
         output_dir: Path | None = None,
+        started: bool = False,
     ):
         """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
         deadline). A batch round trip takes what the finished jobs in `output_dir` took, where it has some (a
-        resumed study re-plans with them: a round already started keeps the tier it started at)."""
+        resumed study re-plans with them: a round already started keeps the tier it started at). A study `started`
+        already (experiment.json `tiers_started_at`) is never refused: with no plan meeting the deadline on what its
+        jobs took, it goes on from the plan it started with, re-planned round by round."""
         self.config = config
         self.prices = prices or PriceTable.load()
         self.times = (config.engine.tier_times or TierTimes()).model_copy(deep=True)
@@ -167,6 +171,7 @@ class StudyTiers:
         if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
             return
         assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
+        configured = self.times.model_copy(deep=True)
         if output_dir is not None and output_dir.is_dir():
             self.times = learned_here(self.times, output_dir)
         loaded = study_loads(config, base, groups)
@@ -186,15 +191,21 @@ class StudyTiers:
             for name, _ in loaded
         ]
         self._loaded, self._flex_ok, self._pinned = loaded, flex_ok, [pinned(name) for name, _ in loaded]
-        self.plan = auto_plan(
-            loads,
-            config.engine.deadline_hours,
-            self.prices,
-            self.times,
-            flex_ok=flex_ok,
-            groups=_groups(loaded, lambda name: pinned(name) is None),
-            fixed=[pinned(name) for name, _ in loaded],
-        )
+        groups_of, fixed = _groups(loaded, lambda name: pinned(name) is None), [pinned(name) for name, _ in loaded]
+        deadline = config.engine.deadline_hours
+        try:
+            self.plan = auto_plan(
+                loads, deadline, self.prices, self.times, flex_ok=flex_ok, groups=groups_of, fixed=fixed
+            )
+        except ConfigError:
+            if not started:
+                raise  # refused before anything is sent
+            # A study that has sent already is never refused for its deadline (what it sent is paid for, and a
+            # budget raised must let it go on): its plan is the one it started with, from the expectations as
+            # configured, and each round still to start is re-planned with what its jobs took (`replan`).
+            self.plan = auto_plan(
+                loads, deadline, self.prices, configured, flex_ok=flex_ok, groups=groups_of, fixed=fixed
+            )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
         self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}

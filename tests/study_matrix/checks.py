@@ -161,17 +161,42 @@ def tier_served(out: Path, tier: str) -> list[str]:
     return failures
 
 
-def tier_as_planned(out: Path, plan: list[dict[str, Any]]) -> list[str]:
-    """`tier: auto`: each candidate round was sent at the tier the dry run planned for it (the matrix's clock does not
-    run late, so no re-plan moves a round: a flex round stays at flex, a batch plan still meets the deadline), as
-    its own run.json says, with batch jobs exactly where it went to the Batch API and answer records that say flex
-    exactly where it went at flex."""
+def _replans(out: Path, models: list[str] | None) -> tuple[dict[tuple[str, int], set[tuple[str, str]]], list[str]]:
+    """(model, round) → the (planned, sent) pairs experiment.json's `replans` recorded for it (one per task that
+    started that round: each run and variation re-plans as it starts); `entry` `candidates[i]` is `models[i]`."""
+    state = json.loads((out / "experiment.json").read_text(encoding="utf-8"))
+    moved: dict[tuple[str, int], set[tuple[str, str]]] = {}
+    failures = []
+    for replan in state.get("replans", []):
+        entry = str(replan.get("entry"))
+        if not entry.startswith("candidates[") or models is None:
+            failures.append(f"experiment.json: a re-plan of {entry!r}, not a candidate of this study")
+            continue
+        model = models[int(entry.removeprefix("candidates[").removesuffix("]"))]
+        moved.setdefault((model, int(replan["round"])), set()).add((replan["planned"], replan["sent"]))
+        if (replan["planned"], replan["sent"]) == ("flex", "batch"):
+            failures.append(f"experiment.json: {model} round {replan['round']} moved from flex back to batch")
+    return moved, failures
+
+
+def tier_as_planned(
+    out: Path, plan: list[dict[str, Any]], models: list[str] | None = None, late: bool = False
+) -> list[str]:
+    """`tier: auto`: each candidate round was sent at the tier the dry run planned for it, or at one a re-plan that
+    experiment.json records sent it at (`replans`), as its own run.json says, with batch jobs exactly where it went
+    to the Batch API and answer records that say flex exactly where it went at flex; never flex back to batch. On a
+    clock that keeps time nothing is re-planned; on one that runs `late` (the deadline lost before round 2 starts),
+    every round 2 or later that started says so in a re-plan."""
     planned = {
         (row["model"], int(row["label"].split()[1]) if row["label"].startswith("round") else 1): row["tier"]
         for row in plan
         if row["label"] != "judging" and "user turns" not in row["label"]
     }
     failures = [] if planned else ["the dry run planned no candidate round"]
+    moved, said = _replans(out, models)
+    failures += said
+    if moved and not late:
+        failures.append(f"re-planned on a clock that kept time: {sorted(moved)}")
     seen = 0
     for manifest in sorted((out / "generations").rglob("run.json")):
         parts = manifest.relative_to(out).parts
@@ -181,10 +206,15 @@ def tier_as_planned(out: Path, plan: list[dict[str, Any]]) -> list[str]:
         number = int(parts[parts.index("rounds") + 1]) if "rounds" in parts else 1
         realtime = meta["parameters"].get("realtime")
         sent = "batch" if realtime is None else realtime.get("service_tier") or "standard"
-        want = planned.get((meta["model_name"], number))
+        key = (meta["model_name"], number)
+        allowed = {planned.get(key)} | {to for _, to in moved.get(key, set())}
         seen += 1
-        if sent != want:
-            failures.append(f"{manifest}: round {number} of {meta['model_name']} sent at {sent}, planned {want}")
+        if sent not in allowed:
+            failures.append(f"{manifest}: round {number} of {key[0]} sent at {sent}, planned {planned.get(key)}")
+        if planned.get(key) == "flex" and sent == "batch":
+            failures.append(f"{manifest}: round {number} of {key[0]} planned at flex went back to batch")
+        if late and number >= 2 and key not in moved:
+            failures.append(f"{manifest}: round {number} started after the deadline was lost, and no re-plan says so")
         if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
             failures.append(f"{manifest}: sent at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")
         for results in manifest.parent.glob("results/*.json"):

@@ -33,6 +33,11 @@ FLEX_MODELS = ["o4-mini", "gpt-5-mini", "o3"]  # on the shipped table's flex lis
 # `tier: auto` at 13 h: a batch round trip is planned at 6 h, so a two-round conversation's second round (and with a
 # simulated user on the Batch API, the first too) goes to flex, a one-round study stays on the Batch API.
 AUTO_DEADLINE_HOURS = 13
+# `auto-late`: 40 h plans every round on the Batch API (2 x 6 h rounds and the judges' 6 h fit), then a clock on which
+# an hour lasts 10 ms (`SPECEVAL_HOUR_SECONDS`) makes round 1 take hundreds of hours: as round 2 starts the deadline
+# is lost, so the re-plan sends it at flex (the fastest tier at the planned price) and experiment.json says why.
+AUTO_LATE_DEADLINE_HOURS, LATE_HOUR_SECONDS = 40, "0.01"
+AUTO = ("auto", "auto-late")
 JUDGE = "gpt-4.1-2025-04-14"
 
 FEATURES: dict[str, list[str]] = {
@@ -41,7 +46,7 @@ FEATURES: dict[str, list[str]] = {
     "variation": ["plain", "follow_ups", "simulated_user", "auditor"],
     "runs": ["1", "2"],
     "budget": ["none", "tight", "raised"],
-    "tier": ["batch", "flex", "auto"],
+    "tier": ["batch", "flex", "auto", "auto-late"],
     "labels": ["none", "aimed"],
     "export": ["jsonl", "parquet", "original", "inspect"],
 }
@@ -92,12 +97,12 @@ class Outcome:
 def candidate_models(config: dict[str, str]) -> list[str]:
     """The candidates of a configuration: flex-served models at tier flex or auto (the judges stay on the Batch
     API)."""
-    return (FLEX_MODELS if config.get("tier") in ("flex", "auto") else MODELS)[: int(config["candidates"])]
+    return (FLEX_MODELS if config.get("tier") in ("flex", *AUTO) else MODELS)[: int(config["candidates"])]
 
 
 def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> str:
     models = candidate_models(config)
-    tier = f"    tier: {config['tier']}\n" if config.get("tier") in ("flex", "auto") else ""
+    tier = f"    tier: {config['tier'].removesuffix('-late')}\n" if config.get("tier") in ("flex", *AUTO) else ""
     judges = {
         "binary": [f"  - model: {JUDGE}\n"],
         "likert": [f"  - model: {JUDGE}\n    mode: likert\n"],
@@ -111,8 +116,9 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     text += "".join(f"  - model: {m}\n{tier}" for m in models) + "judges:\n" + "".join(judges)
     text += f"runs_per_variation: {config['runs']}\nstages: [generation, compliance, report]\n"
     text += "engine:\n  poll_interval: 0.05\n"
-    if config.get("tier") == "auto":
-        text += f"  deadline_hours: {AUTO_DEADLINE_HOURS}\n"
+    if config.get("tier") in AUTO:
+        late = config["tier"] == "auto-late"
+        text += f"  deadline_hours: {AUTO_LATE_DEADLINE_HOURS if late else AUTO_DEADLINE_HOURS}\n"
     if config["variation"] == "follow_ups":
         text += 'variations:\n  follow_ups:\n    pushback: ["Are you sure?"]\n'
     elif config["variation"] == "auditor":
@@ -218,7 +224,9 @@ def run_one(
     exp.write_text(experiment_yaml(config), encoding="utf-8")
     _, shown = _speceval(["run", "exp.yaml", "--dry-run", *_offline(offline)], folder, env, BASE_SECONDS)
     planned = checks_flow.planned_requests("\n".join(shown))
-    tiers = tier_plan(folder, env, offline) if config.get("tier") == "auto" else []
+    if config.get("tier") == "auto-late":
+        env = {**env, "SPECEVAL_HOUR_SECONDS": LATE_HOUR_SECONDS}
+    tiers = tier_plan(folder, env, offline) if config.get("tier") in AUTO else []
     if budget != "none":  # room for the first generation jobs, not for the judges after them: stops part-way
         tight = 1.5 * (checks_flow.first_job_bound("\n".join(shown)) or TIGHT_USD)
         exp.write_text(experiment_yaml(config, round(tight, 4)), encoding="utf-8")
@@ -229,7 +237,8 @@ def run_one(
         exp.write_text(experiment_yaml(config, RAISED_USD), encoding="utf-8")
         results["budget_raised"] = checks_flow.budget_raised(code, last, *_run(folder, env, bound, offline)[:2])
         code = 0 if not results["budget_raised"] else code
-    out, models = folder / "out", set(candidate_models(config))
+    models_in_order = candidate_models(config)
+    out, models = folder / "out", set(models_in_order)
     conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
     invariants: dict[str, Callable[[], list[str]]] = {
         "compliance_counts": lambda: checks.compliance_counts(out),
@@ -238,8 +247,8 @@ def run_one(
         "scores_finite": lambda: checks.scores_finite(out),
         "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
         "tier_served": lambda: (
-            checks.tier_as_planned(out, tiers)
-            if config.get("tier") == "auto"
+            checks.tier_as_planned(out, tiers, list(models_in_order), late=config.get("tier") == "auto-late")
+            if config.get("tier") in AUTO
             else checks.tier_served(out, config.get("tier", "batch"))
         ),
         "panels_one_scale": lambda: checks.panels_one_scale(out),
