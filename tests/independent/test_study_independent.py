@@ -1,12 +1,12 @@
-"""Issue 42's study, against the independent OpenAI server instead of the built-in emulator: the study matrix's
-configurations run unchanged (`tests.study_matrix.matrix.run_one`, each command a subprocess whose SDKs are pointed at
-the server by `OPENAI_BASE_URL`), and every invariant is checked from the files on disk and from what the server
-says it received.
+"""Issue 42's study against the independent OpenAI and Anthropic servers instead of the built-in emulator: the
+study matrix's configurations run unchanged (`tests.study_matrix.matrix.run_one`, each command a subprocess whose SDKs
+are pointed at the servers by `OPENAI_BASE_URL` and `ANTHROPIC_BASE_URL`), and every invariant is checked from the
+files on disk and from what the servers say they received.
 
-The server answers judge prompts with planted verdicts that depend on the whole prompt (so a conversation's turns
-are judged differently, and caving that recovers by the last turn happens), and everything else (candidates, the
-simulated user) with an echo naming the model. Nothing here is the project's emulator: the study's joins hold on
-the documented wire.
+The OpenAI server answers judge prompts with planted verdicts that depend on the whole prompt (so a conversation's
+turns are judged differently, and caving that recovers by the last turn happens), and everything else (candidates,
+the simulated user) with an echo naming the model; the Anthropic server echoes. Nothing here is the project's
+emulator: the study's joins hold on the documented wire.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import TEST_KEY
+from tests.independent.anthropic_server import IndependentAnthropicServer, last_user_text
 from tests.independent.openai_server import IndependentOpenAIServer
 from tests.study_matrix import checks_turns
 from tests.study_matrix.matrix import run_one
@@ -28,9 +29,12 @@ from tests.study_matrix.matrix import run_one
 MARKER = "speceval judge prompt: "
 
 # One conversation study meeting the joins the issue names: a model judging at turn and conversation scope beside
-# it, a simulated user over three turns, two runs, an aimed label sheet and an Inspect export read back.
+# it, a simulated user over three turns, two runs, an aimed label sheet and an Inspect export read back; one
+# candidate answers through the independent OpenAI server's Batch API, the other through the independent Anthropic
+# server's Message Batches (each conversation round a batch of multi-turn messages).
 CONVERSATIONS = {
     "candidates": "2",
+    "models": "gpt-4.1-mini-2025-04-14,claude-haiku-4-5-20251001",
     "judges": "binary@turn+binary",
     "variation": "simulated_user",
     "turns": "3",
@@ -76,18 +80,39 @@ def planted_answer(body: dict[str, Any]) -> str:
     return f"{body['model']} answers #{_digest(body['model'] + prompt) % 10_000}: {prompt[:60]}"
 
 
-def _run(config: dict[str, str], folder: Path) -> tuple[Any, Path]:
-    with IndependentOpenAIServer(answer=planted_answer) as server:
-        env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "OPENAI_BASE_URL": server.base_url}
+def _claude_answer(params: dict[str, Any]) -> str:
+    prompt = last_user_text(params)
+    return f"{params['model']} answers #{_digest(params['model'] + prompt) % 10_000}: {prompt[:60]}"
+
+
+def _run(config: dict[str, str], folder: Path) -> tuple[Any, Path, int]:
+    with (
+        IndependentOpenAIServer(answer=planted_answer) as openai_server,
+        IndependentAnthropicServer(answer=_claude_answer) as anthropic_server,
+    ):
+        env = {
+            **os.environ,
+            "OPENAI_API_KEY": TEST_KEY,
+            "OPENAI_BASE_URL": openai_server.base_url,
+            "ANTHROPIC_API_KEY": TEST_KEY,
+            "ANTHROPIC_BASE_URL": anthropic_server.base_url,
+        }
         env.pop("SPECEVAL_OFFLINE_TURNAROUND", None)
-        outcome = run_one(config, folder, env, offline=False, sent=lambda: Counter(server.batch_requests()))
-    return outcome, folder / "out"
+
+        def sent() -> Counter[tuple[str, str]]:
+            claude = [(str(params.get("model")), custom_id) for _, custom_id, params in anthropic_server.requests]
+            return Counter(openai_server.batch_requests() + claude)
+
+        outcome = run_one(config, folder, env, offline=False, sent=sent)
+        claude_batches = len({batch for batch, _, _ in anthropic_server.requests})
+    return outcome, folder / "out", claude_batches
 
 
 @pytest.mark.slow
 def test_a_conversation_study_composes_against_the_independent_server(tmp_path: Path) -> None:
-    outcome, out = _run(CONVERSATIONS, tmp_path / "study")
+    outcome, out, claude_batches = _run(CONVERSATIONS, tmp_path / "study")
     assert outcome.failures == {}, outcome.failures
+    assert claude_batches >= 2 * 3  # Claude's rounds went through Message Batches: 3 turns in each of 2 runs
     # Every invariant ran (none skipped by an early exit): canaries per judge entry, spec health's candidates, the
     # turn rates and flips recomputed, the aimed sheet, the Inspect logs read back with finite panels and answers.
     for name in ("canaries_per_judge_entry", "health_candidates", "turn_rate_counts", "flip_counts", "labels_aimed"):
@@ -110,6 +135,6 @@ def test_a_conversation_study_composes_against_the_independent_server(tmp_path: 
 def test_a_tight_budget_ends_then_finishes_paying_nothing_twice_against_the_independent_server(
     tmp_path: Path,
 ) -> None:
-    outcome, _ = _run(TIGHT, tmp_path / "tight")
+    outcome, _, _ = _run(TIGHT, tmp_path / "tight")
     assert outcome.failures == {}, outcome.failures
     assert {"ends", "budget_raised", "sent_once", "tier_served", "export_original"} <= set(outcome.names)

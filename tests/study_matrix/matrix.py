@@ -97,6 +97,8 @@ class Outcome:
 def candidate_models(config: dict[str, str]) -> list[str]:
     """The candidates of a configuration: flex-served models at tier flex or auto (the judges stay on the Batch
     API)."""
+    if "models" in config:  # named outright (tests/independent: a provider beside OpenAI)
+        return config["models"].split(",")[: int(config["candidates"])]
     return (FLEX_MODELS if config.get("tier") in ("flex", *AUTO) else MODELS)[: int(config["candidates"])]
 
 
