@@ -277,6 +277,9 @@ class Replan(BaseModel):
     meets_deadline: bool
     entry: str | None = None
     """In an experiment: the candidate (or simulated user) as the file lists it; a generation run has one."""
+    run: str | None = None
+    """In an experiment: the run folder (under the output folder) whose round it was; each run and variation of an
+    entry re-plans its own round as it starts."""
 
     @classmethod
     def of(
@@ -288,10 +291,12 @@ class Replan(BaseModel):
         turnaround: float,
         meets: bool,
         entry: str | None = None,
+        run: str | None = None,
     ) -> Replan:
         """The record, its hours rounded for reading."""
         return cls(
             entry=entry,
+            run=run,
             round=number,
             planned=planned,
             sent=sent,

@@ -223,12 +223,14 @@ class StudyTiers:
         # the latest planned round before it, else the first.
         return next((t for r, t in reversed(planned) if r <= round), planned[0][1])
 
-    def replan(self, name: str, entry: ModelEntry, number: int, now: datetime | None = None) -> None:
+    def replan(
+        self, name: str, entry: ModelEntry, number: int, now: datetime | None = None, run: str | None = None
+    ) -> None:
         """As round `number` (2 or later) of `entry` starts: plan the study's stages from that round's on again,
         against the hours left of the deadline and the turnaround of the batch jobs finished by then
         (`speceval.engines.tier_plan.replanned`: a round planned at flex never goes back to batch; a started round
         keeps its tier through the caller's `started`). A change of this round's tier is said and kept in
-        `replans`."""
+        `replans`, naming the `run` folder whose round it is."""
         deadline = self.config.engine.deadline_hours
         if self.plan is None or self.started_at is None or deadline is None:
             return
@@ -261,7 +263,7 @@ class StudyTiers:
             if before is None or after is None or (before is after and meets):
                 return
             turnaround = times.batch_turnaround_hours.get(resolve_org(entry.model, entry.org).org, 0.0)
-            change = Replan.of(number, before, after, hours_left, turnaround, meets, entry=name)
+            change = Replan.of(number, before, after, hours_left, turnaround, meets, entry=name, run=run)
             self.replans.append(change)
         self.say(change.line(name, deadline))
 

@@ -248,6 +248,7 @@ def test_speceval_run_replans_round_two_as_it_starts(tmp_path: Path) -> None:
     [replan] = json.loads((tmp_path / "out" / "experiment.json").read_text())["replans"]
     moved = (replan["entry"], replan["round"], replan["planned"], replan["sent"])
     assert moved == ("candidates[0]", 2, "batch", "flex")
+    assert (tmp_path / "out" / replan["run"] / "rounds" / "2" / "run.json").is_file()  # the run whose round it was
     assert replan["hours_left"] < 13 - 8 + 1 and replan["batch_turnaround_hours"] >= 6
 
 

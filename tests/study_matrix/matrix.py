@@ -239,8 +239,7 @@ def run_one(
         exp.write_text(experiment_yaml(config, RAISED_USD), encoding="utf-8")
         results["budget_raised"] = checks_flow.budget_raised(code, last, *_run(folder, env, bound, offline)[:2])
         code = 0 if not results["budget_raised"] else code
-    models_in_order = candidate_models(config)
-    out, models = folder / "out", set(models_in_order)
+    out, models = folder / "out", set(candidate_models(config))
     conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
     invariants: dict[str, Callable[[], list[str]]] = {
         "compliance_counts": lambda: checks.compliance_counts(out),
@@ -249,7 +248,7 @@ def run_one(
         "scores_finite": lambda: checks.scores_finite(out),
         "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
         "tier_served": lambda: (
-            checks.tier_as_planned(out, tiers, list(models_in_order), late=config.get("tier") == "auto-late")
+            checks.tier_as_planned(out, tiers, late=config.get("tier") == "auto-late")
             if config.get("tier") in AUTO
             else checks.tier_served(out, config.get("tier", "batch"))
         ),

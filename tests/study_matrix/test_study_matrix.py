@@ -177,15 +177,19 @@ def test_tier_auto_check_finds_a_round_sent_at_another_tier_than_planned(tmp_pat
     plan = [{"model": "o4-mini", "label": "round 1", "tier": "batch"}, {"model": "o4-mini", "label": "round 2"}]
     assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}]) == []
     assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}])
-    # A late clock: round 2 planned at batch holds only with the re-plan that sent it at flex recorded.
-    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], ["o4-mini"], late=True)
-    moved = {"entry": "candidates[0]", "round": 2, "planned": "batch", "sent": "flex"}
+    # A late clock: round 2 planned at batch holds only with the re-plan that sent it at flex recorded for its run.
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], late=True)
+    where = run.relative_to(tmp_path).as_posix()
+    moved = {"entry": "candidates[0]", "run": where, "round": 2, "planned": "batch", "sent": "flex"}
     (tmp_path / "experiment.json").write_text(json.dumps({"replans": [moved]}))
-    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], ["o4-mini"], late=True) == []
-    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], ["o4-mini"])  # clock on time
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], late=True) == []
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}])  # a clock that kept time
     back = {**moved, "planned": "flex", "sent": "batch"}
-    (tmp_path / "experiment.json").write_text(json.dumps({"replans": [moved, back]}))
-    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], ["o4-mini"], late=True)
+    (tmp_path / "experiment.json").write_text(json.dumps({"replans": [back]}))
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}], late=True)
+    elsewhere = {**moved, "run": "generations/openai/pushback/run2/o4-mini"}  # another run's round: not this one's
+    (tmp_path / "experiment.json").write_text(json.dumps({"replans": [elsewhere]}))
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], late=True)
     (tmp_path / "experiment.json").write_text("{}")
     (run / "rounds" / "1" / "metadata" / "batch_1.json").unlink()
     assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}])
