@@ -35,6 +35,20 @@ os.environ["SPECEVAL_OFFLINE_TURNAROUND"] = str(OFFLINE_TURNAROUND)
 # terminal's, exported by the developer's shell): a test that wants a width sets it in its command's environment.
 os.environ.pop("COLUMNS", None)
 
+
+def _fsync_skipped(fd: int) -> None:
+    """`os.fsync` in the suite: the descriptor is checked (a closed one still raises), nothing is flushed."""
+    os.fstat(fd)
+
+
+# fsync (speceval/atomic.py's writes and their folders, the batch journal) makes a write survive a power loss, which
+# no test can cause or observe: a SIGKILL or a crash leaves the page cache, and so the file, as it was. Each call
+# still waited for the disk: 5 ms of wall on this machine (2026-11-29, 0.3 ms of CPU), and the inner loop makes
+# thousands. Replaced here, in the test process and so in every worker and command forked from it (tests/forked.py);
+# a fresh interpreter (Ray, `via`) fsyncs as shipped. `FSYNC=1` in the environment keeps the real one.
+if os.environ.get("FSYNC") != "1":
+    os.fsync = _fsync_skipped
+
 # Hypothesis's defaults include two clocks: a 200 ms deadline per example and the `too_slow` health check on data
 # generation. On a 2-core machine shared with other work a worker can wait longer than that for a core, and the
 # property tests (tests/unit/test_paths.py, tests/engine/test_properties.py) then failed at random with
