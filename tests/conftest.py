@@ -224,6 +224,12 @@ SLOW = (
     # of CPU, most of it the report's figures); tests/analysis/test_keyed_tables.py's
     # test_an_original_export_of_synthetic_verdicts_reads_back_synthetic keeps the round trip in the inner loop.
     "tests/interop/test_original_export.py::test_the_synthetic_flag_comes_back_with_the_report_over_the_export",
+    # 2026-11-29, CPU per test in the inner loop (loaded machine; about 1.3x an idle one's), over 2 s idle each:
+    # 200 draws of five candidates' spread (3.5 s; the coverage matrix's `spread` family checks the same coverage, the
+    # two structural spread tests stay in the inner loop), and an experiment's every log part written by both `.eval`
+    # writers (3.4 s; test_an_inspect_sources_epochs_and_errored_samples_read_back_the_same keeps the comparison).
+    "tests/analysis/test_spread.py::test_five_alike_candidates_spread_is_covered_where_the_picked_pairs_interval_is_not",
+    "tests/interop/test_inspect_zip.py::test_an_experiments_parts_read_back_as_inspect_ais_own_writer_writes_them",
 )
 """Test files that start Ray, kill and resume processes, drive whole experiments or time rate limits: the
 `slow` marker, so `pytest -m "not slow"` is an inner loop (README.md says what it measured)."""
