@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import compileall
+import fnmatch
 import json
 import os
 import shutil
@@ -256,7 +257,19 @@ def pytest_configure(config: pytest.Config) -> None:
             compileall.compile_dir(REPO / folder, quiet=1)
         workers = getattr(config.option, "numprocesses", None)
         if isinstance(workers, int) and workers > 0 and getattr(config.option, "dist", "no") != "no":
-            forked_workers.park(workers)  # the workers start forked, the heavy libraries imported once
+            forked_workers.park(workers, test_files(config))  # the workers start forked, the imports done once
+
+
+def test_files(config: pytest.Config) -> list[Path]:
+    """The test modules the session's arguments name (folders searched as pytest searches them), in order."""
+    patterns = config.getini("python_files")
+    found: dict[Path, None] = {}
+    for argument in config.args:
+        path = Path(config.invocation_params.dir, argument.split("::")[0])
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            if "__pycache__" not in file.parts and any(fnmatch.fnmatch(file.name, p) for p in patterns):
+                found[file.resolve()] = None
+    return list(found)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
