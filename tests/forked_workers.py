@@ -79,6 +79,10 @@ def park(count: int, test_files: Iterable[Path] = ()) -> None:
             _wait_and_serve(theirs)
         theirs.close()
         _parked.append((pid, ours))
+    # This process only schedules and reports from here on: what it imported (the libraries, the package, the test
+    # modules) is never garbage, and without this each full collection of its garbage (one at pytest's exit, and
+    # whenever the reports' allocations trigger one) walked all of it again.
+    gc.freeze()
     from execnet import gateway_io
 
     _ForkedIOMaster._real = _make_master()
