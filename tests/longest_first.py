@@ -5,9 +5,9 @@ collection (sizes len//N, then the rest's len//(N-1), ...) and later lets an idl
 busiest one's queue: a test at the head of a slice stays where it is and starts at once, one at the tail runs
 last. Alphabetically the suite ended with one worker still in a two-minute test after the others had finished;
 here the tests of `LONGEST` go, longest first, each to the head of the slice with the least of them so far (the
-longest-processing-time rule), and every other test keeps its place in the collection's order behind them, so the
-tail the workers steal from is short tests only. Without xdist, or under another `--dist`, the order is left as
-collected.
+longest-processing-time rule; the Ray tests together, see `ONE_WORKER`), and every other test keeps its place in the
+collection's order behind them, so the tail the workers steal from is short tests only. Without xdist, or under
+another `--dist`, the order is left as collected.
 """
 
 from __future__ import annotations
@@ -62,19 +62,40 @@ def slices(count: int, workers: int) -> list[int]:
     return sizes
 
 
+ONE_WORKER = ("tests/raydata/",)
+"""Folders whose tests run on one worker, one after another, as one unit of the layout: the Ray tests' commands join
+one shared cluster of two CPUs (tests/raydata/shared_ray.py), and three of them spread over three workers waited on
+each other's Ray Data jobs for their CPUs past their 240 s deadline (loaded machine, 2026-11-29)."""
+
+
+def _unit(nodeid: str) -> str | None:
+    """The unit a test is laid out with: its `ONE_WORKER` folder, itself if listed in `LONGEST`, else none."""
+    return next((folder for folder in ONE_WORKER if nodeid.startswith(folder)), nodeid if nodeid in LONGEST else None)
+
+
 def layout(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
-    """`items` reordered so each of `LONGEST` heads a worker's slice (see the module docstring)."""
+    """`items` reordered so each unit (a listed test, or a `ONE_WORKER` folder's tests, listed ones first) heads a
+    worker's slice, longest unit first to the least loaded slice with room (see the module docstring)."""
     sizes = slices(len(items), workers)
-    long = sorted((item for item in items if item.nodeid in LONGEST), key=lambda item: -LONGEST[item.nodeid])
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        unit = _unit(item.nodeid)
+        if unit is not None:
+            units.setdefault(unit, []).append(item)
+    for members in units.values():
+        members.sort(key=lambda item: -LONGEST.get(item.nodeid, 0))  # stable: unlisted in collection order
+    seconds = {unit: sum(LONGEST.get(item.nodeid, 0) for item in members) for unit, members in units.items()}
     queues: list[list[pytest.Item]] = [[] for _ in sizes]
     loads = [0.0] * workers
-    for item in long:
-        worker = min((w for w in range(workers) if len(queues[w]) < sizes[w]), key=lambda w: loads[w])
-        queues[worker].append(item)
-        loads[worker] += LONGEST[item.nodeid]
-    rest = iter(item for item in items if item.nodeid not in LONGEST)
+    for unit in sorted(units, key=lambda unit: -seconds[unit]):
+        room = [w for w in range(workers) if len(queues[w]) + len(units[unit]) <= sizes[w]]
+        worker = min(room or range(workers), key=lambda w: (loads[w], len(queues[w])))
+        queues[worker].extend(units[unit])
+        loads[worker] += seconds[unit]
+    rest = iter(item for item in items if _unit(item.nodeid) is None)
     for queue, size in zip(queues, sizes, strict=True):
-        queue.extend(next(rest) for _ in range(size - len(queue)))
+        queue.extend(next(rest) for _ in range(max(0, size - len(queue))))
+    queues[-1].extend(rest)  # (only if a unit overfilled a slice: the counts still add up)
     return [item for queue in queues for item in queue]
 
 

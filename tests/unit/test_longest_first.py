@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from xdist.scheduler.worksteal import WorkStealingScheduling
 
-from tests.longest_first import LONGEST, layout, slices
+from tests.longest_first import LONGEST, ONE_WORKER, layout, slices
 
 
 class Node:
@@ -36,19 +36,24 @@ def first_queues(nodeids: list[str], workers: int) -> list[list[str]]:
 
 def test_each_longest_test_heads_a_first_queue_and_the_longest_start_at_once():
     short = [f"tests/unit/test_s.py::test_{k}" for k in range(101)]
+    ray_short = ["tests/raydata/test_settings.py::test_a", "tests/raydata/test_settings.py::test_b"]
     longest = sorted(LONGEST, key=LONGEST.__getitem__, reverse=True)
-    collected = short[:40] + longest[::-1] + short[40:]  # the long ones somewhere in the middle, shortest first
+    collected = short[:40] + ray_short + longest[::-1] + short[40:]  # the long ones in the middle, shortest first
     items = [SimpleNamespace(nodeid=nodeid) for nodeid in collected]
     for workers in (2, 3, 4):
         ordered = [item.nodeid for item in layout(items, workers)]  # type: ignore[arg-type]
         assert sorted(ordered) == sorted(collected)  # nothing lost, nothing twice
         queues = first_queues(ordered, workers)
-        heads = [queue[: sum(nodeid in LONGEST for nodeid in queue)] for queue in queues]
-        # Every long test is in the run of long tests that opens its queue, longest first there.
-        assert sorted(nodeid for head in heads for nodeid in head) == sorted(longest)
-        assert all(head == sorted(head, key=LONGEST.__getitem__, reverse=True) for head in heads)
-        # The longest `workers` tests start first, one on each worker (of equal seconds, either).
-        assert sorted(LONGEST[head[0]] for head in heads) == sorted(LONGEST[n] for n in longest[:workers])
+        laid = [queue[: sum(n in LONGEST or n.startswith(ONE_WORKER) for n in queue)] for queue in queues]
+        # Every long test is in the run of laid-out tests that opens its queue; the longest of all starts first.
+        assert sorted(n for head in laid for n in head if n in LONGEST) == sorted(longest)
+        assert longest[0] in [head[0] for head in laid]
+        for head in laid:  # each queue opens with its longest test
+            assert LONGEST[head[0]] == max(LONGEST.get(n, 0) for n in head)
+        # The Ray tests (listed or not) in one queue, one after another, the listed ones longest first.
+        (ray,) = [[n for n in head if n.startswith(ONE_WORKER)] for head in laid if head[0].startswith(ONE_WORKER)]
+        assert sorted(ray) == sorted([n for n in collected if n.startswith(ONE_WORKER)])
+        assert ray == sorted(ray, key=lambda n: -LONGEST.get(n, 0)) and ray[-2:] == ray_short
         # Behind them the short tests keep the collection's order.
-        assert [nodeid for queue in queues for nodeid in queue if nodeid not in LONGEST] == short
+        assert [n for queue in queues for n in queue if n not in LONGEST and not n.startswith(ONE_WORKER)] == short
         assert [len(queue) for queue in queues] == slices(len(collected), workers)
