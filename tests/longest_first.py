@@ -50,6 +50,14 @@ LONGEST = {
     "tests/experiments/test_dry_run.py::test_dry_run_writes_nothing_and_counts_what_the_run_sends": 14,
     "tests/experiments/test_experiments.py::test_sigkill_midway_then_resume_submits_nothing_twice": 14,
     "tests/analysis/test_rogan_gladen.py::test_the_interval_covers_when_answers_of_one_input_share_a_truth": 14,
+    # Added on main after that run: their wall in the slow set at load 10-15 (2026-11-29) / 3.5, the ratio of the
+    # listed tests measured both ways.
+    "tests/independent/test_study_independent.py::test_a_conversation_study_composes_against_the_independent_"
+    "server": 36,
+    "tests/study_matrix/test_study_matrix.py::test_a_late_clock_replans_every_run_and_a_budget_raised_after_the_"
+    "deadline_goes_on": 34,
+    "tests/independent/test_study_independent.py::test_a_tight_budget_ends_then_finishes_paying_nothing_twice_"
+    "against_the_independent_server": 25,
 }
 """The longest tests by node id, with their seconds (see above)."""
 

@@ -3,6 +3,7 @@ pytest-xdist's own worksteal scheduler hands the queues out (driven here with st
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from xdist.scheduler.worksteal import WorkStealingScheduling
@@ -57,3 +58,13 @@ def test_each_longest_test_heads_a_first_queue_and_the_longest_start_at_once():
         # Behind them the short tests keep the collection's order.
         assert [n for queue in queues for n in queue if n not in LONGEST and not n.startswith(ONE_WORKER)] == short
         assert [len(queue) for queue in queues] == slices(len(collected), workers)
+
+
+def test_every_listed_test_is_a_test_of_the_suite():
+    """A renamed or removed test would silently leave the layout (its seconds counted nowhere)."""
+    root = Path(__file__).resolve().parent.parent.parent
+    for nodeid in LONGEST:
+        path, name = nodeid.split("::")
+        source = root / path
+        assert source.is_file(), nodeid
+        assert f"def {name.split('[')[0]}(" in source.read_text(encoding="utf-8"), nodeid
