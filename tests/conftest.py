@@ -259,10 +259,10 @@ def pytest_configure(config: pytest.Config) -> None:
             compileall.compile_dir(REPO / folder, quiet=1)
         workers = getattr(config.option, "numprocesses", None)
         if isinstance(workers, int) and workers > 0 and getattr(config.option, "dist", "no") != "no":
-            forked_workers.park(workers, test_files(config))  # the workers start forked, the imports done once
+            forked_workers.park(workers, session_test_files(config))  # the workers start forked, the imports done once
 
 
-def test_files(config: pytest.Config) -> list[Path]:
+def session_test_files(config: pytest.Config) -> list[Path]:
     """The test modules the session's arguments name (folders searched as pytest searches them), in order."""
     patterns = config.getini("python_files")
     found: dict[Path, None] = {}
