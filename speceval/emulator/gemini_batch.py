@@ -79,7 +79,7 @@ def gemini_item(custom_id: str, model: str, request: dict[str, Any], metadata: d
     )
 
 
-def _response_or_error(outcome: Outcome) -> dict[str, Any]:
+def response_or_error(outcome: Outcome) -> dict[str, Any]:
     """`{"response": GenerateContentResponse}` or `{"error": Status}` for one request."""
     if outcome.kind is Kind.SUCCEEDED:
         return {
@@ -272,7 +272,7 @@ class GeminiApp(GoogleApp):
             for outcome in outcomes:
                 if outcome.dropped:
                     continue
-                entry = _response_or_error(outcome)
+                entry = response_or_error(outcome)
                 if outcome.item.metadata is not None:
                     entry["metadata"] = outcome.item.metadata
                 inlined.extend([entry, entry] if outcome.duplicated else [entry])
@@ -280,7 +280,7 @@ class GeminiApp(GoogleApp):
             return
         written: dict[int, dict[str, Any]] = {}
         lines = [
-            written.setdefault(o.index, {"key": o.item.custom_id, **_response_or_error(o)})
+            written.setdefault(o.index, {"key": o.item.custom_id, **response_or_error(o)})
             for o in emitted(job, outcomes)
         ]
         meta = new_generated_file(

@@ -33,7 +33,7 @@ from speceval.emulator.common import (
 )
 from speceval.emulator.context import EmulatorContext
 from speceval.emulator.gcs import GcsObjects, split_gs_uri
-from speceval.emulator.gemini_batch import _response_or_error, gemini_item, parse_request_lines
+from speceval.emulator.gemini_batch import gemini_item, parse_request_lines, response_or_error
 from speceval.emulator.jobs import (
     Job,
     JobFailure,
@@ -223,7 +223,7 @@ class VertexApp(GoogleApp):
         lines = []
         for outcome in rows:
             line = _echoed(dict((outcome.item.metadata or {}).get("line") or {}), echo)
-            answer = _response_or_error(outcome)
+            answer = response_or_error(outcome)
             if "response" in answer:
                 line.update(status="", processed_time=processed, response=answer["response"])
             else:

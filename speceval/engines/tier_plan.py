@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from statistics import median
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -36,6 +37,10 @@ from speceval.wire.usage import Usage
 DEFAULT_BATCH_TURNAROUND_HOURS = {"openai": 6.0, "google": 6.0, "vertex": 6.0, "anthropic": 1.0}
 """Expected hours of one batch round trip when the study has no finished job of the provider to learn from:
 Anthropic says most batches end within an hour; OpenAI and Gemini promise 24 h and usually take a few."""
+
+
+PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+"""Seconds one call takes: a finite number above 0."""
 
 
 class TierTimes(BaseModel):
@@ -51,6 +56,14 @@ class TierTimes(BaseModel):
     )
     flex_seconds: float = Field(default=120.0, gt=0, description="one flex call, queueing included (minutes)")
     standard_seconds: float = Field(default=10.0, gt=0, description="one standard call")
+    flex_seconds_by_model: dict[str, PositiveSeconds] = Field(
+        default_factory=dict,
+        description="one flex call of a named model, where it differs from flex_seconds (learned from the study's "
+        "own calls of that model where it has some)",
+    )
+    standard_seconds_by_model: dict[str, PositiveSeconds] = Field(
+        default_factory=dict, description="one standard call of a named model, likewise"
+    )
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, description="calls in flight at once")
 
     @field_validator("batch_turnaround_hours")
@@ -65,12 +78,19 @@ class TierTimes(BaseModel):
             raise ValueError("a batch round trip takes a number of hours above 0")
         return {**DEFAULT_BATCH_TURNAROUND_HOURS, **given}
 
-    def hours(self, tier: Tier, provider: str, requests: int) -> float:
-        """Expected hours of one round of `requests` at `tier`."""
+    def hours(self, tier: Tier, provider: str, requests: int, model: str | None = None) -> float:
+        """Expected hours of one round of `requests` to `model` at `tier`."""
         if tier is Tier.BATCH:
             return self.batch_turnaround_hours.get(provider, max(DEFAULT_BATCH_TURNAROUND_HOURS.values()))
-        per_call = self.flex_seconds if tier is Tier.FLEX else self.standard_seconds
+        if tier is Tier.FLEX:
+            per_call = self.flex_seconds_by_model.get(model or "", self.flex_seconds)
+        else:
+            per_call = self.standard_seconds_by_model.get(model or "", self.standard_seconds)
         return math.ceil(requests / self.max_concurrency) * per_call / 3600
+
+    def of(self, tier: Tier, load: RoundLoad) -> float:
+        """Expected hours of the round `load` at `tier`."""
+        return self.hours(tier, load.provider, load.requests, load.model)
 
 
 class RoundLoad(BaseModel):
@@ -135,7 +155,7 @@ def _row(load: RoundLoad, tier: Tier, prices: PriceTable, times: TierTimes) -> R
         tier=tier,
         requests=load.requests,
         cost_usd=prices.cost(load.model, load.provider, usage, tier=tier.value),
-        hours=times.hours(tier, load.provider, load.requests),
+        hours=times.of(tier, load),
     )
 
 
@@ -170,12 +190,10 @@ def auto_plan(
     tiers = {group: pinned.get(group, Tier.BATCH) for group in members}
 
     def hours(group: int, tier: Tier) -> float:
-        return sum(times.hours(tier, loads[i].provider, loads[i].requests) for i in members[group])
+        return sum(times.of(tier, loads[i]) for i in members[group])
 
     def total() -> float:
-        return stage_hours(
-            (load.stage, times.hours(tiers[group_of[i]], load.provider, load.requests)) for i, load in enumerate(loads)
-        )
+        return stage_hours((load.stage, times.of(tiers[group_of[i]], load)) for i, load in enumerate(loads))
 
     def extra_cost(group: int, target: Tier) -> float:
         now = [_row(loads[i], tiers[group], prices, times).cost_usd or 0.0 for i in members[group]]
@@ -257,11 +275,28 @@ class Replan(BaseModel):
     hours_left: float
     batch_turnaround_hours: float
     meets_deadline: bool
+    entry: str | None = None
+    """In an experiment: the candidate (or simulated user) as the file lists it; a generation run has one."""
+    run: str | None = None
+    """In an experiment: the run folder (under the output folder) whose round it was; each run and variation of an
+    entry re-plans its own round as it starts."""
 
     @classmethod
-    def of(cls, number: int, planned: Tier, sent: Tier, hours_left: float, turnaround: float, meets: bool) -> Replan:
+    def of(
+        cls,
+        number: int,
+        planned: Tier,
+        sent: Tier,
+        hours_left: float,
+        turnaround: float,
+        meets: bool,
+        entry: str | None = None,
+        run: str | None = None,
+    ) -> Replan:
         """The record, its hours rounded for reading."""
         return cls(
+            entry=entry,
+            run=run,
             round=number,
             planned=planned,
             sent=sent,
@@ -283,19 +318,31 @@ class Replan(BaseModel):
 def learned_times(
     times: TierTimes,
     jobs: Iterable[BatchRecord],
-    call_seconds: Mapping[str, Sequence[float]],
+    call_seconds: Mapping[str, Mapping[str, Sequence[float]]],
     hour: float | None = None,
 ) -> TierTimes:
     """`times` with what the study's own finished work says, each where it has some: the batch turnaround of its
-    jobs, and the median seconds a flex and a standard call took (`call_seconds` per tier, real seconds, read on
-    the clock of `hour` seconds an hour): what flex took here, not what was assumed."""
+    jobs, and the median seconds a flex and a standard call took (`call_seconds`: tier → model → real seconds, read
+    on the clock of `hour` seconds an hour), over all models and per model: what flex took here for each model (an
+    o3 call is not a gpt-5-mini call), not what was assumed."""
     hour = hour or hour_seconds()
     learned = times.model_copy(deep=True)
     learned.batch_turnaround_hours = learned_turnaround(jobs, times.batch_turnaround_hours, hour)
-    if call_seconds.get(Tier.FLEX.value):
-        learned.flex_seconds = max(median(call_seconds[Tier.FLEX.value]) * 3600 / hour, 1e-9)
-    if call_seconds.get(Tier.STANDARD.value):
-        learned.standard_seconds = max(median(call_seconds[Tier.STANDARD.value]) * 3600 / hour, 1e-9)
+
+    def on_clock(seconds: Sequence[float]) -> float:
+        return max(median(seconds) * 3600 / hour, 1e-9)
+
+    for tier, by_model in call_seconds.items():
+        every = [s for seconds in by_model.values() for s in seconds]
+        if not every or tier not in (Tier.FLEX.value, Tier.STANDARD.value):
+            continue
+        learned_by_model = {model: on_clock(seconds) for model, seconds in by_model.items() if model and seconds}
+        if tier == Tier.FLEX.value:
+            learned.flex_seconds = on_clock(every)
+            learned.flex_seconds_by_model = {**times.flex_seconds_by_model, **learned_by_model}
+        else:
+            learned.standard_seconds = on_clock(every)
+            learned.standard_seconds_by_model = {**times.standard_seconds_by_model, **learned_by_model}
     return learned
 
 
@@ -321,9 +368,12 @@ def replanned(
         pinned = list(fixed or [None] * len(loads))
 
         def fastest(i: int) -> Tier:
+            # Never flex back to batch here either: what a flex call took on this clock may look slower than a
+            # batch round trip, but a round planned at flex was planned there to be sure of its hours.
             dearer = [Tier.STANDARD] if planned[i] is Tier.STANDARD else []
-            allowed = [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else []), *dearer]
-            return pinned[i] or min(allowed, key=lambda tier: times.hours(tier, loads[i].provider, loads[i].requests))
+            cheap = [Tier.FLEX] if planned[i] is Tier.FLEX else [Tier.BATCH, *([Tier.FLEX] if flex_ok[i] else [])]
+            allowed = [*cheap, *dearer]
+            return pinned[i] or min(allowed, key=lambda tier: times.of(tier, loads[i]))
 
         return [fastest(i) for i in range(len(loads))], False
     pairs = zip(planned, (row.tier for row in plan.rounds), strict=True)

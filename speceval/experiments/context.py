@@ -110,15 +110,17 @@ class StageContext:
         """Whether a conversation run sends `entry`'s rounds at tiers of their own (`tier: auto`)."""
         return self.tiers is not None and self.tiers.varies(self.entry_name(entry), entry)
 
-    def round_models(self, entry: ModelEntry, params: GenerationParams) -> ModelOfRound:
+    def round_models(self, entry: ModelEntry, params: GenerationParams, run: Path | None = None) -> ModelOfRound:
         """A conversation run's client of a candidate or simulated user per round: at each round's planned tier
-        (`tier: auto`; a round that started: the tier it started at; docs/service-tiers.md), else the entry's own."""
+        (`tier: auto`; a round that started: the tier it started at; docs/service-tiers.md), else the entry's own.
+        `run`: the run folder, named in a re-plan's record."""
         name, tiers = self.entry_name(entry), self.tiers if self.per_round(entry) else None
         built: dict[Tier | None, RoundModel] = {}  # one client per tier, shared by the rounds sent at it
 
         def of(number: int, started: Tier | None) -> RoundModel:
             if tiers is not None and started is None and number > 1:
-                tiers.replan(name, entry, number)  # the rounds left, against the hours left of the deadline
+                where = run.relative_to(self.output_dir).as_posix() if run is not None else None
+                tiers.replan(name, entry, number, run=where)  # the rounds left, against the hours left
             tier = (started or tiers.tier_of(name, entry, number)) if tiers is not None else None
             if tier not in built:
                 model = self.model(entry, params, tier)

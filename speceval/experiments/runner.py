@@ -130,9 +130,8 @@ def run_experiment(
     )
     with _providers(output_dir, offline) as options_for:
         ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
-        ctx.tiers = StudyTiers(
-            config, base, groups, output_dir=output_dir
-        )  # `tier: auto` planned once, before anything is sent
+        started = state.tiers_started_at is not None  # `auto` planned before sending; a started study never refused
+        tiers = ctx.tiers = StudyTiers(config, base, groups, output_dir=output_dir, started=started)
         users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
         actors = [ModelEntry(model=u.model, org=u.org, tier=u.tier) for u in users if u is not None and u.tier]
         actors += [entry for _, entry in config.inputs.models()] if config.inputs is not None else []
@@ -144,6 +143,7 @@ def run_experiment(
 
         def changed(task: StageTask) -> None:
             state.tasks[task.key] = task.state
+            state.replans = list(tiers.replans)  # a round's re-plan, saved with the first change after it
             state.stages_done = _stages_done(config, tasks)
             save_state(output_dir, state)
             detail = f" ({task.outstanding} request(s) outstanding)" if task.state is TaskState.STOPPED else ""
@@ -152,15 +152,18 @@ def run_experiment(
 
         state.status, state.stopped_at = "running", None
         state.tiers_started_at = state.tiers_started_at or utcnow().isoformat()
-        ctx.tiers.started_at, ctx.tiers.say = datetime.fromisoformat(state.tiers_started_at), say
+        tiers.started_at, tiers.say = datetime.fromisoformat(state.tiers_started_at), say
+        tiers.replans = list(state.replans)  # a resumed study keeps what its earlier invocations re-planned
         save_state(output_dir, state)
         try:
             finished = StageScheduler(tasks, on_change=changed, deadline=ctx.deadline).run()
         except KeyboardInterrupt:
             # Every task's state is saved by the scheduler's abort; the folder must not go on saying "running".
             state.status, state.stopped_at = "interrupted", utcnow().isoformat()
+            state.replans = list(tiers.replans)
             save_state(output_dir, state)
             raise
+    state.replans = list(tiers.replans)
     if not finished:
         unfinished = [task.key for task in tasks if task.state is not TaskState.FINISHED]
         more = " ..." if len(unfinished) > 3 else ""

@@ -206,8 +206,8 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
             writer = ModelEntry(model=user.model, org=user.org, tier=user.tier) if user else None
             if ctx.per_round(run.candidate) or (writer is not None and ctx.per_round(writer)):
                 # `tier: auto`: each round at the tier the study's plan chose for it
-                user_rounds = ctx.round_models(writer, user.params) if writer and user else None
-                summary = pipeline.run_per_round(ctx.round_models(run.candidate, params), user_rounds)
+                user_rounds = ctx.round_models(writer, user.params, run.run_dir) if writer and user else None
+                summary = pipeline.run_per_round(ctx.round_models(run.candidate, params, run.run_dir), user_rounds)
             else:
                 user_model = ctx.model(writer, user.params) if writer and user else None
                 summary = pipeline.run(ctx.model(run.candidate, params), user_model=user_model)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.grid_place import STATE_NAME
 from speceval.atomic import atomic_write_json
 from speceval.batch.records import SCHEMA_VERSION, utcnow
+from speceval.engines.tier_plan import Replan
 from speceval.errors import ConfigError
 from speceval.experiments.changes import CHANGEABLE_KEYS, grid_digest, refused_changes, settings_of
 from speceval.experiments.config import ExperimentConfig
@@ -76,6 +77,11 @@ class ExperimentState(BaseModel):
         default=None,
         description="when the study first started sending (UTC, ISO 8601): the clock of `tier: auto`'s deadline, "
         "which a re-plan between rounds reads (a dry run or a refused start does not start it)",
+    )
+    replans: list[Replan] = Field(
+        default_factory=list,
+        description="`tier: auto`: each round sent at another tier than the plan had for it, and why (the hours of "
+        "the deadline left as it started, what a batch round trip was taking), in the order they happened",
     )
     updated_at: str = Field(default_factory=lambda: utcnow().isoformat())
 

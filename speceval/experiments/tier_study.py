@@ -33,6 +33,7 @@ from speceval.engines.tier_plan import (
     hour_seconds,
     replanned,
 )
+from speceval.errors import ConfigError
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
@@ -147,10 +148,13 @@ class StudyTiers:
         groups: list[Group],
         prices: PriceTable | None = None,
         output_dir: Path | None = None,
+        started: bool = False,
     ):
         """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
         deadline). A batch round trip takes what the finished jobs in `output_dir` took, where it has some (a
-        resumed study re-plans with them: a round already started keeps the tier it started at)."""
+        resumed study re-plans with them: a round already started keeps the tier it started at). A study `started`
+        already (experiment.json `tiers_started_at`) is never refused: with no plan meeting the deadline on what its
+        jobs took, it goes on from the plan it started with, re-planned round by round."""
         self.config = config
         self.prices = prices or PriceTable.load()
         self.times = (config.engine.tier_times or TierTimes()).model_copy(deep=True)
@@ -167,6 +171,7 @@ class StudyTiers:
         if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
             return
         assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
+        configured = self.times.model_copy(deep=True)
         if output_dir is not None and output_dir.is_dir():
             self.times = learned_here(self.times, output_dir)
         loaded = study_loads(config, base, groups)
@@ -186,15 +191,21 @@ class StudyTiers:
             for name, _ in loaded
         ]
         self._loaded, self._flex_ok, self._pinned = loaded, flex_ok, [pinned(name) for name, _ in loaded]
-        self.plan = auto_plan(
-            loads,
-            config.engine.deadline_hours,
-            self.prices,
-            self.times,
-            flex_ok=flex_ok,
-            groups=_groups(loaded, lambda name: pinned(name) is None),
-            fixed=[pinned(name) for name, _ in loaded],
-        )
+        groups_of, fixed = _groups(loaded, lambda name: pinned(name) is None), [pinned(name) for name, _ in loaded]
+        deadline = config.engine.deadline_hours
+        try:
+            self.plan = auto_plan(
+                loads, deadline, self.prices, self.times, flex_ok=flex_ok, groups=groups_of, fixed=fixed
+            )
+        except ConfigError:
+            if not started:
+                raise  # refused before anything is sent
+            # A study that has sent already is never refused for its deadline (what it sent is paid for, and a
+            # budget raised must let it go on): its plan is the one it started with, from the expectations as
+            # configured, and each round still to start is re-planned with what its jobs took (`replan`).
+            self.plan = auto_plan(
+                loads, deadline, self.prices, configured, flex_ok=flex_ok, groups=groups_of, fixed=fixed
+            )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
         self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}
@@ -212,12 +223,14 @@ class StudyTiers:
         # the latest planned round before it, else the first.
         return next((t for r, t in reversed(planned) if r <= round), planned[0][1])
 
-    def replan(self, name: str, entry: ModelEntry, number: int, now: datetime | None = None) -> None:
+    def replan(
+        self, name: str, entry: ModelEntry, number: int, now: datetime | None = None, run: str | None = None
+    ) -> None:
         """As round `number` (2 or later) of `entry` starts: plan the study's stages from that round's on again,
         against the hours left of the deadline and the turnaround of the batch jobs finished by then
         (`speceval.engines.tier_plan.replanned`: a round planned at flex never goes back to batch; a started round
         keeps its tier through the caller's `started`). A change of this round's tier is said and kept in
-        `replans`."""
+        `replans`, naming the `run` folder whose round it is."""
         deadline = self.config.engine.deadline_hours
         if self.plan is None or self.started_at is None or deadline is None:
             return
@@ -250,7 +263,7 @@ class StudyTiers:
             if before is None or after is None or (before is after and meets):
                 return
             turnaround = times.batch_turnaround_hours.get(resolve_org(entry.model, entry.org).org, 0.0)
-            change = Replan.of(number, before, after, hours_left, turnaround, meets)
+            change = Replan.of(number, before, after, hours_left, turnaround, meets, entry=name, run=run)
             self.replans.append(change)
         self.say(change.line(name, deadline))
 

@@ -244,3 +244,29 @@ def test_speceval_run_replans_round_two_as_it_starts(tmp_path: Path) -> None:
     assert len(jobs) == 1 and len(sent) == 40 and set(sent.values()) == {1}  # round 2: 40 flex calls, each once
     second = next((tmp_path / "out").glob("generations/**/rounds/2/run.json"))
     assert json.loads(second.read_text())["parameters"]["realtime"]["service_tier"] == "flex"
+    # ... and experiment.json keeps why, naming the entry (a folder read later says what was re-planned).
+    [replan] = json.loads((tmp_path / "out" / "experiment.json").read_text())["replans"]
+    moved = (replan["entry"], replan["round"], replan["planned"], replan["sent"])
+    assert moved == ("candidates[0]", 2, "batch", "flex")
+    assert (tmp_path / "out" / replan["run"] / "rounds" / "2" / "run.json").is_file()  # the run whose round it was
+    assert replan["hours_left"] < 13 - 8 + 1 and replan["batch_turnaround_hours"] >= 6
+
+
+def test_past_the_deadline_a_round_planned_at_flex_never_goes_back_to_batch() -> None:
+    """Found by the study matrix's late clock: on a scaled clock a flex call's seconds look like hours, so once the
+    deadline was lost the "fastest tier" rule picked batch for a round planned at flex. Flex never goes back to
+    batch (the same price; the plan put the round there to be sure of its hours); a batch round may go to flex."""
+    from speceval.batch.costs import PriceTable
+    from speceval.defaults import Tier
+    from speceval.engines.tier_plan import RoundLoad, TierTimes, replanned
+
+    load = RoundLoad(label="round 2", provider="openai", model="o4-mini", requests=40, input_tokens=9, output_tokens=9)
+    slow_flex = TierTimes(flex_seconds=3600 * 50)  # a flex call "takes" 50 h: batch (6 h) looks faster
+    tiers, meets = replanned(
+        [load, load], -5.0, PriceTable.load(), slow_flex, planned=[Tier.FLEX, Tier.BATCH], flex_ok=[True, True]
+    )
+    assert not meets and tiers == [Tier.FLEX, Tier.BATCH]
+    tiers, _ = replanned(
+        [load], -5.0, PriceTable.load(), TierTimes(), planned=[Tier.BATCH], flex_ok=[True]
+    )  # flex faster at its defaults: a lost deadline moves batch to flex, at the same price
+    assert tiers == [Tier.FLEX]

@@ -135,6 +135,16 @@ class IndependentOpenAIServer:
             self._httpd.server_close()
             self._httpd = None
 
+    def batch_requests(self) -> list[tuple[str, str]]:
+        """(model, custom_id) of every request of every batch created, in creation order (a request sent in two
+        batches appears twice)."""
+        with self._lock:
+            return [
+                (str(line["body"].get("model")), str(line["custom_id"]))
+                for b in self._batches.values()
+                for line in b.lines
+            ]
+
     @property
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"

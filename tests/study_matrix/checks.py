@@ -161,17 +161,38 @@ def tier_served(out: Path, tier: str) -> list[str]:
     return failures
 
 
-def tier_as_planned(out: Path, plan: list[dict[str, Any]]) -> list[str]:
-    """`tier: auto`: each candidate round was sent at the tier the dry run planned for it (the matrix's clock does not
-    run late, so no re-plan moves a round: a flex round stays at flex, a batch plan still meets the deadline), as
-    its own run.json says, with batch jobs exactly where it went to the Batch API and answer records that say flex
-    exactly where it went at flex."""
+def _replans(out: Path) -> tuple[dict[tuple[str, int], tuple[str, str]], list[str]]:
+    """(run folder, round) → (planned, sent) as experiment.json's `replans` last recorded it (each run and variation
+    of an entry re-plans its own round as it starts, and names its run folder)."""
+    state = json.loads((out / "experiment.json").read_text(encoding="utf-8"))
+    moved: dict[tuple[str, int], tuple[str, str]] = {}
+    failures = []
+    for replan in state.get("replans", []):
+        where = (str(replan.get("run")), int(replan["round"]))
+        if not (out / where[0] / "rounds" / str(where[1])).is_dir():
+            failures.append(f"experiment.json: a re-plan of {replan.get('entry')} names no round folder: {where}")
+        moved[where] = (replan["planned"], replan["sent"])  # a round re-planned again on a resume: the last one
+        if (replan["planned"], replan["sent"]) == ("flex", "batch"):
+            failures.append(f"experiment.json: round {where[1]} of {where[0]} moved from flex back to batch")
+    return moved, failures
+
+
+def tier_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -> list[str]:
+    """`tier: auto`: each candidate round was sent at the tier the dry run planned for it, or where experiment.json
+    records a re-plan of that run's round (`replans`), at the tier it says was sent, as the round's own run.json
+    says, with batch jobs exactly where it went to the Batch API and answer records that say flex exactly where it
+    went at flex; never flex back to batch. On a clock that keeps time nothing is re-planned; on one that runs
+    `late` (the deadline lost before round 2 starts), every round 2 or later that started says so in a re-plan."""
     planned = {
         (row["model"], int(row["label"].split()[1]) if row["label"].startswith("round") else 1): row["tier"]
         for row in plan
         if row["label"] != "judging" and "user turns" not in row["label"]
     }
     failures = [] if planned else ["the dry run planned no candidate round"]
+    moved, said = _replans(out)
+    failures += said
+    if moved and not late:
+        failures.append(f"re-planned on a clock that kept time: {sorted(moved)}")
     seen = 0
     for manifest in sorted((out / "generations").rglob("run.json")):
         parts = manifest.relative_to(out).parts
@@ -179,12 +200,19 @@ def tier_as_planned(out: Path, plan: list[dict[str, Any]]) -> list[str]:
             continue  # a simulated user's half, or a conversation's run that assembles its rounds
         meta = json.loads(manifest.read_text(encoding="utf-8"))
         number = int(parts[parts.index("rounds") + 1]) if "rounds" in parts else 1
+        run = "/".join(parts[: parts.index("rounds")]) if "rounds" in parts else "/".join(parts[:-1])
         realtime = meta["parameters"].get("realtime")
         sent = "batch" if realtime is None else realtime.get("service_tier") or "standard"
         want = planned.get((meta["model_name"], number))
         seen += 1
+        if (run, number) in moved:
+            was, want = moved[(run, number)]
+            if was == "batch" and planned.get((meta["model_name"], number)) == "flex":
+                failures.append(f"{manifest}: planned flex, re-planned as if planned batch")
+        elif late and number >= 2:
+            failures.append(f"{manifest}: round {number} started after the deadline was lost, and no re-plan says so")
         if sent != want:
-            failures.append(f"{manifest}: round {number} of {meta['model_name']} sent at {sent}, planned {want}")
+            failures.append(f"{manifest}: round {number} of {meta['model_name']} sent at {sent}, expected {want}")
         if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
             failures.append(f"{manifest}: sent at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")
         for results in manifest.parent.glob("results/*.json"):

@@ -17,12 +17,13 @@ import random
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.study_matrix import checks, checks_flow
+from tests.study_matrix import checks, checks_flow, checks_turns
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
@@ -32,6 +33,11 @@ FLEX_MODELS = ["o4-mini", "gpt-5-mini", "o3"]  # on the shipped table's flex lis
 # `tier: auto` at 13 h: a batch round trip is planned at 6 h, so a two-round conversation's second round (and with a
 # simulated user on the Batch API, the first too) goes to flex, a one-round study stays on the Batch API.
 AUTO_DEADLINE_HOURS = 13
+# `auto-late`: 40 h plans every round on the Batch API (2 x 6 h rounds and the judges' 6 h fit), then a clock on which
+# an hour lasts 10 ms (`SPECEVAL_HOUR_SECONDS`) makes round 1 take hundreds of hours: as round 2 starts the deadline
+# is lost, so the re-plan sends it at flex (the fastest tier at the planned price) and experiment.json says why.
+AUTO_LATE_DEADLINE_HOURS, LATE_HOUR_SECONDS = 40, "0.01"
+AUTO = ("auto", "auto-late")
 JUDGE = "gpt-4.1-2025-04-14"
 
 FEATURES: dict[str, list[str]] = {
@@ -40,7 +46,7 @@ FEATURES: dict[str, list[str]] = {
     "variation": ["plain", "follow_ups", "simulated_user", "auditor"],
     "runs": ["1", "2"],
     "budget": ["none", "tight", "raised"],
-    "tier": ["batch", "flex", "auto"],
+    "tier": ["batch", "flex", "auto", "auto-late"],
     "labels": ["none", "aimed"],
     "export": ["jsonl", "parquet", "original", "inspect"],
 }
@@ -91,12 +97,14 @@ class Outcome:
 def candidate_models(config: dict[str, str]) -> list[str]:
     """The candidates of a configuration: flex-served models at tier flex or auto (the judges stay on the Batch
     API)."""
-    return (FLEX_MODELS if config.get("tier") in ("flex", "auto") else MODELS)[: int(config["candidates"])]
+    if "models" in config:  # named outright (tests/independent: a provider beside OpenAI)
+        return config["models"].split(",")[: int(config["candidates"])]
+    return (FLEX_MODELS if config.get("tier") in ("flex", *AUTO) else MODELS)[: int(config["candidates"])]
 
 
 def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> str:
     models = candidate_models(config)
-    tier = f"    tier: {config['tier']}\n" if config.get("tier") in ("flex", "auto") else ""
+    tier = f"    tier: {config['tier'].removesuffix('-late')}\n" if config.get("tier") in ("flex", *AUTO) else ""
     judges = {
         "binary": [f"  - model: {JUDGE}\n"],
         "likert": [f"  - model: {JUDGE}\n    mode: likert\n"],
@@ -110,14 +118,16 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     text += "".join(f"  - model: {m}\n{tier}" for m in models) + "judges:\n" + "".join(judges)
     text += f"runs_per_variation: {config['runs']}\nstages: [generation, compliance, report]\n"
     text += "engine:\n  poll_interval: 0.05\n"
-    if config.get("tier") == "auto":
-        text += f"  deadline_hours: {AUTO_DEADLINE_HOURS}\n"
+    if config.get("tier") in AUTO:
+        late = config["tier"] == "auto-late"
+        text += f"  deadline_hours: {AUTO_LATE_DEADLINE_HOURS if late else AUTO_DEADLINE_HOURS}\n"
     if config["variation"] == "follow_ups":
         text += 'variations:\n  follow_ups:\n    pushback: ["Are you sure?"]\n'
     elif config["variation"] == "auditor":
         text += AUDITOR
     elif config["variation"] == "simulated_user" or "@turn" in config["judges"]:
-        text += "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n  max_turns: 2\n"
+        text += "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n"
+        text += f"  max_turns: {config.get('turns', '2')}\n"
     if budget_usd is not None:
         text += f"budget_usd: {budget_usd}\n"
     return text
@@ -133,16 +143,21 @@ def _speceval(args: list[str], folder: Path, env: dict[str, str], bound: float) 
     return done.returncode, (done.stdout + done.stderr).strip().splitlines()
 
 
-def tier_plan(folder: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+def tier_plan(folder: Path, env: dict[str, str], offline: bool = True) -> list[dict[str, Any]]:
     """The `tier: auto` plan the dry run prints (`speceval run --dry-run --json`'s `tier_plan` rows)."""
-    command = [sys.executable, "-m", "speceval", "run", "exp.yaml", "--dry-run", "--json", "--offline"]
+    command = [sys.executable, "-m", "speceval", "run", "exp.yaml", "--dry-run", "--json", *_offline(offline)]
     done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=BASE_SECONDS)
     return list(json.loads(done.stdout).get("tier_plan") or []) if done.returncode == 0 else []
 
 
-def _run(folder: Path, env: dict[str, str], bound: float) -> tuple[int | None, str, float]:
+def _offline(offline: bool) -> list[str]:
+    """`--offline` for the built-in emulator; nothing when `env` points the SDKs at another server."""
+    return ["--offline"] if offline else []
+
+
+def _run(folder: Path, env: dict[str, str], bound: float, offline: bool = True) -> tuple[int | None, str, float]:
     started = time.monotonic()
-    code, shown = _speceval(["run", "exp.yaml", "--offline"], folder, env, bound)
+    code, shown = _speceval(["run", "exp.yaml", *_offline(offline)], folder, env, bound)
     return code, shown[-1] if shown else "", time.monotonic() - started
 
 
@@ -195,24 +210,34 @@ def check_export(fmt: str, folder: Path, env: dict[str, str], bound: float = BAS
     return checks_flow.export_inspect(target, folder / "out")
 
 
-def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcome:
-    """Run `config` offline in `folder` under a watchdog and check every invariant."""
+def run_one(
+    config: dict[str, str],
+    folder: Path,
+    env: dict[str, str],
+    offline: bool = True,
+    sent: Callable[[], Counter[tuple[str, str]]] | None = None,
+) -> Outcome:
+    """Run `config` in `folder` under a watchdog and check every invariant: offline (the built-in emulator), or with
+    `offline` False against whatever server `env`'s base URLs name (tests/independent's fakes), whose own count of
+    the batch requests it received `sent` gives."""
     folder.mkdir(parents=True, exist_ok=True)
     budget = config.get("budget", "none")
     exp = folder / "exp.yaml"
     exp.write_text(experiment_yaml(config), encoding="utf-8")
-    _, shown = _speceval(["run", "exp.yaml", "--dry-run", "--offline"], folder, env, BASE_SECONDS)
+    _, shown = _speceval(["run", "exp.yaml", "--dry-run", *_offline(offline)], folder, env, BASE_SECONDS)
     planned = checks_flow.planned_requests("\n".join(shown))
-    tiers = tier_plan(folder, env) if config.get("tier") == "auto" else []
+    if config.get("tier") == "auto-late":
+        env = {**env, "SPECEVAL_HOUR_SECONDS": LATE_HOUR_SECONDS}
+    tiers = tier_plan(folder, env, offline) if config.get("tier") in AUTO else []
     if budget != "none":  # room for the first generation jobs, not for the judges after them: stops part-way
         tight = 1.5 * (checks_flow.first_job_bound("\n".join(shown)) or TIGHT_USD)
         exp.write_text(experiment_yaml(config, round(tight, 4)), encoding="utf-8")
     bound = BASE_SECONDS + SECONDS_PER_REQUEST * (planned or 1000)
-    code, last, seconds = _run(folder, env, bound)
+    code, last, seconds = _run(folder, env, bound, offline)
     results = {"ends": checks.ends(code, last, seconds, bound)}
     if budget == "raised":  # stopped by a tight budget, then the YAML's budget raised and the run started again
         exp.write_text(experiment_yaml(config, RAISED_USD), encoding="utf-8")
-        results["budget_raised"] = checks_flow.budget_raised(code, last, *_run(folder, env, bound)[:2])
+        results["budget_raised"] = checks_flow.budget_raised(code, last, *_run(folder, env, bound, offline)[:2])
         code = 0 if not results["budget_raised"] else code
     out, models = folder / "out", set(candidate_models(config))
     conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
@@ -223,13 +248,15 @@ def run_one(config: dict[str, str], folder: Path, env: dict[str, str]) -> Outcom
         "scores_finite": lambda: checks.scores_finite(out),
         "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
         "tier_served": lambda: (
-            checks.tier_as_planned(out, tiers)
-            if config.get("tier") == "auto"
+            checks.tier_as_planned(out, tiers, late=config.get("tier") == "auto-late")
+            if config.get("tier") in AUTO
             else checks.tier_served(out, config.get("tier", "batch"))
         ),
         "panels_one_scale": lambda: checks.panels_one_scale(out),
-        "sent_once": lambda: checks_flow.sent_once(out),
-        "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations),
+        "turn_rate_counts": lambda: checks_turns.turn_rate_counts(out),
+        "flip_counts": lambda: checks_turns.flip_counts(out),
+        "sent_once": lambda: checks_flow.sent_once(out, sent() if sent else None),
+        "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations, sent() if sent else None),
     }
     if config.get("labels", "none") == "aimed":
         invariants["labels_aimed"] = lambda: check_labels(folder, env, bound)

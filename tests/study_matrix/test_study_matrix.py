@@ -173,8 +173,48 @@ def test_tier_auto_check_finds_a_round_sent_at_another_tier_than_planned(tmp_pat
         (folder / "results" / "s.json").write_text(json.dumps(rows))
     (run / "rounds" / "1" / "metadata").mkdir()
     (run / "rounds" / "1" / "metadata" / "batch_1.json").write_text("{}")
+    (tmp_path / "experiment.json").write_text("{}")
     plan = [{"model": "o4-mini", "label": "round 1", "tier": "batch"}, {"model": "o4-mini", "label": "round 2"}]
     assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}]) == []
     assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}])
+    # A late clock: round 2 planned at batch holds only with the re-plan that sent it at flex recorded for its run.
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], late=True)
+    where = run.relative_to(tmp_path).as_posix()
+    moved = {"entry": "candidates[0]", "run": where, "round": 2, "planned": "batch", "sent": "flex"}
+    (tmp_path / "experiment.json").write_text(json.dumps({"replans": [moved]}))
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], late=True) == []
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}])  # a clock that kept time
+    back = {**moved, "planned": "flex", "sent": "batch"}
+    (tmp_path / "experiment.json").write_text(json.dumps({"replans": [back]}))
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}], late=True)
+    elsewhere = {**moved, "run": "generations/openai/pushback/run2/o4-mini"}  # another run's round: not this one's
+    (tmp_path / "experiment.json").write_text(json.dumps({"replans": [elsewhere]}))
+    assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "batch"}], late=True)
+    (tmp_path / "experiment.json").write_text("{}")
     (run / "rounds" / "1" / "metadata" / "batch_1.json").unlink()
     assert checks.tier_as_planned(tmp_path, [plan[0], {**plan[1], "tier": "flex"}])
+
+
+@pytest.mark.slow
+def test_a_late_clock_replans_every_run_and_a_budget_raised_after_the_deadline_goes_on(tmp_path: Path) -> None:
+    """`tier: auto` on a clock that runs late (the factor `auto-late`), two runs of a two-round study stopped by a
+    tight budget and run again with it raised. Found here first: the rerun was refused ("no plan is expected to end
+    within deadline_hours") because the plan was made again from what round 1's jobs had taken, and a round planned
+    at flex went back to batch once the deadline was lost. Both runs' round 2 must say why they moved, flex never
+    goes back to batch, and the raised budget finishes the study."""
+    late = {
+        "candidates": "2",
+        "judges": "binary",
+        "variation": "follow_ups",
+        "runs": "2",
+        "budget": "raised",
+        "tier": "auto-late",
+        "labels": "none",
+        "export": "jsonl",
+    }
+    outcome = run_one(late, tmp_path / "late", {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": "0.05"})
+    assert outcome.failures == {}, outcome.failures
+    assert {"budget_raised", "tier_served"} <= set(outcome.names)
+    replans = json.loads((tmp_path / "late" / "out" / "experiment.json").read_text(encoding="utf-8"))["replans"]
+    assert replans and all(not r["meets_deadline"] for r in replans)
+    assert ("batch", "flex") in {(r["planned"], r["sent"]) for r in replans}

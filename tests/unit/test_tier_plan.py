@@ -131,12 +131,31 @@ def test_a_flex_call_takes_what_the_studys_own_flex_calls_took() -> None:
     clock of 2 s an hour, 0.5 s of wall time are a quarter hour); a tier without calls keeps its expectation."""
     from speceval.engines.tier_plan import TierTimes, learned_times
 
-    seen = {"flex": [200.0, 300.0, 900.0], "standard": [20.0]}
+    seen = {"flex": {"": [200.0, 300.0, 900.0]}, "standard": {"": [20.0]}}
     learned = learned_times(TierTimes(), [], seen, hour=3600)
     assert (learned.flex_seconds, learned.standard_seconds) == (300, 20)
     assert learned.batch_turnaround_hours == TierTimes().batch_turnaround_hours
-    assert learned_times(TierTimes(), [], {"flex": [0.5]}, hour=2).flex_seconds == 900
+    assert learned_times(TierTimes(), [], {"flex": {"": [0.5]}}, hour=2).flex_seconds == 900
     assert learned_times(TierTimes(), [], {}, hour=3600).flex_seconds == 120
+
+
+def test_each_models_flex_calls_plan_that_models_rounds() -> None:
+    """Per model: o3's flex calls took 600 s and gpt-5-mini's 30 s here, so a round of o3 is planned at o3's pace
+    and gpt-5-mini's at its own (one median over both would make o3 look fast and gpt-5-mini slow); a model with no
+    calls yet keeps the median over all."""
+    from speceval.defaults import Tier
+    from speceval.engines.tier_plan import RoundLoad, TierTimes, learned_times
+
+    seen = {"flex": {"o3": [600.0, 600.0], "gpt-5-mini": [30.0, 30.0, 30.0]}}
+    learned = learned_times(TierTimes(max_concurrency=10), [], seen, hour=3600)
+    assert learned.flex_seconds_by_model == {"o3": 600.0, "gpt-5-mini": 30.0} and learned.flex_seconds == 30.0
+
+    def load(model: str) -> RoundLoad:
+        return RoundLoad(label="round 1", provider="openai", model=model, requests=100, input_tokens=1, output_tokens=1)
+
+    assert learned.of(Tier.FLEX, load("o3")) == 10 * 600 / 3600
+    assert learned.of(Tier.FLEX, load("gpt-5-mini")) == 10 * 30 / 3600
+    assert learned.of(Tier.FLEX, load("o4-mini")) == 10 * 30 / 3600  # no calls of its own: the median over all
 
 
 def test_the_calls_a_folder_answered_are_read_from_its_journals(tmp_path: Path) -> None:
@@ -148,7 +167,7 @@ def test_the_calls_a_folder_answered_are_read_from_its_journals(tmp_path: Path) 
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text("{}")
+    (run / "run.json").write_text('{"model_name": "o3"}')
     journal = Journal(run)
     journal.open()
     for index, (tier, seconds, outcome) in enumerate(
@@ -165,4 +184,4 @@ def test_the_calls_a_folder_answered_are_read_from_its_journals(tmp_path: Path) 
         )
         journal.append(JournalEntry(statement_id="s", record=record))
     journal.close()
-    assert realtime_call_seconds(tmp_path) == {"flex": [2.0], "standard": [0.5]}
+    assert realtime_call_seconds(tmp_path) == {"flex": {"o3": [2.0]}, "standard": {"o3": [0.5]}}

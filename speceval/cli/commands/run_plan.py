@@ -12,6 +12,7 @@ from speceval.cli.tier_flags import print_tier_plan
 from speceval.experiments.dry_plan import EXPECTED_OUTPUT_TOKENS, ExperimentPlan, plan_experiment
 from speceval.experiments.precision import Assumptions
 from speceval.experiments.runner import plan, preflight
+from speceval.experiments.state import started_state
 from speceval.experiments.tier_study import StudyTiers
 
 
@@ -21,9 +22,9 @@ def show_plan(path: Path, *, offline: bool, rate: float | None, icc: float | Non
     _, groups = plan(config, output_dir)
     given = {name: value for name, value in (("rate", rate), ("icc", icc)) if value is not None}
     result = plan_experiment(config, path.parent, groups, Assumptions(**given))
-    tiers = StudyTiers(
-        config, path.parent, groups, output_dir=output_dir
-    )  # `tier: auto`: planned here as the run would plan it
+    state = started_state(output_dir)  # `tier: auto`: planned here as the run would plan it
+    started = state is not None and state.tiers_started_at is not None
+    tiers = StudyTiers(config, path.parent, groups, output_dir=output_dir, started=started)
     if tiers.plan is not None:
         result.tier_plan = tiers.plan.rounds
     if as_json:

@@ -3,7 +3,8 @@ intervals as error bars; flagged statements are labelled with their id and flags
 
 from __future__ import annotations
 
-from speceval.analysis.rendering.figures.plots import _png, _pyplot  # one figure style and backend for the whole report
+# one figure style and backend for the whole report
+from speceval.analysis.rendering.figures.plots import png_bytes, pyplot
 from speceval.analysis.tables.health_records import StatementHealth
 
 LABELLED = 30
@@ -13,7 +14,7 @@ LABELLED = 30
 def health_scatter(statements: list[StatementHealth], spec: str) -> bytes:
     """Candidate spread (x: highest − lowest candidate's rate) against judges' disagreement (y) for one spec."""
     points = [s for s in statements if s.spec == spec and s.disagreement is not None and s.spread is not None]
-    figure, axes = _pyplot().subplots(figsize=(7.5, 5.5))
+    figure, axes = pyplot().subplots(figsize=(7.5, 5.5))
     for flagged in (False, True):
         shown = [s for s in points if bool(s.flags) == flagged]
         if not shown:
@@ -51,7 +52,7 @@ def health_scatter(statements: list[StatementHealth], spec: str) -> bytes:
     if points:
         axes.legend(fontsize=8, loc="upper right")
     axes.set_title(f"Spec health, spec {spec}: one point per statement")
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def _error_bars(values: list[float], intervals: list[tuple[float | None, float | None]]) -> list[list[float]]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-def _pyplot() -> ModuleType:
+def pyplot() -> ModuleType:
     """matplotlib's pyplot on the Agg backend, imported when the first figure is drawn: its 30 MB are then taken
     after the statistics have let their arrays go, not on top of them (the peak of a million verdicts' report)."""
     import matplotlib
@@ -35,7 +35,7 @@ DPI = 110
 PAD_INCHES = 0.15
 
 
-def _png(figure: Figure) -> bytes:
+def png_bytes(figure: Figure) -> bytes:
     """The figure as PNG with nothing cut: titles wider than the figure are wrapped onto more lines, and the image is
     cropped to what was drawn plus a margin, so a long label widens the image instead of leaving it.
 
@@ -49,7 +49,7 @@ def _png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     # zlib level 1, not PIL's 6: half the encoding CPU (25 to 13 ms a figure) for 7% more bytes.
     figure.savefig(buffer, format="png", dpi=DPI, bbox_inches=box, pil_kwargs={"compress_level": 1})
-    _pyplot().close(figure)
+    pyplot().close(figure)
     return buffer.getvalue()
 
 
@@ -78,7 +78,7 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
     rows = [s for s in stats if s.judge == judge]
     candidates = sorted({s.candidate for s in rows})
     variations = sorted({s.variation for s in rows})
-    figure, axes = _pyplot().subplots(figsize=(max(6.0, 1.6 * len(candidates) * max(1, len(variations)) + 2), 4.5))
+    figure, axes = pyplot().subplots(figsize=(max(6.0, 1.6 * len(candidates) * max(1, len(variations)) + 2), 4.5))
     width = 0.8 / max(1, len(variations))
     for v, variation in enumerate(variations):
         xs: list[float] = []
@@ -103,7 +103,7 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
     axes.set_ylabel("compliance rate (judged answers only)")
     axes.set_title(f"Compliance by variation, judge {judge}: 95% clustered intervals; dots are single runs")
     axes.legend(fontsize=8, title="variation")
-    return _png(figure)
+    return png_bytes(figure)
 
 
 HEATMAP_MAX_INCHES = 20.0
@@ -115,7 +115,7 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
     # A row is half an inch until the figure reaches HEATMAP_MAX_INCHES, then thinner: the picture of hundreds of
     # statements stays a few MB to draw (200 at half an inch were an 11,000-pixel-tall canvas, 145 MiB and 20 s).
     height = min(max(3.5, 0.5 * len(rows) + 2.5), HEATMAP_MAX_INCHES)
-    figure, axes = _pyplot().subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), height))
+    figure, axes = pyplot().subplots(figsize=(max(6.5, 1.2 * len(columns) + 3), height))
     if diverging:
         bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
         image = axes.imshow(matrix, cmap="RdBu", vmin=-bound or -1, vmax=bound or 1)
@@ -133,7 +133,7 @@ def heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str,
             axes.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white")
     figure.colorbar(image, ax=axes)
     axes.set_title(title, pad=12)  # the colorbar's top tick label reaches above the axes
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def leniency_heatmap(rows: list[Leniency], spec: str, variation: str) -> bytes:
@@ -149,7 +149,7 @@ def leniency_heatmap(rows: list[Leniency], spec: str, variation: str) -> bytes:
         interval = "" if r.ci_low is None or r.ci_high is None else f"\n[{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
         excludes = r.ci_low is not None and r.ci_high is not None and (r.ci_low > 0 or r.ci_high < 0)
         labels[(i, j)] = f"{r.delta:+.3f}{'*' if excludes else ''}{interval}"
-    figure, axes = _pyplot().subplots(figsize=(max(6.5, 1.8 * len(candidates) + 3), max(3.5, 0.8 * len(judges) + 2.5)))
+    figure, axes = pyplot().subplots(figsize=(max(6.5, 1.8 * len(candidates) + 3), max(3.5, 0.8 * len(judges) + 2.5)))
     bound = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
     image = axes.imshow(matrix, cmap="RdBu", vmin=-(bound or 1), vmax=bound or 1)
     axes.set_xticks(range(len(candidates)), candidates, rotation=30, ha="right")
@@ -158,7 +158,7 @@ def leniency_heatmap(rows: list[Leniency], spec: str, variation: str) -> bytes:
         axes.text(j, i, text, ha="center", va="center", fontsize=7)
     figure.colorbar(image, ax=axes)
     axes.set_title(f"judge leniency (rate − judges' mean), spec {spec}, {variation}")
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
@@ -166,7 +166,7 @@ def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
     shares = [s for s in shares if s.spec == spec and s.judge == judge and s.rate is not None]
     bars = sorted({(s.candidate, s.variation) for s in shares})
     categories = sorted({s.category for s in shares})
-    figure, axes = _pyplot().subplots(figsize=(max(6.5, 0.9 * len(bars) + 3), 4.5))
+    figure, axes = pyplot().subplots(figsize=(max(6.5, 0.9 * len(bars) + 3), 4.5))
     bottom = np.zeros(len(bars))
     for category in categories:
         heights = np.array(
@@ -184,7 +184,7 @@ def category_bars(shares: list[CategoryShare], spec: str, judge: str) -> bytes:
     axes.set_ylabel("share of judged answers")
     axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axes.set_title(f"categories, spec {spec}, judge {judge}")
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def win_matrix(rates: list[WinRate], spec: str, judge: str, variation: str) -> tuple[np.ndarray, list[str]]:
@@ -200,7 +200,7 @@ def win_matrix(rates: list[WinRate], spec: str, judge: str, variation: str) -> t
 
 def length_scatter(rates: list[ComplianceRate]) -> bytes:
     """Mean answer length against compliance rate, one point per candidate, variation and judge."""
-    figure, axes = _pyplot().subplots(figsize=(6, 4.5))
+    figure, axes = pyplot().subplots(figsize=(6, 4.5))
     for judge in sorted({r.judge for r in rates}):
         points = [
             (r.mean_output_chars, r.rate)
@@ -215,7 +215,7 @@ def length_scatter(rates: list[ComplianceRate]) -> bytes:
     axes.set_title("Answer length vs compliance")
     if axes.collections:  # no judge with a rate (Likert judges only): no legend, not matplotlib's warning
         axes.legend(fontsize=8)
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
@@ -226,7 +226,7 @@ def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
     lines = sorted({(r.candidate, r.variation) for r in rates})
     # Room for the lines: a study of many candidates and variations drew a panel too small to read beside its legend.
     height = max(4.0, 2.5 + 0.22 * len(lines))
-    figure, panels = _pyplot().subplots(
+    figure, panels = pyplot().subplots(
         1, max(len(measures), 1), figsize=(5.5 * max(len(measures), 1) + 3, height), squeeze=False
     )
     for axes, measure in zip(panels[0], measures, strict=False):
@@ -258,4 +258,4 @@ def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
     panels[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     figure.suptitle(f"rates by turn, spec {spec}, judge {judge} (95% clustered intervals)")
     figure.tight_layout()  # panels side by side: each one's tick labels clear of its neighbour
-    return _png(figure)
+    return png_bytes(figure)
