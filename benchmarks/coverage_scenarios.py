@@ -24,7 +24,7 @@ from speceval.analysis.statistics.survival import kaplan_meier
 from speceval.analysis.tables.candidate_split import StatementShares, associations
 from speceval.analysis.tables.human_labels import item_id, label_sheet
 from speceval.analysis.tables.judge_quality import leniency
-from speceval.analysis.tables.ppi_table import ppi_rates
+from speceval.analysis.tables.ppi_table import PpiRate, ppi_rates
 from speceval.analysis.tables.rankings import strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement
 
@@ -395,6 +395,14 @@ def kappa_scenario(prevalence: float, error: float, items: int) -> tuple[float, 
 # -- PPI and the bias-corrected rate --------------------------------------------------------------------------------
 
 
+_PPI_RATES: dict[tuple[object, str], list[PpiRate]] = {}
+"""`ppi_rates` of a PPI scenario's data sets, by design and the generator's state before the draw, kept for the
+bias-corrected scenario of the same design: `measure` seeds both alike, so they draw the same data sets, and
+`ppi_rates` computes both intervals at once (its bias-corrected interval is most of its time: each pair's second
+scenario computed it all again). Each is read once and dropped; a draw not found (another seed, or the
+bias-corrected scenario measured alone) is computed."""
+
+
 def labelled_scenario(
     sizes: tuple[int, ...],
     truth_rates: tuple[float, ...],
@@ -407,8 +415,10 @@ def labelled_scenario(
     false-positive rate differs by statement (false negatives 5%), `runs` answers an input judged independently;
     the label sheet's own draw (`label_sheet`) chooses the labelled answers."""
     truth = sum(n * t for n, t in zip(sizes, truth_rates, strict=True)) / sum(sizes)
+    design = (sizes, truth_rates, false_positive, labels, runs)
 
     def draw(rng: np.random.Generator) -> Drawn:
+        start = repr(rng.bit_generator.state)  # (before this draw: the key of its data set in _PPI_RATES)
         rows, human = [], {}
         for h, (size, rate, fp) in enumerate(zip(sizes, truth_rates, false_positive, strict=True)):
             for i in range(size):
@@ -420,7 +430,10 @@ def labelled_scenario(
                     human[item_id(found)] = bool(compliant_input)
         sheet = label_sheet(rows, labels, seed=int(rng.integers(1 << 30)))
         labels_of = {record["item"]: human[record["item"]] for record in sheet}
-        [found] = ppi_rates(rows, labels_of)
+        key = (design, start)
+        [found] = _PPI_RATES.pop(key, None) or ppi_rates(rows, labels_of)
+        if not bias_corrected:  # the bias-corrected scenario of this design draws this data set next
+            _PPI_RATES[key] = [found]
         ours = (
             (found.bias_corrected_low, found.bias_corrected_high) if bias_corrected else (found.ci_low, found.ci_high)
         )

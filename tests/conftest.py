@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, settings
 
 from tests import forked, forked_workers
 
+pytest_plugins = ("tests.longest_first",)  # the longest tests first, one worker each (see that module)
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SPEC = REPO / "data" / "specs" / "openai" / "jsonl" / "openai.jsonl"
 SAMPLE_INPUTS = REPO / "data" / "inputs" / "openai"

@@ -1,0 +1,124 @@
+"""The suite's longest tests start first, one worker each (a pytest plugin, registered by tests/conftest.py).
+
+pytest-xdist's `--dist worksteal` (pyproject.toml's addopts) hands each of its N workers a contiguous slice of the
+collection (sizes len//N, then the rest's len//(N-1), ...) and later lets an idle worker take the tail half of the
+busiest one's queue: a test at the head of a slice stays where it is and starts at once, one at the tail runs
+last. Alphabetically the suite ended with one worker still in a two-minute test after the others had finished;
+here the tests of `LONGEST` go, longest first, each to the head of the slice with the least of them so far (the
+longest-processing-time rule; the Ray tests together, see `ONE_WORKER`), and every other test keeps its place in the
+collection's order behind them, so the tail the workers steal from is short tests only. Without xdist, or under
+another `--dist`, the order is left as collected.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+LONGEST = {
+    # Seconds of wall, setup and call, in the full suite (fresh clone of de7e843, idle 2-core machine, 2026-11-29,
+    # `--durations=60`, 436 s in all). Only their order matters, roughly; a test not listed counts as short.
+    "tests/raydata/test_ray_runs.py::test_sigkill_halfway_then_resume_loses_nothing_and_resends_little": 114,
+    "tests/analysis/test_coverage_matrix.py::test_every_estimator_covers_on_its_edge_grid_at_low_draws[ppi]": 53,
+    "tests/conversations/test_judging_conversations.py::test_the_shipped_sycobench_example_and_the_docs_block_run_"
+    "offline": 35,
+    "tests/raydata/test_ray_experiment.py::test_a_ray_candidate_in_an_experiment_answers_every_input_and_a_rerun_"
+    "sends_nothing": 34,
+    "tests/analysis/test_ppi_design.py::test_stratified_ppi_covers_on_the_label_sheets_own_draw_with_unequal_"
+    "statements[30]": 34,
+    "tests/e2e/test_spec_health_walkthrough.py::test_the_spec_health_walkthrough_runs_verbatim_and_shows_what_the_"
+    "page_quotes": 30,
+    "tests/study_matrix/test_study_matrix.py::test_a_fixed_sample_configuration_holds_every_invariant": 28,
+    "tests/analysis/test_published_table.py::test_report_over_the_originals_folders_reproduces_its_published_table": 27,
+    "tests/analysis/test_ppi_design.py::test_stratified_ppi_covers_on_the_label_sheets_own_draw_with_unequal_"
+    "statements[60]": 26,
+    "tests/interop/test_inspect_view.py::test_a_conversation_is_one_sample_scored_per_judge_and_per_turn_every_"
+    "score_finite": 25,
+    "tests/independent/test_judge_card_independent.py::test_the_judge_card_resends_rewords_and_keeps_failing_"
+    "judges_out_of_the_headline": 24,
+    "tests/independent/test_health_independent.py::test_statement_health_recomputes_from_the_verdict_files_and_"
+    "flags_the_planted_statements": 23,
+    "tests/e2e/test_budget_sweep.py::test_a_conversation_run_held_by_the_budget_lets_the_canary_jobs_in_flight_be_"
+    "collected": 22,
+    "tests/raydata/test_ray_runs.py::test_every_answer_on_its_own_input_and_failures_typed": 22,
+    "tests/experiments/test_experiments.py::test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing": 21,
+    "tests/raydata/test_ray_judge.py::test_ray_judge_puts_every_verdict_on_its_own_answer": 19,
+    "tests/conversations/test_one_judge_two_scopes.py::test_one_judge_model_at_scope_turn_and_scope_conversation": 17,
+    "tests/analysis/test_report_stream.py::test_the_csvs_are_the_same_bytes_under_any_string_hash_seed": 17,
+    "tests/experiments/test_interrupt.py::test_ctrl_c_records_interrupted_and_the_next_run_resumes": 16,
+    "tests/analysis/test_ppi_design.py::test_rogan_gladen_covers_with_30_labels_on_unequal_statements": 16,
+    "tests/analysis/test_coverage.py::test_category_shares_and_their_differences_cover_the_truth": 15,
+    "tests/experiments/test_dry_run.py::test_dry_run_writes_nothing_and_counts_what_the_run_sends": 14,
+    "tests/experiments/test_experiments.py::test_sigkill_midway_then_resume_submits_nothing_twice": 14,
+    "tests/analysis/test_rogan_gladen.py::test_the_interval_covers_when_answers_of_one_input_share_a_truth": 14,
+    # Added on main after that run: their wall in the slow set at load 10-15 (2026-11-29) / 3.5, the ratio of the
+    # listed tests measured both ways.
+    "tests/independent/test_study_independent.py::test_a_conversation_study_composes_against_the_independent_"
+    "server": 36,
+    "tests/study_matrix/test_study_matrix.py::test_a_late_clock_replans_every_run_and_a_budget_raised_after_the_"
+    "deadline_goes_on": 34,
+    "tests/independent/test_study_independent.py::test_a_tight_budget_ends_then_finishes_paying_nothing_twice_"
+    "against_the_independent_server": 25,
+}
+"""The longest tests by node id, with their seconds (see above)."""
+
+
+def slices(count: int, workers: int) -> list[int]:
+    """The sizes of the slices worksteal first hands `workers` idle workers of `count` tests, in order."""
+    sizes: list[int] = []
+    for i in range(workers):
+        sizes.append((count - sum(sizes)) // (workers - i))
+    return sizes
+
+
+ONE_WORKER = ("tests/raydata/",)
+"""Folders whose tests run on one worker, one after another, as one unit of the layout: the Ray tests' commands join
+one shared cluster of two CPUs (tests/raydata/shared_ray.py), and three of them spread over three workers waited on
+each other's Ray Data jobs for their CPUs past their 240 s deadline (loaded machine, 2026-11-29)."""
+
+
+def _unit(nodeid: str) -> str | None:
+    """The unit a test is laid out with: its `ONE_WORKER` folder, itself if listed in `LONGEST`, else none."""
+    return next((folder for folder in ONE_WORKER if nodeid.startswith(folder)), nodeid if nodeid in LONGEST else None)
+
+
+def layout(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """`items` reordered so each unit (a listed test, or a `ONE_WORKER` folder's tests, listed ones first) heads a
+    worker's slice, longest unit first to the least loaded slice with room (see the module docstring)."""
+    sizes = slices(len(items), workers)
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        unit = _unit(item.nodeid)
+        if unit is not None:
+            units.setdefault(unit, []).append(item)
+    for members in units.values():
+        members.sort(key=lambda item: -LONGEST.get(item.nodeid, 0))  # stable: unlisted in collection order
+    seconds = {unit: sum(LONGEST.get(item.nodeid, 0) for item in members) for unit, members in units.items()}
+    queues: list[list[pytest.Item]] = [[] for _ in sizes]
+    loads = [0.0] * workers
+    for unit in sorted(units, key=lambda unit: -seconds[unit]):
+        room = [w for w in range(workers) if len(queues[w]) + len(units[unit]) <= sizes[w]]
+        worker = min(room or range(workers), key=lambda w: (loads[w], len(queues[w])))
+        queues[worker].extend(units[unit])
+        loads[worker] += seconds[unit]
+    rest = iter(item for item in items if _unit(item.nodeid) is None)
+    for queue, size in zip(queues, sizes, strict=True):
+        queue.extend(next(rest) for _ in range(max(0, size - len(queue))))
+    queues[-1].extend(rest)  # (only if a unit overfilled a slice: the counts still add up)
+    return [item for queue in queues for item in queue]
+
+
+DIST = "longest_first_dist"
+"""The key of the controller's `--dist` in a worker's `workerinput` (xdist sets a worker's own `--dist` to "no")."""
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, in the process that starts the workers
+def pytest_configure_node(node: object) -> None:
+    node.workerinput[DIST] = node.config.getoption("dist")  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(trylast=True)  # after the other hooks have marked, ordered and deselected: the final list
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a worksteal worker (every worker collects, and all must order alike), the layout above."""
+    worker = getattr(config, "workerinput", None)
+    if worker is not None and worker.get(DIST) == "worksteal":
+        items[:] = layout(items, int(worker["workercount"]))
