@@ -149,8 +149,9 @@ def pooled_references(verdicts: np.ndarray, rng: np.random.Generator) -> dict[st
 
 def naive_at_identical_runs(inputs: int, runs: int) -> tuple[float, float]:
     """(worst exact coverage, its rate) of plain Wilson over every verdict when every input's runs are identical (at
-    temperature 0), over rates 0.5..0.99 (0.01..0.5 mirrors them): k of `inputs` inputs compliant, each counted `runs` times. A row whose
-    narrowest covering reference is this one measures against an interval that is not valid over the family."""
+    temperature 0), over rates 0.5..0.99 (0.01..0.5 mirror them): k of `inputs` inputs compliant, each counted `runs`
+    times. A row whose narrowest covering reference is this one measures against an interval not valid over the
+    family."""
     worst = (1.0, 0.0)
     for p in np.linspace(0.5, 0.99, 491):
         hit = 0.0
