@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import compileall
+import fnmatch
 import json
 import os
 import shutil
@@ -36,6 +37,20 @@ os.environ["SPECEVAL_OFFLINE_TURNAROUND"] = str(OFFLINE_TURNAROUND)
 # the suite forks (tests/forked.py) inherit the test process's consoles, so the suite's process never has COLUMNS (a
 # terminal's, exported by the developer's shell): a test that wants a width sets it in its command's environment.
 os.environ.pop("COLUMNS", None)
+
+
+def _fsync_skipped(fd: int) -> None:
+    """`os.fsync` in the suite: the descriptor is checked (a closed one still raises), nothing is flushed."""
+    os.fstat(fd)
+
+
+# fsync (speceval/atomic.py's writes and their folders, the batch journal) makes a write survive a power loss, which
+# no test can cause or observe: a SIGKILL or a crash leaves the page cache, and so the file, as it was. Each call
+# still waited for the disk: 5 ms of wall on this machine (2026-11-29, 0.3 ms of CPU), and the inner loop makes
+# thousands. Replaced here, in the test process and so in every worker and command forked from it (tests/forked.py);
+# a fresh interpreter (Ray, `via`) fsyncs as shipped. `FSYNC=1` in the environment keeps the real one.
+if os.environ.get("FSYNC") != "1":
+    os.fsync = _fsync_skipped
 
 # Hypothesis's defaults include two clocks: a 200 ms deadline per example and the `too_slow` health check on data
 # generation. On a 2-core machine shared with other work a worker can wait longer than that for a core, and the
@@ -212,6 +227,12 @@ SLOW = (
     # of CPU, most of it the report's figures); tests/analysis/test_keyed_tables.py's
     # test_an_original_export_of_synthetic_verdicts_reads_back_synthetic keeps the round trip in the inner loop.
     "tests/interop/test_original_export.py::test_the_synthetic_flag_comes_back_with_the_report_over_the_export",
+    # 2026-11-29, CPU per test in the inner loop (loaded machine; about 1.3x an idle one's), over 2 s idle each:
+    # 200 draws of five candidates' spread (3.5 s; the coverage matrix's `spread` family checks the same coverage, the
+    # two structural spread tests stay in the inner loop), and an experiment's every log part written by both `.eval`
+    # writers (3.4 s; test_an_inspect_sources_epochs_and_errored_samples_read_back_the_same keeps the comparison).
+    "tests/analysis/test_spread.py::test_five_alike_candidates_spread_is_covered_where_the_picked_pairs_interval_is_not",
+    "tests/interop/test_inspect_zip.py::test_an_experiments_parts_read_back_as_inspect_ais_own_writer_writes_them",
 )
 """Test files that start Ray, kill and resume processes, drive whole experiments or time rate limits: the
 `slow` marker, so `pytest -m "not slow"` is an inner loop (README.md says what it measured)."""
@@ -238,7 +259,19 @@ def pytest_configure(config: pytest.Config) -> None:
             compileall.compile_dir(REPO / folder, quiet=1)
         workers = getattr(config.option, "numprocesses", None)
         if isinstance(workers, int) and workers > 0 and getattr(config.option, "dist", "no") != "no":
-            forked_workers.park(workers)  # the workers start forked, the heavy libraries imported once
+            forked_workers.park(workers, session_test_files(config))  # the workers start forked, the imports done once
+
+
+def session_test_files(config: pytest.Config) -> list[Path]:
+    """The test modules the session's arguments name (folders searched as pytest searches them), in order."""
+    patterns = config.getini("python_files")
+    found: dict[Path, None] = {}
+    for argument in config.args:
+        path = Path(config.invocation_params.dir, argument.split("::")[0])
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            if "__pycache__" not in file.parts and any(fnmatch.fnmatch(file.name, p) for p in patterns):
+                found[file.resolve()] = None
+    return list(found)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

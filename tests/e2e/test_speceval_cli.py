@@ -1,4 +1,6 @@
-"""`speceval` / `python -m speceval` as a user runs it."""
+"""`speceval` / `python -m speceval` as a user runs it. The emulator commands run forked from the test process
+(tests/forked.py: a real process that a signal ends, without a new interpreter's SDK imports); `--help` runs in a
+new interpreter, so that `python -m speceval` from nothing is run here too."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import time
 
 import openai
 
+from tests import forked
 from tests.conftest import REPO, cli_env
 
 
@@ -20,7 +23,7 @@ def free_port() -> int:
 
 def test_emulator_command_serves_the_openai_batch_api(tmp_path):
     port = free_port()
-    proc = subprocess.Popen(
+    proc = forked.Popen(
         [sys.executable, "-m", "speceval", "emulator", "--port", str(port), "--state-dir", str(tmp_path)],
         cwd=REPO,
         env=cli_env(),
@@ -61,7 +64,7 @@ def test_emulator_command_serves_the_openai_batch_api(tmp_path):
 def test_emulator_on_port_0_announces_the_port_it_bound_and_that_url_answers(tmp_path):
     import re
 
-    proc = subprocess.Popen(
+    proc = forked.Popen(
         [sys.executable, "-m", "speceval", "emulator", "--port", "0"],
         cwd=REPO,
         env=cli_env(),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -157,33 +158,43 @@ def test_a_log_of_more_samples_than_one_flush_holds_every_one(tmp_path, monkeypa
     }
 
 
-def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tmp_path):
-    """A Python where `import inspect_ai` fails (sys.modules entry None): exit 2 with the install command, nothing
-    written, in both directions."""
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO, SAMPLE_SPEC, cli_env
+def test_without_inspect_ai_both_directions_say_how_to_install_it(experiment, tmp_path, monkeypatch, capsys):
+    """A Python where `import inspect_ai` fails (sys.modules entries None): exit 2 with the install command, nothing
+    written, in both directions. In this process (each command's `main`), not in a fresh interpreter: the bridge
+    asks for inspect_ai with `import inspect_ai` first (speceval/pipelines/inspect_logs.py's `require_inspect`), and
+    every inspect_ai module this process imported is None here too; a fresh interpreter cost two SDK imports."""
+    from speceval.cli.judge import compliance_main
+    from tests.conftest import SAMPLE_SPEC
     from tests.interop.test_inspect_answers import build_log
 
     (tmp_path / "logs").mkdir()
     log = tmp_path / "logs" / "2026-11-27T00-00-00+00-00_x.eval"
     build_log(log)  # built here, where inspect_ai imports; the commands below run where it does not
-    blocked = "import sys; sys.modules['inspect_ai'] = None; from speceval.cli.main import main; "
+    for module in [name for name in sys.modules if name.split(".")[0] == "inspect_ai"] or ["inspect_ai"]:
+        monkeypatch.setitem(sys.modules, module, None)  # its submodules too: this process imported them
     commands = {
-        "export": f"sys.exit(main(['export', {str(experiment)!r}, '--format', 'inspect', '--out', "
-        f"{str(tmp_path / 'out')!r}]))",
-        "judge": "from speceval.cli.judge import compliance_main; sys.exit(compliance_main(['--spec-path', "
-        f"{str(SAMPLE_SPEC)!r}, '--candidate-generation-dirs', {str(log)!r}, "
-        f"'--compliance-judge-model-name', 'gpt-4.1-2025-04-14', '--output-dir-base', "
-        f"{str(tmp_path / 'judged')!r}, '--offline']))",
+        "export": lambda: speceval_main(
+            ["export", str(experiment), "--format", "inspect", "--out", str(tmp_path / "out")]
+        ),
+        "judge": lambda: compliance_main(
+            [
+                "--spec-path",
+                str(SAMPLE_SPEC),
+                "--candidate-generation-dirs",
+                str(log),
+                "--compliance-judge-model-name",
+                "gpt-4.1-2025-04-14",
+                "--output-dir-base",
+                str(tmp_path / "judged"),
+                "--offline",
+            ]
+        ),
     }
-    for name, code in commands.items():
-        done = subprocess.run(
-            [sys.executable, "-c", blocked + code], cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=120
-        )
-        assert done.returncode == 2, (name, done.stderr[-2000:])
-        assert "pip install 'speceval[inspect]'" in done.stderr, (name, done.stderr[-2000:])
+    for name, command in commands.items():
+        code = command()
+        stderr = capsys.readouterr().err
+        assert code == 2, (name, stderr[-2000:])
+        assert "pip install 'speceval[inspect]'" in stderr, (name, stderr[-2000:])
     assert not (tmp_path / "out").exists() and not (tmp_path / "judged").exists()
 
 
