@@ -49,7 +49,7 @@ from benchmarks.coverage_scenarios import (
     win_rate_scenario,
 )
 from benchmarks.label_allocation import RATES, draw_bounds  # noqa: E402
-from benchmarks.pooled_references import NAIVE  # noqa: E402
+from benchmarks.pooled_references import NAIVE, identical_runs_note  # noqa: E402
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
 from speceval.analysis.statistics.paired import paired_difference  # noqa: E402
 from speceval.analysis.statistics.registry import ESTIMATORS  # noqa: E402
@@ -123,9 +123,9 @@ def scenarios(bootstrap: int) -> list[Scenario]:
         ((200,), 2, (9.9, 0.1), "200 inputs x 2 runs, Beta(9.9, 0.1) mean 0.99"),
         # issue 47: extreme rates with few clusters, a rate near 1 at 10 inputs, few clusters at moderate rates (where
         # the t quantile is needed), and every input's runs identical (at temperature 0) near the exact bound
-        ((5,), 5, (0.1, 9.9), "5 inputs x 5 runs, Beta(0.1, 9.9) mean 0.01"),
-        ((5,), 5, (9.9, 0.1), "5 inputs x 5 runs, Beta(9.9, 0.1) mean 0.99"),
-        ((10,), 3, (29.1, 0.9), "10 inputs x 3 runs, Beta(29.1, 0.9) mean 0.97"),
+        ((5,), 5, (0.1, 9.9), "5 inputs x 5 runs, Beta(0.1, 9.9) mean 0.01" + identical_runs_note(5, 5)),
+        ((5,), 5, (9.9, 0.1), "5 inputs x 5 runs, Beta(9.9, 0.1) mean 0.99" + identical_runs_note(5, 5)),
+        ((10,), 3, (29.1, 0.9), "10 inputs x 3 runs, Beta(29.1, 0.9) mean 0.97" + identical_runs_note(10, 3)),
         ((10,), 10, (1.9, 0.1), "10 inputs x 10 runs, Beta(1.9, 0.1)"),
         ((5,), 20, (5.0, 5.0), "5 inputs x 20 runs, Beta(5, 5) mean 0.5"),
         ((6,), 8, (1.0, 1.0), "6 inputs x 8 runs, uniform rates"),

@@ -145,3 +145,31 @@ def pooled_references(verdicts: np.ndarray, rng: np.random.Generator) -> dict[st
         "input means' t": input_means_t(verdicts),
         "cluster bootstrap": cluster_bootstrap(verdicts, rng),
     }
+
+
+def naive_at_identical_runs(inputs: int, runs: int) -> tuple[float, float]:
+    """(worst exact coverage, its rate) of plain Wilson over every verdict when every input's runs are identical (at
+    temperature 0), over rates 0.5..0.99 (0.01..0.5 mirror them): k of `inputs` inputs compliant, each counted `runs`
+    times. A row whose narrowest covering reference is this one measures against an interval not valid over the
+    family."""
+    worst = (1.0, 0.0)
+    for p in np.linspace(0.5, 0.99, 491):
+        hit = 0.0
+        for k in range(inputs + 1):
+            found = wilson_interval(k * runs, inputs * runs, continuity=False)
+            assert found is not None
+            if found[0] <= p <= found[1]:
+                hit += math.comb(inputs, k) * p**k * (1 - p) ** (inputs - k)
+        worst = min(worst, (hit, float(p)))
+    return worst
+
+
+def identical_runs_note(inputs: int, runs: int) -> str:
+    """The note on a row at a rate near 0 or 1 whose few inputs put its 1.5x target out of reach of any interval valid
+    at identical runs (0 failures has probability p^G there, so no such interval starts above 0.025^(1/G))."""
+    cover, rate = naive_at_identical_runs(inputs, runs)
+    return (
+        f"; no interval valid at identical runs starts above 0.025^(1/{inputs}) = {0.025 ** (1 / inputs):.3f} at 0 "
+        f"failures, and plain Wilson over every verdict covers {cover:.2f} at {inputs} x {runs} identical runs "
+        f"(rate {rate:.2f})"
+    )

@@ -98,7 +98,9 @@ class _Mean:
     def rate_interval(self) -> tuple[float, float, str] | None:
         """`clustered.rate_interval_codes` (by input, stratified by statement) from the sums."""
         clusters = self.clusters
-        if self.n and clusters == self.n:
+        # One verdict a cluster: Wilson. Values in [0, 1] are all 0 or 1 exactly when their squares sum to their sum;
+        # one share a cluster (a panel's) takes the clustered interval, as the report's.
+        if self.n and clusters == self.n and self.squares >= self.total - 1e-9 * self.n:
             low, high = wilson_interval(self.total, self.n)  # type: ignore[misc]  # n > 0
             return low, high, WILSON
         if not self.n:

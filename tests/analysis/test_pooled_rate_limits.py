@@ -16,6 +16,7 @@ from speceval.analysis.statistics.clustered import (
     rate_interval_codes,
     t975,
 )
+from speceval.analysis.statistics.registry import WILSON
 from speceval.analysis.statistics.stats import Z95, wilson_interval
 
 
@@ -52,16 +53,29 @@ def test_a_rate_of_one_or_zero_takes_the_exact_bound_on_its_clusters():
 
 
 def test_rare_failures_take_the_continuity_correction_on_korn_graubards_z_and_common_ones_plain_limits_on_t():
-    z = Z95 * t975(9) / t975(29)  # the t-ratio on the effective size, 30 (a repeat of every run keeps it)
-    assert clustered_limits(29 / 30, 30.0, 9, 10) == wilson_interval(29, 30, z=z, continuity=True)
+    z = Z95 * t975(9) / t975(59)  # the t-ratio on the effective size, 60 (a repeat of every run keeps it)
+    assert clustered_limits(59 / 60, 60.0, 9, 10) == wilson_interval(59, 60, z=z, continuity=True)
     assert clustered_limits(0.5, 40.0, 4, 5) == wilson_interval(20, 40, z=t975(4), continuity=False)
+
+
+def test_under_forty_effective_verdicts_only_the_near_limit_keeps_the_correction():
+    z = Z95 * t975(9) / t975(29)
+    corrected, plain = wilson_interval(29, 30, z=z, continuity=True), wilson_interval(29, 30, z=z, continuity=False)
+    assert corrected is not None and plain is not None
+    # A rate near 1: the lower limit (the far one) plain, the upper (toward 1) corrected; mirrored near 0.
+    assert clustered_limits(29 / 30, 30.0, 9, 10) == (plain[0], corrected[1])
+    assert clustered_limits(1 / 30, 30.0, 9, 10) == pytest.approx((1 - corrected[1], 1 - plain[0]))
+    assert plain[0] > corrected[0]  # what it takes off
+    # Values that are not verdicts (shares, rescaled means) keep both corrections, and so does a rate of 1/2.
+    assert clustered_limits(29 / 30, 30.0, 9, 10, verdicts=False) == wilson_interval(29, 30, z=t975(9), continuity=True)
+    assert clustered_limits(0.5, 12.0, 4, 5) == wilson_interval(6, 12, z=Z95 * t975(4) / t975(11), continuity=True)
 
 
 def test_the_tightening_takes_a_tenth_off_ten_inputs_at_a_rate_near_one():
     coverage, width = _coverage_and_width(0.95, 10, 3, 1.9, 0.1, 600)
-    # These 600 draws: 0.305 wide; 0.319 with the continuity-corrected limits on the bare t(9) (and the exact bound),
-    # 0.35 before either (Wilson at G on t(9) at 0 failures).
-    assert coverage >= 0.95 and width < 0.312
+    # These 600 draws: 0.286 wide; 0.305 with the far limit corrected too, 0.319 with both corrected on the bare t(9)
+    # (and the exact bound), 0.35 before either (Wilson at G on t(9) at 0 failures).
+    assert coverage >= 0.95 and width < 0.295
 
 
 def test_the_parts_that_keep_coverage():
@@ -88,4 +102,35 @@ def test_a_rescaled_mean_keeps_the_bare_t_on_its_rare_limits():
     p = estimate.mean
     n = p * (1 - p) / estimate.se**2  # 29.0: one failure alone in its input
     assert mean == pytest.approx(wilson_interval(p * n, n, z=t975(9), continuity=True))
-    assert rate[:2] == pytest.approx(wilson_interval(p * n, n, z=Z95 * t975(9) / t975(int(n) - 1), continuity=True))
+    z = Z95 * t975(9) / t975(int(n) - 1)
+    corrected, plain = wilson_interval(p * n, n, z=z, continuity=True), wilson_interval(p * n, n, z=z, continuity=False)
+    assert corrected is not None and plain is not None
+    assert rate[:2] == pytest.approx((plain[0], corrected[1]))  # under 40 effective verdicts: the near side's only
+
+
+def test_one_share_an_input_takes_the_clustered_interval_at_its_own_variance():
+    # A panel of 3 judges' shares, one run of 100 inputs: counting each share as one verdict gave Wilson at n = 100;
+    # the shares' own variance says they are worth more (here 3 failing judges' verdicts in 3 inputs).
+    shares = np.ones(100)
+    shares[:3] = 2 / 3
+    found = rate_interval_codes(shares, np.arange(100))
+    wilson = wilson_interval(float(shares.sum()), 100)
+    assert found is not None and wilson is not None
+    assert found[0] <= 0.99 <= found[1] and found[1] - found[0] < 0.6 * (wilson[1] - wilson[0])
+    assert found[2] != WILSON
+    # One verdict an input is still one run's Wilson.
+    verdicts = np.ones(100)
+    verdicts[:3] = 0.0
+    assert rate_interval_codes(verdicts, np.arange(100)) == (*wilson_interval(97, 100), WILSON)  # type: ignore[misc]
+
+
+def test_one_share_an_input_covers_where_the_panel_shares_are_skewed():
+    # 100 inputs x 1 run, Beta(9.9, 0.1), 3 judges: 0.980 at 2,000 draws (0.033 wide; 0.061 as verdicts).
+    rng, hits, widths = np.random.default_rng(5), 0, []
+    for _ in range(400):
+        p = rng.beta(9.9, 0.1, 100)
+        found = rate_interval_codes((rng.random((100, 3)) < p[:, None]).mean(axis=1), np.arange(100))
+        assert found is not None
+        hits += found[0] <= 0.99 <= found[1]
+        widths.append(found[1] - found[0])
+    assert hits / 400 >= 0.95 and float(np.mean(widths)) < 0.04

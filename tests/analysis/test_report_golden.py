@@ -46,6 +46,14 @@ variation_statistics.csv and .json; `ci_method` of win_rates.csv; `rate_ci_metho
 `highest_ci_*`, `lowest_ci_*`, `kappa_ci_*` of statement_health.csv); every other cell is unchanged (checked by column
 name, numbers to 1e-12). Then once more, for a rescaled mean (a panel's shares by statement) keeping the bare t
 on its rare limits: `ci_*_by_statement` of the same files.
+
+Updated for issue 47 item 1 (`pooled2`: under 40 effective verdicts the rare limits' far side without continuity
+correction; one share an input, the panel's at one run, on the clustered interval): only interval cells moved and were
+copied from a regeneration by column name (`ci_low`, `ci_high`, `ci_method`, `ci_low_by_statement` of compliance.csv,
+compliance_by_authority.csv, compliance_by_type.csv, compliance_per_statement.csv, variation_statistics.csv and the
+top-level keys of variation_statistics.json; `ci_method` of win_rates.csv; `disagreement_ci_high`,
+`disagreement_ci_method`, `highest_ci_low`, `kappa_ci_low`, `lowest_ci_low`, `rate_ci_method` of
+statement_health.csv); every other cell is unchanged (checked by column name, numbers to 1e-12).
 """
 
 from __future__ import annotations

@@ -48,12 +48,16 @@ def test_the_headline_comes_first_with_each_candidates_rate_interval_method_and_
     rows = section(text, "Headline")
     assert len(rows) == len(report.data.variations)
     assert sum(v.judge != "panel" for v in report.data.variations) == len(SUMMARY_SPECS) * len(JUDGES) * len(MODELS)
-    numbers = re.search(r"Intervals: \(1\) (.+)", text)
-    assert numbers and numbers.group(1) == report.data.variations[0].ci_method
+    numbers = re.search(r"Intervals: (.+)", text)
+    assert numbers and numbers.group(1).startswith(f"(1) {report.data.variations[0].ci_method}")
+    # One run: a judge's verdicts take one run's Wilson (1), a panel's shares the clustered interval (2).
+    methods = list(dict.fromkeys(v.ci_method for v in report.data.variations))
+    assert numbers.group(1) == "; ".join(f"({i}) {m}" for i, m in enumerate(methods, 1))
     for v in report.data.variations:
         check = "a panel (" if v.judge == "panel" else "not checked (no canary verdicts) |"
+        cited = methods.index(v.ci_method) + 1
         expected = (
-            f"| {v.spec} | {v.judge} | {v.candidate} | {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] (1) | "
+            f"| {v.spec} | {v.judge} | {v.candidate} | {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}] ({cited}) | "
             f"{v.judged} verdicts on {v.inputs} inputs | {check}"
         )
         assert any(row.startswith(expected) for row in rows), expected

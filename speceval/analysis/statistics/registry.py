@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 WILSON = "Wilson score interval with continuity correction (independent inputs, one run)"
 CLUSTERED = (
     "Wilson at the cluster-robust effective sample size, t(G-H) (continuity-corrected on z when fewer than 10 "
-    "effective verdicts are of the rarer kind; at a rate of 0 or 1 the exact bound 0.025^(1/G), valid however alike "
-    "an input's runs are), clusters = {unit}s"
+    "effective verdicts are of the rarer kind, under 40 effective verdicts on the limit toward the rate's end only; "
+    "at a rate of 0 or 1 the exact bound 0.025^(1/G), valid however alike an input's runs are), clusters = {unit}s"
 )
 PAIRED = (
     "MOVER difference of the two rates' own intervals on shared inputs, correlation from the inputs' totals "
