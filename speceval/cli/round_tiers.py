@@ -179,6 +179,15 @@ def _replan(
         return
     turnaround = times.batch_turnaround_hours.get(left[0].provider, 0.0)
     plan.tiers[number - 1] = tier
-    plan.replans.append(Replan.of(number, planned, tier, hours_left, turnaround, meets))
+    plan.replans.append(
+        Replan(
+            round=number,
+            planned=planned,
+            sent=tier,
+            hours_left=hours_left,
+            batch_turnaround_hours=turnaround,
+            meets_deadline=meets,
+        )
+    )
     record(plan)
     console.print(plan.replans[-1].line("the candidate's", plan.deadline_hours))

@@ -281,29 +281,11 @@ class Replan(BaseModel):
     """In an experiment: the run folder (under the output folder) whose round it was; each run and variation of an
     entry re-plans its own round as it starts."""
 
+    @field_validator("hours_left", "batch_turnaround_hours")
     @classmethod
-    def of(
-        cls,
-        number: int,
-        planned: Tier,
-        sent: Tier,
-        hours_left: float,
-        turnaround: float,
-        meets: bool,
-        entry: str | None = None,
-        run: str | None = None,
-    ) -> Replan:
-        """The record, its hours rounded for reading."""
-        return cls(
-            entry=entry,
-            run=run,
-            round=number,
-            planned=planned,
-            sent=sent,
-            hours_left=round(hours_left, 4),
-            batch_turnaround_hours=round(turnaround, 4),
-            meets_deadline=meets,
-        )
+    def _rounded(cls, hours: float) -> float:
+        """Hours rounded for reading (the record is shown and kept, not computed with)."""
+        return round(hours, 4)
 
     def line(self, who: str, deadline_hours: float) -> str:
         """What a run prints when a round goes at another tier than planned."""

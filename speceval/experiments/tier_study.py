@@ -263,7 +263,16 @@ class StudyTiers:
             if before is None or after is None or (before is after and meets):
                 return
             turnaround = times.batch_turnaround_hours.get(resolve_org(entry.model, entry.org).org, 0.0)
-            change = Replan.of(number, before, after, hours_left, turnaround, meets, entry=name, run=run)
+            change = Replan(
+                entry=name,
+                run=run,
+                round=number,
+                planned=before,
+                sent=after,
+                hours_left=hours_left,
+                batch_turnaround_hours=turnaround,
+                meets_deadline=meets,
+            )
             self.replans.append(change)
         self.say(change.line(name, deadline))
 
