@@ -59,10 +59,15 @@ def test_the_docs_show_commands():
     assert len(shown_commands()) >= 20
 
 
+FLAG = r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])"
+"""A long option as a whole token (not a prefix of a longer one)."""
+
+
 @pytest.mark.parametrize("page,target,line", shown_commands())
 def test_every_shown_command_and_flag_exists(page, target, line):
-    known = help_text(target)
-    for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", line):
+    # Whole flags, not substrings: `--max-samples-per-log` must not pass because `--max-samples-per-logx` exists.
+    known = set(re.findall(FLAG, help_text(target)))
+    for flag in re.findall(FLAG, line):
         assert flag in known, f"{page}: {flag} is not a flag of {target} (line: {line})"
 
 
