@@ -8,7 +8,6 @@ holds that). Reconnecting a run to its provider is `speceval.operations.reopen`'
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,14 +59,15 @@ def finished_jobs(folder: Path) -> list[BatchRecord]:
 
 
 def realtime_call_seconds(folder: Path, most: int = 5_000) -> dict[str, dict[str, list[float]]]:
-    """Per service tier (`flex`, `standard`) and model (its run.json's `model_name`; "" where a run names none), the
-    seconds each answered realtime call at or below `folder` took (from the runs' journals, at most `most` calls a
-    run): what flex and standard calls of each model took here, which `tier: auto` learns."""
+    """Per service tier (`flex`, `standard`) and model (its run.json's `model_name`; a run.json that is not a run
+    manifest is an InputError naming it, as in `finished_jobs`), the seconds each answered realtime call at or
+    below `folder` took (from the runs' journals, at most `most` calls a run): what flex and standard calls of each
+    model took here, which `tier: auto` learns."""
     taken: dict[str, dict[str, list[float]]] = {}
     for run_dir in find_run_dirs([folder]) if folder.is_dir() else []:
         if not (run_dir / JOURNAL_NAME).is_file():
             continue
-        model = _model_name(run_dir)
+        model = RunManifest.load(run_dir).model_name
         for entry in itertools.islice(Journal(run_dir).read(), most):
             record = entry.record
             if record.seconds is not None and record.outcome is Outcome.SUCCEEDED:
@@ -75,15 +75,6 @@ def realtime_call_seconds(folder: Path, most: int = 5_000) -> dict[str, dict[str
                 tier = "flex" if record.service_tier == "flex" else "standard"
                 taken.setdefault(tier, {}).setdefault(model, []).append(record.seconds)
     return taken
-
-
-def _model_name(run_dir: Path) -> str:
-    """The model a run's run.json names ("" when it names none or cannot be read)."""
-    try:
-        meta = json.loads((run_dir / MANIFEST_NAME).read_bytes())
-    except (OSError, ValueError):
-        return ""
-    return str(meta.get("model_name") or "") if isinstance(meta, dict) else ""
 
 
 class RunIdentity(BaseModel):

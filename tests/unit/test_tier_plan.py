@@ -162,12 +162,23 @@ def test_the_calls_a_folder_answered_are_read_from_its_journals(tmp_path: Path) 
     """`realtime_call_seconds`: every answered call's seconds per tier from the realtime journals at or below a
     folder (a provider's `default` is standard); failed calls and batch runs teach nothing."""
     from speceval.batch.journal import Journal, JournalEntry
+    from speceval.batch.manifest import RunManifest
     from speceval.batch.records import Outcome, ResultRecord
     from speceval.operations.runs import realtime_call_seconds
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text('{"model_name": "o3"}')
+    RunManifest(
+        kind="generation",
+        command=["test"],
+        spec_name="s",
+        spec_path="s.jsonl",
+        spec_sha256="0",
+        inputs_path="inputs",
+        inputs_sha256="0",
+        model_name="o3",
+        provider="openai",
+    ).save(run)
     journal = Journal(run)
     journal.open()
     for index, (tier, seconds, outcome) in enumerate(
