@@ -224,13 +224,19 @@ class StudyTiers:
         return next((t for r, t in reversed(planned) if r <= round), planned[0][1])
 
     def replan(
-        self, name: str, entry: ModelEntry, number: int, now: datetime | None = None, run: str | None = None
+        self,
+        name: str,
+        entry: ModelEntry,
+        number: int,
+        now: datetime | None = None,
+        run: str | None = None,
+        judging: bool = False,
     ) -> None:
         """As round `number` (2 or later) of `entry` starts: plan the study's stages from that round's on again,
         against the hours left of the deadline and the turnaround of the batch jobs finished by then
         (`speceval.engines.tier_plan.replanned`: a round planned at flex never goes back to batch; a started round
         keeps its tier through the caller's `started`). A change of this round's tier is said and kept in
-        `replans`, naming the `run` folder whose round it is."""
+        `replans`, naming the `run` folder whose round it is (`judging`: a judge's round, for all its runs)."""
         deadline = self.config.engine.deadline_hours
         if self.plan is None or self.started_at is None or deadline is None:
             return
@@ -262,11 +268,14 @@ class StudyTiers:
             after = self.tier_of(name, entry, number)
             if before is None or after is None or (before is after and meets):
                 return
+            if before is after and self._said(name, run, number, after):
+                return  # a judge's later tasks, still past the deadline at the same tier: said once is enough
             turnaround = times.batch_turnaround_hours.get(resolve_org(entry.model, entry.org).org, 0.0)
             change = Replan(
                 entry=name,
                 run=run,
                 round=number,
+                judging=judging,
                 planned=before,
                 sent=after,
                 hours_left=hours_left,
@@ -275,6 +284,24 @@ class StudyTiers:
             )
             self.replans.append(change)
         self.say(change.line(name, deadline))
+
+    def _said(self, name: str, run: str | None, number: int, tier: Tier) -> bool:
+        """Whether a re-plan already says this round of `name` (in `run`) goes at `tier` past the deadline."""
+        return any(
+            (r.entry, r.run, r.round, r.sent, r.meets_deadline) == (name, run, number, tier, False)
+            for r in self.replans
+        )
+
+    def judging_tier(self, name: str, entry: ModelEntry, started: Tier | None) -> Tier | None:
+        """A judge entry's tier as its judging starts: the tier it was sent at by an earlier invocation (`started`,
+        from its run.json: its batch jobs in flight are collected, never sent again at flex), else its round of the
+        plan re-planned against the hours left and the pace of the jobs finished by then (a study that ran late
+        sends its judges at flex, the batch price, where the plan had them on the Batch API)."""
+        if started is not None:
+            return started
+        number = next((round_of(load) for n, load in self._loaded if n in _names(name, entry)), 1)
+        self.replan(name, entry, number, judging=True)
+        return self.tier_of(name, entry, number)
 
     def varies(self, name: str, entry: ModelEntry) -> bool:
         """Whether `entry` is sent at `auto` with a plan that may give its rounds different tiers (the caller
