@@ -33,7 +33,6 @@ from speceval.engines.tier_plan import (
     hour_seconds,
     replanned,
 )
-from speceval.errors import ConfigError
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
@@ -151,10 +150,10 @@ class StudyTiers:
         started: bool = False,
     ):
         """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
-        deadline). A batch round trip takes what the finished jobs in `output_dir` took, where it has some (a
-        resumed study re-plans with them: a round already started keeps the tier it started at). A study `started`
-        already (experiment.json `tiers_started_at`) is never refused: with no plan meeting the deadline on what its
-        jobs took, it goes on from the plan it started with, re-planned round by round."""
+        deadline; a batch round trip takes what the finished jobs in `output_dir` took, where it has some). A study
+        `started` already (experiment.json `tiers_started_at`) goes on from the plan it started with, never refused:
+        what its jobs took enters as each round still to start is re-planned against the hours left (`replan`; a
+        round already started keeps the tier it started at)."""
         self.config = config
         self.prices = prices or PriceTable.load()
         self.times = (config.engine.tier_times or TierTimes()).model_copy(deep=True)
@@ -192,20 +191,21 @@ class StudyTiers:
         ]
         self._loaded, self._flex_ok, self._pinned = loaded, flex_ok, [pinned(name) for name, _ in loaded]
         groups_of, fixed = _groups(loaded, lambda name: pinned(name) is None), [pinned(name) for name, _ in loaded]
-        deadline = config.engine.deadline_hours
-        try:
-            self.plan = auto_plan(
-                loads, deadline, self.prices, self.times, flex_ok=flex_ok, groups=groups_of, fixed=fixed
-            )
-        except ConfigError:
-            if not started:
-                raise  # refused before anything is sent
-            # A study that has sent already is never refused for its deadline (what it sent is paid for, and a
-            # budget raised must let it go on): its plan is the one it started with, from the expectations as
-            # configured, and each round still to start is re-planned with what its jobs took (`replan`).
-            self.plan = auto_plan(
-                loads, deadline, self.prices, configured, flex_ok=flex_ok, groups=groups_of, fixed=fixed
-            )
+        # A study that has sent already goes on from the plan it started with (from the expectations as configured:
+        # the deadline and the times cannot change once started), and each round still to start is re-planned with
+        # what its jobs took against the hours *left* (`replan`). Planning it afresh from what its jobs took would
+        # give the whole deadline again: a study already past it found a plan that "meets" it at standard, twice the
+        # price, where the re-plan keeps the planned price (found by the study matrix: judges at `auto`, a budget
+        # raised on a late clock). It is never refused for its deadline: what it sent is paid for.
+        self.plan = auto_plan(
+            loads,
+            config.engine.deadline_hours,
+            self.prices,
+            configured if started else self.times,
+            flex_ok=flex_ok,
+            groups=groups_of,
+            fixed=fixed,
+        )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
         self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}

@@ -154,3 +154,46 @@ def test_a_judge_killed_with_its_batch_job_in_flight_is_collected_on_a_late_reru
         for e in json.loads(p.read_text())["results"]
     ]
     assert len(verdicts) == 40  # every answer judged once: nothing lost with the kill
+
+
+def _tiers(folder: Path, study: str, started: bool):
+    """The study's tiers as `speceval run` plans them over `folder`'s output, as a first start or a resumed one."""
+    from speceval.experiments.runner import plan, preflight
+    from speceval.experiments.tier_study import StudyTiers
+
+    experiment = folder / "exp.yaml"
+    experiment.write_text(study)
+    config, output_dir, _ = preflight(experiment, offline=False, dry_run=True)  # the folder ran against a server
+    _, groups = plan(config, output_dir)
+    return StudyTiers(config, folder, groups, output_dir=output_dir, started=started)
+
+
+@pytest.mark.slow
+def test_a_started_study_goes_on_from_the_plan_it_started_with_not_a_plan_made_afresh_from_what_its_jobs_took(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the study matrix (judges at `auto`, a budget raised on a late clock): resumed, a study past its
+    deadline was planned afresh from what its jobs took as if the whole deadline were still ahead, and that plan
+    "met" it at standard (twice the price) for the rounds not yet started. It goes on from the plan it started
+    with; what its jobs took enters as each round still to start is re-planned against the hours left."""
+    # 60 h: the plan it starts with is all batch (12 h); a batch job then takes ~300 h, so a plan made afresh from
+    # that pace needs realtime tiers (standard for the judge flex does not serve) to "meet" 60 h.
+    both = STUDY.replace(f"  - model: {JUDGE}\n", f"  - model: {JUDGE}\n  - model: gpt-4.1-mini-2025-04-14\n")
+    both = both.replace("deadline_hours: 13", "deadline_hours: 60")
+    (tmp_path / "exp.yaml").write_text(both)
+    with Emulator(faults=FaultConfig(turnaround_seconds=3.0)) as emulator:
+        command = [sys.executable, "-m", "speceval", "run", "exp.yaml"]
+        done = forked.run(
+            command, cwd=tmp_path, env=_env(emulator, "0.01"), capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+    assert done.returncode == 0, done.stderr[-3000:]  # each batch job took ~300 "hours"
+    monkeypatch.setenv("SPECEVAL_HOUR_SECONDS", "0.01")  # the same clock for the plans below
+    afresh = _tiers(tmp_path, both, started=False)  # what a plan from the jobs' pace alone says
+    assert afresh.plan is not None and "standard" in {row.tier.value for row in afresh.plan.rounds}
+    resumed = _tiers(tmp_path, both, started=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    configured = _tiers(empty, both.replace("output_dir: out", f"output_dir: {empty / 'out'}"), started=False)
+    assert resumed.plan is not None and configured.plan is not None
+    assert [row.tier for row in resumed.plan.rounds] == [row.tier for row in configured.plan.rounds]
+    assert {row.tier for row in resumed.plan.rounds} == {Tier.BATCH}

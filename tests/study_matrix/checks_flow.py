@@ -50,9 +50,11 @@ def sent_requests(out: Path) -> Counter[tuple[str, str]]:
 
 
 def realtime_answers(out: Path) -> int:
-    """Answers served on a realtime tier (flex): each one request, which no batch job file records."""
+    """Answers and judge responses served on a realtime tier (flex): each one request, which no batch job file
+    records."""
     count = 0
-    for path in sorted((out / "generations").rglob("results/*.json")):
+    records = [*(out / "generations").rglob("results/*.json"), *(out / "compliance").rglob("judge_responses/*.json")]
+    for path in sorted(records):
         if (path.parent.parent / "rounds").is_dir():
             continue  # a conversation's assembled answers; its rounds' records are counted themselves
         count += sum(1 for e in json.loads(path.read_text(encoding="utf-8")) if e.get("service_tier") is not None)
