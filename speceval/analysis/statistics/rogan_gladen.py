@@ -93,7 +93,14 @@ def _posterior_interval(
     """2.5% and 97.5% points of theta's posterior (see the module's docstring)."""
     cluster_strata = stratum_per_cluster(clusters, strata)
     rate, size = _weighted_share(y, w, labelled, clusters, cluster_strata)
-    log_posterior = (rate * size - 0.5) * np.log(GRID) + ((1 - rate) * size - 0.5) * np.log1p(-GRID)
+    # Jeffreys' prior, except where the labels show only one kind: there its equal-tailed limit sits inside
+    # Clopper-Pearson's ((n + 1/2, 1/2): 0.975 at 100 labels, all compliant, which a rate of 0.97 shows 4.8% of the
+    # time, and those draws made the whole miss budget: 0.935 coverage at 20 statements of 5 labels), and the labelled
+    # part takes Beta(n, 1), whose 2.5% point is Clopper-Pearson's (0.025)^(1/n) (0.964).
+    compliant, failing = rate * size - 0.5, (1 - rate) * size - 0.5
+    if rate in (0.0, 1.0):
+        compliant, failing = (size - 1.0, 0.0) if rate == 1.0 else (0.0, size - 1.0)
+    log_posterior = compliant * np.log(GRID) + failing * np.log1p(-GRID)
     rng = np.random.default_rng(seed)
     q = []
     for truth in (0, 1):
