@@ -9,13 +9,13 @@ Newcombe, Stat Med 1998, method 10, the hybrid score interval for paired proport
     L = d - sqrt((p_a - l_a)^2 - 2 r (p_a - l_a)(u_b - p_b) + (u_b - p_b)^2)
     U = d + sqrt((u_a - p_a)^2 - 2 r (u_a - p_a)(p_b - l_b) + (p_b - l_b)^2)
 
-where (l, u) are each rate's 95% interval and r the correlation of the two sides over inputs. Each side's interval
-is a Wilson interval (`_side_estimate`): at n for one answer per input, which makes this Newcombe's hybrid score
-interval; over several runs at the side's cluster-robust effective size with Korn and Graubard's degrees-of-freedom-
-adjusted z where its answers show clustering (`_side_limits`: a cluster-robust variance above the unbiased binomial
-one; a constant side shows nothing and takes the other side's evidence, or the adjustment where both are constant);
-continuity-corrected only away from 0 and 1 (`keeps_continuity_correction`); a constant side (all 0 or all 1) takes
-the mid-p exact limit instead (`side_limits`); and r is the correlation of the inputs' totals (their cluster-robust influence, centred within
+where (l, u) are each rate's 95% interval and r the correlation of the two sides over inputs. Each side's interval is a
+Wilson interval (`_side_estimate`): at n for one answer per input, which makes this Newcombe's hybrid score interval;
+over several runs at the side's cluster-robust effective size with Korn and Graubard's degrees-of-freedom-adjusted z
+where its answers show clustering (`_side_limits`: a cluster-robust variance above the unbiased binomial one; a constant
+side shows nothing and takes the other side's evidence, or the adjustment where both are constant); continuity-corrected
+only away from 0 and 1 (`keeps_continuity_correction`); a constant side (all 0 or all 1) takes the mid-p exact limit
+instead (`side_limits`); and r is the correlation of the inputs' totals (their cluster-robust influence, centred within
 statements), which for one answer per input is Newcombe's phi.
 A constant side has r = 0 (Newcombe's rule for a zero margin), so the interval keeps both rates' own widths; a
 correlation of 1 is capped at 1 - 1/G (G inputs), so two sides that agree on every input still get an interval.
