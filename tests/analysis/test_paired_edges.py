@@ -188,9 +188,10 @@ def test_win_scores_with_many_ties_are_not_held_to_the_width_of_verdicts():
 
 def test_two_constant_sides_take_the_korn_graubard_adjusted_mid_p_limit_at_their_answers():
     # 10 inputs x 3 runs, both sides all compliant: each side is the mid-p exact limit at its 30 answers on Korn and
-    # Graubard's z · t(9) / t(29) (nothing shows how alike an input's runs are, so the adjustment is kept, as KG take
-    # n* = n, adjusted, at p = 0): 0.110. On the bare z (0.095) the interval missed a true 0.1 whenever side B,
-    # failing on half the inputs, showed no failure: 5.9% of draws (coverage 0.930, issue 47).
+    # Graubard's z · t(9) / t(29) (nothing shows how alike an input's runs are, so the adjustment is kept, as the KG
+    # interval is applied at p = 0: the count as the effective size, then adjusted): 0.110. On the bare z (0.095) the
+    # interval missed a true 0.1 whenever side B, failing on half the inputs, showed no failure: 5.9% of draws (coverage
+    # 0.930, issue 47).
     runs = [(i, 1.0) for i in range(10) for _ in range(3)]
     found = paired_difference(runs, runs)
     assert found is not None and found.ci_low is not None and found.ci_high is not None

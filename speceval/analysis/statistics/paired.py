@@ -193,11 +193,12 @@ def _side_estimate(
 
 def _side_limits(side: tuple[float, float] | _Side, other: tuple[float, float] | _Side) -> tuple[float, float]:
     """A side's limits: Korn & Graubard's degrees-of-freedom-adjusted limits (Survey Methodology 1998), z · t(G-H) /
-    t(n-1), where its answers show clustering, z where they show none. A constant side shows nothing: it takes the
-    other side's evidence (the same inputs and runs), and where that side is constant too (no answer differs from
-    any other: nothing is known of how alike an input's answers are) the adjustment, as Korn and Graubard take
-    n* = n, adjusted, at p = 0 (10 inputs x 3 runs, both sides always compliant: ±0.110, not ±0.095 on z, which
-    covered 0.930 at 1.0 vs 0.9 with the failures on half the inputs: 5.9% of those draws show no failure)."""
+    t(n-1), where its answers show clustering, z where they show none. A constant side shows nothing: it takes the other
+    side's evidence (the same inputs and runs), and where that side is constant too (no answer differs from any other:
+    nothing is known of how alike an input's answers are) the adjustment, as the Korn-Graubard interval is applied at p
+    = 0 (NCHS, Parker et al. 2017: the count as the effective size, then adjusted) (10 inputs x 3 runs, both sides
+    always compliant: ±0.110, not ±0.095 on z, which covered 0.930 at 1.0 vs 0.9 with the failures on half the inputs:
+    5.9% of those draws show no failure)."""
     if not isinstance(side, _Side):
         return side
     clustered = side.clustered
