@@ -59,6 +59,7 @@ class JudgePipeline(Protocol):
     @property
     def targets(self) -> list[JudgeTarget]: ...
 
+    settings: JudgeSettings
     spec: Specification
     spec_name: str
     provider: str

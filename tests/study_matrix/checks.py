@@ -242,8 +242,9 @@ def judges_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False)
     """`tier: auto` judges: each judge task (a run.json under compliance/) went at the tier the dry run planned for
     its model's judging, or at the one a judging re-plan in experiment.json says (each task re-plans as it starts:
     the canaries, judged as the study starts, may keep the plan's); batch jobs exactly where it went through the
-    Batch API; a judging re-plan never moves flex back to batch. On a late clock every judge planned at batch whose
-    model flex serves has a re-plan to flex, and its answers' tasks (not the canaries) went at flex."""
+    Batch API; a judging re-plan never moves flex back to batch. On a late clock the judging says it was re-planned
+    (at the fastest tier of the planned price: on a scaled clock a flex call's seconds look like hours, so that
+    may be batch, as for a candidate's round)."""
     planned = {row["model"]: row["tier"] for row in plan if row["label"] == "judging"}
     replans = [r for r in json.loads((out / "experiment.json").read_text(encoding="utf-8")).get("replans", [])]
     moved: dict[str, set[str]] = {}
@@ -257,15 +258,13 @@ def judges_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False)
         model = json.loads(manifest.read_text(encoding="utf-8"))["model_name"]
         if model not in planned:
             continue  # a judge the plan does not time (not at auto)
-        sent, canary = _sent_tier(manifest), "canaries" in manifest.relative_to(out).parts
+        sent = _sent_tier(manifest)
         if sent not in {planned[model], *sent_somewhere}:
             failures.append(f"{manifest}: judged at {sent}, planned {planned[model]}, re-planned {sorted(moved)}")
-        if late and not canary and planned[model] == "batch" and model == FLEX_JUDGE and sent != "flex":
-            failures.append(f"{manifest}: judged after the deadline was lost at {sent}, not flex (the batch price)")
         if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
             failures.append(f"{manifest}: judged at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")
-    if late and planned.get(FLEX_JUDGE) == "batch" and "flex" not in sent_somewhere:
-        failures.append("a late study's judging was not re-planned to flex (experiment.json replans)")
+    if late and planned and not moved:
+        failures.append("a late study's judging started after the deadline was lost, and no re-plan says so")
     return failures
 
 
