@@ -76,6 +76,21 @@ class ReadBack(_Records):
         self._both = both
         self._panel = panel
         self._files = VerdictReader()
+        self._whole: dict[Path, list[int]] = {}
+        """Per file decoded whole: the expected rows not yet read (see `expect`)."""
+
+    def expect(self, rows: np.ndarray) -> None:
+        """A file decoded whole (another writer's key order, the original SpecEval's) is read through to give any
+        of its rows: its expected rows are read with the first of them. `pick` asked sizes a block of 2,500 at a
+        time, and each block read every such file again (eight times over the original's folders: 12,485 reads
+        through of its files, most of a report over them)."""
+        c, sources = self._columns, self._both.source_row[rows]
+        whole = c.offset[sources] == NO_OFFSET
+        self._whole = defaultdict(list)
+        for row, file in zip(rows[whole].tolist(), c.file[sources[whole]].tolist(), strict=True):
+            path = c.paths[file]
+            if path is not None:
+                self._whole[path].append(row)
 
     def _read(self, rows: list[int]) -> dict[int, Record | None]:
         found: dict[int, Record | None] = {}
@@ -86,6 +101,10 @@ class ReadBack(_Records):
                 found[row] = None
             else:
                 by_file[path].append((row, source))
+        for path, wanted in list(by_file.items()):
+            asked = {row for row, _ in wanted}
+            ahead = [row for row in self._whole.pop(path, []) if row not in asked and row not in self._records]
+            wanted.extend(zip(ahead, self._both.source_row[ahead].tolist(), strict=True))
         for path, wanted in by_file.items():
             read = self._file_rows(path, sorted({source for _, source in wanted}))
             for row, source in wanted:
