@@ -276,10 +276,12 @@ class Replan(BaseModel):
     batch_turnaround_hours: float
     meets_deadline: bool
     entry: str | None = None
-    """In an experiment: the candidate (or simulated user) as the file lists it; a generation run has one."""
+    """In an experiment: the candidate, simulated user or judge as the file lists it; a generation run has one."""
     run: str | None = None
     """In an experiment: the run folder (under the output folder) whose round it was; each run and variation of an
-    entry re-plans its own round as it starts."""
+    entry re-plans its own round as it starts. None for a judge: one tier for all its runs."""
+    judging: bool = False
+    """The judges' round (after the conversations' last), re-planned as a judge's first task starts."""
 
     @field_validator("hours_left", "batch_turnaround_hours")
     @classmethod
@@ -289,8 +291,9 @@ class Replan(BaseModel):
 
     def line(self, who: str, deadline_hours: float) -> str:
         """What a run prints when a round goes at another tier than planned."""
+        what = "judging" if self.judging else f"round {self.round}"
         return (
-            f"tier auto: {who} round {self.round} at {self.sent.value} (planned {self.planned.value}): "
+            f"tier auto: {who} {what} at {self.sent.value} (planned {self.planned.value}): "
             f"{max(self.hours_left, 0):.1f} h of the {deadline_hours:g} h deadline left, a batch round trip here "
             f"takes {self.batch_turnaround_hours:.1f} h"
             + ("" if self.meets_deadline else "; no plan meets the deadline now: the fastest tier at the planned price")

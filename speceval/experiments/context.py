@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.engine import EngineOptions
+from speceval.batch.manifest import MANIFEST_NAME, RunManifest
 from speceval.batch.model import BatchedModel
-from speceval.conversations.transport import ModelOfRound, RoundModel
+from speceval.conversations.transport import ModelOfRound, RoundModel, started_tier
 from speceval.defaults import Tier
 from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
@@ -70,12 +71,23 @@ class StageContext:
         left = max(self.deadline - time.monotonic(), 0.0)
         return replace(self.engine, timeout_hours=left / 3600)
 
-    def judge_model(self, judge: JudgeEntry) -> AnyModel:
-        """One client per judge, shared by all its tasks."""
-        key = judge.model_dump_json()
+    def judge_model(self, judge: JudgeEntry, tier: Tier | None = None) -> AnyModel:
+        """One client per judge and tier (`judge_tier`), shared by all its tasks sent at that tier."""
+        key = f"{judge.model_dump_json()} {tier}"
         if key not in self._judges:
-            self._judges[key] = self.model(judge, judge_params(judge, self.config.engine.max_tokens))
+            self._judges[key] = self.model(judge, judge_params(judge, self.config.engine.max_tokens), tier)
         return self._judges[key]
+
+    def judge_tier(self, judge: JudgeEntry, run_dirs: list[Path]) -> Tier | None:
+        """The tier a judge task over `run_dirs` is sent at: under `tier: auto`, the tier an earlier invocation
+        started it at (a run.json of its own: its batch jobs in flight are collected, never sent again at flex),
+        else its judging round re-planned as it starts (`StudyTiers.judging_tier`: the spec's canaries judged at
+        the start and the answers judged after a late generation may go at different tiers); None: as `endpoint`
+        resolves it."""
+        if self.tiers is None or not self.per_round(judge):
+            return None
+        recorded = [started_tier(RunManifest.load(d)) for d in run_dirs if (d / MANIFEST_NAME).is_file()]
+        return self.tiers.judging_tier(self.entry_name(judge), judge, recorded[0] if recorded else None)
 
     def endpoint(self, entry: ModelEntry, tier: Tier | None = None) -> EndpointSettings | None:
         """How a model is reached when not through its batch API (None: the batch path), from its entry's keys

@@ -21,7 +21,7 @@ from speceval.batch.engine import BatchEngine
 from speceval.batch.manifest import RunManifest
 from speceval.batch.progress import EngineSummary
 from speceval.batch.store import RunStore
-from speceval.defaults import Mode
+from speceval.defaults import Mode, Tier
 from speceval.engines.endpoints import record_endpoint
 from speceval.engines.factory import make_engine
 from speceval.experiments.card_tasks import card_tasks
@@ -59,6 +59,7 @@ class JudgePipeline(Protocol):
     @property
     def targets(self) -> list[JudgeTarget]: ...
 
+    settings: JudgeSettings
     spec: Specification
     spec_name: str
     provider: str
@@ -230,8 +231,17 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
     return task
 
 
+def _endpoint_fields(ctx: StageContext, judge: JudgeEntry, tier: Tier | None = None) -> dict[str, Any]:
+    """A judge's endpoint at `tier` (None: as the plan has it) as `JudgeSettings` fields: recorded in every judge
+    run.json, as the judge commands do."""
+    endpoint = ctx.endpoint(judge, tier)
+    return {
+        "ray": endpoint if isinstance(endpoint, RaySettings) else None,
+        "realtime": endpoint if isinstance(endpoint, RealtimeSettings) else None,
+    }
+
+
 def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEntry) -> JudgeSettings:
-    endpoint = ctx.endpoint(judge)  # recorded in every judge run.json, as the judge commands do
     return JudgeSettings(
         spec_path=ctx.resolve(group.spec.spec_path),
         judge_model=judge.model,
@@ -242,8 +252,7 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
         params=judge_params(judge, ctx.config.engine.max_tokens),
         engine=ctx.engine_options(),
         offline=ctx.offline,
-        ray=endpoint if isinstance(endpoint, RaySettings) else None,
-        realtime=endpoint if isinstance(endpoint, RealtimeSettings) else None,
+        **_endpoint_fields(ctx, judge),
     )
 
 
@@ -279,11 +288,14 @@ def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, need
         spec = load_spec(ctx.resolve(group.spec.spec_path))
         statements = [s.statement_id for s in load_inputs(ctx.inputs_dir(group.spec), spec).statements]
         pipeline = held["pipeline"] = BatchedComplianceJudge(settings, [], judge.mode, canary_statements=statements)
+        tier = ctx.judge_tier(judge, [target.run_dir for target in pipeline.targets])
+        if tier is not None:
+            settings = pipeline.settings = replace(settings, **_endpoint_fields(ctx, judge, tier))
         held["manifests"] = [
             write_manifest(target, "compliance", settings, pipeline.spec_name, pipeline.spec.sha256, pipeline.provider)
             for target in pipeline.targets
         ]
-        return list(target_engines(ctx.judge_model(judge), pipeline.targets, settings.engine))
+        return list(target_engines(ctx.judge_model(judge, tier), pipeline.targets, settings.engine))
 
     def finish(summaries: list[EngineSummary]) -> None:
         if "pipeline" in held:
@@ -353,11 +365,14 @@ def _judging(
     def start() -> EngineRuns:
         settings = _judge_settings(ctx, stage, group, judge)
         pipeline = held["pipeline"] = _pipeline(settings, stage, judge, runs)
+        tier = ctx.judge_tier(judge, [target.run_dir for target in pipeline.targets])
+        if tier is not None:
+            settings = pipeline.settings = replace(settings, **_endpoint_fields(ctx, judge, tier))
         held["manifests"] = [
             write_manifest(target, stage, settings, pipeline.spec_name, pipeline.spec.sha256, pipeline.provider)
             for target in pipeline.targets
         ]
-        return list(target_engines(ctx.judge_model(judge), pipeline.targets, settings.engine))
+        return list(target_engines(ctx.judge_model(judge, tier), pipeline.targets, settings.engine))
 
     def finish(summaries: list[EngineSummary]) -> None:
         record_targets(held["pipeline"].targets, held["manifests"], summaries)

@@ -33,7 +33,6 @@ from speceval.engines.tier_plan import (
     hour_seconds,
     replanned,
 )
-from speceval.errors import ConfigError
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import most_turns, read_inputs
 from speceval.experiments.grid import Group
@@ -151,10 +150,10 @@ class StudyTiers:
         started: bool = False,
     ):
         """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
-        deadline). A batch round trip takes what the finished jobs in `output_dir` took, where it has some (a
-        resumed study re-plans with them: a round already started keeps the tier it started at). A study `started`
-        already (experiment.json `tiers_started_at`) is never refused: with no plan meeting the deadline on what its
-        jobs took, it goes on from the plan it started with, re-planned round by round."""
+        deadline; a batch round trip takes what the finished jobs in `output_dir` took, where it has some). A study
+        `started` already (experiment.json `tiers_started_at`) goes on from the plan it started with, never refused:
+        what its jobs took enters as each round still to start is re-planned against the hours left (`replan`; a
+        round already started keeps the tier it started at)."""
         self.config = config
         self.prices = prices or PriceTable.load()
         self.times = (config.engine.tier_times or TierTimes()).model_copy(deep=True)
@@ -192,20 +191,21 @@ class StudyTiers:
         ]
         self._loaded, self._flex_ok, self._pinned = loaded, flex_ok, [pinned(name) for name, _ in loaded]
         groups_of, fixed = _groups(loaded, lambda name: pinned(name) is None), [pinned(name) for name, _ in loaded]
-        deadline = config.engine.deadline_hours
-        try:
-            self.plan = auto_plan(
-                loads, deadline, self.prices, self.times, flex_ok=flex_ok, groups=groups_of, fixed=fixed
-            )
-        except ConfigError:
-            if not started:
-                raise  # refused before anything is sent
-            # A study that has sent already is never refused for its deadline (what it sent is paid for, and a
-            # budget raised must let it go on): its plan is the one it started with, from the expectations as
-            # configured, and each round still to start is re-planned with what its jobs took (`replan`).
-            self.plan = auto_plan(
-                loads, deadline, self.prices, configured, flex_ok=flex_ok, groups=groups_of, fixed=fixed
-            )
+        # A study that has sent already goes on from the plan it started with (from the expectations as configured:
+        # the deadline and the times cannot change once started), and each round still to start is re-planned with
+        # what its jobs took against the hours *left* (`replan`). Planning it afresh from what its jobs took would
+        # give the whole deadline again: a study already past it found a plan that "meets" it at standard, twice the
+        # price, where the re-plan keeps the planned price (found by the study matrix: judges at `auto`, a budget
+        # raised on a late clock). It is never refused for its deadline: what it sent is paid for.
+        self.plan = auto_plan(
+            loads,
+            config.engine.deadline_hours,
+            self.prices,
+            configured if started else self.times,
+            flex_ok=flex_ok,
+            groups=groups_of,
+            fixed=fixed,
+        )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
         self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}
@@ -224,13 +224,19 @@ class StudyTiers:
         return next((t for r, t in reversed(planned) if r <= round), planned[0][1])
 
     def replan(
-        self, name: str, entry: ModelEntry, number: int, now: datetime | None = None, run: str | None = None
+        self,
+        name: str,
+        entry: ModelEntry,
+        number: int,
+        now: datetime | None = None,
+        run: str | None = None,
+        judging: bool = False,
     ) -> None:
         """As round `number` (2 or later) of `entry` starts: plan the study's stages from that round's on again,
         against the hours left of the deadline and the turnaround of the batch jobs finished by then
         (`speceval.engines.tier_plan.replanned`: a round planned at flex never goes back to batch; a started round
         keeps its tier through the caller's `started`). A change of this round's tier is said and kept in
-        `replans`, naming the `run` folder whose round it is."""
+        `replans`, naming the `run` folder whose round it is (`judging`: a judge's round, for all its runs)."""
         deadline = self.config.engine.deadline_hours
         if self.plan is None or self.started_at is None or deadline is None:
             return
@@ -262,11 +268,14 @@ class StudyTiers:
             after = self.tier_of(name, entry, number)
             if before is None or after is None or (before is after and meets):
                 return
+            if before is after and self._said(name, run, number, after):
+                return  # a judge's later tasks, still past the deadline at the same tier: said once is enough
             turnaround = times.batch_turnaround_hours.get(resolve_org(entry.model, entry.org).org, 0.0)
             change = Replan(
                 entry=name,
                 run=run,
                 round=number,
+                judging=judging,
                 planned=before,
                 sent=after,
                 hours_left=hours_left,
@@ -275,6 +284,24 @@ class StudyTiers:
             )
             self.replans.append(change)
         self.say(change.line(name, deadline))
+
+    def _said(self, name: str, run: str | None, number: int, tier: Tier) -> bool:
+        """Whether a re-plan already says this round of `name` (in `run`) goes at `tier` past the deadline."""
+        return any(
+            (r.entry, r.run, r.round, r.sent, r.meets_deadline) == (name, run, number, tier, False)
+            for r in self.replans
+        )
+
+    def judging_tier(self, name: str, entry: ModelEntry, started: Tier | None) -> Tier | None:
+        """A judge entry's tier as its judging starts: the tier it was sent at by an earlier invocation (`started`,
+        from its run.json: its batch jobs in flight are collected, never sent again at flex), else its round of the
+        plan re-planned against the hours left and the pace of the jobs finished by then (a study that ran late
+        sends its judges at flex, the batch price, where the plan had them on the Batch API)."""
+        if started is not None:
+            return started
+        number = next((round_of(load) for n, load in self._loaded if n in _names(name, entry)), 1)
+        self.replan(name, entry, number, judging=True)
+        return self.tier_of(name, entry, number)
 
     def varies(self, name: str, entry: ModelEntry) -> bool:
         """Whether `entry` is sent at `auto` with a plan that may give its rounds different tiers (the caller

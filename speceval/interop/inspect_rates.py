@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from speceval.analysis.reading.columns import JUDGED, VerdictColumns, local_clusters
-from speceval.analysis.statistics.clustered import clustered_limits, t975
+from speceval.analysis.statistics.clustered import alike_within, clustered_limits, t975
 from speceval.analysis.statistics.registry import CLUSTERED, WILSON
 from speceval.analysis.statistics.stats import wilson_interval
 from speceval.analysis.tables.variations import count
@@ -59,6 +59,10 @@ class _Mean:
     total: float = 0.0
     squares: float = 0.0
     strata: list[_Sums] = field(default_factory=list)
+    # Whether every input's values agree (identical runs), and the sum of the inputs' means: the report's
+    # identical-runs interval, Wilson on the inputs (`clustered.rate_interval_codes`).
+    alike: bool = True
+    input_means: float = 0.0
 
     def add(self, y: np.ndarray, clusters: np.ndarray) -> None:
         """One statement's values and their input clusters (codes 0..G-1)."""
@@ -69,6 +73,8 @@ class _Mean:
         stratum = _Sums()
         stratum.add(sums, sizes)
         self.strata.append(stratum)
+        self.alike = self.alike and alike_within(y, clusters)
+        self.input_means += float((sums / sizes).sum())
         self.n += len(y)
         self.total += float(y.sum())
         self.squares += float(np.dot(y, y))
@@ -106,10 +112,13 @@ class _Mean:
         if not self.n:
             return None
         method = CLUSTERED.format(unit="input") + ", stratified by statement"
+        p = self.total / self.n
+        if self.alike and 0.0 < p < 1.0 and clusters < self.n:
+            low, high = wilson_interval(self.input_means, clusters)  # type: ignore[misc]  # clusters > 0
+            return low, high, f"{method}; every input's values alike: Wilson on the inputs, as one run's"
         variance, df = self.variance()
         if variance is None:
             return 0.0, 1.0, method
-        p = self.total / self.n
         effective = p * (1 - p) / variance if variance > 0 else float(clusters)
         spread = self.squares / self.n - p * p
         verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)

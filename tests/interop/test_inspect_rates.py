@@ -37,21 +37,28 @@ def verdict(statement: str, index: int, run: int, draw: float, mode: str) -> Com
     )
 
 
-def verdicts(mode: str, seed: int) -> list[ComplianceRow]:
+def verdicts(mode: str, seed: int, identical: bool = False) -> list[ComplianceRow]:
     draws = random.Random(seed)
     rows = []
     # unequal statements, one of a single input; 3 runs of each input, so inputs are clusters of several verdicts
     for statement, inputs in (("a", 12), ("b", 1), ("c", 30), ("d", 5)):
         for index in range(inputs):
             slant = draws.random() * 0.4  # inputs differ: the runs of one input agree more than chance
-            rows += [verdict(statement, index, run, draws.random() * 0.8 + slant, mode) for run in (1, 2, 3)]
+            draw = draws.random() * 0.8 + slant  # identical runs (temperature 0): every run draws the same
+            rows += [
+                verdict(statement, index, run, draw if identical else draws.random() * 0.8 + slant, mode)
+                for run in (1, 2, 3)
+            ]
     return rows
 
 
 @pytest.mark.parametrize("mode", ["binary", "likert"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_folded_rates_are_the_reports(mode: str, seed: int) -> None:
-    rows = verdicts(mode, seed)
+@pytest.mark.parametrize("identical", [False, True], ids=["runs-vary", "identical-runs"])
+def test_folded_rates_are_the_reports(mode: str, seed: int, identical: bool) -> None:
+    # Identical runs take the report's own path (Wilson on the inputs, as one run's): the clustered interval would
+    # come out narrower than one run's there, so the export must not fall back to it.
+    rows = verdicts(mode, seed, identical)
     expected = summarize(rows).model_dump(include=RATE_FIELDS)
     fold = RateFold()
     for statement in sorted({r.statement_id for r in rows}):
@@ -62,6 +69,7 @@ def test_folded_rates_are_the_reports(mode: str, seed: int) -> None:
     for name in ("judged", "compliant", "not_judged", "inputs", "ci_method"):
         assert got[name] == expected[name], name
     assert "cluster-robust" in str(got["ci_method"]) or mode == "likert"  # the clustered path, not Wilson
+    assert ("alike: Wilson on the inputs" in str(got["ci_method"])) == (identical and mode == "binary")
     numbers = ("rate", "ci_low", "ci_high") if mode == "binary" else ("mean_rating", "rating_ci_low", "rating_ci_high")
     for name in numbers:
         assert expected[name] is not None

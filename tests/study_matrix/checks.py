@@ -168,6 +168,8 @@ def _replans(out: Path) -> tuple[dict[tuple[str, int], tuple[str, str]], list[st
     moved: dict[tuple[str, int], tuple[str, str]] = {}
     failures = []
     for replan in state.get("replans", []):
+        if replan.get("judging"):
+            continue  # a judge's round names no run: `judges_as_planned` holds its tasks to it
         where = (str(replan.get("run")), int(replan["round"]))
         if not (out / where[0] / "rounds" / str(where[1])).is_dir():
             failures.append(f"experiment.json: a re-plan of {replan.get('entry')} names no round folder: {where}")
@@ -223,6 +225,46 @@ def tier_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -
                     failures.append(f"{results}: [{entry['original_index']}] served at {served!r}, sent at {sent}")
     if not seen:
         failures.append("no candidate run found")
+    return failures + judges_as_planned(out, plan, late)
+
+
+FLEX_JUDGE = "gpt-5"
+"""`tier: auto` studies' first judge (`matrix.experiment_yaml`): on the flex list, so a late study's judging moves."""
+
+
+def _sent_tier(manifest: Path) -> str:
+    """The tier a run.json says its requests went at: batch without a realtime record."""
+    realtime = json.loads(manifest.read_text(encoding="utf-8"))["parameters"].get("realtime")
+    return "batch" if realtime is None else realtime.get("service_tier") or "standard"
+
+
+def judges_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -> list[str]:
+    """`tier: auto` judges: each judge task (a run.json under compliance/) went at the tier the dry run planned for
+    its model's judging, or at the one a judging re-plan in experiment.json says (each task re-plans as it starts:
+    the canaries, judged as the study starts, may keep the plan's); batch jobs exactly where it went through the
+    Batch API; a judging re-plan never moves flex back to batch. On a late clock the judging says it was re-planned
+    (at the fastest tier of the planned price: on a scaled clock a flex call's seconds look like hours, so that
+    may be batch, as for a candidate's round)."""
+    planned = {row["model"]: row["tier"] for row in plan if row["label"] == "judging"}
+    replans = [r for r in json.loads((out / "experiment.json").read_text(encoding="utf-8")).get("replans", [])]
+    moved: dict[str, set[str]] = {}
+    failures = []
+    for replan in (r for r in replans if r.get("judging")):
+        moved.setdefault(str(replan["entry"]), set()).add(replan["sent"])
+        if (replan["planned"], replan["sent"]) == ("flex", "batch"):
+            failures.append(f"experiment.json: {replan['entry']}'s judging moved from flex back to batch")
+    sent_somewhere = set().union(*moved.values()) if moved else set()
+    for manifest in sorted((out / "compliance").rglob("run.json")):
+        model = json.loads(manifest.read_text(encoding="utf-8"))["model_name"]
+        if model not in planned:
+            continue  # a judge the plan does not time (not at auto)
+        sent = _sent_tier(manifest)
+        if sent not in {planned[model], *sent_somewhere}:
+            failures.append(f"{manifest}: judged at {sent}, planned {planned[model]}, re-planned {sorted(moved)}")
+        if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
+            failures.append(f"{manifest}: judged at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")
+    if late and planned and not moved:
+        failures.append("a late study's judging started after the deadline was lost, and no re-plan says so")
     return failures
 
 

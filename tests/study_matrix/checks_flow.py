@@ -50,9 +50,11 @@ def sent_requests(out: Path) -> Counter[tuple[str, str]]:
 
 
 def realtime_answers(out: Path) -> int:
-    """Answers served on a realtime tier (flex): each one request, which no batch job file records."""
+    """Answers and judge responses served on a realtime tier (flex): each one request, which no batch job file
+    records."""
     count = 0
-    for path in sorted((out / "generations").rglob("results/*.json")):
+    records = [*(out / "generations").rglob("results/*.json"), *(out / "compliance").rglob("judge_responses/*.json")]
+    for path in sorted(records):
         if (path.parent.parent / "rounds").is_dir():
             continue  # a conversation's assembled answers; its rounds' records are counted themselves
         count += sum(1 for e in json.loads(path.read_text(encoding="utf-8")) if e.get("service_tier") is not None)
@@ -218,7 +220,7 @@ def export_original(folder: Path, out: Path) -> list[str]:
 
 def export_inspect(folder: Path, out: Path) -> list[str]:
     """inspect: the logs read back as a candidate's answers (speceval's Inspect reader) hold every judged answer,
-    each with its text; every score and metric in them is finite."""
+    each with its text; every score and metric in them is finite; each log's rates are its verdict files'."""
     from inspect_ai.log import read_eval_log
 
     from speceval.pipelines.inspect_logs import inspect_logs_in, inspect_records, inspect_runs
@@ -246,4 +248,37 @@ def export_inspect(folder: Path, out: Path) -> list[str]:
             failures += [
                 f"{log_path.name} {result.name}.{m}" for m, v in result.metrics.items() if not _finite(v.value)
             ]
+        failures += _inspect_rates(log_path.name, log.eval.metadata["speceval"], out)
     return failures[:10]
+
+
+def _inspect_rates(name: str, meta: dict[str, Any], out: Path) -> list[str]:
+    """A log's rates (its metadata's, what Inspect shows as the whole log's) are its verdict files' counts: each
+    whole-answer yes/no judge's judged and compliant recomputed from the files of that candidate, variation and run,
+    and every rate (a panel's too) inside its own interval."""
+    folders = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"]
+    where = (folders[meta["variation"]], f"run{meta['run']}")
+    judged: Counter[str] = Counter()
+    compliant: Counter[str] = Counter()
+    for path in _verdict_files(out):
+        parts = path.relative_to(out / "compliance").parts  # spec/variation/runN/spec_x/judge_y/candidate/results
+        file_meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        if parts[1:3] != where or file_meta.get("model") != meta["candidate"] or file_meta.get("scope") == "turn":
+            continue
+        for entry in json.loads(path.read_text(encoding="utf-8")).get("results", []):
+            if entry.get("outcome") == "judged" and isinstance(entry.get("compliant"), bool):
+                judged[file_meta["judge"]] += 1
+                compliant[file_meta["judge"]] += entry["compliant"]
+    failures = []
+    for judge, rate in meta["rates"].items():
+        if judge in meta.get("turn_judges", {}):
+            continue  # a per-turn entry's rates are turn_rates.csv's (checks_turns), not a whole answer's
+        counted = (rate.get("judged"), rate.get("compliant"))
+        if meta["modes"].get(judge) == "binary" and counted != (judged[judge], compliant[judge]):
+            failures.append(
+                f"{name} {judge}: {counted[1]}/{counted[0]} compliant, the verdict files "
+                f"{compliant[judge]}/{judged[judge]}"
+            )
+        if rate.get("rate") is not None and not rate["ci_low"] <= rate["rate"] <= rate["ci_high"]:
+            failures.append(f"{name} {judge}: rate {rate['rate']} outside [{rate['ci_low']}, {rate['ci_high']}]")
+    return failures

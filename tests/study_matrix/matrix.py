@@ -39,6 +39,9 @@ AUTO_DEADLINE_HOURS = 13
 AUTO_LATE_DEADLINE_HOURS, LATE_HOUR_SECONDS = 40, "0.01"
 AUTO = ("auto", "auto-late")
 JUDGE = "gpt-4.1-2025-04-14"
+# `tier: auto` studies send their judges at auto too, the first a judge on the flex list (`checks.FLEX_JUDGE`): a late
+# study's judging is re-planned as each judge task starts (to flex, the batch price, once a batch round trip cannot
+# meet the deadline).
 
 FEATURES: dict[str, list[str]] = {
     "candidates": ["1", "2", "3"],
@@ -105,14 +108,17 @@ def candidate_models(config: dict[str, str]) -> list[str]:
 def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> str:
     models = candidate_models(config)
     tier = f"    tier: {config['tier'].removesuffix('-late')}\n" if config.get("tier") in ("flex", *AUTO) else ""
+    auto = config.get("tier") in AUTO
+    judge = checks.FLEX_JUDGE if auto else JUDGE
     judges = {
-        "binary": [f"  - model: {JUDGE}\n"],
-        "likert": [f"  - model: {JUDGE}\n    mode: likert\n"],
-        "binary+binary": [f"  - model: {JUDGE}\n", "  - model: gpt-4.1-mini-2025-04-14\n"],
-        "categories": [f"  - model: {JUDGE}\n{CATEGORIES}"],
-        "binary@turn+binary": [f"  - model: {JUDGE}\n    scope: turn\n", f"  - model: {JUDGE}\n"],
-        "categories@turn+binary": [f"  - model: {JUDGE}\n    scope: turn\n{CATEGORIES}", f"  - model: {JUDGE}\n"],
+        "binary": [f"  - model: {judge}\n"],
+        "likert": [f"  - model: {judge}\n    mode: likert\n"],
+        "binary+binary": [f"  - model: {judge}\n", "  - model: gpt-4.1-mini-2025-04-14\n"],
+        "categories": [f"  - model: {judge}\n{CATEGORIES}"],
+        "binary@turn+binary": [f"  - model: {judge}\n    scope: turn\n", f"  - model: {judge}\n"],
+        "categories@turn+binary": [f"  - model: {judge}\n    scope: turn\n{CATEGORIES}", f"  - model: {judge}\n"],
     }[config["judges"]]
+    judges = [entry + ("    tier: auto\n" if auto else "") for entry in judges]
     text = "experiment_name: matrix\noutput_dir: out\nspecs:\n  - name: openai\n"
     text += f"    spec_path: {SPEC}\n    inputs_dir: {INPUTS}\ncandidates:\n"
     text += "".join(f"  - model: {m}\n{tier}" for m in models) + "judges:\n" + "".join(judges)

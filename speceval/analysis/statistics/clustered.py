@@ -228,7 +228,7 @@ def rate_interval_codes(
         return None
     stratified = strata is not None if stratified is None else stratified
     method = CLUSTERED.format(unit=unit) + (", stratified by statement" if stratified else "")
-    if rate and not single and 0.0 < estimate.mean < 1.0 and _alike_within(y, clusters):
+    if rate and not single and 0.0 < estimate.mean < 1.0 and alike_within(y, clusters):
         # Every input's values agree (identical runs, e.g. at temperature 0): they say no more than one value an
         # input, so the interval is Wilson on the inputs, as one run's. The clustered one could come out narrower
         # here: its stratified SE gains on one run's plain Wilson, and its rare limits' Korn-Graubard z is below t.
@@ -252,7 +252,7 @@ def rate_interval_codes(
     return low, high, method
 
 
-def _alike_within(y: np.ndarray, clusters: np.ndarray) -> bool:
+def alike_within(y: np.ndarray, clusters: np.ndarray) -> bool:
     """Whether every cluster's values are all the same (each input's runs agree)."""
     counts = np.bincount(clusters)
     sums = np.bincount(clusters, weights=y)
