@@ -183,20 +183,32 @@ class CategoryExperiment:
     def rows(self) -> list[ComplianceRow]:
         """The draw as the report reads it: one categorical verdict row per (variation, statement, input, run)."""
         variations, statements, inputs, runs = self.categories.shape
+        # Each row a copy of one row with its own cells set: `model_construct` resolved the model's eleven
+        # defaults again for every row (6.6 ms of a draw's 288 rows; copies 1.7 ms), and the copies are equal to
+        # the rows it made, with the same fields set.
+        template = ComplianceRow.model_construct(
+            spec="sim",
+            variation="v0",
+            run=1,
+            judge="judge",
+            model="candidate",
+            statement_id="s0",
+            mode=CATEGORIES_MODE,
+            input="",
+            output="",
+            outcome="judged",
+            compliant=None,
+            category=None,
+        )
         return [
-            ComplianceRow.model_construct(
-                spec="sim",
-                variation=f"v{v}",
-                run=r + 1,
-                judge="judge",
-                model="candidate",
-                statement_id=f"s{s}",
-                mode=CATEGORIES_MODE,
-                input=f"input {s}.{i}",
-                output="",
-                outcome="judged",
-                compliant=None,
-                category=f"c{self.categories[v, s, i, r]}",
+            template.model_copy(
+                update={
+                    "variation": f"v{v}",
+                    "run": r + 1,
+                    "statement_id": f"s{s}",
+                    "input": f"input {s}.{i}",
+                    "category": f"c{self.categories[v, s, i, r]}",
+                }
             )
             for v in range(variations)
             for s in range(statements)
