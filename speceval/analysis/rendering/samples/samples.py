@@ -214,7 +214,7 @@ def select_rankings(
 
 def _pick_rankings(c: RankingColumns, read_back: RankingReadBack, limit: int, budget: int, seed: int) -> np.ndarray:
     stratum_of_file, _ = c.file_keys(("judge", "variation", "run", "statement_id"), unordered_pair=True)
-    return pick(stratum_of_file[c.file], read_back.sizes, limit, budget, seed)
+    return pick(stratum_of_file[c.file], read_back.sizes, limit, budget, seed, read_back.expect)
 
 
 def ranking_samples(c: RankingColumns) -> list[SampleRecord]:
