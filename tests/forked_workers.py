@@ -29,6 +29,7 @@ import sys
 import threading
 import traceback
 import types
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -102,9 +103,15 @@ def _import_tests(test_files: Iterable[Path]) -> None:
         with contextlib.suppress(Exception):
             _root, name = resolve_pkg_root_and_module_name(path)
             importlib.import_module(name)
-    with contextlib.suppress(Exception):  # a private function of Hypothesis: if it moves, the workers scan instead
+    with contextlib.suppress(Exception), warnings.catch_warnings():  # a private function of Hypothesis: if it
+        # moves, the workers scan instead
+        from hypothesis.errors import HypothesisSideeffectWarning
         from hypothesis.internal.conjecture.providers import _get_local_constants
 
+        # Called from `pytest_configure`, where Hypothesis counts as still initialising and warns of slow work (the
+        # scan, once here instead of in every worker, is the point), and where pytest turns warnings into errors: the
+        # error ended the scan at the first package module and every worker scanned them all again (2026-11-29).
+        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
         _get_local_constants()
 
 

@@ -37,6 +37,12 @@ def add_ranged_flags(target: argparse._ActionsContainer, flags: Iterable[RangedF
         target.add_argument(flag, type=flag_type(setting), help=text)
 
 
+def add_offline_flag(parser: argparse.ArgumentParser, made: str) -> None:
+    """`--offline`: the built-in emulator serves every call, so what it makes (`made`: answers, verdicts, inputs)
+    is synthetic; every command that sends requests takes it with this meaning."""
+    parser.add_argument("--offline", action="store_true", help=f"use the built-in emulator (synthetic {made})")
+
+
 def add_engine_arguments(parser: argparse.ArgumentParser, batch_size: int, answer: str) -> None:
     """The batch engine's flags of a generation or judge command (`answer`: what one request's answer is)."""
     add_ranged_flags(

@@ -16,7 +16,13 @@ from pathlib import Path
 
 from speceval.cli.command_defaults import GENERATION_BATCH_SIZE
 from speceval.cli.exits import run_command
-from speceval.cli.flags import add_cost_arguments, add_engine_arguments, add_realtime_arguments, add_vertex_arguments
+from speceval.cli.flags import (
+    add_cost_arguments,
+    add_engine_arguments,
+    add_offline_flag,
+    add_realtime_arguments,
+    add_vertex_arguments,
+)
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
     DEFAULT_GENERATION_OUTPUT,
@@ -50,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start a fresh run even if an identical one already finished (by default it is reused, not paid again)",
     )
-    parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic answers)")
+    add_offline_flag(parser, "answers")
     parser.add_argument(
         "--allow-unknown-statements", action="store_true", help="skip inputs files that name no spec statement"
     )

@@ -16,6 +16,7 @@ from speceval.cli.exits import run_command
 from speceval.cli.flags import (
     add_cost_arguments,
     add_engine_arguments,
+    add_offline_flag,
     add_ray_arguments,
     add_tier_arguments,
     add_vertex_arguments,
@@ -84,7 +85,7 @@ def build_parser(kind: Kind) -> argparse.ArgumentParser:
     parser.add_argument("--output-dir-base", type=Path, help=f"default: {DEFAULT_JUDGE_OUTPUT[kind]}")
     add_engine_arguments(parser, DEFAULT_BATCH_SIZE, "judge answer")
     add_cost_arguments(parser)
-    parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic verdicts)")
+    add_offline_flag(parser, "verdicts")
     parser.add_argument("--verbose", action="store_true", help="debug logging on the console")
     add_vertex_arguments(parser, "Vertex AI batch prediction (judge org google with buckets)", from_yaml=True)
     ray = parser.add_argument_group(

@@ -14,15 +14,15 @@ from speceval.emulator.common import (
     download_bytes,
     error_kind,
     int_arg,
-    jsonl,
     new_generated_file,
     refresh,
     refused_sampling_field,
+    results_jsonl,
     rfc3339,
     text_of,
 )
 from speceval.emulator.faults import TIMEOUT_ONCE_MARKER
-from speceval.emulator.jobs import TERMINAL, Job, Kind, Outcome, Phase, RequestItem, emitted, random_id, timeline
+from speceval.emulator.jobs import TERMINAL, Job, Kind, Outcome, Phase, RequestItem, random_id, timeline
 from speceval.emulator.models import NOT_FOUND, retired
 from speceval.emulator.routing import ApiError, Request, Response, Route, bytes_response, json_response
 from speceval.emulator.structured import schema_of_anthropic
@@ -311,16 +311,12 @@ class AnthropicApp(BatchApp):
 
     def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
         """Write the results JSONL (kept as an internal generated file)."""
-        written: dict[int, dict[str, Any]] = {}
-        lines = [
-            written.setdefault(o.index, {"custom_id": o.item.custom_id, "result": _result(o)})
-            for o in emitted(job, outcomes)
-        ]
+        lines = results_jsonl(job, outcomes, lambda o: {"custom_id": o.item.custom_id, "result": _result(o)})
         meta = new_generated_file(
             self.ctx,
             PROVIDER,
             f"results-{job.id}",
-            jsonl(lines),
+            lines,
             filename=f"{job.id}_results.jsonl",
             mime_type="application/binary",
         )

@@ -18,6 +18,7 @@ from speceval.emulator.jobs import (
     Outcome,
     Phase,
     RequestItem,
+    emitted,
     final_outcomes,
     phase,
     summarize,
@@ -72,6 +73,13 @@ def refresh(ctx: EmulatorContext, job: Job, now: float, finalize: Finalizer) -> 
 def jsonl(values: Iterable[Any]) -> bytes:
     """JSON Lines: one compact object per line, newline-terminated, no blank lines."""
     return b"".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" for v in values)
+
+
+def results_jsonl(job: Job, outcomes: list[Outcome], line: Callable[[Outcome], dict[str, Any]]) -> bytes:
+    """A results file of one `line` per emitted outcome (drops removed); a duplicated request's line is written
+    again as first built, as the providers repeat a result rather than answer twice."""
+    written: dict[int, dict[str, Any]] = {}
+    return jsonl(written.setdefault(o.index, line(o)) for o in emitted(job, outcomes))
 
 
 def new_generated_file(

@@ -16,9 +16,9 @@ from speceval.emulator.common import (
     GoogleApp,
     google_status,
     int_arg,
-    jsonl,
     new_generated_file,
     refresh,
+    results_jsonl,
     rfc3339,
     text_of,
 )
@@ -37,7 +37,6 @@ from speceval.emulator.jobs import (
     Outcome,
     Phase,
     RequestItem,
-    emitted,
     gemini_output_limit,
     google_end_time,
     random_id,
@@ -278,16 +277,12 @@ class GeminiApp(GoogleApp):
                 inlined.extend([entry, entry] if outcome.duplicated else [entry])
             job.params["inlined_responses"] = inlined
             return
-        written: dict[int, dict[str, Any]] = {}
-        lines = [
-            written.setdefault(o.index, {"key": o.item.custom_id, **response_or_error(o)})
-            for o in emitted(job, outcomes)
-        ]
+        lines = results_jsonl(job, outcomes, lambda o: {"key": o.item.custom_id, **response_or_error(o)})
         meta = new_generated_file(
             self.ctx,
             PROVIDER,
             f"batch-{job.id}",
-            jsonl(lines),
+            lines,
             filename=f"batch-{job.id}",
             retention_seconds=FILE_RETENTION_SECONDS,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from speceval.errors import MissingCredentialsError
 from speceval.redaction import register_secret
@@ -25,6 +25,28 @@ def resolve_api_key(provider: str, api_key: str | None, key_env: tuple[str, ...]
         return "EMPTY"
     register_secret(key)
     return key
+
+
+class KeyedAdapter:
+    """An adapter (batch or realtime) reached with an API key: `key_label` names the provider in a missing-key
+    error and `key_env` lists the variables read for the key, in the SDK's own order."""
+
+    key_label: ClassVar[str]
+    key_env: ClassVar[tuple[str, ...]]
+
+    def resolved_key(
+        self,
+        api_key: str | None,
+        *,
+        label: str | None = None,
+        key_env: tuple[str, ...] | None = None,
+        required: bool = True,
+    ) -> str:
+        """`api_key`, else the first variable of `key_env` that is set (`resolve_api_key`); `label` and `key_env`
+        replace the class's own for another host of the same API (e.g. Together for the OpenAI shape)."""
+        return resolve_api_key(
+            label or self.key_label, api_key, self.key_env if key_env is None else key_env, required=required
+        )
 
 
 def register_refreshing_token(credentials: Any) -> Any:

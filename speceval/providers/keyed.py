@@ -10,22 +10,18 @@ from __future__ import annotations
 import logging
 from abc import abstractmethod
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any
 
 from speceval.batch.model import LeanBatchedModel
 from speceval.batch.records import RemoteJob
-from speceval.providers.credentials import resolve_api_key
+from speceval.providers.credentials import KeyedAdapter
 from speceval.wire.params import GenerationParams
 
 logger = logging.getLogger(__name__)
 
 
-class KeyedBatchedModel(LeanBatchedModel):
-    """A `LeanBatchedModel` reached with an API key: `key_label` names the provider in a missing-key error and
-    `key_env` lists the variables read for the key, in the SDK's own order."""
-
-    key_label: ClassVar[str]
-    key_env: ClassVar[tuple[str, ...]]
+class KeyedBatchedModel(KeyedAdapter, LeanBatchedModel):
+    """A `LeanBatchedModel` reached with an API key (`KeyedAdapter`)."""
 
     def __init__(
         self,
@@ -37,7 +33,7 @@ class KeyedBatchedModel(LeanBatchedModel):
         timeout: float = 600.0,
     ):
         super().__init__(model_name, params)
-        self._connect(resolve_api_key(self.key_label, api_key, self.key_env), base_url, timeout)
+        self._connect(self.resolved_key(api_key), base_url, timeout)
 
     @abstractmethod
     def _connect(self, key: str, base_url: str | None, timeout: float) -> None:

@@ -20,7 +20,7 @@ import importlib.util
 import logging
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from speceval.batch.model import BatchedModel
 from speceval.batch.records import BUILT_IN_HANDLES
@@ -64,6 +64,24 @@ class ProviderEntry:
     batch: bool = True
     default_base_url: str | None = None
 
+    def __post_init__(self) -> None:
+        # A plug-in may pass lists; the entry stays hashable and comparable (registering it again does nothing).
+        object.__setattr__(self, "model_prefixes", tuple(self.model_prefixes))
+        object.__setattr__(self, "key_env", tuple(self.key_env))
+
+
+class ProviderOptions(TypedDict, total=False):
+    """The keywords of `register_provider`: the attributes of `ProviderEntry` besides `org` and `adapter`."""
+
+    sdk: str | None
+    sdk_module: str | None
+    model_prefixes: tuple[str, ...]
+    key_env: tuple[str, ...]
+    base_url_env: str | None
+    realtime_adapter: str | None
+    batch: bool
+    default_base_url: str | None
+
 
 PROVIDERS: dict[str, ProviderEntry] = {}
 """Every provider registered so far by org (read it through `providers()`, which adds installed plug-ins)."""
@@ -77,15 +95,8 @@ def register_provider(
     org: str,
     adapter: type[BatchedModel] | str,
     *,
-    model_prefixes: tuple[str, ...] = (),
-    key_env: tuple[str, ...] = (),
-    base_url_env: str | None = None,
-    sdk: str | None = None,
-    sdk_module: str | None = None,
-    realtime_adapter: str | None = None,
-    batch: bool = True,
-    default_base_url: str | None = None,
     replace_existing: bool = False,
+    **options: Unpack[ProviderOptions],
 ) -> ProviderEntry:
     """Add a provider served by `adapter` (a BatchedModel subclass, or 'module:Class' of one).
 
@@ -108,19 +119,7 @@ def register_provider(
     Returns:
         The entry now in the registry.
     """
-    entry = ProviderEntry(
-        org=org,
-        adapter=adapter,
-        sdk=sdk,
-        sdk_module=sdk_module,
-        model_prefixes=tuple(model_prefixes),
-        key_env=tuple(key_env),
-        base_url_env=base_url_env,
-        realtime_adapter=realtime_adapter,
-        batch=batch,
-        default_base_url=default_base_url,
-    )
-    return _add(entry, replace_existing=replace_existing)
+    return _add(ProviderEntry(org, adapter, **options), replace_existing=replace_existing)
 
 
 def unregister_provider(org: str) -> None:

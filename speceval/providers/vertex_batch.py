@@ -51,6 +51,7 @@ from speceval.wire.gemini import generate_content_request
 from speceval.wire.lines import encode_line
 from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import PromptLike
+from speceval.wire.tls import genai_tls_options
 
 __all__ = ["VertexBatchedModel", "parse_prediction_line"]
 
@@ -130,7 +131,7 @@ class VertexBatchedModel(LeanBatchedModel):
             project=self.project,
             location=self.location,
             credentials=credentials,
-            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url),
+            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url, **genai_tls_options()),
         )
         client_options = {"api_endpoint": storage_endpoint} if storage_endpoint else None
         self._storage = storage.Client(project=self.project, credentials=credentials, client_options=client_options)

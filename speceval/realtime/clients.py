@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from speceval.batch.records import RequestError
-from speceval.providers.credentials import resolve_api_key
+from speceval.providers.credentials import KeyedAdapter
 from speceval.providers.http_errors import transport_errors
 from speceval.realtime.headers import parse_limit_headers
 from speceval.realtime.model import (
@@ -45,10 +45,9 @@ def _sdk(client: Callable[..., C], http_client: Any, key: str | None, base_url: 
 _ANTHROPIC_ARGUMENTS = frozenset({"model", "max_tokens", "messages", "output_config", "system"})
 
 
-class OpenAIChatModel(RealtimeModel):
-    """`POST {base_url}/chat/completions` through the openai SDK: OpenAI itself or any compatible server."""
-
-    provider: ClassVar[str] = "openai"
+class _KeyedRealtimeModel(KeyedAdapter, RealtimeModel):
+    """A realtime adapter whose SDK takes an API key (`KeyedAdapter`): the key is resolved once, then `_connect`
+    builds the subclass's client."""
 
     def __init__(
         self,
@@ -58,20 +57,42 @@ class OpenAIChatModel(RealtimeModel):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        org: str = "openai",
-        key_env: tuple[str, ...] = ("OPENAI_API_KEY",),
+        org: str | None = None,
+        key_env: tuple[str, ...] | None = None,
         key_required: bool = True,
     ):
-        """Build the client; `base_url` None lets the SDK honour `OPENAI_BASE_URL` as it documents."""
+        """Resolve the key and build the client.
+
+        Args:
+            org / key_env: another host of the same API shape (e.g. `together`) and the variables of its key;
+                None: the provider's own (`provider`, `key_env`).
+            key_required: False for a server that serves without a key (vLLM, Ollama).
+        """
         super().__init__(model_name, params, options)
+        self.org = org or self.org
+        # Another host's missing key is named after that host (`together`), not after the API's owner.
+        self._connect(self.resolved_key(api_key, label=org, key_env=key_env, required=key_required), base_url)
+
+    @abstractmethod
+    def _connect(self, key: str | None, base_url: str | None) -> None:
+        """Build the SDK client (its retries off: the engine owns them)."""
+
+
+class OpenAIChatModel(_KeyedRealtimeModel):
+    """`POST {base_url}/chat/completions` through the openai SDK: OpenAI itself or any compatible server (`org`,
+    `key_env`; `base_url` None lets the SDK honour `OPENAI_BASE_URL` as it documents)."""
+
+    provider: ClassVar[str] = "openai"
+    key_label: ClassVar[str] = "openai"
+    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
+
+    def _connect(self, key: str | None, base_url: str | None) -> None:
         import openai  # lazy: `import speceval` must work without every vendor SDK
 
-        self.org = org
         self._openai = openai
-        key = resolve_api_key(org, api_key, key_env, required=key_required)
         self._client = _sdk(openai.OpenAI, openai.DefaultHttpxClient, key, base_url, self.options.request_timeout)
         # OpenAI's own dialect (max_completion_tokens, prompt_cache_key) for OpenAI; the compatible one for the rest.
-        self._compatible = org != "openai"
+        self._compatible = self.org != "openai"
 
     def complete(self, prompt: PromptLike, *, service_tier: str | None = None) -> Completion:
         """One chat completion."""
@@ -97,31 +118,6 @@ def _openai_code(body: object) -> str | None:
             value = error.get("code") or error.get("type")
             return str(value) if value else None
     return None
-
-
-class _KeyedRealtimeModel(RealtimeModel):
-    """A realtime adapter whose SDK takes an API key: the key is resolved once (from `key_env` unless given),
-    then `_connect` builds the subclass's client."""
-
-    key_label: ClassVar[str]
-    key_env: ClassVar[tuple[str, ...]]
-
-    def __init__(
-        self,
-        model_name: str,
-        params: GenerationParams | None = None,
-        options: RealtimeOptions | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-    ):
-        """Resolve the key and build the client."""
-        super().__init__(model_name, params, options)
-        self._connect(resolve_api_key(self.key_label, api_key, self.key_env), base_url)
-
-    @abstractmethod
-    def _connect(self, key: str | None, base_url: str | None) -> None:
-        """Build the SDK client (its retries off: the engine owns them)."""
 
 
 class AnthropicMessagesModel(_KeyedRealtimeModel):

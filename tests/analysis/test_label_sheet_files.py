@@ -16,6 +16,7 @@ from speceval.analysis.tables.human_labels import item_id, read_labels
 from speceval.cli.main import main as speceval_main
 from speceval.errors import InputError
 from tests.analysis.test_labelled import write_run
+from tests.conftest import SAMPLE_INPUTS, SAMPLE_SPEC
 
 
 def _folder(tmp_path: Path) -> tuple[Path, list[str]]:
@@ -96,17 +97,19 @@ def test_nothing_to_label_names_the_folder(tmp_path: Path, capsys) -> None:
 
 
 def test_a_folder_judged_only_by_categories_has_nothing_to_label(tmp_path: Path, capsys) -> None:
-    from tests.experiments.test_experiments import GRID
+    from tests.interop.conftest import trimmed_spec
 
+    # One candidate, no variation, the statements that have sample inputs: what is refused below is the judge's
+    # mode, the same for every cell (test_experiments.GRID's two candidates at two temperatures drew four times the
+    # report's figures for it).
     experiment = tmp_path / "exp.yaml"
     experiment.write_text(
-        GRID.replace(
-            "  - model: gpt-4.1-2025-04-14\n",
-            "  - model: gpt-4.1-2025-04-14\n    mode: categories\n    categories: {refuses: says no, helps: answers}\n",
-        ).replace(
-            "runs_per_variation: 2",
-            "runs_per_variation: 1\nstages: [generation, compliance, report]\nmin_canary_accuracy: 0.8",
-        )
+        f"experiment_name: cats\noutput_dir: out\nspecs:\n  - name: openai\n"
+        f"    spec_path: {trimmed_spec(tmp_path / 'spec' / SAMPLE_SPEC.name)}\n    inputs_dir: {SAMPLE_INPUTS}\n"
+        "candidates:\n  - model: gpt-4.1-mini-2025-04-14\n"
+        "judges:\n  - model: gpt-4.1-2025-04-14\n    mode: categories\n"
+        "    categories: {refuses: says no, helps: answers}\nstages: [generation, compliance, report]\n"
+        "min_canary_accuracy: 0.8\n"
     )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
     assert "min_canary_accuracy checked nothing" in " ".join(capsys.readouterr().err.split())

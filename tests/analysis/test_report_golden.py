@@ -54,6 +54,11 @@ compliance_by_authority.csv, compliance_by_type.csv, compliance_per_statement.cs
 top-level keys of variation_statistics.json; `ci_method` of win_rates.csv; `disagreement_ci_high`,
 `disagreement_ci_method`, `highest_ci_low`, `kappa_ci_low`, `lowest_ci_low`, `rate_ci_method` of
 statement_health.csv); every other cell is unchanged (checked by column name, numbers to 1e-12).
+
+Updated for issue 47 item 1 (`paired4`: a paired side's Korn-Graubard t-ratio only where its answers show clustering,
+a constant side taking the other side's evidence): only `spread_ci_high` of statement_health.csv's row for s4 moved
+(0.63698 -> 0.63633) and was copied from a regeneration by column name; every other cell is unchanged (checked by
+column name, numbers to 1e-12).
 """
 
 from __future__ import annotations

@@ -15,27 +15,34 @@ from google import genai
 from google.genai import types
 
 from speceval.emulator import Emulator
+from speceval.wire.tls import genai_tls_options, sdk_http_client
 
 T = TypeVar("T")
 KEY = "sk-test-emulator"
 MARKER = "[[emulator:error]]"
 
 
+# Each client below verifies with the process's one TLS context, as speceval's own adapters do (speceval/wire/tls.py):
+# an SDK client builds its own otherwise, loading a certificate bundle each time (25-100 ms of CPU; these helpers
+# built some 300 of them in the inner test loop). Nothing else of the SDK's default client changes.
+
+
 def openai_client(emu: Emulator, **kwargs: Any) -> openai.OpenAI:
     """An OpenAI SDK client on the emulator (close it when done)."""
-    return openai.OpenAI(api_key=KEY, base_url=emu.openai_base_url, **kwargs)
+    http = sdk_http_client(openai.DefaultHttpxClient, openai.DEFAULT_TIMEOUT)
+    return openai.OpenAI(api_key=KEY, base_url=emu.openai_base_url, http_client=http, **kwargs)
 
 
 def anthropic_client(emu: Emulator, **kwargs: Any) -> anthropic.Anthropic:
     """An Anthropic SDK client on the emulator."""
-    return anthropic.Anthropic(api_key=KEY, base_url=emu.anthropic_base_url, **kwargs)
+    http = sdk_http_client(anthropic.DefaultHttpxClient, anthropic.DEFAULT_TIMEOUT)
+    return anthropic.Anthropic(api_key=KEY, base_url=emu.anthropic_base_url, http_client=http, **kwargs)
 
 
 def gemini_client(emu: Emulator, version: str = "v1") -> genai.Client:
     """A google-genai client on the emulator (with a timeout: the SDK has none by default)."""
-    return genai.Client(
-        api_key=KEY, http_options=types.HttpOptions(base_url=emu.gemini_base_url, api_version=version, timeout=30000)
-    )
+    options = types.HttpOptions(base_url=emu.gemini_base_url, api_version=version, timeout=30000, **genai_tls_options())
+    return genai.Client(api_key=KEY, http_options=options)
 
 
 def wait_until(fetch: Callable[[], T], done: Callable[[T], bool], timeout: float = 10.0) -> T:

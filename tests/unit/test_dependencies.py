@@ -9,16 +9,17 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
+from tests.once import built_once
 
 IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml"}
 """Distributions whose import name is not their own name."""
 
 
-@functools.cache
-def import_nodes() -> dict[Path, list[ast.Import | ast.ImportFrom]]:
-    """Every import statement of every module of speceval/, parsed once for all the tests that read them (parsing
-    the package was most of each test's time)."""
+def parse_imports() -> dict[Path, list[ast.Import | ast.ImportFrom]]:
+    """Every import statement of every module of speceval/."""
     return {
         path: [
             node
@@ -27,6 +28,26 @@ def import_nodes() -> dict[Path, list[ast.Import | ast.ImportFrom]]:
         ]
         for path in (REPO / "speceval").rglob("*.py")
     }
+
+
+_parsed: dict[Path, list[ast.Import | ast.ImportFrom]] = {}
+
+
+def import_nodes() -> dict[Path, list[ast.Import | ast.ImportFrom]]:
+    """`parse_imports()`, parsed once for all the tests that read them (parsing the package was most of each test's
+    time) and, under pytest-xdist, once for all the workers (`imports_parsed_once`)."""
+    if not _parsed:
+        _parsed.update(parse_imports())
+    return _parsed
+
+
+@pytest.fixture(scope="module", autouse=True)
+def imports_parsed_once(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> None:
+    """The package parsed by the first worker that runs a test of this module or of tests/unit/test_layers.py
+    (1.3 s of CPU), its import statements pickled for the others (tests/once.py). The files do not change during
+    a session."""
+    if not _parsed:
+        _parsed.update(built_once(tmp_path_factory, worker_id, "speceval-import-nodes", lambda _root: parse_imports()))
 
 
 def imported_modules() -> set[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import REPO
-from tests.unit.test_dependencies import import_graph
+from tests.unit.test_dependencies import import_graph, imports_parsed_once  # noqa: F401 - the autouse fixture
 
 LAYERS: list[tuple[str, list[str]]] = [
     (

@@ -4,6 +4,7 @@ resolved once by `build_model`, and the built-in providers are registered the wa
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,18 @@ def test_a_registered_providers_key_variable_is_redacted(monkeypatch: pytest.Mon
         assert "room-secret-value-123456" not in redact("the key is room-secret-value-123456")
     finally:
         registry.unregister_provider("room-test")
+
+
+def test_a_plug_in_may_pass_lists_and_register_the_same_entry_again() -> None:
+    prefixes: Any = ["room-list-"]  # not the declared tuple: what an untyped plug-in may well pass
+    keys: Any = ["ROOM_LIST_KEY"]
+    entry = registry.register_provider("room-list", OpenAIBatchedModel, model_prefixes=prefixes, key_env=keys)
+    try:
+        assert entry.model_prefixes == ("room-list-",) and entry.key_env == ("ROOM_LIST_KEY",)
+        # the same entry again is no conflict (lists and tuples alike)
+        assert (
+            registry.register_provider("room-list", OpenAIBatchedModel, model_prefixes=prefixes, key_env=keys) == entry
+        )
+        assert registry.resolve_org("room-list-7b").org == "room-list"
+    finally:
+        registry.unregister_provider("room-list")

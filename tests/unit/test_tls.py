@@ -62,6 +62,28 @@ def test_three_gemini_adapters_load_a_certificate_bundle_at_most_once(built):
     assert len(built) <= 1, built
 
 
+def test_three_vertex_adapters_load_a_certificate_bundle_at_most_once(built):
+    """The Vertex adapter's genai client too (it built its three contexts per adapter until 2026-11-29: 2 s of the
+    inner test loop's CPU)."""
+    from google.oauth2.credentials import Credentials
+
+    from speceval.providers.vertex_batch import VertexBatchedModel
+    from speceval.wire.params import GenerationParams
+
+    for _ in range(3):
+        VertexBatchedModel(
+            "gemini-2.5-flash",
+            GenerationParams(),
+            base_url="http://127.0.0.1:9",
+            project="p",
+            location="us-central1",
+            input_bucket="gs://in",
+            output_bucket="gs://out",
+            credentials=Credentials(token="test-token-not-a-secret"),
+        )
+    assert len(built) <= 1, built
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_openai_and_anthropic_adapters_share_their_http_librarys_default_context(built, provider):
     """Each adapter's SDK client used to build its own (SSL_CERT_FILE's bundle, or the system's store): now the

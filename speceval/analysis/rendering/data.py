@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -206,25 +206,36 @@ class ReportData(BaseModel):
         return None
 
 
-def compute(
-    paths: Sequence[Path],
-    prices: PriceTable,
-    labels_path: Path | None = None,
-    min_canary_accuracy: float | None = None,
-    metrics: dict[str, MetricSpec] | None = None,
-    health: HealthThresholds | None = None,
-    card: JudgeCardLines | None = None,
-    likert_drop: int = DEFAULT_LIKERT_DROP,
-) -> ReportData:
-    """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given);
-    judges whose accuracy on the spec's examples is below `min_canary_accuracy` are flagged, and statements by the
-    rules of `speceval.analysis.tables.health` at the `health` thresholds. A folder given twice, or inside another
-    given folder, is read once. `card`: the judge card's lines (each judge entry failing one is kept out of the
-    headline; without it, only `min_canary_accuracy` is a line)."""
+class ReportOptions(TypedDict, total=False):
+    """What a report is computed with besides its folders and prices (`compute`, and `build_report`, which passes
+    them on); every key may be left out."""
+
+    labels: Path | None
+    """A human labels file (`speceval label`): judges against people, and prediction-powered rates."""
+    min_canary_accuracy: float | None
+    """Judges whose accuracy on the spec's own examples is below it are flagged."""
+    metrics: dict[str, MetricSpec] | None
+    """An experiment file's custom metrics."""
+    health: HealthThresholds | None
+    """The thresholds of the spec-health rules (`speceval.analysis.tables.health`); None: the defaults."""
+    card: JudgeCardLines | None
+    """The judge card's lines: each judge entry failing one is kept out of the headline (without it, only
+    `min_canary_accuracy` is a line)."""
+    likert_drop: int
+    """The drop in points that is a Likert turn judge's flip (default `DEFAULT_LIKERT_DROP`)."""
+
+
+def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportOptions]) -> ReportData:
+    """Every table of the report, from the verdicts and run manifests under `paths` (and human labels, if given),
+    with the `options` of `ReportOptions`. A folder given twice, or inside another given folder, is read once."""
+    unknown = set(options) - ReportOptions.__optional_keys__
+    if unknown:  # as a misspelled parameter would: a report never quietly computed without an option asked for
+        raise TypeError(f"unknown report option(s): {', '.join(sorted(unknown))}")
     paths = distinct_roots(paths)
-    lines = card_lines(card, min_canary_accuracy)
-    min_canary_accuracy = lines.get("min_canary_accuracy", min_canary_accuracy)
+    lines = card_lines(options.get("card"), options.get("min_canary_accuracy"))
+    min_canary_accuracy = lines.get("min_canary_accuracy", options.get("min_canary_accuracy"))
     verdicts = fold_verdicts(paths)
+    metrics = options.get("metrics")
     metric_rows = metric_table(paths, metrics) if metrics else []
     inputs, kept_inputs = inputs_tables(paths)
     found, rankings = verdicts.columns, verdicts.ranking_columns
@@ -259,8 +270,9 @@ def compute(
     turn_rates_ = turn_rates(turn_rows)
     # Labels match answers by their texts: with labels, the judges' verdicts are read again a file at a time,
     # each kept as its verdict and its label only (`labelled_tally`): for PPI, agreement, and per statement.
-    tally = labelled_tally(paths, labels_path) if labels_path is not None else None
-    spec_health = statement_health(judges, verdicts.canaries, health, min_canary_accuracy, tally)
+    labels = options.get("labels")
+    tally = labelled_tally(paths, labels) if labels is not None else None
+    spec_health = statement_health(judges, verdicts.canaries, options.get("health"), min_canary_accuracy, tally)
     spec_health.pairs = pair_compliance(judges, pair_inputs(paths))
     accuracy, consistency = judge_accuracy(checks, min_canary_accuracy), position_consistency(rankings)
     entries = {(v.spec, v.judge) for v in variations} | {(r.spec, r.judge) for r in turn_rates_}
@@ -313,7 +325,7 @@ def compute(
         category_agreement=category_agreement(categorical),
         turn_rates=turn_rates_,
         health=spec_health,
-        flips=flips(turn_rows, likert_drop),
+        flips=flips(turn_rows, options.get("likert_drop", DEFAULT_LIKERT_DROP)),
         flip_survival=flip_survival(turn_rows),
         survivors=survivors(turn_rows),
         elicitation=elicitation(turn_rows),

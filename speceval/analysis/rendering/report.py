@@ -8,20 +8,16 @@ import io
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel
 
-from speceval.analysis.rendering.data import ReportData, StageCounts, compute
+from speceval.analysis.rendering.data import ReportData, ReportOptions, StageCounts, compute
 from speceval.analysis.rendering.html.page import page_parts
 from speceval.analysis.rendering.markdown.summary import render_summary
 from speceval.analysis.rendering.report_tables import keyed_tables
-from speceval.analysis.tables.card_records import JudgeCardLines
-from speceval.analysis.tables.flips import DEFAULT_LIKERT_DROP
-from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.atomic import atomic_write_bytes, atomic_write_lines
 from speceval.batch.costs import PriceTable
-from speceval.metric_spec import MetricSpec
 
 
 class ReportSummary(BaseModel):
@@ -35,20 +31,11 @@ class ReportSummary(BaseModel):
 
 
 def build_report(
-    paths: Sequence[Path],
-    out_dir: Path,
-    prices: PriceTable | None = None,
-    labels: Path | None = None,
-    min_canary_accuracy: float | None = None,
-    metrics: dict[str, MetricSpec] | None = None,
-    health: HealthThresholds | None = None,
-    card: JudgeCardLines | None = None,
-    likert_drop: int = DEFAULT_LIKERT_DROP,
+    paths: Sequence[Path], out_dir: Path, prices: PriceTable | None = None, **options: Unpack[ReportOptions]
 ) -> ReportSummary:
-    """Read every verdict under `paths` (and the human labels in `labels`) and write the report's files; a judge
-    whose accuracy on the spec's own examples is below `min_canary_accuracy` is flagged, and so are statements by
-    the spec-health rules at the `health` thresholds; a Likert turn judge's flip is a drop of `likert_drop` points."""
-    data = compute(paths, prices or PriceTable.load(), labels, min_canary_accuracy, metrics, health, card, likert_drop)
+    """Read every verdict under `paths` (and the human labels of `options`) and write the report's files, computed
+    with the `options` of `ReportOptions` (e.g. `min_canary_accuracy`, `health`, `likert_drop`)."""
+    data = compute(paths, prices or PriceTable.load(), **options)
     out_dir.mkdir(parents=True, exist_ok=True)
     statistics_path = out_dir / "variation_statistics.json"
     atomic_write_bytes(statistics_path, _json_list(data.variations).encode("utf-8"))

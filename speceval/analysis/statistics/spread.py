@@ -67,8 +67,8 @@ def _lower_limit(a: Cell, b: Cell, z: float) -> float:
 
 
 def _limits(y: np.ndarray, clusters: np.ndarray, z: float) -> tuple[float, float]:
-    """A side's Wilson limits at `z`, as the paired interval's sides (`_side_interval`) at 95%: at n with one answer
-    an input, else at the cluster-robust effective size on t(G-1) (a constant side at its count)."""
+    """A side's Wilson limits at `z`, as the paired interval's sides (`paired._side_estimate`) at 95%: at n with one
+    answer an input, else at the cluster-robust effective size on t(G-1) (a constant side at its count)."""
     p = float(y.mean())
     if int(clusters.max()) + 1 == len(y):
         effective, quantile = float(len(y)), z

@@ -11,23 +11,27 @@ from speceval.cli.exits import ExitCode
 
 
 def register(commands: Any) -> None:
-    """Add the `export-requests` and `import-results` subcommands."""
-    export = commands.add_parser(
-        "export-requests",
-        help="write a run's pending requests in the OpenAI Batch file format (for vllm run-batch)",
-        allow_abbrev=False,
-    )
-    export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a generation run directory")
-    export.add_argument("out", type=Path, metavar="OUT.jsonl", help="the request file to write")
-    export.set_defaults(handler=_export)
-    imported = commands.add_parser(
-        "import-results",
-        help="map a batch runner's output file (OpenAI Batch output format) back into a run by custom id",
-        allow_abbrev=False,
-    )
-    imported.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the generation run the requests came from")
-    imported.add_argument("results", type=Path, metavar="RESULTS.jsonl", help="the runner's output file")
-    imported.set_defaults(handler=_import)
+    """Add the `export-requests` and `import-results` subcommands: each takes a run folder and one JSONL file."""
+    for name, text, run_dir, (file, metavar, file_text), handler in (
+        (
+            "export-requests",
+            "write a run's pending requests in the OpenAI Batch file format (for vllm run-batch)",
+            "a generation run directory",
+            ("out", "OUT.jsonl", "the request file to write"),
+            _export,
+        ),
+        (
+            "import-results",
+            "map a batch runner's output file (OpenAI Batch output format) back into a run by custom id",
+            "the generation run the requests came from",
+            ("results", "RESULTS.jsonl", "the runner's output file"),
+            _import,
+        ),
+    ):
+        parser = commands.add_parser(name, help=text, allow_abbrev=False)
+        parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=run_dir)
+        parser.add_argument(file, type=Path, metavar=metavar, help=file_text)
+        parser.set_defaults(handler=handler)
 
 
 def _export(args: argparse.Namespace) -> int:

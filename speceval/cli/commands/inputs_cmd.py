@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from speceval.cli.flags import add_offline_flag
 from speceval.defaults import DEFAULT_INPUTS_OUTPUT
 from speceval.ranges import BATCH_SIZE, BUDGET_USD, MAX_ATTEMPTS, POLL_INTERVAL, TIMEOUT_HOURS, flag_type
 
@@ -72,7 +73,7 @@ def register(commands: Any) -> None:
         action="store_true",
         help="write the first round's request files and show their cost; submit nothing",
     )
-    parser.add_argument("--offline", action="store_true", help="run against the built-in emulator (synthetic)")
+    add_offline_flag(parser, "inputs")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an inputs run")
     parser.add_argument(
         "--tier",

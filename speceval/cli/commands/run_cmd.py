@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.cli.exits import ExitCode
+from speceval.cli.flags import add_offline_flag
 from speceval.ranges import ASSUME_ICC, ASSUME_RATE, flag_type
 
 
@@ -14,7 +15,7 @@ def register(commands: Any) -> None:
     """Add the `run` subcommand."""
     parser = commands.add_parser("run", help="run or resume an experiment grid from a YAML file")
     parser.add_argument("experiment", type=Path)
-    parser.add_argument("--offline", action="store_true", help="use the built-in emulator (synthetic answers)")
+    add_offline_flag(parser, "answers")
     parser.add_argument("--resume", action="store_true", help="accepted for clarity: running again always resumes")
     parser.add_argument(
         "--dry-run",

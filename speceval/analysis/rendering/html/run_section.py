@@ -6,67 +6,34 @@ from __future__ import annotations
 from operator import attrgetter
 
 from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.rendering.html.html_parts import record_table
+from speceval.analysis.rendering.html.html_parts import Column, record_table
 from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.rendering.samples.samples import shown_text
+
+_INPUT_COLUMNS: list[Column] = ["spec", ("statement", attrgetter("statement_id")), "generator", "rater", "proposed"]
+_INPUT_COLUMNS += ["duplicates", "below_threshold", ("unparsed / failed", attrgetter("unparsed")), "over_target"]
+_INPUT_COLUMNS += ["kept", "target", ("ratings", lambda r: ", ".join(f"{k}×{n}" for k, n in r.ratings.items()))]
+_KEPT_COLUMNS: list[Column] = ["spec", ("statement", attrgetter("statement_id")), "rating"]
+_KEPT_COLUMNS += [("input", lambda k: shown_text(k.text)), ("reason", lambda k: shown_text(k.reason or ""))]
 
 
 def inputs_section(data: ReportData) -> str:
     if not data.inputs:
         return ""
-    parts = [
+    kept = (
+        "<details><summary>Kept inputs with their ratings and the rater's reasons</summary>"
+        + record_table(data.kept_inputs, _KEPT_COLUMNS)
+        + "</details>"
+        if data.kept_inputs
+        else ""
+    )
+    return (
         '<h2 id="inputs">Inputs</h2><p class="note">Test inputs generated from the spec: per statement, what '
         "the generator proposed, what was dropped before rating (duplicates, copies of the spec's examples), "
         "what the rater scored below the threshold, and what was kept. Ratings: rating × proposals.</p>"
-    ]
-    parts.append(
-        _table(
-            [
-                "spec",
-                "statement",
-                "generator",
-                "rater",
-                "proposed",
-                "duplicates",
-                "below threshold",
-                "unparsed / failed",
-                "over target",
-                "kept",
-                "target",
-                "ratings",
-            ],
-            (
-                [
-                    r.spec,
-                    r.statement_id,
-                    r.generator,
-                    r.rater,
-                    r.proposed,
-                    r.duplicates,
-                    r.below_threshold,
-                    r.unparsed,
-                    r.over_target,
-                    r.kept,
-                    r.target,
-                    ", ".join(f"{k}×{n}" for k, n in r.ratings.items()),
-                ]
-                for r in data.inputs
-            ),
-        )
+        + record_table(data.inputs, _INPUT_COLUMNS)
+        + kept
     )
-    if data.kept_inputs:
-        parts.append("<details><summary>Kept inputs with their ratings and the rater's reasons</summary>")
-        parts.append(
-            _table(
-                ["spec", "statement", "rating", "input", "reason"],
-                (
-                    [k.spec, k.statement_id, k.rating, shown_text(k.text), shown_text(k.reason or "")]
-                    for k in data.kept_inputs
-                ),
-            )
-        )
-        parts.append("</details>")
-    return "".join(parts)
 
 
 def sent_section(data: ReportData) -> str:
