@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -183,20 +184,21 @@ class CategoryExperiment:
     def rows(self) -> list[ComplianceRow]:
         """The draw as the report reads it: one categorical verdict row per (variation, statement, input, run)."""
         variations, statements, inputs, runs = self.categories.shape
+        # Each row a copy of one row with its own cells set: `model_construct` resolved the model's eleven
+        # defaults again for every row (6.6 ms of a draw's 288 rows; copies 1.7 ms), and the copies are equal to
+        # the rows it made, with the same fields set.
+        fixed: dict[str, Any] = {"spec": "sim", "judge": "judge", "model": "candidate", "mode": CATEGORIES_MODE}
+        cells = dict.fromkeys(("variation", "run", "statement_id", "input", "category"))  # set on each copy
+        template = ComplianceRow.model_construct(**fixed, **cells, output="", outcome="judged", compliant=None)
         return [
-            ComplianceRow.model_construct(
-                spec="sim",
-                variation=f"v{v}",
-                run=r + 1,
-                judge="judge",
-                model="candidate",
-                statement_id=f"s{s}",
-                mode=CATEGORIES_MODE,
-                input=f"input {s}.{i}",
-                output="",
-                outcome="judged",
-                compliant=None,
-                category=f"c{self.categories[v, s, i, r]}",
+            template.model_copy(
+                update={
+                    "variation": f"v{v}",
+                    "run": r + 1,
+                    "statement_id": f"s{s}",
+                    "input": f"input {s}.{i}",
+                    "category": f"c{self.categories[v, s, i, r]}",
+                }
             )
             for v in range(variations)
             for s in range(statements)

@@ -41,8 +41,8 @@ from speceval.analysis.tables.panel import PANEL
 # The per-spec agreement's kappa from sums, its bootstrap and its widening by raw agreement: one mechanism.
 from speceval.analysis.tables.rates import (
     cohen_expected,
-    cohen_from_counts,
-    fleiss_from_sums,
+    cohen_of_draws,
+    fleiss_of_draws,
     kappa_interval,
     with_agreement,
 )
@@ -289,7 +289,7 @@ def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
         first, second = complete[:, 0] == 1, complete[:, 1] == 1
         cells = np.stack([first & second, first & ~second, ~first & second, ~first & ~second], axis=1)
         kappa = cohen_kappa(first.tolist(), second.tolist())
-        interval = kappa_interval(ids, cells.astype(float), cohen_from_counts)
+        interval = kappa_interval(ids, cells.astype(float), cohen_of_draws)
         prevalence = float(first.mean() + second.mean()) / 2
         widened = with_agreement(
             interval, kappa, (first == second).astype(float), ids, cohen_expected(cells.sum(axis=0)), prevalence
@@ -301,7 +301,7 @@ def _kappa(complete: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
     kappa = fleiss_kappa(np.stack([yes, raters - yes], axis=1))
     prevalence = float(yes.sum() / (len(yes) * raters))
     widened = with_agreement(
-        kappa_interval(ids, features, lambda t: fleiss_from_sums(t, raters)),
+        kappa_interval(ids, features, lambda t: fleiss_of_draws(t, raters)),
         kappa,
         agreeing.astype(float),
         ids,

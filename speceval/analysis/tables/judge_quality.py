@@ -197,7 +197,7 @@ class LabelTally:
                 tally.add(
                     (row.spec, row.judge, row.model, row.variation),
                     bool(row.compliant),
-                    labels.get(item_id(row)),
+                    labels.get(item_id(row)) if labels else None,  # (no labels: no answer's id to hash)
                     row.statement_id,
                     input_digest(row.spec, row.statement_id, row.input),
                 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,26 @@ class _Records(ABC):
 
     def __init__(self) -> None:
         self._records: dict[int, Record | None] = {}
+        self._whole: dict[Path, list[int]] = {}
+        """Per file decoded whole: the expected rows not yet read (see `expect`)."""
+
+    def expect(self, rows: np.ndarray) -> None:
+        """`rows` may all be asked (`pick`'s candidates). A file decoded whole (another writer's key order, the
+        original SpecEval's) is read through to give any of its rows: its expected rows are read with the first of
+        them. `pick` sizes a block of 2,500 at a time, and each block read every such file again (eight times over
+        the original's folders: 12,485 reads through of its 2,124 files, most of a report over them)."""
+        self._whole = defaultdict(list)
+        for row, path in self._decoded_whole(rows):
+            if path is not None:
+                self._whole[path].append(row)
+
+    def _ahead(self, path: Path, asked: set[int]) -> list[int]:
+        """The expected rows of `path` (decoded whole) not asked and not yet read: to read with those asked."""
+        return [row for row in self._whole.pop(path, []) if row not in asked and row not in self._records]
+
+    @abstractmethod
+    def _decoded_whole(self, rows: np.ndarray) -> Iterable[tuple[int, Path | None]]:
+        """Of `rows`, those in files decoded whole (no byte offsets), each with its file."""
 
     def sizes(self, at: np.ndarray) -> np.ndarray:
         """Bytes each record takes in the page (0 for one that cannot be read back: kept in memory only)."""
@@ -77,6 +98,11 @@ class ReadBack(_Records):
         self._panel = panel
         self._files = VerdictReader()
 
+    def _decoded_whole(self, rows: np.ndarray) -> Iterable[tuple[int, Path | None]]:
+        c, sources = self._columns, self._both.source_row[rows]
+        whole = c.offset[sources] == NO_OFFSET
+        return zip(rows[whole].tolist(), [c.paths[f] for f in c.file[sources[whole]].tolist()], strict=True)
+
     def _read(self, rows: list[int]) -> dict[int, Record | None]:
         found: dict[int, Record | None] = {}
         by_file: dict[Path, list[tuple[int, int]]] = defaultdict(list)
@@ -86,6 +112,9 @@ class ReadBack(_Records):
                 found[row] = None
             else:
                 by_file[path].append((row, source))
+        for path, wanted in list(by_file.items()):
+            ahead = self._ahead(path, {row for row, _ in wanted})
+            wanted.extend(zip(ahead, self._both.source_row[ahead].tolist(), strict=True))
         for path, wanted in by_file.items():
             read = self._file_rows(path, sorted({source for _, source in wanted}))
             for row, source in wanted:
@@ -134,6 +163,11 @@ class RankingReadBack(_Records):
         super().__init__()
         self._c = columns
 
+    def _decoded_whole(self, rows: np.ndarray) -> Iterable[tuple[int, Path | None]]:
+        c = self._c
+        whole = rows[c.offset[rows] == NO_OFFSET]
+        return zip(whole.tolist(), [c.paths[f] for f in c.file[whole].tolist()], strict=True)
+
     def _read(self, rows: list[int]) -> dict[int, Record | None]:
         c = self._c
         by_file: dict[Path, list[int]] = defaultdict(list)
@@ -147,6 +181,7 @@ class RankingReadBack(_Records):
             by_file[path].append(at)
         found: dict[int, Record | None] = {}
         for path, wanted in by_file.items():
+            wanted += self._ahead(path, set(wanted))
             read = self._file_rows(path, wanted)
             for at in wanted:
                 f = c.facts[c.file[at]]

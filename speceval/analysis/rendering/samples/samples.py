@@ -59,16 +59,21 @@ def pick(
     limit: int = SAMPLE_LIMIT,
     budget: int = SAMPLE_BYTES,
     seed: int = SAMPLE_SEED,
+    expect: Callable[[np.ndarray], None] | None = None,
 ) -> np.ndarray:
     """Positions of the verdicts to embed, in file order: all when they fit in `limit` rows and `budget` bytes;
     else a seeded sample stratified by `strata` (per verdict: a code of its judge, candidate, variation, run and
     statement): each stratum's verdicts in a seeded random order, taken one from every stratum in turn until
     either bound is reached, so every cell and every statement of it has samples of its own before any has two.
     `sizes` gives the bytes of the records at some positions (asked only of the at most `limit` candidates, in
-    blocks, and of none past the block where the budget is reached)."""
+    blocks, and of none past the block where the budget is reached); `expect`, if given, is told the candidates
+    first (a reader that must read a whole file for any of its records then reads it once: `ReadBack.expect`)."""
     count = len(strata)
-    if count <= limit and _fitting(sizes, np.arange(count), budget) == count:
-        return np.arange(count)
+    if count <= limit:
+        if expect is not None:
+            expect(np.arange(count))
+        if _fitting(sizes, np.arange(count), budget) == count:
+            return np.arange(count)
     keys = np.random.default_rng(seed).random(count)
     order = np.lexsort((keys, strata))
     del keys
@@ -81,6 +86,8 @@ def pick(
     kept = turn < _turns_needed(np.diff(np.r_[starts, count]), limit)
     order, ordered, turn = order[kept], ordered[kept], turn[kept]
     sequence = order[np.lexsort((ordered, turn))][:limit]
+    if expect is not None:
+        expect(sequence)
     return np.sort(sequence[: _fitting(sizes, sequence, budget)])
 
 
@@ -147,7 +154,7 @@ def sample_records(
         both.file_codes("statement_id"),
     ).astype(np.int32)[both.file]  # fewer strata than files
     read_back = ReadBack(columns, both, panel)
-    chosen = pick(strata, read_back.sizes, limit, budget, seed)
+    chosen = pick(strata, read_back.sizes, limit, budget, seed, read_back.expect)
     read_back.keep_only(chosen)
     records = read_back.records(chosen)
     return [record for record in records if record is not None], len(both)
@@ -207,7 +214,7 @@ def select_rankings(
 
 def _pick_rankings(c: RankingColumns, read_back: RankingReadBack, limit: int, budget: int, seed: int) -> np.ndarray:
     stratum_of_file, _ = c.file_keys(("judge", "variation", "run", "statement_id"), unordered_pair=True)
-    return pick(stratum_of_file[c.file], read_back.sizes, limit, budget, seed)
+    return pick(stratum_of_file[c.file], read_back.sizes, limit, budget, seed, read_back.expect)
 
 
 def ranking_samples(c: RankingColumns) -> list[SampleRecord]:
