@@ -73,6 +73,7 @@ import pytest
 
 from speceval.analysis.rendering.report import build_report
 from speceval.batch.manifest import RunManifest
+from tests.once import built_once
 
 GOLDEN = Path(__file__).parent / "golden_report"
 STATEMENTS = [
@@ -231,9 +232,23 @@ def _outputs(out: Path) -> dict[str, str]:
     }
 
 
-def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path) -> None:
-    build_report([fabricate(tmp_path / "data")], tmp_path / "report")
-    written = _outputs(tmp_path / "report")
+def golden_reports(factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path]:
+    """The report of `fabricate`'s verdicts with its figures and without (`figures=False`), built once a session
+    in one process (tests/analysis/test_no_figures.py compares the two)."""
+
+    def build(folder: Path) -> tuple[Path, Path]:
+        root = fabricate(folder / "data")
+        build_report([root], folder / "drawn")
+        build_report([root], folder / "not_drawn", figures=False)
+        return folder / "drawn", folder / "not_drawn"
+
+    return built_once(factory, worker_id, "golden-reports", build)
+
+
+def test_every_csv_and_statistic_is_what_the_report_wrote_before(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> None:
+    written = _outputs(golden_reports(tmp_path_factory, worker_id)[0])
     expected = {p.name: p.read_text(encoding="utf-8") for p in sorted(GOLDEN.iterdir())}
     assert sorted(set(written) - ADDED_FILES) == sorted(expected)
     for name, text in expected.items():

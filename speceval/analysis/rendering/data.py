@@ -178,6 +178,9 @@ class ReportData(BaseModel):
     card_lines: dict[str, float] = Field(
         default_factory=dict, description="the lines the card held judges to (none: nothing was gated)"
     )
+    figures: bool = Field(
+        default=True, description="whether the page's figures are drawn (`--no-figures`: not; every table the same)"
+    )
 
     def judge_passes(self, spec: str, judge: str) -> bool | None:
         """Whether a judge entry passes its card (None: not checked); a panel passes when every judge of its spec
@@ -223,6 +226,8 @@ class ReportOptions(TypedDict, total=False):
     `min_canary_accuracy` is a line)."""
     likert_drop: int
     """The drop in points that is a Likert turn judge's flip (default `DEFAULT_LIKERT_DROP`)."""
+    figures: bool
+    """False: the page draws no figure and says so (`--no-figures`); tables, CSVs and summary.md are the same."""
 
 
 def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportOptions]) -> ReportData:
@@ -328,6 +333,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
         flips=flips(turn_rows, options.get("likert_drop", DEFAULT_LIKERT_DROP)),
         flip_survival=flip_survival(turn_rows),
         survivors=survivors(turn_rows),
+        figures=options.get("figures", True),
         elicitation=elicitation(turn_rows),
         settings=dict(verdicts.settings),
         prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},

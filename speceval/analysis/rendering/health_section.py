@@ -208,10 +208,11 @@ def health_html(data: ReportData) -> str:
         f"{html.escape(thresholds_sentence(health.thresholds, health.min_canary_accuracy))} "
         f"{html.escape(METHODS)} Links open the answers behind a number.</p>"
     ]
-    parts += [
-        _img(health_scatter(health.statements, spec), f"spec health, spec {spec}")
-        for spec in sorted({s.spec for s in health.statements})
-    ]
+    if data.figures:
+        parts += [
+            _img(health_scatter(health.statements, spec), f"spec health, spec {spec}")
+            for spec in sorted({s.spec for s in health.statements})
+        ]
     parts.append(_table(HEALTH_HEADERS, health_table_rows(data), raw=HEALTH_RAW))
     parts += [f'<p class="note">{html.escape(sentence)}</p>' for sentence in association_sentences(data)]
     if health.pairs:

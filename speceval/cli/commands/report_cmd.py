@@ -34,6 +34,12 @@ def register(commands: Any) -> None:
         metavar="K",
         help="a Likert turn judge's flip: a later turn rated K points or more below turn 1 (default 2)",
     )
+    report.add_argument(
+        "--no-figures",
+        dest="figures",
+        action="store_false",
+        help="draw no figures (faster; the page says so): the same tables, CSVs and summary.md",
+    )
     for name, rule in _HEALTH_FLAGS.items():
         report.add_argument(
             f"--health-{name.replace('_', '-')}",
@@ -151,6 +157,7 @@ def _report(args: argparse.Namespace) -> int:
         health=health,
         card=experiment_lines(args.paths),  # an experiment's judge card gates this report as it gated its own
         likert_drop=int(args.likert_drop) if args.likert_drop is not None else DEFAULT_LIKERT_DROP,
+        figures=args.figures,
     )
     if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
@@ -203,7 +210,8 @@ def _report(args: argparse.Namespace) -> int:
             + "; ".join(f"{s.statement_id} ({', '.join(s.flags)})" for s in flagged[:5])
             + (" ..." if len(flagged) > 5 else "")
         )
-    stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it)")
+    drawn = "" if args.figures else "; no figures drawn (--no-figures)"
+    stdout.print(f"Report: {summary.html_path}  (summary.md, variation_statistics.json and CSVs beside it{drawn})")
     return 0
 
 

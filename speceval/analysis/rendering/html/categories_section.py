@@ -24,7 +24,7 @@ def categories_section(data: ReportData) -> str:
         "share of the judged answers (unparsed and failed ones apart), with a 95% interval clustered by input; "
         "the shares of a row group sum to 1. Links open the samples of that category.</p>"
     ]
-    for spec, judge in sorted({(s.spec, s.judge) for s in data.categories}):
+    for spec, judge in sorted({(s.spec, s.judge) for s in data.categories} if data.figures else ()):
         parts.append(_img(category_bars(data.categories, spec, judge), f"categories, spec {spec}, judge {judge}"))
     parts.append(
         _table(

@@ -153,7 +153,7 @@ def variation_section(data: ReportData, name: str) -> str:
     for r in per_statement:
         if r.rate is not None:
             matrix[statements.index(r.statement_id or ""), columns.index(column(r))] = r.rate
-    if statements:
+    if statements and data.figures:
         parts.append(_img(heatmap(matrix, statements, columns, "compliance per statement"), f"per statement {name}"))
     return "".join(parts) + "</section>"
 

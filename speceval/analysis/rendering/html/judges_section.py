@@ -110,7 +110,7 @@ def judge_checks_section(data: ReportData) -> str:
             ("95% CI", ci_of),
         ]
         parts.append(_record_table(data.leniency, [*columns, "same_provider"]))
-        for spec, variation in sorted({(r.spec, r.variation) for r in data.leniency}):
+        for spec, variation in sorted({(r.spec, r.variation) for r in data.leniency} if data.figures else ()):
             parts.append(
                 _img(leniency_heatmap(data.leniency, spec, variation), f"judge leniency, spec {spec}, {variation}")
             )

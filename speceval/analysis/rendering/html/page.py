@@ -57,13 +57,14 @@ def page_parts(data: ReportData) -> Iterator[str]:
     """The page in pieces, to be written as they come: the sample view alone is up to 12 MB of text, and each whole
     copy of the page was a peak of the report's memory."""
     banner = f'<p class="banner" id="data-kind">{html.escape(data.data_banner)}</p>' if data.data_banner else ""
-    parts = [banner, "<h1>speceval report</h1>", summary_section(data)]
-    parts += [
-        _img(variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
-        for judge in sorted({v.judge for v in data.variations})
-    ]
-    if data.compliance:
-        parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
+    parts = [banner, "<h1>speceval report</h1>", _no_figures_note(data), summary_section(data)]
+    if data.figures:
+        parts += [
+            _img(variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
+            for judge in sorted({v.judge for v in data.variations})
+        ]
+        if data.compliance:
+            parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
     parts += [variation_section(data, name) for name in sorted({v.variation for v in data.variations})]
     parts += [
         paired_section(data),
@@ -89,6 +90,17 @@ def page_parts(data: ReportData) -> Iterator[str]:
     yield from records_section(data.samples, data.sample_total)
     yield ranking_sample_section(data.ranking_samples, data.ranking_total)
     yield "</body></html>"
+
+
+def _no_figures_note(data: ReportData) -> str:
+    """Said once at the top of a page drawn without figures, so that their absence reads as asked for, not lost."""
+    if data.figures:
+        return ""
+    return (
+        '<p class="note" id="no-figures">Figures were not drawn: this report was made without them '
+        "(<code>speceval report --no-figures</code>, or <code>figures=False</code>). Every table, CSV and "
+        "summary.md line is the same as with figures.</p>"
+    )
 
 
 def _anchored(body: str) -> str:

@@ -54,7 +54,8 @@ def rankings_section(data: ReportData) -> str:
                 raw={9},
             )
         )
-        for spec, judge, variation in sorted({(w.spec, w.judge, w.variation) for w in data.win_rates}):
+        drawn = {(w.spec, w.judge, w.variation) for w in data.win_rates} if data.figures else set()
+        for spec, judge, variation in sorted(drawn):
             matrix, models = win_matrix(data.win_rates, spec, judge, variation)
             title = f"win rate, row vs column\nspec {spec}, {judge}, {variation}"
             parts.append(_img(heatmap(matrix, models, models, title), f"win rates {spec} {judge} {variation}"))
