@@ -184,6 +184,7 @@ def test_every_csv_the_report_writes_leads_with_its_key_and_says_its_data_kind(t
         tmp_path / "report",
         labels=labels,
         metrics={"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int")},
+        figures=False,  # the tables are what is read here (the page's figures: tests/analysis/test_no_figures.py)
     )
     written = {p.name: p for p in summary.csv_paths}
     assert set(written) == set(TABLES)  # the walk below covers every table the report can write
@@ -229,7 +230,7 @@ def test_two_specs_on_the_same_statement_ids_are_two_metric_rows(tmp_path):
         "score": MetricSpec(source="answer", regex=r"score (\d+)", type="int"),
         "risk": MetricSpec(source="judge:judge", regex=r"risk (\d+)", type="int"),
     }
-    report = build_report([tmp_path / "runs"], tmp_path / "report", metrics=metrics)
+    report = build_report([tmp_path / "runs"], tmp_path / "report", metrics=metrics, figures=False)
     _, rows = csv_rows(tmp_path / "report" / "metrics.csv")
     found = {(r["metric"], r["spec"]): (float(r["mean"]), int(r["n"])) for r in rows}
     assert found == {
@@ -266,7 +267,7 @@ def offline_answers_judged_by_a_provider(root: Path, *, recorded: bool) -> Path:
 @pytest.mark.parametrize("recorded", [True, False])
 def test_a_provider_judge_over_offline_answers_is_synthetic_row_by_row(tmp_path, recorded):
     judged = offline_answers_judged_by_a_provider(tmp_path, recorded=recorded)
-    report = build_report([judged], tmp_path / "report")
+    report = build_report([judged], tmp_path / "report", figures=False)  # tables and banners are read, no figure
     _, rows = csv_rows(tmp_path / "report" / "compliance.csv")
     assert {row["candidate"]: row["data"] for row in rows} == {"cand-x": "synthetic", "cand-y": "provider"}
     _, paired = csv_rows(tmp_path / "report" / "paired_comparisons.csv")
@@ -321,7 +322,7 @@ def test_an_original_export_of_synthetic_verdicts_reads_back_synthetic(tmp_path)
             },
         )
     assert speceval_main(["export", str(judged), "--format", "original", "--out", str(tmp_path / "original")]) == 0
-    report = build_report([tmp_path / "original"], tmp_path / "report")
+    report = build_report([tmp_path / "original"], tmp_path / "report", figures=False)
     _, rows = csv_rows(tmp_path / "report" / "compliance.csv")
     assert {row["candidate"]: row["data"] for row in rows} == {"cand-x": "synthetic", "cand-y": "provider"}
     _, wins = csv_rows(tmp_path / "report" / "win_rates.csv")
@@ -335,6 +336,7 @@ def test_an_offline_generation_only_report_says_synthetic_in_every_table_and_at_
         [tmp_path / "runs"],
         tmp_path / "report",
         metrics={"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int")},
+        figures=False,
     )
     assert report.data.data_kind == "synthetic"
     for name in ("metrics.csv", "costs.csv"):
@@ -348,7 +350,7 @@ def test_the_same_folder_twice_or_inside_another_is_counted_once(tmp_path, capsy
     runs = fabricate(tmp_path / "data")
     generation_run(runs / "gen", "cand-x", {"s1": [("q", "score 4")]})
     metrics = {"score": MetricSpec(source="answer", regex=r"score (\d+)", type="int")}
-    once = build_report([runs], tmp_path / "once", metrics=metrics).data
+    once = build_report([runs], tmp_path / "once", metrics=metrics, figures=False).data
     for given in ([runs, runs], [runs, runs / "spec_golden"], [runs / "spec_golden" / "judge_judge-a", runs]):
         # The report's data as build_report computes it (`compute`, its first step), without drawing the pages: what
         # is counted is compared, and the pages of each were 3 s of CPU (mostly figures) for nothing asserted here.
@@ -371,7 +373,7 @@ def test_an_empty_list_among_a_judges_verdict_files_is_named(tmp_path, capsys):
     write_json(judge_dir / "results" / "s2.json", [])
     generation_run(tmp_path / "runs" / "gen", "cand", {"s1": [("q", "a")]})
     write_json(tmp_path / "runs" / "gen" / "results" / "s2.json", [])  # a generation's empty statement: not verdicts
-    report = build_report([tmp_path / "runs"], tmp_path / "report")
+    report = build_report([tmp_path / "runs"], tmp_path / "report", figures=False)  # the command below draws them
     [skipped] = report.data.skipped
     assert skipped.startswith("spec_golden/judge_j/cand/results/s2.json: an empty JSON list")
     for page in (report.summary_path, report.html_path):

@@ -59,7 +59,7 @@ def test_ratings_are_read_as_likert_verdicts_with_an_error_or_null_not_judged(tm
 def test_a_report_over_the_originals_ratings_gives_their_mean(tmp_path):
     ratings_file(tmp_path, "Qwen-Qwen2.5-72B-Instruct-Turbo", "be_creative", [5, 4, None, 0])
     ratings_file(tmp_path, "Qwen-Qwen2.5-72B-Instruct-Turbo", "be_kind", [3])
-    summary = build_report([tmp_path], tmp_path / "report")
+    summary = build_report([tmp_path], tmp_path / "report", figures=False)
     (row,) = [v for v in summary.data.variations if v.candidate == "Qwen/Qwen2.5-72B-Instruct-Turbo"]
     assert row.mean_rating == pytest.approx(4.0)  # (5 + 4 + 3) / 3: as the original's average_score
 

@@ -24,11 +24,13 @@ def original(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[
     """The original's compliance folders (no run.json): 2 specs × 3 judges × 3 candidates, 12 inputs each, and the
     report over them, built once per session (tests/once.py); the tests only read it. Two of the three specs: each
     claim here holds within a spec (a row, a pair of candidates, a pair of judges), two still show rows of different
-    specs kept apart, and the third spec's cells were a third of the report's figures (5 s of CPU for the build)."""
+    specs kept apart, and the third spec's cells were a third of the report's figures (5 s of CPU for the build).
+    Without figures (`figures=False`): the tests read summary.md, the data and the page's text, never a figure, and
+    the figures were 2.7 of the build's 3.1 s of CPU (2026-11-29, loaded)."""
 
     def build(root: Path) -> tuple[Path, ReportSummary]:
         write_original_compliance(root / "c", statements=2, inputs=6, specs=SUMMARY_SPECS)
-        return root, build_report([root / "c"], root / "report")
+        return root, build_report([root / "c"], root / "report", figures=False)
 
     return built_once(tmp_path_factory, worker_id, "summary-original", build)
 
@@ -109,7 +111,7 @@ def test_agreement_carries_its_interval_and_the_unknown_classes_say_why(original
 def test_a_ranking_only_summary_leads_with_strengths_and_has_no_compliance_table(tmp_path):
     write_original_ranking(tmp_path / "r", "openai", "gpt-4.1", "m1", "m2", [1, 1, -1, 0])
     write_original_ranking(tmp_path / "r", "openai", "gpt-4.1", "m2", "m1", [-1, -1, 1, 0])
-    report = build_report([tmp_path / "r"], tmp_path / "report")
+    report = build_report([tmp_path / "r"], tmp_path / "report", figures=False)
     text = report.summary_path.read_text(encoding="utf-8")
     assert re.findall(r"^## (.+)$", text, flags=re.M)[0] == "Headline: Bradley–Terry strength by candidate"
     rows = section(text, "Headline")

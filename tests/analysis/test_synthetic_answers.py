@@ -59,7 +59,7 @@ def test_a_provider_judge_over_offline_answers_says_synthetic(tmp_path, answers,
         }
         # Written when true: a provider's answers keep the file shape they had before it was recorded.
         assert flags == ({True} if target.run_dir.name == "offline" else {None})
-    report = build_report([tmp_path / "judged"], tmp_path / "report")
+    report = build_report([tmp_path / "judged"], tmp_path / "report", figures=False)  # tables read, no figure
     kinds = {r["candidate"]: r["data"] for r in _rows(tmp_path / "report" / "compliance.csv")}
     assert kinds == {"offline": "synthetic", "real": "provider"}
     # Every comparison has one offline side: its answers are synthetic.

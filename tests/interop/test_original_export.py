@@ -127,7 +127,7 @@ def test_the_originals_compliance_script_sees_each_model_once_at_speceval_rate_t
 
 
 def test_the_synthetic_flag_comes_back_with_the_report_over_the_export(exported, tmp_path):
-    summary = build_report([exported], tmp_path / "report")
+    summary = build_report([exported], tmp_path / "report", figures=False)  # its tables are read, no figure
     assert summary.data.data_kind == "synthetic"
     assert "synthetic" in (tmp_path / "report" / "summary.md").read_text().lower()
 
@@ -278,7 +278,7 @@ def test_the_originals_likert_script_gives_the_reports_mean_rating(likert_study)
 
 def test_the_report_over_the_export_keeps_ratings_panel_variation_settings_and_runs(likert_study, tmp_path):
     experiment, exported = likert_study
-    build_report([exported], tmp_path / "report")
+    build_report([exported], tmp_path / "report", figures=False)  # its tables are read, no figure
 
     def table(folder: Path, name: str, columns: tuple[str, ...]) -> list[tuple[str, ...]]:
         with (folder / name).open() as handle:
@@ -350,7 +350,8 @@ def ranked_epochs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> t
             == 0
         )
         assert speceval_main(["export", str(judged), "--format", "original", "--out", str(root / "layout")]) == 0
-        build_report([judged], root / "ours")  # read by three tests (each built it until 2026-11-29)
+        # Read by three tests (each built it until 2026-11-29), for its tables: no figure is drawn.
+        build_report([judged], root / "ours", figures=False)
         return judged, root / "layout", root / "ours"
 
     return built_once(tmp_path_factory, worker_id, "original-export-epochs", build)
@@ -394,7 +395,7 @@ def test_each_epoch_goes_into_its_own_run_folder_and_all_pairs_counts_every_comp
 
 def test_the_report_over_the_epochs_export_keeps_each_runs_comparisons_apart(ranked_epochs, tmp_path):
     _, exported, ours = ranked_epochs
-    build_report([exported], tmp_path / "back")
+    build_report([exported], tmp_path / "back", figures=False)
     for name in ("position_consistency.csv", "win_rates.csv"):
         assert (tmp_path / "back" / name).read_text() == (ours / name).read_text()
     with (tmp_path / "back" / "position_consistency.csv").open() as handle:
