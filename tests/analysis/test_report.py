@@ -216,7 +216,8 @@ def test_an_unparsed_verdict_shows_the_judges_raw_answer_and_why_in_the_sample_v
     data["results"][1]["parse_error"] = "no JSON object with 'compliant' found"
     data["results"][1]["explanation"] = None
     path.write_text(json.dumps(data))
-    page = build_report([root], tmp_path / "report").html_path.read_text(encoding="utf-8")
+    # No figures: the sample view is what is read here (the figures: tests/analysis/test_no_figures.py).
+    page = build_report([root], tmp_path / "report", figures=False).html_path.read_text(encoding="utf-8")
     samples = json.loads(page.split('id="sample-data">')[1].split("</script>")[0])
     [unparsed] = [s for s in samples if s["verdict"] == "unparsed"]
     assert "no JSON object with 'compliant' found" in unparsed["explanation"]
