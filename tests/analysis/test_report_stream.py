@@ -250,11 +250,18 @@ def test_groups_found_among_files_are_the_groups_a_stable_sort_gives(tmp_path: P
                 )
 
 
-def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn() -> None:
-    """matplotlib (30 MB) is imported by the first figure, after the statistics have let their arrays go."""
+def test_the_figures_library_is_loaded_only_when_a_figure_is_drawn(tmp_path: Path) -> None:
+    """matplotlib (30 MB) is imported by the first figure, after the statistics have let their arrays go; a report
+    without figures (`figures=False`) never imports it, so it drew none."""
+    from tests.analysis.test_report import compliance_file
+
+    compliance_file(tmp_path / "runs" / "c/m1/results/s1.json", "m1", "j", [True, False, True])
     code = (
-        "import sys; import speceval.analysis.rendering.report, speceval.cli.main; "
+        "import sys; from pathlib import Path; import speceval.analysis.rendering.report, speceval.cli.main; "
         "assert 'matplotlib' not in sys.modules, 'imported'; "
+        f"speceval.analysis.rendering.report.build_report([Path({str(tmp_path / 'runs')!r})], "
+        f"Path({str(tmp_path / 'report')!r}), figures=False); "
+        "assert 'matplotlib' not in sys.modules, 'imported by a report without figures'; "
         "import numpy as np; from speceval.analysis.rendering.figures.plots import heatmap; "
         "assert heatmap(np.ones((1, 1)), ['r'], ['c'], 't').startswith(b'\\x89PNG'); "
         "assert 'matplotlib' in sys.modules"
