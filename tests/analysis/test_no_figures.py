@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from speceval.analysis.rendering.data import ReportData
+from speceval.analysis.rendering.html.page import render_page
+from speceval.analysis.tables.categories import CategoryShare
+from speceval.analysis.tables.turns import TurnRate
 from speceval.cli.main import main as speceval_main
 from tests.analysis.test_report import compliance_file
 from tests.analysis.test_report_golden import golden_reports
@@ -60,3 +65,33 @@ def test_the_command_draws_no_figure_and_says_so(tmp_path: Path, capsys: pytest.
     assert "no figures drawn (--no-figures)" in capsys.readouterr().out
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "<img" not in page and len(NOTE.findall(page)) == 1
+
+
+def test_the_categories_and_turns_sections_draw_their_figures_only_when_asked() -> None:
+    """The two figures the golden verdicts have none of (a categorical judge's shares, a turn judge's rates by turn),
+    on a page of just those two tables."""
+    cell = {"spec": "s", "judge": "j", "candidate": "c", "variation": "default"}
+    empty: dict[str, Any] = dict.fromkeys(
+        ["variations", "compliance", "per_statement", "by_type", "by_authority", "paired", "panel", "win_rates"], []
+    )
+    empty |= dict.fromkeys(["bradley_terry", "position_consistency", "agreement", "costs", "stages"], [])
+    data = ReportData(
+        **empty,
+        settings={},
+        prompt_versions={},
+        categories=[
+            CategoryShare(**cell, category=k, count=1, judged=2, rate=0.5, ci_low=0.1, ci_high=0.9, not_judged=0)
+            for k in ("holds", "flatters")
+        ],
+        turn_rates=[
+            TurnRate(
+                **cell, turn=t, measure="compliant", n=4, rate=0.5, ci_low=0.1, ci_high=0.9, method="m", not_judged=0
+            )
+            for t in (1, 2)
+        ],
+    )
+    drawn = render_page(data)
+    assert re.findall(r'<img alt="([a-z ]+),', drawn) == ["categories", "rates by turn"]
+    page = render_page(data.model_copy(update={"figures": False}))
+    assert 'id="categories"' in page and 'id="turns"' in page and "<img" not in page and NOTE.search(page)
+    assert NOTE.sub("", page) == IMAGE.sub("", drawn)
