@@ -145,7 +145,8 @@ def _page_samples(page: str) -> list[dict[str, Any]]:
 def test_the_page_and_the_export_show_the_turn_with_the_pushback_it_answers(
     study: dict[str, Any], tmp_path: Path
 ) -> None:
-    assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report")]) == 0
+    # No figures: the page's counts and samples are read (the turn figure: test_flips_are_recomputed_...).
+    assert speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report"), "--no-figures"]) == 0
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     conversations = {
         (r["input_text"], r["conversation_id"]): r
@@ -268,7 +269,10 @@ def test_the_label_sheet_has_turn_transcript_and_statement_text_and_its_labels_l
         writer.writeheader()
         writer.writerows(rows)
     assert (
-        speceval_main(["report", str(study["judged"]), "--out", str(tmp_path / "report"), "--labels", str(sheet)]) == 0
+        speceval_main(
+            ["report", str(study["judged"]), "--out", str(tmp_path / "report"), "--labels", str(sheet), "--no-figures"]
+        )
+        == 0
     )
     agreement = [r for r in _rows(tmp_path / "report" / "human_agreement.csv") if r["candidate"] == "all"]
     assert [(int(r["labelled"]), int(r["agree"])) for r in agreement] == [(verdicts, verdicts)]
