@@ -88,10 +88,13 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
             for judge in _first_of_model(ctx.config.judges, by_mode=True):
                 if judge.mode == Mode.CATEGORIES:
                     continue  # an example response has no known category: nothing to check it against
+                # One task per model and mode (binary keeps its key of old, so a study started before resumes it).
+                mode = "" if judge.mode == Mode.BINARY else f" {judge.mode}"
+                org = "" if judge.org is None else f" org={judge.org}"
                 tasks.append(
                     _canaries(
                         ctx,
-                        f"compliance {spec_name} judge={judge.model} canaries",
+                        f"compliance {spec_name} judge={judge.model}{org} canaries{mode}",
                         group,
                         judge,
                         tuple(key for name, key in generated.items() if name == spec_name),
