@@ -268,6 +268,19 @@ def test_likert_ratings_get_a_clustered_mean_and_stay_out_of_the_binary_rate():
     assert 1.0 < spread.rating_ci_low < 4.5 < spread.rating_ci_high < 5.0  # type: ignore[operator]
 
 
+def test_the_ratings_of_one_likert_judge_have_no_agreement_row_and_two_judges_have_one():
+    from speceval.analysis.tables.rates import judge_agreement
+
+    def rated(judge: str, text: str, rating: int) -> ComplianceRow:
+        return row(judge, "m", "st", text, "judged").model_copy(update={"rating": rating, "mode": "likert"})
+
+    one = [rated("j1", f"q{i}", 3 + i % 3) for i in range(6)] + [row("b", "m", "st", "q0", True)]
+    assert judge_agreement(one) == []  # it gave a Krippendorff row over 0 items, "no interval"
+    two = one + [rated("j2", f"q{i}", 3 + i % 3) for i in range(6)]
+    (alpha,) = judge_agreement(two)
+    assert (alpha.judges, alpha.items, alpha.kappa) == ("all (Likert ratings)", 6, pytest.approx(1.0))
+
+
 def test_breakdowns_group_by_statement_type():
     from speceval.analysis.tables.variations import breakdown
 
