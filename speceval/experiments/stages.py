@@ -255,6 +255,7 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
         params=judge_params(judge, ctx.config.engine.max_tokens),
         engine=ctx.engine_options(),
         offline=ctx.offline,
+        placement={"name": ctx.config.experiment_name, "variation": group.variation, "run": group.repeat},
         **_endpoint_fields(ctx, judge),
     )
 
@@ -287,6 +288,7 @@ def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, need
         settings = replace(
             _judge_settings(ctx, "compliance", group, judge),
             output_dir_base=ctx.output_dir / "compliance" / safe_filename(group.spec.name) / "canaries" / judge.mode,
+            placement=None,  # the spec's examples, judged once for every variation and run: of none of them
         )
         spec = load_spec(ctx.resolve(group.spec.spec_path))
         statements = [s.statement_id for s in load_inputs(ctx.inputs_dir(group.spec), spec).statements]

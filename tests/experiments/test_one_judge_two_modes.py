@@ -1,9 +1,12 @@
 """One judge model at two modes in one study (binary on each turn, Likert on the whole conversation): each mode's
 canaries are their own task (the tasks' keys collided: `speceval run` refused the study with "two experiment tasks
-have the same key"), and a Likert judge heads summary.md with its mean rating, not an empty compliance rate."""
+have the same key"), a Likert judge heads summary.md with its mean rating, not an empty compliance rate, and
+costs.csv keys each judge run's spend by its judge entry, candidate and variation (it said the model, no candidate
+and the variation "default")."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 
@@ -61,3 +64,10 @@ def test_one_model_judging_at_two_modes_runs_and_its_ratings_head_the_report(tmp
     assert mean == pytest.approx(sum(ratings) / len(ratings), abs=5e-4) and int(found[4]) == len(ratings)
     assert 1.0 <= low <= mean <= high <= 5.0
     assert "cut to the rating scale 1-5" in headline
+    with (tmp_path / "out" / "report" / "costs.csv").open(encoding="utf-8", newline="") as handle:
+        judging = [row for row in csv.DictReader(handle) if row["kind"] == "compliance"]
+    keys = {(row["judge"], row["candidate"], row["variation"]) for row in judging if "canaries" not in row["run_dir"]}
+    entries = {"gpt-4.1-2025-04-14_turn_binary", "gpt-4.1-2025-04-14_conversation_likert"}
+    assert keys == {(entry, "gpt-4.1-mini-2025-04-14", "pushback") for entry in entries}
+    canaries = {(row["judge"], row["candidate"], row["variation"]) for row in judging if "canaries" in row["run_dir"]}
+    assert canaries == {(entry, "", "default") for entry in entries}  # judged once, for no variation
