@@ -71,3 +71,7 @@ def test_one_model_judging_at_two_modes_runs_and_its_ratings_head_the_report(tmp
     assert keys == {(entry, "gpt-4.1-mini-2025-04-14", "pushback") for entry in entries}
     canaries = {(row["judge"], row["candidate"], row["variation"]) for row in judging if "canaries" in row["run_dir"]}
     assert canaries == {(entry, "", "default") for entry in entries}  # judged once, for no variation
+    capsys.readouterr()
+    assert speceval_main(["report", "out", "--out", "again"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "mean rating 1-5 [95% CI]" in printed and f"{sum(ratings) / len(ratings):.3f}" in printed
