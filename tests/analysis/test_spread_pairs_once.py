@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from speceval.analysis.statistics.paired import paired_difference_codes
-from speceval.analysis.statistics.spread import Cell, _lower_limits, spread_interval
+from speceval.analysis.statistics.spread import Cell, _pair_limits, spread_interval
 
 
 def order_by_order(cells: list[Cell], low: int, high: int) -> tuple[float, float, float] | None:
@@ -30,7 +30,7 @@ def order_by_order(cells: list[Cell], low: int, high: int) -> tuple[float, float
 
 def lower_limit(a: Cell, b: Cell, z: float) -> float:
     """rate(a) - rate(b)'s lower limit computed for that order alone (the pair's first limit, as before)."""
-    return _lower_limits(a, b, z)[0]
+    return _pair_limits(a, b, z)[1][0]
 
 
 def random_cells(rng: np.random.Generator, candidates: int, runs: int) -> list[Cell]:
