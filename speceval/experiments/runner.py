@@ -215,10 +215,12 @@ def warn_offline_copies(config: ExperimentConfig, offline: bool) -> None:
     """Offline, the emulator's synthetic answers and simulated-user turns depend on the request only, not on the
     run or the temperature: repeated runs are copies, and run-to-run variation is not rehearsed (issue 42)."""
     if offline and config.runs_per_variation >= 2 and "generation" in config.stages:
+        runs = config.runs_per_variation
+        copies = "run 2 is a copy" if runs == 2 else f"runs 2-{runs} are copies"
         logger.warning(
             "offline: the emulator's synthetic answers and simulated-user turns do not vary with the run or the "
-            "temperature, so runs 2-%d are copies of run 1 (run-to-run variation is not rehearsed offline)",
-            config.runs_per_variation,
+            "temperature, so %s of run 1 (run-to-run variation is not rehearsed offline)",
+            copies,
         )
 
 

@@ -88,10 +88,13 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
             for judge in _first_of_model(ctx.config.judges, by_mode=True):
                 if judge.mode == Mode.CATEGORIES:
                     continue  # an example response has no known category: nothing to check it against
+                # One task per model and mode (binary keeps its key of old, so a study started before resumes it).
+                mode = "" if judge.mode == Mode.BINARY else f" {judge.mode}"
+                org = "" if judge.org is None else f" org={judge.org}"
                 tasks.append(
                     _canaries(
                         ctx,
-                        f"compliance {spec_name} judge={judge.model} canaries",
+                        f"compliance {spec_name} judge={judge.model}{org} canaries{mode}",
                         group,
                         judge,
                         tuple(key for name, key in generated.items() if name == spec_name),
@@ -252,6 +255,7 @@ def _judge_settings(ctx: StageContext, stage: str, group: Group, judge: JudgeEnt
         params=judge_params(judge, ctx.config.engine.max_tokens),
         engine=ctx.engine_options(),
         offline=ctx.offline,
+        placement={"name": ctx.config.experiment_name, "variation": group.variation, "run": group.repeat},
         **_endpoint_fields(ctx, judge),
     )
 
@@ -284,6 +288,7 @@ def _canaries(ctx: StageContext, key: str, group: Group, judge: JudgeEntry, need
         settings = replace(
             _judge_settings(ctx, "compliance", group, judge),
             output_dir_base=ctx.output_dir / "compliance" / safe_filename(group.spec.name) / "canaries" / judge.mode,
+            placement=None,  # the spec's examples, judged once for every variation and run: of none of them
         )
         spec = load_spec(ctx.resolve(group.spec.spec_path))
         statements = [s.statement_id for s in load_inputs(ctx.inputs_dir(group.spec), spec).statements]

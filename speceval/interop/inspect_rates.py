@@ -27,7 +27,7 @@ from speceval.analysis.reading.columns import JUDGED, VerdictColumns, local_clus
 from speceval.analysis.statistics.clustered import alike_within, clustered_limits, t975
 from speceval.analysis.statistics.registry import CLUSTERED, WILSON
 from speceval.analysis.statistics.stats import wilson_interval
-from speceval.analysis.tables.variations import count
+from speceval.analysis.tables.variations import clip_to_scale, count
 
 
 @dataclass
@@ -63,6 +63,9 @@ class _Mean:
     # identical-runs interval, Wilson on the inputs (`clustered.rate_interval_codes`).
     alike: bool = True
     input_means: float = 0.0
+    # The range the values were seen over: the hull's bounded part (`clustered.unbounded_mean_interval_codes`).
+    low: float = math.inf
+    high: float = -math.inf
 
     def add(self, y: np.ndarray, clusters: np.ndarray) -> None:
         """One statement's values and their input clusters (codes 0..G-1)."""
@@ -78,6 +81,7 @@ class _Mean:
         self.n += len(y)
         self.total += float(y.sum())
         self.squares += float(np.dot(y, y))
+        self.low, self.high = min(self.low, float(y.min())), max(self.high, float(y.max()))
 
     @property
     def clusters(self) -> int:
@@ -101,19 +105,20 @@ class _Mean:
         df = clusters - len(strata)
         return total, df if df >= 1 else clusters - 1
 
-    def rate_interval(self) -> tuple[float, float, str] | None:
-        """`clustered.rate_interval_codes` (by input, stratified by statement) from the sums."""
+    def rate_interval(self, rate: bool = True) -> tuple[float, float, str] | None:
+        """`clustered.rate_interval_codes` (by input, stratified by statement) from the sums (`rate` False: a
+        rescaled mean's)."""
         clusters = self.clusters
         # One verdict a cluster: Wilson. Values in [0, 1] are all 0 or 1 exactly when their squares sum to their sum;
         # one share a cluster (a panel's) takes the clustered interval, as the report's.
-        if self.n and clusters == self.n and self.squares >= self.total - 1e-9 * self.n:
+        if self.n and clusters == self.n and (not rate or self.squares >= self.total - 1e-9 * self.n):
             low, high = wilson_interval(self.total, self.n)  # type: ignore[misc]  # n > 0
             return low, high, WILSON
         if not self.n:
             return None
         method = CLUSTERED.format(unit="input") + ", stratified by statement"
         p = self.total / self.n
-        if self.alike and 0.0 < p < 1.0 and clusters < self.n:
+        if rate and self.alike and 0.0 < p < 1.0 and clusters < self.n:
             low, high = wilson_interval(self.input_means, clusters)  # type: ignore[misc]  # clusters > 0
             return low, high, f"{method}; every input's values alike: Wilson on the inputs, as one run's"
         variance, df = self.variance()
@@ -124,19 +129,50 @@ class _Mean:
         verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)
         independent = float(self.n) if verdicts else p * (1 - p) / spread * self.n
         effective = min(effective, max(float(self.n), independent))
-        low, high = clustered_limits(p, effective, df, clusters, verdicts)
+        low, high = clustered_limits(p, effective, df, clusters, verdicts and rate)
         return low, high, method
 
+    def rescaled(self, low: float, high: float) -> _Mean:
+        """The same values mapped by (y - low) / (high - low): every sum is a linear function of the raw ones."""
+        w = high - low
+        strata = [
+            _Sums(
+                clusters=h.clusters,
+                s=(h.s - low * h.m) / w,
+                m=h.m,
+                ss=(h.ss - 2 * low * h.sm + low * low * h.mm) / (w * w),
+                sm=(h.sm - low * h.mm) / w,
+                mm=h.mm,
+            )
+            for h in self.strata
+        ]
+        return _Mean(
+            n=self.n,
+            total=(self.total - low * self.n) / w,
+            squares=(self.squares - 2 * low * self.total + low * low * self.n) / (w * w),
+            strata=strata,
+            alike=self.alike,
+            input_means=(self.input_means - low * self.clusters) / w,
+            low=0.0,
+            high=1.0,
+        )
+
     def mean_interval(self) -> tuple[float, float] | None:
-        """`clustered.mean_interval_codes` from the sums."""
-        if not self.n:
+        """`clustered.unbounded_mean_interval_codes` from the sums: the hull of mean ± t · SE and the rescaled
+        mean's rate interval over the range the values were seen over (None when every value is alike)."""
+        if not self.n or not self.low < self.high:
             return None
+        found = []
+        bounded = self.rescaled(self.low, self.high).rate_interval(rate=False)
+        if bounded is not None:
+            width = self.high - self.low
+            found.append((self.low + bounded[0] * width, self.low + bounded[1] * width))
         variance, df = self.variance()
-        if variance is None:
-            return None
-        half = t975(df) * math.sqrt(variance)
-        mean = self.total / self.n
-        return mean - half, mean + half
+        if variance is not None:
+            half = t975(df) * math.sqrt(variance)
+            mean = self.total / self.n
+            found.append((mean - half, mean + half))
+        return (min(f[0] for f in found), max(f[1] for f in found)) if found else None
 
 
 @dataclass
@@ -162,7 +198,7 @@ class RateFold:
         """The log's `RateSummary` fields that its metadata keeps (`inspect_scores.RATE_FIELDS`)."""
         v, r = self.verdicts, self.ratings
         by_input = v.rate_interval()
-        rating = r.mean_interval()
+        rating = clip_to_scale(r.mean_interval())
         return {
             "judged": v.n,
             "compliant": count(v.total),

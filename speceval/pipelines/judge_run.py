@@ -107,6 +107,8 @@ class JudgeSettings:
             called through the realtime engine; recorded as `parameters.realtime`, as for generation.
         judge_name: the judge's name in folders and verdict files when it is not the model's (one model judging at
             several scopes or modes in one experiment is several judges: `judge_<name>/`, `metadata.judge`).
+        placement: in an experiment, where the judged runs sit in its grid (`name`, `variation`, `run`), recorded
+            in `run.json` as `parameters.experiment` (as a generation run's), so the run's spend is keyed by them.
     """
 
     spec_path: Path
@@ -121,6 +123,7 @@ class JudgeSettings:
     ray: RaySettings | None = None
     realtime: RealtimeSettings | None = None
     judge_name: str | None = None
+    placement: dict[str, Any] | None = None
 
     @property
     def judge_label(self) -> str:
@@ -345,6 +348,11 @@ def write_manifest(
             versions=software_versions(),
             git_commit=git_commit(),
         )
+    # Not identity (a resume compares that): what the run directory alone says of its place and name.
+    if settings.placement is not None:
+        manifest.parameters["experiment"] = dict(settings.placement)
+    if settings.judge_name is not None:
+        manifest.parameters["judge_name"] = settings.judge_name
     save_sources(target.run_dir, target.statement_sources(spec_sha256))  # before anything of this session is sent
     manifest.inputs_sha256 = target.inputs_sha256(spec_sha256)
     manifest.parameters["inputs_hash"] = INPUTS_HASH

@@ -255,7 +255,30 @@ def test_likert_ratings_get_a_clustered_mean_and_stay_out_of_the_binary_rate():
     ]
     (stat,) = variation_statistics(rows, {})
     assert stat.mean_rating == 4 and (stat.judged, stat.rate, stat.not_judged) == (0, None, {})
-    assert (stat.rating_ci_low, stat.rating_ci_high) == pytest.approx((4 - t975(1), 4 + t975(1)))
+    # mean ± t(1)·SE alone is (-8.7, 16.7): a rating no judge can give. The registered `mean` (its hull with the
+    # bounded mean's interval) is cut to the scale 1-5, where the truth lies.
+    assert (stat.rating_ci_low, stat.rating_ci_high) == pytest.approx((1.0, 5.0))
+    many = [
+        row("j", "m", "st", f"q{i}", "judged", run=run).model_copy(update={"rating": 4 + (i + run) % 2})
+        for i in range(12)
+        for run in (1, 2)
+    ]
+    (spread,) = variation_statistics(many, {})
+    assert spread.rated == 24 and spread.rated_inputs == 12
+    assert 1.0 < spread.rating_ci_low < 4.5 < spread.rating_ci_high < 5.0  # type: ignore[operator]
+
+
+def test_the_ratings_of_one_likert_judge_have_no_agreement_row_and_two_judges_have_one():
+    from speceval.analysis.tables.rates import judge_agreement
+
+    def rated(judge: str, text: str, rating: int) -> ComplianceRow:
+        return row(judge, "m", "st", text, "judged").model_copy(update={"rating": rating, "mode": "likert"})
+
+    one = [rated("j1", f"q{i}", 3 + i % 3) for i in range(6)] + [row("b", "m", "st", "q0", True)]
+    assert judge_agreement(one) == []  # it gave a Krippendorff row over 0 items, "no interval"
+    two = one + [rated("j2", f"q{i}", 3 + i % 3) for i in range(6)]
+    (alpha,) = judge_agreement(two)
+    assert (alpha.judges, alpha.items, alpha.kappa) == ("all (Likert ratings)", 6, pytest.approx(1.0))
 
 
 def test_breakdowns_group_by_statement_type():

@@ -61,6 +61,7 @@ def test_an_aim_that_matches_nothing_is_refused_naming_what_there_is(
     assert code == 2
     said = " ".join(capsys.readouterr().err.split())
     assert "--judge j3" in said and "judges: j1, j2" in said
+    assert "only a binary judge's answers are offered" in said  # a Likert entry's name is not listed: say why
     assert not (tmp_path / "x.csv").exists()
 
 

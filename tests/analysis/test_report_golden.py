@@ -243,7 +243,7 @@ def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path)
     assert sorted(set(written) - ADDED_FILES) == sorted(expected)
     for name, text in expected.items():
         if name.endswith(".json"):
-            _same(json.loads(written[name]), json.loads(text), name)
+            _same(_without_added_keys(json.loads(written[name])), json.loads(text), name)
         else:
             _same(
                 _without_added(list(csv.reader(io.StringIO(written[name]))), name),
@@ -254,9 +254,10 @@ def test_every_csv_and_statistic_is_what_the_report_wrote_before(tmp_path: Path)
 
 ADDED_FILES = {"judge_card.csv"}
 """Files the report gained after the golden files were made (issue 44: the judge card), not in them."""
-ADDED_COLUMNS = {"judge_passes", "candidate_cells", "tiers"}  # tiers: costs.csv's answers per service tier (#43)
+ADDED_COLUMNS = {"judge_passes", "candidate_cells", "tiers", "rated", "rated_inputs"}  # tiers: per service tier (#43)
 """Columns the report's tables gained since (issue 44: whether the judge behind a rate passes its card; issue 42: spec
-health's `candidate_cells`, the model x variation rates compared, now that `candidates` counts models)."""
+health's `candidate_cells`, the model x variation rates compared, now that `candidates` counts models; a Likert
+judge's count of ratings and their inputs, `rated` and `rated_inputs`, which its headline row shows)."""
 
 
 ADDED_TABLE_COLUMNS = {
@@ -285,6 +286,15 @@ spend per service tier, `tiers`, in costs.csv. Every rate panel.csv shows, with 
 whether a kappa is informative at its prevalence, `kappa_informative`, in agreement.csv and statement_health.csv;
 each side's rate of a paired comparison with its interval, in paired_comparisons.csv; a judge's kappa with people
 on a statement with its interval, in statement_health_judges.csv.)"""
+
+
+def _without_added_keys(value: object) -> object:
+    """A JSON file's records without the keys of `ADDED_COLUMNS` (a record gains them as its table does)."""
+    if isinstance(value, list):
+        return [_without_added_keys(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_added_keys(v) for k, v in value.items() if k not in ADDED_COLUMNS}
+    return value
 
 
 def _without_added(rows: list[list[str]], name: str) -> list[list[str]]:

@@ -72,6 +72,63 @@ def compliance_counts(out: Path) -> list[str]:
     return failures
 
 
+def rating_counts(out: Path) -> list[str]:
+    """A Likert judge's rows (variation_statistics.json, which its headline row shows) count the ratings its verdict
+    files hold, and its mean rating lies in its interval inside the scale 1-5."""
+    expected: Counter[tuple[str, str, str, str]] = Counter()
+    for path in _verdict_files(out):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        meta = data.get("metadata", {})
+        if meta.get("mode") != "likert" or meta.get("scope", "conversation") == "turn":
+            continue
+        variation = path.relative_to(out / "compliance").parts[1]
+        key = (str(meta["spec"]), str(meta["judge"]), str(meta["model"]), variation)
+        expected[key] += sum(e.get("outcome") == "judged" and e.get("rating") is not None for e in data["results"])
+    table = out / "report" / "variation_statistics.json"
+    rows = json.loads(table.read_text(encoding="utf-8")) if table.is_file() else []
+    failures = []
+    for row in rows:
+        if row["judge"] == "panel" or row.get("mean_rating") is None:
+            continue
+        key = (row["spec"], row["judge"], row["candidate"], row["variation"])
+        if row["rated"] != expected[key]:
+            failures.append(f"variation_statistics.json {key} rated={row['rated']}, verdict files {expected[key]}")
+        low, high = row["rating_ci_low"], row["rating_ci_high"]
+        if low is not None and not 1.0 <= low <= row["mean_rating"] <= high <= 5.0:
+            failures.append(f"variation_statistics.json {key} mean rating {row['mean_rating']} in [{low}, {high}]")
+    missing = {key for key, n in expected.items() if n} - {
+        (r["spec"], r["judge"], r["candidate"], r["variation"]) for r in rows if r.get("mean_rating") is not None
+    }
+    return failures + [f"no mean rating for {key}, whose verdict files hold ratings" for key in sorted(missing)]
+
+
+def costs_keyed(out: Path) -> list[str]:
+    """costs.csv keys each judge run's spend by the judge entry, candidate and variation its folder holds (the
+    canaries, judged once for every variation: by the entry alone, variation `default`)."""
+    table = out / "report" / "costs.csv"
+    if not table.is_file():
+        return ["no report/costs.csv"]
+    folders = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"]
+    variation_of = {folder: name for name, folder in folders.items()}
+    failures = []
+    with table.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["kind"] != "compliance":
+                continue
+            parts = Path(row["run_dir"]).parts
+            judge = next(p.removeprefix("judge_") for p in parts if p.startswith("judge_"))
+            if "canaries" in parts:
+                want = (judge, "", "default")
+            else:
+                want = (judge, parts[-1], variation_of.get(parts[2], parts[2]))
+            if (row["judge"], row["candidate"], row["variation"]) != want:
+                failures.append(
+                    f"costs.csv {row['run_dir']}: keyed {row['judge']}/{row['candidate']}/"
+                    f"{row['variation']}, its folder says {'/'.join(want)}"
+                )
+    return failures
+
+
 def candidates_are_configured(out: Path, models: set[str]) -> list[str]:
     """Every table's candidate column names configured models only (never a model × variation compound)."""
     failures = []

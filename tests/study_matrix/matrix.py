@@ -45,7 +45,15 @@ JUDGE = "gpt-4.1-2025-04-14"
 
 FEATURES: dict[str, list[str]] = {
     "candidates": ["1", "2", "3"],
-    "judges": ["binary", "likert", "categories", "binary+binary", "binary@turn+binary", "categories@turn+binary"],
+    "judges": [
+        "binary",
+        "likert",
+        "categories",
+        "binary+binary",
+        "binary@turn+binary",
+        "categories@turn+binary",
+        "binary@turn+likert",  # one model at two modes: its canaries per mode (their tasks' keys collided)
+    ],
     "variation": ["plain", "follow_ups", "simulated_user", "auditor"],
     "runs": ["1", "2"],
     "budget": ["none", "tight", "raised"],
@@ -117,6 +125,7 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
         "categories": [f"  - model: {judge}\n{CATEGORIES}"],
         "binary@turn+binary": [f"  - model: {judge}\n    scope: turn\n", f"  - model: {judge}\n"],
         "categories@turn+binary": [f"  - model: {judge}\n    scope: turn\n{CATEGORIES}", f"  - model: {judge}\n"],
+        "binary@turn+likert": [f"  - model: {judge}\n    scope: turn\n", f"  - model: {judge}\n    mode: likert\n"],
     }[config["judges"]]
     judges = [entry + ("    tier: auto\n" if auto else "") for entry in judges]
     text = "experiment_name: matrix\noutput_dir: out\nspecs:\n  - name: openai\n"
@@ -249,6 +258,8 @@ def run_one(
     conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
     invariants: dict[str, Callable[[], list[str]]] = {
         "compliance_counts": lambda: checks.compliance_counts(out),
+        "rating_counts": lambda: checks.rating_counts(out),
+        "costs_keyed": lambda: checks.costs_keyed(out),
         "candidates_are_configured": lambda: checks.candidates_are_configured(out, models),
         "health_candidates": lambda: checks.health_candidates(out, models),
         "scores_finite": lambda: checks.scores_finite(out),

@@ -350,11 +350,16 @@ def _keyed_cost(cost: RunCost, manifest: RunManifest, roots: Sequence[Path]) -> 
     """A run's cost with the key of its run (see `ReportCost`)."""
     place = manifest.parameters.get("experiment")
     judge = manifest.kind in JUDGE_KINDS
+    identity = manifest.parameters.get("identity")
+    judged = identity.get("candidate") if judge and isinstance(identity, dict) else None  # a compliance run's
     return ReportCost(
         **{**cost.model_dump(), "run_dir": relative(Path(cost.run_dir), roots)},
         spec=manifest.spec_name,
-        judge=manifest.model_name if judge else None,
-        candidate=_candidate_of(manifest, Path(cost.run_dir)) if manifest.kind.startswith("generation") else None,
+        # The judge entry as the verdict tables name it (one model at two scopes or modes is two entries).
+        judge=str(manifest.parameters.get("judge_name") or manifest.model_name) if judge else None,
+        candidate=_candidate_of(manifest, Path(cost.run_dir))
+        if manifest.kind.startswith("generation")
+        else (str(judged) if judged else None),
         variation=str(place.get("variation", DEFAULT_VARIATION)) if isinstance(place, dict) else DEFAULT_VARIATION,
     )
 

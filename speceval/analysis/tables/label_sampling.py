@@ -72,7 +72,9 @@ def streamed_label_sheet(
         asked = ", ".join(f"--{name} {value}" for name, value in aim.given().items())
         known = "; ".join(f"{name}s: {', '.join(sorted(values))}" for name, values in sorted(seen.items()))
         raise ConfigError(
-            f"no answer to label matches {asked} (under these folders: {known}; scopes: turn, conversation)"
+            f"no answer to label matches {asked} (under these folders: {known}; scopes: turn, conversation; "
+            "only a binary judge's answers are offered: a label is yes or no, which a Likert rating or a "
+            "category is not checked against)"
         )
     # An item is 16 hex digits: as numbers they sort as the strings do, and hold 8 bytes each instead of ~70.
     by_statement = {key: np.unique(np.frombuffer(found, dtype=np.uint64)) for key, found in items.items()}

@@ -115,8 +115,10 @@ def _agreement(spec: str, c: VerdictColumns, members: np.ndarray) -> list[Agreem
     binary = judged & (c.compliant[members] != NO_VERDICT)
     rated = judged & ~np.isnan(c.rating[members])
     by_judge = grouped(c, members[binary], "judge")
+    # Ratings of one Likert judge have nothing to agree with: no alpha row (it read "0 items, no interval").
+    rated &= len(grouped(c, members[rated], "judge")) >= 2
     if len(by_judge) < 2 and not rated.any():
-        return []  # one judge and no ratings: nothing to agree on (and no answer numbering to pay for)
+        return []  # fewer than two judges of either kind: nothing to agree on (and no answer numbering to pay for)
     answer = dense(
         c.fact("model", members),
         c.fact("variation", members),

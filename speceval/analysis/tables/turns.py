@@ -24,9 +24,12 @@ from pydantic import BaseModel
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 from speceval.analysis.statistics.columns import interval_columns
+from speceval.analysis.statistics.registry import method
+from speceval.analysis.tables.variations import clip_to_scale
 from speceval.defaults import Mode
 
-MEAN_METHOD = "mean ± t(G-H) · cluster-robust SE, clusters = inputs, stratified by statement"
+MEAN_METHOD = f"{method('mean')}, clusters = inputs; cut to the rating scale 1-5"
+"""What `mean_interval` without a range computes (the registered `mean`; it said "mean ± t" alone), cut to the scale."""
 
 TURN_NOTE = (
     "Judges with scope turn give one verdict per assistant turn, each judged in its context (the "
@@ -69,7 +72,7 @@ def _interval(
 ) -> tuple[float, float, str] | None:
     if mode != Mode.LIKERT:
         return rate_interval(values, clusters, strata)
-    interval = mean_interval(values, clusters, strata)
+    interval = clip_to_scale(mean_interval(values, clusters, strata))
     return (*interval, MEAN_METHOD) if interval is not None else None
 
 

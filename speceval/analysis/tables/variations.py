@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.column_rows import as_columns
 from speceval.analysis.reading.columns import JUDGED, VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import dense_codes, mean_interval_codes, rate_interval_codes
+from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes, unbounded_mean_interval_codes
 from speceval.analysis.statistics.codes import index_array
 from speceval.analysis.statistics.paired import paired_difference_codes
 from speceval.analysis.statistics.registry import PAIRED
@@ -52,6 +52,19 @@ def verdict_value(row: ComplianceRow) -> float:
     return row.score if row.score is not None else float(bool(row.compliant))
 
 
+RATING_SCALE = (1.0, 5.0)
+"""A Likert verdict's scale (`judging.verdicts`): the mean rating lies in it, whatever the sample."""
+
+
+def clip_to_scale(interval: tuple[float, float] | None) -> tuple[float, float] | None:
+    """A mean rating's interval (the registered `mean`: a Likert rating is skewed near its ends, where mean ± t alone
+    undercovers) cut to the scale: the truth is in it, so the cut interval covers whenever the whole one does, and
+    mean ± t past 5 would say a rating no judge can give."""
+    if interval is None:
+        return None
+    return max(interval[0], RATING_SCALE[0]), min(interval[1], RATING_SCALE[1])
+
+
 class RateSummary(BaseModel):
     """Counts, rate and 95% intervals of one group of verdicts."""
 
@@ -69,6 +82,8 @@ class RateSummary(BaseModel):
     mean_rating: float | None = Field(default=None, description="Likert judges: mean rating 1..5")
     rating_ci_low: float | None = None
     rating_ci_high: float | None = None
+    rated: int = Field(default=0, description="Likert judges: judged ratings in the mean")
+    rated_inputs: int = Field(default=0, description="distinct inputs (clusters) among the judged ratings")
 
 
 def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | None = None) -> RateSummary:
@@ -95,7 +110,7 @@ def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | 
     del clusters, strata
     ratings = c.rating[rated]
     rating_clusters, rating_strata = local_clusters(c, rated)
-    rating_interval = mean_interval_codes(ratings, rating_clusters, rating_strata)
+    rating_interval = clip_to_scale(unbounded_mean_interval_codes(ratings, rating_clusters, rating_strata))
     return RateSummary(
         judged=len(judged),
         compliant=count(values.sum()),
@@ -111,6 +126,8 @@ def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | 
         mean_rating=float(ratings.mean()) if len(ratings) else None,
         rating_ci_low=rating_interval[0] if rating_interval else None,
         rating_ci_high=rating_interval[1] if rating_interval else None,
+        rated=len(ratings),
+        rated_inputs=int(rating_clusters.max()) + 1 if len(rating_clusters) else 0,
     )
 
 

@@ -163,7 +163,10 @@ def _report(args: argparse.Namespace) -> int:
     for skipped in summary.data.skipped:
         stdout.print(f"[yellow]Skipped (no verdicts): {escape(skipped)}[/]")
     table = Table(title="compliance by variation (judged answers only; 95% CI clustered by input)", header_style="bold")
-    for column in ("spec", "judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged"):
+    # A Likert judge has no compliant share: its rows show the mean rating (as summary.md's headline does).
+    rated = any(r.mean_rating is not None for r in summary.data.variations)
+    columns = ("spec", "judge", "candidate", "variation", "judged", "rate", "95% CI", "runs", "not judged")
+    for column in columns + (("mean rating 1-5 [95% CI]",) if rated else ()):
         table.add_column(column, overflow="fold")  # wrap, never cut: a model name must stay whole
     for r in summary.data.variations:
         table.add_row(
@@ -173,9 +176,10 @@ def _report(args: argparse.Namespace) -> int:
             r.variation,
             str(r.judged),
             _fmt(r.rate),
-            f"{r.ci_low:.3f}–{r.ci_high:.3f}" if r.ci_low is not None and r.ci_high is not None else "–",
+            _interval(r.ci_low, r.ci_high),
             " ".join(_fmt(run.rate) for run in r.runs),
             ", ".join(f"{n} {o}" for o, n in sorted(r.not_judged.items())) or "0",
+            *([f"{_fmt(r.mean_rating)} {_interval(r.rating_ci_low, r.rating_ci_high)}"] if rated else []),
         )
     stdout.print(table)
     strengths = summary.data.bradley_terry
@@ -309,3 +313,7 @@ def _export(args: argparse.Namespace) -> int:
     count = export_verdicts(args.paths, out, args.format)
     stdout.print(f"{count} row(s) written to {out}")
     return 0
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return f"{low:.3f}–{high:.3f}" if low is not None and high is not None else "–"

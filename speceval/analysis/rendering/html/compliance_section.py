@@ -19,7 +19,7 @@ from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.rendering.markdown.summary import candidates_and_judges, interval_methods, unknown_classes_note
 from speceval.analysis.rendering.samples.samples import sample_link
 from speceval.analysis.tables.rates import ComplianceRate
-from speceval.analysis.tables.variations import Breakdown, PairedComparison
+from speceval.analysis.tables.variations import Breakdown, PairedComparison, VariationStatistics
 
 
 def summary_section(data: ReportData) -> str:
@@ -66,9 +66,13 @@ def summary_section(data: ReportData) -> str:
         f"{html.escape(interval_methods())}</p>"
     )
     if data.variations:
+        shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
+        # A Likert judge has no compliant share: its mean rating and interval head its row (as in summary.md).
+        rated = any(v.mean_rating is not None for v in shown)
         parts.append(
             _table(
-                ["spec", "variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"],
+                ["spec", "variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"]
+                + (["ratings", "mean rating 1-5 [95% CI]"] if rated else []),
                 (
                     [
                         v.spec,
@@ -80,14 +84,18 @@ def summary_section(data: ReportData) -> str:
                         _rate_link(v.rate, v.judge, v.candidate, v.variation),
                         _ci(v.ci_low, v.ci_high),
                     ]
-                    for v in data.variations
-                    if headline_passes(data, v.spec, v.judge)
+                    + ([v.rated, _rating(v)] if rated else [])
+                    for v in shown
                 ),
                 raw={6},
             )
         )
     parts.append(kept_out_html(data))
     return "".join(parts)
+
+
+def _rating(v: VariationStatistics) -> str:
+    return "–" if v.mean_rating is None else f"{v.mean_rating:.3f} {_ci(v.rating_ci_low, v.rating_ci_high)}"
 
 
 def variation_section(data: ReportData, name: str) -> str:
@@ -110,7 +118,7 @@ def variation_section(data: ReportData, name: str) -> str:
                 "run SD",
                 "run min–max",
                 "not judged",
-                "mean rating",
+                "mean rating 1-5 [95% CI]",
             ],
             (
                 [
@@ -134,7 +142,7 @@ def variation_section(data: ReportData, name: str) -> str:
                     v.run_sd,
                     _ci(v.run_min, v.run_max),
                     _counts(v.not_judged),
-                    v.mean_rating,
+                    _rating(v),
                 ]
                 for v in rows
             ),

@@ -21,13 +21,14 @@ from speceval.analysis.rendering.markdown.markdown_parts import section_table
 from speceval.analysis.rendering.markdown.markdown_parts import signed as _signed
 from speceval.analysis.rendering.markdown.summary_turns import elicitation_markdown, flips_markdown, turns_markdown
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED
-from speceval.analysis.statistics.registry import BRADLEY_TERRY, CLUSTERED, PAIRED, WILSON
+from speceval.analysis.statistics.registry import BRADLEY_TERRY, CLUSTERED, PAIRED, WILSON, method
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE, JudgeAccuracy
 from speceval.analysis.tables.panel import TIES_RULE
 
 if TYPE_CHECKING:
     from speceval.analysis.rendering.data import ReportData
     from speceval.analysis.tables.rankings import Strength
+    from speceval.analysis.tables.variations import VariationStatistics
 
 
 def interval_methods() -> str:
@@ -85,28 +86,40 @@ def _headline(data: ReportData) -> list[str]:
     varied = len({v.variation for v in data.variations}) > 1
     accuracy = {(a.spec, a.judge): a for a in data.judge_accuracy}
     methods: dict[str, int] = {}
+    shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
+    rated = any(_likert(v) for v in shown)  # a Likert judge's row is its mean rating (it has no compliant share)
     lines = [
         "## Headline: compliance by candidate",
         "",
-        "Share of judged answers the judge found compliant, with its 95% interval; the last column is the "
+        "Share of judged answers the judge found compliant"
+        + (" (a Likert judge: its mean rating, 1-5)" if rated else "")
+        + ", with its 95% interval; the last column is the "
         "judge's accuracy on the spec's own example responses (heuristically, likely above its accuracy here: "
         "a rough upper bound, not a guaranteed one).",
         "",
         "| spec | judge | candidate | "
         + ("variation | " if varied else "")
-        + "compliance [95% CI] | n | judge's accuracy on the spec's examples |",
+        + ("compliance or mean rating" if rated else "compliance")
+        + " [95% CI] | n | judge's accuracy on the spec's examples |",
         "|---|---|---|" + ("---|" if varied else "") + "---|---|---|",
     ]
-    shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
     if data.variations and not shown:
         del lines[-3:]  # no row to head: the table's header alone would read as a blank table
     for v in sorted(shown, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
-        method = f" ({methods.setdefault(v.ci_method, len(methods) + 1)})" if v.ci_method else ""
-        n = f"{v.judged} verdicts on {v.inputs} inputs" + (f", {len(v.runs)} runs" if len(v.runs) > 1 else "")
+        likert = _likert(v)
+        ci_method = f"{method('mean')}; cut to the rating scale 1-5" if likert else v.ci_method
+        number = f" ({methods.setdefault(ci_method, len(methods) + 1)})" if ci_method else ""
+        runs = f", {len(v.runs)} runs" if len(v.runs) > 1 else ""
+        if likert:
+            value = f"{v.mean_rating:.3f} {_bracket(v.rating_ci_low, v.rating_ci_high)}"
+            n = f"{v.rated} ratings on {v.rated_inputs} inputs{runs}"
+        else:
+            value = f"{_fmt(v.rate)} {_bracket(v.ci_low, v.ci_high)}"
+            n = f"{v.judged} verdicts on {v.inputs} inputs{runs}"
         lines.append(
             f"| {v.spec} | {v.judge} | {v.candidate} | "
             + (f"{v.variation} | " if varied else "")
-            + f"{_fmt(v.rate)} {_bracket(v.ci_low, v.ci_high)}{method} | {n} | "
+            + f"{value}{number} | {n} | "
             f"{_accuracy(data, accuracy.get((v.spec, v.judge)), v.judge)} |"
         )
     lines += [
@@ -119,6 +132,11 @@ def _headline(data: ReportData) -> list[str]:
         "",
     ]
     return lines + kept_out_markdown(data)
+
+
+def _likert(v: VariationStatistics) -> bool:
+    """A Likert judge's row: ratings, no binary verdict (a panel of binary judges has a share, not a rating)."""
+    return v.judged == 0 and v.mean_rating is not None
 
 
 def _accuracy(data: ReportData, found: JudgeAccuracy | None, judge: str) -> str:
