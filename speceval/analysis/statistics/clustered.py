@@ -20,8 +20,9 @@ Intervals:
   one share an input (a panel's, one run) takes the clustered interval too, at the effective size of the shares' own
   variance;
 * a mean rating: the hull of estimate ± t(G-H) · SE and the bounded mean's interval over the values' range
-  (`unbounded_mean_interval_codes`), cut to the scale 1-5 by its table; a mean of a value with a declared range: the rate interval of the
-  rescaled mean (`mean_interval(range=...)`); a paired difference: `speceval.analysis.statistics.paired`;
+  (`unbounded_mean_interval_codes`), cut to the scale 1-5 by its table; a mean of a value with a declared range:
+  the rate interval of the rescaled mean (`mean_interval(range=...)`); a paired difference:
+  `speceval.analysis.statistics.paired`;
 
 Inputs are clustered within statements, but a spec's statements are fixed, not sampled: the SE by input is
 stratified by statement (the survey estimator for clusters drawn within fixed strata). Clustering by statement
