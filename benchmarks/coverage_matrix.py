@@ -135,6 +135,9 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
         ((10,), 3, (0.7, None), "10 inputs x 3 identical runs, rate 0.7 (the exact bound at 0 failures: 0.692)"),
         ((20,), 3, (0.85, None), "20 inputs x 3 identical runs, rate 0.85"),
         ((5,), 5, (0.5, None), "5 inputs x 5 identical runs, rate 0.5"),
+        # issue 47: many runs an input at skewed rates, where the count of verdicts no longer caps the effective size
+        ((30,), 10, (1.9, 0.1), "30 inputs x 10 runs, Beta(1.9, 0.1) (many runs an input)"),
+        ((30,), 15, (1.9, 0.1), "30 inputs x 15 runs, Beta(1.9, 0.1) (many runs an input)"),
     ):
         found.append(
             Scenario(
@@ -161,7 +164,14 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
                 reference=NAIVE,
             )
         )
-    for inputs, runs, (a, b) in ((30, 1, (1.9, 0.1)), (10, 3, (1.9, 0.1)), (50, 1, (0.5, 0.5)), (100, 1, (9.9, 0.1))):
+    for inputs, runs, (a, b) in (
+        (30, 1, (1.9, 0.1)),
+        (10, 3, (1.9, 0.1)),
+        (50, 1, (0.5, 0.5)),
+        (100, 1, (9.9, 0.1)),
+        (30, 3, (1.9, 0.1)),  # issue 47: 9 and 15 verdicts an input at skewed rates (0.931 and 0.924 before RARE_RUNS)
+        (30, 5, (1.9, 0.1)),
+    ):
         found.append(
             Scenario(
                 "rate-pooled",

@@ -10,6 +10,7 @@ import pytest
 
 from speceval.analysis.statistics.clustered import (
     EDGE_LEVEL,
+    RARE_RUNS,
     bounded_mean_interval_codes,
     clustered_limits,
     clustered_mean_codes,
@@ -53,8 +54,8 @@ def test_a_rate_of_one_or_zero_takes_the_exact_bound_on_its_clusters():
 
 
 def test_rare_failures_take_the_continuity_correction_on_korn_graubards_z_and_common_ones_plain_limits_on_t():
-    z = Z95 * t975(9) / t975(59)  # the t-ratio on the effective size, 60 (a repeat of every run keeps it)
-    assert clustered_limits(59 / 60, 60.0, 9, 10) == wilson_interval(59, 60, z=z, continuity=True)
+    z = Z95 * t975(19) / t975(59)  # the t-ratio on the effective size, 60 (a repeat of every run keeps it)
+    assert clustered_limits(59 / 60, 60.0, 19, 20) == wilson_interval(59, 60, z=z, continuity=True)
     assert clustered_limits(0.5, 40.0, 4, 5) == wilson_interval(20, 40, z=t975(4), continuity=False)
 
 
@@ -134,3 +135,44 @@ def test_one_share_an_input_covers_where_the_panel_shares_are_skewed():
         hits += found[0] <= 0.99 <= found[1]
         widths.append(found[1] - found[0])
     assert hits / 400 >= 0.95 and float(np.mean(widths)) < 0.04
+
+
+def test_rare_limits_count_no_more_than_four_verdicts_an_input_on_the_far_side():
+    # 60 effective verdicts on 10 inputs, one failure: the far (lower) limit at 40 effective verdicts on z, the near
+    # one as before (Korn-Graubard's z on the 60).
+    near = wilson_interval(59, 60, z=Z95 * t975(9) / t975(59), continuity=True)
+    far = wilson_interval(59 / 60 * 40, 40, continuity=True)
+    assert near is not None and far is not None and RARE_RUNS == 4
+    assert clustered_limits(59 / 60, 60.0, 9, 10) == (far[0], near[1]) and far[0] < near[0]
+    assert clustered_limits(1 / 60, 60.0, 9, 10) == pytest.approx((1 - near[1], 1 - far[0]))  # mirrored near 0
+    # Where the count per input is within the cap, nothing changes.
+    assert clustered_limits(59 / 60, 60.0, 19, 20) == wilson_interval(59, 60, z=Z95 * t975(19) / t975(59))
+
+
+def test_a_sample_that_missed_the_rarely_failing_inputs_at_fifteen_runs_still_covers():
+    # Seed 87: 30 inputs x 15 runs at Beta(1.9, 0.1) rates (population rate 1.9 / 2 = 0.95); the sample drew 3 inputs
+    # that ever failed (about 6 expected), 4 failures in 450 verdicts. The cluster-robust SE sees failures spread over
+    # inputs (an effective size of 331 of 450), and the interval was [0.970, 0.998]: above the truth.
+    rng = np.random.default_rng(87)
+    p = rng.beta(1.9, 0.1, 30)
+    y = (rng.random((30, 15)) < p[:, None]).reshape(-1).astype(float)
+    assert int((y.reshape(30, 15).min(axis=1) < 1).sum()) == 3
+    found = rate_interval_codes(y, np.repeat(np.arange(30), 15))
+    assert found is not None and found[0] <= 1.9 / 2.0 <= found[1] and found[1] - found[0] < 0.06
+
+
+@pytest.mark.parametrize("judges", [1, 3])
+def test_many_verdicts_an_input_at_skewed_rates_cover(judges: int):
+    # 30 inputs x 15 verdicts at Beta(1.9, 0.1): 15 runs of one judge, or 5 runs of a panel of 3 judges' shares (the
+    # same random numbers). 400 draws: 0.9275 both before the far limit's cap, 0.985 with it (2,000 draws: 0.924 and
+    # 0.976, 0.111 and 0.112 wide).
+    rng, hits, widths = np.random.default_rng(5), 0, []
+    clusters = np.repeat(np.arange(30), 15 // judges)
+    for _ in range(400):
+        p = rng.beta(1.9, 0.1, 30)
+        verdicts = rng.random((30, 15 // judges, judges)) < p[:, None, None]
+        found = rate_interval_codes(verdicts.mean(axis=2).reshape(-1), clusters)
+        assert found is not None
+        hits += found[0] <= 0.95 <= found[1]
+        widths.append(found[1] - found[0])
+    assert hits / 400 >= 0.94 and float(np.mean(widths)) < 0.12

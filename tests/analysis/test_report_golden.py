@@ -59,6 +59,11 @@ Updated for issue 47 item 1 (`paired4`: a paired side's Korn-Graubard t-ratio on
 a constant side taking the other side's evidence): only `spread_ci_high` of statement_health.csv's row for s4 moved
 (0.63698 -> 0.63633) and was copied from a regeneration by column name; every other cell is unchanged (checked by
 column name, numbers to 1e-12).
+
+Updated for issue 47 (`pooled5`: the rare limits' far side at no more than 4 effective verdicts an input): only
+`ci_low_by_statement` of variation_statistics.csv's row 6 and the same cell of variation_statistics.json moved
+(0.56180 -> 0.55201), edited in place; every other cell equals a regeneration (checked by column name, numbers to
+1e-12).
 """
 
 from __future__ import annotations

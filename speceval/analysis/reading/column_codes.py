@@ -99,6 +99,7 @@ class FilesTable(Generic[_Facts]):
         self.facts: list[_Facts] = []
         self.paths: list[Path | None] = []
         self._facts_index: dict[tuple[object, ...], int] = {}
+        self._row_index: dict[tuple[object, ...], int] = {}
         # What every row keeps, of either kind: its file's code, its position and byte offset there (where the
         # sample view reads it back), its input's digest and its outcome's code.
         self.outcomes = Codes()
@@ -120,6 +121,16 @@ class FilesTable(Generic[_Facts]):
             "outcome": np.frombuffer(self.outcome, dtype=np.uint8),
             "offset": np.frombuffer(self.offset, dtype=np.uint32),
         }
+
+    def row_facts_code(self, cls: type[_Facts], row: BaseModel, path: Path | None) -> int:
+        """`facts_code(facts_from(cls, row), path)`, found by the row's own field values when a row with the same
+        ones came before: rows in memory repeat few facts (a simulated ranking: 85,000 comparisons of 6), and a
+        facts model built, validated and dumped for each was 40% of folding them."""
+        values = (*(getattr(row, name) for name in cls.model_fields), path)
+        code = self._row_index.get(values)
+        if code is None:
+            code = self._row_index[values] = self.facts_code(facts_from(cls, row), path)
+        return code
 
     def facts_code(self, facts: _Facts, path: Path | None) -> int:
         key = (*facts.model_dump().values(), path)

@@ -29,7 +29,6 @@ from speceval.analysis.reading.column_codes import (
     FileFacts,
     FilesTable,
     RowColumns,
-    facts_of,
     file_offsets,
     packed_digests,
 )
@@ -65,7 +64,7 @@ class ColumnsBuilder(FilesTable[FileFacts]):
         first = next(rows, None)
         if first is None:
             return
-        code = self.facts_code(facts_of(first), path)
+        code = self.row_facts_code(FileFacts, first, path)
         start = len(self.file)
         blake, outcome_code, category_code = hashlib.blake2b, self.outcomes.code, self.categories.code
         inputs, outputs = bytearray(), bytearray()

@@ -26,7 +26,6 @@ from speceval.analysis.reading.column_codes import (
     FilesTable,
     RowColumns,
     digest,
-    facts_from,
     file_offsets,
 )
 from speceval.analysis.reading.columns import JUDGED
@@ -63,7 +62,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
     def add(self, row: RankingRow, path: Path | None = None, position: int = 0, facts: int | None = None) -> None:
         """Fold one comparison in (`path` and `position`: where the sample view can read it back; `facts`: the
         code of its file's facts when the caller knows it, see `add_file`)."""
-        code = self.facts_code(facts_from(RankingFacts, row), path) if facts is None else facts
+        code = self.row_facts_code(RankingFacts, row, path) if facts is None else facts
         self.file.append(code)
         self.position.append(position)
         self.index.append(row.index)
@@ -79,7 +78,7 @@ class RankingColumnsBuilder(FilesTable[RankingFacts]):
         start = len(self.file)
         for position, row in enumerate(rows):
             if code is None:
-                code = self.facts_code(facts_from(RankingFacts, row), path)
+                code = self.row_facts_code(RankingFacts, row, path)
             self.add(row, path, position, code)
         self.offset[start:] = file_offsets(offsets, len(self.file) - start)
 

@@ -15,11 +15,14 @@ Intervals:
   correction on Korn-Graubard's z·t(G-H)/t(n-1) (n the effective size) instead when fewer than
   `RARE_COUNT` effective verdicts are of the rarer kind (there few clusters and skewed rates make the design effect
   look like 1: a sample that missed the rare failing inputs), on the far limit only from `FAR_CORRECTED` effective
-  verdicts; at p = 0 or 1, where the SE is 0, the exact bound 0.025^(1/G), valid however alike an input's runs are
-  (`clustered_limits`); one share an input (a panel's, one run) takes the clustered interval too, at the effective
-  size of the shares' own variance;
-* a mean rating: estimate ± t(G-H) · SE; a mean of a value with a declared range: the rate interval of the
-  rescaled mean (`mean_interval(range=...)`); a paired difference: `speceval.analysis.statistics.paired`;
+  verdicts, and the far limit there at no more than `RARE_RUNS` effective verdicts an input; at p = 0 or 1, where
+  the SE is 0, the exact bound 0.025^(1/G), valid however alike an input's runs are (`clustered_limits`);
+  one share an input (a panel's, one run) takes the clustered interval too, at the effective size of the shares' own
+  variance;
+* a mean rating: the hull of estimate ± t(G-H) · SE and the bounded mean's interval over the values' range
+  (`unbounded_mean_interval_codes`), cut to the scale 1-5 by its table; a mean of a value with a declared range:
+  the rate interval of the rescaled mean (`mean_interval(range=...)`); a paired difference:
+  `speceval.analysis.statistics.paired`;
 
 Inputs are clustered within statements, but a spec's statements are fixed, not sampled: the SE by input is
 stratified by statement (the survey estimator for clusters drawn within fixed strata). Clustering by statement
@@ -53,6 +56,16 @@ where a narrow interval sits on a sample that missed the rare failing inputs (30
 0.948 with it, 0.905 without), but under 40 effective verdicts the limits are already wide and no draw fell below the
 far side with or without it (10 inputs x 3 runs at Beta(1.9, 0.1): 0.984 either way, 0.306 wide with it, 0.287
 without). The near side's correction is what covers there (0.969 without)."""
+RARE_RUNS = 4
+"""Where the rarer kind is rare (under `RARE_COUNT` effective verdicts), the far limit counts no more than this many
+effective verdicts an input. There the cluster-robust SE rests on the few inputs that showed the rarer kind, and a
+sample that missed the rarely failing inputs (a long tail of input rates) shows failures spread one to an input: a
+design effect near 1, an effective size near the count of verdicts, which grows with the runs while nothing new is
+learned about the inputs. At 5 runs the count was the cap that covered (30 inputs, Beta(1.9, 0.1): 0.948); at 10, 15
+and 30 runs it no longer binds (0.924, 0.924, 0.920; a panel of 3 judges at 30 x 5: 0.924); at 4 an input, 0.961-0.979
+(at 3, 0.983-0.987 and wider; at 5, 0.945 at 30 x 10). So where the sample cannot measure the design effect, an
+input's runs count as at most 4 independent verdicts. Only the far limit (all those misses are on that side), only
+where it binds, on z (Wilson at the capped size; continuity-corrected as `FAR_CORRECTED` says)."""
 EDGE_LEVEL = 0.025
 """The tail of the exact bound at a rate of 0 or 1, EDGE_LEVEL^(1/G) on G clusters: the two-sided 95% level's half.
 At 0.05 (the one-sided level) coverage at identical runs fell to 0.933 just inside the bound (20 inputs, rate 0.85)."""
@@ -62,38 +75,13 @@ BOOTSTRAP_SEED = 0
 """The seed of every report bootstrap, named in the methods text so a reader can reproduce the interval."""
 
 # Student's t 0.975 quantiles for 1..30 degrees of freedom (beyond: a Cornish-Fisher expansion around z).
+# fmt: off
 _T975 = (
-    12.706205,
-    4.302653,
-    3.182446,
-    2.776445,
-    2.570582,
-    2.446912,
-    2.364624,
-    2.306004,
-    2.262157,
-    2.228139,
-    2.200985,
-    2.178813,
-    2.160369,
-    2.144787,
-    2.131450,
-    2.119905,
-    2.109816,
-    2.100922,
-    2.093024,
-    2.085963,
-    2.079614,
-    2.073873,
-    2.068658,
-    2.063899,
-    2.059539,
-    2.055529,
-    2.051831,
-    2.048407,
-    2.045230,
-    2.042272,
+    12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
+    2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
+    2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272,
 )
+# fmt: on
 
 
 def t975(df: int) -> float:
@@ -279,12 +267,30 @@ def clustered_limits(p: float, effective: float, df: int, clusters: int, verdict
       few clusters twice, and the bare z undercovers with few clusters (3-6 inputs x 30-40 runs at Beta(9, 1):
       0.905-0.923). Values that are not verdicts keep the bare t(G-H): their variance is not fixed by their mean, so
       the SE's own noise counts even where the effective size is near G (an unranged count's mean, 5 inputs x 3
-      runs: 0.899 on the ratio, 0.943 on t; a rescaled mean keeps t even where its values are 0 or 1).
+      runs: 0.899 on the ratio, 0.943 on t; a rescaled mean keeps t even where its values are 0 or 1). The far limit
+      there counts at most `RARE_RUNS` effective verdicts an input (30 inputs x 15 runs at Beta(1.9, 0.1): 0.924
+      without, 0.976 with).
     * Otherwise plain Wilson on t(G-H): the rarer kind is common, and the SE's own noise with few clusters is what
       t pays for (5 inputs x 20 runs, Beta(5, 5): 0.90 on z, 0.97 on t)."""
     if p in (0.0, 1.0):
         half = 1.0 - EDGE_LEVEL ** (1.0 / clusters)
         return (0.0, half) if p == 0.0 else (1.0 - half, 1.0)
+    rare = min(p, 1 - p) * effective < RARE_COUNT
+    if rare and effective > RARE_RUNS * clusters:
+        # The far limit at no more than RARE_RUNS effective verdicts an input (see RARE_RUNS); never narrower.
+        near = _score_limits(p, effective, df, verdicts)
+        cap = float(RARE_RUNS * clusters)
+        # On z: the cap stands in for the SE's unreliability, which Korn-Graubard's t-ratio charges otherwise (both
+        # charged the few clusters twice: a panel at 10 inputs x 3 runs went from 1.41x to 1.52x its reference).
+        far = wilson_interval(p * cap, cap, continuity=cap >= FAR_CORRECTED or not verdicts)
+        assert far is not None  # cap > 0
+        low = min(near[0], far[0]) if p >= 0.5 else near[0]
+        return low, max(near[1], far[1]) if p <= 0.5 else near[1]
+    return _score_limits(p, effective, df, verdicts)
+
+
+def _score_limits(p: float, effective: float, df: int, verdicts: bool) -> tuple[float, float]:
+    """`clustered_limits` at a rate strictly between 0 and 1, before the far limit's cap."""
     rare = min(p, 1 - p) * effective < RARE_COUNT
     z = Z95 * t975(df) / t975(max(df, int(effective) - 1)) if rare and verdicts else t975(df)
     found = wilson_interval(p * effective, effective, z=z, continuity=rare)

@@ -20,6 +20,7 @@ from speceval.analysis.statistics.clustered import clustered_mean_codes, t975
 from speceval.analysis.statistics.paired import (
     centred_correlation,
     keeps_continuity_correction,
+    mover_difference,
     paired_difference_codes,
 )
 from speceval.analysis.statistics.stats import Z95, wilson_interval
@@ -37,33 +38,43 @@ def spread_interval(cells: list[Cell], low: int, high: int) -> tuple[float, floa
     pairs = max(1, len(cells) * (len(cells) - 1) // 2)
     z = NormalDist().inv_cdf(1 - 0.025 / pairs)
     lower, upper = 0.0, chosen.ci_high
-    for j, a in enumerate(cells):
-        for k, b in enumerate(cells):
-            if j == k:
-                continue
-            found = paired_difference_codes(*a, *b)
-            if found is not None and found.ci_high is not None:
-                upper = max(upper, found.ci_high)
-            lower = max(lower, _lower_limit(a, b, z))
+    # Each pair once, both orders from its shared inputs (the inputs, the sides' limits and their correlation are
+    # the same either way round; the order-by-order loop found them three times a pair and each side's limits
+    # twice: 5.3 of a report's 11 s of spreads).
+    for j in range(len(cells)):
+        for k in range(j + 1, len(cells)):
+            highs, lows = _pair_limits(cells[j], cells[k], z)
+            upper = max([upper, *(h for h in highs if h is not None)])
+            lower = max(lower, *lows)
     return chosen.difference, min(lower, chosen.difference), max(upper, chosen.difference)
 
 
-def _lower_limit(a: Cell, b: Cell, z: float) -> float:
-    """MOVER's lower limit of rate(a) - rate(b) on their shared inputs with each side's Wilson limits at `z` (on
-    t over several runs: z scaled as the t quantile's expansion in 1/df); -1 when they share no input."""
+def _pair_limits(a: Cell, b: Cell, z: float) -> tuple[tuple[float | None, float | None], tuple[float, float]]:
+    """On the shared inputs of `a` and `b`: the 95% paired upper limits of rate(a) - rate(b) and of rate(b) -
+    rate(a) (`paired_difference_codes`' in either order; None where it has none), and their MOVER lower limits with
+    each side's Wilson limits at `z` (on t over several runs: z scaled as the t quantile's expansion in 1/df); no
+    upper limits and lower limits of -1 when they share no input."""
     shared = np.intersect1d(a[0], b[0])
     if not len(shared):
-        return -1.0
+        return (None, None), (-1.0, -1.0)
     in_a, in_b = np.isin(a[0], shared), np.isin(b[0], shared)
     la, lb = np.searchsorted(shared, a[0][in_a]), np.searchsorted(shared, b[0][in_b])
     ya, yb = a[1][in_a].astype(float), b[1][in_b].astype(float)
+    highs = (
+        mover_difference(ya, la, yb, lb, len(shared)).ci_high,
+        mover_difference(yb, lb, ya, la, len(shared)).ci_high,
+    )
     side_a, side_b = _limits(ya, la, z), _limits(yb, lb, z)
     pa, pb = float(ya.mean()), float(yb.mean())
     za = np.bincount(la, weights=(ya - pa) / len(ya), minlength=len(shared))
     zb = np.bincount(lb, weights=(yb - pb) / len(yb), minlength=len(shared))
-    r = centred_correlation(za, zb, None)
-    below, above = pa - side_a[0], side_b[1] - pb
-    return pa - pb - math.sqrt(max(0.0, below**2 - 2 * r * below * above + above**2))
+    r = centred_correlation(za, zb, None)  # symmetric to the last bit: products and sums of the same numbers
+
+    def mover(p: float, side: tuple[float, float], q: float, other: tuple[float, float]) -> float:
+        below, above = p - side[0], other[1] - q
+        return p - q - math.sqrt(max(0.0, below**2 - 2 * r * below * above + above**2))
+
+    return highs, (mover(pa, side_a, pb, side_b), mover(pb, side_b, pa, side_a))
 
 
 def _limits(y: np.ndarray, clusters: np.ndarray, z: float) -> tuple[float, float]:

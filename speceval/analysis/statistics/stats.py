@@ -76,23 +76,45 @@ def bradley_terry(wins: np.ndarray, iterations: int = 1000, tolerance: float = 1
     Zermelo's / Hunter's MM iteration: p_i ← W_i / Σ_j n_ij / (p_i + p_j). Ties should be given as half a win to
     each side. A model that never wins gets strength 0; the iteration needs every model to have played.
     """
-    k = wins.shape[0]
-    games = wins + wins.T
-    total_wins = wins.sum(axis=1)
-    strengths = np.full(k, 1.0 / k)
+    found: np.ndarray = bradley_terry_of_draws(wins[None], iterations, tolerance)[0]
+    return found
+
+
+def bradley_terry_of_draws(wins: np.ndarray, iterations: int = 1000, tolerance: float = 1e-10) -> np.ndarray:
+    """`bradley_terry` of each of a stack of wins matrices (draws x k x k), iterated all at once: a draw leaves the
+    iteration when it converges, as it would alone.
+
+    Each draw's numbers are the same floats as its own iteration's: the denominators are summed over opponents in
+    order, one opponent at a time (as the loop over j did, a pair that never played adding nothing), and every other
+    step is elementwise or a row's own sum. A bootstrap's 1,000 draws iterated one at a time in Python were 10.9 s
+    of the 28 s the coverage matrix's Bradley–Terry family took under cProfile."""
+    k = wins.shape[1]
+    games = wins + np.swapaxes(wins, 1, 2)
+    total_wins = wins.sum(axis=2)
+    played = (games > 0) & ~np.eye(k, dtype=bool)
+    strengths = np.full((wins.shape[0], k), 1.0 / k)
+    found = np.empty_like(strengths)
+    live = np.arange(wins.shape[0])  # the draws still iterating; the arrays below hold only their rows
     for _ in range(iterations):
-        denominator = np.array(
-            [
-                sum(games[i, j] / (strengths[i] + strengths[j]) for j in range(k) if j != i and games[i, j] > 0)
-                for i in range(k)
-            ]
-        )
-        updated = np.where(denominator > 0, total_wins / np.where(denominator > 0, denominator, 1), 0.0)
-        updated = updated / updated.sum() if updated.sum() > 0 else strengths
-        if np.max(np.abs(updated - strengths)) < tolerance:
-            return updated
-        strengths = updated
-    return strengths
+        if not live.size:
+            break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(played, games / (strengths[:, :, None] + strengths[:, None, :]), 0.0)
+        denominator = terms[:, :, 0].copy()
+        for j in range(1, k):
+            denominator += terms[:, :, j]
+        positive = denominator > 0
+        updated = np.where(positive, total_wins / np.where(positive, denominator, 1), 0.0)
+        total = updated.sum(axis=1)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            updated = np.where(total > 0, updated / total, strengths)
+        converged = np.max(np.abs(updated - strengths), axis=1) < tolerance
+        found[live[converged]] = updated[converged]
+        going = ~converged
+        live, strengths = live[going], updated[going]
+        games, total_wins, played = games[going], total_wins[going], played[going]
+    found[live] = strengths
+    return found
 
 
 def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -16,16 +16,14 @@ from speceval.analysis.reading.rows import DEFAULT_VARIATION, RankingRow
 from speceval.analysis.statistics.clustered import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
-    bootstrap_cluster_values,
     rate_interval_codes,
     t975,
 )
 from speceval.analysis.statistics.codes import first_seen_bounded
 from speceval.analysis.statistics.columns import interval_columns
 from speceval.analysis.statistics.registry import method
-from speceval.analysis.statistics.stats import (
-    bradley_terry,
-)
+from speceval.analysis.statistics.resample import count_blocks
+from speceval.analysis.statistics.stats import bradley_terry, bradley_terry_of_draws
 
 logger = logging.getLogger(__name__)
 
@@ -185,6 +183,31 @@ def strength_bounds(point: np.ndarray, resampled: np.ndarray, inputs: int) -> tu
     return np.minimum(low, point), np.maximum(high, point)
 
 
+def resampled_strengths(
+    clusters: int, tally: Callable[[np.ndarray], np.ndarray], draws: int = BOOTSTRAP_DRAWS
+) -> np.ndarray | None:
+    """Bradley–Terry strengths of `draws` resamples of the clusters (draws x models): what
+    `bootstrap_cluster_values(clusters, lambda counts: bradley_terry(tally(counts)), draws)` gives (the same seeded
+    draws, the same floats), each block of draws iterated at once (`bradley_terry_of_draws`) rather than a Python
+    iteration a draw. `tally` makes a resample's wins matrix from its per-cluster counts. None under two clusters."""
+    if clusters < 2:
+        return None
+    found: list[np.ndarray] = []
+    pending: list[np.ndarray] = []
+    for block in count_blocks(clusters, draws, BOOTSTRAP_SEED):
+        for counts in block:
+            pending.append(tally(counts))
+            if len(pending) * pending[0].size >= _ITERATED_CELLS:
+                found.append(bradley_terry_of_draws(np.stack(pending)))
+                pending = []
+    if pending:
+        found.append(bradley_terry_of_draws(np.stack(pending)))
+    return np.concatenate(found)
+
+
+_ITERATED_CELLS = 1 << 17
+"""Wins-matrix cells iterated at once (1 MB an array): all 1,000 draws of up to 11 models, fewer of more."""
+
 _FLOOR = 1e-6
 """Strengths below this are taken as it on the log scale (a resample where a model never won has strength 0)."""
 
@@ -244,13 +267,7 @@ def strengths(rows: list[RankingRow] | RankingColumns, draws: int = BOOTSTRAP_DR
         everything = tally(np.ones(int(clusters.max()) + 1, dtype=np.int64))
         point = bradley_terry(everything)
         separated = not beats_graph_connected(everything)
-        resampled = (
-            None
-            if separated
-            else bootstrap_cluster_values(
-                int(clusters.max()) + 1, lambda counts: bradley_terry(tally(counts)), draws=draws
-            )
-        )
+        resampled = None if separated else resampled_strengths(int(clusters.max()) + 1, tally, draws)
         bounds = None if resampled is None else strength_bounds(point, resampled, int(clusters.max()) + 1)
         for i, model in enumerate(models):
             result.append(

@@ -16,6 +16,7 @@ from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow
 from speceval.analysis.statistics.clustered import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, rate_interval_codes
 from speceval.analysis.statistics.codes import dense, first_seen, groups
 from speceval.analysis.statistics.registry import method
+from speceval.analysis.statistics.resample import DRAW_BLOCK_CELLS, count_blocks
 from speceval.analysis.statistics.stats import (
     cohen_kappa,
     fleiss_kappa,
@@ -292,11 +293,6 @@ def _defined(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-DRAW_BLOCK_CELLS = 1 << 20
-"""Resampled cluster counts held at once (8 MB): a block of draws is drawn, counted and summed in one numpy call
-each, so a report of 100,000 inputs does not hold 1,000 x 100,000 counts."""
-
-
 def kappa_interval(
     ids: np.ndarray, features: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
 ) -> dict[str, Any]:
@@ -317,18 +313,14 @@ def kappa_interval(
         return {}
     per_cluster = np.zeros((clusters, features.shape[1]))
     np.add.at(per_cluster, ids, features)
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    block = max(1, min(BOOTSTRAP_DRAWS, DRAW_BLOCK_CELLS // clusters))
     totals = np.empty((BOOTSTRAP_DRAWS, features.shape[1]))
-    for start in range(0, BOOTSTRAP_DRAWS, block):
-        rows = min(block, BOOTSTRAP_DRAWS - start)
-        picks = rng.integers(0, clusters, (rows, clusters))
-        picks += np.arange(rows)[:, None] * clusters  # each draw counts into its own row of `weights`
-        weights = np.bincount(picks.ravel(), minlength=rows * clusters).reshape(rows, clusters)
-        for row, drawn in enumerate(weights, start):
+    row = 0
+    for weights in count_blocks(clusters, BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, DRAW_BLOCK_CELLS):
+        for drawn in weights:
             # One vector-matrix product a draw, as before the blocks: a block's single matrix product sums a
             # Fleiss kappa's fractional features in another order, a last digit off (the interval must not move).
             totals[row] = drawn @ per_cluster
+            row += 1
     values = statistic(totals)
     values = values[~np.isnan(values)]
     if len(values) < BOOTSTRAP_DRAWS // 2:
