@@ -154,7 +154,10 @@ def _total_line(name: str, plan: TierPlan, deadline: float | None, budget: float
     meets = "meets" if deadline is not None and plan.hours <= deadline else "misses"
     within = ""
     if budget is not None and plan.cost_usd is not None:
-        within = f", {'within' if plan.cost_usd <= budget else 'over'} the budget ${budget:,.2f}"
+        # The plan's cost is an upper bound (every answer at max_tokens); the budget holds jobs on their bounds and
+        # stops on what was spent, so a bound over it does not mean the study will not fit (it said "over the budget"
+        # for a study expected to cost a fifth of it).
+        within = f", upper bound {'within' if plan.cost_usd <= budget else 'over'} the budget ${budget:,.2f}"
     return f"  {name}: {_money(plan.cost_usd)}, {plan.hours:.2f} h ({meets} the deadline{within})"
 
 

@@ -12,7 +12,7 @@ import pytest
 from speceval.batch.costs import PriceTable
 from speceval.batch.records import BatchRecord, JobState, OpenAIHandle
 from speceval.defaults import Tier
-from speceval.engines.tier_plan import RoundLoad, TierTimes, auto_plan, fixed_plan, learned_turnaround
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
 from speceval.engines.tiers import check_tier
 from speceval.errors import ConfigError
 from speceval.providers.registry import resolve_org
@@ -196,3 +196,12 @@ def test_the_calls_a_folder_answered_are_read_from_its_journals(tmp_path: Path) 
         journal.append(JournalEntry(statement_id="s", record=record))
     journal.close()
     assert realtime_call_seconds(tmp_path) == {"flex": {"o3": [2.0]}, "standard": {"o3": [0.5]}}
+
+
+def test_the_plans_total_says_its_cost_is_an_upper_bound_beside_the_budget() -> None:
+    from speceval.cli.tier_flags import _total_line
+
+    # The plan's cost is every answer at max_tokens: "over the budget" read as "will not fit" for a study expected
+    # to cost a fifth of its budget (the budget holds jobs on their bounds and stops on what was spent).
+    line = _total_line("this plan", TierPlan(rounds=[]), 8.0, 5.0)
+    assert "upper bound within the budget $5.00" in line
