@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -231,9 +232,10 @@ class BatchApp(ProviderApp):
                 job.cancel_requested_at = self.ctx.now()
                 self.ctx.store.put_job(job)
 
+    @abstractmethod
     def finalize(self, job: Job, final: Phase, outcomes: list[Outcome]) -> None:
-        """Write the finished job's outputs in the provider's shape (each provider overrides this)."""
-        raise NotImplementedError
+        """Write the finished job's outputs in the provider's shape (each provider's app defines it: an app without
+        it cannot be made)."""
 
     def state_name(self, job: Job) -> str:
         """The provider's name for the job's state now (finishing it first if it just ended)."""
