@@ -234,16 +234,18 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
                 reference="paired interval of the picked pair (before)",
             )
         )
-    rng = np.random.default_rng(777)
-    likert_truth = float(sample_likert(rng, 400_000, 1).mean())
-    for inputs, runs in ((10, 1), (20, 3), (50, 5)):
+    # A Likert judge's mean rating, and near the top of its scale (most ratings 5) with few inputs: the edge where
+    # the interval is cut to the scale 1-5 as the report cuts it.
+    for inputs, runs, centre in ((10, 1, 3.5), (20, 3, 3.5), (50, 5, 3.5), (10, 1, 4.7), (5, 3, 4.7), (30, 3, 4.7)):
+        likert_truth = float(sample_likert(np.random.default_rng(777), 400_000, 1, centre).mean())
+        near = "" if centre == 3.5 else f", centred at {centre} (near the top)"
         found.append(
             Scenario(
                 "mean",
                 ("mean",),
-                f"Likert 1-5, {inputs} inputs x {runs} runs",
+                f"Likert 1-5{near}, {inputs} inputs x {runs} runs",
                 likert_truth,
-                mean_scenario(inputs, runs),
+                mean_scenario(inputs, runs, centre),
                 reference="t ignoring clusters",
             )
         )

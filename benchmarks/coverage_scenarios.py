@@ -27,6 +27,7 @@ from speceval.analysis.tables.judge_quality import leniency
 from speceval.analysis.tables.ppi_table import PpiRate, ppi_rates
 from speceval.analysis.tables.rankings import strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement
+from speceval.analysis.tables.variations import clip_to_scale
 
 Bounds = tuple[float, float] | None
 Drawn = tuple[Bounds, Bounds | dict[str, Bounds]]
@@ -289,19 +290,20 @@ def unranged_scenario(
     return draw
 
 
-def sample_likert(rng: np.random.Generator, inputs: int, runs: int) -> np.ndarray:
-    centre = rng.normal(3.5, 0.8, inputs)
-    found: np.ndarray = np.clip(np.round(rng.normal(centre[:, None], 0.7, (inputs, runs))), 1, 5)
+def sample_likert(rng: np.random.Generator, inputs: int, runs: int, centre: float = 3.5) -> np.ndarray:
+    centres = rng.normal(centre, 0.8, inputs)
+    found: np.ndarray = np.clip(np.round(rng.normal(centres[:, None], 0.7, (inputs, runs))), 1, 5)
     return found
 
 
-def mean_scenario(inputs: int, runs: int) -> Callable[[np.random.Generator], Drawn]:
+def mean_scenario(inputs: int, runs: int, centre: float = 3.5) -> Callable[[np.random.Generator], Drawn]:
+    """A judge's mean rating 1-5 as the report gives it: the registered mean's interval cut to the scale."""
     clusters = [i for i in range(inputs) for _ in range(runs)]
 
     def draw(rng: np.random.Generator) -> Drawn:
-        values = sample_likert(rng, inputs, runs).reshape(-1).tolist()
+        values = sample_likert(rng, inputs, runs, centre).reshape(-1).tolist()
         naive = mean_interval(values, list(range(len(values))))  # every rating its own cluster (the naive t)
-        return mean_interval(values, clusters), naive
+        return clip_to_scale(mean_interval(values, clusters)), clip_to_scale(naive)
 
     return draw
 
