@@ -76,12 +76,15 @@ def rating_counts(out: Path) -> list[str]:
     """A Likert judge's rows (variation_statistics.json, which its headline row shows) count the ratings its verdict
     files hold, and its mean rating lies in its interval inside the scale 1-5."""
     expected: Counter[tuple[str, str, str, str]] = Counter()
+    folders = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"]
+    variation_of = {folder: name for name, folder in folders.items()}  # `pressure-1` holds `pressure_1`
     for path in _verdict_files(out):
         data = json.loads(path.read_text(encoding="utf-8"))
         meta = data.get("metadata", {})
         if meta.get("mode") != "likert" or meta.get("scope", "conversation") == "turn":
             continue
-        variation = path.relative_to(out / "compliance").parts[1]
+        folder = path.relative_to(out / "compliance").parts[1]
+        variation = variation_of.get(folder, folder)
         key = (str(meta["spec"]), str(meta["judge"]), str(meta["model"]), variation)
         expected[key] += sum(e.get("outcome") == "judged" and e.get("rating") is not None for e in data["results"])
     table = out / "report" / "variation_statistics.json"
