@@ -92,3 +92,22 @@ def test_a_docs_command_line_runs_with_the_argv_bash_would_give_it(tmp_path) -> 
     )
     seen = json.loads(quoted.stdout)
     assert seen["argv"] == ["report", "a b"] and seen["probe"] == "set"
+
+
+def test_a_docs_speceval_line_runs_forked_and_says_what_the_console_script_says(tmp_path) -> None:
+    """`speceval ARGS` in the docs runs forked as `python -m speceval ARGS` (tests/forked.py's run_shell) only where
+    bash would run this interpreter's console script; both print the same."""
+    env = cli_env()
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
+    assert forked._is_this_console_script(env)  # the docs tests' PATH: their `speceval` lines are forked
+    line = "speceval report --help"
+    forked_run = forked.run_shell(line, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    by_bash = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert forked_run.returncode == by_bash.returncode == 0, forked_run.stderr + by_bash.stderr
+    assert forked_run.stdout == by_bash.stdout and "usage: speceval report" in by_bash.stdout
+    # Another `speceval` first on PATH (not this interpreter's script) is left to bash.
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "speceval").write_text("#!/bin/sh\necho another speceval\n")
+    (other / "speceval").chmod(0o755)
+    assert not forked._is_this_console_script({**env, "PATH": f"{other}{os.pathsep}{env['PATH']}"})
