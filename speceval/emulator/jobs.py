@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import random
 import secrets
 import string
@@ -33,6 +34,11 @@ _LOWER_ALNUM = string.ascii_lowercase + string.digits
 # Ids need uniqueness, not secrecy: a fast PRNG seeded from the OS (result files hold ~3 ids per line,
 # and `secrets.choice` per character made writing a 50k-line file take seconds).
 _RANDOM = random.Random(secrets.randbits(128))
+# Seeded again in a forked child (as `random`'s own generator is): a child inherits the generator's state, so two
+# processes forked from one parent made the same ids, and a second offline run's new batch took the id of the
+# first run's batch in the same `.emulator/` state (the study matrix's late clock, its commands forked: 40 of 532
+# requests never sent).
+os.register_at_fork(after_in_child=lambda: _RANDOM.seed(secrets.randbits(128)))
 
 
 def random_id(prefix: str, length: int = 24, alphabet: str = _ALNUM) -> str:

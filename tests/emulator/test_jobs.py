@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from pydantic import ValidationError
 
@@ -17,6 +19,7 @@ from speceval.emulator.jobs import (
     final_outcomes,
     phase,
     processing_order,
+    random_id,
 )
 from speceval.emulator.multipart import parse_multipart
 
@@ -105,3 +108,19 @@ def test_fault_config_validates() -> None:
         .count
         == 1
     )
+
+
+def test_a_forked_process_makes_ids_of_its_own() -> None:
+    """A child forked from a process that imported the emulator (the suite forks its commands, tests/forked.py)
+    draws ids from a generator seeded again, not the parent's next ones: two offline runs forked from one process
+    gave their batches the same id in one `.emulator/` state."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next id, then out without the parent's exit handlers
+        os.write(write, random_id("batch_").encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    assert child.startswith("batch_") and child != random_id("batch_")
