@@ -15,49 +15,55 @@ from __future__ import annotations
 import pytest
 
 LONGEST = {
-    # Seconds of wall, setup and call, in the full suite (fresh clone of de7e843, idle 2-core machine, 2026-11-29,
-    # `--durations=60`, 436 s in all). Only their order matters, roughly; a test not listed counts as short.
-    "tests/raydata/test_ray_runs.py::test_sigkill_halfway_then_resume_loses_nothing_and_resends_little": 114,
-    "tests/analysis/test_coverage_matrix.py::test_every_estimator_covers_on_its_edge_grid_at_low_draws[ppi]": 53,
-    "tests/conversations/test_judging_conversations.py::test_the_shipped_sycobench_example_and_the_docs_block_run_"
-    "offline": 35,
-    "tests/raydata/test_ray_experiment.py::test_a_ray_candidate_in_an_experiment_answers_every_input_and_a_rerun_"
-    "sends_nothing": 34,
-    "tests/analysis/test_ppi_design.py::test_stratified_ppi_covers_on_the_label_sheets_own_draw_with_unequal_"
-    "statements[30]": 34,
-    "tests/e2e/test_spec_health_walkthrough.py::test_the_spec_health_walkthrough_runs_verbatim_and_shows_what_the_"
-    "page_quotes": 30,
-    "tests/study_matrix/test_study_matrix.py::test_a_fixed_sample_configuration_holds_every_invariant": 28,
-    "tests/analysis/test_published_table.py::test_report_over_the_originals_folders_reproduces_its_published_table": 27,
-    "tests/analysis/test_ppi_design.py::test_stratified_ppi_covers_on_the_label_sheets_own_draw_with_unequal_"
-    "statements[60]": 26,
-    "tests/interop/test_inspect_view.py::test_a_conversation_is_one_sample_scored_per_judge_and_per_turn_every_"
-    "score_finite": 25,
-    "tests/independent/test_judge_card_independent.py::test_the_judge_card_resends_rewords_and_keeps_failing_"
-    "judges_out_of_the_headline": 24,
-    "tests/independent/test_health_independent.py::test_statement_health_recomputes_from_the_verdict_files_and_"
-    "flags_the_planted_statements": 23,
-    "tests/e2e/test_budget_sweep.py::test_a_conversation_run_held_by_the_budget_lets_the_canary_jobs_in_flight_be_"
-    "collected": 22,
-    "tests/raydata/test_ray_runs.py::test_every_answer_on_its_own_input_and_failures_typed": 22,
-    "tests/experiments/test_experiments.py::test_grid_runs_every_stage_offline_and_a_rerun_submits_nothing": 21,
-    "tests/raydata/test_ray_judge.py::test_ray_judge_puts_every_verdict_on_its_own_answer": 19,
-    "tests/conversations/test_one_judge_two_scopes.py::test_one_judge_model_at_scope_turn_and_scope_conversation": 17,
-    "tests/analysis/test_report_stream.py::test_the_csvs_are_the_same_bytes_under_any_string_hash_seed": 17,
-    "tests/experiments/test_interrupt.py::test_ctrl_c_records_interrupted_and_the_next_run_resumes": 16,
-    "tests/analysis/test_ppi_design.py::test_rogan_gladen_covers_with_30_labels_on_unequal_statements": 16,
-    "tests/analysis/test_coverage.py::test_category_shares_and_their_differences_cover_the_truth": 15,
-    "tests/experiments/test_dry_run.py::test_dry_run_writes_nothing_and_counts_what_the_run_sends": 14,
-    "tests/experiments/test_experiments.py::test_sigkill_midway_then_resume_submits_nothing_twice": 14,
-    "tests/analysis/test_rogan_gladen.py::test_the_interval_covers_when_answers_of_one_input_share_a_truth": 14,
-    # Added on main after that run: their wall in the slow set at load 10-15 (2026-11-29) / 3.5, the ratio of the
-    # listed tests measured both ways.
+    # Seconds of wall, setup and call, in the full suite (branch `suite` at 80c02eb's tests, 2026-11-29 16:55 UTC,
+    # `--durations=30`, 187.75 s in all, load 3-9 with other work on the 2-core machine). Only their order matters,
+    # roughly; a test not listed counts as short.
+    "tests/raydata/test_ray_runs.py::test_sigkill_halfway_then_resume_loses_nothing_and_resends_little": 79,
     "tests/independent/test_study_independent.py::test_a_conversation_study_composes_against_the_independent_"
-    "server": 36,
+    "server": 21,
+    "tests/e2e/test_budget_sweep.py::test_a_conversation_run_held_by_the_budget_lets_the_canary_jobs_in_flight_be_"
+    "collected": 20,
+    "tests/independent/test_judge_card_independent.py::test_the_judge_card_resends_rewords_and_keeps_failing_"
+    "judges_out_of_the_headline": 13,
+    "tests/e2e/test_spec_health_walkthrough.py::test_the_spec_health_walkthrough_runs_verbatim_and_shows_what_the_"
+    "page_quotes": 12,
+    "tests/analysis/test_coverage_matrix.py::test_every_estimator_covers_on_its_edge_grid_at_low_draws[ppi]": 12,
+    "tests/study_matrix/test_study_matrix.py::test_a_fixed_sample_configuration_holds_every_invariant": 10,
+    "tests/e2e/test_realtime_cli.py::test_sigkill_half_way_then_resume_sends_nothing_final_again_and_loses_nothing": 10,
+    "tests/conversations/test_judging_conversations.py::test_the_shipped_sycobench_example_and_the_docs_block_run_"
+    "offline": 10,
+    "tests/raydata/test_ray_runs.py::test_every_answer_on_its_own_input_and_failures_typed": 9,
+    "tests/experiments/test_interrupt.py::test_ctrl_c_records_interrupted_and_the_next_run_resumes": 8,
+    "tests/conversations/test_simulated_user.py::test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_"
+    "most_one_job_more[regulator]": 8,
+    "tests/interop/test_inspect_view.py::test_a_conversation_is_one_sample_scored_per_judge_and_per_turn_every_"
+    "score_finite": 8,
+    "tests/analysis/test_published_table.py::test_report_over_the_originals_folders_reproduces_its_published_table": 8,
+    "tests/experiments/test_auto_rounds.py::test_round_one_goes_as_a_batch_job_round_two_at_flex_and_a_kill_in_"
+    "round_two_resends_no_answer": 8,
+    "tests/realtime/test_rate_control.py::test_rpm_just_under_the_limit_gets_under_2_percent_429s_and_every_"
+    "result_right": 8,
+    "tests/library/test_readme_library.py::test_the_readme_library_chain_runs_verbatim_offline": 8,
+    "tests/raydata/test_ray_judge.py::test_ray_judge_puts_every_verdict_on_its_own_answer": 8,
+    "tests/conversations/test_simulated_user.py::test_sigkill_in_the_user_half_of_round_two_then_resume_makes_at_"
+    "most_one_job_more[auditor]": 8,
     "tests/study_matrix/test_study_matrix.py::test_a_late_clock_replans_every_run_and_a_budget_raised_after_the_"
-    "deadline_goes_on": 34,
+    "deadline_goes_on": 8,
+    "tests/e2e/test_crash.py::test_sigkill_at_random_moments_then_resume": 7,
     "tests/independent/test_study_independent.py::test_a_tight_budget_ends_then_finishes_paying_nothing_twice_"
-    "against_the_independent_server": 25,
+    "against_the_independent_server": 7,
+    "tests/experiments/test_judge_tiers.py::test_a_started_study_goes_on_from_the_plan_it_started_with_not_a_plan_"
+    "made_afresh_from_what_its_jobs_took": 7,
+    "tests/raydata/test_ray_experiment.py::test_a_ray_candidate_in_an_experiment_answers_every_input_and_a_rerun_"
+    "sends_nothing": 7,
+    "tests/experiments/test_judge_tiers.py::test_a_judge_killed_with_its_batch_job_in_flight_is_collected_on_a_"
+    "late_rerun_never_sent_again": 6,
+    "tests/experiments/test_pipelined.py::test_a_fast_candidate_is_judged_while_the_slow_one_still_generates": 6,
+    "tests/independent/test_health_independent.py::test_statement_health_recomputes_from_the_verdict_files_and_"
+    "flags_the_planted_statements": 6,
+    "tests/analysis/test_experiment_statistics.py::test_rates_are_the_verdicts_the_judge_gave_per_variation_and_run": 6,
+    "tests/experiments/test_dry_run.py::test_dry_run_writes_nothing_and_counts_what_the_run_sends": 6,
+    "tests/experiments/test_endpoint_models.py::test_an_endpoint_judges_max_concurrency_holds_across_all_its_tasks": 6,
     # The inner loop's longest (`-m "not slow"` held none of the above, so it ran in collection order, and a worker
     # that met one of these late ended the run alone): setup and call, idle, main at 80c06cc (`--durations=20`), less
     # what was since taken out of them (their reports' figures: the shared interop experiment, the original export's
