@@ -282,3 +282,16 @@ def _inspect_rates(name: str, meta: dict[str, Any], out: Path) -> list[str]:
         if rate.get("rate") is not None and not rate["ci_low"] <= rate["rate"] <= rate["ci_high"]:
             failures.append(f"{name} {judge}: rate {rate['rate']} outside [{rate['ci_low']}, {rate['ci_high']}]")
     return failures
+
+
+def same_tables(built: Path, again: Path) -> list[str]:
+    """Every table of a study's own report (CSVs, summary.md, variation_statistics.json) that a report built again
+    from its folder lacks or writes differently; the page itself differs only by its figures."""
+    tables = [p for p in sorted(built.iterdir()) if p.suffix in (".csv", ".md", ".json")]
+    if not tables:
+        return [f"{built}: no tables"]
+    return [
+        f"{p.name} differs when `speceval report` builds it again"
+        for p in tables
+        if not (again / p.name).is_file() or (again / p.name).read_bytes() != p.read_bytes()
+    ]
