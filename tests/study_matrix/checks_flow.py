@@ -179,7 +179,26 @@ def export_rows(path: Path, fmt: str, out: Path) -> list[str]:
                 failures.append(f"{path.name}: {field}={row.get(field)} ({row.get('source')})")
         if not row.get("output"):  # a verdict file holds judged answers only (a failed generation is not judged)
             failures.append(f"{path.name}: no answer for a {row.get('outcome')} verdict ({row.get('source')})")
-    return failures[:10]
+    return (failures + frames_round_trip(path, out))[:10]
+
+
+def frames_round_trip(path: Path, out: Path) -> list[str]:
+    """The export read back as data frames (`speceval.read_verdicts`, `read_rankings` of the file) equals the study
+    folder's own frames, every column and type, in any row order."""
+    import speceval
+
+    failures = []
+    for reader in (speceval.read_verdicts, speceval.read_rankings):
+        native, back = reader(out), reader(path)
+        if list(back.dtypes) != list(native.dtypes):
+            failures.append(f"{path.name}: {reader.__name__} reads back other column types")
+            continue
+        plain = [f.astype(object).where(f.notna(), None) for f in (native, back)]
+        rows = [sorted(map(repr, f.itertuples(index=False))) for f in plain]
+        if rows[0] != rows[1]:
+            differ = [c for c in native.columns if sorted(map(repr, plain[0][c])) != sorted(map(repr, plain[1][c]))]
+            failures.append(f"{path.name}: {reader.__name__} reads back other rows (columns {differ[:5]})")
+    return failures
 
 
 def _answers(out: Path) -> set[tuple[str, str, str, str, int]]:
