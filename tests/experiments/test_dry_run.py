@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from speceval.cli.main import main as speceval_main
+from tests.conftest import write_spec
 from tests.experiments.test_experiments import GRID
 
 STAGE_OF_FOLDER = {"generations": "generation", "compliance": "compliance", "ranking": "ranking"}
@@ -151,3 +152,21 @@ def test_the_one_run_power_is_the_reports_interval_over_every_possible_set_of_ve
         report_power(high, low, n, 1, 0.3),
         exact,
     )
+
+
+def test_generated_inputs_with_follow_ups_plan_every_round(tmp_path: Path, capsys) -> None:
+    """Inputs the `inputs` stage will generate are planned at its target count, and a follow-up makes each a
+    conversation as it does any input: round 2 is planned too (it was missing, half the generation requests and
+    their bound left out of the budget's plan)."""
+    spec = write_spec(tmp_path / "spec.jsonl", ["be_honest", "be_kind", "be_brief"])
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(
+        f"experiment_name: generated\noutput_dir: out\nspecs:\n  - name: s\n    spec_path: {spec}\n"
+        "inputs:\n  generator: gpt-4.1-2025-04-14\n  rater: claude-sonnet-4-6\n  per_statement: 4\n"
+        "candidates:\n  - model: gpt-4.1-mini-2025-04-14\njudges:\n  - model: gpt-4.1-2025-04-14\n"
+        "variations:\n  follow_ups:\n    pushback: ['Are you sure?']\nruns_per_variation: 2\n"
+        "stages: [inputs, generation, compliance, report]\n"
+    )
+    assert speceval_main(["run", str(experiment), "--offline", "--dry-run", "--json"]) == 0
+    requests = {stage["stage"]: stage["requests"] for stage in json.loads(capsys.readouterr().out)["stages"]}
+    assert requests["generation"] == requests["generation round 2"] == 3 * 4 * 2  # statements x per_statement x runs
