@@ -39,7 +39,10 @@ AUTO_DEADLINE_HOURS = 13
 # `auto-late`: 40 h plans every round on the Batch API (2 x 6 h rounds and the judges' 6 h fit), then a clock on which
 # an hour lasts 10 ms (`SPECEVAL_HOUR_SECONDS`) makes round 1 take hundreds of hours: as round 2 starts the deadline
 # is lost, so the re-plan sends it at flex (the fastest tier at the planned price) and experiment.json says why.
-AUTO_LATE_DEADLINE_HOURS, LATE_HOUR_SECONDS = 40, "0.01"
+# Offline jobs there take 0.5 s (50 such hours) whatever else the suite's jobs take: round 1 then outlasts the 40 h
+# however fast the command starts. At 0.05 s, round 1 of a command forked with every module already imported took
+# 0.21 s (21 h: the re-plan met the deadline and the test failed); in a fresh interpreter, imports made it late.
+AUTO_LATE_DEADLINE_HOURS, LATE_HOUR_SECONDS, LATE_TURNAROUND_SECONDS = 40, "0.01", "0.5"
 AUTO = ("auto", "auto-late")
 JUDGE = "gpt-4.1-2025-04-14"
 # `tier: auto` studies send their judges at auto too, the first a judge on the flex list (`checks.FLEX_JUDGE`): a late
@@ -270,7 +273,11 @@ def run_one(
     _, shown = _speceval(["run", "exp.yaml", "--dry-run", *_offline(offline)], folder, env, BASE_SECONDS)
     planned = checks_flow.planned_requests("\n".join(shown))
     if config.get("tier") == "auto-late":
-        env = {**env, "SPECEVAL_HOUR_SECONDS": LATE_HOUR_SECONDS}
+        env = {
+            **env,
+            "SPECEVAL_HOUR_SECONDS": LATE_HOUR_SECONDS,
+            "SPECEVAL_OFFLINE_TURNAROUND": LATE_TURNAROUND_SECONDS,
+        }
     tiers = tier_plan(folder, env, offline) if config.get("tier") in AUTO else []
     if budget != "none":  # room for the first generation jobs, not for the judges after them: stops part-way
         tight = 1.5 * (checks_flow.first_job_bound("\n".join(shown)) or TIGHT_USD)
