@@ -10,9 +10,11 @@ handlers, flush).
 
 What a fork does not give: a fresh interpreter. Modules the test process imported are not imported again, the string
 hash seed is the test process's, and `-X`/interpreter flags are not applied. Tests of exactly that (start-up imports,
-hash-seed independence, a user's verbatim shell command, Ray, which must not be forked) start a real interpreter:
-any command that is not `[sys.executable, "-m", MODULE, ...]` falls back to `subprocess`, and `FRESH=1` in the
-environment of the test run sends every command to a fresh interpreter (to check that nothing depends on the fork).
+hash-seed independence, a docs line bash must interpret (`run_shell`), Ray, which must not be forked) start a real
+interpreter: any command that is not `[sys.executable, "-m", MODULE, ...]` falls back to `subprocess`, and `FRESH=1`
+in the environment of the test run sends every command to a fresh interpreter (to check that nothing depends on the
+fork). State a module makes at import is the parent's too: a generator seeded then draws the same numbers in every
+child unless it is seeded again after a fork (speceval/emulator/jobs.py's ids).
 """
 
 from __future__ import annotations
