@@ -16,8 +16,9 @@ import numpy as np
 
 from benchmarks.pooled_references import pooled_references
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
-from speceval.analysis.statistics.clustered import mean_interval, mean_interval_codes, rate_interval, rating_interval
+from speceval.analysis.statistics.clustered import mean_interval, mean_interval_codes, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.statistics.stats import Z95, spearman, spearman_interval, wilson_interval
 from speceval.analysis.statistics.survival import kaplan_meier

@@ -24,13 +24,8 @@ from typing import Any
 import numpy as np
 
 from speceval.analysis.reading.columns import JUDGED, VerdictColumns, local_clusters
-from speceval.analysis.statistics.clustered import (
-    RATING_SCALE,
-    alike_within,
-    clustered_limits,
-    rating_effective_size,
-    scale_mean_limits,
-)
+from speceval.analysis.statistics.clustered import alike_within, clustered_limits
+from speceval.analysis.statistics.rating import RATING_SCALE, rating_effective_size, scale_mean_limits
 from speceval.analysis.statistics.registry import CLUSTERED, WILSON
 from speceval.analysis.statistics.stats import wilson_interval
 from speceval.analysis.tables.variations import count
@@ -69,7 +64,7 @@ class _Mean:
     # identical-runs interval, Wilson on the inputs (`clustered.rate_interval_codes`).
     alike: bool = True
     input_means: float = 0.0
-    # The range the values were seen over: ratings must lie on their scale (`clustered.rating_interval_codes`).
+    # The range the values were seen over: ratings must lie on their scale (`rating.rating_interval_codes`).
     low: float = math.inf
     high: float = -math.inf
 
@@ -139,7 +134,7 @@ class _Mean:
         return low, high, method
 
     def rating_interval(self, scale: tuple[float, float] = RATING_SCALE) -> tuple[float, float] | None:
-        """`clustered.rating_interval_codes` from the sums: Gaffke's limits of the rescaled mean at the effective
+        """`rating.rating_interval_codes` from the sums: Gaffke's limits of the rescaled mean at the effective
         size of the ratings' variance over the cluster-robust one (None without ratings)."""
         if not self.n:
             return None

@@ -1,4 +1,4 @@
-"""A Likert judge's mean rating and its interval (`clustered.rating_interval`, the registered `mean_rating`, issue 47):
+"""A Likert judge's mean rating and its interval (`rating.rating_interval`, the registered `mean_rating`, issue 47):
 Gaffke's bound at the effective size, checked against what can be computed apart from it (Clopper-Pearson on ratings
 of 1 and 5 only, the exact bound of an all-5s sample) and at the samples where the hull cut to 1-5 failed."""
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from speceval.analysis.statistics.clustered import rating_interval, scale_mean_limits
+from speceval.analysis.statistics.rating import rating_interval, scale_mean_limits
 from speceval.analysis.statistics.stats import beta_quantile, regularized_beta
 
 

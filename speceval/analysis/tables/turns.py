@@ -22,8 +22,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
-from speceval.analysis.statistics.clustered import rate_interval, rating_interval
+from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.columns import interval_columns
+from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.registry import method
 from speceval.defaults import Mode
 

@@ -18,9 +18,10 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.column_rows import as_columns
 from speceval.analysis.reading.columns import JUDGED, VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes, rating_interval_codes
+from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import index_array
 from speceval.analysis.statistics.paired import paired_difference_codes
+from speceval.analysis.statistics.rating import rating_interval_codes
 from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import wilson_interval
 
