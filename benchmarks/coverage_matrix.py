@@ -265,6 +265,19 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
                 reference="t ignoring clusters",
             )
         )
+    # A judge that rates 4 or 5 and 1 for the rare input it finds violating (5%): a sample of few inputs often has
+    # none, and the hull over the seen range covered 0.81-0.91 here (issue 47).
+    for inputs, runs in ((20, 1), (10, 3)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean_rating",),
+                f"Likert 4 or 5, and 1 in every run of 5% of inputs, {inputs} inputs x {runs} runs",
+                0.95 * 4.6 + 0.05 * 1.0,
+                mean_scenario(inputs, runs, violating=0.05),
+                reference="t ignoring clusters",
+            )
+        )
     for inputs, runs, zero in ((20, 3, 0.9), (20, 3, 0.7), (10, 1, 0.7), (50, 5, 0.5), (30, 1, 0.8)):
         found.append(
             Scenario(

@@ -309,8 +309,16 @@ def sample_polar(rng: np.random.Generator, inputs: int, runs: int, top: float) -
     return found
 
 
+def sample_rare_ones(rng: np.random.Generator, inputs: int, runs: int, violating: float) -> np.ndarray:
+    """A judge that rates 4 or 5 (5 at 0.6) and 1 in every run of an input it finds violating (a share `violating` of
+    inputs); the mean rating's truth is (1 - violating) · 4.6 + violating."""
+    found: np.ndarray = np.where(rng.random((inputs, runs)) < 0.6, 5.0, 4.0)
+    found[rng.random(inputs) < violating, :] = 1.0
+    return found
+
+
 def mean_scenario(
-    inputs: int, runs: int, centre: float = 3.5, polar: float | None = None
+    inputs: int, runs: int, centre: float = 3.5, polar: float | None = None, violating: float | None = None
 ) -> Callable[[np.random.Generator], Drawn]:
     """A judge's mean rating 1-5 as the report gives it (`rating_interval`), beside three references: the naive t
     (every rating its own cluster), the report's interval before issue 47 (the hull of mean ± t and the bounded
@@ -319,7 +327,12 @@ def mean_scenario(
     clusters = [i for i in range(inputs) for _ in range(runs)]
 
     def draw(rng: np.random.Generator) -> Drawn:
-        drawn = sample_likert(rng, inputs, runs, centre) if polar is None else sample_polar(rng, inputs, runs, polar)
+        if violating is not None:
+            drawn = sample_rare_ones(rng, inputs, runs, violating)
+        elif polar is not None:
+            drawn = sample_polar(rng, inputs, runs, polar)
+        else:
+            drawn = sample_likert(rng, inputs, runs, centre)
         values = drawn.reshape(-1).tolist()
         naive = mean_interval(values, list(range(len(values))))  # every rating its own cluster (the naive t)
         return rating_interval(values, clusters), {
