@@ -39,6 +39,15 @@ def test_all_fives_give_the_exact_bound_and_all_ones_its_mirror(count: int, runs
     assert rating_interval(ones, clusters) == pytest.approx((1.0, 5 - 4 * 0.025 ** (1 / count)), rel=1e-12)
 
 
+@pytest.mark.parametrize("rating", [13 / 3, 4.1, 3.7])
+def test_a_panels_alike_mean_ratings_count_the_inputs(rating: float):
+    # A panel's rating is the judges' mean: 4.1 in every row left a rounding spread of 3e-17, which counted the 30
+    # ratings as 30 independent ones instead of the 10 inputs.
+    values, clusters = inputs(*([rating] * 3 for _ in range(10)))
+    expected = scale_mean_limits((rating - 1) / 4, 0.0, 10.0)
+    assert rating_interval(values, clusters) == pytest.approx(tuple(1 + 4 * x for x in expected), rel=1e-12)
+
+
 def test_one_rating_has_an_interval_inside_the_scale():
     assert rating_interval([5.0], ["q"]) == pytest.approx((1.1, 5.0))  # 1 + 4·0.025
     low, high = rating_interval([3.0], ["q"])  # type: ignore[misc]

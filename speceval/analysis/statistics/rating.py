@@ -15,6 +15,9 @@ from speceval.analysis.statistics.stats import beta_quantile
 
 RATING_SCALE = (1.0, 5.0)
 """A Likert verdict's scale (`judging.verdicts`): the mean rating lies in it, whatever the sample."""
+ALIKE = 1e-12
+"""Ratings (rescaled to [0, 1]) whose variance is below this are alike: one rating off among 10^9 alike ones has
+variance 6e-11 on the 1-5 scale, while rounding leaves ~1e-17."""
 
 
 def rating_interval(
@@ -55,8 +58,9 @@ def rating_effective_size(n: int, clusters: int, spread: float, variance: float 
     """How many independent ratings the sample is worth: the ratings' own variance `spread` over the mean's
     cluster-robust `variance` (n / the design effect), between the inputs (`clusters`: an input's ratings are worth
     at least one) and the ratings `n`. The inputs when the spread says nothing: every rating alike, or one input
-    (no variance); the ratings when the inputs' means agree exactly (no variance between them)."""
-    if variance is None or spread <= 0.0:
+    (no variance); the ratings when the inputs' means agree exactly (no variance between them). A spread under
+    `ALIKE` is rounding (a panel's mean rating 4.1 in every row came out 3e-17, and n where G was meant)."""
+    if variance is None or spread <= ALIKE:
         return float(clusters)
     if variance <= 0.0:
         return float(n)
