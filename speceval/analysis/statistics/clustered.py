@@ -310,9 +310,10 @@ def mean_interval(
     range: tuple[float, float] | None = None,  # noqa: A002 - the YAML key
     seen: tuple[float, float] | None = None,
 ) -> tuple[float, float] | None:
-    """95% interval of a mean (e.g. Likert ratings): with `range` (low, high) a value is known never to leave, the
-    bounded-variable interval of `bounded_mean_interval_codes`; without, `unbounded_mean_interval_codes` (`seen`:
-    the range the metric's values were seen over, default these values' own)."""
+    """95% interval of a metric's mean (a Likert rating takes `rating.rating_interval`): with `range` (low, high) a
+    value is known never to leave, the bounded-variable interval of `bounded_mean_interval_codes`; without,
+    `unbounded_mean_interval_codes` (`seen`: the range the metric's values were seen over, default these values'
+    own)."""
     codes, distinct = codes_of(clusters)
     y, strata_codes = np.asarray(values, dtype=float), cluster_stratum_codes(distinct, strata)
     if range is not None:
