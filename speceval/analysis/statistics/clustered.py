@@ -19,10 +19,10 @@ Intervals:
   the SE is 0, the exact bound 0.025^(1/G), valid however alike an input's runs are (`clustered_limits`);
   one share an input (a panel's, one run) takes the clustered interval too, at the effective size of the shares' own
   variance;
-* a mean rating: the hull of estimate ± t(G-H) · SE and the bounded mean's interval over the values' range
-  (`unbounded_mean_interval_codes`), cut to the scale 1-5 by its table; a mean of a value with a declared range:
-  the rate interval of the rescaled mean (`mean_interval(range=...)`); a paired difference:
-  `speceval.analysis.statistics.paired`;
+* a mean rating on its scale 1-5: Gaffke's bound at the effective size (`speceval.analysis.statistics.rating`); a
+  metric's mean without a range: the hull of estimate ± t(G-H) · SE and the bounded mean's interval over the values'
+  range (`unbounded_mean_interval_codes`); a mean of a value with a declared range: the rate interval of the
+  rescaled mean (`mean_interval(range=...)`); a paired difference: `speceval.analysis.statistics.paired`;
 
 Inputs are clustered within statements, but a spec's statements are fixed, not sampled: the SE by input is
 stratified by statement (the survey estimator for clusters drawn within fixed strata). Clustering by statement
@@ -310,9 +310,10 @@ def mean_interval(
     range: tuple[float, float] | None = None,  # noqa: A002 - the YAML key
     seen: tuple[float, float] | None = None,
 ) -> tuple[float, float] | None:
-    """95% interval of a mean (e.g. Likert ratings): with `range` (low, high) a value is known never to leave, the
-    bounded-variable interval of `bounded_mean_interval_codes`; without, `unbounded_mean_interval_codes` (`seen`:
-    the range the metric's values were seen over, default these values' own)."""
+    """95% interval of a metric's mean (a Likert rating takes `rating.rating_interval`): with `range` (low, high) a
+    value is known never to leave, the bounded-variable interval of `bounded_mean_interval_codes`; without,
+    `unbounded_mean_interval_codes` (`seen`: the range the metric's values were seen over, default these values'
+    own)."""
     codes, distinct = codes_of(clusters)
     y, strata_codes = np.asarray(values, dtype=float), cluster_stratum_codes(distinct, strata)
     if range is not None:

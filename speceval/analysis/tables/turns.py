@@ -22,14 +22,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
-from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.columns import interval_columns
+from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.registry import method
-from speceval.analysis.tables.variations import clip_to_scale
 from speceval.defaults import Mode
 
-MEAN_METHOD = f"{method('mean')}, clusters = inputs; cut to the rating scale 1-5"
-"""What `mean_interval` without a range computes (the registered `mean`; it said "mean ± t" alone), cut to the scale."""
+MEAN_METHOD = f"{method('mean_rating')}, clusters = inputs"
+"""What `rating_interval` computes (the registered `mean_rating`, as compliance.csv's mean rating)."""
 
 TURN_NOTE = (
     "Judges with scope turn give one verdict per assistant turn, each judged in its context (the "
@@ -72,7 +72,7 @@ def _interval(
 ) -> tuple[float, float, str] | None:
     if mode != Mode.LIKERT:
         return rate_interval(values, clusters, strata)
-    interval = clip_to_scale(mean_interval(values, clusters, strata))
+    interval = rating_interval(values, clusters, strata)
     return (*interval, MEAN_METHOD) if interval is not None else None
 
 
