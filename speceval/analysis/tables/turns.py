@@ -63,7 +63,7 @@ def _value_rows(judged: list[TurnVerdict], mode: str) -> dict[str, list[float]]:
         categories = sorted({r.category for r in judged if r.category is not None})
         return {f"category={c}": [float(r.category == c) for r in judged] for c in categories}
     if mode == Mode.LIKERT:
-        return {"mean_rating": [float(r.rating or 0.0) for r in judged]}
+        return {"mean_rating": [float(r.rating) for r in judged if r.rating is not None]}  # every judged row rated
     return {"compliant": [float(bool(r.compliant)) for r in judged]}
 
 
@@ -77,7 +77,11 @@ def _interval(
 
 
 def _judged(row: TurnVerdict) -> bool:
-    return row.outcome == "judged" and (row.compliant is not None or row.rating is not None or row.category is not None)
+    """A verdict of its judge's own kind: a Likert row without a rating is not judged (it counted as a rating of 0,
+    which no judge can give, lowering the mean; the rating interval now refuses a value off the scale)."""
+    values: dict[str, object] = {Mode.LIKERT: row.rating, Mode.CATEGORIES: row.category}
+    value = values.get(row.mode, row.compliant)
+    return row.outcome == "judged" and value is not None
 
 
 def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:
