@@ -236,7 +236,7 @@ def rate_interval_codes(
     verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)
     independent = float(len(y)) if verdicts else p * (1 - p) / spread * len(y)
     effective = min(effective, max(float(estimate.n), independent))
-    low, high = clustered_limits(p, effective, estimate.df, estimate.clusters, verdicts and rate)
+    low, high = clustered_limits(p, effective, estimate.df, estimate.clusters, verdicts and rate, rate)
     return low, high, method
 
 
@@ -249,9 +249,12 @@ def alike_within(y: np.ndarray, clusters: np.ndarray) -> bool:
     return bool(np.allclose(squares[used] * counts[used], sums[used] ** 2, rtol=1e-12, atol=1e-9))
 
 
-def clustered_limits(p: float, effective: float, df: int, clusters: int, verdicts: bool = True) -> tuple[float, float]:
+def clustered_limits(
+    p: float, effective: float, df: int, clusters: int, verdicts: bool = True, rate: bool = True
+) -> tuple[float, float]:
     """The clustered rate interval's limits at rate `p`, `effective` verdicts, `df` degrees of freedom of the SE,
-    and `clusters` clusters (> 1); `verdicts`: the values are 0 or 1 (else shares, scores with ties, rescaled means).
+    and `clusters` clusters (> 1); `verdicts`: the values are 0 or 1 (else shares, scores with ties, rescaled means);
+    `rate` False for a rescaled mean (`rate_interval_codes`).
 
     * At a rate of 0 or 1 the SE is 0 and says nothing of how alike an input's runs are: the exact bound
       0.025^(1/G) on G clusters, valid at any intra-input correlation (every cluster alike in every run has
@@ -269,17 +272,22 @@ def clustered_limits(p: float, effective: float, df: int, clusters: int, verdict
       the SE's own noise counts even where the effective size is near G (an unranged count's mean, 5 inputs x 3
       runs: 0.899 on the ratio, 0.943 on t; a rescaled mean keeps t even where its values are 0 or 1). The far limit
       there counts at most `RARE_RUNS` effective verdicts an input (30 inputs x 15 runs at Beta(1.9, 0.1): 0.924
-      without, 0.976 with).
+      without, 0.976 with), and a rate's rarer kind is judged rare at that capped size where the effective size
+      is above it, so that one more failure never leaves the branch and lifts the far limit.
     * Otherwise plain Wilson on t(G-H): the rarer kind is common, and the SE's own noise with few clusters is what
       t pays for (5 inputs x 20 runs, Beta(5, 5): 0.90 on z, 0.97 on t)."""
     if p in (0.0, 1.0):
         half = 1.0 - EDGE_LEVEL ** (1.0 / clusters)
         return (0.0, half) if p == 0.0 else (1.0 - half, 1.0)
-    rare = min(p, 1 - p) * effective < RARE_COUNT
-    if rare and effective > RARE_RUNS * clusters:
+    cap = float(RARE_RUNS * clusters)
+    # A rate's rarer kind is judged rare at the size its far limit counts: past the cap, at the cap. Judged at the
+    # effective size alone, one more failure could leave the branch and lift the lower limit (30 inputs x 15 runs,
+    # failures one to an input: 0.930 at 9, 0.959 at 10), on the very samples the cap is for: failures spread one to
+    # an input make the design effect look like 1. A rescaled mean keeps the rule at its effective size.
+    rare = min(p, 1 - p) * (min(effective, cap) if rate else effective) < RARE_COUNT
+    if rare and effective > cap:
         # The far limit at no more than RARE_RUNS effective verdicts an input (see RARE_RUNS); never narrower.
         near = _score_limits(p, effective, df, verdicts)
-        cap = float(RARE_RUNS * clusters)
         # On z: the cap stands in for the SE's unreliability, which Korn-Graubard's t-ratio charges otherwise (both
         # charged the few clusters twice: a panel at 10 inputs x 3 runs went from 1.41x to 1.52x its reference).
         far = wilson_interval(p * cap, cap, continuity=cap >= FAR_CORRECTED or not verdicts)
