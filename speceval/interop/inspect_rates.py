@@ -129,7 +129,7 @@ class _Mean:
         verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)
         independent = float(self.n) if verdicts else p * (1 - p) / spread * self.n
         effective = min(effective, max(float(self.n), independent))
-        low, high = clustered_limits(p, effective, df, clusters, verdicts and rate, rate)
+        low, high = clustered_limits(p, effective, df, clusters, verdicts and rate)
         return low, high, method
 
     def rescaled(self, low: float, high: float) -> _Mean:

@@ -194,11 +194,12 @@ def test_one_more_failure_never_lifts_the_far_limit(runs: int):
     assert all(later <= earlier for earlier, later in zip(lows, lows[1:], strict=False))
 
 
-def test_a_rescaled_mean_judges_its_rarer_kind_at_its_effective_size():
-    # 10 of 450 at 450 effective values on 30 inputs: a rate's rarer kind is rare at the far limit's cap (120) and
-    # takes it; a rescaled mean's is not rare at 450 and keeps plain limits on t (what it computed before).
+def test_values_that_are_not_verdicts_judge_their_rarer_kind_at_their_effective_size():
+    # 10 of 450 at 450 effective values on 30 inputs: verdicts' rarer kind is rare at the far limit's cap (120) and
+    # takes it; shares, scores with ties and rescaled means are not rare at 450 and keep plain limits on t (what they
+    # computed before: a win rate with ties may count more than 4 an input, and a rescaled mean must not move).
     p, t = 440 / 450, t975(29)
     plain = wilson_interval(440, 450, z=t, continuity=False)
-    assert clustered_limits(p, 450.0, 29, 30, verdicts=False, rate=False) == plain
+    assert clustered_limits(p, 450.0, 29, 30, verdicts=False) == plain
     capped = wilson_interval(p * 120, 120, continuity=True)
     assert capped is not None and clustered_limits(p, 450.0, 29, 30)[0] == capped[0]

@@ -64,11 +64,6 @@ Updated for issue 47 (`pooled5`: the rare limits' far side at no more than 4 eff
 `ci_low_by_statement` of variation_statistics.csv's row 6 and the same cell of variation_statistics.json moved
 (0.56180 -> 0.55201), edited in place; every other cell equals a regeneration (checked by column name, numbers to
 1e-12).
-
-Updated for issue 47 (`edges`: a rate's rarer kind judged rare at the far limit's cap where the effective size is
-above it): only `ci_low_by_statement` of variation_statistics.csv's row 5 (the panel, by statement: 4 clusters, a cap
-of 16) and the same cell of variation_statistics.json moved (0.38748 -> 0.35874), edited in place; every other cell
-equals a regeneration (checked by column name, numbers to 1e-12).
 """
 
 from __future__ import annotations
