@@ -1,8 +1,9 @@
 """What every task of an experiment run shares (`StageContext`: the file, the output folder, the engine options and
-the clients), and the settings the file's blocks turn into (the inputs generator's config, the judges' parameters).
+the clients), and the judges' parameters the file's judge entries turn into.
 
-Split from `speceval.experiments.stages`, which builds the tasks from this context; the runner creates it, and the
-file's checks (`speceval.experiments.loading`) read an `inputs:` block through `inputs_config` without the tasks.
+Split from `speceval.experiments.stages`, which builds the tasks from this context; the runner creates it. An
+`inputs:` block's settings are `speceval.experiments.inputs_block`'s (the file's checks and the dry run read them
+without the tasks).
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from speceval.defaults import Tier
 from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError
-from speceval.experiments.config import ExperimentConfig, InputsBlock, JudgeEntry, ModelEntry, SpecEntry
+from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, SpecEntry
 from speceval.experiments.tier_study import StudyTiers, given_tier
-from speceval.inputgen.config import InputGenerationConfig, default_rater
 from speceval.judging.verdicts import category_schema
 from speceval.paths import safe_filename
 from speceval.providers.registry import resolve_org
@@ -156,37 +156,6 @@ class StageContext:
         if spec.inputs_dir is not None:
             return self.resolve(spec.inputs_dir)
         return self.inputs_run_dir(spec) / "inputs"
-
-
-def inputs_config(
-    block: InputsBlock,
-    spec_path: Path,
-    base: Path,
-    *,
-    offline: bool = False,
-    engine: EngineOptions | None = None,
-    spec_name: str | None = None,
-) -> InputGenerationConfig:
-    """The inputs generator's settings from an experiment's `inputs:` block."""
-    return InputGenerationConfig(
-        spec_path=spec_path,
-        spec_name=spec_name,
-        generator_model=block.generator,
-        generator_org=block.generator_org,
-        rater_model=block.rater
-        or default_rater(resolve_org(block.generator, block.generator_org).org, offline)
-        or block.generator,
-        rater_org=block.rater_org if block.rater else None,
-        per_statement=block.per_statement,
-        rating_threshold=block.rating_threshold,
-        max_rounds=block.max_rounds,
-        pairs=block.pairs if isinstance(block.pairs, list) else None,
-        related_pairs=block.pairs == "related",
-        output_dir=base,
-        offline=offline,
-        engine=engine or EngineOptions(),
-        tier=block.tier.value if block.tier not in (None, Tier.BATCH) else None,
-    )
 
 
 def judge_params(judge: JudgeEntry, max_tokens: int) -> GenerationParams:

@@ -15,7 +15,8 @@ from speceval.defaults import Tier
 from speceval.engines.endpoints import refused_keys
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
 from speceval.experiments.config import ExperimentConfig, InputsBlock, ModelEntry, judge_labels
-from speceval.experiments.context import inputs_config, resolve_path
+from speceval.experiments.context import resolve_path
+from speceval.experiments.inputs_block import inputs_config
 from speceval.experiments.prechecks import check_simulated_users
 from speceval.inputgen.config import check_config
 from speceval.inputs import load_inputs

@@ -26,8 +26,9 @@ from speceval.engines.endpoints import record_endpoint
 from speceval.engines.factory import make_engine
 from speceval.experiments.card_tasks import card_tasks
 from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry
-from speceval.experiments.context import StageContext, inputs_config, judge_params
+from speceval.experiments.context import StageContext, judge_params
 from speceval.experiments.grid import GenerationRun, Group
+from speceval.experiments.inputs_block import inputs_config
 from speceval.experiments.scheduler import EngineRuns, StageTask, TaskState
 from speceval.inputgen.pipeline import BatchedInputGenerationPipeline
 from speceval.inputs import load_inputs

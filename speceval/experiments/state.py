@@ -69,6 +69,12 @@ class ExperimentState(BaseModel):
         "changed file is compared with, key by key); None in folders started "
         "before this was recorded",
     )
+    labels_path: str | None = Field(
+        default=None,
+        description="the labels file the report reads (settings' labels, relative to the experiment file, resolved), "
+        "so that `speceval report` on this folder finds it; None without labels or in folders started before this "
+        "was recorded",
+    )
     status: str = Field(
         default="running", description="running, finished, stopped (timeout or budget) or interrupted (Ctrl+C)"
     )
@@ -151,6 +157,7 @@ def open_state(
             )
         # An accepted change (a raised budget) becomes what the next run compares with.
         state.config_sha256, state.settings = digest, settings_of(config)
+        state.labels_path = _labels_path(config, path)
         return state
     state = ExperimentState(
         experiment_name=config.experiment_name,
@@ -162,9 +169,14 @@ def open_state(
         naming=READABLE_NAMING,
         folders={group.variation: group.folder for group in groups},
         settings=settings_of(config),
+        labels_path=_labels_path(config, path),
     )
     save_state(output_dir, state)
     return state
+
+
+def _labels_path(config: ExperimentConfig, path: Path) -> str | None:
+    return str((path.parent / config.labels).resolve()) if config.labels is not None else None
 
 
 def started_state(output_dir: Path) -> ExperimentState | None:

@@ -36,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from speceval.batch.costs import estimate_prompt_tokens
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.manifest import (
     MANIFEST_NAME,
@@ -60,6 +61,7 @@ from speceval.inputgen.pairs import (
     related_pairs,
     resolve_pairs,
     target_generator_prompt,
+    target_rater_prompt,
 )
 from speceval.inputgen.prompts import GENERATOR_TEMPLATE, MAX_ASK, RATER_TEMPLATE
 from speceval.inputgen.records import RUN_KIND, Fate
@@ -101,6 +103,16 @@ class InputGenerationSummary(BaseModel):
     @property
     def reached(self) -> int:
         return sum(n >= self.target for n in self.kept.values())
+
+
+class StageBound(BaseModel):
+    """What one role (generator or rater) of a run sends at most, over every round: the plan's upper bound."""
+
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    first_round_requests: int
+    first_round_input_tokens: int
 
 
 class BatchedInputGenerationPipeline:
@@ -271,6 +283,35 @@ class BatchedInputGenerationPipeline:
     def max_ratings_per_round(self) -> int:
         """Rating requests of a first round at most (every proposal asked for, none a duplicate)."""
         return len(self.targets) * min(MAX_ASK, OVERASK * self.config.per_statement)
+
+    def bounds(self) -> tuple[StageBound, StageBound]:
+        """The generator's and the rater's requests and tokens at most, for a plan made before anything is sent
+        (the experiment's dry run): every round as the first (a later round asks no more, and only for the
+        statements still short), its generator prompts also quoting every input the statement could have kept, each
+        proposal as long as a generator answer split among the inputs it asked for, and every answer at max_tokens."""
+        ask = min(MAX_ASK, OVERASK * self.config.per_statement)
+        proposal = "x" * 4 * max(1, self.config.max_tokens // ask)  # a stand-in of max_tokens / ask tokens
+        kept = [proposal] * max(0, self.config.per_statement - 1)
+        first = [estimate_prompt_tokens(target_generator_prompt(t, [], ask)) for t in self.targets]
+        later = [estimate_prompt_tokens(target_generator_prompt(t, kept, ask)) for t in self.targets]
+        rated = [estimate_prompt_tokens(target_rater_prompt(t, proposal)) * ask for t in self.targets]
+        rounds, out = self.config.max_rounds, self.config.max_tokens
+        generator = StageBound(
+            requests=rounds * len(first),
+            input_tokens=sum(first) + (rounds - 1) * sum(later),
+            output_tokens=rounds * len(first) * out,
+            first_round_requests=len(first),
+            first_round_input_tokens=sum(first),
+        )
+        ratings = self.max_ratings_per_round
+        rater = StageBound(
+            requests=rounds * ratings,
+            input_tokens=rounds * sum(rated),
+            output_tokens=rounds * ratings * out,
+            first_round_requests=ratings,
+            first_round_input_tokens=sum(rated),
+        )
+        return generator, rater
 
     def _generator_items(self, state: RoundState, targets: list[Target]) -> list[PromptItem]:
         return [

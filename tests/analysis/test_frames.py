@@ -14,7 +14,7 @@ import pytest
 
 import speceval
 from speceval.cli.main import main as speceval_main
-from speceval.errors import ConfigError
+from speceval.errors import ConfigError, InputError
 from tests.conftest import write_inputs, write_spec
 from tests.once import built_once
 
@@ -164,3 +164,35 @@ def test_an_original_export_reads_back_with_its_variations_runs_and_position_con
     back_pc = speceval.report_tables(out)["position_consistency"][columns].fillna({"run": 0})
     assert len(native_pc) == 6 and (native_pc["run"] == 0).sum() == 2  # 2 variations x 2 runs, each pooled
     assert sorted(map(tuple, back_pc.values)) == sorted(map(tuple, native_pc.values))
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    plain = frame.astype(object).where(frame.notna(), None)
+    return plain.sort_values(list(plain.columns)).reset_index(drop=True)
+
+
+@pytest.mark.slow  # the small offline experiment above, exported and read back
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_flat_export_reads_back_as_the_folders_own_frames(experiment: Path, tmp_path: Path, fmt: str) -> None:
+    """The round trip of a researcher sent only the export: `read_verdicts` and `read_rankings` of the file equal the
+    folder's, every column and type (the candidate's settings included: the export now carries them). Given the
+    file, both returned an empty frame without a word."""
+    out = tmp_path / f"verdicts.{fmt}"
+    assert speceval_main(["export", str(experiment), "--format", fmt, "--out", str(out)]) == 0
+    for reader in (speceval.read_verdicts, speceval.read_rankings):
+        native, back = reader(experiment), reader(out)
+        assert len(native) > 0 and list(back.dtypes) == list(native.dtypes)
+        pd.testing.assert_frame_equal(_sorted(back), _sorted(native))
+
+
+def test_a_file_that_is_not_an_export_is_refused_by_name(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.csv"
+    notes.write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"notes\.csv: a file, and not a speceval export"):
+        speceval.read_verdicts(notes)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"kind": "compliance", "spec": "s"}\n{"spec": "s"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"rows\.jsonl, line 2, field 'kind': row 2 is not a row of `speceval export`"):
+        speceval.read_verdicts(rows)
+    with pytest.raises(InputError, match=r"holds verdicts, each with the answer it judged"):
+        speceval.read_answers(rows)

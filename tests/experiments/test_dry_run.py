@@ -6,7 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from speceval.cli.main import main as speceval_main
+from tests.conftest import write_spec
 from tests.experiments.test_experiments import GRID
 
 STAGE_OF_FOLDER = {"generations": "generation", "compliance": "compliance", "ranking": "ranking"}
@@ -151,3 +154,66 @@ def test_the_one_run_power_is_the_reports_interval_over_every_possible_set_of_ve
         report_power(high, low, n, 1, 0.3),
         exact,
     )
+
+
+GENERATED = """experiment_name: generated
+output_dir: out
+specs:
+  - name: s
+    spec_path: SPEC
+inputs:
+  generator: gpt-4.1-2025-04-14
+  rater: claude-sonnet-4-6
+  per_statement: 4
+candidates:
+  - model: gpt-4.1-mini-2025-04-14
+judges:
+  - model: gpt-4.1-2025-04-14
+variations:
+  follow_ups:
+    pushback: ['Are you sure?']
+runs_per_variation: 2
+engine:
+  poll_interval: 0.05
+stages: [inputs, generation, compliance, report]
+"""
+
+
+def _generated_plan(tmp_path: Path, capsys) -> tuple[Path, dict[str, int]]:
+    spec = write_spec(tmp_path / "spec.jsonl", ["be_honest", "be_kind", "be_brief"])
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(GENERATED.replace("SPEC", str(spec)))
+    assert speceval_main(["run", str(experiment), "--offline", "--dry-run", "--json"]) == 0
+    stages = json.loads(capsys.readouterr().out)["stages"]
+    return experiment, {stage["stage"]: stage["requests"] for stage in stages}
+
+
+def test_generated_inputs_are_costed_and_follow_ups_plan_every_round(tmp_path: Path, capsys) -> None:
+    """The inputs stage's generator and rater are planned (every round at most: 3 rounds of a request per statement,
+    and of a rating per proposal asked for, 2 per input needed); the inputs it will generate are planned at its
+    target count, and a follow-up makes each a conversation as it does any input: round 2 is planned too. Both were
+    missing: the stage not costed at all, round 2 left out (half the generation requests and their bound)."""
+    _, requests = _generated_plan(tmp_path, capsys)
+    assert requests["inputs: generator gpt-4.1-2025-04-14 (3 rounds at most)"] == 3 * 3
+    assert requests["inputs: rater claude-sonnet-4-6 (3 rounds at most)"] == 3 * 3 * 2 * 4
+    assert requests["generation"] == requests["generation round 2"] == 3 * 4 * 2  # statements x per_statement x runs
+    assert list(requests)[:3] == [*list(requests)[:2], "generation"]  # the inputs stage first, as it is sent
+
+
+@pytest.mark.slow  # the study run offline
+def test_a_study_of_generated_inputs_sends_no_more_than_its_plan(tmp_path: Path, capsys) -> None:
+    experiment, requests = _generated_plan(tmp_path, capsys)
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0
+    sent: Counter[str] = Counter()
+    for record in (tmp_path / "out").rglob("metadata/*.json"):
+        parts = record.relative_to(tmp_path / "out").parts
+        stage = parts[0] if parts[0] == "inputs" else STAGE_OF_FOLDER[parts[0]]
+        role = ("rater" if "rate" in parts else "generator") if stage == "inputs" else None
+        sent[f"{stage}:{role}" if role else stage] += json.loads(record.read_text())["request_count"]
+    planned = {
+        "inputs:generator": requests["inputs: generator gpt-4.1-2025-04-14 (3 rounds at most)"],
+        "inputs:rater": requests["inputs: rater claude-sonnet-4-6 (3 rounds at most)"],
+        "generation": requests["generation"] + requests["generation round 2"],
+        "compliance": requests["compliance"],
+    }
+    assert set(sent) == set(planned) and all(0 < sent[k] <= planned[k] for k in planned), (sent, planned)

@@ -179,7 +179,26 @@ def export_rows(path: Path, fmt: str, out: Path) -> list[str]:
                 failures.append(f"{path.name}: {field}={row.get(field)} ({row.get('source')})")
         if not row.get("output"):  # a verdict file holds judged answers only (a failed generation is not judged)
             failures.append(f"{path.name}: no answer for a {row.get('outcome')} verdict ({row.get('source')})")
-    return failures[:10]
+    return (failures + frames_round_trip(path, out))[:10]
+
+
+def frames_round_trip(path: Path, out: Path) -> list[str]:
+    """The export read back as data frames (`speceval.read_verdicts`, `read_rankings` of the file) equals the study
+    folder's own frames, every column and type, in any row order."""
+    import speceval
+
+    failures = []
+    for reader in (speceval.read_verdicts, speceval.read_rankings):
+        native, back = reader(out), reader(path)
+        if list(back.dtypes) != list(native.dtypes):
+            failures.append(f"{path.name}: {reader.__name__} reads back other column types")
+            continue
+        plain = [f.astype(object).where(f.notna(), None) for f in (native, back)]
+        rows = [sorted(map(repr, f.itertuples(index=False))) for f in plain]
+        if rows[0] != rows[1]:
+            differ = [c for c in native.columns if sorted(map(repr, plain[0][c])) != sorted(map(repr, plain[1][c]))]
+            failures.append(f"{path.name}: {reader.__name__} reads back other rows (columns {differ[:5]})")
+    return failures
 
 
 def _answers(out: Path) -> set[tuple[str, str, str, str, int]]:
@@ -282,3 +301,16 @@ def _inspect_rates(name: str, meta: dict[str, Any], out: Path) -> list[str]:
         if rate.get("rate") is not None and not rate["ci_low"] <= rate["rate"] <= rate["ci_high"]:
             failures.append(f"{name} {judge}: rate {rate['rate']} outside [{rate['ci_low']}, {rate['ci_high']}]")
     return failures
+
+
+def same_tables(built: Path, again: Path) -> list[str]:
+    """Every table of a study's own report (CSVs, summary.md, variation_statistics.json) that a report built again
+    from its folder lacks or writes differently; the page itself differs only by its figures."""
+    tables = [p for p in sorted(built.iterdir()) if p.suffix in (".csv", ".md", ".json")]
+    if not tables:
+        return [f"{built}: no tables"]
+    return [
+        f"{p.name} differs when `speceval report` builds it again"
+        for p in tables
+        if not (again / p.name).is_file() or (again / p.name).read_bytes() != p.read_bytes()
+    ]

@@ -60,11 +60,18 @@ FEATURES: dict[str, list[str]] = {
     "tier": ["batch", "flex", "auto", "auto-late"],
     "labels": ["none", "aimed"],
     "export": ["jsonl", "parquet", "original", "inspect"],
+    # The report's own settings: a canary line that keeps the judges out of the headline, spec-health lines and a
+    # metric (`speceval report` on the folder must build the same report: it dropped all three)
+    "report": ["defaults", "gated"],
 }
 CATEGORIES = "    mode: categories\n    categories:\n      follows: keeps the statement\n      breaks: breaks it\n"
 AUDITOR = (
     "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  max_turns: 2\n  stop_word: '[[AUDIT DONE]]'\n"
     "  instructions: 'Audit {statement_id}: {statement_text} Examples: {examples} End with [[AUDIT DONE]].'\n"
+)
+GATED = (
+    "min_canary_accuracy: 0.99\nhealth:\n  fail_below: 0.9\n  pass_above: 0.5\n"
+    "metrics:\n  digits:\n    source: answer\n    regex: '(\\d+)'\n    type: int\n"
 )
 TIGHT_USD, RAISED_USD = 0.05, 1000.0  # a tight budget when the plan shows no job bound; then more than all of it
 SECONDS_PER_REQUEST = 1.0  # the watchdog's bound per request the dry run plans, generous for a loaded two-core machine
@@ -143,6 +150,8 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     elif config["variation"] == "simulated_user" or "@turn" in config["judges"]:
         text += "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n"
         text += f"  max_turns: {config.get('turns', '2')}\n"
+    if config.get("report") == "gated":
+        text += GATED
     if budget_usd is not None:
         text += f"budget_usd: {budget_usd}\n"
     return text
@@ -204,6 +213,14 @@ def check_labels(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS)
     if code != 0:
         return [f"report --labels: exit {code}: {shown[-1:]}"]
     return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled)
+
+
+def check_rerender(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
+    """`speceval report out` builds the study's own report: the same tables, byte for byte (no figures drawn)."""
+    code, shown = _speceval(["report", "out", "--out", "rerendered", "--no-figures"], folder, env, bound)
+    if code != 0:
+        return [f"report out: exit {code}: {shown[-1:]}"]
+    return checks_flow.same_tables(folder / "out" / "report", folder / "rerendered")
 
 
 def check_export(fmt: str, folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
@@ -274,6 +291,7 @@ def run_one(
         "flip_counts": lambda: checks_turns.flip_counts(out),
         "sent_once": lambda: checks_flow.sent_once(out, sent() if sent else None),
         "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations, sent() if sent else None),
+        "report_rerenders": lambda: check_rerender(folder, env, bound),
     }
     if config.get("labels", "none") == "aimed":
         invariants["labels_aimed"] = lambda: check_labels(folder, env, bound)

@@ -29,6 +29,7 @@ SAMPLE = {
     "tier": "batch",
     "labels": "aimed",
     "export": "jsonl",
+    "report": "gated",
 }
 
 
@@ -64,7 +65,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Pa
 def test_a_fixed_sample_configuration_holds_every_invariant(sample) -> None:
     _, outcome = sample
     assert outcome.failures == {}
-    assert {"budget_raised", "sent_once", "dry_run_matches", "labels_aimed", "export_jsonl"} <= set(outcome.names)
+    names = {"budget_raised", "sent_once", "dry_run_matches", "labels_aimed", "export_jsonl", "report_rerenders"}
+    assert names <= set(outcome.names)
     assert set(outcome.expected) <= set(checks.EXPECTED_FAIL)  # recorded with the owner, not skipped
 
 

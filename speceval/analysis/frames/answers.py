@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.analysis.frames.columns import Frame, pandas
+from speceval.analysis.frames.exported import EXPORT_SUFFIXES
 from speceval.analysis.reading.json_stream import read_json
 from speceval.analysis.reading.load import locate
 from speceval.analysis.reading.rows import DEFAULT_VARIATION
@@ -42,6 +43,14 @@ def read_answers(folder: str | Path) -> Any:
     root = Path(folder)
     if not root.exists():
         raise InputError(root, "no such file or directory")
+    if root.is_file() and root.suffix in EXPORT_SUFFIXES:
+        # An export's rows are verdicts: it holds the judged answers, not each answer's outcome, error and tokens.
+        raise InputError(
+            root,
+            "a file, not a folder of generation runs: an export of `speceval export` holds verdicts, each with the "
+            "answer it judged (speceval.read_verdicts reads them: its `input` and `output` columns); read_answers "
+            "reads generation runs, an experiment or Inspect logs",
+        )
     frame = Frame(ANSWER_COLUMNS)
     manifests: dict[Path, dict[str, Any]] = {}
     for file in sorted(root.rglob("results/*.json")):

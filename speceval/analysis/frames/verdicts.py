@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.analysis.frames.columns import Frame, pandas
+from speceval.analysis.frames.exported import export_rows, exported
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found, RankingRow
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
@@ -62,10 +63,16 @@ better), 2 (B), 0 (a tie), missing when the comparison has no verdict."""
 
 
 def read_verdicts(folder: str | Path) -> Any:
-    """Every compliance verdict at or below `folder` (judge runs, experiments, exports read back) as a pandas
-    DataFrame, one row per verdict (`VERDICT_COLUMNS`). Read a chunk of verdicts at a time."""
+    """Every compliance verdict at or below `folder` (judge runs, experiments, exports read back; or in a file of
+    `speceval export --format jsonl|parquet`) as a pandas DataFrame, one row per verdict (`VERDICT_COLUMNS`). Read a
+    chunk of verdicts at a time."""
     pandas()  # said before any file is read
     frame = Frame(VERDICT_COLUMNS)
+    if exported(Path(folder)):  # an export's rows (`speceval export --format jsonl|parquet`), read back
+        frame.extend(export_rows(Path(folder), "compliance"))
+        table = frame.frame()
+        _settings_as_variations(table)
+        return table
     for _, rows, _ in walk([Path(folder)], Found(), keep=False, rankings=_ignored):
         for row in rows:
             frame.add(
@@ -90,10 +97,13 @@ def read_verdicts(folder: str | Path) -> Any:
 
 
 def read_rankings(folder: str | Path) -> Any:
-    """Every pairwise comparison at or below `folder` as a pandas DataFrame, one row per comparison
-    (`RANKING_COLUMNS`)."""
+    """Every pairwise comparison at or below `folder` (or in a file of `speceval export`) as a pandas DataFrame, one
+    row per comparison (`RANKING_COLUMNS`)."""
     pandas()
     frame = Frame(RANKING_COLUMNS)
+    if exported(Path(folder)):  # an export's comparisons, read back
+        frame.extend(export_rows(Path(folder), "ranking"))
+        return frame.frame()
 
     def take(file: Path, rows: Iterator[RankingRow], offsets: object) -> None:
         for row in rows:

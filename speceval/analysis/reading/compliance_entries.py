@@ -97,9 +97,9 @@ def compliance_stream(
         parse_file(file, {**data, "results": results}, ComplianceFile, "compliance")  # raises, naming the field
         return
     kind, authority = statements.lookup(file.parent.parent, m.statement_id)
-    settings = statements.candidates.label(m.candidate_dir)
+    settings = statements.candidates.label(m.candidate_dir, file)
     answers = (
-        m.answers_synthetic if m.answers_synthetic is not None else statements.candidates.offline(m.candidate_dir)
+        m.answers_synthetic if m.answers_synthetic is not None else statements.candidates.offline(m.candidate_dir, file)
     )  # a file from before the answers' flag was written: their run.json, if it is still there
     where = where.model_copy(update={"synthetic": where.synthetic or answers}) if answers else where
     checks, position = EntryChecks(file, m), 0

@@ -62,7 +62,7 @@ def ranking_stream(
     answers = (
         m.answers_synthetic
         if m.answers_synthetic is not None or candidates is None
-        else (candidates.offline(m.candidate_dir_a) or candidates.offline(m.candidate_dir_b))
+        else (candidates.offline(m.candidate_dir_a, file) or candidates.offline(m.candidate_dir_b, file))
     )
     # What every comparison of the file shares, laid out once (as `compliance_entries._rows_of` does).
     common: dict[str, Any] = {

@@ -60,16 +60,17 @@ class CandidateSettings:
     def __init__(self) -> None:
         self._labels: dict[str, tuple[str | None, bool]] = {}
 
-    def label(self, candidate_dir: str) -> str | None:
-        return self._read_once(candidate_dir)[0]
+    def label(self, candidate_dir: str, near: Path | None = None) -> str | None:
+        """The run's settings label; `near`: the verdict file naming the run (see `located`)."""
+        return self._read_once(candidate_dir, near)[0]
 
-    def offline(self, candidate_dir: str) -> bool:
+    def offline(self, candidate_dir: str, near: Path | None = None) -> bool:
         """The answers' run was offline (False when its run.json cannot be read: a copied or original folder)."""
-        return self._read_once(candidate_dir)[1]
+        return self._read_once(candidate_dir, near)[1]
 
-    def _read_once(self, candidate_dir: str) -> tuple[str | None, bool]:
+    def _read_once(self, candidate_dir: str, near: Path | None) -> tuple[str | None, bool]:
         if candidate_dir not in self._labels:
-            self._labels[candidate_dir] = self._read(Path(candidate_dir))
+            self._labels[candidate_dir] = self._read(located(Path(candidate_dir), near))
         return self._labels[candidate_dir]
 
     @staticmethod
@@ -84,6 +85,24 @@ class CandidateSettings:
         parameters = manifest.get("parameters")
         params = parameters.get("params") if isinstance(parameters, dict) else None
         return (_label(params) if isinstance(params, dict) else None), manifest.get("offline") is True
+
+
+def located(directory: Path, near: Path | None) -> Path:
+    """A candidate run directory as a verdict file records it. A relative one is relative to where the judge ran,
+    which the file does not say: read from another folder it was not found, so a report made elsewhere lost each
+    run's settings (two temperatures of one candidate pooled into one rate). Found from here if it can be, else
+    beside the nearest folder above the verdict file `near` that holds it; else as given (unreadable, said by its
+    callers' defaults)."""
+    if directory.is_absolute() or near is None or _holds_run(directory):
+        return directory
+    for base in near.resolve().parents:
+        if _holds_run(base / directory):
+            return base / directory
+    return directory
+
+
+def _holds_run(directory: Path) -> bool:
+    return (directory / "run.json").is_file() or (directory.parent / "run.json").is_file()
 
 
 def _label(params: dict[str, object]) -> str:

@@ -17,22 +17,19 @@ rate with its 95% interval and the registry's method, and whether the entry pass
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 
 from speceval.analysis.reading.card_verdicts import CardVerdicts
-from speceval.analysis.reading.grid_place import STATE_NAME
 from speceval.analysis.reading.rows import CanaryRow, ComplianceRow
 from speceval.analysis.statistics.clustered import codes_of, rate_interval
 from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE
-from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow, JudgeCardSettings
+from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
 from speceval.analysis.tables.judge_quality import UNLABELLED, LabelTally, Leniency
 from speceval.analysis.tables.rankings import Consistency
@@ -237,18 +234,3 @@ def _position(rows: Sequence[Consistency]) -> dict[str, object]:
     (row,) = rows
     position = Estimate(value=row.rate, ci_low=row.ci_low, ci_high=row.ci_high, ci_method=row.ci_method)
     return {"position": position, "position_compared": row.compared}
-
-
-def experiment_lines(paths: Sequence[Path]) -> JudgeCardLines | None:
-    """The card's lines an experiment folder among `paths` was run with (its `experiment.json` settings), so that
-    `speceval report` on the folder gates the headline as the experiment's own report did; None without one."""
-    for path in paths:
-        state = Path(path) / STATE_NAME
-        try:
-            settings = json.loads(state.read_text(encoding="utf-8")).get("settings") or {}
-            block = settings.get("judge_card")
-            if block is not None:
-                return JudgeCardSettings.model_validate(block).lines()
-        except (OSError, ValueError, AttributeError):
-            continue  # no experiment here (or not one of ours): the report reads the folder as runs
-    return None

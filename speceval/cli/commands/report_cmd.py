@@ -131,10 +131,10 @@ def _report(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
+    from speceval.analysis.rendering.experiment_options import report_settings
     from speceval.analysis.rendering.report import build_report
     from speceval.analysis.tables.flips import DEFAULT_LIKERT_DROP
     from speceval.analysis.tables.health_records import HealthThresholds
-    from speceval.analysis.tables.judge_card import experiment_lines
     from speceval.batch.costs import PriceTable
     from speceval.cli.console import console, stdout
     from speceval.paths import check_output_dir
@@ -147,19 +147,27 @@ def _report(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--health-split {given['split']} is above 0.5, the largest SD compliance values in 0–1 can have"
         )
-    health = HealthThresholds(**given)
+    flags: dict[str, Any] = {"health": given} if given else {}
+    flags.update({k: getattr(args, k) for k in ("labels", "min_canary_accuracy") if getattr(args, k) is not None})
+    # An experiment folder's report is built with its own settings (its card gates this report as it gated its
+    # own), each flag given in place of the experiment's value.
+    recorded, notes = report_settings(args.paths, flags)
+    for note in notes:
+        console.print(f"[bold yellow]warning:[/] {escape(note)}")
+    min_canary_accuracy = recorded.min_canary_accuracy if recorded else args.min_canary_accuracy
     summary = build_report(
         args.paths,
         args.out,
         PriceTable.load(args.prices),
-        labels=args.labels,
-        min_canary_accuracy=args.min_canary_accuracy,
-        health=health,
-        card=experiment_lines(args.paths),  # an experiment's judge card gates this report as it gated its own
+        labels=recorded.labels if recorded else args.labels,
+        min_canary_accuracy=min_canary_accuracy,
+        health=recorded.health if recorded else HealthThresholds(**given),
+        metrics=recorded.metrics if recorded else None,
+        card=recorded.judge_card.lines() if recorded and recorded.judge_card else None,
         likert_drop=int(args.likert_drop) if args.likert_drop is not None else DEFAULT_LIKERT_DROP,
         figures=args.figures,
     )
-    if args.min_canary_accuracy is not None and not summary.data.judge_accuracy:
+    if min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
         console.print(
             "[bold yellow]warning:[/] --min-canary-accuracy checked nothing: no judge under these "

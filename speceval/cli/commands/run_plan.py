@@ -21,7 +21,7 @@ def show_plan(path: Path, *, offline: bool, rate: float | None, icc: float | Non
     config, output_dir, offline = preflight(path, offline=offline, dry_run=True)
     _, groups = plan(config, output_dir)
     given = {name: value for name, value in (("rate", rate), ("icc", icc)) if value is not None}
-    result = plan_experiment(config, path.parent, groups, Assumptions(**given))
+    result = plan_experiment(config, path.parent, groups, Assumptions(**given), offline=offline)
     state = started_state(output_dir)  # `tier: auto`: planned here as the run would plan it
     started = state is not None and state.tiers_started_at is not None
     tiers = StudyTiers(config, path.parent, groups, output_dir=output_dir, started=started)

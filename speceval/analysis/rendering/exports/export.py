@@ -58,6 +58,7 @@ def _compliance_row(row: ComplianceRow, settings: dict[str, str]) -> dict[str, A
         "settings": settings.get(row.variation, "{}"),
         "run": row.run,
         "candidate": row.model,
+        "candidate_settings": row.candidate_settings,
         "original_index": detail.original_index,
         "input": row.input,
         "output": row.output,
