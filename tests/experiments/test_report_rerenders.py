@@ -94,3 +94,19 @@ def test_a_recorded_labels_file_that_is_gone_is_said_not_skipped(tmp_path, capsy
     speceval_main(["report", str(folder), "--out", str(tmp_path / "report"), "--no-figures"])
     said = " ".join(capsys.readouterr().err.split())
     assert "read human labels" in said and "moved/labels.csv" in said and "pass --labels" in said
+
+
+def test_two_experiments_metrics_are_joined_and_one_name_defined_twice_is_refused(tmp_path):
+    from speceval.analysis.rendering.experiment_options import report_settings
+    from speceval.errors import ConfigError
+
+    words = {"source": "answer", "regex": "(\\w+)", "type": "category"}
+    digits = {"source": "answer", "regex": "(\\d+)", "type": "int"}
+    for name, metrics in (("a", {"words": words}), ("b", {"digits": digits}), ("c", {"words": digits})):
+        (tmp_path / name).mkdir()
+        settings = {"health": {}, "metrics": metrics}
+        (tmp_path / name / "experiment.json").write_text(json.dumps({"settings": settings}), encoding="utf-8")
+    joined, _ = report_settings([tmp_path / "a", tmp_path / "b"], {})
+    assert joined is not None and sorted(joined.metrics or {}) == ["digits", "words"]
+    with pytest.raises(ConfigError, match="define the metric 'words' differently"):
+        report_settings([tmp_path / "a", tmp_path / "c"], {})

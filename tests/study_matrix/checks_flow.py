@@ -69,14 +69,15 @@ def sent_once(out: Path, sent: Counter[tuple[str, str]] | None = None) -> list[s
 
 
 def dry_run_matches(
-    planned: int | None, out: Path, conversations: bool, sent: Counter[tuple[str, str]] | None = None
+    planned: int | None, out: Path, bounded: bool, sent: Counter[tuple[str, str]] | None = None
 ) -> list[str]:
-    """The dry run's request count equals what was sent; a conversation's later rounds are planned as upper bounds
-    (every conversation to its last turn), so with a simulated user what was sent may be fewer, never more."""
+    """The dry run's request count equals what was sent. `bounded`: part of the plan is an upper bound, so what was
+    sent may be fewer, never more (a conversation's later rounds, planned with every conversation to its last turn;
+    the inputs stage, planned at every round as large as the first, and the inputs it keeps at their target)."""
     if planned is None:
         return ["the dry run printed no total request count"]
     sent_total = sum((sent_requests(out) if sent is None else sent).values()) + realtime_answers(out)
-    if sent_total == planned or (conversations and sent_total < planned):
+    if sent_total == planned or (bounded and sent_total < planned):
         return []
     return [f"dry run planned {planned} requests, {sent_total} were sent"]
 

@@ -63,6 +63,9 @@ FEATURES: dict[str, list[str]] = {
     # The report's own settings: a canary line that keeps the judges out of the headline, spec-health lines and a
     # metric (`speceval report` on the folder must build the same report: it dropped all three)
     "report": ["defaults", "gated"],
+    # The spec's inputs given, or written by the `inputs` stage (its generator and rater planned, then every stage
+    # after it on the inputs it kept)
+    "inputs": ["given", "generated"],
 }
 CATEGORIES = "    mode: categories\n    categories:\n      follows: keeps the statement\n      breaks: breaks it\n"
 AUDITOR = (
@@ -73,6 +76,7 @@ GATED = (
     "min_canary_accuracy: 0.99\nhealth:\n  fail_below: 0.9\n  pass_above: 0.5\n"
     "metrics:\n  digits:\n    source: answer\n    regex: '(\\d+)'\n    type: int\n"
 )
+GENERATED = "inputs:\n  generator: gpt-4.1-mini-2025-04-14\n  per_statement: 1\n  max_rounds: 2\n"
 TIGHT_USD, RAISED_USD = 0.05, 1000.0  # a tight budget when the plan shows no job bound; then more than all of it
 SECONDS_PER_REQUEST = 1.0  # the watchdog's bound per request the dry run plans, generous for a loaded two-core machine
 BASE_SECONDS = 90.0
@@ -136,9 +140,13 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     }[config["judges"]]
     judges = [entry + ("    tier: auto\n" if auto else "") for entry in judges]
     text = "experiment_name: matrix\noutput_dir: out\nspecs:\n  - name: openai\n"
-    text += f"    spec_path: {SPEC}\n    inputs_dir: {INPUTS}\ncandidates:\n"
+    generated = config.get("inputs") == "generated"
+    text += f"    spec_path: {SPEC}\n" + ("" if generated else f"    inputs_dir: {INPUTS}\n") + "candidates:\n"
     text += "".join(f"  - model: {m}\n{tier}" for m in models) + "judges:\n" + "".join(judges)
-    text += f"runs_per_variation: {config['runs']}\nstages: [generation, compliance, report]\n"
+    stages = "[inputs, generation, compliance, report]" if generated else "[generation, compliance, report]"
+    text += f"runs_per_variation: {config['runs']}\nstages: {stages}\n"
+    if generated:
+        text += GENERATED
     text += "engine:\n  poll_interval: 0.05\n"
     if config.get("tier") in AUTO:
         late = config["tier"] == "auto-late"
@@ -273,6 +281,7 @@ def run_one(
         code = 0 if not results["budget_raised"] else code
     out, models = folder / "out", set(candidate_models(config))
     conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
+    bounded = conversations or config.get("inputs") == "generated"  # planned as upper bounds: see dry_run_matches
     invariants: dict[str, Callable[[], list[str]]] = {
         "compliance_counts": lambda: checks.compliance_counts(out),
         "rating_counts": lambda: checks.rating_counts(out),
@@ -290,7 +299,7 @@ def run_one(
         "turn_rate_counts": lambda: checks_turns.turn_rate_counts(out),
         "flip_counts": lambda: checks_turns.flip_counts(out),
         "sent_once": lambda: checks_flow.sent_once(out, sent() if sent else None),
-        "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, conversations, sent() if sent else None),
+        "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, bounded, sent() if sent else None),
         "report_rerenders": lambda: check_rerender(folder, env, bound),
     }
     if config.get("labels", "none") == "aimed":

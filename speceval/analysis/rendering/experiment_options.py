@@ -72,7 +72,9 @@ def experiment_report_settings(paths: Sequence[Path]) -> list[ExperimentReportSe
     return found
 
 
-_COMPARED = ("min_canary_accuracy", "judge_card", "health", "metrics", "labels")
+_COMPARED = ("min_canary_accuracy", "judge_card", "health", "labels")
+"""Settings two experiments reported together must share (each has a flag but the card's lines). Their metrics are
+joined instead: each study's own metric is computed on the answers that carry it, one name one definition."""
 
 
 def report_settings(
@@ -82,12 +84,21 @@ def report_settings(
     `_COMPARED`, health as a dict of the thresholds given) in place of theirs; and notes to show the reader (a
     recorded labels file that is not there). None when no folder holds an experiment's settings.
 
-    Raises ConfigError when two experiments differ on a value no flag replaces: one report cannot be both."""
+    Raises ConfigError when two experiments differ on a value no flag replaces (one report cannot be both), or
+    define one metric name two ways."""
     found = [_overridden(settings, given) for settings in experiment_report_settings(paths)]
     if not found:
         return None, []
     first = found[0]
+    metrics = dict(first.metrics or {})
     for other in found[1:]:
+        for name, metric in (other.metrics or {}).items():
+            if name in metrics and metrics[name] != metric:
+                raise ConfigError(
+                    f"{first.folder} and {other.folder} define the metric {name!r} differently "
+                    f"({_dumped(metrics[name])!r} against {_dumped(metric)!r}): report them apart"
+                )
+            metrics[name] = metric
         for key in _COMPARED:
             if _dumped(getattr(first, key)) != _dumped(getattr(other, key)):
                 raise ConfigError(
@@ -95,6 +106,7 @@ def report_settings(
                     f"{_dumped(getattr(first, key))!r} against {_dumped(getattr(other, key))!r}): report them "
                     "apart, or give the setting as a flag where there is one"
                 )
+    first = first.model_copy(update={"metrics": metrics or None})
     notes = []
     if first.labels_recorded and "labels" not in given and (first.labels is None or not first.labels.is_file()):
         notes.append(
