@@ -234,18 +234,47 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
                 reference="paired interval of the picked pair (before)",
             )
         )
-    # A Likert judge's mean rating, and near the top of its scale (most ratings 5) with few inputs: the edge where
-    # the interval is cut to the scale 1-5 as the report cuts it.
-    for inputs, runs, centre in ((10, 1, 3.5), (20, 3, 3.5), (50, 5, 3.5), (10, 1, 4.7), (5, 3, 4.7), (30, 3, 4.7)):
+    # A Likert judge's mean rating, and near an end of its scale (most ratings 5, or 1) with few inputs: a sample
+    # that missed the rare far ratings (issue 47).
+    likert_rows = [(10, 1, 3.5), (20, 3, 3.5), (50, 5, 3.5), (10, 1, 4.7), (5, 3, 4.7), (30, 3, 4.7)]
+    edges = ((5, 1), (10, 1), (20, 1), (10, 3), (5, 5))
+    likert_rows += [(i, r, c) for c in (4.7, 4.9, 1.3) for i, r in edges if (i, r, c) not in likert_rows]
+    for inputs, runs, centre in likert_rows:
         likert_truth = float(sample_likert(np.random.default_rng(777), 400_000, 1, centre).mean())
-        near = "" if centre == 3.5 else f", centred at {centre} (near the top)"
+        near = "" if centre == 3.5 else f", centred at {centre} (near the {'top' if centre > 3 else 'bottom'})"
         found.append(
             Scenario(
                 "mean",
-                ("mean",),
+                ("mean_rating",),
                 f"Likert 1-5{near}, {inputs} inputs x {runs} runs",
                 likert_truth,
                 mean_scenario(inputs, runs, centre),
+                reference="t ignoring clusters",
+            )
+        )
+    # A polarized judge (ratings 1 or 5 only): a rate in disguise, where Gaffke's bound is Clopper-Pearson's. A
+    # lighter observation at the end (weight 1/2, Jeffreys-like) covered 0.896 here at 20 inputs x 1 run, top 0.88.
+    for inputs, runs, top in ((20, 1, 0.88), (10, 1, 0.77), (10, 3, 0.9)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean_rating",),
+                f"Likert ratings 1 or 5 only (a polarized judge), {top:.0%} 5s, {inputs} inputs x {runs} runs",
+                1 + 4 * top,
+                mean_scenario(inputs, runs, polar=top),
+                reference="t ignoring clusters",
+            )
+        )
+    # A judge that rates 4 or 5 and 1 for the rare input it finds violating (5%): a sample of few inputs often has
+    # none, and the hull over the seen range covered 0.81-0.91 here (issue 47).
+    for inputs, runs in ((20, 1), (10, 3)):
+        found.append(
+            Scenario(
+                "mean",
+                ("mean_rating",),
+                f"Likert 4 or 5, and 1 in every run of 5% of inputs, {inputs} inputs x {runs} runs",
+                0.95 * 4.6 + 0.05 * 1.0,
+                mean_scenario(inputs, runs, violating=0.05),
                 reference="t ignoring clusters",
             )
         )

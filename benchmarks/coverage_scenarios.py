@@ -18,6 +18,7 @@ from benchmarks.pooled_references import pooled_references
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
 from speceval.analysis.statistics.clustered import mean_interval, mean_interval_codes, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.statistics.stats import Z95, spearman, spearman_interval, wilson_interval
 from speceval.analysis.statistics.survival import kaplan_meier
@@ -27,7 +28,6 @@ from speceval.analysis.tables.judge_quality import leniency
 from speceval.analysis.tables.ppi_table import PpiRate, ppi_rates
 from speceval.analysis.tables.rankings import strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement
-from speceval.analysis.tables.variations import clip_to_scale
 
 Bounds = tuple[float, float] | None
 Drawn = tuple[Bounds, Bounds | dict[str, Bounds]]
@@ -296,14 +296,50 @@ def sample_likert(rng: np.random.Generator, inputs: int, runs: int, centre: floa
     return found
 
 
-def mean_scenario(inputs: int, runs: int, centre: float = 3.5) -> Callable[[np.random.Generator], Drawn]:
-    """A judge's mean rating 1-5 as the report gives it: the registered mean's interval cut to the scale."""
+def _on_scale(interval: tuple[float, float] | None) -> tuple[float, float] | None:
+    """An interval cut to the rating scale 1-5, as the report cut its mean rating's before issue 47."""
+    return None if interval is None else (max(interval[0], 1.0), min(interval[1], 5.0))
+
+
+def sample_polar(rng: np.random.Generator, inputs: int, runs: int, top: float) -> np.ndarray:
+    """A polarized judge's ratings: 5 or 1 only, 5 at an input's own rate (Beta with mean `top`, 4 + 4 = 8 a priori
+    draws: inputs differ), the same for every run of it; the mean rating's truth is 1 + 4 · top."""
+    rates = rng.beta(8 * top, 8 * (1 - top), inputs)
+    found: np.ndarray = np.where(rng.random((inputs, runs)) < rates[:, None], 5.0, 1.0)
+    return found
+
+
+def sample_rare_ones(rng: np.random.Generator, inputs: int, runs: int, violating: float) -> np.ndarray:
+    """A judge that rates 4 or 5 (5 at 0.6) and 1 in every run of an input it finds violating (a share `violating` of
+    inputs); the mean rating's truth is (1 - violating) · 4.6 + violating."""
+    found: np.ndarray = np.where(rng.random((inputs, runs)) < 0.6, 5.0, 4.0)
+    found[rng.random(inputs) < violating, :] = 1.0
+    return found
+
+
+def mean_scenario(
+    inputs: int, runs: int, centre: float = 3.5, polar: float | None = None, violating: float | None = None
+) -> Callable[[np.random.Generator], Drawn]:
+    """A judge's mean rating 1-5 as the report gives it (`rating_interval`), beside three references: the naive t
+    (every rating its own cluster), the report's interval before issue 47 (the hull of mean ± t and the bounded
+    mean over the ratings' seen range, cut to 1-5; none when every rating is alike) and the bounded mean over the
+    whole scale 1-5 (defined for every sample)."""
     clusters = [i for i in range(inputs) for _ in range(runs)]
 
     def draw(rng: np.random.Generator) -> Drawn:
-        values = sample_likert(rng, inputs, runs, centre).reshape(-1).tolist()
+        if violating is not None:
+            drawn = sample_rare_ones(rng, inputs, runs, violating)
+        elif polar is not None:
+            drawn = sample_polar(rng, inputs, runs, polar)
+        else:
+            drawn = sample_likert(rng, inputs, runs, centre)
+        values = drawn.reshape(-1).tolist()
         naive = mean_interval(values, list(range(len(values))))  # every rating its own cluster (the naive t)
-        return clip_to_scale(mean_interval(values, clusters)), clip_to_scale(naive)
+        return rating_interval(values, clusters), {
+            "t ignoring clusters": _on_scale(naive),
+            "hull over the seen range, cut to 1-5 (before)": _on_scale(mean_interval(values, clusters)),
+            "bounded mean over the whole scale 1-5": mean_interval(values, clusters, range=(1.0, 5.0)),
+        }
 
     return draw
 

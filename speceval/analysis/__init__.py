@@ -8,8 +8,8 @@ The statistics are pure functions you can call on your own data (every interval 
 1.0
 
 * rates: `wilson_interval` (one run, independent inputs), `rate_interval` (clustered by input, the report's),
-  `mean_interval` (ratings; `range=(low, high)` for a bounded value), `paired_difference` (two candidates on the
-  same inputs, a MOVER interval);
+  `rating_interval` (a mean Likert rating 1-5, the report's), `mean_interval` (a metric's mean; `range=(low,
+  high)` for a bounded value), `paired_difference` (two candidates on the same inputs, a MOVER interval);
 * rankings: `win_rates`, `strengths` (Bradley–Terry with bootstrap intervals), `position_consistency`;
 * agreement: `cohen_kappa`, `fleiss_kappa`, `krippendorff_alpha_ordinal`, `judge_agreement`;
 * the judge measured: `leniency`, `ppi_mean`, `ppi_rates` (stratified PPI and the bias-corrected rate),
@@ -26,6 +26,7 @@ from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.rendering.report import build_report
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha_ordinal, wilson_interval
 from speceval.analysis.tables.human_labels import label_sheet
 from speceval.analysis.tables.judge_quality import human_agreement, leniency, ppi_mean
@@ -49,6 +50,7 @@ __all__ = [
     "ppi_mean",
     "ppi_rates",
     "rate_interval",
+    "rating_interval",
     "strengths",
     "wilson_interval",
     "win_rates",

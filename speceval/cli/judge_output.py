@@ -107,7 +107,7 @@ def compliance_table(
     methods = sorted({r.ci_method for r in rates if r is not None and r.ci_method and not likert})
     caption = ("95% CI: " + "; ".join(methods)) if methods else None
     if likert and any(rates):
-        caption = "95% CI: " + method("mean")  # `summarize`'s rating interval
+        caption = "95% CI: " + method("mean_rating")  # `summarize`'s rating interval
     table = Table(
         title=f"Compliance judged by {judge} (rates over judged answers only)", header_style="bold", caption=caption
     )

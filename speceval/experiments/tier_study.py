@@ -34,8 +34,9 @@ from speceval.engines.tier_plan import (
     replanned,
 )
 from speceval.experiments.config import ExperimentConfig, ModelEntry
-from speceval.experiments.dry_plan import most_turns, read_inputs
+from speceval.experiments.dry_plan import most_turns
 from speceval.experiments.grid import Group
+from speceval.experiments.plan_inputs import read_inputs
 from speceval.operations.learned_times import learned_here
 from speceval.providers.registry import resolve_org
 

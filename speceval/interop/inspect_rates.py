@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from speceval.analysis.reading.columns import JUDGED, VerdictColumns, local_clusters
-from speceval.analysis.statistics.clustered import alike_within, clustered_limits, t975
+from speceval.analysis.statistics.clustered import alike_within, clustered_limits
+from speceval.analysis.statistics.rating import RATING_SCALE, rating_effective_size, scale_mean_limits
 from speceval.analysis.statistics.registry import CLUSTERED, WILSON
 from speceval.analysis.statistics.stats import wilson_interval
-from speceval.analysis.tables.variations import clip_to_scale, count
+from speceval.analysis.tables.variations import count
 
 
 @dataclass
@@ -63,7 +64,7 @@ class _Mean:
     # identical-runs interval, Wilson on the inputs (`clustered.rate_interval_codes`).
     alike: bool = True
     input_means: float = 0.0
-    # The range the values were seen over: the hull's bounded part (`clustered.unbounded_mean_interval_codes`).
+    # The range the values were seen over: ratings must lie on their scale (`rating.rating_interval_codes`).
     low: float = math.inf
     high: float = -math.inf
 
@@ -132,47 +133,22 @@ class _Mean:
         low, high = clustered_limits(p, effective, df, clusters, verdicts and rate)
         return low, high, method
 
-    def rescaled(self, low: float, high: float) -> _Mean:
-        """The same values mapped by (y - low) / (high - low): every sum is a linear function of the raw ones."""
-        w = high - low
-        strata = [
-            _Sums(
-                clusters=h.clusters,
-                s=(h.s - low * h.m) / w,
-                m=h.m,
-                ss=(h.ss - 2 * low * h.sm + low * low * h.mm) / (w * w),
-                sm=(h.sm - low * h.mm) / w,
-                mm=h.mm,
-            )
-            for h in self.strata
-        ]
-        return _Mean(
-            n=self.n,
-            total=(self.total - low * self.n) / w,
-            squares=(self.squares - 2 * low * self.total + low * low * self.n) / (w * w),
-            strata=strata,
-            alike=self.alike,
-            input_means=(self.input_means - low * self.clusters) / w,
-            low=0.0,
-            high=1.0,
-        )
-
-    def mean_interval(self) -> tuple[float, float] | None:
-        """`clustered.unbounded_mean_interval_codes` from the sums: the hull of mean ± t · SE and the rescaled
-        mean's rate interval over the range the values were seen over (None when every value is alike)."""
-        if not self.n or not self.low < self.high:
+    def rating_interval(self, scale: tuple[float, float] = RATING_SCALE) -> tuple[float, float] | None:
+        """`rating.rating_interval_codes` from the sums: Gaffke's limits of the rescaled mean at the effective
+        size of the ratings' variance over the cluster-robust one (None without ratings)."""
+        if not self.n:
             return None
-        found = []
-        bounded = self.rescaled(self.low, self.high).rate_interval(rate=False)
-        if bounded is not None:
-            width = self.high - self.low
-            found.append((self.low + bounded[0] * width, self.low + bounded[1] * width))
-        variance, df = self.variance()
-        if variance is not None:
-            half = t975(df) * math.sqrt(variance)
-            mean = self.total / self.n
-            found.append((mean - half, mean + half))
-        return (min(f[0] for f in found), max(f[1] for f in found)) if found else None
+        low, width = scale[0], scale[1] - scale[0]
+        if self.low < scale[0] or self.high > scale[1]:
+            raise ValueError(f"ratings outside the scale {scale[0]:g}..{scale[1]:g}")
+        mean = self.total / self.n
+        spread = max(self.squares / self.n - mean * mean, 0.0) / (width * width)
+        variance, _ = self.variance()
+        effective = rating_effective_size(
+            self.n, self.clusters, spread, variance / (width * width) if variance is not None else None
+        )
+        found = scale_mean_limits((mean - low) / width, spread, effective)
+        return low + found[0] * width, low + found[1] * width
 
 
 @dataclass
@@ -198,7 +174,7 @@ class RateFold:
         """The log's `RateSummary` fields that its metadata keeps (`inspect_scores.RATE_FIELDS`)."""
         v, r = self.verdicts, self.ratings
         by_input = v.rate_interval()
-        rating = clip_to_scale(r.mean_interval())
+        rating = r.rating_interval()
         return {
             "judged": v.n,
             "compliant": count(v.total),

@@ -176,3 +176,30 @@ def test_many_verdicts_an_input_at_skewed_rates_cover(judges: int):
         hits += found[0] <= 0.95 <= found[1]
         widths.append(found[1] - found[0])
     assert hits / 400 >= 0.94 and float(np.mean(widths)) < 0.12
+
+
+@pytest.mark.parametrize("runs", [10, 15, 30])
+def test_one_more_failure_never_lifts_the_far_limit(runs: int):
+    # 30 inputs, failures one to an input on k of them (the design effect looks like 1): the lower limit never rises
+    # with k. With the rarer kind judged rare at the effective size alone it did where k reached 10, leaving the
+    # capped branch (at 15 runs 0.930 at 9 failures, 0.959 at 10; at 10 runs 0.912 then 0.934).
+    clusters = np.repeat(np.arange(30), runs)
+    lows = []
+    for k in range(1, 21):
+        y = np.ones(30 * runs)
+        y[np.arange(k) * runs] = 0.0
+        found = rate_interval_codes(y, clusters)
+        assert found is not None
+        lows.append(found[0])
+    assert all(later <= earlier for earlier, later in zip(lows, lows[1:], strict=False))
+
+
+def test_values_that_are_not_verdicts_judge_their_rarer_kind_at_their_effective_size():
+    # 10 of 450 at 450 effective values on 30 inputs: verdicts' rarer kind is rare at the far limit's cap (120) and
+    # takes it; shares, scores with ties and rescaled means are not rare at 450 and keep plain limits on t (what they
+    # computed before: a win rate with ties may count more than 4 an input, and a rescaled mean must not move).
+    p, t = 440 / 450, t975(29)
+    plain = wilson_interval(440, 450, z=t, continuity=False)
+    assert clustered_limits(p, 450.0, 29, 30, verdicts=False) == plain
+    capped = wilson_interval(p * 120, 120, continuity=True)
+    assert capped is not None and clustered_limits(p, 450.0, 29, 30)[0] == capped[0]

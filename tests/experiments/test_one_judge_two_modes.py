@@ -63,7 +63,7 @@ def test_one_model_judging_at_two_modes_runs_and_its_ratings_head_the_report(tmp
     mean, low, high = (float(found[i]) for i in (1, 2, 3))
     assert mean == pytest.approx(sum(ratings) / len(ratings), abs=5e-4) and int(found[4]) == len(ratings)
     assert 1.0 <= low <= mean <= high <= 5.0
-    assert "cut to the rating scale 1-5" in headline
+    assert "Gaffke's bound on the scale 1-5" in headline  # the registered `mean_rating` names its method
     with (tmp_path / "out" / "report" / "costs.csv").open(encoding="utf-8", newline="") as handle:
         judging = [row for row in csv.DictReader(handle) if row["kind"] == "compliance"]
     keys = {(row["judge"], row["candidate"], row["variation"]) for row in judging if "canaries" not in row["run_dir"]}

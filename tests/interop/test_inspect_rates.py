@@ -76,3 +76,38 @@ def test_folded_rates_are_the_reports(mode: str, seed: int, identical: bool) -> 
         assert got[name] == pytest.approx(expected[name], rel=1e-9, abs=1e-12), name
     for name in {"rate", "ci_low", "ci_high", "mean_rating", "rating_ci_low", "rating_ci_high"} - set(numbers):
         assert got[name] == expected[name], name
+
+
+def rated(ratings: dict[str, list[list[int]]]) -> list[ComplianceRow]:
+    """Likert verdicts: statement → each input's ratings, one a run."""
+    return [
+        verdict(statement, index, run, 0.0, "likert").model_copy(update={"rating": float(rating)})
+        for statement, by_input in ratings.items()
+        for index, runs in enumerate(by_input)
+        for run, rating in enumerate(runs, start=1)
+    ]
+
+
+@pytest.mark.parametrize(
+    "ratings",
+    [
+        {"a": [[5], [5], [4], [5], [5]], "b": [[5], [4], [5], [5], [5]]},  # near the top, one run, two statements
+        {"a": [[5, 5, 5]] * 4, "b": [[5, 5, 5]] * 3},  # every rating 5: the exact bound
+        {"a": [[1]]},  # one rating
+        {"a": [[5, 5], [1, 1], [5, 5]], "b": [[4, 4]]},  # identical runs, a stratum of one input
+        {"a": [[4, 5]] * 6},  # inputs alike in their means: every rating counts
+        {"a": [[5, 1, 5], [5, 5, 5], [1, 5, 5]], "b": [[5, 5, 1], [5, 5, 5]]},  # a polarized judge
+    ],
+    ids=["near-the-top", "all-fives", "one-rating", "identical-runs", "alike-inputs", "polarized"],
+)
+def test_folded_ratings_near_an_end_of_the_scale_are_the_reports(ratings: dict[str, list[list[int]]]) -> None:
+    rows = rated(ratings)
+    expected = summarize(rows).model_dump(include=RATE_FIELDS)
+    fold = RateFold()
+    for statement in sorted(ratings):
+        c = as_columns([r for r in rows if r.statement_id == statement])
+        fold.add(c, np.arange(len(c)))
+    got = fold.summary()
+    for name in ("mean_rating", "rating_ci_low", "rating_ci_high"):
+        assert expected[name] is not None, name  # the hull cut to 1-5 gave no interval to all-5s and one rating
+        assert got[name] == pytest.approx(expected[name], rel=1e-9, abs=1e-12), name

@@ -19,10 +19,10 @@ Intervals:
   the SE is 0, the exact bound 0.025^(1/G), valid however alike an input's runs are (`clustered_limits`);
   one share an input (a panel's, one run) takes the clustered interval too, at the effective size of the shares' own
   variance;
-* a mean rating: the hull of estimate ± t(G-H) · SE and the bounded mean's interval over the values' range
-  (`unbounded_mean_interval_codes`), cut to the scale 1-5 by its table; a mean of a value with a declared range:
-  the rate interval of the rescaled mean (`mean_interval(range=...)`); a paired difference:
-  `speceval.analysis.statistics.paired`;
+* a mean rating on its scale 1-5: Gaffke's bound at the effective size (`speceval.analysis.statistics.rating`); a
+  metric's mean without a range: the hull of estimate ± t(G-H) · SE and the bounded mean's interval over the values'
+  range (`unbounded_mean_interval_codes`); a mean of a value with a declared range: the rate interval of the
+  rescaled mean (`mean_interval(range=...)`); a paired difference: `speceval.analysis.statistics.paired`;
 
 Inputs are clustered within statements, but a spec's statements are fixed, not sampled: the SE by input is
 stratified by statement (the survey estimator for clusters drawn within fixed strata). Clustering by statement
@@ -57,15 +57,16 @@ where a narrow interval sits on a sample that missed the rare failing inputs (30
 far side with or without it (10 inputs x 3 runs at Beta(1.9, 0.1): 0.984 either way, 0.306 wide with it, 0.287
 without). The near side's correction is what covers there (0.969 without)."""
 RARE_RUNS = 4
-"""Where the rarer kind is rare (under `RARE_COUNT` effective verdicts), the far limit counts no more than this many
-effective verdicts an input. There the cluster-robust SE rests on the few inputs that showed the rarer kind, and a
-sample that missed the rarely failing inputs (a long tail of input rates) shows failures spread one to an input: a
-design effect near 1, an effective size near the count of verdicts, which grows with the runs while nothing new is
-learned about the inputs. At 5 runs the count was the cap that covered (30 inputs, Beta(1.9, 0.1): 0.948); at 10, 15
-and 30 runs it no longer binds (0.924, 0.924, 0.920; a panel of 3 judges at 30 x 5: 0.924); at 4 an input, 0.961-0.979
-(at 3, 0.983-0.987 and wider; at 5, 0.945 at 30 x 10). So where the sample cannot measure the design effect, an
-input's runs count as at most 4 independent verdicts. Only the far limit (all those misses are on that side), only
-where it binds, on z (Wilson at the capped size; continuity-corrected as `FAR_CORRECTED` says)."""
+"""Where the rarer kind is rare (under `RARE_COUNT` effective verdicts, counted at the cap where the effective size is
+above it: verdicts'), the far limit counts no more than this many effective verdicts an input. There the cluster-robust
+SE rests on the few inputs that showed the rarer kind, and a sample that missed the rarely failing inputs (a long tail
+of input rates) shows failures spread one to an input: a design effect near 1, an effective size near the count of
+verdicts, which grows with the runs while nothing new is learned about the inputs. At 5 runs the count was the cap that
+covered (30 inputs, Beta(1.9, 0.1): 0.948); at 10, 15 and 30 runs it no longer binds (0.924, 0.924, 0.920; a panel of 3
+judges at 30 x 5: 0.924); at 4 an input, 0.961-0.979 (at 3, 0.983-0.987 and wider; at 5, 0.945 at 30 x 10). So where the
+sample cannot measure the design effect, an input's runs count as at most 4 independent verdicts. Only the far limit
+(all those misses are on that side), only where it binds, on z (Wilson at the capped size; continuity-corrected as
+`FAR_CORRECTED` says)."""
 EDGE_LEVEL = 0.025
 """The tail of the exact bound at a rate of 0 or 1, EDGE_LEVEL^(1/G) on G clusters: the two-sided 95% level's half.
 At 0.05 (the one-sided level) coverage at identical runs fell to 0.933 just inside the bound (20 inputs, rate 0.85)."""
@@ -269,17 +270,23 @@ def clustered_limits(p: float, effective: float, df: int, clusters: int, verdict
       the SE's own noise counts even where the effective size is near G (an unranged count's mean, 5 inputs x 3
       runs: 0.899 on the ratio, 0.943 on t; a rescaled mean keeps t even where its values are 0 or 1). The far limit
       there counts at most `RARE_RUNS` effective verdicts an input (30 inputs x 15 runs at Beta(1.9, 0.1): 0.924
-      without, 0.976 with).
+      without, 0.976 with), and verdicts' rarer kind is judged rare at that capped size where the effective size
+      is above it, so that one more failure never leaves the branch and lifts the far limit.
     * Otherwise plain Wilson on t(G-H): the rarer kind is common, and the SE's own noise with few clusters is what
       t pays for (5 inputs x 20 runs, Beta(5, 5): 0.90 on z, 0.97 on t)."""
     if p in (0.0, 1.0):
         half = 1.0 - EDGE_LEVEL ** (1.0 / clusters)
         return (0.0, half) if p == 0.0 else (1.0 - half, 1.0)
-    rare = min(p, 1 - p) * effective < RARE_COUNT
-    if rare and effective > RARE_RUNS * clusters:
+    cap = float(RARE_RUNS * clusters)
+    # Verdicts' rarer kind is judged rare at the size their far limit counts: past the cap, at the cap. Judged at the
+    # effective size alone, one more failure could leave the branch and lift the lower limit (30 inputs x 15 runs,
+    # failures one to an input: 0.930 at 9, 0.959 at 10), on the very samples the cap is for: failures spread one to
+    # an input make the design effect look like 1. Other values keep the rule at their effective size (scores with
+    # ties may count more than 4 an input: a win rate at 10 x 3, 30% ties, was 0.159 -> 0.219 wide at the cap).
+    rare = min(p, 1 - p) * (min(effective, cap) if verdicts else effective) < RARE_COUNT
+    if rare and effective > cap:
         # The far limit at no more than RARE_RUNS effective verdicts an input (see RARE_RUNS); never narrower.
         near = _score_limits(p, effective, df, verdicts)
-        cap = float(RARE_RUNS * clusters)
         # On z: the cap stands in for the SE's unreliability, which Korn-Graubard's t-ratio charges otherwise (both
         # charged the few clusters twice: a panel at 10 inputs x 3 runs went from 1.41x to 1.52x its reference).
         far = wilson_interval(p * cap, cap, continuity=cap >= FAR_CORRECTED or not verdicts)
@@ -310,9 +317,10 @@ def mean_interval(
     range: tuple[float, float] | None = None,  # noqa: A002 - the YAML key
     seen: tuple[float, float] | None = None,
 ) -> tuple[float, float] | None:
-    """95% interval of a mean (e.g. Likert ratings): with `range` (low, high) a value is known never to leave, the
-    bounded-variable interval of `bounded_mean_interval_codes`; without, `unbounded_mean_interval_codes` (`seen`:
-    the range the metric's values were seen over, default these values' own)."""
+    """95% interval of a metric's mean (a Likert rating takes `rating.rating_interval`): with `range` (low, high) a
+    value is known never to leave, the bounded-variable interval of `bounded_mean_interval_codes`; without,
+    `unbounded_mean_interval_codes` (`seen`: the range the metric's values were seen over, default these values'
+    own)."""
     codes, distinct = codes_of(clusters)
     y, strata_codes = np.asarray(values, dtype=float), cluster_stratum_codes(distinct, strata)
     if range is not None:

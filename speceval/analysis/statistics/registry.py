@@ -30,6 +30,13 @@ MEAN = (
     "hull of mean ± t(G-H) · cluster-robust SE (stratified by statement) and the bounded mean's interval over the "
     "range the values were seen over (no range declared; none when every value is alike)"
 )
+MEAN_RATING = (
+    "Gaffke's bound on the scale 1-5: the mean under Dirichlet(1, ..., 1) weights on the ratings counted at the "
+    "effective size n_eff = their variance / the cluster-robust SE² (stratified by statement; between the inputs G "
+    "and the ratings n, G when every rating is alike) and one more rating at 1 for the lower limit (at 5 for the "
+    "upper), its 2.5% and 97.5% quantiles read from the Beta of the same mean and variance (Clopper-Pearson on a "
+    "0/1 scale; all 5s: 1 + 4·0.025^(1/G) .. 5)"
+)
 BOUNDED_MEAN = (
     "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate "
     "interval (Wilson, or clustered Wilson over several runs), scaled back"
@@ -97,6 +104,11 @@ SPREAD = (
 _MILLER = "E. Miller, Adding Error Bars to Evals, arXiv 2411.00640"
 _NEWCOMBE = "R. G. Newcombe, Stat Med 17 (1998) 857-872 (method 4) and 2635-2650 (method 10)"
 _MOVER = "G. Y. Zou & A. Donner, Stat Med 27 (2008) 1693-1702; " + _NEWCOMBE
+_GAFFKE = (
+    "N. Gaffke, Three test statistics for a nonparametric one-sided hypothesis on the mean of a nonnegative variable, "
+    "Math Methods Stat 14 (2005); E. Learned-Miller & P. S. Thomas, A New Confidence Interval for the Mean of a "
+    "Bounded Random Variable, arXiv 1905.06208; Miller 2024 for the clusters"
+)
 _KAPLAN_MEIER = (
     "E. L. Kaplan & P. Meier, JASA 53 (1958) 457-481; D. Y. Lin & L. J. Wei, JASA 84 (1989) 1074-1078 (robust "
     "variance, here by input); log-log interval (Kalbfleisch & Prentice)"
@@ -153,7 +165,8 @@ ESTIMATORS: dict[str, Estimator] = {
             "pooled_rate", "compliance.csv", "variation_statistics.csv", note="Wilson at the effective sample size"
         ),
         _PAIRED("paired_difference", "paired_comparisons.csv"),
-        _entry("mean", MEAN, _MILLER, "mean", "metrics.csv", "turn_rates.csv"),
+        _entry("mean", MEAN, _MILLER, "mean", "metrics.csv"),
+        _entry("mean_rating", MEAN_RATING, _GAFFKE, "mean", "compliance.csv", "turn_rates.csv"),
         _BOUNDED_MEAN("bounded_mean", "metrics.csv"),
         _CLUSTERED("category_share", "category_distribution.csv", scenario="category"),
         _PAIRED("category_difference", "category_differences.csv", scenario="category"),

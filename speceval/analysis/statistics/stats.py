@@ -41,6 +41,61 @@ def wilson_interval(successes: float, n: float, z: float = Z95, continuity: bool
     return low, high
 
 
+def beta_quantile(a: float, b: float, q: float) -> float:
+    """The `q` quantile of Beta(a, b) (a, b > 0) from the regularized incomplete beta function (numpy has none and
+    the report takes no SciPy): Newton's steps on it, kept inside a bracket that halves when a step leaves it."""
+    if not (a > 0 and b > 0 and 0 < q < 1):
+        raise ValueError(f"a Beta quantile needs a, b > 0 and 0 < q < 1, got a={a}, b={b}, q={q}")
+    log_norm = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    low, high, x = 0.0, 1.0, a / (a + b)
+    for _ in range(200):
+        miss = regularized_beta(a, b, x) - q
+        if abs(miss) < 1e-14 or high - low < 1e-15:
+            break
+        if miss < 0:
+            low = x
+        else:
+            high = x
+        density = math.exp(log_norm + (a - 1) * math.log(x) + (b - 1) * math.log1p(-x))
+        step = x - miss / density if density > 0 else -1.0
+        x = step if low < step < high else (low + high) / 2
+    return x
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the Beta(a, b) distribution function at x: the continued fraction of Numerical Recipes (6.4) by
+    Lentz's method, on the side of x where it converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    found = d
+    # The fraction converges in O(sqrt(max(a, b))) terms: 10,000 cover a, b up to ~10^7 (ratings counted at most once).
+    for m in range(1, 10_000):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            found *= c * d
+        if abs(c * d - 1.0) < 1e-14:
+            break
+    return found
+
+
 def cohen_kappa(a: Sequence[object], b: Sequence[object]) -> float | None:
     """Cohen's kappa of two raters over the same items; None if undefined (no items, or chance agreement 1)."""
     if len(a) != len(b) or not a:

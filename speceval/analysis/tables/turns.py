@@ -22,14 +22,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
-from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.columns import interval_columns
+from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.registry import method
-from speceval.analysis.tables.variations import clip_to_scale
 from speceval.defaults import Mode
 
-MEAN_METHOD = f"{method('mean')}, clusters = inputs; cut to the rating scale 1-5"
-"""What `mean_interval` without a range computes (the registered `mean`; it said "mean ± t" alone), cut to the scale."""
+MEAN_METHOD = f"{method('mean_rating')}, clusters = inputs"
+"""What `rating_interval` computes (the registered `mean_rating`, as compliance.csv's mean rating)."""
 
 TURN_NOTE = (
     "Judges with scope turn give one verdict per assistant turn, each judged in its context (the "
@@ -63,7 +63,7 @@ def _value_rows(judged: list[TurnVerdict], mode: str) -> dict[str, list[float]]:
         categories = sorted({r.category for r in judged if r.category is not None})
         return {f"category={c}": [float(r.category == c) for r in judged] for c in categories}
     if mode == Mode.LIKERT:
-        return {"mean_rating": [float(r.rating or 0.0) for r in judged]}
+        return {"mean_rating": [float(r.rating) for r in judged if r.rating is not None]}  # every judged row rated
     return {"compliant": [float(bool(r.compliant)) for r in judged]}
 
 
@@ -72,12 +72,16 @@ def _interval(
 ) -> tuple[float, float, str] | None:
     if mode != Mode.LIKERT:
         return rate_interval(values, clusters, strata)
-    interval = clip_to_scale(mean_interval(values, clusters, strata))
+    interval = rating_interval(values, clusters, strata)
     return (*interval, MEAN_METHOD) if interval is not None else None
 
 
 def _judged(row: TurnVerdict) -> bool:
-    return row.outcome == "judged" and (row.compliant is not None or row.rating is not None or row.category is not None)
+    """A verdict of its judge's own kind: a Likert row without a rating is not judged (it counted as a rating of 0,
+    which no judge can give, lowering the mean; the rating interval now refuses a value off the scale)."""
+    values: dict[str, object] = {Mode.LIKERT: row.rating, Mode.CATEGORIES: row.category}
+    value = values.get(row.mode, row.compliant)
+    return row.outcome == "judged" and value is not None
 
 
 def turn_rates(rows: list[TurnVerdict]) -> list[TurnRate]:

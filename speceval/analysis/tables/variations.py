@@ -18,9 +18,10 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.column_rows import as_columns
 from speceval.analysis.reading.columns import JUDGED, VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
-from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes, unbounded_mean_interval_codes
+from speceval.analysis.statistics.clustered import dense_codes, rate_interval_codes
 from speceval.analysis.statistics.codes import index_array
 from speceval.analysis.statistics.paired import paired_difference_codes
+from speceval.analysis.statistics.rating import rating_interval_codes
 from speceval.analysis.statistics.registry import PAIRED
 from speceval.analysis.statistics.stats import wilson_interval
 
@@ -50,19 +51,6 @@ def is_judged(row: ComplianceRow) -> bool:
 def verdict_value(row: ComplianceRow) -> float:
     """A judged verdict as the number rates average: 1 or 0, or a panel's share of its judges' compliant verdicts."""
     return row.score if row.score is not None else float(bool(row.compliant))
-
-
-RATING_SCALE = (1.0, 5.0)
-"""A Likert verdict's scale (`judging.verdicts`): the mean rating lies in it, whatever the sample."""
-
-
-def clip_to_scale(interval: tuple[float, float] | None) -> tuple[float, float] | None:
-    """A mean rating's interval (the registered `mean`: a Likert rating is skewed near its ends, where mean ± t alone
-    undercovers) cut to the scale: the truth is in it, so the cut interval covers whenever the whole one does, and
-    mean ± t past 5 would say a rating no judge can give."""
-    if interval is None:
-        return None
-    return max(interval[0], RATING_SCALE[0]), min(interval[1], RATING_SCALE[1])
 
 
 class RateSummary(BaseModel):
@@ -110,7 +98,7 @@ def summarize(rows: list[ComplianceRow] | VerdictColumns, members: np.ndarray | 
     del clusters, strata
     ratings = c.rating[rated]
     rating_clusters, rating_strata = local_clusters(c, rated)
-    rating_interval = clip_to_scale(unbounded_mean_interval_codes(ratings, rating_clusters, rating_strata))
+    rating_interval = rating_interval_codes(ratings, rating_clusters, rating_strata)
     return RateSummary(
         judged=len(judged),
         compliant=count(values.sum()),

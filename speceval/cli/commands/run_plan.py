@@ -9,7 +9,8 @@ from rich.table import Table
 from speceval.cli.console import console, stdout
 from speceval.cli.exits import ExitCode
 from speceval.cli.tier_flags import print_tier_plan
-from speceval.experiments.dry_plan import EXPECTED_OUTPUT_TOKENS, ExperimentPlan, plan_experiment
+from speceval.experiments.dry_plan import ExperimentPlan, plan_experiment
+from speceval.experiments.plan_tally import EXPECTED_OUTPUT_TOKENS
 from speceval.experiments.precision import Assumptions
 from speceval.experiments.runner import plan, preflight
 from speceval.experiments.state import started_state

@@ -107,7 +107,7 @@ def _headline(data: ReportData) -> list[str]:
         del lines[-3:]  # no row to head: the table's header alone would read as a blank table
     for v in sorted(shown, key=lambda v: (v.spec, v.judge == "panel", v.judge, v.candidate, v.variation)):
         likert = _likert(v)
-        ci_method = f"{method('mean')}; cut to the rating scale 1-5" if likert else v.ci_method
+        ci_method = method("mean_rating") if likert else v.ci_method
         number = f" ({methods.setdefault(ci_method, len(methods) + 1)})" if ci_method else ""
         runs = f", {len(v.runs)} runs" if len(v.runs) > 1 else ""
         if likert:
