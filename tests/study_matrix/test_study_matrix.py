@@ -110,9 +110,9 @@ def test_the_checks_fail_on_a_report_that_miscounts_or_names_a_compound_candidat
 def test_the_flow_checks_fail_on_a_request_sent_twice_or_a_miscounted_plan(sample, tmp_path: Path) -> None:
     out = _copy(sample[0], tmp_path) / "out"
     sent = sum(checks_flow.sent_requests(out).values())
-    assert checks_flow.dry_run_matches(sent, out, conversations=False) == []
-    assert checks_flow.dry_run_matches(sent - 1, out, conversations=True)  # more sent than planned: never fine
-    assert checks_flow.dry_run_matches(sent + 1, out, conversations=False)
+    assert checks_flow.dry_run_matches(sent, out, bounded=False) == []
+    assert checks_flow.dry_run_matches(sent - 1, out, bounded=True)  # more sent than planned: never fine
+    assert checks_flow.dry_run_matches(sent + 1, out, bounded=False)
     job = next((out / ".emulator" / "jobs").rglob("*.json"))
     shutil.copy(job, job.with_name("batch_again.json"))  # the same requests in a second job: paid twice
     assert checks_flow.sent_once(out)
