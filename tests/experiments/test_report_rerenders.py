@@ -66,6 +66,10 @@ def test_report_on_an_experiment_folder_builds_the_experiments_own_report(tmp_pa
     assert same_tables(tmp_path / "out" / "report", elsewhere / "again") == []
     assert "kept out of the headline" in capsys.readouterr().out
 
+    # A folder inside the study is reported with the study's settings too (its card still gates the headline).
+    assert speceval_main(["report", "../out/compliance", "--out", "inside", "--no-figures"]) == 0
+    assert "Kept out of the headline" in (elsewhere / "inside" / "summary.md").read_text(encoding="utf-8")
+
     # A flag takes the place of the experiment's value: the judge passes a line of 0.4 and heads the report.
     assert speceval_main(["report", "../out", "--out", "lower", "--no-figures", "--min-canary-accuracy", "0.4"]) == 0
     lowered = (elsewhere / "lower" / "summary.md").read_text(encoding="utf-8")

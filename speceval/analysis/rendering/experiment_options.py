@@ -3,8 +3,10 @@ on the folder builds the same report: the judge card's lines and `min_canary_acc
 out of the headline), the spec-health lines, the custom metrics and the labels file.
 
 Without them a re-rendered study put a judge its own report had kept out of the headline back in it, drew the
-spec-health flags at the default lines and dropped the metrics table. A flag given on the command line takes the
-place of the experiment's value; two experiments reported together must agree on every value no flag replaces.
+spec-health flags at the default lines and dropped the metrics table. A folder inside an experiment (its
+`compliance/`) is reported with that experiment's settings too. A flag given on the command line takes the place of
+the experiment's value; two experiments reported together must agree on every value no flag replaces (their metrics
+are joined).
 """
 
 from __future__ import annotations
@@ -38,11 +40,15 @@ class ExperimentReportSettings(BaseModel):
 
 
 def experiment_report_settings(paths: Sequence[Path]) -> list[ExperimentReportSettings]:
-    """Each folder among `paths` that holds an experiment recorded with its settings (older folders and plain run
-    folders have none: their report is built from the flags alone, as before)."""
+    """Each experiment among `paths` (a folder that holds an experiment.json, or lies inside one) recorded with its
+    settings, once (older folders and plain run folders have none: their report is built from the flags alone)."""
     found = []
+    seen: set[Path] = set()
     for path in paths:
-        state_file = Path(path) / STATE_NAME
+        state_file = _state_of(Path(path))
+        if state_file is None or state_file in seen:
+            continue
+        seen.add(state_file)
         try:
             state = json.loads(state_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -57,7 +63,7 @@ def experiment_report_settings(paths: Sequence[Path]) -> list[ExperimentReportSe
             found.append(
                 ExperimentReportSettings.model_validate(
                     {
-                        "folder": Path(path),
+                        "folder": state_file.parent,
                         "min_canary_accuracy": settings.get("min_canary_accuracy"),
                         "judge_card": settings.get("judge_card"),
                         "health": settings.get("health") or {},
@@ -70,6 +76,14 @@ def experiment_report_settings(paths: Sequence[Path]) -> list[ExperimentReportSe
         except ValidationError as exc:
             raise ConfigError(f"{state_file}: its recorded report settings do not read back: {exc}") from None
     return found
+
+
+def _state_of(path: Path) -> Path | None:
+    """The experiment.json of the experiment `path` is or lies in (the nearest folder up that holds one)."""
+    for folder in (path.resolve(), *path.resolve().parents):
+        if (folder / STATE_NAME).is_file():
+            return folder / STATE_NAME
+    return None
 
 
 _COMPARED = ("min_canary_accuracy", "judge_card", "health", "labels")
