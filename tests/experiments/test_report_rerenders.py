@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+import speceval
 from speceval.cli.main import main as speceval_main
 from tests.conftest import REPO
 from tests.study_matrix.checks_flow import fill_labels, same_tables
@@ -65,6 +66,12 @@ def test_report_on_an_experiment_folder_builds_the_experiments_own_report(tmp_pa
     assert speceval_main(["report", "../out", "--out", "again", "--no-figures"]) == 0
     assert same_tables(tmp_path / "out" / "report", elsewhere / "again") == []
     assert "kept out of the headline" in capsys.readouterr().out
+
+    # The library's tables of the study are its CSVs' (the card's gate included).
+    tables = speceval.report_tables(tmp_path / "out")
+    assert tables["judge_card"]["passes"].tolist() == [False]
+    assert set(tables["compliance"]["judge_passes"].tolist()) == {False}
+    assert sorted(tables["metrics"]["metric"].unique()) == ["digits"]
 
     # A folder inside the study is reported with the study's settings too (its card still gates the headline).
     assert speceval_main(["report", "../out/compliance", "--out", "inside", "--no-figures"]) == 0

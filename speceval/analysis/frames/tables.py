@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from speceval.analysis.frames.columns import pandas
 from speceval.analysis.rendering.data import compute
+from speceval.analysis.rendering.experiment_options import report_settings
 from speceval.analysis.rendering.report_tables import keyed_tables
 from speceval.batch.costs import PriceTable
 
@@ -15,10 +17,16 @@ from speceval.batch.costs import PriceTable
 def report_tables(folder: str | Path | Sequence[str | Path]) -> dict[str, Any]:
     """Every table of the report on the verdicts at or below `folder` (or several folders), as pandas DataFrames
     keyed by table name (`compliance`, `win_rates`, `position_consistency`, ...: the CSV's name without `.csv`),
-    with the CSV's columns in its order: the same numbers `speceval report` writes, intervals and `data` included."""
+    with the CSV's columns in its order: the same numbers `speceval report` writes, intervals and `data` included
+    (on an experiment, with the settings its own report was built with)."""
     pd = pandas()  # said before any file is read
     folders = [Path(folder)] if isinstance(folder, str | Path) else [Path(f) for f in folder]
-    data = compute(folders, PriceTable.load())
+    # An experiment's tables with its own report settings (its card's gate, health lines, metrics, labels), as the
+    # CSVs its report wrote them.
+    recorded, notes = report_settings(folders, {})
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    data = compute(folders, PriceTable.load(), **(recorded.options() if recorded else {}))
     frames = {}
     for table in keyed_tables(data):
         frame = pd.DataFrame(table.rows, columns=table.columns)

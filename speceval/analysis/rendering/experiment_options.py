@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from speceval.analysis.reading.grid_place import STATE_NAME
+from speceval.analysis.rendering.data import ReportOptions
 from speceval.analysis.tables.card_records import JudgeCardSettings
 from speceval.analysis.tables.health_records import HealthThresholds
 from speceval.errors import ConfigError
@@ -37,6 +38,16 @@ class ExperimentReportSettings(BaseModel):
         default=None, description="the labels file, resolved against the experiment file's folder"
     )
     labels_recorded: str | None = Field(default=None, description="the labels key as the experiment file gave it")
+
+    def options(self) -> ReportOptions:
+        """These settings as the report's options (`build_report`, `compute`)."""
+        return {
+            "labels": self.labels,
+            "min_canary_accuracy": self.min_canary_accuracy,
+            "health": self.health,
+            "metrics": self.metrics,
+            "card": self.judge_card.lines() if self.judge_card is not None else None,
+        }
 
 
 def experiment_report_settings(paths: Sequence[Path]) -> list[ExperimentReportSettings]:

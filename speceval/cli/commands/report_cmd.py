@@ -131,6 +131,7 @@ def _report(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
+    from speceval.analysis.rendering.data import ReportOptions
     from speceval.analysis.rendering.experiment_options import report_settings
     from speceval.analysis.rendering.report import build_report
     from speceval.analysis.tables.flips import DEFAULT_LIKERT_DROP
@@ -154,19 +155,19 @@ def _report(args: argparse.Namespace) -> int:
     recorded, notes = report_settings(args.paths, flags)
     for note in notes:
         console.print(f"[bold yellow]warning:[/] {escape(note)}")
-    min_canary_accuracy = recorded.min_canary_accuracy if recorded else args.min_canary_accuracy
-    summary = build_report(
-        args.paths,
-        args.out,
-        PriceTable.load(args.prices),
-        labels=recorded.labels if recorded else args.labels,
-        min_canary_accuracy=min_canary_accuracy,
-        health=recorded.health if recorded else HealthThresholds(**given),
-        metrics=recorded.metrics if recorded else None,
-        card=recorded.judge_card.lines() if recorded and recorded.judge_card else None,
-        likert_drop=int(args.likert_drop) if args.likert_drop is not None else DEFAULT_LIKERT_DROP,
-        figures=args.figures,
+    options: ReportOptions = (
+        recorded.options()
+        if recorded
+        else {
+            "labels": args.labels,
+            "min_canary_accuracy": args.min_canary_accuracy,
+            "health": HealthThresholds(**given),
+        }
     )
+    options["likert_drop"] = int(args.likert_drop) if args.likert_drop is not None else DEFAULT_LIKERT_DROP
+    options["figures"] = args.figures
+    min_canary_accuracy = options.get("min_canary_accuracy")
+    summary = build_report(args.paths, args.out, PriceTable.load(args.prices), **options)
     if min_canary_accuracy is not None and not summary.data.judge_accuracy:
         # Asked for, but there is nothing to check: say so rather than pass in silence (the report is written).
         console.print(
