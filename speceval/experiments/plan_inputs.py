@@ -91,16 +91,26 @@ def inputs_stages(config: ExperimentConfig, base: Path, prices: PriceTable, offl
             "generator": ModelEntry(model=settings.generator_model, org=settings.generator_org, tier=tier),
             "rater": ModelEntry(model=settings.rater_model, org=settings.rater_org, tier=tier),
         }
+        expected_output = min(settings.max_tokens, EXPECTED_OUTPUT_TOKENS)
         for role, bound in zip(models, BatchedInputGenerationPipeline(settings).bounds(), strict=True):
-            expected_output = min(settings.max_tokens, EXPECTED_OUTPUT_TOKENS)
-            tallies[role].add(
-                bound.requests,
-                config.engine.batch_size,
-                models[role],
-                prices,
-                usage_of(bound.first_round_input_tokens, 0, bound.first_round_requests, expected_output),
-                Usage(input_tokens=bound.input_tokens, output_tokens=bound.output_tokens),
-            )
+            # A round is its own job (a run folder of its own): round 1 expected and bounded, each later one bounded
+            # only (it is sent for the statements still short, which no plan can know).
+            per_round = bound.first_round_requests
+            later = block.max_rounds - 1
+            first_input = bound.first_round_input_tokens
+            later_input = (bound.input_tokens - first_input) // later if later else 0
+            for number in range(block.max_rounds):
+                tallies[role].add(
+                    per_round,
+                    config.engine.batch_size,
+                    models[role],
+                    prices,
+                    usage_of(first_input, 0, per_round, expected_output) if number == 0 else Usage(),
+                    Usage(
+                        input_tokens=first_input if number == 0 else later_input,
+                        output_tokens=bound.output_tokens // block.max_rounds,
+                    ),
+                )
     rounds = block.max_rounds
     return [
         tallies[role].plan(f"inputs: {role} {models[role].model} ({rounds} round{'s' * (rounds > 1)} at most)")

@@ -185,6 +185,7 @@ def _generated_plan(tmp_path: Path, capsys) -> tuple[Path, dict[str, int]]:
     experiment.write_text(GENERATED.replace("SPEC", str(spec)))
     assert speceval_main(["run", str(experiment), "--offline", "--dry-run", "--json"]) == 0
     stages = json.loads(capsys.readouterr().out)["stages"]
+    assert all(s["jobs"] == s["runs"] == 3 for s in stages if s["stage"].startswith("inputs"))  # a job a round
     return experiment, {stage["stage"]: stage["requests"] for stage in stages}
 
 
