@@ -4,7 +4,7 @@ misses (30 inputs x 5 runs at Beta(1.9, 0.1): Wilson over every verdict covers 0
 
 Each takes the verdicts (inputs x runs) and returns its 95% interval. `deff` below is the design effect
 n · SE² / p(1-p) from the cluster-robust SE by input, at least 1 (Kish); "at n/deff" means the interval of a proportion
-at that effective count. No scipy here: the beta quantile is a continued fraction and a bisection.
+at that effective count. No scipy here: the beta quantiles are speceval's own (`stats.beta_quantile`).
 """
 
 from __future__ import annotations
@@ -14,50 +14,9 @@ import math
 import numpy as np
 
 from speceval.analysis.statistics.clustered import clustered_mean_codes, t975
-from speceval.analysis.statistics.stats import wilson_interval
+from speceval.analysis.statistics.stats import beta_quantile, wilson_interval
 
 Bounds = tuple[float, float]
-
-
-def _continued_fraction(a: float, b: float, x: float) -> float:
-    """The incomplete beta's continued fraction (Numerical Recipes, betacf), by Lentz's method."""
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        even = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
-        odd = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-        for term in (even, odd):
-            d = 1.0 + term * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + term / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-12:
-            break
-    return h
-
-
-def beta_cdf(x: float, a: float, b: float) -> float:
-    """The regularized incomplete beta I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _continued_fraction(a, b, x) / a
-    return 1.0 - front * _continued_fraction(b, a, 1.0 - x) / b
-
-
-def beta_quantile(q: float, a: float, b: float) -> float:
-    """The q quantile of Beta(a, b), by bisection to 1e-12."""
-    low, high = 0.0, 1.0
-    for _ in range(42):
-        middle = (low + high) / 2
-        low, high = (middle, high) if beta_cdf(middle, a, b) < q else (low, middle)
-    return (low + high) / 2
 
 
 def _effective(verdicts: np.ndarray) -> tuple[float, float, int]:
@@ -72,15 +31,15 @@ def _effective(verdicts: np.ndarray) -> tuple[float, float, int]:
 
 def jeffreys(successes: float, n: float) -> Bounds:
     """Jeffreys' equal-tailed interval (Beta(x + 1/2, n - x + 1/2) quantiles; 0 or 1 at the ends)."""
-    low = 0.0 if successes <= 0 else beta_quantile(0.025, successes + 0.5, n - successes + 0.5)
-    high = 1.0 if successes >= n else beta_quantile(0.975, successes + 0.5, n - successes + 0.5)
+    low = 0.0 if successes <= 0 else beta_quantile(successes + 0.5, n - successes + 0.5, 0.025)
+    high = 1.0 if successes >= n else beta_quantile(successes + 0.5, n - successes + 0.5, 0.975)
     return low, high
 
 
 def clopper_pearson(successes: float, n: float) -> Bounds:
     """Clopper–Pearson's exact interval at a (possibly fractional) count."""
-    low = 0.0 if successes <= 0 else beta_quantile(0.025, successes, n - successes + 1)
-    high = 1.0 if successes >= n else beta_quantile(0.975, successes + 1, n - successes)
+    low = 0.0 if successes <= 0 else beta_quantile(successes, n - successes + 1, 0.025)
+    high = 1.0 if successes >= n else beta_quantile(successes + 1, n - successes, 0.975)
     return low, high
 
 

@@ -191,8 +191,11 @@ def test_a_file_that_is_not_an_export_is_refused_by_name(tmp_path: Path) -> None
     with pytest.raises(InputError, match=r"notes\.csv: a file, and not a speceval export"):
         speceval.read_verdicts(notes)
     rows = tmp_path / "rows.jsonl"
-    rows.write_text('{"kind": "compliance", "spec": "s"}\n{"spec": "s"}\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"rows\.jsonl, line 2, field 'kind': row 2 is not a row of `speceval export`"):
+    rows.write_text('{"spec": "s"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"rows\.jsonl, line 1, field 'kind': row 1 is not a row of `speceval export`"):
+        speceval.read_verdicts(rows)
+    rows.write_text('{"kind": "compliance", "spec": "s", "judge": "j", "candidate": "c"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"rows\.jsonl, line 1, field 'statement_id': row 1 has no statement_id"):
         speceval.read_verdicts(rows)
     with pytest.raises(InputError, match=r"holds verdicts, each with the answer it judged"):
         speceval.read_answers(rows)

@@ -121,3 +121,12 @@ def test_two_experiments_metrics_are_joined_and_one_name_defined_twice_is_refuse
     assert joined is not None and sorted(joined.metrics or {}) == ["digits", "words"]
     with pytest.raises(ConfigError, match="define the metric 'words' differently"):
         report_settings([tmp_path / "a", tmp_path / "c"], {})
+
+
+def test_an_unreadable_experiment_state_is_an_error_not_a_report_without_its_card(tmp_path, capsys):
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (folder / "experiment.json").write_text("{not json", encoding="utf-8")
+    assert speceval_main(["report", str(folder), "--out", str(tmp_path / "report"), "--no-figures"]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "experiment.json: cannot be read as the experiment's state" in said and not (tmp_path / "report").exists()

@@ -18,6 +18,11 @@ from speceval.errors import InputError
 from speceval.pipelines.inspect_logs import inspect_logs_in
 
 EXPORT_SUFFIXES = (".jsonl", ".parquet")
+REQUIRED = {
+    "compliance": ("spec", "judge", "candidate", "statement_id", "outcome", "source"),
+    "ranking": ("spec", "judge", "model_a", "model_b", "statement_id", "outcome", "source"),
+}
+"""Per row kind, the columns every row of `speceval export` has a value in."""
 
 
 def exported(path: Path) -> bool:
@@ -37,9 +42,12 @@ def export_rows(path: Path, kind: str) -> Iterator[dict[str, Any]]:
         )
     convert = _verdict if kind == "compliance" else _ranking
     for number, row in enumerate(_rows(path), start=1):
-        if not isinstance(row, dict) or "kind" not in row:
-            line = number if path.suffix == ".jsonl" else None
+        line = number if path.suffix == ".jsonl" else None  # a Parquet row has no line: its number says where
+        if not isinstance(row, dict) or row.get("kind") not in REQUIRED:
             raise InputError(path, f"row {number} is not a row of `speceval export`", line=line, field="kind")
+        missing = [name for name in REQUIRED[row["kind"]] if row.get(name) is None]
+        if missing:  # never a frame row of blanks: the export always writes these
+            raise InputError(path, f"row {number} has no {missing[0]}", line=line, field=missing[0])
         if row["kind"] == kind:
             yield convert(row)
 

@@ -22,7 +22,7 @@ from speceval.analysis.reading.grid_place import STATE_NAME
 from speceval.analysis.rendering.data import ReportOptions
 from speceval.analysis.tables.card_records import JudgeCardSettings
 from speceval.analysis.tables.health_records import HealthThresholds
-from speceval.errors import ConfigError
+from speceval.errors import ConfigError, InputError
 from speceval.metric_spec import MetricSpec
 
 
@@ -62,8 +62,9 @@ def experiment_report_settings(paths: Sequence[Path]) -> list[ExperimentReportSe
         seen.add(state_file)
         try:
             state = json.loads(state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # no experiment here (or not one of ours): the report reads the folder as runs
+        except (OSError, ValueError) as exc:
+            # Not skipped: the study's card would then not gate this report, and nothing would say so.
+            raise InputError(state_file, f"cannot be read as the experiment's state ({exc})") from None
         settings = state.get("settings") if isinstance(state, dict) else None
         if not isinstance(settings, dict):
             continue
