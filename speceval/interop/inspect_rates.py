@@ -106,20 +106,19 @@ class _Mean:
         df = clusters - len(strata)
         return total, df if df >= 1 else clusters - 1
 
-    def rate_interval(self, rate: bool = True) -> tuple[float, float, str] | None:
-        """`clustered.rate_interval_codes` (by input, stratified by statement) from the sums (`rate` False: a
-        rescaled mean's)."""
+    def rate_interval(self) -> tuple[float, float, str] | None:
+        """`clustered.rate_interval_codes` (by input, stratified by statement) from the sums."""
         clusters = self.clusters
         # One verdict a cluster: Wilson. Values in [0, 1] are all 0 or 1 exactly when their squares sum to their sum;
         # one share a cluster (a panel's) takes the clustered interval, as the report's.
-        if self.n and clusters == self.n and (not rate or self.squares >= self.total - 1e-9 * self.n):
+        if self.n and clusters == self.n and self.squares >= self.total - 1e-9 * self.n:
             low, high = wilson_interval(self.total, self.n)  # type: ignore[misc]  # n > 0
             return low, high, WILSON
         if not self.n:
             return None
         method = CLUSTERED.format(unit="input") + ", stratified by statement"
         p = self.total / self.n
-        if rate and self.alike and 0.0 < p < 1.0 and clusters < self.n:
+        if self.alike and 0.0 < p < 1.0 and clusters < self.n:
             low, high = wilson_interval(self.input_means, clusters)  # type: ignore[misc]  # clusters > 0
             return low, high, f"{method}; every input's values alike: Wilson on the inputs, as one run's"
         variance, df = self.variance()
@@ -130,7 +129,7 @@ class _Mean:
         verdicts = not 0 < spread < p * (1 - p) * (1 - 1e-9)
         independent = float(self.n) if verdicts else p * (1 - p) / spread * self.n
         effective = min(effective, max(float(self.n), independent))
-        low, high = clustered_limits(p, effective, df, clusters, verdicts and rate)
+        low, high = clustered_limits(p, effective, df, clusters, verdicts)
         return low, high, method
 
     def rating_interval(self, scale: tuple[float, float] = RATING_SCALE) -> tuple[float, float] | None:
