@@ -44,6 +44,7 @@ from speceval.analysis.reading.streamed import Survey, survey
 from speceval.analysis.rendering.markdown.summary import interval_methods
 from speceval.atomic import atomic_write_bytes
 from speceval.errors import ConfigError, InputError
+from speceval.interop.inspect_card import CARD_TAG, ExportedCard, card_metrics, export_cards
 from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, PartOf, plan_log
 from speceval.interop.inspect_samples import Answer, Record, build_sample, sample_id, usage_totals
 from speceval.interop.inspect_scores import SampleKey, metrics, panel_names, panel_scores, sample_key, score_name
@@ -72,19 +73,35 @@ class InspectExport:
     logs: list[Path]
     samples: int
     ranking_files_left_out: int
+    failing_judges: list[str] = field(default_factory=list)
+    """Each judge entry (`<judge> on <spec>`) that fails its card's lines (its logs say so)."""
+    notes: list[str] = field(default_factory=list)
+    """What the report's settings could not give (a study's labels file not found)."""
 
 
 def export_inspect(
-    paths: Sequence[Path], out: Path, log_format: str = "eval", max_samples: int = MAX_SAMPLES_PER_LOG
+    paths: Sequence[Path],
+    out: Path,
+    log_format: str = "eval",
+    max_samples: int = MAX_SAMPLES_PER_LOG,
+    labels: Path | None = None,
+    min_canary_accuracy: float | None = None,
 ) -> InspectExport:
     """Write each (spec, candidate, variation, run) as Inspect eval logs (`.eval` or `.json`) under `out`: one
-    log, or parts of at most `max_samples` samples each (`inspect_parts`), one at a time (`logs`)."""
+    log, or parts of at most `max_samples` samples each (`inspect_parts`), one at a time (`logs`). Each log
+    carries its judges' cards (`inspect_card`: canary accuracy, human accuracy with `labels` or the study's, held to
+    the study's lines or `min_canary_accuracy`, as `speceval report`'s flags)."""
     written, samples = [], 0
     plan = survey_for_export(paths, max_samples)
-    for built in logs(plan, max_samples):
+    entries = {(first.spec, first.judge) for _, first in plan.firsts}
+    cards, notes = export_cards(paths, plan.canaries, entries, labels, min_canary_accuracy)
+    for built in logs(plan, max_samples, cards):
         samples += built.count
         written.append(write_log(built, out / f"{_file_name(built.log)}.{log_format}"))
-    return InspectExport(logs=written, samples=samples, ranking_files_left_out=plan.ranking_files)
+    failing = sorted({f"{judge} on {spec}" for (spec, judge), card in cards.items() if card.passes is False})
+    return InspectExport(
+        logs=written, samples=samples, ranking_files_left_out=plan.ranking_files, failing_judges=failing, notes=notes
+    )
 
 
 def survey_for_export(paths: Sequence[Path], max_samples: int) -> Survey:
@@ -103,7 +120,9 @@ def survey_for_export(paths: Sequence[Path], max_samples: int) -> Survey:
     return plan
 
 
-def logs(plan: Survey, max_samples: int) -> Iterator[BuiltLog]:
+def logs(
+    plan: Survey, max_samples: int, cards: dict[tuple[str, str], ExportedCard] | None = None
+) -> Iterator[BuiltLog]:
     """Each log's parts, one at a time, to be written before the next is made. The survey tells which results
     files hold each log's verdicts; one pass over them gives the whole log's rates and its parts, and a part reads
     only the files of its statements."""
@@ -132,7 +151,7 @@ def logs(plan: Survey, max_samples: int) -> Iterator[BuiltLog]:
                 for row, file in whole.part_verdicts(part)
             ]
             of = PartOf(number=number, parts=len(whole.parts), log=name)
-            built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of, source)
+            built = _log(key, verdicts, plan.settings.get(variation, {}), whole, of, source, cards or {})
             del verdicts
             yield built
 
@@ -221,6 +240,12 @@ def _finish(log: EvalLog, kept: _Kept) -> None:
     scored.samples = kept.samples  # type: ignore[assignment]  # read as samples: id, epoch, scores, metadata, error
     recompute_metrics(scored)
     log.results = scored.results
+    meta = (log.eval.metadata or {}).get("speceval", {})
+    cards, turns = meta.get("judge_card") or {}, meta.get("turn_judges") or {}
+    judges = {judge: judge for judge in cards} | {
+        score_name(judge, turn): judge for judge, last in turns.items() if judge in cards for turn in range(1, last + 1)
+    }
+    card_metrics(log.results, judges, cards)
     log.stats = EvalStats(
         started_at=log.stats.started_at,
         completed_at=log.stats.completed_at,
@@ -257,6 +282,7 @@ def _log(
     whole: LogPlan,
     of: PartOf,
     source: InspectSource | None = None,
+    cards: dict[tuple[str, str], ExportedCard] | None = None,
 ) -> BuiltLog:
     """One part's header and samples; the judges, their runs, the rates and the synthetic flag are the whole
     log's (`whole`), so every part of a log says the same of it. From an Inspect `source`: the model as Inspect
@@ -297,6 +323,8 @@ def _log(
     synthetic = whole.synthetic()
     scorers = _scorers(judges, modes, turns, panels)
     created = min((r.created for r in runs.values() if r.created), default=None)
+    card = {j: found.model_dump(mode="json") for j in judges if (found := (cards or {}).get((spec, j))) is not None}
+    failing = [j for j in judges if card.get(j, {}).get("passes") is False]
     log = EvalLog(
         status="success",
         stats=_stats(facts, [first.candidate_run, *whole.judge_folders().values()]),
@@ -314,7 +342,7 @@ def _log(
             config=EvalConfig(epochs=1 if source is None else source.epochs),
             packages={"speceval": version("speceval")},
             scorers=scorers,
-            tags=["speceval", "synthetic" if synthetic else "provider"],
+            tags=["speceval", "synthetic" if synthetic else "provider", *(CARD_TAG + j for j in failing)],
             metadata={
                 "speceval": {
                     "schema": SCHEMA,
@@ -338,6 +366,8 @@ def _log(
                     "rates": whole.rates,
                     "rates_scope": "the whole log (every part), as the report's compliance.csv",
                     "interval_methods": interval_methods(),
+                    "judge_card": card,
+                    "judge_card_note": "; ".join(f"{j}: {card[j]['note']}" for j in failing) or None,
                     "part": {"number": of.number, "of": of.parts, "log": of.log, "log_samples": whole.samples},
                 }
             },

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from speceval.analysis.reading.load import walk
-from speceval.analysis.reading.rows import DEFAULT_VARIATION, ComplianceRow, Found, RankingRow
+from speceval.analysis.reading.rows import DEFAULT_VARIATION, CanaryRow, ComplianceRow, Found, RankingRow
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
 
 
@@ -36,6 +36,8 @@ class Survey:
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     firsts: list[tuple[Path, ComplianceRow]] = field(default_factory=list)
     """Each compliance results file with its first verdict (texts left out)."""
+    canaries: list[CanaryRow] = field(default_factory=list)
+    """The spec's examples as each judge judged them (a small file per judge and statement: the judge card's)."""
 
     def variation(self, row: ComplianceRow) -> str:
         """The variation the report gives a compliance verdict (see `settings.separate_row_settings`)."""
@@ -67,6 +69,7 @@ def survey(paths: Sequence[Path]) -> Survey:
     done.compliance_files = len(done.firsts)
     done.grids |= {(done.variation(row), row.run) for _, row in done.firsts}
     done.settings = found.settings
+    done.canaries = found.canaries
     return done
 
 

@@ -104,6 +104,18 @@ def register(commands: Any) -> None:
         help="--format inspect: a log of more samples is written as parts of at most this many, each its own "
         "file carrying the whole log's rates (default 2000: keeps memory flat; see docs/inspect.md)",
     )
+    export.add_argument(
+        "--labels",
+        type=Path,
+        help="--format inspect: a filled label sheet (speceval label-sheet): each log carries its judges' human "
+        "accuracy beside their canary accuracy (a study's own labels file is read without it)",
+    )
+    export.add_argument(
+        "--min-canary-accuracy",
+        type=float,
+        help="--format inspect: the line a judge's canary accuracy is held to, as speceval report's (a study's "
+        "own judge_card / min_canary_accuracy is read without it)",
+    )
     export.set_defaults(handler=_export)
 
 
@@ -281,7 +293,17 @@ def _export(args: argparse.Namespace) -> int:
         from speceval.cli.commands.interop_cmd import export_inspect_logs
 
         return export_inspect_logs(
-            args.paths, args.out or Path("inspect_logs"), args.log_format, args.max_samples_per_log
+            args.paths,
+            args.out or Path("inspect_logs"),
+            args.log_format,
+            args.max_samples_per_log,
+            args.labels,
+            args.min_canary_accuracy,
+        )
+    if args.labels is not None or args.min_canary_accuracy is not None:  # never silently ignored
+        raise ConfigError(
+            "--labels and --min-canary-accuracy go with --format inspect (its logs carry each judge's card; the "
+            "flat tables carry verdicts only)"
         )
     if args.format == "original":
         from speceval.analysis.rendering.exports.original_export import export_original
