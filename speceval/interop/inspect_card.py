@@ -82,9 +82,10 @@ def export_cards(
     labels: Path | None = None,
     min_canary_accuracy: float | None = None,
 ) -> tuple[dict[tuple[str, str], ExportedCard], list[str]]:
-    """The card of every (spec, judge) of `entries`, computed as `speceval report` on `paths` computes it: with the
-    study's report settings, `labels` and `min_canary_accuracy` (the report's flags) in place of the study's when
-    given; and the notes the report would show about the settings (a recorded labels file that is not found)."""
+    """The card of every (spec, judge) of `entries` (and of any other the report's card holds), computed as
+    `speceval report` on `paths` computes it: with the study's report settings, `labels` and `min_canary_accuracy`
+    (the report's flags) in place of the study's when given; and the notes the report would show about the
+    settings (a recorded labels file that is not found)."""
     given = {k: v for k, v in (("labels", labels), ("min_canary_accuracy", min_canary_accuracy)) if v is not None}
     settings, notes = report_settings(paths, given)
     options = (
@@ -92,15 +93,12 @@ def export_cards(
     )
     lines = card_lines(options.get("card"), options.get("min_canary_accuracy"))
     accuracy = judge_accuracy(judge_checks(list(canaries)), lines.get("min_canary_accuracy"))
-    wanted = sorted(set(entries))
     found = options.get("labels")
     tally = labelled_tally(paths, found) if found is not None else None
-    rows = judge_card(wanted, accuracy, list(canaries), tally, [], [], card_verdicts(paths), lines)
+    rows = judge_card(entries, accuracy, list(canaries), tally, [], [], card_verdicts(paths), lines)
     correct = {(a.spec, a.judge): a.correct for a in accuracy}
     cards = {}
-    for row in rows:
-        if (row.spec, row.judge) not in wanted:
-            continue
+    for row in rows:  # every entry the report's card has (a judge of canaries only too), as it has them
         agree = round((row.human_accuracy.value or 0.0) * row.human_labelled)
         cards[(row.spec, row.judge)] = ExportedCard(
             **{name: getattr(row, name) for name in ExportedCard.model_fields if name in JudgeCardRow.model_fields},
@@ -135,7 +133,8 @@ def card_metrics(results: EvalResults | None, judges: dict[str, str], cards: dic
             estimate = card[field]
             if estimate["value"] is None:
                 continue
-            about = {k: card[k], n: card[n], **estimate, "of": "the judge (its judge card), not this score's samples"}
+            counts = {k.split("_", 1)[1]: card[k], n.split("_", 1)[1]: card[n]}  # correct/judged, agree/labelled
+            about = {**counts, **estimate, "of": "the judge (its judge card), not this score's samples"}
             # judge_card.csv's names (its fourth, the method, is text: in the metadata)
             for name, value in zip(
                 columns[field].names(), (estimate["value"], estimate["ci_low"], estimate["ci_high"]), strict=False

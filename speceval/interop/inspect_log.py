@@ -43,6 +43,7 @@ from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import Survey, survey
 from speceval.analysis.rendering.markdown.summary import interval_methods
 from speceval.atomic import atomic_write_bytes
+from speceval.defaults import Mode
 from speceval.errors import ConfigError, InputError
 from speceval.interop.inspect_card import CARD_TAG, ExportedCard, card_metrics, export_cards
 from speceval.interop.inspect_parts import MAX_SAMPLES_PER_LOG, LogPlan, PartOf, plan_log
@@ -93,7 +94,9 @@ def export_inspect(
     the study's lines or `min_canary_accuracy`, as `speceval report`'s flags)."""
     written, samples = [], 0
     plan = survey_for_export(paths, max_samples)
-    entries = {(first.spec, first.judge) for _, first in plan.firsts}
+    # The report's card entries: each judge with rates (a categorical judge of whole answers has none, so no card
+    # row and no line held to it there; every per-turn judge has turn rates)
+    entries = {(f.spec, f.judge) for _, f in plan.firsts if f.turn is not None or f.mode != Mode.CATEGORIES}
     cards, notes = export_cards(paths, plan.canaries, entries, labels, min_canary_accuracy)
     for built in logs(plan, max_samples, cards):
         samples += built.count

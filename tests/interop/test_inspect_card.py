@@ -102,8 +102,9 @@ def test_a_judge_that_fails_its_card_is_marked_in_its_logs(carded: tuple[Path, d
 
 
 def test_without_lines_nothing_is_checked_and_said_so(experiment: Path, tmp_path: Path) -> None:
-    export_inspect([experiment], tmp_path / "logs")
-    path = next((tmp_path / "logs").glob("*.eval"))
+    # a .json log (written by inspect_ai itself) carries the card as a .eval one does
+    export_inspect([experiment], tmp_path / "logs", log_format="json")
+    path = next((tmp_path / "logs").glob("*.json"))
     log = read_eval_log(str(path), header_only=True)
     meta = log.eval.metadata["speceval"]
     for card in meta["judge_card"].values():
@@ -111,6 +112,10 @@ def test_without_lines_nothing_is_checked_and_said_so(experiment: Path, tmp_path
         assert card["human_labelled"] == 0 and card["human_accuracy"]["value"] is None
     assert not any(tag.startswith(CARD_TAG) for tag in log.eval.tags)
     assert all("card_passes" not in score.metrics for score in log.results.scores)
+    by_name = {score.name: score for score in log.results.scores}
+    for judge, card in meta["judge_card"].items():
+        assert by_name[judge].metrics["canary_accuracy"].value == card["canary"]["value"] is not None
+        assert by_name[judge].metrics["canary_accuracy"].metadata["judged"] == card["canary_judged"] > 0
 
 
 def test_labels_with_a_flat_export_are_refused(experiment: Path, tmp_path: Path, capsys) -> None:
