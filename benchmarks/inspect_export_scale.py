@@ -9,7 +9,7 @@ peak after the pass and the same peak and seconds per part at every N; a whole e
 parts x seconds per part.
 
     python benchmarks/inspect_export_scale.py [--sizes 100000 300000 1000000] [--parts 3] [--keep DIR] [--bound S]
-    python benchmarks/inspect_export_scale.py --sizes 10000 --baseline DIR [--pairs 3]
+    python benchmarks/inspect_export_scale.py --sizes 10000 --baseline DIR [--pairs 3] [--canaries K]
 
 With `--baseline DIR` (a checkout of the code before, e.g. `git archive 1bdb089 | tar -x -C DIR`), each size is
 exported whole by the baseline and by this checkout, interleaved, `--pairs` times, and this checkout's wall time, CPU
@@ -99,6 +99,7 @@ def run(
     scratch: Path,
     bound: float | None,
     repo: Path = REPO,
+    canaries: int = 0,
 ) -> dict[str, object]:
     """One export of `size` verdicts in a process of its own, with the code of `repo` (this checkout, or a
     baseline's)."""
@@ -109,6 +110,8 @@ def run(
         started = time.perf_counter()
         make_data(data, size, statements)
         print(f"  fabricated {size} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
+    if canaries:
+        add_canaries(data / "verdicts", canaries)
     out, report = scratch / f"out{size}", scratch / f"report{size}.json"
     shutil.rmtree(out, ignore_errors=True)
     report.unlink(missing_ok=True)
@@ -129,6 +132,45 @@ def run(
         sys.exit(f"export of {size} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     marks = json.loads(report.read_text())
     return marks
+
+
+def add_canaries(verdicts: Path, per_statement: int) -> None:
+    """The judge's verdicts on the spec's examples, `per_statement` a statement (half good, half bad; every third
+    judged wrong), in a judge run's `_canaries` folder: the small files each log's judge card is read from (issue
+    inspectcard). Written once; a later run with the same data reuses them."""
+    first = json.loads(next(verdicts.rglob("results/*.json")).read_text(encoding="utf-8"))["metadata"]
+    folder = verdicts / f"spec_{first['spec']}" / "_canaries" / f"judge_{first['judge']}" / "results"
+    if folder.is_dir():
+        return
+    folder.mkdir(parents=True)
+    statements = sorted({path.stem for path in verdicts.rglob("results/*.json")})
+    for statement in statements:
+        entries = []
+        for example in range(1, per_statement + 1):
+            kind = "good" if example <= per_statement // 2 else "bad"
+            correct = example % 3 != 0
+            entries.append(
+                {
+                    "input": f"an example input of {statement}",
+                    "output": f"an example response {example}",
+                    "compliant": correct == (kind == "good"),
+                    "outcome": "judged",
+                    "original_index": example - 1,
+                    "kind": kind,
+                    "example": example,
+                    "correct": correct,
+                }
+            )
+        metadata = {
+            "judge": first["judge"],
+            "spec": first["spec"],
+            "statement_id": statement,
+            "prompt_version": first.get("prompt_version", "compliance_binary_v2"),
+            "mode": "binary",
+            "batch_ids": [],
+        }
+        text = json.dumps({"metadata": metadata, "canaries": entries})
+        (folder / f"{statement}.json").write_text(text, encoding="utf-8")
 
 
 def _stopped(marks: dict[str, object], seconds: list[float]) -> str:
@@ -160,6 +202,13 @@ def main() -> None:
         "both, interleaved (baseline first in odd pairs), `--pairs` times, and the ratios printed",
     )
     parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument(
+        "--canaries",
+        type=int,
+        default=0,
+        help="add the judge's verdicts on this many of the spec's examples a statement (the judge card's canary "
+        "files, read by every export; 0: none, as the figures before the card in the export)",
+    )
     args = parser.parse_args()
     if args.baseline:
         paired(args)
@@ -173,7 +222,7 @@ def main() -> None:
         )
         print("|---|---|---|---|---|---|---|")
         for size in sorted(args.sizes):
-            marks = run(size, data_root, args.statements, args.parts, Path(tmp), args.bound)
+            marks = run(size, data_root, args.statements, args.parts, Path(tmp), args.bound, canaries=args.canaries)
             written = marks["parts"]
             assert isinstance(written, list)
             seconds = sorted(float(p["seconds"]) for p in written)
@@ -204,7 +253,9 @@ def paired(args: argparse.Namespace) -> None:
                 order = [("baseline", args.baseline), ("this", REPO)]
                 measured = {}
                 for name, repo in order if pair % 2 == 0 else order[::-1]:
-                    marks = run(size, data_root, args.statements, 0, Path(tmp), args.bound, repo=repo)
+                    marks = run(
+                        size, data_root, args.statements, 0, Path(tmp), args.bound, repo=repo, canaries=args.canaries
+                    )
                     if not marks.get("whole"):
                         sys.exit(f"the {name} export of {size} did not finish")
                     measured[name] = marks
