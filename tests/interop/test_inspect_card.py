@@ -5,6 +5,7 @@ judge's score; a judge that fails its card is marked (a tag, a note, `card_passe
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from speceval.batch.costs import PriceTable
 from speceval.cli.main import main as speceval_main
 from speceval.interop.inspect_card import CARD_TAG
 from speceval.interop.inspect_log import export_inspect
+from tests.interop import view_browser
 from tests.interop.inspect_reader import read_eval_log
 from tests.study_matrix.checks_flow import fill_labels
 
@@ -121,3 +123,30 @@ def test_without_lines_nothing_is_checked_and_said_so(experiment: Path, tmp_path
 def test_labels_with_a_flat_export_are_refused(experiment: Path, tmp_path: Path, capsys) -> None:
     code = speceval_main(["export", str(experiment), "--out", str(tmp_path / "v.jsonl"), "--labels", "x.csv"])
     assert code == 2 and "go with --format inspect" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_inspect_view_shows_the_card_metrics_and_the_failing_tag(carded: tuple[Path, dict[str, Any]], tmp_path) -> None:
+    """In View's static bundle (headless Chromium): a log's page shows the judge's canary accuracy beside its score
+    and the tag of the judge that fails its card."""
+    reason = view_browser.missing()
+    if reason is not None:
+        pytest.skip(reason)
+    from inspect_ai.log._bundle import bundle_log_dir
+
+    logs, _ = carded
+    bundle = tmp_path / "bundle"
+    bundle_log_dir(log_dir=str(logs), output_dir=str(bundle), overwrite=True)
+    path = sorted(logs.glob("*.eval"))[0]
+    log = read_eval_log(str(path), header_only=True)
+    failing = [tag for tag in log.eval.tags if tag.startswith(CARD_TAG)]
+    assert failing  # the line is between the judges: one fails in every log
+    accuracy = log.eval.metadata["speceval"]["judge_card"][log.results.scores[0].name]["canary"]["value"]
+    wanted = ["canary_accuracy", f"{accuracy:.3f}"[:4], *failing]
+    with view_browser.served(bundle) as base, view_browser.chromium() as socket:
+        text = asyncio.run(
+            view_browser.look(socket, f"{base}/index.html#/logs/{path.name}", wanted, tmp_path / "l.png")
+        )
+    (tmp_path / "l.txt").write_text(text)
+    for piece in wanted:
+        assert piece in text, (piece, text[:3000])
