@@ -269,7 +269,64 @@ def export_inspect(folder: Path, out: Path) -> list[str]:
                 f"{log_path.name} {result.name}.{m}" for m, v in result.metrics.items() if not _finite(v.value)
             ]
         failures += _inspect_rates(log_path.name, log.eval.metadata["speceval"], out)
+        failures += inspect_card(log_path.name, log, out / "report" / "judge_card.csv")
     return failures[:10]
+
+
+def read_first_log(folder: Path) -> Any:
+    """The first Inspect log of an export (inspect_ai's reader)."""
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(str(sorted(folder.glob("*.eval"))[0]))
+
+
+def inspect_card(name: str, log: Any, card_csv: Path) -> list[str]:
+    """Each judge of a log carries the study's own report's judge card row (judge_card.csv, read with `csv`): canary
+    judged, accuracy, interval and method, human accuracy, whether it passes and what it failed; its score's
+    `canary_accuracy` metric is the card's; a judge that fails is tagged. A judge the card has no row for (a
+    categorical one of whole answers) carries none."""
+    meta = log.eval.metadata["speceval"]
+    rows = {}
+    if card_csv.is_file():
+        with card_csv.open(encoding="utf-8", newline="") as handle:
+            rows = {(r["spec"], r["judge"]): r for r in csv.DictReader(handle)}
+    scores = {score.name: score for score in (log.results.scores if log.results else [])}
+    failures = []
+    for judge in meta["judges"].values():
+        row, card = rows.get((meta["spec"], judge)), (meta.get("judge_card") or {}).get(judge)
+        if (row is None) != (card is None):
+            failures.append(f"{name} {judge}: card in the report {row is not None}, in the log {card is not None}")
+            continue
+        if row is None or card is None:
+            continue
+        exported = {
+            "canary_judged": str(card["canary_judged"]),
+            "canary_accuracy": card["canary"]["value"],
+            "canary_ci_low": card["canary"]["ci_low"],
+            "canary_ci_high": card["canary"]["ci_high"],
+            "canary_ci_method": card["canary"]["ci_method"] or "",
+            "human_labelled": str(card["human_labelled"]),
+            "human_accuracy": card["human_accuracy"]["value"],
+            "passes": {None: "", True: "True", False: "False"}[card["passes"]],
+            "failed_checks": json.dumps(card["failed_checks"]),
+        }
+        for column, value in exported.items():
+            shown = row[column]
+            if isinstance(value, float) or (value is None and column not in ("canary_ci_method",)):
+                same = (value is None and shown == "") or (value is not None and shown != "" and float(shown) == value)
+            else:
+                same = shown == value
+            if not same:
+                failures.append(f"{name} {judge}: {column} {value!r} in the log, {shown!r} in judge_card.csv")
+        last = meta["turn_judges"].get(judge)
+        for score in [judge] if last is None else [f"{judge}_turn{k}" for k in range(1, last + 1)]:
+            metric = scores[score].metrics.get("canary_accuracy") if score in scores else None
+            shown = float(row["canary_accuracy"]) if row["canary_accuracy"] else None
+            if score in scores and (None if metric is None else metric.value) != shown:
+                failures.append(f"{name} {score}: score metric canary_accuracy {metric}, the card {shown}")
+        if (f"judge_card_failed:{judge}" in log.eval.tags) != (row["passes"] == "False"):
+            failures.append(f"{name} {judge}: passes {row['passes']!r} but tags {log.eval.tags}")
+    return failures
 
 
 def _inspect_rates(name: str, meta: dict[str, Any], out: Path) -> list[str]:

@@ -160,6 +160,24 @@ def test_the_export_checks_fail_on_a_lost_verdict_a_nan_score_or_a_missing_answe
     assert any("read back as" in f for f in checks_flow.export_inspect(folder / "exported_inspect", folder / "out"))
 
 
+@pytest.mark.slow
+def test_the_inspect_card_check_fails_on_a_card_the_report_does_not_show(sample, tmp_path: Path) -> None:
+    """The sample is gated (min_canary_accuracy 0.99): its judges fail their card, and the export says so. A log whose
+    card differs from the study's judge_card.csv (an accuracy, a pass) is named by the check."""
+    folder = _copy(sample[0], tmp_path)
+    assert check_export("inspect", folder, dict(os.environ)) == []
+    card = folder / "out" / "report" / "judge_card.csv"
+    rows = list(csv.DictReader(card.open(encoding="utf-8", newline="")))
+    assert rows and any(r["passes"] == "False" for r in rows)  # gated: the export marked them (checked above)
+    log = checks_flow.read_first_log(folder / "exported_inspect")
+    assert checks_flow.inspect_card("log", log, card) == []
+    judge = next(iter(log.eval.metadata["speceval"]["judges"].values()))
+    mine = lambda rows: next(r for r in rows if r["judge"] == judge)  # noqa: E731
+    _rewrite(card, lambda rows: mine(rows).update(canary_accuracy="0.5", passes="True", failed_checks="[]"))
+    failures = " ".join(checks_flow.inspect_card("log", log, card))
+    assert "canary_accuracy" in failures and "passes" in failures and "tags" in failures
+
+
 def test_tier_auto_check_finds_a_round_sent_at_another_tier_than_planned(tmp_path: Path) -> None:
     """`tier_as_planned` on a hand-made folder: round 1 through the Batch API (a job, no served tier), round 2 at
     flex (records say flex): holds against that plan, and fails when the plan said batch for round 2 or when
