@@ -19,6 +19,9 @@ The mapping (docs/inspect.md shows it as a table):
   `<judge>_turn<k>`; binary `"C"`/`"I"`, Likert the rating 1-5, categorical the category, each with the answer it
   judged (View's answer column) and the judge's explanation. A verdict that is not `judged` has no score (every
   exported score is finite); its outcome is in the sample's `metadata.not_judged`;
+- each judge's card (`inspect_card`): its canary (and, with labels, human) accuracy with the report's interval in
+  `eval.metadata["speceval"]["judge_card"]` and as metrics beside its score, held to the study's card lines; a judge
+  that fails them tagged `judge_card_failed:<judge>`, with a note;
 - with two or more whole-answer judges on one scale, a panel score (`panel`): the share of the judges that found the
   answer compliant (the mean rating for Likert), on answers every judge judged, as the report's panel.
 
