@@ -64,8 +64,8 @@ if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
     from inspect_ai.scorer import Score
 
-SCHEMA = "speceval-inspect/2"
-"""`eval.metadata["speceval"]["schema"]`: the version of this mapping."""
+SCHEMA = "speceval-inspect/3"
+"""`eval.metadata["speceval"]["schema"]`: the version of this mapping (3: each judge's card, `judge_card`)."""
 
 _LogKey = tuple[str, str, str, int]  # spec, candidate, variation, run
 
