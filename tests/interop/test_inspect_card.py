@@ -6,6 +6,8 @@ judge's score; a judge that fails its card is marked (a tag, a note, `card_passe
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +163,36 @@ def test_the_command_names_each_judge_that_fails_its_card(experiment: Path, tmp_
     for judge in log.eval.metadata["speceval"]["judges"].values():  # no judge is right more than every time
         assert f"judge {judge} on openai fails its judge card" in said
         assert CARD_TAG + judge in log.eval.tags
+
+
+def test_a_studys_own_card_lines_and_labels_are_read_as_its_report_reads_them(experiment: Path, tmp_path) -> None:
+    """No flag: the study's experiment.json names a `judge_card:` block (all four lines) and a labels file; the export
+    holds each judge to those lines with those labels, as `speceval report` on the folder does."""
+    study = tmp_path / "out"
+    shutil.copytree(experiment, study, ignore=shutil.ignore_patterns("*.lock", "report"))
+    sheet = tmp_path / "labels.csv"
+    assert speceval_main(["label-sheet", str(study), "--n", "12", "--out", str(sheet)]) == 0
+    assert fill_labels(sheet) > 0
+    state = json.loads((study / "experiment.json").read_text(encoding="utf-8"))
+    state["settings"].update(judge_card={"min_canary_accuracy": 0.47, "min_human_kappa": 0.0}, labels=sheet.name)
+    state["labels_path"] = str(sheet)
+    (study / "experiment.json").write_text(json.dumps(state), encoding="utf-8")
+    export_inspect([study], tmp_path / "logs")
+    expected = report_card([study], {})
+    assert any(row.passes is False for row in expected.values()) and any(
+        row.human_labelled for row in expected.values()
+    )
+    for path in sorted((tmp_path / "logs").glob("*.eval")):
+        meta = read_eval_log(str(path), header_only=True).eval.metadata["speceval"]
+        for judge, card in meta["judge_card"].items():
+            row = expected[(meta["spec"], judge)]
+            assert set(card["lines"]) == {
+                "min_canary_accuracy",
+                "min_retest_agreement",
+                "max_wording_excess",
+                "min_human_kappa",
+            }
+            for name in ESTIMATES:
+                assert card[name] == getattr(row, name).model_dump(mode="json"), (judge, name)
+            for name in (*COUNTS, "unmeasured"):
+                assert card[name] == getattr(row, name), (judge, name)
