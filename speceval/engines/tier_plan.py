@@ -101,6 +101,9 @@ class RoundLoad(BaseModel):
 
     label: str
     stage: int | None = None
+    entry: str | None = None
+    """The experiment file's entry (`judges[1]`): two entries of one model (a turn judge and a whole-conversation
+    judge) are two rounds, each at its own tier."""
     provider: str
     model: str
     requests: int
@@ -113,6 +116,7 @@ class RoundPlan(BaseModel):
 
     label: str
     stage: int | None = None
+    entry: str | None = Field(default=None, description="the experiment file's entry (`judges[1]`), if any")
     model: str
     tier: Tier
     requests: int
@@ -151,6 +155,7 @@ def _row(load: RoundLoad, tier: Tier, prices: PriceTable, times: TierTimes) -> R
     return RoundPlan(
         label=load.label,
         stage=load.stage,
+        entry=load.entry,
         model=load.model,
         tier=tier,
         requests=load.requests,
@@ -212,6 +217,7 @@ def auto_plan(
         return key
 
     # Same price for batch and flex: leave the batch tier only where the deadline needs it, biggest gain first.
+    moves: list[tuple[int, Tier]] = []  # (group, the tier it left), in the order made
     for target in (Tier.FLEX, Tier.STANDARD):
         allowed = [
             g for g in members if g not in pinned and (target is Tier.STANDARD or all(flex_ok[i] for i in members[g]))
@@ -220,7 +226,16 @@ def auto_plan(
             if total() <= deadline_hours:
                 break
             if hours(group, target) < hours(group, tiers[group]):
+                moves.append((group, tiers[group]))
                 tiers[group] = target
+    # A move judged by its own hours may not have shortened the study: a round beside a slower one of its stage (two
+    # judges side by side, one of them larger) ends no sooner. Undo, latest first, each move the deadline does not
+    # need: a round back on the Batch API is one a re-plan learns from, and back from standard, half the price.
+    if total() <= deadline_hours:
+        for group, was in reversed(moves):
+            moved_to, tiers[group] = tiers[group], was
+            if total() > deadline_hours:
+                tiers[group] = moved_to
     if total() > deadline_hours:
         chosen = ", ".join(tiers[group_of[i]].value for i in range(len(loads)))
         raise ConfigError(

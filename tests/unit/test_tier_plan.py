@@ -205,3 +205,21 @@ def test_the_plans_total_says_its_cost_is_an_upper_bound_beside_the_budget() -> 
     # to cost a fifth of its budget (the budget holds jobs on their bounds and stops on what was spent).
     line = _total_line("this plan", TierPlan(rounds=[]), 8.0, 5.0)
     assert "upper bound within the budget $5.00" in line
+
+
+def test_a_round_beside_a_slower_one_of_its_stage_stays_at_batch() -> None:
+    """Two judges side by side, one with 8 times the requests: taking the smaller to flex first (the larger gain of
+    its own hours) ended the study no sooner, and the plan kept it there (off the Batch API for nothing) while the
+    larger judge stayed at batch. Moves the deadline does not need are undone."""
+    prices, times = PriceTable.load(), TierTimes()
+    answers = [r.model_copy(update={"stage": 1}) for r in rounds(1)]
+    small, large = (
+        r.model_copy(update={"label": "judging", "stage": 2, "model": "gpt-5"})
+        for r in (*rounds(1, 100), *rounds(1, 800))
+    )
+    plan = auto_plan([*answers, large, small], 8, prices, times, flex_ok=[True] * 3)
+    # answers at flex (6 h saved), both judges at batch (6 h): within 8 h; the small judge at flex saves nothing
+    assert [r.tier for r in plan.rounds] == [Tier.FLEX, Tier.BATCH, Tier.BATCH] and plan.hours <= 8
+    # Where the stage must shrink, both judges leave it.
+    fast = auto_plan([*answers, large, small], 2, prices, times, flex_ok=[True] * 3)
+    assert [r.tier for r in fast.rounds] == [Tier.FLEX, Tier.FLEX, Tier.FLEX]
