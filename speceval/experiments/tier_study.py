@@ -206,18 +206,21 @@ class StudyTiers:
         # give the whole deadline again: a study already past it found a plan that "meets" it at standard, twice the
         # price, where the re-plan keeps the planned price (found by the study matrix: judges at `auto`, a budget
         # raised on a late clock). It is never refused for its deadline: what it sent is paid for.
+        planned_with = configured if started else self.times
         self.plan = auto_plan(
             loads,
             config.engine.deadline_hours,
             self.prices,
-            configured if started else self.times,
+            planned_with,
             flex_ok=flex_ok,
             groups=groups_of,
             fixed=fixed,
         )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
-        self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}
+        # Beside it, the same work on the same expectations (a started study's all-batch line read 0.00 h, from the
+        # jobs it had finished offline, beside its plan's 12 h).
+        self.beside = {t.value: fixed_plan(loads, t, self.prices, planned_with) for t in (Tier.BATCH, Tier.STANDARD)}
 
     def tier_of(self, name: str, entry: ModelEntry, round: int = 1) -> Tier | None:
         """The tier `entry` (listed as `name`; a simulated user by its model) is sent at in conversation round

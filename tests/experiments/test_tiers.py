@@ -192,3 +192,19 @@ def test_a_judges_round_holds_every_request_the_dry_run_counts_for_it(tmp_path: 
     assert judging["requests"] == sent["compliance"] + sent["ranking"] + sum(card)
     # 2 candidates x 40 inputs x 2 turns, 52 examples; 1 pair x 40 x 2 orders: more than one request an answer
     assert sent["compliance"] == 2 * 40 * 2 + 52 and sent["ranking"] == 80
+
+
+@pytest.mark.slow  # a whole (small) experiment
+def test_a_started_studys_plan_is_shown_beside_all_batch_on_the_same_expectations(tmp_path: Path, capsys) -> None:
+    """A study that has sent goes on from the plan it started with (the configured 6 h a batch round trip); the
+    all-batch and all-standard lines beside it were computed from the jobs it had finished (offline, 0.05 s: all-batch
+    read 0.00 h beside the plan's 6 h)."""
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY.replace("stages: [generation, compliance, report]", "stages: [generation]")
+    experiment.write_text(study + "engine:\n  tier: auto\n  deadline_hours: 13\n  poll_interval: 0.05\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert speceval_main(["run", str(experiment), "--offline", "--dry-run"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "this plan: $" in shown and "6.00 h (meets the deadline)" in shown.split("this plan:")[1].split("all-")[0]
+    assert "6.00 h (meets the deadline)" in shown.split("all-batch:")[1].split("all-standard")[0], shown
