@@ -214,3 +214,8 @@ def test_cost_of_an_offline_run_says_its_tokens_are_synthetic_and_nothing_was_pa
     assert speceval_main(["cost", str(tmp_path / "out"), "--json", "--prices", str(prices)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["offline_runs"] == 1 and report["runs"][0]["offline"] is True
+    # `speceval status` shows the same runs' jobs (with their costs): it says so too.
+    assert speceval_main(["status", str(tmp_path / "out"), "--no-refresh"]) == 0
+    assert "OFFLINE: 1 of 1 run(s) were answered by the speceval emulator" in " ".join(capsys.readouterr().out.split())
+    assert speceval_main(["status", str(tmp_path / "out"), "--no-refresh", "--json"]) == 0
+    assert {row["offline"] for row in json.loads(capsys.readouterr().out)} == {True}
