@@ -53,7 +53,7 @@ def show_cost(args: argparse.Namespace) -> int:
         stdout.print(
             f"[yellow]OFFLINE:[/] {offline} of {len(costs)} run(s) were answered by the speceval emulator: their "
             "tokens are synthetic and nothing was paid; their cost is what the providers would charge for them.",
-            soft_wrap=True,
+            soft_wrap=False,
         )
     stdout.print(
         f"Prices: {prices.source}. Newer prices (or flex models): a table of the same format with --prices FILE or "

@@ -31,7 +31,7 @@ def show_status(args: argparse.Namespace) -> int:
         stdout.print(
             f"[yellow]OFFLINE:[/] {offline} of {len({row.run_dir for row in rows})} run(s) were answered by the "
             "speceval emulator: synthetic answers, nothing paid (a cost shown is what the providers would charge).",
-            soft_wrap=True,
+            soft_wrap=False,
         )
     return 0
 
