@@ -200,7 +200,15 @@ def _win_rates(data: ReportData) -> list[str]:
         "Win rates (both orders and runs; ties count ½; 95% CI clustered by input)",
         ["spec", "judge", "variation", "model", "opponent", "games", "win rate [95% CI]"],
         (
-            [w.spec, w.judge, w.variation, w.candidate, w.opponent, w.games, _rated(w.rate, w.ci_low, w.ci_high)]
+            [
+                w.spec,
+                judge_cell(data, w.spec, w.judge),
+                w.variation,
+                w.candidate,
+                w.opponent,
+                w.games,
+                _rated(w.rate, w.ci_low, w.ci_high),
+            ]
             for w in data.win_rates
         ),
     )
@@ -362,7 +370,7 @@ def _categories(data: ReportData, title: str, headline: bool = False) -> list[st
         shares = list(group)
         names = sorted({s.category for s in shares})
         lines += [
-            f"Spec {spec}, judge {judge}:",
+            f"Spec {spec}, judge {judge_cell(data, spec, judge)}:",
             "",
             "| candidate | variation | judged | " + " | ".join(names) + " |",
             "|---|---|---|" + "---|" * len(names),
