@@ -106,6 +106,13 @@ def tier_times(args: argparse.Namespace, provider: str) -> TierTimes:
     return times
 
 
+def round_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's realtime limits as a `RoundLoad` takes them (`--rpm`, `--tpm`, `--rate-period-seconds`; those
+    given): a round sent realtime goes no faster than they let it."""
+    keys = ("rpm", "tpm", "rate_period_seconds")
+    return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
+
+
 def refuse_plan_flags(args: argparse.Namespace) -> None:
     """The plan's expectations without `--tier auto` are a usage error, not something to ignore."""
     _refuse_given(PLAN_FLAGS, vars(args), "--tier auto")

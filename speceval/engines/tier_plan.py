@@ -89,8 +89,18 @@ class TierTimes(BaseModel):
         return math.ceil(requests / self.max_concurrency) * per_call / 3600
 
     def of(self, tier: Tier, load: RoundLoad) -> float:
-        """Expected hours of the round `load` at `tier`."""
-        return self.hours(tier, load.provider, load.requests, load.model)
+        """Expected hours of the round `load` at `tier`: realtime calls at the entry's own concurrency, and no
+        faster than its declared rate limits let them go (`rpm`, `tpm` over its bounded tokens)."""
+        if tier is Tier.BATCH:
+            return self.hours(tier, load.provider, load.requests, load.model)
+        own = self.model_copy(update={"max_concurrency": load.max_concurrency}) if load.max_concurrency else self
+        paced = [own.hours(tier, load.provider, load.requests, load.model)]
+        period_hours = (load.rate_period_seconds or 60.0) / 3600
+        if load.rpm:
+            paced.append(load.requests / load.rpm * period_hours)
+        if load.tpm:
+            paced.append((load.input_tokens + load.output_tokens) / load.tpm * period_hours)
+        return max(paced)
 
 
 class RoundLoad(BaseModel):
@@ -109,6 +119,12 @@ class RoundLoad(BaseModel):
     requests: int
     input_tokens: int
     output_tokens: int
+    # The entry's own realtime limits (an experiment entry's `rpm`, `tpm`, `max_concurrency`): a round sent
+    # realtime goes no faster than they let it (the plan's hours ignored them: 40 calls at 1 a minute, "0.01 h").
+    rpm: float | None = None
+    tpm: float | None = None
+    rate_period_seconds: float | None = None
+    max_concurrency: int | None = None
 
 
 class RoundPlan(BaseModel):

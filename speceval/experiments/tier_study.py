@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.records import utcnow
@@ -59,6 +60,12 @@ def user_entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
     return [(f"{USER} {m}", ModelEntry(model=m, org=o, tier=t)) for (m, o, t) in found]
 
 
+def limits_of(entry: ModelEntry) -> dict[str, Any]:
+    """The entry's realtime limits as a `RoundLoad` takes them (those it sets)."""
+    keys = ("rpm", "tpm", "rate_period_seconds", "max_concurrency")
+    return {key: getattr(entry, key) for key in keys if getattr(entry, key) is not None}
+
+
 def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
     """The tier an entry asks for: its own, else the study's default for an org with a batch API."""
     if entry.tier is not None:
@@ -93,6 +100,7 @@ def study_loads(
                     name,
                     RoundLoad(
                         entry=name,
+                        **limits_of(entry),
                         label=f"round {number}" if turns > 1 else "answers",
                         stage=2 * number,
                         provider=provider,
@@ -115,6 +123,7 @@ def study_loads(
                     name,
                     RoundLoad(
                         entry=name,
+                        **limits_of(entry),
                         label=f"round {number} (user turns)",
                         stage=2 * number - 1,
                         provider=provider,
@@ -133,6 +142,7 @@ def study_loads(
                 name,
                 RoundLoad(
                     entry=name,
+                    **limits_of(entry),
                     label="judging",
                     stage=2 * turns + 1,
                     provider=resolve_org(entry.model, entry.org).org,

@@ -208,3 +208,20 @@ def test_a_started_studys_plan_is_shown_beside_all_batch_on_the_same_expectation
     shown = " ".join(capsys.readouterr().out.split())
     assert "this plan: $" in shown and "6.00 h (meets the deadline)" in shown.split("this plan:")[1].split("all-")[0]
     assert "6.00 h (meets the deadline)" in shown.split("all-batch:")[1].split("all-standard")[0], shown
+
+
+def test_an_endpoint_candidates_rounds_are_planned_at_its_own_rate_limit(tmp_path: Path, capsys) -> None:
+    """A candidate on your own server at 1 request a minute: its 40 answers take 40 minutes, not 0.01 h."""
+    experiment = tmp_path / "exp.yaml"
+    own = (
+        "  - model: meta-llama/Llama-3.1-8B-Instruct\n    org: openai-compatible\n"
+        "    base_url: http://127.0.0.1:9/v1\n    rpm: 1\n"
+    )
+    experiment.write_text(
+        STUDY.replace("  - model: o4-mini\n", own + "  - model: o4-mini\n")
+        + "engine:\n  tier: auto\n  deadline_hours: 8\n"
+    )
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0, capsys.readouterr().err
+    rows = {(r["entry"], r["label"]): r for r in json.loads(capsys.readouterr().out)["tier_plan"]}
+    assert rows[("candidates[0]", "answers")]["tier"] == "standard"
+    assert rows[("candidates[0]", "answers")]["hours"] == pytest.approx(40 / 60)

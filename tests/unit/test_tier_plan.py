@@ -223,3 +223,19 @@ def test_a_round_beside_a_slower_one_of_its_stage_stays_at_batch() -> None:
     # Where the stage must shrink, both judges leave it.
     fast = auto_plan([*answers, large, small], 2, prices, times, flex_ok=[True] * 3)
     assert [r.tier for r in fast.rounds] == [Tier.FLEX, Tier.FLEX, Tier.FLEX]
+
+
+def test_a_realtime_round_goes_no_faster_than_its_entrys_own_limits() -> None:
+    """An entry's `rpm`, `tpm` and `max_concurrency` bound how fast its round can go realtime: the plan's hours
+    ignored them (40 calls at 1 a minute planned at 0.01 h)."""
+    times = TierTimes()  # standard: 10 s a call, 32 in flight
+    [load] = rounds(1, requests=40)
+    assert times.of(Tier.STANDARD, load) == pytest.approx(2 * 10 / 3600)
+    assert times.of(Tier.STANDARD, load.model_copy(update={"rpm": 1})) == pytest.approx(40 / 60)
+    assert times.of(Tier.STANDARD, load.model_copy(update={"rpm": 1, "rate_period_seconds": 1})) == pytest.approx(
+        40 / 3600
+    )
+    tokens = load.input_tokens + load.output_tokens  # 250 a call
+    assert times.of(Tier.FLEX, load.model_copy(update={"tpm": 100})) == pytest.approx(tokens / 100 / 60)
+    assert times.of(Tier.STANDARD, load.model_copy(update={"max_concurrency": 1})) == pytest.approx(40 * 10 / 3600)
+    assert times.of(Tier.BATCH, load.model_copy(update={"rpm": 1})) == times.of(Tier.BATCH, load)  # one job
