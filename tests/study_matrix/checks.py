@@ -207,6 +207,8 @@ def tier_served(out: Path, tier: str) -> list[str]:
             continue
         answers.append(path)
     for path in answers:
+        if _endpoint_run(path.parent.parent):
+            continue  # answered realtime by its own server, whatever the study's tier (`endpoint_sent_realtime`)
         for entry in json.loads(path.read_text(encoding="utf-8")):
             served = entry.get("service_tier")
             if tier == "flex" and entry.get("outcome") == "succeeded" and served != "flex":
@@ -218,6 +220,30 @@ def tier_served(out: Path, tier: str) -> list[str]:
         failures += [f"{p}: a batch job for a flex candidate" for p in jobs]
     if not answers:
         failures.append("no answer records found")
+    return failures
+
+
+NO_BATCH_API = frozenset({"openai-compatible", "together", "ray"})
+"""Orgs whose models are served without a batch API: an endpoint candidate's runs (the `endpoint` factor)."""
+
+
+def _endpoint_run(run_dir: Path) -> bool:
+    manifest = run_dir / "run.json"
+    return manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8")).get("provider") in NO_BATCH_API
+
+
+def endpoint_sent_realtime(out: Path) -> list[str]:
+    """An endpoint candidate's runs (an org without a batch API) went realtime: no batch job, every answer record
+    without a batch id, whatever tier the study gives its batch candidates."""
+    failures = []
+    for manifest in sorted((out / "generations").rglob("run.json")):
+        if not _endpoint_run(manifest.parent):
+            continue
+        meta = json.loads(manifest.read_text(encoding="utf-8"))
+        if "realtime" not in meta["parameters"] and not (manifest.parent / "rounds").is_dir():
+            failures.append(f"{manifest}: an endpoint run without its realtime settings")
+        if any(manifest.parent.glob("metadata/*.json")):
+            failures.append(f"{manifest}: batch jobs made for an endpoint run")
     return failures
 
 
@@ -261,6 +287,8 @@ def tier_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -
         if "user" in parts or (manifest.parent / "rounds").is_dir():
             continue  # a simulated user's half, or a conversation's run that assembles its rounds
         meta = json.loads(manifest.read_text(encoding="utf-8"))
+        if meta.get("provider") in NO_BATCH_API:
+            continue  # an endpoint candidate: not at auto, never re-planned (`endpoint_sent_realtime`)
         number = int(parts[parts.index("rounds") + 1]) if "rounds" in parts else 1
         run = "/".join(parts[: parts.index("rounds")]) if "rounds" in parts else "/".join(parts[:-1])
         realtime = meta["parameters"].get("realtime")
