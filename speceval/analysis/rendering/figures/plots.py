@@ -72,9 +72,10 @@ def _wrap_titles(figure: Figure) -> None:
         title.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
 
 
-def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
+def variation_bars(stats: list[VariationStatistics], judge: str, shown_as: str | None = None) -> bytes:
     """Compliance per candidate under `judge`, one bar per variation with its clustered 95% interval, and each
-    run's own rate as a dot (the run-to-run spread)."""
+    run's own rate as a dot (the run-to-run spread); `shown_as`: the judge's name in the title (marked where its
+    card failed)."""
     rows = [s for s in stats if s.judge == judge]
     candidates = sorted({s.candidate for s in rows})
     variations = sorted({s.variation for s in rows})
@@ -101,7 +102,7 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
     )
     axes.set_ylim(0, 1)
     axes.set_ylabel("compliance rate (judged answers only)")
-    axes.set_title(f"Compliance by variation, judge {judge}: 95% clustered intervals; dots are single runs")
+    axes.set_title(f"Compliance by variation, judge {shown_as or judge}: 95% clustered intervals; dots are single runs")
     axes.legend(fontsize=8, title="variation")
     return png_bytes(figure)
 

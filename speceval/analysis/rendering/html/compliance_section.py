@@ -69,27 +69,30 @@ def summary_section(data: ReportData) -> str:
         shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
         # A Likert judge has no compliant share: its mean rating and interval head its row (as in summary.md).
         rated = any(v.mean_rating is not None for v in shown)
-        parts.append(
-            _table(
-                ["spec", "variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"]
-                + (["ratings", "mean rating 1-5 [95% CI]"] if rated else []),
-                (
-                    [
-                        v.spec,
-                        v.variation,
-                        _settings(v.settings, short=True),  # in full once, in the variation's own section
-                        v.judge,
-                        v.candidate,
-                        v.judged,
-                        _rate_link(v.rate, v.judge, v.candidate, v.variation),
-                        _ci(v.ci_low, v.ci_high),
-                    ]
-                    + ([v.rated, _rating(v)] if rated else [])
-                    for v in shown
-                ),
-                raw={6},
+        if not shown:  # a header alone reads as a blank table (as summary.md says it)
+            parts.append('<p class="note">No judge entry passed its judge card: no rate heads this report.</p>')
+        else:
+            parts.append(
+                _table(
+                    ["spec", "variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"]
+                    + (["ratings", "mean rating 1-5 [95% CI]"] if rated else []),
+                    (
+                        [
+                            v.spec,
+                            v.variation,
+                            _settings(v.settings, short=True),  # in full once, in the variation's own section
+                            v.judge,
+                            v.candidate,
+                            v.judged,
+                            _rate_link(v.rate, v.judge, v.candidate, v.variation),
+                            _ci(v.ci_low, v.ci_high),
+                        ]
+                        + ([v.rated, _rating(v)] if rated else [])
+                        for v in shown
+                    ),
+                    raw={6},
+                )
             )
-        )
     parts.append(kept_out_html(data))
     return "".join(parts)
 
