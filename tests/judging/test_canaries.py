@@ -4,6 +4,7 @@ of the calibration examples, counted in `judge_checks.csv` exactly as the judge'
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 from pathlib import Path
@@ -157,6 +158,10 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     assert f"| {JUDGES[1]} (failed its card) | cand-model |" in details
     assert f"| {JUDGES[0]} | cand-model |" in details and "kept out of the headline" in details
     assert f"<td>{JUDGES[1]} (failed its card)</td>" in summary.html_path.read_text(encoding="utf-8")
+    # One candidate: no statement has a spread, so spec health draws no empty frame; it says why.
+    assert "No figure for spec spec: no statement has both a judges' disagreement" in html.unescape(
+        summary.html_path.read_text(encoding="utf-8")
+    )
     page = summary.html_path.read_text(encoding="utf-8")
     assert 'id="judge-checks"' in page and "upper bound" in page and "heuristic" in page
     # The candidates' rates do not include the canaries.

@@ -112,7 +112,10 @@ def turn_rates(data: ReportData) -> Section:
         ],
         summary_order=_binary_first,
         figures=lambda: [
-            (turn_lines(data.turn_rates, spec, judge), f"rates by turn, spec {spec}, judge {judge}")
+            (
+                turn_lines(data.turn_rates, spec, judge, judge_cell(data, spec, judge)),
+                f"rates by turn, spec {spec}, judge {judge_cell(data, spec, judge)}",
+            )
             for spec, judge in sorted({(r.spec, r.judge) for r in data.turn_rates} if data.figures else ())
         ],
     )

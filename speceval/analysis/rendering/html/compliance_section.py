@@ -216,20 +216,20 @@ def breakdowns_section(data: ReportData) -> str:
     ):
         if rows:
             parts.append(f"<h2>Compliance by {title}</h2>")
-            parts.append(_breakdown_table(rows, field))
+            parts.append(_breakdown_table(data, rows, field))
     note = unknown_classes_note(data) if parts else None
     if note:
         parts.append(f'<p class="note">{html.escape(note).replace("`", "")}</p>')
     return "".join(parts)
 
 
-def _breakdown_table(rows: Sequence[Breakdown], field: str) -> str:
+def _breakdown_table(data: ReportData, rows: Sequence[Breakdown], field: str) -> str:
     return _table(
         ["group", "judge", "candidate", "variation", "judged", "rate", "95% CI", "not judged"],
         (
             [
                 b.group,
-                b.judge,
+                judge_cell(data, b.spec, b.judge),
                 b.candidate,
                 b.variation,
                 b.judged,

@@ -58,7 +58,7 @@ def rankings_section(data: ReportData) -> str:
         drawn = {(w.spec, w.judge, w.variation) for w in data.win_rates} if data.figures else set()
         for spec, judge, variation in sorted(drawn):
             matrix, models = win_matrix(data.win_rates, spec, judge, variation)
-            title = f"win rate, row vs column\nspec {spec}, {judge}, {variation}"
+            title = f"win rate, row vs column\nspec {spec}, {judge_cell(data, spec, judge)}, {variation}"
             parts.append(_img(heatmap(matrix, models, models, title), f"win rates {spec} {judge} {variation}"))
     if data.bradley_terry:
         parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")
@@ -68,7 +68,7 @@ def rankings_section(data: ReportData) -> str:
                 (
                     [
                         s.spec,
-                        s.judge,
+                        judge_cell(data, s.spec, s.judge),
                         s.variation,
                         s.candidate,
                         _ranking_link(_fmt(s.strength), s.judge, "", s.variation),
