@@ -209,10 +209,15 @@ def health_html(data: ReportData) -> str:
         f"{html.escape(METHODS)} Links open the answers behind a number.</p>"
     ]
     if data.figures:
-        parts += [
-            _img(health_scatter(health.statements, spec), f"spec health, spec {spec}")
-            for spec in sorted({s.spec for s in health.statements})
-        ]
+        for spec in sorted({s.spec for s in health.statements}):
+            if any(s.spec == spec and s.disagreement is not None and s.spread is not None for s in health.statements):
+                parts.append(_img(health_scatter(health.statements, spec), f"spec health, spec {spec}"))
+            else:  # an empty frame read as a figure of nothing wrong
+                parts.append(
+                    f'<p class="note">No figure for spec {html.escape(spec)}: no statement has both a judges\' '
+                    "disagreement (two or more judges of one scope and scale on the same answers) and a candidate "
+                    "spread (two or more candidates).</p>"
+                )
     parts.append(_table(HEALTH_HEADERS, health_table_rows(data), raw=HEALTH_RAW))
     parts += [f'<p class="note">{html.escape(sentence)}</p>' for sentence in association_sentences(data)]
     if health.pairs:

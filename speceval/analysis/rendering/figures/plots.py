@@ -72,9 +72,10 @@ def _wrap_titles(figure: Figure) -> None:
         title.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
 
 
-def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
+def variation_bars(stats: list[VariationStatistics], judge: str, shown_as: str | None = None) -> bytes:
     """Compliance per candidate under `judge`, one bar per variation with its clustered 95% interval, and each
-    run's own rate as a dot (the run-to-run spread)."""
+    run's own rate as a dot (the run-to-run spread); `shown_as`: the judge's name in the title (marked where its
+    card failed)."""
     rows = [s for s in stats if s.judge == judge]
     candidates = sorted({s.candidate for s in rows})
     variations = sorted({s.variation for s in rows})
@@ -101,7 +102,7 @@ def variation_bars(stats: list[VariationStatistics], judge: str) -> bytes:
     )
     axes.set_ylim(0, 1)
     axes.set_ylabel("compliance rate (judged answers only)")
-    axes.set_title(f"Compliance by variation, judge {judge}: 95% clustered intervals; dots are single runs")
+    axes.set_title(f"Compliance by variation, judge {shown_as or judge}: 95% clustered intervals; dots are single runs")
     axes.legend(fontsize=8, title="variation")
     return png_bytes(figure)
 
@@ -218,9 +219,10 @@ def length_scatter(rates: list[ComplianceRate]) -> bytes:
     return png_bytes(figure)
 
 
-def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
+def turn_lines(rates: list[TurnRate], spec: str, judge: str, shown_as: str | None = None) -> bytes:
     """Rates by turn: one panel per measure (compliant, or each category), one line per candidate and variation,
-    each point with its 95% interval and the n it is over."""
+    each point with its 95% interval and the n it is over; `shown_as`: the judge's name in the title (marked where
+    its card failed)."""
     rates = [r for r in rates if r.spec == spec and r.judge == judge and r.rate is not None]
     measures = sorted({r.measure for r in rates})
     lines = sorted({(r.candidate, r.variation) for r in rates})
@@ -256,6 +258,6 @@ def turn_lines(rates: list[TurnRate], spec: str, judge: str) -> bytes:
         axes.set_ylabel("mean rating" if likert else "share of the turn's judged verdicts")
         axes.set_title(measure)
     panels[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    figure.suptitle(f"rates by turn, spec {spec}, judge {judge} (95% clustered intervals)")
+    figure.suptitle(f"rates by turn, spec {spec}, judge {shown_as or judge} (95% clustered intervals)")
     figure.tight_layout()  # panels side by side: each one's tick labels clear of its neighbour
     return png_bytes(figure)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from speceval.analysis.rendering.card_section import headline_passes, kept_out_html
+from speceval.analysis.rendering.card_section import headline_passes, judge_cell, kept_out_html
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import heatmap
 from speceval.analysis.rendering.html.html_parts import ci as _ci
@@ -69,27 +69,30 @@ def summary_section(data: ReportData) -> str:
         shown = [v for v in data.variations if headline_passes(data, v.spec, v.judge)]
         # A Likert judge has no compliant share: its mean rating and interval head its row (as in summary.md).
         rated = any(v.mean_rating is not None for v in shown)
-        parts.append(
-            _table(
-                ["spec", "variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"]
-                + (["ratings", "mean rating 1-5 [95% CI]"] if rated else []),
-                (
-                    [
-                        v.spec,
-                        v.variation,
-                        _settings(v.settings, short=True),  # in full once, in the variation's own section
-                        v.judge,
-                        v.candidate,
-                        v.judged,
-                        _rate_link(v.rate, v.judge, v.candidate, v.variation),
-                        _ci(v.ci_low, v.ci_high),
-                    ]
-                    + ([v.rated, _rating(v)] if rated else [])
-                    for v in shown
-                ),
-                raw={6},
+        if not shown:  # a header alone reads as a blank table (as summary.md says it)
+            parts.append('<p class="note">No judge entry passed its judge card: no rate heads this report.</p>')
+        else:
+            parts.append(
+                _table(
+                    ["spec", "variation", "settings", "judge", "candidate", "judged", "rate", "95% CI"]
+                    + (["ratings", "mean rating 1-5 [95% CI]"] if rated else []),
+                    (
+                        [
+                            v.spec,
+                            v.variation,
+                            _settings(v.settings, short=True),  # in full once, in the variation's own section
+                            v.judge,
+                            v.candidate,
+                            v.judged,
+                            _rate_link(v.rate, v.judge, v.candidate, v.variation),
+                            _ci(v.ci_low, v.ci_high),
+                        ]
+                        + ([v.rated, _rating(v)] if rated else [])
+                        for v in shown
+                    ),
+                    raw={6},
+                )
             )
-        )
     parts.append(kept_out_html(data))
     return "".join(parts)
 
@@ -122,7 +125,7 @@ def variation_section(data: ReportData, name: str) -> str:
             ],
             (
                 [
-                    v.judge,
+                    judge_cell(data, v.spec, v.judge),
                     v.candidate,
                     v.judged,
                     v.compliant,
@@ -178,7 +181,7 @@ def paired_section(data: ReportData) -> str:
             + ["difference", "95% CI"],
             (
                 [
-                    p.judge,
+                    judge_cell(data, p.spec, p.judge),
                     p.kind,
                     p.within,
                     p.a,
@@ -213,20 +216,20 @@ def breakdowns_section(data: ReportData) -> str:
     ):
         if rows:
             parts.append(f"<h2>Compliance by {title}</h2>")
-            parts.append(_breakdown_table(rows, field))
+            parts.append(_breakdown_table(data, rows, field))
     note = unknown_classes_note(data) if parts else None
     if note:
         parts.append(f'<p class="note">{html.escape(note).replace("`", "")}</p>')
     return "".join(parts)
 
 
-def _breakdown_table(rows: Sequence[Breakdown], field: str) -> str:
+def _breakdown_table(data: ReportData, rows: Sequence[Breakdown], field: str) -> str:
     return _table(
         ["group", "judge", "candidate", "variation", "judged", "rate", "95% CI", "not judged"],
         (
             [
                 b.group,
-                b.judge,
+                judge_cell(data, b.spec, b.judge),
                 b.candidate,
                 b.variation,
                 b.judged,

@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Iterator
 
-from speceval.analysis.rendering.card_section import card_html
+from speceval.analysis.rendering.card_section import card_html, judge_cell
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import length_scatter, variation_bars
 from speceval.analysis.rendering.health_section import health_html
@@ -60,8 +60,14 @@ def page_parts(data: ReportData) -> Iterator[str]:
     parts = [banner, "<h1>speceval report</h1>", _no_figures_note(data), summary_section(data)]
     if data.figures:
         parts += [
-            _img(variation_bars(data.variations, judge), f"compliance by variation, judge {judge}")
-            for judge in sorted({v.judge for v in data.variations})
+            _img(variation_bars(data.variations, judge, shown), f"compliance by variation, judge {shown}")
+            for judge, shown in sorted(
+                # one figure a judge (all its specs), its name marked where a spec's card failed
+                {
+                    v.judge: max(judge_cell(data, w.spec, v.judge) for w in data.variations if w.judge == v.judge)
+                    for v in data.variations
+                }.items()
+            )
         ]
         if data.compliance:
             parts.append(_img(length_scatter(data.compliance), "answer length against compliance"))
@@ -98,8 +104,8 @@ def _no_figures_note(data: ReportData) -> str:
         return ""
     return (
         '<p class="note" id="no-figures">Figures were not drawn: this report was made without them '
-        "(<code>speceval report --no-figures</code>, or <code>figures=False</code>). Every table, CSV and "
-        "summary.md line is the same as with figures.</p>"
+        "(<code>speceval report --no-figures</code>, <code>speceval run --no-figures</code> or "
+        "<code>figures=False</code>). Every table, CSV and summary.md line is the same as with figures.</p>"
     )
 
 

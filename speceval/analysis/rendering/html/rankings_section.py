@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from urllib.parse import urlencode
 
+from speceval.analysis.rendering.card_section import judge_cell
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import heatmap, win_matrix
 from speceval.analysis.rendering.html.html_parts import ci as _ci
@@ -38,7 +39,7 @@ def rankings_section(data: ReportData) -> str:
                 (
                     [
                         w.spec,
-                        w.judge,
+                        judge_cell(data, w.spec, w.judge),
                         w.variation,
                         w.candidate,
                         w.opponent,
@@ -57,7 +58,7 @@ def rankings_section(data: ReportData) -> str:
         drawn = {(w.spec, w.judge, w.variation) for w in data.win_rates} if data.figures else set()
         for spec, judge, variation in sorted(drawn):
             matrix, models = win_matrix(data.win_rates, spec, judge, variation)
-            title = f"win rate, row vs column\nspec {spec}, {judge}, {variation}"
+            title = f"win rate, row vs column\nspec {spec}, {judge_cell(data, spec, judge)}, {variation}"
             parts.append(_img(heatmap(matrix, models, models, title), f"win rates {spec} {judge} {variation}"))
     if data.bradley_terry:
         parts.append("<h2>Bradley–Terry strengths (95% bootstrap intervals over inputs)</h2>")
@@ -67,7 +68,7 @@ def rankings_section(data: ReportData) -> str:
                 (
                     [
                         s.spec,
-                        s.judge,
+                        judge_cell(data, s.spec, s.judge),
                         s.variation,
                         s.candidate,
                         _ranking_link(_fmt(s.strength), s.judge, "", s.variation),
@@ -91,7 +92,7 @@ def rankings_section(data: ReportData) -> str:
                 (
                     [
                         c.spec,
-                        c.judge,
+                        judge_cell(data, c.spec, c.judge),
                         c.variation,
                         c.run if c.run is not None else f"all {c.runs} runs",
                         c.inputs,
