@@ -156,11 +156,11 @@ def test_inspect_view_shows_the_card_metrics_and_the_failing_tag(carded: tuple[P
 
 def test_the_command_names_each_judge_that_fails_its_card(experiment: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "logs"
-    args = ["export", str(experiment), "--format", "inspect", "--out", str(out), "--min-canary-accuracy", "1.5"]
+    args = ["export", str(experiment), "--format", "inspect", "--out", str(out), "--min-canary-accuracy", "1"]
     assert speceval_main(args) == 0
     said = " ".join(capsys.readouterr().out.split())
     log = read_eval_log(str(next(out.glob("*.eval"))), header_only=True)
-    for judge in log.eval.metadata["speceval"]["judges"].values():  # no judge is right more than every time
+    for judge in log.eval.metadata["speceval"]["judges"].values():  # the emulator's judges miss some examples
         assert f"judge {judge} on openai fails its judge card" in said
         assert CARD_TAG + judge in log.eval.tags
 

@@ -112,7 +112,8 @@ def register(commands: Any) -> None:
     )
     export.add_argument(
         "--min-canary-accuracy",
-        type=float,
+        type=_share,
+        metavar="SHARE",
         help="--format inspect: the line a judge's canary accuracy is held to, as speceval report's (a study's "
         "own judge_card / min_canary_accuracy is read without it)",
     )
