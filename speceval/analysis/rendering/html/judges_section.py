@@ -116,12 +116,21 @@ def judge_checks_section(data: ReportData) -> str:
             )
         parts.append(_home_provider(data))
     if data.human_agreement:
-        parts.append('<h2 id="human-labels">Judges against human labels</h2>')
+        rules = sorted({a.rule for a in data.human_agreement})
+        parts.append(
+            '<h2 id="human-labels">Judges against human labels</h2><p class="note">Accuracy: the share of labelled '
+            "answers whose verdict agrees with the label (95% Wilson interval, each labelled answer one item). "
+            + html.escape("; ".join(f"{'Likert' if 'rating' in r else 'yes/no'} judges: {r}" for r in rules))
+            + ".</p>"
+        )
         parts.append(
             _table(
-                ["spec", "judge", "candidate", "labelled", "agree", "accuracy", "kappa"],
+                ["spec", "judge", "candidate", "labelled", "agree", "accuracy", "95% CI", "kappa", "note"],
                 (
-                    [a.spec, a.judge, a.candidate, a.labelled, a.agree, a.accuracy, a.kappa]
+                    [
+                        *[a.spec, a.judge, a.candidate, a.labelled, a.agree, a.accuracy],
+                        *[_ci(a.accuracy_ci_low, a.accuracy_ci_high), a.kappa, a.kappa_note or ""],
+                    ]
                     for a in data.human_agreement
                 ),
             )
