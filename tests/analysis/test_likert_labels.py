@@ -99,6 +99,7 @@ def test_a_likert_only_folder_offers_its_answers_and_its_filled_sheet_is_used(tm
     assert not (report / "ppi.csv").exists() or not _csv(report / "ppi.csv")  # a rating has no rate to correct
     page = (report / "report.html").read_text(encoding="utf-8")
     assert "Judges against human labels" in page and "3 with neither" in page
+    assert "A Likert judge has no prediction-powered rate" in page and "Prediction-powered rates" not in page
 
 
 def test_a_likert_judges_labels_do_not_change_a_binary_judges_ppi(tmp_path: Path) -> None:

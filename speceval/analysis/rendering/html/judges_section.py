@@ -16,6 +16,7 @@ from speceval.analysis.rendering.html.html_parts import record_table as _record_
 from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.tables.panel import TIES_RULE
+from speceval.judging.canaries import LIKERT_RULE
 
 
 def judges_section(data: ReportData) -> str:
@@ -120,7 +121,12 @@ def judge_checks_section(data: ReportData) -> str:
         parts.append(
             '<h2 id="human-labels">Judges against human labels</h2><p class="note">Accuracy: the share of labelled '
             "answers whose verdict agrees with the label (95% Wilson interval, each labelled answer one item). "
-            + html.escape("; ".join(f"{'Likert' if 'rating' in r else 'yes/no'} judges: {r}" for r in rules))
+            + html.escape("; ".join(f"{'Likert' if r == LIKERT_RULE else 'yes/no'} judges: {r}" for r in rules))
+            + (
+                ". A Likert judge has no prediction-powered rate: it reports a mean rating, no rate the labels correct"
+                if LIKERT_RULE in rules
+                else ""
+            )
             + ".</p>"
         )
         parts.append(
