@@ -121,3 +121,14 @@ def test_a_likert_judges_labels_do_not_change_a_binary_judges_ppi(tmp_path: Path
     assert {a.judge for a in human_agreement(with_likert)} == {"j", "k"}
     assert with_likert.labelled_on("s", "k", "st0")[0].size == 0
     assert with_likert.labelled_on("s", "j", "st0")[0].size == 12
+
+
+def test_neyman_allocation_aimed_at_a_likert_judge_says_why_it_does_not_apply(tmp_path: Path, capsys) -> None:
+    root = tmp_path / "runs"
+    write_judge(root, "k", "likert", RATINGS)
+    write_judge(root, "j", "binary", [i % 3 != 0 for i in range(12)])
+    write_judge(root, "j2", "binary", [i % 4 != 0 for i in range(12)])
+    args = ["label-sheet", str(root), "--n", "6", "--allocation", "neyman", "--judge", "k"]
+    assert speceval_main([*args, "--out", str(tmp_path / "k.csv")]) == 2 and not (tmp_path / "k.csv").exists()
+    assert "a Likert judge's, which has none" in " ".join(capsys.readouterr().err.split())
+    assert speceval_main([*args[:-1], "j", "--out", str(tmp_path / "j.csv")]) == 0  # a yes/no aim is allocated
