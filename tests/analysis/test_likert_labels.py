@@ -132,3 +132,35 @@ def test_neyman_allocation_aimed_at_a_likert_judge_says_why_it_does_not_apply(tm
     assert speceval_main([*args, "--out", str(tmp_path / "k.csv")]) == 2 and not (tmp_path / "k.csv").exists()
     assert "a Likert judge's, which has none" in " ".join(capsys.readouterr().err.split())
     assert speceval_main([*args[:-1], "j", "--out", str(tmp_path / "j.csv")]) == 0  # a yes/no aim is allocated
+
+
+@pytest.mark.parametrize("mode", ["binary", "likert"])
+def test_an_inputs_several_labelled_answers_are_one_cluster_of_the_accuracys_interval(
+    tmp_path: Path, mode: str
+) -> None:
+    from speceval.analysis.statistics.registry import CLUSTERED, WILSON
+    from speceval.analysis.tables.judge_card import judge_card
+
+    clustered = CLUSTERED.format(unit="input")
+
+    verdicts: list[int | bool] = RATINGS if mode == "likert" else [i % 3 != 0 for i in range(12)]
+    rows = []
+    for model in ("m1", "m2", "m3"):  # three candidates' answers to the same 12 inputs of each statement
+        root = tmp_path / model
+        write_judge(root, "k", mode, verdicts, model=model)
+        rows += load_verdicts([root]).compliance
+    labels = {item_id(r): int(r.output.split()[1]) % 2 == 0 for r in rows}
+    tally = LabelTally.of_rows(rows, labels)
+    pooled, *per_candidate = human_agreement(tally)
+    assert pooled.candidate == "all" and pooled.labelled == 72 and pooled.accuracy_ci_method.startswith(clustered)
+    assert {a.accuracy_ci_method for a in per_candidate} == {WILSON}  # one candidate: one labelled answer an input
+    [card] = judge_card([("s", "k")], [], [], tally, [], [], {}, {})
+    assert card.human_accuracy.ci_method == pooled.accuracy_ci_method and card.human_labelled == 72
+    assert (card.human_accuracy.ci_low, card.human_accuracy.ci_high) == (
+        pooled.accuracy_ci_low,
+        pooled.accuracy_ci_high,
+    )
+    # Three copies of every answer's agreement are one input's three: no narrower than one candidate's 24 alone.
+    one = per_candidate[0]
+    assert pooled.accuracy == one.accuracy
+    assert pooled.accuracy_ci_high - pooled.accuracy_ci_low >= 0.9 * (one.accuracy_ci_high - one.accuracy_ci_low)

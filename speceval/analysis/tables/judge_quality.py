@@ -35,11 +35,11 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.column_rows import as_columns
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.codes import dense
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import LENIENCY
-from speceval.analysis.statistics.registry import method as method_text
-from speceval.analysis.statistics.stats import Z95, cohen_kappa, wilson_interval
+from speceval.analysis.statistics.stats import Z95, cohen_kappa
 from speceval.analysis.tables.human_labels import item_id
 from speceval.analysis.tables.panel import PANEL
 from speceval.defaults import Mode, model_family
@@ -53,6 +53,18 @@ LIKERT_KAPPA_NOTE = (
     "uses makes chance agreement depend on how often it hedges, not comparable with a yes/no judge's kappa)"
 )
 """Why a Likert judge's agreement with people has an accuracy but no kappa (the card's and the table's note)."""
+
+
+def agreement_interval(
+    agree: np.ndarray, inputs: np.ndarray, statements: np.ndarray
+) -> tuple[float, float, str] | None:
+    """95% interval of the share of labelled answers that agree with their labels (`agree`, 0/1 each): Wilson where
+    every input has one labelled answer, else clustered by input and stratified by statement (`inputs`: input
+    digests, `statements`: statement codes), since the labelled answers of one input (its candidates, runs, turns)
+    are not independent: at 30 inputs x 3 labelled answers and an intra-input correlation of 0.5, Wilson over every
+    answer covered 0.85 (synthetic)."""
+    clusters = inputs.tolist()
+    return rate_interval(agree.astype(float).tolist(), clusters, dict(zip(clusters, statements.tolist(), strict=True)))
 
 
 def tally_verdict(row: ComplianceRow) -> int | None:
@@ -195,6 +207,17 @@ class TallyGroup(BaseModel):
     has one); stratified PPI's prior's covariate."""
     mode: str = Mode.BINARY
     """The judge's mode: binary (verdicts 1/0, a rate) or likert (ratings: no rate for PPI to correct)."""
+    inputs: np.ndarray | None = None
+    """Per verdict: its input's `input_digest`, the same in every group (`clusters` are this group's own codes)."""
+    statements: np.ndarray | None = None
+    """Per verdict: its (spec, statement)'s code, the same in every group."""
+
+    def labelled_clusters(self, labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(input digests, statement codes) of the verdicts where `labelled`: the clusters and strata of an
+        agreement's interval pooled over groups (`agreement_interval`)."""
+        if self.inputs is None or self.statements is None:
+            raise ValueError("a TallyGroup made without its inputs and statements (LabelTally.group_arrays makes both)")
+        return self.inputs[labelled], self.statements[labelled]
 
     def agreement(self, labelled: np.ndarray) -> np.ndarray:
         """Per verdict where `labelled` (a mask or indices): whether it agrees with the person's label (a yes/no:
@@ -290,6 +313,8 @@ class LabelTally:
                         strata=strata.reshape(-1),
                         guess=None if None in guess else np.asarray(guess, dtype=float),
                         mode=self.modes.get(key, Mode.BINARY),
+                        inputs=np.frombuffer(inputs, dtype=np.int64),
+                        statements=np.frombuffer(statements, dtype=np.int32),
                     ),
                 )
             )
@@ -305,6 +330,7 @@ def human_agreement(
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
     agreed: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
+    where: dict[tuple[str, str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     modes: dict[tuple[str, str], str] = {}
     for (spec, judge, model, _), group in tally.group_arrays():  # variations pooled
         labelled = group.labels != UNLABELLED
@@ -312,14 +338,17 @@ def human_agreement(
         for candidate in ("all", model):
             pairs[(spec, judge, candidate)].append(np.column_stack([group.verdicts[labelled], group.labels[labelled]]))
             agreed[(spec, judge, candidate)].append(group.agreement(labelled))
+            where[(spec, judge, candidate)].append(group.labelled_clusters(labelled))
     found = []
     for (s, j, c), parts in sorted(pairs.items()):
         both = np.concatenate(parts)
         if not len(both):
             continue
-        agree = int(np.concatenate(agreed[(s, j, c)]).sum())
+        agreements = np.concatenate(agreed[(s, j, c)])
+        agree = int(agreements.sum())
         likert = modes[(s, j)] == Mode.LIKERT
-        interval = wilson_interval(agree, len(both))
+        inputs, statements = (np.concatenate(parts) for parts in zip(*where[(s, j, c)], strict=True))
+        interval = agreement_interval(agreements, inputs, statements)
         found.append(
             HumanAgreement(
                 spec=s,
@@ -331,7 +360,7 @@ def human_agreement(
                 kappa=None if likert else cohen_kappa((both[:, 0] == 1).tolist(), (both[:, 1] == 1).tolist()),
                 accuracy_ci_low=interval[0] if interval else None,
                 accuracy_ci_high=interval[1] if interval else None,
-                accuracy_ci_method=method_text("human_accuracy") if interval else None,
+                accuracy_ci_method=interval[2] if interval else None,
                 rule=LIKERT_RULE if likert else BINARY_RULE,
                 kappa_note=LIKERT_KAPPA_NOTE if likert else None,
             )

@@ -120,7 +120,8 @@ def judge_checks_section(data: ReportData) -> str:
         rules = sorted({a.rule for a in data.human_agreement})
         parts.append(
             '<h2 id="human-labels">Judges against human labels</h2><p class="note">Accuracy: the share of labelled '
-            "answers whose verdict agrees with the label (95% Wilson interval, each labelled answer one item). "
+            "answers whose verdict agrees with the label (95%: Wilson where each input has one labelled answer, else "
+            "clustered by input, since an input's candidates and runs are not independent). "
             + html.escape("; ".join(f"{'Likert' if r == LIKERT_RULE else 'yes/no'} judges: {r}" for r in rules))
             + (
                 ". A Likert judge has no prediction-powered rate: it reports a mean rating, no rate the labels correct"
