@@ -325,8 +325,8 @@ def human_agreement(
     rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
 ) -> list[HumanAgreement]:
     """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`): the
-    share of labelled answers whose verdict agrees with the label (Wilson: each labelled answer one item, as the
-    judge card's `human_accuracy`), and Cohen's kappa for a yes/no judge."""
+    share of labelled answers whose verdict agrees with the label (`agreement_interval`, as the judge card's
+    `human_accuracy`), and Cohen's kappa for a yes/no judge."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
     agreed: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
@@ -347,7 +347,7 @@ def human_agreement(
         agreements = np.concatenate(agreed[(s, j, c)])
         agree = int(agreements.sum())
         likert = modes[(s, j)] == Mode.LIKERT
-        inputs, statements = (np.concatenate(parts) for parts in zip(*where[(s, j, c)], strict=True))
+        inputs, statements = (np.concatenate(column) for column in zip(*where[(s, j, c)], strict=True))
         interval = agreement_interval(agreements, inputs, statements)
         found.append(
             HumanAgreement(
