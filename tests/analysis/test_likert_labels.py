@@ -154,7 +154,11 @@ def test_an_inputs_several_labelled_answers_are_one_cluster_of_the_accuracys_int
     pooled, *per_candidate = human_agreement(tally)
     assert pooled.candidate == "all" and pooled.labelled == 72 and pooled.accuracy_ci_method.startswith(clustered)
     assert {a.accuracy_ci_method for a in per_candidate} == {WILSON}  # one candidate: one labelled answer an input
-    [card] = judge_card([("s", "k")], [], [], tally, [], [], {}, {})
+    [card] = judge_card([("s", "k")], [], [], tally, [], [], {}, {"min_human_kappa": 0.4})
+    # A Likert entry's kappa line is unmeasured (neither passes nor fails it); a yes/no entry's is held to it.
+    assert ("human_kappa" in card.unmeasured) == (mode == "likert") and (card.human_kappa.value is None) == (
+        mode == "likert"
+    )
     assert card.human_accuracy.ci_method == pooled.accuracy_ci_method and card.human_labelled == 72
     assert (card.human_accuracy.ci_low, card.human_accuracy.ci_high) == (
         pooled.accuracy_ci_low,
