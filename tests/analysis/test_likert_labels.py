@@ -100,6 +100,9 @@ def test_a_likert_only_folder_offers_its_answers_and_its_filled_sheet_is_used(tm
     page = (report / "report.html").read_text(encoding="utf-8")
     assert "Judges against human labels" in page and "3 with neither" in page
     assert "A Likert judge has no prediction-powered rate" in page and "Prediction-powered rates" not in page
+    assert "none for a Likert judge" in page  # the card's kappa cell says why it is empty
+    summary = (report / "summary.md").read_text(encoding="utf-8")
+    assert "Likert: 4-5 agrees with yes, 1-2 with no, 3 with neither" in summary
 
 
 def test_a_likert_judges_labels_do_not_change_a_binary_judges_ppi(tmp_path: Path) -> None:
