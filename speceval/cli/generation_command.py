@@ -33,7 +33,7 @@ from speceval.cli.flags import given_poll_interval
 from speceval.cli.round_tiers import MANIFEST_KEY as ROUND_TIERS_KEY
 from speceval.cli.round_tiers import RoundTiers, plan_round_tiers, round_models, stored_round_tiers
 from speceval.cli.same_run import check_resume_flags, report_reused
-from speceval.cli.tier_flags import TierChoice, choose_tier, show_tier_plan
+from speceval.cli.tier_flags import TierChoice, choose_tier, round_limits, show_tier_plan
 from speceval.conversations.estimate import LaterRounds, later_rounds
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
 from speceval.conversations.transport import ModelOfRound
@@ -230,6 +230,7 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
             requests=pipeline.request_count,
             input_tokens=_first_round_tokens(pipeline),
             output_tokens=pipeline.request_count * config.params.max_tokens,
+            **round_limits(args),
         )
         later = _later_bounds(pipeline, per_round=True)
         return [first] + [
@@ -240,6 +241,7 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
                 requests=bound.requests,
                 input_tokens=bound.input_tokens,
                 output_tokens=bound.output_tokens,
+                **round_limits(args),
             )
             for bound in later
             if bound.role == "candidate"  # the simulated user's model keeps its own path

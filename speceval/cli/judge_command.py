@@ -33,7 +33,7 @@ from speceval.cli.judge_output import (
     ranking_table,
     rate_summary,
 )
-from speceval.cli.tier_flags import print_tier_plan, refuse_plan_flags, tier_times
+from speceval.cli.tier_flags import print_tier_plan, refuse_plan_flags, round_limits, tier_times
 from speceval.defaults import (
     DEFAULT_JUDGE_OUTPUT,
     DEFAULT_MAX_ATTEMPTS,
@@ -326,6 +326,7 @@ def _judge_tier(
         requests=requests,
         input_tokens=requests * settings.params.max_tokens,
         output_tokens=requests * settings.params.max_tokens,
+        **round_limits(args),
     )
     times = tier_times(args, entry.org)
     plan = auto_plan([load], deadline, prices, times, flex_ok=[prices.offers_flex(entry.org, settings.judge_model)])

@@ -106,6 +106,13 @@ def tier_times(args: argparse.Namespace, provider: str) -> TierTimes:
     return times
 
 
+def round_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's realtime limits as a `RoundLoad` takes them (`--rpm`, `--tpm`, `--rate-period-seconds`; those
+    given): a round sent realtime goes no faster than they let it."""
+    keys = ("rpm", "tpm", "rate_period_seconds")
+    return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
+
+
 def refuse_plan_flags(args: argparse.Namespace) -> None:
     """The plan's expectations without `--tier auto` are a usage error, not something to ignore."""
     _refuse_given(PLAN_FLAGS, vars(args), "--tier auto")
@@ -134,11 +141,19 @@ def print_tier_plan(
     """Print a `tier: auto` plan: per round its tier, requests, cost and hours, against the deadline and the
     budget, with the same work all-batch and all-standard beside it."""
     table = Table(title=f"tier auto: the cheapest plan expected within {deadline_hours:g} h", title_justify="left")
-    for column in ("round", "model", "tier", "requests", "cost", "hours"):
-        table.add_column(column, justify="left" if column in ("round", "model", "tier") else "right")
+    # An experiment's rounds name their entry: two judges of one model may go at two tiers.
+    entries = any(row.entry is not None for row in plan.rounds)
+    for column in ("round", *(("entry",) if entries else ()), "model", "tier", "requests", "cost", "hours"):
+        table.add_column(column, justify="left" if column in ("round", "entry", "model", "tier") else "right")
     for row in plan.rounds:
         table.add_row(
-            row.label, row.model, row.tier.value, f"{row.requests:,}", _money(row.cost_usd), f"{row.hours:.2f}"
+            row.label,
+            *((row.entry or "",) if entries else ()),
+            row.model,
+            row.tier.value,
+            f"{row.requests:,}",
+            _money(row.cost_usd),
+            f"{row.hours:.2f}",
         )
     stdout.print(table)
     lines = [_total_line("this plan", plan, deadline_hours, budget_usd)]

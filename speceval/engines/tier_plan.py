@@ -89,8 +89,18 @@ class TierTimes(BaseModel):
         return math.ceil(requests / self.max_concurrency) * per_call / 3600
 
     def of(self, tier: Tier, load: RoundLoad) -> float:
-        """Expected hours of the round `load` at `tier`."""
-        return self.hours(tier, load.provider, load.requests, load.model)
+        """Expected hours of the round `load` at `tier`: realtime calls at the entry's own concurrency, and no
+        faster than its declared rate limits let them go (`rpm`, `tpm` over its bounded tokens)."""
+        if tier is Tier.BATCH:
+            return self.hours(tier, load.provider, load.requests, load.model)
+        own = self.model_copy(update={"max_concurrency": load.max_concurrency}) if load.max_concurrency else self
+        paced = [own.hours(tier, load.provider, load.requests, load.model)]
+        period_hours = (load.rate_period_seconds or 60.0) / 3600
+        if load.rpm:
+            paced.append(load.requests / load.rpm * period_hours)
+        if load.tpm:
+            paced.append((load.input_tokens + load.output_tokens) / load.tpm * period_hours)
+        return max(paced)
 
 
 class RoundLoad(BaseModel):
@@ -101,11 +111,20 @@ class RoundLoad(BaseModel):
 
     label: str
     stage: int | None = None
+    entry: str | None = None
+    """The experiment file's entry (`judges[1]`): two entries of one model (a turn judge and a whole-conversation
+    judge) are two rounds, each at its own tier."""
     provider: str
     model: str
     requests: int
     input_tokens: int
     output_tokens: int
+    # The entry's own realtime limits (an experiment entry's `rpm`, `tpm`, `max_concurrency`): a round sent
+    # realtime goes no faster than they let it (the plan's hours ignored them: 40 calls at 1 a minute, "0.01 h").
+    rpm: float | None = None
+    tpm: float | None = None
+    rate_period_seconds: float | None = None
+    max_concurrency: int | None = None
 
 
 class RoundPlan(BaseModel):
@@ -113,6 +132,7 @@ class RoundPlan(BaseModel):
 
     label: str
     stage: int | None = None
+    entry: str | None = Field(default=None, description="the experiment file's entry (`judges[1]`), if any")
     model: str
     tier: Tier
     requests: int
@@ -151,6 +171,7 @@ def _row(load: RoundLoad, tier: Tier, prices: PriceTable, times: TierTimes) -> R
     return RoundPlan(
         label=load.label,
         stage=load.stage,
+        entry=load.entry,
         model=load.model,
         tier=tier,
         requests=load.requests,
@@ -212,6 +233,7 @@ def auto_plan(
         return key
 
     # Same price for batch and flex: leave the batch tier only where the deadline needs it, biggest gain first.
+    moves: list[tuple[int, Tier]] = []  # (group, the tier it left), in the order made
     for target in (Tier.FLEX, Tier.STANDARD):
         allowed = [
             g for g in members if g not in pinned and (target is Tier.STANDARD or all(flex_ok[i] for i in members[g]))
@@ -220,7 +242,16 @@ def auto_plan(
             if total() <= deadline_hours:
                 break
             if hours(group, target) < hours(group, tiers[group]):
+                moves.append((group, tiers[group]))
                 tiers[group] = target
+    # A move judged by its own hours may not have shortened the study: a round beside a slower one of its stage (two
+    # judges side by side, one of them larger) ends no sooner. Undo, latest first, each move the deadline does not
+    # need: a round back on the Batch API is one a re-plan learns from, and back from standard, half the price.
+    if total() <= deadline_hours:
+        for group, was in reversed(moves):
+            moved_to, tiers[group] = tiers[group], was
+            if total() > deadline_hours:
+                tiers[group] = moved_to
     if total() > deadline_hours:
         chosen = ", ".join(tiers[group_of[i]].value for i in range(len(loads)))
         raise ConfigError(

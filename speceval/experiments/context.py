@@ -45,6 +45,7 @@ class StageContext:
         offline: answers come from the emulator (recorded in every run's manifest).
         report: set by the report task to the report it wrote.
         judge_warnings: set by the report task: each judge entry kept out of the headline, and why.
+        figures: whether the report task draws the page's figures (`speceval run --no-figures`: not).
         tiers: every entry's service tier, `auto` resolved by one plan over the study (docs/service-tiers.md).
     """
 
@@ -57,6 +58,7 @@ class StageContext:
     offline: bool
     report: Path | None = None
     judge_warnings: list[str] = field(default_factory=list)
+    figures: bool = True
     tiers: StudyTiers | None = None
     started: float = field(default_factory=time.monotonic)
     _judges: dict[str, AnyModel] = field(default_factory=dict)

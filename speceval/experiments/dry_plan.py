@@ -16,6 +16,7 @@ round, the simulated user's turns included.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -65,7 +66,7 @@ def plan_experiment(
     notes: list[str] = []
     specs = {spec.name: read_inputs(config, base, spec, notes) for spec in config.specs}
     tier = config.engine.tier
-    tallies = {
+    tallies: dict[str, Tally] = {
         stage: Tally(default_tier=tier) for stage in ("generation", "compliance", "ranking") if stage in config.stages
     }
     batch_size = config.engine.batch_size
@@ -73,12 +74,9 @@ def plan_experiment(
     for group in groups:
         inputs = specs[group.spec.name]
         for run in group.runs:
-            max_tokens = _max_tokens(config, run)
+            max_tokens = max_answer_tokens(config, run)
             if "generation" in tallies:
-                system = (
-                    estimate_prompt_tokens(run.settings["system_prompt"]) if run.settings.get("system_prompt") else 0
-                )
-                prompt = _sum(inputs) + system * inputs.count
+                prompt = prompt_tokens(run, inputs)
                 tallies["generation"].add(
                     inputs.count,
                     batch_size,
@@ -88,33 +86,7 @@ def plan_experiment(
                     usage_of(prompt, 0, inputs.count, max_tokens, framing=True),
                 )
                 _later_rounds(later, config, run, inputs, max_tokens, batch_size, prices)
-        for judge in config.judges:
-            judge_tokens = config.engine.max_tokens
-            if "compliance" in tallies:
-                for run in group.runs:
-                    _judge_requests(
-                        tallies["compliance"],
-                        inputs,
-                        judge,
-                        1,
-                        _max_tokens(config, run),
-                        judge_tokens,
-                        batch_size,
-                        prices,
-                        _transcript(config, run, inputs),
-                    )
-            if "ranking" in tallies:
-                for a, b in itertools.combinations(group.runs, 2):
-                    answers = max(_max_tokens(config, a), _max_tokens(config, b))
-                    for _ in range(2):  # both orders, each its own target
-                        _judge_requests(tallies["ranking"], inputs, judge, 2, answers, judge_tokens, batch_size, prices)
-    if "compliance" in tallies:
-        # As build_tasks: none for a categorical judge (no known category to check an example against), and one
-        # model's examples judged once per mode, shared with its other scopes.
-        canaried = {(j.model, j.org, j.mode): j for j in config.judges if j.mode != Mode.CATEGORIES}
-        for inputs in specs.values():
-            for judge in canaried.values():
-                _canary_requests(tallies["compliance"], inputs, judge, config.engine.max_tokens, batch_size, prices)
+    _judging(config, specs, groups, prices, lambda stage, _: tallies[stage])
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     stages[1:1] = [later[n].plan(f"generation round {n}") for n in sorted(later)] if "generation" in tallies else []
     stages[:0] = inputs_stages(config, base, prices, offline)  # sent first: before the generation it feeds
@@ -139,6 +111,68 @@ def plan_experiment(
         precision=precision,
         notes=notes,
     )
+
+
+TallyFor = Callable[[str, int], Tally]
+"""(stage, the judge's index in `config.judges`) → the tally its requests are counted in: a stage's (the dry run's
+table) or a judge's (the tier plan's judging round)."""
+
+
+def judge_tallies(
+    config: ExperimentConfig, specs: dict[str, SpecInputs], groups: list[Group], prices: PriceTable
+) -> list[Tally]:
+    """Each judge entry's requests and bound over the whole study, in `config.judges` order: its compliance and
+    ranking targets, the spec's examples it judges and its judge card's retests and rewordings, counted as the dry
+    run's stages count them (the tier plan's judging rounds; they counted one plain request per answer, missing
+    canaries, the card, a turn judge's turns and ranking's pairs in both orders)."""
+    tallies = [Tally(default_tier=config.engine.tier) for _ in config.judges]
+    _judging(config, specs, groups, prices, lambda _, j: tallies[j])
+    if _card_applies(config):
+        _card_judging(config, specs, groups, prices, lambda _, j: tallies[j])
+    return tallies
+
+
+def _judging(
+    config: ExperimentConfig, specs: dict[str, SpecInputs], groups: list[Group], prices: PriceTable, into: TallyFor
+) -> None:
+    """Every judging request of the study, counted `into` its tally: compliance per run, ranking per ordered pair,
+    and each spec's examples (canaries) once per judge model and mode."""
+    batch_size, judge_tokens = config.engine.batch_size, config.engine.max_tokens
+    for group in groups:
+        inputs = specs[group.spec.name]
+        for j, judge in enumerate(config.judges):
+            if "compliance" in config.stages:
+                for run in group.runs:
+                    answers, shape = max_answer_tokens(config, run), _transcript(config, run, inputs)
+                    _judge_requests(
+                        into("compliance", j), inputs, judge, 1, answers, judge_tokens, batch_size, prices, shape
+                    )
+            if "ranking" in config.stages:
+                for a, b in itertools.combinations(group.runs, 2):
+                    answers = max(max_answer_tokens(config, a), max_answer_tokens(config, b))
+                    for _ in range(2):  # both orders, each its own target
+                        _judge_requests(into("ranking", j), inputs, judge, 2, answers, judge_tokens, batch_size, prices)
+    if "compliance" in config.stages:
+        # As build_tasks: none for a categorical judge (no known category to check an example against), and one
+        # model's examples judged once per mode (by its first entry), shared with its other scopes.
+        canaried: dict[tuple[str, str | None, str], int] = {}
+        for j, judge in enumerate(config.judges):
+            if judge.mode != Mode.CATEGORIES:
+                canaried.setdefault((judge.model, judge.org, judge.mode), j)
+        for inputs in specs.values():
+            for j in canaried.values():
+                _canary_requests(into("compliance", j), inputs, config.judges[j], judge_tokens, batch_size, prices)
+
+
+def prompt_tokens(run: GenerationRun, inputs: SpecInputs) -> int:
+    """The tokens of a run's first-round prompts: every input, and the variation's system prompt with each."""
+    system = estimate_prompt_tokens(run.settings["system_prompt"]) if run.settings.get("system_prompt") else 0
+    return _sum(inputs) + system * inputs.count
+
+
+def max_answer_tokens(config: ExperimentConfig, run: GenerationRun) -> int:
+    """An answer's bound in `run`: its variation's max_tokens, else the study's."""
+    return int(run.settings.get("max_tokens", config.engine.max_tokens))
 
 
 def _later_rounds(
@@ -196,7 +230,7 @@ def _card_stages(
     share re-sent unchanged, and judged again under each wording. Every answer is assumed to succeed (the share is
     drawn from the answers that did, so a failed answer makes the card smaller, never larger)."""
     card = config.judge_card
-    if card is None or not card.retest or "compliance" not in config.stages or not config.judges:
+    if card is None or not _card_applies(config):
         return []
     tier = config.engine.tier
     paraphrases, retest, worded = Tally(default_tier=tier), Tally(default_tier=tier), Tally(default_tier=tier)
@@ -219,20 +253,38 @@ def _card_stages(
                 usage_of(prompt, 0, requests, output),
                 usage_of(prompt, 0, requests, judge_tokens, framing=True),
             )
-    for group in groups:
-        drawn = _drawn(specs[group.spec.name], card.retest)
-        for judge in config.judges:
-            for run in group.runs:
-                answers, shape = _max_tokens(config, run), _transcript(config, run, specs[group.spec.name])
-                _judge_requests(retest, drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape)
-                for _ in range(card.paraphrases):
-                    _judge_requests(worded, drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape)
+    _card_judging(config, specs, groups, prices, lambda stage, _: retest if stage == "retest" else worded)
     found = [retest.plan(f"judge card: retest ({card.retest:g} of each judge's answers, re-sent unchanged)")]
     if card.paraphrases:
         if paraphrases.runs:
             found.append(paraphrases.plan(f"judge card: paraphrases ({card.paraphrases} per statement, once)"))
         found.append(worded.plan(f"judge card: rewordings (the retest's answers under {card.paraphrases} wordings)"))
     return found
+
+
+def _card_applies(config: ExperimentConfig) -> bool:
+    card = config.judge_card
+    return card is not None and bool(card.retest) and "compliance" in config.stages and bool(config.judges)
+
+
+def _card_judging(
+    config: ExperimentConfig, specs: dict[str, SpecInputs], groups: list[Group], prices: PriceTable, into: TallyFor
+) -> None:
+    """The judge card's judging requests, counted `into` their tally ("retest", "worded"): per judging target,
+    the drawn share re-sent unchanged, and judged again under each wording."""
+    card = config.judge_card
+    assert card is not None and card.retest
+    batch_size, judge_tokens = config.engine.batch_size, config.engine.max_tokens
+    for group in groups:
+        drawn = _drawn(specs[group.spec.name], card.retest)
+        for j, judge in enumerate(config.judges):
+            for run in group.runs:
+                answers, shape = max_answer_tokens(config, run), _transcript(config, run, specs[group.spec.name])
+                _judge_requests(into("retest", j), drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape)
+                for _ in range(card.paraphrases):
+                    _judge_requests(
+                        into("worded", j), drawn, judge, 1, answers, judge_tokens, batch_size, prices, shape
+                    )
 
 
 def _drawn(inputs: SpecInputs, share: float) -> SpecInputs:
@@ -251,10 +303,6 @@ def _drawn(inputs: SpecInputs, share: float) -> SpecInputs:
 
 def _sum(inputs: SpecInputs) -> int:
     return sum(sum(t) for t in inputs.tokens.values())
-
-
-def _max_tokens(config: ExperimentConfig, run: GenerationRun) -> int:
-    return int(run.settings.get("max_tokens", config.engine.max_tokens))
 
 
 def _judge_prompt(judge: JudgeEntry, statement: Statement, answers: int) -> tuple[int, int]:

@@ -39,12 +39,17 @@ class Tally:
     bound: float = 0.0
     unpriced: set[str] = field(default_factory=set)
     default_tier: Tier | None = None  # the study's `engine.tier`, for entries that give none
+    # The bound's tokens (every answer at max_tokens, nothing cached): what the tier plan's hours and costs count.
+    bound_input_tokens: int = 0
+    bound_output_tokens: int = 0
 
     def add(
         self, requests: int, batch_size: int, model: ModelEntry, prices: PriceTable, expected: Usage, bound: Usage
     ) -> None:
         self.runs += 1
         self.requests += requests
+        self.bound_input_tokens += bound.input_tokens
+        self.bound_output_tokens += bound.output_tokens
         self.jobs += math.ceil(requests / batch_size) if requests else 0
         provider = resolve_org(model.model, model.org)
         # At the tier the entry is sent at: batch and flex at batch rates, standard at full price (auto: the plan

@@ -105,11 +105,13 @@ def run_experiment(
     offline: bool = False,
     observer: Callable[[str], None] | None = None,
     poll_interval: float | None = None,
+    figures: bool = True,
 ) -> ExperimentOutcome:
     """Run (or resume) every stage of the experiment in `path`.
 
     `poll_interval` (the command's `$SPECEVAL_POLL_INTERVAL`) wins over the file's `engine.poll_interval`, as the
-    environment wins over a judge config file; neither given: 60 s, or 0.5 s offline."""
+    environment wins over a judge config file; neither given: 60 s, or 0.5 s offline. `figures=False` (`--no-figures`):
+    the study's report draws no figures, and says so; its tables are the same."""
     config, output_dir, offline = preflight(path, offline=offline)
     say = observer or (lambda message: logger.info("%s", message))
     base = path.parent
@@ -129,7 +131,7 @@ def run_experiment(
         budget=budget,
     )
     with _providers(output_dir, offline) as options_for:
-        ctx = StageContext(config, path, base, output_dir, engine, options_for, offline)
+        ctx = StageContext(config, path, base, output_dir, engine, options_for, offline, figures=figures)
         started = state.tiers_started_at is not None  # `auto` planned before sending; a started study never refused
         tiers = ctx.tiers = StudyTiers(config, base, groups, output_dir=output_dir, started=started)
         users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]

@@ -413,6 +413,7 @@ def _report(ctx: StageContext, needs: tuple[str, ...]) -> StageTask:
             metrics=ctx.config.metrics,
             health=ctx.config.health,
             card=ctx.config.judge_card.lines() if ctx.config.judge_card is not None else None,
+            figures=ctx.figures,
         )
         if ctx.config.min_canary_accuracy is not None and not built.data.judge_accuracy:
             logger.warning(

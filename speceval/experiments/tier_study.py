@@ -19,8 +19,9 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from speceval.batch.costs import PriceTable
+from speceval.batch.costs import REQUEST_FRAMING_TOKENS, PriceTable
 from speceval.batch.records import utcnow
 from speceval.defaults import Tier
 from speceval.engines.tier_plan import (
@@ -34,7 +35,7 @@ from speceval.engines.tier_plan import (
     replanned,
 )
 from speceval.experiments.config import ExperimentConfig, ModelEntry
-from speceval.experiments.dry_plan import most_turns
+from speceval.experiments.dry_plan import judge_tallies, max_answer_tokens, most_turns, prompt_tokens
 from speceval.experiments.grid import Group
 from speceval.experiments.plan_inputs import read_inputs
 from speceval.operations.learned_times import learned_here
@@ -59,6 +60,12 @@ def user_entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
     return [(f"{USER} {m}", ModelEntry(model=m, org=o, tier=t)) for (m, o, t) in found]
 
 
+def limits_of(entry: ModelEntry) -> dict[str, Any]:
+    """The entry's realtime limits as a `RoundLoad` takes them (those it sets)."""
+    keys = ("rpm", "tpm", "rate_period_seconds", "max_concurrency")
+    return {key: getattr(entry, key) for key in keys if getattr(entry, key) is not None}
+
+
 def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
     """The tier an entry asks for: its own, else the study's default for an org with a batch API."""
     if entry.tier is not None:
@@ -66,10 +73,13 @@ def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
     return config.engine.tier if resolve_org(entry.model, entry.org).batch else None
 
 
-def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> list[tuple[str, RoundLoad]]:
+def study_loads(
+    config: ExperimentConfig, base: Path, groups: list[Group], prices: PriceTable
+) -> list[tuple[str, RoundLoad]]:
     """The study's rounds per entry (name, load), stages numbered in the order they run: in round k, the simulated
     users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round (when
-    the study has a judging stage: a study of `stages: [generation]` plans no judge's hours)."""
+    the study has a judging stage: a study of `stages: [generation]` plans no judge's hours), each with every
+    request the dry run counts for it (`dry_plan.judge_tallies`)."""
     notes: list[str] = []
     specs = {spec.name: read_inputs(config, base, spec, notes) for spec in config.specs}
     turns = max((most_turns(config, s) for s in config.variations.combinations()), default=1)
@@ -79,7 +89,9 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
     for name, entry in entries(config)[: len(config.candidates)]:
         runs = [(g, r) for g in groups for r in g.runs if r.candidate == entry]
         requests = sum(specs[g.spec.name].count for g, _ in runs)
-        prompt = sum(sum(sum(t) for t in specs[g.spec.name].tokens.values()) for g, _ in runs)
+        # As the dry run bounds round 1: each variation's system prompt and max_tokens, each request's framing.
+        prompt = sum(prompt_tokens(r, specs[g.spec.name]) for g, r in runs) + REQUEST_FRAMING_TOKENS * requests
+        answer_tokens = sum(max_answer_tokens(config, r) * specs[g.spec.name].count for g, r in runs)
         answers += requests * turns
         provider = resolve_org(entry.model, entry.org).org
         for number in range(1, turns + 1):
@@ -87,14 +99,16 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
                 (
                     name,
                     RoundLoad(
+                        entry=name,
+                        **limits_of(entry),
                         label=f"round {number}" if turns > 1 else "answers",
                         stage=2 * number,
                         provider=provider,
                         model=entry.model,
                         requests=requests,
                         # every earlier answer in each later request, at max_tokens
-                        input_tokens=prompt * number + requests * (number - 1) * max_tokens,
-                        output_tokens=requests * max_tokens,
+                        input_tokens=prompt * number + (number - 1) * answer_tokens,
+                        output_tokens=answer_tokens,
                     ),
                 )
             )
@@ -108,6 +122,8 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
                 (
                     name,
                     RoundLoad(
+                        entry=name,
+                        **limits_of(entry),
                         label=f"round {number} (user turns)",
                         stage=2 * number - 1,
                         provider=provider,
@@ -119,19 +135,21 @@ def study_loads(config: ExperimentConfig, base: Path, groups: list[Group]) -> li
                 )
             )
     judged = any(stage in config.stages for stage in ("compliance", "ranking"))
-    for name, entry in entries(config)[len(config.candidates) :] if judged else []:  # no judging stage: no hours
-        provider = resolve_org(entry.model, entry.org).org
+    judging = judge_tallies(config, specs, groups, prices) if judged else []  # no judging stage: no hours
+    for (name, entry), tally in zip(entries(config)[len(config.candidates) :], judging, strict=False):
         loads.append(
             (
                 name,
                 RoundLoad(
+                    entry=name,
+                    **limits_of(entry),
                     label="judging",
                     stage=2 * turns + 1,
-                    provider=provider,
+                    provider=resolve_org(entry.model, entry.org).org,
                     model=entry.model,
-                    requests=answers,
-                    input_tokens=answers * turns * max_tokens,
-                    output_tokens=answers * max_tokens,
+                    requests=tally.requests,
+                    input_tokens=tally.bound_input_tokens,
+                    output_tokens=tally.bound_output_tokens,
                 ),
             )
         )
@@ -174,7 +192,7 @@ class StudyTiers:
         configured = self.times.model_copy(deep=True)
         if output_dir is not None and output_dir.is_dir():
             self.times = learned_here(self.times, output_dir)
-        loaded = study_loads(config, base, groups)
+        loaded = study_loads(config, base, groups, self.prices)
         by_name = dict(named)
         loads = [load for _, load in loaded]
 
@@ -198,18 +216,21 @@ class StudyTiers:
         # give the whole deadline again: a study already past it found a plan that "meets" it at standard, twice the
         # price, where the re-plan keeps the planned price (found by the study matrix: judges at `auto`, a budget
         # raised on a late clock). It is never refused for its deadline: what it sent is paid for.
+        planned_with = configured if started else self.times
         self.plan = auto_plan(
             loads,
             config.engine.deadline_hours,
             self.prices,
-            configured if started else self.times,
+            planned_with,
             flex_ok=flex_ok,
             groups=groups_of,
             fixed=fixed,
         )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
-        self.beside = {t.value: fixed_plan(loads, t, self.prices, self.times) for t in (Tier.BATCH, Tier.STANDARD)}
+        # Beside it, the same work on the same expectations (a started study's all-batch line read 0.00 h, from the
+        # jobs it had finished offline, beside its plan's 12 h).
+        self.beside = {t.value: fixed_plan(loads, t, self.prices, planned_with) for t in (Tier.BATCH, Tier.STANDARD)}
 
     def tier_of(self, name: str, entry: ModelEntry, round: int = 1) -> Tier | None:
         """The tier `entry` (listed as `name`; a simulated user by its model) is sent at in conversation round

@@ -14,6 +14,7 @@ queue, which no record separates out.
 from __future__ import annotations
 
 import math
+import os
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -139,6 +140,9 @@ ID_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 bits, as shortuuid's uuid4); drawn here directly, 4x faster than shortuuid's encoding of a uuid4 (3 per sample)."""
 
 _IDS = random.Random()  # seeded from the operating system's randomness
+# Seeded again in a forked child, as `random`'s own generator is: a child inherits the state, so two exports forked
+# from one process (a multiprocessing pool on Linux forks) would give their messages the same ids.
+os.register_at_fork(after_in_child=_IDS.seed)
 
 
 def _utc(moment: datetime) -> str:

@@ -43,6 +43,9 @@ class RunCost(BaseModel):
     tiers: dict[str, TierCost] = {}
     """Answered requests and cost per service tier that served them: `batch` (the run's jobs), `flex` (at batch
     rates) and `standard` (a realtime run's answers, by the `service_tier` each response reported)."""
+    offline: bool = False
+    """Answered by the emulator (run.json `offline`): synthetic tokens, nothing paid; its cost is what a provider
+    would charge for them."""
 
 
 def run_costs(paths: Iterable[Path], prices: PriceTable) -> list[RunCost]:
@@ -76,6 +79,7 @@ def run_costs(paths: Iterable[Path], prices: PriceTable) -> list[RunCost]:
                 cost_usd=known,
                 pending_estimate_usd=None if any(p is None for p in pending) else sum(p or 0.0 for p in pending),
                 tiers={"batch": TierCost(requests=answered, cost_usd=known)} if records else {},
+                offline=bool(manifest.offline),
             )
         )
     return costs
@@ -110,4 +114,5 @@ def _realtime_cost(run_dir: Path, manifest: RunManifest, results_dir: Path, pric
         cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
         pending_estimate_usd=None,
         tiers=tiers,
+        offline=bool(manifest.offline),
     )

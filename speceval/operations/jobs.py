@@ -41,12 +41,16 @@ class JobRow(BaseModel):
     cost_usd: float | None
     estimated_cost_usd: float | None
     note: str | None = None
+    offline: bool = False
+    """The run was answered by the emulator (run.json `offline`): nothing was paid; its cost is what a provider
+    would charge for its synthetic tokens."""
 
 
 def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True) -> list[JobRow]:
     """A row for every job (and every job still being created) under `paths`."""
     rows: list[JobRow] = []
     for run_dir in find_run_dirs(paths):
+        first = len(rows)
         manifest = RunManifest.load(run_dir)
         store = store_for(run_dir, manifest)
         records = store.load_records()
@@ -77,6 +81,8 @@ def job_rows(paths: Iterable[Path], prices: PriceTable, *, refresh: bool = True)
                     estimated_cost_usd=intent.estimated_cost_usd,
                 )
             )
+        for row in rows[first:]:
+            row.offline = bool(manifest.offline)
     return rows
 
 

@@ -62,6 +62,11 @@ def test_a_report_over_the_originals_ratings_gives_their_mean(tmp_path):
     summary = build_report([tmp_path], tmp_path / "report", figures=False)
     (row,) = [v for v in summary.data.variations if v.candidate == "Qwen/Qwen2.5-72B-Instruct-Turbo"]
     assert row.mean_rating == pytest.approx(4.0)  # (5 + 4 + 3) / 3: as the original's average_score
+    # The run-by-run table gives a Likert judge's mean rating (it read "judged 0" beside the answers it rated).
+    details = summary.summary_path.read_text(encoding="utf-8").split("run by run")[1].split("\n## ")[0]
+    [line] = [line for line in details.splitlines() if "| Qwen/Qwen2.5-72B-Instruct-Turbo |" in line]
+    assert line.endswith(f"| {row.mean_rating:.3f} [{row.rating_ci_low:.3f}, {row.rating_ci_high:.3f}] (3) |"), line
+    assert "A mean rating: 95% Gaffke" in details
 
 
 @pytest.mark.parametrize("rating", [7, -1, 2.5, "4", True])

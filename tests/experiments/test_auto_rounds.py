@@ -51,7 +51,7 @@ def test_the_dry_run_shows_round_one_at_batch_and_round_two_at_flex(tmp_path: Pa
     experiment.write_text(STUDY)
     assert speceval_main(["run", str(experiment), "--dry-run"]) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
-    assert "round 1 o4-mini batch 40" in shown and "round 2 o4-mini flex 40" in shown
+    assert "round 1 candidates[0] o4-mini batch 40" in shown and "round 2 candidates[0] o4-mini flex 40" in shown
     assert "judging" not in shown.split("tier auto")[1]  # `stages: [generation]`: no judge's round is planned
     assert "this plan:" in shown and "6.07 h (meets the deadline)" in shown
     assert "all-batch" in shown and "12.00 h (misses the deadline)" in shown

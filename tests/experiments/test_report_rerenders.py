@@ -46,7 +46,9 @@ stages: [generation, compliance, report]
 def test_report_on_an_experiment_folder_builds_the_experiments_own_report(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "exp.yaml").write_text(STUDY, encoding="utf-8")
-    assert speceval_main(["run", "exp.yaml", "--offline"]) == 0, capsys.readouterr().err
+    # `--no-figures` reaches the study's report (a study at scale need not wait for its figures).
+    assert speceval_main(["run", "exp.yaml", "--offline", "--no-figures"]) == 0, capsys.readouterr().err
+    assert 'id="no-figures"' in (tmp_path / "out" / "report" / "report.html").read_text(encoding="utf-8")
     summary = (tmp_path / "out" / "report" / "summary.md").read_text(encoding="utf-8")
     assert "Kept out of the headline" in summary and "minimum canary accuracy 0.99" in summary
     assert (tmp_path / "out" / "report" / "metrics.csv").is_file()
@@ -57,6 +59,7 @@ def test_report_on_an_experiment_folder_builds_the_experiments_own_report(tmp_pa
     (tmp_path / "exp.yaml").write_text(STUDY + "labels: sheets/labels.csv\n", encoding="utf-8")
     assert speceval_main(["run", "exp.yaml", "--offline"]) == 0, capsys.readouterr().err
     assert (tmp_path / "out" / "report" / "ppi.csv").is_file()
+    assert 'id="no-figures"' not in (tmp_path / "out" / "report" / "report.html").read_text(encoding="utf-8")
 
     # From another folder (the labels path is relative to the experiment file, not to where the report runs).
     elsewhere = tmp_path / "elsewhere"

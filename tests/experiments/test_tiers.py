@@ -34,7 +34,9 @@ def test_auto_with_a_deadline_prints_a_plan_naming_tiers_and_hours_and_sends_not
     # Two batch round trips (6 h each at OpenAI) miss 4 h: the candidate, served at flex, goes to flex; the judge's
     # model is not on the flex list, so it goes to standard.
     assert "tier auto: the cheapest plan expected within 4 h" in shown
-    assert "answers o4-mini flex 40" in shown and "judging gpt-4.1-2025-04-14 standard 40" in shown
+    # The judge's round holds every request its stage sends: one per answer and the spec's 52 examples (canaries).
+    assert "answers candidates[0] o4-mini flex 40" in shown
+    assert "judging judges[0] gpt-4.1-2025-04-14 standard 92" in shown
     assert "all-batch" in shown and "12.00 h (misses the deadline)" in shown and "all-standard" in shown
     assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0
     planned = json.loads(capsys.readouterr().out)
@@ -42,6 +44,8 @@ def test_auto_with_a_deadline_prints_a_plan_naming_tiers_and_hours_and_sends_not
         ("o4-mini", "flex"),
         ("gpt-4.1-2025-04-14", "standard"),
     ]
+    stages = {stage["stage"]: stage["requests"] for stage in planned["stages"]}
+    assert [r["requests"] for r in planned["tier_plan"]] == [stages["generation"], stages["compliance"]]
 
 
 @pytest.mark.slow
@@ -163,3 +167,61 @@ def test_the_plans_expectations_are_settable_and_a_misspelt_one_is_refused(tmp_p
     assert speceval_main(["run", str(experiment), "--dry-run"]) == 2
     shown = " ".join(capsys.readouterr().err.split())
     assert "line 16, field 'engine.tier_times.batch_turnaround_hours'" in shown and "opnai" in shown
+
+
+def test_a_judges_round_holds_every_request_the_dry_run_counts_for_it(tmp_path: Path, capsys) -> None:
+    """The tier plan's judging rounds counted one plain request per answer: not a turn judge's turns, a ranking's
+    pairs in both orders, the spec's examples nor the judge card's retests and rewordings, so a judge's round at
+    flex or standard was planned at a fraction of its hours (and the plan's cost under the dry run's own bound)."""
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n  - model: gpt-5-mini\n")
+    study = study.replace("  - model: gpt-4.1-2025-04-14\n", "  - model: gpt-4.1-2025-04-14\n    scope: turn\n")
+    study = study.replace("stages: [generation, compliance, report]", "stages: [generation, compliance, ranking]")
+    experiment.write_text(
+        study
+        + "variations:\n  follow_ups:\n    - ['Are you sure?']\n"
+        + "judge_card: {retest: 0.25, paraphrases: 2, paraphrases_file: null}\n"
+        + "engine:\n  tier: auto\n  deadline_hours: 30\n"
+    )
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0, capsys.readouterr().err
+    planned = json.loads(capsys.readouterr().out)
+    sent = {stage["stage"]: stage["requests"] for stage in planned["stages"]}
+    [judging] = [r for r in planned["tier_plan"] if r["label"] == "judging"]
+    card = [n for stage, n in sent.items() if stage.startswith("judge card:") and "paraphrases (" not in stage]
+    assert len(card) == 2  # the retest and the rewordings (the paraphrases are the paraphraser's, not the judge's)
+    assert judging["requests"] == sent["compliance"] + sent["ranking"] + sum(card)
+    # 2 candidates x 40 inputs x 2 turns, 52 examples; 1 pair x 40 x 2 orders: more than one request an answer
+    assert sent["compliance"] == 2 * 40 * 2 + 52 and sent["ranking"] == 80
+
+
+@pytest.mark.slow  # a whole (small) experiment
+def test_a_started_studys_plan_is_shown_beside_all_batch_on_the_same_expectations(tmp_path: Path, capsys) -> None:
+    """A study that has sent goes on from the plan it started with (the configured 6 h a batch round trip); the
+    all-batch and all-standard lines beside it were computed from the jobs it had finished (offline, 0.05 s: all-batch
+    read 0.00 h beside the plan's 6 h)."""
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY.replace("stages: [generation, compliance, report]", "stages: [generation]")
+    experiment.write_text(study + "engine:\n  tier: auto\n  deadline_hours: 13\n  poll_interval: 0.05\n")
+    assert speceval_main(["run", str(experiment), "--offline"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert speceval_main(["run", str(experiment), "--offline", "--dry-run"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "this plan: $" in shown and "6.00 h (meets the deadline)" in shown.split("this plan:")[1].split("all-")[0]
+    assert "6.00 h (meets the deadline)" in shown.split("all-batch:")[1].split("all-standard")[0], shown
+
+
+def test_an_endpoint_candidates_rounds_are_planned_at_its_own_rate_limit(tmp_path: Path, capsys) -> None:
+    """A candidate on your own server at 1 request a minute: its 40 answers take 40 minutes, not 0.01 h."""
+    experiment = tmp_path / "exp.yaml"
+    own = (
+        "  - model: meta-llama/Llama-3.1-8B-Instruct\n    org: openai-compatible\n"
+        "    base_url: http://127.0.0.1:9/v1\n    rpm: 1\n"
+    )
+    experiment.write_text(
+        STUDY.replace("  - model: o4-mini\n", own + "  - model: o4-mini\n")
+        + "engine:\n  tier: auto\n  deadline_hours: 8\n"
+    )
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0, capsys.readouterr().err
+    rows = {(r["entry"], r["label"]): r for r in json.loads(capsys.readouterr().out)["tier_plan"]}
+    assert rows[("candidates[0]", "answers")]["tier"] == "standard"
+    assert rows[("candidates[0]", "answers")]["hours"] == pytest.approx(40 / 60)

@@ -145,3 +145,12 @@ def test_tier_auto_with_a_deadline_prints_a_plan_of_tiers_and_hours_and_sends_no
     assert f"answers o4-mini flex {len(texts)}" in shown
     assert "all-batch" in shown and "misses the deadline" in shown and "all-standard" in shown
     assert " h (meets the deadline" in shown
+    # At the run's own --rpm the round takes what the limit lets it: its requests at 1 a minute (it said 0.00 h).
+    with IndependentOpenAIServer(answer=_answer) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        paced = run_generation([*args, "--rpm", "1", "--deadline-hours", "5"], env)
+        assert server.chat_requests == [] and server.batches == []
+    assert paced.returncode == 0, paced.stderr
+    hours = f"{len(texts) / 60:.2f}"
+    assert f"answers o4-mini flex {len(texts)}" in " ".join((paced.stdout + paced.stderr).replace("│", " ").split())
+    assert f"{hours} " in paced.stdout.split("answers")[1].split("\n")[0], paced.stdout

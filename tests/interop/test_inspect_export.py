@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -214,3 +215,20 @@ def test_an_experiments_inspect_export_has_one_task_id_per_log_and_a_finite_dura
         assert info.task == log.eval.task.split("/", 1)[1].replace("_", "-")  # Inspect's own cleaning of the name
         assert all(s.total_time is not None and math.isfinite(s.total_time) for s in log.samples)
         assert all(s.total_time >= 0 for s in log.samples)
+
+
+def test_a_forked_export_gives_its_messages_ids_of_its_own() -> None:
+    """Exports forked from one process (a multiprocessing pool on Linux forks) draw message ids from a generator
+    seeded again in the child, not the parent's next ones: two logs would otherwise hold the same message ids."""
+    from speceval.interop import inspect_samples
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next id, then out without the parent's exit handlers
+        os.write(write, inspect_samples._message("user", "x")["id"].encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    assert len(child) == 22 and child != inspect_samples._message("user", "x")["id"]

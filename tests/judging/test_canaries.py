@@ -152,6 +152,11 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
     assert last_cell == {JUDGES[0]: {"1.000 (8 of 8) |"}, JUDGES[1]: set()}
     kept_out = headline.split("**Kept out of the headline**")[1]
     assert f"{JUDGES[1]} on spec spec: failed canary_accuracy 0.714 < min_canary_accuracy 0.9" in kept_out
+    # Below the headline its rates are still shown, for diagnosis, marked where a reader would quote them.
+    details = text.split("## Compliance by variation, run by run")[1]
+    assert f"| {JUDGES[1]} (failed its card) | cand-model |" in details
+    assert f"| {JUDGES[0]} | cand-model |" in details and "kept out of the headline" in details
+    assert f"<td>{JUDGES[1]} (failed its card)</td>" in summary.html_path.read_text(encoding="utf-8")
     page = summary.html_path.read_text(encoding="utf-8")
     assert 'id="judge-checks"' in page and "upper bound" in page and "heuristic" in page
     # The candidates' rates do not include the canaries.

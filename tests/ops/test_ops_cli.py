@@ -176,6 +176,7 @@ def test_cost_reports_spend_and_unknown_prices_are_not_zero(tmp_path, data, monk
     [run] = report["runs"]
     assert run["requests"] == 8 and run["output_tokens"] > 0
     assert run["cost_usd"] == pytest.approx(run["output_tokens"] * 0.5)
+    assert run["offline"] is False and report["offline_runs"] == 0  # a provider's answers (here the emulator's URL)
     assert speceval_main(["cost", str(tmp_path / "out"), "--json"]) == 0  # shipped table: no price for the model
     assert json.loads(capsys.readouterr().out)["runs"][0]["cost_usd"] is None
 
@@ -200,3 +201,21 @@ def test_offline_runs_find_the_emulator_state_of_the_judge_or_experiment_above_t
     assert emulator_state_dir(run) == tmp_path / "experiment" / ".emulator"
     (run / ".emulator").mkdir()
     assert emulator_state_dir(run) == run / ".emulator"  # its own wins
+
+
+def test_cost_of_an_offline_run_says_its_tokens_are_synthetic_and_nothing_was_paid(tmp_path, data, capsys):
+    """A total quoted from `speceval cost` must not read as money spent on model answers."""
+    spec, inputs, prices = data
+    assert generate(spec, inputs, tmp_path / "out", "--offline") == 0
+    capsys.readouterr()
+    assert speceval_main(["cost", str(tmp_path / "out"), "--prices", str(prices)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "OFFLINE: 1 of 1 run(s) were answered by the speceval emulator" in shown and "nothing was paid" in shown
+    assert speceval_main(["cost", str(tmp_path / "out"), "--json", "--prices", str(prices)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["offline_runs"] == 1 and report["runs"][0]["offline"] is True
+    # `speceval status` shows the same runs' jobs (with their costs): it says so too.
+    assert speceval_main(["status", str(tmp_path / "out"), "--no-refresh"]) == 0
+    assert "OFFLINE: 1 of 1 run(s) were answered by the speceval emulator" in " ".join(capsys.readouterr().out.split())
+    assert speceval_main(["status", str(tmp_path / "out"), "--no-refresh", "--json"]) == 0
+    assert {row["offline"] for row in json.loads(capsys.readouterr().out)} == {True}

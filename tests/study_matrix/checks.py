@@ -207,6 +207,8 @@ def tier_served(out: Path, tier: str) -> list[str]:
             continue
         answers.append(path)
     for path in answers:
+        if _endpoint_run(path.parent.parent):
+            continue  # answered realtime by its own server, whatever the study's tier (`endpoint_sent_realtime`)
         for entry in json.loads(path.read_text(encoding="utf-8")):
             served = entry.get("service_tier")
             if tier == "flex" and entry.get("outcome") == "succeeded" and served != "flex":
@@ -218,6 +220,30 @@ def tier_served(out: Path, tier: str) -> list[str]:
         failures += [f"{p}: a batch job for a flex candidate" for p in jobs]
     if not answers:
         failures.append("no answer records found")
+    return failures
+
+
+NO_BATCH_API = frozenset({"openai-compatible", "together", "ray"})
+"""Orgs whose models are served without a batch API: an endpoint candidate's runs (the `endpoint` factor)."""
+
+
+def _endpoint_run(run_dir: Path) -> bool:
+    manifest = run_dir / "run.json"
+    return manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8")).get("provider") in NO_BATCH_API
+
+
+def endpoint_sent_realtime(out: Path) -> list[str]:
+    """An endpoint candidate's runs (an org without a batch API) went realtime: no batch job, every answer record
+    without a batch id, whatever tier the study gives its batch candidates."""
+    failures = []
+    for manifest in sorted((out / "generations").rglob("run.json")):
+        if not _endpoint_run(manifest.parent):
+            continue
+        meta = json.loads(manifest.read_text(encoding="utf-8"))
+        if "realtime" not in meta["parameters"] and not (manifest.parent / "rounds").is_dir():
+            failures.append(f"{manifest}: an endpoint run without its realtime settings")
+        if any(manifest.parent.glob("metadata/*.json")):
+            failures.append(f"{manifest}: batch jobs made for an endpoint run")
     return failures
 
 
@@ -261,6 +287,8 @@ def tier_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -
         if "user" in parts or (manifest.parent / "rounds").is_dir():
             continue  # a simulated user's half, or a conversation's run that assembles its rounds
         meta = json.loads(manifest.read_text(encoding="utf-8"))
+        if meta.get("provider") in NO_BATCH_API:
+            continue  # an endpoint candidate: not at auto, never re-planned (`endpoint_sent_realtime`)
         number = int(parts[parts.index("rounds") + 1]) if "rounds" in parts else 1
         run = "/".join(parts[: parts.index("rounds")]) if "rounds" in parts else "/".join(parts[:-1])
         realtime = meta["parameters"].get("realtime")
@@ -298,14 +326,30 @@ def _sent_tier(manifest: Path) -> str:
     return "batch" if realtime is None else realtime.get("service_tier") or "standard"
 
 
+def _judge_tiers(out: Path, plan: list[dict[str, Any]]) -> set[tuple[tuple[str, str, str], str]]:
+    """((model, mode, scope), tier) of each judge entry's judging round in the plan, the entry read from exp.yaml."""
+    import yaml
+
+    rows = [r for r in plan if r["label"] == "judging"]
+    judges = yaml.safe_load((out.parent / "exp.yaml").read_text(encoding="utf-8"))["judges"] if rows else []
+    found = set()
+    for row in rows:
+        judge = judges[int(str(row["entry"]).removeprefix("judges[").rstrip("]"))]
+        key = (judge["model"], judge.get("mode", "binary"), judge.get("scope", "conversation"))
+        found.add((key, row["tier"]))
+    return found
+
+
 def judges_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -> list[str]:
     """`tier: auto` judges: each judge task (a run.json under compliance/) went at the tier the dry run planned for
     its model's judging, or at the one a judging re-plan in experiment.json says (each task re-plans as it starts:
     the canaries, judged as the study starts, may keep the plan's); batch jobs exactly where it went through the
     Batch API; a judging re-plan never moves flex back to batch. On a late clock the judging says it was re-planned
     (at the fastest tier of the planned price: on a scaled clock a flex call's seconds look like hours, so that
-    may be batch, as for a candidate's round)."""
-    planned = {row["model"]: row["tier"] for row in plan if row["label"] == "judging"}
+    may be batch, as for a candidate's round). Two entries of one model (a turn judge and a whole-conversation one)
+    are told apart by the plan's `entry` and the run's mode and scope (the spec's examples, shared by a model's
+    entries of one mode, may go at either's tier)."""
+    planned = _judge_tiers(out, plan)
     replans = [r for r in json.loads((out / "experiment.json").read_text(encoding="utf-8")).get("replans", [])]
     moved: dict[str, set[str]] = {}
     failures = []
@@ -315,12 +359,17 @@ def judges_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False)
             failures.append(f"experiment.json: {replan['entry']}'s judging moved from flex back to batch")
     sent_somewhere = set().union(*moved.values()) if moved else set()
     for manifest in sorted((out / "compliance").rglob("run.json")):
-        model = json.loads(manifest.read_text(encoding="utf-8"))["model_name"]
-        if model not in planned:
+        meta = json.loads(manifest.read_text(encoding="utf-8"))
+        identity = meta["parameters"].get("identity", {})
+        mode, scope = identity.get("mode", "binary"), identity.get("scope")  # no scope: the spec's examples
+        tiers = {
+            tier for (model, m, s), tier in planned if model == meta["model_name"] and m == mode and scope in (None, s)
+        }
+        if not tiers:
             continue  # a judge the plan does not time (not at auto)
         sent = _sent_tier(manifest)
-        if sent not in {planned[model], *sent_somewhere}:
-            failures.append(f"{manifest}: judged at {sent}, planned {planned[model]}, re-planned {sorted(moved)}")
+        if sent not in {*tiers, *sent_somewhere}:
+            failures.append(f"{manifest}: judged at {sent}, planned {sorted(tiers)}, re-planned {sorted(moved)}")
         if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
             failures.append(f"{manifest}: judged at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")
     if late and planned and not moved:

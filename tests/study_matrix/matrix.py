@@ -72,7 +72,13 @@ FEATURES: dict[str, list[str]] = {
     # The spec's inputs given, or written by the `inputs` stage (its generator and rater planned, then every stage
     # after it on the inputs it kept)
     "inputs": ["given", "generated"],
+    # One more candidate served without a batch API (`org: openai-compatible`, answered realtime at its own rate
+    # limit): beside the batch candidates in every stage, tier, budget, export and report.
+    "endpoint": ["none", "local"],
 }
+LOCAL = "llama-3.1-8b-local"
+LOCAL_PRICE = {"input": 0.1, "output": 0.2}  # USD per million tokens, in the study's own price file
+LOCAL_ENTRY = f"  - model: {LOCAL}\n    org: openai-compatible\n    rpm: 6000\n    max_concurrency: 4\n"
 CATEGORIES = "    mode: categories\n    categories:\n      follows: keeps the statement\n      breaks: breaks it\n"
 AUDITOR = (
     "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  max_turns: 2\n  stop_word: '[[AUDIT DONE]]'\n"
@@ -127,7 +133,8 @@ def candidate_models(config: dict[str, str]) -> list[str]:
     API)."""
     if "models" in config:  # named outright (tests/independent: a provider beside OpenAI)
         return config["models"].split(",")[: int(config["candidates"])]
-    return (FLEX_MODELS if config.get("tier") in ("flex", *AUTO) else MODELS)[: int(config["candidates"])]
+    models = (FLEX_MODELS if config.get("tier") in ("flex", *AUTO) else MODELS)[: int(config["candidates"])]
+    return models + ([LOCAL] if config.get("endpoint") == "local" else [])
 
 
 def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> str:
@@ -148,7 +155,8 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     text = "experiment_name: matrix\noutput_dir: out\nspecs:\n  - name: openai\n"
     generated = config.get("inputs") == "generated"
     text += f"    spec_path: {SPEC}\n" + ("" if generated else f"    inputs_dir: {INPUTS}\n") + "candidates:\n"
-    text += "".join(f"  - model: {m}\n{tier}" for m in models) + "judges:\n" + "".join(judges)
+    text += "".join(LOCAL_ENTRY if m == LOCAL else f"  - model: {m}\n{tier}" for m in models)
+    text += "judges:\n" + "".join(judges)
     stages = "[inputs, generation, compliance, report]" if generated else "[generation, compliance, report]"
     text += f"runs_per_variation: {config['runs']}\nstages: {stages}\n"
     if generated:
@@ -272,6 +280,9 @@ def run_one(
     the batch requests it received `sent` gives."""
     folder.mkdir(parents=True, exist_ok=True)
     budget = config.get("budget", "none")
+    if config.get("endpoint") == "local":  # a budget needs a price for every model: your own server's, given
+        (folder / "prices.json").write_text(json.dumps({"models": {LOCAL: LOCAL_PRICE}}), encoding="utf-8")
+        env = {**env, "SPECEVAL_PRICES": str(folder / "prices.json")}
     exp = folder / "exp.yaml"
     exp.write_text(experiment_yaml(config), encoding="utf-8")
     _, shown = _speceval(["run", "exp.yaml", "--dry-run", *_offline(offline)], folder, env, BASE_SECONDS)
@@ -304,6 +315,7 @@ def run_one(
         "health_candidates": lambda: checks.health_candidates(out, models),
         "scores_finite": lambda: checks.scores_finite(out),
         "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
+        "endpoint_sent_realtime": lambda: checks.endpoint_sent_realtime(out),
         "tier_served": lambda: (
             checks.tier_as_planned(out, tiers, late=config.get("tier") == "auto-late")
             if config.get("tier") in AUTO

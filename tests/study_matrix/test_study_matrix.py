@@ -264,3 +264,26 @@ def test_a_late_clock_replans_every_run_and_a_budget_raised_after_the_deadline_g
     replans = json.loads((tmp_path / "late" / "out" / "experiment.json").read_text(encoding="utf-8"))["replans"]
     assert replans and all(not r["meets_deadline"] for r in replans)
     assert ("batch", "flex") in {(r["planned"], r["sent"]) for r in replans}
+
+
+def test_endpoint_check_finds_an_endpoint_run_sent_through_a_batch_api(tmp_path: Path) -> None:
+    """`endpoint_sent_realtime` on hand-made folders: an endpoint candidate's run (org openai-compatible) with its
+    realtime settings and no job holds; one with a batch job, or without its realtime settings, fails; a batch
+    candidate's run is not its business."""
+    run = tmp_path / "generations" / "openai" / "default" / "run1"
+    local, batch = run / "llama-3.1-8b-local", run / "gpt-4.1-mini-2025-04-14"
+    for folder, provider, parameters in (
+        (local, "openai-compatible", {"realtime": {"rpm": 6000}}),
+        (batch, "openai", {}),
+    ):
+        folder.mkdir(parents=True)
+        (folder / "run.json").write_text(json.dumps({"provider": provider, "parameters": parameters}))
+    (batch / "metadata").mkdir()
+    (batch / "metadata" / "batch_1.json").write_text("{}")
+    assert checks.endpoint_sent_realtime(tmp_path) == []
+    (local / "metadata").mkdir()
+    (local / "metadata" / "batch_2.json").write_text("{}")
+    assert checks.endpoint_sent_realtime(tmp_path) == [f"{local / 'run.json'}: batch jobs made for an endpoint run"]
+    (local / "metadata" / "batch_2.json").unlink()
+    (local / "run.json").write_text(json.dumps({"provider": "openai-compatible", "parameters": {}}))
+    assert checks.endpoint_sent_realtime(tmp_path)

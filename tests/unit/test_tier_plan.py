@@ -205,3 +205,37 @@ def test_the_plans_total_says_its_cost_is_an_upper_bound_beside_the_budget() -> 
     # to cost a fifth of its budget (the budget holds jobs on their bounds and stops on what was spent).
     line = _total_line("this plan", TierPlan(rounds=[]), 8.0, 5.0)
     assert "upper bound within the budget $5.00" in line
+
+
+def test_a_round_beside_a_slower_one_of_its_stage_stays_at_batch() -> None:
+    """Two judges side by side, one with 8 times the requests: taking the smaller to flex first (the larger gain of
+    its own hours) ended the study no sooner, and the plan kept it there (off the Batch API for nothing) while the
+    larger judge stayed at batch. Moves the deadline does not need are undone."""
+    prices, times = PriceTable.load(), TierTimes()
+    answers = [r.model_copy(update={"stage": 1}) for r in rounds(1)]
+    small, large = (
+        r.model_copy(update={"label": "judging", "stage": 2, "model": "gpt-5"})
+        for r in (*rounds(1, 100), *rounds(1, 800))
+    )
+    plan = auto_plan([*answers, large, small], 8, prices, times, flex_ok=[True] * 3)
+    # answers at flex (6 h saved), both judges at batch (6 h): within 8 h; the small judge at flex saves nothing
+    assert [r.tier for r in plan.rounds] == [Tier.FLEX, Tier.BATCH, Tier.BATCH] and plan.hours <= 8
+    # Where the stage must shrink, both judges leave it.
+    fast = auto_plan([*answers, large, small], 2, prices, times, flex_ok=[True] * 3)
+    assert [r.tier for r in fast.rounds] == [Tier.FLEX, Tier.FLEX, Tier.FLEX]
+
+
+def test_a_realtime_round_goes_no_faster_than_its_entrys_own_limits() -> None:
+    """An entry's `rpm`, `tpm` and `max_concurrency` bound how fast its round can go realtime: the plan's hours
+    ignored them (40 calls at 1 a minute planned at 0.01 h)."""
+    times = TierTimes()  # standard: 10 s a call, 32 in flight
+    [load] = rounds(1, requests=40)
+    assert times.of(Tier.STANDARD, load) == pytest.approx(2 * 10 / 3600)
+    assert times.of(Tier.STANDARD, load.model_copy(update={"rpm": 1})) == pytest.approx(40 / 60)
+    assert times.of(Tier.STANDARD, load.model_copy(update={"rpm": 1, "rate_period_seconds": 1})) == pytest.approx(
+        40 / 3600
+    )
+    tokens = load.input_tokens + load.output_tokens  # 250 a call
+    assert times.of(Tier.FLEX, load.model_copy(update={"tpm": 100})) == pytest.approx(tokens / 100 / 60)
+    assert times.of(Tier.STANDARD, load.model_copy(update={"max_concurrency": 1})) == pytest.approx(40 * 10 / 3600)
+    assert times.of(Tier.BATCH, load.model_copy(update={"rpm": 1})) == times.of(Tier.BATCH, load)  # one job

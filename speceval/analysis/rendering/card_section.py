@@ -42,6 +42,15 @@ def headline_passes(data: ReportData, spec: str, judge: str) -> bool:
     return data.judge_passes(spec, judge) is not False
 
 
+FAILED_CARD = "(failed its card)"
+
+
+def judge_cell(data: ReportData, spec: str, judge: str) -> str:
+    """A judge's name in a table below the headline, which still shows every judge's rates (for diagnosis): marked
+    where its card failed, so a rate quoted from there says its judge was kept out of the headline."""
+    return f"{judge} {FAILED_CARD}" if data.judge_passes(spec, judge) is False else judge
+
+
 def kept_out(data: ReportData) -> list[JudgeCardRow]:
     """The judge entries whose card failed (kept out of every headline table)."""
     return [row for row in data.judge_card if row.passes is False]

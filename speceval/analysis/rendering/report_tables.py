@@ -124,6 +124,8 @@ def _flattened(model: type[BaseModel]) -> set[str]:
     found = {"runs", "settings"} if issubclass(model, VariationStatistics) else set()
     if "tiers" in model.model_fields:
         found.add("tiers")
+    if issubclass(model, ReportCost):
+        found.add("offline")  # costs.csv says what its numbers are made of in its `data` column, as every table
     not_judged = model.model_fields.get("not_judged")
     return found | ({"not_judged"} if not_judged is not None and not_judged.annotation is not int else set())
 

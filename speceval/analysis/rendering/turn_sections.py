@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from speceval.analysis.rendering.card_section import judge_cell
 from speceval.analysis.rendering.figures.plots import turn_lines
 from speceval.analysis.rendering.section import Rate, Row, Section
 from speceval.analysis.tables.elicitation import ELICITATION_NOTE
@@ -39,7 +40,7 @@ def flips(data: ReportData) -> Section:
         rows=[
             Row(
                 [
-                    *_key_cells(f),
+                    *_key_cells(data, f),
                     f"{f.from_category} → {f.to_category}" if f.measure == "from_to" else f.measure,
                     f.count,
                     f.conversations,
@@ -63,7 +64,7 @@ def first_flip(data: ReportData) -> Section:
         rate_header="flipped by this turn",
         rows=[
             Row(
-                [*_key_cells(s), s.turn, s.at_risk, s.flips, s.censored],
+                [*_key_cells(data, s), s.turn, s.at_risk, s.flips, s.censored],
                 Rate(s.flipped, s.ci_low, s.ci_high, s.method),
             )
             for s in data.flip_survival
@@ -81,7 +82,7 @@ def elicitation(data: ReportData) -> Section:
         after=["not judged"],
         rows=[
             Row(
-                [*_key_cells(e), e.statement_id, e.violated, e.conversations],
+                [*_key_cells(data, e), e.statement_id, e.violated, e.conversations],
                 Rate.of(e),
                 [e.not_judged],
             )
@@ -103,7 +104,7 @@ def turn_rates(data: ReportData) -> Section:
         after=["not judged"],
         rows=[
             Row(
-                [*_key_cells(r), r.turn, r.measure, r.n],
+                [*_key_cells(data, r), r.turn, r.measure, r.n],
                 Rate.of(r, link={"judge": r.judge, "candidate": r.candidate, "variation": r.variation}),
                 [r.not_judged],
             )
@@ -140,6 +141,6 @@ def _survivor_warnings(data: ReportData) -> list[str]:
     ]
 
 
-def _key_cells(record: Any) -> list[object]:
-    """A row's `_KEYS` cells."""
-    return [record.spec, record.judge, record.candidate, record.variation]
+def _key_cells(data: ReportData, record: Any) -> list[object]:
+    """A row's `_KEYS` cells (its judge marked where its card failed)."""
+    return [record.spec, judge_cell(data, record.spec, record.judge), record.candidate, record.variation]

@@ -42,11 +42,19 @@ def show_cost(args: argparse.Namespace) -> int:
             "per_stage": {k: _total([c.cost_usd for c in cs]) for k, cs in by_stage.items()},
             "per_tier": _per_tier(costs),
             "total_usd": _total([c.cost_usd for c in costs]),
+            "offline_runs": sum(c.offline for c in costs),
             "prices_source": prices.source,
         }
         stdout.print_json(json.dumps(payload))
         return 0
     stdout.print(cost_view(costs, prices.as_of), soft_wrap=False)  # wrap long names, never cut them
+    offline = sum(c.offline for c in costs)
+    if offline:  # a quoted total must not read as money spent on model answers
+        stdout.print(
+            f"[yellow]OFFLINE:[/] {offline} of {len(costs)} run(s) were answered by the speceval emulator: their "
+            "tokens are synthetic and nothing was paid; their cost is what the providers would charge for them.",
+            soft_wrap=False,
+        )
     stdout.print(
         f"Prices: {prices.source}. Newer prices (or flex models): a table of the same format with --prices FILE or "
         f"${PRICES_ENV}=FILE; its entries win.",

@@ -34,6 +34,12 @@ def register(commands: Any) -> None:
         type=flag_type(ASSUME_ICC),
         help="with --dry-run: how alike two answers to one input are, 0-1 (default 0.3)",
     )
+    parser.add_argument(
+        "--no-figures",
+        dest="figures",
+        action="store_false",
+        help="the study's report draws no figures (faster at scale; the page says so): the same tables and CSVs",
+    )
     parser.add_argument("--verbose", action="store_true")
     parser.set_defaults(handler=_run)
 
@@ -81,7 +87,13 @@ def _run(args: argparse.Namespace) -> int:
         [sys.executable, "-m", "speceval", "run", str(args.experiment)] + (["--offline"] if args.offline else [])
     )
     try:
-        outcome = run_experiment(args.experiment, offline=args.offline, observer=_progress, poll_interval=poll_interval)
+        outcome = run_experiment(
+            args.experiment,
+            offline=args.offline,
+            observer=_progress,
+            poll_interval=poll_interval,
+            figures=args.figures,
+        )
     except KeyboardInterrupt:
         report_stop(f"\nInterrupted; every run's state is saved. Resume with: {resume}")
         return ExitCode.STOPPED

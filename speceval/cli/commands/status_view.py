@@ -26,6 +26,13 @@ def show_status(args: argparse.Namespace) -> int:
     for line in experiment_lines(args.paths):
         stdout.print(line, markup=False)
     stdout.print(status_view(rows), soft_wrap=False)  # wrap long names at the terminal's width, never cut them
+    offline = len({row.run_dir for row in rows if row.offline})
+    if offline:
+        stdout.print(
+            f"[yellow]OFFLINE:[/] {offline} of {len({row.run_dir for row in rows})} run(s) were answered by the "
+            "speceval emulator: synthetic answers, nothing paid (a cost shown is what the providers would charge).",
+            soft_wrap=False,
+        )
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+from speceval.analysis.rendering.card_section import judge_cell
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import category_bars
 from speceval.analysis.rendering.html.html_parts import Column, ci_of, record_table
@@ -32,7 +33,7 @@ def categories_section(data: ReportData) -> str:
             (
                 [
                     s.spec,
-                    s.judge,
+                    judge_cell(data, s.spec, s.judge),
                     s.candidate,
                     s.variation,
                     s.category,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from speceval.analysis.rendering.card_section import headline_passes, kept_out_html
+from speceval.analysis.rendering.card_section import headline_passes, judge_cell, kept_out_html
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import heatmap
 from speceval.analysis.rendering.html.html_parts import ci as _ci
@@ -122,7 +122,7 @@ def variation_section(data: ReportData, name: str) -> str:
             ],
             (
                 [
-                    v.judge,
+                    judge_cell(data, v.spec, v.judge),
                     v.candidate,
                     v.judged,
                     v.compliant,
@@ -178,7 +178,7 @@ def paired_section(data: ReportData) -> str:
             + ["difference", "95% CI"],
             (
                 [
-                    p.judge,
+                    judge_cell(data, p.spec, p.judge),
                     p.kind,
                     p.within,
                     p.a,

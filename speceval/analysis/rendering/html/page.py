@@ -98,8 +98,8 @@ def _no_figures_note(data: ReportData) -> str:
         return ""
     return (
         '<p class="note" id="no-figures">Figures were not drawn: this report was made without them '
-        "(<code>speceval report --no-figures</code>, or <code>figures=False</code>). Every table, CSV and "
-        "summary.md line is the same as with figures.</p>"
+        "(<code>speceval report --no-figures</code>, <code>speceval run --no-figures</code> or "
+        "<code>figures=False</code>). Every table, CSV and summary.md line is the same as with figures.</p>"
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from urllib.parse import urlencode
 
+from speceval.analysis.rendering.card_section import judge_cell
 from speceval.analysis.rendering.data import ReportData
 from speceval.analysis.rendering.figures.plots import heatmap, win_matrix
 from speceval.analysis.rendering.html.html_parts import ci as _ci
@@ -38,7 +39,7 @@ def rankings_section(data: ReportData) -> str:
                 (
                     [
                         w.spec,
-                        w.judge,
+                        judge_cell(data, w.spec, w.judge),
                         w.variation,
                         w.candidate,
                         w.opponent,
@@ -91,7 +92,7 @@ def rankings_section(data: ReportData) -> str:
                 (
                     [
                         c.spec,
-                        c.judge,
+                        judge_cell(data, c.spec, c.judge),
                         c.variation,
                         c.run if c.run is not None else f"all {c.runs} runs",
                         c.inputs,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from speceval.analysis.rendering.card_section import card_markdown, headline_passes, kept_out_markdown
+from speceval.analysis.rendering.card_section import card_markdown, headline_passes, judge_cell, kept_out_markdown
 from speceval.analysis.rendering.health_section import health_markdown
 from speceval.analysis.rendering.markdown.markdown_parts import bracket as _bracket
 from speceval.analysis.rendering.markdown.markdown_parts import ci as _ci
@@ -178,7 +178,7 @@ def _paired(data: ReportData) -> list[str]:
         "Paired differences (same inputs)",
         [*headers, "inputs"],
         (
-            [p.spec, p.judge, p.kind, p.within, f"{p.a} vs {p.b}"]
+            [p.spec, judge_cell(data, p.spec, p.judge), p.kind, p.within, f"{p.a} vs {p.b}"]
             + [
                 f"{_rated(p.rate_a, p.rate_a_ci_low, p.rate_a_ci_high)} vs "
                 f"{_rated(p.rate_b, p.rate_b_ci_low, p.rate_b_ci_high)}"
@@ -200,7 +200,15 @@ def _win_rates(data: ReportData) -> list[str]:
         "Win rates (both orders and runs; ties count ½; 95% CI clustered by input)",
         ["spec", "judge", "variation", "model", "opponent", "games", "win rate [95% CI]"],
         (
-            [w.spec, w.judge, w.variation, w.candidate, w.opponent, w.games, _rated(w.rate, w.ci_low, w.ci_high)]
+            [
+                w.spec,
+                judge_cell(data, w.spec, w.judge),
+                w.variation,
+                w.candidate,
+                w.opponent,
+                w.games,
+                _rated(w.rate, w.ci_low, w.ci_high),
+            ]
             for w in data.win_rates
         ),
     )
@@ -305,21 +313,34 @@ def _setup(data: ReportData) -> list[str]:
 def _details(data: ReportData) -> list[str]:
     lines: list[str] = []
     if data.variations:
+        # A Likert judge has ratings, not verdicts: its row read "judged 0" beside the answers it rated.
+        ratings = any(_likert(v) for v in data.variations)
         lines += [
             "## Compliance by variation, run by run",
             "",
             "| spec | judge | candidate | variation | judged | compliant | rate | 95% CI | runs (rate each "
-            "[95% CI]) | not judged |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "[95% CI]) | not judged |" + (" mean rating 1-5 [95% CI] (ratings) |" if ratings else ""),
+            "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if ratings else ""),
         ]
         for v in data.variations:
             runs = ", ".join(f"run{r.run} {_rated(r.rate, r.ci_low, r.ci_high)}" for r in v.runs)
             missing = ", ".join(f"{n} {o}" for o, n in sorted(v.not_judged.items())) or "0"
+            rating = (
+                f" {v.mean_rating:.3f} {_bracket(v.rating_ci_low, v.rating_ci_high)} ({v.rated}) |"
+                if ratings and v.mean_rating is not None
+                else " – |"
+                if ratings
+                else ""
+            )
             lines.append(
-                f"| {v.spec} | {v.judge} | {v.candidate} | {v.variation} | {v.judged} | {v.compliant:g} | "
-                f"{_fmt(v.rate)} | {_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |"
+                f"| {v.spec} | {judge_cell(data, v.spec, v.judge)} | {v.candidate} | {v.variation} | {v.judged} | "
+                f"{v.compliant:g} | {_fmt(v.rate)} | {_ci(v.ci_low, v.ci_high)} | {runs} | {missing} |{rating}"
             )
         lines += ["", f"Each run's rate alone: 95% {WILSON}."]
+        if ratings:
+            lines[-1] += f" A mean rating: 95% {method('mean_rating')}."
+        if any(data.judge_passes(v.spec, v.judge) is False for v in data.variations):
+            lines[-1] += " A judge marked (failed its card) is kept out of the headline; its rates are for diagnosis."
         lines += _unknown_classes(data)
     if data.inputs:
         proposed = sum(r.proposed for r in data.inputs)
@@ -349,7 +370,7 @@ def _categories(data: ReportData, title: str, headline: bool = False) -> list[st
         shares = list(group)
         names = sorted({s.category for s in shares})
         lines += [
-            f"Spec {spec}, judge {judge}:",
+            f"Spec {spec}, judge {judge_cell(data, spec, judge)}:",
             "",
             "| candidate | variation | judged | " + " | ".join(names) + " |",
             "|---|---|---|" + "---|" * len(names),
