@@ -142,9 +142,10 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
         found.append(
             Scenario(
                 "rate-pooled",
-                # A flip, a violation at any turn, two judges' disagreement and a comparison's consistency over
-                # both orders are each one indicator per conversation, answer, answer pair or comparison, clustered
-                # by input across runs: the pooled rate's estimator.
+                # A flip, a violation at any turn, two judges' disagreement, a comparison's consistency over both
+                # orders and a labelled answer's agreement with its label are each one indicator per conversation,
+                # answer, answer pair, comparison or labelled answer, clustered by input across runs (and
+                # candidates): the pooled rate's estimator.
                 (
                     "pooled_rate",
                     "turn_rate",
@@ -155,6 +156,7 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
                     "retest_agreement",
                     "wording_flip_rate",
                     "position_consistency_pooled",
+                    "human_accuracy_pooled",
                 ),
                 label,
                 a if b is None else a / (a + b),

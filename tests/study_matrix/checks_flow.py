@@ -119,6 +119,8 @@ def labels_aimed(sheet: Path, report: Path, aim: dict[str, str], labelled: int) 
             failures.append(f"sheet item {row['item']} is of {row['candidate']}/{row['variation']}, not the aim")
         if (aim["scope"] == "turn") != bool(row["turn"]):
             failures.append(f"sheet item {row['item']}: turn {row['turn']!r} at scope {aim['scope']}")
+    if aim.get("mode") == "likert":
+        return failures + likert_labels_counted(sheet, report, aim)
     ppi = report / "ppi.csv"
     if not ppi.is_file():
         return [*failures, "no ppi.csv with --labels"]
@@ -144,6 +146,60 @@ def labels_aimed(sheet: Path, report: Path, aim: dict[str, str], labelled: int) 
     if not labelled - unjudged <= counted <= labelled:
         failures.append(f"ppi.csv weighs {counted} labels of the aimed entry, the sheet holds {labelled}")
     return failures
+
+
+def likert_labels_counted(sheet: Path, report: Path, aim: dict[str, str]) -> list[str]:
+    """A Likert entry aimed at: `human_agreement.csv`'s pooled row of it counts the sheet's labels of answers it
+    rated and, by hand here from the verdict files, those it agrees with (4-5 on a yes, 1-2 on a no, a 3 never), its
+    accuracy with a finite interval and no kappa; ppi.csv has no row of it (a rating is no rate to correct)."""
+    out = report.parent / "out"
+    folder = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"][aim["variation"]]
+    ratings: dict[tuple[str, str, str, str], set[int]] = {}
+    for path in _verdict_files(out):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        meta = data.get("metadata", {})
+        aimed = (meta.get("judge"), meta.get("model")) == (aim["judge"], aim["candidate"])
+        if not aimed or path.relative_to(out / "compliance").parts[1] != folder:
+            continue
+        for entry in data.get("results", []):
+            if entry.get("outcome") == "judged" and entry.get("rating") is not None:
+                turn = "" if entry.get("turn") is None else str(entry["turn"])
+                key = (str(meta.get("statement_id")), entry["input"], entry["output"], turn)
+                ratings.setdefault(key, set()).add(int(entry["rating"]))
+    labelled = agree = 0
+    failures = []
+    for row in _rows(sheet):
+        value = row["human_compliant"].strip().lower()
+        rated = ratings.get((row["statement_id"], row["input"], row["output"], row["turn"]))
+        if not value or rated is None:
+            continue  # unlabelled, or an answer the judge did not rate (unparsed): nothing to agree with
+        if len(rated) != 1:
+            failures.append(f"sheet item {row['item']}: runs with the same texts rated {sorted(rated)}")
+        labelled += 1
+        rating = min(rated)
+        agree += rating >= 4 if value == "yes" else rating <= 2
+    table = report / "human_agreement.csv"
+    rows = [r for r in _rows(table) if (r["judge"], r["candidate"]) == (aim["judge"], "all")] if table.is_file() else []
+    if len(rows) != 1:
+        return [*failures, f"human_agreement.csv has {len(rows)} pooled rows of the aimed Likert entry, not 1"]
+    (found,) = rows
+    if (int(found["labelled"]), int(found["agree"])) != (labelled, agree):
+        failures.append(f"human_agreement.csv: {found['agree']}/{found['labelled']} agree, by hand {agree}/{labelled}")
+    if labelled and not all(_number(found[f]) for f in ("accuracy", "accuracy_ci_low", "accuracy_ci_high")):
+        failures.append(f"human_agreement.csv: accuracy {found['accuracy']!r} without a finite interval")
+    if found["kappa"]:
+        failures.append(f"human_agreement.csv: a Likert judge's kappa {found['kappa']!r}")
+    ppi = report / "ppi.csv"
+    if ppi.is_file() and any(r["judge"] == aim["judge"] for r in _rows(ppi)):
+        failures.append("ppi.csv has a row of the Likert entry")
+    return failures
+
+
+def _number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _verdicts(out: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:

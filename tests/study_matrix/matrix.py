@@ -208,26 +208,30 @@ def _run(folder: Path, env: dict[str, str], bound: float, offline: bool = True) 
 
 
 def label_aim(out: Path) -> dict[str, str] | None:
-    """What a sheet is aimed at: the first binary judge entry's verdicts of one candidate in one variation (None when
-    no entry is binary: only yes/no verdicts are offered for labelling)."""
+    """What a sheet is aimed at: the first binary judge entry's verdicts of one candidate in one variation, else the
+    first Likert entry's (its ratings are read against the labels by its canaries' rule); None when every entry is
+    categorical (no category is offered for labelling). `mode` says which the aim is (not a label-sheet flag)."""
     folders = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"]
+    found: dict[str, dict[str, str]] = {}
     for path in checks._verdict_files(out):
         meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
-        if meta.get("mode", "binary") == "binary":
+        mode = str(meta.get("mode", "binary"))
+        if mode in ("binary", "likert") and mode not in found:
             folder = path.relative_to(out / "compliance").parts[1]
             variation = next(name for name, f in folders.items() if f == folder)
             scope = str(meta.get("scope", "conversation"))
-            return {"judge": meta["judge"], "scope": scope, "candidate": meta["model"], "variation": variation}
-    return None
+            found[mode] = {"judge": meta["judge"], "scope": scope, "candidate": meta["model"], "variation": variation}
+            found[mode]["mode"] = mode
+    return found.get("binary") or found.get("likert")
 
 
 def check_labels(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
     """Aim a sheet (`speceval label-sheet --judge --scope --candidate --variation`), fill it, report with it."""
     aim, sheet = label_aim(folder / "out"), folder / "labels.csv"
-    flags = [f"--{k}={v}" for k, v in (aim or {}).items()]
+    flags = [f"--{k}={v}" for k, v in (aim or {}).items() if k != "mode"]
     code, shown = _speceval(["label-sheet", "out", "--n", "12", "--out", sheet.name, *flags], folder, env, bound)
-    if aim is None:  # no yes/no verdicts: a sheet cannot be drawn, and saying so is the right answer
-        return [] if code == 0 or (code == 2 and shown) else [f"label-sheet without binary verdicts: exit {code}"]
+    if aim is None:  # only categories: a sheet cannot be drawn, and saying so is the right answer
+        return [] if code == 0 or (code == 2 and shown) else [f"label-sheet of categorical verdicts only: exit {code}"]
     if code != 0:
         return [f"label-sheet {flags}: exit {code}: {shown[-1:]}"]
     labelled = checks_flow.fill_labels(sheet)

@@ -139,6 +139,50 @@ def test_the_label_check_fails_on_a_label_off_its_aim(sample, tmp_path: Path) ->
     )
 
 
+LIKERT_LABELS = {
+    "candidates": "1",
+    "judges": "likert",
+    "variation": "simulated_user",
+    "runs": "1",
+    "budget": "none",
+    "tier": "batch",
+    "labels": "aimed",
+    "report": "defaults",
+}
+"""A Likert judge alone with an aimed label sheet: its answers are offered, and its human accuracy is counted. (Its
+sheet holds a 3 labelled yes and a 3 labelled no: a rule that took a 3 for either would miscount it.)"""
+
+
+@pytest.mark.slow
+def test_a_likert_judges_human_accuracy_is_the_hand_count_of_its_filled_sheet(tmp_path: Path) -> None:
+    folder = tmp_path / "likert"
+    outcome = run_one(LIKERT_LABELS, folder, {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": "0.05"})
+    assert outcome.failures == {} and "labels_aimed" in outcome.names
+    aim = label_aim(folder / "out")
+    assert aim is not None and aim["mode"] == "likert"
+    rows = list(csv.DictReader((folder / "labels.csv").open(encoding="utf-8")))
+    assert len(rows) == 12 and all(r["human_compliant"] for r in rows)
+    rated = {
+        (meta["statement_id"], entry["input"], entry["output"]): entry.get("rating")
+        for meta, entry in checks_flow._verdicts(folder / "out")
+    }
+    threes = {r["human_compliant"] for r in rows if rated.get((r["statement_id"], r["input"], r["output"])) == 3}
+    assert threes == {"yes", "no"}  # the rule's 3 is met both ways
+    [pooled] = [
+        r
+        for r in csv.DictReader((folder / "labelled" / "human_agreement.csv").open(encoding="utf-8"))
+        if r["candidate"] == "all"
+    ]
+    assert 0 < int(pooled["agree"]) < int(pooled["labelled"]) <= 12  # some ratings agree, some (3s among them) not
+    # Planted: one agreement more than the sheet's hand count.
+    _rewrite(
+        folder / "labelled" / "human_agreement.csv",
+        lambda found: [r.update(agree=str(int(r["agree"]) + 1)) for r in found],
+    )
+    failed = checks_flow.labels_aimed(folder / "labels.csv", folder / "labelled", aim, len(rows))
+    assert any("by hand" in f for f in failed), failed
+
+
 @pytest.mark.slow
 def test_the_export_checks_fail_on_a_lost_verdict_a_nan_score_or_a_missing_answer(sample, tmp_path: Path) -> None:
     folder = _copy(sample[0], tmp_path)

@@ -33,6 +33,10 @@ HEADERS = [
 ]
 
 
+LIKERT_CELL = "; Likert: 4-5 agrees with yes, 1-2 with no, 3 with neither"
+LIKERT_KAPPA_CELL = "none for a Likert judge (a 3 is no label's answer: judge_card.csv human_kappa_note)"
+
+
 def headline_passes(data: ReportData, spec: str, judge: str) -> bool:
     """Whether a rate of this judge entry may head the report: every entry does, unless its card failed."""
     return data.judge_passes(spec, judge) is not False
@@ -74,8 +78,8 @@ def card_rows(data: ReportData) -> list[list[str]]:
                 r.spec,
                 r.judge,
                 canary,
-                _cell(r.human_accuracy, r.human_labelled or None),
-                _cell(r.human_kappa),
+                _cell(r.human_accuracy, r.human_labelled or None) + (LIKERT_CELL if r.human_kappa_note else ""),
+                _cell(r.human_kappa) if r.human_kappa_note is None else LIKERT_KAPPA_CELL,
                 retest + (f"; {r.retest_note}" if r.retest_note and r.retest.value is not None else ""),
                 _cell(r.wording_flip) + (f" over {r.wordings} wordings" if r.wording_flip.value is not None else ""),
                 _cell(r.wording_excess),

@@ -203,7 +203,21 @@ ESTIMATORS: dict[str, Estimator] = {
         _entry("ppi", PPI, _PPI, "ppi", "ppi.csv"),
         _entry("bias_corrected_rate", ROGAN_GLADEN, _ROGAN_GLADEN, "ppi", "ppi.csv"),
         _WILSON("canary_accuracy", _CARD, note="each example response its own item"),
-        _WILSON("human_accuracy", _CARD, note="labelled answers drawn by the sheet"),
+        _WILSON(
+            "human_accuracy",
+            _CARD,
+            "human_agreement.csv",
+            "statement_health_judges.csv",
+            note="labelled answers drawn by the sheet, one an input",
+        ),
+        _CLUSTERED(
+            "human_accuracy_pooled",
+            _CARD,
+            "human_agreement.csv",
+            "statement_health_judges.csv",
+            note="one agreement indicator per labelled answer, the labelled answers of one input (its candidates, "
+            "runs and turns) one cluster",
+        ),
         _entry(
             "human_kappa",
             KAPPA,

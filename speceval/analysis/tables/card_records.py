@@ -117,6 +117,9 @@ class JudgeCardRow(FlatRecord):
     human_kappa_informative: bool | None = Field(
         default=None, description="False where the rarer verdict is under 10%: read human_accuracy instead of kappa"
     )
+    human_kappa_note: str | None = Field(
+        default=None, description="why a judge with human labels has no kappa (a Likert judge's ratings)"
+    )
     retest_items: int = 0
     retest: Annotated[Estimate, Columns("retest_agreement", "retest")] = Estimate()
     retest_note: str | None = Field(default=None, description="what the retest measures at the judge's temperature")

@@ -35,7 +35,7 @@ from speceval.analysis.tables.health_records import (
     JudgeOnStatement,
     StatementHealth,
 )
-from speceval.analysis.tables.judge_quality import LabelTally
+from speceval.analysis.tables.judge_quality import LabelTally, agreement_interval
 from speceval.analysis.tables.panel import PANEL
 
 # The per-spec agreement's kappa from sums, its bootstrap and its widening by raw agreement: one mechanism.
@@ -166,20 +166,22 @@ def _one_statement(
 
 
 def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatement:
-    """The judge's agreement with the human labels of this statement's answers, candidates pooled (accuracy with a
-    Wilson interval: each labelled answer one item; Cohen's kappa)."""
+    """The judge's agreement with the human labels of this statement's answers, candidates pooled (accuracy with
+    Wilson's interval where each input has one labelled answer, else clustered by input; Cohen's kappa)."""
     found, labelled, inputs = labels.labelled_on(judge.spec, judge.judge, judge.statement_id)
-    verdicts, human = found.tolist(), labelled.tolist()
-    if not verdicts:
+    if not len(found):
         return judge
-    agree = sum(a == b for a, b in zip(verdicts, human, strict=True))
+    agreements = found == labelled
+    agree = int(agreements.sum())
     # Kappa with the person as the second rater: the same Cohen's kappa and interval as two judges' on a statement.
     kappa = _kappa(np.stack([found == 1, labelled == 1], axis=1).astype(np.int8), dense_codes(inputs))
     return judge.model_copy(
         update={
-            "human_labelled": len(verdicts),
+            "human_labelled": len(found),
             "human_agree": agree,
-            "human_accuracy": Estimate.wilson(agree, len(verdicts)),
+            "human_accuracy": Estimate.of(
+                agree / len(found), agreement_interval(agreements, inputs, np.zeros(len(inputs), dtype=np.int32))
+            ),
             "human_kappa": Estimate(
                 value=kappa.get("kappa"),
                 ci_low=kappa.get("kappa_ci_low"),

@@ -40,6 +40,8 @@ LABEL_COLUMNS = [
 ]
 """A label sheet's columns. For a conversation's verdict, `transcript` holds what its judge saw (for a turn verdict:
 every message up to the judged `turn`, whose answer is `output`; one `[role]` line per message)."""
+LABELLED_MODES = (Mode.BINARY, Mode.LIKERT)
+"""The judges' modes a human label is compared with (`labellable`)."""
 _YES = {"yes", "true", "1", "compliant", "y"}
 _NO = {"no", "false", "0", "non-compliant", "noncompliant", "not compliant", "n"}
 
@@ -124,11 +126,12 @@ def pick_items(by_statement: Mapping[tuple[str, str], Sequence[Any] | np.ndarray
 
 
 def labellable(row: ComplianceRow) -> bool:
-    """Whether a human label of the row's answer is compared with the row's verdict: one judge's yes/no, on a whole
-    answer or on one turn of a conversation (its own item, named by its turn and transcript: see `item_id`). A panel
-    is no judge; a categorical judge answers a category and a Likert judge a rating, neither a yes/no a label
-    could agree with: labels of those would be accepted and never used."""
-    return row.judge != PANEL and row.mode == Mode.BINARY
+    """Whether a human label of the row's answer is compared with the row's verdict: one judge's yes/no or 1-5
+    rating, on a whole answer or on one turn of a conversation (its own item, named by its turn and transcript: see
+    `item_id`). A rating is read against the label by the canaries' rule (`speceval.judging.canaries.likert_agrees`).
+    A panel is no judge; a categorical judge answers a category, which no rule reads as a yes/no (its canaries are
+    not judged either): labels of those would be accepted and never used."""
+    return row.judge != PANEL and row.mode in LABELLED_MODES
 
 
 def write_label_sheet(path: Path, sheet: list[dict[str, str]]) -> None:

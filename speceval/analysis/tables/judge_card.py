@@ -3,8 +3,11 @@ rate with its 95% interval and the registry's method, and whether the entry pass
 
 * `canary_accuracy`: the spec's own good and bad examples judged right (`judge_checks`); an entry sharing its
   model and mode with another shares its canary verdicts (`canary_shared_from` says whose).
-* `human_accuracy`, `human_kappa`: against human labels, on the labelled answers it judged (Wilson; Cohen's kappa
-  with the agreement table's cluster bootstrap, the human as the second rater).
+* `human_accuracy`, `human_kappa`: against human labels, on the labelled answers it judged (Wilson where each input
+  has one labelled answer, else clustered by input: `judge_quality.agreement_interval`; Cohen's kappa
+  with the agreement table's cluster bootstrap, the human as the second rater). A Likert judge agrees with a label
+  by its canaries' rule (`speceval.judging.canaries.likert_agrees`) and has no kappa (`human_kappa_note` says why;
+  its `min_human_kappa` line is then listed as unmeasured).
 * `retest_agreement`: the card's sample re-sent unchanged; the share whose verdict is the same (clustered by input).
 * `wording_flip_rate`: the share of (answer, wording) verdicts that differ from the first verdict; and
   `wording_flip_excess`: per answer, its wording flip share minus its retest flip (0/1), a paired MOVER difference on
@@ -31,9 +34,16 @@ from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE
 from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
-from speceval.analysis.tables.judge_quality import UNLABELLED, LabelTally, Leniency
+from speceval.analysis.tables.judge_quality import (
+    LIKERT_KAPPA_NOTE,
+    UNLABELLED,
+    LabelTally,
+    Leniency,
+    agreement_interval,
+)
 from speceval.analysis.tables.rankings import Consistency
 from speceval.analysis.tables.rates import judge_agreement
+from speceval.defaults import Mode
 
 TEMPERATURE_ZERO_NOTE = (
     "judge at temperature 0: the same request re-sent measures the provider's nondeterminism (batching, "
@@ -116,8 +126,17 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
     if tally is None:
         return {}
     pooled: dict[tuple[str, str], list[ComplianceRow]] = defaultdict(list)
+    # Per (spec, judge): each labelled answer's agreement, input and statement (its accuracy's interval).
+    agreed: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = defaultdict(list)
+    likert: set[tuple[str, str]] = set()
     for (spec, judge, candidate, variation), group in tally.group_arrays():
         labelled = np.flatnonzero(group.labels != UNLABELLED)
+        if not len(labelled):
+            continue
+        agreed[(spec, judge)].append((group.agreement(labelled), *group.labelled_clusters(labelled)))
+        if group.mode == Mode.LIKERT:
+            likert.add((spec, judge))
+            continue  # no kappa: no rows for it
         for index in labelled:
             # Each labelled answer twice, as the judge's verdict and as the person's: the agreement table's kappa
             # (and its cluster bootstrap by input) with the human as the second rater.
@@ -125,14 +144,20 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
             for rater, value in (("judge", group.verdicts[index]), ("human", group.labels[index])):
                 pooled[(spec, judge)].append(_row(spec, rater, str(group.strata[index]), cluster, bool(value)))
     found: dict[tuple[str, str], dict[str, object]] = {}
-    for key, rows in pooled.items():
-        judged = [r for r in rows if r.judge == "judge"]
-        labels = [r for r in rows if r.judge == "human"]
-        agree = sum(a.compliant == b.compliant for a, b in zip(judged, labels, strict=True))
+    for key, parts in agreed.items():
+        agreements, inputs, statements = (np.concatenate(part) for part in zip(*parts, strict=True))
+        interval = agreement_interval(agreements, inputs, statements)
+        accuracy = {
+            "human_labelled": len(agreements),
+            "human_accuracy": Estimate.of(float(agreements.mean()), interval),
+        }
+        if key in likert:
+            found[key] = {**accuracy, "human_kappa_note": LIKERT_KAPPA_NOTE}
+            continue
+        rows = pooled[key]
         kappa = next(iter(judge_agreement(rows)), None)
         found[key] = {
-            "human_labelled": len(judged),
-            "human_accuracy": Estimate.wilson(agree, len(judged)),
+            **accuracy,
             "human_kappa": Estimate(
                 value=kappa.kappa, ci_low=kappa.ci_low, ci_high=kappa.ci_high, ci_method=kappa.ci_method
             )

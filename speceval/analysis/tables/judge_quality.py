@@ -5,7 +5,10 @@ prediction-powered rates (PPI) that correct a judge's rate with a few human labe
   the mean of all judges' rates, with a paired interval clustered by input (stratified by statement: (K-1)/K of the
   MOVER interval of the judge against the other judges' mean, `speceval.analysis.statistics.paired`), and whether
   judge and candidate come from the same provider (self-preference, arXiv 2404.13076).
-* Human agreement: accuracy and Cohen's kappa of a judge against human labels, on labelled answers it judged.
+* Human agreement: accuracy and Cohen's kappa of a judge against human labels, on labelled answers it judged. A
+  Likert judge's rating is read against the label by its canaries' rule (`speceval.judging.canaries.likert_agrees`:
+  4-5 agrees with yes, 1-2 with no, 3 with neither); it has an accuracy but no kappa (`LIKERT_KAPPA_NOTE`) and no
+  prediction-powered rate (`speceval.analysis.tables.ppi_table`).
 * `ppi_mean`, `ppi_plus_plus`: classic PPI and PPI++ of a mean (Angelopoulos et al., Science 2023, arXiv
   2301.09709) for users' own data: theta = mean over unlabelled answers of the judge's verdict f + mean over
   labelled answers of (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample
@@ -27,22 +30,51 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from speceval.analysis.reading.column_rows import as_columns
 from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, grouped, local_clusters
 from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.codes import dense
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import LENIENCY
 from speceval.analysis.statistics.stats import Z95, cohen_kappa
 from speceval.analysis.tables.human_labels import item_id
 from speceval.analysis.tables.panel import PANEL
-from speceval.defaults import model_family
+from speceval.defaults import Mode, model_family
+from speceval.judging.canaries import LIKERT_RULE, likert_agrees
+
+BINARY_RULE = "the judge's compliant or not is the label's yes or no"
+"""How a yes/no judge's verdict is read against a label (`HumanAgreement.rule`)."""
+LIKERT_KAPPA_NOTE = (
+    "no kappa for a Likert judge: Cohen's kappa needs both raters to answer the same categories, and a 3 is one "
+    "no label can give (dropping the 3s would score the judge on its easy answers; a third category only the judge "
+    "uses makes chance agreement depend on how often it hedges, not comparable with a yes/no judge's kappa)"
+)
+"""Why a Likert judge's agreement with people has an accuracy but no kappa (the card's and the table's note)."""
 
 
-def _judged(row: ComplianceRow) -> bool:
-    return row.judge != PANEL and row.outcome == "judged" and row.compliant is not None
+def agreement_interval(
+    agree: np.ndarray, inputs: np.ndarray, statements: np.ndarray
+) -> tuple[float, float, str] | None:
+    """95% interval of the share of labelled answers that agree with their labels (`agree`, 0/1 each): Wilson where
+    every input has one labelled answer, else clustered by input and stratified by statement (`inputs`: input
+    digests, `statements`: statement codes), since the labelled answers of one input (its candidates, runs, turns)
+    are not independent (the coverage matrix's rate-pooled rows: Wilson over every one covered 0.873 at 30 inputs x
+    5 runs, Beta(1.9, 0.1))."""
+    clusters = inputs.tolist()
+    return rate_interval(agree.astype(float).tolist(), clusters, dict(zip(clusters, statements.tolist(), strict=True)))
+
+
+def tally_verdict(row: ComplianceRow) -> int | None:
+    """What a `LabelTally` keeps of a judged verdict: a yes/no judge's 1 or 0, a Likert judge's rating 1-5; None
+    for a verdict a label is not compared with (a panel's, a category, or none judged)."""
+    if row.judge == PANEL or row.outcome != "judged":
+        return None
+    if row.mode == Mode.LIKERT:
+        return None if row.rating is None else int(row.rating)
+    return None if row.compliant is None else int(row.compliant)
 
 
 class Leniency(BaseModel):
@@ -141,6 +173,11 @@ class HumanAgreement(BaseModel):
     agree: int
     accuracy: float | None
     kappa: float | None
+    accuracy_ci_low: float | None = None
+    accuracy_ci_high: float | None = None
+    accuracy_ci_method: str | None = None
+    rule: str = Field(default=BINARY_RULE, description="how the judge's verdict is read against a yes/no label")
+    kappa_note: str | None = Field(default=None, description="why there is no kappa, when there is none")
 
 
 UNLABELLED = -1
@@ -156,7 +193,8 @@ def input_digest(spec: str, statement_id: str, text: str) -> int:
 
 
 class TallyGroup(BaseModel):
-    """One group's verdicts as arrays: verdict (1/0), label (1, 0 or `UNLABELLED`), input and statement codes."""
+    """One group's verdicts as arrays: verdict (1/0, or a Likert judge's rating 1-5: see `mode`), label (1, 0 or
+    `UNLABELLED`), input and statement codes."""
 
     model_config = {"arbitrary_types_allowed": True}
 
@@ -167,6 +205,28 @@ class TallyGroup(BaseModel):
     guess: np.ndarray | None = None
     """Per stratum code: the judge's error share the sheet's design expected there (None: not every statement
     has one); stratified PPI's prior's covariate."""
+    mode: str = Mode.BINARY
+    """The judge's mode: binary (verdicts 1/0, a rate) or likert (ratings: no rate for PPI to correct)."""
+    inputs: np.ndarray | None = None
+    """Per verdict: its input's `input_digest`, the same in every group (`clusters` are this group's own codes)."""
+    statements: np.ndarray | None = None
+    """Per verdict: its (spec, statement)'s code, the same in every group."""
+
+    def labelled_clusters(self, labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(input digests, statement codes) of the verdicts where `labelled`: the clusters and strata of an
+        agreement's interval pooled over groups (`agreement_interval`)."""
+        if self.inputs is None or self.statements is None:
+            raise ValueError("a TallyGroup made without its inputs and statements (LabelTally.group_arrays makes both)")
+        return self.inputs[labelled], self.statements[labelled]
+
+    def agreement(self, labelled: np.ndarray) -> np.ndarray:
+        """Per verdict where `labelled` (a mask or indices): whether it agrees with the person's label (a yes/no:
+        the same; a rating: `likert_agrees`, the canaries' rule)."""
+        verdicts, labels = self.verdicts[labelled], self.labels[labelled]
+        if self.mode == Mode.LIKERT:
+            pairs = zip(verdicts.tolist(), labels.tolist(), strict=True)
+            return np.array([likert_agrees(rating, bool(label)) for rating, label in pairs], dtype=bool)
+        return np.asarray(verdicts == labels, dtype=bool)
 
 
 class LabelTally:
@@ -178,13 +238,20 @@ class LabelTally:
         self.statements: dict[tuple[str, str], int] = {}
         self.guides = guides or {}
         """Per (spec, statement): the judge's error share the label sheet's design expected (Neyman's spreads)."""
+        self.modes: dict[TallyKey, str] = {}
+        """Per group: its judge's mode (a judge entry's name includes its mode, so a group has one)."""
 
-    def add(self, key: TallyKey, compliant: bool, label: bool | None, statement_id: str, digest: int) -> None:
-        """One verdict; `digest` is its input's `input_digest`."""
+    def add(
+        self, key: TallyKey, verdict: int, label: bool | None, statement_id: str, digest: int, mode: str = Mode.BINARY
+    ) -> None:
+        """One verdict (`tally_verdict`: 1/0, or a rating under mode likert); `digest` is its input's
+        `input_digest`."""
         verdicts, labels, inputs, statements = self.groups.setdefault(
             key, (array("b"), array("b"), array("q"), array("i"))
         )
-        verdicts.append(int(compliant))
+        if self.modes.setdefault(key, mode) != mode:
+            raise ValueError(f"judge {key[1]!r} has verdicts of modes {self.modes[key]} and {mode}")
+        verdicts.append(verdict)
         labels.append(UNLABELLED if label is None else int(label))
         inputs.append(digest)
         statements.append(self.statements.setdefault((key[0], statement_id), len(self.statements)))
@@ -193,24 +260,27 @@ class LabelTally:
     def of_rows(cls, rows: Iterable[ComplianceRow], labels: dict[str, bool]) -> LabelTally:
         tally = cls()
         for row in rows:
-            if _judged(row):
+            verdict = tally_verdict(row)
+            if verdict is not None:
                 tally.add(
                     (row.spec, row.judge, row.model, row.variation),
-                    bool(row.compliant),
+                    verdict,
                     labels.get(item_id(row)) if labels else None,  # (no labels: no answer's id to hash)
                     row.statement_id,
                     input_digest(row.spec, row.statement_id, row.input),
+                    row.mode,
                 )
         return tally
 
     def labelled_on(self, spec: str, judge: str, statement_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(verdicts, human labels, inputs) of `judge`'s labelled verdicts on one statement, candidates and
         variations pooled (spec health's agreement with people, statement by statement); `inputs` are the answers'
-        input digests, the clusters of its interval (runs and candidates of one input are not independent)."""
+        input digests, the clusters of its interval (runs and candidates of one input are not independent). A yes/no
+        judge's only: spec health compares verdicts, and a rating is none."""
         code = self.statements.get((spec, statement_id))
         verdicts, human, inputs = [], [], []
-        for (group_spec, group_judge, _, _), (f, y, digests, statements) in sorted(self.groups.items()):
-            if code is None or (group_spec, group_judge) != (spec, judge):
+        for key, (f, y, digests, statements) in sorted(self.groups.items()):
+            if code is None or key[:2] != (spec, judge) or self.modes.get(key, Mode.BINARY) != Mode.BINARY:
                 continue
             labels = np.frombuffer(y, dtype=np.int8)
             mine = (np.frombuffer(statements, dtype=np.int32) == code) & (labels != UNLABELLED)
@@ -242,6 +312,9 @@ class LabelTally:
                         clusters=clusters.reshape(-1),
                         strata=strata.reshape(-1),
                         guess=None if None in guess else np.asarray(guess, dtype=float),
+                        mode=self.modes.get(key, Mode.BINARY),
+                        inputs=np.frombuffer(inputs, dtype=np.int64),
+                        statements=np.frombuffer(statements, dtype=np.int32),
                     ),
                 )
             )
@@ -251,19 +324,31 @@ class LabelTally:
 def human_agreement(
     rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
 ) -> list[HumanAgreement]:
-    """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`)."""
+    """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`): the
+    share of labelled answers whose verdict agrees with the label (`agreement_interval`, as the judge card's
+    `human_accuracy`), and Cohen's kappa for a yes/no judge."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
-    for (spec, judge, model, _), verdicts, human in tally.arrays():  # variations pooled
-        labelled = human != UNLABELLED
+    agreed: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
+    where: dict[tuple[str, str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    modes: dict[tuple[str, str], str] = {}
+    for (spec, judge, model, _), group in tally.group_arrays():  # variations pooled
+        labelled = group.labels != UNLABELLED
+        modes[(spec, judge)] = group.mode
         for candidate in ("all", model):
-            pairs[(spec, judge, candidate)].append(np.column_stack([verdicts[labelled], human[labelled]]))
+            pairs[(spec, judge, candidate)].append(np.column_stack([group.verdicts[labelled], group.labels[labelled]]))
+            agreed[(spec, judge, candidate)].append(group.agreement(labelled))
+            where[(spec, judge, candidate)].append(group.labelled_clusters(labelled))
     found = []
     for (s, j, c), parts in sorted(pairs.items()):
-        both = np.concatenate(parts).astype(bool)
+        both = np.concatenate(parts)
         if not len(both):
             continue
-        agree = int((both[:, 0] == both[:, 1]).sum())
+        agreements = np.concatenate(agreed[(s, j, c)])
+        agree = int(agreements.sum())
+        likert = modes[(s, j)] == Mode.LIKERT
+        inputs, statements = (np.concatenate(column) for column in zip(*where[(s, j, c)], strict=True))
+        interval = agreement_interval(agreements, inputs, statements)
         found.append(
             HumanAgreement(
                 spec=s,
@@ -272,7 +357,12 @@ def human_agreement(
                 labelled=len(both),
                 agree=agree,
                 accuracy=agree / len(both),
-                kappa=cohen_kappa(both[:, 0].tolist(), both[:, 1].tolist()),
+                kappa=None if likert else cohen_kappa((both[:, 0] == 1).tolist(), (both[:, 1] == 1).tolist()),
+                accuracy_ci_low=interval[0] if interval else None,
+                accuracy_ci_high=interval[1] if interval else None,
+                accuracy_ci_method=interval[2] if interval else None,
+                rule=LIKERT_RULE if likert else BINARY_RULE,
+                kappa_note=LIKERT_KAPPA_NOTE if likert else None,
             )
         )
     return found

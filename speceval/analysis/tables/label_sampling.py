@@ -36,6 +36,7 @@ from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.reading.streamed import Survey, streamed_verdicts, survey
 from speceval.analysis.tables.human_labels import item_id, labellable, pick_items, sheet_row
 from speceval.analysis.tables.label_design import SheetFilter
+from speceval.defaults import Mode
 from speceval.errors import ConfigError
 
 
@@ -117,7 +118,10 @@ def statement_spreads(
     wrong: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     panel: dict[tuple[str, str], dict[str, set[bool]]] = defaultdict(lambda: defaultdict(set))
     judges: set[str] = set()
+    aimed_modes: set[str] = set()
     for row in _answers(paths, plan):
+        if aim.matches(row):
+            aimed_modes.add(row.mode)
         if row.outcome != "judged" or row.compliant is None:
             continue
         key, item = (row.spec, row.statement_id), item_id(row)
@@ -128,6 +132,11 @@ def statement_spreads(
                 wrong[key][1] += 1
         else:
             panel[key][item].add(bool(row.compliant))
+    if aimed_modes == {Mode.LIKERT}:
+        raise ConfigError(
+            "--allocation neyman spreads labels by a yes/no judge's errors, for its prediction-powered rate; the "
+            "verdicts aimed at are a Likert judge's, which has none: use --allocation equal or proportional"
+        )
     if pilot is None:
         if len(judges) < 2:
             raise ConfigError("--allocation neyman needs a pilot of labels (--pilot SHEET) or two or more judges")

@@ -18,7 +18,7 @@ from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
 from speceval.analysis.tables.human_labels import checked_labels, item_id, label_records, labellable
-from speceval.analysis.tables.judge_quality import LabelTally, input_digest
+from speceval.analysis.tables.judge_quality import LabelTally, input_digest, tally_verdict
 from speceval.analysis.tables.label_design import check_design
 
 _Key = tuple[str, str, str]
@@ -26,8 +26,9 @@ _NONE = -1
 
 
 def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
-    """The judges' verdicts under `paths` (categorical judges' aside) with the human labels of `labels_path`, one
-    results file at a time. A malformed label or one that names no answer is an InputError naming its line."""
+    """The judges' verdicts under `paths` (yes/no and Likert judges'; panels' and categorical judges' aside) with
+    the human labels of `labels_path`, one results file at a time. A malformed label or one that names no answer is
+    an InputError naming its line."""
     records = label_records(labels_path)
     design = check_design(labels_path, records)  # a label the sheet's design did not draw is never weighed as if drawn
     wanted = {item: code for code, item in enumerate(dict.fromkeys(item for _, item, value in records if value))}
@@ -36,6 +37,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
     # as read and under its settings' variation, whether it is outside an experiment (variation default), and its
     # statement and variation (as read, and by settings) as codes of `names`, and its input's digest.
     verdicts: dict[_Key, tuple[array[int], ...]] = {}
+    modes: dict[_Key, str] = {}
     names: dict[str, int] = {}
     # Labels matched, per (spec, judge, candidate), outside an experiment or not, as read or by settings.
     matched: dict[tuple[_Key, bool, bool], set[str]] = defaultdict(set)
@@ -53,13 +55,15 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             for by_settings, item in ((False, plain), (True, apart)):
                 if item in wanted:
                     matched[(key, default, by_settings)].add(item)
-            if row.outcome == "judged" and row.compliant is not None:
+            verdict = tally_verdict(row)
+            if verdict is not None:
+                modes[key] = row.mode
                 columns = verdicts.setdefault(
                     key,
                     (array("b"), array("i"), array("i"), array("b"), array("i"), array("q"), array("i"), array("i")),
                 )
                 f, as_read, as_settings, outside, statement, text, variation, settings = columns
-                f.append(int(row.compliant))
+                f.append(verdict)
                 as_read.append(wanted.get(plain, _NONE))
                 as_settings.append(wanted.get(apart, _NONE))
                 outside.append(int(default))
@@ -86,10 +90,11 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             code = settings_code if apart_here else read_code
             tally.add(
                 (*key, texts[settings if apart_here else variation]),
-                bool(verdict),
+                verdict,
                 None if code == _NONE else labels.get(label_names[code]),
                 texts[statement],
                 text,
+                modes[key],
             )
     return tally
 

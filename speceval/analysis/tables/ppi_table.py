@@ -5,6 +5,13 @@ beside it.
 PPI++ (the power-tuned weight) is not reported: on the label sheet's own draws it covered 0.78-0.92, and 0.42 at a
 0.97 rate with 20 labels (its weight goes to 0 when every label is compliant and the interval to [1, 1]).
 `speceval.analysis.tables.judge_quality.ppi_plus_plus` stays for users who want it on their own data.
+
+A Likert judge has no row. PPI corrects the rate the judge reports with the labels' disagreement with it; a Likert
+judge reports a mean rating, and the labels say yes or no, not a rating, so nothing here corrects its mean. A row
+would have to cut its ratings into a yes/no first (where would a 3 go?) and print a "judge rate" the judge never
+reported, corrected to the people's rate, which the labels alone and a yes/no judge's row estimate already. Its
+labels still count where they belong: an answer it judged that a yes/no judge judged too is that judge's labelled
+answer (a label names the answer, not the judge), weighed by that judge's own N_h/n_h.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from speceval.analysis.statistics.ppi import stratified_ppi
 from speceval.analysis.statistics.registry import method
 from speceval.analysis.statistics.rogan_gladen import rogan_gladen
 from speceval.analysis.tables.judge_quality import UNLABELLED, LabelTally
+from speceval.defaults import Mode
 
 
 class PpiRate(BaseModel):
@@ -42,13 +50,15 @@ class PpiRate(BaseModel):
 
 
 def ppi_rates(rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None) -> list[PpiRate]:
-    """Per spec, judge, candidate and variation (the judge's verdicts as f, the labels as y; from rows and labels,
-    or a `LabelTally`)."""
+    """Per spec, judge, candidate and variation of a yes/no judge (the judge's verdicts as f, the labels as y; from
+    rows and labels, or a `LabelTally`)."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     results = []
     ppi_method = method("ppi")
     corrected_method = method("bias_corrected_rate", draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED)
     for (spec, judge, candidate, variation), group in tally.group_arrays():
+        if group.mode != Mode.BINARY:
+            continue  # a rating is no rate to correct (the module's docstring)
         f = group.verdicts.astype(float)
         labelled = group.labels != UNLABELLED
         y = group.labels.astype(float)

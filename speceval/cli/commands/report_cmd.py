@@ -269,8 +269,7 @@ def _label_sheet(args: argparse.Namespace) -> int:
     if not sheet:
         raise ConfigError(
             f"nothing to label under {', '.join(str(path) for path in args.paths)}: its judges are "
-            "categorical or Likert (neither gives a yes/no verdict that a label "
-            "could agree with)"
+            "categorical (a category is neither a yes/no nor a rating that a label could agree with)"
         )
     write_label_sheet(args.out, sheet)
     design = write_design(args.out, design_of(population, sheet, args.n, args.seed, aim, args.allocation, spreads))

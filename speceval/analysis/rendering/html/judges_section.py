@@ -16,6 +16,7 @@ from speceval.analysis.rendering.html.html_parts import record_table as _record_
 from speceval.analysis.rendering.html.html_parts import table as _table
 from speceval.analysis.tables.judge_checks import UPPER_BOUND_NOTE
 from speceval.analysis.tables.panel import TIES_RULE
+from speceval.judging.canaries import LIKERT_RULE
 
 
 def judges_section(data: ReportData) -> str:
@@ -116,12 +117,27 @@ def judge_checks_section(data: ReportData) -> str:
             )
         parts.append(_home_provider(data))
     if data.human_agreement:
-        parts.append('<h2 id="human-labels">Judges against human labels</h2>')
+        rules = sorted({a.rule for a in data.human_agreement})
+        parts.append(
+            '<h2 id="human-labels">Judges against human labels</h2><p class="note">Accuracy: the share of labelled '
+            "answers whose verdict agrees with the label (95%: Wilson where each input has one labelled answer, else "
+            "clustered by input, since an input's candidates and runs are not independent). "
+            + html.escape("; ".join(f"{'Likert' if r == LIKERT_RULE else 'yes/no'} judges: {r}" for r in rules))
+            + (
+                ". A Likert judge has no prediction-powered rate: it reports a mean rating, no rate the labels correct"
+                if LIKERT_RULE in rules
+                else ""
+            )
+            + ".</p>"
+        )
         parts.append(
             _table(
-                ["spec", "judge", "candidate", "labelled", "agree", "accuracy", "kappa"],
+                ["spec", "judge", "candidate", "labelled", "agree", "accuracy", "95% CI", "kappa", "note"],
                 (
-                    [a.spec, a.judge, a.candidate, a.labelled, a.agree, a.accuracy, a.kappa]
+                    [
+                        *[a.spec, a.judge, a.candidate, a.labelled, a.agree, a.accuracy],
+                        *[_ci(a.accuracy_ci_low, a.accuracy_ci_high), a.kappa, a.kappa_note or ""],
+                    ]
                     for a in data.human_agreement
                 ),
             )
