@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from speceval.analysis.reading.card_verdicts import CardVerdicts
-from speceval.analysis.reading.rows import CanaryRow, ComplianceRow
+from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import codes_of, rate_interval
 from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
@@ -39,10 +39,11 @@ from speceval.analysis.tables.judge_quality import (
     UNLABELLED,
     LabelTally,
     Leniency,
+    TallyGroup,
     agreement_interval,
+    kappa_with_people,
 )
 from speceval.analysis.tables.rankings import Consistency
-from speceval.analysis.tables.rates import judge_agreement
 from speceval.defaults import Mode
 
 TEMPERATURE_ZERO_NOTE = (
@@ -125,7 +126,7 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
     """Accuracy and Cohen's kappa against the labels per (spec, judge), candidates and variations pooled."""
     if tally is None:
         return {}
-    pooled: dict[tuple[str, str], list[ComplianceRow]] = defaultdict(list)
+    pooled: dict[tuple[str, str], list[tuple[str, str, TallyGroup, np.ndarray]]] = defaultdict(list)
     # Per (spec, judge): each labelled answer's agreement, input and statement (its accuracy's interval).
     agreed: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = defaultdict(list)
     likert: set[tuple[str, str]] = set()
@@ -136,13 +137,8 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
         agreed[(spec, judge)].append((group.agreement(labelled), *group.labelled_clusters(labelled)))
         if group.mode == Mode.LIKERT:
             likert.add((spec, judge))
-            continue  # no kappa: no rows for it
-        for index in labelled:
-            # Each labelled answer twice, as the judge's verdict and as the person's: the agreement table's kappa
-            # (and its cluster bootstrap by input) with the human as the second rater.
-            cluster = f"{candidate}\x00{variation}\x00{group.clusters[index]}"
-            for rater, value in (("judge", group.verdicts[index]), ("human", group.labels[index])):
-                pooled[(spec, judge)].append(_row(spec, rater, str(group.strata[index]), cluster, bool(value)))
+            continue  # no kappa
+        pooled[(spec, judge)].append((candidate, variation, group, labelled))
     found: dict[tuple[str, str], dict[str, object]] = {}
     for key, parts in agreed.items():
         agreements, inputs, statements = (np.concatenate(part) for part in zip(*parts, strict=True))
@@ -154,8 +150,7 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
         if key in likert:
             found[key] = {**accuracy, "human_kappa_note": LIKERT_KAPPA_NOTE}
             continue
-        rows = pooled[key]
-        kappa = next(iter(judge_agreement(rows)), None)
+        kappa = kappa_with_people(pooled[key])
         found[key] = {
             **accuracy,
             "human_kappa": Estimate(
@@ -166,24 +161,6 @@ def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]
             "human_kappa_informative": kappa.kappa_informative if kappa else None,
         }
     return found
-
-
-def _row(spec: str, rater: str, statement: str, cluster: str, compliant: bool) -> ComplianceRow:
-    return ComplianceRow(
-        spec=spec,
-        judge=rater,
-        model="card",
-        statement_id=statement,
-        mode="binary",
-        prompt_version="card",
-        input=cluster,
-        output=cluster,
-        outcome="judged",
-        compliant=compliant,
-        confidence=None,
-        rating=None,
-        source="card",
-    )
 
 
 def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:

@@ -39,9 +39,10 @@ from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.codes import dense
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.registry import LENIENCY
-from speceval.analysis.statistics.stats import Z95, cohen_kappa
+from speceval.analysis.statistics.stats import Z95
 from speceval.analysis.tables.human_labels import item_id
 from speceval.analysis.tables.panel import PANEL
+from speceval.analysis.tables.rates import Agreement, judge_agreement
 from speceval.defaults import Mode, model_family
 from speceval.judging.canaries import LIKERT_RULE, likert_agrees
 
@@ -176,6 +177,9 @@ class HumanAgreement(BaseModel):
     accuracy_ci_low: float | None = None
     accuracy_ci_high: float | None = None
     accuracy_ci_method: str | None = None
+    kappa_ci_low: float | None = None
+    kappa_ci_high: float | None = None
+    kappa_ci_method: str | None = Field(default=None, description="the judge card's: a cluster bootstrap over inputs")
     rule: str = Field(default=BINARY_RULE, description="how the judge's verdict is read against a yes/no label")
     kappa_note: str | None = Field(default=None, description="why there is no kappa, when there is none")
 
@@ -332,13 +336,15 @@ def human_agreement(
     agreed: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
     where: dict[tuple[str, str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     modes: dict[tuple[str, str], str] = {}
-    for (spec, judge, model, _), group in tally.group_arrays():  # variations pooled
+    judged: dict[tuple[str, str, str], list[tuple[str, str, TallyGroup, np.ndarray]]] = defaultdict(list)
+    for (spec, judge, model, variation), group in tally.group_arrays():  # variations pooled
         labelled = group.labels != UNLABELLED
         modes[(spec, judge)] = group.mode
         for candidate in ("all", model):
             pairs[(spec, judge, candidate)].append(np.column_stack([group.verdicts[labelled], group.labels[labelled]]))
             agreed[(spec, judge, candidate)].append(group.agreement(labelled))
             where[(spec, judge, candidate)].append(group.labelled_clusters(labelled))
+            judged[(spec, judge, candidate)].append((model, variation, group, np.flatnonzero(labelled)))
     found = []
     for (s, j, c), parts in sorted(pairs.items()):
         both = np.concatenate(parts)
@@ -349,6 +355,7 @@ def human_agreement(
         likert = modes[(s, j)] == Mode.LIKERT
         inputs, statements = (np.concatenate(column) for column in zip(*where[(s, j, c)], strict=True))
         interval = agreement_interval(agreements, inputs, statements)
+        kappa = None if likert else kappa_with_people(judged[(s, j, c)])  # the card's, with its interval
         found.append(
             HumanAgreement(
                 spec=s,
@@ -357,15 +364,52 @@ def human_agreement(
                 labelled=len(both),
                 agree=agree,
                 accuracy=agree / len(both),
-                kappa=None if likert else cohen_kappa((both[:, 0] == 1).tolist(), (both[:, 1] == 1).tolist()),
+                kappa=None if kappa is None else kappa.kappa,
                 accuracy_ci_low=interval[0] if interval else None,
                 accuracy_ci_high=interval[1] if interval else None,
                 accuracy_ci_method=interval[2] if interval else None,
+                kappa_ci_low=None if kappa is None else kappa.ci_low,
+                kappa_ci_high=None if kappa is None else kappa.ci_high,
+                kappa_ci_method=None if kappa is None else kappa.ci_method,
                 rule=LIKERT_RULE if likert else BINARY_RULE,
                 kappa_note=LIKERT_KAPPA_NOTE if likert else None,
             )
         )
     return found
+
+
+def kappa_with_people(labelled: Iterable[tuple[str, str, TallyGroup, np.ndarray]]) -> Agreement | None:
+    """Cohen's kappa of a yes/no judge against the people (the person the second rater), with the agreement
+    table's cluster bootstrap by input: `labelled` holds (candidate, variation, a group of the judge's verdicts,
+    the indices of its labelled ones). Each labelled answer is its own item (a run's, a turn's), and an input is one
+    cluster across candidates, variations and runs (their answers to it are not independent; the card clustered
+    each candidate's apart)."""
+    rows = []
+    for candidate, variation, group, indices in labelled:
+        inputs, statements = group.labelled_clusters(indices)
+        for index, digest, statement in zip(indices.tolist(), inputs.tolist(), statements.tolist(), strict=True):
+            answer = f"{candidate}\x00{variation}\x00{index}"
+            for rater, value in (("judge", group.verdicts[index]), ("human", group.labels[index])):
+                rows.append(_rater_row(rater, str(statement), str(digest), answer, bool(value)))
+    return next(iter(judge_agreement(rows)), None) if rows else None
+
+
+def _rater_row(rater: str, statement: str, cluster: str, answer: str, compliant: bool) -> ComplianceRow:
+    return ComplianceRow(
+        spec="labels",
+        judge=rater,
+        model="labels",
+        statement_id=statement,
+        mode="binary",
+        prompt_version="labels",
+        input=cluster,
+        output=answer,
+        outcome="judged",
+        compliant=compliant,
+        confidence=None,
+        rating=None,
+        source="labels",
+    )
 
 
 def ppi_mean(

@@ -121,7 +121,8 @@ def judge_checks_section(data: ReportData) -> str:
         parts.append(
             '<h2 id="human-labels">Judges against human labels</h2><p class="note">Accuracy: the share of labelled '
             "answers whose verdict agrees with the label (95%: Wilson where each input has one labelled answer, else "
-            "clustered by input, since an input's candidates and runs are not independent). "
+            "clustered by input, since an input's candidates and runs are not independent); kappa's: a cluster "
+            "bootstrap over inputs, as the judge card's. "
             + html.escape("; ".join(f"{'Likert' if r == LIKERT_RULE else 'yes/no'} judges: {r}" for r in rules))
             + (
                 ". A Likert judge has no prediction-powered rate: it reports a mean rating, no rate the labels correct"
@@ -132,11 +133,12 @@ def judge_checks_section(data: ReportData) -> str:
         )
         parts.append(
             _table(
-                ["spec", "judge", "candidate", "labelled", "agree", "accuracy", "95% CI", "kappa", "note"],
+                ["spec", "judge", "candidate", "labelled", "agree", "accuracy", "95% CI", "kappa", "95% CI", "note"],
                 (
                     [
                         *[a.spec, a.judge, a.candidate, a.labelled, a.agree, a.accuracy],
-                        *[_ci(a.accuracy_ci_low, a.accuracy_ci_high), a.kappa, a.kappa_note or ""],
+                        *[_ci(a.accuracy_ci_low, a.accuracy_ci_high), a.kappa, _ci(a.kappa_ci_low, a.kappa_ci_high)],
+                        a.kappa_note or "",
                     ]
                     for a in data.human_agreement
                 ),
