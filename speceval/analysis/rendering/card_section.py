@@ -102,7 +102,16 @@ def _lines_sentence(data: ReportData) -> str:
     return (
         f"Lines: {lines}. A check whose measure has no data here is listed as not measured and neither passes nor "
         "fails the entry. Intervals: each cell's method is in judge_card.csv (`*_ci_method`, from the registry)."
+        + (SHEET_NOTE if any(r.human_labelled for r in data.judge_card) else "")
     )
+
+
+SHEET_NOTE = (
+    " Human accuracy is over the labelled answers as the label sheet drew them (statement by statement in turn, not "
+    "in proportion to each statement's answers): it describes those answers, not every answer the judge judged; "
+    "ppi.csv weighs the labels by the sheet's design."
+)
+"""Said where a card shows human accuracy: an unweighted share of a stratified draw is the sample's, not the study's."""
 
 
 def card_markdown(data: ReportData) -> list[str]:
