@@ -27,6 +27,7 @@ CHANGEABLE_KEYS = REPORT_ONLY_KEYS | {
     "judge_card.min_retest_agreement",
     "judge_card.max_wording_excess",
     "judge_card.min_human_kappa",
+    "judge_card.min_human_accuracy",
 }
 """Keys (dotted: `engine.poll_interval`) a started experiment may change without a new output_dir."""
 

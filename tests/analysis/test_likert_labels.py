@@ -171,3 +171,23 @@ def test_an_inputs_several_labelled_answers_are_one_cluster_of_the_accuracys_int
     one = per_candidate[0]
     assert pooled.accuracy == one.accuracy
     assert pooled.accuracy_ci_high - pooled.accuracy_ci_low >= 0.9 * (one.accuracy_ci_high - one.accuracy_ci_low)
+
+
+def test_a_likert_judge_can_be_held_to_a_human_accuracy_line(tmp_path: Path) -> None:
+    """`min_human_accuracy` (optional, off by default): the one human line a Likert judge can be held to (it has no
+    kappa); a card that does not set it checks nothing about accuracy."""
+    from speceval.analysis.tables.card_records import JudgeCardLines
+    from speceval.analysis.tables.judge_card import card_lines, judge_card
+
+    write_judge(tmp_path, "k", "likert", RATINGS)
+    rows = load_verdicts([tmp_path]).compliance
+    tally = LabelTally.of_rows(rows, {item_id(r): True for r in rows})  # every answer labelled yes
+    agrees = sum(likert_agrees(r, True) for r in RATINGS) / len(RATINGS)  # the 4s and 5s: 6 of 12
+    assert "min_human_accuracy" not in card_lines(JudgeCardLines(), None)  # not set: not in force
+    for line, passes in ((agrees - 0.01, True), (agrees + 0.01, False)):
+        lines = card_lines(JudgeCardLines(min_human_accuracy=line), None)
+        [card] = judge_card([("s", "k")], [], [], tally, [], [], {}, lines)
+        assert card.human_accuracy.value == pytest.approx(agrees) and card.passes is passes
+        assert passes or card.failed_checks == [f"human_accuracy {agrees:.3f} < min_human_accuracy {line:g}"]
+    with pytest.raises(ValueError, match="min_human_accuracy"):
+        JudgeCardLines(min_human_accuracy=1.5)

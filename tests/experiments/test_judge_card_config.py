@@ -22,6 +22,7 @@ def test_the_defaults_resend_a_tenth_and_reword_nothing() -> None:
         "min_retest_agreement": 0.9,
         "max_wording_excess": 0.1,
         "min_human_kappa": 0.4,
+        "min_human_accuracy": None,  # optional: not checked unless the study names it
     }
 
 

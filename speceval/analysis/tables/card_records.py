@@ -55,6 +55,13 @@ class JudgeCardLines(BaseModel):
     min_human_kappa: float = Field(
         default=DEFAULT_MIN_HUMAN_KAPPA, ge=-1, le=2, description="Cohen's kappa against human labels, at least"
     )
+    min_human_accuracy: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="the share of labelled answers the judge agrees with, at least (none: not checked; the only human "
+        "line a Likert judge can be held to, which has no kappa)",
+    )
 
 
 class JudgeCardSettings(JudgeCardLines):

@@ -56,6 +56,7 @@ CHECKS = (
     ("retest", "min_retest_agreement", "<"),
     ("wording_excess", "max_wording_excess", ">"),
     ("human_kappa", "min_human_kappa", "<"),
+    ("human_accuracy", "min_human_accuracy", "<"),
 )
 """(the card's measure, the line it is held to, failing when the measure is on this side of the line); a check
 names its measure by its column (`canary_accuracy`)."""
@@ -113,9 +114,10 @@ def _checked(row: JudgeCardRow, lines: dict[str, float]) -> JudgeCardRow:
 
 
 def card_lines(lines: JudgeCardLines | None, min_canary_accuracy: float | None) -> dict[str, float]:
-    """The lines in force: the card's (all four), else the top-level `min_canary_accuracy` alone, else none."""
+    """The lines in force: the card's (its four, and `min_human_accuracy` where set), else the top-level
+    `min_canary_accuracy` alone, else none."""
     if lines is not None:
-        found = lines.model_dump()
+        found = lines.model_dump(exclude_none=True)  # an optional line not set is not in force
         if min_canary_accuracy is not None and "min_canary_accuracy" not in lines.model_fields_set:
             found["min_canary_accuracy"] = min_canary_accuracy  # the older key, when the card does not set its own
         return found
