@@ -359,6 +359,20 @@ class ExperimentConfig(_Strict):
             return SimulatedUser.model_validate(value) if value is not None else None
         return self.simulated_user
 
+    @model_validator(mode="after")
+    def _card_takes_the_top_level_canary_line(self) -> ExperimentConfig:
+        # A `judge_card:` block that sets no min_canary_accuracy of its own takes the top-level one. Resolved here,
+        # once: the card's lines were copied with every default set (`JudgeCardSettings.lines`, and experiment.json
+        # dumps them all), so the card's 0.8 silently replaced a study's top-level 0.99 in its own report.
+        card = self.judge_card
+        if (
+            card is not None
+            and self.min_canary_accuracy is not None
+            and "min_canary_accuracy" not in card.model_fields_set
+        ):
+            self.judge_card = card.model_copy(update={"min_canary_accuracy": self.min_canary_accuracy})
+        return self
+
     @model_validator(mode="before")
     @classmethod
     def _output_dir_given(cls, data: object) -> object:

@@ -58,3 +58,25 @@ def test_the_users_own_rewordings_are_read_or_refused_naming_the_statement(tmp_p
     path.write_text("[", encoding="utf-8")
     with pytest.raises(InputError, match="paraphrases_file"):
         read_user_paraphrases(path, ["a"], 1)
+
+
+@pytest.mark.parametrize(("card", "line"), [({"retest": 0}, 0.99), ({"retest": 0, "min_canary_accuracy": 0.7}, 0.7)])
+def test_a_card_without_its_own_canary_line_takes_the_top_level_one(card: dict[str, object], line: float) -> None:
+    """The card's lines were copied with every default set, so a `judge_card:` block's 0.8 replaced a study's
+    top-level `min_canary_accuracy: 0.99` in its own report (and in experiment.json, read back by `speceval report`);
+    a card that names its own line keeps it."""
+    from speceval.experiments.config import ExperimentConfig
+
+    given = {
+        "experiment_name": "card",
+        "output_dir": "out",
+        "specs": [{"name": "s", "spec_path": "spec.jsonl"}],
+        "candidates": [{"model": "gpt-4.1-mini-2025-04-14"}],
+        "judges": [{"model": "gpt-4.1-2025-04-14"}],
+        "min_canary_accuracy": 0.99,
+        "judge_card": card,
+    }
+    config = ExperimentConfig.model_validate(given)
+    assert config.judge_card is not None and config.judge_card.lines().min_canary_accuracy == line
+    recorded = ExperimentConfig.model_validate(config.model_dump(mode="json"))  # as experiment.json keeps it
+    assert recorded.judge_card is not None and recorded.judge_card.lines().min_canary_accuracy == line

@@ -148,6 +148,20 @@ def labels_aimed(sheet: Path, report: Path, aim: dict[str, str], labelled: int) 
     return failures
 
 
+def human_line_held(report: Path, line: float) -> list[str]:
+    """The card's `min_human_accuracy` line in the labelled report: every entry with a human accuracy fails it exactly
+    when the accuracy is under the line (judge_card.csv's `failed_checks`)."""
+    failures, held = [], 0
+    for row in _rows(report / "judge_card.csv"):
+        if not row["human_accuracy"]:
+            continue
+        held += 1
+        below, failed = float(row["human_accuracy"]) < line, "min_human_accuracy" in row["failed_checks"]
+        if below != failed:
+            failures.append(f"judge_card.csv {row['judge']}: human accuracy {row['human_accuracy']}, failed {failed}")
+    return failures if held else ["judge_card.csv: no entry has a human accuracy with --labels"]
+
+
 def likert_labels_counted(sheet: Path, report: Path, aim: dict[str, str]) -> list[str]:
     """A Likert entry aimed at: `human_agreement.csv`'s pooled row of it counts the sheet's labels of answers it
     rated and, by hand here from the verdict files, those it agrees with (4-5 on a yes, 1-2 on a no, a 3 never), its

@@ -87,7 +87,10 @@ AUDITOR = (
 GATED = (
     "min_canary_accuracy: 0.99\nhealth:\n  fail_below: 0.9\n  pass_above: 0.5\n"
     "metrics:\n  digits:\n    source: answer\n    regex: '(\\d+)'\n    type: int\n"
+    # the card's lines without its re-sends, and the optional human-accuracy line (checked where labels are aimed)
+    "judge_card:\n  retest: 0\n  min_human_accuracy: 0.6\n"
 )
+HUMAN_LINE = 0.6  # GATED's min_human_accuracy
 GENERATED = "inputs:\n  generator: gpt-4.1-mini-2025-04-14\n  per_statement: 1\n  max_rounds: 2\n"
 TIGHT_USD, RAISED_USD = 0.05, 1000.0  # a tight budget when the plan shows no job bound; then more than all of it
 SECONDS_PER_REQUEST = 1.0  # the watchdog's bound per request the dry run plans, generous for a loaded two-core machine
@@ -225,7 +228,9 @@ def label_aim(out: Path) -> dict[str, str] | None:
     return found.get("binary") or found.get("likert")
 
 
-def check_labels(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
+def check_labels(
+    folder: Path, env: dict[str, str], bound: float = BASE_SECONDS, human_line: float | None = None
+) -> list[str]:
     """Aim a sheet (`speceval label-sheet --judge --scope --candidate --variation`), fill it, report with it."""
     aim, sheet = label_aim(folder / "out"), folder / "labels.csv"
     flags = [f"--{k}={v}" for k, v in (aim or {}).items() if k != "mode"]
@@ -238,7 +243,8 @@ def check_labels(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS)
     code, shown = _speceval(["report", "out", "--labels", sheet.name, "--out", "labelled"], folder, env, bound)
     if code != 0:
         return [f"report --labels: exit {code}: {shown[-1:]}"]
-    return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled)
+    held = checks_flow.human_line_held(folder / "labelled", human_line) if human_line is not None else []
+    return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled) + held
 
 
 def check_rerender(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:
@@ -329,7 +335,8 @@ def run_one(
         "report_rerenders": lambda: check_rerender(folder, env, bound),
     }
     if config.get("labels", "none") == "aimed":
-        invariants["labels_aimed"] = lambda: check_labels(folder, env, bound)
+        line = HUMAN_LINE if config.get("report") == "gated" else None
+        invariants["labels_aimed"] = lambda: check_labels(folder, env, bound, line)
     if "export" in config:
         invariants[f"export_{config['export']}"] = lambda: check_export(config["export"], folder, env, bound)
     for name, check in invariants.items() if code == 0 else ():
