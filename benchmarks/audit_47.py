@@ -17,7 +17,7 @@ miss: a reference must answer to be one) and width, and speceval's width / the n
 Flags: `LOW` (coverage under 0.93), `WIDE` (ratio over 1.5), `NONE` (no interval on over 10% of draws), `POWER`
 (the plan's power under 0.77 at its own minimum detectable difference). Everything is synthetic.
 
-    PYTHONPATH=. python benchmarks/audit_47.py --draws 400 --seed 47 [--family NAME] [--json out.json]
+    PYTHONPATH=. python benchmarks/audit_47.py --draws 1000 --seed 47 [--family NAME] [--json out.json]
 """
 
 from __future__ import annotations
@@ -174,9 +174,10 @@ def cluster_means(y: np.ndarray) -> np.ndarray:
     return means
 
 
-def effective_size(y: np.ndarray) -> tuple[float, float]:
+def effective_size(y: np.ndarray, cap: float | None = None) -> tuple[float, float]:
     """(rate, effective size): n / design effect with the cluster-robust (CR1) variance of the rate, inputs as
-    clusters; the size is between the inputs G and the verdicts n, and G at a rate of 0 or 1 (nothing measures the
+    clusters; the size is between the inputs G and the verdicts n (or `cap`: a panel's share is worth up to its
+    judges' verdicts), and G at a rate of 0 or 1 (nothing measures the
     design effect there, so the conservative count of independent inputs)."""
     g, n = y.shape[0], y.size
     p = float(y.mean())
@@ -185,7 +186,7 @@ def effective_size(y: np.ndarray) -> tuple[float, float]:
     residual = (y.reshape(g, -1) - p).sum(axis=1)
     variance = g / (g - 1) * float((residual**2).sum()) / n**2
     size = p * (1 - p) / variance if variance > 0 else float(n)
-    return p, min(float(n), max(float(g), size))
+    return p, min(float(n) if cap is None else cap, max(float(g), size))
 
 
 def t_on_means(means: np.ndarray, lo: float = -math.inf, hi: float = math.inf) -> Bounds:
@@ -210,10 +211,10 @@ def percentile(values: np.ndarray) -> Bounds:
     return float(low), float(high)
 
 
-def rate_references(y: np.ndarray, rng: np.random.Generator) -> dict[str, Bounds]:
+def rate_references(y: np.ndarray, rng: np.random.Generator, cap: float | None = None) -> dict[str, Bounds]:
     """The rate references: each binomial interval at the design-effect effective size, the cluster bootstrap's
     percentile interval and t on the inputs' means."""
-    p, size = effective_size(y)
+    p, size = effective_size(y, cap)
     found = {f"{name}@neff": ref(p * size, size) for name, ref in RATE_REFS.items()}
     means = cluster_means(y)
     found["cluster-bootstrap"] = percentile(boot_counts(rng, len(means)) @ means / len(means))
@@ -386,6 +387,21 @@ def pooled_scenarios() -> list[Scenario]:
             return (None if found is None else found[:2]), rate_references(y, rng)
 
         found.append(Scenario(family="pooled", name=f"{inputs}x{runs} p={p} icc={icc}", truth=p, draw=draw))
+    for inputs, judges, p, icc in [(100, 3, 0.99, 0.5), (30, 3, 0.9, 0.3), (10, 5, 0.95, 0.7)]:
+
+        def panel(
+            rng: np.random.Generator, inputs: int = inputs, judges: int = judges, p: float = p, icc: float = icc
+        ) -> Drawn:
+            # A panel's verdict on an answer: the share of `judges` judges finding it compliant (one run), the
+            # judges' verdicts on one answer alike at icc (beta-binomial over the judges).
+            shares = beta_binomial_inputs(rng, inputs, judges, p, icc).mean(axis=1)
+            found = rate_interval(shares.tolist(), list(range(inputs)))
+            return (None if found is None else found[:2]), rate_references(
+                shares[:, None], rng, cap=float(inputs * judges)
+            )
+
+        name = f"panel of {judges} judges' shares {inputs}x1 p={p} icc={icc}"
+        found.append(Scenario(family="pooled", name=name, truth=p, draw=panel))
     return found
 
 
@@ -1100,7 +1116,7 @@ def print_row(row: Row, verbose: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--draws", type=int, default=400, help="draws a scenario (costly families take fewer)")
+    parser.add_argument("--draws", type=int, default=1000, help="draws a scenario (costly families take fewer)")
     parser.add_argument("--seed", type=int, default=47)
     parser.add_argument("--family", action="append", help=f"one of {', '.join([*FAMILIES, 'plan-power'])}")
     parser.add_argument("--json", help="write the rows here")
