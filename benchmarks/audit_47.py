@@ -1114,12 +1114,34 @@ def print_row(row: Row, verbose: bool) -> None:
             print(f"{'':15}{name:36} cover {c:.3f} width {_fmt(w)}")
 
 
+def markdown(rows: list[Row]) -> str:
+    """The rows as RESULTS.md prints them: one line a scenario, the narrowest covering reference named."""
+    lines = [
+        "| family | scenario | truth | draws | coverage ± MC SE | no interval | mean width "
+        "| narrowest reference covering ≥ 0.93: width (coverage) | width ÷ it | flags |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.family == "plan-power":
+            cells = [r.family, r.name, "power ≥ 0.77", str(r.draws), f"{_fmt(r.coverage)} ± {_fmt(r.mc_se)}"]
+            lines.append("| " + " | ".join(cells + ["", "", "", "", " ".join(r.flags)]) + " |")
+            continue
+        best = f"{r.best}: {_fmt(r.references[r.best][1])} ({r.references[r.best][0]:.3f})" if r.best else "none covers"
+        cells = [
+            r.family, r.name, f"{r.truth:.4f}", str(r.draws), f"{_fmt(r.coverage)} ± {_fmt(r.mc_se)}",
+            f"{r.none_share:.2f}", _fmt(r.width), best, _fmt(r.ratio, 2), " ".join(r.flags),
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--draws", type=int, default=1000, help="draws a scenario (costly families take fewer)")
     parser.add_argument("--seed", type=int, default=47)
     parser.add_argument("--family", action="append", help=f"one of {', '.join([*FAMILIES, 'plan-power'])}")
     parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--markdown", help="write the rows here as a markdown table (RESULTS.md's)")
     parser.add_argument("--uncapped", action="store_true", help="every row at --draws (costly rows are capped)")
     parser.add_argument("--only", help="only scenarios whose name contains this")
     parser.add_argument("--verbose", action="store_true", help="print every reference's coverage and width")
@@ -1151,6 +1173,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  FLAG {' '.join(r.flags):10} {r.family}: {r.name} cover {_fmt(r.coverage)}"
             f" ratio {_fmt(r.ratio, 2)} none {r.none_share:.2f}"
         )
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as out:
+            out.write(markdown(rows))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump([r.model_dump() for r in rows], out, indent=1)

@@ -65,3 +65,10 @@ def test_pooled_family_runs_through_the_library() -> None:
     assert row.coverage is not None and row.coverage >= 0.8
     assert set(row.references) >= {"wilson@neff", "jeffreys@neff", "cluster-bootstrap", "t-input-means"}
     assert row.width is not None and math.isfinite(row.width)
+
+
+def test_markdown_names_the_narrowest_covering_reference() -> None:
+    row = audit.measure(_planted((0.0, 1.0)), draws=5, seed=1)
+    table = audit.markdown([row]).splitlines()
+    assert len(table) == 3
+    assert "| exact: 0.200 (1.000) | 5.00 | WIDE |" in table[2]
