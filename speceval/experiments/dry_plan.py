@@ -85,7 +85,7 @@ def plan_experiment(
                     usage_of(prompt, 0, inputs.count, min(max_tokens, EXPECTED_OUTPUT_TOKENS)),
                     usage_of(prompt, 0, inputs.count, max_tokens, framing=True),
                 )
-                _later_rounds(later, config, run, inputs, max_tokens, batch_size, prices)
+                _later_rounds(later, config, run, inputs, batch_size, prices)
     _judging(config, specs, groups, prices, lambda stage, _: tallies[stage])
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     stages[1:1] = [later[n].plan(f"generation round {n}") for n in sorted(later)] if "generation" in tallies else []
@@ -175,37 +175,66 @@ def max_answer_tokens(config: ExperimentConfig, run: GenerationRun) -> int:
     return int(run.settings.get("max_tokens", config.engine.max_tokens))
 
 
-def _later_rounds(
-    later: dict[int, Tally],
-    config: ExperimentConfig,
-    run: GenerationRun,
-    inputs: SpecInputs,
-    max_tokens: int,
-    batch_size: int,
-    prices: PriceTable,
-) -> None:
-    """Add a run's conversation rounds 2.. (candidate answers, and its simulated user's turns) to `later`, per
-    round: the bound of `speceval.conversations.estimate` (expected = bound: no answer length is known yet)."""
+class RoundBound(BaseModel):
+    """One model's requests in one later round of one run, at most, and their tokens at most."""
+
+    round: int
+    role: str  # "candidate" or "simulated user"
+    entry: ModelEntry
+    requests: int
+    usage: Usage
+
+
+def later_round_bounds(config: ExperimentConfig, run: GenerationRun, inputs: SpecInputs) -> list[RoundBound]:
+    """A run's conversation rounds 2.. per round and role, as sent (a round's user turns before its answers): the
+    bound of `speceval.conversations.estimate` (expected = bound: no answer length is known yet), each answer with
+    its variation's system prompt. The dry run's rounds and the tier plan's later rounds are both this (the plan
+    had a coarser copy, over the dry run's bound by half in a study with a simulated user)."""
     if inputs.inputs is None:
-        return
+        return []
     user = config.simulated_user_of(run.settings)
     follow_ups = run.settings.get("follow_ups")
     conversations = inputs.inputs.with_follow_ups(
         follow_ups if isinstance(follow_ups, list) else []
     ).with_simulated_user(user.max_turns if user is not None else None)
     if not conversations.has_conversations or conversations.max_rounds < 2:
-        return
+        return []
     statements = {s.id: s for s in inputs.spec.statements}
-    for bound in later_rounds(conversations, run.candidate.model, max_tokens, user, statements, per_round=True):
+    system = run.settings.get("system_prompt")
+    found = []
+    max_tokens = max_answer_tokens(config, run)
+    for bound in later_rounds(
+        conversations,
+        run.candidate.model,
+        max_tokens,
+        user,
+        statements,
+        per_round=True,
+        system_prompt=str(system) if system else None,
+    ):
         assert bound.round is not None  # per_round bounds name their round
+        answers = bound.role == "candidate"
         model = (
-            run.candidate
-            if bound.role == "candidate"
-            else ModelEntry(model=bound.model, org=user.org if user else None, tier=user.tier if user else None)
+            run.candidate if answers or user is None else ModelEntry(model=bound.model, org=user.org, tier=user.tier)
         )
         usage = Usage(input_tokens=bound.input_tokens, output_tokens=bound.output_tokens)
+        found.append(RoundBound(round=bound.round, role=bound.role, entry=model, requests=bound.requests, usage=usage))
+    return found
+
+
+def _later_rounds(
+    later: dict[int, Tally],
+    config: ExperimentConfig,
+    run: GenerationRun,
+    inputs: SpecInputs,
+    batch_size: int,
+    prices: PriceTable,
+) -> None:
+    """Add a run's conversation rounds 2.. (candidate answers, and its simulated user's turns) to `later`, per
+    round (`later_round_bounds`)."""
+    for bound in later_round_bounds(config, run, inputs):
         later.setdefault(bound.round, Tally(default_tier=config.engine.tier)).add(
-            bound.requests, batch_size, model, prices, usage, usage
+            bound.requests, batch_size, bound.entry, prices, bound.usage, bound.usage
         )
 
 

@@ -64,7 +64,9 @@ def _answered(run_dir: Path) -> list[dict]:
 
 def _journaled(round_dir: Path) -> dict[tuple[str, int], str]:
     """The answers a realtime round's journal holds: (statement, input index) -> the session that got it."""
-    lines = [json.loads(line) for p in round_dir.glob("realtime/*.jsonl") for line in p.read_text().splitlines()]
+    # Read while the run appends: only newline-terminated lines are whole (the last piece may be a write in progress,
+    # or torn by the kill, which the product's own journal reader skips too).
+    lines = [json.loads(line) for p in round_dir.glob("realtime/*.jsonl") for line in p.read_text().split("\n")[:-1]]
     return {(n["statement_id"], n["record"]["original_index"]): n["record"]["batch_id"] for n in lines}
 
 
