@@ -25,7 +25,7 @@ from speceval.batch.costs import PriceTable, estimate_prompt_tokens
 from speceval.conversations.estimate import later_rounds
 from speceval.defaults import Mode, Scope
 from speceval.engines.tier_plan import RoundPlan
-from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry
+from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, first_of_model
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.plan_inputs import SpecInputs, inputs_stages, read_inputs
 from speceval.experiments.plan_tally import EXPECTED_OUTPUT_TOKENS, StagePlan, Tally, usage_of
@@ -138,6 +138,7 @@ def _judging(
     """Every judging request of the study, counted `into` its tally: compliance per run, ranking per ordered pair,
     and each spec's examples (canaries) once per judge model and mode."""
     batch_size, judge_tokens = config.engine.batch_size, config.engine.max_tokens
+    rankers = first_of_model(config.judges)  # as the runner: a model listed at several scopes ranks once
     for group in groups:
         inputs = specs[group.spec.name]
         for j, judge in enumerate(config.judges):
@@ -147,7 +148,7 @@ def _judging(
                     _judge_requests(
                         into("compliance", j), inputs, judge, 1, answers, judge_tokens, batch_size, prices, shape
                     )
-            if "ranking" in config.stages:
+            if "ranking" in config.stages and any(judge is ranker for ranker in rankers):
                 for a, b in itertools.combinations(group.runs, 2):
                     answers = max(max_answer_tokens(config, a), max_answer_tokens(config, b))
                     for _ in range(2):  # both orders, each its own target
@@ -155,12 +156,13 @@ def _judging(
     if "compliance" in config.stages:
         # As build_tasks: none for a categorical judge (no known category to check an example against), and one
         # model's examples judged once per mode (by its first entry), shared with its other scopes.
-        canaried: dict[tuple[str, str | None, str], int] = {}
-        for j, judge in enumerate(config.judges):
-            if judge.mode != Mode.CATEGORIES:
-                canaried.setdefault((judge.model, judge.org, judge.mode), j)
+        canaried = [
+            j
+            for j, judge in enumerate(config.judges)
+            if judge.mode != Mode.CATEGORIES and any(judge is first for first in first_of_model(config.judges, True))
+        ]
         for inputs in specs.values():
-            for j in canaried.values():
+            for j in canaried:
                 _canary_requests(into("compliance", j), inputs, config.judges[j], judge_tokens, batch_size, prices)
 
 
