@@ -327,9 +327,12 @@ class StudyTiers:
         return self.plan is not None and given_tier(self.config, entry) is Tier.AUTO
 
 
-def _names(name: str, entry: ModelEntry) -> tuple[str, str]:
-    """The plan's names an entry's rounds may have: as the file lists it, or as a simulated user."""
-    return (name, f"{USER} {entry.model}")
+def _names(name: str, entry: ModelEntry) -> tuple[str]:
+    """The plan's name of an entry's rounds: as the file lists it (`candidates[1]`), else (a simulated user, which
+    the context names by its model) as a simulated user. Either, not both: a candidate of the user's model took
+    the user's rounds' tiers (sent at flex, or at standard's full price, where the plan said batch)."""
+    listed = name.startswith(("candidates[", "judges["))
+    return (name,) if listed else (f"{USER} {entry.model}",)
 
 
 def round_of(load: RoundLoad) -> int:
