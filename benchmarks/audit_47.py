@@ -473,11 +473,21 @@ def leniency_scenarios() -> list[Scenario]:
     return found
 
 
-def kappa_truth(prevalence: float, error: float) -> float:
-    positive = prevalence * (1 - error) + (1 - prevalence) * error
-    observed = (1 - error) ** 2 + error**2
-    chance = positive**2 + (1 - positive) ** 2
-    return (observed - chance) / (1 - chance)
+def kappa_truth(prevalence: float, error: float, error_b: float | None = None, lenient: float = 0.0) -> float:
+    """Cohen's kappa of the population 2 x 2 table: judge a flips the truth with `error`, judge b with `error_b`
+    (default the same), and b also calls a non-compliant answer compliant with `lenient` (independently given
+    the truth)."""
+    error_b = error if error_b is None else error_b
+    table = np.zeros((2, 2))
+    for true, weight in ((1, prevalence), (0, 1 - prevalence)):
+        a_yes = 1 - error if true else error
+        b_yes = 1 - error_b if true else error_b + (1 - error_b) * lenient
+        for i, pa in ((1, a_yes), (0, 1 - a_yes)):
+            for j, pb in ((1, b_yes), (0, 1 - b_yes)):
+                table[i, j] += weight * pa * pb
+    observed = table[0, 0] + table[1, 1]
+    chance = float(table[1].sum() * table[:, 1].sum() + table[0].sum() * table[:, 0].sum())
+    return float((observed - chance) / (1 - chance))
 
 
 def kappa_references(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> dict[str, Bounds]:
@@ -533,16 +543,27 @@ def donner_eliasziw(both: float, only_a: float, only_b: float, neither: float) -
 
 def kappa_scenarios() -> list[Scenario]:
     found = []
-    for prevalence, error, items in [
-        (0.9, 0.05, 50), (0.9, 0.05, 200), (0.95, 0.03, 100), (0.97, 0.02, 200), (0.99, 0.01, 200), (0.99, 0.01, 500),
+    # The last three: judges that err at different rates, or one lenient toward compliance (Cohen's kappa then differs
+    # from the intraclass kappa Donner-Eliasziw's interval assumes).
+    for prevalence, error, items, error_b, lenient in [
+        (0.9, 0.05, 50, None, 0.0), (0.9, 0.05, 200, None, 0.0), (0.95, 0.03, 100, None, 0.0),
+        (0.97, 0.02, 200, None, 0.0), (0.99, 0.01, 200, None, 0.0), (0.99, 0.01, 500, None, 0.0),
+        (0.95, 0.01, 200, 0.06, 0.0), (0.97, 0.0, 300, 0.04, 0.0), (0.9, 0.02, 200, 0.02, 0.4),
     ]:  # fmt: skip
 
         def draw(
-            rng: np.random.Generator, prevalence: float = prevalence, error: float = error, items: int = items
+            rng: np.random.Generator,
+            prevalence: float = prevalence,
+            error: float = error,
+            items: int = items,
+            error_b: float = error if error_b is None else error_b,
+            lenient: float = lenient,
         ) -> Drawn:
             truth = rng.random(items) < prevalence
             a = truth ^ (rng.random(items) < error)
-            b = truth ^ (rng.random(items) < error)
+            b = truth ^ (rng.random(items) < error_b)
+            if lenient:  # (drawn only here: the equal judges' rows draw what they drew before these rows existed)
+                b |= ~truth & (rng.random(items) < lenient)
             rows = [
                 compliance_row(f"judge{k}", "m", f"st{i % 3}", i, 1, bool(v[i]))
                 for k, v in enumerate((a, b))
@@ -557,7 +578,10 @@ def kappa_scenarios() -> list[Scenario]:
             return ours, kappa_references(a, b, rng)
 
         name = f"prevalence {prevalence} error {error} items {items}"
-        found.append(Scenario(family="kappa", name=name, truth=kappa_truth(prevalence, error), draw=draw, draws=200))
+        name += "" if error_b is None else f", judge b error {error_b}"
+        name += f", judge b lenient {lenient}" if lenient else ""
+        truth = kappa_truth(prevalence, error, error_b, lenient)
+        found.append(Scenario(family="kappa", name=name, truth=truth, draw=draw, draws=200))
     return found
 
 

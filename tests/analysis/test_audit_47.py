@@ -72,3 +72,12 @@ def test_markdown_names_the_narrowest_covering_reference() -> None:
     table = audit.markdown([row]).splitlines()
     assert len(table) == 3
     assert "| exact: 0.200 (1.000) | 5.00 | WIDE |" in table[2]
+
+
+def test_kappa_truth_is_cohens_of_the_population_table() -> None:
+    # Equal judges erring at e on a trait of prevalence P: agreement (1-e)^2 + e^2, each saying yes P(1-e) + (1-P)e.
+    yes = 0.9 * 0.95 + 0.1 * 0.05
+    chance = yes**2 + (1 - yes) ** 2
+    assert audit.kappa_truth(0.9, 0.05) == pytest.approx((0.95**2 + 0.05**2 - chance) / (1 - chance), abs=1e-12)
+    # A judge that never errs beside one that calls every non-compliant answer compliant: agreement P, kappa 0.
+    assert audit.kappa_truth(0.8, 0.0, 0.0, 1.0) == pytest.approx(0.0, abs=1e-12)
