@@ -253,7 +253,8 @@ def difference_references(
         max(float(diffs.var(ddof=1)), 1e-12) / g + (a_adj * (1 - a_adj) + b_adj * (1 - b_adj)) / (g + 2) ** 2
     )
     found["agresti-caffo-clustered"] = (max(-1.0, a_adj - b_adj - Z * se), min(1.0, a_adj - b_adj + Z * se))
-    if ya.size == g:  # one run: Tango's score interval for paired proportions
+    binary = bool(np.isin(ya, (0.0, 1.0)).all() and np.isin(yb, (0.0, 1.0)).all())
+    if ya.size == g and binary:  # one run of 0/1 sides (not the other judges' mean): Tango's paired interval
         found["tango"] = tango(ya.reshape(-1) > 0.5, yb.reshape(-1) > 0.5)
     return {k: None if v is None else (scale * v[0], scale * v[1]) for k, v in found.items()}
 
@@ -446,6 +447,7 @@ def leniency_scenarios() -> list[Scenario]:
     for inputs, runs, rates in [
         (10, 3, (0.9, 0.8)), (10, 1, (0.95, 0.85, 0.9)), (30, 3, (0.98, 0.9, 0.95)), (20, 1, (0.5, 0.6)),
         (50, 2, (0.99, 0.97)),
+        (10, 3, (0.95, 0.95)), (20, 1, (0.9, 0.9, 0.9)), (30, 3, (0.99, 0.99)),  # judges alike: truth 0
     ]:  # fmt: skip
         k = len(rates)
         truth = rates[0] - sum(rates) / k
