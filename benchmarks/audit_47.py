@@ -232,9 +232,11 @@ def mover(d: float, pa: float, la: Bounds, pb: float, lb: Bounds, r: float) -> B
 
 
 def difference_references(
-    ya: np.ndarray, yb: np.ndarray, rng: np.random.Generator, scale: float = 1.0
+    ya: np.ndarray, yb: np.ndarray, rng: np.random.Generator, scale: float = 1.0, binary: bool = True
 ) -> dict[str, Bounds]:
-    """Paired references for mean(ya) - mean(yb) on the same inputs (inputs x runs each; values in [0, 1])."""
+    """Paired references for mean(ya) - mean(yb) on the same inputs (inputs x runs each; values in [0, 1]);
+    `binary`: both sides are 0/1 verdicts by design (Tango's interval then applies at one run; not to the mean of
+    several judges, which is 0/1 only on some draws)."""
     ma, mb = cluster_means(ya), cluster_means(yb)
     g, d = len(ma), float(ma.mean() - mb.mean())
     r = 0.0 if ma.std() == 0 or mb.std() == 0 else float(np.corrcoef(ma, mb)[0, 1])
@@ -253,7 +255,6 @@ def difference_references(
         max(float(diffs.var(ddof=1)), 1e-12) / g + (a_adj * (1 - a_adj) + b_adj * (1 - b_adj)) / (g + 2) ** 2
     )
     found["agresti-caffo-clustered"] = (max(-1.0, a_adj - b_adj - Z * se), min(1.0, a_adj - b_adj + Z * se))
-    binary = bool(np.isin(ya, (0.0, 1.0)).all() and np.isin(yb, (0.0, 1.0)).all())
     if ya.size == g and binary:  # one run of 0/1 sides (not the other judges' mean): Tango's paired interval
         found["tango"] = tango(ya.reshape(-1) > 0.5, yb.reshape(-1) > 0.5)
     return {k: None if v is None else (scale * v[0], scale * v[1]) for k, v in found.items()}
@@ -472,7 +473,8 @@ def leniency_scenarios() -> list[Scenario]:
             found = next(r for r in leniency(rows) if r.judge == "judge0")
             ours = None if found.ci_low is None or found.ci_high is None else (found.ci_low, found.ci_high)
             scale = (len(rates) - 1) / len(rates)
-            return ours, difference_references(verdicts[0], verdicts[1:].mean(axis=0), rng, scale)
+            others = verdicts[1:].mean(axis=0)
+            return ours, difference_references(verdicts[0], others, rng, scale, binary=len(rates) == 2)
 
         found.append(Scenario(family="leniency", name=f"{inputs}x{runs} judges {rates}", truth=truth, draw=draw))
     return found
