@@ -8,7 +8,7 @@ of them imports another to get the data.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, TypedDict, Unpack
 
@@ -217,7 +217,7 @@ class ReportOptions(TypedDict, total=False):
     """A human labels file (`speceval label`): judges against people, and prediction-powered rates."""
     min_canary_accuracy: float | None
     """Judges whose accuracy on the spec's own examples is below it are flagged."""
-    metrics: dict[str, MetricSpec] | None
+    metrics: Mapping[str, MetricSpec] | None
     """An experiment file's custom metrics."""
     health: HealthThresholds | None
     """The thresholds of the spec-health rules (`speceval.analysis.tables.health`); None: the defaults."""
