@@ -271,12 +271,22 @@ def tier_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -
     says, with batch jobs exactly where it went to the Batch API and answer records that say flex exactly where it
     went at flex; never flex back to batch. On a clock that keeps time nothing is re-planned; on one that runs
     `late` (the deadline lost before round 2 starts), every round 2 or later that started says so in a re-plan."""
+    inputs = [row for row in plan if str(row.get("entry") or "").startswith("inputs ")]
     planned = {
         (row["model"], int(row["label"].split()[1]) if row["label"].startswith("round") else 1): row["tier"]
         for row in plan
-        if row["label"] != "judging" and "user turns" not in row["label"]
+        if row["label"] != "judging" and "user turns" not in row["label"] and row not in inputs
     }
     failures = [] if planned else ["the dry run planned no candidate round"]
+    # A study of generated inputs: the inputs stage's rounds planned (its hours count against the deadline) at the
+    # tier they are sent at, each round its own run folder with its own jobs.
+    sent_inputs = sorted((out / "inputs").rglob("metadata/*.json")) if (out / "inputs").is_dir() else []
+    if (out / "inputs").is_dir() and not inputs:
+        failures.append("the inputs stage ran, and the plan has no round of it")
+    if inputs and {row["tier"] for row in inputs} != {"batch"}:
+        failures.append(f"the inputs stage planned at {sorted({row['tier'] for row in inputs})}, sent at batch")
+    if inputs and (out / "inputs").is_dir() and not sent_inputs:
+        failures.append("the inputs stage planned at batch, and no batch job of it was made")
     moved, said = _replans(out)
     failures += said
     if moved and not late:
