@@ -222,6 +222,8 @@ class StudyTiers:
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[tuple[str, int], Tier] = {}
+        self._planned: dict[tuple[str, int], Tier] = {}
+        """Each round's tier as the plan chose it (`_said_tier`)."""
         self.output_dir = output_dir
         self.started_at: datetime | None = None
         """When the study's first task started (experiment.json `tiers_started_at`): the deadline's clock."""
@@ -272,6 +274,7 @@ class StudyTiers:
         )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
+        self._planned = dict(self._chosen)
         # Beside it, the same work on the same expectations (a started study's all-batch line read 0.00 h, from the
         # jobs it had finished offline, beside its plan's 12 h).
         self.beside = {t.value: fixed_plan(loads, t, self.prices, planned_with) for t in (Tier.BATCH, Tier.STANDARD)}
@@ -329,7 +332,7 @@ class StudyTiers:
                 groups=_groups(left, lambda n: n in moves),
                 fixed=[self._pinned[i] for i in at],
             )
-            before = self.tier_of(name, entry, number)
+            before = self._said_tier(name, entry, number)
             self._chosen.update({(n, round_of(load)): tier for (n, load), tier in zip(left, tiers, strict=True)})
             after = self.tier_of(name, entry, number)
             if before is None or after is None or (before is after and meets):
@@ -350,6 +353,14 @@ class StudyTiers:
             )
             self.replans.append(change)
         self.say(change.line(name, deadline))
+
+    def _said_tier(self, name: str, entry: ModelEntry, number: int) -> Tier | None:
+        """The tier this round of `name` was last said to go at: its latest re-plan's (this invocation's or, on a
+        resume, an earlier one's), else the plan's. Not the tier it holds now: a re-plan moves every round still to
+        start, and a round moved by another entry's re-plan was then sent at its new tier with no word (a judge
+        planned at standard went through the Batch API, and no re-plan said so)."""
+        said = next((r.sent for r in reversed(self.replans) if (r.entry, r.round) == (name, number)), None)
+        return said or self._planned.get((_names(name, entry)[0], number)) or self.tier_of(name, entry, number)
 
     def _said(self, name: str, run: str | None, number: int, tier: Tier) -> bool:
         """Whether a re-plan already says this round of `name` (in `run`) goes at `tier` past the deadline."""

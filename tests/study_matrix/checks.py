@@ -336,8 +336,9 @@ def _sent_tier(manifest: Path) -> str:
     return "batch" if realtime is None else realtime.get("service_tier") or "standard"
 
 
-def _judge_tiers(out: Path, plan: list[dict[str, Any]]) -> set[tuple[tuple[str, str, str], str]]:
-    """((model, mode, scope), tier) of each judge entry's judging round in the plan, the entry read from exp.yaml."""
+def _judge_tiers(out: Path, plan: list[dict[str, Any]]) -> set[tuple[tuple[str, str, str], str, str]]:
+    """((model, mode, scope), tier, entry) of each judge entry's judging round in the plan, the entry read from
+    exp.yaml."""
     import yaml
 
     rows = [r for r in plan if r["label"] == "judging"]
@@ -346,7 +347,7 @@ def _judge_tiers(out: Path, plan: list[dict[str, Any]]) -> set[tuple[tuple[str, 
     for row in rows:
         judge = judges[int(str(row["entry"]).removeprefix("judges[").rstrip("]"))]
         key = (judge["model"], judge.get("mode", "binary"), judge.get("scope", "conversation"))
-        found.add((key, row["tier"]))
+        found.add((key, row["tier"], str(row["entry"])))
     return found
 
 
@@ -367,18 +368,22 @@ def judges_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False)
         moved.setdefault(str(replan["entry"]), set()).add(replan["sent"])
         if (replan["planned"], replan["sent"]) == ("flex", "batch"):
             failures.append(f"experiment.json: {replan['entry']}'s judging moved from flex back to batch")
-    sent_somewhere = set().union(*moved.values()) if moved else set()
     for manifest in sorted((out / "compliance").rglob("run.json")):
         meta = json.loads(manifest.read_text(encoding="utf-8"))
         identity = meta["parameters"].get("identity", {})
         mode, scope = identity.get("mode", "binary"), identity.get("scope")  # no scope: the spec's examples
-        tiers = {
-            tier for (model, m, s), tier in planned if model == meta["model_name"] and m == mode and scope in (None, s)
-        }
-        if not tiers:
+        mine = [
+            (tier, entry)
+            for (model, m, s), tier, entry in planned
+            if (model, m) == (meta["model_name"], mode) and scope in (None, s)
+        ]
+        if not mine:
             continue  # a judge the plan does not time (not at auto)
+        # Its own entry's plan or re-plans (any judge's re-plans counted for every judge hid one sent at a tier no
+        # plan or re-plan of its own said: a judge moved by another's re-plan)
+        tiers = {tier for tier, _ in mine} | {t for _, entry in mine for t in moved.get(entry, set())}
         sent = _sent_tier(manifest)
-        if sent not in {*tiers, *sent_somewhere}:
+        if sent not in tiers:
             failures.append(f"{manifest}: judged at {sent}, planned {sorted(tiers)}, re-planned {sorted(moved)}")
         if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
             failures.append(f"{manifest}: judged at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")
