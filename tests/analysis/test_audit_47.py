@@ -1,0 +1,83 @@
+"""The independent audit of issue 47 (benchmarks/audit_47.py): its fresh references against textbook values, its
+flags on planted failures, and one family end to end at a few draws (the audit itself is run by hand: minutes)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks import audit_47 as audit
+
+
+def test_references_match_textbook_values() -> None:
+    assert audit.t_ppf(10) == pytest.approx(2.228139, abs=1e-5)
+    assert audit.t_ppf(2) == pytest.approx(4.302653, abs=1e-5)
+    assert audit.clopper_pearson(0, 10) == pytest.approx((0.0, 1 - 0.025 ** (1 / 10)), abs=1e-9)
+    # Clopper-Pearson 3 of 10: 0.0667..0.6525 (e.g. R's binom.test); Wilson 3 of 10: 0.1078..0.6032.
+    low, high = audit.clopper_pearson(3, 10) or (0.0, 0.0)
+    assert (low, high) == pytest.approx((0.066739, 0.652453), abs=1e-5)
+    assert audit.wilson(3, 10) == pytest.approx((0.107789, 0.603222), abs=1e-5)
+    assert audit.jeffreys(3, 10) == pytest.approx((0.092695, 0.605818), abs=1e-5)
+    assert audit.incomplete_beta(2.0, 3.0, 0.4) == pytest.approx(0.5248, abs=1e-9)
+
+
+def test_effective_size_runs_identical_count_once() -> None:
+    once = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0])
+    p, size = audit.effective_size(np.repeat(once[:, None], 4, axis=1))
+    assert p == pytest.approx(0.75)
+    assert size == pytest.approx(8.0)  # 32 verdicts, 8 inputs' worth
+
+
+def test_tango_and_donner_eliasziw_contain_the_estimate() -> None:
+    x = np.array([True] * 14 + [False] * 6)
+    y = np.array([True] * 10 + [False] * 10)
+    low, high = audit.tango(x, y) or (0.0, 0.0)
+    assert low < 0.2 < high and low > -0.2 and high < 0.5
+    low, high = audit.donner_eliasziw(180, 5, 5, 10) or (0.0, 0.0)
+    kappa = (190 / 200 - (0.925**2 + 0.075**2)) / (1 - (0.925**2 + 0.075**2))
+    assert low < kappa < high
+
+
+def _planted(ours: tuple[float, float]) -> audit.Scenario:
+    def draw(rng: np.random.Generator) -> audit.Drawn:
+        return ours, {"exact": (0.4, 0.6), "never": (2.0, 3.0), "silent": None}
+
+    return audit.Scenario(family="planted", name="x", truth=0.5, draw=draw)
+
+
+def test_flags_a_missing_interval_a_miss_and_a_wide_one() -> None:
+    row = audit.measure(_planted((0.7, 0.9)), draws=20, seed=1)
+    assert row.coverage == 0.0 and "LOW" in row.flags
+    row = audit.measure(_planted((0.0, 1.0)), draws=20, seed=1)
+    assert row.coverage == 1.0 and row.best == "exact"
+    assert row.ratio == pytest.approx(5.0) and "WIDE" in row.flags
+    assert row.references["never"][0] == 0.0 and row.references["silent"] == (0.0, None)
+    row = audit.measure(_planted((0.45, 0.55)), draws=20, seed=1)
+    assert row.flags == [] and row.ratio == pytest.approx(0.5)
+
+
+def test_pooled_family_runs_through_the_library() -> None:
+    scenario = audit.pooled_scenarios()[0]
+    row = audit.measure(scenario, draws=30, seed=3)
+    assert row.draws == 30 and row.none_share == 0.0
+    assert row.coverage is not None and row.coverage >= 0.8
+    assert set(row.references) >= {"wilson@neff", "jeffreys@neff", "cluster-bootstrap", "t-input-means"}
+    assert row.width is not None and math.isfinite(row.width)
+
+
+def test_markdown_names_the_narrowest_covering_reference() -> None:
+    row = audit.measure(_planted((0.0, 1.0)), draws=5, seed=1)
+    table = audit.markdown([row]).splitlines()
+    assert len(table) == 3
+    assert "| exact: 0.200 (1.000) | 5.00 | WIDE |" in table[2]
+
+
+def test_kappa_truth_is_cohens_of_the_population_table() -> None:
+    # Equal judges erring at e on a trait of prevalence P: agreement (1-e)^2 + e^2, each saying yes P(1-e) + (1-P)e.
+    yes = 0.9 * 0.95 + 0.1 * 0.05
+    chance = yes**2 + (1 - yes) ** 2
+    assert audit.kappa_truth(0.9, 0.05) == pytest.approx((0.95**2 + 0.05**2 - chance) / (1 - chance), abs=1e-12)
+    # A judge that never errs beside one that calls every non-compliant answer compliant: agreement P, kappa 0.
+    assert audit.kappa_truth(0.8, 0.0, 0.0, 1.0) == pytest.approx(0.0, abs=1e-12)
