@@ -64,6 +64,11 @@ Updated for issue 47 (`pooled5`: the rare limits' far side at no more than 4 eff
 `ci_low_by_statement` of variation_statistics.csv's row 6 and the same cell of variation_statistics.json moved
 (0.56180 -> 0.55201), edited in place; every other cell equals a regeneration (checked by column name, numbers to
 1e-12).
+
+Updated for the issue 47 audit (session 18: MOVER's correlation of the inputs' totals, where positive, taken half a
+Fisher-z standard error down): only `ci_low`/`ci_high` of judge_leniency.csv, `ci_method` of paired_comparisons.csv
+(its limits did not move) and `leniency_ci_*` of statement_health_judges.csv moved; those three files were copied from
+a regeneration, every other cell of them equal to the files before (checked by column name, numbers to 1e-12).
 """
 
 from __future__ import annotations

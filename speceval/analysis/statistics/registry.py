@@ -20,8 +20,9 @@ CLUSTERED = (
     "at a rate of 0 or 1 the exact bound 0.025^(1/G), valid however alike an input's runs are), clusters = {unit}s"
 )
 PAIRED = (
-    "MOVER difference of the two rates' own intervals on shared inputs, correlation from the inputs' totals "
-    "(Newcombe's hybrid score interval: Wilson limits at each side's effective size, clustered by input and "
+    "MOVER difference of the two rates' own intervals on shared inputs, correlation from the inputs' totals, a "
+    "positive one half a Fisher-z standard error down (Newcombe's hybrid score interval: Wilson limits at each "
+    "side's effective size, clustered by input and "
     "stratified by statement over several runs on Korn-Graubard's z·t(G-H)/t(n-1) where the design effect exceeds "
     "1, else on z; continuity-corrected only where the rarer kind is at least 10 effective answers or 20%; a "
     "constant side takes the mid-p exact limit 1 - 0.05^(1/n) at its count of answers)"

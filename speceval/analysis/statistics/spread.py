@@ -20,6 +20,7 @@ from speceval.analysis.statistics.clustered import clustered_mean_codes, t975
 from speceval.analysis.statistics.paired import (
     centred_correlation,
     keeps_continuity_correction,
+    mover_correlation,
     mover_difference,
     paired_difference_codes,
 )
@@ -68,7 +69,8 @@ def _pair_limits(a: Cell, b: Cell, z: float) -> tuple[tuple[float | None, float 
     pa, pb = float(ya.mean()), float(yb.mean())
     za = np.bincount(la, weights=(ya - pa) / len(ya), minlength=len(shared))
     zb = np.bincount(lb, weights=(yb - pb) / len(yb), minlength=len(shared))
-    r = centred_correlation(za, zb, None)  # symmetric to the last bit: products and sums of the same numbers
+    # symmetric to the last bit (products and sums of the same numbers), and as the paired interval takes it
+    r = mover_correlation(centred_correlation(za, zb, None), len(shared))
 
     def mover(p: float, side: tuple[float, float], q: float, other: tuple[float, float]) -> float:
         below, above = p - side[0], other[1] - q
