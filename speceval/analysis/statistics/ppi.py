@@ -161,12 +161,15 @@ def design_weighted_share(
     sizes = np.bincount(strata)
     labels = np.bincount(strata, weights=labelled.astype(float), minlength=len(sizes))
     kept = labels[strata] > 0
-    counts = {
-        "statements": int(np.count_nonzero(labels)),
-        "verdicts": int(kept.sum()),
-        "unlabelled_statements": int(np.count_nonzero((sizes > 0) & (labels == 0))),
-        "unlabelled_verdicts": int((~kept).sum()),
-    }
+    counts = WeightedShare(
+        share=None,
+        ci_low=None,
+        ci_high=None,
+        statements=int(np.count_nonzero(labels)),
+        verdicts=int(kept.sum()),
+        unlabelled_statements=int(np.count_nonzero((sizes > 0) & (labels == 0))),
+        unlabelled_verdicts=int((~kept).sum()),
+    )
     found = (
         weighted_mean_of_labels(
             np.asarray(agree, dtype=float)[kept] - 1.0,
@@ -175,17 +178,17 @@ def design_weighted_share(
             dense_codes(strata[kept]),
             None if guess is None else np.asarray(guess, dtype=float)[np.unique(strata[kept])],
         )
-        if counts["verdicts"]
+        if counts.verdicts
         else None
     )
     if found is None:
-        return WeightedShare(share=None, ci_low=None, ci_high=None, note="fewer than 2 labelled answers", **counts)
+        return counts.model_copy(update={"note": "fewer than 2 labelled answers"})
     share = 1.0 + found[0]
     if found[1] is None:
-        return WeightedShare(
-            share=share, ci_low=0.0, ci_high=1.0, note="every label from one input: no spread to estimate", **counts
-        )
-    return WeightedShare(share=share, ci_low=max(0.0, share - found[1]), ci_high=min(1.0, share + found[1]), **counts)
+        note = "every label from one input: no spread to estimate"
+        return counts.model_copy(update={"share": share, "ci_low": 0.0, "ci_high": 1.0, "note": note})
+    low, high = max(0.0, share - found[1]), min(1.0, share + found[1])
+    return counts.model_copy(update={"share": share, "ci_low": low, "ci_high": high})
 
 
 def _rectifier_floor(

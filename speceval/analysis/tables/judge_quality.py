@@ -27,7 +27,7 @@ import hashlib
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -37,8 +37,10 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, groupe
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.codes import dense
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
-from speceval.analysis.statistics.registry import LENIENCY
+from speceval.analysis.statistics.ppi import design_weighted_share
+from speceval.analysis.statistics.registry import LENIENCY, method
 from speceval.analysis.statistics.stats import Z95
 from speceval.analysis.tables.human_labels import item_id
 from speceval.analysis.tables.panel import PANEL
@@ -182,6 +184,17 @@ class HumanAgreement(BaseModel):
     kappa_ci_method: str | None = Field(default=None, description="the judge card's: a cluster bootstrap over inputs")
     rule: str = Field(default=BINARY_RULE, description="how the judge's verdict is read against a yes/no label")
     kappa_note: str | None = Field(default=None, description="why there is no kappa, when there is none")
+    weighted_accuracy: float | None = Field(
+        default=None,
+        description="design-weighted: each statement's share at its weight N_h/N (the judge's accuracy over the "
+        "answers it judged; the judge card's and its gate's where the sheet's design is known); none without a design",
+    )
+    weighted_ci_low: float | None = None
+    weighted_ci_high: float | None = None
+    weighted_ci_method: str | None = None
+    weighted_note: str | None = Field(
+        default=None, description="why there is no weighted accuracy, or the statements it leaves out"
+    )
 
 
 UNLABELLED = -1
@@ -237,7 +250,10 @@ class LabelTally:
     """Per (spec, judge, candidate, variation): its judged verdicts in file order, each as its verdict, its human
     label, its input (an 8-byte digest) and its statement (a code): what agreement and PPI need, without text."""
 
-    def __init__(self, guides: dict[tuple[str, str], float] | None = None) -> None:
+    def __init__(self, guides: dict[tuple[str, str], float] | None = None, designed: bool = False) -> None:
+        self.designed = designed
+        """Whether the labels came with their sheet's design (`<sheet>.design.json`): human accuracy is then weighed
+        by it (`pooled_accuracy`), else the labelled sample's share."""
         self.groups: dict[TallyKey, tuple[array[int], array[int], array[int], array[int]]] = {}
         self.statements: dict[tuple[str, str], int] = {}
         self.guides = guides or {}
@@ -295,6 +311,13 @@ class LabelTally:
             return np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64)
         return np.concatenate(verdicts), np.concatenate(human), np.concatenate(inputs)
 
+    def guess_of(self, codes: np.ndarray) -> np.ndarray | None:
+        """Per statement code of `codes` (the tally's own numbering): the judge's error share the design expected
+        there; None unless every one has one (a Neyman sheet's)."""
+        named = {code: key for key, code in self.statements.items()}
+        guess = [self.guides.get(named[int(code)]) for code in codes]
+        return None if not guess or None in guess else np.asarray(guess, dtype=float)
+
     def arrays(self) -> list[tuple[TallyKey, np.ndarray, np.ndarray]]:
         """(key, verdicts, labels) per group, in sorted order of the keys."""
         return [(key, group.verdicts, group.labels) for key, group in self.group_arrays()]
@@ -325,6 +348,81 @@ class LabelTally:
         return found
 
 
+UNWEIGHTED_NOTE = (
+    "no label-sheet design beside the labels (a sheet made before designs were written, or labels not from a sheet): "
+    "the share over the labelled answers as drawn, unweighted"
+)
+"""What a human accuracy says when no design weighs it: the sample's share, which is the judge's only where the
+labels were drawn in proportion to its answers."""
+
+
+class PooledAccuracy(BaseModel):
+    """A judge's agreement with the labels over several groups (candidates, variations): the labelled sample's k of n
+    and its share, and the accuracy to report: the design-weighted one where the tally has a design, else the
+    sample's."""
+
+    labelled: int
+    agree: int
+    sample: Estimate = Field(description="the unweighted share over the labelled answers (`agreement_interval`)")
+    accuracy: Estimate = Field(description="design-weighted where a design exists (`design_weighted_share`)")
+    weighted: bool = Field(description="whether `accuracy` is weighed by the sheet's design")
+    note: str | None = Field(default=None, description="no design; or statements left out of the weighted one")
+
+
+def pooled_accuracy(tally: LabelTally, parts: Sequence[TallyGroup]) -> PooledAccuracy | None:
+    """The agreement of one judge's `parts` (its groups, pooled) with the labels; None without a labelled verdict.
+    With a design, Σ_h (N_h/N)·a_h over the statements with a label (`design_weighted_share`: N_h the judge's
+    verdicts of statement h in these groups, labelled or not, clustered by input); a statement with verdicts and
+    no label is left out and the note says so."""
+    agreements, inputs, statements, labelled_parts = [], [], [], []
+    for group in parts:
+        labelled = group.labels != UNLABELLED
+        if group.inputs is None or group.statements is None:
+            raise ValueError("a TallyGroup made without its inputs and statements (LabelTally.group_arrays makes both)")
+        agree = np.zeros(len(labelled), dtype=bool)
+        agree[labelled] = group.agreement(labelled)
+        agreements.append(agree)
+        labelled_parts.append(labelled)
+        inputs.append(group.inputs)
+        statements.append(group.statements)
+    if not agreements:
+        return None
+    agree, labelled = np.concatenate(agreements), np.concatenate(labelled_parts)
+    n = int(labelled.sum())
+    if not n:
+        return None
+    digests, codes = np.concatenate(inputs), np.concatenate(statements)
+    sample = Estimate.of(
+        float(agree[labelled].mean()), agreement_interval(agree[labelled], digests[labelled], codes[labelled])
+    )
+    unweighted = PooledAccuracy(
+        labelled=n, agree=int(agree[labelled].sum()), sample=sample, accuracy=sample, weighted=False
+    )
+    if not tally.designed:
+        return unweighted.model_copy(update={"note": UNWEIGHTED_NOTE})
+    present, strata = np.unique(codes, return_inverse=True)
+    _, clusters = np.unique(digests, return_inverse=True)
+    found = design_weighted_share(agree, labelled, clusters.reshape(-1), strata.reshape(-1), tally.guess_of(present))
+    note = found.note
+    if found.unlabelled_statements:
+        note = (
+            f"over the {_statements(found.statements)} with a label ({found.verdicts} verdicts); "
+            f"{_statements(found.unlabelled_statements)} the judge judged ({found.unlabelled_verdicts} verdicts) "
+            "have none and cannot be estimated: not in it"
+        ) + (f"; {note}" if note else "")
+    interval = (
+        None
+        if found.ci_low is None or found.ci_high is None
+        else (found.ci_low, found.ci_high, method("human_accuracy_weighted"))
+    )
+    accuracy = Estimate.of(found.share, interval)
+    return unweighted.model_copy(update={"accuracy": accuracy, "weighted": True, "note": note})
+
+
+def _statements(count: int) -> str:
+    return f"{count} statement" + ("" if count == 1 else "s")
+
+
 def human_agreement(
     rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
 ) -> list[HumanAgreement]:
@@ -332,47 +430,43 @@ def human_agreement(
     share of labelled answers whose verdict agrees with the label (`agreement_interval`, as the judge card's
     `human_accuracy`), and Cohen's kappa for a yes/no judge."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
-    pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
-    agreed: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
-    where: dict[tuple[str, str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
-    modes: dict[tuple[str, str], str] = {}
+    parts: dict[tuple[str, str, str], list[TallyGroup]] = defaultdict(list)
     judged: dict[tuple[str, str, str], list[tuple[str, str, TallyGroup, np.ndarray]]] = defaultdict(list)
     for (spec, judge, model, variation), group in tally.group_arrays():  # variations pooled
-        labelled = group.labels != UNLABELLED
-        modes[(spec, judge)] = group.mode
         for candidate in ("all", model):
-            pairs[(spec, judge, candidate)].append(np.column_stack([group.verdicts[labelled], group.labels[labelled]]))
-            agreed[(spec, judge, candidate)].append(group.agreement(labelled))
-            where[(spec, judge, candidate)].append(group.labelled_clusters(labelled))
-            judged[(spec, judge, candidate)].append((model, variation, group, np.flatnonzero(labelled)))
+            parts[(spec, judge, candidate)].append(group)
+            judged[(spec, judge, candidate)].append(
+                (model, variation, group, np.flatnonzero(group.labels != UNLABELLED))
+            )
     found = []
-    for (s, j, c), parts in sorted(pairs.items()):
-        both = np.concatenate(parts)
-        if not len(both):
+    for (s, j, c), groups in sorted(parts.items()):
+        pooled = pooled_accuracy(tally, groups)
+        if pooled is None:
             continue
-        agreements = np.concatenate(agreed[(s, j, c)])
-        agree = int(agreements.sum())
-        likert = modes[(s, j)] == Mode.LIKERT
-        inputs, statements = (np.concatenate(column) for column in zip(*where[(s, j, c)], strict=True))
-        interval = agreement_interval(agreements, inputs, statements)
+        likert = groups[0].mode == Mode.LIKERT
         kappa = None if likert else kappa_with_people(judged[(s, j, c)])  # the card's, with its interval
         found.append(
             HumanAgreement(
                 spec=s,
                 judge=j,
                 candidate=c,
-                labelled=len(both),
-                agree=agree,
-                accuracy=agree / len(both),
+                labelled=pooled.labelled,
+                agree=pooled.agree,
+                accuracy=pooled.sample.value,
                 kappa=None if kappa is None else kappa.kappa,
-                accuracy_ci_low=interval[0] if interval else None,
-                accuracy_ci_high=interval[1] if interval else None,
-                accuracy_ci_method=interval[2] if interval else None,
+                accuracy_ci_low=pooled.sample.ci_low,
+                accuracy_ci_high=pooled.sample.ci_high,
+                accuracy_ci_method=pooled.sample.ci_method,
                 kappa_ci_low=None if kappa is None else kappa.ci_low,
                 kappa_ci_high=None if kappa is None else kappa.ci_high,
                 kappa_ci_method=None if kappa is None else kappa.ci_method,
                 rule=LIKERT_RULE if likert else BINARY_RULE,
                 kappa_note=LIKERT_KAPPA_NOTE if likert else None,
+                weighted_accuracy=pooled.accuracy.value if pooled.weighted else None,
+                weighted_ci_low=pooled.accuracy.ci_low if pooled.weighted else None,
+                weighted_ci_high=pooled.accuracy.ci_high if pooled.weighted else None,
+                weighted_ci_method=pooled.accuracy.ci_method if pooled.weighted else None,
+                weighted_note=pooled.note,
             )
         )
     return found
