@@ -99,3 +99,14 @@ def test_a_judged_statement_without_a_label_is_left_out_and_the_card_says_so() -
         row.human_accuracy_note
     )
     assert "cannot be estimated" in "\n".join(card_markdown(_data(judge_card=[row])))
+
+
+def test_a_candidate_the_sheet_did_not_draw_from_is_not_weighed() -> None:
+    """An aimed sheet labels one candidate's answers: another candidate's verdicts are no population of its labels."""
+    tally = _tally(designed=True)
+    for i in range(400):  # m2's verdicts all in the small statement: counted, they would pull the weight to it
+        tally.add(("s", "j", "m2", "default"), 1, None, "small", input_digest("s", "small", f"m2-{i}"))
+    [pooled, by_candidate] = human_agreement(tally)
+    assert pooled.weighted_accuracy == pytest.approx(40 / 44) and by_candidate.candidate == "m"
+    [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, {})
+    assert row.human_accuracy.value == pytest.approx(40 / 44)

@@ -244,7 +244,8 @@ def check_labels(
     if code != 0:
         return [f"report --labels: exit {code}: {shown[-1:]}"]
     held = checks_flow.human_line_held(folder / "labelled", human_line) if human_line is not None else []
-    return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled) + held
+    weighted = checks_flow.weighted_by_hand(sheet, folder / "labelled", aim)
+    return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled) + held + weighted
 
 
 def check_rerender(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:

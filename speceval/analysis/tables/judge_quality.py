@@ -372,11 +372,14 @@ class PooledAccuracy(BaseModel):
 def pooled_accuracy(tally: LabelTally, parts: Sequence[TallyGroup]) -> PooledAccuracy | None:
     """The agreement of one judge's `parts` (its groups, pooled) with the labels; None without a labelled verdict.
     With a design, Σ_h (N_h/N)·a_h over the statements with a label (`design_weighted_share`: N_h the judge's
-    verdicts of statement h in these groups, labelled or not, clustered by input); a statement with verdicts and
-    no label is left out and the note says so."""
+    verdicts of statement h, labelled or not, in the groups that hold a label: the candidates and variations the
+    sheet drew from, the one of an aimed sheet; clustered by input); a statement with verdicts and no label is left
+    out and the note says so."""
     agreements, inputs, statements, labelled_parts = [], [], [], []
     for group in parts:
         labelled = group.labels != UNLABELLED
+        if not labelled.any():
+            continue  # a candidate or variation the sheet did not draw from (an aimed sheet): not its population
         if group.inputs is None or group.statements is None:
             raise ValueError("a TallyGroup made without its inputs and statements (LabelTally.group_arrays makes both)")
         agree = np.zeros(len(labelled), dtype=bool)
