@@ -95,9 +95,7 @@ def test_a_judged_statement_without_a_label_is_left_out_and_the_card_says_so() -
         tally.add(("s", "j", "m", "default"), 1, None, "unseen", input_digest("s", "unseen", str(i)))
     [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, {})
     assert row.human_accuracy.value == pytest.approx(40 / 44)  # over the labelled statements only
-    assert row.human_accuracy_note is not None and "1 statement the judge judged (6 verdicts)" in (
-        row.human_accuracy_note
-    )
+    assert row.human_accuracy_note is not None and "judge judged with none (1; 6 verdicts)" in (row.human_accuracy_note)
     assert "cannot be estimated" in "\n".join(card_markdown(_data(judge_card=[row])))
 
 

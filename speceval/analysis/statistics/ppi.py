@@ -23,11 +23,18 @@ statement's variance is taken at its empirical-Bayes rate.
 
 The Rogan–Gladen bias-corrected rate, the other correction `ppi.csv` prints, is in
 `speceval.analysis.statistics.rogan_gladen`.
+
+`ppi_mean`, `ppi_plus_plus`: classic PPI and PPI++ of a mean (Angelopoulos et al., Science 2023, arXiv 2301.09709) for
+users' own data: theta = mean over unlabelled answers of the judge's verdict f + mean over labelled answers of (human
+y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample variances (ddof 1), clipped to
+[0, 1]. Native, instead of `ppi_py`, whose install pulls numba, scikit-learn and gdown into every user's environment
+for this one formula.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -38,6 +45,7 @@ from speceval.analysis.statistics.clustered import (
     stratified_variance,
     t975,
 )
+from speceval.analysis.statistics.stats import Z95
 
 
 class Corrected(BaseModel):
@@ -299,3 +307,53 @@ def stratum_per_cluster(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
     found = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
     found[clusters] = strata
     return found
+
+
+def ppi_mean(
+    unlabelled: Iterable[float],
+    labelled_pairs: Iterable[tuple[float, float]],
+    *,
+    lam: float = 1.0,
+    ddof: int = 1,
+    clip: bool = True,
+) -> tuple[float, float, float] | None:
+    """(theta, low, high) of the PPI mean with weight `lam` on the judge: f on N unlabelled items, (y, f) on n
+    labelled ones. theta = lam·mean_U(f) + mean_L(y − lam·f); 95% interval theta ± 1.96·√(var_U(lam·f)/N +
+    var_L(y − lam·f)/n). `lam` 1 is classic PPI. Sample variances use `ddof` (1 by default; `ppi_py` uses 0, which
+    `ddof=0, clip=False` reproduces to rounding: tests/analysis/test_ppi_reference.py)."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    if len(f_u) < 2 or len(pairs) < 2:
+        return None
+    rectifier = pairs[:, 0] - lam * pairs[:, 1]
+    theta = float(lam * f_u.mean() + rectifier.mean())
+    half = Z95 * math.sqrt((lam * f_u).var(ddof=ddof) / len(f_u) + rectifier.var(ddof=ddof) / len(pairs))
+    if not clip:
+        return theta, theta - half, theta + half
+    return theta, max(0.0, theta - half), min(1.0, theta + half)
+
+
+def ppi_lambda(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]) -> float | None:
+    """PPI++'s power-tuned weight for a mean (Angelopoulos, Duchi, Zrnic 2023, as `ppi_py` computes it):
+    cov_L(y, f) / ((1 + n/N)·var(f over all items)), clipped to [0, 1]."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    n, big_n = len(pairs), len(f_u)
+    if n < 2 or big_n < 2:
+        return None
+    y, f = pairs[:, 0], pairs[:, 1]
+    covariance = float(((y - y.mean()) * (f - f.mean())).sum() / n)
+    variance = float(np.concatenate([f, f_u]).var(ddof=1))
+    if variance == 0.0:
+        return 0.0  # a judge that always says the same tells nothing: the labels alone
+    return min(1.0, max(0.0, covariance / ((1 + n / big_n) * variance)))
+
+
+def ppi_plus_plus(
+    unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1, clip: bool = True
+) -> tuple[float, float, float, float] | None:
+    """(theta, low, high, lambda) of the power-tuned PPI mean (see `ppi_lambda`)."""
+    f_u, pairs = list(unlabelled), list(labelled_pairs)
+    lam = ppi_lambda(f_u, pairs)
+    found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
+    return None if found is None or lam is None else (*found, lam)

@@ -9,12 +9,9 @@ prediction-powered rates (PPI) that correct a judge's rate with a few human labe
   Likert judge's rating is read against the label by its canaries' rule (`speceval.judging.canaries.likert_agrees`:
   4-5 agrees with yes, 1-2 with no, 3 with neither); it has an accuracy but no kappa (`LIKERT_KAPPA_NOTE`) and no
   prediction-powered rate (`speceval.analysis.tables.ppi_table`).
-* `ppi_mean`, `ppi_plus_plus`: classic PPI and PPI++ of a mean (Angelopoulos et al., Science 2023, arXiv
-  2301.09709) for users' own data: theta = mean over unlabelled answers of the judge's verdict f + mean over
-  labelled answers of (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample
-  variances (ddof 1), clipped to [0, 1]. Native, instead of `ppi_py`, whose install pulls numba, scikit-learn and
-  gdown into every user's environment for this one formula. The report's `ppi.csv` follows the label sheet's design
-  instead (`speceval.analysis.tables.ppi_table`).
+* `ppi_mean`, `ppi_plus_plus` (classic PPI and PPI++ of a mean for users' own data) are in
+  `speceval.analysis.statistics.ppi`; the report's `ppi.csv` follows the label sheet's design instead
+  (`speceval.analysis.tables.ppi_table`).
 * `LabelTally`: what agreement and PPI need of every judged verdict, as arrays.
 
 The labels themselves (the sheet people fill in, the item id a label names, a filled sheet read back) are
@@ -24,7 +21,6 @@ The labels themselves (the sheet people fill in, the item id a label names, a fi
 from __future__ import annotations
 
 import hashlib
-import math
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -41,7 +37,6 @@ from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
 from speceval.analysis.statistics.ppi import design_weighted_share
 from speceval.analysis.statistics.registry import LENIENCY, method
-from speceval.analysis.statistics.stats import Z95
 from speceval.analysis.tables.human_labels import item_id
 from speceval.analysis.tables.panel import PANEL
 from speceval.analysis.tables.rates import Agreement, judge_agreement
@@ -409,9 +404,9 @@ def pooled_accuracy(tally: LabelTally, parts: Sequence[TallyGroup]) -> PooledAcc
     note = found.note
     if found.unlabelled_statements:
         note = (
-            f"over the {_statements(found.statements)} with a label ({found.verdicts} verdicts); "
-            f"{_statements(found.unlabelled_statements)} the judge judged ({found.unlabelled_verdicts} verdicts) "
-            "have none and cannot be estimated: not in it"
+            f"over the statements with a label ({found.statements}; {found.verdicts} verdicts); statements the "
+            f"judge judged with none ({found.unlabelled_statements}; {found.unlabelled_verdicts} verdicts) cannot be "
+            "estimated: not in it"
         ) + (f"; {note}" if note else "")
     interval = (
         None
@@ -420,10 +415,6 @@ def pooled_accuracy(tally: LabelTally, parts: Sequence[TallyGroup]) -> PooledAcc
     )
     accuracy = Estimate.of(found.share, interval)
     return unweighted.model_copy(update={"accuracy": accuracy, "weighted": True, "note": note})
-
-
-def _statements(count: int) -> str:
-    return f"{count} statement" + ("" if count == 1 else "s")
 
 
 def human_agreement(
@@ -507,53 +498,3 @@ def _rater_row(rater: str, statement: str, cluster: str, answer: str, compliant:
         rating=None,
         source="labels",
     )
-
-
-def ppi_mean(
-    unlabelled: Iterable[float],
-    labelled_pairs: Iterable[tuple[float, float]],
-    *,
-    lam: float = 1.0,
-    ddof: int = 1,
-    clip: bool = True,
-) -> tuple[float, float, float] | None:
-    """(theta, low, high) of the PPI mean with weight `lam` on the judge: f on N unlabelled items, (y, f) on n
-    labelled ones. theta = lam·mean_U(f) + mean_L(y − lam·f); 95% interval theta ± 1.96·√(var_U(lam·f)/N +
-    var_L(y − lam·f)/n). `lam` 1 is classic PPI. Sample variances use `ddof` (1 by default; `ppi_py` uses 0, which
-    `ddof=0, clip=False` reproduces to rounding: tests/analysis/test_ppi_reference.py)."""
-    f_u = np.asarray(list(unlabelled), dtype=float)
-    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
-    if len(f_u) < 2 or len(pairs) < 2:
-        return None
-    rectifier = pairs[:, 0] - lam * pairs[:, 1]
-    theta = float(lam * f_u.mean() + rectifier.mean())
-    half = Z95 * math.sqrt((lam * f_u).var(ddof=ddof) / len(f_u) + rectifier.var(ddof=ddof) / len(pairs))
-    if not clip:
-        return theta, theta - half, theta + half
-    return theta, max(0.0, theta - half), min(1.0, theta + half)
-
-
-def ppi_lambda(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]) -> float | None:
-    """PPI++'s power-tuned weight for a mean (Angelopoulos, Duchi, Zrnic 2023, as `ppi_py` computes it):
-    cov_L(y, f) / ((1 + n/N)·var(f over all items)), clipped to [0, 1]."""
-    f_u = np.asarray(list(unlabelled), dtype=float)
-    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
-    n, big_n = len(pairs), len(f_u)
-    if n < 2 or big_n < 2:
-        return None
-    y, f = pairs[:, 0], pairs[:, 1]
-    covariance = float(((y - y.mean()) * (f - f.mean())).sum() / n)
-    variance = float(np.concatenate([f, f_u]).var(ddof=1))
-    if variance == 0.0:
-        return 0.0  # a judge that always says the same tells nothing: the labels alone
-    return min(1.0, max(0.0, covariance / ((1 + n / big_n) * variance)))
-
-
-def ppi_plus_plus(
-    unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1, clip: bool = True
-) -> tuple[float, float, float, float] | None:
-    """(theta, low, high, lambda) of the power-tuned PPI mean (see `ppi_lambda`)."""
-    f_u, pairs = list(unlabelled), list(labelled_pairs)
-    lam = ppi_lambda(f_u, pairs)
-    found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
-    return None if found is None or lam is None else (*found, lam)
