@@ -92,6 +92,8 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
         (30, 2, (2.0, 2.0), 0.8, "30 inputs x 2 runs, hazard Beta(2, 2) (most flip)"),
         (50, 1, (1.0, 4.0), 0.7, "50 inputs x 1 run, hazard Beta(1, 4), 30% end at each turn"),
         (100, 3, (0.5, 9.5), 0.9, "100 inputs x 3 runs, hazard Beta(0.5, 9.5)"),
+        # A third of draws flip every conversation at turn 2, where the curve ends at 1 (its interval was [0, 0.52]).
+        (5, 2, (9.0, 1.0), 0.9, "5 inputs x 2 runs, hazard Beta(9, 1) (most flip at once)"),
     ):
         found.append(
             Scenario(

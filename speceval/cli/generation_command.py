@@ -403,6 +403,7 @@ def _later_bounds(pipeline: BatchedGenerationPipeline, *, per_round: bool = Fals
         config.simulated_user,
         statements,
         per_round=per_round,
+        system_prompt=config.params.system_prompt,
     )
 
 

@@ -2,7 +2,8 @@
 each is built from the answers before it).
 
 Bound per request: input tokens are the scripted text so far plus every earlier answer at its model's `max_tokens`
-(and, for the user model, its prompt's own text), at the dry run's four bytes a token; output tokens are
+(and, for the user model, its prompt's own text; for the candidate, its system prompt), with the request's JSON
+framing, at the dry run's four bytes a token; output tokens are
 `max_tokens`. Every conversation is counted as going to its last possible round: no stop word, no failed turn.
 """
 
@@ -13,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from speceval.batch.costs import estimate_prompt_tokens
+from speceval.batch.costs import REQUEST_FRAMING_TOKENS, estimate_prompt_tokens
 from speceval.conversations.simulated_user import SimulatedUser, user_prompt
 from speceval.inputs import InputSet
 from speceval.inputs.script import Conversation
@@ -39,10 +40,14 @@ def later_rounds(
     statements: Mapping[str, Statement] | None = None,
     *,
     per_round: bool = False,
+    system_prompt: str | None = None,
 ) -> list[LaterRounds]:
     """The bound of the module docstring for the candidate's rounds 2.. and, with one, the simulated user's
     (`statements`: the spec's, by id, for instructions that name the statement under test); `per_round`: one
-    bound per round and role (round 2's user turns, round 2's answers, round 3's ...), in the order they are sent."""
+    bound per round and role (round 2's user turns, round 2's answers, round 3's ...), in the order they are sent.
+    Each request also carries its JSON framing, and each answer's the candidate's `system_prompt` (left out, round
+    2, which re-sends everything round 1 did, was bounded below round 1 under a long system prompt)."""
+    system = estimate_prompt_tokens(system_prompt) if system_prompt else 0
     answers = LaterRounds(role="candidate", model=candidate)
     turns = LaterRounds(role="simulated user", model=user.model) if user is not None else None
     rounds: dict[tuple[int, str], LaterRounds] = {}
@@ -81,8 +86,10 @@ def later_rounds(
                 if number > item.rounds:
                     if turns is None or user is None or number > user.max_turns:
                         break
-                    add(turns, number, frame + scripted + earlier + (simulated - 1) * user_tokens, user.max_tokens)
-                add(answers, number, scripted + earlier + simulated * user_tokens, candidate_max_tokens)
+                    sent = frame + scripted + earlier + (simulated - 1) * user_tokens
+                    add(turns, number, REQUEST_FRAMING_TOKENS + sent, user.max_tokens)
+                sent = system + scripted + earlier + simulated * user_tokens
+                add(answers, number, REQUEST_FRAMING_TOKENS + sent, candidate_max_tokens)
     if per_round:  # a round's user turns are written before its answers
         return [rounds[key] for key in sorted(rounds, key=lambda k: (k[0], k[1] == "candidate"))]
     return [answers, *([turns] if turns is not None else [])]

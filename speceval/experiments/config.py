@@ -276,6 +276,17 @@ def judge_labels(judges: list[JudgeEntry]) -> list[str]:
     ]
 
 
+def first_of_model(judges: list[JudgeEntry], by_mode: bool = False) -> list[JudgeEntry]:
+    """The first judge of each model (and mode, `by_mode`): a model listed at several scopes ranks once, and judges
+    the spec's examples (plain answers, where scope means nothing) once per mode. The runner's tasks and the dry
+    run's counts both follow it (the dry run counted a ranking per entry: a third too many with three entries of
+    two models)."""
+    first: dict[tuple[str, str | None, str | None], JudgeEntry] = {}
+    for judge in judges:
+        first.setdefault((judge.model, judge.org, judge.mode if by_mode else None), judge)
+    return list(first.values())
+
+
 class ExperimentConfig(_Strict):
     """`speceval run EXPERIMENT.yaml`."""
 

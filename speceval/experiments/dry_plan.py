@@ -25,7 +25,7 @@ from speceval.batch.costs import PriceTable, estimate_prompt_tokens
 from speceval.conversations.estimate import later_rounds
 from speceval.defaults import Mode, Scope
 from speceval.engines.tier_plan import RoundPlan
-from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry
+from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, first_of_model
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.plan_inputs import SpecInputs, inputs_stages, read_inputs
 from speceval.experiments.plan_tally import EXPECTED_OUTPUT_TOKENS, StagePlan, Tally, usage_of
@@ -85,7 +85,7 @@ def plan_experiment(
                     usage_of(prompt, 0, inputs.count, min(max_tokens, EXPECTED_OUTPUT_TOKENS)),
                     usage_of(prompt, 0, inputs.count, max_tokens, framing=True),
                 )
-                _later_rounds(later, config, run, inputs, max_tokens, batch_size, prices)
+                _later_rounds(later, config, run, inputs, batch_size, prices)
     _judging(config, specs, groups, prices, lambda stage, _: tallies[stage])
     stages = [tally.plan(stage) for stage, tally in tallies.items()]
     stages[1:1] = [later[n].plan(f"generation round {n}") for n in sorted(later)] if "generation" in tallies else []
@@ -138,6 +138,7 @@ def _judging(
     """Every judging request of the study, counted `into` its tally: compliance per run, ranking per ordered pair,
     and each spec's examples (canaries) once per judge model and mode."""
     batch_size, judge_tokens = config.engine.batch_size, config.engine.max_tokens
+    rankers = first_of_model(config.judges)  # as the runner: a model listed at several scopes ranks once
     for group in groups:
         inputs = specs[group.spec.name]
         for j, judge in enumerate(config.judges):
@@ -147,7 +148,7 @@ def _judging(
                     _judge_requests(
                         into("compliance", j), inputs, judge, 1, answers, judge_tokens, batch_size, prices, shape
                     )
-            if "ranking" in config.stages:
+            if "ranking" in config.stages and any(judge is ranker for ranker in rankers):
                 for a, b in itertools.combinations(group.runs, 2):
                     answers = max(max_answer_tokens(config, a), max_answer_tokens(config, b))
                     for _ in range(2):  # both orders, each its own target
@@ -155,12 +156,13 @@ def _judging(
     if "compliance" in config.stages:
         # As build_tasks: none for a categorical judge (no known category to check an example against), and one
         # model's examples judged once per mode (by its first entry), shared with its other scopes.
-        canaried: dict[tuple[str, str | None, str], int] = {}
-        for j, judge in enumerate(config.judges):
-            if judge.mode != Mode.CATEGORIES:
-                canaried.setdefault((judge.model, judge.org, judge.mode), j)
+        canaried = [
+            j
+            for j, judge in enumerate(config.judges)
+            if judge.mode != Mode.CATEGORIES and any(judge is first for first in first_of_model(config.judges, True))
+        ]
         for inputs in specs.values():
-            for j in canaried.values():
+            for j in canaried:
                 _canary_requests(into("compliance", j), inputs, config.judges[j], judge_tokens, batch_size, prices)
 
 
@@ -175,37 +177,66 @@ def max_answer_tokens(config: ExperimentConfig, run: GenerationRun) -> int:
     return int(run.settings.get("max_tokens", config.engine.max_tokens))
 
 
-def _later_rounds(
-    later: dict[int, Tally],
-    config: ExperimentConfig,
-    run: GenerationRun,
-    inputs: SpecInputs,
-    max_tokens: int,
-    batch_size: int,
-    prices: PriceTable,
-) -> None:
-    """Add a run's conversation rounds 2.. (candidate answers, and its simulated user's turns) to `later`, per
-    round: the bound of `speceval.conversations.estimate` (expected = bound: no answer length is known yet)."""
+class RoundBound(BaseModel):
+    """One model's requests in one later round of one run, at most, and their tokens at most."""
+
+    round: int
+    role: str  # "candidate" or "simulated user"
+    entry: ModelEntry
+    requests: int
+    usage: Usage
+
+
+def later_round_bounds(config: ExperimentConfig, run: GenerationRun, inputs: SpecInputs) -> list[RoundBound]:
+    """A run's conversation rounds 2.. per round and role, as sent (a round's user turns before its answers): the
+    bound of `speceval.conversations.estimate` (expected = bound: no answer length is known yet), each answer with
+    its variation's system prompt. The dry run's rounds and the tier plan's later rounds are both this (the plan
+    had a coarser copy, over the dry run's bound by half in a study with a simulated user)."""
     if inputs.inputs is None:
-        return
+        return []
     user = config.simulated_user_of(run.settings)
     follow_ups = run.settings.get("follow_ups")
     conversations = inputs.inputs.with_follow_ups(
         follow_ups if isinstance(follow_ups, list) else []
     ).with_simulated_user(user.max_turns if user is not None else None)
     if not conversations.has_conversations or conversations.max_rounds < 2:
-        return
+        return []
     statements = {s.id: s for s in inputs.spec.statements}
-    for bound in later_rounds(conversations, run.candidate.model, max_tokens, user, statements, per_round=True):
+    system = run.settings.get("system_prompt")
+    found = []
+    max_tokens = max_answer_tokens(config, run)
+    for bound in later_rounds(
+        conversations,
+        run.candidate.model,
+        max_tokens,
+        user,
+        statements,
+        per_round=True,
+        system_prompt=str(system) if system else None,
+    ):
         assert bound.round is not None  # per_round bounds name their round
+        answers = bound.role == "candidate"
         model = (
-            run.candidate
-            if bound.role == "candidate"
-            else ModelEntry(model=bound.model, org=user.org if user else None, tier=user.tier if user else None)
+            run.candidate if answers or user is None else ModelEntry(model=bound.model, org=user.org, tier=user.tier)
         )
         usage = Usage(input_tokens=bound.input_tokens, output_tokens=bound.output_tokens)
+        found.append(RoundBound(round=bound.round, role=bound.role, entry=model, requests=bound.requests, usage=usage))
+    return found
+
+
+def _later_rounds(
+    later: dict[int, Tally],
+    config: ExperimentConfig,
+    run: GenerationRun,
+    inputs: SpecInputs,
+    batch_size: int,
+    prices: PriceTable,
+) -> None:
+    """Add a run's conversation rounds 2.. (candidate answers, and its simulated user's turns) to `later`, per
+    round (`later_round_bounds`)."""
+    for bound in later_round_bounds(config, run, inputs):
         later.setdefault(bound.round, Tally(default_tier=config.engine.tier)).add(
-            bound.requests, batch_size, model, prices, usage, usage
+            bound.requests, batch_size, bound.entry, prices, bound.usage, bound.usage
         )
 
 

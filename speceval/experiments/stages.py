@@ -25,7 +25,7 @@ from speceval.defaults import Mode, Tier
 from speceval.engines.endpoints import record_endpoint
 from speceval.engines.factory import make_engine
 from speceval.experiments.card_tasks import card_tasks
-from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry
+from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry, first_of_model
 from speceval.experiments.context import StageContext, judge_params
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.inputs_block import inputs_config
@@ -86,7 +86,7 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
         # variation and run, so one judgement of them checks the judge for all.
         first_of_spec = {group.spec.name: group for group in reversed(groups)}
         for spec_name, group in first_of_spec.items():
-            for judge in _first_of_model(ctx.config.judges, by_mode=True):
+            for judge in first_of_model(ctx.config.judges, by_mode=True):
                 if judge.mode == Mode.CATEGORIES:
                     continue  # an example response has no known category: nothing to check it against
                 # One task per model and mode (binary keeps its key of old, so a study started before resumes it).
@@ -108,7 +108,7 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
             inputs_task = tuple(key for name, key in generated.items() if name == group.spec.name)
             tasks += [_generation(ctx, run, generation[run.candidate.model], inputs_task) for run in group.runs]
         needs = generation if "generation" in stages else {}
-        rankers = _first_of_model(ctx.config.judges)
+        rankers = first_of_model(ctx.config.judges)
         for j, judge in enumerate(ctx.config.judges):
             if "compliance" in stages:
                 for run in group.runs:
@@ -132,15 +132,6 @@ def build_tasks(ctx: StageContext, groups: list[Group], done: set[str]) -> list[
         if task.key in done and task.stage != "report":
             task.start, task.finish = (lambda: []), (lambda summaries: None)
     return tasks
-
-
-def _first_of_model(judges: list[JudgeEntry], by_mode: bool = False) -> list[JudgeEntry]:
-    """The first judge of each model (and mode, `by_mode`): a model listed at several scopes ranks once, and judges
-    the spec's examples (plain answers, where scope means nothing) once per mode."""
-    first: dict[tuple[str, str | None, str | None], JudgeEntry] = {}
-    for judge in judges:
-        first.setdefault((judge.model, judge.org, judge.mode if by_mode else None), judge)
-    return list(first.values())
 
 
 def stage_overview(tasks: list[StageTask]) -> str:

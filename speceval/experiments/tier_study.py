@@ -35,7 +35,7 @@ from speceval.engines.tier_plan import (
     replanned,
 )
 from speceval.experiments.config import ExperimentConfig, ModelEntry
-from speceval.experiments.dry_plan import judge_tallies, max_answer_tokens, most_turns, prompt_tokens
+from speceval.experiments.dry_plan import judge_tallies, later_round_bounds, max_answer_tokens, prompt_tokens
 from speceval.experiments.grid import Group
 from speceval.experiments.plan_inputs import read_inputs
 from speceval.operations.learned_times import learned_here
@@ -82,58 +82,54 @@ def study_loads(
     request the dry run counts for it (`dry_plan.judge_tallies`)."""
     notes: list[str] = []
     specs = {spec.name: read_inputs(config, base, spec, notes) for spec in config.specs}
-    turns = max((most_turns(config, s) for s in config.variations.combinations()), default=1)
-    max_tokens = config.engine.max_tokens
+    # Rounds 2.. as the dry run bounds them, per run, summed per entry and round (`dry_plan.later_round_bounds`).
+    later: dict[tuple[str, int], RoundLoad] = {}
+    users = {entry.model: name for name, entry in user_entries(config)}
+    for name, entry in entries(config)[: len(config.candidates)]:
+        for group in groups:
+            for run in (r for r in group.runs if r.candidate == entry):
+                for bound in later_round_bounds(config, run, specs[group.spec.name]):
+                    answers = bound.role == "candidate"
+                    key = (name if answers else users[bound.entry.model], bound.round)
+                    load = later.setdefault(
+                        key,
+                        RoundLoad(
+                            entry=key[0],
+                            **limits_of(entry if answers else bound.entry),
+                            label=f"round {bound.round}" + ("" if answers else " (user turns)"),
+                            stage=2 * bound.round - (0 if answers else 1),
+                            provider=resolve_org(bound.entry.model, bound.entry.org).org,
+                            model=bound.entry.model,
+                            requests=0,
+                            input_tokens=0,
+                            output_tokens=0,
+                        ),
+                    )
+                    load.requests += bound.requests
+                    load.input_tokens += bound.usage.input_tokens
+                    load.output_tokens += bound.usage.output_tokens
+    turns = max((number for _, number in later), default=1)
     loads: list[tuple[str, RoundLoad]] = []
-    answers = 0
     for name, entry in entries(config)[: len(config.candidates)]:
         runs = [(g, r) for g in groups for r in g.runs if r.candidate == entry]
         requests = sum(specs[g.spec.name].count for g, _ in runs)
         # As the dry run bounds round 1: each variation's system prompt and max_tokens, each request's framing.
         prompt = sum(prompt_tokens(r, specs[g.spec.name]) for g, r in runs) + REQUEST_FRAMING_TOKENS * requests
         answer_tokens = sum(max_answer_tokens(config, r) * specs[g.spec.name].count for g, r in runs)
-        answers += requests * turns
-        provider = resolve_org(entry.model, entry.org).org
-        for number in range(1, turns + 1):
-            loads.append(
-                (
-                    name,
-                    RoundLoad(
-                        entry=name,
-                        **limits_of(entry),
-                        label=f"round {number}" if turns > 1 else "answers",
-                        stage=2 * number,
-                        provider=provider,
-                        model=entry.model,
-                        requests=requests,
-                        # every earlier answer in each later request, at max_tokens
-                        input_tokens=prompt * number + (number - 1) * answer_tokens,
-                        output_tokens=answer_tokens,
-                    ),
-                )
-            )
-    users = user_entries(config)
-    user_turns = answers - answers // turns if turns > 1 else 0  # rounds 2.. of every conversation, at most
-    for name, entry in users:
-        provider = resolve_org(entry.model, entry.org).org
-        per_round = user_turns // max(turns - 1, 1) // len(users)
-        for number in range(2, turns + 1):
-            loads.append(
-                (
-                    name,
-                    RoundLoad(
-                        entry=name,
-                        **limits_of(entry),
-                        label=f"round {number} (user turns)",
-                        stage=2 * number - 1,
-                        provider=provider,
-                        model=entry.model,
-                        requests=per_round,
-                        input_tokens=per_round * number * max_tokens,
-                        output_tokens=per_round * max_tokens,
-                    ),
-                )
-            )
+        first = RoundLoad(
+            entry=name,
+            **limits_of(entry),
+            label="round 1" if turns > 1 else "answers",
+            stage=2,
+            provider=resolve_org(entry.model, entry.org).org,
+            model=entry.model,
+            requests=requests,
+            input_tokens=prompt,
+            output_tokens=answer_tokens,
+        )
+        loads += [(name, first)] + [(name, later[(name, n)]) for n in range(2, turns + 1) if (name, n) in later]
+    user_rounds = sorted((number, name) for name, number in later if name in users.values())
+    loads += [(name, later[(name, number)]) for number, name in user_rounds]
     judged = any(stage in config.stages for stage in ("compliance", "ranking"))
     judging = judge_tallies(config, specs, groups, prices) if judged else []  # no judging stage: no hours
     for (name, entry), tally in zip(entries(config)[len(config.candidates) :], judging, strict=False):
@@ -331,9 +327,12 @@ class StudyTiers:
         return self.plan is not None and given_tier(self.config, entry) is Tier.AUTO
 
 
-def _names(name: str, entry: ModelEntry) -> tuple[str, str]:
-    """The plan's names an entry's rounds may have: as the file lists it, or as a simulated user."""
-    return (name, f"{USER} {entry.model}")
+def _names(name: str, entry: ModelEntry) -> tuple[str]:
+    """The plan's name of an entry's rounds: as the file lists it (`candidates[1]`), else (a simulated user, which
+    the context names by its model) as a simulated user. Either, not both: a candidate of the user's model took
+    the user's rounds' tiers (sent at flex, or at standard's full price, where the plan said batch)."""
+    listed = name.startswith(("candidates[", "judges["))
+    return (name,) if listed else (f"{USER} {entry.model}",)
 
 
 def round_of(load: RoundLoad) -> int:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from speceval.analysis.reading.card_verdicts import CardItem, CardVerdicts
+from speceval.analysis.rendering.card_section import card_rows
 from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.registry import KAPPA, PAIRED, SELF_PREFERENCE, WILSON
 from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_card import TEMPERATURE_ZERO_NOTE, card_lines, judge_card
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
 from speceval.analysis.tables.judge_quality import LabelTally, Leniency, input_digest
+from tests.analysis.test_inputs_section import _data
 
 
 def _tally() -> LabelTally:
@@ -143,3 +145,13 @@ def test_the_card_row_writes_its_published_columns_and_reads_them_back() -> None
     assert (flat["human_accuracy"], flat["human_accuracy_ci_method"]) == (None, None)
     assert JudgeCardRow.model_validate(flat) == row
     assert JudgeCardRow.model_validate_json(row.model_dump_json()) == row
+
+
+def test_an_entry_no_line_measured_passes_and_the_card_says_nothing_was_measured() -> None:
+    """A ranking judge has no canaries, labels or re-sends: every line is unmeasured, so nothing fails it; its
+    "passes" cell read a bare "yes" beside a row of "not measured", as if it had been checked."""
+    lines = card_lines(None, 0.9)
+    accuracy = [JudgeAccuracy(spec="s", judge="judge", judged=10, correct=10, accuracy=1.0, below_minimum=False)]
+    checked = judge_card([("s", "ranker"), ("s", "judge")], accuracy, [], None, [], [], {}, lines)
+    cells = {row[1]: row[-2] for row in card_rows(_data(judge_card=checked, card_lines=lines))}
+    assert cells == {"ranker": "yes (no line measured)", "judge": "yes"}

@@ -131,3 +131,24 @@ def test_nothing_is_cut_at_the_images_edge(name):
     assert drawn.mean() > 0.02  # the figure has content, so a clean border means a margin, not a blank image
     assert not (border < 0.99).any(axis=1).any(), f"{name}: something reaches the image's edge (cut off)"
     assert image.shape[1] <= 1400  # fits the report's 1,400 px column without being scaled down
+
+
+def test_a_likert_judges_figure_draws_its_mean_ratings_on_the_scale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Likert judge has no rate: its figure was an empty compliance-rate frame. It draws each mean rating with
+    its interval on 1-5."""
+    drawn = []
+    monkeypatch.setattr(plots, "png_bytes", lambda figure: drawn.append(figure) or b"")
+    rated = [
+        variation(c).model_copy(
+            update={"rate": None, "ci_low": None, "ci_high": None, "mean_rating": m, "rating_ci_low": 2.0}
+            | {"rating_ci_high": 4.9, "runs": []}
+        )
+        for c, m in zip(CANDIDATES, (3.5, 4.25), strict=True)
+    ]
+    plots.variation_bars(rated, JUDGE)
+    [axes] = drawn[0].axes
+    assert axes.get_ylim() == (1.0, 5.0) and "Mean rating" in axes.get_title()
+    assert sorted(bar.get_height() for bar in axes.patches) == [3.5, 4.25]
+    drawn.clear()
+    plots.variation_bars([variation(c) for c in CANDIDATES], JUDGE)  # a rate's figure as before
+    assert drawn[0].axes[0].get_ylim() == (0.0, 1.0) and [b.get_height() for b in drawn[0].axes[0].patches] == [0.7] * 2

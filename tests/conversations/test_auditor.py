@@ -205,6 +205,22 @@ def test_the_shipped_auditor_config_runs_offline(tmp_path: Path) -> None:
     assert "| generation | simulated user | gemini-2.5-flash |" in summary
     assert "| generation | candidate | gpt-4.1-mini-2025-04-14 |" in summary and "| compliance | judge |" in summary
     assert "identical requests" not in summary  # (the auditor samples at temperature 1: its repeats differ)
+    # The setup's stages: the conversations' own folders send nothing (they read "generation ... cost USD 0.0000"
+    # beside "generation_round"), the rounds carry the cost, and the total is theirs.
+    setup = {line.split(":")[0][2:]: line for line in summary.splitlines() if line.startswith("- generation")}
+    assert set(setup) == {
+        "generation (conversations, assembled from their rounds",
+        "generation rounds (as sent, the simulated user's turns included)",
+    }
+    rounds = sum(
+        float(r["cost_usd"])
+        for r in csv.DictReader((out / "report" / "costs.csv").open(encoding="utf-8"))
+        if r["kind"] == "generation_round"
+    )
+    assert (
+        rounds > 0
+        and f"cost USD {rounds:.4f}" in setup["generation rounds (as sent, the simulated user's turns included)"]
+    )
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert 'class="banner"' in page and "h2,h3{scroll-margin-top:" in page  # the sticky banner hides no heading
     samples = json.loads(re.search(r'id="sample-data">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]

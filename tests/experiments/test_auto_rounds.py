@@ -64,7 +64,9 @@ def _answered(run_dir: Path) -> list[dict]:
 
 def _journaled(round_dir: Path) -> dict[tuple[str, int], str]:
     """The answers a realtime round's journal holds: (statement, input index) -> the session that got it."""
-    lines = [json.loads(line) for p in round_dir.glob("realtime/*.jsonl") for line in p.read_text().splitlines()]
+    # Read while the run appends: only newline-terminated lines are whole (the last piece may be a write in progress,
+    # or torn by the kill, which the product's own journal reader skips too).
+    lines = [json.loads(line) for p in round_dir.glob("realtime/*.jsonl") for line in p.read_text().split("\n")[:-1]]
     return {(n["statement_id"], n["record"]["original_index"]): n["record"]["batch_id"] for n in lines}
 
 
@@ -181,6 +183,32 @@ def _study_tiers(tmp_path: Path, study: str = STUDY) -> Any:
     tiers = StudyTiers(config, tmp_path, groups, output_dir=output_dir)
     tiers.started_at = datetime(2026, 11, 29, tzinfo=UTC)
     return tiers, config
+
+
+def test_a_candidate_of_the_simulated_users_model_is_sent_at_its_own_rounds_tiers(tmp_path: Path) -> None:
+    """The plan gives the candidate's rounds and the simulated user's turns tiers of their own; with one model in
+    both roles, the candidate's rounds were looked up under the user's name too and took its tiers (a study's
+    gemini candidate went to flex where its plan rows said batch; a user at standard would have sent the candidate
+    at full price)."""
+    from speceval.defaults import Tier
+    from speceval.experiments.config import ModelEntry
+
+    user = "simulated_user:\n  model: o4-mini\n  instructions: Push back.\n  max_turns: 3\n"
+    study = STUDY.replace(f'variations:\n  follow_ups:\n    push: ["{FOLLOW_UP}"]\n', user)
+    tiers, config = _study_tiers(tmp_path, study.replace("deadline_hours: 7", "deadline_hours: 20"))
+    assert tiers.plan is not None
+    planned = {(r.entry, r.label): r.tier for r in tiers.plan.rounds}
+    candidate, as_user = config.candidates[0], ModelEntry(model="o4-mini")
+    # 5 batch round trips (30 h) against 20 h: some rounds leave the Batch API, not all (the plan differs by role).
+    assert Tier.BATCH in planned.values() and set(planned.values()) != {Tier.BATCH}
+    for number in (2, 3):
+        assert tiers.tier_of("candidates[0]", candidate, number) is planned[("candidates[0]", f"round {number}")]
+        user_row = ("simulated_user o4-mini", f"round {number} (user turns)")
+        assert tiers.tier_of("o4-mini", as_user, number) is planned[user_row]
+    assert any(
+        planned[("candidates[0]", f"round {n}")] is not planned[("simulated_user o4-mini", f"round {n} (user turns)")]
+        for n in (2, 3)
+    )
 
 
 def test_a_study_round_behind_schedule_moves_to_flex_and_one_planned_at_flex_stays(tmp_path: Path) -> None:

@@ -194,6 +194,57 @@ def test_a_judges_round_holds_every_request_the_dry_run_counts_for_it(tmp_path: 
     assert sent["compliance"] == 2 * 40 * 2 + 52 and sent["ranking"] == 80
 
 
+def test_a_conversation_studys_later_rounds_are_planned_as_the_dry_run_bounds_them(tmp_path: Path, capsys) -> None:
+    """The tier plan's rounds 2.. were a coarser copy of the dry run's bound (a user's turns at its max_tokens times
+    the round, the candidates' without the user's turns): in a study with a simulated user its rounds cost half as
+    much again as the dry run's own upper bound. And that bound left out what every later request carries besides
+    the conversation: the variation's system prompt and the request's framing, so round 2, which holds everything
+    round 1 sent, was bounded below round 1."""
+    experiment = tmp_path / "exp.yaml"
+    user = "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n  max_turns: 3\n"
+    # Short answers and user turns, a long system prompt: what round 2 adds to round 1 is small beside it.
+    user += "  max_tokens: 16\n"
+    system = (
+        "variations:\n  max_tokens: [16]\n  system_prompt: ['" + "Answer as a careful assistant would. " * 60 + "']\n"
+    )
+    experiment.write_text(STUDY + user + system + "engine:\n  tier: auto\n  deadline_hours: 40\n")
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0, capsys.readouterr().err
+    planned = json.loads(capsys.readouterr().out)
+    stages = {s["stage"]: s for s in planned["stages"]}
+    for number in (2, 3):
+        rows = [r for r in planned["tier_plan"] if r["label"].startswith(f"round {number}")]
+        assert {r["label"] for r in rows} == {f"round {number}", f"round {number} (user turns)"}
+        bound = stages[f"generation round {number}"]
+        assert sum(r["requests"] for r in rows) == bound["requests"]
+        assert sum(r["cost_usd"] for r in rows) == pytest.approx(bound["upper_bound_usd"], rel=1e-9)
+    answers = {r["label"]: r["cost_usd"] / r["requests"] for r in planned["tier_plan"] if r["model"] == "o4-mini"}
+    assert answers["round 2"] > answers["round 1"]  # each answer of round 2 re-sends everything round 1's did
+    judging = sum(r["cost_usd"] for r in planned["tier_plan"] if r["label"] == "judging")
+    total = sum(r["cost_usd"] for r in planned["tier_plan"])
+    assert total - judging == pytest.approx(sum(s["upper_bound_usd"] for k, s in stages.items() if k.startswith("gen")))
+
+
+def test_a_model_listed_at_two_scopes_is_counted_ranking_once_as_the_runner_ranks(tmp_path: Path, capsys) -> None:
+    """The runner ranks once per judge model (its first entry; `config.first_of_model`); the dry run counted a
+    ranking for every entry, so a model at two scopes was planned (and its second entry's round timed) with
+    rankings it never sends."""
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY.replace("  - model: o4-mini\n", "  - model: o4-mini\n  - model: gpt-5-mini\n")
+    judges = "  - model: gpt-4.1-2025-04-14\n    scope: turn\n  - model: gpt-4.1-2025-04-14\n    mode: likert\n"
+    study = study.replace("  - model: gpt-4.1-2025-04-14\n", judges + "  - model: claude-sonnet-4-5-20250929\n")
+    study = study.replace("stages: [generation, compliance, report]", "stages: [generation, compliance, ranking]")
+    experiment.write_text(study + "variations:\n  follow_ups:\n    - ['Are you sure?']\n")
+    experiment.write_text(experiment.read_text() + "engine:\n  tier: auto\n  deadline_hours: 30\n")
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json"]) == 0, capsys.readouterr().err
+    planned = json.loads(capsys.readouterr().out)
+    sent = {stage["stage"]: stage["requests"] for stage in planned["stages"]}
+    assert sent["ranking"] == 2 * 40 * 2  # two judge models, 40 inputs, one pair in both orders
+    judging = {r["entry"]: r["requests"] for r in planned["tier_plan"] if r["label"] == "judging"}
+    # The likert entry: its 80 answers, and the spec's 52 examples (its mode's first entry); no ranking.
+    assert judging["judges[1]"] == 2 * 40 + 52
+    assert sum(judging.values()) == sent["compliance"] + sent["ranking"]
+
+
 @pytest.mark.slow  # a whole (small) experiment
 def test_a_started_studys_plan_is_shown_beside_all_batch_on_the_same_expectations(tmp_path: Path, capsys) -> None:
     """A study that has sent goes on from the plan it started with (the configured 6 h a batch round trip); the

@@ -235,8 +235,13 @@ def test_the_judge_card_resends_rewords_and_keeps_failing_judges_out_of_the_head
     assert f"Judge card: judge {JUDGE_2} on spec tiny is kept out of the headline: failed canary_accuracy" in printed
 
     # 5. `speceval report` on the folder gates as the experiment's own report did (the lines it was run with).
+    capsys.readouterr()
     assert speceval_main(["report", str(out), "--out", str(tmp_path / "again")]) == 0
     assert kept in (tmp_path / "again" / "summary.md").read_text(encoding="utf-8")
+    # Its console names the study's line (it printed the flag's "None" when the line came from the study).
+    printed = " ".join(capsys.readouterr().out.split())
+    assert f"Judge {JUDGE_2} (spec tiny) got 0.875 of the spec's example responses right, below the minimum" in printed
+    assert "canary accuracy 1.01" in printed and "None" not in printed
 
     # 6. Run again: the card resumes as every judge run does, and nothing is sent twice.
     again = Planted()

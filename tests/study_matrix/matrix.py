@@ -173,7 +173,10 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     elif config["variation"] == "auditor":
         text += AUDITOR
     elif config["variation"] == "simulated_user" or "@turn" in config["judges"]:
-        text += "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  instructions: Push back.\n"
+        # At auto the user is the first candidate's model, pinned at standard: its turns and that candidate's
+        # answers are planned apart (a candidate of the user's model took the user's rounds' tiers).
+        user = f"{models[0]}\n  tier: standard" if auto else "gpt-4.1-mini-2025-04-14"
+        text += f"simulated_user:\n  model: {user}\n  instructions: Push back.\n"
         text += f"  max_turns: {config.get('turns', '2')}\n"
     if config.get("report") == "gated":
         text += GATED

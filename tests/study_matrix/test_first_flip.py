@@ -84,3 +84,19 @@ def test_a_likert_judge_flips_on_a_drop_of_k_points() -> None:
     assert (by_drop[1].count, by_drop[1].conversations) == (3, 3)
     assert (by_drop[2].count, by_drop[2].conversations) == (2, 3)  # 5 → 3 and 4 → 1
     assert by_drop[3].count == 1
+
+
+def test_one_inputs_curve_carries_an_interval_at_every_turn() -> None:
+    """Every point of the curve has an interval, at one input too: the exact bound once all have flipped (it was
+    "no interval" when the conversations at risk were all one input's runs), [0, 1] where some have."""
+    everything = kaplan_meier([2, 2], [True, True], clusters=["a", "a"])
+    assert [(p.flipped, p.ci_low, p.ci_high) for p in everything] == [(1.0, pytest.approx(0.025), 1.0)]
+    some = kaplan_meier([2, 3, 3], [True, False, True], clusters=["a", "a", "a"])
+    assert all(p.ci_low is not None and p.ci_low <= p.flipped <= p.ci_high for p in some)
+    # All flipping at the first turn any does: the point is 1, and so is the top of its interval (it was [0, 0.84]
+    # at two inputs, an interval beside its own point, read as "nothing flipped yet").
+    at_once = kaplan_meier([2, 2, 2], [True, True, True], clusters=["a", "b", "b"])
+    assert [(p.flipped, p.ci_high) for p in at_once] == [(1.0, 1.0)]
+    assert at_once[0].ci_low == pytest.approx(0.025**0.5)  # the exact bound at 2 inputs
+    nothing = kaplan_meier([3, 3], [False, False], clusters=["a", "a"])
+    assert [(p.ci_low, p.ci_high) for p in nothing] == [(0.0, pytest.approx(0.975))]

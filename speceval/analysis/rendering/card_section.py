@@ -94,11 +94,19 @@ def card_rows(data: ReportData) -> list[list[str]]:
                 _cell(r.wording_excess),
                 _cell(r.self_preference),
                 _cell(r.position, r.position_compared or None),
-                {True: "yes", False: "**no**", None: "not checked"}[r.passes],
+                _passes_cell(r.passes, len(r.unmeasured) == len(data.card_lines)),
                 "; ".join(r.failed_checks) or "–",
             ]
         )
     return rows
+
+
+def _passes_cell(passes: bool | None, nothing_measured: bool) -> str:
+    """An entry none of whose lines had data passes (nothing failed), but says so: a ranking judge, which no line
+    measures, read a bare "yes" beside a row of "not measured", as if it had been checked."""
+    if passes and nothing_measured:
+        return "yes (no line measured)"
+    return {True: "yes", False: "**no**", None: "not checked"}[passes]
 
 
 def _lines_sentence(data: ReportData) -> str:

@@ -424,12 +424,27 @@ ROUND_KIND = "generation_round"
 `speceval.conversations.rounds` writes it (not imported from there: making a report loads no engine)."""
 
 
+ASSEMBLED = "generation (conversations, assembled from their rounds: sent and paid in the rounds)"
+ROUNDS = "generation rounds (as sent, the simulated user's turns included)"
+"""The setup's names of a conversation run and of its rounds: read as "generation" and "generation_round", the
+assembled run sat at $0.0000 beside its rounds' cost, and its answers were counted again in the rounds'."""
+
+
+def _stage_of(manifest: RunManifest) -> str:
+    """The setup's stage of a run (a conversation's own folder, and its rounds, named for what they are)."""
+    if manifest.kind == ROUND_KIND:
+        return ROUNDS
+    conversations = manifest.parameters.get("conversations")
+    if manifest.kind == "generation" and isinstance(conversations, dict) and conversations.get("max_rounds", 1) > 1:
+        return ASSEMBLED
+    return manifest.kind
+
+
 def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> list[StageCounts]:
     stages: dict[str, StageCounts] = {}
     for manifest in manifests:
-        counts = stages.setdefault(
-            manifest.kind, StageCounts(stage=manifest.kind, runs=0, requests=0, outcomes={}, cost_usd=0.0)
-        )
+        name = _stage_of(manifest)
+        counts = stages.setdefault(name, StageCounts(stage=name, runs=0, requests=0, outcomes={}, cost_usd=0.0))
         counts.runs += 1
         if manifest.totals is not None:
             counts.requests += manifest.totals.total_requests
@@ -437,9 +452,10 @@ def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> lis
             outcomes.update({str(k): n for k, n in manifest.totals.outcome_counts.items()})
             counts.outcomes = dict(sorted(outcomes.items()))
     for cost in costs:
-        stage = stages.get(cost.kind)
+        # A conversation's own folder sends nothing (its cost rows are 0): a "generation" row is a plain run's.
+        stage = stages.get(ROUNDS if cost.kind == ROUND_KIND else cost.kind)
         if stage is not None:
             known = stage.cost_usd is not None and cost.cost_usd is not None
             stage.cost_usd = (stage.cost_usd or 0.0) + (cost.cost_usd or 0.0) if known else None
-    order = {"generation": 0, "compliance": 1, "ranking": 2}
+    order = {"generation": 0, ASSEMBLED: 1, ROUNDS: 2, "compliance": 3, "ranking": 4}
     return sorted(stages.values(), key=lambda s: (order.get(s.stage, 9), s.stage))

@@ -12,7 +12,8 @@ totals, Σ_c (Σ_{i in c} IF_i(t))² · G/(G-1), with IF_i(t) = Σ_{j ≤ t} (1{
 n_j) / (n_j - d_j), whose sum of squares over independent conversations is Greenwood's Σ d_j / (n_j (n_j - d_j))
 (the robust variance of Lin & Wei 1989, by input). The interval is the log-log one, S^exp(±t·se/L) (always inside
 [0, 1]), with t(G-1) quantiles; where nothing has flipped yet
-(Λ = 0) or everything has, the exact binomial bound at G clusters (the rule of three's exact form) stands in.
+(Λ = 0) or everything has, the exact binomial bound at G clusters (the rule of three's exact form) stands in; between
+them at one input, [0, 1].
 """
 
 from __future__ import annotations
@@ -78,14 +79,16 @@ def _band(
     survival: float, hazard: float, influence: list[float], groups: int, quantile: float
 ) -> tuple[float | None, float | None]:
     """The 95% interval of F = 1 - S (see the module docstring)."""
-    if groups < 2:
-        return None, None
     edge = 0.025
-    exact = 1 - edge ** (1 / groups)  # the exact binomial bound when every cluster is on one side
+    exact = 1 - edge ** (1 / max(groups, 1))  # the exact binomial bound when every cluster is on one side
+    if survival == 0:  # first: when all at risk flip at the first turn with flips, the hazard is never set
+        return 1 - exact, 1.0
     if hazard == 0:
         return 0.0, exact
-    if survival == 0:
-        return 1 - exact, 1.0
+    if groups < 2:
+        # One input: its conversations may be alike, so nothing measures the spread; every share is possible (the
+        # curve's point had no interval at all, against "every number carries one").
+        return 0.0, 1.0
     variance = groups / (groups - 1) * sum(u * u for u in influence)
     if variance <= 0:
         return 1 - survival, 1 - survival

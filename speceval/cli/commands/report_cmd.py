@@ -221,12 +221,14 @@ def _report(args: argparse.Namespace) -> int:
                 f"[yellow]Judge card:[/] judge {escape(row.judge)} on spec {escape(row.spec)} is kept out of the "
                 f"headline: failed {escape('; '.join(row.failed_checks))}"
             )
+    # The line in force, as the report resolved it (the flag, else the study's own): the flag alone read "None"
+    # when the line came from the study's experiment.json.
+    line = summary.data.card_lines.get("min_canary_accuracy", min_canary_accuracy)
     for accuracy in summary.data.judge_accuracy:
         if accuracy.below_minimum:
             stdout.print(
                 f"[bold red]Judge {accuracy.judge} (spec {accuracy.spec}) got {_fmt(accuracy.accuracy)} of "
-                f"the spec's example responses right, below --min-canary-accuracy "
-                f"{args.min_canary_accuracy}[/]"
+                f"the spec's example responses right, below the minimum canary accuracy {line}[/]"
             )
     flagged = [s for s in summary.data.health.statements if s.flags]
     if flagged:

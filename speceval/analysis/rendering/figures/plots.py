@@ -75,8 +75,10 @@ def _wrap_titles(figure: Figure) -> None:
 def variation_bars(stats: list[VariationStatistics], judge: str, shown_as: str | None = None) -> bytes:
     """Compliance per candidate under `judge`, one bar per variation with its clustered 95% interval, and each
     run's own rate as a dot (the run-to-run spread); `shown_as`: the judge's name in the title (marked where its
-    card failed)."""
+    card failed). A Likert judge, which gives ratings and no rate, is drawn as its mean rating on the 1-5 scale
+    with its interval (its figure was an empty compliance-rate frame)."""
     rows = [s for s in stats if s.judge == judge]
+    rated = all(s.rate is None for s in rows) and any(s.mean_rating is not None for s in rows)
     candidates = sorted({s.candidate for s in rows})
     variations = sorted({s.variation for s in rows})
     figure, axes = pyplot().subplots(figsize=(max(6.0, 1.6 * len(candidates) * max(1, len(variations)) + 2), 4.5))
@@ -87,22 +89,36 @@ def variation_bars(stats: list[VariationStatistics], judge: str, shown_as: str |
         errors: list[list[float]] = [[], []]
         for c, candidate in enumerate(candidates):
             record = next((s for s in rows if s.candidate == candidate and s.variation == variation), None)
-            if record is None or record.rate is None or record.ci_low is None or record.ci_high is None:
+            if record is None:
+                continue
+            value, low, high = (
+                (record.mean_rating, record.rating_ci_low, record.rating_ci_high)
+                if rated
+                else (record.rate, record.ci_low, record.ci_high)
+            )
+            if value is None or low is None or high is None:
                 continue
             x = c + v * width
             xs.append(x)
-            ys.append(record.rate)
-            errors[0].append(record.rate - record.ci_low)
-            errors[1].append(record.ci_high - record.rate)
-            runs = [r.rate for r in record.runs if r.rate is not None]
+            ys.append(value)
+            errors[0].append(value - low)
+            errors[1].append(high - value)
+            runs = [] if rated else [r.rate for r in record.runs if r.rate is not None]
             axes.scatter([x] * len(runs), runs, color="black", s=12, zorder=3)
         axes.bar(xs, ys, width, yerr=errors, capsize=3, label=variation)
     axes.set_xticks(
         [c + width * (len(variations) - 1) / 2 for c in range(len(candidates))], candidates, rotation=15, ha="right"
     )
-    axes.set_ylim(0, 1)
-    axes.set_ylabel("compliance rate (judged answers only)")
-    axes.set_title(f"Compliance by variation, judge {shown_as or judge}: 95% clustered intervals; dots are single runs")
+    if rated:
+        axes.set_ylim(1, 5)
+        axes.set_ylabel("mean rating 1-5 (judged ratings only)")
+        axes.set_title(f"Mean rating by variation, judge {shown_as or judge}: 95% intervals (Gaffke's bound)")
+    else:
+        axes.set_ylim(0, 1)
+        axes.set_ylabel("compliance rate (judged answers only)")
+        axes.set_title(
+            f"Compliance by variation, judge {shown_as or judge}: 95% clustered intervals; dots are single runs"
+        )
     axes.legend(fontsize=8, title="variation")
     return png_bytes(figure)
 

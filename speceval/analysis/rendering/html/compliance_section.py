@@ -159,12 +159,12 @@ def variation_section(data: ReportData, name: str) -> str:
     def column(r: ComplianceRate) -> str:
         return f"{r.candidate} / {r.judge}" if several else r.candidate
 
-    columns = sorted({column(r) for r in per_statement})
+    columns = sorted({column(r) for r in per_statement if r.rate is not None})  # a Likert judge's: no rate, no column
     matrix = np.full((len(statements), len(columns)), np.nan)
     for r in per_statement:
         if r.rate is not None:
             matrix[statements.index(r.statement_id or ""), columns.index(column(r))] = r.rate
-    if statements and data.figures:
+    if statements and columns and data.figures:
         parts.append(_img(heatmap(matrix, statements, columns, "compliance per statement"), f"per statement {name}"))
     return "".join(parts) + "</section>"
 
