@@ -421,8 +421,8 @@ def human_agreement(
     rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
 ) -> list[HumanAgreement]:
     """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`): the
-    share of labelled answers whose verdict agrees with the label (`agreement_interval`, as the judge card's
-    `human_accuracy`), and Cohen's kappa for a yes/no judge."""
+    share of labelled answers that agree (`agreement_interval`), the design-weighted one as the card's (where the
+    tally has a design: `pooled_accuracy`), and Cohen's kappa for a yes/no judge."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
     parts: dict[tuple[str, str, str], list[TallyGroup]] = defaultdict(list)
     judged: dict[tuple[str, str, str], list[tuple[str, str, TallyGroup, np.ndarray]]] = defaultdict(list)
