@@ -108,3 +108,12 @@ def test_a_candidate_the_sheet_did_not_draw_from_is_not_weighed() -> None:
     assert pooled.weighted_accuracy == pytest.approx(40 / 44) and by_candidate.candidate == "m"
     [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, {})
     assert row.human_accuracy.value == pytest.approx(40 / 44)
+
+
+def test_a_single_label_keeps_the_samples_share_and_says_why() -> None:
+    tally = LabelTally(designed=True)
+    tally.add(("s", "j", "m", "default"), 1, True, "st", input_digest("s", "st", "q0"))
+    tally.add(("s", "j", "m", "default"), 0, None, "st", input_digest("s", "st", "q1"))
+    [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, {})
+    assert row.human_accuracy.value == 1.0 and row.human_accuracy_weighted is False
+    assert row.human_accuracy_note == "fewer than 2 labelled answers: the labelled sample's share, unweighted"

@@ -386,9 +386,7 @@ def pooled_accuracy(tally: LabelTally, parts: Sequence[TallyGroup]) -> PooledAcc
     if not agreements:
         return None
     agree, labelled = np.concatenate(agreements), np.concatenate(labelled_parts)
-    n = int(labelled.sum())
-    if not n:
-        return None
+    n = int(labelled.sum())  # > 0: every group kept holds a label
     digests, codes = np.concatenate(inputs), np.concatenate(statements)
     sample = Estimate.of(
         float(agree[labelled].mean()), agreement_interval(agree[labelled], digests[labelled], codes[labelled])
@@ -401,6 +399,8 @@ def pooled_accuracy(tally: LabelTally, parts: Sequence[TallyGroup]) -> PooledAcc
     present, strata = np.unique(codes, return_inverse=True)
     _, clusters = np.unique(digests, return_inverse=True)
     found = design_weighted_share(agree, labelled, clusters.reshape(-1), strata.reshape(-1), tally.guess_of(present))
+    if found.share is None:  # under 2 labels: nothing to weigh; the sample's share, and why
+        return unweighted.model_copy(update={"note": f"{found.note}: the labelled sample's share, unweighted"})
     note = found.note
     if found.unlabelled_statements:
         note = (
