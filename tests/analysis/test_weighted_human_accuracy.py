@@ -117,3 +117,20 @@ def test_a_single_label_keeps_the_samples_share_and_says_why() -> None:
     [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, {})
     assert row.human_accuracy.value == 1.0 and row.human_accuracy_weighted is False
     assert row.human_accuracy_note == "fewer than 2 labelled answers: the labelled sample's share, unweighted"
+
+
+def test_a_neyman_sheets_expected_errors_guide_the_interval_as_ppis() -> None:
+    """A Neyman sheet's design records each statement's expected error share: the card's interval takes it as PPI's
+    prior's covariate (the same call on the same arrays)."""
+    tally = _tally(designed=True)
+    tally.guides = {("s", "big"): 0.01, ("s", "small"): 0.4}
+    [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, {})
+    strata = np.repeat([0, 1], [40, 4])  # big, small: the tally's own order of statements
+    labelled = np.zeros(44, dtype=bool)
+    labelled[[0, 1, 2, 3, 40, 41, 42, 43]] = True
+    agree = labelled.copy()
+    agree[40:] = False
+    guided = design_weighted_share(agree, labelled, np.arange(44), strata, np.array([0.01, 0.4]))
+    plain = design_weighted_share(agree, labelled, np.arange(44), strata)
+    assert (row.human_accuracy.ci_low, row.human_accuracy.ci_high) == (guided.ci_low, guided.ci_high)
+    assert guided.ci_low != plain.ci_low  # the guide moves it: the test can tell the two apart
