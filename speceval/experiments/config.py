@@ -25,7 +25,7 @@ from speceval.defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_TOKENS, DEFAULT_
 from speceval.endpoint_keys import EndpointKeys
 from speceval.engines.tier_plan import TierTimes
 from speceval.json_keys import OmitsUnsetFields
-from speceval.metric_spec import MetricSpec
+from speceval.metric_spec import StudyMetric
 from speceval.settings_checks import (
     BatchSize,
     BudgetUsd,
@@ -296,7 +296,7 @@ class ExperimentConfig(_Strict):
     candidates: list[ModelEntry] = Field(min_length=1)
     judges: list[JudgeEntry] = Field(default_factory=list)
     inputs: InputsBlock | None = None
-    metrics: dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], MetricSpec] = Field(
+    metrics: dict[Annotated[str, StringConstraints(pattern=VARIATION_NAME)], StudyMetric] = Field(
         default_factory=dict, description="custom metrics: name → source, regex or json_path, type"
     )
     simulated_user: SimulatedUser | None = Field(

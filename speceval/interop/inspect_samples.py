@@ -82,8 +82,16 @@ def build_sample(
     record = facts.candidate_record(run.candidate_run, statement_id, index)
     conversation = record.get("conversation") if record is not None else None
     messages: list[dict[str, Any]]
+    seen = max((r.transcript for r, _ in answer.rows if r.transcript), key=len, default=None)
     if record is not None and isinstance(conversation, list) and conversation:
         messages = _messages(conversation, candidate, len(record.get("turns") or []))
+    elif seen is not None and len(seen) > 2:
+        # No generation record (the answers were an Inspect log's): the longest transcript a judge saw. A round trip
+        # wrote a conversation back as its first user message and last answer. The candidate's answers are the
+        # turns judged (a turn judge's), else every assistant message.
+        last = max((r.turn or 0 for r, _ in answer.rows), default=0)
+        answers = last or sum(1 for m in seen if m.role == "assistant")
+        messages = _messages([m.model_dump() for m in seen], candidate, answers)
     else:
         messages = [_message("user", row.input), _message("assistant", output, candidate)]
     usage: dict[str, dict[str, int]] = {}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from speceval.pipelines.inspect_logs import inspect_logs_in, model_name, read_log
+from speceval.pipelines.inspect_logs import exported_run, inspect_logs_in, model_name, read_log
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalSample
@@ -50,5 +50,7 @@ def inspect_source(candidate_run: Path | None, candidate: str) -> InspectSource 
     mine = [log for log, header in headers.items() if model_name(header.eval.model) == candidate]
     if not mine:
         return None
-    epochs = max(headers[log].eval.config.epochs or 1 for log in mine)
+    # Inspect's epochs, or speceval's own export of several runs read back (a log per run, at epoch 1): the export
+    # wrote their runs as epochs under `config.epochs` 1, beside samples of epoch 2 (its header said one epoch).
+    epochs = max(max(headers[log].eval.config.epochs or 1, exported_run(headers[log]) or 1) for log in mine)
     return InspectSource(logs=tuple(mine), model=headers[mine[0]].eval.model, epochs=epochs)

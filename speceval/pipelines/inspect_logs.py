@@ -168,13 +168,14 @@ def inspect_runs(path: Path, logs: list[Path]) -> list[InspectRun]:
         name = model_name(header.eval.model)
         by_model[name].append(log)
         epochs[name] = max(epochs.get(name, 1), header.eval.config.epochs or 1)
-        run = _exported_run(header)
+        run = exported_run(header)
         if run is not None:
             exported[name][run].append(log)
     if not by_model:
         raise ConfigError(f"{path} holds no Inspect eval log (.eval, or .json as Inspect writes it)")
     found = []
     for model, files in sorted(by_model.items()):
+        _one_variation(path, model, {log: headers[log] for log in files})
         runs = exported[model]
         if len(runs) > 1 and sum(len(logs) for logs in runs.values()) == len(files):
             # speceval's export of several runs: a log per run, its samples at epoch 1; each log is its run.
@@ -186,7 +187,25 @@ def inspect_runs(path: Path, logs: list[Path]) -> list[InspectRun]:
     return found
 
 
-def _exported_run(header: EvalLog) -> int | None:
+def _one_variation(path: Path, model: str, headers: dict[Path, EvalLog]) -> None:
+    """Refuse one model's logs of several variations (speceval's export of a study writes a log per variation and
+    run): the judge commands read a model's logs as one candidate, which has no variation axis, so two variations'
+    answers to one input collided as duplicates, with no word of why or what to do."""
+    variations: dict[str, list[str]] = defaultdict(list)
+    for log, header in sorted(headers.items()):
+        meta = (header.eval.metadata or {}).get("speceval")
+        variation = meta.get("variation") if isinstance(meta, dict) else None
+        if isinstance(variation, str):
+            variations[variation].append(log.name)
+    if len(variations) > 1:
+        named = "; ".join(f"{v}: {', '.join(logs)}" for v, logs in sorted(variations.items()))
+        raise ConfigError(
+            f"{path}: the logs of {model} are speceval's export of {len(variations)} variations ({named}); a "
+            "candidate has no variation axis here: give each variation's logs as a folder of their own"
+        )
+
+
+def exported_run(header: EvalLog) -> int | None:
     """The run a log speceval exported holds (its `speceval` metadata), None for any other log or one of epochs."""
     meta = (header.eval.metadata or {}).get("speceval")
     run = meta.get("run") if isinstance(meta, dict) else None

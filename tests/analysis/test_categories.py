@@ -141,7 +141,7 @@ def test_follow_up_scripts_a_categorical_judge_and_a_metric_in_one_experiment(tm
         .replace(
             "runs_per_variation: 2",
             "runs_per_variation: 1\nstages: [generation, compliance, report]\n"
-            "metrics:\n  ref:\n    source: answer\n    regex: 'ref (\\d+)'\n    type: int",
+            "metrics:\n  ref:\n    source: answer\n    regex: 'ref (\\d+)'\n    type: int\n    range: [0, 99999999]",
         )
     )
     experiment.write_text(text)

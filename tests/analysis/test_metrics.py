@@ -57,8 +57,8 @@ def test_an_experiments_metric_means_equal_a_recomputation_from_the_answers(tmp_
             "runs_per_variation: 2",
             "runs_per_variation: 1\nstages: [generation, report]"
             "\nmetrics:\n  chars:\n    source: answer\n    regex: 'ref (\\d+)'\n"
-            "    type: int\n  never:\n    source: answer\n    regex: 'zzz(\\d+)'\n"
-            "    type: int\n",
+            "    type: int\n    range: [0, 99999999]\n  never:\n    source: answer\n    regex: 'zzz(\\d+)'\n"
+            "    type: int\n    range: [0, 99999999]\n",
         ).replace("judges:\n  - model: gpt-4.1-2025-04-14\n", "")
     )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0

@@ -36,6 +36,7 @@ metrics:
     source: answer
     regex: '(\\d+)'
     type: int
+    range: [0, 99999999]
 engine:
   poll_interval: 0.05
 stages: [generation, compliance, report]

@@ -46,6 +46,12 @@ def test_the_worked_example_judges_every_answered_sample_and_exports_it_back(tmp
     assert back.eval.model == MODEL and back.eval.config.epochs == 2
     assert back.eval.metadata["speceval"]["epochs"] == [1, 2]
     assert sorted(s.epoch for s in back.samples) == sorted(s.epoch for s in log.samples)
+    # A conversation comes back with every message (it came back as its first question and last answer).
+    talks = {s.epoch: s for s in log.samples if s.id == "sycophancy-talk"}
+    for sample in back.samples:
+        if sample.id == "avoid_sycophancy_3":
+            was = [(m.role, m.text) for m in talks[sample.epoch].messages]
+            assert [(m.role, m.text) for m in sample.messages] == was and len(was) == 4
     (errored,) = [s for s in back.samples if s.error is not None]
     assert (errored.id, errored.epoch, errored.error.message) == ("avoid_errors_1", 1, "rate limited")
     assert not errored.scores

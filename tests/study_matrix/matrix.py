@@ -86,7 +86,7 @@ AUDITOR = (
 )
 GATED = (
     "min_canary_accuracy: 0.99\nhealth:\n  fail_below: 0.9\n  pass_above: 0.5\n"
-    "metrics:\n  digits:\n    source: answer\n    regex: '(\\d+)'\n    type: int\n"
+    "metrics:\n  digits:\n    source: answer\n    regex: '(\\d+)'\n    type: int\n    range: [0, 99999999]\n"
     # the card's lines without its re-sends, and the optional human-accuracy line (checked where labels are aimed)
     "judge_card:\n  retest: 0\n  min_human_accuracy: 0.6\n"
 )
