@@ -253,12 +253,25 @@ def auto_plan(
             if total() > deadline_hours:
                 tiers[group] = moved_to
     if total() > deadline_hours:
-        chosen = ", ".join(tiers[group_of[i]].value for i in range(len(loads)))
+        # Each round named, and those whose entry names its own tier marked: a bare list of tiers did not say which
+        # rounds could not move (a study's generated inputs at batch took 14 h of a 13 h deadline).
+        chosen = ", ".join(
+            f"{_named(load)} {tiers[group_of[i]].value}" + (" (its entry's own tier)" if group_of[i] in pinned else "")
+            for i, load in enumerate(loads)
+        )
         raise ConfigError(
             f"tier auto: no plan is expected to end within deadline_hours {deadline_hours:g}: the fastest takes "
-            f"{total():.1f} h ({chosen}); raise deadline_hours, or max_concurrency if your rate limits allow it"
+            f"{total():.1f} h ({chosen}); raise deadline_hours, give an entry kept at its own tier a faster one "
+            "(the inputs stage's: `inputs: tier: flex`), or raise max_concurrency if your rate limits allow it"
         )
     return TierPlan(rounds=[_row(load, tiers[group_of[i]], prices, times) for i, load in enumerate(loads)])
+
+
+def _named(load: RoundLoad) -> str:
+    """A round as a message names it: its label, after its entry where the label does not say it."""
+    if load.entry is None or load.entry.split()[0] in load.label:
+        return load.label
+    return f"{load.entry} {load.label}"
 
 
 HOUR_SECONDS_ENV = "SPECEVAL_HOUR_SECONDS"

@@ -74,15 +74,27 @@ class PlannedInputs(InputSet):
         return entry, [self.stand_ins[statement_id]] * entry.count
 
 
-def inputs_stages(config: ExperimentConfig, base: Path, prices: PriceTable, offline: bool) -> list[StagePlan]:
-    """The `inputs` stage's generator and rater, over every spec it generates for: expected, the first round (each
-    answer of the expected length); the bound, every round at most (`BatchedInputGenerationPipeline.bounds`)."""
+@dataclass
+class InputsRound:
+    """One round of the `inputs` stage's generator or rater for one spec: its requests, the first round's expected
+    usage (later rounds: none expected) and every round's bound."""
+
+    role: str  # "generator" or "rater"
+    number: int
+    entry: ModelEntry
+    requests: int
+    expected: Usage
+    bound: Usage
+
+
+def inputs_rounds(config: ExperimentConfig, base: Path, offline: bool) -> list[InputsRound]:
+    """The `inputs` stage's rounds per spec and role (`BatchedInputGenerationPipeline.bounds`): what the dry run
+    costs and the `tier: auto` plan times (it planned a study as if its inputs were there already)."""
     block = config.inputs
     specs = [s for s in config.specs if s.inputs_dir is None]
     if block is None or "inputs" not in config.stages or not specs:
         return []
-    tallies = {"generator": Tally(default_tier=config.engine.tier), "rater": Tally(default_tier=config.engine.tier)}
-    models: dict[str, ModelEntry] = {}
+    found: list[InputsRound] = []
     for spec in specs:
         path = spec.spec_path if spec.spec_path.is_absolute() else base / spec.spec_path
         settings = inputs_config(block, path, base, offline=offline, spec_name=spec.name)
@@ -99,19 +111,27 @@ def inputs_stages(config: ExperimentConfig, base: Path, prices: PriceTable, offl
             later = block.max_rounds - 1
             first_input = bound.first_round_input_tokens
             later_input = (bound.input_tokens - first_input) // later if later else 0
-            for number in range(block.max_rounds):
-                tallies[role].add(
-                    per_round,
-                    config.engine.batch_size,
-                    models[role],
-                    prices,
-                    usage_of(first_input, 0, per_round, expected_output) if number == 0 else Usage(),
-                    Usage(
-                        input_tokens=first_input if number == 0 else later_input,
-                        output_tokens=bound.output_tokens // block.max_rounds,
-                    ),
+            for number in range(1, block.max_rounds + 1):
+                expected = usage_of(first_input, 0, per_round, expected_output) if number == 1 else Usage()
+                most = Usage(
+                    input_tokens=first_input if number == 1 else later_input,
+                    output_tokens=bound.output_tokens // block.max_rounds,
                 )
-    rounds = block.max_rounds
+                found.append(InputsRound(role, number, models[role], per_round, expected, most))
+    return found
+
+
+def inputs_stages(config: ExperimentConfig, base: Path, prices: PriceTable, offline: bool) -> list[StagePlan]:
+    """The `inputs` stage's generator and rater, over every spec it generates for: expected, the first round (each
+    answer of the expected length); the bound, every round at most (`inputs_rounds`)."""
+    found = inputs_rounds(config, base, offline)
+    if not found:
+        return []
+    tallies = {"generator": Tally(default_tier=config.engine.tier), "rater": Tally(default_tier=config.engine.tier)}
+    models = {r.role: r.entry for r in found}
+    for r in found:
+        tallies[r.role].add(r.requests, config.engine.batch_size, r.entry, prices, r.expected, r.bound)
+    rounds = max(r.number for r in found)
     return [
         tallies[role].plan(f"inputs: {role} {models[role].model} ({rounds} round{'s' * (rounds > 1)} at most)")
         for role in tallies

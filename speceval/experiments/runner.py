@@ -133,7 +133,7 @@ def run_experiment(
     with _providers(output_dir, offline) as options_for:
         ctx = StageContext(config, path, base, output_dir, engine, options_for, offline, figures=figures)
         started = state.tiers_started_at is not None  # `auto` planned before sending; a started study never refused
-        tiers = ctx.tiers = StudyTiers(config, base, groups, output_dir=output_dir, started=started)
+        tiers = ctx.tiers = StudyTiers(config, base, groups, output_dir=output_dir, started=started, offline=offline)
         users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
         actors = [ModelEntry(model=u.model, org=u.org, tier=u.tier) for u in users if u is not None and u.tier]
         actors += [entry for _, entry in config.inputs.models()] if config.inputs is not None else []

@@ -37,7 +37,7 @@ from speceval.engines.tier_plan import (
 from speceval.experiments.config import ExperimentConfig, ModelEntry
 from speceval.experiments.dry_plan import judge_tallies, later_round_bounds, max_answer_tokens, prompt_tokens
 from speceval.experiments.grid import Group
-from speceval.experiments.plan_inputs import read_inputs
+from speceval.experiments.plan_inputs import inputs_rounds, read_inputs
 from speceval.operations.learned_times import learned_here
 from speceval.providers.registry import resolve_org
 
@@ -74,7 +74,7 @@ def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:
 
 
 def study_loads(
-    config: ExperimentConfig, base: Path, groups: list[Group], prices: PriceTable
+    config: ExperimentConfig, base: Path, groups: list[Group], prices: PriceTable, offline: bool = False
 ) -> list[tuple[str, RoundLoad]]:
     """The study's rounds per entry (name, load), stages numbered in the order they run: in round k, the simulated
     users' turns (stage 2k - 1) before the candidates' answers (stage 2k); the judges after the last round (when
@@ -130,6 +130,7 @@ def study_loads(
         loads += [(name, first)] + [(name, later[(name, n)]) for n in range(2, turns + 1) if (name, n) in later]
     user_rounds = sorted((number, name) for name, number in later if name in users.values())
     loads += [(name, later[(name, number)]) for number, name in user_rounds]
+    loads[:0] = inputs_loads(config, base, offline)  # sent first: the stages after it read what it wrote
     judged = any(stage in config.stages for stage in ("compliance", "ranking"))
     judging = judge_tallies(config, specs, groups, prices) if judged else []  # no judging stage: no hours
     for (name, entry), tally in zip(entries(config)[len(config.candidates) :], judging, strict=False):
@@ -152,6 +153,51 @@ def study_loads(
     return loads
 
 
+INPUTS = "inputs"
+"""The plan's name of the `inputs` stage's rounds (`inputs generator`, `inputs rater`)."""
+
+
+def inputs_entries(config: ExperimentConfig, base: Path, offline: bool) -> list[tuple[str, ModelEntry]]:
+    """(plan name, entry) of the `inputs` stage's generator and rater, each at the stage's own tier (never auto:
+    the block refuses it), batch when it names none."""
+    found: dict[str, ModelEntry] = {}
+    for r in inputs_rounds(config, base, offline):
+        found.setdefault(f"{INPUTS} {r.role}", r.entry.model_copy(update={"tier": r.entry.tier or Tier.BATCH}))
+    return list(found.items())
+
+
+def inputs_loads(config: ExperimentConfig, base: Path, offline: bool) -> list[tuple[str, RoundLoad]]:
+    """The `inputs` stage's rounds, before the study's own (stages below 1: generator then rater, round by round),
+    at the stage's own tier. The plan had none: a study of generated inputs was planned as if they were there, up
+    to 2 x max_rounds batch round trips short of its hours."""
+    found = inputs_rounds(config, base, offline)
+    if not found:
+        return []
+    last = max(r.number for r in found)
+    loads: dict[tuple[int, str], RoundLoad] = {}
+    for r in found:
+        name = f"{INPUTS} {r.role}"
+        # generator of round k at stage 2(k - last) - 1, its rater at 2(k - last): all before round 1's stage 2
+        stage = 2 * (r.number - last) - (1 if r.role == "generator" else 0)
+        load = loads.setdefault(
+            (stage, name),
+            RoundLoad(
+                entry=name,
+                label=f"inputs round {r.number} ({r.role})",
+                stage=stage,
+                provider=resolve_org(r.entry.model, r.entry.org).org,
+                model=r.entry.model,
+                requests=0,
+                input_tokens=0,
+                output_tokens=0,
+            ),
+        )
+        load.requests += r.requests
+        load.input_tokens += r.bound.input_tokens
+        load.output_tokens += r.bound.output_tokens
+    return [(name, loads[(stage, name)]) for stage, name in sorted(loads)]
+
+
 class StudyTiers:
     """The tier of every entry, `auto` planned once over the study (None: no entry asks for auto)."""
 
@@ -163,6 +209,7 @@ class StudyTiers:
         prices: PriceTable | None = None,
         output_dir: Path | None = None,
         started: bool = False,
+        offline: bool = False,
     ):
         """Plan the study when an entry asks for `auto` (refused before anything is sent if no plan meets the
         deadline; a batch round trip takes what the finished jobs in `output_dir` took, where it has some). A study
@@ -175,6 +222,8 @@ class StudyTiers:
         self.plan: TierPlan | None = None
         self.beside: dict[str, TierPlan] = {}
         self._chosen: dict[tuple[str, int], Tier] = {}
+        self._planned: dict[tuple[str, int], Tier] = {}
+        """Each round's tier as the plan chose it (`_said_tier`)."""
         self.output_dir = output_dir
         self.started_at: datetime | None = None
         """When the study's first task started (experiment.json `tiers_started_at`): the deadline's clock."""
@@ -184,11 +233,12 @@ class StudyTiers:
         named = entries(config) + user_entries(config)
         if not any(given_tier(config, entry) is Tier.AUTO for _, entry in named):
             return
+        named += inputs_entries(config, base, offline)
         assert config.engine.deadline_hours is not None  # EngineSettings refuses auto without it
         configured = self.times.model_copy(deep=True)
         if output_dir is not None and output_dir.is_dir():
             self.times = learned_here(self.times, output_dir)
-        loaded = study_loads(config, base, groups, self.prices)
+        loaded = study_loads(config, base, groups, self.prices, offline)
         by_name = dict(named)
         loads = [load for _, load in loaded]
 
@@ -224,6 +274,7 @@ class StudyTiers:
         )
         for (name, load), row in zip(loaded, self.plan.rounds, strict=True):
             self._chosen[(name, round_of(load))] = row.tier
+        self._planned = dict(self._chosen)
         # Beside it, the same work on the same expectations (a started study's all-batch line read 0.00 h, from the
         # jobs it had finished offline, beside its plan's 12 h).
         self.beside = {t.value: fixed_plan(loads, t, self.prices, planned_with) for t in (Tier.BATCH, Tier.STANDARD)}
@@ -281,7 +332,7 @@ class StudyTiers:
                 groups=_groups(left, lambda n: n in moves),
                 fixed=[self._pinned[i] for i in at],
             )
-            before = self.tier_of(name, entry, number)
+            before = self._said_tier(name, entry, number)
             self._chosen.update({(n, round_of(load)): tier for (n, load), tier in zip(left, tiers, strict=True)})
             after = self.tier_of(name, entry, number)
             if before is None or after is None or (before is after and meets):
@@ -302,6 +353,14 @@ class StudyTiers:
             )
             self.replans.append(change)
         self.say(change.line(name, deadline))
+
+    def _said_tier(self, name: str, entry: ModelEntry, number: int) -> Tier | None:
+        """The tier this round of `name` was last said to go at: its latest re-plan's (this invocation's or, on a
+        resume, an earlier one's), else the plan's. Not the tier it holds now: a re-plan moves every round still to
+        start, and a round moved by another entry's re-plan was then sent at its new tier with no word (a judge
+        planned at standard went through the Batch API, and no re-plan said so)."""
+        said = next((r.sent for r in reversed(self.replans) if (r.entry, r.round) == (name, number)), None)
+        return said or self._planned.get((_names(name, entry)[0], number)) or self.tier_of(name, entry, number)
 
     def _said(self, name: str, run: str | None, number: int, tier: Tier) -> bool:
         """Whether a re-plan already says this round of `name` (in `run`) goes at `tier` past the deadline."""

@@ -218,3 +218,9 @@ def test_a_study_of_generated_inputs_sends_no_more_than_its_plan(tmp_path: Path,
         "compliance": requests["compliance"],
     }
     assert set(sent) == set(planned) and all(0 < sent[k] <= planned[k] for k in planned), (sent, planned)
+    # The report's setup names each stage for what it sent: the inputs' rounds (their stage's own folder sends
+    # nothing, and read "0 request(s) (none yet)"), the conversations' folders apart from the rounds that sent them.
+    setup = [line for line in (tmp_path / "out" / "report" / "summary.md").read_text().splitlines() if "run(s)" in line]
+    assert not any("none yet" in line or "input_generation" in line for line in setup), setup
+    [inputs] = [line for line in setup if line.startswith("- inputs (")]
+    assert f"{sent['inputs:generator'] + sent['inputs:rater']} request(s)" in inputs

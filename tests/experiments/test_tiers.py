@@ -245,6 +245,74 @@ def test_a_model_listed_at_two_scopes_is_counted_ranking_once_as_the_runner_rank
     assert sum(judging.values()) == sent["compliance"] + sent["ranking"]
 
 
+def test_a_study_of_generated_inputs_plans_the_inputs_stages_hours_first(tmp_path: Path, capsys) -> None:
+    """The inputs stage's rounds (its generator's job, then its rater's, per round) run before anything the plan
+    moves, at the stage's own tier: the plan left them out, so a study of generated inputs "met" a deadline its
+    inputs alone took longer than."""
+    experiment = tmp_path / "exp.yaml"
+    study = STUDY.replace(f"    inputs_dir: {SAMPLE_INPUTS}\n", "").replace(
+        "stages: [generation, compliance, report]", "stages: [inputs, generation, compliance, report]"
+    )
+    study += "inputs:\n  generator: gpt-4.1-mini-2025-04-14\n  per_statement: 2\n  max_rounds: 2\n"
+    experiment.write_text(study + "engine:\n  tier: auto\n  deadline_hours: 21\n")
+    assert speceval_main(["run", str(experiment), "--dry-run", "--json", "--offline"]) == 0, capsys.readouterr().err
+    planned = json.loads(capsys.readouterr().out)
+    rows = planned["tier_plan"]
+    first = [(r["label"], r["tier"], r["hours"]) for r in rows[:4]]
+    # two rounds of the generator's OpenAI job (6 h) and the rater's Anthropic one (1 h), at batch, before round 1
+    assert first == [
+        ("inputs round 1 (generator)", "batch", 6.0),
+        ("inputs round 1 (rater)", "batch", 1.0),
+        ("inputs round 2 (generator)", "batch", 6.0),
+        ("inputs round 2 (rater)", "batch", 1.0),
+    ]
+    assert all(r["stage"] < min(s["stage"] for s in rows[4:]) for r in rows[:4])
+    # 14 h of inputs and 6 h of judging leave none for the candidate's batch round trip: it goes to flex
+    assert [(r["entry"], r["tier"]) for r in rows[4:]] == [("candidates[0]", "flex"), ("judges[0]", "batch")]
+    stages = {s["stage"]: s for s in planned["stages"]}
+    inputs_bound = sum(s["upper_bound_usd"] for k, s in stages.items() if k.startswith("inputs:"))
+    assert sum(r["cost_usd"] for r in rows[:4]) == pytest.approx(inputs_bound)
+    experiment.write_text(study + "engine:\n  tier: auto\n  deadline_hours: 13\n")
+    assert speceval_main(["run", str(experiment), "--dry-run", "--offline"]) == 2
+    shown = " ".join(capsys.readouterr().err.split())
+    assert "inputs round 1 (generator) batch (its entry's own tier)" in shown and "`inputs: tier: flex`" in shown
+
+
+def test_a_judge_moved_by_another_judges_re_plan_says_so_when_it_starts(tmp_path: Path) -> None:
+    """A re-plan moves every round still to start. The first judge's re-plan (its inputs done, the deadline's hours
+    all left) moved the second judge from standard back to the Batch API, and that judge, finding its tier already
+    moved, said nothing: it went through the Batch API where the plan said standard, and experiment.json had no
+    re-plan of it."""
+    from datetime import UTC, datetime
+
+    from speceval.defaults import Tier
+    from speceval.experiments.runner import plan, preflight
+    from speceval.experiments.tier_study import StudyTiers
+
+    study = STUDY.replace(f"    inputs_dir: {SAMPLE_INPUTS}\n", "").replace(
+        "stages: [generation, compliance, report]", "stages: [inputs, generation, compliance, report]"
+    )
+    study = study.replace("  - model: gpt-4.1-2025-04-14\n", "  - model: gpt-5\n  - model: gpt-4.1-2025-04-14\n")
+    study += "inputs:\n  generator: gpt-4.1-mini-2025-04-14\n  per_statement: 2\n  max_rounds: 2\n"
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(study + "engine:\n  tier: auto\n  deadline_hours: 20\n")
+    config, output_dir, _ = preflight(experiment, offline=True, dry_run=True)
+    _, groups = plan(config, output_dir)
+    tiers = StudyTiers(config, tmp_path, groups, output_dir=output_dir, offline=True)
+    assert tiers.plan is not None
+    assert {r.entry: r.tier for r in tiers.plan.rounds if r.label == "judging"} == {
+        "judges[0]": Tier.FLEX,
+        "judges[1]": Tier.STANDARD,  # not served at flex; 14 h of inputs leave no batch round trip
+    }
+    tiers.started_at, said = datetime.now(UTC), []
+    tiers.say = said.append
+    # The inputs took no time (as offline): at judging, 20 h are left and both judges fit the Batch API.
+    assert tiers.judging_tier("judges[0]", config.judges[0], None) is Tier.FLEX  # planned flex: stays (same price)
+    assert tiers.judging_tier("judges[1]", config.judges[1], None) is Tier.BATCH
+    assert [(r.entry, r.planned, r.sent) for r in tiers.replans] == [("judges[1]", Tier.STANDARD, Tier.BATCH)]
+    assert len(said) == 1 and "judges[1] judging at batch (planned standard)" in said[0]
+
+
 @pytest.mark.slow  # a whole (small) experiment
 def test_a_started_studys_plan_is_shown_beside_all_batch_on_the_same_expectations(tmp_path: Path, capsys) -> None:
     """A study that has sent goes on from the plan it started with (the configured 6 h a batch round trip); the

@@ -271,12 +271,22 @@ def tier_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False) -
     says, with batch jobs exactly where it went to the Batch API and answer records that say flex exactly where it
     went at flex; never flex back to batch. On a clock that keeps time nothing is re-planned; on one that runs
     `late` (the deadline lost before round 2 starts), every round 2 or later that started says so in a re-plan."""
+    inputs = [row for row in plan if str(row.get("entry") or "").startswith("inputs ")]
     planned = {
         (row["model"], int(row["label"].split()[1]) if row["label"].startswith("round") else 1): row["tier"]
         for row in plan
-        if row["label"] != "judging" and "user turns" not in row["label"]
+        if row["label"] != "judging" and "user turns" not in row["label"] and row not in inputs
     }
     failures = [] if planned else ["the dry run planned no candidate round"]
+    # A study of generated inputs: the inputs stage's rounds planned (its hours count against the deadline) at the
+    # tier they are sent at, each round its own run folder with its own jobs.
+    sent_inputs = sorted((out / "inputs").rglob("metadata/*.json")) if (out / "inputs").is_dir() else []
+    if (out / "inputs").is_dir() and not inputs:
+        failures.append("the inputs stage ran, and the plan has no round of it")
+    if inputs and {row["tier"] for row in inputs} != {"batch"}:
+        failures.append(f"the inputs stage planned at {sorted({row['tier'] for row in inputs})}, sent at batch")
+    if inputs and (out / "inputs").is_dir() and not sent_inputs:
+        failures.append("the inputs stage planned at batch, and no batch job of it was made")
     moved, said = _replans(out)
     failures += said
     if moved and not late:
@@ -326,8 +336,9 @@ def _sent_tier(manifest: Path) -> str:
     return "batch" if realtime is None else realtime.get("service_tier") or "standard"
 
 
-def _judge_tiers(out: Path, plan: list[dict[str, Any]]) -> set[tuple[tuple[str, str, str], str]]:
-    """((model, mode, scope), tier) of each judge entry's judging round in the plan, the entry read from exp.yaml."""
+def _judge_tiers(out: Path, plan: list[dict[str, Any]]) -> set[tuple[tuple[str, str, str], str, str]]:
+    """((model, mode, scope), tier, entry) of each judge entry's judging round in the plan, the entry read from
+    exp.yaml."""
     import yaml
 
     rows = [r for r in plan if r["label"] == "judging"]
@@ -336,7 +347,7 @@ def _judge_tiers(out: Path, plan: list[dict[str, Any]]) -> set[tuple[tuple[str, 
     for row in rows:
         judge = judges[int(str(row["entry"]).removeprefix("judges[").rstrip("]"))]
         key = (judge["model"], judge.get("mode", "binary"), judge.get("scope", "conversation"))
-        found.add((key, row["tier"]))
+        found.add((key, row["tier"], str(row["entry"])))
     return found
 
 
@@ -357,18 +368,22 @@ def judges_as_planned(out: Path, plan: list[dict[str, Any]], late: bool = False)
         moved.setdefault(str(replan["entry"]), set()).add(replan["sent"])
         if (replan["planned"], replan["sent"]) == ("flex", "batch"):
             failures.append(f"experiment.json: {replan['entry']}'s judging moved from flex back to batch")
-    sent_somewhere = set().union(*moved.values()) if moved else set()
     for manifest in sorted((out / "compliance").rglob("run.json")):
         meta = json.loads(manifest.read_text(encoding="utf-8"))
         identity = meta["parameters"].get("identity", {})
         mode, scope = identity.get("mode", "binary"), identity.get("scope")  # no scope: the spec's examples
-        tiers = {
-            tier for (model, m, s), tier in planned if model == meta["model_name"] and m == mode and scope in (None, s)
-        }
-        if not tiers:
+        mine = [
+            (tier, entry)
+            for (model, m, s), tier, entry in planned
+            if (model, m) == (meta["model_name"], mode) and scope in (None, s)
+        ]
+        if not mine:
             continue  # a judge the plan does not time (not at auto)
+        # Its own entry's plan or re-plans (any judge's re-plans counted for every judge hid one sent at a tier no
+        # plan or re-plan of its own said: a judge moved by another's re-plan)
+        tiers = {tier for tier, _ in mine} | {t for _, entry in mine for t in moved.get(entry, set())}
         sent = _sent_tier(manifest)
-        if sent not in {*tiers, *sent_somewhere}:
+        if sent not in tiers:
             failures.append(f"{manifest}: judged at {sent}, planned {sorted(tiers)}, re-planned {sorted(moved)}")
         if (sent == "batch") != any(manifest.parent.glob("metadata/*.json")):
             failures.append(f"{manifest}: judged at {sent} but batch jobs {'missing' if sent == 'batch' else 'made'}")

@@ -92,6 +92,10 @@ GATED = (
 )
 HUMAN_LINE = 0.6  # GATED's min_human_accuracy
 GENERATED = "inputs:\n  generator: gpt-4.1-mini-2025-04-14\n  per_statement: 1\n  max_rounds: 2\n"
+# The inputs stage's hours as `tier: auto` plans them (at batch, its own tier): 2 rounds of the generator's batch job
+# (OpenAI, 6 h) then the rater's (Anthropic, offline's default rater, 1 h). An auto study of generated inputs gets them
+# on top of its deadline, so the rest of it is planned as an auto study of given inputs is.
+GENERATED_HOURS = 2 * (6 + 1)
 TIGHT_USD, RAISED_USD = 0.05, 1000.0  # a tight budget when the plan shows no job bound; then more than all of it
 SECONDS_PER_REQUEST = 1.0  # the watchdog's bound per request the dry run plans, generous for a loaded two-core machine
 BASE_SECONDS = 90.0
@@ -167,7 +171,8 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     text += "engine:\n  poll_interval: 0.05\n"
     if config.get("tier") in AUTO:
         late = config["tier"] == "auto-late"
-        text += f"  deadline_hours: {AUTO_LATE_DEADLINE_HOURS if late else AUTO_DEADLINE_HOURS}\n"
+        hours = AUTO_LATE_DEADLINE_HOURS if late else AUTO_DEADLINE_HOURS + (GENERATED_HOURS if generated else 0)
+        text += f"  deadline_hours: {hours}\n"
     if config["variation"] == "follow_ups":
         text += 'variations:\n  follow_ups:\n    pushback: ["Are you sure?"]\n'
     elif config["variation"] == "auditor":

@@ -8,7 +8,7 @@ of them imports another to get the data.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, TypedDict, Unpack
 
@@ -217,7 +217,7 @@ class ReportOptions(TypedDict, total=False):
     """A human labels file (`speceval label`): judges against people, and prediction-powered rates."""
     min_canary_accuracy: float | None
     """Judges whose accuracy on the spec's own examples is below it are flagged."""
-    metrics: dict[str, MetricSpec] | None
+    metrics: Mapping[str, MetricSpec] | None
     """An experiment file's custom metrics."""
     health: HealthThresholds | None
     """The thresholds of the spec-health rules (`speceval.analysis.tables.health`); None: the defaults."""
@@ -426,6 +426,7 @@ ROUND_KIND = "generation_round"
 
 ASSEMBLED = "generation (conversations, assembled from their rounds: sent and paid in the rounds)"
 ROUNDS = "generation rounds (as sent, the simulated user's turns included)"
+INPUTS_ROUNDS = "inputs (the generator's and the rater's rounds, as sent)"
 """The setup's names of a conversation run and of its rounds: read as "generation" and "generation_round", the
 assembled run sat at $0.0000 beside its rounds' cost, and its answers were counted again in the rounds'."""
 
@@ -434,6 +435,8 @@ def _stage_of(manifest: RunManifest) -> str:
     """The setup's stage of a run (a conversation's own folder, and its rounds, named for what they are)."""
     if manifest.kind == ROUND_KIND:
         return ROUNDS
+    if manifest.kind == "inputs":
+        return INPUTS_ROUNDS
     conversations = manifest.parameters.get("conversations")
     if manifest.kind == "generation" and isinstance(conversations, dict) and conversations.get("max_rounds", 1) > 1:
         return ASSEMBLED
@@ -443,6 +446,8 @@ def _stage_of(manifest: RunManifest) -> str:
 def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> list[StageCounts]:
     stages: dict[str, StageCounts] = {}
     for manifest in manifests:
+        if manifest.kind == "input_generation":
+            continue  # the inputs stage's own folder sends nothing (it read "0 request(s) (none yet)"): its rounds do
         name = _stage_of(manifest)
         counts = stages.setdefault(name, StageCounts(stage=name, runs=0, requests=0, outcomes={}, cost_usd=0.0))
         counts.runs += 1
@@ -453,9 +458,10 @@ def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> lis
             counts.outcomes = dict(sorted(outcomes.items()))
     for cost in costs:
         # A conversation's own folder sends nothing (its cost rows are 0): a "generation" row is a plain run's.
-        stage = stages.get(ROUNDS if cost.kind == ROUND_KIND else cost.kind)
+        named = {ROUND_KIND: ROUNDS, "inputs": INPUTS_ROUNDS}
+        stage = stages.get(named.get(cost.kind, cost.kind))
         if stage is not None:
             known = stage.cost_usd is not None and cost.cost_usd is not None
             stage.cost_usd = (stage.cost_usd or 0.0) + (cost.cost_usd or 0.0) if known else None
-    order = {"generation": 0, ASSEMBLED: 1, ROUNDS: 2, "compliance": 3, "ranking": 4}
+    order = {INPUTS_ROUNDS: -1, "generation": 0, ASSEMBLED: 1, ROUNDS: 2, "compliance": 3, "ranking": 4}
     return sorted(stages.values(), key=lambda s: (order.get(s.stage, 9), s.stage))

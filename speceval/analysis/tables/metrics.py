@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ class _Observation(BaseModel):
     text: str | None
 
 
-def metric_table(paths: Sequence[Path], metrics: dict[str, MetricSpec]) -> list[MetricRow]:
+def metric_table(paths: Sequence[Path], metrics: Mapping[str, MetricSpec]) -> list[MetricRow]:
     """Every metric per spec, candidate and variation, from the runs under `paths`."""
     rows: list[MetricRow] = []
     for name, metric in metrics.items():

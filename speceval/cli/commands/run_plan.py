@@ -25,7 +25,7 @@ def show_plan(path: Path, *, offline: bool, rate: float | None, icc: float | Non
     result = plan_experiment(config, path.parent, groups, Assumptions(**given), offline=offline)
     state = started_state(output_dir)  # `tier: auto`: planned here as the run would plan it
     started = state is not None and state.tiers_started_at is not None
-    tiers = StudyTiers(config, path.parent, groups, output_dir=output_dir, started=started)
+    tiers = StudyTiers(config, path.parent, groups, output_dir=output_dir, started=started, offline=offline)
     if tiers.plan is not None:
         result.tier_plan = tiers.plan.rounds
     if as_json:
