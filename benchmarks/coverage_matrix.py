@@ -48,6 +48,7 @@ from benchmarks.coverage_scenarios import (
     unranged_scenario,
     win_rate_scenario,
 )
+from benchmarks.human_accuracy_scenarios import weighted_accuracy_scenario  # noqa: E402
 from benchmarks.label_allocation import RATES, draw_bounds  # noqa: E402
 from benchmarks.pooled_references import NAIVE, identical_runs_note  # noqa: E402
 from speceval.analysis.simulation import CategoryDesign, category_coverage  # noqa: E402
@@ -442,6 +443,96 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
             )
     found += guided_ppi_scenarios()
     found += card_scenarios()
+    found += human_accuracy_scenarios()
+    return found
+
+
+WEIGHTED_SIZES = (5, 10, 20, 40, 80, 150, 200, 300, 400, 30)
+WEIGHTED_ACCURACIES = (0.7, 0.8, 1.0, 0.9, 0.95, 0.99, 0.995, 0.98, 0.97, 0.85)
+"""10 statements of 5-400 answers, the judge right 70-99.5% of the time (one statement every answer right)."""
+
+
+def human_accuracy_scenarios() -> list[Scenario]:
+    """The judge card's design-weighted human accuracy (benchmarks/human_accuracy_scenarios.py): statements of
+    unequal size, equal and Neyman sheets, inputs of 1-3 answers."""
+    spread = np.random.default_rng(1)
+    twenty = tuple(int(x) for x in spread.integers(5, 400, 20))
+    twenty_rates = tuple(float(x) for x in spread.uniform(0.85, 0.995, 20))
+    neyman = (2, 4, 3, 6, 8, 9, 6, 12, 16, 8)  # ∝ N_h·S_h, at least 2 (the all-right statement: its floor)
+    found = []
+    for sizes, rates, per_input, labels, guided, label in (
+        (
+            WEIGHTED_SIZES,
+            WEIGHTED_ACCURACIES,
+            1,
+            (2,) * 10,
+            False,
+            "10 statements of 5-400, equal sheet, 2 labels a statement, 1 answer an input",
+        ),
+        (
+            WEIGHTED_SIZES,
+            WEIGHTED_ACCURACIES,
+            3,
+            (5,) * 10,
+            False,
+            "10 statements of 5-400, equal sheet, 5 labels a statement, 3 answers an input",
+        ),
+        (
+            WEIGHTED_SIZES,
+            WEIGHTED_ACCURACIES,
+            2,
+            (20,) * 10,
+            False,
+            "10 statements of 5-400, equal sheet, 20 labels a statement, 2 answers an input",
+        ),
+        (
+            WEIGHTED_SIZES,
+            WEIGHTED_ACCURACIES,
+            2,
+            neyman,
+            True,
+            "10 statements of 5-400, Neyman sheet of 74 labels, 2 answers an input, guided",
+        ),
+        (
+            WEIGHTED_SIZES,
+            WEIGHTED_ACCURACIES,
+            2,
+            neyman,
+            False,
+            "10 statements of 5-400, Neyman sheet of 74 labels, 2 answers an input, no guide",
+        ),
+        ((5, 100, 400), (0.7, 0.95, 0.995), 1, (10, 10, 10), False, "3 statements of 5/100/400, equal sheet of 30"),
+        (
+            (5, 50, 400),
+            (0.85, 0.9, 0.95),
+            3,
+            (3, 3, 3),
+            False,
+            "3 statements of 5/50/400, 3 labels each, 3 answers an input",
+        ),
+        (
+            (20, 200, 400),
+            (0.99, 0.995, 1.0),
+            2,
+            (20, 20, 20),
+            False,
+            "3 statements of 20/200/400 at 0.99-1, 20 labels each",
+        ),
+        (twenty, twenty_rates, 3, (3,) * 20, False, "20 statements of 5-400 answers at 0.85-0.995, 3 labels each"),
+        (twenty, twenty_rates, 1, (8,) * 20, False, "20 statements of 5-400 answers at 0.85-0.995, 8 labels each"),
+    ):
+        truth, draw = weighted_accuracy_scenario(sizes, rates, per_input, labels, guided)
+        found.append(
+            Scenario(
+                "human_accuracy_weighted",
+                ("human_accuracy_weighted",),
+                f"{label} (synthetic)",
+                truth,
+                draw,
+                reference="Wilson at the Kish size",
+                cost=2,
+            )
+        )
     return found
 
 

@@ -26,10 +26,11 @@ from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.rendering.report import build_report
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.ppi import ppi_mean
 from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha_ordinal, wilson_interval
 from speceval.analysis.tables.human_labels import label_sheet
-from speceval.analysis.tables.judge_quality import human_agreement, leniency, ppi_mean
+from speceval.analysis.tables.judge_quality import human_agreement, leniency
 from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.analysis.tables.rankings import position_consistency, strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement

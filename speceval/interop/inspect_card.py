@@ -8,7 +8,8 @@ What a log carries for each of its judges (`eval.metadata["speceval"]["judge_car
   and the registry's method (the canary verdicts are a small file per judge and statement, which the export's survey
   already reads: nothing of the report is built);
 * human accuracy and Cohen's kappa against human labels, when the export has labels (`--labels`, or the study's
-  own labels file as its experiment.json records it, as `speceval report` reads it);
+  own labels file as its experiment.json records it, as `speceval report` reads it): the accuracy weighed by the
+  label sheet's design where it is beside the labels (the card's), the labelled sample's k of n beside it;
 * retest agreement and wording flips, when the study's card re-sent a sample (its `card/` verdicts);
 * `passes`, `failed_checks`, `unmeasured`: the entry held to the lines the report holds it to (the study's
   `judge_card:` block and `min_canary_accuracy`, `experiment_options`), and when it fails, a note saying the report
@@ -62,7 +63,13 @@ class ExportedCard(BaseModel):
     canary_shared_from: str | None = None
     human_agree: int = Field(default=0, description="labelled answers where the judge agreed with the person")
     human_labelled: int = 0
-    human_accuracy: Estimate = Field(default_factory=Estimate)
+    human_accuracy: Estimate = Field(
+        default_factory=Estimate,
+        description="weighed by the label sheet's design where it is known (human_accuracy_weighted), else the "
+        "labelled answers' share: k of n above are the sample's either way",
+    )
+    human_accuracy_weighted: bool | None = None
+    human_accuracy_note: str | None = None
     human_kappa: Estimate = Field(default_factory=Estimate)
     human_kappa_informative: bool | None = None
     retest_items: int = 0
@@ -99,11 +106,9 @@ def export_cards(
     correct = {(a.spec, a.judge): a.correct for a in accuracy}
     cards = {}
     for row in rows:  # every entry the report's card has (a judge of canaries only too), as it has them
-        agree = round((row.human_accuracy.value or 0.0) * row.human_labelled)
         cards[(row.spec, row.judge)] = ExportedCard(
             **{name: getattr(row, name) for name in ExportedCard.model_fields if name in JudgeCardRow.model_fields},
             canary_correct=correct.get((row.spec, row.judge), 0) if row.canary_judged else 0,
-            human_agree=agree,
             lines=lines,
             note=_note(row.passes, row.failed_checks, lines),
         )

@@ -29,6 +29,7 @@ FAMILIES = (
     "ppi",
     "wording-excess",
     "self-preference",
+    "human_accuracy_weighted",
 )
 """The matrix's families, one test case each below (the test checks this is every family of `scenarios`)."""
 

@@ -12,8 +12,9 @@ import pytest
 
 from speceval.analysis.reading.load import load_verdicts
 from speceval.analysis.reading.rows import ComplianceRow
+from speceval.analysis.statistics.ppi import ppi_mean
 from speceval.analysis.tables.human_labels import LABEL_COLUMNS, item_id, label_sheet, read_labels
-from speceval.analysis.tables.judge_quality import leniency, ppi_mean
+from speceval.analysis.tables.judge_quality import leniency
 from speceval.analysis.tables.ppi_table import ppi_rates
 from speceval.cli.main import main as speceval_main
 from speceval.errors import InputError

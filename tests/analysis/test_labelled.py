@@ -83,6 +83,7 @@ def test_labels_matched_as_the_files_are_read_give_what_the_rows_give(tmp_path: 
     labels = read_labels(sheet, rows)
     assert len(labels) == 36
     streamed = labelled_tally([root], sheet)
+    assert not streamed.designed  # no design beside the sheet: human accuracy is the sample's share
     assert human_agreement(streamed) == human_agreement(rows, labels)
     assert ppi_rates(streamed) == ppi_rates(rows, labels)
     by_rows = LabelTally.of_rows(rows, labels)

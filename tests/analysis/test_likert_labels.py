@@ -94,7 +94,10 @@ def test_a_likert_only_folder_offers_its_answers_and_its_filled_sheet_is_used(tm
     assert pooled["kappa"] == "" and pooled["kappa_note"] == LIKERT_KAPPA_NOTE
     [card] = _csv(report / "judge_card.csv")
     assert (int(card["human_labelled"]), float(card["human_accuracy"])) == (14, pytest.approx(agree / 14))
-    assert card["human_accuracy_ci_low"] == pooled["accuracy_ci_low"]
+    # The sheet's design is beside it: the card's accuracy is the design-weighted one (one statement here: the same
+    # share), human_agreement.csv's weighted columns, with the sample's k of n beside it.
+    assert card["human_accuracy_ci_low"] == pooled["weighted_ci_low"] and card["human_accuracy_weighted"] == "True"
+    assert float(pooled["weighted_accuracy"]) == pytest.approx(agree / 14) and int(card["human_agree"]) == agree
     assert card["human_kappa"] == "" and card["human_kappa_note"] == LIKERT_KAPPA_NOTE
     assert not (report / "ppi.csv").exists() or not _csv(report / "ppi.csv")  # a rating has no rate to correct
     page = (report / "report.html").read_text(encoding="utf-8")

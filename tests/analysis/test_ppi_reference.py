@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from speceval.analysis.tables.judge_quality import ppi_mean, ppi_plus_plus
+from speceval.analysis.statistics.ppi import ppi_mean, ppi_plus_plus
 
 REFERENCE = json.loads((Path(__file__).parent.parent / "fixtures" / "ppi" / "reference.json").read_text())
 CASES = REFERENCE["cases"]

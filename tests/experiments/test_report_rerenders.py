@@ -62,8 +62,10 @@ def test_report_on_an_experiment_folder_builds_the_experiments_own_report(tmp_pa
     assert (tmp_path / "out" / "report" / "ppi.csv").is_file()
     page = (tmp_path / "out" / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="no-figures"' not in page
-    # Human accuracy of a stratified sheet is the sample's, and the card says so (ppi.csv weighs by the design).
-    assert "as the label sheet drew them" in (tmp_path / "out" / "report" / "summary.md").read_text(encoding="utf-8")
+    # Human accuracy of a stratified sheet is weighed by its design, and the card says so.
+    summary = (tmp_path / "out" / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "weighs each statement's share of agreement" in summary and "design-weighted; sample " in summary
+    assert "design-weighted; sample " in page and "weighs each statement&#x27;s share of agreement" in page
     # No judge passes: the page says so where its summary table would be (a header alone read as a blank table),
     # and the figure of the judge's rates under the headline names it as failed.
     assert "No judge entry passed its judge card: no rate heads this report." in page

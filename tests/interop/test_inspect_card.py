@@ -25,7 +25,17 @@ from tests.interop.inspect_reader import read_eval_log
 from tests.study_matrix.checks_flow import fill_labels
 
 ESTIMATES = ("canary", "human_accuracy", "human_kappa", "retest", "wording_excess")
-COUNTS = ("canary_judged", "canary_shared_from", "human_labelled", "retest_items", "passes", "failed_checks")
+COUNTS = (
+    "canary_judged",
+    "canary_shared_from",
+    "human_labelled",
+    "human_agree",  # the sample's own k of n (the accuracy may be weighed by the sheet's design)
+    "human_accuracy_weighted",
+    "human_accuracy_note",
+    "retest_items",
+    "passes",
+    "failed_checks",
+)
 
 
 def report_card(paths: list[Path], flags: dict[str, Any]) -> dict[tuple[str, str], JudgeCardRow]:

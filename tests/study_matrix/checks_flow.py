@@ -149,8 +149,9 @@ def labels_aimed(sheet: Path, report: Path, aim: dict[str, str], labelled: int) 
 
 
 def human_line_held(report: Path, line: float) -> list[str]:
-    """The card's `min_human_accuracy` line in the labelled report: every entry with a human accuracy fails it exactly
-    when the accuracy is under the line (judge_card.csv's `failed_checks`)."""
+    """The card's `min_human_accuracy` line in the labelled report (held to its human accuracy, the design-weighted
+    one where the sheet wrote its design: `weighted_by_hand` recomputes it): every entry with a human accuracy fails
+    it exactly when the accuracy is under the line (judge_card.csv's `failed_checks`)."""
     failures, held = [], 0
     for row in _rows(report / "judge_card.csv"):
         if not row["human_accuracy"]:
@@ -160,6 +161,73 @@ def human_line_held(report: Path, line: float) -> list[str]:
         if below != failed:
             failures.append(f"judge_card.csv {row['judge']}: human accuracy {row['human_accuracy']}, failed {failed}")
     return failures if held else ["judge_card.csv: no entry has a human accuracy with --labels"]
+
+
+def weighted_by_hand(sheet: Path, report: Path, aim: dict[str, str]) -> list[str]:
+    """The aimed entry's human accuracy on the card, recomputed by hand from the verdict files and weighed as the
+    design the sheet wrote says to: per statement with a label, the labelled answers' share agreeing (a yes/no
+    judge's verdict equal to the label; a Likert judge's 4-5 on a yes, 1-2 on a no), weighed by the entry's judged
+    verdicts of that statement on the aimed candidate in the aimed variation (the population the sheet drew from)
+    over those of the labelled statements. `<sheet>.design.json` must be beside the sheet and draw each labelled
+    statement, and the card must say its accuracy is the weighted one."""
+    design_file = sheet.with_name(sheet.stem + ".design.json")
+    if not design_file.is_file():
+        return [f"label-sheet wrote no {design_file.name} beside {sheet.name}"]
+    drawn = {(s["spec"], s["statement_id"]): s["drawn"] for s in json.loads(design_file.read_text("utf-8"))["strata"]}
+    out = report.parent / "out"
+    folder = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"][aim["variation"]]
+    likert = aim.get("mode") == "likert"
+    verdicts: Counter[str] = Counter()  # the entry's judged verdicts per statement
+    aimed: dict[tuple[str, str, str, str], set[int]] = {}  # the aimed answers' verdicts, by their texts
+    for path in _verdict_files(out):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        meta = data.get("metadata", {})
+        entry_of = (meta.get("judge"), str(meta.get("scope", "conversation")), str(meta.get("mode", "binary")))
+        if entry_of != (aim["judge"], aim["scope"], "likert" if likert else "binary"):
+            continue
+        here = meta.get("model") == aim["candidate"] and path.relative_to(out / "compliance").parts[1] == folder
+        for entry in data.get("results", []):
+            value = entry.get("rating") if likert else entry.get("compliant")
+            if entry.get("outcome") != "judged" or value is None:
+                continue
+            if here:
+                verdicts[str(meta.get("statement_id"))] += 1
+                turn = "" if entry.get("turn") is None else str(entry["turn"])
+                key = (str(meta.get("statement_id")), entry["input"], entry["output"], turn)
+                aimed.setdefault(key, set()).add(int(value))
+    labelled: Counter[str] = Counter()
+    agree: Counter[str] = Counter()
+    failures = []
+    for row in _rows(sheet):
+        value = row["human_compliant"].strip().lower()
+        found = aimed.get((row["statement_id"], row["input"], row["output"], row["turn"]))
+        if not value or found is None:
+            continue  # unlabelled, or an answer the entry did not judge (unparsed)
+        if drawn.get((row["spec"], row["statement_id"]), 0) < 1:
+            failures.append(f"sheet item {row['item']}: its statement is not drawn in {design_file.name}")
+        verdict = min(found)
+        labelled[row["statement_id"]] += 1
+        if likert:
+            agree[row["statement_id"]] += verdict >= 4 if value == "yes" else verdict <= 2
+        else:
+            agree[row["statement_id"]] += verdict == (value == "yes")
+    if not labelled:
+        return failures
+    total = sum(verdicts[h] for h in labelled)
+    by_hand = sum(verdicts[h] * agree[h] / labelled[h] for h in labelled) / total
+    cards = [r for r in _rows(report / "judge_card.csv") if r["judge"] == aim["judge"]]
+    if len(cards) != 1:
+        return [*failures, f"judge_card.csv has {len(cards)} rows of the aimed entry {aim['judge']!r}, not 1"]
+    (card,) = cards
+    if card["human_accuracy_weighted"] != "True" or not math.isclose(
+        float(card["human_accuracy"] or "nan"), by_hand, abs_tol=1e-9
+    ):
+        failures.append(
+            f"judge_card.csv {aim['judge']}: human accuracy {card['human_accuracy']} (weighted "
+            f"{card['human_accuracy_weighted']}), by hand weighed by the design {by_hand:.6f} "
+            f"({dict(agree)} of {dict(labelled)} over {dict(verdicts)} verdicts)"
+        )
+    return failures
 
 
 def likert_labels_counted(sheet: Path, report: Path, aim: dict[str, str]) -> list[str]:

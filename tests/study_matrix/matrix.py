@@ -242,7 +242,9 @@ def check_labels(
     """Aim a sheet (`speceval label-sheet --judge --scope --candidate --variation`), fill it, report with it."""
     aim, sheet = label_aim(folder / "out"), folder / "labels.csv"
     flags = [f"--{k}={v}" for k, v in (aim or {}).items() if k != "mode"]
-    code, shown = _speceval(["label-sheet", "out", "--n", "12", "--out", sheet.name, *flags], folder, env, bound)
+    # More labels than statements (44): where an input has 2 runs, some statements get 2 labels of their 2 answers
+    # and others 1, so the card's design-weighted accuracy differs from the sample's share (`weighted_by_hand`).
+    code, shown = _speceval(["label-sheet", "out", "--n", "60", "--out", sheet.name, *flags], folder, env, bound)
     if aim is None:  # only categories: a sheet cannot be drawn, and saying so is the right answer
         return [] if code == 0 or (code == 2 and shown) else [f"label-sheet of categorical verdicts only: exit {code}"]
     if code != 0:
@@ -252,7 +254,8 @@ def check_labels(
     if code != 0:
         return [f"report --labels: exit {code}: {shown[-1:]}"]
     held = checks_flow.human_line_held(folder / "labelled", human_line) if human_line is not None else []
-    return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled) + held
+    weighted = checks_flow.weighted_by_hand(sheet, folder / "labelled", aim)
+    return checks_flow.labels_aimed(sheet, folder / "labelled", aim, labelled) + held + weighted
 
 
 def check_rerender(folder: Path, env: dict[str, str], bound: float = BASE_SECONDS) -> list[str]:

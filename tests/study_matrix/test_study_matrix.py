@@ -161,7 +161,7 @@ def test_a_likert_judges_human_accuracy_is_the_hand_count_of_its_filled_sheet(tm
     aim = label_aim(folder / "out")
     assert aim is not None and aim["mode"] == "likert"
     rows = list(csv.DictReader((folder / "labels.csv").open(encoding="utf-8")))
-    assert len(rows) == 12 and all(r["human_compliant"] for r in rows)
+    assert 12 <= len(rows) <= 60 and all(r["human_compliant"] for r in rows)  # label-sheet --n 60
     rated = {
         (meta["statement_id"], entry["input"], entry["output"]): entry.get("rating")
         for meta, entry in checks_flow._verdicts(folder / "out")
@@ -173,7 +173,15 @@ def test_a_likert_judges_human_accuracy_is_the_hand_count_of_its_filled_sheet(tm
         for r in csv.DictReader((folder / "labelled" / "human_agreement.csv").open(encoding="utf-8"))
         if r["candidate"] == "all"
     ]
-    assert 0 < int(pooled["agree"]) < int(pooled["labelled"]) <= 12  # some ratings agree, some (3s among them) not
+    assert 0 < int(pooled["agree"]) < int(pooled["labelled"]) <= len(rows)  # some agree, some (3s among them) not
+    assert checks_flow.weighted_by_hand(folder / "labels.csv", folder / "labelled", aim) == []
+    # Planted: the card's accuracy off the design's weighing by a hundredth.
+    _rewrite(
+        folder / "labelled" / "judge_card.csv",
+        lambda found: [r.update(human_accuracy=str(float(r["human_accuracy"]) + 0.01)) for r in found],
+    )
+    failed = checks_flow.weighted_by_hand(folder / "labels.csv", folder / "labelled", aim)
+    assert any("weighed by the design" in f for f in failed), failed
     # Planted: one agreement more than the sheet's hand count.
     _rewrite(
         folder / "labelled" / "human_agreement.csv",

@@ -65,6 +65,15 @@ def _cell(estimate: Estimate, count: int | None = None) -> str:
     )
 
 
+def _human_cell(r: JudgeCardRow) -> str:
+    """The card's human accuracy, and beside it the labelled sample's own k of n (nothing the weighing hides)."""
+    if r.human_accuracy.value is None:
+        return _cell(r.human_accuracy)
+    basis = "design-weighted" if r.human_accuracy_weighted else "unweighted: no sheet design"
+    cell = f"{_cell(r.human_accuracy)}, {basis}; sample {r.human_agree}/{r.human_labelled} agree"
+    return cell + (f" ({r.human_accuracy_note})" if r.human_accuracy_weighted and r.human_accuracy_note else "")
+
+
 def card_rows(data: ReportData) -> list[list[str]]:
     """The section's cells, once for both formats."""
     rows = []
@@ -78,7 +87,7 @@ def card_rows(data: ReportData) -> list[list[str]]:
                 r.spec,
                 r.judge,
                 canary,
-                _cell(r.human_accuracy, r.human_labelled or None) + (LIKERT_CELL if r.human_kappa_note else ""),
+                _human_cell(r) + (LIKERT_CELL if r.human_kappa_note else ""),
                 _cell(r.human_kappa) if r.human_kappa_note is None else LIKERT_KAPPA_CELL,
                 retest + (f"; {r.retest_note}" if r.retest_note and r.retest.value is not None else ""),
                 _cell(r.wording_flip) + (f" over {r.wordings} wordings" if r.wording_flip.value is not None else ""),
@@ -101,25 +110,27 @@ def _passes_cell(passes: bool | None, nothing_measured: bool) -> str:
 
 
 def _lines_sentence(data: ReportData) -> str:
+    human = SHEET_NOTE if any(r.human_labelled for r in data.judge_card) else ""
     if not data.card_lines:
         return (
             "No line was set (no `judge_card:` block and no `min_canary_accuracy`): the card is shown, nothing is "
-            "kept out of the headline."
+            "kept out of the headline." + human
         )
     lines = ", ".join(f"{name} {value:g}" for name, value in sorted(data.card_lines.items()))
     return (
         f"Lines: {lines}. A check whose measure has no data here is listed as not measured and neither passes nor "
         "fails the entry. Intervals: each cell's method is in judge_card.csv (`*_ci_method`, from the registry)."
-        + (SHEET_NOTE if any(r.human_labelled for r in data.judge_card) else "")
+        + human
     )
 
 
 SHEET_NOTE = (
-    " Human accuracy is over the labelled answers as the label sheet drew them (statement by statement in turn, not "
-    "in proportion to each statement's answers): it describes those answers, not every answer the judge judged; "
-    "ppi.csv weighs the labels by the sheet's design."
+    " Human accuracy, where the label sheet's design is beside the labels, weighs each statement's share of agreement "
+    "by the judge's verdicts there (N_h/N): the judge's accuracy over the answers it judged, not over the sample the "
+    "sheet drew statement by statement, and `min_human_accuracy` is held to it; the sample's own k of n is beside it. "
+    "Without a design (an older sheet, or labels not from one) it is the sample's unweighted share, and says so."
 )
-"""Said where a card shows human accuracy: an unweighted share of a stratified draw is the sample's, not the study's."""
+"""Said where a card shows human accuracy: what it is weighed by, and which one the gate reads."""
 
 
 def card_markdown(data: ReportData) -> list[str]:

@@ -23,14 +23,21 @@ statement's variance is taken at its empirical-Bayes rate.
 
 The Rogan–Gladen bias-corrected rate, the other correction `ppi.csv` prints, is in
 `speceval.analysis.statistics.rogan_gladen`.
+
+`ppi_mean`, `ppi_plus_plus`: classic PPI and PPI++ of a mean (Angelopoulos et al., Science 2023, arXiv 2301.09709) for
+users' own data: theta = mean over unlabelled answers of the judge's verdict f + mean over labelled answers of (human
+y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample variances (ddof 1), clipped to
+[0, 1]. Native, instead of `ppi_py`, whose install pulls numba, scikit-learn and gdown into every user's environment
+for this one formula.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from speceval.analysis.statistics.clustered import (
     dense_codes,
@@ -38,6 +45,7 @@ from speceval.analysis.statistics.clustered import (
     stratified_variance,
     t975,
 )
+from speceval.analysis.statistics.stats import Z95
 
 
 class Corrected(BaseModel):
@@ -70,43 +78,125 @@ def stratified_ppi(
     are nested in statements); `guess`, per statement code, the judge's error share a panel or pilot expects there
     (the label sheet's design records it for Neyman's allocation): the empirical-Bayes prior's covariate
     (`_guided_rates`)."""
-    n = int(labelled.sum())
-    if n < 2 or len(f) < 2:
+    found = weighted_mean_of_labels(y - f, labelled, clusters, strata, guess)
+    if found is None:
         return Corrected(rate=None, ci_low=None, ci_high=None, note="fewer than 2 labelled answers")
-    w = label_weights(labelled, strata)
-    total = float(w.sum())
+    rbar, half = found
     p = float(f.mean())
-    r = np.where(labelled, y - f, 0.0)
-    rbar = float((w * r).sum() / total)
     theta = p + rbar
-    cluster_strata = stratum_per_cluster(clusters, strata)
-    # The rectifier's spread among the labelled inputs only (their own count per statement in the G_h/(G_h - 1)
-    # factor, not every input's). It is taken as independent of the judge's rate, as classic PPI takes it: their
-    # covariance is negative when the judge tracks the labels, so this errs wide (one linearised influence of both
-    # covered 0.943 with 60 labels on 10/40/150 answers).
-    rectifier = np.bincount(clusters, weights=np.where(labelled, w * (r - rbar) / total, 0.0))
-    floor, scale = _rectifier_floor(r, labelled, strata, len(f), guess)
-    rectifier *= np.sqrt(scale[cluster_strata])  # a statement's rectifier variance at its empirical-Bayes rate
-    with_labels = np.bincount(clusters, weights=labelled.astype(float)) > 0
-    label_variance, _ = stratified_variance(rectifier[with_labels], dense_codes(cluster_strata[with_labels]))
-    if label_variance is None:
+    if half is None:
         return Corrected(
             rate=clip_to_unit(theta), ci_low=0.0, ci_high=1.0, note="every label from one input: no spread to estimate"
         )
-    label_variance += floor
     # The two terms combine as independent (MOVER for a sum; classic PPI adds their variances likewise): the judge's
     # rate takes the report's own clustered rate interval (a score interval, which keeps its width near 0 and 1 and
     # with few inputs, where p +- t * SE covered 0.934 at 20 inputs x 5 runs), the rectifier t on the labels'
     # degrees of freedom (less one per labelled statement).
-    rate = rate_interval_codes(f, clusters, cluster_strata)
+    rate = rate_interval_codes(f, clusters, stratum_per_cluster(clusters, strata))
     if rate is None:
         return Corrected(rate=None, ci_low=None, ci_high=None, note="no verdicts")
-    labelled_strata = int(np.count_nonzero(np.bincount(strata, weights=labelled.astype(float))))
-    half = t975(max(1, n - labelled_strata)) * math.sqrt(label_variance)
     estimate = clip_to_unit(theta)
     low = theta - math.sqrt((p - rate[0]) ** 2 + half**2)
     high = theta + math.sqrt((rate[1] - p) ** 2 + half**2)
     return Corrected(rate=estimate, ci_low=min(estimate, max(0.0, low)), ci_high=max(estimate, min(1.0, high)))
+
+
+def weighted_mean_of_labels(
+    r: np.ndarray,
+    labelled: np.ndarray,
+    clusters: np.ndarray,
+    strata: np.ndarray,
+    guess: np.ndarray | None = None,
+) -> tuple[float, float | None] | None:
+    """(Σ_L w_i r_i / Σ_L w_i, its 95% half-width) of a value -1, 0 or 1 read on the labelled verdicts, each label
+    weighed N_h/n_h (`label_weights`): stratified PPI's rectifier (r = y - f), and the judge's design-weighted
+    disagreement with people (r = -1 where it disagrees: `design_weighted_share`). The half-width is t on the labels'
+    degrees of freedom (less one per labelled statement) times the cluster-robust SE among the labelled inputs,
+    stratified by statement, with a statement whose labels show no nonzero r at its empirical-Bayes rate
+    (`_rectifier_floor`); None where every label is from one input. None altogether under 2 labels."""
+    n = int(labelled.sum())
+    if n < 2 or len(r) < 2:
+        return None
+    w = label_weights(labelled, strata)
+    total = float(w.sum())
+    r = np.where(labelled, r, 0.0)
+    rbar = float((w * r).sum() / total)
+    cluster_strata = stratum_per_cluster(clusters, strata)
+    # The spread among the labelled inputs only (their own count per statement in the G_h/(G_h - 1) factor, not every
+    # input's). In PPI it is taken as independent of the judge's rate, as classic PPI takes it: their covariance is
+    # negative when the judge tracks the labels, so this errs wide (one linearised influence of both covered 0.943
+    # with 60 labels on 10/40/150 answers).
+    rectifier = np.bincount(clusters, weights=np.where(labelled, w * (r - rbar) / total, 0.0))
+    floor, scale = _rectifier_floor(r, labelled, strata, len(r), guess)
+    rectifier *= np.sqrt(scale[cluster_strata])  # a statement's variance at its empirical-Bayes rate
+    with_labels = np.bincount(clusters, weights=labelled.astype(float)) > 0
+    label_variance, _ = stratified_variance(rectifier[with_labels], dense_codes(cluster_strata[with_labels]))
+    if label_variance is None:
+        return rbar, None
+    labelled_strata = int(np.count_nonzero(np.bincount(strata, weights=labelled.astype(float))))
+    return rbar, t975(max(1, n - labelled_strata)) * math.sqrt(label_variance + floor)
+
+
+class WeightedShare(BaseModel):
+    """A share over the labelled statements' verdicts, each statement at its weight N_h/N (`design_weighted_share`)."""
+
+    share: float | None
+    ci_low: float | None
+    ci_high: float | None
+    statements: int = Field(description="statements with a label: the estimate's strata")
+    verdicts: int = Field(description="N: the verdicts of those statements, labelled or not")
+    unlabelled_statements: int = Field(description="statements with verdicts and no label: not in the estimate")
+    unlabelled_verdicts: int = 0
+    note: str | None = None
+
+
+def design_weighted_share(
+    agree: np.ndarray,
+    labelled: np.ndarray,
+    clusters: np.ndarray,
+    strata: np.ndarray,
+    guess: np.ndarray | None = None,
+) -> WeightedShare:
+    """Σ_h (N_h/N) · a_h: the share of labelled verdicts that agree (`agree`, read where `labelled`) in statement h,
+    a_h, weighed by its verdicts N_h (labelled or not) over N, theirs summed over the statements with a label; the
+    label sheet draws statements at unequal rates, and this is the share over the verdicts, not over the sample.
+    `clusters`: an input code per verdict (the labelled answers of one input are one cluster), `strata` a statement
+    code per verdict, `guess` per statement code the judge's expected error share (a Neyman sheet's design). A
+    statement with verdicts and no label cannot be estimated: it is left out (N counts the labelled statements
+    only) and counted in `unlabelled_*`. The interval is stratified PPI's rectifier's (`weighted_mean_of_labels`) on
+    the disagreement -1/0: one mechanism for the labels of one design, whose floor keeps a statement where every
+    label agreed from claiming the judge is exact there (judges are 85-99% right)."""
+    sizes = np.bincount(strata)
+    labels = np.bincount(strata, weights=labelled.astype(float), minlength=len(sizes))
+    kept = labels[strata] > 0
+    counts = WeightedShare(
+        share=None,
+        ci_low=None,
+        ci_high=None,
+        statements=int(np.count_nonzero(labels)),
+        verdicts=int(kept.sum()),
+        unlabelled_statements=int(np.count_nonzero((sizes > 0) & (labels == 0))),
+        unlabelled_verdicts=int((~kept).sum()),
+    )
+    found = (
+        weighted_mean_of_labels(
+            np.asarray(agree, dtype=float)[kept] - 1.0,
+            labelled[kept],
+            dense_codes(clusters[kept]),
+            dense_codes(strata[kept]),
+            None if guess is None else np.asarray(guess, dtype=float)[np.unique(strata[kept])],
+        )
+        if counts.verdicts
+        else None
+    )
+    if found is None:
+        return counts.model_copy(update={"note": "fewer than 2 labelled answers"})
+    share = 1.0 + found[0]
+    if found[1] is None:
+        note = "every label from one input: no spread to estimate"
+        return counts.model_copy(update={"share": share, "ci_low": 0.0, "ci_high": 1.0, "note": note})
+    low, high = max(0.0, share - found[1]), min(1.0, share + found[1])
+    return counts.model_copy(update={"share": share, "ci_low": low, "ci_high": high})
 
 
 def _rectifier_floor(
@@ -217,3 +307,53 @@ def stratum_per_cluster(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
     found = np.zeros(int(clusters.max()) + 1 if len(clusters) else 0, dtype=np.int64)
     found[clusters] = strata
     return found
+
+
+def ppi_mean(
+    unlabelled: Iterable[float],
+    labelled_pairs: Iterable[tuple[float, float]],
+    *,
+    lam: float = 1.0,
+    ddof: int = 1,
+    clip: bool = True,
+) -> tuple[float, float, float] | None:
+    """(theta, low, high) of the PPI mean with weight `lam` on the judge: f on N unlabelled items, (y, f) on n
+    labelled ones. theta = lam·mean_U(f) + mean_L(y − lam·f); 95% interval theta ± 1.96·√(var_U(lam·f)/N +
+    var_L(y − lam·f)/n). `lam` 1 is classic PPI. Sample variances use `ddof` (1 by default; `ppi_py` uses 0, which
+    `ddof=0, clip=False` reproduces to rounding: tests/analysis/test_ppi_reference.py)."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    if len(f_u) < 2 or len(pairs) < 2:
+        return None
+    rectifier = pairs[:, 0] - lam * pairs[:, 1]
+    theta = float(lam * f_u.mean() + rectifier.mean())
+    half = Z95 * math.sqrt((lam * f_u).var(ddof=ddof) / len(f_u) + rectifier.var(ddof=ddof) / len(pairs))
+    if not clip:
+        return theta, theta - half, theta + half
+    return theta, max(0.0, theta - half), min(1.0, theta + half)
+
+
+def ppi_lambda(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]) -> float | None:
+    """PPI++'s power-tuned weight for a mean (Angelopoulos, Duchi, Zrnic 2023, as `ppi_py` computes it):
+    cov_L(y, f) / ((1 + n/N)·var(f over all items)), clipped to [0, 1]."""
+    f_u = np.asarray(list(unlabelled), dtype=float)
+    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
+    n, big_n = len(pairs), len(f_u)
+    if n < 2 or big_n < 2:
+        return None
+    y, f = pairs[:, 0], pairs[:, 1]
+    covariance = float(((y - y.mean()) * (f - f.mean())).sum() / n)
+    variance = float(np.concatenate([f, f_u]).var(ddof=1))
+    if variance == 0.0:
+        return 0.0  # a judge that always says the same tells nothing: the labels alone
+    return min(1.0, max(0.0, covariance / ((1 + n / big_n) * variance)))
+
+
+def ppi_plus_plus(
+    unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1, clip: bool = True
+) -> tuple[float, float, float, float] | None:
+    """(theta, low, high, lambda) of the power-tuned PPI mean (see `ppi_lambda`)."""
+    f_u, pairs = list(unlabelled), list(labelled_pairs)
+    lam = ppi_lambda(f_u, pairs)
+    found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
+    return None if found is None or lam is None else (*found, lam)

@@ -62,6 +62,13 @@ PPI = (
     "Neyman sheet's design, the prior's mean a + b·e_h on the panel's error share per statement and every "
     "statement's variance at its empirical-Bayes rate) added in quadrature, clipped to [0, 1]"
 )
+HUMAN_WEIGHTED = (
+    "design-weighted: each statement's share of labelled answers agreeing, at its weight N_h/N (its verdicts over "
+    "those of the statements with a label); interval: stratified PPI's rectifier's, on the disagreement (labels "
+    "weighted N_h/n_h, cluster-robust by input and stratified by statement, t on the labels' degrees of freedom less "
+    "one per statement; a statement whose labels all agree at its empirical-Bayes disagreement rate, from a Neyman "
+    "sheet's design on the panel's error share), clipped to [0, 1]"
+)
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
     "disagreement further (Agresti–Coull; defined without a label of one class); interval: the 95% equal-tailed "
@@ -219,6 +226,14 @@ ESTIMATORS: dict[str, Estimator] = {
             "statement_health_judges.csv",
             note="one agreement indicator per labelled answer, the labelled answers of one input (its candidates, "
             "runs and turns) one cluster",
+        ),
+        _entry(
+            "human_accuracy_weighted",
+            HUMAN_WEIGHTED,
+            _PPI + "; the judge card's accuracy over the answers it judged where the label sheet's design is known",
+            "human_accuracy_weighted",
+            _CARD,
+            "human_agreement.csv",
         ),
         _entry(
             "human_kappa",

@@ -59,8 +59,9 @@ class JudgeCardLines(BaseModel):
         default=None,
         ge=0,
         le=1,
-        description="the share of labelled answers the judge agrees with, at least (none: not checked; the only human "
-        "line a Likert judge can be held to, which has no kappa)",
+        description="the judge's human accuracy, at least: weighed by the label sheet's design where it is beside the "
+        "labels, else the labelled answers' share (none: not checked; the only human line a Likert judge can be held "
+        "to, which has no kappa)",
     )
 
 
@@ -119,7 +120,16 @@ class JudgeCardRow(FlatRecord):
         default=None, description="the judge entry whose canary verdicts these are (same model and mode)"
     )
     human_labelled: int = 0
+    human_agree: int = Field(default=0, description="labelled answers the judge agrees with: the sample's k of n")
     human_accuracy: Annotated[Estimate, Columns("human_accuracy")] = Estimate()
+    human_accuracy_weighted: bool | None = Field(
+        default=None,
+        description="True: human_accuracy is weighed by the label sheet's design (each statement at N_h/N, the "
+        "judge's accuracy over the answers it judged); False: no design, the labelled sample's share",
+    )
+    human_accuracy_note: str | None = Field(
+        default=None, description="no design (the sample's share); or the statements with no label, left out"
+    )
     human_kappa: Annotated[Estimate, Columns("human_kappa")] = Estimate()
     human_kappa_informative: bool | None = Field(
         default=None, description="False where the rarer verdict is under 10%: read human_accuracy instead of kappa"

@@ -3,8 +3,12 @@ rate with its 95% interval and the registry's method, and whether the entry pass
 
 * `canary_accuracy`: the spec's own good and bad examples judged right (`judge_checks`); an entry sharing its
   model and mode with another shares its canary verdicts (`canary_shared_from` says whose).
-* `human_accuracy`, `human_kappa`: against human labels, on the labelled answers it judged (Wilson where each input
-  has one labelled answer, else clustered by input: `judge_quality.agreement_interval`; Cohen's kappa
+* `human_accuracy`, `human_kappa`: against human labels, on the labelled answers it judged. Where the label sheet's
+  design is beside the labels, the accuracy is weighed by it: each statement's share at its weight N_h/N, the
+  judge's accuracy over the answers it judged (`judge_quality.pooled_accuracy`), with the sample's k of n beside it
+  (`human_agree` of `human_labelled`); without one, the sample's share (Wilson where each input has one labelled
+  answer, else clustered by input: `judge_quality.agreement_interval`), and `human_accuracy_note` says so. The
+  `min_human_accuracy` line is held to whichever the card shows. Cohen's kappa
   with the agreement table's cluster bootstrap, the human as the second rater). A Likert judge agrees with a label
   by its canaries' rule (`speceval.judging.canaries.likert_agrees`) and has no kappa (`human_kappa_note` says why;
   its `min_human_kappa` line is then listed as unmeasured).
@@ -40,8 +44,8 @@ from speceval.analysis.tables.judge_quality import (
     LabelTally,
     Leniency,
     TallyGroup,
-    agreement_interval,
     kappa_with_people,
+    pooled_accuracy,
 )
 from speceval.analysis.tables.rankings import Consistency
 from speceval.defaults import Mode
@@ -125,29 +129,32 @@ def card_lines(lines: JudgeCardLines | None, min_canary_accuracy: float | None) 
 
 
 def _human(tally: LabelTally | None) -> dict[tuple[str, str], dict[str, object]]:
-    """Accuracy and Cohen's kappa against the labels per (spec, judge), candidates and variations pooled."""
+    """Accuracy and Cohen's kappa against the labels per (spec, judge), candidates and variations pooled: the accuracy
+    weighed by the label sheet's design where it is known (`pooled_accuracy`), the sample's k of n beside it."""
     if tally is None:
         return {}
+    parts: dict[tuple[str, str], list[TallyGroup]] = defaultdict(list)
     pooled: dict[tuple[str, str], list[tuple[str, str, TallyGroup, np.ndarray]]] = defaultdict(list)
-    # Per (spec, judge): each labelled answer's agreement, input and statement (its accuracy's interval).
-    agreed: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = defaultdict(list)
     likert: set[tuple[str, str]] = set()
     for (spec, judge, candidate, variation), group in tally.group_arrays():
         labelled = np.flatnonzero(group.labels != UNLABELLED)
         if not len(labelled):
             continue
-        agreed[(spec, judge)].append((group.agreement(labelled), *group.labelled_clusters(labelled)))
+        parts[(spec, judge)].append(group)
         if group.mode == Mode.LIKERT:
             likert.add((spec, judge))
             continue  # no kappa
         pooled[(spec, judge)].append((candidate, variation, group, labelled))
     found: dict[tuple[str, str], dict[str, object]] = {}
-    for key, parts in agreed.items():
-        agreements, inputs, statements = (np.concatenate(part) for part in zip(*parts, strict=True))
-        interval = agreement_interval(agreements, inputs, statements)
+    for key, groups in parts.items():
+        agreement = pooled_accuracy(tally, groups)
+        assert agreement is not None  # every group here has a label
         accuracy = {
-            "human_labelled": len(agreements),
-            "human_accuracy": Estimate.of(float(agreements.mean()), interval),
+            "human_labelled": agreement.labelled,
+            "human_agree": agreement.agree,
+            "human_accuracy": agreement.accuracy,
+            "human_accuracy_weighted": agreement.weighted,
+            "human_accuracy_note": agreement.note,
         }
         if key in likert:
             found[key] = {**accuracy, "human_kappa_note": LIKERT_KAPPA_NOTE}

@@ -9,12 +9,9 @@ prediction-powered rates (PPI) that correct a judge's rate with a few human labe
   Likert judge's rating is read against the label by its canaries' rule (`speceval.judging.canaries.likert_agrees`:
   4-5 agrees with yes, 1-2 with no, 3 with neither); it has an accuracy but no kappa (`LIKERT_KAPPA_NOTE`) and no
   prediction-powered rate (`speceval.analysis.tables.ppi_table`).
-* `ppi_mean`, `ppi_plus_plus`: classic PPI and PPI++ of a mean (Angelopoulos et al., Science 2023, arXiv
-  2301.09709) for users' own data: theta = mean over unlabelled answers of the judge's verdict f + mean over
-  labelled answers of (human y - f); 95% interval theta +/- 1.96 * sqrt(var_U(f) / N + var_L(y - f) / n), sample
-  variances (ddof 1), clipped to [0, 1]. Native, instead of `ppi_py`, whose install pulls numba, scikit-learn and
-  gdown into every user's environment for this one formula. The report's `ppi.csv` follows the label sheet's design
-  instead (`speceval.analysis.tables.ppi_table`).
+* `ppi_mean`, `ppi_plus_plus` (classic PPI and PPI++ of a mean for users' own data) are in
+  `speceval.analysis.statistics.ppi`; the report's `ppi.csv` follows the label sheet's design instead
+  (`speceval.analysis.tables.ppi_table`).
 * `LabelTally`: what agreement and PPI need of every judged verdict, as arrays.
 
 The labels themselves (the sheet people fill in, the item id a label names, a filled sheet read back) are
@@ -24,10 +21,9 @@ The labels themselves (the sheet people fill in, the item id a label names, a fi
 from __future__ import annotations
 
 import hashlib
-import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -37,9 +33,10 @@ from speceval.analysis.reading.columns import NO_VERDICT, VerdictColumns, groupe
 from speceval.analysis.reading.rows import ComplianceRow
 from speceval.analysis.statistics.clustered import rate_interval
 from speceval.analysis.statistics.codes import dense
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import mover_difference
-from speceval.analysis.statistics.registry import LENIENCY
-from speceval.analysis.statistics.stats import Z95
+from speceval.analysis.statistics.ppi import design_weighted_share
+from speceval.analysis.statistics.registry import LENIENCY, method
 from speceval.analysis.tables.human_labels import item_id
 from speceval.analysis.tables.panel import PANEL
 from speceval.analysis.tables.rates import Agreement, judge_agreement
@@ -182,6 +179,17 @@ class HumanAgreement(BaseModel):
     kappa_ci_method: str | None = Field(default=None, description="the judge card's: a cluster bootstrap over inputs")
     rule: str = Field(default=BINARY_RULE, description="how the judge's verdict is read against a yes/no label")
     kappa_note: str | None = Field(default=None, description="why there is no kappa, when there is none")
+    weighted_accuracy: float | None = Field(
+        default=None,
+        description="design-weighted: each statement's share at its weight N_h/N (the judge's accuracy over the "
+        "answers it judged; the judge card's and its gate's where the sheet's design is known); none without a design",
+    )
+    weighted_ci_low: float | None = None
+    weighted_ci_high: float | None = None
+    weighted_ci_method: str | None = None
+    weighted_note: str | None = Field(
+        default=None, description="why there is no weighted accuracy, or the statements it leaves out"
+    )
 
 
 UNLABELLED = -1
@@ -237,7 +245,10 @@ class LabelTally:
     """Per (spec, judge, candidate, variation): its judged verdicts in file order, each as its verdict, its human
     label, its input (an 8-byte digest) and its statement (a code): what agreement and PPI need, without text."""
 
-    def __init__(self, guides: dict[tuple[str, str], float] | None = None) -> None:
+    def __init__(self, guides: dict[tuple[str, str], float] | None = None, designed: bool = False) -> None:
+        self.designed = designed
+        """Whether the labels came with their sheet's design (`<sheet>.design.json`): human accuracy is then weighed
+        by it (`pooled_accuracy`), else the labelled sample's share."""
         self.groups: dict[TallyKey, tuple[array[int], array[int], array[int], array[int]]] = {}
         self.statements: dict[tuple[str, str], int] = {}
         self.guides = guides or {}
@@ -295,6 +306,13 @@ class LabelTally:
             return np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64)
         return np.concatenate(verdicts), np.concatenate(human), np.concatenate(inputs)
 
+    def guess_of(self, codes: np.ndarray) -> np.ndarray | None:
+        """Per statement code of `codes` (the tally's own numbering): the judge's error share the design expected
+        there; None unless every one has one (a Neyman sheet's)."""
+        named = {code: key for key, code in self.statements.items()}
+        guess = [self.guides.get(named[int(code)]) for code in codes]
+        return None if not guess or None in guess else np.asarray(guess, dtype=float)
+
     def arrays(self) -> list[tuple[TallyKey, np.ndarray, np.ndarray]]:
         """(key, verdicts, labels) per group, in sorted order of the keys."""
         return [(key, group.verdicts, group.labels) for key, group in self.group_arrays()]
@@ -325,54 +343,124 @@ class LabelTally:
         return found
 
 
+UNWEIGHTED_NOTE = (
+    "no label-sheet design beside the labels (a sheet made before designs were written, or labels not from a sheet): "
+    "the share over the labelled answers as drawn, unweighted"
+)
+"""What a human accuracy says when no design weighs it: the sample's share, which is the judge's only where the
+labels were drawn in proportion to its answers."""
+
+
+class PooledAccuracy(BaseModel):
+    """A judge's agreement with the labels over several groups (candidates, variations): the labelled sample's k of n
+    and its share, and the accuracy to report: the design-weighted one where the tally has a design, else the
+    sample's."""
+
+    labelled: int
+    agree: int
+    sample: Estimate = Field(description="the unweighted share over the labelled answers (`agreement_interval`)")
+    accuracy: Estimate = Field(description="design-weighted where a design exists (`design_weighted_share`)")
+    weighted: bool = Field(description="whether `accuracy` is weighed by the sheet's design")
+    note: str | None = Field(default=None, description="no design; or statements left out of the weighted one")
+
+
+def pooled_accuracy(tally: LabelTally, parts: Sequence[TallyGroup]) -> PooledAccuracy | None:
+    """The agreement of one judge's `parts` (its groups, pooled) with the labels; None without a labelled verdict.
+    With a design, Σ_h (N_h/N)·a_h over the statements with a label (`design_weighted_share`: N_h the judge's
+    verdicts of statement h, labelled or not, in the groups that hold a label: the candidates and variations the
+    sheet drew from, the one of an aimed sheet; clustered by input); a statement with verdicts and no label is left
+    out and the note says so."""
+    agreements, inputs, statements, labelled_parts = [], [], [], []
+    for group in parts:
+        labelled = group.labels != UNLABELLED
+        if not labelled.any():
+            continue  # a candidate or variation the sheet did not draw from (an aimed sheet): not its population
+        if group.inputs is None or group.statements is None:
+            raise ValueError("a TallyGroup made without its inputs and statements (LabelTally.group_arrays makes both)")
+        agree = np.zeros(len(labelled), dtype=bool)
+        agree[labelled] = group.agreement(labelled)
+        agreements.append(agree)
+        labelled_parts.append(labelled)
+        inputs.append(group.inputs)
+        statements.append(group.statements)
+    if not agreements:
+        return None
+    agree, labelled = np.concatenate(agreements), np.concatenate(labelled_parts)
+    n = int(labelled.sum())  # > 0: every group kept holds a label
+    digests, codes = np.concatenate(inputs), np.concatenate(statements)
+    sample = Estimate.of(
+        float(agree[labelled].mean()), agreement_interval(agree[labelled], digests[labelled], codes[labelled])
+    )
+    unweighted = PooledAccuracy(
+        labelled=n, agree=int(agree[labelled].sum()), sample=sample, accuracy=sample, weighted=False
+    )
+    if not tally.designed:
+        return unweighted.model_copy(update={"note": UNWEIGHTED_NOTE})
+    present, strata = np.unique(codes, return_inverse=True)
+    _, clusters = np.unique(digests, return_inverse=True)
+    found = design_weighted_share(agree, labelled, clusters.reshape(-1), strata.reshape(-1), tally.guess_of(present))
+    if found.share is None:  # under 2 labels: nothing to weigh; the sample's share, and why
+        return unweighted.model_copy(update={"note": f"{found.note}: the labelled sample's share, unweighted"})
+    note = found.note
+    if found.unlabelled_statements:
+        note = (
+            f"over the statements with a label ({found.statements}; {found.verdicts} verdicts); statements the "
+            f"judge judged with none ({found.unlabelled_statements}; {found.unlabelled_verdicts} verdicts) cannot be "
+            "estimated: not in it"
+        ) + (f"; {note}" if note else "")
+    interval = (
+        None
+        if found.ci_low is None or found.ci_high is None
+        else (found.ci_low, found.ci_high, method("human_accuracy_weighted"))
+    )
+    accuracy = Estimate.of(found.share, interval)
+    return unweighted.model_copy(update={"accuracy": accuracy, "weighted": True, "note": note})
+
+
 def human_agreement(
     rows: list[ComplianceRow] | LabelTally, labels: dict[str, bool] | None = None
 ) -> list[HumanAgreement]:
     """Per spec and judge, pooled over candidates and per candidate (from rows and labels, or a `LabelTally`): the
-    share of labelled answers whose verdict agrees with the label (`agreement_interval`, as the judge card's
-    `human_accuracy`), and Cohen's kappa for a yes/no judge."""
+    share of labelled answers that agree (`agreement_interval`), the design-weighted one as the card's (where the
+    tally has a design: `pooled_accuracy`), and Cohen's kappa for a yes/no judge."""
     tally = rows if isinstance(rows, LabelTally) else LabelTally.of_rows(rows, labels or {})
-    pairs: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
-    agreed: dict[tuple[str, str, str], list[np.ndarray]] = defaultdict(list)
-    where: dict[tuple[str, str, str], list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
-    modes: dict[tuple[str, str], str] = {}
+    parts: dict[tuple[str, str, str], list[TallyGroup]] = defaultdict(list)
     judged: dict[tuple[str, str, str], list[tuple[str, str, TallyGroup, np.ndarray]]] = defaultdict(list)
     for (spec, judge, model, variation), group in tally.group_arrays():  # variations pooled
-        labelled = group.labels != UNLABELLED
-        modes[(spec, judge)] = group.mode
         for candidate in ("all", model):
-            pairs[(spec, judge, candidate)].append(np.column_stack([group.verdicts[labelled], group.labels[labelled]]))
-            agreed[(spec, judge, candidate)].append(group.agreement(labelled))
-            where[(spec, judge, candidate)].append(group.labelled_clusters(labelled))
-            judged[(spec, judge, candidate)].append((model, variation, group, np.flatnonzero(labelled)))
+            parts[(spec, judge, candidate)].append(group)
+            judged[(spec, judge, candidate)].append(
+                (model, variation, group, np.flatnonzero(group.labels != UNLABELLED))
+            )
     found = []
-    for (s, j, c), parts in sorted(pairs.items()):
-        both = np.concatenate(parts)
-        if not len(both):
+    for (s, j, c), groups in sorted(parts.items()):
+        pooled = pooled_accuracy(tally, groups)
+        if pooled is None:
             continue
-        agreements = np.concatenate(agreed[(s, j, c)])
-        agree = int(agreements.sum())
-        likert = modes[(s, j)] == Mode.LIKERT
-        inputs, statements = (np.concatenate(column) for column in zip(*where[(s, j, c)], strict=True))
-        interval = agreement_interval(agreements, inputs, statements)
+        likert = groups[0].mode == Mode.LIKERT
         kappa = None if likert else kappa_with_people(judged[(s, j, c)])  # the card's, with its interval
         found.append(
             HumanAgreement(
                 spec=s,
                 judge=j,
                 candidate=c,
-                labelled=len(both),
-                agree=agree,
-                accuracy=agree / len(both),
+                labelled=pooled.labelled,
+                agree=pooled.agree,
+                accuracy=pooled.sample.value,
                 kappa=None if kappa is None else kappa.kappa,
-                accuracy_ci_low=interval[0] if interval else None,
-                accuracy_ci_high=interval[1] if interval else None,
-                accuracy_ci_method=interval[2] if interval else None,
+                accuracy_ci_low=pooled.sample.ci_low,
+                accuracy_ci_high=pooled.sample.ci_high,
+                accuracy_ci_method=pooled.sample.ci_method,
                 kappa_ci_low=None if kappa is None else kappa.ci_low,
                 kappa_ci_high=None if kappa is None else kappa.ci_high,
                 kappa_ci_method=None if kappa is None else kappa.ci_method,
                 rule=LIKERT_RULE if likert else BINARY_RULE,
                 kappa_note=LIKERT_KAPPA_NOTE if likert else None,
+                weighted_accuracy=pooled.accuracy.value if pooled.weighted else None,
+                weighted_ci_low=pooled.accuracy.ci_low if pooled.weighted else None,
+                weighted_ci_high=pooled.accuracy.ci_high if pooled.weighted else None,
+                weighted_ci_method=pooled.accuracy.ci_method if pooled.weighted else None,
+                weighted_note=pooled.note,
             )
         )
     return found
@@ -410,53 +498,3 @@ def _rater_row(rater: str, statement: str, cluster: str, answer: str, compliant:
         rating=None,
         source="labels",
     )
-
-
-def ppi_mean(
-    unlabelled: Iterable[float],
-    labelled_pairs: Iterable[tuple[float, float]],
-    *,
-    lam: float = 1.0,
-    ddof: int = 1,
-    clip: bool = True,
-) -> tuple[float, float, float] | None:
-    """(theta, low, high) of the PPI mean with weight `lam` on the judge: f on N unlabelled items, (y, f) on n
-    labelled ones. theta = lam·mean_U(f) + mean_L(y − lam·f); 95% interval theta ± 1.96·√(var_U(lam·f)/N +
-    var_L(y − lam·f)/n). `lam` 1 is classic PPI. Sample variances use `ddof` (1 by default; `ppi_py` uses 0, which
-    `ddof=0, clip=False` reproduces to rounding: tests/analysis/test_ppi_reference.py)."""
-    f_u = np.asarray(list(unlabelled), dtype=float)
-    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
-    if len(f_u) < 2 or len(pairs) < 2:
-        return None
-    rectifier = pairs[:, 0] - lam * pairs[:, 1]
-    theta = float(lam * f_u.mean() + rectifier.mean())
-    half = Z95 * math.sqrt((lam * f_u).var(ddof=ddof) / len(f_u) + rectifier.var(ddof=ddof) / len(pairs))
-    if not clip:
-        return theta, theta - half, theta + half
-    return theta, max(0.0, theta - half), min(1.0, theta + half)
-
-
-def ppi_lambda(unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]]) -> float | None:
-    """PPI++'s power-tuned weight for a mean (Angelopoulos, Duchi, Zrnic 2023, as `ppi_py` computes it):
-    cov_L(y, f) / ((1 + n/N)·var(f over all items)), clipped to [0, 1]."""
-    f_u = np.asarray(list(unlabelled), dtype=float)
-    pairs = np.asarray(list(labelled_pairs), dtype=float).reshape(-1, 2)
-    n, big_n = len(pairs), len(f_u)
-    if n < 2 or big_n < 2:
-        return None
-    y, f = pairs[:, 0], pairs[:, 1]
-    covariance = float(((y - y.mean()) * (f - f.mean())).sum() / n)
-    variance = float(np.concatenate([f, f_u]).var(ddof=1))
-    if variance == 0.0:
-        return 0.0  # a judge that always says the same tells nothing: the labels alone
-    return min(1.0, max(0.0, covariance / ((1 + n / big_n) * variance)))
-
-
-def ppi_plus_plus(
-    unlabelled: Iterable[float], labelled_pairs: Iterable[tuple[float, float]], *, ddof: int = 1, clip: bool = True
-) -> tuple[float, float, float, float] | None:
-    """(theta, low, high, lambda) of the power-tuned PPI mean (see `ppi_lambda`)."""
-    f_u, pairs = list(unlabelled), list(labelled_pairs)
-    lam = ppi_lambda(f_u, pairs)
-    found = None if lam is None else ppi_mean(f_u, pairs, lam=lam, ddof=ddof, clip=clip)
-    return None if found is None or lam is None else (*found, lam)

@@ -81,7 +81,7 @@ def labelled_tally(paths: Sequence[Path], labels_path: Path) -> LabelTally:
             known |= items
     labels = checked_labels(labels_path, records, known)
     label_names, texts = list(wanted), list(names)
-    tally = LabelTally(guides=design.expected_errors() if design is not None else None)
+    tally = LabelTally(guides=design.expected_errors() if design is not None else None, designed=design is not None)
     for key, columns in sorted(verdicts.items()):
         for verdict, read_code, settings_code, was_outside, statement, text, variation, settings in zip(
             *columns, strict=True

@@ -4,7 +4,7 @@ beside it.
 
 PPI++ (the power-tuned weight) is not reported: on the label sheet's own draws it covered 0.78-0.92, and 0.42 at a
 0.97 rate with 20 labels (its weight goes to 0 when every label is compliant and the interval to [1, 1]).
-`speceval.analysis.tables.judge_quality.ppi_plus_plus` stays for users who want it on their own data.
+`speceval.analysis.statistics.ppi.ppi_plus_plus` stays for users who want it on their own data.
 
 A Likert judge has no row. PPI corrects the rate the judge reports with the labels' disagreement with it; a Likert
 judge reports a mean rating, and the labels say yes or no, not a rating, so nothing here corrects its mean. A row
