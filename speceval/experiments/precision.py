@@ -24,7 +24,7 @@ import math
 import numpy as np
 from pydantic import BaseModel, Field
 
-from speceval.analysis.statistics.paired import side_limits
+from speceval.analysis.statistics.paired import mover_correlations, side_limits
 
 Z_95 = 1.959963984540054  # two-sided 5% test, 95% interval
 Z_80 = 0.8416212335729143  # 80% power
@@ -156,7 +156,7 @@ def _exact_table_power(high: float, low: float, n: int) -> float:
     spread = np.sqrt(ka * (n - ka) * kb * (n - kb).astype(float))
     with np.errstate(divide="ignore", invalid="ignore"):
         phi = np.where(spread > 0, (both * neither - only_a * only_b) / spread, 0.0)
-    r = np.clip(phi, -1.0, 1.0 - 1.0 / n)
+    r = mover_correlations(np.clip(phi, -1.0, 1.0 - 1.0 / n), n)  # as the report's interval takes it
     d = (ka - kb) / n
     lower = d - np.sqrt(np.maximum(0.0, below[ka] ** 2 - 2 * r * below[ka] * above[kb] + above[kb] ** 2))
     upper = d + np.sqrt(np.maximum(0.0, above[ka] ** 2 - 2 * r * above[ka] * below[kb] + below[kb] ** 2))
