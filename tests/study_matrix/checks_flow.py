@@ -163,6 +163,30 @@ def human_line_held(report: Path, line: float) -> list[str]:
     return failures if held else ["judge_card.csv: no entry has a human accuracy with --labels"]
 
 
+def _item(meta: dict[str, Any], variation: str, run_folder: str, entry: dict[str, Any]) -> str:
+    """The sheet's item id of one verdict file entry (`human_labels.item_id`: spec, candidate, variation, run,
+    statement, texts, turn and transcript): a row is matched to the answer it was drawn from, the run included. Matched
+    by their texts, one answer text judged in two runs (the independent server answers alike, and judges apart) took
+    one verdict for both rows: the hand count read 0.502 where the card, which counts each, read 0.536."""
+    from speceval.analysis.reading.rows import ComplianceRow
+    from speceval.analysis.tables.human_labels import item_id
+    from speceval.inputs.script import ChatMessage
+
+    conversation = entry.get("conversation")
+    row = ComplianceRow.model_construct(
+        spec=str(meta.get("spec")),
+        model=str(meta.get("model")),
+        variation=variation,
+        run=int(run_folder.removeprefix("run")),
+        statement_id=str(meta.get("statement_id")),
+        input=entry["input"],
+        output=entry["output"],
+        turn=entry.get("turn"),
+        transcript=[ChatMessage.model_validate(m) for m in conversation] if conversation is not None else None,
+    )
+    return item_id(row)
+
+
 def weighted_by_hand(sheet: Path, report: Path, aim: dict[str, str]) -> list[str]:
     """The aimed entry's human accuracy on the card, recomputed by hand from the verdict files and weighed as the
     design the sheet wrote says to: per statement with a label, the labelled answers' share agreeing (a yes/no
@@ -178,7 +202,7 @@ def weighted_by_hand(sheet: Path, report: Path, aim: dict[str, str]) -> list[str
     folder = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["folders"][aim["variation"]]
     likert = aim.get("mode") == "likert"
     verdicts: Counter[str] = Counter()  # the entry's judged verdicts per statement
-    aimed: dict[tuple[str, str, str, str], set[int]] = {}  # the aimed answers' verdicts, by their texts
+    aimed: dict[str, int] = {}  # the aimed answers' verdicts, by the sheet's item id
     for path in _verdict_files(out):
         data = json.loads(path.read_text(encoding="utf-8"))
         meta = data.get("metadata", {})
@@ -192,20 +216,17 @@ def weighted_by_hand(sheet: Path, report: Path, aim: dict[str, str]) -> list[str
                 continue
             if here:
                 verdicts[str(meta.get("statement_id"))] += 1
-                turn = "" if entry.get("turn") is None else str(entry["turn"])
-                key = (str(meta.get("statement_id")), entry["input"], entry["output"], turn)
-                aimed.setdefault(key, set()).add(int(value))
+                aimed[_item(meta, aim["variation"], path.relative_to(out / "compliance").parts[2], entry)] = int(value)
     labelled: Counter[str] = Counter()
     agree: Counter[str] = Counter()
     failures = []
     for row in _rows(sheet):
         value = row["human_compliant"].strip().lower()
-        found = aimed.get((row["statement_id"], row["input"], row["output"], row["turn"]))
-        if not value or found is None:
+        verdict = aimed.get(row["item"])
+        if not value or verdict is None:
             continue  # unlabelled, or an answer the entry did not judge (unparsed)
         if drawn.get((row["spec"], row["statement_id"]), 0) < 1:
             failures.append(f"sheet item {row['item']}: its statement is not drawn in {design_file.name}")
-        verdict = min(found)
         labelled[row["statement_id"]] += 1
         if likert:
             agree[row["statement_id"]] += verdict >= 4 if value == "yes" else verdict <= 2
