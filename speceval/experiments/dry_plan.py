@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -156,10 +157,11 @@ def _judging(
     if "compliance" in config.stages:
         # As build_tasks: none for a categorical judge (no known category to check an example against), and one
         # model's examples judged once per mode (by its first entry), shared with its other scopes.
+        firsts = first_of_model(config.judges, by_mode=True)
         canaried = [
             j
             for j, judge in enumerate(config.judges)
-            if judge.mode != Mode.CATEGORIES and any(judge is first for first in first_of_model(config.judges, True))
+            if judge.mode != Mode.CATEGORIES and any(judge is first for first in firsts)
         ]
         for inputs in specs.values():
             for j in canaried:
@@ -181,7 +183,7 @@ class RoundBound(BaseModel):
     """One model's requests in one later round of one run, at most, and their tokens at most."""
 
     round: int
-    role: str  # "candidate" or "simulated user"
+    role: Literal["candidate", "simulated user"]
     entry: ModelEntry
     requests: int
     usage: Usage

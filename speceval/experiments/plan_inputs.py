@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from speceval.batch.costs import PriceTable, estimate_prompt_tokens
 from speceval.defaults import Tier
@@ -74,12 +75,15 @@ class PlannedInputs(InputSet):
         return entry, [self.stand_ins[statement_id]] * entry.count
 
 
+Role = Literal["generator", "rater"]
+
+
 @dataclass
 class InputsRound:
     """One round of the `inputs` stage's generator or rater for one spec: its requests, the first round's expected
     usage (later rounds: none expected) and every round's bound."""
 
-    role: str  # "generator" or "rater"
+    role: Role
     number: int
     entry: ModelEntry
     requests: int
@@ -99,7 +103,7 @@ def inputs_rounds(config: ExperimentConfig, base: Path, offline: bool) -> list[I
         path = spec.spec_path if spec.spec_path.is_absolute() else base / spec.spec_path
         settings = inputs_config(block, path, base, offline=offline, spec_name=spec.name)
         tier = None if settings.tier is None else Tier(settings.tier)
-        models = {
+        models: dict[Role, ModelEntry] = {
             "generator": ModelEntry(model=settings.generator_model, org=settings.generator_org, tier=tier),
             "rater": ModelEntry(model=settings.rater_model, org=settings.rater_org, tier=tier),
         }
@@ -127,7 +131,7 @@ def inputs_stages(config: ExperimentConfig, base: Path, prices: PriceTable, offl
     found = inputs_rounds(config, base, offline)
     if not found:
         return []
-    tallies = {"generator": Tally(default_tier=config.engine.tier), "rater": Tally(default_tier=config.engine.tier)}
+    tallies: dict[Role, Tally] = {role: Tally(default_tier=config.engine.tier) for role in ("generator", "rater")}
     models = {r.role: r.entry for r in found}
     for r in found:
         tallies[r.role].add(r.requests, config.engine.batch_size, r.entry, prices, r.expected, r.bound)

@@ -91,23 +91,17 @@ def study_loads(
                 for bound in later_round_bounds(config, run, specs[group.spec.name]):
                     answers = bound.role == "candidate"
                     key = (name if answers else users[bound.entry.model], bound.round)
-                    load = later.setdefault(
+                    _add(
+                        later,
                         key,
-                        RoundLoad(
-                            entry=key[0],
-                            **limits_of(entry if answers else bound.entry),
-                            label=f"round {bound.round}" + ("" if answers else " (user turns)"),
-                            stage=2 * bound.round - (0 if answers else 1),
-                            provider=resolve_org(bound.entry.model, bound.entry.org).org,
-                            model=bound.entry.model,
-                            requests=0,
-                            input_tokens=0,
-                            output_tokens=0,
-                        ),
+                        (bound.requests, bound.usage.input_tokens, bound.usage.output_tokens),
+                        entry=key[0],
+                        **limits_of(entry if answers else bound.entry),
+                        label=f"round {bound.round}" + ("" if answers else " (user turns)"),
+                        stage=2 * bound.round - (0 if answers else 1),
+                        provider=resolve_org(bound.entry.model, bound.entry.org).org,
+                        model=bound.entry.model,
                     )
-                    load.requests += bound.requests
-                    load.input_tokens += bound.usage.input_tokens
-                    load.output_tokens += bound.usage.output_tokens
     turns = max((number for _, number in later), default=1)
     loads: list[tuple[str, RoundLoad]] = []
     for name, entry in entries(config)[: len(config.candidates)]:
@@ -153,6 +147,15 @@ def study_loads(
     return loads
 
 
+def _add(loads: dict[Any, RoundLoad], key: Any, counts: tuple[int, int, int], **fields: Any) -> None:
+    """Add (requests, input tokens, output tokens) to the load at `key`, made from `fields` the first time (a round's
+    load sums every run's, or every spec's, share of it)."""
+    load = loads.setdefault(key, RoundLoad(requests=0, input_tokens=0, output_tokens=0, **fields))
+    load.requests += counts[0]
+    load.input_tokens += counts[1]
+    load.output_tokens += counts[2]
+
+
 INPUTS = "inputs"
 """The plan's name of the `inputs` stage's rounds (`inputs generator`, `inputs rater`)."""
 
@@ -179,22 +182,16 @@ def inputs_loads(config: ExperimentConfig, base: Path, offline: bool) -> list[tu
         name = f"{INPUTS} {r.role}"
         # generator of round k at stage 2(k - last) - 1, its rater at 2(k - last): all before round 1's stage 2
         stage = 2 * (r.number - last) - (1 if r.role == "generator" else 0)
-        load = loads.setdefault(
+        _add(
+            loads,
             (stage, name),
-            RoundLoad(
-                entry=name,
-                label=f"inputs round {r.number} ({r.role})",
-                stage=stage,
-                provider=resolve_org(r.entry.model, r.entry.org).org,
-                model=r.entry.model,
-                requests=0,
-                input_tokens=0,
-                output_tokens=0,
-            ),
+            (r.requests, r.bound.input_tokens, r.bound.output_tokens),
+            entry=name,
+            label=f"inputs round {r.number} ({r.role})",
+            stage=stage,
+            provider=resolve_org(r.entry.model, r.entry.org).org,
+            model=r.entry.model,
         )
-        load.requests += r.requests
-        load.input_tokens += r.bound.input_tokens
-        load.output_tokens += r.bound.output_tokens
     return [(name, loads[(stage, name)]) for stage, name in sorted(loads)]
 
 
@@ -285,7 +282,7 @@ class StudyTiers:
         tier = given_tier(self.config, entry)
         if tier is not Tier.AUTO:
             return tier
-        planned = sorted((r, t) for (n, r), t in self._chosen.items() if n in _names(name, entry))
+        planned = sorted((r, t) for (n, r), t in self._chosen.items() if n == _plan_name(name, entry))
         if not planned:
             return Tier.BATCH
         # The round's own tier; a round the plan has no row for (a judge's, or past the plan's last): the tier of
@@ -311,7 +308,8 @@ class StudyTiers:
             return
         with self._lock:  # the candidates' tasks start their rounds side by side
             stage = next(
-                (load.stage for n, load in self._loaded if n in _names(name, entry) and round_of(load) == number), None
+                (load.stage for n, load in self._loaded if n == _plan_name(name, entry) and round_of(load) == number),
+                None,
             )
             if stage is None or given_tier(self.config, entry) is not Tier.AUTO:
                 return
@@ -360,7 +358,7 @@ class StudyTiers:
         start, and a round moved by another entry's re-plan was then sent at its new tier with no word (a judge
         planned at standard went through the Batch API, and no re-plan said so)."""
         said = next((r.sent for r in reversed(self.replans) if (r.entry, r.round) == (name, number)), None)
-        return said or self._planned.get((_names(name, entry)[0], number)) or self.tier_of(name, entry, number)
+        return said or self._planned.get((_plan_name(name, entry), number)) or self.tier_of(name, entry, number)
 
     def _said(self, name: str, run: str | None, number: int, tier: Tier) -> bool:
         """Whether a re-plan already says this round of `name` (in `run`) goes at `tier` past the deadline."""
@@ -376,7 +374,7 @@ class StudyTiers:
         sends its judges at flex, the batch price, where the plan had them on the Batch API)."""
         if started is not None:
             return started
-        number = next((round_of(load) for n, load in self._loaded if n in _names(name, entry)), 1)
+        number = next((round_of(load) for n, load in self._loaded if n == _plan_name(name, entry)), 1)
         self.replan(name, entry, number, judging=True)
         return self.tier_of(name, entry, number)
 
@@ -386,12 +384,11 @@ class StudyTiers:
         return self.plan is not None and given_tier(self.config, entry) is Tier.AUTO
 
 
-def _names(name: str, entry: ModelEntry) -> tuple[str]:
+def _plan_name(name: str, entry: ModelEntry) -> str:
     """The plan's name of an entry's rounds: as the file lists it (`candidates[1]`), else (a simulated user, which
     the context names by its model) as a simulated user. Either, not both: a candidate of the user's model took
     the user's rounds' tiers (sent at flex, or at standard's full price, where the plan said batch)."""
-    listed = name.startswith(("candidates[", "judges["))
-    return (name,) if listed else (f"{USER} {entry.model}",)
+    return name if name.startswith(("candidates[", "judges[")) else f"{USER} {entry.model}"
 
 
 def round_of(load: RoundLoad) -> int:

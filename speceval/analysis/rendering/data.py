@@ -431,12 +431,14 @@ INPUTS_ROUNDS = "inputs (the generator's and the rater's rounds, as sent)"
 assembled run sat at $0.0000 beside its rounds' cost, and its answers were counted again in the rounds'."""
 
 
+KIND_STAGES = {ROUND_KIND: ROUNDS, "inputs": INPUTS_ROUNDS}
+"""A run kind the setup names otherwise, for its runs and its cost rows alike."""
+
+
 def _stage_of(manifest: RunManifest) -> str:
     """The setup's stage of a run (a conversation's own folder, and its rounds, named for what they are)."""
-    if manifest.kind == ROUND_KIND:
-        return ROUNDS
-    if manifest.kind == "inputs":
-        return INPUTS_ROUNDS
+    if manifest.kind in KIND_STAGES:
+        return KIND_STAGES[manifest.kind]
     conversations = manifest.parameters.get("conversations")
     if manifest.kind == "generation" and isinstance(conversations, dict) and conversations.get("max_rounds", 1) > 1:
         return ASSEMBLED
@@ -458,8 +460,7 @@ def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> lis
             counts.outcomes = dict(sorted(outcomes.items()))
     for cost in costs:
         # A conversation's own folder sends nothing (its cost rows are 0): a "generation" row is a plain run's.
-        named = {ROUND_KIND: ROUNDS, "inputs": INPUTS_ROUNDS}
-        stage = stages.get(named.get(cost.kind, cost.kind))
+        stage = stages.get(KIND_STAGES.get(cost.kind, cost.kind))
         if stage is not None:
             known = stage.cost_usd is not None and cost.cost_usd is not None
             stage.cost_usd = (stage.cost_usd or 0.0) + (cost.cost_usd or 0.0) if known else None
