@@ -52,8 +52,9 @@ def offline_poll_interval() -> float:
 
 STATE_DIR_NAME = ".emulator"
 # A judge target sits two levels below the judge folder that holds its emulator; an experiment's runs sit five
-# levels below the experiment folder.
-_SEARCH_DEPTH = 6
+# levels below the experiment folder, and a conversation's rounds two (`rounds/<k>`) or three (`rounds/<k>/user`)
+# below its run: `speceval status` or `cancel` of a round opened at six found no state and asked an empty emulator.
+_SEARCH_DEPTH = 9
 # Realtime-only OpenAI-shaped orgs (and Ray's HTTP processor) use the emulator's /openai/v1/chat/completions.
 _OPENAI_SHAPED = ("openai", "openai-compatible", "together", "ray")
 OFFLINE_ORGS = (*_OPENAI_SHAPED, "anthropic", "google")
