@@ -257,6 +257,23 @@ def test_validate_reports_located_errors_and_submits_nothing(tmp_path, data, cap
     assert "line 2" in capsys.readouterr().err
 
 
+def test_offline_faults_from_the_environment_reach_the_emulator_and_a_typo_is_named(
+    tmp_path, data, monkeypatch, capsys
+):
+    """`SPECEVAL_OFFLINE_FAULTS` gives an offline run the failures real providers produce (a study's counts can be
+    seen with them before paying); a field FaultConfig does not know is refused naming it, before anything runs."""
+    spec, inputs, _ = data
+    monkeypatch.setenv("SPECEVAL_OFFLINE_TURNAROUND", "0.05")
+    monkeypatch.setenv("SPECEVAL_OFFLINE_FAULTS", '{"error_rat": 1.0}')
+    assert generate(spec, inputs, tmp_path / "typo", "--offline") == 2
+    assert "SPECEVAL_OFFLINE_FAULTS: field 'error_rat'" in " ".join(capsys.readouterr().err.split())
+    assert not list((tmp_path / "typo").rglob("run.json"))
+    monkeypatch.setenv("SPECEVAL_OFFLINE_FAULTS", '{"error_rate": 1.0}')
+    assert generate(spec, inputs, tmp_path / "out", "--offline", "--max-attempts", "1") == 0
+    outcomes = {r["outcome"] for records in results(only_run_dir(tmp_path / "out")).values() for r in records}
+    assert outcomes == {"errored"}
+
+
 def test_offline_runs_find_the_emulator_state_of_the_judge_or_experiment_above_them(tmp_path):
     from speceval.offline import emulator_state_dir
 
