@@ -520,6 +520,24 @@ def human_accuracy_scenarios() -> list[Scenario]:
         ),
         (twenty, twenty_rates, 3, (3,) * 20, False, "20 statements of 5-400 answers at 0.85-0.995, 3 labels each"),
         (twenty, twenty_rates, 1, (8,) * 20, False, "20 statements of 5-400 answers at 0.85-0.995, 8 labels each"),
+        # Session 19's audit (benchmarks/audit_47.py --family human-weighted): a near-proportional sheet whose small
+        # statements, where the judge errs, get 5 labels that often all agree (covered 0.79 against the realised share).
+        (
+            (300, 60, 60),
+            (0.99, 0.85, 0.9),
+            1,
+            (30, 5, 5),
+            False,
+            "3 statements of 300/60/60 at 0.99/0.85/0.9, 30/5/5 labels (audit)",
+        ),
+        (
+            (150, 90, 30),
+            (0.9, 0.7, 0.95),
+            3,
+            (12, 9, 6),
+            False,
+            "3 statements of 150/90/30 at 0.9/0.7/0.95, 12/9/6 labels, 3 answers an input (audit)",
+        ),
     ):
         truth, draw = weighted_accuracy_scenario(sizes, rates, per_input, labels, guided)
         found.append(

@@ -67,7 +67,8 @@ HUMAN_WEIGHTED = (
     "those of the statements with a label); interval: stratified PPI's rectifier's, on the disagreement (labels "
     "weighted N_h/n_h, cluster-robust by input and stratified by statement, t on the labels' degrees of freedom less "
     "one per statement; a statement whose labels all agree at its empirical-Bayes disagreement rate, from a Neyman "
-    "sheet's design on the panel's error share), clipped to [0, 1]"
+    "sheet's design on the panel's error share), clipped to [0, 1]; hull with Wilson's score interval at the design's "
+    "Kish effective size (Σw)²/Σw² around the same share"
 )
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
