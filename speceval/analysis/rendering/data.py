@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.card_verdicts import card_verdicts, paraphrase_sets
 from speceval.analysis.reading.checks import distinct_roots
 from speceval.analysis.reading.column_rows import rows_of
+from speceval.analysis.reading.declared_categories import declared_categories
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
@@ -273,6 +274,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
     per_statement = compliance_rates(both, per_statement=True)
     # The candidate's answers no judge saw (their generation failed) beside each rate's own not-judged verdicts.
     skipped = skipped_answers(found.paths, found.facts)
+    declared = declared_categories(found.paths, found.facts)  # a category no verdict chose still has its row
     cell = ("spec", "judge", "candidate", "variation")
     variations = with_skipped(variations, skipped.pooled, *cell)
     compliance = with_skipped(compliance, skipped.pooled, *cell)
@@ -332,8 +334,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
         metrics=metric_rows,
         ranking_samples=ranking_samples(rankings),
         ranking_total=len(rankings),
-        categories=category_distribution(categorical),
-        category_differences=category_differences(categorical),
+        categories=category_distribution(categorical, declared),
+        category_differences=category_differences(categorical, declared),
         category_agreement=category_agreement(categorical),
         turn_rates=turn_rates_,
         health=spec_health,
