@@ -108,6 +108,9 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
         (100, 3, (0.5, 9.5), 0.9, "100 inputs x 3 runs, hazard Beta(0.5, 9.5)"),
         # A third of draws flip every conversation at turn 2, where the curve ends at 1 (its interval was [0, 0.52]).
         (5, 2, (9.0, 1.0), 0.9, "5 inputs x 2 runs, hazard Beta(9, 1) (most flip at once)"),
+        # Session 19's audit: a few flips among many conversations, where the log-log band's lower limit stood above
+        # the truth (0.913-0.916 at 200 inputs).
+        (200, 1, (0.25, 100.0), 0.9, "200 inputs x 1 run, hazard Beta(0.25, 100) (a few flips among many)"),
     ):
         found.append(
             Scenario(

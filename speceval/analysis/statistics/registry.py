@@ -80,7 +80,8 @@ ROGAN_GLADEN = (
 SURVIVAL = (
     "Kaplan–Meier, log-log pointwise interval with the cluster-robust (by input) variance of -log S and t(G-1); "
     "the exact binomial bound at G clusters before the first flip and once all have flipped; [0, 1] between them "
-    "at one input"
+    "at one input; with fewer than 10 flips so far, widened to hold Wilson's continuity-corrected interval at the "
+    "curve's effective size F(1-F)/Var F"
 )
 SELF_PREFERENCE = (
     "MOVER difference of the judge's mean leniency toward its own provider's candidates and toward the others' "
