@@ -294,7 +294,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "inspect":
         from speceval.cli.commands.interop_cmd import export_inspect_logs
 
-        return export_inspect_logs(
+        code = export_inspect_logs(
             args.paths,
             args.out or Path("inspect_logs"),
             args.log_format,
@@ -302,6 +302,8 @@ def _export(args: argparse.Namespace) -> int:
             args.labels,
             args.min_canary_accuracy,
         )
+        _say_never_judged(args.paths, "score")
+        return code
     if args.labels is not None or args.min_canary_accuracy is not None:  # never silently ignored
         raise ConfigError(
             "--labels and --min-canary-accuracy go with --format inspect (its logs carry each judge's card; the "
@@ -358,8 +360,8 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say_never_judged(paths: list[Path]) -> None:
-    """The candidates' answers no judge saw (their generation failed) have no verdict row: said, never dropped."""
+def _say_never_judged(paths: list[Path], unit: str = "row") -> None:
+    """The candidates' answers no judge saw (their generation failed) have no verdict `unit`: said, never dropped."""
     from speceval.analysis.reading.skipped_answers import answers_never_judged
     from speceval.cli.console import stdout
 
@@ -368,7 +370,7 @@ def _say_never_judged(paths: list[Path]) -> None:
         kinds = ", ".join(f"{n} {outcome}" for outcome, n in sorted(never.items()))
         stdout.print(
             f"{sum(never.values())} judgement(s) were never asked for, their candidate answer having failed "
-            f"(generation: {kinds}; once per judge) and have no row here; the report counts them in each rate's "
+            f"(generation: {kinds}; once per judge) and have no {unit} here; the report counts them in each rate's "
             "not_judged (answer_<outcome>)"
         )
 
