@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from pathlib import Path
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -12,9 +13,11 @@ from rich.table import Table
 from rich.text import Text
 
 from speceval.batch.costs import PriceTable
+from speceval.batch.manifest import RunManifest
 from speceval.cli.console import run_heading, stdout
 from speceval.defaults import PRICES_ENV
 from speceval.operations.costs import RunCost, run_costs
+from speceval.operations.run_stages import stage_of
 
 
 def _money(value: float | None) -> str:
@@ -90,7 +93,7 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
     by_stage: dict[str, list[RunCost]] = defaultdict(list)
     for c in costs:
         by_model[c.model].append(c)
-        by_stage[c.kind].append(c)
+        by_stage[_stage(c)].append(c)
         numbers = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
         # Short headers leave the numbers room; a number that still does not fit folds, it is never cut.
         for column in ("requests", "input tok", "cached", "output tok", "cost", "in flight"):
@@ -122,3 +125,9 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
         )
     totals.add_row("all runs", "", _money(_total([c.cost_usd for c in costs])), style="bold")
     return Group(*parts, Text(""), totals)
+
+
+def _stage(cost: RunCost) -> str:
+    """The run's stage as the report's setup names it (`speceval.operations.run_stages`): a conversation's own folder
+    costs nothing itself, its rounds are paid where they were sent."""
+    return stage_of(RunManifest.load(Path(cost.run_dir)))
