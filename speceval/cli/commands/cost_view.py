@@ -50,7 +50,8 @@ def show_cost(args: argparse.Namespace) -> int:
         }
         stdout.print_json(json.dumps(payload))
         return 0
-    stdout.print(cost_view(costs, prices.as_of), soft_wrap=False)  # wrap long names, never cut them
+    stages = {c.run_dir: stage_of(RunManifest.load(Path(c.run_dir))) for c in costs}
+    stdout.print(cost_view(costs, prices.as_of, stages), soft_wrap=False)  # wrap long names, never cut them
     offline = sum(c.offline for c in costs)
     if offline:  # a quoted total must not read as money spent on model answers
         stdout.print(
@@ -78,8 +79,9 @@ def _per_tier(costs: list[RunCost]) -> dict[str, dict[str, float | int | None]]:
     return tiers
 
 
-def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
-    """Spend per run (a heading naming run and model in full, then its numbers), then per model, stage and total.
+def cost_view(costs: list[RunCost], prices_as_of: str, stages: dict[str, str] | None = None) -> Group:
+    """Spend per run (a heading naming run and model in full, then its numbers), then per model, stage and total;
+    `stages`: run folder → its stage as the report's setup names it (`speceval.operations.run_stages`; else its kind).
 
     "cached" is the part of the input tokens read from a prompt cache; "in flight" the most that jobs not yet
     collected can cost (an estimate).
@@ -93,7 +95,7 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
     by_stage: dict[str, list[RunCost]] = defaultdict(list)
     for c in costs:
         by_model[c.model].append(c)
-        by_stage[_stage(c)].append(c)
+        by_stage[(stages or {}).get(c.run_dir, c.kind)].append(c)
         numbers = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
         # Short headers leave the numbers room; a number that still does not fit folds, it is never cut.
         for column in ("requests", "input tok", "cached", "output tok", "cost", "in flight"):
@@ -125,9 +127,3 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
         )
     totals.add_row("all runs", "", _money(_total([c.cost_usd for c in costs])), style="bold")
     return Group(*parts, Text(""), totals)
-
-
-def _stage(cost: RunCost) -> str:
-    """The run's stage as the report's setup names it (`speceval.operations.run_stages`): a conversation's own folder
-    costs nothing itself, its rounds are paid where they were sent."""
-    return stage_of(RunManifest.load(Path(cost.run_dir)))
