@@ -1533,7 +1533,8 @@ def category_scenarios() -> list[Scenario]:
             ) -> Drawn:  # fmt: skip
                 codes = category_draw(rng, inputs, runs, base, concentration)
                 rows = [category_row("v", i, r + 1, f"c{codes[i, r]}") for i in range(inputs) for r in range(runs)]
-                share = next((s for s in category_distribution(rows) if s.category == f"c{k}"), None)
+                declared = {("audit", "j"): [f"c{c}" for c in range(len(base))]}  # the judge's `categories:` (run.json)
+                share = next((s for s in category_distribution(rows, declared) if s.category == f"c{k}"), None)
                 return _interval_of(share), _references_on((codes == k).astype(float), rng)
 
             name = f"c{k} {inputs}x{runs} shares {base} concentration {concentration}"
@@ -1569,7 +1570,8 @@ def category_difference_scenarios() -> list[Scenario]:
                     for i in range(inputs)
                     for r in range(runs)
                 ]
-                found = next((d for d in category_differences(rows) if d.category == f"c{k}"), None)
+                declared = {("audit", "j"): [f"c{c}" for c in range(len(base))]}
+                found = next((d for d in category_differences(rows, declared) if d.category == f"c{k}"), None)
                 ya, yb = ((c == k).astype(float) for c in sides)
                 refs = difference_references(ya, yb, rng, binary=runs == 1)
                 diffs = cluster_means(ya) - cluster_means(yb)
