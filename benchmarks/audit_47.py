@@ -1391,11 +1391,11 @@ def flip_scenarios() -> list[Scenario]:
     return found
 
 
-def _talk_draws(talk: Talk) -> int | None:
-    """The default run's cap for a design (the report's tables cost ~30 us a turn verdict): none under 1,000 turn
-    verdicts a draw."""
-    verdicts = talk.inputs * talk.runs * talk.turns
-    return None if verdicts <= 1000 else 300
+def _talk_draws(talk: Talk) -> int:
+    """The default run's cap for a design (the report's tables cost ~30 us a turn verdict, and the conversation
+    families have 57 rows: the whole default audit is held under 15 minutes of one core): 400 draws, 150 over 1,000
+    turn verdicts a draw. `--uncapped` runs every row at --draws (the reported rows: 2,000)."""
+    return 400 if talk.inputs * talk.runs * talk.turns <= 1000 else 150
 
 
 FIRST_FLIPS = _talks(
@@ -1480,8 +1480,7 @@ def first_flip_scenarios() -> list[Scenario]:
 
             name = f"F({turn}) {talk.label()}"
             truth = talk.truth(f"flipped by {turn}")
-            draws = None if talk.inputs * talk.runs * talk.turns <= 1000 else 300
-            found.append(Scenario(family="first-flip", name=name, truth=truth, draw=draw, draws=draws))
+            found.append(Scenario(family="first-flip", name=name, truth=truth, draw=draw, draws=_talk_draws(talk)))
     return found
 
 
@@ -1658,7 +1657,7 @@ def self_preference_scenarios() -> list[Scenario]:
         name = f"{inputs}x{runs} rates {rates} gpt-judge lenient {own} own / {other} others" + (
             ", by input" if varying else ""
         )
-        found.append(Scenario(family="self-preference", name=name, truth=truth, draw=draw))
+        found.append(Scenario(family="self-preference", name=name, truth=truth, draw=draw, draws=400))
     return found
 
 
