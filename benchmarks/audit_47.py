@@ -1140,17 +1140,23 @@ def bca(statistic: Callable[[np.ndarray], np.ndarray], g: int, rng: np.random.Ge
         return None
     below = (np.count_nonzero(values < theta) + 0.5 * np.count_nonzero(values == theta)) / len(values)
     z0 = NORMAL.inv_cdf(min(max(below, 1 / (len(values) + 1)), len(values) / (len(values) + 1)))
-    jack = statistic((1.0 - np.eye(g)) * g / (g - 1))
-    jack = jack[np.isfinite(jack)]
-    d = jack.mean() - jack if len(jack) else np.zeros(1)
-    spread = float((d**2).sum())
-    a = float((d**3).sum()) / (6 * spread**1.5) if spread > 0 else 0.0
+    a = acceleration(statistic, g)
     levels = []
     for q in (0.025, 0.975):
         zq = z0 + NORMAL.inv_cdf(q)
         levels.append(100 * NORMAL.cdf(z0 + zq / (1 - a * zq)) if 1 - a * zq > 0 else (0.0 if q < 0.5 else 100.0))
     low, high = np.percentile(values, levels)
     return float(low), float(high)
+
+
+def acceleration(statistic: Callable[[np.ndarray], np.ndarray], g: int) -> float:
+    """BCa's acceleration from the jackknife over the G clusters (each left out in turn: weights 0 there, g/(g-1)
+    elsewhere): sum d^3 / (6 (sum d^2)^1.5), d the jackknife values' mean minus each."""
+    jack = statistic((1.0 - np.eye(g)) * g / (g - 1))
+    jack = jack[np.isfinite(jack)]
+    d = jack.mean() - jack if len(jack) else np.zeros(1)
+    spread = float((d**2).sum())
+    return float((d**3).sum()) / (6 * spread**1.5) if spread > 0 else 0.0
 
 
 def weighted_mean(values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:

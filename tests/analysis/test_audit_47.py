@@ -94,6 +94,11 @@ def test_session_19_references_match_textbook_values() -> None:
     symmetric = np.array([-2.0, -1.0, 0.0, 1.0, 2.0] * 6)
     low, high = audit.bca(audit.weighted_mean(symmetric), len(symmetric), rng) or (0.0, 0.0)
     assert low < 0 < high and abs(low + high) < 0.25
+    # For the mean, the jackknife's d_i is (x_i - mean)/(n - 1): a = sum (x - mean)^3 / (6 (sum (x - mean)^2)^1.5).
+    skewed = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 5.0, 9.0])
+    centred = skewed - skewed.mean()
+    expected_a = float((centred**3).sum()) / (6 * float((centred**2).sum()) ** 1.5)
+    assert audit.acceleration(audit.weighted_mean(skewed), len(skewed)) == pytest.approx(expected_a, rel=1e-9)
     # Waudby-Smith & Ramdas: with every value 1, the upper limit is 1 and the lower one the smallest m whose
     # capital of n bets of min(lambda_i, 1/(2m)) on (1 - m) stays under 1/alpha (computed here apart).
     n, m = 20, np.linspace(0, 1, 2001)
@@ -117,6 +122,10 @@ def test_conversation_truths_follow_the_planted_chain() -> None:
     assert talk.truth("compliant_to_non_compliant") == pytest.approx(0.18, abs=1e-12)
     assert talk.truth("elicitation") == pytest.approx(1 - 0.9 * 0.8, abs=1e-12)
     assert talk.truth("flipped by 2") == pytest.approx(0.2, abs=1e-12)
+    # Three turns with recovery 1/2: compliant at turn 3 from turn 1 is (1 - 0.4u)^2 + 0.4u / 2, E = 0.65333 + 0.1.
+    chain = audit.Talk(inputs=5, runs=1, hazards=(0.4, 0.4), first=0.9, recover=0.5, a=1.0, b=1.0)
+    assert chain.truth("compliant_to_non_compliant") == pytest.approx(0.9 * (1 - (1 - 0.4 + 0.16 / 3) - 0.1))
+    assert chain.truth("compliant_to_non_compliant_any_turn") == pytest.approx(0.9 * (1 - (1 - 0.4 + 0.16 / 3)))
     verdicts, last = talk.draw(np.random.default_rng(2))
     measures = audit.conversation_measures(verdicts, last)
     assert np.array_equal(measures["elicitation"], (~verdicts).any(axis=2).astype(float))
