@@ -8,6 +8,9 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
+
+from speceval import read_verdicts
 from speceval.analysis.rendering.report import build_report
 from speceval.batch.engine import EngineOptions
 from speceval.cli.main import main as speceval_main
@@ -67,3 +70,8 @@ def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path,
     assert speceval_main(["export", str(tmp_path / "judged"), "--out", str(tmp_path / "v.jsonl")]) == 0
     said = " ".join(capsys.readouterr().out.split())
     assert "2 judgement(s) were never asked for" in said and "generation: 2 errored" in said
+
+    # A frame of the verdicts has no row for them either: their count is in its attrs, and said.
+    with pytest.warns(UserWarning, match="2 judgement\\(s\\) were never asked for"):
+        frame = read_verdicts(tmp_path / "judged")
+    assert frame.attrs["answers_never_judged"] == {"errored": 2} and len(frame) == 6
