@@ -171,3 +171,26 @@ def test_the_users_turns_reach_the_server_no_faster_than_its_rpm(tmp_path: Path)
     recorded = json.loads((run_dir / "run.json").read_text())["parameters"]["simulated_user"]
     assert (recorded["rpm"], recorded["rate_period_seconds"], recorded["max_concurrency"]) == (3, 1, 4)
     assert recorded["model"] == USER and CANDIDATE not in str(recorded)
+
+
+def test_every_run_of_a_study_sends_its_users_turns_through_one_limiter(tmp_path: Path, monkeypatch) -> None:
+    """The plan counts a user's limits over all its turns of a round, across runs: so the runs share its client (and
+    the limiter that is the client's), one per user, sampling settings and tier, as the judges do."""
+    from speceval.batch.engine import EngineOptions
+    from speceval.experiments.config import user_entry
+    from speceval.experiments.context import StageContext
+    from speceval.realtime.engine import limiter_of
+    from speceval.realtime.model import RealtimeModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    text = STUDY + "simulated_user:\n  model: gpt-4.1-mini-2025-04-14\n  tier: standard\n  instructions: Hi.\n"
+    config = ExperimentConfig.model_validate(yaml.safe_load(text + "  rpm: 30\n  max_concurrency: 2\n"))
+    ctx = StageContext(config, tmp_path / "exp.yaml", tmp_path, tmp_path / "out", EngineOptions(), lambda _: {}, True)
+    user = config.simulated_user
+    assert user is not None
+    # Each run's task asks for its user's client (stages.generation_task): one run's, another's, a per-round one's.
+    clients = [ctx.shared_model(user_entry(user), user.params) for _ in range(2)]
+    clients.append(ctx.round_models(user_entry(user), user.params, shared=True)(2, None))
+    assert all(isinstance(c, RealtimeModel) for c in clients)
+    assert len({id(limiter_of(c)) for c in clients if isinstance(c, RealtimeModel)}) == 1
+    assert limiter_of(clients[0]).limits.rpm == 30 and limiter_of(clients[0]).limits.max_concurrency == 2
