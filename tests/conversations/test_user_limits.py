@@ -160,8 +160,12 @@ def test_the_users_turns_reach_the_server_no_faster_than_its_rpm(tmp_path: Path)
     limits += ["--simulated-user-rate-period-seconds", "1", "--simulated-user-max-concurrency", "4"]
     command = [*args(spec, inputs, tmp_path / "out", max_turns=2), "--poll-interval", "0.1", *limits]
     with IndependentOpenAIServer(answer=answer) as server:
-        done = run_generation(command, cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url))
-    assert done.returncode == 0, done.stderr
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        done = run_generation(command, env)
+        assert done.returncode == 0, done.stderr
+        faster = [*command, "--simulated-user-rpm", "6", "--resume", str(only_run_dir(tmp_path / "out"))]
+        again = run_generation(faster, env)  # argparse keeps the last of a repeated flag
+    assert again.returncode == 2 and "--simulated-user-rpm was 3, now 6" in again.stderr, again.stderr
     assert len(arrivals) == len(questions)
     busiest = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
     assert busiest <= 4, sorted(t - arrivals[0] for t in arrivals)
