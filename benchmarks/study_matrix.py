@@ -1,6 +1,6 @@
 """The whole study matrix (issue 42): every configuration of the all-pairs covering array over the feature lattice
 (`tests/study_matrix/matrix.py`: candidates, judges, variation, runs, budget, tier, labels, export, report, inputs,
-endpoint), each run offline in a subprocess under a watchdog (a dry run first, then the run; a budget raised
+endpoint, faults), each run offline in a subprocess under a watchdog (a dry run first, then the run; a budget raised
 mid-way runs twice; then an aimed label sheet and an export read back), every invariant checked
 (`tests/study_matrix/checks.py`, `checks_flow.py`). Prints each configuration with its checks, then the counts:
 configurations, checks, failures, and expected failures (defects other helpers own, named in

@@ -8,6 +8,7 @@ Answers and verdicts are synthetic.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +45,38 @@ def offline_turnaround() -> float:
     return seconds
 
 
+FAULTS_VARIABLE = "SPECEVAL_OFFLINE_FAULTS"
+"""A JSON object of `speceval.emulator.FaultConfig` fields the offline emulator takes (e.g. `{"error_rate": 0.2}`):
+an offline study then meets the failures real providers produce (errored, missing, expired requests), to see what
+a report and every count make of them before paying. Unset: no faults but the emulator's shuffled result order."""
+
+
+def offline_faults() -> dict[str, Any]:
+    """The offline emulator's fault settings: the turnaround (`offline_turnaround`) and `$SPECEVAL_OFFLINE_FAULTS`'s
+    fields, checked against `FaultConfig` here so a typo is a ConfigError naming the field, before anything runs."""
+    from pydantic import ValidationError
+
+    from speceval.emulator import FaultConfig
+
+    settings: dict[str, Any] = {"turnaround_seconds": offline_turnaround()}
+    given = os.environ.get(FAULTS_VARIABLE)
+    if not given:
+        return settings
+    try:
+        fields = json.loads(given)
+    except ValueError as exc:
+        raise ConfigError(f"{FAULTS_VARIABLE} must be a JSON object of fault settings: {exc}") from None
+    if not isinstance(fields, dict):
+        raise ConfigError(f"{FAULTS_VARIABLE} must be a JSON object of fault settings, not {given!r}")
+    try:
+        FaultConfig.model_validate({**settings, **fields})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(f"{FAULTS_VARIABLE}: field {field!r}: {error['msg']}") from None
+    return {**settings, **fields}
+
+
 def offline_poll_interval() -> float:
     """Seconds between polls of an offline run that sets no interval (the 60 s default would sit silent): half
     the emulator's turnaround, so a job is seen done within half a turnaround of finishing."""
@@ -52,8 +85,9 @@ def offline_poll_interval() -> float:
 
 STATE_DIR_NAME = ".emulator"
 # A judge target sits two levels below the judge folder that holds its emulator; an experiment's runs sit five
-# levels below the experiment folder.
-_SEARCH_DEPTH = 6
+# levels below the experiment folder, and a conversation's rounds two (`rounds/<k>`) or three (`rounds/<k>/user`)
+# below its run: `speceval status` or `cancel` of a round opened at six found no state and asked an empty emulator.
+_SEARCH_DEPTH = 9
 # Realtime-only OpenAI-shaped orgs (and Ray's HTTP processor) use the emulator's /openai/v1/chat/completions.
 _OPENAI_SHAPED = ("openai", "openai-compatible", "together", "ray")
 OFFLINE_ORGS = (*_OPENAI_SHAPED, "anthropic", "google")
@@ -94,7 +128,7 @@ def offline_emulator(state_dir: Path) -> Iterator[Emulator]:
     """An in-process emulator with the offline turnaround, keeping its state in `state_dir`."""
     from speceval.emulator import Emulator, FaultConfig  # the emulator's web stack loads only when used
 
-    with Emulator(faults=FaultConfig(turnaround_seconds=offline_turnaround()), state_dir=state_dir) as emulator:
+    with Emulator(faults=FaultConfig(**offline_faults()), state_dir=state_dir) as emulator:
         yield emulator
 
 

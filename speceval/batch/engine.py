@@ -123,7 +123,10 @@ class BatchEngine:
         """
         cancelled = []
         for record in self.store.load_records():
-            if record.collected or record.state.is_terminal or (batch_id and record.batch_id != batch_id):
+            # A job already asked to cancel (cancelling at the provider) is not asked again.
+            if record.collected or record.state.is_terminal or record.cancel_requested:
+                continue
+            if batch_id and record.batch_id != batch_id:
                 continue
             job = self.model.cancel_batch(record)
             record.state, record.raw_state, record.handle = job.state, job.raw_state, job.handle

@@ -87,7 +87,8 @@ class CandidateAnswers:
 
     def __init__(self, candidate: Candidate):
         self.candidate = candidate
-        self.skipped: Counter[str] = Counter()
+        self.skipped_by_statement: dict[str, Counter[str]] = {}
+        """Per statement, its answers not judged by generation outcome (the report shows them beside each rate)."""
         self._indices: dict[str, array[int] | range] = {}
         self._turns: dict[str, array[int]] = {}  # conversations' statements only: a plain answer is one turn
         self._files: dict[str, tuple[Path, str]] = {}
@@ -111,6 +112,18 @@ class CandidateAnswers:
             self._held_sha256[statement_id] = held_sha256
         else:
             self._files[statement_id] = source
+
+    @property
+    def skipped(self) -> Counter[str]:
+        """Answers not judged, by generation outcome, over every statement."""
+        total: Counter[str] = Counter()
+        for counts in self.skipped_by_statement.values():
+            total.update(counts)
+        return total
+
+    def skipped_in(self, statement_id: str) -> Counter[str]:
+        """The counter of a statement's answers not judged (filled as its results are read)."""
+        return self.skipped_by_statement.setdefault(statement_id, Counter())
 
     @property
     def statement_ids(self) -> list[str]:
@@ -267,7 +280,9 @@ def load_answers(candidate: Candidate, spec: Specification) -> CandidateAnswers:
         if path.is_file():
             data = read_bytes(path)
             answers.add(
-                statement.id, parse_results(path, data, answers.skipped), (path, hashlib.sha256(data).hexdigest())
+                statement.id,
+                parse_results(path, data, answers.skipped_in(statement.id)),
+                (path, hashlib.sha256(data).hexdigest()),
             )
     foreign = sorted(p.name for p in results_dir.glob("*.json") if p.name not in known and not p.name.startswith("."))
     return _beyond_spec(
@@ -287,7 +302,8 @@ def _load_combined(answers: CandidateAnswers, path: Path, spec: Specification) -
     held_sha256 = hashlib.sha256(read_bytes(path)).hexdigest()
     for statement_id, records in by_statement.items():
         if statement_id in spec:
-            answers.add(statement_id, answers_in(path, records, answers.skipped), held_sha256=held_sha256)
+            found = answers_in(path, records, answers.skipped_in(statement_id))
+            answers.add(statement_id, found, held_sha256=held_sha256)
     foreign = sorted(set(by_statement) - set(spec.ids))
     _warn_ignored(path, "records of {} statement(s) not in the spec are", foreign)
     return answers
@@ -301,7 +317,9 @@ def _load_inspect(answers: CandidateAnswers, run: InspectRun, spec: Specificatio
     for statement in spec.statements:
         if statement.id in by_statement:
             answers.add(
-                statement.id, answers_in(source, by_statement[statement.id], answers.skipped), held_sha256=held_sha256
+                statement.id,
+                answers_in(source, by_statement[statement.id], answers.skipped_in(statement.id)),
+                held_sha256=held_sha256,
             )
     foreign = sorted(set(by_statement) - set(spec.ids))
     return _beyond_spec(

@@ -332,6 +332,7 @@ class BatchedComplianceJudge(JudgePipeline):
             mode=self.mode,
             outcomes={outcome: 0 for outcome in JudgeOutcome},
             skipped_answers=dict(answers.skipped),
+            skipped_by_statement={sid: dict(c) for sid, c in answers.skipped_by_statement.items() if c},
             scope=Scope.TURN if scope is Scope.TURN else None,
         )
         ratings: Counter[int] = Counter()

@@ -42,6 +42,7 @@ class CandidateSummary(BaseModel):
     Attributes:
         outcomes: judgements per `JudgeOutcome`.
         skipped_answers: candidate answers not judged, per generation outcome (errored, expired, ...).
+        skipped_by_statement: the same per statement (only statements with one; absent in files written before it).
         compliant / non_compliant: binary verdicts (judged only).
         compliance_rate: compliant / (compliant + non_compliant), None when nothing was judged.
         ratings: Likert ratings 1..5 and their count; mean_rating over judged answers only.
@@ -55,6 +56,7 @@ class CandidateSummary(BaseModel):
     mode: Mode
     outcomes: dict[JudgeOutcome, int]
     skipped_answers: dict[str, int]
+    skipped_by_statement: dict[str, dict[str, int]] = Field(default_factory=dict)
     compliant: int = 0
     non_compliant: int = 0
     compliance_rate: float | None = None
@@ -145,8 +147,12 @@ def write_canary_file(run_dir: Path, metadata: CanaryMetadata, entries: list[Can
 
 
 def write_summary(run_dir: Path, summary: CandidateSummary) -> None:
-    """`summary.json` of a candidate's judge run (`scope` written only for turn verdicts)."""
-    shown = summary.model_dump_json(indent=2, exclude={"scope"} if summary.scope is None else None)
+    """`summary.json` of a candidate's judge run (`scope` written only for turn verdicts, `skipped_by_statement` only
+    where an answer was not judged)."""
+    left_out = {"scope"} if summary.scope is None else set()
+    if not summary.skipped_by_statement:
+        left_out.add("skipped_by_statement")
+    shown = summary.model_dump_json(indent=2, exclude=left_out or None)
     atomic_write_bytes(run_dir / "summary.json", (shown + "\n").encode("utf-8"))
 
 

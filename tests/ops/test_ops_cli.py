@@ -4,6 +4,7 @@ cost, validate."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -106,6 +107,71 @@ def test_cancel_reaches_the_server_and_cancelled_requests_are_final(tmp_path, da
     assert all(r["cancel_requested"] for r in records)
 
 
+def test_cancel_of_a_folder_names_every_running_job_and_cancels_them_only_with_all(tmp_path, data, monkeypatch, capsys):
+    """A study is many runs: `speceval cancel FOLDER` lists their running jobs and cancels nothing; `--all` cancels
+    every one at the server, `--batch ID` the one it names wherever it is; a resume sends nothing again."""
+    spec, inputs, _ = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=60)) as emu:
+        env(monkeypatch, emu)
+        for name in ("a", "b"):
+            assert generate(spec, inputs, tmp_path / "study" / name, "--timeout-hours", "0.00003") == 3
+        runs = [only_run_dir(tmp_path / "study" / name) for name in ("a", "b")]
+        capsys.readouterr()
+        assert speceval_main(["cancel", str(tmp_path / "study")]) == 2
+        refused = capsys.readouterr().err
+        assert "8 running job(s) in 2 run(s)" in refused and "--all" in refused
+        assert all(str(run) in " ".join(refused.split()) for run in runs)
+        assert {job.state for job in emu.list_jobs("openai")} <= {"validating", "in_progress"}  # nothing cancelled
+
+        one = json.loads(next((runs[1] / "metadata").glob("*.json")).read_text())["batch_id"]
+        assert speceval_main(["cancel", str(tmp_path / "study"), "--batch", one]) == 0
+        assert capsys.readouterr().out.count("cancel requested") == 1
+        assert [job.id for job in emu.list_jobs("openai") if job.state in ("cancelling", "cancelled")] == [one]
+
+        assert speceval_main(["cancel", str(tmp_path / "study"), "--all"]) == 0
+        assert "7 job(s) cancelled" in capsys.readouterr().out
+        wait_for_jobs(emu, "cancelled", count=8)
+        codes = [generation_main(["--resume", str(run), "--poll-interval", "0.05"]) for run in runs]
+        created = len(emu.list_jobs("openai"))
+    assert codes == [0, 0] and created == 8  # nothing resubmitted after the cancels
+    for run in runs:
+        assert {r["outcome"] for records in results(run).values() for r in records} == {"cancelled"}
+
+
+def test_cancel_refuses_an_offline_run_another_process_holds(tmp_path, data, monkeypatch, capsys):
+    """An offline run's jobs live in the built-in emulator of the process working on it: a cancel from elsewhere
+    cannot reach them, so it is refused (naming the process) before anything is asked."""
+    from speceval.batch.manifest import RunManifest
+    from speceval.batch.run_lock import RunLock
+
+    spec, inputs, _ = data
+    with Emulator(faults=FaultConfig(turnaround_seconds=60)) as emu:
+        env(monkeypatch, emu)
+        assert generate(spec, inputs, tmp_path / "study" / "a", "--timeout-hours", "0.00003") == 3
+        run = only_run_dir(tmp_path / "study" / "a")
+        manifest = RunManifest.load(run)
+        manifest.offline = True
+        manifest.save(run)
+        lock = RunLock(run)
+        lock.acquire()  # another process at work (a second open file holds its own flock)
+        try:
+            capsys.readouterr()
+            assert speceval_main(["cancel", str(tmp_path / "study"), "--all"]) == 2
+            refused = capsys.readouterr().err
+        finally:
+            lock.release()
+        states = {job.state for job in emu.list_jobs("openai")}
+    assert f"speceval process {os.getpid()}" in refused and "Ctrl+C" in refused
+    assert states <= {"validating", "in_progress"}  # nothing was asked
+
+
+def test_fetch_of_an_experiments_folder_says_what_collects_it(tmp_path, capsys):
+    (tmp_path / "experiment.json").write_text("{}")
+    assert speceval_main(["fetch", str(tmp_path)]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "an experiment's folder" in said and "speceval run EXPERIMENT.yaml" in said and "--all" in said
+
+
 def test_fetch_after_completion_writes_what_a_monitored_run_writes(tmp_path, data, monkeypatch, capsys):
     spec, inputs, _ = data
     with Emulator(faults=FaultConfig(turnaround_seconds=0.3, shuffle_results=True)) as emu:
@@ -191,6 +257,23 @@ def test_validate_reports_located_errors_and_submits_nothing(tmp_path, data, cap
     assert "line 2" in capsys.readouterr().err
 
 
+def test_offline_faults_from_the_environment_reach_the_emulator_and_a_typo_is_named(
+    tmp_path, data, monkeypatch, capsys
+):
+    """`SPECEVAL_OFFLINE_FAULTS` gives an offline run the failures real providers produce (a study's counts can be
+    seen with them before paying); a field FaultConfig does not know is refused naming it, before anything runs."""
+    spec, inputs, _ = data
+    monkeypatch.setenv("SPECEVAL_OFFLINE_TURNAROUND", "0.05")
+    monkeypatch.setenv("SPECEVAL_OFFLINE_FAULTS", '{"error_rat": 1.0}')
+    assert generate(spec, inputs, tmp_path / "typo", "--offline") == 2
+    assert "SPECEVAL_OFFLINE_FAULTS: field 'error_rat'" in " ".join(capsys.readouterr().err.split())
+    assert not list((tmp_path / "typo").rglob("run.json"))
+    monkeypatch.setenv("SPECEVAL_OFFLINE_FAULTS", '{"error_rate": 1.0}')
+    assert generate(spec, inputs, tmp_path / "out", "--offline", "--max-attempts", "1") == 0
+    outcomes = {r["outcome"] for records in results(only_run_dir(tmp_path / "out")).values() for r in records}
+    assert outcomes == {"errored"}
+
+
 def test_offline_runs_find_the_emulator_state_of_the_judge_or_experiment_above_them(tmp_path):
     from speceval.offline import emulator_state_dir
 
@@ -199,6 +282,9 @@ def test_offline_runs_find_the_emulator_state_of_the_judge_or_experiment_above_t
     assert emulator_state_dir(run) == run / ".emulator"  # nothing above: its own
     (tmp_path / "experiment" / ".emulator").mkdir()
     assert emulator_state_dir(run) == tmp_path / "experiment" / ".emulator"
+    user_round = run / "rounds" / "2" / "user"  # a conversation's simulated user's round, three below its run
+    user_round.mkdir(parents=True)
+    assert emulator_state_dir(user_round) == tmp_path / "experiment" / ".emulator"
     (run / ".emulator").mkdir()
     assert emulator_state_dir(run) == run / ".emulator"  # its own wins
 

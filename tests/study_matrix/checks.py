@@ -72,6 +72,33 @@ def compliance_counts(out: Path) -> list[str]:
     return failures
 
 
+def answers_accounted(out: Path) -> list[str]:
+    """Nothing skipped silently: each pooled yes/no compliance row's judged and not-judged verdicts add up to the
+    candidate's answers in that variation (every run's results records, whatever their outcome): an answer whose
+    generation failed is in `not_judged_answer_<outcome>`, a verdict the judge failed in its own column."""
+    table = out / "report" / "compliance.csv"
+    if not table.is_file():
+        return ["no report/compliance.csv"]
+    answers: Counter[tuple[str, str]] = Counter()  # (candidate, variation folder) → results records
+    for path in sorted((out / "generations").glob("*/*/run*/*/results/*.json")):
+        variation, model = path.relative_to(out / "generations").parts[1], path.parts[-3]
+        answers[(model, variation)] += len(json.loads(path.read_text(encoding="utf-8")))
+    binary = {key[:4] for key in recompute_compliance(out)}
+    failures = []
+    with table.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            key = (row["spec"], row["judge"], row["candidate"], row["variation"])
+            if row["statement_id"] or row["judge"] == "panel" or key not in binary:
+                continue
+            counted = int(row["judged"] or 0) + sum(int(v or 0) for k, v in row.items() if k.startswith("not_judged_"))
+            if counted != answers[(row["candidate"], row["variation"])]:
+                failures.append(
+                    f"compliance.csv {key}: judged + not judged = {counted}, "
+                    f"the candidate's answers {answers[(row['candidate'], row['variation'])]}"
+                )
+    return failures
+
+
 def rating_counts(out: Path) -> list[str]:
     """A Likert judge's rows (variation_statistics.json, which its headline row shows) count the ratings its verdict
     files hold, and its mean rating lies in its interval inside the scale 1-5."""

@@ -75,10 +75,14 @@ FEATURES: dict[str, list[str]] = {
     # One more candidate served without a batch API (`org: openai-compatible`, answered realtime at its own rate
     # limit): beside the batch candidates in every stage, tier, budget, export and report.
     "endpoint": ["none", "local"],
+    # The failures real providers produce (`SPECEVAL_OFFLINE_FAULTS`: a share of batch requests errored, none tried
+    # again): every count must still add up, the candidate's failed answers counted beside each rate.
+    "faults": ["none", "errors"],
 }
 # At auto the simulated user is rate-limited at its tier (standard): 2 calls in flight, 40 a second. The plan counts
 # both (its user turns' hours at 2 in flight, not the default 32) and the run paces them (checks_turns.user_limits).
 USER_LIMITS = {"rpm": 40, "rate_period_seconds": 1, "max_concurrency": 2}
+FAULTS = json.dumps({"error_rate": 0.05})
 LOCAL = "llama-3.1-8b-local"
 LOCAL_PRICE = {"input": 0.1, "output": 0.2}  # USD per million tokens, in the study's own price file
 LOCAL_ENTRY = f"  - model: {LOCAL}\n    org: openai-compatible\n    rpm: 6000\n    max_concurrency: 4\n"
@@ -172,6 +176,8 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     if generated:
         text += GENERATED
     text += "engine:\n  poll_interval: 0.05\n"
+    if config.get("faults") == "errors":  # an errored request stays errored: sent once, counted where it failed
+        text += "  max_attempts: 1\n"
     if config.get("tier") in AUTO:
         late = config["tier"] == "auto-late"
         hours = AUTO_LATE_DEADLINE_HOURS if late else AUTO_DEADLINE_HOURS + (GENERATED_HOURS if generated else 0)
@@ -311,6 +317,8 @@ def run_one(
     if config.get("endpoint") == "local":  # a budget needs a price for every model: your own server's, given
         (folder / "prices.json").write_text(json.dumps({"models": {LOCAL: LOCAL_PRICE}}), encoding="utf-8")
         env = {**env, "SPECEVAL_PRICES": str(folder / "prices.json")}
+    if config.get("faults") == "errors":
+        env = {**env, "SPECEVAL_OFFLINE_FAULTS": FAULTS}
     exp = folder / "exp.yaml"
     exp.write_text(experiment_yaml(config), encoding="utf-8")
     _, shown = _speceval(["run", "exp.yaml", "--dry-run", *_offline(offline)], folder, env, BASE_SECONDS)
@@ -334,9 +342,11 @@ def run_one(
         code = 0 if not results["budget_raised"] else code
     out, models = folder / "out", set(candidate_models(config))
     conversations = config["variation"] in ("simulated_user", "auditor") or "@turn" in config["judges"]
-    bounded = conversations or config.get("inputs") == "generated"  # planned as upper bounds: see dry_run_matches
+    # Planned as upper bounds (see dry_run_matches); with errors, a failed answer is never judged.
+    bounded = conversations or config.get("inputs") == "generated" or config.get("faults") == "errors"
     invariants: dict[str, Callable[[], list[str]]] = {
         "compliance_counts": lambda: checks.compliance_counts(out),
+        "answers_accounted": lambda: checks.answers_accounted(out),
         "rating_counts": lambda: checks.rating_counts(out),
         "costs_keyed": lambda: checks.costs_keyed(out),
         "candidates_are_configured": lambda: checks.candidates_are_configured(out, models),

@@ -107,6 +107,18 @@ def test_the_checks_fail_on_a_report_that_miscounts_or_names_a_compound_candidat
 
 
 @pytest.mark.slow
+def test_the_accounting_check_fails_on_an_answer_the_report_leaves_out(sample, tmp_path: Path) -> None:
+    """Every answer of a candidate is in its rows, judged or not judged: an answer the report does not count (here
+    one more results record than the verdicts and not-judged counts hold) is named."""
+    out = _copy(sample[0], tmp_path) / "out"
+    assert checks.answers_accounted(out) == []
+    results = next((out / "generations").glob("*/*/run*/*/results/*.json"))
+    records = json.loads(results.read_text(encoding="utf-8"))
+    results.write_text(json.dumps([*records, {**records[0], "original_index": len(records)}]), encoding="utf-8")
+    assert any("judged + not judged" in failure for failure in checks.answers_accounted(out))
+
+
+@pytest.mark.slow
 def test_the_flow_checks_fail_on_a_request_sent_twice_or_a_miscounted_plan(sample, tmp_path: Path) -> None:
     out = _copy(sample[0], tmp_path) / "out"
     sent = sum(checks_flow.sent_requests(out).values())

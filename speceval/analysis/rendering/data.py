@@ -21,6 +21,7 @@ from speceval.analysis.reading.column_rows import rows_of
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
+from speceval.analysis.reading.skipped_answers import skipped_answers, with_skipped
 from speceval.analysis.rendering.samples.sample_record import SampleRecord
 from speceval.analysis.rendering.samples.samples import ranking_samples, sample_records
 from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
@@ -270,6 +271,12 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
     # the statistics' million-verdict arrays are (the peak of a large report is there).
     variations, compliance = variation_statistics(both, verdicts.settings), compliance_rates(both)
     per_statement = compliance_rates(both, per_statement=True)
+    # The candidate's answers no judge saw (their generation failed) beside each rate's own not-judged verdicts.
+    skipped = skipped_answers(found.paths, found.facts)
+    cell = ("spec", "judge", "candidate", "variation")
+    variations = with_skipped(variations, skipped.pooled, *cell)
+    compliance = with_skipped(compliance, skipped.pooled, *cell)
+    per_statement = with_skipped(per_statement, skipped.per_statement, *cell, "statement_id")
     by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
     turn_rates_ = turn_rates(turn_rows)

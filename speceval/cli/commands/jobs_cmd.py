@@ -1,4 +1,4 @@
-"""`speceval cancel RUN_DIR [--batch ID]`, `speceval fetch RUN_DIR`, `speceval monitor|resume RUN_DIR`."""
+"""`speceval cancel PATH [--batch ID] [--all]`, `speceval fetch RUN_DIR`, `speceval monitor|resume RUN_DIR`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,16 @@ from speceval.ranges import BUDGET_USD, POLL_INTERVAL, TIMEOUT_HOURS, flag_type
 
 def register(commands: Any) -> None:
     """Add the `cancel`, `fetch`, `monitor` and `resume` subcommands."""
-    cancel = commands.add_parser("cancel", help="cancel a run's running jobs at the provider")
-    cancel.add_argument("run_dir", type=Path)
-    cancel.add_argument("--batch", help="only this job id")
+    cancel = commands.add_parser(
+        "cancel", help="cancel a run's running jobs at the provider (or, with --all, every job below a folder)"
+    )
+    cancel.add_argument("run_dir", type=Path, help="a run, a conversation run, an experiment's folder or any folder")
+    cancel.add_argument("--batch", help="only this job id (found in any run below the folder)")
+    cancel.add_argument(
+        "--all",
+        action="store_true",
+        help="every running job of every run below the folder (an experiment's, a conversation's rounds)",
+    )
     cancel.set_defaults(handler=_cancel)
     fetch = commands.add_parser("fetch", help="collect whatever has finished and write results; submit nothing")
     fetch.add_argument("run_dir", type=Path)

@@ -1,0 +1,62 @@
+"""A candidate's answers that failed at generation (errored, cancelled ...) are never judged: every compliance rate's
+"not judged" counts them beside the judge's own failures, pooled and per statement, so a row's judged and not
+judged add up to the candidate's inputs (they were nowhere in the table before)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from speceval.analysis.rendering.report import build_report
+from speceval.batch.engine import EngineOptions
+from speceval.pipelines.candidates import resolve_candidates
+from speceval.pipelines.compliance import BatchedComplianceJudge
+from speceval.pipelines.judge_run import JudgeSettings
+from speceval.providers.registry import create_batched_model
+from speceval.wire.params import GenerationParams
+from tests.conftest import TEST_KEY
+from tests.independent.openai_server import IndependentOpenAIServer
+from tests.pipelines.helpers import JUDGE, make_run, write_spec
+
+
+def _verdict(body: dict) -> str:
+    prompt = body["messages"][-1]["content"]
+    if "UNCLEAR" in prompt:
+        return "I cannot decide."
+    return json.dumps({"compliant": "NO" not in prompt, "confidence": 0.9, "explanation": "checked"})
+
+
+def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
+    answers: dict[str, list[str | None]] = {
+        "s1": ["ok", None, "NO", None, "UNCLEAR"],  # 2 errored at generation, 1 the judge cannot read
+        "s2": ["ok", "ok", "NO"],
+    }
+    run = make_run(tmp_path / "gen" / "cand", "cand-model", spec, answers)
+    with IndependentOpenAIServer(answer=_verdict) as server:
+        settings = JudgeSettings(
+            spec_path=spec,
+            judge_model=JUDGE,
+            judge_org="openai",
+            output_dir_base=tmp_path / "judged",
+            params=GenerationParams(max_tokens=64),
+            engine=EngineOptions(poll_interval=0.05, max_attempts=1),
+        )
+        model = create_batched_model(JUDGE, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
+        summaries, _ = BatchedComplianceJudge(settings, resolve_candidates([run])).run(model)
+    assert all(s.finished for s in summaries)
+    (summary_file,) = (tmp_path / "judged").rglob("summary.json")
+    written = json.loads(summary_file.read_text())
+    assert written["skipped_answers"] == {"errored": 2} and written["skipped_by_statement"] == {"s1": {"errored": 2}}
+
+    build_report([tmp_path / "judged"], tmp_path / "report", figures=False)
+    with (tmp_path / "report" / "compliance.csv").open(encoding="utf-8") as handle:
+        (pooled,) = list(csv.DictReader(handle))
+    assert (pooled["judged"], pooled["not_judged_unparsed"], pooled["not_judged_answer_errored"]) == ("5", "1", "2")
+    with (tmp_path / "report" / "compliance_per_statement.csv").open(encoding="utf-8") as handle:
+        by_statement = {r["statement_id"]: r for r in csv.DictReader(handle)}
+    assert by_statement["s1"]["judged"] == "2" and by_statement["s1"]["not_judged_answer_errored"] == "2"
+    assert by_statement["s2"]["judged"] == "3" and by_statement["s2"]["not_judged_answer_errored"] == ""
+    table = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "2 answer_errored, 1 unparsed" in table
