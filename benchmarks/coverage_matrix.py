@@ -79,6 +79,20 @@ def category_matrix(draws: int, seed: int) -> dict[str, float]:
     return category_coverage(category_design(), draws=draws, seed=seed)
 
 
+def rare_category_design() -> CategoryDesign:
+    """Four categories over 3 statements x 10 inputs x 1 run, two variations, category 3 at about 1%: unseen in most
+    draws (session 19's audit: an unseen category had no row, and the rows shown covered 0.87)."""
+    rng = np.random.default_rng(7)
+    base = [(*(float(x) for x in rng.uniform(-1, 1, 3)), -4.3) for _ in range(3)]
+    shifted = [(b[0], b[1] + 0.8, b[2], b[3]) for b in base]
+    return CategoryDesign(logits=(tuple(base), tuple(shifted)), inputs_per_statement=10, runs=1)
+
+
+def rare_category_matrix(draws: int, seed: int) -> dict[str, float]:
+    """`category_matrix` on `rare_category_design`."""
+    return category_coverage(rare_category_design(), draws=draws, seed=seed)
+
+
 def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
     """Every scenario of the matrix; Bradley–Terry intervals with `bootstrap` draws. With `only` (a family), the
     win-rate and Bradley–Terry scenarios are made only if they are that family: their truths are simulated from
@@ -94,6 +108,9 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
         (100, 3, (0.5, 9.5), 0.9, "100 inputs x 3 runs, hazard Beta(0.5, 9.5)"),
         # A third of draws flip every conversation at turn 2, where the curve ends at 1 (its interval was [0, 0.52]).
         (5, 2, (9.0, 1.0), 0.9, "5 inputs x 2 runs, hazard Beta(9, 1) (most flip at once)"),
+        # Session 19's audit: a few flips among many conversations, where the log-log band's lower limit stood above
+        # the truth (0.913-0.916 at 200 inputs).
+        (200, 1, (0.25, 100.0), 0.9, "200 inputs x 1 run, hazard Beta(0.25, 100) (a few flips among many)"),
     ):
         found.append(
             Scenario(
@@ -331,6 +348,18 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
             many=category_matrix,
         )
     )
+    found.append(
+        Scenario(
+            "category",
+            ("category_share", "category_difference"),
+            "4 categories (one at about 1%, mostly unseen), 3 statements x 10 inputs x 1 run, 2 variations: every "
+            "share and difference",
+            math.nan,
+            None,
+            cost=2,
+            many=rare_category_matrix,
+        )
+    )
     if only in (None, "win-rate"):
         for inputs, runs, ties, strength, label in (
             (30, 1, 0.75, 0.7, "75% ties"),
@@ -520,6 +549,24 @@ def human_accuracy_scenarios() -> list[Scenario]:
         ),
         (twenty, twenty_rates, 3, (3,) * 20, False, "20 statements of 5-400 answers at 0.85-0.995, 3 labels each"),
         (twenty, twenty_rates, 1, (8,) * 20, False, "20 statements of 5-400 answers at 0.85-0.995, 8 labels each"),
+        # Session 19's audit (benchmarks/audit_47.py --family human-weighted): a near-proportional sheet whose small
+        # statements, where the judge errs, get 5 labels that often all agree (covered 0.79 against the realised share).
+        (
+            (300, 60, 60),
+            (0.99, 0.85, 0.9),
+            1,
+            (30, 5, 5),
+            False,
+            "3 statements of 300/60/60 at 0.99/0.85/0.9, 30/5/5 labels (audit)",
+        ),
+        (
+            (150, 90, 30),
+            (0.9, 0.7, 0.95),
+            3,
+            (12, 9, 6),
+            False,
+            "3 statements of 150/90/30 at 0.9/0.7/0.95, 12/9/6 labels, 3 answers an input (audit)",
+        ),
     ):
         truth, draw = weighted_accuracy_scenario(sizes, rates, per_input, labels, guided)
         found.append(

@@ -236,12 +236,13 @@ def category_coverage(design: CategoryDesign, draws: int, seed: int) -> dict[str
     truths = {(v, k): design.truth(v, k) for v in range(len(design.logits)) for k in range(len(design.categories))}
     rng = np.random.default_rng(seed)
     hits: dict[str, int] = {}
+    declared = {("sim", "judge"): design.categories}  # as a judge run's run.json gives them to the report
     for _ in range(draws):
         rows = draw_categories(design, rng).rows()
-        for share in category_distribution(rows):
+        for share in category_distribution(rows, declared):
             v, k = int(share.variation[1:]), int(share.category[1:])
             _hit(hits, f"share v{v} c{k}", share.ci_low, share.ci_high, truths[(v, k)])
-        for found in category_differences(rows):
+        for found in category_differences(rows, declared):
             a, b, k = int(found.a[1:]), int(found.b[1:]), int(found.category[1:])
             if (a, b) == (0, 1):
                 _hit(hits, f"difference v0-v1 c{k}", found.ci_low, found.ci_high, truths[(0, k)] - truths[(1, k)])

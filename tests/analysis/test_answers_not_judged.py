@@ -8,8 +8,12 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
+
+from speceval import read_verdicts
 from speceval.analysis.rendering.report import build_report
 from speceval.batch.engine import EngineOptions
+from speceval.cli.main import main as speceval_main
 from speceval.pipelines.candidates import resolve_candidates
 from speceval.pipelines.compliance import BatchedComplianceJudge
 from speceval.pipelines.judge_run import JudgeSettings
@@ -27,7 +31,7 @@ def _verdict(body: dict) -> str:
     return json.dumps({"compliant": "NO" not in prompt, "confidence": 0.9, "explanation": "checked"})
 
 
-def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path) -> None:
+def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path, capsys) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
     answers: dict[str, list[str | None]] = {
         "s1": ["ok", None, "NO", None, "UNCLEAR"],  # 2 errored at generation, 1 the judge cannot read
@@ -60,3 +64,14 @@ def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path)
     assert by_statement["s2"]["judged"] == "3" and by_statement["s2"]["not_judged_answer_errored"] == ""
     table = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
     assert "2 answer_errored, 1 unparsed" in table
+
+    # An export of the verdicts has no row for them: it says how many there were.
+    capsys.readouterr()
+    assert speceval_main(["export", str(tmp_path / "judged"), "--out", str(tmp_path / "v.jsonl")]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "2 judgement(s) were never asked for" in said and "generation: 2 errored" in said
+
+    # A frame of the verdicts has no row for them either: their count is in its attrs, and said.
+    with pytest.warns(UserWarning, match="2 judgement\\(s\\) were never asked for"):
+        frame = read_verdicts(tmp_path / "judged")
+    assert frame.attrs["answers_never_judged"] == {"errored": 2} and len(frame) == 6

@@ -80,8 +80,12 @@ def test_category_shares_and_their_differences_cover_the_truth():
     assert len(found) == 12  # 2 variations × 4 shares, 4 differences
     # Each share is a binomial estimate over 300 draws (SE ≈ 1.3 points): each within 3 SE of 95%, and their mean
     # within 1 point (benchmarks/interval_coverage.py --categories runs 4,000 draws).
-    assert all(0.91 <= share <= 0.99 for share in found.values()), found
-    assert 0.94 <= float(np.mean(list(found.values()))) <= 0.96, found
+    # The rare category's share is read in every draw, at count 0 (the exact bound) where no verdict chose it: before
+    # its rows were listed from the judge's categories, a draw without it had no row (a miss); that bound covers more.
+    rare = {name: share for name, share in found.items() if name.endswith("c3")}
+    assert all(0.91 <= share <= 0.99 for name, share in found.items() if name not in rare), found
+    assert all(0.93 <= share <= 1.0 for share in rare.values()), found
+    assert 0.94 <= float(np.mean([share for name, share in found.items() if name not in rare])) <= 0.96, found
 
 
 def test_category_truth_is_the_share_of_many_draws():

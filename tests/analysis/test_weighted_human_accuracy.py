@@ -121,15 +121,22 @@ def test_a_single_label_keeps_the_samples_share_and_says_why() -> None:
 
 def test_a_neyman_sheets_expected_errors_guide_the_interval_as_ppis() -> None:
     """A Neyman sheet's design records each statement's expected error share: the card's interval takes it as PPI's
-    prior's covariate (the same call on the same arrays)."""
-    tally = _tally(designed=True)
+    prior's covariate (the same call on the same arrays). Statement big: 40 answers, 2 labelled, the judge right on
+    both; small: 4 answers, all labelled, wrong on 1 (the rectifier's floor for big then outweighs the score interval
+    at the Kish size, so the guide shows in the hull)."""
+    tally = LabelTally(designed=True)
+    for statement, answers, labels, wrong in (("big", 40, 2, 0), ("small", 4, 4, 1)):
+        for i in range(answers):
+            label = True if i < labels else None
+            verdict = 0 if i < wrong else 1
+            tally.add(("s", "j", "m", "default"), verdict, label, statement, input_digest("s", statement, str(i)))
     tally.guides = {("s", "big"): 0.01, ("s", "small"): 0.4}
     [row] = judge_card([("s", "j")], [], [], tally, [], [], {}, {})
     strata = np.repeat([0, 1], [40, 4])  # big, small: the tally's own order of statements
     labelled = np.zeros(44, dtype=bool)
-    labelled[[0, 1, 2, 3, 40, 41, 42, 43]] = True
+    labelled[np.r_[0:2, 40:44]] = True
     agree = labelled.copy()
-    agree[40:] = False
+    agree[40] = False
     guided = design_weighted_share(agree, labelled, np.arange(44), strata, np.array([0.01, 0.4]))
     plain = design_weighted_share(agree, labelled, np.arange(44), strata)
     assert (row.human_accuracy.ci_low, row.human_accuracy.ci_high) == (guided.ci_low, guided.ci_high)

@@ -65,6 +65,10 @@ def test_dry_run_plans_round_one_and_the_resume_sends_exactly_it(tmp_path: Path)
     assert record["request_file"] == f"preprocessed/{request_file.name}"
     records = json.loads((run_dir / "results" / "alpha.json").read_text())
     assert [len(r.get("turns", [None])) for r in records] == [1, 2]
+    # The run's own folder is paid nothing itself: `speceval cost` names it for what it is beside its rounds.
+    cost = " ".join(_speceval("cost", str(run_dir)).stdout.split())
+    assert "stage generation (conversations, assembled from their rounds: sent and paid in the rounds)" in cost
+    assert "stage generation rounds (as sent" in cost and "stage generation $" not in cost
 
 
 def test_validate_counts_conversations_and_names_a_bad_one(tmp_path: Path) -> None:

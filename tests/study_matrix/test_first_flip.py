@@ -100,3 +100,16 @@ def test_one_inputs_curve_carries_an_interval_at_every_turn() -> None:
     assert at_once[0].ci_low == pytest.approx(0.025**0.5)  # the exact bound at 2 inputs
     nothing = kaplan_meier([3, 3], [False, False], clusters=["a", "a"])
     assert [(p.ci_low, p.ci_high) for p in nothing] == [(0.0, pytest.approx(0.975))]
+
+
+def test_a_few_flips_among_many_keep_the_binomial_lower_limit() -> None:
+    """Two flips at turn 2 among 200 conversations (one an input): F = 0.01, and the exact binomial lower limit of 2
+    of 200 is 0.0012. The log-log band alone put its lower limit at F e^(-t se/L), 0.00248, about at a truth of 0.0025
+    (session 19's audit covered 0.913-0.916 there): with fewer than 10 flips the band holds the continuity-corrected
+    Wilson interval at the curve's effective size."""
+    times = [2, 2] + [4] * 198
+    events = [True, True] + [False] * 198
+    point = next(p for p in kaplan_meier(times, events, list(range(200))) if p.turn == 2)
+    assert point.flipped == pytest.approx(0.01)
+    assert point.ci_low is not None and point.ci_high is not None
+    assert point.ci_low < 0.002 and point.ci_high > 0.01  # the band alone: 0.00248

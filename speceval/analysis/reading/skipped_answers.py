@@ -70,6 +70,18 @@ def skipped_answers(paths: list[Path | None], facts: list[FileFacts]) -> Skipped
     return SkippedAnswers(pooled=_named(pooled), per_statement=_named(per_statement))
 
 
+def answers_never_judged(paths: list[Path]) -> Counter[str]:
+    """Every compliance judge summary's skipped answers under `paths`, by generation outcome (an export of the
+    verdicts has no row for them: it says how many there were)."""
+    total: Counter[str] = Counter()
+    for root in paths:
+        for path in sorted(Path(root).rglob(SUMMARY_NAME)):
+            summary = None if ".emulator" in path.parts else _summary(path)
+            if summary is not None:
+                total.update({k: v for k, v in summary.skipped_answers.items() if v})
+    return total
+
+
 Row = TypeVar("Row", bound=BaseModel)
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from speceval.analysis.reading.card_verdicts import card_verdicts, paraphrase_sets
 from speceval.analysis.reading.checks import distinct_roots
 from speceval.analysis.reading.column_rows import rows_of
+from speceval.analysis.reading.declared_categories import declared_categories
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
@@ -77,6 +78,7 @@ from speceval.errors import InputError
 from speceval.judging.card_files import Paraphrases
 from speceval.metric_spec import MetricSpec
 from speceval.operations.costs import RunCost, run_costs
+from speceval.operations.run_stages import ASSEMBLED, INPUTS_ROUNDS, KIND_STAGES, ROUND_KIND, ROUNDS, stage_of
 from speceval.operations.runs import find_run_dirs
 
 
@@ -273,6 +275,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
     per_statement = compliance_rates(both, per_statement=True)
     # The candidate's answers no judge saw (their generation failed) beside each rate's own not-judged verdicts.
     skipped = skipped_answers(found.paths, found.facts)
+    declared = declared_categories(found.paths, found.facts)  # a category no verdict chose still has its row
     cell = ("spec", "judge", "candidate", "variation")
     variations = with_skipped(variations, skipped.pooled, *cell)
     compliance = with_skipped(compliance, skipped.pooled, *cell)
@@ -332,8 +335,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
         metrics=metric_rows,
         ranking_samples=ranking_samples(rankings),
         ranking_total=len(rankings),
-        categories=category_distribution(categorical),
-        category_differences=category_differences(categorical),
+        categories=category_distribution(categorical, declared),
+        category_differences=category_differences(categorical, declared),
         category_agreement=category_agreement(categorical),
         turn_rates=turn_rates_,
         health=spec_health,
@@ -426,38 +429,12 @@ def _role(manifest: RunManifest) -> str:
     )
 
 
-ROUND_KIND = "generation_round"
-"""The `kind` of a conversation round's run.json (each half of each round is a run of its own), as
-`speceval.conversations.rounds` writes it (not imported from there: making a report loads no engine)."""
-
-
-ASSEMBLED = "generation (conversations, assembled from their rounds: sent and paid in the rounds)"
-ROUNDS = "generation rounds (as sent, the simulated user's turns included)"
-INPUTS_ROUNDS = "inputs (the generator's and the rater's rounds, as sent)"
-"""The setup's names of a conversation run and of its rounds: read as "generation" and "generation_round", the
-assembled run sat at $0.0000 beside its rounds' cost, and its answers were counted again in the rounds'."""
-
-
-KIND_STAGES = {ROUND_KIND: ROUNDS, "inputs": INPUTS_ROUNDS}
-"""A run kind the setup names otherwise, for its runs and its cost rows alike."""
-
-
-def _stage_of(manifest: RunManifest) -> str:
-    """The setup's stage of a run (a conversation's own folder, and its rounds, named for what they are)."""
-    if manifest.kind in KIND_STAGES:
-        return KIND_STAGES[manifest.kind]
-    conversations = manifest.parameters.get("conversations")
-    if manifest.kind == "generation" and isinstance(conversations, dict) and conversations.get("max_rounds", 1) > 1:
-        return ASSEMBLED
-    return manifest.kind
-
-
 def _stage_counts(manifests: list[RunManifest], costs: Sequence[RunCost]) -> list[StageCounts]:
     stages: dict[str, StageCounts] = {}
     for manifest in manifests:
         if manifest.kind == "input_generation":
             continue  # the inputs stage's own folder sends nothing (it read "0 request(s) (none yet)"): its rounds do
-        name = _stage_of(manifest)
+        name = stage_of(manifest)
         counts = stages.setdefault(name, StageCounts(stage=name, runs=0, requests=0, outcomes={}, cost_usd=0.0))
         counts.runs += 1
         if manifest.totals is not None:

@@ -67,7 +67,8 @@ HUMAN_WEIGHTED = (
     "those of the statements with a label); interval: stratified PPI's rectifier's, on the disagreement (labels "
     "weighted N_h/n_h, cluster-robust by input and stratified by statement, t on the labels' degrees of freedom less "
     "one per statement; a statement whose labels all agree at its empirical-Bayes disagreement rate, from a Neyman "
-    "sheet's design on the panel's error share), clipped to [0, 1]"
+    "sheet's design on the panel's error share), clipped to [0, 1]; hull with Wilson's score interval at the design's "
+    "Kish effective size (Σw)²/Σw² around the same share"
 )
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "
@@ -79,7 +80,8 @@ ROGAN_GLADEN = (
 SURVIVAL = (
     "Kaplan–Meier, log-log pointwise interval with the cluster-robust (by input) variance of -log S and t(G-1); "
     "the exact binomial bound at G clusters before the first flip and once all have flipped; [0, 1] between them "
-    "at one input"
+    "at one input; with fewer than 10 flips so far, widened to hold Wilson's continuity-corrected interval at the "
+    "curve's effective size F(1-F)/Var F"
 )
 SELF_PREFERENCE = (
     "MOVER difference of the judge's mean leniency toward its own provider's candidates and toward the others' "

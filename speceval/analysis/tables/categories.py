@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -82,13 +83,20 @@ def _categories(rows: list[ComplianceRow]) -> list[str]:
     return sorted({r.category for r in rows if r.category is not None})
 
 
-def category_distribution(rows: list[ComplianceRow]) -> list[CategoryShare]:
-    """Every category's share in every (spec, judge, candidate, variation) cell, with a clustered 95% interval."""
+Declared = Mapping[tuple[str, str], Sequence[str]]
+"""(spec, judge) → the categories the judge was given (`speceval.analysis.reading.declared_categories`)."""
+
+
+def category_distribution(rows: list[ComplianceRow], declared: Declared | None = None) -> list[CategoryShare]:
+    """Every category's share in every (spec, judge, candidate, variation) cell, with a clustered 95% interval:
+    the categories some verdict chose and those the judge was given (`declared`), a category no verdict chose at
+    count 0 with its interval (left out, a rare category had no row on most draws and covered 0.87 where shown)."""
     shares = []
     cells = _cells(rows)
     of_judge: dict[tuple[str, str], list[str]] = {}
     for (spec, judge, _, _), cell in cells.items():
-        of_judge[(spec, judge)] = sorted(set(of_judge.get((spec, judge), [])) | set(_categories(cell)))
+        given = (declared or {}).get((spec, judge), ())
+        of_judge[(spec, judge)] = sorted(set(of_judge.get((spec, judge), [])) | set(_categories(cell)) | set(given))
     for (spec, judge, candidate, variation), cell in sorted(cells.items()):
         judged = [r for r in cell if r.outcome == "judged" and r.category is not None]
         clusters = [input_key(r) for r in judged]
@@ -114,8 +122,9 @@ def category_distribution(rows: list[ComplianceRow]) -> list[CategoryShare]:
     return shares
 
 
-def category_differences(rows: list[ComplianceRow]) -> list[CategoryDifference]:
-    """Per spec, judge, candidate and category: every pair of variations, paired on shared inputs."""
+def category_differences(rows: list[ComplianceRow], declared: Declared | None = None) -> list[CategoryDifference]:
+    """Per spec, judge, candidate and category (those chosen and those `declared`): every pair of variations, paired
+    on shared inputs."""
     by_candidate: dict[tuple[str, str, str], dict[str, list[ComplianceRow]]] = defaultdict(dict)
     for (spec, judge, candidate, variation), cell in _cells(rows).items():
         by_candidate[(spec, judge, candidate)][variation] = [
@@ -123,7 +132,8 @@ def category_differences(rows: list[ComplianceRow]) -> list[CategoryDifference]:
         ]
     found = []
     for (spec, judge, candidate), variations in sorted(by_candidate.items()):
-        categories = _categories([r for cell in variations.values() for r in cell])
+        seen = _categories([r for cell in variations.values() for r in cell])
+        categories = sorted(set(seen) | set((declared or {}).get((spec, judge), ())))
         for a, b in itertools.combinations(sorted(variations), 2):
             strata = {input_key(r): (r.spec, r.statement_id) for r in variations[a] + variations[b]}
             for category in categories:

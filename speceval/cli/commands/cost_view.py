@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from pathlib import Path
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -12,9 +13,11 @@ from rich.table import Table
 from rich.text import Text
 
 from speceval.batch.costs import PriceTable
+from speceval.batch.manifest import RunManifest
 from speceval.cli.console import run_heading, stdout
 from speceval.defaults import PRICES_ENV
 from speceval.operations.costs import RunCost, run_costs
+from speceval.operations.run_stages import stage_of
 
 
 def _money(value: float | None) -> str:
@@ -47,7 +50,8 @@ def show_cost(args: argparse.Namespace) -> int:
         }
         stdout.print_json(json.dumps(payload))
         return 0
-    stdout.print(cost_view(costs, prices.as_of), soft_wrap=False)  # wrap long names, never cut them
+    stages = {c.run_dir: stage_of(RunManifest.load(Path(c.run_dir))) for c in costs}
+    stdout.print(cost_view(costs, prices.as_of, stages), soft_wrap=False)  # wrap long names, never cut them
     offline = sum(c.offline for c in costs)
     if offline:  # a quoted total must not read as money spent on model answers
         stdout.print(
@@ -75,8 +79,9 @@ def _per_tier(costs: list[RunCost]) -> dict[str, dict[str, float | int | None]]:
     return tiers
 
 
-def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
-    """Spend per run (a heading naming run and model in full, then its numbers), then per model, stage and total.
+def cost_view(costs: list[RunCost], prices_as_of: str, stages: dict[str, str] | None = None) -> Group:
+    """Spend per run (a heading naming run and model in full, then its numbers), then per model, stage and total;
+    `stages`: run folder → its stage as the report's setup names it (`speceval.operations.run_stages`; else its kind).
 
     "cached" is the part of the input tokens read from a prompt cache; "in flight" the most that jobs not yet
     collected can cost (an estimate).
@@ -90,7 +95,7 @@ def cost_view(costs: list[RunCost], prices_as_of: str) -> Group:
     by_stage: dict[str, list[RunCost]] = defaultdict(list)
     for c in costs:
         by_model[c.model].append(c)
-        by_stage[c.kind].append(c)
+        by_stage[(stages or {}).get(c.run_dir, c.kind)].append(c)
         numbers = Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
         # Short headers leave the numbers room; a number that still does not fit folds, it is never cut.
         for column in ("requests", "input tok", "cached", "output tok", "cost", "in flight"):

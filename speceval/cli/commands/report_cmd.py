@@ -294,7 +294,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "inspect":
         from speceval.cli.commands.interop_cmd import export_inspect_logs
 
-        return export_inspect_logs(
+        code = export_inspect_logs(
             args.paths,
             args.out or Path("inspect_logs"),
             args.log_format,
@@ -302,6 +302,8 @@ def _export(args: argparse.Namespace) -> int:
             args.labels,
             args.min_canary_accuracy,
         )
+        _say_never_judged(args.paths, "score")
+        return code
     if args.labels is not None or args.min_canary_accuracy is not None:  # never silently ignored
         raise ConfigError(
             "--labels and --min-canary-accuracy go with --format inspect (its logs carry each judge's card; the "
@@ -341,6 +343,7 @@ def _export(args: argparse.Namespace) -> int:
                 "warning: the original's scripts split these folders at an 'x' that is part of a model name "
                 f"(rankings: at the first; ratings: skipped): {', '.join(done.unsplittable)}"
             )
+        _say_never_judged(args.paths)
         return 0
     out = args.out or Path(f"verdicts.{args.format}")
     check_output_file(out, "--out")
@@ -353,7 +356,23 @@ def _export(args: argparse.Namespace) -> int:
             ) from None
     count = export_verdicts(args.paths, out, args.format)
     stdout.print(f"{count} row(s) written to {out}")
+    _say_never_judged(args.paths)
     return 0
+
+
+def _say_never_judged(paths: list[Path], unit: str = "row") -> None:
+    """The candidates' answers no judge saw (their generation failed) have no verdict `unit`: said, never dropped."""
+    from speceval.analysis.reading.skipped_answers import answers_never_judged
+    from speceval.cli.console import stdout
+
+    never = answers_never_judged(paths)
+    if never:
+        kinds = ", ".join(f"{n} {outcome}" for outcome, n in sorted(never.items()))
+        stdout.print(
+            f"{sum(never.values())} judgement(s) were never asked for, their candidate answer having failed "
+            f"(generation: {kinds}; once per judge) and have no {unit} here; the report counts them in each rate's "
+            "not_judged (answer_<outcome>)"
+        )
 
 
 def _interval(low: float | None, high: float | None) -> str:
