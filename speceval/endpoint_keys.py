@@ -32,7 +32,29 @@ from speceval.settings_checks import (
 EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
-class EndpointKeys(BaseModel):
+LIMIT_KEYS = ("rpm", "tpm", "rate_period_seconds", "max_concurrency")
+"""The realtime rate limits among the keys (`RateLimitKeys`): what a plan's round and the realtime limiter count."""
+
+
+class RateLimitKeys(BaseModel):
+    """The realtime rate limits of one model (None: not given): a candidate's or judge's entry (`EndpointKeys`) and
+    a simulated user (`speceval.conversations.SimulatedUser`) take them alike, with the flags' ranges."""
+
+    rpm: Rpm | None = Field(default=None, description="requests per minute (ray: across all workers)")
+    tpm: Tpm | None = Field(default=None, description="tokens per minute (openai-compatible, together)")
+    max_concurrency: MaxConcurrency | None = Field(
+        default=None, description="requests in flight at once (ray: HTTP workers)"
+    )
+    rate_period_seconds: RatePeriodSeconds | None = Field(
+        default=None, description="the period rpm and tpm count over (openai-compatible, together; default 60)"
+    )
+
+    def limit_keys(self) -> dict[str, float | int]:
+        """The rate limits given (key → value)."""
+        return {name: value for name in LIMIT_KEYS if (value := getattr(self, name)) is not None}
+
+
+class EndpointKeys(RateLimitKeys):
     """Endpoint and Ray settings of one model; None means not given (the flag's default, or the run's record)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -43,14 +65,6 @@ class EndpointKeys(BaseModel):
     )
     api_key_env: EnvVarName | None = Field(
         default=None, description="name of the environment variable holding the endpoint's key (never the key)"
-    )
-    rpm: Rpm | None = Field(default=None, description="requests per minute (ray: across all workers)")
-    tpm: Tpm | None = Field(default=None, description="tokens per minute (openai-compatible, together)")
-    max_concurrency: MaxConcurrency | None = Field(
-        default=None, description="requests in flight at once (ray: HTTP workers)"
-    )
-    rate_period_seconds: RatePeriodSeconds | None = Field(
-        default=None, description="the period rpm and tpm count over (openai-compatible, together; default 60)"
     )
     retry_initial_delay: RetryInitialDelay | None = Field(
         default=None, description="seconds before the first retry (openai-compatible, together)"

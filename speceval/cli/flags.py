@@ -98,6 +98,26 @@ def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prices", type=Path, help=f"price table overriding the shipped one (or ${PRICES_ENV})")
 
 
+def limit_flags(prefix: str = "--") -> tuple[RangedFlag, ...]:
+    """The realtime rate-limit flags, named `{prefix}rpm`, ...: the candidate's (`--rpm`) and the simulated user's
+    (`--simulated-user-rpm`), with one range and one help text."""
+    period = f"{prefix}rate-period-seconds"
+    return (
+        (f"{prefix}rpm", ranges.RPM, f"requests per minute (per {period})"),
+        (f"{prefix}tpm", ranges.TPM, f"tokens (input + output) per minute (per {period})"),
+        (
+            f"{prefix}max-concurrency",
+            ranges.MAX_CONCURRENCY,
+            f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
+        ),
+        (
+            period,
+            ranges.RATE_PERIOD_SECONDS,
+            f"the period {prefix}rpm and {prefix}tpm count over (default 60; shorter only for tests)",
+        ),
+    )
+
+
 def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
     """The realtime flags (all default to None: 'not given' is distinct from 'given the default')."""
     group = parser.add_argument_group(
@@ -111,18 +131,7 @@ def add_realtime_arguments(parser: argparse.ArgumentParser) -> None:
     add_ranged_flags(
         group,
         (
-            ("--rpm", ranges.RPM, "requests per minute (per --rate-period-seconds)"),
-            ("--tpm", ranges.TPM, "tokens (input + output) per minute (per --rate-period-seconds)"),
-            (
-                "--max-concurrency",
-                ranges.MAX_CONCURRENCY,
-                f"requests in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
-            ),
-            (
-                "--rate-period-seconds",
-                ranges.RATE_PERIOD_SECONDS,
-                "the period --rpm and --tpm count over (default 60; shorter only for tests)",
-            ),
+            *limit_flags(),
             ("--retry-initial-delay", ranges.RETRY_INITIAL_DELAY, "seconds before the first retry (default 1)"),
             ("--retry-backoff-factor", ranges.RETRY_BACKOFF_FACTOR, "growth of the retry delay (default 2)"),
             ("--request-timeout", ranges.REQUEST_TIMEOUT, "seconds before a call is abandoned (default 600)"),

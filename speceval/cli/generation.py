@@ -20,8 +20,10 @@ from speceval.cli.flags import (
     add_cost_arguments,
     add_engine_arguments,
     add_offline_flag,
+    add_ranged_flags,
     add_realtime_arguments,
     add_vertex_arguments,
+    limit_flags,
 )
 from speceval.cli.parsing import StrictArgumentParser
 from speceval.defaults import (
@@ -82,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="its service tier (docs/service-tiers.md); default: reached as the candidate is (realtime when the "
         "candidate is realtime or at flex/standard, else its batch API)",
     )
+    # Its realtime turns' own limits (a rate-limited user server, or its flex/standard account), as `--rpm`, ...
+    add_ranged_flags(simulated, limit_flags("--simulated-user-"))
     simulated.add_argument(
         "--max-turns",
         type=flag_type(MAX_TURNS),

@@ -45,6 +45,7 @@ from speceval.defaults import (
     DEFAULT_TIMEOUT_HOURS,
     Tier,
 )
+from speceval.endpoint_keys import LIMIT_KEYS
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.engines.models import simulated_user_model
 from speceval.engines.tier_plan import RoundLoad, hour_seconds
@@ -130,6 +131,7 @@ _USER_FLAGS = {
     "simulated_user_instructions": "instructions",
     "simulated_user_stop_word": "stop_word",
     "simulated_user_tier": "tier",
+    **{f"simulated_user_{key}": key for key in LIMIT_KEYS},
     "max_turns": "max_turns",
 }
 

@@ -14,6 +14,7 @@ from speceval.batch.manifest import RunManifest
 from speceval.batch.records import Outcome
 from speceval.cli.console import console, stdout, summary_table, synthetic_banner
 from speceval.conversations.simulated_user import read_instructions
+from speceval.endpoint_keys import LIMIT_KEYS
 from speceval.errors import ConfigError
 from speceval.providers.registry import resolve_org
 
@@ -76,6 +77,7 @@ def resume_changes(args: argparse.Namespace, manifest: RunManifest, run_dir: Pat
         ("--simulated-user-org", "provider"),
         ("--simulated-user-stop-word", "stop_word"),
         ("--simulated-user-tier", "tier"),
+        *((f"--simulated-user-{key.replace('_', '-')}", key) for key in LIMIT_KEYS),
         ("--max-turns", "max_turns"),
     ):
         given = getattr(args, flag[2:].replace("-", "_"), None)

@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from speceval.defaults import DEFAULT_MAX_TURNS, Tier
+from speceval.endpoint_keys import LIMIT_KEYS, RateLimitKeys
 from speceval.errors import InputError
 from speceval.inputs.script import ChatMessage
 from speceval.json_keys import OmitsUnsetFields
@@ -62,7 +63,7 @@ class UserEnd(StrEnum):
     """The candidate's request did not succeed."""
 
 
-class SimulatedUser(OmitsUnsetFields):
+class SimulatedUser(RateLimitKeys, OmitsUnsetFields):
     """`simulated_user:` of an experiment (and the generation flags `--simulated-user-*`, `--max-turns`).
 
     Attributes:
@@ -71,6 +72,8 @@ class SimulatedUser(OmitsUnsetFields):
         max_turns: the most candidate answers per conversation (the input itself is the first user turn).
         stop_word: an answer containing it ends the conversation (not sent); None: only max_turns ends it.
         temperature / max_tokens: the user model's sampling settings.
+        rpm / tpm / rate_period_seconds / max_concurrency: its realtime rate limits (`RateLimitKeys`, as a
+            candidate's entry takes them): its turns sent at flex or standard go no faster, and the plans count them.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -85,8 +88,8 @@ class SimulatedUser(OmitsUnsetFields):
     tier: Tier | None = None
     """The user model's service tier (batch, flex, standard; docs/service-tiers.md); None: its org's own path."""
 
-    # A run or experiment recorded before tiers existed reads (and digests) as it was.
-    omitted_when_none: ClassVar[tuple[str, ...]] = ("tier",)
+    # A run or experiment recorded before tiers (or the user's rate limits) existed reads (and digests) as it was.
+    omitted_when_none: ClassVar[tuple[str, ...]] = ("tier", *LIMIT_KEYS)
 
     @field_validator("instructions")
     @classmethod

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
+from speceval.defaults import Tier
 from speceval.engines.endpoints import endpoint_settings
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.errors import ConfigError, ModelMismatchError
@@ -36,6 +37,9 @@ class UserModelConfig(Protocol):
     def org(self) -> str | None: ...
     @property
     def params(self) -> GenerationParams: ...
+    @property
+    def tier(self) -> Tier | None: ...
+    def limit_keys(self) -> dict[str, float | int]: ...
 
 
 class JudgeModelConfig(Protocol):
@@ -114,18 +118,28 @@ def simulated_user_model(
 ) -> AnyModel:
     """The simulated user's model: `given` once checked against `user`, else built to be reached as the candidate
     is: realtime when the candidate is called realtime (at its provider's own endpoint), else through a batch API.
-    `provider_options` (offline: the emulator's) go to the adapter built."""
+    Sent realtime, its requests go no faster than its own limits (`user.limit_keys()`: the same settings, and so
+    the same limiter, as a candidate's `--rpm`); limits where it goes through a batch API are a `ConfigError`
+    (checked before anything is sent). `provider_options` (offline: the emulator's) go to the adapter built."""
     entry = resolve_org(user.model, user.org)
     if given is not None:
         check_model(given, role="simulated user", model_name=user.model, org=entry.org, params=user.params)
         return given
-    tier = getattr(user, "tier", None)
-    endpoint: EndpointSettings | None
-    if tier is not None:  # its own tier, checked before anything is sent
-        where = f"the simulated user {user.model}"
-        endpoint = endpoint_settings(entry, {"tier": str(tier)}, None, offline=True, where=where, model_name=user.model)
-    else:
-        endpoint = RealtimeSettings(base_url=entry.default_base_url) if isinstance(candidate, RealtimeModel) else None
+    tier = user.tier
+    if tier is None and isinstance(candidate, RealtimeModel):
+        tier = Tier.STANDARD  # the candidate's path: its org's realtime endpoint
+    limits = user.limit_keys()
+    where = f"the simulated user {user.model}"
+    if tier in (None, Tier.BATCH) and entry.batch and limits:
+        named = ", ".join(limits)
+        raise ConfigError(
+            f"{where}: {named} apply to its realtime turns, and they go through {entry.org}'s batch API: give it "
+            "tier flex or standard (or drop the limits)"
+        )
+    endpoint: EndpointSettings | None = None
+    if tier is not None or limits:  # its own tier and limits, checked before anything is sent
+        given_keys: dict[str, Any] = {**limits, **({"tier": tier.value} if tier is not None else {})}
+        endpoint = endpoint_settings(entry, given_keys, None, offline=True, where=where, model_name=user.model)
     return build_model(user.model, entry, user.params, endpoint, **provider_options)
 
 

@@ -66,6 +66,12 @@ class ModelEntry(EndpointKeys):
     org: str | None = None
 
 
+def user_entry(user: SimulatedUser) -> ModelEntry:
+    """A simulated user as the entry its turns are planned, checked and sent by: its model, org, tier and rate
+    limits (so its realtime turns are paced, and planned, as a candidate's are)."""
+    return ModelEntry.model_validate({"model": user.model, "org": user.org, "tier": user.tier, **user.limit_keys()})
+
+
 VARIATION_NAME = r"^[A-Za-z0-9_.=-]+$"
 """A variation name: readable in a directory name, and without '+', which joins the names of several axes."""
 

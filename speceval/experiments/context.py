@@ -61,7 +61,7 @@ class StageContext:
     figures: bool = True
     tiers: StudyTiers | None = None
     started: float = field(default_factory=time.monotonic)
-    _judges: dict[str, AnyModel] = field(default_factory=dict)
+    _shared: dict[str, AnyModel] = field(default_factory=dict)
 
     @property
     def deadline(self) -> float:
@@ -75,10 +75,17 @@ class StageContext:
 
     def judge_model(self, judge: JudgeEntry, tier: Tier | None = None) -> AnyModel:
         """One client per judge and tier (`judge_tier`), shared by all its tasks sent at that tier."""
-        key = f"{judge.model_dump_json()} {tier}"
-        if key not in self._judges:
-            self._judges[key] = self.model(judge, judge_params(judge, self.config.engine.max_tokens), tier)
-        return self._judges[key]
+        return self.shared_model(judge, judge_params(judge, self.config.engine.max_tokens), tier)
+
+    def shared_model(self, entry: ModelEntry, params: GenerationParams, tier: Tier | None = None) -> AnyModel:
+        """One client per entry, parameters and tier, shared by every task that sends with them: a realtime
+        client's limits (`rpm`, `tpm`, `max_concurrency`) then hold across all those tasks at once (one limiter per
+        client, `speceval.realtime.engine.limiter_of`), as the tier plan counts them: a judge's, and a simulated
+        user's turns in every run of the study."""
+        key = f"{entry.model_dump_json()} {params} {tier}"
+        if key not in self._shared:
+            self._shared[key] = self.model(entry, params, tier)
+        return self._shared[key]
 
     def judge_tier(self, judge: JudgeEntry, run_dirs: list[Path]) -> Tier | None:
         """The tier a judge task over `run_dirs` is sent at: under `tier: auto`, the tier an earlier invocation
@@ -124,10 +131,13 @@ class StageContext:
         """Whether a conversation run sends `entry`'s rounds at tiers of their own (`tier: auto`)."""
         return self.tiers is not None and self.tiers.varies(self.entry_name(entry), entry)
 
-    def round_models(self, entry: ModelEntry, params: GenerationParams, run: Path | None = None) -> ModelOfRound:
+    def round_models(
+        self, entry: ModelEntry, params: GenerationParams, run: Path | None = None, shared: bool = False
+    ) -> ModelOfRound:
         """A conversation run's client of a candidate or simulated user per round: at each round's planned tier
         (`tier: auto`; a round that started: the tier it started at; docs/service-tiers.md), else the entry's own.
-        `run`: the run folder, named in a re-plan's record."""
+        `run`: the run folder, named in a re-plan's record; `shared`: the clients are `shared_model`'s (a simulated
+        user's, whose limits hold across every run)."""
         name, tiers = self.entry_name(entry), self.tiers if self.per_round(entry) else None
         built: dict[Tier | None, RoundModel] = {}  # one client per tier, shared by the rounds sent at it
 
@@ -137,7 +147,7 @@ class StageContext:
                 tiers.replan(name, entry, number, run=where)  # the rounds left, against the hours left
             tier = (started or tiers.tier_of(name, entry, number)) if tiers is not None else None
             if tier not in built:
-                model = self.model(entry, params, tier)
+                model = self.shared_model(entry, params, tier) if shared else self.model(entry, params, tier)
                 if not isinstance(model, BatchedModel | RealtimeModel):
                     raise ConfigError(f"{self.config_path}, {name}: Ray Data takes single prompts, not conversations")
                 built[tier] = model

@@ -26,7 +26,7 @@ from speceval.batch.costs import PriceTable, estimate_prompt_tokens
 from speceval.conversations.estimate import later_rounds
 from speceval.defaults import Mode, Scope
 from speceval.engines.tier_plan import RoundPlan
-from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, first_of_model
+from speceval.experiments.config import ExperimentConfig, JudgeEntry, ModelEntry, first_of_model, user_entry
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.plan_inputs import SpecInputs, inputs_stages, read_inputs
 from speceval.experiments.plan_tally import EXPECTED_OUTPUT_TOKENS, StagePlan, Tally, usage_of
@@ -218,9 +218,7 @@ def later_round_bounds(config: ExperimentConfig, run: GenerationRun, inputs: Spe
     ):
         assert bound.round is not None  # per_round bounds name their round
         answers = bound.role == "candidate"
-        model = (
-            run.candidate if answers or user is None else ModelEntry(model=bound.model, org=user.org, tier=user.tier)
-        )
+        model = run.candidate if answers or user is None else user_entry(user).model_copy(update={"model": bound.model})
         usage = Usage(input_tokens=bound.input_tokens, output_tokens=bound.output_tokens)
         found.append(RoundBound(round=bound.round, role=bound.role, entry=model, requests=bound.requests, usage=usage))
     return found

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from speceval.conversations.simulated_user import SimulatedUser
 from speceval.defaults import Tier
 from speceval.engines.endpoints import refused_keys
 from speceval.errors import ConfigError, InputError, MissingCredentialsError
@@ -30,6 +31,7 @@ def load_experiment(path: Path) -> ExperimentConfig:
     config = load_config(path, ExperimentConfig)  # same YAML rules as judge configs
     text = path.read_text(encoding="utf-8")
     check_simulated_users(config, path, lambda value: line_of(text, value))
+    _check_user_limits(path, text, config)
     models: list[tuple[str, int, ModelEntry]] = [("candidates", i, c) for i, c in enumerate(config.candidates)]
     models += [("judges", i, j) for i, j in enumerate(config.judges)]
     for section, index, entry in models:
@@ -73,6 +75,29 @@ def load_experiment(path: Path) -> ExperimentConfig:
     _refuse_duplicates(path, text, config)
     _check_deadline(path, text, config)
     return config
+
+
+def _check_user_limits(path: Path, text: str, config: ExperimentConfig) -> None:
+    """A simulated user's rate limits where a candidate's entry would have them refused (`refused_keys`: `rpm` on a
+    batch-API model at tier batch, or with no tier), refused the same way, naming the file's line and key."""
+    axis = config.variations.simulated_user
+    users: list[tuple[list[str | int], SimulatedUser | None]]
+    if isinstance(axis, dict):
+        users = [(["variations", "simulated_user", name], user) for name, user in axis.items()]
+    elif isinstance(axis, list):
+        users = [(["variations", "simulated_user", index], user) for index, user in enumerate(axis)]
+    else:
+        users = [(["simulated_user"], config.simulated_user)]
+    for where, user in users:
+        if user is None or not user.limit_keys():
+            continue
+        given: dict[str, object] = {**user.limit_keys(), **({"tier": user.tier.value} if user.tier else {})}
+        refused, why = refused_keys(resolve_org(user.model, user.org), given)
+        if refused:  # its turns would go through the batch API, where a limit does nothing
+            # A variation's key may be one the top-level `simulated_user:` gives every variation.
+            line = _key_line(text, [*where, refused[0]]) or _key_line(text, ["simulated_user", refused[0]])
+            field = ".".join(str(part) for part in [*where, refused[0]])
+            raise InputError(path, f"{', '.join(refused)}: {why}", line=line, field=field)
 
 
 def _check_deadline(path: Path, text: str, config: ExperimentConfig) -> None:
@@ -191,11 +216,25 @@ def line_of(text: str, value: str) -> int | None:
 
 def _entry_key_line(text: str, section: str, index: int, key: str) -> int | None:
     """The line of `key` in the `index`-th entry of the list `section` (e.g. candidates[1].base_url)."""
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    entries = next((value for name, value in getattr(root, "value", []) if name.value == section), None)
-    if not isinstance(entries, yaml.SequenceNode) or index >= len(entries.value):
-        return None
-    entry = entries.value[index]
-    if not isinstance(entry, yaml.MappingNode):
-        return None
-    return next((name.start_mark.line + 1 for name, _ in entry.value if name.value == key), None)
+    return _key_line(text, [section, index, key])
+
+
+def _key_line(text: str, where: list[str | int]) -> int | None:
+    """The line of the last key of `where`, a path of mapping keys and list indices from the file's top
+    (`["variations", "simulated_user", "strict", "rpm"]`); None when the file does not hold it."""
+    node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+    for depth, part in enumerate(where):
+        if isinstance(part, int):
+            if not isinstance(node, yaml.SequenceNode) or part >= len(node.value):
+                return None
+            node = node.value[part]
+            continue
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        found = next(((name, value) for name, value in node.value if name.value == part), None)
+        if found is None:
+            return None
+        if depth == len(where) - 1:
+            return int(found[0].start_mark.line) + 1
+        node = found[1]
+    return None

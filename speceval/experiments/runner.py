@@ -29,7 +29,7 @@ from speceval.batch.engine import EngineOptions
 from speceval.batch.progress import StopReason
 from speceval.batch.records import utcnow
 from speceval.errors import InputError
-from speceval.experiments.config import ALL_STAGES, ExperimentConfig, ModelEntry
+from speceval.experiments.config import ALL_STAGES, ExperimentConfig, user_entry
 from speceval.experiments.context import StageContext, resolve_path
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.loading import check_keys, check_model_names, line_of, load_experiment
@@ -135,7 +135,8 @@ def run_experiment(
         started = state.tiers_started_at is not None  # `auto` planned before sending; a started study never refused
         tiers = ctx.tiers = StudyTiers(config, base, groups, output_dir=output_dir, started=started, offline=offline)
         users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
-        actors = [ModelEntry(model=u.model, org=u.org, tier=u.tier) for u in users if u is not None and u.tier]
+        # A user's limits are checked as its tier's settings (`ctx.endpoint`), as a candidate's are.
+        actors = [user_entry(u) for u in users if u is not None and (u.tier or u.limit_keys())]
         actors += [entry for _, entry in config.inputs.models()] if config.inputs is not None else []
         for entry in [*config.candidates, *config.judges, *actors]:
             ctx.endpoint(entry)  # an endpoint (or tier) that cannot run is refused before anything is sent

@@ -25,7 +25,7 @@ from speceval.defaults import Mode, Tier
 from speceval.engines.endpoints import record_endpoint
 from speceval.engines.factory import make_engine
 from speceval.experiments.card_tasks import card_tasks
-from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry, first_of_model
+from speceval.experiments.config import JudgeEntry, ModelEntry, SpecEntry, first_of_model, user_entry
 from speceval.experiments.context import StageContext, judge_params
 from speceval.experiments.grid import GenerationRun, Group
 from speceval.experiments.inputs_block import inputs_config
@@ -199,13 +199,16 @@ def _generation(ctx: StageContext, run: GenerationRun, key: str, needs: tuple[st
             # A conversation's rounds run one after another (each needs the answers before it), so the pipeline
             # drives them itself inside this task; its summary is the task's outcome.
             user = config.simulated_user
-            writer = ModelEntry(model=user.model, org=user.org, tier=user.tier) if user else None
+            writer = user_entry(user) if user else None
             if ctx.per_round(run.candidate) or (writer is not None and ctx.per_round(writer)):
                 # `tier: auto`: each round at the tier the study's plan chose for it
-                user_rounds = ctx.round_models(writer, user.params, run.run_dir) if writer and user else None
+                user_rounds = (
+                    ctx.round_models(writer, user.params, run.run_dir, shared=True) if writer and user else None
+                )
                 summary = pipeline.run_per_round(ctx.round_models(run.candidate, params, run.run_dir), user_rounds)
             else:
-                user_model = ctx.model(writer, user.params) if writer and user else None
+                # one client per simulated user, so its limits hold across the study's runs (as the plan counts them)
+                user_model = ctx.shared_model(writer, user.params) if writer and user else None
                 summary = pipeline.run(ctx.model(run.candidate, params), user_model=user_model)
             held_summary[0] = task.summaries[0] = summary  # the scheduler reads the outcome from it
             return []

@@ -34,7 +34,7 @@ from speceval.engines.tier_plan import (
     hour_seconds,
     replanned,
 )
-from speceval.experiments.config import ExperimentConfig, ModelEntry
+from speceval.experiments.config import ExperimentConfig, ModelEntry, user_entry
 from speceval.experiments.dry_plan import judge_tallies, later_round_bounds, max_answer_tokens, prompt_tokens
 from speceval.experiments.grid import Group
 from speceval.experiments.plan_inputs import inputs_rounds, read_inputs
@@ -56,14 +56,13 @@ def entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
 def user_entries(config: ExperimentConfig) -> list[tuple[str, ModelEntry]]:
     """(plan name, entry) of each distinct simulated user model of the study's variations."""
     users = [config.simulated_user_of(settings) for settings in config.variations.combinations()]
-    found = {(u.model, u.org, u.tier): u for u in users if u is not None}
-    return [(f"{USER} {m}", ModelEntry(model=m, org=o, tier=t)) for (m, o, t) in found]
+    found = {user_entry(u).model_dump_json(): user_entry(u) for u in users if u is not None}
+    return [(f"{USER} {entry.model}", entry) for entry in found.values()]
 
 
 def limits_of(entry: ModelEntry) -> dict[str, Any]:
     """The entry's realtime limits as a `RoundLoad` takes them (those it sets)."""
-    keys = ("rpm", "tpm", "rate_period_seconds", "max_concurrency")
-    return {key: getattr(entry, key) for key in keys if getattr(entry, key) is not None}
+    return entry.limit_keys()
 
 
 def given_tier(config: ExperimentConfig, entry: ModelEntry) -> Tier | None:

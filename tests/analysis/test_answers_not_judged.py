@@ -8,7 +8,12 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
+
+from speceval import read_verdicts
+from speceval.analysis.reading.skipped_answers import with_skipped
 from speceval.analysis.rendering.report import build_report
+from speceval.analysis.tables.categories import CategoryShare
 from speceval.batch.engine import EngineOptions
 from speceval.cli.main import main as speceval_main
 from speceval.pipelines.candidates import resolve_candidates
@@ -67,3 +72,29 @@ def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path,
     assert speceval_main(["export", str(tmp_path / "judged"), "--out", str(tmp_path / "v.jsonl")]) == 0
     said = " ".join(capsys.readouterr().out.split())
     assert "2 judgement(s) were never asked for" in said and "generation: 2 errored" in said
+
+    # A frame of the verdicts has no row for them either: their count is in its attrs, and said.
+    with pytest.warns(UserWarning, match="2 judgement\\(s\\) were never asked for"):
+        frame = read_verdicts(tmp_path / "judged")
+    assert frame.attrs["answers_never_judged"] == {"errored": 2} and len(frame) == 6
+
+
+def test_a_categorys_not_judged_count_takes_the_failed_answers_too() -> None:
+    share = CategoryShare.model_validate(
+        {
+            "spec": "s",
+            "judge": "j",
+            "candidate": "m",
+            "variation": "default",
+            "category": "full",
+            "count": 3,
+            "judged": 5,
+            "rate": 0.6,
+            "ci_low": 0.2,
+            "ci_high": 0.9,
+            "not_judged": 1,
+        }
+    )
+    counts = {("s", "j", "m", "default"): {"answer_cancelled": 2, "answer_errored": 1}}
+    [counted] = with_skipped([share], counts, "spec", "judge", "candidate", "variation")
+    assert counted.not_judged == 4  # the judge's own failure and the three answers it never saw

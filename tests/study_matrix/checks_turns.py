@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from tests.study_matrix.checks import _verdict_files
 
@@ -115,3 +117,37 @@ def flip_counts(out: Path) -> list[str]:
         for key, want in sorted(expected.items())
         if found.get(key) != want
     ]
+
+
+STANDARD_SECONDS = 10.0
+"""One standard call as the plan expects it before the study has its own (`TierTimes.standard_seconds`' default)."""
+
+
+def user_limits(out: Path, plan: list[dict[str, Any]], limits: dict[str, float]) -> list[str]:
+    """A rate-limited simulated user at tier standard (`rpm` per `rate_period_seconds`, `max_concurrency`): the plan
+    counted its limits (each user-turns round no shorter than its requests `max_concurrency` at a time, and than
+    `rpm` per period lets them go) and the run sent with them (each user half's run.json records them as the
+    realtime settings its client, and so its limiter, was built with)."""
+    failures = []
+    rows = [row for row in plan if str(row["label"]).endswith("(user turns)")]
+    if not rows:
+        failures.append("the tier plan has no round of user turns")
+    for row in rows:
+        requests = int(row["requests"])
+        in_flight = math.ceil(requests / limits["max_concurrency"]) * STANDARD_SECONDS
+        paced = requests / limits["rpm"] * limits["rate_period_seconds"]
+        if row["tier"] == "standard" and row["hours"] < max(in_flight, paced) / 3600 * (1 - 1e-9):
+            failures.append(f"plan: {row['label']} of {requests} requests at {row['hours']} h, under its limits' bound")
+    halves = sorted((out / "generations").rglob("rounds/*/user/run.json"))
+    if not halves:
+        failures.append("no user half was sent")
+    for manifest in halves:
+        realtime = json.loads(manifest.read_text(encoding="utf-8"))["parameters"].get("realtime") or {}
+        sent = {
+            "rpm": realtime.get("rpm"),
+            "rate_period_seconds": realtime.get("period_seconds"),
+            "max_concurrency": realtime.get("max_concurrency"),
+        }
+        if sent != limits:
+            failures.append(f"{manifest}: the user's turns were sent with {sent}, not its limits {limits}")
+    return failures

@@ -79,6 +79,9 @@ FEATURES: dict[str, list[str]] = {
     # again): every count must still add up, the candidate's failed answers counted beside each rate.
     "faults": ["none", "errors"],
 }
+# At auto the simulated user is rate-limited at its tier (standard): 2 calls in flight, 40 a second. The plan counts
+# both (its user turns' hours at 2 in flight, not the default 32) and the run paces them (checks_turns.user_limits).
+USER_LIMITS = {"rpm": 40, "rate_period_seconds": 1, "max_concurrency": 2}
 FAULTS = json.dumps({"error_rate": 0.05})
 LOCAL = "llama-3.1-8b-local"
 LOCAL_PRICE = {"input": 0.1, "output": 0.2}  # USD per million tokens, in the study's own price file
@@ -183,10 +186,11 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
         text += 'variations:\n  follow_ups:\n    pushback: ["Are you sure?"]\n'
     elif config["variation"] == "auditor":
         text += AUDITOR
-    elif config["variation"] == "simulated_user" or "@turn" in config["judges"]:
+    elif _has_user(config):
         # At auto the user is the first candidate's model, pinned at standard: its turns and that candidate's
         # answers are planned apart (a candidate of the user's model took the user's rounds' tiers).
-        user = f"{models[0]}\n  tier: standard" if auto else "gpt-4.1-mini-2025-04-14"
+        limits = "".join(f"\n  {key}: {value}" for key, value in USER_LIMITS.items())
+        user = f"{models[0]}\n  tier: standard{limits}" if auto else "gpt-4.1-mini-2025-04-14"
         text += f"simulated_user:\n  model: {user}\n  instructions: Push back.\n"
         text += f"  max_turns: {config.get('turns', '2')}\n"
     if config.get("report") == "gated":
@@ -194,6 +198,13 @@ def experiment_yaml(config: dict[str, str], budget_usd: float | None = None) -> 
     if budget_usd is not None:
         text += f"budget_usd: {budget_usd}\n"
     return text
+
+
+def _has_user(config: dict[str, str]) -> bool:
+    """Whether the configuration's study has a `simulated_user:` (an auditor is the variation's own)."""
+    return config["variation"] == "simulated_user" or (
+        "@turn" in config["judges"] and config["variation"] not in ("follow_ups", "auditor")
+    )
 
 
 def _speceval(args: list[str], folder: Path, env: dict[str, str], bound: float) -> tuple[int | None, list[str]]:
@@ -355,6 +366,8 @@ def run_one(
         "dry_run_matches": lambda: checks_flow.dry_run_matches(planned, out, bounded, sent() if sent else None),
         "report_rerenders": lambda: check_rerender(folder, env, bound),
     }
+    if config.get("tier") in AUTO and _has_user(config):  # its user is rate-limited (USER_LIMITS)
+        invariants["user_limits"] = lambda: checks_turns.user_limits(out, tiers, USER_LIMITS)
     if config.get("labels", "none") == "aimed":
         line = HUMAN_LINE if config.get("report") == "gated" else None
         invariants["labels_aimed"] = lambda: check_labels(folder, env, bound, line)

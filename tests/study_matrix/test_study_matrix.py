@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.once import built_once
-from tests.study_matrix import checks, checks_flow
+from tests.study_matrix import checks, checks_flow, checks_turns
 from tests.study_matrix.matrix import FEATURES, Outcome, all_pairs, check_export, label_aim, run_one
 
 # One configuration meeting most joins at once: a model at turn and conversation scope, a simulated user, a budget
@@ -325,3 +325,20 @@ def test_endpoint_check_finds_an_endpoint_run_sent_through_a_batch_api(tmp_path:
     (local / "metadata" / "batch_2.json").unlink()
     (local / "run.json").write_text(json.dumps({"provider": "openai-compatible", "parameters": {}}))
     assert checks.endpoint_sent_realtime(tmp_path)
+
+
+def test_user_limits_check_finds_a_plan_or_a_run_that_ignored_the_users_limits(tmp_path: Path) -> None:
+    """`user_limits` on a hand-made folder: a user-turns round planned at its limits' bound and a user half sent with
+    them holds; the round planned as if 32 were in flight, or a half sent without the limits, fails."""
+    limits = {"rpm": 40, "rate_period_seconds": 1, "max_concurrency": 2}
+    half = tmp_path / "generations" / "openai" / "default" / "run1" / "o4-mini" / "rounds" / "2" / "user"
+    half.mkdir(parents=True)
+    realtime = {"rpm": 40.0, "period_seconds": 1.0, "max_concurrency": 2}
+    (half / "run.json").write_text(json.dumps({"parameters": {"realtime": realtime}}))
+    # 120 turns, 2 in flight at 10 s a call: 600 s; at 40 a second, 3 s.
+    row = {"label": "round 2 (user turns)", "tier": "standard", "requests": 120, "hours": 600 / 3600}
+    assert checks_turns.user_limits(tmp_path, [row], limits) == []
+    assert checks_turns.user_limits(tmp_path, [{**row, "hours": 40 / 3600}], limits)  # 32 in flight: 4 calls of 10 s
+    assert checks_turns.user_limits(tmp_path, [], limits)  # no user round planned at all
+    (half / "run.json").write_text(json.dumps({"parameters": {"realtime": {**realtime, "max_concurrency": 32}}}))
+    assert checks_turns.user_limits(tmp_path, [row], limits)

@@ -12,6 +12,7 @@ from speceval.analysis.frames.exported import export_rows, exported
 from speceval.analysis.reading.load import walk
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, Found, RankingRow
 from speceval.analysis.reading.settings import mixed_settings, settings_variation
+from speceval.analysis.reading.skipped_answers import answers_never_judged
 from speceval.analysis.tables.keys import PROVIDER, SYNTHETIC
 from speceval.pipelines.inspect_logs import inspect_logs_in
 
@@ -84,6 +85,7 @@ def read_verdicts(folder: str | Path) -> Any:
             )
     table = frame.frame()
     _settings_as_variations(table)
+    _say_never_judged(table, Path(folder))
     if not len(table) and inspect_logs_in(Path(folder)):
         # Said, not an empty frame without a word: Inspect logs hold a candidate's answers (their scorers' scores
         # are not speceval verdicts); judge them, or read them as answers.
@@ -94,6 +96,22 @@ def read_verdicts(folder: str | Path) -> Any:
             stacklevel=2,
         )
     return table
+
+
+def _say_never_judged(table: Any, folder: Path) -> None:
+    """A judgement never asked for (the candidate's answer failed at generation) has no row: its count by generation
+    outcome is in `table.attrs["answers_never_judged"]` (once per judge) and said in a warning, so a rate computed from
+    the frame is not read as over every answer (the report counts them in each rate's not_judged)."""
+    never = answers_never_judged([folder])
+    table.attrs["answers_never_judged"] = dict(sorted(never.items()))
+    if never:
+        kinds = ", ".join(f"{n} {outcome}" for outcome, n in sorted(never.items()))
+        warnings.warn(
+            f"{folder}: {sum(never.values())} judgement(s) were never asked for, their candidate answer having failed "
+            f"(generation: {kinds}; once per judge): no row here (frame.attrs['answers_never_judged'])",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def read_rankings(folder: str | Path) -> Any:

@@ -86,13 +86,15 @@ Row = TypeVar("Row", bound=BaseModel)
 
 
 def with_skipped(rows: list[Row], counts: dict[Key, dict[str, int]], *fields: str) -> list[Row]:
-    """`rows` with the answers not judged of their key (`fields` of the row, in `Key` order) added to `not_judged`."""
+    """`rows` with the answers not judged of their key (`fields` of the row, in `Key` order) added to `not_judged`:
+    by outcome where it counts by outcome, else to its count (a category's share)."""
     found = []
     for row in rows:
         extra = counts.get(tuple(str(getattr(row, f)) for f in fields))
         if extra:
-            current: dict[str, int] = row.model_dump(include={"not_judged"})["not_judged"]
-            row = row.model_copy(update={"not_judged": {**current, **extra}})
+            current: dict[str, int] | int = row.model_dump(include={"not_judged"})["not_judged"]
+            added = {**current, **extra} if isinstance(current, dict) else current + sum(extra.values())
+            row = row.model_copy(update={"not_judged": added})
         found.append(row)
     return found
 

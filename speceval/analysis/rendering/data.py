@@ -335,7 +335,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
         metrics=metric_rows,
         ranking_samples=ranking_samples(rankings),
         ranking_total=len(rankings),
-        categories=category_distribution(categorical, declared),
+        categories=with_skipped(category_distribution(categorical, declared), skipped.pooled, *cell),
         category_differences=category_differences(categorical, declared),
         category_agreement=category_agreement(categorical),
         turn_rates=turn_rates_,
