@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, TypeVar
 
 from speceval.batch.records import RequestError
@@ -70,8 +70,23 @@ class _KeyedRealtimeModel(KeyedAdapter, RealtimeModel):
         """
         super().__init__(model_name, params, options)
         self.org = org or self.org
+        self._base_url = base_url
         # Another host's missing key is named after that host (`together`), not after the API's owner.
         self._connect(self.resolved_key(api_key, label=org, key_env=key_env, required=key_required), base_url)
+
+    def limiter_key(self) -> Hashable:
+        """The endpoint this client calls: its class, host, model, base URL, tier and limits (never its key). An
+        experiment builds one client per run (each variation's sampling settings), all calling one endpoint whose
+        `rpm` is one limit: keyed by the object, each run had a limiter of its own, and four variations at rpm 60
+        could send 240 a minute where the tier plan counted 60."""
+        return (
+            type(self).__name__,
+            self.org,
+            self.model_name,
+            self._base_url,
+            self.options.limits,
+            self.options.service_tier,
+        )
 
     @abstractmethod
     def _connect(self, key: str | None, base_url: str | None) -> None:

@@ -20,7 +20,7 @@ import time
 import uuid
 import weakref
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, datetime
 
 from speceval.batch.costs import served_tier
@@ -51,21 +51,24 @@ TICK_SECONDS = 0.1
 # Until outputs have been seen, a request is expected to produce this many tokens (capped by max_tokens).
 DEFAULT_OUTPUT_TOKENS = 256
 
-_limiters: weakref.WeakKeyDictionary[RealtimeModel, RateLimiter] = weakref.WeakKeyDictionary()
+_limiters: weakref.WeakValueDictionary[Hashable, RateLimiter] = weakref.WeakValueDictionary()
 _limiters_lock = threading.Lock()
 
 
 def limiter_of(model: RealtimeModel) -> RateLimiter:
-    """The one limiter of a model object, shared by every engine that calls it.
+    """The one limiter of an endpoint (`RealtimeModel.limiter_key`), shared by every engine that calls it while any
+    of them runs.
 
     A judge drives one engine per run directory (each candidate, each pair), and an experiment several judge tasks
-    at once, all with the same model: `--rpm`, `--tpm` and `--max-concurrency` are the endpoint's limits, so they
-    hold across all of them, and one 429 pauses them all.
+    and each variation's run of a candidate at once, with clients of the same endpoint: `--rpm`, `--tpm` and
+    `--max-concurrency` are the endpoint's limits, so they hold across all of them, and one 429 pauses them all.
     """
+    key = model.limiter_key()
     with _limiters_lock:
-        limiter = _limiters.get(model)
+        limiter = _limiters.get(key)
         if limiter is None:
-            limiter = _limiters[model] = RateLimiter(model.options.limits)
+            limiter = RateLimiter(model.options.limits)
+            _limiters[key] = limiter
         return limiter
 
 

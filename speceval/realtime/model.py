@@ -8,7 +8,7 @@ limiter sees every 429) and the answer — or the failure — into our types.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -152,3 +152,8 @@ class RealtimeModel(ABC):
     def describe(self) -> dict[str, str]:
         """Provider and model name, for manifests and summaries."""
         return {"provider": self.org, "model_name": self.model_name, "mode": "realtime"}
+
+    def limiter_key(self) -> Hashable:
+        """What shares one rate limiter (`speceval.realtime.engine.limiter_of`): this object, unless a subclass
+        knows its endpoint (`_KeyedRealtimeModel`: the same model at the same endpoint, tier and limits)."""
+        return self

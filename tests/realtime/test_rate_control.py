@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 
 from speceval.emulator import Emulator, FaultConfig, respond
-from speceval.realtime import RateLimits
-from tests.realtime.helpers import items, model, run
+from speceval.realtime import RateLimits, RealtimeOptions
+from speceval.realtime.clients import OpenAIChatModel
+from speceval.realtime.engine import limiter_of
+from speceval.wire.params import GenerationParams
+from tests.realtime.helpers import KEY, items, model, run
 
 WINDOW = 4.0
 LIMIT = 160  # requests per WINDOW: 40 per second
@@ -73,3 +76,22 @@ def test_header_limits_alone_pace_a_run_without_rpm(tmp_path):
         stats = emu.realtime.stats()
     assert summary.finished and summary.outcome_counts == {"succeeded": 60}
     assert stats.rate_limited <= 10  # learned from x-ratelimit-limit-requests after the first answers
+
+
+def test_clients_of_one_endpoint_share_one_limiter_whatever_their_sampling_settings() -> None:
+    """An experiment builds one client per run (each variation's temperature), all calling one endpoint whose `rpm`
+    is one limit: they share a limiter (keyed by the object, four variations at rpm 60 could send 240 a minute);
+    another endpoint, tier or limit has its own. No request is sent: the clients are only built."""
+    limits = RateLimits(rpm=60, max_concurrency=4)
+
+    def client(temperature: float, base_url: str = "http://127.0.0.1:9/v1", rpm: float = 60) -> OpenAIChatModel:
+        options = RealtimeOptions(limits=RateLimits(rpm=rpm, max_concurrency=4))
+        params = GenerationParams(max_tokens=64, temperature=temperature)
+        return OpenAIChatModel(
+            "org/open-model", params, options, api_key=KEY, base_url=base_url, org="openai-compatible"
+        )
+
+    cold, warm = client(0.0), client(0.7)
+    assert limiter_of(cold) is limiter_of(warm) and limiter_of(cold).limits == limits
+    assert limiter_of(client(0.0, base_url="http://127.0.0.1:10/v1")) is not limiter_of(cold)
+    assert limiter_of(client(0.0, rpm=30)) is not limiter_of(cold)
