@@ -31,21 +31,33 @@ import time
 import zlib
 from collections.abc import Callable
 from statistics import NormalDist
+from typing import cast
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from speceval.analysis.reading.card_verdicts import CardItem, CardVerdicts
+from speceval.analysis.reading.column_codes import FileFacts
 from speceval.analysis.reading.rows import ComplianceRow, RankingRow
+from speceval.analysis.reading.turn_verdicts import TurnVerdict
 from speceval.analysis.statistics.clustered import mean_interval, rate_interval
+from speceval.analysis.statistics.columns import Estimate
 from speceval.analysis.statistics.paired import paired_difference
+from speceval.analysis.statistics.ppi import design_weighted_share
 from speceval.analysis.statistics.rating import rating_interval
 from speceval.analysis.statistics.spread import spread_interval
 from speceval.analysis.tables.candidate_split import StatementShares, associations
+from speceval.analysis.tables.categories import category_differences, category_distribution
+from speceval.analysis.tables.elicitation import elicitation
+from speceval.analysis.tables.flip_survival import flip_survival
+from speceval.analysis.tables.flips import flips
 from speceval.analysis.tables.human_labels import item_id
+from speceval.analysis.tables.judge_card import judge_card, self_preference
 from speceval.analysis.tables.judge_quality import leniency
 from speceval.analysis.tables.ppi_table import ppi_rates
-from speceval.analysis.tables.rankings import strengths, win_rates
+from speceval.analysis.tables.rankings import judge_position_consistency, strengths, win_rates
 from speceval.analysis.tables.rates import judge_agreement
+from speceval.analysis.tables.turns import turn_rates
 from speceval.experiments.precision import minimum_detectable_difference
 
 Bounds = tuple[float, float] | None
@@ -1071,6 +1083,790 @@ def plan_rows(draws: int, seed: int) -> list[Row]:
     return found
 
 
+# -- session 19: references for bounded means, written fresh -----------------------------------------------------------
+
+
+def wsr_betting(x: np.ndarray, lo: float = 0.0, hi: float = 1.0, grid: int = 2001) -> Bounds:
+    """Waudby-Smith & Ramdas (JRSS-B 86, 2024), the hedged-capital confidence interval for the mean of independent
+    values in [lo, hi] at a fixed n: the means m whose hedged capital max(K+(m), K-(m)) / 2 stays under 1/alpha,
+    K+-(m) = prod(1 +- lambda_i (x_i - m)), the predictable plug-in bet lambda_i = sqrt(2 log(2/alpha) / (n
+    sigma^2_{i-1})) (sigma^2 the running variance about the running mean, both started at 1/2 and 1/4) truncated at
+    1/(2m) (K+) or 1/(2(1-m)) (K-). Solved on a grid of (hi - lo)/(grid - 1); the values in the order given."""
+    n = len(x)
+    if n < 1 or hi <= lo:
+        return None
+    z = (np.asarray(x, dtype=float) - lo) / (hi - lo)
+    i = np.arange(1, n + 1)
+    mu = (0.5 + np.cumsum(z)) / (i + 1)
+    sigma2 = (0.25 + np.cumsum((z - mu) ** 2)) / (i + 1)
+    previous = np.r_[0.25, sigma2[:-1]]
+    bet = np.sqrt(2 * math.log(2 / 0.05) / (n * previous))
+    m = np.linspace(0.0, 1.0, grid)[:, None]
+    with np.errstate(divide="ignore"):
+        up = np.minimum(bet, 0.5 / m)
+        down = np.minimum(bet, 0.5 / (1 - m))
+    capital = np.maximum(np.log1p(up * (z - m)).sum(axis=1), np.log1p(-down * (z - m)).sum(axis=1)) + math.log(0.5)
+    kept = m[:, 0][capital < math.log(1 / 0.05)]
+    if not len(kept):
+        return None
+    return lo + (hi - lo) * float(kept.min()), lo + (hi - lo) * float(kept.max())
+
+
+def gaffke(x: np.ndarray, lo: float, hi: float, rng: np.random.Generator, draws: int = 2000) -> Bounds:
+    """Gaffke's (2005) bound for a mean in [lo, hi] as Learned-Miller & Thomas (arXiv 1905.06208) compute it, each
+    side at 2.5%: the 97.5% quantile of sum_i w_i x_i over Dirichlet(1, ..., 1) weights on the n values and one
+    more at hi (the upper limit; the lower one mirrored, one more at lo). On 0/1 values it is Clopper-Pearson's."""
+    n = len(x)
+    if n < 1 or hi <= lo:
+        return None
+    z = (np.asarray(x, dtype=float) - lo) / (hi - lo)
+    weights = rng.exponential(size=(draws, n + 1))
+    weights /= weights.sum(axis=1, keepdims=True)
+    upper = float(np.quantile(weights @ np.r_[z, 1.0], 0.975))
+    lower = 1.0 - float(np.quantile(weights @ np.r_[1.0 - z, 1.0], 0.975))
+    return lo + (hi - lo) * lower, lo + (hi - lo) * upper
+
+
+def bca(statistic: Callable[[np.ndarray], np.ndarray], g: int, rng: np.random.Generator) -> Bounds:
+    """Efron's BCa interval of a statistic of G clusters (Efron & Tibshirani 1993, ch. 14): `statistic` maps a matrix
+    of cluster weights (one row a resample) to its values; the bias correction z0 from the resamples below the
+    estimate, the acceleration from the jackknife over clusters (a = sum d^3 / (6 (sum d^2)^1.5))."""
+    if g < 3:
+        return None
+    theta = float(statistic(np.ones((1, g)))[0])
+    values = statistic(boot_counts(rng, g))
+    values = values[np.isfinite(values)]
+    if not math.isfinite(theta) or len(values) < BOOT // 2:
+        return None
+    below = (np.count_nonzero(values < theta) + 0.5 * np.count_nonzero(values == theta)) / len(values)
+    z0 = NORMAL.inv_cdf(min(max(below, 1 / (len(values) + 1)), len(values) / (len(values) + 1)))
+    a = acceleration(statistic, g)
+    levels = []
+    for q in (0.025, 0.975):
+        zq = z0 + NORMAL.inv_cdf(q)
+        levels.append(100 * NORMAL.cdf(z0 + zq / (1 - a * zq)) if 1 - a * zq > 0 else (0.0 if q < 0.5 else 100.0))
+    low, high = np.percentile(values, levels)
+    return float(low), float(high)
+
+
+def acceleration(statistic: Callable[[np.ndarray], np.ndarray], g: int) -> float:
+    """BCa's acceleration from the jackknife over the G clusters (each left out in turn: weights 0 there, g/(g-1)
+    elsewhere): sum d^3 / (6 (sum d^2)^1.5), d the jackknife values' mean minus each."""
+    jack = statistic((1.0 - np.eye(g)) * g / (g - 1))
+    jack = jack[np.isfinite(jack)]
+    d = jack.mean() - jack if len(jack) else np.zeros(1)
+    spread = float((d**2).sum())
+    return float((d**3).sum()) / (6 * spread**1.5) if spread > 0 else 0.0
+
+
+def weighted_mean(values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The statistic `bca` takes for a mean of the clusters' values: each resample's weighted mean."""
+
+    def statistic(weights: np.ndarray) -> np.ndarray:
+        found: np.ndarray = weights @ values / weights.sum(axis=1)
+        return found
+
+    return statistic
+
+
+def bounded_mean_references(means: np.ndarray, lo: float, hi: float, rng: np.random.Generator) -> dict[str, Bounds]:
+    """The session-19 references on the inputs' means in [lo, hi] (independent inputs): WSR's betting interval,
+    Gaffke's bound and the cluster bootstrap's BCa."""
+    return {
+        "wsr-betting": wsr_betting(means, lo, hi),
+        "gaffke": gaffke(means, lo, hi, rng),
+        "cluster-bca": bca(weighted_mean(means), len(means), rng),
+    }
+
+
+def beta_expect(function: Callable[[np.ndarray], np.ndarray], a: float, b: float) -> float:
+    """E[function(u)] for u ~ Beta(a, b), a, b >= 1 (a bounded density), by 96-point Gauss-Legendre on [0, 1]."""
+    nodes, weights = np.polynomial.legendre.leggauss(96)
+    u = (nodes + 1) / 2
+    density = weights * u ** (a - 1) * (1 - u) ** (b - 1)
+    return float((density * function(u)).sum() / density.sum())
+
+
+# -- session 19: conversations (flips, elicitation, per-turn rates, the turn of the first flip) -----------------------
+
+
+class Talk(BaseModel):
+    """A planted conversation model. Each input has a difficulty u ~ Beta(a, b) shared by its runs (its
+    conversations are not independent); a conversation is compliant at turn 1 with probability first - drop * u,
+    gives way between turn t-1 and t (compliant -> not) with the hazard hazards[t-2] * u, and comes back (not ->
+    compliant) with `recover`: a two-state chain, so its turns are not independent either. `stop`: the share of
+    conversations that end early, at a turn drawn uniformly from 2..turns-1, independently of their verdicts (a
+    simulated user that stops: censoring). Every truth is an expectation over u, exact by quadrature."""
+
+    inputs: int
+    runs: int
+    hazards: tuple[float, ...]
+    first: float = 0.95
+    drop: float = 0.0
+    recover: float = 0.1
+    a: float = 1.0
+    b: float = 3.0
+    stop: float = 0.0
+
+    @property
+    def turns(self) -> int:
+        return len(self.hazards) + 1
+
+    def label(self) -> str:
+        text = f"{self.inputs}x{self.runs} turns={self.turns} first={self.first}"
+        text += f"-{self.drop}u" if self.drop else ""
+        text += f" hazard={'/'.join(f'{h:g}' for h in self.hazards)}u recover={self.recover} u~B({self.a:g},{self.b:g})"
+        return text + (f" stop={self.stop}" if self.stop else "")
+
+    def chain(self, u: np.ndarray) -> dict[str, np.ndarray]:
+        """The truths given u: the rate at each turn, and the conversation measures."""
+        p1 = self.first - self.drop * u
+        compliant, from_c, from_n, stay = p1, np.ones_like(u), np.zeros_like(u), np.ones_like(u)
+        found: dict[str, np.ndarray] = {"turn 1": p1}
+        flips = np.zeros_like(u)
+        for t, h in enumerate(self.hazards, start=2):
+            flips = flips + compliant * h * u
+            compliant = compliant * (1 - h * u) + (1 - compliant) * self.recover
+            from_c = from_c * (1 - h * u) + (1 - from_c) * self.recover
+            from_n = from_n * (1 - h * u) + (1 - from_n) * self.recover
+            stay = stay * (1 - h * u)
+            found[f"turn {t}"] = compliant
+            found[f"survive {t}"] = p1 * stay
+        found["compliant_to_non_compliant"] = p1 * (1 - from_c)
+        found["non_compliant_to_compliant"] = (1 - p1) * from_n
+        found["compliant_to_non_compliant_any_turn"] = p1 * (1 - stay)
+        found["flips_per_conversation"] = flips
+        found["elicitation"] = 1 - p1 * stay
+        found["entered"] = p1
+        return found
+
+    def truth(self, measure: str) -> float:
+        if measure.startswith("flipped by "):  # Kaplan-Meier's F(t): among those compliant at turn 1
+            t = int(measure.split()[-1])
+            survive = beta_expect(lambda u: self.chain(u)[f"survive {t}"], self.a, self.b)
+            return 1 - survive / beta_expect(lambda u: self.chain(u)["entered"], self.a, self.b)
+        return beta_expect(lambda u: self.chain(u)[measure], self.a, self.b)
+
+    def draw(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """(verdicts inputs x runs x turns, each conversation's last turn)."""
+        u = rng.beta(self.a, self.b, self.inputs)[:, None]
+        state = rng.random((self.inputs, self.runs)) < self.first - self.drop * u
+        verdicts = [state]
+        for h in self.hazards:
+            move = rng.random((self.inputs, self.runs))
+            state = np.where(state, move >= h * u, move < self.recover)
+            verdicts.append(state)
+        last = np.full((self.inputs, self.runs), self.turns)
+        if self.stop and self.turns > 2:
+            early = rng.random((self.inputs, self.runs)) < self.stop
+            last = np.where(early, rng.integers(2, self.turns, (self.inputs, self.runs)), last)
+        return np.stack(verdicts, axis=2), last
+
+
+class _TurnRow:
+    """What `TurnVerdict` reads of a results row (speceval's fold hands it a ComplianceRow; a pydantic row a turn
+    would cost most of a draw here)."""
+
+    __slots__ = ("turn", "conversation", "outcome", "compliant", "category", "rating", "input")
+
+    def __init__(self, turn: int, conversation: int, compliant: bool, text: str) -> None:
+        self.turn, self.conversation, self.outcome = turn, conversation, "judged"
+        self.compliant, self.category, self.rating, self.input = compliant, None, None, text
+
+
+def turn_verdicts(verdicts: np.ndarray, last: np.ndarray) -> list[TurnVerdict]:
+    """The turn verdicts as the report reads them: a results file per run, a conversation per input in each."""
+    inputs, runs, _ = verdicts.shape
+    facts = [
+        FileFacts(
+            spec="audit",
+            judge="j",
+            model="m",
+            variation="v",
+            run=r + 1,
+            statement_id="st",
+            statement_type="",
+            authority_level="",
+            mode="binary",
+            prompt_version="p",
+            source=f"run{r + 1}.json",
+            synthetic=True,
+        )  # fmt: skip
+        for r in range(runs)
+    ]
+    texts = [f"opening {i}" for i in range(inputs)]
+    return [
+        TurnVerdict(facts, r, cast(ComplianceRow, _TurnRow(t + 1, i, bool(verdicts[i, r, t]), texts[i])))
+        for r in range(runs)
+        for i in range(inputs)
+        for t in range(int(last[i, r]))
+    ]
+
+
+def conversation_measures(verdicts: np.ndarray, last: np.ndarray) -> dict[str, np.ndarray]:
+    """Each conversation's measures (inputs x runs), as the tables define them, for the references."""
+    inputs, runs, turns = verdicts.shape
+    first = verdicts[:, :, 0]
+    upto = np.arange(turns)[None, None, :] < last[:, :, None]
+    end = np.take_along_axis(verdicts, (last - 1)[:, :, None], axis=2)[:, :, 0]
+    later_n = ((~verdicts) & upto)[:, :, 1:].any(axis=2)
+    caving = verdicts[:, :, :-1] & ~verdicts[:, :, 1:] & upto[:, :, 1:]
+    return {
+        "compliant_to_non_compliant": (first & ~end).astype(float),
+        "non_compliant_to_compliant": (~first & end).astype(float),
+        "compliant_to_non_compliant_any_turn": (first & later_n).astype(float),
+        "flips_per_conversation": caving.sum(axis=2).astype(float),
+        "elicitation": ((~verdicts) & upto).any(axis=2).astype(float),
+    }
+
+
+def _interval_of(found: object) -> Bounds:
+    low, high = getattr(found, "ci_low", None), getattr(found, "ci_high", None)
+    return None if low is None or high is None else (float(low), float(high))
+
+
+def _references_on(y: np.ndarray, rng: np.random.Generator, lo: float = 0.0, hi: float = 1.0) -> dict[str, Bounds]:
+    """A share's references (inputs x runs of 0/1 values: the rate references and the bounded-mean ones), or a
+    bounded mean's (the bounded-mean references and t on the inputs' means)."""
+    means = cluster_means(y)
+    if lo == 0.0 and hi == 1.0:
+        return {**rate_references(y, rng), **bounded_mean_references(means, lo, hi, rng)}
+    return {**bounded_references(means, lo, hi, rng), **bounded_mean_references(means, lo, hi, rng)}
+
+
+def _talks(*designs: Talk) -> list[Talk]:
+    return list(designs)
+
+
+TALKS = _talks(
+    Talk(inputs=10, runs=3, hazards=(0.1, 0.1)),
+    Talk(inputs=5, runs=2, hazards=(0.2, 0.2, 0.2), recover=0.3, a=2, b=2),
+    Talk(inputs=30, runs=2, hazards=(0.03, 0.03), first=0.99, recover=0.0),
+    Talk(inputs=20, runs=5, hazards=(0.6, 0.6), first=0.9, drop=0.4, recover=0.2, a=1, b=1),
+    Talk(inputs=100, runs=1, hazards=(0.3, 0.2, 0.2), first=0.8, drop=0.3, recover=0.1, a=2, b=5),
+    Talk(inputs=200, runs=3, hazards=(0.02, 0.02), first=0.98, recover=0.05),
+    Talk(inputs=10, runs=1, hazards=(0.05,), first=0.97, recover=0.0, a=1, b=4),
+)
+"""The conversation designs: 5-200 inputs, 1-5 runs, 2-4 turns, rates near 0 and 1 and in between."""
+
+
+def flip_scenarios() -> list[Scenario]:
+    """`flips` (compliant -> not, first to last and at any turn; the reverse), `flips_per_conversation` (a bounded
+    mean), `elicitation` (a violation at any turn) and `turn_rate` (each turn's rate: the turns of one conversation
+    are not independent), each from its table as the report calls it."""
+    found = []
+    measures = [
+        ("flips", "compliant_to_non_compliant"),
+        ("flips", "compliant_to_non_compliant_any_turn"),
+        ("flips", "non_compliant_to_compliant"),
+        ("flips-per-conversation", "flips_per_conversation"),
+        ("elicitation", "elicitation"),
+    ]
+    for k, talk in enumerate(TALKS):
+        for family, measure in measures:
+            if measure == "non_compliant_to_compliant" and k % 2:
+                continue  # (the reverse on half the designs: the rarest measure, the same estimator)
+
+            def draw(
+                rng: np.random.Generator, talk: Talk = talk, family: str = family, measure: str = measure
+            ) -> Drawn:
+                verdicts, last = talk.draw(rng)
+                rows = turn_verdicts(verdicts, last)
+                if family == "elicitation":
+                    ours = _interval_of(elicitation(rows)[0])
+                else:
+                    ours = _interval_of(next(f for f in flips(rows) if f.measure == measure))
+                y = conversation_measures(verdicts, last)[measure]
+                hi = float(talk.turns - 1) if measure == "flips_per_conversation" else 1.0
+                return ours, _references_on(y, rng, 0.0, hi)
+
+            truth = talk.truth(measure)
+            name = f"{measure} {talk.label()}"
+            found.append(Scenario(family=family, name=name, truth=truth, draw=draw, draws=_talk_draws(talk)))
+        for turn in sorted({2, talk.turns}):
+
+            def rate(rng: np.random.Generator, talk: Talk = talk, turn: int = turn) -> Drawn:
+                verdicts, last = talk.draw(rng)
+                rows = turn_verdicts(verdicts, last)
+                ours = _interval_of(next(r for r in turn_rates(rows) if r.turn == turn))
+                return ours, _references_on(verdicts[:, :, turn - 1].astype(float), rng)
+
+            name = f"turn {turn} {talk.label()}"
+            truth = talk.truth(f"turn {turn}")
+            found.append(Scenario(family="turn-rate", name=name, truth=truth, draw=rate, draws=_talk_draws(talk)))
+    return found
+
+
+def _talk_draws(talk: Talk) -> int:
+    """The default run's cap for a design (the report's tables cost ~30 us a turn verdict, and the conversation
+    families have 57 rows: the whole default audit is held under 15 minutes of one core): 400 draws, 150 over 1,000
+    turn verdicts a draw. `--uncapped` runs every row at --draws (the reported rows: 2,000)."""
+    return 400 if talk.inputs * talk.runs * talk.turns <= 1000 else 150
+
+
+FIRST_FLIPS = _talks(
+    Talk(inputs=10, runs=2, hazards=(0.1, 0.2, 0.2, 0.3), first=0.9, recover=0.2, stop=0.3),
+    Talk(inputs=5, runs=3, hazards=(0.3, 0.3, 0.3), first=0.95, recover=0.0, a=2, b=2, stop=0.3),
+    Talk(inputs=30, runs=1, hazards=(0.02, 0.02, 0.05), first=0.98, recover=0.1, stop=0.2),
+    Talk(inputs=20, runs=3, hazards=(0.8, 0.8), first=0.9, drop=0.5, recover=0.0, a=2, b=1),
+    Talk(inputs=100, runs=2, hazards=(0.1, 0.15, 0.2, 0.25), first=0.85, drop=0.3, recover=0.1, a=1, b=2, stop=0.4),
+    Talk(inputs=200, runs=1, hazards=(0.01, 0.01, 0.01), first=0.97, recover=0.0, stop=0.1),
+)
+"""The first-flip designs: a planted discrete hazard per turn (times each input's u), early ends censoring."""
+
+
+def kaplan_meier_at(times: np.ndarray, events: np.ndarray, weights: np.ndarray, turn: int) -> np.ndarray:
+    """F(turn) of the Kaplan-Meier curve with each conversation weighted (a row of `weights` a resample: the
+    references' cluster bootstrap and jackknife); nan where nobody is at risk."""
+    survival = np.ones(weights.shape[0])
+    for t in range(2, turn + 1):
+        at_risk = weights @ (times >= t).astype(float)
+        flipped = weights @ ((times == t) & events).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            survival = survival * np.where(at_risk > 0, 1 - flipped / at_risk, 1.0)
+    found: np.ndarray = 1 - survival
+    return found
+
+
+def km_references(
+    times: np.ndarray, events: np.ndarray, clusters: np.ndarray, turn: int, rng: np.random.Generator
+) -> dict[str, Bounds]:
+    """The turn of the first flip: the cluster (input) bootstrap's percentile and BCa intervals of F(turn), and
+    Greenwood's log-log interval treating conversations as independent (Kalbfleisch & Prentice)."""
+    g = int(clusters.max()) + 1 if len(clusters) else 0
+    if g < 2:
+        return {"cluster-bootstrap": None, "cluster-bca": None, "greenwood-loglog": None}
+    member = np.zeros((g, len(times)))
+    member[clusters, np.arange(len(times))] = 1.0
+
+    def statistic(w: np.ndarray) -> np.ndarray:
+        return kaplan_meier_at(times, events, w @ member, turn)
+
+    resampled = statistic(boot_counts(rng, g))
+    found: dict[str, Bounds] = {"cluster-bootstrap": percentile(resampled), "cluster-bca": bca(statistic, g, rng)}
+    # The binomial intervals at the curve's effective size F(1 - F) / (the bootstrap's variance of F), the clusters
+    # at risk when nothing has flipped (an exact interval where the bootstraps have no spread: rare flips).
+    f = float(statistic(np.ones((1, g)))[0])
+    variance = float(np.var(resampled[np.isfinite(resampled)]))
+    size = float(g) if f <= 0 or f >= 1 or variance <= 0 else min(float(len(times)), max(1.0, f * (1 - f) / variance))
+    for name in ("wilson", "clopper-pearson", "jeffreys"):
+        found[f"{name}@km-neff"] = RATE_REFS[name](f * size, size)
+    survival, greenwood = 1.0, 0.0
+    for t in range(2, turn + 1):
+        n, d = float((times >= t).sum()), float(((times == t) & events).sum())
+        if n > 0 and d > 0:
+            survival *= 1 - d / n
+            greenwood += d / (n * (n - d)) if n > d else math.inf
+    if survival <= 0 or survival >= 1 or not math.isfinite(greenwood):
+        found["greenwood-loglog"] = None
+    else:
+        spread = Z * math.sqrt(greenwood) / abs(math.log(survival))
+        found["greenwood-loglog"] = (1 - survival ** math.exp(-spread), 1 - survival ** math.exp(spread))
+    return found
+
+
+def first_flip_scenarios() -> list[Scenario]:
+    """`turn_of_first_flip` (`flip_survival`): F(t) at the second turn and the last, against the planted hazards'
+    Kaplan-Meier truth; the table's row at the latest turn at or before t (the curve is a step)."""
+    found = []
+    for talk in FIRST_FLIPS:
+        for turn in sorted({2, talk.turns}):
+
+            def draw(rng: np.random.Generator, talk: Talk = talk, turn: int = turn) -> Drawn:
+                verdicts, last = talk.draw(rng)
+                rows = turn_verdicts(verdicts, last)
+                points = [p for p in flip_survival(rows) if p.turn <= turn]
+                ours = _interval_of(points[-1]) if points else None
+                entered = verdicts[:, :, 0] & (last >= 2)
+                caved = ~verdicts[:, :, 1:] & (np.arange(2, talk.turns + 1)[None, None, :] <= last[:, :, None])
+                flipped = caved.any(axis=2)
+                times = np.where(flipped, caved.argmax(axis=2) + 2, last)[entered]
+                clusters = np.broadcast_to(np.arange(talk.inputs)[:, None], last.shape)[entered]
+                return ours, km_references(times, flipped[entered], dense_clusters(clusters), turn, rng)
+
+            name = f"F({turn}) {talk.label()}"
+            truth = talk.truth(f"flipped by {turn}")
+            found.append(Scenario(family="first-flip", name=name, truth=truth, draw=draw, draws=_talk_draws(talk)))
+    return found
+
+
+def dense_clusters(clusters: np.ndarray) -> np.ndarray:
+    found: np.ndarray = np.unique(clusters, return_inverse=True)[1].reshape(-1)
+    return found
+
+
+# -- session 19: categories --------------------------------------------------------------------------------------------
+
+
+def category_row(variation: str, index: int, run: int, category: str) -> ComplianceRow:
+    return ComplianceRow(
+        spec="audit", judge="j", model="m", variation=variation, run=run, statement_id=f"st{index % 2}",
+        mode="categories", prompt_version="v", input=f"question {index}", output=f"{variation}/{index}/{run}",
+        outcome="judged", compliant=None, confidence=None, rating=None, source=f"{variation}/run{run}.json",
+        category=category,
+    )  # fmt: skip
+
+
+def category_draw(
+    rng: np.random.Generator, inputs: int, runs: int, base: tuple[float, ...], concentration: float
+) -> np.ndarray:
+    """inputs x runs category codes: each input its own distribution Dirichlet(concentration * base) (inputs
+    differ: its runs are alike), each run a category drawn from it."""
+    probs = rng.dirichlet(np.array(base) * concentration, inputs)
+    cumulative = probs.cumsum(axis=1)
+    draws = rng.random((inputs, runs))
+    codes: np.ndarray = (draws[:, :, None] > cumulative[:, None, :]).sum(axis=2).clip(0, len(base) - 1)
+    return codes
+
+
+CATEGORY_DESIGNS = [
+    (10, 3, (0.9, 0.08, 0.02), 2.0), (5, 2, (0.6, 0.3, 0.1), 5.0), (30, 1, (0.97, 0.02, 0.01), 10.0),
+    (20, 5, (0.5, 0.3, 0.2), 1.0), (100, 3, (0.98, 0.015, 0.005), 3.0), (200, 1, (0.7, 0.2, 0.1), 20.0),
+]  # fmt: skip
+"""(inputs, runs, the categories' mean shares, the Dirichlet's concentration: small, inputs differ much)."""
+
+
+def category_scenarios() -> list[Scenario]:
+    """`category_share` (`category_distribution`): each category's share of a cell, the commonest and the rarest."""
+    found = []
+    for inputs, runs, base, concentration in CATEGORY_DESIGNS:
+        for k in (0, len(base) - 1):
+
+            def draw(
+                rng: np.random.Generator, inputs: int = inputs, runs: int = runs, base: tuple[float, ...] = base,
+                concentration: float = concentration, k: int = k,
+            ) -> Drawn:  # fmt: skip
+                codes = category_draw(rng, inputs, runs, base, concentration)
+                rows = [category_row("v", i, r + 1, f"c{codes[i, r]}") for i in range(inputs) for r in range(runs)]
+                declared = {("audit", "j"): [f"c{c}" for c in range(len(base))]}  # the judge's `categories:` (run.json)
+                share = next((s for s in category_distribution(rows, declared) if s.category == f"c{k}"), None)
+                return _interval_of(share), _references_on((codes == k).astype(float), rng)
+
+            name = f"c{k} {inputs}x{runs} shares {base} concentration {concentration}"
+            found.append(Scenario(family="category-share", name=name, truth=base[k], draw=draw))
+    return found
+
+
+def category_difference_scenarios() -> list[Scenario]:
+    """`category_difference` (`category_differences`): variation b's distribution on an input is (1 - s) times
+    variation a's on that input plus s times a fresh Dirichlet(concentration * moved): the inputs move both alike;
+    truth s * (base - moved) for each category."""
+    found = []
+    for inputs, runs, base, moved, s, concentration in [
+        (10, 3, (0.9, 0.08, 0.02), (0.5, 0.3, 0.2), 0.3, 2.0), (20, 1, (0.6, 0.3, 0.1), (0.6, 0.3, 0.1), 0.5, 5.0),
+        (30, 3, (0.97, 0.02, 0.01), (0.8, 0.15, 0.05), 0.2, 10.0), (100, 2, (0.5, 0.3, 0.2), (0.3, 0.3, 0.4), 0.5, 1.0),
+        (5, 5, (0.8, 0.15, 0.05), (0.8, 0.15, 0.05), 0.9, 3.0),
+    ]:  # fmt: skip
+        for k in (0, len(base) - 1):
+
+            def draw(
+                rng: np.random.Generator, inputs: int = inputs, runs: int = runs, base: tuple[float, ...] = base,
+                moved: tuple[float, ...] = moved, s: float = s, concentration: float = concentration, k: int = k,
+            ) -> Drawn:  # fmt: skip
+                pa = rng.dirichlet(np.array(base) * concentration, inputs)
+                pb = (1 - s) * pa + s * rng.dirichlet(np.array(moved) * concentration, inputs)
+                sides = []
+                for probs in (pa, pb):
+                    draws = rng.random((inputs, runs))
+                    sides.append((draws[:, :, None] > probs.cumsum(axis=1)[:, None, :]).sum(axis=2).clip(0, 2))
+                rows = [
+                    category_row(v, i, r + 1, f"c{codes[i, r]}")
+                    for v, codes in zip("ab", sides, strict=True)
+                    for i in range(inputs)
+                    for r in range(runs)
+                ]
+                declared = {("audit", "j"): [f"c{c}" for c in range(len(base))]}
+                found = next((d for d in category_differences(rows, declared) if d.category == f"c{k}"), None)
+                ya, yb = ((c == k).astype(float) for c in sides)
+                refs = difference_references(ya, yb, rng, binary=runs == 1)
+                diffs = cluster_means(ya) - cluster_means(yb)
+                refs.update(bounded_mean_references(diffs, -1.0, 1.0, rng))
+                return _interval_of(found), refs
+
+            truth = s * (base[k] - moved[k])
+            name = f"c{k} {inputs}x{runs} a {base} b moved {s} toward {moved} conc {concentration}"
+            found.append(Scenario(family="category-difference", name=name, truth=truth, draw=draw))
+    return found
+
+
+# -- session 19: the judge card (self-preference, position consistency, retest, wording, weighted accuracy) ------------
+
+
+SELF_CANDIDATES = ("gpt-a", "gpt-b", "claude-c", "gemini-d")
+"""The judge `gpt-judge`'s own provider's candidates are the first two (speceval reads the family from the name)."""
+
+
+def self_preference_scenarios() -> list[Scenario]:
+    """`self_preference` (the judge card's, from `leniency` rows): two judges, gpt-judge and claude-judge, on four
+    candidates' answers to the same inputs; an answer's truth from a probit with an input effect shared by the
+    candidates and runs; each judge errs toward compliance at its own rate, gpt-judge more on its own provider's
+    candidates (planted: `own` vs `other`); `varying`: gpt-judge's leniency also varies by input (u ~ Beta(2, 2),
+    mean kept). Truth: the mean over own candidates of E[gpt-judge's rate] - E[both judges' mean rate], minus the
+    same over the others."""
+    found = []
+    for inputs, runs, rates, own, other, miss, varying in [
+        (10, 3, (0.9, 0.85, 0.9, 0.8), 0.3, 0.1, 0.02, False),
+        (10, 1, (0.95, 0.95, 0.95, 0.95), 0.0, 0.0, 0.02, False),
+        (30, 2, (0.97, 0.95, 0.98, 0.9), 0.5, 0.2, 0.01, True),
+        (5, 3, (0.8, 0.7, 0.9, 0.8), 0.4, 0.1, 0.05, False),
+        (100, 1, (0.9, 0.9, 0.9, 0.9), 0.2, 0.2, 0.02, True),
+        (20, 5, (0.5, 0.6, 0.5, 0.4), 0.3, 0.1, 0.05, True),
+    ]:  # fmt: skip
+        lenient = {"claude-judge": (0.05, 0.05), "gpt-judge": (own, other)}
+        expected = {
+            (j, c): p * (1 - miss) + (1 - p) * lenient[j][0 if c < 2 else 1]
+            for j in lenient
+            for c, p in enumerate(rates)
+        }
+        deltas = [
+            expected[("gpt-judge", c)] - (expected[("gpt-judge", c)] + expected[("claude-judge", c)]) / 2
+            for c in range(4)
+        ]
+        truth = (deltas[0] + deltas[1]) / 2 - (deltas[2] + deltas[3]) / 2
+
+        def draw(
+            rng: np.random.Generator, inputs: int = inputs, runs: int = runs, rates: tuple[float, ...] = rates,
+            lenient: dict[str, tuple[float, float]] = lenient, miss: float = miss, varying: bool = varying,
+        ) -> Drawn:  # fmt: skip
+            shared = rng.normal(size=inputs)
+            scale = rng.beta(2, 2, inputs) * 2 if varying else np.ones(inputs)
+            verdicts = np.zeros((2, 4, inputs, runs))
+            for c, p in enumerate(rates):
+                a = NORMAL.inv_cdf(p) * math.sqrt(2.0)
+                truth = a + shared[:, None] + rng.normal(size=(inputs, runs)) > 0
+                for j, judge in enumerate(("gpt-judge", "claude-judge")):
+                    rate = lenient[judge][0 if c < 2 else 1] * (scale[:, None] if judge == "gpt-judge" else 1.0)
+                    says = np.where(truth, rng.random((inputs, runs)) >= miss, rng.random((inputs, runs)) < rate)
+                    verdicts[j, c] = says
+            rows = [
+                compliance_row(judge, model, f"st{i % 2}", i, r + 1, bool(verdicts[j, c, i, r]))
+                for j, judge in enumerate(("gpt-judge", "claude-judge"))
+                for c, model in enumerate(SELF_CANDIDATES)
+                for i in range(inputs)
+                for r in range(runs)
+            ]
+            found = self_preference([r for r in leniency(rows) if r.judge == "gpt-judge"]).get("self_preference")
+            ours = (
+                None
+                if found is None or found.ci_low is None or found.ci_high is None
+                else (found.ci_low, found.ci_high)
+            )
+            lean = (verdicts[0] - verdicts.mean(axis=0)).mean(axis=2)  # candidates x inputs
+            per_input = lean[:2].mean(axis=0) - lean[2:].mean(axis=0)
+            refs: dict[str, Bounds] = {
+                "t-input-means": t_on_means(per_input, -1.0, 1.0),
+                "cluster-bootstrap": percentile(boot_counts(rng, inputs) @ per_input / inputs),
+                **bounded_mean_references(per_input, -1.0, 1.0, rng),
+            }
+            return ours, refs
+
+        name = f"{inputs}x{runs} rates {rates} gpt-judge lenient {own} own / {other} others" + (
+            ", by input" if varying else ""
+        )
+        found.append(Scenario(family="self-preference", name=name, truth=truth, draw=draw, draws=400))
+    return found
+
+
+def position_scenarios() -> list[Scenario]:
+    """`position_consistency` (the judge card's pooled row, `judge_position_consistency`): one pair of candidates, each
+    input judged in both orders in every run; an input's chance that a is the better answer s ~ Beta(a, b) (shared
+    by its runs), the first-shown answer favoured: a wins shown first with beta + (1 - beta) s, shown second with
+    (1 - beta) s. Consistent: the same winner in both orders; truth E[q1 q2 + (1 - q1)(1 - q2)]."""
+    found = []
+    for inputs, runs, bias, a, b in [
+        (10, 3, 0.1, 1.0, 1.0), (5, 2, 0.3, 2.0, 2.0), (30, 1, 0.02, 1.0, 8.0), (20, 5, 0.5, 1.0, 1.0),
+        (100, 3, 0.05, 1.0, 20.0), (200, 1, 0.2, 2.0, 5.0), (10, 1, 0.0, 1.0, 30.0),
+    ]:  # fmt: skip
+
+        def chance(s: np.ndarray, bias: float = bias) -> np.ndarray:
+            q1, q2 = bias + (1 - bias) * s, (1 - bias) * s
+            found: np.ndarray = q1 * q2 + (1 - q1) * (1 - q2)
+            return found
+
+        def draw(
+            rng: np.random.Generator, inputs: int = inputs, runs: int = runs, bias: float = bias, a: float = a,
+            b: float = b,
+        ) -> Drawn:  # fmt: skip
+            s = rng.beta(a, b, inputs)[:, None]
+            a_first = rng.random((inputs, runs)) < bias + (1 - bias) * s
+            a_second = rng.random((inputs, runs)) < (1 - bias) * s
+            rows = [
+                RankingRow(
+                    spec="audit",
+                    judge="j",
+                    model_a=first,
+                    model_b=second,
+                    statement_id=f"st{i % 2}",
+                    index=i,
+                    input=f"q{i}",
+                    outcome="judged",
+                    rank=1 if wins else -1,
+                    source=f"run{r + 1}.json",
+                    run=r + 1,
+                )  # fmt: skip
+                for i in range(inputs)
+                for r in range(runs)
+                for first, second, wins in (
+                    ("a", "b", bool(a_first[i, r])),
+                    ("b", "a", not a_second[i, r]),
+                )
+            ]
+            [row] = judge_position_consistency(rows)
+            consistent = (a_first == a_second).astype(float)
+            return _interval_of(row), _references_on(consistent, rng)
+
+        truth = beta_expect(chance, a, b)
+        name = f"{inputs}x{runs} first-shown bias {bias} s~B({a:g},{b:g})"
+        found.append(Scenario(family="position", name=name, truth=truth, draw=draw))
+    return found
+
+
+def card_scenarios() -> list[Scenario]:
+    """`retest_agreement`, `wording_flip_rate` and `wording_flip_excess` (the judge card's, `judge_card` on the
+    card's verdicts): inputs with `answers` drawn answers each (candidates x runs: one cluster); an input's
+    difficulty u ~ Beta(a, b); each answer's first and retest verdicts err (flip the truth) with e = retest_error * u,
+    each of `wordings` rewordings with w = wording_error * u. Truths: retest agreement E[(1-e)^2 + e^2], wording flip
+    E[e(1-w) + w(1-e)], excess E[e + w - 2ew] - E[2e(1-e)]."""
+    found = []
+    for inputs, answers, wordings, e, w, a, b in [
+        (10, 2, 2, 0.1, 0.2, 1.0, 1.0), (30, 1, 3, 0.02, 0.05, 1.0, 3.0), (5, 3, 1, 0.2, 0.2, 2.0, 2.0),
+        (20, 4, 2, 0.0, 0.1, 1.0, 1.0), (100, 2, 2, 0.05, 0.3, 1.0, 5.0), (200, 1, 1, 0.01, 0.01, 1.0, 1.0),
+    ]:  # fmt: skip
+        truths = {
+            "retest": beta_expect(lambda u, e=e: (1 - e * u) ** 2 + (e * u) ** 2, a, b),
+            "wording-flip": beta_expect(lambda u, e=e, w=w: e * u * (1 - w * u) + w * u * (1 - e * u), a, b),
+            "wording-excess": beta_expect(
+                lambda u, e=e, w=w: (e * u + w * u - 2 * e * w * u * u) - 2 * e * u * (1 - e * u), a, b
+            ),
+        }
+        for family, truth in truths.items():
+
+            def draw(
+                rng: np.random.Generator, inputs: int = inputs, answers: int = answers, wordings: int = wordings,
+                e: float = e, w: float = w, a: float = a, b: float = b, family: str = family,
+            ) -> Drawn:  # fmt: skip
+                u = rng.beta(a, b, inputs)[:, None]
+                truth = rng.random((inputs, answers)) < 0.9
+                first = truth ^ (rng.random((inputs, answers)) < e * u)
+                retest = truth ^ (rng.random((inputs, answers)) < e * u)
+                worded = truth[:, :, None] ^ (rng.random((inputs, answers, wordings)) < (w * u)[:, :, None])
+                items = [
+                    CardItem(
+                        statement_id=f"st{i % 2}",
+                        input=f"q{i}",
+                        first=bool(first[i, k]),
+                        retest=bool(retest[i, k]),
+                        wordings=[bool(v) for v in worded[i, k]],
+                    )  # fmt: skip
+                    for i in range(inputs)
+                    for k in range(answers)
+                ]
+                cards = {("audit", "j"): CardVerdicts("audit", "j", wordings=wordings, items=items)}
+                [row] = judge_card([("audit", "j")], [], [], None, [], [], cards, {})
+                flip_share = (worded != first[:, :, None]).mean(axis=2)
+                retest_flip = (retest != first).astype(float)
+                if family == "retest":
+                    return _interval_of_estimate(row.retest), _references_on(1.0 - retest_flip, rng)
+                if family == "wording-flip":
+                    flips = (worded != first[:, :, None]).reshape(inputs, -1).astype(float)
+                    return _interval_of_estimate(row.wording_flip), _references_on(flips, rng)
+                refs = difference_references(flip_share, retest_flip, rng, binary=False)
+                diffs = cluster_means(flip_share) - cluster_means(retest_flip)
+                refs.update(bounded_mean_references(diffs, -1.0, 1.0, rng))
+                return _interval_of_estimate(row.wording_excess), refs
+
+            name = f"{inputs} inputs x {answers} answers, {wordings} wordings, e={e}u w={w}u u~B({a:g},{b:g})"
+            found.append(Scenario(family=family, name=name, truth=truth, draw=draw))
+    return found
+
+
+def _interval_of_estimate(estimate: Estimate) -> Bounds:
+    return None if estimate.ci_low is None or estimate.ci_high is None else (estimate.ci_low, estimate.ci_high)
+
+
+def weighted_accuracy_scenarios() -> list[Scenario]:
+    """`human_accuracy_weighted` (`design_weighted_share`, as `pooled_accuracy` calls it with a design): statements
+    of unequal size N_h (answers, `per` to an input: one cluster) where the judge is right at a_h, an input's own
+    accuracy Beta with mean a_h (its answers alike at icc); the sheet draws n_h labels from statement h at unequal
+    rates (inputs drawn, all their answers labelled). Truth: sum_h N_h a_h / N (the planted accuracies)."""
+    found = []
+    for name, sizes, accuracy, labels, per, icc in [
+        ("small statements oversampled", (400, 100, 20), (0.95, 0.8, 0.6), (10, 10, 10), 1, 0.0),
+        ("big statement oversampled", (300, 60, 60), (0.99, 0.85, 0.9), (30, 5, 5), 2, 0.3),
+        ("big statement oversampled, answers alone", (300, 60, 60), (0.99, 0.85, 0.9), (30, 5, 5), 1, 0.0),
+        ("rare errors, 5 labels each", (200, 200, 100, 50), (0.98, 0.97, 0.99, 0.95), (5, 5, 5, 5), 1, 0.0),
+        ("exact judge in two", (100, 50, 50), (1.0, 1.0, 0.85), (6, 6, 12), 1, 0.0),
+        ("clustered, 3 answers an input", (150, 90, 30), (0.9, 0.7, 0.95), (12, 9, 6), 3, 0.5),
+        ("many labels", (600, 300, 100), (0.93, 0.88, 0.75), (60, 40, 40), 1, 0.0),
+    ]:  # fmt: skip
+        truth = sum(n * a for n, a in zip(sizes, accuracy, strict=True)) / sum(sizes)
+        for finite in (False, True):
+
+            def draw(
+            rng: np.random.Generator, sizes: tuple[int, ...] = sizes, accuracy: tuple[float, ...] = accuracy,
+            labels: tuple[int, ...] = labels, per: int = per, icc: float = icc, finite: bool = finite,
+            truth: float = truth,
+        ) -> Drawn:  # fmt: skip
+                agree, labelled, clusters, strata, lab_y, weights = [], [], [], [], [], []
+                start = 0
+                for h, (size, a, n) in enumerate(zip(sizes, accuracy, labels, strict=True)):
+                    groups = size // per
+                    y = beta_binomial_inputs(rng, groups, per, a, icc).astype(bool)
+                    chosen = np.zeros(groups, dtype=bool)
+                    chosen[rng.choice(groups, min(groups, max(1, n // per)), replace=False)] = True
+                    agree.append(y.reshape(-1))
+                    labelled.append(np.repeat(chosen, per))
+                    clusters.append(np.repeat(np.arange(start, start + groups), per))
+                    strata.append(np.full(groups * per, h))
+                    lab_y.append(y[chosen].reshape(-1).astype(float))
+                    weights.append(groups * per)
+                    start += groups
+                found = design_weighted_share(
+                    np.concatenate(agree), np.concatenate(labelled), np.concatenate(clusters), np.concatenate(strata)
+                )
+                ours = None if found.ci_low is None or found.ci_high is None else (found.ci_low, found.ci_high)
+                refs = weighted_share_references(lab_y, [w / sum(weights) for w in weights], per, rng)
+                if not finite:
+                    return ours, refs
+                # The judged answers' own accuracy as the truth (what the card says it estimates): every interval
+                # moved by planted - realized, so covering the planted truth is covering the realized one.
+                shift = truth - float(np.concatenate(agree).mean())
+                moved = {k: None if v is None else (v[0] + shift, v[1] + shift) for k, v in refs.items()}
+                return (None if ours is None else (ours[0] + shift, ours[1] + shift)), moved
+
+            label = f"{name}, truth the judged answers' own accuracy" if finite else name
+            found.append(Scenario(family="human-weighted", name=label, truth=truth, draw=draw))
+    return found
+
+
+def weighted_share_references(
+    lab_y: list[np.ndarray], weights: list[float], per: int, rng: np.random.Generator
+) -> dict[str, Bounds]:
+    """The labels alone at the design's weights W_h: Wilson / Clopper-Pearson / Jeffreys at the Kish size (its
+    design effect of the clusters too: the size over `per` answers an input where they are alike counted as the
+    inputs when smaller), and a stratified cluster bootstrap (inputs redrawn within each statement)."""
+    w = np.concatenate([np.full(len(y), wh / len(y)) for y, wh in zip(lab_y, weights, strict=True)])
+    y = np.concatenate(lab_y)
+    p = float((w * y).sum() / w.sum())
+    kish = float(w.sum()) ** 2 / float((w**2).sum())
+    variance = sum(
+        wh * wh * float(cluster_means(yh.reshape(-1, per)).var(ddof=1)) / (len(yh) // per)
+        for yh, wh in zip(lab_y, weights, strict=True)
+        if len(yh) // per > 1
+    )
+    size = kish if p <= 0 or p >= 1 or variance <= 0 else min(kish, max(len(y) / per, p * (1 - p) / variance))
+    found: dict[str, Bounds] = {
+        f"labels-only {name}@kish": RATE_REFS[name](p * size, size)
+        for name in ("wilson", "clopper-pearson", "jeffreys")
+    }
+    boot = np.zeros(BOOT)
+    for yh, wh in zip(lab_y, weights, strict=True):
+        means = cluster_means(yh.reshape(-1, per))
+        boot += wh * (boot_counts(rng, len(means)) @ means) / len(means)
+    found["stratified-cluster-bootstrap"] = percentile(boot)
+    return found
+
+
 FAMILIES: dict[str, Callable[[], list[Scenario]]] = {
     "pooled": pooled_scenarios,
     "paired": paired_scenarios,
@@ -1082,6 +1878,15 @@ FAMILIES: dict[str, Callable[[], list[Scenario]]] = {
     "mean-rating": rating_scenarios,
     "ranking": ranking_scenarios,
     "labelled": labelled_scenarios,
+    # session 19
+    "conversations": flip_scenarios,
+    "first-flip": first_flip_scenarios,
+    "category-share": category_scenarios,
+    "category-difference": category_difference_scenarios,
+    "self-preference": self_preference_scenarios,
+    "position": position_scenarios,
+    "card": card_scenarios,
+    "human-weighted": weighted_accuracy_scenarios,
 }
 
 
