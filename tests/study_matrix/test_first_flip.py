@@ -113,3 +113,17 @@ def test_a_few_flips_among_many_keep_the_binomial_lower_limit() -> None:
     assert point.flipped == pytest.approx(0.01)
     assert point.ci_low is not None and point.ci_high is not None
     assert point.ci_low < 0.002 and point.ci_high > 0.01  # the band alone: 0.00248
+
+
+def test_every_turn_has_its_row_the_curve_unchanged_where_nothing_happened() -> None:
+    """No conversation flips or ends at turn 3: its row carries turn 2's share and interval (without it, F(3) was
+    not in the table at all)."""
+    times, events = [2, 4, 4, 4], [True, False, True, False]
+    curve = {p.turn: p for p in kaplan_meier(times, events, list(range(4)))}
+    assert sorted(curve) == [2, 3, 4]
+    assert (curve[3].flips, curve[3].censored, curve[3].at_risk) == (0, 0, 3)
+    assert (curve[3].flipped, curve[3].ci_low, curve[3].ci_high) == (
+        curve[2].flipped,
+        curve[2].ci_low,
+        curve[2].ci_high,
+    )

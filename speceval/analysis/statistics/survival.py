@@ -44,11 +44,13 @@ class SurvivalPoint(BaseModel):
 
 
 def kaplan_meier(times: Sequence[int], events: Sequence[bool], clusters: Sequence[Hashable]) -> list[SurvivalPoint]:
-    """The curve at every turn at which a conversation flips or ends (`times`: the turn of its first flip, or its
-    last judged turn when `events` is False; `clusters`: its input)."""
+    """The curve at every turn from the first at which a conversation flips or ends to the last (`times`: the turn of
+    its first flip, or its last judged turn when `events` is False; `clusters`: its input)."""
     if not times:
         return []
-    turns = sorted(set(times))
+    # Every turn from the first to the last, those where nothing happened included (the curve unchanged there):
+    # a turn without a row left F(2) unread on 9-10% of draws at 10 inputs x 2 runs (session 19's audit).
+    turns = range(min(times), max(times) + 1)
     groups = sorted(set(clusters), key=repr)
     index = {c: k for k, c in enumerate(groups)}
     g = len(groups)
