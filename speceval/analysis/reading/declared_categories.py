@@ -16,6 +16,7 @@ from typing import Any
 from speceval.analysis.reading.column_codes import FileFacts
 from speceval.batch.manifest import MANIFEST_NAME
 from speceval.defaults import Mode
+from speceval.errors import InputError
 
 
 def declared_categories(paths: list[Path | None], facts: list[FileFacts]) -> dict[tuple[str, str], list[str]]:
@@ -38,9 +39,11 @@ def declared_categories(paths: list[Path | None], facts: list[FileFacts]) -> dic
 
 
 def _identity_categories(manifest: Path) -> list[str]:
+    if not manifest.is_file():
+        return []  # verdicts read without their run (an export read back): their own categories stand
     try:
         data: Any = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []  # the verdict files were read without it: their categories stand
+    except (OSError, ValueError) as exc:
+        raise InputError(manifest, f"unreadable run manifest: {exc}") from None
     categories = (((data or {}).get("parameters") or {}).get("identity") or {}).get("categories")
     return [str(name) for name in categories] if isinstance(categories, dict | list) else []
