@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from speceval.batch.records import Outcome, RequestError, RequestOutcome
@@ -134,6 +134,11 @@ class RayModel:
     def describe(self) -> dict[str, str]:
         """Provider and model name, for manifests and summaries."""
         return {"provider": self.org, "model_name": self.model_name, "mode": "ray"}
+
+    def limiter_key(self) -> Hashable:
+        """What shares one rate limiter (`speceval.realtime.engine.limiter_of`): this object (its Ray cluster's
+        workers are its own)."""
+        return self
 
     def run(self, rows: Sequence[tuple[str, str]]) -> Iterator[list[RequestOutcome]]:
         """Send `(custom_id, prompt)` rows through Ray; yield their outcomes one block at a time."""
