@@ -64,6 +64,10 @@ def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path,
         by_statement = {r["statement_id"]: r for r in csv.DictReader(handle)}
     assert by_statement["s1"]["judged"] == "2" and by_statement["s1"]["not_judged_answer_errored"] == "2"
     assert by_statement["s2"]["judged"] == "3" and by_statement["s2"]["not_judged_answer_errored"] == ""
+    for name in ("compliance_by_type.csv", "compliance_by_authority.csv"):  # every statement "requirement", "user"
+        with (tmp_path / "report" / name).open(encoding="utf-8") as handle:
+            (grouped,) = list(csv.DictReader(handle))
+        assert (grouped["judged"], grouped["not_judged_answer_errored"]) == ("5", "2"), name
     table = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
     assert "2 answer_errored, 1 unparsed" in table
 

@@ -39,10 +39,13 @@ Key = tuple[str, ...]
 
 
 class SkippedAnswers(BaseModel):
-    """Answers not judged per (spec, judge, candidate, variation) and per the same with the statement."""
+    """Answers not judged per (spec, judge, candidate, variation), and per the same with the statement, its type or
+    its authority level (the breakdowns' `group`)."""
 
     pooled: dict[Key, dict[str, int]] = Field(default_factory=dict)
     per_statement: dict[Key, dict[str, int]] = Field(default_factory=dict)
+    by_type: dict[Key, dict[str, int]] = Field(default_factory=dict)
+    by_authority: dict[Key, dict[str, int]] = Field(default_factory=dict)
 
 
 def skipped_answers(paths: list[Path | None], facts: list[FileFacts]) -> SkippedAnswers:
@@ -52,6 +55,8 @@ def skipped_answers(paths: list[Path | None], facts: list[FileFacts]) -> Skipped
     summaries: dict[Path, _JudgeSummary | None] = {}
     pooled: dict[Key, Counter[str]] = {}
     per_statement: dict[Key, Counter[str]] = {}
+    by_type: dict[Key, Counter[str]] = {}
+    by_authority: dict[Key, Counter[str]] = {}
     counted: set[tuple[Path, Key]] = set()
     for path, fact in zip(paths, facts, strict=True):
         if path is None:
@@ -66,8 +71,16 @@ def skipped_answers(paths: list[Path | None], facts: list[FileFacts]) -> Skipped
         if (folder, key) not in counted:  # a folder's statements share its summary: counted once
             counted.add((folder, key))
             _add(pooled, key, summary.skipped_answers)
-        _add(per_statement, (*key, fact.statement_id), summary.skipped_by_statement.get(fact.statement_id, {}))
-    return SkippedAnswers(pooled=_named(pooled), per_statement=_named(per_statement))
+        statement = summary.skipped_by_statement.get(fact.statement_id, {})
+        _add(per_statement, (*key, fact.statement_id), statement)
+        _add(by_type, (*key, fact.statement_type), statement)
+        _add(by_authority, (*key, fact.authority_level), statement)
+    return SkippedAnswers(
+        pooled=_named(pooled),
+        per_statement=_named(per_statement),
+        by_type=_named(by_type),
+        by_authority=_named(by_authority),
+    )
 
 
 def answers_never_judged(paths: list[Path]) -> Counter[str]:

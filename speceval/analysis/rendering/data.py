@@ -280,7 +280,8 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
     variations = with_skipped(variations, skipped.pooled, *cell)
     compliance = with_skipped(compliance, skipped.pooled, *cell)
     per_statement = with_skipped(per_statement, skipped.per_statement, *cell, "statement_id")
-    by_type, by_authority = breakdown(both, "statement_type"), breakdown(both, "authority_level")
+    by_type = with_skipped(breakdown(both, "statement_type"), skipped.by_type, *cell, "group")
+    by_authority = with_skipped(breakdown(both, "authority_level"), skipped.by_authority, *cell, "group")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
     turn_rates_ = turn_rates(turn_rows)
     # Labels match answers by their texts: with labels, the judges' verdicts are read again a file at a time,
