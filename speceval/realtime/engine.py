@@ -52,12 +52,16 @@ TICK_SECONDS = 0.1
 DEFAULT_OUTPUT_TOKENS = 256
 
 _limiters: weakref.WeakValueDictionary[Hashable, RateLimiter] = weakref.WeakValueDictionary()
+# Each client holds its endpoint's limiter for as long as it lives (the limiter was the client's before it was the
+# endpoint's): what it learned (the provider's stated limits, a 429's pause) carries over from one engine of a judge
+# or a study to the next, and it is let go when no client of that endpoint is left.
+_held: weakref.WeakKeyDictionary[RealtimeModel, RateLimiter] = weakref.WeakKeyDictionary()
 _limiters_lock = threading.Lock()
 
 
 def limiter_of(model: RealtimeModel) -> RateLimiter:
     """The one limiter of an endpoint (`RealtimeModel.limiter_key`), shared by every engine that calls it while any
-    of them runs.
+    client of that endpoint lives.
 
     A judge drives one engine per run directory (each candidate, each pair), and an experiment several judge tasks
     and each variation's run of a candidate at once, with clients of the same endpoint: `--rpm`, `--tpm` and
@@ -69,6 +73,7 @@ def limiter_of(model: RealtimeModel) -> RateLimiter:
         if limiter is None:
             limiter = RateLimiter(model.options.limits)
             _limiters[key] = limiter
+        _held[model] = limiter
         return limiter
 
 

@@ -7,7 +7,9 @@ are the same as for per-minute limits.
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 
 from speceval.emulator import Emulator, FaultConfig, respond
 from speceval.realtime import RateLimits, RealtimeOptions
@@ -93,5 +95,10 @@ def test_clients_of_one_endpoint_share_one_limiter_whatever_their_sampling_setti
 
     cold, warm = client(0.0), client(0.7)
     assert limiter_of(cold) is limiter_of(warm) and limiter_of(cold).limits == limits
+    # Held while a client of the endpoint lives, not only while an engine runs: what it learned (the provider's
+    # stated limits, a 429's pause) carries over from one run's engine to the next.
+    held = weakref.ref(limiter_of(cold))
+    gc.collect()
+    assert held() is not None and held() is limiter_of(warm)
     assert limiter_of(client(0.0, base_url="http://127.0.0.1:10/v1")) is not limiter_of(cold)
     assert limiter_of(client(0.0, rpm=30)) is not limiter_of(cold)
