@@ -14,8 +14,9 @@ rate with its 95% interval and the registry's method, and whether the entry pass
   its `min_human_kappa` line is then listed as unmeasured).
 * `retest_agreement`: the card's sample re-sent unchanged; the share whose verdict is the same (clustered by input).
 * `wording_flip_rate`: the share of (answer, wording) verdicts that differ from the first verdict; and
-  `wording_flip_excess`: per answer, its wording flip share minus its retest flip (0/1), a paired MOVER difference on
-  the same answers: what the wording moves beyond the judge's own noise.
+  `wording_flip_excess`: per answer, its wording flip share minus its retest flip (0/1), with Tango's paired score
+  interval on the answers' differences at their effective size, clustered by input (`paired.score_difference`): what
+  the wording moves beyond the judge's own noise.
 * `self_preference`: the judge's mean leniency toward candidates of its own provider minus toward the others
   (MOVER of the two means' intervals, candidates independent).
 * `position_consistency`: a ranking judge's share of comparisons with the same winner in both orders, over every
@@ -34,8 +35,8 @@ from speceval.analysis.reading.card_verdicts import CardVerdicts
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import codes_of, rate_interval
 from speceval.analysis.statistics.columns import Estimate
-from speceval.analysis.statistics.paired import mover_difference
-from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE
+from speceval.analysis.statistics.paired import score_difference
+from speceval.analysis.statistics.registry import PAIRED_SCORE, SELF_PREFERENCE
 from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
 from speceval.analysis.tables.judge_quality import (
@@ -195,9 +196,10 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
     if paired:
         codes, distinct = codes_of([(i.statement_id, i.input) for i in paired])
         stratum_codes, _ = codes_of([key[0] for key in distinct])  # type: ignore[index]
-        difference = mover_difference(
+        # One answer's wording flips and its retest flip are paired, and an input's answers are alike: Tango's
+        # score interval on the answers' differences at their effective size, clustered by input.
+        difference = score_difference(
             np.asarray(per_item),
-            codes,
             np.asarray([float(i.retest != i.first) for i in paired]),
             codes,
             len(distinct),
@@ -207,7 +209,7 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
             value=difference.difference,
             ci_low=difference.ci_low,
             ci_high=difference.ci_high,
-            ci_method=PAIRED if difference.ci_low is not None else None,
+            ci_method=PAIRED_SCORE if difference.ci_low is not None else None,
         )
     return found
 
