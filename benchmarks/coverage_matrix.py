@@ -24,7 +24,11 @@ from pydantic import BaseModel
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.card_scenarios import self_preference_scenario, wording_excess_scenario  # noqa: E402
+from benchmarks.card_scenarios import (  # noqa: E402
+    flips_by_input_scenario,
+    self_preference_scenario,
+    wording_excess_scenario,
+)
 from benchmarks.coverage_scenarios import (
     Drawn,
     Scenario,
@@ -627,6 +631,31 @@ def card_scenarios() -> list[Scenario]:
                 ("wording_flip_excess",),
                 f"{inputs} inputs x {per_input} answers, {wordings} wordings, retest flips {retest}, wording flips "
                 f"{wording}",
+                truth,
+                draw,
+            )
+        )
+    # The issue 47 audit's flagged designs (flip chances times an input's difficulty u; session 19: 1.8-3.2x its
+    # narrowest covering reference), and excesses carried by few inputs (the retest never flips; an input's answers
+    # flip alike), where MOVER of the two sides covered 0.84-0.91 and Agresti-Caffo on the inputs' means 0.77-0.90.
+    for inputs, per_input, wordings, retest, wording, icc, difficulty, together, label in (
+        (30, 1, 3, 0.03, 0.07, 0.0, (1.0, 3.0), False, "rare flips, difficulty u~B(1, 3)"),
+        (5, 3, 1, 0.3, 0.3, 0.0, (2.0, 2.0), False, "truth 0, difficulty u~B(2, 2)"),
+        (20, 4, 2, 0.0, 0.1, 0.0, (1.0, 1.0), False, "the retest never flips, difficulty u~B(1, 1)"),
+        (200, 1, 1, 0.02, 0.02, 0.0, (1.0, 1.0), False, "truth 0, difficulty u~B(1, 1)"),
+        (30, 1, 1, 0.0, 0.05, 0.0, None, False, "the retest never flips, independent answers"),
+        (20, 4, 2, 0.0, 0.04, 0.3, None, True, "the retest never flips, ICC 0.3"),
+        (10, 3, 2, 0.0, 0.2, 1.0, None, True, "the retest never flips, an input's answers alike"),
+        (30, 5, 1, 0.0, 0.03, 0.5, None, False, "the retest never flips, ICC 0.5"),
+        (8, 4, 1, 0.0, 0.5, 0.3, None, False, "the retest never flips, ICC 0.3, half flip"),
+    ):
+        truth, draw = flips_by_input_scenario(inputs, per_input, wordings, retest, wording, icc, difficulty, together)
+        found.append(
+            Scenario(
+                "wording-excess",
+                ("wording_flip_excess",),
+                f"{inputs} inputs x {per_input} answers, {wordings} wordings, retest {retest}, wording {wording} "
+                f"({label}{'; wordings flip together' if together else ''})",
                 truth,
                 draw,
             )
