@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from statistics import NormalDist
 
 import numpy as np
 
@@ -160,7 +161,7 @@ def self_preference_scenario(
     return truth, draw
 
 
-def _row(judge: str, candidate: str, index: int, compliant: bool) -> ComplianceRow:
+def _row(judge: str, candidate: str, index: int, compliant: bool, run: int = 1) -> ComplianceRow:
     statement = f"st{index % 2}"
     return ComplianceRow(
         spec="s",
@@ -170,10 +171,84 @@ def _row(judge: str, candidate: str, index: int, compliant: bool) -> ComplianceR
         mode="binary",
         prompt_version="p",
         input=f"{statement} q{index}",
-        output=f"{candidate} a{index}",
+        output=f"{candidate} a{index} r{run}",
+        run=run,
         outcome="judged",
         compliant=compliant,
         confidence=None,
         rating=None,
         source="sim",
     )
+
+
+OWN_2 = "gpt-4.1-mini-2025-04-14"
+
+
+def self_preference_by_input_scenario(
+    inputs: int,
+    runs: int,
+    rates: tuple[float, float, float, float],
+    own: float,
+    others: float,
+    miss: float,
+    varying: bool,
+) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
+    """The issue 47 audit's self-preference designs: the judge and a peer judge on two own-provider candidates and two
+    others, on shared inputs; an answer is compliant by a probit with an input effect shared by every candidate and
+    run (an input hard for one is hard for all), at marginal `rates`; both judges miss a compliant answer at `miss`
+    and call a non-compliant one compliant at their leniency: the peer at 0.05, the judge at `own` on its provider's
+    candidates and `others` on the rest (`varying`: times 2u, u ~ Beta(2, 2) by input). Truth: the mean over own
+    candidates of the judge's expected rate minus the two judges' mean, minus the same over the others. References:
+    t(G-1) on the inputs' own-minus-others contributions and their cluster bootstrap (percentile)."""
+    lenient = {JUDGE: (own, others), PEER: (0.05, 0.05)}
+    candidates = (OWN, OWN_2, OTHER_1, OTHER_2)
+    expected = {
+        (j, c): p * (1 - miss) + (1 - p) * lenient[j][0 if c < 2 else 1] for j in lenient for c, p in enumerate(rates)
+    }
+    deltas = [(expected[(JUDGE, c)] - expected[(PEER, c)]) / 2 for c in range(4)]
+    truth = (deltas[0] + deltas[1]) / 2 - (deltas[2] + deltas[3]) / 2
+    cuts = [NormalDist().inv_cdf(p) * math.sqrt(2.0) for p in rates]
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        shared = rng.normal(size=(inputs, 1))
+        scale = rng.beta(2, 2, (inputs, 1)) * 2 if varying else np.ones((inputs, 1))
+        says = np.zeros((2, 4, inputs, runs), dtype=bool)
+        for c, cut in enumerate(cuts):
+            compliant = cut + shared + rng.normal(size=(inputs, runs)) > 0
+            for j, judge in enumerate((JUDGE, PEER)):
+                lenience = lenient[judge][0 if c < 2 else 1] * (scale if judge == JUDGE else 1.0)
+                says[j, c] = np.where(
+                    compliant, rng.random((inputs, runs)) >= miss, rng.random((inputs, runs)) < lenience
+                )
+        rows = [
+            _row(judge, candidate, i, bool(says[j, c, i, r]), r + 1)
+            for j, judge in enumerate((JUDGE, PEER))
+            for c, candidate in enumerate(candidates)
+            for i in range(inputs)
+            for r in range(runs)
+        ]
+        found = self_preference([r for r in leniency(rows) if r.judge == JUDGE]).get("self_preference")
+        ours = (
+            None
+            if not isinstance(found, Estimate) or found.ci_low is None or found.ci_high is None
+            else (
+                found.ci_low,
+                found.ci_high,
+            )
+        )
+        lean = (says[0].astype(float) - says[1]).mean(axis=2) / 2  # candidates x inputs
+        contributions = lean[:2].mean(axis=0) - lean[2:].mean(axis=0)
+        centre, half = (
+            float(contributions.mean()),
+            t975(inputs - 1) * float(contributions.std(ddof=1)) / math.sqrt(inputs),
+        )
+        resampled = contributions[rng.integers(0, inputs, (500, inputs))].mean(axis=1)
+        return ours, {
+            "t(G-1) on the inputs' contributions": (centre - half, centre + half),
+            "cluster bootstrap of the inputs' contributions": (
+                float(np.percentile(resampled, 2.5)),
+                float(np.percentile(resampled, 97.5)),
+            ),
+        }
+
+    return truth, draw

@@ -26,6 +26,7 @@ if __package__ in (None, ""):
 
 from benchmarks.card_scenarios import (  # noqa: E402
     flips_by_input_scenario,
+    self_preference_by_input_scenario,
     self_preference_scenario,
     wording_excess_scenario,
 )
@@ -669,6 +670,28 @@ def card_scenarios() -> list[Scenario]:
                 f"{inputs} inputs, 1 own-provider and 2 other candidates, judge {own}/{others}, peer {peer}",
                 truth,
                 draw,
+            )
+        )
+    # The issue 47 audit's flagged designs (session 19: 1.6-2.9x t or the cluster bootstrap on the inputs'
+    # contributions) and leniency toward the judge's own provider alone, where t on the contributions covered 0.63-0.88.
+    for inputs, runs, rates, own, others, miss, varying in (
+        (10, 3, (0.9, 0.85, 0.9, 0.8), 0.3, 0.1, 0.02, False),
+        (10, 1, (0.95, 0.95, 0.95, 0.95), 0.0, 0.0, 0.02, False),
+        (30, 2, (0.97, 0.95, 0.98, 0.9), 0.5, 0.2, 0.01, True),
+        (100, 1, (0.9, 0.9, 0.9, 0.9), 0.2, 0.2, 0.02, True),
+        (10, 1, (0.9, 0.9, 0.9, 0.9), 0.5, 0.0, 0.02, False),
+        (30, 1, (0.95, 0.95, 0.95, 0.95), 0.3, 0.0, 0.0, True),
+    ):
+        truth, draw = self_preference_by_input_scenario(inputs, runs, rates, own, others, miss, varying)
+        found.append(
+            Scenario(
+                "self-preference",
+                ("self_preference",),
+                f"{inputs} inputs x {runs} runs, 2 own-provider and 2 other candidates at {rates} (shared input "
+                f"effect), judge lenient {own} own / {others} others{' (by input)' if varying else ''}, peer 0.05",
+                truth,
+                draw,
+                cost=2,
             )
         )
     return found
