@@ -372,3 +372,32 @@ def test_a_replan_counts_the_users_turns_still_to_come() -> None:
     assert (replan["round"], replan["planned"], replan["sent"]) == (2, "batch", "flex")
     assert replan["hours_left"] == pytest.approx(7.0) and replan["meets_deadline"] is True
     assert saved[-1]["user"]["tier"] == "batch"  # the user's tier is kept: its client is built
+
+
+@pytest.mark.slow
+def test_a_run_killed_while_the_users_turns_are_a_batch_job_resumes_them_at_their_planned_tier(tmp_path: Path) -> None:
+    """SIGKILL while round 2's user turns are a batch job at the provider: `--resume RUN_DIR` collects that job,
+    sends the user's round-3 turns as a batch job again (the tier run.json keeps for them, not the candidate's
+    flex path a user without a plan would follow), and nothing goes out twice."""
+    with IndependentOpenAIServer(answer=_answer, turnaround=2.0) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        process = start_generation(_user_command(tmp_path, "13"), env)
+        try:
+            deadline = time.monotonic() + 120
+            while not server.batches and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(server.batches) == 1, "round 2's user turns were never submitted"
+        finally:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+        resumed = run_generation(["--resume", str(only_run_dir(tmp_path / "out")), "--poll-interval", "0.1"], env)
+        calls = [(body["model"], body.get("service_tier"), len(body["messages"])) for body in server.chat_requests]
+        lengths = _batch_request_lengths(server)
+        models = {
+            json.loads(line)["body"]["model"]
+            for batch in server.batches
+            for line in server.files[batch["input_file_id"]].data.decode().splitlines()
+        }
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(calls) == sorted((FLEX_MODEL, "flex", n) for n in (1, 1, 3, 3, 5, 5))  # each round once
+    assert models == {MODEL} and len(server.batches) == 2 and len(lengths) == 4  # the user's turns, once each
