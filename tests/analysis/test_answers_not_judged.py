@@ -102,3 +102,46 @@ def test_a_categorys_not_judged_count_takes_the_failed_answers_too() -> None:
     counts = {("s", "j", "m", "default"): {"answer_cancelled": 2, "answer_errored": 1}}
     [counted] = with_skipped([share], counts, "spec", "judge", "candidate", "variation")
     assert counted.not_judged == 4  # the judge's own failure and the three answers it never saw
+
+
+def test_per_turn_rates_count_the_conversations_whose_generation_failed(tmp_path: Path) -> None:
+    """A turn judge (scope turn) never sees an answer whose generation failed: every turn's row of its cell, and
+    its statement's elicitation row, count it in `not_judged` beside the judge's own failures."""
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
+    answers: dict[str, list[str | None]] = {"s1": ["ok", None, "NO", None, "UNCLEAR"], "s2": ["ok", None]}
+    run = make_run(tmp_path / "gen" / "cand", "cand-model", spec, answers)
+    for path in (run / "results").glob("*.json"):  # each succeeded answer the second turn of a conversation
+        records = json.loads(path.read_text(encoding="utf-8"))
+        for record in records:
+            if record["outcome"] == "succeeded":
+                first = [{"role": "user", "content": record["input_text"]}, {"role": "assistant", "content": "ok"}]
+                last = [
+                    {"role": "user", "content": "Are you sure?"},
+                    {"role": "assistant", "content": record["output_text"]},
+                ]
+                record.update(turns=[record["input_text"], "Are you sure?"], conversation=first + last)
+        path.write_text(json.dumps(records), encoding="utf-8")
+    with IndependentOpenAIServer(answer=_verdict) as server:
+        settings = JudgeSettings(
+            spec_path=spec,
+            judge_model=JUDGE,
+            judge_org="openai",
+            output_dir_base=tmp_path / "judged",
+            params=GenerationParams(max_tokens=64),
+            engine=EngineOptions(poll_interval=0.05, max_attempts=1),
+        )
+        model = create_batched_model(JUDGE, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
+        pipeline = BatchedComplianceJudge(settings, resolve_candidates([run]), canaries=False, scope="turn")
+        summaries, _ = pipeline.run(model)
+    assert all(s.finished for s in summaries)
+    build_report([tmp_path / "judged"], tmp_path / "report", figures=False)
+    with (tmp_path / "report" / "turn_rates.csv").open(encoding="utf-8") as handle:
+        turns = {r["turn"]: r for r in csv.DictReader(handle) if r["measure"] == "compliant"}
+    # Turn 1 ("ok") judged in all 4 conversations; turn 2 in 3 (one unparsed); 3 conversations errored at
+    # generation: each turn's judged and not judged add up to the candidate's 7 answers.
+    assert (turns["1"]["n"], turns["1"]["not_judged"]) == ("4", "3")
+    assert (turns["2"]["n"], turns["2"]["not_judged"]) == ("3", "4")
+    with (tmp_path / "report" / "elicitation.csv").open(encoding="utf-8") as handle:
+        elicited = {r["statement_id"]: r for r in csv.DictReader(handle)}
+    assert (elicited["s1"]["conversations"], elicited["s1"]["not_judged"]) == ("3", "2")
+    assert (elicited["s2"]["conversations"], elicited["s2"]["not_judged"]) == ("1", "1")

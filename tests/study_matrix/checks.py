@@ -9,6 +9,7 @@ defect another helper owns, so a matrix run records them as expected failures wi
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -96,6 +97,17 @@ def answers_accounted(out: Path) -> list[str]:
                     f"compliance.csv {key}: judged + not judged = {counted}, "
                     f"the candidate's answers {answers[(row['candidate'], row['variation'])]}"
                 )
+    # A binary turn judge's turn 1: every conversation generated has its turn-1 verdict (judged or not), and every
+    # conversation whose generation failed is in the row's not_judged (later turns may end early: not checked).
+    turns = out / "report" / "turn_rates.csv"
+    with turns.open(encoding="utf-8", newline="") if turns.is_file() else io.StringIO() as handle:
+        for row in csv.DictReader(handle):
+            if row["turn"] != "1" or row["measure"] != "compliant":
+                continue
+            counted, expected = int(row["n"]) + int(row["not_judged"]), answers[(row["candidate"], row["variation"])]
+            if counted != expected:
+                key = (row["spec"], row["judge"], row["candidate"], row["variation"])
+                failures.append(f"turn_rates.csv {key} turn 1: n + not judged = {counted}, the answers {expected}")
     return failures
 
 

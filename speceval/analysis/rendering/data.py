@@ -283,7 +283,10 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
     by_type = with_skipped(breakdown(both, "statement_type"), skipped.by_type, *cell, "group")
     by_authority = with_skipped(breakdown(both, "authority_level"), skipped.by_authority, *cell, "group")
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
-    turn_rates_ = turn_rates(turn_rows)
+    # A conversation whose generation failed has no turn verdict: every turn's row of its cell counts it (as its
+    # statement's elicitation row does), read from the turn judges' own summaries.
+    turn_skipped = skipped_answers(verdicts.turn_columns.paths, verdicts.turn_columns.facts)
+    turn_rates_ = with_skipped(turn_rates(turn_rows), turn_skipped.pooled, *cell)
     # Labels match answers by their texts: with labels, the judges' verdicts are read again a file at a time,
     # each kept as its verdict and its label only (`labelled_tally`): for PPI, agreement, and per statement.
     labels = options.get("labels")
@@ -345,7 +348,7 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
         flip_survival=flip_survival(turn_rows),
         survivors=survivors(turn_rows),
         figures=options.get("figures", True),
-        elicitation=elicitation(turn_rows),
+        elicitation=with_skipped(elicitation(turn_rows), turn_skipped.per_statement, *cell, "statement_id"),
         settings=dict(verdicts.settings),
         prompt_versions={j: sorted(v) for j, v in sorted(versions.items())},
         data_kind=kinds.overall,
