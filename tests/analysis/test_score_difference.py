@@ -33,8 +33,8 @@ def test_alike_answers_count_as_their_inputs_not_as_answers() -> None:
     # 10 inputs x 5 answers; the 5 answers of 2 inputs all differ (+1), the rest none: 10 discordant answers of 50,
     # but 2 inputs of 10. By hand: d = 0.2; each input's influence sum (d_ij - 0.2)/50 is 5 * 0.8/50 = 0.08 (twice)
     # or 5 * -0.2/50 = -0.02 (8 times); the CR1 variance 10/9 (2 * 0.08^2 + 8 * 0.02^2) = 0.0177...; the discordance's
-    # variance 0.2 - 0.04 = 0.16; effective size 0.16 / 0.0177... = 9.0, fewer than 10 of them differ (rare): Tango at
-    # 9 answers, 1.8 of them discordant, on Korn-Graubard's z t(9) / t(max(9, 8)) = z.
+    # variance 0.2 - 0.04 = 0.16; effective size 0.16 / 0.0177... = 9.0, fewer than 10 of them differ (rare): Tango on
+    # z at 9 answers, 1.8 of them discordant.
     d = np.zeros(50)
     d[:10] = 1.0
     inputs = np.repeat(np.arange(10), 5)
@@ -62,10 +62,10 @@ def test_the_card_shows_the_score_interval_of_its_answers() -> None:
     for i in range(12):  # 12 inputs x 3 answers; one input's answers all flip under both wordings, no retest flips
         card.items += [CardItem(f"st{i % 2}", f"q{i}", True, True, [i != 0, i != 0]) for _ in range(3)]
     [row] = judge_card([], [], [], None, [], [], {("s", "j"): card}, {})
-    # Each (answer, wording) verdict paired with its answer's retest flip: 72 pairs in 12 inputs.
-    inputs = np.repeat(np.arange(12), 6)
+    # Each answer's wording flip share paired with its retest flip: 36 answers in 12 inputs.
+    inputs = np.repeat(np.arange(12), 3)
     flips = (inputs == 0).astype(float)
-    expected = score_difference(flips, np.zeros(72), inputs, 12, np.arange(12) % 2)
+    expected = score_difference(flips, np.zeros(36), inputs, 12, np.arange(12) % 2)
     assert row.wording_excess.value == pytest.approx(1 / 12)
     assert (row.wording_excess.ci_low, row.wording_excess.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
     assert row.wording_excess.ci_method == PAIRED_SCORE

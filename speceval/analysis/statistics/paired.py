@@ -291,25 +291,25 @@ def centred_correlation(za: np.ndarray, zb: np.ndarray, strata: np.ndarray | Non
 def score_difference(
     ya: np.ndarray, yb: np.ndarray, clusters: np.ndarray, count: int, strata: np.ndarray | None = None
 ) -> PairedDifference:
-    """mean(ya) - mean(yb) of two values in [0, 1] measured on the same units (a wording's verdict flip and its
-    answer's retest flip), `clusters` a code 0..`count`-1 per unit (its input, every code used), `strata` a stratum
-    code per cluster: Tango's score interval for paired proportions (`tango_interval`) on the units' differences d,
-    their positive parts summed as the discordant count b and their negative parts as c, counted at the units'
-    effective size: the variance a 0/±1 discordance of that mean has, (b + c)/n - d̄², over the cluster-robust SE²
-    (stratified), at most the count of units, and at most `RARE_RUNS` an input where fewer than `RARE_COUNT`
-    effective units differ, as `clustered_limits` counts a rare rate's verdicts. The quantile is t(G-H) where the
-    discordance is common (8 inputs x 4 answers, an excess of 0.5 carried by inputs at ICC 0.3: 0.949 on z, 0.968
-    on t(6)), and Korn and Graubard's z · t(G-H) / t(n-1), n the effective size, where it is rare, again as
-    `clustered_limits` (on z: 0.927 at 20 inputs x 2 answers x 3 wordings, flips 0.05 and 0.09; 0.945 on the
-    ratio). One unit an input: Tango's own interval on z. No unit told apart: the exact bound 1 - 0.025^(1/G) each
-    way at the count of inputs (`clustered_limits` at a rate of 0), valid however alike an input's units are (the
-    mid-p bound 1 - 0.05^(1/G) covered 0.925 at 200 inputs and a one-sided excess of 0.015).
+    """mean(ya) - mean(yb) of two values in [0, 1] measured on the same units (an answer's wording flip share and its
+    retest flip), `clusters` a code 0..`count`-1 per unit (its input, every code used), `strata` a stratum code per
+    cluster: Tango's score interval for paired proportions (`tango_interval`) on the units' differences d, their
+    positive parts summed as the discordant count b and their negative parts as c, counted at the units' effective
+    size: the variance a 0/±1 discordance of that mean has, (b + c)/n - d̄², over the cluster-robust SE² (stratified),
+    at most the count of units, and at most `RARE_RUNS` an input where fewer than `RARE_COUNT` effective units differ,
+    as `clustered_limits` counts a rare rate's verdicts. The quantile is t(G-H) where the discordance is common (8
+    inputs x 4 answers, an excess of 0.5 carried by inputs at ICC 0.3: 0.949 on z, 0.968 on t(6)) and z where it is
+    rare (the cap stands in for the SE's unreliability; Korn and Graubard's ratio on top widened 5 inputs x 3 answers
+    at truth 0 from 0.64 to 0.91, at 0.98 coverage already). One unit an input: Tango's own interval on z. No unit
+    told apart: the exact bound 1 - 0.025^(1/G) each way at the count of inputs (`clustered_limits` at a rate of 0),
+    valid however alike an input's units are (the mid-p bound 1 - 0.05^(1/G) covered 0.925 at 200 inputs and a
+    one-sided excess of 0.015).
 
     Why not MOVER of the two sides' intervals (`mover_difference`, the card's method before): a side showing no flip
     there takes its bound at the count of answers, and a constant side borrows the other side's clustering; where the
     excess is one-sided and carried by few inputs (the retest never flips, an input's answers flip alike) it covered
     0.862-0.886 (30 x 5 at 0.03 and ICC 0.5, 10 x 3 at 0.2 with identical answers, 20 x 4 at 0.04 and ICC 0.3), this
-    0.997-1.000 (benchmarks/RESULTS.md, "Wording excess and self-preference (session 20)")."""
+    0.993-0.999 (benchmarks/RESULTS.md, "Wording excess and self-preference (session 20)")."""
     d = np.asarray(ya, dtype=float) - np.asarray(yb, dtype=float)
     n = len(d)
     b, c = float(np.clip(d, 0.0, None).sum()), float(np.clip(-d, 0.0, None).sum())
@@ -339,9 +339,9 @@ def score_difference(
     if rare:
         effective = min(effective, cap)
     scale = effective / n
-    # Rare: Korn and Graubard's ratio, as the clustered rate's rare limits take (on z the effective size's own noise
-    # over few inputs undercovered: 20 inputs x 2 answers x 3 wordings, flips 0.05 and 0.09, 0.927).
-    z = Z95 * t975(estimate.df) / t975(max(estimate.df, int(effective) - 1)) if rare else t975(estimate.df)
+    # Rare: on z, the cap standing in for the SE's unreliability (Korn and Graubard's ratio on top, as the clustered
+    # rate takes, widened 5 inputs x 3 answers at truth 0 from 0.61 to 0.88 at 0.989 coverage already).
+    z = Z95 if rare else t975(estimate.df)
     low, high = tango_interval(effective, b * scale, c * scale, z)
     return found.model_copy(update={"ci_low": low, "ci_high": high})
 

@@ -28,11 +28,10 @@ PAIRED = (
     "constant side takes the mid-p exact limit 1 - 0.05^(1/n) at its count of answers)"
 )
 PAIRED_SCORE = (
-    "Tango's score interval for paired proportions on the paired units' differences (each wording's verdict and "
-    "its answer's retest: +1, -1 or 0) at their cluster-robust effective size (at most the count of units), "
-    "clustered by input and stratified by statement: t(G-H), or where fewer than 10 effective units differ at most 4 "
-    "an input on Korn-Graubard's z·t(G-H)/t(n-1); z at one unit an input; no unit told apart: the exact bound "
-    "1 - 0.025^(1/G) each way"
+    "Tango's score interval for paired proportions on the answers' differences (positive parts the discordant "
+    "count b, negative parts c) at their cluster-robust effective size (at most the count of answers), clustered by "
+    "input and stratified by statement: t(G-H), or where fewer than 10 effective answers differ at most 4 an input "
+    "on z; z at one answer an input; no answer told apart: the exact bound 1 - 0.025^(1/G) each way"
 )
 MEAN = (
     "hull of mean ± t(G-H) · cluster-robust SE (stratified by statement) and the bounded mean's interval over the "

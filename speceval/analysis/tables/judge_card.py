@@ -14,10 +14,9 @@ rate with its 95% interval and the registry's method, and whether the entry pass
   its `min_human_kappa` line is then listed as unmeasured).
 * `retest_agreement`: the card's sample re-sent unchanged; the share whose verdict is the same (clustered by input).
 * `wording_flip_rate`: the share of (answer, wording) verdicts that differ from the first verdict; and
-  `wording_flip_excess`: per (answer, wording) verdict, its flip minus the answer's retest flip (0/1; with every
-  answer judged under every wording, each answer's wording flip share minus its retest flip), with Tango's paired
-  score interval at their effective size, clustered by input (`paired.score_difference`): what the wording moves
-  beyond the judge's own noise.
+  `wording_flip_excess`: per answer, its wording flip share minus its retest flip (0/1), with Tango's paired score
+  interval on the answers' differences at their effective size, clustered by input (`paired.score_difference`): what
+  the wording moves beyond the judge's own noise.
 * `self_preference`: the judge's mean leniency toward candidates of its own provider minus toward the others
   (MOVER of the two means' intervals, candidates independent).
 * `position_consistency`: a ranking judge's share of comparisons with the same winner in both orders, over every
@@ -183,28 +182,28 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
         same = [float(item.retest == item.first) for item in retested]
         interval = rate_interval(same, [(i.statement_id, i.input) for i in retested], _strata(retested))
         found.update(retest_items=len(retested), retest=Estimate.of(sum(same) / len(same), interval))
-    flips, clusters, worded_flips, retest_flips, paired = [], [], [], [], []
+    flips, clusters, per_item, retest_flips, paired = [], [], [], [], []
     for item in card.items:
         worded = [w for w in item.wordings if w is not None]
         flips += [float(w != item.first) for w in worded]
         clusters += [(item.statement_id, item.input)] * len(worded)
         if worded and item.retest is not None:
-            # Each (answer, wording) verdict paired with the answer's retest: a 0/±1 discordance, so the 3 wordings
-            # of an answer count as 3 verdicts, not as one share treated as a 0/1 verdict (2.2x t on the inputs at
-            # 10 inputs x 2 answers x 3 wordings); the input's cluster carries what they share.
-            worded_flips += [float(w != item.first) for w in worded]
-            retest_flips += [float(item.retest != item.first)] * len(worded)
-            paired += [(item.statement_id, item.input)] * len(worded)
+            per_item.append(sum(w != item.first for w in worded) / len(worded))
+            retest_flips.append(float(item.retest != item.first))
+            paired.append((item.statement_id, item.input))
     if flips:
         strata = {cluster: cluster[0] for cluster in clusters}
         found["wording_flip"] = Estimate.of(sum(flips) / len(flips), rate_interval(flips, clusters, strata))
     if paired:
         codes, distinct = codes_of(paired)
         stratum_codes, _ = codes_of([key[0] for key in distinct])  # type: ignore[index]
-        # A wording's flip and its answer's retest flip are paired, and an input's answers are alike: Tango's score
-        # interval on the differences at their effective size, clustered by input.
+        # An answer's wording flip share and its retest flip are paired, and an input's answers are alike: Tango's
+        # score interval on the answers' differences at their effective size, clustered by input. The answer is the
+        # unit, not each (answer, wording) pair: a retest flip is one event however many wordings share it, and
+        # pairs counted apart let a sample without one read the retest's flips as independent as the wordings'
+        # (0.916 at 20 inputs x 2 answers x 3 wordings, flips 0.05 and 0.09).
         difference = score_difference(
-            np.asarray(worded_flips),
+            np.asarray(per_item),
             np.asarray(retest_flips),
             codes,
             len(distinct),
