@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from speceval.analysis.reading.card_verdicts import CardItem, CardVerdicts
+from speceval.analysis.statistics.clustered import t975
 from speceval.analysis.statistics.paired import score_difference, tango_interval
 from speceval.analysis.statistics.registry import PAIRED_SCORE
 from speceval.analysis.statistics.stats import Z95
@@ -55,6 +56,14 @@ def test_no_answer_told_apart_takes_the_exact_bound_at_the_inputs() -> None:
     found = score_difference(np.ones(30), np.ones(30), np.repeat(np.arange(10), 3), 10)
     half = 1 - 0.025 ** (1 / 10)
     assert (found.ci_low, found.ci_high) == pytest.approx((-half, half))
+
+
+def test_every_answer_differing_alike_counts_its_inputs() -> None:
+    # 10 inputs x 5 answers, every answer's wording flipped and its retest not: the CR1 variance is 0, and the answers
+    # of an input may be one answer five times, so Tango at the 10 inputs (all discordant, t(9): not rare), not at 50.
+    found = score_difference(np.ones(50), np.zeros(50), np.repeat(np.arange(10), 5), 10)
+    assert (found.ci_low, found.ci_high) == pytest.approx(tango_interval(10.0, 10.0, 0.0, t975(9)))
+    assert found.ci_low is not None and found.ci_low < 0.5
 
 
 def test_the_card_shows_the_score_interval_of_its_answers() -> None:

@@ -333,7 +333,9 @@ def score_difference(
         return found.model_copy(update={"ci_low": -1.0, "ci_high": 1.0})  # one input: nothing known of the spread
     difference, variance = found.difference, estimate.se**2
     spread = (b + c) / n - difference * difference
-    effective = max(1.0, min(float(n), spread / variance if variance > 0.0 else float(n)))
+    # Every unit's difference alike (all discordant the same way): as where none differs, nothing shows how alike an
+    # input's units are, so they count as one an input (10 inputs x 5 answers all flipped: 0.445 low, not 0.857).
+    effective = max(1.0, min(float(n), spread / variance if variance > 0.0 else float(count)))
     cap = float(RARE_RUNS * count)
     rare = (b + c) / n * min(effective, cap) < RARE_COUNT  # judged at the capped size, as `clustered_limits` does
     if rare:
