@@ -31,6 +31,7 @@ from benchmarks.coverage_scenarios import (
     agresti_min_naive,
     bounded_scenario,
     bradley_terry_scenario,
+    flip_count_scenario,
     kappa_scenario,
     labelled_scenario,
     leniency_scenario,
@@ -39,6 +40,7 @@ from benchmarks.coverage_scenarios import (
     paired_scenario,
     panel_scenario,
     pooled_scenario,
+    sample_flip_counts,
     sample_likert,
     sample_zero_inflated,
     spearman_scenario,  # noqa: E402
@@ -335,6 +337,26 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
                 truth,
                 bounded_scenario(inputs, runs, zero),
                 reference="mean ± t · SE (before)",
+            )
+        )
+    # Flips per conversation, mostly 0 or 1 on 0..turns - 1 (session 19's audit: 2.2x its covering reference at 100
+    # inputs x 1 run, when one run's counts took Wilson on their rescaled sum as if each were a verdict).
+    for inputs, runs, turns, hazard in (
+        (100, 1, 4, (1.0, 12.0)),
+        (30, 1, 4, (1.0, 12.0)),
+        (10, 1, 3, (1.0, 9.0)),
+        (200, 1, 3, (0.3, 30.0)),
+        (20, 3, 4, (1.0, 6.0)),
+    ):
+        truth = float(sample_flip_counts(np.random.default_rng(779), 400_000, 1, turns, hazard).mean())
+        found.append(
+            Scenario(
+                "bounded-mean",
+                ("flips_per_conversation",),
+                f"flips per conversation over {turns} turns, hazard Beta{hazard}, {inputs} inputs x {runs} runs",
+                truth,
+                flip_count_scenario(inputs, runs, turns, hazard),
+                reference="t on the inputs' mean counts; Wilson on the rescaled sum (before)",
             )
         )
     found.append(

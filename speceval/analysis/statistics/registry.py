@@ -39,8 +39,9 @@ MEAN_RATING = (
     "0/1 scale; all 5s: 1 + 4·0.025^(1/G) .. 5)"
 )
 BOUNDED_MEAN = (
-    "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate "
-    "interval (Wilson, or clustered Wilson over several runs), scaled back"
+    "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate interval (Wilson "
+    "where every value is 0 or 1 and one an input, else the clustered Wilson at the effective size p(1 - p) over the "
+    "values' cluster-robust variance, no more than their count times p(1 - p) over their own variance), scaled back"
 )
 BRADLEY_TERRY = (
     "log-strength ± t(G-1) · SD over a bootstrap of inputs ({draws} draws, seed {seed}), "
