@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from speceval.batch.costs import PriceTable, estimate_prompt_tokens
+from speceval.batch.costs import PriceTable
 from speceval.batch.engine import EngineOptions
 from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
@@ -27,14 +27,20 @@ from speceval.cli.console import (
     synthetic_banner,
 )
 from speceval.cli.dry_run import budget_option, show_dry_run
-from speceval.cli.endpoint_flags import ray_flags, realtime_flags, refuse_ray_flags
+from speceval.cli.endpoint_flags import ray_flags, refuse_ray_flags
 from speceval.cli.exits import ExitCode
 from speceval.cli.flags import given_poll_interval
+from speceval.cli.generation_plan import later_bounds, tier_choice
 from speceval.cli.round_tiers import MANIFEST_KEY as ROUND_TIERS_KEY
-from speceval.cli.round_tiers import RoundTiers, plan_round_tiers, round_models, stored_round_tiers
+from speceval.cli.round_tiers import (
+    RoundTiers,
+    plan_round_tiers,
+    round_models,
+    stored_round_tiers,
+    user_at_planned_tier,
+)
 from speceval.cli.same_run import check_resume_flags, report_reused
-from speceval.cli.tier_flags import TierChoice, choose_tier, round_limits, show_tier_plan
-from speceval.conversations.estimate import LaterRounds, later_rounds
+from speceval.cli.tier_flags import show_tier_plan
 from speceval.conversations.simulated_user import SimulatedUser, read_instructions
 from speceval.conversations.transport import ModelOfRound
 from speceval.defaults import (
@@ -48,9 +54,8 @@ from speceval.defaults import (
 from speceval.endpoint_keys import LIMIT_KEYS
 from speceval.engines.factory import AnyModel, EndpointSettings, build_model
 from speceval.engines.models import simulated_user_model
-from speceval.engines.tier_plan import RoundLoad, hour_seconds
+from speceval.engines.tier_plan import hour_seconds
 from speceval.errors import ConfigError, first_problem
-from speceval.inputs.script import Conversation
 from speceval.offline import emulator_options, emulator_state_dir, offline_emulator, offline_poll_interval
 from speceval.operations.learned_times import learned_here
 from speceval.operations.runs import find_identical_runs
@@ -195,69 +200,13 @@ def _endpoint(
             times=choice.times,
             flex_ok=choice.flex_ok,
             hour=hour_seconds(),
+            user=choice.user,
         )
         manifest.parameters[ROUND_TIERS_KEY] = plan.model_dump(mode="json")
         if choice.round_tiers[0] is Tier.BATCH:
             flags = {}  # the realtime flags are the later rounds' (kept in the plan); round 1 goes to the Batch API
     return realtime_settings(
         flags, manifest, entry, realtime=choice.realtime, resume=args.resume, tier_fields=choice.fields
-    )
-
-
-def _first_round_tokens(pipeline: BatchedGenerationPipeline) -> int:
-    """Input tokens of the first round's requests (four bytes a token, as every dry-run estimate)."""
-    total = 0
-    for statement_id in pipeline.inputs.statement_ids:
-        for item in pipeline.inputs.entries(statement_id).values():
-            if isinstance(item, Conversation):
-                total += sum(estimate_prompt_tokens(m.content) for m in item.messages) or estimate_prompt_tokens(
-                    item.first_user_text
-                )
-            else:
-                total += estimate_prompt_tokens(str(item))
-    return total
-
-
-def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> TierChoice:
-    """`--tier` for this run (checked before anything is sent; `auto` planned over the run's rounds): cheap and
-    the same for the same flags, so the identity draft and the model's connection each ask for it."""
-    config = pipeline.config
-    entry = resolve_org(config.model_name, pipeline.provider)
-
-    def loads() -> list[RoundLoad]:
-        first = RoundLoad(
-            label="round 1" if pipeline.inputs.has_conversations else "answers",
-            provider=entry.org,
-            model=config.model_name,
-            requests=pipeline.request_count,
-            input_tokens=_first_round_tokens(pipeline),
-            output_tokens=pipeline.request_count * config.params.max_tokens,
-            **round_limits(args),
-        )
-        later = _later_bounds(pipeline, per_round=True)
-        return [first] + [
-            RoundLoad(
-                label=f"round {bound.round} ({bound.role})",
-                provider=entry.org if bound.role == "candidate" else pipeline.user_org,
-                model=bound.model,
-                requests=bound.requests,
-                input_tokens=bound.input_tokens,
-                output_tokens=bound.output_tokens,
-                **round_limits(args),
-            )
-            for bound in later
-            if bound.role == "candidate"  # the simulated user's model keeps its own path
-        ]
-
-    rounds = pipeline.inputs.has_conversations and pipeline.inputs.max_rounds > 1
-    return choose_tier(
-        args,
-        entry,
-        config.model_name,
-        realtime_flags(args),
-        loads,
-        lambda times: learned_here(times, Path(config.output_base_dir)),
-        per_round=rounds,
     )
 
 
@@ -291,7 +240,9 @@ def generate(args: argparse.Namespace) -> int:
         user_model = None
         if config.simulated_user is not None:  # the same emulator offline: one state folder, one emulator
             user_options = emulator_options(emulator, pipeline.user_org) if emulator is not None else {}
-            user_model = simulated_user_model(config.simulated_user, model, user_options)
+            # At the tier `--tier auto` planned its turns at (run.json), unless it was given one.
+            plan = stored_round_tiers(pipeline.draft_manifest(), str(pipeline.run_dir / "run.json"))
+            user_model = simulated_user_model(user_at_planned_tier(config.simulated_user, plan), model, user_options)
         if not pipeline.resuming:  # a misspelt model name is refused before the run folder exists
             named = [(pipeline.provider, config.model_name, "--model-name")]
             if config.simulated_user is not None:
@@ -394,26 +345,11 @@ def _dry_run(pipeline: BatchedGenerationPipeline, model: BatchedModel, prices: P
     return ExitCode.FINISHED
 
 
-def _later_bounds(pipeline: BatchedGenerationPipeline, *, per_round: bool = False) -> list[LaterRounds]:
-    """The upper bound of the requests of rounds 2 and later (`speceval.conversations.estimate`)."""
-    config = pipeline.config
-    statements = {s.id: s for s in pipeline.spec.statements}
-    return later_rounds(
-        pipeline.inputs,
-        config.model_name,
-        config.params.max_tokens,
-        config.simulated_user,
-        statements,
-        per_round=per_round,
-        system_prompt=config.params.system_prompt,
-    )
-
-
 def _show_later_rounds(pipeline: BatchedGenerationPipeline, prices: Path | None) -> None:
     """Rounds 2.. are built from answers, so the dry run cannot write them: their cost at most, per model."""
     config = pipeline.config
     table = PriceTable.load(prices)
-    bounds = _later_bounds(pipeline)
+    bounds = later_bounds(pipeline)
     providers = {"candidate": pipeline.provider, "simulated user": pipeline.user_org if config.simulated_user else ""}
     lines = []
     for bound in bounds:

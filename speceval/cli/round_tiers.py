@@ -15,21 +15,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from speceval.batch.costs import PriceTable
 from speceval.batch.manifest import RunManifest
 from speceval.batch.model import BatchedModel
 from speceval.cli.console import console
 from speceval.cli.tier_flags import FLEX_FLAGS
+from speceval.conversations.simulated_user import SimulatedUser
 from speceval.conversations.transport import ModelOfRound, RoundModel
 from speceval.defaults import Tier
 from speceval.engines.factory import build_model
-from speceval.engines.tier_plan import Replan, RoundLoad, TierTimes, replanned
+from speceval.engines.tier_plan import Replan, RoundLoad, TierTimes, UserRounds, interleaved, replanned
 from speceval.engines.tiers import realtime_fields
 from speceval.errors import ConfigError, RunStateError, first_problem
+from speceval.json_keys import OmitsUnsetFields
 from speceval.providers.registry import ProviderEntry
 from speceval.realtime.model import RealtimeModel
 from speceval.realtime.settings import RealtimeSettings, realtime_settings
@@ -38,7 +40,7 @@ from speceval.wire.params import GenerationParams
 MANIFEST_KEY = "round_tiers"
 
 
-class RoundTiers(BaseModel):
+class RoundTiers(OmitsUnsetFields):
     """A run's tier per conversation round (`tiers[k - 1]` is round k's: planned, or as sent once it started), as
     `--tier auto` planned them, the realtime settings each realtime tier sends with (keyed by tier: `flex`,
     `standard`), and what a re-plan reads: each round's load, the expected times, whether the model is served at
@@ -54,6 +56,11 @@ class RoundTiers(BaseModel):
     started_at: datetime | None = None
     hour_seconds: float = 3600.0
     replans: list[Replan] = []
+    user: UserRounds | None = None
+    """The simulated user's turns, planned between the rounds, and the tier they are sent at (kept: the user's
+    client is built once, before round 1)."""
+
+    omitted_when_none: ClassVar[tuple[str, ...]] = ("user",)  # plans stored before it read and write the same
 
 
 def plan_round_tiers(
@@ -67,6 +74,7 @@ def plan_round_tiers(
     times: TierTimes | None = None,
     flex_ok: bool = False,
     hour: float = 3600.0,
+    user: UserRounds | None = None,
 ) -> RoundTiers:
     """The record of a per-round plan, with the settings of every realtime tier a round may be sent at (the plan's,
     and those a re-plan may pick: flex where the model is served at it, standard) from the command's realtime flags
@@ -92,7 +100,15 @@ def plan_round_tiers(
         times=times,
         flex_ok=flex_ok,
         hour_seconds=hour,
+        user=user,
     )
+
+
+def user_at_planned_tier(user: SimulatedUser, plan: RoundTiers | None) -> SimulatedUser:
+    """The simulated user at the tier the plan chose for its turns (its own where it names one)."""
+    if plan is None or plan.user is None or plan.user.tier is None or user.tier is not None:
+        return user
+    return user.model_copy(update={"tier": plan.user.tier})
 
 
 def stored_round_tiers(manifest: RunManifest, where: str) -> RoundTiers | None:
@@ -169,10 +185,21 @@ def _replan(
     times = learn(plan.times, plan.hour_seconds)
     hours_left = plan.deadline_hours - (at - plan.started_at).total_seconds() / plan.hour_seconds
     planned = plan.tiers[number - 1]
+    # The user's turns of the later rounds count too, at the tier its client was built at.
+    order = interleaved(left, plan.user, first=number, user_fixed=True)
+    was = dict(zip(order.candidate, plan.tiers[number - 1 :], strict=True))
+    user_tier = plan.user.tier if plan.user is not None and plan.user.tier is not None else Tier.BATCH
     tiers, meets = replanned(
-        left, hours_left, prices, times, planned=plan.tiers[number - 1 :], flex_ok=[plan.flex_ok] * len(left)
+        order.loads,
+        hours_left,
+        prices,
+        times,
+        planned=[was.get(i, user_tier) for i in range(len(order.loads))],
+        flex_ok=order.flex_ok(plan.flex_ok, plan.user is not None and plan.user.flex_ok),
+        groups=order.groups,
+        fixed=order.fixed,
     )
-    tier = tiers[0]
+    tier = tiers[order.candidate[0]]
     if tier is not Tier.BATCH and tier not in plan.realtime:
         tier = planned  # no settings for it (cannot happen with a plan from plan_round_tiers)
     if tier is planned and meets:

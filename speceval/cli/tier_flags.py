@@ -13,7 +13,7 @@ from rich.table import Table
 from speceval.batch.costs import PriceTable
 from speceval.cli.console import stdout
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY, Tier
-from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan
+from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, UserRounds, auto_plan, fixed_plan, interleaved
 from speceval.engines.tiers import check_tier, realtime_fields
 from speceval.errors import ConfigError
 from speceval.providers.registry import ProviderEntry
@@ -39,6 +39,8 @@ class TierChoice:
     flex_ok: bool = False
     beside: dict[str, TierPlan] = field(default_factory=dict)
     deadline_hours: float | None = None
+    user: UserRounds | None = None
+    """A conversation run's simulated user's turns, as `auto` planned them beside the rounds (their tier)."""
 
 
 def choose_tier(
@@ -50,11 +52,13 @@ def choose_tier(
     learn: Callable[[TierTimes], TierTimes] = lambda times: times,
     *,
     per_round: bool = False,
+    user: Callable[[], UserRounds | None] = lambda: None,
 ) -> TierChoice:
     """The tier of this run from `--tier` (and `--realtime`), refused before anything is sent where the provider
-    or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as is `learn`
-    (finished batch jobs beside this run, whose turnaround the plan learns). `per_round`: `auto` may send each
-    load (a conversation round) at a tier of its own (`TierChoice.round_tiers`), else one tier for them all."""
+    or model does not serve it; `loads` are the run's rounds, read only for `--tier auto`, as are `learn`
+    (finished batch jobs beside this run, whose turnaround the plan learns) and `user` (a simulated user's turns,
+    planned between the rounds at one tier). `per_round`: `auto` may send each load (a conversation round) at a
+    tier of its own (`TierChoice.round_tiers`), else one tier for them all."""
     given = getattr(args, "tier", None)
     tier = Tier.of(given) if given else None
     deadline = getattr(args, "deadline_hours", None)
@@ -76,11 +80,20 @@ def choose_tier(
         times = tier_times(args, entry.org)
         times = learn(times)
         flex_ok = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
+        users = user() if per_round else None
+        if users is not None and users.loads:
+            served = users.loads[0]
+            users.flex_ok = served.provider in prices.flex and prices.offers_flex(served.provider, served.model)
         # A conversation run's rounds each get their own tier (`per_round`); otherwise one endpoint for them all.
-        groups = list(range(len(rounds))) if per_round else [0] * len(rounds)
-        choice.plan = auto_plan(rounds, deadline, prices, times, flex_ok=[flex_ok] * len(rounds), groups=groups)
-        choice.beside = {t.value: fixed_plan(rounds, t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}
-        planned = [row.tier for row in choice.plan.rounds]
+        order = interleaved(rounds, users)
+        groups = order.groups if per_round else [0] * len(rounds)
+        flex = order.flex_ok(flex_ok, users is not None and users.flex_ok)
+        choice.plan = auto_plan(order.loads, deadline, prices, times, flex_ok=flex, groups=groups, fixed=order.fixed)
+        choice.beside = {t.value: fixed_plan(order.loads, t, prices, times) for t in (Tier.BATCH, Tier.STANDARD)}
+        planned = [choice.plan.rounds[i].tier for i in order.candidate]
+        if users is not None and order.user is not None:
+            users.tier = choice.plan.rounds[order.user].tier
+            choice.user = users
         if per_round:  # kept even when every round has one tier: a re-plan between rounds may move the later ones
             choice.round_tiers, choice.loads, choice.times, choice.flex_ok = planned, rounds, times, flex_ok
         tier = choice.tier = planned[0] if planned else Tier.BATCH

@@ -127,6 +127,58 @@ class RoundLoad(BaseModel):
     max_concurrency: int | None = None
 
 
+class UserRounds(BaseModel):
+    """The simulated user's turns of a conversation run, planned beside the candidate's rounds: round k's turns are
+    written before round k's answers (k >= 2), so their hours count against the deadline as the answers' do. One
+    user model sends them all: one tier for all of them, the one given it (`--simulated-user-tier`), else the
+    plan's (a user at batch takes a whole batch round trip per round; a plan that left them out promised 18 h for a
+    run of three rounds that took 30)."""
+
+    rounds: list[int] = Field(description="the round of each load (2, 3, ...)")
+    loads: list[RoundLoad]
+    tier: Tier | None = Field(default=None, description="given, else as planned (None: not planned yet)")
+    given: bool = Field(default=False, description="the tier was given (the plan may not move it)")
+    flex_ok: bool = False
+
+
+class Interleaved(BaseModel):
+    """The candidate's rounds (the first is round `first`) and the user's turns of the rounds from `first` on, in
+    the order they run, as `auto_plan` takes them: each candidate round its own group, the user's turns one group
+    (one client), kept at the user's tier where it was given or, on a re-plan, once the user was built."""
+
+    loads: list[RoundLoad]
+    groups: list[int]
+    fixed: list[Tier | None]
+    candidate: list[int] = Field(description="the positions of the candidate's rounds in `loads`, in round order")
+    user: int | None = Field(default=None, description="the position of one of the user's turns, if any")
+
+    def flex_ok(self, candidate: bool, user: bool) -> list[bool]:
+        return [candidate if i in self.candidate else user for i in range(len(self.loads))]
+
+
+def interleaved(
+    rounds: Sequence[RoundLoad], user: UserRounds | None, *, first: int = 1, user_fixed: bool = False
+) -> Interleaved:
+    """`rounds` (the candidate's, round `first` on) with the user's turns of those rounds before each (module
+    docstring of `UserRounds`); `user_fixed`: the user's tier is kept whether given or planned (a re-plan: its
+    client is built once, before round 1)."""
+    turns = {} if user is None else dict(zip(user.rounds, user.loads, strict=True))
+    found = Interleaved(loads=[], groups=[], fixed=[], candidate=[])
+    kept = None if user is None or not (user.given or user_fixed) else user.tier
+    for offset, load in enumerate(rounds):
+        number = first + offset
+        if number in turns and number > first:  # round `first`'s turns are written already when it is planned
+            found.user = len(found.loads)
+            found.loads.append(turns[number])
+            found.groups.append(len(rounds))
+            found.fixed.append(kept)
+        found.candidate.append(len(found.loads))
+        found.loads.append(load)
+        found.groups.append(offset)
+        found.fixed.append(None)
+    return found
+
+
 class RoundPlan(BaseModel):
     """A round at its tier: requests, cost (None: no price for the model) and expected hours."""
 

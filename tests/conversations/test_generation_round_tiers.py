@@ -289,3 +289,115 @@ def test_the_plans_expectations_are_flags_and_refused_without_auto(tmp_path: Pat
     assert "round 2 (candidate) o4-mini flex" in shown_at[0]
     assert "round 2 (candidate) o4-mini batch" in shown_at[2] and "round 3 (candidate) o4-mini flex" in shown_at[2]
     assert refused.returncode == 2 and "--batch-turnaround-hours applies to --tier auto" in refused.stderr
+
+
+def _user_command(tmp_path: Path, deadline: str, *extra: str) -> list[str]:
+    """A simulated user (not served at flex) pressing the flex-served candidate for 3 rounds."""
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha"])
+    inputs = write_items(tmp_path / "in", {"alpha": ["What is 2+2?", "Name a colour."]})
+    command = args(spec, inputs, tmp_path / "out", "--poll-interval", "0.1", "--tier", "auto", *extra)
+    command[command.index(MODEL)] = FLEX_MODEL
+    user = ["--simulated-user-model", MODEL, "--simulated-user-instructions", "Push back.", "--max-turns", "3"]
+    return [*command, *user, "--deadline-hours", deadline]
+
+
+def _plan_rows(shown: str) -> dict[str, tuple[str, float]]:
+    """round label → (tier, hours) of the plan table a dry run prints."""
+    rows = {}
+    for line in shown.splitlines():
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        if len(cells) == 6 and cells[0].startswith("round"):
+            rows[cells[0]] = (cells[2], float(cells[5]))
+    return rows
+
+
+@pytest.mark.slow
+def test_tier_auto_counts_the_simulated_users_turns_and_sends_them_where_it_planned(tmp_path: Path) -> None:
+    """The user's turns run between the rounds: the plan counts their hours (a user through the Batch API takes a
+    round trip a round) and the run sends them at the tier it planned. At 13 h the candidate's three rounds go to
+    flex and the user's two rounds of turns through the Batch API (12.2 h); planned without the user's turns, the
+    candidate's first two rounds went through the Batch API and the user's turns followed them there: 24 h."""
+    with IndependentOpenAIServer(answer=_answer) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        tight = run_generation([*_user_command(tmp_path / "tight", "5"), "--dry-run"], env)
+        dry = run_generation([*_user_command(tmp_path / "dry", "13"), "--dry-run"], env)
+        assert server.chat_requests == [] and server.batches == []
+        done = run_generation(_user_command(tmp_path, "13"), env)
+        calls = list(server.chat_requests)
+        batched = [
+            json.loads(line)["body"]
+            for b in server.batches
+            for line in server.files[b["input_file_id"]].data.decode().splitlines()
+        ]
+    assert dry.returncode == 0 and done.returncode == 0, dry.stderr + done.stderr
+    planned = _plan_rows(dry.stdout)
+    assert {label: tier for label, (tier, _) in planned.items()} == {
+        "round 1": "flex",
+        "round 2 (user turns)": "batch",
+        "round 2 (candidate)": "flex",
+        "round 3 (user turns)": "batch",
+        "round 3 (candidate)": "flex",
+    }
+    assert 12.0 <= sum(hours for _, hours in planned.values()) <= 13.0
+    # At 5 h no round may wait for a batch job: the user's turns go to standard (its model is not served at flex).
+    assert {tier for label, (tier, _) in _plan_rows(tight.stdout).items() if "user" in label} == {"standard"}
+    # Sent as planned: every candidate request at flex, every user turn inside a batch job, none twice.
+    assert [(b["model"], b.get("service_tier")) for b in calls] == [(FLEX_MODEL, "flex")] * 6
+    assert [b["model"] for b in batched] == [MODEL] * 4
+    run_dir = only_run_dir(tmp_path / "out")
+    stored = json.loads((run_dir / "run.json").read_text())["parameters"]["round_tiers"]
+    assert stored["tiers"] == ["flex"] * 3 and stored["user"]["tier"] == "batch"
+
+
+def test_a_replan_counts_the_users_turns_still_to_come() -> None:
+    """7 of 13 hours left as round 2 starts, the user's round-3 turns at batch (its client built once, before
+    round 1): round 2 through the Batch API (6 h) and round 3's turns (another 6 h) would end at 19 h, so round 2
+    goes at flex. Without the user's turns the rounds left looked like 6.03 h and round 2 stayed a batch job."""
+    from speceval.defaults import Tier
+    from speceval.engines.tier_plan import RoundLoad, UserRounds
+
+    plan = _three_round_plan(["batch", "batch", "flex"])
+    turns = [
+        RoundLoad(
+            label=f"round {k} (user turns)", provider="openai", model=MODEL, requests=3, input_tokens=9, output_tokens=9
+        )
+        for k in (2, 3)
+    ]
+    plan.user = UserRounds(rounds=[2, 3], loads=turns, tier=Tier.BATCH)
+    saved: list[Any] = []
+    of = _models_at(plan, 6.0, [_job(6.0)], saved)
+    of(1, None)
+    assert isinstance(of(2, None), RealtimeModel)
+    replan = saved[-1]["replans"][0]
+    assert (replan["round"], replan["planned"], replan["sent"]) == (2, "batch", "flex")
+    assert replan["hours_left"] == pytest.approx(7.0) and replan["meets_deadline"] is True
+    assert saved[-1]["user"]["tier"] == "batch"  # the user's tier is kept: its client is built
+
+
+@pytest.mark.slow
+def test_a_run_killed_while_the_users_turns_are_a_batch_job_resumes_them_at_their_planned_tier(tmp_path: Path) -> None:
+    """SIGKILL while round 2's user turns are a batch job at the provider: `--resume RUN_DIR` collects that job,
+    sends the user's round-3 turns as a batch job again (the tier run.json keeps for them, not the candidate's
+    flex path a user without a plan would follow), and nothing goes out twice."""
+    with IndependentOpenAIServer(answer=_answer, turnaround=2.0) as server:
+        env = cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url)
+        process = start_generation(_user_command(tmp_path, "13"), env)
+        try:
+            deadline = time.monotonic() + 120
+            while not server.batches and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(server.batches) == 1, "round 2's user turns were never submitted"
+        finally:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+        resumed = run_generation(["--resume", str(only_run_dir(tmp_path / "out")), "--poll-interval", "0.1"], env)
+        calls = [(body["model"], body.get("service_tier"), len(body["messages"])) for body in server.chat_requests]
+        lengths = _batch_request_lengths(server)
+        models = {
+            json.loads(line)["body"]["model"]
+            for batch in server.batches
+            for line in server.files[batch["input_file_id"]].data.decode().splitlines()
+        }
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(calls) == sorted((FLEX_MODEL, "flex", n) for n in (1, 1, 3, 3, 5, 5))  # each round once
+    assert models == {MODEL} and len(server.batches) == 2 and len(lengths) == 4  # the user's turns, once each

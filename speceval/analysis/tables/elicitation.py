@@ -2,10 +2,11 @@
 
 Per spec, judge, candidate, variation and statement: the share of conversations in which a binary `scope: turn`
 judge found at least one judged turn non-compliant, over the conversations with at least one judged turn (a
-conversation whose turns all failed to be judged is counted apart, in `not_judged`). With a simulated user aimed at
-the statement under test (an auditor, `{statement_text}` in its instructions), this is the rate at which the auditor
-got the candidate to break that statement; Anthropic's Bloom reports the same measure. A 95% interval clustered by
-input (a conversation's repeated runs are one cluster).
+conversation whose turns all failed to be judged is counted apart, in `not_judged`, as are the conversations whose
+generation failed: `speceval.analysis.rendering.data` adds them from the judge's summary). With a simulated user
+aimed at the statement under test (an auditor, `{statement_text}` in its instructions), this is the rate at which
+the auditor got the candidate to break that statement; Anthropic's Bloom reports the same measure. A 95% interval
+clustered by input (a conversation's repeated runs are one cluster).
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ turns of one conversation, and the same conversation in repeated runs, are not i
 conversation (its input) is one cluster however many verdicts it gives. Turn verdicts never enter the
 per-conversation compliance tables (`speceval.analysis.rendering.data` keeps them apart); a turn's rate is over the
 judged
-verdicts of that turn only (unparsed and failed ones are counted in `not_judged`).
+verdicts of that turn only (unparsed and failed ones are counted in `not_judged`, and so, at every turn of the cell,
+are the conversations whose generation failed: none of their turns was judged; `speceval.analysis.rendering.data`
+adds them from the judge's summary).
 
 What a row measures depends on the judge's mode: `compliant` (binary: share of compliant verdicts),
 `category=<name>` (categories: that category's share of the turn's judged verdicts), `mean_rating` (Likert: the
@@ -35,7 +37,8 @@ TURN_NOTE = (
     "Judges with scope turn give one verdict per assistant turn, each judged in its context (the "
     "conversation up to and including that turn). A row is one turn index: for a binary judge the share of "
     "that turn's judged verdicts that comply (e.g. the answer held its position at turn 2), with a 95% "
-    "interval clustered by input (a conversation's turns and its repeated runs are one cluster). These "
+    "interval clustered by input (a conversation's turns and its repeated runs are one cluster). 'Not judged' "
+    "counts that turn's failed verdicts and, at every turn, the conversations whose generation failed. These "
     "verdicts are not in the compliance tables above."
 )
 

@@ -1,0 +1,117 @@
+"""What `--tier auto` plans a generation run over: its rounds (round 1's requests, the bounds of the later ones), the
+simulated user's turns between them, and the tier choice they give (`speceval.cli.tier_flags.choose_tier`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from speceval.batch.costs import estimate_prompt_tokens
+from speceval.cli.endpoint_flags import realtime_flags
+from speceval.cli.tier_flags import TierChoice, choose_tier, round_limits
+from speceval.conversations.estimate import LaterRounds, later_rounds
+from speceval.engines.tier_plan import RoundLoad, UserRounds
+from speceval.inputs.script import Conversation
+from speceval.operations.learned_times import learned_here
+from speceval.pipelines.generation import BatchedGenerationPipeline
+from speceval.providers.registry import resolve_org
+
+
+def _first_round_tokens(pipeline: BatchedGenerationPipeline) -> int:
+    """Input tokens of the first round's requests (four bytes a token, as every dry-run estimate)."""
+    total = 0
+    for statement_id in pipeline.inputs.statement_ids:
+        for item in pipeline.inputs.entries(statement_id).values():
+            if isinstance(item, Conversation):
+                total += sum(estimate_prompt_tokens(m.content) for m in item.messages) or estimate_prompt_tokens(
+                    item.first_user_text
+                )
+            else:
+                total += estimate_prompt_tokens(str(item))
+    return total
+
+
+def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -> TierChoice:
+    """`--tier` for this run (checked before anything is sent; `auto` planned over the run's rounds): cheap and
+    the same for the same flags, so the identity draft and the model's connection each ask for it."""
+    config = pipeline.config
+    entry = resolve_org(config.model_name, pipeline.provider)
+
+    def loads() -> list[RoundLoad]:
+        first = RoundLoad(
+            label="round 1" if pipeline.inputs.has_conversations else "answers",
+            provider=entry.org,
+            model=config.model_name,
+            requests=pipeline.request_count,
+            input_tokens=_first_round_tokens(pipeline),
+            output_tokens=pipeline.request_count * config.params.max_tokens,
+            **round_limits(args),
+        )
+        later = later_bounds(pipeline, per_round=True)
+        return [first] + [
+            RoundLoad(
+                label=f"round {bound.round} ({bound.role})",
+                provider=entry.org if bound.role == "candidate" else pipeline.user_org,
+                model=bound.model,
+                requests=bound.requests,
+                input_tokens=bound.input_tokens,
+                output_tokens=bound.output_tokens,
+                **round_limits(args),
+            )
+            for bound in later
+            if bound.role == "candidate"
+        ]
+
+    def user() -> UserRounds | None:
+        # The simulated user's turns run between the rounds: their hours count against the deadline, at the tier
+        # given it, else the one the plan picks for them (one user client sends them all).
+        given = config.simulated_user
+        if given is None:
+            return None
+        turns = [bound for bound in later_bounds(pipeline, per_round=True) if bound.role != "candidate"]
+        limits: dict[str, Any] = given.limit_keys()  # its own pace, as `simulated_user_model` sends at
+        return UserRounds(
+            rounds=[bound.round or 0 for bound in turns],  # (per_round: every bound has its round)
+            loads=[
+                RoundLoad(
+                    label=f"round {bound.round} (user turns)",
+                    provider=pipeline.user_org,
+                    model=bound.model,
+                    requests=bound.requests,
+                    input_tokens=bound.input_tokens,
+                    output_tokens=bound.output_tokens,
+                    **limits,
+                )
+                for bound in turns
+            ],
+            tier=given.tier,
+            given=given.tier is not None,
+        )
+
+    rounds = pipeline.inputs.has_conversations and pipeline.inputs.max_rounds > 1
+    return choose_tier(
+        args,
+        entry,
+        config.model_name,
+        realtime_flags(args),
+        loads,
+        lambda times: learned_here(times, Path(config.output_base_dir)),
+        per_round=rounds,
+        user=user,
+    )
+
+
+def later_bounds(pipeline: BatchedGenerationPipeline, *, per_round: bool = False) -> list[LaterRounds]:
+    """The upper bound of the requests of rounds 2 and later (`speceval.conversations.estimate`)."""
+    config = pipeline.config
+    statements = {s.id: s for s in pipeline.spec.statements}
+    return later_rounds(
+        pipeline.inputs,
+        config.model_name,
+        config.params.max_tokens,
+        config.simulated_user,
+        statements,
+        per_round=per_round,
+        system_prompt=config.params.system_prompt,
+    )
