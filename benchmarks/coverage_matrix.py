@@ -36,6 +36,7 @@ from benchmarks.coverage_scenarios import (
     agresti_min_naive,
     bounded_scenario,
     bradley_terry_scenario,
+    flip_count_scenario,
     kappa_scenario,
     labelled_scenario,
     leniency_scenario,
@@ -44,6 +45,7 @@ from benchmarks.coverage_scenarios import (
     paired_scenario,
     panel_scenario,
     pooled_scenario,
+    sample_flip_counts,
     sample_likert,
     sample_zero_inflated,
     spearman_scenario,  # noqa: E402
@@ -342,6 +344,26 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
                 reference="mean ± t · SE (before)",
             )
         )
+    # Flips per conversation, mostly 0 or 1 on 0..turns - 1 (session 19's audit: 2.2x its covering reference at 100
+    # inputs x 1 run, when one run's counts took Wilson on their rescaled sum as if each were a verdict).
+    for inputs, runs, turns, hazard in (
+        (100, 1, 4, (1.0, 12.0)),
+        (30, 1, 4, (1.0, 12.0)),
+        (10, 1, 3, (1.0, 9.0)),
+        (200, 1, 3, (0.3, 30.0)),
+        (20, 3, 4, (1.0, 6.0)),
+    ):
+        truth = float(sample_flip_counts(np.random.default_rng(779), 400_000, 1, turns, hazard).mean())
+        found.append(
+            Scenario(
+                "bounded-mean",
+                ("flips_per_conversation",),
+                f"flips per conversation over {turns} turns, hazard Beta{hazard}, {inputs} inputs x {runs} runs",
+                truth,
+                flip_count_scenario(inputs, runs, turns, hazard),
+                reference="t on the inputs' mean counts; Wilson on the rescaled sum (before)",
+            )
+        )
     found.append(
         Scenario(
             "category",
@@ -494,6 +516,7 @@ def human_accuracy_scenarios() -> list[Scenario]:
     twenty_rates = tuple(float(x) for x in spread.uniform(0.85, 0.995, 20))
     neyman = (2, 4, 3, 6, 8, 9, 6, 12, 16, 8)  # ∝ N_h·S_h, at least 2 (the all-right statement: its floor)
     found = []
+    rows: list[tuple[tuple[int, ...], tuple[float, ...], int, tuple[int, ...], bool, str, float | None]] = []
     for sizes, rates, per_input, labels, guided, label in (
         (
             WEIGHTED_SIZES,
@@ -573,7 +596,20 @@ def human_accuracy_scenarios() -> list[Scenario]:
             "3 statements of 150/90/30 at 0.9/0.7/0.95, 12/9/6 labels, 3 answers an input (audit)",
         ),
     ):
-        truth, draw = weighted_accuracy_scenario(sizes, rates, per_input, labels, guided)
+        rows.append((sizes, rates, per_input, labels, guided, label, None))
+    # Session 20: clustered sheets, whole inputs labelled (every answer of each), an input's answers alike at an
+    # intra-input correlation of 0.5-0.8 (the audit's row covered 0.922 when the Kish size counted the labels).
+    for sizes, rates, per_input, labels, icc in (
+        ((150, 90, 30), (0.9, 0.7, 0.95), 3, (12, 9, 6), 0.5),
+        ((150, 90, 30), (0.8, 0.6, 0.9), 3, (12, 9, 6), 0.8),
+        ((150, 90, 30), (0.9, 0.7, 0.95), 3, (30, 30, 15), 0.5),
+        ((300, 300), (0.95, 0.85), 2, (20, 20), 0.5),
+    ):
+        shown = "/".join(str(n) for n in sizes), "/".join(f"{a:g}" for a in rates), "/".join(map(str, labels))
+        label = f"{len(sizes)} statements of {shown[0]} at {shown[1]}, {shown[2]} labels, whole inputs of {per_input}"
+        rows.append((sizes, rates, per_input, labels, False, f"{label} answers, ICC {icc} (clustered sheet)", icc))
+    for sizes, rates, per_input, labels, guided, label, icc in rows:
+        truth, draw = weighted_accuracy_scenario(sizes, rates, per_input, labels, guided, icc)
         found.append(
             Scenario(
                 "human_accuracy_weighted",

@@ -270,6 +270,52 @@ def bounded_scenario(inputs: int, runs: int, zero: float) -> Callable[[np.random
     return draw
 
 
+def sample_flip_counts(
+    rng: np.random.Generator, inputs: int, runs: int, turns: int, hazard: tuple[float, float], recover: float = 0.1
+) -> np.ndarray:
+    """Flips per conversation (inputs x runs): compliant -> not compliant changes over `turns` judged turns. An input's
+    hazard is Beta(`hazard`), shared by its runs (its conversations are not independent); a conversation starts
+    compliant, gives way at each later turn with that hazard and comes back with `recover` (so it may flip twice),
+    a count from 0 to turns - 1, mostly 0 or 1."""
+    rate = rng.beta(*hazard, inputs)[:, None]
+    state = np.ones((inputs, runs), dtype=bool)
+    count = np.zeros((inputs, runs))
+    for _ in range(turns - 1):
+        move = rng.random((inputs, runs))
+        flipped = state & (move < rate)
+        count += flipped
+        state = np.where(state, ~flipped, move < recover)
+    return count
+
+
+def flip_count_scenario(
+    inputs: int, runs: int, turns: int, hazard: tuple[float, float]
+) -> Callable[[np.random.Generator], Drawn]:
+    """`flips_per_conversation` as `flips._mean` computes it (the bounded mean over 0..turns - 1, clustered by input,
+    one statement), beside the interval it replaced (the rescaled counts' sum given Wilson as if each were a verdict
+    of one input: one run's rule before session 20; over several runs it is the same interval as now) and t on the
+    inputs' mean counts."""
+    clusters = [i for i in range(inputs) for _ in range(runs)]
+    strata = dict.fromkeys(clusters, "statement")
+    most = float(turns - 1)
+
+    def draw(rng: np.random.Generator) -> Drawn:
+        values = sample_flip_counts(rng, inputs, runs, turns, hazard).reshape(-1)
+        found = mean_interval(values.tolist(), clusters, strata, range=(0.0, most))
+        means = values.reshape(inputs, runs).mean(axis=1)
+        references: dict[str, Bounds] = {"t on the inputs' mean counts": mean_interval_codes(means, np.arange(inputs))}
+        if runs == 1:
+            before = wilson_interval(float(values.sum()) / most, inputs)
+            references["Wilson on the rescaled sum (before)"] = None if before is None else _scaled(before, most)
+        return found, references
+
+    return draw
+
+
+def _scaled(bounds: tuple[float, float], by: float) -> Bounds:
+    return bounds[0] * by, bounds[1] * by
+
+
 def unranged_scenario(
     inputs: int, runs: int, zero: float | None, trials: int = 5, rate: float = 0.1
 ) -> Callable[[np.random.Generator], Drawn]:

@@ -40,16 +40,20 @@ def weighted_accuracy_scenario(
     answers_per_input: int,
     labels: tuple[int, ...],
     guided: bool = False,
+    icc: float | None = None,
 ) -> tuple[float, Callable[[np.random.Generator], Drawn]]:
     """Statements of `sizes` answers (N_h, in inputs of `answers_per_input` answers), the judge right at
     `accuracies` (its mean per statement; 1.0: every answer right), `labels` answers drawn per statement (n_h);
     `guided`: the design recorded each statement's expected error share (a Neyman sheet), passed as the prior's
-    covariate as the report passes it. Truth (the runner's): the superpopulation's Σ (N_h/N) a_h; each draw is read
-    against its own finite population's share (see the module's docstring)."""
+    covariate as the report passes it; `icc`: a clustered sheet, which draws n_h / `answers_per_input` whole inputs
+    and labels every answer of each, their accuracies Beta at that intra-input correlation (1/(κ + 1)) instead of
+    `CONCENTRATION`'s. Truth (the runner's): the superpopulation's Σ (N_h/N) a_h; each draw is read against its own
+    finite population's share (see the module's docstring)."""
     weights = np.asarray(sizes, dtype=float) / sum(sizes)
     truth = float((weights * np.asarray(accuracies)).sum())
     guess = np.clip(1.0 - np.asarray(accuracies), 0.005, 0.5) if guided else None
     own = np.random.default_rng(11)  # the bootstrap's own stream: the scenario's draws stay as they are
+    concentration = CONCENTRATION if icc is None else 1.0 / icc - 1.0
 
     def draw(rng: np.random.Generator) -> Drawn:
         agree_parts, labelled_parts, cluster_parts, strata_parts = [], [], [], []
@@ -59,11 +63,15 @@ def weighted_accuracy_scenario(
             if accuracy >= 1.0:
                 per_input = np.ones(inputs)
             else:
-                per_input = rng.beta(CONCENTRATION * accuracy, CONCENTRATION * (1 - accuracy), inputs)
+                per_input = rng.beta(concentration * accuracy, concentration * (1 - accuracy), inputs)
             cluster = np.repeat(np.arange(inputs), answers_per_input)[:size]
             agree_parts.append(rng.random(size) < per_input[cluster])
-            chosen = np.zeros(size, dtype=bool)
-            chosen[rng.choice(size, size=min(n_h, size), replace=False)] = True
+            if icc is None:
+                chosen = np.zeros(size, dtype=bool)
+                chosen[rng.choice(size, size=min(n_h, size), replace=False)] = True
+            else:  # whole inputs, every answer of each (the audit's clustered sheet)
+                picked = rng.choice(inputs, size=min(inputs, max(1, n_h // answers_per_input)), replace=False)
+                chosen = np.isin(cluster, picked)
             labelled_parts.append(chosen)
             cluster_parts.append(cluster + first_input)
             strata_parts.append(np.full(size, h))

@@ -145,3 +145,41 @@ def test_per_turn_rates_count_the_conversations_whose_generation_failed(tmp_path
         elicited = {r["statement_id"]: r for r in csv.DictReader(handle)}
     assert (elicited["s1"]["conversations"], elicited["s1"]["not_judged"]) == ("3", "2")
     assert (elicited["s2"]["conversations"], elicited["s2"]["not_judged"]) == ("1", "1")
+
+
+def test_a_statement_none_of_whose_answers_was_judged_keeps_its_rows(tmp_path: Path) -> None:
+    """Every answer of s1 failed at generation (a whole job expired, say): it has no verdict, yet its row is in
+    the per-statement table and its type's and authority's rows (a type of its own here) with its failed answers,
+    so every table's judged and not judged add up to the candidate's answers."""
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
+    lines = [json.loads(line) for line in spec.read_text(encoding="utf-8").splitlines()]
+    lines[0].update(type="prohibition", authority_level="platform")
+    spec.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    run = make_run(tmp_path / "gen" / "cand", "cand-model", spec, {"s1": [None, None, None], "s2": ["ok", "NO"]})
+    with IndependentOpenAIServer(answer=_verdict) as server:
+        settings = JudgeSettings(
+            spec_path=spec,
+            judge_model=JUDGE,
+            judge_org="openai",
+            output_dir_base=tmp_path / "judged",
+            params=GenerationParams(max_tokens=64),
+            engine=EngineOptions(poll_interval=0.05, max_attempts=1),
+        )
+        model = create_batched_model(JUDGE, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
+        BatchedComplianceJudge(settings, resolve_candidates([run]), canaries=False).run(model)
+    build_report([tmp_path / "judged"], tmp_path / "report", figures=False)
+
+    def table(name: str, key: str) -> dict[str, dict[str, str]]:
+        with (tmp_path / "report" / name).open(encoding="utf-8") as handle:
+            return {r[key]: r for r in csv.DictReader(handle)}
+
+    by_statement = table("compliance_per_statement.csv", "statement_id")
+    assert (by_statement["s1"]["judged"], by_statement["s1"]["rate"]) == ("0", "")
+    assert by_statement["s1"]["not_judged_answer_errored"] == "3" and by_statement["s2"]["judged"] == "2"
+    for name, group, other in (
+        ("compliance_by_type.csv", "prohibition", "requirement"),
+        ("compliance_by_authority.csv", "platform", "user"),
+    ):
+        rows = table(name, "group")
+        assert (rows[group]["judged"], rows[group]["not_judged_answer_errored"]) == ("0", "3"), name
+        assert (rows[other]["judged"], rows[other]["not_judged_answer_errored"]) == ("2", ""), name

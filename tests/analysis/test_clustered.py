@@ -320,3 +320,32 @@ def test_a_model_that_wins_every_comparison_gets_no_point_interval_but_a_reason(
     mixed = {s.candidate: s for s in strengths(rows)}
     assert all(s.note is None and s.ci_low is not None for s in mixed.values())
     assert mixed["m1"].ci_low < mixed["m1"].strength < 1.0  # type: ignore[operator]
+
+
+def test_one_count_an_input_takes_the_clustered_interval_at_its_own_variance() -> None:
+    # Flips per conversation on 0..3, one conversation an input: counts 0,0,0,1,0,0,1,0,2,0. Rescaled, p = 2/15 and
+    # their spread 1/15 - 4/225 = 11/225; the cluster-robust variance (10/9)·Σ((y - p)/10)² = 11/2025, so the effective
+    # size is p(1 - p)/(11/2025) = 234/11 (under the cap 10·(26/225)/(11/225) = 260/11). Under 10 of the rarer kind:
+    # Wilson with continuity correction (Newcombe's method 4) on t(9) = 2.262157 at that size, scaled back by 3.
+    counts = [0.0, 0, 0, 1, 0, 0, 1, 0, 2, 0]
+    n, p, z = 234 / 11, 2 / 15, 2.262157
+    low = (2 * n * p + z * z - 1 - z * math.sqrt(z * z - 2 - 1 / n + 4 * p * (n * (1 - p) + 1))) / (2 * (n + z * z))
+    high = (2 * n * p + z * z + 1 + z * math.sqrt(z * z + 2 - 1 / n + 4 * p * (n * (1 - p) - 1))) / (2 * (n + z * z))
+    found = mean_interval(counts, list(range(10)), dict.fromkeys(range(10), "s"), range=(0.0, 3.0))
+    assert found == pytest.approx((3 * low, 3 * high), abs=1e-6)
+
+
+def test_counts_that_vary_less_than_verdicts_get_a_narrower_interval() -> None:
+    # 100 conversations, 13 flipped once on 0..3: on the rescaled scale their variance is about 0.30 p(1 - p), so the
+    # interval is about √0.30 = 0.55 as wide as Wilson's on their rescaled sum (each count taken as a verdict: 2.2x a
+    # covering reference in session 19's audit). Declaring a wider range that no count reaches must not widen it
+    # either: the same counts on 0..1 are 13 verdicts of 100, Wilson's.
+    counts = [1.0] * 13 + [0.0] * 87
+    inputs = list(range(100))
+    found = mean_interval(counts, inputs, range=(0.0, 3.0))
+    verdicts = mean_interval(counts, inputs, range=(0.0, 1.0))
+    as_verdicts = wilson_interval(13 / 3, 100)
+    assert found is not None and verdicts is not None and as_verdicts is not None
+    width = found[1] - found[0]
+    assert width < 0.7 * 3 * (as_verdicts[1] - as_verdicts[0])
+    assert width == pytest.approx(verdicts[1] - verdicts[0], rel=0.1)

@@ -4,6 +4,7 @@ sheet without a design keeps the sample's unweighted share and says so."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, get_origin
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from speceval.analysis.rendering.card_section import card_markdown
 from speceval.analysis.rendering.data import ReportData
-from speceval.analysis.statistics.ppi import design_weighted_share
+from speceval.analysis.statistics.ppi import clustered_kish_size, design_weighted_share, weighted_mean_of_labels
 from speceval.analysis.statistics.registry import method
 from speceval.analysis.tables.judge_card import judge_card
 from speceval.analysis.tables.judge_quality import UNWEIGHTED_NOTE, LabelTally, human_agreement, input_digest
@@ -141,3 +142,41 @@ def test_a_neyman_sheets_expected_errors_guide_the_interval_as_ppis() -> None:
     plain = design_weighted_share(agree, labelled, np.arange(44), strata)
     assert (row.human_accuracy.ci_low, row.human_accuracy.ci_high) == (guided.ci_low, guided.ci_high)
     assert guided.ci_low != plain.ci_low  # the guide moves it: the test can tell the two apart
+
+
+def test_the_clustered_kish_size_of_a_small_sheet_is_its_hand_count() -> None:
+    # One statement, 3 inputs of 2 labels each, weight 1. Input means 1, 0, 1/2 around the statement's 1/2: between
+    # 2·(1/4 + 1/4 + 0)/(3 - 1) = 1/2, within (0 + 0 + 1/2)/(6 - 3) = 1/6, m0 = (6 - 12/6)/2 = 2, so
+    # ρ = (1/2 - 1/6)/(1/2 + 1/6) = 1/2 and the size 6² / (3 · (1/2 · 2 + 1/2 · 2²)) = 36/9 = 4 (labels' 6, inputs' 3).
+    w, clusters, strata = np.ones(6), np.repeat([0, 1, 2], 2), np.zeros(6, dtype=np.int64)
+    assert clustered_kish_size(w, np.array([1.0, 1, 0, 0, 1, 0]), clusters, strata) == pytest.approx(4.0)
+    # Inputs that differ less than their own answers cannot count as more than independent labels: ρ at 0.
+    assert clustered_kish_size(w, np.array([1.0, 0, 1, 0, 1, 0]), clusters, strata) == pytest.approx(6.0)
+    # Every label alike shows nothing of how alike an input's answers are: each input counts once.
+    assert clustered_kish_size(w, np.ones(6), clusters, strata) == pytest.approx(3.0)
+    # One label an input: the labels' own Kish size, (1 + 1 + 2)² / (1 + 1 + 4).
+    assert clustered_kish_size(
+        np.array([1.0, 1, 2]), np.array([1.0, 0, 1]), np.arange(3), np.zeros(3, dtype=np.int64)
+    ) == (pytest.approx(16 / 6))
+
+
+def test_alike_answers_of_one_input_count_once_in_the_weighted_shares_interval() -> None:
+    # 4 inputs of 3 answers, every answer labelled and agreeing: 4 draws, not 12. The lower limit is Wilson's at 4/4
+    # (z = 1.96: (4 + z²/2 - z·√(z²/4)) / (4 + z²) = 0.5101), below the rectifier's (its floor on t(4 - 1)); at the
+    # labels' 12 it would be 0.7575 (the audit's clustered sheet covered 0.922 so).
+    clusters = np.repeat(np.arange(4), 3)
+    found = design_weighted_share(np.ones(12, dtype=bool), np.ones(12, dtype=bool), clusters, np.zeros(12, dtype=int))
+    z = 1.959964
+    assert found.share == 1.0
+    assert found.ci_low == pytest.approx((4 + z * z / 2 - z * math.sqrt(z * z / 4)) / (4 + z * z), abs=1e-5)
+    assert found.ci_low == pytest.approx(0.5101, abs=1e-4)
+
+
+def test_the_rectifiers_t_counts_the_labelled_inputs_not_the_labels() -> None:
+    # One statement, 4 inputs of 2 labels, r = -1 where the judge disagrees: rbar = -3/8, the inputs' sums of
+    # (r - rbar)/8 are -10/64, 6/64, 6/64, -2/64, so the variance is 4/3 · 176/4096, on t(4 - 1), not t(8 - 1).
+    r = np.array([-1.0, -1, 0, 0, 0, 0, -1, 0])
+    found = weighted_mean_of_labels(r, np.ones(8, dtype=bool), np.repeat(np.arange(4), 2), np.zeros(8, dtype=int))
+    assert found is not None and found[1] is not None
+    assert found[0] == pytest.approx(-3 / 8)
+    assert found[1] == pytest.approx(3.182446 * math.sqrt(4 / 3 * 176 / 4096))

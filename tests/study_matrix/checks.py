@@ -86,17 +86,21 @@ def answers_accounted(out: Path) -> list[str]:
         answers[(model, variation)] += len(json.loads(path.read_text(encoding="utf-8")))
     binary = {key[:4] for key in recompute_compliance(out)}
     failures = []
-    with table.open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            key = (row["spec"], row["judge"], row["candidate"], row["variation"])
-            if row["statement_id"] or row["judge"] == "panel" or key not in binary:
-                continue
-            counted = int(row["judged"] or 0) + sum(int(v or 0) for k, v in row.items() if k.startswith("not_judged_"))
-            if counted != answers[(row["candidate"], row["variation"])]:
-                failures.append(
-                    f"compliance.csv {key}: judged + not judged = {counted}, "
-                    f"the candidate's answers {answers[(row['candidate'], row['variation'])]}"
-                )
+    # The pooled rows, and the per-statement, per-type and per-authority rows summed over each cell: a statement
+    # none of whose answers was judged still has its row.
+    for name in ("compliance.csv", "compliance_per_statement.csv", "compliance_by_type.csv"):
+        counted: Counter[tuple[str, ...]] = Counter()
+        path = out / "report" / name
+        with path.open(encoding="utf-8", newline="") if path.is_file() else io.StringIO() as handle:
+            for row in csv.DictReader(handle):
+                key = (row["spec"], row["judge"], row["candidate"], row["variation"])
+                if row.get("statement_id") and name == "compliance.csv" or row["judge"] == "panel" or key not in binary:
+                    continue
+                counted[key] += int(row["judged"] or 0)
+                counted[key] += sum(int(v or 0) for k, v in row.items() if k.startswith("not_judged_"))
+        for key, total in counted.items():
+            if total != answers[(key[2], key[3])]:
+                failures.append(f"{name} {key}: judged + not judged = {total}, the answers {answers[(key[2], key[3])]}")
     # A binary turn judge's turn 1: every conversation generated has its turn-1 verdict (judged or not), and every
     # conversation whose generation failed is in the row's not_judged (later turns may end early: not checked).
     turns = out / "report" / "turn_rates.csv"

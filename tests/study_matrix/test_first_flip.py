@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from speceval.analysis.reading.turn_verdicts import TurnVerdict
+from speceval.analysis.statistics.stats import wilson_interval
 from speceval.analysis.statistics.survival import kaplan_meier
 from speceval.analysis.tables.flip_survival import flip_survival
 from speceval.analysis.tables.flips import flips
@@ -62,6 +63,20 @@ def test_flips_per_conversation_counts_every_caving() -> None:
     assert per.ci_low is not None and per.ci_low <= 1.0 <= per.ci_high
     # The method named is the one computed: the bounded mean over 0..3 (the text said "mean ± t" before).
     assert per.method is not None and per.method.startswith("bounded mean") and "0..3" in per.method
+
+
+def test_flips_per_conversation_is_as_wide_as_its_counts_vary() -> None:
+    # 100 conversations of 4 turns, one input each, 13 cave once (0..3 on the rescaled scale: variance about 0.30 of
+    # p(1 - p)). Wilson on their rescaled sum, each count taken as a verdict, was 2.2x a covering reference at this
+    # design (session 19's audit); the interval at the counts' own variance is about √0.30 = 0.55 of it.
+    rows = [r for c in range(13) for r in _turns(c, [True, False, False, False])]
+    rows += [r for c in range(13, 100) for r in _turns(c, [True] * 4)]
+    per = next(f for f in flips(rows) if f.measure == "flips_per_conversation")
+    assert per.rate == pytest.approx(0.13) and per.ci_low is not None and per.ci_high is not None
+    as_verdicts = wilson_interval(13 / 3, 100)
+    assert as_verdicts is not None
+    assert per.ci_low < 0.13 < per.ci_high
+    assert per.ci_high - per.ci_low < 0.7 * 3 * (as_verdicts[1] - as_verdicts[0])
 
 
 def _likert(conversation: int, ratings: list[float]) -> list[TurnVerdict]:

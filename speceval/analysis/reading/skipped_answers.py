@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from speceval.analysis.reading.column_codes import FileFacts
+from speceval.analysis.reading.compliance_entries import StatementClasses
 from speceval.errors import InputError
 
 SUMMARY_NAME = "summary.json"
@@ -57,7 +59,7 @@ def skipped_answers(paths: list[Path | None], facts: list[FileFacts]) -> Skipped
     per_statement: dict[Key, Counter[str]] = {}
     by_type: dict[Key, Counter[str]] = {}
     by_authority: dict[Key, Counter[str]] = {}
-    counted: set[tuple[Path, Key]] = set()
+    seen: dict[tuple[Path, Key], set[str]] = {}  # a folder's statements with verdicts, per cell
     for path, fact in zip(paths, facts, strict=True):
         if path is None:
             continue
@@ -68,13 +70,28 @@ def skipped_answers(paths: list[Path | None], facts: list[FileFacts]) -> Skipped
         if summary is None:
             continue
         key = (fact.spec, fact.judge, fact.model, fact.variation)
-        if (folder, key) not in counted:  # a folder's statements share its summary: counted once
-            counted.add((folder, key))
+        if (folder, key) not in seen:  # a folder's statements share its summary: counted once
+            seen[(folder, key)] = set()
             _add(pooled, key, summary.skipped_answers)
+        if fact.statement_id in seen[(folder, key)]:
+            continue  # (a statement's several files, e.g. of runs)
+        seen[(folder, key)].add(fact.statement_id)
         statement = summary.skipped_by_statement.get(fact.statement_id, {})
         _add(per_statement, (*key, fact.statement_id), statement)
         _add(by_type, (*key, fact.statement_type), statement)
         _add(by_authority, (*key, fact.authority_level), statement)
+    # A statement none of whose answers was judged (every one failed at generation) has no verdict, so no fact
+    # above: its counts are read from the summary, its type and authority from the judge run's spec.
+    classes = StatementClasses()
+    for (folder, cell), statements in seen.items():
+        summary = summaries[folder]
+        assert summary is not None  # (only folders with a summary are in `seen`)
+        for statement_id, counts in summary.skipped_by_statement.items():
+            if statement_id not in statements:
+                kind, authority = classes.lookup(folder, statement_id)
+                _add(per_statement, (*cell, statement_id), counts)
+                _add(by_type, (*cell, kind), counts)
+                _add(by_authority, (*cell, authority), counts)
     return SkippedAnswers(
         pooled=_named(pooled),
         per_statement=_named(per_statement),
@@ -109,6 +126,30 @@ def with_skipped(rows: list[Row], counts: dict[Key, dict[str, int]], *fields: st
             added = {**current, **extra} if isinstance(current, dict) else current + sum(extra.values())
             row = row.model_copy(update={"not_judged": added})
         found.append(row)
+    return found
+
+
+def with_never_judged(
+    rows: list[Row], counts: dict[Key, dict[str, int]], fields: tuple[str, ...], empty: Callable[[Key], Row]
+) -> list[Row]:
+    """`rows` with a row for each key of `counts` that has none (`fields` of a row, in `Key` order), in a cell
+    (the key's first four: spec, judge, candidate, variation) that has rows: a statement, type or authority none of
+    whose answers was judged, its failed answers in `not_judged`, after its cell's rows. `empty(key)` is that key's
+    row of no verdicts (a cell without rows is a judge of another kind, e.g. categories: no rate of its own here)."""
+    keys = [tuple(str(getattr(row, f)) for f in fields) for row in rows]
+    have = set(keys)
+    missing: dict[Key, list[Key]] = {}
+    for key in counts:
+        if key not in have:
+            missing.setdefault(key[:4], []).append(key)
+    if not missing:
+        return rows
+    found: list[Row] = []
+    for index, (row, key) in enumerate(zip(rows, keys, strict=True)):
+        found.append(row)
+        last = index + 1 == len(rows) or keys[index + 1][:4] != key[:4]
+        for absent in sorted(missing.pop(key[:4], [])) if last else ():
+            found.append(with_skipped([empty(absent)], counts, *fields)[0])
     return found
 
 

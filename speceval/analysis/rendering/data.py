@@ -22,7 +22,7 @@ from speceval.analysis.reading.declared_categories import declared_categories
 from speceval.analysis.reading.fold import fold_verdicts
 from speceval.analysis.reading.pairs import pair_inputs
 from speceval.analysis.reading.rows import DEFAULT_VARIATION, UNKNOWN
-from speceval.analysis.reading.skipped_answers import skipped_answers, with_skipped
+from speceval.analysis.reading.skipped_answers import skipped_answers, with_never_judged, with_skipped
 from speceval.analysis.rendering.samples.sample_record import SampleRecord
 from speceval.analysis.rendering.samples.samples import ranking_samples, sample_records
 from speceval.analysis.rendering.sources import JUDGE_KINDS, manifest_sources, relative, verdict_sources
@@ -279,9 +279,22 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
     cell = ("spec", "judge", "candidate", "variation")
     variations = with_skipped(variations, skipped.pooled, *cell)
     compliance = with_skipped(compliance, skipped.pooled, *cell)
-    per_statement = with_skipped(per_statement, skipped.per_statement, *cell, "statement_id")
-    by_type = with_skipped(breakdown(both, "statement_type"), skipped.by_type, *cell, "group")
-    by_authority = with_skipped(breakdown(both, "authority_level"), skipped.by_authority, *cell, "group")
+    # A statement none of whose answers was judged still has its row (and its type and authority theirs).
+    per_statement = with_never_judged(
+        with_skipped(per_statement, skipped.per_statement, *cell, "statement_id"),
+        skipped.per_statement,
+        (*cell, "statement_id"),
+        ComplianceRate.of_no_verdicts,
+    )
+    by_type, by_authority = (
+        with_never_judged(
+            with_skipped(breakdown(both, by), counts, *cell, "group"),
+            counts,
+            (*cell, "group"),
+            Breakdown.of_no_verdicts,
+        )
+        for by, counts in (("statement_type", skipped.by_type), ("authority_level", skipped.by_authority))
+    )
     paired, agreement, lenient = paired_comparisons(both), judge_agreement(judges), leniency(judges)
     # A conversation whose generation failed has no turn verdict: every turn's row of its cell counts it (as its
     # statement's elicitation row does), read from the turn judges' own summaries.

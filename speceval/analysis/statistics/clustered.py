@@ -22,7 +22,8 @@ Intervals:
 * a mean rating on its scale 1-5: Gaffke's bound at the effective size (`speceval.analysis.statistics.rating`); a
   metric's mean without a range: the hull of estimate ± t(G-H) · SE and the bounded mean's interval over the values'
   range (`unbounded_mean_interval_codes`); a mean of a value with a declared range: the rate interval of the
-  rescaled mean (`mean_interval(range=...)`); a paired difference: `speceval.analysis.statistics.paired`;
+  rescaled mean at its values' own variance (`mean_interval(range=...)`); a paired difference:
+  `speceval.analysis.statistics.paired`;
 
 Inputs are clustered within statements, but a spec's statements are fixed, not sampled: the SE by input is
 stratified by statement (the survey estimator for clusters drawn within fixed strata). Clustering by statement
@@ -205,11 +206,12 @@ def rate_interval_codes(
     """`rate_interval` on codes (see `clustered_mean_codes`); `rate` False for a rescaled mean (`clustered_limits`'
     Korn-Graubard ratio is for rates: a mean of counts that happen to be 0 or 1 is not a rate of verdicts)."""
     single = bool(len(y)) and int(clusters.max()) + 1 == len(y)
-    if single and (not rate or bool(np.all((y == 0.0) | (y == 1.0)))):
+    if single and bool(np.all((y == 0.0) | (y == 1.0))):
         # Every cluster holds one verdict (codes 0..G-1 all used): Wilson, no clustered SE to compute. One share
-        # (a panel's) or one score with ties each takes the clustered interval below, at the effective size of the
-        # values' own variance: Wilson on their sum counted each as a verdict (a panel of 3 judges at 100 inputs,
-        # rate 0.99: 0.061 wide, 2.9x a covering bootstrap).
+        # (a panel's), one score with ties or one rescaled count each takes the clustered interval below, at the
+        # effective size of the values' own variance: Wilson on their sum counted each as a verdict (a panel of 3
+        # judges at 100 inputs, rate 0.99: 0.061 wide, 2.9x a covering bootstrap; flips per conversation, mostly 0
+        # or 1 on 0..3, at 100 inputs x 1 run: 2.2x, their variance a third of p(1 - p) on the rescaled scale).
         low, high = wilson_interval(float(y.sum()), len(y))  # type: ignore[misc]  # n > 0
         return low, high, WILSON
     estimate = clustered_mean_codes(y, clusters, strata)
@@ -366,7 +368,8 @@ def bounded_mean_interval_codes(
     y: np.ndarray, clusters: np.ndarray, bounds: tuple[float, float], strata: np.ndarray | None = None
 ) -> tuple[float, float] | None:
     """95% interval of the mean of values known to lie in `bounds`: the values rescaled to [0, 1] get the rate
-    interval (Wilson for one value per cluster, else the clustered Wilson), scaled back.
+    interval (Wilson where every value is one cluster's and at an end of the range, else the clustered Wilson at the
+    effective size of the values' own variance, one value a cluster too), scaled back.
 
     A variable in [0, 1] has variance at most mean·(1 - mean), the binomial's, so the score interval of its mean is
     valid where the t interval is not: a zero-inflated 0-10 score (20 inputs x 3 runs) covered 0.80-0.87 with

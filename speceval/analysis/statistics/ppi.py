@@ -10,16 +10,16 @@ Sampling Techniques, ch. 5); a statement without labels borrows the weighted rec
 
     theta = p + sum_L w_i (y_i - f_i) / sum_L w_i,     p = the judge's rate over all N verdicts of the group.
 
-Its interval adds the two terms' half-widths in quadrature (MOVER for a sum of independent terms; classic PPI
-adds their variances likewise): the judge's rate p takes the report's clustered rate interval (Wilson at the
-cluster-robust effective size, clusters = inputs, so runs and turns of one input are one cluster), the rectifier a
-t interval from its cluster-robust SE among the labelled inputs, stratified by statement, on the labels' degrees of
-freedom. The rectifier's variance is never taken as 0: a statement whose labels all agree with the judge adds the
-variance of a disagreement at its empirical-Bayes rate, under a Beta prior shared by the statements and estimated
-from all of them (a sample that saw no judge error has not shown there is none; a panel of statements where the
-judge seldom errs says how seldom). Where the sheet's design recorded each statement's expected error share (a
-Neyman sheet: the panel's disagreement or a pilot), the prior's mean follows it (`_guided_rates`) and every
-statement's variance is taken at its empirical-Bayes rate.
+Its interval adds the two terms' half-widths in quadrature (MOVER for a sum of independent terms; classic PPI adds their
+variances likewise): the judge's rate p takes the report's clustered rate interval (Wilson at the cluster-robust
+effective size, clusters = inputs, so runs and turns of one input are one cluster), the rectifier a t interval from its
+cluster-robust SE among the labelled inputs, stratified by statement, on the labelled inputs' degrees of freedom. The
+rectifier's variance is never taken as 0: a statement whose labels all agree with the judge adds the variance of a
+disagreement at its empirical-Bayes rate, under a Beta prior shared by the statements and estimated from all of them (a
+sample that saw no judge error has not shown there is none; a panel of statements where the judge seldom errs says how
+seldom). Where the sheet's design recorded each statement's expected error share (a Neyman sheet: the panel's
+disagreement or a pilot), the prior's mean follows it (`_guided_rates`) and every statement's variance is taken at its
+empirical-Bayes rate.
 
 The Rogan–Gladen bias-corrected rate, the other correction `ppi.csv` prints, is in
 `speceval.analysis.statistics.rogan_gladen`.
@@ -90,8 +90,8 @@ def stratified_ppi(
         )
     # The two terms combine as independent (MOVER for a sum; classic PPI adds their variances likewise): the judge's
     # rate takes the report's own clustered rate interval (a score interval, which keeps its width near 0 and 1 and
-    # with few inputs, where p +- t * SE covered 0.934 at 20 inputs x 5 runs), the rectifier t on the labels'
-    # degrees of freedom (less one per labelled statement).
+    # with few inputs, where p +- t * SE covered 0.934 at 20 inputs x 5 runs), the rectifier t on the labelled
+    # inputs' degrees of freedom (less one per labelled statement).
     rate = rate_interval_codes(f, clusters, stratum_per_cluster(clusters, strata))
     if rate is None:
         return Corrected(rate=None, ci_low=None, ci_high=None, note="no verdicts")
@@ -110,8 +110,8 @@ def weighted_mean_of_labels(
 ) -> tuple[float, float | None] | None:
     """(Σ_L w_i r_i / Σ_L w_i, its 95% half-width) of a value -1, 0 or 1 read on the labelled verdicts, each label
     weighed N_h/n_h (`label_weights`): stratified PPI's rectifier (r = y - f), and the judge's design-weighted
-    disagreement with people (r = -1 where it disagrees: `design_weighted_share`). The half-width is t on the labels'
-    degrees of freedom (less one per labelled statement) times the cluster-robust SE among the labelled inputs,
+    disagreement with people (r = -1 where it disagrees: `design_weighted_share`). The half-width is t on the labelled
+    inputs' degrees of freedom (less one per labelled statement) times the cluster-robust SE among the labelled inputs,
     stratified by statement, with a statement whose labels show no nonzero r at its empirical-Bayes rate
     (`_rectifier_floor`); None where every label is from one input. None altogether under 2 labels."""
     n = int(labelled.sum())
@@ -134,7 +134,10 @@ def weighted_mean_of_labels(
     if label_variance is None:
         return rbar, None
     labelled_strata = int(np.count_nonzero(np.bincount(strata, weights=labelled.astype(float))))
-    return rbar, t975(max(1, n - labelled_strata)) * math.sqrt(label_variance + floor)
+    # The SE is the spread of the labelled inputs' sums, so its degrees of freedom are theirs, less one per labelled
+    # statement: the labels' count overstated them where an input holds several labels (3 alike answers an input, 9
+    # inputs: t(24) where t(6) is due).
+    return rbar, t975(max(1, int(with_labels.sum()) - labelled_strata)) * math.sqrt(label_variance + floor)
 
 
 class WeightedShare(BaseModel):
@@ -200,13 +203,55 @@ def design_weighted_share(
     # time leaves 5 labels clean 44% of the time) lifts the share and takes the floor's small variance with it, so
     # the interval sat above the truth (a near-proportional sheet of 30/5/5 labels on 300/60/60 answers covered 0.87,
     # session 19's audit 0.67-0.79). Wilson's score interval at the design's Kish effective size (Σw)²/Σw² around
-    # the same share does not lean on that variance; the interval is the hull of the two.
-    w = label_weights(labelled[kept], strata[kept])
-    kish = float(w.sum()) ** 2 / float((w**2).sum())
-    score = wilson_interval(share * kish, kish, continuity=False)
+    # the same share does not lean on that variance; the interval is the hull of the two. The Kish size counts the
+    # labelled inputs' answers as far as they differ (`clustered_kish_size`): 3 alike answers of one input are not 3
+    # draws (at an intra-input correlation of 0.5 the labels' own Kish size covered 0.922).
+    on = kept & labelled
+    size = clustered_kish_size(
+        label_weights(labelled[kept], strata[kept])[labelled[kept]],
+        np.asarray(agree, dtype=float)[on],
+        dense_codes(clusters[on]),
+        dense_codes(strata[on]),
+    )
+    score = wilson_interval(share * size, size, continuity=False)
     if score is not None:
         low, high = min(low, score[0]), max(high, score[1])
     return counts.model_copy(update={"share": share, "ci_low": low, "ci_high": high})
+
+
+def clustered_kish_size(w: np.ndarray, y: np.ndarray, clusters: np.ndarray, strata: np.ndarray) -> float:
+    """Kish's effective size (Σw)²/Σw² of labels weighed `w`, with the design effect of their inputs: (Σw)² / Σ_g
+    [(1 - ρ) Σ_g w_i² + ρ (Σ_g w_i)²], the variance ratio of a weighted mean of values equicorrelated at ρ within an
+    input (`clusters`, codes 0..G-1, one per label; `strata` a statement code per label). At ρ = 0 it is the labels'
+    Kish size, at ρ = 1 the inputs' (each input one draw at its labels' summed weight).
+
+    ρ is the one-way ANOVA estimate of the intra-input correlation of `y` within statements (each input's mean
+    against its statement's; m₀ the size per input adjusted for unequal sizes: Donner, Int. Stat. Rev. 54 (1986)
+    67-82), clipped to [0, 1]: a few inputs that happen to differ more within than between cannot claim their
+    answers are more than independent. Where it cannot be estimated it is 1, what an input's labels are worth
+    when nothing shows they differ: every label alike (all agree; the rate interval's exact bound at 0 or 1 counts
+    the inputs likewise), or no statement with two labelled inputs. Where every input holds one label ρ does not
+    matter."""
+    labels, inputs = len(y), int(clusters.max()) + 1 if len(clusters) else 0
+    sums = np.bincount(clusters, weights=w, minlength=inputs)
+    squares = np.bincount(clusters, weights=w * w, minlength=inputs)
+    if inputs == labels:
+        return float(w.sum()) ** 2 / float(squares.sum())
+    per_input = np.bincount(clusters, minlength=inputs).astype(float)
+    input_strata = stratum_per_cluster(clusters, strata)
+    per_stratum = np.bincount(strata).astype(float)
+    means = np.bincount(clusters, weights=y, minlength=inputs) / per_input
+    centres = np.bincount(strata, weights=y) / per_stratum
+    between_df = inputs - int(np.count_nonzero(per_stratum))
+    within = float(((y - means[clusters]) ** 2).sum()) / (labels - inputs)
+    rho = 1.0
+    if between_df > 0:
+        between = float((per_input * (means - centres[input_strata]) ** 2).sum()) / between_df
+        size = (labels - float((per_input**2 / per_stratum[input_strata]).sum())) / between_df
+        spread = between + (size - 1) * within
+        if spread > 0:
+            rho = min(1.0, max(0.0, (between - within) / spread))
+    return float(w.sum()) ** 2 / float(((1 - rho) * squares + rho * sums**2).sum())
 
 
 def _rectifier_floor(

@@ -45,8 +45,9 @@ MEAN_RATING = (
     "0/1 scale; all 5s: 1 + 4·0.025^(1/G) .. 5)"
 )
 BOUNDED_MEAN = (
-    "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate "
-    "interval (Wilson, or clustered Wilson over several runs), scaled back"
+    "bounded mean: rescaled by its declared range {low:g}..{high:g} to [0, 1] and given the rate interval (Wilson "
+    "where every value is 0 or 1 and one an input, else the clustered Wilson at the effective size p(1 - p) over the "
+    "values' cluster-robust variance, no more than their count times p(1 - p) over their own variance), scaled back"
 )
 BRADLEY_TERRY = (
     "log-strength ± t(G-1) · SD over a bootstrap of inputs ({draws} draws, seed {seed}), "
@@ -63,7 +64,8 @@ LENIENCY = (
 )
 PPI = (
     "stratified PPI (Angelopoulos et al. 2023), labels weighted N_h/n_h by statement: the judge's rate's clustered "
-    "Wilson interval and the rectifier's t interval (cluster-robust by input; a statement whose labels show no "
+    "Wilson interval and the rectifier's t interval (cluster-robust by input, t on the labelled inputs' degrees of "
+    "freedom; a statement whose labels show no "
     "judge error at its empirical-Bayes disagreement rate, a beta-binomial prior shared by the statements; from a "
     "Neyman sheet's design, the prior's mean a + b·e_h on the panel's error share per statement and every "
     "statement's variance at its empirical-Bayes rate) added in quadrature, clipped to [0, 1]"
@@ -71,10 +73,11 @@ PPI = (
 HUMAN_WEIGHTED = (
     "design-weighted: each statement's share of labelled answers agreeing, at its weight N_h/N (its verdicts over "
     "those of the statements with a label); interval: stratified PPI's rectifier's, on the disagreement (labels "
-    "weighted N_h/n_h, cluster-robust by input and stratified by statement, t on the labels' degrees of freedom less "
-    "one per statement; a statement whose labels all agree at its empirical-Bayes disagreement rate, from a Neyman "
-    "sheet's design on the panel's error share), clipped to [0, 1]; hull with Wilson's score interval at the design's "
-    "Kish effective size (Σw)²/Σw² around the same share"
+    "weighted N_h/n_h, cluster-robust by input and stratified by statement, t on the labelled inputs' degrees of "
+    "freedom less one per statement; a statement whose labels all agree at its empirical-Bayes disagreement rate, from"
+    " a Neyman sheet's design on the panel's error share), clipped to [0, 1]; hull with Wilson's score interval at the"
+    " design's Kish effective size (Σw)²/Σ_g[(1 - ρ)Σ_g w² + ρ(Σ_g w)²] around the same share (ρ: the labels' "
+    "intra-input correlation, one-way ANOVA within statements, clipped to [0, 1]; 1 where every label agrees)"
 )
 ROGAN_GLADEN = (
     "Rogan–Gladen (p + q0 - 1)/(q0 + q1 - 1), q0, q1 from the labels weighted N_h/n_h, each one agreement and one "

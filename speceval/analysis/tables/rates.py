@@ -42,6 +42,24 @@ class ComplianceRate(BaseModel):
     not_judged: dict[str, int]
     mean_output_chars: float | None = None
 
+    @classmethod
+    def of_no_verdicts(cls, key: tuple[str, ...]) -> ComplianceRate:
+        """The row of a (spec, judge, candidate, variation, statement) with no verdict (its answers all failed)."""
+        spec, judge, candidate, variation, statement_id = key
+        return cls(
+            spec=spec,
+            judge=judge,
+            candidate=candidate,
+            variation=variation,
+            statement_id=statement_id,
+            judged=0,
+            compliant=0,
+            rate=None,
+            ci_low=None,
+            ci_high=None,
+            not_judged={},
+        )
+
 
 class Agreement(BaseModel):
     """Agreement between judges on the same answers (of one spec)."""

@@ -193,6 +193,29 @@ class Breakdown(RateSummary):
     variation: str
     group: str
 
+    @classmethod
+    def of_no_verdicts(cls, key: tuple[str, ...]) -> Breakdown:
+        """The row of a (spec, judge, candidate, variation, group) with no verdict (its answers all failed)."""
+        spec, judge, candidate, variation, group = key
+        return cls(
+            spec=spec,
+            judge=judge,
+            candidate=candidate,
+            variation=variation,
+            group=group,
+            judged=0,
+            compliant=0,
+            not_judged={},
+            inputs=0,
+            statements=0,
+            rate=None,
+            ci_low=None,
+            ci_high=None,
+            ci_method=None,
+            ci_low_by_statement=None,
+            ci_high_by_statement=None,
+        )
+
 
 def breakdown(rows: list[ComplianceRow] | VerdictColumns, by: str) -> list[Breakdown]:
     """Rates per `by` ('statement_type' or 'authority_level') within each (spec, judge, candidate, variation)."""
