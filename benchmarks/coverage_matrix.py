@@ -24,7 +24,12 @@ from pydantic import BaseModel
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.card_scenarios import self_preference_scenario, wording_excess_scenario  # noqa: E402
+from benchmarks.card_scenarios import (  # noqa: E402
+    flips_by_input_scenario,
+    self_preference_by_input_scenario,
+    self_preference_scenario,
+    wording_excess_scenario,
+)
 from benchmarks.coverage_scenarios import (
     Drawn,
     Scenario,
@@ -667,6 +672,31 @@ def card_scenarios() -> list[Scenario]:
                 draw,
             )
         )
+    # The issue 47 audit's flagged designs (flip chances times an input's difficulty u; session 19: 1.8-3.2x its
+    # narrowest covering reference), and excesses carried by few inputs (the retest never flips; an input's answers
+    # flip alike), where MOVER of the two sides covered 0.84-0.91 and Agresti-Caffo on the inputs' means 0.77-0.90.
+    for inputs, per_input, wordings, retest, wording, icc, difficulty, together, label in (
+        (30, 1, 3, 0.03, 0.07, 0.0, (1.0, 3.0), False, "rare flips, difficulty u~B(1, 3)"),
+        (5, 3, 1, 0.3, 0.3, 0.0, (2.0, 2.0), False, "truth 0, difficulty u~B(2, 2)"),
+        (20, 4, 2, 0.0, 0.1, 0.0, (1.0, 1.0), False, "the retest never flips, difficulty u~B(1, 1)"),
+        (200, 1, 1, 0.02, 0.02, 0.0, (1.0, 1.0), False, "truth 0, difficulty u~B(1, 1)"),
+        (30, 1, 1, 0.0, 0.05, 0.0, None, False, "the retest never flips, independent answers"),
+        (20, 4, 2, 0.0, 0.04, 0.3, None, True, "the retest never flips, ICC 0.3"),
+        (10, 3, 2, 0.0, 0.2, 1.0, None, True, "the retest never flips, an input's answers alike"),
+        (30, 5, 1, 0.0, 0.03, 0.5, None, False, "the retest never flips, ICC 0.5"),
+        (8, 4, 1, 0.0, 0.5, 0.3, None, False, "the retest never flips, ICC 0.3, half flip"),
+    ):
+        truth, draw = flips_by_input_scenario(inputs, per_input, wordings, retest, wording, icc, difficulty, together)
+        found.append(
+            Scenario(
+                "wording-excess",
+                ("wording_flip_excess",),
+                f"{inputs} inputs x {per_input} answers, {wordings} wordings, retest {retest}, wording {wording} "
+                f"({label}{'; wordings flip together' if together else ''})",
+                truth,
+                draw,
+            )
+        )
     for inputs, own, others, peer in ((10, 0.9, 0.8, 0.85), (30, 0.95, 0.95, 0.9), (50, 0.7, 0.5, 0.6)):
         truth, draw = self_preference_scenario(inputs, own, others, peer)
         found.append(
@@ -676,6 +706,28 @@ def card_scenarios() -> list[Scenario]:
                 f"{inputs} inputs, 1 own-provider and 2 other candidates, judge {own}/{others}, peer {peer}",
                 truth,
                 draw,
+            )
+        )
+    # The issue 47 audit's flagged designs (session 19: 1.6-2.9x t or the cluster bootstrap on the inputs'
+    # contributions) and leniency toward the judge's own provider alone, where t on the contributions covered 0.63-0.88.
+    for inputs, runs, rates, own, others, miss, varying in (
+        (10, 3, (0.9, 0.85, 0.9, 0.8), 0.3, 0.1, 0.02, False),
+        (10, 1, (0.95, 0.95, 0.95, 0.95), 0.0, 0.0, 0.02, False),
+        (30, 2, (0.97, 0.95, 0.98, 0.9), 0.5, 0.2, 0.01, True),
+        (100, 1, (0.9, 0.9, 0.9, 0.9), 0.2, 0.2, 0.02, True),
+        (10, 1, (0.9, 0.9, 0.9, 0.9), 0.5, 0.0, 0.02, False),
+        (30, 1, (0.95, 0.95, 0.95, 0.95), 0.3, 0.0, 0.0, True),
+    ):
+        truth, draw = self_preference_by_input_scenario(inputs, runs, rates, own, others, miss, varying)
+        found.append(
+            Scenario(
+                "self-preference",
+                ("self_preference",),
+                f"{inputs} inputs x {runs} runs, 2 own-provider and 2 other candidates at {rates} (shared input "
+                f"effect), judge lenient {own} own / {others} others{' (by input)' if varying else ''}, peer 0.05",
+                truth,
+                draw,
+                cost=2,
             )
         )
     return found

@@ -8,7 +8,7 @@ import pytest
 from speceval.analysis.reading.card_verdicts import CardItem, CardVerdicts
 from speceval.analysis.rendering.card_section import card_rows
 from speceval.analysis.statistics.columns import Estimate
-from speceval.analysis.statistics.registry import KAPPA, PAIRED, SELF_PREFERENCE, WILSON
+from speceval.analysis.statistics.registry import KAPPA, PAIRED_SCORE, SELF_PREFERENCE, WILSON
 from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_card import TEMPERATURE_ZERO_NOTE, card_lines, judge_card
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
@@ -69,7 +69,7 @@ def test_every_rate_of_the_card_with_its_interval_and_the_lines_checked() -> Non
     assert flat["human_kappa_ci_method"].startswith(KAPPA.split("(")[0])
     assert flat["retest_agreement"] == pytest.approx(0.9) and row.retest_note == TEMPERATURE_ZERO_NOTE
     assert flat["wording_flip_rate"] == pytest.approx(0.2)
-    assert flat["wording_flip_excess"] == pytest.approx(0.1) and flat["wording_excess_ci_method"] == PAIRED
+    assert flat["wording_flip_excess"] == pytest.approx(0.1) and flat["wording_excess_ci_method"] == PAIRED_SCORE
     assert flat["self_preference"] == pytest.approx(0.15) and flat["self_preference_ci_method"] == SELF_PREFERENCE
     for measure, prefix in (
         ("canary_accuracy", "canary"),

@@ -35,7 +35,9 @@ from pydantic import BaseModel
 
 from speceval.analysis.statistics.clustered import (
     RARE_COUNT,
+    RARE_RUNS,
     cluster_stratum_codes,
+    clustered_limits,
     clustered_mean_codes,
     codes_of,
     dense_codes,
@@ -284,3 +286,94 @@ def centred_correlation(za: np.ndarray, zb: np.ndarray, strata: np.ndarray | Non
     # At r = 1 two equal sides (every input answered alike by both, not all alike) would give [0, 0]: no input
     # told them apart, yet the next one could. The cap 1 - 1/G keeps a width that shrinks as inputs accumulate.
     return max(-1.0, min(1.0 - 1.0 / len(za), float((da * db).sum()) / spread))
+
+
+def score_difference(
+    ya: np.ndarray, yb: np.ndarray, clusters: np.ndarray, count: int, strata: np.ndarray | None = None
+) -> PairedDifference:
+    """mean(ya) - mean(yb) of two values in [0, 1] measured on the same units (an answer's wording flip share and its
+    retest flip), `clusters` a code 0..`count`-1 per unit (its input, every code used), `strata` a stratum code per
+    cluster: Tango's score interval for paired proportions (`tango_interval`) on the units' differences d, their
+    positive parts summed as the discordant count b and their negative parts as c, counted at the units' effective
+    size: the variance a 0/±1 discordance of that mean has, (b + c)/n - d̄², over the cluster-robust SE² (stratified),
+    at most the count of units, and at most `RARE_RUNS` an input where fewer than `RARE_COUNT` effective units differ,
+    as `clustered_limits` counts a rare rate's verdicts. The quantile is t(G-H) where the discordance is common (8
+    inputs x 4 answers, an excess of 0.5 carried by inputs at ICC 0.3: 0.949 on z, 0.968 on t(6)) and z where it is
+    rare (the cap stands in for the SE's unreliability; Korn and Graubard's ratio on top widened 5 inputs x 3 answers
+    at truth 0 from 0.64 to 0.91, at 0.98 coverage already). One unit an input: Tango's own interval on z. No unit
+    told apart: the exact bound 1 - 0.025^(1/G) each way at the count of inputs (`clustered_limits` at a rate of 0),
+    valid however alike an input's units are (the mid-p bound 1 - 0.05^(1/G) covered 0.925 at 200 inputs and a
+    one-sided excess of 0.015).
+
+    Why not MOVER of the two sides' intervals (`mover_difference`, the card's method before): a side showing no flip
+    there takes its bound at the count of answers, and a constant side borrows the other side's clustering; where the
+    excess is one-sided and carried by few inputs (the retest never flips, an input's answers flip alike) it covered
+    0.862-0.886 (30 x 5 at 0.03 and ICC 0.5, 10 x 3 at 0.2 with identical answers, 20 x 4 at 0.04 and ICC 0.3), this
+    0.993-0.999 (benchmarks/RESULTS.md, "Wording excess and self-preference (session 20)")."""
+    d = np.asarray(ya, dtype=float) - np.asarray(yb, dtype=float)
+    n = len(d)
+    b, c = float(np.clip(d, 0.0, None).sum()), float(np.clip(-d, 0.0, None).sum())
+    estimate = clustered_mean_codes(d, clusters, strata)
+    found = PairedDifference(
+        difference=(b - c) / n,
+        se=None if estimate is None else estimate.se,
+        ci_low=None,
+        ci_high=None,
+        clusters=count,
+        n_a=n,
+        n_b=n,
+    )
+    if b + c == 0.0:
+        half = clustered_limits(0.0, float(n), max(count - 1, 1), count)[1]
+        return found.model_copy(update={"ci_low": -half, "ci_high": half})
+    if count == n:
+        low, high = tango_interval(float(n), b, c)
+        return found.model_copy(update={"ci_low": low, "ci_high": high})
+    if estimate is None or estimate.se is None:
+        return found.model_copy(update={"ci_low": -1.0, "ci_high": 1.0})  # one input: nothing known of the spread
+    difference, variance = found.difference, estimate.se**2
+    spread = (b + c) / n - difference * difference
+    # Every unit's difference alike (all discordant the same way): as where none differs, nothing shows how alike an
+    # input's units are, so they count as one an input (10 inputs x 5 answers all flipped: 0.445 low, not 0.857).
+    effective = max(1.0, min(float(n), spread / variance if variance > 0.0 else float(count)))
+    cap = float(RARE_RUNS * count)
+    rare = (b + c) / n * min(effective, cap) < RARE_COUNT  # judged at the capped size, as `clustered_limits` does
+    if rare:
+        effective = min(effective, cap)
+    scale = effective / n
+    # Rare: on z, the cap standing in for the SE's unreliability (Korn and Graubard's ratio on top, as the clustered
+    # rate takes, widened 5 inputs x 3 answers at truth 0 from 0.61 to 0.88 at 0.989 coverage already).
+    z = Z95 if rare else t975(estimate.df)
+    low, high = tango_interval(effective, b * scale, c * scale, z)
+    return found.model_copy(update={"ci_low": low, "ci_high": high})
+
+
+def tango_interval(n: float, b: float, c: float, z: float = Z95) -> tuple[float, float]:
+    """Tango's score interval for a difference of paired proportions (Stat Med 17, 1998, 891-908): the differences δ
+    whose score (b - c - nδ) / sqrt(n(2q + δ(1 - δ))) is within ±`z`, q the restricted maximum-likelihood estimate of
+    the discordant cell under δ; `n` pairs, `b` and `c` the discordant counts (non-integer at an effective size).
+    The score falls as δ grows, so each limit is found by bisection."""
+    estimate = (b - c) / n
+
+    def score(delta: float) -> float:
+        quadratic, linear = 2.0 * n, -b - c + (2.0 * n - b + c) * delta
+        constant = -c * delta * (1.0 - delta)
+        q = (-linear + math.sqrt(max(0.0, linear * linear - 4.0 * quadratic * constant))) / (2.0 * quadratic)
+        variance = n * (2.0 * q + delta * (1.0 - delta))
+        if variance <= 0.0:
+            return 0.0 if b - c == n * delta else math.copysign(math.inf, b - c - n * delta)
+        return (b - c - n * delta) / math.sqrt(variance)
+
+    def limit(low: float, high: float, level: float) -> float:
+        for _ in range(60):  # 2^-60 of the range: far below any printed digit
+            middle = 0.5 * (low + high)
+            if score(middle) > level:
+                low = middle
+            else:
+                high = middle
+        return 0.5 * (low + high)
+
+    edge = 1.0 - 1e-12
+    lower = -1.0 if score(-edge) < z else limit(-edge, estimate, z)
+    upper = 1.0 if score(edge) > -z else limit(estimate, edge, -z)
+    return min(lower, estimate), max(upper, estimate)

@@ -27,6 +27,12 @@ PAIRED = (
     "1, else on z; continuity-corrected only where the rarer kind is at least 10 effective answers or 20%; a "
     "constant side takes the mid-p exact limit 1 - 0.05^(1/n) at its count of answers)"
 )
+PAIRED_SCORE = (
+    "Tango's score interval for paired proportions on the answers' differences (positive parts the discordant "
+    "count b, negative parts c) at their cluster-robust effective size (at most the count of answers), clustered by "
+    "input and stratified by statement: t(G-H), or where fewer than 10 effective answers differ at most 4 an input "
+    "on z; z at one answer an input; no answer told apart: the exact bound 1 - 0.025^(1/G) each way"
+)
 MEAN = (
     "hull of mean ± t(G-H) · cluster-robust SE (stratified by statement) and the bounded mean's interval over the "
     "range the values were seen over (no range declared; none when every value is alike)"
@@ -118,6 +124,9 @@ SPREAD = (
 _MILLER = "E. Miller, Adding Error Bars to Evals, arXiv 2411.00640"
 _NEWCOMBE = "R. G. Newcombe, Stat Med 17 (1998) 857-872 (method 4) and 2635-2650 (method 10)"
 _MOVER = "G. Y. Zou & A. Donner, Stat Med 27 (2008) 1693-1702; " + _NEWCOMBE
+_TANGO = (
+    "T. Tango, Stat Med 17 (1998) 891-908 (the score interval for paired proportions); its effective size: " + _MILLER
+)
 _GAFFKE = (
     "N. Gaffke, Three test statistics for a nonparametric one-sided hypothesis on the mean of a nonnegative variable, "
     "Math Methods Stat 14 (2005); E. Learned-Miller & P. S. Thomas, A New Confidence Interval for the Mean of a "
@@ -251,11 +260,12 @@ ESTIMATORS: dict[str, Estimator] = {
         _CLUSTERED(
             "wording_flip_rate", _CARD, note="one indicator per answer and wording; the measure: arXiv 2605.06161"
         ),
-        _PAIRED(
+        _entry(
             "wording_flip_excess",
+            PAIRED_SCORE,
+            _TANGO + "; per answer, its wording flip share minus its retest flip",
+            "wording-excess",
             _CARD,
-            note="per answer, its wording flip share minus its retest flip",
-            scenario="wording-excess",
         ),
         _entry(
             "self_preference",

@@ -14,8 +14,9 @@ rate with its 95% interval and the registry's method, and whether the entry pass
   its `min_human_kappa` line is then listed as unmeasured).
 * `retest_agreement`: the card's sample re-sent unchanged; the share whose verdict is the same (clustered by input).
 * `wording_flip_rate`: the share of (answer, wording) verdicts that differ from the first verdict; and
-  `wording_flip_excess`: per answer, its wording flip share minus its retest flip (0/1), a paired MOVER difference on
-  the same answers: what the wording moves beyond the judge's own noise.
+  `wording_flip_excess`: per answer, its wording flip share minus its retest flip (0/1), with Tango's paired score
+  interval on the answers' differences at their effective size, clustered by input (`paired.score_difference`): what
+  the wording moves beyond the judge's own noise.
 * `self_preference`: the judge's mean leniency toward candidates of its own provider minus toward the others
   (MOVER of the two means' intervals, candidates independent).
 * `position_consistency`: a ranking judge's share of comparisons with the same winner in both orders, over every
@@ -34,8 +35,8 @@ from speceval.analysis.reading.card_verdicts import CardVerdicts
 from speceval.analysis.reading.rows import CanaryRow
 from speceval.analysis.statistics.clustered import codes_of, rate_interval
 from speceval.analysis.statistics.columns import Estimate
-from speceval.analysis.statistics.paired import mover_difference
-from speceval.analysis.statistics.registry import PAIRED, SELF_PREFERENCE
+from speceval.analysis.statistics.paired import score_difference
+from speceval.analysis.statistics.registry import PAIRED_SCORE, SELF_PREFERENCE
 from speceval.analysis.tables.card_records import JudgeCardLines, JudgeCardRow
 from speceval.analysis.tables.judge_checks import JudgeAccuracy
 from speceval.analysis.tables.judge_quality import (
@@ -181,24 +182,29 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
         same = [float(item.retest == item.first) for item in retested]
         interval = rate_interval(same, [(i.statement_id, i.input) for i in retested], _strata(retested))
         found.update(retest_items=len(retested), retest=Estimate.of(sum(same) / len(same), interval))
-    flips, clusters, per_item, paired = [], [], [], []
+    flips, clusters, per_item, retest_flips, paired = [], [], [], [], []
     for item in card.items:
         worded = [w for w in item.wordings if w is not None]
         flips += [float(w != item.first) for w in worded]
         clusters += [(item.statement_id, item.input)] * len(worded)
         if worded and item.retest is not None:
             per_item.append(sum(w != item.first for w in worded) / len(worded))
-            paired.append(item)
+            retest_flips.append(float(item.retest != item.first))
+            paired.append((item.statement_id, item.input))
     if flips:
         strata = {cluster: cluster[0] for cluster in clusters}
         found["wording_flip"] = Estimate.of(sum(flips) / len(flips), rate_interval(flips, clusters, strata))
     if paired:
-        codes, distinct = codes_of([(i.statement_id, i.input) for i in paired])
+        codes, distinct = codes_of(paired)
         stratum_codes, _ = codes_of([key[0] for key in distinct])  # type: ignore[index]
-        difference = mover_difference(
+        # An answer's wording flip share and its retest flip are paired, and an input's answers are alike: Tango's
+        # score interval on the answers' differences at their effective size, clustered by input. The answer is the
+        # unit, not each (answer, wording) pair: a retest flip is one event however many wordings share it, and
+        # pairs counted apart let a sample without one read the retest's flips as independent as the wordings'
+        # (0.916 at 20 inputs x 2 answers x 3 wordings, flips 0.05 and 0.09).
+        difference = score_difference(
             np.asarray(per_item),
-            codes,
-            np.asarray([float(i.retest != i.first) for i in paired]),
+            np.asarray(retest_flips),
             codes,
             len(distinct),
             stratum_codes,
@@ -207,7 +213,7 @@ def _retest_and_wording(card: CardVerdicts) -> dict[str, object]:
             value=difference.difference,
             ci_low=difference.ci_low,
             ci_high=difference.ci_high,
-            ci_method=PAIRED if difference.ci_low is not None else None,
+            ci_method=PAIRED_SCORE if difference.ci_low is not None else None,
         )
     return found
 
