@@ -234,15 +234,22 @@ def scenarios(bootstrap: int, only: str | None = None) -> list[Scenario]:
         (10, 3, 1.0, 0.9, 0.95),
         (10, 3, 1.0, 0.8, 0.95),
         (20, 3, 1.0, 0.95, 0.95),
+        # session 20: identical runs (temperature 0) against an always compliant side; a draw where every input
+        # complied read ±0.1 around 0 at the count of answers (0.887 at 10 x 3, 0.777 at 30 x 5)
+        (10, 3, 1.0, 0.8, 1.0),
+        (30, 5, 1.0, 0.95, 1.0),
+        (10, 3, 0.97, 0.9, 1.0),
+        (10, 3, 0.99, 0.98, 1.0),
     ):
+        kind = {0.5: "correlated", 0.95: "strongly clustered (inputs shift rates by 95% of 1 - p)"}
         found.append(
             Scenario(
                 "paired",
                 ("paired_difference",),
                 f"{inputs} inputs x {runs} runs, {pa} vs {pb}, "
-                + ("correlated" if spread == 0.5 else "strongly clustered (inputs shift rates by 95% of 1 - p)"),
+                + kind.get(spread, "identical runs (an input's runs one verdict, the sides independent)"),
                 pa - pb,
-                paired_scenario(inputs, runs, pa, pb, spread, agresti_min_naive),
+                paired_scenario(inputs, runs, pa, pb, spread, agresti_min_naive, identical=spread == 1.0),
                 reference=AGRESTI_MIN_NAIVE,
             )
         )

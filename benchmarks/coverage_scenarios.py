@@ -148,14 +148,19 @@ def paired_scenario(
     pb: float,
     spread: float = 0.5,
     reference: Callable[[np.ndarray, np.ndarray], Bounds] = newcombe_naive,
+    identical: bool = False,
 ) -> Callable[[np.random.Generator], Drawn]:
     """Each input shifts both sides' rates the same way, by `spread` of the distance to 1 (correlated verdicts,
-    across sides and runs; 0.95: inputs almost always or almost never failing, strong clustering)."""
+    across sides and runs; 0.95: inputs almost always or almost never failing, strong clustering). `identical`: an
+    input's runs are one verdict repeated (temperature 0), each side's drawn at its rate, the sides independent."""
 
     def draw(rng: np.random.Generator) -> Drawn:
         shift = rng.choice([-1.0, 1.0], inputs)
         ra, rb = pa + shift * (1 - pa) * spread, pb + shift * (1 - pb) * spread
         ya, yb = rng.random((inputs, runs)) < ra[:, None], rng.random((inputs, runs)) < rb[:, None]
+        if identical:
+            ya = np.repeat((rng.random(inputs) < pa)[:, None], runs, axis=1)
+            yb = np.repeat((rng.random(inputs) < pb)[:, None], runs, axis=1)
         side_a = [(i, float(v)) for i in range(inputs) for v in ya[i]]
         side_b = [(i, float(v)) for i in range(inputs) for v in yb[i]]
         found = paired_difference(side_a, side_b)

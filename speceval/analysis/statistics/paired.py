@@ -165,6 +165,7 @@ class _Side(NamedTuple):
     clustered: bool | None
     """Whether the side's cluster-robust variance exceeds the unbiased binomial one, p(1-p)/(n-1) (None: a
     constant side, whose variance says nothing of how alike an input's answers are)."""
+    inputs: int
 
 
 def _side_estimate(
@@ -191,23 +192,30 @@ def _side_estimate(
     # CR1's G/(G-1) makes the cluster-robust variance unbiased; the binomial one's counterpart is n/(n-1). One
     # failure among independent answers gives the two exactly equal (design effect 1, where p(1-p)/n said 1.03).
     clustered = None if p in (0.0, 1.0) else variance * (n - 1) > p * (1 - p) * (1 + 1e-9)
-    return _Side(p=p, effective=effective, df=estimate.df, answers=n, clustered=clustered)
+    return _Side(p=p, effective=effective, df=estimate.df, answers=n, clustered=clustered, inputs=estimate.clusters)
 
 
 def _side_limits(side: tuple[float, float] | _Side, other: tuple[float, float] | _Side) -> tuple[float, float]:
     """A side's limits: Korn & Graubard's degrees-of-freedom-adjusted limits (Survey Methodology 1998), z · t(G-H) /
     t(n-1), where its answers show clustering, z where they show none. A constant side shows nothing: it takes the other
-    side's evidence (the same inputs and runs), and where that side is constant too (no answer differs from any other:
-    nothing is known of how alike an input's answers are) the adjustment, as the Korn-Graubard interval is applied at p
-    = 0 (NCHS, Parker et al. 2017: the count as the effective size, then adjusted) (10 inputs x 3 runs, both sides
-    always compliant: ±0.110, not ±0.095 on z, which covered 0.930 at 1.0 vs 0.9 with the failures on half the inputs:
-    5.9% of those draws show no failure)."""
+    side's evidence (the same inputs and runs: its design effect and whether it shows clustering), and where that
+    side is constant too (no answer differs from any other: nothing is known of how alike an input's answers are)
+    the mid-p bound at its inputs on z (10 inputs x 3 runs, both sides always compliant: ±0.259; ±0.110 at its
+    answers on the Korn-Graubard ratio before session 20, which covered 0.887 with identical runs at 0.8 against
+    always compliant)."""
     if not isinstance(side, _Side):
         return side
-    clustered = side.clustered
-    if clustered is None:
-        clustered = other.clustered if isinstance(other, _Side) and other.clustered is not None else True
-    return side_limits(side.p, side.effective, side.df, answers=side.answers, clustered=clustered)
+    if side.clustered is not None:
+        return side_limits(side.p, side.effective, side.df, answers=side.answers, clustered=side.clustered)
+    # A constant side's answers count as far as the other side's show they differ (its design effect), never as
+    # fewer than one an input; with the other constant too, one an input: nothing shows how alike an input's
+    # answers are, and the bound at the inputs holds however alike they are (at temperature 0 an input's runs are
+    # one answer: at the count of answers 10 inputs x 3 runs, 0.8 against always compliant, covered 0.887, and
+    # 30 x 5 at 0.95 0.777, where a draw with every input compliant read ±0.1 around 0).
+    if isinstance(other, _Side) and other.clustered is not None:
+        effective = max(float(side.inputs), side.answers * other.effective / other.answers)
+        return side_limits(side.p, effective, side.df, answers=side.answers, clustered=other.clustered)
+    return side_limits(side.p, float(side.inputs), None)
 
 
 def side_limits(

@@ -25,7 +25,8 @@ PAIRED = (
     "side's effective size, clustered by input and "
     "stratified by statement over several runs on Korn-Graubard's z·t(G-H)/t(n-1) where the design effect exceeds "
     "1, else on z; continuity-corrected only where the rarer kind is at least 10 effective answers or 20%; a "
-    "constant side takes the mid-p exact limit 1 - 0.05^(1/n) at its count of answers)"
+    "constant side takes the mid-p exact limit 1 - 0.05^(1/n), n its answers over the other side's design effect, "
+    "no fewer than its inputs; both sides constant, n its inputs)"
 )
 PAIRED_SCORE = (
     "Tango's score interval for paired proportions on the answers' differences (positive parts the discordant "
