@@ -69,6 +69,10 @@ Updated for the issue 47 audit (session 18: MOVER's correlation of the inputs' t
 Fisher-z standard error down): only `ci_low`/`ci_high` of judge_leniency.csv, `ci_method` of paired_comparisons.csv
 (its limits did not move) and `leniency_ci_*` of statement_health_judges.csv moved; those three files were copied from
 a regeneration, every other cell of them equal to the files before (checked by column name, numbers to 1e-12).
+
+Updated in session 20 (a constant side's bound at its answers over the other side's design effect, both constant at
+the inputs): only `ci_method` of paired_comparisons.csv moved (the method's text), copied from a regeneration by
+column name; every limit and every other cell is unchanged (checked by column name, numbers to 1e-12).
 """
 
 from __future__ import annotations
