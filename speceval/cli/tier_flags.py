@@ -13,6 +13,7 @@ from rich.table import Table
 from speceval.batch.costs import PriceTable
 from speceval.cli.console import stdout
 from speceval.defaults import DEFAULT_MAX_CONCURRENCY, Tier
+from speceval.endpoint_keys import LIMIT_KEYS
 from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, UserRounds, auto_plan, fixed_plan, interleaved
 from speceval.engines.tiers import check_tier, realtime_fields
 from speceval.errors import ConfigError
@@ -84,6 +85,10 @@ def choose_tier(
         if users is not None and users.loads:
             served = users.loads[0]
             users.flex_ok = served.provider in prices.flex and prices.offers_flex(served.provider, served.model)
+            if users.tier is None and served.model_dump(include=set(LIMIT_KEYS), exclude_none=True):
+                # Rate limits pace realtime calls, and are refused on a batch API: a user given them and no tier
+                # is kept at the cheapest realtime tier it is served at, not planned into a batch job.
+                users.tier, users.given = (Tier.FLEX if users.flex_ok else Tier.STANDARD), True
         # A conversation run's rounds each get their own tier (`per_round`); otherwise one endpoint for them all.
         order = interleaved(rounds, users)
         groups = order.groups if per_round else [0] * len(rounds)

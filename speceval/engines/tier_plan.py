@@ -137,7 +137,10 @@ class UserRounds(BaseModel):
     rounds: list[int] = Field(description="the round of each load (2, 3, ...)")
     loads: list[RoundLoad]
     tier: Tier | None = Field(default=None, description="given, else as planned (None: not planned yet)")
-    given: bool = Field(default=False, description="the tier was given (the plan may not move it)")
+    given: bool = Field(
+        default=False,
+        description="the plan may not move the tier: given, or the only kind the user's rate limits allow (realtime)",
+    )
     flex_ok: bool = False
 
 

@@ -401,3 +401,16 @@ def test_a_run_killed_while_the_users_turns_are_a_batch_job_resumes_them_at_thei
     assert resumed.returncode == 0, resumed.stderr
     assert sorted(calls) == sorted((FLEX_MODEL, "flex", n) for n in (1, 1, 3, 3, 5, 5))  # each round once
     assert models == {MODEL} and len(server.batches) == 2 and len(lengths) == 4  # the user's turns, once each
+
+
+def test_a_user_given_rate_limits_and_no_tier_is_planned_at_a_realtime_tier(tmp_path: Path) -> None:
+    """Rate limits pace realtime calls and are refused on a batch API: a user given `--simulated-user-rpm` and no
+    tier is kept at its cheapest realtime tier (standard: gpt-4.1-mini is not served at flex), not planned into a
+    batch job and then refused for its limits."""
+    command = [*_user_command(tmp_path, "13"), "--simulated-user-rpm", "600", "--dry-run"]
+    with IndependentOpenAIServer(answer=_answer) as server:
+        plan = run_generation(command, cli_env(OPENAI_API_KEY=TEST_KEY, OPENAI_BASE_URL=server.base_url))
+    assert plan.returncode == 0, plan.stderr
+    rows = _plan_rows(plan.stdout)
+    assert {tier for label, (tier, _) in rows.items() if "user" in label} == {"standard"}
+    assert rows["round 2 (user turns)"][1] <= 0.1  # 6 turns at 600 a minute
