@@ -4,6 +4,7 @@ simulated user's turns between them, and the tier choice they give (`speceval.cl
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,10 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
     config = pipeline.config
     entry = resolve_org(config.model_name, pipeline.provider)
 
+    @functools.cache
+    def later() -> list[LaterRounds]:  # one pass over the inputs for the candidate's rounds and the user's turns
+        return later_bounds(pipeline, per_round=True)
+
     def loads() -> list[RoundLoad]:
         first = RoundLoad(
             label="round 1" if pipeline.inputs.has_conversations else "answers",
@@ -48,18 +53,17 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
             output_tokens=pipeline.request_count * config.params.max_tokens,
             **round_limits(args),
         )
-        later = later_bounds(pipeline, per_round=True)
         return [first] + [
             RoundLoad(
                 label=f"round {bound.round} ({bound.role})",
-                provider=entry.org if bound.role == "candidate" else pipeline.user_org,
+                provider=entry.org,
                 model=bound.model,
                 requests=bound.requests,
                 input_tokens=bound.input_tokens,
                 output_tokens=bound.output_tokens,
                 **round_limits(args),
             )
-            for bound in later
+            for bound in later()
             if bound.role == "candidate"
         ]
 
@@ -69,10 +73,12 @@ def tier_choice(args: argparse.Namespace, pipeline: BatchedGenerationPipeline) -
         given = config.simulated_user
         if given is None:
             return None
-        turns = [bound for bound in later_bounds(pipeline, per_round=True) if bound.role != "candidate"]
+        turns = [bound for bound in later() if bound.role != "candidate"]
+        rounds = [bound.round for bound in turns]
+        assert None not in rounds  # (per_round: every bound has its round)
         limits: dict[str, Any] = given.limit_keys()  # its own pace, as `simulated_user_model` sends at
         return UserRounds(
-            rounds=[bound.round or 0 for bound in turns],  # (per_round: every bound has its round)
+            rounds=[number for number in rounds if number is not None],
             loads=[
                 RoundLoad(
                     label=f"round {bound.round} (user turns)",
