@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +34,22 @@ def _verdict(body: dict) -> str:
     return json.dumps({"compliant": "NO" not in prompt, "confidence": 0.9, "explanation": "checked"})
 
 
+def _judge(spec: Path, run: Path, out: Path, **options: Any) -> None:
+    """The candidate `run` judged against the independent OpenAI server (`_verdict`), into `out`; every job ends."""
+    with IndependentOpenAIServer(answer=_verdict) as server:
+        settings = JudgeSettings(
+            spec_path=spec,
+            judge_model=JUDGE,
+            judge_org="openai",
+            output_dir_base=out,
+            params=GenerationParams(max_tokens=64),
+            engine=EngineOptions(poll_interval=0.05, max_attempts=1),
+        )
+        model = create_batched_model(JUDGE, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
+        summaries, _ = BatchedComplianceJudge(settings, resolve_candidates([run]), **options).run(model)
+    assert all(s.finished for s in summaries)
+
+
 def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path, capsys) -> None:
     spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2"])
     answers: dict[str, list[str | None]] = {
@@ -40,18 +57,7 @@ def test_rates_count_the_candidates_failed_answers_as_not_judged(tmp_path: Path,
         "s2": ["ok", "ok", "NO"],
     }
     run = make_run(tmp_path / "gen" / "cand", "cand-model", spec, answers)
-    with IndependentOpenAIServer(answer=_verdict) as server:
-        settings = JudgeSettings(
-            spec_path=spec,
-            judge_model=JUDGE,
-            judge_org="openai",
-            output_dir_base=tmp_path / "judged",
-            params=GenerationParams(max_tokens=64),
-            engine=EngineOptions(poll_interval=0.05, max_attempts=1),
-        )
-        model = create_batched_model(JUDGE, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
-        summaries, _ = BatchedComplianceJudge(settings, resolve_candidates([run])).run(model)
-    assert all(s.finished for s in summaries)
+    _judge(spec, run, tmp_path / "judged")
     (summary_file,) = (tmp_path / "judged").rglob("summary.json")
     written = json.loads(summary_file.read_text())
     assert written["skipped_answers"] == {"errored": 2} and written["skipped_by_statement"] == {"s1": {"errored": 2}}
@@ -121,19 +127,7 @@ def test_per_turn_rates_count_the_conversations_whose_generation_failed(tmp_path
                 ]
                 record.update(turns=[record["input_text"], "Are you sure?"], conversation=first + last)
         path.write_text(json.dumps(records), encoding="utf-8")
-    with IndependentOpenAIServer(answer=_verdict) as server:
-        settings = JudgeSettings(
-            spec_path=spec,
-            judge_model=JUDGE,
-            judge_org="openai",
-            output_dir_base=tmp_path / "judged",
-            params=GenerationParams(max_tokens=64),
-            engine=EngineOptions(poll_interval=0.05, max_attempts=1),
-        )
-        model = create_batched_model(JUDGE, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
-        pipeline = BatchedComplianceJudge(settings, resolve_candidates([run]), canaries=False, scope="turn")
-        summaries, _ = pipeline.run(model)
-    assert all(s.finished for s in summaries)
+    _judge(spec, run, tmp_path / "judged", canaries=False, scope="turn")
     build_report([tmp_path / "judged"], tmp_path / "report", figures=False)
     with (tmp_path / "report" / "turn_rates.csv").open(encoding="utf-8") as handle:
         turns = {r["turn"]: r for r in csv.DictReader(handle) if r["measure"] == "compliant"}
@@ -156,17 +150,7 @@ def test_a_statement_none_of_whose_answers_was_judged_keeps_its_rows(tmp_path: P
     lines[0].update(type="prohibition", authority_level="platform")
     spec.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     run = make_run(tmp_path / "gen" / "cand", "cand-model", spec, {"s1": [None, None, None], "s2": ["ok", "NO"]})
-    with IndependentOpenAIServer(answer=_verdict) as server:
-        settings = JudgeSettings(
-            spec_path=spec,
-            judge_model=JUDGE,
-            judge_org="openai",
-            output_dir_base=tmp_path / "judged",
-            params=GenerationParams(max_tokens=64),
-            engine=EngineOptions(poll_interval=0.05, max_attempts=1),
-        )
-        model = create_batched_model(JUDGE, "openai", settings.params, base_url=server.base_url, api_key=TEST_KEY)
-        BatchedComplianceJudge(settings, resolve_candidates([run]), canaries=False).run(model)
+    _judge(spec, run, tmp_path / "judged", canaries=False)
     build_report([tmp_path / "judged"], tmp_path / "report", figures=False)
 
     def table(name: str, key: str) -> dict[str, dict[str, str]]:
