@@ -167,3 +167,30 @@ def test_a_statement_none_of_whose_answers_was_judged_keeps_its_rows(tmp_path: P
         rows = table(name, "group")
         assert (rows[group]["judged"], rows[group]["not_judged_answer_errored"]) == ("0", "3"), name
         assert (rows[other]["judged"], rows[other]["not_judged_answer_errored"]) == ("2", ""), name
+
+
+def test_spec_health_has_a_row_for_every_statement_and_counts_its_answers_without_a_verdict(tmp_path: Path) -> None:
+    """Spec health reads a statement from its verdicts, so one without any (s1: every answer failed at generation;
+    s2: every verdict unreadable) had no row at all: it now has one flagged `not_judged`, its measures empty, and
+    every row counts its answers no judge gave a verdict (s3: one errored at generation, one unreadable)."""
+    spec = write_spec(tmp_path / "spec.jsonl", ["s1", "s2", "s3"])
+    answers: dict[str, list[str | None]] = {
+        "s1": [None, None, None],
+        "s2": ["UNCLEAR", "UNCLEAR"],
+        "s3": ["ok", "NO", None, "UNCLEAR"],
+    }
+    run = make_run(tmp_path / "gen" / "cand", "cand-model", spec, answers)
+    _judge(spec, run, tmp_path / "judged", canaries=False)
+    build_report([tmp_path / "judged"], tmp_path / "report", figures=False)
+    with (tmp_path / "report" / "statement_health.csv").open(encoding="utf-8") as handle:
+        rows = {r["statement_id"]: r for r in csv.DictReader(handle) if r["kind"] == "statement"}
+    assert sorted(rows) == ["s1", "s2", "s3"]
+    for statement, count in (("s1", "3"), ("s2", "2")):
+        row = rows[statement]
+        assert (row["flags"], row["flag_not_judged"], row["answers_not_judged"]) == ("not_judged", "True", count)
+        assert (row["judges"], row["candidates"], row["lowest_rate"], row["disagreement"]) == ("0", "0", "", "")
+    s3 = rows["s3"]
+    assert (s3["flag_not_judged"], s3["answers_not_judged"], s3["judges"]) == ("False", "2", "1")
+    assert s3["lowest_rate"] == "0.5"
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "not_judged" in page  # the flag and its rule are on the page

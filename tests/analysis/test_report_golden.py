@@ -289,7 +289,7 @@ ADDED_TABLE_COLUMNS = {
     "costs.csv": {"tiers"},
     "panel.csv": {"panel_ci_low", "panel_ci_high", "judge_intervals", "ci_method"},
     "agreement.csv": {"kappa_informative"},
-    "statement_health.csv": {"kappa_informative"},
+    "statement_health.csv": {"kappa_informative", "answers_not_judged", "flag_not_judged"},
     "statement_health_judges.csv": {
         "human_kappa_ci_low",
         "human_kappa_ci_high",
@@ -309,7 +309,9 @@ fabricated verdicts have one run, so no pooled row is added and every other cell
 spend per service tier, `tiers`, in costs.csv. Every rate panel.csv shows, with its interval and method. Issue 47:
 whether a kappa is informative at its prevalence, `kappa_informative`, in agreement.csv and statement_health.csv;
 each side's rate of a paired comparison with its interval, in paired_comparisons.csv; a judge's kappa with people
-on a statement with its interval, in statement_health_judges.csv.)"""
+on a statement with its interval, in statement_health_judges.csv. Session 21: each statement's answers without a
+yes/no verdict, `answers_not_judged`, and the flag of a statement with none judged, `flag_not_judged`, in
+statement_health.csv.)"""
 
 
 def _without_added_keys(value: object) -> object:

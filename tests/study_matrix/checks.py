@@ -205,6 +205,29 @@ def health_candidates(out: Path, models: set[str]) -> list[str]:
     return failures
 
 
+def health_statements(out: Path) -> list[str]:
+    """Spec health leaves no statement out: every statement with a yes/no judge's per-statement row is in
+    statement_health.csv, and one none of whose answers was judged (with faults, a statement's every answer may
+    fail) is flagged `not_judged` (it had no row before)."""
+    binary = {key[:4] for key in recompute_compliance(out)}
+    judged: Counter[tuple[str, str]] = Counter()
+    table = out / "report" / "compliance_per_statement.csv"
+    with table.open(encoding="utf-8", newline="") if table.is_file() else io.StringIO() as handle:
+        for row in csv.DictReader(handle):
+            if (row["spec"], row["judge"], row["candidate"], row["variation"]) in binary:
+                judged[(row["spec"], row["statement_id"])] += int(row["judged"] or 0)
+    health = out / "report" / "statement_health.csv"
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    with health.open(encoding="utf-8", newline="") if health.is_file() else io.StringIO() as handle:
+        rows = {(r["spec"], r["statement_id"]): r for r in csv.DictReader(handle) if r["kind"] == "statement"}
+    failures = [f"statement_health.csv: no row for {key}" for key in sorted(set(judged) - set(rows))]
+    for key, count in judged.items():
+        flagged = key in rows and rows[key]["flag_not_judged"] == "True"
+        if flagged != (count == 0):
+            failures.append(f"statement_health.csv {key}: {count} judged, flag not_judged {flagged}")
+    return failures
+
+
 def scores_finite(out: Path) -> list[str]:
     """Every finite-looking number in the report's tables is finite (no NaN or inf in a rate or interval)."""
     failures = []

@@ -351,6 +351,7 @@ def run_one(
         "costs_keyed": lambda: checks.costs_keyed(out),
         "candidates_are_configured": lambda: checks.candidates_are_configured(out, models),
         "health_candidates": lambda: checks.health_candidates(out, models),
+        "health_statements": lambda: checks.health_statements(out),
         "scores_finite": lambda: checks.scores_finite(out),
         "canaries_per_judge_entry": lambda: checks.canaries_per_judge_entry(out, checks.headline_entries(out)),
         "endpoint_sent_realtime": lambda: checks.endpoint_sent_realtime(out),

@@ -119,6 +119,24 @@ def test_the_accounting_check_fails_on_an_answer_the_report_leaves_out(sample, t
 
 
 @pytest.mark.slow
+def test_the_health_check_fails_on_a_statement_left_out_or_never_judged_and_not_flagged(sample, tmp_path: Path) -> None:
+    """Every statement with a yes/no judge's row is in spec health, and one with none judged is flagged: a row
+    taken out, and a statement whose per-statement rows say none was judged but whose health row is not flagged,
+    are each named."""
+    out = _copy(sample[0], tmp_path) / "out"
+    assert checks.health_statements(out) == []
+    health = out / "report" / "statement_health.csv"
+    first = next(r for r in csv.DictReader(health.open(encoding="utf-8", newline="")) if r["kind"] == "statement")
+    _rewrite(health, lambda rows: rows.remove(next(r for r in rows if r["statement_id"] == first["statement_id"])))
+    key = (first["spec"], first["statement_id"])
+    assert checks.health_statements(out) == [f"statement_health.csv: no row for {key}"]
+    shutil.copy(sample[0] / "out" / "report" / "statement_health.csv", health)
+    never = lambda rows: [r.update(judged="0") for r in rows if r["statement_id"] == first["statement_id"]]  # noqa: E731
+    _rewrite(out / "report" / "compliance_per_statement.csv", never)
+    assert any("flag not_judged False" in failure for failure in checks.health_statements(out))
+
+
+@pytest.mark.slow
 def test_the_flow_checks_fail_on_a_request_sent_twice_or_a_miscounted_plan(sample, tmp_path: Path) -> None:
     out = _copy(sample[0], tmp_path) / "out"
     sent = sum(checks_flow.sent_requests(out).values())

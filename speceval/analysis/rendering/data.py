@@ -41,7 +41,7 @@ from speceval.analysis.tables.categories import (
 from speceval.analysis.tables.elicitation import Elicitation, elicitation
 from speceval.analysis.tables.flip_survival import FlipSurvival, flip_survival
 from speceval.analysis.tables.flips import DEFAULT_LIKERT_DROP, Flip, Survivors, flips, survivors
-from speceval.analysis.tables.health import statement_health
+from speceval.analysis.tables.health import generation_failures, statement_health
 from speceval.analysis.tables.health_records import Health, HealthThresholds
 from speceval.analysis.tables.inputs_report import InputsRow, KeptInput, inputs_tables
 from speceval.analysis.tables.judge_card import card_lines, judge_card
@@ -74,6 +74,7 @@ from speceval.analysis.tables.variations import (
 )
 from speceval.batch.costs import PriceTable
 from speceval.batch.manifest import RunManifest
+from speceval.defaults import Mode
 from speceval.errors import InputError
 from speceval.judging.card_files import Paraphrases
 from speceval.metric_spec import MetricSpec
@@ -304,7 +305,10 @@ def compute(paths: Sequence[Path], prices: PriceTable, **options: Unpack[ReportO
     # each kept as its verdict and its label only (`labelled_tally`): for PPI, agreement, and per statement.
     labels = options.get("labels")
     tally = labelled_tally(paths, labels) if labels is not None else None
-    spec_health = statement_health(judges, verdicts.canaries, options.get("health"), min_canary_accuracy, tally)
+    # A statement's answers no yes/no judge saw count in its health row; one with none judged still has its row.
+    binary = {(f.spec, f.judge) for f in found.facts if f.mode == Mode.BINARY}
+    failed = generation_failures(skipped.per_statement, binary)
+    spec_health = statement_health(judges, verdicts.canaries, options.get("health"), min_canary_accuracy, tally, failed)
     spec_health.pairs = pair_compliance(judges, pair_inputs(paths))
     accuracy, consistency = judge_accuracy(checks, min_canary_accuracy), position_consistency(rankings)
     entries = {(v.spec, v.judge) for v in variations} | {(r.spec, r.judge) for r in turn_rates_}

@@ -14,6 +14,7 @@ spec may leave the right answer open.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -46,6 +47,7 @@ from speceval.analysis.tables.rates import (
     kappa_interval,
     with_agreement,
 )
+from speceval.defaults import Mode
 
 
 class _Cell(NamedTuple):
@@ -66,25 +68,43 @@ def statement_health(
     thresholds: HealthThresholds | None = None,
     min_canary_accuracy: float | None = None,
     labels: LabelTally | None = None,
+    failed_answers: dict[tuple[str, str], int] | None = None,
 ) -> Health:
     """The health of every statement with binary verdicts in `c` (the judges' columns: a panel's are skipped),
     ranked: most flags first, then widest disagreement; with human `labels`, each judge's agreement with them on
-    each statement."""
+    each statement. `failed_answers`: per (spec, statement), the candidates' answers no judge saw (their generation
+    failed; `generation_failures`), counted in each row's `answers_not_judged`."""
     thresholds = thresholds or HealthThresholds()
-    mask = c.is_outcome("judged") & (c.compliant != NO_VERDICT)
+    failed = dict(failed_answers or {})
+    # The yes/no judges' own verdicts, of any outcome (a panel's are its judges'; a Likert judge's have no health).
+    own = c.fact("mode") == c.code_of("mode", Mode.BINARY) if len(c) else np.zeros(0, dtype=bool)
     if PANEL in c.names("judge"):
-        mask &= c.fact("judge") != c.code_of("judge", PANEL)
+        own &= c.fact("judge") != c.code_of("judge", PANEL)
+    mask = own & c.is_outcome("judged") & (c.compliant != NO_VERDICT)
     canary_groups: dict[tuple[str, str], list[CanaryRow]] = defaultdict(list)
     for row in canaries:
         canary_groups[(row.spec, row.statement_id)].append(row)
     statements, judges, shares = [], [], []
-    keys = grouped(c, np.flatnonzero(mask), "spec", "statement_id")
-    for (spec, statement), rows in keys:
+    for (spec, statement), every in grouped(c, np.flatnonzero(own), "spec", "statement_id"):
+        not_judged = failed.pop((spec, statement), 0) + _answers_without_verdict(c, every, mask[every])
+        rows = every[mask[every]]
+        if not len(rows):  # every verdict on it failed (unparsed, errored): a row that says so, below
+            failed[(spec, statement)] = not_judged
+            continue
         found, per_judge, joint = _one_statement(
             c, spec, statement, rows, canary_groups.pop((spec, statement), []), thresholds, min_canary_accuracy
         )
-        statements.append(found)
+        statements.append(found.model_copy(update={"answers_not_judged": not_judged}))
         shares.append(StatementShares(spec, found.split_share, found.all_fail_share, found.split_inputs, joint))
+        judges += per_judge
+    # A statement none of whose answers got a verdict (its generation failed, as when a whole job expires, or every
+    # verdict failed) has nothing to read its health from: its row says so instead of leaving it out, and its
+    # canaries still rate its judges.
+    for (spec, statement), count in sorted(failed.items()):
+        found, per_judge = _never_judged(
+            spec, statement, count, canary_groups.pop((spec, statement), []), min_canary_accuracy
+        )
+        statements.append(found)
         judges += per_judge
     statements.sort(key=lambda s: (-s.flag_count, -(s.disagreement or 0.0), s.spec, s.statement_id))
     if labels is not None:
@@ -142,6 +162,7 @@ def _one_statement(
         "all_pass": candidates["all_above"],
         "judge_unreliable": bool(unreliable),
         "model_dependent": spread_low is not None and spread_low > thresholds.spread,
+        "not_judged": False,  # (it has verdicts)
     }
     raised = [name for name in FLAGS if flags[name]]
     health = StatementHealth(
@@ -163,6 +184,72 @@ def _one_statement(
         max_abs_leniency=max(lenient_values) if lenient_values else None,
     )
     return health, per_judge, joint
+
+
+def generation_failures(
+    per_statement: Mapping[tuple[str, ...], Mapping[str, int]], binary_judges: set[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """Per (spec, statement), the candidates' answers no judge saw (their generation failed), from the yes/no
+    judges' summaries (`SkippedAnswers.per_statement`: spec, judge, candidate, variation, statement). Every judge
+    of a candidate counts the same failed answers, so each candidate and variation counts once (its largest)."""
+    most: dict[tuple[str, ...], int] = {}
+    for (spec, judge, candidate, variation, statement), counts in per_statement.items():
+        if (spec, judge) in binary_judges:
+            key = (spec, candidate, variation, statement)
+            most[key] = max(most.get(key, 0), sum(counts.values()))
+    found: dict[tuple[str, str], int] = defaultdict(int)
+    for (spec, _, _, statement), count in most.items():
+        found[(spec, statement)] += count
+    return {key: count for key, count in found.items() if count}
+
+
+def _answers_without_verdict(c: VerdictColumns, rows: np.ndarray, judged: np.ndarray) -> int:
+    """Of the statement's answers a yes/no judge was given (`rows`), those no judge gave a verdict (`judged` marks
+    the rows that have one): every judge's verdict on them unparsed or errored."""
+    if judged.all():
+        return 0
+    answer = dense(c.fact("model", rows), c.fact("variation", rows), c.runs(rows), c.input[rows], c.output[rows])
+    return len(np.unique(answer)) - len(np.unique(answer[judged]))
+
+
+def _never_judged(
+    spec: str, statement: str, not_judged: int, canaries: list[CanaryRow], minimum: float | None
+) -> tuple[StatementHealth, list[JudgeOnStatement]]:
+    """The row of a statement none of whose answers has a verdict (flag `not_judged`), and its judges' rows: their
+    accuracy on its examples still says whether they can be trusted on it."""
+    per_judge = [_judge_on(spec, statement, j, canaries, None, 0, minimum) for j in sorted({r.judge for r in canaries})]
+    unreliable = [j.judge for j in per_judge if j.below_minimum]
+    accuracies = [j.canary.value for j in per_judge if j.canary.value is not None]
+    raised = [name for name in FLAGS if name == "not_judged" or (name == "judge_unreliable" and unreliable)]
+    # Every measure that needs verdicts is None (`_NO_VERDICT_FIELDS`), validated as the other rows are.
+    health = StatementHealth.model_validate(
+        {
+            **dict.fromkeys(_NO_VERDICT_FIELDS),
+            "spec": spec,
+            "statement_id": statement,
+            "flags": raised,
+            "flag_count": len(raised),
+            "judges": 0,
+            "answers_multi_judged": 0,
+            "kappa_items": 0,
+            "candidates": 0,
+            "all_below": False,
+            "all_above": False,
+            "min_canary_accuracy": min(accuracies) if accuracies else None,
+            "unreliable_judges": unreliable,
+            "split_inputs": 0,
+            "answers_not_judged": not_judged,
+        }
+    )
+    return health, per_judge
+
+
+_NO_VERDICT_FIELDS = tuple(
+    name
+    for name, field in StatementHealth.model_fields.items()
+    if field.is_required() and name.endswith(("_candidate", "_variation", "_rate", "_ci_low", "_ci_high", "_method"))
+) + ("disagreement", "spread", "max_abs_leniency")
+"""A statement's measures that need verdicts: None where it has none."""
 
 
 def _with_labels(judge: JudgeOnStatement, labels: LabelTally) -> JudgeOnStatement:

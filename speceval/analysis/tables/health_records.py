@@ -12,7 +12,7 @@ from speceval.analysis.statistics.columns import Columns, Estimate, FlatRecord
 from speceval.analysis.tables.candidate_split import HealthAssociation
 from speceval.analysis.tables.tension import PairCompliance
 
-FLAGS = ("judges_disagree", "all_fail", "all_pass", "judge_unreliable", "model_dependent")
+FLAGS = ("judges_disagree", "all_fail", "all_pass", "judge_unreliable", "model_dependent", "not_judged")
 RULES = {
     "judges_disagree": "the 95% interval of the judges' disagreement lies wholly above the disagreement threshold",
     "all_fail": "two or more candidates, and every candidate's 95% interval lies wholly below the fail threshold",
@@ -21,6 +21,8 @@ RULES = {
     "right (never set without --min-canary-accuracy)",
     "model_dependent": "two or more candidates, and the 95% interval of the highest minus the lowest candidate's "
     "rate (paired on shared inputs) lies wholly above the spread threshold",
+    "not_judged": "no answer on this statement has a yes/no verdict: every one failed at generation or at judging "
+    "(answers_not_judged counts them), so nothing else here can be read; resume or re-run them",
 }
 
 
@@ -115,6 +117,11 @@ class StatementHealth(BaseModel):
     all_fail_ci_low: float | None = None
     all_fail_ci_high: float | None = None
     split_ci_method: str | None = None
+    answers_not_judged: int = Field(
+        default=0,
+        description="the candidates' answers here without any yes/no verdict: their generation failed (each candidate "
+        "and variation once), or every judge's verdict on them failed (unparsed, errored)",
+    )
 
 
 class JudgeOnStatement(FlatRecord):
