@@ -204,8 +204,8 @@ def run_one(config: dict[str, str], folder: Path, base_env: dict[str, str]) -> O
     def step(name: str, argv: list[str], codes: tuple[int, ...] = (0,), stop: bool = False) -> int | None:
         code, text = generation(argv, env)
         shown.append(text)
-        if code not in codes or (stop and code == 3 and not _last(text).startswith("Stopped by the budget:")):
-            results[name] = [f"exit {code}, expected {codes}; last line {_last(text)[:160]!r}"]
+        ended = code in codes and not (stop and code == 3 and not _last(text).startswith("Stopped by the budget:"))
+        results[name] = [] if ended else [f"exit {code}, expected {codes}; last line {_last(text)[:160]!r}"]
         return code
 
     if config["provider"] == "anthropic" and config["tier"] == "flex":  # refused before anything is written
