@@ -1,10 +1,11 @@
 """The whole generation matrix: every configuration of the all-pairs covering array over the generation command's
 feature lattice (`tests/study_matrix/generation_matrix.py`: provider, tier, conversation, runs, faults, interruption,
-budget), each a small inputs folder run offline in child processes under a watchdog (the dry run, the run, killed
-and resumed, stopped by a budget and resumed with it raised, run again and with --new-run), every run directory
-checked (`tests/study_matrix/checks_generation.py`, `checks_flow.sent_once`). Prints each configuration with its
-checks and the tier each round went at, then the counts: configurations, checks, failures, and expected failures
-(`checks_generation.EXPECTED_FAIL`). Answers are synthetic (the offline emulator).
+budget) and the named three-factor joins after it (`EXTRA`), each a small inputs folder run offline in child
+processes under a watchdog (the dry run, the run, killed and resumed, stopped by a budget and resumed with it raised,
+run again and with --new-run), every run directory checked (`tests/study_matrix/checks_generation.py`,
+`checks_flow.sent_once`). Prints each configuration with its checks and the tier each round went at, then the counts:
+configurations, checks, failures, and expected failures (`checks_generation.EXPECTED_FAIL`). Answers are synthetic
+(the offline emulator).
 
     nice -n 10 .venv/bin/python benchmarks/generation_matrix.py [--seed N] [--limit K] [--start S]
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.study_matrix.generation_matrix import FEATURES, run_one, tiers_sent  # noqa: E402
+from tests.study_matrix.generation_matrix import EXTRA, FEATURES, run_one, tiers_sent  # noqa: E402
 from tests.study_matrix.matrix import all_pairs  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None, help="run only the first K configurations")
     parser.add_argument("--start", type=int, default=0, help="skip the first S configurations (a run in parts)")
     args = parser.parse_args()
-    numbered = list(enumerate(all_pairs(FEATURES, args.seed)[: args.limit]))[args.start :]
+    numbered = list(enumerate([*all_pairs(FEATURES, args.seed), *EXTRA][: args.limit]))[args.start :]
     env = {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": os.environ.get("SPECEVAL_OFFLINE_TURNAROUND", "0.05")}
     checks = failures = expected = 0
     started = time.monotonic()

@@ -259,3 +259,31 @@ def reused(code: int | None, jobs_before: set[str], jobs_after: set[str], before
 EXPECTED_FAIL: dict[str, str] = {
     # check name → why it may fail today, and whose defect it is (the lead flips these after merging)
 }
+
+
+_STOP_LINE = re.compile(r"spent \$([\d.,]+), reserved \$([\d.,]+) of the \$([\d.,]+) limit")
+
+
+def budget_stop(run_dir: Path, last_line: str) -> list[str]:
+    """A run stopped by its budget (`--budget-usd`: what the run may spend) leaves nothing paid for lost: every job
+    the provider holds has a local record, the spend its last line reports is within the limit and is what the
+    run's collected jobs cost (every invocation's: a resume does not start the count again), and `run.json` says it
+    stopped for the budget with the unanswered inputs outstanding."""
+    match = _STOP_LINE.search(last_line)
+    if match is None:
+        return [f"no spend in the budget's last line {last_line[:160]!r}"]
+    spent, reserved, limit = (float(g.replace(",", "")) for g in match.groups())
+    failures = [] if spent <= limit else [f"spent ${spent} over the ${limit} limit"]
+    records = [_json(p) for engine in engine_dirs(run_dir) for p in sorted(engine.glob("metadata/*.json"))]
+    collected = sum(r.get("cost_usd") or 0.0 for r in records if r.get("collected"))
+    if not any(run_dir.rglob("realtime/outcomes.jsonl")) and abs(collected - spent) > 5e-5:
+        failures.append(f"the last line says spent ${spent:.4f}, the run's collected jobs cost ${collected:.4f}")
+    jobs = {p.stem for p in (run_dir / ".emulator" / "jobs").glob("*/*.json")}
+    orphans = sorted(jobs - {_job_id(r["batch_id"]) for r in records})
+    failures += [f"jobs at the provider with no local record: {orphans}"] if orphans else []
+    totals = _json(run_dir / "run.json").get("totals") or {}
+    if totals.get("reason") != "budget" or not totals.get("outstanding"):
+        failures.append(
+            f"run.json: stopped with reason {totals.get('reason')!r}, {totals.get('outstanding')} outstanding"
+        )
+    return failures

@@ -36,13 +36,27 @@ FEATURES: dict[str, list[str]] = {
     # 2: the same command again (reused, nothing sent), then with --new-run (a second run directory)
     "runs": ["1", "2"],
     # a share of batch requests answered 5xx (retried once) and one input every tier refuses (a typed failure)
-    "faults": ["none", "errors"],
+    # lossy: result lines dropped and duplicated, a share of jobs expiring half done (their rest sent again)
+    "faults": ["none", "errors", "lossy"],
     # SIGKILL then --resume: as soon as the run has sent anything, or once its last round has (one round: once an
     # answer is on file)
     "interruption": ["none", "killed", "killed_late"],
     # a budget that stops the run, then `--resume` with it raised
     "budget": ["none", "stopped"],
 }
+# Joins of three factors the pairs need not meet, each once found broken: a kill while a budget holds round 1's
+# batch jobs (the resume counted the job it adopted against nothing and spent past the limit).
+EXTRA: list[dict[str, str]] = [
+    {
+        "provider": "openai",
+        "tier": "batch",
+        "conversation": "none",
+        "runs": "1",
+        "faults": "none",
+        "interruption": "killed",
+        "budget": "stopped",
+    },
+]
 MODELS = {"openai": "o4-mini", "anthropic": "claude-haiku-4-5-20251001", "google": "gemini-2.5-flash"}  # flex: list
 USERS = {
     "openai": "claude-haiku-4-5-20251001",
@@ -58,6 +72,7 @@ FAKE_KEYS = {  # recognisable, never valid: offline runs must not write them any
 STATEMENTS, PER_STATEMENT, BATCH_SIZE, MAX_TOKENS = 3, 2, "2", "128"  # 6 requests in 3 jobs of 2
 FOLLOW_UP = "Are you sure? Think again."
 ERRORS = {"error_rate": 0.3}
+LOSSY = {"drop_rate": 0.2, "duplicate_rate": 0.2, "expire_fraction": 0.3}
 KILLED = {"realtime_latency_seconds": 0.3, "flex_latency_seconds": 0.3}  # realtime answers in flight when killed
 KILLED_TURNAROUND = "1.0"  # a batch job in flight for a second: killed while the provider holds it
 REALTIME_STOP_USD = 0.0001  # below one realtime call's bound at 128 tokens for every model here: stops before it
@@ -113,8 +128,7 @@ def command(config: dict[str, str], inputs: Path, out: Path) -> list[str]:
 
 def environment(config: dict[str, str], base: dict[str, str]) -> dict[str, str]:
     faults: dict[str, object] = {}
-    if config["faults"] == "errors":
-        faults.update(ERRORS)
+    faults.update({"none": {}, "errors": ERRORS, "lossy": LOSSY}[config["faults"]])
     if config["budget"] == "stopped":  # answers cost their bound: a job's spend is known before it is collected
         faults["answer_at_max_tokens"] = True
     if config["interruption"] != "none":
@@ -206,6 +220,8 @@ def run_one(config: dict[str, str], folder: Path, base_env: dict[str, str]) -> O
         shown.append(text)
         ended = code in codes and not (stop and code == 3 and not _last(text).startswith("Stopped by the budget:"))
         results[name] = [] if ended else [f"exit {code}, expected {codes}; last line {_last(text)[:160]!r}"]
+        if code == 3 and ended and stop:  # checked as it stopped, before the raise
+            results["budget_stop"] = gen.budget_stop(run_dir, _last(text))
         return code
 
     if config["provider"] == "anthropic" and config["tier"] == "flex":  # refused before anything is written

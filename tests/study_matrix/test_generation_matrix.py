@@ -29,8 +29,9 @@ SMALL = {
     "interruption": "none",
     "budget": "none",
 }
-# Most joins at once: a simulated user at auto, killed in its last round, under a budget stopped then raised.
-SAMPLE = {**SMALL, "conversation": "simulated_user", "interruption": "killed_late", "budget": "stopped", "runs": "1"}
+# Most joins at once: a simulated user at auto, killed while a budget holds round 1's batch jobs, stopped by it, then
+# raised (before the engine reserved a job it adopted, the resume spent $0.0016 of a $0.001 limit here).
+SAMPLE = {**SMALL, "conversation": "simulated_user", "interruption": "killed", "budget": "stopped", "runs": "1"}
 
 
 def test_the_covering_array_meets_every_pair_of_the_generation_features() -> None:
@@ -200,8 +201,19 @@ def test_no_key_written_and_reused_fail_on_a_key_on_disk_or_a_rerun_that_sent(sm
     ]
 
 
+def test_budget_stop_fails_on_a_spend_past_the_limit_or_a_run_not_stopped_for_the_budget(small, tmp_path: Path) -> None:
+    run = _copy(small, tmp_path)
+    line = "Stopped by the budget: spent $0.0016, reserved $0.0000 of the $0.0010 limit; not sent: 2 request(s)."
+    failures = gen.budget_stop(run, line)
+    assert "spent $0.0016 over the $0.001 limit" in failures
+    assert any("stopped with reason 'finished'" in f for f in failures)  # the small run was not stopped
+    assert gen.budget_stop(run, "Stopped by the budget.") == [
+        "no spend in the budget's last line 'Stopped by the budget.'"
+    ]
+
+
 @pytest.mark.slow
 def test_a_fixed_sample_configuration_holds_every_invariant(tmp_path: Path) -> None:
     outcome = run_one(SAMPLE, tmp_path, {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": "0.05"})
     assert outcome.failures == {}
-    assert {"run", "killed_mid_run", "budget_raised", "sent_as_recorded", "tier_recorded"} <= set(outcome.names)
+    assert {"killed_mid_run", "resumed", "budget_stop", "budget_raised", "sent_as_recorded"} <= set(outcome.names)
