@@ -164,16 +164,15 @@ def _last(shown: str) -> str:
 
 
 def _sent(run_dir: Path, late: int) -> bool:
-    """Early (`late` 0): a batch job at the provider, or a realtime answer journaled. Late: round `late` has sent
-    something (a job recorded, an answer journaled; its simulated user's half counts), or with one round an answer
-    is on file."""
+    """Early (`late` 0): a batch job at the provider, or a realtime answer journaled. Late: the candidate's half of
+    round `late` has sent something (a job recorded, an answer journaled: after its simulated user's half closed),
+    or with one round an answer is on file."""
     if late == 1:
         return any(run_dir.glob("results/*.json"))
     if late:
-        round_dir = run_dir / "rounds" / str(late)
-        return any(round_dir.rglob("metadata/*.json")) or any(
-            p.stat().st_size for p in round_dir.rglob("outcomes.jsonl")
-        )
+        half = run_dir / "rounds" / str(late)
+        journal = half / "realtime" / "outcomes.jsonl"
+        return any(half.glob("metadata/*.json")) or (journal.is_file() and journal.stat().st_size > 0)
     journals = run_dir.rglob("realtime/outcomes.jsonl")
     return any(run_dir.glob(".emulator/jobs/*/*.json")) or any(p.stat().st_size for p in journals)
 
