@@ -2,7 +2,8 @@
 from the files on disk after its last command (a kill's resume, a budget's raise).
 
 As `checks`: each returns a list of failures (empty: it holds), and every count is recomputed with `json` from the
-files (results, metadata, rounds, the realtime journals, the emulator's own job files), never by speceval's code.
+files (results, metadata, rounds, the realtime journals, the emulator's own job files), never by speceval's code
+but its price table (what a budget's spend is priced by).
 A run of conversations is one engine run directory per round (`rounds/<k>/`, the simulated user's half in
 `rounds/<k>/user/`) beside the run's assembled `results/`; a run without conversations is one engine directory.
 """
@@ -15,6 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from speceval.batch.costs import PriceTable
+from speceval.wire.usage import Usage
 from tests.study_matrix.checks import _sent_tier
 
 OUTCOMES = frozenset({"succeeded", "errored", "expired", "cancelled", "missing"})
@@ -275,9 +278,9 @@ def budget_stop(run_dir: Path, last_line: str) -> list[str]:
     spent, reserved, limit = (float(g.replace(",", "")) for g in match.groups())
     failures = [] if spent <= limit else [f"spent ${spent} over the ${limit} limit"]
     records = [_json(p) for engine in engine_dirs(run_dir) for p in sorted(engine.glob("metadata/*.json"))]
-    collected = sum(r.get("cost_usd") or 0.0 for r in records if r.get("collected"))
-    if not any(run_dir.rglob("realtime/outcomes.jsonl")) and abs(collected - spent) > 5e-5:
-        failures.append(f"the last line says spent ${spent:.4f}, the run's collected jobs cost ${collected:.4f}")
+    paid = sum(_job_cost(r) for r in records if r.get("collected")) + realtime_cost(run_dir)
+    if abs(paid - spent) > 5e-5:
+        failures.append(f"the last line says spent ${spent:.4f}, the run's answers on file cost ${paid:.4f}")
     jobs = {p.stem for p in (run_dir / ".emulator" / "jobs").glob("*/*.json")}
     orphans = sorted(jobs - {_job_id(r["batch_id"]) for r in records})
     failures += [f"jobs at the provider with no local record: {orphans}"] if orphans else []
@@ -287,3 +290,30 @@ def budget_stop(run_dir: Path, last_line: str) -> list[str]:
             f"run.json: stopped with reason {totals.get('reason')!r}, {totals.get('outstanding')} outstanding"
         )
     return failures
+
+
+def _job_cost(record: dict[str, Any]) -> float:
+    """A collected job's cost: as recorded under a budget, else its usage at the model's batch price."""
+    if record.get("cost_usd") is not None:
+        return float(record["cost_usd"])
+    usage = Usage.model_validate(record.get("usage") or {})
+    return PriceTable.load().cost(record["model"], record["provider"], usage, batch=True) or 0.0
+
+
+def realtime_cost(run_dir: Path) -> float:
+    """What the realtime calls of a run cost: each engine directory's journaled answers, one per input, at the tier
+    that served each and the directory's model's price (the shipped price table: the one the run used)."""
+    prices, total = PriceTable.load(), 0.0
+    for engine in engine_dirs(run_dir):
+        journal = engine / "realtime" / "outcomes.jsonl"
+        if not journal.is_file():
+            continue
+        manifest = _json(engine / "run.json")
+        lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines() if line.strip()]
+        answers = {(line["statement_id"], line["record"]["original_index"]): line["record"] for line in lines}
+        for record in answers.values():
+            if record.get("usage"):
+                tier = "flex" if record.get("service_tier") == "flex" else "standard"
+                usage = Usage.model_validate(record["usage"])
+                total += prices.cost(manifest["model_name"], manifest["provider"], usage, tier=tier) or 0.0
+    return total

@@ -45,7 +45,7 @@ FEATURES: dict[str, list[str]] = {
     "budget": ["none", "stopped"],
 }
 # Joins of three factors the pairs need not meet, each once found broken: a kill while a budget holds round 1's
-# batch jobs (the resume counted the job it adopted against nothing and spent past the limit).
+# batch jobs (the resume counted the job it adopted against nothing and spent past the limit), ...
 EXTRA: list[dict[str, str]] = [
     {
         "provider": "openai",
@@ -55,6 +55,17 @@ EXTRA: list[dict[str, str]] = [
         "faults": "none",
         "interruption": "killed",
         "budget": "stopped",
+    },
+    # killed in round 2's candidate half after its simulated user's half closed (the resume lost that half's jobs
+    # and spend)
+    {
+        "provider": "anthropic",
+        "tier": "batch",
+        "conversation": "simulated_user",
+        "runs": "1",
+        "faults": "none",
+        "interruption": "killed_late",
+        "budget": "none",
     },
 ]
 MODELS = {"openai": "o4-mini", "anthropic": "claude-haiku-4-5-20251001", "google": "gemini-2.5-flash"}  # flex: list

@@ -207,6 +207,9 @@ def test_budget_stop_fails_on_a_spend_past_the_limit_or_a_run_not_stopped_for_th
     failures = gen.budget_stop(run, line)
     assert "spent $0.0016 over the $0.001 limit" in failures
     assert any("stopped with reason 'finished'" in f for f in failures)  # the small run was not stopped
+    # A spend that leaves out round 2's flex answers (a resume that forgot a closed realtime round)
+    assert gen.realtime_cost(run) > 0
+    assert any("answers on file cost" in f for f in gen.budget_stop(run, line.replace("$0.0016", "$0.0000")))
     assert gen.budget_stop(run, "Stopped by the budget.") == [
         "no spend in the budget's last line 'Stopped by the budget.'"
     ]
