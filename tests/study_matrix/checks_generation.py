@@ -170,7 +170,8 @@ def tier_recorded(run_dir: Path, tier: str, plan: dict[str, str] | None = None) 
     failures = []
     for engine in engine_dirs(run_dir):
         if engine.name == "user":
-            continue  # the simulated user's half: its own model and tier
+            failures += _user_tier(engine, top, tier)
+            continue
         number = _round(run_dir, engine)
         sent = _sent_tier(engine / "run.json")
         # auto over one round without a dry run's plan (a --new-run, planned on the folder's learned times): its
@@ -192,6 +193,24 @@ def tier_recorded(run_dir: Path, tier: str, plan: dict[str, str] | None = None) 
                 if record.get("outcome") == "succeeded" and not ok:
                     failures.append(f"round {number} {path.stem}[{record['original_index']}]: served at {served!r}")
     return failures[:8]
+
+
+def _user_tier(half: Path, parameters: dict[str, Any], tier: str) -> list[str]:
+    """A simulated user's half went at its own tier: the one given it (`parameters.simulated_user.tier`), else the
+    one a `--tier auto` plan chose for its turns, else as the candidate is reached (its batch API beside a batch
+    candidate, realtime beside a realtime one); batch jobs exactly where it went to a batch API."""
+    given = (parameters.get("simulated_user") or {}).get("tier")
+    planned = ((parameters.get("round_tiers") or {}).get("user") or {}).get("tier")
+    want = given or planned or ("batch" if tier == "batch" else "realtime")
+    sent = _sent_tier(half / "run.json")
+    failures = []
+    if sent != want and not (want == "realtime" and sent != "batch"):
+        failures.append(f"{half.parent.name}/user: sent at {sent}, expected {want}")
+    if (sent == "batch") != any(half.glob("metadata/*.json")):
+        failures.append(
+            f"{half.parent.name}/user: sent at {sent}, batch jobs {'missing' if sent == 'batch' else 'made'}"
+        )
+    return failures
 
 
 _SUMMARY_ROW = re.compile(

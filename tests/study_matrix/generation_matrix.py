@@ -32,7 +32,10 @@ FEATURES: dict[str, list[str]] = {
     # flex where the provider sells it (Anthropic does not: its realtime tier is standard, and `--tier flex` is
     # refused); auto at a deadline that sends every round but the last through the Batch API (one round: none)
     "tier": ["batch", "flex", "auto"],
-    "conversation": ["none", "follow_ups", "simulated_user"],
+    # scripted: a follow-up turn; simulated_user: a second model writes turn 2; scripted+user: the script's turn 2,
+    # then the user's turn 3; user_own_tier: the user's turns at a tier of their own (--simulated-user-tier: batch
+    # beside a realtime candidate, else standard with its own rate limits)
+    "conversation": ["none", "follow_ups", "simulated_user", "scripted+user", "user_own_tier"],
     # 2: the same command again (reused, nothing sent), then with --new-run (a second run directory)
     "runs": ["1", "2"],
     # a share of batch requests answered 5xx (retried once) and one input every tier refuses (a typed failure)
@@ -82,6 +85,7 @@ FAKE_KEYS = {  # recognisable, never valid: offline runs must not write them any
 }
 STATEMENTS, PER_STATEMENT, BATCH_SIZE, MAX_TOKENS = 3, 2, "2", "128"  # 6 requests in 3 jobs of 2
 FOLLOW_UP = "Are you sure? Think again."
+USER_LIMITS = ["--simulated-user-rpm", "600", "--simulated-user-max-concurrency", "2"]  # its own pace, realtime
 ERRORS = {"error_rate": 0.3}
 LOSSY = {"drop_rate": 0.2, "duplicate_rate": 0.2, "expire_fraction": 0.3}
 KILLED = {"realtime_latency_seconds": 0.3, "flex_latency_seconds": 0.3}  # realtime answers in flight when killed
@@ -102,14 +106,19 @@ def write_inputs(folder: Path, config: dict[str, str]) -> dict[str, list[str]]:
         texts = [str(t) for t in json.loads(path.read_text(encoding="utf-8"))["inputs"][:PER_STATEMENT]]
         if config["faults"] == "errors" and not written:
             texts[-1] += f" {ERROR_MARKER}"
-        items = [{"turns": [t, FOLLOW_UP]} for t in texts] if config["conversation"] == "follow_ups" else texts
+        scripted = config["conversation"] in ("follow_ups", "scripted+user")
+        items = [{"turns": [t, FOLLOW_UP]} for t in texts] if scripted else texts
         (folder / path.name).write_text(json.dumps({"inputs": items}), encoding="utf-8")
         written[path.stem] = texts
     return written
 
 
 def rounds(config: dict[str, str]) -> int:
-    return 1 if config["conversation"] == "none" else 2
+    return {"none": 1, "scripted+user": 3}.get(config["conversation"], 2)
+
+
+def _user(config: dict[str, str]) -> bool:
+    return config["conversation"] in ("simulated_user", "scripted+user", "user_own_tier")
 
 
 def realtime_tier(config: dict[str, str]) -> str:
@@ -126,12 +135,17 @@ def command(config: dict[str, str], inputs: Path, out: Path) -> list[str]:
         args += ["--tier", realtime_tier(config)]
     elif config["tier"] == "auto":  # every round but the last fits at batch; the last needs the faster tier
         deadline = BATCH_HOURS[provider] * (rounds(config) - 0.5)
-        if config["conversation"] == "simulated_user":  # room for its turns through their Batch API too
-            deadline += BATCH_HOURS[resolve_org(USERS[provider], None).org]
+        if _user(config):  # room for its turns through their Batch API too
+            deadline += BATCH_HOURS[resolve_org(USERS[provider], None).org] * (rounds(config) - 1)
         args += ["--tier", "auto", "--deadline-hours", f"{deadline:g}"]
-    if config["conversation"] == "simulated_user":
+    if _user(config):
         args += ["--simulated-user-model", USERS[provider], "--simulated-user-instructions", "Push back once."]
         args += ["--max-turns", str(rounds(config))]
+    if config["conversation"] == "user_own_tier":
+        if config["tier"] == "flex":
+            args += ["--simulated-user-tier", "batch"]
+        else:
+            args += ["--simulated-user-tier", "standard", *USER_LIMITS]
     if config["faults"] == "errors":
         args += ["--max-attempts", "2"]  # a 5xx is retried once, then a typed failure
     return args

@@ -167,6 +167,23 @@ def test_tier_recorded_fails_on_a_round_sent_elsewhere_than_run_json_or_the_dry_
     assert any("served at 'flex'" in f for f in gen.tier_recorded(run, "auto"))
 
 
+def test_the_user_tier_check_fails_on_a_user_half_sent_elsewhere_than_its_tier(tmp_path: Path) -> None:
+    half = tmp_path / "rounds" / "2" / "user"
+    half.mkdir(parents=True)
+    (half / "run.json").write_text(json.dumps({"parameters": {"realtime": {"service_tier": None}}}), encoding="utf-8")
+    assert gen._user_tier(half, {"simulated_user": {"tier": "standard"}}, "flex") == []
+    assert gen._user_tier(half, {}, "flex") == []  # beside a realtime candidate: realtime
+    assert gen._user_tier(half, {"simulated_user": {"tier": "batch"}}, "flex") == [
+        "2/user: sent at standard, expected batch"
+    ]
+    assert gen._user_tier(half, {"round_tiers": {"user": {"tier": "batch"}}}, "auto") == [
+        "2/user: sent at standard, expected batch"
+    ]
+    (half / "metadata").mkdir()
+    (half / "metadata" / "b.json").write_text("{}", encoding="utf-8")
+    assert gen._user_tier(half, {}, "flex") == ["2/user: sent at standard, batch jobs made"]
+
+
 def test_summary_counts_fail_on_totals_or_a_printed_table_that_disagree_with_the_files(small, tmp_path: Path) -> None:
     run = _copy(small, tmp_path)
     records = [r for p in sorted((run / "results").glob("*.json")) for r in json.loads(p.read_text())]
