@@ -47,7 +47,7 @@ def test_a_resume_in_round_2_counts_the_closed_halves(tmp_path: Path, provider, 
     args = gm.command(config, tmp_path / "inputs", tmp_path / "out")
     assert gm.generation([*args, "--dry-run"], env)[0] == 0
     run = next((tmp_path / "out").glob("*/*/*/run.json")).parent
-    assert gm.killed(args, env, run, late=2) == []
+    assert gm.killed(args, gm.slowed(env), run, late=2) == []
     closed = [run / "rounds" / "1", *([run / "rounds" / "2" / "user"] if conversation == "simulated_user" else [])]
     before = sum(_spent(directory) for directory in closed)
     code, shown = gm.generation(["--resume", str(run), "--budget-usd", "0.0001"], env)

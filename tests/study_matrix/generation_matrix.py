@@ -88,8 +88,8 @@ FOLLOW_UP = "Are you sure? Think again."
 USER_LIMITS = ["--simulated-user-rpm", "600", "--simulated-user-max-concurrency", "2"]  # its own pace, realtime
 ERRORS = {"error_rate": 0.3}
 LOSSY = {"drop_rate": 0.2, "duplicate_rate": 0.2, "expire_fraction": 0.3}
-KILLED = {"realtime_latency_seconds": 0.3, "flex_latency_seconds": 0.3}  # realtime answers in flight when killed
-KILLED_TURNAROUND = "1.0"  # a batch job in flight for a second: killed while the provider holds it
+KILLED = {"realtime_latency_seconds": 0.2, "flex_latency_seconds": 0.2}  # realtime answers in flight when killed
+KILLED_TURNAROUND = "0.5"  # a batch job in flight for half a second: killed while the provider holds it
 REALTIME_STOP_USD = 0.0001  # below one realtime call's bound at 128 tokens for every model here: stops before it
 RAISED_USD = "1000"
 COMMAND_SECONDS = 90.0  # the watchdog per command, generous for a loaded two-core machine
@@ -156,15 +156,18 @@ def environment(config: dict[str, str], base: dict[str, str]) -> dict[str, str]:
     faults.update({"none": {}, "errors": ERRORS, "lossy": LOSSY}[config["faults"]])
     if config["budget"] == "stopped":  # answers cost their bound: a job's spend is known before it is collected
         faults["answer_at_max_tokens"] = True
-    if config["interruption"] != "none":
-        faults.update(KILLED)
     env = {**base, **FAKE_KEYS, "COLUMNS": "250", "PYTHONPATH": f"{REPO}{os.pathsep}{base.get('PYTHONPATH', '')}"}
     env.pop("SPECEVAL_OFFLINE_FAULTS", None)
     if faults:
         env["SPECEVAL_OFFLINE_FAULTS"] = json.dumps(faults)
-    if config["interruption"] != "none":
-        env["SPECEVAL_OFFLINE_TURNAROUND"] = KILLED_TURNAROUND
     return env
+
+
+def slowed(env: dict[str, str]) -> dict[str, str]:
+    """`env` for the command that is killed: its jobs and realtime answers take long enough to be killed in flight
+    (a job keeps the turnaround it was created with; the commands after it go at the usual pace)."""
+    faults = json.loads(env.get("SPECEVAL_OFFLINE_FAULTS", "{}")) | KILLED
+    return {**env, "SPECEVAL_OFFLINE_FAULTS": json.dumps(faults), "SPECEVAL_OFFLINE_TURNAROUND": KILLED_TURNAROUND}
 
 
 def generation(args: list[str], env: dict[str, str]) -> tuple[int | None, str]:
@@ -267,12 +270,12 @@ def run_one(config: dict[str, str], folder: Path, base_env: dict[str, str]) -> O
     late = rounds(config) if config["interruption"] == "killed_late" else 0
     first = config["interruption"] != "none" and (not budget or (float(budget[1]) > REALTIME_STOP_USD and not late))
     if first:
-        results["killed_mid_run"] = killed([*args, *budget], env, run_dir, late)
+        results["killed_mid_run"] = killed([*args, *budget], slowed(env), run_dir, late)
         step("resumed", ["--resume", str(run_dir), *budget], (0, 3) if budget else (0,), stop=True)
     else:
         step("run", [*args, *budget], (3,) if budget else (0,), stop=True)
     if budget and config["interruption"] != "none" and not first:
-        results["killed_mid_run"] = killed(raised, env, run_dir, late)
+        results["killed_mid_run"] = killed(raised, slowed(env), run_dir, late)
     if budget:
         step("budget_raised", raised)
     finished = shown[-1]
