@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from speceval.batch.costs import PriceTable
+from speceval.paths import safe_path
 from speceval.wire.usage import Usage
 from tests.study_matrix.checks import _sent_tier
 
@@ -48,12 +49,20 @@ def _refs(engine: Path) -> dict[str, list[Item]]:
     return found
 
 
+def _results(run_dir: Path, engine: Path) -> list[tuple[str, Path]]:
+    """(statement id, its results file) of an engine directory, for each statement of the run's inputs folder (the
+    file name made safe as the run makes it: an id with dots, `%` or non-ASCII letters is encoded)."""
+    inputs = Path(_json(run_dir / "run.json")["inputs_path"])
+    found = [(p.stem, safe_path(engine / "results", p.stem, ".json")) for p in sorted(inputs.glob("*.json"))]
+    return [(sid, path) for sid, path in found if path.is_file()]
+
+
 def inputs_accounted(run_dir: Path, inputs: dict[str, list[str]]) -> list[str]:
     """Every input has exactly one record in `results/<statement>.json`, in input order, its own first user text,
     and a final outcome of the closed set: an answer only when it succeeded, a typed error only when it did not."""
     failures = []
     for sid, texts in inputs.items():
-        path = run_dir / "results" / f"{sid}.json"
+        path = safe_path(run_dir / "results", sid, ".json")
         if not path.is_file():
             failures.append(f"{sid}: no results file for {len(texts)} input(s)")
             continue
@@ -73,7 +82,8 @@ def inputs_accounted(run_dir: Path, inputs: dict[str, list[str]]) -> list[str]:
                 failures.append(f"{where}: {outcome} with output_text {str(record.get('output_text'))[:40]!r}")
             elif (record.get("error") is None) != (outcome == "succeeded"):
                 failures.append(f"{where}: {outcome} with error {record.get('error')!r}")
-    extra = sorted(p.stem for p in (run_dir / "results").glob("*.json") if p.stem not in inputs)
+    named = {safe_path(run_dir / "results", sid, ".json").name for sid in inputs}
+    extra = sorted(p.name for p in (run_dir / "results").glob("*.json") if p.name not in named)
     return failures + [f"results for statements with no inputs: {extra}"] if extra else failures
 
 
@@ -83,7 +93,7 @@ def custom_ids_map_back(run_dir: Path) -> list[str]:
     failures, seen = [], 0
     for engine in engine_dirs(run_dir):
         refs = _refs(engine)
-        for path in sorted(engine.glob("results/*.json")):
+        for sid, path in _results(run_dir, engine):
             for record in _json(path):
                 if not record.get("custom_id") or str(record.get("batch_id", "")).startswith("realtime"):
                     continue
@@ -91,7 +101,7 @@ def custom_ids_map_back(run_dir: Path) -> list[str]:
                 job = refs.get(record["batch_id"], [])
                 position = int(record["custom_id"].rsplit("-", 1)[1])
                 named = job[position] if position < len(job) else None
-                if named != (path.stem, record["original_index"]):
+                if named != (sid, record["original_index"]):
                     failures.append(
                         f"{path}: [{record['original_index']}] custom id {record['custom_id']} names {named}"
                     )
@@ -119,11 +129,11 @@ def sent_as_recorded(run_dir: Path) -> list[str]:
             if count != len(items):
                 failures.append(f"{engine.name}/{batch_id}: {len(items)} inputs recorded, {count} at the provider")
             sent.update(items)
-        for path in sorted(engine.glob("results/*.json")):
+        for sid, path in _results(run_dir, engine):
             for record in _json(path):
                 if str(record.get("batch_id") or "").startswith("realtime"):
                     continue
-                item = (path.stem, record["original_index"])
+                item = (sid, record["original_index"])
                 if record.get("attempts", 0) != sent[item] and record.get("outcome") in OUTCOMES:
                     failures.append(
                         f"{engine.relative_to(run_dir.parent)} {item}: sent {sent[item]} time(s), "

@@ -44,6 +44,9 @@ FEATURES: dict[str, list[str]] = {
     # SIGKILL then --resume: as soon as the run has sent anything, or once its last round has (one round: once an
     # answer is on file)
     "interruption": ["none", "killed", "killed_late"],
+    # statement ids as the shipped spec's, or odd ones a results file name must encode (dots, a space, non-ASCII,
+    # a leading "..", a percent sign)
+    "ids": ["plain", "odd"],
     # a budget that stops the run, then `--resume` with it raised
     "budget": ["none", "stopped"],
 }
@@ -58,6 +61,7 @@ EXTRA: list[dict[str, str]] = [
         "faults": "none",
         "interruption": "killed",
         "budget": "stopped",
+        "ids": "plain",
     },
     # killed in round 2's candidate half after its simulated user's half closed (the resume lost that half's jobs
     # and spend)
@@ -69,6 +73,7 @@ EXTRA: list[dict[str, str]] = [
         "faults": "none",
         "interruption": "killed_late",
         "budget": "none",
+        "ids": "plain",
     },
 ]
 MODELS = {"openai": "o4-mini", "anthropic": "claude-haiku-4-5-20251001", "google": "gemini-2.5-flash"}  # flex: list
@@ -85,6 +90,7 @@ FAKE_KEYS = {  # recognisable, never valid: offline runs must not write them any
 }
 STATEMENTS, PER_STATEMENT, BATCH_SIZE, MAX_TOKENS = 3, 2, "2", "128"  # 6 requests in 3 jobs of 2
 FOLLOW_UP = "Are you sure? Think again."
+ODD_IDS = ["odd id.1 é", "..two", "three%2F"]
 USER_LIMITS = ["--simulated-user-rpm", "600", "--simulated-user-max-concurrency", "2"]  # its own pace, realtime
 ERRORS = {"error_rate": 0.3}
 LOSSY = {"drop_rate": 0.2, "duplicate_rate": 0.2, "expire_fraction": 0.3}
@@ -98,18 +104,24 @@ _JOB_ROW = re.compile(r"preprocessed/\S+\.jsonl\s*[│|]\s*\d+\s*[│|]\s*[\d,]*
 
 
 def write_inputs(folder: Path, config: dict[str, str]) -> dict[str, list[str]]:
-    """The configuration's inputs folder: statement → its inputs' first user texts (follow-ups: a scripted second
-    turn; errors: the first statement's last input carries the emulator's error marker)."""
+    """The configuration's inputs folder and its spec beside it (`spec.jsonl`: the shipped statements of its inputs,
+    renamed with odd ids): statement → its inputs' first user texts (follow-ups: a scripted second turn; errors: the
+    first statement's last input carries the emulator's error marker)."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for path in sorted(INPUTS.glob("*.json"))[:STATEMENTS]:
+    written: dict[str, list[str]] = {}
+    statements = {s["id"]: s for s in map(json.loads, SPEC.read_text(encoding="utf-8").splitlines()) if s}
+    spec = []
+    for number, path in enumerate(sorted(INPUTS.glob("*.json"))[:STATEMENTS]):
+        sid = ODD_IDS[number] if config.get("ids") == "odd" else path.stem
+        spec.append(json.dumps({**statements[path.stem], "id": sid}) + "\n")
         texts = [str(t) for t in json.loads(path.read_text(encoding="utf-8"))["inputs"][:PER_STATEMENT]]
         if config["faults"] == "errors" and not written:
             texts[-1] += f" {ERROR_MARKER}"
         scripted = config["conversation"] in ("follow_ups", "scripted+user")
         items = [{"turns": [t, FOLLOW_UP]} for t in texts] if scripted else texts
-        (folder / path.name).write_text(json.dumps({"inputs": items}), encoding="utf-8")
-        written[path.stem] = texts
+        (folder / f"{sid}.json").write_text(json.dumps({"inputs": items}), encoding="utf-8")
+        written[sid] = texts
+    (folder.parent / "spec.jsonl").write_text("".join(spec), encoding="utf-8")  # the statements of these inputs
     return written
 
 
@@ -128,7 +140,7 @@ def realtime_tier(config: dict[str, str]) -> str:
 
 def command(config: dict[str, str], inputs: Path, out: Path) -> list[str]:
     provider = config["provider"]
-    args = ["--offline", "--spec-path", str(SPEC), "--pregenerated-inputs-dir", str(inputs)]
+    args = ["--offline", "--spec-path", str(inputs.parent / "spec.jsonl"), "--pregenerated-inputs-dir", str(inputs)]
     args += ["--model-name", MODELS[provider], "--output-base-dir", str(out)]
     args += ["--batch-size", BATCH_SIZE, "--max-tokens", MAX_TOKENS]
     if config["tier"] == "flex":

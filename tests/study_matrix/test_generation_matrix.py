@@ -28,6 +28,7 @@ SMALL = {
     "faults": "errors",
     "interruption": "none",
     "budget": "none",
+    "ids": "odd",
 }
 # Most joins at once: a simulated user at auto, killed while a budget holds round 1's batch jobs, stopped by it, then
 # raised (before the engine reserved a job it adopted, the resume spent $0.0016 of a $0.001 limit here).
