@@ -51,6 +51,11 @@ __all__ = ["GeminiBatchedModel", "call_google", "error_headers", "json_line", "r
 # upload creates nothing, so the other spelling is tried once before giving up.
 MIME_TYPES = ("jsonl", "application/jsonl")
 
+# Batch mode and the Files API are documented under v1beta only (https://ai.google.dev/api/batch-mode,
+# https://ai.google.dev/api/files); the v1 surface has no GenerateContentBatch. google-genai 3.x defaults the Gemini
+# Developer API to v1 (1.x defaulted to v1beta), so the version is pinned here rather than left to the SDK.
+API_VERSION = "v1beta"
+
 # The SDK reports `JOB_STATE_*` (it translates the wire's `BATCH_STATE_*`); both are accepted.
 _STATES = {
     "PENDING": JobState.IN_PROGRESS,
@@ -92,7 +97,9 @@ class GeminiBatchedModel(KeyedBatchedModel):
         self._client = genai.Client(
             vertexai=False,
             api_key=key,
-            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url, **genai_tls_options()),
+            http_options=types.HttpOptions(
+                timeout=int(timeout * 1000), base_url=base_url, api_version=API_VERSION, **genai_tls_options()
+            ),
         )
         # what the SDK reads when no base_url is given (its resolved URL is private)
         self.endpoint = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")
