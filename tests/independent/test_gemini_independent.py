@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,15 @@ from speceval.providers.gemini_batch import GeminiBatchedModel
 from speceval.providers.registry import create_batched_model
 from speceval.wire.params import GenerationParams
 from speceval.wire.prompt import Message, Prompt, PromptItem
-from tests.conftest import TEST_KEY, cli_env, only_run_dir, run_generation, write_inputs, write_spec
+from tests.conftest import (
+    TEST_KEY,
+    cli_env,
+    only_run_dir,
+    run_generation,
+    start_generation,
+    write_inputs,
+    write_spec,
+)
 from tests.independent.gemini_server import IndependentGeminiServer, request_text
 
 MODEL = "gemini-2.5-flash"
@@ -317,30 +327,69 @@ def test_an_upload_refused_as_jsonl_is_sent_once_more_as_application_jsonl(tmp_p
 # ---- the generation command --------------------------------------------------------------------------------------
 
 
-def test_generation_command_runs_against_the_server_by_the_sdk_environment(tmp_path: Path) -> None:
-    inputs = {"alpha": ["a0", "a1", "a2"], "beta": ["b0", "POISON"]}
+def _args(tmp_path: Path, inputs: dict[str, list[str]], out: str = "out") -> list[str]:
     spec = write_spec(tmp_path / "spec.jsonl", list(inputs))
     inputs_dir = write_inputs(tmp_path / "inputs", inputs)
+    return [
+        "--spec-path",
+        str(spec),
+        "--pregenerated-inputs-dir",
+        str(inputs_dir),
+        "--model-name",
+        MODEL,
+        "--output-base-dir",
+        str(tmp_path / out),
+    ]
+
+
+def _env(server: IndependentGeminiServer) -> dict[str, str]:
+    """The generation command reaches the server through the variables google-genai reads itself."""
+    return cli_env(GOOGLE_API_KEY=TEST_KEY, GOOGLE_GEMINI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
+
+
+def test_generation_command_runs_against_the_server_by_the_sdk_environment(tmp_path: Path) -> None:
+    inputs = {"alpha": ["a0", "a1", "a2"], "beta": ["b0", "POISON"]}
     with IndependentGeminiServer(answer=_answer, fail=_poison, turnaround=0.1) as server:
-        env = cli_env(GOOGLE_API_KEY=TEST_KEY, GOOGLE_GEMINI_BASE_URL=server.base_url, SPECEVAL_POLL_INTERVAL="0.05")
-        done = run_generation(
-            [
-                "--spec-path",
-                str(spec),
-                "--pregenerated-inputs-dir",
-                str(inputs_dir),
-                "--model-name",
-                MODEL,
-                "--output-base-dir",
-                str(tmp_path / "out"),
-            ],
-            env,
-            timeout=60,
-        )
-        calls = server.calls
+        done = run_generation(_args(tmp_path, inputs), _env(server), timeout=60)
+        calls, batches = server.calls, server.batches
     assert done.returncode == 0, done.stderr
-    assert ("GET", "/v1beta/models") in calls or any(path.startswith("/v1/models") for _, path in calls)
+    assert calls[0][1].endswith("/models")  # the model name was checked against the list before anything was sent
+    batch_calls = [path for _, path in calls[1:] if "/models" not in path or "batchGenerateContent" in path]
+    assert batch_calls and all(path.startswith(("/v1beta/", "/upload/v1beta/")) for path in batch_calls)
+    assert len(batches) == 1
     records = _results(only_run_dir(tmp_path / "out"))
     assert [r["output_text"] for r in records["alpha"]] == ["answer to a0", "answer to a1", "answer to a2"]
     assert records["beta"][1]["outcome"] == "errored" and records["beta"][1]["error"]["code"] == "INVALID_ARGUMENT"
     _assert_no_key_written(tmp_path / "out")
+
+
+def test_generation_sigkilled_with_its_job_in_flight_resumes_without_a_second_job(tmp_path: Path) -> None:
+    inputs = {"alpha": ["a0", "a1", "a2"]}
+    with IndependentGeminiServer(answer=_answer, turnaround=0.6) as server:
+        child = start_generation(_args(tmp_path, inputs), _env(server))
+        deadline = time.monotonic() + 30
+        while not server.batches and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        assert len(server.batches) == 1 and server.batches[0]["metadata"]["state"] != "BATCH_STATE_SUCCEEDED"
+        run_dir = only_run_dir(tmp_path / "out")
+        resumed = run_generation(["--resume", str(run_dir)], _env(server), timeout=60)
+        batches = server.batches
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(batches) == 1 and batches[0]["metadata"]["state"] == "BATCH_STATE_SUCCEEDED"
+    assert [r["output_text"] for r in _results(run_dir)["alpha"]] == ["answer to a0", "answer to a1", "answer to a2"]
+    _assert_no_key_written(tmp_path / "out")
+
+
+def test_realtime_generation_calls_generate_content_and_types_a_refusal(tmp_path: Path) -> None:
+    inputs = {"alpha": ["a0", "a1"], "beta": ["POISON"]}
+    with IndependentGeminiServer(answer=_answer, fail=_poison) as server:
+        done = run_generation([*_args(tmp_path, inputs), "--realtime"], _env(server), timeout=60)
+        live, batches = server.live_requests, server.batches
+    assert done.returncode == 0, done.stderr
+    assert batches == [] and sorted(request_text_of(body) for body in live) == ["POISON", "a0", "a1"]
+    records = _results(only_run_dir(tmp_path / "out"))
+    assert [r["output_text"] for r in records["alpha"]] == ["answer to a0", "answer to a1"]
+    assert records["beta"][0]["outcome"] == "errored" and records["beta"][0]["output_text"] is None
+    assert "Invalid prompt: POISON" in records["beta"][0]["error"]["message"]
