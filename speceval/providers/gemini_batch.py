@@ -36,7 +36,7 @@ from speceval.providers.google_calls import call_google, error_headers, json_lin
 from speceval.providers.http_errors import is_transient_status
 from speceval.providers.keyed import KeyedBatchedModel, find_tagged
 from speceval.redaction import redact
-from speceval.wire.gemini import generate_content_request, parse_response
+from speceval.wire.gemini import API_VERSION, generate_content_request, parse_response
 from speceval.wire.lines import encode_line
 from speceval.wire.prompt import PromptLike
 from speceval.wire.tls import genai_tls_options
@@ -50,11 +50,6 @@ __all__ = ["GeminiBatchedModel", "call_google", "error_headers", "json_line", "r
 # "application/jsonl") with 400 "Unsupported MIME type" (python-genai #1547, gemini cookbook #1008). A refused
 # upload creates nothing, so the other spelling is tried once before giving up.
 MIME_TYPES = ("jsonl", "application/jsonl")
-
-# Batch mode and the Files API are documented under v1beta only (https://ai.google.dev/api/batch-mode,
-# https://ai.google.dev/api/files); the v1 surface has no GenerateContentBatch. google-genai 3.x defaults the Gemini
-# Developer API to v1 (1.x defaulted to v1beta), so the version is pinned here rather than left to the SDK.
-API_VERSION = "v1beta"
 
 # The SDK reports `JOB_STATE_*` (it translates the wire's `BATCH_STATE_*`); both are accepted.
 _STATES = {
@@ -93,7 +88,8 @@ class GeminiBatchedModel(KeyedBatchedModel):
         # One client, kept for the adapter's lifetime (a temporary client can be finalised mid-call). No
         # retry_options: the SDK then sends every call once, which is what a non-idempotent create needs.
         # A timeout is essential: the SDK has none by default. base_url None lets the SDK read
-        # GOOGLE_GEMINI_BASE_URL; vertexai=False keeps GOOGLE_GENAI_USE_VERTEXAI from switching APIs.
+        # GOOGLE_GEMINI_BASE_URL; vertexai=False keeps GOOGLE_GENAI_USE_VERTEXAI from switching APIs; API_VERSION
+        # (v1beta) because batch mode and the Files API exist there only.
         self._client = genai.Client(
             vertexai=False,
             api_key=key,

@@ -23,9 +23,12 @@ documented wire format, not whatever the project's own emulator happens to accep
   Files expire after 48 hours.
 - Models, https://ai.google.dev/api/models and https://ai.google.dev/api/generate-content: `GET /v1beta/models`,
   `GET /v1beta/models/{model}`, `POST /v1beta/models/{model}:generateContent`, served under `v1` too (the stable
-  version, https://ai.google.dev/gemini-api/docs/api-versions, documents generateContent and models there). Batch
-  mode and the Files API are documented under `v1beta` only, so `v1/batches`, `v1/files` and `upload/v1/files`
-  are 404 here: google-genai 3.x defaults to `v1` for the Gemini Developer API (`GOOGLE_AI_API_DEFAULT_VERSION`).
+  version, https://ai.google.dev/gemini-api/docs/api-versions, documents generateContent and models there) with
+  the narrower request of its published proto (googleapis, google/ai/generativelanguage/v1/generative_service.proto:
+  `model`, `contents`, `safetySettings`, `generationConfig` without `responseMimeType`/`responseJsonSchema`; no
+  `systemInstruction`). Batch mode and the Files API are documented under `v1beta` only (v1 has no BatchService),
+  so `v1/batches`, `v1/files` and `upload/v1/files` are 404 here. The same page says the SDKs default to
+  `v1beta`, but google-genai 3.x defaults the Gemini Developer API to `v1` (`GOOGLE_AI_API_DEFAULT_VERSION`).
 - The google-genai SDK (3.x) source: `files.upload` / `_api_client._upload_fd` (headers above, chunking, the
   upload URL re-based on the client's base URL), `files.download` (`files/{id}:download?alt=media`),
   `batches._BatchJob_from_mldev` (reads `metadata.{displayName,state,createTime,endTime,output.responsesFile}`;
@@ -113,6 +116,24 @@ GENERATION_CONFIG_FIELDS = frozenset(
         "thinkingConfig",
         "imageConfig",
         "mediaResolution",
+    }
+)
+# The stable v1 surface is narrower (googleapis, google/ai/generativelanguage/v1/generative_service.proto): no
+# system instruction, tools or response MIME type / schema, and no BatchService at all.
+REQUEST_FIELDS_V1 = frozenset({"model", "contents", "safetySettings", "generationConfig"})
+GENERATION_CONFIG_FIELDS_V1 = frozenset(
+    {
+        "candidateCount",
+        "stopSequences",
+        "maxOutputTokens",
+        "temperature",
+        "topP",
+        "topK",
+        "presencePenalty",
+        "frequencyPenalty",
+        "responseLogprobs",
+        "logprobs",
+        "enableEnhancedCivicAnswers",
     }
 )
 CONTENT_FIELDS = frozenset({"role", "parts"})
@@ -203,16 +224,19 @@ def _number(config: dict[str, Any], name: str, low: float, high: float) -> None:
         raise ApiError(400, f"* GenerateContentRequest.generation_config.{name}: must be in [{low}, {high}]")
 
 
-def validate_request(value: Any, where: str = "request") -> dict[str, Any]:
-    """A GenerateContentRequest as the API parses it (lowerCamelCase), or ApiError (400) saying what is wrong."""
-    request = proto_json(value, REQUEST_FIELDS, where)
+def validate_request(value: Any, where: str = "request", version: str = API_VERSION) -> dict[str, Any]:
+    """A GenerateContentRequest as the API `version` parses it (lowerCamelCase), or ApiError (400) saying what
+    is wrong."""
+    stable = version == "v1"
+    request = proto_json(value, REQUEST_FIELDS_V1 if stable else REQUEST_FIELDS, where)
     contents = request.get("contents")
     if not isinstance(contents, list) or not contents:
         raise ApiError(400, "* GenerateContentRequest.contents: contents is not specified")
     request["contents"] = [_content(c, f"{where}.contents[{i}]") for i, c in enumerate(contents)]
     if "systemInstruction" in request:
         request["systemInstruction"] = _content(request["systemInstruction"], f"{where}.system_instruction", True)
-    config = proto_json(request.get("generationConfig", {}), GENERATION_CONFIG_FIELDS, f"{where}.generation_config")
+    known = GENERATION_CONFIG_FIELDS_V1 if stable else GENERATION_CONFIG_FIELDS
+    config = proto_json(request.get("generationConfig", {}), known, f"{where}.generation_config")
     request["generationConfig"] = config
     tokens = config.get("maxOutputTokens")
     if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
@@ -760,7 +784,7 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "POST" and verb == "generateContent":
                 body = self._json(raw)
                 owner.live_requests.append(body)
-                request = validate_request(body, "generate_content_request")
+                request = validate_request(body, "generate_content_request", version)
                 failure = owner.fail(None, request) if owner.fail is not None else None
                 if failure is not None:
                     raise ApiError(failure[0], failure[2], failure[1])

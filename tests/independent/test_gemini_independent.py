@@ -393,3 +393,24 @@ def test_realtime_generation_calls_generate_content_and_types_a_refusal(tmp_path
     assert [r["output_text"] for r in records["alpha"]] == ["answer to a0", "answer to a1"]
     assert records["beta"][0]["outcome"] == "errored" and records["beta"][0]["output_text"] is None
     assert "Invalid prompt: POISON" in records["beta"][0]["error"]["message"]
+
+
+def test_realtime_client_sends_system_instruction_and_schema_where_the_docs_define_them() -> None:
+    """generateContent with a system prompt and a JSON schema: both exist in v1beta's GenerateContentRequest only."""
+    from speceval.realtime.clients import GeminiGenerateModel
+
+    schema = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}
+
+    def answer(request: dict[str, Any]) -> str:
+        return json.dumps({"score": 3}) if "responseJsonSchema" in request["generationConfig"] else _answer(request)
+
+    with IndependentGeminiServer(answer=answer) as server:
+        params = GenerationParams(temperature=0.2, system_prompt="Be brief.")
+        client = GeminiGenerateModel(MODEL, params, api_key=TEST_KEY, base_url=server.base_url)
+        plain = client.complete("hello")
+        rated = client.complete(Prompt.user("rate this", response_schema=schema))
+        calls, live = server.calls, server.live_requests
+    assert plain.error is None and plain.text == "answer to hello"
+    assert rated.error is None and json.loads(rated.text or "") == {"score": 3}
+    assert [path for _, path in calls] == [f"/v1beta/models/{MODEL}:generateContent"] * 2
+    assert all(body["systemInstruction"] == {"parts": [{"text": "Be brief."}]} for body in live)
