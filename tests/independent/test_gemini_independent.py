@@ -273,41 +273,53 @@ def test_a_job_killed_after_create_is_found_by_its_display_name_and_not_paid_twi
     ]
 
 
+def _started(server: IndependentGeminiServer, run_dir: Path, items: list[PromptItem], batch_size: int = 4) -> None:
+    """Submit every job of `items` and stop at once, the jobs still running (a run that timed out)."""
+    engine = _engine(_model(server), run_dir, batch_size)
+    engine.options.timeout_hours = 1e-9
+    assert not engine.run(items).finished
+
+
 def test_a_run_stopped_with_its_job_in_flight_polls_it_on_resume_instead_of_resubmitting(tmp_path: Path) -> None:
     items = _items({"alpha": ["a0", "a1"]})
     with IndependentGeminiServer(answer=_answer, turnaround=0.5) as server:
-        model = _model(server)
-        store = RunStore(tmp_path / "run")
-        stopped = BatchEngine(model, store, EngineOptions(batch_size=4, poll_interval=0.02, timeout_hours=1e-9))
-        assert not stopped.run(items).finished and len(server.batches) == 1
+        _started(server, tmp_path / "run", items)
         summary = _engine(_model(server), tmp_path / "run").run(items)
         assert summary.finished and len(server.batches) == 1
 
 
-def test_cancel_ends_the_job_with_no_results_and_a_failed_job_reports_its_error(tmp_path: Path) -> None:
+def test_cancelled_jobs_end_their_requests_as_cancelled_and_nothing_is_sent_again(tmp_path: Path) -> None:
     items = _items({"alpha": ["a0", "a1"], "beta": ["b0"]})
     with IndependentGeminiServer(answer=_answer, turnaround=60) as server:
-        engine = _engine(_model(server), tmp_path / "run", batch_size=2)
-        engine.options.timeout_hours = 1e-9
-        engine.run(items)
-        first, second = (b["name"] for b in server.batches)
-        cancelled = engine.cancel(first)
-        assert [r.state for r in cancelled] == [JobState.CANCELLED]
-        server.fail_batch(second, "Internal error while running the batch.")
-        model = _model(server)
-        record = next(r for r in RunStore(tmp_path / "run").load_records() if r.batch_id == second)
-        job = model.check_batch_progress(record)
-        assert job.state is JobState.FAILED and job.error == "13: Internal error while running the batch."
-        record = next(r for r in RunStore(tmp_path / "run").load_records() if r.batch_id == first)
-        assert list(model.iter_answers(record.model_copy(update={"state": JobState.CANCELLED}))) == []
+        _started(server, tmp_path / "run", items, batch_size=2)
+        cancelled = _engine(_model(server), tmp_path / "run").cancel()
+        assert [r.state for r in cancelled] == [JobState.CANCELLED] * 2
+        summary = _engine(_model(server), tmp_path / "run").run(items)
+        batches = server.batches
+    assert summary.finished and summary.outcome_counts == {Outcome.CANCELLED: 3}
+    assert [b["metadata"]["state"] for b in batches] == ["BATCH_STATE_CANCELLED"] * 2  # no job made after
+    assert [b["error"]["code"] for b in batches] == [1, 1]  # google.rpc.Code.CANCELLED
+
+
+def test_a_failed_job_keeps_the_operations_error_and_its_requests_are_sent_again(tmp_path: Path) -> None:
+    items = _items({"alpha": ["a0", "a1"]})
+    with IndependentGeminiServer(answer=_answer, turnaround=0.2) as server:
+        _started(server, tmp_path / "run", items)
+        server.fail_batch(server.batches[0]["name"], "Internal error while running the batch.")
+        summary = _engine(_model(server), tmp_path / "run").run(items)
+        batches = server.batches
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 2}
+    assert [b["metadata"]["state"] for b in batches] == ["BATCH_STATE_FAILED", "BATCH_STATE_SUCCEEDED"]
+    # The SDK's Gemini path drops the operation's `error`: the adapter reads it off the wire.
+    failed = next(r for r in RunStore(tmp_path / "run").load_records() if r.batch_id == batches[0]["name"])
+    assert failed.state is JobState.FAILED and failed.error == "13: Internal error while running the batch."
+    assert [r["attempts"] for r in _results(tmp_path / "run")["alpha"]] == [2, 2]
 
 
 def test_an_expired_job_is_resubmitted_once(tmp_path: Path) -> None:
     items = _items({"alpha": ["a0", "a1", "a2"]})
     with IndependentGeminiServer(answer=_answer, turnaround=0.3) as server:
-        engine = _engine(_model(server), tmp_path / "run")
-        engine.options.timeout_hours = 1e-9
-        engine.run(items)
+        _started(server, tmp_path / "run", items)
         server.expire(server.batches[0]["name"])
         summary = _engine(_model(server), tmp_path / "run").run(items)
         batches = server.batches
