@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -19,6 +21,7 @@ from google.genai import errors, types
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.records import JobState, Outcome, RemoteJob, SubmissionIntent
 from speceval.batch.store import RunStore
+from speceval.cli.main import main as speceval_main
 from speceval.providers.gemini_batch import GeminiBatchedModel
 from speceval.providers.registry import create_batched_model
 from speceval.wire.params import GenerationParams
@@ -426,3 +429,62 @@ def test_realtime_client_sends_system_instruction_and_schema_where_the_docs_defi
     assert rated.error is None and json.loads(rated.text or "") == {"score": 3}
     assert [path for _, path in calls] == [f"/v1beta/models/{MODEL}:generateContent"] * 2
     assert all(body["systemInstruction"] == {"parts": [{"text": "Be brief."}]} for body in live)
+
+
+# ---- an experiment: a Gemini candidate judged by a Gemini judge --------------------------------------------------
+
+JUDGE = "gemini-2.5-pro"
+JUDGE_MARK = "speceval judge prompt: compliance_binary_v2"
+RESPONSE = re.compile(r"^<<<BEGIN assistant_response (\S+)>>>\n(.*?)\n<<<END assistant_response \1>>>$", re.M | re.S)
+
+
+def _compliant(answer: str) -> bool:
+    return int(hashlib.sha256(answer.encode()).hexdigest()[:8], 16) % 2 == 0
+
+
+def _candidate_or_judge(request: dict[str, Any]) -> str:
+    prompt = request_text(request)
+    if JUDGE_MARK not in prompt:
+        return "answer to " + prompt
+    match = RESPONSE.search(prompt)
+    assert match is not None, prompt
+    verdict = {"compliant": _compliant(match.group(2)), "confidence": 0.9, "explanation": "decided"}
+    return "Brief reasoning.\n" + json.dumps(verdict)
+
+
+def test_an_experiment_judges_a_gemini_candidate_with_a_gemini_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = write_spec(tmp_path / "spec.jsonl", ["alpha", "beta"])
+    inputs = write_inputs(tmp_path / "inputs", {s: [f"{s} question {i}" for i in range(5)] for s in ("alpha", "beta")})
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text(f"""experiment_name: gemini
+output_dir: out
+specs:
+  - name: tiny
+    spec_path: {spec}
+    inputs_dir: {inputs}
+candidates:
+  - model: {MODEL}
+judges:
+  - model: {JUDGE}
+stages: [generation, compliance]
+engine:
+  poll_interval: 0.05
+""")
+    with IndependentGeminiServer(answer=_candidate_or_judge) as server:
+        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
+        code = speceval_main(["run", str(experiment)])
+        batches, lines = server.batches, server.lines
+    assert code == 0
+    models = sorted(b["metadata"]["model"] for b in batches)
+    assert models == [f"models/{MODEL}", f"models/{JUDGE}"] and len(lines) == 20
+    assert all(b["metadata"]["batchStats"]["failedRequestCount"] == "0" for b in batches)
+    answers = [request_text_of(r) for _, _, r in lines if JUDGE_MARK not in request_text_of(r)]
+    (summary_path,) = (tmp_path / "out" / "compliance").rglob("summary.json")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    assert (summary["model"], summary["judge"], summary["outcomes"]["judged"]) == (MODEL, JUDGE, 10)
+    expected = sum(_compliant("answer to " + a) for a in answers) / len(answers)
+    assert summary["compliance_rate"] == pytest.approx(expected) and 0 < expected < 1
+    _assert_no_key_written(tmp_path / "out")
