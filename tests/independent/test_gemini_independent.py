@@ -339,6 +339,23 @@ def test_an_upload_refused_as_jsonl_is_sent_once_more_as_application_jsonl(tmp_p
     assert len(uploads) == 2
 
 
+def test_a_request_file_larger_than_one_upload_chunk_arrives_whole(tmp_path: Path) -> None:
+    """google-genai uploads in 8 MiB chunks (`upload` at each offset, then `upload, finalize`)."""
+    texts = [f"{i}" + "x" * 3_500_000 for i in range(3)]
+
+    def short(request: dict[str, Any]) -> str:
+        return f"{len(request_text(request))} characters starting {request_text(request)[:1]}"
+
+    with IndependentGeminiServer(answer=short) as server:
+        summary = _engine(_model(server), tmp_path / "run").run(_items({"alpha": texts}))
+        chunks = [path for method, path in server.calls if method == "POST" and "upload_id=" in path]
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 3}
+    assert len(chunks) == 2  # 10.5 MB: one full chunk, then the rest with finalize
+    assert [r["output_text"] for r in _results(tmp_path / "run")["alpha"]] == [
+        f"3500001 characters starting {i}" for i in range(3)
+    ]
+
+
 # ---- the generation command --------------------------------------------------------------------------------------
 
 
