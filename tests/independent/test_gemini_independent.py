@@ -276,6 +276,30 @@ def test_a_job_killed_after_create_is_found_by_its_display_name_and_not_paid_twi
     ]
 
 
+class _KilledBeforeCreate(GeminiBatchedModel):
+    """Dies after the request file was uploaded (and its name saved with the intent), before the create call."""
+
+    def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
+        raise SystemExit("killed before create")
+
+
+def test_an_input_file_gone_before_the_create_is_uploaded_again_and_one_job_made(tmp_path: Path) -> None:
+    items = _items({"alpha": ["a0", "a1"]})
+    with IndependentGeminiServer(answer=_answer) as server:
+        killed = _KilledBeforeCreate(MODEL, None, api_key=TEST_KEY, base_url=server.base_url)
+        with pytest.raises(SystemExit):
+            _engine(killed, tmp_path / "run").run(items)
+        (uploaded,) = server.files
+        client = _client(server)  # held: a client left unreferenced can be closed mid-call
+        client.files.delete(name=uploaded)  # as the Files API's 48 hours would
+        summary = _engine(_model(server), tmp_path / "run").run(items)
+        batches, calls = server.batches, server.calls
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 2}
+    assert len(batches) == 1 and batches[0]["metadata"]["inputConfig"]["fileName"] != uploaded
+    creates = [path for method, path in calls if path.endswith(":batchGenerateContent")]
+    assert len(creates) == 2  # refused (404: the file is gone), then made once with the new upload
+
+
 def _started(server: IndependentGeminiServer, run_dir: Path, items: list[PromptItem], batch_size: int = 4) -> None:
     """Submit every job of `items` and stop at once, the jobs still running (a run that timed out)."""
     engine = _engine(_model(server), run_dir, batch_size)
