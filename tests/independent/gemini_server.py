@@ -161,14 +161,20 @@ STATUS_OF_CODE = {
 class ApiError(Exception):
     """A Google API error: `{"error": {"code", "message", "status"}}` with that HTTP code."""
 
-    def __init__(self, code: int, message: str, status: str | None = None) -> None:
+    def __init__(
+        self, code: int, message: str, status: str | None = None, details: list[dict[str, Any]] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status or STATUS_OF_CODE.get(code, "UNKNOWN")
+        self.details = details
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
+        error: dict[str, Any] = {"code": self.code, "message": self.message, "status": self.status}
+        if self.details:
+            error["details"] = self.details
+        return {"error": error}
 
 
 def camel(name: str) -> str:
@@ -328,6 +334,9 @@ class IndependentGeminiServer:
         refused_mime_types: upload MIME types refused with 400 "Unsupported MIME type" (the service has refused
             `jsonl` and `application/jsonl` at times: python-genai #1547).
         page_cap: the most operations one `batches.list` page holds, whatever `pageSize` asks.
+        refuse_creates: how many `batchGenerateContent` calls to refuse first with 429 RESOURCE_EXHAUSTED and a
+            `google.rpc.RetryInfo` detail (`retryDelay` "0.2s"), as the quota errors of
+            https://ai.google.dev/gemini-api/docs/troubleshooting are shaped; a refused create makes nothing.
         shuffle_seed: seed of the responses file's order.
 
     What a test inspects: `lines` ((batch name, key, request as sent) per request line), `live_requests` (bodies of
@@ -345,8 +354,10 @@ class IndependentGeminiServer:
         api_key: str | None = None,
         refused_mime_types: Sequence[str] = (),
         page_cap: int = 1000,
+        refuse_creates: int = 0,
         shuffle_seed: int = 0,
     ) -> None:
+        self.refuse_creates = refuse_creates
         self.answer = answer
         self.turnaround = turnaround
         self.fail = fail
@@ -358,6 +369,7 @@ class IndependentGeminiServer:
         self.lines: list[tuple[str, str, dict[str, Any]]] = []
         self.live_requests: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str]] = []
+        self.call_times: list[float] = []  # time.monotonic() of each of `calls`
         self.keys_seen: set[str] = set()
         self._files: dict[str, _File] = {}
         self._uploads: dict[str, _Upload] = {}
@@ -602,6 +614,10 @@ class IndependentGeminiServer:
         return {"file": self._file_resource(stored)}, {"X-Goog-Upload-Status": "final"}
 
     def create_batch(self, model: str, body: Any) -> dict[str, Any]:
+        if self.refuse_creates > 0:
+            self.refuse_creates -= 1
+            retry = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.2s"}
+            raise ApiError(429, "Resource has been exhausted (e.g. check quota).", details=[retry])
         if not isinstance(body, dict) or set(body) - {"batch"}:
             extra = sorted(set(body) - {"batch"})[0] if isinstance(body, dict) else "(body)"
             raise ApiError(400, f'Invalid JSON payload received. Unknown name "{extra}": Cannot find field.')
@@ -719,6 +735,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self._body() if method in ("POST", "PATCH") else b""
         with owner._lock:
             owner.calls.append((method, self.path))
+            owner.call_times.append(time.monotonic())
         try:
             with owner._lock:
                 status, body, headers, data = self._route(method, path, query, raw)

@@ -355,6 +355,17 @@ def test_an_expired_job_is_resubmitted_once(tmp_path: Path) -> None:
     assert all(r["attempts"] == 2 for r in _results(tmp_path / "run")["alpha"])
 
 
+def test_a_create_refused_for_quota_waits_its_retry_delay_and_makes_one_job(tmp_path: Path) -> None:
+    with IndependentGeminiServer(answer=_answer, refuse_creates=1) as server:
+        summary = _engine(_model(server), tmp_path / "run").run(_items({"alpha": ["a0"]}))
+        batches, calls, times = server.batches, server.calls, server.call_times
+    assert summary.finished and summary.outcome_counts == {Outcome.SUCCEEDED: 1}
+    creates = [when for (_, path), when in zip(calls, times, strict=True) if path.endswith(":batchGenerateContent")]
+    assert len(creates) == 2 and len(batches) == 1
+    assert creates[1] - creates[0] >= 0.2  # the RetryInfo delay, read from the error body
+    assert sum(path.startswith("/upload/v1beta/files?") for _, path in calls) == 1  # the upload was not repeated
+
+
 def test_an_upload_refused_as_jsonl_is_sent_once_more_as_application_jsonl(tmp_path: Path) -> None:
     with IndependentGeminiServer(answer=_answer, refused_mime_types=("jsonl",)) as server:
         summary = _engine(_model(server), tmp_path / "run").run(_items({"alpha": ["a0"]}))
