@@ -40,11 +40,13 @@ Unknown name ..." (400 INVALID_ARGUMENT). Where the documentation does not say w
 the strict reading and says so: a request line that is not a JSON object, has no `key`, a duplicate `key`, or a
 field other than `key`/`request` fails the whole job (`BATCH_STATE_FAILED`, `error` set) when it runs; a line
 whose `request` is invalid comes back as that line's `error` status (INVALID_ARGUMENT), as a model-side failure
-does (`fail`). The responses file lists the lines shuffled (the docs promise nothing about its order and name
-the `key` as the way to match them).
+does (`fail`). The responses file lists the lines shuffled: the reference describes `responsesFile` as written
+"in the same order as the input requests", but the guide matches results by `key`, and a client that relied on
+the order would mis-assign answers the day a file came back otherwise; shuffling makes such a reliance show.
 
 Left out: inlined requests and responses (speceval does not use them), embeddings batches, `updateGenerateContent
-Batch`, streaming, caching, tools, media parts, and any quota behaviour. Nothing here knows speceval's prompts:
+Batch`, streaming, caching, tools, media parts, and quota behaviour other than refused creates
+(`refuse_creates`). Nothing here knows speceval's prompts:
 what an answer says is the test's business (`answer`), as is which requests fail (`fail`) and how long a job
 takes (`turnaround`).
 """
@@ -144,8 +146,6 @@ PART_FIELDS = PART_DATA | {"thought", "thoughtSignature", "videoMetadata", "part
 BATCH_FIELDS = frozenset({"name", "displayName", "inputConfig", "model", "priority"})
 INPUT_CONFIG_FIELDS = frozenset({"fileName", "requests"})
 FILE_FIELDS = frozenset({"name", "displayName", "mimeType", "sizeBytes"})
-# Values are free-form JSON below these fields: their keys are the user's, not proto fields.
-OPAQUE = frozenset({"responseJsonSchema", "responseSchema", "speechConfig", "thinkingConfig", "imageConfig"})
 
 STATUS_OF_CODE = {
     400: "INVALID_ARGUMENT",
