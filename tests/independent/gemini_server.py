@@ -138,6 +138,7 @@ GENERATION_CONFIG_FIELDS_V1 = frozenset(
         "enableEnhancedCivicAnswers",
     }
 )
+SERVICE_TIERS = frozenset({"unspecified", "standard", "flex", "priority"})  # google-genai `types.ServiceTier`
 CONTENT_FIELDS = frozenset({"role", "parts"})
 PART_DATA = frozenset(
     {"text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult"}
@@ -241,6 +242,8 @@ def validate_request(value: Any, where: str = "request", version: str = API_VERS
     request["contents"] = [_content(c, f"{where}.contents[{i}]") for i, c in enumerate(contents)]
     if "systemInstruction" in request:
         request["systemInstruction"] = _content(request["systemInstruction"], f"{where}.system_instruction", True)
+    if request.get("serviceTier", "unspecified") not in SERVICE_TIERS:
+        raise ApiError(400, f"Invalid value at '{where}.service_tier': {request['serviceTier']!r}")
     known = GENERATION_CONFIG_FIELDS_V1 if stable else GENERATION_CONFIG_FIELDS
     config = proto_json(request.get("generationConfig", {}), known, f"{where}.generation_config")
     request["generationConfig"] = config

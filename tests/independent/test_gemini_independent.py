@@ -462,6 +462,16 @@ def test_realtime_generation_calls_generate_content_and_types_a_refusal(tmp_path
     assert "Invalid prompt: POISON" in records["beta"][0]["error"]["message"]
 
 
+def test_realtime_generation_at_flex_asks_for_the_flex_tier_on_every_call(tmp_path: Path) -> None:
+    with IndependentGeminiServer(answer=_answer) as server:
+        done = run_generation([*_args(tmp_path, {"alpha": ["a0", "a1"]}), "--tier", "flex"], _env(server), timeout=60)
+        live = server.live_requests
+    assert done.returncode == 0, done.stderr
+    assert [body.get("serviceTier") for body in live] == ["flex", "flex"]
+    records = _results(only_run_dir(tmp_path / "out"))
+    assert [r["output_text"] for r in records["alpha"]] == ["answer to a0", "answer to a1"]
+
+
 def test_realtime_client_sends_system_instruction_and_schema_where_the_docs_define_them() -> None:
     """generateContent with a system prompt and a JSON schema: both exist in v1beta's GenerateContentRequest only."""
     from speceval.realtime.clients import GeminiGenerateModel
