@@ -71,7 +71,9 @@ def test_raw_operation_shape_and_rest_download_path(emu: Emulator) -> None:
     }
     assert operation["response"]["responsesFile"] == final.dest.file_name
     file_id = final.dest.file_name.removeprefix("files/")
-    status, _, content = raw("GET", f"{emu.gemini_base_url}/download/v1beta/files/{file_id}:download?alt=media&key={KEY}")
+    status, _, content = raw(
+        "GET", f"{emu.gemini_base_url}/download/v1beta/files/{file_id}:download?alt=media&key={KEY}"
+    )
     assert status == 200 and len(parse_jsonl(content.decode())) == 2
 
 
