@@ -265,6 +265,7 @@ def run_one(config: dict[str, str], folder: Path, base_env: dict[str, str]) -> O
 
     if config["provider"] == "anthropic" and config["tier"] == "flex":  # refused before anything is written
         code, text = generation([*args[: args.index("--tier")], "--tier", "flex"], env)
+        shown.append(text)
         made = out.exists()
         results["flex_refused"] = [] if code == 2 and not made else [f"--tier flex on anthropic: exit {code}"]
     step("dry_run", [*args, "--dry-run"])
