@@ -40,6 +40,8 @@ FEATURES: dict[str, list[str]] = {
     "runs": ["1", "2"],
     # a share of batch requests answered 5xx (retried once) and one input every tier refuses (a typed failure)
     # lossy: result lines dropped and duplicated, a share of jobs expiring half done (their rest sent again)
+    # (flex_shed, half the flex calls refused and sent in a batch job of the run once --flex-patience runs out, is
+    # met in EXTRA: at auto, the identical command then plans at batch and runs again instead of reusing the run)
     "faults": ["none", "errors", "lossy"],
     # SIGKILL then --resume: as soon as the run has sent anything, or once its last round has (one round: once an
     # answer is on file)
@@ -75,6 +77,18 @@ EXTRA: list[dict[str, str]] = [
         "budget": "none",
         "ids": "plain",
     },
+    # flex refusing half its calls, those sent in a batch job (on_flex_unavailable batch), over two rounds with a
+    # simulated user, killed, then the same command again (the run's summary counted each refused input twice)
+    {
+        "provider": "google",
+        "tier": "flex",
+        "conversation": "simulated_user",
+        "runs": "2",
+        "faults": "flex_shed",
+        "interruption": "killed",
+        "budget": "none",
+        "ids": "odd",
+    },
 ]
 MODELS = {"openai": "o4-mini", "anthropic": "claude-haiku-4-5-20251001", "google": "gemini-2.5-flash"}  # flex: list
 USERS = {
@@ -94,6 +108,8 @@ ODD_IDS = ["odd id.1 é", "..two", "three%2F"]
 USER_LIMITS = ["--simulated-user-rpm", "600", "--simulated-user-max-concurrency", "2"]  # its own pace, realtime
 ERRORS = {"error_rate": 0.3}
 LOSSY = {"drop_rate": 0.2, "duplicate_rate": 0.2, "expire_fraction": 0.3}
+SHED = {"flex_shed_rate": 0.5}
+SHED_FLAGS = ["--flex-patience", "0.3", "--on-flex-unavailable", "batch"]
 KILLED = {"realtime_latency_seconds": 0.2, "flex_latency_seconds": 0.2}  # realtime answers in flight when killed
 KILLED_TURNAROUND = "0.5"  # a batch job in flight for half a second: killed while the provider holds it
 REALTIME_STOP_USD = 0.0001  # below one realtime call's bound at 128 tokens for every model here: stops before it
@@ -160,12 +176,14 @@ def command(config: dict[str, str], inputs: Path, out: Path) -> list[str]:
             args += ["--simulated-user-tier", "standard", *USER_LIMITS]
     if config["faults"] == "errors":
         args += ["--max-attempts", "2"]  # a 5xx is retried once, then a typed failure
+    if config["faults"] == "flex_shed" and config["tier"] in ("flex", "auto") and provider != "anthropic":
+        args += SHED_FLAGS
     return args
 
 
 def environment(config: dict[str, str], base: dict[str, str]) -> dict[str, str]:
     faults: dict[str, object] = {}
-    faults.update({"none": {}, "errors": ERRORS, "lossy": LOSSY}[config["faults"]])
+    faults.update({"none": {}, "errors": ERRORS, "lossy": LOSSY, "flex_shed": SHED}[config["faults"]])
     if config["budget"] == "stopped":  # answers cost their bound: a job's spend is known before it is collected
         faults["answer_at_max_tokens"] = True
     env = {**base, **FAKE_KEYS, "COLUMNS": "250", "PYTHONPATH": f"{REPO}{os.pathsep}{base.get('PYTHONPATH', '')}"}
