@@ -1,6 +1,7 @@
 """The Gemini provider of the emulator: Batch API (a long-running Operation) plus the Files API it needs.
 
-Mounted under `/gemini` for both `v1` and `v1beta`, so the SDK's base URL is `http://127.0.0.1:P/gemini`.
+Mounted under `/gemini`, at `v1beta` only (as documented; `v1` answers 404), so the SDK's base URL is
+`http://127.0.0.1:P/gemini`.
 The SDK reads only `name` and `metadata.{displayName, state, createTime, updateTime, endTime, model, output}`;
 the rest (`done`, `response`, `batchStats`, `error`) is filled as the REST API does, for raw readers.
 """
@@ -23,9 +24,9 @@ from speceval.emulator.common import (
     text_of,
 )
 from speceval.emulator.gemini_files import (
+    BATCH_VERSIONS,
     FILE_RETENTION_SECONDS,
     PROVIDER,
-    VERSIONS,
     GeminiFiles,
     api_key_present,
 )
@@ -158,8 +159,8 @@ class GeminiApp(GoogleApp):
     state_names = _STATE
 
     def build_routes(self) -> list[Route]:
-        """Files, upload and batch routes for v1 and v1beta."""
-        ver = "{ver:" + VERSIONS + "}"
+        """Files, upload and batch routes, at v1beta only."""
+        ver = "{ver:" + BATCH_VERSIONS + "}"
         return [
             *GeminiFiles(self.ctx).routes(),
             Route("POST", f"/{ver}/models/{{model}}:batchGenerateContent", self.create),

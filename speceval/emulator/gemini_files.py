@@ -21,6 +21,11 @@ from speceval.emulator.state import StoredFile
 
 PROVIDER = "gemini"
 VERSIONS = "v1|v1beta"
+"""The API versions that serve models and generateContent."""
+BATCH_VERSIONS = "v1beta"
+"""The only version documented to serve batch mode and the Files API (https://ai.google.dev/api/batch-mode): the
+emulator answers 404 under v1 for them as the real API does, so a client that sends them there (google-genai 3.x's
+default) fails here first, not against Google."""
 FILE_RETENTION_SECONDS = 48 * 3600
 _FILE_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$")
 
@@ -75,8 +80,8 @@ class GeminiFiles:
         self._lock = threading.Lock()
 
     def routes(self) -> list[Route]:
-        """Routes relative to the `/gemini` prefix."""
-        ver = "{ver:" + VERSIONS + "}"
+        """Routes relative to the `/gemini` prefix (v1beta only: `BATCH_VERSIONS`)."""
+        ver = "{ver:" + BATCH_VERSIONS + "}"
         return [
             # Chunk posts carry no API key, so this route checks the key itself (only for `start`).
             Route("POST", f"/upload/{ver}/files", self.upload, auth=False),

@@ -36,7 +36,7 @@ from speceval.providers.google_calls import call_google, error_headers, json_lin
 from speceval.providers.http_errors import is_transient_status
 from speceval.providers.keyed import KeyedBatchedModel, find_tagged
 from speceval.redaction import redact
-from speceval.wire.gemini import generate_content_request, parse_response
+from speceval.wire.gemini import API_VERSION, generate_content_request, parse_response
 from speceval.wire.lines import encode_line
 from speceval.wire.prompt import PromptLike
 from speceval.wire.tls import genai_tls_options
@@ -88,11 +88,14 @@ class GeminiBatchedModel(KeyedBatchedModel):
         # One client, kept for the adapter's lifetime (a temporary client can be finalised mid-call). No
         # retry_options: the SDK then sends every call once, which is what a non-idempotent create needs.
         # A timeout is essential: the SDK has none by default. base_url None lets the SDK read
-        # GOOGLE_GEMINI_BASE_URL; vertexai=False keeps GOOGLE_GENAI_USE_VERTEXAI from switching APIs.
+        # GOOGLE_GEMINI_BASE_URL; vertexai=False keeps GOOGLE_GENAI_USE_VERTEXAI from switching APIs; API_VERSION
+        # (v1beta) because batch mode and the Files API exist there only.
         self._client = genai.Client(
             vertexai=False,
             api_key=key,
-            http_options=types.HttpOptions(timeout=int(timeout * 1000), base_url=base_url, **genai_tls_options()),
+            http_options=types.HttpOptions(
+                timeout=int(timeout * 1000), base_url=base_url, api_version=API_VERSION, **genai_tls_options()
+            ),
         )
         # what the SDK reads when no base_url is given (its resolved URL is private)
         self.endpoint = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")

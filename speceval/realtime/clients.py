@@ -27,6 +27,7 @@ from speceval.realtime.model import (
 )
 from speceval.redaction import redact
 from speceval.wire.anthropic import message_params, parse_message, sampling_fields
+from speceval.wire.gemini import API_VERSION as GEMINI_API_VERSION
 from speceval.wire.gemini import field, generate_content_request, parse_response
 from speceval.wire.openai import chat_body, parse_completion
 from speceval.wire.params import GenerationParams
@@ -186,7 +187,10 @@ class GeminiGenerateModel(_KeyedRealtimeModel):
         self._types = types
         # The SDK has no default timeout: a hung server would hang a worker forever.
         http_options = types.HttpOptions(
-            base_url=base_url, timeout=int(self.options.request_timeout * 1000), **genai_tls_options()
+            base_url=base_url,
+            timeout=int(self.options.request_timeout * 1000),
+            api_version=GEMINI_API_VERSION,  # system instruction and response schema are v1beta fields
+            **genai_tls_options(),
         )
         self._client = genai.Client(api_key=key, http_options=http_options)
         self._transport_errors = transport_errors()

@@ -17,6 +17,12 @@ from speceval.wire.prompt import PromptLike, as_prompt
 from speceval.wire.reply import Reply, no_text
 from speceval.wire.usage import Tokens, count
 
+API_VERSION = "v1beta"
+"""The Gemini Developer API version speceval calls, whatever the SDK's default. Batch mode and the Files API are
+documented under v1beta only (https://ai.google.dev/api/batch-mode, https://ai.google.dev/api/files), and v1's
+published GenerateContentRequest (googleapis google/ai/generativelanguage/v1) has no `system_instruction` and no
+response MIME type or schema, both of which speceval sends. google-genai 1.x defaulted to v1beta; 3.x defaults to v1."""
+
 
 def contents(prompt: PromptLike) -> list[dict[str, Any]]:
     """`contents`: roles `user` and `model` (Gemini's name for the assistant)."""

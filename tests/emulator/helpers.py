@@ -39,7 +39,7 @@ def anthropic_client(emu: Emulator, **kwargs: Any) -> anthropic.Anthropic:
     return anthropic.Anthropic(api_key=KEY, base_url=emu.anthropic_base_url, http_client=http, **kwargs)
 
 
-def gemini_client(emu: Emulator, version: str = "v1") -> genai.Client:
+def gemini_client(emu: Emulator, version: str = "v1beta") -> genai.Client:
     """A google-genai client on the emulator (with a timeout: the SDK has none by default)."""
     options = types.HttpOptions(base_url=emu.gemini_base_url, api_version=version, timeout=30000, **genai_tls_options())
     return genai.Client(api_key=KEY, http_options=options)

@@ -58,11 +58,11 @@ def test_raw_operation_shape_and_rest_download_path(emu: Emulator) -> None:
     with gemini_client(emu) as client:
         final = run_file_batch(client, ["a", "b"])
     assert final.name and final.dest and final.dest.file_name
-    status, _, body = raw("GET", f"{emu.gemini_base_url}/v1/{final.name}", headers={"x-goog-api-key": KEY})
+    status, _, body = raw("GET", f"{emu.gemini_base_url}/v1beta/{final.name}", headers={"x-goog-api-key": KEY})
     operation = json.loads(body)
     assert status == 200 and operation["done"] is True
     metadata = operation["metadata"]
-    assert metadata["@type"].endswith("v1.GenerateContentBatch") and metadata["state"] == "BATCH_STATE_SUCCEEDED"
+    assert metadata["@type"].endswith("v1beta.GenerateContentBatch") and metadata["state"] == "BATCH_STATE_SUCCEEDED"
     assert metadata["batchStats"] == {
         "requestCount": "2",
         "successfulRequestCount": "2",
@@ -71,7 +71,9 @@ def test_raw_operation_shape_and_rest_download_path(emu: Emulator) -> None:
     }
     assert operation["response"]["responsesFile"] == final.dest.file_name
     file_id = final.dest.file_name.removeprefix("files/")
-    status, _, content = raw("GET", f"{emu.gemini_base_url}/download/v1/files/{file_id}:download?alt=media&key={KEY}")
+    status, _, content = raw(
+        "GET", f"{emu.gemini_base_url}/download/v1beta/files/{file_id}:download?alt=media&key={KEY}"
+    )
     assert status == 200 and len(parse_jsonl(content.decode())) == 2
 
 
@@ -136,7 +138,7 @@ def test_expired_and_failed_states() -> None:
         failed = run_file_batch(client, ["a"])
         assert failed.name
         operation = json.loads(
-            raw("GET", f"{emu.gemini_base_url}/v1/{failed.name}", headers={"x-goog-api-key": KEY})[2]
+            raw("GET", f"{emu.gemini_base_url}/v1beta/{failed.name}", headers={"x-goog-api-key": KEY})[2]
         )
     assert expired.state == types.JobState.JOB_STATE_EXPIRED and expired.dest is None
     assert failed.state == types.JobState.JOB_STATE_FAILED and failed.dest is None
@@ -166,7 +168,7 @@ def test_error_rate_create_limit_http_fault_and_auth() -> None:
         final = wait_until(lambda: client.batches.get(name=name), lambda j: bool(j.done))
         assert final.dest and final.dest.file_name
         lines = parse_jsonl(client.files.download(file=final.dest.file_name).decode())
-        status, _, body = raw("GET", f"{emu.gemini_base_url}/v1/batches")
+        status, _, body = raw("GET", f"{emu.gemini_base_url}/v1beta/batches")
     server_errors = [line for line in lines if "error" in line]
     assert 0 < len(server_errors) < 20
     assert all(line["error"]["code"] == 500 and line["error"]["status"] == "INTERNAL" for line in server_errors)

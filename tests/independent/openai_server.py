@@ -20,6 +20,7 @@ import email.policy
 import itertools
 import json
 import random
+import socket
 import threading
 import time
 import uuid
@@ -313,6 +314,12 @@ def _error(message: str, type_: str, param: str | None = None, code: str | None 
 class _Handler(BaseHTTPRequestHandler):
     owner: IndependentOpenAIServer
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body leave in two writes: without this, Nagle's algorithm and the client's delayed ACK hold
+        # each answer for ~40 ms on a kept-alive connection.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return

@@ -132,7 +132,7 @@ def test_gemini_batch_lines_and_realtime_calls_carry_the_same_requests(tmp_path:
             GeminiBatchedModel(name, PARAMS, api_key=TEST_KEY, base_url=url),
             GeminiGenerateModel(name, PARAMS, realtime_options(), api_key=TEST_KEY, base_url=url),
         )
-    chunks = [e for e in proxy.matching("POST", "/gemini/upload/v1/files") if "upload_id" in e.path]
+    chunks = [e for e in proxy.matching("POST", "/gemini/upload/v1beta/files") if "upload_id" in e.path]
     batch = [snake(line["request"]) for e in chunks for line in jsonl(e.request_body)]
     realtime = [snake(e.request_json()) for e in proxy.matching("POST", "/gemini/", ":generateContent")]
     assert len(batch) == len(realtime) == 3
