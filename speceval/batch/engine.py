@@ -42,6 +42,11 @@ logger = logging.getLogger(__name__)
 MAX_BACKOFF_SECONDS = 900.0
 
 
+def _wait_text(seconds: float) -> str:
+    """A back-off delay as a person reads it (`30 s`, `4 min`)."""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
 @dataclass
 class _Backoff:
     failures: int = 0
@@ -339,8 +344,17 @@ class BatchEngine:
         except TransientProviderError as exc:
             if self.options.budget is not None and intent.estimated_cost_usd is not None:
                 self.options.budget.release(intent.estimated_cost_usd)
-            self._failed(key, exc)
-            logger.warning("could not create job %s yet (will retry): %s", key[:12], exc)
+            delay = self._failed(key, exc)
+            # Each try's own text: the terminal shows a warning once per text, so the same words every time showed
+            # the first failure only, and a run that cannot reach its provider (no network, a wrong base URL) then
+            # looked hung until --timeout-hours. The log file keeps every one either way.
+            logger.warning(
+                "could not create job %s yet (try %d failed; next try in %s): %s",
+                key[:12],
+                self._backoff[key].failures,
+                _wait_text(delay),
+                exc,
+            )
             return False
         self._backoff.pop(key, None)
         budget = self.options.budget
@@ -394,8 +408,14 @@ class BatchEngine:
                 if record.state.is_terminal and self._collect(state, record):
                     state.active.remove(record)  # collect_job released its requests in the ledger
             except TransientProviderError as exc:
-                self._failed(record.batch_id, exc)
-                logger.warning("job %s: %s (will retry)", record.batch_id, exc)
+                delay = self._failed(record.batch_id, exc)
+                logger.warning(  # each try's own text, as for a failed create (see _submit)
+                    "job %s: %s (try %d failed; next try in %s)",
+                    record.batch_id,
+                    exc,
+                    self._backoff[record.batch_id].failures,
+                    _wait_text(delay),
+                )
             else:
                 self._backoff.pop(record.batch_id, None)
 
@@ -434,13 +454,15 @@ class BatchEngine:
         backoff = self._backoff.get(key)
         return backoff is None or self._clock() >= backoff.not_before
 
-    def _failed(self, key: str, exc: ProviderError) -> None:
+    def _failed(self, key: str, exc: ProviderError) -> float:
+        """Back `key` off after a transient failure; the seconds until its next try."""
         backoff = self._backoff.setdefault(key, _Backoff())
         backoff.failures += 1
         delay = min(self.poll_interval * 2 ** (backoff.failures - 1), MAX_BACKOFF_SECONDS)
         if exc.retry_after is not None:
             delay = max(delay, exc.retry_after)
         backoff.not_before = self._clock() + delay
+        return float(delay)
 
     def _next_wait(self, state: _State, pending: bool) -> float:
         if pending and not state.budget_held and not any(b.not_before > self._clock() for b in self._backoff.values()):

@@ -139,6 +139,7 @@ class RealtimeEngine:
         self.calls = 0
         self.flex_refusals = 0  # flex calls the provider refused for want of capacity (not billed, not attempts)
         self.flex_fallbacks: dict[str, int] = {}  # requests sent elsewhere after flex_patience: where → count
+        self._errors_said: set[str] = set()  # error codes a request has ended with, said once each
         self.deferred: list[ItemRef] = []  # left for a batch job by `on_flex_unavailable: batch`
 
     # -- public -------------------------------------------------------------------------------------------
@@ -345,6 +346,26 @@ class RealtimeEngine:
                     self._output_tokens[1] += 1
             return self._record(ref, attempts + 1, began, completion=completion)
 
+    def _say_error(self, ref: ItemRef, record: ResultRecord) -> None:
+        """Say why a request ended without an answer, once per error code. A run whose endpoint could not be
+        reached (no server at the base URL) ended with every request errored, exit 0, and nothing on the terminal or
+        in the log saying why: the cause was only in each results record."""
+        error = record.error
+        code = (error.code if error is not None else None) or "error"
+        if record.outcome is not Outcome.ERRORED or error is None or code in self._errors_said:
+            return
+        self._errors_said.add(code)
+        logger.warning(
+            "%s[%d] ended without an answer after %d attempt(s): %s: %s (further requests ending with %s are "
+            "counted in the run's summary; each record in results/ keeps its error)",
+            ref.statement_id,
+            ref.original_index,
+            record.attempts,
+            code,
+            error.message,
+            code,
+        )
+
     def _note_fallback(self, ref: ItemRef, where: str) -> None:
         with self._lock:
             self.flex_fallbacks[where] = self.flex_fallbacks.get(where, 0) + 1
@@ -409,12 +430,15 @@ class RealtimeEngine:
         requeued = False
         for ref, record in finished:
             self._keep(ref, record)
-            if not is_final(self._results[ref], self.options.max_attempts) and not self._stop.is_set():
+            final = is_final(self._results[ref], self.options.max_attempts)
+            if not final and not self._stop.is_set():
                 with self._lock:
                     self._queue.append(ref)
                 requeued = True
             else:
                 self._prompts.release(ref)  # its statement's prompts go once no request of it is left
+                if final:
+                    self._say_error(ref, self._results[ref])
         if requeued:
             self._top_up_workers()
 

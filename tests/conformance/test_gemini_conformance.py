@@ -28,7 +28,7 @@ from tests.conformance.shapes import model_problems
 from tests.conftest import TEST_KEY
 
 MODEL = "gemini-2.5-flash"
-API = "/gemini/v1"
+API = "/gemini/v1beta"
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_batch_listing(recorded):
 
 
 def test_file_objects(recorded):
-    uploads = [e for e in recorded.matching("POST", "/gemini/upload/v1/files") if e.response_body]
+    uploads = [e for e in recorded.matching("POST", "/gemini/upload/v1beta/files") if e.response_body]
     assert uploads
     problems = []
     for e in uploads:
@@ -121,7 +121,7 @@ def test_error_bodies(recorded):
 
 
 def test_request_lines_the_adapter_writes(recorded):
-    chunks = [e for e in recorded.matching("POST", "/gemini/upload/v1/files") if "upload_id" in e.path]
+    chunks = [e for e in recorded.matching("POST", "/gemini/upload/v1beta/files") if "upload_id" in e.path]
     lines = [line for e in chunks for line in jsonl(e.request_body)]
     assert lines
     problems = []

@@ -47,6 +47,8 @@ class FakeProvider:
     transient_marker: str = "[flaky]"  # prompts containing it error retryably on their first attempt
     expire_next: int = 0  # the next N jobs expire with only half their requests done
     lose_create_responses: int = 0  # the next N creates succeed remotely but raise as if the response was lost
+    unreachable_creates: int = 0  # the next N creates never reach the provider (no network, a wrong base URL)
+    unreachable_polls: int = 0  # the next N polls never reach the provider
     truncate_downloads: int = 0  # the next N result downloads are cut short
     drop_results: dict[str, int] = field(default_factory=dict)  # prompt → how many downloads omit its result
     jobs: dict[str, FakeJob] = field(default_factory=dict)
@@ -68,6 +70,9 @@ class FakeBatchedModel(BatchedModel):
 
     def generate_batch(self, intent: SubmissionIntent, request_file: Path) -> RemoteJob:
         remote = self.remote
+        if remote.unreachable_creates:
+            remote.unreachable_creates -= 1
+            raise TransientProviderError("fake", "upload request file", "APIConnectionError: Connection error.")
         remote.creates += 1
         lines = [json.loads(line) for line in request_file.read_text().splitlines()]
         batch_id = f"batch_{remote.creates:04d}"
@@ -88,6 +93,9 @@ class FakeBatchedModel(BatchedModel):
         return None
 
     def check_batch_progress(self, record: BatchRecord) -> RemoteJob:
+        if self.remote.unreachable_polls:
+            self.remote.unreachable_polls -= 1
+            raise TransientProviderError("fake", "poll batch", "APIConnectionError: Connection error.")
         job = self.remote.jobs[record.batch_id]
         if job.polls_left > 0:
             job.polls_left -= 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from speceval.batch.engine import BatchEngine, EngineOptions
 from speceval.batch.records import Outcome, RemoteJob, SubmissionIntent
 from speceval.batch.store import RunStore
+from speceval.cli.console import close_logging, setup_logging
 from speceval.wire.prompt import PromptItem
 from tests.engine.fake_provider import FakeBatchedModel, FakeProvider
 
@@ -128,6 +130,24 @@ def test_lost_create_response_is_reconciled_without_a_duplicate(tmp_path):
     summary, store = run(tmp_path, remote, make_items({"s": ["q0", "q1"]}))
     assert summary.outcome_counts == {Outcome.SUCCEEDED: 2}
     assert remote.creates == 1 and len(store.load_records()) == 1
+
+
+def test_every_failed_create_is_shown_on_the_terminal_with_its_try_and_the_wait(tmp_path, capsys):
+    """docs/providers-and-keys.md's real run, given a key but no network, printed one "could not create job ... yet
+    (will retry)" and then nothing for as long as --timeout-hours (24 h by default): the terminal shows a warning
+    once per text, and every retry's text was the same. Each says its try and when the next is, so it shows."""
+    remote = FakeProvider(unreachable_creates=3, unreachable_polls=2)
+    setup_logging(verbose=False)
+    try:
+        summary, _ = run(tmp_path, remote, make_items({"s": ["q0", "q1"]}))
+    finally:
+        close_logging()
+    assert summary.outcome_counts == {Outcome.SUCCEEDED: 2} and remote.creates == 1
+    err = capsys.readouterr().err.splitlines()
+    for what, tries in (("could not create job", ["1", "2", "3"]), ("poll batch failed", ["1", "2"])):
+        shown = [line for line in err if what in line]
+        assert [re.search(r"try (\d+) failed", line).group(1) for line in shown] == tries, err
+        assert all("next try in" in line for line in shown), shown
 
 
 def test_truncated_download_is_fetched_again(tmp_path):

@@ -173,13 +173,18 @@ def test_each_example_response_is_judged_without_its_own_example_and_checks_coun
 def test_an_experiment_judges_the_examples_once_per_judge_across_variations_and_runs(tmp_path, capsys):
     from tests.experiments.test_experiments import GRID
 
-    experiment = tmp_path / "exp.yaml"
+    experiment = tmp_path / "configs" / "exp.yaml"  # its output_dir relative to it, through `..`
+    experiment.parent.mkdir()
     experiment.write_text(
-        GRID.replace("runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, report]")
+        GRID.replace(
+            "runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation, compliance, report]"
+        ).replace("output_dir: out", "output_dir: ../out")
         + "min_canary_accuracy: 0.5\n"
     )
     assert speceval_main(["run", str(experiment), "--offline"]) == 0
-    capsys.readouterr()
+    # The paths said at the end as a person would type them (`configs/../out` was shown)
+    said = capsys.readouterr().out.replace("\n", "")
+    assert f"Experiment finished: {tmp_path / 'out'}" in said and ".." not in said
     canary_runs = sorted((tmp_path / "out").rglob("_canaries/*/run.json"))
     assert len(canary_runs) == 1  # one judge, one spec: not one per candidate, variation or run
     rows = list(csv.DictReader((tmp_path / "out" / "report" / "judge_checks.csv").open(encoding="utf-8")))

@@ -68,3 +68,37 @@ def test_runs_made_with_relative_folders_are_told_apart_when_read_from_another_f
     assert len(rows) == 2 and any("system_prompt=" in v.variation for v in rows)
     frame = speceval.read_verdicts(tmp_path / "study" / "judged")
     assert frame["candidate_settings"].notna().all() and frame["variation"].nunique() == 2
+
+
+def test_a_run_with_follow_ups_is_not_pooled_with_the_plain_run_of_the_same_settings(tmp_path, caplog):
+    """docs/judging-and-statistics.md judges a study's pressure conversations again outside it, beside the plain
+    chain, then reports `demo` as a whole: same model, judge and sampling settings, so the conversations' verdicts
+    were pooled into the plain answers' rate (44 answers reported as one treatment of 40). The script a run
+    followed (follow-ups, a simulated user) is part of what it was asked, so such runs are told apart."""
+    statements = {"s1": ["one", "two", "three"], "s2": ["four", "five"]}
+    spec = write_spec(tmp_path / "spec.jsonl", list(statements))
+    inputs = write_inputs(tmp_path / "inputs", statements)
+    for label, follow_ups in (("plain", []), ("pressure", ["Are you sure? I think you're wrong."])):
+        pipeline = BatchedGenerationPipeline(
+            GenerationConfig(
+                spec_path=spec,
+                inputs_dir=inputs,
+                model_name="gpt-4.1-mini-2025-04-14",
+                output_base_dir=tmp_path / "gen" / label,
+                follow_ups=follow_ups,
+                offline=True,
+            )
+        )
+        pipeline.run()
+        settings = JudgeSettings(
+            spec_path=spec,
+            judge_model="gpt-4.1-2025-04-14",
+            output_dir_base=tmp_path / "judged" / label,
+            offline=True,
+        )
+        BatchedComplianceJudge(settings, resolve_candidates([pipeline.run_dir])).run()
+    summary = build_report([tmp_path / "judged"], tmp_path / "report", figures=False)
+    rows = [v for v in summary.data.variations if v.judge == "gpt-4.1-2025-04-14"]
+    assert len(rows) == 2 and all(v.judged + sum(v.not_judged.values()) == 5 for v in rows), rows
+    assert any("follow_ups=" in v.variation for v in rows)
+    assert "different settings" in caplog.text

@@ -83,8 +83,10 @@ class CandidateSettings:
         if not isinstance(manifest, dict):
             return None, False
         parameters = manifest.get("parameters")
-        params = parameters.get("params") if isinstance(parameters, dict) else None
-        return (_label(params) if isinstance(params, dict) else None), manifest.get("offline") is True
+        offline = manifest.get("offline") is True
+        if not isinstance(parameters, dict) or not isinstance(parameters.get("params"), dict):
+            return None, offline
+        return _label(parameters["params"]) + _script_label(parameters), offline
 
 
 def located(directory: Path, near: Path | None) -> Path:
@@ -103,6 +105,20 @@ def located(directory: Path, near: Path | None) -> Path:
 
 def _holds_run(directory: Path) -> bool:
     return (directory / "run.json").is_file() or (directory.parent / "run.json").is_file()
+
+
+def _script_label(parameters: dict[str, object]) -> str:
+    """The conversation script a run followed, as a label suffix (`,follow_ups=<hash>`, `,simulated_user=<hash>`;
+    empty for plain inputs). Runs asked the same first messages under different scripts answered different things:
+    a study's pressure conversations judged outside it beside the plain answers of the same model and sampling
+    settings were pooled into one rate. Hashed as the ranking command compares scripts (`candidates.py`)."""
+    parts = []
+    for key in ("follow_ups", "simulated_user"):
+        value = parameters.get(key)
+        if value:
+            digest = hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:8]
+            parts.append(f",{key}={digest}")
+    return "".join(parts)
 
 
 def _label(params: dict[str, object]) -> str:

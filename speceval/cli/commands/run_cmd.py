@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +101,10 @@ def _run(args: argparse.Namespace) -> int:
     if not outcome.finished:
         report_stop(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}", outcome.budget_line)
         return ExitCode.STOPPED
-    stdout.print(f"Experiment finished: {outcome.output_dir}")
+    # Paths as a person would type them: the file's `output_dir` is relative to it (`configs/../../demo` was shown).
+    stdout.print(f"Experiment finished: {os.path.normpath(outcome.output_dir)}")
     if outcome.report is not None:
-        stdout.print(f"Report: {outcome.report}")
+        stdout.print(f"Report: {os.path.normpath(outcome.report)}")
     from rich.markup import escape
 
     for warning in outcome.judge_warnings:  # the judge card's verdict, where the run ends, not only in the report
