@@ -328,6 +328,7 @@ class BatchEngine:
                 # Only possible for providers matched by shape (Anthropic): that job is another chunk's.
                 logger.warning("job %s matched %s but is already recorded; not adopting it", job.batch_id, key[:12])
                 job = None
+            adopted = job is not None
             if job is None:
                 if not self._within_budget(state, intent, request_file):
                     return False
@@ -356,7 +357,15 @@ class BatchEngine:
             )
             return False
         self._backoff.pop(key, None)
+        budget = self.options.budget
+        if adopted and budget is not None and intent.estimated_cost_usd is None:
+            intent.estimated_cost_usd = budget.estimate(self.model, intent, request_file)
         record = self._adopt(intent, job)
+        if adopted and budget is not None:
+            # A job found by its tag (created before a crash, or its create's answer lost and its reservation given
+            # back) holds no reservation, and is paid for whatever the budget says now: reserved as a recorded job
+            # in flight is at load, so the next job waits for it instead of passing the limit.
+            budget.add_committed([record])
         state.recorded_ids.add(record.batch_id)
         state.intents.remove(intent)
         state.active.append(record)

@@ -74,13 +74,14 @@ def choose_tier(
         _refuse_flex_flags(realtime_flags)
         return choice  # no tier asked: the price table is not read (a run without one never needed it)
     prices = PriceTable.load(getattr(args, "prices", None))
+    flex_served = False
     if tier is Tier.AUTO:
         if deadline is None:
             raise ConfigError("--tier auto needs --deadline-hours: the hours the run must end within")
         rounds = list(loads())
         times = tier_times(args, entry.org)
         times = learn(times)
-        flex_ok = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
+        flex_ok = flex_served = entry.org in prices.flex and prices.offers_flex(entry.org, model_name)
         users = user() if per_round else None
         if users is not None and users.loads:
             served = users.loads[0]
@@ -104,8 +105,13 @@ def choose_tier(
         tier = choice.tier = planned[0] if planned else Tier.BATCH
     for each in dict.fromkeys(choice.round_tiers or [tier]):
         check_tier(entry, model_name, each, where="--tier", prices=prices)
-    if Tier.FLEX not in (choice.round_tiers or [tier]):
+    # At auto the flex settings say what a round sent at flex does: this plan's, a re-plan's mid-run, or the next
+    # run's on the folder's learned times. Refused only where no round can go there: a plan that began all-batch
+    # made the same command exit 2 once the folder's finished jobs changed the plan.
+    if Tier.FLEX not in (choice.round_tiers or [tier]) and not flex_served:
         _refuse_flex_flags(realtime_flags)
+    if flex_served and not choice.round_tiers and tier is not Tier.FLEX:  # one round, planned elsewhere: unused
+        choice.flags = {key: value for key, value in choice.flags.items() if key not in FLEX_FLAGS}
     fields = realtime_fields(tier)
     if fields is not None:
         choice.fields = fields

@@ -22,7 +22,10 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 
+from speceval.batch.budget import Budget
+from speceval.batch.costs import PriceTable, served_tier
 from speceval.batch.engine import BatchEngine
+from speceval.batch.journal import JOURNAL_NAME, Journal
 from speceval.batch.manifest import MANIFEST_NAME, RunManifest, run_recorded
 from speceval.batch.model import BatchedModel
 from speceval.batch.options import EngineOptions
@@ -134,6 +137,9 @@ class ConversationRun:
                     if summaries[-1].finished:
                         record = with_user_turns(self.run_dir, record, self.simulated_user.ends)
                         record.save(self.run_dir)  # the candidate half's members, fixed before it starts
+                elif (user_dir(self.run_dir, number) / MANIFEST_NAME).is_file():
+                    # Its user half closed in an earlier invocation: its jobs and spend still count.
+                    summaries.append(self._closed_summary(user_dir(self.run_dir, number)))
                 if record.phase == "candidate":
                     directory = round_dir(self.run_dir, number)
                     answerer = _model_at(model, number, directory)
@@ -274,6 +280,8 @@ class ConversationRun:
         records = RunStore(directory).load_records()
         if self.options.budget is not None:
             self.options.budget.add_committed(records)  # paid before this invocation: it still counts
+            # So do its realtime calls (flex, standard), which leave answers in its journal, not job records.
+            self.options.budget.settle(0.0, realtime_spent(directory, self.options.budget))
         totals = RunManifest.load(directory).totals  # saved when the half finished
         if totals is not None:
             return EngineSummary(reason=StopReason.FINISHED, total_requests=0, jobs=totals.jobs, usage=totals.usage)
@@ -281,6 +289,21 @@ class ConversationRun:
         for record in records:
             usage.add(record.usage)
         return EngineSummary(reason=StopReason.FINISHED, total_requests=0, jobs=len(records), usage=usage)
+
+
+def realtime_spent(directory: Path, budget: Budget) -> float:
+    """What the realtime calls of a closed half cost: each input's journaled answer at the tier that served it, at
+    the half's model's price (`budget`'s price table; 0 without one, as a realtime engine counts then)."""
+    prices = getattr(budget.estimator, "prices", None)
+    if not isinstance(prices, PriceTable) or not (directory / JOURNAL_NAME).is_file():
+        return 0.0
+    manifest = RunManifest.load(directory)
+    answers = {(e.statement_id, e.record.original_index): e.record for e in Journal(directory).read()}
+    return sum(
+        prices.cost(manifest.model_name, manifest.provider, r.usage, tier=served_tier(r.service_tier)) or 0.0
+        for r in answers.values()
+        if r.usage is not None
+    )
 
 
 def _model_at(model: RoundModel | ModelOfRound, number: int, directory: Path) -> RoundModel:

@@ -94,7 +94,8 @@ class FlexThenBatchEngine:
         if summary is None:
             return None
         assert self._first is not None
-        return _merged(self._first, summary)
+        # The flex session counted this session's refused requests too: each input once.
+        return _merged(self._first, summary, counted_twice=len(set(self.realtime.deferred)))
 
 
 def subset(source: ItemSource, refs: set[ItemRef]) -> ListPromptSource:
@@ -114,8 +115,9 @@ def subset(source: ItemSource, refs: set[ItemRef]) -> ListPromptSource:
     return ListPromptSource(chosen)
 
 
-def _merged(flex: EngineSummary, batch: EngineSummary) -> EngineSummary:
-    """One summary of the run: the flex session's answers and the batch jobs' (each input counted once)."""
+def _merged(flex: EngineSummary, batch: EngineSummary, counted_twice: int = 0) -> EngineSummary:
+    """One summary of the run: the flex session's answers and the batch jobs' (each input counted once:
+    `counted_twice` are the requests of both, refused at flex in this session and sent in the jobs)."""
     counts = dict(flex.outcome_counts)
     for outcome, n in batch.outcome_counts.items():
         counts[outcome] = counts.get(outcome, 0) + n
@@ -124,7 +126,7 @@ def _merged(flex: EngineSummary, batch: EngineSummary) -> EngineSummary:
     answered = batch.outcome_counts.get(Outcome.SUCCEEDED, 0)  # answers, as the flex part counts its own
     return EngineSummary(
         reason=batch.reason,
-        total_requests=flex.total_requests + batch.total_requests,
+        total_requests=flex.total_requests + batch.total_requests - counted_twice,
         outcome_counts=counts,
         outstanding=batch.outstanding,
         active_jobs=batch.active_jobs,

@@ -359,9 +359,16 @@ def learned_turnaround(
     taken: dict[str, list[float]] = {}
     for record in records:
         ended, submitted = record.ended_at, record.submitted_at
-        if isinstance(ended, datetime) and isinstance(submitted, datetime):
-            taken.setdefault(record.provider, []).append((ended - submitted).total_seconds() / hour)
+        org = _JOB_PROVIDER_ORGS.get(record.provider, record.provider)
+        if isinstance(ended, datetime) and isinstance(submitted, datetime) and org in defaults:
+            taken.setdefault(org, []).append((ended - submitted).total_seconds() / hour)
     return {**defaults, **{provider: median(hours) for provider, hours in taken.items()}}
+
+
+# A job record names its adapter's provider, the plan an org: the Gemini API's jobs say `gemini`, its org is `google`.
+# Keyed as recorded, a folder's finished Gemini jobs taught no Google turnaround and made the times invalid (a second
+# `--tier auto` run there was refused). Jobs of an org the plan has no turnaround for (a plugin's) teach nothing.
+_JOB_PROVIDER_ORGS = {"gemini": "google"}
 
 
 class Replan(BaseModel):

@@ -157,3 +157,19 @@ def test_resume_refuses_to_change_what_was_submitted(tmp_path):
     run_dir = only_run_dir(out)
     changed = run_generation(["--resume", str(run_dir), "--model-name", "gpt-4o-2024-11-20"], cli_env())
     assert changed.returncode == 2 and "--model-name" in changed.stderr
+
+
+def test_tier_auto_takes_the_flex_settings_whatever_tier_its_plan_starts_at(tmp_path):
+    """`--flex-patience` and `--on-flex-unavailable` with `--tier auto` say what a round sent at flex does, whether
+    this plan, a re-plan mid-run or the next run's plan (on the folder's learned times) sends one there: accepted
+    where the model is served at flex. Refused when the plan began all-batch, the same command that had run went
+    from exit 0 to exit 2 once the folder's finished jobs made the next plan all-batch (the generation matrix)."""
+    flex = ["--flex-patience", "5", "--on-flex-unavailable", "batch", "--offline", "--dry-run"]
+    args = [*base_args(SAMPLE_SPEC, SAMPLE_INPUTS, tmp_path / "out"), "--model-name", "o4-mini", *flex]
+    done = run_generation([*args, "--tier", "auto", "--deadline-hours", "100"], cli_env())  # all-batch plan
+    assert done.returncode == 0, done.stderr
+    refused = run_generation([*args, "--tier", "batch", "--new-run"], cli_env())
+    assert refused.returncode == 2 and "--flex-patience" in refused.stderr
+    not_served = [*base_args(SAMPLE_SPEC, SAMPLE_INPUTS, tmp_path / "o2"), *flex, "--tier", "auto"]
+    done = run_generation([*not_served, "--deadline-hours", "100"], cli_env())  # gpt-4.1-mini: no flex
+    assert done.returncode == 2 and "--flex-patience" in done.stderr

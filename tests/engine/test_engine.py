@@ -284,6 +284,37 @@ def test_budget_stops_submitting_and_a_resume_with_more_budget_finishes(tmp_path
     assert remote.creates == 5  # the two paid jobs were not sent again
 
 
+def test_a_job_adopted_after_a_crash_counts_against_the_budget_of_the_resume(tmp_path):
+    """Killed between the provider creating a job and its record (the generation matrix: SIGKILL, then `--resume`
+    with the same budget): the resume adopts the job, and the job counts as reserved, as a recorded job in flight
+    does. Adopted without a reservation, the resume sent a second job and spent 4 of a 3 budget."""
+    from speceval.batch.budget import Budget
+    from speceval.batch.progress import StopReason
+
+    remote = FakeProvider()
+    items = make_items(ITEMS)
+    store = RunStore(tmp_path / "run")
+    opts = EngineOptions(batch_size=2, poll_interval=0.01, budget=Budget(3.0, PerRequestCost()))
+    with pytest.raises(SystemExit):
+        BatchEngine(CrashAfterCreate(remote), store, opts, sleep=lambda s: None).run(items)
+    budget = Budget(3.0, PerRequestCost())
+    summary = _budgeted_engine(remote, store, budget).run(items)
+    assert summary.reason is StopReason.BUDGET and remote.creates == 1
+    assert budget.spent_usd == 2.0 <= budget.limit_usd and budget.reserved_usd == 0.0
+
+
+def test_a_job_whose_create_response_was_lost_stays_reserved_once_found(tmp_path):
+    """The create's answer lost (its reservation given back), the job found by its tag on the next try: reserved
+    again, so the next job waits for it instead of passing the limit."""
+    from speceval.batch.budget import Budget
+
+    remote = FakeProvider(lose_create_responses=1)
+    budget = Budget(3.0, PerRequestCost())
+    summary = _budgeted_engine(remote, RunStore(tmp_path / "run"), budget).run(make_items(ITEMS))
+    assert remote.creates == 1 and not summary.finished
+    assert budget.spent_usd == 2.0 <= budget.limit_usd
+
+
 def test_plan_writes_request_files_and_submits_nothing_then_run_submits_them(tmp_path):
     remote = FakeProvider()
     items = make_items(ITEMS)

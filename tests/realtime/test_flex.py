@@ -141,6 +141,9 @@ def test_on_flex_unavailable_batch_sends_what_flex_refused_in_one_batch_job_of_t
         jobs_after = emu.list_jobs("openai")
         served = emu._realtime.flex.served
     assert summary.finished and summary.outcome_counts == {"succeeded": 10}
+    # Each input counted once: the five flex refused were counted at flex and again in the job (15; the generation
+    # matrix's summary_counts: total requests 9 of 6 records)
+    assert summary.total_requests == again.total_requests == 10
     assert summary.flex_fallbacks == {"batch": 5} and summary.tiers["batch"].requests == 5
     assert summary.tiers["flex"].requests == 5 and served == 5
     assert len(jobs) == 1 and len(jobs_after) == 1  # one job for the refused five; nothing sent again

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from speceval.batch.costs import PriceTable
-from speceval.batch.records import BatchRecord, JobState, OpenAIHandle
+from speceval.batch.records import BatchRecord, GeminiHandle, JobState, OpenAIHandle
 from speceval.defaults import Tier
 from speceval.engines.tier_plan import RoundLoad, TierPlan, TierTimes, auto_plan, fixed_plan, learned_turnaround
 from speceval.engines.tiers import check_tier
@@ -78,6 +78,29 @@ def test_the_turnaround_is_learned_from_the_studys_own_finished_jobs() -> None:
     ]
     learned = learned_turnaround(jobs, TierTimes().batch_turnaround_hours)
     assert learned["openai"] == 1.0 and learned["anthropic"] == 1.0 and learned["google"] == 6.0
+
+
+def test_gemini_jobs_teach_the_google_turnaround_and_the_learned_times_stay_valid() -> None:
+    """A Gemini API job's record names its adapter (`gemini`), the plan its org (`google`): the learned turnaround is
+    Google's, and the times validate when run.json is read back. Keyed `gemini`, a second `--tier auto` run in a
+    folder with finished Gemini jobs was refused (exit 2, `gemini: not a batch provider`; the generation matrix)."""
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    job = BatchRecord(
+        batch_id="batches/b0",
+        provider="gemini",
+        model="gemini-2.5-flash",
+        idempotency_key="k0",
+        state=JobState.COMPLETED,
+        raw_state="JOB_STATE_SUCCEEDED",
+        handle=GeminiHandle(),
+        request_file="r.jsonl",
+        request_count=1,
+        submitted_at=start,
+        ended_at=start + timedelta(hours=2),
+    )
+    learned = learned_turnaround([job], TierTimes().batch_turnaround_hours)
+    assert learned["google"] == 2.0 and set(learned) == set(TierTimes().batch_turnaround_hours)
+    assert TierTimes.model_validate({"batch_turnaround_hours": learned}).batch_turnaround_hours["google"] == 2.0
 
 
 def test_flex_is_refused_for_providers_and_models_without_it_naming_the_table_and_how_to_replace_it(tmp_path) -> None:
