@@ -214,7 +214,8 @@ def generate(args: argparse.Namespace) -> int:
     """Run the generation command `args` asks for; returns the exit code."""
     pipeline = _pipeline(args)  # validates every input file before anything else happens
     if not pipeline.resuming and not args.new_run:
-        earlier = find_identical_runs(pipeline.run_dir.parent, _identity_draft(args, pipeline))
+        any_tier = getattr(args, "tier", None) == Tier.AUTO.value  # the plan's tier is no part of the work asked for
+        earlier = find_identical_runs(pipeline.run_dir.parent, _identity_draft(args, pipeline), any_tier)
         if earlier.finished:
             report_reused(earlier.finished[0], RunManifest.load(earlier.finished[0]))
             return ExitCode.FINISHED

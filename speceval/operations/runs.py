@@ -126,6 +126,16 @@ class RunIdentity(BaseModel):
         )
 
 
+def _tier_free(identity: RunIdentity, any_provider_tier: bool) -> RunIdentity:
+    """`identity`, its provider tier left out where `any_provider_tier`: the provider's realtime endpoint ("") and
+    its Batch API (None) alike. `--tier auto` sends the command where the plan says, and the plan learns from the
+    folder's finished jobs: keyed by the tier, the same command planned again after a faster batch turnaround was
+    learned found no identical run and paid again. Another endpoint (a base URL of its own) stays other work."""
+    if any_provider_tier and identity.realtime_base_url == "":
+        return identity.model_copy(update={"realtime_base_url": None})
+    return identity
+
+
 @dataclass
 class IdenticalRuns:
     """Earlier runs of the same work, newest first: those that finished and those that did not."""
@@ -134,20 +144,22 @@ class IdenticalRuns:
     unfinished: list[Path]
 
 
-def find_identical_runs(folder: Path, draft: RunManifest) -> IdenticalRuns:
+def find_identical_runs(folder: Path, draft: RunManifest, any_provider_tier: bool = False) -> IdenticalRuns:
     """Generation runs directly under `folder` (one per subfolder) that do the same work as `draft`.
 
     A run counts as finished only when its manifest says so; a run that stopped, failed, was only planned
     (`--dry-run`) or is still marked running is unfinished, and resuming it submits nothing twice. A run folder
-    whose `run.json` cannot be read is skipped with a warning, never guessed at.
+    whose `run.json` cannot be read is skipped with a warning, never guessed at. `any_provider_tier` (`--tier
+    auto`): a run at any of the provider's own tiers (its Batch API or its realtime endpoint) is the same work, as
+    the plan's choice between them is no part of what the command asks for (`_tier_free`).
     """
-    wanted = RunIdentity.of(draft)
+    wanted = _tier_free(RunIdentity.of(draft), any_provider_tier)
     same: list[tuple[RunManifest, Path]] = []
     for manifest_path in sorted(folder.glob(f"*/{MANIFEST_NAME}")) if folder.is_dir() else []:
         run_dir = manifest_path.parent
         try:
             manifest = RunManifest.load(run_dir)
-            if manifest.kind == "generation" and RunIdentity.of(manifest) == wanted:
+            if manifest.kind == "generation" and _tier_free(RunIdentity.of(manifest), any_provider_tier) == wanted:
                 same.append((manifest, run_dir))
         except (InputError, ValidationError) as exc:
             logger.warning("not comparing with %s: %s", run_dir, exc)

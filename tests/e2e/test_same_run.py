@@ -209,3 +209,25 @@ def test_a_finished_run_whose_results_were_deleted_is_not_pointed_at_as_if_they_
     err = " ".join(capsys.readouterr().err.split())
     assert jobs(emu) == 2 and run_dirs(out) == [run_dir]  # still nothing paid twice without --new-run
     assert "is missing or empty" in err and "--new-run" in err
+
+
+def test_tier_auto_asked_again_reuses_its_run_whatever_tier_the_plan_now_picks(tmp_path, data):
+    """`--tier auto` is a request for answers by a deadline, not for a tier: the same command after the folder
+    learned a faster batch turnaround (from a run beside it: other sampling settings, sent as a batch job) plans
+    batch where it first planned flex, and must reuse its finished flex run, not pay for the answers again."""
+    spec, inputs = data
+    out = tmp_path / "out"
+
+    def generate(*extra: str) -> int:
+        with_flex = command(spec, inputs, out, *extra)
+        with_flex[with_flex.index(MODEL)] = "o4-mini"  # a model OpenAI serves at flex
+        return generation_main(with_flex)
+
+    auto = ("--offline", "--tier", "auto", "--deadline-hours", "2")  # batch's default 6 h misses it: flex
+    assert generate(*auto) == 0
+    first = json.loads((run_dirs(out)[0] / "run.json").read_text(encoding="utf-8"))
+    assert first["parameters"]["realtime"]["service_tier"] == "flex"
+    assert generate("--offline", "--tier", "batch", "--temperature", "0.7") == 0  # other work: teaches ~0 h
+    assert len(run_dirs(out)) == 2
+    assert generate(*auto) == 0  # planned at batch now, and the flex run is the same work
+    assert len(run_dirs(out)) == 2
