@@ -258,7 +258,10 @@ def preflight(path: Path, *, offline: bool = False, dry_run: bool = False) -> tu
 
     Returns the config, the output folder and whether the run is offline."""
     config = load_experiment(path)
-    output_dir = resolve_path(path.parent, config.output_dir)
+    # Resolved as the file system resolves it: `..` past a symlinked folder (an experiment file in a linked
+    # `configs/`, output_dir `../runs`) is the link target's parent, which Python's path helpers (tempfile, logging,
+    # abspath) would fold by the text to another folder, so writes failed with FileNotFoundError.
+    output_dir = resolve_path(path.parent, config.output_dir).resolve()
     check_output_dir(output_dir, "output_dir")
     labels = resolve_path(path.parent, config.labels) if config.labels is not None else None
     if labels is not None and not labels.is_file():

@@ -160,3 +160,24 @@ def test_a_verdict_that_is_not_a_boolean_is_refused_not_read_as_true(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match="compliant"):
         load_verdicts([tmp_path / "runs"])
+
+
+def test_an_experiment_in_a_symlinked_folder_writes_where_its_output_dir_resolves(tmp_path, capsys):
+    """`configs/` linked to a shared folder, `output_dir: ../out`: `..` is the file system's (the shared folder's
+    parent), as every file the run writes takes it. The log used to be opened at the text's parent (logging's
+    abspath) where the run had made the other folder: FileNotFoundError, exit 1."""
+    shared = tmp_path / "shared" / "configs"
+    shared.mkdir(parents=True)
+    (shared / "exp.yaml").write_text(
+        GRID.replace("output_dir: out", "output_dir: ../out").replace(
+            "runs_per_variation: 2", "runs_per_variation: 1\nstages: [generation]"
+        )
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "configs").symlink_to(shared, target_is_directory=True)
+    assert speceval_main(["run", str(project / "configs" / "exp.yaml"), "--offline"]) == 0
+    said = capsys.readouterr().out.replace("\n", "")
+    assert (tmp_path / "shared" / "out" / "logs" / "experiment.log").is_file()
+    assert not (project / "out").exists()
+    assert f"Experiment finished: {(tmp_path / 'shared' / 'out').resolve()}" in said

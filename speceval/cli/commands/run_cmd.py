@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -101,10 +100,11 @@ def _run(args: argparse.Namespace) -> int:
     if not outcome.finished:
         report_stop(f"[yellow]Stopped: {outcome.reason}.[/] Resume with: {resume}", outcome.budget_line)
         return ExitCode.STOPPED
-    # Paths as a person would type them: the file's `output_dir` is relative to it (`configs/../../demo` was shown).
-    stdout.print(f"Experiment finished: {os.path.normpath(outcome.output_dir)}")
+    # Where the files are: the file's `output_dir` is relative to it (`configs/../../demo` was shown), and `..` is
+    # the file system's to resolve (past a symlinked folder it is not the text's parent).
+    stdout.print(f"Experiment finished: {Path(outcome.output_dir).resolve()}")
     if outcome.report is not None:
-        stdout.print(f"Report: {os.path.normpath(outcome.report)}")
+        stdout.print(f"Report: {Path(outcome.report).resolve()}")
     from rich.markup import escape
 
     for warning in outcome.judge_warnings:  # the judge card's verdict, where the run ends, not only in the report
