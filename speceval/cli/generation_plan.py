@@ -8,7 +8,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from speceval.batch.costs import estimate_prompt_tokens
+from speceval.batch.costs import REQUEST_FRAMING_TOKENS, estimate_prompt_tokens
 from speceval.cli.endpoint_flags import realtime_flags
 from speceval.cli.tier_flags import TierChoice, choose_tier, round_limits
 from speceval.conversations.estimate import LaterRounds, later_rounds
@@ -20,7 +20,11 @@ from speceval.providers.registry import resolve_org
 
 
 def _first_round_tokens(pipeline: BatchedGenerationPipeline) -> int:
-    """Input tokens of the first round's requests (four bytes a token, as every dry-run estimate)."""
+    """Input tokens of the first round's requests (four bytes a token, as every dry-run estimate): each prompt's
+    text, the system prompt and the request's framing, as the experiment's plan and the later rounds' bounds count
+    them. Without the last two the plan's "upper bound" sat below the dry run's own ($0.3610 against $0.3621 for
+    40 requests), and a long system prompt went uncounted."""
+    system = estimate_prompt_tokens(pipeline.config.params.system_prompt) if pipeline.config.params.system_prompt else 0
     total = 0
     for statement_id in pipeline.inputs.statement_ids:
         for item in pipeline.inputs.entries(statement_id).values():
@@ -30,6 +34,7 @@ def _first_round_tokens(pipeline: BatchedGenerationPipeline) -> int:
                 )
             else:
                 total += estimate_prompt_tokens(str(item))
+            total += system + REQUEST_FRAMING_TOKENS
     return total
 
 

@@ -173,3 +173,19 @@ def test_tier_auto_takes_the_flex_settings_whatever_tier_its_plan_starts_at(tmp_
     not_served = [*base_args(SAMPLE_SPEC, SAMPLE_INPUTS, tmp_path / "o2"), *flex, "--tier", "auto"]
     done = run_generation([*not_served, "--deadline-hours", "100"], cli_env())  # gpt-4.1-mini: no flex
     assert done.returncode == 2 and "--flex-patience" in done.stderr
+
+
+def test_tier_auto_plans_the_first_round_at_no_less_than_the_dry_runs_own_bound(tmp_path, capsys):
+    """The plan's cost is an upper bound, as the dry run's request files' bound (the budget's) is: the first round
+    counted each prompt's text only (no framing, no system prompt), $0.3610 under the files' $0.3621 for 40
+    requests."""
+    import re
+
+    from speceval.cli.generation import main as generation_main
+
+    args = [*base_args(SAMPLE_SPEC, SAMPLE_INPUTS, tmp_path / "out"), "--model-name", "o4-mini", "--offline"]
+    assert generation_main([*args, "--tier", "auto", "--deadline-hours", "8", "--dry-run"]) == 0
+    said = capsys.readouterr().out
+    plan = float(re.search(r"this plan: \$([0-9.]+)", said).group(1))
+    files = float(re.search(r"│ total .*?\$([0-9.]+)", said).group(1))
+    assert plan >= files > 0
