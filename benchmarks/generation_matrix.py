@@ -12,47 +12,21 @@ configurations, checks, failures, and expected failures (`checks_generation.EXPE
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.study_matrix.generation_matrix import EXTRA, FEATURES, run_one, tiers_sent  # noqa: E402
-from tests.study_matrix.matrix import all_pairs  # noqa: E402
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--limit", type=int, default=None, help="run only the first K configurations")
-    parser.add_argument("--start", type=int, default=0, help="skip the first S configurations (a run in parts)")
-    args = parser.parse_args()
-    numbered = list(enumerate([*all_pairs(FEATURES, args.seed), *EXTRA][: args.limit]))[args.start :]
-    env = {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": os.environ.get("SPECEVAL_OFFLINE_TURNAROUND", "0.05")}
-    checks = failures = expected = 0
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="generation_matrix_") as root:
-        for number, config in numbered:
-            folder = Path(root) / f"c{number}"
-            outcome = run_one(config, folder, env)
-            checks += outcome.checks
-            failures += len(outcome.failures)
-            expected += len(outcome.expected)
-            print(
-                f"{number:2d} {config} {outcome.seconds:.0f}s tiers={tiers_sent(folder)} checks={outcome.checks} "
-                f"failures={outcome.failures} expected={outcome.expected}",
-                flush=True,
-            )
-    print(
-        f"configurations: {len(numbered)}, checks: {checks}, failures: {failures}, expected failures: {expected} "
-        f"({time.monotonic() - started:.0f} s)"
-    )
-    return 1 if failures else 0
-
+from tests.study_matrix.matrix import all_pairs, run_matrix  # noqa: E402
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(
+        run_matrix(
+            __doc__ or "",
+            lambda seed: [*all_pairs(FEATURES, seed), *EXTRA],
+            run_one,
+            prefix="generation_matrix_",
+            describe=lambda folder: f" tiers={tiers_sent(folder)}",
+        )
+    )

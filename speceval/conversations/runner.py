@@ -47,9 +47,9 @@ from speceval.conversations.rounds import (
 )
 from speceval.conversations.simulated_user import SimulatedUser
 from speceval.conversations.transport import ModelOfRound, RoundModel, record_transport, started_tier
-from speceval.defaults import Tier
+from speceval.defaults import PRICES_ENV, Tier
 from speceval.engines.factory import make_engine
-from speceval.errors import RunStateError
+from speceval.errors import ConfigError, RunStateError
 from speceval.inputs import InputSet
 from speceval.inputs.script import ChatMessage
 from speceval.providers.registry import resolve_org
@@ -293,17 +293,31 @@ class ConversationRun:
 
 def realtime_spent(directory: Path, budget: Budget) -> float:
     """What the realtime calls of a closed half cost: each input's journaled answer at the tier that served it, at
-    the half's model's price (`budget`'s price table; 0 without one, as a realtime engine counts then)."""
-    prices = getattr(budget.estimator, "prices", None)
-    if not isinstance(prices, PriceTable) or not (directory / JOURNAL_NAME).is_file():
+    the half's model's price in `budget`'s price table. Only the journal: a half's batch answers in results/ are its
+    job records' (counted by `add_committed`). An answer that cannot be priced is refused, as a realtime engine
+    refuses to start under a budget without the price (a spend counted as 0 would let the run pass its limit)."""
+    if not (directory / JOURNAL_NAME).is_file():
         return 0.0
     manifest = RunManifest.load(directory)
     answers = {(e.statement_id, e.record.original_index): e.record for e in Journal(directory).read()}
-    return sum(
-        prices.cost(manifest.model_name, manifest.provider, r.usage, tier=served_tier(r.service_tier)) or 0.0
-        for r in answers.values()
-        if r.usage is not None
-    )
+    prices = getattr(budget.estimator, "prices", None)  # the shipped estimator's table, as RealtimeSpend reads it
+    total = 0.0
+    for record in answers.values():
+        if record.usage is None:
+            continue  # refused or failed calls are not billed
+        cost = (
+            prices.cost(manifest.model_name, manifest.provider, record.usage, tier=served_tier(record.service_tier))
+            if isinstance(prices, PriceTable)
+            else None
+        )
+        if cost is None:
+            raise ConfigError(
+                f"no price for model {manifest.model_name!r}, so its realtime answers in {directory} cannot be "
+                f"counted against the spending limit; give its price in a price table (--prices FILE or "
+                f"${PRICES_ENV}) or run without a limit"
+            )
+        total += cost
+    return total
 
 
 def _model_at(model: RoundModel | ModelOfRound, number: int, directory: Path) -> RoundModel:

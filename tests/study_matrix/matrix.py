@@ -13,11 +13,14 @@ per command: 22 commands in the suite's study matrix and independent study (34.5
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
+import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -382,3 +385,41 @@ def run_one(
     failures = {k: v for k, v in results.items() if v and k not in checks.EXPECTED_FAIL}
     expected = {k: v for k, v in results.items() if v and k in checks.EXPECTED_FAIL}
     return Outcome(config, failures, expected, seconds, len(results), tuple(results))
+
+
+def run_matrix(
+    doc: str,
+    configs: Callable[[int], list[dict[str, str]]],
+    run: Callable[[dict[str, str], Path, dict[str, str]], Outcome],
+    prefix: str,
+    describe: Callable[[Path], str] = lambda _folder: "",
+) -> int:
+    """A matrix's benchmark script (`benchmarks/study_matrix.py`, `benchmarks/generation_matrix.py`): `configs(seed)`
+    each run by `run` in a folder of its own under a temporary root (`--limit`, `--start`: a run in parts), printed
+    with its checks (and `describe(folder)`), then the counts; exit 1 on any failure."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=None, help="run only the first K configurations")
+    parser.add_argument("--start", type=int, default=0, help="skip the first S configurations (a run in parts)")
+    args = parser.parse_args()
+    numbered = list(enumerate(configs(args.seed)[: args.limit]))[args.start :]
+    env = {**os.environ, "SPECEVAL_OFFLINE_TURNAROUND": os.environ.get("SPECEVAL_OFFLINE_TURNAROUND", "0.05")}
+    checks_run = failures = expected = 0
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=prefix) as root:
+        for number, config in numbered:
+            folder = Path(root) / f"c{number}"
+            outcome = run(config, folder, env)
+            checks_run += outcome.checks
+            failures += len(outcome.failures)
+            expected += len(outcome.expected)
+            print(
+                f"{number:2d} {config} {outcome.seconds:.0f}s{describe(folder)} checks={outcome.checks} "
+                f"failures={outcome.failures} expected={outcome.expected}",
+                flush=True,
+            )
+    print(
+        f"configurations: {len(numbered)}, checks: {checks_run}, failures: {failures}, expected failures: {expected} "
+        f"({time.monotonic() - started:.0f} s)"
+    )
+    return 1 if failures else 0
